@@ -1,0 +1,1 @@
+"""Command groups of the `headroom` CLI; each module exposes `register(app)` (see headroom.cli)."""
