@@ -1,0 +1,74 @@
+"""Headroom's settings: one pydantic-settings class read from the environment (prefix-free names, see .env.example)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Values that ship in .env.example and the embedded mode; a production start refuses them.
+PLACEHOLDER_SECRETS = frozenset({"", "change-me", "changeme", "dev-insecure-secret-key-change-me"})
+DEV_SECRET_KEY = "dev-insecure-secret-key-change-me"
+
+
+class Settings(BaseSettings):
+    """Every knob Headroom reads; each one is documented in .env.example and the README."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    environment: Literal["development", "test", "production"] = Field(
+        default="development", alias="HEADROOM_ENV"
+    )
+    database_url: str | None = Field(default=None, alias="DATABASE_URL")
+    redis_url: str | None = Field(default=None, alias="REDIS_URL")
+    secret_key: str = Field(default=DEV_SECRET_KEY, alias="HEADROOM_SECRET_KEY")
+    data_dir: Path = Field(default=Path(".headroom"), alias="HEADROOM_DATA_DIR")
+    host: str = Field(default="127.0.0.1", alias="HEADROOM_HOST")
+    port: int = Field(default=8000, alias="HEADROOM_PORT")
+    public_url: str = Field(default="http://127.0.0.1:8000", alias="HEADROOM_PUBLIC_URL")
+    frontend_dist: Path | None = Field(default=None, alias="HEADROOM_FRONTEND_DIST")
+    # Secure cookies need https; on by default when the public URL is https.
+    cookie_secure: bool | None = Field(default=None, alias="HEADROOM_COOKIE_SECURE")
+    session_ttl_hours: int = Field(default=24 * 14, alias="HEADROOM_SESSION_TTL_HOURS")
+    # Login rate limits: attempts per window, per client IP and per account (OWASP ASVS 2.2.1 asks for
+    # anti-automation; 10 per IP and 5 per account in 15 minutes is a common, conservative choice).
+    login_rate_window_seconds: int = Field(default=900, alias="HEADROOM_LOGIN_RATE_WINDOW_SECONDS")
+    login_rate_per_ip: int = Field(default=20, alias="HEADROOM_LOGIN_RATE_PER_IP")
+    login_rate_per_account: int = Field(default=5, alias="HEADROOM_LOGIN_RATE_PER_ACCOUNT")
+    # Time series retention (issue 5): raw points 35 days, rollups 400 days.
+    raw_retention_days: int = Field(default=35, alias="HEADROOM_RAW_RETENTION_DAYS")
+    rollup_retention_days: int = Field(default=400, alias="HEADROOM_ROLLUP_RETENTION_DAYS")
+    demo_fleet: bool = Field(default=True, alias="HEADROOM_DEMO_FLEET")
+    log_level: str = Field(default="INFO", alias="HEADROOM_LOG_LEVEL")
+    log_json: bool = Field(default=False, alias="HEADROOM_LOG_JSON")
+    smtp_url: str | None = Field(default=None, alias="HEADROOM_SMTP_URL")
+    email_from: str = Field(default="Headroom <headroom@localhost>", alias="HEADROOM_EMAIL_FROM")
+    # AWS account Headroom's own role lives in (shown to users creating the trust policy).
+    aws_account_id: str | None = Field(default=None, alias="HEADROOM_AWS_ACCOUNT_ID")
+    aws_endpoint_url: str | None = Field(default=None, alias="HEADROOM_AWS_ENDPOINT_URL")
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secrets_in_production(self) -> Settings:
+        if self.environment == "production":
+            if self.secret_key in PLACEHOLDER_SECRETS or len(self.secret_key) < 32:
+                raise ValueError(
+                    "HEADROOM_SECRET_KEY must be set to a random value of at least 32 characters in production"
+                )
+            if not self.database_url:
+                raise ValueError("DATABASE_URL is required in production")
+        return self
+
+    @property
+    def secure_cookies(self) -> bool:
+        if self.cookie_secure is not None:
+            return self.cookie_secure
+        return self.public_url.startswith("https://")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Return the process-wide settings (read once from the environment)."""
+    return Settings()
