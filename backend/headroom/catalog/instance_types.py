@@ -1,11 +1,11 @@
 """EC2 instance types: EBS-optimized limits (bandwidth, throughput, IOPS, burst), vCPUs, memory and price.
 
-Built-in data: `data/instance_types.json` (its `sources` block cites domain.md §2.2 and the rest). Entries from a
-JSON override file named by the environment variable HEADROOM_INSTANCE_CATALOG (written by
-`headroom catalog refresh-instances`) win over the built-in ones; the built-in data stays the fallback.
+Built-in data: `data/instance_types.json` (its `sources` block cites domain.md §2.2 and the rest). Entries
+from a JSON override file named by the environment variable HEADROOM_INSTANCE_CATALOG (written by `headroom
+catalog refresh-instances`) win over the built-in ones; the built-in data stays the fallback.
 
-Units (domain.md §2.1): bandwidth in Mbps (megabits), throughput in MB/s (decimal megabytes = Mbps / 8, as AWS
-quotes it) and, for comparing with volumes, MiB/s. IOPS are AWS's 16 KiB-I/O figures.
+Units (domain.md §2.1): bandwidth in Mbps (megabits), throughput in MB/s (decimal megabytes = Mbps / 8, as
+AWS quotes it) and, for comparing with volumes, MiB/s. IOPS are AWS's 16 KiB-I/O figures.
 """
 
 from __future__ import annotations
@@ -68,7 +68,9 @@ def split_instance_name(name: str) -> tuple[str, str]:
     """Split 'm5.2xlarge' into ('m5', '2xlarge')."""
     family, sep, size = name.partition(".")
     if not sep or not family or not size:
-        raise UnknownInstanceType(f"not an instance type name: {name!r} (expected family.size, e.g. m5.2xlarge)")
+        raise UnknownInstanceType(
+            f"not an instance type name: {name!r} (expected family.size, e.g. m5.2xlarge)"
+        )
     return family, size
 
 
@@ -112,7 +114,7 @@ def instance_limits_from_entry(entry: Mapping[str, Any], source: str) -> Instanc
 
 
 def entries_from_describe_instance_types(pages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Turn DescribeInstanceTypes response pages into catalog entries (types without EbsOptimizedInfo skipped).
+    """Turn DescribeInstanceTypes response pages into catalog entries (skip types without EBS info).
 
     Reads InstanceTypes[].EbsInfo.EbsOptimizedInfo (domain.md §2.3), VCpuInfo.DefaultVCpus and
     MemoryInfo.SizeInMiB. Prices are not in that API and stay null.
@@ -166,7 +168,9 @@ def build_catalog(builtin: Mapping[str, Any], override: Mapping[str, Any] | None
     for name, entry in builtin_entries.items():
         merged[name] = instance_limits_from_entry(entry, BUILTIN_SOURCE)
     if override is not None:
-        override_source = "override: " + str((override.get("sources") or {}).get("ebs", "DescribeInstanceTypes"))
+        override_source = "override: " + str(
+            (override.get("sources") or {}).get("ebs", "DescribeInstanceTypes")
+        )
         for entry in override.get("instance_types", []):
             entry = dict(entry)
             base = builtin_entries.get(entry.get("name", ""))
@@ -193,7 +197,7 @@ def _load(override_path: str | None, _mtime_ns: int | None) -> InstanceCatalog:
 
 
 def load_catalog(override_path: str | None = None) -> InstanceCatalog:
-    """Load the catalog: built-in data plus the override file (default: the path in $HEADROOM_INSTANCE_CATALOG)."""
+    """Load the built-in catalog plus the override file (default: $HEADROOM_INSTANCE_CATALOG)."""
     path = override_path if override_path is not None else os.environ.get(OVERRIDE_ENV) or None
     mtime = None
     if path:
@@ -211,7 +215,7 @@ def instance_limits(name: str) -> InstanceLimits:
 
 def list_instance_types(family: str | None = None) -> list[InstanceLimits]:
     """Return known instance types, optionally of one family, ordered by family then size."""
-    items = load_catalog().by_name.values()
+    items = list(load_catalog().by_name.values())
     if family is not None:
         items = [i for i in items if i.family == family.strip().lower()]
     return sorted(items, key=lambda i: (i.family, i.vcpus or 0, i.max_iops, i.name))

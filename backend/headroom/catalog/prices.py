@@ -1,9 +1,9 @@
 """On-demand EBS prices (USD) and the monthly cost of one volume.
 
-Prices are us-east-1, from domain.md §1.6 (which cites AWS Prescriptive Guidance "Migrate Amazon EBS volumes from
-gp2 to gp3" for gp2/gp3 [verified] and third-party copies of aws.amazon.com/ebs/pricing for io1, io2, st1, sc1
-[3rd-party]). AWS bills "per GB-month" on the provisioned size in GiB: the §1.6 worked check multiplies 500 GiB by
-$0.08 to get $40, so size_gib is multiplied by the per-GB price unchanged.
+Prices are us-east-1, from domain.md §1.6 (which cites AWS Prescriptive Guidance "Migrate Amazon EBS volumes
+from gp2 to gp3" for gp2/gp3 [verified] and third-party copies of aws.amazon.com/ebs/pricing for io1, io2,
+st1, sc1 [3rd-party]). AWS bills "per GB-month" on the provisioned size in GiB: the §1.6 worked check
+multiplies 500 GiB by $0.08 to get $40, so size_gib is multiplied by the per-GB price unchanged.
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ EBS_PRICES: dict[str, dict[str, EbsPrice]] = {
         "gp2": EbsPrice("gp2", usd_per_gb_month=0.10, source=_SRC_PG),
         # io1: $0.125/GB-month + $0.065 per provisioned IOPS-month.
         "io1": EbsPrice(
-            "io1", usd_per_gb_month=0.125, iops_tiers=(IopsTier(above=0, usd_per_iops_month=0.065),), source=_SRC_3P
+            "io1",
+            usd_per_gb_month=0.125,
+            iops_tiers=(IopsTier(above=0, usd_per_iops_month=0.065),),
+            source=_SRC_3P,
         ),
         # io2: $0.125/GB-month; IOPS $0.065 (<= 32,000), $0.046 (32,001-64,000), $0.032 (> 64,000).
         # The exact decimals of tiers 2 and 3 are [UNCONFIRMED] (domain.md §1.6 and §7 item 2).

@@ -1,7 +1,8 @@
 """EBS volume types: valid sizes, IOPS and throughput rules, what bursts, and the limits of one volume.
 
 Sources (domain.md):
-- §1.1 limits per volume (AWSDOC `ebs-volume-types.md`, `general-purpose.md`, `provisioned-iops.md`, `hdd-vols.md`).
+- §1.1 limits per volume (AWSDOC `ebs-volume-types.md`, `general-purpose.md`, `provisioned-iops.md`,
+  `hdd-vols.md`).
 - §1.2 gp3 limits raised in 2025 (EC2 API CreateVolume/ModifyVolume docs; AWS Prescriptive Guidance).
 - §1.3 gp2 baseline, burst and throughput bands (AWSDOC `general-purpose.md`).
 - §1.4 I/O accounting chunk: 256 KiB SSD, 1,024 KiB HDD (AWSDOC `ebs-io-characteristics.md`).
@@ -78,42 +79,97 @@ class VolumeTypeSpec:
 
 VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
     "gp2": VolumeTypeSpec(
-        name="gp2", media="ssd", min_size_gib=1, max_size_gib=16_384,
-        provisioned_iops=False, min_iops=GP2_MIN_IOPS, max_iops=GP2_MAX_IOPS, max_iops_per_gib=GP2_IOPS_PER_GIB,
-        provisioned_throughput=False, min_throughput_mibps=GP2_MIN_THROUGHPUT_MIBPS,
-        max_throughput_mibps=GP2_MAX_THROUGHPUT_MIBPS, bursts=True,
+        name="gp2",
+        media="ssd",
+        min_size_gib=1,
+        max_size_gib=16_384,
+        provisioned_iops=False,
+        min_iops=GP2_MIN_IOPS,
+        max_iops=GP2_MAX_IOPS,
+        max_iops_per_gib=GP2_IOPS_PER_GIB,
+        provisioned_throughput=False,
+        min_throughput_mibps=GP2_MIN_THROUGHPUT_MIBPS,
+        max_throughput_mibps=GP2_MAX_THROUGHPUT_MIBPS,
+        bursts=True,
         source="domain.md §1.1, §1.3 (AWSDOC general-purpose.md)",
     ),
     "gp3": VolumeTypeSpec(
-        name="gp3", media="ssd", min_size_gib=1, max_size_gib=65_536,
-        provisioned_iops=True, min_iops=3_000, max_iops=80_000, max_iops_per_gib=500,
-        provisioned_throughput=True, min_throughput_mibps=125.0, max_throughput_mibps=2_000.0, bursts=False,
+        name="gp3",
+        media="ssd",
+        min_size_gib=1,
+        max_size_gib=65_536,
+        provisioned_iops=True,
+        min_iops=3_000,
+        max_iops=80_000,
+        max_iops_per_gib=500,
+        provisioned_throughput=True,
+        min_throughput_mibps=125.0,
+        max_throughput_mibps=2_000.0,
+        bursts=False,
         source="domain.md §1.2 (EC2 API CreateVolume/ModifyVolume 2025; AWS Prescriptive Guidance)",
     ),
     "io1": VolumeTypeSpec(
-        name="io1", media="ssd", min_size_gib=4, max_size_gib=16_384,
-        provisioned_iops=True, min_iops=100, max_iops=64_000, max_iops_per_gib=50,
-        provisioned_throughput=False, min_throughput_mibps=0.0, max_throughput_mibps=1_000.0, bursts=False,
+        name="io1",
+        media="ssd",
+        min_size_gib=4,
+        max_size_gib=16_384,
+        provisioned_iops=True,
+        min_iops=100,
+        max_iops=64_000,
+        max_iops_per_gib=50,
+        provisioned_throughput=False,
+        min_throughput_mibps=0.0,
+        max_throughput_mibps=1_000.0,
+        bursts=False,
         source="domain.md §1.1, §1.4 (AWSDOC provisioned-iops.md)",
     ),
     "io2": VolumeTypeSpec(
-        name="io2", media="ssd", min_size_gib=4, max_size_gib=65_536,
-        provisioned_iops=True, min_iops=100, max_iops=256_000, max_iops_per_gib=1_000,
-        provisioned_throughput=False, min_throughput_mibps=0.0, max_throughput_mibps=4_000.0, bursts=False,
+        name="io2",
+        media="ssd",
+        min_size_gib=4,
+        max_size_gib=65_536,
+        provisioned_iops=True,
+        min_iops=100,
+        max_iops=256_000,
+        max_iops_per_gib=1_000,
+        provisioned_throughput=False,
+        min_throughput_mibps=0.0,
+        max_throughput_mibps=4_000.0,
+        bursts=False,
         source="domain.md §1.1 (io2 = Block Express since 2025-04-30; docs.aws.amazon.com provisioned-iops)",
     ),
     "st1": VolumeTypeSpec(
-        name="st1", media="hdd", min_size_gib=125, max_size_gib=16_384,
-        provisioned_iops=False, min_iops=500, max_iops=500, max_iops_per_gib=None,
-        provisioned_throughput=False, min_throughput_mibps=0.0, max_throughput_mibps=500.0, bursts=True,
-        baseline_mibps_per_tib=40.0, burst_mibps_per_tib=250.0,
+        name="st1",
+        media="hdd",
+        min_size_gib=125,
+        max_size_gib=16_384,
+        provisioned_iops=False,
+        min_iops=500,
+        max_iops=500,
+        max_iops_per_gib=None,
+        provisioned_throughput=False,
+        min_throughput_mibps=0.0,
+        max_throughput_mibps=500.0,
+        bursts=True,
+        baseline_mibps_per_tib=40.0,
+        burst_mibps_per_tib=250.0,
         source="domain.md §1.1, §1.3 (AWSDOC hdd-vols.md)",
     ),
     "sc1": VolumeTypeSpec(
-        name="sc1", media="hdd", min_size_gib=125, max_size_gib=16_384,
-        provisioned_iops=False, min_iops=250, max_iops=250, max_iops_per_gib=None,
-        provisioned_throughput=False, min_throughput_mibps=0.0, max_throughput_mibps=250.0, bursts=True,
-        baseline_mibps_per_tib=12.0, burst_mibps_per_tib=80.0,
+        name="sc1",
+        media="hdd",
+        min_size_gib=125,
+        max_size_gib=16_384,
+        provisioned_iops=False,
+        min_iops=250,
+        max_iops=250,
+        max_iops_per_gib=None,
+        provisioned_throughput=False,
+        min_throughput_mibps=0.0,
+        max_throughput_mibps=250.0,
+        bursts=True,
+        baseline_mibps_per_tib=12.0,
+        burst_mibps_per_tib=80.0,
         source="domain.md §1.1, §1.3 (AWSDOC hdd-vols.md)",
     ),
 }
@@ -123,8 +179,8 @@ VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
 class VolumeLimits:
     """The performance limits and monthly cost of one EBS volume configuration.
 
-    IOPS are counted in `io_chunk_kib` units (§1.4). For st1/sc1, `baseline_iops` is the per-volume operation cap
-    (500/250 at 1 MiB I/O, §1.1) and the credit bucket is in throughput (`burst_throughput_mibps`).
+    IOPS are counted in `io_chunk_kib` units (§1.4). For st1/sc1, `baseline_iops` is the per-volume operation
+    cap (500/250 at 1 MiB I/O, §1.1) and the credit bucket is in throughput (`burst_throughput_mibps`).
     """
 
     volume_type: str
@@ -165,9 +221,7 @@ def volume_type_spec(volume_type: str) -> VolumeTypeSpec:
     """Return the rules of a volume type (UnknownVolumeType when it is not gp2/gp3/io1/io2/st1/sc1)."""
     spec = VOLUME_TYPES.get(volume_type.lower()) if isinstance(volume_type, str) else None
     if spec is None:
-        raise UnknownVolumeType(
-            f"unknown EBS volume type {volume_type!r} (known: {', '.join(VOLUME_TYPES)})"
-        )
+        raise UnknownVolumeType(f"unknown EBS volume type {volume_type!r} (known: {', '.join(VOLUME_TYPES)})")
     return spec
 
 
@@ -189,10 +243,11 @@ def gp2_bursts(size_gib: float) -> bool:
 def gp2_throughput_mibps(size_gib: float) -> tuple[float, float | None]:
     """Return gp2 (baseline, burst) throughput in MiB/s for a size (§1.3).
 
-    The documented bands are 128 MiB/s up to 170 GiB, "burst to 250" between 170 and 334 GiB, 250 from 334 GiB.
-    Inside the band the sustained value follows the same section's formula `throughput = IOPS × I/O size` at the
-    256 KiB chunk, i.e. 3 IOPS/GiB × 0.25 MiB = 0.75 MiB/s per GiB (127.5 at 170 GiB, 250.5 at 334 GiB), clamped
-    to [128, 250]; the burst value is 250 MiB/s (only while IOPS credits last).
+    The documented bands are 128 MiB/s up to 170 GiB, "burst to 250" between 170 and 334 GiB, 250 from
+    334 GiB. Inside the band the sustained value follows the same section's formula
+    `throughput = IOPS × I/O size` at the 256 KiB chunk, i.e. 3 IOPS/GiB × 0.25 MiB = 0.75 MiB/s per GiB
+    (127.5 at 170 GiB, 250.5 at 334 GiB), clamped to [128, 250]; the burst value is 250 MiB/s (only while
+    IOPS credits last).
     """
     sustained = min(
         max(gp2_baseline_iops(size_gib) * SSD_IO_CHUNK_KIB / 1024, GP2_MIN_THROUGHPUT_MIBPS),
@@ -213,10 +268,12 @@ def hdd_throughput_mibps(spec: VolumeTypeSpec, size_gib: float) -> tuple[float, 
 
 
 def io1_max_throughput_mibps(iops: float) -> float:
-    """Return io1 max MiB/s: 256 KiB × IOPS up to 500 below 32,001 IOPS, else 16 KiB × IOPS up to 1,000 (§1.4)."""
+    """Return io1 max MiB/s: 256 KiB × IOPS (<= 500) to 32,000 IOPS, then 16 KiB × IOPS (<= 1,000) (§1.4)."""
     if iops <= IO1_LOW_IOPS_LIMIT:
         return min(iops * IO1_LOW_MIBPS_PER_IOPS, IO1_LOW_MAX_MIBPS)
-    return min(max(iops * IO1_HIGH_MIBPS_PER_IOPS, IO1_LOW_MAX_MIBPS), VOLUME_TYPES["io1"].max_throughput_mibps)
+    return min(
+        max(iops * IO1_HIGH_MIBPS_PER_IOPS, IO1_LOW_MAX_MIBPS), VOLUME_TYPES["io1"].max_throughput_mibps
+    )
 
 
 def io2_max_throughput_mibps(iops: float) -> float:
@@ -234,7 +291,8 @@ def _size_problems(spec: VolumeTypeSpec, size_gib: float) -> list[str]:
         problems.append(f"{spec.name} size must be a whole number of GiB, got {size_gib}")
     if not spec.min_size_gib <= size_gib <= spec.max_size_gib:
         problems.append(
-            f"{spec.name} size must be {_fmt(spec.min_size_gib)}-{_fmt(spec.max_size_gib)} GiB, got {_fmt(size_gib)}"
+            f"{spec.name} size must be {_fmt(spec.min_size_gib)}-{_fmt(spec.max_size_gib)} GiB, "
+            f"got {_fmt(size_gib)}"
         )
     return problems
 
@@ -242,15 +300,17 @@ def _size_problems(spec: VolumeTypeSpec, size_gib: float) -> list[str]:
 def _provisioned_iops_problems(spec: VolumeTypeSpec, size_gib: float, iops: int) -> list[str]:
     problems: list[str] = []
     if not spec.min_iops <= iops <= spec.max_iops:
-        problems.append(f"{spec.name} IOPS must be {_fmt(spec.min_iops)}-{_fmt(spec.max_iops)}, got {_fmt(iops)}")
+        problems.append(
+            f"{spec.name} IOPS must be {_fmt(spec.min_iops)}-{_fmt(spec.max_iops)}, got {_fmt(iops)}"
+        )
     if spec.max_iops_per_gib is not None and size_gib > 0:
         # gp3's 3,000 included IOPS are available at any size; the ratio caps what is provisioned above that.
         ratio_cap = spec.max_iops_per_gib * size_gib
         floor = spec.min_iops if spec.name == "gp3" else 0
         if iops > max(ratio_cap, floor):
             problems.append(
-                f"{spec.name} allows at most {_fmt(spec.max_iops_per_gib)} IOPS per GiB: {_fmt(size_gib)} GiB "
-                f"allows {_fmt(max(ratio_cap, floor))} IOPS, got {_fmt(iops)}"
+                f"{spec.name} allows at most {_fmt(spec.max_iops_per_gib)} IOPS per GiB: "
+                f"{_fmt(size_gib)} GiB allows {_fmt(max(ratio_cap, floor))} IOPS, got {_fmt(iops)}"
             )
     return problems
 
@@ -263,7 +323,7 @@ def volume_limits(
     *,
     region: str = "us-east-1",
 ) -> VolumeLimits:
-    """Return the limits and monthly cost of a volume; out-of-range settings give valid=False with problems."""
+    """Return a volume's limits and monthly cost; out-of-range settings give valid=False with problems."""
     spec = volume_type_spec(volume_type)
     problems = _size_problems(spec, size_gib)
     notes: list[str] = []
@@ -277,13 +337,17 @@ def volume_limits(
         baseline_iops = gp2_baseline_iops(size)
         # DescribeVolumes reports gp2 `Iops` as the baseline; accept that value, refuse any other.
         if iops is not None and iops != baseline_iops:
-            problems.append(f"gp2 IOPS are not provisioned (3 IOPS/GiB = {_fmt(baseline_iops)}), got {_fmt(iops)}")
+            problems.append(
+                f"gp2 IOPS are not provisioned (3 IOPS/GiB = {_fmt(baseline_iops)}), got {_fmt(iops)}"
+            )
         if gp2_bursts(size):
             burst_iops = float(GP2_BURST_IOPS)
         baseline_tput, burst_tput = gp2_throughput_mibps(size)
     elif spec.name == "gp3":
         provisioned_iops = GP3_DEFAULT_IOPS if iops is None else iops
-        provisioned_tput = GP3_DEFAULT_THROUGHPUT_MIBPS if throughput_mibps is None else float(throughput_mibps)
+        provisioned_tput = (
+            GP3_DEFAULT_THROUGHPUT_MIBPS if throughput_mibps is None else float(throughput_mibps)
+        )
         problems += _provisioned_iops_problems(spec, size, provisioned_iops)
         if not spec.min_throughput_mibps <= provisioned_tput <= spec.max_throughput_mibps:
             problems.append(
@@ -299,14 +363,18 @@ def volume_limits(
         baseline_tput = provisioned_tput
     elif spec.name in ("io1", "io2"):
         if iops is None:
-            problems.append(f"{spec.name} needs provisioned IOPS ({_fmt(spec.min_iops)}-{_fmt(spec.max_iops)})")
+            problems.append(
+                f"{spec.name} needs provisioned IOPS ({_fmt(spec.min_iops)}-{_fmt(spec.max_iops)})"
+            )
             baseline_iops = 0.0
         else:
             provisioned_iops = iops
             problems += _provisioned_iops_problems(spec, size, iops)
             baseline_iops = float(iops)
         baseline_tput = (
-            io1_max_throughput_mibps(baseline_iops) if spec.name == "io1" else io2_max_throughput_mibps(baseline_iops)
+            io1_max_throughput_mibps(baseline_iops)
+            if spec.name == "io1"
+            else io2_max_throughput_mibps(baseline_iops)
         )
         if spec.name == "io1" and baseline_iops > IO1_LOW_IOPS_LIMIT:
             notes.append("io1 above 32,000 IOPS is only achieved on Nitro instances (§1.1)")
