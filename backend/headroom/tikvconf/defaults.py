@@ -1,0 +1,272 @@
+"""TiKV defaults by version for the keys the advisor touches, and the effective value of a key on a node.
+
+Every row cites its source; "domain.md" is /work/shared/reference/domain.md section 5 (checked against TiKV source at
+the release tags named there), "template" is data/tikv-config-template.toml (tikv/tikv @8e964719).
+Outside KNOWN_VERSIONS, or for a version that does not parse, the answer is "unknown" with a warning: a wrong
+"current value" is worse than none.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from headroom.tikvconf.keys import require_valid_key
+
+Version = tuple[int, int, int]
+ConfigValue = str | int | float | bool | list[object] | dict[str, object]
+Origin = Literal["config", "default", "unknown"]
+
+# domain.md checks defaults at tags v6.1.0 .. v8.4.0 and HEAD (9.0.0-beta.2); before v6.1.0 the table is silent.
+KNOWN_VERSIONS: tuple[Version, Version] = ((6, 1, 0), (9, 1, 0))
+_VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?\s*$")
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What the host gives TiKV: logical CPUs and memory in bytes (None when not known)."""
+
+    cpus: int | None = None
+    memory_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class DefaultRow:
+    """A default for `key` on versions in [since, until); `value` may depend on the host and the rest of the config."""
+
+    key: str
+    since: Version | None
+    until: Version | None
+    value: ConfigValue | Callable[[HostFacts, Mapping[str, object]], ConfigValue | None]
+    source: str
+    caveat: str = ""
+
+
+@dataclass(frozen=True)
+class EffectiveValue:
+    """A key's value on a node: from its config, or the version's default, or unknown (value None) with warnings."""
+
+    key: str
+    value: ConfigValue | None
+    origin: Origin
+    source: str
+    warnings: tuple[str, ...] = ()
+
+
+def parse_version(text: str | None) -> Version | None:
+    """Parse "v8.5.1", "8.5.1" or "9.0.0-beta.2" into (major, minor, patch); None if it does not parse."""
+    if not text:
+        return None
+    match = _VERSION_RE.match(text)
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+def _block_cache(host: HostFacts, config: Mapping[str, object]) -> int | None:
+    if host.memory_bytes is None:
+        return None
+    rate = 0.30 if config.get("storage.engine") == "partitioned-raft-kv" else 0.45
+    return math.floor(host.memory_bytes * rate)
+
+
+def _memory_usage_limit(host: HostFacts, config: Mapping[str, object]) -> int | None:
+    cache = _block_cache(host, config)
+    return None if cache is None else math.floor(cache / 0.45 * 0.75)
+
+
+def _scheduler_pool(host: HostFacts, _config: Mapping[str, object]) -> int | None:
+    if host.cpus is None:
+        return None
+    return 8 if host.cpus >= 16 else min(max(host.cpus, 1), 4)
+
+
+def _unified_max_threads(host: HostFacts, _config: Mapping[str, object]) -> int | None:
+    if host.cpus is None:
+        return None
+    return max(4, math.floor(host.cpus * 0.8))
+
+
+def _max_background_jobs(host: HostFacts, _config: Mapping[str, object]) -> int | None:
+    if host.cpus is None:
+        return None
+    return min(8, host.cpus - 1)
+
+
+_COMPRESSION = ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"]
+_V = {
+    "6.1": (6, 1, 0),
+    "7.0": (7, 0, 0),
+    "7.6": (7, 6, 0),
+    "8.0": (8, 0, 0),
+    "8.4": (8, 4, 0),
+    "8.5.4": (8, 5, 4),
+}
+
+DEFAULTS: tuple[DefaultRow, ...] = (
+    DefaultRow(
+        "storage.block-cache.capacity",
+        None,
+        None,
+        _block_cache,
+        "domain.md s5: 45% of memory (BLOCK_CACHE_RATE=0.45, src/config/mod.rs); 30% for partitioned-raft-kv",
+    ),
+    DefaultRow(
+        "memory-usage-limit", None, None, _memory_usage_limit, "domain.md s5 / template: 75% of memory"
+    ),
+    DefaultRow("rocksdb.defaultcf.block-size", None, _V["7.0"], "64KB", "domain.md s5: 64KB until v7.0.0"),
+    DefaultRow("rocksdb.defaultcf.block-size", _V["7.0"], None, "32KB", "domain.md s5: 32KB since v7.0.0"),
+    DefaultRow("rocksdb.writecf.block-size", None, _V["7.0"], "64KB", "domain.md s5: 64KB until v7.0.0"),
+    DefaultRow("rocksdb.writecf.block-size", _V["7.0"], None, "32KB", "domain.md s5: 32KB since v7.0.0"),
+    DefaultRow("rocksdb.lockcf.block-size", None, None, "16KB", "domain.md s5 / template"),
+    DefaultRow("raftdb.defaultcf.block-size", None, None, "64KB", "domain.md s5 / template"),
+    DefaultRow(
+        "storage.scheduler-worker-pool-size",
+        None,
+        None,
+        _scheduler_pool,
+        "domain.md s5: 8 if cpus >= 16 else clamp(cpus, 1, 4) (src/storage/config.rs)",
+    ),
+    DefaultRow("raftstore.apply-pool-size", None, None, 2, "domain.md s5"),
+    DefaultRow("raftstore.store-pool-size", None, None, 2, "domain.md s5"),
+    DefaultRow("raftstore.store-io-pool-size", None, _V["8.0"], 0, "domain.md s5: 0 before v8.0.0"),
+    DefaultRow("raftstore.store-io-pool-size", _V["8.0"], None, 1, "domain.md s5: 1 since v8.0.0"),
+    DefaultRow(
+        "readpool.unified.max-thread-count",
+        None,
+        None,
+        _unified_max_threads,
+        "domain.md s5 / template: max(4, LOGICAL_CPU_NUM * 0.8), the fraction truncated as a usize cast does",
+    ),
+    DefaultRow("readpool.unified.min-thread-count", None, None, 1, "domain.md s5 / template"),
+    DefaultRow("rocksdb.rate-bytes-per-sec", None, None, "10GB", "domain.md s5 / template"),
+    DefaultRow("rocksdb.rate-limiter-auto-tuned", None, None, True, "domain.md s5 / template"),
+    DefaultRow("rocksdb.rate-limiter-mode", None, None, "write-only", "domain.md s5 / template"),
+    DefaultRow("raft-engine.enable", _V["6.1"], None, True, "domain.md s5: true since v6.1.0"),
+    DefaultRow(
+        "rocksdb.titan.enabled",
+        None,
+        _V["7.6"],
+        False,
+        "domain.md s5: Titan is on by default since v7.6.0",
+    ),
+    DefaultRow(
+        "rocksdb.titan.enabled",
+        _V["7.6"],
+        None,
+        True,
+        "domain.md s5 / template: true for clusters created on v7.6.0 or later",
+        "clusters created before v7.6.0 keep Titan off after an upgrade",
+    ),
+    DefaultRow(
+        "rocksdb.defaultcf.titan.min-blob-size",
+        None,
+        _V["7.6"],
+        "1KB",
+        "domain.md s5: 1KB before v7.6.0",
+    ),
+    DefaultRow(
+        "rocksdb.defaultcf.titan.min-blob-size",
+        _V["7.6"],
+        None,
+        "32KB",
+        "domain.md s5 / template: 32KB since v7.6.0",
+        "clusters created before v7.6.0 keep 1KB after an upgrade",
+    ),
+    DefaultRow(
+        "rocksdb.defaultcf.compression-per-level", None, None, _COMPRESSION, "domain.md s5 / template"
+    ),
+    DefaultRow("rocksdb.writecf.compression-per-level", None, None, _COMPRESSION, "domain.md s5 / template"),
+    DefaultRow("rocksdb.lockcf.compression-per-level", None, None, ["no"] * 7, "domain.md s5 / template"),
+    DefaultRow(
+        "rocksdb.defaultcf.bottommost-level-compression", None, None, "zstd", "domain.md s5 / template"
+    ),
+    DefaultRow("server.grpc-compression-type", None, None, "none", "domain.md s5 / template"),
+    DefaultRow(
+        "coprocessor.region-split-size", None, _V["8.4"], "96MiB", "domain.md s5: 96MiB before v8.4.0"
+    ),
+    DefaultRow(
+        "coprocessor.region-split-size", _V["8.4"], None, "256MiB", "domain.md s5: 256MiB since v8.4.0"
+    ),
+    DefaultRow(
+        "coprocessor.region-max-size", _V["8.4"], None, "384MiB", "domain.md s5: 384MiB at HEAD / v8.4.0"
+    ),
+    DefaultRow(
+        "rocksdb.max-background-jobs",
+        None,
+        None,
+        _max_background_jobs,
+        "template: 'set to 8 or CPU_NUM - 1, whichever is smaller'",
+    ),
+    DefaultRow(
+        "server.grpc-concurrency",
+        None,
+        _V["8.5.4"],
+        5,
+        "template / domain.md s6: 5; since v8.5.4 the default adapts to the CPU count (formula not in the table)",
+    ),
+)
+
+
+def _covers(row: DefaultRow, version: Version) -> bool:
+    return (row.since is None or version >= row.since) and (row.until is None or version < row.until)
+
+
+def default_value(
+    key: str,
+    version: str | None,
+    host: HostFacts | None = None,
+    config: Mapping[str, object] | None = None,
+    created_version: str | None = None,
+) -> EffectiveValue:
+    """Return the version's default for `key`, computed from the host where it depends on it, or unknown."""
+    require_valid_key(key)
+    parsed = parse_version(version)
+    if parsed is None:
+        return EffectiveValue(key, None, "unknown", "", (f"TiKV version {version!r} does not parse",))
+    low, high = KNOWN_VERSIONS
+    if not low <= parsed < high:
+        shown = ".".join(map(str, parsed))
+        return EffectiveValue(
+            key, None, "unknown", "", (f"TiKV v{shown} is outside the defaults table (v6.1.0 to v9.0.x)",)
+        )
+    # Titan defaults follow the version the cluster was created on, when it is known.
+    lookup = parsed
+    created = parse_version(created_version)
+    if created is not None and key in ("rocksdb.titan.enabled", "rocksdb.defaultcf.titan.min-blob-size"):
+        lookup = created
+    rows = [row for row in DEFAULTS if row.key == key and _covers(row, lookup)]
+    if not rows:
+        return EffectiveValue(
+            key, None, "unknown", "", (f"no default for {key} in the table for this version",)
+        )
+    row = rows[0]
+    warnings: list[str] = []
+    if row.caveat and not (created is not None and lookup == created):
+        warnings.append(row.caveat)
+    if callable(row.value):
+        computed = row.value(host or HostFacts(), config or {})
+        if computed is None:
+            return EffectiveValue(
+                key, None, "unknown", row.source, (f"the default of {key} depends on CPUs/memory, not given",)
+            )
+        return EffectiveValue(key, computed, "default", row.source, tuple(warnings))
+    return EffectiveValue(key, row.value, "default", row.source, tuple(warnings))
+
+
+def effective_value(
+    key: str,
+    config: Mapping[str, object],
+    version: str | None,
+    host_facts: HostFacts | None = None,
+    created_version: str | None = None,
+) -> EffectiveValue:
+    """Return the configured value of `key`, else the version's default, saying which (or unknown, with a warning)."""
+    require_valid_key(key)
+    if key in config:
+        value = config[key]
+        return EffectiveValue(key, value, "config", "configuration")  # type: ignore[arg-type]
+    return default_value(key, version, host_facts, config, created_version)

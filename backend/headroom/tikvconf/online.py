@@ -1,0 +1,216 @@
+"""Which TiKV keys can change online (`SET CONFIG` / `POST :20180/config` / `tikv-ctl modify-tikv-config`).
+
+Sources:
+- PCDOCS `dynamic-config.md` ("The following TiKV configuration items can be modified dynamically"), the table
+  copied into ONLINE_FROM_DOCS below, with its `{db-name}` / `{db-name}.{cf-name}` rows expanded for
+  db = rocksdb (cf = defaultcf, writecf, lockcf, raftcf) and raftdb (cf = defaultcf).
+- domain.md section 5 (TiKV source `#[online_config(skip)]` checks): rocksdb.rate-bytes-per-sec and
+  rocksdb.rate-limiter-auto-tuned are online in code (a docs gap); {db}.{cf}.titan.min-blob-size is online;
+  block-size, compression-per-level, raft-engine.*, rocksdb.titan.enabled, server.grpc-compression-type,
+  readpool.unified.min-thread-count, rocksdb.rate-limiter-mode and raftstore.raftdb-path are not.
+- The template's [storage.flow-control] comment: "Support change dynamically".
+A key found in none of these is treated as needing a restart: a rolling restart is always safe, a SET CONFIG
+that TiKV rejects is a half-applied change (batch changes are not atomic, domain.md section 5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_DBS_CFS: dict[str, tuple[str, ...]] = {
+    "rocksdb": ("defaultcf", "writecf", "lockcf", "raftcf"),
+    "raftdb": ("defaultcf",),
+}
+_DB_KEYS = (
+    "max-total-wal-size",
+    "max-background-jobs",
+    "max-background-flushes",
+    "max-open-files",
+    "compaction-readahead-size",
+    "bytes-per-sync",
+    "wal-bytes-per-sync",
+    "writable-file-max-buffer-size",
+)
+_CF_KEYS = (
+    "block-cache-size",
+    "write-buffer-size",
+    "max-write-buffer-number",
+    "max-bytes-for-level-base",
+    "target-file-size-base",
+    "level0-file-num-compaction-trigger",
+    "level0-slowdown-writes-trigger",
+    "level0-stop-writes-trigger",
+    "max-compaction-bytes",
+    "max-bytes-for-level-multiplier",
+    "disable-auto-compactions",
+    "soft-pending-compaction-bytes-limit",
+    "hard-pending-compaction-bytes-limit",
+    "titan.blob-run-mode",
+)
+_PLAIN_ONLINE = (
+    "log.level",
+    "raftstore.raft-max-inflight-msgs",
+    "raftstore.raft-log-gc-tick-interval",
+    "raftstore.raft-log-gc-threshold",
+    "raftstore.raft-log-gc-count-limit",
+    "raftstore.raft-log-gc-size-limit",
+    "raftstore.raft-max-size-per-msg",
+    "raftstore.raft-entry-max-size",
+    "raftstore.raft-entry-cache-life-time",
+    "raftstore.split-region-check-tick-interval",
+    "raftstore.region-split-check-diff",
+    "raftstore.region-compact-check-interval",
+    "raftstore.region-compact-check-step",
+    "raftstore.region-compact-min-tombstones",
+    "raftstore.region-compact-tombstones-percent",
+    "raftstore.pd-heartbeat-tick-interval",
+    "raftstore.pd-store-heartbeat-tick-interval",
+    "raftstore.snap-mgr-gc-tick-interval",
+    "raftstore.snap-gc-timeout",
+    "raftstore.lock-cf-compact-interval",
+    "raftstore.lock-cf-compact-bytes-threshold",
+    "raftstore.messages-per-tick",
+    "raftstore.max-peer-down-duration",
+    "raftstore.max-leader-missing-duration",
+    "raftstore.abnormal-leader-missing-duration",
+    "raftstore.peer-stale-state-check-interval",
+    "raftstore.consistency-check-interval",
+    "raftstore.raft-store-max-leader-lease",
+    "raftstore.merge-check-tick-interval",
+    "raftstore.cleanup-import-sst-interval",
+    "raftstore.local-read-batch-size",
+    "raftstore.apply-yield-write-size",
+    "raftstore.hibernate-timeout",
+    "raftstore.apply-pool-size",
+    "raftstore.store-pool-size",
+    "raftstore.apply-max-batch-size",
+    "raftstore.store-max-batch-size",
+    "raftstore.store-io-pool-size",
+    "readpool.unified.max-thread-count",
+    "readpool.unified.auto-adjust-pool-size",
+    "coprocessor.split-region-on-table",
+    "coprocessor.batch-split-limit",
+    "coprocessor.region-max-size",
+    "coprocessor.region-split-size",
+    "coprocessor.region-max-keys",
+    "coprocessor.region-split-keys",
+    "pessimistic-txn.wait-for-lock-timeout",
+    "pessimistic-txn.wake-up-delay-duration",
+    "pessimistic-txn.pipelined",
+    "pessimistic-txn.in-memory",
+    "quota.foreground-cpu-time",
+    "quota.foreground-write-bandwidth",
+    "quota.foreground-read-bandwidth",
+    "quota.background-cpu-time",
+    "quota.background-write-bandwidth",
+    "quota.background-read-bandwidth",
+    "quota.enable-auto-tune",
+    "quota.max-delay-duration",
+    "gc.ratio-threshold",
+    "gc.batch-keys",
+    "gc.max-write-bytes-per-sec",
+    "gc.enable-compaction-filter",
+    "gc.compaction-filter-skip-version-check",
+    "server.grpc-memory-pool-quota",
+    "server.max-grpc-send-msg-len",
+    "server.raft-msg-max-batch-size",
+    "server.simplify-metrics",
+    "storage.block-cache.capacity",
+    "storage.scheduler-worker-pool-size",
+    "backup.num-threads",
+    "split.qps-threshold",
+    "split.byte-threshold",
+    "split.region-cpu-overload-threshold-ratio",
+    "split.split-balance-score",
+    "split.split-contained-score",
+    "cdc.min-ts-interval",
+    "cdc.old-value-cache-memory-quota",
+    "cdc.sink-memory-quota",
+    "cdc.incremental-scan-speed-limit",
+    "cdc.incremental-scan-concurrency",
+)
+
+
+def _expand_docs_table() -> frozenset[str]:
+    keys = set(_PLAIN_ONLINE)
+    for db, cfs in _DBS_CFS.items():
+        keys.update(f"{db}.{key}" for key in _DB_KEYS)
+        for cf in cfs:
+            keys.update(f"{db}.{cf}.{key}" for key in _CF_KEYS)
+    return frozenset(keys)
+
+
+ONLINE_FROM_DOCS = _expand_docs_table()
+ONLINE_FROM_CODE: dict[str, str] = {
+    "rocksdb.rate-bytes-per-sec": "domain.md s5: DbConfigManger handles rate_bytes_per_sec (not in the docs table)",
+    "rocksdb.rate-limiter-auto-tuned": "domain.md s5: online in code",
+    **{
+        f"{db}.{cf}.titan.min-blob-size": "domain.md s5: {db}.{cf}.titan.min-blob-size is not skipped"
+        for db, cfs in _DBS_CFS.items()
+        for cf in cfs
+    },
+    **{
+        f"storage.flow-control.{key}": "template [storage.flow-control]: 'Support change dynamically'"
+        for key in (
+            "enable",
+            "memtables-threshold",
+            "l0-files-threshold",
+            "soft-pending-compaction-bytes-limit",
+            "hard-pending-compaction-bytes-limit",
+        )
+    },
+}
+OFFLINE: dict[str, str] = {
+    **{
+        f"{db}.{cf}.{key}": "domain.md s5: #[online_config(skip)]"
+        for db, cfs in _DBS_CFS.items()
+        for cf in cfs
+        for key in ("block-size", "compression-per-level", "bottommost-level-compression")
+    },
+    "readpool.unified.min-thread-count": "domain.md s5",
+    "rocksdb.rate-limiter-mode": "domain.md s5",
+    "rocksdb.auto-tuned": "domain.md s5: deprecated and ignored",
+    "rocksdb.titan.enabled": "domain.md s5: cannot fall back without the blob-run-mode=fallback procedure",
+    "raftstore.raftdb-path": "domain.md s5",
+    "server.grpc-compression-type": "domain.md s5",
+    "log-level": "PCDOCS dynamic-config.md: 'config log-level can not be changed'",
+    "resource-control.enabled": "PCDOCS tidb-resource-control: not dynamic, restart TiKV",
+    "storage.engine": "template: can only be set when creating a cluster",
+}
+_OFFLINE_PREFIXES: dict[str, str] = {
+    "raft-engine.": "domain.md s5: the whole raft_engine section is #[online_config(skip)]",
+}
+
+
+@dataclass(frozen=True)
+class OnlineStatus:
+    """Whether a key can change without a restart, whether that is known, and the source that says so."""
+
+    online: bool
+    known: bool
+    source: str
+
+
+def online_status(key: str) -> OnlineStatus:
+    """Look up whether `key` can be changed online, and cite the source."""
+    if key in ONLINE_FROM_DOCS:
+        return OnlineStatus(True, True, "PCDOCS dynamic-config.md")
+    if key in ONLINE_FROM_CODE:
+        return OnlineStatus(True, True, ONLINE_FROM_CODE[key])
+    if key in OFFLINE:
+        return OnlineStatus(False, True, OFFLINE[key])
+    for prefix, source in _OFFLINE_PREFIXES.items():
+        if key.startswith(prefix):
+            return OnlineStatus(False, True, source)
+    return OnlineStatus(False, False, "not in the online tables: treated as needing a rolling restart")
+
+
+def can_change_online(key: str, current: object, proposed: object) -> bool:
+    """Say whether this particular change can go through SET CONFIG / tikv-ctl rather than a restart."""
+    if isinstance(proposed, list | dict):
+        # POST /config takes scalar values only (domain.md s4.2: arrays are rejected).
+        return False
+    if key == "raftstore.store-io-pool-size" and (current == 0) != (proposed == 0):
+        # PCDOCS dynamic-config.md: "DO NOT modify this value from a non-zero value to 0 or from 0 to non-zero".
+        return False
+    return online_status(key).online
