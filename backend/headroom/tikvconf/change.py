@@ -1,6 +1,7 @@
-"""The plain data the patcher works on: a Change (one key or AWS attribute), and a Patch (accepted changes for a cluster).
+"""The plain data the patcher works on: a Change (one key or AWS attribute) and a Patch (accepted changes).
 
-The advisor emits findings whose `changes` are these; tikvconf never imports the advisor. A Change names the finding
+The advisor emits findings whose `changes` are these; tikvconf never imports the advisor. A Change names the
+finding
 it came from only by reference (rule + dedup key), so a Patch can say why each line is there.
 """
 
@@ -34,7 +35,7 @@ class FindingRef(BaseModel):
 
 
 class Entity(BaseModel):
-    """What a change applies to. For tikv: `node` (status address) or None for every TiKV; for aws: a volume or instance."""
+    """What a change applies to: a TiKV `node` (status address; None = every TiKV), a volume, an instance."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,7 +51,7 @@ class Entity(BaseModel):
 
 
 class Change(BaseModel):
-    """One proposed change: a tikv.toml key (dotted, as TiKV spells it) or an AWS attribute (`volume.iops`, ...)."""
+    """One proposed change: a dotted tikv.toml key as TiKV spells it, or an AWS attribute (`volume.iops`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -71,7 +72,7 @@ class Change(BaseModel):
 
 
 class Node(BaseModel):
-    """A TiKV instance the patch may address: status address (SET CONFIG), server address (tikv-ctl), host, instance."""
+    """A TiKV instance: status address (SET CONFIG), server address (tikv-ctl) and EC2 instance."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -163,9 +164,10 @@ def _entity_from(raw: object, inherited: Entity | None = None) -> Entity:
 def changes_from_findings(
     findings: Iterable[Mapping[str, Any]], select: Sequence[str] = ()
 ) -> tuple[Change, ...]:
-    """Collect the changes of findings (all, or those whose rule or dedup key is in `select`), tagged with their finding.
+    """Collect the changes of findings (all, or those whose rule or dedup key is in `select`).
 
-    A change's entity comes from its own `entity` (or node/volume_id/instance_id fields), else from the finding's.
+    A change's entity comes from its own `entity` (or node/volume_id/instance_id fields), else from the
+    finding's.
     """
     wanted = set(select)
     collected: list[Change] = []

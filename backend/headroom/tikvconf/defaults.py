@@ -1,6 +1,7 @@
 """TiKV defaults by version for the keys the advisor touches, and the effective value of a key on a node.
 
-Every row cites its source; "domain.md" is /work/shared/reference/domain.md section 5 (checked against TiKV source at
+Every row cites its source; "domain.md" is /work/shared/reference/domain.md section 5 (checked against TiKV
+source at
 the release tags named there), "template" is data/tikv-config-template.toml (tikv/tikv @8e964719).
 Outside KNOWN_VERSIONS, or for a version that does not parse, the answer is "unknown" with a warning: a wrong
 "current value" is worse than none.
@@ -12,15 +13,16 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from headroom.tikvconf.keys import require_valid_key
 
 Version = tuple[int, int, int]
-ConfigValue = str | int | float | bool | list[object] | dict[str, object]
+ConfigValue = str | int | float | bool | list[Any] | dict[str, Any]
 Origin = Literal["config", "default", "unknown"]
 
-# domain.md checks defaults at tags v6.1.0 .. v8.4.0 and HEAD (9.0.0-beta.2); before v6.1.0 the table is silent.
+# domain.md checks defaults at tags v6.1.0 .. v8.4.0 and HEAD (9.0.0-beta.2); before v6.1.0 the table is
+# silent.
 KNOWN_VERSIONS: tuple[Version, Version] = ((6, 1, 0), (9, 1, 0))
 _VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?\s*$")
 
@@ -35,7 +37,7 @@ class HostFacts:
 
 @dataclass(frozen=True)
 class DefaultRow:
-    """A default for `key` on versions in [since, until); `value` may depend on the host and the rest of the config."""
+    """A default for `key` on versions in [since, until); `value` may depend on the host and the config."""
 
     key: str
     since: Version | None
@@ -47,7 +49,7 @@ class DefaultRow:
 
 @dataclass(frozen=True)
 class EffectiveValue:
-    """A key's value on a node: from its config, or the version's default, or unknown (value None) with warnings."""
+    """A key's value on a node: from its config, the version's default, or unknown (None) with warnings."""
 
     key: str
     value: ConfigValue | None
@@ -206,7 +208,7 @@ DEFAULTS: tuple[DefaultRow, ...] = (
         None,
         _V["8.5.4"],
         5,
-        "template / domain.md s6: 5; since v8.5.4 the default adapts to the CPU count (formula not in the table)",
+        "template / domain.md s6: 5; since v8.5.4 it adapts to the CPU count (formula not in the table)",
     ),
 )
 
@@ -264,7 +266,7 @@ def effective_value(
     host_facts: HostFacts | None = None,
     created_version: str | None = None,
 ) -> EffectiveValue:
-    """Return the configured value of `key`, else the version's default, saying which (or unknown, with a warning)."""
+    """Return the configured value of `key`, else the version's default, saying which (or unknown)."""
     require_valid_key(key)
     if key in config:
         value = config[key]

@@ -1,11 +1,17 @@
-"""The set of valid TiKV config keys, read from TiKV's own config template (the authority on which keys exist).
+"""The set of valid TiKV config keys, read from TiKV's config template (the authority on which keys exist).
 
-`data/tikv-config-template.toml` is tikv/tikv @8e964719 `etc/config-template.toml`. Every key in it is commented out
-(`# key = value` under a `[section]` header, some headers themselves commented, e.g. `# [security.encryption.master-key]`);
-a few documented keys are written with two hashes (`## ribbon-filter-above-level = 0`). A commented line counts as
-a key when it is `name = <a valid TOML value>`, so prose such as `## value  =>  memory usage` is not mistaken for one.
-`data/tikv-test-custom.toml` (TiKV's tests/integrations/config/test-custom.toml, a full config TiKV deserializes in
-its own tests) widens the set with real keys the template does not document (e.g. `server.advertise-status-addr`).
+`data/tikv-config-template.toml` is tikv/tikv @8e964719 `etc/config-template.toml`. Every key in it is
+commented out
+(`# key = value` under a `[section]` header, some headers themselves commented, e.g. `#
+[security.encryption.master-key]`);
+a few documented keys are written with two hashes (`## ribbon-filter-above-level = 0`). A commented line
+counts as
+a key when it is `name = <a valid TOML value>`, so prose such as `## value  =>  memory usage` is not mistaken
+for one.
+`data/tikv-test-custom.toml` (TiKV's tests/integrations/config/test-custom.toml, a full config TiKV
+deserializes in
+its own tests) widens the set with real keys the template does not document (e.g.
+`server.advertise-status-addr`).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ _KEY_RE = re.compile(r"^([A-Za-z0-9_\-]+)\s*=\s*(\S.*)$")
 
 @dataclass(frozen=True)
 class KeySpec:
-    """One valid TiKV key: its dotted name, the kind of value it takes, the example value and where it was found."""
+    """One valid TiKV key: dotted name, kind of value, the example value and where it was found."""
 
     key: str
     kind: Kind
@@ -73,8 +79,10 @@ def _toml_value(text: str) -> object | None:
     return parsed.get("v")
 
 
-def extract_keys(text: str, source: KeySource = "template", map_keys: frozenset[str] = frozenset()) -> dict[str, KeySpec]:
-    """Read every key (commented or not) of a TiKV config file, keyed by its dotted name, first occurrence wins."""
+def extract_keys(
+    text: str, source: KeySource = "template", map_keys: frozenset[str] = frozenset()
+) -> dict[str, KeySpec]:
+    """Read every key (commented or not) of a TiKV config file by dotted name; the first occurrence wins."""
     found: dict[str, KeySpec] = {}
     section: tuple[str, ...] = ()
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -113,7 +121,7 @@ def template_keys() -> Mapping[str, KeySpec]:
 
 @cache
 def map_valued_keys() -> frozenset[str]:
-    """Return keys whose value is a free-form table (e.g. `server.labels = {}`): their sub-keys are user data."""
+    """Return keys whose value is a free-form table (`server.labels = {}`): sub-keys are user data."""
     return frozenset(spec.key for spec in template_keys().values() if spec.kind == "map")
 
 
@@ -145,7 +153,7 @@ def require_valid_key(key: str) -> KeySpec:
 
 
 def check_value(key: str, value: object) -> None:
-    """Raise InvalidChangeValue when `value` cannot be a value of `key` (a size key given 'lots', a bool given 1)."""
+    """Raise InvalidChangeValue when `value` cannot be a value of `key` (a size given 'lots')."""
     spec = require_valid_key(key)
     ok: bool
     if spec.kind == "bool":

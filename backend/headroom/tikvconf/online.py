@@ -142,7 +142,7 @@ def _expand_docs_table() -> frozenset[str]:
 
 ONLINE_FROM_DOCS = _expand_docs_table()
 ONLINE_FROM_CODE: dict[str, str] = {
-    "rocksdb.rate-bytes-per-sec": "domain.md s5: DbConfigManger handles rate_bytes_per_sec (not in the docs table)",
+    "rocksdb.rate-bytes-per-sec": "domain.md s5: DbConfigManger handles it (not in the docs table)",
     "rocksdb.rate-limiter-auto-tuned": "domain.md s5: online in code",
     **{
         f"{db}.{cf}.titan.min-blob-size": "domain.md s5: {db}.{cf}.titan.min-blob-size is not skipped"
@@ -211,6 +211,7 @@ def can_change_online(key: str, current: object, proposed: object) -> bool:
         # POST /config takes scalar values only (domain.md s4.2: arrays are rejected).
         return False
     if key == "raftstore.store-io-pool-size" and (current == 0) != (proposed == 0):
-        # PCDOCS dynamic-config.md: "DO NOT modify this value from a non-zero value to 0 or from 0 to non-zero".
+        # PCDOCS dynamic-config.md: "DO NOT modify this value from a non-zero value to 0 or from 0 to non-
+        # zero".
         return False
     return online_status(key).online

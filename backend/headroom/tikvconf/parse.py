@@ -1,4 +1,4 @@
-"""Read a TiKV config from any of its sources into one normalised view: dotted keys (as TiKV spells them) -> values.
+"""Read a TiKV config from any of its sources into one view: dotted keys (as TiKV spells them) -> values.
 
 Sources: a tikv.toml file (tomlkit, so the same parse can be patched without losing comments), TiKV's live
 `GET :20180/config` JSON (nested, kebab-case, sizes as "32KiB" strings, domain.md s4.2), and a TiUP topology's
@@ -27,7 +27,7 @@ _POSITION_SUFFIX = re.compile(r"\s+at line \d+ col \d+\s*$")
 
 
 def parse_toml(text: str, source: str = "tikv.toml") -> TOMLDocument:
-    """Parse tikv.toml text, keeping comments and layout; raise ConfigParseError naming line and column (1-based)."""
+    """Parse tikv.toml keeping comments and layout; raise ConfigParseError with line and column (1-based)."""
     try:
         document = tomlkit.parse(text)
         document.unwrap()  # surfaces conflicts tomlkit only detects when materialising tables
@@ -40,7 +40,7 @@ def parse_toml(text: str, source: str = "tikv.toml") -> TOMLDocument:
 
 
 def flatten(tree: Mapping[str, Any], prefix: str = "") -> ConfigView:
-    """Flatten nested tables into dotted keys; arrays and free-form tables (server.labels) stay whole values."""
+    """Flatten nested tables into dotted keys; arrays and free-form tables (server.labels) stay whole."""
     flat: ConfigView = {}
     maps = map_valued_keys()
     for name, value in tree.items():
@@ -119,7 +119,7 @@ def unknown_keys(view: Mapping[str, Any]) -> list[str]:
 
 
 def canonical(key: str, value: Any) -> Any:
-    """Normalise a value for comparison: sizes to bytes, durations to milliseconds ("64KB" == "64KiB" == 65536)."""
+    """Normalise a value for comparison: sizes to bytes, durations to ms ("64KB" == "64KiB" == 65536)."""
     spec = known_keys().get(key)
     kind = spec.kind if spec else None
     try:

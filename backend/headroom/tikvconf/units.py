@@ -1,11 +1,14 @@
 """Sizes and durations written the way TiKV writes them, parsed the way TiKV parses them.
 
 Sources (tikv/tikv `components/tikv_util/src/config.rs`, `ReadableSize` / `ReadableDuration`):
-- `ReadableSize::from_str` maps "K" | "KB" | "KiB" to 1024, "M" | "MB" | "MiB" to 1024^2, and so on up to P; "B" or
-  no unit is bytes; the number may be fractional. Units are case-sensitive ("kb" is rejected). So `KB` is 1024,
+- `ReadableSize::from_str` maps "K" | "KB" | "KiB" to 1024, "M" | "MB" | "MiB" to 1024^2, and so on up to P;
+  "B" or
+  no unit is bytes; the number may be fractional. Units are case-sensitive ("kb" is rejected). So `KB` is
+  1024,
   not 1000; the template's header says the same: "File size(based on byte, binary units): KB, MB, GB, TB, PB
   e.g.: 1_048_576 = \"1MB\"". A plain TOML integer is bytes (`visit_u64`).
-- `ReadableSize` serializes as the largest exact binary unit ("32KiB", "256MiB", "0KiB" for zero) and as a bare
+- `ReadableSize` serializes as the largest exact binary unit ("32KiB", "256MiB", "0KiB" for zero) and as a
+  bare
   integer when not a whole number of KiB; that is what `GET /config` prints (domain.md section 4.2).
 - `ReadableDuration::from_str` accepts d, h, m, s, ms in that order ("1h30m", "500ms", "1.3m"); it displays as
   "1h30m", "0s" for zero. The test-custom.toml of the same tree also writes "444us", so "us" is accepted too.
