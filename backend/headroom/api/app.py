@@ -1,0 +1,136 @@
+"""The FastAPI application: /api/v1 routers, one error shape, health probes and the built front end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from sqlalchemy import text
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from headroom.api.deps import AppContext
+from headroom.api.routers import auth, clusters, org, sources
+from headroom.core.db import session_factory
+from headroom.core.errors import AppError, RateLimited
+from headroom.core.logging import get_logger
+from headroom.core.security import SecretBox
+from headroom.core.settings import Settings
+from headroom.services.ratelimit import MemoryRateLimiter, RedisRateLimiter
+
+API_PREFIX = "/api/v1"
+log = get_logger("headroom.api")
+
+
+def _error(status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message, "details": details}}, status_code=status, headers=headers
+    )
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header", "cookie")]
+    return ".".join(parts) or str(loc[-1] if loc else "request")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(AppError)
+    async def _app_error(_: Request, exc: AppError) -> JSONResponse:
+        headers = {"Retry-After": str(exc.retry_after_seconds)} if isinstance(exc, RateLimited) else None
+        return _error(exc.status_code, exc.code, exc.message, exc.details, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        details = [{"field": _field_name(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
+        first = details[0] if details else {"field": "request", "message": "invalid"}
+        return _error(422, "validation_error", f"{first['field']}: {first['message']}", details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return _error(exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("api.unhandled_error", path=request.url.path, error_type=type(exc).__name__)
+        return _error(500, "internal_error", "Something went wrong on our side; it has been logged.")
+
+
+def build_context(settings: Settings, database_url: str) -> AppContext:
+    """Wire the app's dependencies from settings: DB sessions, the rate limiter, the secret box, probes."""
+    sessions = session_factory(database_url)
+    limiter = RedisRateLimiter(settings.redis_url) if settings.redis_url else MemoryRateLimiter()
+    ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=limiter, secret_box=SecretBox(settings.secret_key))
+
+    def database() -> None:
+        with sessions() as db:
+            db.execute(text("SELECT 1"))
+
+    ctx.ready_checks["database"] = database
+    if settings.redis_url:
+        import redis
+
+        client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=2)
+        ctx.ready_checks["broker"] = lambda: None if client.ping() else None
+    return ctx
+
+
+def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI:
+    """Build the ASGI app around an AppContext."""
+    app = FastAPI(
+        title="Headroom API",
+        version="0.1.0",
+        description="Storage advisor for TiKV on AWS EC2 + EBS. Authenticate with the session cookie "
+        "(plus X-CSRF-Token on writes) or `Authorization: Bearer <API token>`.",
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url=f"{API_PREFIX}/openapi.json",
+    )
+    app.state.ctx = ctx
+    install_error_handlers(app)
+
+    api = APIRouter(prefix=API_PREFIX)
+    for module in (auth, org, clusters, sources):
+        api.include_router(module.router)
+    app.include_router(api)
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        """The process is up."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"])
+    def readyz() -> JSONResponse:
+        """The database and the broker are reachable."""
+        checks: dict[str, str] = {}
+        for name, check in ctx.ready_checks.items():
+            try:
+                check()
+                checks[name] = "ok"
+            except Exception as exc:  # noqa: BLE001 - report any failure as not ready
+                checks[name] = f"error: {type(exc).__name__}"
+        if "broker" not in ctx.ready_checks:
+            checks["broker"] = "in-process scheduler (no REDIS_URL)"
+        ready = all(v == "ok" or v.startswith("in-process") for v in checks.values())
+        return JSONResponse({"status": "ok" if ready else "unavailable", "checks": checks},
+                            status_code=200 if ready else 503)
+
+    if frontend_dist is not None and (frontend_dist / "index.html").is_file():
+        _mount_frontend(app, frontend_dist)
+    return app
+
+
+def _mount_frontend(app: FastAPI, dist: Path) -> None:
+    root = dist.resolve()
+    index = root / "index.html"
+
+    @app.get("/{path:path}", include_in_schema=False)
+    def spa(path: str) -> Any:
+        if path.startswith("api/"):
+            return _error(404, "not_found", "Not Found")
+        candidate = (root / path).resolve()
+        if path and candidate.is_file() and candidate.is_relative_to(root):
+            return FileResponse(candidate)
+        return FileResponse(index, headers={"Cache-Control": "no-cache"})

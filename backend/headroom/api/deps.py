@@ -1,0 +1,92 @@
+"""Request dependencies: one DB session per request (committed when the handler succeeds), the caller's
+principal from a session cookie (with CSRF on writes) or a bearer API token, and role checks."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session, sessionmaker
+
+from headroom.core.errors import CsrfFailed, NotAuthenticated
+from headroom.core.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
+from headroom.core.settings import Settings
+from headroom.services.accounts import Principal, principal_from_api_token, principal_from_session
+from headroom.services.ratelimit import RateLimiter
+
+SESSION_COOKIE = "headroom_session"
+CSRF_COOKIE = "headroom_csrf"
+CSRF_HEADER = "X-CSRF-Token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass
+class AppContext:
+    """What the API shell needs, built once per app (tests build their own)."""
+
+    settings: Settings
+    sessions: sessionmaker[Session]
+    rate_limiter: RateLimiter
+    secret_box: SecretBox
+    clock: Callable[[], dt.datetime] = field(default=utcnow)
+    ready_checks: dict[str, Callable[[], None]] = field(default_factory=dict)
+
+
+def get_context(request: Request) -> AppContext:
+    ctx: AppContext = request.app.state.ctx
+    return ctx
+
+
+Context = Annotated[AppContext, Depends(get_context)]
+
+
+def get_db(ctx: Context) -> Iterator[Session]:
+    """Yield the request's session; commit when the handler returned, roll back when it raised."""
+    db = ctx.sessions()
+    try:
+        yield db
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    finally:
+        db.close()
+
+
+DB = Annotated[Session, Depends(get_db, scope="function")]
+
+
+def client_ip(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def get_principal(request: Request, db: DB, ctx: Context) -> Principal:
+    """Authenticate the caller: `Authorization: Bearer hr_...` or the session cookie (+ CSRF for writes)."""
+    now = ctx.clock()
+    auth = request.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        token = auth[7:].strip()
+        if not token.startswith(API_TOKEN_PREFIX):
+            raise NotAuthenticated("The API token is invalid, expired or revoked.")
+        return principal_from_api_token(db, token, now=now)
+    session_token = request.cookies.get(SESSION_COOKIE)
+    if not session_token:
+        raise NotAuthenticated("Log in, or send an API token as 'Authorization: Bearer <token>'.")
+    principal = principal_from_session(db, session_token, now=now)
+    if request.method not in SAFE_METHODS:
+        expected = csrf_token_for(session_token, ctx.settings.secret_key)
+        sent = request.headers.get(CSRF_HEADER, "")
+        if not hmac.compare_digest(expected, sent):
+            raise CsrfFailed(f"Missing or wrong {CSRF_HEADER} header for a cookie-authenticated write.")
+    return principal
+
+
+Caller = Annotated[Principal, Depends(get_principal)]

@@ -1,0 +1,131 @@
+"""Sign-up, log-in and log-out with a session cookie, and who-am-I."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from fastapi import APIRouter, Request, Response, status
+from sqlalchemy import select
+
+from headroom.api.deps import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    Caller,
+    Context,
+    DB,
+    AppContext,
+    client_ip,
+)
+from headroom.api.schemas.auth import InvitationAccept, LoginCreate, SessionRead, SignupCreate
+from headroom.core.errors import NotAuthenticated
+from headroom.core.security import csrf_token_for
+from headroom.services import accounts
+from headroom.store.models import Membership, Organization, User
+
+router = APIRouter(prefix="/auth", tags=["auth"])
+
+
+def _set_session_cookies(response: Response, ctx: AppContext, token: str) -> None:
+    max_age = ctx.settings.session_ttl_hours * 3600
+    secure = ctx.settings.secure_cookies
+    response.set_cookie(
+        SESSION_COOKIE, token, max_age=max_age, httponly=True, samesite="lax", secure=secure, path="/"
+    )
+    # Readable by the front end, which echoes it in X-CSRF-Token (double-submit, bound to the session by HMAC).
+    response.set_cookie(
+        CSRF_COOKIE,
+        csrf_token_for(token, ctx.settings.secret_key),
+        max_age=max_age,
+        httponly=False,
+        samesite="lax",
+        secure=secure,
+        path="/",
+    )
+
+
+def _session_read(db: DB, user: User, membership: Membership) -> SessionRead:
+    org = db.get(Organization, membership.org_id)
+    return SessionRead.model_validate({"user": user, "organization": org, "role": membership.role})
+
+
+def _start_session(request: Request, response: Response, db: DB, ctx: AppContext, user: User,
+                   membership: Membership) -> SessionRead:
+    token = accounts.open_session(
+        db,
+        user,
+        membership.org_id,
+        now=ctx.clock(),
+        ttl=dt.timedelta(hours=ctx.settings.session_ttl_hours),
+        ip=client_ip(request),
+        user_agent=request.headers.get("user-agent"),
+    )
+    _set_session_cookies(response, ctx, token)
+    return _session_read(db, user, membership)
+
+
+@router.post("/signup", status_code=status.HTTP_201_CREATED, response_model=SessionRead)
+def signup(body: SignupCreate, request: Request, response: Response, db: DB, ctx: Context) -> SessionRead:
+    """Create an account and its organisation (you become its owner), and log in."""
+    ctx.rate_limiter.hit(f"signup:ip:{client_ip(request)}", ctx.settings.login_rate_per_ip,
+                         ctx.settings.login_rate_window_seconds)
+    user, _, membership = accounts.sign_up(
+        db,
+        email=str(body.email),
+        password=body.password,
+        organization_name=body.organization_name,
+        full_name=body.full_name,
+    )
+    return _start_session(request, response, db, ctx, user, membership)
+
+
+@router.post("/login", response_model=SessionRead)
+def login(body: LoginCreate, request: Request, response: Response, db: DB, ctx: Context) -> SessionRead:
+    """Log in with email and password; rate limited per client IP and per account."""
+    window = ctx.settings.login_rate_window_seconds
+    email = str(body.email).lower()
+    ctx.rate_limiter.hit(f"login:ip:{client_ip(request)}", ctx.settings.login_rate_per_ip, window)
+    ctx.rate_limiter.hit(f"login:account:{email}", ctx.settings.login_rate_per_account, window)
+    user = accounts.authenticate(db, email, body.password)
+    ctx.rate_limiter.reset(f"login:account:{email}")
+    membership = accounts.primary_membership(db, user.id)
+    accounts.audit(db, membership.org_id, "auth.login", target_kind="user", target_id=user.id,
+                   actor_user_id=user.id, ip=client_ip(request))
+    return _start_session(request, response, db, ctx, user, membership)
+
+
+@router.post("/logout", status_code=status.HTTP_204_NO_CONTENT)
+def logout(caller: Caller, db: DB) -> Response:
+    """End this session (the cookie is cleared)."""
+    if caller.session_id is not None:
+        accounts.close_session(db, caller.session_id)
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    response.delete_cookie(CSRF_COOKIE, path="/")
+    return response
+
+
+@router.get("/me", response_model=SessionRead)
+def me(caller: Caller, db: DB) -> SessionRead:
+    """The signed-in user, their organisation and role."""
+    if caller.user_id is None:
+        raise NotAuthenticated("This API token has no user.")
+    user = db.get(User, caller.user_id)
+    membership = db.scalar(
+        select(Membership).where(Membership.user_id == caller.user_id, Membership.org_id == caller.org_id)
+    )
+    assert user is not None and membership is not None
+    session = _session_read(db, user, membership)
+    session.role = caller.role  # type: ignore[assignment]
+    return session
+
+
+@router.post("/accept-invitation", response_model=SessionRead)
+def accept_invitation(body: InvitationAccept, request: Request, response: Response, db: DB,
+                      ctx: Context) -> SessionRead:
+    """Join an organisation with an invitation token (creating the account if needed), and log in."""
+    ctx.rate_limiter.hit(f"invite:ip:{client_ip(request)}", ctx.settings.login_rate_per_ip,
+                         ctx.settings.login_rate_window_seconds)
+    user, membership = accounts.accept_invitation(
+        db, token=body.token, password=body.password, full_name=body.full_name, now=ctx.clock()
+    )
+    return _start_session(request, response, db, ctx, user, membership)

@@ -1,0 +1,102 @@
+"""Data sources: AWS connections and Prometheus servers. Secrets are write-only."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Response, status
+
+from headroom.api.deps import DB, Caller, Context
+from headroom.api.schemas.sources import (
+    AwsConnectionCreate,
+    AwsConnectionRead,
+    AwsConnectionUpdate,
+    PrometheusSourceCreate,
+    PrometheusSourceRead,
+    PrometheusSourceUpdate,
+    SourceHealth,
+)
+from headroom.services import sources as service
+from headroom.store.models import AwsConnection, PrometheusSource
+
+router = APIRouter(prefix="/sources", tags=["sources"])
+
+
+def _aws_read(row: AwsConnection) -> AwsConnectionRead:
+    return AwsConnectionRead(
+        id=row.id, name=row.name, auth_kind=row.auth_kind, role_arn=row.role_arn,  # type: ignore[arg-type]
+        external_id=row.external_id, regions=list(row.regions), access_key_id=row.access_key_id,
+        has_secret=row.secret_access_key_enc is not None, health=SourceHealth.model_validate(row),
+        created_at=row.created_at,
+    )
+
+
+def _prom_read(row: PrometheusSource) -> PrometheusSourceRead:
+    return PrometheusSourceRead(
+        id=row.id, name=row.name, base_url=row.base_url, label_selector=row.label_selector,
+        auth_kind=row.auth_kind, username=row.username, has_secret=row.secret_enc is not None,  # type: ignore[arg-type]
+        cluster_id=row.cluster_id, health=SourceHealth.model_validate(row), created_at=row.created_at,
+    )
+
+
+@router.get("/aws", response_model=list[AwsConnectionRead])
+def list_aws(caller: Caller, db: DB) -> list[AwsConnectionRead]:
+    return [_aws_read(r) for r in service.list_aws_connections(db, caller)]
+
+
+@router.post("/aws", status_code=status.HTTP_201_CREATED, response_model=AwsConnectionRead)
+def create_aws(body: AwsConnectionCreate, caller: Caller, db: DB, ctx: Context) -> AwsConnectionRead:
+    """Connect an AWS account: a read-only IAM role (with your org's external ID), static keys, or the
+    default credential chain of a self-hosted install."""
+    return _aws_read(service.create_aws_connection(db, caller, ctx.secret_box, **body.model_dump()))
+
+
+@router.get("/aws/{connection_id}", response_model=AwsConnectionRead)
+def get_aws(connection_id: uuid.UUID, caller: Caller, db: DB) -> AwsConnectionRead:
+    return _aws_read(service.get_aws_connection(db, caller, connection_id))
+
+
+@router.patch("/aws/{connection_id}", response_model=AwsConnectionRead)
+def update_aws(connection_id: uuid.UUID, body: AwsConnectionUpdate, caller: Caller, db: DB,
+               ctx: Context) -> AwsConnectionRead:
+    fields: dict[str, Any] = body.model_dump(exclude_unset=True)
+    return _aws_read(service.update_aws_connection(db, caller, ctx.secret_box, connection_id, **fields))
+
+
+@router.delete("/aws/{connection_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_aws(connection_id: uuid.UUID, caller: Caller, db: DB) -> Response:
+    service.delete_aws_connection(db, caller, connection_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/prometheus", response_model=list[PrometheusSourceRead])
+def list_prometheus(caller: Caller, db: DB) -> list[PrometheusSourceRead]:
+    return [_prom_read(r) for r in service.list_prometheus_sources(db, caller)]
+
+
+@router.post("/prometheus", status_code=status.HTTP_201_CREATED, response_model=PrometheusSourceRead)
+def create_prometheus(body: PrometheusSourceCreate, caller: Caller, db: DB, ctx: Context) -> PrometheusSourceRead:
+    fields = body.model_dump()
+    fields["base_url"] = str(body.base_url)
+    return _prom_read(service.create_prometheus_source(db, caller, ctx.secret_box, **fields))
+
+
+@router.get("/prometheus/{source_id}", response_model=PrometheusSourceRead)
+def get_prometheus(source_id: uuid.UUID, caller: Caller, db: DB) -> PrometheusSourceRead:
+    return _prom_read(service.get_prometheus_source(db, caller, source_id))
+
+
+@router.patch("/prometheus/{source_id}", response_model=PrometheusSourceRead)
+def update_prometheus(source_id: uuid.UUID, body: PrometheusSourceUpdate, caller: Caller, db: DB,
+                      ctx: Context) -> PrometheusSourceRead:
+    fields: dict[str, Any] = body.model_dump(exclude_unset=True)
+    if body.base_url is not None:
+        fields["base_url"] = str(body.base_url)
+    return _prom_read(service.update_prometheus_source(db, caller, ctx.secret_box, source_id, **fields))
+
+
+@router.delete("/prometheus/{source_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_prometheus(source_id: uuid.UUID, caller: Caller, db: DB) -> Response:
+    service.delete_prometheus_source(db, caller, source_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,58 @@
+"""`headroom up` / `headroom serve`: run the API and the built front end, embedded defaults when unset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from headroom.core.logging import configure_logging, get_logger
+from headroom.core.settings import get_settings
+
+log = get_logger("headroom.server")
+
+
+def _frontend_dist(explicit: Path | None) -> Path | None:
+    if explicit is not None:
+        return explicit
+    for parent in Path(__file__).resolve().parents:
+        dist = parent / "frontend" / "dist"
+        if (dist / "index.html").is_file():
+            return dist
+    return None
+
+
+def serve(
+    host: str | None = typer.Option(None, help="Interface to bind (default HEADROOM_HOST, 127.0.0.1)."),
+    port: int | None = typer.Option(None, help="Port (default HEADROOM_PORT, 8000)."),
+    migrate: bool = typer.Option(True, help="Apply database migrations before serving."),
+) -> None:
+    """Serve Headroom: API, front end and (without REDIS_URL) the in-process job scheduler."""
+    import uvicorn
+
+    from headroom.api.app import build_context, create_app
+    from headroom.core.embedded import start_embedded_postgres
+    from headroom.core.migrate import upgrade_to_head
+    from headroom.jobs.runtime import start_inprocess_scheduler
+
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    database_url = settings.database_url or start_embedded_postgres(settings.data_dir / "postgres")
+    if migrate:
+        upgrade_to_head(database_url)
+    ctx = build_context(settings, database_url)
+    app = create_app(ctx, frontend_dist=_frontend_dist(settings.frontend_dist))
+    if not settings.redis_url:
+        start_inprocess_scheduler(database_url, settings)
+    bind_host, bind_port = host or settings.host, port or settings.port
+    url = f"http://{bind_host}:{bind_port}"
+    typer.echo(f"Headroom is running at {url}  (API docs: {url}/api/docs)")
+    typer.echo("Sign up at that address to create your organisation; the first user is its owner.")
+    if not settings.database_url:
+        typer.echo(f"Embedded PostgreSQL data: {(settings.data_dir / 'postgres').resolve()}")
+    uvicorn.run(app, host=bind_host, port=bind_port, log_level=settings.log_level.lower(), proxy_headers=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("up", help="Alias of `serve`: start Headroom with embedded defaults.")(serve)

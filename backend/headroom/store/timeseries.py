@@ -1,0 +1,291 @@
+"""The packed time-series store (layout: docs/timeseries.md).
+
+`metric_points`: one row per (series, hour) holding 60 one-minute slots (float8[], NULL = no point), in daily
+range partitions. `metric_rollups`: one row per (series, resolution, day) holding 288 five-minute or 24 hourly
+slots of avg/max/min/count, in monthly partitions. Writes merge slot-wise (headroom_merge_slots), so a
+re-written window is a no-op and late points fill their slots. Callers commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+SLOTS_PER_HOUR = 60
+SLOT_SECONDS = 60
+ROLLUP_SLOTS = {300: 288, 3600: 24}
+
+
+def hour_floor(ts: dt.datetime) -> dt.datetime:
+    return ts.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def day_floor(ts: dt.datetime) -> dt.datetime:
+    return ts.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def month_floor(ts: dt.datetime) -> dt.datetime:
+    return day_floor(ts).replace(day=1)
+
+
+def _next_month(ts: dt.datetime) -> dt.datetime:
+    return (ts.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+
+
+# --- partitions and retention ----------------------------------------------------------------------------
+
+
+def points_partition_name(day: dt.datetime) -> str:
+    return f"metric_points_p{day:%Y%m%d}"
+
+
+def rollups_partition_name(month: dt.datetime) -> str:
+    return f"metric_rollups_p{month:%Y%m}"
+
+
+def ensure_partitions(db: Session, start: dt.datetime, end: dt.datetime) -> int:
+    """Create the daily point partitions and monthly rollup partitions covering [start, end]."""
+    created = 0
+    day = day_floor(start)
+    while day <= end:
+        nxt = day + dt.timedelta(days=1)
+        created += _create_partition(db, "metric_points", points_partition_name(day), day, nxt)
+        day = nxt
+    month = month_floor(start)
+    while month <= end:
+        nxt = _next_month(month)
+        created += _create_partition(db, "metric_rollups", rollups_partition_name(month), month, nxt)
+        month = nxt
+    return created
+
+
+def _create_partition(db: Session, parent: str, name: str, lo: dt.datetime, hi: dt.datetime) -> int:
+    exists = db.execute(text("SELECT to_regclass(:n) IS NOT NULL"), {"n": name}).scalar_one()
+    if exists:
+        return 0
+    # Two workers may race here; IF NOT EXISTS plus a transaction-scoped advisory lock keeps it clean.
+    db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:n))"), {"n": name})
+    db.execute(
+        text(
+            f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF {parent} "
+            f"FOR VALUES FROM ('{lo.isoformat()}') TO ('{hi.isoformat()}')"
+        )
+    )
+    return 1
+
+
+def list_partitions(db: Session, parent: str) -> list[str]:
+    rows = db.execute(
+        text(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = :parent ORDER BY c.relname"
+        ),
+        {"parent": parent},
+    )
+    return [r[0] for r in rows]
+
+
+def apply_retention(db: Session, *, now: dt.datetime, raw_days: int, rollup_days: int) -> list[str]:
+    """Drop whole partitions older than the retention windows (raw points, then rollups); return their names."""
+    dropped: list[str] = []
+    raw_cutoff = day_floor(now) - dt.timedelta(days=raw_days)
+    for name in list_partitions(db, "metric_points"):
+        day = dt.datetime.strptime(name.rsplit("_p", 1)[1], "%Y%m%d").replace(tzinfo=dt.UTC)
+        if day + dt.timedelta(days=1) <= raw_cutoff:
+            db.execute(text(f"DROP TABLE {name}"))
+            dropped.append(name)
+    rollup_cutoff = day_floor(now) - dt.timedelta(days=rollup_days)
+    for name in list_partitions(db, "metric_rollups"):
+        month = dt.datetime.strptime(name.rsplit("_p", 1)[1], "%Y%m").replace(tzinfo=dt.UTC)
+        if _next_month(month) <= rollup_cutoff:
+            db.execute(text(f"DROP TABLE {name}"))
+            dropped.append(name)
+    return dropped
+
+
+# --- series ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    entity_kind: str
+    entity_id: str
+    metric: str
+    unit: str
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+def ensure_series(
+    db: Session, org_id: uuid.UUID, keys: Sequence[SeriesKey], *, cluster_id: uuid.UUID | None = None
+) -> dict[SeriesKey, int]:
+    """Return the ids of these series, creating the missing ones (idempotent under concurrency)."""
+    import json
+
+    ids: dict[SeriesKey, int] = {}
+    for key in keys:
+        labels = json.dumps(dict(key.labels), sort_keys=True)
+        row = db.execute(
+            text(
+                "INSERT INTO metric_series (org_id, cluster_id, entity_kind, entity_id, metric, unit, labels) "
+                "VALUES (:org, :cluster, :kind, :eid, :metric, :unit, CAST(:labels AS jsonb)) "
+                "ON CONFLICT (org_id, entity_kind, entity_id, metric, labels) DO UPDATE SET unit = EXCLUDED.unit "
+                "RETURNING id"
+            ),
+            {"org": org_id, "cluster": cluster_id, "kind": key.entity_kind, "eid": key.entity_id,
+             "metric": key.metric, "unit": key.unit, "labels": labels},
+        ).scalar_one()
+        ids[key] = int(row)
+    return ids
+
+
+# --- points ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    points: int
+    rows: int
+    dropped_nan: int
+    dropped_unaligned: int
+
+
+def pack_points(
+    points: Iterable[tuple[int, dt.datetime, float]],
+) -> tuple[dict[tuple[int, dt.datetime], list[float | None]], int, int]:
+    """Group (series_id, ts, value) into hour rows of 60 slots; drop NaN/inf and off-minute timestamps."""
+    rows: dict[tuple[int, dt.datetime], list[float | None]] = defaultdict(lambda: [None] * SLOTS_PER_HOUR)
+    nan = unaligned = 0
+    for series_id, ts, value in points:
+        if value is None or not math.isfinite(value):
+            nan += 1
+            continue
+        ts = ts.astimezone(dt.UTC)
+        if ts.second or ts.microsecond:
+            unaligned += 1
+            continue
+        rows[(series_id, hour_floor(ts))][ts.minute] = float(value)
+    return dict(rows), nan, unaligned
+
+
+def write_points(db: Session, org_id: uuid.UUID, points: Iterable[tuple[int, dt.datetime, float]]) -> WriteResult:
+    """Upsert points through a COPY-loaded staging table; slots merge, so re-writes are no-ops."""
+    rows, nan, unaligned = pack_points(points)
+    if not rows:
+        return WriteResult(0, 0, nan, unaligned)
+    hours = [h for _, h in rows]
+    ensure_partitions(db, min(hours), max(hours))
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:
+        cur.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS _points_stage (series_id bigint, bucket_at timestamptz, "
+            "org_id uuid, vals float8[]) ON COMMIT DELETE ROWS"
+        )
+        cur.execute("TRUNCATE _points_stage")
+        with cur.copy("COPY _points_stage (series_id, bucket_at, org_id, vals) FROM STDIN") as copy:
+            for (series_id, hour), vals in rows.items():
+                copy.write_row((series_id, hour, org_id, vals))
+        cur.execute(
+            "INSERT INTO metric_points (series_id, bucket_at, org_id, vals) "
+            "SELECT series_id, bucket_at, org_id, vals FROM _points_stage "
+            "ON CONFLICT (series_id, bucket_at) DO UPDATE "
+            "SET vals = headroom_merge_slots(metric_points.vals, EXCLUDED.vals) "
+            "WHERE metric_points.vals IS DISTINCT FROM headroom_merge_slots(metric_points.vals, EXCLUDED.vals)"
+        )
+    npoints = sum(sum(v is not None for v in vals) for vals in rows.values())
+    return WriteResult(npoints, len(rows), nan, unaligned)
+
+
+def read_points(
+    db: Session, org_id: uuid.UUID, series_id: int, start: dt.datetime, end: dt.datetime
+) -> list[tuple[dt.datetime, float]]:
+    """Return the raw points of one of the org's series in [start, end)."""
+    result = db.execute(
+        text(
+            "SELECT p.bucket_at + (s.i - 1) * interval '1 minute' AS ts, s.v "
+            "FROM metric_points p CROSS JOIN LATERAL unnest(p.vals) WITH ORDINALITY AS s(v, i) "
+            "WHERE p.org_id = :org AND p.series_id = :sid AND p.bucket_at >= :hs AND p.bucket_at < :end "
+            "AND s.v IS NOT NULL ORDER BY ts"
+        ),
+        {"org": org_id, "sid": series_id, "hs": hour_floor(start), "end": end},
+    )
+    return [(ts, float(v)) for ts, v in result if start <= ts < end]
+
+
+# --- rollups ---------------------------------------------------------------------------------------------
+
+
+def refresh_rollups(db: Session, start: dt.datetime, end: dt.datetime, series_ids: Sequence[int] | None = None) -> int:
+    """Recompute the 5-minute and hourly rollups of the days touching [start, end) from the raw points."""
+    first_day, last_day = day_floor(start), day_floor(end - dt.timedelta(microseconds=1))
+    ensure_partitions(db, first_day, last_day)
+    total = 0
+    for resolution, slots in ROLLUP_SLOTS.items():
+        params: dict[str, object] = {"res": resolution, "slots": slots, "d0": first_day,
+                                     "d1": last_day + dt.timedelta(days=1)}
+        series_filter = ""
+        if series_ids is not None:
+            series_filter = "AND p.series_id = ANY(:sids)"
+            params["sids"] = list(series_ids)
+        sql = f"""
+            WITH pts AS (
+                SELECT p.series_id, p.org_id, date_trunc('day', p.bucket_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day_at,
+                       (extract(epoch FROM p.bucket_at - date_trunc('day', p.bucket_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
+                        + (s.i - 1) * 60)::int / :res AS slot,
+                       s.v
+                FROM metric_points p CROSS JOIN LATERAL unnest(p.vals) WITH ORDINALITY AS s(v, i)
+                WHERE p.bucket_at >= :d0 AND p.bucket_at < :d1 AND s.v IS NOT NULL {series_filter}
+            ), agg AS (
+                SELECT series_id, org_id, day_at, slot, avg(v) AS a, max(v) AS mx, min(v) AS mn, count(*) AS c
+                FROM pts GROUP BY series_id, org_id, day_at, slot
+            ), packed AS (
+                SELECT a.series_id, a.org_id, a.day_at,
+                       array_agg(g.a ORDER BY gs) AS avg_, array_agg(g.mx ORDER BY gs) AS max_,
+                       array_agg(g.mn ORDER BY gs) AS min_, array_agg(COALESCE(g.c, 0)::smallint ORDER BY gs) AS cnt_
+                FROM (SELECT DISTINCT series_id, org_id, day_at FROM agg) a
+                CROSS JOIN generate_series(0, :slots - 1) AS gs
+                LEFT JOIN agg g ON g.series_id = a.series_id AND g.day_at = a.day_at AND g.slot = gs
+                GROUP BY a.series_id, a.org_id, a.day_at
+            )
+            INSERT INTO metric_rollups (series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt)
+            SELECT series_id, :res, day_at, org_id, avg_, max_, min_, cnt_ FROM packed
+            ON CONFLICT (series_id, resolution_seconds, day_at) DO UPDATE
+            SET avg = EXCLUDED.avg, max = EXCLUDED.max, min = EXCLUDED.min, cnt = EXCLUDED.cnt
+        """
+        total += db.execute(text(sql), params).rowcount or 0
+    return total
+
+
+@dataclass(frozen=True)
+class RollupPoint:
+    ts: dt.datetime
+    avg: float
+    max: float
+    min: float
+    count: int
+
+
+def read_rollup(
+    db: Session, org_id: uuid.UUID, series_id: int, resolution: int, start: dt.datetime, end: dt.datetime
+) -> list[RollupPoint]:
+    """Return one of the org's series at 5-minute (300) or hourly (3600) resolution in [start, end)."""
+    if resolution not in ROLLUP_SLOTS:
+        raise ValueError(f"resolution must be one of {sorted(ROLLUP_SLOTS)}")
+    result = db.execute(
+        text(
+            "SELECT r.day_at + (s.i - 1) * make_interval(secs => :res) AS ts, s.a, s.mx, s.mn, s.c "
+            "FROM metric_rollups r CROSS JOIN LATERAL unnest(r.avg, r.max, r.min, r.cnt) WITH ORDINALITY "
+            "AS s(a, mx, mn, c, i) "
+            "WHERE r.org_id = :org AND r.series_id = :sid AND r.resolution_seconds = :res "
+            "AND r.day_at >= :d0 AND r.day_at < :end AND s.c > 0 ORDER BY ts"
+        ),
+        {"org": org_id, "sid": series_id, "res": resolution, "d0": day_floor(start), "end": end},
+    )
+    return [RollupPoint(ts, float(a), float(mx), float(mn), int(c)) for ts, a, mx, mn, c in result if start <= ts < end]
