@@ -38,6 +38,7 @@ def fetch_instance_type_pages(
     endpoint_url: str | None = None,
     session: boto3.session.Session | None = None,
     instance_types: Sequence[str] | None = None,
+    page_size: int | None = None,
 ) -> list[dict[str, Any]]:
     """Call DescribeInstanceTypes through its paginator and return every response page."""
     sess = session or boto3.session.Session()
@@ -46,6 +47,8 @@ def fetch_instance_type_pages(
     if instance_types:
         kwargs["InstanceTypes"] = list(instance_types)
     paginator = client.get_paginator("describe_instance_types")
+    if page_size is not None:
+        kwargs["PaginationConfig"] = {"PageSize": page_size}  # MaxResults: 5-100 per the EC2 API
     return [dict(page) for page in paginator.paginate(**kwargs)]
 
 

@@ -100,6 +100,8 @@ class CreditBucket:
 
     def refill_seconds(self, balance_credits: float, demand: float = 0.0) -> float | None:
         """Seconds from a balance to full at a constant demand (default idle); None if it never fills."""
+        if not self.bursts:
+            return None  # no bucket to refill (gp2 >= 1 TiB: "n/a" in the §1.3 table)
         missing = self.capacity - self._clamp(balance_credits)
         if missing <= 0:
             return 0.0
