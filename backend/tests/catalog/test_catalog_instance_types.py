@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from headroom.catalog import (
     CatalogError,
     InstanceLimits,

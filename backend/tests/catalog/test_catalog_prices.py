@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from headroom.catalog import CatalogError, ebs_monthly_cost, volume_limits
 from headroom.catalog.prices import HOURS_PER_MONTH, IopsTier, ebs_price, tiered_iops_cost
 
@@ -59,4 +58,4 @@ def test_unknown_region_has_no_prices() -> None:
 
 def test_hours_per_month() -> None:
     # AWS Pricing Calculator convention: 730 hours per month = 8,760 / 12.
-    assert HOURS_PER_MONTH == pytest.approx(365 * 24 / 12)
+    assert pytest.approx(365 * 24 / 12) == HOURS_PER_MONTH

@@ -9,7 +9,6 @@ from pathlib import Path
 import boto3
 import pytest
 from botocore.stub import Stubber
-
 from headroom.catalog.instance_types import OVERRIDE_ENV, instance_limits, load_catalog
 from headroom.collect.instance_catalog import fetch_instance_type_pages, refresh_instance_catalog
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from headroom.catalog import CatalogError, UnknownVolumeType, VolumeLimits, volume_limits
 
 
