@@ -84,7 +84,7 @@ class Workload(_S):
     write_amplification: float = Field(
         default=8.0, ge=1, description="Flush + compaction bytes written per user byte (leveled LSM)."
     )
-    fsyncs_per_sec: float = Field(default=200.0, ge=0, description="Raft log fsyncs per second.")
+    fsyncs_per_sec: float = Field(default=100.0, ge=0, description="Raft log fsyncs per second.")
     value_size_bytes: int = Field(
         default=256, gt=0, description="Average value size (Titan applies above it)."
     )
