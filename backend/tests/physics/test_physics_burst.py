@@ -20,7 +20,7 @@ from headroom.physics.burst import (
 @pytest.mark.parametrize(
     ("size_gib", "baseline", "burst_from_full_s", "refill_from_empty_s"),
     [
-        # §1.3 table (rounded to whole seconds there): GiB, baseline, burst at 3,000 from full, refill from empty.
+        # §1.3 table (whole seconds): GiB, baseline, burst at 3,000 from full, refill from empty.
         (33, 100, 1862, 54000),
         (100, 300, 2000, 18000),
         (334, 1002, 2703, 5389),

@@ -1,5 +1,8 @@
-"""Invariants of every credit bucket (hypothesis): the balance stays in [0, capacity], demand at or below
-baseline never drains, served never exceeds demand or the burst rate and never falls below the baseline share."""
+"""Invariants of every credit bucket (hypothesis).
+
+The balance stays in [0, capacity], demand at or below baseline never drains, served never exceeds demand or
+the burst rate and never falls below the baseline share.
+"""
 
 from __future__ import annotations
 

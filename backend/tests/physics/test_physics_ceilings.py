@@ -1,4 +1,4 @@
-"""Node ceilings: min(sum of volumes, instance EBS limit). Numbers from domain.md §1.1-§1.3, §2.2 and seed 004."""
+"""Node ceilings: min(sum of volumes, instance limit). Numbers from domain.md §1.1-§1.3, §2.2, seed 004."""
 
 from __future__ import annotations
 
