@@ -30,7 +30,9 @@ class FindingRef(BaseModel):
     title: str = ""
 
     def label(self) -> str:
-        """Return a short human label, e.g. `block-cache-undersized (10.0.1.5:20180)`."""
+        """Return a short label: the dedup key (it names the rule), else `rule (dedup key)`, else the rule."""
+        if self.dedup_key and self.dedup_key.startswith(self.rule):
+            return self.dedup_key
         return f"{self.rule} ({self.dedup_key})" if self.dedup_key else self.rule
 
 
@@ -79,6 +81,8 @@ class Node(BaseModel):
     status_address: str
     address: str | None = None
     instance_id: str | None = None
+    name: str | None = None
+    store_id: int | None = None
 
     def host(self) -> str:
         """Return the host part of the status address."""
@@ -113,6 +117,31 @@ class Patch(BaseModel):
             if node.status_address == status_address:
                 return node
         return Node(status_address=status_address)
+
+
+def resolve_nodes(changes: Iterable[Change], nodes: Sequence[Node]) -> tuple[Change, ...]:
+    """Rewrite each change's `entity.node` (a node name, server or status address) as a status address."""
+    aliases: dict[str, str] = {}
+    for node in nodes:
+        for alias in (node.name, node.address, node.status_address, node.instance_id):
+            if alias:
+                aliases.setdefault(alias, node.status_address)
+    resolved: list[Change] = []
+    for change in changes:
+        entity = change.entity
+        update: dict[str, Any] = {}
+        if entity.node and entity.node in aliases:
+            update["node"] = aliases[entity.node]
+        elif entity.store_address and entity.store_address in aliases and change.target == "tikv":
+            update["node"] = aliases[entity.store_address]
+        elif change.target == "tikv" and not entity.node and entity.instance_id:
+            on_instance = [node.status_address for node in nodes if node.instance_id == entity.instance_id]
+            if len(on_instance) == 1:
+                update["node"] = on_instance[0]
+        resolved.append(
+            change.model_copy(update={"entity": entity.model_copy(update=update)}) if update else change
+        )
+    return tuple(resolved)
 
 
 def split_address(address: str) -> tuple[str, int | None]:
