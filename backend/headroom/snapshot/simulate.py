@@ -976,3 +976,78 @@ def _with_raft_dir(node: _NodePlan) -> dict[str, object]:
         if not config_get(config, key):
             config = config_set(config, key, "/raft/tikv")
     return config
+
+
+# ----------------------------------------------------------------------------------------------------
+# The physics kernel on its own: one volume on one instance, for tests and what-if questions
+
+
+@dataclass(frozen=True)
+class VolumeTrace:
+    """What one volume served, minute by minute, for a given demand (see `simulate_volume`)."""
+
+    served_ops: Array  # I/Os per second as issued
+    served_counted_iops: Array  # in 256 KiB (SSD) / 1 MiB (HDD) units, what the IOPS limit sees
+    served_mibps: Array
+    iops_ceiling: Array  # the volume's IOPS ceiling at each step (burst or baseline)
+    mibps_ceiling: Array
+    burst_balance_pct: Array | None  # gp2/st1/sc1 only
+    read_latency_ms: Array
+    queue_length: Array
+    iops_exceeded: Array  # 0/1
+    throughput_exceeded: Array  # 0/1
+    instance_fraction: Array  # share of the demand the instance let through (1 = not instance-bound)
+    instance_io_balance_pct: Array | None
+    instance_byte_balance_pct: Array | None
+
+
+def simulate_volume(
+    volume: VolumeSpec,
+    ops_per_sec: Sequence[float] | Array,
+    io_kib: float = 16.0,
+    *,
+    instance_type: str = "r5b.16xlarge",
+    instance_balance_percent: float = 100.0,
+    step_seconds: int = 60,
+) -> VolumeTrace:
+    """Serve a read demand (I/Os per second of `io_kib` each) on one volume with the simulator's physics."""
+    ops = np.asarray(ops_per_sec, dtype=np.float64)
+    n = len(ops)
+    limits = volume_limits(volume.type, volume.size_gib, volume.iops, volume.throughput_mibps)
+    inst = instance_limits(instance_type)
+    vol = _VolumePlan(
+        "vol-kernel", volume, limits, "node", "i-kernel", "/dev/nvme1n1", None, 1, volume_bucket(limits)
+    )
+    node = _NodePlan(
+        id="node", index=0, group_index=0, host="host", instance_id="i-kernel",
+        instance_type=instance_type, vcpus=inst.vcpus or 1, memory_gib=inst.memory_gib or 1.0,
+        version="v8.5.1", address="", status_address="", config={}, workload=Workload(), data_volumes=[vol],
+    )  # fmt: skip
+    host = _HostPlan("host", "i-kernel", inst, instance_balance_percent, [node])
+    zero = np.zeros(n)
+    counted = _counted(ops, io_kib, limits.io_chunk_kib)
+    demand = _VolumeDemand(ops, ops * io_kib * KIB, zero, zero, counted, ops * io_kib / KIB, 0.0)
+    idle = _NodeDemand(
+        reads=zero, bc_hit_ratio=zero, mem_hit_ratio=zero, disk_reads=zero, read_io_kib=io_kib,
+        scan_mibps=zero, write_mibps=zero, kv_writes=zero, fsyncs=zero, raft_bytes=zero, raft_ops=zero,
+        flush_bytes=zero, compaction_bytes=zero, rate_limit_bytes=0.0, working_set_gib=zero, data_gib=zero,
+        block_cache_bytes=0.0,
+    )  # fmt: skip
+    run = _run_host(host, {vol.id: demand}, {"node": idle}, float(step_seconds))
+    vr = run.volumes[vol.id]
+    obs = _observe_volume(vol, demand, vr, run.instance_fraction)
+    return VolumeTrace(
+        served_ops=obs.read_ops,
+        served_counted_iops=vr.demand_iops * vr.served_fraction,
+        served_mibps=vr.demand_mibps * vr.served_fraction,
+        iops_ceiling=vr.iops_cap,
+        mibps_ceiling=vr.mibps_cap,
+        burst_balance_pct=vr.balance_pct,
+        read_latency_ms=obs.read_latency_ms,
+        queue_length=obs.queue_length,
+        iops_exceeded=obs.iops_exceeded,
+        throughput_exceeded=obs.throughput_exceeded,
+        instance_fraction=run.instance_fraction,
+        instance_io_balance_pct=run.io_balance_pct,
+        instance_byte_balance_pct=run.byte_balance_pct,
+    )
