@@ -1,0 +1,192 @@
+"""`headroom catalog ...` through Typer's CliRunner. Expected numbers from domain.md §1.1-§1.6 and §2.2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from headroom.catalog.instance_types import OVERRIDE_ENV
+from headroom.cli import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+def run_json(*args: str) -> dict:  # type: ignore[type-arg]
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def run_error(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code != 0
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr  # one line, no usage box
+    assert lines[0].startswith("headroom: error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # §1.3: 500 GiB gp2 -> baseline 1,500, burst 3,000, 250 MiB/s; §1.6 $0.10/GB-month -> $50.
+        (
+            ["--type", "gp2", "--size-gib", "500"],
+            {"baseline_iops": 1500, "burst_iops": 3000, "max_throughput_mibps": 250, "monthly_cost_usd": 50},
+        ),
+        # §1.3: >= 1 TiB gp2 does not burst.
+        (
+            ["--type", "gp2", "--size-gib", "1000"],
+            {"baseline_iops": 3000, "burst_iops": None, "max_throughput_mibps": 250, "monthly_cost_usd": 100},
+        ),
+        # §1.6 worked check: 500 GiB gp3 3,000 IOPS 250 MiB/s = $45.00.
+        (
+            ["--type", "gp3", "--size-gib", "500", "--iops", "3000", "--throughput", "250"],
+            {"baseline_iops": 3000, "burst_iops": None, "max_throughput_mibps": 250, "monthly_cost_usd": 45},
+        ),
+        # §1.1: st1 1 TiB 40 -> 250 MiB/s burst; §1.6 $0.045/GB-month.
+        (
+            ["--type", "st1", "--size-gib", "1024"],
+            {"baseline_throughput_mibps": 40, "max_throughput_mibps": 250, "monthly_cost_usd": 46.08},
+        ),
+        # §1.1: io2 0.256 MiB/s per IOPS: 10,000 IOPS -> 2,560 MiB/s.
+        (
+            ["--type", "io2", "--size-gib", "100", "--iops", "10000"],
+            {"baseline_iops": 10000, "max_throughput_mibps": 2560, "valid": True},
+        ),
+    ],
+)
+def test_volume_json(args: list[str], expected: dict[str, object]) -> None:
+    data = run_json("catalog", "volume", *args, "--json")
+    for key, value in expected.items():
+        assert data[key] == (value if value is None or isinstance(value, bool) else pytest.approx(value)), key
+    assert data["valid"] is True and data["problems"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["--type", "gp9", "--size-gib", "100"], "unknown EBS volume type 'gp9'"),
+        (["--type", "gp2", "--size-gib", "20000"], "size must be 1-16,384 GiB"),
+        (["--type", "gp3", "--size-gib", "100", "--iops", "90000"], "IOPS must be 3,000-80,000"),
+        (["--type", "io1", "--size-gib", "100"], "io1 needs provisioned IOPS"),
+        (["--type", "gp2", "--size-gib", "abc"], "--size-gib must be a number"),
+        (["--type", "gp3", "--size-gib", "100", "--iops", "3000.5"], "--iops must be a whole number"),
+        (["--size-gib", "100"], "--type is required"),
+        (["--type", "gp2"], "--size-gib is required"),
+    ],
+)
+def test_volume_bad_input_is_one_line(args: list[str], reason: str) -> None:
+    assert reason in run_error("catalog", "volume", *args, "--json")
+
+
+def test_volume_text_output() -> None:
+    result = runner.invoke(app, ["catalog", "volume", "--type", "gp2", "--size-gib", "100"])
+    assert result.exit_code == 0
+    assert "baseline_iops" in result.stdout and "300" in result.stdout
+
+
+def test_instance_json_m5_2xlarge() -> None:
+    # §2.2: 287.5 / 593.75 MB/s, 12,000 / 18,750 IOPS, asterisk; §2.1: 593.75 MB/s ≈ 566 MiB/s.
+    data = run_json("catalog", "instance", "m5.2xlarge", "--json")
+    assert data["baseline_iops"] == 12000 and data["max_iops"] == 18750
+    assert data["baseline_throughput_mbps"] == 287.5 and data["max_throughput_mbps"] == 593.75
+    assert data["baseline_throughput_mibps"] == pytest.approx(274.18, abs=0.01)
+    assert data["max_throughput_mibps"] == pytest.approx(566.24, abs=0.01)
+    assert data["bursts"] is True
+
+
+def test_instance_unknown_is_one_line() -> None:
+    assert "unknown instance type 'm5.mega'" in run_error("catalog", "instance", "m5.mega", "--json")
+    assert "instance type is required" in run_error("catalog", "instance")
+
+
+def test_list_instances_family() -> None:
+    # §2.2: m5 large..16xlarge = 7 sizes; large/xlarge/2xlarge burst.
+    data = run_json("catalog", "list-instances", "--family", "m5", "--json")
+    assert [d["size"] for d in data] == [
+        "large",
+        "xlarge",
+        "2xlarge",
+        "4xlarge",
+        "8xlarge",
+        "12xlarge",
+        "16xlarge",
+    ]
+    assert [d["bursts"] for d in data] == [True, True, True, False, False, False, False]
+    assert "no instance types of family" in run_error("catalog", "list-instances", "--family", "zz9")
+
+
+def test_volume_types_json() -> None:
+    data = run_json("catalog", "volume-types", "--json")
+    gp3 = next(d for d in data if d["volume_type"] == "gp3")
+    # §1.2 (2025): 80,000 IOPS, 2,000 MiB/s, 64 TiB.
+    assert (gp3["max_iops"], gp3["max_throughput_mibps"], gp3["max_size_gib"]) == (80000, 2000, 65536)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["catalog", "--help"],
+        ["catalog", "volume", "--help"],
+        ["catalog", "instance", "--help"],
+        ["catalog", "list-instances", "--help"],
+        ["catalog", "refresh-instances", "--help"],
+    ],
+)
+def test_help(args: list[str]) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0
+    assert "Usage" in result.stdout
+
+
+def test_refresh_instances_requires_out() -> None:
+    assert "--out PATH is required" in run_error("catalog", "refresh-instances")
+
+
+def test_refresh_instances_against_moto(
+    aws_endpoint_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "instances.json"
+    data = run_json(
+        "catalog",
+        "refresh-instances",
+        "--region",
+        "us-east-1",
+        "--endpoint-url",
+        aws_endpoint_url,
+        "--out",
+        str(out),
+        "--instance-type",
+        "m5.2xlarge",
+        "--instance-type",
+        "r5b.large",
+        "--json",
+    )
+    assert data["instance_types"] == 2 and Path(data["path"]) == out
+    monkeypatch.setenv(OVERRIDE_ENV, str(out))
+    inst = run_json("catalog", "instance", "r5b.large", "--json")
+    # §2.2 r5b.large 1,250 / 10,000 Mbps, 5,417 / 43,333 IOPS, served from the override file.
+    assert (inst["baseline_iops"], inst["max_iops"]) == (5417, 43333)
+    assert inst["source"].startswith("override")
+
+
+def test_refresh_instances_unreachable_endpoint_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "x")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    line = run_error(
+        "catalog",
+        "refresh-instances",
+        "--endpoint-url",
+        "http://127.0.0.1:9",
+        "--out",
+        str(tmp_path / "x.json"),
+    )
+    assert "refresh failed" in line
+    assert not (tmp_path / "x.json").exists()
