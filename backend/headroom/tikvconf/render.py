@@ -200,10 +200,12 @@ class _Context:
     rollback: bool
 
 
-def _context(patch: Patch, config_text: str | None, node: str | None, rollback: bool) -> _Context:
+def _context(
+    patch: Patch, config_text: str | None, node: str | None, rollback: bool, source: str = "tikv.toml"
+) -> _Context:
     tikv = _for_node(patch.tikv_changes(), node)
     aws = list(patch.aws_changes())
-    applied = apply_changes(config_text, tikv) if config_text is not None else None
+    applied = apply_changes(config_text, tikv, source) if config_text is not None else None
     if rollback:
         tikv = list(applied.rollback_changes()[::-1]) if applied is not None else _inverse(tikv)
         tikv = [c.model_copy(update={"reason": f"Undo: {c.reason}" if c.reason else "Undo."}) for c in tikv]
@@ -707,7 +709,9 @@ def _filename(patch: Patch, fmt: str, rollback: bool, node: str | None) -> str:
     return f"{prefix}-{base}" if prefix else base
 
 
-def _render_rollback_bundle(patch: Patch, config_text: str | None, node: str | None) -> tuple[str, list[str]]:
+def _render_rollback_bundle(
+    patch: Patch, config_text: str | None, node: str | None, source: str
+) -> tuple[str, list[str]]:
     sections: list[tuple[str, Artefact]] = []
     notes: list[str] = []
     wanted: list[str] = []
@@ -717,7 +721,9 @@ def _render_rollback_bundle(patch: Patch, config_text: str | None, node: str | N
     if patch.aws_changes():
         wanted += ["aws"]
     for fmt in wanted:
-        rendered = artefact(patch, fmt, config_text=config_text, node=node, rollback=True)
+        rendered = artefact(
+            patch, fmt, config_text=config_text, node=node, rollback=True, config_source=source
+        )
         sections.append((fmt, rendered))
         notes += list(rendered.notes)
     lines = [f"Rollback of the Headroom patch for cluster {patch.cluster}, generated with the patch itself."]
@@ -736,19 +742,21 @@ def artefact(
     config_text: str | None = None,
     node: str | None = None,
     rollback: bool = False,
+    config_source: str = "tikv.toml",
 ) -> Artefact:
     """Render `patch` as one artefact; `config_text` is the current tikv.toml (needed by merged and diff).
 
     `node` (a status address) narrows tikv changes to that node's file; `rollback=True` renders the inverse
-    (previous values; for merged/diff, back to the original file byte for byte).
+    (previous values; for merged/diff, back to the original file byte for byte). `config_source` names the
+    file in parse errors.
     """
     if format not in _FILES:
         raise UnknownFormat(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
     filename, media_type = _FILES[format]
     if format == "rollback":
-        body, notes = _render_rollback_bundle(patch, config_text, node)
+        body, notes = _render_rollback_bundle(patch, config_text, node, config_source)
     else:
-        ctx = _context(patch, config_text, node, rollback)
+        ctx = _context(patch, config_text, node, rollback, config_source)
         body, notes = _RENDERERS[format](ctx)
     return Artefact(format, _filename(patch, format, rollback, node), media_type, body, tuple(notes))
 

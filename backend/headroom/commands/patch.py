@@ -1,0 +1,142 @@
+"""`headroom patch`: turn accepted findings into a fix the user can apply (tikv.toml, TiUP, SQL, AWS CLI, ...).
+
+Reads a snapshot (cluster name, TiKV version, nodes) and a findings file, selects findings by rule or dedup key,
+and prints one artefact from headroom.tikvconf.render. Bad input exits non-zero with a one-line reason; a
+malformed tikv.toml names its line and column.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from headroom.commands._output import fail
+from headroom.tikvconf import (
+    FORMATS,
+    Node,
+    Patch,
+    TikvConfError,
+    artefact,
+    changes_from_findings,
+    resolve_nodes,
+)
+
+
+def _read_text(path: Path, what: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        fail(f"{what} {path}: {exc.strerror or exc}")
+    except UnicodeDecodeError:
+        fail(f"{what} {path}: not UTF-8 text")
+
+
+def _cluster_from_snapshot(path: Path) -> tuple[str, str | None, tuple[Node, ...]]:
+    """Return cluster name, TiKV version and nodes, from a valid snapshot or, failing that, the raw JSON."""
+    from headroom.snapshot.errors import SnapshotError
+    from headroom.snapshot.files import load_snapshot
+
+    try:
+        snapshot = load_snapshot(path)
+    except SnapshotError as exc:
+        strict_error = str(exc)
+    else:
+        nodes = tuple(
+            Node(
+                status_address=node.status_address,
+                address=node.address,
+                instance_id=node.instance_id,
+                name=node.id,
+                store_id=node.store_id,
+            )
+            for node in snapshot.nodes
+        )
+        return snapshot.cluster.name, snapshot.cluster.tikv_version, nodes
+    # A snapshot that does not validate may still name the cluster and its nodes: enough to render a patch.
+    try:
+        document = json.loads(_read_text(path, "snapshot"))
+        cluster = document["cluster"]
+        nodes = tuple(
+            Node(
+                status_address=raw["status_address"],
+                address=raw.get("address"),
+                instance_id=raw.get("instance_id"),
+                name=raw.get("id"),
+                store_id=raw.get("store_id"),
+            )
+            for raw in document.get("nodes", [])
+        )
+        return str(cluster["name"]), cluster.get("tikv_version"), nodes
+    except (ValueError, KeyError, TypeError, AttributeError):
+        fail(strict_error)
+
+
+def _findings(path: Path) -> list[dict[str, Any]]:
+    text = _read_text(path, "findings")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"findings {path} line {exc.lineno}, column {exc.colno}: {exc.msg}")
+    findings = document.get("findings") if isinstance(document, dict) else document
+    if not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings):
+        fail(f'findings {path}: expected {{"findings": [{{"rule": ..., "changes": [...]}}, ...]}}')
+    return findings
+
+
+def patch_command(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot JSON: cluster name, TiKV version, nodes.")],
+    findings: Annotated[Path, typer.Option("--findings", help="Findings JSON from the advisor.")],
+    format: Annotated[str, typer.Option("--format", help=f"One of: {', '.join(FORMATS)}.")] = "toml",
+    config: Annotated[
+        Path | None, typer.Option("--config", help="The node's current tikv.toml (merged, diff).")
+    ] = None,
+    finding: Annotated[
+        list[str] | None, typer.Option("--finding", help="Only this rule or dedup key (repeatable).")
+    ] = None,
+    node: Annotated[
+        str | None, typer.Option("--node", help="Only this node's tikv changes (id or status address).")
+    ] = None,
+    rollback: Annotated[bool, typer.Option("--rollback", help="Render the inverse of the artefact.")] = False,
+) -> None:
+    """Print an artefact that applies (or, with --rollback, undoes) the selected findings' changes."""
+    if format not in FORMATS:
+        fail(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
+    cluster, version, nodes = _cluster_from_snapshot(snapshot)
+    selected = finding or []
+    try:
+        changes = changes_from_findings(_findings(findings), selected)
+    except (KeyError, TypeError, ValueError) as exc:
+        fail(f"findings {findings}: a change is malformed ({exc})")
+    if not changes:
+        wanted = f" matching {', '.join(selected)}" if selected else ""
+        fail(f"no finding{wanted} proposes a change")
+    changes = resolve_nodes(changes, nodes)
+    status_address = node
+    if node is not None:
+        matches = [n.status_address for n in nodes if node in (n.name, n.address, n.status_address)]
+        status_address = matches[0] if matches else node
+    config_text = _read_text(config, "config") if config is not None else None
+    patch = Patch(cluster=cluster, tikv_version=version, nodes=nodes, changes=changes)
+    try:
+        rendered = artefact(
+            patch,
+            format,
+            config_text=config_text,
+            node=status_address,
+            rollback=rollback,
+            config_source=str(config) if config is not None else "tikv.toml",
+        )
+    except TikvConfError as exc:
+        fail(str(exc))
+    for note in rendered.notes:
+        sys.stderr.write(f"headroom: note: {note}\n")
+    sys.stdout.write(rendered.body)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `patch` command to the headroom CLI."""
+    app.command("patch")(patch_command)
