@@ -1,7 +1,7 @@
-"""`headroom patch`: turn accepted findings into a fix the user can apply (tikv.toml, TiUP, SQL, AWS CLI, ...).
+"""`headroom patch`: turn accepted findings into a fix to apply (tikv.toml, TiUP, SQL, AWS CLI, ...).
 
-Reads a snapshot (cluster name, TiKV version, nodes) and a findings file, selects findings by rule or dedup key,
-and prints one artefact from headroom.tikvconf.render. Bad input exits non-zero with a one-line reason; a
+Reads a snapshot (cluster name, TiKV version, nodes) and a findings file, selects findings by rule or dedup
+key, and prints one artefact from headroom.tikvconf.render. Bad input exits non-zero with a one-line reason; a
 malformed tikv.toml names its line and column.
 """
 
