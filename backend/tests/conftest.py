@@ -38,3 +38,125 @@ def aws_endpoint_url() -> str:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+# --- database and API fixtures ---------------------------------------------------------------------------
+
+import datetime as dt  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
+from sqlalchemy import Connection, Engine, create_engine  # noqa: E402
+from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    return _require_env("HEADROOM_TEST_DATABASE_URL")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    return _require_env("HEADROOM_TEST_REDIS_URL")
+
+
+@pytest.fixture(scope="session")
+def engine(database_url: str) -> Iterator[Engine]:
+    eng = create_engine(database_url, pool_pre_ping=True)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture()
+def connection(engine: Engine) -> Iterator[Connection]:
+    """A connection inside a transaction that is rolled back after the test (nothing persists)."""
+    conn = engine.connect()
+    trans = conn.begin()
+    try:
+        yield conn
+    finally:
+        trans.rollback()
+        conn.close()
+
+
+@pytest.fixture()
+def sessions(connection: Connection) -> sessionmaker[Session]:
+    """Sessions whose commits only release a savepoint of the test's outer transaction."""
+    return sessionmaker(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+
+
+@pytest.fixture()
+def db(sessions: sessionmaker[Session]) -> Iterator[Session]:
+    session = sessions()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+class Clock:
+    """A settable clock for the app (tests move time instead of sleeping)."""
+
+    def __init__(self) -> None:
+        self.now = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, **kwargs: Any) -> None:
+        self.now += dt.timedelta(**kwargs)
+
+
+@pytest.fixture()
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture()
+def settings() -> Any:
+    from headroom.core.settings import Settings
+
+    return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32)
+
+
+@pytest.fixture()
+def app_ctx(sessions: sessionmaker[Session], settings: Any, clock: Clock) -> Any:
+    from headroom.api.deps import AppContext
+    from headroom.core.security import SecretBox
+    from headroom.services.ratelimit import MemoryRateLimiter
+
+    return AppContext(
+        settings=settings,
+        sessions=sessions,
+        rate_limiter=MemoryRateLimiter(),
+        secret_box=SecretBox(settings.secret_key),
+        clock=clock,
+    )
+
+
+@pytest.fixture()
+def app(app_ctx: Any) -> Any:
+    from headroom.api.app import create_app
+
+    return create_app(app_ctx)
+
+
+@pytest.fixture()
+def make_client(app: Any) -> Any:
+    from fastapi.testclient import TestClient
+
+    clients: list[TestClient] = []
+
+    def _make() -> TestClient:
+        client = TestClient(app, raise_server_exceptions=False)
+        clients.append(client)
+        return client
+
+    yield _make
+    for c in clients:
+        c.close()
+
+
+@pytest.fixture()
+def client(make_client: Any) -> Any:
+    return make_client()

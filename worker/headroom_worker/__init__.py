@@ -1,0 +1,1 @@
+"""Headroom's Celery workers: tasks are thin wrappers around headroom's job table (headroom.jobs.registry)."""

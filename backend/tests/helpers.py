@@ -1,0 +1,69 @@
+"""Test helpers: sign up users and act as them through the real API."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+_counter = itertools.count(1)
+PASSWORD = "correct horse battery"
+
+
+class Actor:
+    """A signed-in API client that adds the CSRF header to writes, like the front end does."""
+
+    def __init__(self, client: Any, session: dict[str, Any]) -> None:
+        self.client = client
+        self.session = session
+
+    @property
+    def org_id(self) -> str:
+        return str(self.session["organization"]["id"])
+
+    def _headers(self, method: str) -> dict[str, str]:
+        if method in ("GET", "HEAD", "OPTIONS"):
+            return {}
+        return {"X-CSRF-Token": self.client.cookies.get("headroom_csrf", "")}
+
+    def request(self, method: str, url: str, **kwargs: Any) -> Any:
+        headers = {**self._headers(method), **kwargs.pop("headers", {})}
+        return self.client.request(method, url, headers=headers, **kwargs)
+
+    def get(self, url: str, **kw: Any) -> Any:
+        return self.request("GET", url, **kw)
+
+    def post(self, url: str, **kw: Any) -> Any:
+        return self.request("POST", url, **kw)
+
+    def patch(self, url: str, **kw: Any) -> Any:
+        return self.request("PATCH", url, **kw)
+
+    def delete(self, url: str, **kw: Any) -> Any:
+        return self.request("DELETE", url, **kw)
+
+
+def sign_up(client: Any, *, org: str | None = None, email: str | None = None) -> Actor:
+    n = next(_counter)
+    body = {
+        "email": email or f"user{n}@example.com",
+        "password": PASSWORD,
+        "organization_name": org or f"Org {n}",
+        "full_name": f"User {n}",
+    }
+    response = client.post("/api/v1/auth/signup", json=body)
+    assert response.status_code == 201, response.text
+    return Actor(client, response.json())
+
+
+def join_with_role(owner: Actor, new_client: Any, role: str) -> Actor:
+    """Invite a new person with a role and accept as them in a separate client."""
+    n = next(_counter)
+    email = f"member{n}@example.com"
+    invite = owner.post("/api/v1/org/invitations", json={"email": email, "role": role})
+    assert invite.status_code == 201, invite.text
+    token = invite.json()["accept_url"].split("token=")[1]
+    accepted = new_client.post(
+        "/api/v1/auth/accept-invitation", json={"token": token, "password": PASSWORD, "full_name": "M"}
+    )
+    assert accepted.status_code == 200, accepted.text
+    return Actor(new_client, accepted.json())

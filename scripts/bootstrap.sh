@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Install what Headroom needs on a fresh Debian machine with Python 3.11 and Node 20.
+#   scripts/bootstrap.sh            Python env (.venv via uv) and the built front end   (for `make up`)
+#   scripts/bootstrap.sh --test     also the system packages the tests use (PostgreSQL, Redis, Prometheus,
+#                                   Chromium) and the e2e dependencies                   (for `make test`)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+with_test=0
+[ "${1:-}" = "--test" ] && with_test=1
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+# --- system packages (tests only) ---
+if [ "$with_test" = 1 ]; then
+  need=()
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+  command -v redis-server >/dev/null || need+=(redis-server)
+  command -v prometheus >/dev/null || need+=(prometheus)
+  command -v promtool >/dev/null || need+=(prometheus)
+  [ -x /usr/bin/chromium ] || need+=(chromium)
+  command -v curl >/dev/null || need+=(curl)
+  if [ "${#need[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+      log "apt-get install ${need[*]}"
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq
+      apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+      # The Debian prometheus package starts a system service; the tests run their own.
+      (systemctl disable --now prometheus prometheus-node-exporter 2>/dev/null || service prometheus stop 2>/dev/null) >/dev/null 2>&1 || true
+    elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+      log "sudo apt-get install ${need[*]}"
+      sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq
+      sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    else
+      echo "missing system packages: ${need[*]} (install them with apt-get as root)" >&2
+      exit 1
+    fi
+  fi
+fi
+
+# --- Python: uv and the workspace environment in .venv ---
+if ! command -v uv >/dev/null; then
+  log "installing uv"
+  if [ "$(id -u)" = 0 ]; then python3 -m pip install -q uv; else python3 -m pip install -q --user uv; fi
+  export PATH="$HOME/.local/bin:$PATH"
+fi
+log "uv sync"
+uv sync --locked --quiet
+
+# --- front end ---
+if [ ! -d frontend/node_modules ] || [ frontend/package-lock.json -nt frontend/node_modules/.package-lock.json ]; then
+  log "npm ci (frontend)"
+  (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
+fi
+log "building the front end"
+(cd frontend && npm run --silent build >/dev/null)
+
+if [ "$with_test" = 1 ] && [ -f e2e/package.json ]; then
+  if [ ! -d e2e/node_modules ] || [ e2e/package-lock.json -nt e2e/node_modules/.package-lock.json ]; then
+    log "npm ci (e2e)"
+    (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Run the whole test suite: installs what it needs, starts PostgreSQL, Redis, Prometheus and the moto server
+# on free 127.0.0.1 ports, checks the migrations, runs the backend and worker tests, the front-end unit tests
+# and the Playwright e2e tests in headless Chromium, stops what it started, and exits non-zero on any failure.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+export PATH="$HOME/.local/bin:$PATH"
+
+scripts/bootstrap.sh --test
+
+svc=$(mktemp -d /tmp/headroom-test.XXXXXX)
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  scripts/services.sh stop "$svc" || true
+  rm -rf "$svc" 2>/dev/null || true
+}
+trap cleanup EXIT
+scripts/services.sh start "$svc"
+# shellcheck disable=SC1091
+source "$svc/env"
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_DEFAULT_REGION=us-east-1
+
+step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+
+step "migrations: upgrade on an empty database, no drift, one head, downgrade to base and back"
+scripts/check-migrations.sh "$HEADROOM_TEST_DATABASE_URL"
+
+step "lint (ruff)"
+uv run --locked ruff check backend worker migrations bench
+
+step "backend and worker tests (pytest)"
+uv run --locked pytest -q -p no:cacheprovider
+
+step "front end: typecheck and unit tests"
+(cd frontend && npm run --silent typecheck && npm run --silent test)
+
+if [ -x scripts/e2e.sh ]; then
+  step "end-to-end (Playwright, headless Chromium)"
+  e2e_db="${HEADROOM_TEST_PG_ADMIN_URL%/postgres}/headroom_e2e"
+  uv run --locked python - "$HEADROOM_TEST_PG_ADMIN_URL" <<'PY'
+import sys
+import sqlalchemy as sa
+engine = sa.create_engine(sys.argv[1], isolation_level="AUTOCOMMIT")
+with engine.connect() as c:
+    c.execute(sa.text("CREATE DATABASE headroom_e2e"))
+PY
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  DATABASE_URL="$e2e_db" REDIS_URL="$HEADROOM_TEST_REDIS_URL" HEADROOM_DATA_DIR="$svc/data" \
+    HEADROOM_PUBLIC_URL="http://127.0.0.1:$port" \
+    uv run --locked headroom serve --port "$port" >"$svc/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+  if ! curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; then cat "$svc/server.log"; exit 1; fi
+  HEADROOM_E2E_BASE_URL="http://127.0.0.1:$port" scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
+fi
+
+step "all suites passed"

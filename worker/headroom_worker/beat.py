@@ -1,0 +1,24 @@
+"""The beat schedule, built from headroom's job table. Run exactly one beat process per deployment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery.schedules import crontab
+
+from headroom.jobs.registry import JOBS
+
+
+def beat_schedule() -> dict[str, dict[str, Any]]:
+    """Return Celery's beat_schedule: one crontab entry per scheduled job, with `expires` so no backlog piles up."""
+    return {
+        job.name: {
+            "task": job.name,
+            "schedule": crontab(
+                minute=job.schedule.minute, hour=job.schedule.hour, day_of_week=job.schedule.day_of_week
+            ),
+            "options": {"queue": job.queue, "expires": job.schedule.expires_seconds},
+        }
+        for job in JOBS
+        if job.schedule is not None
+    }

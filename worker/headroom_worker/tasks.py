@@ -1,0 +1,57 @@
+"""Celery tasks: one per job in headroom's table; each loads settings, calls the job, returns its summary."""
+
+from __future__ import annotations
+
+import datetime as dt
+import socket
+from typing import Any
+
+import psycopg
+import redis
+import sqlalchemy.exc
+from celery import Task
+
+from headroom.core.settings import get_settings
+from headroom.jobs.registry import JOBS, Job
+from headroom_worker.celery_app import app
+
+# Only these are worth a retry: the database or broker was briefly unreachable. Bad data or bugs are not.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.InterfaceError,
+    psycopg.OperationalError,
+    redis.ConnectionError,
+    redis.TimeoutError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+def _make_task(job: Job) -> Task:
+    def run(self: Task, now_iso: str | None = None) -> dict[str, Any]:
+        settings = get_settings()
+        if not settings.database_url:
+            raise RuntimeError("DATABASE_URL is required for Celery workers")
+        now = dt.datetime.fromisoformat(now_iso) if now_iso else dt.datetime.now(dt.UTC)
+        return job.run(settings.database_url, settings, now)
+
+    run.__name__ = job.name.replace(".", "_")
+    run.__doc__ = job.description
+    return app.task(  # type: ignore[no-any-return]
+        name=job.name,
+        bind=True,
+        autoretry_for=TRANSIENT_ERRORS,
+        retry_backoff=2,
+        retry_backoff_max=120,
+        retry_jitter=True,
+        max_retries=5,
+    )(run)
+
+
+TASKS: dict[str, Task] = {job.name: _make_task(job) for job in JOBS}
+
+
+@app.task(name="system.ping")
+def ping() -> dict[str, str]:
+    """Answer with the worker's host name (used by health checks and tests)."""
+    return {"pong": socket.gethostname()}
