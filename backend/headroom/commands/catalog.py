@@ -15,7 +15,9 @@ from headroom.catalog import (
     list_volume_types,
     volume_limits,
 )
+from headroom.catalog.volume_types import VolumeLimits
 from headroom.commands._output import fail, print_json
+from headroom.physics.ceilings import node_ceilings
 
 catalog_app = typer.Typer(
     name="catalog",
@@ -160,6 +162,60 @@ def list_instances_command(
         typer.echo(
             f"{i.name:14} IOPS {i.baseline_iops:>8,.0f}/{i.max_iops:<8,.0f} "
             f"MB/s {i.baseline_throughput_mbps:>8,.2f}/{i.max_throughput_mbps:<8,.2f} bursts={i.bursts}"
+        )
+
+
+def parse_volume_spec(spec: str, region: str) -> VolumeLimits:
+    """Parse TYPE:SIZE_GIB[:IOPS[:MIBPS]] (e.g. gp3:500:6000:250) into valid VolumeLimits, else fail."""
+    parts = spec.split(":")
+    if not 2 <= len(parts) <= 4 or not parts[0]:
+        fail(f"--volume must be TYPE:SIZE_GIB[:IOPS[:MIBPS]], got {spec!r}")
+    size = _require("--volume size", parts[1])
+    iops_n = parse_number("--volume IOPS", parts[2] or None, integer=True) if len(parts) > 2 else None
+    tput = parse_number("--volume MiB/s", parts[3] or None) if len(parts) > 3 else None
+    try:
+        limits = volume_limits(
+            parts[0], size, int(iops_n) if iops_n is not None else None, tput, region=region
+        )
+    except CatalogError as exc:
+        fail(str(exc))
+    if not limits.valid:
+        fail(f"invalid volume {spec!r}: " + "; ".join(limits.problems))
+    return limits
+
+
+@catalog_app.command("node")
+def node_command(
+    instance: str = typer.Option(None, "--instance", help="Instance type, e.g. m5.2xlarge."),
+    volume: list[str] = typer.Option(  # noqa: B006
+        None, "--volume", help="TYPE:SIZE_GIB[:IOPS[:MIBPS]], repeatable (e.g. gp3:500:6000:250)."
+    ),
+    raid0: bool = typer.Option(False, "--raid0", help="The volumes form one RAID 0 stripe."),
+    region: str = typer.Option("us-east-1", "--region", help="Region for volume prices."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show a node's effective IOPS and MiB/s ceilings (volumes vs instance), sustained and burst."""
+    if not instance:
+        fail("--instance is required")
+    if not volume:
+        fail("at least one --volume TYPE:SIZE_GIB[:IOPS[:MIBPS]] is required")
+    try:
+        inst = instance_limits(instance)
+    except CatalogError as exc:
+        fail(str(exc))
+    vols = [parse_volume_spec(v, region) for v in volume]
+    ceilings = node_ceilings(inst, vols, raid0=raid0)
+    payload = ceilings.to_dict()
+    payload["monthly_cost_usd"] = sum(v.monthly_cost_usd for v in vols) + (inst.monthly_price_usd or 0.0)
+    payload["instance_price_known"] = inst.monthly_price_usd is not None
+    if as_json:
+        print_json(payload)
+        return
+    for key in ("sustained_iops", "burst_iops", "sustained_throughput_mibps", "burst_throughput_mibps"):
+        c = payload[key]
+        typer.echo(
+            f"{key:28} {c['effective']:>10,.1f}  (volumes {c['volumes']:,.1f}, "
+            f"instance {c['instance']:,.1f}; binds: {c['binding']})"
         )
 
 

@@ -190,3 +190,43 @@ def test_refresh_instances_unreachable_endpoint_is_one_line(
     )
     assert "refresh failed" in line
     assert not (tmp_path / "x.json").exists()
+
+
+def test_node_ceilings_json() -> None:
+    # seed 004: m5.2xlarge caps at 18,750 IOPS whatever the volumes (§2.2); two gp3 16,000 IOPS volumes.
+    data = run_json(
+        "catalog",
+        "node",
+        "--instance",
+        "m5.2xlarge",
+        "--volume",
+        "gp3:1000:16000:1000",
+        "--volume",
+        "gp3:1000:16000:1000",
+        "--json",
+    )
+    assert data["sustained_iops"] == {
+        "volumes": 32000,
+        "instance": 12000,
+        "effective": 12000,
+        "binding": "instance",
+    }
+    assert data["burst_iops"]["effective"] == 18750
+    # gp3 alone binds: 3,000 IOPS / 125 MiB/s defaults (§1.1).
+    single = run_json("catalog", "node", "--instance", "m5.2xlarge", "--volume", "gp3:500", "--json")
+    assert single["sustained_iops"]["binding"] == "volumes"
+    assert single["sustained_throughput_mibps"]["effective"] == pytest.approx(125)
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["--volume", "gp3:500"], "--instance is required"),
+        (["--instance", "m5.large"], "at least one --volume"),
+        (["--instance", "m5.large", "--volume", "gp3"], "--volume must be TYPE:SIZE_GIB"),
+        (["--instance", "m5.large", "--volume", "gp3:500:100"], "IOPS must be 3,000-80,000"),
+        (["--instance", "m5.large", "--volume", "gp3:x"], "--volume size must be a number"),
+    ],
+)
+def test_node_bad_input(args: list[str], reason: str) -> None:
+    assert reason in run_error("catalog", "node", *args)
