@@ -12,7 +12,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from headroom.snapshot.metrics import REGISTRY
 
@@ -151,7 +151,10 @@ class Series(_Model):
     """One compact time series: values at start, start + step, ...; null marks a gap."""
 
     entity: Entity
-    metric: str = Field(description="Canonical name from the metric registry (headroom.snapshot.metrics).")
+    metric: str = Field(
+        description="Canonical name from the metric registry (headroom.snapshot.metrics).",
+        json_schema_extra={"enum": list[JsonValue](sorted(REGISTRY))},
+    )
     unit: str
     statistic: str = Field(
         description="CloudWatch statistic (Sum, Average, Minimum, Maximum) or rate/gauge/p99/count."
@@ -253,3 +256,20 @@ def redact_config(config: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def snapshot_json_schema() -> dict[str, Any]:
+    """Return the published JSON Schema of the snapshot format (docs/snapshot.schema.json)."""
+    schema = Snapshot.model_json_schema(mode="serialization")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://headroom.dev/schemas/snapshot-v{SCHEMA_VERSION}.json",
+        **schema,
+    }
+
+
+def snapshot_json_schema_text() -> str:
+    """Return the JSON Schema as the text committed in docs/snapshot.schema.json."""
+    import json
+
+    return json.dumps(snapshot_json_schema(), indent=2, ensure_ascii=False) + "\n"
