@@ -1,0 +1,307 @@
+import { useId, useMemo } from 'react';
+import {
+  Area,
+  CartesianGrid,
+  ComposedChart,
+  Line,
+  ReferenceLine,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+  type TooltipContentProps,
+} from 'recharts';
+import { formatTick, formatTime as defaultFormatTime, formatValue, type Unit } from './format';
+
+export interface TimeSeriesPoint {
+  /** Milliseconds since the epoch. */
+  t: number;
+  /** null leaves a gap (no sample), unlike 0. */
+  value: number | null;
+}
+
+export interface TimeSeries {
+  id: string;
+  label: string;
+  points: TimeSeriesPoint[];
+  color?: string;
+}
+
+/** A hard limit drawn as a horizontal line, e.g. a volume's provisioned IOPS. */
+export interface Ceiling {
+  id: string;
+  /** What the limit is: "gp3 provisioned IOPS". */
+  label: string;
+  value: number;
+  /** Where the number comes from: "AWS EBS volume types (gp3)" or "your volume's configuration". */
+  source: string;
+  color?: string;
+}
+
+export interface ForecastBandPoint {
+  t: number;
+  lower: number;
+  upper: number;
+}
+
+export interface ForecastBand {
+  label: string;
+  points: ForecastBandPoint[];
+  color?: string;
+}
+
+export interface TimeSeriesChartProps {
+  title: string;
+  /** Unit of every value on the y axis (series, ceilings and forecast alike). */
+  unit: Unit;
+  series: TimeSeries[];
+  ceilings?: Ceiling[];
+  forecast?: ForecastBand;
+  description?: string;
+  height?: number;
+  /** A fixed width in pixels; by default the chart fills its container. */
+  width?: number;
+  animate?: boolean;
+  formatTime?: (epochMs: number) => string;
+  emptyMessage?: string;
+}
+
+const PALETTE = ['#1f6feb', '#d1490d', '#1a7f37', '#8250df', '#bf3989', '#0a7ea4'];
+const CEILING_COLOR = '#cf222e';
+const FORECAST_COLOR = '#8c959f';
+const BAND_KEY = '__forecast';
+
+type Row = { t: number; [key: string]: number | null | [number, number] };
+
+function seriesKey(id: string): string {
+  return `s:${id}`;
+}
+
+/** Merge every series and the forecast band into one row per timestamp, as Recharts wants. */
+export function toRows(series: TimeSeries[], forecast?: ForecastBand): Row[] {
+  const rows = new Map<number, Row>();
+  const rowAt = (t: number): Row => {
+    let row = rows.get(t);
+    if (!row) {
+      row = { t };
+      rows.set(t, row);
+    }
+    return row;
+  };
+  for (const s of series) {
+    for (const p of s.points) rowAt(p.t)[seriesKey(s.id)] = p.value;
+  }
+  for (const p of forecast?.points ?? []) rowAt(p.t)[BAND_KEY] = [p.lower, p.upper];
+  return [...rows.values()].sort((a, b) => a.t - b.t);
+}
+
+function CeilingLabel({ ceiling, unit, viewBox }: { ceiling: Ceiling; unit: Unit; viewBox?: unknown }) {
+  const box = viewBox as { x?: number; y?: number; width?: number } | undefined;
+  if (box?.x === undefined || box.y === undefined || box.width === undefined) return null;
+  const text = `${ceiling.label}: ${formatValue(ceiling.value, unit)}`;
+  return (
+    <text
+      className="ts-chart__ceiling-label"
+      x={box.x + box.width - 4}
+      y={box.y - 5}
+      textAnchor="end"
+      fill={ceiling.color ?? CEILING_COLOR}
+      fontSize={12}
+    >
+      {/* Native hover tooltip: what the limit is and where the number comes from. */}
+      <title>{`${text} (source: ${ceiling.source})`}</title>
+      {text}
+    </text>
+  );
+}
+
+interface ChartTooltipProps extends TooltipContentProps<number | [number, number], string> {
+  series: TimeSeries[];
+  ceilings: Ceiling[];
+  forecast?: ForecastBand;
+  unit: Unit;
+  formatTime: (epochMs: number) => string;
+}
+
+function ChartTooltip({ active, payload, label, series, ceilings, forecast, unit, formatTime }: ChartTooltipProps) {
+  if (!active || !payload?.length) return null;
+  const row = payload[0]?.payload as Row | undefined;
+  if (!row) return null;
+  const band = row[BAND_KEY];
+  return (
+    <div className="ts-chart__tooltip">
+      <p className="ts-chart__tooltip-time">{formatTime(Number(label))}</p>
+      <ul>
+        {series.map((s) => {
+          const v = row[seriesKey(s.id)];
+          if (typeof v !== 'number') return null;
+          return (
+            <li key={s.id}>
+              {s.label}: <strong>{formatValue(v, unit)}</strong>
+            </li>
+          );
+        })}
+        {forecast && Array.isArray(band) && (
+          <li>
+            {forecast.label}: <strong>{formatValue(band[0], unit)}</strong> to{' '}
+            <strong>{formatValue(band[1], unit)}</strong>
+          </li>
+        )}
+      </ul>
+      {ceilings.length > 0 && (
+        <ul className="ts-chart__tooltip-limits">
+          {ceilings.map((c) => (
+            <li key={c.id}>
+              Limit: {c.label} {formatValue(c.value, unit)} (source: {c.source})
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** The one time-series chart: lines per series, dashed ceilings with their source, a shaded forecast band. */
+export function TimeSeriesChart({
+  title,
+  unit,
+  series,
+  ceilings = [],
+  forecast,
+  description,
+  height = 280,
+  width,
+  animate = true,
+  formatTime = defaultFormatTime,
+  emptyMessage = 'No data for this period yet.',
+}: TimeSeriesChartProps) {
+  const titleId = useId();
+  const rows = useMemo(() => toRows(series, forecast), [series, forecast]);
+  const colored = series.map((s, i) => ({ ...s, color: s.color ?? PALETTE[i % PALETTE.length] }));
+  const forecastColor = forecast?.color ?? FORECAST_COLOR;
+
+  const chart = (
+    <ComposedChart
+      data={rows}
+      margin={{ top: 20, right: 16, bottom: 4, left: 8 }}
+      {...(width !== undefined ? { width, height } : {})}
+    >
+      <CartesianGrid stroke="#e6e9ef" vertical={false} />
+      <XAxis
+        dataKey="t"
+        type="number"
+        scale="time"
+        domain={['dataMin', 'dataMax']}
+        tickFormatter={(t: number) => formatTime(t)}
+        tick={{ fontSize: 12, fill: '#57606a' }}
+        minTickGap={32}
+      />
+      <YAxis
+        tickFormatter={formatTick}
+        tick={{ fontSize: 12, fill: '#57606a' }}
+        width={56}
+        domain={[0, 'auto']}
+        label={{ value: unit, angle: -90, position: 'insideLeft', fontSize: 12, fill: '#57606a' }}
+      />
+      <Tooltip
+        content={(props) => (
+          <ChartTooltip
+            {...(props as TooltipContentProps<number | [number, number], string>)}
+            series={colored}
+            ceilings={ceilings}
+            forecast={forecast}
+            unit={unit}
+            formatTime={formatTime}
+          />
+        )}
+      />
+      {forecast && (
+        <Area
+          dataKey={BAND_KEY}
+          name={forecast.label}
+          stroke={forecastColor}
+          strokeDasharray="4 3"
+          fill={forecastColor}
+          fillOpacity={0.2}
+          isAnimationActive={animate}
+          connectNulls
+        />
+      )}
+      {colored.map((s) => (
+        <Line
+          key={s.id}
+          dataKey={seriesKey(s.id)}
+          name={s.label}
+          stroke={s.color}
+          strokeWidth={2}
+          dot={false}
+          isAnimationActive={animate}
+          type="monotone"
+        />
+      ))}
+      {ceilings.map((c) => (
+        <ReferenceLine
+          key={c.id}
+          y={c.value}
+          stroke={c.color ?? CEILING_COLOR}
+          strokeDasharray="6 4"
+          strokeWidth={1.5}
+          ifOverflow="extendDomain"
+          label={<CeilingLabel ceiling={c} unit={unit} />}
+        />
+      ))}
+    </ComposedChart>
+  );
+
+  const hasData = rows.length > 0;
+
+  return (
+    <figure className="ts-chart" aria-labelledby={titleId}>
+      <figcaption className="ts-chart__caption">
+        <span id={titleId} className="ts-chart__title">
+          {title}
+        </span>
+        {description && <span className="ts-chart__description">{description}</span>}
+      </figcaption>
+      {hasData ? (
+        <div className="ts-chart__plot" style={{ height }}>
+          {width !== undefined ? (
+            chart
+          ) : (
+            <ResponsiveContainer width="100%" height={height}>
+              {chart}
+            </ResponsiveContainer>
+          )}
+        </div>
+      ) : (
+        <p className="ts-chart__empty" style={{ minHeight: height / 2 }}>
+          {emptyMessage}
+        </p>
+      )}
+      <ul className="ts-chart__legend" aria-label={`${title}: legend`}>
+        {colored.map((s) => (
+          <li key={s.id}>
+            <span className="ts-chart__swatch" style={{ background: s.color }} aria-hidden="true" />
+            {s.label}
+          </li>
+        ))}
+        {forecast && (
+          <li>
+            <span className="ts-chart__swatch ts-chart__swatch--band" style={{ background: forecastColor }} aria-hidden="true" />
+            {forecast.label}
+          </li>
+        )}
+        {ceilings.map((c) => (
+          <li key={c.id} title={`Source: ${c.source}`}>
+            <span
+              className="ts-chart__swatch ts-chart__swatch--ceiling"
+              style={{ borderColor: c.color ?? CEILING_COLOR }}
+              aria-hidden="true"
+            />
+            {c.label}: {formatValue(c.value, unit)} <span className="ts-chart__source">(source: {c.source})</span>
+          </li>
+        ))}
+      </ul>
+    </figure>
+  );
+}

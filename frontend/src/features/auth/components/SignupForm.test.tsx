@@ -1,0 +1,112 @@
+import { screen, waitFor } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it, vi } from 'vitest';
+import { apiError, renderWithClient, SESSION } from '@/test/render';
+import { apiUrl, server } from '@/test/server';
+import { SignupForm } from './SignupForm';
+
+function setup() {
+  const onSuccess = vi.fn();
+  const utils = renderWithClient(<SignupForm onSuccess={onSuccess} />);
+  return { onSuccess, ...utils };
+}
+
+async function fillValid(user: ReturnType<typeof setup>['user']) {
+  await user.type(screen.getByLabelText('Email'), 'ada@example.com');
+  await user.type(screen.getByLabelText('Password'), 'correct horse battery');
+  await user.type(screen.getByLabelText('Organisation name'), 'Analytical Engines');
+}
+
+describe('SignupForm', () => {
+  it('shows a message per missing field, focuses the first and sends nothing', async () => {
+    const seen = vi.fn();
+    server.use(http.post(apiUrl('/auth/signup'), () => (seen(), HttpResponse.json(SESSION, { status: 201 }))));
+    const { user, onSuccess } = setup();
+
+    await user.click(screen.getByRole('button', { name: 'Create account' }));
+
+    expect(screen.getByLabelText('Email')).toHaveAccessibleDescription('Enter your email address.');
+    expect(screen.getByLabelText('Password')).toHaveAccessibleDescription(
+      'At least 10 characters. Enter a password.',
+    );
+    expect(screen.getByLabelText('Organisation name')).toHaveAccessibleDescription(
+      "Your team's workspace in Headroom; you can invite colleagues later. Enter your organisation's name.",
+    );
+    expect(screen.getByLabelText('Email')).toHaveFocus();
+    expect(screen.getByLabelText('Email')).toBeInvalid();
+    expect(screen.getByLabelText('Full name (optional)')).toBeValid();
+    expect(seen).not.toHaveBeenCalled();
+    expect(onSuccess).not.toHaveBeenCalled();
+  });
+
+  it('rejects a malformed email and a password under 10 characters', async () => {
+    const { user } = setup();
+    await user.type(screen.getByLabelText('Email'), 'ada.example.com');
+    await user.type(screen.getByLabelText('Password'), '123456789');
+    await user.type(screen.getByLabelText('Organisation name'), 'Analytical Engines');
+    await user.click(screen.getByRole('button', { name: 'Create account' }));
+
+    expect(screen.getByText('Enter a valid email address, like name@company.com.')).toBeInTheDocument();
+    expect(screen.getByText('Use at least 10 characters.')).toBeInTheDocument();
+    expect(screen.getByLabelText('Organisation name')).toBeValid();
+  });
+
+  it('posts the form and hands the new session on', async () => {
+    let body: unknown;
+    server.use(
+      http.post(apiUrl('/auth/signup'), async ({ request }) => {
+        body = await request.json();
+        return HttpResponse.json(SESSION, { status: 201 });
+      }),
+    );
+    const { user, onSuccess } = setup();
+    await fillValid(user);
+    await user.click(screen.getByRole('button', { name: 'Create account' }));
+
+    await waitFor(() => expect(onSuccess).toHaveBeenCalledTimes(1));
+    expect(onSuccess.mock.calls[0]?.[0]).toEqual(SESSION);
+    // An empty optional name is sent as null, not "".
+    expect(body).toEqual({
+      email: 'ada@example.com',
+      password: 'correct horse battery',
+      organization_name: 'Analytical Engines',
+      full_name: null,
+    });
+  });
+
+  it("shows the API's message when the email is taken", async () => {
+    server.use(
+      http.post(apiUrl('/auth/signup'), () =>
+        HttpResponse.json(apiError('email_taken', 'An account with this email already exists.'), { status: 409 }),
+      ),
+    );
+    const { user, onSuccess } = setup();
+    await fillValid(user);
+    await user.click(screen.getByRole('button', { name: 'Create account' }));
+
+    expect(await screen.findByRole('alert')).toHaveTextContent('An account with this email already exists.');
+    expect(onSuccess).not.toHaveBeenCalled();
+    expect(screen.getByRole('button', { name: 'Create account' })).toBeEnabled();
+  });
+
+  it('puts server validation messages next to their fields', async () => {
+    server.use(
+      http.post(apiUrl('/auth/signup'), () =>
+        HttpResponse.json(
+          apiError('validation_error', 'Some fields are not valid.', [
+            { field: 'body.password', message: 'This password appears in a list of leaked passwords.' },
+          ]),
+          { status: 422 },
+        ),
+      ),
+    );
+    const { user } = setup();
+    await fillValid(user);
+    await user.click(screen.getByRole('button', { name: 'Create account' }));
+
+    expect(await screen.findByRole('alert')).toHaveTextContent('Some fields are not valid.');
+    expect(screen.getByLabelText('Password')).toHaveAccessibleDescription(
+      'At least 10 characters. This password appears in a list of leaked passwords.',
+    );
+  });
+});

@@ -1,0 +1,2 @@
+export { clustersQueryKey, useClusters, type Cluster } from './api';
+export { ClustersPanel } from './components/ClustersPanel';

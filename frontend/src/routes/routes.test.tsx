@@ -1,0 +1,124 @@
+import { screen, within } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { routes } from '@/router';
+import { apiError, renderRoutes, SESSION } from '@/test/render';
+import { apiUrl, server } from '@/test/server';
+
+const notAuthenticated = () =>
+  HttpResponse.json(apiError('not_authenticated', 'Log in to continue.'), { status: 401 });
+
+describe('signed-in routes', () => {
+  it('redirect to /login, remembering the page, when /auth/me answers 401', async () => {
+    server.use(http.get(apiUrl('/auth/me'), notAuthenticated));
+    const { router } = renderRoutes(routes, '/clusters');
+    expect(await screen.findByRole('heading', { name: 'Log in to Headroom' })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe('/login');
+    expect(router.state.location.search).toBe('?next=%2Fclusters');
+  });
+
+  it('show the shell and the empty clusters state with what to do next', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/clusters'), () => HttpResponse.json({ items: [], total: 0 })),
+    );
+    renderRoutes(routes, '/');
+    expect(await screen.findByRole('heading', { name: 'Clusters', level: 1 })).toBeInTheDocument();
+    expect(screen.getByRole('navigation', { name: 'Main' })).toBeInTheDocument();
+    expect(screen.getByText('Analytical Engines')).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Account menu for Ada Lovelace' })).toBeInTheDocument();
+    const empty = await screen.findByRole('region', { name: 'No clusters yet' });
+    expect(
+      within(empty).getByText('Connect an AWS account and a Prometheus to see your TiKV clusters.'),
+    ).toBeInTheDocument();
+  });
+
+  it('list clusters in a table', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/clusters'), () =>
+        HttpResponse.json({
+          items: [
+            {
+              id: 'c0ffee00-0000-4000-8000-000000000001',
+              name: 'prod-tikv',
+              tikv_version: '8.5.1',
+              deployment_kind: 'operator',
+              tags: { env: 'prod' },
+              created_at: '2026-11-01T10:00:00Z',
+            },
+          ],
+          total: 1,
+        }),
+      ),
+    );
+    renderRoutes(routes, '/clusters');
+    const row = await screen.findByRole('row', { name: /prod-tikv/ });
+    expect(within(row).getByRole('cell', { name: '8.5.1' })).toBeInTheDocument();
+    expect(within(row).getByRole('cell', { name: 'TiDB Operator' })).toBeInTheDocument();
+    expect(within(row).getByText('env=prod')).toBeInTheDocument();
+  });
+
+  it("show the API's message when clusters fail to load, and retry", async () => {
+    let calls = 0;
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/clusters'), () => {
+        calls += 1;
+        return calls === 1
+          ? HttpResponse.json(apiError('unavailable', 'The database is not reachable.'), { status: 503 })
+          : HttpResponse.json({ items: [], total: 0 });
+      }),
+    );
+    const { user } = renderRoutes(routes, '/clusters');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Could not load clusters');
+    expect(alert).toHaveTextContent('The database is not reachable.');
+    await user.click(within(alert).getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByRole('region', { name: 'No clusters yet' })).toBeInTheDocument();
+  });
+
+  it('log out from the user menu and land on /login', async () => {
+    let loggedIn = true;
+    server.use(
+      http.get(apiUrl('/auth/me'), () => (loggedIn ? HttpResponse.json(SESSION) : notAuthenticated())),
+      http.get(apiUrl('/clusters'), () => HttpResponse.json({ items: [], total: 0 })),
+      http.post(apiUrl('/auth/logout'), () => {
+        loggedIn = false;
+        return new HttpResponse(null, { status: 204 });
+      }),
+    );
+    const { user, router } = renderRoutes(routes, '/clusters');
+    await user.click(await screen.findByRole('button', { name: /Account menu/ }));
+    await user.click(screen.getByRole('menuitem', { name: 'Log out' }));
+    expect(await screen.findByRole('heading', { name: 'Log in to Headroom' })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe('/login');
+    expect(router.state.location.search).toBe('');
+  });
+});
+
+describe('public routes', () => {
+  it('send a signed-in person from /login to their clusters', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/clusters'), () => HttpResponse.json({ items: [], total: 0 })),
+    );
+    const { router } = renderRoutes(routes, '/login');
+    expect(await screen.findByRole('heading', { name: 'Clusters', level: 1 })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe('/clusters');
+  });
+
+  it('ignore a ?next that leaves the site', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), notAuthenticated),
+      http.post(apiUrl('/auth/login'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/clusters'), () => HttpResponse.json({ items: [], total: 0 })),
+    );
+    const { user, router } = renderRoutes(routes, '/login?next=//evil.example/phish');
+    await user.type(await screen.findByLabelText('Email'), 'ada@example.com');
+    await user.type(screen.getByLabelText('Password'), 'correct horse battery');
+    await user.click(screen.getByRole('button', { name: 'Log in' }));
+    expect(await screen.findByRole('heading', { name: 'Clusters', level: 1 })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe('/clusters');
+  });
+});
