@@ -30,13 +30,13 @@ from headroom.catalog.prices import HOURS_PER_MONTH, IopsTier, ebs_price, tiered
 def test_monthly_cost_table(
     args: tuple[object, ...], storage: float, iops: float, throughput: float, total: float
 ) -> None:
-    cost = ebs_monthly_cost(*args)  # type: ignore[arg-type]
+    cost = ebs_monthly_cost(*args)
     assert cost.storage_usd == pytest.approx(storage)
     assert cost.iops_usd == pytest.approx(iops)
     assert cost.throughput_usd == pytest.approx(throughput)
     assert cost.total_usd == pytest.approx(total)
     # volume_limits reports the same total for a valid configuration.
-    assert volume_limits(*args).monthly_cost_usd == pytest.approx(total)  # type: ignore[arg-type]
+    assert volume_limits(*args).monthly_cost_usd == pytest.approx(total)
 
 
 def test_gp3_default_volume_costs_storage_only() -> None:

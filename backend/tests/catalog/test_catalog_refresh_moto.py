@@ -40,7 +40,7 @@ def test_fetch_pages_follows_next_token() -> None:
             return client
 
     with stubber:
-        pages = fetch_instance_type_pages(region="us-east-1", session=_Session())  # type: ignore[arg-type]
+        pages = fetch_instance_type_pages(region="us-east-1", session=_Session())
     assert [t["InstanceType"] for p in pages for t in p["InstanceTypes"]] == ["m5.large", "m5.xlarge"]
     stubber.assert_no_pending_responses()
 

@@ -66,7 +66,7 @@ def test_volume_limits_table(
     max_mibps: float,
     bursts: bool,
 ) -> None:
-    limits = volume_limits(*args)  # type: ignore[arg-type]
+    limits = volume_limits(*args)
     assert limits.valid, limits.problems
     assert limits.baseline_iops == pytest.approx(baseline_iops)
     assert limits.burst_iops == (None if burst_iops is None else pytest.approx(burst_iops))
@@ -119,7 +119,7 @@ def test_io_chunk(volume_type: str, chunk: int) -> None:
     ],
 )
 def test_invalid_configurations(args: tuple[object, ...], kwargs: dict[str, object], problem: str) -> None:
-    limits = volume_limits(*args, **kwargs)  # type: ignore[arg-type]
+    limits = volume_limits(*args, **kwargs)
     assert limits.valid is False
     assert any(problem in p for p in limits.problems), limits.problems
 
@@ -141,7 +141,7 @@ def test_invalid_configurations(args: tuple[object, ...], kwargs: dict[str, obje
     ],
 )
 def test_boundaries(args: tuple[object, ...], valid: bool) -> None:
-    assert volume_limits(*args).valid is valid  # type: ignore[arg-type]
+    assert volume_limits(*args).valid is valid
 
 
 def test_unknown_type_raises_catalog_error() -> None:
@@ -177,4 +177,4 @@ def test_volume_limits_is_frozen() -> None:
     limits = volume_limits("gp2", 100)
     assert isinstance(limits, VolumeLimits)
     with pytest.raises(AttributeError):
-        limits.size_gib = 5  # type: ignore[misc]
+        limits.size_gib = 5
