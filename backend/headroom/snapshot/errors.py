@@ -29,7 +29,7 @@ def describe_validation_error(exc: ValidationError, *, limit: int = 3) -> str:
     parts = []
     for err in exc.errors()[:limit]:
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        parts.append(f"{field_path(loc)}: {err['msg']}")
+        parts.append(f"{field_path(loc)}: {err['msg'].removeprefix('Value error, ')}")
     more = len(exc.errors()) - limit
     if more > 0:
         parts.append(f"(and {more} more)")

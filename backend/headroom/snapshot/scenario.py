@@ -288,7 +288,7 @@ def node_workload(scenario: Scenario, group_index: int) -> Workload:
 def _prefix(exc: ValidationError, prefix: str) -> str:
     parts = []
     for err in exc.errors()[:3]:
-        parts.append(f"{prefix}.{field_path(tuple(err['loc']))}: {err['msg']}")
+        parts.append(f"{prefix}.{field_path(tuple(err['loc']))}: {err['msg'].removeprefix('Value error, ')}")
     return "; ".join(parts)
 
 
