@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from headroom.tikvconf.keys import require_valid_key
+from headroom.tikvconf.units import parse_size
 
 Version = tuple[int, int, int]
 ConfigValue = str | int | float | bool | list[Any] | dict[str, Any]
@@ -76,8 +78,14 @@ def _block_cache(host: HostFacts, config: Mapping[str, object]) -> int | None:
 
 
 def _memory_usage_limit(host: HostFacts, config: Mapping[str, object]) -> int | None:
-    cache = _block_cache(host, config)
-    return None if cache is None else math.floor(cache / 0.45 * 0.75)
+    # Template: "calculated as `5/3 * block-cache.capacity`", i.e. 75% of memory with the default cache.
+    configured = config.get("storage.block-cache.capacity")
+    if isinstance(configured, str | int) and not isinstance(configured, bool):
+        return int(Fraction(parse_size(configured)) * 5 / 3)
+    if host.memory_bytes is None:
+        return None
+    rate = Fraction(30, 100) if config.get("storage.engine") == "partitioned-raft-kv" else Fraction(45, 100)
+    return int(host.memory_bytes * rate * 5 / 3)
 
 
 def _scheduler_pool(host: HostFacts, _config: Mapping[str, object]) -> int | None:
