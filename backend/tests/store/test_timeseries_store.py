@@ -1,0 +1,146 @@
+"""The packed time-series store on a real PostgreSQL: idempotent writes, slot merging, rollups, retention."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import uuid
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from headroom.core.security import new_external_id
+from headroom.store import timeseries as ts
+from headroom.store.models import Organization
+
+T0 = dt.datetime(2026, 11, 2, 10, 0, tzinfo=dt.UTC)
+
+
+def _org(db: Any, name: str = "ts") -> uuid.UUID:
+    org = Organization(name=name, slug=f"{name}-{uuid.uuid4().hex[:8]}", aws_external_id=new_external_id())
+    db.add(org)
+    db.flush()
+    return org.id
+
+
+def _series(db: Any, org_id: uuid.UUID, metric: str = "aws.ebs.VolumeReadOps") -> int:
+    key = ts.SeriesKey("volume", "vol-0abc", metric, "count")
+    return ts.ensure_series(db, org_id, [key])[key]
+
+
+def _count_rows(db: Any, series_id: int) -> int:
+    return int(db.execute(text("SELECT count(*) FROM metric_points WHERE series_id = :s"), {"s": series_id}).scalar_one())
+
+
+def test_points_round_trip_across_hours(db: Any) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    points = [(sid, T0 + dt.timedelta(minutes=m), float(m)) for m in range(0, 150)]
+    result = ts.write_points(db, org, points)
+    assert (result.points, result.rows) == (150, 3)  # 10:00-12:29 spans three hour rows
+    assert ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=3)) == [(t, v) for _, t, v in points]
+
+
+def test_rewriting_a_window_is_a_no_op(db: Any) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    points = [(sid, T0 + dt.timedelta(minutes=m), 1.5 * m) for m in range(90)]
+    ts.write_points(db, org, points)
+    before = ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=2))
+    ts.write_points(db, org, points)
+    ts.write_points(db, org, points[30:60])
+    assert ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=2)) == before
+    assert _count_rows(db, sid) == 2
+
+
+def test_late_points_fill_their_slots_without_touching_others(db: Any) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    ts.write_points(db, org, [(sid, T0 + dt.timedelta(minutes=m), 1.0) for m in range(0, 60, 2)])
+    ts.write_points(db, org, [(sid, T0 + dt.timedelta(minutes=m), 2.0) for m in range(1, 60, 2)])
+    values = [v for _, v in ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=1))]
+    assert values == [1.0, 2.0] * 30
+
+
+def test_nan_and_unaligned_points_are_counted_and_dropped(db: Any) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    result = ts.write_points(
+        db,
+        org,
+        [(sid, T0, math.nan), (sid, T0 + dt.timedelta(seconds=30), 1.0), (sid, T0 + dt.timedelta(minutes=1), 3.0),
+         (sid, T0 + dt.timedelta(minutes=2), math.inf)],
+    )
+    assert (result.points, result.dropped_nan, result.dropped_unaligned) == (1, 2, 1)
+    assert ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=1)) == [(T0 + dt.timedelta(minutes=1), 3.0)]
+
+
+def test_reads_are_scoped_to_the_org(db: Any) -> None:
+    org_a, org_b = _org(db, "a"), _org(db, "b")
+    sid = _series(db, org_a)
+    ts.write_points(db, org_a, [(sid, T0, 42.0)])
+    assert ts.read_points(db, org_b, sid, T0, T0 + dt.timedelta(hours=1)) == []
+    assert ts.read_rollup(db, org_b, sid, 300, T0, T0 + dt.timedelta(hours=1)) == []
+
+
+def test_rollups_aggregate_avg_max_min_count(db: Any) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    # 10:00-10:09: values 0..9; 5-minute buckets hold 0..4 and 5..9.
+    ts.write_points(db, org, [(sid, T0 + dt.timedelta(minutes=m), float(m)) for m in range(10)])
+    ts.refresh_rollups(db, T0, T0 + dt.timedelta(hours=1))
+    five = ts.read_rollup(db, org, sid, 300, T0, T0 + dt.timedelta(hours=1))
+    assert [(p.ts, p.avg, p.max, p.min, p.count) for p in five] == [
+        (T0, 2.0, 4.0, 0.0, 5),
+        (T0 + dt.timedelta(minutes=5), 7.0, 9.0, 5.0, 5),
+    ]
+    hourly = ts.read_rollup(db, org, sid, 3600, T0 - dt.timedelta(hours=1), T0 + dt.timedelta(hours=2))
+    assert [(p.ts, p.avg, p.max, p.min, p.count) for p in hourly] == [(T0, 4.5, 9.0, 0.0, 10)]
+
+
+def test_rollups_refresh_is_idempotent_and_picks_up_new_points(db: Any) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    ts.write_points(db, org, [(sid, T0, 10.0)])
+    ts.refresh_rollups(db, T0, T0 + dt.timedelta(hours=1))
+    ts.refresh_rollups(db, T0, T0 + dt.timedelta(hours=1))
+    ts.write_points(db, org, [(sid, T0 + dt.timedelta(minutes=1), 20.0)])
+    ts.refresh_rollups(db, T0, T0 + dt.timedelta(hours=1))
+    (point,) = ts.read_rollup(db, org, sid, 300, T0, T0 + dt.timedelta(minutes=5))
+    assert (point.avg, point.max, point.min, point.count) == (15.0, 20.0, 10.0, 2)
+    rows = db.execute(text("SELECT count(*) FROM metric_rollups WHERE series_id = :s"), {"s": sid}).scalar_one()
+    assert rows == 2  # one per resolution for the day
+
+
+def test_retention_drops_whole_old_partitions(db: Any) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    old = T0 - dt.timedelta(days=40)
+    ts.write_points(db, org, [(sid, old, 1.0), (sid, T0, 2.0)])
+    dropped = ts.apply_retention(db, now=T0, raw_days=35, rollup_days=400)
+    assert ts.points_partition_name(ts.day_floor(old)) in dropped
+    assert ts.points_partition_name(ts.day_floor(T0)) not in dropped
+    assert [v for _, v in ts.read_points(db, org, sid, old, T0 + dt.timedelta(hours=1))] == [2.0]
+
+
+def test_ensure_partitions_is_idempotent(db: Any) -> None:
+    start = dt.datetime(2031, 1, 30, tzinfo=dt.UTC)
+    first = ts.ensure_partitions(db, start, start + dt.timedelta(days=2))
+    assert first == 3 + 2  # three days; January and February rollup months
+    assert ts.ensure_partitions(db, start, start + dt.timedelta(days=2)) == 0
+
+
+def test_series_are_unique_per_entity_metric_and_labels(db: Any) -> None:
+    org = _org(db)
+    a = ts.SeriesKey("tikv_node", "store-1", "tikv.thread_cpu", "cores", (("pool", "apply"),))
+    b = ts.SeriesKey("tikv_node", "store-1", "tikv.thread_cpu", "cores", (("pool", "sched"),))
+    first = ts.ensure_series(db, org, [a, b])
+    again = ts.ensure_series(db, org, [b, a])
+    assert first == again and first[a] != first[b]
+
+
+@pytest.mark.parametrize("resolution", [60, 86400])
+def test_unknown_rollup_resolution_is_an_error(db: Any, resolution: int) -> None:
+    with pytest.raises(ValueError, match="resolution"):
+        ts.read_rollup(db, uuid.uuid4(), 1, resolution, T0, T0)

@@ -1,0 +1,122 @@
+"""A real Celery worker process against the test Redis runs tasks; beat entries name registered tasks."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+
+@pytest.fixture(scope="module")
+def celery_app(worker_env: dict[str, str]) -> Any:
+    os.environ["REDIS_URL"] = worker_env["REDIS_URL"]
+    from headroom_worker.celery_app import app
+
+    app.loader.import_default_modules()  # what a worker does at start: import the `imports` modules
+    return app
+
+
+@pytest.fixture(scope="module")
+def worker(worker_env: dict[str, str], celery_app: Any) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "headroom_worker.celery_app", "worker", "--loglevel=INFO",
+         "--concurrency=1", "--pool=prefork", "-Q", "ingest,advice,email,maintenance", "-n", "pytest@%h",
+         "--without-gossip", "--without-mingle"],
+        env=worker_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            replies = celery_app.control.ping(timeout=1.0)
+            if replies:
+                break
+            if proc.poll() is not None:
+                raise AssertionError(proc.stdout.read().decode() if proc.stdout else "worker exited")
+        else:
+            raise AssertionError("worker did not answer a ping within 60 s")
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_worker_runs_a_task(worker: Any, celery_app: Any) -> None:
+    result = celery_app.send_task("system.ping")
+    assert set(result.get(timeout=60)) == {"pong"}
+
+
+def _drop_2033_partitions(engine: sa.Engine) -> set[str]:
+    with engine.begin() as conn:
+        names = {
+            r[0]
+            for r in conn.execute(
+                sa.text("SELECT relname FROM pg_class WHERE relkind = 'r' AND relname ~ '^metric_(points|rollups)_p2033'")
+            )
+        }
+        for name in names:
+            conn.execute(sa.text(f"DROP TABLE IF EXISTS {name}"))
+    return names
+
+
+def test_worker_runs_a_scheduled_job_against_the_database(worker: Any, celery_app: Any, worker_env: dict[str, str]) -> None:
+    engine = sa.create_engine(worker_env["DATABASE_URL"])
+    try:
+        _drop_2033_partitions(engine)
+        when = dt.datetime(2033, 3, 1, 12, 0, tzinfo=dt.UTC)
+        result = celery_app.send_task("timeseries.maintain", kwargs={"now_iso": when.isoformat()}, queue="maintenance")
+        summary = result.get(timeout=120)
+        # Days 2033-02-28 .. 03-03 and the February and March rollup months.
+        assert summary["created"] == 6
+        created = _drop_2033_partitions(engine)
+        assert {"metric_points_p20330228", "metric_points_p20330301", "metric_points_p20330303",
+                "metric_rollups_p203302", "metric_rollups_p203303"} <= created
+    finally:
+        engine.dispose()
+
+
+def test_beat_entries_name_registered_tasks_on_known_queues(celery_app: Any) -> None:
+    from headroom.jobs.registry import QUEUES
+    from headroom_worker.beat import beat_schedule
+
+    schedule = beat_schedule()
+    assert schedule, "the beat schedule is empty"
+    registered = set(celery_app.tasks)
+    for name, entry in schedule.items():
+        assert entry["task"] in registered, f"beat entry {name} names an unregistered task"
+        assert entry["options"]["queue"] in QUEUES
+        assert entry["options"]["expires"] > 0
+
+
+def test_worker_settings_are_safe_for_many_workers(celery_app: Any) -> None:
+    conf = celery_app.conf
+    assert conf.task_acks_late is True
+    assert conf.task_reject_on_worker_lost is True
+    assert conf.worker_prefetch_multiplier == 1
+    assert conf.broker_transport_options["visibility_timeout"] > conf.task_time_limit
+    assert {q.name for q in conf.task_queues} == {"ingest", "advice", "email", "maintenance"}
+
+
+def test_only_transient_errors_are_retried() -> None:
+    import sqlalchemy.exc
+
+    from headroom_worker.tasks import TRANSIENT_ERRORS, TASKS
+
+    assert issubclass(sqlalchemy.exc.OperationalError, TRANSIENT_ERRORS)
+    assert not issubclass(ValueError, TRANSIENT_ERRORS)
+    assert not issubclass(sqlalchemy.exc.IntegrityError, TRANSIENT_ERRORS)
+    for task in TASKS.values():
+        assert task.autoretry_for == TRANSIENT_ERRORS
+        assert task.retry_jitter is True
