@@ -65,12 +65,11 @@ describe('SignupForm', () => {
 
     await waitFor(() => expect(onSuccess).toHaveBeenCalledTimes(1));
     expect(onSuccess.mock.calls[0]?.[0]).toEqual(SESSION);
-    // An empty optional name is sent as null, not "".
+    // An empty optional name is left out; the API defaults it.
     expect(body).toEqual({
       email: 'ada@example.com',
       password: 'correct horse battery',
       organization_name: 'Analytical Engines',
-      full_name: null,
     });
   });
 
@@ -94,7 +93,7 @@ describe('SignupForm', () => {
       http.post(apiUrl('/auth/signup'), () =>
         HttpResponse.json(
           apiError('validation_error', 'Some fields are not valid.', [
-            { field: 'body.password', message: 'This password appears in a list of leaked passwords.' },
+            { field: 'password', message: 'This password appears in a list of leaked passwords.' },
           ]),
           { status: 422 },
         ),

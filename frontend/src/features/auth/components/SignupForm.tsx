@@ -31,12 +31,13 @@ export function SignupForm({ onSuccess }: { onSuccess: (session: Session) => voi
       refs.current[first]?.focus();
       return;
     }
+    const fullName = values.full_name.trim();
     signup.mutate(
       {
         email: values.email.trim(),
         password: values.password,
         organization_name: values.organization_name.trim(),
-        full_name: values.full_name.trim() || null,
+        ...(fullName ? { full_name: fullName } : {}),
       },
       { onSuccess },
     );
