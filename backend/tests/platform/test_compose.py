@@ -1,0 +1,96 @@
+"""docker-compose.yml is the production path; no Docker engine runs here, so its structure is checked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from headroom.cli import app as cli_app
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    return data
+
+
+def test_services(compose: dict[str, Any]) -> None:
+    assert set(compose["services"]) == {"postgres", "redis", "migrate", "api", "worker", "beat", "frontend"}
+
+
+def test_stateful_services_have_volumes_and_healthchecks(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert any(v.endswith(":/var/lib/postgresql/data") for v in services["postgres"]["volumes"])
+    for name in ("postgres", "redis", "api"):
+        assert "test" in services[name]["healthcheck"], name
+    assert set(compose["volumes"]) >= {"pgdata"}
+
+
+def test_start_order_uses_conditions(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert services["migrate"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+    for name in ("api", "worker", "beat"):
+        deps = services[name]["depends_on"]
+        assert deps["migrate"] == {"condition": "service_completed_successfully"}, name
+        assert deps["redis"] == {"condition": "service_healthy"}, name
+    assert services["frontend"]["depends_on"] == {"api": {"condition": "service_healthy"}}
+    assert services["migrate"]["restart"] == "no"
+
+
+def test_exactly_one_beat(compose: dict[str, Any]) -> None:
+    beats = [n for n, s in compose["services"].items() if "beat" in s.get("command", [])]
+    assert beats == ["beat"]
+    assert compose["services"]["beat"]["deploy"]["replicas"] == 1
+
+
+def test_commands_exist(compose: dict[str, Any]) -> None:
+    cli_commands = {c.name for c in cli_app.registered_commands}
+    for name, service in compose["services"].items():
+        command = service.get("command")
+        if not command or command[0] != "headroom":
+            continue
+        assert command[1] in cli_commands, f"{name}: `headroom {command[1]}` does not exist"
+    import importlib
+
+    for name in ("worker", "beat"):
+        command = compose["services"][name]["command"]
+        assert command[:3] == ["celery", "-A", "headroom_worker.celery_app"]
+        assert importlib.util.find_spec("headroom_worker.celery_app") is not None
+        queues = command[command.index("-Q") + 1].split(",") if "-Q" in command else []
+        if name == "worker":
+            from headroom.jobs.registry import QUEUES
+
+            assert sorted(queues) == sorted(QUEUES)
+
+
+def test_build_files_exist(compose: dict[str, Any]) -> None:
+    for service in compose["services"].values():
+        build = service.get("build")
+        if build:
+            assert (ROOT / build["context"] / build["dockerfile"]).is_file()
+
+
+def test_no_hard_coded_secrets_and_every_variable_documented() -> None:
+    text = (ROOT / "docker-compose.yml").read_text()
+    example = (ROOT / ".env.example").read_text()
+    documented = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", example, re.M))
+    used = set(re.findall(r"\$\{([A-Z][A-Z0-9_]+)", text))
+    assert used <= documented, f"undocumented: {sorted(used - documented)}"
+    for secret in ("POSTGRES_PASSWORD", "HEADROOM_SECRET_KEY"):
+        assert re.search(r"\$\{" + secret + r":\?", text), f"{secret} must be required with ${{{secret}:?...}}"
+    assert not re.search(r"(PASSWORD|SECRET_KEY):\s*[\"']?[A-Za-z0-9]", text)
+
+
+def test_env_example_lists_every_setting() -> None:
+    from headroom.core.settings import Settings
+
+    example = (ROOT / ".env.example").read_text()
+    documented = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", example, re.M))
+    aliases = {field.alias for field in Settings.model_fields.values() if field.alias}
+    assert aliases <= documented, f"missing from .env.example: {sorted(aliases - documented)}"
