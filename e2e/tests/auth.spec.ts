@@ -1,0 +1,57 @@
+import { expect, test } from '../fixtures';
+
+test('sign up, see the empty clusters page, log out, log back in', async ({
+  page,
+  signupPage,
+  loginPage,
+  shell,
+  clustersPage,
+  newAccount,
+}, testInfo) => {
+  await test.step('a signed-out visitor is sent to the log-in page', async () => {
+    await page.goto('/clusters');
+    await expect(loginPage.heading()).toBeVisible();
+    await expect(page).toHaveURL(/\/login\?next=%2Fclusters$/);
+  });
+
+  await test.step('sign up a fresh account', async () => {
+    await signupPage.goto();
+    await signupPage.signUp(newAccount);
+  });
+
+  await test.step('land on the empty clusters page inside the app shell', async () => {
+    await expect(clustersPage.heading()).toBeVisible();
+    await expect(page).toHaveURL(/\/clusters$/);
+    await expect(clustersPage.emptyStateHint()).toBeVisible();
+    await expect(shell.mainNav()).toBeVisible();
+    await expect(shell.organisation(newAccount.organisation)).toBeVisible();
+    await expect(shell.accountMenuButton()).toHaveAccessibleName(`Account menu for ${newAccount.fullName}`);
+    await testInfo.attach('clusters-empty', {
+      body: await page.screenshot({ fullPage: true }),
+      contentType: 'image/png',
+    });
+  });
+
+  await test.step('log out', async () => {
+    await shell.logOut();
+    await expect(loginPage.heading()).toBeVisible();
+    await expect(page).toHaveURL(/\/login$/);
+    // The session is really gone: a signed-in page sends us back to log in.
+    await page.goto('/clusters');
+    await expect(loginPage.heading()).toBeVisible();
+  });
+
+  await test.step('a wrong password shows the API error', async () => {
+    await loginPage.logIn(newAccount.email, `${newAccount.password}-wrong`);
+    await expect(loginPage.formError()).toBeVisible();
+    await expect(loginPage.formError()).not.toBeEmpty();
+  });
+
+  await test.step('log back in and see the empty clusters page again', async () => {
+    await loginPage.logIn(newAccount.email, newAccount.password);
+    await expect(clustersPage.heading()).toBeVisible();
+    await expect(page).toHaveURL(/\/clusters$/);
+    await expect(clustersPage.emptyStateHint()).toBeVisible();
+    await expect(shell.organisation(newAccount.organisation)).toBeVisible();
+  });
+});

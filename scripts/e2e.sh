@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Run the Playwright end-to-end tests in headless Chromium against a Headroom that is already serving
+# (API and built front end on one origin). scripts/test.sh starts one on a test database and calls this.
+#   HEADROOM_E2E_BASE_URL   where Headroom serves            (default http://127.0.0.1:8000)
+#   HEADROOM_E2E_CHROMIUM   the Chromium binary to drive     (default /usr/bin/chromium, Debian's package)
+# Extra arguments go to `playwright test` (e.g. a spec file or --grep).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo/e2e"
+
+export HEADROOM_E2E_BASE_URL="${HEADROOM_E2E_BASE_URL:-http://127.0.0.1:8000}"
+export HEADROOM_E2E_CHROMIUM="${HEADROOM_E2E_CHROMIUM:-/usr/bin/chromium}"
+# Browsers come from the system, never from a download.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+
+if [ ! -x "$HEADROOM_E2E_CHROMIUM" ]; then
+  echo "e2e: no Chromium at $HEADROOM_E2E_CHROMIUM (apt-get install chromium, or set HEADROOM_E2E_CHROMIUM)" >&2
+  exit 1
+fi
+
+if [ -f package-lock.json ]; then
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    npm ci --no-audit --no-fund --loglevel=error </dev/null
+  fi
+else
+  npm install --no-audit --no-fund --loglevel=error </dev/null
+fi
+
+if ! curl -sf -o /dev/null "$HEADROOM_E2E_BASE_URL/healthz"; then
+  echo "e2e: nothing answers at $HEADROOM_E2E_BASE_URL/healthz; start Headroom first (make up)" >&2
+  exit 1
+fi
+
+echo "e2e: $("$HEADROOM_E2E_CHROMIUM" --version 2>/dev/null || echo chromium) against $HEADROOM_E2E_BASE_URL"
+exec npx --no-install playwright test "$@" </dev/null
