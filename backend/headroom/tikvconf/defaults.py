@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 import re
-from fractions import Fraction
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Literal
 
 from headroom.tikvconf.keys import require_valid_key

@@ -24,7 +24,7 @@ from tomlkit.items import AoT, InlineTable, Item, Table
 from tomlkit.toml_document import TOMLDocument
 
 from headroom.tikvconf.change import Change
-from headroom.tikvconf.errors import PatchConflict
+from headroom.tikvconf.errors import ConfigParseError, PatchConflict
 from headroom.tikvconf.keys import check_value, require_valid_key
 from headroom.tikvconf.parse import ConfigView, flatten, parse_toml, same_value
 
@@ -43,13 +43,11 @@ class RollbackStep:
 
 @dataclass(frozen=True)
 class Hunk:
-    """A text-level undo: at `start` (0-based line) the patched lines `patched` go back to `original`."""
+    """A text-level undo: at line `start` (0-based) the lines `patched` go back to `original` (with context)."""
 
     start: int
     patched: tuple[str, ...]
     original: tuple[str, ...]
-    before: tuple[str, ...]
-    after: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -192,13 +190,58 @@ def _verify(key_order: Sequence[str], expected: ConfigView, actual: ConfigView) 
             raise PatchConflict(f"patching would change {key}")
 
 
+def _set_dotted(document: TOMLDocument, key: str, value: Any) -> RollbackStep:
+    """Fallback for tables defined by dotted keys: add `a.b.c = v` to the nearest table with a header."""
+    parts = _parts(key)
+    container: Any = document
+    anchor: Any = document
+    anchor_depth = 0
+    for depth, name in enumerate(parts[:-1]):
+        if name not in container:
+            break
+        container = container[name]
+        if not isinstance(container, _Tableish) or isinstance(container, InlineTable):
+            raise PatchConflict(f"cannot set {key}: {'.'.join(parts[: depth + 1])} is not a table")
+        if isinstance(container, Table) and not container.is_super_table():
+            anchor, anchor_depth = container, depth + 1
+    rest = parts[anchor_depth:]
+    if len(rest) < 2:
+        raise PatchConflict(f"cannot set {key} as a dotted key")
+    anchor.add(tomlkit.key(list(rest)), _item(value))
+    return RollbackStep(key, None, None, created_table=parts[: anchor_depth + 1])
+
+
+def _with_strategy(text: str, change: Change, strategy: str, source: str) -> tuple[str, RollbackStep] | None:
+    """Apply one change one way; return the new text only if it differs from `text` in that key alone."""
+    parts = _parts(change.key)
+    try:
+        if strategy == "header":
+            if len(parts) < 2:
+                return None
+            base = text if not text or text.endswith("\n") else text + "\n"
+            separator = "\n" if base.strip() else ""
+            section = f"[{'.'.join(parts[:-1])}]\n{parts[-1]} = {_item(change.proposed).as_string()}\n"
+            new_text = base + separator + section
+            step = RollbackStep(change.key, None, None, created_table=parts[:-1])
+        else:
+            document = parse_toml(text, source)
+            step = (_set if strategy == "tables" else _set_dotted)(document, change.key, change.proposed)
+            new_text = tomlkit.dumps(document)
+        expected = flatten(parse_toml(text, source).unwrap())
+        expected[change.key] = change.proposed
+        _verify([change.key], expected, flatten(parse_toml(new_text, source).unwrap()))
+    except (PatchConflict, ConfigParseError):
+        return None
+    return new_text, step
+
+
 def apply_changes(text: str, changes: Iterable[Change], source: str = "tikv.toml") -> AppliedPatch:
     """Apply the tikv changes to tikv.toml text; raise ConfigParseError, UnknownConfigKey or PatchConflict."""
     document = parse_toml(text, source)
     before = flatten(document.unwrap())
     wanted = _merge_changes(changes)
     notes: list[str] = []
-    steps: list[RollbackStep] = []
+    to_apply: list[Change] = []
     for change in wanted:
         in_file = before.get(change.key)
         if change.key in before:
@@ -210,10 +253,30 @@ def apply_changes(text: str, changes: Iterable[Change], source: str = "tikv.toml
             if same_value(change.key, in_file, change.proposed):
                 notes.append(f"{change.key}: already {in_file!r} in the file, left as written")
                 continue
-        steps.append(_set(document, change.key, change.proposed))
-    new_text = _tidy(tomlkit.dumps(document), text) if steps else text
-    after = flatten(parse_toml(new_text, source).unwrap())
-    _verify([c.key for c in wanted], _expected_view(before, wanted), after)
+        to_apply.append(change)
+    expected = _expected_view(before, wanted)
+    # Fast path: every change through tomlkit's tables on one document, checked once at the end.
+    steps = [_set(document, change.key, change.proposed) for change in to_apply]
+    new_text = _tidy(tomlkit.dumps(document), text) if to_apply else text
+    try:
+        _verify([c.key for c in wanted], expected, flatten(parse_toml(new_text, source).unwrap()))
+    except (PatchConflict, ConfigParseError):
+        # Slow path (dotted-key tables and other layouts tomlkit mishandles): one change at a time, each
+        # checked, falling back to a dotted key, then to a new [table] at the end of the file.
+        new_text, steps = text, []
+        for change in to_apply:
+            for strategy in ("tables", "dotted", "header"):
+                outcome = _with_strategy(new_text, change, strategy, source)
+                if outcome is not None:
+                    new_text, step = outcome
+                    steps.append(step)
+                    break
+            else:
+                raise PatchConflict(
+                    f"cannot set {change.key} in this file without touching other keys"
+                ) from None
+        new_text = _tidy(new_text, text)
+        _verify([c.key for c in wanted], expected, flatten(parse_toml(new_text, source).unwrap()))
     rollback = Rollback(_hunks(new_text, text), tuple(reversed(steps)))
     return AppliedPatch(text, new_text, tuple(wanted), tuple(notes), rollback)
 
@@ -240,41 +303,27 @@ _CONTEXT = 2
 
 
 def _hunks(patched: str, original: str) -> tuple[Hunk, ...]:
+    """Diff the patched text back to the original, in groups with context, like a unified diff's hunks."""
     new_lines = patched.splitlines(keepends=True)
     old_lines = original.splitlines(keepends=True)
-    hunks: list[Hunk] = []
     matcher = difflib.SequenceMatcher(a=new_lines, b=old_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        hunks.append(
-            Hunk(
-                start=i1,
-                patched=tuple(new_lines[i1:i2]),
-                original=tuple(old_lines[j1:j2]),
-                before=tuple(new_lines[max(0, i1 - _CONTEXT) : i1]),
-                after=tuple(new_lines[i2 : i2 + _CONTEXT]),
-            )
-        )
+    hunks: list[Hunk] = []
+    for group in matcher.get_grouped_opcodes(_CONTEXT):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        hunks.append(Hunk(i1, tuple(new_lines[i1:i2]), tuple(old_lines[j1:j2])))
     return tuple(hunks)
 
 
 def _apply_hunks(text: str, hunks: Sequence[Hunk]) -> str | None:
-    """Apply the text hunks like `patch -R`: each must be found with its context, else None."""
+    """Apply the hunks bottom-up like `patch -R`: each block at its place or its nearest copy, else None."""
     lines = text.splitlines(keepends=True)
-    shift = 0
-    for hunk in hunks:
-        block = [*hunk.before, *hunk.patched, *hunk.after]
-        expected_at = hunk.start + shift - len(hunk.before)
-        candidates = [expected_at] + [i for i in range(len(lines) + 1) if i != expected_at]
-        for position in candidates:
-            if position >= 0 and lines[position : position + len(block)] == block:
-                begin = position + len(hunk.before)
-                lines[begin : begin + len(hunk.patched)] = list(hunk.original)
-                shift += len(hunk.original) - len(hunk.patched)
-                break
-        else:
+    for hunk in reversed(hunks):
+        block = list(hunk.patched)
+        positions = [i for i in range(len(lines) - len(block) + 1) if lines[i : i + len(block)] == block]
+        if not positions:
             return None
+        position = min(positions, key=lambda i: abs(i - hunk.start))
+        lines[position : position + len(block)] = list(hunk.original)
     return "".join(lines)
 
 
