@@ -43,7 +43,7 @@ class RollbackStep:
 
 @dataclass(frozen=True)
 class Hunk:
-    """A text-level undo: at line `start` (0-based) the lines `patched` go back to `original` (with context)."""
+    """A text-level undo: at line `start` (0-based) `patched` goes back to `original` (with context)."""
 
     start: int
     patched: tuple[str, ...]
