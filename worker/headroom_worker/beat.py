@@ -6,7 +6,7 @@ from typing import Any
 
 from celery.schedules import crontab
 
-from headroom.jobs.registry import JOBS
+from headroom.jobs.registry import all_jobs
 
 
 def beat_schedule() -> dict[str, dict[str, Any]]:
@@ -19,6 +19,6 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
             ),
             "options": {"queue": job.queue, "expires": job.schedule.expires_seconds},
         }
-        for job in JOBS
+        for job in all_jobs()
         if job.schedule is not None
     }

@@ -7,7 +7,7 @@ import os
 from celery import Celery
 from kombu import Queue
 
-from headroom.jobs.registry import JOBS, QUEUES
+from headroom.jobs.registry import QUEUES, all_jobs
 
 
 def _broker_url() -> str:
@@ -39,7 +39,7 @@ app.conf.update(
     broker_connection_retry_on_startup=True,
     task_default_queue="maintenance",
     task_queues=[Queue(name) for name in QUEUES],
-    task_routes={job.name: {"queue": job.queue} for job in JOBS} | {"system.ping": {"queue": "maintenance"}},
+    task_routes={job.name: {"queue": job.queue} for job in all_jobs()} | {"system.ping": {"queue": "maintenance"}},
     worker_send_task_events=False,
     imports=("headroom_worker.tasks",),
 )

@@ -12,7 +12,7 @@ import sqlalchemy.exc
 from celery import Task
 
 from headroom.core.settings import get_settings
-from headroom.jobs.registry import JOBS, Job
+from headroom.jobs.registry import Job, all_jobs
 from headroom_worker.celery_app import app
 
 # Only these are worth a retry: the database or broker was briefly unreachable. Bad data or bugs are not.
@@ -48,7 +48,7 @@ def _make_task(job: Job) -> Task:
     )(run)
 
 
-TASKS: dict[str, Task] = {job.name: _make_task(job) for job in JOBS}
+TASKS: dict[str, Task] = {job.name: _make_task(job) for job in all_jobs()}
 
 
 @app.task(name="system.ping")

@@ -12,7 +12,7 @@ from sqlalchemy import text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from headroom.api.deps import AppContext
-from headroom.api.routers import auth, clusters, org, sources
+import headroom.api.routers as routers_pkg
 from headroom.core.db import session_factory
 from headroom.core.errors import AppError, RateLimited
 from headroom.core.logging import get_logger
@@ -58,6 +58,20 @@ def install_error_handlers(app: FastAPI) -> None:
         return _error(500, "internal_error", "Something went wrong on our side; it has been logged.")
 
 
+def discover_routers() -> list[APIRouter]:
+    """Every `router` of the modules in headroom.api.routers (one module per domain), in name order."""
+    import importlib
+    import pkgutil
+
+    found = []
+    for info in sorted(pkgutil.iter_modules(routers_pkg.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{routers_pkg.__name__}.{info.name}")
+        router = getattr(module, "router", None)
+        if isinstance(router, APIRouter):
+            found.append(router)
+    return found
+
+
 def build_context(settings: Settings, database_url: str) -> AppContext:
     """Wire the app's dependencies from settings: DB sessions, the rate limiter, the secret box, probes."""
     sessions = session_factory(database_url)
@@ -92,8 +106,8 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     install_error_handlers(app)
 
     api = APIRouter(prefix=API_PREFIX)
-    for module in (auth, org, clusters, sources):
-        api.include_router(module.router)
+    for router in discover_routers():
+        api.include_router(router)
     app.include_router(api)
 
     @app.get("/healthz", tags=["health"])

@@ -1,4 +1,7 @@
-"""The table of background jobs: name (Celery task name `domain.verb`), queue, schedule and the function."""
+"""The table of background jobs: name (Celery task name `domain.verb`), queue, schedule and the function.
+
+Each module of headroom.jobs (other than this one and `runtime`) declares its own `JOBS` tuple; adding a job
+never edits this file."""
 
 from __future__ import annotations
 
@@ -7,12 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from headroom.core.db import session_scope
-from headroom.core.logging import get_logger
 from headroom.core.settings import Settings
-from headroom.store import timeseries
-
-log = get_logger("headroom.jobs")
 
 QUEUES = ("ingest", "advice", "email", "maintenance")
 
@@ -37,44 +35,39 @@ class Job:
     description: str
 
 
-def maintain_timeseries(database_url: str, settings: Settings, now: dt.datetime) -> dict[str, Any]:
-    """Create partitions for the next two days and drop those past retention."""
-    with session_scope(database_url) as db:
-        created = timeseries.ensure_partitions(db, now - dt.timedelta(days=1), now + dt.timedelta(days=2))
-        dropped = timeseries.apply_retention(
-            db, now=now, raw_days=settings.raw_retention_days, rollup_days=settings.rollup_retention_days
-        )
-    log.info("timeseries.maintained", created=created, dropped=len(dropped))
-    return {"created": created, "dropped": dropped}
+def _discover() -> tuple[Job, ...]:
+    """Collect `JOBS` from every module of the headroom.jobs package (one module per domain)."""
+    import importlib
+    import pkgutil
+
+    import headroom.jobs as package
+
+    found: list[Job] = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name in {"registry", "runtime"} or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        found.extend(getattr(module, "JOBS", ()))
+    names = [j.name for j in found]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise RuntimeError(f"duplicate job names: {sorted(duplicates)}")
+    return tuple(found)
 
 
-def refresh_recent_rollups(database_url: str, settings: Settings, now: dt.datetime) -> dict[str, Any]:
-    """Recompute today's (and, just after midnight, yesterday's) rollups from the raw points."""
-    with session_scope(database_url) as db:
-        rows = timeseries.refresh_rollups(db, now - dt.timedelta(hours=1), now + dt.timedelta(minutes=1))
-    return {"rows": rows}
+def all_jobs() -> tuple[Job, ...]:
+    """Every job, discovered once per process."""
+    global _JOBS
+    if _JOBS is None:
+        _JOBS = _discover()
+    return _JOBS
 
 
-JOBS: tuple[Job, ...] = (
-    Job(
-        name="timeseries.maintain",
-        queue="maintenance",
-        schedule=Schedule(minute="7", expires_seconds=3000),
-        run=maintain_timeseries,
-        description="Create upcoming partitions and apply the retention windows.",
-    ),
-    Job(
-        name="timeseries.rollup",
-        queue="maintenance",
-        schedule=Schedule(minute="*/5", expires_seconds=240),
-        run=refresh_recent_rollups,
-        description="Refresh the 5-minute and hourly rollups the dashboards read.",
-    ),
-)
+_JOBS: tuple[Job, ...] | None = None
 
 
 def job(name: str) -> Job:
-    for entry in JOBS:
+    for entry in all_jobs():
         if entry.name == name:
             return entry
     raise KeyError(name)

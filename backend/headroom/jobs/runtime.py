@@ -7,7 +7,7 @@ import threading
 
 from headroom.core.logging import get_logger
 from headroom.core.settings import Settings
-from headroom.jobs.registry import JOBS, Schedule
+from headroom.jobs.registry import Schedule, all_jobs
 
 log = get_logger("headroom.jobs.runtime")
 
@@ -31,7 +31,7 @@ def is_due(schedule: Schedule, at: dt.datetime) -> bool:
 
 def run_due_jobs(database_url: str, settings: Settings, at: dt.datetime) -> list[str]:
     ran: list[str] = []
-    for job in JOBS:
+    for job in all_jobs():
         if job.schedule is not None and is_due(job.schedule, at):
             try:
                 job.run(database_url, settings, at)
@@ -47,7 +47,7 @@ def start_inprocess_scheduler(database_url: str, settings: Settings) -> threadin
 
     def loop() -> None:
         now = dt.datetime.now(dt.UTC)
-        for job in JOBS:
+        for job in all_jobs():
             try:
                 job.run(database_url, settings, now)
             except Exception:  # noqa: BLE001
@@ -61,5 +61,5 @@ def start_inprocess_scheduler(database_url: str, settings: Settings) -> threadin
 
     thread = threading.Thread(target=loop, name="headroom-scheduler", daemon=True)
     thread.start()
-    log.info("scheduler.started", mode="in-process", jobs=len(JOBS))
+    log.info("scheduler.started", mode="in-process", jobs=len(all_jobs()))
     return thread

@@ -3,11 +3,18 @@
 Routes that address a resource by id must answer 404 for another org's id (403 is allowed only for org-level
 admin routes the caller's role can't use), and no response to the other org may contain this org's data.
 A route added to the API without a case here fails `test_every_route_is_walked`.
+
+Extending: a domain adds a module `tenancy_cases_<domain>.py` beside this file with `BODIES` (valid bodies for its
+writes) and optionally `seed(owner, make_client) -> (ids, never_seen)`, which creates that domain's resources in
+org A and returns the path-parameter ids and the strings org B must never see.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +46,19 @@ BODIES: dict[tuple[str, str], Any] = {
 }
 
 
+def _extension_modules() -> list[Any]:
+    here = Path(__file__).parent
+    return [
+        importlib.import_module(info.name)
+        for info in pkgutil.iter_modules([str(here)])
+        if info.name.startswith("tenancy_cases_")
+    ]
+
+
+for _module in _extension_modules():
+    BODIES.update(getattr(_module, "BODIES", {}))
+
+
 def _routes(app: Any) -> list[tuple[str, str]]:
     schema = app.openapi()
     return sorted(
@@ -67,8 +87,17 @@ def org_a(client: Any, make_client: Any) -> dict[str, Any]:
     token = owner.post("/api/v1/org/tokens", json={"name": "a-token"}).json()
     invitation = owner.post("/api/v1/org/invitations", json={"email": "a-invitee@example.com"}).json()
     member = join_with_role(owner, make_client(), "viewer")
+    extra_ids: dict[str, str] = {}
+    extra_never_seen: list[str] = []
+    for module in _extension_modules():
+        seed = getattr(module, "seed", None)
+        if seed is not None:
+            ids, never_seen = seed(owner, make_client, {"cluster_id": cluster["id"]})
+            extra_ids.update(ids)
+            extra_never_seen.extend(never_seen)
     return {
         "ids": {
+            **extra_ids,
             "cluster_id": cluster["id"],
             "connection_id": aws["id"],
             "source_id": prom["id"],
@@ -78,7 +107,8 @@ def org_a(client: Any, make_client: Any) -> dict[str, Any]:
         },
         "never_seen": [cluster["id"], "a-secret-cluster", aws["id"], prom["id"], token["id"], invitation["id"],
                        member.session["user"]["id"], "a-very-secret-key", "a-bearer-secret", "Tenant A",
-                       owner.session["organization"]["id"], "a-invitee@example.com", token["token"]],
+                       owner.session["organization"]["id"], "a-invitee@example.com", token["token"],
+                       *extra_never_seen],
     }
 
 
