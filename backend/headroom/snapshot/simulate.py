@@ -69,6 +69,8 @@ OS_RESERVED_GIB = 1.0
 COMPACTION_DRAIN_SECONDS = 300.0  # backlog worked off over ~5 min when the limiter allows
 RAFT_LOG_IO_KIB_MIN = 4.0
 FSYNC_P99_FACTOR = 2.5  # p99 / mean for fsync latency (assumption)
+SOFT_PENDING_KEY = "storage.flow-control.soft-pending-compaction-bytes-limit"
+HARD_PENDING_KEY = "storage.flow-control.hard-pending-compaction-bytes-limit"
 # Base service time (ms) of an idle volume by type: gp2/gp3 "single-digit ms", io2 Block Express "sub-ms",
 # HDD several ms (AWS volume-type pages); the split below is an assumption.
 BASE_LATENCY_MS: dict[str, tuple[float, float]] = {
@@ -79,9 +81,8 @@ BASE_LATENCY_MS: dict[str, tuple[float, float]] = {
     "st1": (4.0, 2.0),
     "sc1": (8.0, 4.0),
 }
-THROTTLE_MS = (
-    10.0  # PingCAP: at the IOPS limit "latency experiences a dramatic penalty, often more than 10 ms"
-)
+# PingCAP (seed 000): at the IOPS limit "latency experiences a dramatic penalty, often more than 10 ms"
+THROTTLE_MS = 10.0
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -265,6 +266,8 @@ class _NodeDemand:
     flush_bytes: Array  # bytes/s, after the rate limiter
     compaction_bytes: Array  # write demand, bytes/s (compaction reads as much)
     rate_limit_bytes: float
+    soft_pending_bytes: float
+    hard_pending_bytes: float
     working_set_gib: Array
     data_gib: Array
     block_cache_bytes: float
@@ -325,6 +328,8 @@ def _node_demand(
         flush_bytes=flush,
         compaction_bytes=compaction,
         rate_limit_bytes=rate_limit,
+        soft_pending_bytes=float(parse_size(config_get(cfg, SOFT_PENDING_KEY, "192GiB"))),
+        hard_pending_bytes=float(parse_size(config_get(cfg, HARD_PENDING_KEY, "1TiB"))),
         working_set_gib=working_set,
         data_gib=data,
         block_cache_bytes=block_cache,
@@ -467,6 +472,8 @@ def _run_host(
     comp_dem = {nid: d.compaction_bytes.tolist() for nid, d in nodes.items()}
     flush = {nid: d.flush_bytes.tolist() for nid, d in nodes.items()}
     limit = {nid: d.rate_limit_bytes for nid, d in nodes.items()}
+    soft = {nid: d.soft_pending_bytes for nid, d in nodes.items()}
+    span = {nid: max(d.hard_pending_bytes - d.soft_pending_bytes, 1.0) for nid, d in nodes.items()}
 
     balances = [
         v.bucket.credits_from_percent(v.spec.burst_balance_percent) if v.bucket is not None else 0.0
@@ -562,7 +569,10 @@ def _run_host(
                 served_frac[nid] = min(served_frac.get(nid, 1.0), out_f[i][t])
         for nid in nodes:
             done = comp_w[nid] * served_frac.get(nid, 1.0)
-            pending[nid] = max(0.0, pending[nid] + (comp_dem[nid][t] - done) * dt)
+            # flow control (storage.flow-control) throttles foreground writes between the soft and hard
+            # pending-compaction limits, so new compaction debt shrinks as pending bytes approach the hard one
+            debt = comp_dem[nid][t] * max(0.05, 1.0 - max(pending[nid] - soft[nid], 0.0) / span[nid])
+            pending[nid] = max(0.0, pending[nid] + (debt - done) * dt)
             comp_served[nid][t] = done
             pend[nid][t] = pending[nid]
 
@@ -646,11 +656,25 @@ def _observe_volume(v: _VolumePlan, d: _VolumeDemand, run: _VolumeRun, g: Array)
 
 
 def pool_wait_seconds(utilisation: Array) -> Array:
-    """Return a p99 queue wait for a thread pool at a utilisation (busy threads / pool size)."""
+    """Return a p99 queue wait for a thread pool at a utilisation (busy threads / pool size).
+
+    0.2 ms when idle, rising as u² / (1 − u) towards 10 ms at 98%; past 100% the queue grows for as long as
+    the overload lasts, which we cap at 0.05 + 0.5 × min(u − 1, 3) s (clients time out and retry).
+    """
     u = np.clip(utilisation, 0.0, 0.98)
     wait = 2e-4 * (1.0 + u**2 / (1.0 - u))
-    overload = np.maximum(np.asarray(utilisation) - 1.0, 0.0)
+    overload = np.minimum(np.maximum(np.asarray(utilisation) - 1.0, 0.0), 3.0)
     return np.asarray(wait + np.where(overload > 0, 0.05 + 0.5 * overload, 0.0), dtype=np.float64)
+
+
+def _writer_wait(utilisation: Array, fsync_seconds: Array) -> Array:
+    """Return the p99 wait of a raft-log writer: past ~95% busy it batches, so waits grow by fsyncs only."""
+    batching = np.maximum(utilisation - 0.95, 0.0) / 0.05
+    return np.asarray(
+        pool_wait_seconds(np.minimum(utilisation, 0.95))
+        + np.minimum(batching, 4.0) * fsync_seconds * FSYNC_P99_FACTOR,
+        dtype=np.float64,
+    )
 
 
 def _pool(cpu: Array, busy: Array, size: float) -> tuple[Array, Array]:
@@ -837,7 +861,9 @@ def simulate(
 
             scan_kib = d.scan_mibps * KIB
             read_cpu = d.reads * cost.point_read_us * 1e-6 + scan_kib * cost.scan_us_per_kib * 1e-6
-            read_busy = read_cpu + d.disk_reads * read_lat_s + d.scan_mibps * 4 * read_lat_s
+            data_f = np.mean([run.volumes[v.id].served_fraction for v in nd.data_volumes], axis=0)
+            # read-pool threads block on the disk reads they issue (Little's law on the served reads)
+            read_busy = read_cpu + (d.disk_reads + d.scan_mibps * 4) * data_f * read_lat_s
             read_cores, read_util = _pool(read_cpu, read_busy, pool_size("readpool.unified.max-thread-count"))
             sched_cpu = d.kv_writes * cost.scheduler_us_per_write * 1e-6
             sched_cores, sched_util = _pool(
@@ -847,6 +873,8 @@ def simulate(
             apply_cores, apply_util = _pool(apply_cpu, apply_cpu, pool_size("raftstore.apply-pool-size"))
             writers = pool_size("raftstore.store-io-pool-size")
             sw_cpu = d.fsyncs * cost.store_writer_us_per_fsync * 1e-6
+            # a writer that cannot keep up batches more per fsync: the excess shows up as wait (_writer_wait)
+            # rather than as an ever-growing queue
             sw_busy = sw_cpu + d.fsyncs * fsync_s
             rs_cpu = d.kv_writes * cost.raftstore_us_per_write * 1e-6 + 0.05
             rs_busy = rs_cpu if writers > 0 else rs_cpu + sw_busy
@@ -896,10 +924,15 @@ def simulate(
             add("node", nid, "tikv.thread_cpu.grpc", grpc_cores)
             add("node", nid, "tikv.thread_cpu.rocksdb", bg_cores)
             add("node", nid, "tikv.wait.scheduler_latch", pool_wait_seconds(sched_util) + flow_wait)
-            add("node", nid, "tikv.wait.propose", pool_wait_seconds(rs_util))
+            add(
+                "node",
+                nid,
+                "tikv.wait.propose",
+                _writer_wait(rs_util, fsync_s) if writers == 0 else pool_wait_seconds(rs_util),
+            )
             add("node", nid, "tikv.wait.apply", pool_wait_seconds(apply_util))
             if writers > 0:
-                add("node", nid, "tikv.wait.store_write", pool_wait_seconds(sw_util))
+                add("node", nid, "tikv.wait.store_write", _writer_wait(sw_util, fsync_s))
             add("node", nid, "tikv.wait.unified_read_pool", pool_wait_seconds(read_util))
             add("node", nid, "tikv.raft_log_fsync", fsync_s * FSYNC_P99_FACTOR)
             add("node", nid, "tikv.compaction_read_bytes", comp_done)
@@ -1030,7 +1063,8 @@ def simulate_volume(
     idle = _NodeDemand(
         reads=zero, bc_hit_ratio=zero, mem_hit_ratio=zero, disk_reads=zero, read_io_kib=io_kib,
         scan_mibps=zero, write_mibps=zero, kv_writes=zero, fsyncs=zero, raft_bytes=zero, raft_ops=zero,
-        flush_bytes=zero, compaction_bytes=zero, rate_limit_bytes=0.0, working_set_gib=zero, data_gib=zero,
+        flush_bytes=zero, compaction_bytes=zero, rate_limit_bytes=0.0, soft_pending_bytes=GIB,
+        hard_pending_bytes=2 * GIB, working_set_gib=zero, data_gib=zero,
         block_cache_bytes=0.0,
     )  # fmt: skip
     run = _run_host(host, {vol.id: demand}, {"node": idle}, float(step_seconds))
