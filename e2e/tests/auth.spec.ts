@@ -26,10 +26,10 @@ test('sign up, see the empty clusters page, log out, log back in', async ({
     await expect(shell.mainNav()).toBeVisible();
     await expect(shell.organisation(newAccount.organisation)).toBeVisible();
     await expect(shell.accountMenuButton()).toHaveAccessibleName(`Account menu for ${newAccount.fullName}`);
-    await testInfo.attach('clusters-empty', {
-      body: await page.screenshot({ fullPage: true }),
-      contentType: 'image/png',
-    });
+    // Kept under test-results/ for a person to look at (the page as a signed-in user first sees it).
+    const shot = testInfo.outputPath('clusters-empty.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    await testInfo.attach('clusters-empty', { path: shot, contentType: 'image/png' });
   });
 
   await test.step('log out', async () => {
