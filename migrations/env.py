@@ -10,8 +10,9 @@ from alembic import context
 from sqlalchemy import engine_from_config, pool
 
 from headroom.core.db import normalise_database_url
-from headroom.store import models  # noqa: F401  (registers every table on the metadata)
-from headroom.store.base import Base
+from headroom.store.base import Base, import_all_models
+
+import_all_models()  # registers every table of headroom.store.models* on the metadata
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logger", True):

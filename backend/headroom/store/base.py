@@ -28,3 +28,15 @@ def uuid_pk() -> Mapped[uuid.UUID]:
 
 def created_at_column() -> Mapped[dt.datetime]:
     return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+def import_all_models() -> None:
+    """Import every `headroom.store.models*` module so all tables are on Base.metadata (one module per domain)."""
+    import importlib
+    import pkgutil
+
+    import headroom.store as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("models"):
+            importlib.import_module(f"{package.__name__}.{info.name}")

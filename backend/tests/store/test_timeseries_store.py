@@ -144,3 +144,18 @@ def test_series_are_unique_per_entity_metric_and_labels(db: Any) -> None:
 def test_unknown_rollup_resolution_is_an_error(db: Any, resolution: int) -> None:
     with pytest.raises(ValueError, match="resolution"):
         ts.read_rollup(db, uuid.uuid4(), 1, resolution, T0, T0)
+
+
+def test_watermarks_only_move_forward(db: Any) -> None:
+    from headroom.store import watermarks as wm
+
+    org = _org(db)
+    sid = _series(db, org)
+    source = uuid.uuid4()
+    assert wm.get_watermarks(db, org, "cloudwatch", source, [sid]) == {}
+    wm.advance_watermarks(db, org, "cloudwatch", source, {sid: T0})
+    wm.advance_watermarks(db, org, "cloudwatch", source, {sid: T0 - dt.timedelta(hours=1)})
+    assert wm.get_watermarks(db, org, "cloudwatch", source, [sid]) == {sid: T0}
+    wm.advance_watermarks(db, org, "cloudwatch", source, {sid: T0 + dt.timedelta(minutes=5)})
+    assert wm.get_watermarks(db, org, "cloudwatch", source, [sid]) == {sid: T0 + dt.timedelta(minutes=5)}
+    assert wm.get_watermarks(db, org, "prometheus", source, [sid]) == {}

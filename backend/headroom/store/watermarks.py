@@ -1,0 +1,43 @@
+"""Per-(source, series) ingest watermarks so a collector resumes exactly where it stopped. Callers commit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Mapping, Sequence
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+
+def get_watermarks(
+    db: Session, org_id: uuid.UUID, source_kind: str, source_id: uuid.UUID, series_ids: Sequence[int]
+) -> dict[int, dt.datetime]:
+    """Return the newest ingested timestamp per series (series never ingested are absent)."""
+    if not series_ids:
+        return {}
+    rows = db.execute(
+        text(
+            "SELECT series_id, watermark_at FROM ingest_watermarks WHERE org_id = :org AND source_kind = :kind "
+            "AND source_id = :src AND series_id = ANY(:ids)"
+        ),
+        {"org": org_id, "kind": source_kind, "src": source_id, "ids": list(series_ids)},
+    )
+    return {int(sid): at for sid, at in rows}
+
+
+def advance_watermarks(
+    db: Session, org_id: uuid.UUID, source_kind: str, source_id: uuid.UUID, marks: Mapping[int, dt.datetime]
+) -> None:
+    """Move watermarks forward (never backward: a late re-run of an old window keeps the newer mark)."""
+    if not marks:
+        return
+    db.execute(
+        text(
+            "INSERT INTO ingest_watermarks (org_id, source_kind, source_id, series_id, watermark_at) "
+            "SELECT :org, :kind, :src, unnest(CAST(:ids AS bigint[])), unnest(CAST(:ats AS timestamptz[])) "
+            "ON CONFLICT (source_kind, source_id, series_id) DO UPDATE "
+            "SET watermark_at = GREATEST(ingest_watermarks.watermark_at, EXCLUDED.watermark_at), updated_at = now()"
+        ),
+        {"org": org_id, "kind": source_kind, "src": source_id, "ids": list(marks), "ats": list(marks.values())},
+    )
