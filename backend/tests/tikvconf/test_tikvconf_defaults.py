@@ -40,7 +40,12 @@ M7G_4XL = HostFacts(cpus=16, memory_bytes=64 * GIB)
         ("rocksdb.defaultcf.titan.min-blob-size", "v8.1.0", None, "32KB"),
         ("coprocessor.region-split-size", "v8.3.0", None, "96MiB"),  # 96MiB before v8.4.0
         ("coprocessor.region-split-size", "v8.4.0", None, "256MiB"),
-        ("rocksdb.defaultcf.compression-per-level", "v8.5.1", None, ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"]),
+        (
+            "rocksdb.defaultcf.compression-per-level",
+            "v8.5.1",
+            None,
+            ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"],
+        ),
         ("rocksdb.lockcf.compression-per-level", "v8.5.1", None, ["no"] * 7),
         ("server.grpc-compression-type", "9.0.0-beta.2", None, "none"),  # HEAD of the template
     ],
@@ -54,7 +59,9 @@ def test_default_value(key: str, version: str, host: HostFacts | None, expected:
 def test_partitioned_raft_kv_block_cache_is_30_percent() -> None:
     # domain.md s5: 30% for partitioned-raft-kv
     config = {"storage.engine": "partitioned-raft-kv"}
-    assert effective_value("storage.block-cache.capacity", config, "v8.5.1", M6I_2XL).value == int(0.30 * 32 * GIB)
+    assert effective_value("storage.block-cache.capacity", config, "v8.5.1", M6I_2XL).value == int(
+        0.30 * 32 * GIB
+    )
 
 
 def test_configured_value_wins_and_says_so() -> None:
@@ -92,7 +99,14 @@ def test_no_row_for_key_is_unknown() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "parsed"), [("v8.5.1", (8, 5, 1)), ("8.5", (8, 5, 0)), ("9.0.0-beta.2", (9, 0, 0)), ("v7.5.0+abc", (7, 5, 0)), ("x", None)]
+    ("text", "parsed"),
+    [
+        ("v8.5.1", (8, 5, 1)),
+        ("8.5", (8, 5, 0)),
+        ("9.0.0-beta.2", (9, 0, 0)),
+        ("v7.5.0+abc", (7, 5, 0)),
+        ("x", None),
+    ],
 )
 def test_parse_version(text: str, parsed: tuple[int, int, int] | None) -> None:
     assert parse_version(text) == parsed

@@ -17,8 +17,12 @@ from headroom.tikvconf.keys import (
 )
 from headroom.tikvconf.online import can_change_online, online_status
 
-SHARED_TEMPLATE = Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "tikv-config-template.toml"
-DATA_TEMPLATE = Path(__file__).resolve().parents[2] / "headroom" / "tikvconf" / "data" / "tikv-config-template.toml"
+SHARED_TEMPLATE = (
+    Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "tikv-config-template.toml"
+)
+DATA_TEMPLATE = (
+    Path(__file__).resolve().parents[2] / "headroom" / "tikvconf" / "data" / "tikv-config-template.toml"
+)
 
 
 def test_data_copy_is_the_shared_template_plus_a_header() -> None:
@@ -38,12 +42,24 @@ def test_data_copy_is_the_shared_template_plus_a_header() -> None:
         ("rocksdb.titan.enabled", "bool", True),
         ("raftstore.store-io-pool-size", "int", 1),
         ("rocksdb.rate-bytes-per-sec", "size", "10GB"),
-        ("rocksdb.defaultcf.compression-per-level", "list", ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"]),
+        (
+            "rocksdb.defaultcf.compression-per-level",
+            "list",
+            ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"],
+        ),
         ("raftstore.pd-heartbeat-tick-interval", "duration", "60s"),
         ("coprocessor.region-split-size", "size", "256MB"),
         ("server.labels", "map", {}),  # # labels = {}
-        ("security.encryption.master-key.type", "str", "plaintext"),  # commented header # [security...master-key]
-        ("rocksdb.defaultcf.ribbon-filter-above-level", "int", 0),  # written "## ribbon-filter-above-level = 0"
+        (
+            "security.encryption.master-key.type",
+            "str",
+            "plaintext",
+        ),  # commented header # [security...master-key]
+        (
+            "rocksdb.defaultcf.ribbon-filter-above-level",
+            "int",
+            0,
+        ),  # written "## ribbon-filter-above-level = 0"
         ("memory-usage-limit", "size", "0B"),  # a root key, before the first header
         ("gc.max-write-bytes-per-sec", "size", "0"),
     ],
@@ -81,8 +97,12 @@ def test_prose_is_not_a_key(not_a_key: str) -> None:
 
 
 def test_extract_keys_handles_aot_and_nested_headers() -> None:
-    text = "[a]\n# x = 1\n[[a.b]]\n# y = \"2s\"\n# [c.d]\n# z = [1]\n"
-    assert {k: s.kind for k, s in extract_keys(text).items()} == {"a.x": "int", "a.b.y": "duration", "c.d.z": "list"}
+    text = '[a]\n# x = 1\n[[a.b]]\n# y = "2s"\n# [c.d]\n# z = [1]\n'
+    assert {k: s.kind for k, s in extract_keys(text).items()} == {
+        "a.x": "int",
+        "a.b.y": "duration",
+        "c.d.z": "list",
+    }
 
 
 def test_test_custom_widens_the_set() -> None:
@@ -103,8 +123,13 @@ def test_unknown_key_is_an_error_with_suggestions() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("storage.block-cache.capacity", "lots"), ("rocksdb.titan.enabled", "true"), ("raftstore.apply-pool-size", "4"),
-     ("raftstore.pd-heartbeat-tick-interval", "60"), ("rocksdb.defaultcf.compression-per-level", "lz4")],
+    [
+        ("storage.block-cache.capacity", "lots"),
+        ("rocksdb.titan.enabled", "true"),
+        ("raftstore.apply-pool-size", "4"),
+        ("raftstore.pd-heartbeat-tick-interval", "60"),
+        ("rocksdb.defaultcf.compression-per-level", "lz4"),
+    ],
 )
 def test_check_value_rejects_wrong_kinds(key: str, value: object) -> None:
     with pytest.raises(InvalidChangeValue):

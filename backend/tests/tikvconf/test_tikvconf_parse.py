@@ -22,7 +22,10 @@ def test_toml_view_of_a_tiup_file() -> None:
     view = toml_view((EXAMPLES / "tiup-8vcpu-32gib.toml").read_text())
     assert view["storage.block-cache.capacity"] == "8GiB"
     assert view["rocksdb.defaultcf.block-size"] == "64KB"
-    assert view["server.labels"] == {"zone": "us-east-1a", "host": "ip-10-0-1-5"}  # free-form table kept whole
+    assert view["server.labels"] == {
+        "zone": "us-east-1a",
+        "host": "ip-10-0-1-5",
+    }  # free-form table kept whole
     assert view["rocksdb.defaultcf.compression-per-level"][-1] == "zstd"
     assert unknown_keys(view) == []
 

@@ -1,6 +1,7 @@
-"""Golden tests: patching real tikv.toml files (TiKV's template, TiKV's test-custom.toml, three production-style
-files in examples/configs) changes exactly the intended keys, keeps every comment, is idempotent, and its rollback
-gives back the original bytes. Parsed independently with the standard library's tomllib.
+"""Golden tests: patching real tikv.toml files (TiKV's template, TiKV's test-custom.toml, three
+production-style files in examples/configs) changes exactly the intended keys, keeps every comment, is
+idempotent, and its rollback gives back the original bytes. Parsed independently with the standard
+library's tomllib.
 """
 
 from __future__ import annotations
@@ -110,15 +111,20 @@ def test_existing_value_replaced_in_place_with_its_comment() -> None:
     result = apply_changes(original, [tikv("raftstore.store-pool-size", 3, current=2)])
     assert "store-pool-size = 3   # keep Raft store CPU under 85% x pool size\n" in result.text
     diff = [(a, b) for a, b in zip(original.splitlines(), result.text.splitlines(), strict=True) if a != b]
-    assert diff == [("store-pool-size = 2   # keep Raft store CPU under 85% x pool size",
-                     "store-pool-size = 3   # keep Raft store CPU under 85% x pool size")]
+    assert diff == [
+        (
+            "store-pool-size = 2   # keep Raft store CPU under 85% x pool size",
+            "store-pool-size = 3   # keep Raft store CPU under 85% x pool size",
+        )
+    ]
 
 
 def test_missing_tables_are_created_and_removed_again() -> None:
-    original = "# node config\n[server]\naddr = \"0.0.0.0:20160\"\n"
+    original = '# node config\n[server]\naddr = "0.0.0.0:20160"\n'
     result = apply_changes(original, [tikv("rocksdb.defaultcf.titan.min-blob-size", "32KB")])
     assert result.text == (
-        '# node config\n[server]\naddr = "0.0.0.0:20160"\n\n[rocksdb.defaultcf.titan]\nmin-blob-size = "32KB"\n'
+        '# node config\n[server]\naddr = "0.0.0.0:20160"\n'
+        '\n[rocksdb.defaultcf.titan]\nmin-blob-size = "32KB"\n'
     )
     assert apply_rollback(result.text, result.rollback) == original
 
@@ -140,7 +146,9 @@ def test_file_edited_since_snapshot_is_the_base() -> None:
     result = apply_changes(original, [tikv("storage.block-cache.capacity", "14GiB", current="4GiB")])
     assert any("the file has '8GiB' but the snapshot saw '4GiB'" in note for note in result.notes)
     inverse = result.rollback_changes()
-    assert [(c.key, c.current, c.proposed) for c in inverse] == [("storage.block-cache.capacity", "14GiB", "8GiB")]
+    assert [(c.key, c.current, c.proposed) for c in inverse] == [
+        ("storage.block-cache.capacity", "14GiB", "8GiB")
+    ]
     assert parsed(apply_rollback(result.text, result.rollback))["storage.block-cache.capacity"] == "8GiB"
 
 
@@ -178,7 +186,9 @@ def test_conflicting_values_for_one_file_are_an_error() -> None:
 
 def test_malformed_file_names_line_and_column() -> None:
     with pytest.raises(ConfigParseError) as raised:
-        apply_changes('[storage]\ncapacity = "1GB\n', [tikv("raftstore.apply-pool-size", 3)], source="node1.toml")
+        apply_changes(
+            '[storage]\ncapacity = "1GB\n', [tikv("raftstore.apply-pool-size", 3)], source="node1.toml"
+        )
     assert str(raised.value).startswith("node1.toml line 2, column 16: ")
 
 

@@ -1,5 +1,5 @@
-"""Property tests: for random keys of TiKV's template and random values of the right kind, patching any example
-file changes exactly those keys, twice equals once, and the rollback gives back the original bytes."""
+"""Property tests: for random keys of TiKV's template and random values of the right kind, patching any
+example file changes exactly those keys, twice equals once, and the rollback gives back the original bytes."""
 
 from __future__ import annotations
 
@@ -91,7 +91,9 @@ def test_patch_then_rollback_is_the_original(text: str, wanted: list[Change]) ->
 
 @PROPERTY_SETTINGS
 @given(wanted=changes(), per_node=st.booleans())
-def test_sql_never_sets_an_offline_key_and_renders_only_real_keys(wanted: list[Change], per_node: bool) -> None:
+def test_sql_never_sets_an_offline_key_and_renders_only_real_keys(
+    wanted: list[Change], per_node: bool
+) -> None:
     if per_node:
         wanted = [c.model_copy(update={"entity": Entity(node="10.0.1.5:20180")}) for c in wanted]
     patch = Patch(cluster="c1", changes=tuple(wanted))
@@ -100,8 +102,11 @@ def test_sql_never_sets_an_offline_key_and_renders_only_real_keys(wanted: list[C
     assert all(online_status(key).online for key in set_keys)
     assert set(set_keys) <= set(template_keys())
     scalar_online = {
-        c.key for c in wanted if online_status(c.key).online and not isinstance(c.proposed, list)
-        and not (c.key == "raftstore.store-io-pool-size")
+        c.key
+        for c in wanted
+        if online_status(c.key).online
+        and not isinstance(c.proposed, list)
+        and c.key != "raftstore.store-io-pool-size"
     }
     assert scalar_online <= set(set_keys)
     ctl = artefact(patch, "tikv-ctl").body

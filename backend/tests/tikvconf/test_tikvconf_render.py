@@ -1,5 +1,6 @@
-"""Rendering a patch: each artefact's form follows the cited tool (TiDB SET CONFIG, tikv-ctl, TiUP, TiDB Operator,
-AWS CLI, Terraform); rollbacks invert them; every rendered TiKV key is a real key of the template."""
+"""Rendering a patch: each artefact's form follows the cited tool (TiDB SET CONFIG, tikv-ctl, TiUP,
+TiDB Operator, AWS CLI, Terraform); rollbacks invert them; every rendered TiKV key is a real key of the
+template."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from headroom.tikvconf.change import Change, Entity, FindingRef, Node, Patch, changes_from_findings, resolve_nodes
+from headroom.tikvconf.change import (
+    Change,
+    Entity,
+    FindingRef,
+    Node,
+    Patch,
+    changes_from_findings,
+    resolve_nodes,
+)
 from headroom.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
 from headroom.tikvconf.keys import template_keys
 from headroom.tikvconf.parse import flatten
@@ -32,8 +41,14 @@ NODES = tuple(
 FINDING = FindingRef(rule="block-cache-undersized", dedup_key="block-cache-undersized:tikv-1")
 
 
-def change(key: str, proposed: object, current: object = None, node: str | None = None, target: str = "tikv",
-           **entity: str) -> Change:
+def change(
+    key: str,
+    proposed: object,
+    current: object = None,
+    node: str | None = None,
+    target: str = "tikv",
+    **entity: str,
+) -> Change:
     return Change(
         target=target,  # type: ignore[arg-type]
         key=key,
@@ -62,7 +77,8 @@ MIXED = patch_of(
 @pytest.mark.parametrize(
     ("value", "sql", "ctl"),
     [
-        # PCDOCS dynamic-config.md: `storage.block-cache.capacity`='16GiB' (quoted), `split.qps-threshold`=1000
+        # PCDOCS dynamic-config.md: `storage.block-cache.capacity`='16GiB' (quoted),
+        # `split.qps-threshold`=1000 (bare)
         ("16GiB", "'16GiB'", "16GiB"),
         (1000, "1000", "1000"),
         (True, "true", "true"),  # domain.md s5 tikv-ctl: -v true
@@ -87,18 +103,28 @@ def test_sql_sets_online_keys_and_lists_the_rest_for_a_restart() -> None:
         "SET CONFIG tikv `rocksdb.rate-limiter-auto-tuned` = false;",
     ]
     restart = body[body.index("Needs a rolling restart") :]
-    for key in ("rocksdb.titan.enabled", "rocksdb.defaultcf.block-size", "rocksdb.defaultcf.compression-per-level"):
+    for key in (
+        "rocksdb.titan.enabled",
+        "rocksdb.defaultcf.block-size",
+        "rocksdb.defaultcf.compression-per-level",
+    ):
         assert f"--   {key} = " in restart
     assert "tiup cluster reload prod-east -R tikv" in restart
-    assert "tiup cluster edit-config prod-east" in body  # domain.md s5 caveat: or reload overwrites SET CONFIG
+    assert (
+        "tiup cluster edit-config prod-east" in body
+    )  # domain.md s5 caveat: or reload overwrites SET CONFIG
     assert "SHOW WARNINGS;" in body  # batch changes are not atomic
 
 
 def test_tikv_ctl_one_line_per_node_with_the_server_address() -> None:
     body = artefact(MIXED, "tikv-ctl").body
     lines = re.findall(r"^tikv-ctl .*$", body, flags=re.MULTILINE)
-    assert "tikv-ctl --host 10.0.1.5:20160 modify-tikv-config -n storage.block-cache.capacity -v 16GiB" in lines
-    assert "tikv-ctl --host 10.0.1.7:20160 modify-tikv-config -n storage.block-cache.capacity -v 16GiB" in lines
+    assert (
+        "tikv-ctl --host 10.0.1.5:20160 modify-tikv-config -n storage.block-cache.capacity -v 16GiB" in lines
+    )
+    assert (
+        "tikv-ctl --host 10.0.1.7:20160 modify-tikv-config -n storage.block-cache.capacity -v 16GiB" in lines
+    )
     assert "tikv-ctl --host 10.0.1.5:20160 modify-tikv-config -n raftstore.apply-pool-size -v 4" in lines
     assert not any("10.0.1.6" in line and "apply-pool-size" in line for line in lines)
     assert not any("block-size" in line or "titan.enabled" in line for line in lines)
@@ -115,8 +141,10 @@ def test_toml_fragment_is_valid_and_only_the_changes() -> None:
 
 
 def test_toml_fragment_refuses_values_that_differ_by_node() -> None:
-    patch = patch_of(change("raftstore.apply-pool-size", 3, node=NODES[0].status_address),
-                     change("raftstore.apply-pool-size", 4, node=NODES[1].status_address))
+    patch = patch_of(
+        change("raftstore.apply-pool-size", 3, node=NODES[0].status_address),
+        change("raftstore.apply-pool-size", 4, node=NODES[1].status_address),
+    )
     with pytest.raises(PatchConflict):
         artefact(patch, "toml")
     one = flatten(tomllib.loads(artefact(patch, "toml", node=NODES[1].status_address).body))
@@ -124,8 +152,9 @@ def test_toml_fragment_refuses_values_that_differ_by_node() -> None:
 
 
 def test_merged_and_diff_and_their_rollbacks() -> None:
-    patch = patch_of(change("storage.block-cache.capacity", "16GiB", "8GiB"),
-                     change("rocksdb.titan.enabled", True, False))
+    patch = patch_of(
+        change("storage.block-cache.capacity", "16GiB", "8GiB"), change("rocksdb.titan.enabled", True, False)
+    )
     merged = artefact(patch, "merged", config_text=TIUP_FILE)
     assert flatten(tomllib.loads(merged.body))["storage.block-cache.capacity"] == "16GiB"
     assert artefact(patch, "merged", config_text=TIUP_FILE, rollback=True).body == TIUP_FILE
@@ -178,33 +207,42 @@ def test_aws_batches_a_volume_into_one_call_and_warns_about_restarts() -> None:
     calls = re.findall(r"^aws ec2 modify-volume .*$", body, flags=re.MULTILINE)
     # domain.md s1.5: four modifications per rolling 24 hours -> one ModifyVolume per volume
     assert calls == [
-        f"aws ec2 modify-volume --volume-id {VOLUME} --volume-type gp3 --iops 6000 --throughput 500 --size 2048"
+        f"aws ec2 modify-volume --volume-id {VOLUME} "
+        "--volume-type gp3 --iops 6000 --throughput 500 --size 2048"
     ]
     assert "four modifications" in body
-    order = [line.split()[2] for line in body.splitlines() if line.startswith(f"aws ec2 ") and INSTANCE in line]
+    order = [
+        line.split()[2] for line in body.splitlines() if line.startswith("aws ec2 ") and INSTANCE in line
+    ]
     assert order == ["stop-instances", "wait", "modify-instance-attribute", "start-instances", "wait"]
-    assert "--instance-type '{\"Value\": \"m6i.4xlarge\"}'" in body
+    assert '--instance-type \'{"Value": "m6i.4xlarge"}\'' in body
     assert "WARNING" in body and "evict-leader-scheduler" in body and "one TiKV at a time" in body
 
 
 def test_aws_rollback_restores_previous_values_but_never_shrinks() -> None:
     rollback = artefact(AWS, "aws", rollback=True)
     calls = re.findall(r"^aws ec2 modify-volume .*$", rollback.body, flags=re.MULTILINE)
-    assert calls == [f"aws ec2 modify-volume --volume-id {VOLUME} --throughput 125 --iops 3000 --volume-type gp2"]
-    assert "--instance-type '{\"Value\": \"m6i.2xlarge\"}'" in rollback.body
+    assert calls == [
+        f"aws ec2 modify-volume --volume-id {VOLUME} --throughput 125 --iops 3000 --volume-type gp2"
+    ]
+    assert '--instance-type \'{"Value": "m6i.2xlarge"}\'' in rollback.body
     assert any("cannot be made smaller" in note for note in rollback.notes)
 
 
 def test_terraform_snippet() -> None:
     body = artefact(AWS, "terraform").body
     assert 'resource "aws_ebs_volume" "vol_0a1b2c3d4e5f60001" {' in body
-    assert '  iops       = 6000\n' in body
+    assert "  iops       = 6000\n" in body
     assert 'instance_type = "m6i.4xlarge"' in body
-    terraform = shutil.which("terraform") or ("/usr/local/bin/terraform" if Path("/usr/local/bin/terraform").exists() else None)
+    terraform = shutil.which("terraform") or (
+        "/usr/local/bin/terraform" if Path("/usr/local/bin/terraform").exists() else None
+    )
     if terraform is None:
         pytest.skip("terraform binary not installed")
     # `terraform fmt -` formats stdin without providers: unchanged output means the snippet is canonical HCL.
-    formatted = subprocess.run([terraform, "fmt", "-"], input=body, capture_output=True, text=True, timeout=60)
+    formatted = subprocess.run(
+        [terraform, "fmt", "-"], input=body, capture_output=True, text=True, timeout=60
+    )
     assert formatted.returncode == 0, formatted.stderr
     assert formatted.stdout == body
 
@@ -212,8 +250,12 @@ def test_terraform_snippet() -> None:
 def test_rollback_bundle_contains_every_inverse() -> None:
     patch = patch_of(*MIXED.changes, *AWS.changes)
     bundle = artefact(patch, "rollback", config_text=TIUP_FILE)
-    for name in ("prod-east-rollback-tikv.toml", "prod-east-rollback-set-config.sql",
-                 "prod-east-rollback-tikv-ctl.sh", "prod-east-rollback-aws-modify.sh"):
+    for name in (
+        "prod-east-rollback-tikv.toml",
+        "prod-east-rollback-set-config.sql",
+        "prod-east-rollback-tikv-ctl.sh",
+        "prod-east-rollback-aws-modify.sh",
+    ):
         assert f"===== {name} " in bundle.body
     assert "SET CONFIG tikv `storage.block-cache.capacity` = '8GiB';" in bundle.body
 

@@ -41,7 +41,9 @@ def test_parse_size(text: str | int, expected: int) -> None:
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize("text", ["0.5kb", "0.5kB", "0.5Kb", "0.5k", "0.5g", "b", "gb", "1b", "B", "lots", "-1"])
+@pytest.mark.parametrize(
+    "text", ["0.5kb", "0.5kB", "0.5Kb", "0.5k", "0.5g", "b", "gb", "1b", "B", "lots", "-1"]
+)
 def test_parse_size_rejects_what_tikv_rejects(text: str) -> None:
     # TiKV illegal_cases: units are case-sensitive; "lots" and "-1" are not sizes at all.
     with pytest.raises(InvalidChangeValue):
@@ -51,8 +53,16 @@ def test_parse_size_rejects_what_tikv_rejects(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("size", "expected"),
-    [(0, "0KiB"), (2 * KIB, "2KiB"), (4 * MIB, "4MiB"), (5 * GIB, "5GiB"), (7 * TIB, "7TiB"), (11 * PIB, "11PiB"),
-     (512, 512), (1536 * KIB, "1536KiB")],
+    [
+        (0, "0KiB"),
+        (2 * KIB, "2KiB"),
+        (4 * MIB, "4MiB"),
+        (5 * GIB, "5GiB"),
+        (7 * TIB, "7TiB"),
+        (11 * PIB, "11PiB"),
+        (512, 512),
+        (1536 * KIB, "1536KiB"),
+    ],
 )
 def test_format_size_like_readable_size_serialize(size: int, expected: str | int) -> None:
     # TiKV legal_cases: (0, "0KiB"), (2 * KIB, "2KiB") ...; 512 serializes as the integer 512.
@@ -83,7 +93,9 @@ def test_parse_duration_rejects(text: str) -> None:
         parse_duration(text)
 
 
-@pytest.mark.parametrize(("milliseconds", "text"), [(5_400_000, "1h30m"), (0, "0s"), (500, "500ms"), (90_061_001, "1d1h1m1s1ms")])
+@pytest.mark.parametrize(
+    ("milliseconds", "text"), [(5_400_000, "1h30m"), (0, "0s"), (500, "500ms"), (90_061_001, "1d1h1m1s1ms")]
+)
 def test_format_duration_like_readable_duration_display(milliseconds: int, text: str) -> None:
     assert format_duration(milliseconds) == text
     assert parse_duration(text) == milliseconds

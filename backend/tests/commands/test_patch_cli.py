@@ -1,0 +1,205 @@
+"""`headroom patch` through Typer's CliRunner, on a snapshot written with the snapshot schema's fields and the
+example findings in examples/findings/prod-east.json."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from headroom.cli import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[3]
+FINDINGS = ROOT / "examples" / "findings" / "prod-east.json"
+TIUP_FILE = ROOT / "examples" / "configs" / "tiup-8vcpu-32gib.toml"
+
+
+def snapshot_document() -> dict[str, Any]:
+    nodes, instances, volumes = [], [], []
+    for i in (1, 2, 3):
+        ip, iid, vid = f"10.0.1.{4 + i}", f"i-0a1b2c3d4e5f6000{i}", f"vol-0a1b2c3d4e5f6000{i}"
+        instances.append({"id": iid, "type": "m6i.2xlarge", "vcpus": 8, "memory_gib": 32})
+        volumes.append(
+            {
+                "id": vid,
+                "type": "gp3",
+                "size_gib": 1024,
+                "iops": 3000,
+                "throughput_mibps": 250,
+                "instance_id": iid,
+                "role": "data",
+            }
+        )
+        nodes.append(
+            {
+                "id": f"tikv-{i}",
+                "store_id": i,
+                "address": f"{ip}:20160",
+                "status_address": f"{ip}:20180",
+                "instance_id": iid,
+                "instance_type": "m6i.2xlarge",
+                "vcpus": 8,
+                "memory_gib": 32,
+                "tikv_version": "v7.5.1",
+                "host": ip,
+                "data_volume_ids": [vid],
+                "config": {"storage": {"block-cache": {"capacity": "8GiB"}}},
+            }
+        )
+    return {
+        "schema_version": 1,
+        "generated_at": "2026-11-20T00:00:00Z",
+        "source": {"kind": "demo"},
+        "cluster": {"name": "prod-east", "tikv_version": "v7.5.1", "deployment": "tiup"},
+        "window": {"start": "2026-11-13T00:00:00Z", "end": "2026-11-20T00:00:00Z", "step_seconds": 60},
+        "nodes": nodes,
+        "instances": instances,
+        "volumes": volumes,
+        "series": [],
+    }
+
+
+@pytest.fixture()
+def snapshot(tmp_path: Path) -> Path:
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(snapshot_document()))
+    return path
+
+
+def run(*args: str) -> Any:
+    return runner.invoke(app, ["patch", *args])
+
+
+def test_sql_for_one_finding(snapshot: Path) -> None:
+    result = run(
+        str(snapshot),
+        "--findings",
+        str(FINDINGS),
+        "--format",
+        "sql",
+        "--finding",
+        "block-cache-undersized:tikv-1",
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "SET CONFIG \"10.0.1.5:20180\" `storage.block-cache.capacity` = '14GiB';" in result.stdout
+    assert "rate-bytes-per-sec" not in result.stdout  # other findings not selected
+
+
+def test_merged_applies_every_tikv_change_to_the_file(snapshot: Path) -> None:
+    result = run(str(snapshot), "--findings", str(FINDINGS), "--format", "merged", "--config", str(TIUP_FILE))
+    assert result.exit_code == 0, result.stderr
+    parsed = tomllib.loads(result.stdout)
+    assert parsed["storage"]["block-cache"]["capacity"] == "14GiB"
+    assert parsed["rocksdb"]["rate-bytes-per-sec"] == "160MiB"
+    assert parsed["rocksdb"]["defaultcf"]["block-size"] == "32KB"
+    assert "# Shared block cache: we leave room for the page cache (OPS-1432)." in result.stdout
+
+
+def test_rollback_of_merged_is_the_original(snapshot: Path) -> None:
+    result = run(
+        str(snapshot),
+        "--findings",
+        str(FINDINGS),
+        "--format",
+        "merged",
+        "--config",
+        str(TIUP_FILE),
+        "--rollback",
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == TIUP_FILE.read_text()
+
+
+def test_aws_by_rule(snapshot: Path) -> None:
+    result = run(
+        str(snapshot), "--findings", str(FINDINGS), "--format", "aws", "--finding", "gp3-throughput-ceiling"
+    )
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "aws ec2 modify-volume --volume-id vol-0a1b2c3d4e5f60001 --iops 6000 --throughput 500\n"
+        in result.stdout
+    )
+
+
+def test_node_filter_by_node_id(snapshot: Path) -> None:
+    result = run(str(snapshot), "--findings", str(FINDINGS), "--format", "toml", "--node", "tikv-2")
+    assert result.exit_code == 0, result.stderr
+    assert tomllib.loads(result.stdout) == {}  # every tikv change is for tikv-1
+
+
+@pytest.mark.parametrize(
+    ("config_text", "fragment"),
+    [('[storage]\ncapacity = "8GiB\n', "line 2, column 17: "), ("[rocksdb\n", "line 1, column 9: ")],
+)
+def test_malformed_toml_exits_with_line_and_column(
+    snapshot: Path, tmp_path: Path, config_text: str, fragment: str
+) -> None:
+    config = tmp_path / "tikv.toml"
+    config.write_text(config_text)
+    result = run(str(snapshot), "--findings", str(FINDINGS), "--format", "merged", "--config", str(config))
+    assert result.exit_code != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"headroom: error: {config} {fragment}")
+
+
+def test_unknown_key_exits(snapshot: Path, tmp_path: Path) -> None:
+    findings = {
+        "findings": [
+            {
+                "rule": "r",
+                "dedup_key": "r:1",
+                "changes": [
+                    {"target": "tikv", "key": "storage.block-cache.size", "current": None, "proposed": "1GiB"}
+                ],
+            }
+        ]
+    }
+    path = tmp_path / "findings.json"
+    path.write_text(json.dumps(findings))
+    result = run(str(snapshot), "--findings", str(path), "--format", "sql")
+    assert result.exit_code != 0
+    assert "unknown TiKV config key 'storage.block-cache.size'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--format", "ansible"], "unknown format 'ansible'"),
+        (
+            ["--format", "sql", "--finding", "no-such-rule"],
+            "no finding matching no-such-rule proposes a change",
+        ),
+        (["--format", "merged"], "needs the current tikv.toml"),
+    ],
+)
+def test_bad_input_exits_with_one_line(snapshot: Path, args: list[str], message: str) -> None:
+    result = run(str(snapshot), "--findings", str(FINDINGS), *args)
+    assert result.exit_code != 0
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_unvalidated_snapshot_still_names_cluster_and_nodes(tmp_path: Path) -> None:
+    # A snapshot missing series/window still gives the cluster and nodes a patch needs.
+    document = snapshot_document()
+    del document["window"]
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(document))
+    result = run(str(path), "--findings", str(FINDINGS), "--format", "tikv-ctl")
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "tikv-ctl --host 10.0.1.5:20160 modify-tikv-config -n storage.block-cache.capacity -v 14GiB"
+        in result.stdout
+    )
+
+
+def test_missing_snapshot_exits(tmp_path: Path) -> None:
+    result = run(str(tmp_path / "nope.json"), "--findings", str(FINDINGS))
+    assert result.exit_code != 0
+    assert len(result.stderr.strip().splitlines()) == 1
