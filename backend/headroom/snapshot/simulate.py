@@ -66,7 +66,8 @@ GIB = 1024.0**3
 HIT_MAX = 0.99  # a working set never fits entirely: 1% of reads stay cold
 TIKV_OVERHEAD_GIB = 2.5  # memtables, raft-engine memory, allocator slack per TiKV (assumption)
 OS_RESERVED_GIB = 1.0
-COMPACTION_DRAIN_SECONDS = 300.0  # backlog worked off over ~5 min when the limiter allows
+COMPACTION_DRAIN_SECONDS = 300.0  # backlog worked off over ~5 min when the limiter allows ...
+DRAIN_MIBPS_PER_JOB = 8.0  # ... but at most 8 MiB/s more per rocksdb.max-background-jobs (assumption)
 RAFT_LOG_IO_KIB_MIN = 4.0
 FSYNC_P99_FACTOR = 2.5  # p99 / mean for fsync latency (assumption)
 SOFT_PENDING_KEY = "storage.flow-control.soft-pending-compaction-bytes-limit"
@@ -268,6 +269,7 @@ class _NodeDemand:
     rate_limit_bytes: float
     soft_pending_bytes: float
     hard_pending_bytes: float
+    compaction_drain_bytes: float  # extra bytes/s compaction may spend on a backlog
     working_set_gib: Array
     data_gib: Array
     block_cache_bytes: float
@@ -329,6 +331,9 @@ def _node_demand(
         compaction_bytes=compaction,
         rate_limit_bytes=rate_limit,
         soft_pending_bytes=float(parse_size(config_get(cfg, SOFT_PENDING_KEY, "192GiB"))),
+        compaction_drain_bytes=DRAIN_MIBPS_PER_JOB
+        * MIB
+        * float(str(config_get(cfg, "rocksdb.max-background-jobs", 8))),
         hard_pending_bytes=float(parse_size(config_get(cfg, HARD_PENDING_KEY, "1TiB"))),
         working_set_gib=working_set,
         data_gib=data,
@@ -422,6 +427,8 @@ def _volume_demands(node: _NodePlan, d: _NodeDemand) -> dict[str, _VolumeDemand]
 class _VolumeRun:
     demand_iops: Array
     demand_mibps: Array
+    offered_iops: Array  # demand that got past the instance's EBS limit to the volume
+    offered_mibps: Array
     served_fraction: Array
     iops_cap: Array
     mibps_cap: Array
@@ -473,6 +480,7 @@ def _run_host(
     flush = {nid: d.flush_bytes.tolist() for nid, d in nodes.items()}
     limit = {nid: d.rate_limit_bytes for nid, d in nodes.items()}
     soft = {nid: d.soft_pending_bytes for nid, d in nodes.items()}
+    drain_cap = {nid: d.compaction_drain_bytes for nid, d in nodes.items()}
     span = {nid: max(d.hard_pending_bytes - d.soft_pending_bytes, 1.0) for nid, d in nodes.items()}
 
     balances = [
@@ -490,6 +498,8 @@ def _run_host(
 
     out_d_iops = [[0.0] * n for _ in range(nv)]
     out_d_mib = [[0.0] * n for _ in range(nv)]
+    out_o_iops = [[0.0] * n for _ in range(nv)]
+    out_o_mib = [[0.0] * n for _ in range(nv)]
     out_f = [[1.0] * n for _ in range(nv)]
     out_icap = [[0.0] * n for _ in range(nv)]
     out_mcap = [[0.0] * n for _ in range(nv)]
@@ -505,7 +515,7 @@ def _run_host(
         # compaction this minute: the demand plus a drain of the backlog, within the rate limiter
         comp_w: dict[str, float] = {}
         for nid in nodes:
-            want = comp_dem[nid][t] + pending[nid] / COMPACTION_DRAIN_SECONDS
+            want = comp_dem[nid][t] + min(pending[nid] / COMPACTION_DRAIN_SECONDS, drain_cap[nid])
             comp_w[nid] = min(want, max(limit[nid] - flush[nid][t], 0.0))
         f = [1.0] * nv
         d_iops = [0.0] * nv
@@ -543,6 +553,13 @@ def _run_host(
             g = icap_inst / s_iops
         if s_mib > mcap_inst:
             g = min(g, mcap_inst / s_mib)
+        # what the instance lets through of the raw demand: the I/O each volume is actually offered
+        raw_iops, raw_mib = sum(d_iops), sum(d_mib)
+        g_offered = min(
+            1.0,
+            icap_inst / raw_iops if raw_iops > icap_inst else 1.0,
+            mcap_inst / raw_mib if raw_mib > mcap_inst else 1.0,
+        )
         for i, v in enumerate(vols):
             fi = f[i] * g
             bucket = v.bucket
@@ -555,6 +572,8 @@ def _run_host(
             out_f[i][t] = fi
             out_d_iops[i][t] = d_iops[i]
             out_d_mib[i][t] = d_mib[i]
+            out_o_iops[i][t] = d_iops[i] * g_offered
+            out_o_mib[i][t] = d_mib[i] * g_offered
         if inst_bursts:
             io_bal, _ = io_bucket.step(io_bal, s_iops * g, dt)
             byte_bal, _ = byte_bucket.step(byte_bal, s_mib * g, dt)
@@ -581,6 +600,8 @@ def _run_host(
         runs[v.id] = _VolumeRun(
             demand_iops=np.array(out_d_iops[i]),
             demand_mibps=np.array(out_d_mib[i]),
+            offered_iops=np.array(out_o_iops[i]),
+            offered_mibps=np.array(out_o_mib[i]),
             served_fraction=np.array(out_f[i]),
             iops_cap=np.array(out_icap[i]),
             mibps_cap=np.array(out_mcap[i]),
@@ -622,8 +643,8 @@ def _observe_volume(v: _VolumePlan, d: _VolumeDemand, run: _VolumeRun, g: Array)
     write_ops = (d.write_ops + comp_ops) * f
     read_bytes = (d.read_bytes + comp) * f
     write_bytes = (d.write_bytes + comp) * f
-    iops_over = run.demand_iops / np.maximum(run.iops_cap, 1e-9)
-    mib_over = run.demand_mibps / np.maximum(run.mibps_cap, 1e-9)
+    iops_over = run.offered_iops / np.maximum(run.iops_cap, 1e-9)
+    mib_over = run.offered_mibps / np.maximum(run.mibps_cap, 1e-9)
     iops_exceeded = iops_over > 1.0 + 1e-6
     tp_exceeded = mib_over > 1.0 + 1e-6
     inst_over = 1.0 / np.maximum(g, 1e-9)
@@ -1064,7 +1085,7 @@ def simulate_volume(
         reads=zero, bc_hit_ratio=zero, mem_hit_ratio=zero, disk_reads=zero, read_io_kib=io_kib,
         scan_mibps=zero, write_mibps=zero, kv_writes=zero, fsyncs=zero, raft_bytes=zero, raft_ops=zero,
         flush_bytes=zero, compaction_bytes=zero, rate_limit_bytes=0.0, soft_pending_bytes=GIB,
-        hard_pending_bytes=2 * GIB, working_set_gib=zero, data_gib=zero,
+        hard_pending_bytes=2 * GIB, compaction_drain_bytes=0.0, working_set_gib=zero, data_gib=zero,
         block_cache_bytes=0.0,
     )  # fmt: skip
     run = _run_host(host, {vol.id: demand}, {"node": idle}, float(step_seconds))
