@@ -28,12 +28,12 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 
 
 def _make_task(job: Job) -> Task:
-    def run(self: Task, now_iso: str | None = None) -> dict[str, Any]:
+    def run(self: Task, now_iso: str | None = None, **params: Any) -> dict[str, Any]:
         settings = get_settings()
         if not settings.database_url:
             raise RuntimeError("DATABASE_URL is required for Celery workers")
         now = dt.datetime.fromisoformat(now_iso) if now_iso else dt.datetime.now(dt.UTC)
-        return job.run(settings.database_url, settings, now)
+        return job.run(settings.database_url, settings, now, **params)
 
     run.__name__ = job.name.replace(".", "_")
     run.__doc__ = job.description

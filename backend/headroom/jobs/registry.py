@@ -31,7 +31,8 @@ class Job:
     name: str
     queue: str
     schedule: Schedule | None
-    run: Callable[[str, Settings, dt.datetime], dict[str, Any]]
+    # run(database_url, settings, now, **params) -> a JSON-able summary. Params are ids and primitives only.
+    run: Callable[..., dict[str, Any]]
     description: str
 
 
