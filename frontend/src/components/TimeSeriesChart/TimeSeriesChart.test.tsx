@@ -1,6 +1,6 @@
 import { render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { formatValue, TimeSeriesChart, toRows, type Ceiling, type ForecastBand, type TimeSeries } from '.';
+import { formatValue, niceAxisMax, TimeSeriesChart, toRows, type Ceiling, type ForecastBand, type TimeSeries } from '.';
 
 const T0 = Date.UTC(2026, 10, 1, 0, 0);
 const MIN = 60_000;
@@ -67,6 +67,19 @@ describe('formatValue', () => {
   });
 });
 
+describe('niceAxisMax', () => {
+  it.each([
+    [3300, 4000],
+    [3000, 4000],
+    [2000, 2000],
+    [101, 200],
+    [0.7, 0.8],
+    [0, 1],
+  ])('rounds %s up to %s', (max, expected) => {
+    expect(niceAxisMax(max)).toBeCloseTo(expected);
+  });
+});
+
 describe('toRows', () => {
   it('merges series and forecast into one sorted row per timestamp', () => {
     const rows = toRows([readIops, writeIops], forecast);
@@ -111,7 +124,7 @@ describe('TimeSeriesChart', () => {
     );
   });
 
-  it('extends the y axis so a ceiling above the data stays visible', () => {
+  it('keeps a ceiling above the data inside a round y axis', () => {
     // Data peaks at 2,400 IOPS; the 3,000 IOPS ceiling must still be inside the axis.
     const { container } = renderChart({ forecast: undefined });
     const ticks = [...container.querySelectorAll('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')];
@@ -119,8 +132,8 @@ describe('TimeSeriesChart', () => {
       const text = t.textContent ?? '';
       return text.endsWith('K') ? Number(text.slice(0, -1)) * 1000 : Number(text);
     });
-    expect(values.length).toBeGreaterThan(1);
-    expect(Math.max(...values)).toBeGreaterThanOrEqual(3000);
+    // 3,000 x 1.08 headroom rounds up to a 4,000 IOPS axis with round quarter ticks.
+    expect(values).toEqual([0, 1000, 2000, 3000, 4000]);
   });
 
   it('shows an empty message instead of an empty plot', () => {

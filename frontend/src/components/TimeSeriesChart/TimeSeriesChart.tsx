@@ -11,7 +11,7 @@ import {
   YAxis,
   type TooltipContentProps,
 } from 'recharts';
-import { formatTick, formatTime as defaultFormatTime, formatValue, type Unit } from './format';
+import { formatTick, formatTime as defaultFormatTime, formatValue, niceAxisMax, type Unit } from './format';
 
 export interface TimeSeriesPoint {
   /** Milliseconds since the epoch. */
@@ -75,6 +75,17 @@ type Row = { t: number; [key: string]: number | null | [number, number] };
 
 function seriesKey(id: string): string {
   return `s:${id}`;
+}
+
+/** Leave room above the highest value, ceiling or forecast so a line never sits on the frame. */
+const Y_HEADROOM = 1.08;
+
+function highestValue(series: TimeSeries[], ceilings: Ceiling[], forecast?: ForecastBand): number {
+  let max = 0;
+  for (const s of series) for (const p of s.points) if (p.value !== null && p.value > max) max = p.value;
+  for (const c of ceilings) max = Math.max(max, c.value);
+  for (const p of forecast?.points ?? []) max = Math.max(max, p.upper);
+  return max;
 }
 
 /** Merge every series and the forecast band into one row per timestamp, as Recharts wants. */
@@ -152,7 +163,7 @@ function ChartTooltip({ active, payload, label, series, ceilings, forecast, unit
         <ul className="ts-chart__tooltip-limits">
           {ceilings.map((c) => (
             <li key={c.id}>
-              Limit: {c.label} {formatValue(c.value, unit)} (source: {c.source})
+              Limit, {c.label}: {formatValue(c.value, unit)} (source: {c.source})
             </li>
           ))}
         </ul>
@@ -177,6 +188,8 @@ export function TimeSeriesChart({
 }: TimeSeriesChartProps) {
   const titleId = useId();
   const rows = useMemo(() => toRows(series, forecast), [series, forecast]);
+  const yMax = niceAxisMax(highestValue(series, ceilings, forecast) * Y_HEADROOM);
+  const yTicks = [0, yMax / 4, yMax / 2, (3 * yMax) / 4, yMax];
   const colored = series.map((s, i) => ({ ...s, color: s.color ?? PALETTE[i % PALETTE.length] }));
   const forecastColor = forecast?.color ?? FORECAST_COLOR;
 
@@ -200,7 +213,9 @@ export function TimeSeriesChart({
         tickFormatter={formatTick}
         tick={{ fontSize: 12, fill: '#57606a' }}
         width={56}
-        domain={[0, 'auto']}
+        domain={[0, yMax]}
+        ticks={yTicks}
+        allowDataOverflow={false}
         label={{ value: unit, angle: -90, position: 'insideLeft', fontSize: 12, fill: '#57606a' }}
       />
       <Tooltip

@@ -5,9 +5,10 @@ import { useLogout, type Session } from '../api';
 const ROLE_LABEL: Record<Session['role'], string> = { owner: 'Owner', admin: 'Admin', viewer: 'Viewer' };
 
 function initials(session: Session): string {
-  const source = session.user.full_name?.trim() || session.user.email;
-  const parts = source.split(/[\s@._-]+/).filter(Boolean);
-  return ((parts[0]?.[0] ?? '') + (parts[1]?.[0] ?? '')).toUpperCase() || '?';
+  const name = session.user.full_name?.trim();
+  if (!name) return session.user.email.charAt(0).toUpperCase() || '?';
+  const words = name.split(/\s+/).filter(Boolean);
+  return ((words[0]?.[0] ?? '') + (words.length > 1 ? (words[words.length - 1]?.[0] ?? '') : '')).toUpperCase();
 }
 
 /** The account button in the top bar; its menu holds Log out (signed-in pages then redirect to /login). */
