@@ -59,8 +59,8 @@ BAND_LOW_PERCENTILE = 50.0  # demand for the latest empty time
 BAND_HIGH_PERCENTILE = 90.0  # demand for the earliest empty time
 OFF_PEAK_PERCENTILE = 10.0
 MIN_SLOPE_POINTS = 3
-# The slope "agrees" within 25 % of the band edges: balances arrive rounded (whole percent on Nitro, §3.2), so an
-# hour's slope carries a few percent of resolution error on its own, and demand is sampled, not integrated.
+# The slope "agrees" within 25 % of the band edges: balances arrive rounded (whole percent on Nitro, §3.2),
+# so an hour's slope carries a few percent of resolution error, and demand is sampled, not integrated.
 SLOPE_TOLERANCE = 0.25
 MAX_PATH_POINTS = 721
 MIN_HORIZON_SECONDS = 3600.0
