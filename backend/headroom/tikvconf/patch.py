@@ -285,12 +285,15 @@ def _tidy(text: str, original: str) -> str:
     """Put a blank line before a header tomlkit glued to a new key; drop a blank line added at the end."""
     old = original.splitlines()
     adjacent = set(zip(old, old[1:], strict=False))
+    spaced_headers = {line for before, line in zip(["", *old], old, strict=False) if not before.strip()}
+    known = set(old)
     tidy: list[str] = []
     for line in text.splitlines(keepends=True):
         previous = tidy[-1].rstrip("\r\n") if tidy else ""
         current = line.rstrip("\r\n")
         glued = previous.strip() and not previous.lstrip().startswith(("[", "#"))
-        if current.lstrip().startswith("[") and glued and (previous, current) not in adjacent:
+        wants_space = current not in known or current in spaced_headers
+        if current.lstrip().startswith("[") and glued and wants_space and (previous, current) not in adjacent:
             tidy.append("\n")
         tidy.append(line)
     result = "".join(tidy)

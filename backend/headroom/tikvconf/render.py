@@ -454,6 +454,15 @@ def _offline_block(ctx: _Context, settings: Sequence[Setting], prefix: str) -> l
     return lines
 
 
+def _online_disagreements(ctx: _Context) -> list[str]:
+    """Say where the finding called a change online but TiKV's online table says it needs a restart."""
+    return [
+        f"{c.key}: the finding marks it online, but {online_status(c.key).source}; needs a rolling restart"
+        for c in ctx.tikv
+        if c.online and c.proposed is not None and not can_change_online(c.key, c.current, c.proposed)
+    ]
+
+
 def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
     settings = _settings(ctx.tikv, not ctx.rollback)
     online = [s for s in settings if s.online and s.value is not None]
@@ -478,7 +487,7 @@ def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
     if offline:
         lines.append("")
         lines += _offline_block(ctx, offline, "-- ")
-    return "\n".join(lines) + "\n", []
+    return "\n".join(lines) + "\n", _online_disagreements(ctx)
 
 
 def _render_tikv_ctl(ctx: _Context) -> tuple[str, list[str]]:
@@ -512,7 +521,7 @@ def _render_tikv_ctl(ctx: _Context) -> tuple[str, list[str]]:
     if offline:
         lines.append("")
         lines += _offline_block(ctx, offline, "# ")
-    return "\n".join(lines) + "\n", sorted(set(notes))
+    return "\n".join(lines) + "\n", sorted(set(notes)) + _online_disagreements(ctx)
 
 
 # ---------------------------------------------------------------------------------------------------- aws

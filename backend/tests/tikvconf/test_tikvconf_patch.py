@@ -195,3 +195,10 @@ def test_malformed_file_names_line_and_column() -> None:
 def test_a_key_through_a_scalar_is_a_conflict() -> None:
     with pytest.raises(PatchConflict):
         apply_changes('storage = "x"\n', [tikv("storage.block-cache.capacity", "1GiB")])
+
+
+def test_compact_files_stay_compact() -> None:
+    # A file without blank lines between tables: only the changed line differs.
+    original = "[storage]\nscheduler-worker-pool-size = 4\n[raftstore]\napply-pool-size = 2\n"
+    result = apply_changes(original, [tikv("storage.scheduler-worker-pool-size", 8)])
+    assert result.text == "[storage]\nscheduler-worker-pool-size = 8\n[raftstore]\napply-pool-size = 2\n"

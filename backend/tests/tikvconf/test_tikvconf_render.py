@@ -301,3 +301,10 @@ def test_example_findings_render() -> None:
     patch = Patch(cluster="prod-east", nodes=NODES, changes=changes)
     for fmt in FORMATS:
         assert artefact(patch, fmt, config_text=TIUP_FILE).body
+
+
+def test_a_finding_calling_an_offline_key_online_is_overruled_and_noted() -> None:
+    wrong = change("rocksdb.defaultcf.block-size", "32KB", "64KB").model_copy(update={"online": True})
+    rendered = artefact(patch_of(wrong), "sql")
+    assert "SET CONFIG" not in rendered.body.replace("SET CONFIG also", "")
+    assert any("marks it online" in note for note in rendered.notes)
