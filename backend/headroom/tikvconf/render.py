@@ -423,6 +423,11 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
     )
     for note in notes:
         lines += _comment_lines(note, "# ")
+    lines += _comment_lines(
+        "TiDB Operator v2 (TiKVGroup, core.pingcap.com/v1alpha1) takes the same TOML string under "
+        "spec.template.spec.config (docs-tidb-operator v2.0 component-configuration).",
+        "# ",
+    )
     lines += [
         f"# kubectl -n <namespace> patch tc {ctx.patch.cluster} --type merge --patch-file <this file>",
         "apiVersion: pingcap.com/v1alpha1",
@@ -454,6 +459,25 @@ def _offline_block(ctx: _Context, settings: Sequence[Setting], prefix: str) -> l
     return lines
 
 
+def _collapse_nodes(ctx: _Context, settings: Sequence[Setting]) -> list[Setting]:
+    """Turn one value set node by node on every TiKV into one cluster-wide setting (one SET CONFIG tikv)."""
+    all_nodes = {node.status_address for node in ctx.patch.nodes}
+    by_key: dict[str, list[Setting]] = {}
+    for setting in settings:
+        by_key.setdefault(setting.key, []).append(setting)
+    collapsed: list[Setting] = []
+    for setting in settings:
+        group = by_key[setting.key]
+        nodes = {s.node for s in group}
+        uniform = all(same_value(setting.key, group[0].value, s.value) for s in group)
+        if all_nodes and None not in nodes and nodes == all_nodes and uniform:
+            if setting is group[0]:
+                collapsed.append(Setting(**{**setting.__dict__, "node": None}))
+            continue
+        collapsed.append(setting)
+    return collapsed
+
+
 def _online_disagreements(ctx: _Context) -> list[str]:
     """Say where the finding called a change online but TiKV's online table says it needs a restart."""
     return [
@@ -472,7 +496,7 @@ def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
     lines += _comment_lines(
         "Changes are not atomic across instances: run SHOW WARNINGS after each statement.", "-- "
     )
-    for setting in online:
+    for setting in _collapse_nodes(ctx, online):
         lines.append("")
         lines += _comment_lines(
             f"{setting.reason} (was {_shown(setting.previous)}; {setting.finding})", "-- "

@@ -308,3 +308,15 @@ def test_a_finding_calling_an_offline_key_online_is_overruled_and_noted() -> Non
     rendered = artefact(patch_of(wrong), "sql")
     assert "SET CONFIG" not in rendered.body.replace("SET CONFIG also", "")
     assert any("marks it online" in note for note in rendered.notes)
+
+
+def test_sql_collapses_one_value_on_every_node_into_one_statement() -> None:
+    every_node = patch_of(*(change("raftstore.apply-pool-size", 4, node=n.status_address) for n in NODES))
+    statements = re.findall(r"^SET CONFIG .*;$", artefact(every_node, "sql").body, flags=re.MULTILINE)
+    assert statements == ["SET CONFIG tikv `raftstore.apply-pool-size` = 4;"]
+    two_nodes = patch_of(*(change("raftstore.apply-pool-size", 4, node=n.status_address) for n in NODES[:2]))
+    statements = re.findall(r"^SET CONFIG .*;$", artefact(two_nodes, "sql").body, flags=re.MULTILINE)
+    assert statements == [
+        'SET CONFIG "10.0.1.5:20180" `raftstore.apply-pool-size` = 4;',
+        'SET CONFIG "10.0.1.6:20180" `raftstore.apply-pool-size` = 4;',
+    ]
