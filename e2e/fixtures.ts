@@ -19,7 +19,6 @@ export const test = base.extend<Fixtures>({
   loginPage: async ({ page }, use) => use(new LoginPage(page)),
   shell: async ({ page }, use) => use(new AppShell(page)),
   clustersPage: async ({ page }, use) => use(new ClustersPage(page)),
-  // eslint-disable-next-line no-empty-pattern
   newAccount: async ({}, use) => {
     const id = randomUUID().slice(0, 8);
     await use({

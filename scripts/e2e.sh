@@ -26,6 +26,9 @@ else
   npm install --no-audit --no-fund --loglevel=error </dev/null
 fi
 
+# Playwright strips types without checking them; check the specs and page objects first.
+npx --no-install tsc --noEmit -p tsconfig.json
+
 if ! curl -sf -o /dev/null "$HEADROOM_E2E_BASE_URL/healthz"; then
   echo "e2e: nothing answers at $HEADROOM_E2E_BASE_URL/healthz; start Headroom first (make up)" >&2
   exit 1
