@@ -31,7 +31,7 @@ _VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?\s*$")
 
 @dataclass(frozen=True)
 class HostFacts:
-    """What the host gives TiKV: logical CPUs and memory in bytes (None when not known)."""
+    """What TiKV may use: CPUs (its cgroup quota when limited, as SysQuota reads it) and memory in bytes."""
 
     cpus: int | None = None
     memory_bytes: int | None = None
@@ -149,7 +149,8 @@ DEFAULTS: tuple[DefaultRow, ...] = (
         None,
         None,
         _unified_max_threads,
-        "domain.md s5 / template: max(4, LOGICAL_CPU_NUM * 0.8), the fraction truncated as a usize cast does",
+        "domain.md s5 / template; src/config/mod.rs UnifiedReadPoolConfig::default: "
+        "max(UNIFIED_READPOOL_MIN_CONCURRENCY = 4, (cpu_cores_quota * 0.8) as usize), i.e. truncated",
     ),
     DefaultRow("readpool.unified.min-thread-count", None, None, 1, "domain.md s5 / template"),
     DefaultRow("rocksdb.rate-bytes-per-sec", None, None, "10GB", "domain.md s5 / template"),
