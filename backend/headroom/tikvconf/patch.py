@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -297,8 +298,13 @@ def _tidy(text: str, original: str) -> str:
             tidy.append("\n")
         tidy.append(line)
     result = "".join(tidy)
-    while result.endswith("\n\n") and not original.endswith("\n\n"):
-        result = result[:-1]
+    newline = "\n"
+    if "\r\n" in original and not re.search(r"(?<!\r)\n", original):
+        # A CRLF file: write the lines tomlkit added with CRLF too.
+        newline = "\r\n"
+        result = re.sub(r"(?<!\r)\n", "\r\n", result)
+    while result.endswith(newline * 2) and not original.endswith(newline * 2):
+        result = result[: -len(newline)]
     return result
 
 

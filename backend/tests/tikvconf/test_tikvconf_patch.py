@@ -202,3 +202,15 @@ def test_compact_files_stay_compact() -> None:
     original = "[storage]\nscheduler-worker-pool-size = 4\n[raftstore]\napply-pool-size = 2\n"
     result = apply_changes(original, [tikv("storage.scheduler-worker-pool-size", 8)])
     assert result.text == "[storage]\nscheduler-worker-pool-size = 8\n[raftstore]\napply-pool-size = 2\n"
+
+
+def test_crlf_files_keep_crlf() -> None:
+    original = (
+        '# windows editor\r\n[storage]\r\ndata-dir = "/d"\r\n\r\n[raftstore]\r\napply-pool-size = 2\r\n'
+    )
+    changes = [tikv("storage.block-cache.capacity", "4GiB"), tikv("raftstore.apply-pool-size", 3)]
+    result = apply_changes(original, changes)
+    assert "\n" not in result.text.replace("\r\n", "")
+    assert '\r\n[storage.block-cache]\r\ncapacity = "4GiB"\r\n' in result.text
+    assert apply_rollback(result.text, result.rollback) == original
+    assert apply_changes(result.text, changes).text == result.text
