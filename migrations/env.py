@@ -7,10 +7,9 @@ import re
 from logging.config import fileConfig
 
 from alembic import context
-from sqlalchemy import engine_from_config, pool
-
 from headroom.core.db import normalise_database_url
 from headroom.store.base import Base, import_all_models
+from sqlalchemy import engine_from_config, pool
 
 import_all_models()  # registers every table of headroom.store.models* on the metadata
 

@@ -1,7 +1,7 @@
 """initial schema: tenancy, auth, sources, inventory, time series, advice
 
 Revision ID: 993e3e3a4d0a
-Revises: 
+Revises:
 Create Date: 2026-11-22 01:56:00.745960+00:00
 """
 

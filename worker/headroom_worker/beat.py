@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from celery.schedules import crontab
-
 from headroom.jobs.registry import all_jobs
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from kombu import Queue
-
 from headroom.jobs.registry import QUEUES, all_jobs
+from kombu import Queue
 
 
 def _broker_url() -> str:

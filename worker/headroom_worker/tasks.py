@@ -10,9 +10,9 @@ import psycopg
 import redis
 import sqlalchemy.exc
 from celery import Task
-
 from headroom.core.settings import get_settings
 from headroom.jobs.registry import Job, all_jobs
+
 from headroom_worker.celery_app import app
 
 # Only these are worth a retry: the database or broker was briefly unreachable. Bad data or bugs are not.

@@ -111,8 +111,7 @@ def test_worker_settings_are_safe_for_many_workers(celery_app: Any) -> None:
 
 def test_only_transient_errors_are_retried() -> None:
     import sqlalchemy.exc
-
-    from headroom_worker.tasks import TRANSIENT_ERRORS, TASKS
+    from headroom_worker.tasks import TASKS, TRANSIENT_ERRORS
 
     assert issubclass(sqlalchemy.exc.OperationalError, TRANSIENT_ERRORS)
     assert not issubclass(ValueError, TRANSIENT_ERRORS)

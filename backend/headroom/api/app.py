@@ -11,8 +11,8 @@ from fastapi.responses import FileResponse, JSONResponse
 from sqlalchemy import text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from headroom.api.deps import AppContext
 import headroom.api.routers as routers_pkg
+from headroom.api.deps import AppContext
 from headroom.core.db import session_factory
 from headroom.core.errors import AppError, RateLimited
 from headroom.core.logging import get_logger

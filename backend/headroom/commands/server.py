@@ -40,6 +40,7 @@ def serve(
     database_url = settings.database_url or start_embedded_postgres(settings.data_dir / "postgres")
     if migrate:
         upgrade_to_head(database_url)
+    demo_login = _ensure_demo(database_url, settings) if settings.demo_fleet and settings.environment != "production" else None
     ctx = build_context(settings, database_url)
     app = create_app(ctx, frontend_dist=_frontend_dist(settings.frontend_dist))
     if not settings.redis_url:
@@ -48,9 +49,21 @@ def serve(
     url = f"http://{bind_host}:{bind_port}"
     typer.echo(f"Headroom is running at {url}  (API docs: {url}/api/docs)")
     typer.echo("Sign up at that address to create your organisation; the first user is its owner.")
+    if demo_login is not None:
+        typer.echo(f"Demo fleet: log in as {demo_login[0]} with password {demo_login[1]} "
+                   f"(kept in {settings.data_dir / 'demo-password.txt'}; HEADROOM_DEMO_FLEET=false turns it off)")
     if not settings.database_url:
         typer.echo(f"Embedded PostgreSQL data: {(settings.data_dir / 'postgres').resolve()}")
     uvicorn.run(app, host=bind_host, port=bind_port, log_level=settings.log_level.lower(), proxy_headers=True)
+
+
+def _ensure_demo(database_url: str, settings: object) -> tuple[str, str]:
+    from headroom.core.db import session_scope
+    from headroom.services.demo import ensure_demo_account
+
+    with session_scope(database_url) as db:
+        email, password, _ = ensure_demo_account(db, get_settings().data_dir / "demo-password.txt")
+    return email, password
 
 
 def register(app: typer.Typer) -> None:

@@ -5,12 +5,9 @@ never edits this file."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-from headroom.core.settings import Settings
 
 QUEUES = ("ingest", "advice", "email", "maintenance")
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from headroom.cli import app as cli_app
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
-
 from headroom.core.settings import Settings
+from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parents[3]
 

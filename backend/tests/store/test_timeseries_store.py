@@ -8,11 +8,10 @@ import uuid
 from typing import Any
 
 import pytest
-from sqlalchemy import text
-
 from headroom.core.security import new_external_id
 from headroom.store import timeseries as ts
 from headroom.store.models import Organization
+from sqlalchemy import text
 
 T0 = dt.datetime(2026, 11, 2, 10, 0, tzinfo=dt.UTC)
 

@@ -9,11 +9,11 @@ from sqlalchemy import select
 
 from headroom.api.deps import (
     CSRF_COOKIE,
+    DB,
     SESSION_COOKIE,
+    AppContext,
     Caller,
     Context,
-    DB,
-    AppContext,
     client_ip,
 )
 from headroom.api.schemas.auth import InvitationAccept, LoginCreate, SessionRead, SignupCreate
