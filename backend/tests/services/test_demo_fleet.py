@@ -6,13 +6,12 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select, text
-
 from headroom.core.security import new_external_id
 from headroom.services import demo
 from headroom.snapshot.scenario import load_scenario
 from headroom.snapshot.simulate import simulate
 from headroom.store.models import Instance, Organization, TikvConfig, TikvNode, Volume
+from sqlalchemy import func, select, text
 
 NOW = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
 
