@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,13 +18,27 @@ import typer
 from headroom.commands._output import fail
 from headroom.tikvconf import (
     FORMATS,
+    HostFacts,
     Node,
     Patch,
     TikvConfError,
     artefact,
     changes_from_findings,
+    config_json_view,
+    fill_current,
     resolve_nodes,
 )
+
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class _Cluster:
+    name: str
+    version: str | None
+    nodes: tuple[Node, ...]
+    configs: dict[str, dict[str, Any]]  # status address -> dotted-key view of the effective config
+    hosts: dict[str, HostFacts]
 
 
 def _read_text(path: Path, what: str) -> str:
@@ -35,7 +50,7 @@ def _read_text(path: Path, what: str) -> str:
         fail(f"{what} {path}: not UTF-8 text")
 
 
-def _cluster_from_snapshot(path: Path) -> tuple[str, str | None, tuple[Node, ...]]:
+def _cluster_from_snapshot(path: Path) -> _Cluster:
     """Return cluster name, TiKV version and nodes, from a valid snapshot or, failing that, the raw JSON."""
     from headroom.snapshot.errors import SnapshotError
     from headroom.snapshot.files import load_snapshot
@@ -55,7 +70,12 @@ def _cluster_from_snapshot(path: Path) -> tuple[str, str | None, tuple[Node, ...
             )
             for node in snapshot.nodes
         )
-        return snapshot.cluster.name, snapshot.cluster.tikv_version, nodes
+        configs = {node.status_address: config_json_view(node.config) for node in snapshot.nodes}
+        hosts = {
+            node.status_address: HostFacts(cpus=node.vcpus, memory_bytes=int(node.memory_gib * GIB))
+            for node in snapshot.nodes
+        }
+        return _Cluster(snapshot.cluster.name, snapshot.cluster.tikv_version, nodes, configs, hosts)
     # A snapshot that does not validate may still name the cluster and its nodes: enough to render a patch.
     try:
         document = json.loads(_read_text(path, "snapshot"))
@@ -70,7 +90,7 @@ def _cluster_from_snapshot(path: Path) -> tuple[str, str | None, tuple[Node, ...
             )
             for raw in document.get("nodes", [])
         )
-        return str(cluster["name"]), cluster.get("tikv_version"), nodes
+        return _Cluster(str(cluster["name"]), cluster.get("tikv_version"), nodes, {}, {})
     except (ValueError, KeyError, TypeError, AttributeError):
         fail(strict_error)
 
@@ -105,7 +125,8 @@ def patch_command(
     """Print an artefact that applies (or, with --rollback, undoes) the selected findings' changes."""
     if format not in FORMATS:
         fail(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
-    cluster, version, nodes = _cluster_from_snapshot(snapshot)
+    cluster = _cluster_from_snapshot(snapshot)
+    nodes = cluster.nodes
     selected = finding or []
     try:
         changes = changes_from_findings(_findings(findings), selected)
@@ -114,13 +135,16 @@ def patch_command(
     if not changes:
         wanted = f" matching {', '.join(selected)}" if selected else ""
         fail(f"no finding{wanted} proposes a change")
-    changes = resolve_nodes(changes, nodes)
+    try:
+        changes = fill_current(resolve_nodes(changes, nodes), cluster.configs, cluster.version, cluster.hosts)
+    except TikvConfError as exc:
+        fail(str(exc))
     status_address = node
     if node is not None:
         matches = [n.status_address for n in nodes if node in (n.name, n.address, n.status_address)]
         status_address = matches[0] if matches else node
     config_text = _read_text(config, "config") if config is not None else None
-    patch = Patch(cluster=cluster, tikv_version=version, nodes=nodes, changes=changes)
+    patch = Patch(cluster=cluster.name, tikv_version=cluster.version, nodes=nodes, changes=changes)
     try:
         rendered = artefact(
             patch,

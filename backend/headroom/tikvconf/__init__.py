@@ -18,6 +18,7 @@ from headroom.tikvconf.defaults import (
     HostFacts,
     default_value,
     effective_value,
+    fill_current,
     parse_version,
 )
 from headroom.tikvconf.errors import (
@@ -68,6 +69,7 @@ __all__ = [
     "config_json_view",
     "default_value",
     "effective_value",
+    "fill_current",
     "is_valid_key",
     "known_keys",
     "online_status",

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
+from headroom.tikvconf.change import Change
 from headroom.tikvconf.keys import require_valid_key
+from headroom.tikvconf.parse import same_value
 from headroom.tikvconf.units import parse_size
 
 Version = tuple[int, int, int]
@@ -281,3 +283,34 @@ def effective_value(
         value = config[key]
         return EffectiveValue(key, value, "config", "configuration")  # type: ignore[arg-type]
     return default_value(key, version, host_facts, config, created_version)
+
+
+def fill_current(
+    changes: Sequence[Change],
+    node_configs: Mapping[str, Mapping[str, object]],
+    version: str | None,
+    host_facts: Mapping[str, HostFacts] | None = None,
+) -> tuple[Change, ...]:
+    """Give tikv changes without a `current` the effective value on their node (or on every node, when equal).
+
+    `node_configs` maps status addresses to dotted-key views (e.g. config_json_view of each node's /config).
+    A value that is unknown, or differs between nodes for a cluster-wide change, stays None.
+    """
+    filled: list[Change] = []
+    for change in changes:
+        if change.target != "tikv" or change.current is not None:
+            filled.append(change)
+            continue
+        nodes = [change.entity.node] if change.entity.node else list(node_configs)
+        values = [
+            effective_value(
+                change.key, node_configs.get(node, {}), version, (host_facts or {}).get(node)
+            ).value
+            for node in nodes
+        ]
+        known = [value for value in values if value is not None]
+        if known and len(known) == len(values) and all(same_value(change.key, known[0], v) for v in known):
+            filled.append(change.model_copy(update={"current": known[0]}))
+        else:
+            filled.append(change)
+    return tuple(filled)

@@ -203,3 +203,29 @@ def test_missing_snapshot_exits(tmp_path: Path) -> None:
     result = run(str(tmp_path / "nope.json"), "--findings", str(FINDINGS))
     assert result.exit_code != 0
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_missing_current_comes_from_the_snapshot(snapshot: Path, tmp_path: Path) -> None:
+    findings = {
+        "findings": [
+            {
+                "rule": "r",
+                "dedup_key": "r:1",
+                "entity": {"kind": "node", "id": "tikv-2"},
+                "changes": [
+                    {
+                        "target": "tikv",
+                        "key": "storage.block-cache.capacity",
+                        "proposed": "14GiB",
+                        "reason": "more cache",
+                    }
+                ],
+            }
+        ]
+    }
+    path = tmp_path / "findings.json"
+    path.write_text(json.dumps(findings))
+    result = run(str(snapshot), "--findings", str(path), "--format", "sql", "--rollback")
+    assert result.exit_code == 0, result.stderr
+    # The snapshot's node config says 8GiB on tikv-2: the rollback sets it back.
+    assert "SET CONFIG \"10.0.1.6:20180\" `storage.block-cache.capacity` = '8GiB';" in result.stdout

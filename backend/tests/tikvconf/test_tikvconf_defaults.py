@@ -116,3 +116,27 @@ def test_memory_usage_limit_follows_a_configured_block_cache() -> None:
     # template: "It will be calculated as `5/3 * block-cache.capacity`" -> 5/3 x 6 GiB = 10 GiB
     config = {"storage.block-cache.capacity": "6GiB"}
     assert effective_value("memory-usage-limit", config, "v8.5.1", M6I_2XL).value == 10 * GIB
+
+
+def test_fill_current_from_each_node_or_all_when_equal() -> None:
+    from headroom.tikvconf.change import Change, Entity
+    from headroom.tikvconf.defaults import fill_current
+
+    configs = {
+        "10.0.1.5:20180": {"storage.block-cache.capacity": "8GiB"},
+        "10.0.1.6:20180": {"storage.block-cache.capacity": "8GiB"},
+        "10.0.1.7:20180": {"storage.block-cache.capacity": "12GiB"},
+    }
+    hosts = dict.fromkeys(configs, M6I_2XL)
+    one = Change(
+        target="tikv",
+        key="storage.block-cache.capacity",
+        proposed="14GiB",
+        entity=Entity(node="10.0.1.7:20180"),
+    )
+    everywhere = Change(target="tikv", key="storage.block-cache.capacity", proposed="14GiB")
+    pool = Change(target="tikv", key="raftstore.apply-pool-size", proposed=4)
+    filled = fill_current([one, everywhere, pool], configs, "v7.5.1", hosts)
+    # node-specific: that node's value; cluster-wide: nodes differ (8GiB vs 12GiB) -> unknown;
+    # absent everywhere: the version's default, 2 (domain.md s5).
+    assert [c.current for c in filled] == ["12GiB", None, 2]
