@@ -8,12 +8,16 @@ from headroom.forecast.burst import (
     forecast_hdd_burst,
     forecast_instance_burst,
 )
+from headroom.forecast.growth import GrowthForecast, forecast_growth, hourly
 
 __all__ = [
     "BalancePath",
     "BurstForecast",
+    "GrowthForecast",
     "forecast_bucket",
     "forecast_gp2_burst",
+    "forecast_growth",
     "forecast_hdd_burst",
     "forecast_instance_burst",
+    "hourly",
 ]

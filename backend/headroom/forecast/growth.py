@@ -1,0 +1,262 @@
+"""Growth forecasts (pure): project a series (IOPS, MiB/s, used bytes) forward and say when it hits a ceiling.
+
+    forecast_growth(values, *, step_seconds, start, horizon_days, ceiling=None, seed=0, ...) -> GrowthForecast
+
+`values` are samples every `step_seconds` (<= 3,600) from `start` (NaN for a gap). Time is a parameter: the
+forecast starts at the hour after the last sample. Method, by how much history there is (after an hourly
+resample and a cap of `MAX_HISTORY_HOURS`):
+
+- >= 2 weekly cycles (336 h): Holt-Winters (statsmodels `ExponentialSmoothing`), additive trend, weekly
+  season (168 h, which also carries the daily shape), multiplicative when the series is positive (the
+  simulator's and a real workload's diurnal swing scales with the load) else additive. "ets-weekly".
+- >= 3 daily cycles (72 h): the same with a daily season (24 h). "ets-daily".
+- Otherwise: a robust straight line, Theil-Sen (`scipy.stats.theilslopes`) on the hourly values, band from
+  the slope's 90 % confidence interval pivoted at the centre of the data plus the residual quantiles.
+  "theil-sen".
+
+The band (default 90 %) comes from simulating the fitted ETS model forward with bootstrapped residuals
+(`simulate(..., random_errors="bootstrap")`, seeded: the same input and seed give the same answer); for the
+Theil-Sen fallback the band is analytic. The point forecast is clamped into the band.
+
+Days until the ceiling: the first forecast hour whose value reaches `ceiling` on the point path; the interval
+is the 5th/95th percentile of the first-passage time over the simulated paths (Theil-Sen: the first passage of
+the upper / lower band edge). None means "not within the horizon". If the last day of history already reached
+the ceiling, days = 0. The value compared is the hourly aggregate (`aggregate`, mean by default): a ceiling
+reached by the hourly mean means sustained throttling at the daily peak, not a one-minute spike.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import theilslopes
+from statsmodels.tsa.holtwinters import ExponentialSmoothing
+
+Array = NDArray[np.float64]
+Aggregate = Literal["mean", "max", "last"]
+Method = Literal["ets-weekly", "ets-daily", "theil-sen", "constant"]
+
+HOUR = 3600.0
+DAY_HOURS = 24
+WEEK_HOURS = 168
+WEEKLY_MIN_HOURS = 2 * WEEK_HOURS  # two weekly cycles before fitting a weekly season
+DAILY_MIN_HOURS = 3 * DAY_HOURS  # three daily cycles before fitting a daily season
+MIN_HOURS = 6  # below this there is nothing to fit a line to
+MAX_HISTORY_HOURS = 8 * WEEK_HOURS  # cap the fit at 8 weeks: fast, and old behaviour matters less
+SIMULATIONS = 200
+MAX_HORIZON_DAYS = 365.0
+
+
+@dataclass(frozen=True)
+class GrowthForecast:
+    """A projected series with its band, and when it reaches a ceiling.
+
+    `timestamps`/`point`/`low`/`high` are the forecast path (hourly, from the hour after the history), to
+    chart as a line with a shaded band. Days are from the end of the history; None = not within the horizon.
+    """
+
+    method: Method
+    start: datetime  # first forecast hour
+    timestamps: tuple[datetime, ...]
+    point: tuple[float, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    interval: float  # e.g. 0.9 for a 5-95 % band
+    level_now: float  # the last hourly value of the history (the smoothed level for ETS)
+    slope_per_day: float  # trend at the end of the history, units per day
+    growth_percent_per_week: float | None  # slope per week / level now, in % (None when level <= 0)
+    ceiling: float | None
+    days_until_ceiling: float | None
+    days_until_ceiling_low: float | None  # earliest
+    days_until_ceiling_high: float | None  # latest (None: not within the horizon)
+    hits_at: datetime | None
+    history_hours: int
+    notes: tuple[str, ...] = ()
+
+
+def hourly(values: ArrayLike, step_seconds: float, aggregate: Aggregate = "mean") -> Array:
+    """Resample samples at `step_seconds` (<= 1 h) to hourly aggregates, interpolating empty hours."""
+    v = np.asarray(values, dtype=np.float64)
+    if step_seconds <= 0 or step_seconds > HOUR:
+        raise ValueError("step_seconds must be in (0, 3600]")
+    per_hour = int(round(HOUR / step_seconds))
+    if per_hour <= 0 or abs(per_hour * step_seconds - HOUR) > 1e-6:
+        raise ValueError("step_seconds must divide an hour")
+    n_hours = len(v) // per_hour
+    if n_hours == 0:
+        return np.zeros(0)
+    blocks = v[: n_hours * per_hour].reshape(n_hours, per_hour)
+    out = np.full(n_hours, np.nan)
+    for i, row in enumerate(blocks):
+        finite = row[np.isfinite(row)]
+        if len(finite) == 0:
+            continue
+        if aggregate == "mean":
+            out[i] = float(np.mean(finite))
+        elif aggregate == "max":
+            out[i] = float(np.max(finite))
+        else:
+            out[i] = float(finite[-1])
+    ok = np.isfinite(out)
+    if ok.sum() == 0:
+        return np.zeros(0)
+    if not ok.all():
+        idx = np.arange(n_hours)
+        out = np.interp(idx, idx[ok], out[ok])
+    return out
+
+
+def _first_passage_hours(path: Array, ceiling: float) -> float | None:
+    """Hours from the end of the history to the start of the first forecast hour at or above the ceiling."""
+    hit = np.flatnonzero(path >= ceiling)
+    return None if len(hit) == 0 else float(hit[0])
+
+
+def _days(hours: float | None) -> float | None:
+    return None if hours is None else hours / 24.0
+
+
+def _fit_ets(
+    y: Array, period: int, seed: int, horizon: int, q: tuple[float, float]
+) -> tuple[Array, Array, Array, Array, float, float]:
+    """Fit Holt-Winters; return (point, low, high, simulated paths, level now, trend per hour)."""
+    seasonal: Literal["mul", "add"] = "mul" if float(np.min(y)) > 0 else "add"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence chatter from the optimiser; the fit is still used
+        model = ExponentialSmoothing(
+            y,
+            trend="add",
+            seasonal=seasonal,
+            seasonal_periods=period,
+            initialization_method="estimated",
+        )
+        fit = model.fit()
+        point = np.asarray(fit.forecast(horizon), dtype=np.float64)
+        sims = np.asarray(
+            fit.simulate(
+                horizon,
+                repetitions=SIMULATIONS,
+                error="add",
+                random_errors="bootstrap",
+                rng=np.random.default_rng(seed),
+            ),
+            dtype=np.float64,
+        ).reshape(horizon, SIMULATIONS)
+    low = np.percentile(sims, q[0], axis=1)
+    high = np.percentile(sims, q[1], axis=1)
+    level = float(np.asarray(fit.level)[-1])
+    trend = float(np.asarray(fit.trend)[-1])
+    return point, low, high, sims, level, trend
+
+
+def forecast_growth(
+    values: ArrayLike,
+    *,
+    step_seconds: float,
+    start: datetime,
+    horizon_days: float = 30.0,
+    ceiling: float | None = None,
+    seed: int = 0,
+    interval: float = 0.9,
+    aggregate: Aggregate = "mean",
+) -> GrowthForecast:
+    """Project `values` (every `step_seconds` from `start`) `horizon_days` ahead and find the ceiling."""
+    if start.tzinfo is None:
+        raise ValueError("start must carry a time zone")
+    if not 0 < horizon_days <= MAX_HORIZON_DAYS:
+        raise ValueError(f"horizon_days must be in (0, {MAX_HORIZON_DAYS:g}]")
+    if not 0 < interval < 1:
+        raise ValueError("interval must be in (0, 1)")
+    y_all = hourly(values, step_seconds, aggregate)
+    if len(y_all) < MIN_HOURS:
+        raise ValueError(f"need at least {MIN_HOURS} hours of data, got {len(y_all)}")
+    y = y_all[-MAX_HISTORY_HOURS:]
+    n = len(y)
+    history_end = start + timedelta(seconds=len(y_all) * HOUR)
+    horizon = int(math.ceil(horizon_days * DAY_HOURS))
+    q = (100.0 * (1 - interval) / 2, 100.0 * (1 + interval) / 2)
+    notes: list[str] = []
+    sims: Array | None = None
+
+    if float(np.ptp(y)) == 0.0:
+        method: Method = "constant"
+        point = np.full(horizon, y[-1])
+        low, high = point.copy(), point.copy()
+        level, trend = float(y[-1]), 0.0
+    elif n >= DAILY_MIN_HOURS:
+        period = WEEK_HOURS if n >= WEEKLY_MIN_HOURS else DAY_HOURS
+        method = "ets-weekly" if period == WEEK_HOURS else "ets-daily"
+        point, low, high, sims, level, trend = _fit_ets(y, period, seed, horizon, q)
+    else:
+        method = "theil-sen"
+        notes.append(f"{n} h of history (< {DAILY_MIN_HOURS} h): straight line, no seasonality")
+        t = np.arange(n, dtype=np.float64)
+        res = theilslopes(y, t, alpha=interval)
+        slope, intercept = float(res.slope), float(res.intercept)
+        lo_slope, hi_slope = float(res.low_slope), float(res.high_slope)
+        resid = y - (intercept + slope * t)
+        r_lo, r_hi = np.percentile(resid, q)
+        tf = np.arange(n, n + horizon, dtype=np.float64)
+        centre_t = (n - 1) / 2.0
+        centre_y = intercept + slope * centre_t
+        point = intercept + slope * tf
+        low = centre_y + lo_slope * (tf - centre_t) + r_lo
+        high = centre_y + hi_slope * (tf - centre_t) + r_hi
+        level, trend = float(intercept + slope * (n - 1)), slope
+
+    low = np.minimum(low, point)
+    high = np.maximum(high, point)
+
+    days = days_low = days_high = None
+    if ceiling is not None:
+        last_day = y_all[-DAY_HOURS:]
+        if float(np.max(last_day)) >= ceiling:
+            days = days_low = days_high = 0.0
+            notes.append("the ceiling was already reached in the last day of history")
+        else:
+            days = _days(_first_passage_hours(point, ceiling))
+            if sims is not None:
+                passages = np.array(
+                    [_first_passage_hours(sims[:, r], ceiling) or math.inf for r in range(sims.shape[1])]
+                )
+                lo_h, hi_h = np.percentile(passages, q)
+                days_low = _days(None if math.isinf(lo_h) else float(lo_h))
+                days_high = _days(None if math.isinf(hi_h) else float(hi_h))
+            else:
+                days_low = _days(_first_passage_hours(high, ceiling))
+                days_high = _days(_first_passage_hours(low, ceiling))
+            # keep low <= point <= high (None = beyond the horizon)
+            if days is not None:
+                days_low = days if days_low is None else min(days_low, days)
+                days_high = None if days_high is None else max(days_high, days)
+            elif days_low is not None and days_high is not None:
+                days_high = None
+
+    timestamps = tuple(history_end + timedelta(hours=i) for i in range(horizon))
+    slope_per_day = trend * DAY_HOURS
+    growth = 100.0 * slope_per_day * 7 / level if level > 0 else None
+    return GrowthForecast(
+        method=method,
+        start=history_end,
+        timestamps=timestamps,
+        point=tuple(point.tolist()),
+        low=tuple(low.tolist()),
+        high=tuple(high.tolist()),
+        interval=interval,
+        level_now=level,
+        slope_per_day=slope_per_day,
+        growth_percent_per_week=growth,
+        ceiling=ceiling,
+        days_until_ceiling=days,
+        days_until_ceiling_low=days_low,
+        days_until_ceiling_high=days_high,
+        hits_at=None if days is None else history_end + timedelta(days=days),
+        history_hours=n,
+        notes=tuple(notes),
+    )
