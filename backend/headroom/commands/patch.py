@@ -112,7 +112,10 @@ def patch_command(
     findings: Annotated[Path, typer.Option("--findings", help="Findings JSON from the advisor.")],
     format: Annotated[str, typer.Option("--format", help=f"One of: {', '.join(FORMATS)}.")] = "toml",
     config: Annotated[
-        Path | None, typer.Option("--config", help="The node's current tikv.toml (merged, diff).")
+        Path | None,
+        typer.Option(
+            "--config", help="Current tikv.toml (merged, diff) or spec.tikv.config TOML (operator)."
+        ),
     ] = None,
     finding: Annotated[
         list[str] | None, typer.Option("--finding", help="Only this rule or dedup key (repeatable).")
