@@ -1,7 +1,8 @@
 """Burst-bucket forecasts (pure): when a credit bucket empties at the recent demand, what remains, refill.
 
 Inputs are the CloudWatch balance series and the demand the bucket sees, both at one step, the last sample
-taken at `now` (time is a parameter; nothing here reads a clock):
+taken at `now` (time is a parameter; nothing here reads a clock). The two arrays may differ in length (e.g.
+only the latest balance is known); both are read backwards from `now`.
 
 - gp2: `BurstBalance` (%) and the counted IOPS of the volume (256 KiB units, `headroom.snapshot.views`).
 - st1/sc1: `BurstBalance` (%) and the volume's MiB/s.
