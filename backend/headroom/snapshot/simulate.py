@@ -560,6 +560,12 @@ def _run_host(
             icap_inst / raw_iops if raw_iops > icap_inst else 1.0,
             mcap_inst / raw_mib if raw_mib > mcap_inst else 1.0,
         )
+        if inst_bursts:
+            # the buckets may empty inside the minute: serve what they actually let through
+            want_io, want_b = s_iops * g, s_mib * g
+            io_bal, got_io = io_bucket.step(io_bal, want_io, dt)
+            byte_bal, got_b = byte_bucket.step(byte_bal, want_b, dt)
+            g *= min(1.0, got_io / want_io if want_io > 0 else 1.0, got_b / want_b if want_b > 0 else 1.0)
         for i, v in enumerate(vols):
             fi = f[i] * g
             bucket = v.bucket
@@ -574,9 +580,6 @@ def _run_host(
             out_d_mib[i][t] = d_mib[i]
             out_o_iops[i][t] = d_iops[i] * g_offered
             out_o_mib[i][t] = d_mib[i] * g_offered
-        if inst_bursts:
-            io_bal, _ = io_bucket.step(io_bal, s_iops * g, dt)
-            byte_bal, _ = byte_bucket.step(byte_bal, s_mib * g, dt)
         out_g[t] = g
         out_io_bal[t] = io_bucket.percent(io_bal)
         out_byte_bal[t] = byte_bucket.percent(byte_bal)
@@ -709,8 +712,13 @@ def _pool(cpu: Array, busy: Array, size: float) -> tuple[Array, Array]:
 # Entry point
 
 
-def _round(values: Array, decimals: int) -> list[float | None]:
-    rounded = np.round(values, decimals)
+_OP_COUNTS = frozenset({"ebs.read_ops", "ebs.write_ops", "ec2.ebs_read_ops", "ec2.ebs_write_ops"})
+
+
+def _round(values: Array, decimals: int, *, whole_ops: bool = False) -> list[float | None]:
+    # Op counts round up to whole I/Os: rounding them down while bytes round to nearest would push a 256 KiB
+    # average just past the chunk and double its counted IOPS (headroom.physics.io counts ceil(avg / 256 KiB)).
+    rounded = np.ceil(values - 1e-6) if whole_ops else np.round(values, decimals)
     if not np.isnan(rounded).any():
         return rounded.tolist()  # type: ignore[no-any-return]
     return [None if math.isnan(x) else x for x in rounded.tolist()]
@@ -780,7 +788,11 @@ def simulate(
                 labels=labels or {},
                 start=begin,
                 step_seconds=step_seconds,
-                values=_round(np.asarray(values, dtype=np.float64)[window], _decimals(metric, spec.unit)),
+                values=_round(
+                    np.asarray(values, dtype=np.float64)[window],
+                    _decimals(metric, spec.unit),
+                    whole_ops=metric in _OP_COUNTS,
+                ),
             )
         )
 

@@ -17,7 +17,9 @@ from headroom.snapshot.metrics import (
     prometheus_metric_names,
 )
 
-REFERENCE = Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "tikv-dashboard-metric-names.txt"
+REFERENCE = (
+    Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "tikv-dashboard-metric-names.txt"
+)
 
 
 def _dashboard_names() -> set[str]:
@@ -41,12 +43,16 @@ def test_every_prometheus_query_mentions_its_metrics() -> None:
 def test_node_exporter_names_used_are_the_standard_ones() -> None:
     used = {n for n in prometheus_metric_names() if n.startswith("node_")}
     assert used <= NODE_EXPORTER_STANDARD
-    assert "node_disk_io_time_seconds_total" in _dashboard_names()  # the one the TiKV dashboard queries itself
+    assert (
+        "node_disk_io_time_seconds_total" in _dashboard_names()
+    )  # the one the TiKV dashboard queries itself
 
 
 def test_names_are_unique_and_indexed() -> None:
     assert len(REGISTRY) == len(REGISTRY_LIST)
-    assert metric_spec("ebs.read_ops").source == CloudWatchSource("AWS/EBS", "VolumeReadOps", "Sum", "VolumeId")
+    assert metric_spec("ebs.read_ops").source == CloudWatchSource(
+        "AWS/EBS", "VolumeReadOps", "Sum", "VolumeId"
+    )
     with pytest.raises(UnknownMetric):
         metric_spec("ebs.nope")
 
@@ -74,7 +80,9 @@ def test_names_are_unique_and_indexed() -> None:
         ("ec2.ebs_byte_balance", "AWS/EC2", "EBSByteBalance%", "Percent", "Minimum"),
     ],
 )
-def test_cloudwatch_sources_match_domain_md(name: str, namespace: str, metric: str, unit: str, statistic: str) -> None:
+def test_cloudwatch_sources_match_domain_md(
+    name: str, namespace: str, metric: str, unit: str, statistic: str
+) -> None:
     spec = REGISTRY[name]
     assert isinstance(spec.source, CloudWatchSource)
     assert (spec.source.namespace, spec.source.metric_name, spec.unit, spec.statistic) == (

@@ -52,7 +52,9 @@ def test_gp2_bucket_table(size_gib: int, baseline: int, burst_seconds: int, refi
     assert trace.served_counted_iops[-1] == pytest.approx(baseline)
 
     steps = math.ceil(refill_seconds / STEP) + 5
-    idle = simulate_volume(VolumeSpec(type="gp2", size_gib=size_gib, burst_balance_percent=0), [0.0] * steps, 16)
+    idle = simulate_volume(
+        VolumeSpec(type="gp2", size_gib=size_gib, burst_balance_percent=0), [0.0] * steps, 16
+    )
     assert idle.burst_balance_pct is not None
     full = seconds_until(idle.burst_balance_pct >= 100)
     assert refill_seconds - 1 <= full < refill_seconds + STEP

@@ -44,7 +44,11 @@ def test_base_is_valid() -> None:
     [
         ("nodes.1.volumes.0.size_gib", 0, "nodes[1].volumes[0].size_gib: Input should be greater than 0"),
         # gp2 1 GiB-16 TiB (domain.md §1.1)
-        ("nodes.1.volumes.0", {"type": "gp2", "size_gib": 20000}, "nodes[1].volumes[0].size_gib: gp2 size must be"),
+        (
+            "nodes.1.volumes.0",
+            {"type": "gp2", "size_gib": 20000},
+            "nodes[1].volumes[0].size_gib: gp2 size must be",
+        ),
         # gp3 at most 500 IOPS/GiB (domain.md §1.1): 10 GiB allows 5,000
         (
             "nodes.0.volumes.0",
@@ -52,16 +56,40 @@ def test_base_is_valid() -> None:
             "nodes[0].volumes[0]: gp3 allows at most 500 IOPS per GiB",
         ),
         ("nodes.0.volumes.0", {"type": "io1", "size_gib": 100}, "nodes[0].volumes[0]: io1 needs iops"),
-        ("nodes.0.volumes.0", {"type": "gp2", "size_gib": 100, "iops": 300}, "nodes[0].volumes[0]: gp2 has no"),
+        (
+            "nodes.0.volumes.0",
+            {"type": "gp2", "size_gib": 100, "iops": 300},
+            "nodes[0].volumes[0]: gp2 has no",
+        ),
         ("nodes.0.volumes.0.type", "gp9", "nodes[0].volumes[0].type: Input should be"),
         ("nodes.0.instance_type", "m5.3xlarge", "nodes[0].instance_type: unknown instance type 'm5.3xlarge'"),
-        ("nodes.0.volumes", [{"role": "raft", "type": "gp3", "size_gib": 20}], "nodes[0]: each node needs exactly"),
+        (
+            "nodes.0.volumes",
+            [{"role": "raft", "type": "gp3", "size_gib": 20}],
+            "nodes[0]: each node needs exactly",
+        ),
         ("nodes.1.name", "tikv", "node name 'tikv-1' is used twice"),
-        ("nodes.0.workload", {"reads_per_sec": -1}, "nodes[0].workload.reads_per_sec: Input should be greater"),
+        (
+            "nodes.0.workload",
+            {"reads_per_sec": -1},
+            "nodes[0].workload.reads_per_sec: Input should be greater",
+        ),
         ("nodes.0.workload", {"diurnal": {"amplitude": 2}}, "nodes[0].workload.diurnal.amplitude"),
-        ("nodes.0.config", {"storage.block-cache.capacity": "lots"}, "nodes[0].config.storage.block-cache.capacity"),
-        ("nodes.0.config", {"raftstore": {"apply-pool-size": -2}}, "nodes[0].config.raftstore.apply-pool-size"),
-        ("workload.spikes", [{"at_hour": 1, "duration_minutes": 0, "factor": 2}], "workload.spikes[0].duration_min"),
+        (
+            "nodes.0.config",
+            {"storage.block-cache.capacity": "lots"},
+            "nodes[0].config.storage.block-cache.capacity",
+        ),
+        (
+            "nodes.0.config",
+            {"raftstore": {"apply-pool-size": -2}},
+            "nodes[0].config.raftstore.apply-pool-size",
+        ),
+        (
+            "workload.spikes",
+            [{"at_hour": 1, "duration_minutes": 0, "factor": 2}],
+            "workload.spikes[0].duration_min",
+        ),
         ("cluster.tikv_version", "latest", "cluster.tikv_version: not a TiKV version"),
         ("cluster.deployment", "k8s", "cluster.deployment: Input should be 'tiup', 'operator', 'manual'"),
         ("nodes.0.colour", "blue", "nodes[0].colour: Extra inputs are not permitted"),

@@ -38,11 +38,23 @@ def minimal() -> dict[str, Any]:
                 "tikv_version": "v8.5.1",
                 "host": "h1",
                 "data_volume_ids": ["vol-1"],
-                "config": {"storage": {"block-cache": {"capacity": "14GiB"}}, "security": {"ca-path": "/etc/ca.pem"}},
+                "config": {
+                    "storage": {"block-cache": {"capacity": "14GiB"}},
+                    "security": {"ca-path": "/etc/ca.pem"},
+                },
             }
         ],
         "instances": [{"id": "i-1", "type": "m6i.2xlarge", "vcpus": 8, "memory_gib": 32}],
-        "volumes": [{"id": "vol-1", "type": "gp3", "size_gib": 1000, "iops": 3000, "role": "data", "instance_id": "i-1"}],
+        "volumes": [
+            {
+                "id": "vol-1",
+                "type": "gp3",
+                "size_gib": 1000,
+                "iops": 3000,
+                "role": "data",
+                "instance_id": "i-1",
+            }
+        ],
         "series": [
             {
                 "entity": {"kind": "volume", "id": "vol-1"},
