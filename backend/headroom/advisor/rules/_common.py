@@ -41,12 +41,24 @@ SUSTAINED_MIN_SHARE = 0.05  # Headroom choice: >= 5% of the window
 # (domain.md §6 "keep utilization at 50-75%").
 TARGET_UTILISATION = 0.75
 # A demand pinned at a ceiling is clipped: the true demand is unknown but at least the ceiling. Headroom
-# choice: assume 25% more than what was served when sizing the fix (the fix is then sized at 1.25 / 0.75 ≈ 1.67× the
-# served peak).
+# choice: size the fix for max(p99 / TARGET_UTILISATION, served peak × 1.25) when pinned.
 CLIPPED_DEMAND_FACTOR = 1.25
 # PingCAP (seed 000): "once IOPS reaches the limit, latency experiences a dramatic penalty, often more than
 # 10 ms"; used as the corroboration threshold for a latency jump.
 LATENCY_JUMP_MS = 10.0
+# PingCAP's AWS deployment guide (domain.md §6 "AWS deployment"): TiKV on gp3 at 4,000 IOPS / 400 MiB/s. Used as
+# the floor of a gp3 data-volume fix. Raft volumes: PingCAP's public-cloud practice (seed 002) says gp3's free
+# 3,000 IOPS / 125 MiB/s "are usually enough for Raft Engine".
+PINGCAP_GP3_DATA_IOPS = 4000
+PINGCAP_GP3_DATA_MIBPS = 400.0
+
+
+def demand_estimate(p99_value: float, served_peak: float, pinned: bool) -> float:
+    """Return the capacity a fix should provide: p99 at 75% utilisation, and 25% above a clipped peak."""
+    need = p99_value / TARGET_UTILISATION
+    if pinned:
+        need = max(need, served_peak * CLIPPED_DEMAND_FACTOR)
+    return need
 
 
 @dataclass(frozen=True)
