@@ -5,10 +5,16 @@ set -euo pipefail
 url=${1:?usage: check-migrations.sh DATABASE_URL}
 cd "$(dirname "$0")/.."
 export DATABASE_URL="$url"
-uv run --locked alembic upgrade head >/dev/null
-uv run --locked alembic check
-heads=$(uv run --locked alembic heads | grep -c '(head)' || true)
+
+quiet() { # run a command; show its output only when it fails
+  local out
+  if ! out=$("$@" 2>&1); then echo "$out" >&2; echo "failed: $*" >&2; return 1; fi
+}
+
+quiet uv run --locked alembic upgrade head
+quiet uv run --locked alembic check
+heads=$(uv run --locked alembic heads 2>/dev/null | grep -c '(head)' || true)
 [ "$heads" = 1 ] || { echo "expected exactly one migration head, found $heads" >&2; exit 1; }
-uv run --locked alembic downgrade base >/dev/null
-uv run --locked alembic upgrade head >/dev/null
-echo "migrations ok: upgrade, no drift, one head, downgrade and back"
+quiet uv run --locked alembic downgrade base
+quiet uv run --locked alembic upgrade head
+echo "migrations ok: upgrade on an empty database, no drift, one head, downgrade to base and back"

@@ -28,7 +28,7 @@ step "migrations: upgrade on an empty database, no drift, one head, downgrade to
 scripts/check-migrations.sh "$HEADROOM_TEST_DATABASE_URL"
 
 step "lint (ruff)"
-uv run --locked ruff check backend worker migrations bench
+uv run --locked ruff check backend worker migrations $( [ -d bench ] && echo bench )
 
 step "backend and worker tests (pytest)"
 uv run --locked pytest -q -p no:cacheprovider
