@@ -116,3 +116,9 @@ def test_every_entity_kind_has_metrics() -> None:
     assert {s.entity for s in REGISTRY_LIST} == {"volume", "instance", "node"}
     assert len(metrics_for("volume")) == 11
     assert all(s.description for s in REGISTRY_LIST)
+
+
+def test_docs_list_every_registry_name() -> None:
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "snapshot.md").read_text()
+    missing = [name for name in REGISTRY if f"`{name}`" not in docs]
+    assert missing == [], f"docs/snapshot.md does not list {missing}"
