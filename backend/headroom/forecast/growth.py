@@ -15,8 +15,11 @@ resample and a cap of `MAX_HISTORY_HOURS`):
   "theil-sen".
 
 The band (default 90 %) comes from simulating the fitted ETS model forward with bootstrapped residuals
-(`simulate(..., random_errors="bootstrap")`, seeded: the same input and seed give the same answer); for the
-Theil-Sen fallback the band is analytic. The point forecast is clamped into the band.
+(`simulate(..., random_errors="bootstrap")`), each path also given its own trend offset drawn from N(0, se),
+se from the Theil-Sen confidence interval of the daily means: on steady growth Holt-Winters fits a trend
+smoothing of ~0, so its own paths carry noise but not the uncertainty of the slope, which is what dominates
+"days until the ceiling". Seeded: the same input and seed give the same answer. For the Theil-Sen fallback
+the band is analytic. The point forecast is clamped into the band.
 
 Days until the ceiling: the first forecast hour whose value reaches `ceiling` on the point path; the interval
 is the 5th/95th percentile of the first-passage time over the simulated paths (Theil-Sen: the first passage of
@@ -31,6 +34,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
@@ -122,10 +126,8 @@ def _days(hours: float | None) -> float | None:
     return None if hours is None else hours / 24.0
 
 
-def _fit_ets(
-    y: Array, period: int, seed: int, horizon: int, q: tuple[float, float]
-) -> tuple[Array, Array, Array, Array, float, float]:
-    """Fit Holt-Winters; return (point, low, high, simulated paths, level now, trend per hour)."""
+def _fit_ets(y: Array, period: int, seed: int, horizon: int) -> tuple[Array, Array, float, float]:
+    """Fit Holt-Winters; return (point forecast, simulated paths (horizon × n), level now, trend per hour)."""
     seasonal: Literal["mul", "add"] = "mul" if float(np.min(y)) > 0 else "add"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence chatter from the optimiser; the fit is still used
@@ -148,11 +150,18 @@ def _fit_ets(
             ),
             dtype=np.float64,
         ).reshape(horizon, SIMULATIONS)
-    low = np.percentile(sims, q[0], axis=1)
-    high = np.percentile(sims, q[1], axis=1)
     level = float(np.asarray(fit.level)[-1])
     trend = float(np.asarray(fit.trend)[-1])
-    return point, low, high, sims, level, trend
+    return point, sims, level, trend
+
+
+def _daily_slope_se(y: Array, interval: float) -> float:
+    """Standard error of the trend per hour from a Theil-Sen fit of the daily means (normal approximation)."""
+    days = len(y) // DAY_HOURS
+    means = y[len(y) - days * DAY_HOURS :].reshape(days, DAY_HOURS).mean(axis=1)
+    res = theilslopes(means, np.arange(days, dtype=np.float64), alpha=interval)
+    z = float(NormalDist().inv_cdf(0.5 + interval / 2))
+    return float(res.high_slope - res.low_slope) / 2.0 / z / DAY_HOURS
 
 
 def forecast_growth(
@@ -192,7 +201,16 @@ def forecast_growth(
     elif n >= DAILY_MIN_HOURS:
         period = WEEK_HOURS if n >= WEEKLY_MIN_HOURS else DAY_HOURS
         method = "ets-weekly" if period == WEEK_HOURS else "ets-daily"
-        point, low, high, sims, level, trend = _fit_ets(y, period, seed, horizon, q)
+        point, sims, level, trend = _fit_ets(y, period, seed, horizon)
+        # Holt-Winters' simulated paths carry the noise but hardly any trend uncertainty (the fitted trend
+        # smoothing is ~0 on steady growth), so a 10 % slope error would sit outside the band. Add it: each
+        # path gets its own slope offset ~ N(0, se), se from the Theil-Sen confidence interval of the daily
+        # means (which average the diurnal cycle out).
+        se = _daily_slope_se(y, interval)
+        offsets = np.random.default_rng([seed, 1]).normal(0.0, se, sims.shape[1])
+        sims = sims + np.outer(np.arange(1, horizon + 1, dtype=np.float64), offsets)
+        low = np.percentile(sims, q[0], axis=1)
+        high = np.percentile(sims, q[1], axis=1)
     else:
         method = "theil-sen"
         notes.append(f"{n} h of history (< {DAILY_MIN_HOURS} h): straight line, no seasonality")
@@ -225,9 +243,11 @@ def forecast_growth(
                 passages = np.array(
                     [_first_passage_hours(sims[:, r], ceiling) or math.inf for r in range(sims.shape[1])]
                 )
-                lo_h, hi_h = np.percentile(passages, q)
-                days_low = _days(None if math.isinf(lo_h) else float(lo_h))
-                days_high = _days(None if math.isinf(hi_h) else float(hi_h))
+                # no interpolation: paths that never cross are +inf, and inf - inf is NaN
+                lo_h = float(np.percentile(passages, q[0], method="lower"))
+                hi_h = float(np.percentile(passages, q[1], method="higher"))
+                days_low = _days(None if math.isinf(lo_h) else lo_h)
+                days_high = _days(None if math.isinf(hi_h) else hi_h)
             else:
                 days_low = _days(_first_passage_hours(high, ceiling))
                 days_high = _days(_first_passage_hours(low, ceiling))
