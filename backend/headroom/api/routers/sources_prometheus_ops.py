@@ -1,0 +1,53 @@
+"""Prometheus source operations: test the connection, start and watch the history backfill."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, BackgroundTasks
+
+from headroom.api.deps import DB, Caller, Context
+from headroom.api.schemas.prometheus_ops import BackfillRead, BackfillRequest, ConnectionTestRead
+from headroom.core.logging import get_logger
+from headroom.services import prometheus_ops as service
+
+router = APIRouter(prefix="/sources/prometheus", tags=["sources"])
+log = get_logger("headroom.api.sources_prometheus_ops")
+
+
+@router.post("/{source_id}/test", response_model=ConnectionTestRead)
+def test_prometheus(source_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> ConnectionTestRead:
+    """Check reachability and credentials, that TiKV series exist under the label selector, and which of the
+    metrics the advisor reads are missing; record the outcome on the source's health."""
+    report = service.test_connection(
+        db,
+        caller,
+        source_id,
+        make_client=service.box_client_factory(ctx.secret_box, timeout_seconds=15.0),
+        now=ctx.clock(),
+    )
+    return ConnectionTestRead.model_validate(report.to_dict())
+
+
+@router.get("/{source_id}/backfill", response_model=BackfillRead)
+def get_backfill(source_id: uuid.UUID, caller: Caller, db: DB) -> BackfillRead:
+    """Progress of the source's history import (query steps done / total, points written)."""
+    return BackfillRead.model_validate(service.backfill_view(service.backfill_status(db, caller, source_id)))
+
+
+@router.post("/{source_id}/backfill", status_code=202, response_model=BackfillRead)
+def start_backfill(
+    source_id: uuid.UUID, body: BackfillRequest, caller: Caller, db: DB, ctx: Context, tasks: BackgroundTasks
+) -> BackfillRead:
+    """(Re)import the source's history; the job is queued once this request has committed."""
+    row, needs_run = service.start_backfill(db, caller, source_id, now=ctx.clock(), days=body.days)
+    view = BackfillRead.model_validate({**service.backfill_view(row), "queued": needs_run})
+    database_url = ctx.settings.database_url
+    if needs_run and database_url:
+        from headroom.jobs.dispatch import enqueue
+
+        # Background tasks run after the response, i.e. after the request's session committed.
+        tasks.add_task(enqueue, "prometheus.backfill", ctx.settings, database_url, source_id=str(source_id))
+    elif needs_run:
+        log.info("prometheus.backfill_not_queued", reason="no DATABASE_URL; the ingest job will queue it")
+    return view

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any, Literal
+
+from pydantic import Field
+
+from headroom.api.schemas.common import Input, Output
+
+ADDRESS = r"^[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5}$"
+
+
+class NodeCreate(Input):
+    store_address: str = Field(pattern=ADDRESS, max_length=255, examples=["10.0.1.5:20160"])
+    status_address: str | None = Field(
+        default=None, pattern=ADDRESS, max_length=255, examples=["10.0.1.5:20180"]
+    )
+    store_id: int | None = Field(default=None, ge=1)
+    version: str | None = Field(default=None, max_length=40)
+
+
+class NodeUpdate(Input):
+    status_address: str | None = Field(default=None, pattern=ADDRESS, max_length=255)
+
+
+class NodeRead(Output):
+    id: uuid.UUID
+    cluster_id: uuid.UUID
+    store_id: int | None
+    store_address: str
+    status_address: str | None
+    version: str | None
+    created_at: dt.datetime
+    last_seen_at: dt.datetime
+    config_versions: list[int] = Field(default_factory=list)
+
+
+class NodeList(Output):
+    items: list[NodeRead]
+    total: int
+
+
+class ConfigUpload(Input):
+    format: Literal["toml", "tiup_topology"] = Field(
+        default="toml", description="A tikv.toml, or a TiUP topology YAML whose server_configs.tikv applies."
+    )
+    content: str = Field(min_length=1, max_length=2_000_000)
+
+
+class ConfigRead(Output):
+    id: uuid.UUID
+    node_id: uuid.UUID
+    version: int
+    source: Literal["status_port", "upload", "tiup", "simulated"]
+    config: dict[str, Any] = Field(description="Dotted TiKV keys -> values (tikvconf's normalised view).")
+    raw_text: str | None
+    content_sha256: str
+    captured_at: dt.datetime
+    created: bool = Field(default=True, description="False when the upload equalled the latest version.")

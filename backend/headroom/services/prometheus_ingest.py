@@ -1,0 +1,380 @@
+"""Collect a cluster's TiKV and node_exporter series from its Prometheus source into the time-series store.
+
+* Discovery: the TiKV targets under the source's selector (their `instance` label), the deployment flavour,
+  the status address (target scrape URL, else a TiUP `host:port` instance), and the store address the node
+  advertises on its status port (`server.advertise-addr`, falling back to the status address). Each target
+  maps to a `tikv_nodes` row of the source's cluster through `prometheus_node_targets`.
+* Collection: one query per registry series (`headroom.collect.promql.collection_queries`) over all nodes, at
+  the store's 60 s step, split under Prometheus's 11,000 points per series. Series are stored as entity
+  `tikv_node` / the node's store address; node_exporter disk series carry a `device` label. Non-finite values
+  and points outside the asked window are counted and dropped.
+* Backfill (14 days by default) with progress in `prometheus_backfills`; incremental runs resume from the
+  per-series watermarks minus an overlap window (re-writes are no-ops in the packed store).
+
+Services never commit: the backfill takes a `checkpoint` callback the task uses to commit each chunk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from headroom.collect.prometheus import PrometheusAuth, PrometheusClient, PrometheusError, Target
+from headroom.collect.promql import (
+    STEP_SECONDS,
+    CollectionQuery,
+    Flavour,
+    Matcher,
+    align_down,
+    collection_queries,
+    detect_flavour,
+    host_of,
+    matches_all,
+    node_exporter_matchers,
+    parse_selector,
+    points_in,
+    render_selector,
+    split_range,
+    tikv_matchers,
+)
+from headroom.collect.tikv_status import StatusPortError, advertised_store_address
+from headroom.core.logging import get_logger
+from headroom.core.security import SecretBox
+from headroom.services.tikv_configs import ConfigFetcher, default_fetcher, store_version
+from headroom.store.models import MetricSeries, PrometheusSource, TikvNode
+from headroom.store.models_prometheus import PrometheusNodeTarget
+from headroom.store.timeseries import SeriesKey, ensure_series, write_points
+from headroom.store.watermarks import advance_watermarks, get_watermarks
+from headroom.tikvconf.errors import ConfigParseError
+from headroom.tikvconf.parse import config_json_view
+
+log = get_logger("headroom.services.prometheus_ingest")
+
+SOURCE_KIND = "prometheus"
+ENTITY_KIND = "tikv_node"
+OVERLAP = dt.timedelta(minutes=10)  # re-read the last minutes: late scrapes and rule lag fill in
+BACKFILL_DAYS = 14
+MAX_LAG = dt.timedelta(days=1)  # a series this far behind the others is gone; don't drag every query back
+# Metric that every TiKV exports and the registry reads (tikv.store_used_bytes): finds the TiKV instances.
+DISCOVERY_METRIC = "tikv_store_size_bytes"
+
+
+def client_for(source: PrometheusSource, box: SecretBox, **kwargs: Any) -> PrometheusClient:
+    """Build a client for a source, decrypting its secret (kept only in the request header)."""
+    secret = box.decrypt(source.secret_enc) if source.secret_enc else None
+    auth = PrometheusAuth(kind=source.auth_kind, username=source.username, secret=secret)  # type: ignore[arg-type]
+    return PrometheusClient(source.base_url, auth, **kwargs)
+
+
+def source_matchers(source: PrometheusSource) -> tuple[Matcher, ...]:
+    return parse_selector(source.label_selector or "")
+
+
+# --- discovery -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TikvTarget:
+    instance: str
+    labels: dict[str, str]
+    status_address: str | None
+
+
+@dataclass
+class Discovery:
+    flavour: Flavour
+    targets: list[TikvTarget]
+    nodes: dict[str, TikvNode] = field(default_factory=dict)  # instance label -> node
+
+    def hosts(self) -> set[str]:
+        return {host_of(t.status_address or t.instance) for t in self.targets}
+
+
+def _status_address(instance: str, labels: dict[str, str], targets: Sequence[Target]) -> str | None:
+    for target in targets:
+        if target.labels.get("instance") == instance and all(
+            target.labels.get(k) == v for k, v in labels.items() if k in target.labels
+        ):
+            url = target.scrape_url.split("://", 1)[-1]
+            return url.split("/", 1)[0]
+    return instance if ":" in instance and instance.rsplit(":", 1)[1].isdigit() else None
+
+
+def find_tikv_targets(
+    client: PrometheusClient, selector: Sequence[Matcher], at: dt.datetime, lookback: dt.timedelta
+) -> tuple[Flavour, list[TikvTarget]]:
+    """Return the flavour and the TiKV targets under a selector that reported in [at - lookback, at]."""
+    inner = render_selector(selector)
+    seconds = max(60, int(lookback.total_seconds()))
+    samples = client.instant(
+        f"count by (instance, job, component) (last_over_time({DISCOVERY_METRIC}{{{inner}}}[{seconds}s]))", at
+    )
+    labels = [s.labels for s in samples]
+    flavour = detect_flavour(labels)
+    scoped = tikv_matchers(selector, flavour)
+    try:
+        targets = client.targets()
+    except PrometheusError as error:  # some proxies hide the targets API; TiUP instances still work
+        log.info("prometheus.targets_unavailable", error=error.message)
+        targets = []
+    found: dict[str, TikvTarget] = {}
+    for label_set in labels:
+        if not matches_all([m for m in scoped if m.name in ("job", "component")], label_set):
+            continue
+        instance = label_set.get("instance", "")
+        if not instance:
+            continue
+        extra = {k: v for k, v in label_set.items() if k in ("job", "component")}
+        matching = [t for t in targets if matches_all(selector, t.labels)]
+        found[instance] = TikvTarget(instance, extra, _status_address(instance, extra, matching))
+    return flavour, [found[k] for k in sorted(found)]
+
+
+def sync_nodes(
+    db: Session,
+    source: PrometheusSource,
+    flavour: Flavour,
+    targets: Sequence[TikvTarget],
+    *,
+    now: dt.datetime,
+    fetcher: ConfigFetcher = default_fetcher,
+) -> dict[str, TikvNode]:
+    """Map each TiKV target to a node of the source's cluster, creating nodes (and a first config) as needed."""
+    assert source.cluster_id is not None
+    known = {
+        row.instance: row
+        for row in db.scalars(select(PrometheusNodeTarget).where(PrometheusNodeTarget.source_id == source.id))
+    }
+    cluster_nodes = list(db.scalars(select(TikvNode).where(TikvNode.cluster_id == source.cluster_id)))
+    out: dict[str, TikvNode] = {}
+    for target in targets:
+        link = known.get(target.instance)
+        node = next((n for n in cluster_nodes if link is not None and n.id == link.node_id), None)
+        live: dict[str, Any] | None = None
+        if node is None and target.status_address:
+            node = next((n for n in cluster_nodes if n.status_address == target.status_address), None)
+        if node is None:
+            store_address = None
+            if target.status_address:
+                try:
+                    live, _raw = fetcher(target.status_address)
+                    store_address = advertised_store_address(live)
+                except StatusPortError as error:
+                    log.info(
+                        "prometheus.status_port_unreachable", address=target.status_address, error=str(error)
+                    )
+            store_address = store_address or target.status_address or target.instance
+            node = next((n for n in cluster_nodes if n.store_address == store_address), None)
+            if node is None:
+                node = TikvNode(
+                    org_id=source.org_id,
+                    cluster_id=source.cluster_id,
+                    store_address=store_address,
+                    status_address=target.status_address,
+                )
+                db.add(node)
+                db.flush()
+                cluster_nodes.append(node)
+                log.info("prometheus.node_discovered", source=str(source.id), store_address=store_address)
+        if target.status_address and node.status_address != target.status_address:
+            node.status_address = target.status_address  # operator pods move; the scrape URL follows them
+        node.last_seen_at = now
+        if live is not None:
+            with contextlib.suppress(ConfigParseError):
+                store_version(
+                    node=node,
+                    db=db,
+                    view=config_json_view(live),
+                    source="status_port",
+                    raw_text=None,
+                    now=now,
+                )
+        if link is None:
+            link = PrometheusNodeTarget(
+                org_id=source.org_id,
+                source_id=source.id,
+                node_id=node.id,
+                instance=target.instance,
+                flavour=flavour,
+                labels=target.labels,
+            )
+            db.add(link)
+            known[target.instance] = link
+        link.node_id = node.id
+        link.flavour = flavour
+        link.last_seen_at = now
+        out[target.instance] = node
+    db.flush()
+    return out
+
+
+def discover(
+    db: Session,
+    source: PrometheusSource,
+    client: PrometheusClient,
+    *,
+    now: dt.datetime,
+    lookback: dt.timedelta = dt.timedelta(days=1),
+    fetcher: ConfigFetcher = default_fetcher,
+) -> Discovery:
+    """Find the source's TiKV targets and map them to nodes."""
+    flavour, targets = find_tikv_targets(client, source_matchers(source), now, lookback)
+    nodes = sync_nodes(db, source, flavour, targets, now=now, fetcher=fetcher)
+    return Discovery(flavour, targets, nodes)
+
+
+# --- collection ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CollectStats:
+    queries: int = 0
+    steps: int = 0
+    points: int = 0
+    series: int = 0
+    dropped_non_finite: int = 0
+    dropped_outside: int = 0
+    unmatched_series: int = 0
+
+    def add(self, other: CollectStats) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+def queries_for(source: PrometheusSource, discovery: Discovery) -> list[CollectionQuery]:
+    tikv_selector = render_selector(tikv_matchers(source_matchers(source), discovery.flavour))
+    hosts = discovery.hosts()
+    node_selector = render_selector(node_exporter_matchers(hosts)) if hosts else 'instance="-"'
+    return collection_queries(tikv_selector, node_selector)
+
+
+def _nodes_by_result(query: CollectionQuery, discovery: Discovery, labels: dict[str, str]) -> list[TikvNode]:
+    instance = labels.get("instance", "")
+    if query.target == "tikv":
+        node = discovery.nodes.get(instance)
+        return [node] if node is not None else []
+    # node_exporter: every TiKV node on that host (several TiKVs may share one machine)
+    host = host_of(instance)
+    return [
+        node
+        for target in discovery.targets
+        if host_of(target.status_address or target.instance) == host
+        and (node := discovery.nodes.get(target.instance)) is not None
+    ]
+
+
+def collect_query(
+    db: Session,
+    source: PrometheusSource,
+    client: PrometheusClient,
+    discovery: Discovery,
+    query: CollectionQuery,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    max_points: int = 1440,
+    on_chunk: Callable[[int], None] | None = None,
+) -> CollectStats:
+    """Run one registry query over [start, end] in chunks and store its points; advance the watermarks."""
+    stats = CollectStats()
+    series_ids: dict[SeriesKey, int] = {}
+    for chunk_start, chunk_end in split_range(start, end, STEP_SECONDS, max_points):
+        results = client.query_range(query.query, chunk_start, chunk_end, STEP_SECONDS)
+        stats.queries += 1
+        steps = points_in(chunk_start, chunk_end)
+        stats.steps += steps
+        batch: list[tuple[int, dt.datetime, float]] = []
+        marks: dict[int, dt.datetime] = {}
+        for result in results:
+            nodes = _nodes_by_result(query, discovery, result.labels)
+            if not nodes:
+                stats.unmatched_series += 1
+                continue
+            labels = tuple((k, result.labels[k]) for k in query.by if k != "instance" and k in result.labels)
+            keys = [
+                SeriesKey(ENTITY_KIND, node.store_address, query.metric, query.unit, labels) for node in nodes
+            ]
+            missing = [k for k in keys if k not in series_ids]
+            if missing:
+                series_ids.update(ensure_series(db, source.org_id, missing, cluster_id=source.cluster_id))
+            for ts, value in result.points:
+                if not math.isfinite(value):
+                    stats.dropped_non_finite += len(keys)
+                    continue
+                if ts < chunk_start or ts > chunk_end:
+                    stats.dropped_outside += len(keys)
+                    continue
+                for key in keys:
+                    batch.append((series_ids[key], ts, value))
+                    sid = series_ids[key]
+                    if sid not in marks or ts > marks[sid]:
+                        marks[sid] = ts
+        written = write_points(db, source.org_id, batch)
+        stats.points += written.points
+        stats.dropped_non_finite += written.dropped_nan
+        stats.dropped_outside += written.dropped_unaligned
+        advance_watermarks(db, source.org_id, SOURCE_KIND, source.id, marks)
+        if on_chunk is not None:
+            on_chunk(steps)
+    stats.series = len(series_ids)
+    return stats
+
+
+def _series_ids(db: Session, source: PrometheusSource, metric: str, entity_ids: Iterable[str]) -> list[int]:
+    return list(
+        db.scalars(
+            select(MetricSeries.id).where(
+                MetricSeries.org_id == source.org_id,
+                MetricSeries.entity_kind == ENTITY_KIND,
+                MetricSeries.metric == metric,
+                MetricSeries.entity_id.in_(list(entity_ids)),
+            )
+        )
+    )
+
+
+def resume_from(
+    db: Session, source: PrometheusSource, discovery: Discovery, query: CollectionQuery, default: dt.datetime
+) -> dt.datetime:
+    """Where an incremental run of one query starts: its series' watermarks minus the overlap window."""
+    entity_ids = {node.store_address for node in discovery.nodes.values()}
+    ids = _series_ids(db, source, query.metric, entity_ids)
+    marks = get_watermarks(db, source.org_id, SOURCE_KIND, source.id, ids)
+    if not marks:
+        return default
+    newest = max(marks.values())
+    # Nodes that joined late would pull the start back; a node gone for a day no longer does.
+    oldest_alive = min(m for m in marks.values() if m >= newest - MAX_LAG)
+    return oldest_alive - OVERLAP
+
+
+def collect_incremental(
+    db: Session,
+    source: PrometheusSource,
+    client: PrometheusClient,
+    *,
+    now: dt.datetime,
+    default_start: dt.datetime,
+    fetcher: ConfigFetcher = default_fetcher,
+) -> tuple[Discovery, CollectStats]:
+    """Discover the nodes, then bring every registry query up to `now` from its watermarks."""
+    end = align_down(now)
+    discovery = discover(db, source, client, now=now, fetcher=fetcher)
+    total = CollectStats()
+    if not discovery.nodes:
+        return discovery, total
+    for query in queries_for(source, discovery):
+        start = max(
+            resume_from(db, source, discovery, query, default_start), end - dt.timedelta(days=BACKFILL_DAYS)
+        )
+        total.add(
+            collect_query(db, source, client, discovery, query, align_down(start), end, max_points=1440)
+        )
+    return discovery, total

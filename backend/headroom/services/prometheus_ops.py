@@ -1,0 +1,367 @@
+"""Prometheus source operations: test the connection, run and report the backfill, run the incremental pull.
+
+Health: every attempt records success or failure on the source (services.source_health); a source failing
+FAILING_AFTER times in a row turns `failing` with its last error (never a secret).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from headroom.collect.prometheus import PrometheusClient, PrometheusError
+from headroom.collect.promql import (
+    SelectorError,
+    align_down,
+    host_of,
+    node_exporter_matchers,
+    points_in,
+    render_selector,
+    tikv_matchers,
+)
+from headroom.core.errors import InvalidInput
+from headroom.core.logging import get_logger
+from headroom.core.security import SecretBox
+from headroom.services import prometheus_ingest as ingest
+from headroom.services.accounts import Principal, audit
+from headroom.services.source_health import record_failure, record_success
+from headroom.services.sources import get_prometheus_source
+from headroom.services.tikv_configs import ConfigFetcher, default_fetcher
+from headroom.snapshot.metrics import REGISTRY_LIST
+from headroom.snapshot.metrics import PrometheusSource as PromSpec
+from headroom.store.models import PrometheusSource
+from headroom.store.models_prometheus import PrometheusBackfill
+
+log = get_logger("headroom.services.prometheus_ops")
+
+ClientFactory = Callable[[PrometheusSource], PrometheusClient]
+
+
+# --- test connection -------------------------------------------------------------------------------------
+
+
+@dataclass
+class MetricPresence:
+    metric: str
+    series: int
+
+
+@dataclass
+class ConnectionReport:
+    ok: bool
+    reachable: bool
+    authenticated: bool
+    prometheus_version: str | None
+    flavour: str | None
+    selector: str
+    tikv_instances: list[str] = field(default_factory=list)
+    tikv_targets_up: int = 0
+    tikv_targets_down: int = 0
+    node_exporter_hosts: int = 0
+    metrics: list[MetricPresence] = field(default_factory=list)
+    missing_metrics: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _registry_metric_names() -> tuple[list[str], list[str]]:
+    tikv: set[str] = set()
+    node: set[str] = set()
+    for spec in REGISTRY_LIST:
+        if isinstance(spec.source, PromSpec):
+            for name in spec.source.metrics:
+                (node if name.startswith("node_") else tikv).add(name)
+    return sorted(tikv), sorted(node)
+
+
+def check_connection(
+    client: PrometheusClient, source: PrometheusSource, now: dt.datetime
+) -> ConnectionReport:
+    """Probe reachability and auth, then count the TiKV and node_exporter series the advisor needs."""
+    report = ConnectionReport(False, False, False, None, None, source.label_selector)
+    try:
+        selector = ingest.source_matchers(source)
+    except SelectorError as error:
+        report.messages.append(str(error))
+        return report
+    try:
+        try:
+            report.prometheus_version = client.build_info().get("version")
+        except PrometheusError as error:
+            if error.kind in ("auth", "unreachable"):
+                raise
+            client.ready()  # not every Prometheus-compatible server has buildinfo; /-/ready is enough
+        report.reachable = report.authenticated = True
+        flavour, targets = ingest.find_tikv_targets(client, selector, now, dt.timedelta(minutes=10))
+        report.flavour = flavour
+        report.tikv_instances = [t.instance for t in targets]
+        if not targets:
+            report.messages.append(
+                f"No TiKV series ({ingest.DISCOVERY_METRIC}) under the selector {{{source.label_selector}}} in "
+                'the last 10 minutes: check the selector (TiUP: job="tikv"; Operator: tidb_cluster/cluster, '
+                'namespace, component="tikv").'
+            )
+            return report
+        scoped = render_selector(tikv_matchers(selector, flavour))
+        up = client.instant(f"up{{{scoped}}}", now)
+        report.tikv_targets_up = sum(1 for s in up if s.value == 1)
+        report.tikv_targets_down = sum(1 for s in up if s.value != 1)
+        tikv_names, node_names = _registry_metric_names()
+        found: dict[str, int] = {}
+        counts = client.instant(f'count by (__name__) ({{__name__=~"{"|".join(tikv_names)}",{scoped}}})', now)
+        found.update({s.labels.get("__name__", ""): int(s.value) for s in counts})
+        hosts = {host_of(t.status_address or t.instance) for t in targets}
+        node_selector = render_selector(node_exporter_matchers(hosts))
+        counts = client.instant(
+            f'count by (__name__) ({{__name__=~"{"|".join(node_names)}",{node_selector}}})', now
+        )
+        found.update({s.labels.get("__name__", ""): int(s.value) for s in counts})
+        node_hosts = client.instant(f"count by (instance) (node_cpu_seconds_total{{{node_selector}}})", now)
+        report.node_exporter_hosts = len(node_hosts)
+        report.metrics = [MetricPresence(n, found.get(n, 0)) for n in [*tikv_names, *node_names]]
+        report.missing_metrics = [n for n in [*tikv_names, *node_names] if not found.get(n)]
+        if report.missing_metrics:
+            report.messages.append(
+                f"{len(report.missing_metrics)} metric(s) the advisor reads are missing under the selector; "
+                "the advice that needs them will be skipped."
+            )
+        if not report.node_exporter_hosts:
+            report.messages.append(
+                "No node_exporter series on the TiKV hosts (instance=<host>:<port>): disk and memory advice "
+                "will rely on CloudWatch only."
+            )
+        report.ok = True
+    except PrometheusError as error:
+        report.reachable = error.kind != "unreachable"
+        report.authenticated = report.reachable and error.kind != "auth"
+        report.messages.append(error.message)
+    return report
+
+
+def test_connection(
+    db: Session,
+    principal: Principal,
+    source_id: uuid.UUID,
+    *,
+    make_client: ClientFactory,
+    now: dt.datetime,
+) -> ConnectionReport:
+    """Test an org's Prometheus source and record the outcome on its health (admin only)."""
+    principal.require("admin")
+    source = get_prometheus_source(db, principal, source_id)
+    with make_client(source) as client:
+        report = check_connection(client, source, now)
+    if report.ok:
+        record_success(source, now)
+    else:
+        record_failure(source, now, "; ".join(report.messages) or "connection test failed")
+    audit(
+        db,
+        principal,
+        "prometheus_source.tested",
+        target_kind="prometheus_source",
+        target_id=source.id,
+        details={"ok": report.ok, "flavour": report.flavour, "instances": len(report.tikv_instances)},
+    )
+    return report
+
+
+def box_client_factory(box: SecretBox, **kwargs: Any) -> ClientFactory:
+    return lambda source: ingest.client_for(source, box, **kwargs)
+
+
+# --- backfill --------------------------------------------------------------------------------------------
+
+
+def get_backfill(db: Session, source: PrometheusSource) -> PrometheusBackfill | None:
+    return db.scalar(select(PrometheusBackfill).where(PrometheusBackfill.source_id == source.id))
+
+
+def backfill_status(db: Session, principal: Principal, source_id: uuid.UUID) -> PrometheusBackfill | None:
+    """Return the org's source's backfill (None before the first one was requested)."""
+    source = get_prometheus_source(db, principal, source_id)
+    return get_backfill(db, source)
+
+
+def request_backfill(
+    db: Session,
+    source: PrometheusSource,
+    *,
+    now: dt.datetime,
+    days: int = ingest.BACKFILL_DAYS,
+    restart: bool = False,
+) -> tuple[PrometheusBackfill, bool]:
+    """Create (or with restart, reset) the source's backfill row; return it and whether it needs running."""
+    row = get_backfill(db, source)
+    end = align_down(now)
+    start = end - dt.timedelta(days=days)
+    if row is None:
+        row = PrometheusBackfill(
+            org_id=source.org_id, source_id=source.id, range_start_at=start, range_end_at=end, status="queued"
+        )
+        db.add(row)
+        db.flush()
+        return row, True
+    if restart and row.status != "running":
+        row.status, row.range_start_at, row.range_end_at = "queued", start, end
+        row.steps_done = row.steps_total = row.points_written = 0
+        row.dropped_non_finite = row.dropped_outside = 0
+        row.last_error, row.started_at, row.finished_at = None, None, None
+        db.flush()
+        return row, True
+    return row, row.status == "queued"
+
+
+def start_backfill(
+    db: Session,
+    principal: Principal,
+    source_id: uuid.UUID,
+    *,
+    now: dt.datetime,
+    days: int = ingest.BACKFILL_DAYS,
+) -> tuple[PrometheusBackfill, bool]:
+    """Ask for a (re)import of the source's history (admin); the caller enqueues the job after commit."""
+    principal.require("admin")
+    source = get_prometheus_source(db, principal, source_id)
+    if source.cluster_id is None:
+        raise InvalidInput(
+            "Attach the source to a cluster first (cluster_id): collected series belong to a cluster's nodes.",
+            details=[{"field": "cluster_id", "message": "required"}],
+        )
+    row, needs_run = request_backfill(db, source, now=now, days=days, restart=True)
+    audit(
+        db,
+        principal,
+        "prometheus_source.backfill_requested",
+        target_kind="prometheus_source",
+        target_id=source.id,
+        details={"days": days},
+    )
+    return row, needs_run
+
+
+def run_backfill(
+    db: Session,
+    source: PrometheusSource,
+    client: PrometheusClient,
+    *,
+    now: dt.datetime,
+    checkpoint: Callable[[], None] = lambda: None,
+    fetcher: ConfigFetcher = default_fetcher,
+    chunk_points: int = 1440,
+) -> PrometheusBackfill:
+    """Import the backfill range chunk by chunk, checkpointing progress; record the source's health."""
+    row, _ = request_backfill(db, source, now=now)
+    row.status, row.started_at, row.last_error = "running", now, None
+    row.steps_done = row.points_written = row.dropped_non_finite = row.dropped_outside = 0
+    checkpoint()
+    try:
+        discovery = ingest.discover(
+            db, source, client, now=now, lookback=row.range_end_at - row.range_start_at, fetcher=fetcher
+        )
+        queries = ingest.queries_for(source, discovery) if discovery.nodes else []
+        row.steps_total = len(queries) * points_in(row.range_start_at, row.range_end_at)
+        checkpoint()
+
+        def progress(steps: int) -> None:
+            row.steps_done += steps
+            checkpoint()
+
+        for query in queries:
+            stats = ingest.collect_query(
+                db,
+                source,
+                client,
+                discovery,
+                query,
+                row.range_start_at,
+                row.range_end_at,
+                max_points=chunk_points,
+                on_chunk=progress,
+            )
+            row.points_written += stats.points
+            row.dropped_non_finite += stats.dropped_non_finite
+            row.dropped_outside += stats.dropped_outside
+        row.status, row.finished_at = "done", now
+        record_success(source, now)
+        log.info(
+            "prometheus.backfill_done",
+            source=str(source.id),
+            points=row.points_written,
+            nodes=len(discovery.nodes),
+        )
+    except PrometheusError as error:
+        row.status, row.last_error, row.finished_at = "failed", error.message, now
+        record_failure(source, now, error.message)
+        log.warning("prometheus.backfill_failed", source=str(source.id), error=error.message)
+    checkpoint()
+    return row
+
+
+def run_incremental(
+    db: Session,
+    source: PrometheusSource,
+    client: PrometheusClient,
+    *,
+    now: dt.datetime,
+    fetcher: ConfigFetcher = default_fetcher,
+) -> ingest.CollectStats | None:
+    """Pull the minutes since the watermarks; record health. Return None when the source failed."""
+    backfill = get_backfill(db, source)
+    default_start = (backfill.range_end_at if backfill else align_down(now)) - ingest.OVERLAP
+    try:
+        _discovery, stats = ingest.collect_incremental(
+            db, source, client, now=now, default_start=default_start, fetcher=fetcher
+        )
+    except PrometheusError as error:
+        record_failure(source, now, error.message)
+        log.warning("prometheus.ingest_failed", source=str(source.id), error=error.message)
+        return None
+    record_success(source, now)
+    return stats
+
+
+def backfill_view(row: PrometheusBackfill | None) -> dict[str, Any]:
+    """Shape a backfill row for the API (status none before the first run)."""
+    if row is None:
+        return {
+            "status": "none",
+            "steps_done": 0,
+            "steps_total": 0,
+            "percent": 0.0,
+            "points_written": 0,
+            "dropped_non_finite": 0,
+            "dropped_outside": 0,
+            "range_start_at": None,
+            "range_end_at": None,
+            "started_at": None,
+            "finished_at": None,
+            "last_error": None,
+        }
+    percent = (
+        100.0 * row.steps_done / row.steps_total
+        if row.steps_total
+        else (100.0 if row.status == "done" else 0.0)
+    )
+    return {
+        "status": row.status,
+        "steps_done": row.steps_done,
+        "steps_total": row.steps_total,
+        "percent": round(percent, 1),
+        "points_written": row.points_written,
+        "dropped_non_finite": row.dropped_non_finite,
+        "dropped_outside": row.dropped_outside,
+        "range_start_at": row.range_start_at,
+        "range_end_at": row.range_end_at,
+        "started_at": row.started_at,
+        "finished_at": row.finished_at,
+        "last_error": row.last_error,
+    }
