@@ -31,7 +31,8 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,7 +42,7 @@ from headroom.physics.burst import CreditBucket, InstanceEbsBucket, volume_bucke
 from headroom.physics.io import chunks_per_io
 from headroom.snapshot.errors import ScenarioError
 from headroom.snapshot.metrics import REGISTRY
-from headroom.snapshot.scenario import Scenario, VolumeSpec, Workload, node_workload
+from headroom.snapshot.scenario import Scenario, VolumeSpec, Workload, load_scenario, node_workload
 from headroom.snapshot.schema import (
     SCHEMA_VERSION,
     Cluster,
@@ -768,7 +769,8 @@ def simulate(
     warm = int(round(scenario.warmup_hours * 3600 / dt))
     total = n + warm
     t_hours = np.asarray((np.arange(total) - warm) * dt / 3600.0, dtype=np.float64)
-    start_hour = begin.hour + begin.minute / 60.0
+    begin_utc = begin.astimezone(UTC)  # the diurnal peak is given in UTC hours
+    start_hour = begin_utc.hour + begin_utc.minute / 60.0
     hour_of_day = np.asarray(np.mod(start_hour + t_hours, 24.0), dtype=np.float64)
 
     hosts = _plan(scenario)
@@ -1118,3 +1120,15 @@ def simulate_volume(
         instance_io_balance_pct=run.io_balance_pct,
         instance_byte_balance_pct=run.byte_balance_pct,
     )
+
+
+DEMO_SCENARIO = Path(__file__).with_name(
+    "demo.yaml"
+)  # a copy of examples/scenarios/demo.yaml (a test keeps it so)
+
+
+def demo_snapshot(end: datetime, *, hours: float = 168.0, seed: int = 0) -> Snapshot:
+    """Simulate the embedded demo fleet over the `hours` before `end` (the caller passes the clock)."""
+    scenario = load_scenario(DEMO_SCENARIO)
+    aligned = end.replace(second=0, microsecond=0)
+    return simulate(scenario, hours=hours, seed=seed, start=aligned - timedelta(hours=hours))

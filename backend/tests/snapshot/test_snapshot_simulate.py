@@ -244,3 +244,36 @@ def test_168_hours_of_the_demo_fleet_is_fast() -> None:
     elapsed = time.perf_counter() - started
     assert len(snap.nodes) == 6 and snap.window.points == 168 * 60
     assert elapsed < 20, f"168 h × 6 nodes took {elapsed:.1f}s"
+
+
+def test_packaged_demo_matches_the_example_and_ends_at_the_given_time() -> None:
+    from headroom.snapshot.simulate import DEMO_SCENARIO, demo_snapshot
+
+    assert DEMO_SCENARIO.read_text() == (SCENARIOS / "demo.yaml").read_text()
+    end = datetime(2026, 3, 1, 12, 30, 15, tzinfo=UTC)
+    snap = demo_snapshot(end, hours=2)
+    assert snap.window.end == datetime(2026, 3, 1, 12, 30, tzinfo=UTC)
+    assert snap.cluster.name == "demo-prod" and len(snap.nodes) == 6
+
+
+def test_start_time_zone_does_not_shift_the_diurnal_peak() -> None:
+    from datetime import timedelta, timezone
+
+    doc = small(reads_per_sec=3000)
+    doc["workload"]["diurnal"] = {"amplitude": 0.5, "peak_hour_utc": 14}
+    utc = simulate(scenario_from_dict(doc), hours=2, start=START)
+    shifted = simulate(scenario_from_dict(doc), hours=2, start=START.astimezone(timezone(timedelta(hours=8))))
+    name = utc.nodes[0].id
+    assert np.array_equal(
+        series(utc, "node", name, "tikv.block_cache_hit"),
+        series(shifted, "node", name, "tikv.block_cache_hit"),
+    )
+
+
+def test_other_volumes_are_listed_and_idle() -> None:
+    doc = small(reads_per_sec=1000)
+    doc["nodes"][0]["volumes"].append({"role": "other", "type": "gp3", "size_gib": 50})
+    snap = run(doc, 1)
+    other = next(v for v in snap.volumes if v.role == "other")
+    assert other.id not in snap.nodes[0].data_volume_ids + snap.nodes[0].raft_volume_ids
+    assert series(snap, "volume", other.id, "ebs.read_ops").max() == 0
