@@ -34,6 +34,9 @@ def simulate_command(
         typer.Option("--out", help="Write the snapshot here (.json, or .json.gz); default stdout."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed: same seed, same snapshot.")] = 0,
+    step: Annotated[
+        int, typer.Option("--step", help="Seconds between points (CloudWatch 1-minute = 60).")
+    ] = 60,
     start: Annotated[
         str | None,
         typer.Option(
@@ -41,9 +44,11 @@ def simulate_command(
         ),
     ] = None,
 ) -> None:
-    """Simulate a fleet described by a scenario and write its snapshot (JSON, 60 s steps)."""
+    """Simulate a fleet described by a scenario and write its snapshot (JSON, 60 s steps by default)."""
     if hours <= 0:
         fail(f"--hours: must be positive, got {hours:g}")
+    if step <= 0 or 3600 % step:
+        fail(f"--step: must divide an hour into whole steps (60, 300, ...), got {step}")
     try:
         parsed = load_scenario(scenario)
     except ScenarioError as exc:
@@ -53,7 +58,7 @@ def simulate_command(
         now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
         begin = now - timedelta(hours=hours)
     try:
-        snapshot = simulate(parsed, hours=hours, seed=seed, start=begin)
+        snapshot = simulate(parsed, hours=hours, seed=seed, start=begin, step_seconds=step)
     except ScenarioError as exc:
         fail(f"{scenario}: {exc}")
     if out is None:

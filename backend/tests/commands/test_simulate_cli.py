@@ -42,6 +42,18 @@ def test_simulate_out_file_then_validate(tmp_path: Path) -> None:
     assert summary["window"]["start"] == "2026-02-01T00:00:00+00:00"
 
 
+def test_step_option_sets_the_resolution() -> None:
+    result = runner.invoke(
+        app, ["simulate", str(SCENARIOS / "healthy.yaml"), "--hours", "2", "--step", "300"]
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["window"]["step_seconds"] == 300
+    assert len(doc["series"][0]["values"]) == 24
+    bad = runner.invoke(app, ["simulate", str(SCENARIOS / "healthy.yaml"), "--step", "7"])
+    assert bad.exit_code != 0 and "--step: must divide an hour" in bad.stderr
+
+
 def test_same_seed_same_bytes() -> None:
     args = ["simulate", str(SCENARIOS / "gp2-burst-depletion.yaml"), "--hours", "1", "--seed", "5"]
     assert runner.invoke(app, args).stdout == runner.invoke(app, args).stdout
