@@ -133,13 +133,9 @@ def _record_config(db: Session, node: TikvNode, config: dict[str, Any]) -> None:
                       config=config, content_sha256=digest))
 
 
-def _points(snap: Snapshot, series_ids: dict[int, int]) -> Iterator[tuple[int, dt.datetime, float]]:
+def _batches(snap: Snapshot, series_ids: dict[int, int]) -> Iterator[timeseries.SeriesBatch]:
     for index, series in enumerate(snap.series):
-        sid = series_ids[index]
-        step = dt.timedelta(seconds=series.step_seconds)
-        for i, value in enumerate(series.values):
-            if value is not None:
-                yield sid, series.start + i * step, value
+        yield timeseries.SeriesBatch(series_ids[index], series.start, series.step_seconds, series.values)
 
 
 def ingest_window(
@@ -161,7 +157,7 @@ def ingest_window(
     ]
     ids = timeseries.ensure_series(db, cluster.org_id, list(dict.fromkeys(keys)), cluster_id=cluster.id)
     series_ids = {i: ids[k] for i, k in enumerate(keys)}
-    result = timeseries.write_points(db, cluster.org_id, _points(snap, series_ids))
+    result = timeseries.write_batches(db, cluster.org_id, _batches(snap, series_ids))
     timeseries.refresh_rollups(db, start, end, series_ids=sorted(set(series_ids.values())))
     last = snap.window.end - dt.timedelta(seconds=snap.window.step_seconds)
     watermarks.advance_watermarks(db, cluster.org_id, DEMO_SOURCE_KIND, cluster.id,

@@ -15,6 +15,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
+from psycopg import errors as pg_errors
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
@@ -175,12 +178,116 @@ def pack_points(
 
 
 def write_points(db: Session, org_id: uuid.UUID, points: Iterable[tuple[int, dt.datetime, float]]) -> WriteResult:
-    """Upsert points through a COPY-loaded staging table; slots merge, so re-writes are no-ops."""
-    rows, nan, unaligned = pack_points(points)
+    """Write individual (series_id, ts, value) points; see write_batches for whole series at once."""
+    packed, nan, unaligned = pack_points(points)
+    rows: PackedRows = {key: np.array([np.nan if v is None else v for v in vals]) for key, vals in packed.items()}
+    return _write_rows(db, org_id, rows, nan, unaligned)
+
+
+@dataclass(frozen=True)
+class SeriesBatch:
+    """A collector's output for one series: values at start, start + step, ... (NaN or None = no point)."""
+
+    series_id: int
+    start: dt.datetime
+    step_seconds: int
+    values: Sequence[float | None] | NDArray[np.float64]
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+PackedRows = dict[tuple[int, dt.datetime], NDArray[np.float64]]
+
+
+def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[PackedRows, int, int]:
+    """Scatter each batch into 60-slot hour rows (NaN = empty slot), vectorised per series.
+
+    Returns the rows, the count of non-finite values dropped, and of points dropped for not falling on a
+    minute boundary (a step that is not a whole number of minutes, or a start with seconds).
+    """
+    rows: PackedRows = {}
+    nan = unaligned = 0
+    for batch in batches:
+        values = np.asarray(batch.values, dtype=np.float64)
+        if values.size == 0:
+            continue
+        start = batch.start.astimezone(dt.UTC)
+        finite = np.isfinite(values)
+        nan += int(values.size - finite.sum())
+        if start.second or start.microsecond or batch.step_seconds % SLOT_SECONDS:
+            unaligned += int(finite.sum())
+            continue
+        first_minute = int((start - _EPOCH).total_seconds()) // SLOT_SECONDS
+        minutes = first_minute + np.arange(values.size, dtype=np.int64) * (batch.step_seconds // SLOT_SECONDS)
+        minutes, values = minutes[finite], values[finite]
+        if minutes.size == 0:
+            continue
+        hours = minutes // SLOTS_PER_HOUR
+        first_hour = int(hours[0])
+        grid = np.full((int(hours[-1]) - first_hour + 1, SLOTS_PER_HOUR), np.nan)
+        grid[hours - first_hour, minutes % SLOTS_PER_HOUR] = values
+        for offset in np.unique(hours - first_hour):
+            hour = _EPOCH + dt.timedelta(hours=first_hour + int(offset))
+            key = (batch.series_id, hour)
+            row = grid[offset]
+            if key in rows:  # two batches of one series touching the same hour: the later one wins per slot
+                row = np.where(np.isnan(row), rows[key], row)
+            rows[key] = row
+    return rows, nan, unaligned
+
+
+def _slot_list(row: NDArray[np.float64]) -> list[float | None]:
+    values: list[float | None] = row.tolist()
+    if np.isnan(row).any():
+        values = [None if v != v else v for v in values]  # NaN -> NULL slot
+    return values
+
+
+def write_batches(db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch]) -> WriteResult:
+    """Write collector output: hour rows that don't exist yet go straight in with binary COPY (the new-data
+    fast path); rows that exist (the overlap window) merge slot-wise through a staging table. Idempotent."""
+    rows, nan, unaligned = pack_batches(batches)
+    return _write_rows(db, org_id, rows, nan, unaligned)
+
+
+def _write_rows(db: Session, org_id: uuid.UUID, rows: PackedRows, nan: int, unaligned: int) -> WriteResult:
     if not rows:
         return WriteResult(0, 0, nan, unaligned)
     hours = [h for _, h in rows]
     ensure_partitions(db, min(hours), max(hours))
+    existing = {
+        (int(sid), at)
+        for sid, at in db.execute(
+            text(
+                "SELECT series_id, bucket_at FROM metric_points WHERE series_id = ANY(:sids) "
+                "AND bucket_at >= :lo AND bucket_at <= :hi"
+            ),
+            {"sids": sorted({sid for sid, _ in rows}), "lo": min(hours), "hi": max(hours)},
+        )
+    }
+    fresh = [(key, row) for key, row in rows.items() if key not in existing]
+    overlap = {key: row for key, row in rows.items() if key in existing}
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    if fresh:
+        try:
+            # A savepoint: a racing writer's row aborts only this COPY, which then merges instead.
+            with (
+                conn.transaction(),
+                conn.cursor() as cur,
+                cur.copy("COPY metric_points (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)") as copy,
+            ):
+                copy.set_types(["int8", "timestamptz", "uuid", "float8[]"])
+                for (series_id, hour), row in fresh:
+                    copy.write_row((series_id, hour, org_id, _slot_list(row)))
+        except pg_errors.UniqueViolation:
+            overlap.update(dict(fresh))  # another worker wrote some of these hours first: merge them all
+    if overlap:
+        _merge_rows(db, org_id, overlap)
+    npoints = int(sum(int(np.isfinite(row).sum()) for row in rows.values()))
+    return WriteResult(npoints, len(rows), nan, unaligned)
+
+
+def _merge_rows(db: Session, org_id: uuid.UUID, rows: PackedRows) -> None:
     conn = db.connection().connection.driver_connection
     assert conn is not None
     with conn.cursor() as cur:
@@ -189,9 +296,10 @@ def write_points(db: Session, org_id: uuid.UUID, points: Iterable[tuple[int, dt.
             "org_id uuid, vals float8[]) ON COMMIT DELETE ROWS"
         )
         cur.execute("TRUNCATE _points_stage")
-        with cur.copy("COPY _points_stage (series_id, bucket_at, org_id, vals) FROM STDIN") as copy:
-            for (series_id, hour), vals in rows.items():
-                copy.write_row((series_id, hour, org_id, vals))
+        with cur.copy("COPY _points_stage (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "timestamptz", "uuid", "float8[]"])
+            for (series_id, hour), row in rows.items():
+                copy.write_row((series_id, hour, org_id, _slot_list(row)))
         cur.execute(
             "INSERT INTO metric_points (series_id, bucket_at, org_id, vals) "
             "SELECT series_id, bucket_at, org_id, vals FROM _points_stage "
@@ -199,8 +307,6 @@ def write_points(db: Session, org_id: uuid.UUID, points: Iterable[tuple[int, dt.
             "SET vals = headroom_merge_slots(metric_points.vals, EXCLUDED.vals) "
             "WHERE metric_points.vals IS DISTINCT FROM headroom_merge_slots(metric_points.vals, EXCLUDED.vals)"
         )
-    npoints = sum(sum(v is not None for v in vals) for vals in rows.values())
-    return WriteResult(npoints, len(rows), nan, unaligned)
 
 
 def read_points(

@@ -158,3 +158,35 @@ def test_watermarks_only_move_forward(db: Any) -> None:
     wm.advance_watermarks(db, org, "cloudwatch", source, {sid: T0 + dt.timedelta(minutes=5)})
     assert wm.get_watermarks(db, org, "cloudwatch", source, [sid]) == {sid: T0 + dt.timedelta(minutes=5)}
     assert wm.get_watermarks(db, org, "prometheus", source, [sid]) == {}
+
+
+def test_batches_take_the_copy_fast_path_then_merge_the_overlap(db: Any) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    day = [float(i) for i in range(24 * 60)]
+    first = ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, day)])
+    assert (first.points, first.rows) == (1440, 24)
+    # A re-read of the last 90 minutes with one revised and one late value: only those change.
+    overlap_start = T0 + dt.timedelta(minutes=1440 - 90)
+    revised = day[-90:]
+    revised[10] = -1.0
+    second = ts.write_batches(db, org, [ts.SeriesBatch(sid, overlap_start, 60, revised),
+                                        ts.SeriesBatch(sid, T0 + dt.timedelta(days=1), 60, [7.0])])
+    assert (second.points, second.rows) == (91, 3)
+    stored = ts.read_points(db, org, sid, T0, T0 + dt.timedelta(days=2))
+    expected = list(zip([T0 + dt.timedelta(minutes=i) for i in range(1441)], day + [7.0], strict=True))
+    expected[1440 - 90 + 10] = (expected[1440 - 90 + 10][0], -1.0)
+    assert stored == expected
+    assert _count_rows(db, sid) == 25
+
+
+def test_batches_at_five_minutes_and_with_gaps(db: Any) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    values = [1.0, None, math.nan, 4.0]
+    result = ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=55), 300, values)])
+    assert (result.points, result.dropped_nan) == (2, 2)
+    assert ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=2)) == [
+        (T0 + dt.timedelta(minutes=55), 1.0), (T0 + dt.timedelta(minutes=70), 4.0)]
+    unaligned = ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(seconds=30), 60, [1.0, 2.0])])
+    assert (unaligned.points, unaligned.dropped_unaligned) == (0, 2)
