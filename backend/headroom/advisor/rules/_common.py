@@ -126,8 +126,8 @@ def median_where(values: Array | None, mask: np.ndarray) -> float | None:
 
 
 def round_up(x: float, step: float) -> float:
-    """Round up to a multiple of `step`."""
-    return math.ceil(x / step - 1e-9) * step
+    """Round up to a multiple of `step`; within 0.1% of a step counts as on it (measurement noise)."""
+    return math.ceil(x / step - 1e-3) * step
 
 
 def pct(x: float) -> str:
