@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from headroom.advisor import Finding, advise
 from headroom.snapshot.metrics import REGISTRY
 from headroom.snapshot.scenario import load_scenario

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 from advisor_fixtures import aws_findings, of_rule, plateau, scenario_findings, scenario_snapshot, synthetic
-
 from headroom.advisor import advise
 from headroom.advisor.rules._common import CLIPPED_DEMAND_FACTOR, TARGET_UTILISATION
 
