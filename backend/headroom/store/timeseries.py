@@ -395,3 +395,31 @@ def read_rollup(
         {"org": org_id, "sid": series_id, "res": resolution, "d0": day_floor(start), "end": end},
     )
     return [RollupPoint(ts, float(a), float(mx), float(mn), int(c)) for ts, a, mx, mn, c in result if start <= ts < end]
+
+
+def read_rollups(
+    db: Session,
+    org_id: uuid.UUID,
+    series_ids: Sequence[int],
+    resolution: int,
+    start: dt.datetime,
+    end: dt.datetime,
+) -> dict[int, list[RollupPoint]]:
+    """Read many of the org's series at one resolution in one query (a dashboard's chart or a cluster view)."""
+    if resolution not in ROLLUP_SLOTS:
+        raise ValueError(f"resolution must be one of {sorted(ROLLUP_SLOTS)}")
+    out: dict[int, list[RollupPoint]] = {sid: [] for sid in series_ids}
+    result = db.execute(
+        text(
+            "SELECT r.series_id, r.day_at + (s.i - 1) * make_interval(secs => :res) AS ts, s.a, s.mx, s.mn, s.c "
+            "FROM metric_rollups r CROSS JOIN LATERAL unnest(r.avg, r.max, r.min, r.cnt) WITH ORDINALITY "
+            "AS s(a, mx, mn, c, i) "
+            "WHERE r.org_id = :org AND r.series_id = ANY(:sids) AND r.resolution_seconds = :res "
+            "AND r.day_at >= :d0 AND r.day_at < :end AND s.c > 0 ORDER BY r.series_id, ts"
+        ),
+        {"org": org_id, "sids": list(series_ids), "res": resolution, "d0": day_floor(start), "end": end},
+    )
+    for sid, ts, a, mx, mn, c in result:
+        if start <= ts < end:
+            out[int(sid)].append(RollupPoint(ts, float(a), float(mx), float(mn), int(c)))
+    return out

@@ -190,3 +190,18 @@ def test_batches_at_five_minutes_and_with_gaps(db: Any) -> None:
         (T0 + dt.timedelta(minutes=55), 1.0), (T0 + dt.timedelta(minutes=70), 4.0)]
     unaligned = ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(seconds=30), 60, [1.0, 2.0])])
     assert (unaligned.points, unaligned.dropped_unaligned) == (0, 2)
+
+
+def test_read_many_rollups_in_one_query_matches_single_reads(db: Any) -> None:
+    org = _org(db)
+    keys = [ts.SeriesKey("volume", f"vol-{i}", "aws.ebs.VolumeReadOps", "count") for i in range(3)]
+    ids = ts.ensure_series(db, org, keys)
+    for n, sid in enumerate(ids.values()):
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, [float(n * 100 + m) for m in range(120)])])
+    ts.refresh_rollups(db, T0, T0 + dt.timedelta(hours=2))
+    many = ts.read_rollups(db, org, list(ids.values()), 3600, T0, T0 + dt.timedelta(hours=2))
+    for sid in ids.values():
+        assert many[sid] == ts.read_rollup(db, org, sid, 3600, T0, T0 + dt.timedelta(hours=2))
+        assert [p.count for p in many[sid]] == [60, 60]
+    assert ts.read_rollups(db, _org(db, "other"), list(ids.values()), 3600, T0, T0 + dt.timedelta(hours=2)) == {
+        sid: [] for sid in ids.values()}
