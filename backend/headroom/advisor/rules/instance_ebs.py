@@ -73,6 +73,21 @@ def _ceiling(ctx: Context, iid: str, base: float, maximum: float, metric: str, n
     return np.where(np.nan_to_num(bal, nan=100.0) > 0.0, maximum, base).astype(np.float64)
 
 
+def _cap_at_volumes(ctx: Context, iid: str, need_iops: float, need_mibps: float) -> tuple[float, float]:
+    """Cap the need at what the attached volumes sustain: a larger instance cannot get more out of them.
+
+    domain.md §2.2 (EC2TYPES): the node gets "the instance limit or the sum of its attached volumes, whichever
+    is smaller"; beyond the volumes' sum, the volumes bind (their own rules say so).
+    """
+    ceilings = ctx.node_ceilings(iid)
+    if ceilings is None or ceilings.volume_count == 0:
+        return need_iops, need_mibps
+    return (
+        min(need_iops, ceilings.sustained_iops.volumes),
+        min(need_mibps, ceilings.sustained_throughput_mibps.volumes),
+    )
+
+
 def _upgrade(
     ctx: Context, iid: str, inst: InstanceLimits, need_iops: float, need_mibps: float, reason: str
 ) -> tuple[list[ProposedChange], Impact, list[Option]]:
@@ -186,6 +201,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             else:
                 need_iops = demand_estimate(pr.p99, pr.peak, pr.peak_ratio >= 0.99)
                 need_mibps = other_mibps / 0.75
+            need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
             reason = (
                 f"instance EBS {unit} at >= 90% of its {pr.ceiling_min:,.0f} {unit} limit for {pct(pr.share)} of "
                 f"the window with volume headroom; needs a sustained {need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS"
@@ -338,6 +354,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             )
             need_iops = need if dimension == "iops" else float(np.nanpercentile(iops, 99)) / 0.75
             need_mibps = need if dimension == "throughput" else float(np.nanpercentile(mibps, 99)) / 0.75
+            need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
             reason = (
                 f"{metric} fell to {low:.0f}% ({minutes_empty:,.0f} min at 0%); a size whose baseline clears "
                 f"{need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS does not depend on burst credits"

@@ -1,0 +1,86 @@
+"""instance-ebs-bandwidth-bound and instance-ebs-burst-depletion on simulated scenarios."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from advisor_fixtures import aws_findings, of_rule, scenario_findings, scenario_snapshot
+
+from headroom.catalog import instance_limits
+from headroom.physics.burst import InstanceEbsBucket
+
+
+@pytest.mark.parametrize(
+    ("scenario", "current", "proposed"),
+    [
+        # seed 000: "After we switched EC2 instances [m5.2xlarge -> m5.4xlarge], the performance doubled";
+        # m5.2xlarge sustains 2,300 Mbps = 274 MiB/s, m5.4xlarge 4,750 Mbps = 566 MiB/s (domain.md §2.2).
+        ("pingcap-aws-m5-2xlarge-io1", "m5.2xlarge", "m5.4xlarge"),
+        # m5.4xlarge pinned at 566 MiB/s; m5.8xlarge sustains 6,800 Mbps = 850 MB/s = 810.6 MiB/s (§2.2).
+        ("instance-ebs-bandwidth-bound", "m5.4xlarge", "m5.8xlarge"),
+    ],
+)
+def test_bandwidth_bound_recommends_the_next_size(scenario: str, current: str, proposed: str) -> None:
+    found = of_rule(scenario_findings(scenario), "instance-ebs-bandwidth-bound")
+    snap = scenario_snapshot(scenario)
+    assert {f.entity.id for f in found} == {i.id for i in snap.instances}
+    cur, new = instance_limits(current), instance_limits(proposed)
+    for f in found:
+        (change,) = f.changes
+        assert (change.key, change.current, change.proposed) == ("instance.type", current, proposed)
+        assert change.online is False
+        limit = f.evidence.measures[0].limit
+        assert limit == pytest.approx(cur.baseline_throughput_mibps)  # MB/s → MiB/s (§2.1)
+        need = f.evidence.measures[2].value
+        assert new.baseline_throughput_mibps >= need  # clears the demand with margin
+        assert f.impact.monthly_cost_delta_usd == pytest.approx(
+            round((new.hourly_price_usd - cur.hourly_price_usd) * 730, 2)  # type: ignore[operator]
+        )
+        assert f.severity == "critical"
+
+
+def test_bandwidth_bound_m5_2xlarge_numbers() -> None:
+    f = of_rule(scenario_findings("pingcap-aws-m5-2xlarge-io1"), "instance-ebs-bandwidth-bound")[0]
+    # domain.md §2.2: 2,300 Mbps / 8 = 287.5 MB/s = 274.2 MiB/s baseline, 4,750 Mbps = 566.2 MiB/s maximum
+    assert f.evidence.measures[0].limit == pytest.approx(287.5e6 / 2**20)
+    assert f.evidence.measures[1].limit == pytest.approx(593.75e6 / 2**20)
+    assert f.evidence.share_of_window is not None and f.evidence.share_of_window > 0.25
+
+
+def test_burst_depletion_forecast_and_fix() -> None:
+    found = of_rule(scenario_findings("instance-ebs-burst-depletion"), "instance-ebs-burst-depletion")
+    snap = scenario_snapshot("instance-ebs-burst-depletion")
+    assert {f.entity.id for f in found} == {i.id for i in snap.instances}
+    bucket = InstanceEbsBucket.for_throughput(instance_limits("m6i.xlarge"))
+    for f in found:
+        assert f.severity == "critical"  # more than 30 minutes at the baseline
+        measures = {m.label: m for m in f.evidence.measures}
+        assert measures["minimum ec2.ebs_byte_balance"].value == 0.0
+        demand = measures["drain-period demand p95"].value
+        # the forecast: capacity / (demand − baseline) with the physics bucket (30 min × (max − base), §2.1)
+        minutes = bucket.capacity / (demand - bucket.baseline_rate) / 60
+        text = " ".join(f.evidence.corroboration)
+        match = re.search(r"a full bucket lasts ([\d,]+) min", text)
+        assert match is not None
+        assert float(match.group(1).replace(",", "")) == pytest.approx(minutes, abs=1.0)
+        assert f"baseline {bucket.baseline_rate:,.0f} MiB/s" in text
+        (change,) = f.changes
+        # m6i.2xlarge sustains 312.5 MB/s = 298 MiB/s, below the ~400 MiB/s burst demand; m6i.4xlarge 596 MiB/s
+        assert (change.key, change.proposed) == ("instance.type", "m6i.4xlarge")
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "near-miss-instance-burst-half", "volume-iops-ceiling"])
+def test_instance_rules_silent(scenario: str) -> None:
+    found = aws_findings(scenario_findings(scenario))
+    assert not [f for f in found if f.rule.startswith("instance-ebs")]
+
+
+def test_near_miss_instance_balance_really_dips() -> None:
+    from headroom.advisor.context import Context
+
+    snap = scenario_snapshot("near-miss-instance-burst-half")
+    ctx = Context(snap)
+    bal = ctx.series("instance", snap.instances[0].id, "ec2.ebs_byte_balance")
+    assert bal is not None and 10.0 < float(np.nanmin(bal)) < 90.0
