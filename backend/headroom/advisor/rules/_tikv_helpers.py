@@ -13,6 +13,7 @@ Not a rules module (it exposes no RULES). Everything here is pure: a `Context` i
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -192,7 +193,8 @@ def data_path(ctx: Context, node: Node) -> DataPath | None:
 
     def avg(attr: str) -> Array:
         stacked = np.vstack([getattr(view, attr) for view in v_views])
-        with np.errstate(invalid="ignore"):
+        with warnings.catch_warnings():  # all-NaN steps (no latency series) stay NaN, silently
+            warnings.simplefilter("ignore", RuntimeWarning)
             return np.asarray(np.nanmean(stacked, axis=0), dtype=np.float64)
 
     counted, mibps = total("counted_iops"), total("mibps")
