@@ -7,7 +7,8 @@ gp2 (domain.md §1.3, AWSDOC general-purpose.md): baseline = clamp(3 × GiB, 100
 Fires when BurstBalance falls to <= 10% in the window (Headroom choice: a near-empty bucket means the next
 peak runs at baseline; a spike that leaves more than 10% is absorbed as designed). Critical when it reached 0%
 for >= 30 minutes (the volume then ran at its baseline). The forecast uses the physics bucket
-(`headroom.physics.burst.Gp2Bucket.seconds_to_empty`; headroom.forecast.burst when it lands).
+(`headroom.physics.burst.Gp2Bucket.seconds_to_empty` for a full bucket at the drain-period demand;
+`headroom.forecast.burst.forecast_gp2_burst` for when the current balance empties, the band and the refill).
 Fix (PingCAP seed 000: gp2 > 1 TB or gp3 "to avoid unpredictable performance caused by bursting"; AWS
 Prescriptive Guidance gp2 -> gp3, domain.md §1.6): gp3 at equal or better performance, i.e. at least the
 3,000 IOPS the volume bursts to and at least gp2's throughput at this size, sustained, with the cost delta.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from headroom.advisor.context import Context, mean
+from headroom.advisor.context import Context
 from headroom.advisor.engine import Rule
 from headroom.advisor.finding import (
     Evidence,
@@ -30,9 +31,10 @@ from headroom.advisor.finding import (
     make_dedup_key,
 )
 from headroom.catalog import volume_limits
+from headroom.forecast.burst import forecast_gp2_burst
 from headroom.physics.burst import Gp2Bucket
 
-from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, round_up
+from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, forecast_lines, round_up
 from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, volume_changes
 
 RULE = "gp2-burst-depletion"
@@ -73,10 +75,6 @@ def evaluate(ctx: Context) -> list[Finding]:
         over = iops > bucket.baseline_rate * 1.001
         drain_demand = float(np.nanpercentile(iops[over], 95)) if over.any() else float("nan")
         full_lasts = bucket.seconds_to_empty(bucket.capacity, drain_demand) if over.any() else None
-        last_hour = max(1, 3600 // ctx.step_seconds)
-        recent = mean(iops[-last_hour:])
-        now_bal = float(bal[~np.isnan(bal)][-1])
-        now_secs = bucket.seconds_to_empty(bucket.credits_from_percent(min(max(now_bal, 0.0), 100.0)), recent)
         forecast: list[str] = []
         if full_lasts is not None:
             forecast.append(
@@ -84,12 +82,8 @@ def evaluate(ctx: Context) -> list[Finding]:
                 f"{full_lasts / 60:,.0f} min = 5.4e6 / ({min(drain_demand, GP2_BURST_IOPS):,.0f} − "
                 f"{bucket.baseline_rate:,.0f}) s (domain.md §1.3)"
             )
-        if now_secs is not None:
-            forecast.append(
-                f"at the last hour's {recent:,.0f} IOPS the current {now_bal:.0f}% empties in {now_secs / 60:,.0f} min"
-            )
-        else:
-            forecast.append(f"at the last hour's {recent:,.0f} IOPS (<= baseline) the bucket is refilling")
+        fc = forecast_gp2_burst(bal, iops, size_gib=vol.size_gib, step_seconds=ctx.step_seconds, now=ctx.now)
+        forecast += forecast_lines(fc, "IOPS")
         # What the volume needs without credits: the demand it drew while bursting, with margin.
         need_iops = (
             drain_demand if not np.isnan(drain_demand) else bucket.baseline_rate

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from headroom.advisor.context import Array, Context, mean
+from headroom.advisor.context import Array, Context
 from headroom.advisor.engine import Rule
 from headroom.advisor.finding import (
     Evidence,
@@ -31,9 +31,10 @@ from headroom.advisor.finding import (
     make_dedup_key,
 )
 from headroom.catalog import InstanceLimits
+from headroom.forecast.burst import forecast_instance_burst
 from headroom.physics.burst import InstanceEbsBucket
 
-from ._common import AT_CEILING_FRACTION, demand_estimate, pct, pressure
+from ._common import AT_CEILING_FRACTION, demand_estimate, forecast_lines, pct, pressure
 from ._fixes import smallest_instance_clearing
 
 BOUND_RULE = "instance-ebs-bandwidth-bound"
@@ -331,12 +332,6 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             draining = observed > bucket.baseline_rate
             drain_demand = float(np.nanpercentile(observed[draining], 95)) if draining.any() else float("nan")
             full_to_empty = bucket.seconds_to_empty(bucket.capacity, drain_demand) if draining.any() else None
-            last_hour = max(1, 3600 // ctx.step_seconds)
-            recent = mean(observed[-last_hour:])
-            now_bal = float(bal[~np.isnan(bal)][-1])
-            secs_now = bucket.seconds_to_empty(
-                bucket.credits_from_percent(min(max(now_bal, 0.0), 100.0)), recent
-            )
             forecast = []
             if full_to_empty is not None:
                 forecast.append(
@@ -344,11 +339,15 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                     f"{full_to_empty / 60:,.0f} min, then the instance falls back to its baseline "
                     f"{bucket.baseline_rate:,.0f} {unit}"
                 )
-            if secs_now is not None:
-                forecast.append(
-                    f"at the last hour's demand ({recent:,.0f} {unit}) the current {now_bal:.0f}% empties in "
-                    f"{secs_now / 60:,.0f} min"
-                )
+            fc = forecast_instance_burst(
+                bal,
+                observed,
+                instance_type=inst.name,
+                kind="byte" if dimension == "throughput" else "io",
+                step_seconds=ctx.step_seconds,
+                now=ctx.now,
+            )
+            forecast += forecast_lines(fc, unit)
             need = demand_estimate(
                 float(np.nanpercentile(observed, 99)), float(np.nanmax(observed)), minutes_empty > 0
             )
