@@ -284,3 +284,34 @@ def test_more_demand_never_empties_later(
     assert _inf(b.seconds_to_empty) <= _inf(a.seconds_to_empty)
     assert _inf(b.seconds_to_empty_low) <= _inf(a.seconds_to_empty_low)
     assert _inf(b.seconds_to_empty_high) <= _inf(a.seconds_to_empty_high)
+
+
+def test_rising_demand_is_extrapolated() -> None:
+    # 500 GiB (baseline 1,500, burst 3,000, 5.4e6 credits; §1.3), full, demand ramping 15 IOPS/min up to 2,385.
+    # Along the ramp (0.25 IOPS/s from ~2,400) the drain is 900 + 0.25 t until 3,000 at t = 2,400 s
+    # (2.88e6 credits), then 1,500/s for the remaining 2.52e6: 1,680 s. Total 4,080 s, versus
+    # 5.4e6 / (1,942.5 − 1,500) = 12,203 s at the hour's mean.
+    demand = 1500.0 + 15.0 * np.arange(60)
+    f = forecast_gp2_burst(np.array([100.0]), demand, size_gib=500, step_seconds=STEP, now=NOW)
+    assert f.seconds_to_empty == pytest.approx(4080, abs=90)
+    assert f.seconds_to_empty_high == pytest.approx(5.4e6 / (1942.5 - 1500))  # at the p50 demand
+    assert f.demand == pytest.approx(demand.mean())
+    assert "trend" in f.method
+
+
+def test_yesterdays_profile_predicts_the_afternoon_peak() -> None:
+    # 25 h at 1-minute steps: 1,000 IOPS (below the 1,500 baseline) except, yesterday, 3,000 IOPS for 2 h
+    # starting 30 min after the time of day it is now. The bucket (full) empties 30 min + 5.4e6 / 1,500 =
+    # 1,800 + 3,600 = 5,400 s from now; the recent hour alone says never.
+    demand = np.full(1500, 1000.0)
+    demand[90:210] = 3000.0
+    f = forecast_gp2_burst(np.full(1500, 100.0), demand, size_gib=500, step_seconds=STEP, now=NOW)
+    assert f.seconds_to_empty == pytest.approx(5400.0)
+    assert f.seconds_to_empty_high is None  # the constant recent demand never empties it
+    assert "yesterday" in f.method
+    # the charted path follows the profile: full for the first 30 min, then falling
+    p = np.array(f.path.percent)
+    t = np.array([(ts - NOW).total_seconds() for ts in f.path.timestamps])
+    assert p[t <= 1800].min() == 100.0
+    assert p[(t >= 5400) & (t <= 9000)].max() == 0.0  # empty until the 2-hour peak ends at 9,000 s
+    assert p[-1] > 0.0  # then refilling at 1,000 IOPS (500 credits/s below the baseline)

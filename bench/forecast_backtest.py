@@ -1,0 +1,263 @@
+"""Backtest headroom.forecast against the simulator, whose future is known.
+
+Growth: for each scenario in bench/scenarios/ (known `growth_per_week`) and seed, simulate 81 days at 5-minute
+steps (headroom.snapshot.simulate), train `forecast_growth` on the first 2, 6 or 21 days, and compare with the
+simulated rest:
+- MAPE of the hourly point forecast over the 7 held-out days after the training window;
+- coverage: share of those held-out hours inside the 90 % band;
+- days until the ceiling vs the truth (the first simulated hour at or above it after the training window);
+  whether the forecast interval holds the truth. Ceilings: 90 % of the data volume's provisioned IOPS and
+  MiB/s (the simulator clips served I/O at 100 %, so 90 % is reached unclipped), and 80 % of the data volume
+  for used bytes (`tikv.store_used_bytes`, noiseless compound growth in the simulator). Both thresholds are
+  this benchmark's choices, not AWS or PingCAP figures.
+
+Burst: examples/scenarios/gp2-burst-depletion.yaml (500 GiB gp2, domain.md §1.3) for 3 days at 1-minute
+steps; each day, when BurstBalance first falls below 80 % while draining, forecast the empty time from the
+last hour and compare with when the simulated balance reached 0.
+
+Run: `uv run python bench/forecast_backtest.py [burst|growth]` (a few minutes on 2 cores). Prints Markdown.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+
+from headroom.forecast import forecast_gp2_burst, forecast_growth, hourly
+from headroom.snapshot.scenario import load_scenario
+from headroom.snapshot.schema import Snapshot
+from headroom.snapshot.simulate import simulate
+from headroom.snapshot.views import find_series, values, volume_io
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ["growth-gp3-iops.yaml", "growth-gp3-weekly.yaml"]
+SEEDS = [0, 1, 2]
+TRAIN_DAYS = [2, 6, 21]
+HOLDOUT_DAYS = 7
+HORIZON_DAYS = 60
+STEP = 300
+GIB = 1024.0**3
+IOPS_CEILING_SHARE = 0.9
+CAPACITY_CEILING_SHARE = 0.8
+
+
+@dataclass
+class Row:
+    scenario: str
+    series: str
+    train_days: int
+    seed: int
+    method: str
+    mape: float
+    coverage: float
+    days: float | None
+    days_low: float | None
+    days_high: float | None
+    truth: float | None  # None: not reached within the simulated future
+    fit_seconds: float
+
+
+def _truth_days(hourly_values: np.ndarray, train_hours: int, ceiling: float) -> float | None:
+    hit = np.flatnonzero(hourly_values[train_hours:] >= ceiling)
+    return None if len(hit) == 0 else float(hit[0]) / 24.0
+
+
+def _series(snapshot: Snapshot) -> dict[str, tuple[np.ndarray, float]]:
+    data = next(v for v in snapshot.volumes if v.role == "data")
+    node = snapshot.nodes[0]
+    io = volume_io(snapshot, data.id)
+    assert data.iops is not None and data.throughput_mibps is not None
+    used = values(find_series(snapshot, "node", node.id, "tikv.store_used_bytes")) / GIB
+    return {
+        "data IOPS": (io.counted_iops, IOPS_CEILING_SHARE * data.iops),
+        "data MiB/s": (io.mibps, IOPS_CEILING_SHARE * data.throughput_mibps),
+        "used GiB": (used, CAPACITY_CEILING_SHARE * data.size_gib),
+    }
+
+
+def growth_rows() -> list[Row]:
+    rows: list[Row] = []
+    per_hour = 3600 // STEP
+    for name in SCENARIOS:
+        scenario = load_scenario(ROOT / "bench" / "scenarios" / name)
+        for seed in SEEDS:
+            total_hours = (max(TRAIN_DAYS) + HORIZON_DAYS) * 24
+            snap = simulate(scenario, hours=float(total_hours), seed=seed, step_seconds=STEP)
+            for label, (raw, ceiling) in _series(snap).items():
+                truth_hourly = hourly(raw, STEP)
+                for train_days in TRAIN_DAYS:
+                    train_h = train_days * 24
+                    t0 = time.perf_counter()
+                    f = forecast_growth(
+                        raw[: train_h * per_hour],
+                        step_seconds=STEP,
+                        start=snap.window.start,
+                        horizon_days=HORIZON_DAYS,
+                        ceiling=ceiling,
+                        seed=seed,
+                    )
+                    fit_s = time.perf_counter() - t0
+                    hold = slice(train_h, train_h + HOLDOUT_DAYS * 24)
+                    actual = truth_hourly[hold]
+                    n = len(actual)
+                    point = np.array(f.point[:n])
+                    low, high = np.array(f.low[:n]), np.array(f.high[:n])
+                    mape = float(np.mean(np.abs(point - actual) / np.abs(actual))) * 100
+                    coverage = float(np.mean((actual >= low) & (actual <= high))) * 100
+                    rows.append(
+                        Row(
+                            scenario=name.removesuffix(".yaml"),
+                            series=label,
+                            train_days=train_days,
+                            seed=seed,
+                            method=f.method,
+                            mape=mape,
+                            coverage=coverage,
+                            days=f.days_until_ceiling,
+                            days_low=f.days_until_ceiling_low,
+                            days_high=f.days_until_ceiling_high,
+                            truth=_truth_days(truth_hourly, train_h, ceiling),
+                            fit_seconds=fit_s,
+                        )
+                    )
+    return rows
+
+
+def _fmt(x: float | None, horizon: float = HORIZON_DAYS) -> str:
+    return f"> {horizon:g}" if x is None else f"{x:.1f}"
+
+
+def _contains(r: Row) -> bool:
+    lo = r.days_low if r.days_low is not None else math.inf
+    hi = r.days_high if r.days_high is not None else math.inf
+    truth = r.truth if r.truth is not None else math.inf
+    if truth > HORIZON_DAYS:
+        truth = math.inf
+    return lo <= truth <= hi
+
+
+def _days_error(r: Row) -> float | None:
+    if r.truth is None or r.days is None or r.truth > HORIZON_DAYS:
+        return None
+    return r.days - r.truth
+
+
+def print_growth(rows: list[Row]) -> None:
+    print("### Growth: per scenario, series and training length (mean over seeds " + f"{SEEDS})\n")
+    print(
+        "| scenario | series | train | method | MAPE 7 d | 90 % band coverage 7 d | days to ceiling: "
+        "forecast [interval] | truth | error (days) | interval holds truth | fit s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    keys = sorted({(r.scenario, r.series, r.train_days) for r in rows}, key=lambda k: (k[0], k[1], k[2]))
+    for key in keys:
+        group = [r for r in rows if (r.scenario, r.series, r.train_days) == key]
+        first = group[0]
+        errs = [e for e in (_days_error(r) for r in group) if e is not None]
+        forecast = "; ".join(f"{_fmt(r.days)} [{_fmt(r.days_low)}, {_fmt(r.days_high)}]" for r in group)
+        truths = sorted(
+            {_fmt(r.truth if r.truth is None or r.truth <= HORIZON_DAYS else None) for r in group}
+        )
+        print(
+            f"| {key[0]} | {key[1]} | {key[2]} d | {first.method} "
+            f"| {np.mean([r.mape for r in group]):.1f} % "
+            f"| {np.mean([r.coverage for r in group]):.0f} % "
+            f"| {forecast} | {', '.join(truths)} "
+            f"| {'n/a' if not errs else f'{np.mean(errs):+.1f} (max abs {np.max(np.abs(errs)):.1f})'} "
+            f"| {sum(_contains(r) for r in group)}/{len(group)} "
+            f"| {np.mean([r.fit_seconds for r in group]):.2f} |"
+        )
+    print()
+    print("### Growth: by method\n")
+    print(
+        "| method | cases | mean MAPE 7 d | mean coverage 7 d | mean abs error, days to ceiling | interval holds truth |"
+    )
+    print("|---|---|---|---|---|---|")
+    for method in ("theil-sen", "ets-daily", "ets-weekly"):
+        group = [r for r in rows if r.method == method]
+        if not group:
+            continue
+        errs = [abs(e) for e in (_days_error(r) for r in group) if e is not None]
+        print(
+            f"| {method} | {len(group)} | {np.mean([r.mape for r in group]):.1f} % "
+            f"| {np.mean([r.coverage for r in group]):.0f} % "
+            f"| {np.mean(errs):.1f} ({len(errs)} with a truth inside the horizon) "
+            f"| {sum(_contains(r) for r in group)}/{len(group)} |"
+        )
+    print()
+
+
+def burst_rows() -> list[tuple[int, float, float, float, float, float]]:
+    """Per volume and day: (day, balance at forecast, forecast s, band low s, band high s, actual s)."""
+    scenario = load_scenario(ROOT / "examples" / "scenarios" / "gp2-burst-depletion.yaml")
+    snap = simulate(scenario, hours=72.0, seed=0, step_seconds=60)
+    out = []
+    for vol in snap.volumes:
+        bal_series = find_series(snap, "volume", vol.id, "ebs.burst_balance")
+        if bal_series is None:
+            continue
+        bal = values(bal_series)
+        demand = volume_io(snap, vol.id).counted_iops
+        for day in range(3):
+            day_idx = np.arange(day * 1440, (day + 1) * 1440)
+            below = [i for i in day_idx[1:] if bal[i] < 80.0 <= bal[i - 1]]
+            if not below:
+                continue
+            i = int(below[0])
+            empty = [j for j in range(i, len(bal)) if bal[j] <= 0.0]
+            if not empty:
+                continue
+            now = snap.window.start + timedelta(seconds=60 * i)
+            f = forecast_gp2_burst(
+                bal[: i + 1], demand[: i + 1], size_gib=vol.size_gib, step_seconds=60, now=now
+            )
+            actual = (empty[0] - i) * 60.0
+            out.append(
+                (
+                    day,
+                    float(bal[i]),
+                    f.seconds_to_empty or math.inf,
+                    f.seconds_to_empty_low or math.inf,
+                    f.seconds_to_empty_high or math.inf,
+                    actual,
+                )
+            )
+    return out
+
+
+def print_burst(rows: list[tuple[int, float, float, float, float, float]]) -> None:
+    print("### Burst: gp2-burst-depletion (500 GiB gp2, 3 volumes × 3 days)\n")
+    print(
+        "| day | balance at forecast | forecast to empty (min) | band (min) | actual (min) | error | in band |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for day, b, f, lo, hi, actual in rows:
+        print(
+            f"| {day + 1} | {b:.1f} % | {f / 60:.0f} | [{lo / 60:.0f}, {hi / 60:.0f}] | {actual / 60:.0f} "
+            f"| {(f - actual) / actual * 100:+.0f} % | {'yes' if lo <= actual <= hi else 'no'} |"
+        )
+    if rows:
+        errs = [abs(f - a) / a * 100 for _, _, f, _, _, a in rows]
+        held = sum(lo <= a <= hi for _, _, _, lo, hi, a in rows)
+        print(f"\nMean abs error {np.mean(errs):.0f} %; actual inside the band {held}/{len(rows)}.\n")
+
+
+def main() -> int:
+    only = sys.argv[1] if len(sys.argv) > 1 else None  # "burst" or "growth" to run one part
+    t0 = time.perf_counter()
+    if only in (None, "burst"):
+        print_burst(burst_rows())
+    if only in (None, "growth"):
+        print_growth(growth_rows())
+    print(f"_Run time {time.perf_counter() - t0:.0f} s._")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
