@@ -9,6 +9,8 @@ API (stable):
     advise(snapshot, *, now=None, rules=None) -> list[Finding]
         now: the evaluation time (default: the end of the snapshot window); rules: ids or Rule objects to run
         (default: all discovered)
+    run_rules(snapshot, *, now=None, rules=None, on_error="raise"|"skip") -> Advice(findings, failures)
+        the same, and with on_error="skip" a rule that raises becomes a RuleFailure instead of an exception
     resolve_conflicts(findings) -> list[Finding]  dedup, supersede, and one value per (target, key, entity)
     sort_findings(findings) -> list[Finding]      critical first, then rule id, entity, dedup key
 
@@ -111,20 +113,55 @@ def _select(rules: Sequence[str | Rule] | None) -> tuple[Rule, ...]:
     return tuple(out)
 
 
-def advise(
-    snapshot: Snapshot, *, now: datetime | None = None, rules: Sequence[str | Rule] | None = None
-) -> list[Finding]:
-    """Run the rules over a snapshot and return the resolved, sorted findings."""
+@dataclass(frozen=True)
+class RuleFailure:
+    """A rule that raised instead of returning findings (only collected with on_error="skip")."""
+
+    rule: str
+    error: str
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The findings of one run and the rules that failed (empty unless on_error="skip")."""
+
+    findings: list[Finding]
+    failures: list[RuleFailure]
+
+
+def run_rules(
+    snapshot: Snapshot,
+    *,
+    now: datetime | None = None,
+    rules: Sequence[str | Rule] | None = None,
+    on_error: str = "raise",
+) -> Advice:
+    """Run the rules; with on_error="skip" a rule that raises is reported in `failures`, the others still run."""
     selected = _select(rules)
     ctx = Context(snapshot, now=now)
     findings: list[Finding] = []
+    failures: list[RuleFailure] = []
     for rule in selected:
-        for finding in rule.evaluate(ctx):
+        try:
+            produced = rule.evaluate(ctx)
+        except Exception as exc:  # a broken rule must not hide every other finding
+            if on_error != "skip":
+                raise
+            failures.append(RuleFailure(rule.id, f"{type(exc).__name__}: {exc}"))
+            continue
+        for finding in produced:
             if finding.rule != rule.id:
                 raise ValueError(f"rule {rule.id} returned a finding of rule {finding.rule}")
             findings.append(finding)
     supersedes = {r.id: r.supersedes for r in selected}
-    return sort_findings(resolve_conflicts(findings, supersedes))
+    return Advice(sort_findings(resolve_conflicts(findings, supersedes)), failures)
+
+
+def advise(
+    snapshot: Snapshot, *, now: datetime | None = None, rules: Sequence[str | Rule] | None = None
+) -> list[Finding]:
+    """Run the rules over a snapshot and return the resolved, sorted findings."""
+    return run_rules(snapshot, now=now, rules=rules).findings
 
 
 # ----------------------------------------------------------------------------------------------------

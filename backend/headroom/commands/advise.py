@@ -62,7 +62,7 @@ def advise_command(
     now: Annotated[str | None, typer.Option("--now", help="Evaluation time (default: window end).")] = None,
 ) -> None:
     """Print the advisor's findings for a snapshot."""
-    from headroom.advisor.engine import advise
+    from headroom.advisor.engine import run_rules
     from headroom.advisor.whatif import WhatIfError, parse_changes
     from headroom.advisor.whatif import what_if as run_what_if
     from headroom.snapshot.errors import SnapshotError
@@ -77,8 +77,12 @@ def advise_command(
     when = _parse_now(now) if now else None
     try:
         if what_if is None:
-            findings = advise(snap, now=when, rules=rule or None)
-            payload: dict[str, object] = {"findings": [f.to_dict() for f in findings]}
+            advice = run_rules(snap, now=when, rules=rule or None, on_error="skip")
+            payload: dict[str, object] = {"findings": [f.to_dict() for f in advice.findings]}
+            if advice.failures:
+                payload["rule_errors"] = [{"rule": e.rule, "error": e.error} for e in advice.failures]
+                for e in advice.failures:
+                    sys.stderr.write(f"headroom: warning: rule {e.rule} failed: {e.error}\n")
         else:
             try:
                 document = json.loads(what_if.read_text(encoding="utf-8"))
