@@ -27,5 +27,9 @@ export default defineConfig({
     include: ['src/**/*.test.{ts,tsx}'],
     css: false,
     restoreMocks: true,
+    // The machines have 2 shared cores; under a full test run a first Recharts render or a typed form
+    // can take several seconds, far past the 5 s default.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
   },
 });
