@@ -1,0 +1,108 @@
+"""Findings: list a cluster's findings, read one with its evidence, changes and history, and act on it
+(acknowledge, snooze, resolve, reopen: admins, audit-logged); run the advisor on a cluster now."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, Query, status
+
+from headroom.api.deps import DB, Caller, Context
+from headroom.api.schemas.findings import (
+    AdviseQueued,
+    FindingList,
+    FindingRead,
+    FindingStatus,
+    FindingSummary,
+    HistoryEntry,
+    RecommendationRead,
+    Severity,
+    SeverityCounts,
+    SnoozeBody,
+)
+from headroom.services import clusters as clusters_service
+from headroom.services import findings as service
+from headroom.services.accounts import audit
+from headroom.store.models import Finding
+from sqlalchemy.orm import Session
+
+router = APIRouter(tags=["findings"])
+ADVICE_JOB = "advice.run"
+
+
+def _read(db: Session, row: Finding) -> FindingRead:
+    evidence = dict(row.evidence or {})
+    extras = {key: evidence.pop(key, []) for key in service.EVIDENCE_EXTRAS}
+    return FindingRead(
+        **FindingSummary.model_validate(row).model_dump(),
+        why=row.why,
+        evidence=evidence,
+        impact=dict(row.impact or {}),
+        changes=[RecommendationRead.model_validate(r) for r in service.recommendations(db, row)],
+        options=list(extras["options"]),
+        sources=list(extras["sources"]),
+        notes=list(extras["notes"]),
+        history=[
+            HistoryEntry(at=e.created_at, action=e.action, actor_user_id=e.actor_user_id, details=dict(e.details))
+            for e in service.history(db, row)
+        ],
+    )
+
+
+@router.get("/clusters/{cluster_id}/findings", response_model=FindingList)
+def list_findings(
+    cluster_id: uuid.UUID,
+    caller: Caller,
+    db: DB,
+    status_: list[FindingStatus] = Query(default=[], alias="status", description="Repeatable; default all."),
+    severity: list[Severity] = Query(default=[], description="Repeatable; default all."),
+    rule: list[str] = Query(default=[], description="Rule ids; repeatable; default all."),
+) -> FindingList:
+    """List the cluster's findings, most severe first, with counts by severity."""
+    cluster = clusters_service.get_cluster(db, caller, cluster_id)
+    items, counts = service.list_findings(db, caller, cluster.id, statuses=status_, severities=severity, rules=rule)
+    return FindingList(items=[FindingSummary.model_validate(f) for f in items], total=len(items),
+                       counts=SeverityCounts(**counts))
+
+
+@router.get("/findings/{finding_id}", response_model=FindingRead)
+def get_finding(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
+    """Read a finding: evidence, why, recommended changes, impact, confidence and history."""
+    return _read(db, service.get_finding(db, caller, finding_id))
+
+
+@router.post("/findings/{finding_id}/acknowledge", response_model=FindingRead)
+def acknowledge(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
+    """Mark the finding as seen (admin); it stays active."""
+    return _read(db, service.acknowledge(db, caller, finding_id))
+
+
+@router.post("/findings/{finding_id}/snooze", response_model=FindingRead)
+def snooze(finding_id: uuid.UUID, body: SnoozeBody, caller: Caller, db: DB, ctx: Context) -> FindingRead:
+    """Hide the finding until a time (admin); the advisor does not resolve or reopen it meanwhile."""
+    return _read(db, service.snooze(db, caller, finding_id, until=body.until, now=ctx.clock()))
+
+
+@router.post("/findings/{finding_id}/resolve", response_model=FindingRead)
+def resolve(finding_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> FindingRead:
+    """Close the finding (admin); it reopens if the advisor sees the condition again."""
+    return _read(db, service.resolve(db, caller, finding_id, now=ctx.clock()))
+
+
+@router.post("/findings/{finding_id}/reopen", response_model=FindingRead)
+def reopen(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
+    """Make the finding open again (admin)."""
+    return _read(db, service.reopen(db, caller, finding_id))
+
+
+@router.post("/clusters/{cluster_id}/advise", status_code=status.HTTP_202_ACCEPTED, response_model=AdviseQueued)
+def advise_now(cluster_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> AdviseQueued:
+    """Run the advisor on the cluster now (admin); returns the job's task id."""
+    from headroom.jobs import dispatch
+
+    caller.require("admin")
+    cluster = clusters_service.get_cluster(db, caller, cluster_id)
+    audit(db, caller, "cluster.advise_requested", target_kind="cluster", target_id=cluster.id)
+    # The job reads only committed rows that already exist (the cluster), so it need not wait for this commit.
+    task_id = dispatch.enqueue(ADVICE_JOB, ctx.settings, ctx.settings.database_url or "", cluster_id=str(cluster.id))
+    return AdviseQueued(task_id=task_id, job=ADVICE_JOB)

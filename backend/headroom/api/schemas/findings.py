@@ -1,0 +1,84 @@
+"""Findings: what the advisor concluded about a cluster, its recommended changes, and the lifecycle actions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any, Literal
+
+from pydantic import Field
+
+from headroom.api.schemas.common import Input, Output
+
+FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]
+Severity = Literal["critical", "warning", "info"]
+EntityKind = Literal["cluster", "tikv_node", "instance", "volume"]
+
+
+class RecommendationRead(Output):
+    """One recommended change: a tikv.toml key (target tikv) or an AWS attribute such as volume.iops."""
+
+    position: int
+    target: Literal["tikv", "aws"]
+    key: str
+    entity: str | None = Field(description="TiKV node (store or status address), volume id or instance id.")
+    current: Any = None
+    proposed: Any = None
+    online: bool = Field(description="Whether it applies without a restart (SET CONFIG / modify-volume).")
+    reason: str
+
+
+class FindingSummary(Output):
+    id: uuid.UUID
+    cluster_id: uuid.UUID
+    rule: str
+    entity_kind: EntityKind
+    entity_id: str
+    severity: Severity
+    status: FindingStatus
+    title: str
+    confidence: float
+    dedup_key: str
+    first_seen_at: dt.datetime
+    last_seen_at: dt.datetime
+    resolved_at: dt.datetime | None
+    snoozed_until: dt.datetime | None
+
+
+class SeverityCounts(Output):
+    critical: int = 0
+    warning: int = 0
+    info: int = 0
+
+
+class FindingList(Output):
+    items: list[FindingSummary]
+    total: int
+    counts: SeverityCounts = Field(description="Findings by severity under the status and rule filters.")
+
+
+class HistoryEntry(Output):
+    at: dt.datetime
+    action: str = Field(description="finding.opened, finding.acknowledged, finding.resolved, ...")
+    actor_user_id: uuid.UUID | None = Field(description="Null when the advisor did it.")
+    details: dict[str, Any]
+
+
+class FindingRead(FindingSummary):
+    why: str
+    evidence: dict[str, Any] = Field(description="Measures vs limits, window, share, episodes, series to chart.")
+    impact: dict[str, Any]
+    changes: list[RecommendationRead]
+    options: list[dict[str, Any]] = Field(default_factory=list, description="Ranked alternative fixes.")
+    sources: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    history: list[HistoryEntry]
+
+
+class SnoozeBody(Input):
+    until: dt.datetime = Field(description="When the finding comes back (a future time, with a timezone).")
+
+
+class AdviseQueued(Output):
+    task_id: str
+    job: str
