@@ -4,7 +4,7 @@ import datetime as dt
 import uuid
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from headroom.api.schemas.common import Input, Output
 
@@ -42,6 +42,9 @@ class NodeList(Output):
 
 
 class ConfigUpload(Input):
+    # the file is kept byte for byte (patches are merged into it), so no whitespace stripping here
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
     format: Literal["toml", "tiup_topology"] = Field(
         default="toml", description="A tikv.toml, or a TiUP topology YAML whose server_configs.tikv applies."
     )
