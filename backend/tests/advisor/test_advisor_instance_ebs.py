@@ -84,3 +84,36 @@ def test_near_miss_instance_balance_really_dips() -> None:
     ctx = Context(snap)
     bal = ctx.series("instance", snap.instances[0].id, "ec2.ebs_byte_balance")
     assert bal is not None and 10.0 < float(np.nanmin(bal)) < 90.0
+
+
+# m5.2xlarge: 2,300 Mbps = 287.5 MB/s = 274.18 MiB/s sustained (domain.md §2.2). Balance series at 0%: the
+# instance is held at its baseline all day (a pinned share of 100% is "too small", not a burst story).
+M5_2XL_BASE_MIBPS = 287.5e6 / 2**20
+
+
+@pytest.mark.parametrize(
+    ("fraction", "volume", "fires"),
+    [
+        (0.89, {"type": "gp3", "size_gib": 1000, "iops": 4000, "throughput_mibps": 1000}, False),  # near miss
+        (0.99, {"type": "gp3", "size_gib": 1000, "iops": 4000, "throughput_mibps": 1000}, True),
+        # the volume itself is at >= 90% of its 300 MiB/s: a volume finding, not an instance one
+        (0.99, {"type": "gp3", "size_gib": 1000, "iops": 3000, "throughput_mibps": 300}, False),
+    ],
+)
+def test_bandwidth_bound_synthetic(fraction: float, volume: dict[str, object], fires: bool) -> None:
+    from advisor_fixtures import synthetic
+
+    from headroom.advisor import advise
+
+    mibps = fraction * M5_2XL_BASE_MIBPS
+    snap = synthetic(
+        volume=volume,
+        read_iops=np.full(1440, mibps * 4),  # 256 KiB reads: 4 per MiB
+        read_kib=256.0,
+        instance_type="m5.2xlarge",
+        instance_series={"ec2.ebs_byte_balance": np.zeros(1440), "ec2.ebs_io_balance": np.full(1440, 100.0)},
+    )
+    found = of_rule(advise(snap, rules=["instance-ebs-bandwidth-bound"]), "instance-ebs-bandwidth-bound")
+    assert bool(found) is fires
+    if fires:
+        assert found[0].changes[0].proposed == "m5.4xlarge"

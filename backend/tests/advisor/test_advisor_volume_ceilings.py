@@ -141,3 +141,12 @@ def test_brief_spike_scenario_really_touches_the_ceiling() -> None:
     assert view is not None
     assert np.nanmax(view.counted_iops) >= 0.9 * 3000  # the spike reaches the 90% band ...
     assert np.count_nonzero(view.counted_iops >= 0.9 * 3000) < 30  # ... for less than 30 minutes
+
+
+@pytest.mark.parametrize(("fraction", "fires"), [(0.89, False), (0.91, True)])
+def test_throughput_threshold(fraction: float, fires: bool) -> None:
+    # gp3 at 250 MiB/s provisioned (§1.2); 256 KiB reads at fraction × 250 MiB/s all day
+    vol = {"type": "gp3", "size_gib": 1000, "iops": 3000, "throughput_mibps": 250}
+    snap = synthetic(volume=vol, read_iops=np.full(1440, fraction * 250 * 4), read_kib=256.0)
+    found = of_rule(advise(snap, rules=["volume-throughput-ceiling"]), "volume-throughput-ceiling")
+    assert bool(found) is fires

@@ -48,6 +48,15 @@ CLIPPED_DEMAND_FACTOR = 1.25
 # PingCAP (seed 000): "once IOPS reaches the limit, latency experiences a dramatic penalty, often more than
 # 10 ms"; used as the corroboration threshold for a latency jump.
 LATENCY_JUMP_MS = 10.0
+# A series whose peak reaches 99% of the ceiling is pinned at it (served = ceiling; the rest is clipped).
+# Headroom choice: 1% absorbs rounding of CloudWatch sums.
+PINNED_RATIO = 0.99
+# Confidence of a finding: a base for a sustained condition on one source of data, raised by independent
+# corroboration (AWS's own exceeded check, the latency jump PingCAP describes). Headroom choice, not a
+# calibrated probability.
+CONFIDENCE_BASE = 0.6
+CONFIDENCE_EXCEEDED_CHECK = 0.2
+CONFIDENCE_LATENCY = 0.1
 # PingCAP's AWS deployment guide (domain.md §6 "AWS deployment"): TiKV on gp3 at 4,000 IOPS / 400 MiB/s. Used as
 # the floor of a gp3 data-volume fix. Raft volumes: PingCAP's public-cloud practice (seed 002) says gp3's free
 # 3,000 IOPS / 125 MiB/s "are usually enough for Raft Engine".

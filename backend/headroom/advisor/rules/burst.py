@@ -201,6 +201,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                 changes=best.changes,
                 options=options,
                 impact=best.impact,
+                # Headroom choice: a bucket seen empty is a fact; one seen near empty is a strong hint.
                 confidence=0.85 if minutes_empty else 0.7,
                 dedup_key=make_dedup_key(RULE, ctx.cluster.name, entity),
                 sources=["domain.md §1.3", "domain.md §3.1", "domain.md §1.6", "seed 000", "seed 004"],

@@ -34,7 +34,15 @@ from headroom.catalog import InstanceLimits
 from headroom.forecast.burst import forecast_instance_burst
 from headroom.physics.burst import InstanceEbsBucket
 
-from ._common import AT_CEILING_FRACTION, demand_estimate, forecast_lines, pct, pressure
+from ._common import (
+    AT_CEILING_FRACTION,
+    PINNED_RATIO,
+    TARGET_UTILISATION,
+    demand_estimate,
+    forecast_lines,
+    pct,
+    pressure,
+)
 from ._fixes import smallest_instance_clearing
 
 BOUND_RULE = "instance-ebs-bandwidth-bound"
@@ -197,11 +205,11 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             other_iops = float(np.nanpercentile(iops, 99))
             other_mibps = float(np.nanpercentile(mibps, 99))
             if dimension == "throughput":
-                need_mibps = demand_estimate(pr.p99, pr.peak, pr.peak_ratio >= 0.99)
-                need_iops = other_iops / 0.75
+                need_mibps = demand_estimate(pr.p99, pr.peak, pr.peak_ratio >= PINNED_RATIO)
+                need_iops = other_iops / TARGET_UTILISATION
             else:
-                need_iops = demand_estimate(pr.p99, pr.peak, pr.peak_ratio >= 0.99)
-                need_mibps = other_mibps / 0.75
+                need_iops = demand_estimate(pr.p99, pr.peak, pr.peak_ratio >= PINNED_RATIO)
+                need_mibps = other_mibps / TARGET_UTILISATION
             need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
             reason = (
                 f"instance EBS {unit} at >= 90% of its {pr.ceiling_min:,.0f} {unit} limit for {pct(pr.share)} of "
@@ -248,7 +256,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             out.append(
                 Finding(
                     rule=BOUND_RULE,
-                    severity="critical" if pr.peak_ratio >= 0.99 else "warning",
+                    severity="critical" if pr.peak_ratio >= PINNED_RATIO else "warning",
                     entity=entity,
                     title=(
                         f"{instance.id} ({inst.name}): EBS {unit} pinned at the instance limit {lim_text} {unit} "
@@ -300,6 +308,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                     changes=changes,
                     options=options,
                     impact=impact,
+                    # Headroom choice: AWS/EC2 sums seen directly are surer than a sum of volume series.
                     confidence=0.8 if ctx.instance_io(instance.id) is not None else 0.65,
                     dedup_key=make_dedup_key(BOUND_RULE, ctx.cluster.name, entity, dimension),
                     sources=["domain.md §2.1-§2.2", "domain.md §3.2", "seed 000 (m5.2xlarge vs m5.4xlarge)"],
@@ -351,8 +360,12 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             need = demand_estimate(
                 float(np.nanpercentile(observed, 99)), float(np.nanmax(observed)), minutes_empty > 0
             )
-            need_iops = need if dimension == "iops" else float(np.nanpercentile(iops, 99)) / 0.75
-            need_mibps = need if dimension == "throughput" else float(np.nanpercentile(mibps, 99)) / 0.75
+            need_iops = (
+                need if dimension == "iops" else float(np.nanpercentile(iops, 99)) / TARGET_UTILISATION
+            )
+            need_mibps = (
+                need if dimension == "throughput" else float(np.nanpercentile(mibps, 99)) / TARGET_UTILISATION
+            )
             need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
             reason = (
                 f"{metric} fell to {low:.0f}% ({minutes_empty:,.0f} min at 0%); a size whose baseline clears "
@@ -434,7 +447,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                     changes=changes,
                     options=options,
                     impact=impact,
-                    confidence=0.75,
+                    confidence=0.75,  # Headroom choice: the instance bucket is a model (physics.burst)
                     dedup_key=make_dedup_key(BURST_RULE, ctx.cluster.name, entity, dimension),
                     sources=["domain.md §2.1", "domain.md §3.2", "headroom.physics.burst.InstanceEbsBucket"],
                 )

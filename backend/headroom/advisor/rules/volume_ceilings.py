@@ -25,6 +25,11 @@ from headroom.advisor.finding import (
 )
 
 from ._common import (
+    CONFIDENCE_BASE,
+    CONFIDENCE_EXCEEDED_CHECK,
+    CONFIDENCE_LATENCY,
+    PINNED_RATIO,
+    TARGET_UTILISATION,
     AT_CEILING_FRACTION,
     LATENCY_JUMP_MS,
     demand_estimate,
@@ -101,7 +106,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
             corroboration.append(
                 f"median VolumeQueueLength {q_at:.1f} at the ceiling vs {q_off:.1f} otherwise"
             )
-        pinned = confirmed or pr.peak_ratio >= 0.99
+        pinned = confirmed or pr.peak_ratio >= PINNED_RATIO
         entity = ctx.entity_for_volume(vol.id)
         node = ctx.node_of_volume(vol.id)
         is_data = vol.role == "data"
@@ -109,9 +114,9 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
         p99_mibps = float(np.nanpercentile(view.mibps, 99))
         if dimension == "iops":
             need_iops = demand_estimate(pr.p99, pr.peak, pinned)
-            need_mibps = p99_mibps / 0.75
+            need_mibps = p99_mibps / TARGET_UTILISATION
         else:
-            need_iops = p99_iops / 0.75
+            need_iops = p99_iops / TARGET_UTILISATION
             need_mibps = demand_estimate(pr.p99, pr.peak, pinned)
         inst = ctx.instance_limits(vol.instance_id) if vol.instance_id else None
         cap = (inst.baseline_iops, inst.baseline_throughput_mibps) if inst else None
@@ -219,8 +224,10 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
         ]
         if lim.volume_type == "gp2":
             series.append(SeriesRef(entity_kind="volume", entity_id=vol.id, metric="ebs.burst_balance"))
-        confidence = 0.6 + (0.2 if exceeded is not None and exceeded >= EXCEEDED_CONFIRMS_SHARE else 0.0)
-        confidence += 0.1 if jump is not None and jump >= LATENCY_JUMP_MS else 0.0
+        confidence = CONFIDENCE_BASE + (
+            CONFIDENCE_EXCEEDED_CHECK if exceeded is not None and exceeded >= EXCEEDED_CONFIRMS_SHARE else 0.0
+        )
+        confidence += CONFIDENCE_LATENCY if jump is not None and jump >= LATENCY_JUMP_MS else 0.0
         out.append(
             Finding(
                 rule=rule,
