@@ -141,6 +141,309 @@ export interface paths {
         patch: operations["update_cluster_api_v1_clusters__cluster_id__patch"];
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/advise": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advise Now
+         * @description Run the advisor on the cluster now (admin); returns the job's task id.
+         */
+        post: operations["advise_now_api_v1_clusters__cluster_id__advise_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Findings
+         * @description List the cluster's findings, most severe first, with counts by severity.
+         */
+        get: operations["list_findings_api_v1_clusters__cluster_id__findings_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Nodes */
+        get: operations["list_nodes_api_v1_clusters__cluster_id__nodes_get"];
+        put?: never;
+        /**
+         * Create Node
+         * @description Add a node by hand, e.g. to give a status address Prometheus can't tell.
+         */
+        post: operations["create_node_api_v1_clusters__cluster_id__nodes_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/nodes/{node_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Update Node */
+        patch: operations["update_node_api_v1_clusters__cluster_id__nodes__node_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/nodes/{node_id}/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Config */
+        get: operations["get_config_api_v1_clusters__cluster_id__nodes__node_id__config_get"];
+        put?: never;
+        /**
+         * Upload Config
+         * @description Upload a tikv.toml (or a TiUP topology); malformed input answers 422 naming the line and column.
+         */
+        post: operations["upload_config_api_v1_clusters__cluster_id__nodes__node_id__config_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/nodes/{node_id}/config/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refresh Config
+         * @description Read the node's live config from its status port now (`GET http://<status_address>/config`).
+         */
+        post: operations["refresh_config_api_v1_clusters__cluster_id__nodes__node_id__config_refresh_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/patches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Patches
+         * @description List the cluster's patches, newest first.
+         */
+        get: operations["list_patches_api_v1_clusters__cluster_id__patches_get"];
+        put?: never;
+        /**
+         * Create Patch
+         * @description Store a patch of the findings' changes against a config version, current values filled in (admin).
+         */
+        post: operations["create_patch_api_v1_clusters__cluster_id__patches_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/patches/{patch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Patch
+         * @description Read the patch, or download it as an artefact (merged/diff patch the node's stored config).
+         */
+        get: operations["get_patch_api_v1_clusters__cluster_id__patches__patch_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/patches/{patch_id}/applied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark Applied
+         * @description Record that the patch was applied, when and by whom (admin).
+         */
+        post: operations["mark_applied_api_v1_clusters__cluster_id__patches__patch_id__applied_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download Snapshot
+         * @description Download the cluster's snapshot over [start, end) (at most 7 days).
+         */
+        get: operations["download_snapshot_api_v1_clusters__cluster_id__snapshot_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/findings/{finding_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Finding
+         * @description Read a finding: evidence, why, recommended changes, impact, confidence and history.
+         */
+        get: operations["get_finding_api_v1_findings__finding_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/findings/{finding_id}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge
+         * @description Mark the finding as seen (admin); it stays active.
+         */
+        post: operations["acknowledge_api_v1_findings__finding_id__acknowledge_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/findings/{finding_id}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen
+         * @description Make the finding open again (admin).
+         */
+        post: operations["reopen_api_v1_findings__finding_id__reopen_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/findings/{finding_id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve
+         * @description Close the finding (admin); it reopens if the advisor sees the condition again.
+         */
+        post: operations["resolve_api_v1_findings__finding_id__resolve_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/findings/{finding_id}/snooze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Snooze
+         * @description Hide the finding until a time (admin); the advisor does not resolve or reopen it meanwhile.
+         */
+        post: operations["snooze_api_v1_findings__finding_id__snooze_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/org": {
         parameters: {
             query?: never;
@@ -374,6 +677,51 @@ export interface paths {
         patch: operations["update_prometheus_api_v1_sources_prometheus__source_id__patch"];
         trace?: never;
     };
+    "/api/v1/sources/prometheus/{source_id}/backfill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Backfill
+         * @description Progress of the source's history import (query steps done / total, points written).
+         */
+        get: operations["get_backfill_api_v1_sources_prometheus__source_id__backfill_get"];
+        put?: never;
+        /**
+         * Start Backfill
+         * @description (Re)import the source's history; the job is queued once this request has committed.
+         */
+        post: operations["start_backfill_api_v1_sources_prometheus__source_id__backfill_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sources/prometheus/{source_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test Prometheus
+         * @description Check reachability and credentials, that TiKV series exist under the label selector, and which of the
+         *     metrics the advisor reads are missing; record the outcome on the source's health.
+         */
+        post: operations["test_prometheus_api_v1_sources_prometheus__source_id__test_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -418,6 +766,13 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AdviseQueued */
+        AdviseQueued: {
+            /** Job */
+            job: string;
+            /** Task Id */
+            task_id: string;
+        };
         /** ApiTokenCreate */
         ApiTokenCreate: {
             /** Expires At */
@@ -581,6 +936,80 @@ export interface components {
             /** Secret Access Key */
             secret_access_key?: string | null;
         };
+        /** BackfillRead */
+        BackfillRead: {
+            /** Dropped Non Finite */
+            dropped_non_finite: number;
+            /** Dropped Outside */
+            dropped_outside: number;
+            /** Finished At */
+            finished_at: string | null;
+            /** Last Error */
+            last_error: string | null;
+            /** Percent */
+            percent: number;
+            /** Points Written */
+            points_written: number;
+            /**
+             * Queued
+             * @default false
+             */
+            queued?: boolean;
+            /** Range End At */
+            range_end_at: string | null;
+            /** Range Start At */
+            range_start_at: string | null;
+            /** Started At */
+            started_at: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "none" | "queued" | "running" | "done" | "failed";
+            /**
+             * Steps Done
+             * @description Query steps (one series-minute per registry query) imported so far.
+             */
+            steps_done: number;
+            /** Steps Total */
+            steps_total: number;
+        };
+        /** BackfillRequest */
+        BackfillRequest: {
+            /**
+             * Days
+             * @description History to import (Prometheus keeps 15 days by default).
+             * @default 14
+             */
+            days?: number;
+        };
+        /** BaseConfigRead */
+        BaseConfigRead: {
+            /**
+             * Captured At
+             * Format: date-time
+             */
+            captured_at: string;
+            /**
+             * Has Raw Text
+             * @description An uploaded tikv.toml is stored (merged/diff use it as written).
+             */
+            has_raw_text: boolean;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Node Id
+             * Format: uuid
+             */
+            node_id: string;
+            /** Source */
+            source: string;
+            /** Version */
+            version: number;
+        };
         /** ClusterCreate */
         ClusterCreate: {
             /**
@@ -647,10 +1076,262 @@ export interface components {
             /** Tikv Version */
             tikv_version?: string | null;
         };
+        /** ConfigRead */
+        ConfigRead: {
+            /**
+             * Captured At
+             * Format: date-time
+             */
+            captured_at: string;
+            /**
+             * Config
+             * @description Dotted TiKV keys -> values (tikvconf's normalised view).
+             */
+            config: {
+                [key: string]: unknown;
+            };
+            /** Content Sha256 */
+            content_sha256: string;
+            /**
+             * Created
+             * @description False when the upload equalled the latest version.
+             * @default true
+             */
+            created?: boolean;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Node Id
+             * Format: uuid
+             */
+            node_id: string;
+            /** Raw Text */
+            raw_text: string | null;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "status_port" | "upload" | "tiup" | "simulated";
+            /** Version */
+            version: number;
+        };
+        /** ConfigUpload */
+        ConfigUpload: {
+            /** Content */
+            content: string;
+            /**
+             * Format
+             * @description A tikv.toml, or a TiUP topology YAML whose server_configs.tikv applies.
+             * @default toml
+             * @enum {string}
+             */
+            format?: "toml" | "tiup_topology";
+        };
+        /** ConnectionTestRead */
+        ConnectionTestRead: {
+            /** Authenticated */
+            authenticated: boolean;
+            /**
+             * Flavour
+             * @description How the TiKV targets are labelled: TiUP (job="tikv", instance=host:port) or TiDB Operator (component="tikv", instance=<pod>).
+             */
+            flavour: ("tiup" | "operator") | null;
+            /** Messages */
+            messages: string[];
+            /** Metrics */
+            metrics: components["schemas"]["MetricPresenceRead"][];
+            /** Missing Metrics */
+            missing_metrics: string[];
+            /** Node Exporter Hosts */
+            node_exporter_hosts: number;
+            /**
+             * Ok
+             * @description Reachable, authenticated, and TiKV series found under the selector.
+             */
+            ok: boolean;
+            /** Prometheus Version */
+            prometheus_version: string | null;
+            /** Reachable */
+            reachable: boolean;
+            /** Selector */
+            selector: string;
+            /** Tikv Instances */
+            tikv_instances: string[];
+            /** Tikv Targets Down */
+            tikv_targets_down: number;
+            /** Tikv Targets Up */
+            tikv_targets_up: number;
+        };
+        /** FindingList */
+        FindingList: {
+            /** @description Findings by severity under the status and rule filters. */
+            counts: components["schemas"]["SeverityCounts"];
+            /** Items */
+            items: components["schemas"]["FindingSummary"][];
+            /** Total */
+            total: number;
+        };
+        /** FindingRead */
+        FindingRead: {
+            /** Changes */
+            changes: components["schemas"]["RecommendationRead"][];
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /** Confidence */
+            confidence: number;
+            /** Dedup Key */
+            dedup_key: string;
+            /** Entity Id */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @enum {string}
+             */
+            entity_kind: "cluster" | "tikv_node" | "instance" | "volume";
+            /**
+             * Evidence
+             * @description Measures vs limits, window, share, episodes, series to chart.
+             */
+            evidence: {
+                [key: string]: unknown;
+            };
+            /**
+             * First Seen At
+             * Format: date-time
+             */
+            first_seen_at: string;
+            /** History */
+            history: components["schemas"]["HistoryEntry"][];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Impact */
+            impact: {
+                [key: string]: unknown;
+            };
+            /**
+             * Last Seen At
+             * Format: date-time
+             */
+            last_seen_at: string;
+            /** Notes */
+            notes?: string[];
+            /**
+             * Options
+             * @description Ranked alternative fixes.
+             */
+            options?: {
+                [key: string]: unknown;
+            }[];
+            /** Resolved At */
+            resolved_at: string | null;
+            /** Rule */
+            rule: string;
+            /**
+             * Severity
+             * @enum {string}
+             */
+            severity: "critical" | "warning" | "info";
+            /** Snoozed Until */
+            snoozed_until: string | null;
+            /** Sources */
+            sources?: string[];
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "open" | "acknowledged" | "snoozed" | "resolved";
+            /** Title */
+            title: string;
+            /** Why */
+            why: string;
+        };
+        /** FindingSummary */
+        FindingSummary: {
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /** Confidence */
+            confidence: number;
+            /** Dedup Key */
+            dedup_key: string;
+            /** Entity Id */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @enum {string}
+             */
+            entity_kind: "cluster" | "tikv_node" | "instance" | "volume";
+            /**
+             * First Seen At
+             * Format: date-time
+             */
+            first_seen_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Last Seen At
+             * Format: date-time
+             */
+            last_seen_at: string;
+            /** Resolved At */
+            resolved_at: string | null;
+            /** Rule */
+            rule: string;
+            /**
+             * Severity
+             * @enum {string}
+             */
+            severity: "critical" | "warning" | "info";
+            /** Snoozed Until */
+            snoozed_until: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "open" | "acknowledged" | "snoozed" | "resolved";
+            /** Title */
+            title: string;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /** HistoryEntry */
+        HistoryEntry: {
+            /**
+             * Action
+             * @description finding.opened, finding.acknowledged, finding.resolved, ...
+             */
+            action: string;
+            /**
+             * Actor User Id
+             * @description Null when the advisor did it.
+             */
+            actor_user_id: string | null;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Details */
+            details: {
+                [key: string]: unknown;
+            };
         };
         /** InvitationAccept */
         InvitationAccept: {
@@ -777,6 +1458,78 @@ export interface components {
              */
             role: "owner" | "admin" | "viewer";
         };
+        /** MetricPresenceRead */
+        MetricPresenceRead: {
+            /** Metric */
+            metric: string;
+            /**
+             * Series
+             * @description Series under the selector right now (0 = missing).
+             */
+            series: number;
+        };
+        /** NodeCreate */
+        NodeCreate: {
+            /**
+             * Status Address
+             * @example 10.0.1.5:20180
+             */
+            status_address?: string | null;
+            /**
+             * Store Address
+             * @example 10.0.1.5:20160
+             */
+            store_address: string;
+            /** Store Id */
+            store_id?: number | null;
+            /** Version */
+            version?: string | null;
+        };
+        /** NodeList */
+        NodeList: {
+            /** Items */
+            items: components["schemas"]["NodeRead"][];
+            /** Total */
+            total: number;
+        };
+        /** NodeRead */
+        NodeRead: {
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /** Config Versions */
+            config_versions?: number[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Last Seen At
+             * Format: date-time
+             */
+            last_seen_at: string;
+            /** Status Address */
+            status_address: string | null;
+            /** Store Address */
+            store_address: string;
+            /** Store Id */
+            store_id: number | null;
+            /** Version */
+            version: string | null;
+        };
+        /** NodeUpdate */
+        NodeUpdate: {
+            /** Status Address */
+            status_address?: string | null;
+        };
         /** OrganizationDetailRead */
         OrganizationDetailRead: {
             /** Aws External Id */
@@ -812,6 +1565,70 @@ export interface components {
         OrganizationUpdate: {
             /** Name */
             name: string;
+        };
+        /** PatchCreate */
+        PatchCreate: {
+            /**
+             * Base Config
+             * @description The config version to patch: "latest" (each node's newest) or a config id of a node.
+             * @default latest
+             */
+            base_config?: string | "latest";
+            /**
+             * Finding Ids
+             * @description The findings whose changes to include, or "all_open" (open and acknowledged findings).
+             */
+            finding_ids: string[] | "all_open";
+        };
+        /** PatchList */
+        PatchList: {
+            /** Items */
+            items: components["schemas"]["PatchRead"][];
+            /** Total */
+            total: number;
+        };
+        /** PatchRead */
+        PatchRead: {
+            /** Applied At */
+            applied_at: string | null;
+            /** Applied By User Id */
+            applied_by_user_id: string | null;
+            base_config: components["schemas"]["BaseConfigRead"] | null;
+            /** Base Config Id */
+            base_config_id: string | null;
+            /**
+             * Changes
+             * @description tikvconf Change records: target, key, current, proposed, online, reason, finding, entity.
+             */
+            changes: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By User Id */
+            created_by_user_id: string | null;
+            /** Finding Ids */
+            finding_ids: string[];
+            /**
+             * Formats
+             * @description Formats this patch can be downloaded as (?format=).
+             */
+            formats: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "rollback")[];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Notes */
+            notes: string[];
         };
         /** PrometheusSourceCreate */
         PrometheusSourceCreate: {
@@ -892,6 +1709,37 @@ export interface components {
             /** Username */
             username?: string | null;
         };
+        /**
+         * RecommendationRead
+         * @description One recommended change: a tikv.toml key (target tikv) or an AWS attribute such as volume.iops.
+         */
+        RecommendationRead: {
+            /** Current */
+            current?: unknown;
+            /**
+             * Entity
+             * @description TiKV node (store or status address), volume id or instance id.
+             */
+            entity: string | null;
+            /** Key */
+            key: string;
+            /**
+             * Online
+             * @description Whether it applies without a restart (SET CONFIG / modify-volume).
+             */
+            online: boolean;
+            /** Position */
+            position: number;
+            /** Proposed */
+            proposed?: unknown;
+            /** Reason */
+            reason: string;
+            /**
+             * Target
+             * @enum {string}
+             */
+            target: "tikv" | "aws";
+        };
         /** SessionRead */
         SessionRead: {
             organization: components["schemas"]["OrganizationRead"];
@@ -901,6 +1749,24 @@ export interface components {
              */
             role: "owner" | "admin" | "viewer";
             user: components["schemas"]["UserRead"];
+        };
+        /** SeverityCounts */
+        SeverityCounts: {
+            /**
+             * Critical
+             * @default 0
+             */
+            critical?: number;
+            /**
+             * Info
+             * @default 0
+             */
+            info?: number;
+            /**
+             * Warning
+             * @default 0
+             */
+            warning?: number;
         };
         /** SignupCreate */
         SignupCreate: {
@@ -918,6 +1784,15 @@ export interface components {
             organization_name: string;
             /** Password */
             password: string;
+        };
+        /** SnoozeBody */
+        SnoozeBody: {
+            /**
+             * Until
+             * Format: date-time
+             * @description When the finding comes back (a future time, with a timezone).
+             */
+            until: string;
         };
         /** SourceHealth */
         SourceHealth: {
@@ -1241,6 +2116,620 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClusterRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    advise_now_api_v1_clusters__cluster_id__advise_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdviseQueued"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_findings_api_v1_clusters__cluster_id__findings_get: {
+        parameters: {
+            query?: {
+                /** @description Repeatable; default all. */
+                status?: ("open" | "acknowledged" | "snoozed" | "resolved")[];
+                /** @description Repeatable; default all. */
+                severity?: ("critical" | "warning" | "info")[];
+                /** @description Rule ids; repeatable; default all. */
+                rule?: string[];
+            };
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_nodes_api_v1_clusters__cluster_id__nodes_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_node_api_v1_clusters__cluster_id__nodes_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodeCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_node_api_v1_clusters__cluster_id__nodes__node_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodeUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_config_api_v1_clusters__cluster_id__nodes__node_id__config_get: {
+        parameters: {
+            query?: {
+                /** @description A stored version; the latest when omitted. */
+                version?: number | null;
+            };
+            header?: never;
+            path: {
+                cluster_id: string;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    upload_config_api_v1_clusters__cluster_id__nodes__node_id__config_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigUpload"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    refresh_config_api_v1_clusters__cluster_id__nodes__node_id__config_refresh_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_patches_api_v1_clusters__cluster_id__patches_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PatchList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_patch_api_v1_clusters__cluster_id__patches_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PatchRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_patch_api_v1_clusters__cluster_id__patches__patch_id__get: {
+        parameters: {
+            query?: {
+                /** @description Download this artefact instead of the metadata. */
+                format?: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "rollback") | null;
+                /** @description One node's file (store or status address): toml, merged, diff. */
+                node?: string | null;
+                /** @description The inverse of the artefact. */
+                rollback?: boolean;
+            };
+            header?: never;
+            path: {
+                cluster_id: string;
+                patch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PatchRead JSON, or with ?format= the artefact as an attachment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PatchRead"];
+                    "application/sql": unknown;
+                    "application/toml": unknown;
+                    "application/yaml": unknown;
+                    "text/plain": unknown;
+                    "text/x-diff": unknown;
+                    "text/x-shellscript": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    mark_applied_api_v1_clusters__cluster_id__patches__patch_id__applied_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+                patch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PatchRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    download_snapshot_api_v1_clusters__cluster_id__snapshot_get: {
+        parameters: {
+            query?: {
+                /** @description Window start (default: end - 24 h). */
+                start?: string | null;
+                /** @description Window end, exclusive (default: now). */
+                end?: string | null;
+                /** @description Seconds per point: 60, or a multiple of 60 to aggregate. */
+                step_seconds?: number;
+            };
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The snapshot JSON (docs/snapshot.schema.json), as an attachment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_finding_api_v1_findings__finding_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                finding_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    acknowledge_api_v1_findings__finding_id__acknowledge_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                finding_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    reopen_api_v1_findings__finding_id__reopen_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                finding_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    resolve_api_v1_findings__finding_id__resolve_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                finding_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    snooze_api_v1_findings__finding_id__snooze_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                finding_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SnoozeBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingRead"];
                 };
             };
             /** @description Validation Error */
@@ -1872,6 +3361,103 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PrometheusSourceRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_backfill_api_v1_sources_prometheus__source_id__backfill_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackfillRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    start_backfill_api_v1_sources_prometheus__source_id__backfill_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackfillRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackfillRead"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    test_prometheus_api_v1_sources_prometheus__source_id__test_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionTestRead"];
                 };
             };
             /** @description Validation Error */
