@@ -185,3 +185,21 @@ def test_scan_bound_volume_is_not_a_block_size_problem() -> None:
         read_kib=256.0,
     )
     assert _findings(snap) == []
+
+
+def test_current_value_comes_from_the_version_default_when_unset() -> None:
+    """A v6.5 node with no block-size in its config runs the pre-v7.0 default, 64KB (domain.md §5)."""
+    snap = synthetic(
+        volume={"type": "gp3", "size_gib": 2000, "iops": 6000, "throughput_mibps": 125},
+        read_iops=plateau(500.0, 1950.0, 180),  # 1,950 × 64 KiB = 122 MiB/s: 97.5% of 125 MiB/s
+        read_kib=64.0,
+    )
+    node = snap.nodes[0].model_copy(update={"tikv_version": "v6.5.0", "config": {}})
+    snap = snap.model_copy(update={"nodes": [node]})
+    (f,) = _findings(snap)
+    changes = {c.key: c for c in f.changes}
+    for key in ("rocksdb.defaultcf.block-size", "rocksdb.writecf.block-size"):
+        assert changes[key].current == "64KB"  # domain.md §5: 64KB until v7.0.0
+        # 32 KiB leaves 122 × 2^(-1/4) = 103 MiB/s (82%); 16 KiB: 86 MiB/s (69%) and 2,758 IOPS (46%)
+        assert changes[key].proposed == "16KiB"
+        assert changes[key].online is False
