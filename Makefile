@@ -23,7 +23,7 @@ e2e:           ## Playwright against HEADROOM_E2E_BASE_URL (default http://127.0
 	scripts/e2e.sh
 
 bench:
-	uv run python -m bench
+	bench/run.sh
 
 migrate:
 	uv run headroom migrate

@@ -397,6 +397,24 @@ def read_rollup(
     return [RollupPoint(ts, float(a), float(mx), float(mn), int(c)) for ts, a, mx, mn, c in result if start <= ts < end]
 
 
+@dataclass(frozen=True)
+class RollupColumns:
+    """One series at one resolution, column-wise: epoch seconds and the aggregates (empty buckets left out)."""
+
+    epoch_seconds: NDArray[np.int64]
+    avg: NDArray[np.float64]
+    max: NDArray[np.float64]
+    min: NDArray[np.float64]
+    count: NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return int(self.epoch_seconds.size)
+
+
+def _empty_columns() -> RollupColumns:
+    return RollupColumns(np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0), np.empty(0, np.int64))
+
+
 def read_rollups(
     db: Session,
     org_id: uuid.UUID,
@@ -404,22 +422,40 @@ def read_rollups(
     resolution: int,
     start: dt.datetime,
     end: dt.datetime,
-) -> dict[int, list[RollupPoint]]:
-    """Read many of the org's series at one resolution in one query (a dashboard's chart or a cluster view)."""
+) -> dict[int, RollupColumns]:
+    """Read many of the org's series at one resolution in one query (a dashboard chart or a cluster view).
+
+    The packed day rows travel as arrays (a handful of rows instead of thousands) and are unpacked with numpy.
+    """
     if resolution not in ROLLUP_SLOTS:
         raise ValueError(f"resolution must be one of {sorted(ROLLUP_SLOTS)}")
-    out: dict[int, list[RollupPoint]] = {sid: [] for sid in series_ids}
-    result = db.execute(
-        text(
-            "SELECT r.series_id, r.day_at + (s.i - 1) * make_interval(secs => :res) AS ts, s.a, s.mx, s.mn, s.c "
-            "FROM metric_rollups r CROSS JOIN LATERAL unnest(r.avg, r.max, r.min, r.cnt) WITH ORDINALITY "
-            "AS s(a, mx, mn, c, i) "
-            "WHERE r.org_id = :org AND r.series_id = ANY(:sids) AND r.resolution_seconds = :res "
-            "AND r.day_at >= :d0 AND r.day_at < :end AND s.c > 0 ORDER BY r.series_id, ts"
-        ),
-        {"org": org_id, "sids": list(series_ids), "res": resolution, "d0": day_floor(start), "end": end},
+    lo, hi = int(start.timestamp()), int(end.timestamp())
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    # Binary results: psycopg loads float8[] / int2[] in C, about twice as fast as parsing their text form.
+    with conn.cursor(binary=True) as cur:
+        cur.execute(
+            "SELECT series_id, extract(epoch FROM day_at)::bigint, avg, max, min, cnt FROM metric_rollups "
+            "WHERE org_id = %(org)s AND series_id = ANY(%(sids)s) AND resolution_seconds = %(res)s "
+            "AND day_at >= %(d0)s AND day_at < %(end)s ORDER BY series_id, day_at",
+            {"org": org_id, "sids": list(series_ids), "res": resolution, "d0": day_floor(start), "end": end},
+        )
+        rows = cur.fetchall()
+    out: dict[int, RollupColumns] = {sid: _empty_columns() for sid in series_ids}
+    if not rows:
+        return out
+    # Unpack every day row at once: (rows x slots) matrices, one mask, then one split per series.
+    sids = np.array([r[0] for r in rows], dtype=np.int64)
+    stamps = np.array([r[1] for r in rows], dtype=np.int64)[:, None] + (
+        np.arange(ROLLUP_SLOTS[resolution], dtype=np.int64) * resolution
     )
-    for sid, ts, a, mx, mn, c in result:
-        if start <= ts < end:
-            out[int(sid)].append(RollupPoint(ts, float(a), float(mx), float(mn), int(c)))
+    avg, mx, mn = (np.array([r[k] for r in rows], dtype=np.float64) for k in (2, 3, 4))  # None -> NaN
+    counts = np.array([r[5] for r in rows], dtype=np.int64)
+    keep = (counts > 0) & (stamps >= lo) & (stamps < hi)
+    owner = np.broadcast_to(sids[:, None], keep.shape)[keep]
+    columns = [stamps[keep], avg[keep], mx[keep], mn[keep], counts[keep]]
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(owner)) + 1, [owner.size]]).astype(np.int64)
+    for first, last in zip(starts[:-1], starts[1:], strict=True):
+        if last > first:
+            out[int(owner[first])] = RollupColumns(*(c[first:last] for c in columns))  # type: ignore[arg-type]
     return out

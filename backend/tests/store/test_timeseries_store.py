@@ -201,7 +201,11 @@ def test_read_many_rollups_in_one_query_matches_single_reads(db: Any) -> None:
     ts.refresh_rollups(db, T0, T0 + dt.timedelta(hours=2))
     many = ts.read_rollups(db, org, list(ids.values()), 3600, T0, T0 + dt.timedelta(hours=2))
     for sid in ids.values():
-        assert many[sid] == ts.read_rollup(db, org, sid, 3600, T0, T0 + dt.timedelta(hours=2))
-        assert [p.count for p in many[sid]] == [60, 60]
-    assert ts.read_rollups(db, _org(db, "other"), list(ids.values()), 3600, T0, T0 + dt.timedelta(hours=2)) == {
-        sid: [] for sid in ids.values()}
+        single = ts.read_rollup(db, org, sid, 3600, T0, T0 + dt.timedelta(hours=2))
+        cols = many[sid]
+        assert [dt.datetime.fromtimestamp(int(e), dt.UTC) for e in cols.epoch_seconds] == [p.ts for p in single]
+        assert cols.avg.tolist() == [p.avg for p in single]
+        assert cols.max.tolist() == [p.max for p in single] and cols.min.tolist() == [p.min for p in single]
+        assert cols.count.tolist() == [60, 60]
+    other = ts.read_rollups(db, _org(db, "other"), list(ids.values()), 3600, T0, T0 + dt.timedelta(hours=2))
+    assert all(len(c) == 0 for c in other.values())
