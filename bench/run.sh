@@ -11,10 +11,9 @@ trap 'scripts/services.sh stop "$svc"; rm -rf "$svc"' EXIT
 scripts/services.sh start "$svc"
 # shellcheck disable=SC1091
 source "$svc/env"
-uv run --locked alembic upgrade head >/dev/null 2>&1 || DATABASE_URL="$HEADROOM_TEST_DATABASE_URL" uv run --locked alembic upgrade head
+DATABASE_URL="$HEADROOM_TEST_DATABASE_URL" uv run --locked alembic upgrade head >/dev/null 2>&1
 export HEADROOM_BENCH_DATABASE_URL="$HEADROOM_TEST_DATABASE_URL"
 if [ "$which" = all ] || [ "$which" = timeseries ]; then
-  DATABASE_URL="$HEADROOM_TEST_DATABASE_URL" uv run --locked alembic upgrade head >/dev/null 2>&1
   uv run --locked python bench/timeseries_bench.py --days 30 --prometheus
 fi
 if { [ "$which" = all ] || [ "$which" = forecast ]; } && [ -f bench/forecast_backtest.py ]; then
