@@ -16,7 +16,6 @@ Services never commit: the backfill takes a `checkpoint` callback the task uses 
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -52,8 +51,6 @@ from headroom.store.models import MetricSeries, PrometheusSource, TikvNode
 from headroom.store.models_prometheus import PrometheusNodeTarget
 from headroom.store.timeseries import SeriesKey, ensure_series, write_points
 from headroom.store.watermarks import advance_watermarks, get_watermarks
-from headroom.tikvconf.errors import ConfigParseError
-from headroom.tikvconf.parse import config_json_view
 
 log = get_logger("headroom.services.prometheus_ingest")
 
@@ -187,15 +184,7 @@ def sync_nodes(
             node.status_address = target.status_address  # operator pods move; the scrape URL follows them
         node.last_seen_at = now
         if live is not None:
-            with contextlib.suppress(ConfigParseError):
-                store_version(
-                    node=node,
-                    db=db,
-                    view=config_json_view(live),
-                    source="status_port",
-                    raw_text=None,
-                    now=now,
-                )
+            store_version(db, node, live, source="status_port", raw_text=None, now=now)
         if link is None:
             link = PrometheusNodeTarget(
                 org_id=source.org_id,

@@ -1,5 +1,10 @@
 """Versioned TiKV configs per node: from the status port (`GET /config`), an uploaded tikv.toml, or a TiUP
-topology's `server_configs.tikv`. A new version is stored only when the normalised content changed."""
+topology's `server_configs.tikv`. A new version is stored only when the content changed.
+
+`tikv_configs.config` holds the nested kebab-case document as `GET /config` returns it (what the snapshot's
+`Node.config` and `config_get` expect); uploads are parsed with tikvconf (errors carry line and column) and
+nested the same way, and the uploaded file is kept as written in `raw_text`. The content hash is SHA-256 of the
+key-sorted JSON, the same as the demo source's, so an unchanged config never makes a new version."""
 
 from __future__ import annotations
 
@@ -22,16 +27,30 @@ from headroom.services.accounts import Principal, audit
 from headroom.services.nodes import get_node
 from headroom.store.models import TikvConfig, TikvNode
 from headroom.tikvconf.errors import ConfigParseError
-from headroom.tikvconf.parse import ConfigView, config_json_view, tiup_topology_view, toml_view
+from headroom.tikvconf.parse import ConfigView, config_json_view, parse_toml, tiup_topology_view
 
 UploadFormat = Literal["toml", "tiup_topology"]
 ConfigFetcher = Callable[[str], tuple[dict[str, Any], str]]
 
 
-def content_sha256(view: ConfigView) -> str:
-    """Hash a normalised (dotted-key) config view; equal configs hash equal whatever their key order."""
-    encoded = json.dumps(view, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(encoded.encode()).hexdigest()
+def content_sha256(config: dict[str, Any]) -> str:
+    """Hash a nested config; equal configs hash equal whatever their key order."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def nest(view: ConfigView) -> dict[str, Any]:
+    """Turn a dotted-key view ("storage.block-cache.capacity") back into nested sections."""
+    out: dict[str, Any] = {}
+    for key, value in view.items():
+        cursor = out
+        *sections, leaf = key.split(".")
+        for section in sections:
+            nxt = cursor.setdefault(section, {})
+            if not isinstance(nxt, dict):  # "a = 1" and "a.b = 2" both given: keep the table
+                nxt = cursor[section] = {}
+            cursor = nxt
+        cursor[leaf] = value
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -58,11 +77,17 @@ class StoredConfig:
 
 
 def store_version(
-    db: Session, node: TikvNode, view: ConfigView, *, source: str, raw_text: str | None, now: dt.datetime
+    db: Session,
+    node: TikvNode,
+    config: dict[str, Any],
+    *,
+    source: str,
+    raw_text: str | None,
+    now: dt.datetime,
 ) -> StoredConfig:
-    """Store a config as the node's next version unless it equals the latest one."""
-    view = _plain(view)
-    digest = content_sha256(view)
+    """Store a nested config as the node's next version unless it equals the latest one."""
+    config = _plain(config)
+    digest = content_sha256(config)
     latest = latest_config(db, node)
     if latest is not None and latest.content_sha256 == digest:
         return StoredConfig(latest, False)
@@ -76,7 +101,7 @@ def store_version(
         node_id=node.id,
         version=(latest.version + 1) if latest else 1,
         source=source,
-        config=view,
+        config=config,
         raw_text=raw_text,
         content_sha256=digest,
         captured_at=now,
@@ -101,13 +126,13 @@ def upload_config(
     node = get_node(db, principal, cluster_id, node_id)
     try:
         if format == "toml":
-            view = toml_view(content, "tikv.toml")
+            config = _plain(parse_toml(content, "tikv.toml").unwrap())
             source = "upload"
         else:
             topology = tiup_topology_view(content, "topology.yaml")
             host = host_of(node.store_address)
             port = node.store_address.rsplit(":", 1)[1] if ":" in node.store_address else None
-            view = topology.for_instance(host, int(port) if port and port.isdigit() else None)
+            config = nest(topology.for_instance(host, int(port) if port and port.isdigit() else None))
             source = "tiup"
     except ConfigParseError as error:
         raise InvalidInput(
@@ -117,7 +142,7 @@ def upload_config(
                 {"field": "content", "line": error.line, "column": error.column, "message": error.message}
             ],
         ) from None
-    stored = store_version(db, node, view, source=source, raw_text=content, now=now)
+    stored = store_version(db, node, config, source=source, raw_text=content, now=now)
     audit(
         db,
         principal,
@@ -175,11 +200,11 @@ def poll_status_port(
         return StatusPollResult(node.id, "", None, False, "no status address")
     try:
         decoded, _raw = fetcher(node.status_address)
-        view = config_json_view(decoded, f"{node.status_address}/config")
+        config_json_view(decoded, f"{node.status_address}/config")  # checks the shape
     except (StatusPortError, ConfigParseError) as error:
         return StatusPollResult(node.id, node.status_address, None, False, str(error))
     # The live JSON is canonical and large; raw_text is kept only for uploads, whose layout patches preserve.
-    stored = store_version(db, node, view, source="status_port", raw_text=None, now=now)
+    stored = store_version(db, node, decoded, source="status_port", raw_text=None, now=now)
     return StatusPollResult(node.id, node.status_address, stored.config.version, stored.created, None)
 
 

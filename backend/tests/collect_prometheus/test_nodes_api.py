@@ -48,9 +48,9 @@ def test_upload_stores_versions_only_when_content_changes(client: Any) -> None:
     assert first.status_code == 201, first.text
     body = first.json()
     assert body["version"] == 1 and body["source"] == "upload" and body["created"] is True
+    # stored nested, as TiKV's GET /config shapes it (what snapshots and config_get read)
     assert body["config"] == {
-        "storage.scheduler-worker-pool-size": 4,
-        "storage.block-cache.capacity": "12GiB",
+        "storage": {"scheduler-worker-pool-size": 4, "block-cache": {"capacity": "12GiB"}}
     }
     assert body["raw_text"] == TOML  # comments and layout kept for patching
 
@@ -70,10 +70,16 @@ def test_upload_stores_versions_only_when_content_changes(client: Any) -> None:
     assert topo.status_code == 201, topo.text
     # server_configs.tikv, then this host:port's own overrides
     assert topo.json()["version"] == 2 and topo.json()["source"] == "tiup"
-    assert topo.json()["config"] == {"storage.block-cache.capacity": "10GiB", "raftstore.apply-pool-size": 4}
+    assert topo.json()["config"] == {
+        "storage": {"block-cache": {"capacity": "10GiB"}},
+        "raftstore": {"apply-pool-size": 4},
+    }
 
     assert owner.get(base).json()["version"] == 2
-    assert owner.get(base, params={"version": 1}).json()["config"]["storage.block-cache.capacity"] == "12GiB"
+    assert (
+        owner.get(base, params={"version": 1}).json()["config"]["storage"]["block-cache"]["capacity"]
+        == "12GiB"
+    )
     assert owner.get(base, params={"version": 9}).status_code == 404
     listed = owner.get(f"/api/v1/clusters/{cluster_id}/nodes").json()
     assert listed["total"] == 1 and listed["items"][0]["config_versions"] == [1, 2]

@@ -236,8 +236,8 @@ def test_status_port_configs_version_only_on_change(prom_env: PromEnv, client: A
     )
     first = latest_config(db, node)
     assert first is not None and first.version == 1 and first.source == "status_port"
-    assert first.config["server.advertise-addr"] == node.store_address
-    assert first.config["storage.block-cache.capacity"] == next(
+    assert first.config["server"]["advertise-addr"] == node.store_address
+    assert first.config["storage"]["block-cache"]["capacity"] == next(
         n.config["storage"]["block-cache"]["capacity"]
         for n in cluster.snapshot.nodes
         if n.address == node.store_address
@@ -253,7 +253,7 @@ def test_status_port_configs_version_only_on_change(prom_env: PromEnv, client: A
         assert response.status_code == 200, response.text
         assert (
             response.json()["version"] == 2
-            and response.json()["config"]["storage.block-cache.capacity"] == "20GiB"
+            and response.json()["config"]["storage"]["block-cache"]["capacity"] == "20GiB"
         )
     finally:
         server.config = original
@@ -263,7 +263,7 @@ def test_status_port_configs_version_only_on_change(prom_env: PromEnv, client: A
     old = owner.get(
         f"/api/v1/clusters/{source.cluster_id}/nodes/{node.id}/config", params={"version": 1}
     ).json()
-    assert old["config"]["storage.block-cache.capacity"] == first.config["storage.block-cache.capacity"]
+    assert old["config"]["storage"] == first.config["storage"]
     assert (
         db.scalar(select(TikvConfig.raw_text).where(TikvConfig.node_id == node.id, TikvConfig.version == 2))
         is None

@@ -56,7 +56,9 @@ class ConfigRead(Output):
     node_id: uuid.UUID
     version: int
     source: Literal["status_port", "upload", "tiup", "simulated"]
-    config: dict[str, Any] = Field(description="Dotted TiKV keys -> values (tikvconf's normalised view).")
+    config: dict[str, Any] = Field(
+        description="The config as TiKV's GET /config returns it: nested sections, kebab-case keys."
+    )
     raw_text: str | None
     content_sha256: str
     captured_at: dt.datetime
