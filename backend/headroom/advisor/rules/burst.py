@@ -35,7 +35,7 @@ from headroom.forecast.burst import forecast_gp2_burst
 from headroom.physics.burst import Gp2Bucket
 
 from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, forecast_lines, round_up
-from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, volume_changes
+from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, headroom_pct, volume_changes
 
 RULE = "gp2-burst-depletion"
 LOW_BALANCE_PCT = 10.0  # Headroom choice (see the module docstring)
@@ -115,6 +115,12 @@ def evaluate(ctx: Context) -> list[Finding]:
                         unit="IOPS",
                         before=bucket.baseline_rate,
                         after=cfg.iops_ceiling,
+                        headroom_before_pct=headroom_pct(drain_demand, bucket.baseline_rate)
+                        if not np.isnan(drain_demand)
+                        else None,
+                        headroom_after_pct=headroom_pct(drain_demand, cfg.iops_ceiling)
+                        if not np.isnan(drain_demand)
+                        else None,
                         monthly_cost_before_usd=round(lim.monthly_cost_usd, 2),
                         monthly_cost_after_usd=round(cfg.monthly_cost, 2),
                         monthly_cost_delta_usd=delta,

@@ -43,7 +43,7 @@ from ._common import (
     pct,
     pressure,
 )
-from ._fixes import smallest_instance_clearing
+from ._fixes import headroom_pct, smallest_instance_clearing
 
 BOUND_RULE = "instance-ebs-bandwidth-bound"
 BURST_RULE = "instance-ebs-burst-depletion"
@@ -98,7 +98,13 @@ def _cap_at_volumes(ctx: Context, iid: str, need_iops: float, need_mibps: float)
 
 
 def _upgrade(
-    ctx: Context, iid: str, inst: InstanceLimits, need_iops: float, need_mibps: float, reason: str
+    ctx: Context,
+    iid: str,
+    inst: InstanceLimits,
+    need_iops: float,
+    need_mibps: float,
+    reason: str,
+    observed_mibps_p99: float | None = None,
 ) -> tuple[list[ProposedChange], Impact, list[Option]]:
     entity = ctx.entity_for_instance(iid)
     target = smallest_instance_clearing(inst, need_iops, need_mibps)
@@ -131,6 +137,12 @@ def _upgrade(
         unit="MiB/s",
         before=inst.baseline_throughput_mibps,
         after=target.baseline_throughput_mibps,
+        headroom_before_pct=headroom_pct(observed_mibps_p99, inst.baseline_throughput_mibps)
+        if observed_mibps_p99 is not None
+        else None,
+        headroom_after_pct=headroom_pct(observed_mibps_p99, target.baseline_throughput_mibps)
+        if observed_mibps_p99 is not None
+        else None,
         monthly_cost_before_usd=round(before, 2) if before is not None else None,
         monthly_cost_after_usd=round(after, 2) if after is not None else None,
         monthly_cost_delta_usd=delta,
@@ -215,7 +227,9 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                 f"instance EBS {unit} at >= 90% of its {pr.ceiling_min:,.0f} {unit} limit for {pct(pr.share)} of "
                 f"the window with volume headroom; needs a sustained {need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS"
             )
-            changes, impact, options = _upgrade(ctx, instance.id, inst, need_iops, need_mibps, reason)
+            changes, impact, options = _upgrade(
+                ctx, instance.id, inst, need_iops, need_mibps, reason, float(np.nanpercentile(mibps, 99))
+            )
             entity = ctx.entity_for_instance(instance.id)
             lim_text = (
                 f"{pr.ceiling_min:,.0f}"
@@ -371,7 +385,9 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                 f"{metric} fell to {low:.0f}% ({minutes_empty:,.0f} min at 0%); a size whose baseline clears "
                 f"{need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS does not depend on burst credits"
             )
-            changes, impact, options = _upgrade(ctx, instance.id, inst, need_iops, need_mibps, reason)
+            changes, impact, options = _upgrade(
+                ctx, instance.id, inst, need_iops, need_mibps, reason, float(np.nanpercentile(mibps, 99))
+            )
             entity = ctx.entity_for_instance(instance.id)
             out.append(
                 Finding(
