@@ -1,4 +1,4 @@
-import { useRef, useState, type FormEvent } from 'react';
+import { useRef, useState, type ChangeEvent, type FormEvent } from 'react';
 import { ApiError, errorMessage } from '@/api/errors';
 import { TextField } from '@/components/TextField';
 import { useSignup, type Session } from '../api';
@@ -17,7 +17,7 @@ export function SignupForm({ onSuccess }: { onSuccess: (session: Session) => voi
   const serverFieldErrors = signup.error instanceof ApiError ? signup.error.fieldErrors() : {};
   const fieldError = (field: Field) => errors[field] ?? serverFieldErrors[field];
 
-  const update = (field: Field) => (event: React.ChangeEvent<HTMLInputElement>) => {
+  const update = (field: Field) => (event: ChangeEvent<HTMLInputElement>) => {
     setValues((v) => ({ ...v, [field]: event.target.value }));
     if (errors[field]) setErrors((e) => ({ ...e, [field]: undefined }));
   };
