@@ -1,0 +1,158 @@
+"""AWS ingest jobs: the per-minute incremental CloudWatch pull (+ inventory every 15 minutes) and the backfill."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from sqlalchemy import func, select
+
+from headroom.collect.aws_session import clients_for
+from headroom.core.db import session_scope
+from headroom.core.logging import get_logger
+from headroom.core.security import SecretBox
+from headroom.core.settings import Settings
+from headroom.jobs.registry import Job, Schedule
+from headroom.services import aws_ingest as ingest
+from headroom.services.source_health import record_failure, record_success
+from headroom.store.models import AwsConnection, Instance
+
+log = get_logger("headroom.jobs.ingest_aws")
+
+INVENTORY_EVERY_MINUTES = 15
+STALE_BACKFILL = dt.timedelta(minutes=30)
+
+
+def _lock(db: Any, key: str) -> bool:
+    # One run per connection at a time: a slow sweep must not overlap the next minute's.
+    return bool(db.scalar(select(func.pg_try_advisory_xact_lock(func.hashtext(key)))))
+
+
+def _record_failure(database_url: str, connection_id: uuid.UUID, now: dt.datetime, exc: BaseException) -> None:
+    with session_scope(database_url) as db:
+        conn = db.get(AwsConnection, connection_id)
+        if conn is not None:
+            record_failure(conn, now, f"{type(exc).__name__}: {exc}")
+
+
+def _inventory_due(db: Any, connection: AwsConnection, region: str, now: dt.datetime, force: bool) -> bool:
+    if force or now.minute % INVENTORY_EVERY_MINUTES == 0:
+        return True
+    known = db.scalar(select(func.count()).select_from(Instance).where(
+        Instance.aws_connection_id == connection.id, Instance.region == region))
+    return not known
+
+
+def ingest_aws(database_url: str, settings: Settings, now: dt.datetime, connection_id: str | None = None,
+               force_inventory: bool = False) -> dict[str, Any]:
+    """Sweep every AWS connection (or one): inventory when due, then CloudWatch since the watermarks."""
+    box = SecretBox(settings.secret_key)
+    with session_scope(database_url) as db:
+        query = select(AwsConnection.id)
+        if connection_id:
+            query = query.where(AwsConnection.id == uuid.UUID(connection_id))
+        ids = list(db.scalars(query))
+    summary: dict[str, Any] = {"connections": len(ids), "points": 0, "api_calls": 0, "failed": 0,
+                               "backfills_queued": 0}
+    for cid in ids:
+        queue_backfill = False
+        try:
+            with session_scope(database_url) as db:
+                conn = db.get(AwsConnection, cid)
+                if conn is None or not _lock(db, f"aws:{cid}"):
+                    continue
+                backfill = ingest.get_backfill(db, conn)
+                if backfill is None or (backfill.state in ("queued", "running")
+                                        and backfill.updated_at < now - STALE_BACKFILL):
+                    ingest.request_backfill(db, conn)
+                    queue_backfill = True
+                for region in conn.regions:
+                    clients = clients_for(conn, region, box, endpoint_url=settings.aws_endpoint_url)
+                    if _inventory_due(db, conn, region, now, force_inventory):
+                        ingest.sync_inventory(db, conn, clients, now)
+                    outcome = ingest.run_sweep(db, conn, clients, now=now)
+                    summary["points"] += outcome.points_written
+                    summary["api_calls"] += outcome.sweep.api_calls
+                record_success(conn, now)
+        except Exception as exc:  # noqa: BLE001 - one failing account must not stop the others
+            summary["failed"] += 1
+            log.warning("aws.ingest_failed", source=str(cid), error_type=type(exc).__name__)
+            _record_failure(database_url, cid, now, exc)
+            continue
+        if queue_backfill:  # after the commit, so the task sees the row
+            from headroom.jobs.dispatch import enqueue
+
+            enqueue("aws.backfill", settings, database_url, connection_id=str(cid))
+            summary["backfills_queued"] += 1
+    log.info("aws.ingest_done", **summary)
+    return summary
+
+
+def backfill_aws(database_url: str, settings: Settings, now: dt.datetime, connection_id: str | None = None,
+                 days: int | None = None) -> dict[str, Any]:
+    """Import a connection's CloudWatch history (14 days by default), committing progress after each request."""
+    if connection_id is None:  # the in-process scheduler's catch-up run calls every job without params
+        return {"skipped": "no connection_id"}
+    box = SecretBox(settings.secret_key)
+    cid = uuid.UUID(connection_id)
+    try:
+        with session_scope(database_url) as db:
+            conn = db.get(AwsConnection, cid)
+            if conn is None:
+                return {"skipped": "connection missing"}
+            row = ingest.get_backfill(db, conn) or ingest.request_backfill(db, conn, days=days or 14)
+            if row.state == "running" and row.updated_at >= now - STALE_BACKFILL and row.started_at:
+                return {"skipped": "already running"}
+            row.state, row.started_at, row.finished_at, row.last_error = "running", now, None, None
+            row.points_done = row.points_written = 0
+            span = days or row.days
+            region_clients = []
+            for region in conn.regions:
+                clients = clients_for(conn, region, box, endpoint_url=settings.aws_endpoint_url)
+                ingest.sync_inventory(db, conn, clients, now)
+                region_clients.append(clients)
+            row.points_total = sum(ingest.plan_points_total(db, conn, c.region, span) for c in region_clients)
+            db.commit()
+            done_before = 0
+            for clients in region_clients:
+                def progress(done: int, _total: int, base: int = done_before) -> None:
+                    row.points_done = base + done
+                    db.commit()  # checkpoint: the points and watermarks of this request are durable
+
+                outcome = ingest.run_sweep(db, conn, clients, now=now, kind="backfill", days=span,
+                                           on_request=progress)
+                row.points_written += outcome.points_written
+                done_before = row.points_done
+            row.state, row.finished_at = "done", dt.datetime.now(dt.UTC)
+            record_success(conn, now)
+            return {"state": row.state, "points_done": row.points_done, "points_total": row.points_total,
+                    "points_written": row.points_written}
+    except Exception as exc:
+        log.warning("aws.backfill_failed", source=connection_id, error_type=type(exc).__name__)
+        with session_scope(database_url) as db:
+            conn = db.get(AwsConnection, cid)
+            if conn is not None:
+                record_failure(conn, now, f"{type(exc).__name__}: {exc}")
+                row = ingest.get_backfill(db, conn)
+                if row is not None:
+                    row.state, row.last_error, row.finished_at = "failed", f"{type(exc).__name__}: {exc}"[:2000], now
+        raise
+
+
+JOBS: tuple[Job, ...] = (
+    Job(
+        name="aws.ingest",
+        queue="ingest",
+        schedule=Schedule(minute="*", expires_seconds=55),
+        run=ingest_aws,
+        description="Pull CloudWatch EBS/EC2 series of every AWS connection since its watermarks; inventory.",
+    ),
+    Job(
+        name="aws.backfill",
+        queue="ingest",
+        schedule=None,
+        run=backfill_aws,
+        description="Import an AWS connection's CloudWatch history (14 days by default) with progress.",
+    ),
+)

@@ -1,0 +1,68 @@
+"""Collection bookkeeping for the AWS collector: one row per sweep (what it cost in CloudWatch calls and
+metrics requested) and the history backfill's progress per AWS connection."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from sqlalchemy import BigInteger, Enum, ForeignKey, Identity, Index, Integer, String, Text, UniqueConstraint, func
+from sqlalchemy.orm import Mapped, mapped_column
+
+from headroom.store.base import Base, created_at_column, uuid_pk
+
+SWEEP_KINDS = ("incremental", "backfill", "inventory", "test")
+AWS_BACKFILL_STATES = ("queued", "running", "done", "failed")
+
+
+class CollectionSweep(Base):
+    __tablename__ = "collection_sweeps"
+    __table_args__ = (Index("ix_collection_sweeps_source_started", "source_id", "started_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    source_kind: Mapped[str] = mapped_column(String(32))  # aws
+    source_id: Mapped[uuid.UUID] = mapped_column()
+    kind: Mapped[str] = mapped_column(
+        Enum(*SWEEP_KINDS, name="sweep_kind", native_enum=False, create_constraint=True, length=16)
+    )
+    region: Mapped[str | None] = mapped_column(String(32))
+    started_at: Mapped[dt.datetime]
+    finished_at: Mapped[dt.datetime | None]
+    window_start_at: Mapped[dt.datetime | None]
+    window_end_at: Mapped[dt.datetime | None]
+    series: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    api_calls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    planned_calls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    lower_bound_calls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    metrics_requested: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    datapoints: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    points_written: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    dropped: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    retries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class AwsBackfill(Base):
+    """One AWS connection's history import: points done / total (worst-case datapoints of the plan)."""
+
+    __tablename__ = "aws_backfills"
+    __table_args__ = (UniqueConstraint("source_id"),)
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    source_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("aws_connections.id", ondelete="CASCADE"))
+    state: Mapped[str] = mapped_column(
+        Enum(*AWS_BACKFILL_STATES, name="aws_backfill_state", native_enum=False, create_constraint=True, length=16),
+        default="queued",
+        server_default="queued",
+    )
+    days: Mapped[int] = mapped_column(Integer, default=14, server_default="14")
+    points_total: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    points_done: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    points_written: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = created_at_column()
+    started_at: Mapped[dt.datetime | None]
+    finished_at: Mapped[dt.datetime | None]
+    updated_at: Mapped[dt.datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
