@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ["growth-gp3-iops.yaml", "growth-gp3-weekly.yaml"]
 SEEDS = [0, 1, 2]
 TRAIN_DAYS = [2, 6, 21]
+GROWTH_MODES = ["additive", "multiplicative"]
 HOLDOUT_DAYS = 7
 HORIZON_DAYS = 60
 STEP = 300
@@ -51,6 +52,7 @@ CAPACITY_CEILING_SHARE = 0.8
 class Row:
     scenario: str
     series: str
+    growth: str
     train_days: int
     seed: int
     method: str
@@ -91,7 +93,7 @@ def growth_rows() -> list[Row]:
             snap = simulate(scenario, hours=float(total_hours), seed=seed, step_seconds=STEP)
             for label, (raw, ceiling) in _series(snap).items():
                 truth_hourly = hourly(raw, STEP)
-                for train_days in TRAIN_DAYS:
+                for mode, train_days in [(m, d) for m in GROWTH_MODES for d in TRAIN_DAYS]:
                     train_h = train_days * 24
                     t0 = time.perf_counter()
                     f = forecast_growth(
@@ -101,6 +103,7 @@ def growth_rows() -> list[Row]:
                         horizon_days=HORIZON_DAYS,
                         ceiling=ceiling,
                         seed=seed,
+                        growth=mode,  # type: ignore[arg-type]
                     )
                     fit_s = time.perf_counter() - t0
                     hold = slice(train_h, train_h + HOLDOUT_DAYS * 24)
@@ -114,6 +117,7 @@ def growth_rows() -> list[Row]:
                         Row(
                             scenario=name.removesuffix(".yaml"),
                             series=label,
+                            growth=mode,
                             train_days=train_days,
                             seed=seed,
                             method=f.method,
@@ -151,13 +155,13 @@ def _days_error(r: Row) -> float | None:
 def print_growth(rows: list[Row]) -> None:
     print("### Growth: per scenario, series and training length (mean over seeds " + f"{SEEDS})\n")
     print(
-        "| scenario | series | train | method | MAPE 7 d | 90 % band coverage 7 d | days to ceiling: "
+        "| scenario | series | growth | train | method | MAPE 7 d | 90 % band coverage 7 d | days to ceiling: "
         "forecast [interval] | truth | error (days) | interval holds truth | fit s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    keys = sorted({(r.scenario, r.series, r.train_days) for r in rows}, key=lambda k: (k[0], k[1], k[2]))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    keys = sorted({(r.scenario, r.series, r.growth, r.train_days) for r in rows})
     for key in keys:
-        group = [r for r in rows if (r.scenario, r.series, r.train_days) == key]
+        group = [r for r in rows if (r.scenario, r.series, r.growth, r.train_days) == key]
         first = group[0]
         errs = [e for e in (_days_error(r) for r in group) if e is not None]
         forecast = "; ".join(f"{_fmt(r.days)} [{_fmt(r.days_low)}, {_fmt(r.days_high)}]" for r in group)
@@ -165,7 +169,7 @@ def print_growth(rows: list[Row]) -> None:
             {_fmt(r.truth if r.truth is None or r.truth <= HORIZON_DAYS else None) for r in group}
         )
         print(
-            f"| {key[0]} | {key[1]} | {key[2]} d | {first.method} "
+            f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} d | {first.method} "
             f"| {np.mean([r.mape for r in group]):.1f} % "
             f"| {np.mean([r.coverage for r in group]):.0f} % "
             f"| {forecast} | {', '.join(truths)} "
@@ -174,18 +178,20 @@ def print_growth(rows: list[Row]) -> None:
             f"| {np.mean([r.fit_seconds for r in group]):.2f} |"
         )
     print()
-    print("### Growth: by method\n")
+    print("### Growth: by growth mode and method\n")
     print(
-        "| method | cases | mean MAPE 7 d | mean coverage 7 d | mean abs error, days to ceiling | interval holds truth |"
+        "| growth | method | cases | mean MAPE 7 d | mean coverage 7 d | mean abs error, days to ceiling | interval holds truth |"
     )
-    print("|---|---|---|---|---|---|")
-    for method in ("theil-sen", "ets-daily", "ets-weekly"):
-        group = [r for r in rows if r.method == method]
+    print("|---|---|---|---|---|---|---|")
+    for mode, method in [
+        (g, m) for g in GROWTH_MODES for m in ("theil-sen", "holt", "ets-daily", "ets-weekly")
+    ]:
+        group = [r for r in rows if r.method == method and r.growth == mode]
         if not group:
             continue
         errs = [abs(e) for e in (_days_error(r) for r in group) if e is not None]
         print(
-            f"| {method} | {len(group)} | {np.mean([r.mape for r in group]):.1f} % "
+            f"| {mode} | {method} | {len(group)} | {np.mean([r.mape for r in group]):.1f} % "
             f"| {np.mean([r.coverage for r in group]):.0f} % "
             f"| {np.mean(errs):.1f} ({len(errs)} with a truth inside the horizon) "
             f"| {sum(_contains(r) for r in group)}/{len(group)} |"

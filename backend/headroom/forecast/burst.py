@@ -175,10 +175,10 @@ def _at(now: datetime, seconds: float | None) -> datetime | None:
 
 
 def _trajectory(
-    bucket: CreditBucket, balance: float, demands: Array, dt: float
+    bucket: CreditBucket, balance: float, demands: Array, dt: float, *, stop_when_empty: bool = False
 ) -> tuple[Array, float | None]:
     """Step the bucket through `demands` (one per `dt`); return (balance % after each step, seconds to empty)."""
-    out = np.empty(len(demands))
+    out = np.zeros(len(demands))  # after an early stop the rest stays 0 (empty)
     b = balance
     empty_at: float | None = 0.0 if balance <= 0 else None
     for k, d in enumerate(demands.tolist()):
@@ -188,6 +188,8 @@ def _trajectory(
             # exact time inside the step: the drain is constant over it (headroom.physics.burst.step)
             drain = min(d, bucket.burst_rate) - bucket.baseline_rate
             empty_at = k * dt + (before / drain if drain > 0 else dt)
+            if stop_when_empty:
+                break
         out[k] = bucket.percent(b)
     return out, empty_at
 
@@ -306,7 +308,7 @@ def forecast_bucket(
         window = f"the last {recent_seconds / 60:g} min"
         s_low = bucket.seconds_to_empty(balance, high)
         s_high = bucket.seconds_to_empty(balance, low)
-        _, stte = _trajectory(bucket, balance, trend, float(step_seconds))
+        _, stte = _trajectory(bucket, balance, trend, float(step_seconds), stop_when_empty=True)
         s_low = _min_none(s_low, stte)
         s_high = _max_none(s_high, stte)
         method = (
@@ -314,7 +316,7 @@ def forecast_bucket(
             f"demand over {window} (None: not within a day)"
         )
         if profile is not None:
-            _, stte = _trajectory(bucket, balance, profile, float(step_seconds))
+            _, stte = _trajectory(bucket, balance, profile, float(step_seconds), stop_when_empty=True)
             point_demands_fine = profile
             s_low = _min_none(s_low, stte)
             s_high = _max_none(s_high, stte)

@@ -3,23 +3,35 @@
     forecast_growth(values, *, step_seconds, start, horizon_days, ceiling=None, seed=0, ...) -> GrowthForecast
 
 `values` are samples every `step_seconds` (<= 3,600) from `start` (NaN for a gap). Time is a parameter: the
-forecast starts at the hour after the last sample. Method, by how much history there is (after an hourly
-resample and a cap of `MAX_HISTORY_HOURS`):
+forecast starts at the hour after the last sample. The advisor calls it per node and volume on counted IOPS,
+MiB/s and used bytes, with the ceiling from the catalog (`headroom.catalog.volume_limits`).
 
+Growth (`growth=`):
+- "multiplicative" (default): fit on log(values): compound growth and a seasonal swing that scales with the
+  load, as the simulator models workload growth ((1 + g)^(t / 168 h), headroom.snapshot.simulate) and as
+  block-cache misses grow faster than the load once the working set outgrows memory. With a linear truth it
+  errs early (a warning a little soon), with a compound truth the additive fit errs late. Falls back to
+  additive for a series with a value <= 0.
+- "additive": fit on the values: a straight-line trend.
+
+Method, by how much history there is (after an hourly resample and a cap of `MAX_HISTORY_HOURS`):
 - >= 2 weekly cycles (336 h): Holt-Winters (statsmodels `ExponentialSmoothing`), additive trend, weekly
-  season (168 h, which also carries the daily shape), multiplicative when the series is positive (the
-  simulator's and a real workload's diurnal swing scales with the load) else additive. "ets-weekly".
+  season (168 h, which also carries the daily shape; on the log scale the season is additive, on the raw
+  scale multiplicative when positive). "ets-weekly".
 - >= 3 daily cycles (72 h): the same with a daily season (24 h). "ets-daily".
-- Otherwise: a robust straight line, Theil-Sen (`scipy.stats.theilslopes`) on the hourly values, band from
-  the slope's 90 % confidence interval pivoted at the centre of the data plus the residual quantiles.
-  "theil-sen".
+  A season is only fitted when its strength (FPP3 §4.3, `seasonal_strength`) is >= 0.3; otherwise, e.g. for
+  used bytes, Holt's linear trend alone. "holt".
+- Otherwise: a robust line, Theil-Sen (`scipy.stats.theilslopes`) on the hourly values after removing the
+  hour-of-day profile when there are two daily cycles; band from the slope's 90 % confidence interval
+  pivoted at the centre of the data plus the residual quantiles. "theil-sen".
 
 The band (default 90 %) comes from simulating the fitted ETS model forward with bootstrapped residuals
 (`simulate(..., random_errors="bootstrap")`), each path also given its own trend offset drawn from N(0, se),
 se from the Theil-Sen confidence interval of the daily means: on steady growth Holt-Winters fits a trend
 smoothing of ~0, so its own paths carry noise but not the uncertainty of the slope, which is what dominates
 "days until the ceiling". Seeded: the same input and seed give the same answer. For the Theil-Sen fallback
-the band is analytic. The point forecast is clamped into the band.
+the band is analytic. The point forecast is clamped into the band. Backtests on the simulator, with their
+limits (a weekly pattern needs two weeks; two days of history give wide errors): bench/README.md.
 
 Days until the ceiling: the first forecast hour whose value reaches `ceiling` on the point path; the interval
 is the 5th/95th percentile of the first-passage time over the simulated paths (Theil-Sen: the first passage of
@@ -44,7 +56,8 @@ from statsmodels.tsa.holtwinters import ExponentialSmoothing
 
 Array = NDArray[np.float64]
 Aggregate = Literal["mean", "max", "last"]
-Method = Literal["ets-weekly", "ets-daily", "theil-sen", "constant"]
+Method = Literal["ets-weekly", "ets-daily", "holt", "theil-sen", "constant"]
+Growth = Literal["additive", "multiplicative"]
 
 HOUR = 3600.0
 DAY_HOURS = 24
@@ -55,6 +68,10 @@ MIN_HOURS = 6  # below this there is nothing to fit a line to
 MAX_HISTORY_HOURS = 8 * WEEK_HOURS  # cap the fit at 8 weeks: fast, and old behaviour matters less
 SIMULATIONS = 200
 MAX_HORIZON_DAYS = 365.0
+# Below this seasonal strength (Hyndman & Athanasopoulos, FPP3 §4.3: F_S = max(0, 1 − Var(R) / Var(S + R))) the
+# series is fitted without a season; 0.3 is our threshold: a 5 % hourly noise on a ±30 % diurnal cycle gives
+# ~0.99, a smooth growing series ~0.
+SEASONAL_MIN_STRENGTH = 0.3
 
 
 @dataclass(frozen=True)
@@ -74,7 +91,7 @@ class GrowthForecast:
     interval: float  # e.g. 0.9 for a 5-95 % band
     level_now: float  # the last hourly value of the history (the smoothed level for ETS)
     slope_per_day: float  # trend at the end of the history, units per day
-    growth_percent_per_week: float | None  # slope per week / level now, in % (None when level <= 0)
+    growth_percent_per_week: float | None  # compound weekly rate (multiplicative) or slope × 7 d / level, %
     ceiling: float | None
     days_until_ceiling: float | None
     days_until_ceiling_low: float | None  # earliest
@@ -126,9 +143,13 @@ def _days(hours: float | None) -> float | None:
     return None if hours is None else hours / 24.0
 
 
-def _fit_ets(y: Array, period: int, seed: int, horizon: int) -> tuple[Array, Array, float, float]:
-    """Fit Holt-Winters; return (point forecast, simulated paths (horizon × n), level now, trend per hour)."""
-    seasonal: Literal["mul", "add"] = "mul" if float(np.min(y)) > 0 else "add"
+def _fit_ets(
+    y: Array, period: int | None, seed: int, horizon: int, *, additive_season: bool
+) -> tuple[Array, Array, float, float]:
+    """Fit Holt-Winters (Holt without a period); return (point, paths (horizon × n), level, trend per hour)."""
+    seasonal: Literal["mul", "add"] | None = None
+    if period is not None:
+        seasonal = "add" if additive_season or float(np.min(y)) <= 0 else "mul"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence chatter from the optimiser; the fit is still used
         model = ExponentialSmoothing(
@@ -155,6 +176,23 @@ def _fit_ets(y: Array, period: int, seed: int, horizon: int) -> tuple[Array, Arr
     return point, sims, level, trend
 
 
+def seasonal_strength(y: Array, period: int) -> float:
+    """Return 1 − Var(remainder) / Var(detrended) over whole cycles (0: no season, 1: all season)."""
+    cycles = len(y) // period
+    if cycles < 2:
+        return 0.0
+    w = y[len(y) - cycles * period :]
+    t = np.arange(len(w), dtype=np.float64)
+    slope, intercept = np.polyfit(t, w, 1)
+    d = w - (intercept + slope * t)
+    var_d = float(np.var(d))
+    if var_d <= (1e-6 * max(abs(float(np.mean(w))), 1e-12)) ** 2:
+        return 0.0  # a straight line
+    by_phase = d.reshape(cycles, period)
+    remainder = by_phase - by_phase.mean(axis=0)
+    return max(0.0, 1.0 - float(np.var(remainder)) / var_d)
+
+
 def _daily_slope_se(y: Array, interval: float) -> float:
     """Standard error of the trend per hour from a Theil-Sen fit of the daily means (normal approximation)."""
     days = len(y) // DAY_HOURS
@@ -174,6 +212,7 @@ def forecast_growth(
     seed: int = 0,
     interval: float = 0.9,
     aggregate: Aggregate = "mean",
+    growth: Growth = "multiplicative",
 ) -> GrowthForecast:
     """Project `values` (every `step_seconds` from `start`) `horizon_days` ahead and find the ceiling."""
     if start.tzinfo is None:
@@ -193,40 +232,78 @@ def forecast_growth(
     notes: list[str] = []
     sims: Array | None = None
 
+    use_log = growth == "multiplicative" and float(np.ptp(y)) > 0.0
+    if use_log and float(np.min(y)) <= 0:
+        use_log = False
+        notes.append("multiplicative growth needs positive values: fitted additive")
+    z = np.log(y) if use_log else y
+
     if float(np.ptp(y)) == 0.0:
         method: Method = "constant"
-        point = np.full(horizon, y[-1])
+        point = np.full(horizon, z[-1])
         low, high = point.copy(), point.copy()
-        level, trend = float(y[-1]), 0.0
+        level, trend = float(z[-1]), 0.0
     elif n >= DAILY_MIN_HOURS:
-        period = WEEK_HOURS if n >= WEEKLY_MIN_HOURS else DAY_HOURS
-        method = "ets-weekly" if period == WEEK_HOURS else "ets-daily"
-        point, sims, level, trend = _fit_ets(y, period, seed, horizon)
+        period: int | None = WEEK_HOURS if n >= WEEKLY_MIN_HOURS else DAY_HOURS
+        if period == WEEK_HOURS and seasonal_strength(z, WEEK_HOURS) < SEASONAL_MIN_STRENGTH:
+            period = DAY_HOURS
+        if period is not None and seasonal_strength(z, period) < SEASONAL_MIN_STRENGTH:
+            period = None  # a smooth series (e.g. used bytes): a season would only fit noise
+        method = {WEEK_HOURS: "ets-weekly", DAY_HOURS: "ets-daily", None: "holt"}[period]  # type: ignore[assignment]
+        point, sims, level, trend = _fit_ets(z, period, seed, horizon, additive_season=use_log)
         # Holt-Winters' simulated paths carry the noise but hardly any trend uncertainty (the fitted trend
         # smoothing is ~0 on steady growth), so a 10 % slope error would sit outside the band. Add it: each
         # path gets its own slope offset ~ N(0, se), se from the Theil-Sen confidence interval of the daily
         # means (which average the diurnal cycle out).
-        se = _daily_slope_se(y, interval)
+        se = _daily_slope_se(z, interval)
         offsets = np.random.default_rng([seed, 1]).normal(0.0, se, sims.shape[1])
         sims = sims + np.outer(np.arange(1, horizon + 1, dtype=np.float64), offsets)
         low = np.percentile(sims, q[0], axis=1)
         high = np.percentile(sims, q[1], axis=1)
     else:
         method = "theil-sen"
-        notes.append(f"{n} h of history (< {DAILY_MIN_HOURS} h): straight line, no seasonality")
         t = np.arange(n, dtype=np.float64)
-        res = theilslopes(y, t, alpha=interval)
+        profile = np.zeros(n)
+        cycle = np.zeros(DAY_HOURS)
+        if n >= 2 * DAY_HOURS:
+            # two daily cycles: remove the hour-of-day profile before the line (or the cycle biases the slope)
+            first = theilslopes(z, t)
+            d = z - (first.intercept + first.slope * t)
+            k = (n // DAY_HOURS) * DAY_HOURS
+            cycle = np.median(d[n - k :].reshape(-1, DAY_HOURS), axis=0)
+            cycle = cycle - cycle.mean()
+            phase = (np.arange(n) - (n - k)) % DAY_HOURS
+            profile = cycle[phase]
+            notes.append(
+                f"{n} h of history (< {DAILY_MIN_HOURS} h): robust line plus the hour-of-day profile"
+            )
+        else:
+            notes.append(f"{n} h of history (< {2 * DAY_HOURS} h): robust straight line, no seasonality")
+        res = theilslopes(z - profile, t, alpha=interval)
         slope, intercept = float(res.slope), float(res.intercept)
         lo_slope, hi_slope = float(res.low_slope), float(res.high_slope)
-        resid = y - (intercept + slope * t)
+        resid = z - profile - (intercept + slope * t)
         r_lo, r_hi = np.percentile(resid, q)
         tf = np.arange(n, n + horizon, dtype=np.float64)
+        k = (n // DAY_HOURS) * DAY_HOURS
+        future_profile = cycle[(np.arange(n, n + horizon) - (n - k)) % DAY_HOURS]
         centre_t = (n - 1) / 2.0
         centre_y = intercept + slope * centre_t
-        point = intercept + slope * tf
-        low = centre_y + lo_slope * (tf - centre_t) + r_lo
-        high = centre_y + hi_slope * (tf - centre_t) + r_hi
+        point = intercept + slope * tf + future_profile
+        low = centre_y + lo_slope * (tf - centre_t) + r_lo + future_profile
+        high = centre_y + hi_slope * (tf - centre_t) + r_hi + future_profile
         level, trend = float(intercept + slope * (n - 1)), slope
+
+    weekly_pct: float | None = None
+    if use_log:
+        point, low, high = np.exp(point), np.exp(low), np.exp(high)
+        if sims is not None:
+            sims = np.exp(sims)
+        weekly_pct = 100.0 * math.expm1(trend * WEEK_HOURS)  # compound rate
+        trend = math.exp(level) * math.expm1(trend)  # units per hour at the current level
+        level = math.exp(level)
+    elif level > 0:
+        weekly_pct = 100.0 * trend * WEEK_HOURS / level
 
     low = np.minimum(low, point)
     high = np.maximum(high, point)
@@ -260,7 +337,6 @@ def forecast_growth(
 
     timestamps = tuple(history_end + timedelta(hours=i) for i in range(horizon))
     slope_per_day = trend * DAY_HOURS
-    growth = 100.0 * slope_per_day * 7 / level if level > 0 else None
     return GrowthForecast(
         method=method,
         start=history_end,
@@ -271,7 +347,7 @@ def forecast_growth(
         interval=interval,
         level_now=level,
         slope_per_day=slope_per_day,
-        growth_percent_per_week=growth,
+        growth_percent_per_week=weekly_pct,
         ceiling=ceiling,
         days_until_ceiling=days,
         days_until_ceiling_low=days_low,

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from headroom.forecast.growth import GrowthForecast, forecast_growth, hourly
+from headroom.forecast.growth import GrowthForecast, forecast_growth, hourly, seasonal_strength
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,7 +58,9 @@ def three_weeks() -> tuple[GrowthForecast, float]:
     hours = 3 * 168
     # ceiling at the noiseless peak three weeks after the history ends: 1000 × (1 + 0.1 × 6) × 1.3 = 2,080
     ceiling = 1000 * (1 + 0.1 * 6) * 1.3
-    f = forecast_growth(synthetic(hours), step_seconds=STEP, start=START, horizon_days=60, ceiling=ceiling)
+    f = forecast_growth(
+        synthetic(hours), step_seconds=STEP, start=START, horizon_days=60, ceiling=ceiling, growth="additive"
+    )
     return f, true_days(hours, ceiling)
 
 
@@ -66,7 +68,9 @@ def three_weeks() -> tuple[GrowthForecast, float]:
 def one_week() -> tuple[GrowthForecast, float]:
     hours = 168
     ceiling = 1000 * (1 + 0.1 * 4) * 1.3  # peak 3 weeks after the history ends
-    f = forecast_growth(synthetic(hours), step_seconds=STEP, start=START, horizon_days=60, ceiling=ceiling)
+    f = forecast_growth(
+        synthetic(hours), step_seconds=STEP, start=START, horizon_days=60, ceiling=ceiling, growth="additive"
+    )
     return f, true_days(hours, ceiling)
 
 
@@ -121,7 +125,7 @@ def test_weekly_seasonality_recovered() -> None:
 def test_theil_sen_exact_line() -> None:
     # hourly samples 100 + 2 × hour for 48 h; the line reaches 300 at hour 100 = 52 h after the history.
     y = 100.0 + 2.0 * np.arange(48)
-    f = forecast_growth(y, step_seconds=3600, start=START, horizon_days=10, ceiling=300.0)
+    f = forecast_growth(y, step_seconds=3600, start=START, horizon_days=10, ceiling=300.0, growth="additive")
     assert f.method == "theil-sen"
     assert f.slope_per_day == pytest.approx(48.0)
     assert f.level_now == pytest.approx(194.0)
@@ -141,9 +145,36 @@ def test_already_above_and_never() -> None:
     never = forecast_growth(y, step_seconds=3600, start=START, horizon_days=1, ceiling=300.0)
     assert never.days_until_ceiling is None
     assert never.hits_at is None
-    falling = forecast_growth(y[::-1], step_seconds=3600, start=START, horizon_days=30, ceiling=300.0)
+    falling = forecast_growth(
+        y[::-1], step_seconds=3600, start=START, horizon_days=30, ceiling=300.0, growth="additive"
+    )
     assert falling.days_until_ceiling is None
     assert falling.slope_per_day == pytest.approx(-48.0)
+
+
+def test_compound_growth_multiplicative() -> None:
+    # Used bytes growing 10 %/week compounded, as the simulator grows stored data ((1 + g)^(t / 168 h)): from
+    # 400 GiB, 800 GiB (80 % of a 1,000 GiB volume) is reached at 168 × ln 2 / ln 1.1 = 1,221.8 h, i.e.
+    # 46.4 days from the start, 39.4 days after one week of history. No noise and no season: Holt, not ETS.
+    hours = np.arange(168, dtype=float)
+    used = 400.0 * 1.1 ** (hours / 168)
+    f = forecast_growth(used, step_seconds=3600, start=START, horizon_days=60, ceiling=800.0)
+    assert f.method == "holt"
+    truth = (168 * math.log(2) / math.log(1.1) - 168) / 24
+    assert f.days_until_ceiling == pytest.approx(truth, abs=1 / 24 + 1e-9)
+    assert f.growth_percent_per_week == pytest.approx(10.0, rel=0.02)
+    # the additive fit of the same series is late: a straight line from the last week's slope
+    g = forecast_growth(
+        used, step_seconds=3600, start=START, horizon_days=60, ceiling=800.0, growth="additive"
+    )
+    assert g.days_until_ceiling is None or g.days_until_ceiling > truth + 3
+
+
+def test_seasonal_strength() -> None:
+    t = np.arange(24 * 7, dtype=float)
+    assert seasonal_strength(100 + 2 * t, 24) == 0.0  # a line
+    assert seasonal_strength(400 * 1.001**t, 24) < 0.3  # smooth compound growth
+    assert seasonal_strength(100 + 30 * np.cos(2 * np.pi * t / 24), 24) > 0.99
 
 
 def test_constant_series() -> None:
