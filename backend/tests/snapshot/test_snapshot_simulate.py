@@ -239,11 +239,12 @@ def test_hosts_shared_by_two_tikv_and_raid0_stripes() -> None:
 
 def test_168_hours_of_the_demo_fleet_is_fast() -> None:
     scenario = load_scenario(SCENARIOS / "demo.yaml")
-    started = time.perf_counter()
+    # CPU time, not wall time: the test machine is shared (about 2 s of CPU on one core when written)
+    started = time.process_time()
     snap = simulate(scenario, hours=168, start=START)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert len(snap.nodes) == 6 and snap.window.points == 168 * 60
-    assert elapsed < 20, f"168 h × 6 nodes took {elapsed:.1f}s"
+    assert elapsed < 8, f"168 h × 6 nodes took {elapsed:.1f} s of CPU"
 
 
 def test_packaged_demo_matches_the_example_and_ends_at_the_given_time() -> None:
