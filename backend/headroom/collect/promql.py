@@ -2,18 +2,24 @@
 
 No network and no clock. The collector (`headroom.collect.prometheus`) sends what this module builds.
 
-Two ways TiDB clusters label their TiKV targets (domain.md s4; TiUP's and TiDB Operator's scrape configs):
+Two ways TiDB clusters label their TiKV targets:
 
-* TiUP: `job="tikv"`, `instance="<host>:20180"` (the status address), often a `tidb_cluster` label that users
-  add through `external_labels`-free relabelling; node_exporter runs as `job="node_exporter"` on
-  `<host>:9100`.
-* TiDB Operator (TidbMonitor): `component="tikv"`, `instance="<pod name>"`, `namespace` (or
-  `kubernetes_namespace`), `cluster` / `tidb_cluster`; the status address is only in the target's scrape URL.
+* TiUP (pingcap/tiup `embed/templates/config/prometheus.yml.tpl`): `job="tikv"`, `instance="<host>:20180"`
+  (the status address). TiUP's `cluster` label is an *external* label, so it is not on the series a query
+  of that Prometheus returns (only on federated / remote-written copies); users often add a `tidb_cluster`
+  label themselves. node_exporter runs as `job="node_exporter"` on `<host>:9100`.
+* TiDB Operator (TidbMonitor, pingcap/tidb-operator `pkg/monitor/monitor/util.go` `scrapeJob`):
+  `job="<namespace>-<cluster>-tikv"`, `instance="<pod name>"`, `component="tikv"`, `cluster="<cluster>"`,
+  `kubernetes_namespace="<namespace>"`, `tidb_cluster="<namespace>-<cluster>"`; the status address
+  (`<pod IP>:20180`) is only in the target's scrape URL.
 
-The source's label selector picks one TiDB cluster; we add the flavour's TiKV matcher (`job="tikv"` for TiUP,
-`component="tikv"` for the Operator) unless the selector already constrains that label. node_exporter series
-are selected by host instead (`instance=~"<host>:.*"` for the hosts the TiKV targets run on), because
-node_exporter targets rarely carry the cluster label.
+The source's label selector picks one TiDB cluster (e.g. `tidb_cluster="prod-basic"` for the Operator, empty or
+`tidb_cluster="prod"` for TiUP). The flavour is detected from the TiKV series' labels (`detect_flavour`); we
+then add the flavour's TiKV matcher (`job="tikv"` for TiUP, `component="tikv"` for the Operator) unless the
+selector already constrains that label. node_exporter series are selected by host instead
+(`instance=~"(<host>|...):[0-9]+"` for the hosts the TiKV status addresses are on), because node_exporter
+targets rarely carry the cluster label. On Kubernetes this only finds node_exporter when the TiKV pods use
+the host network (pod IP = node IP); otherwise the node series are simply absent.
 """
 
 from __future__ import annotations

@@ -106,8 +106,8 @@ def check_connection(
         if not targets:
             report.messages.append(
                 f"No TiKV series ({ingest.DISCOVERY_METRIC}) under the selector {{{source.label_selector}}} in "
-                'the last 10 minutes: check the selector (TiUP: job="tikv"; Operator: tidb_cluster/cluster, '
-                'namespace, component="tikv").'
+                'the last 10 minutes: check the selector (TiUP: job="tikv" or your own tidb_cluster label; '
+                'Operator: tidb_cluster="<namespace>-<cluster>", or cluster and kubernetes_namespace).'
             )
             return report
         scoped = render_selector(tikv_matchers(selector, flavour))

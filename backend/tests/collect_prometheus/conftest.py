@@ -2,8 +2,9 @@
 
 * cluster "healthy" labelled like TiUP: job="tikv", instance="<host>:<status port>", node_exporter as
   job="node_exporter", instance="<host>:9100";
-* cluster "basic" labelled like TiDB Operator: component="tikv", instance="<pod>", tidb_cluster="basic",
-  namespace="tidb", job="tidb-basic-tikv"; node_exporter on the pod hosts.
+* cluster "basic" in namespace "tidb" labelled as TidbMonitor's relabelling does (pingcap/tidb-operator
+  pkg/monitor/monitor/util.go `scrapeJob`): job="tidb-basic-tikv", instance="<pod>", component="tikv",
+  cluster="basic", kubernetes_namespace="tidb", tidb_cluster="tidb-basic"; node_exporter on the pod hosts.
 
 The history (simulator output turned into TiKV's raw series by exporter.py) is loaded with
 `promtool tsdb create-blocks-from openmetrics`; the live TiKV endpoints (ExporterServer, one per node on its own
@@ -93,12 +94,13 @@ def _cluster(
                     "job": f"tidb-{name}-tikv",
                     "instance": pod,
                     "component": "tikv",
-                    "tidb_cluster": name,
-                    "namespace": "tidb",
+                    "cluster": name,
+                    "kubernetes_namespace": "tidb",
+                    "tidb_cluster": f"tidb-{name}",
                 },
                 {"job": "node-exporter", "instance": f"{host}:9100"},
             )
-    selector = "" if flavour == "tiup" else f'tidb_cluster="{name}",namespace="tidb"'
+    selector = "" if flavour == "tiup" else f'tidb_cluster="tidb-{name}"'
     return SimCluster(name, flavour, selector, snapshot, servers, labels, stores)
 
 
@@ -117,8 +119,8 @@ def _scrape_config(tiup: SimCluster, operator: SimCluster) -> str:
         pod = operator.labels[node_id].tikv["instance"]
         lines += [
             f"      - targets: ['{server.address}']",
-            f"        labels: {{component: tikv, tidb_cluster: {operator.name}, namespace: tidb, "
-            f"__tmp_pod: {pod}}}",
+            f"        labels: {{component: tikv, cluster: {operator.name}, kubernetes_namespace: tidb, "
+            f"tidb_cluster: tidb-{operator.name}, __tmp_pod: {pod}}}",
         ]
     lines += ["    relabel_configs:", "      - source_labels: [__tmp_pod]", "        target_label: instance"]
     return "\n".join(lines) + "\n"
