@@ -188,9 +188,7 @@ def test_healthy_is_silent() -> None:
 
 def test_read_heavy_near_miss_at_80_percent_of_the_ceiling_is_silent() -> None:
     """3,700 reads/s puts p95 IOPS at ~80% of 3,000: 89% of the 90% threshold."""
-    snap = _variant(
-        "block-cache-read-heavy-at-ceiling", lambda d: d["workload"].update({"reads_per_sec": 3700})
-    )
+    snap = scenario_snapshot("near-miss-tikv-read-iops-80pct")
     ctx = Context(snap)
     for node in snap.nodes:
         path = data_path(ctx, node)
@@ -203,12 +201,11 @@ def test_read_heavy_brief_spike_is_silent() -> None:
     """The near-miss load with a 20-minute spike to 1.5×: at the ceiling, but neither 30 min nor 5% of the day."""
 
     def mutate(d: dict[str, Any]) -> None:
-        d["workload"]["reads_per_sec"] = 3700
         d["workload"]["spikes"] = [
             {"at_hour": 15, "duration_minutes": 20, "factor": 1.5, "applies_to": "reads"}
         ]
 
-    snap = _variant("block-cache-read-heavy-at-ceiling", mutate)
+    snap = _variant("near-miss-tikv-read-iops-80pct", mutate)
     ctx = Context(snap)
     path = data_path(ctx, snap.nodes[0])
     assert path is not None and float(np.nanmax(path.iops_util)) >= 0.9  # the spike does reach the ceiling

@@ -156,7 +156,7 @@ def test_healthy_is_silent() -> None:
 
 def test_near_miss_at_80_percent_of_the_bandwidth_ceiling_is_silent() -> None:
     """8,900 reads/s puts p95 MiB/s at ~80% of the instance limit: 89% of the 90% threshold."""
-    snap = _variant("block-size", lambda d: d["workload"].update({"reads_per_sec": 8900}))
+    snap = scenario_snapshot("near-miss-tikv-read-bandwidth-80pct")
     ctx = Context(snap)
     for node in snap.nodes:
         path = data_path(ctx, node)
@@ -166,12 +166,11 @@ def test_near_miss_at_80_percent_of_the_bandwidth_ceiling_is_silent() -> None:
 
 def test_brief_spike_is_silent() -> None:
     def mutate(d: dict[str, Any]) -> None:
-        d["workload"]["reads_per_sec"] = 8900
         d["workload"]["spikes"] = [
             {"at_hour": 14, "duration_minutes": 20, "factor": 1.5, "applies_to": "reads"}
         ]
 
-    snap = _variant("block-size", mutate)
+    snap = _variant("near-miss-tikv-read-bandwidth-80pct", mutate)
     path = data_path(Context(snap), snap.nodes[0])
     assert path is not None and float(np.nanmax(path.mibps_util)) >= 0.9
     assert _findings(snap) == []

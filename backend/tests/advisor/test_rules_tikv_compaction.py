@@ -197,9 +197,7 @@ def test_titan_with_1kib_blobs_clears_the_bottleneck() -> None:
 
 def test_near_miss_at_80_percent_of_the_throughput_ceiling_is_silent() -> None:
     """The same load on a 300 MiB/s gp3: p95 at ~80% of the ceiling, 89% of the 90% threshold."""
-    snap = _variant(
-        "compaction-io-titan", lambda d: d["nodes"][0]["volumes"][0].update({"throughput_mibps": 300})
-    )
+    snap = scenario_snapshot("near-miss-tikv-compaction-80pct")
     ctx = Context(snap)
     for node in snap.nodes:
         path = data_path(ctx, node)

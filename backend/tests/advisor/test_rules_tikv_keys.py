@@ -104,3 +104,9 @@ def test_each_rule_fires_on_its_own_scenario() -> None:
     for rule, names in expected.items():
         for name in names:
             assert [f for f in _raw(name) if f.rule == rule], f"{rule} is silent on {name}"
+
+
+@pytest.mark.parametrize("name", [n for n in SCENARIO_NAMES if n.startswith("near-miss-tikv-")])
+def test_tikv_near_misses_raise_nothing_from_the_tikv_rules(name: str) -> None:
+    """Each near-miss-tikv-*.yaml sits at ~89% of one TiKV rule's threshold: no TiKV rule may fire."""
+    assert [(f.rule, f.entity.id) for f in _raw(name)] == []

@@ -112,7 +112,7 @@ def test_moderate_node_with_a_shared_log_is_silent() -> None:
 
 def test_near_miss_below_fsync_heavy_is_silent() -> None:
     """175 fsync/s: slow fsyncs, but ~172 raft-log writes/s is 86% of the 200/s fsync-heavy threshold."""
-    snap = _variant("raft-dedicated-volume", lambda d: d["workload"].update({"fsyncs_per_sec": 175}))
+    snap = scenario_snapshot("near-miss-tikv-raft-fsync-175")
     ctx = Context(snap)
     rate = raft_write_rate(ctx, snap.nodes[0])
     assert rate is not None and 160 < float(np.nanmedian(rate)) < 200

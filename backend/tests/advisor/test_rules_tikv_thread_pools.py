@@ -123,7 +123,7 @@ def test_healthy_is_silent() -> None:
 
 def test_near_miss_at_67_percent_of_the_pool_is_silent() -> None:
     """10.5 MiB/s of small writes: scheduler at ~67% of 4 threads at p95, 89% of the 75% limit."""
-    snap = _variant("thread-pool-saturation", lambda d: d["workload"].update({"write_mibps": 10.5}))
+    snap = scenario_snapshot("near-miss-tikv-scheduler-67pct")
     ctx = Context(snap)
     for node in snap.nodes:
         cpu = ctx.series("node", node.id, "tikv.thread_cpu.scheduler")
@@ -133,12 +133,11 @@ def test_near_miss_at_67_percent_of_the_pool_is_silent() -> None:
 
 def test_brief_spike_is_silent() -> None:
     def mutate(d: dict[str, Any]) -> None:
-        d["workload"]["write_mibps"] = 10.5
         d["workload"]["spikes"] = [
             {"at_hour": 14, "duration_minutes": 20, "factor": 1.5, "applies_to": "writes"}
         ]
 
-    snap = _variant("thread-pool-saturation", mutate)
+    snap = _variant("near-miss-tikv-scheduler-67pct", mutate)
     cpu = Context(snap).series("node", "tikv-1", "tikv.thread_cpu.scheduler")
     assert cpu is not None and float(cpu.max()) / 4 >= 0.75  # the spike does cross the band
     assert _findings(snap) == []
