@@ -1,4 +1,5 @@
-"""Forecasts (pure): burst-bucket depletion (`forecast.burst`) and growth to a ceiling (`forecast.growth`)."""
+"""Forecasts (pure): burst-bucket depletion (`forecast.burst`), growth to a ceiling (`forecast.growth`), and
+growth of a snapshot's volumes and nodes to their catalog ceilings (`forecast.capacity`)."""
 
 from headroom.forecast.burst import (
     BalancePath,
@@ -8,11 +9,13 @@ from headroom.forecast.burst import (
     forecast_hdd_burst,
     forecast_instance_burst,
 )
+from headroom.forecast.capacity import CeilingForecast, node_capacity_growth, volume_growth
 from headroom.forecast.growth import GrowthForecast, forecast_growth, hourly
 
 __all__ = [
     "BalancePath",
     "BurstForecast",
+    "CeilingForecast",
     "GrowthForecast",
     "forecast_bucket",
     "forecast_gp2_burst",
@@ -20,4 +23,6 @@ __all__ = [
     "forecast_hdd_burst",
     "forecast_instance_burst",
     "hourly",
+    "node_capacity_growth",
+    "volume_growth",
 ]
