@@ -37,11 +37,11 @@ ENTITY_KIND = {"node": "tikv_node", "volume": "volume", "instance": "instance"}
 
 
 def default_scenario_path() -> Path:
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "examples" / "scenarios" / "demo.yaml"
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError("examples/scenarios/demo.yaml not found")
+    """The demo fleet's scenario: the copy packaged with headroom.snapshot (kept identical to
+    examples/scenarios/demo.yaml by a test), so an installed build finds it too."""
+    from headroom.snapshot.simulate import DEMO_SCENARIO
+
+    return DEMO_SCENARIO
 
 
 def _seed_for(cluster_id: uuid.UUID) -> int:

@@ -21,6 +21,8 @@ from psycopg import errors as pg_errors
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from headroom.store.copy_binary import encode_rows
+
 SLOTS_PER_HOUR = 60
 SLOT_SECONDS = 60
 ROLLUP_SLOTS = {300: 288, 3600: 24}
@@ -225,21 +227,15 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[PackedRows, int, int]:
         first_hour = int(hours[0])
         grid = np.full((int(hours[-1]) - first_hour + 1, SLOTS_PER_HOUR), np.nan)
         grid[hours - first_hour, minutes % SLOTS_PER_HOUR] = values
-        for offset in np.unique(hours - first_hour):
-            hour = _EPOCH + dt.timedelta(hours=first_hour + int(offset))
-            key = (batch.series_id, hour)
+        occupied = np.flatnonzero(~np.isnan(grid).all(axis=1))
+        base = _EPOCH + dt.timedelta(hours=first_hour)
+        for offset in occupied.tolist():
+            key = (batch.series_id, base + dt.timedelta(hours=offset))
             row = grid[offset]
             if key in rows:  # two batches of one series touching the same hour: the later one wins per slot
                 row = np.where(np.isnan(row), rows[key], row)
             rows[key] = row
     return rows, nan, unaligned
-
-
-def _slot_list(row: NDArray[np.float64]) -> list[float | None]:
-    values: list[float | None] = row.tolist()
-    if np.isnan(row).any():
-        values = [None if v != v else v for v in values]  # NaN -> NULL slot
-    return values
 
 
 def write_batches(db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch]) -> WriteResult:
@@ -271,19 +267,18 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: PackedRows, nan: int, unal
     if fresh:
         try:
             # A savepoint: a racing writer's row aborts only this COPY, which then merges instead.
+            stream = encode_rows([k for k, _ in fresh], np.vstack([r for _, r in fresh]), org_id)
             with (
                 conn.transaction(),
                 conn.cursor() as cur,
                 cur.copy("COPY metric_points (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)") as copy,
             ):
-                copy.set_types(["int8", "timestamptz", "uuid", "float8[]"])
-                for (series_id, hour), row in fresh:
-                    copy.write_row((series_id, hour, org_id, _slot_list(row)))
+                copy.write(stream)
         except pg_errors.UniqueViolation:
             overlap.update(dict(fresh))  # another worker wrote some of these hours first: merge them all
     if overlap:
         _merge_rows(db, org_id, overlap)
-    npoints = int(sum(int(np.isfinite(row).sum()) for row in rows.values()))
+    npoints = int(np.count_nonzero(~np.isnan(np.vstack(list(rows.values())))))
     return WriteResult(npoints, len(rows), nan, unaligned)
 
 
@@ -296,10 +291,9 @@ def _merge_rows(db: Session, org_id: uuid.UUID, rows: PackedRows) -> None:
             "org_id uuid, vals float8[]) ON COMMIT DELETE ROWS"
         )
         cur.execute("TRUNCATE _points_stage")
+        stream = encode_rows(list(rows), np.vstack(list(rows.values())), org_id)
         with cur.copy("COPY _points_stage (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["int8", "timestamptz", "uuid", "float8[]"])
-            for (series_id, hour), row in rows.items():
-                copy.write_row((series_id, hour, org_id, _slot_list(row)))
+            copy.write(stream)
         cur.execute(
             "INSERT INTO metric_points (series_id, bucket_at, org_id, vals) "
             "SELECT series_id, bucket_at, org_id, vals FROM _points_stage "

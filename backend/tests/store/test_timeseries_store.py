@@ -8,6 +8,8 @@ import uuid
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from headroom.core.security import new_external_id
 from headroom.store import timeseries as ts
 from headroom.store.models import Organization
@@ -209,3 +211,15 @@ def test_read_many_rollups_in_one_query_matches_single_reads(db: Any) -> None:
         assert cols.count.tolist() == [60, 60]
     other = ts.read_rollups(db, _org(db, "other"), list(ids.values()), 3600, T0, T0 + dt.timedelta(hours=2))
     assert all(len(c) == 0 for c in other.values())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False, width=64)), min_size=1,
+                max_size=180), st.integers(min_value=0, max_value=59))
+def test_numpy_copy_encoding_round_trips_any_values(db: Any, values: list[float | None], offset: int) -> None:
+    org = _org(db)
+    sid = _series(db, org)
+    start = T0 + dt.timedelta(minutes=offset)
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, start, 60, values)])
+    expected = [(start + dt.timedelta(minutes=i), v) for i, v in enumerate(values) if v is not None]
+    assert ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=5)) == expected
