@@ -206,9 +206,10 @@ def _numeric(value: Any) -> float | None:
     return None
 
 
-def _direction(change: ProposedChange) -> int | None:
-    """Return +1 (raise), -1 (lower), 0 (same) or None (not comparable)."""
-    cur, new = _numeric(change.current), _numeric(change.proposed)
+def _direction(change: ProposedChange, reference: ProposedChange | None = None) -> int | None:
+    """Return +1 (raise), -1 (lower), 0 (same) or None (not comparable), from `reference`'s current value."""
+    base = reference.current if reference is not None else change.current
+    cur, new = _numeric(base), _numeric(change.proposed)
     if cur is None or new is None:
         return None
     return (new > cur) - (new < cur)
@@ -262,7 +263,7 @@ def resolve_conflicts(
         value = win.proposed
         if d_win:
             for c in members[group]:
-                if _direction(c) == d_win:
+                if _direction(c, win) == d_win:
                     new_c, new_v = _numeric(c.proposed), _numeric(value)
                     assert new_c is not None and new_v is not None
                     if (new_c > new_v) if d_win > 0 else (new_c < new_v):
@@ -278,11 +279,9 @@ def resolve_conflicts(
             win, win_f = winners[group]
             value = settled[group]
             d_win = _direction(win)
-            if c.proposed == value or (d_win and _direction(c) == d_win):
+            # Directions are judged from the winner's current value, so every member of a group agrees.
+            if c.proposed == value or c.proposed == win.proposed or (d_win and _direction(c, win) == d_win):
                 kept.append(c if c.proposed == value else c.model_copy(update={"proposed": value}))
-                continue
-            if c.proposed == win.proposed:
-                kept.append(c)
                 continue
             lost.append(f"{c.key}={c.proposed!r}")
             overridden.setdefault(win_f.dedup_key, []).append(

@@ -41,7 +41,8 @@ AWS_RULES = (
 @lru_cache(maxsize=32)
 def scenario_snapshot(name: str, hours: float = 24.0) -> Snapshot:
     """Simulate examples/scenarios/<name>.yaml over `hours` (seed 0), cached for the test session."""
-    return simulate(load_scenario(SCENARIOS / f"{name}.yaml"), hours=hours, seed=0)
+    scenario = load_scenario(SCENARIOS / f"{name}.yaml")
+    return simulate(scenario, hours=hours, seed=0, start=scenario.start or START)
 
 
 @lru_cache(maxsize=32)

@@ -67,3 +67,11 @@ def test_overprovisioned_thresholds(iops: int, throughput: float, fires: bool) -
 def test_cost_rules_silent(scenario: str) -> None:
     found = aws_findings(scenario_findings(scenario))
     assert not of_rule(found, "gp2-to-gp3") and not of_rule(found, "volume-overprovisioned")
+
+
+def test_no_cost_cut_under_an_instance_pinned_at_its_limit() -> None:
+    # block-size.yaml: io2 at 20,000 IOPS behind an m5.4xlarge pinned at 566 MiB/s (domain.md §2.2): the
+    # instance clips the volume's demand, so its low peak is not evidence that it is overprovisioned.
+    findings = scenario_findings("block-size")
+    assert of_rule(findings, "instance-ebs-bandwidth-bound")
+    assert not of_rule(findings, "volume-overprovisioned")

@@ -2,7 +2,8 @@
 
 Both only fire when a cheaper configuration keeps the observed **peak** (the window maximum, not a percentile:
 cutting capacity must not clip anything seen) at or below 75% of its new ceiling (`_common.TARGET_UTILISATION`)
-and the volume never came near its current ceiling.
+and the volume never came near its current ceiling, nor did its instance (when the instance sits at its EBS
+limit, the volumes' demand is clipped by it and their peaks understate what they need, domain.md §2.2).
 
 - gp2-to-gp3: gp3 storage is $0.08 vs gp2 $0.10 per GB-month, with 3,000 IOPS and 125 MiB/s included (domain.md
   §1.6, AWS Prescriptive Guidance "Migrate Amazon EBS volumes from gp2 to gp3"). The proposal is the cheapest gp3
@@ -37,7 +38,8 @@ from headroom.advisor.finding import (
 )
 from headroom.catalog import VolumeLimits, volume_limits
 
-from ._common import AT_CEILING_FRACTION, TARGET_UTILISATION, round_up
+from ._common import AT_CEILING_FRACTION, TARGET_UTILISATION, pressure, round_up
+from .instance_ebs import _ceiling, _instance_series
 from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, volume_changes
 
 GP2_RULE = "gp2-to-gp3"
@@ -79,7 +81,29 @@ def _io_for_peak(kind: str, size: float, peak_iops: float, peak_mibps: float) ->
     return VolumeConfig(f"{kind} {size:g} GiB, {iops:,} IOPS", kind, size, iops, None, 1, lim, True)
 
 
+def _instance_pinned(ctx: Context, iid: str | None) -> bool:
+    """Whether the volume's instance sat at its EBS limit: then the volume's peaks understate its demand."""
+    if iid is None:
+        return False
+    inst = ctx.instance_limits(iid)
+    rates = _instance_series(ctx, iid)
+    if inst is None or rates is None:
+        return False
+    iops, mibps = rates
+    n = len(mibps)
+    byte_ceiling = _ceiling(
+        ctx, iid, inst.baseline_throughput_mibps, inst.max_throughput_mibps, "ec2.ebs_byte_balance", n
+    )
+    io_ceiling = _ceiling(ctx, iid, inst.baseline_iops, inst.max_iops, "ec2.ebs_io_balance", n)
+    return (
+        pressure(mibps, byte_ceiling, ctx.step_seconds).sustained
+        or pressure(iops, io_ceiling, ctx.step_seconds).sustained
+    )
+
+
 def _peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] | None:
+    if _instance_pinned(ctx, ctx.volume(vid).instance_id):
+        return None  # demand clipped by the instance (domain.md §2.2): the observed peak is not the need
     view = ctx.volume_io(vid)
     iceil = ctx.volume_iops_ceiling(vid)
     mceil = ctx.volume_mibps_ceiling(vid)
