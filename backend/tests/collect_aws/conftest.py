@@ -81,3 +81,12 @@ def make_fleet(region: str, endpoint: str, *, nodes: int = 1, instance_type: str
         out["data"].append(data)
         out["raft"].append(raft)
     return out
+
+
+@pytest.fixture()
+def settings(aws_endpoint_url: str) -> Any:
+    """Test settings pointing boto3 at the moto server (HEADROOM_AWS_ENDPOINT_URL)."""
+    from headroom.core.settings import Settings
+
+    return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
+                    HEADROOM_AWS_ENDPOINT_URL=aws_endpoint_url)

@@ -1,0 +1,66 @@
+"""AWS connection operations: test permissions, start and watch the CloudWatch backfill, list sweeps."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, BackgroundTasks, Query
+
+from headroom.api.deps import DB, Caller, Context
+from headroom.api.schemas.aws_ops import (
+    AwsBackfillRead,
+    AwsBackfillRequest,
+    AwsConnectionTestRead,
+    CollectionSweepRead,
+)
+from headroom.collect.aws_session import AwsClients, clients_for
+from headroom.core.logging import get_logger
+from headroom.services import aws_ops as service
+from headroom.store.models import AwsConnection
+
+router = APIRouter(prefix="/sources/aws", tags=["sources"])
+log = get_logger("headroom.api.sources_aws_ops")
+
+
+@router.post("/{connection_id}/test", response_model=AwsConnectionTestRead)
+def test_aws(connection_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> AwsConnectionTestRead:
+    """Call each API Headroom needs once (Describe*, GetMetricData, ListMetrics) and report per IAM action
+    whether it is allowed; record the outcome on the connection's health."""
+
+    def make_clients(connection: AwsConnection, region: str) -> AwsClients:
+        return clients_for(connection, region, ctx.secret_box, endpoint_url=ctx.settings.aws_endpoint_url,
+                           max_attempts=3)
+
+    report = service.run_connection_test(db, caller, connection_id, make_clients=make_clients, now=ctx.clock())
+    return AwsConnectionTestRead.model_validate(report.to_dict())
+
+
+@router.get("/{connection_id}/backfill", response_model=AwsBackfillRead)
+def get_aws_backfill(connection_id: uuid.UUID, caller: Caller, db: DB) -> AwsBackfillRead:
+    """Progress of the CloudWatch history import (datapoints done / total)."""
+    return AwsBackfillRead.model_validate(service.backfill_view(service.backfill_status(db, caller, connection_id)))
+
+
+@router.post("/{connection_id}/backfill", status_code=202, response_model=AwsBackfillRead)
+def start_aws_backfill(connection_id: uuid.UUID, body: AwsBackfillRequest, caller: Caller, db: DB, ctx: Context,
+                       tasks: BackgroundTasks) -> AwsBackfillRead:
+    """(Re)import the connection's history; the job is queued once this request has committed."""
+    row = service.start_backfill(db, caller, connection_id, days=body.days)
+    database_url = ctx.settings.database_url
+    queued = bool(database_url)
+    if database_url:
+        from headroom.jobs.dispatch import enqueue
+
+        # Background tasks run after the response, i.e. after the request's session committed.
+        tasks.add_task(enqueue, "aws.backfill", ctx.settings, database_url, connection_id=str(connection_id))
+    else:
+        log.info("aws.backfill_not_queued", reason="no DATABASE_URL; the ingest job will queue it")
+    return AwsBackfillRead.model_validate({**service.backfill_view(row), "queued": queued})
+
+
+@router.get("/{connection_id}/sweeps", response_model=list[CollectionSweepRead])
+def list_aws_sweeps(connection_id: uuid.UUID, caller: Caller, db: DB,
+                    limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> list[CollectionSweepRead]:
+    """The connection's recent collection sweeps with their CloudWatch cost (calls, metrics requested)."""
+    return [CollectionSweepRead.model_validate(s) for s in service.list_sweeps(db, caller, connection_id, limit=limit)]

@@ -1,0 +1,151 @@
+"""AWS connection operations: test the permissions, start and watch the backfill, list sweeps. Callers commit.
+
+The test calls each API the collector needs once, as cheaply as the API allows, and maps an AccessDenied /
+UnauthorizedOperation answer to the IAM action that is missing (the policy in deploy/aws/ grants exactly these).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from sqlalchemy import select
+
+from headroom.collect.aws_session import AwsClients
+from headroom.services.accounts import Principal, audit
+from headroom.services.aws_ingest import DEFAULT_BACKFILL_DAYS, get_backfill, request_backfill
+from headroom.services.source_health import record_failure, record_success
+from headroom.services.sources import get_aws_connection
+from headroom.store.models import AwsConnection
+from headroom.store.models_collect import AwsBackfill, CollectionSweep
+
+DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation",
+                          "UnauthorizedAccess", "AuthFailure", "InvalidClientTokenId"})
+# Every IAM action the collector uses, in the order the test checks them.
+REQUIRED_ACTIONS = ("ec2:DescribeInstances", "ec2:DescribeVolumes", "ec2:DescribeInstanceTypes",
+                    "cloudwatch:GetMetricData", "cloudwatch:ListMetrics")
+
+
+@dataclass(frozen=True)
+class PermissionCheck:
+    action: str
+    ok: bool
+    error_code: str | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class ConnectionTest:
+    ok: bool
+    region: str | None
+    checks: list[PermissionCheck]
+    missing: list[str]
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "checks": [asdict(c) for c in self.checks]}
+
+
+def _probe(action: str, call: Callable[[], Any]) -> PermissionCheck:
+    try:
+        call()
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "Unknown")
+        if code in DENIED_CODES:
+            return PermissionCheck(action, False, code, f"{code}: the role needs {action}")
+        return PermissionCheck(action, False, code, str(exc)[:300])
+    except BotoCoreError as exc:
+        return PermissionCheck(action, False, type(exc).__name__, str(exc)[:300])
+    return PermissionCheck(action, True)
+
+
+def check_permissions(clients: AwsClients, now: dt.datetime) -> list[PermissionCheck]:
+    """Call each needed API once with the smallest request (MaxResults 5, a 5-minute one-metric query)."""
+    ec2, cloudwatch = clients.ec2(), clients.cloudwatch()
+    end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    tiny_query = [{"Id": "probe", "MetricStat": {"Metric": {"Namespace": "AWS/EBS", "MetricName": "VolumeReadOps",
+                                                            "Dimensions": [{"Name": "VolumeId", "Value": "vol-0"}]},
+                                                 "Period": 60, "Stat": "Sum"}}]
+    calls: dict[str, Callable[[], Any]] = {
+        "ec2:DescribeInstances": lambda: ec2.describe_instances(MaxResults=5),
+        "ec2:DescribeVolumes": lambda: ec2.describe_volumes(MaxResults=5),
+        "ec2:DescribeInstanceTypes": lambda: ec2.describe_instance_types(MaxResults=5),
+        "cloudwatch:GetMetricData": lambda: cloudwatch.get_metric_data(
+            MetricDataQueries=tiny_query, StartTime=end - dt.timedelta(minutes=5), EndTime=end),
+        "cloudwatch:ListMetrics": lambda: cloudwatch.list_metrics(Namespace="AWS/EBS", MetricName="VolumeReadOps"),
+    }
+    return [_probe(action, calls[action]) for action in REQUIRED_ACTIONS]
+
+
+def run_connection_test(
+    db: Any,
+    principal: Principal,
+    connection_id: uuid.UUID,
+    *,
+    make_clients: Callable[[AwsConnection, str], AwsClients],
+    now: dt.datetime,
+) -> ConnectionTest:
+    """Check the connection's credentials and permissions in its first region; record the source's health."""
+    principal.require("admin")
+    connection = get_aws_connection(db, principal, connection_id)
+    region = connection.regions[0] if connection.regions else None
+    if region is None:
+        result = ConnectionTest(False, None, [], [], "no region configured")
+    else:
+        try:
+            clients = make_clients(connection, region)
+        except (ClientError, BotoCoreError, ValueError) as exc:
+            code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+            check = PermissionCheck("sts:AssumeRole", False, code, f"cannot get credentials: {code or exc}"[:300])
+            result = ConnectionTest(False, region, [check], ["sts:AssumeRole"] if code else [], check.message)
+        else:
+            checks = check_permissions(clients, now)
+            missing = [c.action for c in checks if not c.ok and c.error_code in DENIED_CODES]
+            failed = [c for c in checks if not c.ok]
+            error = None
+            if missing:
+                error = "missing permissions: " + ", ".join(missing)
+            elif failed:
+                error = "; ".join(f"{c.action}: {c.message}" for c in failed)
+            result = ConnectionTest(not failed, region, checks, missing, error)
+    if result.ok:
+        record_success(connection, now)
+    else:
+        record_failure(connection, now, result.error or "connection test failed")
+    audit(db, principal, "aws_connection.tested", target_kind="aws_connection", target_id=connection.id,
+          details={"ok": result.ok, "missing": result.missing})
+    return result
+
+
+def backfill_view(row: AwsBackfill | None) -> dict[str, Any]:
+    if row is None:
+        return {"state": "not_started", "days": DEFAULT_BACKFILL_DAYS, "points_done": 0, "points_total": 0,
+                "points_written": 0, "started_at": None, "finished_at": None, "last_error": None}
+    return {"state": row.state, "days": row.days, "points_done": row.points_done, "points_total": row.points_total,
+            "points_written": row.points_written, "started_at": row.started_at, "finished_at": row.finished_at,
+            "last_error": row.last_error}
+
+
+def backfill_status(db: Any, principal: Principal, connection_id: uuid.UUID) -> AwsBackfill | None:
+    return get_backfill(db, get_aws_connection(db, principal, connection_id))
+
+
+def start_backfill(db: Any, principal: Principal, connection_id: uuid.UUID, *, days: int) -> AwsBackfill:
+    """(Re)queue the history import; the route enqueues the job once the request has committed."""
+    principal.require("admin")
+    connection = get_aws_connection(db, principal, connection_id)
+    row = request_backfill(db, connection, days=days)
+    audit(db, principal, "aws_connection.backfill_requested", target_kind="aws_connection",
+          target_id=connection.id, details={"days": days})
+    return row
+
+
+def list_sweeps(db: Any, principal: Principal, connection_id: uuid.UUID, *, limit: int = 100) -> list[CollectionSweep]:
+    connection = get_aws_connection(db, principal, connection_id)
+    return list(db.scalars(select(CollectionSweep).where(
+        CollectionSweep.org_id == principal.org_id, CollectionSweep.source_id == connection.id)
+        .order_by(CollectionSweep.started_at.desc(), CollectionSweep.id.desc()).limit(limit)))
