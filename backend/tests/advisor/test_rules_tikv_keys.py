@@ -9,11 +9,13 @@ from advisor_fixtures import SCENARIOS, START, scenario_snapshot
 
 from headroom.advisor import Finding, advise
 from headroom.advisor.context import Context
-from headroom.advisor.engine import Rule, _direction, discover_rules
+from headroom.advisor.engine import Rule, discover_rules
+from headroom.advisor.finding import ProposedChange
 from headroom.snapshot.scenario import load_scenario
 from headroom.snapshot.simulate import simulate
 from headroom.tikvconf import can_change_online, is_valid_key
 from headroom.tikvconf.keys import check_value
+from headroom.tikvconf.units import parse_size
 
 TIKV_RULES = (
     "block-cache-size",
@@ -24,6 +26,27 @@ TIKV_RULES = (
     "compaction-io-titan",
 )
 SCENARIO_NAMES = sorted(p.stem for p in SCENARIOS.glob("*.yaml"))
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(parse_size(value))
+        except ValueError:
+            return None
+    return None
+
+
+def _direction(change: ProposedChange) -> int | None:
+    """+1 raise, -1 lower, None when current or proposed is not a number or a size."""
+    cur, new = _number(change.current), _number(change.proposed)
+    if cur is None or new is None:
+        return None
+    return (new > cur) - (new < cur)
 
 
 def _rules() -> dict[str, Rule]:
