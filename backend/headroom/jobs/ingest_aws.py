@@ -134,9 +134,10 @@ def backfill_aws(database_url: str, settings: Settings, now: dt.datetime, connec
             conn = db.get(AwsConnection, cid)
             if conn is not None:
                 record_failure(conn, now, f"{type(exc).__name__}: {exc}")
-                row = ingest.get_backfill(db, conn)
-                if row is not None:
-                    row.state, row.last_error, row.finished_at = "failed", f"{type(exc).__name__}: {exc}"[:2000], now
+                failed = ingest.get_backfill(db, conn)
+                if failed is not None:
+                    failed.state, failed.last_error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
+                    failed.finished_at = now
         raise
 
 

@@ -132,31 +132,31 @@ def sync_inventory(db: Session, connection: AwsConnection, clients: AwsClients, 
     existing_volumes = {r.volume_id: r for r in db.scalars(select(Volume).where(
         Volume.org_id == org, Volume.volume_id.in_([v.volume_id for v in inv.volumes])))}
     ref_to_instance = {r.id: r.instance_id for r in by_instance_id.values()}
-    for info in inv.volumes:
-        vrow = existing_volumes.get(info.volume_id)
-        new_attrs = _volume_attrs(info)
+    for vinfo in inv.volumes:
+        vrow = existing_volumes.get(vinfo.volume_id)
+        new_attrs = _volume_attrs(vinfo)
         if vrow is None:
-            vrow = Volume(org_id=org, volume_id=info.volume_id, first_seen_at=now)
+            vrow = Volume(org_id=org, volume_id=vinfo.volume_id, first_seen_at=now)
             db.add(vrow)
         else:
             old_attrs = {"volume_type": vrow.volume_type, "size_gib": vrow.size_gib, "iops": vrow.iops,
                          "throughput_mibps": vrow.throughput_mibps,
                          "attached_instance_id": ref_to_instance.get(vrow.instance_ref_id)
                          if vrow.instance_ref_id else None, "device": vrow.device}
-            for ch in diff_fields("volume", info.volume_id, old_attrs, new_attrs, VOLUME_FIELDS):
+            for ch in diff_fields("volume", vinfo.volume_id, old_attrs, new_attrs, VOLUME_FIELDS):
                 changes.append(InventoryChange(org_id=org, aws_connection_id=connection.id, entity_kind="volume",
                                                entity_id=ch.entity_id, field=ch.field, old_value=ch.old,
                                                new_value=ch.new, observed_at=now))
-        attached = by_instance_id.get(info.attached_instance_id or "")
-        vrow.volume_type = info.volume_type
-        vrow.size_gib = info.size_gib
-        vrow.iops = info.iops
-        vrow.throughput_mibps = info.throughput_mibps
+        attached = by_instance_id.get(vinfo.attached_instance_id or "")
+        vrow.volume_type = vinfo.volume_type
+        vrow.size_gib = vinfo.size_gib
+        vrow.iops = vinfo.iops
+        vrow.throughput_mibps = vinfo.throughput_mibps
         vrow.instance_ref_id = attached.id if attached else None
-        vrow.device = info.device
-        vrow.role = roles.get(info.volume_id, "other")
-        vrow.availability_zone = info.availability_zone
-        vrow.tags = info.tags
+        vrow.device = vinfo.device
+        vrow.role = roles.get(vinfo.volume_id, "other")
+        vrow.availability_zone = vinfo.availability_zone
+        vrow.tags = vinfo.tags
         vrow.cluster_id = attached.cluster_id if attached else vrow.cluster_id
         vrow.last_seen_at = now
     db.add_all(changes)
@@ -216,7 +216,7 @@ def attributes_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: s
                              InventoryChange.new_value)
                       .where(InventoryChange.org_id == org_id, InventoryChange.entity_kind == entity_kind,
                              InventoryChange.entity_id == entity_id, InventoryChange.observed_at > ts)).all()
-    return undo(current, [tuple(r) for r in rows], ts)  # type: ignore[misc]
+    return undo(current, [(r[0], r[1], r[2], r[3]) for r in rows], ts)
 
 
 def limits_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: str, ts: dt.datetime) -> dict[str, Any] | None:
