@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -49,7 +50,7 @@ from headroom.core.security import SecretBox
 from headroom.services.tikv_configs import ConfigFetcher, default_fetcher, store_version
 from headroom.store.models import MetricSeries, PrometheusSource, TikvNode
 from headroom.store.models_prometheus import PrometheusNodeTarget
-from headroom.store.timeseries import SeriesKey, ensure_series, write_points
+from headroom.store.timeseries import SeriesBatch, SeriesKey, ensure_series, write_batches
 from headroom.store.watermarks import advance_watermarks, get_watermarks
 
 log = get_logger("headroom.services.prometheus_ingest")
@@ -279,7 +280,7 @@ def collect_query(
         stats.queries += 1
         steps = points_in(chunk_start, chunk_end)
         stats.steps += steps
-        batch: list[tuple[int, dt.datetime, float]] = []
+        batches: list[SeriesBatch] = []
         marks: dict[int, dt.datetime] = {}
         for result in results:
             nodes = _nodes_by_result(query, discovery, result.labels)
@@ -293,22 +294,26 @@ def collect_query(
             missing = [k for k in keys if k not in series_ids]
             if missing:
                 series_ids.update(ensure_series(db, source.org_id, missing, cluster_id=source.cluster_id))
+            # One regular batch per series over the chunk's grid; NaN marks the minutes without a point.
+            values = np.full(steps, np.nan)
+            newest: dt.datetime | None = None
             for ts, value in result.points:
                 if not math.isfinite(value):
                     stats.dropped_non_finite += len(keys)
                     continue
-                if ts < chunk_start or ts > chunk_end:
+                offset = (ts - chunk_start).total_seconds() / STEP_SECONDS
+                if ts < chunk_start or ts > chunk_end or not offset.is_integer():
                     stats.dropped_outside += len(keys)
                     continue
-                for key in keys:
-                    batch.append((series_ids[key], ts, value))
-                    sid = series_ids[key]
-                    if sid not in marks or ts > marks[sid]:
-                        marks[sid] = ts
-        written = write_points(db, source.org_id, batch)
+                values[int(offset)] = value
+                newest = ts if newest is None or ts > newest else newest
+            if newest is None:
+                continue
+            for key in keys:
+                batches.append(SeriesBatch(series_ids[key], chunk_start, STEP_SECONDS, values))
+                marks[series_ids[key]] = newest
+        written = write_batches(db, source.org_id, batches)
         stats.points += written.points
-        stats.dropped_non_finite += written.dropped_nan
-        stats.dropped_outside += written.dropped_unaligned
         advance_watermarks(db, source.org_id, SOURCE_KIND, source.id, marks)
         if on_chunk is not None:
             on_chunk(steps)
