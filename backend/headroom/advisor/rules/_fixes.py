@@ -304,3 +304,27 @@ def smallest_instance_clearing(
         if cand.baseline_iops >= need_iops and cand.baseline_throughput_mibps >= need_mibps:
             return cand
     return None
+
+
+def cheaper_alternatives(
+    current: InstanceLimits, need_iops: float, need_mibps: float, exclude: str, limit: int = 3
+) -> list[InstanceLimits]:
+    """Return up to `limit` instance types of any family that keep the vCPUs and memory, clear the need on
+    their sustained (baseline) EBS limits, and have a known price, cheapest first (excluding `exclude`)."""
+    out = [
+        i
+        for i in list_instance_types()
+        if i.name not in (current.name, exclude)
+        and (i.vcpus or 0) >= (current.vcpus or 0)
+        and (i.memory_gib or 0.0) >= (current.memory_gib or 0.0)
+        and i.baseline_iops >= need_iops
+        and i.baseline_throughput_mibps >= need_mibps
+        and i.monthly_price_usd is not None
+    ]
+    return sorted(out, key=lambda i: (i.monthly_price_usd or 0.0, i.name))[:limit]
+
+
+def is_graviton(name: str) -> bool:
+    """Whether an instance family is AWS Graviton (arm64): m6g, m7g, r6g, c7g, ... (the family ends in g)."""
+    family = name.split(".")[0]
+    return family.rstrip("dn").endswith("g")

@@ -6,7 +6,8 @@
   most of those minutes): "an instance's EBS performance is bounded by the instance limit or the sum of its
   attached volumes, whichever is smaller" (§2.2, EC2TYPES). PingCAP (seed 000): m5.2xlarge -> m5.4xlarge
   "the performance doubled with nearly the same CPU usage". Fix: the smallest larger size of the family whose
-  sustained (baseline) limits clear the demand with margin (`_common.demand_estimate`), with the price delta.
+  sustained (baseline) limits clear the demand with margin (`_common.demand_estimate`), with the price delta;
+  options add the cheapest types of any family that keep the vCPUs and memory and clear the demand.
 - burst-depletion: a burst size (§2.1: maximum "for 30 minutes at least once every 24 hours") whose
   EBSIOBalance% / EBSByteBalance% (§3.2) falls to <= 10% in the window; the forecast (physics bucket, see
   headroom.physics.burst.InstanceEbsBucket) says when, at the recent demand, it empties and what it falls back
@@ -43,7 +44,7 @@ from ._common import (
     pct,
     pressure,
 )
-from ._fixes import headroom_pct, smallest_instance_clearing
+from ._fixes import cheaper_alternatives, headroom_pct, is_graviton, smallest_instance_clearing
 
 BOUND_RULE = "instance-ebs-bandwidth-bound"
 BURST_RULE = "instance-ebs-burst-depletion"
@@ -147,7 +148,40 @@ def _upgrade(
         monthly_cost_after_usd=round(after, 2) if after is not None else None,
         monthly_cost_delta_usd=delta,
     )
-    return [change], impact, [Option(label=f"{inst.name} -> {target.name}", changes=[change], impact=impact)]
+    options = [Option(label=f"{inst.name} -> {target.name} (same family)", changes=[change], impact=impact)]
+    for alt in cheaper_alternatives(inst, need_iops, need_mibps, exclude=target.name):
+        alt_delta = (
+            round(alt.monthly_price_usd - before, 2)
+            if (before is not None and alt.monthly_price_usd is not None)
+            else None
+        )
+        notes = ["another family: check CPU and memory per vCPU for TiKV"]
+        if is_graviton(alt.name):
+            notes.append("Graviton (arm64): needs arm64 TiKV binaries / images")
+        options.append(
+            Option(
+                label=f"{inst.name} -> {alt.name}",
+                changes=[change.model_copy(update={"proposed": alt.name})],
+                impact=Impact(
+                    summary=(
+                        f"sustained EBS {inst.baseline_throughput_mibps:,.0f} -> "
+                        f"{alt.baseline_throughput_mibps:,.0f} MiB/s"
+                        + (f"; {alt_delta:+,.2f} USD/month" if alt_delta is not None else "")
+                    ),
+                    metric="instance sustained EBS throughput",
+                    unit="MiB/s",
+                    before=inst.baseline_throughput_mibps,
+                    after=alt.baseline_throughput_mibps,
+                    monthly_cost_before_usd=round(before, 2) if before is not None else None,
+                    monthly_cost_after_usd=round(alt.monthly_price_usd, 2)
+                    if alt.monthly_price_usd is not None
+                    else None,
+                    monthly_cost_delta_usd=alt_delta,
+                ),
+                notes=notes,
+            )
+        )
+    return [change], impact, options
 
 
 def evaluate_bound(ctx: Context) -> list[Finding]:
