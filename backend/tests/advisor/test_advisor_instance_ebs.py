@@ -117,3 +117,16 @@ def test_bandwidth_bound_synthetic(fraction: float, volume: dict[str, object], f
     assert bool(found) is fires
     if fires:
         assert found[0].changes[0].proposed == "m5.4xlarge"
+
+
+def test_alternative_instance_options_keep_cpu_memory_and_clear_the_need() -> None:
+    f = of_rule(scenario_findings("pingcap-aws-m5-2xlarge-io1"), "instance-ebs-bandwidth-bound")[0]
+    cur = instance_limits("m5.2xlarge")
+    need = f.evidence.measures[2].value
+    assert f.options[0].changes == f.changes  # the same-family size is the primary change
+    for option in f.options:
+        alt = instance_limits(str(option.changes[0].proposed))
+        assert (alt.vcpus or 0) >= (cur.vcpus or 0) and (alt.memory_gib or 0) >= (cur.memory_gib or 0)
+        assert alt.baseline_throughput_mibps >= need
+    priced = [o for o in f.options[1:] if o.impact.monthly_cost_after_usd is not None]
+    assert priced == sorted(priced, key=lambda o: o.impact.monthly_cost_after_usd or 0.0)
