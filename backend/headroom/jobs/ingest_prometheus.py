@@ -29,48 +29,69 @@ def _lock(db: Any, source_id: uuid.UUID) -> bool:
     return bool(db.scalar(select(func.pg_try_advisory_xact_lock(func.hashtext(f"prometheus:{source_id}")))))
 
 
-def ingest_prometheus(database_url: str, settings: Settings, now: dt.datetime) -> dict[str, Any]:
-    """Pull every attached Prometheus source since its watermarks; queue a backfill for new sources."""
-    box = SecretBox(settings.secret_key)
-    with session_scope(database_url) as db:
-        source_ids = list(
-            db.scalars(select(PrometheusSource.id).where(PrometheusSource.cluster_id.is_not(None)))
-        )
-    summary: dict[str, Any] = {"sources": len(source_ids), "points": 0, "failed": 0, "backfills_queued": 0}
-    for source_id in source_ids:
-        queue_backfill = False
-        with session_scope(database_url) as db:
-            source = db.get(PrometheusSource, source_id)
-            if source is None or source.cluster_id is None or not _lock(db, source_id):
-                continue
-            backfill = ops.get_backfill(db, source)
-            stale = (
-                backfill is not None
-                and backfill.status == "running"
-                and backfill.updated_at < now - STALE_BACKFILL
-            )
-            if (
-                backfill is None
-                or (backfill.status == "queued" and backfill.updated_at < now - STALE_BACKFILL)
-                or stale
-            ):
-                ops.request_backfill(db, source, now=now, restart=stale)
-                queue_backfill = True
-            elif backfill.status in ("done", "failed"):
-                with ingest.client_for(source, box) as client:
-                    stats = ops.run_incremental(db, source, client, now=now)
-                if stats is None:
-                    summary["failed"] += 1
-                else:
-                    summary["points"] += stats.points
-                if now.minute % CONFIG_POLL_EVERY_MINUTES == 0:
-                    poll_cluster(db, source.org_id, source.cluster_id, now=now)
-        if queue_backfill:  # after the commit, so the task sees the row
-            from headroom.jobs.dispatch import enqueue
+def ingest_prometheus(
+    database_url: str, settings: Settings, now: dt.datetime, source_id: str | None = None
+) -> dict[str, Any]:
+    """Pull every attached Prometheus source (or one) since its watermarks; queue a backfill for new sources.
 
-            enqueue("prometheus.backfill", settings, database_url, source_id=str(source_id))
-            summary["backfills_queued"] += 1
+    With a broker the scheduled run fans out one task per source, so a slow or unreachable Prometheus delays
+    no other tenant; without one (in-process scheduler) the sources run here one after another.
+    """
+    from headroom.jobs.dispatch import enqueue
+
+    if source_id is not None:
+        summary = _ingest_source(database_url, settings, now, uuid.UUID(source_id))
+    else:
+        with session_scope(database_url) as db:
+            source_ids = list(
+                db.scalars(select(PrometheusSource.id).where(PrometheusSource.cluster_id.is_not(None)))
+            )
+        if settings.redis_url:
+            for sid in source_ids:
+                enqueue("prometheus.ingest", settings, database_url, source_id=str(sid))
+            return {"sources": len(source_ids), "fanned_out": True}
+        summary = {"sources": len(source_ids), "points": 0, "failed": 0, "backfills_queued": 0}
+        for sid in source_ids:
+            one = _ingest_source(database_url, settings, now, sid)
+            for key in ("points", "failed", "backfills_queued"):
+                summary[key] += one[key]
     log.info("prometheus.ingest_done", **summary)
+    return summary
+
+
+def _ingest_source(
+    database_url: str, settings: Settings, now: dt.datetime, source_id: uuid.UUID
+) -> dict[str, Any]:
+    summary: dict[str, Any] = {"sources": 1, "points": 0, "failed": 0, "backfills_queued": 0}
+    queue_backfill = False
+    with session_scope(database_url) as db:
+        source = db.get(PrometheusSource, source_id)
+        if source is None or source.cluster_id is None or not _lock(db, source_id):
+            return summary
+        backfill = ops.get_backfill(db, source)
+        stale = (
+            backfill is not None
+            and backfill.status in ("queued", "running")
+            and backfill.updated_at < now - STALE_BACKFILL
+        )
+        if backfill is None or stale:
+            ops.request_backfill(db, source, now=now, restart=stale)
+            queue_backfill = True
+        elif backfill.status in ("done", "failed"):
+            box = SecretBox(settings.secret_key)
+            with ingest.client_for(source, box, timeout_seconds=20.0) as client:
+                stats = ops.run_incremental(db, source, client, now=now)
+            if stats is None:
+                summary["failed"] += 1
+            else:
+                summary["points"] += stats.points
+            if now.minute % CONFIG_POLL_EVERY_MINUTES == 0:
+                poll_cluster(db, source.org_id, source.cluster_id, now=now)
+    if queue_backfill:  # after the commit, so the task sees the row
+        from headroom.jobs.dispatch import enqueue
+
+        enqueue("prometheus.backfill", settings, database_url, source_id=str(source_id))
+        summary["backfills_queued"] += 1
     return summary
 
 

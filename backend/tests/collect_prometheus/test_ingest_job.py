@@ -68,10 +68,18 @@ def test_ingest_queues_a_backfill_then_pulls_incrementally(
     configs = db.scalar(select(func.count()).select_from(TikvConfig).where(TikvConfig.org_id == owner.org_id))
     assert configs == 3
 
-    later = job.ingest_prometheus("unused", settings, prom_env.end)
+    later_at = prom_env.end
+    later = job.ingest_prometheus("unused", settings, later_at, source_id=made["id"])
     assert later["failed"] == 0 and later["points"] > 0
     source = db.get(PrometheusSource, made["id"])
     assert source.status == "ok" and source.last_success_at == prom_env.end
+    # with a broker the scheduled run only fans out, one task per source
+    queued.clear()
+    fanned = job.ingest_prometheus(
+        "unused", settings.model_copy(update={"redis_url": "redis://broker"}), later_at
+    )
+    assert fanned["fanned_out"] is True and ("prometheus.ingest", {"source_id": made["id"]}) in queued
+
     ids = list(db.scalars(select(MetricSeries.id).where(MetricSeries.org_id == owner.org_id)))
     marks = get_watermarks(db, source.org_id, "prometheus", source.id, ids)
     assert len(ids) > 90 and set(marks.values()) == {prom_env.end}  # every series caught up to "now"
