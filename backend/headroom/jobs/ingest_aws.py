@@ -6,10 +6,10 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from headroom.collect.aws_session import clients_for
-from headroom.core.db import session_scope
+from headroom.core.db import engine_for, session_scope
 from headroom.core.logging import get_logger
 from headroom.core.security import SecretBox
 from headroom.core.settings import Settings
@@ -63,8 +63,11 @@ def ingest_aws(database_url: str, settings: Settings, now: dt.datetime, connecti
                 if conn is None or not _lock(db, f"aws:{cid}"):
                     continue
                 backfill = ingest.get_backfill(db, conn)
-                if backfill is None or (backfill.state in ("queued", "running")
-                                        and backfill.updated_at < now - STALE_BACKFILL):
+                # A "running" backfill whose lock is free lost its worker (killed): queue it again.
+                dead = backfill is not None and backfill.state == "running" and _lock(db, f"aws-backfill:{cid}")
+                if backfill is None or dead or (
+                    backfill.state == "queued" and backfill.updated_at < now - STALE_BACKFILL
+                ):
                     ingest.request_backfill(db, conn)
                     queue_backfill = True
                 for region in conn.regions:
@@ -94,19 +97,34 @@ def backfill_aws(database_url: str, settings: Settings, now: dt.datetime, connec
     """Import a connection's CloudWatch history (14 days by default), committing progress after each request."""
     if connection_id is None:  # the in-process scheduler's catch-up run calls every job without params
         return {"skipped": "no connection_id"}
-    box = SecretBox(settings.secret_key)
     cid = uuid.UUID(connection_id)
+    # A session-level advisory lock on a connection of its own marks the run as alive: it survives the
+    # per-request commits and Postgres drops it the moment a killed worker's connection goes away, so the
+    # next run (a redelivery or a new request) takes over at once instead of waiting for a timeout.
+    with engine_for(database_url).connect() as lock_conn:
+        key = {"k": f"aws-backfill:{cid}"}
+        if not lock_conn.execute(text("SELECT pg_try_advisory_lock(hashtext(:k))"), key).scalar():
+            return {"skipped": "already running"}
+        try:
+            return _backfill(database_url, settings, now, cid, days)
+        finally:
+            lock_conn.execute(text("SELECT pg_advisory_unlock(hashtext(:k))"), key)
+            lock_conn.commit()
+
+
+def _backfill(database_url: str, settings: Settings, now: dt.datetime, cid: uuid.UUID,
+              days: int | None) -> dict[str, Any]:
+    box = SecretBox(settings.secret_key)
     try:
         with session_scope(database_url) as db:
             conn = db.get(AwsConnection, cid)
             if conn is None:
                 return {"skipped": "connection missing"}
             row = ingest.get_backfill(db, conn) or ingest.request_backfill(db, conn, days=days or 14)
-            if row.state == "running" and row.updated_at >= now - STALE_BACKFILL and row.started_at:
-                return {"skipped": "already running"}
             row.state, row.started_at, row.finished_at, row.last_error = "running", now, None, None
             row.points_done = row.points_written = 0
             span = days or row.days
+            row.days = span
             region_clients = []
             for region in conn.regions:
                 clients = clients_for(conn, region, box, endpoint_url=settings.aws_endpoint_url)
@@ -129,7 +147,7 @@ def backfill_aws(database_url: str, settings: Settings, now: dt.datetime, connec
             return {"state": row.state, "points_done": row.points_done, "points_total": row.points_total,
                     "points_written": row.points_written}
     except Exception as exc:
-        log.warning("aws.backfill_failed", source=connection_id, error_type=type(exc).__name__)
+        log.warning("aws.backfill_failed", source=str(cid), error_type=type(exc).__name__)
         with session_scope(database_url) as db:
             conn = db.get(AwsConnection, cid)
             if conn is not None:

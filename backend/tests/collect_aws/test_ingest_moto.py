@@ -97,4 +97,5 @@ def test_sweep_writes_cloudwatch_sums_and_is_idempotent(db: Any, org_and_connect
     again = ingest.run_sweep(db, conn, clients, now=now)
     assert read_points(db, org.id, sid, now - dt.timedelta(hours=1), now) == got
     assert again.sweep.window_start_at == now - dt.timedelta(minutes=10)  # watermark (now) - 10 min overlap
+    assert again.sweep.api_calls == again.sweep.lower_bound_calls == 1
     assert db.scalar(select(CollectionSweep.id).where(CollectionSweep.source_id == conn.id).limit(1)) is not None
