@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import headroom.api.routers as routers_pkg
 from headroom.api.deps import AppContext
+from headroom.api.schemas.common import ErrorResponse
 from headroom.core.db import session_factory
 from headroom.core.errors import AppError, RateLimited
 from headroom.core.logging import get_logger
@@ -105,7 +106,12 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     app.state.ctx = ctx
     install_error_handlers(app)
 
-    api = APIRouter(prefix=API_PREFIX)
+    # Every API error has one shape; documenting it here also replaces FastAPI's default 422 schema.
+    error = {"model": ErrorResponse}
+    api = APIRouter(
+        prefix=API_PREFIX,
+        responses={401: error, 403: error, 404: error, 409: error, 422: error, 429: error},
+    )
     for router in discover_routers():
         api.include_router(router)
     app.include_router(api)
