@@ -113,7 +113,7 @@ def test_daily_seasonality_recovered(one_week: tuple[GrowthForecast, float]) -> 
 
 def test_weekly_seasonality_recovered() -> None:
     # no trend, weekends 25 % busier: the forecast week must show it
-    y = synthetic(3 * 168, growth_per_week=0.0, amplitude=0.2, weekend=1.25, noise=0.03)
+    y = synthetic(2 * 168 + 24, growth_per_week=0.0, amplitude=0.2, weekend=1.25, noise=0.03)
     f = forecast_growth(y, step_seconds=STEP, start=START, horizon_days=7)
     assert f.method == "ets-weekly"
     point = np.array(f.point)
@@ -185,7 +185,7 @@ def test_constant_series() -> None:
 
 
 def test_deterministic_with_seed() -> None:
-    y = synthetic(100)
+    y = synthetic(76)
     a = forecast_growth(y, step_seconds=STEP, start=START, horizon_days=20, ceiling=1800, seed=3)
     b = forecast_growth(y, step_seconds=STEP, start=START, horizon_days=20, ceiling=1800, seed=3)
     c = forecast_growth(y, step_seconds=STEP, start=START, horizon_days=20, ceiling=1800, seed=4)
