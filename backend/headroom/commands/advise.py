@@ -102,6 +102,17 @@ def advise_command(
     else:
         findings_list = payload["findings"]
         assert isinstance(findings_list, list)
+        what = payload.get("what_if")
+        if isinstance(what, dict):
+            sys.stdout.write(f"What-if: {len(what['changes'])} change(s) applied\n")
+            for row in what["ceilings"]:
+                ent = row["entity"]
+                sys.stdout.write(
+                    f"    {ent['kind']} {ent['id']} {row['dimension']}: ceiling {row['ceiling']:,.0f} -> "
+                    f"{row['ceiling_after']:,.0f} {row['unit']}, headroom at p99 {row['headroom_pct']}% -> "
+                    f"{row['headroom_after_pct']}%\n"
+                )
+            sys.stdout.write(f"    resolved: {len(what['resolved'])}, new: {len(what['new'])}\n\n")
         sys.stdout.write(_text(findings_list))
 
 
