@@ -23,17 +23,25 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 
-from headroom.forecast import forecast_gp2_burst, forecast_growth, hourly
+from headroom.forecast import (
+    BurstForecast,
+    forecast_gp2_burst,
+    forecast_growth,
+    forecast_instance_burst,
+    hourly,
+)
 from headroom.snapshot.scenario import load_scenario
 from headroom.snapshot.schema import Snapshot
 from headroom.snapshot.simulate import simulate
-from headroom.snapshot.views import find_series, values, volume_io
+from headroom.snapshot.views import find_series, instance_io, values, volume_io
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ["growth-gp3-iops.yaml", "growth-gp3-weekly.yaml"]
@@ -199,59 +207,88 @@ def print_growth(rows: list[Row]) -> None:
     print()
 
 
-def burst_rows() -> list[tuple[int, float, float, float, float, float]]:
-    """Per volume and day: (day, balance at forecast, forecast s, band low s, band high s, actual s)."""
-    scenario = load_scenario(ROOT / "examples" / "scenarios" / "gp2-burst-depletion.yaml")
-    snap = simulate(scenario, hours=72.0, seed=0, step_seconds=60)
-    out = []
-    for vol in snap.volumes:
-        bal_series = find_series(snap, "volume", vol.id, "ebs.burst_balance")
-        if bal_series is None:
+BurstRow = tuple[str, int, float, float, float, float, float]
+
+
+def _inf(x: float | None) -> float:
+    return math.inf if x is None else x
+
+
+def _burst_cases(
+    label: str, snap: Snapshot, bal: np.ndarray, demand: np.ndarray, forecast: Callable[..., BurstForecast]
+) -> list[BurstRow]:
+    out: list[BurstRow] = []
+    days = len(bal) // 1440
+    for day in range(days):
+        day_idx = np.arange(day * 1440, (day + 1) * 1440)
+        below = [i for i in day_idx[1:] if bal[i] < 80.0 <= bal[i - 1]]
+        if not below:
             continue
-        bal = values(bal_series)
-        demand = volume_io(snap, vol.id).counted_iops
-        for day in range(3):
-            day_idx = np.arange(day * 1440, (day + 1) * 1440)
-            below = [i for i in day_idx[1:] if bal[i] < 80.0 <= bal[i - 1]]
-            if not below:
-                continue
-            i = int(below[0])
-            empty = [j for j in range(i, len(bal)) if bal[j] <= 0.0]
-            if not empty:
-                continue
-            now = snap.window.start + timedelta(seconds=60 * i)
-            f = forecast_gp2_burst(
-                bal[: i + 1], demand[: i + 1], size_gib=vol.size_gib, step_seconds=60, now=now
+        i = int(below[0])
+        empty = [j for j in range(i, len(bal)) if bal[j] <= 0.0]
+        if not empty:
+            continue
+        now = snap.window.start + timedelta(seconds=60 * i)
+        f = forecast(bal[: i + 1], demand[: i + 1], step_seconds=60, now=now)
+        actual = (empty[0] - i) * 60.0
+        out.append(
+            (
+                label,
+                day,
+                float(bal[i]),
+                _inf(f.seconds_to_empty),
+                _inf(f.seconds_to_empty_low),
+                _inf(f.seconds_to_empty_high),
+                actual,
             )
-            actual = (empty[0] - i) * 60.0
-            out.append(
-                (
-                    day,
-                    float(bal[i]),
-                    f.seconds_to_empty or math.inf,
-                    f.seconds_to_empty_low or math.inf,
-                    f.seconds_to_empty_high or math.inf,
-                    actual,
-                )
-            )
+        )
     return out
 
 
-def print_burst(rows: list[tuple[int, float, float, float, float, float]]) -> None:
-    print("### Burst: gp2-burst-depletion (500 GiB gp2, 3 volumes × 3 days)\n")
+def burst_rows() -> list[BurstRow]:
+    """Per bucket and day: (bucket, day, balance at forecast, forecast s, band low s, band high s, actual s)."""
+    out: list[BurstRow] = []
+    scenario = load_scenario(ROOT / "examples" / "scenarios" / "gp2-burst-depletion.yaml")
+    snap = simulate(scenario, hours=72.0, seed=0, step_seconds=60)
+    for k, vol in enumerate(snap.volumes):
+        bal_series = find_series(snap, "volume", vol.id, "ebs.burst_balance")
+        if bal_series is None:
+            continue
+        demand = volume_io(snap, vol.id).counted_iops
+        fc = partial(forecast_gp2_burst, size_gib=vol.size_gib)
+        out += _burst_cases(f"gp2 500 GiB #{k + 1}", snap, values(bal_series), demand, fc)
+    scenario = load_scenario(ROOT / "examples" / "scenarios" / "instance-ebs-burst-depletion.yaml")
+    snap = simulate(scenario, hours=72.0, seed=0, step_seconds=60)
+    for k, inst in enumerate(snap.instances):
+        byte_series = find_series(snap, "instance", inst.id, "ec2.ebs_byte_balance")
+        if byte_series is None:
+            continue
+        mibps = instance_io(snap, inst.id).mibps
+        fc = partial(forecast_instance_burst, instance_type=inst.type, kind="byte")
+        out += _burst_cases(f"{inst.type} EBSByteBalance #{k + 1}", snap, values(byte_series), mibps, fc)
+    return out
+
+
+def print_burst(rows: list[BurstRow]) -> None:
+    print("### Burst: gp2-burst-depletion and instance-ebs-burst-depletion (3 days each)\n")
     print(
-        "| day | balance at forecast | forecast to empty (min) | band (min) | actual (min) | error | in band |"
+        "| bucket | day | balance at forecast | forecast to empty (min) | band (min) | actual (min) | error "
+        "| in band |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for day, b, f, lo, hi, actual in rows:
+    print("|---|---|---|---|---|---|---|---|")
+    for label, day, b, f, lo, hi, actual in rows:
         print(
-            f"| {day + 1} | {b:.1f} % | {f / 60:.0f} | [{lo / 60:.0f}, {hi / 60:.0f}] | {actual / 60:.0f} "
+            f"| {label} | {day + 1} | {b:.1f} % | {f / 60:.0f} | [{lo / 60:.0f}, {hi / 60:.0f}] | {actual / 60:.0f} "
             f"| {(f - actual) / actual * 100:+.0f} % | {'yes' if lo <= actual <= hi else 'no'} |"
         )
-    if rows:
-        errs = [abs(f - a) / a * 100 for _, _, f, _, _, a in rows]
-        held = sum(lo <= a <= hi for _, _, _, lo, hi, a in rows)
-        print(f"\nMean abs error {np.mean(errs):.0f} %; actual inside the band {held}/{len(rows)}.\n")
+    for prefix in sorted({r[0].split(" #")[0] for r in rows}):
+        group = [r for r in rows if r[0].startswith(prefix)]
+        errs = [abs(r[3] - r[6]) / r[6] * 100 for r in group]
+        held = sum(r[4] <= r[6] <= r[5] for r in group)
+        print(
+            f"\n{prefix}: mean abs error {np.mean(errs):.0f} %; actual inside the band {held}/{len(group)}."
+        )
+    print()
 
 
 def main() -> int:
