@@ -220,6 +220,26 @@ def discover(
     return Discovery(flavour, targets, nodes)
 
 
+def earliest_data(
+    client: PrometheusClient,
+    source: PrometheusSource,
+    discovery: Discovery,
+    start: dt.datetime,
+    end: dt.datetime,
+) -> dt.datetime | None:
+    """Return (to the hour, rounded down) when the cluster's TiKV data begins in [start, end], or None if never.
+
+    Prometheus keeps 15 days by default (its --storage.tsdb.retention.time); a 14-day backfill of a younger
+    server, or of a cluster added last week, should neither query nor count the empty part.
+    """
+    selector = render_selector(tikv_matchers(source_matchers(source), discovery.flavour))
+    series = client.query_range(f"count({DISCOVERY_METRIC}{{{selector}}})", start, end, 3600)
+    stamps = [ts for s in series for ts, value in s.points if math.isfinite(value)]
+    if not stamps:
+        return None
+    return max(start, align_down(min(stamps) - dt.timedelta(hours=1), 3600))
+
+
 # --- collection ------------------------------------------------------------------------------------------
 
 

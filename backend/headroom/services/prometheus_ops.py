@@ -268,6 +268,12 @@ def run_backfill(
             db, source, client, now=now, lookback=row.range_end_at - row.range_start_at, fetcher=fetcher
         )
         queries = ingest.queries_for(source, discovery) if discovery.nodes else []
+        if queries:
+            begins = ingest.earliest_data(client, source, discovery, row.range_start_at, row.range_end_at)
+            if begins is None:
+                queries = []
+            elif begins > row.range_start_at:  # Prometheus retains less than asked for
+                row.range_start_at = begins
         row.steps_total = len(queries) * points_in(row.range_start_at, row.range_end_at)
         checkpoint()
 

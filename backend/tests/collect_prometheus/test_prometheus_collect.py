@@ -17,6 +17,7 @@ from helpers import sign_up
 from sqlalchemy import select, text
 
 from headroom.collect.prometheus import PrometheusAuth, PrometheusClient, RetryPolicy
+from headroom.collect.promql import points_in
 from headroom.services import prometheus_ingest as ingest
 from headroom.services import prometheus_ops as ops
 from headroom.services.tikv_configs import latest_config, poll_status_port
@@ -104,11 +105,15 @@ def test_tiup_backfill_stores_what_the_simulator_produced(prom_env: PromEnv, cli
     cluster = prom_env.tiup
     _, source = _source(client, db, prom_env, cluster)
     with _client(prom_env) as prom:
-        # 97-minute chunks: the 14-day range is split into ~208 queries per series, none sharing a timestamp
+        # 97-minute chunks: the ~7 h that hold data are split into 5 queries per series, none sharing a timestamp
         row = ops.run_backfill(db, source, prom, now=prom_env.end, chunk_points=97)
     assert row.status == "done", row.last_error
     assert row.steps_total > 0 and row.steps_done == row.steps_total
-    assert row.range_end_at - row.range_start_at == dt.timedelta(days=14)
+    # asked for 14 days; Prometheus holds 6 h: the range starts at the hour before the first TiKV sample
+    window = cluster.snapshot.window
+    assert row.range_end_at == prom_env.end
+    assert window.start - dt.timedelta(hours=2) < row.range_start_at <= window.start
+    assert row.steps_total == 33 * points_in(row.range_start_at, row.range_end_at)  # 33 registry queries
     assert source.status == "ok" and source.consecutive_failures == 0
 
     nodes = db.scalars(select(TikvNode).where(TikvNode.cluster_id == source.cluster_id)).all()
@@ -281,7 +286,9 @@ def test_backfill_api_reports_progress(prom_env: PromEnv, client: Any, db: Any, 
         ops.run_backfill(db, source, prom, now=prom_env.end, checkpoint=db.commit)
     view = owner.get(f"/api/v1/sources/prometheus/{source.id}/backfill").json()
     assert view["status"] == "done" and view["percent"] == 100.0
-    assert view["steps_done"] == view["steps_total"] == 33 * (24 * 60 + 1)  # 33 registry queries, 1 day + 1
+    start = dt.datetime.fromisoformat(view["range_start_at"])
+    assert prom_env.end - dt.timedelta(days=1) < start <= prom_env.tiup.snapshot.window.start
+    assert view["steps_done"] == view["steps_total"] == 33 * points_in(start, prom_env.end)  # 33 queries
     assert view["points_written"] > 0 and view["dropped_non_finite"] == 0
 
 
