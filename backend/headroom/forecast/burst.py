@@ -23,7 +23,8 @@ module only chooses the demand to feed it and reads the balance series:
    The band is the earliest / latest of: the point, the trend, and the constant p90 / p50 demand of the
    recent window, each by `seconds_to_empty = balance / (demand - baseline)` (domain.md §1.3 "Burst
    duration"; seed 004: 500 GiB at 100 % and 3,000 IOPS -> 3,600 s). `demand` is the recent mean.
-   Backtest on the simulator (bench/README.md): mean absolute error 20 %, 7/9 inside the band.
+   Backtest on the simulator (bench/README.md): gp2 mean absolute error 20 % (7/9 inside the band),
+   instance EBS byte bucket 6 % (9/9).
 3. Cross-check: a Theil-Sen slope of the balance over the same window (points strictly between 0 and 100 %,
    where the bucket is neither full nor empty) gives an observed drain and its own time to empty; the band is
    widened to include it, and `slope_agrees` says whether it fell inside the physics band. The instance

@@ -315,3 +315,17 @@ def test_yesterdays_profile_predicts_the_afternoon_peak() -> None:
     assert p[t <= 1800].min() == 100.0
     assert p[(t >= 5400) & (t <= 9000)].max() == 0.0  # empty until the 2-hour peak ends at 9,000 s
     assert p[-1] > 0.0  # then refilling at 1,000 IOPS (500 credits/s below the baseline)
+
+
+def test_profile_ignores_samples_served_while_yesterdays_bucket_was_empty() -> None:
+    # 500 GiB at 2,000 IOPS (net 500 credits/s): 5.4e6 / 500 = 10,800 s from full (§1.3 formula). Yesterday
+    # the bucket was empty for 2 h from 30 min after this time of day, so the volume served its 1,500 IOPS
+    # baseline: that is a clipped figure, not the demand. Read as demand it would add 2 h of no drain
+    # (18,000 s); the profile must replace it with the recent trend (2,000 IOPS).
+    demand = np.full(1500, 2000.0)
+    balance = np.full(1500, 100.0)
+    demand[90:210] = 1500.0
+    balance[90:210] = 0.0
+    f = forecast_gp2_burst(balance, demand, size_gib=500, step_seconds=STEP, now=NOW)
+    assert f.balance_percent == 100.0
+    assert f.seconds_to_empty == pytest.approx(10800.0)
