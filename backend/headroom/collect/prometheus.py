@@ -8,7 +8,6 @@ Authorization header only and never into an error message or a log line.
 from __future__ import annotations
 
 import datetime as dt
-import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -257,7 +256,3 @@ def _api_error(response: httpx.Response) -> str:
         return f"{body.get('errorType', 'error')}: {body.get('error', '')}".strip()
     except ValueError:
         return f"HTTP {response.status_code}"
-
-
-def finite(value: float) -> bool:
-    return math.isfinite(value)

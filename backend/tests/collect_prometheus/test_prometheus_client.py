@@ -181,3 +181,15 @@ def test_status_port_reader_retries_and_reads_the_advertised_address() -> None:
         )
     with pytest.raises(StatusPortError, match="JSON object"):
         fetch_config("h:1", transport=httpx.MockTransport(lambda r: httpx.Response(200, json=[1])))
+
+
+def test_a_bad_selector_is_reported_before_any_request() -> None:
+    from headroom.services.prometheus_ops import check_connection
+
+    calls: list[httpx.Request] = []
+    source = PrometheusSource(base_url="http://prom.test:9090", label_selector="tidb_cluster=prod")
+    report = check_connection(_client(lambda r: calls.append(r) or httpx.Response(500), []), source, T0)
+    assert report.ok is False and calls == []
+    assert report.messages == [
+        "label selector: expected name=\"value\" (or !=, =~, !~) at character 1: 'tidb_cluster=prod'"
+    ]
