@@ -181,7 +181,7 @@ def ingest_demo(db: Session, cluster: Cluster, *, now: dt.datetime, scenario: Sc
     return ingest_window(db, cluster, scenario, start, end)
 
 
-DEMO_EMAIL = "demo@headroom.local"
+DEMO_EMAIL = "demo@example.com"  # example.com is reserved for examples (RFC 2606); .local is refused by email validation
 
 
 def ensure_demo_account(db: Session, password_file: Path) -> tuple[str, str, uuid.UUID]:
