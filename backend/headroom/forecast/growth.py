@@ -23,7 +23,8 @@ Method, by how much history there is (after an hourly resample and a cap of `MAX
   used bytes, Holt's linear trend alone. "holt".
 - Otherwise: a robust line, Theil-Sen (`scipy.stats.theilslopes`) on the hourly values after removing the
   hour-of-day profile when there are two daily cycles; band from the slope's 90 % confidence interval
-  pivoted at the centre of the data plus the residual quantiles. "theil-sen".
+  (widened by sqrt((1 + ρ) / (1 − ρ)) for the residuals' lag-1 autocorrelation ρ) pivoted at the centre of
+  the data, plus the residual quantiles. "theil-sen".
 
 The band (default 90 %) comes from simulating the fitted ETS model forward with bootstrapped residuals
 (`simulate(..., random_errors="bootstrap")`), each path also given its own trend offset drawn from N(0, se),
@@ -281,8 +282,15 @@ def forecast_growth(
             notes.append(f"{n} h of history (< {2 * DAY_HOURS} h): robust straight line, no seasonality")
         res = theilslopes(z - profile, t, alpha=interval)
         slope, intercept = float(res.slope), float(res.intercept)
-        lo_slope, hi_slope = float(res.low_slope), float(res.high_slope)
         resid = z - profile - (intercept + slope * t)
+        # Theil-Sen's interval assumes independent points; hourly residuals are not (load drifts for hours),
+        # so widen it by the effective-sample-size factor sqrt((1 + ρ) / (1 − ρ)), ρ = lag-1 autocorrelation.
+        rho = 0.0
+        if n > 3 and float(np.std(resid)) > 0:
+            rho = float(np.clip(np.corrcoef(resid[:-1], resid[1:])[0, 1], 0.0, 0.95))
+        widen = math.sqrt((1 + rho) / (1 - rho))
+        lo_slope = slope - (slope - float(res.low_slope)) * widen
+        hi_slope = slope + (float(res.high_slope) - slope) * widen
         r_lo, r_hi = np.percentile(resid, q)
         tf = np.arange(n, n + horizon, dtype=np.float64)
         k = (n // DAY_HOURS) * DAY_HOURS
