@@ -115,6 +115,8 @@ class PrometheusClient:
         rng: random.Random | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        # for messages: a URL may carry user:password@, which must never reach a log or the health record
+        self._shown_url = str(httpx.URL(self.base_url).copy_with(username=None, password=None))
         self._auth = auth or PrometheusAuth()
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
@@ -153,11 +155,13 @@ class PrometheusClient:
                     response = self._http.post(path, data=data)
             except httpx.TimeoutException as error:
                 last = PrometheusError(
-                    "unreachable", f"timed out talking to {self.base_url}: {type(error).__name__}"
+                    "unreachable", f"timed out talking to {self._shown_url}: {type(error).__name__}"
                 )
                 continue
             except httpx.TransportError as error:
-                last = PrometheusError("unreachable", f"cannot reach {self.base_url}: {error}")
+                last = PrometheusError(
+                    "unreachable", f"cannot reach {self._shown_url}: {type(error).__name__}"
+                )
                 continue
             if response.status_code in RETRY_STATUSES:
                 last = PrometheusError(

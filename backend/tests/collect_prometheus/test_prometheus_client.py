@@ -58,9 +58,16 @@ def test_network_errors_are_retried_then_reported() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)
 
+    client = PrometheusClient(
+        "http://user:pw-in-url@prom.test:9090",
+        transport=httpx.MockTransport(handler),
+        retry=RetryPolicy(attempts=4),
+        sleep=sleeps.append,
+    )
     with pytest.raises(PrometheusError) as caught:
-        _client(handler, sleeps).build_info()
+        client.build_info()
     assert caught.value.kind == "unreachable" and len(sleeps) == 3
+    assert caught.value.message == "cannot reach http://prom.test:9090: ConnectError: connection refused"
 
 
 def test_auth_failures_are_not_retried_and_never_echo_the_secret() -> None:
