@@ -159,8 +159,9 @@ class PrometheusClient:
                 )
                 continue
             except httpx.TransportError as error:
+                detail = str(error).replace(self.base_url, self._shown_url)
                 last = PrometheusError(
-                    "unreachable", f"cannot reach {self._shown_url}: {type(error).__name__}"
+                    "unreachable", f"cannot reach {self._shown_url}: {type(error).__name__}: {detail}"
                 )
                 continue
             if response.status_code in RETRY_STATUSES:
