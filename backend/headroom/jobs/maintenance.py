@@ -1,4 +1,5 @@
-"""Time-series housekeeping jobs: partitions ahead of time, retention, rollups."""
+"""Time-series housekeeping: partitions ahead of time and retention. (Rollups are kept current by every write,
+see headroom.store.timeseries.write_batches.)"""
 
 from __future__ import annotations
 
@@ -25,13 +26,6 @@ def maintain_timeseries(database_url: str, settings: Settings, now: dt.datetime)
     return {"created": created, "dropped": dropped}
 
 
-def refresh_recent_rollups(database_url: str, settings: Settings, now: dt.datetime) -> dict[str, Any]:
-    """Recompute today's (and, just after midnight, yesterday's) rollups from the raw points."""
-    with session_scope(database_url) as db:
-        rows = timeseries.refresh_rollups(db, now - dt.timedelta(hours=1), now + dt.timedelta(minutes=1))
-    return {"rows": rows}
-
-
 JOBS: tuple[Job, ...] = (
     Job(
         name="timeseries.maintain",
@@ -39,13 +33,6 @@ JOBS: tuple[Job, ...] = (
         schedule=Schedule(minute="7", expires_seconds=3000),
         run=maintain_timeseries,
         description="Create upcoming partitions and apply the retention windows.",
-    ),
-    Job(
-        name="timeseries.rollup",
-        queue="maintenance",
-        schedule=Schedule(minute="*/5", expires_seconds=240),
-        run=refresh_recent_rollups,
-        description="Refresh the 5-minute and hourly rollups the dashboards read.",
     ),
 )
 

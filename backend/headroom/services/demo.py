@@ -158,7 +158,6 @@ def ingest_window(
     ids = timeseries.ensure_series(db, cluster.org_id, list(dict.fromkeys(keys)), cluster_id=cluster.id)
     series_ids = {i: ids[k] for i, k in enumerate(keys)}
     result = timeseries.write_batches(db, cluster.org_id, _batches(snap, series_ids))
-    timeseries.refresh_rollups(db, start, end, series_ids=sorted(set(series_ids.values())))
     last = snap.window.end - dt.timedelta(seconds=snap.window.step_seconds)
     watermarks.advance_watermarks(db, cluster.org_id, DEMO_SOURCE_KIND, cluster.id,
                                   dict.fromkeys(set(series_ids.values()), last))

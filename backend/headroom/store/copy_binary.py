@@ -71,3 +71,60 @@ def encode_rows(
         out += struct.pack(">hiqiqi", 4, 8, int(series[i]), 8, int(micros[i]), 16) + org
         out += struct.pack(">i", len(array)) + array
     return bytes(out + TRAILER)
+
+
+INT2_OID = 21
+
+
+def _array_fields(name: str, elem: str, slots: int) -> list[tuple[str, object]]:
+    return [
+        (f"{name}_len", ">i4"), (f"{name}_ndim", ">i4"), (f"{name}_hasnull", ">i4"), (f"{name}_oid", ">i4"),
+        (f"{name}_dim", ">i4"), (f"{name}_lbound", ">i4"), (name, [("len", ">i4"), ("val", elem)], (slots,)),
+    ]
+
+
+def _fill_array(rec: NDArray[np.void], name: str, oid: int, values: NDArray[np.generic], size: int) -> None:
+    slots = values.shape[1]
+    rec[f"{name}_len"] = 20 + slots * (4 + size)
+    rec[f"{name}_ndim"], rec[f"{name}_hasnull"], rec[f"{name}_oid"] = 1, 0, oid
+    rec[f"{name}_dim"], rec[f"{name}_lbound"] = slots, 1
+    rec[name]["len"] = size
+    rec[name]["val"] = values
+
+
+def encode_rollup_rows(
+    series_ids: NDArray[np.int64],
+    resolution_seconds: int,
+    day_micros: NDArray[np.int64],
+    org_ids: Sequence[uuid.UUID],
+    avg: NDArray[np.float64],
+    maximum: NDArray[np.float64],
+    minimum: NDArray[np.float64],
+    count: NDArray[np.int64],
+) -> bytes:
+    """Binary COPY stream for metric_rollups rows (series_id, resolution_seconds, day_at, org_id, avg, max, min,
+    cnt). Empty buckets carry NaN aggregates and a zero count, so every array is NULL-free and fixed-size."""
+    n, slots = avg.shape
+    record = np.dtype([
+        ("nfields", ">i2"),
+        ("sid_len", ">i4"), ("sid", ">i8"),
+        ("res_len", ">i4"), ("res", ">i4"),
+        ("day_len", ">i4"), ("day", ">i8"),
+        ("org_len", ">i4"), ("org", "V16"),
+        *_array_fields("avg", ">f8", slots),
+        *_array_fields("max", ">f8", slots),
+        *_array_fields("min", ">f8", slots),
+        *_array_fields("cnt", ">i2", slots),
+    ])
+    rec = np.zeros(n, dtype=record)
+    rec["nfields"] = 8
+    rec["sid_len"], rec["sid"] = 8, series_ids
+    rec["res_len"], rec["res"] = 4, resolution_seconds
+    rec["day_len"], rec["day"] = 8, day_micros
+    rec["org_len"] = 16
+    rec["org"] = np.frombuffer(b"".join(o.bytes for o in org_ids), dtype="V16")
+    _fill_array(rec, "avg", FLOAT8_OID, avg, 8)
+    _fill_array(rec, "max", FLOAT8_OID, maximum, 8)
+    _fill_array(rec, "min", FLOAT8_OID, minimum, 8)
+    _fill_array(rec, "cnt", INT2_OID, count.astype(np.int16), 2)
+    return HEADER + rec.tobytes() + TRAILER

@@ -21,7 +21,7 @@ from psycopg import errors as pg_errors
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from headroom.store.copy_binary import encode_rows
+from headroom.store.copy_binary import encode_rollup_rows, encode_rows
 
 SLOTS_PER_HOUR = 60
 SLOT_SECONDS = 60
@@ -278,6 +278,9 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: PackedRows, nan: int, unal
             overlap.update(dict(fresh))  # another worker wrote some of these hours first: merge them all
     if overlap:
         _merge_rows(db, org_id, overlap)
+    # Keep the rollups of every touched (series, day) current, from the merged raw rows.
+    _recompute_rollups(db, day_floor(min(hours)), day_floor(max(hours)) + dt.timedelta(days=1),
+                       sorted({sid for sid, _ in rows}))
     npoints = int(np.count_nonzero(~np.isnan(np.vstack(list(rows.values())))))
     return WriteResult(npoints, len(rows), nan, unaligned)
 
@@ -323,44 +326,80 @@ def read_points(
 
 
 def refresh_rollups(db: Session, start: dt.datetime, end: dt.datetime, series_ids: Sequence[int] | None = None) -> int:
-    """Recompute the 5-minute and hourly rollups of the days touching [start, end) from the raw points."""
-    first_day, last_day = day_floor(start), day_floor(end - dt.timedelta(microseconds=1))
-    ensure_partitions(db, first_day, last_day)
-    total = 0
+    """Recompute the 5-minute and hourly rollups of the days touching [start, end) from the raw points.
+
+    Writes call this themselves for the (series, day) pairs they touch, so rollups stay current as data lands;
+    use it directly to rebuild a window. Returns the number of rollup rows written.
+    """
+    first_day = day_floor(start)
+    last_day = day_floor(end - dt.timedelta(microseconds=1))
+    return _recompute_rollups(db, first_day, last_day + dt.timedelta(days=1), series_ids)
+
+
+def _recompute_rollups(
+    db: Session, d0: dt.datetime, d1: dt.datetime, series_ids: Sequence[int] | None
+) -> int:
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    query = (
+        "SELECT series_id, org_id, extract(epoch FROM bucket_at)::bigint, vals FROM metric_points "
+        "WHERE bucket_at >= %(d0)s AND bucket_at < %(d1)s"
+    )
+    params: dict[str, object] = {"d0": d0, "d1": d1}
+    if series_ids is not None:
+        query += " AND series_id = ANY(%(sids)s)"
+        params["sids"] = list(series_ids)
+    with conn.cursor(binary=True) as cur:
+        cur.execute(query, params)
+        rows = cur.fetchall()
+    if not rows:
+        return 0
+    ensure_partitions(db, d0, d1 - dt.timedelta(days=1))
+    sids = np.array([r[0] for r in rows], dtype=np.int64)
+    epochs = np.array([r[2] for r in rows], dtype=np.int64)
+    days = epochs // 86400
+    # One (series, day) grid of 1,440 minutes; rows drop into their hour of it.
+    pair_keys = sids * 1_000_000 + days
+    pairs, pair_index = np.unique(pair_keys, return_inverse=True)
+    grid = np.full((pairs.size, 24, SLOTS_PER_HOUR), np.nan)
+    grid[pair_index, (epochs % 86400) // 3600] = np.array([r[3] for r in rows], dtype=np.float64)
+    org_of_pair: dict[int, uuid.UUID] = {}
+    for i, row in zip(pair_index.tolist(), rows, strict=True):
+        org_of_pair.setdefault(i, row[1])
+    pair_sids = pairs // 1_000_000
+    day_micros = (pairs % 1_000_000 - 10957) * 86_400_000_000  # 10957 days from 1970-01-01 to 2000-01-01
+    orgs = [org_of_pair[i] for i in range(pairs.size)]
+    flat = grid.reshape(pairs.size, 1440)
+    written = 0
     for resolution, slots in ROLLUP_SLOTS.items():
-        params: dict[str, object] = {"res": resolution, "slots": slots, "d0": first_day,
-                                     "d1": last_day + dt.timedelta(days=1)}
-        series_filter = ""
-        if series_ids is not None:
-            series_filter = "AND p.series_id = ANY(:sids)"
-            params["sids"] = list(series_ids)
-        sql = f"""
-            WITH pts AS (
-                SELECT p.series_id, p.org_id, date_trunc('day', p.bucket_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day_at,
-                       (extract(epoch FROM p.bucket_at - date_trunc('day', p.bucket_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
-                        + (s.i - 1) * 60)::int / :res AS slot,
-                       s.v
-                FROM metric_points p CROSS JOIN LATERAL unnest(p.vals) WITH ORDINALITY AS s(v, i)
-                WHERE p.bucket_at >= :d0 AND p.bucket_at < :d1 AND s.v IS NOT NULL {series_filter}
-            ), agg AS (
-                SELECT series_id, org_id, day_at, slot, avg(v) AS a, max(v) AS mx, min(v) AS mn, count(*) AS c
-                FROM pts GROUP BY series_id, org_id, day_at, slot
-            ), packed AS (
-                SELECT a.series_id, a.org_id, a.day_at,
-                       array_agg(g.a ORDER BY gs) AS avg_, array_agg(g.mx ORDER BY gs) AS max_,
-                       array_agg(g.mn ORDER BY gs) AS min_, array_agg(COALESCE(g.c, 0)::smallint ORDER BY gs) AS cnt_
-                FROM (SELECT DISTINCT series_id, org_id, day_at FROM agg) a
-                CROSS JOIN generate_series(0, :slots - 1) AS gs
-                LEFT JOIN agg g ON g.series_id = a.series_id AND g.day_at = a.day_at AND g.slot = gs
-                GROUP BY a.series_id, a.org_id, a.day_at
+        buckets = flat.reshape(pairs.size, slots, 1440 // slots)
+        present = ~np.isnan(buckets)
+        count = present.sum(axis=2)
+        total = np.where(present, buckets, 0.0).sum(axis=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            avg = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+        maximum = np.fmax.reduce(buckets, axis=2)  # fmax/fmin skip NaN; an empty bucket stays NaN
+        minimum = np.fmin.reduce(buckets, axis=2)
+        stream = encode_rollup_rows(pair_sids, resolution, day_micros, orgs, avg, maximum, minimum, count)
+        with conn.cursor() as cur:
+            cur.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS _rollup_stage (LIKE metric_rollups INCLUDING DEFAULTS) "
+                "ON COMMIT DELETE ROWS"
             )
-            INSERT INTO metric_rollups (series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt)
-            SELECT series_id, :res, day_at, org_id, avg_, max_, min_, cnt_ FROM packed
-            ON CONFLICT (series_id, resolution_seconds, day_at) DO UPDATE
-            SET avg = EXCLUDED.avg, max = EXCLUDED.max, min = EXCLUDED.min, cnt = EXCLUDED.cnt
-        """
-        total += db.execute(text(sql), params).rowcount or 0
-    return total
+            cur.execute("TRUNCATE _rollup_stage")
+            with cur.copy(
+                "COPY _rollup_stage (series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt) "
+                "FROM STDIN (FORMAT BINARY)"
+            ) as copy:
+                copy.write(stream)
+            cur.execute(
+                "INSERT INTO metric_rollups (series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt) "
+                "SELECT series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt FROM _rollup_stage "
+                "ON CONFLICT (series_id, resolution_seconds, day_at) DO UPDATE "
+                "SET avg = EXCLUDED.avg, max = EXCLUDED.max, min = EXCLUDED.min, cnt = EXCLUDED.cnt"
+            )
+            written += cur.rowcount
+    return written
 
 
 @dataclass(frozen=True)
