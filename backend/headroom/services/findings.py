@@ -25,14 +25,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import any_, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from headroom.core.errors import InvalidInput, NotFound
 from headroom.core.logging import get_logger
 from headroom.services.accounts import Principal, audit
-from headroom.store.models import AuditLog, Cluster, Finding, Recommendation
+from headroom.store.models import AuditLog, Cluster, Finding, Patch, Recommendation
 
 log = get_logger("headroom.services.findings")
 
@@ -276,6 +276,17 @@ def recommendations(db: Session, finding: Finding) -> list[Recommendation]:
             .where(Recommendation.org_id == finding.org_id, Recommendation.finding_id == finding.id)
             .order_by(Recommendation.position)
             .execution_options(populate_existing=True)  # rows are upserted with Core statements
+        )
+    )
+
+
+def patches_of(db: Session, finding: Finding) -> list[Patch]:
+    """Return the patches generated from this finding, oldest first (an applied one dates the fix)."""
+    return list(
+        db.scalars(
+            select(Patch)
+            .where(Patch.org_id == finding.org_id, any_(Patch.finding_ids) == finding.id)
+            .order_by(Patch.created_at, Patch.id)
         )
     )
 

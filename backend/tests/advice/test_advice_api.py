@@ -221,6 +221,9 @@ def test_patch_from_all_open_findings_downloads_every_format(world: World, db: A
     assert applied.json()["applied_at"] is not None
     again = world.owner.post(f"{url}/applied")
     assert again.status_code == 409 and again.json()["error"]["code"] == "patch_already_applied"
+    finding = world.viewer.get(f"/api/v1/findings/{patch['finding_ids'][0]}").json()
+    assert finding["patches"] == [{"id": patch["id"], "created_at": patch["created_at"],
+                                   "applied_at": applied.json()["applied_at"]}]
     listed = world.viewer.get(f"/api/v1/clusters/{world.cid}/patches").json()
     assert [p["id"] for p in listed["items"]] == [patch["id"]] and listed["total"] == 1
 

@@ -64,6 +64,14 @@ class HistoryEntry(Output):
     details: dict[str, Any]
 
 
+class FindingPatchRef(Output):
+    """A patch generated from the finding; once applied, findings after applied_at show the change's effect."""
+
+    id: uuid.UUID
+    created_at: dt.datetime
+    applied_at: dt.datetime | None
+
+
 class FindingRead(FindingSummary):
     why: str
     evidence: dict[str, Any] = Field(description="Measures vs limits, window, share, episodes, series to chart.")
@@ -73,6 +81,7 @@ class FindingRead(FindingSummary):
     sources: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     history: list[HistoryEntry]
+    patches: list[FindingPatchRef] = Field(default_factory=list)
 
 
 class SnoozeBody(Input):
