@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 from sqlalchemy import exists, select
+from sqlalchemy.orm import Session
 
 from headroom.core.db import session_scope
 from headroom.core.logging import get_logger
@@ -69,29 +70,34 @@ def run_advice(
     return {"clusters": results, "failed": failed}
 
 
+def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UUID]:
+    """Return the demo clusters created in the last day that have series but no finding yet."""
+    from headroom.services.snapshots import DEMO_TAG
+    from headroom.store.models import Cluster, Finding, MetricSeries
+
+    return list(
+        db.scalars(
+            select(Cluster.id).where(
+                Cluster.tags[DEMO_TAG].astext == "true",
+                Cluster.created_at > now - DEMO_FIRST_RUN_WITHIN,
+                ~exists().where(Finding.cluster_id == Cluster.id),
+                exists().where(MetricSeries.cluster_id == Cluster.id),
+            )
+        )
+    )
+
+
 def run_demo_first_advice(database_url: str, settings: Settings, now: dt.datetime, **_: Any) -> dict[str, Any]:
     """Advise demo clusters that have data but no finding yet (the demo's first minutes)."""
     if not settings.demo_fleet:
         return {"clusters": []}
-    from headroom.services.snapshots import DEMO_TAG
-    from headroom.store.models import Cluster, Finding, MetricSeries
-
     with session_scope(database_url) as db:
-        pending = list(
-            db.scalars(
-                select(Cluster.id).where(
-                    Cluster.tags[DEMO_TAG].astext == "true",
-                    Cluster.created_at > now - DEMO_FIRST_RUN_WITHIN,
-                    ~exists().where(Finding.cluster_id == Cluster.id),
-                    exists().where(MetricSeries.cluster_id == Cluster.id),
-                )
-            )
-        )
+        pending = demo_clusters_awaiting_advice(db, now)
     results = []
     for cid in pending:
         try:
             results.append(_advise_one(database_url, cid, now, DEFAULT_WINDOW_HOURS))
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - logged; the next minute tries again
             log.exception("advice.failed", cluster_id=str(cid))
     return {"clusters": results}
 

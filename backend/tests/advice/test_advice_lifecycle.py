@@ -207,3 +207,13 @@ def test_another_orgs_principal_cannot_act(db: Any, demo_cluster: DemoCluster) -
     with pytest.raises(NotFound):
         service.acknowledge(db, other, row.id)
     assert _one(db, demo_cluster.cluster).status == "open"
+
+
+def test_a_new_demo_cluster_awaits_its_first_advice_until_it_has_findings(db: Any, demo_cluster: DemoCluster) -> None:
+    from headroom.jobs.advice import demo_clusters_awaiting_advice
+
+    now = dt.datetime.now(dt.UTC)
+    assert demo_cluster.cluster.id in demo_clusters_awaiting_advice(db, now)
+    _run(db, demo_cluster, 0)
+    assert demo_cluster.cluster.id not in demo_clusters_awaiting_advice(db, now)
+    assert demo_cluster.cluster.id not in demo_clusters_awaiting_advice(db, now + dt.timedelta(days=2))
