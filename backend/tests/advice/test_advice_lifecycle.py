@@ -214,6 +214,7 @@ def test_a_new_demo_cluster_awaits_its_first_advice_until_it_has_findings(db: An
 
     now = dt.datetime.now(dt.UTC)
     assert demo_cluster.cluster.id in demo_clusters_awaiting_advice(db, now)
+    # only in its first day: an older demo cluster waits for the 15-minute schedule like any other
+    assert demo_cluster.cluster.id not in demo_clusters_awaiting_advice(db, now + dt.timedelta(days=2))
     _run(db, demo_cluster, 0)
     assert demo_cluster.cluster.id not in demo_clusters_awaiting_advice(db, now)
-    assert demo_cluster.cluster.id not in demo_clusters_awaiting_advice(db, now + dt.timedelta(days=2))
