@@ -556,7 +556,10 @@ _VOLUME_FLAGS = {
     "volume.throughput": "--throughput",
     "volume.size": "--size",
 }
-_AWS_KEYS = (*_VOLUME_FLAGS, "instance.type")
+_AWS_KEYS = (*_VOLUME_FLAGS, "instance.type", "volume.create")
+# A new volume (e.g. a dedicated Raft log disk): `proposed` is its spec {type, size_gib, iops, throughput_mibps,
+# availability_zone, attach_to, mount, role}; the device name is a placeholder the user may change.
+_NEW_VOLUME_DEVICE = "/dev/sdf"
 _VOLUME_TF = {
     "volume.type": "type",
     "volume.iops": "iops",
@@ -577,6 +580,10 @@ def _aws_groups(ctx: _Context) -> tuple[dict[str, list[Change]], dict[str, list[
             if not change.entity.instance_id:
                 raise TikvConfError("instance.type needs an instance id in its entity")
             instances.setdefault(change.entity.instance_id, []).append(change)
+        elif change.key == "volume.create":
+            spec = change.proposed if isinstance(change.proposed, dict) else change.current
+            if not isinstance(spec, dict) or not spec.get("type") or not spec.get("size_gib"):
+                raise TikvConfError("volume.create needs a spec with at least type and size_gib")
         else:
             raise TikvConfError(f"unknown AWS change {change.key!r}: expected one of {', '.join(_AWS_KEYS)}")
     return volumes, instances
@@ -586,14 +593,69 @@ def _aws_value(value: Any) -> str:
     return shlex.quote(str(value))
 
 
+def _creations(ctx: _Context) -> list[Change]:
+    return [c for c in ctx.aws if c.key == "volume.create"]
+
+
+def _new_volume_name(change: Change) -> str:
+    spec = change.proposed if isinstance(change.proposed, dict) else change.current
+    spec = spec if isinstance(spec, dict) else {}
+    owner = change.entity.node or change.entity.instance_id or "tikv"
+    return f"{owner}-{spec.get('role', 'data')}"
+
+
+def _render_creations(ctx: _Context) -> list[str]:
+    lines: list[str] = []
+    for change in _creations(ctx):
+        name = _new_volume_name(change)
+        lines.append("")
+        if ctx.rollback or not isinstance(change.proposed, dict):
+            spec = change.current if isinstance(change.current, dict) else {}
+            lines += _comment_lines(
+                f"Roll back the new volume {name!r} ({spec.get('type')}, {spec.get('size_gib')} GiB) only after "
+                f"TiKV no longer uses it (its config change rolled back and the node restarted), then: "
+                f"aws ec2 detach-volume --volume-id <its volume id> && aws ec2 wait volume-available "
+                f"--volume-ids <its volume id> && aws ec2 delete-volume --volume-id <its volume id>",
+                "# ",
+            )
+            continue
+        spec = change.proposed
+        lines += _comment_lines(f"new volume {name}: " + change.reason, "# ")
+        flags = [f"--volume-type {_aws_value(spec['type'])}", f"--size {_aws_value(int(spec['size_gib']))}"]
+        if spec.get("iops"):
+            flags.append(f"--iops {_aws_value(int(spec['iops']))}")
+        if spec.get("throughput_mibps"):
+            flags.append(f"--throughput {_aws_value(int(spec['throughput_mibps']))}")
+        az = spec.get("availability_zone") or "<availability zone of " + str(spec.get("attach_to")) + ">"
+        tags = f"ResourceType=volume,Tags=[{{Key=Name,Value={name}}},{{Key=headroom:role,Value={spec.get('role', 'data')}}}]"
+        var = "VOL_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+        lines.append(
+            f"{var}=$(aws ec2 create-volume --availability-zone {_aws_value(az)} {' '.join(flags)} "
+            f"--tag-specifications {shlex.quote(tags)} --query VolumeId --output text)"
+        )
+        lines.append(f'aws ec2 wait volume-available --volume-ids "${var}"')
+        if spec.get("attach_to"):
+            lines.append(
+                f'aws ec2 attach-volume --volume-id "${var}" --instance-id {_aws_value(spec["attach_to"])} '
+                f"--device {_NEW_VOLUME_DEVICE}"
+            )
+        lines += _comment_lines(
+            f"Then on the host: make a file system on the new disk, mount it at {spec.get('mount', '<mount>')} "
+            "(noatime) and add it to /etc/fstab; apply the TiKV config change with a rolling restart.",
+            "# ",
+        )
+    return lines
+
+
 def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
     volumes, instances = _aws_groups(ctx)
     notes: list[str] = []
     lines = ["#!/usr/bin/env bash"]
     lines += _comment_lines(_title(ctx, "AWS changes"), "# ")
     lines.append("set -euo pipefail")
-    if not volumes and not instances:
+    if not volumes and not instances and not _creations(ctx):
         lines.append("# no AWS changes in this patch")
+    lines += _render_creations(ctx)
     if volumes:
         lines.append("")
         lines += _comment_lines(
@@ -686,8 +748,33 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         "and starts the instance, restarting its TiKV: one at a time, leaders evicted first.",
         "# ",
     )
-    if not volumes and not instances:
+    if not volumes and not instances and not _creations(ctx):
         lines.append("# no AWS changes in this patch")
+    for change in _creations(ctx):
+        name = _tf_name(_new_volume_name(change))
+        lines.append("")
+        if ctx.rollback or not isinstance(change.proposed, dict):
+            lines.append(f"# rollback: remove aws_ebs_volume.{name} and aws_volume_attachment.{name} once TiKV no "
+                         "longer uses the volume")
+            continue
+        spec = change.proposed
+        attributes: list[tuple[str, Any]] = [
+            ("availability_zone", spec.get("availability_zone") or "<availability zone of the instance>"),
+            ("type", spec["type"]),
+            ("size", int(spec["size_gib"])),
+        ]
+        if spec.get("iops"):
+            attributes.append(("iops", int(spec["iops"])))
+        if spec.get("throughput_mibps"):
+            attributes.append(("throughput", int(spec["throughput_mibps"])))
+        lines += _tf_block("aws_ebs_volume", name, attributes, [f"# new volume: {change.reason}"])
+        if spec.get("attach_to"):
+            lines.append("")
+            lines.append(f'resource "aws_volume_attachment" "{name}" {{')
+            lines.append(f'  device_name = "{_NEW_VOLUME_DEVICE}"')
+            lines.append(f"  volume_id   = aws_ebs_volume.{name}.id")
+            lines.append(f"  instance_id = {json.dumps(spec['attach_to'])}")
+            lines.append("}")
     for volume_id, changes in volumes.items():
         attributes = [
             (_VOLUME_TF[c.key], c.proposed)

@@ -286,8 +286,8 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             "domain.md §1.6 gp3 / io2 prices",
         ],
         notes=[
-            "the renderer of AWS changes must know `volume.create` (create-volume + attach-volume); until it does, "
-            "create the volume by hand"
+            "the AWS patch creates and attaches the volume (create-volume + attach-volume, or Terraform); "
+            "making the file system and mounting it on the host stay manual steps"
         ],
     )
 
