@@ -139,6 +139,15 @@ def get_prometheus_source(db: Session, principal: Principal, source_id: uuid.UUI
     return _get(db, principal, PrometheusSource, source_id, "Prometheus source")
 
 
+def _validate_selector(label_selector: str) -> None:
+    from headroom.collect.promql import SelectorError, parse_selector
+
+    try:
+        parse_selector(label_selector)
+    except SelectorError as exc:
+        raise InvalidInput(str(exc), details=[{"field": "label_selector", "message": str(exc)}]) from exc
+
+
 def _validate_prom(auth_kind: str, username: str | None, secret: str | None) -> None:
     if auth_kind == "bearer" and not secret:
         raise InvalidInput("A bearer token is required.", details=[{"field": "secret", "message": "required"}])
@@ -165,6 +174,7 @@ def create_prometheus_source(
     principal.require("admin")
     _check_name(db, principal, PrometheusSource, name)
     _validate_prom(auth_kind, username, secret)
+    _validate_selector(label_selector)
     if cluster_id is not None:
         get_cluster(db, principal, cluster_id)  # 404 for another org's cluster
     source = PrometheusSource(
@@ -196,6 +206,8 @@ def update_prometheus_source(
     secret = fields.pop("secret", None)
     if "base_url" in fields:
         fields["base_url"] = fields["base_url"].rstrip("/")
+    if fields.get("label_selector") is not None:
+        _validate_selector(fields["label_selector"])
     for key, value in fields.items():
         setattr(source, key, value)
     if secret:

@@ -70,3 +70,15 @@ def test_healthz_and_readyz(client: Any, app_ctx: Any, redis_url: str) -> None:
     app_ctx.ready_checks["broker"] = lambda: redis.Redis.from_url("redis://127.0.0.1:1/0").ping()
     down = client.get("/readyz")
     assert down.status_code == 503 and down.json()["checks"]["broker"].startswith("error")
+
+
+def test_a_malformed_label_selector_is_refused_naming_the_field(client: Any) -> None:
+    owner = sign_up(client)
+    body = {"name": "p", "base_url": "http://prom:9090", "label_selector": 'tidb_cluster="prod'}
+    response = owner.post("/api/v1/sources/prometheus", json=body)
+    assert response.status_code == 422
+    assert response.json()["error"]["details"][0]["field"] == "label_selector"
+    ok = owner.post("/api/v1/sources/prometheus", json={**body, "label_selector": 'tidb_cluster="prod"'})
+    assert ok.status_code == 201
+    bad_update = owner.patch(f"/api/v1/sources/prometheus/{ok.json()['id']}", json={"label_selector": "nope"})
+    assert bad_update.status_code == 422
