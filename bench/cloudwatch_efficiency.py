@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from headroom.collect import cloudwatch as cw
 from headroom.collect.aws_metric_plan import plan_sweep, points_in
