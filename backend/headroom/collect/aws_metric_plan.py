@@ -11,7 +11,8 @@ queries totalling `T` points costs at least
 How the plan meets it (proved by the hypothesis tests in tests/collect_aws/test_metric_plan.py):
 
 * all requests of one period share one window, so each series has the same `p` points;
-* S <= 500: one request, `ceil(S p / D)` pages: the bound;
+* S <= 500: one request of `ceil(S p / D)` pages would meet the bound, so the DP below (which never needs
+  more pages than that) does too, and splits it into one-page requests where that costs no extra call;
 * p <= 201 (= floor(100,800 / 500)): ceil(S / 500) requests of one page each: the bound;
 * otherwise rows are split into requests by an exact cover: a request of `c` pages holds at most
   `min(500, floor(c D / p))` queries; the fewest pages covering S rows is found by an unbounded-knapsack DP
@@ -103,8 +104,6 @@ def _min_pages(rows: int, points: int) -> tuple[int, list[int]]:
     """Fewest pages covering `rows` uniform rows, and the page count of each request (unbounded knapsack)."""
     if rows == 0:
         return 0, []
-    if rows <= MAX_QUERIES:
-        return pages_for(rows, points), [pages_for(rows, points)]
     if points <= ONE_PAGE_POINTS:
         n = math.ceil(rows / MAX_QUERIES)
         return n, [1] * n

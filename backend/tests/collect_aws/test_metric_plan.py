@@ -54,8 +54,9 @@ def test_hand_computed_cases() -> None:
 
 def test_metrics_requested_stays_one_per_series_for_day_windows() -> None:
     # 14 days: requests of 5 series fill one page exactly (5 x 20,160 = 100,800), so no query is re-sent.
-    plan = plan_sweep([60] * 11_000, 14 * DAY)
-    assert plan.metrics_requested == 11_000
+    for series in (11_000, 63, 5):
+        plan = plan_sweep([60] * series, 14 * DAY)
+        assert plan.metrics_requested == series and plan.calls == plan.lower_bound
 
 
 @settings(max_examples=300, deadline=None)
