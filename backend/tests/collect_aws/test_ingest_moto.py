@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from conftest import boto, make_fleet, put_series
+from aws_fixtures import boto, make_fleet, put_series
 from sqlalchemy import select
 
 from headroom.collect.aws_session import AwsClients, client_config

@@ -7,7 +7,7 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from conftest import boto, make_fleet, put_series
+from aws_fixtures import boto, make_fleet, put_series
 from sqlalchemy import func, select, text
 
 from headroom.core.db import session_scope
