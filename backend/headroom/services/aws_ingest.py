@@ -5,10 +5,13 @@ a killed worker keeps what it wrote. Every write is idempotent (natural keys, sl
 watermarks), so re-running any window or a killed task leaves the same rows.
 
 Windows: the incremental sweep reads from the oldest watermark minus `OVERLAP` (10 minutes) to the current
-minute. CloudWatch asks callers to allow for late data: AWS/EBS and AWS/EC2 datapoints are published a few
-minutes after the minute they describe (the CloudWatch user guide: "metrics ... may take up to several minutes
-to become available"; EBS sends 1-minute data when attached, domain.md §3.1), so ten minutes of re-read picks
-up late points at no extra call (the window stays under 201 points, one page per 500 series).
+minute, widened to whole 5-minute periods (GetMetricData reference: align StartTime/EndTime with the period).
+Why 10 minutes: AWS service metrics become readable some minutes after the minute they describe; the stored
+material has no AWS page giving a bound, and the one explicit figure found is third-party: "up to 10 minutes
+from the time the event or measurement occurs to when the data is available" (OpsRamp, "Cloud metrics delay
+and monitoring", docs.opsramp.com). Re-reading 10 minutes costs no extra call or billed metric (the window stays
+under 201 points: one page per 500 series; billing is per metric requested, domain.md §3.3), and write_points
+merges slots, so late points fill in and re-read ones change nothing.
 """
 
 from __future__ import annotations
