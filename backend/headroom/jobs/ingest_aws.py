@@ -17,6 +17,7 @@ from headroom.jobs.registry import Job, Schedule
 from headroom.services import aws_ingest as ingest
 from headroom.services.source_health import record_failure, record_success
 from headroom.store.models import AwsConnection, Instance
+from headroom.store.models_collect import CollectionSweep
 
 log = get_logger("headroom.jobs.ingest_aws")
 
@@ -30,10 +31,13 @@ def _lock(db: Any, key: str) -> bool:
 
 
 def _record_failure(database_url: str, connection_id: uuid.UUID, now: dt.datetime, exc: BaseException) -> None:
+    # The failed run's own writes were rolled back; its sweep row is recorded here so the UI shows the error.
     with session_scope(database_url) as db:
         conn = db.get(AwsConnection, connection_id)
         if conn is not None:
             record_failure(conn, now, f"{type(exc).__name__}: {exc}")
+            db.add(CollectionSweep(org_id=conn.org_id, source_kind="aws", source_id=conn.id, kind="incremental",
+                                   started_at=now, finished_at=now, error=conn.last_error))
 
 
 def _inventory_due(db: Any, connection: AwsConnection, region: str, now: dt.datetime, force: bool) -> bool:

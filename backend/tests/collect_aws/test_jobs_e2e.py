@@ -75,6 +75,8 @@ def test_a_failing_source_is_marked_unhealthy_with_the_error(database_url: str, 
         assert conn is not None
         assert conn.status == "failing" and conn.consecutive_failures == 3
         assert conn.last_error is not None and "role ARN" in conn.last_error
+        errors = list(db.scalars(select(CollectionSweep.error).where(CollectionSweep.source_id == cid)))
+        assert len(errors) == 3 and all(e and "role ARN" in e for e in errors)
 
 
 def test_backfill_job_reports_progress(database_url: str, settings: Any, region: str, aws_endpoint_url: str) -> None:
