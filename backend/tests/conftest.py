@@ -113,10 +113,13 @@ def clock() -> Clock:
 
 
 @pytest.fixture()
-def settings() -> Any:
+def settings(redis_url: str) -> Any:
     from headroom.core.settings import Settings
 
-    return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32)
+    # Jobs the API enqueues go to a Redis database no worker reads (as with a broker in production), so a
+    # request never starts work against the database outside the test's transaction.
+    broker = redis_url.rsplit("/", 1)[0] + "/5"
+    return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32, REDIS_URL=broker)
 
 
 @pytest.fixture()

@@ -39,6 +39,14 @@ class AppContext:
     clock: Callable[[], dt.datetime] = field(default=utcnow)
     ready_checks: dict[str, Callable[[], None]] = field(default_factory=dict)
 
+    def job_database_url(self) -> str:
+        """The URL a queued job connects to: DATABASE_URL, else the app's own engine (embedded PostgreSQL)."""
+        if self.settings.database_url:
+            return self.settings.database_url
+        bind = self.sessions.kw.get("bind")  # an Engine, or a Connection in tests
+        engine = getattr(bind, "engine", bind)
+        return str(engine.url.render_as_string(hide_password=False)) if engine is not None else ""
+
 
 def get_context(request: Request) -> AppContext:
     ctx: AppContext = request.app.state.ctx

@@ -612,7 +612,7 @@ export interface paths {
         /**
          * Create Aws
          * @description Connect an AWS account: a read-only IAM role (with your org's external ID), static keys, or the
-         *     default credential chain of a self-hosted install.
+         *     default credential chain of a self-hosted install. The 14-day history import starts right away.
          */
         post: operations["create_aws_api_v1_sources_aws_post"];
         delete?: never;

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, BackgroundTasks, Response, status
 
 from headroom.api.deps import DB, Caller, Context
 from headroom.api.schemas.sources import (
@@ -46,10 +46,18 @@ def list_aws(caller: Caller, db: DB) -> list[AwsConnectionRead]:
 
 
 @router.post("/aws", status_code=status.HTTP_201_CREATED, response_model=AwsConnectionRead)
-def create_aws(body: AwsConnectionCreate, caller: Caller, db: DB, ctx: Context) -> AwsConnectionRead:
+def create_aws(body: AwsConnectionCreate, caller: Caller, db: DB, ctx: Context,
+               tasks: BackgroundTasks) -> AwsConnectionRead:
     """Connect an AWS account: a read-only IAM role (with your org's external ID), static keys, or the
-    default credential chain of a self-hosted install."""
-    return _aws_read(service.create_aws_connection(db, caller, ctx.secret_box, **body.model_dump()))
+    default credential chain of a self-hosted install. The 14-day history import starts right away."""
+    from headroom.jobs.dispatch import enqueue
+    from headroom.services.aws_ingest import request_backfill
+
+    connection = service.create_aws_connection(db, caller, ctx.secret_box, **body.model_dump())
+    request_backfill(db, connection)
+    # Background tasks run after the response, i.e. after the request's session committed.
+    tasks.add_task(enqueue, "aws.backfill", ctx.settings, ctx.job_database_url(), connection_id=str(connection.id))
+    return _aws_read(connection)
 
 
 @router.get("/aws/{connection_id}", response_model=AwsConnectionRead)

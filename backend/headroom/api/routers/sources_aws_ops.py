@@ -47,7 +47,7 @@ def start_aws_backfill(connection_id: uuid.UUID, body: AwsBackfillRequest, calle
                        tasks: BackgroundTasks) -> AwsBackfillRead:
     """(Re)import the connection's history; the job is queued once this request has committed."""
     row = service.start_backfill(db, caller, connection_id, days=body.days)
-    database_url = ctx.settings.database_url
+    database_url = ctx.job_database_url()
     queued = bool(database_url)
     if database_url:
         from headroom.jobs.dispatch import enqueue

@@ -42,7 +42,7 @@ def start_backfill(
     """(Re)import the source's history; the job is queued once this request has committed."""
     row, needs_run = service.start_backfill(db, caller, source_id, now=ctx.clock(), days=body.days)
     view = BackfillRead.model_validate({**service.backfill_view(row), "queued": needs_run})
-    database_url = ctx.settings.database_url
+    database_url = ctx.job_database_url()
     if needs_run and database_url:
         from headroom.jobs.dispatch import enqueue
 
