@@ -94,11 +94,12 @@ def test_api_reports_missing_permissions_and_marks_the_source(client: Any, regio
     assert health["status"] == "failing" and "cloudwatch:GetMetricData" in health["last_error"]
 
 
-def test_backfill_progress_starts_empty_and_can_be_queued(client: Any, region: str) -> None:
+def test_backfill_is_queued_on_connect_and_can_be_requested_again(client: Any, region: str) -> None:
     owner = sign_up(client)
     conn = _connect(owner, region)
     progress = owner.get(f"/api/v1/sources/aws/{conn['id']}/backfill").json()
-    assert progress["state"] == "not_started" and progress["points_done"] == 0
+    # Connecting an account queues its history import at once.
+    assert progress["state"] == "queued" and progress["points_done"] == 0
     started = owner.post(f"/api/v1/sources/aws/{conn['id']}/backfill", json={"days": 2})
     assert started.status_code == 202 and started.json()["state"] == "queued" and started.json()["days"] == 2
     assert owner.post(f"/api/v1/sources/aws/{conn['id']}/backfill", json={"days": 16}).status_code == 422
