@@ -42,7 +42,7 @@ def ingest_demo(db: Any, org_id: uuid.UUID, *, end: dt.datetime = END, hours: in
     scenario = load_scenario(demo.default_scenario_path())
     start = end - dt.timedelta(hours=hours)
     demo.ingest_window(db, cluster, scenario, start, end)
-    simulated = simulate(scenario, hours=hours, seed=demo._seed_for(cluster.id), start=start)
+    simulated = simulate(scenario, hours=hours, seed=demo._seed_for(cluster), start=start)
     return DemoCluster(org_id, cluster, scenario, start, end, simulated)
 
 

@@ -43,7 +43,7 @@ def test_demo_window_lands_in_the_store_exactly_once(db: Any) -> None:
     start, end = NOW - dt.timedelta(hours=2), NOW
     first = demo.ingest_window(db, cluster, scenario, start, end)
 
-    expected = simulate(scenario, hours=2, seed=demo._seed_for(cluster.id), start=start)
+    expected = simulate(scenario, hours=2, seed=demo._seed_for(cluster), start=start)
     expected_points = sum(v is not None for s in expected.series for v in s.values)
     assert first["points"] == expected_points > 0
     assert _stored_points(db, org_id) == expected_points
@@ -78,7 +78,7 @@ def test_incremental_ingest_resumes_from_the_watermark(db: Any) -> None:
     # 7-day backfill of a first run.
     resumed_from = NOW - dt.timedelta(minutes=1) - demo.OVERLAP
     expected = simulate(scenario, hours=(later - resumed_from).total_seconds() / 3600,
-                        seed=demo._seed_for(cluster.id), start=resumed_from)
+                        seed=demo._seed_for(cluster), start=resumed_from)
     assert result["points"] == sum(v is not None for s in expected.series for v in s.values)
 
 
