@@ -7,7 +7,7 @@ import uuid
 
 from fastapi import APIRouter, Query, status
 
-from headroom.api.deps import DB, AppContext, Caller, Context
+from headroom.api.deps import DB, Caller, Context
 from headroom.api.schemas.findings import (
     AdviseQueued,
     FindingList,
@@ -49,15 +49,6 @@ def _read(db: Session, row: Finding) -> FindingRead:
         ],
         patches=[FindingPatchRef.model_validate(p) for p in service.patches_of(db, row)],
     )
-
-
-def _database_url(ctx: AppContext) -> str:
-    """The URL an in-process job connects to: the setting, else the app's own engine (embedded PostgreSQL)."""
-    if ctx.settings.database_url:
-        return ctx.settings.database_url
-    bind = ctx.sessions.kw.get("bind")  # an Engine, or a Connection in tests
-    engine = getattr(bind, "engine", bind)
-    return engine.url.render_as_string(hide_password=False) if engine is not None else ""
 
 
 @router.get("/clusters/{cluster_id}/findings", response_model=FindingList)
@@ -115,5 +106,5 @@ def advise_now(cluster_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> A
     cluster = clusters_service.get_cluster(db, caller, cluster_id)
     audit(db, caller, "cluster.advise_requested", target_kind="cluster", target_id=cluster.id)
     # The job reads only committed rows that already exist (the cluster), so it need not wait for this commit.
-    task_id = dispatch.enqueue(ADVICE_JOB, ctx.settings, _database_url(ctx), cluster_id=str(cluster.id))
+    task_id = dispatch.enqueue(ADVICE_JOB, ctx.settings, ctx.job_database_url(), cluster_id=str(cluster.id))
     return AdviseQueued(task_id=task_id, job=ADVICE_JOB)
