@@ -309,7 +309,21 @@ class TikvConfig(Base):
 
 class MetricSeries(Base):
     __tablename__ = "metric_series"
-    __table_args__ = (UniqueConstraint("org_id", "entity_kind", "entity_id", "metric", "labels"),)
+    # A TiKV node's (or a cluster's) series belong to their cluster: two clusters of one org may reuse store
+    # addresses (Operator DNS names, re-used private IPs), so the cluster is part of their identity. EC2
+    # instances and EBS volumes have globally unique ids: one series per org, and cluster_id is an attribute
+    # that follows the inventory's node mapping. NULLS NOT DISTINCT: a cluster-less node series is still unique.
+    __table_args__ = (
+        Index(
+            "uq_metric_series_cluster_scoped", "org_id", "cluster_id", "entity_kind", "entity_id", "metric",
+            "labels", unique=True, postgresql_nulls_not_distinct=True,
+            postgresql_where=text("entity_kind IN ('cluster', 'tikv_node')"),
+        ),
+        Index(
+            "uq_metric_series_org_scoped", "org_id", "entity_kind", "entity_id", "metric", "labels", unique=True,
+            postgresql_where=text("entity_kind IN ('instance', 'volume')"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     org_id: Mapped[uuid.UUID] = _fk("organizations.id")
@@ -359,6 +373,21 @@ class MetricRollup(Base):
     max: Mapped[list[float | None]] = mapped_column(ARRAY(Double))
     min: Mapped[list[float | None]] = mapped_column(ARRAY(Double))
     cnt: Mapped[list[int]] = mapped_column(ARRAY(SmallInteger))
+
+
+class MetricRollupDirty(Base):
+    """A (series, day) whose raw points changed since its rollups were computed: the write path records it in
+    the same transaction as the points, and `timeseries.drain_rollups` recomputes and deletes it (a queue kept
+    in the database, so a crash between the two loses nothing)."""
+
+    __tablename__ = "metric_rollup_dirty"
+
+    series_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("metric_series.id", ondelete="CASCADE"), primary_key=True
+    )
+    day_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    org_id: Mapped[uuid.UUID] = mapped_column(nullable=False)
+    marked_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class IngestWatermark(Base):

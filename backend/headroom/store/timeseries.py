@@ -9,6 +9,7 @@ re-written window is a no-op and late points fill their slots. Callers commit.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import uuid
 from collections import defaultdict
@@ -127,27 +128,56 @@ class SeriesKey:
     labels: tuple[tuple[str, str], ...] = ()
 
 
+CLUSTER_SCOPED_KINDS = ("cluster", "tikv_node")  # unique per cluster; instance/volume series unique per org
+
+
 def ensure_series(
     db: Session, org_id: uuid.UUID, keys: Sequence[SeriesKey], *, cluster_id: uuid.UUID | None = None
 ) -> dict[SeriesKey, int]:
-    """Return the ids of these series, creating the missing ones (idempotent under concurrency)."""
-    import json
+    """Return the ids of these series, creating the missing ones (idempotent under concurrency).
 
-    ids: dict[SeriesKey, int] = {}
-    for key in keys:
-        labels = json.dumps(dict(key.labels), sort_keys=True)
-        row = db.execute(
+    One statement per scope (see the metric_series indexes): node and cluster series are keyed by
+    (org, cluster, ...), instance and volume series by (org, ...) with cluster_id following the latest mapping.
+    """
+    def identity(k: SeriesKey) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
+        return (k.entity_kind, k.entity_id, k.metric, tuple(sorted(k.labels)))
+
+    found: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], int] = {}
+    # ON CONFLICT DO UPDATE cannot touch one row twice in a statement: one entry per identity.
+    unique = list({identity(k): k for k in keys}.values())
+    for scoped in (True, False):
+        group = [k for k in unique if (k.entity_kind in CLUSTER_SCOPED_KINDS) == scoped]
+        if not group:
+            continue
+        if scoped:
+            conflict = (
+                "ON CONFLICT (org_id, cluster_id, entity_kind, entity_id, metric, labels) "
+                "WHERE entity_kind IN ('cluster', 'tikv_node') DO UPDATE SET unit = EXCLUDED.unit"
+            )
+        else:
+            conflict = (
+                "ON CONFLICT (org_id, entity_kind, entity_id, metric, labels) "
+                "WHERE entity_kind IN ('instance', 'volume') DO UPDATE SET unit = EXCLUDED.unit, "
+                "cluster_id = COALESCE(EXCLUDED.cluster_id, metric_series.cluster_id)"
+            )
+        rows = db.execute(
             text(
                 "INSERT INTO metric_series (org_id, cluster_id, entity_kind, entity_id, metric, unit, labels) "
-                "VALUES (:org, :cluster, :kind, :eid, :metric, :unit, CAST(:labels AS jsonb)) "
-                "ON CONFLICT (org_id, entity_kind, entity_id, metric, labels) DO UPDATE SET unit = EXCLUDED.unit "
-                "RETURNING id"
+                "SELECT CAST(:org AS uuid), CAST(:cluster AS uuid), k.kind, k.eid, k.metric, k.unit, CAST(k.labels AS jsonb) "
+                "FROM unnest(CAST(:kinds AS text[]), CAST(:eids AS text[]), CAST(:metrics AS text[]), "
+                "CAST(:units AS text[]), CAST(:labels AS text[])) AS k(kind, eid, metric, unit, labels) "
+                f"{conflict} RETURNING id, entity_kind, entity_id, metric, labels"
             ),
-            {"org": org_id, "cluster": cluster_id, "kind": key.entity_kind, "eid": key.entity_id,
-             "metric": key.metric, "unit": key.unit, "labels": labels},
-        ).scalar_one()
-        ids[key] = int(row)
-    return ids
+            {"org": org_id, "cluster": cluster_id, "kinds": [k.entity_kind for k in group],
+             "eids": [k.entity_id for k in group], "metrics": [k.metric for k in group],
+             "units": [k.unit for k in group],
+             "labels": [json.dumps(dict(k.labels), sort_keys=True) for k in group]},
+        )
+        by_identity = {
+            (kind, eid, metric, tuple(sorted(labels.items()))): int(sid) for sid, kind, eid, metric, labels in rows
+        }
+        found.update(by_identity)
+    return {key: found[identity(key)] for key in keys}
 
 
 # --- points ----------------------------------------------------------------------------------------------

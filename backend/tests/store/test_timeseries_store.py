@@ -223,3 +223,34 @@ def test_numpy_copy_encoding_round_trips_any_values(db: Any, values: list[float 
     ts.write_batches(db, org, [ts.SeriesBatch(sid, start, 60, values)])
     expected = [(start + dt.timedelta(minutes=i), v) for i, v in enumerate(values) if v is not None]
     assert ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=5)) == expected
+
+
+def test_node_series_are_per_cluster_and_volume_series_per_org(db: Session) -> None:
+    """Two clusters reusing a store address keep separate series; a volume keeps one series and its cluster
+    attribute follows the latest mapping."""
+    from headroom.store.models import Cluster, MetricSeries
+
+    org = _org(db, "scopes")
+    c1, c2 = (Cluster(org_id=org, name=n, tikv_version="8.5.0", deployment_kind="tiup") for n in ("prod", "staging"))
+    db.add_all([c1, c2])
+    db.flush()
+    node = ts.SeriesKey("tikv_node", "10.0.1.5:20160", "tikv.block_cache_hit_ratio", "ratio")
+    in_c1 = ts.ensure_series(db, org, [node], cluster_id=c1.id)[node]
+    in_c2 = ts.ensure_series(db, org, [node], cluster_id=c2.id)[node]
+    assert in_c1 != in_c2
+    assert ts.ensure_series(db, org, [node], cluster_id=c1.id)[node] == in_c1  # idempotent
+    unmapped = ts.ensure_series(db, org, [node])[node]  # no cluster yet: its own series, still unique
+    assert unmapped not in (in_c1, in_c2) and ts.ensure_series(db, org, [node])[node] == unmapped
+
+    vol = ts.SeriesKey("volume", "vol-0abc", "ebs.read_ops", "count")
+    first = ts.ensure_series(db, org, [vol])[vol]
+    assert ts.ensure_series(db, org, [vol], cluster_id=c2.id)[vol] == first
+    assert db.get(MetricSeries, first).cluster_id == c2.id  # type: ignore[union-attr]
+    assert ts.ensure_series(db, org, [vol])[vol] == first
+    assert db.get(MetricSeries, first).cluster_id == c2.id  # type: ignore[union-attr]  # None never unmaps
+
+    # One call with the same identity twice (labels in another order) and several kinds at once.
+    a = ts.SeriesKey("tikv_node", "n1", "m", "u", (("db", "kv"), ("cf", "default")))
+    b = ts.SeriesKey("tikv_node", "n1", "m", "u", (("cf", "default"), ("db", "kv")))
+    got = ts.ensure_series(db, org, [a, b, vol], cluster_id=c1.id)
+    assert got[a] == got[b] and got[vol] == first
