@@ -1,18 +1,23 @@
 """Collection bookkeeping for the AWS collector: one row per sweep (what it cost in CloudWatch calls and
-metrics requested) and the history backfill's progress per AWS connection."""
+metrics requested) and the history backfill's progress per AWS connection; the planned steps of every history
+backfill (AWS and Prometheus), so a killed backfill resumes where it stopped."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
 
+from typing import Any
+
 from sqlalchemy import BigInteger, Enum, ForeignKey, Identity, Index, Integer, String, Text, UniqueConstraint, func
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from headroom.store.base import Base, created_at_column, uuid_pk
 
 SWEEP_KINDS = ("incremental", "backfill", "inventory", "test")
 AWS_BACKFILL_STATES = ("queued", "running", "done", "failed")
+BACKFILL_SOURCE_KINDS = ("aws", "prometheus")
 
 
 class CollectionSweep(Base):
@@ -61,8 +66,36 @@ class AwsBackfill(Base):
     points_total: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     points_done: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     points_written: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    # The end of the planned window, fixed when the plan is made: a resumed run reads the same window.
+    window_end_at: Mapped[dt.datetime | None]
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[dt.datetime] = created_at_column()
     started_at: Mapped[dt.datetime | None]
     finished_at: Mapped[dt.datetime | None]
     updated_at: Mapped[dt.datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
+
+
+class BackfillStep(Base):
+    """One planned unit of a history backfill: an AWS GetMetricData request, or a Prometheus query's chunk.
+
+    The plan is written whole when a backfill starts; a step's `done_at` is set in the same transaction as the
+    points it fetched, so a killed worker's successor skips exactly the steps whose data is stored. `points` is
+    the step's weight in the progress figures (AWS: worst-case datapoints; Prometheus: query steps), so
+    done / total are sums over these rows and can neither double count nor go backwards.
+    """
+
+    __tablename__ = "backfill_steps"
+    # The unique key's index also serves "the plan's pending steps in order".
+    __table_args__ = (UniqueConstraint("source_kind", "source_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    source_kind: Mapped[str] = mapped_column(
+        Enum(*BACKFILL_SOURCE_KINDS, name="backfill_source_kind", native_enum=False, create_constraint=True,
+             length=16)
+    )
+    source_id: Mapped[uuid.UUID] = mapped_column()
+    seq: Mapped[int] = mapped_column(Integer)  # execution order within the plan
+    spec: Mapped[dict[str, Any]] = mapped_column(JSONB)  # what to fetch (window, queries / query and chunk)
+    points: Mapped[int] = mapped_column(BigInteger)
+    done_at: Mapped[dt.datetime | None]
