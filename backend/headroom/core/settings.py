@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Values that ship in .env.example and the embedded mode; a production start refuses them.
@@ -44,11 +44,28 @@ class Settings(BaseSettings):
     demo_fleet: bool = Field(default=True, alias="HEADROOM_DEMO_FLEET")
     log_level: str = Field(default="INFO", alias="HEADROOM_LOG_LEVEL")
     log_json: bool = Field(default=False, alias="HEADROOM_LOG_JSON")
-    smtp_url: str | None = Field(default=None, alias="HEADROOM_SMTP_URL")
-    email_from: str = Field(default="Headroom <headroom@localhost>", alias="HEADROOM_EMAIL_FROM")
+    # Outgoing mail (the weekly advisory digest). No host: the digest is skipped and logged (embedded mode).
+    # The port defaults by security: 587 STARTTLS, 465 SSL, 25 none (headroom.digest.send.DEFAULT_PORTS).
+    smtp_host: str | None = Field(default=None, alias="HEADROOM_SMTP_HOST")
+    smtp_port: int | None = Field(default=None, ge=1, le=65535, alias="HEADROOM_SMTP_PORT")
+    smtp_username: str | None = Field(default=None, alias="HEADROOM_SMTP_USERNAME")
+    smtp_password: SecretStr | None = Field(default=None, alias="HEADROOM_SMTP_PASSWORD")
+    smtp_from: str = Field(default="Headroom <headroom@localhost>", alias="HEADROOM_SMTP_FROM")
+    smtp_security: Literal["starttls", "ssl", "none"] = Field(default="starttls", alias="HEADROOM_SMTP_SECURITY")
     # AWS account Headroom's own role lives in (shown to users creating the trust policy).
     aws_account_id: str | None = Field(default=None, alias="HEADROOM_AWS_ACCOUNT_ID")
     aws_endpoint_url: str | None = Field(default=None, alias="HEADROOM_AWS_ENDPOINT_URL")
+    # Which addresses tenant-given URLs (Prometheus, TiKV status ports) may reach: "private-ok" for self-hosted
+    # installs, "public-only" for the SaaS; metadata and link-local are refused under both (core/outbound.py).
+    outbound_policy: Literal["private-ok", "public-only"] = Field(
+        default="private-ok", alias="HEADROOM_OUTBOUND_POLICY"
+    )
+
+    @field_validator("smtp_host", "smtp_port", "smtp_username", "smtp_password", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        # docker compose passes unset keys as "" (`${HEADROOM_SMTP_PORT:-}`): that means "not configured".
+        return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets_in_production(self) -> Settings:
