@@ -23,6 +23,9 @@ log = get_logger("headroom.jobs.ingest_aws")
 
 INVENTORY_EVERY_MINUTES = 15
 STALE_BACKFILL = dt.timedelta(minutes=30)
+# A backfill replaced mid-run (new span asked for) starts the new plan at once; more replacements than this
+# in one run are left to the next queueing (no number from a source: a bound against a loop, not a tuning).
+SUPERSEDED_RETRIES = 3
 
 
 def _lock(db: Any, key: str) -> bool:
@@ -72,7 +75,8 @@ def ingest_aws(database_url: str, settings: Settings, now: dt.datetime, connecti
                 if backfill is None or dead or (
                     backfill.state == "queued" and backfill.updated_at < now - STALE_BACKFILL
                 ):
-                    ingest.request_backfill(db, conn)
+                    # Same span: an unfinished plan is resumed, not restarted.
+                    ingest.request_backfill(db, conn, days=backfill.days if backfill else ingest.DEFAULT_BACKFILL_DAYS)
                     queue_backfill = True
                 for region in conn.regions:
                     clients = clients_for(conn, region, box, endpoint_url=settings.aws_endpoint_url)
@@ -98,7 +102,11 @@ def ingest_aws(database_url: str, settings: Settings, now: dt.datetime, connecti
 
 def backfill_aws(database_url: str, settings: Settings, now: dt.datetime, connection_id: str | None = None,
                  days: int | None = None) -> dict[str, Any]:
-    """Import a connection's CloudWatch history (14 days by default), committing progress after each request."""
+    """Import a connection's CloudWatch history (14 days by default), committing progress after each request.
+
+    Resumable: the plan's requests are stored when it starts and each is marked done with its points, so a
+    run after a killed one (redelivery, re-queue, or a retry of a failed one) fetches only what is missing.
+    """
     if connection_id is None:  # the in-process scheduler's catch-up run calls every job without params
         return {"skipped": "no connection_id"}
     cid = uuid.UUID(connection_id)
@@ -110,7 +118,13 @@ def backfill_aws(database_url: str, settings: Settings, now: dt.datetime, connec
         if not lock_conn.execute(text("SELECT pg_try_advisory_lock(hashtext(:k))"), key).scalar():
             return {"skipped": "already running"}
         try:
-            return _backfill(database_url, settings, now, cid, days)
+            for _attempt in range(SUPERSEDED_RETRIES):
+                try:
+                    return _backfill(database_url, settings, now, cid, days)
+                except ingest.BackfillSuperseded:  # a new backfill was asked for mid-run: run that one
+                    log.info("aws.backfill_superseded", source=str(cid))
+                    days = None
+            return {"skipped": "superseded"}
         finally:
             lock_conn.execute(text("SELECT pg_advisory_unlock(hashtext(:k))"), key)
             lock_conn.commit()
@@ -124,32 +138,35 @@ def _backfill(database_url: str, settings: Settings, now: dt.datetime, cid: uuid
             conn = db.get(AwsConnection, cid)
             if conn is None:
                 return {"skipped": "connection missing"}
-            row = ingest.get_backfill(db, conn) or ingest.request_backfill(db, conn, days=days or 14)
+            row = ingest.get_backfill(db, conn)
+            span = days or (row.days if row is not None else ingest.DEFAULT_BACKFILL_DAYS)
+            if row is None or row.days != span or row.state == "done":
+                row = ingest.request_backfill(db, conn, days=span)  # a new plan (else: resume this one)
             row.state, row.started_at, row.finished_at, row.last_error = "running", now, None, None
-            row.points_done = row.points_written = 0
-            span = days or row.days
-            row.days = span
-            region_clients = []
-            for region in conn.regions:
-                clients = clients_for(conn, region, box, endpoint_url=settings.aws_endpoint_url)
-                ingest.sync_inventory(db, conn, clients, now)
-                region_clients.append(clients)
-            row.points_total = sum(ingest.plan_points_total(db, conn, c.region, span) for c in region_clients)
-            db.commit()
-            done_before = 0
-            for clients in region_clients:
-                def progress(done: int, _total: int, base: int = done_before) -> None:
-                    row.points_done = base + done
-                    db.commit()  # checkpoint: the points and watermarks of this request are durable
+            # The window's end is fixed by the first run: a resumed run reads exactly the window planned.
+            # Minutes after it are the incremental sweep's (it has run every minute since the connection).
+            row.window_end_at = row.window_end_at or ingest.floor_minute(now)
+            clients: dict[str, Any] = {}
 
-                outcome = ingest.run_sweep(db, conn, clients, now=now, kind="backfill", days=span,
-                                           on_request=progress)
-                row.points_written += outcome.points_written
-                done_before = row.points_done
+            def clients_for_region(region: str) -> Any:
+                if region not in clients:
+                    clients[region] = clients_for(conn, region, box, endpoint_url=settings.aws_endpoint_url)
+                return clients[region]
+
+            for region in conn.regions:
+                ingest.sync_inventory(db, conn, clients_for_region(region), now)
+            ingest.plan_backfill(db, conn, conn.regions, end=row.window_end_at, days=span)
+            db.commit()  # the plan is durable before the first request is paid for
+            outcome = ingest.run_backfill(db, conn, row, clients_for_region, now=now, checkpoint=db.commit)
             row.state, row.finished_at = "done", dt.datetime.now(dt.UTC)
             record_success(conn, now)
+            log.info("aws.backfill_done", source=str(cid), steps_run=outcome.steps_run,
+                     steps_skipped=outcome.steps_skipped, calls=outcome.api_calls, points=outcome.points_written)
             return {"state": row.state, "points_done": row.points_done, "points_total": row.points_total,
-                    "points_written": row.points_written}
+                    "points_written": row.points_written, "steps_run": outcome.steps_run,
+                    "steps_skipped": outcome.steps_skipped, "api_calls": outcome.api_calls}
+    except ingest.BackfillSuperseded:
+        raise
     except Exception as exc:
         log.warning("aws.backfill_failed", source=str(cid), error_type=type(exc).__name__)
         with session_scope(database_url) as db:
@@ -157,7 +174,7 @@ def _backfill(database_url: str, settings: Settings, now: dt.datetime, cid: uuid
             if conn is not None:
                 record_failure(conn, now, f"{type(exc).__name__}: {exc}")
                 failed = ingest.get_backfill(db, conn)
-                if failed is not None:
+                if failed is not None:  # progress stays: the next run resumes after the last stored request
                     failed.state, failed.last_error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
                     failed.finished_at = now
         raise

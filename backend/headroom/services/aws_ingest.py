@@ -1,7 +1,7 @@
 """AWS ingest: sync the EC2 inventory (with change history) and pull CloudWatch series into the store.
 
-Callers commit, except that `run_backfill` calls `checkpoint()` after each request so progress is visible and
-a killed worker keeps what it wrote. Every write is idempotent (natural keys, slot-merging points, forward-only
+Callers commit, except that `run_backfill` calls `checkpoint()` after each planned request so progress is
+visible and a killed worker keeps what it wrote; its successor resumes at the first request not stored. Every write is idempotent (natural keys, slot-merging points, forward-only
 watermarks), so re-running any window or a killed task leaves the same rows.
 
 Windows: the incremental sweep reads from the oldest watermark minus `OVERLAP` (10 minutes) to the current
@@ -23,13 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select, text, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from headroom.catalog.errors import CatalogError
 from headroom.catalog.instance_types import entries_from_describe_instance_types, instance_limits
 from headroom.collect import cloudwatch as cw
-from headroom.collect.aws_metric_plan import plan_window
+from headroom.collect.aws_metric_plan import PlannedRequest, SweepPlan, lower_bound, plan_sweep, plan_window, points_in
 from headroom.collect.aws_session import AwsClients
 from headroom.collect.ec2_inventory import (
     INSTANCE_FIELDS,
@@ -43,7 +43,7 @@ from headroom.collect.ec2_inventory import (
 )
 from headroom.core.logging import get_logger
 from headroom.store.models import AwsConnection, Cluster, Instance, TikvNode, Volume
-from headroom.store.models_collect import AwsBackfill, CollectionSweep
+from headroom.store.models_collect import AwsBackfill, BackfillStep, CollectionSweep
 from headroom.store.models_inventory import InstanceTypeLimits, InventoryChange
 from headroom.store.timeseries import SeriesKey, ensure_series, write_points
 from headroom.store.watermarks import advance_watermarks, get_watermarks
@@ -402,16 +402,205 @@ def get_backfill(db: Session, connection: AwsConnection) -> AwsBackfill | None:
 
 
 def request_backfill(db: Session, connection: AwsConnection, *, days: int = DEFAULT_BACKFILL_DAYS) -> AwsBackfill:
-    """Create or reset the connection's backfill row to `queued` (the job does the work)."""
+    """Queue the connection's backfill: resume an unfinished one of the same span, else start a new plan.
+
+    A backfill that is queued, running (its worker died), or failed keeps its plan and progress, so the next run
+    fetches only the requests not stored yet. A finished one, or a different span, starts over.
+    """
     row = get_backfill(db, connection)
     if row is None:
         row = AwsBackfill(org_id=connection.org_id, source_id=connection.id, state="queued", days=days)
         db.add(row)
-    else:
+    elif row.state == "done" or row.days != days:
+        forget_backfill_plan(db, "aws", connection.id)
         row.state, row.days, row.points_done, row.points_written = "queued", days, 0, 0
         row.points_total, row.last_error, row.started_at, row.finished_at = 0, None, None, None
+        row.window_end_at = None
+    else:
+        row.state, row.last_error = "queued", None
     db.flush()
     return row
+
+
+# --- resumable backfill ----------------------------------------------------------------------------------
+#
+# The plan (every GetMetricData request of every region over one fixed window) is written to `backfill_steps`
+# when the backfill starts. Each request's points, watermarks, the step's `done_at` and the progress counters
+# are written in one transaction (the job commits after each step), so progress and data never disagree and a
+# killed worker's successor skips exactly the stored requests: no GetMetricData call is paid twice (billing is
+# per metric requested, domain.md §3.3).
+#
+# Inventory changes between runs (decided here, tested in tests/collect_aws/test_backfill_resume.py):
+# * a series that appears (new volume, newly mapped TiKV instance) is appended to the plan as new requests over
+#   the same window when a run starts, so it gets its history too; points_total grows by their points;
+# * a series that disappears (volume deleted or detached) keeps its planned requests: CloudWatch still holds
+#   its history for the window (15 days, domain.md §3.3), and dropping it would change points_total under the
+#   progress bar. Its queries are stored whole in the step, so the request can still be made.
+# A region removed from the connection keeps its steps too (the clients are built from the step's region).
+
+
+class BackfillSuperseded(Exception):
+    """The plan this run works on was replaced (a new backfill was requested): stop without writing more."""
+
+
+def forget_backfill_plan(db: Session, source_kind: str, source_id: uuid.UUID) -> None:
+    db.execute(delete(BackfillStep).where(BackfillStep.source_kind == source_kind,
+                                          BackfillStep.source_id == source_id))
+
+
+def _query_spec(q: cw.MetricQuery) -> list[Any]:
+    return [q.metric, q.entity_kind, q.entity_id, q.namespace, q.metric_name, q.dimension, q.statistic, q.period,
+            q.unit]
+
+
+def _query_from_spec(spec: Sequence[Any]) -> cw.MetricQuery:
+    metric, kind, entity, namespace, name, dimension, statistic, period, unit = spec
+    return cw.MetricQuery(metric, kind, entity, namespace, name, dimension, statistic, int(period), unit)
+
+
+def _steps(db: Session, source_kind: str, source_id: uuid.UUID) -> list[BackfillStep]:
+    return list(db.scalars(select(BackfillStep).where(BackfillStep.source_kind == source_kind,
+                                                      BackfillStep.source_id == source_id)
+                           .order_by(BackfillStep.seq)))
+
+
+def plan_backfill(db: Session, connection: AwsConnection, regions: Sequence[str], *, end: dt.datetime,
+                  days: int) -> int:
+    """Write the backfill's requests not planned yet (all of them at first); return the points they add.
+
+    A region's first plan covers `days` up to `end` (widened by plan_window to the call lower bound); later
+    calls add only series missing from the plan, over the window the region's plan already has.
+    """
+    steps = _steps(db, "aws", connection.id)
+    seq = max((s.seq for s in steps), default=-1) + 1
+    added = 0
+    for region in regions:
+        queries, _ = queries_for(db, connection, region)
+        mine = [s for s in steps if s.spec["region"] == region]
+        planned = {(q[1], q[2], q[0]) for s in mine for q in s.spec["queries"]}
+        queries = [q for q in queries if (q.entity_kind, q.entity_id, q.metric) not in planned]
+        if not queries:
+            continue
+        periods = [q.period for q in queries]
+        if mine:
+            start = dt.datetime.fromisoformat(mine[0].spec["start"])
+            region_end = dt.datetime.fromisoformat(mine[0].spec["end"])
+            plan = plan_sweep(periods, int((region_end - start).total_seconds()))
+        else:
+            region_end = end
+            plan, window = plan_window(periods, days * 86400)
+            start = end - dt.timedelta(seconds=window)
+        for request in plan.requests:
+            db.add(BackfillStep(org_id=connection.org_id, source_kind="aws", source_id=connection.id, seq=seq,
+                                points=request.points,
+                                spec={"region": region, "start": start.isoformat(), "end": region_end.isoformat(),
+                                      "pages": request.pages,
+                                      "queries": [_query_spec(queries[i]) for i in request.series]}))
+            seq += 1
+            added += request.points
+    db.flush()
+    return added
+
+
+def backfill_regions(db: Session, connection: AwsConnection) -> list[str]:
+    """The regions of the connection and of its pending backfill steps (a region removed keeps its steps)."""
+    pending = db.scalars(select(BackfillStep.spec["region"].astext).where(
+        BackfillStep.source_kind == "aws", BackfillStep.source_id == connection.id,
+        BackfillStep.done_at.is_(None)).distinct())
+    return sorted(set(connection.regions) | set(pending))
+
+
+@dataclass
+class BackfillOutcome:
+    steps_run: int = 0
+    steps_skipped: int = 0
+    points_written: int = 0
+    api_calls: int = 0
+    sweeps: list[CollectionSweep] = field(default_factory=list)
+
+
+def run_backfill(
+    db: Session,
+    connection: AwsConnection,
+    row: AwsBackfill,
+    clients_for_region: Callable[[str], AwsClients],
+    *,
+    now: dt.datetime,
+    checkpoint: Callable[[], None] = lambda: None,
+    sleep: Callable[[float], None] | None = None,
+) -> BackfillOutcome:
+    """Run the backfill plan's pending requests in order, each stored with its step's progress; then checkpoint.
+
+    `row.points_done` / `row.points_total` are sums of the steps' worst-case datapoints; a step done by an
+    earlier (killed) run is skipped and its points stay counted once.
+    """
+    steps = _steps(db, "aws", connection.id)
+    outcome = BackfillOutcome(steps_skipped=sum(1 for s in steps if s.done_at is not None))
+    row.points_total = sum(s.points for s in steps)
+    row.points_done = sum(s.points for s in steps if s.done_at is not None)
+    pending = [s for s in steps if s.done_at is None]
+    by_region: dict[str, list[BackfillStep]] = {}
+    for step in pending:
+        by_region.setdefault(step.spec["region"], []).append(step)
+    for region, region_steps in by_region.items():
+        clients = clients_for_region(region)
+        _, clusters = queries_for(db, connection, region)
+        sweep_queries = [_query_from_spec(q) for s in region_steps for q in s.spec["queries"]]
+        window_start = dt.datetime.fromisoformat(region_steps[0].spec["start"])
+        window_end = dt.datetime.fromisoformat(region_steps[0].spec["end"])
+        window = int((window_end - window_start).total_seconds())
+        sweep = CollectionSweep(org_id=connection.org_id, source_kind="aws", source_id=connection.id,
+                                kind="backfill", region=region, started_at=now, series=len(sweep_queries),
+                                window_start_at=window_start, window_end_at=window_end,
+                                planned_calls=sum(int(s.spec["pages"]) for s in region_steps),
+                                lower_bound_calls=lower_bound([points_in(window, q.period) for q in sweep_queries]))
+        db.add(sweep)
+        outcome.sweeps.append(sweep)
+        counters = cw.SweepCounters()
+        written_total = 0
+        try:
+            for step in region_steps:
+                queries = [_query_from_spec(q) for q in step.spec["queries"]]
+                start = dt.datetime.fromisoformat(step.spec["start"])
+                end = dt.datetime.fromisoformat(step.spec["end"])
+                series_ids = _series_ids(db, connection.org_id, queries, clusters)
+                plan = SweepPlan((PlannedRequest(tuple(range(len(queries))), step.points, int(step.spec["pages"])),),
+                                 lower_bound([points_in(int((end - start).total_seconds()), q.period)
+                                              for q in queries]))
+                step_written = 0
+                for result in cw.fetch_sweep(clients.cloudwatch(), queries, plan, start, end, counters=counters,
+                                             **({"sleep": sleep} if sleep else {})):
+                    batch = [(series_ids[i], ts, v) for i, pts in result.points.items() for ts, v in pts]
+                    written = write_points(db, connection.org_id, batch)
+                    step_written += written.points
+                    counters.dropped += written.dropped_nan + written.dropped_unaligned
+                    advance_watermarks(db, connection.org_id, SOURCE_KIND, connection.id,
+                                       {series_ids[i]: end for i in result.request.series})
+                marked = db.execute(update(BackfillStep).where(BackfillStep.id == step.id,
+                                                               BackfillStep.done_at.is_(None))
+                                    .values(done_at=func.now()))
+                if marked.rowcount != 1:  # type: ignore[attr-defined]
+                    raise BackfillSuperseded(f"backfill step {step.seq} is gone or done: the plan was replaced")
+                written_total += step_written
+                row.points_done += step.points
+                row.points_written += step_written
+                outcome.steps_run += 1
+                outcome.points_written += step_written
+                _fill(sweep, counters, SweepOutcome(sweep, points_written=written_total))
+                checkpoint()  # the step's points, watermarks, done mark and progress become durable together
+        except Exception as exc:
+            _fill(sweep, counters, SweepOutcome(sweep, points_written=written_total))
+            sweep.error = f"{type(exc).__name__}: {exc}"[:2000]
+            sweep.finished_at = dt.datetime.now(dt.UTC)
+            raise
+        finally:
+            outcome.api_calls += counters.api_calls
+        _fill(sweep, counters, SweepOutcome(sweep, points_written=written_total))
+        sweep.finished_at = dt.datetime.now(dt.UTC)
+        db.flush()
+        log.info("aws.backfill_region_done", source=str(connection.id), region=region, steps=len(region_steps),
+                 calls=counters.api_calls, points=written_total)
+    return outcome
 
 
 def json_safe(value: Any) -> Any:
