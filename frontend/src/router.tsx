@@ -4,6 +4,7 @@ import AuthLayout from '@/routes/auth-layout';
 import ClustersPage from '@/routes/clusters';
 import LoginPage from '@/routes/login';
 import NotFoundPage from '@/routes/not-found';
+import { settingsRoute } from '@/routes/settings-routes';
 import SignupPage from '@/routes/signup';
 
 export const routes: RouteObject[] = [
@@ -19,6 +20,7 @@ export const routes: RouteObject[] = [
     children: [
       { path: '/', element: <Navigate to="/clusters" replace /> },
       { path: '/clusters', element: <ClustersPage /> },
+      settingsRoute,
     ],
   },
   { path: '*', element: <NotFoundPage /> },

@@ -47,6 +47,9 @@ export default function AppLayout() {
             <NavLink to="/clusters" className="topbar__link">
               Clusters
             </NavLink>
+            <NavLink to="/settings" className="topbar__link">
+              Settings
+            </NavLink>
           </nav>
         </div>
         <UserMenu session={session.data} />

@@ -1,0 +1,239 @@
+import { useState, type FormEvent } from 'react';
+import { errorMessage } from '@/api/errors';
+import { ErrorState } from '@/components/ErrorState';
+import { LoadingState } from '@/components/LoadingState';
+import { TextField } from '@/components/TextField';
+import { useCreateAwsConnection, useOrgExternalId, type AwsConnection, type AwsConnectionCreate } from '../api';
+import { fieldErrorsOf } from '../form';
+import {
+  CFN_TEMPLATE_PATH,
+  cloudFormationCommand,
+  permissionsPolicy,
+  TERRAFORM_PATH,
+  terraformCommand,
+  trustPolicy,
+} from '../policy';
+import { CopyButton, DownloadButton } from './CopyButton';
+
+type AuthKind = AwsConnectionCreate['auth_kind'] & string;
+
+// The API's own pattern (backend/headroom/api/schemas/sources.py REGION_PATTERN), checked here to save a trip.
+const REGION_PATTERN = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
+
+const AUTH_OPTIONS: { value: AuthKind; label: string; hint: string }[] = [
+  { value: 'assume_role', label: 'IAM role (recommended)', hint: 'Headroom assumes a read-only role in your account.' },
+  { value: 'static_keys', label: 'Access keys', hint: "An IAM user's access key with the same read-only policy." },
+  {
+    value: 'default_chain',
+    label: 'Default credential chain',
+    hint: "Self-hosted only: the server's own instance profile or environment.",
+  },
+];
+
+function parseRegions(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((r) => r.trim())
+    .filter(Boolean);
+}
+
+function Snippet({ title, text, filename }: { title: string; text: string; filename?: string }) {
+  return (
+    <figure className="snippet">
+      <figcaption className="snippet__caption">
+        <span>{title}</span>
+        <span className="snippet__actions">
+          <CopyButton text={text} label={`Copy ${title.toLowerCase()}`} />
+          {filename && <DownloadButton text={text} filename={filename} label={`Download ${filename}`} />}
+        </span>
+      </figcaption>
+      <pre className="snippet__code" aria-label={title}>
+        <code>{text}</code>
+      </pre>
+    </figure>
+  );
+}
+
+/** Step 1: the external ID and the role to create with it. */
+function RoleInstructions() {
+  const externalId = useOrgExternalId();
+  if (externalId.isPending) return <LoadingState label="Loading your external ID…" />;
+  if (externalId.isError) {
+    return (
+      <ErrorState
+        title="Could not load your external ID"
+        message={errorMessage(externalId.error)}
+        onRetry={() => void externalId.refetch()}
+      />
+    );
+  }
+  const id = externalId.data;
+  return (
+    <section className="settings-section" aria-labelledby="role-heading">
+      <h2 id="role-heading">1. Create a read-only role in your AWS account</h2>
+      <p>
+        Your organisation&apos;s external ID:{' '}
+        <code className="external-id" aria-label="External ID">
+          {id}
+        </code>{' '}
+        <CopyButton text={id} label="Copy external ID" />
+      </p>
+      <p className="muted">
+        The trust policy only lets Headroom assume the role when it presents this ID (the IAM guard against the
+        confused-deputy problem). Replace <code>&lt;HEADROOM_AWS_ACCOUNT_ID&gt;</code> with the account ID your
+        Headroom operator gave you.
+      </p>
+      <p>
+        The repository ships the role as a CloudFormation template (<code>{CFN_TEMPLATE_PATH}</code>) and a
+        Terraform file (<code>{TERRAFORM_PATH}</code>). Deploy either one:
+      </p>
+      <Snippet title="CloudFormation command" text={cloudFormationCommand(id)} />
+      <Snippet title="Terraform command" text={terraformCommand(id)} />
+      <p>Or create the role by hand with these two policies:</p>
+      <Snippet title="Trust policy" text={trustPolicy(id)} filename="headroom-trust-policy.json" />
+      <Snippet
+        title="Permissions policy"
+        text={permissionsPolicy()}
+        filename="headroom-readonly-policy.json"
+      />
+    </section>
+  );
+}
+
+/** The "Connect AWS account" flow: role instructions, then the connection form. */
+export function ConnectAwsForm({ onCreated }: { onCreated: (connection: AwsConnection) => void }) {
+  const create = useCreateAwsConnection();
+  const [authKind, setAuthKind] = useState<AuthKind>('assume_role');
+  const [name, setName] = useState('');
+  const [roleArn, setRoleArn] = useState('');
+  const [regions, setRegions] = useState('us-east-1');
+  const [accessKeyId, setAccessKeyId] = useState('');
+  const [secret, setSecret] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const server = fieldErrorsOf(create.error);
+  const fieldError = (field: string) => errors[field] ?? server[field];
+
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    const found: Record<string, string> = {};
+    const regionList = parseRegions(regions);
+    if (!name.trim()) found.name = 'Give the connection a name.';
+    if (regionList.length === 0) found.regions = 'Enter at least one region, like us-east-1.';
+    const bad = regionList.find((r) => !REGION_PATTERN.test(r));
+    if (bad) found.regions = `"${bad}" is not an AWS region code (like us-east-1).`;
+    if (authKind === 'assume_role' && !roleArn.trim()) found.role_arn = 'Enter the ARN of the role you created.';
+    if (authKind === 'static_keys') {
+      if (!accessKeyId.trim()) found.access_key_id = 'Enter the access key ID.';
+      if (!secret) found.secret_access_key = 'Enter the secret access key.';
+    }
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    const body: AwsConnectionCreate = { name: name.trim(), auth_kind: authKind, regions: regionList };
+    if (authKind === 'assume_role') body.role_arn = roleArn.trim();
+    if (authKind === 'static_keys') {
+      body.access_key_id = accessKeyId.trim();
+      body.secret_access_key = secret;
+    }
+    create.mutate(body, {
+      onSuccess: (connection) => {
+        // The secret is write-only: never keep it around once the API has it.
+        setSecret('');
+        onCreated(connection);
+      },
+    });
+  };
+
+  return (
+    <>
+      {authKind === 'assume_role' && <RoleInstructions />}
+      <section className="settings-section" aria-labelledby="connect-heading">
+        <h2 id="connect-heading">{authKind === 'assume_role' ? '2. Connect it' : 'Connect'}</h2>
+        <form className="form" onSubmit={onSubmit} noValidate aria-label="Connect AWS account">
+          {create.error && !Object.keys(server).length ? (
+            <div className="form-error" role="alert">
+              {errorMessage(create.error)}
+            </div>
+          ) : create.error ? (
+            <div className="form-error" role="alert">
+              Some fields are not valid; see the messages below.
+            </div>
+          ) : null}
+          <TextField
+            label="Name"
+            name="name"
+            required
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            error={fieldError('name')}
+            hint="For you, e.g. the account's alias."
+          />
+          <fieldset className="field">
+            <legend className="field__label">Credentials</legend>
+            {AUTH_OPTIONS.map((o) => (
+              <label key={o.value} className="radio">
+                <input
+                  type="radio"
+                  name="auth_kind"
+                  value={o.value}
+                  checked={authKind === o.value}
+                  onChange={() => setAuthKind(o.value)}
+                />
+                <span>
+                  {o.label} <span className="muted">— {o.hint}</span>
+                </span>
+              </label>
+            ))}
+            {fieldError('auth_kind') && <p className="field__error">{fieldError('auth_kind')}</p>}
+          </fieldset>
+          {authKind === 'assume_role' && (
+            <TextField
+              label="Role ARN"
+              name="role_arn"
+              required
+              placeholder="arn:aws:iam::123456789012:role/HeadroomReadOnly"
+              value={roleArn}
+              onChange={(e) => setRoleArn(e.target.value)}
+              error={fieldError('role_arn')}
+            />
+          )}
+          {authKind === 'static_keys' && (
+            <>
+              <TextField
+                label="Access key ID"
+                name="access_key_id"
+                required
+                autoComplete="off"
+                value={accessKeyId}
+                onChange={(e) => setAccessKeyId(e.target.value)}
+                error={fieldError('access_key_id')}
+              />
+              <TextField
+                label="Secret access key"
+                name="secret_access_key"
+                type="password"
+                required
+                autoComplete="new-password"
+                hint="Stored encrypted and never shown again."
+                value={secret}
+                onChange={(e) => setSecret(e.target.value)}
+                error={fieldError('secret_access_key')}
+              />
+            </>
+          )}
+          <TextField
+            label="Regions"
+            name="regions"
+            required
+            hint="Region codes where your TiKV volumes live, separated by commas."
+            value={regions}
+            onChange={(e) => setRegions(e.target.value)}
+            error={fieldError('regions')}
+          />
+          <button type="submit" className="button button--primary" disabled={create.isPending}>
+            {create.isPending ? 'Connecting…' : 'Connect AWS account'}
+          </button>
+        </form>
+      </section>
+    </>
+  );
+}

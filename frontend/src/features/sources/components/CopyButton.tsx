@@ -1,0 +1,37 @@
+import { useState } from 'react';
+
+/** Copy `text` to the clipboard; says "Copied" for a moment (or why it could not). */
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const onClick = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState('copied');
+    } catch {
+      setState('failed');
+    }
+    setTimeout(() => setState('idle'), 2000);
+  };
+  return (
+    <button type="button" className="button button--secondary button--small" onClick={() => void onClick()}>
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed: select the text' : label}
+    </button>
+  );
+}
+
+/** Offer `text` as a file download (built in the browser; nothing is fetched). */
+export function DownloadButton({ text, filename, label }: { text: string; filename: string; label: string }) {
+  const onClick = () => {
+    const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = filename;
+    a.click();
+    URL.revokeObjectURL(url);
+  };
+  return (
+    <button type="button" className="button button--secondary button--small" onClick={onClick}>
+      {label}
+    </button>
+  );
+}

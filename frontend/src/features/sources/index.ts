@@ -1,0 +1,7 @@
+import './sources.css';
+export { sourcesKeys } from './api';
+export { AwsConnectionDetail } from './components/AwsConnectionDetail';
+export { ConnectAwsForm } from './components/ConnectAwsForm';
+export { PrometheusDetail } from './components/PrometheusDetail';
+export { PrometheusForm } from './components/PrometheusForm';
+export { SourcesOverview } from './components/SourcesOverview';

@@ -1,0 +1,69 @@
+/**
+ * The IAM policies of Headroom's read-only role, as shipped in deploy/aws/headroom-readonly-role.cfn.yaml and
+ * deploy/aws/headroom-readonly-role.tf (policy.test.ts checks both files still grant exactly these actions).
+ */
+export const REQUIRED_ACTIONS = {
+  Ec2Inventory: ['ec2:DescribeInstances', 'ec2:DescribeVolumes', 'ec2:DescribeInstanceTypes'],
+  CloudWatchRead: ['cloudwatch:GetMetricData', 'cloudwatch:ListMetrics'],
+} as const;
+
+export const CFN_TEMPLATE_PATH = 'deploy/aws/headroom-readonly-role.cfn.yaml';
+export const TERRAFORM_PATH = 'deploy/aws/headroom-readonly-role.tf';
+export const HEADROOM_ACCOUNT_PLACEHOLDER = '<HEADROOM_AWS_ACCOUNT_ID>';
+
+/** The role's trust policy: Headroom's account may assume it only with this organisation's external ID. */
+export function trustPolicy(externalId: string, headroomAccountId = HEADROOM_ACCOUNT_PLACEHOLDER): string {
+  return JSON.stringify(
+    {
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Principal: { AWS: `arn:aws:iam::${headroomAccountId}:root` },
+          Action: 'sts:AssumeRole',
+          Condition: { StringEquals: { 'sts:ExternalId': externalId } },
+        },
+      ],
+    },
+    null,
+    2,
+  );
+}
+
+/** The least-privilege permissions policy: read-only EC2 inventory and CloudWatch metrics. */
+export function permissionsPolicy(): string {
+  return JSON.stringify(
+    {
+      Version: '2012-10-17',
+      Statement: Object.entries(REQUIRED_ACTIONS).map(([sid, actions]) => ({
+        Sid: sid,
+        Effect: 'Allow',
+        Action: [...actions],
+        // None of these Describe*/CloudWatch read actions support resource-level permissions.
+        Resource: '*',
+      })),
+    },
+    null,
+    2,
+  );
+}
+
+export function cloudFormationCommand(externalId: string, headroomAccountId = HEADROOM_ACCOUNT_PLACEHOLDER): string {
+  return [
+    'aws cloudformation deploy \\',
+    `  --template-file ${CFN_TEMPLATE_PATH} \\`,
+    '  --stack-name headroom-readonly \\',
+    '  --capabilities CAPABILITY_NAMED_IAM \\',
+    `  --parameter-overrides HeadroomAccountId=${headroomAccountId} ExternalId=${externalId}`,
+  ].join('\n');
+}
+
+export function terraformCommand(externalId: string, headroomAccountId = HEADROOM_ACCOUNT_PLACEHOLDER): string {
+  return [
+    `# in a copy of ${TERRAFORM_PATH}`,
+    'terraform init',
+    'terraform apply \\',
+    `  -var headroom_account_id=${headroomAccountId} \\`,
+    `  -var external_id=${externalId}`,
+  ].join('\n');
+}
