@@ -15,7 +15,6 @@ import hashlib
 import hmac
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -358,6 +357,5 @@ def caller_user(db: Session, principal: Principal) -> User:
     return user
 
 
-def sends_for_weeks(db: Session, org_id: uuid.UUID, weeks: Sequence[dt.date]) -> dict[dt.date, DigestSend]:
-    rows = db.scalars(select(DigestSend).where(DigestSend.org_id == org_id, DigestSend.week_start.in_(weeks)))
-    return {r.week_start: r for r in rows}
+def audit_test_send(db: Session, principal: Principal) -> None:
+    audit(db, principal, "digest.test_sent", target_kind="user", target_id=principal.user_id)

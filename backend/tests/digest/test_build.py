@@ -1,0 +1,139 @@
+"""The digest builder (pure): exact counts, ordering, escaping of user text in the HTML, the short all-clear."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from headroom.digest.build import (
+    ClusterDigest,
+    DigestData,
+    FindingItem,
+    SourceProblem,
+    build_digest,
+    iso_week_start,
+    rank_findings,
+)
+
+NOW = dt.datetime(2026, 11, 2, 8, 0, tzinfo=dt.UTC)  # a Monday, 08:00 UTC
+
+
+def _data(clusters: list[ClusterDigest], problems: list[SourceProblem] | None = None, org: str = "Acme") -> DigestData:
+    return DigestData(org_name=org, week_start=dt.date(2026, 11, 2), period_start=NOW - dt.timedelta(days=7),
+                      period_end=NOW, dashboard_url="https://h.example/clusters", clusters=clusters,
+                      source_problems=problems or [], settings_url="https://h.example/settings/digest")
+
+
+def _item(title: str, severity: str, headroom: float | None = None, delta: float | None = None) -> FindingItem:
+    return FindingItem(title=title, severity=severity, entity="volume vol-1", headroom_before_pct=headroom,
+                       monthly_cost_delta_usd=delta)
+
+
+def test_iso_week_start_is_the_monday() -> None:
+    assert iso_week_start(dt.date(2026, 11, 2)) == dt.date(2026, 11, 2)  # Monday
+    assert iso_week_start(dt.date(2026, 11, 8)) == dt.date(2026, 11, 2)  # Sunday of the same ISO week
+    assert iso_week_start(dt.date(2027, 1, 1)) == dt.date(2026, 12, 28)  # a Friday; its week began in 2026
+
+
+def test_rank_findings_severity_then_least_headroom_then_saving_then_title() -> None:
+    items = [
+        _item("info big saving", "info", delta=-500.0),
+        _item("warn 40% left", "warning", headroom=40.0),
+        _item("crit no figures", "critical"),
+        _item("crit 5% left", "critical", headroom=5.0),
+        _item("warn 10% left", "warning", headroom=10.0),
+        _item("warn b saving 20", "warning", delta=-20.0),
+        _item("warn a saving 90", "warning", delta=-90.0),
+    ]
+    assert [i.title for i in rank_findings(items)] == [
+        "crit 5% left", "crit no figures", "warn 10% left", "warn 40% left", "warn a saving 90",
+        "warn b saving 20", "info big saving",
+    ]
+
+
+def test_no_findings_and_healthy_sources_is_a_short_all_clear() -> None:
+    quiet = ClusterDigest(name="prod", url="https://h.example/clusters/1", open_by_severity={}, new_this_week=0,
+                          resolved_this_week=2)
+    digest = build_digest(_data([quiet]))
+    assert digest.all_clear
+    assert digest.subject == "Headroom weekly advisory for Acme: all clear (week of 2026-11-02)"
+    assert digest.text == (
+        "Headroom weekly advisory for Acme, week of 2026-11-02\n"
+        "\n"
+        "All clear: no open findings on 1 cluster and every data source is healthy.\n"
+        "Resolved in the last 7 days (2026-10-26 08:00 UTC to 2026-11-02 08:00 UTC): 2.\n"
+        "\n"
+        "Dashboard: https://h.example/clusters\n"
+    )
+    assert "All clear:" in digest.html and "prod" not in digest.html
+    assert digest.html.count("<li>") == 0
+
+
+def test_counts_top_findings_fix_forecast_and_sources() -> None:
+    findings = [_item(f"warning {n}", "warning", headroom=float(n)) for n in range(1, 6)] + [
+        FindingItem(title="gp2 burst bucket drains on vol-9", severity="critical", entity="volume vol-9",
+                    impact="6,000 IOPS sustained instead of 3,000", fix=("volume.type: gp2 -> gp3",
+                    "volume.iops: 3000 -> 6000"), forecast=("forecast: the 40% balance empties in 35 min",),
+                    url="https://h.example/clusters/1?finding=f9"),
+    ]
+    prod = ClusterDigest(name="prod", url="https://h.example/clusters/1",
+                         open_by_severity={"critical": 1, "warning": 5, "info": 1}, new_this_week=3,
+                         resolved_this_week=1, open_findings=findings + [_item("an info", "info")])
+    staging = ClusterDigest(name="staging", url="https://h.example/clusters/2", open_by_severity={},
+                            new_this_week=0, resolved_this_week=4)
+    problem = SourceProblem(kind="Prometheus source", name="prom-a", status="failing",
+                            last_error="connection refused", last_error_at=NOW - dt.timedelta(hours=1),
+                            consecutive_failures=3, last_success_at=None)
+    digest = build_digest(_data([staging, prod], [problem]))
+
+    assert not digest.all_clear
+    assert digest.totals == {"critical": 1, "warning": 5, "info": 1, "new": 3, "resolved": 5}
+    assert digest.subject == "Headroom weekly advisory for Acme: 1 critical, 5 warning, 1 source problem (week of 2026-11-02)"
+    text = digest.text
+    assert ("Open findings: 1 critical, 5 warning, 1 info. In the last 7 days (2026-10-26 08:00 UTC to "
+            "2026-11-02 08:00 UTC): 3 new, 5 resolved.") in text
+    # clusters in name order; the top five by impact, the critical one first, with its fix and forecast
+    assert text.index("== Cluster prod ==") < text.index("== Cluster staging ==")
+    assert (
+        "1. [CRITICAL] gp2 burst bucket drains on vol-9\n"
+        "   On: volume vol-9\n"
+        "   Impact: 6,000 IOPS sustained instead of 3,000\n"
+        "   Fix: volume.type: gp2 -> gp3\n"
+        "   Fix: volume.iops: 3000 -> 6000\n"
+        "   Forecast: forecast: the 40% balance empties in 35 min\n"
+        "   Details: https://h.example/clusters/1?finding=f9\n"
+        "2. [WARNING] warning 1\n"
+    ) in text
+    assert "5. [WARNING] warning 4\n" in text and "warning 5" not in text and "an info" not in text
+    assert "... and 2 more open: https://h.example/clusters/1\n" in text
+    assert "Open: 0 critical, 0 warning, 0 info; 0 new, 4 resolved this week.\nAll clear on this cluster.\n" in text
+    assert ('- Prometheus source "prom-a" is failing (3 failures in a row; last success never); last error at '
+            "2026-11-02 07:00 UTC: connection refused\n") in text
+    assert text.endswith("Dashboard: https://h.example/clusters\nDigest settings: https://h.example/settings/digest\n")
+    assert digest.html.count("<li>") == 6  # five findings and one source problem
+
+
+def test_user_text_is_escaped_in_html_and_kept_out_of_headers() -> None:
+    evil = '<script>alert("x")</script>'
+    cluster = ClusterDigest(name=f"c{evil}", url='https://h.example/clusters/1?"onmouseover=1',
+                            open_by_severity={"warning": 1}, new_this_week=1, resolved_this_week=0,
+                            open_findings=[FindingItem(title=f"t{evil}", severity="warning", entity=f"volume {evil}",
+                                                       impact=f"i{evil}", fix=(f"f{evil}",))])
+    problem = SourceProblem(kind="AWS connection", name=f"n{evil}", status="failing", last_error=f"e{evil}",
+                            last_error_at=None, consecutive_failures=4)
+    digest = build_digest(_data([cluster], [problem], org="Evil\r\nBcc: victim@example.com <b>"))
+    assert "<script>" not in digest.html
+    assert digest.html.count("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;") == 7  # cluster, title, entity, impact, fix, source, error
+    assert 'href="https://h.example/clusters/1?&quot;onmouseover=1"' in digest.html
+    assert "<b>" not in digest.html and "victim@example.com &lt;b&gt;" in digest.html
+    assert "\n" not in digest.subject and "\r" not in digest.subject
+    assert digest.subject.startswith("Headroom weekly advisory for Evil Bcc: victim@example.com <b>: 1 warning")
+    assert f"1. [WARNING] t{evil}\n" in digest.text  # the text part carries it as written
+
+
+def test_long_errors_are_cut_to_an_excerpt() -> None:
+    problem = SourceProblem(kind="AWS connection", name="a", status="failing", last_error="x" * 1000,
+                            last_error_at=None, consecutive_failures=1)
+    digest = build_digest(_data([], [problem]))
+    line = next(line for line in digest.text.splitlines() if line.startswith("- AWS connection"))
+    assert line.endswith(": " + "x" * 299 + "…")
+    assert "1 failure in a row" in line
