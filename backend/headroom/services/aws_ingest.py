@@ -502,14 +502,6 @@ def plan_backfill(db: Session, connection: AwsConnection, regions: Sequence[str]
     return added
 
 
-def backfill_regions(db: Session, connection: AwsConnection) -> list[str]:
-    """The regions of the connection and of its pending backfill steps (a region removed keeps its steps)."""
-    pending = db.scalars(select(BackfillStep.spec["region"].astext).where(
-        BackfillStep.source_kind == "aws", BackfillStep.source_id == connection.id,
-        BackfillStep.done_at.is_(None)).distinct())
-    return sorted(set(connection.regions) | set(pending))
-
-
 @dataclass
 class BackfillOutcome:
     steps_run: int = 0
@@ -543,7 +535,7 @@ def run_backfill(
     for step in pending:
         by_region.setdefault(step.spec["region"], []).append(step)
     for region, region_steps in by_region.items():
-        clients = clients_for_region(region)
+        cloudwatch = clients_for_region(region).cloudwatch()
         _, clusters = queries_for(db, connection, region)
         sweep_queries = [_query_from_spec(q) for s in region_steps for q in s.spec["queries"]]
         window_start = dt.datetime.fromisoformat(region_steps[0].spec["start"])
@@ -568,7 +560,7 @@ def run_backfill(
                                  lower_bound([points_in(int((end - start).total_seconds()), q.period)
                                               for q in queries]))
                 step_written = 0
-                for result in cw.fetch_sweep(clients.cloudwatch(), queries, plan, start, end, counters=counters,
+                for result in cw.fetch_sweep(cloudwatch, queries, plan, start, end, counters=counters,
                                              **({"sleep": sleep} if sleep else {})):
                     batch = [(series_ids[i], ts, v) for i, pts in result.points.items() for ts, v in pts]
                     written = write_points(db, connection.org_id, batch)
