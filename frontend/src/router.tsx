@@ -1,6 +1,13 @@
 import { createBrowserRouter, Navigate, type RouteObject } from 'react-router';
 import AppLayout from '@/routes/app-layout';
 import AuthLayout from '@/routes/auth-layout';
+import ClusterConfigPage from '@/routes/cluster-config';
+import ClusterFindingPage from '@/routes/cluster-finding';
+import ClusterFindingsPage from '@/routes/cluster-findings';
+import ClusterLayout from '@/routes/cluster-layout';
+import ClusterOverviewPage from '@/routes/cluster-overview';
+import ClusterPatchPage from '@/routes/cluster-patch';
+import ClusterPatchesPage from '@/routes/cluster-patches';
 import ClustersPage from '@/routes/clusters';
 import LoginPage from '@/routes/login';
 import NotFoundPage from '@/routes/not-found';
@@ -20,6 +27,20 @@ export const routes: RouteObject[] = [
     children: [
       { path: '/', element: <Navigate to="/clusters" replace /> },
       { path: '/clusters', element: <ClustersPage /> },
+      {
+        path: '/clusters/:clusterId',
+        element: <ClusterLayout />,
+        children: [
+          { index: true, element: <ClusterOverviewPage /> },
+          { path: 'findings', element: <ClusterFindingsPage /> },
+          { path: 'findings/:findingId', element: <ClusterFindingPage /> },
+          // The Metrics tab links to 'metrics': routes/cluster-metrics.tsx goes here as
+          // { path: 'metrics', element: <ClusterMetricsPage /> } (it reads the cluster with useClusterContext()).
+          { path: 'config', element: <ClusterConfigPage /> },
+          { path: 'patches', element: <ClusterPatchesPage /> },
+          { path: 'patches/:patchId', element: <ClusterPatchPage /> },
+        ],
+      },
       settingsRoute,
     ],
   },

@@ -1,2 +1,16 @@
-export { clustersQueryKey, useClusters, type Cluster } from './api';
+export {
+  clusterQueryKey,
+  clustersQueryKey,
+  DEMO_TAG,
+  inventoryFromSnapshot,
+  useCluster,
+  useClusters,
+  useNodes,
+  type Cluster,
+  type ClusterDetail,
+  type TikvNode,
+} from './api';
+export { AdviseNowButton } from './components/AdviseNowButton';
+export { ClusterHeader } from './components/ClusterHeader';
 export { ClustersPanel } from './components/ClustersPanel';
+export { NodesTable } from './components/NodesTable';

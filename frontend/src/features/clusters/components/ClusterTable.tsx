@@ -1,3 +1,4 @@
+import { Link } from 'react-router';
 import type { Cluster } from '../api';
 
 const DEPLOYMENT_LABEL: Record<Cluster['deployment_kind'], string> = {
@@ -27,7 +28,9 @@ export function ClusterTable({ clusters }: { clusters: Cluster[] }) {
             const tags = Object.entries(cluster.tags ?? {});
             return (
               <tr key={cluster.id}>
-                <th scope="row">{cluster.name}</th>
+                <th scope="row">
+                  <Link to={`/clusters/${cluster.id}`}>{cluster.name}</Link>
+                </th>
                 <td>{cluster.tikv_version}</td>
                 <td>{DEPLOYMENT_LABEL[cluster.deployment_kind]}</td>
                 <td>

@@ -1,0 +1,86 @@
+import { useMutation, useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api } from '@/api/client';
+import { unwrap } from '@/api/errors';
+import type { paths } from '@/api/schema';
+
+type ListOp = paths['/api/v1/clusters/{cluster_id}/findings']['get'];
+export type FindingList = ListOp['responses'][200]['content']['application/json'];
+export type FindingSummary = FindingList['items'][number];
+export type Finding = paths['/api/v1/findings/{finding_id}']['get']['responses'][200]['content']['application/json'];
+export type FindingChange = Finding['changes'][number];
+export type Severity = FindingSummary['severity'];
+export type FindingStatus = FindingSummary['status'];
+export type SeverityCounts = FindingList['counts'];
+
+export const SEVERITIES: Severity[] = ['critical', 'warning', 'info'];
+export const STATUSES: FindingStatus[] = ['open', 'acknowledged', 'snoozed', 'resolved'];
+
+export interface FindingFilters {
+  status: FindingStatus[];
+  severity: Severity[];
+  rule: string[];
+}
+
+export const NO_FILTERS: FindingFilters = { status: [], severity: [], rule: [] };
+
+export const findingsKey = (clusterId: string) => ['findings', clusterId] as const;
+
+export function useFindings(clusterId: string, filters: FindingFilters = NO_FILTERS) {
+  return useQuery({
+    queryKey: [...findingsKey(clusterId), 'list', filters],
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/v1/clusters/{cluster_id}/findings', {
+          params: {
+            path: { cluster_id: clusterId },
+            query: { status: filters.status, severity: filters.severity, rule: filters.rule },
+          },
+        }),
+      ),
+  });
+}
+
+const findingKey = (findingId: string) => ['finding', findingId] as const;
+
+function fetchFinding(findingId: string) {
+  return unwrap(api.GET('/api/v1/findings/{finding_id}', { params: { path: { finding_id: findingId } } }));
+}
+
+export function useFinding(findingId: string) {
+  return useQuery({ queryKey: findingKey(findingId), queryFn: () => fetchFinding(findingId) });
+}
+
+/** The details of several findings at once (e.g. the changes a selection would make). */
+export function useFindingDetails(findingIds: string[]) {
+  return useQueries({
+    queries: findingIds.map((id) => ({ queryKey: findingKey(id), queryFn: () => fetchFinding(id) })),
+  });
+}
+
+export type FindingAction = 'acknowledge' | 'resolve' | 'reopen' | { snoozeUntil: string };
+
+function runAction(findingId: string, action: FindingAction) {
+  const path = { finding_id: findingId };
+  if (typeof action === 'object') {
+    return unwrap(api.POST('/api/v1/findings/{finding_id}/snooze', { params: { path }, body: { until: action.snoozeUntil } }));
+  }
+  switch (action) {
+    case 'acknowledge':
+      return unwrap(api.POST('/api/v1/findings/{finding_id}/acknowledge', { params: { path } }));
+    case 'resolve':
+      return unwrap(api.POST('/api/v1/findings/{finding_id}/resolve', { params: { path } }));
+    case 'reopen':
+      return unwrap(api.POST('/api/v1/findings/{finding_id}/reopen', { params: { path } }));
+  }
+}
+
+export function useFindingAction(finding: Pick<Finding, 'id' | 'cluster_id'>) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (action: FindingAction) => runAction(finding.id, action),
+    onSuccess: (updated) => {
+      queryClient.setQueryData(findingKey(finding.id), updated);
+      void queryClient.invalidateQueries({ queryKey: findingsKey(finding.cluster_id) });
+    },
+  });
+}

@@ -1,0 +1,255 @@
+import { Link } from 'react-router';
+import { formatValue } from '@/components/TimeSeriesChart';
+import type { Finding } from '../api';
+import { formatSetting, readEvidence, readImpact, readOptions, type Impact, type Measure } from '../evidence';
+import { FindingActions } from './FindingActions';
+import { formatDateTime, STATUS_LABEL } from './labels';
+import { SeverityBadge } from './SeverityBadge';
+
+function fmt(value: number | null, unit: string): string {
+  return value === null ? '—' : formatValue(value, unit);
+}
+
+function usd(value: number | null): string {
+  if (value === null) return '—';
+  return new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', signDisplay: 'auto' }).format(value);
+}
+
+function MeasuresTable({ measures }: { measures: Measure[] }) {
+  return (
+    <div className="table-wrap">
+      <table className="table">
+        <caption className="visually-hidden">Measures against limits</caption>
+        <thead>
+          <tr>
+            <th scope="col">Measure</th>
+            <th scope="col">Value</th>
+            <th scope="col">Limit</th>
+            <th scope="col">Source of the limit</th>
+          </tr>
+        </thead>
+        <tbody>
+          {measures.map((m, i) => (
+            <tr key={`${m.label}-${i}`}>
+              <th scope="row">
+                {m.label}
+                {m.statistic && <span className="muted"> ({m.statistic})</span>}
+              </th>
+              <td className="num">{fmt(m.value, m.unit)}</td>
+              <td className="num">
+                {m.limit === null ? (
+                  <span className="muted">—</span>
+                ) : (
+                  <span title={m.limitLabel ? `${m.limitLabel}${m.source ? ` (${m.source})` : ''}` : undefined}>
+                    {fmt(m.limit, m.unit)}
+                    {m.limitLabel && <span className="muted"> {m.limitLabel}</span>}
+                  </span>
+                )}
+              </td>
+              <td>{m.source ?? <span className="muted">measured</span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function ImpactBlock({ impact }: { impact: Impact }) {
+  return (
+    <dl className="facts">
+      {impact.summary && (
+        <>
+          <dt>Summary</dt>
+          <dd>{impact.summary}</dd>
+        </>
+      )}
+      {impact.metric && (
+        <>
+          <dt>{impact.metric}</dt>
+          <dd>
+            {fmt(impact.before, impact.unit)} → {fmt(impact.after, impact.unit)}
+          </dd>
+        </>
+      )}
+      {impact.headroomBeforePct !== null && impact.headroomAfterPct !== null && (
+        <>
+          <dt>Headroom</dt>
+          <dd>
+            {formatValue(impact.headroomBeforePct, '%')} → {formatValue(impact.headroomAfterPct, '%')}
+          </dd>
+        </>
+      )}
+      {impact.monthlyCostDeltaUsd !== null && (
+        <>
+          <dt>Cost per month</dt>
+          <dd>
+            {usd(impact.monthlyCostBeforeUsd)} → {usd(impact.monthlyCostAfterUsd)} ({impact.monthlyCostDeltaUsd >= 0 ? '+' : ''}
+            {usd(impact.monthlyCostDeltaUsd)})
+          </dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+/** Everything about one finding: evidence with limits and their sources, why, impact, changes, options. */
+export function FindingDetail({
+  finding,
+  canManage,
+  patchPath,
+}: {
+  finding: Finding;
+  canManage: boolean;
+  patchPath: (patchId: string) => string;
+}) {
+  const evidence = readEvidence(finding.evidence);
+  const impact = readImpact(finding.impact);
+  const options = readOptions(finding.options);
+  return (
+    <article className="finding" aria-labelledby="finding-title">
+      <header className="finding__header">
+        <SeverityBadge severity={finding.severity} />
+        <h1 id="finding-title">{finding.title}</h1>
+        <p className="muted">
+          <span className="mono">{finding.rule}</span> · {STATUS_LABEL[finding.status]} · confidence{' '}
+          {Math.round(finding.confidence * 100)}% · first seen {formatDateTime(finding.first_seen_at)} · last seen{' '}
+          {formatDateTime(finding.last_seen_at)}
+        </p>
+        <FindingActions finding={finding} canManage={canManage} />
+      </header>
+
+      <section aria-labelledby="evidence-heading" className="card">
+        <h2 id="evidence-heading">Evidence</h2>
+        {evidence.condition && <p>Condition: {evidence.condition}</p>}
+        {evidence.windowStart && evidence.windowEnd && (
+          <p className="muted">
+            Window: {formatDateTime(evidence.windowStart)} to {formatDateTime(evidence.windowEnd)}
+          </p>
+        )}
+        {evidence.measures.length > 0 ? (
+          <MeasuresTable measures={evidence.measures} />
+        ) : (
+          <p className="muted">This finding carries no measures.</p>
+        )}
+        {evidence.corroboration.length > 0 && (
+          <ul aria-label="Corroboration">
+            {evidence.corroboration.map((c) => (
+              <li key={c}>{c}</li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <section aria-labelledby="why-heading" className="card">
+        <h2 id="why-heading">Why it matters</h2>
+        <p>{finding.why}</p>
+        {(finding.sources ?? []).length > 0 && (
+          <p className="muted">Sources: {(finding.sources ?? []).join(', ')}</p>
+        )}
+        {(finding.notes ?? []).map((note) => (
+          <p key={note} className="muted">
+            {note}
+          </p>
+        ))}
+      </section>
+
+      <section aria-labelledby="impact-heading" className="card">
+        <h2 id="impact-heading">Impact of the fix</h2>
+        {impact ? <ImpactBlock impact={impact} /> : <p className="muted">No impact estimate.</p>}
+      </section>
+
+      <section aria-labelledby="changes-heading" className="card">
+        <h2 id="changes-heading">Changes</h2>
+        {finding.changes.length === 0 ? (
+          <p className="muted">This finding recommends no configuration change.</p>
+        ) : (
+          <div className="table-wrap">
+            <table className="table">
+              <caption className="visually-hidden">Recommended changes</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Setting</th>
+                  <th scope="col">On</th>
+                  <th scope="col">Current</th>
+                  <th scope="col">Proposed</th>
+                  <th scope="col">Applies</th>
+                  <th scope="col">Reason</th>
+                </tr>
+              </thead>
+              <tbody>
+                {finding.changes.map((c) => (
+                  <tr key={`${c.position}-${c.key}`}>
+                    <th scope="row" className="mono">
+                      {c.target === 'aws' ? 'AWS ' : 'tikv.toml '}
+                      {c.key}
+                    </th>
+                    <td className="mono">{c.entity ?? 'all nodes'}</td>
+                    <td className="mono">{formatSetting(c.current)}</td>
+                    <td className="mono">{formatSetting(c.proposed)}</td>
+                    <td>{c.online ? 'online' : 'needs a restart'}</td>
+                    <td>{c.reason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      {options.length > 0 && (
+        <section aria-labelledby="options-heading" className="card">
+          <h2 id="options-heading">Options</h2>
+          <ol className="options">
+            {options.map((option) => (
+              <li key={option.label}>
+                <strong>{option.label}</strong>
+                {option.impact?.summary && <p className="muted">{option.impact.summary}</p>}
+                {option.changes.length > 0 && (
+                  <ul>
+                    {option.changes.map((c, i) => (
+                      <li key={`${c.key}-${i}`} className="mono">
+                        {c.key}: {formatSetting(c.current)} → {formatSetting(c.proposed)}
+                      </li>
+                    ))}
+                  </ul>
+                )}
+                {option.notes.map((n) => (
+                  <p key={n} className="muted">
+                    {n}
+                  </p>
+                ))}
+              </li>
+            ))}
+          </ol>
+        </section>
+      )}
+
+      {(finding.patches ?? []).length > 0 && (
+        <section aria-labelledby="patches-heading" className="card">
+          <h2 id="patches-heading">Patches made from this finding</h2>
+          <ul>
+            {(finding.patches ?? []).map((p) => (
+              <li key={p.id}>
+                <Link to={patchPath(p.id)}>Patch of {formatDateTime(p.created_at)}</Link>
+                {p.applied_at ? ` · applied ${formatDateTime(p.applied_at)}` : ' · not applied yet'}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+
+      <section aria-labelledby="history-heading" className="card">
+        <h2 id="history-heading">History</h2>
+        <ol className="history">
+          {finding.history.map((h, i) => (
+            <li key={`${h.at}-${i}`}>
+              <time dateTime={h.at}>{formatDateTime(h.at)}</time> {h.action.replace('finding.', '')}
+              {h.actor_user_id === null ? ' by the advisor' : ''}
+            </li>
+          ))}
+        </ol>
+      </section>
+    </article>
+  );
+}

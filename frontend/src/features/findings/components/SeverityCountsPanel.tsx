@@ -1,0 +1,32 @@
+import { errorMessage } from '@/api/errors';
+import { ErrorState } from '@/components/ErrorState';
+import { LoadingState } from '@/components/LoadingState';
+import { SEVERITIES, useFindings } from '../api';
+import { SEVERITY_LABEL } from './labels';
+
+const ACTIVE = { status: ['open' as const, 'acknowledged' as const], severity: [], rule: [] };
+
+/** How many open or acknowledged findings the cluster has, by severity. */
+export function SeverityCountsPanel({ clusterId }: { clusterId: string }) {
+  const findings = useFindings(clusterId, ACTIVE);
+  if (findings.isPending) return <LoadingState label="Counting findings…" />;
+  if (findings.isError) {
+    return (
+      <ErrorState
+        title="Could not load findings"
+        message={errorMessage(findings.error)}
+        onRetry={() => void findings.refetch()}
+      />
+    );
+  }
+  return (
+    <ul className="severity-counts" aria-label="Open findings by severity">
+      {SEVERITIES.map((severity) => (
+        <li key={severity} className={`severity-count severity-count--${severity}`}>
+          <span className="severity-count__number">{findings.data.counts[severity] ?? 0}</span>
+          <span className="severity-count__label">{SEVERITY_LABEL[severity]}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}

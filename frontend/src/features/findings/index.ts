@@ -1,0 +1,19 @@
+export {
+  findingsKey,
+  NO_FILTERS,
+  SEVERITIES,
+  STATUSES,
+  useFindingDetails,
+  useFindings,
+  type Finding,
+  type FindingChange,
+  type FindingFilters,
+  type FindingStatus,
+  type Severity,
+} from './api';
+export { formatSetting, impactGain, readEvidence, readImpact, readOptions } from './evidence';
+export { FindingDetailPanel } from './components/FindingDetailPanel';
+export { FindingSelector } from './components/FindingSelector';
+export { FindingsPanel } from './components/FindingsPanel';
+export { SeverityCountsPanel } from './components/SeverityCountsPanel';
+export { TopFindings } from './components/TopFindings';

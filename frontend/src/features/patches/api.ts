@@ -1,0 +1,151 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api } from '@/api/client';
+import { toApiError, unwrap } from '@/api/errors';
+import type { paths } from '@/api/schema';
+
+type PatchOp = paths['/api/v1/clusters/{cluster_id}/patches/{patch_id}']['get'];
+export type Patch = PatchOp['responses'][200]['content']['application/json'];
+export type PatchFormat = Patch['formats'][number];
+export type PatchCreate = NonNullable<paths['/api/v1/clusters/{cluster_id}/patches']['post']['requestBody']>['content']['application/json'];
+
+export const patchesKey = (clusterId: string) => ['patches', clusterId] as const;
+
+export function usePatches(clusterId: string) {
+  return useQuery({
+    queryKey: [...patchesKey(clusterId), 'list'],
+    queryFn: () =>
+      unwrap(api.GET('/api/v1/clusters/{cluster_id}/patches', { params: { path: { cluster_id: clusterId } } })),
+  });
+}
+
+export function usePatch(clusterId: string, patchId: string) {
+  return useQuery({
+    queryKey: [...patchesKey(clusterId), patchId],
+    // The same operation also serves the artefacts (toml, diff, ...), so openapi-fetch cannot narrow the body:
+    // without ?format it is the PatchRead JSON.
+    queryFn: async () =>
+      (await unwrap(
+        api.GET('/api/v1/clusters/{cluster_id}/patches/{patch_id}', {
+          params: { path: { cluster_id: clusterId, patch_id: patchId } },
+        }),
+      )) as Patch,
+  });
+}
+
+export function useCreatePatch(clusterId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: PatchCreate) =>
+      unwrap(api.POST('/api/v1/clusters/{cluster_id}/patches', { params: { path: { cluster_id: clusterId } }, body })),
+    onSuccess: (patch) => {
+      queryClient.setQueryData([...patchesKey(clusterId), patch.id], patch);
+      void queryClient.invalidateQueries({ queryKey: [...patchesKey(clusterId), 'list'] });
+      // A finding lists the patches made from it.
+      void queryClient.invalidateQueries({ queryKey: ['finding'] });
+    },
+  });
+}
+
+export function useMarkApplied(clusterId: string, patchId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(
+        api.POST('/api/v1/clusters/{cluster_id}/patches/{patch_id}/applied', {
+          params: { path: { cluster_id: clusterId, patch_id: patchId } },
+        }),
+      ),
+    onSuccess: (patch) => {
+      queryClient.setQueryData([...patchesKey(clusterId), patch.id], patch);
+      void queryClient.invalidateQueries({ queryKey: [...patchesKey(clusterId), 'list'] });
+    },
+  });
+}
+
+export interface Artefact {
+  text: string;
+  filename: string;
+  contentType: string;
+}
+
+/** The file name a Content-Disposition header names, else a fallback. */
+export function attachmentName(header: string | null, fallback: string): string {
+  const match = header ? /filename="?([^";]+)"?/i.exec(header) : null;
+  return match?.[1] ?? fallback;
+}
+
+/** Fetch one artefact of a patch (toml, diff, tiup, ...) as text, with the name the server gives the file. */
+export async function fetchArtefact(
+  clusterId: string,
+  patchId: string,
+  format: PatchFormat,
+  node?: string,
+): Promise<Artefact> {
+  const result = await api.GET('/api/v1/clusters/{cluster_id}/patches/{patch_id}', {
+    params: { path: { cluster_id: clusterId, patch_id: patchId }, query: { format, node: node ?? null } },
+    parseAs: 'text',
+  });
+  if (!result.response.ok) {
+    let body: unknown = result.error;
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // not JSON: the status alone explains it
+      }
+    }
+    throw toApiError(result.response.status, body);
+  }
+  return {
+    text: typeof result.data === 'string' ? result.data : '',
+    filename: attachmentName(result.response.headers.get('Content-Disposition'), `patch-${format}.txt`),
+    contentType: result.response.headers.get('Content-Type') ?? 'text/plain',
+  };
+}
+
+export function useArtefact(clusterId: string, patchId: string, format: PatchFormat, node?: string) {
+  return useQuery({
+    queryKey: [...patchesKey(clusterId), patchId, 'artefact', format, node ?? null],
+    queryFn: () => fetchArtefact(clusterId, patchId, format, node),
+  });
+}
+
+/** Save an artefact as a file in the browser. */
+export function saveArtefact(artefact: Artefact): void {
+  const url = URL.createObjectURL(new Blob([artefact.text], { type: artefact.contentType }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = artefact.filename;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  // Give the browser a moment to start the download before the URL goes away.
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** Names of the organisation's members by user id, for "created by"; empty when the list is not readable. */
+export function useMemberNames() {
+  return useQuery({
+    queryKey: ['patches', 'member-names'],
+    queryFn: async () => {
+      try {
+        const members = await unwrap(api.GET('/api/v1/org/members'));
+        return Object.fromEntries(members.map((m) => [m.user_id, m.full_name || m.email]));
+      } catch {
+        return {} as Record<string, string>;
+      }
+    },
+  });
+}
+
+/** The TiKV nodes (status or store address) a patch's tikv.toml changes touch, in order. */
+export function patchNodes(patch: Patch): string[] {
+  const nodes: string[] = [];
+  for (const change of patch.changes) {
+    if (change.target !== 'tikv') continue;
+    const entity = change.entity as { node?: unknown } | null | undefined;
+    const node = typeof entity?.node === 'string' ? entity.node : null;
+    if (node && !nodes.includes(node)) nodes.push(node);
+  }
+  return nodes;
+}

@@ -1,0 +1,149 @@
+import { errorMessage } from '@/api/errors';
+import { ErrorState } from '@/components/ErrorState';
+import { LoadingState } from '@/components/LoadingState';
+import { useMarkApplied, useMemberNames, usePatch, type Patch } from '../api';
+import { DownloadButtons } from './DownloadButtons';
+import { formatDateTime } from './labels';
+import { PatchDiff } from './PatchDiff';
+
+function valueText(value: unknown): string {
+  if (value === null || value === undefined) return 'not set';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function entityText(entity: unknown): string {
+  if (typeof entity !== 'object' || entity === null) return 'all nodes';
+  const e = entity as Record<string, unknown>;
+  const text = [e.node, e.volume_id, e.instance_id].find((v) => typeof v === 'string');
+  return typeof text === 'string' ? text : 'all nodes';
+}
+
+function MarkApplied({ patch, canManage }: { patch: Patch; canManage: boolean }) {
+  const mark = useMarkApplied(patch.cluster_id, patch.id);
+  if (patch.applied_at) return null;
+  return (
+    <div className="mark-applied">
+      <button
+        type="button"
+        className="button button--primary"
+        disabled={!canManage || mark.isPending}
+        title={canManage ? undefined : 'Only admins can mark a patch applied.'}
+        onClick={() => mark.mutate()}
+      >
+        {mark.isPending ? 'Saving…' : 'Mark applied'}
+      </button>
+      {mark.isError && (
+        <p role="alert" className="form-error">
+          {errorMessage(mark.error)}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boolean }) {
+  const names = useMemberNames();
+  const who = (id: string | null | undefined) => (id ? (names.data?.[id] ?? 'a member') : 'Headroom');
+  return (
+    <article className="patch" aria-labelledby="patch-title">
+      <header className="patch__header">
+        <h1 id="patch-title">Patch of {formatDateTime(patch.created_at)}</h1>
+        <dl className="facts">
+          <dt>Created</dt>
+          <dd>
+            {formatDateTime(patch.created_at)} by {who(patch.created_by_user_id)}
+          </dd>
+          <dt>Status</dt>
+          <dd>
+            {patch.applied_at
+              ? `Applied ${formatDateTime(patch.applied_at)} by ${who(patch.applied_by_user_id)}`
+              : 'Not applied yet'}
+          </dd>
+          <dt>Findings</dt>
+          <dd>{patch.finding_ids.length}</dd>
+          {patch.base_config && (
+            <>
+              <dt>Base config</dt>
+              <dd>
+                version {patch.base_config.version} ({patch.base_config.source}, captured{' '}
+                {formatDateTime(patch.base_config.captured_at)})
+              </dd>
+            </>
+          )}
+        </dl>
+        <MarkApplied patch={patch} canManage={canManage} />
+      </header>
+
+      <section className="card" aria-labelledby="patch-changes-heading">
+        <h2 id="patch-changes-heading">Changes</h2>
+        <div className="table-wrap">
+          <table className="table">
+            <caption className="visually-hidden">Changes in this patch</caption>
+            <thead>
+              <tr>
+                <th scope="col">Setting</th>
+                <th scope="col">On</th>
+                <th scope="col">Current</th>
+                <th scope="col">Proposed</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {patch.changes.map((c, i) => (
+                <tr key={i}>
+                  <th scope="row" className="mono">
+                    {valueText(c.key)}
+                  </th>
+                  <td className="mono">{entityText(c.entity)}</td>
+                  <td className="mono">{valueText(c.current)}</td>
+                  <td className="mono">{valueText(c.proposed)}</td>
+                  <td>{typeof c.reason === 'string' ? c.reason : ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+
+      <section className="card" aria-labelledby="patch-diff-heading">
+        <h2 id="patch-diff-heading">Diff</h2>
+        <PatchDiff patch={patch} />
+      </section>
+
+      <section className="card" aria-labelledby="patch-downloads-heading">
+        <h2 id="patch-downloads-heading">Download</h2>
+        <DownloadButtons patch={patch} />
+      </section>
+
+      {patch.notes.length > 0 && (
+        <section className="card" aria-labelledby="patch-notes-heading">
+          <h2 id="patch-notes-heading">Notes</h2>
+          <ul>
+            {patch.notes.map((note) => (
+              <li key={note}>{note}</li>
+            ))}
+          </ul>
+        </section>
+      )}
+    </article>
+  );
+}
+
+export function PatchDetailPanel({
+  clusterId,
+  patchId,
+  canManage,
+}: {
+  clusterId: string;
+  patchId: string;
+  canManage: boolean;
+}) {
+  const patch = usePatch(clusterId, patchId);
+  if (patch.isPending) return <LoadingState label="Loading the patch…" />;
+  if (patch.isError) {
+    return (
+      <ErrorState title="Could not load this patch" message={errorMessage(patch.error)} onRetry={() => void patch.refetch()} />
+    );
+  }
+  return <PatchDetail patch={patch.data} canManage={canManage} />;
+}

@@ -1,0 +1,21 @@
+import { Link, useParams } from 'react-router';
+import { FindingDetailPanel } from '@/features/findings';
+import { patchPath } from '@/features/patches';
+import { useClusterContext } from './cluster-layout';
+
+export default function ClusterFindingPage() {
+  const { cluster, canManage } = useClusterContext();
+  const { findingId = '' } = useParams();
+  return (
+    <>
+      <p>
+        <Link to={`/clusters/${cluster.id}/findings`}>← All findings</Link>
+      </p>
+      <FindingDetailPanel
+        findingId={findingId}
+        canManage={canManage}
+        patchPath={(patchId) => patchPath(cluster.id, patchId)}
+      />
+    </>
+  );
+}

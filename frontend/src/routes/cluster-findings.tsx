@@ -1,0 +1,41 @@
+import { useSearchParams } from 'react-router';
+import { FindingsPanel, SEVERITIES, STATUSES, type FindingFilters } from '@/features/findings';
+import { usePageTitle } from '@/lib/usePageTitle';
+import { useClusterContext } from './cluster-layout';
+
+/** Filters live in the address (?status=open&severity=critical&rule=...), so a filtered list can be shared. */
+function readFilters(params: URLSearchParams): FindingFilters {
+  return {
+    status: params.getAll('status').filter((s): s is FindingFilters['status'][number] =>
+      (STATUSES as string[]).includes(s),
+    ),
+    severity: params.getAll('severity').filter((s): s is FindingFilters['severity'][number] =>
+      (SEVERITIES as string[]).includes(s),
+    ),
+    rule: params.getAll('rule'),
+  };
+}
+
+function writeFilters(filters: FindingFilters): URLSearchParams {
+  const params = new URLSearchParams();
+  filters.status.forEach((s) => params.append('status', s));
+  filters.severity.forEach((s) => params.append('severity', s));
+  filters.rule.forEach((r) => params.append('rule', r));
+  return params;
+}
+
+export default function ClusterFindingsPage() {
+  const { cluster } = useClusterContext();
+  usePageTitle(`Findings · ${cluster.name}`);
+  const [params, setParams] = useSearchParams();
+  return (
+    <section aria-labelledby="findings-heading">
+      <h2 id="findings-heading">Findings</h2>
+      <FindingsPanel
+        clusterId={cluster.id}
+        filters={readFilters(params)}
+        onFiltersChange={(filters) => setParams(writeFilters(filters), { replace: true })}
+      />
+    </section>
+  );
+}

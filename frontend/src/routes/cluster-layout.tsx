@@ -1,0 +1,75 @@
+import { NavLink, Outlet, useOutletContext, useParams } from 'react-router';
+import { ApiError, errorMessage } from '@/api/errors';
+import { EmptyState } from '@/components/EmptyState';
+import { ErrorState } from '@/components/ErrorState';
+import { LoadingState } from '@/components/LoadingState';
+import { useSession } from '@/features/auth';
+import { ClusterHeader, useCluster, type ClusterDetail } from '@/features/clusters';
+import { usePageTitle } from '@/lib/usePageTitle';
+
+export interface ClusterContext {
+  cluster: ClusterDetail;
+  /** Owners and admins may act (advise, acknowledge, patch); viewers only look. */
+  canManage: boolean;
+}
+
+/** The cluster and the caller's rights, for the pages under /clusters/:clusterId. */
+export function useClusterContext(): ClusterContext {
+  return useOutletContext<ClusterContext>();
+}
+
+const TABS = [
+  { to: '', label: 'Overview', end: true },
+  { to: 'findings', label: 'Findings', end: false },
+  { to: 'metrics', label: 'Metrics', end: false },
+  { to: 'config', label: 'Config', end: false },
+  { to: 'patches', label: 'Patches', end: false },
+] as const;
+
+export default function ClusterLayout() {
+  const { clusterId = '' } = useParams();
+  const cluster = useCluster(clusterId);
+  const session = useSession();
+  usePageTitle(cluster.data?.name ?? 'Cluster');
+
+  if (cluster.isPending) return <LoadingState label="Loading the cluster…" />;
+  if (cluster.isError) {
+    if (cluster.error instanceof ApiError && (cluster.error.status === 404 || cluster.error.status === 422)) {
+      return (
+        <EmptyState title="Cluster not found">
+          <p>There is no such cluster in this organisation. It may have been removed.</p>
+        </EmptyState>
+      );
+    }
+    return (
+      <ErrorState
+        title="Could not load the cluster"
+        message={errorMessage(cluster.error)}
+        onRetry={() => void cluster.refetch()}
+      />
+    );
+  }
+  const role = session.data?.role;
+  const context: ClusterContext = { cluster: cluster.data, canManage: role === 'owner' || role === 'admin' };
+  const base = `/clusters/${cluster.data.id}`;
+  return (
+    <div className="cluster">
+      <ClusterHeader cluster={cluster.data} />
+      <nav aria-label="Cluster sections" className="tabs">
+        {TABS.map((tab) => (
+          <NavLink
+            key={tab.label}
+            to={tab.to ? `${base}/${tab.to}` : base}
+            end={tab.end}
+            className={({ isActive }) => (isActive ? 'tabs__tab tabs__tab--active' : 'tabs__tab')}
+          >
+            {tab.label}
+          </NavLink>
+        ))}
+      </nav>
+      <div className="cluster__body">
+        <Outlet context={context} />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,30 @@
+import { Link } from 'react-router';
+import { AdviseNowButton, NodesTable } from '@/features/clusters';
+import { SeverityCountsPanel, TopFindings } from '@/features/findings';
+import { useClusterContext } from './cluster-layout';
+
+export default function ClusterOverviewPage() {
+  const { cluster, canManage } = useClusterContext();
+  return (
+    <div className="overview">
+      <section className="card" aria-labelledby="overview-findings">
+        <div className="card__header">
+          <h2 id="overview-findings">Open findings</h2>
+          <AdviseNowButton clusterId={cluster.id} canManage={canManage} />
+        </div>
+        <SeverityCountsPanel clusterId={cluster.id} />
+      </section>
+      <section className="card" aria-labelledby="overview-top">
+        <div className="card__header">
+          <h2 id="overview-top">Top findings by impact</h2>
+          <Link to={`/clusters/${cluster.id}/findings`}>All findings</Link>
+        </div>
+        <TopFindings clusterId={cluster.id} />
+      </section>
+      <section className="card" aria-labelledby="overview-nodes">
+        <h2 id="overview-nodes">Nodes</h2>
+        <NodesTable clusterId={cluster.id} />
+      </section>
+    </div>
+  );
+}
