@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import httpx
 
+from headroom.core import outbound
 from headroom.core.logging import get_logger
 
 log = get_logger("headroom.collect.prometheus")
@@ -121,13 +122,15 @@ class PrometheusClient:
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         self._rng = rng or random.Random()
+        # A tenant gives the URL: every request (and redirect hop) goes through the outbound guard.
+        guard = outbound.guarded_client_kwargs() if transport is None else {"transport": transport}
         self._http = httpx.Client(
             base_url=self.base_url,
             headers={"User-Agent": "headroom", **self._auth.headers()},
             auth=self._auth.httpx_auth(),
             timeout=timeout_seconds,
-            transport=transport,
             follow_redirects=True,
+            **guard,
         )
         self.requests = 0  # counted for tests and logs
 
@@ -153,6 +156,10 @@ class PrometheusClient:
                     response = self._http.get(path, params=data)
                 else:
                     response = self._http.post(path, data=data)
+            except outbound.OutboundBlocked as blocked:  # a policy answer: retrying cannot change it
+                raise PrometheusError(
+                    "unreachable", f"refused to connect to {blocked.host}: {blocked.reason}"
+                ) from None
             except httpx.TimeoutException as error:
                 last = PrometheusError(
                     "unreachable", f"timed out talking to {self._shown_url}: {type(error).__name__}"

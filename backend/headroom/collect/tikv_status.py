@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from headroom.collect.prometheus import RETRY_STATUSES, RetryPolicy
+from headroom.core import outbound
 
 
 class StatusPortError(Exception):
@@ -41,12 +42,16 @@ def fetch_config(
     rng = rng or random.Random()
     url = config_url(status_address)
     last = "no attempt"
-    with httpx.Client(timeout=timeout_seconds, transport=transport) as http:
+    # A tenant (or its Prometheus) gives the address: requests go through the outbound guard.
+    guard = outbound.guarded_client_kwargs() if transport is None else {"transport": transport}
+    with httpx.Client(timeout=timeout_seconds, **guard) as http:
         for attempt in range(policy.attempts):
             if attempt:
                 sleep(policy.delay(attempt - 1, rng))
             try:
                 response = http.get(url)
+            except outbound.OutboundBlocked as blocked:  # a policy answer: retrying cannot change it
+                raise StatusPortError(f"refused to fetch {url}: {blocked.reason}") from None
             except httpx.TransportError as error:
                 last = f"cannot reach {url}: {type(error).__name__}: {error}"
                 continue

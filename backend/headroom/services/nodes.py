@@ -7,7 +7,9 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from headroom.collect.tikv_status import config_url
 from headroom.core.errors import Conflict, NotFound
+from headroom.core.outbound import require_allowed_url
 from headroom.services.accounts import Principal, audit
 from headroom.services.clusters import get_cluster
 from headroom.store.models import TikvNode
@@ -50,6 +52,8 @@ def create_node(
     """Add a node by hand (when Prometheus can't tell its status address, or there is no Prometheus)."""
     principal.require("admin")
     get_cluster(db, principal, cluster_id)
+    if status_address:
+        require_allowed_url(config_url(status_address), field="status_address")
     taken = db.scalar(
         select(TikvNode.id).where(TikvNode.cluster_id == cluster_id, TikvNode.store_address == store_address)
     )
@@ -87,6 +91,8 @@ def update_node(
     """Set (or clear) a node's status address by hand."""
     principal.require("admin")
     node = get_node(db, principal, cluster_id, node_id)
+    if status_address:
+        require_allowed_url(config_url(status_address), field="status_address")
     node.status_address = status_address
     db.flush()
     audit(

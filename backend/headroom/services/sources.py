@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from headroom.core.errors import Conflict, InvalidInput, NotFound
+from headroom.core.outbound import require_allowed_url
 from headroom.core.security import SecretBox
 from headroom.services.accounts import Principal, audit
 from headroom.services.clusters import get_cluster
@@ -175,6 +176,7 @@ def create_prometheus_source(
     _check_name(db, principal, PrometheusSource, name)
     _validate_prom(auth_kind, username, secret)
     _validate_selector(label_selector)
+    require_allowed_url(base_url, field="base_url")
     if cluster_id is not None:
         get_cluster(db, principal, cluster_id)  # 404 for another org's cluster
     source = PrometheusSource(
@@ -206,6 +208,7 @@ def update_prometheus_source(
     secret = fields.pop("secret", None)
     if "base_url" in fields:
         fields["base_url"] = fields["base_url"].rstrip("/")
+        require_allowed_url(fields["base_url"], field="base_url")
     if fields.get("label_selector") is not None:
         _validate_selector(fields["label_selector"])
     for key, value in fields.items():
