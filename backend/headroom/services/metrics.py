@@ -78,14 +78,14 @@ def validate_window(
     for name, value in (("start", start), ("end", end)):
         if value is not None and value.tzinfo is None:
             raise InvalidInput(f"{name} must carry a time zone (e.g. 2026-11-02T12:00:00Z).",
-                               details=[{"loc": ["query", name], "msg": "timezone required"}])
+                               details=[{"field": name, "message": "timezone required"}])
     end = (end or now).astimezone(dt.UTC)
     start = (start or end - DEFAULT_WINDOW).astimezone(dt.UTC)
     if start >= end:
-        raise InvalidInput("start must be before end.", details=[{"loc": ["query", "start"], "msg": "start >= end"}])
+        raise InvalidInput("start must be before end.", details=[{"field": "start", "message": "must be before end"}])
     if end - start > MAX_WINDOW:
         raise InvalidInput(f"The window may span at most {MAX_WINDOW.days} days.",
-                           details=[{"loc": ["query", "start"], "msg": "window too long"}])
+                           details=[{"field": "start", "message": "window too long"}])
     return start, end
 
 
