@@ -176,21 +176,23 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
             if len(fixes[rec.finding_id]) < FIXES_PER_FINDING:
                 fixes[rec.finding_id].append(_fix_line(rec))
 
-    new_counts = dict(
-        db.execute(
+    new_counts: dict[uuid.UUID, int] = {
+        cid: n
+        for cid, n in db.execute(
             select(Finding.cluster_id, func.count())
             .where(Finding.org_id == org_id, Finding.first_seen_at >= start, Finding.first_seen_at < now)
             .group_by(Finding.cluster_id)
-        ).tuples()
-    )
-    resolved_counts = dict(
-        db.execute(
+        )
+    }
+    resolved_counts: dict[uuid.UUID, int] = {
+        cid: n
+        for cid, n in db.execute(
             select(Finding.cluster_id, func.count())
             .where(Finding.org_id == org_id, Finding.status == "resolved", Finding.resolved_at >= start,
                    Finding.resolved_at < now)
             .group_by(Finding.cluster_id)
-        ).tuples()
-    )
+        )
+    }
 
     by_cluster: dict[uuid.UUID, list[Finding]] = defaultdict(list)
     for f in open_rows:

@@ -75,7 +75,7 @@ def smtp_settings(smtp_server: SmtpRecorder) -> Any:
 
     return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
                     HEADROOM_SMTP_HOST="127.0.0.1", HEADROOM_SMTP_PORT=smtp_server.port,
-                    HEADROOM_SMTP_SECURITY="none", HEADROOM_SMTP_FROM="Headroom <digest@headroom.test>",
+                    HEADROOM_SMTP_SECURITY="none", HEADROOM_SMTP_FROM="Headroom <digest@headroom.example.com>",
                     HEADROOM_PUBLIC_URL="https://headroom.example.com")
 
 

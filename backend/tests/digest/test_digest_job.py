@@ -1,0 +1,212 @@
+"""The digest jobs against a real SMTP server (aiosmtpd on 127.0.0.1) and the test PostgreSQL: who receives it,
+what it says, at most one send per (org, ISO week), refusals recorded, transient failures retried."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import pytest
+from digest_seed import DIGEST_AT, WEEK, add_member, advisor_finding, record, verify
+from helpers import sign_up
+from sqlalchemy import select
+
+import headroom.jobs.digest as job
+from headroom.digest.send import TransientSendError
+from headroom.jobs.registry import all_jobs
+from headroom.store.models_digest import DigestSend
+
+
+def _sends(sessions: Any, org_id: str) -> list[DigestSend]:
+    with sessions() as db:
+        return list(db.scalars(select(DigestSend).where(DigestSend.org_id == uuid.UUID(org_id))))
+
+
+@pytest.fixture()
+def org(client: Any, sessions: Any) -> dict[str, Any]:
+    """An org with a verified owner, a verified viewer, an unverified admin, two findings and a failing source."""
+    owner = sign_up(client, org="Digest Org", email="owner@digest-org.example.com")
+    viewer = add_member(sessions, owner.org_id, "viewer@digest-org.example.com", "viewer")
+    admin = add_member(sessions, owner.org_id, "admin@digest-org.example.com", "admin")
+    verify(sessions, owner.session["user"]["id"])
+    verify(sessions, viewer)
+    cluster = owner.post("/api/v1/clusters", json={"name": "prod-<east>", "tikv_version": "v8.5.1"}).json()
+    record(sessions, cluster["id"], [
+        advisor_finding("prod-<east>", "vol-0aaa", "critical", "gp2 burst bucket drains on vol-0aaa",
+                        forecast="forecast (headroom.forecast.burst): the 40% balance empties in 35 min",
+                        headroom_pct=2.0),
+        advisor_finding("prod-<east>", "vol-0bbb", "warning", "vol-0bbb near its IOPS ceiling", headroom_pct=12.0),
+    ])
+    from headroom.store.models import PrometheusSource
+
+    with sessions() as db:
+        db.add(PrometheusSource(org_id=uuid.UUID(owner.org_id), name="prom-x", base_url="http://127.0.0.1:9",
+                                status="failing", consecutive_failures=3,
+                                last_error="connection refused (127.0.0.1:9)",
+                                last_error_at=DIGEST_AT - dt.timedelta(hours=2)))
+        db.commit()
+    return {"owner": owner, "viewer": viewer, "admin": admin, "cluster": cluster}
+
+
+def test_jobs_are_registered_on_the_email_queue() -> None:
+    jobs = {j.name: j for j in all_jobs()}
+    weekly, send = jobs["digest.weekly"], jobs["digest.send_org"]
+    assert (weekly.queue, send.queue) == ("email", "email")
+    assert weekly.schedule is not None
+    assert (weekly.schedule.minute, weekly.schedule.hour, weekly.schedule.day_of_week) == ("0", "8", "1")
+    assert send.schedule is None
+
+
+def test_weekly_job_sends_once_per_week_to_verified_admins(
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+) -> None:
+    first = job.run_weekly("unused", smtp_settings, DIGEST_AT)
+    again = job.run_weekly("unused", smtp_settings, DIGEST_AT + dt.timedelta(hours=3))
+    ours = [r for r in first["orgs"] if r["org_id"] == org["owner"].org_id]
+    assert ours == [{"org_id": org["owner"].org_id, "week_start": "2026-11-09", "status": "sent", "recipients": 1}]
+    assert [r for r in again["orgs"] if r["org_id"] == org["owner"].org_id][0]["reason"] == "already sent"
+
+    mine = [m for m in smtp_server.received if "Digest Org" in str(m.message["Subject"])]
+    assert len(mine) == 1
+    got = mine[0]
+    # the verified owner only: the viewer is verified but viewers are not included by default; the admin is not
+    # verified
+    assert got.rcpt_tos == ["owner@digest-org.example.com"]
+    assert got.mail_from == "digest@headroom.example.com"
+    msg = got.message
+    assert msg["To"] == "owner@digest-org.example.com"
+    assert str(msg["Subject"]) == (
+        "Headroom weekly advisory for Digest Org: 1 critical, 1 warning, 1 source problem (week of 2026-11-09)"
+    )
+    assert msg.get_content_type() == "multipart/alternative"
+    text = msg.get_body(preferencelist=("plain",)).get_content().replace("\r\n", "\n")
+    html = msg.get_body(preferencelist=("html",)).get_content()
+    assert "Open findings: 1 critical, 1 warning, 0 info. In the last 7 days" in text
+    assert "2 new, 0 resolved" in text
+    assert "1. [CRITICAL] gp2 burst bucket drains on vol-0aaa\n" in text
+    assert "2. [WARNING] vol-0bbb near its IOPS ceiling\n" in text
+    assert "   Fix: volume.type: gp2 -> gp3 on vol-0aaa\n" in text
+    assert "   Forecast: forecast (headroom.forecast.burst): the 40% balance empties in 35 min\n" in text
+    assert 'Prometheus source "prom-x" is failing (3 failures in a row' in text
+    assert "connection refused (127.0.0.1:9)" in text
+    assert f"https://headroom.example.com/clusters/{org['cluster']['id']}" in text
+    assert "Dashboard: https://headroom.example.com/clusters" in text
+    assert "Cluster <a href" in html and "prod-&lt;east&gt;" in html and "prod-<east>" not in html
+
+    sends = _sends(job_sessions, org["owner"].org_id)
+    assert [(s.week_start, s.status, s.recipients, s.attempts, s.error) for s in sends] == [
+        (WEEK, "sent", 1, 1, None)
+    ]
+    assert sends[0].sent_at == DIGEST_AT
+
+
+def test_a_duplicated_send_task_sends_once(org: dict[str, Any], smtp_server: Any, smtp_settings: Any,
+                                           job_sessions: Any) -> None:
+    org_id = org["owner"].org_id
+    results = [job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id, week_start="2026-11-09")
+               for _ in range(3)]
+    assert [r["status"] for r in results] == ["sent", "skipped", "skipped"]
+    assert len(smtp_server.received) == 1
+
+
+def test_viewers_included_when_the_org_asks(org: dict[str, Any], smtp_server: Any, smtp_settings: Any,
+                                            job_sessions: Any) -> None:
+    assert org["owner"].patch("/api/v1/org/digest", json={"include_viewers": True}).status_code == 200
+    result = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org["owner"].org_id)
+    assert result["recipients"] == 2
+    assert smtp_server.received[0].rcpt_tos == ["owner@digest-org.example.com", "viewer@digest-org.example.com"]
+
+
+def test_disabled_org_gets_nothing_and_no_row(org: dict[str, Any], smtp_server: Any, smtp_settings: Any,
+                                              job_sessions: Any) -> None:
+    assert org["owner"].patch("/api/v1/org/digest", json={"enabled": False}).status_code == 200
+    result = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org["owner"].org_id)
+    assert result["reason"] == "disabled by the organisation"
+    assert smtp_server.received == [] and _sends(job_sessions, org["owner"].org_id) == []
+
+
+def test_a_refusing_server_is_a_recorded_permanent_failure(
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+) -> None:
+    smtp_server.reply = "550 5.7.1 Relaying denied"
+    org_id = org["owner"].org_id
+    result = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+    assert result["status"] == "failed"
+    (row,) = _sends(job_sessions, org_id)
+    assert (row.status, row.recipients, row.sent_at) == ("failed", 0, None)
+    assert row.error == "the server answered 550 5.7.1 Relaying denied"
+    # permanent: a second run (a redelivered task) does not try again
+    smtp_server.reply = None
+    assert job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)["reason"] == "already failed"
+    assert smtp_server.received == []
+
+
+def test_a_transient_failure_is_retried_then_sent_once(
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+) -> None:
+    smtp_server.reply = "451 4.3.0 Try again later"
+    org_id = org["owner"].org_id
+    with pytest.raises(TransientSendError) as caught:
+        job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+    assert isinstance(caught.value, ConnectionError)  # what the Celery task retries with backoff
+    (row,) = _sends(job_sessions, org_id)
+    assert (row.status, row.attempts) == ("retrying", 1)
+    assert row.error == "attempt 1: the server answered 451 4.3.0 Try again later"
+
+    smtp_server.reply = None
+    retried = job.run_send_org("unused", smtp_settings, DIGEST_AT + dt.timedelta(minutes=2), org_id=org_id)
+    assert retried["status"] == "sent"
+    (row,) = _sends(job_sessions, org_id)
+    assert (row.status, row.attempts, row.error) == ("sent", 2, None)
+    assert len(smtp_server.received) == 1
+
+
+def test_the_last_attempt_records_a_failure_instead_of_retrying(
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+) -> None:
+    smtp_server.reply = "421 4.7.0 Too busy"
+    org_id = org["owner"].org_id
+    for _ in range(job.MAX_ATTEMPTS - 1):
+        with pytest.raises(TransientSendError):
+            job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+    last = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+    assert last["status"] == "failed"
+    (row,) = _sends(job_sessions, org_id)
+    assert (row.status, row.attempts) == ("failed", job.MAX_ATTEMPTS)
+
+
+def test_unreachable_server_is_transient(org: dict[str, Any], smtp_settings: Any, job_sessions: Any) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on once this socket is closed
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    settings = smtp_settings.model_copy(update={"smtp_port": closed})
+    with pytest.raises(TransientSendError, match="connection problem: ConnectionRefusedError"):
+        job.run_send_org("unused", settings, DIGEST_AT, org_id=org["owner"].org_id)
+    (row,) = _sends(job_sessions, org["owner"].org_id)
+    assert row.status == "retrying"
+
+
+def test_no_recipients_is_recorded_as_skipped(client: Any, smtp_server: Any, smtp_settings: Any,
+                                              job_sessions: Any) -> None:
+    owner = sign_up(client, org="Nobody Verified")
+    result = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=owner.org_id)
+    assert result["reason"] == "no recipients"
+    (row,) = _sends(job_sessions, owner.org_id)
+    assert (row.status, row.error) == ("skipped", "no member with a verified email in the recipient roles")
+    assert smtp_server.received == []
+
+
+def test_without_smtp_the_digest_is_skipped_and_logged(org: dict[str, Any], settings: Any, job_sessions: Any) -> None:
+    from structlog.testing import capture_logs
+
+    assert settings.smtp_host is None
+    with capture_logs() as logs:
+        assert job.run_weekly("unused", settings, DIGEST_AT) == {"skipped": "smtp not configured"}
+        assert job.run_send_org("unused", settings, DIGEST_AT, org_id=org["owner"].org_id)["reason"] == (
+            "smtp not configured"
+        )
+    assert [e["event"] for e in logs] == ["digest.skipped", "digest.skipped"]
+    assert _sends(job_sessions, org["owner"].org_id) == []
