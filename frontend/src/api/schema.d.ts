@@ -181,6 +181,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Node Metrics
+         * @description A node's charts: series at a resolution chosen from the window, the ceilings in force, burst forecasts.
+         */
+        get: operations["node_metrics_api_v1_clusters__cluster_id__metrics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/metrics/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cluster Overview
+         * @description Per node: peak use of each IOPS / throughput ceiling in force over the window, and burst time left.
+         */
+        get: operations["cluster_overview_api_v1_clusters__cluster_id__metrics_overview_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/nodes": {
         parameters: {
             query?: never;
@@ -479,6 +519,90 @@ export interface paths {
         get: operations["audit_log_api_v1_org_audit_log_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/digest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Digest
+         * @description The weekly email's settings, who gets it, and the last sends with their outcome.
+         */
+        get: operations["get_digest_api_v1_org_digest_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update Digest
+         * @description Turn the weekly email on or off, or include viewers (admins and owners).
+         */
+        patch: operations["update_digest_api_v1_org_digest_patch"];
+        trace?: never;
+    };
+    "/api/v1/org/digest/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview Digest
+         * @description This week's email as it would be sent now (subject, text and HTML).
+         */
+        get: operations["preview_digest_api_v1_org_digest_preview_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/digest/send-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send Test
+         * @description Send this week's email to you now (admins and owners), with a link that verifies your address.
+         */
+        post: operations["send_test_api_v1_org_digest_send_test_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/digest/verify/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify Email
+         * @description Verify your email with the link from a test send (only your own, current address).
+         */
+        post: operations["verify_email_api_v1_org_digest_verify__token__post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1132,6 +1256,49 @@ export interface components {
             /** Version */
             version: number;
         };
+        /** BurstLeftRead */
+        BurstLeftRead: {
+            /** Balance Percent */
+            balance_percent: number;
+            /** Entity Id */
+            entity_id: string;
+            /** Id */
+            id: string;
+            /** Label */
+            label: string;
+            /** Seconds To Empty */
+            seconds_to_empty: number | null;
+            /** Seconds To Empty High */
+            seconds_to_empty_high: number | null;
+            /** Seconds To Empty Low */
+            seconds_to_empty_low: number | null;
+        };
+        /** CeilingRead */
+        CeilingRead: {
+            /** Id */
+            id: string;
+            /** Label */
+            label: string;
+            /**
+             * Source
+             * @description Where the number comes from (catalog / domain.md section).
+             */
+            source: string;
+            /** Unit */
+            unit: string;
+            /**
+             * Valid From
+             * Format: date-time
+             */
+            valid_from: string;
+            /**
+             * Valid To
+             * Format: date-time
+             */
+            valid_to: string;
+            /** Value */
+            value: number;
+        };
         /** ClusterCreate */
         ClusterCreate: {
             /**
@@ -1158,6 +1325,33 @@ export interface components {
             items: components["schemas"]["ClusterRead"][];
             /** Total */
             total: number;
+        };
+        /** ClusterOverviewRead */
+        ClusterOverviewRead: {
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /** Nodes */
+            nodes: components["schemas"]["NodeOverviewRead"][];
+            /** Resolution Seconds */
+            resolution_seconds: number;
+            /**
+             * Resolution Source
+             * @enum {string}
+             */
+            resolution_source: "raw" | "rollup";
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
         };
         /** ClusterRead */
         ClusterRead: {
@@ -1336,6 +1530,91 @@ export interface components {
             /** Tikv Targets Up */
             tikv_targets_up: number;
         };
+        /** DigestPreview */
+        DigestPreview: {
+            /** All Clear */
+            all_clear: boolean;
+            /** Html */
+            html: string;
+            /** Subject */
+            subject: string;
+            /** Text */
+            text: string;
+            /**
+             * Week Start
+             * Format: date
+             */
+            week_start: string;
+        };
+        /** DigestSendRead */
+        DigestSendRead: {
+            /** Attempts */
+            attempts: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Error */
+            error: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Recipients */
+            recipients: number;
+            /** Sent At */
+            sent_at: string | null;
+            /** Status */
+            status: string;
+            /**
+             * Week Start
+             * Format: date
+             */
+            week_start: string;
+        };
+        /** DigestSettingsRead */
+        DigestSettingsRead: {
+            /** Caller Email Verified */
+            caller_email_verified: boolean;
+            /**
+             * Enabled
+             * @description Whether the organisation gets the weekly email (Mondays 08:00 UTC).
+             */
+            enabled: boolean;
+            /**
+             * Include Viewers
+             * @description Viewers get it too; admins and owners always do.
+             */
+            include_viewers: boolean;
+            /** Last Sends */
+            last_sends: components["schemas"]["DigestSendRead"][];
+            /**
+             * Recipients
+             * @description Who this week's email goes to: members with a verified email.
+             */
+            recipients: string[];
+            /**
+             * Smtp Configured
+             * @description False: this installation has no mail server; nothing is sent.
+             */
+            smtp_configured: boolean;
+        };
+        /** DigestSettingsUpdate */
+        DigestSettingsUpdate: {
+            /** Enabled */
+            enabled?: boolean | null;
+            /** Include Viewers */
+            include_viewers?: boolean | null;
+        };
+        /** EmailVerified */
+        EmailVerified: {
+            /** Email */
+            email: string;
+            /** Verified */
+            verified: boolean;
+        };
         /** ErrorBody */
         ErrorBody: {
             /** Code */
@@ -1510,6 +1789,80 @@ export interface components {
             /** Title */
             title: string;
         };
+        /** ForecastPathRead */
+        ForecastPathRead: {
+            /**
+             * Lower
+             * @description Balance % at the band's high demand (lower edge).
+             */
+            lower: number[];
+            /**
+             * Percent
+             * @description Balance % along the projected demand.
+             */
+            percent: number[];
+            /**
+             * T
+             * @description Epoch seconds from the forecast's `now`.
+             */
+            t: number[];
+            /**
+             * Upper
+             * @description Balance % at the band's low demand (upper edge).
+             */
+            upper: number[];
+        };
+        /** ForecastRead */
+        ForecastRead: {
+            /** Balance Percent */
+            balance_percent: number;
+            /** Baseline */
+            baseline: number;
+            /** Bucket */
+            bucket: string;
+            /** Burst Rate */
+            burst_rate: number;
+            /** Demand */
+            demand: number;
+            /** Empties At */
+            empties_at: string | null;
+            /** Empties At Earliest */
+            empties_at_earliest: string | null;
+            /** Empties At Latest */
+            empties_at_latest: string | null;
+            /** Entity Id */
+            entity_id: string;
+            /** Entity Kind */
+            entity_kind: string;
+            /** Fallback Iops */
+            fallback_iops: number | null;
+            /** Fallback Mibps */
+            fallback_mibps: number | null;
+            /** Id */
+            id: string;
+            /** Label */
+            label: string;
+            /** Method */
+            method: string;
+            /** Notes */
+            notes: string[];
+            /**
+             * Now
+             * Format: date-time
+             */
+            now: string;
+            path: components["schemas"]["ForecastPathRead"];
+            /** Refill Seconds */
+            refill_seconds: number | null;
+            /** Seconds To Empty */
+            seconds_to_empty: number | null;
+            /** Seconds To Empty High */
+            seconds_to_empty_high: number | null;
+            /** Seconds To Empty Low */
+            seconds_to_empty_low: number | null;
+            /** Unit */
+            unit: string;
+        };
         /** HistoryEntry */
         HistoryEntry: {
             /**
@@ -1667,6 +2020,23 @@ export interface components {
              */
             series: number;
         };
+        /** NodeBrief */
+        NodeBrief: {
+            data_volume: components["schemas"]["VolumeBrief"] | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Instance Id */
+            instance_id: string | null;
+            /** Instance Type */
+            instance_type: string | null;
+            /** @description Null when the Raft log shares the data volume. */
+            raft_volume: components["schemas"]["VolumeBrief"] | null;
+            /** Store Address */
+            store_address: string;
+        };
         /** NodeCreate */
         NodeCreate: {
             /**
@@ -1690,6 +2060,51 @@ export interface components {
             items: components["schemas"]["NodeRead"][];
             /** Total */
             total: number;
+        };
+        /** NodeMetricsRead */
+        NodeMetricsRead: {
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /**
+             * End
+             * Format: date-time
+             */
+            end: string;
+            /** @description Null when the cluster has no TiKV node yet. */
+            node: components["schemas"]["NodeBrief"] | null;
+            /** Panels */
+            panels: components["schemas"]["PanelRead"][];
+            /**
+             * Resolution Seconds
+             * @description 60 (raw points) up to 6 h, 300 up to 8 days, else 3600.
+             */
+            resolution_seconds: number;
+            /**
+             * Resolution Source
+             * @enum {string}
+             */
+            resolution_source: "raw" | "rollup";
+            /**
+             * Start
+             * Format: date-time
+             */
+            start: string;
+        };
+        /** NodeOverviewRead */
+        NodeOverviewRead: {
+            /** Burst */
+            burst: components["schemas"]["BurstLeftRead"][];
+            /**
+             * Burst Seconds Left
+             * @description Soonest time to empty of a draining bucket; null: none.
+             */
+            burst_seconds_left: number | null;
+            node: components["schemas"]["NodeBrief"];
+            /** Utilisation */
+            utilisation: components["schemas"]["UtilisationRead"][];
         };
         /** NodeRead */
         NodeRead: {
@@ -1764,6 +2179,26 @@ export interface components {
         OrganizationUpdate: {
             /** Name */
             name: string;
+        };
+        /** PanelRead */
+        PanelRead: {
+            /** Ceilings */
+            ceilings: components["schemas"]["CeilingRead"][];
+            /** Forecasts */
+            forecasts: components["schemas"]["ForecastRead"][];
+            /**
+             * Id
+             * @enum {string}
+             */
+            id: "data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput" | "burst_balance" | "queue_length" | "latency" | "block_cache_hit_ratio" | "thread_cpu" | "compaction_pending" | "write_stall";
+            /** Notes */
+            notes: string[];
+            /** Series */
+            series: components["schemas"]["SeriesRead"][];
+            /** Title */
+            title: string;
+            /** Unit */
+            unit: string;
         };
         /** PatchCreate */
         PatchCreate: {
@@ -1953,6 +2388,41 @@ export interface components {
              */
             target: "tikv" | "aws";
         };
+        /** SendTestResult */
+        SendTestResult: {
+            /** Detail */
+            detail: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "sent" | "skipped" | "failed";
+            /** To */
+            to: string;
+        };
+        /** SeriesRead */
+        SeriesRead: {
+            /** Avg */
+            avg: (number | null)[];
+            /** Id */
+            id: string;
+            /** Label */
+            label: string;
+            /**
+             * Max
+             * @description Highest 1-minute value in the bucket; null for a derived series (e.g. read + write) whose peak can't be had from rollups.
+             */
+            max: (number | null)[];
+            /** Min */
+            min: (number | null)[];
+            /**
+             * T
+             * @description Bucket start, epoch seconds (UTC).
+             */
+            t: number[];
+            /** Unit */
+            unit: string;
+        };
         /** SessionRead */
         SessionRead: {
             organization: components["schemas"]["OrganizationRead"];
@@ -2034,6 +2504,41 @@ export interface components {
              * Format: uuid
              */
             id: string;
+        };
+        /** UtilisationRead */
+        UtilisationRead: {
+            /** Ceiling Label */
+            ceiling_label: string | null;
+            /** Ceiling Source */
+            ceiling_source: string | null;
+            /**
+             * Ceiling Value
+             * @description The ceiling in force at the peak.
+             */
+            ceiling_value: number | null;
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput";
+            /** Peak At */
+            peak_at: string | null;
+            /**
+             * Peak Percent
+             * @description Highest bucket average / the ceiling in force then, in %.
+             */
+            peak_percent: number | null;
+            /** Peak Value */
+            peak_value: number | null;
+        };
+        /** VolumeBrief */
+        VolumeBrief: {
+            /** Size Gib */
+            size_gib: number;
+            /** Volume Id */
+            volume_id: string;
+            /** Volume Type */
+            volume_type: string;
         };
     };
     responses: never;
@@ -2907,6 +3412,172 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FindingList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    node_metrics_api_v1_clusters__cluster_id__metrics_get: {
+        parameters: {
+            query?: {
+                /** @description A node of the cluster; the first by address when omitted. */
+                node_id?: string | null;
+                /** @description Panels to return (repeat); all when omitted. */
+                panel?: ("data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput" | "burst_balance" | "queue_length" | "latency" | "block_cache_hit_ratio" | "thread_cpu" | "compaction_pending" | "write_stall")[] | null;
+                /** @description Window start (ISO 8601 with zone); end - 6 h by default. */
+                start?: string | null;
+                /** @description Window end; now by default. */
+                end?: string | null;
+            };
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeMetricsRead"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    cluster_overview_api_v1_clusters__cluster_id__metrics_overview_get: {
+        parameters: {
+            query?: {
+                /** @description Window start; end - 6 h by default. */
+                start?: string | null;
+                /** @description Window end; now by default. */
+                end?: string | null;
+            };
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterOverviewRead"];
                 };
             };
             /** @description Unauthorized */
@@ -4401,6 +5072,382 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuditEntryRead"][];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_digest_api_v1_org_digest_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DigestSettingsRead"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_digest_api_v1_org_digest_patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DigestSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DigestSettingsRead"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    preview_digest_api_v1_org_digest_preview_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DigestPreview"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    send_test_api_v1_org_digest_send_test_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendTestResult"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    verify_email_api_v1_org_digest_verify__token__post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailVerified"];
                 };
             };
             /** @description Unauthorized */
