@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { test as base } from '@playwright/test';
+import { readFileSync } from 'node:fs';
 import { AppShell } from './pages/AppShell';
+import { ClusterPage } from './pages/ClusterPage';
 import { ClustersPage } from './pages/ClustersPage';
 import { LoginPage } from './pages/LoginPage';
 import { SignupPage, type NewAccount } from './pages/SignupPage';
@@ -10,6 +12,9 @@ interface Fixtures {
   loginPage: LoginPage;
   shell: AppShell;
   clustersPage: ClustersPage;
+  clusterPage: ClusterPage;
+  /** The demo organisation's login that `headroom serve` seeds (services/demo.py ensure_demo_account). */
+  demoLogin: { email: string; password: string };
   /** A fresh, never-used account per test, so runs never collide on a shared database. */
   newAccount: NewAccount;
 }
@@ -19,6 +24,13 @@ export const test = base.extend<Fixtures>({
   loginPage: async ({ page }, use) => use(new LoginPage(page)),
   shell: async ({ page }, use) => use(new AppShell(page)),
   clustersPage: async ({ page }, use) => use(new ClustersPage(page)),
+  clusterPage: async ({ page }, use) => use(new ClusterPage(page)),
+  demoLogin: async ({}, use) => {
+    // The server writes the demo password to its data dir; scripts/test.sh passes the file's path.
+    const file = process.env.HEADROOM_E2E_DEMO_PASSWORD_FILE;
+    if (!file) throw new Error('Set HEADROOM_E2E_DEMO_PASSWORD_FILE to <HEADROOM_DATA_DIR>/demo-password.txt');
+    await use({ email: 'demo@example.com', password: readFileSync(file, 'utf8').trim() });
+  },
   newAccount: async ({}, use) => {
     const id = randomUUID().slice(0, 8);
     await use({

@@ -155,7 +155,7 @@ export function sourceBadges(
 ): SourceBadge[] {
   const badges: SourceBadge[] = [];
   if (isDemo) {
-    badges.push({ key: 'demo', kind: 'Demo', name: 'Simulated data', status: 'simulated', lastError: null, lastSuccessAt: null });
+    badges.push({ key: 'demo', kind: 'Demo', name: 'demo fleet', status: 'simulated', lastError: null, lastSuccessAt: null });
   }
   for (const source of prometheus) {
     if (source.cluster_id !== null && source.cluster_id !== undefined && source.cluster_id !== clusterId) continue;

@@ -134,10 +134,22 @@ export function impactGain(impact: Impact | null): number {
   return 0;
 }
 
-/** A config or AWS value as text: strings as written, null as "not set", the rest as JSON. */
-export function formatSetting(value: unknown): string {
+// Units of the AWS attributes a change can set: EC2 ModifyVolume takes Size in GiB, Iops in IOPS and Throughput
+// in MiB/s (EC2 API reference, ModifyVolume; the units of domain.md §1.1). tikv.toml values carry their own units ("4GiB").
+const SETTING_UNIT: Record<string, string> = {
+  'volume.size': 'GiB',
+  'volume.iops': 'IOPS',
+  'volume.throughput': 'MiB/s',
+};
+
+/** A config or AWS value as text: strings as written, numbers with their unit, null as "not set". */
+export function formatSetting(value: unknown, key?: string): string {
   if (value === null || value === undefined) return 'not set';
   if (typeof value === 'string') return value;
-  if (typeof value === 'number') return new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(value);
+  if (typeof value === 'number') {
+    const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(value);
+    const unit = key ? SETTING_UNIT[key] : undefined;
+    return unit ? `${number} ${unit}` : number;
+  }
   return JSON.stringify(value);
 }

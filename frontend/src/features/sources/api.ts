@@ -102,7 +102,11 @@ export function useTestAwsConnection(id: string) {
   return useMutation({
     mutationFn: () =>
       unwrap(api.POST('/api/v1/sources/aws/{connection_id}/test', { params: { path: { connection_id: id } } })),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: sourcesKeys.aws(id), exact: true }),
+    onSettled: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: sourcesKeys.aws(id), exact: true }),
+        queryClient.invalidateQueries({ queryKey: sourcesKeys.awsList, exact: true }),
+      ]),
   });
 }
 
@@ -111,7 +115,11 @@ export function useTestPrometheusSource(id: string) {
   return useMutation({
     mutationFn: () =>
       unwrap(api.POST('/api/v1/sources/prometheus/{source_id}/test', { params: { path: { source_id: id } } })),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: sourcesKeys.prom(id), exact: true }),
+    onSettled: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: sourcesKeys.prom(id), exact: true }),
+        queryClient.invalidateQueries({ queryKey: sourcesKeys.promList, exact: true }),
+      ]),
   });
 }
 

@@ -5,10 +5,21 @@ import { LoadingState } from '@/components/LoadingState';
 import { formatValue } from '@/components/TimeSeriesChart';
 import { useInventory, useNodes, type InventoryVolume } from '../api';
 
+// gp2 has no provisioned IOPS: its baseline is 3 IOPS per GiB, at least 100 and at most 16,000 (domain.md §1.1).
+const GP2_IOPS_PER_GIB = 3;
+const GP2_MIN_IOPS = 100;
+const GP2_MAX_IOPS = 16_000;
+
+export function gp2BaselineIops(sizeGib: number): number {
+  return Math.min(GP2_MAX_IOPS, Math.max(GP2_MIN_IOPS, GP2_IOPS_PER_GIB * sizeGib));
+}
+
 function VolumeLine({ volume }: { volume: InventoryVolume }) {
+  const gp2Baseline = volume.type === 'gp2' && volume.iops === null && volume.sizeGib !== null;
   const parts = [
     volume.sizeGib !== null ? formatValue(volume.sizeGib, 'GiB') : null,
     volume.iops !== null ? formatValue(volume.iops, 'IOPS') : null,
+    gp2Baseline && volume.sizeGib !== null ? `${formatValue(gp2BaselineIops(volume.sizeGib), 'IOPS')} baseline` : null,
     volume.throughputMibps !== null ? formatValue(volume.throughputMibps, 'MiB/s') : null,
   ].filter(Boolean);
   return (

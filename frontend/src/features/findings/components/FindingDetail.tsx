@@ -110,7 +110,7 @@ export function FindingDetail({
     <article className="finding" aria-labelledby="finding-title">
       <header className="finding__header">
         <SeverityBadge severity={finding.severity} />
-        <h1 id="finding-title">{finding.title}</h1>
+        <h2 id="finding-title">{finding.title}</h2>
         <p className="muted">
           <span className="mono">{finding.rule}</span> · {STATUS_LABEL[finding.status]} · confidence{' '}
           {Math.round(finding.confidence * 100)}% · first seen {formatDateTime(finding.first_seen_at)} · last seen{' '}
@@ -120,7 +120,7 @@ export function FindingDetail({
       </header>
 
       <section aria-labelledby="evidence-heading" className="card">
-        <h2 id="evidence-heading">Evidence</h2>
+        <h3 id="evidence-heading">Evidence</h3>
         {evidence.condition && <p>Condition: {evidence.condition}</p>}
         {evidence.windowStart && evidence.windowEnd && (
           <p className="muted">
@@ -142,7 +142,7 @@ export function FindingDetail({
       </section>
 
       <section aria-labelledby="why-heading" className="card">
-        <h2 id="why-heading">Why it matters</h2>
+        <h3 id="why-heading">Why it matters</h3>
         <p>{finding.why}</p>
         {(finding.sources ?? []).length > 0 && (
           <p className="muted">Sources: {(finding.sources ?? []).join(', ')}</p>
@@ -155,12 +155,12 @@ export function FindingDetail({
       </section>
 
       <section aria-labelledby="impact-heading" className="card">
-        <h2 id="impact-heading">Impact of the fix</h2>
+        <h3 id="impact-heading">Impact of the fix</h3>
         {impact ? <ImpactBlock impact={impact} /> : <p className="muted">No impact estimate.</p>}
       </section>
 
       <section aria-labelledby="changes-heading" className="card">
-        <h2 id="changes-heading">Changes</h2>
+        <h3 id="changes-heading">Changes</h3>
         {finding.changes.length === 0 ? (
           <p className="muted">This finding recommends no configuration change.</p>
         ) : (
@@ -185,8 +185,8 @@ export function FindingDetail({
                       {c.key}
                     </th>
                     <td className="mono">{c.entity ?? 'all nodes'}</td>
-                    <td className="mono">{formatSetting(c.current)}</td>
-                    <td className="mono">{formatSetting(c.proposed)}</td>
+                    <td className="mono">{formatSetting(c.current, c.key)}</td>
+                    <td className="mono">{formatSetting(c.proposed, c.key)}</td>
                     <td>{c.online ? 'online' : 'needs a restart'}</td>
                     <td>{c.reason}</td>
                   </tr>
@@ -199,7 +199,7 @@ export function FindingDetail({
 
       {options.length > 0 && (
         <section aria-labelledby="options-heading" className="card">
-          <h2 id="options-heading">Options</h2>
+          <h3 id="options-heading">Options</h3>
           <ol className="options">
             {options.map((option) => (
               <li key={option.label}>
@@ -209,7 +209,7 @@ export function FindingDetail({
                   <ul>
                     {option.changes.map((c, i) => (
                       <li key={`${c.key}-${i}`} className="mono">
-                        {c.key}: {formatSetting(c.current)} → {formatSetting(c.proposed)}
+                        {c.key}: {formatSetting(c.current, c.key)} → {formatSetting(c.proposed, c.key)}
                       </li>
                     ))}
                   </ul>
@@ -227,7 +227,7 @@ export function FindingDetail({
 
       {(finding.patches ?? []).length > 0 && (
         <section aria-labelledby="patches-heading" className="card">
-          <h2 id="patches-heading">Patches made from this finding</h2>
+          <h3 id="patches-heading">Patches made from this finding</h3>
           <ul>
             {(finding.patches ?? []).map((p) => (
               <li key={p.id}>
@@ -240,7 +240,7 @@ export function FindingDetail({
       )}
 
       <section aria-labelledby="history-heading" className="card">
-        <h2 id="history-heading">History</h2>
+        <h3 id="history-heading">History</h3>
         <ol className="history">
           {finding.history.map((h, i) => (
             <li key={`${h.at}-${i}`}>

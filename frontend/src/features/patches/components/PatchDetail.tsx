@@ -47,7 +47,7 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
   return (
     <article className="patch" aria-labelledby="patch-title">
       <header className="patch__header">
-        <h1 id="patch-title">Patch of {formatDateTime(patch.created_at)}</h1>
+        <h2 id="patch-title">Patch of {formatDateTime(patch.created_at)}</h2>
         <dl className="facts">
           <dt>Created</dt>
           <dd>
@@ -75,7 +75,7 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
       </header>
 
       <section className="card" aria-labelledby="patch-changes-heading">
-        <h2 id="patch-changes-heading">Changes</h2>
+        <h3 id="patch-changes-heading">Changes</h3>
         <div className="table-wrap">
           <table className="table">
             <caption className="visually-hidden">Changes in this patch</caption>
@@ -106,18 +106,18 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
       </section>
 
       <section className="card" aria-labelledby="patch-diff-heading">
-        <h2 id="patch-diff-heading">Diff</h2>
+        <h3 id="patch-diff-heading">Diff</h3>
         <PatchDiff patch={patch} />
       </section>
 
       <section className="card" aria-labelledby="patch-downloads-heading">
-        <h2 id="patch-downloads-heading">Download</h2>
+        <h3 id="patch-downloads-heading">Download</h3>
         <DownloadButtons patch={patch} />
       </section>
 
       {patch.notes.length > 0 && (
         <section className="card" aria-labelledby="patch-notes-heading">
-          <h2 id="patch-notes-heading">Notes</h2>
+          <h3 id="patch-notes-heading">Notes</h3>
           <ul>
             {patch.notes.map((note) => (
               <li key={note}>{note}</li>

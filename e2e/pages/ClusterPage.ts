@@ -1,0 +1,76 @@
+import { expect, type Download, type Locator, type Page } from '@playwright/test';
+
+/** /clusters/:id and its tabs: overview, findings (list and detail), config, patches. */
+export class ClusterPage {
+  constructor(private readonly page: Page) {}
+
+  heading(name: string) {
+    return this.page.getByRole('heading', { name, level: 1 });
+  }
+
+  tabs() {
+    return this.page.getByRole('navigation', { name: 'Cluster sections' });
+  }
+
+  async openTab(name: 'Overview' | 'Findings' | 'Metrics' | 'Config' | 'Patches') {
+    await this.tabs().getByRole('link', { name, exact: true }).click();
+  }
+
+  sourceHealth() {
+    return this.page.getByRole('list', { name: 'Source health' });
+  }
+
+  severityCounts() {
+    return this.page.getByRole('list', { name: 'Open findings by severity' });
+  }
+
+  nodesTable() {
+    return this.page.getByRole('table', { name: 'TiKV nodes' });
+  }
+
+  findingsTable() {
+    return this.page.getByRole('table', { name: 'Findings' });
+  }
+
+  /** The link of each finding in the list (its title). */
+  findingLinks(): Locator {
+    return this.findingsTable().getByRole('rowheader').getByRole('link');
+  }
+
+  /**
+   * Wait until the advisor's first findings are listed: a fresh server simulates the demo fleet and advises it
+   * in its first minutes (jobs/advice.py advice.demo_first runs every minute), so reload until they are there.
+   */
+  async waitForFindings(timeoutMs: number) {
+    await expect(async () => {
+      await this.page.reload();
+      await expect(this.findingLinks().first()).toBeVisible({ timeout: 5_000 });
+    }).toPass({ timeout: timeoutMs, intervals: [5_000] });
+  }
+
+  evidence() {
+    return this.page.getByRole('region', { name: 'Evidence' });
+  }
+
+  measures() {
+    return this.page.getByRole('table', { name: 'Measures against limits' });
+  }
+
+  findingToInclude(title: string | RegExp) {
+    return this.page.getByRole('group', { name: 'Findings to include' }).getByRole('checkbox', { name: title });
+  }
+
+  createPatchButton() {
+    return this.page.getByRole('button', { name: 'Create patch' });
+  }
+
+  diff() {
+    return this.page.getByLabel(/^Diff of tikv\.toml on /);
+  }
+
+  async download(format: string): Promise<Download> {
+    const pending = this.page.waitForEvent('download');
+    await this.page.getByRole('button', { name: new RegExp(`^Download ${format} \\(`) }).click();
+    return pending;
+  }
+}

@@ -1,0 +1,165 @@
+import type { Ceiling, ForecastBand, TimeSeries, TimeSeriesPoint } from '@/components/TimeSeriesChart';
+import { formatValue } from '@/components/TimeSeriesChart';
+import type { BurstForecast, MetricCeiling, MetricSeries, Panel, Utilisation } from './api';
+
+/** What one chart needs, reshaped from a panel of the metrics API (the chart itself is generic). */
+export interface ChartModel {
+  id: string;
+  title: string;
+  unit: string;
+  series: TimeSeries[];
+  ceilings: Ceiling[];
+  forecast?: ForecastBand;
+  description?: string;
+  notes: string[];
+}
+
+/**
+ * Which aggregate a panel draws at 5-minute / hourly resolution: the longest write stall and the lowest
+ * balance of a bucket are what an operator looks for; everything else is the bucket average.
+ */
+const STATISTIC: Partial<Record<Panel['id'], 'max' | 'min'>> = {
+  write_stall: 'max',
+  burst_balance: 'min',
+};
+
+/** A series' points in epoch ms, with a null after any gap longer than 1.5 steps so the line breaks there. */
+export function toPoints(series: MetricSeries, stepSeconds: number, statistic: 'avg' | 'max' | 'min' = 'avg'): TimeSeriesPoint[] {
+  const values = series[statistic];
+  const fallback = series.avg;
+  const points: TimeSeriesPoint[] = [];
+  for (let i = 0; i < series.t.length; i++) {
+    const t = series.t[i] ?? 0;
+    const prev = series.t[i - 1];
+    if (prev !== undefined && t - prev > 1.5 * stepSeconds) points.push({ t: (prev + stepSeconds) * 1000, value: null });
+    points.push({ t: t * 1000, value: values[i] ?? fallback[i] ?? null });
+  }
+  return points;
+}
+
+function endOf(segments: MetricCeiling[]): number {
+  return Math.max(...segments.map((s) => Date.parse(s.valid_to)));
+}
+
+/**
+ * Ceilings in force at the window's end become reference lines (with their source). A ceiling that changed inside
+ * the window (an inventory change: gp2 → gp3, a resize) is also drawn as a stepped "limit history" line, so the
+ * data before the change is read against the limit it had then.
+ */
+export function toCeilings(ceilings: MetricCeiling[]): { lines: Ceiling[]; history: TimeSeries[] } {
+  const byId = new Map<string, MetricCeiling[]>();
+  for (const c of ceilings) byId.set(c.id, [...(byId.get(c.id) ?? []), c]);
+  const lines: Ceiling[] = [];
+  const history: TimeSeries[] = [];
+  const end = ceilings.length ? endOf(ceilings) : 0;
+  for (const [id, segments] of byId) {
+    const sorted = [...segments].sort((a, b) => Date.parse(a.valid_from) - Date.parse(b.valid_from));
+    const current = sorted.find((s) => Date.parse(s.valid_to) === end);
+    if (current) lines.push({ id, label: current.label, value: current.value, source: current.source });
+    if (sorted.length > 1 || !current) {
+      const points: TimeSeriesPoint[] = [];
+      for (const s of sorted) {
+        points.push({ t: Date.parse(s.valid_from), value: s.value });
+        points.push({ t: Date.parse(s.valid_to) - 1, value: s.value });
+      }
+      history.push({ id: `limit:${id}`, label: `${sorted[0]?.label ?? id} (limit in force)`, points, color: '#cf222e' });
+    }
+  }
+  return { lines, history };
+}
+
+/** "45 min", "3 h 20 min", "2 d 4 h". */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '—';
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${Math.max(minutes, 0)} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
+}
+
+/** One line on what a burst forecast says: when the bucket empties (with its band) and what remains after. */
+export function describeForecast(f: BurstForecast): string {
+  const unit = f.unit === 'MiB/s' ? 'MiB/s' : 'IOPS';
+  const demand = formatValue(f.demand, unit);
+  if (f.seconds_to_empty === null || f.seconds_to_empty === undefined) {
+    return `${f.label}: at ${f.balance_percent.toFixed(0)}% and not draining at the recent demand (${demand}).`;
+  }
+  const low = f.seconds_to_empty_low ?? f.seconds_to_empty;
+  const high = f.seconds_to_empty_high ?? f.seconds_to_empty;
+  const band = low !== high ? ` (between ${formatDuration(low)} and ${formatDuration(high)})` : '';
+  const after =
+    f.fallback_iops !== null && f.fallback_iops !== undefined
+      ? `; then ${formatValue(f.fallback_iops, 'IOPS')}` +
+        (f.fallback_mibps !== null && f.fallback_mibps !== undefined ? ` / ${formatValue(f.fallback_mibps, 'MiB/s')}` : '')
+      : '';
+  if (f.seconds_to_empty === 0) return `${f.label}: empty now, serving its baseline${after}.`;
+  return `${f.label}: empties in ${formatDuration(f.seconds_to_empty)}${band} at ${demand}${after}.`;
+}
+
+function forecastBand(f: BurstForecast): ForecastBand {
+  return {
+    label: `${f.label}: band`,
+    points: f.path.t.map((t, i) => ({ t: t * 1000, lower: f.path.lower[i] ?? 0, upper: f.path.upper[i] ?? 0 })),
+  };
+}
+
+/** Reshape one API panel into the generic chart's props. */
+export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
+  const statistic = stepSeconds > 60 ? (STATISTIC[panel.id] ?? 'avg') : 'avg';
+  const series: TimeSeries[] = panel.series.map((s) => ({
+    id: s.id,
+    label: s.label,
+    points: toPoints(s, stepSeconds, statistic),
+  }));
+  const { lines, history } = toCeilings(panel.ceilings);
+  series.push(...history);
+  const forecasts = [...panel.forecasts].sort(
+    (a, b) => (a.seconds_to_empty ?? Infinity) - (b.seconds_to_empty ?? Infinity),
+  );
+  for (const f of forecasts) {
+    series.push({
+      id: `forecast:${f.id}`,
+      label: `${f.label} (projected)`,
+      points: f.path.t.map((t, i) => ({ t: t * 1000, value: f.path.percent[i] ?? null })),
+      color: '#57606a',
+    });
+  }
+  const first = forecasts[0];
+  const aggregate =
+    stepSeconds <= 60
+      ? '1-minute points'
+      : `${stepSeconds === 300 ? '5-minute' : 'hourly'} ${statistic === 'avg' ? 'averages' : statistic === 'max' ? 'maxima' : 'minima'}`;
+  return {
+    id: panel.id,
+    title: panel.title,
+    unit: panel.unit,
+    series,
+    ceilings: lines,
+    forecast: first ? forecastBand(first) : undefined,
+    description: aggregate,
+    notes: [...panel.notes, ...forecasts.map(describeForecast)],
+  };
+}
+
+/**
+ * Severity of a utilisation cell for the heat map. 90%: the advisor's "at the ceiling" fraction
+ * (advisor/rules/_common.py AT_CEILING_FRACTION; domain.md §1.2 "at least 90% of their provisioned IOPS performance
+ * 99% of the time"). 70%: a Headroom display choice, a warning band below it.
+ */
+export function heat(percent: number | null | undefined): 'none' | 'ok' | 'warning' | 'critical' {
+  if (percent === null || percent === undefined) return 'none';
+  if (percent >= 90) return 'critical';
+  if (percent >= 70) return 'warning';
+  return 'ok';
+}
+
+export const UTILISATION_COLUMNS: { metric: Utilisation['metric']; label: string }[] = [
+  { metric: 'data_iops', label: 'Data IOPS' },
+  { metric: 'data_throughput', label: 'Data MiB/s' },
+  { metric: 'raft_iops', label: 'Raft IOPS' },
+  { metric: 'raft_throughput', label: 'Raft MiB/s' },
+  { metric: 'instance_iops', label: 'Instance IOPS' },
+  { metric: 'instance_throughput', label: 'Instance MiB/s' },
+];

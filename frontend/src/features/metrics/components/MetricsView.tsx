@@ -1,0 +1,146 @@
+import { useMemo } from 'react';
+import { errorMessage } from '@/api/errors';
+import { EmptyState } from '@/components/EmptyState';
+import { ErrorState } from '@/components/ErrorState';
+import { LoadingState } from '@/components/LoadingState';
+import { TimeSeriesChart } from '@/components/TimeSeriesChart';
+import { panelChart } from '../adapters';
+import { RANGES, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
+import { OverviewTable } from './OverviewTable';
+import '../metrics.css';
+
+interface MetricsViewProps {
+  clusterId: string;
+  nodeId?: string;
+  range: RangeId;
+  onChange: (next: { nodeId?: string; range: RangeId }) => void;
+  /** The clock, for tests; the window ends at this minute. */
+  now?: () => number;
+}
+
+const RESOLUTION_TEXT: Record<number, string> = {
+  60: 'raw 1-minute points',
+  300: '5-minute rollups',
+  3600: 'hourly rollups',
+};
+
+/** The Metrics tab: node and range pickers, the per-node heat map, and the node's charts with their ceilings. */
+export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now }: MetricsViewProps) {
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- a new window only when the range changes
+  const window = useMemo(() => windowFor(range, now()), [range]);
+  const overview = useMetricsOverview(clusterId, window);
+  const metrics = useNodeMetrics(clusterId, nodeId, window);
+  const nodes = overview.data?.nodes.map((n) => n.node) ?? (metrics.data?.node ? [metrics.data.node] : []);
+  const currentNode = metrics.data?.node?.id ?? nodeId;
+
+  return (
+    <div className="metrics">
+      <div className="toolbar metrics__toolbar">
+        <label className="field metrics__node">
+          <span className="field__label">Node</span>
+          <select
+            className="field__input"
+            value={currentNode ?? ''}
+            onChange={(e) => onChange({ nodeId: e.target.value, range })}
+            disabled={nodes.length === 0}
+          >
+            {nodes.length === 0 && <option value="">No nodes</option>}
+            {nodes.map((n) => (
+              <option key={n.id} value={n.id}>
+                {n.store_address}
+                {n.instance_type ? ` (${n.instance_type})` : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        <fieldset className="metrics__range">
+          <legend className="field__label">Time range</legend>
+          {RANGES.map((r) => (
+            <label key={r.id} className={r.id === range ? 'segmented segmented--active' : 'segmented'}>
+              <input
+                type="radio"
+                name="metrics-range"
+                value={r.id}
+                checked={r.id === range}
+                onChange={() => onChange({ nodeId, range: r.id })}
+              />
+              {r.label}
+            </label>
+          ))}
+        </fieldset>
+      </div>
+
+      <section className="card metrics__overview" aria-labelledby="metrics-overview-heading">
+        <h2 id="metrics-overview-heading">Nodes at a glance</h2>
+        <p className="muted">
+          Peak use of each ceiling in force over the window (bucket averages), and how long the soonest-emptying burst
+          bucket lasts at the recent demand.
+        </p>
+        {overview.isPending ? (
+          <LoadingState label="Loading the overview…" />
+        ) : overview.isError ? (
+          <ErrorState
+            title="Could not load the overview"
+            message={errorMessage(overview.error)}
+            onRetry={() => void overview.refetch()}
+          />
+        ) : overview.data.nodes.length === 0 ? (
+          <p className="muted">No TiKV nodes yet.</p>
+        ) : (
+          <OverviewTable
+            overview={overview.data}
+            selectedNodeId={currentNode}
+            onSelectNode={(id) => onChange({ nodeId: id, range })}
+          />
+        )}
+      </section>
+
+      {metrics.isPending ? (
+        <LoadingState label="Loading metrics…" />
+      ) : metrics.isError ? (
+        <ErrorState title="Could not load metrics" message={errorMessage(metrics.error)} onRetry={() => void metrics.refetch()} />
+      ) : !metrics.data.node ? (
+        <EmptyState title="No TiKV nodes yet">
+          <p>
+            Connect a Prometheus or AWS source (Settings → Data sources), or add nodes by hand; their charts appear here
+            once data arrives.
+          </p>
+        </EmptyState>
+      ) : (
+        <section aria-labelledby="metrics-node-heading" aria-busy={metrics.isFetching}>
+          <h2 id="metrics-node-heading">{metrics.data.node.store_address}</h2>
+          <p className="muted">
+            {new Date(metrics.data.start).toLocaleString()} – {new Date(metrics.data.end).toLocaleString()} ·{' '}
+            {RESOLUTION_TEXT[metrics.data.resolution_seconds] ?? `${metrics.data.resolution_seconds}-second steps`}
+          </p>
+          <div className="metrics__grid">
+            {metrics.data.panels.map((panel) => {
+              const chart = panelChart(panel, metrics.data.resolution_seconds);
+              return (
+                <div key={chart.id} className="metrics__panel">
+                  <TimeSeriesChart
+                    title={chart.title}
+                    unit={chart.unit}
+                    series={chart.series}
+                    ceilings={chart.ceilings}
+                    forecast={chart.forecast}
+                    description={chart.description}
+                    animate={false}
+                    emptyMessage="No data for this window."
+                  />
+                  {chart.notes.length > 0 && (
+                    <ul className="metrics__notes" aria-label={`${chart.title}: notes`}>
+                      {chart.notes.map((n) => (
+                        <li key={n}>{n}</li>
+                      ))}
+                    </ul>
+                  )}
+                </div>
+              );
+            })}
+          </div>
+        </section>
+      )}
+    </div>
+  );
+}

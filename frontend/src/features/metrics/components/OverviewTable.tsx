@@ -1,0 +1,78 @@
+import { formatValue } from '@/components/TimeSeriesChart';
+import { formatDuration, heat, UTILISATION_COLUMNS } from '../adapters';
+import type { ClusterOverview } from '../api';
+
+interface OverviewTableProps {
+  overview: ClusterOverview;
+  selectedNodeId?: string;
+  onSelectNode: (nodeId: string) => void;
+}
+
+function formatPercent(p: number): string {
+  return `${p >= 10 ? p.toFixed(0) : p.toFixed(1)}%`;
+}
+
+/** Per node: peak use of each IOPS / throughput ceiling over the window (a heat map) and burst time left. */
+export function OverviewTable({ overview, selectedNodeId, onSelectNode }: OverviewTableProps) {
+  const columns = UTILISATION_COLUMNS.filter((c) =>
+    overview.nodes.some((n) => n.utilisation.some((u) => u.metric === c.metric)),
+  );
+  return (
+    <div className="table-wrap">
+      <table className="table metrics-overview" aria-label="Peak use of each ceiling per node">
+        <thead>
+          <tr>
+            <th scope="col">Node</th>
+            {columns.map((c) => (
+              <th scope="col" key={c.metric}>
+                {c.label}
+              </th>
+            ))}
+            <th scope="col">Burst time left</th>
+          </tr>
+        </thead>
+        <tbody>
+          {overview.nodes.map((n) => {
+            const selected = n.node.id === selectedNodeId;
+            return (
+              <tr key={n.node.id} aria-selected={selected} className={selected ? 'metrics-overview__row--selected' : undefined}>
+                <th scope="row">
+                  <button type="button" className="link-button" onClick={() => onSelectNode(n.node.id)}>
+                    {n.node.store_address}
+                  </button>
+                  {n.node.instance_type && <span className="muted"> {n.node.instance_type}</span>}
+                </th>
+                {columns.map((c) => {
+                  const cell = n.utilisation.find((u) => u.metric === c.metric);
+                  const pct = cell?.peak_percent;
+                  const level = heat(pct);
+                  const title =
+                    cell && pct !== null && pct !== undefined
+                      ? `Peak ${formatPercent(pct)} of ${cell.ceiling_label ?? 'the ceiling'} (${formatValue(cell.ceiling_value ?? 0, c.metric.endsWith('iops') ? 'IOPS' : 'MiB/s')}) at ${
+                          cell.peak_at ? new Date(cell.peak_at).toLocaleString() : '?'
+                        }. Source: ${cell.ceiling_source ?? 'unknown'}`
+                      : 'No data in this window';
+                  return (
+                    <td key={c.metric} className={`heat heat--${level}`} title={title}>
+                      {pct === null || pct === undefined ? '—' : formatPercent(pct)}
+                      {level === 'critical' && <span className="visually-hidden"> (at the ceiling)</span>}
+                    </td>
+                  );
+                })}
+                <td>
+                  {n.burst_seconds_left === null || n.burst_seconds_left === undefined
+                    ? n.burst.length
+                      ? 'not draining'
+                      : '—'
+                    : n.burst_seconds_left === 0
+                      ? 'empty now'
+                      : formatDuration(n.burst_seconds_left)}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

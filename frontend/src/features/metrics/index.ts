@@ -1,0 +1,2 @@
+export { MetricsView } from './components/MetricsView';
+export { RANGES, type RangeId } from './api';
