@@ -122,7 +122,7 @@ def send_test(caller: Caller, db: DB, ctx: Context) -> SendTestResult:
         f'<p>This is a test send. <a href="{html.escape(link)}">Confirm that you read this address</a> to get the weekly '
         "email.</p></body>",
     )
-    message = compose(config.sender, [user.email], f"[Test] {digest.subject}", text, body_html)
+    message = compose(config.sender, [user.email], f"Test send: {digest.subject}", text, body_html)
     try:
         send_message(config, message, [user.email])
     except SendError as exc:
