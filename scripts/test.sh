@@ -47,13 +47,16 @@ with engine.connect() as c:
     c.execute(sa.text("CREATE DATABASE headroom_e2e"))
 PY
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  DATABASE_URL="$e2e_db" REDIS_URL="$HEADROOM_TEST_REDIS_URL" HEADROOM_DATA_DIR="$svc/data" \
+  # No REDIS_URL: the server runs its jobs in-process, so the demo fleet is simulated and advised in its first
+  # minutes and tests/cluster.spec.ts finds the demo cluster's findings (with Redis, no worker would run them).
+  DATABASE_URL="$e2e_db" HEADROOM_DATA_DIR="$svc/data" \
     HEADROOM_PUBLIC_URL="http://127.0.0.1:$port" \
     uv run --locked headroom serve --port "$port" >"$svc/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
   if ! curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; then cat "$svc/server.log"; exit 1; fi
-  HEADROOM_E2E_BASE_URL="http://127.0.0.1:$port" scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
+  HEADROOM_E2E_BASE_URL="http://127.0.0.1:$port" HEADROOM_E2E_DEMO_PASSWORD_FILE="$svc/data/demo-password.txt" \
+    scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
 fi
 
 step "all suites passed"
