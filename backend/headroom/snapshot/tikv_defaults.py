@@ -1,28 +1,32 @@
-"""The TiKV config defaults the simulator starts from, by version and host size, and size-string parsing.
+"""The TiKV config the simulator starts from, by version and host size, and size-string parsing.
 
-Only the keys the simulator and the advisor look at. Values and the versions they changed in come from
-domain.md §5 (TiKV `src/config/mod.rs`, `src/storage/config.rs`, release tags) and the config template.
+Only the keys the simulator and the advisor look at. The values are tikvconf.defaults.DEFAULTS (the one table
+of TiKV defaults, each row citing domain.md s5 / the config template); this module picks the keys, writes
+sizes as `GET /config` serves them, and fills the few keys that table does not hold.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 from headroom.snapshot.schema import config_set
+from headroom.tikvconf.defaults import HostFacts, table_defaults
+from headroom.tikvconf.defaults import parse_version as tikvconf_parse_version
+from headroom.tikvconf.keys import is_valid_key, require_valid_key
 
-_VERSION = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?\s*$")
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGTP]?)(i?)B?\s*$", re.IGNORECASE)
 _UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+MIB = _UNIT["M"]
+GIB = _UNIT["G"]
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
     """Parse "v8.5.1" (or "8.5") into (8, 5, 1); ValueError otherwise."""
-    m = _VERSION.match(text)
-    if not m:
+    parsed = tikvconf_parse_version(text)
+    if parsed is None:
         raise ValueError(f"not a TiKV version: {text!r} (expected e.g. v8.5.1)")
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+    return parsed
 
 
 def parse_size(value: Any) -> int:
@@ -51,55 +55,76 @@ def format_size(n_bytes: float) -> str:
     return f"{n}B"
 
 
+# The keys a simulated node's config carries (what the simulator and the advisor look at). Their values come
+# from tikvconf.defaults.DEFAULTS (one table, every row cited there); SIMULATOR_ONLY fills what that table
+# does not hold.
+SIMULATED_KEYS: tuple[str, ...] = (
+    "storage.block-cache.capacity",
+    "memory-usage-limit",
+    "storage.scheduler-worker-pool-size",
+    "storage.flow-control.enable",
+    "storage.flow-control.soft-pending-compaction-bytes-limit",
+    "storage.flow-control.hard-pending-compaction-bytes-limit",
+    "raftstore.apply-pool-size",
+    "raftstore.store-pool-size",
+    "raftstore.store-io-pool-size",
+    "raftstore.raftdb-path",
+    "readpool.unified.max-thread-count",
+    "readpool.unified.min-thread-count",
+    "readpool.unified.auto-adjust-pool-size",
+    "server.grpc-concurrency",
+    "server.grpc-compression-type",
+    "rocksdb.max-background-jobs",
+    "rocksdb.rate-bytes-per-sec",
+    "rocksdb.rate-limiter-auto-tuned",
+    "rocksdb.rate-limiter-mode",
+    "rocksdb.defaultcf.block-size",
+    "rocksdb.writecf.block-size",
+    "rocksdb.lockcf.block-size",
+    "rocksdb.defaultcf.compression-per-level",
+    "rocksdb.defaultcf.soft-pending-compaction-bytes-limit",
+    "rocksdb.defaultcf.hard-pending-compaction-bytes-limit",
+    "rocksdb.titan.enabled",
+    "rocksdb.defaultcf.titan.min-blob-size",
+    "raft-engine.enable",
+    "raft-engine.dir",
+    "coprocessor.region-split-size",
+    "coprocessor.region-max-size",
+    "storage.data-dir",
+)
+SIMULATOR_ONLY: dict[str, Any] = {
+    # Not a key tikvconf validates (it is absent from the config template); TiKV's UnifiedReadPoolConfig
+    # default is false (domain.md s6 advises turning it on since v6.3).
+    "readpool.unified.auto-adjust-pool-size": False,
+    # domain.md s6: 5, and since v8.5.4 it adapts to the CPU count with a formula the table lacks; the
+    # simulator keeps 5 there.
+    "server.grpc-concurrency": 5,
+    # Where TiUP deploys TiKV's data (a deployment choice, not a TiKV default: TiKV's own is "./").
+    "storage.data-dir": "/data/tikv",
+}
+# Sizes TiKV computes from memory; the simulator rounds them down to a whole MiB, as TiKV logs them.
+_MEMORY_SIZED = ("storage.block-cache.capacity", "memory-usage-limit")
+
+
+def _as_served(key: str, value: Any) -> Any:
+    """Write a size the way `GET /config` serves it (ReadableSize: "32KiB", not the template's "32KB")."""
+    if key in _MEMORY_SIZED:
+        value = value // MIB * MIB
+    sized = is_valid_key(key) and require_valid_key(key).kind == "size"
+    if sized and isinstance(value, str | int) and not isinstance(value, bool):
+        return format_size(parse_size(value))
+    return value
+
+
 def default_config(tikv_version: str, vcpus: int, memory_gib: float) -> dict[str, Any]:
     """Return the effective config of a TiKV of this version on a host of this size, with nothing set."""
-    major, minor, _ = parse_version(tikv_version)
-    v = (major, minor)
-    # §5: block cache 45% of system memory (raft-kv); rounded down to a whole MiB as TiKV logs it.
-    block_cache = int(memory_gib * 0.45 * 1024) * 1024**2
-    flat: dict[str, Any] = {
-        "storage.block-cache.capacity": format_size(block_cache),
-        "memory-usage-limit": format_size(int(memory_gib * 0.75 * 1024) * 1024**2),
-        # §5: 8 if CPUs >= 16, else clamp(cpus, 1, 4)
-        "storage.scheduler-worker-pool-size": 8 if vcpus >= 16 else min(max(vcpus, 1), 4),
-        "storage.flow-control.enable": True,
-        "storage.flow-control.soft-pending-compaction-bytes-limit": "192GiB",
-        "storage.flow-control.hard-pending-compaction-bytes-limit": "1TiB",
-        "raftstore.apply-pool-size": 2,
-        "raftstore.store-pool-size": 2,
-        # §5: 1 since v8.0.0, 0 before
-        "raftstore.store-io-pool-size": 1 if v >= (8, 0) else 0,
-        "raftstore.raftdb-path": "",
-        # §5: max(4, cpus × 0.8)
-        "readpool.unified.max-thread-count": max(4, math.floor(vcpus * 0.8)),
-        "readpool.unified.min-thread-count": 1,
-        "readpool.unified.auto-adjust-pool-size": False,
-        "server.grpc-concurrency": 5,
-        "server.grpc-compression-type": "none",
-        "rocksdb.max-background-jobs": 8,  # config template default
-        "rocksdb.rate-bytes-per-sec": "10GiB",
-        "rocksdb.rate-limiter-auto-tuned": True,
-        "rocksdb.rate-limiter-mode": "write-only",
-        # §5: block-size 32KB since v7.0.0 (64KB before)
-        "rocksdb.defaultcf.block-size": "32KiB" if v >= (7, 0) else "64KiB",
-        "rocksdb.writecf.block-size": "32KiB" if v >= (7, 0) else "64KiB",
-        "rocksdb.lockcf.block-size": "16KiB",
-        "rocksdb.defaultcf.compression-per-level": ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"],
-        "rocksdb.defaultcf.soft-pending-compaction-bytes-limit": "192GiB",
-        "rocksdb.defaultcf.hard-pending-compaction-bytes-limit": "1000GiB",
-        # §5: Titan on for new clusters since v7.6.0; min-blob-size 32KB then (1KB before)
-        "rocksdb.titan.enabled": v >= (7, 6),
-        "rocksdb.defaultcf.titan.min-blob-size": "32KiB" if v >= (7, 6) else "1KiB",
-        # §5: Raft Engine is the default since v6.1.0; dir "" means {data-dir}/raft-engine
-        "raft-engine.enable": v >= (6, 1),
-        "raft-engine.dir": "",
-        "coprocessor.region-split-size": "256MiB" if v >= (8, 4) else "96MiB",
-        "coprocessor.region-max-size": "384MiB" if v >= (8, 4) else "144MiB",
-        "storage.data-dir": "/data/tikv",
-    }
+    version = parse_version(tikv_version)
+    host = HostFacts(cpus=vcpus, memory_bytes=int(memory_gib * GIB))
+    table = table_defaults(SIMULATED_KEYS, version, host)
     config: dict[str, Any] = {}
-    for key, value in flat.items():
-        config = config_set(config, key, value)
+    for key in SIMULATED_KEYS:
+        value = table[key] if key in table else SIMULATOR_ONLY[key]
+        config = config_set(config, key, _as_served(key, value))
     return config
 
 
