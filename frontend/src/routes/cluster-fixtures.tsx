@@ -1,0 +1,289 @@
+/** Data for the cluster pages' tests, shaped like the API's answers (frontend/openapi.json, a demo cluster). */
+import { http, HttpResponse, type RequestHandler } from 'msw';
+import type { components } from '@/api/schema';
+import { SESSION } from '@/test/render';
+import { apiUrl } from '@/test/server';
+
+type S = components['schemas'];
+
+export const CLUSTER_ID = 'c0ffee00-0000-4000-8000-000000000001';
+export const NODE_A = 'd0000000-0000-4000-8000-00000000000a';
+export const NODE_B = 'd0000000-0000-4000-8000-00000000000b';
+export const GP2_FINDING = 'f0000000-0000-4000-8000-000000000001';
+export const CACHE_FINDING = 'f0000000-0000-4000-8000-000000000002';
+export const PATCH_ID = 'e0000000-0000-4000-8000-000000000001';
+
+export const CLUSTER: S['ClusterRead'] = {
+  id: CLUSTER_ID,
+  name: 'demo-prod (demo)',
+  tikv_version: 'v8.5.1',
+  deployment_kind: 'tiup',
+  tags: { 'headroom.demo': 'true', environment: 'demo' },
+  created_at: '2026-11-22T04:50:43Z',
+};
+
+export const VIEWER_SESSION = { ...SESSION, role: 'viewer' as const };
+
+const summary = {
+  cluster_id: CLUSTER_ID,
+  status: 'open' as const,
+  first_seen_at: '2026-11-22T04:53:00Z',
+  last_seen_at: '2026-11-22T05:00:00Z',
+  resolved_at: null,
+  snoozed_until: null,
+};
+
+export const GP2_SUMMARY: S['FindingSummary'] = {
+  ...summary,
+  id: GP2_FINDING,
+  rule: 'gp2-burst-depletion',
+  entity_kind: 'volume',
+  entity_id: 'vol-043ed06aaced3aa8a',
+  severity: 'critical',
+  title: 'vol-043ed06aaced3aa8a (gp2 350 GiB): BurstBalance fell to 0%; 835 min at the 1,050 IOPS baseline',
+  confidence: 0.85,
+  dedup_key: 'gp2-burst-depletion/demo-prod (demo)/volume:vol-043ed06aaced3aa8a',
+};
+
+export const CACHE_SUMMARY: S['FindingSummary'] = {
+  ...summary,
+  id: CACHE_FINDING,
+  rule: 'block-cache-size',
+  entity_kind: 'tikv_node',
+  entity_id: '10.0.1.14:20160',
+  severity: 'warning',
+  title: '10.0.1.14:20160: read IOPS at the ceiling with a 27% block-cache hit ratio: shrink the block cache to 4GiB',
+  confidence: 0.7,
+  dedup_key: 'block-cache-size/demo-prod (demo)/node:10.0.1.14:20160/shrink',
+};
+
+export function findingList(items: S['FindingSummary'][]): S['FindingList'] {
+  const counts = { critical: 0, warning: 0, info: 0 };
+  for (const f of items) counts[f.severity] += 1;
+  return { items, total: items.length, counts };
+}
+
+export const GP2_FINDING_DETAIL: S['FindingRead'] = {
+  ...GP2_SUMMARY,
+  why: 'gp2 earns I/O credits at 3 per GiB per second and spends them above that baseline (domain.md §1.3).',
+  evidence: {
+    condition: 'BurstBalance <= 10% in the window',
+    window_start: '2026-11-21T04:53:00Z',
+    window_end: '2026-11-22T04:53:00Z',
+    measures: [
+      {
+        label: 'minimum BurstBalance',
+        unit: '%',
+        value: 0,
+        limit: 10,
+        source: 'domain.md §3.1',
+        statistic: 'min',
+        limit_label: 'low-balance threshold',
+      },
+      {
+        label: 'drain-period demand p95',
+        unit: 'IOPS',
+        value: 1433.8,
+        limit: 1050,
+        source: 'domain.md §1.3',
+        statistic: 'p95',
+        limit_label: 'gp2 baseline (3 IOPS/GiB)',
+      },
+    ],
+    corroboration: ['a full bucket (5.4 M credits) lasts 234 min at the drain-period demand'],
+  },
+  impact: {
+    unit: 'IOPS',
+    before: 1050,
+    after: 3000,
+    metric: 'sustained IOPS ceiling',
+    summary: 'sustained IOPS 1,050 -> 3,000 with no bucket; -2.00 USD/month',
+    headroom_before_pct: -36.6,
+    headroom_after_pct: 52.2,
+    monthly_cost_before_usd: 35,
+    monthly_cost_after_usd: 33,
+    monthly_cost_delta_usd: -2,
+  },
+  changes: [
+    { position: 0, target: 'aws', key: 'volume.type', entity: 'vol-043ed06aaced3aa8a', current: 'gp2', proposed: 'gp3', online: true, reason: 'gp3 sustains what gp2 only bursts to' },
+    { position: 1, target: 'aws', key: 'volume.iops', entity: 'vol-043ed06aaced3aa8a', current: null, proposed: 3000, online: true, reason: 'gp3 sustains what gp2 only bursts to' },
+  ],
+  options: [
+    { label: 'gp3 350 GiB, 3,000 IOPS, 250 MiB/s', notes: [], impact: { summary: 'sustained IOPS 1,050 -> 3,000' }, changes: [] },
+    { label: 'gp2 grown to 638 GiB', notes: [], impact: { summary: 'sustained IOPS 1,050 -> 1,914; +28.80 USD/month' }, changes: [{ key: 'volume.size', target: 'aws', current: 350, proposed: 638, online: true, entity: { id: 'vol-043ed06aaced3aa8a' } }] },
+  ],
+  sources: ['domain.md §1.3', 'domain.md §3.1'],
+  notes: [],
+  patches: [],
+  history: [{ at: '2026-11-22T04:53:13Z', action: 'finding.opened', actor_user_id: null, details: {} }],
+};
+
+export const CACHE_FINDING_DETAIL: S['FindingRead'] = {
+  ...CACHE_SUMMARY,
+  why: 'A block cache larger than the hot set starves the page cache.',
+  evidence: { measures: [] },
+  impact: {
+    unit: 'GiB',
+    summary: '10.4 GiB move from the block cache to the page cache',
+    headroom_before_pct: 0,
+    headroom_after_pct: 10,
+  },
+  changes: [
+    { position: 0, target: 'tikv', key: 'storage.block-cache.capacity', entity: '10.0.1.14:20160', current: '14745MiB', proposed: '4GiB', online: true, reason: "PingCAP's 4 GB per 32 GB" },
+  ],
+  options: [],
+  sources: ['seed 000'],
+  notes: [],
+  patches: [],
+  history: [],
+};
+
+function node(id: string, address: string, store: number): S['NodeRead'] {
+  return {
+    id,
+    cluster_id: CLUSTER_ID,
+    store_id: store,
+    store_address: `${address}:20160`,
+    status_address: `${address}:20180`,
+    version: 'v8.5.1',
+    created_at: '2026-11-22T04:52:55Z',
+    last_seen_at: '2026-11-22T05:00:00Z',
+    config_versions: [1],
+  };
+}
+
+export const NODES: S['NodeList'] = {
+  items: [node(NODE_A, '10.0.1.13', 4), node(NODE_B, '10.0.1.14', 5)],
+  total: 2,
+};
+
+/** The inventory part of a snapshot (docs/snapshot.schema.json); series left out. */
+export const SNAPSHOT = {
+  schema_version: 1,
+  nodes: [
+    { id: '10.0.1.13:20160', address: '10.0.1.13:20160', instance_id: 'i-1', instance_type: 'm6i.2xlarge', vcpus: 8, memory_gib: 32, tikv_version: 'v8.5.1', data_volume_ids: ['vol-data13'], raft_volume_ids: ['vol-raft13'] },
+    { id: '10.0.1.14:20160', address: '10.0.1.14:20160', instance_id: 'i-2', instance_type: 'm5.2xlarge', vcpus: 8, memory_gib: 32, tikv_version: 'v8.5.1', data_volume_ids: ['vol-gp2'], raft_volume_ids: [] },
+  ],
+  volumes: [
+    { id: 'vol-data13', type: 'gp3', size_gib: 1000, iops: 3000, throughput_mibps: 125, role: 'data' },
+    { id: 'vol-raft13', type: 'gp3', size_gib: 20, iops: 3000, throughput_mibps: 125, role: 'raft' },
+    { id: 'vol-gp2', type: 'gp2', size_gib: 350, iops: null, throughput_mibps: null, role: 'data' },
+  ],
+  series: [],
+};
+
+export function nodeConfig(nodeId: string): S['ConfigRead'] {
+  return {
+    id: `cf${nodeId.slice(2)}`,
+    node_id: nodeId,
+    version: 1,
+    source: 'simulated',
+    captured_at: '2026-11-22T04:52:55Z',
+    content_sha256: 'ab'.repeat(32),
+    raw_text: null,
+    created: false,
+    config: {
+      storage: { 'block-cache': { capacity: '14745MiB' }, 'scheduler-worker-pool-size': 4 },
+      rocksdb: { 'rate-bytes-per-sec': '10GiB', titan: { enabled: true } },
+    },
+  };
+}
+
+export const PATCH: S['PatchRead'] = {
+  id: PATCH_ID,
+  cluster_id: CLUSTER_ID,
+  created_by_user_id: SESSION.user.id,
+  created_at: '2026-11-22T05:10:00Z',
+  finding_ids: [CACHE_FINDING],
+  base_config_id: null,
+  base_config: null,
+  changes: [
+    {
+      target: 'tikv',
+      key: 'storage.block-cache.capacity',
+      current: '14745MiB',
+      proposed: '4GiB',
+      online: true,
+      reason: "PingCAP's 4 GB per 32 GB",
+      entity: { node: '10.0.1.14:20180', store_address: null, volume_id: null, instance_id: null },
+    },
+  ],
+  formats: ['toml', 'merged', 'diff', 'tiup', 'sql', 'rollback'],
+  notes: ['From 1 finding(s): block-cache-size.'],
+  applied_at: null,
+  applied_by_user_id: null,
+};
+
+export const DIFF = `--- a/tikv.toml
++++ b/tikv.toml
+@@ -33,7 +33,7 @@
+ [storage.block-cache]
+-capacity = "14745MiB"
++capacity = "4GiB"
+`;
+
+export const TOML = `# Headroom patch for cluster demo-prod (demo) (TiKV v8.5.1): tikv.toml keys
+
+[storage.block-cache]
+capacity = "4GiB"
+`;
+
+const json = (body: unknown) => () => HttpResponse.json(body as never);
+
+/** Handlers for every request the cluster pages make; pass later ones to override. */
+export function clusterHandlers({
+  session = SESSION,
+  findings = [GP2_SUMMARY, CACHE_SUMMARY],
+}: { session?: typeof SESSION | typeof VIEWER_SESSION; findings?: S['FindingSummary'][] } = {}): RequestHandler[] {
+  const details: Record<string, S['FindingRead']> = {
+    [GP2_FINDING]: GP2_FINDING_DETAIL,
+    [CACHE_FINDING]: CACHE_FINDING_DETAIL,
+  };
+  return [
+    http.get(apiUrl('/auth/me'), json(session)),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}`), json(CLUSTER)),
+    http.get(apiUrl('/sources/aws'), json([])),
+    http.get(apiUrl('/sources/prometheus'), json([])),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/findings`), ({ request }) => {
+      const url = new URL(request.url);
+      const status = url.searchParams.getAll('status');
+      const severity = url.searchParams.getAll('severity');
+      const rule = url.searchParams.getAll('rule');
+      const items = findings.filter(
+        (f) =>
+          (status.length === 0 || status.includes(f.status)) &&
+          (severity.length === 0 || severity.includes(f.severity)) &&
+          (rule.length === 0 || rule.includes(f.rule)),
+      );
+      return HttpResponse.json(findingList(items));
+    }),
+    http.get(apiUrl('/findings/:id'), ({ params }) => {
+      const detail = details[String(params.id)];
+      return detail
+        ? HttpResponse.json(detail)
+        : HttpResponse.json({ error: { code: 'not_found', message: 'Finding not found.', details: null } }, { status: 404 });
+    }),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes`), json(NODES)),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/snapshot`), json(SNAPSHOT)),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes/:nodeId/config`), ({ params }) =>
+      HttpResponse.json(nodeConfig(String(params.nodeId))),
+    ),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches`), json({ items: [PATCH], total: 1 })),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
+      const format = new URL(request.url).searchParams.get('format');
+      if (format === 'diff') return new HttpResponse(DIFF, { headers: { 'Content-Type': 'text/x-diff' } });
+      if (format === 'toml') {
+        return new HttpResponse(TOML, {
+          headers: {
+            'Content-Type': 'application/toml',
+            'Content-Disposition': 'attachment; filename="demo-prod-demo-tikv-patch.toml"',
+          },
+        });
+      }
+      return HttpResponse.json(PATCH);
+    }),
+    http.get(apiUrl('/org/members'), json([
+      { user_id: SESSION.user.id, email: SESSION.user.email, full_name: SESSION.user.full_name, role: 'owner', joined_at: '2026-11-01T10:00:00Z' },
+    ])),
+  ];
+}

@@ -1,0 +1,114 @@
+import { screen, within } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { routes } from '@/router';
+import { apiError, renderRoutes } from '@/test/render';
+import { apiUrl, server } from '@/test/server';
+import { CACHE_FINDING, CLUSTER_ID, clusterHandlers, GP2_FINDING, VIEWER_SESSION } from './cluster-fixtures';
+
+describe('cluster overview', () => {
+  it('shows the name, source badges, tabs, counts by severity, top findings by impact and the nodes', async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+
+    expect(await screen.findByRole('heading', { name: 'demo-prod (demo)', level: 1 })).toBeInTheDocument();
+    const badges = await screen.findByRole('list', { name: 'Source health' });
+    expect(await within(badges).findByText('Demo: demo fleet — simulated')).toBeInTheDocument();
+    const tabs = screen.getByRole('navigation', { name: 'Cluster sections' });
+    for (const tab of ['Overview', 'Findings', 'Metrics', 'Config', 'Patches']) {
+      expect(within(tabs).getByRole('link', { name: tab })).toBeInTheDocument();
+    }
+    expect(within(tabs).getByRole('link', { name: 'Overview' })).toHaveAttribute('aria-current', 'page');
+    expect(within(tabs).getByRole('link', { name: 'Metrics' })).toHaveAttribute('href', `/clusters/${CLUSTER_ID}/metrics`);
+
+    const counts = await screen.findByRole('list', { name: 'Open findings by severity' });
+    expect(within(counts).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
+      '1Critical',
+      '1Warning',
+      '0Info',
+    ]);
+
+    // The gp2 fix wins back 88.8 points of headroom, the cache fix 10: the gp2 finding ranks first.
+    const top = await screen.findByRole('list', { name: 'Top findings by impact' });
+    const links = within(top).getAllByRole('link');
+    expect(links.map((a) => a.getAttribute('href'))).toEqual([
+      `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`,
+      `/clusters/${CLUSTER_ID}/findings/${CACHE_FINDING}`,
+    ]);
+    expect(within(top).getByText('Impact: sustained IOPS 1,050 -> 3,000 with no bucket; -2.00 USD/month')).toBeInTheDocument();
+
+    const nodes = await screen.findByRole('table', { name: 'TiKV nodes' });
+    const row = within(nodes).getByRole('row', { name: /10\.0\.1\.13:20160/ });
+    expect(await within(row).findByText('m6i.2xlarge')).toBeInTheDocument();
+    expect(within(row).getByText(/1,000 GiB · 3,000 IOPS · 125 MiB\/s/)).toBeInTheDocument();
+    expect(within(row).getByRole('cell', { name: 'v8.5.1' })).toBeInTheDocument();
+    // gp2 shows its baseline: 3 IOPS/GiB x 350 GiB (domain.md §1.1).
+    const gp2Row = within(nodes).getByRole('row', { name: /10\.0\.1\.14:20160/ });
+    expect(within(gp2Row).getByText(/350 GiB · 1,050 IOPS baseline/)).toBeInTheDocument();
+  });
+
+  it('queues the advisor for an admin', async () => {
+    let advised = 0;
+    server.use(...clusterHandlers());
+    server.use(
+      http.post(apiUrl(`/clusters/${CLUSTER_ID}/advise`), () => {
+        advised += 1;
+        return HttpResponse.json({ task_id: 'inprocess:advice.run', job: 'advice.run' }, { status: 202 });
+      }),
+    );
+    const { user } = renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    await user.click(await screen.findByRole('button', { name: 'Run advisor now' }));
+    expect(
+      await screen.findByText('The advisor is running; new findings appear here when it finishes.'),
+    ).toBeInTheDocument();
+    expect(advised).toBe(1);
+  });
+
+  it('disables "Run advisor now" for a viewer', async () => {
+    server.use(...clusterHandlers({ session: VIEWER_SESSION }));
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    const button = await screen.findByRole('button', { name: 'Run advisor now' });
+    expect(button).toBeDisabled();
+    expect(button).toHaveAttribute('title', 'Only admins can run the advisor.');
+  });
+
+  it('says so when there are no findings and no nodes yet', async () => {
+    server.use(...clusterHandlers({ findings: [] }));
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes`), () => HttpResponse.json({ items: [], total: 0 })),
+    );
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    expect(await screen.findByRole('region', { name: 'No open findings' })).toBeInTheDocument();
+    expect(await screen.findByRole('region', { name: 'No nodes yet' })).toBeInTheDocument();
+  });
+
+  it("shows the API's message when findings fail to load, and a not-found page for another org's cluster", async () => {
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/findings`), () =>
+        HttpResponse.json(apiError('unavailable', 'The database is not reachable.'), { status: 503 }),
+      ),
+    );
+    const first = renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    const alerts = await screen.findAllByRole('alert');
+    expect(alerts[0]).toHaveTextContent('Could not load findings');
+    expect(alerts[0]).toHaveTextContent('The database is not reachable.');
+    first.unmount();
+
+    const other = 'c0ffee00-0000-4000-8000-0000000000ff';
+    server.use(
+      http.get(apiUrl(`/clusters/${other}`), () =>
+        HttpResponse.json(apiError('not_found', 'Cluster not found.'), { status: 404 }),
+      ),
+    );
+    renderRoutes(routes, `/clusters/${other}`);
+    expect(await screen.findByRole('region', { name: 'Cluster not found' })).toBeInTheDocument();
+  });
+
+  it('shows a loading state while the cluster loads', async () => {
+    server.use(...clusterHandlers());
+    server.use(http.get(apiUrl(`/clusters/${CLUSTER_ID}`), () => new Promise<never>(() => {})));
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    expect(await screen.findByText('Loading the cluster…')).toBeInTheDocument();
+  });
+});
