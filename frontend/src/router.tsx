@@ -5,6 +5,7 @@ import ClusterConfigPage from '@/routes/cluster-config';
 import ClusterFindingPage from '@/routes/cluster-finding';
 import ClusterFindingsPage from '@/routes/cluster-findings';
 import ClusterLayout from '@/routes/cluster-layout';
+import ClusterMetricsPage from '@/routes/cluster-metrics';
 import ClusterOverviewPage from '@/routes/cluster-overview';
 import ClusterPatchPage from '@/routes/cluster-patch';
 import ClusterPatchesPage from '@/routes/cluster-patches';
@@ -34,8 +35,7 @@ export const routes: RouteObject[] = [
           { index: true, element: <ClusterOverviewPage /> },
           { path: 'findings', element: <ClusterFindingsPage /> },
           { path: 'findings/:findingId', element: <ClusterFindingPage /> },
-          // The Metrics tab links to 'metrics': routes/cluster-metrics.tsx goes here as
-          // { path: 'metrics', element: <ClusterMetricsPage /> } (it reads the cluster with useClusterContext()).
+          { path: 'metrics', element: <ClusterMetricsPage /> },
           { path: 'config', element: <ClusterConfigPage /> },
           { path: 'patches', element: <ClusterPatchesPage /> },
           { path: 'patches/:patchId', element: <ClusterPatchPage /> },

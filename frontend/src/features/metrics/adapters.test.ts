@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { describeForecast, formatDuration, heat, panelChart, toCeilings, toPoints } from './adapters';
+import { windowFor } from './api';
+import { nodeMetrics } from './fixtures';
+
+const panels = nodeMetrics().panels;
+const iops = panels[0]!;
+const burst = panels[1]!;
+
+describe('toPoints', () => {
+  it('converts epoch seconds to ms and breaks the line at a gap longer than 1.5 steps', () => {
+    const points = toPoints(iops.series[0]!, 60);
+    const t0 = iops.series[0]!.t[0]! * 1000;
+    expect(points).toEqual([
+      { t: t0, value: 2700 },
+      { t: t0 + 60_000, value: 2800 },
+      { t: t0 + 120_000, value: null },
+      { t: t0 + 300_000, value: 3000 },
+    ]);
+  });
+
+  it('draws the requested statistic', () => {
+    expect(toPoints(burst.series[0]!, 300, 'min').map((p) => p.value)).toEqual([49, 47]);
+  });
+});
+
+describe('toCeilings', () => {
+  it('draws the limit in force at the end and a history line when it changed in the window', () => {
+    const { lines, history } = toCeilings(iops.ceilings);
+    expect(lines).toEqual([
+      { id: 'data_max_iops', label: 'gp3 provisioned IOPS', value: 6000, source: 'gp3 500 GiB: domain.md §1.2' },
+    ]);
+    expect(history).toHaveLength(1);
+    expect(history[0]!.points.map((p) => p.value)).toEqual([3000, 3000, 6000, 6000]);
+    expect(history[0]!.points[0]!.t).toBe(Date.parse('2026-11-02T06:00:00Z'));
+    expect(history[0]!.points[2]!.t).toBe(Date.parse('2026-11-02T09:00:00Z'));
+  });
+
+  it('draws no history for a ceiling that held all window', () => {
+    const { lines, history } = toCeilings([iops.ceilings[1]!]);
+    expect(lines.map((l) => l.value)).toEqual([6000]);
+    expect(history).toEqual([]);
+  });
+});
+
+describe('panelChart', () => {
+  it('adds the forecast band, the projected path and a sentence with the band and the fallback', () => {
+    const chart = panelChart(burst, 60);
+    expect(chart.forecast?.points).toEqual([
+      { t: burst.forecasts[0]!.path.t[0]! * 1000, lower: 48, upper: 48 },
+      { t: burst.forecasts[0]!.path.t[1]! * 1000, lower: 10, upper: 30 },
+    ]);
+    expect(chart.series.map((s) => s.id)).toEqual(['data_burst_balance', 'forecast:data_burst_balance']);
+    expect(chart.notes).toEqual([
+      'Data volume BurstBalance forecast: empties in 18 min (between 15 min and 22 min) at 3,000 IOPS; then 1,050 IOPS / 128 MiB/s.',
+    ]);
+    expect(chart.unit).toBe('%');
+    expect(chart.description).toBe('1-minute points');
+  });
+
+  it('draws the lowest balance of a 5-minute bucket and says so', () => {
+    const chart = panelChart(burst, 300);
+    expect(chart.series[0]!.points.map((p) => p.value)).toEqual([49, 47]);
+    expect(chart.description).toBe('5-minute minima');
+    expect(panelChart(iops, 3600).description).toBe('hourly averages');
+  });
+});
+
+describe('describeForecast', () => {
+  it('says when a bucket is empty or not draining', () => {
+    const f = burst.forecasts[0]!;
+    expect(describeForecast({ ...f, seconds_to_empty: 0, seconds_to_empty_low: 0, seconds_to_empty_high: 0 })).toBe(
+      'Data volume BurstBalance forecast: empty now, serving its baseline; then 1,050 IOPS / 128 MiB/s.',
+    );
+    expect(describeForecast({ ...f, seconds_to_empty: null, demand: 500 })).toBe(
+      'Data volume BurstBalance forecast: at 48% and not draining at the recent demand (500 IOPS).',
+    );
+  });
+});
+
+describe('helpers', () => {
+  it('formats durations', () => {
+    expect(formatDuration(59)).toBe('1 min');
+    expect(formatDuration(3 * 3600 + 20 * 60)).toBe('3 h 20 min');
+    expect(formatDuration(52 * 3600)).toBe('2 d 4 h');
+  });
+
+  it('bands the heat map at 70% and the advisor’s 90%', () => {
+    expect([heat(null), heat(69.9), heat(70), heat(89.9), heat(90)]).toEqual(['none', 'ok', 'warning', 'warning', 'critical']);
+  });
+
+  it('ends a window at the current minute', () => {
+    const w = windowFor('24h', Date.parse('2026-11-02T12:00:42Z'));
+    expect(w).toEqual({ start: '2026-11-01T12:00:00.000Z', end: '2026-11-02T12:00:00.000Z' });
+  });
+});

@@ -1,0 +1,33 @@
+import { useSearchParams } from 'react-router';
+import { MetricsView, RANGES, type RangeId } from '@/features/metrics';
+import { usePageTitle } from '@/lib/usePageTitle';
+import { useClusterContext } from './cluster-layout';
+
+function readRange(value: string | null): RangeId {
+  return RANGES.find((r) => r.id === value)?.id ?? '6h';
+}
+
+/** /clusters/:clusterId/metrics: the node and range live in the address (?node=…&range=24h) to share a view. */
+export default function ClusterMetricsPage() {
+  const { cluster } = useClusterContext();
+  usePageTitle(`Metrics · ${cluster.name}`);
+  const [params, setParams] = useSearchParams();
+  return (
+    <section aria-labelledby="metrics-heading">
+      <h2 id="metrics-heading" className="visually-hidden">
+        Metrics
+      </h2>
+      <MetricsView
+        clusterId={cluster.id}
+        nodeId={params.get('node') ?? undefined}
+        range={readRange(params.get('range'))}
+        onChange={({ nodeId, range }) => {
+          const next = new URLSearchParams();
+          if (nodeId) next.set('node', nodeId);
+          next.set('range', range);
+          setParams(next, { replace: true });
+        }}
+      />
+    </section>
+  );
+}
