@@ -147,10 +147,11 @@ def _backfill(database_url: str, settings: Settings, now: dt.datetime, cid: uuid
             # Minutes after it are the incremental sweep's (it has run every minute since the connection).
             row.window_end_at = row.window_end_at or ingest.floor_minute(now)
             clients: dict[str, Any] = {}
+            account = conn
 
             def clients_for_region(region: str) -> Any:
                 if region not in clients:
-                    clients[region] = clients_for(conn, region, box, endpoint_url=settings.aws_endpoint_url)
+                    clients[region] = clients_for(account, region, box, endpoint_url=settings.aws_endpoint_url)
                 return clients[region]
 
             for region in conn.regions:

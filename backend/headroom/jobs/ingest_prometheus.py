@@ -6,9 +6,9 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
-from headroom.core.db import session_scope
+from headroom.core.db import engine_for, session_scope
 from headroom.core.logging import get_logger
 from headroom.core.security import SecretBox
 from headroom.core.settings import Settings
@@ -22,6 +22,9 @@ log = get_logger("headroom.jobs.ingest_prometheus")
 
 CONFIG_POLL_EVERY_MINUTES = 10
 STALE_BACKFILL = dt.timedelta(minutes=30)
+# A backfill replaced mid-run starts the new plan at once; more replacements than this in one run are left to
+# the next queueing (no number from a source: a bound against a loop, not a tuning).
+SUPERSEDED_RETRIES = 3
 
 
 def _lock(db: Any, source_id: uuid.UUID) -> bool:
@@ -74,8 +77,19 @@ def _ingest_source(
             and backfill.status in ("queued", "running")
             and backfill.updated_at < now - STALE_BACKFILL
         )
-        if backfill is None or stale:
-            ops.request_backfill(db, source, now=now, restart=stale)
+        # A "running" backfill whose liveness lock is free lost its worker (killed): queue it again at once;
+        # its plan is kept (request_backfill resets only rows not running), so the new run resumes it.
+        dead = (
+            backfill is not None
+            and backfill.status == "running"
+            and bool(db.scalar(select(func.pg_try_advisory_xact_lock(
+                func.hashtext(f"prometheus-backfill:{source_id}")))))
+        )
+        if backfill is None or stale or dead:
+            # A stale row with chunks stored is re-queued as it is (resumed), not restarted from zero.
+            ops.request_backfill(db, source, now=now, restart=stale and (backfill is None or backfill.steps_done == 0))
+            if dead and backfill is not None:
+                backfill.status = "queued"  # so the next minute does not queue it again while it waits
             queue_backfill = True
         elif backfill.status in ("done", "failed"):
             box = SecretBox(settings.secret_key)
@@ -98,25 +112,44 @@ def _ingest_source(
 def backfill_prometheus(
     database_url: str, settings: Settings, now: dt.datetime, source_id: str | None = None
 ) -> dict[str, Any]:
-    """Import a source's history (14 days by default), committing progress after each chunk."""
+    """Import a source's history (14 days by default), committing progress after each chunk.
+
+    Resumable: the chunks are planned when the backfill starts and each is marked done with its points, so a
+    run after a killed one (a redelivery or a re-queue) fetches only the chunks not stored yet.
+    """
     if source_id is None:  # the in-process scheduler's catch-up run calls every job without params
         return {"skipped": "no source_id"}
-    box = SecretBox(settings.secret_key)
-    with session_scope(database_url) as db:
-        source = db.get(PrometheusSource, uuid.UUID(source_id))
-        if source is None or source.cluster_id is None:
-            return {"skipped": "source missing or not attached to a cluster"}
-        backfill = ops.get_backfill(db, source)
-        if (
-            backfill is not None
-            and backfill.status == "running"
-            and backfill.updated_at >= now - STALE_BACKFILL
-        ):
+    sid = uuid.UUID(source_id)
+    # A session-level advisory lock on a connection of its own marks the run as alive (as aws.backfill does):
+    # it survives the per-chunk commits and Postgres drops it when a killed worker's connection goes away, so
+    # the next run takes over at once instead of waiting for the row to look stale.
+    with engine_for(database_url).connect() as lock_conn:
+        key = {"k": f"prometheus-backfill:{sid}"}
+        if not lock_conn.execute(text("SELECT pg_try_advisory_lock(hashtext(:k))"), key).scalar():
             return {"skipped": "already running"}
-        with ingest.client_for(source, box) as client:
-            row = ops.run_backfill(db, source, client, now=now, checkpoint=db.commit)
-        poll_cluster(db, source.org_id, source.cluster_id, now=now)
-        return {"status": row.status, "points": row.points_written, "steps": row.steps_done}
+        try:
+            return _backfill(database_url, settings, now, sid)
+        finally:
+            lock_conn.execute(text("SELECT pg_advisory_unlock(hashtext(:k))"), key)
+            lock_conn.commit()
+
+
+def _backfill(database_url: str, settings: Settings, now: dt.datetime, source_id: uuid.UUID) -> dict[str, Any]:
+    box = SecretBox(settings.secret_key)
+    for _attempt in range(SUPERSEDED_RETRIES):
+        try:
+            with session_scope(database_url) as db:
+                source = db.get(PrometheusSource, source_id)
+                if source is None or source.cluster_id is None:
+                    return {"skipped": "source missing or not attached to a cluster"}
+                with ingest.client_for(source, box) as client:
+                    row = ops.run_backfill(db, source, client, now=now, checkpoint=db.commit)
+                poll_cluster(db, source.org_id, source.cluster_id, now=now)
+                return {"status": row.status, "points": row.points_written, "steps": row.steps_done,
+                        "steps_total": row.steps_total}
+        except ingest.BackfillSuperseded:  # a new backfill was asked for mid-run: run that one
+            log.info("prometheus.backfill_superseded", source=str(source_id))
+    return {"skipped": "superseded"}
 
 
 JOBS: tuple[Job, ...] = (

@@ -11,7 +11,9 @@
 * Backfill (14 days by default) with progress in `prometheus_backfills`; incremental runs resume from the
   per-series watermarks minus an overlap window (re-writes are no-ops in the packed store).
 
-Services never commit: the backfill takes a `checkpoint` callback the task uses to commit each chunk.
+Services never commit: the backfill takes a `checkpoint` callback the task uses to commit each chunk. The
+backfill resumes: its chunks are planned in `backfill_steps` and each is marked done with its points, so a run
+after a killed one fetches only the chunks not stored (see "resumable backfill" below).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from headroom.collect.prometheus import PrometheusAuth, PrometheusClient, PrometheusError, Target
@@ -49,6 +51,8 @@ from headroom.core.logging import get_logger
 from headroom.core.security import SecretBox
 from headroom.services.tikv_configs import ConfigFetcher, default_fetcher, store_version
 from headroom.store.models import MetricSeries, PrometheusSource, TikvNode
+from headroom.store.models_collect import BackfillStep
+from headroom.store.models_prometheus import PrometheusBackfill
 from headroom.store.models_prometheus import PrometheusNodeTarget
 from headroom.store.timeseries import SeriesBatch, SeriesKey, ensure_series, write_batches
 from headroom.store.watermarks import advance_watermarks, get_watermarks
@@ -392,3 +396,187 @@ def collect_incremental(
             collect_query(db, source, client, discovery, query, align_down(start), end, max_points=1440)
         )
     return discovery, total
+
+
+# --- resumable backfill ----------------------------------------------------------------------------------
+#
+# The plan (every registry query x every chunk of the range) is written to `backfill_steps` when a backfill
+# starts. A chunk's points, watermarks, its step's `done_at` and the row's progress are written in one
+# transaction (the task commits after each chunk), so a killed worker's successor runs only the chunks not
+# stored, and steps done / total are sums over the plan: never counted twice, never going back.
+#
+# Nodes that change between runs (decided here, tested in tests/collect_prometheus/test_backfill_resume.py):
+# every query selects all of the cluster's TiKV nodes (and their hosts' node_exporter), so a chunk run after a
+# node appeared includes it. A chunk stored before it appeared did not: when a run finds TiKV targets that a
+# done chunk did not cover, it appends that chunk again to the plan (steps_total grows by it). Prometheus bills
+# nothing per query, and the store merges re-written minutes, so the old nodes' points re-read there change
+# nothing. A node that disappears needs nothing: its chunks already stored stay.
+
+
+def forget_backfill_plan(db: Session, source_id: Any) -> None:
+    """Drop a source's backfill plan (a new backfill, with a new range, starts over)."""
+    db.execute(delete(BackfillStep).where(BackfillStep.source_kind == SOURCE_KIND,
+                                          BackfillStep.source_id == source_id))
+
+
+def _plan_steps(db: Session, source_id: Any) -> list[BackfillStep]:
+    return list(db.scalars(select(BackfillStep).where(BackfillStep.source_kind == SOURCE_KIND,
+                                                      BackfillStep.source_id == source_id)
+                           .order_by(BackfillStep.seq)))
+
+
+def _add_step(db: Session, source: PrometheusSource, seq: int, metric: str, start: dt.datetime, end: dt.datetime,
+              range_end: dt.datetime, targets: Sequence[str]) -> BackfillStep:
+    step = BackfillStep(org_id=source.org_id, source_kind=SOURCE_KIND, source_id=source.id, seq=seq,
+                        points=points_in(start, end),
+                        spec={"metric": metric, "start": start.isoformat(), "end": end.isoformat(),
+                              "range_end": range_end.isoformat(), "targets": sorted(targets)})
+    db.add(step)
+    return step
+
+
+def plan_backfill(db: Session, source: PrometheusSource, queries: Sequence[CollectionQuery], targets: Sequence[str],
+                  start: dt.datetime, end: dt.datetime, *, chunk_points: int) -> list[BackfillStep]:
+    """The source's backfill plan over [start, end]: the stored one if it is for this range, else a new one.
+
+    A stored plan gets the done chunks again that did not cover every target in `targets` (see above).
+    """
+    steps = _plan_steps(db, source.id)
+    if steps and steps[0].spec.get("range_end") != end.isoformat():
+        forget_backfill_plan(db, source.id)  # a plan of an earlier backfill (a reset that did not drop it)
+        steps = []
+    seq = max((s.seq for s in steps), default=-1) + 1
+    if not steps:
+        for query in queries:
+            for chunk_start, chunk_end in split_range(start, end, STEP_SECONDS, chunk_points):
+                steps.append(_add_step(db, source, seq, query.metric, chunk_start, chunk_end, end, targets))
+                seq += 1
+        db.flush()
+        return steps
+    # What each chunk covers: the targets of its done runs, and every current target if a run is pending
+    # (it will run with the current discovery).
+    current = set(targets)
+    covered: dict[tuple[str, str, str], set[str]] = {}
+    for s in steps:
+        key = (s.spec["metric"], s.spec["start"], s.spec["end"])
+        covered.setdefault(key, set()).update(s.spec["targets"] if s.done_at is not None else current)
+    for key, have in covered.items():
+        if not current <= have:
+            metric, first, last = key
+            steps.append(_add_step(db, source, seq, metric, dt.datetime.fromisoformat(first),
+                                   dt.datetime.fromisoformat(last), end, targets))
+            seq += 1
+    db.flush()
+    return steps
+
+
+@dataclass
+class BackfillRun:
+    steps_run: int = 0
+    steps_skipped: int = 0
+    stats: CollectStats = field(default_factory=CollectStats)
+
+
+class BackfillSuperseded(Exception):
+    """The plan this run works on was dropped (a new backfill was requested): stop without writing more."""
+
+
+def run_backfill_plan(
+    db: Session,
+    source: PrometheusSource,
+    client: PrometheusClient,
+    discovery: Discovery,
+    steps: Sequence[BackfillStep],
+    *,
+    on_step: Callable[[BackfillStep, CollectStats], None],
+) -> BackfillRun:
+    """Run the plan's pending chunks in order; `on_step` records progress and commits after each one."""
+    run = BackfillRun(steps_skipped=sum(1 for s in steps if s.done_at is not None))
+    by_metric = {q.metric: q for q in queries_for(source, discovery)}
+    targets = sorted(t.instance for t in discovery.targets)
+    for step in steps:
+        if step.done_at is not None:
+            continue
+        query = by_metric.get(step.spec["metric"])
+        stats = CollectStats()
+        if query is not None:  # a query the registry dropped since the plan was made has nothing to fetch
+            start, end = dt.datetime.fromisoformat(step.spec["start"]), dt.datetime.fromisoformat(step.spec["end"])
+            stats = collect_query(db, source, client, discovery, query, start, end, max_points=step.points)
+        marked = db.execute(update(BackfillStep).where(BackfillStep.id == step.id, BackfillStep.done_at.is_(None))
+                            .values(done_at=func.now(), spec={**step.spec, "targets": targets})
+                            .execution_options(synchronize_session=False))
+        if marked.rowcount != 1:  # type: ignore[attr-defined]
+            raise BackfillSuperseded(f"backfill step {step.seq} is gone or done: the plan was replaced")
+        db.expire(step, ["done_at", "spec"])
+        run.steps_run += 1
+        run.stats.add(stats)
+        on_step(step, stats)
+    return run
+
+
+def run_backfill(
+    db: Session,
+    source: PrometheusSource,
+    client: PrometheusClient,
+    row: PrometheusBackfill,
+    *,
+    now: dt.datetime,
+    checkpoint: Callable[[], None],
+    fetcher: ConfigFetcher = default_fetcher,
+    chunk_points: int = 1440,
+) -> PrometheusBackfill:
+    """Import the row's range chunk by chunk, resuming a stored plan; checkpoint after each chunk; record health.
+
+    A new range is planned from where Prometheus's TiKV data begins; a stored plan for the same range is
+    resumed at its first chunk not stored (its progress and points written so far are kept).
+    """
+    from headroom.services.source_health import record_failure, record_success
+
+    row.status, row.started_at, row.last_error, row.finished_at = "running", now, None, None
+    checkpoint()
+    try:
+        discovery = discover(db, source, client, now=now, lookback=row.range_end_at - row.range_start_at,
+                             fetcher=fetcher)
+        targets = sorted(t.instance for t in discovery.targets)
+        steps = _plan_steps(db, source.id)
+        fresh = not steps or steps[0].spec.get("range_end") != row.range_end_at.isoformat()
+        if fresh:
+            queries = queries_for(source, discovery) if discovery.nodes else []
+            if queries:
+                begins = earliest_data(client, source, discovery, row.range_start_at, row.range_end_at)
+                if begins is None:
+                    queries = []
+                elif begins > row.range_start_at:  # Prometheus retains less than asked for
+                    row.range_start_at = begins
+            row.points_written = row.dropped_non_finite = row.dropped_outside = 0
+            steps = plan_backfill(db, source, queries, targets, row.range_start_at, row.range_end_at,
+                                  chunk_points=chunk_points)
+        elif discovery.nodes:
+            steps = plan_backfill(db, source, [], targets, row.range_start_at, row.range_end_at,
+                                  chunk_points=chunk_points)
+        pending = [s for s in steps if s.done_at is None]
+        if pending and not discovery.nodes:  # a chunk run now would store nothing and count as done
+            raise PrometheusError("query", "no TiKV targets found under the source's selector; the backfill "
+                                           "resumes from its last stored chunk once they report again")
+        row.steps_total = sum(s.points for s in steps)
+        row.steps_done = sum(s.points for s in steps if s.done_at is not None)
+        checkpoint()
+
+        def on_step(step: BackfillStep, stats: CollectStats) -> None:
+            row.steps_done += step.points
+            row.points_written += stats.points
+            row.dropped_non_finite += stats.dropped_non_finite
+            row.dropped_outside += stats.dropped_outside
+            checkpoint()  # the chunk's points, watermarks, done mark and progress become durable together
+
+        run = run_backfill_plan(db, source, client, discovery, steps, on_step=on_step)
+        row.status, row.finished_at = "done", now
+        record_success(source, now)
+        log.info("prometheus.backfill_done", source=str(source.id), points=row.points_written,
+                 nodes=len(discovery.nodes), steps_run=run.steps_run, steps_skipped=run.steps_skipped)
+    except PrometheusError as error:
+        row.status, row.last_error, row.finished_at = "failed", error.message, now
+        record_failure(source, now, error.message)
+        log.warning("prometheus.backfill_failed", source=str(source.id), error=error.message)
+    checkpoint()
+    return row

@@ -21,7 +21,6 @@ from headroom.collect.promql import (
     align_down,
     host_of,
     node_exporter_matchers,
-    points_in,
     render_selector,
     tikv_matchers,
 )
@@ -211,6 +210,7 @@ def request_backfill(
         db.flush()
         return row, True
     if restart and row.status != "running":
+        ingest.forget_backfill_plan(db, source.id)  # a new range: the old plan's chunks are not resumed
         row.status, row.range_start_at, row.range_end_at = "queued", start, end
         row.steps_done = row.steps_total = row.points_written = 0
         row.dropped_non_finite = row.dropped_outside = 0
@@ -258,58 +258,10 @@ def run_backfill(
     fetcher: ConfigFetcher = default_fetcher,
     chunk_points: int = 1440,
 ) -> PrometheusBackfill:
-    """Import the backfill range chunk by chunk, checkpointing progress; record the source's health."""
+    """Import the backfill range chunk by chunk (resuming a stored plan), checkpointing progress; record health."""
     row, _ = request_backfill(db, source, now=now)
-    row.status, row.started_at, row.last_error = "running", now, None
-    row.steps_done = row.points_written = row.dropped_non_finite = row.dropped_outside = 0
-    checkpoint()
-    try:
-        discovery = ingest.discover(
-            db, source, client, now=now, lookback=row.range_end_at - row.range_start_at, fetcher=fetcher
-        )
-        queries = ingest.queries_for(source, discovery) if discovery.nodes else []
-        if queries:
-            begins = ingest.earliest_data(client, source, discovery, row.range_start_at, row.range_end_at)
-            if begins is None:
-                queries = []
-            elif begins > row.range_start_at:  # Prometheus retains less than asked for
-                row.range_start_at = begins
-        row.steps_total = len(queries) * points_in(row.range_start_at, row.range_end_at)
-        checkpoint()
-
-        def progress(steps: int) -> None:
-            row.steps_done += steps
-            checkpoint()
-
-        for query in queries:
-            stats = ingest.collect_query(
-                db,
-                source,
-                client,
-                discovery,
-                query,
-                row.range_start_at,
-                row.range_end_at,
-                max_points=chunk_points,
-                on_chunk=progress,
-            )
-            row.points_written += stats.points
-            row.dropped_non_finite += stats.dropped_non_finite
-            row.dropped_outside += stats.dropped_outside
-        row.status, row.finished_at = "done", now
-        record_success(source, now)
-        log.info(
-            "prometheus.backfill_done",
-            source=str(source.id),
-            points=row.points_written,
-            nodes=len(discovery.nodes),
-        )
-    except PrometheusError as error:
-        row.status, row.last_error, row.finished_at = "failed", error.message, now
-        record_failure(source, now, error.message)
-        log.warning("prometheus.backfill_failed", source=str(source.id), error=error.message)
-    checkpoint()
-    return row
+    return ingest.run_backfill(db, source, client, row, now=now, checkpoint=checkpoint, fetcher=fetcher,
+                               chunk_points=chunk_points)
 
 
 def run_incremental(
