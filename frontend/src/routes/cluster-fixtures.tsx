@@ -1,10 +1,15 @@
 /** Data for the cluster pages' tests, shaped like the API's answers (frontend/openapi.json, a demo cluster). */
+import { configure } from '@testing-library/react';
 import { http, HttpResponse, type RequestHandler } from 'msw';
 import type { components } from '@/api/schema';
 import { SESSION } from '@/test/render';
 import { apiUrl } from '@/test/server';
 
 type S = components['schemas'];
+
+// These pages chain several requests (cluster, then findings, then details); on a loaded 2-core machine the
+// default 1 s of findBy* is too short for the last of them.
+configure({ asyncUtilTimeout: 5_000 });
 
 export const CLUSTER_ID = 'c0ffee00-0000-4000-8000-000000000001';
 export const NODE_A = 'd0000000-0000-4000-8000-00000000000a';
