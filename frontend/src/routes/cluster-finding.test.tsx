@@ -1,0 +1,109 @@
+import { screen, within } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { routes } from '@/router';
+import { renderRoutes } from '@/test/render';
+import { apiUrl, server } from '@/test/server';
+import { CLUSTER_ID, clusterHandlers, GP2_FINDING, GP2_FINDING_DETAIL, VIEWER_SESSION } from './cluster-fixtures';
+
+const PATH = `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`;
+
+describe('finding detail', () => {
+  it('shows evidence with units and the sources of limits, why, impact, changes and options', async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, PATH);
+    expect(await screen.findByRole('heading', { name: GP2_FINDING_DETAIL.title, level: 2 })).toBeInTheDocument();
+
+    const measures = screen.getByRole('table', { name: 'Measures against limits' });
+    const balance = within(measures).getByRole('row', { name: /minimum BurstBalance/ });
+    expect(within(balance).getAllByRole('cell').map((c) => c.textContent)).toEqual([
+      '0%',
+      '10% low-balance threshold',
+      'domain.md §3.1',
+    ]);
+    const demand = within(measures).getByRole('row', { name: /drain-period demand p95/ });
+    expect(within(demand).getAllByRole('cell').map((c) => c.textContent)).toEqual([
+      '1,434 IOPS',
+      '1,050 IOPS gp2 baseline (3 IOPS/GiB)',
+      'domain.md §1.3',
+    ]);
+    expect(screen.getByText('Condition: BurstBalance <= 10% in the window')).toBeInTheDocument();
+
+    const why = screen.getByRole('region', { name: 'Why it matters' });
+    expect(within(why).getByText(/earns I\/O credits/)).toBeInTheDocument();
+    expect(within(why).getByText('Sources: domain.md §1.3, domain.md §3.1')).toBeInTheDocument();
+
+    const impact = screen.getByRole('region', { name: 'Impact of the fix' });
+    expect(within(impact).getByText('1,050 IOPS → 3,000 IOPS')).toBeInTheDocument();
+    expect(within(impact).getByText('-36.6% → 52.2%')).toBeInTheDocument();
+    expect(within(impact).getByText('$35.00 → $33.00 (-$2.00)')).toBeInTheDocument();
+
+    const changes = screen.getByRole('table', { name: 'Recommended changes' });
+    const iops = within(changes).getByRole('row', { name: /volume\.iops/ });
+    expect(within(iops).getByRole('cell', { name: 'not set' })).toBeInTheDocument();
+    expect(within(iops).getByRole('cell', { name: '3,000 IOPS' })).toBeInTheDocument();
+
+    const options = screen.getByRole('region', { name: 'Options' });
+    expect(within(options).getByText('gp2 grown to 638 GiB')).toBeInTheDocument();
+    expect(within(options).getByText('volume.size: 350 GiB → 638 GiB')).toBeInTheDocument();
+  });
+
+  it('lets an admin acknowledge, then reopen', async () => {
+    const posted: string[] = [];
+    let status: 'open' | 'acknowledged' = 'open';
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/findings/${GP2_FINDING}`), () => HttpResponse.json({ ...GP2_FINDING_DETAIL, status })),
+      http.post(apiUrl(`/findings/${GP2_FINDING}/:action`), ({ params }) => {
+        posted.push(String(params.action));
+        status = params.action === 'acknowledge' ? 'acknowledged' : 'open';
+        return HttpResponse.json({ ...GP2_FINDING_DETAIL, status });
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    const actions = await screen.findByRole('group', { name: 'Finding actions' });
+    await user.click(within(actions).getByRole('button', { name: 'Acknowledge' }));
+    expect(await within(actions).findByRole('button', { name: 'Reopen' })).toBeInTheDocument();
+    expect(within(actions).queryByRole('button', { name: 'Acknowledge' })).not.toBeInTheDocument();
+    await user.click(within(actions).getByRole('button', { name: 'Reopen' }));
+    expect(await within(actions).findByRole('button', { name: 'Acknowledge' })).toBeInTheDocument();
+    expect(posted).toEqual(['acknowledge', 'reopen']);
+  });
+
+  it('snoozes until a time the chosen number of days ahead', async () => {
+    let until = '';
+    server.use(...clusterHandlers());
+    server.use(
+      http.post(apiUrl(`/findings/${GP2_FINDING}/snooze`), async ({ request }) => {
+        until = ((await request.json()) as { until: string }).until;
+        return HttpResponse.json({ ...GP2_FINDING_DETAIL, status: 'snoozed', snoozed_until: until });
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    await user.selectOptions(await screen.findByLabelText('Snooze for'), '30');
+    const before = Date.now();
+    await user.click(screen.getByRole('button', { name: 'Snooze' }));
+    expect(await screen.findByText(/^Snoozed until /)).toBeInTheDocument();
+    const days = (Date.parse(until) - before) / 86_400_000;
+    expect(days).toBeGreaterThan(29.99);
+    expect(days).toBeLessThan(30.01);
+  });
+
+  it('offers a viewer no actions, and says why', async () => {
+    server.use(...clusterHandlers({ session: VIEWER_SESSION }));
+    renderRoutes(routes, PATH);
+    expect(
+      await screen.findByText('Only admins can acknowledge, snooze, resolve or reopen findings.'),
+    ).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Acknowledge' })).not.toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Resolve' })).not.toBeInTheDocument();
+  });
+
+  it("shows the API's message for a finding that is not there", async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}/findings/f0000000-0000-4000-8000-0000000000ff`);
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Could not load this finding');
+    expect(alert).toHaveTextContent('Finding not found.');
+  });
+});
