@@ -1,6 +1,7 @@
 import { screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
+import type { components } from '@/api/schema';
 import { routes } from '@/router';
 import { apiError, renderRoutes, SESSION } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
@@ -13,6 +14,8 @@ function signedIn() {
     http.get(apiUrl(`/sources/prometheus/${PROM_ID}/backfill`), () => HttpResponse.json(PROM_BACKFILL_NONE)),
   );
 }
+
+type SourceHealth = components['schemas']['SourceHealth'];
 
 const METRICS = [
   'tikv_engine_size_bytes',
@@ -50,6 +53,42 @@ describe('Settings › Prometheus source', () => {
     expect(within(within(result).getByRole('list', { name: 'Messages' })).getByText(
       'Cannot reach http://127.0.0.1:9/: [Errno 111] Connection refused',
     )).toBeInTheDocument();
+  });
+
+  it('refreshes the list after a failed test: the last check failed, with its reason', async () => {
+    let health: SourceHealth = {
+      status: 'unknown',
+      last_success_at: null,
+      last_error_at: null,
+      last_error: null,
+      consecutive_failures: 0,
+    };
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/sources/aws'), () => HttpResponse.json([])),
+      http.get(apiUrl('/sources/prometheus'), () => HttpResponse.json([{ ...PROM_SOURCE, health }])),
+      http.get(apiUrl(`/sources/prometheus/${PROM_ID}`), () => HttpResponse.json({ ...PROM_SOURCE, health })),
+      http.get(apiUrl(`/sources/prometheus/${PROM_ID}/backfill`), () => HttpResponse.json(PROM_BACKFILL_NONE)),
+      http.post(apiUrl(`/sources/prometheus/${PROM_ID}/test`), () => {
+        // One failure: the API records the error but keeps the status until 3 in a row.
+        health = { ...health, last_error_at: '2026-11-21T10:00:00Z', last_error: 'cannot reach http://127.0.0.1:9/: ConnectError', consecutive_failures: 1 };
+        return HttpResponse.json({
+          ok: false, reachable: false, authenticated: false, prometheus_version: null, flavour: null,
+          selector: '', tikv_instances: [], tikv_targets_up: 0, tikv_targets_down: 0, node_exporter_hosts: 0,
+          metrics: [], missing_metrics: [], messages: ['cannot reach http://127.0.0.1:9/: ConnectError'],
+        });
+      }),
+    );
+    const { user } = renderRoutes(routes, '/settings/sources');
+    const row = await screen.findByRole('row', { name: /prod-prometheus/ });
+    expect(within(row).getByText('Not checked yet')).toBeInTheDocument();
+    await user.click(within(row).getByRole('link', { name: 'prod-prometheus' }));
+    await user.click(await screen.findByRole('button', { name: 'Test connection' }));
+    await screen.findByRole('region', { name: 'Test result' });
+    await user.click(screen.getByRole('link', { name: '← Data sources' }));
+    const after = await screen.findByRole('row', { name: /prod-prometheus/ });
+    expect(await within(after).findByText('Last check failed')).toBeInTheDocument();
+    expect(within(after).getByText('cannot reach http://127.0.0.1:9/: ConnectError')).toBeInTheDocument();
   });
 
   it('lists the TiKV metrics found and the ones missing', async () => {
