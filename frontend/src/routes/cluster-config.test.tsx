@@ -1,0 +1,94 @@
+import { screen, within } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { routes } from '@/router';
+import { apiError, renderRoutes } from '@/test/render';
+import { apiUrl, server } from '@/test/server';
+import { CACHE_FINDING, CLUSTER_ID, clusterHandlers, NODE_B, PATCH, VIEWER_SESSION } from './cluster-fixtures';
+
+const PATH = `/clusters/${CLUSTER_ID}/config`;
+
+describe('cluster config', () => {
+  it("shows a node's live config as dotted keys", async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, PATH);
+    const table = await screen.findByRole('table', { name: 'Live config of 10.0.1.13:20160' });
+    const row = within(table).getByRole('row', { name: /storage\.block-cache\.capacity/ });
+    expect(within(row).getAllByRole('cell').map((c) => c.textContent)).toEqual(['14745MiB', 'unchanged']);
+    expect(within(table).getByRole('row', { name: /rocksdb\.titan\.enabled/ })).toHaveTextContent('true');
+  });
+
+  it('shows what selected findings would change on the node, then creates a patch and shows its diff', async () => {
+    let body: unknown;
+    server.use(...clusterHandlers());
+    server.use(
+      http.post(apiUrl(`/clusters/${CLUSTER_ID}/patches`), async ({ request }) => {
+        body = await request.json();
+        return HttpResponse.json(PATCH, { status: 201 });
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    await screen.findByRole('table', { name: 'Live config of 10.0.1.13:20160' });
+    // The cache finding changes 10.0.1.14 only: pick that node.
+    await user.selectOptions(screen.getByLabelText('Node'), NODE_B);
+    await screen.findByRole('table', { name: 'Live config of 10.0.1.14:20160' });
+
+    await user.click(await screen.findByRole('checkbox', { name: /shrink the block cache/ }));
+    expect(await screen.findByText('1 tikv.toml change')).toBeInTheDocument();
+    const table = screen.getByRole('table', { name: 'Live config of 10.0.1.14:20160' });
+    const row = within(table).getByRole('row', { name: /storage\.block-cache\.capacity/ });
+    expect(await within(row).findByRole('cell', { name: '4GiB' })).toBeInTheDocument();
+
+    await user.click(screen.getByRole('checkbox', { name: 'Only keys that would change' }));
+    expect(within(screen.getByRole('table', { name: 'Live config of 10.0.1.14:20160' })).getAllByRole('row')).toHaveLength(2);
+
+    await user.click(screen.getByRole('button', { name: 'Create patch' }));
+    expect(await screen.findByRole('heading', { name: 'Patch created' })).toBeInTheDocument();
+    expect(body).toEqual({ finding_ids: [CACHE_FINDING] });
+    const diff = await screen.findByLabelText('Diff of tikv.toml on 10.0.1.14:20180');
+    expect(diff).toHaveTextContent('+capacity = "4GiB"');
+    expect(screen.getByRole('button', { name: /^Download toml/ })).toBeInTheDocument();
+  });
+
+  it('shows the API error when the patch cannot be made', async () => {
+    server.use(...clusterHandlers());
+    server.use(
+      http.post(apiUrl(`/clusters/${CLUSTER_ID}/patches`), () =>
+        HttpResponse.json(apiError('conflict', 'No config has been captured for this cluster yet.'), { status: 409 }),
+      ),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    await user.click(await screen.findByRole('checkbox', { name: /shrink the block cache/ }));
+    await user.click(screen.getByRole('button', { name: 'Create patch' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('No config has been captured for this cluster yet.');
+  });
+
+  it('keeps "Create patch" disabled for a viewer', async () => {
+    server.use(...clusterHandlers({ session: VIEWER_SESSION }));
+    const { user } = renderRoutes(routes, PATH);
+    await user.click(await screen.findByRole('checkbox', { name: /shrink the block cache/ }));
+    const button = screen.getByRole('button', { name: 'Create patch' });
+    expect(button).toBeDisabled();
+    expect(button).toHaveAttribute('title', 'Only admins can create patches.');
+  });
+
+  it('says so when there are no nodes, and when a config fails to load', async () => {
+    server.use(...clusterHandlers());
+    server.use(http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes`), () => HttpResponse.json({ items: [], total: 0 })));
+    const first = renderRoutes(routes, PATH);
+    expect(await screen.findByRole('region', { name: 'No nodes yet' })).toBeInTheDocument();
+    first.unmount();
+
+    server.resetHandlers();
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes/:nodeId/config`), () =>
+        HttpResponse.json(apiError('not_found', 'No config stored for this node.'), { status: 404 }),
+      ),
+    );
+    renderRoutes(routes, PATH);
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent("Could not load this node's config");
+    expect(alert).toHaveTextContent('No config stored for this node.');
+  });
+});
