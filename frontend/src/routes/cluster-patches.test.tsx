@@ -1,0 +1,124 @@
+import { screen, within } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it, vi } from 'vitest';
+import { routes } from '@/router';
+import { apiError, renderRoutes, SESSION } from '@/test/render';
+import { apiUrl, server } from '@/test/server';
+import { CLUSTER_ID, clusterHandlers, PATCH, PATCH_ID, TOML, VIEWER_SESSION } from './cluster-fixtures';
+
+describe('cluster patches list', () => {
+  it('lists patches with their findings, changes and whether applied', async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}/patches`);
+    const table = await screen.findByRole('table', { name: 'Patches' });
+    const row = within(table).getByRole('row', { name: /Patch of 22 Nov 2026/ });
+    expect(within(row).getAllByRole('cell').map((c) => c.textContent)).toEqual(['1', '1', 'Not yet']);
+    expect(within(row).getByRole('link')).toHaveAttribute('href', `/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`);
+  });
+
+  it('says how to make one when there is none, and shows load errors', async () => {
+    server.use(...clusterHandlers());
+    server.use(http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches`), () => HttpResponse.json({ items: [], total: 0 })));
+    const first = renderRoutes(routes, `/clusters/${CLUSTER_ID}/patches`);
+    const empty = await screen.findByRole('region', { name: 'No patches yet' });
+    expect(within(empty).getByRole('link', { name: 'Create one from the Config tab' })).toHaveAttribute(
+      'href',
+      `/clusters/${CLUSTER_ID}/config`,
+    );
+    first.unmount();
+
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches`), () =>
+        HttpResponse.json(apiError('unavailable', 'The database is not reachable.'), { status: 503 }),
+      ),
+    );
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}/patches`);
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Could not load patches');
+    expect(alert).toHaveTextContent('The database is not reachable.');
+  });
+});
+
+describe('patch detail', () => {
+  const PATH = `/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`;
+
+  it('shows who made it and when, its changes, the diff and the notes', async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, PATH);
+    expect(await screen.findByRole('heading', { name: /^Patch of 22 Nov 2026/, level: 2 })).toBeInTheDocument();
+    expect(await screen.findByText(/^22 Nov 2026, 05:10 UTC by Ada Lovelace$/)).toBeInTheDocument();
+    expect(screen.getByText('Not applied yet')).toBeInTheDocument();
+    const changes = screen.getByRole('table', { name: 'Changes in this patch' });
+    expect(within(changes).getByRole('row', { name: /storage\.block-cache\.capacity/ })).toHaveTextContent(
+      /10\.0\.1\.14:20180.*14745MiB.*4GiB/,
+    );
+    const diff = await screen.findByLabelText('Diff of tikv.toml on 10.0.1.14:20180');
+    expect(diff).toHaveTextContent('-capacity = "14745MiB"');
+    expect(diff).toHaveTextContent('+capacity = "4GiB"');
+    expect(screen.getByRole('region', { name: 'Notes' })).toHaveTextContent('From 1 finding(s): block-cache-size.');
+    const downloads = screen.getByRole('group', { name: 'Downloads' });
+    expect(within(downloads).getAllByRole('button').map((b) => b.textContent)).toEqual(
+      PATCH.formats.map((f) => `Download ${f}`),
+    );
+  });
+
+  it('downloads the toml under the name the server gives it', async () => {
+    const blobs: Blob[] = [];
+    const createObjectURL = vi.fn((blob: Blob) => {
+      blobs.push(blob);
+      return 'blob:patch';
+    });
+    Object.assign(URL, { createObjectURL, revokeObjectURL: vi.fn() });
+    const names: string[] = [];
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+      names.push(this.download);
+    });
+    server.use(...clusterHandlers());
+    const { user } = renderRoutes(routes, PATH);
+    await user.click(await screen.findByRole('button', { name: /^Download toml/ }));
+    await vi.waitFor(() => expect(names).toEqual(['demo-prod-demo-tikv-patch.toml']));
+    expect(click).toHaveBeenCalledTimes(1);
+    // jsdom's Blob has no text(): read it the old way.
+    const text = await new Promise<string>((resolve) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(String(reader.result));
+      reader.readAsText(blobs[0] as Blob);
+    });
+    expect(text).toBe(TOML);
+  });
+
+  it('shows the error when a download fails', async () => {
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
+        if (new URL(request.url).searchParams.get('format') === 'sql') {
+          return HttpResponse.json(apiError('validation_error', 'format: no SQL for AWS changes'), { status: 422 });
+        }
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    await user.click(await screen.findByRole('button', { name: /^Download sql/ }));
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Could not download the sql file: format: no SQL for AWS changes',
+    );
+  });
+
+  it('marks the patch applied, recording who and when', async () => {
+    server.use(...clusterHandlers());
+    server.use(
+      http.post(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}/applied`), () =>
+        HttpResponse.json({ ...PATCH, applied_at: '2026-11-22T06:00:00Z', applied_by_user_id: SESSION.user.id }),
+      ),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    await user.click(await screen.findByRole('button', { name: 'Mark applied' }));
+    expect(await screen.findByText('Applied 22 Nov 2026, 06:00 UTC by Ada Lovelace')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Mark applied' })).not.toBeInTheDocument();
+  });
+
+  it('keeps "Mark applied" disabled for a viewer', async () => {
+    server.use(...clusterHandlers({ session: VIEWER_SESSION }));
+    renderRoutes(routes, PATH);
+    expect(await screen.findByRole('button', { name: 'Mark applied' })).toBeDisabled();
+  });
+});
