@@ -1,7 +1,8 @@
 """The prometheus.ingest / prometheus.backfill jobs against the real Prometheus of conftest.py.
 
 The jobs open their own sessions (session_scope); here they get the test's session instead, so everything stays
-inside the test's rolled-back transaction, and `enqueue` is recorded rather than sent.
+inside the test's rolled-back transaction, and `enqueue` is recorded rather than sent. (The backfill's liveness
+lock is a session advisory lock on a connection of its own: it gets the real database URL.)
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def test_jobs_are_registered() -> None:
 
 
 def test_ingest_queues_a_backfill_then_pulls_incrementally(
-    prom_env: PromEnv, client: Any, db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+    prom_env: PromEnv, client: Any, db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch, database_url: str
 ) -> None:
     settings = settings.model_copy(update={"redis_url": None})  # no broker: the job runs the sources in turn
     owner = sign_up(client)
@@ -63,9 +64,9 @@ def test_ingest_queues_a_backfill_then_pulls_incrementally(
     row = db.scalar(select(PrometheusBackfill).where(PrometheusBackfill.source_id == made["id"]))
     assert row is not None and row.status == "queued"
 
-    done = job.backfill_prometheus("unused", settings, start, source_id=made["id"])
+    done = job.backfill_prometheus(database_url, settings, start, source_id=made["id"])
     assert done["status"] == "done" and done["points"] > 0
-    assert job.backfill_prometheus("unused", settings, start) == {"skipped": "no source_id"}
+    assert job.backfill_prometheus(database_url, settings, start) == {"skipped": "no source_id"}
     configs = db.scalar(select(func.count()).select_from(TikvConfig).where(TikvConfig.org_id == owner.org_id))
     assert configs == 3
 
