@@ -10,7 +10,6 @@ length (-1 for NULL) and the big-endian value.
 
 from __future__ import annotations
 
-import datetime as dt
 import struct
 import uuid
 from collections.abc import Sequence
@@ -21,26 +20,10 @@ from numpy.typing import NDArray
 HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 TRAILER = struct.pack(">h", -1)
 FLOAT8_OID = 701
-_PG_EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
 
-def encode_rows(
-    keys: Sequence[tuple[int, dt.datetime]], rows: NDArray[np.float64], org_id: uuid.UUID
-) -> bytes:
-    """Return the binary COPY stream for hour rows: keys[i] = (series_id, hour), rows[i] = 60 slots (NaN = NULL)."""
-    n, slots = rows.shape
-    out = bytearray(HEADER)
-    if n == 0:
-        return bytes(out + TRAILER)
-    series = np.array([k[0] for k in keys], dtype=">i8")
-    micros = np.array([int((k[1] - _PG_EPOCH).total_seconds()) * 1_000_000 for k in keys], dtype=">i8")
-    org = org_id.bytes
-    null = np.isnan(rows)
-    full = ~null.any(axis=1)
-
-    # Rows without NULLs all have the same size: build them as one structured array.
-    array_len = 20 + slots * 12
-    record = np.dtype([
+def _point_record(slots: int) -> np.dtype:
+    return np.dtype([
         ("nfields", ">i2"),
         ("sid_len", ">i4"), ("sid", ">i8"),
         ("ts_len", ">i4"), ("ts", ">i8"),
@@ -48,29 +31,44 @@ def encode_rows(
         ("arr_len", ">i4"), ("ndim", ">i4"), ("hasnull", ">i4"), ("oid", ">i4"), ("dim", ">i4"), ("lbound", ">i4"),
         ("elems", [("len", ">i4"), ("val", ">f8")], (slots,)),
     ])
-    dense = np.zeros(int(full.sum()), dtype=record)
-    if dense.size:
-        dense["nfields"] = 4
-        dense["sid_len"], dense["sid"] = 8, series[full]
-        dense["ts_len"], dense["ts"] = 8, micros[full]
-        dense["org_len"], dense["org"] = 16, np.frombuffer(org, dtype="V16")[0]
-        dense["arr_len"], dense["ndim"], dense["hasnull"], dense["oid"] = array_len, 1, 0, FLOAT8_OID
-        dense["dim"], dense["lbound"] = slots, 1
-        dense["elems"]["len"] = 8
-        dense["elems"]["val"] = rows[full]
-        out += dense.tobytes()
 
-    # Rows with empty slots: element lengths vary, so build them one by one (collectors' overlap rows, 5-minute data).
-    for i in np.flatnonzero(~full):
-        present = ~null[i]
-        body = struct.pack(">iiiii", 1, 1, FLOAT8_OID, slots, 1)
-        elems = bytearray()
-        for value, ok in zip(rows[i].tolist(), present.tolist(), strict=True):
-            elems += struct.pack(">id", 8, value) if ok else b"\xff\xff\xff\xff"
-        array = body + bytes(elems)
-        out += struct.pack(">hiqiqi", 4, 8, int(series[i]), 8, int(micros[i]), 16) + org
-        out += struct.pack(">i", len(array)) + array
-    return bytes(out + TRAILER)
+
+def encode_rows(
+    series_ids: NDArray[np.int64], bucket_micros: NDArray[np.int64], rows: NDArray[np.float64], org_id: uuid.UUID,
+    *, header: bool = True, trailer: bool = True,
+) -> bytes:
+    """Return the binary COPY stream for hour rows: row i is (series_ids[i], bucket_at as microseconds since
+    2000-01-01, org_id, rows[i] as float8[] with NaN -> NULL). header/trailer=False gives a middle part of a
+    stream sent in slices."""
+    head, tail = (HEADER if header else b""), (TRAILER if trailer else b"")
+    n, slots = rows.shape
+    if n == 0:
+        return head + tail
+    record = _point_record(slots)
+    rec = np.zeros(n, dtype=record)
+    null = np.isnan(rows)
+    rec["nfields"] = 4
+    rec["sid_len"], rec["sid"] = 8, series_ids
+    rec["ts_len"], rec["ts"] = 8, bucket_micros
+    rec["org_len"], rec["org"] = 16, np.frombuffer(org_id.bytes, dtype="V16")[0]
+    rec["ndim"], rec["oid"], rec["dim"], rec["lbound"] = 1, FLOAT8_OID, slots, 1
+    rec["elems"]["val"] = rows
+    if not null.any():  # every slot present: fixed-size tuples, the buffer as it is
+        rec["arr_len"], rec["hasnull"] = 20 + slots * 12, 0
+        rec["elems"]["len"] = 8
+        return head + rec.tobytes() + tail
+    # Some slots empty: a NULL element is its length (-1) alone, so build the fixed layout and then drop the
+    # 8 value bytes of every NULL element with one boolean mask over the bytes.
+    nulls = null.sum(axis=1)
+    rec["arr_len"] = 20 + slots * 12 - nulls * 8
+    rec["hasnull"] = (nulls > 0).astype(np.int32)
+    rec["elems"]["len"] = np.where(null, -1, 8)
+    raw = rec.view(np.uint8).reshape(n, record.itemsize)
+    keep = np.ones((n, record.itemsize), dtype=bool)
+    first_elem = record.fields["elems"][1]
+    value_bytes = keep[:, first_elem:].reshape(n, slots, 12)[:, :, 4:]
+    value_bytes[null] = False
+    return head + raw[keep].tobytes() + tail
 
 
 INT2_OID = 21
@@ -128,3 +126,39 @@ def encode_rollup_rows(
     _fill_array(rec, "min", FLOAT8_OID, minimum, 8)
     _fill_array(rec, "cnt", INT2_OID, count.astype(np.int16), 2)
     return HEADER + rec.tobytes() + TRAILER
+
+
+UUID_LEN = 16
+
+
+def point_rows_dtype(slots: int = 60) -> np.dtype:
+    """One tuple of `COPY (SELECT series_id, bucket_at, org_id, array_replace(vals, NULL, 'NaN')) TO STDOUT
+    (FORMAT BINARY)`: with NULL slots replaced by NaN every array element has the same size, so every tuple does
+    (the same layout encode_rows writes for rows without empty slots)."""
+    return _point_record(slots)
+
+
+def decode_point_rows(
+    buffer: bytes | bytearray | memoryview, slots: int = 60
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.intp], list[uuid.UUID], NDArray[np.float64]]:
+    """Parse that COPY output: series ids, bucket times (microseconds since 2000-01-01), each row's index into
+    the list of distinct org ids, that list, and a (rows x slots) float matrix. Raises ValueError if the stream
+    is not exactly that shape (e.g. a NULL slot that was not replaced) rather than reading garbage."""
+    view = memoryview(buffer)
+    if bytes(view[:11]) != HEADER[:11] or bytes(view[len(view) - 2 :]) != TRAILER:
+        raise ValueError("not a complete binary COPY stream")
+    (ext_len,) = struct.unpack(">i", view[15:19])
+    body = view[19 + ext_len : len(view) - 2]
+    record = point_rows_dtype(slots)
+    if len(body) % record.itemsize:
+        raise ValueError(f"binary COPY body of {len(body)} bytes is not a whole number of {record.itemsize}-byte rows")
+    rows = np.frombuffer(body, dtype=record)
+    if rows.size and not (
+        (rows["nfields"] == 4).all() and (rows["dim"] == slots).all() and (rows["hasnull"] == 0).all()
+        and (rows["elems"]["len"] == 8).all()
+    ):
+        raise ValueError("unexpected tuple layout in binary COPY stream")
+    distinct, codes = np.unique(rows["org"], return_inverse=True)
+    orgs = [uuid.UUID(bytes=bytes(o)) for o in distinct]
+    return (rows["sid"].astype(np.int64), rows["ts"].astype(np.int64), codes.reshape(-1), orgs,
+            rows["elems"]["val"].astype(np.float64))

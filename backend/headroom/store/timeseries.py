@@ -3,7 +3,9 @@
 `metric_points`: one row per (series, hour) holding 60 one-minute slots (float8[], NULL = no point), in daily
 range partitions. `metric_rollups`: one row per (series, resolution, day) holding 288 five-minute or 24 hourly
 slots of avg/max/min/count, in monthly partitions. Writes merge slot-wise (headroom_merge_slots), so a
-re-written window is a no-op and late points fill their slots. Callers commit.
+re-written window is a no-op and late points fill their slots. Rollups are kept off the write path: a write
+queues the (series, day) pairs it changed in `metric_rollup_dirty` and `drain_rollups` (the timeseries.rollups
+job, every minute) recomputes them. Callers commit.
 """
 
 from __future__ import annotations
@@ -19,14 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 from psycopg import errors as pg_errors
+from psycopg.copy import QueuedLibpqWriter
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from headroom.store.copy_binary import encode_rollup_rows, encode_rows
+from headroom.store.copy_binary import TRAILER, decode_point_rows, encode_rollup_rows, encode_rows
 
 SLOTS_PER_HOUR = 60
 SLOT_SECONDS = 60
 ROLLUP_SLOTS = {300: 288, 3600: 24}
+# Hour rows per COPY message group: ~3 MB of binary COPY, so encoding and sending overlap in a few steps per write
+# (Headroom choice, from bench/timeseries_bench.py).
+COPY_SLICE_ROWS = 4000
 
 
 def hour_floor(ts: dt.datetime) -> dt.datetime:
@@ -58,24 +64,26 @@ def rollups_partition_name(month: dt.datetime) -> str:
 
 def ensure_partitions(db: Session, start: dt.datetime, end: dt.datetime) -> int:
     """Create the daily point partitions and monthly rollup partitions covering [start, end]."""
-    created = 0
+    wanted: list[tuple[str, str, dt.datetime, dt.datetime]] = []
     day = day_floor(start)
     while day <= end:
         nxt = day + dt.timedelta(days=1)
-        created += _create_partition(db, "metric_points", points_partition_name(day), day, nxt)
+        wanted.append(("metric_points", points_partition_name(day), day, nxt))
         day = nxt
     month = month_floor(start)
     while month <= end:
         nxt = _next_month(month)
-        created += _create_partition(db, "metric_rollups", rollups_partition_name(month), month, nxt)
+        wanted.append(("metric_rollups", rollups_partition_name(month), month, nxt))
         month = nxt
-    return created
+    # One round trip to learn which exist (every write calls this).
+    present = set(db.execute(
+        text("SELECT relname FROM pg_class WHERE relname = ANY(:names) AND relkind IN ('r', 'p')"),
+        {"names": [w[1] for w in wanted]},
+    ).scalars())
+    return sum(_create_partition(db, parent, name, lo, hi) for parent, name, lo, hi in wanted if name not in present)
 
 
 def _create_partition(db: Session, parent: str, name: str, lo: dt.datetime, hi: dt.datetime) -> int:
-    exists = db.execute(text("SELECT to_regclass(:n) IS NOT NULL"), {"n": name}).scalar_one()
-    if exists:
-        return 0
     # Two workers may race here; IF NOT EXISTS plus a transaction-scoped advisory lock keeps it clean.
     db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:n))"), {"n": name})
     db.execute(
@@ -191,28 +199,90 @@ class WriteResult:
     dropped_unaligned: int
 
 
-def pack_points(
-    points: Iterable[tuple[int, dt.datetime, float]],
-) -> tuple[dict[tuple[int, dt.datetime], list[float | None]], int, int]:
+@dataclass(frozen=True)
+class HourRows:
+    """Packed hour rows, column-wise: row i is series[i]'s hour hours[i] (hours since 1970-01-01 UTC) with its
+    60 one-minute slots in values[i] (NaN = no point). Keys are unique."""
+
+    series: NDArray[np.int64]
+    hours: NDArray[np.int64]
+    values: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return int(self.series.size)
+
+    def take(self, index: NDArray[np.bool_] | NDArray[np.intp]) -> HourRows:
+        return HourRows(self.series[index], self.hours[index], self.values[index])
+
+    def keys(self) -> NDArray[np.int64]:
+        return _row_keys(self.series, self.hours)
+
+    def bucket_micros(self) -> NDArray[np.int64]:
+        """bucket_at as PostgreSQL's binary timestamptz: microseconds since 2000-01-01 UTC."""
+        return (self.hours * 3600 - _PG_EPOCH_SECONDS) * 1_000_000
+
+    def items(self) -> list[tuple[tuple[int, dt.datetime], NDArray[np.float64]]]:
+        """((series_id, hour), slots) pairs: for tests and small callers, not the hot path."""
+        return [((int(sid), _EPOCH + dt.timedelta(hours=int(h))), self.values[i])
+                for i, (sid, h) in enumerate(zip(self.series.tolist(), self.hours.tolist(), strict=True))]
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_PG_EPOCH_SECONDS = 946_684_800  # 2000-01-01 in Unix seconds: PostgreSQL's timestamp epoch
+_HOUR_BITS = 24  # hours since 1970 fit in 24 bits until the year 3883
+
+
+def _row_keys(series: NDArray[np.int64], hours: NDArray[np.int64]) -> NDArray[np.int64]:
+    return (series.astype(np.int64) << _HOUR_BITS) | hours.astype(np.int64)
+
+
+def _empty_rows() -> HourRows:
+    return HourRows(np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, SLOTS_PER_HOUR)))
+
+
+def _combine(series: NDArray[np.int64], hours: NDArray[np.int64], values: NDArray[np.float64]) -> HourRows:
+    """Make keys unique: rows of the same (series, hour) merge slot-wise, a later row winning over an earlier one."""
+    keys = _row_keys(series, hours)
+    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if uniq.size == keys.size:
+        return HourRows(series, hours, values)
+    merged = np.full((uniq.size, SLOTS_PER_HOUR), np.nan)
+    for i, target in enumerate(inverse.tolist()):  # only when batches overlap: rare, so a plain loop
+        row = values[i]
+        merged[target] = np.where(np.isnan(row), merged[target], row)
+    return HourRows(series[first], hours[first], merged)
+
+
+def pack_points(points: Iterable[tuple[int, dt.datetime, float]]) -> tuple[HourRows, int, int]:
     """Group (series_id, ts, value) into hour rows of 60 slots; drop NaN/inf and off-minute timestamps."""
-    rows: dict[tuple[int, dt.datetime], list[float | None]] = defaultdict(lambda: [None] * SLOTS_PER_HOUR)
+    sids: list[int] = []
+    minutes: list[int] = []
+    vals: list[float] = []
     nan = unaligned = 0
     for series_id, ts, value in points:
         if value is None or not math.isfinite(value):
             nan += 1
             continue
-        ts = ts.astimezone(dt.UTC)
         if ts.second or ts.microsecond:
             unaligned += 1
             continue
-        rows[(series_id, hour_floor(ts))][ts.minute] = float(value)
-    return dict(rows), nan, unaligned
+        sids.append(series_id)
+        minutes.append(int(ts.timestamp()) // SLOT_SECONDS)
+        vals.append(float(value))
+    if not sids:
+        return _empty_rows(), nan, unaligned
+    sid_arr, minute_arr = np.array(sids, dtype=np.int64), np.array(minutes, dtype=np.int64)
+    hours = minute_arr // SLOTS_PER_HOUR
+    keys = _row_keys(sid_arr, hours)
+    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    grid = np.full((uniq.size, SLOTS_PER_HOUR), np.nan)
+    grid[inverse.reshape(-1), minute_arr % SLOTS_PER_HOUR] = vals  # a repeated minute: the later point wins
+    return HourRows(sid_arr[first], hours[first], grid), nan, unaligned
 
 
 def write_points(db: Session, org_id: uuid.UUID, points: Iterable[tuple[int, dt.datetime, float]]) -> WriteResult:
     """Write individual (series_id, ts, value) points; see write_batches for whole series at once."""
-    packed, nan, unaligned = pack_points(points)
-    rows: PackedRows = {key: np.array([np.nan if v is None else v for v in vals]) for key, vals in packed.items()}
+    rows, nan, unaligned = pack_points(points)
     return _write_rows(db, org_id, rows, nan, unaligned)
 
 
@@ -226,17 +296,15 @@ class SeriesBatch:
     values: Sequence[float | None] | NDArray[np.float64]
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-PackedRows = dict[tuple[int, dt.datetime], NDArray[np.float64]]
-
-
-def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[PackedRows, int, int]:
+def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
     """Scatter each batch into 60-slot hour rows (NaN = empty slot), vectorised per series.
 
     Returns the rows, the count of non-finite values dropped, and of points dropped for not falling on a
     minute boundary (a step that is not a whole number of minutes, or a start with seconds).
     """
-    rows: PackedRows = {}
+    parts_sid: list[NDArray[np.int64]] = []
+    parts_hour: list[NDArray[np.int64]] = []
+    parts_vals: list[NDArray[np.float64]] = []
     nan = unaligned = 0
     for batch in batches:
         values = np.asarray(batch.values, dtype=np.float64)
@@ -258,14 +326,12 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[PackedRows, int, int]:
         grid = np.full((int(hours[-1]) - first_hour + 1, SLOTS_PER_HOUR), np.nan)
         grid[hours - first_hour, minutes % SLOTS_PER_HOUR] = values
         occupied = np.flatnonzero(~np.isnan(grid).all(axis=1))
-        base = _EPOCH + dt.timedelta(hours=first_hour)
-        for offset in occupied.tolist():
-            key = (batch.series_id, base + dt.timedelta(hours=offset))
-            row = grid[offset]
-            if key in rows:  # two batches of one series touching the same hour: the later one wins per slot
-                row = np.where(np.isnan(row), rows[key], row)
-            rows[key] = row
-    return rows, nan, unaligned
+        parts_sid.append(np.full(occupied.size, batch.series_id, dtype=np.int64))
+        parts_hour.append(first_hour + occupied.astype(np.int64))
+        parts_vals.append(grid[occupied])
+    if not parts_sid:
+        return _empty_rows(), nan, unaligned
+    return _combine(np.concatenate(parts_sid), np.concatenate(parts_hour), np.concatenate(parts_vals)), nan, unaligned
 
 
 def write_batches(db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch]) -> WriteResult:
@@ -275,56 +341,91 @@ def write_batches(db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch]
     return _write_rows(db, org_id, rows, nan, unaligned)
 
 
-def _write_rows(db: Session, org_id: uuid.UUID, rows: PackedRows, nan: int, unaligned: int) -> WriteResult:
-    if not rows:
+def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unaligned: int) -> WriteResult:
+    if not len(rows):
         return WriteResult(0, 0, nan, unaligned)
-    hours = [h for _, h in rows]
-    ensure_partitions(db, min(hours), max(hours))
-    existing = {
-        (int(sid), at)
-        for sid, at in db.execute(
-            text(
-                "SELECT series_id, bucket_at FROM metric_points WHERE series_id = ANY(:sids) "
-                "AND bucket_at >= :lo AND bucket_at <= :hi"
-            ),
-            {"sids": sorted({sid for sid, _ in rows}), "lo": min(hours), "hi": max(hours)},
-        )
-    }
-    fresh = [(key, row) for key, row in rows.items() if key not in existing]
-    overlap = {key: row for key, row in rows.items() if key in existing}
+    lo = _EPOCH + dt.timedelta(hours=int(rows.hours.min()))
+    hi = _EPOCH + dt.timedelta(hours=int(rows.hours.max()))
+    ensure_partitions(db, lo, hi)
     conn = db.connection().connection.driver_connection
     assert conn is not None
-    if fresh:
+    # Which of these hour rows exist already (the overlap window)? Only those need conflict handling.
+    with conn.cursor(binary=True) as cur:
+        cur.execute(
+            "SELECT series_id, (extract(epoch FROM bucket_at) / 3600)::bigint FROM metric_points "
+            "WHERE series_id = ANY(%(sids)s) AND bucket_at >= %(lo)s AND bucket_at <= %(hi)s",
+            {"sids": np.unique(rows.series).tolist(), "lo": lo, "hi": hi},
+        )
+        found = cur.fetchall()
+    exists = np.zeros(len(rows), dtype=bool)
+    if found:
+        existing = _row_keys(np.array([r[0] for r in found], np.int64), np.array([r[1] for r in found], np.int64))
+        exists = np.isin(rows.keys(), existing)
+    fresh, overlap = rows.take(~exists), rows.take(exists)
+    changed: list[HourRows] = []
+    if len(fresh):
         try:
             # A savepoint: a racing writer's row aborts only this COPY, which then merges instead.
-            stream = encode_rows([k for k, _ in fresh], np.vstack([r for _, r in fresh]), org_id)
             with (
                 conn.transaction(),
                 conn.cursor() as cur,
-                cur.copy("COPY metric_points (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)") as copy,
+                cur.copy("COPY metric_points (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)",
+                         writer=QueuedLibpqWriter(cur)) as copy,
             ):
-                copy.write(stream)
+                # Encode slice k+1 while a writer thread sends slice k and the server inserts it: the encoding
+                # overlaps the COPY instead of preceding it.
+                micros = fresh.bucket_micros()
+                for lo_row in range(0, len(fresh), COPY_SLICE_ROWS):
+                    part = slice(lo_row, lo_row + COPY_SLICE_ROWS)
+                    copy.write(encode_rows(fresh.series[part], micros[part], fresh.values[part], org_id,
+                                           header=lo_row == 0, trailer=lo_row + COPY_SLICE_ROWS >= len(fresh)))
+            changed.append(fresh)
         except pg_errors.UniqueViolation:
-            overlap.update(dict(fresh))  # another worker wrote some of these hours first: merge them all
-    if overlap:
-        _merge_rows(db, org_id, overlap)
-    # Keep the rollups of every touched (series, day) current, from the merged raw rows.
-    _recompute_rollups(db, day_floor(min(hours)), day_floor(max(hours)) + dt.timedelta(days=1),
-                       sorted({sid for sid, _ in rows}))
-    npoints = int(np.count_nonzero(~np.isnan(np.vstack(list(rows.values())))))
+            overlap = rows  # another worker wrote some of these hours first: merge them all
+    if len(overlap):
+        changed.append(_merge_rows(db, org_id, overlap))
+    # Rollups are recomputed off the write path: record which (series, day) changed, in this transaction.
+    _mark_dirty(db, org_id, changed)
+    npoints = int(np.count_nonzero(~np.isnan(rows.values)))
     return WriteResult(npoints, len(rows), nan, unaligned)
 
 
-def _merge_rows(db: Session, org_id: uuid.UUID, rows: PackedRows) -> None:
+def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> None:
+    """Queue the rollups of these rows' (series, day) for drain_rollups.
+
+    DO UPDATE (not DO NOTHING) takes the queue row's lock until this transaction commits, so a drain running
+    meanwhile skips it (SKIP LOCKED) instead of deleting it and computing rollups without these points; rows are
+    locked in key order, so two writers cannot deadlock on them.
+    """
+    if not changed or not sum(len(c) for c in changed):
+        return
+    series = np.concatenate([c.series for c in changed])
+    days = np.concatenate([c.hours for c in changed]) // 24
+    pairs = np.unique(_row_keys(series, days))  # sorted: (series, day) order
+    mask = (1 << _HOUR_BITS) - 1
+    day_list = [_EPOCH + dt.timedelta(days=int(d)) for d in (pairs & mask).tolist()]
+    db.execute(
+        text(
+            "INSERT INTO metric_rollup_dirty (series_id, day_at, org_id) "
+            "SELECT s, d, CAST(:org AS uuid) FROM unnest(CAST(:sids AS bigint[]), CAST(:days AS timestamptz[])) "
+            "AS p(s, d) ORDER BY s, d "
+            "ON CONFLICT (series_id, day_at) DO UPDATE SET marked_at = now()"
+        ),
+        {"org": org_id, "sids": (pairs >> _HOUR_BITS).tolist(), "days": day_list},
+    )
+
+
+def _merge_rows(db: Session, org_id: uuid.UUID, rows: HourRows) -> HourRows:
+    """Merge rows that already exist slot-wise; return the rows that actually changed."""
     conn = db.connection().connection.driver_connection
     assert conn is not None
-    with conn.cursor() as cur:
+    with conn.cursor(binary=True) as cur:
         cur.execute(
             "CREATE TEMP TABLE IF NOT EXISTS _points_stage (series_id bigint, bucket_at timestamptz, "
             "org_id uuid, vals float8[]) ON COMMIT DELETE ROWS"
         )
         cur.execute("TRUNCATE _points_stage")
-        stream = encode_rows(list(rows), np.vstack(list(rows.values())), org_id)
+        stream = encode_rows(rows.series, rows.bucket_micros(), rows.values, org_id)
         with cur.copy("COPY _points_stage (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)") as copy:
             copy.write(stream)
         cur.execute(
@@ -332,8 +433,13 @@ def _merge_rows(db: Session, org_id: uuid.UUID, rows: PackedRows) -> None:
             "SELECT series_id, bucket_at, org_id, vals FROM _points_stage "
             "ON CONFLICT (series_id, bucket_at) DO UPDATE "
             "SET vals = headroom_merge_slots(metric_points.vals, EXCLUDED.vals) "
-            "WHERE metric_points.vals IS DISTINCT FROM headroom_merge_slots(metric_points.vals, EXCLUDED.vals)"
+            "WHERE metric_points.vals IS DISTINCT FROM headroom_merge_slots(metric_points.vals, EXCLUDED.vals) "
+            "RETURNING series_id, (extract(epoch FROM bucket_at) / 3600)::bigint"
         )
+        got = cur.fetchall()
+    series = np.array([r[0] for r in got], dtype=np.int64)
+    hours = np.array([r[1] for r in got], dtype=np.int64)
+    return HourRows(series, hours, np.empty((series.size, 0)))
 
 
 def read_points(
@@ -358,47 +464,105 @@ def read_points(
 def refresh_rollups(db: Session, start: dt.datetime, end: dt.datetime, series_ids: Sequence[int] | None = None) -> int:
     """Recompute the 5-minute and hourly rollups of the days touching [start, end) from the raw points.
 
-    Writes call this themselves for the (series, day) pairs they touch, so rollups stay current as data lands;
-    use it directly to rebuild a window. Returns the number of rollup rows written.
+    Writes only queue the (series, day) pairs they change (drain_rollups computes those); use this to rebuild a
+    window directly. Returns the number of rollup rows written.
     """
     first_day = day_floor(start)
     last_day = day_floor(end - dt.timedelta(microseconds=1))
-    return _recompute_rollups(db, first_day, last_day + dt.timedelta(days=1), series_ids)
+    days = []
+    day = first_day
+    while day <= last_day:
+        days.append(day)
+        day += dt.timedelta(days=1)
+    return _recompute_rollups(db, {d: (list(series_ids) if series_ids is not None else None) for d in days})
 
 
-def _recompute_rollups(
-    db: Session, d0: dt.datetime, d1: dt.datetime, series_ids: Sequence[int] | None
-) -> int:
+# Pairs one drain transaction takes: 2,000 (series, day) pairs read 48,000 hour rows (~37 MB as COPY) and write
+# 4,000 rollup rows; small enough to keep a transaction short, large enough to amortise the round trips.
+# (Headroom choice, measured with bench/timeseries_bench.py.)
+DRAIN_BATCH = 2000
+
+
+def drain_rollups(db: Session, *, limit: int = DRAIN_BATCH, org_id: uuid.UUID | None = None) -> int:
+    """Recompute the rollups of up to `limit` queued (series, day) pairs and take them off the queue.
+
+    Safe to run in parallel (SKIP LOCKED: each pair goes to one drainer; pairs a writer is still writing are
+    left for the next drain). The caller commits; a rollback leaves the pairs queued. Returns the pairs done.
+    """
     conn = db.connection().connection.driver_connection
     assert conn is not None
-    query = (
-        "SELECT series_id, org_id, extract(epoch FROM bucket_at)::bigint, vals FROM metric_points "
-        "WHERE bucket_at >= %(d0)s AND bucket_at < %(d1)s"
-    )
-    params: dict[str, object] = {"d0": d0, "d1": d1}
-    if series_ids is not None:
-        query += " AND series_id = ANY(%(sids)s)"
-        params["sids"] = list(series_ids)
-    with conn.cursor(binary=True) as cur:
-        cur.execute(query, params)
-        rows = cur.fetchall()
-    if not rows:
+    scope = "WHERE org_id = %(org)s " if org_id is not None else ""
+    with conn.cursor() as cur:
+        cur.execute(
+            "DELETE FROM metric_rollup_dirty WHERE (series_id, day_at) IN ("
+            f"SELECT series_id, day_at FROM metric_rollup_dirty {scope}"
+            "ORDER BY day_at, series_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED) RETURNING series_id, day_at",
+            {"limit": limit, "org": org_id},
+        )
+        claimed = cur.fetchall()
+    by_day: dict[dt.datetime, list[int]] = defaultdict(list)
+    for sid, day in claimed:
+        by_day[day].append(int(sid))
+    _recompute_rollups(db, dict(by_day))
+    return len(claimed)
+
+
+def rollups_pending(db: Session, org_id: uuid.UUID | None = None) -> int:
+    """How many (series, day) pairs wait for drain_rollups (0 = every rollup is current)."""
+    query = "SELECT count(*) FROM metric_rollup_dirty" + (" WHERE org_id = :org" if org_id else "")
+    return int(db.execute(text(query), {"org": org_id}).scalar_one())
+
+
+def _read_days(db: Session, days: dict[dt.datetime, list[int] | None]) -> bytes:
+    """The raw hour rows of these days (all series, or the listed ones), as one binary COPY stream."""
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    out = bytearray()
+    with conn.cursor() as cur:
+        for day, sids in sorted(days.items()):
+            # One partition per day (static pruning); NULL slots become NaN so every tuple has one size.
+            where = "bucket_at >= %s AND bucket_at < %s"
+            params: list[object] = [day, day + dt.timedelta(days=1)]
+            if sids is not None:
+                where += " AND series_id = ANY(%s)"
+                params.append(sorted(sids))
+            query = (
+                "COPY (SELECT series_id, bucket_at, org_id, array_replace(vals, NULL, 'NaN'::float8) "
+                f"FROM metric_points WHERE {where}) TO STDOUT (FORMAT BINARY)"
+            )
+            chunk = bytearray()
+            with cur.copy(query, params) as copy:
+                for data in copy:
+                    chunk += data
+            # Each COPY is a whole stream (header, tuples, trailer): keep one header, drop the inner ones.
+            if not out:
+                out += chunk[:-2]
+            elif len(chunk) > 21:
+                out += chunk[19:-2]
+    return bytes(out + TRAILER) if out else b""
+
+
+def _recompute_rollups(db: Session, days: dict[dt.datetime, list[int] | None]) -> int:
+    if not days:
         return 0
-    ensure_partitions(db, d0, d1 - dt.timedelta(days=1))
-    sids = np.array([r[0] for r in rows], dtype=np.int64)
-    epochs = np.array([r[2] for r in rows], dtype=np.int64)
-    days = epochs // 86400
-    # One (series, day) grid of 1,440 minutes; rows drop into their hour of it.
-    pair_keys = sids * 1_000_000 + days
-    pairs, pair_index = np.unique(pair_keys, return_inverse=True)
+    stream = _read_days(db, days)
+    if not stream:
+        return 0
+    sids, micros, org_codes, org_list, values = decode_point_rows(stream, SLOTS_PER_HOUR)
+    if sids.size == 0:
+        return 0
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    ensure_partitions(db, min(days), max(days))
+    pg_days = micros // 86_400_000_000  # days since 2000-01-01
+    # One (series, day) grid of 1,440 minutes; each hour row drops into its hour of it.
+    pair_keys = sids * 100_000 + pg_days
+    pairs, first_row, pair_index = np.unique(pair_keys, return_index=True, return_inverse=True)
     grid = np.full((pairs.size, 24, SLOTS_PER_HOUR), np.nan)
-    grid[pair_index, (epochs % 86400) // 3600] = np.array([r[3] for r in rows], dtype=np.float64)
-    org_of_pair: dict[int, uuid.UUID] = {}
-    for i, row in zip(pair_index.tolist(), rows, strict=True):
-        org_of_pair.setdefault(i, row[1])
-    pair_sids = pairs // 1_000_000
-    day_micros = (pairs % 1_000_000 - 10957) * 86_400_000_000  # 10957 days from 1970-01-01 to 2000-01-01
-    orgs = [org_of_pair[i] for i in range(pairs.size)]
+    grid[pair_index, (micros % 86_400_000_000) // 3_600_000_000] = values
+    pair_sids = pairs // 100_000
+    day_micros = (pairs % 100_000) * 86_400_000_000
+    orgs = [org_list[c] for c in org_codes[first_row].tolist()]
     flat = grid.reshape(pairs.size, 1440)
     written = 0
     for resolution, slots in ROLLUP_SLOTS.items():
@@ -410,7 +574,7 @@ def _recompute_rollups(
             avg = np.where(count > 0, total / np.maximum(count, 1), np.nan)
         maximum = np.fmax.reduce(buckets, axis=2)  # fmax/fmin skip NaN; an empty bucket stays NaN
         minimum = np.fmin.reduce(buckets, axis=2)
-        stream = encode_rollup_rows(pair_sids, resolution, day_micros, orgs, avg, maximum, minimum, count)
+        out = encode_rollup_rows(pair_sids, resolution, day_micros, orgs, avg, maximum, minimum, count)
         with conn.cursor() as cur:
             cur.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS _rollup_stage (LIKE metric_rollups INCLUDING DEFAULTS) "
@@ -421,7 +585,7 @@ def _recompute_rollups(
                 "COPY _rollup_stage (series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt) "
                 "FROM STDIN (FORMAT BINARY)"
             ) as copy:
-                copy.write(stream)
+                copy.write(out)
             cur.execute(
                 "INSERT INTO metric_rollups (series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt) "
                 "SELECT series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt FROM _rollup_stage "

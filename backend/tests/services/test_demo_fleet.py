@@ -10,6 +10,7 @@ from headroom.core.security import new_external_id
 from headroom.services import demo
 from headroom.snapshot.scenario import load_scenario
 from headroom.snapshot.simulate import simulate
+from headroom.store import timeseries
 from headroom.store.models import Instance, Organization, TikvConfig, TikvNode, Volume
 from sqlalchemy import func, select, text
 
@@ -58,6 +59,8 @@ def test_demo_window_lands_in_the_store_exactly_once(db: Any) -> None:
     assert again["points"] == expected_points
     assert _stored_points(db, org_id) == expected_points  # no duplicates
     assert db.scalar(select(func.count()).select_from(TikvConfig).where(TikvConfig.org_id == org_id)) == len(nodes)
+    assert timeseries.rollups_pending(db, org_id) == first["series"]  # one day per series, queued by the writes
+    timeseries.drain_rollups(db, org_id=org_id)
     rollups = db.execute(text("SELECT count(*) FROM metric_rollups WHERE org_id = :o"), {"o": org_id}).scalar_one()
     assert rollups == 2 * first["series"]  # one day, two resolutions per series
 

@@ -225,7 +225,7 @@ def test_numpy_copy_encoding_round_trips_any_values(db: Any, values: list[float 
     assert ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=5)) == expected
 
 
-def test_node_series_are_per_cluster_and_volume_series_per_org(db: Session) -> None:
+def test_node_series_are_per_cluster_and_volume_series_per_org(db: Any) -> None:
     """Two clusters reusing a store address keep separate series; a volume keeps one series and its cluster
     attribute follows the latest mapping."""
     from headroom.store.models import Cluster, MetricSeries
