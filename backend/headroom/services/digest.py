@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +83,7 @@ def update_prefs(
     """Change the caller's org digest settings (admin or owner)."""
     principal.require("admin")
     current = prefs(db, principal.org_id)
-    values = {
+    values: dict[str, object] = {
         "enabled": current.enabled if enabled is None else enabled,
         "include_viewers": current.include_viewers if include_viewers is None else include_viewers,
     }
@@ -93,7 +94,7 @@ def update_prefs(
     )
     audit(db, principal, "digest.settings_updated", target_kind="organization", target_id=principal.org_id,
           details=values)
-    return DigestPrefs(**values)
+    return DigestPrefs(enabled=bool(values["enabled"]), include_viewers=bool(values["include_viewers"]))
 
 
 def recipients(db: Session, org_id: uuid.UUID, *, include_viewers: bool) -> list[str]:
@@ -230,10 +231,15 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
         )
 
     problems: list[SourceProblem] = []
-    for kind, model in (("AWS connection", AwsConnection), ("Prometheus source", PrometheusSource)):
-        for src in db.scalars(
-            select(model).where(model.org_id == org_id, model.status == "failing").order_by(model.name)
-        ):
+    failing: list[tuple[str, Sequence[AwsConnection | PrometheusSource]]] = [
+        ("AWS connection", db.scalars(select(AwsConnection).where(
+            AwsConnection.org_id == org_id, AwsConnection.status == "failing").order_by(AwsConnection.name)).all()),
+        ("Prometheus source", db.scalars(select(PrometheusSource).where(
+            PrometheusSource.org_id == org_id, PrometheusSource.status == "failing").order_by(PrometheusSource.name)
+        ).all()),
+    ]
+    for kind, sources in failing:
+        for src in sources:
             problems.append(
                 SourceProblem(kind=kind, name=src.name, status=src.status, last_error=src.last_error,
                               last_error_at=src.last_error_at, consecutive_failures=src.consecutive_failures,

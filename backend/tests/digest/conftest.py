@@ -45,7 +45,8 @@ class SmtpRecorder:
         assert isinstance(auth_data, LoginPassword)
         user, password = auth_data.login.decode(), auth_data.password.decode()
         self.logins.append((user, password))
-        return AuthResult(success=(user, password) == ("mailer", "s3cret-smtp-pass"))
+        # handled=False: aiosmtpd then answers a failure with 535 itself
+        return AuthResult(success=(user, password) == ("mailer", "s3cret-smtp-pass"), handled=False)
 
 
 def _free_port() -> int:
