@@ -28,7 +28,13 @@ from sqlalchemy.orm import Session
 from headroom.catalog import volume_type_spec
 from headroom.catalog.errors import CatalogError
 from headroom.core.errors import InvalidInput, NotFound
-from headroom.forecast.burst import BurstForecast, forecast_gp2_burst, forecast_hdd_burst, forecast_instance_burst
+from headroom.forecast.burst import (
+    MIN_HORIZON_SECONDS,
+    BurstForecast,
+    forecast_gp2_burst,
+    forecast_hdd_burst,
+    forecast_instance_burst,
+)
 from headroom.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB
 from headroom.services.accounts import Principal
 from headroom.services.aws_ingest import limits_at
@@ -743,9 +749,11 @@ def forecast_keys(refs: NodeRefs) -> list[Key]:
 
 
 def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
-                   raw: dict[int, tuple[NDArray[np.int64], Array]], at: dt.datetime) -> list[ForecastOut]:
+                   raw: dict[int, tuple[NDArray[np.int64], Array]], at: dt.datetime,
+                   horizon_seconds: float | None = None) -> list[ForecastOut]:
     """Burst forecasts (headroom.forecast.burst) of a node's gp2/st1/sc1 volumes and instance EBS buckets,
-    from the last 25 h of 1-minute history before `at` (pure over the points read)."""
+    from the last 25 h of 1-minute history before `at` (pure over the points read). `horizon_seconds` only
+    bounds the charted path (the time to empty does not depend on it)."""
     out: list[ForecastOut] = []
     hi = int(at.timestamp()) // 60 * 60
     lo = hi - int(FORECAST_HISTORY.total_seconds())
@@ -789,10 +797,12 @@ def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
         bal, dem, now = trimmed
         try:
             if vol.volume_type == "gp2":
-                fc = forecast_gp2_burst(bal, dem, size_gib=vol.size_gib, step_seconds=step, now=now)
+                fc = forecast_gp2_burst(bal, dem, size_gib=vol.size_gib, step_seconds=step, now=now,
+                                        horizon_seconds=horizon_seconds)
             else:
                 fc = forecast_hdd_burst(bal, dem, volume_type=vol.volume_type,  # type: ignore[arg-type]
-                                        size_gib=vol.size_gib, step_seconds=step, now=now)
+                                        size_gib=vol.size_gib, step_seconds=step, now=now,
+                                        horizon_seconds=horizon_seconds)
         except (ValueError, CatalogError):
             continue
         out.append(ForecastOut(f"{vol.role}_burst_balance", f"{vol.role.capitalize()} volume BurstBalance forecast",
@@ -803,8 +813,8 @@ def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
             in info else 60
         for kind, bal_metric, label in (("io", "ec2.ebs_io_balance", "Instance EBSIOBalance% forecast"),
                                         ("byte", "ec2.ebs_byte_balance", "Instance EBSByteBalance% forecast")):
-            bal = series(("instance", iid, bal_metric), step)
-            if bal is None:
+            ibal = series(("instance", iid, bal_metric), step)
+            if ibal is None:
                 continue
             names = ("ec2.ebs_read_ops", "ec2.ebs_write_ops") if kind == "io" else \
                 ("ec2.ebs_read_bytes", "ec2.ebs_write_bytes")
@@ -813,13 +823,13 @@ def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
                 continue
             total = a + (b if b is not None else 0.0)
             demand = total / step if kind == "io" else total / step / MIB
-            trimmed = trim(bal, demand, step)
+            trimmed = trim(ibal, demand, step)
             if trimmed is None:
                 continue
             bal_a, dem, now = trimmed
             try:
                 fc = forecast_instance_burst(bal_a, dem, instance_type=refs.instance_type, kind=kind,  # type: ignore[arg-type]
-                                             step_seconds=step, now=now)
+                                             step_seconds=step, now=now, horizon_seconds=horizon_seconds)
             except (ValueError, CatalogError):
                 continue
             out.append(ForecastOut(bal_metric.replace(".", "_"), label, "instance", iid, fc))
@@ -961,7 +971,8 @@ def cluster_overview(
             last = segs[-1] if segs else None
             cells.append(UtilisationCell(metric, peak_utilisation(total, segs),  # type: ignore[arg-type]
                                          last.label if last else None, last.source if last else None))
-        out.append(NodeOverview(refs, cells, node_forecasts(refs, info, raw, hi)))
+        # The overview needs only the time to empty: the shortest charted path (forecast.burst MIN_HORIZON_SECONDS) keeps them cheap.
+        out.append(NodeOverview(refs, cells, node_forecasts(refs, info, raw, hi, horizon_seconds=MIN_HORIZON_SECONDS)))
     return ClusterOverview(lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)
 
 
