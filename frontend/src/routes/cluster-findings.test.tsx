@@ -32,7 +32,6 @@ describe('cluster findings list', () => {
     await screen.findByRole('table', { name: 'Findings' });
 
     await user.click(screen.getByRole('checkbox', { name: 'Critical' }));
-    const table = await screen.findByRole('table', { name: 'Findings' });
     expect(await screen.findByText('1 finding')).toBeInTheDocument();
     expect(within(screen.getByRole('table', { name: 'Findings' })).queryByText(/block cache/)).not.toBeInTheDocument();
     expect(router.state.location.search).toBe('?severity=critical');
