@@ -272,15 +272,18 @@ def render(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
 
 def claim_week(db: Session, org_id: uuid.UUID, week_start: dt.date, *, now: dt.datetime) -> DigestSend | None:
     """Claim the org's send for the week; None when it is sent, failed for good, skipped or in progress."""
+    # Claim times are the database's clock, not `now`: a task redelivered after its worker died carries the
+    # original `now`, and must still see the old claim as stale.
     stmt = (
         insert(DigestSend)
-        .values(id=uuid.uuid4(), org_id=org_id, week_start=week_start, status="sending", attempts=1, claimed_at=now)
+        .values(id=uuid.uuid4(), org_id=org_id, week_start=week_start, status="sending", attempts=1,
+                claimed_at=func.now())
         .on_conflict_do_update(
             index_elements=["org_id", "week_start"],
-            set_={"status": "sending", "claimed_at": now, "attempts": DigestSend.attempts + 1},
+            set_={"status": "sending", "claimed_at": func.now(), "attempts": DigestSend.attempts + 1},
             where=or_(
                 DigestSend.status == "retrying",
-                and_(DigestSend.status == "sending", DigestSend.claimed_at < now - STALE_CLAIM),
+                and_(DigestSend.status == "sending", DigestSend.claimed_at < func.now() - STALE_CLAIM),
             ),
         )
         .returning(DigestSend.id)

@@ -210,3 +210,27 @@ def test_without_smtp_the_digest_is_skipped_and_logged(org: dict[str, Any], sett
         )
     assert [e["event"] for e in logs] == ["digest.skipped", "digest.skipped"]
     assert _sends(job_sessions, org["owner"].org_id) == []
+
+
+def test_a_claim_left_by_a_dead_worker_is_taken_back_after_30_minutes(
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+) -> None:
+    from sqlalchemy import text
+
+    org_id = org["owner"].org_id
+    with job_sessions() as db:  # a worker claimed the week and died before it recorded anything
+        db.execute(text("INSERT INTO digest_sends (id, org_id, week_start, status, attempts, claimed_at) "
+                        "VALUES (:id, :org, :week, 'sending', 1, now() - interval '10 minutes')"),
+                   {"id": uuid.uuid4(), "org": org_id, "week": WEEK})
+        db.commit()
+    fresh = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+    assert fresh["reason"] == "already sending" and smtp_server.received == []
+
+    with job_sessions() as db:
+        db.execute(text("UPDATE digest_sends SET claimed_at = now() - interval '31 minutes' WHERE org_id = :org"),
+                   {"org": org_id})
+        db.commit()
+    redelivered = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+    assert redelivered["status"] == "sent" and len(smtp_server.received) == 1
+    (row,) = _sends(job_sessions, org_id)
+    assert (row.status, row.attempts) == ("sent", 2)
