@@ -25,6 +25,18 @@ export class SettingsSourcesPage {
     return this.page.getByRole('table', { name: 'Prometheus sources' }).getByRole('row', { name: new RegExp(name) });
   }
 
+  async startConnectingAws() {
+    await this.page.getByRole('link', { name: 'Connect AWS account' }).click();
+  }
+
+  externalId() {
+    return this.page.getByLabel('External ID', { exact: true });
+  }
+
+  trustPolicy() {
+    return this.page.getByLabel('Trust policy', { exact: true });
+  }
+
   async startAddingPrometheus() {
     await this.page.getByRole('link', { name: 'Add Prometheus source' }).click();
   }

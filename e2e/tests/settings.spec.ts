@@ -23,12 +23,18 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
   signupPage,
   clustersPage,
   newAccount,
-}) => {
+}, testInfo) => {
   const sources = new SettingsSourcesPage(page);
   const prometheus = new SettingsPrometheusPage(page);
   const tokens = new SettingsTokensPage(page);
   const port = await closedPort();
   const baseUrl = `http://127.0.0.1:${port}`;
+  // Kept under test-results/ for a person to look at.
+  const attachScreenshot = async (name: string) => {
+    const shot = testInfo.outputPath(`${name}.png`);
+    await page.screenshot({ path: shot, fullPage: true });
+    await testInfo.attach(name, { path: shot, contentType: 'image/png' });
+  };
 
   await test.step('sign up a fresh organisation and open Settings', async () => {
     await signupPage.goto();
@@ -37,6 +43,17 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
     await sources.openFromMainNav();
     await expect(page).toHaveURL(/\/settings\/sources$/);
     await expect(page.getByRole('region', { name: 'No Prometheus sources' })).toBeVisible();
+  });
+
+  await test.step('the Connect AWS page shows the organisation\'s external ID inside the trust policy', async () => {
+    await sources.startConnectingAws();
+    const externalId = (await sources.externalId().textContent())?.trim() ?? '';
+    expect(externalId.length).toBeGreaterThan(8);
+    const trust = JSON.parse((await sources.trustPolicy().textContent()) ?? '{}');
+    expect(trust.Statement[0].Condition.StringEquals['sts:ExternalId']).toBe(externalId);
+    await attachScreenshot('connect-aws');
+    await page.getByRole('link', { name: '← Data sources' }).click();
+    await expect(sources.heading()).toBeVisible();
   });
 
   await test.step('connect a Prometheus on a closed port', async () => {
@@ -51,6 +68,7 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
     await expect(prometheus.testResult()).toContainText('Prometheus is not reachable.');
     await expect(prometheus.testMessages()).toContainText(`127.0.0.1:${port}`);
     await expect(prometheus.testMessages()).toContainText(/cannot reach|refused|timed out/i);
+    await attachScreenshot('prometheus-test-failed');
   });
 
   await test.step('the sources list shows the failed check with its reason', async () => {
@@ -88,6 +106,7 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
     const prefix = value.slice(0, 10);
     await expect(row).toContainText(`${prefix}…`);
     await expect(row).not.toContainText(value);
+    await attachScreenshot('api-token-shown-once');
 
     // The token works as a bearer credential on its own (`request` carries no session cookie).
     const withToken = await request.get('/api/v1/clusters', { headers: { Authorization: `Bearer ${value}` } });

@@ -145,10 +145,11 @@ export function InvitationsPanel({ role }: { role: Role }) {
                           <button
                             type="button"
                             className="button button--secondary button--small"
+                            aria-label={`Revoke invitation for ${inv.email}`}
                             disabled={revoke.isPending}
                             onClick={() => revoke.mutate(inv.id)}
                           >
-                            Revoke invitation for {inv.email}
+                            Revoke
                           </button>
                         )}
                       </td>

@@ -87,12 +87,13 @@ export function MembersPanel({ role, currentUserId }: MembersPanelProps) {
                         <button
                           type="button"
                           className="button button--secondary button--small"
+                          aria-label={`Remove ${label}`}
                           disabled={remove.isPending}
                           onClick={() => {
                             if (window.confirm(`Remove ${label} from the organisation?`)) remove.mutate(m.user_id);
                           }}
                         >
-                          Remove {label}
+                          Remove
                         </button>
                       )}
                     </td>

@@ -165,6 +165,7 @@ export function TokensPanel({ role }: { role: Role }) {
                         <button
                           type="button"
                           className="button button--secondary button--small"
+                          aria-label={`Revoke ${t.name}`}
                           disabled={revoke.isPending}
                           onClick={() => {
                             if (window.confirm(`Revoke the token "${t.name}"? Anything using it stops working.`)) {
@@ -172,7 +173,7 @@ export function TokensPanel({ role }: { role: Role }) {
                             }
                           }}
                         >
-                          Revoke {t.name}
+                          Revoke
                         </button>
                       )}
                     </td>
