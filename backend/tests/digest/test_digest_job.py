@@ -241,3 +241,27 @@ def test_a_claim_left_by_a_dead_worker_is_taken_back_after_30_minutes(
     assert redelivered["status"] == "sent" and len(smtp_server.received) == 1
     (row,) = _sends(job_sessions, org_id)
     assert (row.status, row.attempts) == ("sent", 2)
+
+
+def test_with_a_broker_the_weekly_job_queues_one_send_per_org(
+    org: dict[str, Any], smtp_settings: Any, redis_url: str, job_sessions: Any
+) -> None:
+    import base64
+    import json
+
+    import redis
+
+    broker = redis_url.rsplit("/", 1)[0] + "/7"  # a database no worker reads
+    client = redis.Redis.from_url(broker)
+    client.delete("email")
+    settings = smtp_settings.model_copy(update={"redis_url": broker})
+    result = job.run_weekly("unused", settings, DIGEST_AT)
+    assert result["week_start"] == "2026-11-09" and result["queued"] >= 1
+    queued = [json.loads(raw) for raw in client.lrange("email", 0, -1)]
+    client.delete("email")
+    assert len(queued) == result["queued"]
+    assert {m["headers"]["task"] for m in queued} == {"digest.send_org"}
+    kwargs = [json.loads(base64.b64decode(m["body"]))[1] for m in queued]
+    ours = [k for k in kwargs if k["org_id"] == org["owner"].org_id]
+    assert ours == [{"org_id": org["owner"].org_id, "week_start": "2026-11-09", "now_iso": DIGEST_AT.isoformat()}]
+    assert _sends(job_sessions, org["owner"].org_id) == []  # nothing sent by the fan-out itself
