@@ -4,7 +4,7 @@ Rules receive one `Context` and never touch the snapshot's raw lists. Everything
 
 Context API (stable; rules of every family use it):
     Context(snapshot, now=None)                  now defaults to the end of the snapshot window
-    .snapshot .cluster .window .now .step_seconds .points
+    .snapshot .cluster .cluster_key .window .now .step_seconds .points
     .nodes / .volumes / .instances               the inventory lists
     .node(id) .volume(id) .instance(id)          KeyError when absent
     .node_volumes(node_id, role=None)            a node's data + raft volumes (role filters)
@@ -185,6 +185,11 @@ class Context:
     def cluster(self) -> Cluster:
         """Return the cluster block of the snapshot."""
         return self.snapshot.cluster
+
+    @property
+    def cluster_key(self) -> str:
+        """Return what dedup keys name the cluster by: its stable id, else (a bare snapshot) its name."""
+        return self.snapshot.cluster.id or self.snapshot.cluster.name
 
     @property
     def window(self) -> Window:

@@ -9,8 +9,8 @@ A `Finding` carries:
 - `changes`: the recommended changes as data (`ProposedChange`, convertible to `headroom.tikvconf.Change`);
   `options`: ranked alternatives (each with its own changes and impact), `changes` being the first one's;
 - `impact`: headroom gained and monthly cost delta; `confidence` in [0, 1];
-- `dedup_key`: `<rule>/<cluster>/<entity kind>:<entity id>[/<aspect>]`: stable across days, so the same
-  condition seen tomorrow updates the stored finding instead of adding one.
+- `dedup_key`: `<rule>/<cluster id, else name>/<entity kind>:<entity id>[/<aspect>]`: stable across days and
+  cluster renames, so the same condition seen tomorrow updates the stored finding instead of adding one.
 
 API (stable; other rule families build on it):
     Severity, EntityKind, SEVERITY_RANK

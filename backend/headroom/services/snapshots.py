@@ -188,6 +188,7 @@ def build_snapshot(
         source=Source(kind="demo" if is_demo else "collected", tool="headroom"),
         cluster=SnapshotCluster(
             name=cluster.name,
+            id=str(cluster.id),
             tikv_version=cluster.tikv_version,
             deployment=cluster.deployment_kind if cluster.deployment_kind in DEPLOYMENTS else "unknown",
             region=regions[0] if regions else DEFAULT_REGION,

@@ -47,6 +47,13 @@ class Cluster(_Model):
     """The TiKV cluster the snapshot describes."""
 
     name: str = Field(min_length=1)
+    id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="A stable id of the cluster (Headroom's cluster UUID). Findings' dedup keys use it, so "
+        "renaming the cluster keeps them; without it they use the name.",
+    )
     tikv_version: str = Field(description='TiKV version of the cluster, e.g. "v8.5.1".')
     deployment: DeploymentKind = Field(
         description="How the cluster is deployed: TiUP, TiDB Operator, or by hand."

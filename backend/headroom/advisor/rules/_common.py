@@ -14,15 +14,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from headroom.forecast.burst import BurstForecast
-
 from headroom.advisor.context import (
     Array,
+    Context,
     longest_run,
     mask_at_or_above,
     minutes,
@@ -32,6 +32,9 @@ from headroom.advisor.context import (
     ratio,
     runs,
 )
+from headroom.advisor.finding import Evidence, Finding
+from headroom.forecast.burst import BurstForecast
+from headroom.snapshot.schema import Node
 
 AT_CEILING_FRACTION = (
     0.90  # domain.md §1.2: "at least 90% of their provisioned IOPS performance 99% of the time"
@@ -176,3 +179,15 @@ def pct(x: float) -> str:
 def opt(x: float) -> float | None:
     """Return None for NaN (JSON-safe)."""
     return nan_to_none(x)
+
+
+def each_node(ctx: Context, finding_for: Callable[[Context, Node], Finding | None]) -> list[Finding]:
+    """Return the findings of a per-node check, in node order, skipping nodes it has nothing to say about."""
+    return [f for f in (finding_for(ctx, node) for node in ctx.nodes) if f is not None]
+
+
+def window_evidence(ctx: Context, **fields: Any) -> Evidence:
+    """Return an Evidence over the context's window; `fields` are the rest of Evidence's (condition, measures...)."""
+    return Evidence(
+        window_start=ctx.window.start, window_end=ctx.window.end, step_seconds=ctx.step_seconds, **fields
+    )

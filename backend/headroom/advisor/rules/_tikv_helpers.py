@@ -21,6 +21,7 @@ import numpy as np
 
 from headroom.advisor.context import Array, Context
 from headroom.advisor.finding import Evidence, Measure, ProposedChange, SeriesRef
+from headroom.advisor.rules._common import AT_CEILING_FRACTION, window_evidence
 from headroom.snapshot.schema import Node, Volume
 from headroom.tikvconf.keys import require_valid_key
 from headroom.tikvconf.online import can_change_online
@@ -268,10 +269,8 @@ def evidence(
     corroboration: list[str] | None = None,
 ) -> Evidence:
     """Return an Evidence over the context's window."""
-    return Evidence(
-        window_start=ctx.window.start,
-        window_end=ctx.window.end,
-        step_seconds=ctx.step_seconds,
+    return window_evidence(
+        ctx,
         condition=condition,
         measures=measures,
         threshold_pct=threshold_pct,
@@ -280,6 +279,19 @@ def evidence(
         episodes=episodes,
         corroboration=corroboration or [],
         series=series,
+    )
+
+
+def utilisation_p95(what: str, value: float, *, limit_label: str | None = None) -> Measure:
+    """Return the p95 utilisation of a ceiling as a Measure against the "at the ceiling" band (domain.md §1.2)."""
+    return Measure(
+        label=f"{what} utilisation p95",
+        value=finite(value),
+        unit="ratio",
+        limit=AT_CEILING_FRACTION,
+        limit_label=limit_label,
+        statistic="p95",
+        source="domain.md §1.2",
     )
 
 

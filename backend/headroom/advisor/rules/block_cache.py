@@ -28,6 +28,7 @@ from headroom.advisor.rules._tikv_helpers import (
     gib_floor,
     size_text,
     tikv_change,
+    utilisation_p95,
 )
 from headroom.snapshot.schema import Node
 
@@ -212,7 +213,7 @@ def _shared_host(ctx: Context) -> list[Finding]:
                         monthly_cost_delta_usd=0.0,
                     ),
                     confidence=0.9,
-                    dedup_key=make_dedup_key(RULE_ID, ctx.cluster.name, entity, "shared-host"),
+                    dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "shared-host"),
                     sources=[
                         "domain.md §5 storage.block-cache.capacity, memory-usage-limit",
                         "domain.md §6 Block cache",
@@ -264,15 +265,7 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
                 f"counted IOPS >= {pct(AT_CEILING_FRACTION)} of the {ceiling_label(path, ctx, 'iops')}, reads "
                 f">= {pct(READ_HEAVY_SHARE)} of I/Os, hit ratio < {pct(POOR_HIT_RATIO)}",
                 [
-                    Measure(
-                        label="IOPS utilisation p95",
-                        value=finite(util_p95),
-                        unit="ratio",
-                        limit=AT_CEILING_FRACTION,
-                        limit_label="at the ceiling (AWS: 90% of provisioned, 99% of the time)",
-                        statistic="p95",
-                        source="domain.md §1.2",
-                    ),
+                    utilisation_p95("IOPS", util_p95, limit_label="at the ceiling (AWS: 90% of provisioned, 99% of the time)"),
                     Measure(
                         label="counted IOPS p95",
                         value=finite(p95(path.counted_iops)),
@@ -330,7 +323,7 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
                 monthly_cost_delta_usd=0.0,
             ),
             confidence=0.7,
-            dedup_key=make_dedup_key(RULE_ID, ctx.cluster.name, entity, "shrink"),
+            dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "shrink"),
             sources=[
                 "seed 000 PingCAP Best Practices for TiDB on AWS Cloud, Cache allocation",
                 "domain.md §1.2",
@@ -417,7 +410,7 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
             monthly_cost_delta_usd=0.0,
         ),
         confidence=0.6,
-        dedup_key=make_dedup_key(RULE_ID, ctx.cluster.name, entity, "grow"),
+        dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "grow"),
         sources=["domain.md §5 storage.block-cache.capacity", "domain.md §6 Block cache"],
     )
 

@@ -24,7 +24,7 @@ import numpy as np
 from headroom.advisor.context import Array, Context, p95
 from headroom.advisor.engine import Rule
 from headroom.advisor.finding import Finding, Impact, Measure, ReferenceLine, SeriesRef, make_dedup_key
-from headroom.advisor.rules._common import AT_CEILING_FRACTION, TARGET_UTILISATION, pct, pressure
+from headroom.advisor.rules._common import AT_CEILING_FRACTION, TARGET_UTILISATION, each_node, pct, pressure
 from headroom.advisor.rules._tikv_helpers import (
     KIB,
     DataPath,
@@ -35,6 +35,7 @@ from headroom.advisor.rules._tikv_helpers import (
     finite,
     size_text,
     tikv_change,
+    utilisation_p95,
 )
 from headroom.snapshot.schema import Node
 
@@ -201,22 +202,8 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                     statistic="p95",
                     source="domain.md §1.1, §2.2",
                 ),
-                Measure(
-                    label="MiB/s utilisation p95",
-                    value=finite(mibps_now),
-                    unit="ratio",
-                    limit=AT_CEILING_FRACTION,
-                    statistic="p95",
-                    source="domain.md §1.2",
-                ),
-                Measure(
-                    label="IOPS utilisation p95",
-                    value=finite(iops_now),
-                    unit="ratio",
-                    limit=AT_CEILING_FRACTION,
-                    statistic="p95",
-                    source="domain.md §1.2",
-                ),
+                utilisation_p95("MiB/s", mibps_now),
+                utilisation_p95("IOPS", iops_now),
                 Measure(
                     label=f"point reads' share of {'bytes' if direction == 'smaller' else 'I/Os'} at the ceiling",
                     value=finite(read_share),
@@ -285,7 +272,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             monthly_cost_delta_usd=0.0,
         ),
         confidence=0.6,
-        dedup_key=make_dedup_key(RULE_ID, ctx.cluster.name, entity),
+        dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity),
         sources=[
             "seed 000 PingCAP Best Practices for TiDB on AWS Cloud, Block size",
             "domain.md §5 block-size",
@@ -295,7 +282,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
 
 def evaluate(ctx: Context) -> list[Finding]:
     """Return at most one block-size finding per node (smaller or larger, never both)."""
-    return [f for f in (_finding(ctx, node) for node in ctx.nodes) if f is not None]
+    return each_node(ctx, _finding)
 
 
 RULES = (

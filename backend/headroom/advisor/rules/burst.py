@@ -21,7 +21,6 @@ import numpy as np
 from headroom.advisor.context import Context
 from headroom.advisor.engine import Rule
 from headroom.advisor.finding import (
-    Evidence,
     Finding,
     Impact,
     Measure,
@@ -30,6 +29,7 @@ from headroom.advisor.finding import (
     SeriesRef,
     make_dedup_key,
 )
+from headroom.advisor.rules._common import window_evidence
 from headroom.catalog import volume_limits
 from headroom.forecast.burst import forecast_gp2_burst
 from headroom.physics.burst import Gp2Bucket
@@ -142,10 +142,8 @@ def evaluate(ctx: Context) -> list[Finding]:
                         else ""
                     )
                 ),
-                evidence=Evidence(
-                    window_start=ctx.window.start,
-                    window_end=ctx.window.end,
-                    step_seconds=ctx.step_seconds,
+                evidence=window_evidence(
+                    ctx,
                     condition=f"BurstBalance <= {LOW_BALANCE_PCT:g}% in the window",
                     measures=[
                         Measure(
@@ -209,7 +207,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                 impact=best.impact,
                 # Headroom choice: a bucket seen empty is a fact; one seen near empty is a strong hint.
                 confidence=0.85 if minutes_empty else 0.7,
-                dedup_key=make_dedup_key(RULE, ctx.cluster.name, entity),
+                dedup_key=make_dedup_key(RULE, ctx.cluster_key, entity),
                 sources=["domain.md §1.3", "domain.md §3.1", "domain.md §1.6", "seed 000", "seed 004"],
             )
         )

@@ -32,7 +32,7 @@ from headroom.advisor.finding import (
     SeriesRef,
     make_dedup_key,
 )
-from headroom.advisor.rules._common import AT_CEILING_FRACTION, pct, pressure
+from headroom.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.advisor.rules._tikv_helpers import (
     MIB,
     DataPath,
@@ -46,6 +46,7 @@ from headroom.advisor.rules._tikv_helpers import (
     mib_floor,
     size_text,
     tikv_change,
+    utilisation_p95,
 )
 from headroom.snapshot.schema import Node
 
@@ -200,15 +201,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                         statistic="p95",
                         source="template [storage.flow-control]",
                     ),
-                    Measure(
-                        label="disk MiB/s utilisation p95",
-                        value=finite(p95(path.mibps_util)),
-                        unit="ratio",
-                        limit=AT_CEILING_FRACTION,
-                        limit_label=disk_label,
-                        statistic="p95",
-                        source="domain.md §1.2",
-                    ),
+                    utilisation_p95("disk MiB/s", p95(path.mibps_util), limit_label=disk_label),
                     Measure(
                         label="disk throughput ceiling",
                         value=disk_mibps,
@@ -245,7 +238,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                 monthly_cost_delta_usd=0.0,
             ),
             confidence=0.8,
-            dedup_key=make_dedup_key(RULE_ID, ctx.cluster.name, entity, "raise"),
+            dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "raise"),
             sources=["domain.md §6 Compaction I/O", "domain.md §5 rocksdb.rate-bytes-per-sec"],
         )
 
@@ -286,15 +279,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             f"MiB/s >= {pct(AT_CEILING_FRACTION)} of the ceiling for >= 30 min or 5% of the window, compaction >= "
             f"{pct(COMPACTION_SHARE)} of the bytes, correlation(compaction, latency) >= {LATENCY_CORRELATION}",
             [
-                Measure(
-                    label="disk MiB/s utilisation p95",
-                    value=finite(p95(path.mibps_util)),
-                    unit="ratio",
-                    limit=AT_CEILING_FRACTION,
-                    limit_label=disk_label,
-                    statistic="p95",
-                    source="domain.md §1.2",
-                ),
+                utilisation_p95("disk MiB/s", p95(path.mibps_util), limit_label=disk_label),
                 Measure(
                     label="compaction share of the volume's bytes at the ceiling",
                     value=finite(comp_share),
@@ -354,14 +339,14 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             monthly_cost_delta_usd=0.0,
         ),
         confidence=0.6,
-        dedup_key=make_dedup_key(RULE_ID, ctx.cluster.name, entity, "limit"),
+        dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "limit"),
         sources=["domain.md §6 Compaction I/O", "seed 000 I/O rate limiting", "domain.md §5"],
     )
 
 
 def evaluate(ctx: Context) -> list[Finding]:
     """Return at most one compaction-rate-limit finding per node."""
-    return [f for f in (_finding(ctx, node) for node in ctx.nodes) if f is not None]
+    return each_node(ctx, _finding)
 
 
 RULES = (

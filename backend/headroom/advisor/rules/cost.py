@@ -27,7 +27,6 @@ import numpy as np
 from headroom.advisor.context import Context
 from headroom.advisor.engine import Rule
 from headroom.advisor.finding import (
-    Evidence,
     Finding,
     Impact,
     Measure,
@@ -36,11 +35,12 @@ from headroom.advisor.finding import (
     SeriesRef,
     make_dedup_key,
 )
+from headroom.advisor.rules._common import window_evidence
 from headroom.catalog import VolumeLimits, volume_limits
 
 from ._common import AT_CEILING_FRACTION, TARGET_UTILISATION, pressure, round_up
-from .instance_ebs import _ceiling, _instance_series
 from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, volume_changes
+from .instance_ebs import _ceiling, _instance_series
 
 GP2_RULE = "gp2-to-gp3"
 OVER_RULE = "volume-overprovisioned"
@@ -167,10 +167,8 @@ def _finding(
         severity="info",
         entity=entity,
         title=f"{vid} ({vol.type} {vol.size_gib:g} GiB, {vol.role}): {title_tail}; save ${saving:,.2f}/month",
-        evidence=Evidence(
-            window_start=ctx.window.start,
-            window_end=ctx.window.end,
-            step_seconds=ctx.step_seconds,
+        evidence=window_evidence(
+            ctx,
             condition="window peak <= 75% of the cheaper configuration's ceilings; never near the current ones",
             measures=[
                 Measure(
@@ -219,7 +217,7 @@ def _finding(
         options=options,
         impact=best.impact,
         confidence=_confidence(ctx),
-        dedup_key=make_dedup_key(rule, ctx.cluster.name, entity),
+        dedup_key=make_dedup_key(rule, ctx.cluster_key, entity),
         sources=sources,
         notes=extra_notes,
     )

@@ -21,7 +21,6 @@ import numpy as np
 from headroom.advisor.context import Array, Context
 from headroom.advisor.engine import Rule
 from headroom.advisor.finding import (
-    Evidence,
     Finding,
     Impact,
     Measure,
@@ -31,6 +30,7 @@ from headroom.advisor.finding import (
     SeriesRef,
     make_dedup_key,
 )
+from headroom.advisor.rules._common import window_evidence
 from headroom.catalog import InstanceLimits
 from headroom.forecast.burst import forecast_instance_burst
 from headroom.physics.burst import InstanceEbsBucket
@@ -310,10 +310,8 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                         f"{instance.id} ({inst.name}): EBS {unit} pinned at the instance limit {lim_text} {unit} "
                         f"for {pct(pr.share)} of the window while its volumes have headroom"
                     ),
-                    evidence=Evidence(
-                        window_start=ctx.window.start,
-                        window_end=ctx.window.end,
-                        step_seconds=ctx.step_seconds,
+                    evidence=window_evidence(
+                        ctx,
                         condition=f"instance EBS {unit} >= 90% of the instance limit, sustained; volumes below theirs",
                         measures=[
                             Measure(
@@ -358,7 +356,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                     impact=impact,
                     # Headroom choice: AWS/EC2 sums seen directly are surer than a sum of volume series.
                     confidence=0.8 if ctx.instance_io(instance.id) is not None else 0.65,
-                    dedup_key=make_dedup_key(BOUND_RULE, ctx.cluster.name, entity, dimension),
+                    dedup_key=make_dedup_key(BOUND_RULE, ctx.cluster_key, entity, dimension),
                     sources=["domain.md §2.1-§2.2", "domain.md §3.2", "seed 000 (m5.2xlarge vs m5.4xlarge)"],
                 )
             )
@@ -436,10 +434,8 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                             else ""
                         )
                     ),
-                    evidence=Evidence(
-                        window_start=ctx.window.start,
-                        window_end=ctx.window.end,
-                        step_seconds=ctx.step_seconds,
+                    evidence=window_evidence(
+                        ctx,
                         condition=f"{metric} <= {LOW_BALANCE_PCT:g}% in the window",
                         measures=[
                             Measure(
@@ -498,7 +494,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                     options=options,
                     impact=impact,
                     confidence=0.75,  # Headroom choice: the instance bucket is a model (physics.burst)
-                    dedup_key=make_dedup_key(BURST_RULE, ctx.cluster.name, entity, dimension),
+                    dedup_key=make_dedup_key(BURST_RULE, ctx.cluster_key, entity, dimension),
                     sources=["domain.md §2.1", "domain.md §3.2", "headroom.physics.burst.InstanceEbsBucket"],
                 )
             )

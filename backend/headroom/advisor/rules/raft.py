@@ -30,7 +30,7 @@ from headroom.advisor.finding import (
     SeriesRef,
     make_dedup_key,
 )
-from headroom.advisor.rules._common import median_where, pct, pressure
+from headroom.advisor.rules._common import each_node, median_where, pct, pressure
 from headroom.advisor.rules._tikv_helpers import MIB, config_bool, evidence, finite, tikv_change
 from headroom.catalog import CatalogError, ebs_monthly_cost
 from headroom.snapshot.schema import Node
@@ -278,7 +278,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         ],
         impact=gp3_impact,
         confidence=0.7,
-        dedup_key=make_dedup_key(RULE_ID, ctx.cluster.name, entity),
+        dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity),
         sources=[
             "seed 002 PingCAP best practices on public cloud: dedicated Raft Engine disk",
             "seed 000 Raft volume",
@@ -294,7 +294,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
 
 def evaluate(ctx: Context) -> list[Finding]:
     """Return one finding per node whose slow Raft log shares the data volume."""
-    return [f for f in (_finding(ctx, node) for node in ctx.nodes) if f is not None]
+    return each_node(ctx, _finding)
 
 
 RULES = (

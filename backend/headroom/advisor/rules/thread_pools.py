@@ -260,7 +260,7 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
             monthly_cost_delta_usd=0.0,
         ),
         confidence=0.5 if host_short else 0.75,
-        dedup_key=make_dedup_key(RULE_ID, ctx.cluster.name, entity, pool.name),
+        dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, pool.name),
         sources=[pool.source, "seed 000 Thread pool size", "tikv-alert-rules.yml TiKV_cpu_quota"],
         notes=notes,
     )

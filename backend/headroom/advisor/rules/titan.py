@@ -31,7 +31,7 @@ from headroom.advisor.finding import (
     SeriesRef,
     make_dedup_key,
 )
-from headroom.advisor.rules._common import AT_CEILING_FRACTION, pct, pressure
+from headroom.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.advisor.rules._tikv_helpers import (
     KIB,
     MIB,
@@ -42,6 +42,7 @@ from headroom.advisor.rules._tikv_helpers import (
     evidence,
     finite,
     tikv_change,
+    utilisation_p95,
 )
 from headroom.snapshot.schema import Node
 
@@ -212,14 +213,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             f"MiB/s >= {pct(AT_CEILING_FRACTION)} of the ceiling for >= 30 min or 5% of the window and "
             f"compaction reads + writes >= {pct(COMPACTION_SHARE)} of the bytes meanwhile",
             [
-                Measure(
-                    label="MiB/s utilisation p95",
-                    value=finite(util_p95),
-                    unit="ratio",
-                    limit=AT_CEILING_FRACTION,
-                    statistic="p95",
-                    source="domain.md §1.2",
-                ),
+                utilisation_p95("MiB/s", util_p95),
                 Measure(
                     label="compaction share of the bytes at the ceiling",
                     value=finite(comp_share),
@@ -283,7 +277,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         options=options,
         impact=first.impact,
         confidence=0.6 if value_bytes is None else 0.75,
-        dedup_key=make_dedup_key(RULE_ID, ctx.cluster.name, entity),
+        dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity),
         sources=[
             "seed 002 PingCAP best practices on public cloud: reduce compaction I/O (Titan, zstd)",
             "domain.md §5 rocksdb.titan.enabled, min-blob-size, compression-per-level",
@@ -294,7 +288,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
 
 def evaluate(ctx: Context) -> list[Finding]:
     """Return one finding per node whose data volume is throughput-bound by compaction."""
-    return [f for f in (_finding(ctx, node) for node in ctx.nodes) if f is not None]
+    return each_node(ctx, _finding)
 
 
 RULES = (

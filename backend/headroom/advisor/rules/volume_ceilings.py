@@ -16,22 +16,22 @@ import numpy as np
 from headroom.advisor.context import Context
 from headroom.advisor.engine import Rule
 from headroom.advisor.finding import (
-    Evidence,
     Finding,
     Measure,
     ReferenceLine,
     SeriesRef,
     make_dedup_key,
 )
+from headroom.advisor.rules._common import window_evidence
 
 from ._common import (
+    AT_CEILING_FRACTION,
     CONFIDENCE_BASE,
     CONFIDENCE_EXCEEDED_CHECK,
     CONFIDENCE_LATENCY,
+    LATENCY_JUMP_MS,
     PINNED_RATIO,
     TARGET_UTILISATION,
-    AT_CEILING_FRACTION,
-    LATENCY_JUMP_MS,
     demand_estimate,
     median_where,
     pct,
@@ -234,10 +234,8 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 severity="critical" if confirmed else "warning",
                 entity=entity,
                 title=title,
-                evidence=Evidence(
-                    window_start=ctx.window.start,
-                    window_end=ctx.window.end,
-                    step_seconds=ctx.step_seconds,
+                evidence=window_evidence(
+                    ctx,
                     condition=(
                         f"{'counted IOPS (256 KiB accounting)' if dimension == 'iops' else 'read + write MiB/s'} "
                         f">= 90% of the current ceiling for >= 30 consecutive min or >= 5% of the window"
@@ -255,7 +253,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 options=options,
                 impact=best.impact,
                 confidence=round(min(confidence, 0.95), 2),
-                dedup_key=make_dedup_key(rule, ctx.cluster.name, entity),
+                dedup_key=make_dedup_key(rule, ctx.cluster_key, entity),
                 notes=notes,
                 sources=[
                     "domain.md §1.1-§1.4 (volume limits, gp2 bucket, 256 KiB accounting)",
