@@ -162,3 +162,30 @@ def decode_point_rows(
     orgs = [uuid.UUID(bytes=bytes(o)) for o in distinct]
     return (rows["sid"].astype(np.int64), rows["ts"].astype(np.int64), codes.reshape(-1), orgs,
             rows["elems"]["val"].astype(np.float64))
+
+
+def decode_rollup_arrays(
+    packed: bytes, rows: int, slots: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Parse rows x (array_send(avg) || array_send(max) || array_send(min) || array_send(cnt)) of metric_rollups
+    at one resolution into (rows x slots) avg, max, min and count. Rollup arrays never hold NULLs (an empty
+    bucket is NaN with a zero count), so each row has one size; anything else raises ValueError."""
+    record = np.dtype([
+        *_array_fields("avg", ">f8", slots),
+        *_array_fields("max", ">f8", slots),
+        *_array_fields("min", ">f8", slots),
+        *_array_fields("cnt", ">i2", slots),
+    ])
+    # array_send has no leading length word (the COPY/result framing adds it): drop those fields from the layout.
+    names = [n for n in record.names if not n.endswith("_len")]
+    record = np.dtype([(n, record.fields[n][0]) for n in names])
+    if len(packed) != rows * record.itemsize:
+        raise ValueError(f"{len(packed)} bytes of rollup arrays for {rows} rows of {record.itemsize} bytes")
+    got = np.frombuffer(packed, dtype=record)
+    for name, oid, size in (("avg", FLOAT8_OID, 8), ("max", FLOAT8_OID, 8), ("min", FLOAT8_OID, 8),
+                            ("cnt", INT2_OID, 2)):
+        if not ((got[f"{name}_dim"] == slots).all() and (got[f"{name}_hasnull"] == 0).all()
+                and (got[f"{name}_oid"] == oid).all() and (got[name]["len"] == size).all()):
+            raise ValueError(f"unexpected layout of the {name} arrays")
+    return (got["avg"]["val"].astype(np.float64), got["max"]["val"].astype(np.float64),
+            got["min"]["val"].astype(np.float64), got["cnt"]["val"].astype(np.int64))

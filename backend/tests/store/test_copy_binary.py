@@ -78,3 +78,24 @@ def test_sparse_rows_encode_like_postgres_itself(db: Any) -> None:
     _, _, _, _, back = decode_point_rows(_copy_out(
         db, "SELECT series_id, bucket_at, org_id, array_replace(vals, NULL, 'NaN'::float8) FROM sp ORDER BY 1"))
     np.testing.assert_array_equal(back, rows)
+
+
+def test_rollup_arrays_decode_from_array_send_and_refuse_other_shapes(db: Any) -> None:
+    from headroom.store.copy_binary import decode_rollup_arrays
+
+    conn = db.connection().connection.driver_connection
+    with conn.cursor(binary=True) as cur:
+        cur.execute("SELECT array_send(ARRAY[1.5, 'NaN', 3]::float8[]) || array_send(ARRAY[2, 'NaN', 4]::float8[]) "
+                    "|| array_send(ARRAY[1, 'NaN', 2]::float8[]) || array_send(ARRAY[2, 0, 7]::int2[])")
+        (packed,) = cur.fetchone()
+        avg, mx, mn, cnt = decode_rollup_arrays(packed, 1, 3)
+        np.testing.assert_array_equal(avg, [[1.5, np.nan, 3]])
+        np.testing.assert_array_equal(mx, [[2, np.nan, 4]])
+        np.testing.assert_array_equal(cnt, [[2, 0, 7]])
+        with pytest.raises(ValueError):
+            decode_rollup_arrays(packed, 1, 4)  # wrong slot count
+        cur.execute("SELECT array_send(ARRAY[1, NULL, 3]::float8[]) || array_send(ARRAY[1, 2, 3]::float8[]) "
+                    "|| array_send(ARRAY[1, 2, 3]::float8[]) || array_send(ARRAY[1, 2, 3]::int2[])")
+        (with_null,) = cur.fetchone()
+        with pytest.raises(ValueError):
+            decode_rollup_arrays(with_null, 1, 3)
