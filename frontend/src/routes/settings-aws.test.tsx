@@ -254,6 +254,9 @@ describe('Settings › Connect AWS account', () => {
     );
     const { user } = renderRoutes(routes, '/settings/sources/aws/new');
     await user.click(await screen.findByRole('radio', { name: /Access keys/ }));
+    // The role's trust policy is gone (no external ID with keys); the user still gets only the read-only policy.
+    expect(screen.queryByLabelText('Trust policy')).not.toBeInTheDocument();
+    expect(screen.getByLabelText('Permissions policy')).toHaveTextContent('ec2:DescribeVolumes');
     await user.type(screen.getByLabelText('Name'), 'prod-account');
     await user.type(screen.getByLabelText('Access key ID'), 'AKIAEXAMPLEKEY12');
     const secret = screen.getByLabelText('Secret access key');

@@ -146,6 +146,13 @@ export function ConnectAwsForm({ onCreated }: { onCreated: (connection: AwsConne
   return (
     <>
       {authKind === 'assume_role' && <RoleInstructions />}
+      {authKind === 'static_keys' && (
+        <section className="settings-section" aria-labelledby="user-heading">
+          <h2 id="user-heading">Give the IAM user only this policy</h2>
+          <p className="muted">Read-only EC2 inventory and CloudWatch metrics, nothing else (the same policy as the role).</p>
+          <Snippet title="Permissions policy" text={permissionsPolicy()} filename="headroom-readonly-policy.json" />
+        </section>
+      )}
       <section className="settings-section" aria-labelledby="connect-heading">
         <h2 id="connect-heading">{authKind === 'assume_role' ? '2. Connect it' : 'Connect'}</h2>
         <form className="form" onSubmit={onSubmit} noValidate aria-label="Connect AWS account">
