@@ -31,7 +31,8 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
   const overview = useMetricsOverview(clusterId, window);
   const metrics = useNodeMetrics(clusterId, nodeId, window);
   const nodes = overview.data?.nodes.map((n) => n.node) ?? (metrics.data?.node ? [metrics.data.node] : []);
-  const currentNode = metrics.data?.node?.id ?? nodeId;
+  // The chosen node shows at once (the previous node's charts stay while the new ones load).
+  const currentNode = nodeId ?? metrics.data?.node?.id;
 
   return (
     <div className="metrics">
