@@ -128,42 +128,6 @@ def encode_rollup_rows(
     return HEADER + rec.tobytes() + TRAILER
 
 
-UUID_LEN = 16
-
-
-def point_rows_dtype(slots: int = 60) -> np.dtype:
-    """One tuple of `COPY (SELECT series_id, bucket_at, org_id, array_replace(vals, NULL, 'NaN')) TO STDOUT
-    (FORMAT BINARY)`: with NULL slots replaced by NaN every array element has the same size, so every tuple does
-    (the same layout encode_rows writes for rows without empty slots)."""
-    return _point_record(slots)
-
-
-def decode_point_rows(
-    buffer: bytes | bytearray | memoryview, slots: int = 60
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.intp], list[uuid.UUID], NDArray[np.float64]]:
-    """Parse that COPY output: series ids, bucket times (microseconds since 2000-01-01), each row's index into
-    the list of distinct org ids, that list, and a (rows x slots) float matrix. Raises ValueError if the stream
-    is not exactly that shape (e.g. a NULL slot that was not replaced) rather than reading garbage."""
-    view = memoryview(buffer)
-    if bytes(view[:11]) != HEADER[:11] or bytes(view[len(view) - 2 :]) != TRAILER:
-        raise ValueError("not a complete binary COPY stream")
-    (ext_len,) = struct.unpack(">i", view[15:19])
-    body = view[19 + ext_len : len(view) - 2]
-    record = point_rows_dtype(slots)
-    if len(body) % record.itemsize:
-        raise ValueError(f"binary COPY body of {len(body)} bytes is not a whole number of {record.itemsize}-byte rows")
-    rows = np.frombuffer(body, dtype=record)
-    if rows.size and not (
-        (rows["nfields"] == 4).all() and (rows["dim"] == slots).all() and (rows["hasnull"] == 0).all()
-        and (rows["elems"]["len"] == 8).all()
-    ):
-        raise ValueError("unexpected tuple layout in binary COPY stream")
-    distinct, codes = np.unique(rows["org"], return_inverse=True)
-    orgs = [uuid.UUID(bytes=bytes(o)) for o in distinct]
-    return (rows["sid"].astype(np.int64), rows["ts"].astype(np.int64), codes.reshape(-1), orgs,
-            rows["elems"]["val"].astype(np.float64))
-
-
 def decode_rollup_arrays(
     packed: bytes, rows: int, slots: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
@@ -189,3 +153,31 @@ def decode_rollup_arrays(
             raise ValueError(f"unexpected layout of the {name} arrays")
     return (got["avg"]["val"].astype(np.float64), got["max"]["val"].astype(np.float64),
             got["min"]["val"].astype(np.float64), got["cnt"]["val"].astype(np.int64))
+
+
+def decode_int8_array(sent: bytes) -> NDArray[np.int64]:
+    """Parse array_send of a one-dimensional int8 (or timestamptz: microseconds since 2000-01-01) array without
+    NULLs."""
+    ndim, hasnull, _oid = struct.unpack(">iii", sent[:12])
+    if ndim == 0:
+        return np.empty(0, np.int64)
+    n, _lbound = struct.unpack(">ii", sent[12:20])
+    if ndim != 1 or hasnull or len(sent) != 20 + n * 12:
+        raise ValueError("not a one-dimensional int8 array without NULLs")
+    got = np.frombuffer(sent, dtype=[("len", ">i4"), ("v", ">i8")], offset=20)
+    if not (got["len"] == 8).all():
+        raise ValueError("unexpected element length in an int8 array")
+    return got["v"].astype(np.int64)
+
+
+def decode_float8_rows(packed: bytes, rows: int, slots: int) -> NDArray[np.float64]:
+    """Parse `rows` concatenated array_send outputs of float8 arrays of `slots` elements without NULLs (the
+    raw points' slot arrays with NULL replaced by NaN) into a (rows x slots) matrix."""
+    record = np.dtype([f for f in _array_fields("v", ">f8", slots) if f[0] != "v_len"])
+    if len(packed) != rows * record.itemsize:
+        raise ValueError(f"{len(packed)} bytes of slot arrays for {rows} rows of {record.itemsize} bytes")
+    got = np.frombuffer(packed, dtype=record)
+    if not ((got["v_ndim"] == 1).all() and (got["v_dim"] == slots).all() and (got["v_hasnull"] == 0).all()
+            and (got["v_oid"] == FLOAT8_OID).all() and (got["v"]["len"] == 8).all()):
+        raise ValueError("unexpected layout of the slot arrays")
+    return got["v"]["val"].astype(np.float64)

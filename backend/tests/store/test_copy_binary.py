@@ -1,5 +1,5 @@
-"""The numpy binary-COPY codecs against a real PostgreSQL: what we encode, PostgreSQL reads back exactly, and
-what PostgreSQL sends, we decode exactly (or refuse)."""
+"""The numpy binary codecs against a real PostgreSQL: what we encode as binary COPY, PostgreSQL reads back
+exactly, and what it sends (array_send), we decode exactly (or refuse)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,23 @@ from typing import Any
 
 import numpy as np
 import pytest
-from headroom.store.copy_binary import decode_point_rows, encode_rows
+from headroom.store.copy_binary import decode_float8_rows, decode_int8_array, encode_rows
 
 PG_EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
 
-def _copy_out(db: Any, query: str) -> bytes:
+def _read_back(db: Any, table: str) -> tuple[Any, Any, Any]:
+    """The store's read-back query shape (timeseries._read_days): ids, times and slot arrays as array_send."""
     conn = db.connection().connection.driver_connection
-    out = bytearray()
-    with conn.cursor() as cur, cur.copy(f"COPY ({query}) TO STDOUT (FORMAT BINARY)") as copy:
-        for chunk in copy:
-            out += chunk
-    return bytes(out)
+    with conn.cursor(binary=True) as cur:
+        cur.execute(
+            "SELECT array_send(array_agg(series_id ORDER BY series_id)), "
+            "array_send(array_agg(bucket_at ORDER BY series_id)), "
+            "string_agg(array_send(array_replace(vals, NULL, 'NaN'::float8)), ''::bytea ORDER BY series_id), "
+            f"count(*) FROM {table}"
+        )
+        sids, stamps, packed, n = cur.fetchone()
+    return decode_int8_array(sids), decode_int8_array(stamps), decode_float8_rows(packed, n, 60)
 
 
 def test_encode_then_decode_round_trips_through_postgres(db: Any) -> None:
@@ -40,27 +45,26 @@ def test_encode_then_decode_round_trips_through_postgres(db: Any) -> None:
         assert cur.fetchone()[0] == 3
         cur.execute("SELECT array_position(vals, NULL) FROM rt ORDER BY series_id")
         assert [r[0] for r in cur.fetchall()] == [None, 1, None]
-    stream = _copy_out(db, "SELECT series_id, bucket_at, org_id, array_replace(vals, NULL, 'NaN'::float8) "
-                           "FROM rt ORDER BY series_id")
-    sids, micros, codes, orgs, values = decode_point_rows(stream)
+    sids, micros, values = _read_back(db, "rt")
     assert sids.tolist() == [11, 12, 13]
     assert [PG_EPOCH + dt.timedelta(microseconds=int(m)) for m in micros] == hours
-    assert orgs == [org] and codes.tolist() == [0, 0, 0]
     np.testing.assert_array_equal(values, rows)  # NaN where the NULLs were, bit-exact elsewhere
 
 
-def test_decode_refuses_a_stream_of_another_shape(db: Any) -> None:
-    with_nulls = _copy_out(db, "SELECT 1::bigint, now(), gen_random_uuid(), "
-                               "array_fill(NULL::float8, ARRAY[60])")
+def test_decoders_refuse_other_shapes(db: Any) -> None:
+    conn = db.connection().connection.driver_connection
+    with conn.cursor(binary=True) as cur:
+        cur.execute("SELECT array_send(array_fill(NULL::float8, ARRAY[60])), "
+                    "array_send(array_fill(1::float8, ARRAY[59])), array_send(ARRAY[1, NULL]::int8[]), "
+                    "array_send('{}'::int8[])")
+        with_nulls, short, int_nulls, empty = cur.fetchone()
     with pytest.raises(ValueError):
-        decode_point_rows(with_nulls)  # NULL elements: variable-size tuples
-    short = _copy_out(db, "SELECT 1::bigint, now(), gen_random_uuid(), array_fill(1::float8, ARRAY[59])")
+        decode_float8_rows(with_nulls, 1, 60)  # NULL elements: another size
     with pytest.raises(ValueError):
-        decode_point_rows(short)
+        decode_float8_rows(short, 1, 60)
     with pytest.raises(ValueError):
-        decode_point_rows(b"not a copy stream at all")
-    empty = _copy_out(db, "SELECT 1::bigint, now(), gen_random_uuid(), array_fill(1::float8, ARRAY[60]) LIMIT 0")
-    assert decode_point_rows(empty)[0].size == 0
+        decode_int8_array(int_nulls)
+    assert decode_int8_array(empty).size == 0
 
 
 def test_sparse_rows_encode_like_postgres_itself(db: Any) -> None:
@@ -75,8 +79,7 @@ def test_sparse_rows_encode_like_postgres_itself(db: Any) -> None:
         cur.execute("CREATE TEMP TABLE sp (series_id bigint, bucket_at timestamptz, org_id uuid, vals float8[])")
         with cur.copy("COPY sp FROM STDIN (FORMAT BINARY)") as copy:
             copy.write(encode_rows(np.arange(200), micros, rows, uuid.uuid4()))
-    _, _, _, _, back = decode_point_rows(_copy_out(
-        db, "SELECT series_id, bucket_at, org_id, array_replace(vals, NULL, 'NaN'::float8) FROM sp ORDER BY 1"))
+    _, _, back = _read_back(db, "sp")
     np.testing.assert_array_equal(back, rows)
 
 
