@@ -86,7 +86,8 @@ def _start_worker(env: dict[str, str], celery_app: Any, name: str, call_log: Pat
          f"--logfile={worker_log}"],
         env={**env, "HEADROOM_TEST_GMD_LOG": str(call_log)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
+    # Generous: a worker's start imports the whole app, and this machine's 2 cores are shared with other runs.
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if any(name in host for reply in celery_app.control.ping(timeout=1.0) for host in reply):
             return proc
@@ -94,7 +95,7 @@ def _start_worker(env: dict[str, str], celery_app: Any, name: str, call_log: Pat
             raise AssertionError("worker exited at start")
     proc.kill()
     tail = worker_log.read_text()[-3000:] if worker_log.exists() else "(no log)"
-    raise AssertionError(f"worker did not answer a ping within 60 s; its log ends:\n{tail}")
+    raise AssertionError(f"worker did not answer a ping within 180 s; its log ends:\n{tail}")
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
