@@ -16,7 +16,6 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
-    Date,
     DateTime,
     Double,
     Enum,
@@ -464,27 +463,3 @@ class Patch(Base):
     created_at: Mapped[dt.datetime] = created_at_column()
     applied_at: Mapped[dt.datetime | None]
     applied_by_user_id: Mapped[uuid.UUID | None] = _fk("users.id", nullable=True, ondelete="SET NULL")
-
-
-class DigestSubscription(Base):
-    __tablename__ = "digest_subscriptions"
-    __table_args__ = (UniqueConstraint("org_id", "email"),)
-
-    id: Mapped[uuid.UUID] = uuid_pk()
-    org_id: Mapped[uuid.UUID] = _fk("organizations.id")
-    user_id: Mapped[uuid.UUID | None] = _fk("users.id", nullable=True, ondelete="CASCADE")
-    email: Mapped[str] = mapped_column(String(320))
-    enabled: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
-    created_at: Mapped[dt.datetime] = created_at_column()
-
-
-class DigestSent(Base):
-    __tablename__ = "digests_sent"
-    __table_args__ = (UniqueConstraint("org_id", "week_start"),)
-
-    id: Mapped[uuid.UUID] = uuid_pk()
-    org_id: Mapped[uuid.UUID] = _fk("organizations.id")
-    week_start: Mapped[dt.date] = mapped_column(Date)
-    sent_at: Mapped[dt.datetime] = created_at_column()
-    recipients: Mapped[int] = mapped_column(Integer)
-    findings_count: Mapped[int] = mapped_column(Integer, default=0)
