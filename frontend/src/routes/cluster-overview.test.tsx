@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '@/router';
 import { apiError, renderRoutes } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
-import { CACHE_FINDING, CLUSTER_ID, clusterHandlers, GP2_FINDING, VIEWER_SESSION } from './cluster-fixtures';
+import { CACHE_FINDING, CLUSTER, CLUSTER_ID, clusterHandlers, GP2_FINDING, VIEWER_SESSION } from './cluster-fixtures';
+import { AWS_CONNECTION, HEALTH_FAILING, PROM_SOURCE } from './settings-fixtures';
 
 describe('cluster overview', () => {
   it('shows the name, source badges, tabs, counts by severity, top findings by impact and the nodes', async () => {
@@ -45,6 +46,36 @@ describe('cluster overview', () => {
     // gp2 shows its baseline: 3 IOPS/GiB x 350 GiB (domain.md §1.1).
     const gp2Row = within(nodes).getByRole('row', { name: /10\.0\.1\.14:20160/ });
     expect(within(gp2Row).getByText(/350 GiB · 1,050 IOPS baseline/)).toBeInTheDocument();
+  });
+
+  it('is opened from the clusters list', async () => {
+    server.use(...clusterHandlers());
+    server.use(http.get(apiUrl('/clusters'), () => HttpResponse.json({ items: [CLUSTER], total: 1 })));
+    const { user, router } = renderRoutes(routes, '/clusters');
+    const row = await screen.findByRole('row', { name: /demo-prod \(demo\)/ });
+    await user.click(within(row).getByRole('link', { name: 'demo-prod (demo)' }));
+    expect(await screen.findByRole('heading', { name: 'demo-prod (demo)', level: 1 })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe(`/clusters/${CLUSTER_ID}`);
+  });
+
+  it("badges the org's AWS connections and this cluster's Prometheus sources with their health", async () => {
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl('/sources/aws'), () => HttpResponse.json([AWS_CONNECTION])),
+      http.get(apiUrl('/sources/prometheus'), () =>
+        HttpResponse.json([
+          { ...PROM_SOURCE, cluster_id: CLUSTER_ID },
+          // Another cluster's source is not this cluster's.
+          { ...PROM_SOURCE, id: 'b0000000-0000-4000-8000-0000000000ff', name: 'other-prometheus', cluster_id: 'c0ffee00-0000-4000-8000-0000000000ff' },
+        ]),
+      ),
+    );
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    const badges = await screen.findByRole('list', { name: 'Source health' });
+    const failing = await within(badges).findByText('Prometheus: prod-prometheus — failing');
+    expect(failing).toHaveAttribute('title', `Last error: ${HEALTH_FAILING.last_error}`);
+    expect(within(badges).getByText('AWS: prod-account — healthy')).toBeInTheDocument();
+    expect(within(badges).queryByText(/other-prometheus/)).not.toBeInTheDocument();
   });
 
   it('queues the advisor for an admin', async () => {
