@@ -774,10 +774,11 @@ def read_rollups(
     # building a Python object per element (or receiving one COPY message per row).
     with conn.cursor(binary=True) as cur:
         cur.execute(
-            "SELECT array_agg(series_id ORDER BY series_id, day_at), "
-            "array_agg(extract(epoch FROM day_at)::bigint ORDER BY series_id, day_at), "
-            "string_agg(array_send(avg) || array_send(max) || array_send(min) || array_send(cnt), ''::bytea "
-            "ORDER BY series_id, day_at) FROM metric_rollups "
+            # No ORDER BY in the aggregates (a sort of the wide rows costs the server more than numpy's
+            # argsort below): every aggregate of one Agg node sees the rows in the same order.
+            "SELECT array_agg(series_id), array_agg(extract(epoch FROM day_at)::bigint), "
+            "string_agg(array_send(avg) || array_send(max) || array_send(min) || array_send(cnt), ''::bytea) "
+            "FROM metric_rollups "
             "WHERE org_id = %(org)s AND series_id = ANY(CAST(%(sids)s AS bigint[])) AND resolution_seconds = %(res)s "
             "AND day_at >= %(d0)s AND day_at < %(end)s",
             # The id list as one array literal: dumping it is one join, not a Python dumper per element.
@@ -788,9 +789,11 @@ def read_rollups(
     out: dict[int, RollupColumns] = dict.fromkeys(series_ids, _EMPTY_COLUMNS)
     if not row_sids:
         return out
-    sids = np.array(row_sids, dtype=np.int64)
+    sids, days = np.array(row_sids, dtype=np.int64), np.array(row_days, dtype=np.int64)
     avg, mx, mn, counts = decode_rollup_arrays(packed, sids.size, slots)
-    stamps = np.array(row_days, dtype=np.int64)[:, None] + np.arange(slots, dtype=np.int64) * resolution
+    order = np.lexsort((days, sids))  # by series, then day
+    sids, days, avg, mx, mn, counts = sids[order], days[order], avg[order], mx[order], mn[order], counts[order]
+    stamps = days[:, None] + np.arange(slots, dtype=np.int64) * resolution
     # Unpack every day row at once: (rows x slots) matrices, one mask, then one split per series.
     keep = (counts > 0) & (stamps >= lo) & (stamps < hi)
     owner = np.broadcast_to(sids[:, None], keep.shape)[keep]

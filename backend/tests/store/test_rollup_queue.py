@@ -77,12 +77,18 @@ def test_write_queues_changed_days_and_drain_computes_them(db: Any) -> None:
 def test_drain_takes_at_most_its_limit_and_finishes_the_queue(db: Any) -> None:
     org = _org(db)
     sids = _series(db, org, 7)
-    ts.write_batches(db, org, [ts.SeriesBatch(s, T0, 60, np.ones(3 * 1440)) for s in sids])
+    # Series k has value 10 * k + d on day d: rows must come back in (series, day) order with their own values.
+    ts.write_batches(db, org, [ts.SeriesBatch(s, T0, 60, np.repeat([10.0 * k + d for d in range(3)], 1440))
+                               for k, s in enumerate(sids)])
     assert ts.rollups_pending(db, org) == 21
     done = [ts.drain_rollups(db, limit=5, org_id=org) for _ in range(6)]
     assert done == [5, 5, 5, 5, 1, 0]
-    got = ts.read_rollups(db, org, sids, 3600, T0, T0 + 3 * DAY)
-    assert all(len(c) == 72 and (c.avg == 1).all() and (c.count == 60).all() for c in got.values())
+    got = ts.read_rollups(db, org, list(reversed(sids)), 3600, T0, T0 + 3 * DAY)
+    for k, sid in enumerate(sids):
+        cols = got[sid]
+        assert len(cols) == 72 and (cols.count == 60).all() and (np.diff(cols.epoch_seconds) == 3600).all()
+        assert cols.epoch_seconds[0] == int(T0.timestamp())
+        np.testing.assert_array_equal(cols.avg, np.repeat([10.0 * k + d for d in range(3)], 24))
 
 
 def test_drain_is_scoped_to_an_org_when_asked(db: Any) -> None:
