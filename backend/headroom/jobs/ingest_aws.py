@@ -140,6 +140,11 @@ def _backfill(database_url: str, settings: Settings, now: dt.datetime, cid: uuid
                 return {"skipped": "connection missing"}
             row = ingest.get_backfill(db, conn)
             span = days or (row.days if row is not None else ingest.DEFAULT_BACKFILL_DAYS)
+            if row is not None and row.state == "done" and row.days == span:
+                # Every way of asking for a backfill queues the row first; a finished one here is a redelivered
+                # task (acks_late): it has nothing left to fetch, and fetching it again would be paid again.
+                return {"state": row.state, "points_done": row.points_done, "points_total": row.points_total,
+                        "points_written": row.points_written, "steps_run": 0, "skipped": "already done"}
             if row is None or row.days != span or row.state == "done":
                 row = ingest.request_backfill(db, conn, days=span)  # a new plan (else: resume this one)
             row.state, row.started_at, row.finished_at, row.last_error = "running", now, None, None

@@ -430,7 +430,7 @@ def request_backfill(db: Session, connection: AwsConnection, *, days: int = DEFA
 # killed worker's successor skips exactly the stored requests: no GetMetricData call is paid twice (billing is
 # per metric requested, domain.md §3.3).
 #
-# Inventory changes between runs (decided here, tested in tests/collect_aws/test_backfill_resume.py):
+# Inventory changes between runs (decided here, tested in tests/collect_aws/test_aws_backfill_resume.py):
 # * a series that appears (new volume, newly mapped TiKV instance) is appended to the plan as new requests over
 #   the same window when a run starts, so it gets its history too; points_total grows by their points;
 # * a series that disappears (volume deleted or detached) keeps its planned requests: CloudWatch still holds

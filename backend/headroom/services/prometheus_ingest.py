@@ -405,7 +405,7 @@ def collect_incremental(
 # transaction (the task commits after each chunk), so a killed worker's successor runs only the chunks not
 # stored, and steps done / total are sums over the plan: never counted twice, never going back.
 #
-# Nodes that change between runs (decided here, tested in tests/collect_prometheus/test_backfill_resume.py):
+# Nodes that change between runs (decided here, tested in tests/collect_prometheus/test_prom_backfill_resume.py):
 # every query selects all of the cluster's TiKV nodes (and their hosts' node_exporter), so a chunk run after a
 # node appeared includes it. A chunk stored before it appeared did not: when a run finds TiKV targets that a
 # done chunk did not cover, it appends that chunk again to the plan (steps_total grows by it). Prometheus bills

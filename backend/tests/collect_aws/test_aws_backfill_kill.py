@@ -235,6 +235,10 @@ def test_killed_backfill_resumes_with_only_the_remaining_requests(
     try:
         with ProgressWatch(engine, cid) as watch_second:
             summary = celery_app.send_task("aws.backfill", kwargs=later, queue="ingest").get(timeout=600)
+        # A redelivery of the finished task fetches nothing.
+        calls_done = len(_calls(second_log))
+        again = celery_app.send_task("aws.backfill", kwargs=later, queue="ingest").get(timeout=120)
+        assert again["skipped"] == "already done" and len(_calls(second_log)) == calls_done
     finally:
         _stop(second)
     assert summary["state"] == "done" and summary["points_done"] == summary["points_total"] == killed.points_total

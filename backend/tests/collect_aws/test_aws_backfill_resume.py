@@ -4,7 +4,7 @@ into CloudWatch (moto server), and its progress (points done / total) never goes
 
 The "kill" here raises out of the (k+1)-th GetMetricData call, after k steps were committed (the test session's
 commits release savepoints; the rollback after the kill discards the in-flight request as a dead worker's
-transaction would be). A real Celery worker SIGKILLed mid-backfill is test_backfill_kill_resume.py.
+transaction would be). A real Celery worker SIGKILLed mid-backfill is test_aws_backfill_kill.py.
 """
 
 from __future__ import annotations
