@@ -745,6 +745,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sources/aws/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Aws Setup
+         * @description The external ID, Headroom's AWS account ID and the read-only role templates filled in with both.
+         */
+        get: operations["aws_setup_api_v1_sources_aws_setup_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/sources/aws/{connection_id}": {
         parameters: {
             query?: never;
@@ -1181,6 +1201,46 @@ export interface components {
             role_arn?: string | null;
             /** Secret Access Key */
             secret_access_key?: string | null;
+        };
+        /** AwsSetupRead */
+        AwsSetupRead: {
+            /**
+             * External Id
+             * @description Your organisation's external ID: the role's trust policy requires it.
+             */
+            external_id: string;
+            /**
+             * Headroom Account Id
+             * @description The AWS account Headroom assumes your role from; null when this installation has not set it.
+             */
+            headroom_account_id: string | null;
+            /**
+             * Note
+             * @description Why the account ID is missing, and what to do; null when it is set.
+             */
+            note: string | null;
+            /** Templates */
+            templates: components["schemas"]["AwsTemplateRead"][];
+        };
+        /** AwsTemplateRead */
+        AwsTemplateRead: {
+            /**
+             * Filename
+             * @description Suggested file name for the download.
+             */
+            filename: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "cloudformation" | "terraform";
+            /** Media Type */
+            media_type: string;
+            /**
+             * Text
+             * @description The template with the external ID (and account ID, when known) as defaults.
+             */
+            text: string;
         };
         /** BackfillRead */
         BackfillRead: {
@@ -6282,6 +6342,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AwsConnectionRead"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    aws_setup_api_v1_sources_aws_setup_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AwsSetupRead"];
                 };
             };
             /** @description Unauthorized */

@@ -60,7 +60,9 @@ def create_aws(body: AwsConnectionCreate, caller: Caller, db: DB, ctx: Context,
     return _aws_read(connection)
 
 
-@router.get("/aws/{connection_id}", response_model=AwsConnectionRead)
+# `:uuid` so that GET /sources/aws/setup (routers/sources_aws_setup.py, discovered after this module) is not
+# taken for a connection id.
+@router.get("/aws/{connection_id:uuid}", response_model=AwsConnectionRead)
 def get_aws(connection_id: uuid.UUID, caller: Caller, db: DB) -> AwsConnectionRead:
     return _aws_read(service.get_aws_connection(db, caller, connection_id))
 
