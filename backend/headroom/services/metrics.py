@@ -595,6 +595,8 @@ def build_panels(
         key = ("tikv_node", addr, "tikv.write_stall")
         if data.has(key):
             p.series.append(SeriesOut("write_stall", "Longest stall", "ms", drop_empty(scaled(data.get(key), 1e-3))))
+    if refs.raft is None and refs.data is not None:  # the data panels already say the Raft log shares the volume
+        return [p for p in panels.values() if p.id not in ("raft_iops", "raft_throughput")]
     return list(panels.values())
 
 
@@ -963,8 +965,8 @@ def cluster_overview(
         panels = {p.id: p for p in build_panels(refs, data, ceilings, [], io_panels)}
         cells = []
         for metric in io_panels:
-            panel = panels[metric]
-            if not panel.series and not panel.ceilings:
+            panel = panels.get(metric)
+            if panel is None or (not panel.series and not panel.ceilings):
                 continue
             segs = [c for c in panel.ceilings if c.id == UTILISATION_CEILING[metric]]
             total = next((s.columns for s in panel.series if s.id == UTILISATION_SERIES[metric]), empty_columns())

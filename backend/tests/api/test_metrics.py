@@ -115,6 +115,9 @@ def test_raw_window_numbers_are_exact(owner: Any, cluster_id: str, sessions: Any
     body = _get(owner, cluster_id, start=start.isoformat(), end=NOW.isoformat())
     assert body["resolution_seconds"] == 60 and body["resolution_source"] == "raw"
     assert body["node"]["store_address"] == fleet.address and body["node"]["raft_volume"] is None
+    # The Raft log shares the data volume: no raft panels, a note on the data panel instead.
+    assert [p["id"] for p in body["panels"]][:3] == ["data_iops", "data_throughput", "instance_iops"]
+    assert "The Raft log shares this volume." in _panel(body, "data_iops")["notes"]
     iops = _panel(body, "data_iops")
     assert _series(iops, "data_read_iops")["avg"] == [10.0] * 60  # 600 / 60 s
     assert _series(iops, "data_write_iops")["avg"] == [20.0] * 60
