@@ -1,12 +1,38 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { routes } from '@/router';
 import { apiError, renderRoutes, SESSION } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
 import { AWS_BACKFILL_RUNNING, AWS_CONNECTION, AWS_ID, EXTERNAL_ID, HEALTH_FAILING, ORG, sweep } from './settings-fixtures';
 
 const VIEWER = { ...SESSION, role: 'viewer' as const };
+const HEADROOM_ACCOUNT = '123456789012';
+const CFN_FILLED = `Parameters:\n  ExternalId:\n    Type: String\n    Default: "${EXTERNAL_ID}"\n`;
+const TF_FILLED = `variable "external_id" {\n  type        = string\n  default     = "${EXTERNAL_ID}"\n}\n`;
+
+function awsSetup(accountId: string | null) {
+  return {
+    external_id: EXTERNAL_ID,
+    headroom_account_id: accountId,
+    note: accountId
+      ? null
+      : "This installation's HEADROOM_AWS_ACCOUNT_ID is not set, so the templates leave Headroom's account ID for you to fill in; ask your Headroom operator for it.",
+    templates: [
+      { kind: 'cloudformation' as const, filename: 'headroom-readonly-role.cfn.yaml', media_type: 'application/yaml', text: CFN_FILLED },
+      { kind: 'terraform' as const, filename: 'headroom-readonly-role.tf', media_type: 'text/plain', text: TF_FILLED },
+    ],
+  };
+}
+
+function readBlob(blob: Blob): Promise<string> {
+  // jsdom's Blob has no text(): read it the old way.
+  return new Promise<string>((resolve) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.readAsText(blob);
+  });
+}
 
 function detailHandlers() {
   return [
@@ -157,27 +183,89 @@ describe('Settings › AWS connection', () => {
 });
 
 describe('Settings › Connect AWS account', () => {
-  function connectHandlers() {
+  function connectHandlers(accountId: string | null = HEADROOM_ACCOUNT) {
     return [
       http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
       http.get(apiUrl('/org'), () => HttpResponse.json(ORG)),
+      http.get(apiUrl('/sources/aws/setup'), () => HttpResponse.json(awsSetup(accountId))),
       ...detailHandlers(),
     ];
   }
 
-  it('shows the external ID inside the trust policy and the shipped templates', async () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("shows the external ID and Headroom's account ID inside the trust policy and the commands", async () => {
     server.use(...connectHandlers());
     renderRoutes(routes, '/settings/sources/aws/new');
     expect(await screen.findByLabelText('External ID')).toHaveTextContent(EXTERNAL_ID);
-    const trust = screen.getByLabelText('Trust policy');
-    expect(JSON.parse(trust.textContent ?? '').Statement[0].Condition.StringEquals['sts:ExternalId']).toBe(EXTERNAL_ID);
+    expect(screen.getByLabelText('Headroom AWS account ID')).toHaveTextContent(HEADROOM_ACCOUNT);
+    const trust = JSON.parse(screen.getByLabelText('Trust policy').textContent ?? '');
+    expect(trust.Statement[0].Condition.StringEquals['sts:ExternalId']).toBe(EXTERNAL_ID);
+    expect(trust.Statement[0].Principal.AWS).toBe(`arn:aws:iam::${HEADROOM_ACCOUNT}:root`);
     expect(screen.getByLabelText('Permissions policy')).toHaveTextContent('cloudwatch:GetMetricData');
-    expect(screen.getByLabelText('CloudFormation command')).toHaveTextContent(
-      `--template-file deploy/aws/headroom-readonly-role.cfn.yaml`,
-    );
-    expect(screen.getByLabelText('CloudFormation command')).toHaveTextContent(`ExternalId=${EXTERNAL_ID}`);
+    const cfn = screen.getByLabelText('CloudFormation command');
+    expect(cfn).toHaveTextContent('--template-file headroom-readonly-role.cfn.yaml');
+    expect(cfn).toHaveTextContent(`HeadroomAccountId=${HEADROOM_ACCOUNT} ExternalId=${EXTERNAL_ID}`);
+    expect(screen.getByLabelText('Terraform command')).toHaveTextContent(`-var headroom_account_id=${HEADROOM_ACCOUNT}`);
     expect(screen.getByLabelText('Terraform command')).toHaveTextContent(`-var external_id=${EXTERNAL_ID}`);
+    expect(document.body).not.toHaveTextContent('<HEADROOM_AWS_ACCOUNT_ID>');
     expect(screen.getByRole('button', { name: 'Download headroom-trust-policy.json' })).toBeInTheDocument();
+  });
+
+  it('downloads the templates the API filled in, under their file names', async () => {
+    const blobs: Blob[] = [];
+    Object.assign(URL, {
+      createObjectURL: vi.fn((blob: Blob) => {
+        blobs.push(blob);
+        return 'blob:template';
+      }),
+      revokeObjectURL: vi.fn(),
+    });
+    const names: string[] = [];
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+      names.push(this.download);
+    });
+    server.use(...connectHandlers());
+    const { user } = renderRoutes(routes, '/settings/sources/aws/new');
+    const downloads = await screen.findByRole('group', { name: 'Template downloads' });
+    await user.click(within(downloads).getByRole('button', { name: /CloudFormation template/ }));
+    await user.click(within(downloads).getByRole('button', { name: /Terraform file/ }));
+    expect(names).toEqual(['headroom-readonly-role.cfn.yaml', 'headroom-readonly-role.tf']);
+    expect(await readBlob(blobs[0] as Blob)).toBe(CFN_FILLED);
+    expect(blobs[0]?.type).toBe('application/yaml');
+    expect(await readBlob(blobs[1] as Blob)).toBe(TF_FILLED);
+  });
+
+  it("says why Headroom's account ID is missing and keeps the placeholder in the trust policy", async () => {
+    server.use(...connectHandlers(null));
+    renderRoutes(routes, '/settings/sources/aws/new');
+    expect(await screen.findByRole('note')).toHaveTextContent('HEADROOM_AWS_ACCOUNT_ID is not set');
+    expect(screen.queryByLabelText('Headroom AWS account ID')).not.toBeInTheDocument();
+    const trust = JSON.parse(screen.getByLabelText('Trust policy').textContent ?? '');
+    expect(trust.Statement[0].Principal.AWS).toBe('arn:aws:iam::<HEADROOM_AWS_ACCOUNT_ID>:root');
+    expect(trust.Statement[0].Condition.StringEquals['sts:ExternalId']).toBe(EXTERNAL_ID);
+  });
+
+  it('shows the error when the setup cannot be loaded, and retries', async () => {
+    let calls = 0;
+    server.use(...connectHandlers());
+    // Later server.use() calls take precedence.
+    server.use(
+      http.get(apiUrl('/sources/aws/setup'), () => {
+        calls += 1;
+        return calls === 1
+          ? HttpResponse.json(apiError('internal_error', 'Something broke.'), { status: 500 })
+          : HttpResponse.json(awsSetup(HEADROOM_ACCOUNT));
+      }),
+    );
+    const { user } = renderRoutes(routes, '/settings/sources/aws/new');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Could not load your external ID');
+    expect(alert).toHaveTextContent('Something broke.');
+    await user.click(within(alert).getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByLabelText('External ID')).toHaveTextContent(EXTERNAL_ID);
   });
 
   it('puts the API validation message next to the role ARN field', async () => {

@@ -9,6 +9,7 @@ export type AwsConnectionCreate = S['AwsConnectionCreate'];
 export type AwsTestReport = S['AwsConnectionTestRead'];
 export type AwsBackfill = S['AwsBackfillRead'];
 export type Sweep = S['CollectionSweepRead'];
+export type AwsSetup = S['AwsSetupRead'];
 export type PrometheusSource = S['PrometheusSourceRead'];
 export type PrometheusSourceCreate = S['PrometheusSourceCreate'];
 export type PrometheusTestReport = S['ConnectionTestRead'];
@@ -25,6 +26,7 @@ export const sourcesKeys = {
   prom: (id: string) => ['sources', 'prometheus', id] as const,
   promBackfill: (id: string) => ['sources', 'prometheus', id, 'backfill'] as const,
   org: ['sources', 'org'] as const,
+  awsSetup: ['sources', 'aws-setup'] as const,
 };
 
 // How often a running backfill's progress is re-read; the ingest job commits progress per request batch.
@@ -39,11 +41,12 @@ export function usePrometheusSources() {
 }
 
 /** The organisation, for its AWS external ID (the trust policy's sts:ExternalId condition). */
-export function useOrgExternalId() {
+/** The external ID, Headroom's AWS account ID (null when the installation has not set it) and the role templates
+ * filled in with both, for the Connect AWS page. */
+export function useAwsSetup() {
   return useQuery({
-    queryKey: sourcesKeys.org,
-    queryFn: () => unwrap(api.GET('/api/v1/org')),
-    select: (org) => org.aws_external_id,
+    queryKey: sourcesKeys.awsSetup,
+    queryFn: () => unwrap(api.GET('/api/v1/sources/aws/setup')),
   });
 }
 

@@ -1,6 +1,7 @@
 /**
  * The IAM policies of Headroom's read-only role, as shipped in deploy/aws/headroom-readonly-role.cfn.yaml and
- * deploy/aws/headroom-readonly-role.tf (policy.test.ts checks both files still grant exactly these actions).
+ * deploy/aws/headroom-readonly-role.tf (links to backend/headroom/deploy_templates/, which the API serves filled in
+ * at GET /api/v1/sources/aws/setup; policy.test.ts checks both files still grant exactly these actions).
  */
 export const REQUIRED_ACTIONS = {
   Ec2Inventory: ['ec2:DescribeInstances', 'ec2:DescribeVolumes', 'ec2:DescribeInstanceTypes'],
@@ -10,6 +11,9 @@ export const REQUIRED_ACTIONS = {
 export const CFN_TEMPLATE_PATH = 'deploy/aws/headroom-readonly-role.cfn.yaml';
 export const TERRAFORM_PATH = 'deploy/aws/headroom-readonly-role.tf';
 export const HEADROOM_ACCOUNT_PLACEHOLDER = '<HEADROOM_AWS_ACCOUNT_ID>';
+/** The file names the API gives the filled-in templates (GET /api/v1/sources/aws/setup). */
+export const CFN_TEMPLATE_FILE = 'headroom-readonly-role.cfn.yaml';
+export const TERRAFORM_FILE = 'headroom-readonly-role.tf';
 
 /** The role's trust policy: Headroom's account may assume it only with this organisation's external ID. */
 export function trustPolicy(externalId: string, headroomAccountId = HEADROOM_ACCOUNT_PLACEHOLDER): string {
@@ -48,19 +52,27 @@ export function permissionsPolicy(): string {
   );
 }
 
-export function cloudFormationCommand(externalId: string, headroomAccountId = HEADROOM_ACCOUNT_PLACEHOLDER): string {
+export function cloudFormationCommand(
+  externalId: string,
+  headroomAccountId = HEADROOM_ACCOUNT_PLACEHOLDER,
+  templateFile = CFN_TEMPLATE_PATH,
+): string {
   return [
     'aws cloudformation deploy \\',
-    `  --template-file ${CFN_TEMPLATE_PATH} \\`,
+    `  --template-file ${templateFile} \\`,
     '  --stack-name headroom-readonly \\',
     '  --capabilities CAPABILITY_NAMED_IAM \\',
     `  --parameter-overrides HeadroomAccountId=${headroomAccountId} ExternalId=${externalId}`,
   ].join('\n');
 }
 
-export function terraformCommand(externalId: string, headroomAccountId = HEADROOM_ACCOUNT_PLACEHOLDER): string {
+export function terraformCommand(
+  externalId: string,
+  headroomAccountId = HEADROOM_ACCOUNT_PLACEHOLDER,
+  templateFile = TERRAFORM_PATH,
+): string {
   return [
-    `# in a copy of ${TERRAFORM_PATH}`,
+    `# in the folder of ${templateFile}`,
     'terraform init',
     'terraform apply \\',
     `  -var headroom_account_id=${headroomAccountId} \\`,

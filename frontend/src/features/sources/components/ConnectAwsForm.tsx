@@ -3,13 +3,14 @@ import { errorMessage } from '@/api/errors';
 import { ErrorState } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { TextField } from '@/components/TextField';
-import { useCreateAwsConnection, useOrgExternalId, type AwsConnection, type AwsConnectionCreate } from '../api';
+import { useAwsSetup, useCreateAwsConnection, type AwsConnection, type AwsConnectionCreate, type AwsSetup } from '../api';
 import { fieldErrorsOf } from '../form';
 import {
-  CFN_TEMPLATE_PATH,
+  CFN_TEMPLATE_FILE,
   cloudFormationCommand,
+  HEADROOM_ACCOUNT_PLACEHOLDER,
   permissionsPolicy,
-  TERRAFORM_PATH,
+  TERRAFORM_FILE,
   terraformCommand,
   trustPolicy,
 } from '../policy';
@@ -54,20 +55,36 @@ function Snippet({ title, text, filename }: { title: string; text: string; filen
   );
 }
 
-/** Step 1: the external ID and the role to create with it. */
+/** Offer a template the API filled in (YAML or HCL text) as a file. */
+function TemplateDownload({ template }: { template: AwsSetup['templates'][number] }) {
+  const title = template.kind === 'cloudformation' ? 'CloudFormation template' : 'Terraform file';
+  return (
+    <DownloadButton
+      text={template.text}
+      filename={template.filename}
+      type={template.media_type}
+      label={`Download ${title} (${template.filename})`}
+    />
+  );
+}
+
+/** Step 1: the external ID, Headroom's account ID and the role to create with them. */
 function RoleInstructions() {
-  const externalId = useOrgExternalId();
-  if (externalId.isPending) return <LoadingState label="Loading your external ID…" />;
-  if (externalId.isError) {
+  const setup = useAwsSetup();
+  if (setup.isPending) return <LoadingState label="Loading your external ID…" />;
+  if (setup.isError) {
     return (
       <ErrorState
         title="Could not load your external ID"
-        message={errorMessage(externalId.error)}
-        onRetry={() => void externalId.refetch()}
+        message={errorMessage(setup.error)}
+        onRetry={() => void setup.refetch()}
       />
     );
   }
-  const id = externalId.data;
+  const { external_id: id, headroom_account_id: accountId, note, templates } = setup.data;
+  const account = accountId ?? HEADROOM_ACCOUNT_PLACEHOLDER;
+  const cfn = templates.find((t) => t.kind === 'cloudformation');
+  const tf = templates.find((t) => t.kind === 'terraform');
   return (
     <section className="settings-section" aria-labelledby="role-heading">
       <h2 id="role-heading">1. Create a read-only role in your AWS account</h2>
@@ -78,19 +95,36 @@ function RoleInstructions() {
         </code>{' '}
         <CopyButton text={id} label="Copy external ID" />
       </p>
+      {accountId ? (
+        <p>
+          Headroom&apos;s AWS account ID:{' '}
+          <code className="external-id" aria-label="Headroom AWS account ID">
+            {accountId}
+          </code>{' '}
+          <CopyButton text={accountId} label="Copy account ID" />
+        </p>
+      ) : (
+        <p className="muted" role="note">
+          {note ?? "Headroom's AWS account ID is not set."} Replace <code>{HEADROOM_ACCOUNT_PLACEHOLDER}</code> below
+          with it.
+        </p>
+      )}
       <p className="muted">
-        The trust policy only lets Headroom assume the role when it presents this ID (the IAM guard against the
-        confused-deputy problem). Replace <code>&lt;HEADROOM_AWS_ACCOUNT_ID&gt;</code> with the account ID your
-        Headroom operator gave you.
+        The trust policy only lets Headroom&apos;s account assume the role when it presents this external ID (the IAM
+        guard against the confused-deputy problem).
       </p>
       <p>
-        The repository ships the role as a CloudFormation template (<code>{CFN_TEMPLATE_PATH}</code>) and a
-        Terraform file (<code>{TERRAFORM_PATH}</code>). Deploy either one:
+        Download the role as a CloudFormation template or a Terraform file, with your external ID
+        {accountId ? " and Headroom's account ID" : ''} already filled in, and deploy either one:
       </p>
-      <Snippet title="CloudFormation command" text={cloudFormationCommand(id)} />
-      <Snippet title="Terraform command" text={terraformCommand(id)} />
+      <p className="snippet__actions" role="group" aria-label="Template downloads">
+        {cfn && <TemplateDownload template={cfn} />}
+        {tf && <TemplateDownload template={tf} />}
+      </p>
+      <Snippet title="CloudFormation command" text={cloudFormationCommand(id, account, cfn?.filename ?? CFN_TEMPLATE_FILE)} />
+      <Snippet title="Terraform command" text={terraformCommand(id, account, tf?.filename ?? TERRAFORM_FILE)} />
       <p>Or create the role by hand with these two policies:</p>
-      <Snippet title="Trust policy" text={trustPolicy(id)} filename="headroom-trust-policy.json" />
+      <Snippet title="Trust policy" text={trustPolicy(id, account)} filename="headroom-trust-policy.json" />
       <Snippet
         title="Permissions policy"
         text={permissionsPolicy()}

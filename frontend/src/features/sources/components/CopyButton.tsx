@@ -20,9 +20,19 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 }
 
 /** Offer `text` as a file download (built in the browser; nothing is fetched). */
-export function DownloadButton({ text, filename, label }: { text: string; filename: string; label: string }) {
+export function DownloadButton({
+  text,
+  filename,
+  label,
+  type = 'application/json',
+}: {
+  text: string;
+  filename: string;
+  label: string;
+  type?: string;
+}) {
   const onClick = () => {
-    const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+    const url = URL.createObjectURL(new Blob([text], { type }));
     const a = document.createElement('a');
     a.href = url;
     a.download = filename;
