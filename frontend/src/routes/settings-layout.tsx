@@ -6,6 +6,7 @@ const ORGANISATION = [
   { to: '/settings/members', label: 'Members' },
   { to: '/settings/invitations', label: 'Invitations' },
   { to: '/settings/tokens', label: 'API tokens' },
+  { to: '/settings/digest', label: 'Weekly email' },
   { to: '/settings/audit-log', label: 'Audit log' },
 ];
 

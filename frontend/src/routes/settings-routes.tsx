@@ -2,6 +2,7 @@ import { Navigate, type RouteObject } from 'react-router';
 import SettingsAuditLogPage from './settings-audit-log';
 import SettingsAwsPage from './settings-aws';
 import SettingsAwsNewPage from './settings-aws-new';
+import SettingsDigestPage from './settings-digest';
 import SettingsInvitationsPage from './settings-invitations';
 import SettingsLayout from './settings-layout';
 import SettingsMembersPage from './settings-members';
@@ -25,5 +26,6 @@ export const settingsRoute: RouteObject = {
     { path: 'invitations', element: <SettingsInvitationsPage /> },
     { path: 'tokens', element: <SettingsTokensPage /> },
     { path: 'audit-log', element: <SettingsAuditLogPage /> },
+    { path: 'digest', element: <SettingsDigestPage /> },
   ],
 };

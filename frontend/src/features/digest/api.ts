@@ -1,0 +1,47 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api } from '@/api/client';
+import { unwrap } from '@/api/errors';
+import type { components } from '@/api/schema';
+
+type S = components['schemas'];
+export type DigestSettings = S['DigestSettingsRead'];
+export type DigestSettingsUpdate = S['DigestSettingsUpdate'];
+export type DigestSend = S['DigestSendRead'];
+export type DigestPreview = S['DigestPreview'];
+export type SendTestResult = S['SendTestResult'];
+export type EmailVerified = S['EmailVerified'];
+
+export const digestKeys = {
+  settings: ['digest', 'settings'] as const,
+  preview: ['digest', 'preview'] as const,
+};
+
+export function useDigestSettings() {
+  return useQuery({ queryKey: digestKeys.settings, queryFn: () => unwrap(api.GET('/api/v1/org/digest')) });
+}
+
+export function useUpdateDigestSettings() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: DigestSettingsUpdate) => unwrap(api.PATCH('/api/v1/org/digest', { body })),
+    onSuccess: (settings) => queryClient.setQueryData(digestKeys.settings, settings),
+  });
+}
+
+export function useDigestPreview() {
+  return useQuery({ queryKey: digestKeys.preview, queryFn: () => unwrap(api.GET('/api/v1/org/digest/preview')) });
+}
+
+export function useSendTestDigest() {
+  return useMutation({ mutationFn: () => unwrap(api.POST('/api/v1/org/digest/send-test')) });
+}
+
+export function useVerifyEmail() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (token: string) =>
+      unwrap(api.POST('/api/v1/org/digest/verify/{token}', { params: { path: { token } } })),
+    // Verified members join the recipients; the settings show who gets the email.
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: digestKeys.settings }),
+  });
+}
