@@ -117,10 +117,10 @@ function RoleInstructions() {
         Download the role as a CloudFormation template or a Terraform file, with your external ID
         {accountId ? " and Headroom's account ID" : ''} already filled in, and deploy either one:
       </p>
-      <p className="snippet__actions" role="group" aria-label="Template downloads">
+      <div className="template-downloads" role="group" aria-label="Template downloads">
         {cfn && <TemplateDownload template={cfn} />}
         {tf && <TemplateDownload template={tf} />}
-      </p>
+      </div>
       <Snippet title="CloudFormation command" text={cloudFormationCommand(id, account, cfn?.filename ?? CFN_TEMPLATE_FILE)} />
       <Snippet title="Terraform command" text={terraformCommand(id, account, tf?.filename ?? TERRAFORM_FILE)} />
       <p>Or create the role by hand with these two policies:</p>
