@@ -234,6 +234,32 @@ def advise_cluster(
 # ---------------------------------------------------------------------------------------------------- reads
 
 
+SEVERITY_RANK = {"critical": 1, "warning": 2, "info": 3}
+SORTS = ("severity", "impact")
+
+
+def number_or_none(value: Any) -> float | None:
+    """Return a JSON number as a float; None for anything else (null, text, booleans)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def impact_score(impact: dict[str, Any] | None) -> float:
+    """Return how much a finding's fix moves things: headroom points gained, else the metric's relative change (%)."""
+    impact = impact or {}
+    before, after = number_or_none(impact.get("headroom_before_pct")), number_or_none(impact.get("headroom_after_pct"))
+    if before is not None and after is not None:
+        return after - before
+    metric_before, metric_after = number_or_none(impact.get("before")), number_or_none(impact.get("after"))
+    if metric_before is not None and metric_after is not None and metric_before != 0:
+        return 100 * abs(metric_after - metric_before) / abs(metric_before)
+    return 0.0
+
+
+def _impact_order(row: Finding) -> tuple[float, int, float]:
+    saving = -(number_or_none((row.impact or {}).get("monthly_cost_delta_usd")) or 0.0)
+    return (-impact_score(row.impact), SEVERITY_RANK.get(row.severity, len(SEVERITY_RANK) + 1), -saving)
+
+
 def list_findings(
     db: Session,
     principal: Principal,
@@ -242,8 +268,13 @@ def list_findings(
     statuses: Sequence[str] = (),
     severities: Sequence[str] = (),
     rules: Sequence[str] = (),
+    sort: str = "severity",
 ) -> tuple[list[Finding], dict[str, int]]:
-    """Return the cluster's findings (filtered) and counts by severity over the status and rule filters."""
+    """Return the cluster's findings (filtered) and counts by severity over the status and rule filters.
+
+    sort="severity": most severe first; sort="impact": largest impact_score first, then most severe, then the
+    largest monthly saving (ties keep the severity order).
+    """
     query = select(Finding).where(Finding.org_id == principal.org_id, Finding.cluster_id == cluster_id)
     if statuses:
         query = query.where(Finding.status.in_(list(statuses)))
@@ -257,6 +288,8 @@ def list_findings(
         query = query.where(Finding.severity.in_(list(severities)))
     severity_rank = func.array_position(text("ARRAY['critical','warning','info']::varchar[]"), Finding.severity)
     items = list(db.scalars(query.order_by(severity_rank, Finding.rule, Finding.entity_id, Finding.dedup_key)))
+    if sort == "impact":
+        items.sort(key=_impact_order)  # stable: equal keys keep the severity order above
     return items, counts
 
 

@@ -170,7 +170,7 @@ export interface paths {
         };
         /**
          * List Findings
-         * @description List the cluster's findings, most severe first, with counts by severity.
+         * @description List the cluster's findings, most severe (or most impactful) first, with counts by severity.
          */
         get: operations["list_findings_api_v1_clusters__cluster_id__findings_get"];
         put?: never;
@@ -1747,6 +1747,21 @@ export interface components {
              * Format: date-time
              */
             first_seen_at: string;
+            /**
+             * Headroom After Pct
+             * @description The same after the recommended change.
+             */
+            headroom_after_pct?: number | null;
+            /**
+             * Headroom Before Pct
+             * @description 100 × (1 − peak / limit) now.
+             */
+            headroom_before_pct?: number | null;
+            /**
+             * Headroom Gain Pct
+             * @description after − before, percentage points.
+             */
+            headroom_gain_pct?: number | null;
             /** History */
             history: components["schemas"]["HistoryEntry"][];
             /**
@@ -1759,10 +1774,26 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
+             * Impact Score
+             * @description What sort=impact orders by: the headroom gained in points when known, else the relative change (%) of the impact metric, else 0.
+             * @default 0
+             */
+            impact_score?: number;
+            /**
+             * Impact Summary
+             * @description The impact in one line, as the detail has it.
+             */
+            impact_summary?: string | null;
+            /**
              * Last Seen At
              * Format: date-time
              */
             last_seen_at: string;
+            /**
+             * Monthly Cost Delta Usd
+             * @description Negative: the change saves money.
+             */
+            monthly_cost_delta_usd?: number | null;
             /** Notes */
             notes?: string[];
             /**
@@ -1783,6 +1814,11 @@ export interface components {
              * @enum {string}
              */
             severity: "critical" | "warning" | "info";
+            /**
+             * Severity Rank
+             * @description 1 critical, 2 warning, 3 info (the list's default order).
+             */
+            severity_rank: number;
             /** Snoozed Until */
             snoozed_until: string | null;
             /** Sources */
@@ -1821,15 +1857,46 @@ export interface components {
              */
             first_seen_at: string;
             /**
+             * Headroom After Pct
+             * @description The same after the recommended change.
+             */
+            headroom_after_pct?: number | null;
+            /**
+             * Headroom Before Pct
+             * @description 100 × (1 − peak / limit) now.
+             */
+            headroom_before_pct?: number | null;
+            /**
+             * Headroom Gain Pct
+             * @description after − before, percentage points.
+             */
+            headroom_gain_pct?: number | null;
+            /**
              * Id
              * Format: uuid
              */
             id: string;
             /**
+             * Impact Score
+             * @description What sort=impact orders by: the headroom gained in points when known, else the relative change (%) of the impact metric, else 0.
+             * @default 0
+             */
+            impact_score?: number;
+            /**
+             * Impact Summary
+             * @description The impact in one line, as the detail has it.
+             */
+            impact_summary?: string | null;
+            /**
              * Last Seen At
              * Format: date-time
              */
             last_seen_at: string;
+            /**
+             * Monthly Cost Delta Usd
+             * @description Negative: the change saves money.
+             */
+            monthly_cost_delta_usd?: number | null;
             /** Resolved At */
             resolved_at: string | null;
             /** Rule */
@@ -1839,6 +1906,11 @@ export interface components {
              * @enum {string}
              */
             severity: "critical" | "warning" | "info";
+            /**
+             * Severity Rank
+             * @description 1 critical, 2 warning, 3 info (the list's default order).
+             */
+            severity_rank: number;
             /** Snoozed Until */
             snoozed_until: string | null;
             /**
@@ -1944,6 +2016,36 @@ export interface components {
             details: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * InstanceEbsLimits
+         * @description The instance type's EBS-optimized limits (domain.md §2): the maximum holds 30 min once per 24 h.
+         */
+        InstanceEbsLimits: {
+            /** Baseline Iops */
+            baseline_iops: number;
+            /**
+             * Baseline Throughput Mbps
+             * @description Sustained EBS throughput, MB/s (decimal).
+             */
+            baseline_throughput_mbps: number;
+            /**
+             * Bursts
+             * @description Baseline below maximum: the instance has an EBS burst bucket.
+             */
+            bursts: boolean;
+            /** Max Iops */
+            max_iops: number;
+            /**
+             * Max Throughput Mbps
+             * @description Burst EBS throughput, MB/s (decimal).
+             */
+            max_throughput_mbps: number;
+            /**
+             * Source
+             * @description Where the limits come from (the catalog or DescribeInstanceTypes).
+             */
+            source: string;
         };
         /** InvitationAccept */
         InvitationAccept: {
@@ -2114,6 +2216,21 @@ export interface components {
             /** Version */
             version?: string | null;
         };
+        /** NodeInstance */
+        NodeInstance: {
+            /** Availability Zone */
+            availability_zone: string | null;
+            /** @description Null when the type is in neither the catalog nor EC2's answer. */
+            ebs: components["schemas"]["InstanceEbsLimits"] | null;
+            /** Instance Id */
+            instance_id: string;
+            /** Instance Type */
+            instance_type: string;
+            /** Memory Gib */
+            memory_gib: number | null;
+            /** Vcpus */
+            vcpus: number | null;
+        };
         /** NodeList */
         NodeList: {
             /** Items */
@@ -2185,6 +2302,8 @@ export interface components {
              * Format: uuid
              */
             id: string;
+            /** @description The mapped EC2 instance; null when unmapped. */
+            instance?: components["schemas"]["NodeInstance"] | null;
             /**
              * Last Seen At
              * Format: date-time
@@ -2198,11 +2317,52 @@ export interface components {
             store_id: number | null;
             /** Version */
             version: string | null;
+            /**
+             * Volumes
+             * @description Data volumes first, then raft, by device.
+             */
+            volumes?: components["schemas"]["NodeVolume"][];
         };
         /** NodeUpdate */
         NodeUpdate: {
             /** Status Address */
             status_address?: string | null;
+        };
+        /** NodeVolume */
+        NodeVolume: {
+            /**
+             * Burstable
+             * @description gp2 below 1 TiB (baseline < 3,000 IOPS): it spends burst credits.
+             */
+            burstable: boolean;
+            /** Device */
+            device: string | null;
+            /**
+             * Iops
+             * @description Provisioned IOPS (gp3/io1/io2) or the baseline (gp2: 3 IOPS/GiB).
+             */
+            iops: number | null;
+            /**
+             * Iops Provisioned
+             * @description False when `iops` is a baseline the type derives from the size.
+             */
+            iops_provisioned: boolean;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "data" | "raft";
+            /** Size Gib */
+            size_gib: number;
+            /**
+             * Throughput Mibps
+             * @description Provisioned (gp3) or the type's sustained throughput, MiB/s.
+             */
+            throughput_mibps: number | null;
+            /** Volume Id */
+            volume_id: string;
+            /** Volume Type */
+            volume_type: string;
         };
         /** OrganizationDetailRead */
         OrganizationDetailRead: {
@@ -3456,6 +3616,8 @@ export interface operations {
                 severity?: ("critical" | "warning" | "info")[];
                 /** @description Rule ids; repeatable; default all. */
                 rule?: string[];
+                /** @description severity: most severe first; impact: largest impact_score first (ties: most severe, then the largest monthly saving). */
+                sort?: "severity" | "impact";
             };
             header?: never;
             path: {

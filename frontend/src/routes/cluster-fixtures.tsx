@@ -48,6 +48,13 @@ export const GP2_SUMMARY: S['FindingSummary'] = {
   title: 'vol-043ed06aaced3aa8a (gp2 350 GiB): BurstBalance fell to 0%; 835 min at the 1,050 IOPS baseline',
   confidence: 0.85,
   dedup_key: 'gp2-burst-depletion/demo-prod (demo)/volume:vol-043ed06aaced3aa8a',
+  severity_rank: 1,
+  impact_summary: 'sustained IOPS 1,050 -> 3,000 with no bucket; -2.00 USD/month',
+  headroom_before_pct: -36.6,
+  headroom_after_pct: 52.2,
+  headroom_gain_pct: 88.8,
+  monthly_cost_delta_usd: -2,
+  impact_score: 88.8,
 };
 
 export const CACHE_SUMMARY: S['FindingSummary'] = {
@@ -60,6 +67,13 @@ export const CACHE_SUMMARY: S['FindingSummary'] = {
   title: '10.0.1.14:20160: read IOPS at the ceiling with a 27% block-cache hit ratio: shrink the block cache to 4GiB',
   confidence: 0.7,
   dedup_key: 'block-cache-size/demo-prod (demo)/node:10.0.1.14:20160/shrink',
+  severity_rank: 2,
+  impact_summary: '10.4 GiB move from the block cache to the page cache',
+  headroom_before_pct: 0,
+  headroom_after_pct: 10,
+  headroom_gain_pct: 10,
+  monthly_cost_delta_usd: null,
+  impact_score: 10,
 };
 
 export function findingList(items: S['FindingSummary'][]): S['FindingList'] {
@@ -143,7 +157,30 @@ export const CACHE_FINDING_DETAIL: S['FindingRead'] = {
   history: [],
 };
 
-function node(id: string, address: string, store: number): S['NodeRead'] {
+// m6i.2xlarge and m5.2xlarge: 2,500 / 10,000 and 2,300 / 4,750 Mbps, 12,000 / 40,000 and 12,000 / 18,750 IOPS
+// (domain.md §2.2); MB/s = Mbps / 8 (§2.1).
+const M6I_2XLARGE: S['InstanceEbsLimits'] = {
+  baseline_throughput_mbps: 312.5,
+  max_throughput_mbps: 1250,
+  baseline_iops: 12000,
+  max_iops: 40000,
+  bursts: true,
+  source: 'builtin: domain.md §2.2 (AWSDOC ebs-optimized.md; EC2TYPES 2024)',
+};
+const M5_2XLARGE: S['InstanceEbsLimits'] = {
+  ...M6I_2XLARGE,
+  baseline_throughput_mbps: 287.5,
+  max_throughput_mbps: 593.75,
+  max_iops: 18750,
+};
+
+function node(
+  id: string,
+  address: string,
+  store: number,
+  instance: S['NodeInstance'] | null,
+  volumes: S['NodeVolume'][],
+): S['NodeRead'] {
   return {
     id,
     cluster_id: CLUSTER_ID,
@@ -154,27 +191,47 @@ function node(id: string, address: string, store: number): S['NodeRead'] {
     created_at: '2026-11-22T04:52:55Z',
     last_seen_at: '2026-11-22T05:00:00Z',
     config_versions: [1],
+    instance,
+    volumes,
   };
 }
 
-export const NODES: S['NodeList'] = {
-  items: [node(NODE_A, '10.0.1.13', 4), node(NODE_B, '10.0.1.14', 5)],
-  total: 2,
-};
+const gp3 = { volume_type: 'gp3', iops_provisioned: true, burstable: false, device: null };
 
-/** The inventory part of a snapshot (docs/snapshot.schema.json); series left out. */
-export const SNAPSHOT = {
-  schema_version: 1,
-  nodes: [
-    { id: '10.0.1.13:20160', address: '10.0.1.13:20160', instance_id: 'i-1', instance_type: 'm6i.2xlarge', vcpus: 8, memory_gib: 32, tikv_version: 'v8.5.1', data_volume_ids: ['vol-data13'], raft_volume_ids: ['vol-raft13'] },
-    { id: '10.0.1.14:20160', address: '10.0.1.14:20160', instance_id: 'i-2', instance_type: 'm5.2xlarge', vcpus: 8, memory_gib: 32, tikv_version: 'v8.5.1', data_volume_ids: ['vol-gp2'], raft_volume_ids: [] },
+export const NODES: S['NodeList'] = {
+  items: [
+    node(
+      NODE_A,
+      '10.0.1.13',
+      4,
+      { instance_id: 'i-1', instance_type: 'm6i.2xlarge', vcpus: 8, memory_gib: 32, availability_zone: 'us-east-1a', ebs: M6I_2XLARGE },
+      [
+        { ...gp3, volume_id: 'vol-data13', role: 'data', size_gib: 1000, iops: 3000, throughput_mibps: 125 },
+        { ...gp3, volume_id: 'vol-raft13', role: 'raft', size_gib: 20, iops: 3000, throughput_mibps: 125 },
+      ],
+    ),
+    // gp2 350 GiB: a 3 IOPS/GiB baseline of 1,050 IOPS, bursts (below 1 TiB), 250 MiB/s (domain.md §1.3)
+    node(
+      NODE_B,
+      '10.0.1.14',
+      5,
+      { instance_id: 'i-2', instance_type: 'm5.2xlarge', vcpus: 8, memory_gib: 32, availability_zone: 'us-east-1b', ebs: M5_2XLARGE },
+      [
+        {
+          volume_id: 'vol-gp2',
+          role: 'data',
+          volume_type: 'gp2',
+          size_gib: 350,
+          iops: 1050,
+          iops_provisioned: false,
+          throughput_mibps: 250,
+          burstable: true,
+          device: '/dev/sdf',
+        },
+      ],
+    ),
   ],
-  volumes: [
-    { id: 'vol-data13', type: 'gp3', size_gib: 1000, iops: 3000, throughput_mibps: 125, role: 'data' },
-    { id: 'vol-raft13', type: 'gp3', size_gib: 20, iops: 3000, throughput_mibps: 125, role: 'raft' },
-    { id: 'vol-gp2', type: 'gp2', size_gib: 350, iops: null, throughput_mibps: null, role: 'data' },
-  ],
-  series: [],
+  total: 2,
 };
 
 export function nodeConfig(nodeId: string): S['ConfigRead'] {
@@ -260,6 +317,12 @@ export function clusterHandlers({
           (severity.length === 0 || severity.includes(f.severity)) &&
           (rule.length === 0 || rule.includes(f.rule)),
       );
+      // the API's orders (services/findings.py list_findings): severity, or impact_score then severity
+      items.sort((a, b) =>
+        url.searchParams.get('sort') === 'impact'
+          ? (b.impact_score ?? 0) - (a.impact_score ?? 0) || a.severity_rank - b.severity_rank
+          : a.severity_rank - b.severity_rank,
+      );
       return HttpResponse.json(findingList(items));
     }),
     http.get(apiUrl('/findings/:id'), ({ params }) => {
@@ -269,7 +332,6 @@ export function clusterHandlers({
         : HttpResponse.json({ error: { code: 'not_found', message: 'Finding not found.', details: null } }, { status: 404 });
     }),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes`), json(NODES)),
-    http.get(apiUrl(`/clusters/${CLUSTER_ID}/snapshot`), json(SNAPSHOT)),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes/:nodeId/config`), ({ params }) =>
       HttpResponse.json(nodeConfig(String(params.nodeId))),
     ),

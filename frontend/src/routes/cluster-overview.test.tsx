@@ -4,7 +4,17 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '@/router';
 import { apiError, renderRoutes } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
-import { CACHE_FINDING, CLUSTER, CLUSTER_ID, clusterHandlers, GP2_FINDING, VIEWER_SESSION } from './cluster-fixtures';
+import {
+  CACHE_FINDING,
+  CACHE_SUMMARY,
+  CLUSTER,
+  CLUSTER_ID,
+  clusterHandlers,
+  GP2_FINDING,
+  GP2_SUMMARY,
+  NODES,
+  VIEWER_SESSION,
+} from './cluster-fixtures';
 import { AWS_CONNECTION, HEALTH_FAILING, PROM_SOURCE } from './settings-fixtures';
 
 describe('cluster overview', () => {
@@ -40,12 +50,47 @@ describe('cluster overview', () => {
 
     const nodes = await screen.findByRole('table', { name: 'TiKV nodes' });
     const row = within(nodes).getByRole('row', { name: /10\.0\.1\.13:20160/ });
-    expect(await within(row).findByText('m6i.2xlarge')).toBeInTheDocument();
+    expect(await within(row).findByText(/m6i\.2xlarge/)).toBeInTheDocument();
     expect(within(row).getByText(/1,000 GiB · 3,000 IOPS · 125 MiB\/s/)).toBeInTheDocument();
     expect(within(row).getByRole('cell', { name: 'v8.5.1' })).toBeInTheDocument();
-    // gp2 shows its baseline: 3 IOPS/GiB x 350 GiB (domain.md §1.1).
+    // m6i.2xlarge: 2,500 Mbps = 312.5 MB/s baseline, 10,000 Mbps = 1,250 MB/s burst (domain.md §2.2), source in the tooltip
+    const ebs = within(row).getByText(/EBS 313 MB\/s · 12,000 IOPS/);
+    expect(ebs).toHaveTextContent('EBS 313 MB/s · 12,000 IOPS (burst 1,250 MB/s · 40,000 IOPS)');
+    expect(ebs).toHaveAttribute('title', expect.stringContaining('Source: builtin: domain.md §2.2'));
+    // gp2 shows its baseline (3 IOPS/GiB x 350 GiB, domain.md §1.3) as the API gives it, and that it bursts.
     const gp2Row = within(nodes).getByRole('row', { name: /10\.0\.1\.14:20160/ });
-    expect(within(gp2Row).getByText(/350 GiB · 1,050 IOPS baseline/)).toBeInTheDocument();
+    expect(within(gp2Row).getByText(/350 GiB · 1,050 IOPS baseline · 250 MiB\/s/)).toBeInTheDocument();
+    expect(within(gp2Row).getByText(/bursts/)).toBeInTheDocument();
+  });
+
+  it('ranks top findings by the list\'s impact order in one request, and shows a node without an instance', async () => {
+    const requests: string[] = [];
+    server.events.on('request:start', ({ request }) => {
+      requests.push(new URL(request.url).pathname + new URL(request.url).search);
+    });
+    // the cache fix now wins back more headroom than the gp2 fix: the server's impact order puts it first
+    const cacheFirst = { ...CACHE_SUMMARY, impact_score: 95, headroom_gain_pct: 95 };
+    server.use(...clusterHandlers({ findings: [GP2_SUMMARY, cacheFirst] }));
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes`), () =>
+        HttpResponse.json({ items: [{ ...NODES.items[0], instance: null, volumes: [] }], total: 1 }),
+      ),
+    );
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+
+    const top = await screen.findByRole('list', { name: 'Top findings by impact' });
+    expect(within(top).getAllByRole('link').map((a) => a.getAttribute('href'))).toEqual([
+      `/clusters/${CLUSTER_ID}/findings/${CACHE_FINDING}`,
+      `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`,
+    ]);
+    expect(within(top).getByText('Headroom gained: 95 pp')).toBeInTheDocument();
+    const nodes = await screen.findByRole('table', { name: 'TiKV nodes' });
+    expect(within(nodes).getByText('Not mapped to an EC2 instance')).toBeInTheDocument();
+    expect(within(nodes).getByText('None known')).toBeInTheDocument();
+    // one findings list call with sort=impact, no detail requests, no snapshot download
+    expect(requests.filter((r) => r.includes('sort=impact'))).toHaveLength(1);
+    expect(requests.some((r) => r.includes('/findings/') || r.includes('/snapshot'))).toBe(false);
+    server.events.removeAllListeners();
   });
 
   it('is opened from the clusters list', async () => {

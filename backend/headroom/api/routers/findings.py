@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Literal
 
 from fastapi import APIRouter, Query, status
 
@@ -31,11 +32,29 @@ router = APIRouter(tags=["findings"])
 ADVICE_JOB = "advice.run"
 
 
+def _summary(row: Finding) -> FindingSummary:
+    impact = row.impact or {}
+    summary = FindingSummary.model_validate(
+        {
+            **{name: getattr(row, name) for name in FindingSummary.model_fields if hasattr(row, name)},
+            "severity_rank": service.SEVERITY_RANK.get(row.severity, len(service.SEVERITY_RANK) + 1),
+            "impact_summary": impact.get("summary") if isinstance(impact.get("summary"), str) else None,
+            "headroom_before_pct": service.number_or_none(impact.get("headroom_before_pct")),
+            "headroom_after_pct": service.number_or_none(impact.get("headroom_after_pct")),
+            "monthly_cost_delta_usd": service.number_or_none(impact.get("monthly_cost_delta_usd")),
+            "impact_score": service.impact_score(impact),
+        }
+    )
+    if summary.headroom_before_pct is not None and summary.headroom_after_pct is not None:
+        summary.headroom_gain_pct = summary.headroom_after_pct - summary.headroom_before_pct
+    return summary
+
+
 def _read(db: Session, row: Finding) -> FindingRead:
     evidence = dict(row.evidence or {})
     extras = {key: evidence.pop(key, []) for key in service.EVIDENCE_EXTRAS}
     return FindingRead(
-        **FindingSummary.model_validate(row).model_dump(),
+        **_summary(row).model_dump(),
         why=row.why,
         evidence=evidence,
         impact=dict(row.impact or {}),
@@ -59,11 +78,18 @@ def list_findings(
     status_: list[FindingStatus] = Query(default=[], alias="status", description="Repeatable; default all."),
     severity: list[Severity] = Query(default=[], description="Repeatable; default all."),
     rule: list[str] = Query(default=[], description="Rule ids; repeatable; default all."),
+    sort: Literal["severity", "impact"] = Query(
+        default="severity",
+        description="severity: most severe first; impact: largest impact_score first (ties: most severe, then "
+        "the largest monthly saving).",
+    ),
 ) -> FindingList:
-    """List the cluster's findings, most severe first, with counts by severity."""
+    """List the cluster's findings, most severe (or most impactful) first, with counts by severity."""
     cluster = clusters_service.get_cluster(db, caller, cluster_id)
-    items, counts = service.list_findings(db, caller, cluster.id, statuses=status_, severities=severity, rules=rule)
-    return FindingList(items=[FindingSummary.model_validate(f) for f in items], total=len(items),
+    items, counts = service.list_findings(
+        db, caller, cluster.id, statuses=status_, severities=severity, rules=rule, sort=sort
+    )
+    return FindingList(items=[_summary(f) for f in items], total=len(items),
                        counts=SeverityCounts(**counts))
 
 

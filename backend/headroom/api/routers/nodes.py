@@ -7,7 +7,17 @@ import uuid
 from fastapi import APIRouter, Query, status
 
 from headroom.api.deps import DB, Caller, Context
-from headroom.api.schemas.nodes import ConfigRead, ConfigUpload, NodeCreate, NodeList, NodeRead, NodeUpdate
+from headroom.api.schemas.nodes import (
+    ConfigRead,
+    ConfigUpload,
+    InstanceEbsLimits,
+    NodeCreate,
+    NodeInstance,
+    NodeList,
+    NodeRead,
+    NodeUpdate,
+    NodeVolume,
+)
 from headroom.services import nodes as service
 from headroom.services import tikv_configs
 from headroom.store.models import TikvConfig, TikvNode
@@ -15,9 +25,49 @@ from headroom.store.models import TikvConfig, TikvNode
 router = APIRouter(prefix="/clusters/{cluster_id}/nodes", tags=["nodes"])
 
 
-def _node_read(db: DB, node: TikvNode) -> NodeRead:
+def _node_reads(db: DB, nodes: list[TikvNode]) -> list[NodeRead]:
+    if not nodes:
+        return []
+    inventory = service.nodes_inventory(db, nodes[0].org_id, nodes)
+    return [_node_read(node, inventory[node.id]) for node in nodes]
+
+
+def _node_read(node: TikvNode, inv: service.NodeInventory) -> NodeRead:
     read = NodeRead.model_validate(node)
-    read.config_versions = tikv_configs.config_versions(db, node)
+    read.config_versions = inv.config_versions
+    if inv.instance is not None:
+        lim = inv.limits
+        read.instance = NodeInstance(
+            instance_id=inv.instance.instance_id,
+            instance_type=inv.instance.instance_type,
+            vcpus=inv.instance.vcpus,
+            memory_gib=inv.instance.memory_gib,
+            availability_zone=inv.instance.availability_zone,
+            ebs=InstanceEbsLimits(
+                baseline_throughput_mbps=lim.baseline_throughput_mbps,
+                max_throughput_mbps=lim.max_throughput_mbps,
+                baseline_iops=lim.baseline_iops,
+                max_iops=lim.max_iops,
+                bursts=lim.bursts,
+                source=lim.source,
+            )
+            if lim is not None
+            else None,
+        )
+    read.volumes = [
+        NodeVolume(
+            volume_id=v.volume.volume_id,
+            role=v.role,
+            volume_type=v.volume.volume_type,
+            size_gib=v.volume.size_gib,
+            iops=v.figures.iops,
+            iops_provisioned=v.figures.iops_provisioned,
+            throughput_mibps=v.figures.throughput_mibps,
+            burstable=v.figures.burstable,
+            device=v.volume.device,
+        )
+        for v in inv.volumes
+    ]
     return read
 
 
@@ -29,23 +79,22 @@ def _config_read(row: TikvConfig, created: bool = True) -> ConfigRead:
 
 @router.get("", response_model=NodeList)
 def list_nodes(cluster_id: uuid.UUID, caller: Caller, db: DB) -> NodeList:
-    items = [_node_read(db, n) for n in service.list_nodes(db, caller, cluster_id)]
+    items = _node_reads(db, service.list_nodes(db, caller, cluster_id))
     return NodeList(items=items, total=len(items))
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=NodeRead)
 def create_node(cluster_id: uuid.UUID, body: NodeCreate, caller: Caller, db: DB) -> NodeRead:
     """Add a node by hand, e.g. to give a status address Prometheus can't tell."""
-    return _node_read(db, service.create_node(db, caller, cluster_id, **body.model_dump()))
+    return _node_reads(db, [service.create_node(db, caller, cluster_id, **body.model_dump())])[0]
 
 
 @router.patch("/{node_id}", response_model=NodeRead)
 def update_node(
     cluster_id: uuid.UUID, node_id: uuid.UUID, body: NodeUpdate, caller: Caller, db: DB
 ) -> NodeRead:
-    return _node_read(
-        db, service.update_node(db, caller, cluster_id, node_id, status_address=body.status_address)
-    )
+    node = service.update_node(db, caller, cluster_id, node_id, status_address=body.status_address)
+    return _node_reads(db, [node])[0]
 
 
 @router.get("/{node_id}/config", response_model=ConfigRead)

@@ -43,6 +43,17 @@ class FindingSummary(Output):
     last_seen_at: dt.datetime
     resolved_at: dt.datetime | None
     snoozed_until: dt.datetime | None
+    severity_rank: int = Field(description="1 critical, 2 warning, 3 info (the list's default order).")
+    impact_summary: str | None = Field(default=None, description="The impact in one line, as the detail has it.")
+    headroom_before_pct: float | None = Field(default=None, description="100 × (1 − peak / limit) now.")
+    headroom_after_pct: float | None = Field(default=None, description="The same after the recommended change.")
+    headroom_gain_pct: float | None = Field(default=None, description="after − before, percentage points.")
+    monthly_cost_delta_usd: float | None = Field(default=None, description="Negative: the change saves money.")
+    impact_score: float = Field(
+        default=0.0,
+        description="What sort=impact orders by: the headroom gained in points when known, else the relative "
+        "change (%) of the impact metric, else 0.",
+    )
 
 
 class SeverityCounts(Output):

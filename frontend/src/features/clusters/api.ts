@@ -8,6 +8,8 @@ export type Cluster = ClusterList['items'][number];
 export type ClusterDetail = paths['/api/v1/clusters/{cluster_id}']['get']['responses'][200]['content']['application/json'];
 export type NodeList = paths['/api/v1/clusters/{cluster_id}/nodes']['get']['responses'][200]['content']['application/json'];
 export type TikvNode = NodeList['items'][number];
+export type NodeVolume = NonNullable<TikvNode['volumes']>[number];
+export type NodeInstance = NonNullable<TikvNode['instance']>;
 type AwsConnections = paths['/api/v1/sources/aws']['get']['responses'][200]['content']['application/json'];
 type PrometheusSources = paths['/api/v1/sources/prometheus']['get']['responses'][200]['content']['application/json'];
 export type SourceHealthStatus = AwsConnections[number]['health']['status'];
@@ -38,101 +40,6 @@ export function useNodes(clusterId: string) {
     queryKey: ['clusters', clusterId, 'nodes'],
     queryFn: () =>
       unwrap(api.GET('/api/v1/clusters/{cluster_id}/nodes', { params: { path: { cluster_id: clusterId } } })),
-  });
-}
-
-/** The EC2 and EBS inventory of a cluster, as its snapshot carries it. */
-export interface Inventory {
-  nodes: InventoryNode[];
-  volumes: InventoryVolume[];
-}
-
-export interface InventoryNode {
-  address: string;
-  instanceId: string | null;
-  instanceType: string | null;
-  vcpus: number | null;
-  memoryGib: number | null;
-  tikvVersion: string | null;
-  volumeIds: string[];
-}
-
-export interface InventoryVolume {
-  id: string;
-  type: string;
-  sizeGib: number | null;
-  iops: number | null;
-  throughputMibps: number | null;
-  role: string | null;
-}
-
-// The snapshot is documented by docs/snapshot.schema.json but typed as a bare object in the OpenAPI schema,
-// so read only the inventory fields, defensively.
-function str(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-function num(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-function list(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-}
-
-/** Read the nodes and volumes out of a snapshot document (docs/snapshot.schema.json). */
-export function inventoryFromSnapshot(snapshot: unknown): Inventory {
-  const doc = record(snapshot);
-  const nodes = list(doc.nodes).map((raw): InventoryNode => {
-    const n = record(raw);
-    const ids = [...list(n.data_volume_ids), ...list(n.raft_volume_ids)].filter(
-      (id): id is string => typeof id === 'string',
-    );
-    return {
-      address: str(n.address) ?? str(n.id) ?? '',
-      instanceId: str(n.instance_id),
-      instanceType: str(n.instance_type),
-      vcpus: num(n.vcpus),
-      memoryGib: num(n.memory_gib),
-      tikvVersion: str(n.tikv_version),
-      volumeIds: [...new Set(ids)],
-    };
-  });
-  const volumes = list(doc.volumes).map((raw): InventoryVolume => {
-    const v = record(raw);
-    return {
-      id: str(v.id) ?? '',
-      type: str(v.type) ?? 'unknown',
-      sizeGib: num(v.size_gib),
-      iops: num(v.iops),
-      throughputMibps: num(v.throughput_mibps),
-      role: str(v.role),
-    };
-  });
-  return { nodes, volumes };
-}
-
-// The snapshot's step must be 60 s or a multiple (the API's step_seconds); one 5-minute step over the last
-// 5 minutes keeps the download to one point per series: we only want the inventory that comes with it.
-const INVENTORY_WINDOW_MS = 5 * 60_000;
-
-export function useInventory(clusterId: string) {
-  return useQuery({
-    queryKey: ['clusters', clusterId, 'inventory'],
-    queryFn: async () => {
-      const end = Math.floor(Date.now() / 60_000) * 60_000;
-      const start = new Date(end - INVENTORY_WINDOW_MS).toISOString();
-      const snapshot = await unwrap(
-        api.GET('/api/v1/clusters/{cluster_id}/snapshot', {
-          params: {
-            path: { cluster_id: clusterId },
-            query: { start, end: new Date(end).toISOString(), step_seconds: INVENTORY_WINDOW_MS / 1000 },
-          },
-        }),
-      );
-      return inventoryFromSnapshot(snapshot);
-    },
   });
 }
 

@@ -2,7 +2,6 @@ export {
   clusterQueryKey,
   clustersQueryKey,
   DEMO_TAG,
-  inventoryFromSnapshot,
   useCluster,
   useClusters,
   useNodes,

@@ -25,15 +25,24 @@ export const NO_FILTERS: FindingFilters = { status: [], severity: [], rule: [] }
 
 export const findingsKey = (clusterId: string) => ['findings', clusterId] as const;
 
-export function useFindings(clusterId: string, filters: FindingFilters = NO_FILTERS) {
+/** The list's order: most severe first, or by the server's impact_score (headroom gained) first. */
+export type FindingSort = NonNullable<NonNullable<ListOp['parameters']['query']>['sort']>;
+
+export function useFindings(clusterId: string, filters: FindingFilters = NO_FILTERS, sort: FindingSort = 'severity') {
   return useQuery({
-    queryKey: [...findingsKey(clusterId), 'list', filters],
+    queryKey: [...findingsKey(clusterId), 'list', filters, sort],
     queryFn: () =>
       unwrap(
         api.GET('/api/v1/clusters/{cluster_id}/findings', {
           params: {
             path: { cluster_id: clusterId },
-            query: { status: filters.status, severity: filters.severity, rule: filters.rule },
+            query: {
+              status: filters.status,
+              severity: filters.severity,
+              rule: filters.rule,
+              // severity is the API's default order: leave it out of the address
+              sort: sort === 'severity' ? undefined : sort,
+            },
           },
         }),
       ),

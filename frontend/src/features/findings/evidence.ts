@@ -119,21 +119,6 @@ export function readOptions(raw: unknown): FixOption[] {
   });
 }
 
-/**
- * How much a finding's fix moves things, for ranking "top findings": the headroom it wins back in percentage
- * points when the advisor computed it, else the relative change of the impact metric.
- */
-export function impactGain(impact: Impact | null): number {
-  if (!impact) return 0;
-  if (impact.headroomBeforePct !== null && impact.headroomAfterPct !== null) {
-    return impact.headroomAfterPct - impact.headroomBeforePct;
-  }
-  if (impact.before !== null && impact.after !== null && impact.before !== 0) {
-    return (100 * Math.abs(impact.after - impact.before)) / Math.abs(impact.before);
-  }
-  return 0;
-}
-
 // Units of the AWS attributes a change can set: EC2 ModifyVolume takes Size in GiB, Iops in IOPS and Throughput
 // in MiB/s (EC2 API reference, ModifyVolume; the units of domain.md §1.1). tikv.toml values carry their own units ("4GiB").
 const SETTING_UNIT: Record<string, string> = {
