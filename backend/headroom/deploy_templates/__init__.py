@@ -14,11 +14,11 @@ TERRAFORM_TEMPLATE = "headroom-readonly-role.tf"
 
 # An AWS account ID is 12 digits (IAM User Guide, "View AWS account identifiers"); the templates' own check
 # (AllowedPattern / validation regex) is the same.
-ACCOUNT_ID_RE = re.compile(r"^[0-9]{12}$")
-# STS external IDs: 2-1224 characters of [\w+=,.@:/-] (STS AssumeRole API reference, ExternalId); the same set as
-# the CloudFormation template's AllowedPattern, and none of them needs quoting inside a double-quoted YAML or HCL
-# string.
-EXTERNAL_ID_RE = re.compile(r"^[\w+=,.@:/-]{2,1224}$")
+ACCOUNT_ID_RE = re.compile(r"[0-9]{12}", re.ASCII)  # used with fullmatch: no trailing newline slips by
+# External IDs: 2-1224 characters, alphanumeric or + = , . @ : / - and no spaces (IAM User Guide, "IAM and AWS STS
+# quotas", IAM name requirements; AWS API references give the pattern [\w+=,.@:/-]); the same set as the
+# CloudFormation template's AllowedPattern, and none of them needs escaping inside a double-quoted YAML or HCL string.
+EXTERNAL_ID_RE = re.compile(r"[\w+=,.@:/-]{2,1224}", re.ASCII)
 
 
 class TemplateShapeError(RuntimeError):
@@ -71,9 +71,9 @@ def fill_terraform(text: str, *, external_id: str, account_id: str | None) -> st
 
 
 def _check(external_id: str, account_id: str | None) -> None:
-    if not EXTERNAL_ID_RE.match(external_id):
+    if not EXTERNAL_ID_RE.fullmatch(external_id):
         raise ValueError("external ID is not 2-1224 characters of [\\w+=,.@:/-]")
-    if account_id is not None and not ACCOUNT_ID_RE.match(account_id):
+    if account_id is not None and not ACCOUNT_ID_RE.fullmatch(account_id):
         raise ValueError("account ID is not 12 digits")
 
 

@@ -129,8 +129,12 @@ def test_filling_only_adds_the_default_lines() -> None:
 
 
 @pytest.mark.parametrize("external_id, account_id", [
-    ("x", ACCOUNT),                      # STS external IDs are at least 2 characters (STS AssumeRole reference)
+    ("x", ACCOUNT),                      # external IDs are 2-1224 characters (IAM User Guide, IAM and STS quotas)
     ('headroom-"; evil', ACCOUNT),       # quote and space are outside [\w+=,.@:/-]
+    ("headroom-abc\nx: y", ACCOUNT),     # a newline would add YAML keys
+    ("headroom-abc\n", ACCOUNT),
+    ("headroom-ÿ", ACCOUNT),              # \w is ASCII letters, digits and _ only
+    ("headroom-abc", "123456789012\n"),
     ("headroom-abc", "12345678901"),     # 11 digits
     ("headroom-abc", "12345678901a"),
 ])

@@ -39,7 +39,7 @@ def aws_setup(caller: Caller, db: DB, ctx: Context) -> AwsSetupRead:
     if org is None:
         raise NotFound("organisation not found")
     configured = (ctx.settings.aws_account_id or "").strip()
-    account_id: str | None = configured if ACCOUNT_ID_RE.match(configured) else None
+    account_id: str | None = configured if ACCOUNT_ID_RE.fullmatch(configured) else None
     note = None
     if account_id is None:
         problem = "is not set" if not configured else "is not a 12-digit AWS account ID"
@@ -48,5 +48,6 @@ def aws_setup(caller: Caller, db: DB, ctx: Context) -> AwsSetupRead:
     templates = filled_templates(external_id=org.aws_external_id, account_id=account_id)
     return AwsSetupRead(
         external_id=org.aws_external_id, headroom_account_id=account_id, note=note,
-        templates=[AwsTemplateRead(kind=t.kind, filename=t.filename, media_type=t.media_type, text=t.text) for t in templates],
+        templates=[AwsTemplateRead(kind=t.kind, filename=t.filename, media_type=t.media_type, text=t.text)
+                   for t in templates],
     )
