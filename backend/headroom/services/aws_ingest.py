@@ -388,15 +388,6 @@ def _fill(sweep: CollectionSweep, counters: cw.SweepCounters, outcome: SweepOutc
     sweep.points_written = outcome.points_written
 
 
-def plan_points_total(db: Session, connection: AwsConnection, region: str, days: int) -> int:
-    """Worst-case datapoints a backfill of `days` reads in a region (the progress denominator)."""
-    queries, _ = queries_for(db, connection, region)
-    if not queries:
-        return 0
-    plan, _ = plan_window([q.period for q in queries], days * 86400)
-    return plan.datapoints
-
-
 def get_backfill(db: Session, connection: AwsConnection) -> AwsBackfill | None:
     return db.scalar(select(AwsBackfill).where(AwsBackfill.source_id == connection.id))
 

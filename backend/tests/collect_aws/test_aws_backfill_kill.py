@@ -69,13 +69,15 @@ def worker_env(database_url: str, redis_url: str, aws_endpoint_url: str, tmp_pat
 
 
 @pytest.fixture(scope="module")
-def celery_app(worker_env: dict[str, str]) -> Any:
-    os.environ["REDIS_URL"] = worker_env["REDIS_URL"]
-    from headroom_worker.celery_app import app
+def celery_app(worker_env: dict[str, str]) -> Iterator[Any]:
+    # A client app of its own on this module's Redis database: the shared headroom_worker app may already be
+    # bound to another test's broker in this session. Tasks are sent by name; the workers run the real app.
+    from celery import Celery
 
-    app.conf.broker_url = app.conf.result_backend = worker_env["REDIS_URL"]
-    app.loader.import_default_modules()
-    return app
+    app = Celery("headroom-test-client", broker=worker_env["REDIS_URL"], backend=worker_env["REDIS_URL"])
+    app.conf.task_default_queue = "ingest"
+    yield app
+    app.close()
 
 
 def _start_worker(env: dict[str, str], celery_app: Any, name: str, call_log: Path) -> subprocess.Popen[bytes]:
