@@ -87,6 +87,42 @@ def test_worker_runs_a_scheduled_job_against_the_database(worker: Any, celery_ap
         engine.dispose()
 
 
+def test_worker_drains_the_rollup_queue(worker: Any, celery_app: Any, worker_env: dict[str, str]) -> None:
+    """Points written (and committed) by an ingest leave their days queued; the timeseries.rollups task run by
+    the worker computes them."""
+    import uuid
+
+    import numpy as np
+    from headroom.core.security import new_external_id
+    from headroom.store import timeseries as ts
+    from headroom.store.models import Organization
+    from sqlalchemy.orm import Session
+
+    engine = sa.create_engine(worker_env["DATABASE_URL"])
+    start = dt.datetime(2026, 10, 5, tzinfo=dt.UTC)
+    try:
+        with Session(engine) as db:
+            org = Organization(name="w", slug=f"w-{uuid.uuid4().hex[:8]}", aws_external_id=new_external_id())
+            db.add(org)
+            db.flush()
+            key = ts.SeriesKey("volume", f"vol-{uuid.uuid4().hex[:8]}", "aws.ebs.VolumeReadOps", "count")
+            sid = ts.ensure_series(db, org.id, [key])[key]
+            ts.write_batches(db, org.id, [ts.SeriesBatch(sid, start, 60, np.arange(2 * 1440, dtype=float))])
+            db.commit()
+            org_id = org.id
+        summary = celery_app.send_task("timeseries.rollups", queue="maintenance").get(timeout=120)
+        assert summary["pairs"] >= 2 and summary["pending"] == 0
+        with Session(engine) as db:
+            got = ts.read_rollups(db, org_id, [sid], 3600, start, start + dt.timedelta(days=2))[sid]
+            assert len(got) == 48 and got.avg[0] == 29.5 and got.max[-1] == 2 * 1440 - 1
+            db.execute(sa.text("DELETE FROM metric_points WHERE org_id = :o"), {"o": org_id})
+            db.execute(sa.text("DELETE FROM metric_rollups WHERE org_id = :o"), {"o": org_id})
+            db.execute(sa.text("DELETE FROM organizations WHERE id = :o"), {"o": org_id})
+            db.commit()
+    finally:
+        engine.dispose()
+
+
 def test_beat_entries_name_registered_tasks_on_known_queues(celery_app: Any) -> None:
     from headroom.jobs.registry import QUEUES
     from headroom_worker.beat import beat_schedule
