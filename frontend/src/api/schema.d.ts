@@ -424,6 +424,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/findings/{finding_id}/evidence/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Evidence Series
+         * @description The points of the finding's evidence series over its window, with their reference lines (ceilings).
+         */
+        get: operations["get_evidence_series_api_v1_findings__finding_id__evidence_series_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/findings/{finding_id}/reopen": {
         parameters: {
             query?: never;
@@ -1688,6 +1708,64 @@ export interface components {
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
         };
+        /** EvidenceChartRead */
+        EvidenceChartRead: {
+            /**
+             * Finding Id
+             * Format: uuid
+             */
+            finding_id: string;
+            /** Series */
+            series: components["schemas"]["EvidenceSeriesRead"][];
+            /** Step Seconds */
+            step_seconds: number;
+            /**
+             * Window End
+             * Format: date-time
+             */
+            window_end: string;
+            /**
+             * Window Start
+             * Format: date-time
+             */
+            window_start: string;
+        };
+        /**
+         * EvidenceSeriesRead
+         * @description One series the finding's evidence charts, with its points over the evidence window.
+         */
+        EvidenceSeriesRead: {
+            /** Entity Id */
+            entity_id: string;
+            /** Entity Kind */
+            entity_kind: string;
+            /**
+             * Found
+             * @description False when the store has no points of this series in the window.
+             */
+            found: boolean;
+            /** Label */
+            label: string;
+            /**
+             * Metric
+             * @description A metric registry name or a derived.* view (advisor/context.py).
+             */
+            metric: string;
+            /** Reference Lines */
+            reference_lines?: components["schemas"]["ReferenceLineRead"][];
+            /**
+             * T
+             * @description Epoch seconds of each point.
+             */
+            t: number[];
+            /** Unit */
+            unit: string;
+            /**
+             * Values
+             * @description One per t; null marks a gap.
+             */
+            values: (number | null)[];
+        };
         /** FindingList */
         FindingList: {
             /** @description Findings by severity under the status and rule filters. */
@@ -2607,6 +2685,15 @@ export interface components {
              * @enum {string}
              */
             target: "tikv" | "aws";
+        };
+        /** ReferenceLineRead */
+        ReferenceLineRead: {
+            /** Label */
+            label: string;
+            /** Unit */
+            unit: string;
+            /** Value */
+            value: number;
         };
         /** SendTestResult */
         SendTestResult: {
@@ -4833,6 +4920,82 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FindingRead"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_evidence_series_api_v1_findings__finding_id__evidence_series_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                finding_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvidenceChartRead"];
                 };
             };
             /** @description Unauthorized */

@@ -29,6 +29,18 @@ describe('finding detail', () => {
     ]);
     expect(screen.getByText('Condition: BurstBalance <= 10% in the window')).toBeInTheDocument();
 
+    // the evidence series as charts, one per unit, ceilings with their sources, a series without data said so
+    const evidence = screen.getByRole('region', { name: 'Evidence' });
+    const iopsChart = await within(evidence).findByRole('figure', { name: 'counted IOPS vol-043ed06aaced3aa8a (IOPS)' });
+    const legend = within(iopsChart).getByRole('list', { name: /legend/ });
+    expect(legend).toHaveTextContent('gp2 baseline: 1,050 IOPS (source: domain.md §1.3)');
+    expect(legend).toHaveTextContent('gp2 burst: 3,000 IOPS (source: domain.md §1.3; domain.md §3.1)');
+    const balanceChart = within(evidence).getByRole('figure', { name: 'BurstBalance vol-043ed06aaced3aa8a (%)' });
+    expect(within(balanceChart).getByRole('list', { name: /legend/ })).toHaveTextContent('low: 10% (source: domain.md §3.1)');
+    expect(within(evidence).getByRole('list', { name: 'Series without data' })).toHaveTextContent(
+      'No stored points for read latency vol-043ed06aaced3aa8a (derived.read_latency_ms) in the window.',
+    );
+
     const why = screen.getByRole('region', { name: 'Why it matters' });
     expect(within(why).getByText(/earns I\/O credits/)).toBeInTheDocument();
     expect(within(why).getByText('Sources: domain.md §1.3, domain.md §3.1')).toBeInTheDocument();

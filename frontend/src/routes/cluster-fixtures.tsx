@@ -137,6 +137,54 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
   history: [{ at: '2026-11-22T04:53:13Z', action: 'finding.opened', actor_user_id: null, details: {} }],
 };
 
+// The gp2 finding's evidence series as GET /findings/{id}/evidence/series returns them: three 1-minute points
+// (the real window is 24 h), the balance draining, demand held at the 1,050 IOPS baseline of 350 GiB (domain.md §1.3).
+const T0 = Date.parse('2026-11-22T04:50:00Z') / 1000;
+export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
+  finding_id: GP2_FINDING,
+  window_start: '2026-11-22T04:50:00Z',
+  window_end: '2026-11-22T04:53:00Z',
+  step_seconds: 60,
+  series: [
+    {
+      entity_kind: 'volume',
+      entity_id: 'vol-043ed06aaced3aa8a',
+      metric: 'ebs.burst_balance',
+      label: 'BurstBalance vol-043ed06aaced3aa8a',
+      unit: 'Percent',
+      t: [T0, T0 + 60, T0 + 120],
+      values: [12, 4, 0],
+      reference_lines: [{ value: 10, label: 'low', unit: '%' }],
+      found: true,
+    },
+    {
+      entity_kind: 'volume',
+      entity_id: 'vol-043ed06aaced3aa8a',
+      metric: 'derived.counted_iops',
+      label: 'counted IOPS vol-043ed06aaced3aa8a',
+      unit: 'IOPS',
+      t: [T0, T0 + 60, T0 + 120],
+      values: [3000, null, 1050],
+      reference_lines: [
+        { value: 1050, label: 'gp2 baseline', unit: 'IOPS' },
+        { value: 3000, label: 'gp2 burst', unit: 'IOPS' },
+      ],
+      found: true,
+    },
+    {
+      entity_kind: 'volume',
+      entity_id: 'vol-043ed06aaced3aa8a',
+      metric: 'derived.read_latency_ms',
+      label: 'read latency vol-043ed06aaced3aa8a',
+      unit: 'ms',
+      t: [],
+      values: [],
+      reference_lines: [],
+      found: false,
+    },
+  ],
+};
+
 export const CACHE_FINDING_DETAIL: S['FindingRead'] = {
   ...CACHE_SUMMARY,
   why: 'A block cache larger than the hot set starves the page cache.',
@@ -325,6 +373,11 @@ export function clusterHandlers({
       );
       return HttpResponse.json(findingList(items));
     }),
+    http.get(apiUrl('/findings/:id/evidence/series'), ({ params }) =>
+      String(params.id) === GP2_FINDING
+        ? HttpResponse.json(GP2_EVIDENCE_SERIES)
+        : HttpResponse.json({ finding_id: String(params.id), window_start: '2026-11-22T04:50:00Z', window_end: '2026-11-22T04:53:00Z', step_seconds: 60, series: [] }),
+    ),
     http.get(apiUrl('/findings/:id'), ({ params }) => {
       const detail = details[String(params.id)];
       return detail

@@ -11,6 +11,8 @@ from fastapi import APIRouter, Query, status
 from headroom.api.deps import DB, Caller, Context
 from headroom.api.schemas.findings import (
     AdviseQueued,
+    EvidenceChartRead,
+    EvidenceSeriesRead,
     FindingList,
     FindingPatchRef,
     FindingRead,
@@ -23,6 +25,7 @@ from headroom.api.schemas.findings import (
     SnoozeBody,
 )
 from headroom.services import clusters as clusters_service
+from headroom.services import evidence_series
 from headroom.services import findings as service
 from headroom.services.accounts import audit
 from headroom.store.models import Finding
@@ -97,6 +100,27 @@ def list_findings(
 def get_finding(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
     """Read a finding: evidence, why, recommended changes, impact, confidence and history."""
     return _read(db, service.get_finding(db, caller, finding_id))
+
+
+@router.get("/findings/{finding_id}/evidence/series", response_model=EvidenceChartRead)
+def get_evidence_series(finding_id: uuid.UUID, caller: Caller, db: DB) -> EvidenceChartRead:
+    """The points of the finding's evidence series over its window, with their reference lines (ceilings)."""
+    row = service.get_finding(db, caller, finding_id)
+    chart = evidence_series.evidence_series(db, row)
+    return EvidenceChartRead(
+        finding_id=row.id,
+        window_start=chart.window_start,
+        window_end=chart.window_end,
+        step_seconds=chart.step_seconds,
+        series=[
+            EvidenceSeriesRead.model_validate(
+                {"entity_kind": s.entity_kind, "entity_id": s.entity_id, "metric": s.metric, "label": s.label,
+                 "unit": s.unit, "t": s.t, "values": s.values, "reference_lines": s.reference_lines,
+                 "found": s.found}
+            )
+            for s in chart.series
+        ],
+    )
 
 
 @router.post("/findings/{finding_id}/acknowledge", response_model=FindingRead)

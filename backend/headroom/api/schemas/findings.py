@@ -95,6 +95,34 @@ class FindingRead(FindingSummary):
     patches: list[FindingPatchRef] = Field(default_factory=list)
 
 
+class ReferenceLineRead(Output):
+    value: float
+    label: str
+    unit: str
+
+
+class EvidenceSeriesRead(Output):
+    """One series the finding's evidence charts, with its points over the evidence window."""
+
+    entity_kind: str
+    entity_id: str
+    metric: str = Field(description="A metric registry name or a derived.* view (advisor/context.py).")
+    label: str
+    unit: str
+    t: list[int] = Field(description="Epoch seconds of each point.")
+    values: list[float | None] = Field(description="One per t; null marks a gap.")
+    reference_lines: list[ReferenceLineRead] = Field(default_factory=list)
+    found: bool = Field(description="False when the store has no points of this series in the window.")
+
+
+class EvidenceChartRead(Output):
+    finding_id: uuid.UUID
+    window_start: dt.datetime
+    window_end: dt.datetime
+    step_seconds: int
+    series: list[EvidenceSeriesRead]
+
+
 class SnoozeBody(Input):
     until: dt.datetime = Field(description="When the finding comes back (a future time, with a timezone).")
 

@@ -66,6 +66,17 @@ export function useFindingDetails(findingIds: string[]) {
   });
 }
 
+/** The points of a finding's evidence series over its window (GET /findings/{id}/evidence/series). */
+export function useEvidenceSeries(findingId: string) {
+  return useQuery({
+    queryKey: [...findingKey(findingId), 'evidence-series'],
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/v1/findings/{finding_id}/evidence/series', { params: { path: { finding_id: findingId } } }),
+      ),
+  });
+}
+
 export type FindingAction = 'acknowledge' | 'resolve' | 'reopen' | { snoozeUntil: string };
 
 function runAction(findingId: string, action: FindingAction) {

@@ -2,6 +2,7 @@ import { Link } from 'react-router';
 import { formatValue } from '@/components/TimeSeriesChart';
 import type { Finding } from '../api';
 import { formatSetting, readEvidence, readImpact, readOptions, type Impact, type Measure } from '../evidence';
+import { EvidenceCharts } from './EvidenceCharts';
 import { FindingActions } from './FindingActions';
 import { formatDateTime, STATUS_LABEL } from './labels';
 import { SeverityBadge } from './SeverityBadge';
@@ -132,6 +133,12 @@ export function FindingDetail({
         ) : (
           <p className="muted">This finding carries no measures.</p>
         )}
+        <EvidenceCharts
+          findingId={finding.id}
+          rule={finding.rule}
+          measures={evidence.measures}
+          sources={finding.sources ?? []}
+        />
         {evidence.corroboration.length > 0 && (
           <ul aria-label="Corroboration">
             {evidence.corroboration.map((c) => (

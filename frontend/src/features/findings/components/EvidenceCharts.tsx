@@ -1,0 +1,64 @@
+import { errorMessage } from '@/api/errors';
+import { ErrorState } from '@/components/ErrorState';
+import { LoadingState } from '@/components/LoadingState';
+import { TimeSeriesChart } from '@/components/TimeSeriesChart';
+import { useEvidenceSeries } from '../api';
+import type { Measure } from '../evidence';
+import { toEvidenceCharts } from '../evidenceChart';
+
+/** The series the advisor judged, over the evidence window, against the ceilings it compared them with. */
+export function EvidenceCharts({
+  findingId,
+  rule,
+  measures,
+  sources,
+  width,
+}: {
+  findingId: string;
+  rule: string;
+  measures: Measure[];
+  sources: string[];
+  /** A fixed width for tests (jsdom has no layout); the charts fill their container otherwise. */
+  width?: number;
+}) {
+  const query = useEvidenceSeries(findingId);
+  if (query.isPending) return <LoadingState label="Loading the evidence charts…" />;
+  if (query.isError) {
+    return (
+      <ErrorState
+        title="Could not load the evidence charts"
+        message={errorMessage(query.error)}
+        onRetry={() => void query.refetch()}
+      />
+    );
+  }
+  const { charts, missing } = toEvidenceCharts(query.data, measures, sources, rule);
+  if (charts.length === 0 && missing.length === 0) {
+    return <p className="muted">The advisor named no series to chart for this finding.</p>;
+  }
+  return (
+    <div className="evidence-charts">
+      {charts.map((chart) => (
+        <TimeSeriesChart
+          key={chart.id}
+          title={chart.title}
+          unit={chart.unit}
+          series={chart.series}
+          ceilings={chart.ceilings}
+          height={220}
+          width={width}
+          animate={false}
+        />
+      ))}
+      {missing.length > 0 && (
+        <ul className="muted" aria-label="Series without data">
+          {missing.map((s) => (
+            <li key={`${s.metric}:${s.entity_id}`}>
+              No stored points for {s.label} (<span className="mono">{s.metric}</span>) in the window.
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { GP2_EVIDENCE_SERIES } from '@/routes/cluster-fixtures';
+import type { Measure } from './evidence';
+import { ceilingSource, toEvidenceCharts } from './evidenceChart';
+
+const MEASURES: Measure[] = [
+  { label: 'minimum BurstBalance', value: 0, unit: '%', statistic: 'min', limit: 10, limitLabel: 'low-balance threshold', source: 'domain.md §3.1' },
+  { label: 'demand p95', value: 1433.8, unit: 'IOPS', statistic: 'p95', limit: 1050, limitLabel: 'gp2 baseline (3 IOPS/GiB)', source: 'domain.md §1.3' },
+];
+
+describe('evidence charts', () => {
+  it('makes one chart per unit with its ceilings, sources and gaps', () => {
+    const { charts, missing } = toEvidenceCharts(GP2_EVIDENCE_SERIES, MEASURES, ['domain.md §1.3', 'domain.md §3.1'], 'gp2-burst-depletion');
+    expect(charts.map((c) => [c.unit, c.title])).toEqual([
+      ['%', 'BurstBalance vol-043ed06aaced3aa8a (%)'],
+      ['IOPS', 'counted IOPS vol-043ed06aaced3aa8a (IOPS)'],
+    ]);
+    const [balance, iops] = charts;
+    // epoch seconds become milliseconds; a null stays a gap, not a zero
+    expect(iops!.series[0]!.points).toEqual([
+      { t: Date.parse('2026-11-22T04:50:00Z'), value: 3000 },
+      { t: Date.parse('2026-11-22T04:51:00Z'), value: null },
+      { t: Date.parse('2026-11-22T04:52:00Z'), value: 1050 },
+    ]);
+    expect(balance!.ceilings).toEqual([{ id: '0:low', label: 'low', value: 10, source: 'domain.md §3.1' }]);
+    // the baseline is a measure's limit: its source; the burst ceiling is none: the finding's sources
+    expect(iops!.ceilings.map((c) => [c.label, c.value, c.source])).toEqual([
+      ['gp2 baseline', 1050, 'domain.md §1.3'],
+      ['gp2 burst', 3000, 'domain.md §1.3; domain.md §3.1'],
+    ]);
+    expect(missing.map((s) => s.metric)).toEqual(['derived.read_latency_ms']);
+  });
+
+  it('shows bytes as MiB and merges repeated ceilings of series that share a unit', () => {
+    const line = { value: 10 * 1024 * 1024, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s' };
+    const series = (metric: string) => ({
+      entity_kind: 'node', entity_id: '10.0.1.10:20160', metric, label: metric, unit: 'bytes/s',
+      t: [1], values: [5 * 1024 * 1024], reference_lines: [line], found: true,
+    });
+    const { charts } = toEvidenceCharts(
+      { finding_id: 'f', window_start: '', window_end: '', step_seconds: 60, series: [series('tikv.compaction_write_bytes'), series('tikv.flush_write_bytes')] },
+      [], [], 'compaction-rate-limit',
+    );
+    expect(charts).toHaveLength(1);
+    expect(charts[0]!.unit).toBe('MiB/s');
+    expect(charts[0]!.series.map((s) => s.points[0]!.value)).toEqual([5, 5]);
+    expect(charts[0]!.ceilings).toEqual([
+      { id: '0:rocksdb.rate-bytes-per-sec', label: 'rocksdb.rate-bytes-per-sec', value: 10, source: "the compaction-rate-limit rule's threshold" },
+    ]);
+  });
+
+  it('finds a source by the limit label when the values differ', () => {
+    expect(ceilingSource({ value: 3, label: 'gp2 baseline (3 IOPS/GiB)' }, MEASURES, [], 'r')).toBe('domain.md §1.3');
+  });
+});
