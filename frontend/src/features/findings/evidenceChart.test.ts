@@ -47,6 +47,28 @@ describe('evidence charts', () => {
     expect(charts[0]!.ceilings).toEqual([
       { id: '0:rocksdb.rate-bytes-per-sec', label: 'rocksdb.rate-bytes-per-sec', value: 10, source: "the compaction-rate-limit rule's threshold" },
     ]);
+    expect(charts[0]!.offScale).toEqual([]);
+  });
+
+  it('lists a limit far above the data instead of drawing it', () => {
+    const GIB = 1024 ** 3;
+    const { charts } = toEvidenceCharts(
+      {
+        finding_id: 'f', window_start: '', window_end: '', step_seconds: 60,
+        series: [{
+          entity_kind: 'node', entity_id: 'n', metric: 'tikv.compaction_write_bytes', label: 'compaction', unit: 'bytes/s',
+          t: [1, 61], values: [40 * 1024 * 1024, 60 * 1024 * 1024], found: true,
+          reference_lines: [
+            { value: 10 * GIB, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s' },
+            { value: 125 * 1024 * 1024, label: 'disk ceiling', unit: 'bytes/s' },
+          ],
+        }],
+      },
+      [], ['seed 000'], 'compaction-rate-limit',
+    );
+    // 10,240 MiB/s is 170x the 60 MiB/s peak: listed; the 125 MiB/s disk ceiling is drawn
+    expect(charts[0]!.offScale.map((c) => [c.label, c.value])).toEqual([['rocksdb.rate-bytes-per-sec', 10240]]);
+    expect(charts[0]!.ceilings.map((c) => c.label)).toEqual(['disk ceiling']);
   });
 
   it('finds a source by the limit label when the values differ', () => {

@@ -13,7 +13,13 @@ export interface EvidenceChart {
   unit: string;
   series: TimeSeries[];
   ceilings: Ceiling[];
+  /** Limits far above every plotted value: listed under the chart instead of flattening its lines. */
+  offScale: Ceiling[];
 }
+
+// A ceiling more than this many times the highest plotted value is listed, not drawn (UI choice: drawn, it would
+// squash the data into the bottom pixels, e.g. a 10 GiB/s rocksdb.rate-bytes-per-sec over a 125 MiB/s disk).
+const OFF_SCALE_FACTOR = 10;
 
 const MIB = 1024 * 1024;
 
@@ -67,7 +73,7 @@ export function toEvidenceCharts(
     const { unit, scale } = displayUnit(s.unit);
     let chart = charts.get(unit);
     if (!chart) {
-      chart = { id: `evidence-${unit}`, title: '', unit, series: [], ceilings: [] };
+      chart = { id: `evidence-${unit}`, title: '', unit, series: [], ceilings: [], offScale: [] };
       charts.set(unit, chart);
     }
     chart.series.push({
@@ -90,6 +96,12 @@ export function toEvidenceCharts(
     }
   });
   for (const chart of charts.values()) {
+    let highest = 0;
+    for (const s of chart.series) for (const p of s.points) if (p.value !== null) highest = Math.max(highest, p.value);
+    if (highest > 0) {
+      chart.offScale = chart.ceilings.filter((c) => c.value > OFF_SCALE_FACTOR * highest);
+      chart.ceilings = chart.ceilings.filter((c) => c.value <= OFF_SCALE_FACTOR * highest);
+    }
     chart.title =
       chart.series.length === 1 ? `${chart.series[0]!.label} (${chart.unit})` : `${chart.series.map((s) => s.label).join(', ')} (${chart.unit})`;
   }

@@ -1,7 +1,7 @@
 import { errorMessage } from '@/api/errors';
 import { ErrorState } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { TimeSeriesChart } from '@/components/TimeSeriesChart';
+import { formatValue, TimeSeriesChart } from '@/components/TimeSeriesChart';
 import { useEvidenceSeries } from '../api';
 import type { Measure } from '../evidence';
 import { toEvidenceCharts } from '../evidenceChart';
@@ -39,16 +39,26 @@ export function EvidenceCharts({
   return (
     <div className="evidence-charts">
       {charts.map((chart) => (
-        <TimeSeriesChart
-          key={chart.id}
-          title={chart.title}
-          unit={chart.unit}
-          series={chart.series}
-          ceilings={chart.ceilings}
-          height={220}
-          width={width}
-          animate={false}
-        />
+        <div key={chart.id}>
+          <TimeSeriesChart
+            title={chart.title}
+            unit={chart.unit}
+            series={chart.series}
+            ceilings={chart.ceilings}
+            height={220}
+            width={width}
+            animate={false}
+          />
+          {chart.offScale.length > 0 && (
+            <ul className="muted" aria-label={`${chart.title}: limits far above the data`}>
+              {chart.offScale.map((c) => (
+                <li key={c.id}>
+                  {c.label}: {formatValue(c.value, chart.unit)}, far above the data, not drawn (source: {c.source})
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
       ))}
       {missing.length > 0 && (
         <ul className="muted" aria-label="Series without data">
