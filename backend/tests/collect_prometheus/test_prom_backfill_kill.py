@@ -44,6 +44,7 @@ def celery_app(worker_env: dict[str, str]) -> Iterator[Any]:
 
     app = Celery("headroom-test-client", broker=worker_env["REDIS_URL"], backend=worker_env["REDIS_URL"])
     app.conf.task_default_queue = "ingest"
+    app.control.purge()  # tasks an aborted earlier run left queued would keep the workers busy
     yield app
     app.close()
 
