@@ -32,6 +32,9 @@ def made(client: Any, db: Any) -> tuple[Actor, str]:
                                               "headroom_after_pct": 60, "monthly_cost_delta_usd": 12.5})
     # no headroom figures: the metric 4,000 -> 5,000 is a 25 % change
     _finding(db, org, cid, "metric25", "critical", {"summary": "4,000 -> 5,000 IOPS", "before": 4000, "after": 5000})
+    # a config value cut from 10,240 to 62: a 99.4 % change of the metric, but no measured headroom
+    _finding(db, org, cid, "metric99", "warning", {"summary": "rate limit 10,240 -> 62 MiB/s", "before": 10240,
+                                                   "after": 62})
     # nothing measurable, but a saving: scores 0, ranked after the measurable ones
     _finding(db, org, cid, "save", "warning", {"summary": "gp2 -> gp3 saves $20/month",
                                                "monthly_cost_delta_usd": -20.0})
@@ -55,18 +58,22 @@ def test_the_list_carries_the_headline_impact(made: tuple[Actor, str]) -> None:
     empty = items["test:empty"]
     assert (empty["impact_summary"], empty["monthly_cost_delta_usd"], empty["impact_score"]) == (None, None, 0)
     # the default order is still by severity
-    assert [f["severity_rank"] for f in body["items"]] == [1, 2, 2, 3]
+    assert [f["severity_rank"] for f in body["items"]] == [1, 2, 2, 2, 3]
+    assert [items[k]["impact_basis"] for k in ("test:gain50", "test:metric99", "test:save")] == [
+        "headroom", "metric", "none"]
 
 
 def test_sort_by_impact(made: tuple[Actor, str]) -> None:
     owner, cid = made
     body = owner.get(f"/api/v1/clusters/{cid}/findings", params={"sort": "impact"}).json()
-    # 50 points, then 25 %, then the two zero scores: same severity, the $20/month saving first
-    assert [f["dedup_key"] for f in body["items"]] == ["test:gain50", "test:metric25", "test:save", "test:empty"]
+    # measured headroom (+50 points) first, then relative metric changes (99.4 %, 25 %), then the two with nothing
+    # measurable: same severity, the $20/month saving first
+    assert [f["dedup_key"] for f in body["items"]] == [
+        "test:gain50", "test:metric99", "test:metric25", "test:save", "test:empty"]
     # filters still apply, and counts ignore the severity filter as before
     warnings = owner.get(f"/api/v1/clusters/{cid}/findings", params={"sort": "impact", "severity": "warning"}).json()
-    assert [f["dedup_key"] for f in warnings["items"]] == ["test:save", "test:empty"]
-    assert warnings["counts"] == {"critical": 1, "warning": 2, "info": 1}
+    assert [f["dedup_key"] for f in warnings["items"]] == ["test:metric99", "test:save", "test:empty"]
+    assert warnings["counts"] == {"critical": 1, "warning": 3, "info": 1}
 
 
 def test_bad_sort_names_the_field(made: tuple[Actor, str]) -> None:
@@ -79,7 +86,8 @@ def test_the_detail_and_the_list_agree(made: tuple[Actor, str]) -> None:
     owner, cid = made
     listed = owner.get(f"/api/v1/clusters/{cid}/findings").json()["items"][0]
     detail = owner.get(f"/api/v1/findings/{listed['id']}").json()
-    for key in ("impact_summary", "headroom_gain_pct", "monthly_cost_delta_usd", "impact_score", "severity_rank"):
+    for key in ("impact_summary", "headroom_gain_pct", "monthly_cost_delta_usd", "impact_score", "impact_basis",
+                "severity_rank"):
         assert detail[key] == listed[key]
     assert detail["impact"]["summary"] == listed["impact_summary"]
 
@@ -92,9 +100,10 @@ def test_advisor_findings_rank_by_impact(client: Any, db: Any, clock: Any) -> No
     clock.now = END + dt.timedelta(minutes=5)
     items = owner.get(f"/api/v1/clusters/{demo.cluster.id}/findings", params={"sort": "impact"}).json()["items"]
     assert items, "the demo data gives findings"
-    scores = [f["impact_score"] for f in items]
-    assert scores == sorted(scores, reverse=True)
-    assert any(score > 0 for score in scores)  # the advisor fills in measurable impacts
+    basis_rank = {"headroom": 0, "metric": 1, "none": 2}
+    keys = [(basis_rank[f["impact_basis"]], -f["impact_score"]) for f in items]
+    assert keys == sorted(keys)
+    assert items[0]["impact_basis"] == "headroom" and items[0]["impact_score"] > 0
     for f in items:
         detail = owner.get(f"/api/v1/findings/{f['id']}").json()
         assert f["impact_summary"] == detail["impact"].get("summary")

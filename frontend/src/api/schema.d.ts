@@ -1852,6 +1852,13 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
+             * Impact Basis
+             * @description What impact_score measures: headroom points gained, the impact metric's relative change (%), or nothing measurable.
+             * @default none
+             * @enum {string}
+             */
+            impact_basis?: "headroom" | "metric" | "none";
+            /**
              * Impact Score
              * @description What sort=impact orders by: the headroom gained in points when known, else the relative change (%) of the impact metric, else 0.
              * @default 0
@@ -1954,6 +1961,13 @@ export interface components {
              * Format: uuid
              */
             id: string;
+            /**
+             * Impact Basis
+             * @description What impact_score measures: headroom points gained, the impact metric's relative change (%), or nothing measurable.
+             * @default none
+             * @enum {string}
+             */
+            impact_basis?: "headroom" | "metric" | "none";
             /**
              * Impact Score
              * @description What sort=impact orders by: the headroom gained in points when known, else the relative change (%) of the impact metric, else 0.
@@ -3703,7 +3717,7 @@ export interface operations {
                 severity?: ("critical" | "warning" | "info")[];
                 /** @description Rule ids; repeatable; default all. */
                 rule?: string[];
-                /** @description severity: most severe first; impact: largest impact_score first (ties: most severe, then the largest monthly saving). */
+                /** @description severity: most severe first; impact: measured headroom gains first, then relative changes of the impact metric, then the rest, each by impact_score (ties: most severe, then the largest monthly saving). */
                 sort?: "severity" | "impact";
             };
             header?: never;

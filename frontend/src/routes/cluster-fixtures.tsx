@@ -55,6 +55,7 @@ export const GP2_SUMMARY: S['FindingSummary'] = {
   headroom_gain_pct: 88.8,
   monthly_cost_delta_usd: -2,
   impact_score: 88.8,
+  impact_basis: 'headroom',
 };
 
 export const CACHE_SUMMARY: S['FindingSummary'] = {
@@ -74,6 +75,7 @@ export const CACHE_SUMMARY: S['FindingSummary'] = {
   headroom_gain_pct: 10,
   monthly_cost_delta_usd: null,
   impact_score: 10,
+  impact_basis: 'headroom',
 };
 
 export function findingList(items: S['FindingSummary'][]): S['FindingList'] {
@@ -365,10 +367,13 @@ export function clusterHandlers({
           (severity.length === 0 || severity.includes(f.severity)) &&
           (rule.length === 0 || rule.includes(f.rule)),
       );
-      // the API's orders (services/findings.py list_findings): severity, or impact_score then severity
+      // the API's orders (services/findings.py list_findings): severity, or basis, impact_score, then severity
+      const basis = ['headroom', 'metric', 'none'];
       items.sort((a, b) =>
         url.searchParams.get('sort') === 'impact'
-          ? (b.impact_score ?? 0) - (a.impact_score ?? 0) || a.severity_rank - b.severity_rank
+          ? basis.indexOf(a.impact_basis ?? 'none') - basis.indexOf(b.impact_basis ?? 'none') ||
+            (b.impact_score ?? 0) - (a.impact_score ?? 0) ||
+            a.severity_rank - b.severity_rank
           : a.severity_rank - b.severity_rank,
       );
       return HttpResponse.json(findingList(items));

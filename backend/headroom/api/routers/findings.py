@@ -46,6 +46,7 @@ def _summary(row: Finding) -> FindingSummary:
             "headroom_after_pct": service.number_or_none(impact.get("headroom_after_pct")),
             "monthly_cost_delta_usd": service.number_or_none(impact.get("monthly_cost_delta_usd")),
             "impact_score": service.impact_score(impact),
+            "impact_basis": service.impact_basis(impact),
         }
     )
     if summary.headroom_before_pct is not None and summary.headroom_after_pct is not None:
@@ -83,8 +84,8 @@ def list_findings(
     rule: list[str] = Query(default=[], description="Rule ids; repeatable; default all."),
     sort: Literal["severity", "impact"] = Query(
         default="severity",
-        description="severity: most severe first; impact: largest impact_score first (ties: most severe, then "
-        "the largest monthly saving).",
+        description="severity: most severe first; impact: measured headroom gains first, then relative changes of "
+        "the impact metric, then the rest, each by impact_score (ties: most severe, then the largest monthly saving).",
     ),
 ) -> FindingList:
     """List the cluster's findings, most severe (or most impactful) first, with counts by severity."""

@@ -49,6 +49,11 @@ class FindingSummary(Output):
     headroom_after_pct: float | None = Field(default=None, description="The same after the recommended change.")
     headroom_gain_pct: float | None = Field(default=None, description="after − before, percentage points.")
     monthly_cost_delta_usd: float | None = Field(default=None, description="Negative: the change saves money.")
+    impact_basis: Literal["headroom", "metric", "none"] = Field(
+        default="none",
+        description="What impact_score measures: headroom points gained, the impact metric's relative change (%), "
+        "or nothing measurable.",
+    )
     impact_score: float = Field(
         default=0.0,
         description="What sort=impact orders by: the headroom gained in points when known, else the relative "
