@@ -71,7 +71,9 @@ describe('evidence charts', () => {
     expect(charts[0]!.ceilings.map((c) => c.label)).toEqual(['disk ceiling']);
   });
 
-  it('finds a source by the limit label when the values differ', () => {
+  it('finds a source by the limit label when the values differ, or by a measure that is the limit', () => {
     expect(ceilingSource({ value: 3, label: 'gp2 baseline (3 IOPS/GiB)' }, MEASURES, [], 'r')).toBe('domain.md §1.3');
+    const burst: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: null, limitLabel: null, source: 'domain.md §1.3 burst' };
+    expect(ceilingSource({ value: 3000, label: 'gp2 burst' }, [...MEASURES, burst], ['x'], 'r')).toBe('domain.md §1.3 burst');
   });
 });

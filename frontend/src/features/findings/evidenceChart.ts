@@ -40,7 +40,7 @@ function displayUnit(unit: string): { unit: string; scale: number } {
 
 /**
  * Where a reference line's number comes from: the evidence measure whose limit it is (same value, or same
- * label), else the finding's sources, else the rule that drew it.
+ * label), or a measure that is that limit, else the finding's sources, else the rule that drew it.
  */
 export function ceilingSource(
   line: { value: number; label: string },
@@ -50,7 +50,9 @@ export function ceilingSource(
 ): string {
   const byValue = measures.find((m) => m.limit !== null && Math.abs(m.limit - line.value) < 1e-9 && m.source);
   const byLabel = measures.find((m) => m.limitLabel === line.label && m.source);
-  const source = byValue?.source ?? byLabel?.source;
+  // a measure that is itself a limit (e.g. "burst ceiling 3,000 IOPS", no limit of its own)
+  const asMeasure = measures.find((m) => m.limit === null && m.value === line.value && m.source);
+  const source = byValue?.source ?? byLabel?.source ?? asMeasure?.source;
   if (source) return source;
   if (findingSources.length > 0) return findingSources.join('; ');
   return `the ${rule} rule's threshold`;
