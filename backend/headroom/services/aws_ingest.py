@@ -287,9 +287,19 @@ def _series_ids(db: Session, org_id: uuid.UUID, queries: Sequence[cw.MetricQuery
     """Series ids for the queries: one SELECT for the known ones, ensure_series for the new ones."""
     wanted = {(q.entity_kind, q.entity_id, q.metric) for q in queries}
     rows = db.execute(text(
-        "SELECT entity_kind, entity_id, metric, id FROM metric_series WHERE org_id = :org "
+        "SELECT entity_kind, entity_id, metric, id, cluster_id FROM metric_series WHERE org_id = :org "
         "AND labels = '{}'::jsonb AND entity_id = ANY(:eids)"), {"org": org_id, "eids": sorted({q.entity_id for q in queries})})
-    known = {(k, e, m): int(i) for k, e, m, i in rows if (k, e, m) in wanted}
+    known: dict[tuple[str, str, str], int] = {}
+    remap: dict[Any, list[int]] = {}
+    for k, e, m, i, cluster_id in rows:
+        if (k, e, m) not in wanted:
+            continue
+        known[(k, e, m)] = int(i)
+        mapped = clusters.get(e)
+        if mapped is not None and mapped != cluster_id:  # the volume/instance now serves (another) cluster
+            remap.setdefault(mapped, []).append(int(i))
+    for cluster_id, ids in remap.items():
+        db.execute(text("UPDATE metric_series SET cluster_id = :c WHERE id = ANY(:ids)"), {"c": cluster_id, "ids": ids})
     missing = [q for q in queries if (q.entity_kind, q.entity_id, q.metric) not in known]
     by_cluster: dict[Any, list[SeriesKey]] = {}
     for q in missing:

@@ -99,3 +99,34 @@ def test_sweep_writes_cloudwatch_sums_and_is_idempotent(db: Any, org_and_connect
     assert again.sweep.window_start_at == now - dt.timedelta(minutes=10)  # watermark (now) - 10 min overlap
     assert again.sweep.api_calls == again.sweep.lower_bound_calls == 1
     assert db.scalar(select(CollectionSweep.id).where(CollectionSweep.source_id == conn.id).limit(1)) is not None
+
+
+def test_series_follow_their_volume_into_a_cluster_mapped_later(db: Any, org_and_connection: Any, region: str,
+                                                               aws_endpoint_url: str) -> None:
+    """AWS connected before the cluster's nodes exist: the volume's series start without a cluster and move to
+    it once the inventory maps the volume to a node (one series per volume, its history kept)."""
+    from sqlalchemy import text
+
+    org, conn = org_and_connection
+    fleet = make_fleet(region, aws_endpoint_url)
+    vol, inst = fleet["data"][0], fleet["instances"][0]
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    put_series(boto("cloudwatch", region, aws_endpoint_url), "AWS/EBS", "VolumeId", vol, "VolumeReadOps",
+               [(now - dt.timedelta(minutes=2), 60.0)])
+    clients = _clients(region, aws_endpoint_url)
+    ingest.sync_inventory(db, conn, clients, now)
+    ingest.run_sweep(db, conn, clients, now=now)
+    sid = _series_id(db, org.id, vol, "ebs.read_ops")
+    cluster_of = text("SELECT cluster_id FROM metric_series WHERE id = :s")
+    assert db.execute(cluster_of, {"s": sid}).scalar_one() is None
+
+    cluster = Cluster(org_id=org.id, name="prod", tikv_version="v8.5.1", deployment_kind="tiup")
+    db.add(cluster)
+    db.flush()
+    db.add(TikvNode(org_id=org.id, cluster_id=cluster.id, store_address=f"{inst['PrivateIpAddress']}:20160"))
+    db.flush()
+    later = now + dt.timedelta(minutes=1)
+    assert ingest.sync_inventory(db, conn, clients, later).nodes_matched == 1
+    ingest.run_sweep(db, conn, clients, now=later)
+    assert _series_id(db, org.id, vol, "ebs.read_ops") == sid
+    assert db.execute(cluster_of, {"s": sid}).scalar_one() == cluster.id
