@@ -128,31 +128,37 @@ def encode_rollup_rows(
     return HEADER + rec.tobytes() + TRAILER
 
 
+def _decode_sent_arrays(
+    packed: bytes, rows: int, slots: int, columns: Sequence[tuple[str, str, int, int]], what: str
+) -> dict[str, NDArray[np.generic]]:
+    """Parse `rows` repetitions of concatenated array_send outputs, one per (name, numpy element type, element
+    OID, element size) column, each a one-dimensional array of `slots` elements without NULLs. Anything else
+    (another size, a NULL, another type) raises ValueError rather than being read as garbage."""
+    # array_send has no leading length word (COPY/result framing adds it): the layout without the "_len" fields.
+    record = np.dtype([f for name, elem, _oid, _size in columns for f in _array_fields(name, elem, slots)
+                       if f[0] != f"{name}_len"])
+    if len(packed) != rows * record.itemsize:
+        raise ValueError(f"{len(packed)} bytes of {what} for {rows} rows of {record.itemsize} bytes")
+    got = np.frombuffer(packed, dtype=record)
+    for name, _elem, oid, size in columns:
+        if not ((got[f"{name}_ndim"] == 1).all() and (got[f"{name}_dim"] == slots).all()
+                and (got[f"{name}_hasnull"] == 0).all() and (got[f"{name}_oid"] == oid).all()
+                and (got[name]["len"] == size).all()):
+            raise ValueError(f"unexpected layout of the {name} arrays in the {what}")
+    return {name: got[name]["val"] for name, *_ in columns}
+
+
 def decode_rollup_arrays(
     packed: bytes, rows: int, slots: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
     """Parse rows x (array_send(avg) || array_send(max) || array_send(min) || array_send(cnt)) of metric_rollups
     at one resolution into (rows x slots) avg, max, min and count. Rollup arrays never hold NULLs (an empty
-    bucket is NaN with a zero count), so each row has one size; anything else raises ValueError."""
-    record = np.dtype([
-        *_array_fields("avg", ">f8", slots),
-        *_array_fields("max", ">f8", slots),
-        *_array_fields("min", ">f8", slots),
-        *_array_fields("cnt", ">i2", slots),
-    ])
-    # array_send has no leading length word (the COPY/result framing adds it): drop those fields from the layout.
-    names = [n for n in record.names if not n.endswith("_len")]
-    record = np.dtype([(n, record.fields[n][0]) for n in names])
-    if len(packed) != rows * record.itemsize:
-        raise ValueError(f"{len(packed)} bytes of rollup arrays for {rows} rows of {record.itemsize} bytes")
-    got = np.frombuffer(packed, dtype=record)
-    for name, oid, size in (("avg", FLOAT8_OID, 8), ("max", FLOAT8_OID, 8), ("min", FLOAT8_OID, 8),
-                            ("cnt", INT2_OID, 2)):
-        if not ((got[f"{name}_dim"] == slots).all() and (got[f"{name}_hasnull"] == 0).all()
-                and (got[f"{name}_oid"] == oid).all() and (got[name]["len"] == size).all()):
-            raise ValueError(f"unexpected layout of the {name} arrays")
-    return (got["avg"]["val"].astype(np.float64), got["max"]["val"].astype(np.float64),
-            got["min"]["val"].astype(np.float64), got["cnt"]["val"].astype(np.int64))
+    bucket is NaN with a zero count), so each row has one size."""
+    got = _decode_sent_arrays(packed, rows, slots, [
+        ("avg", ">f8", FLOAT8_OID, 8), ("max", ">f8", FLOAT8_OID, 8), ("min", ">f8", FLOAT8_OID, 8),
+        ("cnt", ">i2", INT2_OID, 2)], "rollup arrays")
+    return (got["avg"].astype(np.float64), got["max"].astype(np.float64), got["min"].astype(np.float64),
+            got["cnt"].astype(np.int64))
 
 
 def decode_int8_array(sent: bytes) -> NDArray[np.int64]:
@@ -173,11 +179,5 @@ def decode_int8_array(sent: bytes) -> NDArray[np.int64]:
 def decode_float8_rows(packed: bytes, rows: int, slots: int) -> NDArray[np.float64]:
     """Parse `rows` concatenated array_send outputs of float8 arrays of `slots` elements without NULLs (the
     raw points' slot arrays with NULL replaced by NaN) into a (rows x slots) matrix."""
-    record = np.dtype([f for f in _array_fields("v", ">f8", slots) if f[0] != "v_len"])
-    if len(packed) != rows * record.itemsize:
-        raise ValueError(f"{len(packed)} bytes of slot arrays for {rows} rows of {record.itemsize} bytes")
-    got = np.frombuffer(packed, dtype=record)
-    if not ((got["v_ndim"] == 1).all() and (got["v_dim"] == slots).all() and (got["v_hasnull"] == 0).all()
-            and (got["v_oid"] == FLOAT8_OID).all() and (got["v"]["len"] == 8).all()):
-        raise ValueError("unexpected layout of the slot arrays")
-    return got["v"]["val"].astype(np.float64)
+    got = _decode_sent_arrays(packed, rows, slots, [("v", ">f8", FLOAT8_OID, 8)], "slot arrays")
+    return got["v"].astype(np.float64)

@@ -229,15 +229,16 @@ class HourRows:
         """bucket_at as PostgreSQL's binary timestamptz: microseconds since 2000-01-01 UTC."""
         return (self.hours * 3600 - _PG_EPOCH_SECONDS) * 1_000_000
 
-    def items(self) -> list[tuple[tuple[int, dt.datetime], NDArray[np.float64]]]:
-        """((series_id, hour), slots) pairs: for tests and small callers, not the hot path."""
-        return [((int(sid), _EPOCH + dt.timedelta(hours=int(h))), self.values[i])
-                for i, (sid, h) in enumerate(zip(self.series.tolist(), self.hours.tolist(), strict=True))]
-
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _PG_EPOCH_SECONDS = 946_684_800  # 2000-01-01 in Unix seconds: PostgreSQL's timestamp epoch
 _HOUR_BITS = 24  # hours since 1970 fit in 24 bits until the year 3883
+
+
+def _id_array(ids: Iterable[int]) -> str:
+    """A bigint[] literal for `CAST(%s AS bigint[])`: one string to send instead of a Python dumper call per
+    element (hundreds of ids per query on the write and read paths)."""
+    return "{" + ",".join(map(str, map(int, ids))) + "}"
 
 
 def _row_keys(series: NDArray[np.int64], hours: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -360,7 +361,7 @@ def _existing_keys(db: Session, series: list[int], lo_hour: int, hi_hour: int) -
         cur.execute(
             "SELECT series_id, (extract(epoch FROM bucket_at) / 3600)::bigint FROM metric_points "
             "WHERE series_id = ANY(CAST(%(sids)s AS bigint[])) AND bucket_at >= %(lo)s AND bucket_at <= %(hi)s",
-            {"sids": "{" + ",".join(map(str, series)) + "}", "lo": _EPOCH + dt.timedelta(hours=lo_hour),
+            {"sids": _id_array(series), "lo": _EPOCH + dt.timedelta(hours=lo_hour),
              "hi": _EPOCH + dt.timedelta(hours=hi_hour)},
         )
         found = cur.fetchall()
@@ -626,7 +627,7 @@ def _read_days(
                 params: dict[str, object] = {"d0": day, "d1": day + dt.timedelta(days=1)}
                 if group is not None:
                     where += " AND series_id = ANY(CAST(%(sids)s AS bigint[]))"
-                    params["sids"] = "{" + ",".join(map(str, group)) + "}"
+                    params["sids"] = _id_array(group)
                 cur.execute(
                     "SELECT array_send(array_agg(series_id ORDER BY series_id, bucket_at)), "
                     "array_send(array_agg(bucket_at ORDER BY series_id, bucket_at)), "
@@ -781,8 +782,7 @@ def read_rollups(
             "FROM metric_rollups "
             "WHERE org_id = %(org)s AND series_id = ANY(CAST(%(sids)s AS bigint[])) AND resolution_seconds = %(res)s "
             "AND day_at >= %(d0)s AND day_at < %(end)s",
-            # The id list as one array literal: dumping it is one join, not a Python dumper per element.
-            {"org": org_id, "sids": "{" + ",".join(map(str, map(int, series_ids))) + "}", "res": resolution,
+            {"org": org_id, "sids": _id_array(series_ids), "res": resolution,
              "d0": day_floor(start), "end": end},
         )
         row_sids, row_days, packed = cur.fetchone() or (None, None, None)
