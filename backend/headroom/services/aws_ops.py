@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 from sqlalchemy import select
 
 from headroom.collect.aws_session import AwsClients
@@ -50,6 +51,22 @@ class ConnectionTest:
         return {**asdict(self), "checks": [asdict(c) for c in self.checks]}
 
 
+UNREADABLE = "unreadable_answer"
+
+
+def _unreadable(action: str, status: object | None) -> PermissionCheck:
+    answered = f" (HTTP {status})" if status else ""
+    return PermissionCheck(action, False, UNREADABLE,
+                           f"the answer to {action}{answered} could not be read: it is not an AWS API answer "
+                           "(a proxy or captive portal in the way, or a wrong endpoint?)")
+
+
+def _looks_unparsed(code: str, message: str) -> bool:
+    """botocore's fallbacks for an answer it could not parse: code "Unknown" or the bare HTTP status, and the
+    page itself as the message (which is not shown: it is someone else's HTML)."""
+    return code == "Unknown" or code.isdigit() or message.lstrip().startswith("<")
+
+
 def _probe(action: str, call: Callable[[], Any]) -> PermissionCheck:
     try:
         call()
@@ -57,7 +74,11 @@ def _probe(action: str, call: Callable[[], Any]) -> PermissionCheck:
         code = exc.response.get("Error", {}).get("Code", "Unknown")
         if code in DENIED_CODES:
             return PermissionCheck(action, False, code, f"{code}: the role needs {action}")
+        if _looks_unparsed(str(code), str(exc.response.get("Error", {}).get("Message", ""))):
+            return _unreadable(action, exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode"))
         return PermissionCheck(action, False, code, str(exc)[:300])
+    except ResponseParserError:  # not a BotoCoreError: an HTML page where XML or JSON was expected
+        return _unreadable(action, None)
     except BotoCoreError as exc:
         return PermissionCheck(action, False, type(exc).__name__, str(exc)[:300])
     return PermissionCheck(action, True)
@@ -98,6 +119,9 @@ def run_connection_test(
     else:
         try:
             clients = make_clients(connection, region)
+        except ResponseParserError:
+            check = _unreadable("sts:AssumeRole", None)
+            result = ConnectionTest(False, region, [check], [], f"cannot get credentials: {check.message}")
         except (ClientError, BotoCoreError, ValueError) as exc:
             code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
             check = PermissionCheck("sts:AssumeRole", False, code, f"cannot get credentials: {code or exc}"[:300])
