@@ -21,6 +21,7 @@ Handler = Callable[[http.server.BaseHTTPRequestHandler], None]
 class LocalServer:
     url: str
     hits: list[str] = field(default_factory=list)  # request paths, in arrival order
+    authorizations: list[str] = field(default_factory=list)  # the Authorization header of each request
     stopping: threading.Event = field(default_factory=threading.Event)
 
 
@@ -34,6 +35,7 @@ def serve(answer: Callable[[http.server.BaseHTTPRequestHandler, LocalServer], No
 
         def _any(self) -> None:
             state.hits.append(self.path)
+            state.authorizations.append(self.headers.get("Authorization", ""))
             length = int(self.headers.get("Content-Length") or 0)
             if length:
                 self.rfile.read(length)
