@@ -2,6 +2,8 @@
 
 The test calls each API the collector needs once, as cheaply as the API allows, and maps an AccessDenied /
 UnauthorizedOperation answer to the IAM action that is missing (the policy in deploy/aws/ grants exactly these).
+It runs in three steps so no database connection is held while AWS answers: `prepare_test` copies what the
+calls need out of the row, the caller commits, `run_test` calls AWS, and `record_test` writes the outcome.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from headroom.services.accounts import Principal, audit
 from headroom.services.aws_ingest import DEFAULT_BACKFILL_DAYS, get_backfill, request_backfill
 from headroom.services.source_health import record_failure, record_success
 from headroom.services.sources import get_aws_connection
-from headroom.store.models import AwsConnection
 from headroom.store.models_collect import AwsBackfill, CollectionSweep
 
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation",
@@ -102,18 +103,35 @@ def check_permissions(clients: AwsClients, now: dt.datetime) -> list[PermissionC
     return [_probe(action, calls[action]) for action in REQUIRED_ACTIONS]
 
 
-def run_connection_test(
-    db: Any,
-    principal: Principal,
-    connection_id: uuid.UUID,
+@dataclass
+class ConnectionCredentials:
+    """A copy of the row's fields clients_for reads (AwsConnectionLike), so no ORM object outlives the commit."""
+
+    org_id: Any
+    auth_kind: str
+    role_arn: str | None
+    external_id: str
+    access_key_id: str | None
+    secret_access_key_enc: str | None
+    region: str | None
+
+
+def prepare_test(db: Any, principal: Principal, connection_id: uuid.UUID) -> ConnectionCredentials:
+    """Read the org's connection for a test (admin only)."""
+    principal.require("admin")
+    c = get_aws_connection(db, principal, connection_id)
+    return ConnectionCredentials(c.org_id, c.auth_kind, c.role_arn, c.external_id, c.access_key_id,
+                                 c.secret_access_key_enc, c.regions[0] if c.regions else None)
+
+
+def run_test(
+    connection: ConnectionCredentials,
     *,
-    make_clients: Callable[[AwsConnection, str], AwsClients],
+    make_clients: Callable[[ConnectionCredentials, str], AwsClients],
     now: dt.datetime,
 ) -> ConnectionTest:
-    """Check the connection's credentials and permissions in its first region; record the source's health."""
-    principal.require("admin")
-    connection = get_aws_connection(db, principal, connection_id)
-    region = connection.regions[0] if connection.regions else None
+    """Check the credentials and permissions in the connection's first region. Touches no database."""
+    region = connection.region
     if region is None:
         result = ConnectionTest(False, None, [], [], "no region configured")
     else:
@@ -136,13 +154,19 @@ def run_connection_test(
             elif failed:
                 error = "; ".join(f"{c.action}: {c.message}" for c in failed)
             result = ConnectionTest(not failed, region, checks, missing, error)
+    return result
+
+
+def record_test(db: Any, principal: Principal, connection_id: uuid.UUID, result: ConnectionTest,
+                now: dt.datetime) -> None:
+    """Record a test's outcome on the connection's health and in the audit log."""
+    connection = get_aws_connection(db, principal, connection_id)
     if result.ok:
         record_success(connection, now)
     else:
         record_failure(connection, now, result.error or "connection test failed")
     audit(db, principal, "aws_connection.tested", target_kind="aws_connection", target_id=connection.id,
           details={"ok": result.ok, "missing": result.missing})
-    return result
 
 
 def backfill_view(row: AwsBackfill | None) -> dict[str, Any]:
