@@ -77,17 +77,17 @@ def fixed(status: int, body: bytes, content_type: str = "text/html") -> Callable
 
 def drip(every_seconds: float, *, in_headers: bool = False) -> Callable[..., None]:
     """An answer that sends one byte every `every_seconds` (in the status line when in_headers, else in a JSON
-    body announced as 10 MB), until the client hangs up or the server stops."""
+    body announced as 1 MB, under every cap), until the client hangs up or the server stops."""
 
     def answer(handler: http.server.BaseHTTPRequestHandler, state: LocalServer) -> None:
         out = handler.wfile
         if not in_headers:
             handler.send_response(200)
             handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(10_000_000))
+            handler.send_header("Content-Length", str(1_000_000))
             handler.end_headers()
             out.flush()
-        payload = b"HTTP/1.1 200 OK" if in_headers else b'{"status":"success","data":' + b" " * 10_000_000
+        payload = b"HTTP/1.1 200 OK" if in_headers else b'{"status":"success","data":' + b" " * (1_000_000 - 27)
         for byte in payload:
             if state.stopping.wait(every_seconds):
                 break

@@ -203,7 +203,7 @@ def format_mib(n: int) -> str:
 class _Budget:
     deadline_at: float
     seconds: float  # as shown in the message: the deadline that binds
-    max_bytes: int | None
+    max_bytes: int | None  # the body cap (shown in the message)
     received: int = 0
 
     def timeout(self, timeout: float | None) -> float:
@@ -218,7 +218,7 @@ class _Budget:
 
     def count(self, n: int) -> None:
         self.received += n
-        if self.max_bytes is not None and self.received > self.max_bytes:
+        if self.max_bytes is not None and self.received > self.max_bytes + WIRE_SLACK_BYTES:
             raise ResponseTooLarge(self.max_bytes)
 
 
@@ -236,8 +236,7 @@ def limits(*, seconds: float, max_bytes: int | None = None) -> Iterator[None]:
     at, shown = now + seconds, seconds
     if outer is not None and outer.deadline_at < at:
         at, shown = outer.deadline_at, outer.seconds
-    wire_cap = None if max_bytes is None else max_bytes + WIRE_SLACK_BYTES
-    token = _budget.set(_Budget(at, shown, wire_cap))
+    token = _budget.set(_Budget(at, shown, max_bytes))
     try:
         yield
     finally:

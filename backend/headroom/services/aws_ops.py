@@ -161,6 +161,9 @@ def record_test(db: Any, principal: Principal, connection_id: uuid.UUID, result:
                 now: dt.datetime) -> None:
     """Record a test's outcome on the connection's health and in the audit log."""
     connection = get_aws_connection(db, principal, connection_id)
+    # Read the health afresh and lock the row: the copy from before the fetch is stale, and tests of one source
+    # running at once would otherwise lose each other's failure counts.
+    db.refresh(connection, with_for_update=True)
     if result.ok:
         record_success(connection, now)
     else:

@@ -188,6 +188,9 @@ def record_test(
 ) -> None:
     """Record a test's outcome on the source's health and in the audit log."""
     source = get_prometheus_source(db, principal, source_id)
+    # Read the health afresh and lock the row: the copy from before the fetch is stale, and tests of one source
+    # running at once would otherwise lose each other's failure counts.
+    db.refresh(source, with_for_update=True)
     if report.ok:
         record_success(source, now)
     else:
