@@ -303,19 +303,20 @@ def test_16_slow_source_tests_of_one_org_do_not_starve_another_orgs_requests(
             tests: list[Future[Any]] = [
                 pool.submit(org_a.post, f"/api/v1/sources/prometheus/{source}/test") for _ in range(16)
             ]
-            assert wait_for(lambda: len(prom.hits) >= 16, 30), f"only {len(prom.hits)} tests reached the server"
-            checked_out = app.engine.pool.checkedout()
+            wait_for(lambda: len(prom.hits) >= 16, 30)
+            reached, checked_out = len(prom.hits), app.engine.pool.checkedout()
             answers = []
             for _ in range(3):
                 started = time.monotonic()
-                response = org_b.get("/api/v1/clusters")
+                response = org_b.get("/api/v1/clusters", timeout=20.0)
                 answers.append((response.status_code, time.monotonic() - started))
             early = [t.result().text for t in tests if t.done()]
             assert not early, f"the slow tests should still be running: {early[:2]}"
             results = [t.result(timeout=90) for t in tests]
         health = org_a.get(f"/api/v1/sources/prometheus/{source}").json()["health"]
-    assert checked_out <= 2, f"{checked_out} pool connections held while 16 tests waited on the server"
     assert all(status == 200 for status, _ in answers), answers
+    assert reached == 16, f"only {reached} tests reached the server (the others waited for a pool connection)"
+    assert checked_out <= 2, f"{checked_out} pool connections held while 16 tests waited on the server"
     assert max(seconds for _, seconds in answers) < 3.0, answers  # the slow tests take 15 s each
     for result in results:
         assert result.status_code == 200, result.text
