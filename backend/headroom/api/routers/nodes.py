@@ -18,11 +18,13 @@ from headroom.api.schemas.nodes import (
     NodeUpdate,
     NodeVolume,
 )
+from headroom.core import outbound
 from headroom.services import nodes as service
 from headroom.services import tikv_configs
 from headroom.store.models import TikvConfig, TikvNode
 
 router = APIRouter(prefix="/clusters/{cluster_id}/nodes", tags=["nodes"])
+REFRESH_BUDGET_SECONDS = 30.0  # all attempts of a status-port read from a request (docs/outbound.md)
 
 
 def _node_reads(db: DB, nodes: list[TikvNode]) -> list[NodeRead]:
@@ -133,7 +135,7 @@ def refresh_config(
     if not address:
         raise ServiceUnavailable("Could not read the config: no status address", code="status_port_unreachable")
     release_connection(db)  # no pool connection is held while the status port answers
-    with outbound_slot(ctx, caller):
+    with outbound_slot(ctx, caller), outbound.limits(seconds=REFRESH_BUDGET_SECONDS):
         decoded, error = tikv_configs.read_status_port(address)
     if decoded is None:
         raise ServiceUnavailable(f"Could not read the config: {error}", code="status_port_unreachable")
