@@ -6,13 +6,15 @@ from __future__ import annotations
 import datetime as dt
 import hmac
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session, sessionmaker
 
-from headroom.core.errors import CsrfFailed, NotAuthenticated
+from headroom.core.errors import CsrfFailed, NotAuthenticated, RateLimited, ServiceUnavailable
+from headroom.core.outbound import OrgSlots, TooManyOutbound
 from headroom.core.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
 from headroom.core.settings import Settings
 from headroom.services.accounts import Principal, principal_from_api_token, principal_from_session
@@ -38,6 +40,8 @@ class AppContext:
     secret_box: SecretBox
     clock: Callable[[], dt.datetime] = field(default=utcnow)
     ready_checks: dict[str, Callable[[], None]] = field(default_factory=dict)
+    # outbound checks (source tests, status-port reads) running at once, per organisation and in all
+    outbound_slots: OrgSlots = field(default_factory=OrgSlots)
 
     def job_database_url(self) -> str:
         """The URL a queued job connects to: DATABASE_URL, else the app's own engine (embedded PostgreSQL)."""
@@ -98,3 +102,38 @@ def get_principal(request: Request, db: DB, ctx: Context) -> Principal:
 
 
 Caller = Annotated[Principal, Depends(get_principal)]
+
+
+def release_connection(db: Session) -> None:
+    """Commit what the request did so far, handing its pool connection back before a slow outbound call.
+
+    The request's session keeps working afterwards: its next statement begins a new transaction on a (new)
+    pooled connection, so the result of the call is recorded in a short transaction of its own.
+    """
+    db.commit()
+
+
+@contextmanager
+def outbound_slot(ctx: AppContext, principal: Principal) -> Iterator[None]:
+    """Hold one of the organisation's outbound slots for the block; 429 (or 503 when the whole server is busy)
+    when none is free."""
+    try:
+        ctx.outbound_slots.acquire(principal.org_id)
+    except TooManyOutbound as busy:
+        if busy.scope == "organisation":
+            error = RateLimited(
+                f"{busy.limit} connection tests or status-port reads are already running for your organisation; "
+                "try again when one has finished.",
+                retry_after_seconds=5,
+            )
+            error.code = "outbound_busy"
+            raise error from None
+        raise ServiceUnavailable(
+            f"This server is already running {busy.limit} connection tests or status-port reads; try again in a "
+            "few seconds.",
+            code="outbound_busy",
+        ) from None
+    try:
+        yield
+    finally:
+        ctx.outbound_slots.release(principal.org_id)

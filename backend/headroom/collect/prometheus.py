@@ -3,11 +3,16 @@
 Transient failures (HTTP 429 and 5xx, connect/read errors and timeouts) are retried inside the call with
 exponential backoff and full jitter; anything else raises PrometheusError at once. Credentials go into the
 Authorization header only and never into an error message or a log line.
+
+Every request has a total deadline and a cap on the answer's size (core/outbound.py `limits`, docs/outbound.md):
+a server that drips its answer or answers gigabytes fails the request with a plain message, and neither is
+retried (the same server would do it again).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +28,10 @@ log = get_logger("headroom.collect.prometheus")
 
 ErrorKind = Literal["unreachable", "auth", "http", "bad_response", "query"]
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# docs/outbound.md: a range answer is ~40 bytes per point; Prometheus allows 11,000 points per series, so 64 MiB
+# holds a full 11,000-point split of ~150 series, and the ingest's 1,440-point chunks of ~1,150 series.
+MAX_RESPONSE_BYTES = 64 * outbound.MIB
+DEADLINE_SECONDS = 120.0  # per request, connect to last byte
 
 
 class PrometheusError(Exception):
@@ -52,6 +61,15 @@ class PrometheusAuth:
         if self.kind == "basic" and self.username is not None and self.secret is not None:
             return httpx.BasicAuth(self.username, self.secret)
         return None
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status_code: int
+    content: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.content)
 
 
 @dataclass(frozen=True)
@@ -110,6 +128,8 @@ class PrometheusClient:
         auth: PrometheusAuth | None = None,
         *,
         timeout_seconds: float = 30.0,
+        deadline_seconds: float = DEADLINE_SECONDS,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         transport: httpx.BaseTransport | None = None,
@@ -122,11 +142,14 @@ class PrometheusClient:
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self._deadline_seconds = deadline_seconds
+        self._max_bytes = max_response_bytes
         # A tenant gives the URL: every request (and redirect hop) goes through the outbound guard.
         guard = outbound.guarded_client_kwargs() if transport is None else {"transport": transport}
         self._http = httpx.Client(
             base_url=self.base_url,
-            headers={"User-Agent": "headroom", **self._auth.headers()},
+            # gzip or nothing: read_capped inflates gzip itself, within the cap
+            headers={"User-Agent": "headroom", "Accept-Encoding": "gzip", **self._auth.headers()},
             auth=self._auth.httpx_auth(),
             timeout=timeout_seconds,
             follow_redirects=True,
@@ -145,21 +168,41 @@ class PrometheusClient:
 
     # --- transport --------------------------------------------------------------------------------------
 
-    def _request(self, method: str, path: str, data: Mapping[str, str] | None = None) -> httpx.Response:
+    def _fetch(self, method: str, path: str, data: Mapping[str, str] | None) -> _Answer:
+        """One request within the deadline, its body read within the cap."""
+        kwargs: dict[str, Any] = {"params": data} if method == "GET" else {"data": data}
+        with (
+            outbound.limits(seconds=self._deadline_seconds, max_bytes=self._max_bytes),
+            self._http.stream(method, path, **kwargs) as response,
+        ):
+            if response.status_code >= 400 and response.status_code not in (400, 422):
+                return _Answer(response.status_code, b"")  # the status says it all: the body is not read
+            return _Answer(response.status_code, outbound.read_capped(response, self._max_bytes))
+
+    def _request(self, method: str, path: str, data: Mapping[str, str] | None = None) -> _Answer:
         last: PrometheusError | None = None
         for attempt in range(self._retry.attempts):
             if attempt:
                 self._sleep(self._retry.delay(attempt - 1, self._rng))
             self.requests += 1
             try:
-                if method == "GET":
-                    response = self._http.get(path, params=data)
-                else:
-                    response = self._http.post(path, data=data)
+                response = self._fetch(method, path, data)
             except outbound.OutboundBlocked as blocked:  # a policy answer: retrying cannot change it
                 raise PrometheusError(
                     "unreachable", f"refused to connect to {blocked.host}: {blocked.reason}"
                 ) from None
+            except outbound.DeadlineExceeded as late:  # not retried: the same server would be as slow again
+                raise PrometheusError(
+                    "unreachable", f"Prometheus at {self._shown_url} did not answer {path} within {late.seconds:g} s"
+                ) from None
+            except outbound.ResponseTooLarge as big:
+                raise PrometheusError(
+                    "bad_response",
+                    f"Prometheus answered more than {outbound.format_mib(big.max_bytes)} to {path}; "
+                    "narrow the label selector",
+                ) from None
+            except httpx.DecodingError as error:
+                raise PrometheusError("bad_response", f"{path}: {error}") from None
             except httpx.TimeoutException as error:
                 last = PrometheusError(
                     "unreachable", f"timed out talking to {self._shown_url}: {type(error).__name__}"
@@ -262,9 +305,9 @@ class PrometheusClient:
         ]
 
 
-def _api_error(response: httpx.Response) -> str:
+def _api_error(response: _Answer) -> str:
     try:
         body = response.json()
         return f"{body.get('errorType', 'error')}: {body.get('error', '')}".strip()
-    except ValueError:
+    except (ValueError, AttributeError):
         return f"HTTP {response.status_code}"

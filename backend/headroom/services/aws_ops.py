@@ -2,6 +2,8 @@
 
 The test calls each API the collector needs once, as cheaply as the API allows, and maps an AccessDenied /
 UnauthorizedOperation answer to the IAM action that is missing (the policy in deploy/aws/ grants exactly these).
+It runs in three steps so no database connection is held while AWS answers: `prepare_test` copies what the
+calls need out of the row, the caller commits, `run_test` calls AWS, and `record_test` writes the outcome.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 from sqlalchemy import select
 
 from headroom.collect.aws_session import AwsClients
@@ -20,7 +23,6 @@ from headroom.services.accounts import Principal, audit
 from headroom.services.aws_ingest import DEFAULT_BACKFILL_DAYS, get_backfill, request_backfill
 from headroom.services.source_health import record_failure, record_success
 from headroom.services.sources import get_aws_connection
-from headroom.store.models import AwsConnection
 from headroom.store.models_collect import AwsBackfill, CollectionSweep
 
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation",
@@ -50,6 +52,22 @@ class ConnectionTest:
         return {**asdict(self), "checks": [asdict(c) for c in self.checks]}
 
 
+UNREADABLE = "unreadable_answer"
+
+
+def _unreadable(action: str, status: object | None) -> PermissionCheck:
+    answered = f" (HTTP {status})" if status else ""
+    return PermissionCheck(action, False, UNREADABLE,
+                           f"the answer to {action}{answered} could not be read: it is not an AWS API answer "
+                           "(a proxy or captive portal in the way, or a wrong endpoint?)")
+
+
+def _looks_unparsed(code: str, message: str) -> bool:
+    """botocore's fallbacks for an answer it could not parse: code "Unknown" or the bare HTTP status, and the
+    page itself as the message (which is not shown: it is someone else's HTML)."""
+    return code == "Unknown" or code.isdigit() or message.lstrip().startswith("<")
+
+
 def _probe(action: str, call: Callable[[], Any]) -> PermissionCheck:
     try:
         call()
@@ -57,7 +75,11 @@ def _probe(action: str, call: Callable[[], Any]) -> PermissionCheck:
         code = exc.response.get("Error", {}).get("Code", "Unknown")
         if code in DENIED_CODES:
             return PermissionCheck(action, False, code, f"{code}: the role needs {action}")
+        if _looks_unparsed(str(code), str(exc.response.get("Error", {}).get("Message", ""))):
+            return _unreadable(action, exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode"))
         return PermissionCheck(action, False, code, str(exc)[:300])
+    except ResponseParserError:  # not a BotoCoreError: an HTML page where XML or JSON was expected
+        return _unreadable(action, None)
     except BotoCoreError as exc:
         return PermissionCheck(action, False, type(exc).__name__, str(exc)[:300])
     return PermissionCheck(action, True)
@@ -81,23 +103,43 @@ def check_permissions(clients: AwsClients, now: dt.datetime) -> list[PermissionC
     return [_probe(action, calls[action]) for action in REQUIRED_ACTIONS]
 
 
-def run_connection_test(
-    db: Any,
-    principal: Principal,
-    connection_id: uuid.UUID,
+@dataclass
+class ConnectionCredentials:
+    """A copy of the row's fields clients_for reads (AwsConnectionLike), so no ORM object outlives the commit."""
+
+    org_id: Any
+    auth_kind: str
+    role_arn: str | None
+    external_id: str
+    access_key_id: str | None
+    secret_access_key_enc: str | None
+    region: str | None
+
+
+def prepare_test(db: Any, principal: Principal, connection_id: uuid.UUID) -> ConnectionCredentials:
+    """Read the org's connection for a test (admin only)."""
+    principal.require("admin")
+    c = get_aws_connection(db, principal, connection_id)
+    return ConnectionCredentials(c.org_id, c.auth_kind, c.role_arn, c.external_id, c.access_key_id,
+                                 c.secret_access_key_enc, c.regions[0] if c.regions else None)
+
+
+def run_test(
+    connection: ConnectionCredentials,
     *,
-    make_clients: Callable[[AwsConnection, str], AwsClients],
+    make_clients: Callable[[ConnectionCredentials, str], AwsClients],
     now: dt.datetime,
 ) -> ConnectionTest:
-    """Check the connection's credentials and permissions in its first region; record the source's health."""
-    principal.require("admin")
-    connection = get_aws_connection(db, principal, connection_id)
-    region = connection.regions[0] if connection.regions else None
+    """Check the credentials and permissions in the connection's first region. Touches no database."""
+    region = connection.region
     if region is None:
         result = ConnectionTest(False, None, [], [], "no region configured")
     else:
         try:
             clients = make_clients(connection, region)
+        except ResponseParserError:
+            check = _unreadable("sts:AssumeRole", None)
+            result = ConnectionTest(False, region, [check], [], f"cannot get credentials: {check.message}")
         except (ClientError, BotoCoreError, ValueError) as exc:
             code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
             check = PermissionCheck("sts:AssumeRole", False, code, f"cannot get credentials: {code or exc}"[:300])
@@ -112,13 +154,22 @@ def run_connection_test(
             elif failed:
                 error = "; ".join(f"{c.action}: {c.message}" for c in failed)
             result = ConnectionTest(not failed, region, checks, missing, error)
+    return result
+
+
+def record_test(db: Any, principal: Principal, connection_id: uuid.UUID, result: ConnectionTest,
+                now: dt.datetime) -> None:
+    """Record a test's outcome on the connection's health and in the audit log."""
+    connection = get_aws_connection(db, principal, connection_id)
+    # Read the health afresh and lock the row: the copy from before the fetch is stale, and tests of one source
+    # running at once would otherwise lose each other's failure counts.
+    db.refresh(connection, with_for_update=True)
     if result.ok:
         record_success(connection, now)
     else:
         record_failure(connection, now, result.error or "connection test failed")
     audit(db, principal, "aws_connection.tested", target_kind="aws_connection", target_id=connection.id,
           details={"ok": result.ok, "missing": result.missing})
-    return result
 
 
 def backfill_view(row: AwsBackfill | None) -> dict[str, Any]:

@@ -2,6 +2,10 @@
 
 Health: every attempt records success or failure on the source (services.source_health); a source failing
 FAILING_AFTER times in a row turns `failing` with its last error (never a secret).
+
+The connection test runs in three steps so no database connection is held while a tenant's server answers:
+`prepare_test` reads what the probe needs, the caller commits (handing the connection back to the pool), then
+`run_probe` fetches (within TEST_BUDGET_SECONDS in all) and `record_test` writes the outcome in a new transaction.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ import datetime as dt
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -21,9 +25,11 @@ from headroom.collect.promql import (
     align_down,
     host_of,
     node_exporter_matchers,
+    parse_selector,
     render_selector,
     tikv_matchers,
 )
+from headroom.core import outbound
 from headroom.core.errors import InvalidInput
 from headroom.core.logging import get_logger
 from headroom.core.security import SecretBox
@@ -40,6 +46,16 @@ from headroom.store.models_prometheus import PrometheusBackfill
 log = get_logger("headroom.services.prometheus_ops")
 
 ClientFactory = Callable[[PrometheusSource], PrometheusClient]
+
+# A connection test (six small requests) ends within this, whatever the server does (docs/outbound.md).
+TEST_BUDGET_SECONDS = 20.0
+# Its answers are instant queries counting series and one discovery query (a series per TiKV instance): small.
+TEST_MAX_RESPONSE_BYTES = 8 * outbound.MIB
+
+
+class Selectable(Protocol):
+    @property
+    def label_selector(self) -> str: ...
 
 
 # --- test connection -------------------------------------------------------------------------------------
@@ -81,13 +97,11 @@ def _registry_metric_names() -> tuple[list[str], list[str]]:
     return sorted(tikv), sorted(node)
 
 
-def check_connection(
-    client: PrometheusClient, source: PrometheusSource, now: dt.datetime
-) -> ConnectionReport:
+def check_connection(client: PrometheusClient, source: Selectable, now: dt.datetime) -> ConnectionReport:
     """Probe reachability and auth, then count the TiKV and node_exporter series the advisor needs."""
     report = ConnectionReport(False, False, False, None, None, source.label_selector)
     try:
-        selector = ingest.source_matchers(source)
+        selector = parse_selector(source.label_selector or "")
     except SelectorError as error:
         report.messages.append(str(error))
         return report
@@ -145,19 +159,38 @@ def check_connection(
     return report
 
 
-def test_connection(
-    db: Session,
-    principal: Principal,
-    source_id: uuid.UUID,
-    *,
-    make_client: ClientFactory,
-    now: dt.datetime,
-) -> ConnectionReport:
-    """Test an org's Prometheus source and record the outcome on its health (admin only)."""
+@dataclass(frozen=True)
+class ConnectionProbe:
+    """What a connection test needs, read before the database connection is handed back (no ORM object)."""
+
+    source_id: uuid.UUID
+    label_selector: str
+    client: PrometheusClient
+
+
+def prepare_test(
+    db: Session, principal: Principal, source_id: uuid.UUID, *, make_client: ClientFactory
+) -> ConnectionProbe:
+    """Read the org's source and build its client (no I/O) for a test (admin only)."""
     principal.require("admin")
     source = get_prometheus_source(db, principal, source_id)
-    with make_client(source) as client:
-        report = check_connection(client, source, now)
+    return ConnectionProbe(source.id, source.label_selector, make_client(source))
+
+
+def run_probe(probe: ConnectionProbe, now: dt.datetime) -> ConnectionReport:
+    """Run the test's requests, all of them within TEST_BUDGET_SECONDS. Touches no database."""
+    with probe.client as client, outbound.limits(seconds=TEST_BUDGET_SECONDS):
+        return check_connection(client, probe, now)
+
+
+def record_test(
+    db: Session, principal: Principal, source_id: uuid.UUID, report: ConnectionReport, now: dt.datetime
+) -> None:
+    """Record a test's outcome on the source's health and in the audit log."""
+    source = get_prometheus_source(db, principal, source_id)
+    # Read the health afresh and lock the row: the copy from before the fetch is stale, and tests of one source
+    # running at once would otherwise lose each other's failure counts.
+    db.refresh(source, with_for_update=True)
     if report.ok:
         record_success(source, now)
     else:
@@ -170,7 +203,6 @@ def test_connection(
         target_id=source.id,
         details={"ok": report.ok, "flavour": report.flavour, "instances": len(report.tikv_instances)},
     )
-    return report
 
 
 def box_client_factory(box: SecretBox, **kwargs: Any) -> ClientFactory:

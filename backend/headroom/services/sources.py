@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, TypeVar
 
+import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -159,6 +160,44 @@ def _validate_prom(auth_kind: str, username: str | None, secret: str | None) -> 
         )
 
 
+URL_CREDENTIALS_HINT = "put the user name and password in username and secret (auth_kind basic), not in the URL"
+
+
+def url_without_credentials(url: str) -> str:
+    """Return a URL without its user:password@ part (for anything shown or stored)."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return url
+    if not parsed.userinfo:
+        return url
+    return str(parsed.copy_with(username=None, password=None))
+
+
+def _refuse_url_credentials(message: str) -> InvalidInput:
+    return InvalidInput(f"base_url: {message}; {URL_CREDENTIALS_HINT}.", code="url_credentials",
+                        details=[{"field": "base_url", "message": message}])
+
+
+def _take_url_credentials(
+    base_url: str, *, auth_kind: str | None, username: str | None, secret: str | None
+) -> tuple[str, str, str] | None:
+    """Split user:password@ out of a Prometheus URL: (URL without them, user, password), or None without any.
+
+    The credentials move to the encrypted basic-auth fields, so the stored URL (returned to viewers, written to
+    the audit log, logged by the HTTP client) never carries a password. Credentials given both ways, or a user
+    without a password, are refused with a 422 naming base_url (never echoing the URL).
+    """
+    parsed = httpx.URL(base_url)
+    if not parsed.userinfo:
+        return None
+    if auth_kind == "bearer" or secret or (username and username != parsed.username):
+        raise _refuse_url_credentials("the URL carries credentials and the auth fields are set too")
+    if not parsed.username or not parsed.password:
+        raise _refuse_url_credentials("the URL carries a user name without a password")
+    return url_without_credentials(base_url).rstrip("/"), parsed.username, parsed.password
+
+
 def create_prometheus_source(
     db: Session,
     principal: Principal,
@@ -174,6 +213,10 @@ def create_prometheus_source(
 ) -> PrometheusSource:
     principal.require("admin")
     _check_name(db, principal, PrometheusSource, name)
+    moved = _take_url_credentials(base_url, auth_kind=auth_kind, username=username, secret=secret)
+    if moved is not None:
+        base_url, username, secret = moved
+        auth_kind = "basic"
     _validate_prom(auth_kind, username, secret)
     _validate_selector(label_selector)
     require_allowed_url(base_url, field="base_url")
@@ -207,6 +250,11 @@ def update_prometheus_source(
         get_cluster(db, principal, fields["cluster_id"])
     secret = fields.pop("secret", None)
     if "base_url" in fields:
+        moved = _take_url_credentials(fields["base_url"], auth_kind=fields.get("auth_kind"),
+                                      username=fields.get("username"), secret=secret)
+        if moved is not None:
+            fields["base_url"], fields["username"], secret = moved
+            fields["auth_kind"] = "basic"
         fields["base_url"] = fields["base_url"].rstrip("/")
         require_allowed_url(fields["base_url"], field="base_url")
     if fields.get("label_selector") is not None:

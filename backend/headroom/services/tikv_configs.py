@@ -192,20 +192,35 @@ def default_fetcher(status_address: str) -> tuple[dict[str, Any], str]:
     return fetch_config(status_address, retry=RetryPolicy(attempts=3, base_seconds=0.5, cap_seconds=4.0))
 
 
+def read_status_port(
+    status_address: str, *, fetcher: ConfigFetcher = default_fetcher
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Fetch and check a live config: (config, None), or (None, why not). Touches no database; never raises on I/O."""
+    try:
+        decoded, _raw = fetcher(status_address)
+        config_json_view(decoded, f"{status_address}/config")  # checks the shape
+    except (StatusPortError, ConfigParseError) as error:
+        return None, str(error)
+    return decoded, None
+
+
+def store_polled(db: Session, node: TikvNode, decoded: dict[str, Any], *, now: dt.datetime) -> StatusPollResult:
+    """Store a config read from the node's status port when it changed."""
+    # The live JSON is canonical and large; raw_text is kept only for uploads, whose layout patches preserve.
+    stored = store_version(db, node, decoded, source="status_port", raw_text=None, now=now)
+    return StatusPollResult(node.id, node.status_address or "", stored.config.version, stored.created, None)
+
+
 def poll_status_port(
     db: Session, node: TikvNode, *, now: dt.datetime, fetcher: ConfigFetcher = default_fetcher
 ) -> StatusPollResult:
     """Read a node's live config from its status port and store it when it changed. Never raises on I/O."""
     if not node.status_address:
         return StatusPollResult(node.id, "", None, False, "no status address")
-    try:
-        decoded, _raw = fetcher(node.status_address)
-        config_json_view(decoded, f"{node.status_address}/config")  # checks the shape
-    except (StatusPortError, ConfigParseError) as error:
-        return StatusPollResult(node.id, node.status_address, None, False, str(error))
-    # The live JSON is canonical and large; raw_text is kept only for uploads, whose layout patches preserve.
-    stored = store_version(db, node, decoded, source="status_port", raw_text=None, now=now)
-    return StatusPollResult(node.id, node.status_address, stored.config.version, stored.created, None)
+    decoded, error = read_status_port(node.status_address, fetcher=fetcher)
+    if decoded is None:
+        return StatusPollResult(node.id, node.status_address, None, False, error)
+    return store_polled(db, node, decoded, now=now)
 
 
 def poll_cluster(

@@ -134,3 +134,22 @@ def test_refresh_without_a_reachable_status_port_is_503(client: Any) -> None:
     )
     response = owner.post(f"/api/v1/clusters/{cluster_id}/nodes/{made.json()['id']}/config/refresh")
     assert response.status_code == 503 and response.json()["error"]["code"] == "status_port_unreachable"
+
+
+def test_refresh_from_a_status_port_answering_too_much_is_a_503_naming_the_cap(client: Any) -> None:
+    from local_http import huge, serve
+
+    owner = sign_up(client)
+    cluster_id, _ = _node(owner)
+    with serve(huge(300 * 1024 * 1024)) as status_port:
+        made = owner.post(
+            f"/api/v1/clusters/{cluster_id}/nodes",
+            json={"store_address": "127.0.0.1:20161", "status_address": status_port.url.removeprefix("http://")},
+        )
+        assert made.status_code == 201, made.text
+        response = owner.post(f"/api/v1/clusters/{cluster_id}/nodes/{made.json()['id']}/config/refresh")
+    assert response.status_code == 503, response.text
+    error = response.json()["error"]
+    assert error["code"] == "status_port_unreachable"
+    assert error["message"] == f"Could not read the config: {status_port.url}/config answered more than 4 MiB"
+    assert len(status_port.hits) == 1  # refused, not retried

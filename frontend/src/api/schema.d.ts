@@ -291,7 +291,8 @@ export interface paths {
         put?: never;
         /**
          * Refresh Config
-         * @description Read the node's live config from its status port now (`GET http://<status_address>/config`).
+         * @description Read the node's live config from its status port now (`GET http://<status_address>/config`), within
+         *     15 s per attempt and 4 MiB; shares the organisation's limit of 4 outbound checks at once (429 beyond).
          */
         post: operations["refresh_config_api_v1_clusters__cluster_id__nodes__node_id__config_refresh_post"];
         delete?: never;
@@ -860,7 +861,8 @@ export interface paths {
         /**
          * Test Aws
          * @description Call each API Headroom needs once (Describe*, GetMetricData, ListMetrics) and report per IAM action
-         *     whether it is allowed; record the outcome on the connection's health.
+         *     whether it is allowed; record the outcome on the connection's health. Shares the organisation's limit of
+         *     4 outbound checks at once (429 beyond).
          */
         post: operations["test_aws_api_v1_sources_aws__connection_id__test_post"];
         delete?: never;
@@ -942,7 +944,8 @@ export interface paths {
         /**
          * Test Prometheus
          * @description Check reachability and credentials, that TiKV series exist under the label selector, and which of the
-         *     metrics the advisor reads are missing; record the outcome on the source's health.
+         *     metrics the advisor reads are missing; record the outcome on the source's health. At most 4 tests (and
+         *     status-port reads) run at once per organisation (429 beyond), each within 20 s.
          */
         post: operations["test_prometheus_api_v1_sources_prometheus__source_id__test_post"];
         delete?: never;

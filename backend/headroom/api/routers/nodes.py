@@ -6,7 +6,7 @@ import uuid
 
 from fastapi import APIRouter, Query, status
 
-from headroom.api.deps import DB, Caller, Context
+from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
 from headroom.api.schemas.nodes import (
     ConfigRead,
     ConfigUpload,
@@ -18,11 +18,13 @@ from headroom.api.schemas.nodes import (
     NodeUpdate,
     NodeVolume,
 )
+from headroom.core import outbound
 from headroom.services import nodes as service
 from headroom.services import tikv_configs
 from headroom.store.models import TikvConfig, TikvNode
 
 router = APIRouter(prefix="/clusters/{cluster_id}/nodes", tags=["nodes"])
+REFRESH_BUDGET_SECONDS = 30.0  # all attempts of a status-port read from a request (docs/outbound.md)
 
 
 def _node_reads(db: DB, nodes: list[TikvNode]) -> list[NodeRead]:
@@ -123,12 +125,20 @@ def upload_config(
 def refresh_config(
     cluster_id: uuid.UUID, node_id: uuid.UUID, caller: Caller, db: DB, ctx: Context
 ) -> ConfigRead:
-    """Read the node's live config from its status port now (`GET http://<status_address>/config`)."""
-    caller.require("admin")
-    node = service.get_node(db, caller, cluster_id, node_id)
-    result = tikv_configs.poll_status_port(db, node, now=ctx.clock())
-    if result.error is not None:
-        from headroom.core.errors import ServiceUnavailable
+    """Read the node's live config from its status port now (`GET http://<status_address>/config`), within
+    15 s per attempt and 4 MiB; shares the organisation's limit of 4 outbound checks at once (429 beyond)."""
+    from headroom.core.errors import ServiceUnavailable
 
-        raise ServiceUnavailable(f"Could not read the config: {result.error}", code="status_port_unreachable")
+    caller.require("admin")
+    now = ctx.clock()
+    address = service.get_node(db, caller, cluster_id, node_id).status_address
+    if not address:
+        raise ServiceUnavailable("Could not read the config: no status address", code="status_port_unreachable")
+    release_connection(db)  # no pool connection is held while the status port answers
+    with outbound_slot(ctx, caller), outbound.limits(seconds=REFRESH_BUDGET_SECONDS):
+        decoded, error = tikv_configs.read_status_port(address)
+    if decoded is None:
+        raise ServiceUnavailable(f"Could not read the config: {error}", code="status_port_unreachable")
+    node = service.get_node(db, caller, cluster_id, node_id)
+    result = tikv_configs.store_polled(db, node, decoded, now=now)
     return _config_read(tikv_configs.get_config(db, caller, cluster_id, node_id), result.created)

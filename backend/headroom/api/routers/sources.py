@@ -34,7 +34,9 @@ def _aws_read(row: AwsConnection) -> AwsConnectionRead:
 
 def _prom_read(row: PrometheusSource) -> PrometheusSourceRead:
     return PrometheusSourceRead(
-        id=row.id, name=row.name, base_url=row.base_url, label_selector=row.label_selector,
+        # a row stored before credentials were moved out of URLs still never shows them
+        id=row.id, name=row.name, base_url=service.url_without_credentials(row.base_url),
+        label_selector=row.label_selector,
         auth_kind=row.auth_kind, username=row.username, has_secret=row.secret_enc is not None,  # type: ignore[arg-type]
         cluster_id=row.cluster_id, health=SourceHealth.model_validate(row), created_at=row.created_at,
     )

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Query
 
-from headroom.api.deps import DB, Caller, Context
+from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
 from headroom.api.schemas.aws_ops import (
     AwsBackfillRead,
     AwsBackfillRequest,
@@ -17,7 +17,6 @@ from headroom.api.schemas.aws_ops import (
 from headroom.collect.aws_session import AwsClients, clients_for
 from headroom.core.logging import get_logger
 from headroom.services import aws_ops as service
-from headroom.store.models import AwsConnection
 
 router = APIRouter(prefix="/sources/aws", tags=["sources"])
 log = get_logger("headroom.api.sources_aws_ops")
@@ -26,13 +25,19 @@ log = get_logger("headroom.api.sources_aws_ops")
 @router.post("/{connection_id}/test", response_model=AwsConnectionTestRead)
 def test_aws(connection_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> AwsConnectionTestRead:
     """Call each API Headroom needs once (Describe*, GetMetricData, ListMetrics) and report per IAM action
-    whether it is allowed; record the outcome on the connection's health."""
+    whether it is allowed; record the outcome on the connection's health. Shares the organisation's limit of
+    4 outbound checks at once (429 beyond)."""
 
-    def make_clients(connection: AwsConnection, region: str) -> AwsClients:
+    def make_clients(connection: service.ConnectionCredentials, region: str) -> AwsClients:
         return clients_for(connection, region, ctx.secret_box, endpoint_url=ctx.settings.aws_endpoint_url,
                            max_attempts=3)
 
-    report = service.run_connection_test(db, caller, connection_id, make_clients=make_clients, now=ctx.clock())
+    now = ctx.clock()
+    connection = service.prepare_test(db, caller, connection_id)
+    release_connection(db)  # no pool connection is held while AWS (or a proxy in the way) answers
+    with outbound_slot(ctx, caller):
+        report = service.run_test(connection, make_clients=make_clients, now=now)
+    service.record_test(db, caller, connection_id, report, now)
     return AwsConnectionTestRead.model_validate(report.to_dict())
 
 

@@ -6,7 +6,7 @@ import uuid
 
 from fastapi import APIRouter, BackgroundTasks
 
-from headroom.api.deps import DB, Caller, Context
+from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
 from headroom.api.schemas.prometheus_ops import BackfillRead, BackfillRequest, ConnectionTestRead
 from headroom.core.logging import get_logger
 from headroom.services import prometheus_ops as service
@@ -18,14 +18,18 @@ log = get_logger("headroom.api.sources_prometheus_ops")
 @router.post("/{source_id}/test", response_model=ConnectionTestRead)
 def test_prometheus(source_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> ConnectionTestRead:
     """Check reachability and credentials, that TiKV series exist under the label selector, and which of the
-    metrics the advisor reads are missing; record the outcome on the source's health."""
-    report = service.test_connection(
-        db,
-        caller,
-        source_id,
-        make_client=service.box_client_factory(ctx.secret_box, timeout_seconds=15.0),
-        now=ctx.clock(),
+    metrics the advisor reads are missing; record the outcome on the source's health. At most 4 tests (and
+    status-port reads) run at once per organisation (429 beyond), each within 20 s."""
+    make_client = service.box_client_factory(
+        ctx.secret_box, timeout_seconds=15.0, deadline_seconds=15.0,
+        max_response_bytes=service.TEST_MAX_RESPONSE_BYTES,
     )
+    now = ctx.clock()
+    probe = service.prepare_test(db, caller, source_id, make_client=make_client)
+    release_connection(db)  # no pool connection is held while the tenant's server answers
+    with outbound_slot(ctx, caller):
+        report = service.run_probe(probe, now)
+    service.record_test(db, caller, source_id, report, now)
     return ConnectionTestRead.model_validate(report.to_dict())
 
 
