@@ -62,7 +62,7 @@ def fetch_config(
                 raise StatusPortError(f"{url} answered HTTP {response.status_code}")
             try:
                 decoded = response.json()
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: arrays or objects nested ~1,000 deep
                 raise StatusPortError(f"{url} did not answer JSON") from None
             if not isinstance(decoded, dict):
                 raise StatusPortError(f"{url} did not answer a JSON object")
