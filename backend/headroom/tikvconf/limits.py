@@ -28,9 +28,10 @@ from headroom.tikvconf.errors import ConfigParseError, ConfigTooLarge
 # output is a few hundred KB.
 MAX_TOML_BYTES = 256 * 1024
 MAX_TOPOLOGY_BYTES = 512 * 1024
-# Real topologies have a few hundred YAML nodes (TiUP's examples: under 300) and no aliases; 100,000 nodes is
-# about 10 MB of Python objects at most.
-MAX_YAML_NODES = 100_000
+# Real topologies have a few hundred YAML nodes (TiUP's examples: under 300) and no aliases; one of 500 TiKV
+# instances about 15,000. PyYAML spends ~40 us and ~700 bytes per node it composes (measured), so 50,000 nodes
+# bound a refused document to ~2 s and ~35 MB, and what is stored to what JSON of 50,000 values costs.
+MAX_YAML_NODES = 50_000
 MAX_YAML_ALIASES = 1_000
 MAX_YAML_DEPTH = 100  # tomlkit's own nesting limit for TOML
 MAX_INT_DIGITS = 64  # TiKV settings are 64-bit; a longer YAML integer is a mistake (and slow to convert)
@@ -176,10 +177,12 @@ class BoundedSafeLoader(yaml.SafeLoader):
             )
         else:  # pragma: no cover - PyYAML composes only these three
             size = 1
+        if size > MAX_YAML_NODES and not self._aliases:
+            raise self._refuse(f"the document has more than {MAX_YAML_NODES:,} values", node)
         if size > MAX_YAML_NODES:
             raise self._refuse(
                 f"the document expands to more than {MAX_YAML_NODES:,} values once its aliases are expanded "
-                "(nested aliases that multiply, an alias bomb?)",
+                "(aliases of aliases multiply: an alias bomb?)",
                 node,
             )
         self._expanded[id(node)] = size

@@ -61,7 +61,7 @@ def bomb(levels: int, fan_out: int = 10) -> str:
 @pytest.mark.parametrize(
     ("text", "line", "column", "message"),
     [
-        (bomb(7), 7, 9, "server_configs.tikv.a4: the document expands to more than 100,000 values"),
+        (bomb(7), 7, 9, "server_configs.tikv.a4: the document expands to more than 50,000 values"),
         ("global:\n  user: tidb\ntikv_servers: 5\n", 3, 15, "tikv_servers must be a list of hosts"),
         ("tikv_servers:\n  - host: a\n    config: !!binary aGVsbG8=\n", 3, 13,
          "tikv_servers[0].config: a YAML !!binary value is not allowed"),
@@ -104,16 +104,19 @@ def test_expansion_and_alias_limits_are_exact() -> None:
     # four levels: a3 stands for 10,000 strings in 1,111 lists, well inside the limit
     assert tiup_topology_view(bomb(4)).global_config["a3"][9][9][9][9] == "x"
     head = "server_configs:\n  tikv:\n    n: 1\n"
-    under = "a: &a [" + ",".join(["x"] * 99) + "]\nb: [" + ",".join(["*a"] * 990) + "]\n"  # 99,001 + 100
+    under = "a: &a [" + ",".join(["x"] * 99) + "]\nb: [" + ",".join(["*a"] * 495) + "]\n"  # 49,501 + 100
     assert tiup_topology_view(head + under).global_config == {"n": 1}
-    over = "a: &a [" + ",".join(["x"] * 99) + "]\nb: [" + ",".join(["*a"] * 1000) + "]\n"  # 100,001
+    over = "a: &a [" + ",".join(["x"] * 99) + "]\nb: [" + ",".join(["*a"] * 500) + "]\n"  # 50,001
     error = _refusal(lambda: tiup_topology_view(head + over))
-    assert error.message.startswith("b: the document expands to more than 100,000 values") and error.line == 5
+    assert error.message.startswith("b: the document expands to more than 50,000 values") and error.line == 5
+    flat = "c: [" + ",".join(["1"] * 50_000) + "]\n"  # no aliases: 100 KB of tiny values
+    error = _refusal(lambda: tiup_topology_view(head + flat))
+    assert error.message == "c: the document has more than 50,000 values" and error.line == 4
     scalars = "a: &a x\nb: [" + ",".join(["*a"] * MAX_YAML_ALIASES) + "]\n"
     assert tiup_topology_view(head + scalars).global_config == {"n": 1}
     error = _refusal(lambda: tiup_topology_view(head + scalars.replace("[", "[*a,")))
     assert error.message == "b[1000]: more than 1,000 aliases (*name) in one document"
-    assert MAX_YAML_NODES == 100_000
+    assert MAX_YAML_NODES == 50_000
 
 
 def test_size_is_checked_before_parsing() -> None:
