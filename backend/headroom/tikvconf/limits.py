@@ -29,8 +29,8 @@ from headroom.tikvconf.errors import ConfigParseError, ConfigTooLarge
 MAX_TOML_BYTES = 256 * 1024
 MAX_TOPOLOGY_BYTES = 512 * 1024
 # Real topologies have a few hundred YAML nodes (TiUP's examples: under 300) and no aliases; one of 500 TiKV
-# instances about 15,000. PyYAML spends ~40 us and ~700 bytes per node it composes (measured), so 50,000 nodes
-# bound a refused document to ~2 s and ~35 MB, and what is stored to what JSON of 50,000 values costs.
+# instances about 15,000. PyYAML spends 40-100 us and ~750 bytes per node it composes (measured on the shared
+# 2-core dev machine), so 50,000 nodes bound a refused document to 2-5 s and ~37 MB.
 MAX_YAML_NODES = 50_000
 MAX_YAML_ALIASES = 1_000
 MAX_YAML_DEPTH = 100  # tomlkit's own nesting limit for TOML
