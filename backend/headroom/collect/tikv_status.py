@@ -83,7 +83,7 @@ def fetch_config(
                 raise StatusPortError(f"{url} answered HTTP {status}")
             try:
                 decoded = json.loads(body)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: arrays or objects nested ~1,000 deep
                 raise StatusPortError(f"{url} did not answer JSON") from None
             if not isinstance(decoded, dict):
                 raise StatusPortError(f"{url} did not answer a JSON object")

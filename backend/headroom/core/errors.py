@@ -57,6 +57,11 @@ class InvalidInput(AppError):
     code = "validation_error"
 
 
+class PayloadTooLarge(AppError):
+    status_code = 413
+    code = "payload_too_large"
+
+
 class RateLimited(AppError):
     status_code = 429
     code = "rate_limited"

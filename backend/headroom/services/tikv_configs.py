@@ -22,15 +22,18 @@ from sqlalchemy.orm import Session
 from headroom.collect.prometheus import RetryPolicy
 from headroom.collect.promql import host_of
 from headroom.collect.tikv_status import StatusPortError, fetch_config
-from headroom.core.errors import InvalidInput, NotFound
+from headroom.core.errors import InvalidInput, NotFound, PayloadTooLarge
+from headroom.core.logging import get_logger
 from headroom.services.accounts import Principal, audit
 from headroom.services.nodes import get_node
 from headroom.store.models import TikvConfig, TikvNode
-from headroom.tikvconf.errors import ConfigParseError
+from headroom.tikvconf.errors import ConfigParseError, ConfigTooLarge
+from headroom.tikvconf.limits import drop_unstorable
 from headroom.tikvconf.parse import ConfigView, config_json_view, parse_toml, tiup_topology_view
 
 UploadFormat = Literal["toml", "tiup_topology"]
 ConfigFetcher = Callable[[str], tuple[dict[str, Any], str]]
+log = get_logger("headroom.services.tikv_configs")
 
 
 def content_sha256(config: dict[str, Any]) -> str:
@@ -85,8 +88,13 @@ def store_version(
     raw_text: str | None,
     now: dt.datetime,
 ) -> StoredConfig:
-    """Store a nested config as the node's next version unless it equals the latest one."""
-    config = _plain(config)
+    """Store a nested config as the node's next version unless it equals the latest one.
+
+    Keys whose values PostgreSQL's JSONB refuses (nan, inf, a NUL in a string or key) are left out and logged:
+    uploads refuse them before this (422), so only a status port's answer can bring them."""
+    config, skipped = drop_unstorable(_plain(config))
+    for key, reason in skipped:
+        log.warning("tikv_config.key_skipped", node=str(node.id), source=source, key=key, reason=reason)
     digest = content_sha256(config)
     latest = latest_config(db, node)
     if latest is not None and latest.content_sha256 == digest:
@@ -134,6 +142,12 @@ def upload_config(
             port = node.store_address.rsplit(":", 1)[1] if ":" in node.store_address else None
             config = nest(topology.for_instance(host, int(port) if port and port.isdigit() else None))
             source = "tiup"
+    except ConfigTooLarge as error:
+        raise PayloadTooLarge(
+            str(error),
+            code="config_too_large",
+            details=[{"field": "content", "size": error.size, "limit": error.limit, "message": error.message}],
+        ) from None
     except ConfigParseError as error:
         raise InvalidInput(
             str(error),

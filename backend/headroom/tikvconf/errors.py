@@ -19,6 +19,18 @@ class ConfigParseError(TikvConfError):
         super().__init__(where + message)
 
 
+class ConfigTooLarge(ConfigParseError):
+    """A config document is over the size limit; refused before parsing (tikvconf/limits.py)."""
+
+    def __init__(self, size: int, limit: int, source: str, *, at_least: bool = False) -> None:
+        self.size = size
+        self.limit = limit
+        over = "at least " if at_least else ""
+        super().__init__(
+            f"the file is {over}{size:,} bytes; the limit is {limit:,} bytes ({limit // 1024:,} KiB)", 0, 0, source
+        )
+
+
 class UnknownConfigKey(TikvConfError):
     """A change names a key that TiKV does not have (not in the config template)."""
 

@@ -9,34 +9,87 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+import uuid
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import tomlkit
 import yaml
 from tomlkit.exceptions import ParseError, TOMLKitError
+from tomlkit.items import AoT
 from tomlkit.toml_document import TOMLDocument
+from yaml.nodes import Node
 
 from headroom.tikvconf.errors import ConfigParseError
 from headroom.tikvconf.keys import known_keys, map_valued_keys
+from headroom.tikvconf.limits import (
+    MAX_TOML_BYTES,
+    MAX_TOPOLOGY_BYTES,
+    check_document,
+    first_unstorable,
+    format_path,
+    load_bounded,
+    node_at,
+    position,
+)
 from headroom.tikvconf.units import parse_duration, parse_size
 
 ConfigView = dict[str, Any]
 _POSITION_SUFFIX = re.compile(r"\s+at line \d+ col \d+\s*$")
 
 
-def parse_toml(text: str, source: str = "tikv.toml") -> TOMLDocument:
-    """Parse tikv.toml keeping comments and layout; raise ConfigParseError with line and column (1-based)."""
+def parse_toml(text: str, source: str = "tikv.toml", max_bytes: int = MAX_TOML_BYTES) -> TOMLDocument:
+    """Parse tikv.toml keeping comments and layout; raise ConfigParseError with line and column (1-based).
+
+    The text is refused before parsing when over `max_bytes` (ConfigTooLarge), and after it when a value is
+    nan/inf or holds a NUL (no TiKV setting does, and the JSONB column that stores configs refuses them)."""
+    check_document(text, source, max_bytes)
     try:
         document = tomlkit.parse(text)
-        document.unwrap()  # surfaces conflicts tomlkit only detects when materialising tables
+        tree = document.unwrap()  # surfaces conflicts tomlkit only detects when materialising tables
     except ParseError as error:
         message = _POSITION_SUFFIX.sub("", str(error)).strip().splitlines()[0]
         raise ConfigParseError(message, error.line, error.col + 1, source) from error
     except (TOMLKitError, ValueError) as error:
         raise ConfigParseError(str(error).splitlines()[0] or type(error).__name__, 0, 0, source) from error
+    problem = first_unstorable(tree)
+    if problem is not None:
+        path, reason = problem
+        line, column = _toml_position(document, path)
+        if not line and "NUL" in reason:  # a key (a [table] header): the first NUL escape in the text
+            found = re.search(r"\\(u0000|U00000000)", text)
+            line, column = position(text, found.start()) if found else (0, 0)
+        raise ConfigParseError(f"{format_path(path)}: {reason}", line, column, source)
     return document
+
+
+def _toml_position(document: TOMLDocument, path: tuple[str | int, ...]) -> tuple[int, int]:
+    """Return where the value at `path` starts in the file (the whole array when inside one); (0, 0) if unsure.
+
+    Only called on a document about to be refused: the value is swapped for a unique marker in place and the
+    document rendered again; tomlkit renders everything before it unchanged, so the marker sits where it was."""
+    parent: Any = None
+    key: str | int | None = None
+    node: Any = document
+    for segment in path:
+        in_table = isinstance(node, MutableMapping) and isinstance(segment, str) and segment in node
+        in_aot = isinstance(node, AoT) and isinstance(segment, int) and 0 <= segment < len(node)
+        if not (in_table or in_aot):
+            break  # inside an array: mark the array
+        parent, key, node = node, segment, node[segment]
+    if parent is None or isinstance(parent, AoT) or isinstance(node, MutableMapping | AoT):
+        return 0, 0
+    marker = f"headroom-marker-{uuid.uuid4().hex}"
+    try:
+        parent[key] = marker
+        rendered = document.as_string()
+    except (TOMLKitError, ValueError, KeyError, TypeError):
+        return 0, 0
+    found = rendered.find(marker)
+    if found < 1:
+        return 0, 0
+    return position(rendered, found - 1)  # the opening quote: where the value started
 
 
 def flatten(tree: Mapping[str, Any], prefix: str = "") -> ConfigView:
@@ -64,6 +117,8 @@ def config_json_view(payload: str | Mapping[str, Any], source: str = "config JSO
             decoded = json.loads(payload)
         except json.JSONDecodeError as error:
             raise ConfigParseError(error.msg, error.lineno, error.colno, source) from error
+        except RecursionError:
+            raise ConfigParseError("nested too deeply", 0, 0, source) from None
     else:
         decoded = payload
     if not isinstance(decoded, Mapping):
@@ -87,27 +142,60 @@ class TopologyConfig:
         return merged
 
 
-def tiup_topology_view(text: str, source: str = "topology.yaml") -> TopologyConfig:
-    """Parse a TiUP topology YAML (`tiup cluster edit-config` / `show-config`) into its TiKV config views."""
+def tiup_topology_view(
+    text: str, source: str = "topology.yaml", max_bytes: int = MAX_TOPOLOGY_BYTES
+) -> TopologyConfig:
+    """Parse a TiUP topology YAML (`tiup cluster edit-config` / `show-config`) into its TiKV config views.
+
+    Bounded (tikvconf/limits.py): size before parsing, aliases, nesting and expansion while composing, JSON-only
+    tags and values; then the sections read here are type-checked. Every refusal is a ConfigParseError naming
+    the key path and, where it can, the line."""
+    check_document(text, source, max_bytes)
     try:
-        decoded = yaml.safe_load(text) or {}
+        decoded, root = load_bounded(text, source)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
         raise ConfigParseError(str(problem), line, column, source) from error
+    return _topology(decoded if decoded is not None else {}, root, source)
+
+
+def _topology(decoded: Any, root: Node | None, source: str) -> TopologyConfig:
+    """Read server_configs.tikv and tikv_servers[].config, checking the type of each part read."""
+
+    def refuse(path: tuple[str | int, ...], message: str) -> ConfigParseError:
+        node = node_at(root, path)
+        mark = node.start_mark if node is not None else None
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+        return ConfigParseError(f"{format_path(path)} {message}", line, column, source)
+
     if not isinstance(decoded, Mapping):
-        raise ConfigParseError("expected a TiUP topology mapping", 1, 1, source)
-    server_configs = decoded.get("server_configs") or {}
-    tikv_block = server_configs.get("tikv") if isinstance(server_configs, Mapping) else None
-    global_config = flatten(tikv_block) if isinstance(tikv_block, Mapping) else {}
+        raise refuse((), "must be a mapping of sections (global, server_configs, tikv_servers, ...)")
+    server_configs = decoded.get("server_configs")
+    if server_configs is not None and not isinstance(server_configs, Mapping):
+        raise refuse(("server_configs",), "must be a mapping of components to their settings")
+    tikv_block = (server_configs or {}).get("tikv")
+    if tikv_block is not None and not isinstance(tikv_block, Mapping):
+        raise refuse(("server_configs", "tikv"), "must be a mapping of TiKV settings")
+    global_config = flatten(tikv_block) if tikv_block is not None else {}
+    servers = decoded.get("tikv_servers")
+    if servers is not None and not isinstance(servers, list):
+        raise refuse(("tikv_servers",), "must be a list of hosts (each item `- host: ...`)")
     per_host: dict[str, ConfigView] = {}
-    for server in decoded.get("tikv_servers") or ():
-        if not isinstance(server, Mapping) or not isinstance(server.get("config"), Mapping):
-            continue
-        host = str(server.get("host", ""))
-        name = f"{host}:{server['port']}" if server.get("port") else host
-        per_host[name] = flatten(server["config"])
+    for i, server in enumerate(servers or ()):
+        if not isinstance(server, Mapping):
+            raise refuse(("tikv_servers", i), "must be a mapping with a host (`- host: 10.0.1.5`)")
+        host, port, config = server.get("host"), server.get("port"), server.get("config")
+        if not isinstance(host, str) or not host:
+            raise refuse(("tikv_servers", i, "host") if "host" in server else ("tikv_servers", i),
+                         "must be a host name or IP address" if "host" in server else "has no host")
+        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536):
+            raise refuse(("tikv_servers", i, "port"), "must be a port number (1-65535)")
+        if config is not None and not isinstance(config, Mapping):
+            raise refuse(("tikv_servers", i, "config"), "must be a mapping of TiKV settings")
+        if config is not None:
+            per_host[f"{host}:{port}" if port else host] = flatten(config)
     return TopologyConfig(global_config, per_host)
 
 

@@ -133,7 +133,12 @@ def test_node_filter_by_node_id(snapshot: Path) -> None:
 
 @pytest.mark.parametrize(
     ("config_text", "fragment"),
-    [('[storage]\ncapacity = "8GiB\n', "line 2, column 17: "), ("[rocksdb\n", "line 1, column 9: ")],
+    [
+        ('[storage]\ncapacity = "8GiB\n', "line 2, column 17: "),
+        ("[rocksdb\n", "line 1, column 9: "),
+        # issue 10: a value the config store refuses is refused here too, naming key and line
+        ("[rocksdb]\nrate-bytes-per-sec = nan\n", "line 2, column 22: rocksdb.rate-bytes-per-sec: nan is not a "),
+    ],
 )
 def test_malformed_toml_exits_with_line_and_column(
     snapshot: Path, tmp_path: Path, config_text: str, fragment: str

@@ -271,7 +271,11 @@ export interface paths {
         put?: never;
         /**
          * Upload Config
-         * @description Upload a tikv.toml (or a TiUP topology); malformed input answers 422 naming the line and column.
+         * @description Upload a tikv.toml (or a TiUP topology); malformed input answers 422 naming the key, line and column.
+         *
+         *     Limits (docs/upload-limits.md): size before parsing (413), YAML aliases and expansion, JSON-only YAML tags,
+         *     no nan/inf or NUL values, and the topology sections read are type-checked (422). Nothing is stored on a
+         *     refusal.
          */
         post: operations["upload_config_api_v1_clusters__cluster_id__nodes__node_id__config_post"];
         delete?: never;
@@ -4333,6 +4337,15 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over 256 KiB (tikv.toml) or 512 KiB (topology). */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

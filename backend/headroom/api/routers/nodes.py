@@ -7,6 +7,7 @@ import uuid
 from fastapi import APIRouter, Query, status
 
 from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
+from headroom.api.schemas.common import ErrorResponse
 from headroom.api.schemas.nodes import (
     ConfigRead,
     ConfigUpload,
@@ -110,11 +111,20 @@ def get_config(
     return _config_read(tikv_configs.get_config(db, caller, cluster_id, node_id, version))
 
 
-@router.post("/{node_id}/config", status_code=status.HTTP_201_CREATED, response_model=ConfigRead)
+@router.post(
+    "/{node_id}/config",
+    status_code=status.HTTP_201_CREATED,
+    response_model=ConfigRead,
+    responses={413: {"model": ErrorResponse, "description": "Over 256 KiB (tikv.toml) or 512 KiB (topology)."}},
+)
 def upload_config(
     cluster_id: uuid.UUID, node_id: uuid.UUID, body: ConfigUpload, caller: Caller, db: DB, ctx: Context
 ) -> ConfigRead:
-    """Upload a tikv.toml (or a TiUP topology); malformed input answers 422 naming the line and column."""
+    """Upload a tikv.toml (or a TiUP topology); malformed input answers 422 naming the key, line and column.
+
+    Limits (docs/upload-limits.md): size before parsing (413), YAML aliases and expansion, JSON-only YAML tags,
+    no nan/inf or NUL values, and the topology sections read are type-checked (422). Nothing is stored on a
+    refusal."""
     stored = tikv_configs.upload_config(
         db, caller, cluster_id, node_id, content=body.content, format=body.format, now=ctx.clock()
     )
