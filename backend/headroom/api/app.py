@@ -105,6 +105,12 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     )
     app.state.ctx = ctx
     install_error_handlers(app)
+    if ctx.settings.trusted_proxy_list:
+        # The one place X-Forwarded-For is read (uvicorn runs with proxy_headers off): only from a trusted proxy,
+        # taking the rightmost entry that is not itself a trusted proxy (api.deps.client_ip reads the result).
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=ctx.settings.trusted_proxy_list)
 
     # Every API error has one shape; documenting it here also replaces FastAPI's default 422 schema.
     error = {"model": ErrorResponse}

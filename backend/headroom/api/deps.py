@@ -73,6 +73,8 @@ DB = Annotated[Session, Depends(get_db, scope="function")]
 
 
 def client_ip(request: Request) -> str:
+    """The caller's IP: the TCP peer, or, behind a proxy listed in HEADROOM_TRUSTED_PROXIES, the address that
+    proxy saw (resolved from X-Forwarded-For by the app's ProxyHeadersMiddleware, see api.app.create_app)."""
     return request.client.host if request.client else "unknown"
 
 

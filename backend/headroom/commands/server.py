@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -54,7 +55,15 @@ def serve(
                    f"(kept in {settings.data_dir / 'demo-password.txt'}; HEADROOM_DEMO_FLEET=false turns it off)")
     if not settings.database_url:
         typer.echo(f"Embedded PostgreSQL data: {(settings.data_dir / 'postgres').resolve()}")
-    uvicorn.run(app, host=bind_host, port=bind_port, log_level=settings.log_level.lower(), proxy_headers=True)
+    uvicorn.Server(uvicorn_config(app, bind_host, bind_port, settings.log_level)).run()
+
+
+def uvicorn_config(app: Any, host: str, port: int, log_level: str = "INFO") -> Any:
+    """How uvicorn serves the app. Its own proxy-header handling is off (it would believe X-Forwarded-For from
+    any loopback peer): the app trusts exactly HEADROOM_TRUSTED_PROXIES (headroom.api.app.create_app)."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), proxy_headers=False)
 
 
 def _ensure_demo(database_url: str, settings: object) -> tuple[str, str]:

@@ -78,14 +78,14 @@ def test_login_answers_the_same_for_unknown_user_and_wrong_password(client: Any,
     assert anon.get("/api/v1/auth/me").json()["user"]["email"] == "known@example.com"
 
 
-def test_login_is_rate_limited_per_account(client: Any, make_client: Any, settings: Any) -> None:
+def test_login_is_rate_limited_per_account_and_ip(client: Any, make_client: Any, settings: Any) -> None:
     sign_up(client, email="target@example.com")
     attacker = make_client()
     codes = [
         attacker.post("/api/v1/auth/login", json={"email": "target@example.com", "password": f"guess-{i}"}).status_code
-        for i in range(settings.login_rate_per_account + 1)
+        for i in range(settings.login_rate_per_account_ip + 1)
     ]
-    assert codes[:-1] == [401] * settings.login_rate_per_account
+    assert codes[:-1] == [401] * settings.login_rate_per_account_ip
     assert codes[-1] == 429
     blocked = attacker.post("/api/v1/auth/login", json={"email": "target@example.com", "password": PASSWORD})
     assert blocked.status_code == 429

@@ -17,9 +17,10 @@ from headroom.api.deps import (
     client_ip,
 )
 from headroom.api.schemas.auth import InvitationAccept, LoginCreate, SessionRead, SignupCreate
-from headroom.core.errors import NotAuthenticated
+from headroom.core.errors import InvalidCredentials, NotAuthenticated
 from headroom.core.security import csrf_token_for
-from headroom.services import accounts
+from headroom.services import accounts, login_limits
+from headroom.services.login_limits import LoginLimits
 from headroom.store.models import Membership, Organization, User
 
 router = APIRouter(prefix="/auth", tags=["auth"])
@@ -80,13 +81,17 @@ def signup(body: SignupCreate, request: Request, response: Response, db: DB, ctx
 
 @router.post("/login", response_model=SessionRead)
 def login(body: LoginCreate, request: Request, response: Response, db: DB, ctx: Context) -> SessionRead:
-    """Log in with email and password; rate limited per client IP and per account."""
-    window = ctx.settings.login_rate_window_seconds
-    email = str(body.email).lower()
-    ctx.rate_limiter.hit(f"login:ip:{client_ip(request)}", ctx.settings.login_rate_per_ip, window)
-    ctx.rate_limiter.hit(f"login:account:{email}", ctx.settings.login_rate_per_account, window)
-    user = accounts.authenticate(db, email, body.password)
-    ctx.rate_limiter.reset(f"login:account:{email}")
+    """Log in with email and password; failures back off per account and IP, per IP and per account
+    (docs/login-limits.md)."""
+    email, ip = str(body.email).lower(), client_ip(request)
+    limits = LoginLimits.from_settings(ctx.settings)
+    login_limits.before_attempt(ctx.rate_limiter, limits, email=email, ip=ip)
+    try:
+        user = accounts.authenticate(db, email, body.password)
+    except InvalidCredentials:
+        login_limits.after_failure(ctx.rate_limiter, limits, email=email, ip=ip)
+        raise
+    login_limits.after_success(ctx.rate_limiter, limits, email=email, ip=ip)
     membership = accounts.primary_membership(db, user.id)
     accounts.audit(db, membership.org_id, "auth.login", target_kind="user", target_id=user.id,
                    actor_user_id=user.id, ip=client_ip(request))
