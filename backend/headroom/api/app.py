@@ -19,6 +19,7 @@ from headroom.core.errors import AppError, RateLimited
 from headroom.core.logging import get_logger
 from headroom.core.security import SecretBox
 from headroom.core.settings import Settings
+from headroom.services.mail import mailer_from_settings
 from headroom.services.ratelimit import MemoryRateLimiter, RedisRateLimiter
 
 API_PREFIX = "/api/v1"
@@ -77,7 +78,8 @@ def build_context(settings: Settings, database_url: str) -> AppContext:
     """Wire the app's dependencies from settings: DB sessions, the rate limiter, the secret box, probes."""
     sessions = session_factory(database_url)
     limiter = RedisRateLimiter(settings.redis_url) if settings.redis_url else MemoryRateLimiter()
-    ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=limiter, secret_box=SecretBox(settings.secret_key))
+    ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=limiter, secret_box=SecretBox(settings.secret_key),
+                     mailer=mailer_from_settings(settings))
 
     def database() -> None:
         with sessions() as db:

@@ -16,6 +16,7 @@ from headroom.core.errors import CsrfFailed, NotAuthenticated
 from headroom.core.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
 from headroom.core.settings import Settings
 from headroom.services.accounts import Principal, principal_from_api_token, principal_from_session
+from headroom.services.mail import Mailer, OutboxMailer
 from headroom.services.ratelimit import RateLimiter
 
 SESSION_COOKIE = "headroom_session"
@@ -38,6 +39,8 @@ class AppContext:
     secret_box: SecretBox
     clock: Callable[[], dt.datetime] = field(default=utcnow)
     ready_checks: dict[str, Callable[[], None]] = field(default_factory=dict)
+    # Account email (sign-up links); build_context picks SMTP or the log/outbox from the settings.
+    mailer: Mailer = field(default_factory=lambda: OutboxMailer(None))
 
     def job_database_url(self) -> str:
         """The URL a queued job connects to: DATABASE_URL, else the app's own engine (embedded PostgreSQL)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from headroom.core.errors import (
 )
 from headroom.core.security import (
     API_TOKEN_PREFIX,
+    SecretBox,
     hash_password,
     hash_token,
     new_external_id,
@@ -112,10 +114,62 @@ def audit(
 def sign_up(
     db: Session, *, email: str, password: str, organization_name: str, full_name: str = ""
 ) -> tuple[User, Organization, Membership]:
-    """Create a user, their organisation and an owner membership."""
+    """Create a user, their organisation and an owner membership (the demo account; people confirm a link)."""
+    return _create_account(db, email=email, password_hash=hash_password(password),
+                           organization_name=organization_name, full_name=full_name)
+
+
+# A sign-up link works for a day: long enough to find the email, short enough that a forgotten one goes stale.
+SIGNUP_LINK_TTL = dt.timedelta(hours=24)
+_SIGNUP_PURPOSE = "signup-v1"
+
+
+def signup_token(
+    box: SecretBox, *, email: str, password: str, organization_name: str, full_name: str, now: dt.datetime
+) -> str:
+    """The sign-up, sealed into the link we email: nothing is stored until the address's owner follows it, so a
+    sign-up reveals nothing and squats no address. The password travels only as its hash, encrypted."""
+    payload = {
+        "purpose": _SIGNUP_PURPOSE,
+        "email": email.strip(),
+        "password_hash": hash_password(password),
+        "organization_name": organization_name.strip(),
+        "full_name": full_name.strip(),
+        "issued_at": now.timestamp(),
+    }
+    return box.encrypt(json.dumps(payload))
+
+
+def confirm_sign_up(db: Session, box: SecretBox, token: str, *, now: dt.datetime) -> tuple[User, Organization, Membership]:
+    """Create the account a sign-up link describes (the link proves the address)."""
+    invalid = NotFound("This sign-up link is invalid or has expired; sign up again.", code="signup_link_invalid")
+    try:
+        payload = json.loads(box.decrypt(token))
+        if payload["purpose"] != _SIGNUP_PURPOSE:
+            raise ValueError("not a sign-up token")
+        issued = dt.datetime.fromtimestamp(float(payload["issued_at"]), dt.UTC)
+        fields = {k: str(payload[k]) for k in ("email", "password_hash", "organization_name", "full_name")}
+    except (ValueError, TypeError, KeyError, OverflowError):
+        raise invalid from None
+    if not (now - SIGNUP_LINK_TTL <= issued <= now + dt.timedelta(minutes=5)):
+        raise invalid
+    # Only the mailbox's owner holds this link, so saying the account exists discloses nothing.
+    exists = Conflict("Your account already exists; log in with your email and password.", code="email_taken")
+    if find_user_by_email(db, fields["email"]) is not None:
+        raise exists
+    try:
+        with db.begin_nested():  # the same link followed twice at once: the second gets the same 409
+            return _create_account(db, **fields)
+    except IntegrityError:
+        raise exists from None
+
+
+def _create_account(
+    db: Session, *, email: str, password_hash: str, organization_name: str, full_name: str
+) -> tuple[User, Organization, Membership]:
     if find_user_by_email(db, email) is not None:
         raise Conflict("An account with this email already exists.", code="email_taken")
-    user = User(email=email.strip(), full_name=full_name.strip(), password_hash=hash_password(password))
+    user = User(email=email.strip(), full_name=full_name.strip(), password_hash=password_hash)
     org = Organization(
         name=organization_name.strip(),
         slug=_unique_slug(db, organization_name),

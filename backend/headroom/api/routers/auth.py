@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from fastapi import APIRouter, Request, Response, status
+from urllib.parse import quote
+
+from fastapi import APIRouter, BackgroundTasks, Request, Response, status
 from sqlalchemy import select
 
 from headroom.api.deps import (
@@ -16,7 +18,14 @@ from headroom.api.deps import (
     Context,
     client_ip,
 )
-from headroom.api.schemas.auth import InvitationAccept, LoginCreate, SessionRead, SignupCreate
+from headroom.api.schemas.auth import (
+    InvitationAccept,
+    LoginCreate,
+    SessionRead,
+    SignupConfirm,
+    SignupCreate,
+    SignupStarted,
+)
 from headroom.core.errors import InvalidCredentials, NotAuthenticated
 from headroom.core.security import csrf_token_for
 from headroom.services import accounts, login_limits
@@ -64,18 +73,49 @@ def _start_session(request: Request, response: Response, db: DB, ctx: AppContext
     return _session_read(db, user, membership)
 
 
-@router.post("/signup", status_code=status.HTTP_201_CREATED, response_model=SessionRead)
-def signup(body: SignupCreate, request: Request, response: Response, db: DB, ctx: Context) -> SessionRead:
-    """Create an account and its organisation (you become its owner), and log in."""
+@router.post("/signup", status_code=status.HTTP_202_ACCEPTED, response_model=SignupStarted)
+def signup(body: SignupCreate, request: Request, db: DB, ctx: Context, background: BackgroundTasks) -> SignupStarted:
+    """Start a sign-up: we email the address a link that creates the account and its organisation (you become its
+    owner) and logs you in. The answer is the same whether or not the address already has an account; its owner
+    is told by email instead, so sign-up never reveals who is registered."""
     ctx.rate_limiter.hit(f"signup:ip:{client_ip(request)}", ctx.settings.login_rate_per_ip,
                          ctx.settings.login_rate_window_seconds)
-    user, _, membership = accounts.sign_up(
-        db,
-        email=str(body.email),
-        password=body.password,
-        organization_name=body.organization_name,
-        full_name=body.full_name,
-    )
+    email = str(body.email).strip()
+    # Sealing the link hashes the password: done for both answers, so their timing matches too.
+    token = accounts.signup_token(ctx.secret_box, email=email, password=body.password,
+                                  organization_name=body.organization_name, full_name=body.full_name,
+                                  now=ctx.clock())
+    base = ctx.settings.public_url.rstrip("/")
+    existing = accounts.find_user_by_email(db, email)
+    if existing is None:
+        link = f"{base}/signup/confirm?token={quote(token, safe='')}"
+        subject, text = "Finish creating your Headroom account", (
+            f"Someone (we hope you) asked to create a Headroom account for {email}.\n\n"
+            f"Follow this link within 24 hours to finish and log in:\n{link}\n\n"
+            "If it was not you, ignore this email: nothing is created until the link is followed.\n"
+        )
+    else:
+        subject, text = "Someone tried to sign up with your address", (
+            f"Someone tried to create a new Headroom account for {existing.email}, which already has one.\n\n"
+            f"If it was you, log in instead: {base}/login\n\n"
+            "If it was not you, you need not do anything: your account is unchanged.\n"
+        )
+    background.add_task(ctx.mailer.send, existing.email if existing else email, subject, text)
+    message = "Check your email: we have sent you a link to finish creating your account (it works for 24 hours)."
+    if not ctx.settings.smtp_host:
+        message += (" No mail server is configured here, so the email was written to the server's log"
+                    " (and, outside production, to HEADROOM_DATA_DIR/outbox).")
+    return SignupStarted(message=message)
+
+
+@router.post("/signup/confirm", status_code=status.HTTP_201_CREATED, response_model=SessionRead)
+def confirm_signup(body: SignupConfirm, request: Request, response: Response, db: DB, ctx: Context) -> SessionRead:
+    """Follow the emailed sign-up link: create the account and its organisation, and log in."""
+    ctx.rate_limiter.hit(f"signup:ip:{client_ip(request)}", ctx.settings.login_rate_per_ip,
+                         ctx.settings.login_rate_window_seconds)
+    user, org, membership = accounts.confirm_sign_up(db, ctx.secret_box, body.token, now=ctx.clock())
+    accounts.audit(db, org.id, "auth.signup_confirmed", target_kind="user", target_id=user.id,
+                   actor_user_id=user.id, ip=client_ip(request))
     return _start_session(request, response, db, ctx, user, membership)
 
 
