@@ -92,8 +92,9 @@ class Settings(BaseSettings):
 
     @property
     def trusted_proxy_list(self) -> list[str]:
-        """HEADROOM_TRUSTED_PROXIES as a list of IPs and CIDR networks."""
-        return _split(self.trusted_proxies)
+        """HEADROOM_TRUSTED_PROXIES as a list of IPs and CIDR networks (a network written with host bits, like
+        10.0.0.1/8, is normalised to 10.0.0.0/8: uvicorn would otherwise take it for a name and match nothing)."""
+        return [str(ipaddress.ip_network(e, strict=False)) if "/" in e else e for e in _split(self.trusted_proxies)]
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets_in_production(self) -> Settings:

@@ -138,6 +138,7 @@ def test_trusted_proxies_must_be_addresses_or_networks() -> None:
         Settings(HEADROOM_TRUSTED_PROXIES="10.0.0.0/8, nginx")
     assert "HEADROOM_TRUSTED_PROXIES: 'nginx' is not an IP address or CIDR network" in str(info.value)
     assert Settings(HEADROOM_TRUSTED_PROXIES="10.0.0.0/8, ::1").trusted_proxy_list == ["10.0.0.0/8", "::1"]
+    assert Settings(HEADROOM_TRUSTED_PROXIES="172.28.5.1/16").trusted_proxy_list == ["172.28.0.0/16"]
 
 
 def test_log_in_works_while_redis_is_down(app_ctx: Any, client: Any, make_client: Any, settings: Any) -> None:
