@@ -71,3 +71,16 @@ def test_a_tampered_or_stale_link_is_refused(client: Any, clock: Any) -> None:
 def test_without_a_mail_server_the_answer_says_where_the_link_went(client: Any) -> None:
     message = _signup(client, "local@example.com").json()["message"]
     assert "No mail server is configured" in message and "server's log" in message
+
+
+def test_sign_up_cannot_flood_an_inbox(app: Any, client: Any) -> None:
+    from fastapi.testclient import TestClient
+    from headroom.api.routers.auth import SIGNUP_MAILS_PER_ADDRESS_PER_HOUR as cap
+
+    answers = []
+    for n in range(cap + 3):  # from as many addresses, so no per-IP limit is reached
+        with TestClient(app, client=(f"198.51.100.{n + 1}", 50000)) as other:
+            answers.append(_signup(other, "victim@example.com"))
+    assert {a.status_code for a in answers} == {202}
+    assert len({a.text for a in answers}) == 1
+    assert len(emails_to(client, "victim@example.com")) == cap

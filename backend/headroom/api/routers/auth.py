@@ -27,12 +27,15 @@ from headroom.api.schemas.auth import (
     SignupStarted,
 )
 from headroom.core.errors import InvalidCredentials, NotAuthenticated
+from headroom.core.logging import get_logger
 from headroom.core.security import csrf_token_for
 from headroom.services import accounts, login_limits
 from headroom.services.login_limits import LoginLimits
 from headroom.store.models import Membership, Organization, User
 
 router = APIRouter(prefix="/auth", tags=["auth"])
+log = get_logger("headroom.api.auth")
+SIGNUP_MAILS_PER_ADDRESS_PER_HOUR = 5
 
 
 def _set_session_cookies(response: Response, ctx: AppContext, token: str) -> None:
@@ -100,7 +103,12 @@ def signup(body: SignupCreate, request: Request, db: DB, ctx: Context, backgroun
             f"If it was you, log in instead: {base}/login\n\n"
             "If it was not you, you need not do anything: your account is unchanged.\n"
         )
-    background.add_task(ctx.mailer.send, existing.email if existing else email, subject, text)
+    # At most a few emails an hour to one address, however many addresses the sign-ups come from, so sign-up
+    # cannot flood someone's inbox; beyond that the answer stays the same and nothing is sent.
+    if ctx.rate_limiter.add(f"signup:mail:{email.lower()}", 3600) <= SIGNUP_MAILS_PER_ADDRESS_PER_HOUR:
+        background.add_task(ctx.mailer.send, existing.email if existing else email, subject, text)
+    else:
+        log.info("signup.mail_suppressed", reason="too many sign-up emails to this address this hour")
     message = "Check your email: we have sent you a link to finish creating your account (it works for 24 hours)."
     if not ctx.settings.smtp_host:
         message += (" No mail server is configured here, so the email was written to the server's log"
