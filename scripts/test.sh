@@ -56,7 +56,7 @@ PY
   for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
   if ! curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; then cat "$svc/server.log"; exit 1; fi
   HEADROOM_E2E_BASE_URL="http://127.0.0.1:$port" HEADROOM_E2E_DEMO_PASSWORD_FILE="$svc/data/demo-password.txt" \
-    scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
+    HEADROOM_E2E_OUTBOX_DIR="$svc/data/outbox" scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
 fi
 
 step "all suites passed"

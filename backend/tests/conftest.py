@@ -123,9 +123,10 @@ def settings(redis_url: str) -> Any:
 
 
 @pytest.fixture()
-def app_ctx(sessions: sessionmaker[Session], settings: Any, clock: Clock) -> Any:
+def app_ctx(sessions: sessionmaker[Session], settings: Any, clock: Clock, tmp_path: Path) -> Any:
     from headroom.api.deps import AppContext
     from headroom.core.security import SecretBox
+    from headroom.services.mail import OutboxMailer
     from headroom.services.ratelimit import MemoryRateLimiter
 
     return AppContext(
@@ -134,6 +135,8 @@ def app_ctx(sessions: sessionmaker[Session], settings: Any, clock: Clock) -> Any
         rate_limiter=MemoryRateLimiter(),
         secret_box=SecretBox(settings.secret_key),
         clock=clock,
+        # No mail server, as in `make up`: account email lands in this outbox (helpers.emails_to reads it).
+        mailer=OutboxMailer(tmp_path / "outbox"),
     )
 
 

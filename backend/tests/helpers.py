@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
+from urllib.parse import unquote
 
 _counter = itertools.count(1)
 PASSWORD = "correct horse battery"
@@ -42,7 +44,24 @@ class Actor:
         return self.request("DELETE", url, **kw)
 
 
+def emails_to(client: Any, address: str) -> list[str]:
+    """The texts of the account emails the app wrote to its outbox for `address`, oldest first."""
+    outbox = client.app.state.ctx.mailer.directory
+    texts = [p.read_text() for p in sorted(outbox.glob("*.txt"))] if outbox.is_dir() else []
+    return [t for t in texts if t.lower().startswith(f"to: {address.lower()}\n")]
+
+
+def signup_link_token(client: Any, address: str) -> str:
+    """The token of the newest sign-up link emailed to `address`."""
+    for text in reversed(emails_to(client, address)):
+        found = re.search(r"/signup/confirm\?token=(\S+)", text)
+        if found:
+            return unquote(found.group(1))
+    raise AssertionError(f"no sign-up link was emailed to {address}")
+
+
 def sign_up(client: Any, *, org: str | None = None, email: str | None = None) -> Actor:
+    """Sign up, follow the emailed link (as its owner would) and return the signed-in actor."""
     n = next(_counter)
     body = {
         "email": email or f"user{n}@example.com",
@@ -51,8 +70,11 @@ def sign_up(client: Any, *, org: str | None = None, email: str | None = None) ->
         "full_name": f"User {n}",
     }
     response = client.post("/api/v1/auth/signup", json=body)
-    assert response.status_code == 201, response.text
-    return Actor(client, response.json())
+    assert response.status_code == 202, response.text
+    token = signup_link_token(client, body["email"])
+    confirmed = client.post("/api/v1/auth/signup/confirm", json={"token": token})
+    assert confirmed.status_code == 201, confirmed.text
+    return Actor(client, confirmed.json())
 
 
 def join_with_role(owner: Actor, new_client: Any, role: str) -> Actor:

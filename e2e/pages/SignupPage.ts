@@ -22,4 +22,13 @@ export class SignupPage {
     await this.page.getByLabel('Organisation name').fill(account.organisation);
     await this.page.getByRole('button', { name: 'Create account' }).click();
   }
+
+  /** After sign-up the page says to check the email; the account exists once its link is followed. */
+  checkYourEmail() {
+    return this.page.getByRole('heading', { name: 'Check your email' });
+  }
+
+  async followEmailedLink(pathAndQuery: string) {
+    await this.page.goto(pathAndQuery);
+  }
 }

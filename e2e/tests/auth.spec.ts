@@ -7,6 +7,7 @@ test('sign up, see the empty clusters page, log out, log back in', async ({
   shell,
   clustersPage,
   newAccount,
+  outbox,
 }, testInfo) => {
   await test.step('a signed-out visitor is sent to the log-in page', async () => {
     await page.goto('/clusters');
@@ -14,9 +15,11 @@ test('sign up, see the empty clusters page, log out, log back in', async ({
     await expect(page).toHaveURL(/\/login\?next=%2Fclusters$/);
   });
 
-  await test.step('sign up a fresh account', async () => {
+  await test.step('sign up a fresh account and follow the emailed link', async () => {
     await signupPage.goto();
     await signupPage.signUp(newAccount);
+    await expect(signupPage.checkYourEmail()).toBeVisible();
+    await signupPage.followEmailedLink(await outbox.signupLink(newAccount.email));
   });
 
   await test.step('land on the empty clusters page inside the app shell', async () => {

@@ -23,6 +23,7 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
   signupPage,
   clustersPage,
   newAccount,
+  outbox,
 }, testInfo) => {
   const sources = new SettingsSourcesPage(page);
   const prometheus = new SettingsPrometheusPage(page);
@@ -39,6 +40,8 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
   await test.step('sign up a fresh organisation and open Settings', async () => {
     await signupPage.goto();
     await signupPage.signUp(newAccount);
+    await expect(signupPage.checkYourEmail()).toBeVisible();
+    await signupPage.followEmailedLink(await outbox.signupLink(newAccount.email));
     await expect(clustersPage.heading()).toBeVisible();
     await sources.openFromMainNav();
     await expect(page).toHaveURL(/\/settings\/sources$/);

@@ -14,6 +14,7 @@ import LoginPage from '@/routes/login';
 import NotFoundPage from '@/routes/not-found';
 import { settingsRoute } from '@/routes/settings-routes';
 import SignupPage from '@/routes/signup';
+import SignupConfirmPage from '@/routes/signup-confirm';
 
 export const routes: RouteObject[] = [
   {
@@ -21,6 +22,7 @@ export const routes: RouteObject[] = [
     children: [
       { path: '/login', element: <LoginPage /> },
       { path: '/signup', element: <SignupPage /> },
+      { path: '/signup/confirm', element: <SignupConfirmPage /> },
     ],
   },
   {

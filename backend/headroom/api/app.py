@@ -19,6 +19,7 @@ from headroom.core.errors import AppError, RateLimited
 from headroom.core.logging import get_logger
 from headroom.core.security import SecretBox
 from headroom.core.settings import Settings
+from headroom.services.mail import mailer_from_settings
 from headroom.services.ratelimit import MemoryRateLimiter, RedisRateLimiter
 
 API_PREFIX = "/api/v1"
@@ -77,7 +78,8 @@ def build_context(settings: Settings, database_url: str) -> AppContext:
     """Wire the app's dependencies from settings: DB sessions, the rate limiter, the secret box, probes."""
     sessions = session_factory(database_url)
     limiter = RedisRateLimiter(settings.redis_url) if settings.redis_url else MemoryRateLimiter()
-    ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=limiter, secret_box=SecretBox(settings.secret_key))
+    ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=limiter, secret_box=SecretBox(settings.secret_key),
+                     mailer=mailer_from_settings(settings))
 
     def database() -> None:
         with sessions() as db:
@@ -105,6 +107,12 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     )
     app.state.ctx = ctx
     install_error_handlers(app)
+    if ctx.settings.trusted_proxy_list:
+        # The one place X-Forwarded-For is read (uvicorn runs with proxy_headers off): only from a trusted proxy,
+        # taking the rightmost entry that is not itself a trusted proxy (api.deps.client_ip reads the result).
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=ctx.settings.trusted_proxy_list)
 
     # Every API error has one shape; documenting it here also replaces FastAPI's default 422 schema.
     error = {"model": ErrorResponse}

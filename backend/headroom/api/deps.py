@@ -18,6 +18,7 @@ from headroom.core.outbound import OrgSlots, TooManyOutbound
 from headroom.core.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
 from headroom.core.settings import Settings
 from headroom.services.accounts import Principal, principal_from_api_token, principal_from_session
+from headroom.services.mail import Mailer, OutboxMailer
 from headroom.services.ratelimit import RateLimiter
 
 SESSION_COOKIE = "headroom_session"
@@ -42,6 +43,8 @@ class AppContext:
     ready_checks: dict[str, Callable[[], None]] = field(default_factory=dict)
     # outbound checks (source tests, status-port reads) running at once, per organisation and in all
     outbound_slots: OrgSlots = field(default_factory=OrgSlots)
+    # Account email (sign-up links); build_context picks SMTP or the log/outbox from the settings.
+    mailer: Mailer = field(default_factory=lambda: OutboxMailer(None))
 
     def job_database_url(self) -> str:
         """The URL a queued job connects to: DATABASE_URL, else the app's own engine (embedded PostgreSQL)."""
@@ -77,6 +80,8 @@ DB = Annotated[Session, Depends(get_db, scope="function")]
 
 
 def client_ip(request: Request) -> str:
+    """The caller's IP: the TCP peer, or, behind a proxy listed in HEADROOM_TRUSTED_PROXIES, the address that
+    proxy saw (resolved from X-Forwarded-For by the app's ProxyHeadersMiddleware, see api.app.create_app)."""
     return request.client.host if request.client else "unknown"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -49,12 +50,25 @@ def serve(
     url = f"http://{bind_host}:{bind_port}"
     typer.echo(f"Headroom is running at {url}  (API docs: {url}/api/docs)")
     typer.echo("Sign up at that address to create your organisation; the first user is its owner.")
+    if not settings.smtp_host:
+        typer.echo("No mail server (HEADROOM_SMTP_HOST): the sign-up email with its link is printed in this log"
+                   + ("" if settings.environment == "production"
+                      else f" and kept in {(settings.data_dir / 'outbox').resolve()}")
+                   + "; open the link to finish signing up.")
     if demo_login is not None:
         typer.echo(f"Demo fleet: log in as {demo_login[0]} with password {demo_login[1]} "
                    f"(kept in {settings.data_dir / 'demo-password.txt'}; HEADROOM_DEMO_FLEET=false turns it off)")
     if not settings.database_url:
         typer.echo(f"Embedded PostgreSQL data: {(settings.data_dir / 'postgres').resolve()}")
-    uvicorn.run(app, host=bind_host, port=bind_port, log_level=settings.log_level.lower(), proxy_headers=True)
+    uvicorn.Server(uvicorn_config(app, bind_host, bind_port, settings.log_level)).run()
+
+
+def uvicorn_config(app: Any, host: str, port: int, log_level: str = "INFO") -> Any:
+    """How uvicorn serves the app. Its own proxy-header handling is off (it would believe X-Forwarded-For from
+    any loopback peer): the app trusts exactly HEADROOM_TRUSTED_PROXIES (headroom.api.app.create_app)."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), proxy_headers=False)
 
 
 def _ensure_demo(database_url: str, settings: object) -> tuple[str, str]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from headroom.core.errors import (
@@ -20,6 +22,7 @@ from headroom.core.errors import (
 )
 from headroom.core.security import (
     API_TOKEN_PREFIX,
+    SecretBox,
     hash_password,
     hash_token,
     new_external_id,
@@ -111,10 +114,62 @@ def audit(
 def sign_up(
     db: Session, *, email: str, password: str, organization_name: str, full_name: str = ""
 ) -> tuple[User, Organization, Membership]:
-    """Create a user, their organisation and an owner membership."""
+    """Create a user, their organisation and an owner membership (the demo account; people confirm a link)."""
+    return _create_account(db, email=email, password_hash=hash_password(password),
+                           organization_name=organization_name, full_name=full_name)
+
+
+# A sign-up link works for a day: long enough to find the email, short enough that a forgotten one goes stale.
+SIGNUP_LINK_TTL = dt.timedelta(hours=24)
+_SIGNUP_PURPOSE = "signup-v1"
+
+
+def signup_token(
+    box: SecretBox, *, email: str, password: str, organization_name: str, full_name: str, now: dt.datetime
+) -> str:
+    """The sign-up, sealed into the link we email: nothing is stored until the address's owner follows it, so a
+    sign-up reveals nothing and squats no address. The password travels only as its hash, encrypted."""
+    payload = {
+        "purpose": _SIGNUP_PURPOSE,
+        "email": email.strip(),
+        "password_hash": hash_password(password),
+        "organization_name": organization_name.strip(),
+        "full_name": full_name.strip(),
+        "issued_at": now.timestamp(),
+    }
+    return box.encrypt(json.dumps(payload))
+
+
+def confirm_sign_up(db: Session, box: SecretBox, token: str, *, now: dt.datetime) -> tuple[User, Organization, Membership]:
+    """Create the account a sign-up link describes (the link proves the address)."""
+    invalid = NotFound("This sign-up link is invalid or has expired; sign up again.", code="signup_link_invalid")
+    try:
+        payload = json.loads(box.decrypt(token))
+        if payload["purpose"] != _SIGNUP_PURPOSE:
+            raise ValueError("not a sign-up token")
+        issued = dt.datetime.fromtimestamp(float(payload["issued_at"]), dt.UTC)
+        fields = {k: str(payload[k]) for k in ("email", "password_hash", "organization_name", "full_name")}
+    except (ValueError, TypeError, KeyError, OverflowError):
+        raise invalid from None
+    if not (now - SIGNUP_LINK_TTL <= issued <= now + dt.timedelta(minutes=5)):
+        raise invalid
+    # Only the mailbox's owner holds this link, so saying the account exists discloses nothing.
+    exists = Conflict("Your account already exists; log in with your email and password.", code="email_taken")
+    if find_user_by_email(db, fields["email"]) is not None:
+        raise exists
+    try:
+        with db.begin_nested():  # the same link followed twice at once: the second gets the same 409
+            return _create_account(db, **fields)
+    except IntegrityError:
+        raise exists from None
+
+
+def _create_account(
+    db: Session, *, email: str, password_hash: str, organization_name: str, full_name: str
+) -> tuple[User, Organization, Membership]:
     if find_user_by_email(db, email) is not None:
         raise Conflict("An account with this email already exists.", code="email_taken")
-    user = User(email=email.strip(), full_name=full_name.strip(), password_hash=hash_password(password))
+    user = User(email=email.strip(), full_name=full_name.strip(), password_hash=password_hash)
     org = Organization(
         name=organization_name.strip(),
         slug=_unique_slug(db, organization_name),
@@ -259,6 +314,23 @@ def revoke_api_token(db: Session, principal: Principal, token_id: uuid.UUID, *, 
     token = db.scalar(select(ApiToken).where(ApiToken.id == token_id, ApiToken.org_id == principal.org_id))
     if token is None:
         raise NotFound("API token not found.")
+    if principal.role != "owner" and token.created_by_user_id != principal.user_id:
+        # An admin may revoke admins' and viewers' automation, never an owner's: a token created by an owner, or
+        # one whose role outranks the caller, is revoked only by an owner or by whoever created it.
+        creator_role = None
+        if token.created_by_user_id is not None:
+            creator_role = db.scalar(
+                select(Membership.role).where(
+                    Membership.org_id == principal.org_id, Membership.user_id == token.created_by_user_id
+                )
+            )
+        if ROLE_RANK[token.role] > ROLE_RANK[principal.role] or (
+            creator_role is not None and ROLE_RANK[creator_role] > ROLE_RANK[principal.role]
+        ):
+            raise PermissionDenied(
+                f"This token was created by an {creator_role or token.role}; only an owner or the person who "
+                "created it can revoke it."
+            )
     if token.revoked_at is None:
         token.revoked_at = now
         audit(db, principal, "api_token.revoked", target_kind="api_token", target_id=token.id)
@@ -331,14 +403,18 @@ def accept_invitation(
 ) -> tuple[User, Membership]:
     """Join an organisation from an invitation; creates the account, or checks the password of an existing one."""
     invitation = db.scalar(select(Invitation).where(Invitation.token_hash == hash_token(token)))
-    if (
-        invitation is None
-        or invitation.revoked_at is not None
-        or invitation.accepted_at is not None
-        or invitation.expires_at <= now
-    ):
+    if invitation is None:
         raise NotFound("This invitation is invalid or has expired.")
     user = find_user_by_email(db, invitation.email)
+    already_member = Conflict(
+        "You are already a member of this organisation; log in instead.", code="already_member"
+    )
+    # A second invitation to the same address (sent before the first was accepted) must not try to add the
+    # membership again: the token's holder reads that mailbox, so saying they are a member discloses nothing.
+    if invitation.accepted_at is None and user is not None and _membership(db, invitation.org_id, user.id):
+        raise already_member
+    if invitation.revoked_at is not None or invitation.accepted_at is not None or invitation.expires_at <= now:
+        raise NotFound("This invitation is invalid or has expired.")
     if user is None:
         user = User(email=invitation.email, full_name=full_name.strip(), password_hash=hash_password(password))
         db.add(user)
@@ -346,8 +422,25 @@ def accept_invitation(
     elif not verify_password(user.password_hash, password):
         raise InvalidCredentials("Email or password is incorrect.")
     membership = Membership(org_id=invitation.org_id, user_id=user.id, role=invitation.role)
-    db.add(membership)
+    try:
+        with db.begin_nested():  # two acceptances at once: the loser gets the same 409, its session stays usable
+            db.add(membership)
+            db.flush()
+    except IntegrityError:
+        raise already_member from None
     invitation.accepted_at = now
+    # Other invitations to this address for this organisation are now moot: close them.
+    db.execute(
+        update(Invitation)
+        .where(
+            Invitation.org_id == invitation.org_id,
+            func.lower(Invitation.email) == invitation.email.lower(),
+            Invitation.id != invitation.id,
+            Invitation.accepted_at.is_(None),
+            Invitation.revoked_at.is_(None),
+        )
+        .values(revoked_at=now)
+    )
     db.flush()
     audit(db, invitation.org_id, "member.joined", target_kind="user", target_id=user.id, actor_user_id=user.id,
           details={"role": invitation.role})
@@ -384,6 +477,10 @@ def remove_member(db: Session, principal: Principal, user_id: uuid.UUID) -> None
         )
     )
     audit(db, principal, "member.removed", target_kind="user", target_id=user_id)
+
+
+def _membership(db: Session, org_id: uuid.UUID, user_id: uuid.UUID) -> Membership | None:
+    return db.scalar(select(Membership).where(Membership.org_id == org_id, Membership.user_id == user_id))
 
 
 def _owner_count(db: Session, org_id: uuid.UUID) -> int:

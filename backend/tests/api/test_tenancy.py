@@ -23,6 +23,7 @@ from helpers import join_with_role, sign_up
 # Routes outside tenancy: they act on the caller's own session or are probes.
 NOT_TENANT_SCOPED = {
     ("POST", "/api/v1/auth/signup"),
+    ("POST", "/api/v1/auth/signup/confirm"),
     ("POST", "/api/v1/auth/login"),
     ("POST", "/api/v1/auth/logout"),
     ("GET", "/api/v1/auth/me"),

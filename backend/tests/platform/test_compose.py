@@ -93,3 +93,25 @@ def test_env_example_lists_every_setting() -> None:
     documented = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", example, re.M))
     aliases = {field.alias for field in Settings.model_fields.values() if field.alias}
     assert aliases <= documented, f"missing from .env.example: {sorted(aliases - documented)}"
+
+
+def test_the_api_trusts_exactly_the_compose_network_as_its_proxy(compose: dict[str, Any]) -> None:
+    from headroom.core.settings import Settings
+
+    subnets = [c["subnet"] for c in compose["networks"]["default"]["ipam"]["config"]]
+    assert len(subnets) == 1
+    for name in ("api", "migrate", "worker", "beat"):
+        assert compose["services"][name]["environment"]["HEADROOM_TRUSTED_PROXIES"] == subnets[0], name
+    default = re.fullmatch(r"\$\{HEADROOM_COMPOSE_SUBNET:-([^}]+)\}", subnets[0])
+    assert default is not None, subnets[0]
+    assert Settings(HEADROOM_TRUSTED_PROXIES=default.group(1)).trusted_proxy_list == [default.group(1)]
+    # Every service stays on that one network (a service on another could not reach the API as a proxy).
+    assert all("networks" not in service for service in compose["services"].values())
+
+
+def test_nginx_forwards_the_client_address() -> None:
+    conf = (ROOT / "frontend" / "nginx.conf").read_text()
+    api = conf[conf.index("location /api/"):]
+    api = api[: api.index("}")]
+    assert re.search(r"proxy_set_header\s+X-Forwarded-For\s+\$proxy_add_x_forwarded_for;", api)
+    assert re.search(r"proxy_set_header\s+X-Real-IP\s+\$remote_addr;", api)

@@ -35,7 +35,8 @@ export interface paths {
         put?: never;
         /**
          * Login
-         * @description Log in with email and password; rate limited per client IP and per account.
+         * @description Log in with email and password; failures back off per account and IP, per IP and per account
+         *     (docs/login-limits.md).
          */
         post: operations["login_api_v1_auth_login_post"];
         delete?: never;
@@ -95,9 +96,31 @@ export interface paths {
         put?: never;
         /**
          * Signup
-         * @description Create an account and its organisation (you become its owner), and log in.
+         * @description Start a sign-up: we email the address a link that creates the account and its organisation (you become its
+         *     owner) and logs you in. The answer is the same whether or not the address already has an account; its owner
+         *     is told by email instead, so sign-up never reveals who is registered.
          */
         post: operations["signup_api_v1_auth_signup_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/signup/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm Signup
+         * @description Follow the emailed sign-up link: create the account and its organisation, and log in.
+         */
+        post: operations["confirm_signup_api_v1_auth_signup_confirm_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2779,6 +2802,14 @@ export interface components {
              */
             warning?: number;
         };
+        /** SignupConfirm */
+        SignupConfirm: {
+            /**
+             * Token
+             * @description The token from the emailed sign-up link.
+             */
+            token: string;
+        };
         /** SignupCreate */
         SignupCreate: {
             /**
@@ -2795,6 +2826,14 @@ export interface components {
             organization_name: string;
             /** Password */
             password: string;
+        };
+        /** SignupStarted */
+        SignupStarted: {
+            /**
+             * Message
+             * @description What happens next. The same for every address, taken or not.
+             */
+            message: string;
         };
         /** SnoozeBody */
         SnoozeBody: {
@@ -3189,6 +3228,84 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SignupCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignupStarted"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    confirm_signup_api_v1_auth_signup_confirm_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignupConfirm"];
             };
         };
         responses: {

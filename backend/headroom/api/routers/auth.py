@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from fastapi import APIRouter, Request, Response, status
+from urllib.parse import quote
+
+from fastapi import APIRouter, BackgroundTasks, Request, Response, status
 from sqlalchemy import select
 
 from headroom.api.deps import (
@@ -16,13 +18,24 @@ from headroom.api.deps import (
     Context,
     client_ip,
 )
-from headroom.api.schemas.auth import InvitationAccept, LoginCreate, SessionRead, SignupCreate
-from headroom.core.errors import NotAuthenticated
+from headroom.api.schemas.auth import (
+    InvitationAccept,
+    LoginCreate,
+    SessionRead,
+    SignupConfirm,
+    SignupCreate,
+    SignupStarted,
+)
+from headroom.core.errors import InvalidCredentials, NotAuthenticated
+from headroom.core.logging import get_logger
 from headroom.core.security import csrf_token_for
-from headroom.services import accounts
+from headroom.services import accounts, login_limits
+from headroom.services.login_limits import LoginLimits
 from headroom.store.models import Membership, Organization, User
 
 router = APIRouter(prefix="/auth", tags=["auth"])
+log = get_logger("headroom.api.auth")
+SIGNUP_MAILS_PER_ADDRESS_PER_HOUR = 5
 
 
 def _set_session_cookies(response: Response, ctx: AppContext, token: str) -> None:
@@ -63,30 +76,70 @@ def _start_session(request: Request, response: Response, db: DB, ctx: AppContext
     return _session_read(db, user, membership)
 
 
-@router.post("/signup", status_code=status.HTTP_201_CREATED, response_model=SessionRead)
-def signup(body: SignupCreate, request: Request, response: Response, db: DB, ctx: Context) -> SessionRead:
-    """Create an account and its organisation (you become its owner), and log in."""
+@router.post("/signup", status_code=status.HTTP_202_ACCEPTED, response_model=SignupStarted)
+def signup(body: SignupCreate, request: Request, db: DB, ctx: Context, background: BackgroundTasks) -> SignupStarted:
+    """Start a sign-up: we email the address a link that creates the account and its organisation (you become its
+    owner) and logs you in. The answer is the same whether or not the address already has an account; its owner
+    is told by email instead, so sign-up never reveals who is registered."""
     ctx.rate_limiter.hit(f"signup:ip:{client_ip(request)}", ctx.settings.login_rate_per_ip,
                          ctx.settings.login_rate_window_seconds)
-    user, _, membership = accounts.sign_up(
-        db,
-        email=str(body.email),
-        password=body.password,
-        organization_name=body.organization_name,
-        full_name=body.full_name,
-    )
+    email = str(body.email).strip()
+    # Sealing the link hashes the password: done for both answers, so their timing matches too.
+    token = accounts.signup_token(ctx.secret_box, email=email, password=body.password,
+                                  organization_name=body.organization_name, full_name=body.full_name,
+                                  now=ctx.clock())
+    base = ctx.settings.public_url.rstrip("/")
+    existing = accounts.find_user_by_email(db, email)
+    if existing is None:
+        link = f"{base}/signup/confirm?token={quote(token, safe='')}"
+        subject, text = "Finish creating your Headroom account", (
+            f"Someone (we hope you) asked to create a Headroom account for {email}.\n\n"
+            f"Follow this link within 24 hours to finish and log in:\n{link}\n\n"
+            "If it was not you, ignore this email: nothing is created until the link is followed.\n"
+        )
+    else:
+        subject, text = "Someone tried to sign up with your address", (
+            f"Someone tried to create a new Headroom account for {existing.email}, which already has one.\n\n"
+            f"If it was you, log in instead: {base}/login\n\n"
+            "If it was not you, you need not do anything: your account is unchanged.\n"
+        )
+    # At most a few emails an hour to one address, however many addresses the sign-ups come from, so sign-up
+    # cannot flood someone's inbox; beyond that the answer stays the same and nothing is sent.
+    if ctx.rate_limiter.add(f"signup:mail:{email.lower()}", 3600) <= SIGNUP_MAILS_PER_ADDRESS_PER_HOUR:
+        background.add_task(ctx.mailer.send, existing.email if existing else email, subject, text)
+    else:
+        log.info("signup.mail_suppressed", reason="too many sign-up emails to this address this hour")
+    message = "Check your email: we have sent you a link to finish creating your account (it works for 24 hours)."
+    if not ctx.settings.smtp_host:
+        message += (" No mail server is configured here, so the email was written to the server's log"
+                    " (and, outside production, to HEADROOM_DATA_DIR/outbox).")
+    return SignupStarted(message=message)
+
+
+@router.post("/signup/confirm", status_code=status.HTTP_201_CREATED, response_model=SessionRead)
+def confirm_signup(body: SignupConfirm, request: Request, response: Response, db: DB, ctx: Context) -> SessionRead:
+    """Follow the emailed sign-up link: create the account and its organisation, and log in."""
+    ctx.rate_limiter.hit(f"signup:ip:{client_ip(request)}", ctx.settings.login_rate_per_ip,
+                         ctx.settings.login_rate_window_seconds)
+    user, org, membership = accounts.confirm_sign_up(db, ctx.secret_box, body.token, now=ctx.clock())
+    accounts.audit(db, org.id, "auth.signup_confirmed", target_kind="user", target_id=user.id,
+                   actor_user_id=user.id, ip=client_ip(request))
     return _start_session(request, response, db, ctx, user, membership)
 
 
 @router.post("/login", response_model=SessionRead)
 def login(body: LoginCreate, request: Request, response: Response, db: DB, ctx: Context) -> SessionRead:
-    """Log in with email and password; rate limited per client IP and per account."""
-    window = ctx.settings.login_rate_window_seconds
-    email = str(body.email).lower()
-    ctx.rate_limiter.hit(f"login:ip:{client_ip(request)}", ctx.settings.login_rate_per_ip, window)
-    ctx.rate_limiter.hit(f"login:account:{email}", ctx.settings.login_rate_per_account, window)
-    user = accounts.authenticate(db, email, body.password)
-    ctx.rate_limiter.reset(f"login:account:{email}")
+    """Log in with email and password; failures back off per account and IP, per IP and per account
+    (docs/login-limits.md)."""
+    email, ip = str(body.email).lower(), client_ip(request)
+    limits = LoginLimits.from_settings(ctx.settings)
+    login_limits.before_attempt(ctx.rate_limiter, limits, email=email, ip=ip)
+    try:
+        user = accounts.authenticate(db, email, body.password)
+    except InvalidCredentials:
+        login_limits.after_failure(ctx.rate_limiter, limits, email=email, ip=ip)
+        raise
+    login_limits.after_success(ctx.rate_limiter, limits, email=email, ip=ip)
     membership = accounts.primary_membership(db, user.id)
     accounts.audit(db, membership.org_id, "auth.login", target_kind="user", target_id=user.id,
                    actor_user_id=user.id, ip=client_ip(request))

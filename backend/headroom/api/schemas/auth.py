@@ -20,6 +20,14 @@ class SignupCreate(Input):
     full_name: str = Field(default="", max_length=200)
 
 
+class SignupStarted(Output):
+    message: str = Field(description="What happens next. The same for every address, taken or not.")
+
+
+class SignupConfirm(Input):
+    token: str = Field(min_length=1, max_length=4000, description="The token from the emailed sign-up link.")
+
+
 class LoginCreate(Input):
     email: EmailStr
     password: str = Field(min_length=1, max_length=PASSWORD_MAX)

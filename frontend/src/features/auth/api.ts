@@ -5,6 +5,8 @@ import type { paths } from '@/api/schema';
 
 export type Session = paths['/api/v1/auth/me']['get']['responses'][200]['content']['application/json'];
 export type SignupInput = NonNullable<paths['/api/v1/auth/signup']['post']['requestBody']>['content']['application/json'];
+export type SignupStarted =
+  paths['/api/v1/auth/signup']['post']['responses'][202]['content']['application/json'];
 export type LoginInput = NonNullable<paths['/api/v1/auth/login']['post']['requestBody']>['content']['application/json'];
 
 export const sessionQueryKey = ['auth', 'session'] as const;
@@ -39,10 +41,18 @@ function useStartSession() {
   };
 }
 
+/** Start a sign-up: the API emails a link that finishes it (the same answer for every address). */
 export function useSignup() {
-  const startSession = useStartSession();
   return useMutation({
     mutationFn: (body: SignupInput) => unwrap(api.POST('/api/v1/auth/signup', { body })),
+  });
+}
+
+/** Follow the emailed sign-up link: creates the account and starts its session. */
+export function useConfirmSignup() {
+  const startSession = useStartSession();
+  return useMutation({
+    mutationFn: (token: string) => unwrap(api.POST('/api/v1/auth/signup/confirm', { body: { token } })),
     onSuccess: startSession,
   });
 }

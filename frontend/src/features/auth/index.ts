@@ -1,4 +1,13 @@
-export { fetchSession, safeNextPath, sessionQueryKey, useLoggedOut, useSession, type Session } from './api';
+export {
+  fetchSession,
+  safeNextPath,
+  sessionQueryKey,
+  useConfirmSignup,
+  useLoggedOut,
+  useSession,
+  type Session,
+  type SignupStarted,
+} from './api';
 export { LoginForm } from './components/LoginForm';
 export { SignupForm } from './components/SignupForm';
 export { UserMenu } from './components/UserMenu';

@@ -1,9 +1,11 @@
 import { screen, waitFor } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
-import { apiError, renderWithClient, SESSION } from '@/test/render';
+import { apiError, renderWithClient } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
 import { SignupForm } from './SignupForm';
+
+const STARTED = { message: 'Check your email: we have sent you a link to finish creating your account.' };
 
 function setup() {
   const onSuccess = vi.fn();
@@ -20,7 +22,7 @@ async function fillValid(user: ReturnType<typeof setup>['user']) {
 describe('SignupForm', () => {
   it('shows a message per missing field, focuses the first and sends nothing', async () => {
     const seen = vi.fn();
-    server.use(http.post(apiUrl('/auth/signup'), () => (seen(), HttpResponse.json(SESSION, { status: 201 }))));
+    server.use(http.post(apiUrl('/auth/signup'), () => (seen(), HttpResponse.json(STARTED, { status: 202 }))));
     const { user, onSuccess } = setup();
 
     await user.click(screen.getByRole('button', { name: 'Create account' }));
@@ -51,12 +53,12 @@ describe('SignupForm', () => {
     expect(screen.getByLabelText('Organisation name')).toBeValid();
   });
 
-  it('posts the form and hands the new session on', async () => {
+  it('posts the form and hands the "check your email" answer on', async () => {
     let body: unknown;
     server.use(
       http.post(apiUrl('/auth/signup'), async ({ request }) => {
         body = await request.json();
-        return HttpResponse.json(SESSION, { status: 201 });
+        return HttpResponse.json(STARTED, { status: 202 });
       }),
     );
     const { user, onSuccess } = setup();
@@ -64,7 +66,7 @@ describe('SignupForm', () => {
     await user.click(screen.getByRole('button', { name: 'Create account' }));
 
     await waitFor(() => expect(onSuccess).toHaveBeenCalledTimes(1));
-    expect(onSuccess.mock.calls[0]?.[0]).toEqual(SESSION);
+    expect(onSuccess.mock.calls[0]?.[0]).toEqual(STARTED);
     // An empty optional name is left out; the API defaults it.
     expect(body).toEqual({
       email: 'ada@example.com',
@@ -73,17 +75,17 @@ describe('SignupForm', () => {
     });
   });
 
-  it("shows the API's message when the email is taken", async () => {
+  it("shows the API's message when it refuses the sign-up", async () => {
     server.use(
       http.post(apiUrl('/auth/signup'), () =>
-        HttpResponse.json(apiError('email_taken', 'An account with this email already exists.'), { status: 409 }),
+        HttpResponse.json(apiError('rate_limited', 'Too many attempts; try again later.'), { status: 429 }),
       ),
     );
     const { user, onSuccess } = setup();
     await fillValid(user);
     await user.click(screen.getByRole('button', { name: 'Create account' }));
 
-    expect(await screen.findByRole('alert')).toHaveTextContent('An account with this email already exists.');
+    expect(await screen.findByRole('alert')).toHaveTextContent('Too many attempts; try again later.');
     expect(onSuccess).not.toHaveBeenCalled();
     expect(screen.getByRole('button', { name: 'Create account' })).toBeEnabled();
   });

@@ -1,14 +1,14 @@
 import { useRef, useState, type ChangeEvent, type FormEvent } from 'react';
 import { ApiError, errorMessage } from '@/api/errors';
 import { TextField } from '@/components/TextField';
-import { useSignup, type Session } from '../api';
+import { useSignup, type SignupStarted } from '../api';
 import { PASSWORD_MIN_LENGTH, validateSignup, type FieldErrors, type SignupValues } from '../validation';
 import { FormError } from './FormError';
 
 type Field = keyof SignupValues;
 const FIELD_ORDER: Field[] = ['full_name', 'email', 'password', 'organization_name'];
 
-export function SignupForm({ onSuccess }: { onSuccess: (session: Session) => void }) {
+export function SignupForm({ onSuccess }: { onSuccess: (started: SignupStarted) => void }) {
   const [values, setValues] = useState<SignupValues>({ email: '', password: '', organization_name: '', full_name: '' });
   const [errors, setErrors] = useState<FieldErrors<Field>>({});
   const signup = useSignup();
