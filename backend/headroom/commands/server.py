@@ -51,10 +51,8 @@ def serve(
     typer.echo(f"Headroom is running at {url}  (API docs: {url}/api/docs)")
     typer.echo("Sign up at that address to create your organisation; the first user is its owner.")
     if not settings.smtp_host:
-        typer.echo("No mail server (HEADROOM_SMTP_HOST): the sign-up email with its link is printed in this log"
-                   + ("" if settings.environment == "production"
-                      else f" and kept in {(settings.data_dir / 'outbox').resolve()}")
-                   + "; open the link to finish signing up.")
+        typer.echo("No mail server (HEADROOM_SMTP_HOST): sign-up emails with their links are kept in "
+                   f"{(settings.data_dir / 'outbox').resolve()}; open the link to finish signing up.")
     if demo_login is not None:
         typer.echo(f"Demo fleet: log in as {demo_login[0]} with password {demo_login[1]} "
                    f"(kept in {settings.data_dir / 'demo-password.txt'}; HEADROOM_DEMO_FLEET=false turns it off)")

@@ -1,5 +1,6 @@
 """Account email (sign-up links, "someone used your address"): over SMTP when HEADROOM_SMTP_HOST is set, else
-written to the log and, outside production, to HEADROOM_DATA_DIR/outbox so a local install can finish a sign-up.
+written to HEADROOM_DATA_DIR/outbox (files only the server's user can read) so an install without a mail server can
+still finish a sign-up. The log says where the message went, never what it says: a sign-up link is a credential.
 
 Sending happens after the response (a background task), so neither a slow mail server nor which email was sent
 shows in the answer's timing; failures are logged, never raised into a request."""
@@ -57,13 +58,14 @@ class OutboxMailer:
             self.directory.mkdir(parents=True, exist_ok=True)
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
             path = self.directory / f"{stamp}-{next(self._seq):04d}.txt"
+            path.touch(mode=0o600)
             path.write_text(f"To: {to}\nSubject: {subject}\n\n{text}", encoding="utf-8")
-        log.warning("mail.not_sent", reason="no mail server configured (HEADROOM_SMTP_HOST is unset)", to=to,
-                    subject=subject, body=text, outbox_file=str(path) if path else None)
+        log.warning("mail.not_sent", reason="no mail server configured (HEADROOM_SMTP_HOST is unset)",
+                    subject=subject, outbox_file=str(path) if path else None)
 
 
 def mailer_from_settings(settings: Settings) -> Mailer:
     config = config_from_settings(settings)
     if config is not None:
         return SmtpMailer(config)
-    return OutboxMailer(None if settings.environment == "production" else settings.data_dir / "outbox")
+    return OutboxMailer(settings.data_dir / "outbox")

@@ -70,7 +70,25 @@ def test_a_tampered_or_stale_link_is_refused(client: Any, clock: Any) -> None:
 
 def test_without_a_mail_server_the_answer_says_where_the_link_went(client: Any) -> None:
     message = _signup(client, "local@example.com").json()["message"]
-    assert "No mail server is configured" in message and "server's log" in message
+    assert "No mail server is configured" in message and "outbox" in message
+
+
+def test_without_a_mail_server_the_link_stays_out_of_the_log(tmp_path: Any) -> None:
+    """A sign-up link is a credential: the log says where the email went, the file holds it, readable by the owner only."""
+    import stat
+
+    import structlog
+    from headroom.services.mail import OutboxMailer
+
+    link = "https://headroom.example/signup/confirm#token=sealed-credential-123"
+    with structlog.testing.capture_logs() as logs:
+        OutboxMailer(tmp_path).send("someone@example.com", "Finish signing up", f"Open {link}")
+    (written,) = tmp_path.glob("*.txt")
+    assert link in written.read_text()
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    assert [entry["event"] for entry in logs] == ["mail.not_sent"]
+    assert link not in repr(logs) and "someone@example.com" not in repr(logs)
+    assert logs[0]["outbox_file"] == str(written)
 
 
 def test_sign_up_cannot_flood_an_inbox(app: Any, client: Any) -> None:

@@ -111,8 +111,8 @@ def signup(body: SignupCreate, request: Request, db: DB, ctx: Context, backgroun
         log.info("signup.mail_suppressed", reason="too many sign-up emails to this address this hour")
     message = "Check your email: we have sent you a link to finish creating your account (it works for 24 hours)."
     if not ctx.settings.smtp_host:
-        message += (" No mail server is configured here, so the email was written to the server's log"
-                    " (and, outside production, to HEADROOM_DATA_DIR/outbox).")
+        message += (" No mail server is configured here, so the email was written to the server's outbox"
+                    " (HEADROOM_DATA_DIR/outbox); ask the administrator.")
     return SignupStarted(message=message)
 
 
