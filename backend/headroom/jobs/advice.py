@@ -72,13 +72,12 @@ def run_advice(
 
 def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UUID]:
     """Return the demo clusters created in the last day that have series but no finding yet."""
-    from headroom.services.snapshots import DEMO_TAG
     from headroom.store.models import Cluster, Finding, MetricSeries
 
     return list(
         db.scalars(
             select(Cluster.id).where(
-                Cluster.tags[DEMO_TAG].astext == "true",
+                Cluster.is_demo,
                 Cluster.created_at > now - DEMO_FIRST_RUN_WITHIN,
                 ~exists().where(Finding.cluster_id == Cluster.id),
                 exists().where(MetricSeries.cluster_id == Cluster.id),
