@@ -47,7 +47,8 @@ class RedisRateLimiter:
     def __init__(self, redis_url: str, prefix: str = "headroom:rl:") -> None:
         import redis
 
-        self._redis = redis.Redis.from_url(redis_url)
+        # Bounded: an unresponsive Redis must fail the request in seconds, not hold it (and a worker thread) for ever.
+        self._redis = redis.Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=2)
         self._prefix = prefix
 
     def hit(self, key: str, limit: int, window_seconds: int) -> None:
