@@ -12,12 +12,15 @@ import datetime as dt
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headroom.core.errors import QueueUnavailable
 from headroom.core.logging import get_logger
 from headroom.core.settings import Settings
 from headroom.jobs.registry import job as find_job
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 log = get_logger("headroom.jobs.dispatch")
 
@@ -28,6 +31,9 @@ PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 
 # Without Redis, jobs queued by requests run on this many threads of the API process, whatever the load.
 INPROCESS_WORKERS = 2
 QUEUE_UNAVAILABLE_MESSAGE = "The job queue (Redis) is unreachable; {what} was not queued. Try again shortly."
+# What a 503 of a history import (backfill) route leaves recorded; the ingest jobs re-queue a stale queued import.
+BACKFILL_NOT_QUEUED = ("The job queue is unreachable. The import request is saved: the next collection sweep after "
+                       "the queue is back queues it, or ask again.")
 
 
 @lru_cache(maxsize=4)
@@ -108,3 +114,15 @@ def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | 
         _pending += 1
     pool.submit(run).add_done_callback(_done)
     return task_id or f"inprocess:{name}"
+
+
+def enqueue_after_commit(db: Session, name: str, settings: Settings, database_url: str, *, what: str,
+                         recorded: str, **params: Any) -> str:
+    """Commit the request's work (the job reads it), then queue the job. When the queue is unreachable, the
+    QueueUnavailable raised says in `details` what stays recorded (`recorded`), since that was committed."""
+    db.commit()
+    try:
+        return enqueue(name, settings, database_url, what=what, **params)
+    except QueueUnavailable as exc:
+        exc.details = {"recorded": recorded}
+        raise

@@ -5,7 +5,6 @@ recorded) when the queue cannot be reached, whether Redis refuses connections or
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 import uuid
@@ -25,6 +24,7 @@ from headroom.jobs.registry import job
 from headroom.services import advice_runs
 from headroom.services.ratelimit import MemoryRateLimiter, RedisRateLimiter
 from headroom.store.models import AdviceRun, AuditLog, User
+from dead_redis import KINDS, dead_redis_url
 from helpers import Actor, sign_up
 from sqlalchemy import func, select, text
 
@@ -195,38 +195,9 @@ def test_without_redis_a_hundred_requests_start_one_run(client: Any, app_ctx: An
 # --- Redis down ------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["refused", "never_answers"])
+@pytest.fixture(params=KINDS)
 def dead_redis(request: Any) -> Iterator[str]:
-    """A Redis URL that refuses connections (a closed port), or one whose server accepts and never replies."""
-    if request.param == "refused":
-        probe = socket.socket()
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-        probe.close()
-        yield f"redis://127.0.0.1:{port}/0"
-        return
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"redis://127.0.0.1:{server.getsockname()[1]}/0"
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    server.close()
+    yield from dead_redis_url(request.param)
 
 
 @pytest.mark.parametrize("limiter", ["redis", "memory"])
