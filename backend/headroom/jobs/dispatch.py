@@ -1,5 +1,5 @@
 """Enqueue a job from the API or CLI: to Celery (by task name, over Redis) when REDIS_URL is set, else on the
-process's small shared thread pool. The backend never imports the worker package: Celery routes by name.
+process's small thread pools (one per queue). The backend never imports the worker package: Celery routes by name.
 
 Publishing is bounded (docs/advise-limits.md): an unreachable or unresponsive Redis fails within a few seconds
 with QueueUnavailable (a 503 in the API) instead of Celery's default of retrying the broker, and waiting on the
@@ -28,7 +28,8 @@ log = get_logger("headroom.jobs.dispatch")
 PUBLISH_TIMEOUT_SECONDS = 2.0
 # One quick reconnect (a pooled connection may be stale after a Redis restart), then give up.
 PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
-# Without Redis, jobs queued by requests run on this many threads of the API process, whatever the load.
+# Without Redis, queued jobs run on this many threads per queue of the API process, whatever the load: one pool
+# per queue (as Celery's queues), so a long history import does not hold back advice.
 INPROCESS_WORKERS = 2
 QUEUE_UNAVAILABLE_MESSAGE = "The job queue (Redis) is unreachable; {what} was not queued. Try again shortly."
 # What a 503 of a history import (backfill) route leaves recorded; the ingest jobs re-queue a stale queued import.
@@ -60,16 +61,15 @@ def _publish_errors() -> tuple[type[BaseException], ...]:
 
 
 _pool_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
+_pools: dict[str, ThreadPoolExecutor] = {}
 _pending = 0
 
 
-def _inprocess_pool() -> ThreadPoolExecutor:
-    global _pool
+def _inprocess_pool(queue: str) -> ThreadPoolExecutor:
     with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=INPROCESS_WORKERS, thread_name_prefix="headroom-job")
-        return _pool
+        if queue not in _pools:
+            _pools[queue] = ThreadPoolExecutor(max_workers=INPROCESS_WORKERS, thread_name_prefix=f"headroom-{queue}")
+        return _pools[queue]
 
 
 def inprocess_pending() -> int:
@@ -109,7 +109,7 @@ def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | 
         except Exception:  # noqa: BLE001 - reported in the log; the source's health records the failure
             log.exception("job.failed", job=name)
 
-    pool = _inprocess_pool()
+    pool = _inprocess_pool(job.queue)
     with _pool_lock:
         _pending += 1
     pool.submit(run).add_done_callback(_done)
