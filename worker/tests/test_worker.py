@@ -155,3 +155,45 @@ def test_only_transient_errors_are_retried() -> None:
     for task in TASKS.values():
         assert task.autoretry_for == TRANSIENT_ERRORS
         assert task.retry_jitter is True
+
+
+def test_an_on_demand_advice_run_is_released_by_the_worker(worker: Any, celery_app: Any,
+                                                            worker_env: dict[str, str]) -> None:
+    """The API's path end to end: claim a run, queue it with the API's client, a real worker runs it and releases
+    the run, so the next request for the cluster queues again (issue 10, fault 11)."""
+    import uuid
+
+    from headroom.core.db import session_scope
+    from headroom.core.security import new_external_id
+    from headroom.core.settings import Settings
+    from headroom.jobs import dispatch
+    from headroom.services import advice_runs
+    from headroom.store.models import AdviceRun, Cluster, Organization
+
+    url = worker_env["DATABASE_URL"]
+    now = dt.datetime.now(dt.UTC)
+    with session_scope(url) as db:
+        org = Organization(name="w", slug=f"w-{uuid.uuid4().hex[:8]}", aws_external_id=new_external_id())
+        db.add(org)
+        db.flush()
+        cluster = Cluster(org_id=org.id, name="prod", tikv_version="v8.5.1", deployment_kind="tiup")
+        db.add(cluster)
+        db.flush()
+        org_id, cluster_id = org.id, cluster.id
+        task_id, new = advice_runs.claim_run(db, cluster, now)
+        assert new
+    try:
+        settings = Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
+                            REDIS_URL=worker_env["REDIS_URL"])
+        queued = dispatch.enqueue("advice.run", settings, url, task_id=task_id, cluster_id=str(cluster_id),
+                                  run_id=task_id)
+        assert queued == task_id
+        summary = celery_app.AsyncResult(task_id).get(timeout=120)
+        assert [c["cluster_id"] for c in summary["clusters"]] == [str(cluster_id)] and summary["failed"] == 0
+        with session_scope(url) as db:
+            assert db.get(AdviceRun, cluster_id) is None
+            cluster = db.get(Cluster, cluster_id)
+            assert advice_runs.claim_run(db, cluster, dt.datetime.now(dt.UTC))[1] is True
+    finally:
+        with session_scope(url) as db:
+            db.execute(sa.delete(Organization).where(Organization.id == org_id))

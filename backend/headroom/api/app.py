@@ -15,7 +15,7 @@ import headroom.api.routers as routers_pkg
 from headroom.api.deps import AppContext
 from headroom.api.schemas.common import ErrorResponse
 from headroom.core.db import session_factory
-from headroom.core.errors import AppError, RateLimited
+from headroom.core.errors import AppError, QueueUnavailable, RateLimited
 from headroom.core.logging import get_logger
 from headroom.core.security import SecretBox
 from headroom.core.settings import Settings
@@ -40,7 +40,8 @@ def _field_name(loc: tuple[Any, ...]) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:
-        headers = {"Retry-After": str(exc.retry_after_seconds)} if isinstance(exc, RateLimited) else None
+        retry_after = exc.retry_after_seconds if isinstance(exc, RateLimited | QueueUnavailable) else None
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
         return _error(exc.status_code, exc.code, exc.message, exc.details, headers)
 
     @app.exception_handler(RequestValidationError)

@@ -74,3 +74,13 @@ class RateLimited(AppError):
 class ServiceUnavailable(AppError):
     status_code = 503
     code = "unavailable"
+
+
+class QueueUnavailable(ServiceUnavailable):
+    """The job queue (Redis) could not be reached in time, so the job was not queued; the client may retry."""
+
+    code = "queue_unavailable"
+
+    def __init__(self, message: str, *, retry_after_seconds: int = 30, details: Any = None) -> None:
+        super().__init__(message, details=details)
+        self.retry_after_seconds = retry_after_seconds

@@ -55,30 +55,47 @@ def run_advice(
     now: dt.datetime,
     cluster_id: str | None = None,
     window_hours: float = DEFAULT_WINDOW_HOURS,
+    run_id: str | None = None,
     **_: Any,
 ) -> dict[str, Any]:
-    """Advise every cluster (or the one given) on the window ending at `now`; return a summary per cluster."""
+    """Advise every cluster (or the one given) on the window ending at `now`; return a summary per cluster.
+
+    `run_id` is an on-demand run's id (services.advice_runs): released when the run ends, failed or not, so the
+    next request for the cluster queues again."""
     results: list[dict[str, Any]] = []
     failed = 0
-    for cid in _cluster_ids(database_url, cluster_id):
-        try:
-            results.append(_advise_one(database_url, cid, now, window_hours))
-        except Exception:  # noqa: BLE001 - one cluster's bad data must not stop the others; it is logged
-            failed += 1
-            log.exception("advice.failed", cluster_id=str(cid))
+    try:
+        for cid in _cluster_ids(database_url, cluster_id):
+            try:
+                results.append(_advise_one(database_url, cid, now, window_hours))
+            except Exception:  # noqa: BLE001 - one cluster's bad data must not stop the others; it is logged
+                failed += 1
+                log.exception("advice.failed", cluster_id=str(cid))
+    finally:
+        if run_id is not None and cluster_id is not None:
+            _release(database_url, uuid.UUID(cluster_id), run_id)
     log.info("advice.ran", clusters=len(results), failed=failed)
     return {"clusters": results, "failed": failed}
 
 
+def _release(database_url: str, cluster_id: uuid.UUID, run_id: str) -> None:
+    from headroom.services import advice_runs
+
+    try:
+        with session_scope(database_url) as db:
+            advice_runs.release_run(db, cluster_id, run_id)
+    except Exception:  # noqa: BLE001 - the run then expires (advice_runs.ADVICE_RUN_STALE); logged
+        log.exception("advice.release_failed", cluster_id=str(cluster_id))
+
+
 def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UUID]:
     """Return the demo clusters created in the last day that have series but no finding yet."""
-    from headroom.services.snapshots import DEMO_TAG
     from headroom.store.models import Cluster, Finding, MetricSeries
 
     return list(
         db.scalars(
             select(Cluster.id).where(
-                Cluster.tags[DEMO_TAG].astext == "true",
+                Cluster.is_demo,
                 Cluster.created_at > now - DEMO_FIRST_RUN_WITHIN,
                 ~exists().where(Finding.cluster_id == Cluster.id),
                 exists().where(MetricSeries.cluster_id == Cluster.id),

@@ -50,25 +50,37 @@ def _seed_for(cluster: Cluster) -> int:
 
 
 def demo_clusters(db: Session) -> list[Cluster]:
-    return list(db.scalars(select(Cluster).where(Cluster.tags[DEMO_TAG].astext == "true")))
+    return list(db.scalars(select(Cluster).where(Cluster.is_demo)))
+
+
+def _free_name(db: Session, org_id: uuid.UUID, wanted: str) -> str:
+    """`wanted`, or `wanted 2`, `wanted 3`... when the org already has a cluster of that name."""
+    taken = set(db.scalars(select(Cluster.name).where(Cluster.org_id == org_id, Cluster.name.startswith(wanted))))
+    candidate, n = wanted, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{wanted} {n}"
+    return candidate
 
 
 def seed_demo_cluster(
     db: Session, org_id: uuid.UUID, *, scenario: Scenario | None = None, name: str | None = None
 ) -> Cluster:
-    """Create the demo cluster in an org (once: an existing one is returned)."""
+    """Create the demo cluster in an org (once: an existing one is returned).
+
+    The demo cluster is found by `is_demo`, which only this function sets: its users may rename it or edit its
+    tags (the DEMO_TAG tag is only the front end's badge) without the next start creating a second one."""
     scenario = scenario or load_scenario(default_scenario_path())
-    existing = db.scalar(
-        select(Cluster).where(Cluster.org_id == org_id, Cluster.tags[DEMO_TAG].astext == "true")
-    )
+    existing = db.scalar(select(Cluster).where(Cluster.org_id == org_id, Cluster.is_demo))
     if existing is not None:
         return existing
     cluster = Cluster(
         org_id=org_id,
-        name=name or f"{scenario.cluster.name} (demo)",
+        name=_free_name(db, org_id, name or f"{scenario.cluster.name} (demo)"),
         tikv_version=scenario.cluster.tikv_version,
         deployment_kind=scenario.cluster.deployment,
         tags={DEMO_TAG: "true", "environment": "demo"},
+        is_demo=True,
     )
     db.add(cluster)
     db.flush()

@@ -49,7 +49,6 @@ from headroom.store.models import Cluster, Instance, MetricSeries, TikvConfig, T
 MAX_WINDOW = dt.timedelta(days=7)
 RAW_STEP_SECONDS = 60
 DEFAULT_REGION = "us-east-1"
-DEMO_TAG = "headroom.demo"  # services.demo.DEMO_TAG (not imported: demo pulls in the simulator)
 # metric_series.entity_kind -> snapshot entity kind
 SNAPSHOT_KIND = {"tikv_node": "node", "volume": "volume", "instance": "instance"}
 VOLUME_TYPES = frozenset({"gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"})
@@ -181,7 +180,7 @@ def build_snapshot(
     }
     window = Window(start=start, end=end, step_seconds=step_seconds)
     regions = sorted({i.region for i in instance_rows if i.region})
-    is_demo = (cluster.tags or {}).get(DEMO_TAG) == "true"
+    is_demo = cluster.is_demo
     return Snapshot(
         schema_version=SCHEMA_VERSION,
         generated_at=end,

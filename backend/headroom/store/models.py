@@ -165,7 +165,12 @@ class AuditLog(Base):
 
 class Cluster(Base):
     __tablename__ = "clusters"
-    __table_args__ = (UniqueConstraint("org_id", "name"),)
+    __table_args__ = (
+        UniqueConstraint("org_id", "name"),
+        # At most one demo cluster per org: demo seeding finds it by this flag, which no API field can edit
+        # (its name and tags are the user's).
+        Index("uq_clusters_demo_per_org", "org_id", unique=True, postgresql_where=text("is_demo")),
+    )
 
     id: Mapped[uuid.UUID] = uuid_pk()
     org_id: Mapped[uuid.UUID] = _fk("organizations.id")
@@ -173,8 +178,23 @@ class Cluster(Base):
     tikv_version: Mapped[str] = mapped_column(String(40))
     deployment_kind: Mapped[str] = mapped_column(_enum("deployment_kind", DEPLOYMENT_KINDS))
     tags: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict, server_default=text("'{}'::jsonb"))
+    # Set only by demo seeding (services.demo); the simulated fleet and its first advice are found by it.
+    is_demo: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     created_at: Mapped[dt.datetime] = created_at_column()
     updated_at: Mapped[dt.datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
+
+
+class AdviceRun(Base):
+    """A queued or running on-demand advice run, one per cluster (the natural key): a second request while one
+    is pending gets the same task id instead of queuing again. The job deletes its row when it ends; a row older
+    than jobs.advice.ADVICE_RUN_STALE (its worker died, or the queue lost it) is replaced by the next request."""
+
+    __tablename__ = "advice_runs"
+
+    cluster_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clusters.id", ondelete="CASCADE"), primary_key=True)
+    org_id: Mapped[uuid.UUID] = _fk("organizations.id")
+    task_id: Mapped[str] = mapped_column(String(200))
+    requested_at: Mapped[dt.datetime]
 
 
 class _SourceHealth:

@@ -176,6 +176,10 @@ export interface paths {
         /**
          * Advise Now
          * @description Run the advisor on the cluster now (admin); returns the job's task id.
+         *
+         *     One run per cluster at a time: while one is queued or running, this returns its task id with
+         *     `already_queued` and queues nothing. New runs are limited per organisation (429 with Retry-After); when the
+         *     job queue is unreachable nothing is queued or recorded (503 with Retry-After).
          */
         post: operations["advise_now_api_v1_clusters__cluster_id__advise_post"];
         delete?: never;
@@ -847,7 +851,8 @@ export interface paths {
         put?: never;
         /**
          * Start Aws Backfill
-         * @description (Re)import the connection's history; the job is queued once this request has committed.
+         * @description (Re)import the connection's history; the job is queued once the request is recorded (committed).
+         *     When the job queue is unreachable: 503, and the recorded request is queued by the collection sweep later.
          */
         post: operations["start_aws_backfill_api_v1_sources_aws__connection_id__backfill_post"];
         delete?: never;
@@ -950,7 +955,8 @@ export interface paths {
         put?: never;
         /**
          * Start Backfill
-         * @description (Re)import the source's history; the job is queued once this request has committed.
+         * @description (Re)import the source's history; the job is queued once the request is recorded (committed).
+         *     When the job queue is unreachable: 503, and the recorded request is queued by the collection sweep later.
          */
         post: operations["start_backfill_api_v1_sources_prometheus__source_id__backfill_post"];
         delete?: never;
@@ -1027,6 +1033,12 @@ export interface components {
     schemas: {
         /** AdviseQueued */
         AdviseQueued: {
+            /**
+             * Already Queued
+             * @description True when a run of this cluster was already queued or running: its task id is returned and no new run is queued.
+             * @default false
+             */
+            already_queued?: boolean;
             /** Job */
             job: string;
             /** Task Id */
@@ -3823,6 +3835,15 @@ export interface operations {
             };
             /** @description Too Many Requests */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The job queue is unreachable; nothing was queued. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7330,6 +7351,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The job queue is unreachable. The import request is saved: the next collection sweep after the queue is back queues it, or ask again. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     list_aws_sweeps_api_v1_sources_aws__connection_id__sweeps_get: {
@@ -8015,6 +8045,15 @@ export interface operations {
             };
             /** @description Too Many Requests */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The job queue is unreachable. The import request is saved: the next collection sweep after the queue is back queues it, or ask again. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,7 +8,8 @@ from typing import Literal
 
 from fastapi import APIRouter, Query, status
 
-from headroom.api.deps import DB, Caller, Context
+from headroom.api.deps import DB, AppContext, Caller, Context
+from headroom.api.schemas.common import ErrorResponse
 from headroom.api.schemas.findings import (
     AdviseQueued,
     EvidenceChartRead,
@@ -24,6 +25,8 @@ from headroom.api.schemas.findings import (
     SeverityCounts,
     SnoozeBody,
 )
+from headroom.core.errors import QueueUnavailable, RateLimited
+from headroom.services import advice_runs
 from headroom.services import clusters as clusters_service
 from headroom.services import evidence_series
 from headroom.services import findings as service
@@ -148,14 +151,52 @@ def reopen(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
     return _read(db, service.reopen(db, caller, finding_id))
 
 
-@router.post("/clusters/{cluster_id}/advise", status_code=status.HTTP_202_ACCEPTED, response_model=AdviseQueued)
+@router.post(
+    "/clusters/{cluster_id}/advise",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=AdviseQueued,
+    responses={503: {"model": ErrorResponse, "description": "The job queue is unreachable; nothing was queued."}},
+)
 def advise_now(cluster_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> AdviseQueued:
-    """Run the advisor on the cluster now (admin); returns the job's task id."""
+    """Run the advisor on the cluster now (admin); returns the job's task id.
+
+    One run per cluster at a time: while one is queued or running, this returns its task id with
+    `already_queued` and queues nothing. New runs are limited per organisation (429 with Retry-After); when the
+    job queue is unreachable nothing is queued or recorded (503 with Retry-After)."""
     from headroom.jobs import dispatch
 
     caller.require("admin")
     cluster = clusters_service.get_cluster(db, caller, cluster_id)
-    audit(db, caller, "cluster.advise_requested", target_kind="cluster", target_id=cluster.id)
-    # The job reads only committed rows that already exist (the cluster), so it need not wait for this commit.
-    task_id = dispatch.enqueue(ADVICE_JOB, ctx.settings, ctx.job_database_url(), cluster_id=str(cluster.id))
+    now = ctx.clock()
+    pending = advice_runs.pending_run(db, cluster, now)
+    if pending is not None:
+        return AdviseQueued(task_id=pending.task_id, job=ADVICE_JOB, already_queued=True)
+    _limit_new_runs(ctx, caller.org_id)
+    task_id, new = advice_runs.claim_run(db, cluster, now)
+    if not new:  # a concurrent request queued it
+        return AdviseQueued(task_id=task_id, job=ADVICE_JOB, already_queued=True)
+    db.commit()  # the run's row exists before its job can end and release it
+    try:
+        dispatch.enqueue(ADVICE_JOB, ctx.settings, ctx.job_database_url(), task_id=task_id, what="advice",
+                         cluster_id=str(cluster.id), run_id=task_id)
+    except QueueUnavailable:
+        advice_runs.release_run(db, cluster.id, task_id)
+        db.commit()
+        raise
+    audit(db, caller, "cluster.advise_requested", target_kind="cluster", target_id=cluster.id,
+          details={"task_id": task_id})
     return AdviseQueued(task_id=task_id, job=ADVICE_JOB)
+
+
+def _limit_new_runs(ctx: AppContext, org_id: uuid.UUID) -> None:
+    """Count a new run against the org's limit (kept in this process while Redis is down: the enqueue that follows
+    then answers 503)."""
+    try:
+        ctx.rate_limiter.hit(f"advise:org:{org_id}", advice_runs.ADVISE_PER_ORG, advice_runs.ADVISE_WINDOW_SECONDS)
+    except RateLimited as exc:
+        raise RateLimited(
+            f"This organisation queued {advice_runs.ADVISE_PER_ORG} advice runs in the last "
+            f"{advice_runs.ADVISE_WINDOW_SECONDS} seconds; try again in {exc.retry_after_seconds} s "
+            "(the scheduled run advises every cluster every 15 minutes).",
+            retry_after_seconds=exc.retry_after_seconds,
+        ) from exc

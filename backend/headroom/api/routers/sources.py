@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from fastapi import APIRouter, BackgroundTasks, Response, status
+from fastapi import APIRouter, Response, status
 
 from headroom.api.deps import DB, Caller, Context
 from headroom.api.schemas.sources import (
@@ -17,10 +17,13 @@ from headroom.api.schemas.sources import (
     PrometheusSourceUpdate,
     SourceHealth,
 )
+from headroom.core.errors import QueueUnavailable
+from headroom.core.logging import get_logger
 from headroom.services import sources as service
 from headroom.store.models import AwsConnection, PrometheusSource
 
 router = APIRouter(prefix="/sources", tags=["sources"])
+log = get_logger("headroom.api.sources")
 
 
 def _aws_read(row: AwsConnection) -> AwsConnectionRead:
@@ -48,8 +51,7 @@ def list_aws(caller: Caller, db: DB) -> list[AwsConnectionRead]:
 
 
 @router.post("/aws", status_code=status.HTTP_201_CREATED, response_model=AwsConnectionRead)
-def create_aws(body: AwsConnectionCreate, caller: Caller, db: DB, ctx: Context,
-               tasks: BackgroundTasks) -> AwsConnectionRead:
+def create_aws(body: AwsConnectionCreate, caller: Caller, db: DB, ctx: Context) -> AwsConnectionRead:
     """Connect an AWS account: a read-only IAM role (with your org's external ID), static keys, or the
     default credential chain of a self-hosted install. The 14-day history import starts right away."""
     from headroom.jobs.dispatch import enqueue
@@ -57,8 +59,12 @@ def create_aws(body: AwsConnectionCreate, caller: Caller, db: DB, ctx: Context,
 
     connection = service.create_aws_connection(db, caller, ctx.secret_box, **body.model_dump())
     request_backfill(db, connection)
-    # Background tasks run after the response, i.e. after the request's session committed.
-    tasks.add_task(enqueue, "aws.backfill", ctx.settings, ctx.job_database_url(), connection_id=str(connection.id))
+    db.commit()  # the job reads the connection: queue it once it is committed
+    try:
+        enqueue("aws.backfill", ctx.settings, ctx.job_database_url(), connection_id=str(connection.id))
+    except QueueUnavailable:
+        # The connection exists and its import is recorded as queued: the collection sweep queues it later.
+        log.warning("aws.backfill_not_queued", connection_id=str(connection.id), reason="queue unreachable")
     return _aws_read(connection)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Query
+from fastapi import APIRouter, Query
 
 from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
 from headroom.api.schemas.aws_ops import (
@@ -14,8 +14,10 @@ from headroom.api.schemas.aws_ops import (
     AwsConnectionTestRead,
     CollectionSweepRead,
 )
+from headroom.api.schemas.common import ErrorResponse
 from headroom.collect.aws_session import AwsClients, clients_for
 from headroom.core.logging import get_logger
+from headroom.jobs.dispatch import BACKFILL_NOT_QUEUED
 from headroom.services import aws_ops as service
 
 router = APIRouter(prefix="/sources/aws", tags=["sources"])
@@ -47,21 +49,23 @@ def get_aws_backfill(connection_id: uuid.UUID, caller: Caller, db: DB) -> AwsBac
     return AwsBackfillRead.model_validate(service.backfill_view(service.backfill_status(db, caller, connection_id)))
 
 
-@router.post("/{connection_id}/backfill", status_code=202, response_model=AwsBackfillRead)
-def start_aws_backfill(connection_id: uuid.UUID, body: AwsBackfillRequest, caller: Caller, db: DB, ctx: Context,
-                       tasks: BackgroundTasks) -> AwsBackfillRead:
-    """(Re)import the connection's history; the job is queued once this request has committed."""
+@router.post("/{connection_id}/backfill", status_code=202, response_model=AwsBackfillRead,
+             responses={503: {"model": ErrorResponse, "description": BACKFILL_NOT_QUEUED}})
+def start_aws_backfill(connection_id: uuid.UUID, body: AwsBackfillRequest, caller: Caller, db: DB,
+                       ctx: Context) -> AwsBackfillRead:
+    """(Re)import the connection's history; the job is queued once the request is recorded (committed).
+    When the job queue is unreachable: 503, and the recorded request is queued by the collection sweep later."""
     row = service.start_backfill(db, caller, connection_id, days=body.days)
     database_url = ctx.job_database_url()
-    queued = bool(database_url)
+    view = AwsBackfillRead.model_validate({**service.backfill_view(row), "queued": bool(database_url)})
     if database_url:
-        from headroom.jobs.dispatch import enqueue
+        from headroom.jobs.dispatch import enqueue_after_commit
 
-        # Background tasks run after the response, i.e. after the request's session committed.
-        tasks.add_task(enqueue, "aws.backfill", ctx.settings, database_url, connection_id=str(connection_id))
+        enqueue_after_commit(db, "aws.backfill", ctx.settings, database_url, what="the history import",
+                             recorded=BACKFILL_NOT_QUEUED, connection_id=str(connection_id))
     else:
         log.info("aws.backfill_not_queued", reason="no DATABASE_URL; the ingest job will queue it")
-    return AwsBackfillRead.model_validate({**service.backfill_view(row), "queued": queued})
+    return view
 
 
 @router.get("/{connection_id}/sweeps", response_model=list[CollectionSweepRead])

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import uuid
 
-from fastapi import APIRouter, BackgroundTasks
+from fastapi import APIRouter
 
 from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
+from headroom.api.schemas.common import ErrorResponse
 from headroom.api.schemas.prometheus_ops import BackfillRead, BackfillRequest, ConnectionTestRead
 from headroom.core.logging import get_logger
+from headroom.jobs.dispatch import BACKFILL_NOT_QUEUED
 from headroom.services import prometheus_ops as service
 
 router = APIRouter(prefix="/sources/prometheus", tags=["sources"])
@@ -39,19 +41,19 @@ def get_backfill(source_id: uuid.UUID, caller: Caller, db: DB) -> BackfillRead:
     return BackfillRead.model_validate(service.backfill_view(service.backfill_status(db, caller, source_id)))
 
 
-@router.post("/{source_id}/backfill", status_code=202, response_model=BackfillRead)
-def start_backfill(
-    source_id: uuid.UUID, body: BackfillRequest, caller: Caller, db: DB, ctx: Context, tasks: BackgroundTasks
-) -> BackfillRead:
-    """(Re)import the source's history; the job is queued once this request has committed."""
+@router.post("/{source_id}/backfill", status_code=202, response_model=BackfillRead,
+             responses={503: {"model": ErrorResponse, "description": BACKFILL_NOT_QUEUED}})
+def start_backfill(source_id: uuid.UUID, body: BackfillRequest, caller: Caller, db: DB, ctx: Context) -> BackfillRead:
+    """(Re)import the source's history; the job is queued once the request is recorded (committed).
+    When the job queue is unreachable: 503, and the recorded request is queued by the collection sweep later."""
     row, needs_run = service.start_backfill(db, caller, source_id, now=ctx.clock(), days=body.days)
     view = BackfillRead.model_validate({**service.backfill_view(row), "queued": needs_run})
     database_url = ctx.job_database_url()
     if needs_run and database_url:
-        from headroom.jobs.dispatch import enqueue
+        from headroom.jobs.dispatch import enqueue_after_commit
 
-        # Background tasks run after the response, i.e. after the request's session committed.
-        tasks.add_task(enqueue, "prometheus.backfill", ctx.settings, database_url, source_id=str(source_id))
+        enqueue_after_commit(db, "prometheus.backfill", ctx.settings, database_url, what="the history import",
+                             recorded=BACKFILL_NOT_QUEUED, source_id=str(source_id))
     elif needs_run:
         log.info("prometheus.backfill_not_queued", reason="no DATABASE_URL; the ingest job will queue it")
     return view

@@ -135,3 +135,8 @@ class SnoozeBody(Input):
 class AdviseQueued(Output):
     task_id: str
     job: str
+    already_queued: bool = Field(
+        default=False,
+        description="True when a run of this cluster was already queued or running: its task id is returned and "
+        "no new run is queued.",
+    )
