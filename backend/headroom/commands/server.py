@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from headroom.core.logging import configure_logging, get_logger
+from headroom.core.logging import configure_logging, get_logger, settings_secret_values
 from headroom.core.settings import get_settings
 
 log = get_logger("headroom.server")
@@ -36,7 +36,7 @@ def serve(
     from headroom.jobs.runtime import start_inprocess_scheduler
 
     settings = get_settings()
-    configure_logging(settings.log_level, settings.log_json)
+    configure_logging(settings.log_level, settings.log_json, secrets=settings_secret_values(settings))
     database_url = settings.database_url or start_embedded_postgres(settings.data_dir / "postgres")
     if migrate:
         upgrade_to_head(database_url)
@@ -54,7 +54,10 @@ def serve(
                    f"(kept in {settings.data_dir / 'demo-password.txt'}; HEADROOM_DEMO_FLEET=false turns it off)")
     if not settings.database_url:
         typer.echo(f"Embedded PostgreSQL data: {(settings.data_dir / 'postgres').resolve()}")
-    uvicorn.run(app, host=bind_host, port=bind_port, log_level=settings.log_level.lower(), proxy_headers=True)
+    # log_config=None: uvicorn's error and access loggers go through our root handler (one format, scrubbed of
+    # secrets such as a query-string token in an access line) instead of uvicorn's own stderr handlers.
+    uvicorn.run(app, host=bind_host, port=bind_port, log_level=settings.log_level.lower(), proxy_headers=True,
+                log_config=None)
 
 
 def _ensure_demo(database_url: str, settings: object) -> tuple[str, str]:
