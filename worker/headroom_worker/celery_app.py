@@ -21,13 +21,15 @@ def _broker_url() -> str:
     return url
 
 
-@signals.setup_logging.connect
 def _setup_logging(loglevel: Any = None, **_: Any) -> None:
     """Celery's and our tasks' log lines go through Headroom's handler (one format, secrets scrubbed: a broker
     URL's password, tokens in an exception message) instead of Celery's own root-logger setup."""
     settings = get_settings()
     level = logging.getLevelName(loglevel) if isinstance(loglevel, int) else (loglevel or settings.log_level)
     configure_logging(str(level), settings.log_json, secrets=settings_secret_values(settings))
+
+
+signals.setup_logging.connect(_setup_logging, weak=False)
 
 
 app = Celery("headroom")

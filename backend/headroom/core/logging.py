@@ -15,6 +15,7 @@ Event keys named like a secret are redacted whole as before.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import re
@@ -170,10 +171,8 @@ def clean(text: str, limit: int) -> str:
 
 def mark_logged(exc: BaseException) -> None:
     """Note that an exception's traceback was logged, so the server's own report of it is dropped."""
-    try:
+    with contextlib.suppress(AttributeError, TypeError):  # exceptions without a __dict__ are reported twice
         exc.__headroom_logged__ = True  # type: ignore[attr-defined]
-    except (AttributeError, TypeError):  # pragma: no cover - exceptions without a __dict__
-        pass
 
 
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
@@ -183,10 +182,10 @@ def _exc_info(value: Any) -> ExcInfo | None:
     if isinstance(value, BaseException):
         return (type(value), value, value.__traceback__)
     if isinstance(value, tuple) and len(value) == 3 and value[0] is not None:
-        return value  # type: ignore[return-value]
+        return value
     if value is True:
         info = sys.exc_info()
-        return info if info[0] is not None else None  # type: ignore[return-value]
+        return info if info[0] is not None else None
     return None
 
 
