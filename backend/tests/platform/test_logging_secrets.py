@@ -227,3 +227,17 @@ SCRUB_CASES = [
 @pytest.mark.parametrize(("text", "expected"), SCRUB_CASES)
 def test_scrub_patterns(text: str, expected: str | None) -> None:
     assert scrub(text) == (text if expected is None else expected)
+
+
+def test_database_errors_carry_no_bound_parameters(database_url: str) -> None:
+    """The app's engine hides bound parameters from SQLAlchemy's error text (it appended every parameter, a
+    credential being stored or a request body's password, to the message that lands in a traceback)."""
+    import sqlalchemy as sa
+    import sqlalchemy.exc
+    from headroom.core.db import engine_for
+
+    with engine_for(database_url).connect() as conn, pytest.raises(sqlalchemy.exc.DataError) as raised:
+        conn.execute(sa.text("SELECT CAST(:value AS text), 1 / 0"), {"value": "hunter2-stored-secret"})
+    assert "division by zero" in str(raised.value)
+    assert "hunter2-stored-secret" not in str(raised.value)
+    assert "SQL parameters hidden" in str(raised.value)
