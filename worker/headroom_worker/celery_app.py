@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
-from celery import Celery
+from typing import Any
+
+from celery import Celery, signals
+from headroom.core.logging import configure_logging, settings_secret_values
+from headroom.core.settings import get_settings
 from headroom.jobs.registry import QUEUES, all_jobs
 from kombu import Queue
 
@@ -14,6 +19,17 @@ def _broker_url() -> str:
     if not url:
         raise RuntimeError("REDIS_URL is required to run Celery workers (without it, `headroom up` runs jobs in-process)")
     return url
+
+
+def _setup_logging(loglevel: Any = None, **_: Any) -> None:
+    """Celery's and our tasks' log lines go through Headroom's handler (one format, secrets scrubbed: a broker
+    URL's password, tokens in an exception message) instead of Celery's own root-logger setup."""
+    settings = get_settings()
+    level = logging.getLevelName(loglevel) if isinstance(loglevel, int) else (loglevel or settings.log_level)
+    configure_logging(str(level), settings.log_json, secrets=settings_secret_values(settings))
+
+
+signals.setup_logging.connect(_setup_logging, weak=False)
 
 
 app = Celery("headroom")

@@ -16,7 +16,13 @@ from headroom.api.deps import AppContext
 from headroom.api.schemas.common import ErrorResponse
 from headroom.core.db import session_factory
 from headroom.core.errors import AppError, QueueUnavailable, RateLimited
-from headroom.core.logging import get_logger
+from headroom.core.logging import (
+    bind_request_secrets,
+    get_logger,
+    mark_logged,
+    register_secret_values,
+    settings_secret_values,
+)
 from headroom.core.security import SecretBox
 from headroom.core.settings import Settings
 from headroom.services.mail import mailer_from_settings
@@ -55,10 +61,35 @@ def install_error_handlers(app: FastAPI) -> None:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return _error(exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None))
 
+    # A plain function: Starlette runs it in the threadpool, so rendering the traceback never holds up the event
+    # loop (and with it every other request). The traceback has no local variables and is bounded and scrubbed
+    # of secrets by the log formatter (headroom.core.logging).
     @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("api.unhandled_error", path=request.url.path, error_type=type(exc).__name__)
+    def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("api.unhandled_error", path=request.url.path, error_type=type(exc).__name__, exc_info=exc)
+        mark_logged(exc)
         return _error(500, "internal_error", "Something went wrong on our side; it has been logged.")
+
+
+class _BindRequestSecrets:
+    """Pure ASGI middleware: the request's bearer token, cookies and CSRF token are scrubbed from any log line
+    written while it is handled (including its 500 report and the server's access and error lines)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            values: list[str] = []
+            for name, raw in scope.get("headers", ()):
+                if name in (b"authorization", b"x-csrf-token", b"x-api-key"):
+                    value = raw.decode("latin-1")
+                    values += [value, value.split(" ", 1)[-1].strip()]
+                elif name == b"cookie":
+                    for part in raw.decode("latin-1").split(";"):
+                        values.append(part.partition("=")[2].strip())
+            bind_request_secrets(values)
+        await self.app(scope, receive, send)
 
 
 def discover_routers() -> list[APIRouter]:
@@ -107,7 +138,9 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
     app.state.ctx = ctx
+    register_secret_values(settings_secret_values(ctx.settings))
     install_error_handlers(app)
+    app.add_middleware(_BindRequestSecrets)
     if ctx.settings.trusted_proxy_list:
         # The one place X-Forwarded-For is read (uvicorn runs with proxy_headers off): only from a trusted proxy,
         # taking the rightmost entry that is not itself a trusted proxy (api.deps.client_ip reads the result).

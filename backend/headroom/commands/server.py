@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from headroom.core.logging import configure_logging, get_logger
+from headroom.core.logging import configure_logging, get_logger, settings_secret_values
 from headroom.core.settings import get_settings
 
 log = get_logger("headroom.server")
@@ -37,7 +37,7 @@ def serve(
     from headroom.jobs.runtime import start_inprocess_scheduler
 
     settings = get_settings()
-    configure_logging(settings.log_level, settings.log_json)
+    configure_logging(settings.log_level, settings.log_json, secrets=settings_secret_values(settings))
     database_url = settings.database_url or start_embedded_postgres(settings.data_dir / "postgres")
     if migrate:
         upgrade_to_head(database_url)
@@ -66,7 +66,10 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "INFO") -> A
     any loopback peer): the app trusts exactly HEADROOM_TRUSTED_PROXIES (headroom.api.app.create_app)."""
     import uvicorn
 
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), proxy_headers=False)
+    # log_config=None: uvicorn's error and access loggers go through our root handler (one format, scrubbed of
+    # secrets such as a query-string token in an access line) instead of uvicorn's own stderr handlers.
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), proxy_headers=False,
+                          log_config=None)
 
 
 def _ensure_demo(database_url: str, settings: object) -> tuple[str, str]:

@@ -20,8 +20,14 @@ def normalise_database_url(url: str) -> str:
 
 @lru_cache(maxsize=8)
 def engine_for(url: str) -> Engine:
-    """Return a pooled engine for a database URL (one per URL per process)."""
-    return create_engine(normalise_database_url(url), pool_pre_ping=True, pool_size=5, max_overflow=10)
+    """Return a pooled engine for a database URL (one per URL per process).
+
+    hide_parameters: a database error's text carries no bound parameters (a request body's password, a
+    credential being stored), so an exception message or traceback in a log line cannot leak them.
+    """
+    return create_engine(
+        normalise_database_url(url), pool_pre_ping=True, pool_size=5, max_overflow=10, hide_parameters=True
+    )
 
 
 def session_factory(url: str) -> sessionmaker[Session]:

@@ -39,11 +39,14 @@ def test_committed_openapi_schema_is_current() -> None:
 
 
 def test_secrets_are_redacted_from_logs(capsys: Any) -> None:
-    from headroom.core.logging import configure_logging, get_logger
+    from headroom.core.logging import configure_logging, get_logger, reset_logging
 
     configure_logging("INFO", json=True)
-    get_logger("t").info("source.connected", secret_access_key="AKIASECRET", password="pw", source="prom")
-    out = capsys.readouterr().out + capsys.readouterr().err
+    try:
+        get_logger("t").info("source.connected", secret_access_key="AKIASECRET", password="pw", source="prom")
+    finally:
+        reset_logging()
+    out = capsys.readouterr().out
     assert "AKIASECRET" not in out and '"pw"' not in out
     assert "[redacted]" in out and "prom" in out
 
