@@ -30,6 +30,9 @@ scripts/check-migrations.sh "$HEADROOM_TEST_DATABASE_URL"
 step "lint (ruff)"
 uv run --locked ruff check backend worker migrations $( [ -d bench ] && echo bench )
 
+step "typecheck (mypy --strict on the package and the worker)"
+uv run --locked mypy backend/headroom worker/headroom_worker
+
 step "backend and worker tests (pytest)"
 uv run --locked pytest -q -p no:cacheprovider
 

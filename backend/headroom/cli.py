@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import sys
 
 import typer
 
@@ -42,4 +41,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

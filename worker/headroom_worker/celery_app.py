@@ -11,7 +11,7 @@ from celery import Celery, signals
 from headroom.core.logging import configure_logging, settings_secret_values
 from headroom.core.settings import get_settings
 from headroom.jobs.registry import QUEUES, all_jobs
-from kombu import Queue
+from kombu import Queue  # type: ignore[attr-defined]  # kombu re-exports it without __all__
 
 
 def _broker_url() -> str:
@@ -53,7 +53,7 @@ app.conf.update(
     broker_transport_options={"visibility_timeout": 60 * 60},
     broker_connection_retry_on_startup=True,
     task_default_queue="maintenance",
-    task_queues=[Queue(name) for name in QUEUES],
+    task_queues=[Queue(name) for name in QUEUES],  # type: ignore[no-untyped-call]
     task_routes={job.name: {"queue": job.queue} for job in all_jobs()} | {"system.ping": {"queue": "maintenance"}},
     worker_send_task_events=False,
     imports=("headroom_worker.tasks",),

@@ -37,7 +37,7 @@ def _make_task(job: Job) -> Task:
 
     run.__name__ = job.name.replace(".", "_")
     run.__doc__ = job.description
-    return app.task(  # type: ignore[no-any-return]
+    return app.task(
         name=job.name,
         bind=True,
         autoretry_for=TRANSIENT_ERRORS,
@@ -51,7 +51,7 @@ def _make_task(job: Job) -> Task:
 TASKS: dict[str, Task] = {job.name: _make_task(job) for job in all_jobs()}
 
 
-@app.task(name="system.ping")
+@app.task(name="system.ping")  # type: ignore[untyped-decorator]
 def ping() -> dict[str, str]:
     """Answer with the worker's host name (used by health checks and tests)."""
     return {"pong": socket.gethostname()}

@@ -28,7 +28,7 @@ def start_embedded_postgres(data_dir: Path) -> str:
     try:
         import pgserver
 
-        server = pgserver.get_server(str(data_dir / "pgserver"), cleanup_mode="stop")
+        server = pgserver.get_server(str(data_dir / "pgserver"), cleanup_mode="stop")  # type: ignore[attr-defined]
         uri = server.get_uri()
         log.info("embedded_postgres.started", engine="pgserver", data_dir=str(data_dir / "pgserver"))
         return uri.replace("postgresql://", "postgresql+psycopg://", 1)

@@ -8,6 +8,7 @@ import re
 import uuid
 from dataclasses import dataclass
 
+from sqlalchemy import delete as sa_delete
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -472,7 +473,7 @@ def remove_member(db: Session, principal: Principal, user_id: uuid.UUID) -> None
         raise InvalidInput("An organisation needs at least one owner.", code="last_owner")
     db.delete(membership)
     db.execute(
-        UserSession.__table__.delete().where(
+        sa_delete(UserSession).where(
             UserSession.org_id == principal.org_id, UserSession.user_id == user_id
         )
     )

@@ -11,6 +11,7 @@ length (-1 for NULL) and the big-endian value.
 from __future__ import annotations
 
 import struct
+from typing import Any
 import uuid
 from collections.abc import Sequence
 
@@ -65,6 +66,7 @@ def encode_rows(
     rec["elems"]["len"] = np.where(null, -1, 8)
     raw = rec.view(np.uint8).reshape(n, record.itemsize)
     keep = np.ones((n, record.itemsize), dtype=bool)
+    assert record.fields is not None  # a structured dtype always has fields
     first_elem = record.fields["elems"][1]
     value_bytes = keep[:, first_elem:].reshape(n, slots, 12)[:, :, 4:]
     value_bytes[null] = False
@@ -74,7 +76,7 @@ def encode_rows(
 INT2_OID = 21
 
 
-def _array_fields(name: str, elem: str, slots: int) -> list[tuple[str, object]]:
+def _array_fields(name: str, elem: str, slots: int) -> list[tuple[Any, ...]]:
     return [
         (f"{name}_len", ">i4"), (f"{name}_ndim", ">i4"), (f"{name}_hasnull", ">i4"), (f"{name}_oid", ">i4"),
         (f"{name}_dim", ">i4"), (f"{name}_lbound", ">i4"), (name, [("len", ">i4"), ("val", elem)], (slots,)),

@@ -787,7 +787,7 @@ def read_rollups(
         )
         row_sids, row_days, packed = cur.fetchone() or (None, None, None)
     out: dict[int, RollupColumns] = dict.fromkeys(series_ids, _EMPTY_COLUMNS)
-    if not row_sids:
+    if not row_sids or packed is None:
         return out
     sids, days = np.array(row_sids, dtype=np.int64), np.array(row_days, dtype=np.int64)
     avg, mx, mn, counts = decode_rollup_arrays(packed, sids.size, slots)

@@ -48,7 +48,7 @@ def update_org(body: OrganizationUpdate, caller: Caller, db: DB) -> Organization
 @router.get("/members", response_model=list[MemberRead])
 def list_members(caller: Caller, db: DB) -> list[MemberRead]:
     return [
-        MemberRead(user_id=u.id, email=u.email, full_name=u.full_name, role=m.role,  # type: ignore[arg-type]
+        MemberRead(user_id=u.id, email=u.email, full_name=u.full_name, role=m.role,
                    joined_at=m.created_at)
         for m, u in accounts.list_members(db, caller)
     ]
@@ -59,7 +59,7 @@ def update_member(user_id: uuid.UUID, body: MemberUpdate, caller: Caller, db: DB
     """Change a member's role (owners only)."""
     membership = accounts.change_member_role(db, caller, user_id, body.role)
     user = next(u for m, u in accounts.list_members(db, caller) if m.id == membership.id)
-    return MemberRead(user_id=user.id, email=user.email, full_name=user.full_name, role=membership.role,  # type: ignore[arg-type]
+    return MemberRead(user_id=user.id, email=user.email, full_name=user.full_name, role=membership.role,
                       joined_at=membership.created_at)
 
 

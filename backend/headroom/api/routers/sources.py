@@ -28,7 +28,7 @@ log = get_logger("headroom.api.sources")
 
 def _aws_read(row: AwsConnection) -> AwsConnectionRead:
     return AwsConnectionRead(
-        id=row.id, name=row.name, auth_kind=row.auth_kind, role_arn=row.role_arn,  # type: ignore[arg-type]
+        id=row.id, name=row.name, auth_kind=row.auth_kind, role_arn=row.role_arn,
         external_id=row.external_id, regions=list(row.regions), access_key_id=row.access_key_id,
         has_secret=row.secret_access_key_enc is not None, health=SourceHealth.model_validate(row),
         created_at=row.created_at,
@@ -40,7 +40,7 @@ def _prom_read(row: PrometheusSource) -> PrometheusSourceRead:
         # a row stored before credentials were moved out of URLs still never shows them
         id=row.id, name=row.name, base_url=service.url_without_credentials(row.base_url),
         label_selector=row.label_selector,
-        auth_kind=row.auth_kind, username=row.username, has_secret=row.secret_enc is not None,  # type: ignore[arg-type]
+        auth_kind=row.auth_kind, username=row.username, has_secret=row.secret_enc is not None,
         cluster_id=row.cluster_id, health=SourceHealth.model_validate(row), created_at=row.created_at,
     )
 
