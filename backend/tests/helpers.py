@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import re
+import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -44,23 +46,29 @@ class Actor:
         return self.request("DELETE", url, **kw)
 
 
-def emails_to(client: Any, address: str) -> list[str]:
-    """The texts of the account emails the app wrote to its outbox for `address`, oldest first."""
-    outbox = client.app.state.ctx.mailer.directory
+def emails_to(client: Any, address: str, outbox: Path | None = None) -> list[str]:
+    """The texts of the account emails the app wrote to its outbox for `address`, oldest first (`outbox`: where a
+    server the client reaches over HTTP writes them; default: the in-process app's own outbox)."""
+    outbox = outbox or client.app.state.ctx.mailer.directory
     texts = [p.read_text() for p in sorted(outbox.glob("*.txt"))] if outbox.is_dir() else []
     return [t for t in texts if t.lower().startswith(f"to: {address.lower()}\n")]
 
 
-def signup_link_token(client: Any, address: str) -> str:
-    """The token of the newest sign-up link emailed to `address`."""
-    for text in reversed(emails_to(client, address)):
-        found = re.search(r"/signup/confirm\?token=(\S+)", text)
-        if found:
-            return unquote(found.group(1))
-    raise AssertionError(f"no sign-up link was emailed to {address}")
+def signup_link_token(client: Any, address: str, outbox: Path | None = None) -> str:
+    """The token of the newest sign-up link emailed to `address` (a live server sends it after its answer, so
+    wait a little for it)."""
+    deadline = time.monotonic() + 10
+    while True:
+        for text in reversed(emails_to(client, address, outbox)):
+            found = re.search(r"/signup/confirm\?token=(\S+)", text)
+            if found:
+                return unquote(found.group(1))
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no sign-up link was emailed to {address}")
+        time.sleep(0.05)
 
 
-def sign_up(client: Any, *, org: str | None = None, email: str | None = None) -> Actor:
+def sign_up(client: Any, *, org: str | None = None, email: str | None = None, outbox: Path | None = None) -> Actor:
     """Sign up, follow the emailed link (as its owner would) and return the signed-in actor."""
     n = next(_counter)
     body = {
@@ -71,7 +79,7 @@ def sign_up(client: Any, *, org: str | None = None, email: str | None = None) ->
     }
     response = client.post("/api/v1/auth/signup", json=body)
     assert response.status_code == 202, response.text
-    token = signup_link_token(client, body["email"])
+    token = signup_link_token(client, body["email"], outbox)
     confirmed = client.post("/api/v1/auth/signup/confirm", json={"token": token})
     assert confirmed.status_code == 201, confirmed.text
     return Actor(client, confirmed.json())

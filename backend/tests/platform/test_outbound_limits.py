@@ -12,6 +12,8 @@ Real servers on 127.0.0.1 (tests/local_http.py): one dripping a byte a second, o
 from __future__ import annotations
 
 import gzip
+import shutil
+import tempfile
 import http.server
 import socket
 import threading
@@ -21,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -232,16 +235,17 @@ def _free_port() -> int:
 
 
 class LiveApp:
-    def __init__(self, url: str, engine: Any) -> None:
+    def __init__(self, url: str, engine: Any, outbox: Path) -> None:
         self.url = url
         self.engine = engine
+        self.outbox = outbox
         self.emails: list[str] = []
         self.orgs: list[str] = []
 
     def actor(self) -> Actor:
         http = httpx.Client(base_url=self.url, timeout=120.0)
         email = f"outbound-{uuid.uuid4().hex[:12]}@example.com"
-        actor = sign_up(http, email=email)
+        actor = sign_up(http, email=email, outbox=self.outbox)
         self.emails.append(email)
         self.orgs.append(actor.org_id)
         return actor
@@ -259,16 +263,20 @@ def live_app(database_url: str, settings: Any, slots: outbound.OrgSlots) -> Iter
     from headroom.services.ratelimit import MemoryRateLimiter
     from headroom.store.models import Organization, User
 
+    from headroom.services.mail import OutboxMailer
+
+    outbox = Path(tempfile.mkdtemp(prefix="headroom-outbox-"))
     engine = create_engine(database_url, pool_size=5, max_overflow=10, pool_timeout=5, pool_pre_ping=True)
     ctx = AppContext(settings=settings, sessions=sessionmaker(bind=engine, expire_on_commit=False, autoflush=False),
-                     rate_limiter=MemoryRateLimiter(), secret_box=SecretBox(settings.secret_key))
+                     rate_limiter=MemoryRateLimiter(), secret_box=SecretBox(settings.secret_key),
+                     mailer=OutboxMailer(outbox))
     ctx.outbound_slots = slots
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(ctx), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     assert wait_for(lambda: server.started, 30), "uvicorn did not start"
-    live = LiveApp(f"http://127.0.0.1:{port}", engine)
+    live = LiveApp(f"http://127.0.0.1:{port}", engine, outbox)
     try:
         yield live
     finally:
@@ -280,6 +288,7 @@ def live_app(database_url: str, settings: Any, slots: outbound.OrgSlots) -> Iter
             if live.emails:
                 conn.execute(delete(User).where(User.email.in_(live.emails)))
         engine.dispose()
+        shutil.rmtree(outbox, ignore_errors=True)
 
 
 def _prom_source(actor: Actor, url: str, name: str = "prom") -> str:
