@@ -19,7 +19,9 @@ export default defineConfig({
   },
   build: {
     outDir: 'dist',
-    sourcemap: true,
+    // No source maps in the build: served, they would publish the whole front-end source (the dev server
+    // still gives them to the browser's tools).
+    sourcemap: false,
   },
   test: {
     environment: 'jsdom',

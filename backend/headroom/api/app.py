@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from sqlalchemy import text
@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import headroom.api.routers as routers_pkg
 from headroom.api.deps import AppContext
+from headroom.api.inputs import BodySizeLimit, refuse_nul_characters
 from headroom.api.schemas.common import ErrorResponse
 from headroom.core.db import session_factory
 from headroom.core.errors import AppError, QueueUnavailable, RateLimited
@@ -58,7 +59,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+        code = codes.get(exc.status_code, "http_error")
         return _error(exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None))
 
     # A plain function: Starlette runs it in the threadpool, so rendering the traceback never holds up the event
@@ -140,6 +142,7 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     app.state.ctx = ctx
     register_secret_values(settings_secret_values(ctx.settings))
     install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, max_bytes=ctx.settings.max_body_bytes)
     app.add_middleware(_BindRequestSecrets)
     if ctx.settings.trusted_proxy_list:
         # The one place X-Forwarded-For is read (uvicorn runs with proxy_headers off): only from a trusted proxy,
@@ -152,7 +155,9 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     error = {"model": ErrorResponse}
     api = APIRouter(
         prefix=API_PREFIX,
-        responses={401: error, 403: error, 404: error, 409: error, 422: error, 429: error},
+        # 400: a body that is not UTF-8 JSON at all; 413: over HEADROOM_MAX_BODY_BYTES.
+        responses={400: error, 401: error, 403: error, 404: error, 409: error, 413: error, 422: error, 429: error},
+        dependencies=[Depends(refuse_nul_characters)],
     )
     for router in discover_routers():
         api.include_router(router)
@@ -163,7 +168,7 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"], responses={503: {"description": "The database or the broker is unreachable."}})
     def readyz() -> JSONResponse:
         """The database and the broker are reachable."""
         checks: dict[str, str] = {}
@@ -191,6 +196,9 @@ def _mount_frontend(app: FastAPI, dist: Path) -> None:
     @app.get("/{path:path}", include_in_schema=False)
     def spa(path: str) -> Any:
         if path.startswith("api/"):
+            return _error(404, "not_found", "Not Found")
+        if path.endswith(".map"):
+            # Source maps are not served: they would publish the front end's full source.
             return _error(404, "not_found", "Not Found")
         candidate = (root / path).resolve()
         if path and candidate.is_file() and candidate.is_relative_to(root):

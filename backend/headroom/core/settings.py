@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     # Time series retention (issue 5): raw points 35 days, rollups 400 days.
     raw_retention_days: int = Field(default=35, alias="HEADROOM_RAW_RETENTION_DAYS")
     rollup_retention_days: int = Field(default=400, alias="HEADROOM_ROLLUP_RETENTION_DAYS")
+    # Largest request body the API reads (413 above it). The largest legitimate body is a tikv.toml or TiUP
+    # topology upload (at most 2,000,000 characters, JSON-escaped); 5 MiB leaves room for that and stops a
+    # client from making the server buffer and parse arbitrarily large JSON.
+    max_body_bytes: int = Field(default=5 * 1024 * 1024, ge=1024, alias="HEADROOM_MAX_BODY_BYTES")
     demo_fleet: bool = Field(default=True, alias="HEADROOM_DEMO_FLEET")
     log_level: str = Field(default="INFO", alias="HEADROOM_LOG_LEVEL")
     log_json: bool = Field(default=False, alias="HEADROOM_LOG_JSON")

@@ -337,7 +337,8 @@ def verify_email(db: Session, principal: Principal, token: str, *, secret_key: s
     Any token that is not the caller's own, current and unexpired is a 404 (it names nothing of anyone else)."""
     not_found = NotFound("This verification link is unknown, expired or for another account or address.")
     payload, _, signature = token.partition(".")
-    if not payload or not hmac.compare_digest(_signature(secret_key, payload), signature):
+    # bytes: compare_digest refuses str with non-ASCII characters, and a link can carry any
+    if not payload or not hmac.compare_digest(_signature(secret_key, payload).encode(), signature.encode()):
         raise not_found
     try:
         user_id, email_hash, expires = _unb64(payload).decode().split(".")

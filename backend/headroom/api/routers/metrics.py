@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from headroom.api.deps import DB, Caller, Context
-from headroom.api.schemas.common import Output
+from headroom.api.schemas.common import Instant, Output
 from headroom.services import metrics as service
 
 router = APIRouter(prefix="/clusters/{cluster_id}/metrics", tags=["metrics"])
@@ -196,9 +196,9 @@ def node_metrics(
     node_id: uuid.UUID | None = Query(default=None, description="A node of the cluster; the first by address when "
                                                                 "omitted."),
     panel: list[PanelId] | None = Query(default=None, description="Panels to return (repeat); all when omitted."),
-    start: dt.datetime | None = Query(default=None, description="Window start (ISO 8601 with zone); end - 6 h by "
+    start: Instant | None = Query(default=None, description="Window start (ISO 8601 with zone); end - 6 h by "
                                                                 "default."),
-    end: dt.datetime | None = Query(default=None, description="Window end; now by default."),
+    end: Instant | None = Query(default=None, description="Window end; now by default."),
 ) -> NodeMetricsRead:
     """A node's charts: series at a resolution chosen from the window, the ceilings in force, burst forecasts."""
     result = service.node_metrics(db, caller, cluster_id, node_id=node_id, panels=panel, start=start, end=end,
@@ -230,8 +230,8 @@ def cluster_overview(
     caller: Caller,
     db: DB,
     ctx: Context,
-    start: dt.datetime | None = Query(default=None, description="Window start; end - 6 h by default."),
-    end: dt.datetime | None = Query(default=None, description="Window end; now by default."),
+    start: Instant | None = Query(default=None, description="Window start; end - 6 h by default."),
+    end: Instant | None = Query(default=None, description="Window end; now by default."),
 ) -> ClusterOverviewRead:
     """Per node: peak use of each IOPS / throughput ceiling in force over the window, and burst time left."""
     ov = service.cluster_overview(db, caller, cluster_id, start=start, end=end, now=ctx.clock())

@@ -7,7 +7,7 @@ import uuid
 from fastapi import APIRouter, Query, status
 
 from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
-from headroom.api.schemas.common import ErrorResponse
+from headroom.api.schemas.common import INT32_MAX, ErrorResponse
 from headroom.api.schemas.nodes import (
     ConfigRead,
     ConfigUpload,
@@ -106,7 +106,8 @@ def get_config(
     node_id: uuid.UUID,
     caller: Caller,
     db: DB,
-    version: int | None = Query(default=None, ge=1, description="A stored version; the latest when omitted."),
+    version: int | None = Query(default=None, ge=1, le=INT32_MAX,
+                                description="A stored version; the latest when omitted."),
 ) -> ConfigRead:
     return _config_read(tikv_configs.get_config(db, caller, cluster_id, node_id, version))
 
@@ -131,7 +132,8 @@ def upload_config(
     return _config_read(stored.config, stored.created)
 
 
-@router.post("/{node_id}/config/refresh", response_model=ConfigRead)
+@router.post("/{node_id}/config/refresh", response_model=ConfigRead,
+             responses={503: {"model": ErrorResponse, "description": "The node's status port could not be read."}})
 def refresh_config(
     cluster_id: uuid.UUID, node_id: uuid.UUID, caller: Caller, db: DB, ctx: Context
 ) -> ConfigRead:

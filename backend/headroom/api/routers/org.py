@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Response, status
 from sqlalchemy import select
 
 from headroom.api.deps import DB, Caller, Context
+from headroom.api.schemas.common import INT64_MAX
 from headroom.api.schemas.auth import (
     ApiTokenCreate,
     ApiTokenCreated,
@@ -108,7 +109,7 @@ def revoke_token(token_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> o
 
 @router.get("/audit-log", response_model=list[AuditEntryRead])
 def audit_log(caller: Caller, db: DB, limit: int = Query(100, ge=1, le=1000),
-              before_id: int | None = None) -> list[object]:
+              before_id: int | None = Query(None, ge=1, le=INT64_MAX)) -> list[object]:
     """Who did what, newest first (admins)."""
     caller.require("admin")
     query = select(AuditLog).where(AuditLog.org_id == caller.org_id)

@@ -13,6 +13,7 @@ import uuid
 from fastapi import APIRouter, Query, Response
 
 from headroom.api.deps import DB, Caller, Context
+from headroom.api.schemas.common import Instant
 from headroom.services import clusters as clusters_service
 from headroom.services.snapshots import build_snapshot
 
@@ -31,9 +32,10 @@ def download_snapshot(
     caller: Caller,
     db: DB,
     ctx: Context,
-    start: dt.datetime | None = Query(default=None, description="Window start (default: end - 24 h)."),
-    end: dt.datetime | None = Query(default=None, description="Window end, exclusive (default: now)."),
-    step_seconds: int = Query(default=60, description="Seconds per point: 60, or a multiple of 60 to aggregate."),
+    start: Instant | None = Query(default=None, description="Window start (default: end - 24 h)."),
+    end: Instant | None = Query(default=None, description="Window end, exclusive (default: now)."),
+    step_seconds: int = Query(default=60, ge=60, le=86_400,
+                              description="Seconds per point: 60, or a multiple of 60 (up to a day) to aggregate."),
 ) -> Response:
     """Download the cluster's snapshot over [start, end) (at most 7 days)."""
     cluster = clusters_service.get_cluster(db, caller, cluster_id)

@@ -109,7 +109,7 @@ def get_prometheus(source_id: uuid.UUID, caller: Caller, db: DB) -> PrometheusSo
 def update_prometheus(source_id: uuid.UUID, body: PrometheusSourceUpdate, caller: Caller, db: DB,
                       ctx: Context) -> PrometheusSourceRead:
     fields: dict[str, Any] = body.model_dump(exclude_unset=True)
-    if body.base_url is not None:
+    if "base_url" in fields:
         fields["base_url"] = str(body.base_url)
     return _prom_read(service.update_prometheus_source(db, caller, ctx.secret_box, source_id, **fields))
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from headroom.api.schemas.common import Input, Output
+from headroom.api.schemas.common import Input, Instant, Output
 
 FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]
 Severity = Literal["critical", "warning", "info"]
@@ -129,7 +129,7 @@ class EvidenceChartRead(Output):
 
 
 class SnoozeBody(Input):
-    until: dt.datetime = Field(description="When the finding comes back (a future time, with a timezone).")
+    until: Instant = Field(description="When the finding comes back (a future time, with a timezone).")
 
 
 class AdviseQueued(Output):

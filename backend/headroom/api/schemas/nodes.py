@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from headroom.api.schemas.common import Input, Output
+from headroom.api.schemas.common import INT64_MAX, Input, Output
 
 ADDRESS = r"^[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5}$"
 
@@ -16,7 +16,7 @@ class NodeCreate(Input):
     status_address: str | None = Field(
         default=None, pattern=ADDRESS, max_length=255, examples=["10.0.1.5:20180"]
     )
-    store_id: int | None = Field(default=None, ge=1)
+    store_id: int | None = Field(default=None, ge=1, le=INT64_MAX)
     version: str | None = Field(default=None, max_length=40)
 
 

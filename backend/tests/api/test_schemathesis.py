@@ -1,0 +1,211 @@
+"""A bounded schemathesis run over the OpenAPI document, against the real app and real PostgreSQL.
+
+Every operation gets valid (positive) and invalid (negative) requests generated from its schema, sent as the owner
+of an organisation seeded with one of everything (cluster with nodes, series, a finding and a patch, AWS and
+Prometheus sources, tokens, an invitation, a member), with those real ids in the path. Each response must be:
+not a 5xx, a status code the document declares for the operation, and a body that matches the declared schema.
+
+Deterministic and bounded: hypothesis is derandomized (same examples every run, no example database) and makes
+`MAX_EXAMPLES` examples per operation and generation mode (about 2 minutes in all on 2 cores). Every request runs inside a savepoint rolled back
+afterwards, so every example sees the same seeded state and a DELETE cannot starve the operations after it.
+
+Nothing is excluded: logout acts on a bearer token's caller (no session to end); the AWS test goes to the moto
+server (HEADROOM_AWS_ENDPOINT_URL), the Prometheus test to the test Prometheus, the config refresh to a closed
+port on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from helpers import join_with_role, sign_up
+
+schemathesis = pytest.importorskip("schemathesis")
+
+from hypothesis import HealthCheck, Phase, given  # noqa: E402
+from hypothesis.errors import Unsatisfiable  # noqa: E402
+from hypothesis import settings as hypothesis_settings  # noqa: E402
+from schemathesis import GenerationMode  # noqa: E402
+from schemathesis.core.failures import FailureGroup  # noqa: E402
+from schemathesis.specs.openapi.checks import (  # noqa: E402
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+# Per operation and mode. 25 keeps the run near 2 minutes on 2 cores; set HEADROOM_SCHEMATHESIS_EXAMPLES higher (and
+# HEADROOM_SCHEMATHESIS_RANDOM=1 for new examples each run) to explore further by hand.
+MAX_EXAMPLES = int(os.environ.get("HEADROOM_SCHEMATHESIS_EXAMPLES", "25"))
+DERANDOMIZE = os.environ.get("HEADROOM_SCHEMATHESIS_RANDOM", "") != "1"
+# No 500 (checked below), a documented status code (so no undocumented 5xx either), the documented content type,
+# and a body matching the documented schema. (A documented 503, e.g. a node's unreachable status port, is fine.)
+CHECKS = [status_code_conformance, content_type_conformance, response_schema_conformance]
+SECRET_KEY = "schemathesis-secret-key-" + "x" * 32
+
+# ---------------------------------------------------------------------------------------------------------------
+# KNOWN FAILURES in code other branches of issue 10 are changing at the same time (login, invitations, tokens, the
+# source-test fetches, the advise rate limit, the tikv.toml/topology parsers). Each entry: "METHOD /path" -> the
+# reproducing request. The lead deletes an entry (or the whole dict) once the owning branch is merged.
+KNOWN_FAILURES: dict[str, str] = {}
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _operation_labels() -> list[str]:
+    """Every operation of the OpenAPI document, as "METHOD /path" (the app is built only to read its schema)."""
+    from headroom.api.app import create_app
+    from headroom.api.deps import AppContext
+    from headroom.core.security import SecretBox
+    from headroom.core.settings import Settings
+    from headroom.services.ratelimit import MemoryRateLimiter
+    from sqlalchemy.orm import sessionmaker
+
+    settings = Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY=SECRET_KEY)
+    ctx = AppContext(settings=settings, sessions=sessionmaker(), rate_limiter=MemoryRateLimiter(),
+                     secret_box=SecretBox(settings.secret_key))
+    paths = create_app(ctx).openapi()["paths"]
+    return sorted(f"{method.upper()} {path}" for path, ops in paths.items() for method in ops)
+
+
+LABELS = _operation_labels()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Seeded:
+    def __init__(self, app: Any, connection: Any, token: str, ids: dict[str, str]) -> None:
+        self.app = app
+        self.connection = connection
+        self.token = token
+        self.ids = ids
+
+
+@pytest.fixture(scope="module")
+def seeded(engine: Any, redis_url: str) -> Iterator[Seeded]:
+    """An org with one of everything, in a transaction rolled back when the module ends."""
+    from fastapi.testclient import TestClient
+    from headroom.api.app import create_app
+    from headroom.api.deps import AppContext
+    from headroom.core.security import SecretBox
+    from headroom.core.settings import Settings
+    from headroom.services import findings
+    from headroom.services.ratelimit import MemoryRateLimiter
+    from headroom.store.models import Cluster, Finding
+    from sqlalchemy.orm import sessionmaker
+    from tenancy_cases_advice import _finding
+    from tenancy_cases_metrics import seed as seed_metrics
+
+    connection = engine.connect()
+    outer = connection.begin()
+    sessions = sessionmaker(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    settings = Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY=SECRET_KEY,
+                        REDIS_URL=redis_url.rsplit("/", 1)[0] + "/5",
+                        HEADROOM_AWS_ENDPOINT_URL=os.environ.get("HEADROOM_TEST_AWS_ENDPOINT", "http://127.0.0.1:9"))
+    now = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
+    ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=MemoryRateLimiter(),
+                     secret_box=SecretBox(settings.secret_key), clock=lambda: now)
+    app = create_app(ctx)
+    clients = [TestClient(app, raise_server_exceptions=False) for _ in range(2)]
+    try:
+        owner = sign_up(clients[0], org="Schemathesis Org")
+        cluster = owner.post("/api/v1/clusters", json={"name": "st-cluster", "tikv_version": "v8.5.1",
+                                                       "tags": {"env": "test"}}).json()
+        ids: dict[str, str] = {"cluster_id": cluster["id"]}
+        seed_metrics(owner, lambda: None, ids)
+        ids["connection_id"] = owner.post(
+            "/api/v1/sources/aws",
+            json={"name": "st-aws", "auth_kind": "static_keys", "regions": ["us-east-1"],
+                  "access_key_id": "AKIAAAAAAAAAAAAAAAAA", "secret_access_key": "testing"},
+        ).json()["id"]
+        ids["source_id"] = owner.post(
+            "/api/v1/sources/prometheus",
+            json={"name": "st-prom", "base_url": os.environ.get("HEADROOM_TEST_PROMETHEUS_URL", "http://127.0.0.1:9"),
+                  "cluster_id": cluster["id"], "label_selector": 'job="tikv"'},
+        ).json()["id"]
+        node = owner.post(f"/api/v1/clusters/{cluster['id']}/nodes",
+                          json={"store_address": "127.0.0.1:20160", "status_address": f"127.0.0.1:{_closed_port()}"})
+        assert node.status_code == 201, node.text
+        ids["node_id"] = node.json()["id"]
+        config = owner.post(f"/api/v1/clusters/{cluster['id']}/nodes/{ids['node_id']}/config",
+                            json={"format": "toml", "content": "[storage]\nreserve-space = \"5GB\"\n"})
+        assert config.status_code == 201, config.text
+        with sessions() as db:
+            row = db.get_one(Cluster, uuid.UUID(cluster["id"]))
+            findings.record_findings(db, row, [_finding(row.name)], now=now)
+            db.commit()
+            ids["finding_id"] = str(db.query(Finding.id).filter(Finding.cluster_id == row.id).scalar())
+        patch = owner.post(f"/api/v1/clusters/{cluster['id']}/patches", json={"finding_ids": [ids["finding_id"]]})
+        assert patch.status_code == 201, patch.text
+        ids["patch_id"] = patch.json()["id"]
+        api_token = owner.post("/api/v1/org/tokens", json={"name": "st-owner", "role": "owner"}).json()["token"]
+        ids["token_id"] = owner.post("/api/v1/org/tokens", json={"name": "st-other"}).json()["id"]
+        ids["invitation_id"] = owner.post("/api/v1/org/invitations", json={"email": "st-invitee@example.com"}).json()["id"]
+        ids["user_id"] = join_with_role(owner, clients[1], "viewer").session["user"]["id"]
+        yield Seeded(app, connection, api_token, ids)
+    finally:
+        for c in clients:
+            c.close()
+        outer.rollback()
+        connection.close()
+
+
+@pytest.fixture(scope="module")
+def schema(seeded: Seeded) -> Any:
+    return schemathesis.openapi.from_asgi("/api/v1/openapi.json", seeded.app)
+
+
+def _params(label: str) -> Any:
+    reason = KNOWN_FAILURES.get(label)
+    return pytest.param(label, id=label, marks=pytest.mark.xfail(reason=reason, strict=False) if reason else ())
+
+
+def _explore(operation: Any, mode: Any, seeded: Seeded, path_parameters: dict[str, str],
+             failures: dict[str, str]) -> None:
+    """Send MAX_EXAMPLES generated requests of one mode; record the first request of each kind of failure."""
+    headers = {"Authorization": f"Bearer {seeded.token}"}
+    strategy = operation.as_strategy(generation_mode=mode, path_parameters=path_parameters)
+
+    @hypothesis_settings(max_examples=MAX_EXAMPLES, derandomize=DERANDOMIZE, database=None, deadline=None,
+                         phases=[Phase.explicit, Phase.generate], print_blob=False,
+                         suppress_health_check=list(HealthCheck))
+    @given(case=strategy)
+    def run(case: Any) -> None:
+        savepoint = seeded.connection.begin_nested()
+        try:
+            response = case.call(headers=headers)
+            how = f"{mode.value}: {case.as_curl_command(headers=headers)} -> {response.status_code} {response.text[:300]}"
+            if response.status_code == 500:
+                failures.setdefault("HTTP 500", how)
+            try:
+                case.validate_response(response, checks=CHECKS, headers=headers)
+            except FailureGroup as group:
+                for failure in group.exceptions:
+                    failures.setdefault(f"{failure.title}: {getattr(failure, 'message', '')}".strip()[:300], how)
+        finally:
+            savepoint.rollback()
+
+    try:
+        run()
+    except Unsatisfiable:
+        # Negative mode has nothing to make invalid (no parameters, no body): positive mode covered it.
+        assert mode is GenerationMode.NEGATIVE, f"{operation.label}: no valid request could be generated"
+
+
+@pytest.mark.parametrize("label", [_params(label) for label in LABELS])
+def test_operation_conforms_to_its_schema(label: str, seeded: Seeded, schema: Any) -> None:
+    method, path = label.split(" ", 1)
+    operation = schema[path][method]
+    path_parameters = {p.name: seeded.ids[p.name] for p in operation.path_parameters if p.name in seeded.ids}
+    failures: dict[str, str] = {}  # first request of each kind of failure
+    for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+        _explore(operation, mode, seeded, path_parameters, failures)
+    assert not failures, "\n\n".join(f"{title}\n    {how}" for title, how in failures.items())
