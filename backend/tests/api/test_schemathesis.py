@@ -48,13 +48,6 @@ DERANDOMIZE = os.environ.get("HEADROOM_SCHEMATHESIS_RANDOM", "") != "1"
 CHECKS = [status_code_conformance, content_type_conformance, response_schema_conformance]
 SECRET_KEY = "schemathesis-secret-key-" + "x" * 32
 
-# ---------------------------------------------------------------------------------------------------------------
-# KNOWN FAILURES in code other branches of issue 10 are changing at the same time (login, invitations, tokens, the
-# source-test fetches, the advise rate limit, the tikv.toml/topology parsers). Each entry: "METHOD /path" -> the
-# reproducing request. The lead deletes an entry (or the whole dict) once the owning branch is merged.
-KNOWN_FAILURES: dict[str, str] = {}
-# ---------------------------------------------------------------------------------------------------------------
-
 
 def _operation_labels() -> list[str]:
     """Every operation of the OpenAPI document, as "METHOD /path" (the app is built only to read its schema)."""
@@ -90,7 +83,7 @@ class Seeded:
 
 
 @pytest.fixture(scope="module")
-def seeded(engine: Any, redis_url: str) -> Iterator[Seeded]:
+def seeded(engine: Any, redis_url: str, tmp_path_factory: Any) -> Iterator[Seeded]:
     """An org with one of everything, in a transaction rolled back when the module ends."""
     from fastapi.testclient import TestClient
     from headroom.api.app import create_app
@@ -98,6 +91,7 @@ def seeded(engine: Any, redis_url: str) -> Iterator[Seeded]:
     from headroom.core.security import SecretBox
     from headroom.core.settings import Settings
     from headroom.services import findings
+    from headroom.services.mail import OutboxMailer
     from headroom.services.ratelimit import MemoryRateLimiter
     from headroom.store.models import Cluster, Finding
     from sqlalchemy.orm import sessionmaker
@@ -112,7 +106,8 @@ def seeded(engine: Any, redis_url: str) -> Iterator[Seeded]:
                         HEADROOM_AWS_ENDPOINT_URL=os.environ.get("HEADROOM_TEST_AWS_ENDPOINT", "http://127.0.0.1:9"))
     now = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
     ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=MemoryRateLimiter(),
-                     secret_box=SecretBox(settings.secret_key), clock=lambda: now)
+                     secret_box=SecretBox(settings.secret_key), clock=lambda: now,
+                     mailer=OutboxMailer(tmp_path_factory.mktemp("outbox")))
     app = create_app(ctx)
     clients = [TestClient(app, raise_server_exceptions=False) for _ in range(2)]
     try:
@@ -164,8 +159,7 @@ def schema(seeded: Seeded) -> Any:
 
 
 def _params(label: str) -> Any:
-    reason = KNOWN_FAILURES.get(label)
-    return pytest.param(label, id=label, marks=pytest.mark.xfail(reason=reason, strict=False) if reason else ())
+    return pytest.param(label, id=label)
 
 
 def _explore(operation: Any, mode: Any, seeded: Seeded, path_parameters: dict[str, str],
