@@ -89,10 +89,15 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{path}.{index}" if path else str(index))
 
 
-def _refuse(field: str, where: str) -> InvalidInput:
+def _refuse(field: str, where: str, text: str = "") -> InvalidInput:
     shown = field.replace(NUL, "\\u0000")
     message = "must not contain the NUL character (U+0000)"
-    return InvalidInput(f"{shown}: {message}.", details=[{"field": shown, "message": message, "in": where}])
+    detail: dict[str, Any] = {"field": shown, "message": message, "in": where}
+    if "\n" in text:  # a file's content (tikv.toml, a topology): say where, as its own parser would
+        before = text[: text.index(NUL)]
+        detail["line"], detail["column"] = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+        message += f" (line {detail['line']}, column {detail['column']})"
+    return InvalidInput(f"{shown}: {message}.", details=[detail])
 
 
 async def refuse_nul_characters(request: Request) -> None:
@@ -116,4 +121,4 @@ async def refuse_nul_characters(request: Request) -> None:
         return
     for path, text in _strings(decoded, ""):
         if NUL in text:
-            raise _refuse(path or "body", "body")
+            raise _refuse(path or "body", "body", text)

@@ -255,6 +255,9 @@ class _DropServerReportOfLoggedErrors(logging.Filter):
 _handler: logging.Handler | None = None
 
 
+_SELF_HANDLING_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+
+
 def configure_logging(level: str = "INFO", json: bool = False, *, stream: TextIO | None = None,
                       secrets: Iterable[str | None] = ()) -> None:
     """Set up logging for the process: structlog and every library logger through one scrubbing handler."""
@@ -291,6 +294,13 @@ def configure_logging(level: str = "INFO", json: bool = False, *, stream: TextIO
     root.addHandler(handler)
     root.setLevel(numeric_level)
     _handler = handler
+    # Servers that install handlers of their own (uvicorn's default log config does, with propagate off) would
+    # write past the scrubber: their lines go to the root handler instead.
+    for name in _SELF_HANDLING_LOGGERS:
+        library = logging.getLogger(name)
+        for own in list(library.handlers):
+            library.removeHandler(own)
+        library.propagate = True
     structlog.configure(
         processors=[structlog.contextvars.merge_contextvars, *shared,
                     structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
