@@ -69,7 +69,7 @@ def seed_demo_cluster(
     """Create the demo cluster in an org (once: an existing one is returned).
 
     The demo cluster is found by `is_demo`, which only this function sets: its users may rename it or edit its
-    tags (the DEMO_TAG tag is only the front end's badge) without the next start creating a second one."""
+    tags (DEMO_TAG is a label for people; the API's is_demo drives the badge) without the next start creating a second one."""
     scenario = scenario or load_scenario(default_scenario_path())
     existing = db.scalar(select(Cluster).where(Cluster.org_id == org_id, Cluster.is_demo))
     if existing is not None:

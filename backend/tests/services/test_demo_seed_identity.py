@@ -40,7 +40,7 @@ def test_demo_user_editing_the_demo_cluster_does_not_break_the_next_start(
     # Clear the tags (the old identity) through the API, then start again.
     cleared = user.patch(f"/api/v1/clusters/{seeded_id}", json={"tags": {}})
     assert cleared.status_code == 200, cleared.text
-    assert cleared.json()["tags"] == {}
+    assert cleared.json()["tags"] == {} and cleared.json()["is_demo"] is True  # the badge follows is_demo
     db.expire_all()
     assert demo.ensure_demo_account(db, password_file)[2] == org_id
     db.commit()
@@ -59,6 +59,8 @@ def test_demo_user_editing_the_demo_cluster_does_not_break_the_next_start(
     assert _clusters(db, org_id) == sorted([(seeded_id, "my cluster", True), (other_id, seeded_name, False)])
     # A user's tag does not make their cluster a demo one (the demo ingest would write simulated data into it).
     assert [c.id for c in demo.demo_clusters(db) if c.org_id == org_id] == [seeded_id]
+    listed = {c["id"]: c["is_demo"] for c in user.get("/api/v1/clusters").json()["items"]}
+    assert listed == {str(seeded_id): True, str(other_id): False}
 
 
 def test_a_deleted_demo_cluster_is_seeded_again_under_a_free_name(db: Any, client: Any, tmp_path: Path) -> None:

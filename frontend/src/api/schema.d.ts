@@ -1498,6 +1498,8 @@ export interface components {
              * Format: uuid
              */
             id: string;
+            /** Is Demo */
+            is_demo: boolean;
             /** Name */
             name: string;
             /** Tags */

@@ -24,6 +24,7 @@ export const CLUSTER: S['ClusterRead'] = {
   tikv_version: 'v8.5.1',
   deployment_kind: 'tiup',
   tags: { 'headroom.demo': 'true', environment: 'demo' },
+  is_demo: true,
   created_at: '2026-11-22T04:50:43Z',
 };
 

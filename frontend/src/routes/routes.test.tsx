@@ -45,6 +45,7 @@ describe('signed-in routes', () => {
               tikv_version: '8.5.1',
               deployment_kind: 'operator',
               tags: { env: 'prod' },
+              is_demo: false,
               created_at: '2026-11-01T10:00:00Z',
             },
           ],

@@ -41,6 +41,8 @@ class ClusterRead(Output):
     tikv_version: str
     deployment_kind: DeploymentKind
     tags: dict[str, str]
+    # The simulated demo cluster (set only by demo seeding; a tag is the user's to edit and means nothing here).
+    is_demo: bool
     created_at: dt.datetime
 
 

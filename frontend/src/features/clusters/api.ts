@@ -18,8 +18,6 @@ export type AdviseQueued = paths['/api/v1/clusters/{cluster_id}/advise']['post']
 export const clustersQueryKey = ['clusters', 'list'] as const;
 export const clusterQueryKey = (clusterId: string) => ['clusters', clusterId] as const;
 
-/** The tag the backend puts on the simulated demo cluster (services/demo.py DEMO_TAG). */
-export const DEMO_TAG = 'headroom.demo';
 
 export function useClusters() {
   return useQuery({

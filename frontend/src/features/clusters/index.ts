@@ -1,7 +1,6 @@
 export {
   clusterQueryKey,
   clustersQueryKey,
-  DEMO_TAG,
   useCluster,
   useClusters,
   useNodes,

@@ -1,5 +1,5 @@
 import { errorMessage } from '@/api/errors';
-import { DEMO_TAG, useSourceBadges, type ClusterDetail, type SourceBadge } from '../api';
+import { useSourceBadges, type ClusterDetail, type SourceBadge } from '../api';
 
 const DEPLOYMENT_LABEL: Record<ClusterDetail['deployment_kind'], string> = {
   tiup: 'TiUP',
@@ -23,7 +23,7 @@ function badgeTitle(badge: SourceBadge): string {
 
 /** The cluster's name, TiKV version and how healthy the sources feeding it are. */
 export function ClusterHeader({ cluster }: { cluster: ClusterDetail }) {
-  const isDemo = cluster.tags?.[DEMO_TAG] === 'true';
+  const isDemo = cluster.is_demo;
   const badges = useSourceBadges(cluster.id, isDemo);
   return (
     <div className="cluster-header">
