@@ -131,18 +131,23 @@ def _peak_while(call: Callable[[], Any]) -> tuple[int, Any]:
     return peak, result
 
 
+def _refused_build_info(url: str) -> tuple[int, str]:
+    """Ask a server for its build info through a client capped at 8 MiB: (peak traced bytes, the refusal's message)."""
+    client = _client(url, max_response_bytes=8 * MIB)
+
+    def call() -> str:
+        with pytest.raises(PrometheusError) as caught:
+            client.build_info()
+        return caught.value.message
+
+    return _peak_while(lambda: _finishes(call, 60))
+
+
 @pytest.mark.parametrize("answer", ["content-length", "chunked"])
 def test_a_300_mb_answer_is_cut_at_the_cap_with_bounded_memory(answer: str) -> None:
     total = 300 * MIB
     with serve(huge(total) if answer == "content-length" else _chunked(total)) as server:
-        client = _client(server.url, max_response_bytes=8 * MIB)
-
-        def call() -> str:
-            with pytest.raises(PrometheusError) as caught:
-                client.build_info()
-            return caught.value.message
-
-        peak, message = _peak_while(lambda: _finishes(call, 60))
+        peak, message = _refused_build_info(server.url)
     assert message == "Prometheus answered more than 8 MiB to /api/v1/status/buildinfo; narrow the label selector"
     assert peak < 40 * MIB, f"peak {peak / MIB:.0f} MiB"  # the cap (8 MiB) and its copies, not 300 MB
     assert len(server.hits) == 1  # not retried
@@ -160,14 +165,7 @@ def test_a_gzip_bomb_is_cut_at_the_cap_once_inflated() -> None:
         handler.wfile.write(bomb)
 
     with serve(answer) as server:
-        client = _client(server.url, max_response_bytes=8 * MIB)
-
-        def call() -> str:
-            with pytest.raises(PrometheusError) as caught:
-                client.build_info()
-            return caught.value.message
-
-        peak, message = _peak_while(lambda: _finishes(call, 60))
+        peak, message = _refused_build_info(server.url)
     assert "answered more than 8 MiB" in message
     assert peak < 40 * MIB, f"peak {peak / MIB:.0f} MiB"
 
@@ -186,14 +184,7 @@ def test_a_huge_redirect_body_counts_against_the_cap() -> None:
             sent += MIB
 
     with serve(answer) as server:
-        client = _client(server.url, max_response_bytes=8 * MIB)
-
-        def call() -> str:
-            with pytest.raises(PrometheusError) as caught:
-                client.build_info()
-            return caught.value.message
-
-        peak, message = _peak_while(lambda: _finishes(call, 60))
+        peak, message = _refused_build_info(server.url)
     assert "answered more than 8 MiB" in message
     assert peak < 40 * MIB, f"peak {peak / MIB:.0f} MiB"
 
