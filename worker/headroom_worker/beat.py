@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery.schedules import crontab
 from headroom.jobs.registry import all_jobs
 
 
@@ -13,9 +12,7 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
     return {
         job.name: {
             "task": job.name,
-            "schedule": crontab(
-                minute=job.schedule.minute, hour=job.schedule.hour, day_of_week=job.schedule.day_of_week
-            ),
+            "schedule": job.schedule.crontab(),
             "options": {"queue": job.queue, "expires": job.schedule.expires_seconds},
         }
         for job in all_jobs()

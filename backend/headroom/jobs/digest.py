@@ -148,7 +148,7 @@ JOBS = (
         name="digest.weekly",
         queue="email",
         # Monday 08:00 UTC: the start of the working week in Europe, before it in the Americas. Celery's
-        # crontab numbers days from Sunday = 0, so Monday is 1 (headroom.jobs.runtime.is_due agrees).
+        # crontab numbers days from Sunday = 0, so Monday is 1 (the in-process runtime asks the same crontab).
         schedule=Schedule(minute="0", hour="8", day_of_week="1", expires_seconds=WEEKLY_EXPIRES_SECONDS),
         run=run_weekly,
         description="Send every organisation its weekly advisory email (fans out digest.send_org).",

@@ -5,22 +5,40 @@ never edits this file."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from celery.schedules import crontab
 
 QUEUES = ("ingest", "advice", "email", "maintenance")
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """A cron-like schedule: minute and hour fields as Celery's crontab takes them ("*", "*/5", "7")."""
+    """When a job runs, in Celery crontab fields ("*", "*/5", "7"; days of the week from Sunday = 0).
+
+    The one schedule definition: Celery beat runs `crontab()` and the in-process runtime asks the same crontab
+    whether a minute is due (`is_due`), so both runtimes read the fields with Celery's own parser."""
 
     minute: str = "*"
     hour: str = "*"
     day_of_week: str = "*"
     # Seconds after which a queued run is dropped rather than run late (Celery `expires`).
     expires_seconds: int = 300
+
+    def crontab(self, now: Callable[[], dt.datetime] | None = None) -> crontab:
+        """Return the Celery crontab of these fields (`now`: the clock it measures remaining time against)."""
+        clock = {"nowfun": now} if now is not None else {}
+        return crontab(minute=self.minute, hour=self.hour, day_of_week=self.day_of_week, **clock)
+
+    def is_due(self, at: dt.datetime) -> bool:
+        """Whether the schedule fires in the minute `at` falls in (UTC): the crontab's next run after the
+        previous minute is this minute."""
+        minute = at.astimezone(dt.UTC).replace(second=0, microsecond=0)
+        remaining = self.crontab(now=lambda: minute).remaining_estimate(minute - dt.timedelta(minutes=1))
+        return remaining <= dt.timedelta(0)
 
 
 @dataclass(frozen=True)

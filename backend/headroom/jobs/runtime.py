@@ -1,4 +1,5 @@
-"""The in-process scheduler used when there is no REDIS_URL: the same job table, on one daemon thread."""
+"""The in-process scheduler used when there is no REDIS_URL: the same job table and the same crontabs Celery beat
+runs (`Schedule.is_due` asks the crontab), on one daemon thread."""
 
 from __future__ import annotations
 
@@ -7,32 +8,15 @@ import threading
 
 from headroom.core.logging import get_logger
 from headroom.core.settings import Settings
-from headroom.jobs.registry import Schedule, all_jobs
+from headroom.jobs.registry import all_jobs
 
 log = get_logger("headroom.jobs.runtime")
-
-
-def _field_matches(field: str, value: int) -> bool:
-    if field == "*":
-        return True
-    if field.startswith("*/"):
-        return value % int(field[2:]) == 0
-    return value in {int(part) for part in field.split(",")}
-
-
-def is_due(schedule: Schedule, at: dt.datetime) -> bool:
-    """Whether a crontab-style schedule fires in the minute `at` falls in."""
-    return (
-        _field_matches(schedule.minute, at.minute)
-        and _field_matches(schedule.hour, at.hour)
-        and _field_matches(schedule.day_of_week, (at.isoweekday() % 7))
-    )
 
 
 def run_due_jobs(database_url: str, settings: Settings, at: dt.datetime) -> list[str]:
     ran: list[str] = []
     for job in all_jobs():
-        if job.schedule is not None and is_due(job.schedule, at):
+        if job.schedule is not None and job.schedule.is_due(at):
             try:
                 job.run(database_url, settings, at)
                 ran.append(job.name)

@@ -56,13 +56,12 @@ def test_jobs_are_registered_on_the_email_queue() -> None:
     assert weekly.schedule is not None
     assert (weekly.schedule.minute, weekly.schedule.hour, weekly.schedule.day_of_week) == ("0", "8", "1")
     assert send.schedule is None
-    from headroom.jobs.runtime import is_due
 
     monday_0800 = dt.datetime(2026, 11, 9, 8, 0, tzinfo=dt.UTC)
     assert monday_0800.isoweekday() == 1
-    assert is_due(weekly.schedule, monday_0800)
-    assert not is_due(weekly.schedule, monday_0800 + dt.timedelta(minutes=1))
-    assert not is_due(weekly.schedule, monday_0800 + dt.timedelta(days=1))
+    assert weekly.schedule.is_due(monday_0800)
+    assert not weekly.schedule.is_due(monday_0800 + dt.timedelta(minutes=1))
+    assert not weekly.schedule.is_due(monday_0800 + dt.timedelta(days=1))
 
 
 def test_weekly_job_sends_once_per_week_to_verified_admins(
