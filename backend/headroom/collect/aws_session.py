@@ -6,9 +6,14 @@
 * static_keys: the secret is decrypted from the SecretBox only here, never logged or returned.
 * default_chain: boto3's own chain (env, profile, instance role) for self-hosted installs.
 
-Retries: botocore's `adaptive` mode (client-side rate limiting on top of `standard`: exponential backoff with
-jitter on throttling errors such as `Throttling`, `ThrottlingException`, `RequestLimitExceeded`, HTTP 429, and on
-transient 5xx and connection errors), at most `MAX_ATTEMPTS` attempts per call (botocore "Retries" guide).
+Retries: botocore's `standard` mode (exponential backoff with jitter, capped at 20 s, on throttling errors such
+as `Throttling`, `ThrottlingException`, `RequestLimitExceeded`, HTTP 429, and on transient 5xx and connection
+errors, with a retry quota), at most `MAX_ATTEMPTS` attempts per call (boto3 "Retries" guide). Not `adaptive`: the
+AWS SDKs reference recommends `standard` and keeps `adaptive` for specialised use, not multi-tenant applications
+(https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html), and adaptive's client-side rate
+limiter lives in one client object, while Headroom builds fresh clients for every sweep of every tenant, so it
+would start from nothing each time. What botocore cannot see (a GetMetricData query's InternalError inside a 200
+answer) is retried per request by the one retry helper (collect.cloudwatch, headroom.platform.retry).
 """
 
 from __future__ import annotations
@@ -38,9 +43,9 @@ class Decrypter(Protocol):
 
 
 def client_config(max_attempts: int = MAX_ATTEMPTS) -> Config:
-    """Botocore config: adaptive retries with backoff and jitter, bounded timeouts."""
+    """Botocore config: standard-mode retries with backoff and jitter, bounded timeouts."""
     return Config(
-        retries={"mode": "adaptive", "max_attempts": max_attempts},
+        retries={"mode": "standard", "max_attempts": max_attempts},
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         read_timeout=READ_TIMEOUT_SECONDS,
     )

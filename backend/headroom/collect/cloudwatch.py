@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from headroom.collect.aws_metric_plan import MAX_DATAPOINTS, PlannedRequest, SweepPlan
+from headroom.platform.retry import RetryPolicy, call_with_retries
 from headroom.snapshot.metrics import REGISTRY_LIST, CloudWatchSource, MetricSpec
 
 EBS_SPECS: tuple[MetricSpec, ...] = tuple(
@@ -39,11 +39,13 @@ INSTANCE_BALANCES = frozenset({"ec2.ebs_io_balance", "ec2.ebs_byte_balance"})
 EBS_PERIOD = 60
 EC2_BASIC_PERIOD = 300
 EC2_DETAILED_PERIOD = 60
-# Partial failures (a query's StatusCode InternalError, or a call still throttled after botocore's own retries)
-# re-run the whole request this many times with exponential backoff and full jitter.
+# Partial failures botocore cannot see (a query's StatusCode InternalError in a 200 answer), or a call still
+# throttled after botocore's own retries, re-run the whole request this many times with the one retry helper
+# (full-jitter exponential backoff); botocore's standard mode retries each call first (aws_session).
 REQUEST_ATTEMPTS = 5
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 30.0
+REQUEST_RETRY = RetryPolicy(attempts=REQUEST_ATTEMPTS, base_seconds=BACKOFF_BASE_SECONDS, cap_seconds=BACKOFF_CAP_SECONDS)
 THROTTLE_CODES = frozenset({"Throttling", "ThrottlingException", "TooManyRequestsException",
                             "RequestLimitExceeded", "LimitExceededException"})
 
@@ -133,17 +135,16 @@ class SweepCounters:
 
 
 class RequestFailed(RuntimeError):
-    """A request still failed after REQUEST_ATTEMPTS (throttled, or queries kept coming back InternalError)."""
+    """A request failed: `transient` when another attempt may succeed (throttled, 5xx, a query's InternalError);
+    raised to the caller once REQUEST_ATTEMPTS attempts failed."""
+
+    def __init__(self, message: str, *, transient: bool = True) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class Forbidden(RuntimeError):
     """CloudWatch answered AccessDenied / Forbidden: the role lacks cloudwatch:GetMetricData."""
-
-
-def backoff_seconds(attempt: int, rng: random.Random | None = None) -> float:
-    """Full-jitter exponential backoff (AWS Architecture Blog "Exponential Backoff And Jitter")."""
-    r = rng or random
-    return r.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
 
 
 def _as_utc(ts: dt.datetime) -> dt.datetime:
@@ -203,32 +204,37 @@ def fetch_sweep(
     """Run a plan's requests over [start, end), yielding each request's points as it completes."""
     counters = counters if counters is not None else SweepCounters()
     for request in plan.requests:
-        for attempt in range(REQUEST_ATTEMPTS):
+
+        def attempt(request: PlannedRequest = request) -> RequestResult:
             try:
-                result = _run_request(cloudwatch, queries, request, start, end)
+                return _run_request(cloudwatch, queries, request, start, end)
             except ClientError as exc:
-                code = exc.response.get("Error", {}).get("Code", "")
-                status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
                 counters.api_calls += 1
                 counters.metrics_requested += len(request.series)
+                code = exc.response.get("Error", {}).get("Code", "")
+                status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
                 if code in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation"):
                     raise Forbidden(f"{code}: cloudwatch:GetMetricData") from exc
-                if (code in THROTTLE_CODES or status in (429, 500, 502, 503, 504)) and attempt + 1 < REQUEST_ATTEMPTS:
-                    counters.retries += 1
-                    sleep(backoff_seconds(attempt))
-                    continue
-                raise RequestFailed(f"{code or status}: {exc}") from exc
+                # still throttled (or 5xx) after botocore's own retries: the request is worth another go later
+                transient = code in THROTTLE_CODES or status in (429, 500, 502, 503, 504)
+                raise RequestFailed(f"{code or status}: {exc}", transient=transient) from exc
             except RequestFailed:
                 counters.api_calls += 1
                 counters.metrics_requested += len(request.series)
-                if attempt + 1 < REQUEST_ATTEMPTS:
-                    counters.retries += 1
-                    sleep(backoff_seconds(attempt))
-                    continue
                 raise
-            counters.api_calls += result.calls
-            counters.metrics_requested += result.calls * len(request.series)
-            counters.datapoints += result.datapoints
-            counters.dropped += result.dropped_outside + result.dropped_non_finite
-            yield result
-            break
+
+        def count_retry(_error: BaseException, _attempt: int) -> None:
+            counters.retries += 1
+
+        result = call_with_retries(
+            attempt,
+            policy=REQUEST_RETRY,
+            transient=lambda error: isinstance(error, RequestFailed) and error.transient,
+            sleep=sleep,
+            on_retry=count_retry,
+        )
+        counters.api_calls += result.calls
+        counters.metrics_requested += result.calls * len(request.series)
+        counters.datapoints += result.datapoints
+        counters.dropped += result.dropped_outside + result.dropped_non_finite
+        yield result

@@ -1,7 +1,8 @@
 """A small Prometheus HTTP API client (httpx): instant and range queries, targets, readiness, build info.
 
-Transient failures (HTTP 429 and 5xx, connect/read errors and timeouts) are retried inside the call with
-exponential backoff and full jitter; anything else raises PrometheusError at once. Credentials go into the
+Transient failures (HTTP 429 and 5xx, connect/read errors and timeouts) are retried inside the call by the
+one retry helper (headroom.platform.retry: full-jitter exponential backoff); anything else raises PrometheusError
+at once. Credentials go into the
 Authorization header only and never into an error message or a log line.
 
 Every request has a total deadline and a cap on the answer's size (core/outbound.py `limits`, docs/outbound.md):
@@ -23,6 +24,7 @@ import httpx
 
 from headroom.core import outbound
 from headroom.core.logging import get_logger
+from headroom.platform.retry import RetryPolicy, call_with_retries
 
 log = get_logger("headroom.collect.prometheus")
 
@@ -37,11 +39,13 @@ DEADLINE_SECONDS = 120.0  # per request, connect to last byte
 class PrometheusError(Exception):
     """A Prometheus request failed; `kind` says how (unreachable, auth, http, bad_response, query)."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None) -> None:
+    def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None, transient: bool = False) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = status
         self.message = message
+        # a 429/5xx answer, a refused or dropped connection, a time-out: the retry helper tries again
+        self.transient = transient
 
 
 @dataclass(frozen=True)
@@ -96,18 +100,6 @@ class Target:
     scrape_url: str
     health: str
     last_error: str
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Attempts and backoff for transient errors: sleep uniform(0, min(cap, base * 2**attempt))."""
-
-    attempts: int = 4
-    base_seconds: float = 0.5
-    cap_seconds: float = 8.0
-
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        return rng.uniform(0.0, min(self.cap_seconds, self.base_seconds * 2**attempt))
 
 
 def _rfc3339(ts: dt.datetime) -> str:
@@ -180,61 +172,62 @@ class PrometheusClient:
             return _Answer(response.status_code, outbound.read_capped(response, self._max_bytes))
 
     def _request(self, method: str, path: str, data: Mapping[str, str] | None = None) -> _Answer:
-        last: PrometheusError | None = None
-        for attempt in range(self._retry.attempts):
-            if attempt:
-                self._sleep(self._retry.delay(attempt - 1, self._rng))
-            self.requests += 1
-            try:
-                response = self._fetch(method, path, data)
-            except outbound.OutboundBlocked as blocked:  # a policy answer: retrying cannot change it
-                raise PrometheusError(
-                    "unreachable", f"refused to connect to {blocked.host}: {blocked.reason}"
-                ) from None
-            except outbound.DeadlineExceeded as late:  # not retried: the same server would be as slow again
-                raise PrometheusError(
-                    "unreachable", f"Prometheus at {self._shown_url} did not answer {path} within {late.seconds:g} s"
-                ) from None
-            except outbound.ResponseTooLarge as big:
-                raise PrometheusError(
-                    "bad_response",
-                    f"Prometheus answered more than {outbound.format_mib(big.max_bytes)} to {path}; "
-                    "narrow the label selector",
-                ) from None
-            except httpx.DecodingError as error:
-                raise PrometheusError("bad_response", f"{path}: {error}") from None
-            except httpx.TimeoutException as error:
-                last = PrometheusError(
-                    "unreachable", f"timed out talking to {self._shown_url}: {type(error).__name__}"
-                )
-                continue
-            except httpx.TransportError as error:
-                detail = str(error).replace(self.base_url, self._shown_url)
-                last = PrometheusError(
-                    "unreachable", f"cannot reach {self._shown_url}: {type(error).__name__}: {detail}"
-                )
-                continue
-            if response.status_code in RETRY_STATUSES:
-                last = PrometheusError(
-                    "http", f"{path} answered HTTP {response.status_code}", status=response.status_code
-                )
-                log.info("prometheus.retry", path=path, status=response.status_code, attempt=attempt + 1)
-                continue
-            if response.status_code in (401, 403):
-                raise PrometheusError(
-                    "auth",
-                    f"{path} answered HTTP {response.status_code}: check the credentials",
-                    status=response.status_code,
-                )
-            if response.status_code == 400 or response.status_code == 422:
-                raise PrometheusError("query", _api_error(response), status=response.status_code)
-            if response.status_code >= 400:
-                raise PrometheusError(
-                    "http", f"{path} answered HTTP {response.status_code}", status=response.status_code
-                )
-            return response
-        assert last is not None
-        raise last
+        return call_with_retries(
+            lambda: self._attempt(method, path, data),
+            policy=self._retry,
+            transient=lambda error: isinstance(error, PrometheusError) and error.transient,
+            sleep=self._sleep,
+            rng=self._rng,
+        )
+
+    def _attempt(self, method: str, path: str, data: Mapping[str, str] | None) -> _Answer:
+        """One request; a failure worth retrying raises a PrometheusError marked transient."""
+        self.requests += 1
+        try:
+            response = self._fetch(method, path, data)
+        except outbound.OutboundBlocked as blocked:  # a policy answer: retrying cannot change it
+            raise PrometheusError(
+                "unreachable", f"refused to connect to {blocked.host}: {blocked.reason}"
+            ) from None
+        except outbound.DeadlineExceeded as late:  # not retried: the same server would be as slow again
+            raise PrometheusError(
+                "unreachable", f"Prometheus at {self._shown_url} did not answer {path} within {late.seconds:g} s"
+            ) from None
+        except outbound.ResponseTooLarge as big:
+            raise PrometheusError(
+                "bad_response",
+                f"Prometheus answered more than {outbound.format_mib(big.max_bytes)} to {path}; "
+                "narrow the label selector",
+            ) from None
+        except httpx.DecodingError as error:
+            raise PrometheusError("bad_response", f"{path}: {error}") from None
+        except httpx.TimeoutException as error:
+            raise PrometheusError(
+                "unreachable", f"timed out talking to {self._shown_url}: {type(error).__name__}", transient=True
+            ) from None
+        except httpx.TransportError as error:
+            detail = str(error).replace(self.base_url, self._shown_url)
+            raise PrometheusError(
+                "unreachable", f"cannot reach {self._shown_url}: {type(error).__name__}: {detail}", transient=True
+            ) from None
+        if response.status_code in RETRY_STATUSES:
+            log.info("prometheus.retry", path=path, status=response.status_code, attempt=self.requests)
+            raise PrometheusError(
+                "http", f"{path} answered HTTP {response.status_code}", status=response.status_code, transient=True
+            )
+        if response.status_code in (401, 403):
+            raise PrometheusError(
+                "auth",
+                f"{path} answered HTTP {response.status_code}: check the credentials",
+                status=response.status_code,
+            )
+        if response.status_code == 400 or response.status_code == 422:
+            raise PrometheusError("query", _api_error(response), status=response.status_code)
+        if response.status_code >= 400:
+            raise PrometheusError(
+                "http", f"{path} answered HTTP {response.status_code}", status=response.status_code
+            )
+        return response
 
     def _api(self, method: str, path: str, data: Mapping[str, str] | None = None) -> Any:
         response = self._request(method, path, data)

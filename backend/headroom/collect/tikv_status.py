@@ -2,7 +2,7 @@
 
 domain.md s4.2: the status server (`server.status-addr`, default 20180) answers `GET /config` with the current
 effective config as nested kebab-case JSON; `/config` is exempt from the client-cert check under TLS. Transient
-failures (connect errors, timeouts, 429/5xx) are retried with backoff and jitter.
+failures (connect errors, timeouts, 429/5xx) are retried by the one retry helper (headroom.platform.retry).
 
 Each attempt has a total deadline and the answer a size cap (docs/outbound.md): TiKV's /config is tens of KiB,
 so 4 MiB leaves a wide margin; an address that drips or floods fails with a plain message, not retried.
@@ -18,8 +18,9 @@ from typing import Any
 
 import httpx
 
-from headroom.collect.prometheus import RETRY_STATUSES, RetryPolicy
+from headroom.collect.prometheus import RETRY_STATUSES
 from headroom.core import outbound
+from headroom.platform.retry import RetryPolicy, call_with_retries
 
 MAX_CONFIG_BYTES = 4 * outbound.MIB
 DEADLINE_SECONDS = 15.0  # per attempt, connect to last byte
@@ -27,6 +28,10 @@ DEADLINE_SECONDS = 15.0  # per attempt, connect to last byte
 
 class StatusPortError(Exception):
     """The status port could not be read (unreachable, HTTP error, or not a JSON object)."""
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient  # a refused or dropped connection, a 429/5xx: worth another attempt
 
 
 def config_url(status_address: str) -> str:
@@ -48,16 +53,13 @@ def fetch_config(
 ) -> tuple[dict[str, Any], str]:
     """Return (decoded config, raw body) from a TiKV status port."""
     policy = retry or RetryPolicy(attempts=3)
-    rng = rng or random.Random()
     url = config_url(status_address)
-    last = "no attempt"
     # A tenant (or its Prometheus) gives the address: requests go through the outbound guard.
     guard = outbound.guarded_client_kwargs() if transport is None else {"transport": transport}
     headers = {"Accept-Encoding": "gzip"}  # gzip or nothing: read_capped inflates it within the cap
     with httpx.Client(timeout=timeout_seconds, headers=headers, **guard) as http:
-        for attempt in range(policy.attempts):
-            if attempt:
-                sleep(policy.delay(attempt - 1, rng))
+
+        def attempt() -> tuple[dict[str, Any], str]:
             try:
                 with (
                     outbound.limits(seconds=deadline_seconds, max_bytes=max_bytes),
@@ -74,11 +76,9 @@ def fetch_config(
             except httpx.DecodingError as error:
                 raise StatusPortError(f"{url}: {error}") from None
             except httpx.TransportError as error:
-                last = f"cannot reach {url}: {type(error).__name__}: {error}"
-                continue
+                raise StatusPortError(f"cannot reach {url}: {type(error).__name__}: {error}", transient=True) from None
             if status in RETRY_STATUSES:
-                last = f"{url} answered HTTP {status}"
-                continue
+                raise StatusPortError(f"{url} answered HTTP {status}", transient=True)
             if status != 200:
                 raise StatusPortError(f"{url} answered HTTP {status}")
             try:
@@ -88,7 +88,14 @@ def fetch_config(
             if not isinstance(decoded, dict):
                 raise StatusPortError(f"{url} did not answer a JSON object")
             return decoded, body.decode("utf-8", "replace")
-    raise StatusPortError(last)
+
+        return call_with_retries(
+            attempt,
+            policy=policy,
+            transient=lambda error: isinstance(error, StatusPortError) and error.transient,
+            sleep=sleep,
+            rng=rng,
+        )
 
 
 def advertised_store_address(config: dict[str, Any]) -> str | None:

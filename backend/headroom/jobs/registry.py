@@ -37,7 +37,7 @@ class Schedule:
         """Whether the schedule fires in the minute `at` falls in (UTC): the crontab's next run after the
         previous minute is this minute."""
         minute = at.astimezone(dt.UTC).replace(second=0, microsecond=0)
-        remaining = self.crontab(now=lambda: minute).remaining_estimate(minute - dt.timedelta(minutes=1))
+        remaining: dt.timedelta = self.crontab(now=lambda: minute).remaining_estimate(minute - dt.timedelta(minutes=1))
         return remaining <= dt.timedelta(0)
 
 

@@ -19,11 +19,11 @@ from typing import Any, Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from headroom.collect.prometheus import RetryPolicy
 from headroom.collect.promql import host_of
 from headroom.collect.tikv_status import StatusPortError, fetch_config
 from headroom.core.errors import InvalidInput, NotFound, PayloadTooLarge
 from headroom.core.logging import get_logger
+from headroom.platform.retry import RetryPolicy
 from headroom.services.accounts import Principal, audit
 from headroom.services.nodes import get_node
 from headroom.store.models import TikvConfig, TikvNode

@@ -111,3 +111,22 @@ def test_nan_and_out_of_window_points_are_dropped_and_counted() -> None:
         results = list(cw.fetch_sweep(client, _queries(), plan_sweep([60, 60], 300), T0, T1, counters=counters))
     assert results[0].points[0] == [(T0 + dt.timedelta(minutes=1), 2.0)]
     assert results[0].dropped_outside == 2 and results[0].dropped_non_finite == 1 and counters.dropped == 3
+
+
+def test_a_request_error_that_is_not_transient_is_not_retried() -> None:
+    client = _client()
+    stub = Stubber(client)
+    stub.add_client_error("get_metric_data", service_error_code="ValidationError", http_status_code=400)
+    sleeps: list[float] = []
+    counters = cw.SweepCounters()
+    with stub, pytest.raises(cw.RequestFailed, match="ValidationError"):
+        list(cw.fetch_sweep(client, _queries(), plan_sweep([60, 60], 300), T0, T1, counters=counters,
+                            sleep=sleeps.append))
+    assert sleeps == [] and counters.retries == 0 and counters.api_calls == 1
+
+
+def test_aws_clients_use_botocores_standard_retry_mode() -> None:
+    from headroom.collect.aws_session import MAX_ATTEMPTS, client_config
+
+    assert client_config().retries == {"mode": "standard", "max_attempts": MAX_ATTEMPTS}
+    assert client_config(3).retries == {"mode": "standard", "max_attempts": 3}
