@@ -2,8 +2,9 @@
 optional authentication. The shell around headroom.digest.build.
 
 Failures are classified so the caller can decide: `TransientSendError` (the server or the network said "try
-later": a 4xx reply, a refused or dropped connection, a time-out) is a ConnectionError, which the Celery tasks
-retry with backoff (headroom_worker.tasks.TRANSIENT_ERRORS); `PermanentSendError` (a 5xx reply, bad credentials,
+later": a 4xx reply, a refused or dropped connection, a time-out) is retried twice within the call by the one
+retry helper (SEND_RETRY), then raised as a ConnectionError, which the Celery tasks retry with backoff
+(headroom_worker.tasks.TRANSIENT_ERRORS); `PermanentSendError` (a 5xx reply, bad credentials,
 a server without STARTTLS, a TLS failure) is recorded and not retried. The password is never logged, never put in
 an error message and never in the config's repr.
 """
@@ -13,7 +14,8 @@ from __future__ import annotations
 import smtplib
 import socket
 import ssl
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid, parseaddr
@@ -21,6 +23,7 @@ from typing import Literal
 
 from headroom.core.logging import get_logger
 from headroom.core.settings import Settings
+from headroom.platform.retry import RetryPolicy, call_with_retries
 
 log = get_logger("headroom.digest.send")
 
@@ -32,6 +35,11 @@ DEFAULT_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 # Seconds one SMTP command may take before it counts as a transient failure; RFC 5321 §4.5.3.2 allows servers
 # minutes per command, but a digest that waits longer than this is better retried by the task.
 DEFAULT_TIMEOUT_SECONDS = 30.0
+# A transient failure (a 4xx reply, a dropped connection) is tried again twice within the call, after a second or
+# two (full jitter), to ride out a blip; longer outages are the caller's (the digest task's backoff, up to 120 s).
+SEND_RETRY = RetryPolicy(attempts=3, base_seconds=1.0, cap_seconds=4.0)
+# One attempt: someone is waiting for the answer (the digest's test send).
+NO_RETRY = RetryPolicy(attempts=1)
 
 
 class SendError(Exception):
@@ -128,10 +136,27 @@ def _connect(config: SmtpConfig) -> smtplib.SMTP:
     return client
 
 
-def send_message(config: SmtpConfig, msg: EmailMessage, recipients: Sequence[str]) -> SendResult:
-    """Deliver `msg` to `recipients`; raise TransientSendError or PermanentSendError when it was not accepted."""
+def send_message(
+    config: SmtpConfig,
+    msg: EmailMessage,
+    recipients: Sequence[str],
+    *,
+    retry: RetryPolicy = SEND_RETRY,
+    sleep: Callable[[float], None] = time.sleep,
+) -> SendResult:
+    """Deliver `msg` to `recipients`, retrying transient failures within `retry` (the one retry helper); raise
+    TransientSendError or PermanentSendError when it was not accepted."""
     if not recipients:
         raise PermanentSendError("no recipients")
+    return call_with_retries(
+        lambda: _send_once(config, msg, recipients),
+        policy=retry,
+        transient=lambda error: isinstance(error, SendError) and error.transient,
+        sleep=sleep,
+    )
+
+
+def _send_once(config: SmtpConfig, msg: EmailMessage, recipients: Sequence[str]) -> SendResult:
     message_id = str(msg["Message-ID"] or "")
     try:
         client = _connect(config)

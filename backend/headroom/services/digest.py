@@ -13,17 +13,21 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
+import html
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from headroom.core.errors import NotFound
+from headroom.core.logging import get_logger
+from headroom.core.settings import Settings
+from headroom.digest import send as smtp
 from headroom.digest.build import (
     ClusterDigest,
     Digest,
@@ -33,6 +37,7 @@ from headroom.digest.build import (
     build_digest,
     iso_week_start,
 )
+from headroom.platform.jobs.context import JobContext
 from headroom.services.accounts import Principal, audit
 from headroom.store.models import (
     AwsConnection,
@@ -58,6 +63,11 @@ VERIFY_TTL = dt.timedelta(days=7)
 FIXES_PER_FINDING = 3
 DEFAULT_ROLES = ("owner", "admin")
 LAST_SENDS = 10
+# Attempts before a transient failure is recorded as `failed`: the first run plus the Celery task's 5 retries
+# (headroom_worker.tasks._make_task: max_retries=5).
+MAX_ATTEMPTS = 6
+
+log = get_logger("headroom.services.digest")
 
 
 # --- settings --------------------------------------------------------------------------------------------
@@ -371,3 +381,125 @@ def caller_user(db: Session, principal: Principal) -> User:
 
 def audit_test_send(db: Session, principal: Principal) -> None:
     audit(db, principal, "digest.test_sent", target_kind="user", target_id=principal.user_id)
+
+
+# --- sending ---------------------------------------------------------------------------------------------
+
+
+def send_weekly(ctx: JobContext, now: dt.datetime) -> dict[str, Any]:
+    """Send (or queue, with a broker) every organisation's digest for the ISO week of `now`."""
+    if smtp.config_from_settings(ctx.settings) is None:
+        log.info("digest.skipped", reason="smtp not configured (HEADROOM_SMTP_HOST is unset)")
+        return {"skipped": "smtp not configured"}
+    week = iso_week_start(now.astimezone(dt.UTC).date()).isoformat()
+    with ctx.unit() as db:
+        org_ids = [str(i) for i in db.scalars(select(Organization.id).order_by(Organization.created_at))]
+    if ctx.settings.redis_url:
+        for org_id in org_ids:
+            ctx.enqueue("digest.send_org", org_id=org_id, week_start=week, now_iso=now.isoformat())
+        log.info("digest.fanned_out", orgs=len(org_ids), week_start=week)
+        return {"queued": len(org_ids), "week_start": week}
+    results = []
+    for org_id in org_ids:
+        try:
+            results.append(send_week(ctx, now, org_id=org_id, week_start=week))
+        except Exception:  # noqa: BLE001 - one org's failure must not stop the others; recorded and logged
+            log.exception("digest.org_failed", org_id=org_id)
+            results.append({"org_id": org_id, "status": "retrying"})
+    return {"orgs": results, "week_start": week}
+
+
+def send_week(ctx: JobContext, now: dt.datetime, *, org_id: str | None, week_start: str | None = None) -> dict[str, Any]:
+    """Send one org's digest for one ISO week, at most once (see headroom.jobs.digest)."""
+    if org_id is None:  # the in-process scheduler's start-up pass runs every job once without parameters
+        return {"status": "skipped", "reason": "no organisation given"}
+    config = smtp.config_from_settings(ctx.settings)
+    if config is None:
+        log.info("digest.skipped", org_id=org_id, reason="smtp not configured (HEADROOM_SMTP_HOST is unset)")
+        return {"org_id": org_id, "status": "skipped", "reason": "smtp not configured"}
+    org_uuid = uuid.UUID(org_id)
+    week = dt.date.fromisoformat(week_start) if week_start else iso_week_start(now.astimezone(dt.UTC).date())
+    summary: dict[str, Any] = {"org_id": org_id, "week_start": week.isoformat()}
+
+    with ctx.unit() as db:
+        if db.get(Organization, org_uuid) is None:
+            return summary | {"status": "skipped", "reason": "organisation deleted"}
+        settings = prefs(db, org_uuid)
+        if not settings.enabled:
+            return summary | {"status": "skipped", "reason": "disabled by the organisation"}
+        claim = claim_week(db, org_uuid, week, now=now)
+        if claim is None:
+            existing = db.scalar(
+                select(DigestSend.status).where(DigestSend.org_id == org_uuid, DigestSend.week_start == week)
+            )
+            log.info("digest.already_claimed", org_id=org_id, week_start=week.isoformat(), status=existing)
+            return summary | {"status": "skipped", "reason": f"already {existing}"}
+        send_id, attempts = claim.id, claim.attempts
+        to = recipients(db, org_uuid, include_viewers=settings.include_viewers)
+        if not to:
+            finish(db, send_id, status="skipped", now=now,
+                   error="no member with a verified email in the recipient roles")
+            return summary | {"status": "skipped", "reason": "no recipients"}
+        digest = render(db, org_uuid, now=now, public_url=ctx.settings.public_url)
+    # The claim is committed: a duplicate of this task now finds the week taken.
+
+    message = smtp.compose(config.sender, to, digest.subject, digest.text, digest.html)
+    try:
+        result = smtp.send_message(config, message, to, sleep=ctx.sleep)
+    except smtp.TransientSendError as exc:
+        final = attempts >= MAX_ATTEMPTS
+        with ctx.unit() as db:
+            finish(db, send_id, status="failed" if final else "retrying", now=now, error=f"attempt {attempts}: {exc}")
+        log.warning("digest.send_transient", org_id=org_id, attempt=attempts, final=final, error=str(exc))
+        if final:
+            return summary | {"status": "failed", "error": str(exc)}
+        raise  # a ConnectionError: the Celery task retries it with backoff
+    except smtp.PermanentSendError as exc:
+        with ctx.unit() as db:
+            finish(db, send_id, status="failed", now=now, error=str(exc))
+        log.warning("digest.send_failed", org_id=org_id, error=str(exc))
+        return summary | {"status": "failed", "error": str(exc)}
+    refused = "; ".join(f"{rcpt}: {why}" for rcpt, why in sorted(result.refused.items())) or None
+    with ctx.unit() as db:
+        finish(db, send_id, status="sent", now=now, recipients=len(result.accepted),
+               error=f"refused: {refused}" if refused else None)
+    log.info("digest.sent", org_id=org_id, week_start=week.isoformat(), recipients=len(result.accepted))
+    return summary | {"status": "sent", "recipients": len(result.accepted)}
+
+
+@dataclass(frozen=True)
+class TrialSend:
+    status: Literal["sent", "skipped", "failed"]
+    to: str
+    detail: str
+
+
+def smtp_configured(settings: Settings) -> bool:
+    """Whether this installation has a mail server (HEADROOM_SMTP_HOST)."""
+    return smtp.config_from_settings(settings) is not None
+
+
+def send_test(db: Session, principal: Principal, settings: Settings, *, now: dt.datetime) -> TrialSend:
+    """Send this week's email to the caller now, with a link that verifies their address (one attempt: the
+    caller waits for the answer)."""
+    user = caller_user(db, principal)
+    config = smtp.config_from_settings(settings)
+    if config is None:
+        log.info("digest.test_skipped", reason="smtp not configured (HEADROOM_SMTP_HOST is unset)")
+        return TrialSend("skipped", user.email, "No mail server is configured (HEADROOM_SMTP_HOST); nothing was sent.")
+    digest = render(db, principal.org_id, now=now, public_url=settings.public_url)
+    token = verification_token(settings.secret_key, user.id, user.email, now=now)
+    link = f"{settings.public_url.rstrip('/')}/settings/digest?verify={token}"
+    text = f"{digest.text}\nThis is a test send. Confirm that you read this address to get the weekly email: {link}\n"
+    body_html = digest.html.replace(
+        "</body>",
+        f'<p>This is a test send. <a href="{html.escape(link)}">Confirm that you read this address</a> to get the weekly '
+        "email.</p></body>",
+    )
+    message = smtp.compose(config.sender, [user.email], f"Test send: {digest.subject}", text, body_html)
+    try:
+        smtp.send_message(config, message, [user.email], retry=smtp.NO_RETRY)
+    except smtp.SendError as exc:
+        return TrialSend("failed", user.email, str(exc))
+    audit_test_send(db, principal)
+    return TrialSend("sent", user.email, "Sent; follow its link to verify your address.")

@@ -81,13 +81,21 @@ def smtp_settings(smtp_server: SmtpRecorder) -> Any:
 
 
 @pytest.fixture()
-def job_sessions(monkeypatch: pytest.MonkeyPatch, sessions: Any) -> Any:
-    """Make the digest jobs' own units of work run inside the test's transaction (each commit a savepoint)."""
-    import headroom.jobs.digest as job
+def job_sessions(sessions: Any) -> Any:
+    """The test's sessions, which the digest services' units of work run in (see `job_context`)."""
+    return sessions
+
+
+@pytest.fixture()
+def job_context(job_sessions: Any) -> Any:
+    """Build the JobContext the digest services take: units of work inside the test's transaction (each commit a
+    savepoint), the real queue, and retry waits that return at once."""
+    from headroom.jobs import dispatch
+    from headroom.platform.jobs.context import JobContext
 
     @contextlib.contextmanager
-    def scope(url: str) -> Iterator[Any]:
-        session = sessions()
+    def unit() -> Iterator[Any]:
+        session = job_sessions()
         try:
             yield session
             session.commit()
@@ -97,5 +105,10 @@ def job_sessions(monkeypatch: pytest.MonkeyPatch, sessions: Any) -> Any:
         finally:
             session.close()
 
-    monkeypatch.setattr(job, "session_scope", scope)
-    return sessions
+    def make(settings: Any) -> JobContext:
+        def queue(name: str, **params: Any) -> str:
+            return dispatch.enqueue(name, settings, "unused", **params)
+
+        return JobContext(settings=settings, database_url="unused", units=unit, queue=queue, sleep=lambda _s: None)
+
+    return make

@@ -12,7 +12,7 @@ from digest_seed import DIGEST_AT, WEEK, add_member, advisor_finding, record, ve
 from helpers import sign_up
 from sqlalchemy import select
 
-import headroom.jobs.digest as job
+from headroom.services import digest as service
 from headroom.digest.send import TransientSendError
 from headroom.jobs.registry import all_jobs
 from headroom.store.models_digest import DigestSend
@@ -65,10 +65,10 @@ def test_jobs_are_registered_on_the_email_queue() -> None:
 
 
 def test_weekly_job_sends_once_per_week_to_verified_admins(
-    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any, job_context: Any
 ) -> None:
-    first = job.run_weekly("unused", smtp_settings, DIGEST_AT)
-    again = job.run_weekly("unused", smtp_settings, DIGEST_AT + dt.timedelta(hours=3))
+    first = service.send_weekly(job_context(smtp_settings), DIGEST_AT)
+    again = service.send_weekly(job_context(smtp_settings), DIGEST_AT + dt.timedelta(hours=3))
     ours = [r for r in first["orgs"] if r["org_id"] == org["owner"].org_id]
     assert ours == [{"org_id": org["owner"].org_id, "week_start": "2026-11-09", "status": "sent", "recipients": 1}]
     assert [r for r in again["orgs"] if r["org_id"] == org["owner"].org_id][0]["reason"] == "already sent"
@@ -108,60 +108,60 @@ def test_weekly_job_sends_once_per_week_to_verified_admins(
 
 
 def test_a_duplicated_send_task_sends_once(org: dict[str, Any], smtp_server: Any, smtp_settings: Any,
-                                           job_sessions: Any) -> None:
+                                           job_sessions: Any, job_context: Any) -> None:
     org_id = org["owner"].org_id
-    results = [job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id, week_start="2026-11-09")
+    results = [service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org_id, week_start="2026-11-09")
                for _ in range(3)]
     assert [r["status"] for r in results] == ["sent", "skipped", "skipped"]
     assert len(smtp_server.received) == 1
 
 
 def test_viewers_included_when_the_org_asks(org: dict[str, Any], smtp_server: Any, smtp_settings: Any,
-                                            job_sessions: Any) -> None:
+                                            job_sessions: Any, job_context: Any) -> None:
     assert org["owner"].patch("/api/v1/org/digest", json={"include_viewers": True}).status_code == 200
-    result = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org["owner"].org_id)
+    result = service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org["owner"].org_id)
     assert result["recipients"] == 2
     assert smtp_server.received[0].rcpt_tos == ["owner@digest-org.example.com", "viewer@digest-org.example.com"]
 
 
 def test_disabled_org_gets_nothing_and_no_row(org: dict[str, Any], smtp_server: Any, smtp_settings: Any,
-                                              job_sessions: Any) -> None:
+                                              job_sessions: Any, job_context: Any) -> None:
     assert org["owner"].patch("/api/v1/org/digest", json={"enabled": False}).status_code == 200
-    result = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org["owner"].org_id)
+    result = service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org["owner"].org_id)
     assert result["reason"] == "disabled by the organisation"
     assert smtp_server.received == [] and _sends(job_sessions, org["owner"].org_id) == []
 
 
 def test_a_refusing_server_is_a_recorded_permanent_failure(
-    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any, job_context: Any
 ) -> None:
     smtp_server.reply = "550 5.7.1 Relaying denied"
     org_id = org["owner"].org_id
-    result = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+    result = service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org_id)
     assert result["status"] == "failed"
     (row,) = _sends(job_sessions, org_id)
     assert (row.status, row.recipients, row.sent_at) == ("failed", 0, None)
     assert row.error == "the server answered 550 5.7.1 Relaying denied"
     # permanent: a second run (a redelivered task) does not try again
     smtp_server.reply = None
-    assert job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)["reason"] == "already failed"
+    assert service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org_id)["reason"] == "already failed"
     assert smtp_server.received == []
 
 
 def test_a_transient_failure_is_retried_then_sent_once(
-    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any, job_context: Any
 ) -> None:
     smtp_server.reply = "451 4.3.0 Try again later"
     org_id = org["owner"].org_id
     with pytest.raises(TransientSendError) as caught:
-        job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+        service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org_id)
     assert isinstance(caught.value, ConnectionError)  # what the Celery task retries with backoff
     (row,) = _sends(job_sessions, org_id)
     assert (row.status, row.attempts) == ("retrying", 1)
     assert row.error == "attempt 1: the server answered 451 4.3.0 Try again later"
 
     smtp_server.reply = None
-    retried = job.run_send_org("unused", smtp_settings, DIGEST_AT + dt.timedelta(minutes=2), org_id=org_id)
+    retried = service.send_week(job_context(smtp_settings), DIGEST_AT + dt.timedelta(minutes=2), org_id=org_id)
     assert retried["status"] == "sent"
     (row,) = _sends(job_sessions, org_id)
     assert (row.status, row.attempts, row.error) == ("sent", 2, None)
@@ -169,20 +169,20 @@ def test_a_transient_failure_is_retried_then_sent_once(
 
 
 def test_the_last_attempt_records_a_failure_instead_of_retrying(
-    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any, job_context: Any
 ) -> None:
     smtp_server.reply = "421 4.7.0 Too busy"
     org_id = org["owner"].org_id
-    for _ in range(job.MAX_ATTEMPTS - 1):
+    for _ in range(service.MAX_ATTEMPTS - 1):
         with pytest.raises(TransientSendError):
-            job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
-    last = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+            service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org_id)
+    last = service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org_id)
     assert last["status"] == "failed"
     (row,) = _sends(job_sessions, org_id)
-    assert (row.status, row.attempts) == ("failed", job.MAX_ATTEMPTS)
+    assert (row.status, row.attempts) == ("failed", service.MAX_ATTEMPTS)
 
 
-def test_unreachable_server_is_transient(org: dict[str, Any], smtp_settings: Any, job_sessions: Any) -> None:
+def test_unreachable_server_is_transient(org: dict[str, Any], smtp_settings: Any, job_sessions: Any, job_context: Any) -> None:
     import socket
 
     with socket.socket() as s:  # a port nothing listens on once this socket is closed
@@ -190,28 +190,28 @@ def test_unreachable_server_is_transient(org: dict[str, Any], smtp_settings: Any
         closed = s.getsockname()[1]
     settings = smtp_settings.model_copy(update={"smtp_port": closed})
     with pytest.raises(TransientSendError, match="connection problem: ConnectionRefusedError"):
-        job.run_send_org("unused", settings, DIGEST_AT, org_id=org["owner"].org_id)
+        service.send_week(job_context(settings), DIGEST_AT, org_id=org["owner"].org_id)
     (row,) = _sends(job_sessions, org["owner"].org_id)
     assert row.status == "retrying"
 
 
 def test_no_recipients_is_recorded_as_skipped(client: Any, smtp_server: Any, smtp_settings: Any,
-                                              job_sessions: Any) -> None:
+                                              job_sessions: Any, job_context: Any) -> None:
     owner = sign_up(client, org="Nobody Verified")
-    result = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=owner.org_id)
+    result = service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=owner.org_id)
     assert result["reason"] == "no recipients"
     (row,) = _sends(job_sessions, owner.org_id)
     assert (row.status, row.error) == ("skipped", "no member with a verified email in the recipient roles")
     assert smtp_server.received == []
 
 
-def test_without_smtp_the_digest_is_skipped_and_logged(org: dict[str, Any], settings: Any, job_sessions: Any) -> None:
+def test_without_smtp_the_digest_is_skipped_and_logged(org: dict[str, Any], settings: Any, job_sessions: Any, job_context: Any) -> None:
     from structlog.testing import capture_logs
 
     assert settings.smtp_host is None
     with capture_logs() as logs:
-        assert job.run_weekly("unused", settings, DIGEST_AT) == {"skipped": "smtp not configured"}
-        assert job.run_send_org("unused", settings, DIGEST_AT, org_id=org["owner"].org_id)["reason"] == (
+        assert service.send_weekly(job_context(settings), DIGEST_AT) == {"skipped": "smtp not configured"}
+        assert service.send_week(job_context(settings), DIGEST_AT, org_id=org["owner"].org_id)["reason"] == (
             "smtp not configured"
         )
     assert [e["event"] for e in logs] == ["digest.skipped", "digest.skipped"]
@@ -219,7 +219,7 @@ def test_without_smtp_the_digest_is_skipped_and_logged(org: dict[str, Any], sett
 
 
 def test_a_claim_left_by_a_dead_worker_is_taken_back_after_30_minutes(
-    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_sessions: Any, job_context: Any
 ) -> None:
     from sqlalchemy import text
 
@@ -229,21 +229,21 @@ def test_a_claim_left_by_a_dead_worker_is_taken_back_after_30_minutes(
                         "VALUES (:id, :org, :week, 'sending', 1, now() - interval '10 minutes')"),
                    {"id": uuid.uuid4(), "org": org_id, "week": WEEK})
         db.commit()
-    fresh = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+    fresh = service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org_id)
     assert fresh["reason"] == "already sending" and smtp_server.received == []
 
     with job_sessions() as db:
         db.execute(text("UPDATE digest_sends SET claimed_at = now() - interval '31 minutes' WHERE org_id = :org"),
                    {"org": org_id})
         db.commit()
-    redelivered = job.run_send_org("unused", smtp_settings, DIGEST_AT, org_id=org_id)
+    redelivered = service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org_id)
     assert redelivered["status"] == "sent" and len(smtp_server.received) == 1
     (row,) = _sends(job_sessions, org_id)
     assert (row.status, row.attempts) == ("sent", 2)
 
 
 def test_with_a_broker_the_weekly_job_queues_one_send_per_org(
-    org: dict[str, Any], smtp_settings: Any, redis_url: str, job_sessions: Any
+    org: dict[str, Any], smtp_settings: Any, redis_url: str, job_sessions: Any, job_context: Any
 ) -> None:
     import base64
     import json
@@ -254,7 +254,7 @@ def test_with_a_broker_the_weekly_job_queues_one_send_per_org(
     client = redis.Redis.from_url(broker)
     client.delete("email")
     settings = smtp_settings.model_copy(update={"redis_url": broker})
-    result = job.run_weekly("unused", settings, DIGEST_AT)
+    result = service.send_weekly(job_context(settings), DIGEST_AT)
     assert result["week_start"] == "2026-11-09" and result["queued"] >= 1
     queued = [json.loads(raw) for raw in client.lrange("email", 0, -1)]
     client.delete("email")

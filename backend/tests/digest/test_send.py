@@ -140,3 +140,28 @@ def test_config_from_settings_defaults_ports_and_hides_the_password() -> None:
         assert "pw-never-shown" not in repr(config)
     explicit = config_from_settings(Settings(HEADROOM_SMTP_HOST="mail.example.com", HEADROOM_SMTP_PORT="2525"))
     assert explicit is not None and explicit.port == 2525
+
+
+def test_a_transient_reply_is_retried_within_the_call(smtp_server: SmtpRecorder) -> None:
+    config = SmtpConfig(host="127.0.0.1", port=smtp_server.port, sender="digest@headroom.example.com", security="none")
+    smtp_server.reply = "451 4.3.0 try again later"
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:  # the server recovers while the sender waits
+        sleeps.append(seconds)
+        smtp_server.reply = None
+
+    send_message(config, _message(), ["ops@example.com"], sleep=sleep)
+    assert len(sleeps) == 1 and 0 <= sleeps[0] <= 1.0
+    assert [r.rcpt_tos for r in smtp_server.received] == [["ops@example.com"]]
+
+
+def test_a_transient_reply_that_stays_is_raised_after_the_attempts(smtp_server: SmtpRecorder) -> None:
+    from headroom.digest.send import SEND_RETRY, TransientSendError
+
+    config = SmtpConfig(host="127.0.0.1", port=smtp_server.port, sender="digest@headroom.example.com", security="none")
+    smtp_server.reply = "451 4.3.0 try again later"
+    sleeps: list[float] = []
+    with pytest.raises(TransientSendError, match="451"):
+        send_message(config, _message(), ["ops@example.com"], sleep=sleeps.append)
+    assert len(sleeps) == SEND_RETRY.attempts - 1 == 2 and smtp_server.received == []

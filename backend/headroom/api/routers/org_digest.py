@@ -4,7 +4,6 @@ a test send to the caller (with a link that verifies their address), and that ve
 from __future__ import annotations
 
 import datetime as dt
-import html
 import uuid
 from typing import Literal
 
@@ -13,12 +12,8 @@ from pydantic import Field
 
 from headroom.api.deps import DB, Caller, Context
 from headroom.api.schemas.common import Input, Output
-from headroom.core.logging import get_logger
 from headroom.digest.build import iso_week_start
-from headroom.digest.send import SendError, compose, config_from_settings, send_message
 from headroom.services import digest as service
-
-log = get_logger("headroom.api.org_digest")
 
 router = APIRouter(prefix="/org/digest", tags=["digest"])
 
@@ -83,14 +78,14 @@ def _read(db: DB, caller: Caller, smtp_configured: bool) -> DigestSettingsRead:
 @router.get("", response_model=DigestSettingsRead)
 def get_digest(caller: Caller, db: DB, ctx: Context) -> DigestSettingsRead:
     """The weekly email's settings, who gets it, and the last sends with their outcome."""
-    return _read(db, caller, config_from_settings(ctx.settings) is not None)
+    return _read(db, caller, service.smtp_configured(ctx.settings))
 
 
 @router.patch("", response_model=DigestSettingsRead)
 def update_digest(body: DigestSettingsUpdate, caller: Caller, db: DB, ctx: Context) -> DigestSettingsRead:
     """Turn the weekly email on or off, or include viewers (admins and owners)."""
     service.update_prefs(db, caller, enabled=body.enabled, include_viewers=body.include_viewers)
-    return _read(db, caller, config_from_settings(ctx.settings) is not None)
+    return _read(db, caller, service.smtp_configured(ctx.settings))
 
 
 @router.get("/preview", response_model=DigestPreview)
@@ -106,29 +101,8 @@ def preview_digest(caller: Caller, db: DB, ctx: Context) -> DigestPreview:
 def send_test(caller: Caller, db: DB, ctx: Context) -> SendTestResult:
     """Send this week's email to you now (admins and owners), with a link that verifies your address."""
     caller.require("admin")
-    user = service.caller_user(db, caller)
-    config = config_from_settings(ctx.settings)
-    if config is None:
-        log.info("digest.test_skipped", reason="smtp not configured (HEADROOM_SMTP_HOST is unset)")
-        return SendTestResult(status="skipped", to=user.email,
-                              detail="No mail server is configured (HEADROOM_SMTP_HOST); nothing was sent.")
-    now = ctx.clock()
-    digest = service.render(db, caller.org_id, now=now, public_url=ctx.settings.public_url)
-    token = service.verification_token(ctx.settings.secret_key, user.id, user.email, now=now)
-    link = f"{ctx.settings.public_url.rstrip('/')}/settings/digest?verify={token}"
-    text = f"{digest.text}\nThis is a test send. Confirm that you read this address to get the weekly email: {link}\n"
-    body_html = digest.html.replace(
-        "</body>",
-        f'<p>This is a test send. <a href="{html.escape(link)}">Confirm that you read this address</a> to get the weekly '
-        "email.</p></body>",
-    )
-    message = compose(config.sender, [user.email], f"Test send: {digest.subject}", text, body_html)
-    try:
-        send_message(config, message, [user.email])
-    except SendError as exc:
-        return SendTestResult(status="failed", to=user.email, detail=str(exc))
-    service.audit_test_send(db, caller)
-    return SendTestResult(status="sent", to=user.email, detail="Sent; follow its link to verify your address.")
+    sent = service.send_test(db, caller, ctx.settings, now=ctx.clock())
+    return SendTestResult(status=sent.status, to=sent.to, detail=sent.detail)
 
 
 @router.post("/verify/{token}", response_model=EmailVerified)

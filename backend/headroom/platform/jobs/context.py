@@ -1,0 +1,50 @@
+"""What a job hands the service it calls: the settings, units of work, the queue, and how to wait.
+
+A job is a few lines (ids in, call the service); the service takes a JobContext instead of opening its own
+sessions or importing the dispatcher, so a test passes one whose units of work run inside its transaction and
+whose queue records what was queued (dependencies injected, nothing patched)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from headroom.core.db import session_scope
+from headroom.core.settings import Settings
+from headroom.jobs import dispatch
+
+
+@dataclass(frozen=True)
+class JobContext:
+    settings: Settings
+    # The database URL queued jobs connect to, and session-level advisory locks that must outlive a unit of work.
+    database_url: str
+    # One unit of work: a session committed when the block ends without an error, rolled back otherwise.
+    units: Callable[[], AbstractContextManager[Session]]
+    # Queue job `name` with primitive params (headroom.jobs.dispatch.enqueue); returns the task id.
+    queue: Callable[..., str]
+    # Waits between retries of an outbound call (headroom.platform.retry); tests pass one that returns at once.
+    sleep: Callable[[float], None] = time.sleep
+
+    def unit(self) -> AbstractContextManager[Session]:
+        """Open one unit of work."""
+        return self.units()
+
+    def enqueue(self, name: str, **params: Any) -> str:
+        """Queue job `name` with primitive params."""
+        return self.queue(name, **params)
+
+
+def job_context(database_url: str, settings: Settings) -> JobContext:
+    """The context of a job run by Celery or the in-process runtime: real sessions, the real queue."""
+
+    def queue(name: str, **params: Any) -> str:
+        return dispatch.enqueue(name, settings, database_url, **params)
+
+    return JobContext(settings=settings, database_url=database_url, units=lambda: session_scope(database_url),
+                      queue=queue)
