@@ -1,8 +1,9 @@
 """The prometheus.ingest / prometheus.backfill jobs against the real Prometheus of conftest.py.
 
-The jobs open their own sessions (session_scope); here they get the test's session instead, so everything stays
-inside the test's rolled-back transaction, and `enqueue` is recorded rather than sent. (The backfill's liveness
-lock is a session advisory lock on a connection of its own: it gets the real database URL.)
+The jobs call services.prometheus_ops with a JobContext; here the context's units of work are the test's session,
+so everything stays inside the test's rolled-back transaction, and its queue records what was queued rather than
+sending it. (The backfill's liveness lock is a session advisory lock on a connection of its own: it gets the real
+database URL.)
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from conftest import PromEnv
 from helpers import sign_up
 from sqlalchemy import func, select
 
-from headroom.jobs import ingest_prometheus as job
 from headroom.jobs.registry import job as find_job
+from headroom.platform.jobs.context import JobContext
+from headroom.services import prometheus_ops as service
 from headroom.store.models import MetricSeries, PrometheusSource, TikvConfig
 from headroom.store.models_prometheus import PrometheusBackfill
 from headroom.store.watermarks import get_watermarks
@@ -32,7 +33,7 @@ def test_jobs_are_registered() -> None:
 
 
 def test_ingest_queues_a_backfill_then_pulls_incrementally(
-    prom_env: PromEnv, client: Any, db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch, database_url: str
+    prom_env: PromEnv, client: Any, db: Any, settings: Any, database_url: str
 ) -> None:
     settings = settings.model_copy(update={"redis_url": None})  # no broker: the job runs the sources in turn
     owner = sign_up(client)
@@ -49,37 +50,40 @@ def test_ingest_queues_a_backfill_then_pulls_incrementally(
     ).json()
 
     @contextlib.contextmanager
-    def test_session(url: str) -> Iterator[Any]:
+    def test_session() -> Iterator[Any]:
         yield db
         db.flush()
 
     queued: list[tuple[str, dict[str, Any]]] = []
-    monkeypatch.setattr(job, "session_scope", test_session)
-    monkeypatch.setattr("headroom.jobs.dispatch.enqueue", lambda name, s, url, **p: queued.append((name, p)))
+
+    def record(name: str, **params: Any) -> str:
+        queued.append((name, params))
+        return f"recorded:{name}"
+
+    def context(settings: Any, url: str = "unused") -> JobContext:
+        return JobContext(settings=settings, database_url=url, units=test_session, queue=record)
 
     start = prom_env.end - dt.timedelta(minutes=9)  # minute 50: also polls the status ports
-    first = job.ingest_prometheus("unused", settings, start)
+    first = service.ingest_sources(context(settings), start)
     assert first["backfills_queued"] >= 1
     assert ("prometheus.backfill", {"source_id": made["id"]}) in queued
     row = db.scalar(select(PrometheusBackfill).where(PrometheusBackfill.source_id == made["id"]))
     assert row is not None and row.status == "queued"
 
-    done = job.backfill_prometheus(database_url, settings, start, source_id=made["id"])
+    done = service.backfill(context(settings, database_url), start, source_id=made["id"])
     assert done["status"] == "done" and done["points"] > 0
-    assert job.backfill_prometheus(database_url, settings, start) == {"skipped": "no source_id"}
+    assert service.backfill(context(settings, database_url), start) == {"skipped": "no source_id"}
     configs = db.scalar(select(func.count()).select_from(TikvConfig).where(TikvConfig.org_id == owner.org_id))
     assert configs == 3
 
     later_at = prom_env.end
-    later = job.ingest_prometheus("unused", settings, later_at, source_id=made["id"])
+    later = service.ingest_sources(context(settings), later_at, source_id=made["id"])
     assert later["failed"] == 0 and later["points"] > 0
     source = db.get(PrometheusSource, made["id"])
     assert source.status == "ok" and source.last_success_at == prom_env.end
     # with a broker the scheduled run only fans out, one task per source
     queued.clear()
-    fanned = job.ingest_prometheus(
-        "unused", settings.model_copy(update={"redis_url": "redis://broker"}), later_at
-    )
+    fanned = service.ingest_sources(context(settings.model_copy(update={"redis_url": "redis://broker"})), later_at)
     assert fanned["fanned_out"] is True and ("prometheus.ingest", {"source_id": made["id"]}) in queued
 
     ids = list(db.scalars(select(MetricSeries.id).where(MetricSeries.org_id == owner.org_id)))
