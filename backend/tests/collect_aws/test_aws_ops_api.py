@@ -6,7 +6,6 @@ import datetime as dt
 from typing import Any
 
 import boto3
-import pytest
 from botocore.stub import Stubber
 from helpers import sign_up
 
@@ -79,15 +78,13 @@ def test_denied_calls_map_to_the_missing_iam_action() -> None:
     assert all(checks[a].ok for a in ("ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "cloudwatch:GetMetricData"))
 
 
-def test_api_reports_missing_permissions_and_marks_the_source(client: Any, region: str,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_reports_missing_permissions_and_marks_the_source(client: Any, region: str, app_ctx: Any) -> None:
     owner = sign_up(client)
     conn = _connect(owner, region)
-    import headroom.api.routers.sources_aws_ops as router
 
     for _ in range(3):  # FAILING_AFTER consecutive failures flip the status
         clients, _ = _stubbed({"get_metric_data": "AccessDenied"})
-        monkeypatch.setattr(router, "clients_for", lambda *_a, _c=clients, **_k: _c)
+        app_ctx.aws_clients = lambda *_a, _c=clients, **_k: _c  # the API's client factory, injected
         body = owner.post(f"/api/v1/sources/aws/{conn['id']}/test").json()
         assert body["ok"] is False and body["missing"] == ["cloudwatch:GetMetricData"]
     health = owner.get(f"/api/v1/sources/aws/{conn['id']}").json()["health"]

@@ -15,7 +15,6 @@ from headroom.api.schemas.aws_ops import (
     CollectionSweepRead,
 )
 from headroom.api.schemas.common import ErrorResponse
-from headroom.collect.aws_session import AwsClients, clients_for
 from headroom.core.logging import get_logger
 from headroom.jobs.dispatch import BACKFILL_NOT_QUEUED
 from headroom.services import aws_ops as service
@@ -30,10 +29,7 @@ def test_aws(connection_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> 
     whether it is allowed; record the outcome on the connection's health. Shares the organisation's limit of
     4 outbound checks at once (429 beyond)."""
 
-    def make_clients(connection: service.ConnectionCredentials, region: str) -> AwsClients:
-        return clients_for(connection, region, ctx.secret_box, endpoint_url=ctx.settings.aws_endpoint_url,
-                           max_attempts=3)
-
+    make_clients = service.probe_clients(ctx.aws_clients, ctx.secret_box, ctx.settings.aws_endpoint_url)
     now = ctx.clock()
     connection = service.prepare_test(db, caller, connection_id)
     release_connection(db)  # no pool connection is held while AWS (or a proxy in the way) answers
