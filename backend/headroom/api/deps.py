@@ -13,15 +13,15 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session, sessionmaker
 
-from headroom.collect.aws_session import clients_for
-from headroom.core.errors import CsrfFailed, NotAuthenticated, RateLimited, ServiceUnavailable
-from headroom.core.outbound import OrgSlots, TooManyOutbound
-from headroom.core.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
-from headroom.core.settings import Settings
-from headroom.services.accounts import Principal, principal_from_api_token, principal_from_session
-from headroom.services.aws_ops import ClientsFactory
-from headroom.services.mail import Mailer, OutboxMailer
-from headroom.services.ratelimit import RateLimiter
+from headroom.accounts.service import Principal, principal_from_api_token, principal_from_session
+from headroom.platform.errors import CsrfFailed, NotAuthenticated, RateLimited, ServiceUnavailable
+from headroom.platform.mail import Mailer, OutboxMailer
+from headroom.platform.outbound import OrgSlots, TooManyOutbound
+from headroom.platform.ratelimit import RateLimiter
+from headroom.platform.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
+from headroom.platform.settings import Settings
+from headroom.sources.aws.service import ClientsFactory
+from headroom.sources.aws.session import clients_for
 
 SESSION_COOKIE = "headroom_session"
 CSRF_COOKIE = "headroom_csrf"
@@ -47,7 +47,7 @@ class AppContext:
     outbound_slots: OrgSlots = field(default_factory=OrgSlots)
     # Account email (sign-up links); build_context picks SMTP or the log/outbox from the settings.
     mailer: Mailer = field(default_factory=lambda: OutboxMailer(None))
-    # Builds boto3 clients for an AWS connection (headroom.collect.aws_session.clients_for); tests pass their own.
+    # Builds boto3 clients for an AWS connection (headroom.sources.aws.session.clients_for); tests pass their own.
     aws_clients: ClientsFactory = field(default=clients_for)
 
     def job_database_url(self) -> str:

@@ -21,9 +21,9 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid, parseaddr
 from typing import Literal
 
-from headroom.core.logging import get_logger
-from headroom.core.settings import Settings
+from headroom.platform.logging import get_logger
 from headroom.platform.retry import RetryPolicy, call_with_retries
+from headroom.platform.settings import Settings
 
 log = get_logger("headroom.digest.send")
 

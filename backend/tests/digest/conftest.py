@@ -72,7 +72,7 @@ def smtp_server() -> Iterator[SmtpRecorder]:
 @pytest.fixture()
 def smtp_settings(smtp_server: SmtpRecorder) -> Any:
     """Settings pointing at the test SMTP server; no REDIS_URL, so the weekly job sends in this process."""
-    from headroom.core.settings import Settings
+    from headroom.platform.settings import Settings
 
     return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
                     HEADROOM_SMTP_HOST="127.0.0.1", HEADROOM_SMTP_PORT=smtp_server.port,
@@ -90,7 +90,7 @@ def job_sessions(sessions: Any) -> Any:
 def job_context(job_sessions: Any) -> Any:
     """Build the JobContext the digest services take: units of work inside the test's transaction (each commit a
     savepoint), the real queue, and retry waits that return at once."""
-    from headroom.jobs import dispatch
+    from headroom.platform.jobs import dispatch
     from headroom.platform.jobs.context import JobContext
 
     @contextlib.contextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from headroom.jobs.registry import Schedule, all_jobs
+from headroom.platform.jobs.registry import Schedule, all_jobs
 
 MONDAY_0800 = dt.datetime(2026, 11, 9, 8, 0, tzinfo=dt.UTC)
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from headroom.core.db import session_scope
-from headroom.core.settings import Settings
-from headroom.jobs import dispatch
+from headroom.platform.db import session_scope
+from headroom.platform.settings import Settings
+from headroom.platform.jobs import dispatch
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class JobContext:
     database_url: str
     # One unit of work: a session committed when the block ends without an error, rolled back otherwise.
     units: Callable[[], AbstractContextManager[Session]]
-    # Queue job `name` with primitive params (headroom.jobs.dispatch.enqueue); returns the task id.
+    # Queue job `name` with primitive params (headroom.platform.jobs.dispatch.enqueue); returns the task id.
     queue: Callable[..., str]
     # Waits between retries of an outbound call (headroom.platform.retry); tests pass one that returns at once.
     sleep: Callable[[float], None] = time.sleep
