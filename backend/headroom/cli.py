@@ -9,6 +9,8 @@ from __future__ import annotations
 import typer
 
 from headroom.commands import advise, burst, catalog, db, patch, server, simulate, snapshot
+from headroom.domain.catalog.instance_types import use_override_file
+from headroom.platform.settings import Settings
 
 app = typer.Typer(
     name="headroom",
@@ -17,6 +19,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+@app.callback()
+def _configure() -> None:
+    """Hand the pure core its configuration from the settings (the instance catalog's override file)."""
+    use_override_file(Settings().instance_catalog)
 
 
 COMMAND_MODULES = (advise, burst, catalog, db, patch, server, simulate, snapshot)

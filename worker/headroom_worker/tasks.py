@@ -12,6 +12,7 @@ import sqlalchemy.exc
 from celery import Task
 from headroom.platform.jobs.registry import Job, all_jobs
 from headroom.platform.settings import get_settings
+from headroom.domain.catalog.instance_types import use_override_file
 
 from headroom_worker.celery_app import app
 
@@ -30,6 +31,7 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 def _make_task(job: Job) -> Task:
     def run(self: Task, now_iso: str | None = None, **params: Any) -> dict[str, Any]:
         settings = get_settings()
+        use_override_file(settings.instance_catalog)  # the catalog's configuration comes from the settings
         if not settings.database_url:
             raise RuntimeError("DATABASE_URL is required for Celery workers")
         now = dt.datetime.fromisoformat(now_iso) if now_iso else dt.datetime.now(dt.UTC)

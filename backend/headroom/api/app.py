@@ -11,6 +11,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from sqlalchemy import text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from headroom.domain.catalog.instance_types import use_override_file
 from headroom.accounts import auth_router, org_router
 from headroom.api.deps import AppContext
 from headroom.api.inputs import BodySizeLimit, refuse_nul_characters
@@ -126,6 +127,7 @@ ROUTER_MODULES = (
 
 def build_context(settings: Settings, database_url: str) -> AppContext:
     """Wire the app's dependencies from settings: DB sessions, the rate limiter, the secret box, probes."""
+    use_override_file(settings.instance_catalog)
     sessions = session_factory(database_url)
     limiter = RedisRateLimiter(settings.redis_url) if settings.redis_url else MemoryRateLimiter()
     ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=limiter, secret_box=SecretBox(settings.secret_key),

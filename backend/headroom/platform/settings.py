@@ -27,6 +27,8 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(default=None, alias="REDIS_URL")
     secret_key: str = Field(default=DEV_SECRET_KEY, alias="HEADROOM_SECRET_KEY")
     data_dir: Path = Field(default=Path(".headroom"), alias="HEADROOM_DATA_DIR")
+    # Extra EC2 instance types (`headroom catalog refresh-instances`); applied with catalog.use_override_file.
+    instance_catalog: str | None = Field(default=None, alias="HEADROOM_INSTANCE_CATALOG")
     host: str = Field(default="127.0.0.1", alias="HEADROOM_HOST")
     port: int = Field(default=8000, alias="HEADROOM_PORT")
     public_url: str = Field(default="http://127.0.0.1:8000", alias="HEADROOM_PUBLIC_URL")

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from headroom.cli import app
-from headroom.domain.catalog.instance_types import OVERRIDE_ENV
+from headroom.domain.catalog.instance_types import OVERRIDE_ENV, use_override_file
 from typer.testing import CliRunner
 
 runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _no_catalog_override_left() -> Iterator[None]:
+    """The catalog's override file is process configuration: every test leaves it unset."""
+    yield
+    use_override_file(None)
 
 
 def run_json(*args: str) -> dict:  # type: ignore[type-arg]

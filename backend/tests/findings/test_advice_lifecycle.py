@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from advice_support import DemoCluster, make_org
 from headroom.accounts.service import Principal
-from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import (
     EntityRef,
     Evidence,

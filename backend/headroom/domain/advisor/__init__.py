@@ -1,7 +1,8 @@
 """The advisor (pure): a cluster snapshot in, findings out. See engine.py, finding.py, context.py."""
 
 from headroom.domain.advisor.context import Context
-from headroom.domain.advisor.engine import Rule, advise, discover_rules, resolve_conflicts, rule_catalog
+from headroom.domain.advisor.engine import advise, discover_rules, resolve_conflicts, rule_catalog
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import (
     EntityRef,
     Evidence,

@@ -4,7 +4,7 @@ API (stable):
     Rule(id, description, evaluate, family="", tikv_keys=(), aws_actions=(), supersedes=(), sources=())
         evaluate: Callable[[Context], list[Finding]]  (pure; may return [])
         supersedes: rule ids whose findings on the same entity this rule's findings replace
-    discover_rules() -> tuple[Rule, ...]          every `RULES` of every module in headroom.domain.advisor.rules
+    discover_rules() -> tuple[Rule, ...]          every `RULES` of the modules headroom.domain.advisor.rules lists
     rule_catalog() -> list[dict]                  id, description, family, tikv_keys, aws_actions, sources
     advise(snapshot, *, now=None, rules=None) -> list[Finding]
         now: the evaluation time (default: the end of the snapshot window); rules: ids or Rule objects to run
@@ -14,8 +14,9 @@ API (stable):
     resolve_conflicts(findings) -> list[Finding]  dedup, supersede, and one value per (target, key, entity)
     sort_findings(findings) -> list[Finding]      critical first, then rule id, entity, dedup key
 
-Rule discovery: each module in `headroom.domain.advisor.rules` exposes `RULES: Sequence[Rule]`. Rule ids are unique
-across modules (a duplicate raises at discovery).
+Rules: `headroom.domain.advisor.rules.RULE_MODULES` lists the rule modules (an explicit list, imported at the top:
+the rules import `Rule` from `advisor.rule`, never this engine, so there is no cycle to hide); each exposes
+`RULES: Sequence[Rule]`. Rule ids are unique across modules (a duplicate raises at discovery).
 
 Conflict resolution (in this order):
 1. Same dedup key twice: keep the more severe, then more confident, finding.
@@ -31,59 +32,24 @@ Conflict resolution (in this order):
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from headroom.domain.advisor.context import Context
+from headroom.domain.advisor import rules as rule_modules
 from headroom.domain.advisor.finding import SEVERITY_RANK, Finding, ProposedChange
+from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf.errors import TikvConfError
 from headroom.domain.tikvconf.units import parse_size
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One advisor rule: a stable id, what it proposes, and a pure evaluate(ctx) -> findings."""
-
-    id: str
-    description: str
-    evaluate: Callable[[Context], list[Finding]]
-    family: str = ""
-    tikv_keys: tuple[str, ...] = ()
-    aws_actions: tuple[str, ...] = ()
-    supersedes: tuple[str, ...] = ()
-    sources: tuple[str, ...] = field(default=())
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON shape `headroom rules --json` prints."""
-        return {
-            "id": self.id,
-            "family": self.family,
-            "description": self.description,
-            "tikv_keys": list(self.tikv_keys),
-            "aws_actions": list(self.aws_actions),
-            "supersedes": list(self.supersedes),
-            "sources": list(self.sources),
-        }
-
-
-class RuleDiscoveryError(RuntimeError):
-    """Two rules share an id, or a rules module exposes something that is not a Rule."""
-
-
 def discover_rules() -> tuple[Rule, ...]:
-    """Return every rule exposed as `RULES` by the modules of headroom.domain.advisor.rules, ordered by id."""
-    import headroom.domain.advisor.rules as rules_pkg
-
+    """Return every rule exposed as `RULES` by the modules headroom.domain.advisor.rules lists, ordered by id."""
     found: dict[str, Rule] = {}
-    for info in sorted(pkgutil.iter_modules(rules_pkg.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{rules_pkg.__name__}.{info.name}")
+    for module in rule_modules.RULE_MODULES:
         for rule in getattr(module, "RULES", ()):
             if not isinstance(rule, Rule):
                 raise RuleDiscoveryError(f"{module.__name__}.RULES holds {rule!r}, not a Rule")

@@ -11,7 +11,6 @@ AWS quotes it) and, for comparing with volumes, MiB/s. IOPS are AWS's 16 KiB-I/O
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -196,9 +195,19 @@ def _load(override_path: str | None, _mtime_ns: int | None) -> InstanceCatalog:
     return build_catalog(_read_json(BUILTIN_PATH), override)
 
 
+_override_file: str | None = None
+
+
+def use_override_file(path: str | None) -> None:
+    """Set the override file later lookups read (the shell passes Settings.instance_catalog at start-up; the
+    catalog reads no environment itself)."""
+    global _override_file
+    _override_file = path or None
+
+
 def load_catalog(override_path: str | None = None) -> InstanceCatalog:
-    """Load the built-in catalog plus the override file (default: $HEADROOM_INSTANCE_CATALOG)."""
-    path = override_path if override_path is not None else os.environ.get(OVERRIDE_ENV) or None
+    """Load the built-in catalog plus the override file (default: the one `use_override_file` set)."""
+    path = override_path if override_path is not None else _override_file
     mtime = None
     if path:
         try:

@@ -19,7 +19,8 @@ from headroom.domain.advisor.context import (
     share_at_or_above,
     trend_per_hour,
 )
-from headroom.domain.advisor.engine import Rule, run_rules
+from headroom.domain.advisor.engine import run_rules
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import pressure, round_up
 
 NAN = math.nan

@@ -8,7 +8,8 @@ import pytest
 from advisor_fixtures import SCENARIOS, START, scenario_snapshot
 from headroom.domain.advisor import Finding, advise
 from headroom.domain.advisor.context import Context
-from headroom.domain.advisor.engine import Rule, discover_rules
+from headroom.domain.advisor.engine import discover_rules
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import ProposedChange
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.simulate import simulate

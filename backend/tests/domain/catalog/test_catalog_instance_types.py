@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import json
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from headroom.domain.catalog import (
     list_instance_types,
 )
 from headroom.domain.catalog.instance_types import (
-    OVERRIDE_ENV,
+    use_override_file,
     build_catalog,
     entries_from_describe_instance_types,
     load_catalog,
@@ -47,6 +49,13 @@ SECTION_2_2 = {
     "m7g.4xlarge": (5000, 10000, 625, 1250, 20000, 40000, True),  # "* for up to 4xlarge"
     "m7g.8xlarge": (10000, 10000, 1250, 1250, 40000, 40000, False),
 }
+
+@pytest.fixture(autouse=True)
+def _no_catalog_override_left() -> Iterator[None]:
+    """The catalog's override file is process configuration: every test leaves it unset."""
+    yield
+    use_override_file(None)
+
 
 
 @pytest.mark.parametrize(("name", "row"), sorted(SECTION_2_2.items()))
@@ -192,7 +201,7 @@ def _override_doc() -> dict[str, object]:
 def test_override_file_from_env_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "override.json"
     path.write_text(json.dumps(_override_doc()))
-    monkeypatch.setenv(OVERRIDE_ENV, str(path))
+    use_override_file(str(path))  # what the shell does with Settings.instance_catalog
     m = instance_limits("m5.2xlarge")
     assert (m.baseline_iops, m.max_iops, m.max_throughput_mbps) == (15000, 30000, 1000.0)
     assert m.source.startswith("override")
@@ -200,7 +209,7 @@ def test_override_file_from_env_wins(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert instance_limits("x9.large").bursts is False
     # the built-in data stays the fallback for everything else
     assert instance_limits("m5.large").baseline_iops == 3600
-    monkeypatch.delenv(OVERRIDE_ENV)
+    use_override_file(None)
     assert instance_limits("m5.2xlarge").max_iops == 18750
     with pytest.raises(UnknownInstanceType):
         instance_limits("x9.large")

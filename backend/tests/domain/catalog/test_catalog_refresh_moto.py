@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,10 +11,17 @@ from pathlib import Path
 import boto3
 import pytest
 from botocore.stub import Stubber
-from headroom.domain.catalog.instance_types import OVERRIDE_ENV, instance_limits, load_catalog
+from headroom.domain.catalog.instance_types import instance_limits, load_catalog, use_override_file
 from headroom.sources.aws.instance_catalog import fetch_instance_type_pages, refresh_instance_catalog
 
 TYPES = ["m5.2xlarge", "m6i.4xlarge", "r5b.large", "i3.large", "m7g.large"]
+
+@pytest.fixture(autouse=True)
+def _no_catalog_override_left() -> Iterator[None]:
+    """The catalog's override file is process configuration: every test leaves it unset."""
+    yield
+    use_override_file(None)
+
 
 
 def test_fetch_pages_reads_every_type(aws_endpoint_url: str) -> None:
@@ -62,7 +71,7 @@ def test_refresh_writes_override_matching_builtin(
     assert sorted(e["name"] for e in doc["instance_types"]) == sorted(TYPES)
 
     builtin = {name: load_catalog("").get(name) for name in TYPES}
-    monkeypatch.setenv(OVERRIDE_ENV, str(out))
+    use_override_file(str(out))  # what the shell does with Settings.instance_catalog
     for name in TYPES:
         refreshed = instance_limits(name)
         assert refreshed.source.startswith("override")

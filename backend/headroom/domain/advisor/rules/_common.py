@@ -191,3 +191,31 @@ def window_evidence(ctx: Context, **fields: Any) -> Evidence:
     return Evidence(
         window_start=ctx.window.start, window_end=ctx.window.end, step_seconds=ctx.step_seconds, **fields
     )
+
+
+# --- instance EBS series (shared by the instance-ebs and cost rules) ---------------------------------------
+
+
+def instance_io_series(ctx: Context, iid: str) -> tuple[Array, Array] | None:
+    """Return (counted IOPS, MiB/s) of the instance: AWS/EC2 sums, else the sum of its volumes."""
+    view = ctx.instance_io(iid)
+    if view is not None:
+        return view.counted_iops, view.mibps
+    views = [ctx.volume_io(v.id) for v in ctx.volumes_on_instance(iid)]
+    known = [v for v in views if v is not None]
+    if not known:
+        return None
+    return (
+        np.sum([v.counted_iops for v in known], axis=0),
+        np.sum([v.mibps for v in known], axis=0),
+    )
+
+
+def instance_ceiling(ctx: Context, iid: str, base: float, maximum: float, metric: str, n: int) -> Array:
+    """Return an instance's EBS ceiling per point: `maximum` while its balance `metric` has credits, else `base`."""
+    bal = ctx.series("instance", iid, metric)
+    if maximum <= base:
+        return np.full(n, base)
+    if bal is None or len(bal) != n:
+        return np.full(n, maximum)  # no balance series: assume credits (no false alarm)
+    return np.where(np.nan_to_num(bal, nan=100.0) > 0.0, maximum, base).astype(np.float64)

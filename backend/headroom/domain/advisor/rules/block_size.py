@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 
 from headroom.domain.advisor.context import Array, Context, p95
-from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import Finding, Impact, Measure, ReferenceLine, SeriesRef, make_dedup_key
 from headroom.domain.advisor.rules._common import (
     AT_CEILING_FRACTION,

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from headroom.domain.advisor.context import Array, Context, mean, p95, percentile
-from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import (
     Finding,
     Impact,

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from headroom.domain.advisor.context import Context
-from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import (
     Finding,
     Impact,
@@ -38,9 +38,15 @@ from headroom.domain.advisor.finding import (
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import VolumeLimits, volume_limits
 
-from ._common import AT_CEILING_FRACTION, TARGET_UTILISATION, pressure, round_up
+from ._common import (
+    AT_CEILING_FRACTION,
+    TARGET_UTILISATION,
+    instance_ceiling,
+    instance_io_series,
+    pressure,
+    round_up,
+)
 from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, volume_changes
-from .instance_ebs import _ceiling, _instance_series
 
 GP2_RULE = "gp2-to-gp3"
 OVER_RULE = "volume-overprovisioned"
@@ -86,15 +92,15 @@ def _instance_pinned(ctx: Context, iid: str | None) -> bool:
     if iid is None:
         return False
     inst = ctx.instance_limits(iid)
-    rates = _instance_series(ctx, iid)
+    rates = instance_io_series(ctx, iid)
     if inst is None or rates is None:
         return False
     iops, mibps = rates
     n = len(mibps)
-    byte_ceiling = _ceiling(
+    byte_ceiling = instance_ceiling(
         ctx, iid, inst.baseline_throughput_mibps, inst.max_throughput_mibps, "ec2.ebs_byte_balance", n
     )
-    io_ceiling = _ceiling(ctx, iid, inst.baseline_iops, inst.max_iops, "ec2.ebs_io_balance", n)
+    io_ceiling = instance_ceiling(ctx, iid, inst.baseline_iops, inst.max_iops, "ec2.ebs_io_balance", n)
     return (
         pressure(mibps, byte_ceiling, ctx.step_seconds).sustained
         or pressure(iops, io_ceiling, ctx.step_seconds).sustained

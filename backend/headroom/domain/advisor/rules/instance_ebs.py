@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from headroom.domain.advisor.context import Array, Context
-from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import (
     Finding,
     Impact,
@@ -41,6 +41,8 @@ from ._common import (
     TARGET_UTILISATION,
     demand_estimate,
     forecast_lines,
+    instance_ceiling,
+    instance_io_series,
     pct,
     pressure,
 )
@@ -57,30 +59,6 @@ LOW_BALANCE_PCT = 10.0
 # the burst-depletion story; more than that, the instance is simply too small (seed 000's m5.2xlarge).
 # Headroom choice.
 BURST_STORY_SHARE = 0.25
-
-
-def _instance_series(ctx: Context, iid: str) -> tuple[Array, Array] | None:
-    """Return (counted IOPS, MiB/s) of the instance: AWS/EC2 sums, else the sum of its volumes."""
-    view = ctx.instance_io(iid)
-    if view is not None:
-        return view.counted_iops, view.mibps
-    views = [ctx.volume_io(v.id) for v in ctx.volumes_on_instance(iid)]
-    known = [v for v in views if v is not None]
-    if not known:
-        return None
-    return (
-        np.sum([v.counted_iops for v in known], axis=0),
-        np.sum([v.mibps for v in known], axis=0),
-    )
-
-
-def _ceiling(ctx: Context, iid: str, base: float, maximum: float, metric: str, n: int) -> Array:
-    bal = ctx.series("instance", iid, metric)
-    if maximum <= base:
-        return np.full(n, base)
-    if bal is None or len(bal) != n:
-        return np.full(n, maximum)  # no balance series: assume credits (no false alarm)
-    return np.where(np.nan_to_num(bal, nan=100.0) > 0.0, maximum, base).astype(np.float64)
 
 
 def _cap_at_volumes(ctx: Context, iid: str, need_iops: float, need_mibps: float) -> tuple[float, float]:
@@ -189,7 +167,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
     out: list[Finding] = []
     for instance in ctx.instances:
         inst = ctx.instance_limits(instance.id)
-        rates = _instance_series(ctx, instance.id)
+        rates = instance_io_series(ctx, instance.id)
         if inst is None or rates is None:
             continue
         iops, mibps = rates
@@ -198,7 +176,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             (
                 "throughput",
                 mibps,
-                _ceiling(
+                instance_ceiling(
                     ctx,
                     instance.id,
                     inst.baseline_throughput_mibps,
@@ -211,7 +189,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             (
                 "iops",
                 iops,
-                _ceiling(ctx, instance.id, inst.baseline_iops, inst.max_iops, "ec2.ebs_io_balance", n),
+                instance_ceiling(ctx, instance.id, inst.baseline_iops, inst.max_iops, "ec2.ebs_io_balance", n),
                 "IOPS",
             ),
         ]
@@ -368,7 +346,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
     out: list[Finding] = []
     for instance in ctx.instances:
         inst = ctx.instance_limits(instance.id)
-        rates = _instance_series(ctx, instance.id)
+        rates = instance_io_series(ctx, instance.id)
         if inst is None or rates is None or not inst.bursts:
             continue
         iops, mibps = rates

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from headroom.domain.advisor.context import Array, Context, p95, percentile
-from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import (
     Finding,
     Impact,

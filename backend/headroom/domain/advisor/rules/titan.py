@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from headroom.domain.advisor.context import Context, p95
-from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import (
     Finding,
     Impact,

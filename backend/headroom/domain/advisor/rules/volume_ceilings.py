@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from headroom.domain.advisor.context import Context
-from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import Finding, Measure, ReferenceLine, SeriesRef, make_dedup_key
 from headroom.domain.advisor.rules._common import window_evidence
 
