@@ -41,7 +41,6 @@ see headroom.domain.snapshot.views): `derived.counted_iops`, `derived.mibps`, `d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -444,13 +443,3 @@ def minutes(points: int, step_seconds: int) -> float:
 def nan_to_none(x: float) -> float | None:
     """Return None for NaN (JSON has no NaN), else the float."""
     return None if np.isnan(x) else float(x)
-
-
-def fmt_num(x: float, digits: int = 0) -> str:
-    """Format a number with thousands separators ("3,000", "566.4")."""
-    return f"{x:,.{digits}f}"
-
-
-def as_sequence(x: Sequence[float]) -> Array:
-    """Return a float array from a sequence."""
-    return np.asarray(x, dtype=np.float64)

@@ -186,7 +186,7 @@ def _trajectory(
         before = b
         b, _served = bucket.step(b, d, dt)
         if empty_at is None and b <= 0.0:
-            # exact time inside the step: the drain is constant over it (headroom.domain.physics.burst.step)
+            # exact time inside the step: the drain is constant over it (headroom.domain.physics.burst.CreditBucket.step)
             drain = min(d, bucket.burst_rate) - bucket.baseline_rate
             empty_at = k * dt + (before / drain if drain > 0 else dt)
             if stop_when_empty:

@@ -353,9 +353,3 @@ def apply_rollback(text: str, rollback: Rollback, source: str = "tikv.toml") -> 
         if step.created_table is not None:
             _delete(document, step.created_table)
     return tomlkit.dumps(document)
-
-
-def apply_patch_twice_is_once(text: str, changes: Sequence[Change]) -> bool:
-    """Say whether applying the changes twice gives the same text as once (the patcher's idempotence)."""
-    once = apply_changes(text, changes).text
-    return apply_changes(once, changes).text == once

@@ -17,7 +17,6 @@ merges slots, so late points fill in and re-read ones change nothing.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -67,10 +66,6 @@ TYPE_LIMITS_TTL = dt.timedelta(days=7)
 
 def floor_minute(ts: dt.datetime) -> dt.datetime:
     return ts.astimezone(dt.UTC).replace(second=0, microsecond=0)
-
-
-def region_of(availability_zone: str | None) -> str | None:
-    return availability_zone[:-1] if availability_zone else None
 
 
 # --- inventory -------------------------------------------------------------------------------------------
@@ -601,11 +596,3 @@ def run_backfill(
         log.info("aws.backfill_region_done", source=str(connection.id), region=region, steps=len(region_steps),
                  calls=counters.api_calls, points=written_total)
     return outcome
-
-
-def json_safe(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
-
-
-def mark_backfill(db: Session, row_id: uuid.UUID, **fields: Any) -> None:
-    db.execute(update(AwsBackfill).where(AwsBackfill.id == row_id).values(**fields))

@@ -26,7 +26,6 @@ from headroom.domain.advisor.context import (
     longest_run,
     mask_at_or_above,
     minutes,
-    nan_to_none,
     peak,
     percentile,
     ratio,
@@ -174,11 +173,6 @@ def round_up(x: float, step: float) -> float:
 def pct(x: float) -> str:
     """Format a fraction as a percentage ("93%")."""
     return f"{100.0 * x:.0f}%"
-
-
-def opt(x: float) -> float | None:
-    """Return None for NaN (JSON-safe)."""
-    return nan_to_none(x)
 
 
 def each_node(ctx: Context, finding_for: Callable[[Context, Node], Finding | None]) -> list[Finding]:

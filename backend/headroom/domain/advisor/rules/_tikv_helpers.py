@@ -25,7 +25,7 @@ from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, window_ev
 from headroom.domain.snapshot.schema import Node, Volume
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.online import can_change_online
-from headroom.domain.tikvconf.units import format_size, parse_size
+from headroom.domain.tikvconf.units import format_size
 
 KIB = 1024
 MIB = 1024**2
@@ -78,14 +78,6 @@ def mib_floor(n_bytes: float) -> int:
     return max(1, math.floor(n_bytes / MIB)) * MIB
 
 
-def same_size(a: Any, b: Any) -> bool:
-    """Say whether two size values ("32KB", "32KiB", 32768) are the same number of bytes."""
-    try:
-        return parse_size(a) == parse_size(b)
-    except Exception:  # noqa: BLE001 - anything unparsable is simply "not the same"
-        return False
-
-
 def tikv_change(ctx: Context, node: Node, key: str, proposed: Any, reason: str) -> ProposedChange:
     """Return a tikv.toml change for one node: current from its config / version default, online from tikvconf."""
     require_valid_key(key)  # a rule must never emit a key TiKV does not have
@@ -126,13 +118,6 @@ class DataPath:
     mibps_ceiling: Array
     iops_binding: Binding
     mibps_binding: Binding
-
-    @property
-    def read_share_mibps(self) -> Array:
-        """Return the share of bytes that are reads, per step."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out: Array = np.where(self.mibps > 0, self.read_mibps / self.mibps, np.nan)
-        return out
 
     @property
     def read_share_iops(self) -> Array:
