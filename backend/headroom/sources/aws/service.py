@@ -19,6 +19,7 @@ from botocore.parsers import ResponseParserError
 from sqlalchemy import func, select, text
 
 from headroom.accounts.service import Principal, audit
+from headroom.inventory.models import Instance
 from headroom.platform.db import engine_for
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
@@ -27,9 +28,8 @@ from headroom.sources.aws import ingest as aws_ingest
 from headroom.sources.aws.ingest import DEFAULT_BACKFILL_DAYS, get_backfill, request_backfill
 from headroom.sources.aws.session import AwsClients, Decrypter, clients_for
 from headroom.sources.health import record_failure, record_success
+from headroom.sources.models import AwsBackfill, AwsConnection, CollectionSweep
 from headroom.sources.service import get_aws_connection
-from headroom.store.models import AwsConnection, Instance
-from headroom.store.models_collect import AwsBackfill, CollectionSweep
 
 log = get_logger("headroom.sources.aws.service")
 
