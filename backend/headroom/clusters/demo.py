@@ -25,6 +25,8 @@ from headroom.domain.snapshot.scenario import Scenario, load_scenario
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import simulate
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
+from headroom.platform.jobs.context import JobContext
+from headroom.platform.logging import get_logger
 from headroom.timeseries import repository as timeseries
 from headroom.timeseries import watermarks
 from headroom.timeseries.models import IngestWatermark
@@ -37,6 +39,8 @@ BACKFILL = dt.timedelta(days=7)
 OVERLAP = dt.timedelta(minutes=10)
 # Snapshot entity kinds -> metric_series.entity_kind.
 ENTITY_KIND = {"node": "tikv_node", "volume": "volume", "instance": "instance"}
+
+log = get_logger("headroom.clusters.demo")
 
 
 def default_scenario_path() -> Path:
@@ -221,3 +225,17 @@ def ensure_demo_account(db: Session, password_file: Path) -> tuple[str, str, uui
         org_id = accounts.primary_membership(db, user.id).org_id
     seed_demo_cluster(db, org_id)
     return DEMO_EMAIL, password, org_id
+
+
+def ingest_demo_fleet(ctx: JobContext, now: dt.datetime) -> dict[str, Any]:
+    """Bring every demo cluster up to `now` (the demo.ingest job's work; a no-op when HEADROOM_DEMO_FLEET is off)."""
+    if not ctx.settings.demo_fleet:
+        return {"clusters": 0, "points": 0}
+    points = clusters = 0
+    with ctx.unit() as db:
+        for cluster in demo_clusters(db):
+            result = ingest_demo(db, cluster, now=now)
+            points += result["points"]
+            clusters += 1
+    log.info("demo.ingested", clusters=clusters, points=points)
+    return {"clusters": clusters, "points": points}

@@ -5,28 +5,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from headroom.platform.db import session_scope
+from headroom.clusters import demo
+from headroom.platform.jobs.context import job_context
 from headroom.platform.jobs.registry import Job, Schedule
-from headroom.platform.logging import get_logger
 from headroom.platform.settings import Settings
-
-log = get_logger("headroom.clusters.jobs")
 
 
 def ingest_demo_clusters(database_url: str, settings: Settings, now: dt.datetime, **_: Any) -> dict[str, Any]:
     """Bring every demo cluster up to `now` (a no-op when HEADROOM_DEMO_FLEET is off)."""
-    if not settings.demo_fleet:
-        return {"clusters": 0, "points": 0}
-    from headroom.clusters import demo
-
-    points = clusters = 0
-    with session_scope(database_url) as db:
-        for cluster in demo.demo_clusters(db):
-            result = demo.ingest_demo(db, cluster, now=now)
-            points += result["points"]
-            clusters += 1
-    log.info("demo.ingested", clusters=clusters, points=points)
-    return {"clusters": clusters, "points": points}
+    return demo.ingest_demo_fleet(job_context(database_url, settings), now)
 
 
 JOBS = (

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, exists, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
 from headroom.findings.models import AdviceRun
+from headroom.platform.jobs.context import JobContext
+from headroom.platform.logging import get_logger
 
 # A run not released after this long lost its worker or its queued message (a run of one cluster takes seconds):
 # the next request replaces it. Also the period of the scheduled advice.run, which advises every cluster anyway.
@@ -62,3 +65,98 @@ def claim_run(db: Session, cluster: Cluster, now: dt.datetime) -> tuple[str, boo
 def release_run(db: Session, cluster_id: uuid.UUID, task_id: str) -> None:
     """Forget the run (it ended, or it could not be queued); a newer run of the cluster is left alone."""
     db.execute(delete(AdviceRun).where(AdviceRun.cluster_id == cluster_id, AdviceRun.task_id == task_id))
+
+
+# --- the advice jobs' work (headroom.findings.jobs: ids in, these do the rest) ---------------------------------
+
+log = get_logger("headroom.findings.advice_runs")
+
+# The window the advisor reads: a full day covers the diurnal peak and a gp2 bucket's drain and refill.
+DEFAULT_WINDOW_HOURS = 24
+DEMO_FIRST_RUN_WITHIN = dt.timedelta(days=1)
+
+
+def _cluster_ids(ctx: JobContext, cluster_id: str | None) -> list[uuid.UUID]:
+    with ctx.unit() as db:
+        query = select(Cluster.id).order_by(Cluster.created_at)
+        if cluster_id is not None:
+            query = query.where(Cluster.id == uuid.UUID(cluster_id))
+        return list(db.scalars(query))
+
+
+def _advise_one(ctx: JobContext, cluster_id: uuid.UUID, now: dt.datetime, window_hours: float) -> dict[str, Any]:
+    from headroom.findings import service as findings
+
+    with ctx.unit() as db:
+        cluster = db.get(Cluster, cluster_id)
+        if cluster is None:  # deleted since it was listed
+            return {"cluster_id": str(cluster_id), "skipped": "cluster deleted"}
+        summary = findings.advise_cluster(db, cluster, now=now, window=dt.timedelta(hours=window_hours))
+        return summary.as_dict()
+
+
+def advise_clusters(
+    ctx: JobContext,
+    now: dt.datetime,
+    cluster_id: str | None = None,
+    window_hours: float = DEFAULT_WINDOW_HOURS,
+    run_id: str | None = None,
+) -> dict[str, Any]:
+    """Advise every cluster (or the one given) on the window ending at `now`; return a summary per cluster.
+
+    `run_id` is an on-demand run's id (see `claim_run`): released when the run ends, failed or not, so the
+    next request for the cluster queues again."""
+    results: list[dict[str, Any]] = []
+    failed = 0
+    try:
+        for cid in _cluster_ids(ctx, cluster_id):
+            try:
+                results.append(_advise_one(ctx, cid, now, window_hours))
+            except Exception:  # noqa: BLE001 - one cluster's bad data must not stop the others; it is logged
+                failed += 1
+                log.exception("advice.failed", cluster_id=str(cid))
+    finally:
+        if run_id is not None and cluster_id is not None:
+            _release(ctx, uuid.UUID(cluster_id), run_id)
+    log.info("advice.ran", clusters=len(results), failed=failed)
+    return {"clusters": results, "failed": failed}
+
+
+def _release(ctx: JobContext, cluster_id: uuid.UUID, run_id: str) -> None:
+    try:
+        with ctx.unit() as db:
+            release_run(db, cluster_id, run_id)
+    except Exception:  # noqa: BLE001 - the run then expires (ADVICE_RUN_STALE); logged
+        log.exception("advice.release_failed", cluster_id=str(cluster_id))
+
+
+def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UUID]:
+    """Return the demo clusters created in the last day that have series but no finding yet."""
+    from headroom.findings.models import Finding
+    from headroom.timeseries.models import MetricSeries
+
+    return list(
+        db.scalars(
+            select(Cluster.id).where(
+                Cluster.is_demo,
+                Cluster.created_at > now - DEMO_FIRST_RUN_WITHIN,
+                ~exists().where(Finding.cluster_id == Cluster.id),
+                exists().where(MetricSeries.cluster_id == Cluster.id),
+            )
+        )
+    )
+
+
+def advise_new_demo_clusters(ctx: JobContext, now: dt.datetime) -> dict[str, Any]:
+    """Advise demo clusters that have data but no finding yet (the demo's first minutes)."""
+    if not ctx.settings.demo_fleet:
+        return {"clusters": []}
+    with ctx.unit() as db:
+        pending = demo_clusters_awaiting_advice(db, now)
+    results = []
+    for cid in pending:
+        try:
+            results.append(_advise_one(ctx, cid, now, DEFAULT_WINDOW_HOURS))
+        except Exception:  # noqa: BLE001 - logged; the next minute tries again
+            log.exception("advice.failed", cluster_id=str(cid))
+    return {"clusters": results}

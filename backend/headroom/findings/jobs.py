@@ -1,4 +1,4 @@
-"""Advice jobs: run the advisor over each cluster's last window and record its findings (services.findings).
+"""Advice jobs: run the advisor over each cluster's last window and record its findings (headroom.findings.advice_runs: ids in, the service does the rest).
 
 `advice.run` runs every 15 minutes on the "advice" queue over every cluster (or one, by id, when the API asks);
 each cluster is its own transaction, so one failing cluster does not hold back the others. `advice.demo_first`
@@ -9,44 +9,12 @@ later: it is a cheap no-op (one query) once the cluster has findings.
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from typing import Any
 
-from sqlalchemy import exists, select
-from sqlalchemy.orm import Session
-
-from headroom.platform.db import session_scope
+from headroom.findings import advice_runs as service
+from headroom.platform.jobs.context import job_context
 from headroom.platform.jobs.registry import Job, Schedule
-from headroom.platform.logging import get_logger
 from headroom.platform.settings import Settings
-
-log = get_logger("headroom.findings.jobs")
-
-# The window the advisor reads: a full day covers the diurnal peak and a gp2 bucket's drain and refill.
-DEFAULT_WINDOW_HOURS = 24
-DEMO_FIRST_RUN_WITHIN = dt.timedelta(days=1)
-
-
-def _cluster_ids(database_url: str, cluster_id: str | None) -> list[uuid.UUID]:
-    from headroom.clusters.models import Cluster
-
-    with session_scope(database_url) as db:
-        query = select(Cluster.id).order_by(Cluster.created_at)
-        if cluster_id is not None:
-            query = query.where(Cluster.id == uuid.UUID(cluster_id))
-        return list(db.scalars(query))
-
-
-def _advise_one(database_url: str, cluster_id: uuid.UUID, now: dt.datetime, window_hours: float) -> dict[str, Any]:
-    from headroom.clusters.models import Cluster
-    from headroom.findings import service as findings
-
-    with session_scope(database_url) as db:
-        cluster = db.get(Cluster, cluster_id)
-        if cluster is None:  # deleted since it was listed
-            return {"cluster_id": str(cluster_id), "skipped": "cluster deleted"}
-        summary = findings.advise_cluster(db, cluster, now=now, window=dt.timedelta(hours=window_hours))
-        return summary.as_dict()
 
 
 def run_advice(
@@ -54,71 +22,17 @@ def run_advice(
     settings: Settings,
     now: dt.datetime,
     cluster_id: str | None = None,
-    window_hours: float = DEFAULT_WINDOW_HOURS,
+    window_hours: float = service.DEFAULT_WINDOW_HOURS,
     run_id: str | None = None,
     **_: Any,
 ) -> dict[str, Any]:
-    """Advise every cluster (or the one given) on the window ending at `now`; return a summary per cluster.
-
-    `run_id` is an on-demand run's id (services.advice_runs): released when the run ends, failed or not, so the
-    next request for the cluster queues again."""
-    results: list[dict[str, Any]] = []
-    failed = 0
-    try:
-        for cid in _cluster_ids(database_url, cluster_id):
-            try:
-                results.append(_advise_one(database_url, cid, now, window_hours))
-            except Exception:  # noqa: BLE001 - one cluster's bad data must not stop the others; it is logged
-                failed += 1
-                log.exception("advice.failed", cluster_id=str(cid))
-    finally:
-        if run_id is not None and cluster_id is not None:
-            _release(database_url, uuid.UUID(cluster_id), run_id)
-    log.info("advice.ran", clusters=len(results), failed=failed)
-    return {"clusters": results, "failed": failed}
-
-
-def _release(database_url: str, cluster_id: uuid.UUID, run_id: str) -> None:
-    from headroom.findings import advice_runs
-
-    try:
-        with session_scope(database_url) as db:
-            advice_runs.release_run(db, cluster_id, run_id)
-    except Exception:  # noqa: BLE001 - the run then expires (advice_runs.ADVICE_RUN_STALE); logged
-        log.exception("advice.release_failed", cluster_id=str(cluster_id))
-
-
-def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UUID]:
-    """Return the demo clusters created in the last day that have series but no finding yet."""
-    from headroom.clusters.models import Cluster
-    from headroom.findings.models import Finding
-    from headroom.timeseries.models import MetricSeries
-
-    return list(
-        db.scalars(
-            select(Cluster.id).where(
-                Cluster.is_demo,
-                Cluster.created_at > now - DEMO_FIRST_RUN_WITHIN,
-                ~exists().where(Finding.cluster_id == Cluster.id),
-                exists().where(MetricSeries.cluster_id == Cluster.id),
-            )
-        )
-    )
+    """Advise every cluster (or the one given) on the window ending at `now`; return a summary per cluster."""
+    return service.advise_clusters(job_context(database_url, settings), now, cluster_id, window_hours, run_id)
 
 
 def run_demo_first_advice(database_url: str, settings: Settings, now: dt.datetime, **_: Any) -> dict[str, Any]:
     """Advise demo clusters that have data but no finding yet (the demo's first minutes)."""
-    if not settings.demo_fleet:
-        return {"clusters": []}
-    with session_scope(database_url) as db:
-        pending = demo_clusters_awaiting_advice(db, now)
-    results = []
-    for cid in pending:
-        try:
-            results.append(_advise_one(database_url, cid, now, DEFAULT_WINDOW_HOURS))
-        except Exception:  # noqa: BLE001 - logged; the next minute tries again
-            log.exception("advice.failed", cluster_id=str(cid))
-    return {"clusters": results}
+    return service.advise_new_demo_clusters(job_context(database_url, settings), now)
 
 
 JOBS = (

@@ -220,7 +220,7 @@ def test_another_orgs_principal_cannot_act(db: Any, demo_cluster: DemoCluster) -
 
 
 def test_a_new_demo_cluster_awaits_its_first_advice_until_it_has_findings(db: Any, demo_cluster: DemoCluster) -> None:
-    from headroom.findings.jobs import demo_clusters_awaiting_advice
+    from headroom.findings.advice_runs import demo_clusters_awaiting_advice
 
     now = dt.datetime.now(dt.UTC)
     assert demo_cluster.cluster.id in demo_clusters_awaiting_advice(db, now)
