@@ -1,4 +1,4 @@
-"""The one limits resolver of the shell: the rule of headroom.catalog.resolve fed with the account's stored
+"""The one limits resolver of the shell: the rule of headroom.domain.catalog.resolve fed with the account's stored
 DescribeInstanceTypes answers (`instance_type_limits`) and, for a time in the past, the inventory as it was then.
 
 Used by the snapshot builder (so the advisor judges by it), the nodes API, the metrics charts' reference lines
@@ -16,15 +16,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from headroom.catalog.resolve import (
-    DescribedType,
-    ResolvedInstanceLimits,
-    ResolvedVolumeLimits,
-    described_source,
-    resolve_instance_limits,
-    resolve_volume_limits,
-)
-from headroom.collect.ec2_inventory import attributes_at as undo_changes
+from headroom.domain.catalog.resolve import DescribedType, ResolvedInstanceLimits, ResolvedVolumeLimits, described_source, resolve_instance_limits, resolve_volume_limits
+from headroom.sources.aws.ec2_inventory import attributes_at as undo_changes
 from headroom.store.models import Instance, Volume
 from headroom.store.models_inventory import InstanceTypeLimits, InventoryChange
 
