@@ -16,7 +16,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from headroom.domain.catalog.resolve import DescribedType, ResolvedInstanceLimits, ResolvedVolumeLimits, described_source, resolve_instance_limits, resolve_volume_limits
+from headroom.domain.catalog.resolve import (
+    DescribedType,
+    ResolvedInstanceLimits,
+    ResolvedVolumeLimits,
+    described_source,
+    resolve_instance_limits,
+    resolve_volume_limits,
+)
 from headroom.sources.aws.ec2_inventory import attributes_at as undo_changes
 from headroom.store.models import Instance, Volume
 from headroom.store.models_inventory import InstanceTypeLimits, InventoryChange

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from headroom.domain.catalog.resolve import ResolvedInstanceLimits, resolve_volume_limits
-from headroom.sources.prometheus.tikv_status import config_url
-from headroom.platform.errors import Conflict, NotFound
-from headroom.platform.outbound import require_allowed_url
-from headroom.inventory.limits import resolve_instance_types
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.service import get_cluster
+from headroom.domain.catalog.resolve import ResolvedInstanceLimits, resolve_volume_limits
+from headroom.inventory.limits import resolve_instance_types
+from headroom.platform.errors import Conflict, NotFound
+from headroom.platform.outbound import require_allowed_url
+from headroom.sources.prometheus.tikv_status import config_url
 from headroom.store.models import Instance, TikvConfig, TikvNode, Volume
 
 

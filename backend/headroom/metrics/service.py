@@ -47,7 +47,9 @@ from headroom.store.models_inventory import InventoryChange
 from headroom.timeseries import repository as timeseries
 from headroom.timeseries.repository import Columns, empty_columns
 from headroom.timeseries.repository import StoredSeries as SeriesInfo
-from headroom.timeseries.repository import choose_resolution as choose_resolution  # the router asks the service
+from headroom.timeseries.repository import (
+    choose_resolution as choose_resolution,  # the router asks the service
+)
 
 Array = NDArray[np.float64]
 MIB = 1024.0 * 1024.0

@@ -1,4 +1,9 @@
-"""The packed time-series store (layout: docs/timeseries.md).
+"""The one time-series repository: every read and write of points and rollups (layout: docs/timeseries.md).
+
+The services ask here: the metrics panels (`choose_resolution`, `read_columns`, `read_points_many`), the
+snapshot builder (`cluster_series`, `read_grid`), the collectors (`ensure_series`, `write_batches`), the
+maintenance jobs (`drain_rollups`, `apply_retention`). No other module names the points or rollup tables
+(tests/timeseries/test_timeseries_boundary.py).
 
 `metric_points`: one row per (series, hour) holding 60 one-minute slots (float8[], NULL = no point), in daily
 range partitions. `metric_rollups`: one row per (series, resolution, day) holding 288 five-minute or 24 hourly

@@ -34,15 +34,24 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
-from headroom.platform.errors import InvalidInput, NotFound
-from headroom.inventory.limits import resolve_instance_types
 from headroom.domain.snapshot.metrics import REGISTRY
-from headroom.domain.snapshot.schema import SCHEMA_VERSION, DescribedEbsLimits, Entity, Node, Series, Snapshot, Source, Window
+from headroom.domain.snapshot.schema import (
+    SCHEMA_VERSION,
+    DescribedEbsLimits,
+    Entity,
+    Node,
+    Series,
+    Snapshot,
+    Source,
+    Window,
+)
 from headroom.domain.snapshot.schema import Cluster as SnapshotCluster
 from headroom.domain.snapshot.schema import Instance as SnapshotInstance
 from headroom.domain.snapshot.schema import Volume as SnapshotVolume
-from headroom.timeseries import repository as timeseries
+from headroom.inventory.limits import resolve_instance_types
+from headroom.platform.errors import InvalidInput, NotFound
 from headroom.store.models import Cluster, Instance, TikvConfig, TikvNode, Volume
+from headroom.timeseries import repository as timeseries
 
 MAX_WINDOW = dt.timedelta(days=7)
 RAW_STEP_SECONDS = 60

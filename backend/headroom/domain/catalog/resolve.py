@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from headroom.domain.catalog.errors import CatalogError
-from headroom.domain.catalog.instance_types import InstanceCatalog, InstanceLimits, instance_limits_from_entry, load_catalog
+from headroom.domain.catalog.instance_types import (
+    InstanceCatalog,
+    InstanceLimits,
+    instance_limits_from_entry,
+    load_catalog,
+)
 from headroom.domain.catalog.volume_types import VolumeLimits, volume_limits
 
 LimitsOrigin = Literal["catalog", "describe_instance_types", "unknown"]

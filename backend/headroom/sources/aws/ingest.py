@@ -27,12 +27,28 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from headroom.domain.catalog.instance_types import entries_from_describe_instance_types
-from headroom.sources.aws import cloudwatch as cw
-from headroom.sources.aws.metric_plan import PlannedRequest, SweepPlan, lower_bound, plan_sweep, plan_window, points_in
-from headroom.sources.aws.session import AwsClients
-from headroom.sources.aws.ec2_inventory import INSTANCE_FIELDS, VOLUME_FIELDS, InstanceInfo, VolumeInfo, diff_fields, fetch_inventory, match_node, volume_roles
-from headroom.platform.logging import get_logger
 from headroom.inventory.limits import resolve_instance_types
+from headroom.platform.logging import get_logger
+from headroom.sources.aws import cloudwatch as cw
+from headroom.sources.aws.ec2_inventory import (
+    INSTANCE_FIELDS,
+    VOLUME_FIELDS,
+    InstanceInfo,
+    VolumeInfo,
+    diff_fields,
+    fetch_inventory,
+    match_node,
+    volume_roles,
+)
+from headroom.sources.aws.metric_plan import (
+    PlannedRequest,
+    SweepPlan,
+    lower_bound,
+    plan_sweep,
+    plan_window,
+    points_in,
+)
+from headroom.sources.aws.session import AwsClients
 from headroom.store.models import AwsConnection, Cluster, Instance, TikvNode, Volume
 from headroom.store.models_collect import AwsBackfill, BackfillStep, CollectionSweep
 from headroom.store.models_inventory import InstanceTypeLimits, InventoryChange

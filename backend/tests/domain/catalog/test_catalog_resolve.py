@@ -8,7 +8,12 @@ import datetime as dt
 import pytest
 
 from headroom.domain.catalog import instance_limits
-from headroom.domain.catalog.resolve import DescribedType, described_source, resolve_instance_limits, resolve_volume_limits
+from headroom.domain.catalog.resolve import (
+    DescribedType,
+    described_source,
+    resolve_instance_limits,
+    resolve_volume_limits,
+)
 
 # m5.24xlarge as EC2 describes it: 19,000 Mbps and 80,000 IOPS, no burst (domain.md §2.2/§2.3).
 M5_24XL = {"baseline_bandwidth_mbps": 19000, "max_bandwidth_mbps": 19000, "baseline_iops": 80000, "max_iops": 80000}
