@@ -34,7 +34,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
-from headroom.domain.snapshot.metrics import REGISTRY
+from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import (
     SCHEMA_VERSION,
     DescribedEbsLimits,
