@@ -1,5 +1,5 @@
 """The pure parts of the metrics service: resolution bands, ceiling segments and utilisation against the limit in
-force at each time, counted IOPS (raw aggregation and the raw tail: tests/store/test_timeseries_read.py)."""
+force at each time, counted IOPS (raw aggregation and the raw tail: tests/timeseries/test_timeseries_read.py)."""
 
 from __future__ import annotations
 
