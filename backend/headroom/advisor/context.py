@@ -48,7 +48,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from headroom.advisor.finding import EntityRef
 from headroom.catalog import (
     CatalogError,
     InstanceLimits,
@@ -56,6 +55,7 @@ from headroom.catalog import (
     instance_limits,
     volume_limits,
 )
+from headroom.domain.model import EntityRef
 from headroom.physics.ceilings import NodeCeilings, node_ceilings
 from headroom.snapshot.schema import Cluster, Instance, Node, Snapshot, Volume, Window
 from headroom.snapshot.tikv_defaults import flatten

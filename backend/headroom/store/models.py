@@ -33,7 +33,11 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+from headroom.domain.model import Change
 
 from headroom.store.base import Base, created_at_column, uuid_pk
 
@@ -47,13 +51,40 @@ FINDING_STATUSES = ("open", "acknowledged", "snoozed", "resolved")
 CONFIG_SOURCES = ("status_port", "upload", "tiup", "simulated")
 AWS_AUTH_KINDS = ("assume_role", "static_keys", "default_chain")
 PROM_AUTH_KINDS = ("none", "bearer", "basic")
-CHANGE_TARGETS = ("tikv", "aws")
 ROLLUP_RESOLUTIONS = (300, 3600)  # 5-minute and 1-hour buckets (issue 2)
 
 
 def _enum(name: str, values: tuple[str, ...]) -> Enum:
     # VARCHAR + CHECK instead of native PG enums: adding a value later is a plain migration.
     return Enum(*values, name=name, native_enum=False, create_constraint=True, length=32)
+
+
+class ChangeJSON(TypeDecorator[Change]):
+    """A domain Change in a JSONB column: written as its JSON, read back through Change.model_validate."""
+
+    impl = JSONB
+    cache_ok = True
+
+    def process_bind_param(self, value: Change | dict[str, Any] | None, dialect: Dialect) -> Any:
+        return None if value is None else Change.model_validate(value).model_dump(mode="json")
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Change | None:
+        return None if value is None else Change.model_validate(value)
+
+
+class ChangeListJSON(TypeDecorator[list[Change]]):
+    """A list of domain Changes in a JSONB column (same JSON as ChangeJSON, in order)."""
+
+    impl = JSONB
+    cache_ok = True
+
+    def process_bind_param(self, value: list[Change] | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        return [Change.model_validate(c).model_dump(mode="json") for c in value]
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> list[Change] | None:
+        return None if value is None else [Change.model_validate(c) for c in value]
 
 
 def _fk(target: str, *, nullable: bool = False, ondelete: str = "CASCADE") -> Any:
@@ -453,6 +484,8 @@ class Finding(Base):
 
 
 class Recommendation(Base):
+    """One change a finding recommends, at its position, stored as the advisor made it (a domain Change)."""
+
     __tablename__ = "recommendations"
     __table_args__ = (UniqueConstraint("finding_id", "position"),)
 
@@ -460,13 +493,7 @@ class Recommendation(Base):
     org_id: Mapped[uuid.UUID] = _fk("organizations.id")
     finding_id: Mapped[uuid.UUID] = _fk("findings.id")
     position: Mapped[int] = mapped_column(SmallInteger)
-    target: Mapped[str] = mapped_column(_enum("change_target", CHANGE_TARGETS))
-    key: Mapped[str] = mapped_column(String(200))
-    entity: Mapped[str | None] = mapped_column(String(255))
-    current: Mapped[Any] = mapped_column(JSONB, nullable=True)
-    proposed: Mapped[Any] = mapped_column(JSONB, nullable=True)
-    online: Mapped[bool] = mapped_column(Boolean)
-    reason: Mapped[str] = mapped_column(Text)
+    change: Mapped[Change] = mapped_column(ChangeJSON)
 
 
 class Patch(Base):
@@ -478,7 +505,9 @@ class Patch(Base):
     created_by_user_id: Mapped[uuid.UUID | None] = _fk("users.id", nullable=True, ondelete="SET NULL")
     finding_ids: Mapped[list[uuid.UUID]] = mapped_column(ARRAY(Uuid))
     base_config_id: Mapped[uuid.UUID | None] = _fk("tikv_configs.id", nullable=True, ondelete="SET NULL")
-    changes: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    changes: Mapped[list[Change]] = mapped_column(ChangeListJSON)
+    # The label of the finding each change comes from (its dedup key), in the order of `changes`.
+    change_sources: Mapped[list[str]] = mapped_column(JSONB, default=list, server_default=text("'[]'::jsonb"))
     notes: Mapped[list[str]] = mapped_column(JSONB, default=list)
     created_at: Mapped[dt.datetime] = created_at_column()
     applied_at: Mapped[dt.datetime | None]

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import redis
+from dead_redis import KINDS, dead_redis_url
 from fastapi.testclient import TestClient
 from headroom.api.app import create_app
 from headroom.api.deps import AppContext
@@ -24,7 +25,6 @@ from headroom.jobs.registry import job
 from headroom.services import advice_runs
 from headroom.services.ratelimit import MemoryRateLimiter, RedisRateLimiter
 from headroom.store.models import AdviceRun, AuditLog, User
-from dead_redis import KINDS, dead_redis_url
 from helpers import Actor, sign_up
 from sqlalchemy import func, select, text
 

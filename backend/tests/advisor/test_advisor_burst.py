@@ -7,7 +7,6 @@ import re
 import numpy as np
 import pytest
 from advisor_fixtures import aws_findings, of_rule, scenario_findings, scenario_snapshot, synthetic
-
 from headroom.advisor import advise
 from headroom.physics.burst import gp2_seconds_to_empty
 

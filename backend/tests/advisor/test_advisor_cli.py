@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 from advisor_fixtures import AWS_RULES, scenario_snapshot
-from typer.testing import CliRunner
-
 from headroom.cli import app
 from headroom.snapshot.files import save_snapshot
+from typer.testing import CliRunner
 
 runner = CliRunner()
 

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 from advisor_fixtures import scenario_snapshot, synthetic
-
 from headroom.advisor.context import (
     Context,
     longest_run,

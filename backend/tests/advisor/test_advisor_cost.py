@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 from advisor_fixtures import aws_findings, of_rule, scenario_findings, synthetic
-
 from headroom.advisor import advise
 
 

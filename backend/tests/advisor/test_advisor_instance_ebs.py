@@ -7,7 +7,6 @@ import re
 import numpy as np
 import pytest
 from advisor_fixtures import aws_findings, of_rule, scenario_findings, scenario_snapshot
-
 from headroom.catalog import instance_limits
 from headroom.physics.burst import InstanceEbsBucket
 
@@ -102,7 +101,6 @@ M5_2XL_BASE_MIBPS = 287.5e6 / 2**20
 )
 def test_bandwidth_bound_synthetic(fraction: float, volume: dict[str, object], fires: bool) -> None:
     from advisor_fixtures import synthetic
-
     from headroom.advisor import advise
 
     mibps = fraction * M5_2XL_BASE_MIBPS

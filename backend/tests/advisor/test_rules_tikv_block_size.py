@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import yaml
 from advisor_fixtures import SCENARIOS, plateau, scenario_snapshot, synthetic
-
 from headroom.advisor import Finding, advise
 from headroom.advisor.context import Context, p95
 from headroom.advisor.rules._tikv_helpers import DataPath, data_path

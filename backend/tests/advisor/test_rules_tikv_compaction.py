@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 import yaml
 from advisor_fixtures import SCENARIOS, scenario_snapshot
-
 from headroom.advisor import Finding, Option, advise
 from headroom.advisor.context import Context, p95
 from headroom.advisor.rules._tikv_helpers import data_path

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import yaml
 from advisor_fixtures import SCENARIOS, scenario_snapshot
-
 from headroom.advisor import Finding, advise
 from headroom.advisor.context import Context, p95
 from headroom.advisor.rules.raft import raft_write_rate

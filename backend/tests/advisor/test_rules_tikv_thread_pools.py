@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 import yaml
 from advisor_fixtures import SCENARIOS, scenario_snapshot
-
 from headroom.advisor import Finding, advise
 from headroom.advisor.context import Context, p95
 from headroom.advisor.rules.thread_pools import (

@@ -7,15 +7,14 @@ import datetime as dt
 import uuid
 from typing import Any
 
+import headroom.jobs.digest as job
 import pytest
 from digest_seed import DIGEST_AT, WEEK, add_member, advisor_finding, record, verify
-from helpers import sign_up
-from sqlalchemy import select
-
-import headroom.jobs.digest as job
 from headroom.digest.send import TransientSendError
 from headroom.jobs.registry import all_jobs
 from headroom.store.models_digest import DigestSend
+from helpers import sign_up
+from sqlalchemy import select
 
 
 def _sends(sessions: Any, org_id: str) -> list[DigestSend]:

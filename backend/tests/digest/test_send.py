@@ -17,7 +17,6 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-
 from headroom.core.settings import Settings
 from headroom.digest.send import (
     PermanentSendError,
