@@ -2,7 +2,7 @@
 
 Reads a snapshot (cluster name, TiKV version, nodes) and the advisor's findings JSON, selects findings by rule
 or dedup key, validates their changes as domain Changes (a change without its own entity is its finding's), and
-prints one artefact from headroom.tikvconf.render. Bad input exits non-zero with a one-line reason; a malformed
+prints one artefact from headroom.domain.tikvconf.render. Bad input exits non-zero with a one-line reason; a malformed
 tikv.toml names its line and column.
 """
 
@@ -17,10 +17,10 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from headroom.advisor.finding import complete_change
 from headroom.commands._output import fail
+from headroom.domain.advisor.finding import complete_change
 from headroom.domain.model import Change, EntityRef
-from headroom.tikvconf import (
+from headroom.domain.tikvconf import (
     FORMATS,
     HostFacts,
     Node,
@@ -55,8 +55,8 @@ def _read_text(path: Path, what: str) -> str:
 
 def _cluster_from_snapshot(path: Path) -> _Cluster:
     """Return cluster name, TiKV version and nodes, from a valid snapshot or, failing that, the raw JSON."""
-    from headroom.snapshot.errors import SnapshotError
-    from headroom.snapshot.files import load_snapshot
+    from headroom.domain.snapshot.errors import SnapshotError
+    from headroom.domain.snapshot.files import load_snapshot
 
     try:
         snapshot = load_snapshot(path)

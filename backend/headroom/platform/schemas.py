@@ -1,0 +1,77 @@
+"""Schema building blocks shared by the API's request and response models."""
+
+from __future__ import annotations
+
+import datetime as dt
+import types
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+# PostgreSQL integer and bigint ranges: a larger number can't be compared with or stored in such a column.
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+
+# Instants a request may name (metric windows, snooze times, expiries): Headroom's data starts long after 2000
+# and nothing it schedules reaches 2100; outside that, date arithmetic (a window's default start) could overflow.
+EARLIEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+
+
+def _in_range(value: dt.datetime) -> dt.datetime:
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+    if not EARLIEST <= aware < LATEST:
+        raise PydanticCustomError("datetime_out_of_range", "must be between 2000-01-01 and 2100-01-01 (UTC)")
+    return value
+
+
+Instant = Annotated[dt.datetime, AfterValidator(_in_range)]
+
+
+def _accepts_null(annotation: Any) -> bool:
+    if annotation is None or annotation is Any or annotation is type(None):
+        return True
+    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
+
+
+def _drop_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def Omittable(**constraints: Any) -> Any:  # noqa: N802 - used like pydantic's Field
+    """An update field that may be omitted (the stored value is kept) but not sent as null: give it a type without
+    None. The OpenAPI document shows it as optional and not nullable; an explicit null is a 422 naming the field."""
+    return Field(default=None, json_schema_extra=_drop_default, **constraints)
+
+
+class Input(BaseModel):
+    """Base for request bodies: unknown fields are an error, not silently dropped; null is refused for a field
+    whose type has no None (an `Omittable` field of an update), with a message naming it."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _refuse_null(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and info.field_name is not None:
+            field = cls.model_fields[info.field_name]
+            if not _accepts_null(field.annotation):
+                raise PydanticCustomError("null_not_allowed", "cannot be null; omit the field to keep its current value"
+                                          if field.default is None else "cannot be null")
+        return value
+
+
+class Output(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody

@@ -1,0 +1,95 @@
+"""The pure parts of the metrics service: resolution bands, raw aggregation like the rollups, ceiling segments
+and utilisation against the limit in force at each time, counted IOPS."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pytest
+from headroom.domain.physics.io import counted_ops
+from headroom.metrics import service as m
+from headroom.platform.errors import InvalidInput
+
+T0 = dt.datetime(2026, 11, 2, 0, 0, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(
+    ("window", "resolution"),
+    [
+        (dt.timedelta(minutes=1), 60),
+        (dt.timedelta(hours=6), 60),  # the brief: raw up to 6 h inclusive
+        (dt.timedelta(hours=6, minutes=1), 300),
+        (dt.timedelta(days=8), 300),  # 5-minute up to 8 days inclusive
+        (dt.timedelta(days=8, minutes=1), 3600),
+        (dt.timedelta(days=30), 3600),
+    ],
+)
+def test_resolution_bands(window: dt.timedelta, resolution: int) -> None:
+    assert m.choose_resolution(T0, T0 + window) == resolution
+
+
+def test_window_defaults_and_errors() -> None:
+    now = T0 + dt.timedelta(hours=12)
+    assert m.validate_window(None, None, now) == (now - dt.timedelta(hours=6), now)
+    with pytest.raises(InvalidInput) as err:
+        m.validate_window(now, now, now)
+    assert err.value.details == [{"field": "start", "message": "must be before end"}]
+    with pytest.raises(InvalidInput) as err:
+        m.validate_window(None, dt.datetime(2026, 11, 2), now)
+    assert err.value.details[0]["field"] == "end"
+    with pytest.raises(InvalidInput):
+        m.validate_window(now - dt.timedelta(days=401), now, now)
+
+
+def test_aggregate_raw_matches_rollup_semantics() -> None:
+    base = int(T0.timestamp())
+    # Minutes 0..9 with a gap at minute 3: buckets [0, 5) = 0,1,2,4 and [5, 10) = 5..9.
+    t = np.array([base + 60 * i for i in range(10) if i != 3], dtype=np.int64)
+    v = np.array([float(i) for i in range(10) if i != 3])
+    cols = m.aggregate_raw(t, v, 300)
+    assert cols.t.tolist() == [base, base + 300]
+    assert cols.avg.tolist() == [7 / 4, 7.0]
+    assert cols.max.tolist() == [4.0, 9.0] and cols.min.tolist() == [0.0, 5.0]
+    raw = m.aggregate_raw(t, v, 60)
+    assert raw.avg.tolist() == raw.max.tolist() == v.tolist()
+
+
+def test_merge_tail_replaces_the_newest_buckets() -> None:
+    head = m.Columns(np.array([0, 300, 600], dtype=np.int64), np.array([1.0, 2.0, 3.0]), np.ones(3), np.ones(3))
+    tail = m.Columns(np.array([600, 900], dtype=np.int64), np.array([30.0, 40.0]), np.ones(2), np.ones(2))
+    merged = m.merge_tail(head, tail, 600)
+    assert merged.t.tolist() == [0, 300, 600, 900] and merged.avg.tolist() == [1.0, 2.0, 30.0, 40.0]
+
+
+def test_combine_keeps_extremes_only_for_raw_and_counts_a_missing_series_as_zero() -> None:
+    a = m.Columns(np.array([0, 60], dtype=np.int64), np.array([1.0, 2.0]), np.array([5.0, 6.0]), np.zeros(2))
+    b = m.Columns(np.array([60], dtype=np.int64), np.array([10.0]), np.array([10.0]), np.array([10.0]))
+    rolled = m.combine([a, b], lambda x, y: x + y, exact_extremes=False)
+    assert rolled.t.tolist() == [0, 60]
+    assert np.isnan(rolled.avg[0]) and rolled.avg[1] == 12.0 and np.isnan(rolled.max).all()
+    missing = m.combine([a, m.empty_columns()], lambda x, y: x + y, exact_extremes=True)
+    assert missing.avg.tolist() == [1.0, 2.0] == missing.max.tolist()
+
+
+@pytest.mark.parametrize(("ops", "size_kib", "chunk"), [(600, 16, 256), (600, 256, 256), (600, 512, 256),
+                                                        (600, 300, 256), (100, 1024, 1024), (0, 0, 256)])
+def test_counted_rate_equals_physics_counted_ops(ops: int, size_kib: float, chunk: int) -> None:
+    got = m.counted_rate(np.array([float(ops)]), np.array([ops * size_kib * 1024.0]), chunk, 60)
+    assert got[0] == pytest.approx(counted_ops(ops, ops * size_kib * 1024, chunk) / 60)
+
+
+def _seg(value: float, lo_h: int, hi_h: int, label: str = "x") -> m.CeilingSegment:
+    return m.CeilingSegment("data_max_iops", label, value, "IOPS", "src", T0 + dt.timedelta(hours=lo_h),
+                            T0 + dt.timedelta(hours=hi_h))
+
+
+def test_segments_merge_when_nothing_changed_and_peak_uses_the_limit_in_force() -> None:
+    merged = m.merge_segments([_seg(3000, 0, 2), _seg(3000, 2, 4), _seg(6000, 4, 8, "gp3")])
+    assert [(s.value, s.valid_from.hour, s.valid_to.hour) for s in merged] == [(3000, 0, 4), (6000, 4, 8)]
+    t = np.array([int((T0 + dt.timedelta(hours=h)).timestamp()) for h in (1, 5)], dtype=np.int64)
+    values = m.Columns(t, np.array([2700.0, 4800.0]), np.full(2, np.nan), np.full(2, np.nan))
+    peak = m.peak_utilisation(values, merged)
+    assert peak is not None
+    assert peak.percent == pytest.approx(90.0) and peak.ceiling == 3000 and peak.at == T0 + dt.timedelta(hours=1)
+    assert m.peak_utilisation(m.empty_columns(), merged) is None
