@@ -23,9 +23,9 @@ from headroom.domain.model import Change
 from headroom.domain.tikvconf import target_node
 from headroom.domain.tikvconf.render import sql_value
 from headroom.findings import service as findings_service
+from headroom.findings.models import Finding as FindingRow
 from headroom.patches import service as patches_service
-from headroom.store.models import Finding as FindingRow
-from headroom.store.models import Patch as PatchRow
+from headroom.patches.models import Patch as PatchRow
 from sqlalchemy import select
 
 T0 = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
