@@ -23,7 +23,9 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from headroom.accounts.models import Membership, Organization, User
 from headroom.accounts.service import Principal, audit
+from headroom.clusters.models import Cluster
 from headroom.digest.build import (
     ClusterDigest,
     Digest,
@@ -33,20 +35,13 @@ from headroom.digest.build import (
     build_digest,
     iso_week_start,
 )
+from headroom.digest.models import DigestSend, EmailVerification, OrgDigestSettings
+from headroom.domain.model import Change
+from headroom.findings.models import Finding, Recommendation
 from headroom.inventory.limits import resolve_instance_types
+from headroom.inventory.models import Instance
 from headroom.platform.errors import NotFound
-from headroom.store.models import (
-    AwsConnection,
-    Cluster,
-    Finding,
-    Instance,
-    Membership,
-    Organization,
-    PrometheusSource,
-    Recommendation,
-    User,
-)
-from headroom.store.models_digest import DigestSend, EmailVerification, OrgDigestSettings
+from headroom.sources.models import AwsConnection, PrometheusSource
 
 # The reporting window: the 7 days before the send (one week, as the email's name says).
 PERIOD = dt.timedelta(days=7)
@@ -145,10 +140,11 @@ def _forecasts(finding: Finding) -> list[str]:
     return lines
 
 
-def _fix_line(rec: Recommendation) -> str:
-    change = f"{rec.key} = {rec.proposed}" if rec.current is None else f"{rec.key}: {rec.current} -> {rec.proposed}"
-    where = f" on {rec.entity}" if rec.entity else ""
-    return f"{change}{where}"
+def _fix_line(change: Change) -> str:
+    what = (f"{change.key} = {change.proposed}" if change.current is None
+            else f"{change.key}: {change.current} -> {change.proposed}")
+    where = change.applies_to()
+    return f"{what} on {where}" if where else what
 
 
 def _active(now: dt.datetime) -> Any:
@@ -190,7 +186,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
         )
         for rec in recs:
             if len(fixes[rec.finding_id]) < FIXES_PER_FINDING:
-                fixes[rec.finding_id].append(_fix_line(rec))
+                fixes[rec.finding_id].append(_fix_line(rec.change))
 
     new_counts: dict[uuid.UUID, int] = {
         cid: n

@@ -13,6 +13,7 @@ from headroom.accounts.service import audit
 from headroom.api.deps import DB, AppContext, Caller, Context
 from headroom.clusters import service as clusters_service
 from headroom.findings import advice_runs, evidence_series, service
+from headroom.findings.models import Finding
 from headroom.findings.schemas import (
     AdviseQueued,
     EvidenceChartRead,
@@ -23,14 +24,12 @@ from headroom.findings.schemas import (
     FindingStatus,
     FindingSummary,
     HistoryEntry,
-    RecommendationRead,
     Severity,
     SeverityCounts,
     SnoozeBody,
 )
 from headroom.platform.errors import QueueUnavailable, RateLimited
 from headroom.platform.schemas import ErrorResponse
-from headroom.store.models import Finding
 
 router = APIRouter(tags=["findings"])
 ADVICE_JOB = "advice.run"
@@ -63,7 +62,7 @@ def _read(db: Session, row: Finding) -> FindingRead:
         why=row.why,
         evidence=evidence,
         impact=dict(row.impact or {}),
-        changes=[RecommendationRead.model_validate(r) for r in service.recommendations(db, row)],
+        changes=[r.change for r in service.recommendations(db, row)],
         options=list(extras["options"]),
         sources=list(extras["sources"]),
         notes=list(extras["notes"]),

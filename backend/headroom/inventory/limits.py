@@ -24,9 +24,8 @@ from headroom.domain.catalog.resolve import (
     resolve_instance_limits,
     resolve_volume_limits,
 )
+from headroom.inventory.models import Instance, InstanceTypeLimits, InventoryChange, Volume
 from headroom.sources.aws.ec2_inventory import attributes_at as undo_changes
-from headroom.store.models import Instance, Volume
-from headroom.store.models_inventory import InstanceTypeLimits, InventoryChange
 
 
 def described_types(db: Session, instance_types: Iterable[str]) -> dict[str, DescribedType]:

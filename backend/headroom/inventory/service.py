@@ -14,10 +14,10 @@ from headroom.accounts.service import Principal, audit
 from headroom.clusters.service import get_cluster
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits, resolve_volume_limits
 from headroom.inventory.limits import resolve_instance_types
+from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.errors import Conflict, NotFound
 from headroom.platform.outbound import require_allowed_url
 from headroom.sources.prometheus.tikv_status import config_url
-from headroom.store.models import Instance, TikvConfig, TikvNode, Volume
 
 
 def list_nodes(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[TikvNode]:

@@ -41,9 +41,8 @@ from headroom.domain.forecast.burst import (
 )
 from headroom.domain.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB
 from headroom.inventory.limits import LimitsAt, limits_at, resolve_instance_types
+from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
-from headroom.store.models import Instance, TikvNode, Volume
-from headroom.store.models_inventory import InventoryChange
 from headroom.timeseries import repository as timeseries
 from headroom.timeseries.repository import Columns, empty_columns
 from headroom.timeseries.repository import StoredSeries as SeriesInfo

@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 from headroom.api.deps import DB, Caller, Context
 from headroom.domain.tikvconf import FORMATS
 from headroom.patches import service
+from headroom.patches.models import Patch
 from headroom.patches.schemas import BaseConfigRead, PatchCreate, PatchFormat, PatchList, PatchRead
-from headroom.store.models import Patch
 
 router = APIRouter(prefix="/clusters/{cluster_id}/patches", tags=["patches"])
 _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artefact as an attachment.",
@@ -29,7 +29,7 @@ def _read(db: Session, row: Patch) -> PatchRead:
         base_config=BaseConfigRead(id=base.id, node_id=base.node_id, version=base.version, source=base.source,
                                    captured_at=base.captured_at, has_raw_text=base.raw_text is not None)
         if base is not None else None,
-        changes=list(row.changes), notes=list(row.notes), applied_at=row.applied_at,
+        changes=list(row.changes), change_sources=list(row.change_sources), notes=list(row.notes), applied_at=row.applied_at,
         applied_by_user_id=row.applied_by_user_id,
         formats=[f for f in FORMATS if has_config or f not in ("merged", "diff")],
     )

@@ -33,6 +33,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from headroom.clusters.models import Cluster
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import (
@@ -49,8 +50,8 @@ from headroom.domain.snapshot.schema import Cluster as SnapshotCluster
 from headroom.domain.snapshot.schema import Instance as SnapshotInstance
 from headroom.domain.snapshot.schema import Volume as SnapshotVolume
 from headroom.inventory.limits import resolve_instance_types
+from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
-from headroom.store.models import Cluster, Instance, TikvConfig, TikvNode, Volume
 from headroom.timeseries import repository as timeseries
 
 MAX_WINDOW = dt.timedelta(days=7)

@@ -6,14 +6,8 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from headroom.domain.advisor.finding import (
-    EntityRef,
-    Evidence,
-    Finding,
-    Impact,
-    ProposedChange,
-    make_dedup_key,
-)
+from headroom.domain.advisor.finding import Evidence, Finding, Impact, make_dedup_key
+from headroom.domain.model import Change, EntityRef
 
 # Findings are first seen on this Monday's eve; the digest runs a week later (Monday 08:00 UTC).
 SEEN_AT = dt.datetime(2026, 11, 8, 12, 0, tzinfo=dt.UTC)
@@ -32,7 +26,7 @@ def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, for
         evidence=Evidence(window_start=SEEN_AT - dt.timedelta(hours=24), window_end=SEEN_AT, step_seconds=60,
                           condition="probe", corroboration=[forecast] if forecast else []),
         why="probe",
-        changes=[ProposedChange(target="aws", key="volume.type", current="gp2", proposed="gp3", reason="probe")],
+        changes=[Change(target="aws", key="volume.type", current="gp2", proposed="gp3", reason="probe")],
         impact=Impact(summary=f"impact of {title}", headroom_before_pct=headroom_pct),
         confidence=0.9,
         dedup_key=make_dedup_key("digest-probe", cluster, entity),
@@ -40,8 +34,8 @@ def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, for
 
 
 def record(sessions: Any, cluster_id: str, findings: list[Finding], now: dt.datetime = SEEN_AT) -> None:
+    from headroom.clusters.models import Cluster
     from headroom.findings import service
-    from headroom.store.models import Cluster
 
     with sessions() as db:
         cluster = db.get_one(Cluster, uuid.UUID(cluster_id))
@@ -51,8 +45,8 @@ def record(sessions: Any, cluster_id: str, findings: list[Finding], now: dt.date
 
 def verify(sessions: Any, user_id: str) -> None:
     """Mark a user's current email verified (what following the test-send link does)."""
-    from headroom.store.models import User
-    from headroom.store.models_digest import EmailVerification
+    from headroom.accounts.models import User
+    from headroom.digest.models import EmailVerification
 
     with sessions() as db:
         user = db.get_one(User, uuid.UUID(user_id))
@@ -62,7 +56,7 @@ def verify(sessions: Any, user_id: str) -> None:
 
 def add_member(sessions: Any, org_id: str, email: str, role: str) -> str:
     """Add a member who never logs in (no password hash worth computing); return the user id."""
-    from headroom.store.models import Membership, User
+    from headroom.accounts.models import Membership, User
 
     with sessions() as db:
         user = User(email=email, full_name=role, password_hash="!not-a-login")

@@ -18,8 +18,7 @@ from headroom.metrics import service as metrics
 from headroom.accounts.service import Principal
 from headroom.timeseries.snapshots import build_snapshot
 from headroom.domain.snapshot.scenario import load_scenario
-from headroom.store.models import Instance, TikvNode
-from headroom.store.models_inventory import InstanceTypeLimits
+from headroom.inventory.models import Instance, InstanceTypeLimits, TikvNode
 from sqlalchemy import select
 
 SCENARIO = "instance-ebs-bandwidth-bound.yaml"  # 3 nodes on m5.4xlarge, clipped at the instance's 4,750 Mbps

@@ -12,7 +12,7 @@ WORKER = PACKAGE.parents[1] / "worker" / "headroom_worker"
 # The repository (and its binary COPY codec, which names the columns it encodes).
 OWNERS = {"timeseries/repository.py", "timeseries/copy_binary.py"}
 # The ORM declarations of the tables (migrations and `alembic check` read them).
-DECLARATIONS = {"store/models.py"}
+DECLARATIONS = {"timeseries/models.py"}
 TABLES = re.compile(r"\bmetric_(points|rollups|rollup_dirty)\b")
 ORM_CLASSES = {"MetricPoints", "MetricRollup", "MetricRollupDirty"}
 
@@ -52,6 +52,6 @@ def test_the_check_sees_a_query_outside_the_repository(tmp_path: Path) -> None:
     stray = tmp_path / "stray.py"
     stray.write_text('"""Mentions metric_points in a docstring, which is fine."""\n'
                      'Q = "SELECT vals FROM metric_points WHERE series_id = 1"\n'
-                     "from headroom.store.models import MetricRollup\n")
+                     "from headroom.timeseries.models import MetricRollup\n")
     found = _violations(stray, "stray.py")
     assert found == ["stray.py:2: SQL names metric_points", "stray.py:3: uses the ORM class of a points/rollup table"]

@@ -50,7 +50,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from headroom.domain.advisor.finding import EntityRef
 from headroom.domain.catalog import InstanceLimits, VolumeLimits
 from headroom.domain.catalog.resolve import (
     DescribedType,
@@ -58,6 +57,7 @@ from headroom.domain.catalog.resolve import (
     resolve_instance_limits,
     resolve_volume_limits,
 )
+from headroom.domain.model import EntityRef
 from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings
 from headroom.domain.snapshot.schema import Cluster, Instance, Node, Snapshot, Volume, Window
 from headroom.domain.snapshot.tikv_defaults import flatten
