@@ -36,8 +36,8 @@ uv run --locked mypy backend/headroom worker/headroom_worker
 step "backend and worker tests (pytest)"
 uv run --locked pytest -q -p no:cacheprovider
 
-step "front end: typecheck and unit tests"
-(cd frontend && npm run --silent typecheck && npm run --silent test)
+step "front end: lint (incl. the feature boundaries), typecheck and unit tests"
+(cd frontend && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
 
 if [ -x scripts/e2e.sh ]; then
   step "end-to-end (Playwright, headless Chromium)"

@@ -1,9 +1,9 @@
 import { useRef, useState, type ChangeEvent, type FormEvent } from 'react';
-import { ApiError, errorMessage } from '@/api/errors';
+import { fieldErrorsOf } from '@/api/errors';
 import { TextField } from '@/components/TextField';
+import { FormError } from '@/components/FormError';
 import { useLogin, type Session } from '../api';
 import { validateLogin, type FieldErrors, type LoginValues } from '../validation';
-import { FormError } from './FormError';
 
 type Field = keyof LoginValues;
 const FIELD_ORDER: Field[] = ['email', 'password'];
@@ -14,7 +14,7 @@ export function LoginForm({ onSuccess }: { onSuccess: (session: Session) => void
   const login = useLogin();
   const refs = useRef<Partial<Record<Field, HTMLInputElement | null>>>({});
 
-  const serverFieldErrors = login.error instanceof ApiError ? login.error.fieldErrors() : {};
+  const serverFieldErrors = fieldErrorsOf(login.error);
   const fieldError = (field: Field) => errors[field] ?? serverFieldErrors[field];
 
   const update = (field: Field) => (event: ChangeEvent<HTMLInputElement>) => {
@@ -36,7 +36,7 @@ export function LoginForm({ onSuccess }: { onSuccess: (session: Session) => void
 
   return (
     <form className="form" onSubmit={onSubmit} noValidate aria-label="Log in">
-      <FormError message={login.error ? errorMessage(login.error) : undefined} />
+      <FormError error={login.error} />
       <TextField
         ref={(el) => {
           refs.current.email = el;

@@ -1,9 +1,9 @@
 import { useRef, useState, type ChangeEvent, type FormEvent } from 'react';
-import { ApiError, errorMessage } from '@/api/errors';
+import { fieldErrorsOf } from '@/api/errors';
 import { TextField } from '@/components/TextField';
+import { FormError } from '@/components/FormError';
 import { useSignup, type SignupStarted } from '../api';
 import { PASSWORD_MIN_LENGTH, validateSignup, type FieldErrors, type SignupValues } from '../validation';
-import { FormError } from './FormError';
 
 type Field = keyof SignupValues;
 const FIELD_ORDER: Field[] = ['full_name', 'email', 'password', 'organization_name'];
@@ -14,7 +14,7 @@ export function SignupForm({ onSuccess }: { onSuccess: (started: SignupStarted) 
   const signup = useSignup();
   const refs = useRef<Partial<Record<Field, HTMLInputElement | null>>>({});
 
-  const serverFieldErrors = signup.error instanceof ApiError ? signup.error.fieldErrors() : {};
+  const serverFieldErrors = fieldErrorsOf(signup.error);
   const fieldError = (field: Field) => errors[field] ?? serverFieldErrors[field];
 
   const update = (field: Field) => (event: ChangeEvent<HTMLInputElement>) => {
@@ -45,7 +45,7 @@ export function SignupForm({ onSuccess }: { onSuccess: (started: SignupStarted) 
 
   return (
     <form className="form" onSubmit={onSubmit} noValidate aria-label="Sign up">
-      <FormError message={signup.error ? errorMessage(signup.error) : undefined} />
+      <FormError error={signup.error} />
       <TextField
         ref={(el) => {
           refs.current.full_name = el;

@@ -1,8 +1,8 @@
 import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { formatCount, formatTimestamp } from '@/lib/format';
 import { useAwsBackfill, usePrometheusBackfill, useStartAwsBackfill, useStartPrometheusBackfill } from '../api';
-import { formatCount, formatDateTime } from '../form';
 import { ProgressBar } from './ProgressBar';
 
 const STATE_LABEL: Record<string, string> = {
@@ -33,13 +33,7 @@ export function AwsBackfillPanel({ connectionId, canManage }: { connectionId: st
   const start = useStartAwsBackfill(connectionId);
   if (backfill.isPending) return <LoadingState label="Loading history import…" />;
   if (backfill.isError) {
-    return (
-      <ErrorState
-        title="Could not load the history import"
-        message={errorMessage(backfill.error)}
-        onRetry={() => void backfill.refetch()}
-      />
-    );
+    return <QueryError title="Could not load the history import" query={backfill} />;
   }
   const b = backfill.data;
   const busy = b.state === 'queued' || b.state === 'running';
@@ -58,7 +52,7 @@ export function AwsBackfillPanel({ connectionId, canManage }: { connectionId: st
         />
       )}
       <p className="muted">
-        Started {formatDateTime(b.started_at)} · finished {formatDateTime(b.finished_at)} ·{' '}
+        Started {formatTimestamp(b.started_at)} · finished {formatTimestamp(b.finished_at)} ·{' '}
         {formatCount(b.points_written)} points written
       </p>
       {b.last_error && (
@@ -84,13 +78,7 @@ export function PrometheusBackfillPanel({ sourceId, canManage }: { sourceId: str
   const start = useStartPrometheusBackfill(sourceId);
   if (backfill.isPending) return <LoadingState label="Loading history import…" />;
   if (backfill.isError) {
-    return (
-      <ErrorState
-        title="Could not load the history import"
-        message={errorMessage(backfill.error)}
-        onRetry={() => void backfill.refetch()}
-      />
-    );
+    return <QueryError title="Could not load the history import" query={backfill} />;
   }
   const b = backfill.data;
   const busy = b.status === 'queued' || b.status === 'running';
@@ -108,7 +96,7 @@ export function PrometheusBackfillPanel({ sourceId, canManage }: { sourceId: str
         />
       )}
       <p className="muted">
-        Range {formatDateTime(b.range_start_at)} to {formatDateTime(b.range_end_at)} ·{' '}
+        Range {formatTimestamp(b.range_start_at)} to {formatTimestamp(b.range_end_at)} ·{' '}
         {formatCount(b.points_written)} points written
         {b.dropped_non_finite + b.dropped_outside > 0 &&
           ` · ${formatCount(b.dropped_non_finite + b.dropped_outside)} dropped (NaN/Inf or outside the range)`}

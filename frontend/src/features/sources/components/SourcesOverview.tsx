@@ -1,7 +1,6 @@
 import { Link } from 'react-router';
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { useAwsConnections, usePrometheusSources } from '../api';
 import { HealthBadge } from './HealthBadge';
@@ -24,11 +23,7 @@ function AwsSection({ canManage }: { canManage: boolean }) {
       {list.isPending ? (
         <LoadingState label="Loading AWS connections…" />
       ) : list.isError ? (
-        <ErrorState
-          title="Could not load AWS connections"
-          message={errorMessage(list.error)}
-          onRetry={() => void list.refetch()}
-        />
+        <QueryError title="Could not load AWS connections" query={list} />
       ) : list.data.length === 0 ? (
         <EmptyState title="No AWS accounts connected" headingLevel={3} action={connect}>
           <p>Headroom reads EC2 volumes, instances and their CloudWatch metrics through a read-only role.</p>
@@ -82,11 +77,7 @@ function PrometheusSection({ canManage }: { canManage: boolean }) {
       {list.isPending ? (
         <LoadingState label="Loading Prometheus sources…" />
       ) : list.isError ? (
-        <ErrorState
-          title="Could not load Prometheus sources"
-          message={errorMessage(list.error)}
-          onRetry={() => void list.refetch()}
-        />
+        <QueryError title="Could not load Prometheus sources" query={list} />
       ) : list.data.length === 0 ? (
         <EmptyState title="No Prometheus sources" headingLevel={3} action={add}>
           <p>Headroom reads TiKV and node_exporter metrics from the Prometheus that scrapes your cluster.</p>
