@@ -30,6 +30,9 @@ scripts/check-migrations.sh "$HEADROOM_TEST_DATABASE_URL"
 step "lint (ruff)"
 uv run --locked ruff check backend worker migrations $( [ -d bench ] && echo bench )
 
+step "import boundaries (import-linter: the contracts in pyproject.toml)"
+uv run --locked lint-imports --no-logo
+
 step "typecheck (mypy --strict on the package and the worker)"
 uv run --locked mypy backend/headroom worker/headroom_worker
 
