@@ -10,7 +10,6 @@ import { formatTimestamp } from '@/lib/format';
 import {
   atLeast,
   ROLE_LABEL,
-  ROLES,
   useInvitations,
   useInvite,
   useRevokeInvitation,
@@ -18,6 +17,7 @@ import {
   type Role,
 } from '../api';
 import { AdminOnly } from './AdminOnly';
+import { RoleField } from './RoleField';
 
 function InviteForm({ onCreated }: { onCreated: (invitation: InvitationCreated) => void }) {
   const invite = useInvite();
@@ -47,19 +47,7 @@ function InviteForm({ onCreated }: { onCreated: (invitation: InvitationCreated) 
     <form className="form form--inline" onSubmit={onSubmit} noValidate aria-label="Invite a member">
       <FormError error={invite.error} />
       <TextField label="Email" name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={error ?? server.email} />
-      <div className="field">
-        <label className="field__label" htmlFor="invite-role">
-          Role
-        </label>
-        <select id="invite-role" className="field__input" value={role} onChange={(e) => setRole(e.target.value as Role)}>
-          {ROLES.map((r) => (
-            <option key={r} value={r}>
-              {ROLE_LABEL[r]}
-            </option>
-          ))}
-        </select>
-        {server.role && <p className="field__error">{server.role}</p>}
-      </div>
+      <RoleField id="invite-role" value={role} onChange={setRole} error={server.role} />
       <button type="submit" className="button button--primary" disabled={invite.isPending}>
         {invite.isPending ? 'Inviting…' : 'Send invitation'}
       </button>

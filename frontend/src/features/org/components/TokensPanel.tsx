@@ -19,6 +19,7 @@ import {
   type Role,
 } from '../api';
 import { AdminOnly } from './AdminOnly';
+import { RoleField } from './RoleField';
 
 function CreateTokenForm({ role, onCreated }: { role: Role; onCreated: (token: ApiTokenCreated) => void }) {
   const create = useCreateToken();
@@ -51,19 +52,7 @@ function CreateTokenForm({ role, onCreated }: { role: Role; onCreated: (token: A
     <form className="form form--inline" onSubmit={onSubmit} noValidate aria-label="Create API token">
       <FormError error={create.error} />
       <TextField label="Token name" name="name" value={name} onChange={(e) => setName(e.target.value)} error={error ?? server.name} />
-      <div className="field">
-        <label className="field__label" htmlFor="token-role">
-          Role
-        </label>
-        <select id="token-role" className="field__input" value={tokenRole} onChange={(e) => setTokenRole(e.target.value as Role)}>
-          {roles.map((r) => (
-            <option key={r} value={r}>
-              {ROLE_LABEL[r]}
-            </option>
-          ))}
-        </select>
-        {server.role && <p className="field__error">{server.role}</p>}
-      </div>
+      <RoleField id="token-role" value={tokenRole} onChange={setTokenRole} roles={roles} error={server.role} />
       <TextField
         label="Expires (optional)"
         name="expires_at"
