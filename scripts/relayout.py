@@ -31,6 +31,9 @@ PACKAGES = {
     "headroom.deploy_templates": "headroom.sources.aws.deploy_templates",
 }
 MODULES = {
+    # the metric registry was `snapshot.metrics`, one of three meanings of "metrics"
+    "headroom.snapshot.metrics": "headroom.domain.snapshot.registry",
+    "headroom.domain.snapshot.metrics": "headroom.domain.snapshot.registry",
     "headroom.services.mail": "headroom.platform.mail",
     "headroom.services.ratelimit": "headroom.platform.ratelimit",
     "headroom.api.schemas.common": "headroom.platform.schemas",

@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from headroom.domain.snapshot.metrics import REGISTRY
+from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import SCHEMA_VERSION, Entity, Node, Series, Snapshot, Source, Window
 from headroom.domain.snapshot.schema import Cluster as SnapshotCluster
 from headroom.domain.snapshot.schema import Instance as SnapshotInstance

@@ -20,8 +20,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
-from headroom.domain.snapshot.metrics import REGISTRY_LIST
-from headroom.domain.snapshot.metrics import PrometheusSource as PromSpec
+from headroom.domain.snapshot.registry import REGISTRY_LIST
+from headroom.domain.snapshot.registry import PrometheusSource as PromSpec
 from headroom.inventory.tikv_configs import ConfigFetcher, default_fetcher
 from headroom.platform import outbound
 from headroom.platform.errors import InvalidInput

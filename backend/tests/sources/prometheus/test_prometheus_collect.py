@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from conftest import PromEnv, SimCluster
-from headroom.domain.snapshot.metrics import REGISTRY
-from headroom.domain.snapshot.metrics import PrometheusSource as PromSpec
+from headroom.domain.snapshot.registry import REGISTRY
+from headroom.domain.snapshot.registry import PrometheusSource as PromSpec
 from headroom.inventory.tikv_configs import latest_config, poll_status_port
 from headroom.sources.prometheus import ingest
 from headroom.sources.prometheus import service as ops
