@@ -17,7 +17,7 @@ function formatWeek(isoDate: string): string {
   return `Week of ${formatDate(isoDate)}`;
 }
 
-// The statuses of store/models_digest.py DIGEST_SEND_STATUSES.
+// The statuses of digest/models.py DIGEST_SEND_STATUSES.
 const STATUS_LABEL: Record<string, string> = {
   sending: 'Sending',
   sent: 'Sent',
