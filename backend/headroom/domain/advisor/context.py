@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from headroom.domain.advisor.finding import EntityRef
 from headroom.domain.catalog import CatalogError, InstanceLimits, VolumeLimits, instance_limits, volume_limits
+from headroom.domain.model import EntityRef
 from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings
 from headroom.domain.snapshot.schema import Cluster, Instance, Node, Snapshot, Volume, Window
 from headroom.domain.snapshot.tikv_defaults import flatten

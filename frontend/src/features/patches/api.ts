@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { toApiError, unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
+import { tikvNode } from '@/lib/change';
 import { downloadText } from '@/lib/download';
 
 type PatchOp = paths['/api/v1/clusters/{cluster_id}/patches/{patch_id}']['get'];
@@ -136,8 +137,7 @@ export function patchNodes(patch: Patch): string[] {
   const nodes: string[] = [];
   for (const change of patch.changes) {
     if (change.target !== 'tikv') continue;
-    const entity = change.entity as { node?: unknown } | null | undefined;
-    const node = typeof entity?.node === 'string' ? entity.node : null;
+    const node = tikvNode(change.entity);
     if (node && !nodes.includes(node)) nodes.push(node);
   }
   return nodes;
