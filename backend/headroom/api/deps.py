@@ -8,7 +8,7 @@ import hmac
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,8 +20,6 @@ from headroom.platform.outbound import OrgSlots, TooManyOutbound
 from headroom.platform.ratelimit import RateLimiter
 from headroom.platform.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
 from headroom.platform.settings import Settings
-from headroom.sources.aws.service import ClientsFactory
-from headroom.sources.aws.session import clients_for
 
 SESSION_COOKIE = "headroom_session"
 CSRF_COOKIE = "headroom_csrf"
@@ -47,8 +45,8 @@ class AppContext:
     outbound_slots: OrgSlots = field(default_factory=OrgSlots)
     # Account email (sign-up links); build_context picks SMTP or the log/outbox from the settings.
     mailer: Mailer = field(default_factory=lambda: OutboxMailer(None))
-    # Builds boto3 clients for an AWS connection (headroom.sources.aws.session.clients_for); tests pass their own.
-    aws_clients: ClientsFactory = field(default=clients_for)
+    # Builds boto3 clients for an AWS connection; None: sources.aws.session.clients_for. Tests pass their own.
+    aws_clients: Callable[..., Any] | None = None
 
     def job_database_url(self) -> str:
         """The URL a queued job connects to: DATABASE_URL, else the app's own engine (embedded PostgreSQL)."""

@@ -138,12 +138,13 @@ def prepare_test(db: Any, principal: Principal, connection_id: uuid.UUID) -> Con
                                  c.secret_access_key_enc, c.regions[0] if c.regions else None)
 
 
-def probe_clients(factory: ClientsFactory, box: Decrypter, endpoint_url: str | None
+def probe_clients(factory: ClientsFactory | None, box: Decrypter, endpoint_url: str | None
                   ) -> Callable[[ConnectionCredentials, str], AwsClients]:
-    """How the connection test builds its clients: `factory` (clients_for) with few attempts per call."""
+    """How the connection test builds its clients: `factory` (default clients_for) with few attempts per call."""
+    build = factory or clients_for
 
     def make(connection: ConnectionCredentials, region: str) -> AwsClients:
-        return factory(connection, region, box, endpoint_url=endpoint_url, max_attempts=PROBE_MAX_ATTEMPTS)
+        return build(connection, region, box, endpoint_url=endpoint_url, max_attempts=PROBE_MAX_ATTEMPTS)
 
     return make
 
