@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from headroom.domain import derived
 from headroom.advisor.context import Array, Context
 from headroom.advisor.finding import Evidence, Measure, ProposedChange, SeriesRef
 from headroom.advisor.rules._common import AT_CEILING_FRACTION, window_evidence
@@ -165,14 +166,17 @@ def _instance_ceilings(ctx: Context, instance_id: str, n: int) -> tuple[Array, A
     return iops.astype(np.float64), mibps.astype(np.float64)
 
 
-def _util(values: Array, ceiling: Array) -> Array:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out: Array = np.where(ceiling > 0, values / ceiling, np.nan)
-    return out
+_util = derived.utilisation
 
 
 def data_path(ctx: Context, node: Node) -> DataPath | None:
-    """Return the node's data-volume I/O against its effective ceilings (None when a series is missing)."""
+    """Return the node's data-volume I/O against its effective ceilings (None when a series is missing).
+
+    Computed once per run and node (several rule families read it)."""
+    return ctx.memo(("data_path", node.id), lambda: _data_path(ctx, node))
+
+
+def _data_path(ctx: Context, node: Node) -> DataPath | None:
     vols: list[Volume] = [ctx.volume(v) for v in node.data_volume_ids if v in {x.id for x in ctx.volumes}]
     if not vols:
         return None
