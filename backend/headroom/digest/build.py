@@ -1,6 +1,6 @@
 """The weekly advisory email, as pure data in and a subject, a plain-text body and an HTML body out.
 
-No database, no clock, no network: the service (headroom.services.digest) gathers a `DigestData` for one
+No database, no clock, no network: the service (headroom.digest.service) gathers a `DigestData` for one
 organisation and `build_digest` renders it. Every piece of user text (organisation, cluster and source names,
 finding titles, error messages) is HTML-escaped in the HTML part; the text part carries it as it is.
 

@@ -7,7 +7,7 @@ whose denominator is zero returns NaN there ("no reads" has no hit ratio, no lat
 
 Sources:
 - Counted IOPS: EBS counts an SSD I/O in 256 KiB chunks and an HDD I/O in 1,024 KiB chunks (domain.md §1.4,
-  AWSDOC `ebs-io-characteristics.md`); `headroom.physics.io.chunks_per_io` / `counted_ops` are the scalar
+  AWSDOC `ebs-io-characteristics.md`); `headroom.domain.physics.io.chunks_per_io` / `counted_ops` are the scalar
   definitions (tested against the cited numbers) and these functions compute the same per element. CloudWatch
   gives only sums per period, so every I/O of a period is assumed to have the period's average size.
 - Rates: CloudWatch `Sum` per period / period seconds (domain.md §3.1/§3.2).
@@ -23,8 +23,8 @@ from datetime import datetime, timedelta
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from headroom.catalog import CatalogError, volume_type_spec
-from headroom.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB
+from headroom.domain.catalog import CatalogError, volume_type_spec
+from headroom.domain.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB
 
 Array = NDArray[np.float64]
 
@@ -96,9 +96,9 @@ def counted_iops(
     step_seconds: float,
 ) -> Array:
     """Return reads + writes per second in EBS chunk units (what a volume's IOPS limit sees) from sums per step."""
-    out: Array = (counted_ops(read_ops, read_bytes, chunk_kib) + counted_ops(write_ops, write_bytes, chunk_kib)) / (
-        float(step_seconds)
-    )
+    out: Array = (
+        counted_ops(read_ops, read_bytes, chunk_kib) + counted_ops(write_ops, write_bytes, chunk_kib)
+    ) / (float(step_seconds))
     return out
 
 

@@ -24,7 +24,14 @@ SECRET_TITLE = "a-secret-finding on vol-0aaaaaaaaaaaaaaaa"
 
 
 def _finding(cluster_name: str) -> Any:
-    from headroom.advisor.finding import EntityRef, Evidence, Finding, Impact, ProposedChange, make_dedup_key
+    from headroom.domain.advisor.finding import (
+        EntityRef,
+        Evidence,
+        Finding,
+        Impact,
+        ProposedChange,
+        make_dedup_key,
+    )
 
     now = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
     entity = EntityRef(kind="volume", id="vol-0aaaaaaaaaaaaaaaa")
@@ -47,7 +54,7 @@ def _finding(cluster_name: str) -> Any:
 
 
 def seed(owner: Any, make_client: Any, ids: dict[str, str]) -> tuple[dict[str, str], list[str]]:
-    from headroom.services import findings
+    from headroom.findings import service as findings
     from headroom.store.models import Cluster, Finding
 
     sessions = owner.client.app.state.ctx.sessions

@@ -6,7 +6,14 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from headroom.advisor.finding import EntityRef, Evidence, Finding, Impact, ProposedChange, make_dedup_key
+from headroom.domain.advisor.finding import (
+    EntityRef,
+    Evidence,
+    Finding,
+    Impact,
+    ProposedChange,
+    make_dedup_key,
+)
 
 # Findings are first seen on this Monday's eve; the digest runs a week later (Monday 08:00 UTC).
 SEEN_AT = dt.datetime(2026, 11, 8, 12, 0, tzinfo=dt.UTC)
@@ -33,7 +40,7 @@ def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, for
 
 
 def record(sessions: Any, cluster_id: str, findings: list[Finding], now: dt.datetime = SEEN_AT) -> None:
-    from headroom.services import findings as service
+    from headroom.findings import service
     from headroom.store.models import Cluster
 
     with sessions() as db:

@@ -7,15 +7,14 @@ import datetime as dt
 import uuid
 from typing import Any
 
+import headroom.digest.jobs as job
 import pytest
 from digest_seed import DIGEST_AT, WEEK, add_member, advisor_finding, record, verify
+from headroom.digest.send import TransientSendError
+from headroom.platform.jobs.registry import all_jobs
+from headroom.store.models_digest import DigestSend
 from helpers import sign_up
 from sqlalchemy import select
-
-import headroom.jobs.digest as job
-from headroom.digest.send import TransientSendError
-from headroom.jobs.registry import all_jobs
-from headroom.store.models_digest import DigestSend
 
 
 def _sends(sessions: Any, org_id: str) -> list[DigestSend]:
@@ -34,7 +33,7 @@ def org(client: Any, sessions: Any) -> dict[str, Any]:
     cluster = owner.post("/api/v1/clusters", json={"name": "prod-<east>", "tikv_version": "v8.5.1"}).json()
     record(sessions, cluster["id"], [
         advisor_finding("prod-<east>", "vol-0aaa", "critical", "gp2 burst bucket drains on vol-0aaa",
-                        forecast="forecast (headroom.forecast.burst): the 40% balance empties in 35 min",
+                        forecast="forecast (headroom.domain.forecast.burst): the 40% balance empties in 35 min",
                         headroom_pct=2.0),
         advisor_finding("prod-<east>", "vol-0bbb", "warning", "vol-0bbb near its IOPS ceiling", headroom_pct=12.0),
     ])
@@ -56,7 +55,7 @@ def test_jobs_are_registered_on_the_email_queue() -> None:
     assert weekly.schedule is not None
     assert (weekly.schedule.minute, weekly.schedule.hour, weekly.schedule.day_of_week) == ("0", "8", "1")
     assert send.schedule is None
-    from headroom.jobs.runtime import is_due
+    from headroom.platform.jobs.runtime import is_due
 
     monday_0800 = dt.datetime(2026, 11, 9, 8, 0, tzinfo=dt.UTC)
     assert monday_0800.isoweekday() == 1
@@ -94,7 +93,7 @@ def test_weekly_job_sends_once_per_week_to_verified_admins(
     assert "1. [CRITICAL] gp2 burst bucket drains on vol-0aaa\n" in text
     assert "2. [WARNING] vol-0bbb near its IOPS ceiling\n" in text
     assert "   Fix: volume.type: gp2 -> gp3 on vol-0aaa\n" in text
-    assert "   Forecast: forecast (headroom.forecast.burst): the 40% balance empties in 35 min\n" in text
+    assert "   Forecast: forecast (headroom.domain.forecast.burst): the 40% balance empties in 35 min\n" in text
     assert 'Prometheus source "prom-x" is failing (3 failures in a row' in text
     assert "connection refused (127.0.0.1:9)" in text
     assert f"https://headroom.example.com/clusters/{org['cluster']['id']}" in text

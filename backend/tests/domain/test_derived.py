@@ -1,5 +1,5 @@
 """The vectorised derived series. Expected numbers from domain.md (../shared/reference/domain.md), cited per case;
-the scalar definitions in headroom.physics.io are the oracle for every element."""
+the scalar definitions in headroom.domain.physics.io are the oracle for every element."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headroom.domain import derived
-from headroom.physics.io import chunks_per_io, counted_ops
+from headroom.domain.physics.io import chunks_per_io, counted_ops
 
 KIB = 1024.0
 MIB = 1024.0 * 1024.0

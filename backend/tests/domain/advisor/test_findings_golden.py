@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 
-from headroom.advisor import advise, discover_rules
-from headroom.snapshot.scenario import load_scenario
-from headroom.snapshot.simulate import simulate
+from headroom.domain.advisor import advise, discover_rules
+from headroom.domain.snapshot.scenario import load_scenario
+from headroom.domain.snapshot.simulate import simulate
 
 SCENARIOS = Path(__file__).resolve().parents[4] / "examples" / "scenarios"
 GOLDEN = Path(__file__).with_name("golden") / "findings.json"

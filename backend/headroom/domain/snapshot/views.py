@@ -1,0 +1,137 @@
+"""Read a snapshot: find series, turn them into arrays, and derive IOPS and MiB/s views.
+
+CloudWatch series hold sums per step; the views feed them to `headroom.domain.derived` (rates, EBS's I/O
+accounting in 256 KiB chunks on SSD and 1 MiB on HDD, latency, hit ratios), the one place those formulas live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from headroom.domain.derived import IoView, hit_ratio, io_chunk_kib, io_view
+from headroom.domain.physics.io import SSD_CHUNK_KIB
+from headroom.domain.snapshot.schema import EntityKind, Node, Series, Snapshot, Volume
+
+Array = NDArray[np.float64]
+
+__all__ = [
+    "IO_METRICS",
+    "IoView",
+    "block_cache_hit_ratio",
+    "find_series",
+    "instance_io",
+    "io_view_of",
+    "node",
+    "values",
+    "volume",
+    "volume_io",
+]
+
+
+def find_series(
+    snapshot: Snapshot,
+    kind: EntityKind,
+    entity_id: str,
+    metric: str,
+    labels: dict[str, str] | None = None,
+) -> Series | None:
+    """Return the series of one entity and metric (and labels, if given), or None when absent."""
+    for s in snapshot.series:
+        if (
+            s.entity.kind == kind
+            and s.entity.id == entity_id
+            and s.metric == metric
+            and (labels is None or all(s.labels.get(k) == v for k, v in labels.items()))
+        ):
+            return s
+    return None
+
+
+def values(series: Series | None, length: int | None = None) -> Array:
+    """Return a series' values as floats, NaN for gaps (all NaN for a missing series of `length`)."""
+    if series is None:
+        return np.full(length or 0, np.nan)
+    return np.array(series.values, dtype=np.float64)  # numpy reads None as NaN
+
+
+def node(snapshot: Snapshot, node_id: str) -> Node:
+    """Return a node by id (KeyError if absent)."""
+    for n in snapshot.nodes:
+        if n.id == node_id:
+            return n
+    raise KeyError(node_id)
+
+
+def volume(snapshot: Snapshot, volume_id: str) -> Volume:
+    """Return a volume by id (KeyError if absent)."""
+    for v in snapshot.volumes:
+        if v.id == volume_id:
+            return v
+    raise KeyError(volume_id)
+
+
+# The CloudWatch sums an I/O view is built from: read ops, write ops, read bytes, write bytes.
+IO_METRICS: dict[str, tuple[str, str, str, str]] = {
+    "volume": ("ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes"),
+    "instance": ("ec2.ebs_read_ops", "ec2.ebs_write_ops", "ec2.ebs_read_bytes", "ec2.ebs_write_bytes"),
+}
+
+
+def io_view_of(
+    kind: EntityKind, read_ops: Series, read: Callable[[str], Array | None], chunk_kib: int
+) -> IoView:
+    """Return the I/O view of a volume or instance whose read-ops series is `read_ops`; `read(metric)` gives the
+    values of its other series (None when absent: read as gaps)."""
+    n = len(read_ops.values)
+
+    def get(metric: str) -> Array:
+        arr = read(metric)
+        return np.full(n, np.nan) if arr is None else arr
+
+    names = IO_METRICS[kind]
+    volume_only = kind == "volume"
+    return io_view(
+        start=read_ops.start,
+        step_seconds=read_ops.step_seconds,
+        chunk_kib=chunk_kib,
+        read_ops=get(names[0]),
+        write_ops=get(names[1]),
+        read_bytes=get(names[2]),
+        write_bytes=get(names[3]),
+        read_time=get("ebs.total_read_time") if volume_only else None,
+        write_time=get("ebs.total_write_time") if volume_only else None,
+        queue_length=get("ebs.queue_length") if volume_only else None,
+    )
+
+
+def _entity_io(snapshot: Snapshot, kind: EntityKind, entity_id: str, chunk_kib: int) -> IoView:
+    first = find_series(snapshot, kind, entity_id, IO_METRICS[kind][0])
+    if first is None:
+        raise KeyError(f"{kind} {entity_id} has no {IO_METRICS[kind][0]} series")
+
+    def read(metric: str) -> Array | None:
+        found = find_series(snapshot, kind, entity_id, metric)
+        return None if found is None else values(found)
+
+    return io_view_of(kind, first, read, chunk_kib)
+
+
+def volume_io(snapshot: Snapshot, volume_id: str) -> IoView:
+    """Return IOPS (issued and counted), MiB/s, average I/O size, latency and queue of one volume."""
+    return _entity_io(snapshot, "volume", volume_id, io_chunk_kib(volume(snapshot, volume_id).type))
+
+
+def instance_io(snapshot: Snapshot, instance_id: str) -> IoView:
+    """Return the EBS IOPS and MiB/s of one instance (all its volumes), from AWS/EC2 sums."""
+    return _entity_io(snapshot, "instance", instance_id, SSD_CHUNK_KIB)
+
+
+def block_cache_hit_ratio(snapshot: Snapshot, node_id: str) -> Array:
+    """Return hit / (hit + miss) of a node's KV block cache per step (NaN without reads)."""
+    hit = find_series(snapshot, "node", node_id, "tikv.block_cache_hit")
+    miss = find_series(snapshot, "node", node_id, "tikv.block_cache_miss")
+    h = values(hit)
+    return hit_ratio(h, values(miss, len(h)))
