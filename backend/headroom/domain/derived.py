@@ -17,19 +17,20 @@ Sources:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from headroom.domain.catalog import CatalogError, volume_type_spec
 from headroom.domain.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB
+from headroom.domain.units import KIB, MIB
 
 Array = NDArray[np.float64]
 
-BYTES_PER_KIB = 1024.0
-BYTES_PER_MIB = 1024.0 * 1024.0
+BYTES_PER_KIB = float(KIB)
+BYTES_PER_MIB = float(MIB)
 
 __all__ = [
     "IoView",
@@ -78,13 +79,19 @@ def counted_ops(ops: ArrayLike, total_bytes: ArrayLike, chunk_kib: int = SSD_CHU
 
     NaN where ops is unknown or negative, or where bytes are unknown or negative while there were ops.
     """
+    if chunk_kib <= 0:
+        raise ValueError("chunk_kib must be positive")
     o, b = np.broadcast_arrays(_f64(ops), _f64(total_bytes))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        avg_kib = np.where(o > 0, b / o / BYTES_PER_KIB, 0.0)
-        counted = o * chunks_per_io(avg_kib, chunk_kib)
-        bad = np.isnan(o) | (o < 0) | ((o > 0) & ~(b >= 0))
-    out: Array = np.where(bad, np.nan, np.where(o == 0, 0.0, counted))
-    return out
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        # The same operations as physics.io: bytes / ops -> KiB -> chunks, rounded before ceil, at least 1.
+        chunks = np.ceil(np.round(b / o / BYTES_PER_KIB / chunk_kib, 9))
+        np.maximum(chunks, 1.0, out=chunks)  # NaN (unknown bytes) stays NaN
+        counted: Array = o * chunks
+    counted[o == 0] = 0.0
+    negative = (o < 0) | (b < 0)
+    if negative.any():
+        counted[(o < 0) | ((b < 0) & (o > 0))] = np.nan
+    return counted
 
 
 def counted_iops(
@@ -140,35 +147,102 @@ def hit_ratio(hits: ArrayLike, misses: ArrayLike) -> Array:
 
 def utilisation(values: ArrayLike, limits: ArrayLike) -> Array:
     """Return values / limits per element (NaN where the limit is not positive)."""
-    v = _f64(values)
-    lim = np.broadcast_to(_f64(limits), v.shape)
+    v, lim = _f64(values), _f64(limits)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out: Array = np.where(lim > 0, v / lim, np.nan)
+        out: Array = np.asarray(np.divide(v, lim), dtype=np.float64)
+    if out.shape != v.shape:
+        out = np.array(np.broadcast_to(out, v.shape), dtype=np.float64)
+    bad = ~(lim > 0)
+    if bad.any():
+        out[np.broadcast_to(bad, v.shape)] = np.nan
     return out
 
 
-@dataclass(frozen=True)
 class IoView:
-    """Per-step rates of one volume or instance, derived from CloudWatch sums."""
+    """Per-step rates of one volume or instance, derived from CloudWatch sums when first read."""
 
-    start: datetime
-    step_seconds: int
-    read_iops: Array
-    write_iops: Array
-    counted_iops: Array  # reads + writes in EBS chunk units (what the IOPS limit sees)
-    read_mibps: Array
-    write_mibps: Array
-    avg_read_kib: Array
-    avg_write_kib: Array
-    read_latency_ms: Array  # NaN for instances (CloudWatch has no per-instance latency)
-    write_latency_ms: Array
-    queue_length: Array
+    def __init__(
+        self,
+        *,
+        start: datetime,
+        step_seconds: int,
+        chunk_kib: int,
+        read_ops: Array,
+        write_ops: Array,
+        read_bytes: Array,
+        write_bytes: Array,
+        read_time: Array | None = None,
+        write_time: Array | None = None,
+        queue_length: Array | None = None,
+    ) -> None:
+        self.start = start
+        self.step_seconds = step_seconds
+        self.chunk_kib = chunk_kib
+        self._sums = (read_ops, write_ops, read_bytes, write_bytes)
+        self._volume = (read_time, write_time, queue_length)
+
+    def _missing(self) -> Array:
+        return np.full(len(self._sums[0]), np.nan)
 
     @property
     def timestamps(self) -> list[datetime]:
         """Return the timestamp of every step."""
         step = timedelta(seconds=self.step_seconds)
-        return [self.start + i * step for i in range(len(self.read_iops))]
+        return [self.start + i * step for i in range(len(self._sums[0]))]
+
+    @cached_property
+    def read_iops(self) -> Array:
+        """Return reads per second as issued."""
+        return per_second(self._sums[0], self.step_seconds)
+
+    @cached_property
+    def write_iops(self) -> Array:
+        """Return writes per second as issued."""
+        return per_second(self._sums[1], self.step_seconds)
+
+    @cached_property
+    def counted_iops(self) -> Array:
+        """Return reads + writes per second in EBS chunk units (what the IOPS limit sees)."""
+        ro, wo, rb, wb = self._sums
+        return counted_iops(ro, wo, rb, wb, self.chunk_kib, self.step_seconds)
+
+    @cached_property
+    def read_mibps(self) -> Array:
+        """Return read MiB/s."""
+        return mib_per_second(self._sums[2], self.step_seconds)
+
+    @cached_property
+    def write_mibps(self) -> Array:
+        """Return write MiB/s."""
+        return mib_per_second(self._sums[3], self.step_seconds)
+
+    @cached_property
+    def avg_read_kib(self) -> Array:
+        """Return the average read size in KiB (NaN without reads)."""
+        return avg_io_kib(self._sums[0], self._sums[2])
+
+    @cached_property
+    def avg_write_kib(self) -> Array:
+        """Return the average write size in KiB (NaN without writes)."""
+        return avg_io_kib(self._sums[1], self._sums[3])
+
+    @cached_property
+    def read_latency_ms(self) -> Array:
+        """Return the average read latency in ms (NaN for instances: CloudWatch has no per-instance latency)."""
+        t = self._volume[0]
+        return self._missing() if t is None else latency_ms(t, self._sums[0])
+
+    @cached_property
+    def write_latency_ms(self) -> Array:
+        """Return the average write latency in ms (NaN for instances)."""
+        t = self._volume[1]
+        return self._missing() if t is None else latency_ms(t, self._sums[1])
+
+    @cached_property
+    def queue_length(self) -> Array:
+        """Return the volume's average queue length (NaN for instances)."""
+        q = self._volume[2]
+        return self._missing() if q is None else _f64(q)
 
     @property
     def iops(self) -> Array:
@@ -176,7 +250,7 @@ class IoView:
         out: Array = self.read_iops + self.write_iops
         return out
 
-    @property
+    @cached_property
     def mibps(self) -> Array:
         """Return read + write MiB/s."""
         out: Array = self.read_mibps + self.write_mibps
@@ -197,19 +271,15 @@ def io_view(
     queue_length: Array | None = None,
 ) -> IoView:
     """Return the I/O view of sums per step (ops, bytes, and for volumes total time and queue length)."""
-    n = len(read_ops)
-    missing = np.full(n, np.nan)
     return IoView(
         start=start,
         step_seconds=step_seconds,
-        read_iops=per_second(read_ops, step_seconds),
-        write_iops=per_second(write_ops, step_seconds),
-        counted_iops=counted_iops(read_ops, write_ops, read_bytes, write_bytes, chunk_kib, step_seconds),
-        read_mibps=mib_per_second(read_bytes, step_seconds),
-        write_mibps=mib_per_second(write_bytes, step_seconds),
-        avg_read_kib=avg_io_kib(read_ops, read_bytes),
-        avg_write_kib=avg_io_kib(write_ops, write_bytes),
-        read_latency_ms=missing if read_time is None else latency_ms(read_time, read_ops),
-        write_latency_ms=missing if write_time is None else latency_ms(write_time, write_ops),
-        queue_length=missing if queue_length is None else _f64(queue_length),
+        chunk_kib=chunk_kib,
+        read_ops=read_ops,
+        write_ops=write_ops,
+        read_bytes=read_bytes,
+        write_bytes=write_bytes,
+        read_time=read_time,
+        write_time=write_time,
+        queue_length=queue_length,
     )

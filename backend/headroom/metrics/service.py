@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal
 from headroom.clusters.service import get_cluster
-from headroom.domain import derived
+from headroom.domain import derived, units
 from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.forecast.burst import (
     MIN_HORIZON_SECONDS,
@@ -45,8 +45,8 @@ from headroom.store.models_inventory import InventoryChange
 from headroom.timeseries import repository as timeseries
 
 Array = NDArray[np.float64]
-MIB = 1024.0 * 1024.0
-GIB = 1024.0**3
+MIB = float(units.MIB)
+GIB = float(units.GIB)
 
 # --- resolution --------------------------------------------------------------------------------------------
 

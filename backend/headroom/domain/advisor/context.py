@@ -66,14 +66,12 @@ from headroom.domain.snapshot.schema import (
 from headroom.domain.snapshot.tikv_defaults import flatten
 from headroom.domain.snapshot.views import IO_METRICS, io_view_of, values
 from headroom.domain.tikvconf.defaults import EffectiveValue, HostFacts, effective_value
-from headroom.domain.tikvconf.errors import TikvConfError
-from headroom.domain.tikvconf.units import parse_size
+from headroom.domain.units import GIB, UnitError, parse_size
 
 Array = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 T = TypeVar("T")
 
-GIB = 1024**3
 
 DERIVED_SERIES = (
     "derived.counted_iops",
@@ -450,7 +448,7 @@ class Context:
             return None
         try:
             return parse_size(value)
-        except TikvConfError:
+        except UnitError:
             return None
 
     # --- text -----------------------------------------------------------------------------------

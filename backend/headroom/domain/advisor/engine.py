@@ -42,7 +42,7 @@ from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import SEVERITY_RANK, Finding, ProposedChange
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf.errors import TikvConfError
-from headroom.domain.tikvconf.units import parse_size
+from headroom.domain.units import parse_size
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,8 @@ from headroom.domain.snapshot.schema import (
     config_get,
     config_set,
 )
-from headroom.domain.snapshot.tikv_defaults import default_config, flatten, parse_size
+from headroom.domain.snapshot.tikv_defaults import default_config, flatten
+from headroom.domain.units import parse_size
 
 Array = NDArray[np.float64]
 

@@ -51,10 +51,10 @@ def find_series(
 
 
 def values(series: Series | None, length: int | None = None) -> Array:
-    """Return a series' values as floats, NaN for gaps (all NaN for a missing series of `length`)."""
+    """Return a series' values as a read-only float array, NaN for gaps (all NaN for a missing series of `length`)."""
     if series is None:
         return np.full(length or 0, np.nan)
-    return np.array(series.values, dtype=np.float64)  # numpy reads None as NaN
+    return series.array
 
 
 def node(snapshot: Snapshot, node_id: str) -> Node:

@@ -26,7 +26,7 @@ from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, window_ev
 from headroom.domain.snapshot.schema import Node, Volume
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.online import can_change_online
-from headroom.domain.tikvconf.units import format_size, parse_size
+from headroom.domain.units import format_size, parse_size
 
 KIB = 1024
 MIB = 1024**2
