@@ -12,8 +12,10 @@ Context API (stable; rules of every family use it):
     .nodes_on_instance(instance_id)              every TiKV node on the instance
     .node_of_volume(volume_id) -> Node | None
     .entity_for_volume(id) / .entity_for_instance(id) / .entity_for_node(id) / .cluster_entity()
-    .series(kind, id, metric, labels=None) -> Array | None     NaN for gaps, None when absent
-    .volume_io(volume_id) -> IoView | None       counted IOPS, MiB/s, latency, queue (snapshot.views)
+    .series(kind, id, metric, labels=None) -> Array | None     NaN for gaps, None when absent (read-only)
+    .find_series(kind, id, metric, labels=None) -> Series | None   through an index built once per run
+    .memo(key, compute) -> value                 compute once per run (helpers several rules share)
+    .volume_io(volume_id) -> IoView | None       counted IOPS, MiB/s, latency, queue (headroom.domain.derived)
     .instance_io(instance_id) -> IoView | None   AWS/EC2 EBS aggregate of the instance
     .volume_limits(volume_id) -> VolumeLimits | None      catalog; None for types the catalog lacks
     .instance_limits(instance_id) -> InstanceLimits | None   None for unknown instance types
@@ -35,7 +37,7 @@ Stats helpers (module functions, NaN-aware, on 1-D arrays):
     trend_per_hour(values, step_seconds) -> float      least-squares slope, units per hour (NaN if < 2)
 
 Derived series names a SeriesRef may use besides registry metrics (the front end derives them the same way,
-see headroom.domain.snapshot.views): `derived.counted_iops`, `derived.mibps`, `derived.read_latency_ms`,
+see headroom.domain.derived): `derived.counted_iops`, `derived.mibps`, `derived.read_latency_ms`,
 `derived.write_latency_ms`, `derived.iops_ceiling`, `derived.mibps_ceiling`.
 """
 
@@ -104,6 +106,8 @@ def share_at_or_above(values_: Array, threshold: float | Array) -> float:
 
 def runs(mask: BoolArray) -> list[tuple[int, int]]:
     """Return (start, length) of each run of True in a mask."""
+    if not mask.any():
+        return []
     edges = np.diff(np.concatenate(([0], np.asarray(mask, dtype=np.int8), [0])))
     starts = np.flatnonzero(edges == 1)
     ends = np.flatnonzero(edges == -1)
