@@ -152,7 +152,7 @@ def bench_store(url: str, repeats: int = 3) -> dict[str, Any]:
     from headroom.clusters.demo import ingest_window, seed_demo_cluster
     from headroom.timeseries.snapshots import build_snapshot
     from headroom.domain.snapshot.scenario import load_scenario
-    from headroom.store.models import Organization
+    from headroom.accounts.models import Organization
 
     engine = create_engine(url)
     sessions = sessionmaker(bind=engine)

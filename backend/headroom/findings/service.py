@@ -29,10 +29,13 @@ from sqlalchemy import any_, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal, audit
+from headroom.clusters.models import Cluster
+from headroom.findings.models import Finding, Recommendation
+from headroom.patches.models import Patch
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.platform.logging import get_logger
-from headroom.store.models import AuditLog, Cluster, Finding, Patch, Recommendation
 
 log = get_logger("headroom.findings.service")
 
