@@ -35,6 +35,7 @@ from headroom.digest.build import (
     build_digest,
     iso_week_start,
 )
+from headroom.domain.model import Change
 from headroom.digest.models import DigestSend, EmailVerification, OrgDigestSettings
 from headroom.findings.models import Finding, Recommendation
 from headroom.platform.errors import NotFound
@@ -137,10 +138,11 @@ def _forecasts(finding: Finding) -> list[str]:
     return lines
 
 
-def _fix_line(rec: Recommendation) -> str:
-    change = f"{rec.key} = {rec.proposed}" if rec.current is None else f"{rec.key}: {rec.current} -> {rec.proposed}"
-    where = f" on {rec.entity}" if rec.entity else ""
-    return f"{change}{where}"
+def _fix_line(change: Change) -> str:
+    what = (f"{change.key} = {change.proposed}" if change.current is None
+            else f"{change.key}: {change.current} -> {change.proposed}")
+    where = change.applies_to()
+    return f"{what} on {where}" if where else what
 
 
 def _active(now: dt.datetime) -> Any:
@@ -169,7 +171,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
         )
         for rec in recs:
             if len(fixes[rec.finding_id]) < FIXES_PER_FINDING:
-                fixes[rec.finding_id].append(_fix_line(rec))
+                fixes[rec.finding_id].append(_fix_line(rec.change))
 
     new_counts: dict[uuid.UUID, int] = {
         cid: n

@@ -3,19 +3,19 @@
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.engine import Rule, advise, discover_rules, resolve_conflicts, rule_catalog
 from headroom.domain.advisor.finding import (
-    EntityRef,
     Evidence,
     Finding,
     Impact,
     Measure,
     Option,
-    ProposedChange,
     ReferenceLine,
     SeriesRef,
     make_dedup_key,
 )
+from headroom.domain.model import Change, EntityRef
 
 __all__ = [
+    "Change",
     "Context",
     "EntityRef",
     "Evidence",
@@ -23,7 +23,6 @@ __all__ = [
     "Impact",
     "Measure",
     "Option",
-    "ProposedChange",
     "ReferenceLine",
     "Rule",
     "SeriesRef",

@@ -50,9 +50,9 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from headroom.domain.advisor.finding import EntityRef
 from headroom.domain.catalog import CatalogError, InstanceLimits, VolumeLimits, instance_limits, volume_limits
 from headroom.domain.derived import IoView, io_chunk_kib, utilisation
+from headroom.domain.model import EntityRef
 from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot.schema import (

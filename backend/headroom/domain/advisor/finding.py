@@ -6,29 +6,30 @@ A `Finding` carries:
 - `evidence`: the observed numbers next to the limit they are compared to (`Measure`), the window, how often
   and how long the condition held, corroborating signals, and the series to chart (`SeriesRef`);
 - `why`: the mechanism, with its source;
-- `changes`: the recommended changes as data (`ProposedChange`, convertible to `headroom.domain.tikvconf.Change`);
-  `options`: ranked alternatives (each with its own changes and impact), `changes` being the first one's;
+- `changes`: the recommended changes as data (`headroom.domain.model.Change`, the record the store keeps and
+  the patcher renders as it is; a change without its own entity takes the finding's, and one that does not
+  say whether it applies online gets TiKV's online table's answer, or for AWS: modify-volume yes, a new
+  instance type no); `options`: ranked alternatives (each with its own changes and impact), `changes` being
+  the first one's;
 - `impact`: headroom gained and monthly cost delta; `confidence` in [0, 1];
 - `dedup_key`: `<rule>/<cluster id, else name>/<entity kind>:<entity id>[/<aspect>]`: stable across days and
   cluster renames, so the same condition seen tomorrow updates the stored finding instead of adding one.
 
 API (stable; other rule families build on it):
-    Severity, EntityKind, SEVERITY_RANK
-    EntityRef(kind, id, node=None, instance_id=None, volume_id=None, status_address=None)
+    Severity, SEVERITY_RANK
+    EntityRef, Change: headroom.domain.model
     Measure(label, value, unit, limit=None, limit_label=None, statistic=None, source=None)
     SeriesRef(entity_kind, entity_id, metric, labels={}, label=None, reference_lines=[])
     ReferenceLine(value, label, unit)
     Evidence(window_start, window_end, step_seconds, condition, measures, threshold_pct=None,
              share_of_window=None, longest_run_minutes=None, episodes=None, corroboration=[], series=[])
-    ProposedChange(target, key, proposed, current=None, online=None, reason="", entity=None)
-        .to_change(finding: Finding | None = None) -> headroom.domain.tikvconf.Change
     Impact(summary, metric=None, unit=None, before=None, after=None, headroom_before_pct=None,
            headroom_after_pct=None, monthly_cost_before_usd=None, monthly_cost_after_usd=None,
            monthly_cost_delta_usd=None)
     Option(label, changes, impact, notes=[])
     Finding(rule, severity, entity, title, evidence, why, changes=[], options=[], impact, confidence,
             dedup_key, sources=[], notes=[])
-        .to_dict() -> JSON-ready dict;  .tikvconf_changes() -> tuple[Change, ...]
+        .to_dict() -> JSON-ready dict
     make_dedup_key(rule, cluster, entity, aspect=None) -> str
 """
 
@@ -37,38 +38,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from headroom.domain.tikvconf.change import Change, FindingRef
-from headroom.domain.tikvconf.change import Entity as ChangeEntity
+from headroom.domain.model import Change, EntityRef
+from headroom.domain.tikvconf.online import can_change_online
 
 Severity = Literal["critical", "warning", "info"]
-EntityKind = Literal["volume", "instance", "node", "cluster"]
-Target = Literal["tikv", "aws"]
 
 # Lower sorts first.
 SEVERITY_RANK: dict[str, int] = {"critical": 0, "warning": 1, "info": 2}
 
-ChangeValue = str | int | float | bool | list[Any] | dict[str, Any]
-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class EntityRef(_Model):
-    """What a finding (or a change) is about; the optional fields give its context (node, instance)."""
-
-    kind: EntityKind
-    id: str
-    node: str | None = Field(default=None, description="TiKV node id, when the entity belongs to one.")
-    instance_id: str | None = None
-    volume_id: str | None = None
-    status_address: str | None = Field(default=None, description="TiKV status address (SET CONFIG).")
-
-    def label(self) -> str:
-        """Return `kind id`, e.g. `volume vol-0abc`."""
-        return f"{self.kind} {self.id}"
 
 
 class Measure(_Model):
@@ -123,51 +105,6 @@ class Evidence(_Model):
     series: list[SeriesRef] = Field(default_factory=list)
 
 
-class ProposedChange(_Model):
-    """One recommended change as data: a tikv.toml key (as TiKV spells it) or an AWS action.attribute.
-
-    For `target="tikv"`, `key` is the dotted tikv.toml key and `proposed` the value as written in tikv.toml
-    (e.g. "4GiB"). For `target="aws"`, `key` names the action and attribute (`volume.type`, `volume.iops`,
-    `volume.throughput`, `volume.size`, `volume.raid0-stripes`, `instance.type`) and `entity` the volume or
-    instance it applies to.
-    """
-
-    target: Target
-    key: str
-    proposed: ChangeValue
-    current: ChangeValue | None = None
-    online: bool | None = None
-    reason: str = ""
-    entity: EntityRef | None = None
-
-    def to_change(self, finding: Finding | None = None) -> Change:
-        """Convert to the patcher's `headroom.domain.tikvconf.Change` (with a reference to the finding)."""
-        ent = self.entity or (finding.entity if finding is not None else None)
-        change_entity = ChangeEntity()
-        if ent is not None:
-            node = ent.status_address or ent.node or (ent.id if ent.kind == "node" else None)
-            change_entity = ChangeEntity(
-                node=node if self.target == "tikv" else None,
-                volume_id=ent.volume_id or (ent.id if ent.kind == "volume" else None),
-                instance_id=ent.instance_id or (ent.id if ent.kind == "instance" else None),
-            )
-        ref = (
-            FindingRef(rule=finding.rule, dedup_key=finding.dedup_key, title=finding.title)
-            if finding is not None
-            else None
-        )
-        return Change(
-            target=self.target,
-            key=self.key,
-            current=self.current,
-            proposed=self.proposed,
-            online=self.online,
-            reason=self.reason,
-            finding=ref,
-            entity=change_entity,
-        )
-
-
 class Impact(_Model):
     """What the recommended changes buy: headroom on the binding limit and the monthly cost delta (USD)."""
 
@@ -187,7 +124,7 @@ class Option(_Model):
     """One way to fix a finding (e.g. "gp3 at 6,000 IOPS"), with its changes and impact."""
 
     label: str
-    changes: list[ProposedChange]
+    changes: list[Change]
     impact: Impact
     notes: list[str] = Field(default_factory=list)
 
@@ -201,7 +138,7 @@ class Finding(_Model):
     title: str
     evidence: Evidence
     why: str
-    changes: list[ProposedChange] = Field(default_factory=list)
+    changes: list[Change] = Field(default_factory=list)
     options: list[Option] = Field(default_factory=list)
     impact: Impact
     confidence: float = Field(ge=0.0, le=1.0)
@@ -209,13 +146,51 @@ class Finding(_Model):
     sources: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _changes_are_complete(cls, data: Any) -> Any:
+        """Give every change (its own and its options') the finding's entity and its online answer when unsaid."""
+        if not isinstance(data, dict) or data.get("entity") is None:
+            return data
+        try:
+            entity = EntityRef.model_validate(data["entity"])
+            completed = dict(data)
+            if data.get("changes"):
+                completed["changes"] = [complete_change(c, entity) for c in data["changes"]]
+            if data.get("options"):
+                completed["options"] = [_complete_option(o, entity) for o in data["options"]]
+        except (ValidationError, TypeError):
+            return data  # the field validation that follows reports what is wrong
+        return completed
+
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict (datetimes as ISO 8601 strings)."""
         return self.model_dump(mode="json")
 
-    def tikvconf_changes(self) -> tuple[Change, ...]:
-        """Return this finding's changes as the patcher's Change records."""
-        return tuple(change.to_change(self) for change in self.changes)
+
+def complete_change(raw: Change | dict[str, Any], entity: EntityRef) -> Change:
+    """Return the change with `entity` when it names none, and whether it applies online when it does not say."""
+    change = Change.model_validate(raw)
+    update: dict[str, Any] = {}
+    if change.entity is None:
+        update["entity"] = entity
+    if change.online is None:
+        # AWS: modify-volume is online; an instance type change needs a stop and start.
+        online = (
+            can_change_online(change.key, change.current, change.proposed)
+            if change.target == "tikv"
+            else change.key.startswith("volume.")
+        )
+        update["online"] = online
+    return change.model_copy(update=update) if update else change
+
+
+def _complete_option(raw: Any, entity: EntityRef) -> Any:
+    if isinstance(raw, Option):
+        return raw.model_copy(update={"changes": [complete_change(c, entity) for c in raw.changes]})
+    if isinstance(raw, dict) and raw.get("changes"):
+        return {**raw, "changes": [complete_change(c, entity) for c in raw["changes"]]}
+    return raw
 
 
 def make_dedup_key(rule: str, cluster: str, entity: EntityRef, aspect: str | None = None) -> str:

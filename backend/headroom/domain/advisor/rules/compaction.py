@@ -23,15 +23,7 @@ import numpy as np
 
 from headroom.domain.advisor.context import Array, Context, mean, p95, percentile
 from headroom.domain.advisor.engine import Rule
-from headroom.domain.advisor.finding import (
-    Finding,
-    Impact,
-    Measure,
-    ProposedChange,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.domain.advisor.finding import Finding, Impact, Measure, ReferenceLine, SeriesRef, make_dedup_key
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
     MIB,
@@ -48,6 +40,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     tikv_change,
     utilisation_p95,
 )
+from headroom.domain.model import Change
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "compaction-rate-limit"
@@ -126,7 +119,7 @@ def _refs(node: Node, path: DataPath, rate_mibps: float, disk_mibps: float) -> l
     return refs
 
 
-def _changes(ctx: Context, node: Node, target_bytes: int, reason: str) -> list[ProposedChange]:
+def _changes(ctx: Context, node: Node, target_bytes: int, reason: str) -> list[Change]:
     changes = [tikv_change(ctx, node, RATE_KEY, size_text(target_bytes), reason)]
     if config_bool(ctx, node, AUTO_KEY) is not True:
         changes.append(

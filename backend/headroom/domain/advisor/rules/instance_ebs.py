@@ -25,7 +25,6 @@ from headroom.domain.advisor.finding import (
     Impact,
     Measure,
     Option,
-    ProposedChange,
     ReferenceLine,
     SeriesRef,
     make_dedup_key,
@@ -33,6 +32,7 @@ from headroom.domain.advisor.finding import (
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import InstanceLimits
 from headroom.domain.forecast.burst import forecast_instance_burst
+from headroom.domain.model import Change
 from headroom.domain.physics.burst import InstanceEbsBucket
 
 from ._common import (
@@ -106,7 +106,7 @@ def _upgrade(
     need_mibps: float,
     reason: str,
     observed_mibps_p99: float | None = None,
-) -> tuple[list[ProposedChange], Impact, list[Option]]:
+) -> tuple[list[Change], Impact, list[Option]]:
     entity = ctx.entity_for_instance(iid)
     target = smallest_instance_clearing(inst, need_iops, need_mibps)
     if target is None:
@@ -119,7 +119,7 @@ def _upgrade(
         )
     before, after = inst.monthly_price_usd, target.monthly_price_usd
     delta = round(after - before, 2) if before is not None and after is not None else None
-    change = ProposedChange(
+    change = Change(
         target="aws",
         key="instance.type",
         current=inst.name,

@@ -25,7 +25,6 @@ from headroom.domain.advisor.finding import (
     Impact,
     Measure,
     Option,
-    ProposedChange,
     ReferenceLine,
     SeriesRef,
     make_dedup_key,
@@ -33,6 +32,7 @@ from headroom.domain.advisor.finding import (
 from headroom.domain.advisor.rules._common import each_node, median_where, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import MIB, config_bool, evidence, finite, tikv_change
 from headroom.domain.catalog import CatalogError, ebs_monthly_cost
+from headroom.domain.model import Change
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "raft-dedicated-volume"
@@ -81,7 +81,7 @@ def raft_write_rate(ctx: Context, node: Node) -> Array | None:
 
 def _create(
     node: Node, ctx: Context, vtype: str, size: float, iops: int, mibps: float | None
-) -> ProposedChange:
+) -> Change:
     inst = ctx.instance(node.instance_id)
     spec: dict[str, object] = {
         "type": vtype,
@@ -95,7 +95,7 @@ def _create(
         spec["throughput_mibps"] = mibps
     if inst.availability_zone:
         spec["availability_zone"] = inst.availability_zone
-    return ProposedChange(
+    return Change(
         target="aws",
         key="volume.create",
         current=None,
