@@ -53,6 +53,8 @@ class ClusterDigest:
     new_this_week: int
     resolved_this_week: int
     open_findings: Sequence[FindingItem] = ()
+    # What the advisor could not judge, e.g. an instance whose type's EBS limits are unknown (inventory.limits).
+    limit_notes: Sequence[str] = ()
 
     @property
     def open_total(self) -> int:
@@ -208,6 +210,9 @@ def _text(data: DigestData, totals: Mapping[str, int], all_clear: bool, top_n: i
         more = cluster.open_total - len(top)
         if top and more > 0:
             lines.append(f"... and {more:,} more open: {cluster.url}")
+        if cluster.limit_notes:
+            lines.append("Not judged:")
+            lines += [f"- {note}" for note in cluster.limit_notes]
         lines.append(f"Cluster page: {cluster.url}")
     if data.source_problems:
         lines += ["", "== Data source problems =="]
@@ -280,6 +285,10 @@ def _html(data: DigestData, totals: Mapping[str, int], all_clear: bool, top_n: i
         more = cluster.open_total - len(top)
         if top and more > 0:
             out.append(f"<p>… and {more:,} more open on the {_a(cluster.url, 'cluster page')}.</p>")
+        if cluster.limit_notes:
+            out.append("<p>Not judged:</p><ul>")
+            out += [f"<li>{_e(note)}</li>" for note in cluster.limit_notes]
+            out.append("</ul>")
     if data.source_problems:
         out.append('<h2 style="font-size:17px">Data source problems</h2><ul>')
         out += [f"<li>{_e(_source_line(p))}</li>" for p in data.source_problems]
@@ -295,7 +304,7 @@ def build_digest(data: DigestData, *, top_n: int = DEFAULT_TOP_N) -> Digest:
     """Render one organisation's weekly digest: subject, plain text and HTML."""
     totals = _totals(data)
     open_total = sum(totals[s] for s in SEVERITIES)
-    all_clear = open_total == 0 and not data.source_problems
+    all_clear = open_total == 0 and not data.source_problems and not any(c.limit_notes for c in data.clusters)
     return Digest(
         subject=_one_line(_subject(data, totals, all_clear)),
         text=_text(data, totals, all_clear, top_n),

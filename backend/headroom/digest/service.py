@@ -35,9 +35,11 @@ from headroom.digest.build import (
     build_digest,
     iso_week_start,
 )
-from headroom.domain.model import Change
 from headroom.digest.models import DigestSend, EmailVerification, OrgDigestSettings
+from headroom.domain.model import Change
 from headroom.findings.models import Finding, Recommendation
+from headroom.inventory.limits import resolve_instance_types
+from headroom.inventory.models import Instance
 from headroom.platform.errors import NotFound
 from headroom.sources.models import AwsConnection, PrometheusSource
 
@@ -152,6 +154,19 @@ def _active(now: dt.datetime) -> Any:
     )
 
 
+def _limit_notes(db: Session, org_id: uuid.UUID) -> dict[uuid.UUID, list[str]]:
+    """Per cluster: its instances whose EBS limits are unknown, with the resolver's note (no finding judges them)."""
+    instances = list(db.scalars(select(Instance).where(Instance.org_id == org_id, Instance.cluster_id.is_not(None))
+                                .order_by(Instance.instance_id)))
+    resolved = resolve_instance_types(db, {i.instance_type for i in instances})
+    notes: dict[uuid.UUID, list[str]] = defaultdict(list)
+    for inst in instances:
+        limits = resolved[inst.instance_type]
+        if not limits.known and inst.cluster_id is not None:
+            notes[inst.cluster_id].append(f"instance {inst.instance_id}: {limits.note}")
+    return notes
+
+
 def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> DigestData:
     """Collect one org's digest data for the 7 days before `now`."""
     org = db.get(Organization, org_id)
@@ -194,6 +209,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
     by_cluster: dict[uuid.UUID, list[Finding]] = defaultdict(list)
     for f in open_rows:
         by_cluster[f.cluster_id].append(f)
+    limit_notes = _limit_notes(db, org_id)
     cluster_digests = []
     for cluster in clusters:
         rows = by_cluster.get(cluster.id, [])
@@ -223,6 +239,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
                 new_this_week=int(new_counts.get(cluster.id, 0)),
                 resolved_this_week=int(resolved_counts.get(cluster.id, 0)),
                 open_findings=items,
+                limit_notes=limit_notes.get(cluster.id, ()),
             )
         )
 

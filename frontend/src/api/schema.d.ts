@@ -2444,6 +2444,11 @@ export interface components {
             availability_zone: string | null;
             /** @description Null when the type is in neither the catalog nor EC2's answer. */
             ebs: components["schemas"]["InstanceEbsLimits"] | null;
+            /**
+             * Ebs Note
+             * @description Why the EBS limits are unknown (and that no finding judges them); null when they are known.
+             */
+            ebs_note?: string | null;
             /** Instance Id */
             instance_id: string;
             /** Instance Type */

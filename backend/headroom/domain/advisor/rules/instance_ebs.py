@@ -401,6 +401,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                 kind="byte" if dimension == "throughput" else "io",
                 step_seconds=ctx.step_seconds,
                 now=ctx.now,
+                limits=inst,
             )
             forecast += forecast_lines(fc, unit)
             need = demand_estimate(
