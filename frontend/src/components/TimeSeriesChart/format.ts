@@ -1,14 +1,3 @@
-/** Units every Headroom number carries. Free text is allowed for rarer ones (e.g. "ms"). */
-export type Unit = 'IOPS' | 'MiB/s' | '%' | 'GiB' | 'MiB' | (string & {});
-
-/** Format `value` with its unit: "3,000 IOPS", "125 MiB/s", "42.5%". */
-export function formatValue(value: number, unit: Unit): string {
-  const abs = Math.abs(value);
-  const digits = abs >= 100 || Number.isInteger(value) ? 0 : abs >= 10 ? 1 : 2;
-  const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: digits }).format(value);
-  return unit === '%' ? `${number}%` : `${number} ${unit}`;
-}
-
 /** A compact tick label: "12k", "1.5M"; the axis title carries the unit. */
 export function formatTick(value: number): string {
   return new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 2 }).format(value);

@@ -1,4 +1,4 @@
-import { formatValue } from '@/components/TimeSeriesChart';
+import { formatValue } from '@/lib/format';
 import { formatDuration, heat, UTILISATION_COLUMNS } from '../adapters';
 import type { ClusterOverview } from '../api';
 
