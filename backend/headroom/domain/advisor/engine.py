@@ -44,7 +44,7 @@ from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
 from headroom.domain.model import Change
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf.errors import TikvConfError
-from headroom.domain.tikvconf.units import parse_size
+from headroom.domain.units import parse_size
 
 
 def discover_rules() -> tuple[Rule, ...]:
