@@ -1,32 +1,17 @@
-"""The advisor (pure): a cluster snapshot in, findings out. See engine.py, finding.py, context.py."""
+"""The advisor (pure): a cluster snapshot in, findings out. See engine.py, finding.py, context.py; the evidence,
+impact and severity vocabulary is headroom.domain.model's."""
 
 from headroom.advisor.context import Context
 from headroom.advisor.engine import Rule, advise, discover_rules, resolve_conflicts, rule_catalog
-from headroom.advisor.finding import (
-    EntityRef,
-    Evidence,
-    Finding,
-    Impact,
-    Measure,
-    Option,
-    ProposedChange,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.advisor.finding import EntityRef, Finding, Option, ProposedChange, make_dedup_key
 
 __all__ = [
     "Context",
     "EntityRef",
-    "Evidence",
     "Finding",
-    "Impact",
-    "Measure",
     "Option",
     "ProposedChange",
-    "ReferenceLine",
     "Rule",
-    "SeriesRef",
     "advise",
     "discover_rules",
     "make_dedup_key",

@@ -39,7 +39,8 @@ from datetime import datetime
 from typing import Any
 
 from headroom.advisor.context import Context
-from headroom.advisor.finding import SEVERITY_RANK, Finding, ProposedChange
+from headroom.advisor.finding import Finding, ProposedChange
+from headroom.domain.model import severity_rank
 from headroom.snapshot.schema import Snapshot
 from headroom.tikvconf.errors import TikvConfError
 from headroom.tikvconf.units import parse_size
@@ -169,12 +170,12 @@ def advise(
 
 
 def _rank(f: Finding) -> tuple[int, float, str, str]:
-    return (SEVERITY_RANK[f.severity], -f.confidence, f.rule, f.dedup_key)
+    return (severity_rank(f.severity), -f.confidence, f.rule, f.dedup_key)
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Sort critical first, then by rule id, entity and dedup key (deterministic)."""
-    return sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], f.rule, f.entity.id, f.dedup_key))
+    return sorted(findings, key=lambda f: (severity_rank(f.severity), f.rule, f.entity.id, f.dedup_key))
 
 
 def _change_target(change: ProposedChange, finding: Finding) -> tuple[str, str, str]:

@@ -23,6 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from headroom.core.errors import AppError, Conflict, InvalidInput, NotFound
+from headroom.domain.model import severity_rank
 from headroom.services import clusters as clusters_service
 from headroom.services.accounts import Principal, audit
 from headroom.services.snapshots import latest_configs
@@ -118,8 +119,7 @@ def _select_findings(
                                details={"field": "finding_ids", "missing": missing})
         rows = [found[i] for i in wanted]
         return rows  # in the order the caller chose
-    severity = {"critical": 0, "warning": 1, "info": 2}
-    return sorted(rows, key=lambda f: (severity.get(f.severity, 3), f.rule, f.entity_id))
+    return sorted(rows, key=lambda f: (severity_rank(f.severity), f.rule, f.entity_id))
 
 
 def _base_config(

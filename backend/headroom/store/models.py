@@ -35,6 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
+from headroom.domain.model import SEVERITIES
 from headroom.store.base import Base, created_at_column, uuid_pk
 
 ROLES = ("owner", "admin", "viewer")
@@ -42,7 +43,6 @@ DEPLOYMENT_KINDS = ("tiup", "operator", "manual")
 SOURCE_STATUSES = ("unknown", "ok", "failing")
 VOLUME_ROLES = ("data", "raft", "other")
 ENTITY_KINDS = ("cluster", "tikv_node", "instance", "volume")
-SEVERITIES = ("critical", "warning", "info")
 FINDING_STATUSES = ("open", "acknowledged", "snoozed", "resolved")
 CONFIG_SOURCES = ("status_port", "upload", "tiup", "simulated")
 AWS_AUTH_KINDS = ("assume_role", "static_keys", "default_chain")

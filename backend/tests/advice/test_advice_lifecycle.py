@@ -13,10 +13,12 @@ from typing import Any
 import pytest
 from advice_support import DemoCluster, make_org
 from headroom.advisor.engine import Rule
-from headroom.advisor.finding import EntityRef, Evidence, Finding, Impact, ProposedChange, make_dedup_key
+from headroom.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
+from headroom.domain.model import Evidence, Impact
 from headroom.services import findings as service
 from headroom.services.accounts import Principal
-from headroom.store.models import AuditLog, Cluster, Finding as FindingRow, Recommendation
+from headroom.store.models import AuditLog, Cluster, Recommendation
+from headroom.store.models import Finding as FindingRow
 from sqlalchemy import func, select
 
 T0 = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)

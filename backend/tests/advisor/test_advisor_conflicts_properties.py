@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from headroom.advisor import (
     EntityRef,
-    Evidence,
     Finding,
-    Impact,
     ProposedChange,
     make_dedup_key,
     resolve_conflicts,
 )
+from headroom.domain.model import Evidence, Impact
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 KEYS = ["storage.block-cache.capacity", "rocksdb.rate-bytes-per-sec"]

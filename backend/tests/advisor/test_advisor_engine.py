@@ -6,12 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 from advisor_fixtures import AWS_RULES, scenario_findings
-
 from headroom.advisor import (
     EntityRef,
-    Evidence,
     Finding,
-    Impact,
     ProposedChange,
     Rule,
     advise,
@@ -21,6 +18,7 @@ from headroom.advisor import (
     rule_catalog,
 )
 from headroom.advisor.engine import sort_findings
+from headroom.domain.model import Evidence, Impact
 from headroom.tikvconf import changes_from_findings, is_valid_key
 
 # The AWS actions the patcher renders (tikvconf.render) plus the RAID 0 option (options only, never primary).
@@ -90,7 +88,6 @@ def test_dedup_keys_are_stable_across_days_and_unique() -> None:
     from datetime import timedelta
 
     from advisor_fixtures import SCENARIOS
-
     from headroom.snapshot.scenario import load_scenario
     from headroom.snapshot.simulate import simulate
 

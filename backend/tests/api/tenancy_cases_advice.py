@@ -24,7 +24,8 @@ SECRET_TITLE = "a-secret-finding on vol-0aaaaaaaaaaaaaaaa"
 
 
 def _finding(cluster_name: str) -> Any:
-    from headroom.advisor.finding import EntityRef, Evidence, Finding, Impact, ProposedChange, make_dedup_key
+    from headroom.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
+    from headroom.domain.model import Evidence, Impact
 
     now = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
     entity = EntityRef(kind="volume", id="vol-0aaaaaaaaaaaaaaaa")

@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from headroom.advisor.finding import EntityRef, Impact, Option, ProposedChange
+from headroom.advisor.finding import EntityRef, Option, ProposedChange
 from headroom.catalog import InstanceLimits, VolumeLimits, list_instance_types, volume_limits
 from headroom.catalog.volume_types import GP2_MAX_IOPS, gp2_baseline_iops, gp2_throughput_mibps
+from headroom.domain.model import Impact
 
 from ._common import PINGCAP_GP3_DATA_IOPS, PINGCAP_GP3_DATA_MIBPS, round_up
 

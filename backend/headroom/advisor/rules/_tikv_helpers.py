@@ -20,8 +20,9 @@ from typing import Any, Literal
 import numpy as np
 
 from headroom.advisor.context import Array, Context
-from headroom.advisor.finding import Evidence, Measure, ProposedChange, SeriesRef
+from headroom.advisor.finding import ProposedChange
 from headroom.advisor.rules._common import AT_CEILING_FRACTION, window_evidence
+from headroom.domain.model import Evidence, Measure, SeriesRef
 from headroom.snapshot.schema import Node, Volume
 from headroom.tikvconf.keys import require_valid_key
 from headroom.tikvconf.online import can_change_online

@@ -23,7 +23,7 @@ import numpy as np
 
 from headroom.advisor.context import Array, Context, p95
 from headroom.advisor.engine import Rule
-from headroom.advisor.finding import Finding, Impact, Measure, ReferenceLine, SeriesRef, make_dedup_key
+from headroom.advisor.finding import Finding, make_dedup_key
 from headroom.advisor.rules._common import AT_CEILING_FRACTION, TARGET_UTILISATION, each_node, pct, pressure
 from headroom.advisor.rules._tikv_helpers import (
     KIB,
@@ -37,6 +37,7 @@ from headroom.advisor.rules._tikv_helpers import (
     tikv_change,
     utilisation_p95,
 )
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.snapshot.schema import Node
 
 RULE_ID = "block-size"

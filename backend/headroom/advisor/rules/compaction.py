@@ -23,15 +23,7 @@ import numpy as np
 
 from headroom.advisor.context import Array, Context, mean, p95, percentile
 from headroom.advisor.engine import Rule
-from headroom.advisor.finding import (
-    Finding,
-    Impact,
-    Measure,
-    ProposedChange,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.advisor.finding import Finding, ProposedChange, make_dedup_key
 from headroom.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.advisor.rules._tikv_helpers import (
     MIB,
@@ -48,6 +40,7 @@ from headroom.advisor.rules._tikv_helpers import (
     tikv_change,
     utilisation_p95,
 )
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.snapshot.schema import Node
 
 RULE_ID = "compaction-rate-limit"

@@ -26,17 +26,10 @@ import numpy as np
 
 from headroom.advisor.context import Context
 from headroom.advisor.engine import Rule
-from headroom.advisor.finding import (
-    Finding,
-    Impact,
-    Measure,
-    Option,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.advisor.finding import Finding, Option, make_dedup_key
 from headroom.advisor.rules._common import window_evidence
 from headroom.catalog import VolumeLimits, volume_limits
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 
 from ._common import AT_CEILING_FRACTION, TARGET_UTILISATION, pressure, round_up
 from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, volume_changes

@@ -20,18 +20,10 @@ import numpy as np
 
 from headroom.advisor.context import Array, Context
 from headroom.advisor.engine import Rule
-from headroom.advisor.finding import (
-    Finding,
-    Impact,
-    Measure,
-    Option,
-    ProposedChange,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.advisor.finding import Finding, Option, ProposedChange, make_dedup_key
 from headroom.advisor.rules._common import window_evidence
 from headroom.catalog import InstanceLimits
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.forecast.burst import forecast_instance_burst
 from headroom.physics.burst import InstanceEbsBucket
 
@@ -40,7 +32,6 @@ from ._common import (
     PINNED_RATIO,
     TARGET_UTILISATION,
     demand_estimate,
-    forecast_lines,
     pct,
     pressure,
 )
@@ -387,9 +378,9 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             draining = observed > bucket.baseline_rate
             drain_demand = float(np.nanpercentile(observed[draining], 95)) if draining.any() else float("nan")
             full_to_empty = bucket.seconds_to_empty(bucket.capacity, drain_demand) if draining.any() else None
-            forecast = []
+            full_bucket = []
             if full_to_empty is not None:
-                forecast.append(
+                full_bucket.append(
                     f"at the drain-period demand (p95 {drain_demand:,.0f} {unit}) a full bucket lasts "
                     f"{full_to_empty / 60:,.0f} min, then the instance falls back to its baseline "
                     f"{bucket.baseline_rate:,.0f} {unit}"
@@ -402,7 +393,6 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                 step_seconds=ctx.step_seconds,
                 now=ctx.now,
             )
-            forecast += forecast_lines(fc, unit)
             need = demand_estimate(
                 float(np.nanpercentile(observed, 99)), float(np.nanmax(observed)), minutes_empty > 0
             )
@@ -462,7 +452,8 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                         ],
                         share_of_window=round(float(np.count_nonzero(empty_mask)) / max(len(bal), 1), 4),
                         longest_run_minutes=None,
-                        corroboration=forecast,
+                        corroboration=full_bucket,
+                        forecasts=fc.as_forecasts(metric),
                         series=[
                             SeriesRef(
                                 entity_kind="instance",

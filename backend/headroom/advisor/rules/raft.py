@@ -20,19 +20,11 @@ import numpy as np
 
 from headroom.advisor.context import Array, Context, p95, percentile
 from headroom.advisor.engine import Rule
-from headroom.advisor.finding import (
-    Finding,
-    Impact,
-    Measure,
-    Option,
-    ProposedChange,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.advisor.finding import Finding, Option, ProposedChange, make_dedup_key
 from headroom.advisor.rules._common import each_node, median_where, pct, pressure
 from headroom.advisor.rules._tikv_helpers import MIB, config_bool, evidence, finite, tikv_change
 from headroom.catalog import CatalogError, ebs_monthly_cost
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.snapshot.schema import Node
 
 RULE_ID = "raft-dedicated-volume"

@@ -21,16 +21,7 @@ import numpy as np
 
 from headroom.advisor.context import Context, p95
 from headroom.advisor.engine import Rule
-from headroom.advisor.finding import (
-    Finding,
-    Impact,
-    Measure,
-    Option,
-    ProposedChange,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.advisor.finding import Finding, Option, ProposedChange, make_dedup_key
 from headroom.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.advisor.rules._tikv_helpers import (
     KIB,
@@ -44,6 +35,7 @@ from headroom.advisor.rules._tikv_helpers import (
     tikv_change,
     utilisation_p95,
 )
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.snapshot.schema import Node
 
 RULE_ID = "compaction-io-titan"

@@ -15,14 +15,9 @@ import numpy as np
 
 from headroom.advisor.context import Context
 from headroom.advisor.engine import Rule
-from headroom.advisor.finding import (
-    Finding,
-    Measure,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.advisor.finding import Finding, make_dedup_key
 from headroom.advisor.rules._common import window_evidence
+from headroom.domain.model import Measure, ReferenceLine, SeriesRef
 
 from ._common import (
     AT_CEILING_FRACTION,
