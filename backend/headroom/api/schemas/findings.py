@@ -8,10 +8,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from headroom.advisor.finding import Option
 from headroom.api.schemas.common import Input, Instant, Output
+from headroom.domain.model import Evidence, Impact, ReferenceLine, Severity
 
 FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]
-Severity = Literal["critical", "warning", "info"]
 EntityKind = Literal["cluster", "tikv_node", "instance", "volume"]
 
 
@@ -90,20 +91,16 @@ class FindingPatchRef(Output):
 
 class FindingRead(FindingSummary):
     why: str
-    evidence: dict[str, Any] = Field(description="Measures vs limits, window, share, episodes, series to chart.")
-    impact: dict[str, Any]
+    evidence: Evidence | None = Field(
+        description="Measures vs limits, window, share, episodes, forecasts, series to chart (null: none recorded)."
+    )
+    impact: Impact | None = Field(description="What the recommended changes buy (null: no estimate).")
     changes: list[RecommendationRead]
-    options: list[dict[str, Any]] = Field(default_factory=list, description="Ranked alternative fixes.")
+    options: list[Option] = Field(default_factory=list, description="Ranked alternative fixes.")
     sources: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     history: list[HistoryEntry]
     patches: list[FindingPatchRef] = Field(default_factory=list)
-
-
-class ReferenceLineRead(Output):
-    value: float
-    label: str
-    unit: str
 
 
 class EvidenceSeriesRead(Output):
@@ -116,7 +113,7 @@ class EvidenceSeriesRead(Output):
     unit: str
     t: list[int] = Field(description="Epoch seconds of each point.")
     values: list[float | None] = Field(description="One per t; null marks a gap.")
-    reference_lines: list[ReferenceLineRead] = Field(default_factory=list)
+    reference_lines: list[ReferenceLine] = Field(default_factory=list)
     found: bool = Field(description="False when the store has no points of this series in the window.")
 
 
