@@ -13,8 +13,11 @@ from headroom.digest.build import (
     iso_week_start,
     rank_findings,
 )
+from headroom.domain.model import Forecast
 
 NOW = dt.datetime(2026, 11, 2, 8, 0, tzinfo=dt.UTC)  # a Monday, 08:00 UTC
+_empties_in_35_min = Forecast(kind="burst_empty", within_seconds=35 * 60, balance_pct=40.0, unit="IOPS",
+                              method="test")
 
 
 def _data(clusters: list[ClusterDigest], problems: list[SourceProblem] | None = None, org: str = "Acme") -> DigestData:
@@ -72,7 +75,7 @@ def test_counts_top_findings_fix_forecast_and_sources() -> None:
     findings = [_item(f"warning {n}", "warning", headroom=float(n)) for n in range(1, 6)] + [
         FindingItem(title="gp2 burst bucket drains on vol-9", severity="critical", entity="volume vol-9",
                     impact="6,000 IOPS sustained instead of 3,000", fix=("volume.type: gp2 -> gp3",
-                    "volume.iops: 3000 -> 6000"), forecast=("forecast: the 40% balance empties in 35 min",),
+                    "volume.iops: 3000 -> 6000"), forecast=(_empties_in_35_min,),
                     url="https://h.example/clusters/1?finding=f9"),
     ]
     prod = ClusterDigest(name="prod", url="https://h.example/clusters/1",

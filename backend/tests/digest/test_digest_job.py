@@ -7,15 +7,14 @@ import datetime as dt
 import uuid
 from typing import Any
 
-import pytest
-from digest_seed import DIGEST_AT, WEEK, add_member, advisor_finding, record, verify
-from helpers import sign_up
-from sqlalchemy import select
-
 import headroom.jobs.digest as job
+import pytest
+from digest_seed import DIGEST_AT, EMPTIES_IN_35_MIN, WEEK, add_member, advisor_finding, record, verify
 from headroom.digest.send import TransientSendError
 from headroom.jobs.registry import all_jobs
 from headroom.store.models_digest import DigestSend
+from helpers import sign_up
+from sqlalchemy import select
 
 
 def _sends(sessions: Any, org_id: str) -> list[DigestSend]:
@@ -34,7 +33,7 @@ def org(client: Any, sessions: Any) -> dict[str, Any]:
     cluster = owner.post("/api/v1/clusters", json={"name": "prod-<east>", "tikv_version": "v8.5.1"}).json()
     record(sessions, cluster["id"], [
         advisor_finding("prod-<east>", "vol-0aaa", "critical", "gp2 burst bucket drains on vol-0aaa",
-                        forecast="forecast (headroom.forecast.burst): the 40% balance empties in 35 min",
+                        forecast=EMPTIES_IN_35_MIN,
                         headroom_pct=2.0),
         advisor_finding("prod-<east>", "vol-0bbb", "warning", "vol-0bbb near its IOPS ceiling", headroom_pct=12.0),
     ])
