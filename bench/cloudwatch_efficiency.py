@@ -1,8 +1,8 @@
 """CloudWatch efficiency: GetMetricData calls and metrics requested per sweep vs the lower bound and vs the
 naive way (one GetMetricStatistics call per series and 1,440-datapoint chunk).
 
-Part 1 (`plan`): the planner (headroom.collect.aws_metric_plan) on fleets of 1,000 volumes.
-Part 2 (`moto`): the real collector (headroom.collect.cloudwatch.fetch_sweep) against a moto server on a smaller
+Part 1 (`plan`): the planner (headroom.sources.aws.metric_plan) on fleets of 1,000 volumes.
+Part 2 (`moto`): the real collector (headroom.sources.aws.cloudwatch.fetch_sweep) against a moto server on a smaller
 fleet; calls are counted by a botocore event hook, independently of the collector's own counters.
 
 Usage: uv run python bench/cloudwatch_efficiency.py [plan|moto]   (prints Markdown tables)
@@ -21,8 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from headroom.collect import cloudwatch as cw
-from headroom.collect.aws_metric_plan import plan_sweep, points_in
+from headroom.sources.aws import cloudwatch as cw
+from headroom.sources.aws.metric_plan import plan_sweep, points_in
 
 GMS_MAX_DATAPOINTS = 1_440  # domain.md §3.3
 PRICE_PER_1000_METRICS = 0.01  # domain.md §3.3 [3rd-party]

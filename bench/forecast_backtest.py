@@ -1,7 +1,7 @@
-"""Backtest headroom.forecast against the simulator, whose future is known.
+"""Backtest headroom.domain.forecast against the simulator, whose future is known.
 
 Growth: for each scenario in bench/scenarios/ (known `growth_per_week`) and seed, simulate 81 days at 5-minute
-steps (headroom.snapshot.simulate), train `forecast_growth` on the first 2, 6 or 21 days, and compare with the
+steps (headroom.domain.snapshot.simulate), train `forecast_growth` on the first 2, 6 or 21 days, and compare with the
 simulated rest:
 - MAPE of the hourly point forecast over the 7 held-out days after the training window;
 - coverage: share of those held-out hours inside the 90 % band;
@@ -25,23 +25,22 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import numpy as np
-
-from headroom.forecast import (
+from headroom.domain.forecast import (
     BurstForecast,
     forecast_gp2_burst,
     forecast_growth,
     forecast_instance_burst,
     hourly,
 )
-from headroom.snapshot.scenario import load_scenario
-from headroom.snapshot.schema import Snapshot
-from headroom.snapshot.simulate import simulate
-from headroom.snapshot.views import find_series, instance_io, values, volume_io
+from headroom.domain.snapshot.scenario import load_scenario
+from headroom.domain.snapshot.schema import Snapshot
+from headroom.domain.snapshot.simulate import simulate
+from headroom.domain.snapshot.views import find_series, instance_io, values, volume_io
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ["growth-gp3-iops.yaml", "growth-gp3-weekly.yaml"]

@@ -28,13 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from headroom.platform.security import new_external_id
+from headroom.store.models import Organization
+from headroom.timeseries import repository as ts
+from headroom.timeseries.copy_binary import encode_rows
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
-
-from headroom.core.security import new_external_id
-from headroom.store import timeseries as ts
-from headroom.store.copy_binary import encode_rows
-from headroom.store.models import Organization
 
 NODES, METRICS = 100, ("read_iops", "write_iops", "read_mibps", "write_mibps", "queue_length", "burst_balance")
 END = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)

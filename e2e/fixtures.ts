@@ -14,11 +14,11 @@ interface Fixtures {
   shell: AppShell;
   clustersPage: ClustersPage;
   clusterPage: ClusterPage;
-  /** The demo organisation's login that `headroom serve` seeds (services/demo.py ensure_demo_account). */
+  /** The demo organisation's login that `headroom serve` seeds (clusters/demo.py ensure_demo_account). */
   demoLogin: { email: string; password: string };
   /** A fresh, never-used account per test, so runs never collide on a shared database. */
   newAccount: NewAccount;
-  /** The account email a server without SMTP writes to <HEADROOM_DATA_DIR>/outbox (services/mail.py). */
+  /** The account email a server without SMTP writes to <HEADROOM_DATA_DIR>/outbox (platform/mail.py). */
   outbox: Outbox;
 }
 

@@ -7,7 +7,7 @@ import re
 from logging.config import fileConfig
 
 from alembic import context
-from headroom.core.db import normalise_database_url
+from headroom.platform.db import normalise_database_url
 from headroom.store.base import Base, import_all_models
 from sqlalchemy import engine_from_config, pool
 

@@ -1,17 +1,14 @@
 """The `headroom` command: one Typer app; each command group lives in `headroom.commands.<name>`.
 
-A command module exposes `register(app: typer.Typer) -> None`; modules are discovered, so adding a command
-group never edits this file.
+A command module exposes `register(app: typer.Typer) -> None`; `COMMAND_MODULES` lists them (an explicit
+list: a new command group adds its module here).
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 import typer
 
-import headroom.commands as commands_pkg
+from headroom.commands import advise, burst, catalog, db, patch, server, simulate, snapshot
 
 app = typer.Typer(
     name="headroom",
@@ -22,14 +19,12 @@ app = typer.Typer(
 )
 
 
+COMMAND_MODULES = (advise, burst, catalog, db, patch, server, simulate, snapshot)
+
+
 def _register_commands() -> None:
-    for info in sorted(pkgutil.iter_modules(commands_pkg.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{commands_pkg.__name__}.{info.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(app)
+    for module in COMMAND_MODULES:
+        module.register(app)
 
 
 _register_commands()

@@ -114,7 +114,7 @@ def clock() -> Clock:
 
 @pytest.fixture()
 def settings(redis_url: str) -> Any:
-    from headroom.core.settings import Settings
+    from headroom.platform.settings import Settings
 
     # Jobs the API enqueues go to a Redis database no worker reads (as with a broker in production), so a
     # request never starts work against the database outside the test's transaction.
@@ -125,9 +125,9 @@ def settings(redis_url: str) -> Any:
 @pytest.fixture()
 def app_ctx(sessions: sessionmaker[Session], settings: Any, clock: Clock, tmp_path: Path) -> Any:
     from headroom.api.deps import AppContext
-    from headroom.core.security import SecretBox
-    from headroom.services.mail import OutboxMailer
-    from headroom.services.ratelimit import MemoryRateLimiter
+    from headroom.platform.mail import OutboxMailer
+    from headroom.platform.ratelimit import MemoryRateLimiter
+    from headroom.platform.security import SecretBox
 
     return AppContext(
         settings=settings,

@@ -1,1 +1,1 @@
-../../backend/headroom/deploy_templates/headroom-readonly-role.tf
+../../backend/headroom/sources/aws/deploy_templates/headroom-readonly-role.tf

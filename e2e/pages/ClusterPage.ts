@@ -39,7 +39,7 @@ export class ClusterPage {
 
   /**
    * Wait until the advisor's first findings are listed: a fresh server simulates the demo fleet and advises it
-   * in its first minutes (jobs/advice.py advice.demo_first runs every minute), so reload until they are there.
+   * in its first minutes (findings/jobs.py advice.demo_first runs every minute), so reload until they are there.
    */
   async waitForFindings(timeoutMs: number) {
     await expect(async () => {

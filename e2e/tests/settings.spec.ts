@@ -83,7 +83,7 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
   });
 
   await test.step('after three failures in a row it is unhealthy', async () => {
-    // The API flips a source to failing after 3 consecutive failures (services/source_health.py FAILING_AFTER).
+    // The API flips a source to failing after 3 consecutive failures (sources/health.py FAILING_AFTER).
     await sources.prometheusRow('unreachable-prom').getByRole('link', { name: 'unreachable-prom' }).click();
     for (let attempt = 2; attempt <= 3; attempt += 1) {
       await prometheus.testConnection();

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery.schedules import crontab
-from headroom.jobs.registry import all_jobs
+from headroom.platform.jobs.registry import all_jobs
 
 
 def beat_schedule() -> dict[str, dict[str, Any]]:

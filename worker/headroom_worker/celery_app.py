@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
-
 from typing import Any
 
 from celery import Celery, signals
-from headroom.core.logging import configure_logging, settings_secret_values
-from headroom.core.settings import get_settings
-from headroom.jobs.registry import QUEUES, all_jobs
+from headroom.platform.jobs.registry import QUEUES, all_jobs
+from headroom.platform.logging import configure_logging, settings_secret_values
+from headroom.platform.settings import get_settings
 from kombu import Queue  # type: ignore[attr-defined]  # kombu re-exports it without __all__
 
 

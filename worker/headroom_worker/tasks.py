@@ -10,8 +10,8 @@ import psycopg
 import redis
 import sqlalchemy.exc
 from celery import Task
-from headroom.core.settings import get_settings
-from headroom.jobs.registry import Job, all_jobs
+from headroom.platform.jobs.registry import Job, all_jobs
+from headroom.platform.settings import get_settings
 
 from headroom_worker.celery_app import app
 

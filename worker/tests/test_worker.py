@@ -93,9 +93,9 @@ def test_worker_drains_the_rollup_queue(worker: Any, celery_app: Any, worker_env
     import uuid
 
     import numpy as np
-    from headroom.core.security import new_external_id
-    from headroom.store import timeseries as ts
+    from headroom.platform.security import new_external_id
     from headroom.store.models import Organization
+    from headroom.timeseries import repository as ts
     from sqlalchemy.orm import Session
 
     engine = sa.create_engine(worker_env["DATABASE_URL"])
@@ -124,7 +124,7 @@ def test_worker_drains_the_rollup_queue(worker: Any, celery_app: Any, worker_env
 
 
 def test_beat_entries_name_registered_tasks_on_known_queues(celery_app: Any) -> None:
-    from headroom.jobs.registry import QUEUES
+    from headroom.platform.jobs.registry import QUEUES
     from headroom_worker.beat import beat_schedule
 
     schedule = beat_schedule()
@@ -163,11 +163,11 @@ def test_an_on_demand_advice_run_is_released_by_the_worker(worker: Any, celery_a
     the run, so the next request for the cluster queues again (issue 10, fault 11)."""
     import uuid
 
-    from headroom.core.db import session_scope
-    from headroom.core.security import new_external_id
-    from headroom.core.settings import Settings
-    from headroom.jobs import dispatch
-    from headroom.services import advice_runs
+    from headroom.findings import advice_runs
+    from headroom.platform.db import session_scope
+    from headroom.platform.jobs import dispatch
+    from headroom.platform.security import new_external_id
+    from headroom.platform.settings import Settings
     from headroom.store.models import AdviceRun, Cluster, Organization
 
     url = worker_env["DATABASE_URL"]

@@ -13,13 +13,13 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session, sessionmaker
 
-from headroom.core.errors import CsrfFailed, NotAuthenticated, RateLimited, ServiceUnavailable
-from headroom.core.outbound import OrgSlots, TooManyOutbound
-from headroom.core.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
-from headroom.core.settings import Settings
-from headroom.services.accounts import Principal, principal_from_api_token, principal_from_session
-from headroom.services.mail import Mailer, OutboxMailer
-from headroom.services.ratelimit import RateLimiter
+from headroom.accounts.service import Principal, principal_from_api_token, principal_from_session
+from headroom.platform.errors import CsrfFailed, NotAuthenticated, RateLimited, ServiceUnavailable
+from headroom.platform.mail import Mailer, OutboxMailer
+from headroom.platform.outbound import OrgSlots, TooManyOutbound
+from headroom.platform.ratelimit import RateLimiter
+from headroom.platform.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
+from headroom.platform.settings import Settings
 
 SESSION_COOKIE = "headroom_session"
 CSRF_COOKIE = "headroom_csrf"

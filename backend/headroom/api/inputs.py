@@ -16,7 +16,7 @@ from fastapi import Request
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from headroom.core.errors import InvalidInput
+from headroom.platform.errors import InvalidInput
 
 NUL = "\x00"
 

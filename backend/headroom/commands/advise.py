@@ -62,11 +62,11 @@ def advise_command(
     now: Annotated[str | None, typer.Option("--now", help="Evaluation time (default: window end).")] = None,
 ) -> None:
     """Print the advisor's findings for a snapshot."""
-    from headroom.advisor.engine import run_rules
-    from headroom.advisor.whatif import WhatIfError, parse_changes
-    from headroom.advisor.whatif import what_if as run_what_if
-    from headroom.snapshot.errors import SnapshotError
-    from headroom.snapshot.files import load_snapshot
+    from headroom.domain.advisor.engine import run_rules
+    from headroom.domain.advisor.whatif import WhatIfError, parse_changes
+    from headroom.domain.advisor.whatif import what_if as run_what_if
+    from headroom.domain.snapshot.errors import SnapshotError
+    from headroom.domain.snapshot.files import load_snapshot
 
     if output_format not in ("json", "text"):
         fail(f"--format: expected json or text, got {output_format!r}")
@@ -120,7 +120,7 @@ def rules_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List every advisor rule with its description and the tikv keys and AWS actions it can propose."""
-    from headroom.advisor.engine import rule_catalog
+    from headroom.domain.advisor.engine import rule_catalog
 
     rules = rule_catalog()
     if as_json:

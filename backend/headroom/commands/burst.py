@@ -1,7 +1,7 @@
 """`headroom burst`: how long a credit bucket lasts at a demand, and how long it takes to refill.
 
 Volume buckets: gp2 I/O credits, st1/sc1 throughput credits. Instance buckets (--instance): the EBS burst of
-the asterisk sizes (EBSIOBalance% / EBSByteBalance%), modelled as in headroom.physics.burst.
+the asterisk sizes (EBSIOBalance% / EBSByteBalance%), modelled as in headroom.domain.physics.burst.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 import typer
 
-from headroom.catalog import CatalogError, instance_limits, volume_limits
 from headroom.commands._output import fail, print_json
 from headroom.commands.catalog import parse_number
-from headroom.physics.burst import CreditBucket, InstanceEbsBucket, volume_bucket
+from headroom.domain.catalog import CatalogError, instance_limits, volume_limits
+from headroom.domain.physics.burst import CreditBucket, InstanceEbsBucket, volume_bucket
 
 
 def bucket_report(bucket: CreditBucket, balance_percent: float, demand: float | None) -> dict[str, Any]:

@@ -8,16 +8,16 @@ from typing import Any
 
 import typer
 
-from headroom.catalog import (
+from headroom.commands._output import fail, print_json
+from headroom.domain.catalog import (
     CatalogError,
     instance_limits,
     list_instance_types,
     list_volume_types,
     volume_limits,
 )
-from headroom.catalog.volume_types import VolumeLimits
-from headroom.commands._output import fail, print_json
-from headroom.physics.ceilings import node_ceilings
+from headroom.domain.catalog.volume_types import VolumeLimits
+from headroom.domain.physics.ceilings import node_ceilings
 
 catalog_app = typer.Typer(
     name="catalog",
@@ -235,7 +235,7 @@ def refresh_instances_command(
     # Imported here so the pure catalog commands never load boto3.
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from headroom.collect.instance_catalog import refresh_instance_catalog
+    from headroom.sources.aws.instance_catalog import refresh_instance_catalog
 
     try:
         result = refresh_instance_catalog(

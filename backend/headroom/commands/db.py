@@ -8,13 +8,13 @@ from pathlib import Path
 import typer
 
 from headroom.commands._output import fail
-from headroom.core.settings import get_settings
+from headroom.platform.settings import get_settings
 
 
 def migrate() -> None:
     """Apply database migrations (DATABASE_URL, or the embedded database)."""
-    from headroom.core.embedded import start_embedded_postgres
-    from headroom.core.migrate import upgrade_to_head
+    from headroom.platform.embedded import start_embedded_postgres
+    from headroom.platform.migrate import upgrade_to_head
 
     settings = get_settings()
     url = settings.database_url or start_embedded_postgres(settings.data_dir / "postgres")
@@ -25,7 +25,7 @@ def migrate() -> None:
 def openapi(out: Path | None = typer.Option(None, help="Write to this file instead of stdout.")) -> None:
     """Print the API's OpenAPI schema (the front end's client is generated from it)."""
     from headroom.api.app import build_context, create_app
-    from headroom.core.settings import Settings
+    from headroom.platform.settings import Settings
 
     try:
         # No database is touched: building the schema only needs the routes.

@@ -1,7 +1,7 @@
 """`headroom patch`: turn accepted findings into a fix to apply (tikv.toml, TiUP, SQL, AWS CLI, ...).
 
 Reads a snapshot (cluster name, TiKV version, nodes) and a findings file, selects findings by rule or dedup
-key, and prints one artefact from headroom.tikvconf.render. Bad input exits non-zero with a one-line reason; a
+key, and prints one artefact from headroom.domain.tikvconf.render. Bad input exits non-zero with a one-line reason; a
 malformed tikv.toml names its line and column.
 """
 
@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from headroom.commands._output import fail
-from headroom.tikvconf import (
+from headroom.domain.tikvconf import (
     FORMATS,
     HostFacts,
     Node,
@@ -52,8 +52,8 @@ def _read_text(path: Path, what: str) -> str:
 
 def _cluster_from_snapshot(path: Path) -> _Cluster:
     """Return cluster name, TiKV version and nodes, from a valid snapshot or, failing that, the raw JSON."""
-    from headroom.snapshot.errors import SnapshotError
-    from headroom.snapshot.files import load_snapshot
+    from headroom.domain.snapshot.errors import SnapshotError
+    from headroom.domain.snapshot.files import load_snapshot
 
     try:
         snapshot = load_snapshot(path)

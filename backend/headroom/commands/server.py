@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
-from headroom.core.logging import configure_logging, get_logger, settings_secret_values
-from headroom.core.settings import get_settings
+from headroom.platform.logging import configure_logging, get_logger, settings_secret_values
+from headroom.platform.settings import get_settings
 
 log = get_logger("headroom.server")
 
@@ -32,9 +32,9 @@ def serve(
     import uvicorn
 
     from headroom.api.app import build_context, create_app
-    from headroom.core.embedded import start_embedded_postgres
-    from headroom.core.migrate import upgrade_to_head
-    from headroom.jobs.runtime import start_inprocess_scheduler
+    from headroom.platform.embedded import start_embedded_postgres
+    from headroom.platform.jobs.runtime import start_inprocess_scheduler
+    from headroom.platform.migrate import upgrade_to_head
 
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json, secrets=settings_secret_values(settings))
@@ -73,8 +73,8 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "INFO") -> A
 
 
 def _ensure_demo(database_url: str, settings: object) -> tuple[str, str]:
-    from headroom.core.db import session_scope
-    from headroom.services.demo import ensure_demo_account
+    from headroom.clusters.demo import ensure_demo_account
+    from headroom.platform.db import session_scope
 
     with session_scope(database_url) as db:
         email, password, _ = ensure_demo_account(db, get_settings().data_dir / "demo-password.txt")

@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 
 from headroom.commands._output import fail
-from headroom.snapshot.errors import ScenarioError, SnapshotError
-from headroom.snapshot.files import save_snapshot, snapshot_to_json
-from headroom.snapshot.scenario import load_scenario
-from headroom.snapshot.simulate import simulate
+from headroom.domain.snapshot.errors import ScenarioError, SnapshotError
+from headroom.domain.snapshot.files import save_snapshot, snapshot_to_json
+from headroom.domain.snapshot.scenario import load_scenario
+from headroom.domain.snapshot.simulate import simulate
 
 
 def _parse_start(text: str) -> datetime:

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 from headroom.commands._output import fail, print_json
-from headroom.snapshot.errors import SnapshotError
-from headroom.snapshot.files import load_snapshot
-from headroom.snapshot.schema import snapshot_json_schema_text
+from headroom.domain.snapshot.errors import SnapshotError
+from headroom.domain.snapshot.files import load_snapshot
+from headroom.domain.snapshot.schema import snapshot_json_schema_text
 
 snapshot_app = typer.Typer(
     help="Cluster snapshot files: validate them, print their JSON Schema.", no_args_is_help=True

@@ -1,10 +1,10 @@
 """The weekly advisory email, as pure data in and a subject, a plain-text body and an HTML body out.
 
-No database, no clock, no network: the service (headroom.services.digest) gathers a `DigestData` for one
-organisation and `build_digest` renders it with the Jinja2 templates in `templates/` (`digest.txt`,
-`digest.html`, and `lines.txt` for the sentences both share). The HTML template is autoescaped: every piece of
-user text (organisation, cluster and source names, finding titles, error messages) is HTML-escaped there; the
-text part carries it as it is.
+No database, no clock, no network: the service (headroom.digest.service) gathers a `DigestData` for one
+organisation and `build_digest` renders it with the Jinja2 templates in `templates/` (`digest.txt.j2`,
+`digest.html.j2`, and `_lines.j2` for the sentences both say). The HTML is autoescaped: every piece of user
+text (organisation, cluster and source names, finding titles, error messages) is HTML-escaped there; the text
+part carries it as it is.
 
 Layout, per cluster (clusters in name order):
 - open findings by severity (critical, warning, info), new and resolved in the reporting window;

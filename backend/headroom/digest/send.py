@@ -19,8 +19,8 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid, parseaddr
 from typing import Literal
 
-from headroom.core.logging import get_logger
-from headroom.core.settings import Settings
+from headroom.platform.logging import get_logger
+from headroom.platform.settings import Settings
 
 log = get_logger("headroom.digest.send")
 

@@ -57,7 +57,7 @@ class ReferenceLine(_FindingPart):
 
 
 class SeriesRef(_FindingPart):
-    """A series to chart: a registry metric of the snapshot, or a derived view (`derived.*`, advisor/context.py)."""
+    """A series to chart: a registry metric of the snapshot, or a derived view (`derived.*`, domain/advisor/context.py)."""
 
     entity_kind: Literal["volume", "instance", "node"]
     entity_id: str

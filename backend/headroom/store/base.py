@@ -31,12 +31,10 @@ def created_at_column() -> Mapped[dt.datetime]:
 
 
 def import_all_models() -> None:
-    """Import every `headroom.store.models*` module so all tables are on Base.metadata (one module per domain)."""
+    """Import every module `headroom.models.MODEL_MODULES` lists, so all tables are on Base.metadata."""
     import importlib
-    import pkgutil
 
-    import headroom.store as package
+    from headroom.models import MODEL_MODULES
 
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name.startswith("models"):
-            importlib.import_module(f"{package.__name__}.{info.name}")
+    for name in MODEL_MODULES:
+        importlib.import_module(name)

@@ -221,7 +221,7 @@ class AwsConnection(_SourceHealth, Base):
     external_id: Mapped[str] = mapped_column(String(100))
     regions: Mapped[list[str]] = mapped_column(ARRAY(String(32)))
     access_key_id: Mapped[str | None] = mapped_column(String(128))
-    # Fernet ciphertext (headroom.core.security.SecretBox); never returned by the API.
+    # Fernet ciphertext (headroom.platform.security.SecretBox); never returned by the API.
     secret_access_key_enc: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[dt.datetime] = created_at_column()
 

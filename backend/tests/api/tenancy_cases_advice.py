@@ -24,7 +24,7 @@ SECRET_TITLE = "a-secret-finding on vol-0aaaaaaaaaaaaaaaa"
 
 
 def _finding(cluster_name: str) -> Any:
-    from headroom.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
+    from headroom.domain.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
     from headroom.domain.model import Evidence, Impact
 
     now = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
@@ -48,7 +48,7 @@ def _finding(cluster_name: str) -> Any:
 
 
 def seed(owner: Any, make_client: Any, ids: dict[str, str]) -> tuple[dict[str, str], list[str]]:
-    from headroom.services import findings
+    from headroom.findings import service as findings
     from headroom.store.models import Cluster, Finding
 
     sessions = owner.client.app.state.ctx.sessions

@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import join_with_role, sign_up
-
-from headroom.deploy_templates import (
+from headroom.sources.aws.deploy_templates import (
     CFN_TEMPLATE,
     TERRAFORM_TEMPLATE,
     TemplateShapeError,
@@ -20,6 +18,7 @@ from headroom.deploy_templates import (
     fill_terraform,
     template_text,
 )
+from helpers import join_with_role, sign_up
 
 ACCOUNT = "123456789012"  # any 12 digits: an AWS account ID's form (IAM User Guide, account identifiers)
 

@@ -131,7 +131,7 @@ def test_served_by_uvicorn_a_loopback_peer_cannot_rotate_x_forwarded_for(app: An
 
 
 def test_trusted_proxies_must_be_addresses_or_networks() -> None:
-    from headroom.core.settings import Settings
+    from headroom.platform.settings import Settings
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError) as info:
@@ -142,7 +142,7 @@ def test_trusted_proxies_must_be_addresses_or_networks() -> None:
 
 
 def test_log_in_works_while_redis_is_down(app_ctx: Any, client: Any, make_client: Any, settings: Any) -> None:
-    from headroom.services.ratelimit import RedisRateLimiter
+    from headroom.platform.ratelimit import RedisRateLimiter
     from structlog.testing import capture_logs
 
     sign_up(client, email="carol@example.com")
@@ -167,8 +167,8 @@ def test_log_in_works_while_redis_is_down(app_ctx: Any, client: Any, make_client
 def test_redis_limiter_counts_in_redis_and_falls_back_when_it_goes_away(redis_url: str) -> None:
     import uuid
 
-    from headroom.core.errors import RateLimited
-    from headroom.services.ratelimit import RedisRateLimiter
+    from headroom.platform.errors import RateLimited
+    from headroom.platform.ratelimit import RedisRateLimiter
 
     prefix = f"headroom:test:{uuid.uuid4().hex}:"
     limiter = RedisRateLimiter(redis_url, prefix=prefix)

@@ -8,11 +8,10 @@ import uuid
 from typing import Any
 
 import pytest
-from helpers import sign_up
-
-from headroom.store import timeseries
 from headroom.store.models import Instance, TikvNode, Volume
 from headroom.store.models_inventory import InventoryChange
+from headroom.timeseries import repository as timeseries
+from helpers import sign_up
 
 NOW = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)  # the conftest Clock's time
 KIB = 1024

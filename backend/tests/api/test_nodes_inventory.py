@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
-from headroom.services.nodes import volume_figures
+from headroom.inventory.service import volume_figures
 from headroom.store.models import Instance, TikvNode, Volume
 from headroom.store.models_inventory import InstanceTypeLimits
 from helpers import Actor, sign_up

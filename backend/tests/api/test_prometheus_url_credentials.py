@@ -7,11 +7,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from headroom.platform.security import SecretBox
 from helpers import sign_up
 from local_http import fixed, serve
 from sqlalchemy import select
-
-from headroom.core.security import SecretBox
 
 PASSWORD = "s3cr@t-pw"  # sent percent-encoded in the URL (the @ as %40)
 URL_PASSWORD = "s3cr%40t-pw"

@@ -14,10 +14,10 @@ from dead_redis import KINDS, dead_redis_url
 from fastapi.testclient import TestClient
 from headroom.api.app import create_app
 from headroom.api.deps import AppContext
-from headroom.core.security import SecretBox
-from headroom.core.settings import Settings
-from headroom.jobs.dispatch import BACKFILL_NOT_QUEUED
-from headroom.services.ratelimit import RedisRateLimiter
+from headroom.platform.jobs.dispatch import BACKFILL_NOT_QUEUED
+from headroom.platform.ratelimit import RedisRateLimiter
+from headroom.platform.security import SecretBox
+from headroom.platform.settings import Settings
 from helpers import Actor, sign_up
 
 # dispatch.PUBLISH_TIMEOUT_SECONDS is 2 s with one retry; generous for a shared, busy machine.

@@ -29,8 +29,8 @@ from helpers import join_with_role, sign_up
 schemathesis = pytest.importorskip("schemathesis")
 
 from hypothesis import HealthCheck, Phase, given  # noqa: E402
-from hypothesis.errors import Unsatisfiable  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402
+from hypothesis.errors import Unsatisfiable  # noqa: E402
 from schemathesis import GenerationMode  # noqa: E402
 from schemathesis.core.failures import FailureGroup  # noqa: E402
 from schemathesis.specs.openapi.checks import (  # noqa: E402
@@ -53,9 +53,9 @@ def _operation_labels() -> list[str]:
     """Every operation of the OpenAPI document, as "METHOD /path" (the app is built only to read its schema)."""
     from headroom.api.app import create_app
     from headroom.api.deps import AppContext
-    from headroom.core.security import SecretBox
-    from headroom.core.settings import Settings
-    from headroom.services.ratelimit import MemoryRateLimiter
+    from headroom.platform.ratelimit import MemoryRateLimiter
+    from headroom.platform.security import SecretBox
+    from headroom.platform.settings import Settings
     from sqlalchemy.orm import sessionmaker
 
     settings = Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY=SECRET_KEY)
@@ -88,11 +88,11 @@ def seeded(engine: Any, redis_url: str, tmp_path_factory: Any) -> Iterator[Seede
     from fastapi.testclient import TestClient
     from headroom.api.app import create_app
     from headroom.api.deps import AppContext
-    from headroom.core.security import SecretBox
-    from headroom.core.settings import Settings
-    from headroom.services import findings
-    from headroom.services.mail import OutboxMailer
-    from headroom.services.ratelimit import MemoryRateLimiter
+    from headroom.findings import service as findings
+    from headroom.platform.mail import OutboxMailer
+    from headroom.platform.ratelimit import MemoryRateLimiter
+    from headroom.platform.security import SecretBox
+    from headroom.platform.settings import Settings
     from headroom.store.models import Cluster, Finding
     from sqlalchemy.orm import sessionmaker
     from tenancy_cases_advice import _finding

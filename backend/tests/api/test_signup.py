@@ -78,7 +78,7 @@ def test_without_a_mail_server_the_link_stays_out_of_the_log(tmp_path: Any) -> N
     import stat
 
     import structlog
-    from headroom.services.mail import OutboxMailer
+    from headroom.platform.mail import OutboxMailer
 
     link = "https://headroom.example/signup/confirm#token=sealed-credential-123"
     with structlog.testing.capture_logs() as logs:
@@ -93,7 +93,7 @@ def test_without_a_mail_server_the_link_stays_out_of_the_log(tmp_path: Any) -> N
 
 def test_sign_up_cannot_flood_an_inbox(app: Any, client: Any) -> None:
     from fastapi.testclient import TestClient
-    from headroom.api.routers.auth import SIGNUP_MAILS_PER_ADDRESS_PER_HOUR as cap
+    from headroom.accounts.auth_router import SIGNUP_MAILS_PER_ADDRESS_PER_HOUR as cap
 
     answers = []
     for n in range(cap + 3):  # from as many addresses, so no per-IP limit is reached

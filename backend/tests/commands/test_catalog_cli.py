@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from headroom.catalog.instance_types import OVERRIDE_ENV
 from headroom.cli import app
+from headroom.domain.catalog.instance_types import OVERRIDE_ENV
 from typer.testing import CliRunner
 
 runner = CliRunner()

@@ -72,7 +72,7 @@ def smtp_server() -> Iterator[SmtpRecorder]:
 @pytest.fixture()
 def smtp_settings(smtp_server: SmtpRecorder) -> Any:
     """Settings pointing at the test SMTP server; no REDIS_URL, so the weekly job sends in this process."""
-    from headroom.core.settings import Settings
+    from headroom.platform.settings import Settings
 
     return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
                     HEADROOM_SMTP_HOST="127.0.0.1", HEADROOM_SMTP_PORT=smtp_server.port,
@@ -83,7 +83,7 @@ def smtp_settings(smtp_server: SmtpRecorder) -> Any:
 @pytest.fixture()
 def job_sessions(monkeypatch: pytest.MonkeyPatch, sessions: Any) -> Any:
     """Make the digest jobs' own units of work run inside the test's transaction (each commit a savepoint)."""
-    import headroom.jobs.digest as job
+    import headroom.digest.jobs as job
 
     @contextlib.contextmanager
     def scope(url: str) -> Iterator[Any]:

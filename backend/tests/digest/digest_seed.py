@@ -6,16 +6,16 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from headroom.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
+from headroom.domain.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
 from headroom.domain.model import Evidence, Forecast, Impact
 
 # Findings are first seen on this Monday's eve; the digest runs a week later (Monday 08:00 UTC).
 SEEN_AT = dt.datetime(2026, 11, 8, 12, 0, tzinfo=dt.UTC)
 DIGEST_AT = dt.datetime(2026, 11, 9, 8, 0, tzinfo=dt.UTC)
 WEEK = dt.date(2026, 11, 9)
-# A burst forecast as the advisor types it (headroom.forecast.burst); the email says it in one sentence.
+# A burst forecast as the advisor types it (headroom.domain.forecast.burst); the email says it in one sentence.
 EMPTIES_IN_35_MIN = Forecast(kind="burst_empty", within_seconds=35 * 60, balance_pct=40.0, unit="IOPS",
-                             method="probe", source="headroom.forecast.burst")
+                             method="probe", source="headroom.domain.forecast.burst")
 
 
 def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, forecast: Forecast | None = None,
@@ -37,7 +37,7 @@ def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, for
 
 
 def record(sessions: Any, cluster_id: str, findings: list[Finding], now: dt.datetime = SEEN_AT) -> None:
-    from headroom.services import findings as service
+    from headroom.findings import service
     from headroom.store.models import Cluster
 
     with sessions() as db:

@@ -15,7 +15,7 @@ SMTP_PASSWORD = "s3cret-smtp-pass"
 @pytest.fixture()
 def settings(smtp_server: Any, redis_url: str) -> Any:
     """The app's settings for this module: the test SMTP server with authentication."""
-    from headroom.core.settings import Settings
+    from headroom.platform.settings import Settings
 
     return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
                     REDIS_URL=redis_url.rsplit("/", 1)[0] + "/5",

@@ -7,11 +7,11 @@ import datetime as dt
 import uuid
 from typing import Any
 
-import headroom.jobs.digest as job
+import headroom.digest.jobs as job
 import pytest
 from digest_seed import DIGEST_AT, EMPTIES_IN_35_MIN, WEEK, add_member, advisor_finding, record, verify
 from headroom.digest.send import TransientSendError
-from headroom.jobs.registry import all_jobs
+from headroom.platform.jobs.registry import all_jobs
 from headroom.store.models_digest import DigestSend
 from helpers import sign_up
 from sqlalchemy import select
@@ -55,7 +55,7 @@ def test_jobs_are_registered_on_the_email_queue() -> None:
     assert weekly.schedule is not None
     assert (weekly.schedule.minute, weekly.schedule.hour, weekly.schedule.day_of_week) == ("0", "8", "1")
     assert send.schedule is None
-    from headroom.jobs.runtime import is_due
+    from headroom.platform.jobs.runtime import is_due
 
     monday_0800 = dt.datetime(2026, 11, 9, 8, 0, tzinfo=dt.UTC)
     assert monday_0800.isoweekday() == 1
@@ -93,7 +93,7 @@ def test_weekly_job_sends_once_per_week_to_verified_admins(
     assert "1. [CRITICAL] gp2 burst bucket drains on vol-0aaa\n" in text
     assert "2. [WARNING] vol-0bbb near its IOPS ceiling\n" in text
     assert "   Fix: volume.type: gp2 -> gp3 on vol-0aaa\n" in text
-    assert "   Forecast: forecast (headroom.forecast.burst): the 40% balance empties in 35 min\n" in text
+    assert "   Forecast: forecast (headroom.domain.forecast.burst): the 40% balance empties in 35 min\n" in text
     assert 'Prometheus source "prom-x" is failing (3 failures in a row' in text
     assert "connection refused (127.0.0.1:9)" in text
     assert f"https://headroom.example.com/clusters/{org['cluster']['id']}" in text

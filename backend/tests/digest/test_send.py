@@ -17,8 +17,6 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-
-from headroom.core.settings import Settings
 from headroom.digest.send import (
     PermanentSendError,
     SmtpConfig,
@@ -26,6 +24,7 @@ from headroom.digest.send import (
     config_from_settings,
     send_message,
 )
+from headroom.platform.settings import Settings
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from helpers import PASSWORD, sign_up
 
 def test_signup_mail_over_smtp(app_ctx: Any, client: Any, make_client: Any, smtp_server: Any,
                                smtp_settings: Any) -> None:
-    from headroom.services.mail import SmtpMailer, mailer_from_settings
+    from headroom.platform.mail import SmtpMailer, mailer_from_settings
 
     sign_up(client, email="owner@example.com")  # through the test outbox, before SMTP is wired in
     app_ctx.mailer = mailer_from_settings(smtp_settings)

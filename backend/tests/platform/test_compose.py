@@ -63,7 +63,7 @@ def test_commands_exist(compose: dict[str, Any]) -> None:
         assert importlib.util.find_spec("headroom_worker.celery_app") is not None
         queues = command[command.index("-Q") + 1].split(",") if "-Q" in command else []
         if name == "worker":
-            from headroom.jobs.registry import QUEUES
+            from headroom.platform.jobs.registry import QUEUES
 
             assert sorted(queues) == sorted(QUEUES)
 
@@ -87,7 +87,7 @@ def test_no_hard_coded_secrets_and_every_variable_documented() -> None:
 
 
 def test_env_example_lists_every_setting() -> None:
-    from headroom.core.settings import Settings
+    from headroom.platform.settings import Settings
 
     example = (ROOT / ".env.example").read_text()
     documented = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", example, re.M))
@@ -96,7 +96,7 @@ def test_env_example_lists_every_setting() -> None:
 
 
 def test_the_api_trusts_exactly_the_compose_network_as_its_proxy(compose: dict[str, Any]) -> None:
-    from headroom.core.settings import Settings
+    from headroom.platform.settings import Settings
 
     subnets = [c["subnet"] for c in compose["networks"]["default"]["ipam"]["config"]]
     assert len(subnets) == 1

@@ -22,8 +22,8 @@ import httpx
 import pytest
 from fastapi import Body, Request
 from headroom.api.deps import Caller
-from headroom.api.schemas.sources import AwsConnectionUpdate
-from headroom.core.logging import configure_logging, reset_logging, scrub
+from headroom.platform.logging import configure_logging, reset_logging, scrub
+from headroom.sources.schemas import AwsConnectionUpdate
 from helpers import PASSWORD, sign_up
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # the AWS documentation's example secret access key
@@ -234,7 +234,7 @@ def test_database_errors_carry_no_bound_parameters(database_url: str) -> None:
     credential being stored or a request body's password, to the message that lands in a traceback)."""
     import sqlalchemy as sa
     import sqlalchemy.exc
-    from headroom.core.db import engine_for
+    from headroom.platform.db import engine_for
 
     with engine_for(database_url).connect() as conn, pytest.raises(sqlalchemy.exc.DataError) as raised:
         conn.execute(sa.text("SELECT CAST(:value AS text), 1 / 0"), {"value": "hunter2-stored-secret"})

@@ -17,10 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-from headroom.collect.prometheus import PrometheusClient, PrometheusError, RetryPolicy
-from headroom.collect.tikv_status import StatusPortError, fetch_config
-from headroom.core.errors import InvalidInput
-from headroom.core.outbound import (
+from headroom.platform.errors import InvalidInput
+from headroom.platform.outbound import (
     GuardedTransport,
     OutboundBlocked,
     check_url,
@@ -28,7 +26,9 @@ from headroom.core.outbound import (
     refusal,
     require_allowed_url,
 )
-from headroom.core.settings import Settings, get_settings
+from headroom.platform.settings import Settings, get_settings
+from headroom.sources.prometheus.collector import PrometheusClient, PrometheusError, RetryPolicy
+from headroom.sources.prometheus.tikv_status import StatusPortError, fetch_config
 from helpers import sign_up
 from pydantic import ValidationError
 

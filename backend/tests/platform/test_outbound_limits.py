@@ -12,10 +12,10 @@ Real servers on 127.0.0.1 (tests/local_http.py): one dripping a byte a second, o
 from __future__ import annotations
 
 import gzip
-import shutil
-import tempfile
 import http.server
+import shutil
 import socket
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -28,14 +28,13 @@ from typing import Any
 
 import httpx
 import pytest
+from headroom.platform import outbound
+from headroom.sources.prometheus.collector import PrometheusClient, PrometheusError, RetryPolicy
+from headroom.sources.prometheus.tikv_status import StatusPortError, fetch_config
 from helpers import Actor, sign_up
 from local_http import LocalServer, drip, fixed, huge, serve, wait_for
 from sqlalchemy import create_engine, delete
 from sqlalchemy.orm import sessionmaker
-
-from headroom.collect.prometheus import PrometheusClient, PrometheusError, RetryPolicy
-from headroom.collect.tikv_status import StatusPortError, fetch_config
-from headroom.core import outbound
 
 MIB = 1024 * 1024
 BUILDINFO = b'{"status":"success","data":{"version":"2.53.0"}}'
@@ -244,17 +243,15 @@ class LiveApp:
 
 @contextmanager
 def live_app(database_url: str, settings: Any, slots: outbound.OrgSlots) -> Iterator[LiveApp]:
-    """The real app under uvicorn in a thread, on its own engine sized like production (core/db.py: 5 + 10),
+    """The real app under uvicorn in a thread, on its own engine sized like production (platform/db.py: 5 + 10),
     with a 5 s pool timeout so a starved pool shows up as a failed request quickly. Deletes what it created."""
     import uvicorn
-
     from headroom.api.app import create_app
     from headroom.api.deps import AppContext
-    from headroom.core.security import SecretBox
-    from headroom.services.ratelimit import MemoryRateLimiter
+    from headroom.platform.mail import OutboxMailer
+    from headroom.platform.ratelimit import MemoryRateLimiter
+    from headroom.platform.security import SecretBox
     from headroom.store.models import Organization, User
-
-    from headroom.services.mail import OutboxMailer
 
     outbox = Path(tempfile.mkdtemp(prefix="headroom-outbox-"))
     engine = create_engine(database_url, pool_size=5, max_overflow=10, pool_timeout=5, pool_pre_ping=True)

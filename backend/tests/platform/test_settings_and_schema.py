@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from headroom.core.settings import Settings
+from headroom.platform.settings import Settings
 from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -39,7 +39,7 @@ def test_committed_openapi_schema_is_current() -> None:
 
 
 def test_secrets_are_redacted_from_logs(capsys: Any) -> None:
-    from headroom.core.logging import configure_logging, get_logger, reset_logging
+    from headroom.platform.logging import configure_logging, get_logger, reset_logging
 
     configure_logging("INFO", json=True)
     try:
@@ -52,7 +52,7 @@ def test_secrets_are_redacted_from_logs(capsys: Any) -> None:
 
 
 def test_secret_box_round_trip_and_tamper() -> None:
-    from headroom.core.security import SecretBox
+    from headroom.platform.security import SecretBox
 
     box = SecretBox("k" * 40)
     token = box.encrypt("hunter2")

@@ -6,12 +6,12 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from headroom.core.security import new_external_id
-from headroom.services import demo
-from headroom.snapshot.scenario import load_scenario
-from headroom.snapshot.simulate import simulate
-from headroom.store import timeseries
+from headroom.clusters import demo
+from headroom.domain.snapshot.scenario import load_scenario
+from headroom.domain.snapshot.simulate import simulate
+from headroom.platform.security import new_external_id
 from headroom.store.models import Instance, Organization, TikvConfig, TikvNode, Volume
+from headroom.timeseries import repository as timeseries
 from sqlalchemy import func, select, text
 
 NOW = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
@@ -92,6 +92,6 @@ def test_demo_account_is_created_once(db: Any, tmp_path: Any) -> None:
     assert oct(password_file.stat().st_mode & 0o777) == "0o600"
     again = demo.ensure_demo_account(db, password_file)
     assert again == (email, password, org_id)
-    from headroom.services.accounts import authenticate
+    from headroom.accounts.service import authenticate
 
     assert authenticate(db, email, password).email == email

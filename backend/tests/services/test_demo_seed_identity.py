@@ -8,11 +8,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from headroom.services import demo
+from headroom.clusters import demo
 from headroom.store.models import Cluster
-from sqlalchemy import func, select
-
 from helpers import Actor
+from sqlalchemy import func, select
 
 
 def _log_in_as_demo(client: Any, password: str) -> Actor:

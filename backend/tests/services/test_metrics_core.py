@@ -7,10 +7,9 @@ import datetime as dt
 
 import numpy as np
 import pytest
-
-from headroom.core.errors import InvalidInput
-from headroom.physics.io import counted_ops
-from headroom.services import metrics as m
+from headroom.domain.physics.io import counted_ops
+from headroom.metrics import service as m
+from headroom.platform.errors import InvalidInput
 
 T0 = dt.datetime(2026, 11, 2, 0, 0, tzinfo=dt.UTC)
 

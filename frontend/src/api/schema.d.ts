@@ -1807,7 +1807,7 @@ export interface components {
             label: string;
             /**
              * Metric
-             * @description A metric registry name or a derived.* view (advisor/context.py).
+             * @description A metric registry name or a derived.* view (domain/advisor/context.py).
              */
             metric: string;
             /** Reference Lines */

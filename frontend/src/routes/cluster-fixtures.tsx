@@ -368,7 +368,7 @@ export function clusterHandlers({
           (severity.length === 0 || severity.includes(f.severity)) &&
           (rule.length === 0 || rule.includes(f.rule)),
       );
-      // the API's orders (services/findings.py list_findings): severity, or basis, impact_score, then severity
+      // the API's orders (findings/service.py list_findings): severity, or basis, impact_score, then severity
       const basis = ['headroom', 'metric', 'none'];
       items.sort((a, b) =>
         url.searchParams.get('sort') === 'impact'

@@ -1,6 +1,6 @@
 /**
  * The IAM policies of Headroom's read-only role, as shipped in deploy/aws/headroom-readonly-role.cfn.yaml and
- * deploy/aws/headroom-readonly-role.tf (links to backend/headroom/deploy_templates/, which the API serves filled in
+ * deploy/aws/headroom-readonly-role.tf (links to backend/headroom/sources/aws/deploy_templates/, which the API serves filled in
  * at GET /api/v1/sources/aws/setup; policy.test.ts checks both files still grant exactly these actions).
  */
 export const REQUIRED_ACTIONS = {

@@ -44,7 +44,7 @@ export function FindingsPanel({ clusterId, filters, onFiltersChange }: Props) {
       </EmptyState>
     ) : (
       <EmptyState title="No findings yet">
-        {/* Every 15 minutes: the advice.run schedule in backend/headroom/jobs/advice.py. */}
+        {/* Every 15 minutes: the advice.run schedule in backend/headroom/findings/jobs.py. */}
         <p>The advisor has not found anything on this cluster. It runs every 15 minutes, or on demand.</p>
       </EmptyState>
     );

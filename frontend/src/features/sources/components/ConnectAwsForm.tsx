@@ -18,7 +18,7 @@ import { CopyButton, DownloadButton } from './CopyButton';
 
 type AuthKind = AwsConnectionCreate['auth_kind'] & string;
 
-// The API's own pattern (backend/headroom/api/schemas/sources.py REGION_PATTERN), checked here to save a trip.
+// The API's own pattern (backend/headroom/sources/schemas.py REGION_PATTERN), checked here to save a trip.
 const REGION_PATTERN = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
 
 const AUTH_OPTIONS: { value: AuthKind; label: string; hint: string }[] = [

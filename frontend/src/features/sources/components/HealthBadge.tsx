@@ -2,7 +2,7 @@ import type { SourceHealth } from '../api';
 import { formatDateTime } from '../form';
 
 // The API marks a source failing after 3 failed attempts in a row, so one blip does not flip it
-// (backend/headroom/services/source_health.py FAILING_AFTER).
+// (backend/headroom/sources/health.py FAILING_AFTER).
 const FAILING_AFTER = 3;
 
 function label(health: SourceHealth, lastAttemptFailed: boolean): string {

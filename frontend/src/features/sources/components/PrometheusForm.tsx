@@ -9,7 +9,7 @@ type Style = 'tiup' | 'operator';
 
 /**
  * TiDB Operator (TidbMonitor) labels every series tidb_cluster="<namespace>-<cluster>"
- * (pingcap/tidb-operator pkg/monitor/monitor/util.go, as cited in backend/headroom/collect/promql.py).
+ * (pingcap/tidb-operator pkg/monitor/monitor/util.go, as cited in backend/headroom/sources/prometheus/promql.py).
  */
 export function operatorSelector(namespace: string, cluster: string): string {
   return `tidb_cluster="${namespace.trim()}-${cluster.trim()}"`;

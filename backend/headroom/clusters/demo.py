@@ -1,0 +1,221 @@
+"""The demo fleet: a simulated cluster (examples/scenarios/demo.yaml) that flows through the same store as
+collected data: inventory rows, a config version per node, series and packed points, with watermarks.
+
+`seed_demo_cluster` creates the cluster in an org; `ingest_demo` (the `demo.ingest` job) simulates from each
+demo cluster's watermark up to now and writes the points, so the dashboard moves like a live cluster.
+Callers commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import uuid
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from headroom.domain.snapshot.scenario import Scenario, load_scenario
+from headroom.domain.snapshot.schema import Snapshot
+from headroom.domain.snapshot.simulate import simulate
+from headroom.store.models import Cluster, IngestWatermark, Instance, TikvConfig, TikvNode, Volume
+from headroom.timeseries import repository as timeseries
+from headroom.timeseries import watermarks
+
+DEMO_TAG = "headroom.demo"
+DEMO_SOURCE_KIND = "demo"
+BACKFILL = dt.timedelta(days=7)
+# Re-simulate a little before the watermark so the newest minutes, which a live source may revise, are
+# rewritten like a collector's overlap window (the merge keeps the newest values).
+OVERLAP = dt.timedelta(minutes=10)
+# Snapshot entity kinds -> metric_series.entity_kind.
+ENTITY_KIND = {"node": "tikv_node", "volume": "volume", "instance": "instance"}
+
+
+def default_scenario_path() -> Path:
+    """The demo fleet's scenario: the copy packaged with headroom.domain.snapshot (kept identical to
+    examples/scenarios/demo.yaml by a test), so an installed build finds it too."""
+    from headroom.domain.snapshot.simulate import DEMO_SCENARIO
+
+    return DEMO_SCENARIO
+
+
+def _seed_for(cluster: Cluster) -> int:
+    """The demo's random seed: from the cluster's name, so the same demo cluster always shows the same data."""
+    return zlib.crc32(cluster.name.encode())
+
+
+def demo_clusters(db: Session) -> list[Cluster]:
+    return list(db.scalars(select(Cluster).where(Cluster.is_demo)))
+
+
+def _free_name(db: Session, org_id: uuid.UUID, wanted: str) -> str:
+    """`wanted`, or `wanted 2`, `wanted 3`... when the org already has a cluster of that name."""
+    taken = set(db.scalars(select(Cluster.name).where(Cluster.org_id == org_id, Cluster.name.startswith(wanted))))
+    candidate, n = wanted, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{wanted} {n}"
+    return candidate
+
+
+def seed_demo_cluster(
+    db: Session, org_id: uuid.UUID, *, scenario: Scenario | None = None, name: str | None = None
+) -> Cluster:
+    """Create the demo cluster in an org (once: an existing one is returned).
+
+    The demo cluster is found by `is_demo`, which only this function sets: its users may rename it or edit its
+    tags (DEMO_TAG is a label for people; the API's is_demo drives the badge) without the next start creating a second one."""
+    scenario = scenario or load_scenario(default_scenario_path())
+    existing = db.scalar(select(Cluster).where(Cluster.org_id == org_id, Cluster.is_demo))
+    if existing is not None:
+        return existing
+    cluster = Cluster(
+        org_id=org_id,
+        name=_free_name(db, org_id, name or f"{scenario.cluster.name} (demo)"),
+        tikv_version=scenario.cluster.tikv_version,
+        deployment_kind=scenario.cluster.deployment,
+        tags={DEMO_TAG: "true", "environment": "demo"},
+        is_demo=True,
+    )
+    db.add(cluster)
+    db.flush()
+    return cluster
+
+
+def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.datetime) -> dict[str, str]:
+    """Write instances, volumes, nodes and changed configs; return node id -> series entity id."""
+    org_id = cluster.org_id
+    instances: dict[str, Instance] = {
+        i.instance_id: i for i in db.scalars(select(Instance).where(Instance.org_id == org_id))
+    }
+    for inst in snap.instances:
+        row = instances.get(inst.id)
+        if row is None:
+            row = Instance(org_id=org_id, instance_id=inst.id, instance_type=inst.type)
+            db.add(row)
+            instances[inst.id] = row
+        row.cluster_id, row.instance_type, row.vcpus = cluster.id, inst.type, inst.vcpus
+        row.memory_gib, row.availability_zone, row.region = inst.memory_gib, inst.availability_zone, snap.cluster.region
+        row.last_seen_at = now
+    db.flush()
+    volumes: dict[str, Volume] = {v.volume_id: v for v in db.scalars(select(Volume).where(Volume.org_id == org_id))}
+    for vol in snap.volumes:
+        vrow = volumes.get(vol.id)
+        if vrow is None:
+            vrow = Volume(org_id=org_id, volume_id=vol.id, volume_type=vol.type, size_gib=int(vol.size_gib))
+            db.add(vrow)
+            volumes[vol.id] = vrow
+        vrow.cluster_id, vrow.volume_type, vrow.size_gib = cluster.id, vol.type, int(vol.size_gib)
+        vrow.iops = vol.iops
+        vrow.throughput_mibps = int(vol.throughput_mibps) if vol.throughput_mibps is not None else None
+        vrow.instance_ref_id = instances[vol.instance_id].id if vol.instance_id in instances else None
+        vrow.device, vrow.role, vrow.last_seen_at = vol.device, vol.role, now
+    db.flush()
+    nodes = {n.store_address: n for n in db.scalars(select(TikvNode).where(TikvNode.cluster_id == cluster.id))}
+    entity_ids: dict[str, str] = {}
+    for node in snap.nodes:
+        nrow = nodes.get(node.address)
+        if nrow is None:
+            nrow = TikvNode(org_id=org_id, cluster_id=cluster.id, store_address=node.address)
+            db.add(nrow)
+        nrow.store_id, nrow.status_address, nrow.version = node.store_id, node.status_address, node.tikv_version
+        nrow.instance_ref_id = instances[node.instance_id].id
+        nrow.data_volume_ref_id = volumes[node.data_volume_ids[0]].id if node.data_volume_ids else None
+        nrow.raft_volume_ref_id = volumes[node.raft_volume_ids[0]].id if node.raft_volume_ids else None
+        nrow.last_seen_at = now
+        db.flush()
+        _record_config(db, nrow, node.config)
+        entity_ids[node.id] = node.address
+    return entity_ids
+
+
+def _record_config(db: Session, node: TikvNode, config: dict[str, Any]) -> None:
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+    latest = db.scalar(
+        select(TikvConfig).where(TikvConfig.node_id == node.id).order_by(TikvConfig.version.desc()).limit(1)
+    )
+    if latest is not None and latest.content_sha256 == digest:
+        return
+    version = (latest.version + 1) if latest is not None else 1
+    db.add(TikvConfig(org_id=node.org_id, node_id=node.id, version=version, source="simulated",
+                      config=config, content_sha256=digest))
+
+
+def _batches(snap: Snapshot, series_ids: dict[int, int]) -> Iterator[timeseries.SeriesBatch]:
+    for index, series in enumerate(snap.series):
+        yield timeseries.SeriesBatch(series_ids[index], series.start, series.step_seconds, series.values)
+
+
+def ingest_window(
+    db: Session, cluster: Cluster, scenario: Scenario, start: dt.datetime, end: dt.datetime
+) -> dict[str, int]:
+    """Simulate [start, end) for a demo cluster and write inventory, configs and points (idempotent)."""
+    hours = (end - start).total_seconds() / 3600
+    snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=start)
+    entity_ids = _upsert_inventory(db, cluster, snap, end)
+    keys = [
+        timeseries.SeriesKey(
+            entity_kind=ENTITY_KIND[s.entity.kind],
+            entity_id=entity_ids.get(s.entity.id, s.entity.id) if s.entity.kind == "node" else s.entity.id,
+            metric=s.metric,
+            unit=s.unit,
+            labels=tuple(sorted(s.labels.items())),
+        )
+        for s in snap.series
+    ]
+    ids = timeseries.ensure_series(db, cluster.org_id, list(dict.fromkeys(keys)), cluster_id=cluster.id)
+    series_ids = {i: ids[k] for i, k in enumerate(keys)}
+    result = timeseries.write_batches(db, cluster.org_id, _batches(snap, series_ids))
+    last = snap.window.end - dt.timedelta(seconds=snap.window.step_seconds)
+    watermarks.advance_watermarks(db, cluster.org_id, DEMO_SOURCE_KIND, cluster.id,
+                                  dict.fromkeys(set(series_ids.values()), last))
+    return {"series": len(set(series_ids.values())), "points": result.points}
+
+
+def ingest_demo(db: Session, cluster: Cluster, *, now: dt.datetime, scenario: Scenario | None = None) -> dict[str, int]:
+    """Bring one demo cluster up to `now`: 7 days on the first run, then from its watermark."""
+    scenario = scenario or load_scenario(default_scenario_path())
+    end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    newest = db.scalar(
+        select(func.max(IngestWatermark.watermark_at)).where(
+            IngestWatermark.source_kind == DEMO_SOURCE_KIND,
+            IngestWatermark.source_id == cluster.id,
+        )
+    )
+    start = end - BACKFILL if newest is None else max(end - BACKFILL, newest - OVERLAP)
+    if end - start < dt.timedelta(minutes=1):
+        return {"series": 0, "points": 0}
+    return ingest_window(db, cluster, scenario, start, end)
+
+
+DEMO_EMAIL = "demo@example.com"  # example.com is reserved for examples (RFC 2606); .local is refused by email validation
+
+
+def ensure_demo_account(db: Session, password_file: Path) -> tuple[str, str, uuid.UUID]:
+    """Create (once) the demo organisation and its owner; the password is generated and kept in a 0600 file."""
+    from headroom.accounts import service as accounts
+    from headroom.platform.security import new_token
+
+    if password_file.is_file():
+        password = password_file.read_text().strip()
+    else:
+        password = new_token()[:20]
+        password_file.parent.mkdir(parents=True, exist_ok=True)
+        password_file.write_text(password + "\n")
+        password_file.chmod(0o600)
+    user = accounts.find_user_by_email(db, DEMO_EMAIL)
+    if user is None:
+        user, org, _ = accounts.sign_up(
+            db, email=DEMO_EMAIL, password=password, organization_name="Headroom Demo", full_name="Demo User"
+        )
+        org_id = org.id
+    else:
+        org_id = accounts.primary_membership(db, user.id).org_id
+    seed_demo_cluster(db, org_id)
+    return DEMO_EMAIL, password, org_id

@@ -1,0 +1,40 @@
+"""Clusters: create, list, read, update, delete (admins write, viewers read)."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, Response, status
+
+from headroom.api.deps import DB, Caller
+from headroom.clusters import service
+from headroom.clusters.schemas import ClusterCreate, ClusterList, ClusterRead, ClusterUpdate
+
+router = APIRouter(prefix="/clusters", tags=["clusters"])
+
+
+@router.get("", response_model=ClusterList)
+def list_clusters(caller: Caller, db: DB) -> ClusterList:
+    items = service.list_clusters(db, caller)
+    return ClusterList(items=[ClusterRead.model_validate(c) for c in items], total=len(items))
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=ClusterRead)
+def create_cluster(body: ClusterCreate, caller: Caller, db: DB) -> object:
+    return service.create_cluster(db, caller, **body.model_dump())
+
+
+@router.get("/{cluster_id}", response_model=ClusterRead)
+def get_cluster(cluster_id: uuid.UUID, caller: Caller, db: DB) -> object:
+    return service.get_cluster(db, caller, cluster_id)
+
+
+@router.patch("/{cluster_id}", response_model=ClusterRead)
+def update_cluster(cluster_id: uuid.UUID, body: ClusterUpdate, caller: Caller, db: DB) -> object:
+    return service.update_cluster(db, caller, cluster_id, **body.model_dump(exclude_unset=True))
+
+
+@router.delete("/{cluster_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_cluster(cluster_id: uuid.UUID, caller: Caller, db: DB) -> Response:
+    service.delete_cluster(db, caller, cluster_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

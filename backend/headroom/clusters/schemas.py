@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from headroom.platform.schemas import Input, Omittable, Output
+
+DeploymentKind = Literal["tiup", "operator", "manual"]
+# TiKV versions look like v8.5.1 / 7.6.0 / 9.0.0-beta.2 (stored in a varchar(40)).
+VERSION_PATTERN = r"^v?\d+\.\d+(\.\d+)?(-[0-9A-Za-z.]+)?$"
+VERSION_MAX = 40
+# AWS's own tag limits (EC2 User Guide, "Tag restrictions"): 50 tags per resource, keys up to 128 characters,
+# values up to 256.
+TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+TagValue = Annotated[str, StringConstraints(max_length=256)]
+Tags = Annotated[dict[TagKey, TagValue], Field(max_length=50, description="At most 50 tags (AWS's limit).")]
+
+
+class ClusterCreate(Input):
+    name: str = Field(min_length=1, max_length=200)
+    tikv_version: str = Field(pattern=VERSION_PATTERN, max_length=VERSION_MAX, examples=["v8.5.1"])
+    deployment_kind: DeploymentKind = "tiup"
+    tags: Tags = Field(default_factory=dict)
+
+
+class ClusterUpdate(Input):
+    """Fields to change; an omitted field keeps its value (none of them can be null)."""
+
+    name: str = Omittable(min_length=1, max_length=200)
+    tikv_version: str = Omittable(pattern=VERSION_PATTERN, max_length=VERSION_MAX)
+    deployment_kind: DeploymentKind = Omittable()
+    tags: Tags = Omittable()
+
+
+class ClusterRead(Output):
+    id: uuid.UUID
+    name: str
+    tikv_version: str
+    deployment_kind: DeploymentKind
+    tags: dict[str, str]
+    # The simulated demo cluster (set only by demo seeding; a tag is the user's to edit and means nothing here).
+    is_demo: bool
+    created_at: dt.datetime
+
+
+class ClusterList(Output):
+    items: list[ClusterRead]
+    total: int

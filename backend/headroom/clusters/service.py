@@ -1,0 +1,66 @@
+"""Clusters: org-owned records of TiDB/TiKV clusters. Every query is scoped to the caller's organisation."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from headroom.accounts.service import Principal, audit
+from headroom.platform.errors import Conflict, NotFound
+from headroom.store.models import Cluster
+
+
+def list_clusters(db: Session, principal: Principal) -> list[Cluster]:
+    return list(db.scalars(select(Cluster).where(Cluster.org_id == principal.org_id).order_by(Cluster.name)))
+
+
+def get_cluster(db: Session, principal: Principal, cluster_id: uuid.UUID) -> Cluster:
+    """Return the org's cluster; another org's cluster is indistinguishable from a missing one."""
+    cluster = db.scalar(select(Cluster).where(Cluster.id == cluster_id, Cluster.org_id == principal.org_id))
+    if cluster is None:
+        raise NotFound("Cluster not found.")
+    return cluster
+
+
+def _name_taken(db: Session, principal: Principal, name: str, exclude: uuid.UUID | None = None) -> bool:
+    query = select(func.count()).select_from(Cluster).where(Cluster.org_id == principal.org_id, Cluster.name == name)
+    if exclude is not None:
+        query = query.where(Cluster.id != exclude)
+    return bool(db.scalar(query))
+
+
+def create_cluster(db: Session, principal: Principal, **fields: Any) -> Cluster:
+    principal.require("admin")
+    if _name_taken(db, principal, fields["name"]):
+        raise Conflict(f"A cluster named {fields['name']!r} already exists.", code="cluster_name_taken")
+    cluster = Cluster(org_id=principal.org_id, **fields)
+    db.add(cluster)
+    try:
+        db.flush()
+    except IntegrityError as exc:  # a concurrent create with the same name
+        raise Conflict(f"A cluster named {fields['name']!r} already exists.", code="cluster_name_taken") from exc
+    audit(db, principal, "cluster.created", target_kind="cluster", target_id=cluster.id, details={"name": cluster.name})
+    return cluster
+
+
+def update_cluster(db: Session, principal: Principal, cluster_id: uuid.UUID, **fields: Any) -> Cluster:
+    principal.require("admin")
+    cluster = get_cluster(db, principal, cluster_id)
+    if "name" in fields and _name_taken(db, principal, fields["name"], exclude=cluster.id):
+        raise Conflict(f"A cluster named {fields['name']!r} already exists.", code="cluster_name_taken")
+    for key, value in fields.items():
+        setattr(cluster, key, value)
+    db.flush()
+    audit(db, principal, "cluster.updated", target_kind="cluster", target_id=cluster.id, details=fields)
+    return cluster
+
+
+def delete_cluster(db: Session, principal: Principal, cluster_id: uuid.UUID) -> None:
+    principal.require("admin")
+    cluster = get_cluster(db, principal, cluster_id)
+    db.delete(cluster)
+    audit(db, principal, "cluster.deleted", target_kind="cluster", target_id=cluster_id, details={"name": cluster.name})

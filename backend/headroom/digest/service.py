@@ -1,0 +1,358 @@
+"""The weekly advisory email's shell: settings, recipients, the data per org (for headroom.digest.build), the
+(org, ISO week) send record and email verification. Callers commit; SMTP lives in headroom.digest.send.
+
+Idempotency: `claim_week` inserts the week's `digest_sends` row (or takes back a `retrying` one, or a `sending`
+one left stale by a killed worker) with one INSERT ... ON CONFLICT DO UPDATE ... WHERE; it returns nothing when
+the week is already sent, failed for good, skipped or being sent, and then the caller sends nothing. The claim is
+committed before the SMTP conversation, so a duplicated task that runs at the same time finds it taken.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import hmac
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from headroom.accounts.service import Principal, audit
+from headroom.digest.build import (
+    ClusterDigest,
+    Digest,
+    DigestData,
+    FindingItem,
+    SourceProblem,
+    build_digest,
+    iso_week_start,
+)
+from headroom.domain.model import SEVERITIES
+from headroom.findings.service import stored_evidence, stored_impact
+from headroom.platform.errors import NotFound
+from headroom.store.models import (
+    AwsConnection,
+    Cluster,
+    Finding,
+    Membership,
+    Organization,
+    PrometheusSource,
+    Recommendation,
+    User,
+)
+from headroom.store.models_digest import DigestSend, EmailVerification, OrgDigestSettings
+
+# The reporting window: the 7 days before the send (one week, as the email's name says).
+PERIOD = dt.timedelta(days=7)
+# A `sending` claim older than this belongs to a worker that died mid-send (the Celery hard time limit is 30
+# minutes, headroom_worker.celery_app.task_time_limit); it may be claimed again.
+STALE_CLAIM = dt.timedelta(minutes=30)
+# How long a verification link in a test email stays valid: 7 days, the same as an invitation
+# (headroom.accounts.service.INVITATION_TTL).
+VERIFY_TTL = dt.timedelta(days=7)
+# Fixes listed per finding in the email (its first option's changes; the rest are on the finding page).
+FIXES_PER_FINDING = 3
+DEFAULT_ROLES = ("owner", "admin")
+LAST_SENDS = 10
+
+
+# --- settings --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DigestPrefs:
+    enabled: bool
+    include_viewers: bool
+
+
+def prefs(db: Session, org_id: uuid.UUID) -> DigestPrefs:
+    """Return the org's digest settings (defaults when it never changed them: on, admins and owners)."""
+    row = db.get(OrgDigestSettings, org_id)
+    if row is None:
+        return DigestPrefs(enabled=True, include_viewers=False)
+    return DigestPrefs(enabled=row.enabled, include_viewers=row.include_viewers)
+
+
+def update_prefs(
+    db: Session, principal: Principal, *, enabled: bool | None, include_viewers: bool | None
+) -> DigestPrefs:
+    """Change the caller's org digest settings (admin or owner)."""
+    principal.require("admin")
+    current = prefs(db, principal.org_id)
+    values: dict[str, object] = {
+        "enabled": current.enabled if enabled is None else enabled,
+        "include_viewers": current.include_viewers if include_viewers is None else include_viewers,
+    }
+    db.execute(
+        insert(OrgDigestSettings)
+        .values(org_id=principal.org_id, **values)
+        .on_conflict_do_update(index_elements=["org_id"], set_={**values, "updated_at": func.now()})
+    )
+    audit(db, principal, "digest.settings_updated", target_kind="organization", target_id=principal.org_id,
+          details=values)
+    return DigestPrefs(enabled=bool(values["enabled"]), include_viewers=bool(values["include_viewers"]))
+
+
+def recipients(db: Session, org_id: uuid.UUID, *, include_viewers: bool) -> list[str]:
+    """Return the emails the org's digest goes to: active members with a verified email, admins and owners (and
+    viewers when the org asked for them), in address order."""
+    roles = (*DEFAULT_ROLES, "viewer") if include_viewers else DEFAULT_ROLES
+    rows = db.scalars(
+        select(User.email)
+        .join(Membership, Membership.user_id == User.id)
+        .join(EmailVerification, EmailVerification.user_id == User.id)
+        .where(
+            Membership.org_id == org_id,
+            Membership.role.in_(roles),
+            User.is_active.is_(True),
+            func.lower(EmailVerification.email) == func.lower(User.email),
+        )
+        .order_by(func.lower(User.email))
+    )
+    return list(rows)
+
+
+def last_sends(db: Session, org_id: uuid.UUID, limit: int = LAST_SENDS) -> list[DigestSend]:
+    return list(
+        db.scalars(
+            select(DigestSend).where(DigestSend.org_id == org_id).order_by(DigestSend.week_start.desc()).limit(limit)
+        )
+    )
+
+
+# --- gathering -------------------------------------------------------------------------------------------
+
+
+def _fix_line(rec: Recommendation) -> str:
+    change = f"{rec.key} = {rec.proposed}" if rec.current is None else f"{rec.key}: {rec.current} -> {rec.proposed}"
+    where = f" on {rec.entity}" if rec.entity else ""
+    return f"{change}{where}"
+
+
+def _item(finding: Finding, fixes: Sequence[str], url: str) -> FindingItem:
+    impact = stored_impact(finding)
+    evidence = stored_evidence(finding).evidence
+    return FindingItem(
+        title=finding.title,
+        severity=finding.severity,
+        entity=f"{finding.entity_kind.replace('_', ' ')} {finding.entity_id}",
+        impact=impact.summary if impact is not None else "",
+        fix=tuple(fixes),
+        forecast=tuple(evidence.forecasts) if evidence is not None else (),
+        headroom_before_pct=impact.headroom_before_pct if impact is not None else None,
+        monthly_cost_delta_usd=impact.monthly_cost_delta_usd if impact is not None else None,
+        url=url,
+    )
+
+
+def _active(now: dt.datetime) -> Any:
+    return or_(
+        Finding.status.in_(("open", "acknowledged")),
+        and_(Finding.status == "snoozed", Finding.snoozed_until <= now),
+    )
+
+
+def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> DigestData:
+    """Collect one org's digest data for the 7 days before `now`."""
+    org = db.get(Organization, org_id)
+    if org is None:
+        raise NotFound("No such organisation.")
+    base = public_url.rstrip("/")
+    start = now - PERIOD
+    clusters = list(db.scalars(select(Cluster).where(Cluster.org_id == org_id).order_by(Cluster.name)))
+
+    open_rows = list(db.scalars(select(Finding).where(Finding.org_id == org_id, _active(now))))
+    fixes: dict[uuid.UUID, list[str]] = defaultdict(list)
+    if open_rows:
+        recs = db.scalars(
+            select(Recommendation)
+            .where(Recommendation.org_id == org_id, Recommendation.finding_id.in_([f.id for f in open_rows]))
+            .order_by(Recommendation.finding_id, Recommendation.position)
+        )
+        for rec in recs:
+            if len(fixes[rec.finding_id]) < FIXES_PER_FINDING:
+                fixes[rec.finding_id].append(_fix_line(rec))
+
+    new_counts: dict[uuid.UUID, int] = {
+        cid: n
+        for cid, n in db.execute(
+            select(Finding.cluster_id, func.count())
+            .where(Finding.org_id == org_id, Finding.first_seen_at >= start, Finding.first_seen_at < now)
+            .group_by(Finding.cluster_id)
+        )
+    }
+    resolved_counts: dict[uuid.UUID, int] = {
+        cid: n
+        for cid, n in db.execute(
+            select(Finding.cluster_id, func.count())
+            .where(Finding.org_id == org_id, Finding.status == "resolved", Finding.resolved_at >= start,
+                   Finding.resolved_at < now)
+            .group_by(Finding.cluster_id)
+        )
+    }
+
+    by_cluster: dict[uuid.UUID, list[Finding]] = defaultdict(list)
+    for f in open_rows:
+        by_cluster[f.cluster_id].append(f)
+    cluster_digests = []
+    for cluster in clusters:
+        rows = by_cluster.get(cluster.id, [])
+        counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
+        for f in rows:
+            counts[f.severity] = counts.get(f.severity, 0) + 1
+        cluster_url = f"{base}/clusters/{cluster.id}"
+        items = [_item(f, fixes.get(f.id, ()), f"{cluster_url}?finding={f.id}") for f in rows]
+        cluster_digests.append(
+            ClusterDigest(
+                name=cluster.name,
+                url=cluster_url,
+                open_by_severity=counts,
+                new_this_week=int(new_counts.get(cluster.id, 0)),
+                resolved_this_week=int(resolved_counts.get(cluster.id, 0)),
+                open_findings=items,
+            )
+        )
+
+    problems: list[SourceProblem] = []
+    failing: list[tuple[str, Sequence[AwsConnection | PrometheusSource]]] = [
+        ("AWS connection", db.scalars(select(AwsConnection).where(
+            AwsConnection.org_id == org_id, AwsConnection.status == "failing").order_by(AwsConnection.name)).all()),
+        ("Prometheus source", db.scalars(select(PrometheusSource).where(
+            PrometheusSource.org_id == org_id, PrometheusSource.status == "failing").order_by(PrometheusSource.name)
+        ).all()),
+    ]
+    for kind, sources in failing:
+        for src in sources:
+            problems.append(
+                SourceProblem(kind=kind, name=src.name, status=src.status, last_error=src.last_error,
+                              last_error_at=src.last_error_at, consecutive_failures=src.consecutive_failures,
+                              last_success_at=src.last_success_at)
+            )
+
+    return DigestData(
+        org_name=org.name,
+        week_start=iso_week_start(now.astimezone(dt.UTC).date()),
+        period_start=start,
+        period_end=now,
+        dashboard_url=f"{base}/clusters",
+        clusters=cluster_digests,
+        source_problems=problems,
+        settings_url=f"{base}/settings/digest",
+    )
+
+
+def render(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> Digest:
+    """Gather and build one org's digest for the week of `now`."""
+    return build_digest(gather(db, org_id, now=now, public_url=public_url))
+
+
+# --- the (org, week) send record -------------------------------------------------------------------------
+
+
+def claim_week(db: Session, org_id: uuid.UUID, week_start: dt.date, *, now: dt.datetime) -> DigestSend | None:
+    """Claim the org's send for the week; None when it is sent, failed for good, skipped or in progress."""
+    # Claim times are the database's clock, not `now`: a task redelivered after its worker died carries the
+    # original `now`, and must still see the old claim as stale.
+    stmt = (
+        insert(DigestSend)
+        .values(id=uuid.uuid4(), org_id=org_id, week_start=week_start, status="sending", attempts=1,
+                claimed_at=func.now())
+        .on_conflict_do_update(
+            index_elements=["org_id", "week_start"],
+            set_={"status": "sending", "claimed_at": func.now(), "attempts": DigestSend.attempts + 1},
+            where=or_(
+                DigestSend.status == "retrying",
+                and_(DigestSend.status == "sending", DigestSend.claimed_at < func.now() - STALE_CLAIM),
+            ),
+        )
+        .returning(DigestSend.id)
+    )
+    claimed = db.execute(stmt).scalar_one_or_none()
+    return db.get(DigestSend, claimed, populate_existing=True) if claimed is not None else None
+
+
+def finish(
+    db: Session, send_id: uuid.UUID, *, status: str, now: dt.datetime, recipients: int = 0, error: str | None = None
+) -> DigestSend:
+    """Record how the claimed send ended: sent, retrying (transient), failed (permanent) or skipped."""
+    row = db.get_one(DigestSend, send_id, with_for_update=True)
+    row.status = status
+    row.recipients = recipients
+    row.error = error[:2000] if error else None
+    if status == "sent":
+        row.sent_at = now
+    return row
+
+
+# --- email verification ----------------------------------------------------------------------------------
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _email_hash(email: str) -> str:
+    return hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
+
+
+def _signature(secret_key: str, payload: str) -> str:
+    return _b64(hmac.new(secret_key.encode(), b"digest-verify:" + payload.encode(), hashlib.sha256).digest())
+
+
+def verification_token(secret_key: str, user_id: uuid.UUID, email: str, *, now: dt.datetime) -> str:
+    """A signed, expiring token that proves whoever holds it read mail sent to `email`."""
+    expires = int((now + VERIFY_TTL).timestamp())
+    payload = _b64(f"{user_id}.{_email_hash(email)}.{expires}".encode())
+    return f"{payload}.{_signature(secret_key, payload)}"
+
+
+def verify_email(db: Session, principal: Principal, token: str, *, secret_key: str, now: dt.datetime) -> str:
+    """Mark the caller's current email verified with a token from a test digest; return the email.
+
+    Any token that is not the caller's own, current and unexpired is a 404 (it names nothing of anyone else)."""
+    not_found = NotFound("This verification link is unknown, expired or for another account or address.")
+    payload, _, signature = token.partition(".")
+    # bytes: compare_digest refuses str with non-ASCII characters, and a link can carry any
+    if not payload or not hmac.compare_digest(_signature(secret_key, payload).encode(), signature.encode()):
+        raise not_found
+    try:
+        user_id, email_hash, expires = _unb64(payload).decode().split(".")
+    except (ValueError, UnicodeDecodeError):
+        raise not_found from None
+    user = db.get(User, principal.user_id) if principal.user_id else None
+    if (user is None or str(user.id) != user_id or _email_hash(user.email) != email_hash
+            or int(expires) < now.timestamp()):
+        raise not_found
+    db.execute(
+        insert(EmailVerification)
+        .values(user_id=user.id, email=user.email, verified_at=now)
+        .on_conflict_do_update(index_elements=["user_id"], set_={"email": user.email, "verified_at": now})
+    )
+    audit(db, principal, "digest.email_verified", target_kind="user", target_id=user.id)
+    return user.email
+
+
+def is_verified(db: Session, user: User) -> bool:
+    row = db.get(EmailVerification, user.id)
+    return row is not None and row.email.lower() == user.email.lower()
+
+
+def caller_user(db: Session, principal: Principal) -> User:
+    user = db.get(User, principal.user_id) if principal.user_id else None
+    if user is None:
+        raise NotFound("This action needs a user (an API token without a user has no mailbox).")
+    return user
+
+
+def audit_test_send(db: Session, principal: Principal) -> None:
+    audit(db, principal, "digest.test_sent", target_kind="user", target_id=principal.user_id)

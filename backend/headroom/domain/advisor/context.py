@@ -1,0 +1,456 @@
+"""The analysis context of one advisor run: inventory lookups, series as arrays, limits, stats helpers.
+
+Rules receive one `Context` and never touch the snapshot's raw lists. Everything is pure and cached per run.
+
+Context API (stable; rules of every family use it):
+    Context(snapshot, now=None)                  now defaults to the end of the snapshot window
+    .snapshot .cluster .cluster_key .window .now .step_seconds .points
+    .nodes / .volumes / .instances               the inventory lists
+    .node(id) .volume(id) .instance(id)          KeyError when absent
+    .node_volumes(node_id, role=None)            a node's data + raft volumes (role filters)
+    .volumes_on_instance(instance_id)            every volume attached to the instance
+    .nodes_on_instance(instance_id)              every TiKV node on the instance
+    .node_of_volume(volume_id) -> Node | None
+    .entity_for_volume(id) / .entity_for_instance(id) / .entity_for_node(id) / .cluster_entity()
+    .series(kind, id, metric, labels=None) -> Array | None     NaN for gaps, None when absent
+    .volume_io(volume_id) -> IoView | None       counted IOPS, MiB/s, latency, queue (snapshot.views)
+    .instance_io(instance_id) -> IoView | None   AWS/EC2 EBS aggregate of the instance
+    .volume_limits(volume_id) -> VolumeLimits | None      catalog; None for types the catalog lacks
+    .instance_limits(instance_id) -> InstanceLimits | None   None for unknown instance types
+    .node_ceilings(instance_id) -> NodeCeilings | None    instance vs sum of its volumes (physics)
+    .volume_iops_ceiling(volume_id) -> Array | None       per step: burst while BurstBalance > 0, else
+                                                          baseline (gp2); the provisioned value otherwise
+    .volume_mibps_ceiling(volume_id) -> Array | None      the same for MiB/s
+    .config(node_id, key) -> EffectiveValue      configured value, else the version default (tikvconf)
+    .config_bytes(node_id, key) -> int | None    a size key parsed to bytes
+    .window_text() -> str                        "2026-01-05 00:00 to 2026-01-06 00:00 UTC (24 h, 60 s steps)"
+
+Stats helpers (module functions, NaN-aware, on 1-D arrays):
+    share_at_or_above(values, threshold) -> float     fraction of the non-NaN points >= threshold
+    mask_at_or_above(values, threshold) -> BoolArray  (NaN -> False)
+    runs(mask) -> list[tuple[int, int]]               (start index, length) of each run of True
+    longest_run(mask) -> int                          points in the longest run of True
+    percentile(values, q) / p95(values) / p99(values) / peak(values) / mean(values)  (NaN when empty)
+    ratio(values, limits) -> Array                     values / limits per point (NaN where limit <= 0)
+    trend_per_hour(values, step_seconds) -> float      least-squares slope, units per hour (NaN if < 2)
+
+Derived series names a SeriesRef may use besides registry metrics (the front end derives them the same way,
+see headroom.domain.snapshot.views): `derived.counted_iops`, `derived.mibps`, `derived.read_latency_ms`,
+`derived.write_latency_ms`, `derived.iops_ceiling`, `derived.mibps_ceiling`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from headroom.domain.advisor.finding import EntityRef
+from headroom.domain.catalog import CatalogError, InstanceLimits, VolumeLimits, instance_limits, volume_limits
+from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings
+from headroom.domain.snapshot.schema import Cluster, Instance, Node, Snapshot, Volume, Window
+from headroom.domain.snapshot.tikv_defaults import flatten
+from headroom.domain.snapshot.views import IoView, find_series, instance_io, values, volume_io
+from headroom.domain.tikvconf.defaults import EffectiveValue, HostFacts, effective_value
+from headroom.domain.tikvconf.errors import TikvConfError
+from headroom.domain.tikvconf.units import parse_size
+
+Array = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+GIB = 1024**3
+
+DERIVED_SERIES = (
+    "derived.counted_iops",
+    "derived.mibps",
+    "derived.read_latency_ms",
+    "derived.write_latency_ms",
+    "derived.iops_ceiling",
+    "derived.mibps_ceiling",
+)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Stats helpers
+
+
+def mask_at_or_above(values_: Array, threshold: float | Array) -> BoolArray:
+    """Return a boolean mask of points >= threshold (NaN points are False)."""
+    with np.errstate(invalid="ignore"):
+        out: BoolArray = np.asarray(values_ >= threshold, dtype=np.bool_) & ~np.isnan(values_)
+    return out
+
+
+def share_at_or_above(values_: Array, threshold: float | Array) -> float:
+    """Return the fraction of the non-NaN points that are >= threshold (0 when there are none)."""
+    valid = int(np.count_nonzero(~np.isnan(values_)))
+    if valid == 0:
+        return 0.0
+    return int(np.count_nonzero(mask_at_or_above(values_, threshold))) / valid
+
+
+def runs(mask: BoolArray) -> list[tuple[int, int]]:
+    """Return (start, length) of each run of True in a mask."""
+    out: list[tuple[int, int]] = []
+    start = -1
+    for i, flag in enumerate(mask.tolist()):
+        if flag and start < 0:
+            start = i
+        elif not flag and start >= 0:
+            out.append((start, i - start))
+            start = -1
+    if start >= 0:
+        out.append((start, len(mask) - start))
+    return out
+
+
+def longest_run(mask: BoolArray) -> int:
+    """Return the number of points in the longest run of True."""
+    return max((length for _, length in runs(mask)), default=0)
+
+
+def percentile(values_: Array, q: float) -> float:
+    """Return the q-th percentile of the non-NaN points (NaN when there are none)."""
+    finite = values_[~np.isnan(values_)]
+    return float(np.percentile(finite, q)) if finite.size else float("nan")
+
+
+def p95(values_: Array) -> float:
+    """Return the 95th percentile of the non-NaN points."""
+    return percentile(values_, 95)
+
+
+def p99(values_: Array) -> float:
+    """Return the 99th percentile of the non-NaN points."""
+    return percentile(values_, 99)
+
+
+def peak(values_: Array) -> float:
+    """Return the maximum of the non-NaN points (NaN when there are none)."""
+    finite = values_[~np.isnan(values_)]
+    return float(finite.max()) if finite.size else float("nan")
+
+
+def mean(values_: Array) -> float:
+    """Return the mean of the non-NaN points (NaN when there are none)."""
+    finite = values_[~np.isnan(values_)]
+    return float(finite.mean()) if finite.size else float("nan")
+
+
+def ratio(values_: Array, limits: Array | float) -> Array:
+    """Return values / limits per point (NaN where the limit is not positive)."""
+    lim = np.broadcast_to(np.asarray(limits, dtype=np.float64), values_.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: Array = np.where(lim > 0, values_ / lim, np.nan)
+    return out
+
+
+def trend_per_hour(values_: Array, step_seconds: float) -> float:
+    """Return the least-squares slope of the non-NaN points, in units per hour (NaN with < 2 points)."""
+    idx = np.nonzero(~np.isnan(values_))[0]
+    if idx.size < 2:
+        return float("nan")
+    hours = idx * step_seconds / 3600.0
+    slope = np.polyfit(hours, values_[idx], 1)[0]
+    return float(slope)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The context
+
+
+class Context:
+    """Everything a rule needs about one snapshot, computed lazily and cached for the run."""
+
+    def __init__(self, snapshot: Snapshot, now: datetime | None = None) -> None:
+        self.snapshot = snapshot
+        self.now: datetime = now or snapshot.window.end
+        self._nodes = {n.id: n for n in snapshot.nodes}
+        self._volumes = {v.id: v for v in snapshot.volumes}
+        self._instances = {i.id: i for i in snapshot.instances}
+        self._cache: dict[tuple[str, ...], Any] = {}
+
+    # --- inventory ------------------------------------------------------------------------------
+
+    @property
+    def cluster(self) -> Cluster:
+        """Return the cluster block of the snapshot."""
+        return self.snapshot.cluster
+
+    @property
+    def cluster_key(self) -> str:
+        """Return what dedup keys name the cluster by: its stable id, else (a bare snapshot) its name."""
+        return self.snapshot.cluster.id or self.snapshot.cluster.name
+
+    @property
+    def window(self) -> Window:
+        """Return the snapshot window."""
+        return self.snapshot.window
+
+    @property
+    def step_seconds(self) -> int:
+        """Return the window's step in seconds."""
+        return self.snapshot.window.step_seconds
+
+    @property
+    def points(self) -> int:
+        """Return the number of steps in the window."""
+        return self.snapshot.window.points
+
+    @property
+    def nodes(self) -> list[Node]:
+        """Return the TiKV nodes."""
+        return self.snapshot.nodes
+
+    @property
+    def volumes(self) -> list[Volume]:
+        """Return the EBS volumes."""
+        return self.snapshot.volumes
+
+    @property
+    def instances(self) -> list[Instance]:
+        """Return the EC2 instances."""
+        return self.snapshot.instances
+
+    def node(self, node_id: str) -> Node:
+        """Return a node by id."""
+        return self._nodes[node_id]
+
+    def volume(self, volume_id: str) -> Volume:
+        """Return a volume by id."""
+        return self._volumes[volume_id]
+
+    def instance(self, instance_id: str) -> Instance:
+        """Return an instance by id."""
+        return self._instances[instance_id]
+
+    def node_volumes(self, node_id: str, role: str | None = None) -> list[Volume]:
+        """Return a node's data and raft volumes (only those of `role` when given)."""
+        n = self.node(node_id)
+        out = [self._volumes[v] for v in [*n.data_volume_ids, *n.raft_volume_ids] if v in self._volumes]
+        return [v for v in out if role is None or v.role == role]
+
+    def volumes_on_instance(self, instance_id: str) -> list[Volume]:
+        """Return every volume attached to an instance (by the volume's instance_id or a node's lists)."""
+        ids: dict[str, Volume] = {v.id: v for v in self.volumes if v.instance_id == instance_id}
+        for n in self.nodes_on_instance(instance_id):
+            for v in self.node_volumes(n.id):
+                ids.setdefault(v.id, v)
+        return list(ids.values())
+
+    def nodes_on_instance(self, instance_id: str) -> list[Node]:
+        """Return the TiKV nodes running on an instance."""
+        return [n for n in self.nodes if n.instance_id == instance_id]
+
+    def node_of_volume(self, volume_id: str) -> Node | None:
+        """Return the node whose data or raft dir lives on the volume, if any."""
+        for n in self.nodes:
+            if volume_id in n.data_volume_ids or volume_id in n.raft_volume_ids:
+                return n
+        return None
+
+    def entity_for_volume(self, volume_id: str) -> EntityRef:
+        """Return the EntityRef of a volume, with its node and instance."""
+        vol = self.volume(volume_id)
+        n = self.node_of_volume(volume_id)
+        return EntityRef(
+            kind="volume",
+            id=volume_id,
+            volume_id=volume_id,
+            node=n.id if n else None,
+            instance_id=vol.instance_id or (n.instance_id if n else None),
+            status_address=n.status_address if n else None,
+        )
+
+    def entity_for_instance(self, instance_id: str) -> EntityRef:
+        """Return the EntityRef of an instance (with its node when exactly one runs there)."""
+        on = self.nodes_on_instance(instance_id)
+        return EntityRef(
+            kind="instance",
+            id=instance_id,
+            instance_id=instance_id,
+            node=on[0].id if len(on) == 1 else None,
+            status_address=on[0].status_address if len(on) == 1 else None,
+        )
+
+    def entity_for_node(self, node_id: str) -> EntityRef:
+        """Return the EntityRef of a TiKV node."""
+        n = self.node(node_id)
+        return EntityRef(
+            kind="node", id=node_id, node=node_id, instance_id=n.instance_id, status_address=n.status_address
+        )
+
+    def cluster_entity(self) -> EntityRef:
+        """Return the EntityRef of the whole cluster."""
+        return EntityRef(kind="cluster", id=self.cluster.name)
+
+    # --- series ---------------------------------------------------------------------------------
+
+    def series(
+        self, kind: str, entity_id: str, metric: str, labels: dict[str, str] | None = None
+    ) -> Array | None:
+        """Return a series' values (NaN for gaps), or None when the snapshot lacks it."""
+        key = ("series", kind, entity_id, metric, repr(sorted((labels or {}).items())))
+        if key not in self._cache:
+            s = find_series(self.snapshot, kind, entity_id, metric, labels)  # type: ignore[arg-type]
+            self._cache[key] = None if s is None else values(s)
+        result: Array | None = self._cache[key]
+        return result
+
+    def volume_io(self, volume_id: str) -> IoView | None:
+        """Return the derived I/O view of a volume (None without VolumeReadOps)."""
+        key = ("volume_io", volume_id)
+        if key not in self._cache:
+            try:
+                self._cache[key] = volume_io(self.snapshot, volume_id)
+            except KeyError:
+                self._cache[key] = None
+        result: IoView | None = self._cache[key]
+        return result
+
+    def instance_io(self, instance_id: str) -> IoView | None:
+        """Return the derived EBS I/O view of an instance (None without EBSReadOps)."""
+        key = ("instance_io", instance_id)
+        if key not in self._cache:
+            try:
+                self._cache[key] = instance_io(self.snapshot, instance_id)
+            except KeyError:
+                self._cache[key] = None
+        result: IoView | None = self._cache[key]
+        return result
+
+    # --- limits ---------------------------------------------------------------------------------
+
+    def volume_limits(self, volume_id: str) -> VolumeLimits | None:
+        """Return the catalog limits of a volume as configured (None when the catalog lacks the type)."""
+        key = ("volume_limits", volume_id)
+        if key not in self._cache:
+            vol = self.volume(volume_id)
+            try:
+                iops = vol.iops if vol.type in ("gp3", "io1", "io2") else None
+                tput = vol.throughput_mibps if vol.type == "gp3" else None
+                self._cache[key] = volume_limits(
+                    vol.type, vol.size_gib, iops, tput, region=self.cluster.region
+                )
+            except CatalogError:
+                self._cache[key] = None
+        result: VolumeLimits | None = self._cache[key]
+        return result
+
+    def instance_limits(self, instance_id: str) -> InstanceLimits | None:
+        """Return the catalog EBS limits of an instance (None for an unknown type)."""
+        key = ("instance_limits", instance_id)
+        if key not in self._cache:
+            try:
+                self._cache[key] = instance_limits(self.instance(instance_id).type)
+            except CatalogError:
+                self._cache[key] = None
+        result: InstanceLimits | None = self._cache[key]
+        return result
+
+    def node_ceilings(self, instance_id: str) -> NodeCeilings | None:
+        """Return the instance's effective ceilings: its EBS limits vs the sum of its volumes (physics)."""
+        inst = self.instance_limits(instance_id)
+        if inst is None:
+            return None
+        vols = [self.volume_limits(v.id) for v in self.volumes_on_instance(instance_id)]
+        known = [v for v in vols if v is not None]
+        raid = any(v.raid_group for v in self.volumes_on_instance(instance_id))
+        return node_ceilings(inst, known, raid0=raid and len(known) > 1 and len(known) == len(vols))
+
+    def _burst_active(self, volume_id: str, n: int) -> BoolArray | None:
+        """Return where a bursting volume still has credits (BurstBalance > 0), or None without the series."""
+        bal = self.series("volume", volume_id, "ebs.burst_balance")
+        if bal is None or len(bal) != n:
+            return None
+        # A point's Minimum balance > 0 means credits remained through the step (domain.md §1.3, §3.1).
+        active: BoolArray = np.asarray(np.nan_to_num(bal, nan=100.0) > 0.0, dtype=np.bool_)
+        return active
+
+    def volume_iops_ceiling(self, volume_id: str) -> Array | None:
+        """Return the IOPS ceiling per step: gp2 burst while credits remain, else baseline (§1.3)."""
+        lim = self.volume_limits(volume_id)
+        view = self.volume_io(volume_id)
+        if lim is None or view is None:
+            return None
+        n = len(view.counted_iops)
+        if lim.volume_type == "gp2" and lim.burst_iops is not None:
+            active = self._burst_active(volume_id, n)
+            if active is None:
+                # No BurstBalance: assume the bucket is available (the higher ceiling: no false alarm).
+                return np.full(n, lim.burst_iops)
+            return np.where(active, lim.burst_iops, lim.baseline_iops).astype(np.float64)
+        return np.full(n, lim.baseline_iops)
+
+    def volume_mibps_ceiling(self, volume_id: str) -> Array | None:
+        """Return the MiB/s ceiling per step (gp2 170-334 GiB and st1/sc1 burst while credits remain)."""
+        lim = self.volume_limits(volume_id)
+        view = self.volume_io(volume_id)
+        if lim is None or view is None:
+            return None
+        n = len(view.mibps)
+        if lim.burst_throughput_mibps is not None:
+            active = self._burst_active(volume_id, n)
+            if active is None:
+                return np.full(n, lim.burst_throughput_mibps)
+            return np.where(active, lim.burst_throughput_mibps, lim.baseline_throughput_mibps).astype(
+                np.float64
+            )
+        return np.full(n, lim.max_throughput_mibps)
+
+    # --- TiKV config ----------------------------------------------------------------------------
+
+    def _flat_config(self, node_id: str) -> dict[str, Any]:
+        key = ("flat_config", node_id)
+        if key not in self._cache:
+            self._cache[key] = flatten(self.node(node_id).config)
+        result: dict[str, Any] = self._cache[key]
+        return result
+
+    def config(self, node_id: str, key: str) -> EffectiveValue:
+        """Return a key's effective value on a node: its config, else the default of its TiKV version."""
+        n = self.node(node_id)
+        host = HostFacts(cpus=n.vcpus, memory_bytes=int(n.memory_gib * GIB))
+        return effective_value(key, self._flat_config(node_id), n.tikv_version, host)
+
+    def config_bytes(self, node_id: str, key: str) -> int | None:
+        """Return a size-valued key on a node in bytes (None when unknown or not a size)."""
+        value = self.config(node_id, key).value
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            return None
+        try:
+            return parse_size(value)
+        except TikvConfError:
+            return None
+
+    # --- text -----------------------------------------------------------------------------------
+
+    def window_text(self) -> str:
+        """Return the window as text, e.g. "2026-01-05 00:00 to 2026-01-06 00:00 UTC (24 h, 60 s steps)"."""
+        w = self.window
+        hours = (w.end - w.start).total_seconds() / 3600.0
+        fmt = "%Y-%m-%d %H:%M"
+        return f"{w.start.strftime(fmt)} to {w.end.strftime(fmt)} UTC ({hours:g} h, {w.step_seconds} s steps)"
+
+
+def minutes(points: int, step_seconds: int) -> float:
+    """Convert a number of points to minutes."""
+    return points * step_seconds / 60.0
+
+
+def nan_to_none(x: float) -> float | None:
+    """Return None for NaN (JSON has no NaN), else the float."""
+    return None if np.isnan(x) else float(x)
+
+
+def fmt_num(x: float, digits: int = 0) -> str:
+    """Format a number with thousands separators ("3,000", "566.4")."""
+    return f"{x:,.{digits}f}"
+
+
+def as_sequence(x: Sequence[float]) -> Array:
+    """Return a float array from a sequence."""
+    return np.asarray(x, dtype=np.float64)

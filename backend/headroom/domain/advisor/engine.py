@@ -1,0 +1,307 @@
+"""The advisor engine: snapshot in, findings out (pure: no database, no network, no clock).
+
+API (stable):
+    Rule(id, description, evaluate, family="", tikv_keys=(), aws_actions=(), supersedes=(), sources=())
+        evaluate: Callable[[Context], list[Finding]]  (pure; may return [])
+        supersedes: rule ids whose findings on the same entity this rule's findings replace
+    discover_rules() -> tuple[Rule, ...]          every `RULES` of every module in headroom.domain.advisor.rules
+    rule_catalog() -> list[dict]                  id, description, family, tikv_keys, aws_actions, sources
+    advise(snapshot, *, now=None, rules=None) -> list[Finding]
+        now: the evaluation time (default: the end of the snapshot window); rules: ids or Rule objects to run
+        (default: all discovered)
+    run_rules(snapshot, *, now=None, rules=None, on_error="raise"|"skip") -> Advice(findings, failures)
+        the same, and with on_error="skip" a rule that raises becomes a RuleFailure instead of an exception
+    resolve_conflicts(findings) -> list[Finding]  dedup, supersede, and one value per (target, key, entity)
+    sort_findings(findings) -> list[Finding]      critical first, then rule id, entity, dedup key
+
+Rule discovery: each module in `headroom.domain.advisor.rules` exposes `RULES: Sequence[Rule]`. Rule ids are unique
+across modules (a duplicate raises at discovery).
+
+Conflict resolution (in this order):
+1. Same dedup key twice: keep the more severe, then more confident, finding.
+2. Supersession: a finding of rule A drops findings of the rules in `A.supersedes` on the same entity
+   (a note on the survivor says so).
+3. One value per changed thing: changes are grouped by (target, key, entity the change applies to). Within a
+   group the finding that ranks first (severity, confidence, rule id) wins. Every change that moves the key
+   the same way as the winner (both raise, or both lower) converges on the value that goes furthest, so applying
+   them all is consistent; changes that move it the other way, or to a different non-numeric value, are lost.
+   A finding left without changes by this step is dropped, and the winner notes which finding it overrode.
+   So the engine never emits "raise block cache" and "lower block cache" for one node.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.finding import Finding, ProposedChange
+from headroom.domain.model import severity_rank
+from headroom.domain.snapshot.schema import Snapshot
+from headroom.domain.tikvconf.errors import TikvConfError
+from headroom.domain.tikvconf.units import parse_size
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One advisor rule: a stable id, what it proposes, and a pure evaluate(ctx) -> findings."""
+
+    id: str
+    description: str
+    evaluate: Callable[[Context], list[Finding]]
+    family: str = ""
+    tikv_keys: tuple[str, ...] = ()
+    aws_actions: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    sources: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON shape `headroom rules --json` prints."""
+        return {
+            "id": self.id,
+            "family": self.family,
+            "description": self.description,
+            "tikv_keys": list(self.tikv_keys),
+            "aws_actions": list(self.aws_actions),
+            "supersedes": list(self.supersedes),
+            "sources": list(self.sources),
+        }
+
+
+class RuleDiscoveryError(RuntimeError):
+    """Two rules share an id, or a rules module exposes something that is not a Rule."""
+
+
+def discover_rules() -> tuple[Rule, ...]:
+    """Return every rule exposed as `RULES` by the modules of headroom.domain.advisor.rules, ordered by id."""
+    import headroom.domain.advisor.rules as rules_pkg
+
+    found: dict[str, Rule] = {}
+    for info in sorted(pkgutil.iter_modules(rules_pkg.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{rules_pkg.__name__}.{info.name}")
+        for rule in getattr(module, "RULES", ()):
+            if not isinstance(rule, Rule):
+                raise RuleDiscoveryError(f"{module.__name__}.RULES holds {rule!r}, not a Rule")
+            if rule.id in found:
+                raise RuleDiscoveryError(f"rule id {rule.id!r} is defined twice ({module.__name__})")
+            found[rule.id] = rule
+    return tuple(found[k] for k in sorted(found))
+
+
+def rule_catalog() -> list[dict[str, Any]]:
+    """Return every rule's id, description and what it can propose (tikv keys, AWS actions)."""
+    return [rule.to_dict() for rule in discover_rules()]
+
+
+def _select(rules: Sequence[str | Rule] | None) -> tuple[Rule, ...]:
+    if rules is None:
+        return discover_rules()
+    known = {r.id: r for r in discover_rules()}
+    out: list[Rule] = []
+    for r in rules:
+        if isinstance(r, Rule):
+            out.append(r)
+        elif r in known:
+            out.append(known[r])
+        else:
+            raise KeyError(f"unknown rule {r!r} (known: {', '.join(sorted(known))})")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class RuleFailure:
+    """A rule that raised instead of returning findings (only collected with on_error="skip")."""
+
+    rule: str
+    error: str
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The findings of one run and the rules that failed (empty unless on_error="skip")."""
+
+    findings: list[Finding]
+    failures: list[RuleFailure]
+
+
+def run_rules(
+    snapshot: Snapshot,
+    *,
+    now: datetime | None = None,
+    rules: Sequence[str | Rule] | None = None,
+    on_error: str = "raise",
+) -> Advice:
+    """Run the rules; with on_error="skip" a rule that raises is reported in `failures`, the others still run."""
+    selected = _select(rules)
+    ctx = Context(snapshot, now=now)
+    findings: list[Finding] = []
+    failures: list[RuleFailure] = []
+    for rule in selected:
+        try:
+            produced = rule.evaluate(ctx)
+        except Exception as exc:  # a broken rule must not hide every other finding
+            if on_error != "skip":
+                raise
+            failures.append(RuleFailure(rule.id, f"{type(exc).__name__}: {exc}"))
+            continue
+        for finding in produced:
+            if finding.rule != rule.id:
+                raise ValueError(f"rule {rule.id} returned a finding of rule {finding.rule}")
+            findings.append(finding)
+    supersedes = {r.id: r.supersedes for r in selected}
+    return Advice(sort_findings(resolve_conflicts(findings, supersedes)), failures)
+
+
+def advise(
+    snapshot: Snapshot, *, now: datetime | None = None, rules: Sequence[str | Rule] | None = None
+) -> list[Finding]:
+    """Run the rules over a snapshot and return the resolved, sorted findings."""
+    return run_rules(snapshot, now=now, rules=rules).findings
+
+
+# ----------------------------------------------------------------------------------------------------
+# Conflict resolution
+
+
+def _rank(f: Finding) -> tuple[int, float, str, str]:
+    return (severity_rank(f.severity), -f.confidence, f.rule, f.dedup_key)
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Sort critical first, then by rule id, entity and dedup key (deterministic)."""
+    return sorted(findings, key=lambda f: (severity_rank(f.severity), f.rule, f.entity.id, f.dedup_key))
+
+
+def _change_target(change: ProposedChange, finding: Finding) -> tuple[str, str, str]:
+    ent = change.entity or finding.entity
+    if change.target == "tikv":
+        where = ent.node or ent.status_address or (ent.id if ent.kind in ("node", "cluster") else ent.id)
+    elif change.key.startswith("volume."):
+        where = ent.volume_id or ent.id
+    elif change.key.startswith("instance."):
+        where = ent.instance_id or ent.id
+    else:
+        where = ent.id
+    return change.target, change.key, where
+
+
+def _numeric(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(parse_size(value))
+        except (TikvConfError, ValueError):
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _direction(change: ProposedChange, reference: ProposedChange | None = None) -> int | None:
+    """Return +1 (raise), -1 (lower), 0 (same) or None (not comparable), from `reference`'s current value."""
+    base = reference.current if reference is not None else change.current
+    cur, new = _numeric(base), _numeric(change.proposed)
+    if cur is None or new is None:
+        return None
+    return (new > cur) - (new < cur)
+
+
+def _dedup(findings: list[Finding]) -> list[Finding]:
+    best: dict[str, Finding] = {}
+    for f in findings:
+        other = best.get(f.dedup_key)
+        if other is None or _rank(f) < _rank(other):
+            best[f.dedup_key] = f
+    return list(best.values())
+
+
+def _supersede(findings: list[Finding], supersedes: dict[str, tuple[str, ...]]) -> list[Finding]:
+    dropped: set[str] = set()
+    notes: dict[str, list[str]] = {}
+    for f in findings:
+        for victim_rule in supersedes.get(f.rule, ()):
+            for g in findings:
+                if g.rule == victim_rule and g.entity.kind == f.entity.kind and g.entity.id == f.entity.id:
+                    dropped.add(g.dedup_key)
+                    notes.setdefault(f.dedup_key, []).append(f"replaces {g.rule} on {g.entity.label()}")
+    out = []
+    for f in findings:
+        if f.dedup_key in dropped and f.dedup_key not in notes:
+            continue
+        extra = notes.get(f.dedup_key)
+        out.append(f.model_copy(update={"notes": [*f.notes, *extra]}) if extra else f)
+    return out
+
+
+def resolve_conflicts(
+    findings: Sequence[Finding], supersedes: dict[str, tuple[str, ...]] | None = None
+) -> list[Finding]:
+    """Deduplicate, apply supersession, and leave exactly one direction and value per changed thing."""
+    current = _supersede(_dedup(list(findings)), supersedes or {})
+    ranked = sorted(current, key=_rank)
+    # group -> (winning change, its finding): the first in rank order
+    winners: dict[tuple[str, str, str], tuple[ProposedChange, Finding]] = {}
+    members: dict[tuple[str, str, str], list[ProposedChange]] = {}
+    for f in ranked:
+        for c in f.changes:
+            group = _change_target(c, f)
+            winners.setdefault(group, (c, f))
+            members.setdefault(group, []).append(c)
+    # The value every same-direction change of a group converges to: the one that goes furthest.
+    settled: dict[tuple[str, str, str], Any] = {}
+    for group, (win, _) in winners.items():
+        d_win = _direction(win)
+        value = win.proposed
+        if d_win:
+            for c in members[group]:
+                if _direction(c, win) == d_win:
+                    new_c, new_v = _numeric(c.proposed), _numeric(value)
+                    assert new_c is not None and new_v is not None
+                    if (new_c > new_v) if d_win > 0 else (new_c < new_v):
+                        value = c.proposed
+        settled[group] = value
+    out: list[Finding] = []
+    overridden: dict[str, list[str]] = {}
+    for f in ranked:
+        kept: list[ProposedChange] = []
+        lost: list[str] = []
+        for c in f.changes:
+            group = _change_target(c, f)
+            win, win_f = winners[group]
+            value = settled[group]
+            d_win = _direction(win)
+            # Directions are judged from the winner's current value, so every member of a group agrees.
+            if c.proposed == value or c.proposed == win.proposed or (d_win and _direction(c, win) == d_win):
+                kept.append(c if c.proposed == value else c.model_copy(update={"proposed": value}))
+                continue
+            lost.append(f"{c.key}={c.proposed!r}")
+            overridden.setdefault(win_f.dedup_key, []).append(
+                f"overrides {f.rule} ({c.key} -> {c.proposed!r}) on {group[2]}"
+            )
+        if f.changes and not kept:
+            continue
+        if lost:
+            f = f.model_copy(
+                update={
+                    "changes": kept,
+                    "notes": [*f.notes, f"dropped conflicting change(s): {', '.join(lost)}"],
+                }
+            )
+        elif kept != f.changes:
+            f = f.model_copy(update={"changes": kept})
+        out.append(f)
+    final: list[Finding] = []
+    for f in out:
+        extra = overridden.get(f.dedup_key)
+        final.append(f.model_copy(update={"notes": [*f.notes, *sorted(set(extra))]}) if extra else f)
+    return final

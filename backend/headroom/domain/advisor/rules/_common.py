@@ -1,0 +1,166 @@
+"""Shared thresholds and helpers of the rule families (not a rules module: it exposes no RULES).
+
+"Sustained" (used by every ceiling rule):
+- AT_CEILING_FRACTION = 0.90: EBS gp2/gp3 are "designed to deliver at least 90% of their provisioned
+  IOPS performance 99% of the time" (domain.md §1.2, AWSDOC ebs-optimized.md): at or above 90% of a ceiling a
+  volume is inside the band where AWS promises nothing more, so we call it "at the ceiling".
+- SUSTAINED_MIN_RUN_MINUTES = 30: the condition holds for at least 30 consecutive minutes. Headroom choice,
+  anchored on AWS's own unit of "a burst" (domain.md §2.1: burst sizes hold their maximum "for 30 minutes at
+  least once every 24 hours"); a shorter excursion is a spike that credits or queues absorb.
+- SUSTAINED_MIN_SHARE = 0.05: or for at least 5% of the window (72 min a day) in shorter runs. Headroom
+  choice: repeated short runs add up to a daily pattern even when none lasts 30 min.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from headroom.domain.advisor.context import (
+    Array,
+    Context,
+    longest_run,
+    mask_at_or_above,
+    minutes,
+    nan_to_none,
+    peak,
+    percentile,
+    ratio,
+    runs,
+)
+from headroom.domain.advisor.finding import Finding
+from headroom.domain.model import Evidence
+from headroom.domain.snapshot.schema import Node
+
+AT_CEILING_FRACTION = (
+    0.90  # domain.md §1.2: "at least 90% of their provisioned IOPS performance 99% of the time"
+)
+SUSTAINED_MIN_RUN_MINUTES = 30.0  # Headroom choice, §2.1's 30-minute burst unit
+SUSTAINED_MIN_SHARE = 0.05  # Headroom choice: >= 5% of the window
+# After a fix, the observed peak should sit at or below this share of the new ceiling. Headroom choice: below
+# the 90% band of §1.2 with room for growth; the same 75% as the top of PingCAP's scheduler utilisation band
+# (domain.md §6 "keep utilization at 50-75%").
+TARGET_UTILISATION = 0.75
+# A demand pinned at a ceiling is clipped: the true demand is unknown but at least the ceiling. Headroom
+# choice: size the fix for max(p99 / TARGET_UTILISATION, served peak × 1.25) when pinned.
+CLIPPED_DEMAND_FACTOR = 1.25
+# PingCAP (seed 000): "once IOPS reaches the limit, latency experiences a dramatic penalty, often more than
+# 10 ms"; used as the corroboration threshold for a latency jump.
+LATENCY_JUMP_MS = 10.0
+# A series whose peak reaches 99% of the ceiling is pinned at it (served = ceiling; the rest is clipped).
+# Headroom choice: 1% absorbs rounding of CloudWatch sums.
+PINNED_RATIO = 0.99
+# Confidence of a finding: a base for a sustained condition on one source of data, raised by independent
+# corroboration (AWS's own exceeded check, the latency jump PingCAP describes). Headroom choice, not a
+# calibrated probability.
+CONFIDENCE_BASE = 0.6
+CONFIDENCE_EXCEEDED_CHECK = 0.2
+CONFIDENCE_LATENCY = 0.1
+# PingCAP's AWS deployment guide (domain.md §6 "AWS deployment"): TiKV on gp3 at 4,000 IOPS / 400 MiB/s. Used as
+# the floor of a gp3 data-volume fix. Raft volumes: PingCAP's public-cloud practice (seed 002) says gp3's free
+# 3,000 IOPS / 125 MiB/s "are usually enough for Raft Engine".
+PINGCAP_GP3_DATA_IOPS = 4000
+PINGCAP_GP3_DATA_MIBPS = 400.0
+
+
+def demand_estimate(p99_value: float, served_peak: float, pinned: bool) -> float:
+    """Return the capacity a fix should provide: p99 at 75% utilisation, and 25% above a clipped peak."""
+    need = p99_value / TARGET_UTILISATION
+    if pinned:
+        need = max(need, served_peak * CLIPPED_DEMAND_FACTOR)
+    return need
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """How a series sat against a ceiling over the window."""
+
+    threshold: float  # fraction of the ceiling tested (e.g. 0.9)
+    share: float  # fraction of valid points at or above threshold × ceiling
+    longest_run_minutes: float
+    episodes: int
+    peak: float  # highest observed value
+    p95: float
+    p99: float
+    peak_ratio: float  # highest value / ceiling at that point
+    ceiling_min: float  # lowest ceiling in the window
+    ceiling_max: float
+    mask: np.ndarray[Any, np.dtype[np.bool_]]
+
+    @property
+    def sustained(self) -> bool:
+        """Whether the condition held for 30 consecutive minutes or for 5% of the window."""
+        return self.longest_run_minutes >= SUSTAINED_MIN_RUN_MINUTES or self.share >= SUSTAINED_MIN_SHARE
+
+
+def pressure(
+    values: Array, ceiling: Array | float, step_seconds: int, threshold: float = AT_CEILING_FRACTION
+) -> Pressure:
+    """Measure how often and how long `values` sat at or above `threshold` × `ceiling`."""
+    ceil = np.broadcast_to(np.asarray(ceiling, dtype=np.float64), values.shape)
+    r = ratio(values, ceil)
+    mask = mask_at_or_above(r, threshold)
+    valid = int(np.count_nonzero(~np.isnan(r)))
+    share = int(np.count_nonzero(mask)) / valid if valid else 0.0
+    return Pressure(
+        threshold=threshold,
+        share=share,
+        longest_run_minutes=minutes(longest_run(mask), step_seconds),
+        episodes=len(runs(mask)),
+        peak=peak(values),
+        p95=percentile(values, 95),
+        p99=percentile(values, 99),
+        peak_ratio=peak(r),
+        ceiling_min=float(np.nanmin(ceil)) if ceil.size else math.nan,
+        ceiling_max=float(np.nanmax(ceil)) if ceil.size else math.nan,
+        mask=mask,
+    )
+
+
+def share_where(flags: Array | None, mask: np.ndarray) -> float | None:
+    """Return the share of the masked points where a 0/1 series (e.g. VolumeIOPSExceededCheck) reads 1."""
+    if flags is None or len(flags) != len(mask) or not mask.any():
+        return None
+    sel = flags[mask]
+    sel = sel[~np.isnan(sel)]
+    return float(np.count_nonzero(sel >= 1.0)) / sel.size if sel.size else None
+
+
+def median_where(values: Array | None, mask: np.ndarray) -> float | None:
+    """Return the median of `values` at the masked points (None when nothing is left)."""
+    if values is None or len(values) != len(mask):
+        return None
+    sel = values[mask]
+    sel = sel[~np.isnan(sel)]
+    return float(np.median(sel)) if sel.size else None
+
+
+def round_up(x: float, step: float) -> float:
+    """Round up to a multiple of `step`; within 0.1% of a step counts as on it (measurement noise)."""
+    return math.ceil(x / step - 1e-3) * step
+
+
+def pct(x: float) -> str:
+    """Format a fraction as a percentage ("93%")."""
+    return f"{100.0 * x:.0f}%"
+
+
+def opt(x: float) -> float | None:
+    """Return None for NaN (JSON-safe)."""
+    return nan_to_none(x)
+
+
+def each_node(ctx: Context, finding_for: Callable[[Context, Node], Finding | None]) -> list[Finding]:
+    """Return the findings of a per-node check, in node order, skipping nodes it has nothing to say about."""
+    return [f for f in (finding_for(ctx, node) for node in ctx.nodes) if f is not None]
+
+
+def window_evidence(ctx: Context, **fields: Any) -> Evidence:
+    """Return an Evidence over the context's window; `fields` are the rest of Evidence's (condition, measures...)."""
+    return Evidence(
+        window_start=ctx.window.start, window_end=ctx.window.end, step_seconds=ctx.step_seconds, **fields
+    )

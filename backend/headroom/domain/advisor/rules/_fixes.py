@@ -1,0 +1,331 @@
+"""Fix builders shared by the AWS rule families: volume configurations that meet a need, instance upgrades.
+
+Volume fixes (seed 000 "Cloud storage"; domain.md §1.1/§1.2/§1.6), ranked by monthly cost:
+- gp3 at the IOPS / MiB/s needed (an existing gp3: raise IOPS/throughput; gp2: migrate to gp3). gp3 rules:
+  3,000-80,000 IOPS, <= 500 IOPS/GiB, 125-2,000 MiB/s, <= 0.25 MiB/s per IOPS (§1.2).
+- io2 at the IOPS needed (0.256 MiB/s per IOPS, <= 1,000 IOPS/GiB, §1.1).
+- gp2 grown to the size whose 3 IOPS/GiB baseline (and 0.75 MiB/s per GiB) meets the need (§1.3).
+- RAID 0 of 2 gp3 volumes of half the size (seed 000 "Disk striping": "stripe several volumes together as a RAID
+  0 array to multiply storage power"); needs a new array and a data move, so it is never the primary change.
+The primary `changes` are the cheapest option that Elastic Volumes can apply in place (domain.md §1.5).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from headroom.domain.advisor.finding import EntityRef, Option, ProposedChange
+from headroom.domain.catalog import InstanceLimits, VolumeLimits, list_instance_types, volume_limits
+from headroom.domain.catalog.volume_types import GP2_MAX_IOPS, gp2_baseline_iops, gp2_throughput_mibps
+from headroom.domain.model import Impact
+
+from ._common import PINGCAP_GP3_DATA_IOPS, PINGCAP_GP3_DATA_MIBPS, round_up
+
+GP3_MIN_IOPS, GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 3000, 80_000, 500  # §1.2
+GP3_MIN_MIBPS, GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 125.0, 2000.0, 0.25  # §1.2
+IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MIBPS_PER_IOPS = 256_000, 1000, 0.256  # §1.1
+IOPS_STEP, MIBPS_STEP = 500, 25.0  # Headroom choice: round proposals to readable steps
+
+
+@dataclass(frozen=True)
+class VolumeConfig:
+    """A candidate volume configuration and its limits (via the catalog)."""
+
+    label: str
+    volume_type: str
+    size_gib: float
+    iops: int | None
+    throughput_mibps: float | None
+    stripes: int
+    limits: VolumeLimits
+    in_place: bool
+
+    @property
+    def iops_ceiling(self) -> float:
+        """Sustained IOPS of the whole configuration (stripes add up)."""
+        return self.limits.baseline_iops * self.stripes
+
+    @property
+    def mibps_ceiling(self) -> float:
+        """Sustained MiB/s of the whole configuration."""
+        return self.limits.baseline_throughput_mibps * self.stripes
+
+    @property
+    def monthly_cost(self) -> float:
+        """Monthly USD of the whole configuration."""
+        return self.limits.monthly_cost_usd * self.stripes
+
+
+def gp3_config(
+    size_gib: float,
+    need_iops: float,
+    need_mibps: float,
+    *,
+    data: bool,
+    pressured: str | None = None,
+    current: VolumeLimits | None = None,
+) -> VolumeConfig | None:
+    """Return the gp3 of this size that provides need_iops / need_mibps (None if gp3 cannot).
+
+    The dimension under pressure ("iops" / "throughput") gets at least PingCAP's TiKV figure (4,000 IOPS /
+    400 MiB/s for data volumes, domain.md §6; gp3's free 3,000 / 125 for raft volumes, seed 002); neither
+    attribute drops below what a current gp3 already provisions.
+    """
+    mibps = max(GP3_MIN_MIBPS, round_up(need_mibps, MIBPS_STEP))
+    iops = max(GP3_MIN_IOPS, int(round_up(need_iops, IOPS_STEP)))
+    if pressured == "iops":
+        iops = max(iops, PINGCAP_GP3_DATA_IOPS if data else GP3_MIN_IOPS)
+    elif pressured == "throughput":
+        mibps = max(mibps, PINGCAP_GP3_DATA_MIBPS if data else GP3_MIN_MIBPS)
+    if current is not None and current.volume_type == "gp3":
+        iops = max(iops, current.provisioned_iops or GP3_MIN_IOPS)
+        mibps = max(mibps, current.provisioned_throughput_mibps or GP3_MIN_MIBPS)
+    iops = max(iops, int(round_up(mibps / GP3_MIBPS_PER_IOPS, IOPS_STEP)))  # §1.2: <= 0.25 MiB/s per IOPS
+    if iops > GP3_MAX_IOPS or mibps > GP3_MAX_MIBPS:
+        return None
+    size = max(size_gib, math.ceil(iops / GP3_IOPS_PER_GIB))  # §1.2: <= 500 IOPS/GiB
+    lim = volume_limits("gp3", size, iops, mibps)
+    if not lim.valid:
+        return None
+    return VolumeConfig(
+        f"gp3 {size:g} GiB, {iops:,} IOPS, {mibps:g} MiB/s", "gp3", size, iops, mibps, 1, lim, True
+    )
+
+
+def io2_config(size_gib: float, need_iops: float, need_mibps: float) -> VolumeConfig | None:
+    """Return the io2 of this size that provides the need (None if io2 cannot)."""
+    iops = int(max(round_up(need_iops, IOPS_STEP), round_up(need_mibps / IO2_MIBPS_PER_IOPS, IOPS_STEP), 100))
+    if iops > IO2_MAX_IOPS:
+        return None
+    size = max(size_gib, math.ceil(iops / IO2_IOPS_PER_GIB), 4)
+    lim = volume_limits("io2", size, iops)
+    if not lim.valid:
+        return None
+    return VolumeConfig(f"io2 {size:g} GiB, {iops:,} IOPS", "io2", size, iops, None, 1, lim, True)
+
+
+def gp2_grow_config(size_gib: float, need_iops: float, need_mibps: float) -> VolumeConfig | None:
+    """Return the smallest gp2 at least this size whose sustained baseline meets the need (None if none)."""
+    size = max(size_gib, math.ceil(need_iops / 3), math.ceil(need_mibps / 0.75))  # §1.3: 3 IOPS/GiB, 256 KiB
+    if gp2_baseline_iops(size) < need_iops or size > 16_384 or need_iops > GP2_MAX_IOPS:
+        return None
+    if gp2_throughput_mibps(size)[0] < need_mibps:
+        return None
+    lim = volume_limits("gp2", size)
+    return VolumeConfig(f"gp2 grown to {size:g} GiB", "gp2", size, None, None, 1, lim, True)
+
+
+def raid0_gp3_config(
+    size_gib: float, need_iops: float, need_mibps: float, stripes: int = 2
+) -> VolumeConfig | None:
+    """Return a RAID 0 of `stripes` gp3 volumes of size/stripes that together meet the need."""
+    member_size = math.ceil(size_gib / stripes)
+    iops = max(GP3_MIN_IOPS, int(round_up(need_iops / stripes, IOPS_STEP)))
+    mibps = max(GP3_MIN_MIBPS, round_up(need_mibps / stripes, MIBPS_STEP))
+    iops = max(iops, int(round_up(mibps / GP3_MIBPS_PER_IOPS, IOPS_STEP)))
+    lim = volume_limits("gp3", member_size, iops, mibps)
+    if not lim.valid:
+        return None
+    return VolumeConfig(
+        f"RAID 0 of {stripes} × gp3 {member_size:g} GiB, {iops:,} IOPS, {mibps:g} MiB/s each",
+        "gp3",
+        member_size,
+        iops,
+        mibps,
+        stripes,
+        lim,
+        False,
+    )
+
+
+def volume_changes(
+    entity: EntityRef, current: VolumeLimits, cfg: VolumeConfig, reason: str
+) -> list[ProposedChange]:
+    """Return the AWS changes (one ModifyVolume: type, size, IOPS, throughput) that turn current into cfg."""
+    out: list[ProposedChange] = []
+    if cfg.stripes > 1:
+        out.append(
+            ProposedChange(
+                target="aws",
+                key="volume.raid0-stripes",
+                current=1,
+                proposed=cfg.stripes,
+                online=False,
+                reason=reason + " (new RAID 0 array; data must be moved, seed 000 'Disk striping')",
+                entity=entity,
+            )
+        )
+    if cfg.volume_type != current.volume_type:
+        out.append(
+            ProposedChange(
+                target="aws",
+                key="volume.type",
+                current=current.volume_type,
+                proposed=cfg.volume_type,
+                online=cfg.in_place,
+                reason=reason,
+                entity=entity,
+            )
+        )
+    if cfg.size_gib != current.size_gib:
+        out.append(
+            ProposedChange(
+                target="aws",
+                key="volume.size",
+                current=current.size_gib,
+                proposed=cfg.size_gib,
+                online=cfg.in_place,
+                reason=reason,
+                entity=entity,
+            )
+        )
+    if cfg.iops is not None and cfg.iops != current.provisioned_iops:
+        out.append(
+            ProposedChange(
+                target="aws",
+                key="volume.iops",
+                current=current.provisioned_iops,
+                proposed=cfg.iops,
+                online=cfg.in_place,
+                reason=reason,
+                entity=entity,
+            )
+        )
+    if cfg.throughput_mibps is not None and cfg.throughput_mibps != current.provisioned_throughput_mibps:
+        out.append(
+            ProposedChange(
+                target="aws",
+                key="volume.throughput",
+                current=current.provisioned_throughput_mibps,
+                proposed=cfg.throughput_mibps,
+                online=cfg.in_place,
+                reason=reason,
+                entity=entity,
+            )
+        )
+    return out
+
+
+def headroom_pct(p99_value: float, limit: float) -> float | None:
+    """Return 100 × (1 − p99 / limit), or None without a limit."""
+    return 100.0 * (1.0 - p99_value / limit) if limit > 0 else None
+
+
+def volume_options(
+    entity: EntityRef,
+    current: VolumeLimits,
+    need_iops: float,
+    need_mibps: float,
+    *,
+    data: bool,
+    observed_iops_p99: float,
+    observed_mibps_p99: float,
+    dimension: str,
+    reason: str,
+    instance_cap: tuple[float, float] | None = None,
+) -> list[Option]:
+    """Return the fixes that meet (need_iops, need_mibps), cheapest first; in-place fixes before rebuilds."""
+    candidates: list[VolumeConfig] = []
+    for cfg in (
+        gp3_config(current.size_gib, need_iops, need_mibps, data=data, pressured=dimension, current=current),
+        gp2_grow_config(current.size_gib, need_iops, need_mibps) if current.volume_type == "gp2" else None,
+        io2_config(current.size_gib, need_iops, need_mibps),
+        raid0_gp3_config(current.size_gib, need_iops, need_mibps),
+    ):
+        if cfg is not None:
+            candidates.append(cfg)
+    candidates.sort(key=lambda c: (not c.in_place, c.monthly_cost, c.label))
+    options: list[Option] = []
+    before_cost = current.monthly_cost_usd
+    cur_limit = current.baseline_iops if dimension == "iops" else current.baseline_throughput_mibps
+    observed = observed_iops_p99 if dimension == "iops" else observed_mibps_p99
+    for cfg in candidates:
+        new_limit = cfg.iops_ceiling if dimension == "iops" else cfg.mibps_ceiling
+        notes: list[str] = []
+        effective = new_limit
+        if instance_cap is not None:
+            cap = instance_cap[0] if dimension == "iops" else instance_cap[1]
+            if cap < new_limit:
+                effective = cap
+                notes.append(
+                    f"the instance's sustained EBS limit ({cap:,.0f} {'IOPS' if dimension == 'iops' else 'MiB/s'}) "
+                    "binds before this volume's (domain.md §2.2: the smaller of instance and volumes)"
+                )
+        if not cfg.in_place:
+            notes.append(
+                "RAID 0 needs a new array and a data move; striping N volumes divides durability (seed 000)"
+            )
+        unit = "IOPS" if dimension == "iops" else "MiB/s"
+        options.append(
+            Option(
+                label=cfg.label,
+                changes=volume_changes(entity, current, cfg, reason),
+                impact=Impact(
+                    summary=(
+                        f"{'IOPS' if dimension == 'iops' else 'throughput'} ceiling {cur_limit:,.0f} -> "
+                        f"{effective:,.0f} {unit}; {cfg.monthly_cost - before_cost:+,.2f} USD/month"
+                    ),
+                    metric="sustained IOPS ceiling"
+                    if dimension == "iops"
+                    else "sustained throughput ceiling",
+                    unit=unit,
+                    before=cur_limit,
+                    after=effective,
+                    headroom_before_pct=headroom_pct(observed, cur_limit),
+                    headroom_after_pct=headroom_pct(observed, effective),
+                    monthly_cost_before_usd=round(before_cost, 2),
+                    monthly_cost_after_usd=round(cfg.monthly_cost, 2),
+                    monthly_cost_delta_usd=round(cfg.monthly_cost - before_cost, 2),
+                ),
+                notes=notes,
+            )
+        )
+    return options
+
+
+def family_upgrades(current: InstanceLimits) -> list[InstanceLimits]:
+    """Return the larger sizes of the same family, smallest first (by sustained limits, then vCPUs)."""
+    same = [i for i in list_instance_types(current.family) if i.name != current.name]
+    bigger = [
+        i
+        for i in same
+        if (i.vcpus or 0) > (current.vcpus or 0)
+        and i.baseline_throughput_mibps >= current.baseline_throughput_mibps
+        and i.baseline_iops >= current.baseline_iops
+    ]
+    return sorted(bigger, key=lambda i: (i.vcpus or 0, i.baseline_throughput_mibps, i.name))
+
+
+def smallest_instance_clearing(
+    current: InstanceLimits, need_iops: float, need_mibps: float
+) -> InstanceLimits | None:
+    """Return the smallest larger size of the family whose sustained EBS limits clear the need."""
+    for cand in family_upgrades(current):
+        if cand.baseline_iops >= need_iops and cand.baseline_throughput_mibps >= need_mibps:
+            return cand
+    return None
+
+
+def cheaper_alternatives(
+    current: InstanceLimits, need_iops: float, need_mibps: float, exclude: str, limit: int = 3
+) -> list[InstanceLimits]:
+    """Return up to `limit` instance types of any family that keep the vCPUs and memory, clear the need on
+    their sustained (baseline) EBS limits, and have a known price, cheapest first (excluding `exclude`)."""
+    out = [
+        i
+        for i in list_instance_types()
+        if i.name not in (current.name, exclude)
+        and (i.vcpus or 0) >= (current.vcpus or 0)
+        and (i.memory_gib or 0.0) >= (current.memory_gib or 0.0)
+        and i.baseline_iops >= need_iops
+        and i.baseline_throughput_mibps >= need_mibps
+        and i.monthly_price_usd is not None
+    ]
+    return sorted(out, key=lambda i: (i.monthly_price_usd or 0.0, i.name))[:limit]
+
+
+def is_graviton(name: str) -> bool:
+    """Whether an instance family is AWS Graviton (arm64): m6g, m7g, r6g, c7g, ... (the family ends in g)."""
+    family = name.split(".")[0]
+    return family.rstrip("dn").endswith("g")

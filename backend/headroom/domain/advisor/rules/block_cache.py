@@ -1,0 +1,442 @@
+"""Rule family: the RocksDB block cache (`storage.block-cache.capacity`) against memory, hit ratio and read IOPS.
+
+One rule, `block-cache-size`, three aspects (never two on one node: their conditions exclude each other):
+- `shared-host`: several TiKV instances on one host whose block caches add up past what the host can hold
+  (each unset capacity defaults to 45% of the *host's* memory): OOM risk; split the default share.
+- `shrink`: read-heavy node at its read-IOPS ceiling with a poor hit ratio: a smaller block cache leaves memory
+  to the page cache, which holds compressed blocks (PingCAP, seed 000: 4 GB of 32 GB in their TPC-C runs).
+- `grow`: memory-rich node far from its ceilings, block cache below 30% of memory and a poor hit ratio: back to
+  the default 45%, inside the template's 30-50% band.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from headroom.domain.advisor.context import Array, Context, p95, percentile
+from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, pct, pressure
+from headroom.domain.advisor.rules._tikv_helpers import (
+    GIB,
+    DataPath,
+    ceiling_label,
+    config_bytes,
+    data_path,
+    evidence,
+    finite,
+    gib_floor,
+    size_text,
+    tikv_change,
+    utilisation_p95,
+)
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.snapshot.schema import Node
+
+RULE_ID = "block-cache-size"
+KEY = "storage.block-cache.capacity"
+
+# domain.md §5/§6: the default capacity is 45% of system memory (BLOCK_CACHE_RATE = 0.45, raft-kv).
+DEFAULT_RATE = 0.45
+# domain.md §5: memory-usage-limit defaults to 75% of memory = capacity / 0.45 × 0.75, i.e. 5/3 of the block
+# cache. When the caches of the instances on one host add up past 60% of its memory, their memory-usage-limits
+# add up past 100%: the host can OOM before any TiKV throttles itself (domain.md §6: "Set it explicitly when
+# several TiKV instances share one host, to avoid OOM").
+MEMORY_LIMIT_PER_CACHE = 5.0 / 3.0
+SHARED_HOST_MAX_SHARE = 1.0 / MEMORY_LIMIT_PER_CACHE  # 0.6 of host memory for all block caches together
+# domain.md §6 / template: "Normally it should be tuned to 30%-50% of system's total memory".
+BAND_LOW = 0.30
+BAND_HIGH = 0.50
+# Seed 000 (PingCAP, "Cache allocation"): "to avoid read IOPS from hitting the EBS limit, we reserve 4 GB for
+# block cache in EC2 instances with 32 GB memory".
+PINGCAP_SMALL_RATE = 4.0 / 32.0
+# Headroom choice (no PingCAP figure; domain.md §6 is silent on hit ratios): below 50% most lookups miss the block
+# cache, i.e. "the read set can't fit in the block cache" (seed 000).
+POOR_HIT_RATIO = 0.50
+# Headroom choice: "read-heavy" (seed 000) = reads are the majority of the I/Os issued while at the ceiling.
+READ_HEAVY_SHARE = 0.50
+# Headroom choice: a larger block cache takes memory from the page cache, so more misses can reach the disk;
+# only propose it with at least half of every ceiling spare at p95.
+FAR_FROM_CEILING = 0.50
+# Headroom choice: only shrink when the cache is at least 1.5× the PingCAP size; closer, the fix is IOPS.
+SHRINK_MIN_FACTOR = 1.5
+
+
+def hit_ratio(ctx: Context, node_id: str) -> Array | None:
+    """Return the KV block-cache hit ratio per step (hit / (hit + miss)), or None without the series."""
+    hit = ctx.series("node", node_id, "tikv.block_cache_hit")
+    miss = ctx.series("node", node_id, "tikv.block_cache_miss")
+    if hit is None or miss is None or len(hit) != len(miss):
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: Array = np.where(hit + miss > 0, hit / (hit + miss), np.nan)
+    return out
+
+
+def memory_share_bytes(ctx: Context, node: Node) -> float:
+    """Return the memory one TiKV on this host may plan with: host memory / TiKV instances on the host."""
+    others = ctx.nodes_on_instance(node.instance_id)
+    return node.memory_gib * GIB / max(1, len(others))
+
+
+def shrink_target_bytes(memory_bytes: float) -> int:
+    """Return PingCAP's read-heavy block cache for this memory: 4 GB per 32 GB, whole GiB (seed 000)."""
+    return gib_floor(memory_bytes * PINGCAP_SMALL_RATE)
+
+
+def grow_target_bytes(memory_bytes: float) -> int:
+    """Return the default-rate block cache for this memory (45%, domain.md §5), whole GiB."""
+    return gib_floor(memory_bytes * DEFAULT_RATE)
+
+
+def _series_refs(node_id: str, path: DataPath | None, ceiling_kind: str | None) -> list[SeriesRef]:
+    refs = [
+        SeriesRef(
+            entity_kind="node", entity_id=node_id, metric="tikv.block_cache_hit", label="block-cache hits/s"
+        ),
+        SeriesRef(
+            entity_kind="node",
+            entity_id=node_id,
+            metric="tikv.block_cache_miss",
+            label="block-cache misses/s",
+        ),
+        SeriesRef(
+            entity_kind="node", entity_id=node_id, metric="tikv.block_cache_size", label="block-cache bytes"
+        ),
+    ]
+    if path is not None:
+        for vid in path.volume_ids:
+            lines = []
+            if ceiling_kind == "iops":
+                lines = [
+                    ReferenceLine(
+                        value=float(np.nanmax(path.iops_ceiling)), label="IOPS ceiling", unit="IOPS"
+                    )
+                ]
+            refs.append(
+                SeriesRef(
+                    entity_kind="volume",
+                    entity_id=vid,
+                    metric="derived.counted_iops",
+                    label="data volume IOPS (256 KiB units)",
+                    reference_lines=lines,
+                )
+            )
+    return refs
+
+
+def _shared_host(ctx: Context) -> list[Finding]:
+    out: list[Finding] = []
+    for inst in ctx.instances:
+        nodes = ctx.nodes_on_instance(inst.id)
+        if len(nodes) < 2:
+            continue
+        caps = {n.id: config_bytes(ctx, n, KEY) for n in nodes}
+        if any(c is None for c in caps.values()):
+            continue
+        memory = inst.memory_gib * GIB
+        total = float(sum(c for c in caps.values() if c is not None))
+        if total <= SHARED_HOST_MAX_SHARE * memory:
+            continue
+        target = gib_floor(memory * DEFAULT_RATE / len(nodes))
+        for node in nodes:
+            cap = caps[node.id]
+            assert cap is not None
+            if cap <= target:
+                continue
+            looks_unset = abs(cap - memory * DEFAULT_RATE) <= 2 * 1024**2  # within TiKV's MiB rounding
+            entity = ctx.entity_for_node(node.id)
+            reason = (
+                f"{len(nodes)} TiKV instances share {inst.type} ({inst.memory_gib:g} GiB): give each "
+                f"{pct(DEFAULT_RATE)} / {len(nodes)} of the host's memory, so their memory-usage-limits "
+                "(5/3 of the cache) fit in it"
+            )
+            out.append(
+                Finding(
+                    rule=RULE_ID,
+                    severity="critical",
+                    entity=entity,
+                    title=(
+                        f"{node.id}: {len(nodes)} TiKV block caches add up to {total / GIB:.1f} GiB "
+                        f"({pct(total / memory)}) of {inst.memory_gib:g} GiB host memory: OOM risk"
+                    ),
+                    evidence=evidence(
+                        ctx,
+                        f"sum of storage.block-cache.capacity on host > {pct(SHARED_HOST_MAX_SHARE)} of memory",
+                        [
+                            Measure(
+                                label="block caches on the host",
+                                value=total / GIB,
+                                unit="GiB",
+                                limit=SHARED_HOST_MAX_SHARE * memory / GIB,
+                                limit_label="60% of host memory (memory-usage-limit = 5/3 of the cache)",
+                                statistic="config",
+                                source="domain.md §5 memory-usage-limit; §6 Block cache",
+                            ),
+                            Measure(
+                                label=f"{node.id} block cache",
+                                value=cap / GIB,
+                                unit="GiB",
+                                statistic="config",
+                            ),
+                            Measure(
+                                label="TiKV instances on the host", value=float(len(nodes)), unit="count"
+                            ),
+                        ],
+                        [
+                            SeriesRef(entity_kind="node", entity_id=n.id, metric="tikv.memory_rss")
+                            for n in nodes
+                        ]
+                        + [SeriesRef(entity_kind="node", entity_id=node.id, metric="node.memory_available")],
+                        corroboration=(
+                            [f"{node.id}'s capacity equals the 45% default: it looks unset"]
+                            if looks_unset
+                            else []
+                        ),
+                    ),
+                    why=(
+                        "An unset storage.block-cache.capacity defaults to 45% of the host's memory in every "
+                        "TiKV instance, and memory-usage-limit to 5/3 of it (domain.md §5). Several instances on "
+                        "one host each claim that share, so together they can grow past physical memory and the "
+                        "kernel OOM-kills a TiKV. PingCAP: set the capacity explicitly when several TiKV "
+                        "instances share one host (domain.md §6, template comment)."
+                    ),
+                    changes=[tikv_change(ctx, node, KEY, size_text(target), reason)],
+                    impact=Impact(
+                        summary=(
+                            f"block caches on the host drop from {total / GIB:.1f} GiB to "
+                            f"{len(nodes) * target / GIB:.0f} GiB ({pct(len(nodes) * target / memory)} of memory)"
+                        ),
+                        metric="block cache, GiB",
+                        unit="GiB",
+                        before=cap / GIB,
+                        after=target / GIB,
+                        monthly_cost_delta_usd=0.0,
+                    ),
+                    confidence=0.9,
+                    dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "shared-host"),
+                    sources=[
+                        "domain.md §5 storage.block-cache.capacity, memory-usage-limit",
+                        "domain.md §6 Block cache",
+                    ],
+                )
+            )
+    return out
+
+
+def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
+    cap = config_bytes(ctx, node, KEY)
+    ratio_series = hit_ratio(ctx, node.id)
+    path = data_path(ctx, node)
+    if cap is None or ratio_series is None or path is None or crowded:
+        return None
+    hit = percentile(ratio_series, 50)
+    if not np.isfinite(hit) or hit >= POOR_HIT_RATIO:
+        return None
+    memory = memory_share_bytes(ctx, node)
+    entity = ctx.entity_for_node(node.id)
+    iops_p = pressure(path.iops_util, 1.0, ctx.step_seconds, AT_CEILING_FRACTION)
+    hit_measure = Measure(
+        label="block-cache hit ratio (median)",
+        value=finite(hit),
+        unit="ratio",
+        limit=POOR_HIT_RATIO,
+        limit_label="poor below 50% (Headroom choice)",
+        statistic="p50",
+    )
+    # --- shrink: read-heavy at the IOPS ceiling (seed 000) ---
+    if iops_p.sustained:
+        reads = path.read_share_iops[iops_p.mask]
+        read_share = float(np.nanmedian(reads)) if np.any(np.isfinite(reads)) else float("nan")
+        target = shrink_target_bytes(memory)
+        if not (read_share >= READ_HEAVY_SHARE and cap >= SHRINK_MIN_FACTOR * target):
+            return None
+        freed = cap - target
+        util_p95 = p95(path.iops_util)
+        return Finding(
+            rule=RULE_ID,
+            severity="warning",
+            entity=entity,
+            title=(
+                f"{node.id}: read IOPS at the ceiling ({pct(util_p95)} at p95) with a "
+                f"{pct(hit)} block-cache hit ratio: shrink the block cache to {size_text(target)}"
+            ),
+            evidence=evidence(
+                ctx,
+                f"counted IOPS >= {pct(AT_CEILING_FRACTION)} of the {ceiling_label(path, ctx, 'iops')}, reads "
+                f">= {pct(READ_HEAVY_SHARE)} of I/Os, hit ratio < {pct(POOR_HIT_RATIO)}",
+                [
+                    utilisation_p95("IOPS", util_p95, limit_label="at the ceiling (AWS: 90% of provisioned, 99% of the time)"),
+                    Measure(
+                        label="counted IOPS p95",
+                        value=finite(p95(path.counted_iops)),
+                        unit="IOPS",
+                        limit=finite(float(np.nanmin(path.iops_ceiling))),
+                        limit_label=ceiling_label(path, ctx, "iops"),
+                        statistic="p95",
+                    ),
+                    Measure(
+                        label="reads among I/Os at the ceiling",
+                        value=finite(read_share),
+                        unit="ratio",
+                        limit=READ_HEAVY_SHARE,
+                        statistic="median",
+                    ),
+                    hit_measure,
+                    Measure(label="block cache", value=cap / GIB, unit="GiB", statistic="config"),
+                    Measure(label="memory per TiKV", value=memory / GIB, unit="GiB"),
+                ],
+                _series_refs(node.id, path, "iops"),
+                share=iops_p.share,
+                longest_run_minutes=iops_p.longest_run_minutes,
+                episodes=iops_p.episodes,
+                threshold_pct=100 * AT_CEILING_FRACTION,
+            ),
+            why=(
+                "Most block lookups miss the block cache, so reads fall through to the EBS volume, which is at "
+                "its IOPS ceiling (where EBS latency jumps by 10 ms or more, seed 000). The block cache holds "
+                "uncompressed blocks; the OS page cache holds the same data compressed, so memory moved from the "
+                "block cache to the page cache keeps more of the read set in memory and off the disk. PingCAP "
+                "(seed 000, 'Cache allocation'): for read-heavy workloads whose read set does not fit, tune the "
+                "block cache down; in their 5K-warehouse TPC-C runs they kept 4 GB of 32 GB for it to keep read "
+                "IOPS under the EBS limit."
+            ),
+            changes=[
+                tikv_change(
+                    ctx,
+                    node,
+                    KEY,
+                    size_text(target),
+                    f"PingCAP's 4 GB per 32 GB (seed 000) of {memory / GIB:g} GiB: frees "
+                    f"{freed / GIB:.1f} GiB for the page cache",
+                )
+            ],
+            impact=Impact(
+                summary=(
+                    f"{freed / GIB:.1f} GiB move from the block cache to the page cache, which caches compressed "
+                    "blocks: fewer reads reach the volume. Re-check read IOPS after a day."
+                ),
+                metric="block cache, GiB",
+                unit="GiB",
+                before=cap / GIB,
+                after=target / GIB,
+                headroom_before_pct=finite(100.0 * (1.0 - util_p95)),
+                monthly_cost_delta_usd=0.0,
+            ),
+            confidence=0.7,
+            dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "shrink"),
+            sources=[
+                "seed 000 PingCAP Best Practices for TiDB on AWS Cloud, Cache allocation",
+                "domain.md §1.2",
+            ],
+        )
+    # --- grow: memory-rich, far from every ceiling (template 30-50%) ---
+    iops_p95, mibps_p95 = p95(path.iops_util), p95(path.mibps_util)
+    target = grow_target_bytes(memory)
+    if cap >= BAND_LOW * memory or not (iops_p95 < FAR_FROM_CEILING and mibps_p95 < FAR_FROM_CEILING):
+        return None
+    if target <= cap:
+        return None
+    available = ctx.series("node", node.id, "node.memory_available")
+    # Headroom choice: never propose memory the host did not have free all window.
+    if (
+        available is not None
+        and np.any(np.isfinite(available))
+        and float(np.nanmin(available)) < target - cap
+    ):
+        return None
+    return Finding(
+        rule=RULE_ID,
+        severity="info",
+        entity=entity,
+        title=(
+            f"{node.id}: block cache is {cap / GIB:.1f} GiB of {memory / GIB:g} GiB memory "
+            f"({pct(cap / memory)}) with a {pct(hit)} hit ratio: raise it to {size_text(target)}"
+        ),
+        evidence=evidence(
+            ctx,
+            f"capacity < {pct(BAND_LOW)} of memory, hit ratio < {pct(POOR_HIT_RATIO)}, IOPS and MiB/s "
+            f"< {pct(FAR_FROM_CEILING)} of their ceilings at p95",
+            [
+                Measure(
+                    label="block cache / memory",
+                    value=cap / memory,
+                    unit="ratio",
+                    limit=BAND_LOW,
+                    limit_label="template: 30%-50% of system memory",
+                    statistic="config",
+                    source="domain.md §6 Block cache",
+                ),
+                hit_measure,
+                Measure(
+                    label="IOPS utilisation p95",
+                    value=finite(iops_p95),
+                    unit="ratio",
+                    limit=FAR_FROM_CEILING,
+                    statistic="p95",
+                ),
+                Measure(
+                    label="MiB/s utilisation p95",
+                    value=finite(mibps_p95),
+                    unit="ratio",
+                    limit=FAR_FROM_CEILING,
+                    statistic="p95",
+                ),
+            ],
+            _series_refs(node.id, path, None)
+            + [SeriesRef(entity_kind="node", entity_id=node.id, metric="node.memory_available")],
+        ),
+        why=(
+            "Most lookups miss the block cache and are served from the OS page cache instead: each pays a "
+            "decompression and a copy, and the cache set aside for TiKV is well below the 30%-50% of memory the "
+            "TiKV template recommends (domain.md §6). The disks are far from their ceilings and the host has the "
+            "memory free, so returning the block cache to TiKV's default 45% of memory (domain.md §5) costs no "
+            "I/O headroom worth worrying about."
+        ),
+        changes=[
+            tikv_change(
+                ctx,
+                node,
+                KEY,
+                size_text(target),
+                f"TiKV's default 45% of {memory / GIB:g} GiB, inside the template's 30%-50%",
+            )
+        ],
+        impact=Impact(
+            summary=f"block cache from {cap / GIB:.1f} GiB to {target / GIB:.0f} GiB: more lookups hit uncompressed blocks",
+            metric="block cache, GiB",
+            unit="GiB",
+            before=cap / GIB,
+            after=target / GIB,
+            monthly_cost_delta_usd=0.0,
+        ),
+        confidence=0.6,
+        dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "grow"),
+        sources=["domain.md §5 storage.block-cache.capacity", "domain.md §6 Block cache"],
+    )
+
+
+def evaluate(ctx: Context) -> list[Finding]:
+    """Return block-cache findings: shared-host OOM risk first, else shrink or grow per node."""
+    out = _shared_host(ctx)
+    crowded = {f.entity.id for f in out}
+    for node in ctx.nodes:
+        finding = _node_findings(ctx, node, node.id in crowded)
+        if finding is not None:
+            out.append(finding)
+    return out
+
+
+RULES = (
+    Rule(
+        id=RULE_ID,
+        family="tikv",
+        description=(
+            "Block cache vs memory, hit ratio and read IOPS: shared-host OOM risk, read-heavy nodes at the "
+            "IOPS ceiling (shrink, PingCAP 4 GB of 32 GB), memory-rich nodes below 30% (grow to 45%)."
+        ),
+        evaluate=evaluate,
+        tikv_keys=(KEY,),
+        sources=("domain.md §5", "domain.md §6 Block cache", "seed 000 Cache allocation"),
+    ),
+)

@@ -1,0 +1,223 @@
+"""`gp2-burst-depletion`: a gp2 volume's BurstBalance drains; forecast when it empties and what it drops to.
+
+gp2 (domain.md §1.3, AWSDOC general-purpose.md): baseline = clamp(3 × GiB, 100, 16,000) IOPS; volumes under
+1 TiB burst to 3,000 IOPS from a 5.4 million credit bucket earned at the baseline rate;
+`burst duration = credit_balance / (3000 − baseline)`. BurstBalance (§3.1) is the remaining percentage.
+
+Fires when BurstBalance falls to <= 10% in the window (Headroom choice: a near-empty bucket means the next
+peak runs at baseline; a spike that leaves more than 10% is absorbed as designed). Critical when it reached 0%
+for >= 30 minutes (the volume then ran at its baseline). The forecast uses the physics bucket
+(`headroom.domain.physics.burst.Gp2Bucket.seconds_to_empty` for a full bucket at the drain-period demand;
+`headroom.domain.forecast.burst.forecast_gp2_burst` for when the current balance empties, the band and the refill).
+Fix (PingCAP seed 000: gp2 > 1 TB or gp3 "to avoid unpredictable performance caused by bursting"; AWS
+Prescriptive Guidance gp2 -> gp3, domain.md §1.6): gp3 at equal or better performance, i.e. at least the
+3,000 IOPS the volume bursts to and at least gp2's throughput at this size, sustained, with the cost delta.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
+from headroom.domain.advisor.rules._common import window_evidence
+from headroom.domain.catalog import volume_limits
+from headroom.domain.forecast.burst import forecast_gp2_burst
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.physics.burst import Gp2Bucket
+
+from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, round_up
+from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, headroom_pct, volume_changes
+
+RULE = "gp2-burst-depletion"
+LOW_BALANCE_PCT = 10.0  # Headroom choice (see the module docstring)
+GP2_BURST_IOPS = 3000.0  # §1.3
+
+
+def _gp3_equal_or_better(
+    size_gib: float, gp2_max_mibps: float, need_iops: float, need_mibps: float
+) -> VolumeConfig:
+    iops = int(max(GP2_BURST_IOPS, round_up(need_iops, IOPS_STEP)))
+    mibps = max(125.0, round_up(max(gp2_max_mibps, need_mibps), MIBPS_STEP))
+    iops = max(iops, int(round_up(mibps / 0.25, IOPS_STEP)))  # §1.2: <= 0.25 MiB/s per IOPS
+    lim = volume_limits("gp3", size_gib, iops, mibps)
+    return VolumeConfig(
+        f"gp3 {size_gib:g} GiB, {iops:,} IOPS, {mibps:g} MiB/s", "gp3", size_gib, iops, mibps, 1, lim, True
+    )
+
+
+def evaluate(ctx: Context) -> list[Finding]:
+    """Find gp2 volumes whose burst bucket drains, with a forecast and a gp3 replacement."""
+    out: list[Finding] = []
+    for vol in ctx.volumes:
+        if vol.type != "gp2":
+            continue
+        lim = ctx.volume_limits(vol.id)
+        view = ctx.volume_io(vol.id)
+        bal = ctx.series("volume", vol.id, "ebs.burst_balance")
+        if lim is None or view is None or bal is None or lim.burst_iops is None or np.all(np.isnan(bal)):
+            continue
+        low = float(np.nanmin(bal))
+        if low > LOW_BALANCE_PCT:
+            continue
+        bucket = Gp2Bucket.for_size(vol.size_gib)
+        empty = np.nan_to_num(bal, nan=100.0) <= 0.0
+        minutes_empty = float(np.count_nonzero(empty)) * ctx.step_seconds / 60.0
+        iops = view.counted_iops
+        over = iops > bucket.baseline_rate * 1.001
+        drain_demand = float(np.nanpercentile(iops[over], 95)) if over.any() else float("nan")
+        full_lasts = bucket.seconds_to_empty(bucket.capacity, drain_demand) if over.any() else None
+        full_bucket: list[str] = []
+        if full_lasts is not None:
+            full_bucket.append(
+                f"at the drain-period demand (p95 {drain_demand:,.0f} IOPS) a full bucket (5.4 M credits) lasts "
+                f"{full_lasts / 60:,.0f} min = 5.4e6 / ({min(drain_demand, GP2_BURST_IOPS):,.0f} − "
+                f"{bucket.baseline_rate:,.0f}) s (domain.md §1.3)"
+            )
+        fc = forecast_gp2_burst(bal, iops, size_gib=vol.size_gib, step_seconds=ctx.step_seconds, now=ctx.now)
+        # What the volume needs without credits: the demand it drew while bursting, with margin.
+        need_iops = (
+            drain_demand if not np.isnan(drain_demand) else bucket.baseline_rate
+        ) / TARGET_UTILISATION
+        need_mibps = float(np.nanpercentile(view.mibps, 99)) / TARGET_UTILISATION
+        entity = ctx.entity_for_volume(vol.id)
+        reason = (
+            f"BurstBalance fell to {low:.0f}% ({minutes_empty:,.0f} min at 0%, i.e. at the "
+            f"{bucket.baseline_rate:,.0f} IOPS baseline); gp3 sustains what gp2 only bursts to"
+        )
+        configs = [_gp3_equal_or_better(vol.size_gib, lim.max_throughput_mibps, need_iops, need_mibps)]
+        grown = gp2_grow_config(vol.size_gib, need_iops, need_mibps)
+        if grown is not None:
+            configs.append(grown)
+        configs.sort(key=lambda c: c.monthly_cost)
+        options = []
+        for cfg in configs:
+            delta = round(cfg.monthly_cost - lim.monthly_cost_usd, 2)
+            options.append(
+                Option(
+                    label=cfg.label,
+                    changes=volume_changes(entity, lim, cfg, reason),
+                    impact=Impact(
+                        summary=(
+                            f"sustained IOPS {bucket.baseline_rate:,.0f} (after the bucket empties) -> "
+                            f"{cfg.iops_ceiling:,.0f} with no bucket; {delta:+,.2f} USD/month"
+                        ),
+                        metric="sustained IOPS ceiling",
+                        unit="IOPS",
+                        before=bucket.baseline_rate,
+                        after=cfg.iops_ceiling,
+                        headroom_before_pct=headroom_pct(drain_demand, bucket.baseline_rate)
+                        if not np.isnan(drain_demand)
+                        else None,
+                        headroom_after_pct=headroom_pct(drain_demand, cfg.iops_ceiling)
+                        if not np.isnan(drain_demand)
+                        else None,
+                        monthly_cost_before_usd=round(lim.monthly_cost_usd, 2),
+                        monthly_cost_after_usd=round(cfg.monthly_cost, 2),
+                        monthly_cost_delta_usd=delta,
+                    ),
+                )
+            )
+        # Prefer gp3 (PingCAP seed 000 / AWS gp2->gp3 guidance) unless growing gp2 is cheaper.
+        best = options[0]
+        out.append(
+            Finding(
+                rule=RULE,
+                severity="critical" if minutes_empty >= SUSTAINED_MIN_RUN_MINUTES else "warning",
+                entity=entity,
+                title=(
+                    f"{vol.id} (gp2 {vol.size_gib:g} GiB): BurstBalance fell to {low:.0f}%"
+                    + (
+                        f"; {minutes_empty:,.0f} min at the {bucket.baseline_rate:,.0f} IOPS baseline"
+                        if minutes_empty
+                        else ""
+                    )
+                ),
+                evidence=window_evidence(
+                    ctx,
+                    condition=f"BurstBalance <= {LOW_BALANCE_PCT:g}% in the window",
+                    measures=[
+                        Measure(
+                            label="minimum BurstBalance",
+                            value=round(low, 1),
+                            unit="%",
+                            limit=LOW_BALANCE_PCT,
+                            limit_label="low-balance threshold",
+                            statistic="min",
+                            source="domain.md §3.1",
+                        ),
+                        Measure(
+                            label="time at 0% (running at baseline)",
+                            value=round(minutes_empty, 1),
+                            unit="min",
+                            statistic="sum",
+                        ),
+                        Measure(
+                            label="drain-period demand p95",
+                            value=round(drain_demand, 1) if not np.isnan(drain_demand) else 0.0,
+                            unit="IOPS",
+                            limit=bucket.baseline_rate,
+                            limit_label="gp2 baseline (3 IOPS/GiB)",
+                            statistic="p95",
+                            source="domain.md §1.3",
+                        ),
+                        Measure(
+                            label="burst ceiling", value=GP2_BURST_IOPS, unit="IOPS", source="domain.md §1.3"
+                        ),
+                    ],
+                    share_of_window=round(float(np.count_nonzero(empty)) / max(len(bal), 1), 4),
+                    corroboration=full_bucket,
+                    forecasts=fc.as_forecasts("ebs.burst_balance"),
+                    series=[
+                        SeriesRef(
+                            entity_kind="volume",
+                            entity_id=vol.id,
+                            metric="ebs.burst_balance",
+                            reference_lines=[ReferenceLine(value=LOW_BALANCE_PCT, label="low", unit="%")],
+                        ),
+                        SeriesRef(
+                            entity_kind="volume",
+                            entity_id=vol.id,
+                            metric="derived.counted_iops",
+                            reference_lines=[
+                                ReferenceLine(value=bucket.baseline_rate, label="gp2 baseline", unit="IOPS"),
+                                ReferenceLine(value=GP2_BURST_IOPS, label="gp2 burst", unit="IOPS"),
+                            ],
+                        ),
+                        SeriesRef(entity_kind="volume", entity_id=vol.id, metric="derived.read_latency_ms"),
+                    ],
+                ),
+                why=(
+                    "gp2 earns I/O credits at 3 per GiB per second and spends them above that baseline; at 3,000 "
+                    "IOPS a full 5.4 M bucket lasts 5.4e6 / (3000 − baseline) seconds (domain.md §1.3). When it "
+                    "is empty the volume is held at its baseline, latency and queue length jump, and TiKV reads "
+                    "and raft writes slow down until demand falls below the baseline long enough to refill. "
+                    "PingCAP advises against relying on bursts for predictable performance (seed 000)."
+                ),
+                changes=best.changes,
+                options=options,
+                impact=best.impact,
+                # Headroom choice: a bucket seen empty is a fact; one seen near empty is a strong hint.
+                confidence=0.85 if minutes_empty else 0.7,
+                dedup_key=make_dedup_key(RULE, ctx.cluster_key, entity),
+                sources=["domain.md §1.3", "domain.md §3.1", "domain.md §1.6", "seed 000", "seed 004"],
+            )
+        )
+    return out
+
+
+RULES = (
+    Rule(
+        id=RULE,
+        family="aws-volume",
+        description=(
+            "A gp2 volume's BurstBalance drains: forecasts when the bucket empties at the recent demand and the "
+            "baseline it drops to; recommends gp3 at equal or better performance with the cost difference."
+        ),
+        evaluate=evaluate,
+        aws_actions=("volume.type", "volume.iops", "volume.throughput", "volume.size"),
+        supersedes=("volume-iops-ceiling", "gp2-to-gp3"),
+        sources=("domain.md §1.3", "domain.md §3.1", "seed 000", "seed 004"),
+    ),
+)

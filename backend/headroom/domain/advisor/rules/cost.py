@@ -1,0 +1,338 @@
+"""Cost rules: `gp2-to-gp3` and `volume-overprovisioned`.
+
+Both only fire when a cheaper configuration keeps the observed **peak** (the window maximum, not a percentile:
+cutting capacity must not clip anything seen) at or below 75% of its new ceiling (`_common.TARGET_UTILISATION`)
+and the volume never came near its current ceiling, nor did its instance (when the instance sits at its EBS
+limit, the volumes' demand is clipped by it and their peaks understate what they need, domain.md §2.2).
+
+- gp2-to-gp3: gp3 storage is $0.08 vs gp2 $0.10 per GB-month, with 3,000 IOPS and 125 MiB/s included (domain.md
+  §1.6, AWS Prescriptive Guidance "Migrate Amazon EBS volumes from gp2 to gp3"). The proposal is the cheapest gp3
+  of the same size that keeps the peak with margin; an "equal performance" gp3 (gp2's baseline/burst IOPS and
+  throughput) is listed as an option.
+- volume-overprovisioned: gp3 / io1 / io2 with provisioned IOPS or throughput well above the peak. Candidates:
+  the same type at lower IOPS/throughput, and gp3 (for io1/io2; io2's 99.999% durability vs 99.8-99.9% for gp3,
+  seed 001, is noted). Fires when the saving is >= 20% of the volume's cost and >= $10/month (Headroom choice:
+  below that, the change is not worth a modification slot, domain.md §1.5: four per rolling 24 h).
+
+Severity is info (money, not risk); confidence grows with the window length (a 1-day window cannot see a weekly
+peak): 0.5 + 0.4 × min(days / 14, 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
+from headroom.domain.advisor.rules._common import window_evidence
+from headroom.domain.catalog import VolumeLimits, volume_limits
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+
+from ._common import AT_CEILING_FRACTION, TARGET_UTILISATION, pressure, round_up
+from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, volume_changes
+from .instance_ebs import _ceiling, _instance_series
+
+GP2_RULE = "gp2-to-gp3"
+OVER_RULE = "volume-overprovisioned"
+MIN_SAVING_SHARE = 0.20  # Headroom choice (module docstring)
+MIN_SAVING_USD = 10.0  # Headroom choice (module docstring)
+
+
+def _confidence(ctx: Context) -> float:
+    days = (ctx.window.end - ctx.window.start).total_seconds() / 86400.0
+    return round(0.5 + 0.4 * min(days / 14.0, 1.0), 2)
+
+
+def _gp3_for_peak(size: float, peak_iops: float, peak_mibps: float) -> VolumeConfig | None:
+    mibps = max(125.0, round_up(peak_mibps / TARGET_UTILISATION, MIBPS_STEP))
+    iops = max(3000, int(round_up(peak_iops / TARGET_UTILISATION, IOPS_STEP)))
+    iops = max(iops, int(round_up(mibps / GP3_MIBPS_PER_IOPS, IOPS_STEP)))
+    size = max(size, math.ceil(iops / 500))
+    lim = volume_limits("gp3", size, iops, mibps)
+    if not lim.valid:
+        return None
+    return VolumeConfig(
+        f"gp3 {size:g} GiB, {iops:,} IOPS, {mibps:g} MiB/s", "gp3", size, iops, mibps, 1, lim, True
+    )
+
+
+def _io_for_peak(kind: str, size: float, peak_iops: float, peak_mibps: float) -> VolumeConfig | None:
+    per_iops = 0.256 if kind == "io2" else 0.25  # §1.1 io2 0.256 MiB/s per IOPS; §1.4 io1 256 KiB per IOPS
+    iops = int(
+        max(
+            100,
+            round_up(peak_iops / TARGET_UTILISATION, IOPS_STEP),
+            round_up(peak_mibps / TARGET_UTILISATION / per_iops, IOPS_STEP),
+        )
+    )
+    lim = volume_limits(kind, size, iops)
+    if not lim.valid:
+        return None
+    return VolumeConfig(f"{kind} {size:g} GiB, {iops:,} IOPS", kind, size, iops, None, 1, lim, True)
+
+
+def _instance_pinned(ctx: Context, iid: str | None) -> bool:
+    """Whether the volume's instance sat at its EBS limit: then the volume's peaks understate its demand."""
+    if iid is None:
+        return False
+    inst = ctx.instance_limits(iid)
+    rates = _instance_series(ctx, iid)
+    if inst is None or rates is None:
+        return False
+    iops, mibps = rates
+    n = len(mibps)
+    byte_ceiling = _ceiling(
+        ctx, iid, inst.baseline_throughput_mibps, inst.max_throughput_mibps, "ec2.ebs_byte_balance", n
+    )
+    io_ceiling = _ceiling(ctx, iid, inst.baseline_iops, inst.max_iops, "ec2.ebs_io_balance", n)
+    return (
+        pressure(mibps, byte_ceiling, ctx.step_seconds).sustained
+        or pressure(iops, io_ceiling, ctx.step_seconds).sustained
+    )
+
+
+def _peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] | None:
+    if _instance_pinned(ctx, ctx.volume(vid).instance_id):
+        return None  # demand clipped by the instance (domain.md §2.2): the observed peak is not the need
+    view = ctx.volume_io(vid)
+    iceil = ctx.volume_iops_ceiling(vid)
+    mceil = ctx.volume_mibps_ceiling(vid)
+    if view is None or iceil is None or mceil is None:
+        return None
+    if np.all(np.isnan(view.counted_iops)):
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        near = max(float(np.nanmax(view.counted_iops / iceil)), float(np.nanmax(view.mibps / mceil)))
+    return float(np.nanmax(view.counted_iops)), float(np.nanmax(view.mibps)), near, float(np.nanmax(iceil))
+
+
+def _finding(
+    ctx: Context,
+    rule: str,
+    vid: str,
+    lim: VolumeLimits,
+    configs: list[VolumeConfig],
+    peak_iops: float,
+    peak_mibps: float,
+    title_tail: str,
+    why: str,
+    sources: list[str],
+    extra_notes: list[str],
+) -> Finding:
+    entity = ctx.entity_for_volume(vid)
+    vol = ctx.volume(vid)
+    reason = f"peak {peak_iops:,.0f} counted IOPS / {peak_mibps:,.0f} MiB/s fits at <= 75% of the cheaper configuration"
+    options = []
+    for cfg in sorted(configs, key=lambda c: c.monthly_cost):
+        delta = round(cfg.monthly_cost - lim.monthly_cost_usd, 2)
+        options.append(
+            Option(
+                label=cfg.label,
+                changes=volume_changes(entity, lim, cfg, reason),
+                impact=Impact(
+                    summary=(
+                        f"{delta:+,.2f} USD/month; IOPS ceiling {lim.baseline_iops:,.0f} -> {cfg.iops_ceiling:,.0f}, "
+                        f"MiB/s {lim.baseline_throughput_mibps:,.0f} -> {cfg.mibps_ceiling:,.0f}"
+                    ),
+                    metric="monthly cost",
+                    unit="USD/month",
+                    before=round(lim.monthly_cost_usd, 2),
+                    after=round(cfg.monthly_cost, 2),
+                    headroom_before_pct=100.0 * (1 - peak_iops / lim.baseline_iops)
+                    if lim.baseline_iops
+                    else None,
+                    headroom_after_pct=100.0 * (1 - peak_iops / cfg.iops_ceiling)
+                    if cfg.iops_ceiling
+                    else None,
+                    monthly_cost_before_usd=round(lim.monthly_cost_usd, 2),
+                    monthly_cost_after_usd=round(cfg.monthly_cost, 2),
+                    monthly_cost_delta_usd=delta,
+                ),
+            )
+        )
+    best = options[0]
+    saving = -(best.impact.monthly_cost_delta_usd or 0.0)
+    return Finding(
+        rule=rule,
+        severity="info",
+        entity=entity,
+        title=f"{vid} ({vol.type} {vol.size_gib:g} GiB, {vol.role}): {title_tail}; save ${saving:,.2f}/month",
+        evidence=window_evidence(
+            ctx,
+            condition="window peak <= 75% of the cheaper configuration's ceilings; never near the current ones",
+            measures=[
+                Measure(
+                    label="peak counted IOPS",
+                    value=round(peak_iops, 1),
+                    unit="IOPS",
+                    limit=lim.baseline_iops,
+                    limit_label="current sustained IOPS",
+                    statistic="max",
+                    source="domain.md §1.1/§1.4",
+                ),
+                Measure(
+                    label="peak throughput",
+                    value=round(peak_mibps, 1),
+                    unit="MiB/s",
+                    limit=lim.baseline_throughput_mibps,
+                    limit_label="current sustained MiB/s",
+                    statistic="max",
+                ),
+                Measure(
+                    label="monthly cost now",
+                    value=round(lim.monthly_cost_usd, 2),
+                    unit="USD/month",
+                    source="domain.md §1.6",
+                ),
+            ],
+            series=[
+                SeriesRef(
+                    entity_kind="volume",
+                    entity_id=vid,
+                    metric="derived.counted_iops",
+                    reference_lines=[ReferenceLine(value=lim.baseline_iops, label="current", unit="IOPS")],
+                ),
+                SeriesRef(
+                    entity_kind="volume",
+                    entity_id=vid,
+                    metric="derived.mibps",
+                    reference_lines=[
+                        ReferenceLine(value=lim.baseline_throughput_mibps, label="current", unit="MiB/s")
+                    ],
+                ),
+            ],
+        ),
+        why=why,
+        changes=best.changes,
+        options=options,
+        impact=best.impact,
+        confidence=_confidence(ctx),
+        dedup_key=make_dedup_key(rule, ctx.cluster_key, entity),
+        sources=sources,
+        notes=extra_notes,
+    )
+
+
+def evaluate_gp2(ctx: Context) -> list[Finding]:
+    """Find gp2 volumes that a cheaper gp3 serves at the observed peak with margin."""
+    out: list[Finding] = []
+    for vol in ctx.volumes:
+        lim = ctx.volume_limits(vol.id)
+        peaks = _peaks(ctx, vol.id)
+        if vol.type != "gp2" or lim is None or peaks is None:
+            continue
+        peak_iops, peak_mibps, near, _ = peaks
+        if near >= AT_CEILING_FRACTION:
+            continue  # a performance rule owns this volume
+        cheap = _gp3_for_peak(vol.size_gib, peak_iops, peak_mibps)
+        equal = _gp3_for_peak(
+            vol.size_gib,
+            lim.baseline_iops * TARGET_UTILISATION,
+            lim.baseline_throughput_mibps * TARGET_UTILISATION,
+        )
+        configs = [c for c in (cheap, equal) if c is not None]
+        if not configs or min(c.monthly_cost for c in configs) >= lim.monthly_cost_usd:
+            continue
+        if equal is not None and cheap is not None and equal.label == cheap.label:
+            configs = [cheap]
+        out.append(
+            _finding(
+                ctx,
+                GP2_RULE,
+                vol.id,
+                lim,
+                configs,
+                peak_iops,
+                peak_mibps,
+                "gp3 serves the observed peak for less",
+                why=(
+                    "gp3 costs $0.08 per GB-month against gp2's $0.10 and includes 3,000 IOPS and 125 MiB/s at any "
+                    "size, without a burst bucket (domain.md §1.1, §1.6; AWS Prescriptive Guidance gp2 -> gp3). "
+                    "The change is an in-place Elastic Volumes modification (domain.md §1.5)."
+                ),
+                sources=["domain.md §1.1", "domain.md §1.5", "domain.md §1.6", "seed 000"],
+                extra_notes=[],
+            )
+        )
+    return out
+
+
+def evaluate_over(ctx: Context) -> list[Finding]:
+    """Find provisioned volumes whose IOPS/throughput sit far above the observed peak."""
+    out: list[Finding] = []
+    for vol in ctx.volumes:
+        lim = ctx.volume_limits(vol.id)
+        peaks = _peaks(ctx, vol.id)
+        if vol.type not in ("gp3", "io1", "io2") or lim is None or peaks is None:
+            continue
+        peak_iops, peak_mibps, near, _ = peaks
+        if near >= AT_CEILING_FRACTION:
+            continue
+        configs = [c for c in (_gp3_for_peak(vol.size_gib, peak_iops, peak_mibps),) if c is not None]
+        if vol.type in ("io1", "io2"):
+            same = _io_for_peak(vol.type, vol.size_gib, peak_iops, peak_mibps)
+            if same is not None:
+                configs.append(same)
+        configs = [c for c in configs if c.monthly_cost < lim.monthly_cost_usd]
+        if not configs:
+            continue
+        best = min(c.monthly_cost for c in configs)
+        saving = lim.monthly_cost_usd - best
+        if saving < MIN_SAVING_USD or saving < MIN_SAVING_SHARE * lim.monthly_cost_usd:
+            continue
+        notes = []
+        if vol.type == "io2" and any(c.volume_type == "gp3" for c in configs):
+            notes.append("io2 is designed for 99.999% durability, gp3 for 99.8-99.9% (seed 001)")
+        out.append(
+            _finding(
+                ctx,
+                OVER_RULE,
+                vol.id,
+                lim,
+                configs,
+                peak_iops,
+                peak_mibps,
+                f"provisioned {lim.baseline_iops:,.0f} IOPS / {lim.baseline_throughput_mibps:,.0f} MiB/s, "
+                f"peak {peak_iops:,.0f} IOPS / {peak_mibps:,.0f} MiB/s",
+                why=(
+                    "Provisioned IOPS and throughput are billed whether used or not (io1/io2 $0.065 per IOPS-month, "
+                    "gp3 $0.005 per IOPS-month above 3,000 and $0.04 per MiB/s-month above 125, domain.md §1.6). "
+                    "The observed peak fits a cheaper configuration with 25% to spare."
+                ),
+                sources=[
+                    "domain.md §1.1",
+                    "domain.md §1.6",
+                    "domain.md §3.2 (AWSDOC: never-low balances -> size down)",
+                ],
+                extra_notes=notes,
+            )
+        )
+    return out
+
+
+_AWS = ("volume.type", "volume.iops", "volume.throughput", "volume.size")
+
+RULES = (
+    Rule(
+        id=GP2_RULE,
+        family="aws-cost",
+        description="A gp2 volume that gp3 serves at the observed peak (with margin) for less money.",
+        evaluate=evaluate_gp2,
+        aws_actions=_AWS,
+        sources=("domain.md §1.1", "domain.md §1.6"),
+    ),
+    Rule(
+        id=OVER_RULE,
+        family="aws-cost",
+        description=(
+            "A gp3/io1/io2 volume provisioned far above its observed peak: a cheaper configuration keeps the "
+            "peak with margin."
+        ),
+        evaluate=evaluate_over,
+        aws_actions=_AWS,
+        sources=("domain.md §1.6",),
+    ),
+)

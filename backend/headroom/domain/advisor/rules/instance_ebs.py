@@ -1,0 +1,519 @@
+"""Instance EBS rules: `instance-ebs-bandwidth-bound` and `instance-ebs-burst-depletion`.
+
+- bandwidth-bound: the instance's EBS MiB/s (or counted IOPS) sits at >= 90% of its current instance ceiling
+  (maximum while EBSByteBalance% / EBSIOBalance% > 0 on burst sizes, else the baseline; domain.md §2.1/§2.2)
+  for a sustained share of the window, while its volumes have headroom (none at >= 90% of its own ceiling in
+  most of those minutes): "an instance's EBS performance is bounded by the instance limit or the sum of its
+  attached volumes, whichever is smaller" (§2.2, EC2TYPES). PingCAP (seed 000): m5.2xlarge -> m5.4xlarge
+  "the performance doubled with nearly the same CPU usage". Fix: the smallest larger size of the family whose
+  sustained (baseline) limits clear the demand with margin (`_common.demand_estimate`), with the price delta;
+  options add the cheapest types of any family that keep the vCPUs and memory and clear the demand.
+- burst-depletion: a burst size (§2.1: maximum "for 30 minutes at least once every 24 hours") whose
+  EBSIOBalance% / EBSByteBalance% (§3.2) falls to <= 10% in the window; the forecast (physics bucket, see
+  headroom.domain.physics.burst.InstanceEbsBucket) says when, at the recent demand, it empties and what it falls back
+  to. AWSDOC (§3.2): "instances with a consistently low balance % are candidates to size up".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from headroom.domain.advisor.context import Array, Context
+from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.finding import Finding, Option, ProposedChange, make_dedup_key
+from headroom.domain.advisor.rules._common import window_evidence
+from headroom.domain.catalog import InstanceLimits
+from headroom.domain.forecast.burst import forecast_instance_burst
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.physics.burst import InstanceEbsBucket
+
+from ._common import (
+    AT_CEILING_FRACTION,
+    PINNED_RATIO,
+    TARGET_UTILISATION,
+    demand_estimate,
+    pct,
+    pressure,
+)
+from ._fixes import cheaper_alternatives, headroom_pct, is_graviton, smallest_instance_clearing
+
+BOUND_RULE = "instance-ebs-bandwidth-bound"
+BURST_RULE = "instance-ebs-burst-depletion"
+# A volume "has headroom" when it is at >= 90% of its own ceiling in fewer than half of the instance-pinned
+# minutes. Headroom choice.
+VOLUME_BUSY_SHARE = 0.5
+# §3.2 gives no number for "consistently low"; Headroom choice: a balance at or below 10% in the window.
+LOW_BALANCE_PCT = 10.0
+# On a burst size, pinned at the baseline for less than a quarter of the window after the balance drained is
+# the burst-depletion story; more than that, the instance is simply too small (seed 000's m5.2xlarge).
+# Headroom choice.
+BURST_STORY_SHARE = 0.25
+
+
+def _instance_series(ctx: Context, iid: str) -> tuple[Array, Array] | None:
+    """Return (counted IOPS, MiB/s) of the instance: AWS/EC2 sums, else the sum of its volumes."""
+    view = ctx.instance_io(iid)
+    if view is not None:
+        return view.counted_iops, view.mibps
+    views = [ctx.volume_io(v.id) for v in ctx.volumes_on_instance(iid)]
+    known = [v for v in views if v is not None]
+    if not known:
+        return None
+    return (
+        np.sum([v.counted_iops for v in known], axis=0),
+        np.sum([v.mibps for v in known], axis=0),
+    )
+
+
+def _ceiling(ctx: Context, iid: str, base: float, maximum: float, metric: str, n: int) -> Array:
+    bal = ctx.series("instance", iid, metric)
+    if maximum <= base:
+        return np.full(n, base)
+    if bal is None or len(bal) != n:
+        return np.full(n, maximum)  # no balance series: assume credits (no false alarm)
+    return np.where(np.nan_to_num(bal, nan=100.0) > 0.0, maximum, base).astype(np.float64)
+
+
+def _cap_at_volumes(ctx: Context, iid: str, need_iops: float, need_mibps: float) -> tuple[float, float]:
+    """Cap the need at what the attached volumes sustain: a larger instance cannot get more out of them.
+
+    domain.md §2.2 (EC2TYPES): the node gets "the instance limit or the sum of its attached volumes, whichever
+    is smaller"; beyond the volumes' sum, the volumes bind (their own rules say so).
+    """
+    ceilings = ctx.node_ceilings(iid)
+    if ceilings is None or ceilings.volume_count == 0:
+        return need_iops, need_mibps
+    return (
+        min(need_iops, ceilings.sustained_iops.volumes),
+        min(need_mibps, ceilings.sustained_throughput_mibps.volumes),
+    )
+
+
+def _upgrade(
+    ctx: Context,
+    iid: str,
+    inst: InstanceLimits,
+    need_iops: float,
+    need_mibps: float,
+    reason: str,
+    observed_mibps_p99: float | None = None,
+) -> tuple[list[ProposedChange], Impact, list[Option]]:
+    entity = ctx.entity_for_instance(iid)
+    target = smallest_instance_clearing(inst, need_iops, need_mibps)
+    if target is None:
+        return (
+            [],
+            Impact(
+                summary=f"no larger {inst.family} size clears {need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS"
+            ),
+            [],
+        )
+    before, after = inst.monthly_price_usd, target.monthly_price_usd
+    delta = round(after - before, 2) if before is not None and after is not None else None
+    change = ProposedChange(
+        target="aws",
+        key="instance.type",
+        current=inst.name,
+        proposed=target.name,
+        online=False,  # stop / modify-instance-attribute / start (a rolling restart of this TiKV)
+        reason=reason,
+        entity=entity,
+    )
+    impact = Impact(
+        summary=(
+            f"sustained EBS {inst.baseline_throughput_mibps:,.0f} -> {target.baseline_throughput_mibps:,.0f} MiB/s, "
+            f"{inst.baseline_iops:,.0f} -> {target.baseline_iops:,.0f} IOPS"
+            + (f"; {delta:+,.2f} USD/month" if delta is not None else "; price unknown")
+        ),
+        metric="instance sustained EBS throughput",
+        unit="MiB/s",
+        before=inst.baseline_throughput_mibps,
+        after=target.baseline_throughput_mibps,
+        headroom_before_pct=headroom_pct(observed_mibps_p99, inst.baseline_throughput_mibps)
+        if observed_mibps_p99 is not None
+        else None,
+        headroom_after_pct=headroom_pct(observed_mibps_p99, target.baseline_throughput_mibps)
+        if observed_mibps_p99 is not None
+        else None,
+        monthly_cost_before_usd=round(before, 2) if before is not None else None,
+        monthly_cost_after_usd=round(after, 2) if after is not None else None,
+        monthly_cost_delta_usd=delta,
+    )
+    options = [Option(label=f"{inst.name} -> {target.name} (same family)", changes=[change], impact=impact)]
+    for alt in cheaper_alternatives(inst, need_iops, need_mibps, exclude=target.name):
+        alt_delta = (
+            round(alt.monthly_price_usd - before, 2)
+            if (before is not None and alt.monthly_price_usd is not None)
+            else None
+        )
+        notes = ["another family: check CPU and memory per vCPU for TiKV"]
+        if is_graviton(alt.name):
+            notes.append("Graviton (arm64): needs arm64 TiKV binaries / images")
+        options.append(
+            Option(
+                label=f"{inst.name} -> {alt.name}",
+                changes=[change.model_copy(update={"proposed": alt.name})],
+                impact=Impact(
+                    summary=(
+                        f"sustained EBS {inst.baseline_throughput_mibps:,.0f} -> "
+                        f"{alt.baseline_throughput_mibps:,.0f} MiB/s"
+                        + (f"; {alt_delta:+,.2f} USD/month" if alt_delta is not None else "")
+                    ),
+                    metric="instance sustained EBS throughput",
+                    unit="MiB/s",
+                    before=inst.baseline_throughput_mibps,
+                    after=alt.baseline_throughput_mibps,
+                    monthly_cost_before_usd=round(before, 2) if before is not None else None,
+                    monthly_cost_after_usd=round(alt.monthly_price_usd, 2)
+                    if alt.monthly_price_usd is not None
+                    else None,
+                    monthly_cost_delta_usd=alt_delta,
+                ),
+                notes=notes,
+            )
+        )
+    return [change], impact, options
+
+
+def evaluate_bound(ctx: Context) -> list[Finding]:
+    """Find instances pinned at their EBS bandwidth / IOPS limit while their volumes have headroom."""
+    out: list[Finding] = []
+    for instance in ctx.instances:
+        inst = ctx.instance_limits(instance.id)
+        rates = _instance_series(ctx, instance.id)
+        if inst is None or rates is None:
+            continue
+        iops, mibps = rates
+        n = len(mibps)
+        checks = [
+            (
+                "throughput",
+                mibps,
+                _ceiling(
+                    ctx,
+                    instance.id,
+                    inst.baseline_throughput_mibps,
+                    inst.max_throughput_mibps,
+                    "ec2.ebs_byte_balance",
+                    n,
+                ),
+                "MiB/s",
+            ),
+            (
+                "iops",
+                iops,
+                _ceiling(ctx, instance.id, inst.baseline_iops, inst.max_iops, "ec2.ebs_io_balance", n),
+                "IOPS",
+            ),
+        ]
+        for dimension, observed, ceiling, unit in checks:
+            pr = pressure(observed, ceiling, ctx.step_seconds)
+            if not pr.sustained:
+                continue
+            bal_series = ctx.series(
+                "instance",
+                instance.id,
+                "ec2.ebs_byte_balance" if dimension == "throughput" else "ec2.ebs_io_balance",
+            )
+            if (
+                inst.bursts
+                and bal_series is not None
+                and np.nanmin(bal_series) <= LOW_BALANCE_PCT
+                and pr.share < BURST_STORY_SHARE
+            ):
+                continue  # pinned only after the burst bucket drained: instance-ebs-burst-depletion tells it
+            # The volumes must have headroom at those minutes, else it is a volume finding.
+            busy_shares = []
+            for vol in ctx.volumes_on_instance(instance.id):
+                view = ctx.volume_io(vol.id)
+                vceil = (
+                    ctx.volume_iops_ceiling(vol.id)
+                    if dimension == "iops"
+                    else ctx.volume_mibps_ceiling(vol.id)
+                )
+                if view is None or vceil is None:
+                    continue
+                vals = view.counted_iops if dimension == "iops" else view.mibps
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    at = (vals / vceil) >= AT_CEILING_FRACTION
+                busy_shares.append(float(np.count_nonzero(at & pr.mask)) / max(int(pr.mask.sum()), 1))
+            if busy_shares and max(busy_shares) >= VOLUME_BUSY_SHARE:
+                continue
+            other_iops = float(np.nanpercentile(iops, 99))
+            other_mibps = float(np.nanpercentile(mibps, 99))
+            if dimension == "throughput":
+                need_mibps = demand_estimate(pr.p99, pr.peak, pr.peak_ratio >= PINNED_RATIO)
+                need_iops = other_iops / TARGET_UTILISATION
+            else:
+                need_iops = demand_estimate(pr.p99, pr.peak, pr.peak_ratio >= PINNED_RATIO)
+                need_mibps = other_mibps / TARGET_UTILISATION
+            need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
+            reason = (
+                f"instance EBS {unit} at >= 90% of its {pr.ceiling_min:,.0f} {unit} limit for {pct(pr.share)} of "
+                f"the window with volume headroom; needs a sustained {need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS"
+            )
+            changes, impact, options = _upgrade(
+                ctx, instance.id, inst, need_iops, need_mibps, reason, float(np.nanpercentile(mibps, 99))
+            )
+            entity = ctx.entity_for_instance(instance.id)
+            lim_text = (
+                f"{pr.ceiling_min:,.0f}"
+                if pr.ceiling_min == pr.ceiling_max
+                else f"{pr.ceiling_min:,.0f} (baseline) / {pr.ceiling_max:,.0f} (burst)"
+            )
+            corroboration = [
+                f"busiest volume at >= 90% of its own ceiling in {pct(max(busy_shares, default=0.0))} "
+                "of those minutes"
+            ]
+            bal_metric = "ec2.ebs_byte_balance" if dimension == "throughput" else "ec2.ebs_io_balance"
+            bal = ctx.series("instance", instance.id, bal_metric)
+            if bal is not None:
+                corroboration.append(f"{bal_metric} minimum {np.nanmin(bal):.0f}%")
+            series = [
+                SeriesRef(
+                    entity_kind="instance",
+                    entity_id=instance.id,
+                    metric="derived.mibps" if dimension == "throughput" else "derived.counted_iops",
+                    reference_lines=[
+                        ReferenceLine(
+                            value=inst.baseline_throughput_mibps
+                            if dimension == "throughput"
+                            else inst.baseline_iops,
+                            label="instance baseline",
+                            unit=unit,
+                        ),
+                        ReferenceLine(
+                            value=inst.max_throughput_mibps if dimension == "throughput" else inst.max_iops,
+                            label="instance maximum",
+                            unit=unit,
+                        ),
+                    ],
+                ),
+            ]
+            if bal is not None:
+                series.append(SeriesRef(entity_kind="instance", entity_id=instance.id, metric=bal_metric))
+            out.append(
+                Finding(
+                    rule=BOUND_RULE,
+                    severity="critical" if pr.peak_ratio >= PINNED_RATIO else "warning",
+                    entity=entity,
+                    title=(
+                        f"{instance.id} ({inst.name}): EBS {unit} pinned at the instance limit {lim_text} {unit} "
+                        f"for {pct(pr.share)} of the window while its volumes have headroom"
+                    ),
+                    evidence=window_evidence(
+                        ctx,
+                        condition=f"instance EBS {unit} >= 90% of the instance limit, sustained; volumes below theirs",
+                        measures=[
+                            Measure(
+                                label=f"p99 instance EBS {unit}",
+                                value=round(pr.p99, 1),
+                                unit=unit,
+                                limit=pr.ceiling_min,
+                                limit_label="instance limit",
+                                statistic="p99",
+                                source="domain.md §2.2 (MB/s ÷ 1.048576 = MiB/s, §2.1)",
+                            ),
+                            Measure(
+                                label="peak",
+                                value=round(pr.peak, 1),
+                                unit=unit,
+                                limit=pr.ceiling_max,
+                                limit_label="instance maximum",
+                                statistic="max",
+                            ),
+                            Measure(
+                                label="demand to clear (with margin)",
+                                value=round(need_mibps if dimension == "throughput" else need_iops, 1),
+                                unit=unit,
+                                statistic="estimate",
+                            ),
+                        ],
+                        threshold_pct=90.0,
+                        share_of_window=round(pr.share, 4),
+                        longest_run_minutes=pr.longest_run_minutes,
+                        episodes=pr.episodes,
+                        corroboration=corroboration,
+                        series=series,
+                    ),
+                    why=(
+                        "EBS traffic crosses the instance's dedicated EBS link, so the node gets the smaller of the "
+                        "instance limit and the sum of its volumes (domain.md §2.2); here the instance binds, and "
+                        "faster volumes would not help. PingCAP measured the same cluster doubling its throughput "
+                        "when moving m5.2xlarge -> m5.4xlarge (seed 000)."
+                    ),
+                    changes=changes,
+                    options=options,
+                    impact=impact,
+                    # Headroom choice: AWS/EC2 sums seen directly are surer than a sum of volume series.
+                    confidence=0.8 if ctx.instance_io(instance.id) is not None else 0.65,
+                    dedup_key=make_dedup_key(BOUND_RULE, ctx.cluster_key, entity, dimension),
+                    sources=["domain.md §2.1-§2.2", "domain.md §3.2", "seed 000 (m5.2xlarge vs m5.4xlarge)"],
+                )
+            )
+    return out
+
+
+def evaluate_burst(ctx: Context) -> list[Finding]:
+    """Find burst-size instances whose EBS burst balance runs low, with a forecast of when it empties."""
+    out: list[Finding] = []
+    for instance in ctx.instances:
+        inst = ctx.instance_limits(instance.id)
+        rates = _instance_series(ctx, instance.id)
+        if inst is None or rates is None or not inst.bursts:
+            continue
+        iops, mibps = rates
+        for dimension, metric, bucket, observed, unit in (
+            ("throughput", "ec2.ebs_byte_balance", InstanceEbsBucket.for_throughput(inst), mibps, "MiB/s"),
+            ("iops", "ec2.ebs_io_balance", InstanceEbsBucket.for_iops(inst), iops, "IOPS"),
+        ):
+            bal = ctx.series("instance", instance.id, metric)
+            if bal is None or not bucket.bursts or np.all(np.isnan(bal)):
+                continue
+            low = float(np.nanmin(bal))
+            if low > LOW_BALANCE_PCT:  # §3.2 "consistently low balance": Headroom threshold 10%
+                continue
+            empty_mask = np.nan_to_num(bal, nan=100.0) <= 0.0
+            minutes_empty = float(np.count_nonzero(empty_mask)) * ctx.step_seconds / 60.0
+            draining = observed > bucket.baseline_rate
+            drain_demand = float(np.nanpercentile(observed[draining], 95)) if draining.any() else float("nan")
+            full_to_empty = bucket.seconds_to_empty(bucket.capacity, drain_demand) if draining.any() else None
+            full_bucket = []
+            if full_to_empty is not None:
+                full_bucket.append(
+                    f"at the drain-period demand (p95 {drain_demand:,.0f} {unit}) a full bucket lasts "
+                    f"{full_to_empty / 60:,.0f} min, then the instance falls back to its baseline "
+                    f"{bucket.baseline_rate:,.0f} {unit}"
+                )
+            fc = forecast_instance_burst(
+                bal,
+                observed,
+                instance_type=inst.name,
+                kind="byte" if dimension == "throughput" else "io",
+                step_seconds=ctx.step_seconds,
+                now=ctx.now,
+            )
+            need = demand_estimate(
+                float(np.nanpercentile(observed, 99)), float(np.nanmax(observed)), minutes_empty > 0
+            )
+            need_iops = (
+                need if dimension == "iops" else float(np.nanpercentile(iops, 99)) / TARGET_UTILISATION
+            )
+            need_mibps = (
+                need if dimension == "throughput" else float(np.nanpercentile(mibps, 99)) / TARGET_UTILISATION
+            )
+            need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
+            reason = (
+                f"{metric} fell to {low:.0f}% ({minutes_empty:,.0f} min at 0%); a size whose baseline clears "
+                f"{need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS does not depend on burst credits"
+            )
+            changes, impact, options = _upgrade(
+                ctx, instance.id, inst, need_iops, need_mibps, reason, float(np.nanpercentile(mibps, 99))
+            )
+            entity = ctx.entity_for_instance(instance.id)
+            out.append(
+                Finding(
+                    rule=BURST_RULE,
+                    severity="critical" if minutes_empty >= 30 else "warning",
+                    entity=entity,
+                    title=(
+                        f"{instance.id} ({inst.name}): {metric} fell to {low:.0f}%"
+                        + (
+                            f", {minutes_empty:,.0f} min at the {bucket.baseline_rate:,.0f} {unit} baseline"
+                            if minutes_empty
+                            else ""
+                        )
+                    ),
+                    evidence=window_evidence(
+                        ctx,
+                        condition=f"{metric} <= {LOW_BALANCE_PCT:g}% in the window",
+                        measures=[
+                            Measure(
+                                label=f"minimum {metric}",
+                                value=round(low, 1),
+                                unit="%",
+                                limit=LOW_BALANCE_PCT,
+                                limit_label="low-balance threshold",
+                                statistic="min",
+                                source="domain.md §3.2",
+                            ),
+                            Measure(
+                                label="time at 0%", value=round(minutes_empty, 1), unit="min", statistic="sum"
+                            ),
+                            Measure(
+                                label="drain-period demand p95",
+                                value=round(drain_demand, 1) if not np.isnan(drain_demand) else 0.0,
+                                unit=unit,
+                                limit=bucket.baseline_rate,
+                                limit_label="instance baseline",
+                                statistic="p95",
+                                source="domain.md §2.2",
+                            ),
+                        ],
+                        share_of_window=round(float(np.count_nonzero(empty_mask)) / max(len(bal), 1), 4),
+                        longest_run_minutes=None,
+                        corroboration=full_bucket,
+                        forecasts=fc.as_forecasts(metric),
+                        series=[
+                            SeriesRef(
+                                entity_kind="instance",
+                                entity_id=instance.id,
+                                metric=metric,
+                                reference_lines=[ReferenceLine(value=LOW_BALANCE_PCT, label="low", unit="%")],
+                            ),
+                            SeriesRef(
+                                entity_kind="instance",
+                                entity_id=instance.id,
+                                metric="derived.mibps"
+                                if dimension == "throughput"
+                                else "derived.counted_iops",
+                                reference_lines=[
+                                    ReferenceLine(
+                                        value=bucket.baseline_rate, label="instance baseline", unit=unit
+                                    )
+                                ],
+                            ),
+                        ],
+                    ),
+                    why=(
+                        f'{inst.name} is a burst size: it holds its maximum EBS performance "for 30 minutes at '
+                        'least once every 24 hours", then reverts to its baseline (domain.md §2.1). When the '
+                        "balance is spent, every volume on the instance is capped at the baseline together, and "
+                        "latency jumps for TiKV reads and raft writes."
+                    ),
+                    changes=changes,
+                    options=options,
+                    impact=impact,
+                    confidence=0.75,  # Headroom choice: the instance bucket is a model (physics.burst)
+                    dedup_key=make_dedup_key(BURST_RULE, ctx.cluster_key, entity, dimension),
+                    sources=["domain.md §2.1", "domain.md §3.2", "headroom.domain.physics.burst.InstanceEbsBucket"],
+                )
+            )
+    return out
+
+
+RULES = (
+    Rule(
+        id=BOUND_RULE,
+        family="aws-instance",
+        description=(
+            "The instance's EBS MiB/s or IOPS sit at its EBS-optimized limit while its volumes have headroom; "
+            "recommends the smallest larger size whose sustained limit clears the demand, with the price delta."
+        ),
+        evaluate=evaluate_bound,
+        aws_actions=("instance.type",),
+        supersedes=(BURST_RULE,),
+        sources=("domain.md §2.1-§2.2", "seed 000"),
+    ),
+    Rule(
+        id=BURST_RULE,
+        family="aws-instance",
+        description=(
+            "A burst-size instance's EBSIOBalance% / EBSByteBalance% drains; forecasts when it falls back to "
+            "baseline and recommends a size whose baseline clears the demand."
+        ),
+        evaluate=evaluate_burst,
+        aws_actions=("instance.type",),
+        sources=("domain.md §2.1", "domain.md §3.2"),
+    ),
+)

@@ -1,0 +1,299 @@
+"""Rule family: TiKV thread pools running hot relative to their configured size (`thread-pool-saturation`).
+
+For the scheduler, apply, raftstore and unified read pools, the pool's CPU (`tikv_thread_cpu_seconds_total` by
+thread name, in cores) is divided by the pool's *configured* size (effective config, else the version default),
+not compared with the fixed 1.6-core raftstore alert of tikv-alert-rules.yml: 1.6 cores is 80% of the default 2
+threads but only 20% of 8. The pool fires when that utilisation stays above PingCAP's band for 30 minutes or 5%
+of the window (`_common.pressure`); the pool's queue wait is shown next to it (propose wait has a PingCAP limit).
+The proposed size brings the p99 CPU back to the top of the band, one thread more at least, never more threads
+than the host has vCPUs minus one (template: the scheduler pool "should be less than total CPU cores").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from headroom.domain.advisor.context import Context, p95, p99, peak
+from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.advisor.rules._common import pct, pressure
+from headroom.domain.advisor.rules._tikv_helpers import config_int, evidence, finite, tikv_change
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.snapshot.schema import Node
+
+RULE_ID = "thread-pool-saturation"
+
+# tikv-alert-rules.yml TiKV_cpu_quota: "TiKV CPU usage is over 80% of CPU quota". Above it the host itself is
+# short of cores: more threads compete for the same CPUs.
+HOST_CPU_BUSY = 0.80
+# Headroom choice: a pool whose peak CPU is within 5% of its size is pinned: its real demand is hidden.
+PINNED = 0.95
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One TiKV thread pool: its CPU series, its size key and PingCAP's utilisation limit."""
+
+    name: str
+    label: str
+    cpu_metric: str
+    wait_metric: str
+    key: str
+    upper: float  # utilisation (CPU / pool size) above which the pool is saturated
+    source: str
+    wait_limit_s: float | None = None
+    wait_source: str | None = None
+
+
+SCHEDULER = Pool(
+    "scheduler",
+    "scheduler worker",
+    "tikv.thread_cpu.scheduler",
+    "tikv.wait.scheduler_latch",
+    "storage.scheduler-worker-pool-size",
+    0.75,  # domain.md §6 (tune-tikv-thread-performance): "keep utilization at 50-75%"
+    "domain.md §6 Thread pools: scheduler 50-75%",
+)
+APPLY = Pool(
+    "apply",
+    "apply",
+    "tikv.thread_cpu.apply",
+    "tikv.wait.apply",
+    "raftstore.apply-pool-size",
+    # tikv-alert-rules.yml TiKV_thread_apply_worker_cpu_seconds: an apply thread above 0.9 cores is "high";
+    # applied to the pool as 90% of apply-pool-size (domain.md §6 gives no apply band).
+    0.90,
+    "tikv-alert-rules.yml TiKV_thread_apply_worker_cpu_seconds (> 0.9 per thread)",
+)
+RAFTSTORE_WITH_WRITER = Pool(
+    "raftstore",
+    "raftstore",
+    "tikv.thread_cpu.raftstore",
+    "tikv.wait.propose",
+    "raftstore.store-pool-size",
+    0.85,  # domain.md §6 Massive-Regions: "Raft store CPU < raftstore.store-pool-size × 85%"
+    "domain.md §6 Massive-Regions best practices: raftstore CPU < 85% of store-pool-size",
+    0.100,  # domain.md §6 Massive-Regions: "Propose wait duration < 50-100 ms" (upper end)
+    "domain.md §6: propose wait < 50-100 ms",
+)
+RAFTSTORE_NO_WRITER = Pool(
+    "raftstore",
+    "raftstore",
+    "tikv.thread_cpu.raftstore",
+    "tikv.wait.propose",
+    "raftstore.store-pool-size",
+    0.60,  # domain.md §6: with store-io-pool-size = 0, "keep total Raftstore CPU < 60%"
+    "domain.md §6 Thread pools: raftstore < 60% when store-io-pool-size = 0",
+    0.100,  # domain.md §6 Massive-Regions: "Propose wait duration < 50-100 ms" (upper end)
+    "domain.md §6: propose wait < 50-100 ms",
+)
+UNIFIED_READ = Pool(
+    "unified-read-pool",
+    "unified read pool",
+    "tikv.thread_cpu.unified_read_pool",
+    "tikv.wait.unified_read_pool",
+    "readpool.unified.max-thread-count",
+    0.90,  # domain.md §6: UnifyReadPool "keep it at 60-90% of pool size"
+    "domain.md §6 Thread pools: unified read pool 60-90%",
+)
+
+
+def pools_for(store_io_pool_size: int | None) -> tuple[Pool, ...]:
+    """Return the pools checked on a node (the raftstore limit depends on whether StoreWriter is on)."""
+    raftstore = RAFTSTORE_NO_WRITER if store_io_pool_size == 0 else RAFTSTORE_WITH_WRITER
+    return (SCHEDULER, APPLY, raftstore, UNIFIED_READ)
+
+
+def max_threads(vcpus: int) -> int:
+    """Return the most threads one pool may get: one less than the host's vCPUs (template, at least 1)."""
+    return max(1, vcpus - 1)
+
+
+def proposed_size(current: int, p99_cores: float, upper: float, vcpus: int) -> int:
+    """Return the pool size that puts the p99 CPU at the band's top: at least one more, at most vCPUs − 1."""
+    need = max(math.ceil(p99_cores / upper - 1e-9), current + 1)
+    return min(need, max_threads(vcpus))
+
+
+def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
+    size = config_int(ctx, node, pool.key)
+    cpu = ctx.series("node", node.id, pool.cpu_metric)
+    if size is None or size <= 0 or cpu is None:
+        return None
+    p = pressure(cpu, float(size), ctx.step_seconds, pool.upper)
+    if not p.sustained:
+        return None
+    cpu_p95, cpu_p99, cpu_peak = p95(cpu), p99(cpu), peak(cpu)
+    entity = ctx.entity_for_node(node.id)
+    new_size = proposed_size(size, cpu_p99, pool.upper, node.vcpus)
+    wait = ctx.series("node", node.id, pool.wait_metric)
+    wait_p95 = p95(wait) if wait is not None else float("nan")
+    host_busy = ctx.series("node", node.id, "node.cpu_busy")
+    host_p95 = p95(host_busy) / node.vcpus if host_busy is not None else float("nan")
+    pinned = cpu_peak >= PINNED * size
+    corroboration: list[str] = []
+    notes: list[str] = []
+    if math.isfinite(wait_p95):
+        limit_text = (
+            f" (limit {pool.wait_limit_s * 1000:.0f} ms, {pool.wait_source})" if pool.wait_limit_s else ""
+        )
+        corroboration.append(
+            f"{pool.label} wait p99 at its p95 over the window: {wait_p95 * 1000:.1f} ms{limit_text}"
+        )
+    if pinned:
+        corroboration.append(
+            f"CPU peaked at {cpu_peak:.2f} of {size} cores: the pool is pinned and its real demand is higher"
+        )
+    host_short = math.isfinite(host_p95) and host_p95 >= HOST_CPU_BUSY
+    if host_short:
+        notes.append(
+            f"the host's CPUs are {pct(host_p95)} busy at p95 (over the 80% of tikv-alert-rules.yml TiKV_cpu_quota): "
+            "more threads compete for the same cores; a larger instance gives the pool real headroom"
+        )
+    wait_over = pool.wait_limit_s is not None and math.isfinite(wait_p95) and wait_p95 > pool.wait_limit_s
+    severity = "critical" if (pinned and wait_over) else "warning"
+    measures = [
+        Measure(
+            label=f"{pool.label} CPU / pool size, p95",
+            value=finite(cpu_p95 / size),
+            unit="ratio",
+            limit=pool.upper,
+            limit_label=f"{pct(pool.upper)} of {pool.key} = {size}",
+            statistic="p95",
+            source=pool.source,
+        ),
+        Measure(
+            label=f"{pool.label} CPU p99",
+            value=finite(cpu_p99),
+            unit="cores",
+            limit=float(size),
+            limit_label=pool.key,
+            statistic="p99",
+        ),
+        Measure(label="host vCPUs", value=float(node.vcpus), unit="cores"),
+    ]
+    if math.isfinite(wait_p95):
+        measures.append(
+            Measure(
+                label=f"{pool.label} wait p99 (window p95)",
+                value=wait_p95 * 1000,
+                unit="ms",
+                limit=pool.wait_limit_s * 1000 if pool.wait_limit_s else None,
+                limit_label=pool.wait_source,
+                statistic="p95",
+            )
+        )
+    changes = []
+    if new_size > size:
+        changes.append(
+            tikv_change(
+                ctx,
+                node,
+                pool.key,
+                new_size,
+                f"{pool.label} CPU p99 {cpu_p99:.2f} cores at {pct(pool.upper)} per thread needs "
+                f"{math.ceil(cpu_p99 / pool.upper - 1e-9)} threads; capped at {max_threads(node.vcpus)} "
+                f"({node.vcpus} vCPUs − 1)",
+            )
+        )
+    else:
+        notes.append(
+            f"{pool.key} is already {size}, the most this {node.vcpus}-vCPU host allows: the fix is more cores"
+        )
+    title = (
+        f"{node.id}: {pool.label} pool at {pct(cpu_p95 / size)} of its {size} threads (p95), above "
+        f"{pct(pool.upper)}"
+        + (f": raise {pool.key} to {new_size}" if changes else ": the host has no vCPU to spare")
+    )
+    series = [
+        SeriesRef(
+            entity_kind="node",
+            entity_id=node.id,
+            metric=pool.cpu_metric,
+            label=f"{pool.label} CPU (cores)",
+            reference_lines=[
+                ReferenceLine(value=float(size), label=f"{pool.key} = {size}", unit="cores"),
+                ReferenceLine(value=pool.upper * size, label=f"{pct(pool.upper)} of the pool", unit="cores"),
+            ],
+        ),
+        SeriesRef(
+            entity_kind="node", entity_id=node.id, metric=pool.wait_metric, label=f"{pool.label} wait p99"
+        ),
+    ]
+    return Finding(
+        rule=RULE_ID,
+        severity=severity,
+        entity=entity,
+        title=title,
+        evidence=evidence(
+            ctx,
+            f"{pool.label} CPU >= {pct(pool.upper)} of {pool.key} ({size}) for >= 30 min or >= 5% of the window",
+            measures,
+            series,
+            share=p.share,
+            longest_run_minutes=p.longest_run_minutes,
+            episodes=p.episodes,
+            threshold_pct=100 * pool.upper,
+            corroboration=corroboration,
+        ),
+        why=(
+            f"A TiKV thread pool queues work once its threads are busy: the {pool.label} pool's CPU, relative to "
+            f"its configured {size} threads, stays above {pct(pool.upper)} ({pool.source}), so requests wait for "
+            "a thread before they reach the disk or Raft. PingCAP's AWS best practice (seed 000) says the same for "
+            "cloud disks: with higher I/O latency, set larger pools for critical components and watch their wait "
+            "durations."
+        ),
+        changes=changes,
+        impact=Impact(
+            summary=(
+                f"{pool.label} utilisation at p99 from {pct(cpu_p99 / size)} to {pct(cpu_p99 / new_size)} "
+                f"of the pool"
+                if changes
+                else "no thread change possible on this host"
+            ),
+            metric=f"{pool.label} utilisation (p99 CPU / pool size)",
+            unit="ratio",
+            before=finite(cpu_p99 / size),
+            after=finite(cpu_p99 / new_size),
+            headroom_before_pct=finite(100 * (1 - cpu_p99 / size)),
+            headroom_after_pct=finite(100 * (1 - cpu_p99 / new_size)),
+            monthly_cost_delta_usd=0.0,
+        ),
+        confidence=0.5 if host_short else 0.75,
+        dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, pool.name),
+        sources=[pool.source, "seed 000 Thread pool size", "tikv-alert-rules.yml TiKV_cpu_quota"],
+        notes=notes,
+    )
+
+
+def evaluate(ctx: Context) -> list[Finding]:
+    """Return one finding per saturated pool per node."""
+    out: list[Finding] = []
+    for node in ctx.nodes:
+        writers = config_int(ctx, node, "raftstore.store-io-pool-size")
+        for pool in pools_for(writers):
+            finding = _finding(ctx, node, pool)
+            if finding is not None:
+                out.append(finding)
+    return out
+
+
+RULES = (
+    Rule(
+        id=RULE_ID,
+        family="tikv",
+        description=(
+            "Scheduler, apply, raftstore and unified read pools busy above PingCAP's band relative to their "
+            "configured size; propose a larger pool within the host's vCPUs."
+        ),
+        evaluate=evaluate,
+        tikv_keys=(
+            "storage.scheduler-worker-pool-size",
+            "raftstore.apply-pool-size",
+            "raftstore.store-pool-size",
+            "readpool.unified.max-thread-count",
+        ),
+        sources=("domain.md §6 Thread pools", "domain.md §6 Massive-Regions", "tikv-alert-rules.yml"),
+    ),
+)

@@ -1,0 +1,300 @@
+"""Volume ceiling rules: `volume-iops-ceiling` and `volume-throughput-ceiling`.
+
+A volume's counted IOPS (256 KiB accounting, domain.md §1.4) or MiB/s sits at >= 90% of its current ceiling
+(gp2: 3,000 burst while BurstBalance > 0, else the 3 IOPS/GiB baseline, §1.3; gp3/io1/io2: provisioned, §1.1)
+for a sustained share of the window (`_common`: >= 30 consecutive minutes or >= 5% of the window).
+Corroboration, where present: VolumeIOPSExceededCheck / VolumeThroughputExceededCheck = 1 (§3.1), latency up by
+>= 10 ms (seed 000: at the IOPS limit "latency experiences a dramatic penalty, often more than 10 ms"), queue
+length. Severity: critical when the exceeded check or the latency jump confirms demand is being clipped, else
+warning. Fixes (seed 000): gp3 IOPS/throughput increase, gp2 -> gp3, io2, RAID 0 stripe, ranked by cost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.engine import Rule
+from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.advisor.rules._common import window_evidence
+from headroom.domain.model import Measure, ReferenceLine, SeriesRef
+
+from ._common import (
+    AT_CEILING_FRACTION,
+    CONFIDENCE_BASE,
+    CONFIDENCE_EXCEEDED_CHECK,
+    CONFIDENCE_LATENCY,
+    LATENCY_JUMP_MS,
+    PINNED_RATIO,
+    TARGET_UTILISATION,
+    demand_estimate,
+    median_where,
+    pct,
+    pressure,
+    share_where,
+)
+from ._fixes import volume_options
+
+IOPS_RULE = "volume-iops-ceiling"
+THROUGHPUT_RULE = "volume-throughput-ceiling"
+GP2_FULL_THROUGHPUT_GIB = 334  # §1.3 / seed 000: gp2 needs >= 334 GiB to sustain 250 MiB/s
+# Share of the at-ceiling points where the exceeded check reads 1 for it to count as confirmation. Headroom
+# choice: most of them (the check is "consistently attempted to drive ... exceeds", §3.1).
+EXCEEDED_CONFIRMS_SHARE = 0.5
+
+WHY_IOPS = (
+    'EBS enforces the IOPS limit as a hard ceiling: below it latency is stable, at it "latency experiences a '
+    'dramatic penalty, often more than 10 ms" (PingCAP, seed 000). EBS counts I/O in 256 KiB chunks (domain.md '
+    "§1.4), so the ceiling is reached by counted, not issued, operations. TiKV's reads (block-cache misses) and "
+    "raft/WAL writes then queue behind the volume, raising read and commit latency."
+)
+WHY_THROUGHPUT = (
+    'The throughput limit is softer than the IOPS limit but "I/O latency grows proportionally to I/O throughput" '
+    "(PingCAP, seed 000); large compaction and scan I/O hit the MiB/s cap before the IOPS cap (domain.md §1.4). "
+    "Once compaction cannot keep up, pending compaction bytes grow and TiKV's flow control slows writes "
+    "(seed 002)."
+)
+
+
+def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
+    rule = IOPS_RULE if dimension == "iops" else THROUGHPUT_RULE
+    out: list[Finding] = []
+    for vol in ctx.volumes:
+        view = ctx.volume_io(vol.id)
+        lim = ctx.volume_limits(vol.id)
+        if view is None or lim is None or lim.media != "ssd":
+            continue
+        if dimension == "iops":
+            observed, ceiling = view.counted_iops, ctx.volume_iops_ceiling(vol.id)
+            unit, check_metric = "IOPS", "ebs.iops_exceeded_check"
+        else:
+            observed, ceiling = view.mibps, ctx.volume_mibps_ceiling(vol.id)
+            unit, check_metric = "MiB/s", "ebs.throughput_exceeded_check"
+        if ceiling is None:
+            continue
+        pr = pressure(observed, ceiling, ctx.step_seconds)
+        if not pr.sustained:
+            continue
+        exceeded = share_where(ctx.series("volume", vol.id, check_metric), pr.mask)
+        lat = (
+            view.read_latency_ms
+            if dimension == "iops"
+            else np.fmax(view.read_latency_ms, view.write_latency_ms)
+        )
+        lat_at = median_where(lat, pr.mask)
+        lat_off = median_where(lat, ~pr.mask)
+        jump = (lat_at - lat_off) if lat_at is not None and lat_off is not None else None
+        q_at = median_where(view.queue_length, pr.mask)
+        q_off = median_where(view.queue_length, ~pr.mask)
+        corroboration: list[str] = []
+        confirmed = False
+        if exceeded is not None:
+            name = "VolumeIOPSExceededCheck" if dimension == "iops" else "VolumeThroughputExceededCheck"
+            corroboration.append(f"{name} = 1 in {pct(exceeded)} of the at-ceiling minutes")
+            confirmed |= exceeded >= EXCEEDED_CONFIRMS_SHARE
+        if jump is not None:
+            corroboration.append(
+                f"median latency {lat_at:.1f} ms at the ceiling vs {lat_off:.1f} ms otherwise (+{jump:.1f} ms)"
+            )
+            confirmed |= jump >= LATENCY_JUMP_MS  # seed 000: "often more than 10 ms"
+        if q_at is not None and q_off is not None:
+            corroboration.append(
+                f"median VolumeQueueLength {q_at:.1f} at the ceiling vs {q_off:.1f} otherwise"
+            )
+        pinned = confirmed or pr.peak_ratio >= PINNED_RATIO
+        entity = ctx.entity_for_volume(vol.id)
+        node = ctx.node_of_volume(vol.id)
+        is_data = vol.role == "data"
+        p99_iops = float(np.nanpercentile(view.counted_iops, 99))
+        p99_mibps = float(np.nanpercentile(view.mibps, 99))
+        if dimension == "iops":
+            need_iops = demand_estimate(pr.p99, pr.peak, pinned)
+            need_mibps = p99_mibps / TARGET_UTILISATION
+        else:
+            need_iops = p99_iops / TARGET_UTILISATION
+            need_mibps = demand_estimate(pr.p99, pr.peak, pinned)
+        inst = ctx.instance_limits(vol.instance_id) if vol.instance_id else None
+        cap = (inst.baseline_iops, inst.baseline_throughput_mibps) if inst else None
+        reason = (
+            f"{unit} at >= {AT_CEILING_FRACTION:.0%} of the {pr.ceiling_min:,.0f} {unit} ceiling for "
+            f"{pct(pr.share)} of the window; size for {need_iops if dimension == 'iops' else need_mibps:,.0f} {unit}"
+        )
+        options = volume_options(
+            entity,
+            lim,
+            need_iops,
+            need_mibps,
+            data=is_data,
+            observed_iops_p99=p99_iops,
+            observed_mibps_p99=p99_mibps,
+            dimension=dimension,
+            reason=reason,
+            instance_cap=cap,
+        )
+        if not options:
+            continue
+        best = options[0]
+        notes: list[str] = []
+        if (
+            best.impact.after is not None
+            and best.impact.before is not None
+            and best.impact.after <= best.impact.before
+        ):
+            # The instance's sustained EBS limit binds below this volume's: a volume fix alone buys nothing.
+            confirmed = False
+            notes.append(
+                "the instance's sustained EBS limit is below this volume's ceiling: see the instance findings "
+                "(domain.md §2.2: the node gets the smaller of the two)"
+            )
+        small_gp2 = (
+            dimension == "throughput" and lim.volume_type == "gp2" and lim.size_gib < GP2_FULL_THROUGHPUT_GIB
+        )
+        ceiling_text = (
+            f"{pr.ceiling_min:,.0f}"
+            if pr.ceiling_min == pr.ceiling_max
+            else f"{pr.ceiling_min:,.0f}-{pr.ceiling_max:,.0f}"
+        )
+        title = (
+            f"{vol.id} ({vol.type} {vol.size_gib:g} GiB, {vol.role}"
+            f"{' of ' + node.id if node else ''}): {unit} at >= 90% of its {ceiling_text} {unit} ceiling "
+            f"for {pct(pr.share)} of the window"
+        )
+        if small_gp2:
+            title += f" (gp2 under {GP2_FULL_THROUGHPUT_GIB} GiB cannot sustain 250 MiB/s)"
+        measures = [
+            Measure(
+                label=f"p99 {'counted IOPS' if dimension == 'iops' else 'throughput'}",
+                value=round(pr.p99, 1),
+                unit=unit,
+                limit=pr.ceiling_min,
+                limit_label="current ceiling",
+                statistic="p99",
+                source="domain.md §1.1/§1.3" + (" (256 KiB accounting §1.4)" if dimension == "iops" else ""),
+            ),
+            Measure(
+                label="peak",
+                value=round(pr.peak, 1),
+                unit=unit,
+                limit=pr.ceiling_max,
+                limit_label="ceiling",
+                statistic="max",
+            ),
+            Measure(
+                label="share of window at >= 90% of ceiling",
+                value=round(pr.share, 4),
+                unit="fraction",
+                statistic="share",
+                source="threshold: domain.md §1.2",
+            ),
+        ]
+        if small_gp2:
+            sustained = lim.baseline_throughput_mibps
+            measures.append(
+                Measure(
+                    label="gp2 sustained throughput at this size",
+                    value=sustained,
+                    unit="MiB/s",
+                    limit=250.0,
+                    limit_label="gp2 maximum at >= 334 GiB",
+                    source="domain.md §1.3",
+                )
+            )
+        derived = "derived.counted_iops" if dimension == "iops" else "derived.mibps"
+        series = [
+            SeriesRef(
+                entity_kind="volume",
+                entity_id=vol.id,
+                metric=derived,
+                label="counted IOPS" if dimension == "iops" else "MiB/s",
+                reference_lines=[
+                    ReferenceLine(value=pr.ceiling_min, label="ceiling", unit=unit),
+                    ReferenceLine(
+                        value=pr.ceiling_min * AT_CEILING_FRACTION, label="90% of ceiling", unit=unit
+                    ),
+                ],
+            ),
+            SeriesRef(entity_kind="volume", entity_id=vol.id, metric=check_metric),
+            SeriesRef(entity_kind="volume", entity_id=vol.id, metric="derived.read_latency_ms"),
+            SeriesRef(entity_kind="volume", entity_id=vol.id, metric="ebs.queue_length"),
+        ]
+        if lim.volume_type == "gp2":
+            series.append(SeriesRef(entity_kind="volume", entity_id=vol.id, metric="ebs.burst_balance"))
+        confidence = CONFIDENCE_BASE + (
+            CONFIDENCE_EXCEEDED_CHECK if exceeded is not None and exceeded >= EXCEEDED_CONFIRMS_SHARE else 0.0
+        )
+        confidence += CONFIDENCE_LATENCY if jump is not None and jump >= LATENCY_JUMP_MS else 0.0
+        out.append(
+            Finding(
+                rule=rule,
+                severity="critical" if confirmed else "warning",
+                entity=entity,
+                title=title,
+                evidence=window_evidence(
+                    ctx,
+                    condition=(
+                        f"{'counted IOPS (256 KiB accounting)' if dimension == 'iops' else 'read + write MiB/s'} "
+                        f">= 90% of the current ceiling for >= 30 consecutive min or >= 5% of the window"
+                    ),
+                    measures=measures,
+                    threshold_pct=90.0,
+                    share_of_window=round(pr.share, 4),
+                    longest_run_minutes=pr.longest_run_minutes,
+                    episodes=pr.episodes,
+                    corroboration=corroboration,
+                    series=series,
+                ),
+                why=WHY_IOPS if dimension == "iops" else WHY_THROUGHPUT,
+                changes=best.changes,
+                options=options,
+                impact=best.impact,
+                confidence=round(min(confidence, 0.95), 2),
+                dedup_key=make_dedup_key(rule, ctx.cluster_key, entity),
+                notes=notes,
+                sources=[
+                    "domain.md §1.1-§1.4 (volume limits, gp2 bucket, 256 KiB accounting)",
+                    "domain.md §1.2 (90% of provisioned performance 99% of the time)",
+                    "domain.md §3.1 (VolumeIOPSExceededCheck / VolumeThroughputExceededCheck)",
+                    "domain.md §6 AWS deployment (gp3 4,000 IOPS / 400 MiB/s for TiKV)",
+                    "seed 000 PingCAP 'Best Practices for TiDB on AWS Cloud' (IOPS hard ceiling, RAID 0)",
+                ],
+            )
+        )
+    return out
+
+
+def evaluate_iops(ctx: Context) -> list[Finding]:
+    """Find volumes pinned at their IOPS ceiling."""
+    return _evaluate(ctx, "iops")
+
+
+def evaluate_throughput(ctx: Context) -> list[Finding]:
+    """Find volumes pinned at their throughput ceiling."""
+    return _evaluate(ctx, "throughput")
+
+
+_AWS = ("volume.type", "volume.iops", "volume.throughput", "volume.size", "volume.raid0-stripes")
+
+RULES = (
+    Rule(
+        id=IOPS_RULE,
+        family="aws-volume",
+        description=(
+            "A volume's counted IOPS (256 KiB accounting) sit at >= 90% of its current ceiling (gp2 burst or "
+            "baseline, provisioned otherwise) for a sustained share of the window; fixes ranked by cost."
+        ),
+        evaluate=evaluate_iops,
+        aws_actions=_AWS,
+        sources=("domain.md §1.1-§1.4", "domain.md §3.1", "domain.md §6", "seed 000"),
+    ),
+    Rule(
+        id=THROUGHPUT_RULE,
+        family="aws-volume",
+        description=(
+            "A volume's MiB/s sit at >= 90% of its throughput ceiling for a sustained share of the window "
+            "(including gp2 under 334 GiB, which cannot sustain 250 MiB/s); fixes ranked by cost."
+        ),
+        evaluate=evaluate_throughput,
+        aws_actions=_AWS,
+        sources=("domain.md §1.1-§1.4", "domain.md §3.1", "seed 000"),
+    ),
+)

@@ -1,0 +1,324 @@
+"""What-if: apply proposed changes to a snapshot's inventory and config, re-derive ceilings, advise again.
+
+API (pure):
+    parse_changes(document) -> list[ProposedChange]
+        accepts {"changes": [...]}, a bare list of changes, or a findings document ({"findings": [...]}: every
+        finding's `changes`, each inheriting its finding's entity)
+    apply_changes(snapshot, changes) -> Snapshot
+        aws `volume.type|iops|throughput|size` edit the volume; `instance.type` edits the instance and its
+        nodes (vCPUs and memory from the catalog); tikv keys set the dotted key in the node's config (every node
+        when the change names none). Series that describe the *old* configuration are dropped for the changed
+        entities: BurstBalance and the Exceeded checks of a modified volume, EBSIOBalance% / EBSByteBalance% of
+        a re-typed instance. Observed I/O stays as it was: demand that was clipped at the old ceiling is still
+        shown at that level (a lower bound of what the new configuration will see).
+    ceilings_report(snapshot) -> list[CeilingRow]     per volume and instance: ceiling, p99, headroom %
+    what_if(snapshot, changes, *, now=None) -> WhatIf  findings and ceilings before and after
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.engine import advise
+from headroom.domain.advisor.finding import EntityRef, Finding, ProposedChange
+from headroom.domain.catalog import CatalogError, instance_limits, volume_limits
+from headroom.domain.snapshot.schema import Instance, Node, Snapshot, Volume, config_set
+
+VOLUME_KEYS = {
+    "volume.type": "type",
+    "volume.iops": "iops",
+    "volume.throughput": "throughput_mibps",
+    "volume.size": "size_gib",
+}
+_STALE_VOLUME_SERIES = {"ebs.burst_balance", "ebs.iops_exceeded_check", "ebs.throughput_exceeded_check"}
+_STALE_INSTANCE_SERIES = {"ec2.ebs_io_balance", "ec2.ebs_byte_balance"}
+
+
+class WhatIfError(ValueError):
+    """A change that cannot be applied (unknown key, entity or value)."""
+
+
+def _entity(raw: Any) -> EntityRef | None:
+    if raw is None:
+        return None
+    if isinstance(raw, EntityRef):
+        return raw
+    if isinstance(raw, dict):
+        return EntityRef.model_validate(raw)
+    raise WhatIfError(f"entity must be an object, got {raw!r}")
+
+
+def parse_changes(document: Any) -> list[ProposedChange]:
+    """Read changes from {"changes": [...]}, a list, or a findings document."""
+    if isinstance(document, dict) and isinstance(document.get("findings"), list):
+        out: list[ProposedChange] = []
+        for f in document["findings"]:
+            ent = f.get("entity")
+            for c in f.get("changes", []) or []:
+                out.append(_one({**c, "entity": c.get("entity") or ent}))
+        return out
+    items = document.get("changes") if isinstance(document, dict) else document
+    if not isinstance(items, list):
+        raise WhatIfError('expected {"changes": [...]}, a list of changes, or {"findings": [...]}')
+    return [_one(c) for c in items]
+
+
+def _one(raw: Any) -> ProposedChange:
+    if isinstance(raw, ProposedChange):
+        return raw
+    if not isinstance(raw, dict):
+        raise WhatIfError(f"a change must be an object, got {raw!r}")
+    try:
+        return ProposedChange(
+            target=raw["target"],
+            key=raw["key"],
+            proposed=raw["proposed"],
+            current=raw.get("current"),
+            online=raw.get("online"),
+            reason=str(raw.get("reason", "") or ""),
+            entity=_entity(raw.get("entity")),
+        )
+    except (KeyError, ValueError) as exc:
+        raise WhatIfError(f"bad change {raw!r}: {exc}") from None
+
+
+def _target_volume(change: ProposedChange, volumes: dict[str, Volume]) -> str:
+    ent = change.entity
+    vid = ent.volume_id or (ent.id if ent and ent.kind == "volume" else None) if ent else None
+    if vid is None or vid not in volumes:
+        raise WhatIfError(f"{change.key}: needs the id of a volume in the snapshot, got {vid!r}")
+    return vid
+
+
+def _target_instance(change: ProposedChange, instances: dict[str, Instance]) -> str:
+    ent = change.entity
+    iid = ent.instance_id or (ent.id if ent and ent.kind == "instance" else None) if ent else None
+    if iid is None or iid not in instances:
+        raise WhatIfError(f"{change.key}: needs the id of an instance in the snapshot, got {iid!r}")
+    return iid
+
+
+def _coerce(key: str, value: Any) -> Any:
+    if key == "volume.type":
+        return str(value)
+    if key == "volume.iops":
+        return int(value)
+    return float(value)
+
+
+def apply_changes(snapshot: Snapshot, changes: Sequence[ProposedChange]) -> Snapshot:
+    """Return the snapshot as it would be with the changes applied (inventory and config only)."""
+    volumes = {v.id: v for v in snapshot.volumes}
+    instances = {i.id: i for i in snapshot.instances}
+    nodes = {n.id: n for n in snapshot.nodes}
+    touched_volumes: set[str] = set()
+    touched_instances: set[str] = set()
+    for change in changes:
+        if change.target == "aws" and change.key in VOLUME_KEYS:
+            vid = _target_volume(change, volumes)
+            try:
+                value = _coerce(change.key, change.proposed)
+            except (TypeError, ValueError):
+                raise WhatIfError(f"{change.key}: bad value {change.proposed!r}") from None
+            update: dict[str, Any] = {VOLUME_KEYS[change.key]: value}
+            if change.key == "volume.type" and value not in ("gp3", "io1", "io2"):
+                update.update(iops=None, throughput_mibps=None)
+            if change.key == "volume.type" and value != "gp3":
+                update["throughput_mibps"] = None
+            volumes[vid] = volumes[vid].model_copy(update=update)
+            touched_volumes.add(vid)
+        elif change.target == "aws" and change.key == "instance.type":
+            iid = _target_instance(change, instances)
+            try:
+                lim = instance_limits(str(change.proposed))
+            except CatalogError as exc:
+                raise WhatIfError(f"instance.type: {exc}") from None
+            inst = instances[iid]
+            instances[iid] = inst.model_copy(
+                update={
+                    "type": lim.name,
+                    "vcpus": lim.vcpus or inst.vcpus,
+                    "memory_gib": lim.memory_gib or inst.memory_gib,
+                }
+            )
+            for nid, n in nodes.items():
+                if n.instance_id == iid:
+                    nodes[nid] = n.model_copy(
+                        update={
+                            "instance_type": lim.name,
+                            "vcpus": lim.vcpus or n.vcpus,
+                            "memory_gib": lim.memory_gib or n.memory_gib,
+                        }
+                    )
+            touched_instances.add(iid)
+        elif change.target == "tikv":
+            ent = change.entity
+            wanted = (
+                [ent.node or ent.id] if ent is not None and (ent.node or ent.kind == "node") else list(nodes)
+            )
+            for nid in wanted:
+                if nid not in nodes:
+                    matches = [k for k, n in nodes.items() if n.status_address == nid or n.address == nid]
+                    if not matches:
+                        raise WhatIfError(f"{change.key}: no node {nid!r} in the snapshot")
+                    nid = matches[0]
+                n = nodes[nid]
+                nodes[nid] = n.model_copy(
+                    update={"config": config_set(n.config, change.key, change.proposed)}
+                )
+        else:
+            raise WhatIfError(f"cannot apply {change.target} change {change.key!r}")
+    for vid in sorted(touched_volumes):  # the new configuration must be one AWS accepts (catalog rules)
+        v = Volume.model_validate(volumes[vid].model_dump())
+        try:
+            vlim = volume_limits(
+                v.type,
+                v.size_gib,
+                v.iops if v.type in ("gp3", "io1", "io2") else None,
+                v.throughput_mibps if v.type == "gp3" else None,
+            )
+        except CatalogError as exc:
+            raise WhatIfError(f"volume {vid}: {exc}") from None
+        if not vlim.valid:
+            raise WhatIfError(f"volume {vid}: {'; '.join(vlim.problems)}")
+    series = [
+        s
+        for s in snapshot.series
+        if not (
+            s.entity.kind == "volume" and s.entity.id in touched_volumes and s.metric in _STALE_VOLUME_SERIES
+        )
+        and not (
+            s.entity.kind == "instance"
+            and s.entity.id in touched_instances
+            and s.metric in _STALE_INSTANCE_SERIES
+        )
+    ]
+    return snapshot.model_copy(
+        update={
+            "volumes": [volumes[v.id] for v in snapshot.volumes],
+            "instances": [instances[i.id] for i in snapshot.instances],
+            "nodes": [Node.model_validate(nodes[n.id].model_dump()) for n in snapshot.nodes],
+            "series": series,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class CeilingRow:
+    """One entity's sustained ceiling and observed p99 in one dimension."""
+
+    entity_kind: str
+    entity_id: str
+    dimension: str  # "iops" | "throughput"
+    unit: str
+    ceiling: float
+    p99: float
+    headroom_pct: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return {
+            "entity": {"kind": self.entity_kind, "id": self.entity_id},
+            "dimension": self.dimension,
+            "unit": self.unit,
+            "ceiling": round(self.ceiling, 2),
+            "p99": round(self.p99, 2),
+            "headroom_pct": None if self.headroom_pct is None else round(self.headroom_pct, 1),
+        }
+
+
+def _row(
+    kind: str, eid: str, dim: str, unit: str, ceiling: float, values: np.ndarray[Any, Any]
+) -> CeilingRow:
+    finite = values[~np.isnan(values)]
+    p99 = float(np.percentile(finite, 99)) if finite.size else 0.0
+    return CeilingRow(
+        kind, eid, dim, unit, ceiling, p99, 100.0 * (1 - p99 / ceiling) if ceiling > 0 else None
+    )
+
+
+def ceilings_report(snapshot: Snapshot) -> list[CeilingRow]:
+    """Return every volume's and instance's sustained ceilings next to the observed p99."""
+    ctx = Context(snapshot)
+    rows: list[CeilingRow] = []
+    for vol in ctx.volumes:
+        lim, view = ctx.volume_limits(vol.id), ctx.volume_io(vol.id)
+        if lim is None or view is None:
+            continue
+        rows.append(_row("volume", vol.id, "iops", "IOPS", lim.baseline_iops, view.counted_iops))
+        rows.append(_row("volume", vol.id, "throughput", "MiB/s", lim.baseline_throughput_mibps, view.mibps))
+    for inst in ctx.instances:
+        ceil = ctx.node_ceilings(inst.id)
+        view = ctx.instance_io(inst.id)
+        if ceil is None or view is None:
+            continue
+        rows.append(
+            _row("instance", inst.id, "iops", "IOPS", ceil.sustained_iops.effective, view.counted_iops)
+        )
+        rows.append(
+            _row(
+                "instance",
+                inst.id,
+                "throughput",
+                "MiB/s",
+                ceil.sustained_throughput_mibps.effective,
+                view.mibps,
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """Findings and ceilings before and after a set of changes."""
+
+    changes: list[ProposedChange]
+    snapshot_after: Snapshot
+    findings_before: list[Finding]
+    findings_after: list[Finding]
+    ceilings_before: list[CeilingRow]
+    ceilings_after: list[CeilingRow]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON shape `headroom advise --what-if` prints under "what_if"."""
+        before = {f.dedup_key for f in self.findings_before}
+        after = {f.dedup_key for f in self.findings_after}
+        after_rows = {(r.entity_kind, r.entity_id, r.dimension): r for r in self.ceilings_after}
+        ceilings = []
+        for r in self.ceilings_before:
+            a = after_rows.get((r.entity_kind, r.entity_id, r.dimension))
+            if a is None or (a.ceiling == r.ceiling):
+                continue
+            ceilings.append(
+                {
+                    **r.to_dict(),
+                    "ceiling_after": round(a.ceiling, 2),
+                    "headroom_after_pct": None if a.headroom_pct is None else round(a.headroom_pct, 1),
+                }
+            )
+        return {
+            "changes": [c.model_dump(mode="json") for c in self.changes],
+            "ceilings": ceilings,
+            "resolved": sorted(before - after),
+            "remaining": sorted(before & after),
+            "new": sorted(after - before),
+        }
+
+
+def what_if(snapshot: Snapshot, changes: Sequence[ProposedChange], *, now: datetime | None = None) -> WhatIf:
+    """Apply changes, then return findings and ceilings before and after."""
+    after = apply_changes(snapshot, changes)
+    return WhatIf(
+        changes=list(changes),
+        snapshot_after=after,
+        findings_before=advise(snapshot, now=now),
+        findings_after=advise(after, now=now),
+        ceilings_before=ceilings_report(snapshot),
+        ceilings_after=ceilings_report(after),
+    )

@@ -1,0 +1,513 @@
+"""Burst-bucket forecasts (pure): when a credit bucket empties at the recent demand, what remains, refill.
+
+Inputs are the CloudWatch balance series and the demand the bucket sees, both at one step, the last sample
+taken at `now` (time is a parameter; nothing here reads a clock). The two arrays may differ in length (e.g.
+only the latest balance is known); both are read backwards from `now`.
+
+- gp2: `BurstBalance` (%) and the counted IOPS of the volume (256 KiB units, `headroom.domain.snapshot.views`).
+- st1/sc1: `BurstBalance` (%) and the volume's MiB/s.
+- instance EBS burst: `EBSIOBalance%` with the instance's IOPS, or `EBSByteBalance%` with its MiB/s
+  (domain.md §2.1, §3.2).
+
+The bucket maths (capacity, baseline, burst rate, time to empty, refill) is `headroom.domain.physics.burst`; this
+module only chooses the demand to feed it and reads the balance series:
+
+1. Balance now = the last finite balance sample (CloudWatch sends none while a volume is idle, §3.1; with no
+   sample at all we assume a full bucket, as a new or idle volume has, and say so in `notes`).
+2. Demand. The bucket is stepped (`CreditBucket.step`) along a projected demand until it empties:
+   - with at least a day plus the recent window of history: yesterday's demand at the same time of day,
+     shifted by (recent mean − yesterday's mean over the same window); where yesterday's bucket was empty the
+     served figure is the baseline, not the demand, so those samples take the trend below;
+   - otherwise the Theil-Sen trend of the recent window (default the last hour), extrapolated: a diurnal
+     ramp is still climbing when the balance starts to fall, so the recent mean alone says "later".
+   The band is the earliest / latest of: the point, the trend, and the constant p90 / p50 demand of the
+   recent window, each by `seconds_to_empty = balance / (demand - baseline)` (domain.md §1.3 "Burst
+   duration"; seed 004: 500 GiB at 100 % and 3,000 IOPS -> 3,600 s). `demand` is the recent mean.
+   Backtest on the simulator (bench/README.md): gp2 mean absolute error 20 % (7/9 inside the band),
+   instance EBS byte bucket 6 % (9/9).
+3. Cross-check: a Theil-Sen slope of the balance over the same window (points strictly between 0 and 100 %,
+   where the bucket is neither full nor empty) gives an observed drain and its own time to empty; the band is
+   widened to include it, and `slope_agrees` says whether it fell inside the physics band. The instance
+   bucket is a model (capacity = 30 min × (maximum − baseline), see `headroom.domain.physics.burst`), so the
+   observed slope is the check on it.
+4. After the bucket empties the volume serves at most its baseline: `fallback_iops` / `fallback_mibps` from
+   the catalog (gp2: 3 IOPS/GiB, §1.3).
+5. Refill: from empty (or from the current balance if it does not empty) at the off-peak demand (default
+   p10 of the last 24 h), `(capacity − balance) / (baseline − demand)` (§1.3 "Refill time from empty =
+   5.4e6 / baseline" at zero demand).
+
+Public API (all return `BurstForecast`):
+
+    forecast_gp2_burst(balance_pct, demand_iops, *, size_gib, step_seconds, now, ...)
+    forecast_hdd_burst(balance_pct, demand_mibps, *, volume_type, size_gib, step_seconds, now, ...)
+    forecast_instance_burst(balance_pct, demand, *, instance_type, kind="io"|"byte", step_seconds, now, ...)
+    forecast_bucket(bucket, balance_pct, demand, *, step_seconds, now, fallback_iops, fallback_mibps, ...)
+    BurstForecast.as_forecasts(label=None) -> [headroom.domain.model.Forecast]: burst_empty (+ refill), as a
+        finding's evidence carries them
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from headroom.domain.catalog import instance_limits, volume_limits
+from headroom.domain.model import Forecast
+from headroom.domain.physics.burst import CreditBucket, Gp2Bucket, HddThroughputBucket, InstanceEbsBucket
+
+Array = NDArray[np.float64]
+
+RECENT_SECONDS = 3600.0  # demand window for the time-to-empty estimate
+OFF_PEAK_HISTORY_SECONDS = 24 * 3600.0  # look-back for the off-peak (refill) demand: one diurnal cycle
+BAND_LOW_PERCENTILE = 50.0  # demand for the latest empty time
+BAND_HIGH_PERCENTILE = 90.0  # demand for the earliest empty time
+OFF_PEAK_PERCENTILE = 10.0
+MIN_SLOPE_POINTS = 3
+# The slope "agrees" within 25 % of the band edges: balances arrive rounded (whole percent on Nitro, §3.2),
+# so an hour's slope carries a few percent of resolution error, and demand is sampled, not integrated.
+SLOPE_TOLERANCE = 0.25
+MAX_PATH_POINTS = 721
+MIN_HORIZON_SECONDS = 3600.0
+MAX_HORIZON_SECONDS = 48 * 3600.0
+PROFILE_SECONDS = 86400.0  # the demand profile looks one diurnal cycle back
+SOURCE = "headroom.domain.forecast.burst"
+REFILL_METHOD = (
+    f"physics: (capacity - balance) / (baseline - demand) at the off-peak demand (p{OFF_PEAK_PERCENTILE:g} of the "
+    f"last {OFF_PEAK_HISTORY_SECONDS / 3600:g} h), from empty, or from the balance now when it does not empty"
+)
+
+
+@dataclass(frozen=True)
+class BalancePath:
+    """A projected balance to chart: timestamps and percent at the point, low and high demand."""
+
+    timestamps: tuple[datetime, ...]
+    percent: tuple[float, ...]  # at the point demand
+    percent_low_demand: tuple[float, ...]  # at the band's low demand (upper edge of the shaded band)
+    percent_high_demand: tuple[float, ...]  # at the band's high demand (lower edge)
+
+
+@dataclass(frozen=True)
+class BurstForecast:
+    """When a credit bucket empties at the recent demand, what it serves after, and how long refill takes.
+
+    Seconds are from `now`; None means "never at that demand" (demand at or below the baseline, or a bucket
+    that does not burst). `seconds_to_empty_low` is the earliest (high demand), `_high` the latest (low
+    demand; None when the low demand never empties it). Rates are in `unit` (IOPS or MiB/s).
+    """
+
+    kind: str  # gp2 | st1 | sc1 | instance-io | instance-byte
+    unit: str
+    bursts: bool
+    now: datetime
+    balance_percent: float
+    baseline: float
+    burst_rate: float
+    demand: float  # point demand (recent mean)
+    demand_low: float
+    demand_high: float
+    seconds_to_empty: float | None
+    seconds_to_empty_low: float | None
+    seconds_to_empty_high: float | None
+    empties_at: datetime | None
+    empties_at_earliest: datetime | None
+    empties_at_latest: datetime | None
+    slope_percent_per_hour: float | None  # observed Theil-Sen slope of the balance (negative = draining)
+    slope_seconds_to_empty: float | None  # time to empty implied by that slope
+    slope_agrees: bool | None  # whether the slope's estimate fell inside the physics band (None: no slope)
+    fallback_iops: float | None  # what the volume/instance serves once empty
+    fallback_mibps: float | None
+    off_peak_demand: float
+    refill_seconds: float | None  # at off-peak demand, from empty (or from now if it does not empty)
+    method: str
+    path: BalancePath
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def empty_now(self) -> bool:
+        """Whether the bucket is already empty."""
+        return self.seconds_to_empty == 0.0
+
+    def as_forecasts(self, label: str | None = None) -> list[Forecast]:
+        """Return what a finding's evidence carries: when the bucket empties and, when known, the refill."""
+        out = [
+            Forecast(
+                kind="burst_empty",
+                label=label,
+                within_seconds=self.seconds_to_empty,
+                at=self.empties_at,
+                earliest=self.empties_at_earliest,
+                latest=self.empties_at_latest,
+                value=self.baseline,
+                unit=self.unit,
+                demand=self.demand,
+                balance_pct=self.balance_percent,
+                method=self.method,
+                source=SOURCE,
+            )
+        ]
+        if self.refill_seconds is not None:
+            out.append(
+                Forecast(
+                    kind="refill",
+                    label=label,
+                    within_seconds=self.refill_seconds,
+                    unit=self.unit,
+                    demand=self.off_peak_demand,
+                    method=REFILL_METHOD,
+                    source=SOURCE,
+                )
+            )
+        return out
+
+
+def _as_array(values: ArrayLike, name: str) -> Array:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional")
+    return arr
+
+
+def _window(values: Array, step_seconds: float, seconds: float) -> Array:
+    n = max(1, int(round(seconds / step_seconds)))
+    return values[-n:]
+
+
+def _finite(values: Array) -> Array:
+    return values[np.isfinite(values)]
+
+
+def theil_sen_slope(t: Array, y: Array) -> float | None:
+    """Return the median of pairwise slopes (Theil-Sen) of y over t, or None with fewer than two points."""
+    if len(t) < 2:
+        return None
+    i, j = np.triu_indices(len(t), k=1)
+    dt = t[j] - t[i]
+    ok = dt != 0
+    if not ok.any():
+        return None
+    return float(np.median((y[j] - y[i])[ok] / dt[ok]))
+
+
+def _min_none(a: float | None, b: float | None) -> float | None:
+    """Min where None means infinity (never)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+def _max_none(a: float | None, b: float | None) -> float | None:
+    """Max where None means infinity (never)."""
+    if a is None or b is None:
+        return None
+    return max(a, b)
+
+
+def _at(now: datetime, seconds: float | None) -> datetime | None:
+    return None if seconds is None else now + timedelta(seconds=seconds)
+
+
+def _trajectory(
+    bucket: CreditBucket, balance: float, demands: Array, dt: float, *, stop_when_empty: bool = False
+) -> tuple[Array, float | None]:
+    """Step the bucket through `demands` (one per `dt`); return (balance % after each step, seconds to empty)."""
+    out = np.zeros(len(demands))  # after an early stop the rest stays 0 (empty)
+    b = balance
+    empty_at: float | None = 0.0 if balance <= 0 else None
+    for k, d in enumerate(demands.tolist()):
+        before = b
+        b, _served = bucket.step(b, d, dt)
+        if empty_at is None and b <= 0.0:
+            # exact time inside the step: the drain is constant over it (headroom.domain.physics.burst.step)
+            drain = min(d, bucket.burst_rate) - bucket.baseline_rate
+            empty_at = k * dt + (before / drain if drain > 0 else dt)
+            if stop_when_empty:
+                break
+        out[k] = bucket.percent(b)
+    return out, empty_at
+
+
+def _trend_demand(recent: Array, step_seconds: float, steps: int) -> Array:
+    """Extrapolate the recent demand's Theil-Sen line `steps` ahead (>= 0); flat when it cannot be fitted."""
+    stride = max(1, len(recent) // 120)  # Theil-Sen is O(n²): 120 points are plenty for one line
+    t = np.arange(len(recent), dtype=np.float64)[::stride] * step_seconds
+    y = recent[::stride]
+    slope = theil_sen_slope(t, y) or 0.0
+    intercept = float(np.median(y - slope * t))
+    ahead = (len(recent) - 1 + np.arange(1, steps + 1, dtype=np.float64)) * step_seconds
+    return np.asarray(np.maximum(intercept + slope * ahead, 0.0), dtype=np.float64)
+
+
+def _daily_profile(
+    demand: Array, balance: Array, step_seconds: float, recent_seconds: float, steps: int, fill: Array
+) -> Array | None:
+    """Demand for the next `steps`: the same time yesterday, shifted by (recent mean − yesterday's mean then).
+
+    An additive shift keeps "more demand never empties later" true (a scaled or raised demand history gives a
+    scaled or raised profile). Samples when yesterday's bucket was empty (served = baseline, not demand) or
+    missing take `fill` (the recent trend). None without a day plus the recent window of history.
+    """
+    day = int(round(86400.0 / step_seconds))
+    n_recent = max(1, int(round(recent_seconds / step_seconds)))
+    if len(demand) < day + n_recent or steps > day:
+        return None
+    recent = demand[-n_recent:]
+    then = demand[len(demand) - day - n_recent : len(demand) - day]
+    if not (np.isfinite(recent).any() and np.isfinite(then).any()):
+        return None
+    shift = float(np.nanmean(recent)) - float(np.nanmean(then))
+    ahead = demand[len(demand) - day : len(demand) - day + steps].copy()
+    if len(balance) == len(demand):
+        # while yesterday's bucket was empty the served demand was clipped to the baseline: not the demand
+        was_empty = balance[len(demand) - day : len(demand) - day + steps] <= 0.0
+        ahead[was_empty] = np.nan
+    missing = ~np.isfinite(ahead)
+    ahead[missing] = fill[: len(ahead)][missing] - shift
+    return np.asarray(np.maximum(ahead + shift, 0.0), dtype=np.float64)
+
+
+def forecast_bucket(
+    bucket: CreditBucket,
+    balance_pct: ArrayLike,
+    demand: ArrayLike,
+    *,
+    step_seconds: float,
+    now: datetime,
+    fallback_iops: float | None,
+    fallback_mibps: float | None,
+    recent_seconds: float = RECENT_SECONDS,
+    off_peak_history_seconds: float = OFF_PEAK_HISTORY_SECONDS,
+    horizon_seconds: float | None = None,
+) -> BurstForecast:
+    """Forecast any credit bucket from its balance (%) and demand series (same step, last sample at `now`)."""
+    if step_seconds <= 0:
+        raise ValueError("step_seconds must be positive")
+    if now.tzinfo is None:
+        raise ValueError("now must carry a time zone")
+    bal = _as_array(balance_pct, "balance_pct")
+    dem = _as_array(demand, "demand")
+    if len(dem) == 0:
+        raise ValueError("demand is empty")
+    notes: list[str] = []
+
+    finite_bal = _finite(bal)
+    if len(finite_bal):
+        balance_percent = float(np.clip(finite_bal[-1], 0.0, 100.0))
+    else:
+        balance_percent = 100.0
+        notes.append("no balance sample: assumed a full bucket (CloudWatch sends none while idle, §3.1)")
+    balance = bucket.credits_from_percent(balance_percent)
+
+    recent = _finite(_window(dem, step_seconds, recent_seconds))
+    if len(recent) == 0:
+        raise ValueError("demand has no finite value in the recent window")
+    recent = np.maximum(recent, 0.0)
+    point = float(np.mean(recent))
+    low = min(float(np.percentile(recent, BAND_LOW_PERCENTILE)), point)
+    high = max(float(np.percentile(recent, BAND_HIGH_PERCENTILE)), point)
+    history = _finite(_window(dem, step_seconds, off_peak_history_seconds))
+    off_peak = max(float(np.percentile(history, OFF_PEAK_PERCENTILE)), 0.0)
+
+    # Observed slope of the balance over the recent window, where the bucket is neither full nor empty.
+    rb = _window(bal, step_seconds, recent_seconds)
+    t = np.arange(len(rb), dtype=np.float64) * step_seconds
+    inside = np.isfinite(rb) & (rb > 0.0) & (rb < 100.0)
+    slope_pct_s: float | None = None
+    if int(inside.sum()) >= MIN_SLOPE_POINTS:
+        slope_pct_s = theil_sen_slope(t[inside], rb[inside])
+    slope_stte: float | None = None
+    if slope_pct_s is not None and slope_pct_s < 0 and balance_percent > 0:
+        slope_stte = balance_percent / -slope_pct_s
+
+    # With a day of history, project the demand as it ran at the same time yesterday (shifted to today's
+    # level): a diurnal ramp is still climbing when the balance starts to fall, so the recent mean alone would
+    # say "later" than it will be.
+    day_steps = int(round(PROFILE_SECONDS / step_seconds))
+    trend = _trend_demand(recent, step_seconds, day_steps)
+    profile = None
+    if bucket.bursts and balance > 0:
+        profile = _daily_profile(dem, bal, step_seconds, recent_seconds, day_steps, trend)
+    point_demands_fine = trend
+
+    if not bucket.bursts:
+        method = "no-burst: the bucket does not burst (baseline >= burst), nothing to empty"
+        stte = s_low = s_high = None
+        slope_agrees: bool | None = None
+    elif balance <= 0.0:
+        method = "empty: the balance is 0 %, the bucket serves its baseline now"
+        stte = s_low = s_high = 0.0
+        slope_agrees = None
+    else:
+        window = f"the last {recent_seconds / 60:g} min"
+        s_low = bucket.seconds_to_empty(balance, high)
+        s_high = bucket.seconds_to_empty(balance, low)
+        _, stte = _trajectory(bucket, balance, trend, float(step_seconds), stop_when_empty=True)
+        s_low = _min_none(s_low, stte)
+        s_high = _max_none(s_high, stte)
+        method = (
+            f"physics: {bucket.kind} bucket (headroom.domain.physics.burst) stepped along the Theil-Sen trend of the "
+            f"demand over {window} (None: not within a day)"
+        )
+        if profile is not None:
+            _, stte = _trajectory(bucket, balance, profile, float(step_seconds), stop_when_empty=True)
+            point_demands_fine = profile
+            s_low = _min_none(s_low, stte)
+            s_high = _max_none(s_high, stte)
+            method = (
+                f"physics: {bucket.kind} bucket (headroom.domain.physics.burst) stepped along yesterday's demand at "
+                f"the same time, shifted to {window} (None: not within a day)"
+            )
+        method += (
+            f"; band: that, the demand trend over {window}, and its constant p{BAND_LOW_PERCENTILE:g} / "
+            f"p{BAND_HIGH_PERCENTILE:g}"
+        )
+        slope_agrees = None
+        if slope_pct_s is not None:
+            lo = s_low if s_low is not None else math.inf
+            hi = s_high if s_high is not None else math.inf
+            est = slope_stte if slope_stte is not None else math.inf
+            slope_agrees = lo * (1.0 - SLOPE_TOLERANCE) <= est <= hi * (1.0 + SLOPE_TOLERANCE)
+            if not slope_agrees:
+                method += "; band widened to the observed balance slope"
+                notes.append("the observed balance slope disagrees with the modelled bucket")
+                s_low = _min_none(s_low, slope_stte)
+                s_high = _max_none(s_high, slope_stte)
+
+    refill_from = 0.0 if stte is not None else balance
+    refill = bucket.refill_seconds(refill_from, off_peak)
+
+    # The path to chart: the point demand (the profile when there is one) and the band's two constant demands.
+    if horizon_seconds is None:
+        finite = [x for x in (s_high, stte, s_low) if x]
+        horizon_seconds = 2.0 * max(finite) if finite else 6 * 3600.0
+        horizon_seconds = min(max(horizon_seconds, MIN_HORIZON_SECONDS), MAX_HORIZON_SECONDS)
+    path_dt = max(float(step_seconds), horizon_seconds / (MAX_PATH_POINTS - 1))
+    steps = int(horizon_seconds // path_dt)
+    idx = np.minimum((np.arange(steps) * path_dt / step_seconds).astype(int), len(point_demands_fine) - 1)
+    point_demands = point_demands_fine[idx]
+    start_pct = bucket.percent(balance)
+
+    def _path(demands: Array) -> tuple[float, ...]:
+        return (start_pct, *_trajectory(bucket, balance, demands, path_dt)[0].tolist())
+
+    path = BalancePath(
+        timestamps=tuple(now + timedelta(seconds=i * path_dt) for i in range(steps + 1)),
+        percent=_path(point_demands),
+        percent_low_demand=_path(np.full(steps, low)),
+        percent_high_demand=_path(np.full(steps, high)),
+    )
+    return BurstForecast(
+        kind=bucket.kind,
+        unit=bucket.unit,
+        bursts=bucket.bursts,
+        now=now,
+        balance_percent=balance_percent,
+        baseline=bucket.baseline_rate,
+        burst_rate=bucket.burst_rate,
+        demand=point,
+        demand_low=low,
+        demand_high=high,
+        seconds_to_empty=stte,
+        seconds_to_empty_low=s_low,
+        seconds_to_empty_high=s_high,
+        empties_at=_at(now, stte),
+        empties_at_earliest=_at(now, s_low),
+        empties_at_latest=_at(now, s_high),
+        slope_percent_per_hour=None if slope_pct_s is None else slope_pct_s * 3600.0,
+        slope_seconds_to_empty=slope_stte,
+        slope_agrees=slope_agrees,
+        fallback_iops=fallback_iops,
+        fallback_mibps=fallback_mibps,
+        off_peak_demand=off_peak,
+        refill_seconds=refill,
+        method=method,
+        path=path,
+        notes=tuple(notes),
+    )
+
+
+def forecast_gp2_burst(
+    balance_pct: ArrayLike | Sequence[float],
+    demand_iops: ArrayLike | Sequence[float],
+    *,
+    size_gib: float,
+    step_seconds: float,
+    now: datetime,
+    recent_seconds: float = RECENT_SECONDS,
+    horizon_seconds: float | None = None,
+) -> BurstForecast:
+    """Forecast a gp2 volume's I/O credits from BurstBalance (%) and its counted IOPS (last sample at now)."""
+    limits = volume_limits("gp2", size_gib)
+    return forecast_bucket(
+        Gp2Bucket.for_size(size_gib),
+        balance_pct,
+        demand_iops,
+        step_seconds=step_seconds,
+        now=now,
+        fallback_iops=limits.baseline_iops,  # §1.3: 3 IOPS/GiB, min 100
+        fallback_mibps=limits.baseline_throughput_mibps,
+        recent_seconds=recent_seconds,
+        horizon_seconds=horizon_seconds,
+    )
+
+
+def forecast_hdd_burst(
+    balance_pct: ArrayLike | Sequence[float],
+    demand_mibps: ArrayLike | Sequence[float],
+    *,
+    volume_type: Literal["st1", "sc1"],
+    size_gib: float,
+    step_seconds: float,
+    now: datetime,
+    recent_seconds: float = RECENT_SECONDS,
+    horizon_seconds: float | None = None,
+) -> BurstForecast:
+    """Forecast an st1/sc1 volume's throughput credits from BurstBalance (%) and its MiB/s."""
+    limits = volume_limits(volume_type, size_gib)
+    return forecast_bucket(
+        HddThroughputBucket.for_volume(volume_type, size_gib),
+        balance_pct,
+        demand_mibps,
+        step_seconds=step_seconds,
+        now=now,
+        fallback_iops=limits.baseline_iops,
+        fallback_mibps=limits.baseline_throughput_mibps,  # §1.1: 40 (st1) / 12 (sc1) MiB/s per TiB
+        recent_seconds=recent_seconds,
+        horizon_seconds=horizon_seconds,
+    )
+
+
+def forecast_instance_burst(
+    balance_pct: ArrayLike | Sequence[float],
+    demand: ArrayLike | Sequence[float],
+    *,
+    instance_type: str,
+    kind: Literal["io", "byte"],
+    step_seconds: float,
+    now: datetime,
+    recent_seconds: float = RECENT_SECONDS,
+    horizon_seconds: float | None = None,
+) -> BurstForecast:
+    """Forecast an instance's EBS burst from EBSIOBalance% + IOPS (kind="io") or EBSByteBalance% + MiB/s."""
+    limits = instance_limits(instance_type)
+    bucket = InstanceEbsBucket.for_iops(limits) if kind == "io" else InstanceEbsBucket.for_throughput(limits)
+    return forecast_bucket(
+        bucket,
+        balance_pct,
+        demand,
+        step_seconds=step_seconds,
+        now=now,
+        # §2.1: after the 30-minute burst the instance "revert[s] to their baseline performance"
+        fallback_iops=limits.baseline_iops,
+        fallback_mibps=limits.baseline_throughput_mibps,
+        recent_seconds=recent_seconds,
+        horizon_seconds=horizon_seconds,
+    )

@@ -1,0 +1,366 @@
+"""Growth forecasts (pure): project a series (IOPS, MiB/s, used bytes) forward and say when it hits a ceiling.
+
+    forecast_growth(values, *, step_seconds, start, horizon_days, ceiling=None, seed=0, ...) -> GrowthForecast
+
+`values` are samples every `step_seconds` (<= 3,600) from `start` (NaN for a gap). Time is a parameter: the
+forecast starts at the hour after the last sample. The advisor calls it per node and volume on counted IOPS,
+MiB/s and used bytes, with the ceiling from the catalog (`headroom.domain.catalog.volume_limits`).
+
+Growth (`growth=`):
+- "multiplicative" (default): fit on log(values): compound growth and a seasonal swing that scales with the
+  load, as the simulator models workload growth ((1 + g)^(t / 168 h), headroom.domain.snapshot.simulate) and as
+  block-cache misses grow faster than the load once the working set outgrows memory. With a linear truth it
+  errs early (a warning a little soon), with a compound truth the additive fit errs late. Falls back to
+  additive for a series with a value <= 0.
+- "additive": fit on the values: a straight-line trend.
+
+Method, by how much history there is (after an hourly resample and a cap of `MAX_HISTORY_HOURS`):
+- >= 2 weekly cycles (336 h): Holt-Winters (statsmodels `ExponentialSmoothing`), additive trend, weekly
+  season (168 h, which also carries the daily shape; on the log scale the season is additive, on the raw
+  scale multiplicative when positive). "ets-weekly".
+- >= 3 daily cycles (72 h): the same with a daily season (24 h). "ets-daily".
+  A season is only fitted when its strength (FPP3 §4.3, `seasonal_strength`) is >= 0.3; otherwise, e.g. for
+  used bytes, Holt's linear trend alone. "holt".
+- Otherwise: a robust line, Theil-Sen (`scipy.stats.theilslopes`) on the hourly values after removing the
+  hour-of-day profile when there are two daily cycles; band from the slope's 90 % confidence interval
+  (widened by sqrt((1 + ρ) / (1 − ρ)) for the residuals' lag-1 autocorrelation ρ) pivoted at the centre of
+  the data, plus the residual quantiles. "theil-sen".
+
+The band (default 90 %) comes from simulating the fitted ETS model forward with bootstrapped residuals
+(`simulate(..., random_errors="bootstrap")`), each path also given its own trend offset drawn from N(0, se),
+se from the Theil-Sen confidence interval of the daily means: on steady growth Holt-Winters fits a trend
+smoothing of ~0, so its own paths carry noise but not the uncertainty of the slope, which is what dominates
+"days until the ceiling". Seeded: the same input and seed give the same answer. For the Theil-Sen fallback
+the band is analytic. The point forecast is clamped into the band. Backtests on the simulator, with their
+limits (a weekly pattern needs two weeks; two days of history give wide errors): bench/README.md.
+
+Days until the ceiling: the first forecast hour whose value reaches `ceiling` on the point path; the interval
+is the 5th/95th percentile of the first-passage time over the simulated paths (Theil-Sen: the first passage of
+the upper / lower band edge). None means "not within the horizon". If the last day of history already reached
+the ceiling, days = 0. The value compared is the hourly aggregate (`aggregate`, mean by default): a ceiling
+reached by the hourly mean means sustained throttling at the daily peak, not a one-minute spike.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import theilslopes
+from statsmodels.tsa.holtwinters import ExponentialSmoothing
+
+Array = NDArray[np.float64]
+Aggregate = Literal["mean", "max", "last"]
+Method = Literal["ets-weekly", "ets-daily", "holt", "theil-sen", "constant"]
+Growth = Literal["additive", "multiplicative"]
+
+HOUR = 3600.0
+DAY_HOURS = 24
+WEEK_HOURS = 168
+WEEKLY_MIN_HOURS = 2 * WEEK_HOURS  # two weekly cycles before fitting a weekly season
+DAILY_MIN_HOURS = 3 * DAY_HOURS  # three daily cycles before fitting a daily season
+MIN_HOURS = 6  # below this there is nothing to fit a line to
+MAX_HISTORY_HOURS = 8 * WEEK_HOURS  # cap the fit at 8 weeks: fast, and old behaviour matters less
+SIMULATIONS = 200
+MAX_HORIZON_DAYS = 365.0
+# Below this seasonal strength (Hyndman & Athanasopoulos, FPP3 §4.3: F_S = max(0, 1 − Var(R) / Var(S + R))) the
+# series is fitted without a season; 0.3 is our threshold: a 5 % hourly noise on a ±30 % diurnal cycle gives
+# ~0.99, a smooth growing series ~0.
+SEASONAL_MIN_STRENGTH = 0.3
+
+
+@dataclass(frozen=True)
+class GrowthForecast:
+    """A projected series with its band, and when it reaches a ceiling.
+
+    `timestamps`/`point`/`low`/`high` are the forecast path (hourly, from the hour after the history), to
+    chart as a line with a shaded band. Days are from the end of the history; None = not within the horizon.
+    """
+
+    method: Method
+    start: datetime  # first forecast hour
+    timestamps: tuple[datetime, ...]
+    point: tuple[float, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    interval: float  # e.g. 0.9 for a 5-95 % band
+    level_now: float  # the last hourly value of the history (the smoothed level for ETS)
+    slope_per_day: float  # trend at the end of the history, units per day
+    growth_percent_per_week: float | None  # compound weekly rate (multiplicative) or slope × 7 d / level, %
+    ceiling: float | None
+    days_until_ceiling: float | None
+    days_until_ceiling_low: float | None  # earliest
+    days_until_ceiling_high: float | None  # latest (None: not within the horizon)
+    hits_at: datetime | None
+    history_hours: int
+    notes: tuple[str, ...] = ()
+
+
+def hourly(values: ArrayLike, step_seconds: float, aggregate: Aggregate = "mean") -> Array:
+    """Resample samples at `step_seconds` (<= 1 h) to hourly aggregates, interpolating empty hours."""
+    v = np.asarray(values, dtype=np.float64)
+    if step_seconds <= 0 or step_seconds > HOUR:
+        raise ValueError("step_seconds must be in (0, 3600]")
+    per_hour = int(round(HOUR / step_seconds))
+    if per_hour <= 0 or abs(per_hour * step_seconds - HOUR) > 1e-6:
+        raise ValueError("step_seconds must divide an hour")
+    n_hours = len(v) // per_hour
+    if n_hours == 0:
+        return np.zeros(0)
+    blocks = v[: n_hours * per_hour].reshape(n_hours, per_hour)
+    out = np.full(n_hours, np.nan)
+    for i, row in enumerate(blocks):
+        finite = row[np.isfinite(row)]
+        if len(finite) == 0:
+            continue
+        if aggregate == "mean":
+            out[i] = float(np.mean(finite))
+        elif aggregate == "max":
+            out[i] = float(np.max(finite))
+        else:
+            out[i] = float(finite[-1])
+    ok = np.isfinite(out)
+    if ok.sum() == 0:
+        return np.zeros(0)
+    if not ok.all():
+        idx = np.arange(n_hours)
+        out = np.interp(idx, idx[ok], out[ok])
+    return out
+
+
+def _first_passage_hours(path: Array, ceiling: float) -> float | None:
+    """Hours from the end of the history to the start of the first forecast hour at or above the ceiling."""
+    hit = np.flatnonzero(path >= ceiling)
+    return None if len(hit) == 0 else float(hit[0])
+
+
+def _days(hours: float | None) -> float | None:
+    return None if hours is None else hours / 24.0
+
+
+def _fit_ets(
+    y: Array, period: int | None, seed: int, horizon: int, *, additive_season: bool
+) -> tuple[Array, Array, float, float]:
+    """Fit Holt-Winters (Holt without a period); return (point, paths (horizon × n), level, trend per hour)."""
+    seasonal: Literal["mul", "add"] | None = None
+    if period is not None:
+        seasonal = "add" if additive_season or float(np.min(y)) <= 0 else "mul"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence chatter from the optimiser; the fit is still used
+        model = ExponentialSmoothing(
+            y,
+            trend="add",
+            seasonal=seasonal,
+            seasonal_periods=period,
+            initialization_method="estimated",
+        )
+        fit = model.fit()
+        point = np.asarray(fit.forecast(horizon), dtype=np.float64)
+        sims = np.asarray(
+            fit.simulate(
+                horizon,
+                repetitions=SIMULATIONS,
+                error="add",
+                random_errors="bootstrap",
+                rng=np.random.default_rng(seed),
+            ),
+            dtype=np.float64,
+        ).reshape(horizon, SIMULATIONS)
+    level = float(np.asarray(fit.level)[-1])
+    trend = float(np.asarray(fit.trend)[-1])
+    return point, sims, level, trend
+
+
+def seasonal_strength(y: Array, period: int) -> float:
+    """Return 1 − Var(remainder) / Var(detrended) over whole cycles (0: no season, 1: all season)."""
+    cycles = len(y) // period
+    if cycles < 2:
+        return 0.0
+    w = y[len(y) - cycles * period :]
+    t = np.arange(len(w), dtype=np.float64)
+    slope, intercept = np.polyfit(t, w, 1)
+    d = w - (intercept + slope * t)
+    var_d = float(np.var(d))
+    if var_d <= (1e-6 * max(abs(float(np.mean(w))), 1e-12)) ** 2:
+        return 0.0  # a straight line
+    by_phase = d.reshape(cycles, period)
+    remainder = by_phase - by_phase.mean(axis=0)
+    return max(0.0, 1.0 - float(np.var(remainder)) / var_d)
+
+
+def _daily_slope_se(y: Array, interval: float) -> float:
+    """Standard error of the trend per hour from a Theil-Sen fit of the daily means (normal approximation)."""
+    days = len(y) // DAY_HOURS
+    means = y[len(y) - days * DAY_HOURS :].reshape(days, DAY_HOURS).mean(axis=1)
+    res = theilslopes(means, np.arange(days, dtype=np.float64), alpha=interval)
+    z = float(NormalDist().inv_cdf(0.5 + interval / 2))
+    return float(res.high_slope - res.low_slope) / 2.0 / z / DAY_HOURS
+
+
+def forecast_growth(
+    values: ArrayLike,
+    *,
+    step_seconds: float,
+    start: datetime,
+    horizon_days: float = 30.0,
+    ceiling: float | None = None,
+    seed: int = 0,
+    interval: float = 0.9,
+    aggregate: Aggregate = "mean",
+    growth: Growth = "multiplicative",
+) -> GrowthForecast:
+    """Project `values` (every `step_seconds` from `start`) `horizon_days` ahead and find the ceiling."""
+    if start.tzinfo is None:
+        raise ValueError("start must carry a time zone")
+    if not 0 < horizon_days <= MAX_HORIZON_DAYS:
+        raise ValueError(f"horizon_days must be in (0, {MAX_HORIZON_DAYS:g}]")
+    if not 0 < interval < 1:
+        raise ValueError("interval must be in (0, 1)")
+    y_all = hourly(values, step_seconds, aggregate)
+    if len(y_all) < MIN_HOURS:
+        raise ValueError(f"need at least {MIN_HOURS} hours of data, got {len(y_all)}")
+    y = y_all[-MAX_HISTORY_HOURS:]
+    n = len(y)
+    history_end = start + timedelta(seconds=len(y_all) * HOUR)
+    horizon = int(math.ceil(horizon_days * DAY_HOURS))
+    q = (100.0 * (1 - interval) / 2, 100.0 * (1 + interval) / 2)
+    notes: list[str] = []
+    sims: Array | None = None
+
+    use_log = growth == "multiplicative" and float(np.ptp(y)) > 0.0
+    if use_log and float(np.min(y)) <= 0:
+        use_log = False
+        notes.append("multiplicative growth needs positive values: fitted additive")
+    z = np.log(y) if use_log else y
+
+    if float(np.ptp(y)) == 0.0:
+        method: Method = "constant"
+        point = np.full(horizon, z[-1])
+        low, high = point.copy(), point.copy()
+        level, trend = float(z[-1]), 0.0
+    elif n >= DAILY_MIN_HOURS:
+        period: int | None = WEEK_HOURS if n >= WEEKLY_MIN_HOURS else DAY_HOURS
+        if period == WEEK_HOURS and seasonal_strength(z, WEEK_HOURS) < SEASONAL_MIN_STRENGTH:
+            period = DAY_HOURS
+        if period is not None and seasonal_strength(z, period) < SEASONAL_MIN_STRENGTH:
+            period = None  # a smooth series (e.g. used bytes): a season would only fit noise
+        method = {WEEK_HOURS: "ets-weekly", DAY_HOURS: "ets-daily", None: "holt"}[period]  # type: ignore[assignment]
+        point, sims, level, trend = _fit_ets(z, period, seed, horizon, additive_season=use_log)
+        # Holt-Winters' simulated paths carry the noise but hardly any trend uncertainty (the fitted trend
+        # smoothing is ~0 on steady growth), so a 10 % slope error would sit outside the band. Add it: each
+        # path gets its own slope offset ~ N(0, se), se from the Theil-Sen confidence interval of the daily
+        # means (which average the diurnal cycle out).
+        se = _daily_slope_se(z, interval)
+        offsets = np.random.default_rng([seed, 1]).normal(0.0, se, sims.shape[1])
+        sims = sims + np.outer(np.arange(1, horizon + 1, dtype=np.float64), offsets)
+        low = np.percentile(sims, q[0], axis=1)
+        high = np.percentile(sims, q[1], axis=1)
+    else:
+        method = "theil-sen"
+        t = np.arange(n, dtype=np.float64)
+        profile = np.zeros(n)
+        cycle = np.zeros(DAY_HOURS)
+        if n >= 2 * DAY_HOURS:
+            # two daily cycles: remove the hour-of-day profile before the line (or the cycle biases the slope)
+            first = theilslopes(z, t)
+            d = z - (first.intercept + first.slope * t)
+            k = (n // DAY_HOURS) * DAY_HOURS
+            cycle = np.median(d[n - k :].reshape(-1, DAY_HOURS), axis=0)
+            cycle = cycle - cycle.mean()
+            phase = (np.arange(n) - (n - k)) % DAY_HOURS
+            profile = cycle[phase]
+            notes.append(
+                f"{n} h of history (< {DAILY_MIN_HOURS} h): robust line plus the hour-of-day profile"
+            )
+        else:
+            notes.append(f"{n} h of history (< {2 * DAY_HOURS} h): robust straight line, no seasonality")
+        res = theilslopes(z - profile, t, alpha=interval)
+        slope, intercept = float(res.slope), float(res.intercept)
+        resid = z - profile - (intercept + slope * t)
+        # Theil-Sen's interval assumes independent points; hourly residuals are not (load drifts for hours),
+        # so widen it by the effective-sample-size factor sqrt((1 + ρ) / (1 − ρ)), ρ = lag-1 autocorrelation.
+        rho = 0.0
+        if n > 3 and float(np.std(resid)) > 0:
+            rho = float(np.clip(np.corrcoef(resid[:-1], resid[1:])[0, 1], 0.0, 0.95))
+        widen = math.sqrt((1 + rho) / (1 - rho))
+        lo_slope = slope - (slope - float(res.low_slope)) * widen
+        hi_slope = slope + (float(res.high_slope) - slope) * widen
+        r_lo, r_hi = np.percentile(resid, q)
+        tf = np.arange(n, n + horizon, dtype=np.float64)
+        k = (n // DAY_HOURS) * DAY_HOURS
+        future_profile = cycle[(np.arange(n, n + horizon) - (n - k)) % DAY_HOURS]
+        centre_t = (n - 1) / 2.0
+        centre_y = intercept + slope * centre_t
+        point = intercept + slope * tf + future_profile
+        low = centre_y + lo_slope * (tf - centre_t) + r_lo + future_profile
+        high = centre_y + hi_slope * (tf - centre_t) + r_hi + future_profile
+        level, trend = float(intercept + slope * (n - 1)), slope
+
+    weekly_pct: float | None = None
+    if use_log:
+        point, low, high = np.exp(point), np.exp(low), np.exp(high)
+        if sims is not None:
+            sims = np.exp(sims)
+        weekly_pct = 100.0 * math.expm1(trend * WEEK_HOURS)  # compound rate
+        trend = math.exp(level) * math.expm1(trend)  # units per hour at the current level
+        level = math.exp(level)
+    elif level > 0:
+        weekly_pct = 100.0 * trend * WEEK_HOURS / level
+
+    low = np.minimum(low, point)
+    high = np.maximum(high, point)
+
+    days = days_low = days_high = None
+    if ceiling is not None:
+        last_day = y_all[-DAY_HOURS:]
+        if float(np.max(last_day)) >= ceiling:
+            days = days_low = days_high = 0.0
+            notes.append("the ceiling was already reached in the last day of history")
+        else:
+            days = _days(_first_passage_hours(point, ceiling))
+            if sims is not None:
+                passages = np.array(
+                    [_first_passage_hours(sims[:, r], ceiling) or math.inf for r in range(sims.shape[1])]
+                )
+                # no interpolation: paths that never cross are +inf, and inf - inf is NaN
+                lo_h = float(np.percentile(passages, q[0], method="lower"))
+                hi_h = float(np.percentile(passages, q[1], method="higher"))
+                days_low = _days(None if math.isinf(lo_h) else lo_h)
+                days_high = _days(None if math.isinf(hi_h) else hi_h)
+            else:
+                days_low = _days(_first_passage_hours(high, ceiling))
+                days_high = _days(_first_passage_hours(low, ceiling))
+            # keep low <= point <= high (None = beyond the horizon)
+            if days is not None:
+                days_low = days if days_low is None else min(days_low, days)
+                days_high = None if days_high is None else max(days_high, days)
+            elif days_low is not None and days_high is not None:
+                days_high = None
+
+    timestamps = tuple(history_end + timedelta(hours=i) for i in range(horizon))
+    slope_per_day = trend * DAY_HOURS
+    return GrowthForecast(
+        method=method,
+        start=history_end,
+        timestamps=timestamps,
+        point=tuple(point.tolist()),
+        low=tuple(low.tolist()),
+        high=tuple(high.tolist()),
+        interval=interval,
+        level_now=level,
+        slope_per_day=slope_per_day,
+        growth_percent_per_week=weekly_pct,
+        ceiling=ceiling,
+        days_until_ceiling=days,
+        days_until_ceiling_low=days_low,
+        days_until_ceiling_high=days_high,
+        hits_at=None if days is None else history_end + timedelta(days=days),
+        history_hours=n,
+        notes=tuple(notes),
+    )

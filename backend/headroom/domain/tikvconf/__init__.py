@@ -1,0 +1,85 @@
+"""tikvconf: parse, patch and render TiKV configuration (pure: no database, no network, no clock).
+
+The API and CLI call `artefact(patch, format, config_text=..., node=..., rollback=...)`; a Patch is built from
+plain Change records (see `changes_from_findings`), so this package never imports the advisor.
+"""
+
+from headroom.domain.tikvconf.change import (
+    Change,
+    Entity,
+    FindingRef,
+    Node,
+    Patch,
+    changes_from_findings,
+    resolve_nodes,
+)
+from headroom.domain.tikvconf.defaults import (
+    EffectiveValue,
+    HostFacts,
+    default_value,
+    effective_value,
+    fill_current,
+    parse_version,
+)
+from headroom.domain.tikvconf.errors import (
+    ConfigParseError,
+    InvalidChangeValue,
+    PatchConflict,
+    TikvConfError,
+    UnknownConfigKey,
+    UnknownFormat,
+)
+from headroom.domain.tikvconf.keys import is_valid_key, known_keys, require_valid_key, template_keys
+from headroom.domain.tikvconf.online import can_change_online, online_status
+from headroom.domain.tikvconf.parse import (
+    config_json_view,
+    parse_toml,
+    same_value,
+    tiup_topology_view,
+    toml_view,
+    unknown_keys,
+)
+from headroom.domain.tikvconf.patch import AppliedPatch, Rollback, apply_changes, apply_rollback
+from headroom.domain.tikvconf.render import FORMATS, Artefact, artefact, artefacts
+
+__all__ = [
+    "FORMATS",
+    "AppliedPatch",
+    "Artefact",
+    "Change",
+    "ConfigParseError",
+    "EffectiveValue",
+    "Entity",
+    "FindingRef",
+    "HostFacts",
+    "InvalidChangeValue",
+    "Node",
+    "Patch",
+    "PatchConflict",
+    "Rollback",
+    "TikvConfError",
+    "UnknownConfigKey",
+    "UnknownFormat",
+    "apply_changes",
+    "apply_rollback",
+    "artefact",
+    "artefacts",
+    "can_change_online",
+    "changes_from_findings",
+    "config_json_view",
+    "default_value",
+    "effective_value",
+    "fill_current",
+    "is_valid_key",
+    "known_keys",
+    "online_status",
+    "parse_toml",
+    "parse_version",
+    "require_valid_key",
+    "resolve_nodes",
+    "same_value",
+    "template_keys",
+    "tiup_topology_view",
+    "toml_view",
+    "unknown_keys",
+]

@@ -1,0 +1,897 @@
+"""Render a Patch as the artefacts a user applies: TOML, merged file, diff, TiUP, Operator, SQL, tikv-ctl,
+AWS CLI, Terraform, and the rollback of each, all generated together from the same changes.
+
+`artefact(patch, format)` is what the API calls. Each Artefact has a file name, a media type and a text body.
+Sources for the command forms:
+- SQL: PCDOCS dynamic-config.md (`SET CONFIG tikv \\`key\\` = value`, per instance by status address; batch
+  changes
+  are not atomic, check SHOW WARNINGS; a SET CONFIG change must also go into `tiup cluster edit-config` or a
+  later
+  `tiup cluster reload/upgrade` overwrites it), via domain.md s5.
+- tikv-ctl: `tikv-ctl --host <ip>:20160 modify-tikv-config -n <name> -v <value>` (cmd/tikv-ctl/src/cmd.rs),
+  via
+  domain.md s5; values unquoted like `8MB`, `true`, `1h`.
+- TiUP: `server_configs.tikv` takes dotted keys; `tikv_servers[].config` overrides them per instance;
+  `tiup cluster reload <cluster> -R tikv` restarts TiKV one instance at a time.
+- TiDB Operator (v1.x, `pingcap.com/v1alpha1` TidbCluster): `spec.tikv.config` is a TOML string (`config: |`),
+  the
+  form the docs use since v1.1 (pingcap/docs-tidb-operator `zh/configure-a-tidb-cluster.md`, TiKV section);
+  the older nested-YAML form is deprecated. All TiKV pods share it: per-node values cannot be expressed there.
+- AWS: domain.md s1.5 (up to four modifications per volume in a rolling 24 hours: one modify-volume call per
+  volume).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import shlex
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import tomlkit
+import yaml
+
+from headroom.domain.tikvconf.change import Change, Patch, split_address
+from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
+from headroom.domain.tikvconf.keys import check_value, require_valid_key
+from headroom.domain.tikvconf.online import can_change_online, online_status
+from headroom.domain.tikvconf.parse import same_value
+from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback
+
+Format = Literal[
+    "toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"
+]
+FORMATS: tuple[Format, ...] = (
+    "toml",
+    "merged",
+    "diff",
+    "tiup",
+    "operator",
+    "sql",
+    "tikv-ctl",
+    "aws",
+    "terraform",
+    "rollback",
+)
+_FILES: dict[str, tuple[str, str]] = {
+    "toml": ("tikv-patch.toml", "application/toml"),
+    "merged": ("tikv.toml", "application/toml"),
+    "diff": ("tikv.toml.diff", "text/x-diff"),
+    "tiup": ("tiup-edit-config.yaml", "application/yaml"),
+    "operator": ("tidbcluster-tikv-config.yaml", "application/yaml"),
+    "sql": ("set-config.sql", "application/sql"),
+    "tikv-ctl": ("tikv-ctl.sh", "text/x-shellscript"),
+    "aws": ("aws-modify.sh", "text/x-shellscript"),
+    "terraform": ("headroom-patch.tf", "text/plain"),
+    "rollback": ("rollback.txt", "text/plain"),
+}
+RESTART_STEPS = (
+    "tiup cluster edit-config {cluster}   # put the keys under server_configs.tikv (see the tiup artefact)",
+    "tiup cluster reload {cluster} -R tikv   # rolling restart, one TiKV at a time, leaders moved off first",
+)
+EDIT_CONFIG_REMINDER = (
+    "SET CONFIG also writes each TiKV's tikv.toml, but `tiup cluster reload/upgrade` regenerates that file "
+    "from the topology: put the same values into `tiup cluster edit-config {cluster}` (no reload needed), "
+    "or the next reload overwrites them (domain.md s5)."
+)
+
+
+@dataclass(frozen=True)
+class Artefact:
+    """One rendered artefact: what to save it as, its media type, its text, and notes for the user."""
+
+    format: str
+    filename: str
+    media_type: str
+    body: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One line to render: `key` to `value` (None: unset or unknown) on `node` (None: every node)."""
+
+    key: str
+    value: Any
+    previous: Any
+    reason: str
+    finding: str
+    node: str | None
+    online: bool
+
+
+# ---------------------------------------------------------------------------------------------------- values
+
+
+def toml_value(value: Any) -> str:
+    """Write a value as TOML does ("4GiB" quoted, 8, true, ["no", "lz4"])."""
+    text: str = tomlkit.item(value).as_string()
+    return text
+
+
+def sql_value(value: Any) -> str:
+    """Write a value as SET CONFIG expects: strings and sizes quoted ('16GiB'), booleans and numbers bare."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+    raise TikvConfError(f"{value!r} cannot be set with SET CONFIG (scalars only)")
+
+
+def ctl_value(value: Any) -> str:
+    """Write a value as tikv-ctl's `-v` takes it: unquoted `8MB`, `true`, `1h` (shell-quoted if needed)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return shlex.quote(value)
+    raise TikvConfError(f"{value!r} cannot be set with tikv-ctl (scalars only)")
+
+
+def _comment_lines(text: str, prefix: str, width: int = 100) -> list[str]:
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        wrapped = textwrap.wrap(
+            paragraph, width=width - len(prefix), break_long_words=False, break_on_hyphens=False
+        ) or [""]
+        lines.extend(f"{prefix}{line}".rstrip() for line in wrapped)
+    return lines
+
+
+def _shown(value: Any) -> str:
+    return "unset (the version's default)" if value is None else json.dumps(value)
+
+
+# ----------------------------------------------------------------------------------------------------
+# settings
+
+
+def _settings(changes: Sequence[Change], validate: bool = True) -> list[Setting]:
+    settings: list[Setting] = []
+    for change in changes:
+        require_valid_key(change.key)
+        if validate and change.proposed is not None:
+            # Rollback values come from the user's file or the snapshot: render them as they were.
+            check_value(change.key, change.proposed)
+        settings.append(
+            Setting(
+                key=change.key,
+                value=change.proposed,
+                previous=change.current,
+                reason=change.reason,
+                finding=change.finding.label() if change.finding else "",
+                node=change.entity.node,
+                online=change.proposed is not None
+                and can_change_online(change.key, change.current, change.proposed),
+            )
+        )
+    return settings
+
+
+def _for_node(changes: Sequence[Change], node: str | None) -> list[Change]:
+    if node is None:
+        return list(changes)
+    return [change for change in changes if change.entity.node in (None, node)]
+
+
+def _inverse(changes: Sequence[Change]) -> list[Change]:
+    """The rollback: each change back to its previous value (None if unset or unknown), last first."""
+    return [
+        change.model_copy(update={"current": change.proposed, "proposed": change.current})
+        for change in reversed(changes)
+    ]
+
+
+@dataclass(frozen=True)
+class _Context:
+    patch: Patch
+    tikv: list[Change]
+    aws: list[Change]
+    config_text: str | None
+    node: str | None
+    applied: AppliedPatch | None
+    rollback: bool
+
+
+def _context(
+    patch: Patch, config_text: str | None, node: str | None, rollback: bool, source: str = "tikv.toml"
+) -> _Context:
+    tikv = _for_node(patch.tikv_changes(), node)
+    aws = list(patch.aws_changes())
+    applied = apply_changes(config_text, tikv, source) if config_text is not None else None
+    if rollback:
+        tikv = list(applied.rollback_changes()[::-1]) if applied is not None else _inverse(tikv)
+        tikv = [c.model_copy(update={"reason": f"Undo: {c.reason}" if c.reason else "Undo."}) for c in tikv]
+        aws = [
+            c.model_copy(update={"reason": f"Undo: {c.reason}" if c.reason else "Undo."})
+            for c in _inverse(aws)
+        ]
+    return _Context(patch, tikv, aws, config_text, node, applied, rollback)
+
+
+def _title(ctx: _Context, what: str) -> str:
+    patch = ctx.patch
+    version = f" (TiKV {patch.tikv_version})" if patch.tikv_version else ""
+    kind = "Rollback of the Headroom patch" if ctx.rollback else "Headroom patch"
+    scope = f", node {ctx.node}" if ctx.node else ""
+    return f"{kind} for cluster {patch.cluster}{version}{scope}: {what}"
+
+
+def _findings(changes: Sequence[Change]) -> list[str]:
+    seen: dict[str, None] = {}
+    for change in changes:
+        if change.finding:
+            seen.setdefault(change.finding.label(), None)
+    return list(seen)
+
+
+# ---------------------------------------------------------------------------------------------------- toml
+
+
+def _toml_fragment(ctx: _Context, header: bool = True) -> str:
+    settings = _settings([c for c in ctx.tikv if c.proposed is not None], not ctx.rollback)
+    unset = [c for c in ctx.tikv if c.proposed is None]
+    by_key: dict[str, Setting] = {}
+    for setting in settings:
+        earlier = by_key.get(setting.key)
+        if earlier is not None and not same_value(setting.key, earlier.value, setting.value):
+            raise PatchConflict(
+                f"{setting.key} differs by node ({earlier.node}: {earlier.value!r}, {setting.node}: "
+                f"{setting.value!r}): render one node at a time"
+            )
+        by_key.setdefault(setting.key, setting)
+    groups: dict[tuple[str, ...], list[Setting]] = {}
+    for setting in by_key.values():
+        groups.setdefault(tuple(setting.key.split(".")[:-1]), []).append(setting)
+    lines: list[str] = []
+    if header:
+        lines += _comment_lines(_title(ctx, "tikv.toml keys"), "# ")
+        for label in _findings(ctx.tikv):
+            lines.append(f"# finding: {label}")
+        lines.append("")
+    for path in sorted(groups, key=lambda p: (len(p) > 0, list(groups).index(p))):
+        if path:
+            lines.append(f"[{'.'.join(path)}]")
+        for setting in groups[path]:
+            lines += _comment_lines(setting.reason, "# ") if setting.reason else []
+            where = f"; only on {setting.node}" if setting.node else ""
+            lines.append(f"# was {_shown(setting.previous)}; finding {setting.finding or '-'}{where}")
+            lines.append(f"{setting.key.split('.')[-1]} = {toml_value(setting.value)}")
+        lines.append("")
+    for change in unset:
+        lines.append(
+            f"# remove {change.key} (it was not set before the patch; TiKV falls back to its default)"
+        )
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _render_toml(ctx: _Context) -> tuple[str, list[str]]:
+    return _toml_fragment(ctx), []
+
+
+def _require_config(ctx: _Context, fmt: str) -> AppliedPatch:
+    if ctx.applied is None or ctx.config_text is None:
+        raise TikvConfError(f"the {fmt} artefact needs the current tikv.toml (config_text)")
+    return ctx.applied
+
+
+def _render_merged(ctx: _Context) -> tuple[str, list[str]]:
+    applied = _require_config(ctx, "merged")
+    if ctx.rollback:
+        return apply_rollback(applied.text, applied.rollback), list(applied.notes)
+    return applied.text, list(applied.notes)
+
+
+def _render_diff(ctx: _Context) -> tuple[str, list[str]]:
+    applied = _require_config(ctx, "diff")
+    before, after = applied.original, applied.text
+    if ctx.rollback:
+        before, after = after, apply_rollback(applied.text, applied.rollback)
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile="a/tikv.toml",
+            tofile="b/tikv.toml",
+        )
+    )
+    text = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+    return text, list(applied.notes)
+
+
+# ---------------------------------------------------------------------------------------------------- tiup
+
+
+def _split_by_node(ctx: _Context) -> tuple[dict[str, Setting], dict[str, dict[str, Setting]], list[str]]:
+    """Split settings into cluster-wide ones and per-node overrides (one value on every node is global)."""
+    settings = _settings([c for c in ctx.tikv if c.proposed is not None], not ctx.rollback)
+    notes: list[str] = []
+    global_settings: dict[str, Setting] = {}
+    per_node: dict[str, dict[str, Setting]] = {}
+    for setting in settings:
+        if setting.node is None:
+            global_settings[setting.key] = setting
+        else:
+            per_node.setdefault(setting.node, {})[setting.key] = setting
+    all_nodes = {node.status_address for node in ctx.patch.nodes}
+    if all_nodes and set(per_node) == all_nodes:
+        for key in {k for values in per_node.values() for k in values}:
+            values = [values[key] for values in per_node.values() if key in values]
+            if len(values) == len(all_nodes) and all(
+                same_value(key, values[0].value, other.value) for other in values
+            ):
+                global_settings[key] = values[0]
+                for node_settings in per_node.values():
+                    node_settings.pop(key, None)
+    per_node = {node: values for node, values in per_node.items() if values}
+    unset = [c.key for c in ctx.tikv if c.proposed is None]
+    if unset:
+        notes.append("remove these keys (they were not set before the patch): " + ", ".join(unset))
+    return global_settings, per_node, notes
+
+
+def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
+    global_settings, per_node, notes = _split_by_node(ctx)
+    document: dict[str, Any] = {}
+    if global_settings:
+        document["server_configs"] = {"tikv": {key: s.value for key, s in global_settings.items()}}
+    if per_node:
+        servers = []
+        for status_address, settings in per_node.items():
+            node = ctx.patch.node(status_address)
+            host, port = _host_port(node.server_address())
+            entry: dict[str, Any] = {"host": host}
+            if port is not None:
+                entry["port"] = port
+            entry["config"] = {key: s.value for key, s in settings.items()}
+            servers.append(entry)
+        document["tikv_servers"] = servers
+    cluster = ctx.patch.cluster
+    offline = sorted(
+        {s.key for s in [*global_settings.values(), *(x for v in per_node.values() for x in v.values())]}
+        - {s.key for s in _settings(ctx.tikv, False) if s.online}
+    )
+    lines = _comment_lines(_title(ctx, "TiUP topology changes"), "# ")
+    lines += [
+        f"# 1. tiup cluster edit-config {cluster}",
+        "#    merge the keys below into the topology: server_configs.tikv applies to every TiKV,",
+        "#    tikv_servers[].config overrides it for one instance (matched by host and port).",
+    ]
+    if offline:
+        lines.append(f"# 2. tiup cluster reload {cluster} -R tikv   # needed for: {', '.join(offline)}")
+    else:
+        lines.append(f"# 2. apply online with the sql artefact, or: tiup cluster reload {cluster} -R tikv")
+    for note in notes:
+        lines += _comment_lines(note, "# ")
+    for key, setting in [
+        *global_settings.items(),
+        *((k, s) for v in per_node.values() for k, s in v.items()),
+    ]:
+        lines += _comment_lines(f"{key}: {setting.reason} (was {_shown(setting.previous)})", "# ")
+    body = "\n".join(lines) + "\n"
+    if document:
+        body += yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return body, notes
+
+
+def _host_port(address: str) -> tuple[str, int | None]:
+    return split_address(address)
+
+
+# ----------------------------------------------------------------------------------------------------
+# operator
+
+
+def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
+    notes: list[str] = []
+    node_specific = sorted({c.key for c in ctx.tikv if c.entity.node is not None})
+    if node_specific:
+        notes.append(
+            "TiDB Operator gives every TiKV pod the same config; these node-specific changes are applied to "
+            "all pods: " + ", ".join(node_specific)
+        )
+    if ctx.applied is not None:
+        toml_text = _render_merged(ctx)[0]
+        how = "the whole config string, your current spec.tikv.config with the changes merged in"
+    else:
+        cluster_wide = _Context(
+            ctx.patch,
+            [c.model_copy(update={"entity": c.entity.model_copy(update={"node": None})}) for c in ctx.tikv],
+            ctx.aws,
+            None,
+            None,
+            None,
+            ctx.rollback,
+        )
+        toml_text = _toml_fragment(cluster_wide, header=False)
+        how = "only the changed keys: merge them into your existing spec.tikv.config string"
+    lines = _comment_lines(_title(ctx, "TidbCluster spec.tikv.config"), "# ")
+    lines += _comment_lines(
+        "TiDB Operator v1.x takes spec.tikv.config as a TOML string (config: |). This is " + how + ". "
+        "A merge patch replaces the string as a whole. With configUpdateStrategy: RollingUpdate the Operator "
+        "restarts TiKV pods one at a time, evicting leaders first.",
+        "# ",
+    )
+    for note in notes:
+        lines += _comment_lines(note, "# ")
+    lines += _comment_lines(
+        "TiDB Operator v2 (TiKVGroup, core.pingcap.com/v1alpha1) takes the same TOML string under "
+        "spec.template.spec.config (docs-tidb-operator v2.0 component-configuration).",
+        "# ",
+    )
+    lines += [
+        f"# kubectl -n <namespace> patch tc {ctx.patch.cluster} --type merge --patch-file <this file>",
+        "apiVersion: pingcap.com/v1alpha1",
+        "kind: TidbCluster",
+        "metadata:",
+        f"  name: {json.dumps(ctx.patch.cluster)}",
+        "spec:",
+        "  tikv:",
+        "    config: |",
+    ]
+    lines += [f"      {line}".rstrip() for line in toml_text.splitlines()]
+    return "\n".join(lines) + "\n", notes
+
+
+# ---------------------------------------------------------------------------------------------------- sql /
+# tikv-ctl
+
+
+def _offline_block(ctx: _Context, settings: Sequence[Setting], prefix: str) -> list[str]:
+    if not settings:
+        return []
+    cluster = ctx.patch.cluster
+    lines = [f"{prefix}Needs a rolling restart (these keys cannot change online):"]
+    for setting in settings:
+        where = f" on {setting.node}" if setting.node else ""
+        value = "remove the key" if setting.value is None else f"= {toml_value(setting.value)}"
+        lines.append(f"{prefix}  {setting.key} {value}{where}   ({online_status(setting.key).source})")
+    lines += [f"{prefix}  " + step.format(cluster=cluster) for step in RESTART_STEPS]
+    return lines
+
+
+def _collapse_nodes(ctx: _Context, settings: Sequence[Setting]) -> list[Setting]:
+    """Turn one value set node by node on every TiKV into one cluster-wide setting (one SET CONFIG tikv)."""
+    all_nodes = {node.status_address for node in ctx.patch.nodes}
+    by_key: dict[str, list[Setting]] = {}
+    for setting in settings:
+        by_key.setdefault(setting.key, []).append(setting)
+    collapsed: list[Setting] = []
+    for setting in settings:
+        group = by_key[setting.key]
+        nodes = {s.node for s in group}
+        uniform = all(same_value(setting.key, group[0].value, s.value) for s in group)
+        if all_nodes and None not in nodes and nodes == all_nodes and uniform:
+            if setting is group[0]:
+                collapsed.append(Setting(**{**setting.__dict__, "node": None}))
+            continue
+        collapsed.append(setting)
+    return collapsed
+
+
+def _online_disagreements(ctx: _Context) -> list[str]:
+    """Say where the finding called a change online but TiKV's online table says it needs a restart."""
+    return [
+        f"{c.key}: the finding marks it online, but {online_status(c.key).source}; needs a rolling restart"
+        for c in ctx.tikv
+        if c.online and c.proposed is not None and not can_change_online(c.key, c.current, c.proposed)
+    ]
+
+
+def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
+    settings = _settings(ctx.tikv, not ctx.rollback)
+    online = [s for s in settings if s.online and s.value is not None]
+    offline = [s for s in settings if not (s.online and s.value is not None)]
+    lines = _comment_lines(_title(ctx, "online TiKV changes (run in a TiDB session)"), "-- ")
+    lines += _comment_lines(EDIT_CONFIG_REMINDER.format(cluster=ctx.patch.cluster), "-- ")
+    lines += _comment_lines(
+        "Changes are not atomic across instances: run SHOW WARNINGS after each statement.", "-- "
+    )
+    for setting in _collapse_nodes(ctx, online):
+        lines.append("")
+        lines += _comment_lines(
+            f"{setting.reason} (was {_shown(setting.previous)}; {setting.finding})", "-- "
+        )
+        target = "tikv" if setting.node is None else json.dumps(setting.node)
+        lines.append(f"SET CONFIG {target} `{setting.key}` = {sql_value(setting.value)};")
+        lines.append("SHOW WARNINGS;")
+    if online:
+        lines.append("")
+        names = ", ".join(sorted({f"'{s.key}'" for s in online}))
+        lines.append(f"SHOW CONFIG WHERE type = 'tikv' AND name IN ({names});")
+    if offline:
+        lines.append("")
+        lines += _offline_block(ctx, offline, "-- ")
+    return "\n".join(lines) + "\n", _online_disagreements(ctx)
+
+
+def _render_tikv_ctl(ctx: _Context) -> tuple[str, list[str]]:
+    settings = _settings(ctx.tikv, not ctx.rollback)
+    online = [s for s in settings if s.online and s.value is not None]
+    offline = [s for s in settings if not (s.online and s.value is not None)]
+    notes: list[str] = []
+    lines = ["#!/usr/bin/env bash"]
+    lines += _comment_lines(_title(ctx, "online TiKV changes with tikv-ctl"), "# ")
+    lines += _comment_lines(
+        "tikv-ctl talks to each TiKV's server (gRPC) address. With TiUP: tiup ctl:v<version> tikv --host ... "
+        + EDIT_CONFIG_REMINDER.format(cluster=ctx.patch.cluster),
+        "# ",
+    )
+    lines.append("set -euo pipefail")
+    all_hosts = [node.server_address() for node in ctx.patch.nodes]
+    for setting in online:
+        lines.append("")
+        lines += _comment_lines(f"{setting.reason} (was {_shown(setting.previous)}; {setting.finding})", "# ")
+        if setting.node is not None:
+            hosts = [ctx.patch.node(setting.node).server_address()]
+        elif all_hosts:
+            hosts = all_hosts
+        else:
+            hosts = ["<tikv-ip>:20160"]
+            notes.append("the snapshot listed no nodes: replace <tikv-ip> and repeat for every TiKV")
+        for host in hosts:
+            lines.append(
+                f"tikv-ctl --host {host} modify-tikv-config -n {setting.key} -v {ctl_value(setting.value)}"
+            )
+    if offline:
+        lines.append("")
+        lines += _offline_block(ctx, offline, "# ")
+    return "\n".join(lines) + "\n", sorted(set(notes)) + _online_disagreements(ctx)
+
+
+# ---------------------------------------------------------------------------------------------------- aws
+
+_VOLUME_FLAGS = {
+    "volume.type": "--volume-type",
+    "volume.iops": "--iops",
+    "volume.throughput": "--throughput",
+    "volume.size": "--size",
+}
+_AWS_KEYS = (*_VOLUME_FLAGS, "instance.type", "volume.create")
+# A new volume (e.g. a dedicated Raft log disk): `proposed` is its spec {type, size_gib, iops, throughput_mibps,
+# availability_zone, attach_to, mount, role}; the device name is a placeholder the user may change.
+_NEW_VOLUME_DEVICE = "/dev/sdf"
+_VOLUME_TF = {
+    "volume.type": "type",
+    "volume.iops": "iops",
+    "volume.throughput": "throughput",
+    "volume.size": "size",
+}
+
+
+def _aws_groups(ctx: _Context) -> tuple[dict[str, list[Change]], dict[str, list[Change]]]:
+    volumes: dict[str, list[Change]] = {}
+    instances: dict[str, list[Change]] = {}
+    for change in ctx.aws:
+        if change.key in _VOLUME_FLAGS:
+            if not change.entity.volume_id:
+                raise TikvConfError(f"{change.key} needs a volume id in its entity")
+            volumes.setdefault(change.entity.volume_id, []).append(change)
+        elif change.key == "instance.type":
+            if not change.entity.instance_id:
+                raise TikvConfError("instance.type needs an instance id in its entity")
+            instances.setdefault(change.entity.instance_id, []).append(change)
+        elif change.key == "volume.create":
+            spec = change.proposed if isinstance(change.proposed, dict) else change.current
+            if not isinstance(spec, dict) or not spec.get("type") or not spec.get("size_gib"):
+                raise TikvConfError("volume.create needs a spec with at least type and size_gib")
+        else:
+            raise TikvConfError(f"unknown AWS change {change.key!r}: expected one of {', '.join(_AWS_KEYS)}")
+    return volumes, instances
+
+
+def _aws_value(value: Any) -> str:
+    return shlex.quote(str(value))
+
+
+def _creations(ctx: _Context) -> list[Change]:
+    return [c for c in ctx.aws if c.key == "volume.create"]
+
+
+def _new_volume_name(change: Change) -> str:
+    spec = change.proposed if isinstance(change.proposed, dict) else change.current
+    spec = spec if isinstance(spec, dict) else {}
+    owner = change.entity.node or change.entity.instance_id or "tikv"
+    return f"{owner}-{spec.get('role', 'data')}"
+
+
+def _render_creations(ctx: _Context) -> list[str]:
+    lines: list[str] = []
+    for change in _creations(ctx):
+        name = _new_volume_name(change)
+        lines.append("")
+        if ctx.rollback or not isinstance(change.proposed, dict):
+            spec = change.current if isinstance(change.current, dict) else {}
+            lines += _comment_lines(
+                f"Roll back the new volume {name!r} ({spec.get('type')}, {spec.get('size_gib')} GiB) only after "
+                f"TiKV no longer uses it (its config change rolled back and the node restarted), then: "
+                f"aws ec2 detach-volume --volume-id <its volume id> && aws ec2 wait volume-available "
+                f"--volume-ids <its volume id> && aws ec2 delete-volume --volume-id <its volume id>",
+                "# ",
+            )
+            continue
+        spec = change.proposed
+        lines += _comment_lines(f"new volume {name}: " + change.reason, "# ")
+        flags = [f"--volume-type {_aws_value(spec['type'])}", f"--size {_aws_value(int(spec['size_gib']))}"]
+        if spec.get("iops"):
+            flags.append(f"--iops {_aws_value(int(spec['iops']))}")
+        if spec.get("throughput_mibps"):
+            flags.append(f"--throughput {_aws_value(int(spec['throughput_mibps']))}")
+        az = spec.get("availability_zone") or "<availability zone of " + str(spec.get("attach_to")) + ">"
+        tags = f"ResourceType=volume,Tags=[{{Key=Name,Value={name}}},{{Key=headroom:role,Value={spec.get('role', 'data')}}}]"
+        var = "VOL_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+        lines.append(
+            f"{var}=$(aws ec2 create-volume --availability-zone {_aws_value(az)} {' '.join(flags)} "
+            f"--tag-specifications {shlex.quote(tags)} --query VolumeId --output text)"
+        )
+        lines.append(f'aws ec2 wait volume-available --volume-ids "${var}"')
+        if spec.get("attach_to"):
+            lines.append(
+                f'aws ec2 attach-volume --volume-id "${var}" --instance-id {_aws_value(spec["attach_to"])} '
+                f"--device {_NEW_VOLUME_DEVICE}"
+            )
+        lines += _comment_lines(
+            f"Then on the host: make a file system on the new disk, mount it at {spec.get('mount', '<mount>')} "
+            "(noatime) and add it to /etc/fstab; apply the TiKV config change with a rolling restart.",
+            "# ",
+        )
+    return lines
+
+
+def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
+    volumes, instances = _aws_groups(ctx)
+    notes: list[str] = []
+    lines = ["#!/usr/bin/env bash"]
+    lines += _comment_lines(_title(ctx, "AWS changes"), "# ")
+    lines.append("set -euo pipefail")
+    if not volumes and not instances and not _creations(ctx):
+        lines.append("# no AWS changes in this patch")
+    lines += _render_creations(ctx)
+    if volumes:
+        lines.append("")
+        lines += _comment_lines(
+            "EBS Elastic Volumes allows up to four modifications per volume in a rolling 24 hours, each "
+            "after the previous one completed (domain.md s1.5): a volume's changes go in ONE modify-volume "
+            "call. A rollback is another modification and counts against the same limit.",
+            "# ",
+        )
+    for volume_id, changes in volumes.items():
+        lines.append("")
+        for change in changes:
+            lines += _comment_lines(
+                f"{volume_id} {change.key}: {_shown(change.current)} -> {_shown(change.proposed)}: "
+                + change.reason,
+                "# ",
+            )
+        flags = []
+        for change in changes:
+            if change.proposed is None:
+                lines.append(f"# {change.key}: previous value unknown, not changed")
+                continue
+            if ctx.rollback and change.key == "volume.size":
+                lines.append(f"# {change.key}: EBS volumes cannot shrink; the size stays {change.current}")
+                notes.append(
+                    f"{volume_id}: an EBS volume cannot be made smaller, the size is not rolled back"
+                )
+                continue
+            flags.append(f"{_VOLUME_FLAGS[change.key]} {_aws_value(change.proposed)}")
+        if flags:
+            lines.append(f"aws ec2 modify-volume --volume-id {volume_id} {' '.join(flags)}")
+            lines.append(
+                f"aws ec2 describe-volumes-modifications --volume-ids {volume_id} "
+                "--query 'VolumesModifications[].[ModificationState,Progress]' --output text"
+            )
+    for instance_id, changes in instances.items():
+        change = changes[-1]
+        lines.append("")
+        node = change.entity.node or change.entity.store_address or "its TiKV"
+        lines += _comment_lines(
+            f"{instance_id} instance type: {_shown(change.current)} -> {_shown(change.proposed)}: "
+            + change.reason,
+            "# ",
+        )
+        lines += _comment_lines(
+            f"WARNING: this stops and starts the instance, restarting {node}. Do one TiKV at a time, only "
+            "when the cluster is healthy. First move its leaders away: tiup ctl:v<version> pd -u "
+            "http://<pd>:2379 scheduler add evict-leader-scheduler <store-id>, wait until the store has no "
+            "leaders, and remove the scheduler after the node is back "
+            "(scheduler remove evict-leader-scheduler-<store-id>). TiUP's own rolling restarts do the same.",
+            "# ",
+        )
+        if change.proposed is None:
+            lines.append("# previous instance type unknown: not changed")
+            continue
+        value = json.dumps({"Value": change.proposed})
+        lines += [
+            f"aws ec2 stop-instances --instance-ids {instance_id}",
+            f"aws ec2 wait instance-stopped --instance-ids {instance_id}",
+            f"aws ec2 modify-instance-attribute --instance-id {instance_id} "
+            f"--instance-type {shlex.quote(value)}",
+            f"aws ec2 start-instances --instance-ids {instance_id}",
+            f"aws ec2 wait instance-running --instance-ids {instance_id}",
+        ]
+    return "\n".join(lines) + "\n", notes
+
+
+def _tf_name(entity_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", entity_id)
+
+
+def _tf_block(kind: str, name: str, attributes: list[tuple[str, Any]], comments: list[str]) -> list[str]:
+    width = max(len(attribute) for attribute, _ in attributes)
+    lines = [*comments, f'resource "{kind}" "{name}" {{']
+    lines.append("  # Keep every other argument as in your configuration; change only these.")
+    for attribute, value in attributes:
+        lines.append(f"  {attribute.ljust(width)} = {json.dumps(value)}")
+    lines.append("}")
+    return lines
+
+
+def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
+    volumes, instances = _aws_groups(ctx)
+    lines = _comment_lines(_title(ctx, "Terraform attribute changes"), "# ")
+    lines += _comment_lines(
+        "Resource names are placeholders named after the AWS ids: apply the attribute values to the "
+        "resources "
+        "that manage these volumes and instances. Terraform changes an aws_ebs_volume in place with one "
+        "ModifyVolume call (four per volume per rolling 24 hours, domain.md s1.5); changing instance_type "
+        "stops "
+        "and starts the instance, restarting its TiKV: one at a time, leaders evicted first.",
+        "# ",
+    )
+    if not volumes and not instances and not _creations(ctx):
+        lines.append("# no AWS changes in this patch")
+    for change in _creations(ctx):
+        name = _tf_name(_new_volume_name(change))
+        lines.append("")
+        if ctx.rollback or not isinstance(change.proposed, dict):
+            lines.append(f"# rollback: remove aws_ebs_volume.{name} and aws_volume_attachment.{name} once TiKV no "
+                         "longer uses the volume")
+            continue
+        spec = change.proposed
+        attributes: list[tuple[str, Any]] = [
+            ("availability_zone", spec.get("availability_zone") or "<availability zone of the instance>"),
+            ("type", spec["type"]),
+            ("size", int(spec["size_gib"])),
+        ]
+        if spec.get("iops"):
+            attributes.append(("iops", int(spec["iops"])))
+        if spec.get("throughput_mibps"):
+            attributes.append(("throughput", int(spec["throughput_mibps"])))
+        lines += _tf_block("aws_ebs_volume", name, attributes, [f"# new volume: {change.reason}"])
+        if spec.get("attach_to"):
+            lines.append("")
+            lines.append(f'resource "aws_volume_attachment" "{name}" {{')
+            lines.append(f'  device_name = "{_NEW_VOLUME_DEVICE}"')
+            lines.append(f"  volume_id   = aws_ebs_volume.{name}.id")
+            lines.append(f"  instance_id = {json.dumps(spec['attach_to'])}")
+            lines.append("}")
+    for volume_id, changes in volumes.items():
+        attributes = [
+            (_VOLUME_TF[c.key], c.proposed)
+            for c in changes
+            if c.proposed is not None and not (ctx.rollback and c.key == "volume.size")
+        ]
+        if not attributes:
+            continue
+        comments = [f"# {volume_id}: {c.key} {_shown(c.current)} -> {_shown(c.proposed)}" for c in changes]
+        lines.append("")
+        lines += _tf_block("aws_ebs_volume", _tf_name(volume_id), attributes, comments)
+    for instance_id, changes in instances.items():
+        change = changes[-1]
+        if change.proposed is None:
+            continue
+        lines.append("")
+        comments = [f"# {instance_id}: instance_type {_shown(change.current)} -> {_shown(change.proposed)}"]
+        lines += _tf_block(
+            "aws_instance", _tf_name(instance_id), [("instance_type", change.proposed)], comments
+        )
+    return "\n".join(lines) + "\n", []
+
+
+# ----------------------------------------------------------------------------------------------------
+# dispatch
+
+_RENDERERS: dict[str, Callable[[_Context], tuple[str, list[str]]]] = {
+    "toml": _render_toml,
+    "merged": _render_merged,
+    "diff": _render_diff,
+    "tiup": _render_tiup,
+    "operator": _render_operator,
+    "sql": _render_sql,
+    "tikv-ctl": _render_tikv_ctl,
+    "aws": _render_aws,
+    "terraform": _render_terraform,
+}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "cluster"
+
+
+def _filename(patch: Patch, fmt: str, rollback: bool, node: str | None) -> str:
+    base = _FILES[fmt][0]
+    parts = [_slug(patch.cluster) if patch.cluster and not patch.cluster.startswith("<") else ""]
+    if node:
+        parts.append(_slug(node))
+    if rollback and fmt != "rollback":
+        parts.append("rollback")
+    prefix = "-".join(part for part in parts if part)
+    return f"{prefix}-{base}" if prefix else base
+
+
+def _render_rollback_bundle(
+    patch: Patch, config_text: str | None, node: str | None, source: str
+) -> tuple[str, list[str]]:
+    sections: list[tuple[str, Artefact]] = []
+    notes: list[str] = []
+    wanted: list[str] = []
+    if patch.tikv_changes():
+        wanted += ["merged", "toml"] if config_text is not None else ["toml"]
+        wanted += ["sql", "tikv-ctl"]
+    if patch.aws_changes():
+        wanted += ["aws"]
+    for fmt in wanted:
+        rendered = artefact(
+            patch, fmt, config_text=config_text, node=node, rollback=True, config_source=source
+        )
+        sections.append((fmt, rendered))
+        notes += list(rendered.notes)
+    lines = [f"Rollback of the Headroom patch for cluster {patch.cluster}, generated with the patch itself."]
+    lines.append("Each section below is a file; apply the ones matching how you applied the patch.")
+    for _fmt, rendered in sections:
+        lines += ["", f"===== {rendered.filename} ({rendered.media_type}) =====", rendered.body.rstrip("\n")]
+    if not sections:
+        lines.append("(the patch has no changes)")
+    return "\n".join(lines) + "\n", notes
+
+
+def artefact(
+    patch: Patch,
+    format: str,
+    *,
+    config_text: str | None = None,
+    node: str | None = None,
+    rollback: bool = False,
+    config_source: str = "tikv.toml",
+) -> Artefact:
+    """Render `patch` as one artefact; `config_text` is the current tikv.toml (needed by merged and diff).
+
+    `node` (a status address) narrows tikv changes to that node's file; `rollback=True` renders the inverse
+    (previous values; for merged/diff, back to the original file byte for byte). `config_source` names the
+    file in parse errors.
+    """
+    if format not in _FILES:
+        raise UnknownFormat(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
+    filename, media_type = _FILES[format]
+    if format == "rollback":
+        body, notes = _render_rollback_bundle(patch, config_text, node, config_source)
+    else:
+        ctx = _context(patch, config_text, node, rollback, config_source)
+        body, notes = _RENDERERS[format](ctx)
+    return Artefact(format, _filename(patch, format, rollback, node), media_type, body, tuple(notes))
+
+
+def artefacts(
+    patch: Patch, *, config_text: str | None = None, node: str | None = None
+) -> dict[str, Artefact]:
+    """Render every format and the rollback of each; merged and diff only when tikv.toml is given."""
+    rendered: dict[str, Artefact] = {}
+    for fmt in FORMATS:
+        if fmt in ("merged", "diff") and config_text is None:
+            continue
+        rendered[fmt] = artefact(patch, fmt, config_text=config_text, node=node)
+        if fmt != "rollback":
+            rendered[f"{fmt}.rollback"] = artefact(
+                patch, fmt, config_text=config_text, node=node, rollback=True
+            )
+    return rendered

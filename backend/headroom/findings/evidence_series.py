@@ -1,0 +1,127 @@
+"""The points behind a finding's evidence charts: each SeriesRef the advisor named (a registry metric or a
+`derived.*` view, domain/advisor/context.py) read from the store over the evidence window, with its reference lines.
+
+The advisor stores references, not points (a finding row stays small); this rebuilds the snapshot of the
+finding's window the same way the advice run did (services.snapshots.build_snapshot) and reads each series through
+the advisor's own Context, so the chart shows the numbers the rule judged. Callers commit (nothing is written).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from headroom.domain.advisor.context import Context
+from headroom.domain.model import ReferenceLine, SeriesRef
+from headroom.domain.snapshot.schema import Snapshot
+from headroom.domain.snapshot.views import find_series
+from headroom.findings.service import stored_evidence
+from headroom.platform.errors import NotFound
+from headroom.store.models import Finding
+from headroom.timeseries.snapshots import MAX_WINDOW, RAW_STEP_SECONDS, build_snapshot
+
+# derived view -> (unit, how to read it); units as domain/advisor/context.py and domain/snapshot/views.py compute them
+DERIVED_UNITS = {
+    "derived.counted_iops": "IOPS",
+    "derived.mibps": "MiB/s",
+    "derived.read_latency_ms": "ms",
+    "derived.write_latency_ms": "ms",
+    "derived.iops_ceiling": "IOPS",
+    "derived.mibps_ceiling": "MiB/s",
+}
+
+
+@dataclass(frozen=True)
+class ChartSeries:
+    """One charted series: epoch seconds and values (None for gaps), or found=False when the store lacks it."""
+
+    entity_kind: str
+    entity_id: str
+    metric: str
+    label: str
+    unit: str
+    t: list[int]
+    values: list[float | None]
+    reference_lines: list[ReferenceLine] = field(default_factory=list)
+    found: bool = True
+
+
+@dataclass(frozen=True)
+class EvidenceSeries:
+    window_start: dt.datetime
+    window_end: dt.datetime
+    step_seconds: int
+    series: list[ChartSeries]
+
+
+def _derived(ctx: Context, kind: str, entity_id: str, metric: str) -> Any:
+    if metric == "derived.iops_ceiling":
+        return ctx.volume_iops_ceiling(entity_id) if kind == "volume" else None
+    if metric == "derived.mibps_ceiling":
+        return ctx.volume_mibps_ceiling(entity_id) if kind == "volume" else None
+    view = ctx.volume_io(entity_id) if kind == "volume" else ctx.instance_io(entity_id) if kind == "instance" else None
+    if view is None:
+        return None
+    return {
+        "derived.counted_iops": view.counted_iops,
+        "derived.mibps": view.mibps,
+        "derived.read_latency_ms": view.read_latency_ms,
+        "derived.write_latency_ms": view.write_latency_ms,
+    }[metric]
+
+
+def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSeries]:
+    """Return the points of each series reference (the evidence's `series`) read from a snapshot."""
+    ctx = Context(snapshot)
+    window = snapshot.window
+    start = int(window.start.timestamp())
+    out: list[ChartSeries] = []
+    for ref in refs:
+        kind, entity_id, metric, labels = ref.entity_kind, ref.entity_id, ref.metric, ref.labels
+        label = ref.label or f"{metric} {entity_id}"
+        lines = list(ref.reference_lines)
+        unit = DERIVED_UNITS.get(metric, "")
+        values: Any = None
+        try:
+            if metric in DERIVED_UNITS:
+                values = _derived(ctx, kind, entity_id, metric)
+            else:
+                found = find_series(snapshot, kind, entity_id, metric, labels)
+                if found is not None:
+                    unit = found.unit
+                    values = ctx.series(kind, entity_id, metric, labels)
+        except KeyError:  # an entity the snapshot of this window does not hold any more
+            values = None
+        if values is None:
+            out.append(ChartSeries(kind, entity_id, metric, label, unit, [], [], lines, found=False))
+            continue
+        arr = np.asarray(values, dtype=np.float64)
+        out.append(
+            ChartSeries(
+                kind, entity_id, metric, label, unit,
+                t=[start + i * window.step_seconds for i in range(len(arr))],
+                values=[None if math.isnan(v) else float(v) for v in arr.tolist()],
+                reference_lines=lines,
+            )
+        )
+    return out
+
+
+def evidence_series(db: Session, finding: Finding) -> EvidenceSeries:
+    """Return the points of a finding's evidence series over its window (the last 7 days of a longer one)."""
+    evidence = stored_evidence(finding).evidence
+    if evidence is None:
+        raise NotFound("This finding has no evidence window to chart.", code="no_evidence_window")
+    start, end, step = evidence.window_start, evidence.window_end, evidence.step_seconds or RAW_STEP_SECONDS
+    start = max(start, end - MAX_WINDOW)  # the snapshot reader's own cap (timeseries/snapshots.py MAX_WINDOW)
+    # the snapshot's step is whole minutes (check_window); the advisor's runs use 60 s or a multiple
+    step = max(RAW_STEP_SECONDS, step - step % RAW_STEP_SECONDS)
+    snapshot = build_snapshot(db, finding.org_id, finding.cluster_id, start=start, end=end, step_seconds=step)
+    return EvidenceSeries(snapshot.window.start, snapshot.window.end, snapshot.window.step_seconds,
+                          chart_series(snapshot, evidence.series))

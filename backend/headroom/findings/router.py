@@ -1,0 +1,199 @@
+"""Findings: list a cluster's findings, read one with its evidence, changes and history, and act on it
+(acknowledge, snooze, resolve, reopen: admins, audit-logged); run the advisor on a cluster now."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Literal
+
+from fastapi import APIRouter, Query, status
+from sqlalchemy.orm import Session
+
+from headroom.accounts.service import audit
+from headroom.api.deps import DB, AppContext, Caller, Context
+from headroom.clusters import service as clusters_service
+from headroom.domain.model import Severity, severity_rank
+from headroom.findings import advice_runs, evidence_series, service
+from headroom.findings.schemas import (
+    AdviseQueued,
+    EvidenceChartRead,
+    EvidenceSeriesRead,
+    FindingList,
+    FindingPatchRef,
+    FindingRead,
+    FindingStatus,
+    FindingSummary,
+    HistoryEntry,
+    RecommendationRead,
+    SeverityCounts,
+    SnoozeBody,
+)
+from headroom.platform.errors import QueueUnavailable, RateLimited
+from headroom.platform.schemas import ErrorResponse
+from headroom.store.models import Finding
+
+router = APIRouter(tags=["findings"])
+ADVICE_JOB = "advice.run"
+
+
+def _summary(row: Finding) -> FindingSummary:
+    impact = service.stored_impact(row)
+    summary = FindingSummary.model_validate(
+        {
+            **{name: getattr(row, name) for name in FindingSummary.model_fields if hasattr(row, name)},
+            "severity_rank": severity_rank(row.severity),
+            "impact_summary": impact.summary if impact is not None else None,
+            "headroom_before_pct": impact.headroom_before_pct if impact is not None else None,
+            "headroom_after_pct": impact.headroom_after_pct if impact is not None else None,
+            "monthly_cost_delta_usd": impact.monthly_cost_delta_usd if impact is not None else None,
+            "impact_score": service.impact_score(impact),
+            "impact_basis": service.impact_basis(impact),
+        }
+    )
+    if summary.headroom_before_pct is not None and summary.headroom_after_pct is not None:
+        summary.headroom_gain_pct = summary.headroom_after_pct - summary.headroom_before_pct
+    return summary
+
+
+def _read(db: Session, row: Finding) -> FindingRead:
+    stored = service.stored_evidence(row)
+    return FindingRead(
+        **_summary(row).model_dump(),
+        why=row.why,
+        evidence=stored.evidence,
+        impact=service.stored_impact(row),
+        changes=[RecommendationRead.model_validate(r) for r in service.recommendations(db, row)],
+        options=stored.options,
+        sources=stored.sources,
+        notes=stored.notes,
+        history=[
+            HistoryEntry(at=e.created_at, action=e.action, actor_user_id=e.actor_user_id, details=dict(e.details))
+            for e in service.history(db, row)
+        ],
+        patches=[FindingPatchRef.model_validate(p) for p in service.patches_of(db, row)],
+    )
+
+
+@router.get("/clusters/{cluster_id}/findings", response_model=FindingList)
+def list_findings(
+    cluster_id: uuid.UUID,
+    caller: Caller,
+    db: DB,
+    status_: list[FindingStatus] = Query(default=[], alias="status", description="Repeatable; default all."),
+    severity: list[Severity] = Query(default=[], description="Repeatable; default all."),
+    rule: list[str] = Query(default=[], description="Rule ids; repeatable; default all."),
+    sort: Literal["severity", "impact"] = Query(
+        default="severity",
+        description="severity: most severe first; impact: measured headroom gains first, then relative changes of "
+        "the impact metric, then the rest, each by impact_score (ties: most severe, then the largest monthly saving).",
+    ),
+) -> FindingList:
+    """List the cluster's findings, most severe (or most impactful) first, with counts by severity."""
+    cluster = clusters_service.get_cluster(db, caller, cluster_id)
+    items, counts = service.list_findings(
+        db, caller, cluster.id, statuses=status_, severities=severity, rules=rule, sort=sort
+    )
+    return FindingList(items=[_summary(f) for f in items], total=len(items),
+                       counts=SeverityCounts(**counts))
+
+
+@router.get("/findings/{finding_id}", response_model=FindingRead)
+def get_finding(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
+    """Read a finding: evidence, why, recommended changes, impact, confidence and history."""
+    return _read(db, service.get_finding(db, caller, finding_id))
+
+
+@router.get("/findings/{finding_id}/evidence/series", response_model=EvidenceChartRead)
+def get_evidence_series(finding_id: uuid.UUID, caller: Caller, db: DB) -> EvidenceChartRead:
+    """The points of the finding's evidence series over its window, with their reference lines (ceilings)."""
+    row = service.get_finding(db, caller, finding_id)
+    chart = evidence_series.evidence_series(db, row)
+    return EvidenceChartRead(
+        finding_id=row.id,
+        window_start=chart.window_start,
+        window_end=chart.window_end,
+        step_seconds=chart.step_seconds,
+        series=[
+            EvidenceSeriesRead.model_validate(
+                {"entity_kind": s.entity_kind, "entity_id": s.entity_id, "metric": s.metric, "label": s.label,
+                 "unit": s.unit, "t": s.t, "values": s.values, "reference_lines": s.reference_lines,
+                 "found": s.found}
+            )
+            for s in chart.series
+        ],
+    )
+
+
+@router.post("/findings/{finding_id}/acknowledge", response_model=FindingRead)
+def acknowledge(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
+    """Mark the finding as seen (admin); it stays active."""
+    return _read(db, service.acknowledge(db, caller, finding_id))
+
+
+@router.post("/findings/{finding_id}/snooze", response_model=FindingRead)
+def snooze(finding_id: uuid.UUID, body: SnoozeBody, caller: Caller, db: DB, ctx: Context) -> FindingRead:
+    """Hide the finding until a time (admin); the advisor does not resolve or reopen it meanwhile."""
+    return _read(db, service.snooze(db, caller, finding_id, until=body.until, now=ctx.clock()))
+
+
+@router.post("/findings/{finding_id}/resolve", response_model=FindingRead)
+def resolve(finding_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> FindingRead:
+    """Close the finding (admin); it reopens if the advisor sees the condition again."""
+    return _read(db, service.resolve(db, caller, finding_id, now=ctx.clock()))
+
+
+@router.post("/findings/{finding_id}/reopen", response_model=FindingRead)
+def reopen(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
+    """Make the finding open again (admin)."""
+    return _read(db, service.reopen(db, caller, finding_id))
+
+
+@router.post(
+    "/clusters/{cluster_id}/advise",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=AdviseQueued,
+    responses={503: {"model": ErrorResponse, "description": "The job queue is unreachable; nothing was queued."}},
+)
+def advise_now(cluster_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> AdviseQueued:
+    """Run the advisor on the cluster now (admin); returns the job's task id.
+
+    One run per cluster at a time: while one is queued or running, this returns its task id with
+    `already_queued` and queues nothing. New runs are limited per organisation (429 with Retry-After); when the
+    job queue is unreachable nothing is queued or recorded (503 with Retry-After)."""
+    from headroom.platform.jobs import dispatch
+
+    caller.require("admin")
+    cluster = clusters_service.get_cluster(db, caller, cluster_id)
+    now = ctx.clock()
+    pending = advice_runs.pending_run(db, cluster, now)
+    if pending is not None:
+        return AdviseQueued(task_id=pending.task_id, job=ADVICE_JOB, already_queued=True)
+    _limit_new_runs(ctx, caller.org_id)
+    task_id, new = advice_runs.claim_run(db, cluster, now)
+    if not new:  # a concurrent request queued it
+        return AdviseQueued(task_id=task_id, job=ADVICE_JOB, already_queued=True)
+    db.commit()  # the run's row exists before its job can end and release it
+    try:
+        dispatch.enqueue(ADVICE_JOB, ctx.settings, ctx.job_database_url(), task_id=task_id, what="advice",
+                         cluster_id=str(cluster.id), run_id=task_id)
+    except QueueUnavailable:
+        advice_runs.release_run(db, cluster.id, task_id)
+        db.commit()
+        raise
+    audit(db, caller, "cluster.advise_requested", target_kind="cluster", target_id=cluster.id,
+          details={"task_id": task_id})
+    return AdviseQueued(task_id=task_id, job=ADVICE_JOB)
+
+
+def _limit_new_runs(ctx: AppContext, org_id: uuid.UUID) -> None:
+    """Count a new run against the org's limit (kept in this process while Redis is down: the enqueue that follows
+    then answers 503)."""
+    try:
+        ctx.rate_limiter.hit(f"advise:org:{org_id}", advice_runs.ADVISE_PER_ORG, advice_runs.ADVISE_WINDOW_SECONDS)
+    except RateLimited as exc:
+        raise RateLimited(
+            f"This organisation queued {advice_runs.ADVISE_PER_ORG} advice runs in the last "
+            f"{advice_runs.ADVISE_WINDOW_SECONDS} seconds; try again in {exc.retry_after_seconds} s "
+            "(the scheduled run advises every cluster every 15 minutes).",
+            retry_after_seconds=exc.retry_after_seconds,
+        ) from exc

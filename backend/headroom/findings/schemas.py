@@ -1,0 +1,139 @@
+"""Findings: what the advisor concluded about a cluster, its recommended changes, and the lifecycle actions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any, Literal
+
+from pydantic import Field
+
+from headroom.domain.advisor.finding import Option
+from headroom.domain.model import Evidence, Impact, ReferenceLine, Severity
+from headroom.platform.schemas import Input, Instant, Output
+
+FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]
+EntityKind = Literal["cluster", "tikv_node", "instance", "volume"]
+
+
+class RecommendationRead(Output):
+    """One recommended change: a tikv.toml key (target tikv) or an AWS attribute such as volume.iops."""
+
+    position: int
+    target: Literal["tikv", "aws"]
+    key: str
+    entity: str | None = Field(description="TiKV node (store or status address), volume id or instance id.")
+    current: Any = None
+    proposed: Any = None
+    online: bool = Field(description="Whether it applies without a restart (SET CONFIG / modify-volume).")
+    reason: str
+
+
+class FindingSummary(Output):
+    id: uuid.UUID
+    cluster_id: uuid.UUID
+    rule: str
+    entity_kind: EntityKind
+    entity_id: str
+    severity: Severity
+    status: FindingStatus
+    title: str
+    confidence: float
+    dedup_key: str
+    first_seen_at: dt.datetime
+    last_seen_at: dt.datetime
+    resolved_at: dt.datetime | None
+    snoozed_until: dt.datetime | None
+    severity_rank: int = Field(description="1 critical, 2 warning, 3 info (the list's default order).")
+    impact_summary: str | None = Field(default=None, description="The impact in one line, as the detail has it.")
+    headroom_before_pct: float | None = Field(default=None, description="100 × (1 − peak / limit) now.")
+    headroom_after_pct: float | None = Field(default=None, description="The same after the recommended change.")
+    headroom_gain_pct: float | None = Field(default=None, description="after − before, percentage points.")
+    monthly_cost_delta_usd: float | None = Field(default=None, description="Negative: the change saves money.")
+    impact_basis: Literal["headroom", "metric", "none"] = Field(
+        default="none",
+        description="What impact_score measures: headroom points gained, the impact metric's relative change (%), "
+        "or nothing measurable.",
+    )
+    impact_score: float = Field(
+        default=0.0,
+        description="What sort=impact orders by: the headroom gained in points when known, else the relative "
+        "change (%) of the impact metric, else 0.",
+    )
+
+
+class SeverityCounts(Output):
+    critical: int = 0
+    warning: int = 0
+    info: int = 0
+
+
+class FindingList(Output):
+    items: list[FindingSummary]
+    total: int
+    counts: SeverityCounts = Field(description="Findings by severity under the status and rule filters.")
+
+
+class HistoryEntry(Output):
+    at: dt.datetime
+    action: str = Field(description="finding.opened, finding.acknowledged, finding.resolved, ...")
+    actor_user_id: uuid.UUID | None = Field(description="Null when the advisor did it.")
+    details: dict[str, Any]
+
+
+class FindingPatchRef(Output):
+    """A patch generated from the finding; once applied, findings after applied_at show the change's effect."""
+
+    id: uuid.UUID
+    created_at: dt.datetime
+    applied_at: dt.datetime | None
+
+
+class FindingRead(FindingSummary):
+    why: str
+    evidence: Evidence | None = Field(
+        description="Measures vs limits, window, share, episodes, forecasts, series to chart (null: none recorded)."
+    )
+    impact: Impact | None = Field(description="What the recommended changes buy (null: no estimate).")
+    changes: list[RecommendationRead]
+    options: list[Option] = Field(default_factory=list, description="Ranked alternative fixes.")
+    sources: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    history: list[HistoryEntry]
+    patches: list[FindingPatchRef] = Field(default_factory=list)
+
+
+class EvidenceSeriesRead(Output):
+    """One series the finding's evidence charts, with its points over the evidence window."""
+
+    entity_kind: str
+    entity_id: str
+    metric: str = Field(description="A metric registry name or a derived.* view (domain/advisor/context.py).")
+    label: str
+    unit: str
+    t: list[int] = Field(description="Epoch seconds of each point.")
+    values: list[float | None] = Field(description="One per t; null marks a gap.")
+    reference_lines: list[ReferenceLine] = Field(default_factory=list)
+    found: bool = Field(description="False when the store has no points of this series in the window.")
+
+
+class EvidenceChartRead(Output):
+    finding_id: uuid.UUID
+    window_start: dt.datetime
+    window_end: dt.datetime
+    step_seconds: int
+    series: list[EvidenceSeriesRead]
+
+
+class SnoozeBody(Input):
+    until: Instant = Field(description="When the finding comes back (a future time, with a timezone).")
+
+
+class AdviseQueued(Output):
+    task_id: str
+    job: str
+    already_queued: bool = Field(
+        default=False,
+        description="True when a run of this cluster was already queued or running: its task id is returned and "
+        "no new run is queued.",
+    )

@@ -1,0 +1,451 @@
+"""Findings in the store: the advice run (snapshot -> advisor -> upsert by (org, dedup key)) and the user's
+lifecycle actions (acknowledge, snooze, resolve, reopen). Callers commit.
+
+Lifecycle of one advice run at time `now` for one cluster:
+- a new dedup key -> an `open` finding, first_seen_at = last_seen_at = now;
+- a key seen again -> last_seen_at = now, title/why/severity/evidence/impact/confidence refreshed, its
+  recommendations replaced by the finding's current changes; a `resolved` finding reopens (`open`), a
+  `snoozed` one stays snoozed until snoozed_until (then it is `open` again), an `acknowledged` one stays so;
+- an active finding (open, acknowledged, or snoozed past its snooze) of the cluster that the run did not
+  produce -> `resolved`, resolved_at = now;
+- a run older than what a finding already saw (a late worker) changes nothing on it.
+Runs of one cluster are serialised by a transaction-scoped advisory lock; user actions lock the row
+(SELECT ... FOR UPDATE). Same input twice gives the same rows (recommendations are upserted by position).
+
+History: every transition is a row of the org's audit log (target_kind "finding"): the advisor's as
+`finding.opened/reopened/resolved/unsnoozed` without an actor, the user's as `finding.acknowledged`, ... with one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import any_, case, delete, func, select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from headroom.accounts.service import Principal, audit
+from headroom.domain.advisor.finding import Option
+from headroom.domain.model import SEVERITIES, SEVERITY_RANK, Evidence, Impact, severity_rank
+from headroom.platform.errors import InvalidInput, NotFound
+from headroom.platform.logging import get_logger
+from headroom.store.models import AuditLog, Cluster, Finding, Patch, Recommendation
+
+log = get_logger("headroom.findings.service")
+
+ACTIVE = ("open", "acknowledged", "snoozed")
+ENTITY_KIND = {"node": "tikv_node", "volume": "volume", "instance": "instance", "cluster": "cluster"}
+DEDUP_KEY_MAX = 300
+# Extra keys kept in the evidence JSON next to the advisor's Evidence fields (the table has no columns for them).
+EVIDENCE_EXTRAS = ("options", "sources", "notes")
+
+Advise = Callable[..., Sequence[Any]]
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one advice run did to one cluster's findings."""
+
+    cluster_id: uuid.UUID
+    produced: int
+    opened: int
+    reopened: int
+    updated: int
+    resolved: int
+    skipped: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cluster_id": str(self.cluster_id), "produced": self.produced, "opened": self.opened,
+                "reopened": self.reopened, "updated": self.updated, "resolved": self.resolved,
+                "skipped": self.skipped}
+
+
+def stored_dedup_key(key: str) -> str:
+    """Return the key as stored: the advisor's key, or (when longer than the column) its prefix plus a hash."""
+    if len(key) <= DEDUP_KEY_MAX:
+        return key
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return f"{key[: DEDUP_KEY_MAX - 17]}#{digest}"
+
+
+def _row_values(finding: Any) -> dict[str, Any]:
+    evidence = finding.evidence.model_dump(mode="json")
+    evidence["options"] = [o.model_dump(mode="json") for o in finding.options]
+    evidence["sources"] = list(finding.sources)
+    evidence["notes"] = list(finding.notes)
+    return {
+        "rule": finding.rule,
+        "entity_kind": ENTITY_KIND[finding.entity.kind],
+        "entity_id": finding.entity.id,
+        "severity": finding.severity,
+        "title": finding.title[:500],
+        "why": finding.why,
+        "evidence": evidence,
+        "impact": finding.impact.model_dump(mode="json"),
+        "confidence": float(finding.confidence),
+    }
+
+
+def _recommendations(finding: Any) -> list[dict[str, Any]]:
+    from headroom.domain.tikvconf import can_change_online
+
+    rows: list[dict[str, Any]] = []
+    for position, proposed in enumerate(finding.changes):
+        change = proposed.to_change(finding)
+        entity = change.entity
+        where = entity.node if change.target == "tikv" else (entity.volume_id or entity.instance_id)
+        if proposed.online is not None:
+            online = bool(proposed.online)
+        elif change.target == "tikv":
+            online = can_change_online(change.key, change.current, change.proposed)
+        else:  # EBS modify-volume is online; an instance type change needs a stop/start
+            online = change.key.startswith("volume.")
+        rows.append({"position": position, "target": change.target, "key": change.key, "entity": where,
+                     "current": change.current, "proposed": change.proposed, "online": online,
+                     "reason": change.reason})
+    return rows
+
+
+def _replace_recommendations(db: Session, row: Finding, recs: list[dict[str, Any]]) -> None:
+    if recs:
+        stmt = insert(Recommendation).values(
+            [{"org_id": row.org_id, "finding_id": row.id, **rec} for rec in recs]
+        )
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["finding_id", "position"],
+            set_={c: stmt.excluded[c] for c in ("target", "key", "entity", "current", "proposed", "online", "reason")},
+        )
+        db.execute(stmt)
+    db.execute(
+        delete(Recommendation).where(Recommendation.finding_id == row.id, Recommendation.position >= len(recs))
+    )
+
+
+def _event(db: Session, org_id: uuid.UUID, action: str, finding_id: uuid.UUID, details: dict[str, object]) -> None:
+    audit(db, org_id, action, target_kind="finding", target_id=finding_id, details={"by": "advisor", **details})
+
+
+def record_findings(
+    db: Session, cluster: Cluster, findings: Sequence[Any], *, now: dt.datetime
+) -> RunSummary:
+    """Upsert one advice run's findings (advisor Finding objects) for a cluster and resolve the vanished ones."""
+    db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"advice:{cluster.id}"})
+    produced: dict[str, Any] = {}
+    for f in findings:
+        produced.setdefault(stored_dedup_key(f.dedup_key), f)
+    existing = {
+        row.dedup_key: row
+        for row in db.scalars(
+            select(Finding)
+            .where(
+                Finding.org_id == cluster.org_id,
+                (Finding.dedup_key.in_(list(produced)))
+                | ((Finding.cluster_id == cluster.id) & Finding.status.in_(ACTIVE)),
+            )
+            .with_for_update()
+        )
+    }
+    opened = reopened = updated = resolved = 0
+    for key, f in produced.items():
+        values = _row_values(f)
+        row = existing.get(key)
+        if row is None:
+            inserted = db.execute(
+                insert(Finding)
+                .values(org_id=cluster.org_id, cluster_id=cluster.id, dedup_key=key, status="open",
+                        first_seen_at=now, last_seen_at=now, **values)
+                .on_conflict_do_nothing(index_elements=["org_id", "dedup_key"])
+                .returning(Finding.id)
+            ).scalar_one_or_none()
+            if inserted is None:  # a concurrent writer created it after our SELECT: take it from there
+                row = db.scalar(
+                    select(Finding).where(Finding.org_id == cluster.org_id, Finding.dedup_key == key).with_for_update()
+                )
+                assert row is not None
+            else:
+                db.flush()
+                row = db.get_one(Finding, inserted)
+                opened += 1
+                _event(db, cluster.org_id, "finding.opened", row.id, {"severity": f.severity})
+                _replace_recommendations(db, row, _recommendations(f))
+                continue
+        if row.last_seen_at > now:
+            continue  # a newer run already saw it
+        for name, value in values.items():
+            setattr(row, name, value)
+        row.cluster_id = cluster.id
+        row.last_seen_at = now
+        if row.status == "resolved":
+            row.status, row.resolved_at, row.snoozed_until = "open", None, None
+            reopened += 1
+            _event(db, cluster.org_id, "finding.reopened", row.id, {"severity": f.severity})
+        elif row.status == "snoozed" and (row.snoozed_until is None or row.snoozed_until <= now):
+            row.status, row.snoozed_until = "open", None
+            _event(db, cluster.org_id, "finding.unsnoozed", row.id, {})
+            updated += 1
+        else:
+            updated += 1
+        _replace_recommendations(db, row, _recommendations(f))
+    for key, row in existing.items():
+        if key in produced or row.cluster_id != cluster.id or row.last_seen_at >= now:
+            continue
+        if row.status == "snoozed" and row.snoozed_until is not None and row.snoozed_until > now:
+            continue
+        row.status, row.resolved_at, row.snoozed_until = "resolved", now, None
+        resolved += 1
+        _event(db, cluster.org_id, "finding.resolved", row.id, {"reason": "no longer observed"})
+    db.flush()
+    return RunSummary(cluster.id, len(produced), opened, reopened, updated, resolved)
+
+
+def advise_cluster(
+    db: Session,
+    cluster: Cluster,
+    *,
+    now: dt.datetime,
+    window: dt.timedelta = dt.timedelta(hours=24),
+    rules: Sequence[Any] | None = None,
+    advise: Advise | None = None,
+) -> RunSummary:
+    """Build the cluster's snapshot of the window ending at `now`, run the advisor and record its findings.
+
+    A cluster without any series in the window is skipped (no data is not "all clear": nothing is resolved).
+    """
+    from headroom.timeseries.snapshots import build_snapshot
+
+    end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    snapshot = build_snapshot(db, cluster.org_id, cluster.id, start=end - window, end=end)
+    if not snapshot.series or (not snapshot.nodes and not snapshot.volumes):
+        return RunSummary(cluster.id, 0, 0, 0, 0, 0, skipped="no data in the window")
+    if advise is None:
+        from headroom.domain.advisor.engine import advise as engine_advise
+
+        advise = engine_advise
+    findings = advise(snapshot, now=end, rules=rules) if rules is not None else advise(snapshot, now=end)
+    summary = record_findings(db, cluster, findings, now=end)
+    log.info("advice.recorded", cluster_id=str(cluster.id), **{k: v for k, v in summary.as_dict().items()
+                                                                if k != "cluster_id"})
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------------- reads
+
+
+SORTS = ("severity", "impact")
+
+
+def _stored(model: type[M], data: Any, row: Finding, what: str) -> M | None:
+    """Validate one stored JSON object; None for an empty one (or, logged, one no longer valid)."""
+    if not isinstance(data, dict) or not data:
+        return None
+    # Keys a later version dropped are ignored; a field added since takes its default.
+    known = {key: value for key, value in data.items() if key in model.model_fields}
+    try:
+        return model.model_validate(known)
+    except ValidationError as exc:
+        log.warning("finding.stored_json_invalid", finding_id=str(row.id), part=what, errors=exc.error_count())
+        return None
+
+
+def stored_impact(row: Finding) -> Impact | None:
+    """Return the finding's impact as stored (None when it has none)."""
+    return _stored(Impact, row.impact, row, "impact")
+
+
+@dataclass(frozen=True)
+class StoredEvidence:
+    """A finding's evidence column: the advisor's Evidence and the extras kept next to it."""
+
+    evidence: Evidence | None
+    options: list[Option]
+    sources: list[str]
+    notes: list[str]
+
+
+def stored_evidence(row: Finding) -> StoredEvidence:
+    """Return the finding's evidence, options, sources and notes as stored."""
+    data = dict(row.evidence or {})
+    extras = {key: data.pop(key, None) for key in EVIDENCE_EXTRAS}
+    options = [_stored(Option, o, row, "option") for o in extras["options"] or []]
+    return StoredEvidence(
+        evidence=_stored(Evidence, data, row, "evidence"),
+        options=[o for o in options if o is not None],
+        sources=[str(s) for s in extras["sources"] or []],
+        notes=[str(n) for n in extras["notes"] or []],
+    )
+
+
+def impact_basis(impact: Impact | None) -> str:
+    """Return what impact_score measures: "headroom" (points gained), "metric" (relative change, %) or "none"."""
+    if impact is None:
+        return "none"
+    if impact.headroom_before_pct is not None and impact.headroom_after_pct is not None:
+        return "headroom"
+    if impact.before is not None and impact.after is not None and impact.before != 0:
+        return "metric"
+    return "none"
+
+
+def impact_score(impact: Impact | None) -> float:
+    """Return how much a finding's fix moves things: headroom points gained, else the metric's relative change (%)."""
+    if impact is None:
+        return 0.0
+    if impact.headroom_before_pct is not None and impact.headroom_after_pct is not None:
+        return impact.headroom_after_pct - impact.headroom_before_pct
+    if impact.before is not None and impact.after is not None and impact.before != 0:
+        return 100 * abs(impact.after - impact.before) / abs(impact.before)
+    return 0.0
+
+
+# A measured headroom gain (points of a limit) ranks before a relative change of some other metric (a config value
+# cut from 10 GiB/s to 62 MiB/s is a 99 % change but wins back no measured headroom): the two are not one scale.
+BASIS_RANK = {"headroom": 0, "metric": 1, "none": 2}
+
+
+def _impact_order(row: Finding) -> tuple[int, float, int, float]:
+    impact = stored_impact(row)
+    saving = -(impact.monthly_cost_delta_usd or 0.0) if impact is not None else 0.0
+    return (BASIS_RANK[impact_basis(impact)], -impact_score(impact), severity_rank(row.severity), -saving)
+
+
+def list_findings(
+    db: Session,
+    principal: Principal,
+    cluster_id: uuid.UUID,
+    *,
+    statuses: Sequence[str] = (),
+    severities: Sequence[str] = (),
+    rules: Sequence[str] = (),
+    sort: str = "severity",
+) -> tuple[list[Finding], dict[str, int]]:
+    """Return the cluster's findings (filtered) and counts by severity over the status and rule filters.
+
+    sort="severity": most severe first; sort="impact": measured headroom gains first, then relative metric changes,
+    then the rest; within each the largest impact_score, then most severe, then the largest monthly saving.
+    """
+    query = select(Finding).where(Finding.org_id == principal.org_id, Finding.cluster_id == cluster_id)
+    if statuses:
+        query = query.where(Finding.status.in_(list(statuses)))
+    if rules:
+        query = query.where(Finding.rule.in_(list(rules)))
+    counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
+    filtered = query.subquery()
+    for severity, n in db.execute(select(filtered.c.severity, func.count()).group_by(filtered.c.severity)):
+        counts[severity] = int(n)
+    if severities:
+        query = query.where(Finding.severity.in_(list(severities)))
+    by_severity = case(dict(SEVERITY_RANK), value=Finding.severity, else_=len(SEVERITIES) + 1)
+    items = list(db.scalars(query.order_by(by_severity, Finding.rule, Finding.entity_id, Finding.dedup_key)))
+    if sort == "impact":
+        items.sort(key=_impact_order)  # stable: equal keys keep the severity order above
+    return items, counts
+
+
+def get_finding(db: Session, principal: Principal, finding_id: uuid.UUID, *, lock: bool = False) -> Finding:
+    """Return the org's finding; another org's finding is indistinguishable from a missing one."""
+    query = select(Finding).where(Finding.id == finding_id, Finding.org_id == principal.org_id)
+    row = db.scalar(query.with_for_update() if lock else query)
+    if row is None:
+        raise NotFound("Finding not found.")
+    return row
+
+
+def recommendations(db: Session, finding: Finding) -> list[Recommendation]:
+    return list(
+        db.scalars(
+            select(Recommendation)
+            .where(Recommendation.org_id == finding.org_id, Recommendation.finding_id == finding.id)
+            .order_by(Recommendation.position)
+            .execution_options(populate_existing=True)  # rows are upserted with Core statements
+        )
+    )
+
+
+def patches_of(db: Session, finding: Finding) -> list[Patch]:
+    """Return the patches generated from this finding, oldest first (an applied one dates the fix)."""
+    return list(
+        db.scalars(
+            select(Patch)
+            .where(Patch.org_id == finding.org_id, any_(Patch.finding_ids) == finding.id)
+            .order_by(Patch.created_at, Patch.id)
+        )
+    )
+
+
+def history(db: Session, finding: Finding) -> list[AuditLog]:
+    """Return the finding's transitions, oldest first."""
+    return list(
+        db.scalars(
+            select(AuditLog)
+            .where(AuditLog.org_id == finding.org_id, AuditLog.target_kind == "finding",
+                   AuditLog.target_id == str(finding.id))
+            .order_by(AuditLog.created_at, AuditLog.id)
+        )
+    )
+
+
+# ---------------------------------------------------------------------------------------------------- actions
+
+
+def _act(db: Session, principal: Principal, finding_id: uuid.UUID, action: str, details: dict[str, object],
+         change: Callable[[Finding], None]) -> Finding:
+    principal.require("admin")
+    row = get_finding(db, principal, finding_id, lock=True)
+    before = row.status
+    change(row)
+    db.flush()
+    audit(db, principal, f"finding.{action}", target_kind="finding", target_id=row.id,
+          details={"from": before, "to": row.status, **details})
+    return row
+
+
+def acknowledge(db: Session, principal: Principal, finding_id: uuid.UUID) -> Finding:
+    """Mark a finding seen by a person: it stays active and keeps being refreshed."""
+
+    def change(row: Finding) -> None:
+        if row.status == "resolved":
+            raise InvalidInput("status: a resolved finding cannot be acknowledged; reopen it first",
+                               details={"field": "status"})
+        row.status, row.snoozed_until = "acknowledged", None
+
+    return _act(db, principal, finding_id, "acknowledged", {}, change)
+
+
+def snooze(db: Session, principal: Principal, finding_id: uuid.UUID, *, until: dt.datetime,
+           now: dt.datetime) -> Finding:
+    """Hide a finding until `until` (it is not resolved meanwhile, and reopens as open afterwards)."""
+    if until.tzinfo is None:
+        raise InvalidInput("until: give a timezone (e.g. 2026-11-09T00:00:00Z)", details={"field": "until"})
+    if until <= now:
+        raise InvalidInput("until: must be in the future", details={"field": "until"})
+
+    def change(row: Finding) -> None:
+        row.status, row.snoozed_until, row.resolved_at = "snoozed", until, None
+
+    return _act(db, principal, finding_id, "snoozed", {"until": until.isoformat()}, change)
+
+
+def resolve(db: Session, principal: Principal, finding_id: uuid.UUID, *, now: dt.datetime) -> Finding:
+    """Close a finding by hand (it reopens if the advisor sees the condition again)."""
+
+    def change(row: Finding) -> None:
+        if row.status != "resolved":
+            row.status, row.resolved_at, row.snoozed_until = "resolved", now, None
+
+    return _act(db, principal, finding_id, "resolved", {}, change)
+
+
+def reopen(db: Session, principal: Principal, finding_id: uuid.UUID) -> Finding:
+    """Make a finding open again (from resolved, snoozed or acknowledged)."""
+
+    def change(row: Finding) -> None:
+        row.status, row.resolved_at, row.snoozed_until = "open", None, None
+
+    return _act(db, principal, finding_id, "reopened", {}, change)

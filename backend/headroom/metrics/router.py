@@ -1,0 +1,262 @@
+"""Metrics for the UI: a node's panels (series, ceilings in force, burst forecasts) and the cluster overview."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Literal
+
+from fastapi import APIRouter, Query
+from pydantic import Field
+
+from headroom.api.deps import DB, Caller, Context
+from headroom.metrics import service
+from headroom.platform.schemas import Instant, Output
+
+router = APIRouter(prefix="/clusters/{cluster_id}/metrics", tags=["metrics"])
+
+PanelId = Literal[
+    "data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput",
+    "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending",
+    "write_stall",
+]
+
+
+class SeriesRead(Output):
+    id: str
+    label: str
+    unit: str
+    t: list[int] = Field(description="Bucket start, epoch seconds (UTC).")
+    avg: list[float | None]
+    max: list[float | None] = Field(description="Highest 1-minute value in the bucket; null for a derived series "
+                                                "(e.g. read + write) whose peak can't be had from rollups.")
+    min: list[float | None]
+
+
+class CeilingRead(Output):
+    id: str
+    label: str
+    value: float
+    unit: str
+    source: str = Field(description="Where the number comes from (catalog / domain.md section).")
+    valid_from: dt.datetime
+    valid_to: dt.datetime
+
+
+class ForecastPathRead(Output):
+    t: list[int] = Field(description="Epoch seconds from the forecast's `now`.")
+    percent: list[float] = Field(description="Balance % along the projected demand.")
+    lower: list[float] = Field(description="Balance % at the band's high demand (lower edge).")
+    upper: list[float] = Field(description="Balance % at the band's low demand (upper edge).")
+
+
+class ForecastRead(Output):
+    id: str
+    label: str
+    entity_kind: str
+    entity_id: str
+    bucket: str
+    now: dt.datetime
+    balance_percent: float
+    unit: str
+    baseline: float
+    burst_rate: float
+    demand: float
+    seconds_to_empty: float | None
+    seconds_to_empty_low: float | None
+    seconds_to_empty_high: float | None
+    empties_at: dt.datetime | None
+    empties_at_earliest: dt.datetime | None
+    empties_at_latest: dt.datetime | None
+    fallback_iops: float | None
+    fallback_mibps: float | None
+    refill_seconds: float | None
+    method: str
+    notes: list[str]
+    path: ForecastPathRead
+
+
+class PanelRead(Output):
+    id: PanelId
+    title: str
+    unit: str
+    series: list[SeriesRead]
+    ceilings: list[CeilingRead]
+    forecasts: list[ForecastRead]
+    notes: list[str]
+
+
+class VolumeBrief(Output):
+    volume_id: str
+    volume_type: str
+    size_gib: int
+
+
+class NodeBrief(Output):
+    id: uuid.UUID
+    store_address: str
+    instance_id: str | None
+    instance_type: str | None
+    data_volume: VolumeBrief | None
+    raft_volume: VolumeBrief | None = Field(description="Null when the Raft log shares the data volume.")
+
+
+class NodeMetricsRead(Output):
+    cluster_id: uuid.UUID
+    node: NodeBrief | None = Field(description="Null when the cluster has no TiKV node yet.")
+    start: dt.datetime
+    end: dt.datetime
+    resolution_seconds: int = Field(description="60 (raw points) up to 6 h, 300 up to 8 days, else 3600.")
+    resolution_source: Literal["raw", "rollup"]
+    panels: list[PanelRead]
+
+
+class UtilisationRead(Output):
+    metric: Literal["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
+                    "instance_throughput"]
+    peak_percent: float | None = Field(description="Highest bucket average / the ceiling in force then, in %.")
+    peak_at: dt.datetime | None
+    peak_value: float | None
+    ceiling_value: float | None = Field(description="The ceiling in force at the peak.")
+    ceiling_label: str | None
+    ceiling_source: str | None
+
+
+class BurstLeftRead(Output):
+    id: str
+    label: str
+    entity_id: str
+    balance_percent: float
+    seconds_to_empty: float | None
+    seconds_to_empty_low: float | None
+    seconds_to_empty_high: float | None
+
+
+class NodeOverviewRead(Output):
+    node: NodeBrief
+    utilisation: list[UtilisationRead]
+    burst: list[BurstLeftRead]
+    burst_seconds_left: float | None = Field(description="Soonest time to empty of a draining bucket; null: none.")
+
+
+class ClusterOverviewRead(Output):
+    cluster_id: uuid.UUID
+    start: dt.datetime
+    end: dt.datetime
+    resolution_seconds: int
+    resolution_source: Literal["raw", "rollup"]
+    nodes: list[NodeOverviewRead]
+
+
+def _epochs(values: dt.datetime | int) -> int:
+    return int(values.timestamp()) if isinstance(values, dt.datetime) else int(values)
+
+
+def _node_brief(refs: service.NodeRefs) -> NodeBrief:
+    def vol(v: service.VolumeRef | None) -> VolumeBrief | None:
+        return VolumeBrief(volume_id=v.volume_id, volume_type=v.volume_type, size_gib=v.size_gib) if v else None
+
+    return NodeBrief(id=refs.node.id, store_address=refs.node.store_address, instance_id=refs.instance_id,
+                     instance_type=refs.instance_type, data_volume=vol(refs.data), raft_volume=vol(refs.raft))
+
+
+def _series(s: service.SeriesOut) -> SeriesRead:
+    c = s.columns
+    return SeriesRead(id=s.id, label=s.label, unit=s.unit, t=[int(x) for x in c.t.tolist()],
+                      avg=service.finite_or_none(c.avg), max=service.finite_or_none(c.max),
+                      min=service.finite_or_none(c.min))
+
+
+def _ceiling(c: service.CeilingSegment) -> CeilingRead:
+    return CeilingRead(id=c.id, label=c.label, value=c.value, unit=c.unit, source=c.source,
+                       valid_from=c.valid_from, valid_to=c.valid_to)
+
+
+def _forecast(f: service.ForecastOut) -> ForecastRead:
+    fc = f.forecast
+    return ForecastRead(
+        id=f.id, label=f.label, entity_kind=f.entity_kind, entity_id=f.entity_id, bucket=fc.kind, now=fc.now,
+        balance_percent=fc.balance_percent, unit=fc.unit, baseline=fc.baseline, burst_rate=fc.burst_rate,
+        demand=fc.demand, seconds_to_empty=fc.seconds_to_empty, seconds_to_empty_low=fc.seconds_to_empty_low,
+        seconds_to_empty_high=fc.seconds_to_empty_high, empties_at=fc.empties_at,
+        empties_at_earliest=fc.empties_at_earliest, empties_at_latest=fc.empties_at_latest,
+        fallback_iops=fc.fallback_iops, fallback_mibps=fc.fallback_mibps, refill_seconds=fc.refill_seconds,
+        method=fc.method, notes=list(fc.notes),
+        path=ForecastPathRead(t=[_epochs(t) for t in fc.path.timestamps], percent=list(fc.path.percent),
+                              lower=list(fc.path.percent_high_demand), upper=list(fc.path.percent_low_demand)),
+    )
+
+
+@router.get("", response_model=NodeMetricsRead)
+def node_metrics(
+    cluster_id: uuid.UUID,
+    caller: Caller,
+    db: DB,
+    ctx: Context,
+    node_id: uuid.UUID | None = Query(default=None, description="A node of the cluster; the first by address when "
+                                                                "omitted."),
+    panel: list[PanelId] | None = Query(default=None, description="Panels to return (repeat); all when omitted."),
+    start: Instant | None = Query(default=None, description="Window start (ISO 8601 with zone); end - 6 h by "
+                                                                "default."),
+    end: Instant | None = Query(default=None, description="Window end; now by default."),
+) -> NodeMetricsRead:
+    """A node's charts: series at a resolution chosen from the window, the ceilings in force, burst forecasts."""
+    result = service.node_metrics(db, caller, cluster_id, node_id=node_id, panels=panel, start=start, end=end,
+                                  now=ctx.clock())
+    if result is None:
+        lo, hi = service.validate_window(start, end, ctx.clock())
+        res = service.choose_resolution(lo, hi)
+        return NodeMetricsRead(cluster_id=cluster_id, node=None, start=lo, end=hi, resolution_seconds=res,
+                               resolution_source="raw" if res == 60 else "rollup", panels=[])
+    return NodeMetricsRead(
+        cluster_id=cluster_id,
+        node=_node_brief(result.refs),
+        start=result.start,
+        end=result.end,
+        resolution_seconds=result.resolution,
+        resolution_source=result.source,
+        panels=[
+            PanelRead(id=p.id, title=p.title, unit=p.unit, series=[_series(s) for s in p.series],
+                      ceilings=[_ceiling(c) for c in p.ceilings], forecasts=[_forecast(f) for f in p.forecasts],
+                      notes=p.notes)
+            for p in result.panels
+        ],
+    )
+
+
+@router.get("/overview", response_model=ClusterOverviewRead)
+def cluster_overview(
+    cluster_id: uuid.UUID,
+    caller: Caller,
+    db: DB,
+    ctx: Context,
+    start: Instant | None = Query(default=None, description="Window start; end - 6 h by default."),
+    end: Instant | None = Query(default=None, description="Window end; now by default."),
+) -> ClusterOverviewRead:
+    """Per node: peak use of each IOPS / throughput ceiling in force over the window, and burst time left."""
+    ov = service.cluster_overview(db, caller, cluster_id, start=start, end=end, now=ctx.clock())
+    nodes = []
+    for n in ov.nodes:
+        cells = [
+            UtilisationRead(
+                metric=c.metric,
+                peak_percent=c.peak.percent if c.peak else None,
+                peak_at=c.peak.at if c.peak else None,
+                peak_value=c.peak.value if c.peak else None,
+                ceiling_value=c.peak.ceiling if c.peak else None,
+                ceiling_label=c.ceiling_label,
+                ceiling_source=c.ceiling_source,
+            )
+            for c in n.cells
+        ]
+        burst = [
+            BurstLeftRead(id=f.id, label=f.label, entity_id=f.entity_id, balance_percent=f.forecast.balance_percent,
+                          seconds_to_empty=f.forecast.seconds_to_empty,
+                          seconds_to_empty_low=f.forecast.seconds_to_empty_low,
+                          seconds_to_empty_high=f.forecast.seconds_to_empty_high)
+            for f in n.burst
+        ]
+        nodes.append(NodeOverviewRead(node=_node_brief(n.refs), utilisation=cells, burst=burst,
+                                      burst_seconds_left=n.burst_seconds_left))
+    return ClusterOverviewRead(cluster_id=cluster_id, start=ov.start, end=ov.end, resolution_seconds=ov.resolution,
+                               resolution_source=ov.source, nodes=nodes)

@@ -1,0 +1,983 @@
+"""Metrics and forecasts for the UI: a node's panels (series, the ceilings in force, burst forecasts) and a
+cluster overview (per node: peak use of its IOPS / throughput ceilings, burst time left).
+
+Shape: pure helpers first (resolution choice, column arithmetic, ceiling segments, utilisation), then the shell
+that reads the store. One store read per panel set: raw 1-minute points for windows up to 6 h, else one
+`read_rollups` call for every series of the request; the newest `RAW_TAIL` of a rollup window is rebuilt from
+raw points because rollups may lag the write path. Callers commit nothing (this module only reads).
+
+Units: CloudWatch series are sums per step (`IOPS = Sum / period`, domain.md §3.1/§3.2); IOPS against a volume
+limit are counted in 256 KiB units (SSD) or 1 MiB (HDD) (domain.md §1.4, `headroom.domain.physics.io.counted_ops`),
+assuming every I/O of a bucket has the bucket's average size (the same choice as `headroom.domain.physics.io`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from headroom.accounts.service import Principal
+from headroom.clusters.service import get_cluster
+from headroom.domain.catalog import volume_type_spec
+from headroom.domain.catalog.errors import CatalogError
+from headroom.domain.forecast.burst import (
+    MIN_HORIZON_SECONDS,
+    BurstForecast,
+    forecast_gp2_burst,
+    forecast_hdd_burst,
+    forecast_instance_burst,
+)
+from headroom.domain.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB
+from headroom.platform.errors import InvalidInput, NotFound
+from headroom.sources.aws.ingest import limits_at
+from headroom.store.models import Instance, TikvNode, Volume
+from headroom.store.models_inventory import InventoryChange
+from headroom.timeseries import repository as timeseries
+
+Array = NDArray[np.float64]
+MIB = 1024.0 * 1024.0
+GIB = 1024.0**3
+
+# --- resolution --------------------------------------------------------------------------------------------
+
+# Resolution bands (the metrics brief): raw 1-minute points up to 6 h (360 points), 5-minute rollups up to
+# 8 days (2,304 points), hourly beyond (30 days = 720 points): a chart never carries more than ~2,300 points.
+RAW_MAX_WINDOW = dt.timedelta(hours=6)
+FIVE_MINUTE_MAX_WINDOW = dt.timedelta(days=8)
+# The longest window served: the default rollup retention (settings.rollup_retention_days = 400).
+MAX_WINDOW = dt.timedelta(days=400)
+# The default window when the caller gives no start: the shortest range the page offers.
+DEFAULT_WINDOW = dt.timedelta(hours=6)
+# Rollups are maintained off the write path and may lag by up to a minute (the lead's note on
+# timeseries.drain_rollups); the newest 2 hours of a rollup window are rebuilt from raw points instead.
+RAW_TAIL = dt.timedelta(hours=2)
+# The burst forecast reads one diurnal cycle plus its recent hour of 1-minute history
+# (headroom.domain.forecast.burst: PROFILE_SECONDS = 1 day, RECENT_SECONDS = 1 h).
+FORECAST_HISTORY = dt.timedelta(hours=25)
+
+Resolution = Literal[60, 300, 3600]
+
+
+def choose_resolution(start: dt.datetime, end: dt.datetime) -> Resolution:
+    """Return the step for a window: 60 s (raw) up to 6 h, 300 s up to 8 days, else 3600 s."""
+    window = end - start
+    if window <= RAW_MAX_WINDOW:
+        return 60
+    if window <= FIVE_MINUTE_MAX_WINDOW:
+        return 300
+    return 3600
+
+
+def validate_window(
+    start: dt.datetime | None, end: dt.datetime | None, now: dt.datetime
+) -> tuple[dt.datetime, dt.datetime]:
+    """Default and check a [start, end) window; a bad one is a 422 naming the field."""
+    for name, value in (("start", start), ("end", end)):
+        if value is not None and value.tzinfo is None:
+            raise InvalidInput(f"{name} must carry a time zone (e.g. 2026-11-02T12:00:00Z).",
+                               details=[{"field": name, "message": "timezone required"}])
+    end = (end or now).astimezone(dt.UTC)
+    start = (start or end - DEFAULT_WINDOW).astimezone(dt.UTC)
+    if start >= end:
+        raise InvalidInput("start must be before end.", details=[{"field": "start", "message": "must be before end"}])
+    if end - start > MAX_WINDOW:
+        raise InvalidInput(f"The window may span at most {MAX_WINDOW.days} days.",
+                           details=[{"field": "start", "message": "window too long"}])
+    return start, end
+
+
+# --- columns -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Columns:
+    """One series on a time grid: epoch seconds and avg/max/min (NaN where unknown)."""
+
+    t: NDArray[np.int64]
+    avg: Array
+    max: Array
+    min: Array
+
+    def __len__(self) -> int:
+        return int(self.t.size)
+
+
+def empty_columns() -> Columns:
+    return Columns(np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0))
+
+
+def from_rollup(cols: timeseries.RollupColumns) -> Columns:
+    return Columns(cols.epoch_seconds.astype(np.int64), cols.avg, cols.max, cols.min)
+
+
+def aggregate_raw(t: NDArray[np.int64], v: Array, resolution: int) -> Columns:
+    """Aggregate raw points into buckets of `resolution` seconds (as the rollups do: avg/max/min of present)."""
+    if resolution == 60 or t.size == 0:
+        return Columns(t, v, v.copy(), v.copy())
+    buckets = t - t % resolution
+    keys, index = np.unique(buckets, return_inverse=True)
+    count = np.bincount(index, minlength=keys.size)
+    total = np.bincount(index, weights=v, minlength=keys.size)
+    mx = np.full(keys.size, -np.inf)
+    mn = np.full(keys.size, np.inf)
+    np.maximum.at(mx, index, v)
+    np.minimum.at(mn, index, v)
+    return Columns(keys.astype(np.int64), total / count, mx, mn)
+
+
+def merge_tail(head: Columns, tail: Columns, tail_from: int) -> Columns:
+    """Keep `head` before `tail_from` (epoch s) and `tail` from it on."""
+    keep = head.t < tail_from
+    use = tail.t >= tail_from
+    return Columns(
+        np.concatenate([head.t[keep], tail.t[use]]),
+        np.concatenate([head.avg[keep], tail.avg[use]]),
+        np.concatenate([head.max[keep], tail.max[use]]),
+        np.concatenate([head.min[keep], tail.min[use]]),
+    )
+
+
+def align(series: Sequence[Columns]) -> tuple[NDArray[np.int64], list[Columns]]:
+    """Put several series on the union of their timestamps (NaN where one has no point)."""
+    if not series:
+        return np.empty(0, np.int64), []
+    grid = np.unique(np.concatenate([s.t for s in series])) if any(len(s) for s in series) else np.empty(0, np.int64)
+    out = []
+    for s in series:
+        idx = np.searchsorted(grid, s.t)
+        cols = []
+        for arr in (s.avg, s.max, s.min):
+            full = np.full(grid.size, np.nan)
+            full[idx] = arr
+            cols.append(full)
+        out.append(Columns(grid, *cols))
+    return grid, out
+
+
+def scaled(c: Columns, factor: float) -> Columns:
+    """Multiply every aggregate by a constant (a Sum per step -> a rate, bytes -> MiB): exact for max/min too."""
+    return Columns(c.t, c.avg * factor, c.max * factor, c.min * factor)
+
+
+def combine(parts: Sequence[Columns], fn: Callable[..., Array], *, exact_extremes: bool) -> Columns:
+    """Apply `fn` to the aligned averages of several series. Max/min of a combination can't be had from the
+    parts' max/min, so they are kept only for raw points (where avg = max = min); otherwise NaN."""
+    grid, aligned = align(parts)
+    # A series with no point at all in the window (e.g. a volume that only reads) counts as zero, not a gap.
+    aligned = [a if len(p) else Columns(grid, np.zeros(grid.size), a.max, a.min) for a, p in zip(aligned, parts,
+                                                                                                strict=True)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        avg = fn(*(a.avg for a in aligned))
+    avg = np.where(np.isfinite(avg), avg, np.nan)
+    if exact_extremes:
+        return Columns(grid, avg, avg.copy(), avg.copy())
+    nan = np.full(grid.size, np.nan)
+    return Columns(grid, avg, nan, nan.copy())
+
+
+def counted_rate(ops: Array, nbytes: Array, chunk_kib: int, step_seconds: float) -> Array:
+    """Counted IOPS: ops × ceil(avg size / chunk) per step (domain.md §1.4; `physics.io.counted_ops` vectorised)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        avg_kib = np.where(ops > 0, nbytes / ops / 1024.0, 0.0)
+        chunks = np.maximum(1.0, np.ceil(np.round(avg_kib / chunk_kib, 9)))
+        return np.where(ops > 0, ops * chunks, np.where(ops == 0, 0.0, np.nan)) / step_seconds
+
+
+def drop_empty(c: Columns) -> Columns:
+    keep = np.isfinite(c.avg)
+    return Columns(c.t[keep], c.avg[keep], c.max[keep], c.min[keep])
+
+
+# --- ceilings ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CeilingSegment:
+    """A limit in force over [valid_from, valid_to): what it is, its value and where the number comes from."""
+
+    id: str
+    label: str
+    value: float
+    unit: str
+    source: str
+    valid_from: dt.datetime
+    valid_to: dt.datetime
+
+
+def merge_segments(segments: Iterable[CeilingSegment]) -> list[CeilingSegment]:
+    """Join consecutive segments of one ceiling id whose value and label did not change."""
+    out: list[CeilingSegment] = []
+    for seg in sorted(segments, key=lambda s: (s.id, s.valid_from)):
+        last = out[-1] if out else None
+        if last and last.id == seg.id and last.value == seg.value and last.label == seg.label \
+                and last.valid_to == seg.valid_from:
+            out[-1] = CeilingSegment(last.id, last.label, last.value, last.unit, last.source, last.valid_from,
+                                     seg.valid_to)
+        else:
+            out.append(seg)
+    return out
+
+
+def ceiling_at(segments: Sequence[CeilingSegment], epoch_seconds: NDArray[np.int64]) -> Array:
+    """The value of one ceiling (segments of one id) at each timestamp; NaN outside every segment."""
+    out = np.full(epoch_seconds.size, np.nan)
+    for seg in segments:
+        lo, hi = seg.valid_from.timestamp(), seg.valid_to.timestamp()
+        out[(epoch_seconds >= lo) & (epoch_seconds < hi)] = seg.value
+    return out
+
+
+@dataclass(frozen=True)
+class Peak:
+    percent: float
+    at: dt.datetime
+    value: float
+    ceiling: float
+
+
+def peak_utilisation(values: Columns, segments: Sequence[CeilingSegment]) -> Peak | None:
+    """Highest value / ceiling-in-force-at-that-time over the window (bucket averages), or None."""
+    if not len(values) or not segments:
+        return None
+    ceil = ceiling_at(segments, values.t)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where((ceil > 0) & np.isfinite(values.avg), values.avg / ceil, np.nan)
+    if not np.isfinite(ratio).any():
+        return None
+    i = int(np.nanargmax(ratio))
+    return Peak(float(ratio[i] * 100.0), dt.datetime.fromtimestamp(int(values.t[i]), dt.UTC),
+                float(values.avg[i]), float(ceil[i]))
+
+
+def volume_ceilings(limits: dict[str, Any], role: str, lo: dt.datetime, hi: dt.datetime) -> dict[str, list[CeilingSegment]]:
+    """Ceilings of a volume from `limits_at` (catalog VolumeLimits): IOPS and MiB/s panels."""
+    vl = limits["limits"]
+    vtype = str(vl["volume_type"])
+    source = f"{vtype} {int(vl['size_gib'])} GiB: {vl['source']}"
+    iops: list[CeilingSegment] = []
+    tput: list[CeilingSegment] = []
+    if vl["bursts"] and vl.get("burst_iops"):
+        iops.append(CeilingSegment(f"{role}_baseline_iops", f"{vtype} baseline IOPS", float(vl["baseline_iops"]),
+                                   "IOPS", source, lo, hi))
+        iops.append(CeilingSegment(f"{role}_max_iops", f"{vtype} burst IOPS", float(vl["burst_iops"]),
+                                   "IOPS", source, lo, hi))
+    else:
+        label = f"{vtype} provisioned IOPS" if vl.get("provisioned_iops") is not None else f"{vtype} IOPS"
+        iops.append(CeilingSegment(f"{role}_max_iops", label, float(vl["baseline_iops"]), "IOPS", source, lo, hi))
+    base_t, max_t = float(vl["baseline_throughput_mibps"]), float(vl["max_throughput_mibps"])
+    t_label = f"{vtype} provisioned throughput" if vl.get("provisioned_throughput_mibps") else f"{vtype} throughput"
+    if max_t > base_t:
+        tput.append(CeilingSegment(f"{role}_baseline_mibps", f"{t_label} (baseline)", base_t, "MiB/s", source, lo, hi))
+        tput.append(CeilingSegment(f"{role}_max_mibps", f"{vtype} burst throughput", max_t, "MiB/s", source, lo, hi))
+    else:
+        tput.append(CeilingSegment(f"{role}_max_mibps", t_label, max_t, "MiB/s", source, lo, hi))
+    return {"iops": iops, "throughput": tput}
+
+
+INSTANCE_SOURCE = "EC2 EBS-optimized limits, domain.md §2.1/§2.2 (AWSDOC ebs-optimized.md)"
+
+
+def instance_ceilings(limits: dict[str, Any], lo: dt.datetime, hi: dt.datetime) -> dict[str, list[CeilingSegment]]:
+    """Ceilings of an instance's EBS bandwidth (all volumes together): baseline and 30-minute burst."""
+    itype = str(limits.get("instance_type"))
+    src = limits.get("source") or ""
+    source = f"{itype}: {INSTANCE_SOURCE}" if not str(src).startswith("DescribeInstanceTypes") \
+        else f"{itype}: DescribeInstanceTypes EbsInfo (domain.md §2.3)"
+    out: dict[str, list[CeilingSegment]] = {"iops": [], "throughput": []}
+    pairs = (("iops", "baseline_iops", "max_iops", "IOPS"),
+             ("throughput", "baseline_throughput_mibps", "max_throughput_mibps", "MiB/s"))
+    for panel, base_key, max_key, unit in pairs:
+        base, mx = limits.get(base_key), limits.get(max_key)
+        if base is None or mx is None:
+            continue
+        word = "IOPS" if panel == "iops" else "throughput"
+        if float(mx) > float(base):
+            out[panel].append(CeilingSegment(f"instance_baseline_{panel}", f"{itype} EBS baseline {word}",
+                                             float(base), unit, source, lo, hi))
+            out[panel].append(CeilingSegment(f"instance_max_{panel}", f"{itype} EBS burst {word} (30 min/24 h)",
+                                             float(mx), unit, source, lo, hi))
+        else:
+            out[panel].append(CeilingSegment(f"instance_max_{panel}", f"{itype} EBS {word}", float(mx), unit,
+                                             source, lo, hi))
+    return out
+
+
+# TiKV config template [storage.flow-control]: soft-pending-compaction-bytes-limit = "192GB",
+# hard-pending-compaction-bytes-limit = "1024GB" (the defaults; the advisor's compaction rule cites the same).
+PENDING_SOFT_GIB = 192.0
+PENDING_HARD_GIB = 1024.0
+PENDING_SOURCE = "TiKV default, config template [storage.flow-control] (domain.md §5); your tikv.toml may differ"
+
+
+# --- panels ------------------------------------------------------------------------------------------------
+
+PanelId = Literal[
+    "data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput",
+    "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending",
+    "write_stall",
+]
+PANEL_IDS: tuple[PanelId, ...] = (
+    "data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput",
+    "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending",
+    "write_stall",
+)
+PANEL_TITLES: dict[PanelId, tuple[str, str]] = {
+    "data_iops": ("Data volume IOPS", "IOPS"),
+    "data_throughput": ("Data volume throughput", "MiB/s"),
+    "raft_iops": ("Raft volume IOPS", "IOPS"),
+    "raft_throughput": ("Raft volume throughput", "MiB/s"),
+    "instance_iops": ("Instance EBS IOPS (all volumes)", "IOPS"),
+    "instance_throughput": ("Instance EBS throughput (all volumes)", "MiB/s"),
+    "burst_balance": ("Burst balances", "%"),
+    "queue_length": ("Volume queue length", "requests"),
+    "latency": ("Volume latency (average per I/O)", "ms"),
+    "block_cache_hit_ratio": ("TiKV block-cache hit ratio", "%"),
+    "thread_cpu": ("TiKV thread-pool CPU", "cores"),
+    "compaction_pending": ("RocksDB pending compaction", "GiB"),
+    "write_stall": ("RocksDB write stall (longest)", "ms"),
+}
+THREAD_POOLS = ("scheduler", "apply", "raftstore", "store_writer", "unified_read_pool", "grpc", "rocksdb")
+
+Key = tuple[str, str, str]  # (entity_kind, entity_id, metric)
+
+
+@dataclass(frozen=True)
+class VolumeRef:
+    volume_id: str
+    volume_type: str
+    size_gib: int
+    role: str
+
+
+@dataclass(frozen=True)
+class NodeRefs:
+    """The entities behind one TiKV node's series."""
+
+    node: TikvNode
+    instance_id: str | None
+    instance_type: str | None
+    data: VolumeRef | None
+    raft: VolumeRef | None  # None when the raft log shares the data volume
+
+    @property
+    def node_key(self) -> tuple[str, str]:
+        return ("tikv_node", self.node.store_address)
+
+
+@dataclass
+class SeriesOut:
+    id: str
+    label: str
+    unit: str
+    columns: Columns
+
+
+@dataclass
+class ForecastOut:
+    id: str
+    label: str
+    entity_kind: str
+    entity_id: str
+    forecast: BurstForecast
+
+
+@dataclass
+class PanelOut:
+    id: PanelId
+    title: str
+    unit: str
+    series: list[SeriesOut] = field(default_factory=list)
+    ceilings: list[CeilingSegment] = field(default_factory=list)
+    forecasts: list[ForecastOut] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _chunk(volume_type: str) -> int:
+    try:
+        return HDD_CHUNK_KIB if volume_type_spec(volume_type).media == "hdd" else SSD_CHUNK_KIB
+    except CatalogError:
+        return SSD_CHUNK_KIB
+
+
+def _volume_keys(v: VolumeRef) -> list[Key]:
+    names = ("ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes", "ebs.total_read_time",
+             "ebs.total_write_time", "ebs.queue_length", "ebs.burst_balance")
+    return [("volume", v.volume_id, n) for n in names]
+
+
+def _instance_keys(instance_id: str) -> list[Key]:
+    names = ("ec2.ebs_read_ops", "ec2.ebs_write_ops", "ec2.ebs_read_bytes", "ec2.ebs_write_bytes",
+             "ec2.ebs_io_balance", "ec2.ebs_byte_balance")
+    return [("instance", instance_id, n) for n in names]
+
+
+def _node_keys(address: str) -> list[Key]:
+    names = ["tikv.block_cache_hit", "tikv.block_cache_miss", "tikv.pending_compaction_bytes", "tikv.write_stall",
+             *(f"tikv.thread_cpu.{p}" for p in THREAD_POOLS)]
+    return [("tikv_node", address, n) for n in names]
+
+
+def keys_for(refs: NodeRefs) -> list[Key]:
+    keys = _node_keys(refs.node.store_address)
+    for v in (refs.data, refs.raft):
+        if v is not None:
+            keys += _volume_keys(v)
+    if refs.instance_id:
+        keys += _instance_keys(refs.instance_id)
+    return keys
+
+
+@dataclass(frozen=True)
+class SeriesInfo:
+    id: int
+    unit: str
+    step_seconds: int
+
+
+class Data:
+    """The series of a request, read once: lookups by (kind, entity, metric)."""
+
+    def __init__(self, info: dict[Key, SeriesInfo], cols: dict[int, Columns], *, exact_extremes: bool,
+                 window: tuple[dt.datetime, dt.datetime]) -> None:
+        self.info = info
+        self.cols = cols
+        self.exact_extremes = exact_extremes
+        self.window = window
+
+    def has(self, key: Key) -> bool:
+        return key in self.info and len(self.cols.get(self.info[key].id, empty_columns())) > 0
+
+    def get(self, key: Key) -> Columns:
+        si = self.info.get(key)
+        return self.cols.get(si.id, empty_columns()) if si else empty_columns()
+
+    def step(self, key: Key) -> int:
+        si = self.info.get(key)
+        return si.step_seconds if si else 60
+
+    def rate(self, key: Key, factor: float = 1.0) -> Columns:
+        """A CloudWatch Sum per step as a per-second rate (× factor), exact for avg/max/min."""
+        return scaled(self.get(key), factor / self.step(key))
+
+    def combine(self, keys: Sequence[Key], fn: Callable[..., Array]) -> Columns:
+        return drop_empty(combine([self.get(k) for k in keys], fn, exact_extremes=self.exact_extremes))
+
+
+def _io_series(data: Data, kind: str, eid: str, chunk_kib: int, prefix: str) -> tuple[list[SeriesOut], list[SeriesOut]]:
+    """IOPS (read, write, counted total) and MiB/s (read, write, total) of a volume or an instance."""
+    p = "ebs" if kind == "volume" else "ec2.ebs"
+    k = {n: (kind, eid, f"{p}.{n}" if kind == "volume" else f"{p}_{n}")
+         for n in ("read_ops", "write_ops", "read_bytes", "write_bytes")}
+    step = float(data.step(k["read_ops"]))
+    iops: list[SeriesOut] = []
+    tput: list[SeriesOut] = []
+    if data.has(k["read_ops"]) or data.has(k["write_ops"]):
+        iops.append(SeriesOut(f"{prefix}_read_iops", "Read IOPS", "IOPS", drop_empty(data.rate(k["read_ops"]))))
+        iops.append(SeriesOut(f"{prefix}_write_iops", "Write IOPS", "IOPS", drop_empty(data.rate(k["write_ops"]))))
+        total = data.combine(
+            [k["read_ops"], k["write_ops"], k["read_bytes"], k["write_bytes"]],
+            lambda ro, wo, rb, wb: counted_rate(ro, rb, chunk_kib, step) + counted_rate(wo, wb, chunk_kib, step),
+        )
+        iops.append(SeriesOut(f"{prefix}_counted_iops", f"Total IOPS ({chunk_kib} KiB units)", "IOPS", total))
+    if data.has(k["read_bytes"]) or data.has(k["write_bytes"]):
+        tput.append(SeriesOut(f"{prefix}_read_mibps", "Read", "MiB/s", drop_empty(data.rate(k["read_bytes"], 1 / MIB))))
+        tput.append(SeriesOut(f"{prefix}_write_mibps", "Write", "MiB/s",
+                              drop_empty(data.rate(k["write_bytes"], 1 / MIB))))
+        tput.append(SeriesOut(f"{prefix}_total_mibps", "Total", "MiB/s",
+                              data.combine([k["read_bytes"], k["write_bytes"]], lambda r, w: (r + w) / step / MIB)))
+    return iops, tput
+
+
+def build_panels(
+    refs: NodeRefs,
+    data: Data,
+    ceilings: dict[str, list[CeilingSegment]],
+    forecasts: list[ForecastOut],
+    wanted: Sequence[PanelId],
+) -> list[PanelOut]:
+    """Assemble the requested panels of one node from its series (pure: data in, panels out)."""
+    panels: dict[PanelId, PanelOut] = {
+        pid: PanelOut(pid, PANEL_TITLES[pid][0], PANEL_TITLES[pid][1]) for pid in PANEL_IDS if pid in wanted
+    }
+    addr = refs.node.store_address
+    for role, vol in (("data", refs.data), ("raft", refs.raft)):
+        iops_p = panels.get(f"{role}_iops")  # type: ignore[call-overload]
+        tput_p = panels.get(f"{role}_throughput")  # type: ignore[call-overload]
+        if vol is None:
+            for p in (iops_p, tput_p):
+                if p is not None:
+                    p.notes.append("The Raft log shares the data volume." if role == "raft"
+                                   else "No data volume is mapped to this node.")
+            continue
+        iops, tput = _io_series(data, "volume", vol.volume_id, _chunk(vol.volume_type), role)
+        if iops_p is not None:
+            iops_p.title += f" ({vol.volume_id}, {vol.volume_type} {vol.size_gib} GiB)"
+            iops_p.series, iops_p.ceilings = iops, ceilings.get(f"{role}_iops", [])
+            if role == "data" and refs.raft is None:
+                iops_p.notes.append("The Raft log shares this volume.")
+        if tput_p is not None:
+            tput_p.title += f" ({vol.volume_id})"
+            tput_p.series, tput_p.ceilings = tput, ceilings.get(f"{role}_throughput", [])
+    if refs.instance_id:
+        iops, tput = _io_series(data, "instance", refs.instance_id, SSD_CHUNK_KIB, "instance")
+        for pid, series in (("instance_iops", iops), ("instance_throughput", tput)):
+            p = panels.get(pid)  # type: ignore[call-overload]
+            if p is not None:
+                p.title += f" ({refs.instance_id}, {refs.instance_type})"
+                p.series, p.ceilings = series, ceilings.get(pid, [])
+                if pid == "instance_iops" and series:
+                    p.notes.append("Instance IOPS are counted as issued; AWS states the instance limit at 16 KiB "
+                                   "I/O (domain.md §2.1).")
+    if (p := panels.get("burst_balance")) is not None:
+        for role, vol in (("data", refs.data), ("raft", refs.raft)):
+            if vol is not None and data.has(("volume", vol.volume_id, "ebs.burst_balance")):
+                p.series.append(SeriesOut(f"{role}_burst_balance", f"{role.capitalize()} volume BurstBalance",
+                                          "%", drop_empty(data.get(("volume", vol.volume_id, "ebs.burst_balance")))))
+        if refs.instance_id:
+            for metric, label in (("ec2.ebs_io_balance", "Instance EBSIOBalance%"),
+                                  ("ec2.ebs_byte_balance", "Instance EBSByteBalance%")):
+                key = ("instance", refs.instance_id, metric)
+                if data.has(key):
+                    p.series.append(SeriesOut(metric.replace(".", "_"), label, "%", drop_empty(data.get(key))))
+        p.forecasts = forecasts
+        if not p.series:
+            p.notes.append("No burst bucket: gp3/io1/io2 volumes and instances that don't burst report no balance "
+                           "(domain.md §3.1/§3.2).")
+    for role, vol in (("data", refs.data), ("raft", refs.raft)):
+        if vol is None:
+            continue
+        vid = vol.volume_id
+        if (p := panels.get("queue_length")) is not None and data.has(("volume", vid, "ebs.queue_length")):
+            p.series.append(SeriesOut(f"{role}_queue_length", f"{role.capitalize()} volume queue", "requests",
+                                      drop_empty(data.get(("volume", vid, "ebs.queue_length")))))
+        if (p := panels.get("latency")) is not None:
+            for op in ("read", "write"):
+                tkey, okey = ("volume", vid, f"ebs.total_{op}_time"), ("volume", vid, f"ebs.{op}_ops")
+                if data.has(tkey):
+                    # Sum(TotalTime) / Sum(Ops) × 1000 (domain.md §3.1): the ops-weighted mean per bucket.
+                    p.series.append(SeriesOut(f"{role}_{op}_latency", f"{role.capitalize()} {op}", "ms",
+                                              data.combine([tkey, okey], lambda s, o: np.where(o > 0, s / o * 1000.0,
+                                                                                               np.nan))))
+    if (p := panels.get("block_cache_hit_ratio")) is not None:
+        hit, miss = ("tikv_node", addr, "tikv.block_cache_hit"), ("tikv_node", addr, "tikv.block_cache_miss")
+        if data.has(hit):
+            # hit / (hit + miss) (snapshot.views.block_cache_hit_ratio): ratio of the bucket's mean rates.
+            p.series.append(SeriesOut("block_cache_hit_ratio", "Hit ratio", "%",
+                                      data.combine([hit, miss], lambda h, m: np.where(h + m > 0, h / (h + m) * 100.0,
+                                                                                      np.nan))))
+    if (p := panels.get("thread_cpu")) is not None:
+        for pool in THREAD_POOLS:
+            key = ("tikv_node", addr, f"tikv.thread_cpu.{pool}")
+            if data.has(key):
+                p.series.append(SeriesOut(f"cpu_{pool}", pool.replace("_", " "), "cores", drop_empty(data.get(key))))
+    if (p := panels.get("compaction_pending")) is not None:
+        key = ("tikv_node", addr, "tikv.pending_compaction_bytes")
+        if data.has(key):
+            p.series.append(SeriesOut("pending_compaction", "Pending compaction", "GiB",
+                                      drop_empty(scaled(data.get(key), 1 / GIB))))
+        lo, hi = data.window
+        p.ceilings = [
+            CeilingSegment("pending_soft", "flow control slows writes (soft limit)", PENDING_SOFT_GIB, "GiB",
+                           PENDING_SOURCE, lo, hi),
+            CeilingSegment("pending_hard", "flow control rejects writes (hard limit)", PENDING_HARD_GIB, "GiB",
+                           PENDING_SOURCE, lo, hi),
+        ]
+    if (p := panels.get("write_stall")) is not None:
+        key = ("tikv_node", addr, "tikv.write_stall")
+        if data.has(key):
+            p.series.append(SeriesOut("write_stall", "Longest stall", "ms", drop_empty(scaled(data.get(key), 1e-3))))
+    if refs.raft is None and refs.data is not None:  # the data panels already say the Raft log shares the volume
+        return [p for p in panels.values() if p.id not in ("raft_iops", "raft_throughput")]
+    return list(panels.values())
+
+
+# --- the shell: reading the store --------------------------------------------------------------------------
+
+
+def _node_refs(db: Session, node: TikvNode) -> NodeRefs:
+    inst = db.get(Instance, node.instance_ref_id) if node.instance_ref_id else None
+    vols: dict[str, VolumeRef | None] = {"data": None, "raft": None}
+    for role, ref in (("data", node.data_volume_ref_id), ("raft", node.raft_volume_ref_id)):
+        if ref is None or (role == "raft" and ref == node.data_volume_ref_id):
+            continue
+        v = db.get(Volume, ref)
+        if v is not None and v.org_id == node.org_id:
+            vols[role] = VolumeRef(v.volume_id, v.volume_type, v.size_gib, role)
+    ok = inst is not None and inst.org_id == node.org_id
+    return NodeRefs(node, inst.instance_id if ok and inst else None, inst.instance_type if ok and inst else None,
+                    vols["data"], vols["raft"])
+
+
+def _series_info(db: Session, org_id: uuid.UUID, keys: Sequence[Key]) -> dict[Key, SeriesInfo]:
+    if not keys:
+        return {}
+    rows = db.execute(
+        text("SELECT entity_kind::text, entity_id, metric, id, unit, step_seconds FROM metric_series "
+             "WHERE org_id = :org AND entity_id = ANY(:eids) AND metric = ANY(:metrics) AND labels = '{}'::jsonb"),
+        {"org": org_id, "eids": sorted({k[1] for k in keys}), "metrics": sorted({k[2] for k in keys})},
+    )
+    wanted = set(keys)
+    out: dict[Key, SeriesInfo] = {}
+    for kind, eid, metric, sid, unit, step in rows:
+        if (kind, eid, metric) in wanted:
+            out[(kind, eid, metric)] = SeriesInfo(int(sid), str(unit), int(step or 60))
+    return out
+
+
+def read_raw(db: Session, org_id: uuid.UUID, series_ids: Sequence[int], start: dt.datetime,
+             end: dt.datetime) -> dict[int, tuple[NDArray[np.int64], Array]]:
+    """Raw 1-minute points of many of the org's series in [start, end), in one query, as (epoch s, values)."""
+    out: dict[int, tuple[NDArray[np.int64], Array]] = {
+        sid: (np.empty(0, np.int64), np.empty(0)) for sid in series_ids}
+    if not series_ids:
+        return out
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor(binary=True) as cur:
+        cur.execute(
+            "SELECT series_id, extract(epoch FROM bucket_at)::bigint, vals FROM metric_points "
+            "WHERE org_id = %(org)s AND series_id = ANY(%(sids)s) AND bucket_at >= %(lo)s AND bucket_at < %(hi)s "
+            "ORDER BY series_id, bucket_at",
+            {"org": org_id, "sids": list(series_ids), "lo": timeseries.hour_floor(start), "hi": end},
+        )
+        rows = cur.fetchall()
+    if not rows:
+        return out
+    lo, hi = int(start.timestamp()), int(end.timestamp())
+    sids = np.array([r[0] for r in rows], dtype=np.int64)
+    stamps = np.array([r[1] for r in rows], dtype=np.int64)[:, None] + np.arange(60, dtype=np.int64) * 60
+    vals = np.array([r[2] for r in rows], dtype=np.float64)
+    keep = np.isfinite(vals) & (stamps >= lo) & (stamps < hi)
+    owner = np.broadcast_to(sids[:, None], keep.shape)[keep]
+    t, v = stamps[keep], vals[keep]
+    for sid in np.unique(owner).tolist():
+        sel = owner == sid
+        out[int(sid)] = (t[sel], v[sel])
+    return out
+
+
+def read_columns(db: Session, org_id: uuid.UUID, series_ids: Sequence[int], start: dt.datetime, end: dt.datetime,
+                 resolution: int, now: dt.datetime) -> dict[int, Columns]:
+    """Every series at the resolution: raw points, or one read_rollups call with its newest 2 h from raw."""
+    if resolution == 60:
+        raw = read_raw(db, org_id, series_ids, start, end)
+        return {sid: aggregate_raw(t, v, 60) for sid, (t, v) in raw.items()}
+    rolled = timeseries.read_rollups(db, org_id, series_ids, resolution, start, end)
+    out = {sid: from_rollup(c) for sid, c in rolled.items()}
+    tail_from = max(start, now - RAW_TAIL)
+    tail_from = tail_from - dt.timedelta(seconds=int(tail_from.timestamp()) % resolution)  # whole buckets
+    if tail_from < end:
+        raw = read_raw(db, org_id, series_ids, max(tail_from, start), end)
+        for sid, (t, v) in raw.items():
+            tail = aggregate_raw(t, v, resolution)
+            if len(tail):
+                out[sid] = merge_tail(out.get(sid, empty_columns()), tail, int(tail_from.timestamp()))
+    return out
+
+
+def _segments(db: Session, org_id: uuid.UUID, kind: str, entity_id: str, start: dt.datetime,
+              end: dt.datetime) -> list[tuple[dt.datetime, dt.datetime, dict[str, Any]]]:
+    """The limits of an instance or volume over [start, end), split where its inventory changed."""
+    changes = sorted(set(db.scalars(
+        select(InventoryChange.observed_at).where(
+            InventoryChange.org_id == org_id, InventoryChange.entity_kind == kind,
+            InventoryChange.entity_id == entity_id, InventoryChange.observed_at > start,
+            InventoryChange.observed_at < end))))
+    bounds = [start, *changes, end]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        try:
+            lim = limits_at(db, org_id, kind, entity_id, lo)
+        except (CatalogError, KeyError, ValueError):
+            lim = None
+        if lim is not None:
+            out.append((lo, hi, lim))
+    return out
+
+
+def node_ceilings(db: Session, refs: NodeRefs, start: dt.datetime, end: dt.datetime) -> dict[str, list[CeilingSegment]]:
+    """Every ceiling of a node's IOPS and throughput panels, split where the inventory changed (limits_at)."""
+    org = refs.node.org_id
+    out: dict[str, list[CeilingSegment]] = {}
+    for role, vol in (("data", refs.data), ("raft", refs.raft)):
+        if vol is None:
+            continue
+        segs: dict[str, list[CeilingSegment]] = {"iops": [], "throughput": []}
+        for lo, hi, lim in _segments(db, org, "volume", vol.volume_id, start, end):
+            for k, v in volume_ceilings(lim, role, lo, hi).items():
+                segs[k] += v
+        out[f"{role}_iops"], out[f"{role}_throughput"] = merge_segments(segs["iops"]), merge_segments(
+            segs["throughput"])
+    if refs.instance_id:
+        segs = {"iops": [], "throughput": []}
+        for lo, hi, lim in _segments(db, org, "instance", refs.instance_id, start, end):
+            for k, v in instance_ceilings(lim, lo, hi).items():
+                segs[k] += v
+        out["instance_iops"], out["instance_throughput"] = merge_segments(segs["iops"]), merge_segments(
+            segs["throughput"])
+    return out
+
+
+# --- burst forecasts ---------------------------------------------------------------------------------------
+
+
+def _grid(t: NDArray[np.int64], v: Array, lo: int, hi: int, step: int) -> Array:
+    """Place points on a regular grid [lo, hi) of `step` seconds (NaN where none)."""
+    n = max(0, (hi - lo) // step)
+    out = np.full(n, np.nan)
+    sel = (t >= lo) & (t < lo + n * step) & ((t - lo) % step == 0)
+    out[(t[sel] - lo) // step] = v[sel]
+    return out
+
+
+def forecast_keys(refs: NodeRefs) -> list[Key]:
+    keys: list[Key] = []
+    for vol in (refs.data, refs.raft):
+        if vol is not None and vol.volume_type in ("gp2", "st1", "sc1"):
+            keys += [("volume", vol.volume_id, m) for m in
+                     ("ebs.burst_balance", "ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes")]
+    if refs.instance_id:
+        keys += _instance_keys(refs.instance_id)
+    return keys
+
+
+def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
+                   raw: dict[int, tuple[NDArray[np.int64], Array]], at: dt.datetime,
+                   horizon_seconds: float | None = None) -> list[ForecastOut]:
+    """Burst forecasts (headroom.domain.forecast.burst) of a node's gp2/st1/sc1 volumes and instance EBS buckets,
+    from the last 25 h of 1-minute history before `at` (pure over the points read). `horizon_seconds` only
+    bounds the charted path (the time to empty does not depend on it)."""
+    out: list[ForecastOut] = []
+    hi = int(at.timestamp()) // 60 * 60
+    lo = hi - int(FORECAST_HISTORY.total_seconds())
+
+    def series(key: Key, step: int) -> Array | None:
+        si = info.get(key)
+        if si is None:
+            return None
+        t, v = raw.get(si.id, (np.empty(0, np.int64), np.empty(0)))
+        return _grid(t, v, lo - lo % step, hi, step) if t.size else None
+
+    def trim(balance: Array, demand: Array, step: int) -> tuple[Array, Array, dt.datetime] | None:
+        finite = np.flatnonzero(np.isfinite(demand))
+        if finite.size == 0:
+            return None
+        last = int(finite[-1])
+        start = lo - lo % step
+        return balance[: last + 1], demand[: last + 1], dt.datetime.fromtimestamp(start + last * step, dt.UTC)
+
+    for vol in (refs.data, refs.raft):
+        if vol is None or vol.volume_type not in ("gp2", "st1", "sc1"):
+            continue
+        step = info[("volume", vol.volume_id, "ebs.read_ops")].step_seconds \
+            if ("volume", vol.volume_id, "ebs.read_ops") in info else 60
+        parts = {m: series(("volume", vol.volume_id, m), step) for m in
+                 ("ebs.burst_balance", "ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes")}
+        if parts["ebs.burst_balance"] is None or parts["ebs.read_ops"] is None:
+            continue
+        zeros = np.zeros_like(parts["ebs.read_ops"])
+        ro, wo = parts["ebs.read_ops"], parts["ebs.write_ops"] if parts["ebs.write_ops"] is not None else zeros
+        rb = parts["ebs.read_bytes"] if parts["ebs.read_bytes"] is not None else zeros
+        wb = parts["ebs.write_bytes"] if parts["ebs.write_bytes"] is not None else zeros
+        chunk = _chunk(vol.volume_type)
+        if vol.volume_type == "gp2":
+            demand = counted_rate(ro, rb, chunk, step) + counted_rate(wo, wb, chunk, step)
+        else:
+            demand = (rb + wb) / step / MIB
+        trimmed = trim(parts["ebs.burst_balance"], demand, step)
+        if trimmed is None:
+            continue
+        bal, dem, now = trimmed
+        try:
+            if vol.volume_type == "gp2":
+                fc = forecast_gp2_burst(bal, dem, size_gib=vol.size_gib, step_seconds=step, now=now,
+                                        horizon_seconds=horizon_seconds)
+            else:
+                fc = forecast_hdd_burst(bal, dem, volume_type=vol.volume_type,  # type: ignore[arg-type]
+                                        size_gib=vol.size_gib, step_seconds=step, now=now,
+                                        horizon_seconds=horizon_seconds)
+        except (ValueError, CatalogError):
+            continue
+        out.append(ForecastOut(f"{vol.role}_burst_balance", f"{vol.role.capitalize()} volume BurstBalance forecast",
+                               "volume", vol.volume_id, fc))
+    if refs.instance_id and refs.instance_type:
+        iid = refs.instance_id
+        step = info[("instance", iid, "ec2.ebs_read_ops")].step_seconds if ("instance", iid, "ec2.ebs_read_ops") \
+            in info else 60
+        for kind, bal_metric, label in (("io", "ec2.ebs_io_balance", "Instance EBSIOBalance% forecast"),
+                                        ("byte", "ec2.ebs_byte_balance", "Instance EBSByteBalance% forecast")):
+            ibal = series(("instance", iid, bal_metric), step)
+            if ibal is None:
+                continue
+            names = ("ec2.ebs_read_ops", "ec2.ebs_write_ops") if kind == "io" else \
+                ("ec2.ebs_read_bytes", "ec2.ebs_write_bytes")
+            a, b = (series(("instance", iid, n), step) for n in names)
+            if a is None:
+                continue
+            total = a + (b if b is not None else 0.0)
+            demand = total / step if kind == "io" else total / step / MIB
+            trimmed = trim(ibal, demand, step)
+            if trimmed is None:
+                continue
+            bal_a, dem, now = trimmed
+            try:
+                fc = forecast_instance_burst(bal_a, dem, instance_type=refs.instance_type, kind=kind,  # type: ignore[arg-type]
+                                             step_seconds=step, now=now, horizon_seconds=horizon_seconds)
+            except (ValueError, CatalogError):
+                continue
+            out.append(ForecastOut(bal_metric.replace(".", "_"), label, "instance", iid, fc))
+    return out
+
+
+# --- entry points ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class NodeMetrics:
+    refs: NodeRefs
+    start: dt.datetime
+    end: dt.datetime
+    resolution: int
+    source: Literal["raw", "rollup"]
+    panels: list[PanelOut]
+
+
+def _nodes(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[TikvNode]:
+    get_cluster(db, principal, cluster_id)
+    return list(db.scalars(select(TikvNode).where(TikvNode.org_id == principal.org_id,
+                                                  TikvNode.cluster_id == cluster_id)
+                           .order_by(TikvNode.store_address)))
+
+
+def node_metrics(
+    db: Session,
+    principal: Principal,
+    cluster_id: uuid.UUID,
+    *,
+    node_id: uuid.UUID | None,
+    panels: Sequence[PanelId] | None,
+    start: dt.datetime | None,
+    end: dt.datetime | None,
+    now: dt.datetime,
+) -> NodeMetrics | None:
+    """Return one node's panels over a window (the cluster's first node when none is named; None if it has none)."""
+    lo, hi = validate_window(start, end, now)
+    nodes = _nodes(db, principal, cluster_id)
+    if node_id is not None:
+        node = next((n for n in nodes if n.id == node_id), None)
+        if node is None:
+            raise NotFound("TiKV node not found.")
+    elif nodes:
+        node = nodes[0]
+    else:
+        return None
+    wanted = list(dict.fromkeys(panels)) if panels else list(PANEL_IDS)
+    refs = _node_refs(db, node)
+    resolution = choose_resolution(lo, hi)
+    keys = keys_for(refs)
+    info = _series_info(db, principal.org_id, keys)
+    cols = read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
+    data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi))
+    forecasts: list[ForecastOut] = []
+    if "burst_balance" in wanted:
+        fkeys = [k for k in forecast_keys(refs) if k in info]
+        raw = read_raw(db, principal.org_id, sorted({info[k].id for k in fkeys}), hi - FORECAST_HISTORY, hi)
+        forecasts = node_forecasts(refs, info, raw, hi)
+    ceilings = node_ceilings(db, refs, lo, hi)
+    built = build_panels(refs, data, ceilings, forecasts, wanted)
+    return NodeMetrics(refs, lo, hi, resolution, "raw" if resolution == 60 else "rollup", built)
+
+
+@dataclass
+class UtilisationCell:
+    metric: Literal["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
+                    "instance_throughput"]
+    peak: Peak | None
+    ceiling_label: str | None
+    ceiling_source: str | None
+
+
+@dataclass
+class NodeOverview:
+    refs: NodeRefs
+    cells: list[UtilisationCell]
+    burst: list[ForecastOut]
+
+    @property
+    def burst_seconds_left(self) -> float | None:
+        """The soonest time to empty among the node's draining buckets (None: none drains)."""
+        left = [f.forecast.seconds_to_empty for f in self.burst if f.forecast.seconds_to_empty is not None]
+        return min(left) if left else None
+
+
+@dataclass
+class ClusterOverview:
+    start: dt.datetime
+    end: dt.datetime
+    resolution: int
+    source: Literal["raw", "rollup"]
+    nodes: list[NodeOverview]
+
+
+# Utilisation is judged against the highest rate a component can deliver at that time (a gp2 volume's or a
+# burst-capable instance's burst figure): how close to the wall. Whether the burst lasts is the forecast's job.
+UTILISATION_CEILING = {
+    "data_iops": "data_max_iops", "data_throughput": "data_max_mibps", "raft_iops": "raft_max_iops",
+    "raft_throughput": "raft_max_mibps", "instance_iops": "instance_max_iops",
+    "instance_throughput": "instance_max_throughput",
+}
+UTILISATION_SERIES = {
+    "data_iops": "data_counted_iops", "data_throughput": "data_total_mibps", "raft_iops": "raft_counted_iops",
+    "raft_throughput": "raft_total_mibps", "instance_iops": "instance_counted_iops",
+    "instance_throughput": "instance_total_mibps",
+}
+
+
+def cluster_overview(
+    db: Session, principal: Principal, cluster_id: uuid.UUID, *, start: dt.datetime | None,
+    end: dt.datetime | None, now: dt.datetime,
+) -> ClusterOverview:
+    """Per node: peak use of each IOPS / throughput ceiling in force over the window, and burst time left."""
+    lo, hi = validate_window(start, end, now)
+    nodes = _nodes(db, principal, cluster_id)
+    resolution = choose_resolution(lo, hi)
+    all_refs = [_node_refs(db, n) for n in nodes]
+    keys = [k for r in all_refs for k in keys_for(r) if k[0] != "tikv_node"]
+    info = _series_info(db, principal.org_id, keys)
+    cols = read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
+    fkeys = [k for r in all_refs for k in forecast_keys(r) if k in info]
+    raw = read_raw(db, principal.org_id, sorted({info[k].id for k in fkeys}), hi - FORECAST_HISTORY, hi)
+    data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi))
+    io_panels: list[PanelId] = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
+                                "instance_throughput"]
+    out = []
+    for refs in all_refs:
+        ceilings = node_ceilings(db, refs, lo, hi)
+        panels = {p.id: p for p in build_panels(refs, data, ceilings, [], io_panels)}
+        cells = []
+        for metric in io_panels:
+            panel = panels.get(metric)
+            if panel is None or (not panel.series and not panel.ceilings):
+                continue
+            segs = [c for c in panel.ceilings if c.id == UTILISATION_CEILING[metric]]
+            total = next((s.columns for s in panel.series if s.id == UTILISATION_SERIES[metric]), empty_columns())
+            last = segs[-1] if segs else None
+            cells.append(UtilisationCell(metric, peak_utilisation(total, segs),  # type: ignore[arg-type]
+                                         last.label if last else None, last.source if last else None))
+        # The overview needs only the time to empty: the shortest charted path (forecast.burst MIN_HORIZON_SECONDS) keeps them cheap.
+        out.append(NodeOverview(refs, cells, node_forecasts(refs, info, raw, hi, horizon_seconds=MIN_HORIZON_SECONDS)))
+    return ClusterOverview(lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)
+
+
+def finite_or_none(values: Array) -> list[float | None]:
+    """JSON-ready floats: NaN/inf become None."""
+    return [float(x) if math.isfinite(x) else None for x in values.tolist()]

@@ -1,0 +1,54 @@
+"""Patches: a stored set of accepted changes against a config version, downloadable in every format."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any, Literal
+
+from pydantic import Field
+
+from headroom.platform.schemas import Input, Output
+
+PatchFormat = Literal["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"]
+
+
+class PatchCreate(Input):
+    finding_ids: list[uuid.UUID] | Literal["all_open"] = Field(
+        description='The findings whose changes to include, or "all_open" (open and acknowledged findings).'
+    )
+    base_config: uuid.UUID | Literal["latest"] = Field(
+        default="latest",
+        description='The config version to patch: "latest" (each node\'s newest) or a config id of a node.',
+    )
+
+
+class BaseConfigRead(Output):
+    id: uuid.UUID
+    node_id: uuid.UUID
+    version: int
+    source: str
+    captured_at: dt.datetime
+    has_raw_text: bool = Field(description="An uploaded tikv.toml is stored (merged/diff use it as written).")
+
+
+class PatchRead(Output):
+    id: uuid.UUID
+    cluster_id: uuid.UUID
+    created_by_user_id: uuid.UUID | None
+    created_at: dt.datetime
+    finding_ids: list[uuid.UUID]
+    base_config_id: uuid.UUID | None
+    base_config: BaseConfigRead | None
+    changes: list[dict[str, Any]] = Field(
+        description="tikvconf Change records: target, key, current, proposed, online, reason, finding, entity."
+    )
+    notes: list[str]
+    applied_at: dt.datetime | None
+    applied_by_user_id: uuid.UUID | None
+    formats: list[PatchFormat] = Field(description="Formats this patch can be downloaded as (?format=).")
+
+
+class PatchList(Output):
+    items: list[PatchRead]
+    total: int

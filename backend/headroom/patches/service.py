@@ -1,0 +1,376 @@
+"""Patches: accepted findings' changes, stored against a config version, rendered as the artefacts a user
+applies (headroom.domain.tikvconf.render). Callers commit.
+
+A patch records who generated it, from which findings, against which config (`base_config_id`), its changes
+with the current values filled in from the nodes' configs and the version's defaults (tikvconf.fill_current),
+and notes (version warnings, unknown current values, which file merged/diff will use). Rendering is
+reproducible: a node's config is the version it had when the patch was made.
+
+merged/diff need the node's tikv.toml: the stored raw text when the config was uploaded as a file, else a TOML
+rebuilt from the live `/config` JSON (values only: no comments, every key TiKV reported).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import tomlkit
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from headroom.accounts.service import Principal, audit
+from headroom.clusters import service as clusters_service
+from headroom.domain.model import severity_rank
+from headroom.domain.tikvconf import (
+    Artefact,
+    Change,
+    ConfigParseError,
+    HostFacts,
+    Node,
+    PatchConflict,
+    TikvConfError,
+    UnknownConfigKey,
+    UnknownFormat,
+    artefact,
+    changes_from_findings,
+    config_json_view,
+    effective_value,
+    fill_current,
+    resolve_nodes,
+)
+from headroom.domain.tikvconf import Patch as ConfPatch
+from headroom.domain.tikvconf.keys import check_value
+from headroom.platform.errors import AppError, Conflict, InvalidInput, NotFound
+from headroom.store.models import Cluster, Finding, Instance, Patch, Recommendation, TikvConfig, TikvNode
+from headroom.timeseries.snapshots import latest_configs
+
+GIB = 1024**3
+ACTIVE_FOR_PATCH = ("open", "acknowledged")
+ConfigSource = Literal["uploaded", "rebuilt"]
+
+
+class BadFormat(AppError):
+    status_code = 400
+    code = "unknown_format"
+
+
+@dataclass(frozen=True)
+class _NodeInfo:
+    row: TikvNode
+    node: Node
+    host: HostFacts
+
+
+def _nodes(db: Session, cluster: Cluster) -> list[_NodeInfo]:
+    rows = list(db.scalars(select(TikvNode).where(TikvNode.org_id == cluster.org_id,
+                                                  TikvNode.cluster_id == cluster.id).order_by(TikvNode.store_address)))
+    refs = [r.instance_ref_id for r in rows if r.instance_ref_id is not None]
+    instances = {i.id: i for i in db.scalars(select(Instance).where(Instance.org_id == cluster.org_id,
+                                                                     Instance.id.in_(refs)))}
+    out = []
+    for r in rows:
+        inst = instances.get(r.instance_ref_id) if r.instance_ref_id is not None else None
+        status_address = r.status_address or f"{r.store_address.rpartition(':')[0] or r.store_address}:20180"
+        out.append(_NodeInfo(
+            r,
+            Node(status_address=status_address, address=r.store_address,
+                 instance_id=inst.instance_id if inst else None, name=r.store_address, store_id=r.store_id),
+            HostFacts(cpus=inst.vcpus if inst else None,
+                      memory_bytes=int(inst.memory_gib * GIB) if inst and inst.memory_gib else None),
+        ))
+    return out
+
+
+def _finding_dict(finding: Finding, recs: Sequence[Recommendation]) -> dict[str, Any]:
+    kind = "node" if finding.entity_kind == "tikv_node" else finding.entity_kind
+    return {
+        "rule": finding.rule,
+        "dedup_key": finding.dedup_key,
+        "title": finding.title,
+        "entity": {"kind": kind, "id": finding.entity_id},
+        "changes": [
+            {"target": r.target, "key": r.key, "current": r.current, "proposed": r.proposed,
+             "online": r.online, "reason": r.reason, "entity": r.entity}
+            for r in recs
+        ],
+    }
+
+
+def _select_findings(
+    db: Session, cluster: Cluster, finding_ids: Sequence[uuid.UUID] | Literal["all_open"]
+) -> list[Finding]:
+    query = select(Finding).where(Finding.org_id == cluster.org_id, Finding.cluster_id == cluster.id)
+    if finding_ids == "all_open":
+        rows = list(db.scalars(query.where(Finding.status.in_(ACTIVE_FOR_PATCH))))
+        if not rows:
+            raise InvalidInput("finding_ids: the cluster has no open finding", details={"field": "finding_ids"})
+    else:
+        wanted = list(dict.fromkeys(finding_ids))
+        if not wanted:
+            raise InvalidInput("finding_ids: select at least one finding", details={"field": "finding_ids"})
+        found = {f.id: f for f in db.scalars(query.where(Finding.id.in_(wanted)))}
+        missing = [str(i) for i in wanted if i not in found]
+        if missing:
+            raise InvalidInput(f"finding_ids: no finding {', '.join(missing)} in this cluster",
+                               details={"field": "finding_ids", "missing": missing})
+        rows = [found[i] for i in wanted]
+        return rows  # in the order the caller chose
+    return sorted(rows, key=lambda f: (severity_rank(f.severity), f.rule, f.entity_id))
+
+
+def _base_config(
+    db: Session, cluster: Cluster, nodes: Sequence[_NodeInfo], base_config: uuid.UUID | Literal["latest"]
+) -> tuple[TikvConfig | None, dict[uuid.UUID, TikvConfig]]:
+    """Return the base config row and the config each node is read from."""
+    configs = latest_configs(db, cluster.org_id, [n.row.id for n in nodes])
+    if base_config == "latest":
+        # The newest capture; among equals (one collection run) the first node by store address.
+        order = {n.row.id: i for i, n in enumerate(nodes)}
+        base = max(configs.values(), key=lambda c: (c.captured_at, -order[c.node_id]), default=None)
+        return base, configs
+    row = db.scalar(select(TikvConfig).where(TikvConfig.id == base_config, TikvConfig.org_id == cluster.org_id))
+    if row is None or row.node_id not in {n.row.id for n in nodes}:
+        raise InvalidInput(f"base_config: no config {base_config} of a node of this cluster",
+                           details={"field": "base_config"})
+    return row, {**configs, row.node_id: row}
+
+
+def _notes(cluster: Cluster, nodes: Sequence[_NodeInfo], configs: dict[uuid.UUID, TikvConfig],
+           base: TikvConfig | None, changes: Sequence[Change], findings: Sequence[Finding]) -> list[str]:
+    notes: list[str] = [f"From {len(findings)} finding(s): {', '.join(sorted({f.rule for f in findings}))}."]
+    by_status = {n.node.status_address: n for n in nodes}
+    if base is not None:
+        node = next((n for n in nodes if n.row.id == base.node_id), None)
+        where = node.node.address if node else str(base.node_id)
+        notes.append(f"Base config: node {where}, version {base.version} ({base.source}, captured "
+                     f"{base.captured_at:%Y-%m-%d %H:%M} UTC).")
+    else:
+        notes.append("No node config has been collected: current values come from the version's defaults only, "
+                     "and merged/diff cannot be rendered.")
+    for n in nodes:
+        config = configs.get(n.row.id)
+        if config is None:
+            continue
+        if config.raw_text:
+            notes.append(f"merged/diff for {n.node.address} use the uploaded tikv.toml (version {config.version}).")
+        else:
+            notes.append(f"merged/diff for {n.node.address} use a TOML rebuilt from the live /config JSON "
+                         f"(version {config.version}, {config.source}): values only, without your file's comments; "
+                         "`headroom patch --config tikv.toml` merges into your own file.")
+    seen: set[str] = set(notes)
+    for change in changes:
+        if change.target != "tikv":
+            continue
+        targets = [change.entity.node] if change.entity.node else list(by_status)
+        for status_address in targets:
+            info = by_status.get(status_address or "")
+            config = configs.get(info.row.id) if info else None
+            view = config_json_view(config.config) if config is not None else {}
+            version = (info.row.version if info else None) or cluster.tikv_version
+            value = effective_value(change.key, view, version, info.host if info else None)
+            for warning in value.warnings:
+                if warning not in seen:
+                    seen.add(warning)
+                    notes.append(warning)
+        if change.current is None:
+            note = (f"{change.key}: the current value on {change.entity.node or 'every node'} is unknown; "
+                    "the rollback removes the key (TiKV falls back to its default).")
+            if note not in seen:
+                seen.add(note)
+                notes.append(note)
+    return notes
+
+
+def create_patch(
+    db: Session,
+    principal: Principal,
+    cluster_id: uuid.UUID,
+    *,
+    finding_ids: Sequence[uuid.UUID] | Literal["all_open"],
+    base_config: uuid.UUID | Literal["latest"],
+    now: dt.datetime,
+) -> Patch:
+    """Store a patch of the selected findings' changes against a config version (admin)."""
+    principal.require("admin")
+    cluster = clusters_service.get_cluster(db, principal, cluster_id)
+    findings = _select_findings(db, cluster, finding_ids)
+    nodes = _nodes(db, cluster)
+    base, configs = _base_config(db, cluster, nodes, base_config)
+    recs: dict[uuid.UUID, list[Recommendation]] = {f.id: [] for f in findings}
+    for rec in db.scalars(select(Recommendation).where(Recommendation.org_id == cluster.org_id,
+                                                       Recommendation.finding_id.in_(list(recs)))
+                          .order_by(Recommendation.position)):
+        recs[rec.finding_id].append(rec)
+    try:
+        changes = changes_from_findings([_finding_dict(f, recs[f.id]) for f in findings])
+        if not changes:
+            raise InvalidInput("finding_ids: the selected findings propose no change", details={"field": "finding_ids"})
+        node_list = [n.node for n in nodes]
+        views = {n.node.status_address: config_json_view(configs[n.row.id].config)
+                 for n in nodes if n.row.id in configs}
+        hosts = {n.node.status_address: n.host for n in nodes}
+        # A tikv change's current value is the base config's, not the one the advisor saw when it ran.
+        changes = tuple(c.model_copy(update={"current": None}) if c.target == "tikv" else c
+                        for c in resolve_nodes(changes, node_list))
+        changes = fill_current(changes, views, cluster.tikv_version, hosts)
+        for change in changes:
+            if change.target == "tikv":
+                check_value(change.key, change.proposed)
+    except TikvConfError as exc:
+        raise _invalid(exc, "finding_ids") from exc
+    row = Patch(
+        org_id=cluster.org_id,
+        cluster_id=cluster.id,
+        created_by_user_id=principal.user_id,
+        finding_ids=[f.id for f in findings],
+        base_config_id=base.id if base is not None else None,
+        changes=[c.model_dump(mode="json") for c in changes],
+        notes=_notes(cluster, nodes, configs, base, changes, findings),
+        created_at=now,
+    )
+    db.add(row)
+    db.flush()
+    audit(db, principal, "patch.created", target_kind="patch", target_id=row.id,
+          details={"cluster_id": str(cluster.id), "findings": len(findings), "changes": len(changes)})
+    return row
+
+
+def list_patches(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[Patch]:
+    cluster = clusters_service.get_cluster(db, principal, cluster_id)
+    return list(db.scalars(select(Patch).where(Patch.org_id == principal.org_id, Patch.cluster_id == cluster.id)
+                           .order_by(Patch.created_at.desc(), Patch.id)))
+
+
+def get_patch(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
+              *, lock: bool = False) -> Patch:
+    """Return the org's patch of that cluster; anything else is NotFound."""
+    query = select(Patch).where(Patch.id == patch_id, Patch.org_id == principal.org_id, Patch.cluster_id == cluster_id)
+    row = db.scalar(query.with_for_update() if lock else query)
+    if row is None:
+        raise NotFound("Patch not found.")
+    return row
+
+
+def base_config(db: Session, patch: Patch) -> TikvConfig | None:
+    if patch.base_config_id is None:
+        return None
+    return db.scalar(select(TikvConfig).where(TikvConfig.id == patch.base_config_id,
+                                              TikvConfig.org_id == patch.org_id))
+
+
+def mark_applied(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
+                 *, now: dt.datetime) -> Patch:
+    """Record that the patch was applied, when and by whom (admin); a second call is a Conflict."""
+    principal.require("admin")
+    row = get_patch(db, principal, cluster_id, patch_id, lock=True)
+    if row.applied_at is not None:
+        raise Conflict(f"The patch was already marked applied at {row.applied_at.isoformat()}.",
+                       code="patch_already_applied")
+    row.applied_at, row.applied_by_user_id = now, principal.user_id
+    db.flush()
+    audit(db, principal, "patch.applied", target_kind="patch", target_id=row.id,
+          details={"cluster_id": str(cluster_id)})
+    return row
+
+
+# ---------------------------------------------------------------------------------------------------- render
+
+
+def toml_from_config(config: dict[str, Any]) -> str:
+    """Rebuild a tikv.toml from a nested /config JSON (nulls dropped: TOML has none)."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [clean(v) for v in value if v is not None]
+        return value
+
+    scalars = {k: v for k, v in clean(config).items() if not isinstance(v, dict)}
+    tables = {k: v for k, v in clean(config).items() if isinstance(v, dict)}
+    return str(tomlkit.dumps({**scalars, **tables}))
+
+
+def _invalid(exc: TikvConfError, field: str) -> AppError:
+    if isinstance(exc, UnknownFormat):
+        return BadFormat(str(exc), details={"field": "format"})
+    details: dict[str, Any] = {"field": field}
+    if isinstance(exc, ConfigParseError):
+        details.update(field="base_config", line=exc.line, column=exc.column)
+    elif isinstance(exc, UnknownConfigKey):
+        details.update(key=exc.key, suggestions=list(exc.suggestions))
+    elif isinstance(exc, PatchConflict):
+        details["field"] = "node"
+    return InvalidInput(f"{details['field']}: {exc}", details=details)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    artefact: Artefact
+    config_source: ConfigSource | None
+    config_id: uuid.UUID | None
+
+
+def _config_at(db: Session, patch: Patch, node: TikvNode) -> TikvConfig | None:
+    """The node's config when the patch was made: the base config if it is this node's, else the newest then."""
+    base = base_config(db, patch)
+    if base is not None and base.node_id == node.id:
+        return base
+    query = select(TikvConfig).where(TikvConfig.org_id == patch.org_id, TikvConfig.node_id == node.id)
+    return db.scalar(query.where(TikvConfig.captured_at <= patch.created_at).order_by(TikvConfig.version.desc())
+                     .limit(1)) or db.scalar(query.order_by(TikvConfig.version.desc()).limit(1))
+
+
+def render_patch(
+    db: Session,
+    principal: Principal,
+    cluster_id: uuid.UUID,
+    patch_id: uuid.UUID,
+    fmt: str,
+    *,
+    node: str | None = None,
+    rollback: bool = False,
+) -> Rendered:
+    """Render a stored patch as one artefact (for `node`, a store or status address, when given)."""
+    cluster = clusters_service.get_cluster(db, principal, cluster_id)
+    row = get_patch(db, principal, cluster.id, patch_id)
+    nodes = _nodes(db, cluster)
+    chosen: _NodeInfo | None = None
+    if node is not None:
+        chosen = next((n for n in nodes if node in (n.node.status_address, n.node.address, n.node.name)), None)
+        if chosen is None:
+            raise InvalidInput(f"node: no TiKV node {node!r} in this cluster", details={"field": "node"})
+    config_text: str | None = None
+    source: ConfigSource | None = None
+    config_row: TikvConfig | None = None
+    # merged/diff are one node's file: the base config's node unless another is asked for. The rollback bundle
+    # includes the merged file only for a node asked for.
+    if fmt in ("merged", "diff") or (fmt == "rollback" and chosen is not None):
+        if chosen is None:
+            base = base_config(db, row)
+            chosen = next((n for n in nodes if base is not None and n.row.id == base.node_id), None)
+        if chosen is not None:
+            config_row = _config_at(db, row, chosen.row)
+        if config_row is not None:
+            config_text = config_row.raw_text or toml_from_config(config_row.config)
+            source = "uploaded" if config_row.raw_text else "rebuilt"
+        elif fmt != "rollback":
+            raise InvalidInput(f"format: {fmt} needs a stored config of the node; none has been collected",
+                               details={"field": "format"})
+    patch = ConfPatch(
+        cluster=cluster.name,
+        tikv_version=cluster.tikv_version,
+        nodes=tuple(n.node for n in nodes),
+        changes=tuple(Change.model_validate(c) for c in row.changes),
+    )
+    try:
+        rendered = artefact(patch, fmt, config_text=config_text,
+                            node=chosen.node.status_address if chosen is not None else None, rollback=rollback,
+                            config_source=f"tikv.toml of {chosen.node.address}" if chosen else "tikv.toml")
+    except TikvConfError as exc:
+        raise _invalid(exc, "format") from exc
+    return Rendered(rendered, source, config_row.id if config_row is not None else None)

@@ -1,0 +1,128 @@
+"""Enqueue a job from the API or CLI: to Celery (by task name, over Redis) when REDIS_URL is set, else on the
+process's small thread pools (one per queue). The backend never imports the worker package: Celery routes by name.
+
+Publishing is bounded (docs/advise-limits.md): an unreachable or unresponsive Redis fails within a few seconds
+with QueueUnavailable (a 503 in the API) instead of Celery's default of retrying the broker, and waiting on the
+result backend, for tens of seconds or for ever. The client has no result backend: nothing here reads results.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from headroom.platform.errors import QueueUnavailable
+from headroom.platform.jobs.registry import job as find_job
+from headroom.platform.logging import get_logger
+from headroom.platform.settings import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+log = get_logger("headroom.platform.jobs.dispatch")
+
+# Seconds to connect to Redis, and to wait for one reply from it, when publishing a task.
+PUBLISH_TIMEOUT_SECONDS = 2.0
+# One quick reconnect (a pooled connection may be stale after a Redis restart), then give up.
+PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
+# Without Redis, queued jobs run on this many threads per queue of the API process, whatever the load: one pool
+# per queue (as Celery's queues), so a long history import does not hold back advice.
+INPROCESS_WORKERS = 2
+QUEUE_UNAVAILABLE_MESSAGE = "The job queue (Redis) is unreachable; {what} was not queued. Try again shortly."
+# What a 503 of a history import (backfill) route leaves recorded; the ingest jobs re-queue a stale queued import.
+BACKFILL_NOT_QUEUED = ("The job queue is unreachable. The import request is saved: the next collection sweep after "
+                       "the queue is back queues it, or ask again.")
+
+
+@lru_cache(maxsize=4)
+def _celery_client(redis_url: str) -> Any:
+    from celery import Celery
+
+    client = Celery("headroom-client", broker=redis_url)
+    client.conf.update(
+        broker_connection_timeout=PUBLISH_TIMEOUT_SECONDS,
+        broker_connection_retry=False,
+        broker_transport_options={
+            "socket_connect_timeout": PUBLISH_TIMEOUT_SECONDS,
+            "socket_timeout": PUBLISH_TIMEOUT_SECONDS,
+        },
+    )
+    return client
+
+
+def _publish_errors() -> tuple[type[BaseException], ...]:
+    import kombu.exceptions
+    import redis
+
+    return (kombu.exceptions.OperationalError, redis.RedisError, OSError)
+
+
+_pool_lock = threading.Lock()
+_pools: dict[str, ThreadPoolExecutor] = {}
+_pending = 0
+
+
+def _inprocess_pool(queue: str) -> ThreadPoolExecutor:
+    with _pool_lock:
+        if queue not in _pools:
+            _pools[queue] = ThreadPoolExecutor(max_workers=INPROCESS_WORKERS, thread_name_prefix=f"headroom-{queue}")
+        return _pools[queue]
+
+
+def inprocess_pending() -> int:
+    """How many in-process jobs are queued or running (0 once the pool is idle)."""
+    with _pool_lock:
+        return _pending
+
+
+def _done(_: Future[None]) -> None:
+    global _pending
+    with _pool_lock:
+        _pending -= 1
+
+
+def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | None = None,
+            what: str = "the job", **params: Any) -> str:
+    """Queue job `name` with primitive params; return its task id (`task_id` when given).
+
+    Raises QueueUnavailable when Redis cannot take the task within the publish timeout (`what` names the job in
+    the message users see)."""
+    global _pending
+    job = find_job(name)
+    if settings.redis_url:
+        try:
+            result = _celery_client(settings.redis_url).send_task(
+                name, kwargs=params, queue=job.queue, task_id=task_id, retry=True, retry_policy=PUBLISH_RETRY_POLICY
+            )
+        except _publish_errors() as exc:
+            log.warning("job.not_queued", job=name, reason="queue unreachable", error_type=type(exc).__name__)
+            raise QueueUnavailable(QUEUE_UNAVAILABLE_MESSAGE.format(what=what)) from exc
+        log.info("job.enqueued", job=name, queue=job.queue, task_id=result.id)
+        return str(result.id)
+
+    def run() -> None:
+        try:
+            job.run(database_url, settings, dt.datetime.now(dt.UTC), **params)
+        except Exception:  # noqa: BLE001 - reported in the log; the source's health records the failure
+            log.exception("job.failed", job=name)
+
+    pool = _inprocess_pool(job.queue)
+    with _pool_lock:
+        _pending += 1
+    pool.submit(run).add_done_callback(_done)
+    return task_id or f"inprocess:{name}"
+
+
+def enqueue_after_commit(db: Session, name: str, settings: Settings, database_url: str, *, what: str,
+                         recorded: str, **params: Any) -> str:
+    """Commit the request's work (the job reads it), then queue the job. When the queue is unreachable, the
+    QueueUnavailable raised says in `details` what stays recorded (`recorded`), since that was committed."""
+    db.commit()
+    try:
+        return enqueue(name, settings, database_url, what=what, **params)
+    except QueueUnavailable as exc:
+        exc.details = {"recorded": recorded}
+        raise

@@ -1,0 +1,234 @@
+"""CloudWatch collector: which metrics to ask for each volume and instance (pure), and the GetMetricData shell.
+
+Only GetMetricData is used, planned by `aws_metric_plan` (500 queries and 100,800 datapoints per call,
+NextToken pages). Every query is a plain `MetricStat` with the statistic of the metric registry
+(`headroom.domain.snapshot.metrics`, domain.md §3.1/§3.2): Sum for ops, bytes and times, Average for the queue length,
+Minimum for balances, Maximum for the 0/1 checks. No metric math: IOPS = Sum / period and the like are derived
+by Headroom when a view reads the raw Sum (moto does not evaluate expressions either).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from headroom.domain.snapshot.metrics import REGISTRY_LIST, CloudWatchSource, MetricSpec
+from headroom.sources.aws.metric_plan import MAX_DATAPOINTS, PlannedRequest, SweepPlan
+
+EBS_SPECS: tuple[MetricSpec, ...] = tuple(
+    s for s in REGISTRY_LIST if isinstance(s.source, CloudWatchSource) and s.source.namespace == "AWS/EBS"
+)
+EC2_SPECS: tuple[MetricSpec, ...] = tuple(
+    s for s in REGISTRY_LIST if isinstance(s.source, CloudWatchSource) and s.source.namespace == "AWS/EC2"
+)
+# domain.md §3.1: BurstBalance is reported for gp2/st1/sc1 only (absent for gp3, io1, io2).
+BURST_BALANCE_TYPES = frozenset({"gp2", "st1", "sc1"})
+# domain.md §3.1: the Exceeded checks exist for every type except `standard` (magnetic), on Nitro.
+NO_EXCEEDED_CHECK_TYPES = frozenset({"standard"})
+EXCEEDED_CHECKS = frozenset({"ebs.iops_exceeded_check", "ebs.throughput_exceeded_check"})
+INSTANCE_BALANCES = frozenset({"ec2.ebs_io_balance", "ec2.ebs_byte_balance"})
+# domain.md §3.1: every EBS volume sends 1-minute metrics. §3.2: EC2 metrics are 5-minute on basic monitoring,
+# 1-minute with detailed monitoring.
+EBS_PERIOD = 60
+EC2_BASIC_PERIOD = 300
+EC2_DETAILED_PERIOD = 60
+# Partial failures (a query's StatusCode InternalError, or a call still throttled after botocore's own retries)
+# re-run the whole request this many times with exponential backoff and full jitter.
+REQUEST_ATTEMPTS = 5
+BACKOFF_BASE_SECONDS = 1.0
+BACKOFF_CAP_SECONDS = 30.0
+THROTTLE_CODES = frozenset({"Throttling", "ThrottlingException", "TooManyRequestsException",
+                            "RequestLimitExceeded", "LimitExceededException"})
+
+
+@dataclass(frozen=True)
+class MetricQuery:
+    """One CloudWatch series to read: canonical name, the entity, and how to ask for it."""
+
+    metric: str  # canonical name (headroom.domain.snapshot.metrics)
+    entity_kind: str  # volume | instance
+    entity_id: str  # vol-... | i-...
+    namespace: str
+    metric_name: str
+    dimension: str
+    statistic: str
+    period: int
+    unit: str
+
+    def to_api(self, query_id: str) -> dict[str, Any]:
+        return {
+            "Id": query_id,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": self.namespace,
+                    "MetricName": self.metric_name,
+                    "Dimensions": [{"Name": self.dimension, "Value": self.entity_id}],
+                },
+                "Period": self.period,
+                "Stat": self.statistic,
+            },
+            "ReturnData": True,
+        }
+
+
+def _query(spec: MetricSpec, entity_kind: str, entity_id: str, period: int) -> MetricQuery:
+    src = spec.source
+    assert isinstance(src, CloudWatchSource)
+    return MetricQuery(spec.name, entity_kind, entity_id, src.namespace, src.metric_name, src.dimension,
+                       src.statistic, period, spec.unit)
+
+
+def queries_for_volume(volume_id: str, volume_type: str) -> list[MetricQuery]:
+    """The AWS/EBS series worth asking for a volume of this type (absent series still cost a metric)."""
+    out = []
+    for spec in EBS_SPECS:
+        if spec.name == "ebs.burst_balance" and volume_type not in BURST_BALANCE_TYPES:
+            continue
+        if spec.name in EXCEEDED_CHECKS and volume_type in NO_EXCEEDED_CHECK_TYPES:
+            continue
+        out.append(_query(spec, "volume", volume_id, EBS_PERIOD))
+    return out
+
+
+def queries_for_instance(instance_id: str, *, detailed_monitoring: bool, bursts: bool | None,
+                         bare_metal: bool = False) -> list[MetricQuery]:
+    """The AWS/EC2 EBS series of an instance: none on bare metal; balances only for burst-capable sizes (§3.2)."""
+    if bare_metal:
+        return []
+    period = EC2_DETAILED_PERIOD if detailed_monitoring else EC2_BASIC_PERIOD
+    return [
+        _query(spec, "instance", instance_id, period)
+        for spec in EC2_SPECS
+        if not (spec.name in INSTANCE_BALANCES and bursts is False)
+    ]
+
+
+@dataclass
+class RequestResult:
+    """What one planned request returned: points per query index, and what it cost."""
+
+    request: PlannedRequest
+    points: dict[int, list[tuple[dt.datetime, float]]]
+    calls: int
+    datapoints: int
+    dropped_outside: int = 0
+    dropped_non_finite: int = 0
+
+
+@dataclass
+class SweepCounters:
+    api_calls: int = 0
+    metrics_requested: int = 0
+    datapoints: int = 0
+    dropped: int = 0
+    retries: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class RequestFailed(RuntimeError):
+    """A request still failed after REQUEST_ATTEMPTS (throttled, or queries kept coming back InternalError)."""
+
+
+class Forbidden(RuntimeError):
+    """CloudWatch answered AccessDenied / Forbidden: the role lacks cloudwatch:GetMetricData."""
+
+
+def backoff_seconds(attempt: int, rng: random.Random | None = None) -> float:
+    """Full-jitter exponential backoff (AWS Architecture Blog "Exponential Backoff And Jitter")."""
+    r = rng or random
+    return r.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
+
+
+def _as_utc(ts: dt.datetime) -> dt.datetime:
+    return ts.replace(tzinfo=dt.UTC) if ts.tzinfo is None else ts.astimezone(dt.UTC)
+
+
+def _run_request(
+    cloudwatch: Any,
+    queries: Sequence[MetricQuery],
+    request: PlannedRequest,
+    start: dt.datetime,
+    end: dt.datetime,
+) -> RequestResult:
+    api = [queries[i].to_api(f"q{i}") for i in request.series]
+    points: dict[int, list[tuple[dt.datetime, float]]] = {i: [] for i in request.series}
+    calls = datapoints = outside = non_finite = 0
+    token: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"MetricDataQueries": api, "StartTime": start, "EndTime": end,
+                                  "ScanBy": "TimestampAscending", "MaxDatapoints": MAX_DATAPOINTS}
+        if token:
+            kwargs["NextToken"] = token
+        response = cloudwatch.get_metric_data(**kwargs)
+        calls += 1
+        for result in response.get("MetricDataResults", []):
+            status = result.get("StatusCode", "Complete")
+            if status == "Forbidden":
+                raise Forbidden(result.get("Messages") or "GetMetricData returned Forbidden")
+            if status == "InternalError":
+                raise RequestFailed(f"query {result.get('Id')} returned InternalError")
+            index = int(str(result["Id"])[1:])
+            for ts, value in zip(result.get("Timestamps", []), result.get("Values", []), strict=False):
+                datapoints += 1
+                ts = _as_utc(ts)
+                if not math.isfinite(value):
+                    non_finite += 1
+                elif not (start <= ts < end):
+                    outside += 1
+                else:
+                    points[index].append((ts, float(value)))
+        token = response.get("NextToken")
+        if not token:
+            break
+    return RequestResult(request, points, calls, datapoints, outside, non_finite)
+
+
+def fetch_sweep(
+    cloudwatch: Any,
+    queries: Sequence[MetricQuery],
+    plan: SweepPlan,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    counters: SweepCounters | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[RequestResult]:
+    """Run a plan's requests over [start, end), yielding each request's points as it completes."""
+    counters = counters if counters is not None else SweepCounters()
+    for request in plan.requests:
+        for attempt in range(REQUEST_ATTEMPTS):
+            try:
+                result = _run_request(cloudwatch, queries, request, start, end)
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code", "")
+                status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+                counters.api_calls += 1
+                counters.metrics_requested += len(request.series)
+                if code in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation"):
+                    raise Forbidden(f"{code}: cloudwatch:GetMetricData") from exc
+                if (code in THROTTLE_CODES or status in (429, 500, 502, 503, 504)) and attempt + 1 < REQUEST_ATTEMPTS:
+                    counters.retries += 1
+                    sleep(backoff_seconds(attempt))
+                    continue
+                raise RequestFailed(f"{code or status}: {exc}") from exc
+            except RequestFailed:
+                counters.api_calls += 1
+                counters.metrics_requested += len(request.series)
+                if attempt + 1 < REQUEST_ATTEMPTS:
+                    counters.retries += 1
+                    sleep(backoff_seconds(attempt))
+                    continue
+                raise
+            counters.api_calls += result.calls
+            counters.metrics_requested += result.calls * len(request.series)
+            counters.datapoints += result.datapoints
+            counters.dropped += result.dropped_outside + result.dropped_non_finite
+            yield result
+            break

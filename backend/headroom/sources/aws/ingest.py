@@ -1,0 +1,611 @@
+"""AWS ingest: sync the EC2 inventory (with change history) and pull CloudWatch series into the store.
+
+Callers commit, except that `run_backfill` calls `checkpoint()` after each planned request so progress is
+visible and a killed worker keeps what it wrote; its successor resumes at the first request not stored. Every write is idempotent (natural keys, slot-merging points, forward-only
+watermarks), so re-running any window or a killed task leaves the same rows.
+
+Windows: the incremental sweep reads from the oldest watermark minus `OVERLAP` (10 minutes) to the current
+minute, widened to whole 5-minute periods (GetMetricData reference: align StartTime/EndTime with the period).
+Why 10 minutes: AWS service metrics become readable some minutes after the minute they describe; the stored
+material has no AWS page giving a bound, and the one explicit figure found is third-party: "up to 10 minutes
+from the time the event or measurement occurs to when the data is available" (OpsRamp, "Cloud metrics delay
+and monitoring", docs.opsramp.com). Re-reading 10 minutes costs no extra call or billed metric (the window stays
+under 201 points: one page per 500 series; billing is per metric requested, domain.md §3.3), and write_points
+merges slots, so late points fill in and re-read ones change nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import delete, func, select, text, update
+from sqlalchemy.orm import Session
+
+from headroom.domain.catalog.errors import CatalogError
+from headroom.domain.catalog.instance_types import entries_from_describe_instance_types, instance_limits
+from headroom.platform.logging import get_logger
+from headroom.sources.aws import cloudwatch as cw
+from headroom.sources.aws.ec2_inventory import (
+    INSTANCE_FIELDS,
+    VOLUME_FIELDS,
+    InstanceInfo,
+    VolumeInfo,
+    diff_fields,
+    fetch_inventory,
+    match_node,
+    volume_roles,
+)
+from headroom.sources.aws.metric_plan import (
+    PlannedRequest,
+    SweepPlan,
+    lower_bound,
+    plan_sweep,
+    plan_window,
+    points_in,
+)
+from headroom.sources.aws.session import AwsClients
+from headroom.store.models import AwsConnection, Cluster, Instance, TikvNode, Volume
+from headroom.store.models_collect import AwsBackfill, BackfillStep, CollectionSweep
+from headroom.store.models_inventory import InstanceTypeLimits, InventoryChange
+from headroom.timeseries.repository import SeriesKey, ensure_series, write_points
+from headroom.timeseries.watermarks import advance_watermarks, get_watermarks
+
+log = get_logger("headroom.sources.aws.ingest")
+
+SOURCE_KIND = "cloudwatch"
+OVERLAP = dt.timedelta(minutes=10)
+# CloudWatch keeps 1-minute data for 15 days (domain.md §3.3 retention); a catch-up never reaches further.
+MAX_LOOKBACK = dt.timedelta(days=15) - dt.timedelta(hours=1)
+DEFAULT_BACKFILL_DAYS = 14
+TYPE_LIMITS_TTL = dt.timedelta(days=7)
+
+
+def floor_minute(ts: dt.datetime) -> dt.datetime:
+    return ts.astimezone(dt.UTC).replace(second=0, microsecond=0)
+
+
+def region_of(availability_zone: str | None) -> str | None:
+    return availability_zone[:-1] if availability_zone else None
+
+
+# --- inventory -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class InventorySummary:
+    instances: int = 0
+    volumes: int = 0
+    changes: int = 0
+    nodes_matched: int = 0
+    api_calls: int = 0
+
+
+def _known_types(db: Session, now: dt.datetime) -> set[str]:
+    rows = db.scalars(select(InstanceTypeLimits.instance_type).where(
+        InstanceTypeLimits.observed_at >= now - TYPE_LIMITS_TTL))
+    return set(rows)
+
+
+def _volume_attrs(v: VolumeInfo) -> dict[str, Any]:
+    return {"volume_type": v.volume_type, "size_gib": v.size_gib, "iops": v.iops,
+            "throughput_mibps": v.throughput_mibps, "attached_instance_id": v.attached_instance_id,
+            "device": v.device}
+
+
+def sync_inventory(db: Session, connection: AwsConnection, clients: AwsClients, now: dt.datetime) -> InventorySummary:
+    """Describe the region's instances and volumes, upsert them, and log every field that changed."""
+    inv = fetch_inventory(clients.ec2(), known_types=_known_types(db, now))
+    summary = InventorySummary(instances=len(inv.instances), volumes=len(inv.volumes), api_calls=inv.api_calls)
+    for entry in entries_from_describe_instance_types(inv.instance_type_pages):
+        db.merge(InstanceTypeLimits(instance_type=entry["name"], entry=entry, region=clients.region,
+                                    observed_at=now))
+    types = {r.instance_type: r.entry for r in db.scalars(select(InstanceTypeLimits).where(
+        InstanceTypeLimits.instance_type.in_({i.instance_type for i in inv.instances})))}
+    org = connection.org_id
+
+    existing_instances = {r.instance_id: r for r in db.scalars(select(Instance).where(
+        Instance.org_id == org, Instance.instance_id.in_([i.instance_id for i in inv.instances])))}
+    changes: list[InventoryChange] = []
+    by_instance_id: dict[str, Instance] = {}
+    for info in inv.instances:
+        row = existing_instances.get(info.instance_id)
+        entry = types.get(info.instance_type) or {}
+        if row is None:
+            row = Instance(org_id=org, instance_id=info.instance_id, instance_type=info.instance_type,
+                           first_seen_at=now)
+            db.add(row)
+        else:
+            for ch in diff_fields("instance", info.instance_id, {"instance_type": row.instance_type},
+                                  {"instance_type": info.instance_type}, INSTANCE_FIELDS):
+                changes.append(InventoryChange(org_id=org, aws_connection_id=connection.id, entity_kind="instance",
+                                               entity_id=ch.entity_id, field=ch.field, old_value=ch.old,
+                                               new_value=ch.new, observed_at=now))
+        row.aws_connection_id = connection.id
+        row.instance_type = info.instance_type
+        row.region = clients.region
+        row.availability_zone = info.availability_zone
+        row.private_ip = info.private_ip
+        row.private_dns = info.private_dns
+        row.vcpus = entry.get("vcpus")
+        row.memory_gib = entry.get("memory_gib")
+        row.tags = {**info.tags, "headroom:monitoring": "detailed" if info.detailed_monitoring else "basic"}
+        row.last_seen_at = now
+        by_instance_id[info.instance_id] = row
+    db.flush()
+
+    roles = volume_roles(inv.instances, inv.volumes)
+    existing_volumes = {r.volume_id: r for r in db.scalars(select(Volume).where(
+        Volume.org_id == org, Volume.volume_id.in_([v.volume_id for v in inv.volumes])))}
+    ref_to_instance = {r.id: r.instance_id for r in by_instance_id.values()}
+    for vinfo in inv.volumes:
+        vrow = existing_volumes.get(vinfo.volume_id)
+        new_attrs = _volume_attrs(vinfo)
+        if vrow is None:
+            vrow = Volume(org_id=org, volume_id=vinfo.volume_id, first_seen_at=now)
+            db.add(vrow)
+        else:
+            old_attrs = {"volume_type": vrow.volume_type, "size_gib": vrow.size_gib, "iops": vrow.iops,
+                         "throughput_mibps": vrow.throughput_mibps,
+                         "attached_instance_id": ref_to_instance.get(vrow.instance_ref_id)
+                         if vrow.instance_ref_id else None, "device": vrow.device}
+            for ch in diff_fields("volume", vinfo.volume_id, old_attrs, new_attrs, VOLUME_FIELDS):
+                changes.append(InventoryChange(org_id=org, aws_connection_id=connection.id, entity_kind="volume",
+                                               entity_id=ch.entity_id, field=ch.field, old_value=ch.old,
+                                               new_value=ch.new, observed_at=now))
+        attached = by_instance_id.get(vinfo.attached_instance_id or "")
+        vrow.volume_type = vinfo.volume_type
+        vrow.size_gib = vinfo.size_gib
+        vrow.iops = vinfo.iops
+        vrow.throughput_mibps = vinfo.throughput_mibps
+        vrow.instance_ref_id = attached.id if attached else None
+        vrow.device = vinfo.device
+        vrow.role = roles.get(vinfo.volume_id, "other")
+        vrow.availability_zone = vinfo.availability_zone
+        vrow.tags = vinfo.tags
+        vrow.cluster_id = attached.cluster_id if attached else vrow.cluster_id
+        vrow.last_seen_at = now
+    db.add_all(changes)
+    summary.changes = len(changes)
+    db.flush()
+    summary.nodes_matched = _match_nodes(db, org, inv.instances, by_instance_id)
+    return summary
+
+
+def _match_nodes(db: Session, org: uuid.UUID, instances: Sequence[InstanceInfo],
+                 by_instance_id: dict[str, Instance]) -> int:
+    matched = 0
+    nodes = db.execute(select(TikvNode, Cluster.name).join(Cluster, Cluster.id == TikvNode.cluster_id)
+                       .where(TikvNode.org_id == org)).all()
+    for node, cluster_name in nodes:
+        instance_id = match_node(node.store_address, instances, cluster_name)
+        if instance_id is None or instance_id not in by_instance_id:
+            continue
+        inst = by_instance_id[instance_id]
+        node.instance_ref_id = inst.id
+        inst.cluster_id = node.cluster_id
+        vols = list(db.scalars(select(Volume).where(Volume.org_id == org, Volume.instance_ref_id == inst.id)))
+        for v in vols:
+            v.cluster_id = node.cluster_id
+            if v.role == "data":
+                node.data_volume_ref_id = v.id
+            elif v.role == "raft":
+                node.raft_volume_ref_id = v.id
+        if node.raft_volume_ref_id is None and node.data_volume_ref_id is not None:
+            node.raft_volume_ref_id = node.data_volume_ref_id  # Raft log shares the data volume
+        matched += 1
+    db.flush()
+    return matched
+
+
+# --- limits at a time (for the advisor) ------------------------------------------------------------------
+
+
+def attributes_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: str,
+                  ts: dt.datetime) -> dict[str, Any] | None:
+    """An instance's or volume's attributes as they were at `ts` (current row, changes after `ts` undone)."""
+    from headroom.sources.aws.ec2_inventory import attributes_at as undo
+
+    current: dict[str, Any]
+    if entity_kind == "instance":
+        inst = db.scalar(select(Instance).where(Instance.org_id == org_id, Instance.instance_id == entity_id))
+        if inst is None:
+            return None
+        current = {"instance_type": inst.instance_type}
+    else:
+        vol = db.scalar(select(Volume).where(Volume.org_id == org_id, Volume.volume_id == entity_id))
+        if vol is None:
+            return None
+        current = {"volume_type": vol.volume_type, "size_gib": vol.size_gib, "iops": vol.iops,
+                   "throughput_mibps": vol.throughput_mibps}
+    rows = db.execute(select(InventoryChange.observed_at, InventoryChange.field, InventoryChange.old_value,
+                             InventoryChange.new_value)
+                      .where(InventoryChange.org_id == org_id, InventoryChange.entity_kind == entity_kind,
+                             InventoryChange.entity_id == entity_id, InventoryChange.observed_at > ts)).all()
+    return undo(current, [(r[0], r[1], r[2], r[3]) for r in rows], ts)
+
+
+def limits_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: str, ts: dt.datetime) -> dict[str, Any] | None:
+    """The EBS limits an entity had at `ts`: evidence before a gp2->gp3 change is judged against gp2's limits."""
+    attrs = attributes_at(db, org_id, entity_kind, entity_id, ts)
+    if attrs is None:
+        return None
+    if entity_kind == "instance":
+        try:
+            lim = instance_limits(attrs["instance_type"])
+            return {**attrs, "baseline_iops": lim.baseline_iops, "max_iops": lim.max_iops,
+                    "baseline_throughput_mibps": lim.baseline_throughput_mibps,
+                    "max_throughput_mibps": lim.max_throughput_mibps, "bursts": lim.bursts, "source": lim.source}
+        except CatalogError:
+            row = db.get(InstanceTypeLimits, attrs["instance_type"])
+            return {**attrs, **(row.entry if row else {}), "source": "DescribeInstanceTypes"}
+    from headroom.domain.catalog.volume_types import volume_limits
+
+    vl = volume_limits(attrs["volume_type"], attrs["size_gib"], attrs.get("iops"), attrs.get("throughput_mibps"))
+    return {**attrs, "limits": vl.to_dict()}
+
+
+# --- metrics ---------------------------------------------------------------------------------------------
+
+
+def is_tikv_instance(instance: Instance) -> bool:
+    """Metrics cost money per series: only instances mapped to a TiKV node or tagged as TiKV are swept."""
+    tags = instance.tags or {}
+    return instance.cluster_id is not None or tags.get("component", "").lower() == "tikv" or any(
+        tags.get(k, "").lower() == "tikv" for k in ("tikv", "role", "Role", "headroom:role"))
+
+
+def queries_for(db: Session, connection: AwsConnection, region: str) -> tuple[list[cw.MetricQuery], dict[str, Any]]:
+    """The CloudWatch queries of a region's TiKV instances and of their data and raft volumes (not root disks)."""
+    instances = [
+        i for i in db.scalars(select(Instance).where(
+            Instance.org_id == connection.org_id, Instance.aws_connection_id == connection.id,
+            Instance.region == region).order_by(Instance.instance_id))
+        if is_tikv_instance(i)
+    ]
+    refs = {i.id: i for i in instances}
+    volumes = list(db.scalars(select(Volume).where(Volume.org_id == connection.org_id,
+                                                   Volume.instance_ref_id.in_(list(refs)),
+                                                   Volume.role.in_(("data", "raft")))
+                              .order_by(Volume.volume_id))) if refs else []
+    queries: list[cw.MetricQuery] = []
+    clusters: dict[str, Any] = {}
+    for inst in instances:
+        try:
+            bursts: bool | None = instance_limits(inst.instance_type).bursts
+        except CatalogError:
+            bursts = None
+        queries += cw.queries_for_instance(
+            inst.instance_id, detailed_monitoring=inst.tags.get("headroom:monitoring") == "detailed",
+            bursts=bursts, bare_metal="metal" in inst.instance_type)
+        clusters[inst.instance_id] = inst.cluster_id
+    for vol in volumes:
+        queries += cw.queries_for_volume(vol.volume_id, vol.volume_type)
+        clusters[vol.volume_id] = refs[vol.instance_ref_id].cluster_id if vol.instance_ref_id else None
+    return queries, clusters
+
+
+def _series_ids(db: Session, org_id: uuid.UUID, queries: Sequence[cw.MetricQuery],
+                clusters: dict[str, Any]) -> list[int]:
+    """Series ids for the queries: one SELECT for the known ones, ensure_series for the new ones."""
+    wanted = {(q.entity_kind, q.entity_id, q.metric) for q in queries}
+    rows = db.execute(text(
+        "SELECT entity_kind, entity_id, metric, id, cluster_id FROM metric_series WHERE org_id = :org "
+        "AND labels = '{}'::jsonb AND entity_id = ANY(:eids)"), {"org": org_id, "eids": sorted({q.entity_id for q in queries})})
+    known: dict[tuple[str, str, str], int] = {}
+    remap: dict[Any, list[int]] = {}
+    for k, e, m, i, cluster_id in rows:
+        if (k, e, m) not in wanted:
+            continue
+        known[(k, e, m)] = int(i)
+        mapped = clusters.get(e)
+        if mapped is not None and mapped != cluster_id:  # the volume/instance now serves (another) cluster
+            remap.setdefault(mapped, []).append(int(i))
+    for cluster_id, ids in remap.items():
+        db.execute(text("UPDATE metric_series SET cluster_id = :c WHERE id = ANY(:ids)"), {"c": cluster_id, "ids": ids})
+    missing = [q for q in queries if (q.entity_kind, q.entity_id, q.metric) not in known]
+    by_cluster: dict[Any, list[SeriesKey]] = {}
+    for q in missing:
+        by_cluster.setdefault(clusters.get(q.entity_id), []).append(SeriesKey(q.entity_kind, q.entity_id, q.metric, q.unit))
+    for cluster_id, keys in by_cluster.items():
+        for key, sid in ensure_series(db, org_id, keys, cluster_id=cluster_id).items():
+            known[(key.entity_kind, key.entity_id, key.metric)] = sid
+    step_300 = [known[(q.entity_kind, q.entity_id, q.metric)] for q in missing if q.period == 300]
+    if step_300:  # 5-minute series (EC2 basic monitoring): IOPS = Sum / 300, not / 60
+        db.execute(text("UPDATE metric_series SET step_seconds = 300 WHERE id = ANY(:ids)"), {"ids": step_300})
+    return [known[(q.entity_kind, q.entity_id, q.metric)] for q in queries]
+
+
+@dataclass
+class SweepOutcome:
+    sweep: CollectionSweep
+    series: int = 0
+    points_written: int = 0
+    watermarks: dict[int, dt.datetime] = field(default_factory=dict)
+
+
+def run_sweep(
+    db: Session,
+    connection: AwsConnection,
+    clients: AwsClients,
+    *,
+    now: dt.datetime,
+    kind: str = "incremental",
+    days: int | None = None,
+    on_request: Callable[[int, int], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> SweepOutcome:
+    """Pull the region's series over the sweep window and write them; record the sweep's cost.
+
+    Incremental: from the oldest watermark minus OVERLAP (series never seen: the last OVERLAP) to now.
+    Backfill: the last `days` days. `on_request(points_done, points_total)` runs after each request's write.
+    """
+    region = clients.region
+    end = floor_minute(now)
+    queries, clusters = queries_for(db, connection, region)
+    sweep = CollectionSweep(org_id=connection.org_id, source_kind="aws", source_id=connection.id, kind=kind,
+                            region=region, started_at=now, series=len(queries))
+    db.add(sweep)
+    outcome = SweepOutcome(sweep, series=len(queries))
+    if not queries:
+        sweep.finished_at = now
+        db.flush()
+        return outcome
+    series_ids = _series_ids(db, connection.org_id, queries, clusters)
+    if kind == "backfill":
+        start = end - dt.timedelta(days=days or DEFAULT_BACKFILL_DAYS)
+    else:
+        marks = get_watermarks(db, connection.org_id, SOURCE_KIND, connection.id, series_ids)
+        oldest = min((marks.get(sid, end) for sid in series_ids), default=end)
+        start = max(oldest - OVERLAP, end - MAX_LOOKBACK)
+    start = min(start, end - OVERLAP)
+    plan, window = plan_window([q.period for q in queries], int((end - start).total_seconds()))
+    start = end - dt.timedelta(seconds=window)
+    sweep.window_start_at, sweep.window_end_at = start, end
+    sweep.planned_calls, sweep.lower_bound_calls = plan.calls, plan.lower_bound
+    counters = cw.SweepCounters()
+    points_done = 0
+    try:
+        for result in cw.fetch_sweep(clients.cloudwatch(), queries, plan, start, end, counters=counters,
+                                     **({"sleep": sleep} if sleep else {})):
+            batch = [(series_ids[i], ts, v) for i, pts in result.points.items() for ts, v in pts]
+            written = write_points(db, connection.org_id, batch)
+            outcome.points_written += written.points
+            counters.dropped += written.dropped_nan + written.dropped_unaligned
+            marks = {series_ids[i]: end for i in result.request.series}
+            advance_watermarks(db, connection.org_id, SOURCE_KIND, connection.id, marks)
+            outcome.watermarks.update(marks)
+            points_done += result.request.points
+            _fill(sweep, counters, outcome)
+            if on_request is not None:
+                on_request(points_done, plan.datapoints)
+    except Exception as exc:
+        _fill(sweep, counters, outcome)
+        sweep.error = f"{type(exc).__name__}: {exc}"[:2000]
+        sweep.finished_at = floor_minute(now)
+        raise
+    _fill(sweep, counters, outcome)
+    sweep.finished_at = dt.datetime.now(dt.UTC) if kind == "backfill" else now
+    db.flush()
+    log.info("aws.sweep_done", source=str(connection.id), region=region, kind=kind, series=len(queries),
+             calls=counters.api_calls, lower_bound=plan.lower_bound, points=outcome.points_written)
+    return outcome
+
+
+def _fill(sweep: CollectionSweep, counters: cw.SweepCounters, outcome: SweepOutcome) -> None:
+    sweep.api_calls = counters.api_calls
+    sweep.metrics_requested = counters.metrics_requested
+    sweep.datapoints = counters.datapoints
+    sweep.dropped = counters.dropped
+    sweep.retries = counters.retries
+    sweep.points_written = outcome.points_written
+
+
+def get_backfill(db: Session, connection: AwsConnection) -> AwsBackfill | None:
+    return db.scalar(select(AwsBackfill).where(AwsBackfill.source_id == connection.id))
+
+
+def request_backfill(db: Session, connection: AwsConnection, *, days: int = DEFAULT_BACKFILL_DAYS) -> AwsBackfill:
+    """Queue the connection's backfill: resume an unfinished one of the same span, else start a new plan.
+
+    A backfill that is queued, running (its worker died), or failed keeps its plan and progress, so the next run
+    fetches only the requests not stored yet. A finished one, or a different span, starts over.
+    """
+    row = get_backfill(db, connection)
+    if row is None:
+        row = AwsBackfill(org_id=connection.org_id, source_id=connection.id, state="queued", days=days)
+        db.add(row)
+    elif row.state == "done" or row.days != days:
+        forget_backfill_plan(db, "aws", connection.id)
+        row.state, row.days, row.points_done, row.points_written = "queued", days, 0, 0
+        row.points_total, row.last_error, row.started_at, row.finished_at = 0, None, None, None
+        row.window_end_at = None
+    else:
+        row.state, row.last_error = "queued", None
+    db.flush()
+    return row
+
+
+# --- resumable backfill ----------------------------------------------------------------------------------
+#
+# The plan (every GetMetricData request of every region over one fixed window) is written to `backfill_steps`
+# when the backfill starts. Each request's points, watermarks, the step's `done_at` and the progress counters
+# are written in one transaction (the job commits after each step), so progress and data never disagree and a
+# killed worker's successor skips exactly the stored requests: no GetMetricData call is paid twice (billing is
+# per metric requested, domain.md §3.3).
+#
+# Inventory changes between runs (decided here, tested in tests/collect_aws/test_aws_backfill_resume.py):
+# * a series that appears (new volume, newly mapped TiKV instance) is appended to the plan as new requests over
+#   the same window when a run starts, so it gets its history too; points_total grows by their points;
+# * a series that disappears (volume deleted or detached) keeps its planned requests: CloudWatch still holds
+#   its history for the window (15 days, domain.md §3.3), and dropping it would change points_total under the
+#   progress bar. Its queries are stored whole in the step, so the request can still be made.
+# A region removed from the connection keeps its steps too (the clients are built from the step's region).
+
+
+class BackfillSuperseded(Exception):
+    """The plan this run works on was replaced (a new backfill was requested): stop without writing more."""
+
+
+def forget_backfill_plan(db: Session, source_kind: str, source_id: uuid.UUID) -> None:
+    db.execute(delete(BackfillStep).where(BackfillStep.source_kind == source_kind,
+                                          BackfillStep.source_id == source_id))
+
+
+def _query_spec(q: cw.MetricQuery) -> list[Any]:
+    return [q.metric, q.entity_kind, q.entity_id, q.namespace, q.metric_name, q.dimension, q.statistic, q.period,
+            q.unit]
+
+
+def _query_from_spec(spec: Sequence[Any]) -> cw.MetricQuery:
+    metric, kind, entity, namespace, name, dimension, statistic, period, unit = spec
+    return cw.MetricQuery(metric, kind, entity, namespace, name, dimension, statistic, int(period), unit)
+
+
+def _steps(db: Session, source_kind: str, source_id: uuid.UUID) -> list[BackfillStep]:
+    return list(db.scalars(select(BackfillStep).where(BackfillStep.source_kind == source_kind,
+                                                      BackfillStep.source_id == source_id)
+                           .order_by(BackfillStep.seq)))
+
+
+def plan_backfill(db: Session, connection: AwsConnection, regions: Sequence[str], *, end: dt.datetime,
+                  days: int) -> int:
+    """Write the backfill's requests not planned yet (all of them at first); return the points they add.
+
+    A region's first plan covers `days` up to `end` (widened by plan_window to the call lower bound); later
+    calls add only series missing from the plan, over the window the region's plan already has.
+    """
+    steps = _steps(db, "aws", connection.id)
+    seq = max((s.seq for s in steps), default=-1) + 1
+    added = 0
+    for region in regions:
+        queries, _ = queries_for(db, connection, region)
+        mine = [s for s in steps if s.spec["region"] == region]
+        planned = {(q[1], q[2], q[0]) for s in mine for q in s.spec["queries"]}
+        queries = [q for q in queries if (q.entity_kind, q.entity_id, q.metric) not in planned]
+        if not queries:
+            continue
+        periods = [q.period for q in queries]
+        if mine:
+            start = dt.datetime.fromisoformat(mine[0].spec["start"])
+            region_end = dt.datetime.fromisoformat(mine[0].spec["end"])
+            plan = plan_sweep(periods, int((region_end - start).total_seconds()))
+        else:
+            region_end = end
+            plan, window = plan_window(periods, days * 86400)
+            start = end - dt.timedelta(seconds=window)
+        for request in plan.requests:
+            db.add(BackfillStep(org_id=connection.org_id, source_kind="aws", source_id=connection.id, seq=seq,
+                                points=request.points,
+                                spec={"region": region, "start": start.isoformat(), "end": region_end.isoformat(),
+                                      "pages": request.pages,
+                                      "queries": [_query_spec(queries[i]) for i in request.series]}))
+            seq += 1
+            added += request.points
+    db.flush()
+    return added
+
+
+@dataclass
+class BackfillOutcome:
+    steps_run: int = 0
+    steps_skipped: int = 0
+    points_written: int = 0
+    api_calls: int = 0
+    sweeps: list[CollectionSweep] = field(default_factory=list)
+
+
+def run_backfill(
+    db: Session,
+    connection: AwsConnection,
+    row: AwsBackfill,
+    clients_for_region: Callable[[str], AwsClients],
+    *,
+    now: dt.datetime,
+    checkpoint: Callable[[], None] = lambda: None,
+    sleep: Callable[[float], None] | None = None,
+) -> BackfillOutcome:
+    """Run the backfill plan's pending requests in order, each stored with its step's progress; then checkpoint.
+
+    `row.points_done` / `row.points_total` are sums of the steps' worst-case datapoints; a step done by an
+    earlier (killed) run is skipped and its points stay counted once.
+    """
+    steps = _steps(db, "aws", connection.id)
+    outcome = BackfillOutcome(steps_skipped=sum(1 for s in steps if s.done_at is not None))
+    row.points_total = sum(s.points for s in steps)
+    row.points_done = sum(s.points for s in steps if s.done_at is not None)
+    pending = [s for s in steps if s.done_at is None]
+    by_region: dict[str, list[BackfillStep]] = {}
+    for step in pending:
+        by_region.setdefault(step.spec["region"], []).append(step)
+    for region, region_steps in by_region.items():
+        cloudwatch = clients_for_region(region).cloudwatch()
+        _, clusters = queries_for(db, connection, region)
+        sweep_queries = [_query_from_spec(q) for s in region_steps for q in s.spec["queries"]]
+        window_start = dt.datetime.fromisoformat(region_steps[0].spec["start"])
+        window_end = dt.datetime.fromisoformat(region_steps[0].spec["end"])
+        window = int((window_end - window_start).total_seconds())
+        sweep = CollectionSweep(org_id=connection.org_id, source_kind="aws", source_id=connection.id,
+                                kind="backfill", region=region, started_at=now, series=len(sweep_queries),
+                                window_start_at=window_start, window_end_at=window_end,
+                                planned_calls=sum(int(s.spec["pages"]) for s in region_steps),
+                                lower_bound_calls=lower_bound([points_in(window, q.period) for q in sweep_queries]))
+        db.add(sweep)
+        outcome.sweeps.append(sweep)
+        counters = cw.SweepCounters()
+        written_total = 0
+        try:
+            for step in region_steps:
+                queries = [_query_from_spec(q) for q in step.spec["queries"]]
+                start = dt.datetime.fromisoformat(step.spec["start"])
+                end = dt.datetime.fromisoformat(step.spec["end"])
+                series_ids = _series_ids(db, connection.org_id, queries, clusters)
+                plan = SweepPlan((PlannedRequest(tuple(range(len(queries))), step.points, int(step.spec["pages"])),),
+                                 lower_bound([points_in(int((end - start).total_seconds()), q.period)
+                                              for q in queries]))
+                step_written = 0
+                for result in cw.fetch_sweep(cloudwatch, queries, plan, start, end, counters=counters,
+                                             **({"sleep": sleep} if sleep else {})):
+                    batch = [(series_ids[i], ts, v) for i, pts in result.points.items() for ts, v in pts]
+                    written = write_points(db, connection.org_id, batch)
+                    step_written += written.points
+                    counters.dropped += written.dropped_nan + written.dropped_unaligned
+                    advance_watermarks(db, connection.org_id, SOURCE_KIND, connection.id,
+                                       {series_ids[i]: end for i in result.request.series})
+                marked = db.execute(update(BackfillStep).where(BackfillStep.id == step.id,
+                                                               BackfillStep.done_at.is_(None))
+                                    .values(done_at=func.now()))
+                if marked.rowcount != 1:  # type: ignore[attr-defined]
+                    raise BackfillSuperseded(f"backfill step {step.seq} is gone or done: the plan was replaced")
+                written_total += step_written
+                row.points_done += step.points
+                row.points_written += step_written
+                outcome.steps_run += 1
+                outcome.points_written += step_written
+                _fill(sweep, counters, SweepOutcome(sweep, points_written=written_total))
+                checkpoint()  # the step's points, watermarks, done mark and progress become durable together
+        except Exception as exc:
+            _fill(sweep, counters, SweepOutcome(sweep, points_written=written_total))
+            sweep.error = f"{type(exc).__name__}: {exc}"[:2000]
+            sweep.finished_at = dt.datetime.now(dt.UTC)
+            raise
+        finally:
+            outcome.api_calls += counters.api_calls
+        _fill(sweep, counters, SweepOutcome(sweep, points_written=written_total))
+        sweep.finished_at = dt.datetime.now(dt.UTC)
+        db.flush()
+        log.info("aws.backfill_region_done", source=str(connection.id), region=region, steps=len(region_steps),
+                 calls=counters.api_calls, points=written_total)
+    return outcome
+
+
+def json_safe(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def mark_backfill(db: Session, row_id: uuid.UUID, **fields: Any) -> None:
+    db.execute(update(AwsBackfill).where(AwsBackfill.id == row_id).values(**fields))

@@ -1,0 +1,53 @@
+"""What a member needs to create Headroom's read-only role in their AWS account: the organisation's external ID,
+Headroom's AWS account ID, and the CloudFormation and Terraform templates with both filled in."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter
+from pydantic import Field
+
+from headroom.api.deps import DB, Caller, Context
+from headroom.platform.errors import NotFound
+from headroom.platform.schemas import Output
+from headroom.sources.aws.deploy_templates import ACCOUNT_ID_RE, filled_templates
+from headroom.store.models import Organization
+
+router = APIRouter(prefix="/sources/aws", tags=["sources"])
+
+
+class AwsTemplateRead(Output):
+    kind: Literal["cloudformation", "terraform"]
+    filename: str = Field(description="Suggested file name for the download.")
+    media_type: str
+    text: str = Field(description="The template with the external ID (and account ID, when known) as defaults.")
+
+
+class AwsSetupRead(Output):
+    external_id: str = Field(description="Your organisation's external ID: the role's trust policy requires it.")
+    headroom_account_id: str | None = Field(
+        description="The AWS account Headroom assumes your role from; null when this installation has not set it.")
+    note: str | None = Field(description="Why the account ID is missing, and what to do; null when it is set.")
+    templates: list[AwsTemplateRead]
+
+
+@router.get("/setup", response_model=AwsSetupRead)
+def aws_setup(caller: Caller, db: DB, ctx: Context) -> AwsSetupRead:
+    """The external ID, Headroom's AWS account ID and the read-only role templates filled in with both."""
+    org = db.get(Organization, caller.org_id)
+    if org is None:
+        raise NotFound("organisation not found")
+    configured = (ctx.settings.aws_account_id or "").strip()
+    account_id: str | None = configured if ACCOUNT_ID_RE.fullmatch(configured) else None
+    note = None
+    if account_id is None:
+        problem = "is not set" if not configured else "is not a 12-digit AWS account ID"
+        note = (f"This installation's HEADROOM_AWS_ACCOUNT_ID {problem}, so the templates leave Headroom's account "
+                "ID for you to fill in; ask your Headroom operator for it.")
+    templates = filled_templates(external_id=org.aws_external_id, account_id=account_id)
+    return AwsSetupRead(
+        external_id=org.aws_external_id, headroom_account_id=account_id, note=note,
+        templates=[AwsTemplateRead(kind=t.kind, filename=t.filename, media_type=t.media_type, text=t.text)
+                   for t in templates],
+    )

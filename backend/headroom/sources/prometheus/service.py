@@ -1,0 +1,357 @@
+"""Prometheus source operations: test the connection, run and report the backfill, run the incremental pull.
+
+Health: every attempt records success or failure on the source (services.source_health); a source failing
+FAILING_AFTER times in a row turns `failing` with its last error (never a secret).
+
+The connection test runs in three steps so no database connection is held while a tenant's server answers:
+`prepare_test` reads what the probe needs, the caller commits (handing the connection back to the pool), then
+`run_probe` fetches (within TEST_BUDGET_SECONDS in all) and `record_test` writes the outcome in a new transaction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from headroom.accounts.service import Principal, audit
+from headroom.domain.snapshot.metrics import REGISTRY_LIST
+from headroom.domain.snapshot.metrics import PrometheusSource as PromSpec
+from headroom.inventory.tikv_configs import ConfigFetcher, default_fetcher
+from headroom.platform import outbound
+from headroom.platform.errors import InvalidInput
+from headroom.platform.logging import get_logger
+from headroom.platform.security import SecretBox
+from headroom.sources.health import record_failure, record_success
+from headroom.sources.prometheus import ingest
+from headroom.sources.prometheus.collector import PrometheusClient, PrometheusError
+from headroom.sources.prometheus.promql import (
+    SelectorError,
+    align_down,
+    host_of,
+    node_exporter_matchers,
+    parse_selector,
+    render_selector,
+    tikv_matchers,
+)
+from headroom.sources.service import get_prometheus_source
+from headroom.store.models import PrometheusSource
+from headroom.store.models_prometheus import PrometheusBackfill
+
+log = get_logger("headroom.sources.prometheus.service")
+
+ClientFactory = Callable[[PrometheusSource], PrometheusClient]
+
+# A connection test (six small requests) ends within this, whatever the server does (docs/outbound.md).
+TEST_BUDGET_SECONDS = 20.0
+# Its answers are instant queries counting series and one discovery query (a series per TiKV instance): small.
+TEST_MAX_RESPONSE_BYTES = 8 * outbound.MIB
+
+
+class Selectable(Protocol):
+    @property
+    def label_selector(self) -> str: ...
+
+
+# --- test connection -------------------------------------------------------------------------------------
+
+
+@dataclass
+class MetricPresence:
+    metric: str
+    series: int
+
+
+@dataclass
+class ConnectionReport:
+    ok: bool
+    reachable: bool
+    authenticated: bool
+    prometheus_version: str | None
+    flavour: str | None
+    selector: str
+    tikv_instances: list[str] = field(default_factory=list)
+    tikv_targets_up: int = 0
+    tikv_targets_down: int = 0
+    node_exporter_hosts: int = 0
+    metrics: list[MetricPresence] = field(default_factory=list)
+    missing_metrics: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _registry_metric_names() -> tuple[list[str], list[str]]:
+    tikv: set[str] = set()
+    node: set[str] = set()
+    for spec in REGISTRY_LIST:
+        if isinstance(spec.source, PromSpec):
+            for name in spec.source.metrics:
+                (node if name.startswith("node_") else tikv).add(name)
+    return sorted(tikv), sorted(node)
+
+
+def check_connection(client: PrometheusClient, source: Selectable, now: dt.datetime) -> ConnectionReport:
+    """Probe reachability and auth, then count the TiKV and node_exporter series the advisor needs."""
+    report = ConnectionReport(False, False, False, None, None, source.label_selector)
+    try:
+        selector = parse_selector(source.label_selector or "")
+    except SelectorError as error:
+        report.messages.append(str(error))
+        return report
+    try:
+        try:
+            report.prometheus_version = client.build_info().get("version")
+        except PrometheusError as error:
+            if error.kind in ("auth", "unreachable"):
+                raise
+            client.ready()  # not every Prometheus-compatible server has buildinfo; /-/ready is enough
+        report.reachable = report.authenticated = True
+        flavour, targets = ingest.find_tikv_targets(client, selector, now, dt.timedelta(minutes=10))
+        report.flavour = flavour
+        report.tikv_instances = [t.instance for t in targets]
+        if not targets:
+            report.messages.append(
+                f"No TiKV series ({ingest.DISCOVERY_METRIC}) under the selector {{{source.label_selector}}} in "
+                'the last 10 minutes: check the selector (TiUP: job="tikv" or your own tidb_cluster label; '
+                'Operator: tidb_cluster="<namespace>-<cluster>", or cluster and kubernetes_namespace).'
+            )
+            return report
+        scoped = render_selector(tikv_matchers(selector, flavour))
+        up = client.instant(f"up{{{scoped}}}", now)
+        report.tikv_targets_up = sum(1 for s in up if s.value == 1)
+        report.tikv_targets_down = sum(1 for s in up if s.value != 1)
+        tikv_names, node_names = _registry_metric_names()
+        found: dict[str, int] = {}
+        counts = client.instant(f'count by (__name__) ({{__name__=~"{"|".join(tikv_names)}",{scoped}}})', now)
+        found.update({s.labels.get("__name__", ""): int(s.value) for s in counts})
+        hosts = {host_of(t.status_address or t.instance) for t in targets}
+        node_selector = render_selector(node_exporter_matchers(hosts))
+        counts = client.instant(
+            f'count by (__name__) ({{__name__=~"{"|".join(node_names)}",{node_selector}}})', now
+        )
+        found.update({s.labels.get("__name__", ""): int(s.value) for s in counts})
+        node_hosts = client.instant(f"count by (instance) (node_cpu_seconds_total{{{node_selector}}})", now)
+        report.node_exporter_hosts = len(node_hosts)
+        report.metrics = [MetricPresence(n, found.get(n, 0)) for n in [*tikv_names, *node_names]]
+        report.missing_metrics = [n for n in [*tikv_names, *node_names] if not found.get(n)]
+        if report.missing_metrics:
+            report.messages.append(
+                f"{len(report.missing_metrics)} metric(s) the advisor reads are missing under the selector; "
+                "the advice that needs them will be skipped."
+            )
+        if not report.node_exporter_hosts:
+            report.messages.append(
+                "No node_exporter series on the TiKV hosts (instance=<host>:<port>): disk and memory advice "
+                "will rely on CloudWatch only."
+            )
+        report.ok = True
+    except PrometheusError as error:
+        report.reachable = error.kind != "unreachable"
+        report.authenticated = report.reachable and error.kind != "auth"
+        report.messages.append(error.message)
+    return report
+
+
+@dataclass(frozen=True)
+class ConnectionProbe:
+    """What a connection test needs, read before the database connection is handed back (no ORM object)."""
+
+    source_id: uuid.UUID
+    label_selector: str
+    client: PrometheusClient
+
+
+def prepare_test(
+    db: Session, principal: Principal, source_id: uuid.UUID, *, make_client: ClientFactory
+) -> ConnectionProbe:
+    """Read the org's source and build its client (no I/O) for a test (admin only)."""
+    principal.require("admin")
+    source = get_prometheus_source(db, principal, source_id)
+    return ConnectionProbe(source.id, source.label_selector, make_client(source))
+
+
+def run_probe(probe: ConnectionProbe, now: dt.datetime) -> ConnectionReport:
+    """Run the test's requests, all of them within TEST_BUDGET_SECONDS. Touches no database."""
+    with probe.client as client, outbound.limits(seconds=TEST_BUDGET_SECONDS):
+        return check_connection(client, probe, now)
+
+
+def record_test(
+    db: Session, principal: Principal, source_id: uuid.UUID, report: ConnectionReport, now: dt.datetime
+) -> None:
+    """Record a test's outcome on the source's health and in the audit log."""
+    source = get_prometheus_source(db, principal, source_id)
+    # Read the health afresh and lock the row: the copy from before the fetch is stale, and tests of one source
+    # running at once would otherwise lose each other's failure counts.
+    db.refresh(source, with_for_update=True)
+    if report.ok:
+        record_success(source, now)
+    else:
+        record_failure(source, now, "; ".join(report.messages) or "connection test failed")
+    audit(
+        db,
+        principal,
+        "prometheus_source.tested",
+        target_kind="prometheus_source",
+        target_id=source.id,
+        details={"ok": report.ok, "flavour": report.flavour, "instances": len(report.tikv_instances)},
+    )
+
+
+def box_client_factory(box: SecretBox, **kwargs: Any) -> ClientFactory:
+    return lambda source: ingest.client_for(source, box, **kwargs)
+
+
+# --- backfill --------------------------------------------------------------------------------------------
+
+
+def get_backfill(db: Session, source: PrometheusSource) -> PrometheusBackfill | None:
+    return db.scalar(select(PrometheusBackfill).where(PrometheusBackfill.source_id == source.id))
+
+
+def backfill_status(db: Session, principal: Principal, source_id: uuid.UUID) -> PrometheusBackfill | None:
+    """Return the org's source's backfill (None before the first one was requested)."""
+    source = get_prometheus_source(db, principal, source_id)
+    return get_backfill(db, source)
+
+
+def request_backfill(
+    db: Session,
+    source: PrometheusSource,
+    *,
+    now: dt.datetime,
+    days: int = ingest.BACKFILL_DAYS,
+    restart: bool = False,
+) -> tuple[PrometheusBackfill, bool]:
+    """Create (or with restart, reset) the source's backfill row; return it and whether it needs running."""
+    row = get_backfill(db, source)
+    end = align_down(now)
+    start = end - dt.timedelta(days=days)
+    if row is None:
+        row = PrometheusBackfill(
+            org_id=source.org_id, source_id=source.id, range_start_at=start, range_end_at=end, status="queued"
+        )
+        db.add(row)
+        db.flush()
+        return row, True
+    if restart and row.status != "running":
+        ingest.forget_backfill_plan(db, source.id)  # a new range: the old plan's chunks are not resumed
+        row.status, row.range_start_at, row.range_end_at = "queued", start, end
+        row.steps_done = row.steps_total = row.points_written = 0
+        row.dropped_non_finite = row.dropped_outside = 0
+        row.last_error, row.started_at, row.finished_at = None, None, None
+        db.flush()
+        return row, True
+    return row, row.status == "queued"
+
+
+def start_backfill(
+    db: Session,
+    principal: Principal,
+    source_id: uuid.UUID,
+    *,
+    now: dt.datetime,
+    days: int = ingest.BACKFILL_DAYS,
+) -> tuple[PrometheusBackfill, bool]:
+    """Ask for a (re)import of the source's history (admin); the caller enqueues the job after commit."""
+    principal.require("admin")
+    source = get_prometheus_source(db, principal, source_id)
+    if source.cluster_id is None:
+        raise InvalidInput(
+            "Attach the source to a cluster first (cluster_id): collected series belong to a cluster's nodes.",
+            details=[{"field": "cluster_id", "message": "required"}],
+        )
+    row, needs_run = request_backfill(db, source, now=now, days=days, restart=True)
+    audit(
+        db,
+        principal,
+        "prometheus_source.backfill_requested",
+        target_kind="prometheus_source",
+        target_id=source.id,
+        details={"days": days},
+    )
+    return row, needs_run
+
+
+def run_backfill(
+    db: Session,
+    source: PrometheusSource,
+    client: PrometheusClient,
+    *,
+    now: dt.datetime,
+    checkpoint: Callable[[], None] = lambda: None,
+    fetcher: ConfigFetcher = default_fetcher,
+    chunk_points: int = 1440,
+) -> PrometheusBackfill:
+    """Import the backfill range chunk by chunk (resuming a stored plan), checkpointing progress; record health."""
+    row, _ = request_backfill(db, source, now=now)
+    return ingest.run_backfill(db, source, client, row, now=now, checkpoint=checkpoint, fetcher=fetcher,
+                               chunk_points=chunk_points)
+
+
+def run_incremental(
+    db: Session,
+    source: PrometheusSource,
+    client: PrometheusClient,
+    *,
+    now: dt.datetime,
+    fetcher: ConfigFetcher = default_fetcher,
+) -> ingest.CollectStats | None:
+    """Pull the minutes since the watermarks; record health. Return None when the source failed."""
+    backfill = get_backfill(db, source)
+    default_start = (backfill.range_end_at if backfill else align_down(now)) - ingest.OVERLAP
+    try:
+        _discovery, stats = ingest.collect_incremental(
+            db, source, client, now=now, default_start=default_start, fetcher=fetcher
+        )
+    except PrometheusError as error:
+        record_failure(source, now, error.message)
+        log.warning("prometheus.ingest_failed", source=str(source.id), error=error.message)
+        return None
+    record_success(source, now)
+    return stats
+
+
+def backfill_view(row: PrometheusBackfill | None) -> dict[str, Any]:
+    """Shape a backfill row for the API (status none before the first run)."""
+    if row is None:
+        return {
+            "status": "none",
+            "steps_done": 0,
+            "steps_total": 0,
+            "percent": 0.0,
+            "points_written": 0,
+            "dropped_non_finite": 0,
+            "dropped_outside": 0,
+            "range_start_at": None,
+            "range_end_at": None,
+            "started_at": None,
+            "finished_at": None,
+            "last_error": None,
+        }
+    percent = (
+        100.0 * row.steps_done / row.steps_total
+        if row.steps_total
+        else (100.0 if row.status == "done" else 0.0)
+    )
+    return {
+        "status": row.status,
+        "steps_done": row.steps_done,
+        "steps_total": row.steps_total,
+        "percent": round(percent, 1),
+        "points_written": row.points_written,
+        "dropped_non_finite": row.dropped_non_finite,
+        "dropped_outside": row.dropped_outside,
+        "range_start_at": row.range_start_at,
+        "range_end_at": row.range_end_at,
+        "started_at": row.started_at,
+        "finished_at": row.finished_at,
+        "last_error": row.last_error,
+    }

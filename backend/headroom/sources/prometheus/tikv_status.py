@@ -1,0 +1,103 @@
+"""Read a TiKV node's effective config from its status port: `GET http://<status_address>/config`.
+
+domain.md s4.2: the status server (`server.status-addr`, default 20180) answers `GET /config` with the current
+effective config as nested kebab-case JSON; `/config` is exempt from the client-cert check under TLS. Transient
+failures (connect errors, timeouts, 429/5xx) are retried with backoff and jitter.
+
+Each attempt has a total deadline and the answer a size cap (docs/outbound.md): TiKV's /config is tens of KiB,
+so 4 MiB leaves a wide margin; an address that drips or floods fails with a plain message, not retried.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from headroom.platform import outbound
+from headroom.sources.prometheus.collector import RETRY_STATUSES, RetryPolicy
+
+MAX_CONFIG_BYTES = 4 * outbound.MIB
+DEADLINE_SECONDS = 15.0  # per attempt, connect to last byte
+
+
+class StatusPortError(Exception):
+    """The status port could not be read (unreachable, HTTP error, or not a JSON object)."""
+
+
+def config_url(status_address: str) -> str:
+    """Return the `/config` URL of a status address ("10.0.1.5:20180" or a full http(s) URL)."""
+    base = status_address if "://" in status_address else f"http://{status_address}"
+    return base.rstrip("/") + "/config"
+
+
+def fetch_config(
+    status_address: str,
+    *,
+    timeout_seconds: float = 10.0,
+    deadline_seconds: float = DEADLINE_SECONDS,
+    max_bytes: int = MAX_CONFIG_BYTES,
+    retry: RetryPolicy | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    transport: httpx.BaseTransport | None = None,
+    rng: random.Random | None = None,
+) -> tuple[dict[str, Any], str]:
+    """Return (decoded config, raw body) from a TiKV status port."""
+    policy = retry or RetryPolicy(attempts=3)
+    rng = rng or random.Random()
+    url = config_url(status_address)
+    last = "no attempt"
+    # A tenant (or its Prometheus) gives the address: requests go through the outbound guard.
+    guard = outbound.guarded_client_kwargs() if transport is None else {"transport": transport}
+    headers = {"Accept-Encoding": "gzip"}  # gzip or nothing: read_capped inflates it within the cap
+    with httpx.Client(timeout=timeout_seconds, headers=headers, **guard) as http:
+        for attempt in range(policy.attempts):
+            if attempt:
+                sleep(policy.delay(attempt - 1, rng))
+            try:
+                with (
+                    outbound.limits(seconds=deadline_seconds, max_bytes=max_bytes),
+                    http.stream("GET", url) as response,
+                ):
+                    status = response.status_code
+                    body = outbound.read_capped(response, max_bytes) if status == 200 else b""
+            except outbound.OutboundBlocked as blocked:  # a policy answer: retrying cannot change it
+                raise StatusPortError(f"refused to fetch {url}: {blocked.reason}") from None
+            except outbound.DeadlineExceeded as late:  # not retried: the same server would be as slow again
+                raise StatusPortError(f"{url} did not answer within {late.seconds:g} s") from None
+            except outbound.ResponseTooLarge as big:
+                raise StatusPortError(f"{url} answered more than {outbound.format_mib(big.max_bytes)}") from None
+            except httpx.DecodingError as error:
+                raise StatusPortError(f"{url}: {error}") from None
+            except httpx.TransportError as error:
+                last = f"cannot reach {url}: {type(error).__name__}: {error}"
+                continue
+            if status in RETRY_STATUSES:
+                last = f"{url} answered HTTP {status}"
+                continue
+            if status != 200:
+                raise StatusPortError(f"{url} answered HTTP {status}")
+            try:
+                decoded = json.loads(body)
+            except (ValueError, RecursionError):  # RecursionError: arrays or objects nested ~1,000 deep
+                raise StatusPortError(f"{url} did not answer JSON") from None
+            if not isinstance(decoded, dict):
+                raise StatusPortError(f"{url} did not answer a JSON object")
+            return decoded, body.decode("utf-8", "replace")
+    raise StatusPortError(last)
+
+
+def advertised_store_address(config: dict[str, Any]) -> str | None:
+    """Return the store (gRPC) address a config advertises: server.advertise-addr, else a concrete server.addr."""
+    server = config.get("server")
+    if not isinstance(server, dict):
+        return None
+    for key in ("advertise-addr", "addr"):
+        value = server.get(key)
+        if isinstance(value, str) and value and not value.startswith(("0.0.0.0:", "[::]:")):
+            return value
+    return None

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Annotated, Literal
+
+from pydantic import Field, HttpUrl, UrlConstraints
+
+from headroom.platform.schemas import Input, Omittable, Output
+
+AwsAuthKind = Literal["assume_role", "static_keys", "default_chain"]
+PromAuthKind = Literal["none", "bearer", "basic"]
+SourceStatus = Literal["unknown", "ok", "failing"]
+REGION_PATTERN = r"^[a-z]{2}(-gov)?-[a-z]+-\d$"
+Region = Annotated[str, Field(pattern=REGION_PATTERN, examples=["us-east-1"])]
+ROLE_ARN_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$"
+# base_url is stored in a varchar(2048).
+BaseUrl = Annotated[HttpUrl, UrlConstraints(max_length=2048)]
+
+
+class SourceHealth(Output):
+    status: SourceStatus
+    last_success_at: dt.datetime | None
+    last_error_at: dt.datetime | None
+    last_error: str | None
+    consecutive_failures: int
+
+
+class AwsConnectionCreate(Input):
+    name: str = Field(min_length=1, max_length=200)
+    auth_kind: AwsAuthKind = "assume_role"
+    role_arn: str | None = Field(default=None, pattern=ROLE_ARN_PATTERN, max_length=2048)
+    regions: list[Region] = Field(min_length=1, max_length=30)
+    access_key_id: str | None = Field(default=None, pattern=r"^[A-Z0-9]{16,128}$")
+    secret_access_key: str | None = Field(default=None, min_length=1, max_length=256)
+
+
+class AwsConnectionUpdate(Input):
+    """Fields to change; an omitted field keeps its value. Only role_arn and access_key_id can be null."""
+
+    name: str = Omittable(min_length=1, max_length=200)
+    role_arn: str | None = Field(default=None, pattern=ROLE_ARN_PATTERN, max_length=2048)
+    regions: list[Region] = Omittable(min_length=1, max_length=30)
+    access_key_id: str | None = Field(default=None, pattern=r"^[A-Z0-9]{16,128}$")
+    secret_access_key: str = Omittable(min_length=1, max_length=256)
+
+
+class AwsConnectionRead(Output):
+    id: uuid.UUID
+    name: str
+    auth_kind: AwsAuthKind
+    role_arn: str | None
+    external_id: str
+    regions: list[str]
+    access_key_id: str | None
+    has_secret: bool
+    health: SourceHealth
+    created_at: dt.datetime
+
+
+class PrometheusSourceCreate(Input):
+    name: str = Field(min_length=1, max_length=200)
+    base_url: BaseUrl
+    label_selector: str = Field(default="", max_length=1000, examples=['tidb_cluster="prod"'])
+    auth_kind: PromAuthKind = "none"
+    username: str | None = Field(default=None, max_length=200)
+    secret: str | None = Field(default=None, min_length=1, max_length=4096,
+                               description="Bearer token or basic-auth password; write-only.")
+    cluster_id: uuid.UUID | None = None
+
+
+class PrometheusSourceUpdate(Input):
+    """Fields to change; an omitted field keeps its value. Only username and cluster_id can be null (cleared)."""
+
+    name: str = Omittable(min_length=1, max_length=200)
+    base_url: BaseUrl = Omittable()
+    label_selector: str = Omittable(max_length=1000)
+    auth_kind: PromAuthKind = Omittable()
+    username: str | None = Field(default=None, max_length=200)
+    secret: str = Omittable(min_length=1, max_length=4096)
+    cluster_id: uuid.UUID | None = None
+
+
+class PrometheusSourceRead(Output):
+    id: uuid.UUID
+    name: str
+    base_url: str
+    label_selector: str
+    auth_kind: PromAuthKind
+    username: str | None
+    has_secret: bool
+    cluster_id: uuid.UUID | None
+    health: SourceHealth
+    created_at: dt.datetime

@@ -1,0 +1,299 @@
+"""Build the advisor's Snapshot of one cluster from the store: inventory rows, each node's latest config
+version and the series' points over a window. The inverse of services.demo, which writes a simulated snapshot
+into the same tables.
+
+Choices:
+- Raw 1-minute points (metric_points), never rollups: the advisor's rules look at minutes at a ceiling and
+  burst-bucket drains, which 5-minute averages would smooth away. Raw points are kept 35 days, and a window is
+  capped at MAX_WINDOW (7 days), so the raw rows always exist; a step above 60 s aggregates the raw points per
+  step with the series' statistic (Sum -> sum, Minimum -> min, Maximum/p99 -> max, else the mean).
+- A snapshot node's id is its store address: the DB keeps no TiUP instance name, and the store address is the
+  entity id its series are stored under (services.demo), so findings on nodes address the same id everywhere.
+- A node's host is its EC2 instance id (nodes on one instance share its EBS limits).
+- A node's data (raft) volumes are every data (raft) volume attached to its instance when it is the only node
+  there (a RAID 0 array is several volumes), else the one volume its row references.
+- Series with no point in the window, of a metric the registry does not know, or about an entity that is not in
+  the inventory are left out (the Snapshot model would refuse them).
+Callers commit (nothing is written here).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
+
+from headroom.domain.snapshot.metrics import REGISTRY
+from headroom.domain.snapshot.schema import SCHEMA_VERSION, Entity, Node, Series, Snapshot, Source, Window
+from headroom.domain.snapshot.schema import Cluster as SnapshotCluster
+from headroom.domain.snapshot.schema import Instance as SnapshotInstance
+from headroom.domain.snapshot.schema import Volume as SnapshotVolume
+from headroom.platform.errors import InvalidInput, NotFound
+from headroom.store.models import Cluster, Instance, MetricSeries, TikvConfig, TikvNode, Volume
+
+MAX_WINDOW = dt.timedelta(days=7)
+RAW_STEP_SECONDS = 60
+DEFAULT_REGION = "us-east-1"
+# metric_series.entity_kind -> snapshot entity kind
+SNAPSHOT_KIND = {"tikv_node": "node", "volume": "volume", "instance": "instance"}
+VOLUME_TYPES = frozenset({"gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"})
+DEPLOYMENTS = frozenset({"tiup", "operator", "manual"})
+
+
+def _minute_floor(ts: dt.datetime) -> dt.datetime:
+    return ts.astimezone(dt.UTC).replace(second=0, microsecond=0)
+
+
+def _natural(text_value: str | None) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text_value or "")]
+
+
+def check_window(start: dt.datetime, end: dt.datetime, step_seconds: int) -> tuple[dt.datetime, dt.datetime]:
+    """Return the window floored to whole minutes; raise InvalidInput naming the bad parameter."""
+    if start.tzinfo is None or end.tzinfo is None:
+        raise InvalidInput("start/end: give a timezone (e.g. 2026-11-02T12:00:00Z)", details={"field": "start"})
+    start, end = _minute_floor(start), _minute_floor(end)
+    if end <= start:
+        raise InvalidInput("end: must be at least one minute after start", details={"field": "end"})
+    if end - start > MAX_WINDOW:
+        raise InvalidInput(f"end: the window may span at most {MAX_WINDOW.days} days", details={"field": "end"})
+    if step_seconds < RAW_STEP_SECONDS or step_seconds % RAW_STEP_SECONDS:
+        raise InvalidInput("step_seconds: must be a positive multiple of 60", details={"field": "step_seconds"})
+    return start, end
+
+
+def build_snapshot(
+    db: Session,
+    org_id: uuid.UUID,
+    cluster_id: uuid.UUID,
+    *,
+    start: dt.datetime,
+    end: dt.datetime,
+    step_seconds: int = RAW_STEP_SECONDS,
+) -> Snapshot:
+    """Return the org's cluster as a Snapshot over [start, end) (another org's cluster is NotFound)."""
+    start, end = check_window(start, end, step_seconds)
+    cluster = db.scalar(select(Cluster).where(Cluster.id == cluster_id, Cluster.org_id == org_id))
+    if cluster is None:
+        raise NotFound("Cluster not found.")
+    nodes = list(
+        db.scalars(select(TikvNode).where(TikvNode.org_id == org_id, TikvNode.cluster_id == cluster.id))
+    )
+    volume_rows = list(db.scalars(select(Volume).where(Volume.org_id == org_id, Volume.cluster_id == cluster.id)))
+    instance_refs = {n.instance_ref_id for n in nodes} | {v.instance_ref_id for v in volume_rows}
+    instance_rows = list(
+        db.scalars(
+            select(Instance).where(
+                Instance.org_id == org_id,
+                (Instance.cluster_id == cluster.id) | Instance.id.in_([i for i in instance_refs if i is not None]),
+            )
+        )
+    )
+    instances_by_ref = {i.id: i for i in instance_rows}
+    volumes_by_ref = {v.id: v for v in volume_rows}
+    configs = latest_configs(db, org_id, [n.id for n in nodes])
+
+    instances = [
+        SnapshotInstance(
+            id=i.instance_id,
+            type=i.instance_type,
+            vcpus=max(int(i.vcpus or 1), 1),
+            memory_gib=float(i.memory_gib or 1.0),
+            availability_zone=i.availability_zone,
+            name=(i.tags or {}).get("Name"),
+        )
+        for i in sorted(instance_rows, key=lambda i: i.instance_id)
+    ]
+    volumes = [
+        SnapshotVolume(
+            id=v.volume_id,
+            type=v.volume_type,
+            size_gib=float(v.size_gib),
+            iops=v.iops,
+            throughput_mibps=float(v.throughput_mibps) if v.throughput_mibps is not None else None,
+            instance_id=instances_by_ref[v.instance_ref_id].instance_id
+            if v.instance_ref_id in instances_by_ref
+            else None,
+            device=v.device,
+            role=v.role,
+            raid_group=(v.tags or {}).get("headroom.raid_group"),
+        )
+        for v in sorted(volume_rows, key=lambda v: v.volume_id)
+        if v.volume_type in VOLUME_TYPES and v.size_gib > 0
+    ]
+    known_volumes = {v.id for v in volumes}
+    nodes_per_instance: dict[uuid.UUID | None, int] = defaultdict(int)
+    for n in nodes:
+        nodes_per_instance[n.instance_ref_id] += 1
+
+    def attached(node: TikvNode, role: str, ref: uuid.UUID | None) -> list[str]:
+        if node.instance_ref_id is not None and nodes_per_instance[node.instance_ref_id] == 1:
+            on_host = [v for v in volume_rows if v.instance_ref_id == node.instance_ref_id and v.role == role]
+            if on_host:
+                return [v.volume_id for v in sorted(on_host, key=lambda v: _natural(v.device))
+                        if v.volume_id in known_volumes]
+        row = volumes_by_ref.get(ref) if ref is not None else None
+        return [row.volume_id] if row is not None and row.volume_id in known_volumes else []
+
+    snapshot_nodes: list[Node] = []
+    for n in sorted(nodes, key=lambda n: _natural(n.store_address)):
+        inst = instances_by_ref.get(n.instance_ref_id) if n.instance_ref_id is not None else None
+        if inst is None:
+            continue  # a node the collectors have not matched to an EC2 instance yet: nothing to advise on
+        config = configs.get(n.id)
+        snapshot_nodes.append(
+            Node(
+                id=n.store_address,
+                store_id=n.store_id,
+                address=n.store_address,
+                status_address=n.status_address or _status_address(n.store_address),
+                instance_id=inst.instance_id,
+                instance_type=inst.instance_type,
+                vcpus=max(int(inst.vcpus or 1), 1),
+                memory_gib=float(inst.memory_gib or 1.0),
+                tikv_version=n.version or cluster.tikv_version,
+                host=inst.instance_id,
+                data_volume_ids=attached(n, "data", n.data_volume_ref_id),
+                raft_volume_ids=attached(n, "raft", n.raft_volume_ref_id),
+                config=dict(config.config) if config is not None else {},
+            )
+        )
+    known = {
+        "node": {n.id for n in snapshot_nodes},
+        "volume": known_volumes,
+        "instance": {i.id for i in instances},
+    }
+    window = Window(start=start, end=end, step_seconds=step_seconds)
+    regions = sorted({i.region for i in instance_rows if i.region})
+    is_demo = cluster.is_demo
+    return Snapshot(
+        schema_version=SCHEMA_VERSION,
+        generated_at=end,
+        source=Source(kind="demo" if is_demo else "collected", tool="headroom"),
+        cluster=SnapshotCluster(
+            name=cluster.name,
+            id=str(cluster.id),
+            tikv_version=cluster.tikv_version,
+            deployment=cluster.deployment_kind if cluster.deployment_kind in DEPLOYMENTS else "unknown",
+            region=regions[0] if regions else DEFAULT_REGION,
+        ),
+        window=window,
+        nodes=snapshot_nodes,
+        instances=instances,
+        volumes=volumes,
+        series=_series(db, org_id, cluster.id, window, known),
+    )
+
+
+def _status_address(store_address: str) -> str:
+    host, _, _port = store_address.rpartition(":")
+    return f"{host or store_address}:20180"
+
+
+def latest_configs(db: Session, org_id: uuid.UUID, node_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, TikvConfig]:
+    """Return each node's newest config version (nodes without one are absent)."""
+    if not node_ids:
+        return {}
+    newest = (
+        select(TikvConfig.node_id, func.max(TikvConfig.version).label("version"))
+        .where(TikvConfig.org_id == org_id, TikvConfig.node_id.in_(list(node_ids)))
+        .group_by(TikvConfig.node_id)
+        .subquery()
+    )
+    rows = db.scalars(
+        select(TikvConfig).join(
+            newest, (TikvConfig.node_id == newest.c.node_id) & (TikvConfig.version == newest.c.version)
+        )
+    )
+    return {row.node_id: row for row in rows}
+
+
+def _aggregate(statistic: str, values: list[float]) -> float:
+    if statistic in ("Sum", "count"):
+        return math.fsum(values)
+    if statistic == "Minimum":
+        return min(values)
+    if statistic in ("Maximum", "p99"):
+        return max(values)
+    return math.fsum(values) / len(values)
+
+
+def _series(
+    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, window: Window, known: dict[str, set[str]]
+) -> list[Series]:
+    rows = [
+        s
+        for s in db.scalars(
+            select(MetricSeries).where(MetricSeries.org_id == org_id, MetricSeries.cluster_id == cluster_id)
+        )
+        if s.metric in REGISTRY
+        and SNAPSHOT_KIND.get(s.entity_kind) == REGISTRY[s.metric].entity
+        and REGISTRY[s.metric].unit == s.unit
+        and s.entity_id in known[SNAPSHOT_KIND[s.entity_kind]]
+    ]
+    if not rows:
+        return []
+    points = _read_points_many(db, org_id, [s.id for s in rows], window.start, window.end)
+    step = window.step_seconds
+    n = window.points
+    out: list[Series] = []
+    for s in sorted(rows, key=lambda s: (s.entity_kind, s.entity_id, s.metric, sorted((s.labels or {}).items()))):
+        pts = points.get(s.id)
+        if not pts:
+            continue
+        spec = REGISTRY[s.metric]
+        if step == RAW_STEP_SECONDS:
+            values: list[float | None] = [None] * n
+            for offset, value in pts:
+                values[offset // RAW_STEP_SECONDS] = value
+        else:
+            buckets: dict[int, list[float]] = defaultdict(list)
+            for offset, value in pts:
+                buckets[offset // step].append(value)
+            values = [_aggregate(spec.statistic, buckets[i]) if i in buckets else None for i in range(n)]
+        out.append(
+            Series(
+                entity=Entity(kind=SNAPSHOT_KIND[s.entity_kind], id=s.entity_id),
+                metric=s.metric,
+                unit=s.unit,
+                statistic=spec.statistic,
+                labels=dict(s.labels or {}),
+                start=window.start,
+                step_seconds=step,
+                values=values,
+            )
+        )
+    return out
+
+
+def _read_points_many(
+    db: Session, org_id: uuid.UUID, series_ids: list[int], start: dt.datetime, end: dt.datetime
+) -> dict[int, list[tuple[int, float]]]:
+    """Return {series id: [(seconds after start, value)]} for the org's series in [start, end), in one query.
+
+    timeseries.read_points does the same for one series; one round trip per series is too slow for a cluster.
+    """
+    hour_start = start.replace(minute=0)
+    result = db.execute(
+        text(
+            "SELECT p.series_id, extract(epoch FROM p.bucket_at - CAST(:start AS timestamptz))::bigint "
+            "+ (s.i - 1) * 60 AS offset_s, s.v "
+            "FROM metric_points p CROSS JOIN LATERAL unnest(p.vals) WITH ORDINALITY AS s(v, i) "
+            "WHERE p.org_id = :org AND p.series_id = ANY(:ids) AND p.bucket_at >= :hs AND p.bucket_at < :end "
+            "AND s.v IS NOT NULL"
+        ),
+        {"org": org_id, "ids": series_ids, "start": start, "hs": hour_start, "end": end},
+    )
+    span = int((end - start).total_seconds())
+    out: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for series_id, offset, value in result:
+        if 0 <= offset < span and math.isfinite(value):
+            out[int(series_id)].append((int(offset), float(value)))
+    return out

@@ -1,0 +1,70 @@
+"""gp2-burst-depletion: forecast, proposed gp3 at equal or better performance, cost delta, near miss."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from advisor_fixtures import aws_findings, of_rule, scenario_findings, scenario_snapshot, synthetic
+from headroom.domain.advisor import advise
+from headroom.domain.physics.burst import gp2_seconds_to_empty
+
+
+def test_full_bucket_formula_matches_domain_table() -> None:
+    # domain.md §1.3 table: 500 GiB gp2 (1,500 baseline) at 3,000 IOPS lasts 5.4e6 / 1,500 = 3,600 s (seed 004)
+    assert gp2_seconds_to_empty(500, 3000) == pytest.approx(3600.0)
+    assert gp2_seconds_to_empty(100, 3000) == pytest.approx(2000.0)
+
+
+def test_scenario_fires_with_forecast_and_gp3_fix() -> None:
+    found = of_rule(scenario_findings("gp2-burst-depletion"), "gp2-burst-depletion")
+    snap = scenario_snapshot("gp2-burst-depletion")
+    assert {f.entity.id for f in found} == {v.id for v in snap.volumes if v.type == "gp2"}
+    for f in found:
+        measures = {m.label: m for m in f.evidence.measures}
+        assert measures["drain-period demand p95"].limit == 1500.0  # 3 IOPS/GiB × 500 GiB (§1.3)
+        assert measures["burst ceiling"].value == 3000.0
+        assert f.severity == "critical"  # hours at 0%: the volume ran at its baseline
+        demand = measures["drain-period demand p95"].value
+        expected_min = 5.4e6 / (min(demand, 3000.0) - 1500.0) / 60.0
+        match = re.search(
+            r"a full bucket \(5.4 M credits\) lasts ([\d,]+) min", " ".join(f.evidence.corroboration)
+        )
+        assert match is not None and float(match.group(1).replace(",", "")) == pytest.approx(
+            expected_min, abs=1
+        )
+        changes = {c.key: c.proposed for c in f.changes}
+        # gp3 at equal or better: 3,000 IOPS (gp2's burst) and 250 MiB/s (gp2's max at 500 GiB, §1.3)
+        assert changes == {"volume.type": "gp3", "volume.iops": 3000, "volume.throughput": 250.0}
+        # §1.6 worked check: 500 GiB gp3 at 3,000 IOPS / 250 MiB/s = $45.00; gp2 500 GiB = $50.00
+        assert f.impact.monthly_cost_before_usd == pytest.approx(50.0)
+        assert f.impact.monthly_cost_after_usd == pytest.approx(45.0)
+        assert f.impact.monthly_cost_delta_usd == pytest.approx(-5.0)
+
+
+def test_supersedes_iops_ceiling_and_cost_findings_on_the_same_volume() -> None:
+    findings = scenario_findings("gp2-burst-depletion")
+    burst = {f.entity.id for f in of_rule(findings, "gp2-burst-depletion")}
+    for rule in ("volume-iops-ceiling", "gp2-to-gp3"):
+        assert not {f.entity.id for f in of_rule(findings, rule)} & burst
+
+
+@pytest.mark.parametrize(
+    ("low_pct", "fires"),
+    [(11.0, False), (10.0, True), (0.0, True), (55.0, False)],  # Headroom threshold: BurstBalance <= 10%
+)
+def test_balance_threshold(low_pct: float, fires: bool) -> None:
+    balance = np.full(1440, 100.0)
+    balance[700:760] = low_pct
+    snap = synthetic(
+        volume={"type": "gp2", "size_gib": 500},
+        read_iops=np.full(1440, 1200.0),
+        extra_volume_series={"ebs.burst_balance": balance},
+    )
+    assert bool(of_rule(advise(snap, rules=["gp2-burst-depletion"]), "gp2-burst-depletion")) is fires
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "near-miss-gp2-burst-half", "gp2-to-gp3"])
+def test_silent(scenario: str) -> None:
+    assert not of_rule(aws_findings(scenario_findings(scenario)), "gp2-burst-depletion")

@@ -1,0 +1,207 @@
+"""block-cache-size: shrink at the read-IOPS ceiling (seed 000), grow to 45% (template 30-50%), shared-host OOM."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from advisor_fixtures import SCENARIOS, scenario_snapshot
+from headroom.domain.advisor import Finding, advise
+from headroom.domain.advisor.context import Context, p95
+from headroom.domain.advisor.rules._tikv_helpers import data_path
+from headroom.domain.advisor.rules.block_cache import POOR_HIT_RATIO, grow_target_bytes, shrink_target_bytes
+from headroom.domain.snapshot.scenario import scenario_from_dict
+from headroom.domain.snapshot.schema import Snapshot
+from headroom.domain.snapshot.simulate import simulate
+
+RULE = "block-cache-size"
+GIB = 1024**3
+
+
+def _doc(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text())
+    return loaded
+
+
+def _variant(name: str, mutate: Callable[[dict[str, Any]], None], hours: float = 24.0) -> Snapshot:
+    doc = _doc(name)
+    mutate(doc)
+    return simulate(scenario_from_dict(doc), hours=hours, seed=0)
+
+
+def _findings(snapshot: Snapshot) -> list[Finding]:
+    return advise(snapshot, rules=[RULE])
+
+
+@lru_cache(maxsize=4)
+def _read_heavy() -> tuple[Finding, ...]:
+    return tuple(_findings(scenario_snapshot("block-cache-read-heavy-at-ceiling")))
+
+
+# --- pure sizing, from the cited sources ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("memory_gib", "expected_gib"),
+    [
+        (32, 4),  # seed 000: "we reserve 4 GB for block cache in EC2 instances with 32 GB memory"
+        (64, 8),  # the same 1/8 of memory
+        (16, 2),
+        (8, 1),
+        (4, 1),  # never below 1 GiB
+    ],
+)
+def test_shrink_target_is_pingcaps_4_of_32(memory_gib: int, expected_gib: int) -> None:
+    assert shrink_target_bytes(memory_gib * GIB) == expected_gib * GIB
+
+
+@pytest.mark.parametrize(
+    ("memory_gib", "expected_gib"),
+    [
+        (128, 57),  # domain.md §5: 45% of memory (57.6 GiB), whole GiB
+        (64, 28),
+        (32, 14),
+    ],
+)
+def test_grow_target_is_tikvs_45_percent_default(memory_gib: int, expected_gib: int) -> None:
+    assert grow_target_bytes(memory_gib * GIB) == expected_gib * GIB
+
+
+# --- shrink: read-heavy at the IOPS ceiling ----------------------------------------------------------
+
+
+def test_read_heavy_at_ceiling_shrinks_to_4gib_on_every_node() -> None:
+    found = _read_heavy()
+    assert sorted(f.entity.id for f in found) == ["tikv-1", "tikv-2", "tikv-3"]
+    for f in found:
+        assert f.dedup_key.endswith("/shrink")
+        assert f.severity == "warning"
+        (change,) = f.changes
+        assert change.target == "tikv"
+        assert change.key == "storage.block-cache.capacity"
+        # domain.md §5: unset capacity = 45% of 32 GiB, in whole MiB as the simulator (and TiKV) reports it
+        assert change.current == "14745MiB"
+        assert change.proposed == "4GiB"  # seed 000: 4 GB of 32 GB
+        assert change.online is True  # domain.md §5: online since v4.0.3
+        measures = {m.label: m for m in f.evidence.measures}
+        util = measures["IOPS utilisation p95"]
+        assert util.value >= 0.9 and util.limit == 0.9  # domain.md §1.2: at the ceiling from 90%
+        assert measures["counted IOPS p95"].limit == 3000.0  # gp3 baseline (domain.md §1.1)
+        hit = measures["block-cache hit ratio (median)"]
+        assert 0.15 < hit.value < POOR_HIT_RATIO
+        assert measures["reads among I/Os at the ceiling"].value > 0.9
+        assert f.evidence.longest_run_minutes is not None and f.evidence.longest_run_minutes >= 30
+
+
+def test_shrinking_as_proposed_takes_the_volume_off_its_iops_ceiling() -> None:
+    """Re-simulate with the proposal: page cache holds compressed blocks, so fewer reads reach the disk."""
+    before = scenario_snapshot("block-cache-read-heavy-at-ceiling")
+    after = _variant(
+        "block-cache-read-heavy-at-ceiling",
+        lambda d: d["nodes"][0].setdefault("config", {}).update({"storage.block-cache.capacity": "4GiB"}),
+    )
+    ctx_b, ctx_a = Context(before), Context(after)
+    for node in before.nodes:
+        path_b, path_a = data_path(ctx_b, node), data_path(ctx_a, after.nodes[before.nodes.index(node)])
+        assert path_b is not None and path_a is not None
+        assert p95(path_a.iops_util) < 0.9 <= p95(path_b.iops_util)
+    assert _findings(after) == []
+
+
+# --- grow: memory-rich, far from the ceilings --------------------------------------------------------
+
+
+def test_memory_rich_grows_to_the_45_percent_default() -> None:
+    found = _findings(scenario_snapshot("block-cache-memory-rich"))
+    assert sorted(f.entity.id for f in found) == ["tikv-1", "tikv-2", "tikv-3"]
+    for f in found:
+        assert f.dedup_key.endswith("/grow")
+        assert f.severity == "info"
+        (change,) = f.changes
+        assert (change.current, change.proposed, change.online) == ("8GiB", "57GiB", True)
+        measures = {m.label: m for m in f.evidence.measures}
+        assert measures["block cache / memory"].value == pytest.approx(8 / 128)
+        assert measures["block cache / memory"].limit == 0.30  # template: 30%-50%
+        assert measures["IOPS utilisation p95"].value < 0.5
+        assert measures["block-cache hit ratio (median)"].value < POOR_HIT_RATIO
+
+
+def test_memory_rich_near_miss_inside_the_band_is_silent() -> None:
+    """40 GiB of 128 GiB is 31%: just inside the template's 30-50%, nothing to raise."""
+    snap = _variant(
+        "block-cache-memory-rich",
+        lambda d: d["nodes"][0]["config"].update({"storage.block-cache.capacity": "40GiB"}),
+    )
+    assert _findings(snap) == []
+
+
+# --- shared host: OOM risk ---------------------------------------------------------------------------
+
+
+def _shared(capacity: str | None) -> Snapshot:
+    def mutate(d: dict[str, Any]) -> None:
+        group = d["nodes"][0]
+        group["count"] = 2
+        group["tikv_per_host"] = 2
+        if capacity is not None:
+            group.setdefault("config", {})["storage.block-cache.capacity"] = capacity
+
+    return _variant("healthy", mutate)
+
+
+def test_two_tikv_with_unset_capacity_on_one_host_risk_oom() -> None:
+    found = _findings(_shared(None))
+    assert sorted(f.entity.id for f in found) == ["tikv-1", "tikv-2"]
+    for f in found:
+        assert f.severity == "critical"
+        assert f.dedup_key.endswith("/shared-host")
+        (change,) = f.changes
+        # each defaults to 45% of the 64 GiB host; 45% / 2 of 64 GiB = 14.4 GiB -> 14GiB
+        assert change.current == "29491MiB"
+        assert change.proposed == "14GiB"
+        total = f.evidence.measures[0]
+        assert total.value == pytest.approx(2 * 29491 / 1024, rel=1e-6)
+        assert total.limit == pytest.approx(0.6 * 64)  # memory-usage-limit = 5/3 of the cache (domain.md §5)
+        assert any("looks unset" in c for c in f.evidence.corroboration)
+
+
+def test_shared_host_near_miss_is_silent() -> None:
+    """2 × 17 GiB = 53% of 64 GiB: 89% of the 60% limit (other aspects may still fire on this busier host)."""
+    assert [f for f in _findings(_shared("17GiB")) if f.dedup_key.endswith("/shared-host")] == []
+
+
+# --- silence -------------------------------------------------------------------------------------------
+
+
+def test_healthy_is_silent() -> None:
+    assert _findings(scenario_snapshot("healthy")) == []
+
+
+def test_read_heavy_near_miss_at_80_percent_of_the_ceiling_is_silent() -> None:
+    """3,700 reads/s puts p95 IOPS at ~80% of 3,000: 89% of the 90% threshold."""
+    snap = scenario_snapshot("near-miss-tikv-read-iops-80pct")
+    ctx = Context(snap)
+    for node in snap.nodes:
+        path = data_path(ctx, node)
+        assert path is not None
+        assert 0.75 < p95(path.iops_util) < 0.85
+    assert _findings(snap) == []
+
+
+def test_read_heavy_brief_spike_is_silent() -> None:
+    """The near-miss load with a 20-minute spike to 1.5×: at the ceiling, but neither 30 min nor 5% of the day."""
+
+    def mutate(d: dict[str, Any]) -> None:
+        d["workload"]["spikes"] = [
+            {"at_hour": 15, "duration_minutes": 20, "factor": 1.5, "applies_to": "reads"}
+        ]
+
+    snap = _variant("near-miss-tikv-read-iops-80pct", mutate)
+    ctx = Context(snap)
+    path = data_path(ctx, snap.nodes[0])
+    assert path is not None and float(np.nanmax(path.iops_util)) >= 0.9  # the spike does reach the ceiling
+    assert _findings(snap) == []

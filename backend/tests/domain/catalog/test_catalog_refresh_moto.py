@@ -1,0 +1,75 @@
+"""Refresh the instance catalog from EC2 DescribeInstanceTypes against the moto server (domain.md §2.3)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from headroom.domain.catalog.instance_types import OVERRIDE_ENV, instance_limits, load_catalog
+from headroom.sources.aws.instance_catalog import fetch_instance_type_pages, refresh_instance_catalog
+
+TYPES = ["m5.2xlarge", "m6i.4xlarge", "r5b.large", "i3.large", "m7g.large"]
+
+
+def test_fetch_pages_reads_every_type(aws_endpoint_url: str) -> None:
+    pages = fetch_instance_type_pages(region="us-east-1", endpoint_url=aws_endpoint_url, page_size=100)
+    names = [t["InstanceType"] for p in pages for t in p["InstanceTypes"]]
+    assert len(names) == len(set(names))
+    assert set(TYPES) <= set(names)
+    assert len(names) > 500  # the whole region's list, not one page of it
+
+
+def test_fetch_pages_follows_next_token() -> None:
+    # moto answers DescribeInstanceTypes in one page, so pagination is checked with botocore's Stubber.
+    session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
+    client = session.client("ec2", region_name="us-east-1")
+    stubber = Stubber(client)
+    stubber.add_response(
+        "describe_instance_types", {"InstanceTypes": [{"InstanceType": "m5.large"}], "NextToken": "t1"}
+    )
+    stubber.add_response(
+        "describe_instance_types", {"InstanceTypes": [{"InstanceType": "m5.xlarge"}]}, {"NextToken": "t1"}
+    )
+
+    class _Session:
+        def client(self, *_args: object, **_kwargs: object) -> object:
+            return client
+
+    with stubber:
+        pages = fetch_instance_type_pages(region="us-east-1", session=_Session())
+    assert [t["InstanceType"] for p in pages for t in p["InstanceTypes"]] == ["m5.large", "m5.xlarge"]
+    stubber.assert_no_pending_responses()
+
+
+def test_refresh_writes_override_matching_builtin(
+    aws_endpoint_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "catalog" / "instances.json"
+    result = refresh_instance_catalog(
+        out,
+        region="us-east-1",
+        endpoint_url=aws_endpoint_url,
+        instance_types=TYPES,
+        now=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    assert result.instance_types == len(TYPES)
+    doc = json.loads(out.read_text())
+    assert doc["sources"]["generated_at"] == "2026-01-01T00:00:00+00:00"
+    assert sorted(e["name"] for e in doc["instance_types"]) == sorted(TYPES)
+
+    builtin = {name: load_catalog("").get(name) for name in TYPES}
+    monkeypatch.setenv(OVERRIDE_ENV, str(out))
+    for name in TYPES:
+        refreshed = instance_limits(name)
+        assert refreshed.source.startswith("override")
+        # The API (as moto serves it) agrees with domain.md §2.2 for these types.
+        ref = builtin[name]
+        assert (refreshed.baseline_iops, refreshed.max_iops) == (ref.baseline_iops, ref.max_iops)
+        assert refreshed.baseline_throughput_mbps == pytest.approx(ref.baseline_throughput_mbps)
+        assert refreshed.max_throughput_mbps == pytest.approx(ref.max_throughput_mbps)
+        assert refreshed.bursts is ref.bursts
+        assert (refreshed.vcpus, refreshed.memory_gib) == (ref.vcpus, ref.memory_gib)

@@ -1,0 +1,116 @@
+"""Property tests: for random keys of TiKV's template and random values of the right kind, patching any
+example file changes exactly those keys, twice equals once, and the rollback gives back the original bytes."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from headroom.domain.tikvconf.change import Change, Entity, FindingRef, Patch
+from headroom.domain.tikvconf.keys import KeySpec, template_keys
+from headroom.domain.tikvconf.online import online_status
+from headroom.domain.tikvconf.parse import flatten, same_value
+from headroom.domain.tikvconf.patch import apply_changes, apply_rollback
+from headroom.domain.tikvconf.render import artefact
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[4]
+FILES = [
+    "",  # an empty tikv.toml: every table is created
+    (ROOT / "examples" / "configs" / "tiup-8vcpu-32gib.toml").read_text(),
+    (ROOT / "examples" / "configs" / "operator-16vcpu-64gib.toml").read_text(),
+    (ROOT / "examples" / "configs" / "manual-dotted-keys.toml").read_text(),
+]
+KEYS: list[KeySpec] = sorted(
+    (spec for spec in template_keys().values() if spec.kind != "map"), key=lambda spec: spec.key
+)
+SIZE_UNITS = ["B", "KB", "KiB", "MB", "MiB", "GB", "GiB"]
+DURATION_UNITS = ["ms", "s", "m", "h"]
+
+
+def value_for(spec: KeySpec) -> st.SearchStrategy[Any]:
+    if spec.kind == "bool":
+        return st.booleans()
+    if spec.kind == "int":
+        return st.integers(min_value=0, max_value=1_000_000)
+    if spec.kind == "float":
+        return st.floats(min_value=0, max_value=100, allow_nan=False).map(lambda x: round(x, 3))
+    if spec.kind == "size":
+        return st.builds(lambda n, u: f"{n}{u}", st.integers(0, 4096), st.sampled_from(SIZE_UNITS))
+    if spec.kind == "duration":
+        return st.builds(lambda n, u: f"{n}{u}", st.integers(0, 600), st.sampled_from(DURATION_UNITS))
+    if spec.kind == "list":
+        return st.lists(st.sampled_from(["no", "lz4", "zstd"]), min_size=7, max_size=7)
+    return st.text(alphabet="abcdefghij-/._0123456789", max_size=20)
+
+
+@st.composite
+def changes(draw: st.DrawFn) -> list[Change]:
+    specs = draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=6, unique_by=lambda spec: spec.key))
+    return [
+        Change(
+            target="tikv",
+            key=spec.key,
+            proposed=draw(value_for(spec)),
+            reason="property",
+            finding=FindingRef(rule="prop"),
+        )
+        for spec in specs
+    ]
+
+
+PROPERTY_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY_SETTINGS
+@given(text=st.sampled_from(FILES), wanted=changes())
+def test_patch_sets_exactly_the_changes(text: str, wanted: list[Change]) -> None:
+    result = apply_changes(text, wanted)
+    before, after = flatten(tomllib.loads(text)), flatten(tomllib.loads(result.text))
+    expected = {**before, **{change.key: change.proposed for change in wanted}}
+    assert set(after) == set(expected)
+    assert all(same_value(key, after[key], value) for key, value in expected.items())
+
+
+@PROPERTY_SETTINGS
+@given(text=st.sampled_from(FILES), wanted=changes())
+def test_patch_twice_equals_once(text: str, wanted: list[Change]) -> None:
+    once = apply_changes(text, wanted).text
+    assert apply_changes(once, wanted).text == once
+
+
+@PROPERTY_SETTINGS
+@given(text=st.sampled_from(FILES), wanted=changes())
+def test_patch_then_rollback_is_the_original(text: str, wanted: list[Change]) -> None:
+    result = apply_changes(text, wanted)
+    assert apply_rollback(result.text, result.rollback) == text
+
+
+@PROPERTY_SETTINGS
+@given(wanted=changes(), per_node=st.booleans())
+def test_sql_never_sets_an_offline_key_and_renders_only_real_keys(
+    wanted: list[Change], per_node: bool
+) -> None:
+    if per_node:
+        wanted = [c.model_copy(update={"entity": Entity(node="10.0.1.5:20180")}) for c in wanted]
+    patch = Patch(cluster="c1", changes=tuple(wanted))
+    sql = artefact(patch, "sql").body
+    set_keys = re.findall(r"^SET CONFIG \S+ `([^`]+)` = ", sql, flags=re.MULTILINE)
+    assert all(online_status(key).online for key in set_keys)
+    assert set(set_keys) <= set(template_keys())
+    scalar_online = {
+        c.key
+        for c in wanted
+        if online_status(c.key).online
+        and not isinstance(c.proposed, list)
+        and c.key != "raftstore.store-io-pool-size"
+    }
+    assert scalar_online <= set(set_keys)
+    ctl = artefact(patch, "tikv-ctl").body
+    ctl_keys = re.findall(r"modify-tikv-config -n (\S+) -v ", ctl)
+    assert set(ctl_keys) == set(set_keys)
+    fragment = flatten(tomllib.loads(artefact(patch, "toml").body))
+    assert set(fragment) == {c.key for c in wanted} <= set(template_keys())

@@ -1,0 +1,322 @@
+"""Rendering a patch: each artefact's form follows the cited tool (TiDB SET CONFIG, tikv-ctl, TiUP,
+TiDB Operator, AWS CLI, Terraform); rollbacks invert them; every rendered TiKV key is a real key of the
+template."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from headroom.domain.tikvconf.change import (
+    Change,
+    Entity,
+    FindingRef,
+    Node,
+    Patch,
+    changes_from_findings,
+    resolve_nodes,
+)
+from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
+from headroom.domain.tikvconf.keys import template_keys
+from headroom.domain.tikvconf.parse import flatten
+from headroom.domain.tikvconf.render import FORMATS, artefact, artefacts, ctl_value, sql_value
+
+ROOT = Path(__file__).resolve().parents[4]
+TIUP_FILE = (ROOT / "examples" / "configs" / "tiup-8vcpu-32gib.toml").read_text()
+NODES = tuple(
+    Node(
+        status_address=f"10.0.1.{4 + i}:20180",
+        address=f"10.0.1.{4 + i}:20160",
+        name=f"tikv-{i}",
+        instance_id=f"i-0a1b2c3d4e5f6000{i}",
+    )
+    for i in (1, 2, 3)
+)
+FINDING = FindingRef(rule="block-cache-undersized", dedup_key="block-cache-undersized:tikv-1")
+
+
+def change(
+    key: str,
+    proposed: object,
+    current: object = None,
+    node: str | None = None,
+    target: str = "tikv",
+    **entity: str,
+) -> Change:
+    return Change(
+        target=target,  # type: ignore[arg-type]
+        key=key,
+        current=current,  # type: ignore[arg-type]
+        proposed=proposed,  # type: ignore[arg-type]
+        reason=f"because {key}",
+        finding=FINDING,
+        entity=Entity(node=node, **entity),
+    )
+
+
+def patch_of(*changes: Change) -> Patch:
+    return Patch(cluster="prod-east", tikv_version="v7.5.1", nodes=NODES, changes=changes)
+
+
+MIXED = patch_of(
+    change("storage.block-cache.capacity", "16GiB", "8GiB"),  # online
+    change("raftstore.apply-pool-size", 4, 2, node="10.0.1.5:20180"),  # online, one node
+    change("rocksdb.titan.enabled", True, False),  # offline
+    change("rocksdb.defaultcf.block-size", "32KB", "64KB"),  # offline
+    change("rocksdb.rate-limiter-auto-tuned", False, True),  # online (in code)
+    change("rocksdb.defaultcf.compression-per-level", ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"]),
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "sql", "ctl"),
+    [
+        # PCDOCS dynamic-config.md: `storage.block-cache.capacity`='16GiB' (quoted),
+        # `split.qps-threshold`=1000 (bare)
+        ("16GiB", "'16GiB'", "16GiB"),
+        (1000, "1000", "1000"),
+        (True, "true", "true"),  # domain.md s5 tikv-ctl: -v true
+        (False, "false", "false"),
+        ("1h", "'1h'", "1h"),  # tikv-ctl: -v 1h
+        ("8MB", "'8MB'", "8MB"),  # tikv-ctl: -v 8MB
+        (0.5, "0.5", "0.5"),
+        ("it's", "'it''s'", "'it'\"'\"'s'"),  # SQL doubles the quote; the shell needs quoting
+    ],
+)
+def test_value_quoting(value: object, sql: str, ctl: str) -> None:
+    assert sql_value(value) == sql
+    assert ctl_value(value) == ctl
+
+
+def test_sql_sets_online_keys_and_lists_the_rest_for_a_restart() -> None:
+    body = artefact(MIXED, "sql").body
+    statements = re.findall(r"^SET CONFIG .*;$", body, flags=re.MULTILINE)
+    assert statements == [
+        "SET CONFIG tikv `storage.block-cache.capacity` = '16GiB';",
+        'SET CONFIG "10.0.1.5:20180" `raftstore.apply-pool-size` = 4;',  # per instance by status address
+        "SET CONFIG tikv `rocksdb.rate-limiter-auto-tuned` = false;",
+    ]
+    restart = body[body.index("Needs a rolling restart") :]
+    for key in (
+        "rocksdb.titan.enabled",
+        "rocksdb.defaultcf.block-size",
+        "rocksdb.defaultcf.compression-per-level",
+    ):
+        assert f"--   {key} = " in restart
+    assert "tiup cluster reload prod-east -R tikv" in restart
+    assert (
+        "tiup cluster edit-config prod-east" in body
+    )  # domain.md s5 caveat: or reload overwrites SET CONFIG
+    assert "SHOW WARNINGS;" in body  # batch changes are not atomic
+
+
+def test_tikv_ctl_one_line_per_node_with_the_server_address() -> None:
+    body = artefact(MIXED, "tikv-ctl").body
+    lines = re.findall(r"^tikv-ctl .*$", body, flags=re.MULTILINE)
+    assert (
+        "tikv-ctl --host 10.0.1.5:20160 modify-tikv-config -n storage.block-cache.capacity -v 16GiB" in lines
+    )
+    assert (
+        "tikv-ctl --host 10.0.1.7:20160 modify-tikv-config -n storage.block-cache.capacity -v 16GiB" in lines
+    )
+    assert "tikv-ctl --host 10.0.1.5:20160 modify-tikv-config -n raftstore.apply-pool-size -v 4" in lines
+    assert not any("10.0.1.6" in line and "apply-pool-size" in line for line in lines)
+    assert not any("block-size" in line or "titan.enabled" in line for line in lines)
+    assert len(lines) == 3 + 1 + 3
+
+
+def test_toml_fragment_is_valid_and_only_the_changes() -> None:
+    body = artefact(MIXED, "toml").body
+    parsed = flatten(tomllib.loads(body))
+    assert parsed == {c.key: c.proposed for c in MIXED.changes}
+    assert set(parsed) <= set(template_keys())
+    assert '# was "8GiB"; finding block-cache-undersized:tikv-1' in body
+    assert "# because storage.block-cache.capacity" in body
+
+
+def test_toml_fragment_refuses_values_that_differ_by_node() -> None:
+    patch = patch_of(
+        change("raftstore.apply-pool-size", 3, node=NODES[0].status_address),
+        change("raftstore.apply-pool-size", 4, node=NODES[1].status_address),
+    )
+    with pytest.raises(PatchConflict):
+        artefact(patch, "toml")
+    one = flatten(tomllib.loads(artefact(patch, "toml", node=NODES[1].status_address).body))
+    assert one == {"raftstore.apply-pool-size": 4}
+
+
+def test_merged_and_diff_and_their_rollbacks() -> None:
+    patch = patch_of(
+        change("storage.block-cache.capacity", "16GiB", "8GiB"), change("rocksdb.titan.enabled", True, False)
+    )
+    merged = artefact(patch, "merged", config_text=TIUP_FILE)
+    assert flatten(tomllib.loads(merged.body))["storage.block-cache.capacity"] == "16GiB"
+    assert artefact(patch, "merged", config_text=TIUP_FILE, rollback=True).body == TIUP_FILE
+    diff = artefact(patch, "diff", config_text=TIUP_FILE).body
+    assert diff.startswith("--- a/tikv.toml\n+++ b/tikv.toml\n")
+    assert '-capacity = "8GiB"\n+capacity = "16GiB"\n' in diff
+    assert "+[rocksdb.titan]\n+enabled = true\n" in diff
+    back = artefact(patch, "diff", config_text=TIUP_FILE, rollback=True).body
+    assert '-capacity = "16GiB"\n+capacity = "8GiB"\n' in back
+    with pytest.raises(TikvConfError):
+        artefact(patch, "merged")  # needs the current tikv.toml
+
+
+def test_tiup_global_and_per_host() -> None:
+    body = artefact(MIXED, "tiup").body
+    document = yaml.safe_load(body)
+    assert document["server_configs"]["tikv"]["storage.block-cache.capacity"] == "16GiB"
+    assert document["tikv_servers"] == [
+        {"host": "10.0.1.5", "port": 20160, "config": {"raftstore.apply-pool-size": 4}}
+    ]
+    assert "tiup cluster reload prod-east -R tikv" in body
+    every_node = patch_of(*(change("raftstore.apply-pool-size", 4, node=n.status_address) for n in NODES))
+    promoted = yaml.safe_load(artefact(every_node, "tiup").body)
+    assert promoted == {"server_configs": {"tikv": {"raftstore.apply-pool-size": 4}}}
+
+
+def test_operator_takes_a_toml_string() -> None:
+    body = artefact(MIXED, "operator").body
+    document = yaml.safe_load(body)
+    assert (document["apiVersion"], document["kind"]) == ("pingcap.com/v1alpha1", "TidbCluster")
+    config = document["spec"]["tikv"]["config"]
+    assert isinstance(config, str)
+    assert flatten(tomllib.loads(config))["storage.block-cache.capacity"] == "16GiB"
+    assert artefact(MIXED, "operator").notes  # per-node values apply to every pod: said so
+
+
+VOLUME = "vol-0a1b2c3d4e5f60001"
+INSTANCE = "i-0a1b2c3d4e5f60001"
+AWS = patch_of(
+    change("volume.type", "gp3", "gp2", target="aws", volume_id=VOLUME),
+    change("volume.iops", 6000, 3000, target="aws", volume_id=VOLUME),
+    change("volume.throughput", 500, 125, target="aws", volume_id=VOLUME),
+    change("volume.size", 2048, 1024, target="aws", volume_id=VOLUME),
+    change("instance.type", "m6i.4xlarge", "m6i.2xlarge", target="aws", instance_id=INSTANCE),
+)
+
+
+def test_aws_batches_a_volume_into_one_call_and_warns_about_restarts() -> None:
+    body = artefact(AWS, "aws").body
+    calls = re.findall(r"^aws ec2 modify-volume .*$", body, flags=re.MULTILINE)
+    # domain.md s1.5: four modifications per rolling 24 hours -> one ModifyVolume per volume
+    assert calls == [
+        f"aws ec2 modify-volume --volume-id {VOLUME} "
+        "--volume-type gp3 --iops 6000 --throughput 500 --size 2048"
+    ]
+    assert "four modifications" in body
+    order = [
+        line.split()[2] for line in body.splitlines() if line.startswith("aws ec2 ") and INSTANCE in line
+    ]
+    assert order == ["stop-instances", "wait", "modify-instance-attribute", "start-instances", "wait"]
+    assert '--instance-type \'{"Value": "m6i.4xlarge"}\'' in body
+    assert "WARNING" in body and "evict-leader-scheduler" in body and "one TiKV at a time" in body
+
+
+def test_aws_rollback_restores_previous_values_but_never_shrinks() -> None:
+    rollback = artefact(AWS, "aws", rollback=True)
+    calls = re.findall(r"^aws ec2 modify-volume .*$", rollback.body, flags=re.MULTILINE)
+    assert calls == [
+        f"aws ec2 modify-volume --volume-id {VOLUME} --throughput 125 --iops 3000 --volume-type gp2"
+    ]
+    assert '--instance-type \'{"Value": "m6i.2xlarge"}\'' in rollback.body
+    assert any("cannot be made smaller" in note for note in rollback.notes)
+
+
+def test_terraform_snippet() -> None:
+    body = artefact(AWS, "terraform").body
+    assert 'resource "aws_ebs_volume" "vol_0a1b2c3d4e5f60001" {' in body
+    assert "  iops       = 6000\n" in body
+    assert 'instance_type = "m6i.4xlarge"' in body
+    terraform = shutil.which("terraform") or (
+        "/usr/local/bin/terraform" if Path("/usr/local/bin/terraform").exists() else None
+    )
+    if terraform is None:
+        pytest.skip("terraform binary not installed")
+    # `terraform fmt -` formats stdin without providers: unchanged output means the snippet is canonical HCL.
+    formatted = subprocess.run(
+        [terraform, "fmt", "-"], input=body, capture_output=True, text=True, timeout=60
+    )
+    assert formatted.returncode == 0, formatted.stderr
+    assert formatted.stdout == body
+
+
+def test_rollback_bundle_contains_every_inverse() -> None:
+    patch = patch_of(*MIXED.changes, *AWS.changes)
+    bundle = artefact(patch, "rollback", config_text=TIUP_FILE)
+    for name in (
+        "prod-east-rollback-tikv.toml",
+        "prod-east-rollback-set-config.sql",
+        "prod-east-rollback-tikv-ctl.sh",
+        "prod-east-rollback-aws-modify.sh",
+    ):
+        assert f"===== {name} " in bundle.body
+    assert "SET CONFIG tikv `storage.block-cache.capacity` = '8GiB';" in bundle.body
+
+
+def test_rollback_of_an_unset_key_says_remove_it() -> None:
+    patch = patch_of(change("coprocessor.region-split-size", "256MiB"))  # current unknown
+    body = artefact(patch, "toml", rollback=True).body
+    assert "# remove coprocessor.region-split-size" in body
+    assert flatten(tomllib.loads(body)) == {}
+
+
+def test_every_format_has_a_name_and_media_type() -> None:
+    rendered = artefacts(patch_of(*MIXED.changes, *AWS.changes), config_text=TIUP_FILE)
+    assert set(FORMATS) <= set(rendered)
+    expected = {
+        "toml": ("prod-east-tikv-patch.toml", "application/toml"),
+        "merged": ("prod-east-tikv.toml", "application/toml"),
+        "diff": ("prod-east-tikv.toml.diff", "text/x-diff"),
+        "tiup": ("prod-east-tiup-edit-config.yaml", "application/yaml"),
+        "operator": ("prod-east-tidbcluster-tikv-config.yaml", "application/yaml"),
+        "sql": ("prod-east-set-config.sql", "application/sql"),
+        "tikv-ctl": ("prod-east-tikv-ctl.sh", "text/x-shellscript"),
+        "aws": ("prod-east-aws-modify.sh", "text/x-shellscript"),
+        "terraform": ("prod-east-headroom-patch.tf", "text/plain"),
+        "rollback": ("prod-east-rollback.txt", "text/plain"),
+    }
+    assert {fmt: (rendered[fmt].filename, rendered[fmt].media_type) for fmt in FORMATS} == expected
+    assert rendered["sql.rollback"].filename == "prod-east-rollback-set-config.sql"
+
+
+def test_unknown_format() -> None:
+    with pytest.raises(UnknownFormat):
+        artefact(MIXED, "ansible")
+
+
+def test_example_findings_render() -> None:
+    findings = json.loads((ROOT / "examples" / "findings" / "prod-east.json").read_text())["findings"]
+    changes = resolve_nodes(changes_from_findings(findings), NODES)
+    # Finding entities name node ids (tikv-1): resolved to status addresses.
+    assert {c.entity.node for c in changes if c.target == "tikv"} == {"10.0.1.5:20180"}
+    selected = changes_from_findings(findings, ["gp3-throughput-ceiling"])
+    assert [c.key for c in selected] == ["volume.iops", "volume.throughput"]
+    patch = Patch(cluster="prod-east", nodes=NODES, changes=changes)
+    for fmt in FORMATS:
+        assert artefact(patch, fmt, config_text=TIUP_FILE).body
+
+
+def test_a_finding_calling_an_offline_key_online_is_overruled_and_noted() -> None:
+    wrong = change("rocksdb.defaultcf.block-size", "32KB", "64KB").model_copy(update={"online": True})
+    rendered = artefact(patch_of(wrong), "sql")
+    assert "SET CONFIG" not in rendered.body.replace("SET CONFIG also", "")
+    assert any("marks it online" in note for note in rendered.notes)
+
+
+def test_sql_collapses_one_value_on_every_node_into_one_statement() -> None:
+    every_node = patch_of(*(change("raftstore.apply-pool-size", 4, node=n.status_address) for n in NODES))
+    statements = re.findall(r"^SET CONFIG .*;$", artefact(every_node, "sql").body, flags=re.MULTILINE)
+    assert statements == ["SET CONFIG tikv `raftstore.apply-pool-size` = 4;"]
+    two_nodes = patch_of(*(change("raftstore.apply-pool-size", 4, node=n.status_address) for n in NODES[:2]))
+    statements = re.findall(r"^SET CONFIG .*;$", artefact(two_nodes, "sql").body, flags=re.MULTILINE)
+    assert statements == [
+        'SET CONFIG "10.0.1.5:20180" `raftstore.apply-pool-size` = 4;',
+        'SET CONFIG "10.0.1.6:20180" `raftstore.apply-pool-size` = 4;',
+    ]

@@ -1,0 +1,300 @@
+"""Findings, snapshot and patch routes, through the real API, on findings the real advisor produced from the
+demo cluster's data in the store."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from advice_support import END, DemoCluster, ingest_demo
+from headroom.domain.snapshot.schema import Snapshot
+from headroom.domain.tikvconf import FORMATS, Change, artefact, template_keys, toml_view
+from headroom.domain.tikvconf import Patch as ConfPatch
+from headroom.findings import service as findings_service
+from headroom.store.models import AuditLog, Cluster, TikvConfig, TikvNode
+from helpers import Actor, join_with_role, sign_up
+from sqlalchemy import select
+
+
+@dataclass
+class World:
+    owner: Actor
+    viewer: Actor
+    demo: DemoCluster
+
+    @property
+    def cid(self) -> str:
+        return str(self.demo.cluster.id)
+
+
+@pytest.fixture()
+def world(client: Any, make_client: Any, db: Any, clock: Any) -> World:
+    owner = sign_up(client, org="Advice Org")
+    viewer = join_with_role(owner, make_client(), "viewer")
+    demo = ingest_demo(db, uuid.UUID(owner.org_id))
+    findings_service.advise_cluster(db, demo.cluster, now=END)
+    db.commit()
+    clock.now = END + dt.timedelta(minutes=5)
+    return World(owner, viewer, demo)
+
+
+def _findings(w: World, **params: Any) -> dict[str, Any]:
+    response = w.owner.get(f"/api/v1/clusters/{w.cid}/findings", params=params)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_list_filters_and_counts(world: World) -> None:
+    everything = _findings(world)
+    items = everything["items"]
+    assert everything["total"] == len(items) > 0
+    counts = everything["counts"]
+    assert counts == {s: sum(1 for f in items if f["severity"] == s) for s in ("critical", "warning", "info")}
+    assert [f["severity"] for f in items] == sorted((f["severity"] for f in items),
+                                                    key=["critical", "warning", "info"].index)
+    critical = _findings(world, severity="critical")
+    assert {f["severity"] for f in critical["items"]} == {"critical"}
+    assert critical["counts"] == counts  # counts ignore the severity filter (tabs keep their numbers)
+    burst = _findings(world, rule="gp2-burst-depletion")
+    assert {f["rule"] for f in burst["items"]} == {"gp2-burst-depletion"} and burst["total"] == 2
+    assert _findings(world, status="resolved")["total"] == 0
+    assert world.viewer.get(f"/api/v1/clusters/{world.cid}/findings").json()["total"] == everything["total"]
+    bad = world.owner.get(f"/api/v1/clusters/{world.cid}/findings", params={"status": "gone"})
+    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("status")
+
+
+def test_detail_and_actions(world: World, db: Any, clock: Any) -> None:
+    burst = _findings(world, rule="gp2-burst-depletion")["items"][0]
+    url = f"/api/v1/findings/{burst['id']}"
+    detail = world.viewer.get(url).json()
+    assert detail["why"] and detail["evidence"]["measures"] and detail["impact"]["summary"]
+    assert [c["key"] for c in detail["changes"]][:1] == ["volume.type"]
+    assert detail["changes"][0] == {**detail["changes"][0], "target": "aws", "entity": burst["entity_id"],
+                                    "proposed": "gp3", "position": 0}
+    assert [h["action"] for h in detail["history"]] == ["finding.opened"]
+    assert detail["history"][0]["actor_user_id"] is None
+
+    assert world.viewer.post(f"{url}/acknowledge").status_code == 403
+    acked = world.owner.post(f"{url}/acknowledge")
+    assert acked.status_code == 200 and acked.json()["status"] == "acknowledged"
+    past = world.owner.post(f"{url}/snooze", json={"until": "2026-11-01T00:00:00Z"})
+    assert past.status_code == 422 and past.json()["error"]["message"].startswith("until")
+    assert world.owner.post(f"{url}/snooze", json={"until": "2026-11-09T00:00:00Z", "x": 1}).status_code == 422
+    snoozed = world.owner.post(f"{url}/snooze", json={"until": "2026-11-09T00:00:00Z"}).json()
+    assert (snoozed["status"], snoozed["snoozed_until"]) == ("snoozed", "2026-11-09T00:00:00Z")
+    resolved = world.owner.post(f"{url}/resolve").json()
+    assert (resolved["status"], resolved["resolved_at"]) == ("resolved", clock.now.isoformat().replace("+00:00", "Z"))
+    reopened = world.owner.post(f"{url}/reopen").json()
+    assert (reopened["status"], reopened["resolved_at"]) == ("open", None)
+    history = reopened["history"]
+    assert [h["action"] for h in history] == ["finding.opened", "finding.acknowledged", "finding.snoozed",
+                                               "finding.resolved", "finding.reopened"]
+    user_id = world.owner.session["user"]["id"]
+    assert {h["actor_user_id"] for h in history[1:]} == {user_id}
+    audited = db.scalars(select(AuditLog.action).where(AuditLog.target_id == burst["id"],
+                                                       AuditLog.actor_user_id == uuid.UUID(user_id))).all()
+    assert sorted(audited) == ["finding.acknowledged", "finding.reopened", "finding.resolved", "finding.snoozed"]
+    assert world.owner.get(f"/api/v1/findings/{uuid.uuid4()}").status_code == 404
+
+
+def test_advise_enqueues_the_job(world: World, settings: Any) -> None:
+    import base64
+
+    import redis
+
+    assert world.viewer.post(f"/api/v1/clusters/{world.cid}/advise").status_code == 403
+    response = world.owner.post(f"/api/v1/clusters/{world.cid}/advise")
+    assert response.status_code == 202
+    task_id = response.json()["task_id"]
+    assert response.json() == {"task_id": task_id, "job": "advice.run", "already_queued": False}
+    # The message waiting in the broker (no worker reads the tests' broker db): the job by name, on its queue.
+    broker = redis.Redis.from_url(settings.redis_url)
+    messages = [json.loads(m) for m in broker.lrange("advice", 0, -1)]
+    sent = [m for m in messages if m["headers"]["id"] == task_id]
+    assert [m["headers"]["task"] for m in sent] == ["advice.run"]
+    assert json.loads(base64.b64decode(sent[0]["body"]))[1] == {"cluster_id": world.cid, "run_id": task_id}
+
+
+def test_advice_jobs_are_registered_and_scheduled() -> None:
+    from headroom.platform.jobs.registry import job
+
+    run = job("advice.run")
+    assert (run.queue, run.schedule.minute if run.schedule else None) == ("advice", "*/15")
+    assert job("advice.demo_first").queue == "advice"
+
+
+def test_snapshot_download(world: World) -> None:
+    start = (END - dt.timedelta(hours=1)).isoformat()
+    response = world.viewer.get(f"/api/v1/clusters/{world.cid}/snapshot", params={"start": start,
+                                                                                 "end": END.isoformat()})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["content-disposition"] == (
+        'attachment; filename="demo-prod-demo-snapshot-20261102T1700Z.json"'
+    )
+    snapshot = Snapshot.model_validate_json(response.content)
+    assert snapshot.window.points == 60 and len(snapshot.nodes) == 6
+    assert all(len(s.values) == 60 for s in snapshot.series)
+    bad = world.viewer.get(f"/api/v1/clusters/{world.cid}/snapshot", params={"start": END.isoformat(),
+                                                                            "end": start})
+    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("end")
+
+
+# ---------------------------------------------------------------------------------------------------- patches
+
+
+def _create(w: World, body: dict[str, Any]) -> Any:
+    return w.owner.post(f"/api/v1/clusters/{w.cid}/patches", json=body)
+
+
+def _conf_patch(db: Any, w: World, stored: dict[str, Any]) -> ConfPatch:
+    from headroom.patches.service import _nodes
+
+    nodes = tuple(n.node for n in _nodes(db, w.demo.cluster))
+    return ConfPatch(cluster=w.demo.cluster.name, tikv_version="v8.5.1", nodes=nodes,
+                     changes=tuple(Change.model_validate(c) for c in stored["changes"]))
+
+
+def test_patch_from_all_open_findings_downloads_every_format(world: World, db: Any) -> None:
+    response = _create(world, {"finding_ids": "all_open", "base_config": "latest"})
+    assert response.status_code == 201, response.text
+    patch = response.json()
+    open_ids = {f["id"] for f in _findings(world, status="open")["items"]}
+    assert set(patch["finding_ids"]) == open_ids
+    assert patch["created_by_user_id"] == world.owner.session["user"]["id"]
+    nodes = db.scalars(select(TikvNode).where(TikvNode.cluster_id == world.demo.cluster.id)).all()
+    first = min(nodes, key=lambda n: n.store_address)
+    base = db.scalar(select(TikvConfig).where(TikvConfig.node_id == first.id))
+    assert patch["base_config_id"] == str(base.id) and patch["base_config"]["has_raw_text"] is False
+    assert any("rebuilt from the live /config JSON" in n for n in patch["notes"])
+
+    tikv = [c for c in patch["changes"] if c["target"] == "tikv"]
+    aws = [c for c in patch["changes"] if c["target"] == "aws"]
+    assert tikv and aws
+    keys = template_keys()
+    assert {c["key"] for c in tikv} <= set(keys), {c["key"] for c in tikv} - set(keys)
+    # Current values come from the nodes' stored configs: the demo's legacy m5.2xlarge (32 GiB) nodes run
+    # the default block cache, 45% of memory (domain.md §5).
+    cache = [c for c in tikv if c["key"] == "storage.block-cache.capacity"]
+    assert cache and all(c["current"] is not None and c["proposed"] == "4GiB" for c in cache)
+    assert all(c["entity"]["node"].endswith(":20180") for c in tikv)  # resolved to status addresses
+    conf = _conf_patch(db, world, patch)
+    url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}"
+    base_node = f"{first.status_address}"
+    base_text = _rebuilt(base)
+    # A tikv.toml fragment holds one value per key: when the proposals differ by node (e.g. a rate limit sized
+    # to each node's disk), it is rendered for one node, like merged and diff.
+    by_key: dict[str, set[str]] = {}
+    for c in tikv:
+        by_key.setdefault(c["key"], set()).add(json.dumps(c["proposed"]))
+    differs = any(len(values) > 1 for values in by_key.values())
+    for fmt in FORMATS:
+        node = base_node if fmt in ("merged", "diff") or (fmt == "toml" and differs) else None
+        got = world.viewer.get(url, params={"format": fmt, **({"node": node} if node and fmt == "toml" else {})})
+        assert got.status_code == 200, (fmt, got.text)
+        expected = artefact(conf, fmt, config_text=base_text if node else None, node=node,
+                            config_source=f"tikv.toml of {first.store_address}" if node else "tikv.toml")
+        assert got.text == expected.body, fmt
+        assert got.headers["content-type"].split(";")[0] == expected.media_type
+        assert got.headers["content-disposition"] == f'attachment; filename="{expected.filename}"'
+        assert got.text.strip(), fmt
+    sql = world.viewer.get(url, params={"format": "sql"}).text
+    assert "SET CONFIG" in sql and "storage.block-cache.capacity" in sql
+    burst_volume = next(c["entity"]["volume_id"] for c in aws if c["key"] == "volume.type")
+    assert f"--volume-id {burst_volume}" in world.viewer.get(url, params={"format": "aws"}).text
+    # merged: the base node's rebuilt config with the patch applied, every other key unchanged.
+    merged = world.viewer.get(url, params={"format": "merged"})
+    assert merged.headers["x-headroom-config-source"] == "rebuilt"
+    before, after = toml_view(base_text), toml_view(merged.text)
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    assert changed == {c["key"] for c in tikv if c["entity"]["node"] in (None, base_node)}
+    assert world.viewer.get(url, params={"format": "bogus"}).json()["error"]["message"].startswith("format")
+    assert world.viewer.get(url, params={"format": "toml", "node": "10.9.9.9:1"}).status_code == 422
+    per_node = world.viewer.get(url, params={"format": "toml", "node": first.store_address})
+    assert per_node.status_code == 200
+    assert first.status_address.replace(":", "-") in per_node.headers["content-disposition"]
+
+    meta = world.viewer.get(url).json()
+    assert meta["id"] == patch["id"] and meta["applied_at"] is None and "merged" in meta["formats"]
+    assert world.viewer.post(f"{url}/applied").status_code == 403
+    applied = world.owner.post(f"{url}/applied")
+    assert applied.status_code == 200
+    assert applied.json()["applied_by_user_id"] == world.owner.session["user"]["id"]
+    assert applied.json()["applied_at"] is not None
+    again = world.owner.post(f"{url}/applied")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "patch_already_applied"
+    finding = world.viewer.get(f"/api/v1/findings/{patch['finding_ids'][0]}").json()
+    assert finding["patches"] == [{"id": patch["id"], "created_at": patch["created_at"],
+                                   "applied_at": applied.json()["applied_at"]}]
+    listed = world.viewer.get(f"/api/v1/clusters/{world.cid}/patches").json()
+    assert [p["id"] for p in listed["items"]] == [patch["id"]] and listed["total"] == 1
+
+
+def _rebuilt(config: TikvConfig) -> str:
+    from headroom.patches.service import toml_from_config
+
+    return toml_from_config(config.config)
+
+
+def test_patch_of_chosen_findings_against_an_uploaded_config(world: World, db: Any) -> None:
+    cache = _findings(world, rule="block-cache-size")["items"][0]
+    node = db.scalar(select(TikvNode).where(TikvNode.cluster_id == world.demo.cluster.id,
+                                            TikvNode.store_address == cache["entity_id"]))
+    raw = "# our tikv.toml\n[storage.block-cache]\n# tuned by hand\ncapacity = \"14GiB\"\n"
+    uploaded = TikvConfig(org_id=node.org_id, node_id=node.id, version=2, source="upload",
+                          config={"storage": {"block-cache": {"capacity": "14GiB"}}}, raw_text=raw,
+                          content_sha256="0" * 64)
+    db.add(uploaded)
+    db.commit()
+    response = _create(world, {"finding_ids": [cache["id"]], "base_config": str(uploaded.id)})
+    assert response.status_code == 201, response.text
+    patch = response.json()
+    assert patch["finding_ids"] == [cache["id"]] and patch["base_config_id"] == str(uploaded.id)
+    assert [(c["key"], c["current"], c["proposed"]) for c in patch["changes"]] == [
+        ("storage.block-cache.capacity", "14GiB", "4GiB")
+    ]
+    assert any("uploaded tikv.toml" in n for n in patch["notes"])
+    url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}"
+    merged = world.viewer.get(url, params={"format": "merged"})
+    assert merged.headers["x-headroom-config-source"] == "uploaded"
+    assert merged.text == raw.replace('"14GiB"', '"4GiB"')  # comments and layout kept
+    diff = world.viewer.get(url, params={"format": "diff"}).text
+    assert '-capacity = "14GiB"' in diff and '+capacity = "4GiB"' in diff
+    undo = world.viewer.get(url, params={"format": "merged", "rollback": "true"}).text
+    assert undo == raw
+
+
+BAD_PATCH_BODIES = [
+    ({"finding_ids": []}, "finding_ids"),
+    ({"finding_ids": [str(uuid.uuid4())]}, "finding_ids"),
+    ({"finding_ids": "all"}, "finding_ids"),
+    ({"finding_ids": "all_open", "base_config": str(uuid.uuid4())}, "base_config"),
+    ({"finding_ids": "all_open", "base_config": "newest"}, "base_config"),
+    ({"finding_ids": "all_open", "extra": 1}, "extra"),
+]
+
+
+def test_bad_patch_input_names_the_field(world: World) -> None:
+    for body, field in BAD_PATCH_BODIES:  # one cluster for every case: the fixture is slow
+        response = _create(world, body)
+        assert response.status_code == 422, (body, response.text)
+        assert response.json()["error"]["message"].startswith(field), (body, response.json())
+
+
+def test_viewer_cannot_create_a_patch(world: World) -> None:
+    response = world.viewer.post(f"/api/v1/clusters/{world.cid}/patches", json={"finding_ids": "all_open"})
+    assert response.status_code == 403
+
+
+def test_a_cluster_without_findings_has_nothing_to_patch(world: World, db: Any) -> None:
+    other = Cluster(org_id=world.demo.org_id, name="empty", tikv_version="v8.5.1", deployment_kind="tiup")
+    db.add(other)
+    db.commit()
+    response = world.owner.post(f"/api/v1/clusters/{other.id}/patches", json={"finding_ids": "all_open"})
+    assert response.status_code == 422
+    assert json.loads(response.text)["error"]["details"]["field"] == "finding_ids"

@@ -1,0 +1,90 @@
+"""GET /findings/{id}/evidence/series: the points of the series a finding's evidence names, read from the store
+over the evidence window (real PostgreSQL, findings the real advisor made of the demo cluster's data)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from advice_support import END, ingest_demo
+from headroom.findings import service as findings_service
+from headroom.store.models import Finding
+from helpers import sign_up
+
+
+def _epoch(text: str) -> int:
+    return int(dt.datetime.fromisoformat(text).timestamp())
+
+
+def test_gp2_burst_finding_charts_its_balance_and_iops_against_the_ceilings(
+    client: Any, make_client: Any, db: Any, clock: Any
+) -> None:
+    owner = sign_up(client, org="Evidence Org")
+    demo = ingest_demo(db, uuid.UUID(owner.org_id))
+    findings_service.advise_cluster(db, demo.cluster, now=END)
+    db.commit()
+    clock.now = END + dt.timedelta(minutes=5)
+    listed = owner.get(f"/api/v1/clusters/{demo.cluster.id}/findings", params={"rule": "gp2-burst-depletion"})
+    finding = listed.json()["items"][0]
+    detail = owner.get(f"/api/v1/findings/{finding['id']}").json()
+    response = owner.get(f"/api/v1/findings/{finding['id']}/evidence/series")
+    assert response.status_code == 200, response.text
+    chart = response.json()
+
+    evidence = detail["evidence"]
+    start, end, step = _epoch(evidence["window_start"]), _epoch(evidence["window_end"]), evidence["step_seconds"]
+    assert (_epoch(chart["window_start"]), _epoch(chart["window_end"]), chart["step_seconds"]) == (start, end, step)
+    assert [s["metric"] for s in chart["series"]] == [s["metric"] for s in evidence["series"]]
+    by_metric = {s["metric"]: s for s in chart["series"]}
+    for series in chart["series"]:
+        assert series["found"] is True
+        assert series["t"] == list(range(start, end, step))  # one point per step over the whole window
+        assert len(series["values"]) == len(series["t"])
+
+    balance = by_metric["ebs.burst_balance"]
+    assert balance["unit"] == "Percent"
+    points = [v for v in balance["values"] if v is not None]
+    assert points and all(0 <= v <= 100 for v in points)
+    # the rule found the bucket empty: the chart must show it reaching 0 % (domain.md §3.1 BurstBalance)
+    assert min(points) == 0
+    assert {(line["label"], line["value"]) for line in balance["reference_lines"]} == {("low", 10.0)}
+
+    iops = by_metric["derived.counted_iops"]
+    assert iops["unit"] == "IOPS"
+    # gp2 350 GiB: baseline 3 IOPS/GiB = 1,050, burst 3,000 (domain.md §1.3)
+    assert {line["value"] for line in iops["reference_lines"]} == {1050.0, 3000.0}
+    # the drained volume is held at its baseline: every point within a rounding step of 1,050 IOPS
+    assert all(abs(v - 1050) < 1 for v in iops["values"] if v is not None)
+
+    # another org's finding is a 404, like any other finding route
+    stranger = sign_up(make_client(), org="Stranger Org")
+    assert stranger.get(f"/api/v1/findings/{finding['id']}/evidence/series").status_code == 404
+    assert owner.get(f"/api/v1/findings/{uuid.uuid4()}/evidence/series").status_code == 404
+
+
+def test_a_series_the_store_lacks_is_reported_not_found(client: Any, db: Any) -> None:
+    owner = sign_up(client, org="Sparse Org")
+    cid = owner.post("/api/v1/clusters", json={"name": "bare", "tikv_version": "v8.5.1"}).json()["id"]
+    t0 = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
+    ref = {"entity_kind": "volume", "entity_id": "vol-gone", "metric": "derived.counted_iops", "label": "IOPS",
+           "reference_lines": [{"value": 3000, "label": "ceiling", "unit": "IOPS"}]}
+    with_window = Finding(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
+                          entity_id="vol-gone", severity="info", title="probe", dedup_key="probe:1",
+                          evidence={"window_start": (t0 - dt.timedelta(hours=1)).isoformat(),
+                                    "window_end": t0.isoformat(), "step_seconds": 60, "condition": "probe",
+                                    "series": [ref]},
+                          first_seen_at=t0, last_seen_at=t0)
+    no_window = Finding(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
+                        entity_id="vol-gone", severity="info", title="probe", dedup_key="probe:2", evidence={},
+                        first_seen_at=t0, last_seen_at=t0)
+    db.add_all([with_window, no_window])
+    db.commit()
+
+    chart = owner.get(f"/api/v1/findings/{with_window.id}/evidence/series").json()
+    (series,) = chart["series"]
+    assert (series["found"], series["t"], series["values"], series["unit"]) == (False, [], [], "IOPS")
+    assert series["reference_lines"] == [{"value": 3000.0, "label": "ceiling", "unit": "IOPS"}]
+
+    missing = owner.get(f"/api/v1/findings/{no_window.id}/evidence/series")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "no_evidence_window"

@@ -1,0 +1,56 @@
+"""Fixtures for the AWS collector tests: an org with an AWS connection, and boto3 clients on the moto server.
+
+Each test uses its own region so the moto server's shared state (instances, volumes, metric data) of other
+tests stays out of its inventory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from typing import Any
+
+import pytest
+from aws_fixtures import boto
+
+_REGIONS = itertools.cycle(["eu-west-3", "ap-south-1", "ca-central-1", "sa-east-1", "eu-north-1", "ap-northeast-2",
+                            "ap-southeast-2", "eu-central-1", "us-west-1", "us-east-2", "eu-west-2", "ap-northeast-1"])
+
+
+@pytest.fixture()
+def region(aws_endpoint_url: str) -> str:
+    """A region emptied of earlier runs' instances and volumes (the moto server lives across runs)."""
+    name = next(_REGIONS)
+    ec2 = boto("ec2", name, aws_endpoint_url)
+    ids = [i["InstanceId"] for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]
+           if i["State"]["Name"] != "terminated"]
+    if ids:
+        ec2.terminate_instances(InstanceIds=ids)
+    for v in ec2.describe_volumes()["Volumes"]:
+        for a in v.get("Attachments", []):
+            ec2.detach_volume(VolumeId=v["VolumeId"], InstanceId=a["InstanceId"], Force=True)
+        ec2.delete_volume(VolumeId=v["VolumeId"])
+    return name
+
+
+@pytest.fixture()
+def org_and_connection(db: Any, region: str) -> Any:
+    from headroom.store.models import AwsConnection, Organization
+
+    org = Organization(name="AWS test", slug=f"aws-{uuid.uuid4().hex[:10]}", aws_external_id=f"headroom-{uuid.uuid4().hex}")
+    db.add(org)
+    db.flush()
+    conn = AwsConnection(org_id=org.id, name="moto", auth_kind="default_chain", external_id=org.aws_external_id,
+                         regions=[region])
+    db.add(conn)
+    db.flush()
+    return org, conn
+
+
+@pytest.fixture()
+def settings(aws_endpoint_url: str) -> Any:
+    """Test settings pointing boto3 at the moto server (HEADROOM_AWS_ENDPOINT_URL)."""
+    from headroom.platform.settings import Settings
+
+    return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
+                    HEADROOM_AWS_ENDPOINT_URL=aws_endpoint_url)

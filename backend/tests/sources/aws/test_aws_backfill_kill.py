@@ -1,0 +1,281 @@
+"""A real Celery worker is SIGKILLed in the middle of an AWS backfill; a second worker resumes it: its
+GetMetricData calls are exactly the requests the first one had not stored, the stored rows are exactly the
+points put into CloudWatch, and points done / total never go back.
+
+Real parts: the moto server (EC2/CloudWatch), the test PostgreSQL and Redis, `celery worker` processes (solo
+pool, so SIGKILL stops the task mid-request). GetMetricData calls are counted inside the worker processes by a
+botocore event hook (`before-parameter-build`, once per call and NextToken page) that a `sitecustomize` module
+installs on every botocore client; nothing of Headroom's is replaced. (worker/tests/test_ingest_kill.py kills a
+worker too and checks the rows; this one checks that the rerun does only the remaining work.)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+from aws_fixtures import boto, make_fleet, put_series
+
+# A region no other AWS test uses (the region fixture's cycle does not include it).
+REGION = "ap-southeast-3"
+DAYS = 14
+
+SITECUSTOMIZE = '''
+import json, os
+import botocore.session
+
+_create_client = botocore.session.Session.create_client
+
+
+def _log_call(params, **_):
+    with open(os.environ["HEADROOM_TEST_GMD_LOG"], "a") as out:
+        out.write(json.dumps([[q["MetricStat"]["Metric"]["MetricName"],
+                               q["MetricStat"]["Metric"]["Dimensions"][0]["Value"]]
+                              for q in params["MetricDataQueries"]]) + "\\n")
+
+
+def create_client(self, *args, **kwargs):
+    client = _create_client(self, *args, **kwargs)
+    client.meta.events.register("before-parameter-build.monitoring.GetMetricData", _log_call)
+    return client
+
+
+botocore.session.Session.create_client = create_client
+'''
+
+
+@pytest.fixture(scope="module")
+def worker_env(database_url: str, redis_url: str, aws_endpoint_url: str, tmp_path_factory: Any) -> dict[str, str]:
+    hooks = tmp_path_factory.mktemp("gmd-hook")
+    (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    pythonpath = os.pathsep.join(p for p in (str(hooks), os.environ.get("PYTHONPATH", "")) if p)
+    # A Redis database of its own (worker/tests use /3), so no other test's worker takes this task.
+    return {**os.environ, "REDIS_URL": redis_url.rsplit("/", 1)[0] + "/5", "DATABASE_URL": database_url,
+            "HEADROOM_ENV": "test", "HEADROOM_AWS_ENDPOINT_URL": aws_endpoint_url, "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION, "PYTHONPATH": pythonpath}
+
+
+@pytest.fixture(scope="module")
+def celery_app(worker_env: dict[str, str]) -> Iterator[Any]:
+    # A client app of its own on this module's Redis database: the shared headroom_worker app may already be
+    # bound to another test's broker in this session. Tasks are sent by name; the workers run the real app.
+    from celery import Celery
+
+    app = Celery("headroom-test-client", broker=worker_env["REDIS_URL"], backend=worker_env["REDIS_URL"])
+    app.conf.task_default_queue = "ingest"
+    app.control.purge()  # tasks an aborted earlier run left queued would keep the workers busy
+    yield app
+    app.close()
+
+
+def _start_worker(env: dict[str, str], celery_app: Any, name: str, call_log: Path) -> subprocess.Popen[bytes]:
+    worker_log = call_log.with_suffix(".log")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "headroom_worker.celery_app", "worker", "--loglevel=INFO",
+         "--pool=solo", "-Q", "ingest", "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
+         f"--logfile={worker_log}"],
+        env={**env, "HEADROOM_TEST_GMD_LOG": str(call_log)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    # Generous: a worker's start imports the whole app, and this machine's 2 cores are shared with other runs.
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if any(name in host for reply in celery_app.control.ping(timeout=1.0) for host in reply):
+            return proc
+        if proc.poll() is not None:
+            raise AssertionError("worker exited at start")
+    proc.kill()
+    tail = worker_log.read_text()[-3000:] if worker_log.exists() else "(no log)"
+    raise AssertionError(f"worker did not answer a ping within 180 s; its log ends:\n{tail}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def _calls(path: Path, entities: set[str]) -> list[list[tuple[str, str]]]:
+    """The worker's GetMetricData calls for this test's entities (ids are unique per moto run)."""
+    if not path.exists():
+        return []
+    calls = [[(m, e) for m, e in json.loads(line)] for line in path.read_text().splitlines() if line]
+    return [call for call in calls if any(e in entities for _m, e in call)]
+
+
+class ProgressWatch:
+    """Polls the backfill row (what GET /api/v1/sources/aws/{id}/backfill shows) every 50 ms in a thread."""
+
+    def __init__(self, engine: sa.Engine, source_id: uuid.UUID) -> None:
+        self.engine, self.source_id = engine, source_id
+        self.seen: list[tuple[str, int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self.engine.connect() as c:
+                row = c.execute(sa.text("SELECT state, points_done, points_total FROM aws_backfills "
+                                        "WHERE source_id = :s"), {"s": self.source_id}).first()
+            if row is not None:
+                self.seen.append((row.state, row.points_done, row.points_total))
+            time.sleep(0.05)
+
+    def __enter__(self) -> ProgressWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+@pytest.fixture()
+def fleet(aws_endpoint_url: str) -> Iterator[dict[str, Any]]:
+    # moto scans every stored datum for each period of a GetMetricData query, so a 14-day call over the data
+    # earlier tests left takes minutes: reset the server first (tests run serially against it), as
+    # worker/tests/test_ingest_kill.py does.
+    httpx.post(f"{aws_endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
+    ec2 = boto("ec2", REGION, aws_endpoint_url)
+    old = [i["InstanceId"] for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]
+           if i["State"]["Name"] != "terminated"]
+    if old:
+        ec2.terminate_instances(InstanceIds=old)
+    for v in ec2.describe_volumes()["Volumes"]:
+        for a in v.get("Attachments", []):
+            ec2.detach_volume(VolumeId=v["VolumeId"], InstanceId=a["InstanceId"], Force=True)
+        ec2.delete_volume(VolumeId=v["VolumeId"])
+    # 3 TiKV nodes: 48 one-minute EBS series of 20,160 points (14 days) = 5 per 100,800-point page, so the
+    # plan has about ten requests and the kill lands between two of them.
+    made = make_fleet(REGION, aws_endpoint_url, nodes=3)
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    cw = boto("cloudwatch", REGION, aws_endpoint_url)
+    salt = uuid.uuid4().int % 1000  # values unique to this run (the region's metric data outlives the test)
+    expected: dict[str, list[tuple[dt.datetime, float]]] = {}
+    for n, volume in enumerate(made["data"] + made["raft"]):
+        points = sorted((now - dt.timedelta(minutes=997 * k + n), float(salt * 1000 + 100 * n + k))
+                        for k in range(1, 21))
+        put_series(cw, "AWS/EBS", "VolumeId", volume, "VolumeReadOps", points)
+        expected[volume] = points
+    yield {"now": now, "expected": expected}
+
+
+@pytest.mark.timeout(900)
+def test_killed_backfill_resumes_with_only_the_remaining_requests(
+    database_url: str, worker_env: dict[str, str], celery_app: Any, fleet: dict[str, Any], tmp_path: Path
+) -> None:
+    from headroom.platform.db import session_scope
+    from headroom.store.models import AwsConnection, Organization
+    from headroom.timeseries.repository import read_points
+
+    engine = sa.create_engine(database_url)
+    with session_scope(database_url) as db:
+        org = Organization(name="resume", slug=f"resume-{uuid.uuid4().hex[:10]}",
+                           aws_external_id=f"headroom-{uuid.uuid4().hex}")
+        db.add(org)
+        db.flush()
+        conn = AwsConnection(org_id=org.id, name="moto", auth_kind="default_chain",
+                             external_id=org.aws_external_id, regions=[REGION])
+        db.add(conn)
+        db.flush()
+        org_id, cid = org.id, conn.id
+
+    def steps() -> list[Any]:
+        with engine.connect() as c:
+            return list(c.execute(sa.text("SELECT seq, spec, points, done_at FROM backfill_steps "
+                                          "WHERE source_kind = 'aws' AND source_id = :s ORDER BY seq"), {"s": cid}))
+
+    def row() -> Any:
+        with engine.connect() as c:
+            return c.execute(sa.text("SELECT state, points_done, points_total, points_written, window_end_at "
+                                     "FROM aws_backfills WHERE source_id = :s"), {"s": cid}).first()
+
+    first_log, second_log = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    kwargs = {"connection_id": str(cid), "days": DAYS, "now_iso": fleet["now"].isoformat()}
+    first = _start_worker(worker_env, celery_app, f"resume-a-{uuid.uuid4().hex[:6]}", first_log)
+    try:
+        with ProgressWatch(engine, cid) as watch_first:
+            celery_app.send_task("aws.backfill", kwargs=kwargs, queue="ingest")
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                current = row()
+                if current is not None and current.state == "running" and current.points_done > 0:
+                    break
+                time.sleep(0.05)
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    killed = row()
+    plan = steps()
+    done = [s for s in plan if s.done_at is not None]
+    pending = [s for s in plan if s.done_at is None]
+    assert killed.state == "running" and done and pending, (killed, len(done), len(pending))
+    assert killed.points_done == sum(s.points for s in done) and killed.points_total == sum(s.points for s in plan)
+    pages = {s.seq: int(s.spec["pages"]) for s in plan}
+    entities = {q[2] for s in plan for q in s.spec["queries"]}
+    first_calls = _calls(first_log, entities)
+    # The killed run paid for the done requests and at most the one it was in (not stored, so re-fetched).
+    assert sum(pages[s.seq] for s in done) <= len(first_calls) <= sum(pages[s.seq] for s in done) + max(pages.values())
+
+    # The rerun comes later (a redelivery or the next re-queue): the window stays the one planned.
+    later = {**kwargs, "now_iso": (fleet["now"] + dt.timedelta(minutes=7)).isoformat()}
+    second = _start_worker(worker_env, celery_app, f"resume-b-{uuid.uuid4().hex[:6]}", second_log)
+    try:
+        with ProgressWatch(engine, cid) as watch_second:
+            summary = celery_app.send_task("aws.backfill", kwargs=later, queue="ingest").get(timeout=600)
+        # A redelivery of the finished task fetches nothing.
+        calls_done = len(_calls(second_log, entities))
+        again = celery_app.send_task("aws.backfill", kwargs=later, queue="ingest").get(timeout=120)
+        assert again["skipped"] == "already done" and len(_calls(second_log, entities)) == calls_done
+    finally:
+        _stop(second)
+    assert summary["state"] == "done" and summary["points_done"] == summary["points_total"] == killed.points_total
+    assert summary["steps_skipped"] == len(done) and summary["steps_run"] == len(pending)
+
+    def query_names(step: Any) -> list[tuple[str, str]]:
+        return [(q[4], q[2]) for q in step.spec["queries"]]
+
+    second_calls = _calls(second_log, entities)
+    assert len(second_calls) == sum(pages[s.seq] for s in pending) == summary["api_calls"]
+    assert sorted(q for call in second_calls for q in call) == sorted(
+        q for s in pending for q in query_names(s) * pages[s.seq])
+    assert not {q for call in second_calls for q in call} & {q for s in done for q in query_names(s)}
+
+    # Progress as the API shows it: never down, within a run or across the kill, and never above the total.
+    seen = [done_ for state, done_, _ in watch_first.seen + watch_second.seen if state == "running"] + [
+        summary["points_done"]]
+    assert seen == sorted(seen) and seen[-1] == killed.points_total
+    assert all(total == killed.points_total for state, _, total in watch_second.seen if state in ("running", "done"))
+    assert row().window_end_at == fleet["now"]
+
+    with session_scope(database_url) as db:
+        start = fleet["now"] - dt.timedelta(days=DAYS + 1)
+        series = dict(db.execute(sa.text("SELECT entity_id, id FROM metric_series WHERE org_id = :o "
+                                         "AND metric = 'ebs.read_ops'"), {"o": org_id}).all())
+        assert set(series) == set(fleet["expected"])
+        for volume, points in fleet["expected"].items():
+            assert read_points(db, org_id, series[volume], start, fleet["now"]) == points
+        # No other series got a point (moto has data only for ebs.read_ops), none twice.
+        others = db.execute(sa.text(
+            "SELECT count(*) FROM metric_points p JOIN metric_series s ON s.id = p.series_id "
+            "WHERE s.org_id = :o AND s.metric <> 'ebs.read_ops'"), {"o": org_id}).scalar_one()
+        assert others == 0
+    engine.dispose()

@@ -1,0 +1,96 @@
+"""The aws.ingest and aws.backfill jobs end to end: a connected account (moto) -> inventory and series in
+Postgres, committed by the jobs themselves (not the rolled-back test session)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from aws_fixtures import boto, make_fleet, put_series
+from headroom.platform.db import session_scope
+from headroom.sources.aws.jobs import backfill_aws, ingest_aws
+from headroom.store.models import AwsConnection, Organization, Volume
+from headroom.store.models_collect import AwsBackfill, CollectionSweep
+from sqlalchemy import func, select, text
+
+
+def _connected(database_url: str, region: str, *, backfill_state: str | None) -> uuid.UUID:
+    with session_scope(database_url) as db:
+        org = Organization(name="e2e", slug=f"e2e-{uuid.uuid4().hex[:10]}", aws_external_id=f"headroom-{uuid.uuid4().hex}")
+        db.add(org)
+        db.flush()
+        conn = AwsConnection(org_id=org.id, name="moto", auth_kind="default_chain", external_id=org.aws_external_id,
+                             regions=[region])
+        db.add(conn)
+        db.flush()
+        if backfill_state:
+            db.add(AwsBackfill(org_id=org.id, source_id=conn.id, state=backfill_state, days=1))
+        return conn.id
+
+
+def test_ingest_job_fills_inventory_and_series(database_url: str, settings: Any, region: str,
+                                               aws_endpoint_url: str) -> None:
+    fleet = make_fleet(region, aws_endpoint_url)
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    cw = boto("cloudwatch", region, aws_endpoint_url)
+    put_series(cw, "AWS/EBS", "VolumeId", fleet["data"][0], "VolumeWriteBytes",
+               [(now - dt.timedelta(minutes=k), 1e6 * k) for k in range(1, 6)])
+    cid = _connected(database_url, region, backfill_state="done")
+    summary = ingest_aws(database_url, settings, now, connection_id=str(cid), force_inventory=True)
+    assert summary["failed"] == 0 and summary["points"] == 5 and summary["api_calls"] == 1
+    with session_scope(database_url) as db:
+        conn = db.get(AwsConnection, cid)
+        assert conn is not None and conn.status == "ok"
+        assert db.scalar(select(func.count()).select_from(Volume).where(Volume.org_id == conn.org_id)) == 3
+        values = db.execute(text(
+            "SELECT count(*) FROM metric_series s JOIN metric_points p ON p.series_id = s.id "
+            "WHERE s.org_id = :o AND s.metric = 'ebs.write_bytes'"), {"o": conn.org_id}).scalar_one()
+        assert values >= 1
+    # The next minute: nothing new in CloudWatch, nothing new written, the window starts at watermark - 10 min.
+    again = ingest_aws(database_url, settings, now + dt.timedelta(minutes=1), connection_id=str(cid))
+    assert again["failed"] == 0
+    with session_scope(database_url) as db:
+        sweeps = list(db.scalars(select(CollectionSweep).where(CollectionSweep.source_id == cid)
+                                 .order_by(CollectionSweep.started_at)))
+        assert [s.kind for s in sweeps] == ["incremental", "incremental"]
+        # watermark (now) - 10 min overlap, widened to whole 5-minute periods for the 5-minute EC2 series
+        assert now - dt.timedelta(minutes=15) < sweeps[1].window_start_at <= now - dt.timedelta(minutes=10)
+        assert sweeps[1].api_calls == sweeps[1].lower_bound_calls == 1
+
+
+def test_a_failing_source_is_marked_unhealthy_with_the_error(database_url: str, settings: Any, region: str) -> None:
+    cid = _connected(database_url, region, backfill_state="done")
+    with session_scope(database_url) as db:
+        conn = db.get(AwsConnection, cid)
+        assert conn is not None
+        conn.auth_kind, conn.role_arn = "assume_role", None  # broken: no role to assume
+    for minute in range(3):
+        summary = ingest_aws(database_url, settings, dt.datetime(2026, 11, 2, 12, minute, tzinfo=dt.UTC),
+                             connection_id=str(cid))
+        assert summary["failed"] == 1
+    with session_scope(database_url) as db:
+        conn = db.get(AwsConnection, cid)
+        assert conn is not None
+        assert conn.status == "failing" and conn.consecutive_failures == 3
+        assert conn.last_error is not None and "role ARN" in conn.last_error
+        errors = list(db.scalars(select(CollectionSweep.error).where(CollectionSweep.source_id == cid)))
+        assert len(errors) == 3 and all(e and "role ARN" in e for e in errors)
+
+
+def test_backfill_job_reports_progress(database_url: str, settings: Any, region: str, aws_endpoint_url: str) -> None:
+    fleet = make_fleet(region, aws_endpoint_url)
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    cw = boto("cloudwatch", region, aws_endpoint_url)
+    hours_ago = [now - dt.timedelta(hours=h) for h in (2, 5, 20)]
+    put_series(cw, "AWS/EBS", "VolumeId", fleet["data"][0], "VolumeReadOps", [(t, 42.0) for t in hours_ago])
+    cid = _connected(database_url, region, backfill_state=None)
+    result = backfill_aws(database_url, settings, now, connection_id=str(cid), days=1)
+    assert result["state"] == "done" and result["points_written"] == 3
+    assert result["points_done"] == result["points_total"] > 0
+    with session_scope(database_url) as db:
+        row = db.scalar(select(AwsBackfill).where(AwsBackfill.source_id == cid))
+        assert row is not None and row.state == "done" and row.finished_at is not None
+        sweep = db.scalar(select(CollectionSweep).where(CollectionSweep.source_id == cid))
+        assert sweep is not None and sweep.kind == "backfill"
+        assert sweep.window_end_at - sweep.window_start_at == dt.timedelta(days=1)

@@ -1,0 +1,86 @@
+"""The prometheus.ingest / prometheus.backfill jobs against the real Prometheus of conftest.py.
+
+The jobs open their own sessions (session_scope); here they get the test's session instead, so everything stays
+inside the test's rolled-back transaction, and `enqueue` is recorded rather than sent. (The backfill's liveness
+lock is a session advisory lock on a connection of its own: it gets the real database URL.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import PromEnv
+from headroom.platform.jobs.registry import job as find_job
+from headroom.sources.prometheus import jobs as job
+from headroom.store.models import MetricSeries, PrometheusSource, TikvConfig
+from headroom.store.models_prometheus import PrometheusBackfill
+from headroom.timeseries.watermarks import get_watermarks
+from helpers import sign_up
+from sqlalchemy import func, select
+
+
+def test_jobs_are_registered() -> None:
+    ingest = find_job("prometheus.ingest")
+    assert ingest.queue == "ingest" and ingest.schedule is not None and ingest.schedule.minute == "*"
+    backfill = find_job("prometheus.backfill")
+    assert backfill.schedule is None and backfill.queue == "ingest"
+
+
+def test_ingest_queues_a_backfill_then_pulls_incrementally(
+    prom_env: PromEnv, client: Any, db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch, database_url: str
+) -> None:
+    settings = settings.model_copy(update={"redis_url": None})  # no broker: the job runs the sources in turn
+    owner = sign_up(client)
+    cluster = owner.post("/api/v1/clusters", json={"name": "healthy", "tikv_version": "v8.5.1"}).json()
+    made = owner.post(
+        "/api/v1/sources/prometheus",
+        json={
+            "name": "p",
+            "base_url": prom_env.url,
+            "cluster_id": cluster["id"],
+            "auth_kind": "bearer",
+            "secret": "unused-by-prometheus",
+        },
+    ).json()
+
+    @contextlib.contextmanager
+    def test_session(url: str) -> Iterator[Any]:
+        yield db
+        db.flush()
+
+    queued: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(job, "session_scope", test_session)
+    monkeypatch.setattr("headroom.platform.jobs.dispatch.enqueue", lambda name, s, url, **p: queued.append((name, p)))
+
+    start = prom_env.end - dt.timedelta(minutes=9)  # minute 50: also polls the status ports
+    first = job.ingest_prometheus("unused", settings, start)
+    assert first["backfills_queued"] >= 1
+    assert ("prometheus.backfill", {"source_id": made["id"]}) in queued
+    row = db.scalar(select(PrometheusBackfill).where(PrometheusBackfill.source_id == made["id"]))
+    assert row is not None and row.status == "queued"
+
+    done = job.backfill_prometheus(database_url, settings, start, source_id=made["id"])
+    assert done["status"] == "done" and done["points"] > 0
+    assert job.backfill_prometheus(database_url, settings, start) == {"skipped": "no source_id"}
+    configs = db.scalar(select(func.count()).select_from(TikvConfig).where(TikvConfig.org_id == owner.org_id))
+    assert configs == 3
+
+    later_at = prom_env.end
+    later = job.ingest_prometheus("unused", settings, later_at, source_id=made["id"])
+    assert later["failed"] == 0 and later["points"] > 0
+    source = db.get(PrometheusSource, made["id"])
+    assert source.status == "ok" and source.last_success_at == prom_env.end
+    # with a broker the scheduled run only fans out, one task per source
+    queued.clear()
+    fanned = job.ingest_prometheus(
+        "unused", settings.model_copy(update={"redis_url": "redis://broker"}), later_at
+    )
+    assert fanned["fanned_out"] is True and ("prometheus.ingest", {"source_id": made["id"]}) in queued
+
+    ids = list(db.scalars(select(MetricSeries.id).where(MetricSeries.org_id == owner.org_id)))
+    marks = get_watermarks(db, source.org_id, "prometheus", source.id, ids)
+    assert len(ids) > 90 and set(marks.values()) == {prom_env.end}  # every series caught up to "now"

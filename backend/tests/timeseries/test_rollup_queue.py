@@ -1,0 +1,205 @@
+"""Rollups off the write path: writes queue the (series, day) pairs they change, drain_rollups computes them.
+
+The concurrency tests use real, separately committed transactions on the test PostgreSQL (not the rolled-back
+test transaction), and remove what they made at the end."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from headroom.platform.security import new_external_id
+from headroom.store.models import Organization
+from headroom.timeseries import repository as ts
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+T0 = dt.datetime(2026, 11, 2, 0, 0, tzinfo=dt.UTC)
+DAY = dt.timedelta(days=1)
+
+
+def _org(db: Any) -> uuid.UUID:
+    org = Organization(name="q", slug=f"q-{uuid.uuid4().hex[:8]}", aws_external_id=new_external_id())
+    db.add(org)
+    db.flush()
+    return org.id
+
+
+def _series(db: Any, org: uuid.UUID, n: int = 1) -> list[int]:
+    keys = [ts.SeriesKey("volume", f"vol-{i:04d}", "aws.ebs.VolumeReadOps", "count") for i in range(n)]
+    ids = ts.ensure_series(db, org, keys)
+    return [ids[k] for k in keys]
+
+
+def _queued(db: Any, org: uuid.UUID) -> set[tuple[int, dt.datetime]]:
+    rows = db.execute(text("SELECT series_id, day_at FROM metric_rollup_dirty WHERE org_id = :o"), {"o": org})
+    return {(int(s), d) for s, d in rows}
+
+
+def test_write_queues_changed_days_and_drain_computes_them(db: Any) -> None:
+    org = _org(db)
+    (sid,) = _series(db, org)
+    values = np.arange(2 * 1440, dtype=float)  # two whole days, minute m has value m
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, values)])
+    assert _queued(db, org) == {(sid, T0), (sid, T0 + DAY)}
+    assert ts.rollups_pending(db, org) == 2
+    assert ts.read_rollup(db, org, sid, 3600, T0, T0 + DAY) == []  # not computed on the write path
+
+    assert ts.drain_rollups(db, org_id=org) == 2
+    assert ts.rollups_pending(db, org) == 0
+    hourly = ts.read_rollup(db, org, sid, 3600, T0, T0 + 2 * DAY)
+    assert len(hourly) == 48
+    assert hourly[0].avg == pytest.approx(29.5) and hourly[0].max == 59 and hourly[0].min == 0
+    assert hourly[0].count == 60
+    assert hourly[47].avg == pytest.approx(47 * 60 + 29.5)
+    five = ts.read_rollup(db, org, sid, 300, T0 + DAY, T0 + DAY + dt.timedelta(minutes=10))
+    assert [(p.avg, p.count) for p in five] == [(1440 + 2.0, 5), (1445 + 2.0, 5)]
+
+    # Re-writing the same window changes nothing: nothing is queued, and the rollups stay.
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, values)])
+    assert _queued(db, org) == set()
+    # A changed value in the overlap queues only its own day.
+    late = ts.SeriesBatch(sid, T0 + DAY + dt.timedelta(hours=5), 60, [1e6])
+    ts.write_batches(db, org, [late])
+    assert _queued(db, org) == {(sid, T0 + DAY)}
+    ts.drain_rollups(db, org_id=org)
+    (hour5,) = ts.read_rollup(db, org, sid, 3600, T0 + DAY + dt.timedelta(hours=5), T0 + DAY + dt.timedelta(hours=6))
+    assert hour5.max == 1e6 and hour5.count == 60
+    assert hour5.avg == pytest.approx((sum(range(1440 + 300, 1440 + 360)) - (1440 + 300) + 1e6) / 60)
+
+
+def test_drain_takes_at_most_its_limit_and_finishes_the_queue(db: Any) -> None:
+    org = _org(db)
+    sids = _series(db, org, 7)
+    # Series k has value 10 * k + d on day d: rows must come back in (series, day) order with their own values.
+    ts.write_batches(db, org, [ts.SeriesBatch(s, T0, 60, np.repeat([10.0 * k + d for d in range(3)], 1440))
+                               for k, s in enumerate(sids)])
+    assert ts.rollups_pending(db, org) == 21
+    done = [ts.drain_rollups(db, limit=5, org_id=org) for _ in range(6)]
+    assert done == [5, 5, 5, 5, 1, 0]
+    got = ts.read_rollups(db, org, list(reversed(sids)), 3600, T0, T0 + 3 * DAY)
+    for k, sid in enumerate(sids):
+        cols = got[sid]
+        assert len(cols) == 72 and (cols.count == 60).all() and (np.diff(cols.epoch_seconds) == 3600).all()
+        assert cols.epoch_seconds[0] == int(T0.timestamp())
+        np.testing.assert_array_equal(cols.avg, np.repeat([10.0 * k + d for d in range(3)], 24))
+
+
+def test_drain_is_scoped_to_an_org_when_asked(db: Any) -> None:
+    a, b = _org(db), _org(db)
+    (sa,), (sb,) = _series(db, a), _series(db, b)
+    ts.write_batches(db, a, [ts.SeriesBatch(sa, T0, 60, [1.0])])
+    ts.write_batches(db, b, [ts.SeriesBatch(sb, T0, 60, [2.0])])
+    assert ts.drain_rollups(db, org_id=a) == 1
+    assert ts.rollups_pending(db, b) == 1 and ts.rollups_pending(db, a) == 0
+
+
+def test_refresh_rebuilds_without_the_queue(db: Any) -> None:
+    org = _org(db)
+    (sid,) = _series(db, org)
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=1), 60, [4.0, 6.0])])
+    assert ts.refresh_rollups(db, T0, T0 + dt.timedelta(hours=1)) == 2  # one 5-minute row, one hourly row
+    (five,) = ts.read_rollup(db, org, sid, 300, T0, T0 + dt.timedelta(minutes=5))
+    assert (five.avg, five.max, five.min, five.count) == (5.0, 6.0, 4.0, 2)
+
+
+# --- concurrency, with real commits -----------------------------------------------------------------------
+
+
+@pytest.fixture()
+def committed(engine: Engine) -> Iterator[tuple[sessionmaker[Session], uuid.UUID, int]]:
+    sessions = sessionmaker(bind=engine, expire_on_commit=False)
+    with sessions() as db:
+        org = _org(db)
+        (sid,) = _series(db, org)
+        db.commit()
+    try:
+        yield sessions, org, sid
+    finally:
+        with sessions() as db:
+            db.execute(text("DELETE FROM metric_points WHERE org_id = :o"), {"o": org})
+            db.execute(text("DELETE FROM metric_rollups WHERE org_id = :o"), {"o": org})
+            db.execute(text("DELETE FROM organizations WHERE id = :o"), {"o": org})
+            db.commit()
+
+
+def _hour_max(sessions: sessionmaker[Session], org: uuid.UUID, sid: int) -> float | None:
+    with sessions() as db:
+        got = ts.read_rollup(db, org, sid, 3600, T0, T0 + dt.timedelta(hours=1))
+        return got[0].max if got else None
+
+
+def test_a_drain_skips_a_day_a_writer_has_not_committed(committed: Any) -> None:
+    sessions, org, sid = committed
+    with sessions() as db:
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, [1.0])])
+        db.commit()
+    writer = sessions()
+    try:
+        ts.write_batches(writer, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=1), 60, [9.0])])
+        # The writer holds the queue row: a drain now must not take it (it would miss the uncommitted point).
+        with sessions() as db:
+            assert ts.drain_rollups(db, org_id=org) == 0
+            db.commit()
+        writer.commit()
+    finally:
+        writer.close()
+    with sessions() as db:
+        assert ts.drain_rollups(db, org_id=org) == 1
+        db.commit()
+    assert _hour_max(sessions, org, sid) == 9.0
+
+
+def test_a_write_during_a_drain_is_queued_again_not_lost(committed: Any) -> None:
+    sessions, org, sid = committed
+    with sessions() as db:
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, [1.0])])
+        db.commit()
+    drainer = sessions()
+    written = threading.Event()
+    try:
+        assert ts.drain_rollups(drainer, org_id=org) == 1  # claimed, computed without the point below
+        # A writer now blocks on the claimed queue row until the drain commits, then queues the day again.
+        def write() -> None:
+            with sessions() as db:
+                ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=2), 60, [7.0])])
+                db.commit()
+            written.set()
+
+        thread = threading.Thread(target=write)
+        thread.start()
+        assert not written.wait(1.0)  # waiting on the drain's lock
+        drainer.commit()
+        thread.join(30)
+        assert written.is_set()
+    finally:
+        drainer.close()
+    assert _hour_max(sessions, org, sid) == 1.0
+    with sessions() as db:
+        assert ts.drain_rollups(db, org_id=org) == 1
+        db.commit()
+    assert _hour_max(sessions, org, sid) == 7.0
+
+
+def test_the_rollups_job_drains_the_queue_in_committed_batches(committed: Any, database_url: str,
+                                                                 settings: Any) -> None:
+    from headroom.platform.jobs.registry import job
+
+    sessions, org, sid = committed
+    with sessions() as db:
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, np.full(1440 * 3, 5.0))])
+        db.commit()
+    entry = job("timeseries.rollups")
+    assert entry.queue == "maintenance" and entry.schedule is not None and entry.schedule.minute == "*"
+    summary = entry.run(database_url, settings, T0)
+    assert summary["pairs"] >= 3  # other tests' committed leftovers, if any, are drained too
+    assert summary["pending"] == 0
+    with sessions() as db:
+        got = ts.read_rollups(db, org, [sid], 300, T0, T0 + 3 * DAY)[sid]
+    assert len(got) == 3 * 288 and (got.avg == 5.0).all()
