@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeForecast, formatDuration, heat, panelChart, toCeilings, toPoints } from './adapters';
+import { formatDuration } from '@/components/TimeSeriesChart';
+import { describeForecast, heat, panelChart, toCeilings, toPoints } from './adapters';
 import { windowFor } from './api';
 import { nodeMetrics } from './fixtures';
 

@@ -1,5 +1,5 @@
-import { formatValue } from '@/components/TimeSeriesChart';
-import { formatDuration, heat, UTILISATION_COLUMNS } from '../adapters';
+import { formatDuration, formatValue } from '@/components/TimeSeriesChart';
+import { heat, UTILISATION_COLUMNS } from '../adapters';
 import type { ClusterOverview } from '../api';
 
 interface OverviewTableProps {
