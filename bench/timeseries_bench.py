@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from headroom.accounts.models import Organization
 from headroom.platform.security import new_external_id
-from headroom.store.models import Organization
 from headroom.timeseries import repository as ts
 from headroom.timeseries.copy_binary import encode_rows
 from sqlalchemy import create_engine, text

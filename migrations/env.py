@@ -8,10 +8,10 @@ from logging.config import fileConfig
 
 from alembic import context
 from headroom.platform.db import normalise_database_url
-from headroom.store.base import Base, import_all_models
+from headroom.platform.orm import Base, import_all_models
 from sqlalchemy import engine_from_config, pool
 
-import_all_models()  # registers every table of headroom.store.models* on the metadata
+import_all_models()  # registers every table (headroom.models lists the model modules)
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logger", True):
@@ -19,7 +19,7 @@ if config.config_file_name is not None and config.attributes.get("configure_logg
 
 target_metadata = Base.metadata
 
-# Partitions of the time-series tables are created and dropped at run time (headroom.store.partitions), so
+# Partitions of the time-series tables are created and dropped at run time (headroom.timeseries.repository), so
 # autogenerate must not see them as drift.
 _PARTITION = re.compile(r"^(metric_points|metric_rollups)_p\d+$")
 

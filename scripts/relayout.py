@@ -31,6 +31,15 @@ PACKAGES = {
     "headroom.deploy_templates": "headroom.sources.aws.deploy_templates",
 }
 MODULES = {
+    # the ORM models live in each feature's models.py (scripts/split_models.py); store/ is gone
+    "headroom.store.base": "headroom.platform.orm",
+    "headroom.store.models_collect": "headroom.sources.models",
+    "headroom.store.models_digest": "headroom.digest.models",
+    "headroom.store.models_inventory": "headroom.inventory.models",
+    "headroom.store.models_prometheus": "headroom.sources.prometheus.models",
+    # the metric registry was `snapshot.metrics`, one of three meanings of "metrics"
+    "headroom.snapshot.metrics": "headroom.domain.snapshot.registry",
+    "headroom.domain.snapshot.metrics": "headroom.domain.snapshot.registry",
     "headroom.services.mail": "headroom.platform.mail",
     "headroom.services.ratelimit": "headroom.platform.ratelimit",
     "headroom.api.schemas.common": "headroom.platform.schemas",
@@ -124,6 +133,15 @@ TEST_DIRS = {
 }
 
 ALL = {**PACKAGES, **MODULES}
+# `from headroom.store.models import Finding, Cluster`: each name goes to its feature's models module.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from split_models import OWNER  # noqa: E402
+
+SYMBOLS = {
+    "headroom.store.models": {
+        name: f"headroom.{feature.replace('/', '.')}.models" for feature, names in OWNER.items() for name in names
+    }
+}
 # Longest old path first so `headroom.services.findings` wins over any shorter prefix.
 _ORDERED = sorted(ALL.items(), key=lambda kv: -len(kv[0]))
 _DOTTED = re.compile(r"(?<![\w.])headroom(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -179,7 +197,12 @@ def _rewrite_import_froms(source: str) -> str:
             continue
         if not node.module.startswith("headroom"):
             continue
-        if not any(new_module(f"{node.module}.{a.name}") for a in node.names) and not new_module(node.module):
+        symbols = SYMBOLS.get(node.module, {})
+        if (
+            not symbols
+            and not any(new_module(f"{node.module}.{a.name}") for a in node.names)
+            and not new_module(node.module)
+        ):
             continue
         indent = re.match(r"\s*", lines[node.lineno - 1]).group(0)  # type: ignore[union-attr]
         groups: dict[str, list[str]] = {}
@@ -187,7 +210,11 @@ def _rewrite_import_froms(source: str) -> str:
             full = f"{node.module}.{alias.name}"
             moved = new_module(full)
             base_moved = new_module(node.module) or node.module
-            if moved is not None and moved != f"{base_moved}.{alias.name}":
+            if alias.name in symbols:
+                groups.setdefault(symbols[alias.name], []).append(
+                    alias.name if not alias.asname else f"{alias.name} as {alias.asname}"
+                )
+            elif moved is not None and moved != f"{base_moved}.{alias.name}":
                 parent, _, leaf = moved.rpartition(".")
                 local = alias.asname or alias.name
                 groups.setdefault(parent, []).append(leaf if leaf == local else f"{leaf} as {local}")
@@ -202,9 +229,13 @@ def _rewrite_import_froms(source: str) -> str:
     return "".join(lines)
 
 
+_TEST_DIR = re.compile(r"(?<![\w.-])tests/(" + "|".join(TEST_DIRS) + r")/")
+
+
 def rewrite_text(path: Path, text: str) -> str:
     if path.suffix == ".py":
         text = _rewrite_import_froms(text)
+    text = _TEST_DIR.sub(lambda m: f"tests/{TEST_DIRS[m.group(1)]}/", text)
     text = _DOTTED.sub(_rewrite_dotted, text)
     text = _SLASHED.sub(_rewrite_slashed, text)
     return _RELATIVE.sub(_rewrite_relative, text)

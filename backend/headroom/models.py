@@ -1,10 +1,14 @@
-"""The ORM model modules: an explicit list read by `store.base.import_all_models` (alembic and the app import
+"""The ORM model modules: an explicit list read by `platform.orm.import_all_models` (alembic and the app import
 every table through it)."""
 
 MODEL_MODULES = (
-    "headroom.store.models",
-    "headroom.store.models_collect",
-    "headroom.store.models_digest",
-    "headroom.store.models_inventory",
-    "headroom.store.models_prometheus",
+    "headroom.accounts.models",
+    "headroom.clusters.models",
+    "headroom.findings.models",
+    "headroom.patches.models",
+    "headroom.sources.models",
+    "headroom.sources.prometheus.models",
+    "headroom.inventory.models",
+    "headroom.timeseries.models",
+    "headroom.digest.models",
 )

@@ -7,7 +7,6 @@ import socket
 import threading
 from collections.abc import Iterator
 
-
 KINDS = ("refused", "never_answers")
 
 

@@ -107,8 +107,9 @@ def fleet(env: dict[str, str]) -> Iterator[dict[str, Any]]:
 @pytest.mark.timeout(900)
 def test_killed_backfill_loses_nothing_and_duplicates_nothing(env: dict[str, str], celery_app: Any,
                                                              fleet: dict[str, Any]) -> None:
+    from headroom.accounts.models import Organization
     from headroom.platform.db import session_scope
-    from headroom.store.models import AwsConnection, Organization
+    from headroom.sources.models import AwsConnection
     from headroom.timeseries.repository import read_points
 
     engine = sa.create_engine(env["DATABASE_URL"])

@@ -93,8 +93,8 @@ def test_worker_drains_the_rollup_queue(worker: Any, celery_app: Any, worker_env
     import uuid
 
     import numpy as np
+    from headroom.accounts.models import Organization
     from headroom.platform.security import new_external_id
-    from headroom.store.models import Organization
     from headroom.timeseries import repository as ts
     from sqlalchemy.orm import Session
 
@@ -163,12 +163,14 @@ def test_an_on_demand_advice_run_is_released_by_the_worker(worker: Any, celery_a
     the run, so the next request for the cluster queues again (issue 10, fault 11)."""
     import uuid
 
+    from headroom.accounts.models import Organization
+    from headroom.clusters.models import Cluster
     from headroom.findings import advice_runs
+    from headroom.findings.models import AdviceRun
     from headroom.platform.db import session_scope
     from headroom.platform.jobs import dispatch
     from headroom.platform.security import new_external_id
     from headroom.platform.settings import Settings
-    from headroom.store.models import AdviceRun, Cluster, Organization
 
     url = worker_env["DATABASE_URL"]
     now = dt.datetime.now(dt.UTC)

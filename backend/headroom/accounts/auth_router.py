@@ -11,6 +11,7 @@ from sqlalchemy import select
 from headroom.accounts import login_limits
 from headroom.accounts import service as accounts
 from headroom.accounts.login_limits import LoginLimits
+from headroom.accounts.models import Membership, Organization, User
 from headroom.accounts.schemas import (
     InvitationAccept,
     LoginCreate,
@@ -31,7 +32,6 @@ from headroom.api.deps import (
 from headroom.platform.errors import InvalidCredentials, NotAuthenticated
 from headroom.platform.logging import get_logger
 from headroom.platform.security import csrf_token_for
-from headroom.store.models import Membership, Organization, User
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 log = get_logger("headroom.api.auth")

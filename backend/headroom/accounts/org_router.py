@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Response, status
 from sqlalchemy import select
 
 from headroom.accounts import service as accounts
+from headroom.accounts.models import AuditLog, Organization
 from headroom.accounts.schemas import (
     ApiTokenCreate,
     ApiTokenCreated,
@@ -23,7 +24,6 @@ from headroom.accounts.schemas import (
 )
 from headroom.api.deps import DB, Caller, Context
 from headroom.platform.schemas import INT64_MAX
-from headroom.store.models import AuditLog, Organization
 
 router = APIRouter(prefix="/org", tags=["organization"])
 

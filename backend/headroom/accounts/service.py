@@ -13,6 +13,15 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from headroom.accounts.models import (
+    ApiToken,
+    AuditLog,
+    Invitation,
+    Membership,
+    Organization,
+    User,
+    UserSession,
+)
 from headroom.platform.errors import (
     Conflict,
     InvalidCredentials,
@@ -29,15 +38,6 @@ from headroom.platform.security import (
     new_external_id,
     new_token,
     verify_password,
-)
-from headroom.store.models import (
-    ApiToken,
-    AuditLog,
-    Invitation,
-    Membership,
-    Organization,
-    User,
-    UserSession,
 )
 
 ROLE_RANK = {"viewer": 0, "admin": 1, "owner": 2}

@@ -20,12 +20,14 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from headroom.clusters.models import Cluster
 from headroom.domain.snapshot.scenario import Scenario, load_scenario
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import simulate
-from headroom.store.models import Cluster, IngestWatermark, Instance, TikvConfig, TikvNode, Volume
+from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.timeseries import repository as timeseries
 from headroom.timeseries import watermarks
+from headroom.timeseries.models import IngestWatermark
 
 DEMO_TAG = "headroom.demo"
 DEMO_SOURCE_KIND = "demo"

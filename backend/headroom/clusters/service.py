@@ -10,8 +10,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
+from headroom.clusters.models import Cluster
 from headroom.platform.errors import Conflict, NotFound
-from headroom.store.models import Cluster
 
 
 def list_clusters(db: Session, principal: Principal) -> list[Cluster]:

@@ -45,9 +45,9 @@ def _smtp(settings: Settings) -> Any:
 
 def run_weekly(database_url: str, settings: Settings, now: dt.datetime, **_: Any) -> dict[str, Any]:
     """Send (or queue) every organisation's digest for the ISO week of `now`."""
+    from headroom.accounts.models import Organization
     from headroom.digest.build import iso_week_start
     from headroom.platform.jobs.dispatch import enqueue
-    from headroom.store.models import Organization
 
     if _smtp(settings) is None:
         log.info("digest.skipped", reason="smtp not configured (HEADROOM_SMTP_HOST is unset)")
@@ -80,11 +80,11 @@ def run_send_org(
     **_: Any,
 ) -> dict[str, Any]:
     """Send one org's digest for one ISO week, at most once (see the module docstring)."""
+    from headroom.accounts.models import Organization
     from headroom.digest import service
     from headroom.digest.build import iso_week_start
+    from headroom.digest.models import DigestSend
     from headroom.digest.send import PermanentSendError, TransientSendError, compose, send_message
-    from headroom.store.models import Organization
-    from headroom.store.models_digest import DigestSend
 
     if org_id is None:  # the in-process scheduler's start-up pass runs every job once without parameters
         return {"status": "skipped", "reason": "no organisation given"}

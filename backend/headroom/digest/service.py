@@ -23,7 +23,9 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from headroom.accounts.models import Membership, Organization, User
 from headroom.accounts.service import Principal, audit
+from headroom.clusters.models import Cluster
 from headroom.digest.build import (
     ClusterDigest,
     Digest,
@@ -33,20 +35,12 @@ from headroom.digest.build import (
     build_digest,
     iso_week_start,
 )
+from headroom.digest.models import DigestSend, EmailVerification, OrgDigestSettings
 from headroom.domain.model import SEVERITIES
+from headroom.findings.models import Finding, Recommendation
 from headroom.findings.service import stored_evidence, stored_impact
 from headroom.platform.errors import NotFound
-from headroom.store.models import (
-    AwsConnection,
-    Cluster,
-    Finding,
-    Membership,
-    Organization,
-    PrometheusSource,
-    Recommendation,
-    User,
-)
-from headroom.store.models_digest import DigestSend, EmailVerification, OrgDigestSettings
+from headroom.sources.models import AwsConnection, PrometheusSource
 
 # The reporting window: the 7 days before the send (one week, as the email's name says).
 PERIOD = dt.timedelta(days=7)

@@ -12,7 +12,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from headroom.store.models import AdviceRun, Cluster
+from headroom.clusters.models import Cluster
+from headroom.findings.models import AdviceRun
 
 # A run not released after this long lost its worker or its queued message (a run of one cluster takes seconds):
 # the next request replaces it. Also the period of the scheduled advice.run, which advises every cluster anyway.

@@ -21,9 +21,9 @@ from headroom.domain.advisor.context import Context
 from headroom.domain.model import ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import find_series
+from headroom.findings.models import Finding
 from headroom.findings.service import stored_evidence
 from headroom.platform.errors import NotFound
-from headroom.store.models import Finding
 from headroom.timeseries.snapshots import MAX_WINDOW, RAW_STEP_SECONDS, build_snapshot
 
 # derived view -> (unit, how to read it); units as domain/advisor/context.py and domain/snapshot/views.py compute them

@@ -28,7 +28,7 @@ DEMO_FIRST_RUN_WITHIN = dt.timedelta(days=1)
 
 
 def _cluster_ids(database_url: str, cluster_id: str | None) -> list[uuid.UUID]:
-    from headroom.store.models import Cluster
+    from headroom.clusters.models import Cluster
 
     with session_scope(database_url) as db:
         query = select(Cluster.id).order_by(Cluster.created_at)
@@ -38,8 +38,8 @@ def _cluster_ids(database_url: str, cluster_id: str | None) -> list[uuid.UUID]:
 
 
 def _advise_one(database_url: str, cluster_id: uuid.UUID, now: dt.datetime, window_hours: float) -> dict[str, Any]:
+    from headroom.clusters.models import Cluster
     from headroom.findings import service as findings
-    from headroom.store.models import Cluster
 
     with session_scope(database_url) as db:
         cluster = db.get(Cluster, cluster_id)
@@ -90,7 +90,9 @@ def _release(database_url: str, cluster_id: uuid.UUID, run_id: str) -> None:
 
 def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UUID]:
     """Return the demo clusters created in the last day that have series but no finding yet."""
-    from headroom.store.models import Cluster, Finding, MetricSeries
+    from headroom.clusters.models import Cluster
+    from headroom.findings.models import Finding
+    from headroom.timeseries.models import MetricSeries
 
     return list(
         db.scalars(

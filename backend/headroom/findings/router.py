@@ -14,6 +14,7 @@ from headroom.api.deps import DB, AppContext, Caller, Context
 from headroom.clusters import service as clusters_service
 from headroom.domain.model import Severity, severity_rank
 from headroom.findings import advice_runs, evidence_series, service
+from headroom.findings.models import Finding
 from headroom.findings.schemas import (
     AdviseQueued,
     EvidenceChartRead,
@@ -30,7 +31,6 @@ from headroom.findings.schemas import (
 )
 from headroom.platform.errors import QueueUnavailable, RateLimited
 from headroom.platform.schemas import ErrorResponse
-from headroom.store.models import Finding
 
 router = APIRouter(tags=["findings"])
 ADVICE_JOB = "advice.run"

@@ -30,12 +30,15 @@ from sqlalchemy import any_, case, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal, audit
+from headroom.clusters.models import Cluster
 from headroom.domain.advisor.finding import Option
 from headroom.domain.model import SEVERITIES, SEVERITY_RANK, Evidence, Impact, severity_rank
+from headroom.findings.models import Finding, Recommendation
+from headroom.patches.models import Patch
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.platform.logging import get_logger
-from headroom.store.models import AuditLog, Cluster, Finding, Patch, Recommendation
 
 log = get_logger("headroom.findings.service")
 

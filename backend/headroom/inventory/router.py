@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, status
 
 from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
 from headroom.inventory import service, tikv_configs
+from headroom.inventory.models import TikvConfig, TikvNode
 from headroom.inventory.schemas import (
     ConfigRead,
     ConfigUpload,
@@ -21,7 +22,6 @@ from headroom.inventory.schemas import (
 )
 from headroom.platform import outbound
 from headroom.platform.schemas import INT32_MAX, ErrorResponse
-from headroom.store.models import TikvConfig, TikvNode
 
 router = APIRouter(prefix="/clusters/{cluster_id}/nodes", tags=["nodes"])
 REFRESH_BUDGET_SECONDS = 30.0  # all attempts of a status-port read from a request (docs/outbound.md)

@@ -15,11 +15,10 @@ from headroom.clusters.service import get_cluster
 from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.catalog.instance_types import InstanceLimits, instance_limits, instance_limits_from_entry
 from headroom.domain.catalog.volume_types import volume_limits
+from headroom.inventory.models import Instance, InstanceTypeLimits, TikvConfig, TikvNode, Volume
 from headroom.platform.errors import Conflict, NotFound
 from headroom.platform.outbound import require_allowed_url
 from headroom.sources.prometheus.tikv_status import config_url
-from headroom.store.models import Instance, TikvConfig, TikvNode, Volume
-from headroom.store.models_inventory import InstanceTypeLimits
 
 
 def list_nodes(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[TikvNode]:

@@ -23,13 +23,13 @@ from headroom.accounts.service import Principal, audit
 from headroom.domain.tikvconf.errors import ConfigParseError, ConfigTooLarge
 from headroom.domain.tikvconf.limits import drop_unstorable
 from headroom.domain.tikvconf.parse import ConfigView, config_json_view, parse_toml, tiup_topology_view
+from headroom.inventory.models import TikvConfig, TikvNode
 from headroom.inventory.service import get_node
 from headroom.platform.errors import InvalidInput, NotFound, PayloadTooLarge
 from headroom.platform.logging import get_logger
 from headroom.sources.prometheus.collector import RetryPolicy
 from headroom.sources.prometheus.promql import host_of
 from headroom.sources.prometheus.tikv_status import StatusPortError, fetch_config
-from headroom.store.models import TikvConfig, TikvNode
 
 UploadFormat = Literal["toml", "tiup_topology"]
 ConfigFetcher = Callable[[str], tuple[dict[str, Any], str]]

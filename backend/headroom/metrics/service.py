@@ -37,10 +37,9 @@ from headroom.domain.forecast.burst import (
     forecast_instance_burst,
 )
 from headroom.domain.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB
+from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.sources.aws.ingest import limits_at
-from headroom.store.models import Instance, TikvNode, Volume
-from headroom.store.models_inventory import InventoryChange
 from headroom.timeseries import repository as timeseries
 
 Array = NDArray[np.float64]

@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 from headroom.api.deps import DB, Caller, Context
 from headroom.domain.tikvconf import FORMATS
 from headroom.patches import service
+from headroom.patches.models import Patch
 from headroom.patches.schemas import BaseConfigRead, PatchCreate, PatchFormat, PatchList, PatchRead
-from headroom.store.models import Patch
 
 router = APIRouter(prefix="/clusters/{cluster_id}/patches", tags=["patches"])
 _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artefact as an attachment.",

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
 from headroom.clusters import service as clusters_service
+from headroom.clusters.models import Cluster
 from headroom.domain.model import severity_rank
 from headroom.domain.tikvconf import (
     Artefact,
@@ -44,8 +45,10 @@ from headroom.domain.tikvconf import (
 )
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
+from headroom.findings.models import Finding, Recommendation
+from headroom.inventory.models import Instance, TikvConfig, TikvNode
+from headroom.patches.models import Patch
 from headroom.platform.errors import AppError, Conflict, InvalidInput, NotFound
-from headroom.store.models import Cluster, Finding, Instance, Patch, Recommendation, TikvConfig, TikvNode
 from headroom.timeseries.snapshots import latest_configs
 
 GIB = 1024**3

@@ -9,7 +9,6 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-
 # PostgreSQL integer and bigint ranges: a larger number can't be compared with or stored in such a column.
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1

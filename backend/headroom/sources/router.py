@@ -11,6 +11,7 @@ from headroom.api.deps import DB, Caller, Context
 from headroom.platform.errors import QueueUnavailable
 from headroom.platform.logging import get_logger
 from headroom.sources import service
+from headroom.sources.models import AwsConnection, PrometheusSource
 from headroom.sources.schemas import (
     AwsConnectionCreate,
     AwsConnectionRead,
@@ -20,7 +21,6 @@ from headroom.sources.schemas import (
     PrometheusSourceUpdate,
     SourceHealth,
 )
-from headroom.store.models import AwsConnection, PrometheusSource
 
 router = APIRouter(prefix="/sources", tags=["sources"])
 log = get_logger("headroom.api.sources")

@@ -9,12 +9,13 @@ import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from headroom.accounts.models import Organization
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.service import get_cluster
 from headroom.platform.errors import Conflict, InvalidInput, NotFound
 from headroom.platform.outbound import require_allowed_url
 from headroom.platform.security import SecretBox
-from headroom.store.models import AwsConnection, Organization, PrometheusSource
+from headroom.sources.models import AwsConnection, PrometheusSource
 
 S = TypeVar("S", AwsConnection, PrometheusSource)
 

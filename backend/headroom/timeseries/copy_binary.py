@@ -11,9 +11,9 @@ length (-1 for NULL) and the big-endian value.
 from __future__ import annotations
 
 import struct
-from typing import Any
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray

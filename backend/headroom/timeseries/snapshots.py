@@ -30,13 +30,15 @@ from typing import Any
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from headroom.domain.snapshot.metrics import REGISTRY
+from headroom.clusters.models import Cluster
+from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import SCHEMA_VERSION, Entity, Node, Series, Snapshot, Source, Window
 from headroom.domain.snapshot.schema import Cluster as SnapshotCluster
 from headroom.domain.snapshot.schema import Instance as SnapshotInstance
 from headroom.domain.snapshot.schema import Volume as SnapshotVolume
+from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
-from headroom.store.models import Cluster, Instance, MetricSeries, TikvConfig, TikvNode, Volume
+from headroom.timeseries.models import MetricSeries
 
 MAX_WINDOW = dt.timedelta(days=7)
 RAW_STEP_SECONDS = 60

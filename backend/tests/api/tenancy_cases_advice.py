@@ -48,8 +48,9 @@ def _finding(cluster_name: str) -> Any:
 
 
 def seed(owner: Any, make_client: Any, ids: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    from headroom.clusters.models import Cluster
     from headroom.findings import service as findings
-    from headroom.store.models import Cluster, Finding
+    from headroom.findings.models import Finding
 
     sessions = owner.client.app.state.ctx.sessions
     with sessions() as db:

@@ -21,7 +21,7 @@ SECRET_ERROR = "a-secret-digest-error from smtp.a.internal"
 
 def seed(owner: Any, make_client: Any, ids: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     from headroom.digest import service
-    from headroom.store.models_digest import DigestSend
+    from headroom.digest.models import DigestSend
 
     ctx = owner.client.app.state.ctx
     user = owner.session["user"]

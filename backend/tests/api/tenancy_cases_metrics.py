@@ -19,7 +19,7 @@ ADDRESS = "10.78.0.1:20160"
 
 
 def seed(owner: Any, make_client: Callable[[], Any], ids: dict[str, str]) -> tuple[dict[str, str], list[str]]:
-    from headroom.store.models import Instance, TikvNode, Volume
+    from headroom.inventory.models import Instance, TikvNode, Volume
     from headroom.timeseries import repository as timeseries
 
     org, cluster = uuid.UUID(owner.org_id), uuid.UUID(ids["cluster_id"])

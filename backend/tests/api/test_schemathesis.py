@@ -88,12 +88,13 @@ def seeded(engine: Any, redis_url: str, tmp_path_factory: Any) -> Iterator[Seede
     from fastapi.testclient import TestClient
     from headroom.api.app import create_app
     from headroom.api.deps import AppContext
+    from headroom.clusters.models import Cluster
     from headroom.findings import service as findings
+    from headroom.findings.models import Finding
     from headroom.platform.mail import OutboxMailer
     from headroom.platform.ratelimit import MemoryRateLimiter
     from headroom.platform.security import SecretBox
     from headroom.platform.settings import Settings
-    from headroom.store.models import Cluster, Finding
     from sqlalchemy.orm import sessionmaker
     from tenancy_cases_advice import _finding
     from tenancy_cases_metrics import seed as seed_metrics

@@ -37,8 +37,8 @@ def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, for
 
 
 def record(sessions: Any, cluster_id: str, findings: list[Finding], now: dt.datetime = SEEN_AT) -> None:
+    from headroom.clusters.models import Cluster
     from headroom.findings import service
-    from headroom.store.models import Cluster
 
     with sessions() as db:
         cluster = db.get_one(Cluster, uuid.UUID(cluster_id))
@@ -48,8 +48,8 @@ def record(sessions: Any, cluster_id: str, findings: list[Finding], now: dt.date
 
 def verify(sessions: Any, user_id: str) -> None:
     """Mark a user's current email verified (what following the test-send link does)."""
-    from headroom.store.models import User
-    from headroom.store.models_digest import EmailVerification
+    from headroom.accounts.models import User
+    from headroom.digest.models import EmailVerification
 
     with sessions() as db:
         user = db.get_one(User, uuid.UUID(user_id))
@@ -59,7 +59,7 @@ def verify(sessions: Any, user_id: str) -> None:
 
 def add_member(sessions: Any, org_id: str, email: str, role: str) -> str:
     """Add a member who never logs in (no password hash worth computing); return the user id."""
-    from headroom.store.models import Membership, User
+    from headroom.accounts.models import Membership, User
 
     with sessions() as db:
         user = User(email=email, full_name=role, password_hash="!not-a-login")

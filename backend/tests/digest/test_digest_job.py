@@ -10,9 +10,9 @@ from typing import Any
 import headroom.digest.jobs as job
 import pytest
 from digest_seed import DIGEST_AT, EMPTIES_IN_35_MIN, WEEK, add_member, advisor_finding, record, verify
+from headroom.digest.models import DigestSend
 from headroom.digest.send import TransientSendError
 from headroom.platform.jobs.registry import all_jobs
-from headroom.store.models_digest import DigestSend
 from helpers import sign_up
 from sqlalchemy import select
 
@@ -37,7 +37,7 @@ def org(client: Any, sessions: Any) -> dict[str, Any]:
                         headroom_pct=2.0),
         advisor_finding("prod-<east>", "vol-0bbb", "warning", "vol-0bbb near its IOPS ceiling", headroom_pct=12.0),
     ])
-    from headroom.store.models import PrometheusSource
+    from headroom.sources.models import PrometheusSource
 
     with sessions() as db:
         db.add(PrometheusSource(org_id=uuid.UUID(owner.org_id), name="prom-x", base_url="http://127.0.0.1:9",

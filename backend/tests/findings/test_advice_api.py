@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 from advice_support import END, DemoCluster, ingest_demo
+from headroom.accounts.models import AuditLog
+from headroom.clusters.models import Cluster
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf import FORMATS, Change, artefact, template_keys, toml_view
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.findings import service as findings_service
-from headroom.store.models import AuditLog, Cluster, TikvConfig, TikvNode
+from headroom.inventory.models import TikvConfig, TikvNode
 from helpers import Actor, join_with_role, sign_up
 from sqlalchemy import select
 

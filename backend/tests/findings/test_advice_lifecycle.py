@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 from advice_support import DemoCluster, make_org
+from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal
+from headroom.clusters.models import Cluster
 from headroom.domain.advisor.engine import Rule
 from headroom.domain.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
 from headroom.domain.model import Evidence, Impact
 from headroom.findings import service
-from headroom.store.models import AuditLog, Cluster, Recommendation
-from headroom.store.models import Finding as FindingRow
+from headroom.findings.models import Finding as FindingRow
+from headroom.findings.models import Recommendation
 from sqlalchemy import func, select
 
 T0 = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)

@@ -15,16 +15,17 @@ import pytest
 import redis
 from dead_redis import KINDS, dead_redis_url
 from fastapi.testclient import TestClient
+from headroom.accounts.models import AuditLog, User
 from headroom.api.app import create_app
 from headroom.api.deps import AppContext
 from headroom.findings import advice_runs
+from headroom.findings.models import AdviceRun
 from headroom.platform.db import session_factory, session_scope
 from headroom.platform.jobs import dispatch
 from headroom.platform.jobs.registry import job
 from headroom.platform.ratelimit import MemoryRateLimiter, RedisRateLimiter
 from headroom.platform.security import SecretBox
 from headroom.platform.settings import Settings
-from headroom.store.models import AdviceRun, AuditLog, User
 from helpers import Actor, sign_up
 from sqlalchemy import func, select, text
 

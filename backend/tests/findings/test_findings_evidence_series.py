@@ -9,7 +9,7 @@ from typing import Any
 
 from advice_support import END, ingest_demo
 from headroom.findings import service as findings_service
-from headroom.store.models import Finding
+from headroom.findings.models import Finding
 from helpers import sign_up
 
 

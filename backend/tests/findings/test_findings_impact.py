@@ -11,7 +11,7 @@ import pytest
 from advice_support import END, ingest_demo
 from headroom.domain.model import Impact
 from headroom.findings import service as findings_service
-from headroom.store.models import Finding
+from headroom.findings.models import Finding
 from helpers import Actor, sign_up
 
 T0 = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)

@@ -12,7 +12,7 @@ from headroom.domain.advisor import advise
 from headroom.domain.advisor.finding import Option
 from headroom.domain.model import Evidence, Impact
 from headroom.findings import service as findings_service
-from headroom.store.models import Finding
+from headroom.findings.models import Finding
 from helpers import sign_up
 
 

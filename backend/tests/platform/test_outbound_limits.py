@@ -246,12 +246,12 @@ def live_app(database_url: str, settings: Any, slots: outbound.OrgSlots) -> Iter
     """The real app under uvicorn in a thread, on its own engine sized like production (platform/db.py: 5 + 10),
     with a 5 s pool timeout so a starved pool shows up as a failed request quickly. Deletes what it created."""
     import uvicorn
+    from headroom.accounts.models import Organization, User
     from headroom.api.app import create_app
     from headroom.api.deps import AppContext
     from headroom.platform.mail import OutboxMailer
     from headroom.platform.ratelimit import MemoryRateLimiter
     from headroom.platform.security import SecretBox
-    from headroom.store.models import Organization, User
 
     outbox = Path(tempfile.mkdtemp(prefix="headroom-outbox-"))
     engine = create_engine(database_url, pool_size=5, max_overflow=10, pool_timeout=5, pool_pre_ping=True)

@@ -39,7 +39,7 @@ def _columns(connection: Any, table: str) -> dict[str, tuple[str, bool]]:
 
 
 def test_head_has_no_legacy_tables_and_the_models_do_not_name_them(connection: Any) -> None:
-    from headroom.store.models import Base
+    from headroom.platform.orm import Base
 
     assert LEGACY.isdisjoint(inspect(connection).get_table_names())
     assert LEGACY.isdisjoint(Base.metadata.tables)

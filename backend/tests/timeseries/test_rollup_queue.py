@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from headroom.accounts.models import Organization
 from headroom.platform.security import new_external_id
-from headroom.store.models import Organization
 from headroom.timeseries import repository as ts
 from sqlalchemy import text
 from sqlalchemy.engine import Engine

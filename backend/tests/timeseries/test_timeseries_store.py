@@ -8,8 +8,8 @@ import uuid
 from typing import Any
 
 import pytest
+from headroom.accounts.models import Organization
 from headroom.platform.security import new_external_id
-from headroom.store.models import Organization
 from headroom.timeseries import repository as ts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -228,7 +228,8 @@ def test_numpy_copy_encoding_round_trips_any_values(db: Any, values: list[float 
 def test_node_series_are_per_cluster_and_volume_series_per_org(db: Any) -> None:
     """Two clusters reusing a store address keep separate series; a volume keeps one series and its cluster
     attribute follows the latest mapping."""
-    from headroom.store.models import Cluster, MetricSeries
+    from headroom.clusters.models import Cluster
+    from headroom.timeseries.models import MetricSeries
 
     org = _org(db, "scopes")
     c1, c2 = (Cluster(org_id=org, name=n, tikv_version="8.5.0", deployment_kind="tiup") for n in ("prod", "staging"))

@@ -2,7 +2,7 @@
 
 from headroom.domain.snapshot.errors import ScenarioError, SnapshotError
 from headroom.domain.snapshot.files import load_snapshot, save_snapshot, snapshot_from_dict, snapshot_to_json
-from headroom.domain.snapshot.metrics import REGISTRY, MetricSpec, metric_spec
+from headroom.domain.snapshot.registry import REGISTRY, MetricSpec, metric_spec
 from headroom.domain.snapshot.schema import SCHEMA_VERSION, Snapshot, snapshot_json_schema
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 A snapshot is plain data: inventory (nodes, EC2 instances, EBS volumes), each node's effective TiKV config as
 TiKV's status endpoint returns it (`GET :20180/config`), and compact time series (start + step + values,
-`null` for a gap). Series names come from `headroom.domain.snapshot.metrics.REGISTRY`. The published JSON Schema
+`null` for a gap). Series names come from `headroom.domain.snapshot.registry.REGISTRY`. The published JSON Schema
 (docs/snapshot.schema.json) is generated from these models; docs/snapshot.md explains the format.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from headroom.domain.snapshot.metrics import REGISTRY
+from headroom.domain.snapshot.registry import REGISTRY
 
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -159,7 +159,7 @@ class Series(_Model):
 
     entity: Entity
     metric: str = Field(
-        description="Canonical name from the metric registry (headroom.domain.snapshot.metrics).",
+        description="Canonical name from the metric registry (headroom.domain.snapshot.registry).",
         json_schema_extra={"enum": list[JsonValue](sorted(REGISTRY))},
     )
     unit: str
@@ -177,7 +177,7 @@ class Series(_Model):
     def _known_metric(self) -> Series:
         spec = REGISTRY.get(self.metric)
         if spec is None:
-            raise ValueError(f"unknown metric {self.metric!r} (not in headroom.domain.snapshot.metrics.REGISTRY)")
+            raise ValueError(f"unknown metric {self.metric!r} (not in headroom.domain.snapshot.registry.REGISTRY)")
         if spec.entity != self.entity.kind:
             raise ValueError(f"metric {self.metric!r} describes a {spec.entity}, not a {self.entity.kind}")
         if spec.unit != self.unit:

@@ -41,7 +41,7 @@ from headroom.domain.catalog import InstanceLimits, VolumeLimits, instance_limit
 from headroom.domain.physics.burst import CreditBucket, InstanceEbsBucket, volume_bucket
 from headroom.domain.physics.io import chunks_per_io
 from headroom.domain.snapshot.errors import ScenarioError
-from headroom.domain.snapshot.metrics import REGISTRY
+from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.scenario import Scenario, VolumeSpec, Workload, load_scenario, node_workload
 from headroom.domain.snapshot.schema import (
     SCHEMA_VERSION,

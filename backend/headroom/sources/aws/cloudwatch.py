@@ -2,7 +2,7 @@
 
 Only GetMetricData is used, planned by `aws_metric_plan` (500 queries and 100,800 datapoints per call,
 NextToken pages). Every query is a plain `MetricStat` with the statistic of the metric registry
-(`headroom.domain.snapshot.metrics`, domain.md §3.1/§3.2): Sum for ops, bytes and times, Average for the queue length,
+(`headroom.domain.snapshot.registry`, domain.md §3.1/§3.2): Sum for ops, bytes and times, Average for the queue length,
 Minimum for balances, Maximum for the 0/1 checks. No metric math: IOPS = Sum / period and the like are derived
 by Headroom when a view reads the raw Sum (moto does not evaluate expressions either).
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from headroom.domain.snapshot.metrics import REGISTRY_LIST, CloudWatchSource, MetricSpec
+from headroom.domain.snapshot.registry import REGISTRY_LIST, CloudWatchSource, MetricSpec
 from headroom.sources.aws.metric_plan import MAX_DATAPOINTS, PlannedRequest, SweepPlan
 
 EBS_SPECS: tuple[MetricSpec, ...] = tuple(
@@ -52,7 +52,7 @@ THROTTLE_CODES = frozenset({"Throttling", "ThrottlingException", "TooManyRequest
 class MetricQuery:
     """One CloudWatch series to read: canonical name, the entity, and how to ask for it."""
 
-    metric: str  # canonical name (headroom.domain.snapshot.metrics)
+    metric: str  # canonical name (headroom.domain.snapshot.registry)
     entity_kind: str  # volume | instance
     entity_id: str  # vol-... | i-...
     namespace: str

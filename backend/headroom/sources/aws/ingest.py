@@ -26,8 +26,10 @@ from typing import Any
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
+from headroom.clusters.models import Cluster
 from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.catalog.instance_types import entries_from_describe_instance_types, instance_limits
+from headroom.inventory.models import Instance, InstanceTypeLimits, InventoryChange, TikvNode, Volume
 from headroom.platform.logging import get_logger
 from headroom.sources.aws import cloudwatch as cw
 from headroom.sources.aws.ec2_inventory import (
@@ -49,9 +51,7 @@ from headroom.sources.aws.metric_plan import (
     points_in,
 )
 from headroom.sources.aws.session import AwsClients
-from headroom.store.models import AwsConnection, Cluster, Instance, TikvNode, Volume
-from headroom.store.models_collect import AwsBackfill, BackfillStep, CollectionSweep
-from headroom.store.models_inventory import InstanceTypeLimits, InventoryChange
+from headroom.sources.models import AwsBackfill, AwsConnection, BackfillStep, CollectionSweep
 from headroom.timeseries.repository import SeriesKey, ensure_series, write_points
 from headroom.timeseries.watermarks import advance_watermarks, get_watermarks
 
@@ -438,7 +438,7 @@ def request_backfill(db: Session, connection: AwsConnection, *, days: int = DEFA
 # killed worker's successor skips exactly the stored requests: no GetMetricData call is paid twice (billing is
 # per metric requested, domain.md §3.3).
 #
-# Inventory changes between runs (decided here, tested in tests/collect_aws/test_aws_backfill_resume.py):
+# Inventory changes between runs (decided here, tested in tests/sources/aws/test_aws_backfill_resume.py):
 # * a series that appears (new volume, newly mapped TiKV instance) is appended to the plan as new requests over
 #   the same window when a run starts, so it gets its history too; points_total grows by their points;
 # * a series that disappears (volume deleted or detached) keeps its planned requests: CloudWatch still holds

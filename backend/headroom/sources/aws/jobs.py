@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import func, select, text
 
+from headroom.inventory.models import Instance
 from headroom.platform.db import engine_for, session_scope
 from headroom.platform.jobs.registry import Job, Schedule
 from headroom.platform.logging import get_logger
@@ -16,8 +17,7 @@ from headroom.platform.settings import Settings
 from headroom.sources.aws import ingest
 from headroom.sources.aws.session import clients_for
 from headroom.sources.health import record_failure, record_success
-from headroom.store.models import AwsConnection, Instance
-from headroom.store.models_collect import CollectionSweep
+from headroom.sources.models import AwsConnection, CollectionSweep
 
 log = get_logger("headroom.sources.aws.jobs")
 

@@ -8,7 +8,7 @@ queries totalling `T` points costs at least
 
     lower_bound = max(ceil(S / 500), ceil(T / 100,800)).
 
-How the plan meets it (proved by the hypothesis tests in tests/collect_aws/test_metric_plan.py):
+How the plan meets it (proved by the hypothesis tests in tests/sources/aws/test_metric_plan.py):
 
 * all requests of one period share one window, so each series has the same `p` points;
 * S <= 500: one request of `ceil(S p / D)` pages would meet the bound, so the DP below (which never needs

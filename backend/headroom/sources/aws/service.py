@@ -22,8 +22,8 @@ from headroom.accounts.service import Principal, audit
 from headroom.sources.aws.ingest import DEFAULT_BACKFILL_DAYS, get_backfill, request_backfill
 from headroom.sources.aws.session import AwsClients
 from headroom.sources.health import record_failure, record_success
+from headroom.sources.models import AwsBackfill, CollectionSweep
 from headroom.sources.service import get_aws_connection
-from headroom.store.models_collect import AwsBackfill, CollectionSweep
 
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation",
                           "UnauthorizedAccess", "AuthFailure", "InvalidClientTokenId"})

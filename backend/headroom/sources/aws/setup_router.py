@@ -8,11 +8,11 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import Field
 
+from headroom.accounts.models import Organization
 from headroom.api.deps import DB, Caller, Context
 from headroom.platform.errors import NotFound
 from headroom.platform.schemas import Output
 from headroom.sources.aws.deploy_templates import ACCOUNT_ID_RE, filled_templates
-from headroom.store.models import Organization
 
 router = APIRouter(prefix="/sources/aws", tags=["sources"])
 

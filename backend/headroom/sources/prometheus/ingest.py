@@ -28,10 +28,13 @@ import numpy as np
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from headroom.inventory.models import TikvNode
 from headroom.inventory.tikv_configs import ConfigFetcher, default_fetcher, store_version
 from headroom.platform.logging import get_logger
 from headroom.platform.security import SecretBox
+from headroom.sources.models import BackfillStep, PrometheusSource
 from headroom.sources.prometheus.collector import PrometheusAuth, PrometheusClient, PrometheusError, Target
+from headroom.sources.prometheus.models import PrometheusBackfill, PrometheusNodeTarget
 from headroom.sources.prometheus.promql import (
     STEP_SECONDS,
     CollectionQuery,
@@ -50,9 +53,7 @@ from headroom.sources.prometheus.promql import (
     tikv_matchers,
 )
 from headroom.sources.prometheus.tikv_status import StatusPortError, advertised_store_address
-from headroom.store.models import MetricSeries, PrometheusSource, TikvNode
-from headroom.store.models_collect import BackfillStep
-from headroom.store.models_prometheus import PrometheusBackfill, PrometheusNodeTarget
+from headroom.timeseries.models import MetricSeries
 from headroom.timeseries.repository import SeriesBatch, SeriesKey, ensure_series, write_batches
 from headroom.timeseries.watermarks import advance_watermarks, get_watermarks
 
@@ -404,7 +405,7 @@ def collect_incremental(
 # transaction (the task commits after each chunk), so a killed worker's successor runs only the chunks not
 # stored, and steps done / total are sums over the plan: never counted twice, never going back.
 #
-# Nodes that change between runs (decided here, tested in tests/collect_prometheus/test_prom_backfill_resume.py):
+# Nodes that change between runs (decided here, tested in tests/sources/prometheus/test_prom_backfill_resume.py):
 # every query selects all of the cluster's TiKV nodes (and their hosts' node_exporter), so a chunk run after a
 # node appeared includes it. A chunk stored before it appeared did not: when a run finds TiKV targets that a
 # done chunk did not cover, it appends that chunk again to the plan (steps_total grows by it). Prometheus bills

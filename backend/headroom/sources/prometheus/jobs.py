@@ -14,9 +14,9 @@ from headroom.platform.jobs.registry import Job, Schedule
 from headroom.platform.logging import get_logger
 from headroom.platform.security import SecretBox
 from headroom.platform.settings import Settings
+from headroom.sources.models import PrometheusSource
 from headroom.sources.prometheus import ingest
 from headroom.sources.prometheus import service as ops
-from headroom.store.models import PrometheusSource
 
 log = get_logger("headroom.sources.prometheus.jobs")
 

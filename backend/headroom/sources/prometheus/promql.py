@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from headroom.domain.snapshot.metrics import REGISTRY_LIST, MetricSpec, PrometheusSource
+from headroom.domain.snapshot.registry import REGISTRY_LIST, MetricSpec, PrometheusSource
 
 Flavour = Literal["tiup", "operator"]
 MatchOp = Literal["=", "!=", "=~", "!~"]
@@ -160,7 +160,7 @@ def node_exporter_matchers(hosts: Iterable[str]) -> tuple[Matcher, ...]:
 class CollectionQuery:
     """One PromQL query that collects a registry series for every node of a cluster at once."""
 
-    metric: str  # canonical series name (snapshot.metrics.REGISTRY)
+    metric: str  # canonical series name (domain.snapshot.registry.REGISTRY)
     unit: str
     target: Literal["tikv", "node_exporter"]
     query: str

@@ -20,16 +20,18 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
-from headroom.domain.snapshot.metrics import REGISTRY_LIST
-from headroom.domain.snapshot.metrics import PrometheusSource as PromSpec
+from headroom.domain.snapshot.registry import REGISTRY_LIST
+from headroom.domain.snapshot.registry import PrometheusSource as PromSpec
 from headroom.inventory.tikv_configs import ConfigFetcher, default_fetcher
 from headroom.platform import outbound
 from headroom.platform.errors import InvalidInput
 from headroom.platform.logging import get_logger
 from headroom.platform.security import SecretBox
 from headroom.sources.health import record_failure, record_success
+from headroom.sources.models import PrometheusSource
 from headroom.sources.prometheus import ingest
 from headroom.sources.prometheus.collector import PrometheusClient, PrometheusError
+from headroom.sources.prometheus.models import PrometheusBackfill
 from headroom.sources.prometheus.promql import (
     SelectorError,
     align_down,
@@ -40,8 +42,6 @@ from headroom.sources.prometheus.promql import (
     tikv_matchers,
 )
 from headroom.sources.service import get_prometheus_source
-from headroom.store.models import PrometheusSource
-from headroom.store.models_prometheus import PrometheusBackfill
 
 log = get_logger("headroom.sources.prometheus.service")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 from headroom.domain.advisor import Finding, advise
-from headroom.domain.snapshot.metrics import REGISTRY
+from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.schema import (
     SCHEMA_VERSION,

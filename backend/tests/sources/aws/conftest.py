@@ -35,7 +35,8 @@ def region(aws_endpoint_url: str) -> str:
 
 @pytest.fixture()
 def org_and_connection(db: Any, region: str) -> Any:
-    from headroom.store.models import AwsConnection, Organization
+    from headroom.accounts.models import Organization
+    from headroom.sources.models import AwsConnection
 
     org = Organization(name="AWS test", slug=f"aws-{uuid.uuid4().hex[:10]}", aws_external_id=f"headroom-{uuid.uuid4().hex}")
     db.add(org)

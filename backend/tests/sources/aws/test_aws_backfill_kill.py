@@ -180,8 +180,9 @@ def fleet(aws_endpoint_url: str) -> Iterator[dict[str, Any]]:
 def test_killed_backfill_resumes_with_only_the_remaining_requests(
     database_url: str, worker_env: dict[str, str], celery_app: Any, fleet: dict[str, Any], tmp_path: Path
 ) -> None:
+    from headroom.accounts.models import Organization
     from headroom.platform.db import session_scope
-    from headroom.store.models import AwsConnection, Organization
+    from headroom.sources.models import AwsConnection
     from headroom.timeseries.repository import read_points
 
     engine = sa.create_engine(database_url)

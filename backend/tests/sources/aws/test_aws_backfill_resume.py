@@ -18,7 +18,7 @@ import pytest
 from aws_fixtures import boto, make_fleet, put_series
 from headroom.sources.aws import ingest
 from headroom.sources.aws.session import AwsClients, client_config
-from headroom.store.models_collect import AwsBackfill, BackfillStep
+from headroom.sources.models import AwsBackfill, BackfillStep
 from headroom.timeseries.repository import read_points
 from sqlalchemy import func, select, text
 

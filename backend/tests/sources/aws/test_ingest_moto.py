@@ -7,11 +7,11 @@ from typing import Any
 
 import boto3
 from aws_fixtures import boto, make_fleet, put_series
+from headroom.clusters.models import Cluster
+from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
 from headroom.sources.aws import ingest
 from headroom.sources.aws.session import AwsClients, client_config
-from headroom.store.models import Cluster, Instance, TikvNode, Volume
-from headroom.store.models_collect import CollectionSweep
-from headroom.store.models_inventory import InventoryChange
+from headroom.sources.models import CollectionSweep
 from headroom.timeseries.repository import read_points
 from sqlalchemy import select
 

@@ -8,10 +8,11 @@ import uuid
 from typing import Any
 
 from aws_fixtures import boto, make_fleet, put_series
+from headroom.accounts.models import Organization
+from headroom.inventory.models import Volume
 from headroom.platform.db import session_scope
 from headroom.sources.aws.jobs import backfill_aws, ingest_aws
-from headroom.store.models import AwsConnection, Organization, Volume
-from headroom.store.models_collect import AwsBackfill, CollectionSweep
+from headroom.sources.models import AwsBackfill, AwsConnection, CollectionSweep
 from sqlalchemy import func, select, text
 
 

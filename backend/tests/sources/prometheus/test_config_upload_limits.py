@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from headroom.store.models import AuditLog, TikvConfig
+from headroom.accounts.models import AuditLog
+from headroom.inventory.models import TikvConfig
 from helpers import sign_up
 from sqlalchemy import func, select
 from structlog.testing import capture_logs

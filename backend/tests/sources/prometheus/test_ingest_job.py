@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 from conftest import PromEnv
+from headroom.inventory.models import TikvConfig
 from headroom.platform.jobs.registry import job as find_job
+from headroom.sources.models import PrometheusSource
 from headroom.sources.prometheus import jobs as job
-from headroom.store.models import MetricSeries, PrometheusSource, TikvConfig
-from headroom.store.models_prometheus import PrometheusBackfill
+from headroom.sources.prometheus.models import PrometheusBackfill
+from headroom.timeseries.models import MetricSeries
 from headroom.timeseries.watermarks import get_watermarks
 from helpers import sign_up
 from sqlalchemy import func, select

@@ -106,8 +106,10 @@ class ProgressWatch:
 def test_killed_prometheus_backfill_resumes_with_only_the_remaining_chunks(
     prom_env: PromEnv, database_url: str, worker_env: dict[str, str], celery_app: Any, tmp_path: Path
 ) -> None:
+    from headroom.accounts.models import Organization
+    from headroom.clusters.models import Cluster
     from headroom.platform.db import session_scope
-    from headroom.store.models import Cluster, Organization, PrometheusSource
+    from headroom.sources.models import PrometheusSource
 
     cluster = prom_env.tiup
     engine = sa.create_engine(database_url)

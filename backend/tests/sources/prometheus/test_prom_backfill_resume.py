@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 from conftest import PromEnv
+from headroom.sources.models import BackfillStep
 from headroom.sources.prometheus import service as ops
 from headroom.sources.prometheus.collector import PrometheusClient, RetryPolicy
-from headroom.store.models_collect import BackfillStep
-from headroom.store.models_prometheus import PrometheusBackfill
+from headroom.sources.prometheus.models import PrometheusBackfill
 from sqlalchemy import select
 from test_prometheus_collect import _assert_matches_simulation, _source
 

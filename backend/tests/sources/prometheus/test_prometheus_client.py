@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
+from headroom.inventory.models import TikvNode
+from headroom.sources.models import PrometheusSource
 from headroom.sources.prometheus import ingest
 from headroom.sources.prometheus.collector import (
     PrometheusAuth,
@@ -20,7 +22,7 @@ from headroom.sources.prometheus.collector import (
     RetryPolicy,
 )
 from headroom.sources.prometheus.tikv_status import StatusPortError, advertised_store_address, fetch_config
-from headroom.store.models import MetricSeries, PrometheusSource, TikvNode
+from headroom.timeseries.models import MetricSeries
 from headroom.timeseries.repository import read_points
 from helpers import sign_up
 from sqlalchemy import select

@@ -13,15 +13,17 @@ from typing import Any
 
 import pytest
 from conftest import PromEnv, SimCluster
-from headroom.domain.snapshot.metrics import REGISTRY
-from headroom.domain.snapshot.metrics import PrometheusSource as PromSpec
+from headroom.domain.snapshot.registry import REGISTRY
+from headroom.domain.snapshot.registry import PrometheusSource as PromSpec
+from headroom.inventory.models import TikvConfig, TikvNode
 from headroom.inventory.tikv_configs import latest_config, poll_status_port
+from headroom.sources.models import PrometheusSource
 from headroom.sources.prometheus import ingest
 from headroom.sources.prometheus import service as ops
 from headroom.sources.prometheus.collector import PrometheusAuth, PrometheusClient, RetryPolicy
+from headroom.sources.prometheus.models import PrometheusNodeTarget
 from headroom.sources.prometheus.promql import points_in
-from headroom.store.models import MetricSeries, PrometheusSource, TikvConfig, TikvNode
-from headroom.store.models_prometheus import PrometheusNodeTarget
+from headroom.timeseries.models import MetricSeries
 from headroom.timeseries.repository import read_points
 from headroom.timeseries.watermarks import get_watermarks
 from helpers import sign_up

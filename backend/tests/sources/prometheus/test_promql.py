@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from headroom.domain.snapshot.metrics import NODE_EXPORTER_STANDARD, REGISTRY, PrometheusSource
+from headroom.domain.snapshot.registry import NODE_EXPORTER_STANDARD, REGISTRY, PrometheusSource
 from headroom.sources.prometheus.promql import (
     MAX_POINTS_PER_SERIES,
     Matcher,

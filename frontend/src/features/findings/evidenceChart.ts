@@ -23,7 +23,7 @@ const OFF_SCALE_FACTOR = 10;
 
 const MIB = 1024 * 1024;
 
-// Units as the metric registry spells them (headroom/domain/snapshot/metrics.py) -> what the charts show. Bytes are shown
+// Units as the metric registry spells them (headroom/domain/snapshot/registry.py) -> what the charts show. Bytes are shown
 // in MiB (1 MiB = 1,048,576 bytes) so a rate reads as the MiB/s the EBS limits use (domain.md §1.4).
 const UNITS: Record<string, { unit: string; scale: number }> = {
   Percent: { unit: '%', scale: 1 },

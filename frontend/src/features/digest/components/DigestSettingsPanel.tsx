@@ -27,7 +27,7 @@ function formatWeek(isoDate: string): string {
   return `Week of ${WEEK.format(new Date(`${isoDate}T00:00:00Z`))}`;
 }
 
-// The statuses of store/models_digest.py DIGEST_SEND_STATUSES.
+// The statuses of digest/models.py DIGEST_SEND_STATUSES.
 const STATUS_LABEL: Record<string, string> = {
   sending: 'Sending',
   sent: 'Sent',

@@ -8,8 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
-from headroom.store.models import Instance, TikvNode, Volume
-from headroom.store.models_inventory import InventoryChange
+from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
 from headroom.timeseries import repository as timeseries
 from helpers import sign_up
 

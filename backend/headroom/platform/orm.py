@@ -1,11 +1,13 @@
-"""Declarative base with a naming convention so constraint names (and migrations) are stable."""
+"""The ORM base: a declarative base with a naming convention so constraint names (and migrations) are stable,
+and the column helpers every feature's models.py uses."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import Any
 
-from sqlalchemy import DateTime, MetaData, func
+from sqlalchemy import DateTime, Enum, ForeignKey, MetaData, func
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
@@ -28,6 +30,15 @@ def uuid_pk() -> Mapped[uuid.UUID]:
 
 def created_at_column() -> Mapped[dt.datetime]:
     return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+def enum_column(name: str, values: tuple[str, ...]) -> Enum:
+    # VARCHAR + CHECK instead of native PG enums: adding a value later is a plain migration.
+    return Enum(*values, name=name, native_enum=False, create_constraint=True, length=32)
+
+
+def fk_column(target: str, *, nullable: bool = False, ondelete: str = "CASCADE") -> Any:
+    return mapped_column(ForeignKey(target, ondelete=ondelete), nullable=nullable, index=True)
 
 
 def import_all_models() -> None:

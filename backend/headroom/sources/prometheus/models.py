@@ -1,4 +1,4 @@
-"""Tables of the Prometheus collector: backfill progress per source, and which scrape target is which node."""
+"""Prometheus history backfills and the node targets a Prometheus source maps to TiKV nodes."""
 
 from __future__ import annotations
 
@@ -6,11 +6,20 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import BigInteger, Enum, ForeignKey, String, Text, UniqueConstraint, func, text
+from sqlalchemy import (
+    BigInteger,
+    Enum,
+    ForeignKey,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from headroom.store.base import Base, created_at_column, uuid_pk
+from headroom.platform.orm import Base, created_at_column, uuid_pk
 
 BACKFILL_STATUSES = ("queued", "running", "done", "failed")
 FLAVOURS = ("tiup", "operator")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from headroom.clusters import demo
-from headroom.store.models import Cluster
+from headroom.clusters.models import Cluster
 from helpers import Actor
 from sqlalchemy import func, select
 

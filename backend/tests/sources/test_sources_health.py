@@ -23,7 +23,7 @@ def test_aws_connection_uses_the_org_external_id_and_hides_the_secret(client: An
     assert "wJalrXUtnFEMI" not in created.text
     assert body["health"] == {"status": "unknown", "last_success_at": None, "last_error_at": None,
                               "last_error": None, "consecutive_failures": 0}
-    from headroom.store.models import AwsConnection
+    from headroom.sources.models import AwsConnection
 
     stored = db.scalar(select(AwsConnection).where(AwsConnection.id == body["id"]))
     assert stored.secret_access_key_enc and "wJalrXUtnFEMI" not in stored.secret_access_key_enc

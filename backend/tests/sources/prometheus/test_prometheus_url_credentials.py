@@ -18,7 +18,7 @@ BUILDINFO = b'{"status":"success","data":{"version":"2.53.0"}}'
 
 
 def _audit_details(db: Any, org_id: str) -> str:
-    from headroom.store.models import AuditLog
+    from headroom.accounts.models import AuditLog
 
     rows = db.scalars(select(AuditLog).where(AuditLog.org_id == org_id)).all()
     return repr([(r.action, r.details) for r in rows])
@@ -40,7 +40,7 @@ def test_url_credentials_move_to_the_encrypted_fields_and_are_never_shown(client
             assert "s3cr" not in text and "alice:" not in text
         assert listed.json()[0]["base_url"] == f"http://127.0.0.1:{port}"
 
-        from headroom.store.models import PrometheusSource
+        from headroom.sources.models import PrometheusSource
 
         stored = db.scalar(select(PrometheusSource).where(PrometheusSource.id == body["id"]))
         assert stored.base_url == f"http://127.0.0.1:{port}" and stored.username == "alice"

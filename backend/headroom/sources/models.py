@@ -1,19 +1,81 @@
-"""Collection bookkeeping for the AWS collector: one row per sweep (what it cost in CloudWatch calls and
-metrics requested) and the history backfill's progress per AWS connection; the planned steps of every history
-backfill (AWS and Prometheus), so a killed backfill resumes where it stopped."""
+"""Data sources (AWS connections, Prometheus sources) with their health, and collection bookkeeping:
+one row per sweep and the history backfills' progress and planned steps, so a killed backfill resumes."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
-
 from typing import Any
 
-from sqlalchemy import BigInteger, Enum, ForeignKey, Identity, Index, Integer, String, Text, UniqueConstraint, func
+from sqlalchemy import (
+    ARRAY,
+    BigInteger,
+    Enum,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from headroom.store.base import Base, created_at_column, uuid_pk
+from headroom.platform.orm import Base, created_at_column, enum_column, fk_column, uuid_pk
+
+SOURCE_STATUSES = ("unknown", "ok", "failing")
+AWS_AUTH_KINDS = ("assume_role", "static_keys", "default_chain")
+PROM_AUTH_KINDS = ("none", "bearer", "basic")
+
+
+class _SourceHealth:
+    """Health columns shared by every data source (last success, last error, consecutive failures)."""
+
+    status: Mapped[str] = mapped_column(
+        enum_column("source_status", SOURCE_STATUSES), default="unknown", server_default="unknown"
+    )
+    last_success_at: Mapped[dt.datetime | None]
+    last_error_at: Mapped[dt.datetime | None]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class AwsConnection(_SourceHealth, Base):
+    __tablename__ = "aws_connections"
+    __table_args__ = (UniqueConstraint("org_id", "name"),)
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
+    name: Mapped[str] = mapped_column(String(200))
+    auth_kind: Mapped[str] = mapped_column(enum_column("aws_auth_kind", AWS_AUTH_KINDS))
+    role_arn: Mapped[str | None] = mapped_column(String(2048))
+    external_id: Mapped[str] = mapped_column(String(100))
+    regions: Mapped[list[str]] = mapped_column(ARRAY(String(32)))
+    access_key_id: Mapped[str | None] = mapped_column(String(128))
+    # Fernet ciphertext (headroom.platform.security.SecretBox); never returned by the API.
+    secret_access_key_enc: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = created_at_column()
+
+
+class PrometheusSource(_SourceHealth, Base):
+    __tablename__ = "prometheus_sources"
+    __table_args__ = (UniqueConstraint("org_id", "name"),)
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
+    cluster_id: Mapped[uuid.UUID | None] = fk_column("clusters.id", nullable=True, ondelete="SET NULL")
+    name: Mapped[str] = mapped_column(String(200))
+    base_url: Mapped[str] = mapped_column(String(2048))
+    auth_kind: Mapped[str] = mapped_column(enum_column("prom_auth_kind", PROM_AUTH_KINDS), default="none")
+    username: Mapped[str | None] = mapped_column(String(200))
+    # Bearer token or basic-auth password, Fernet-encrypted.
+    secret_enc: Mapped[str | None] = mapped_column(Text)
+    # PromQL label matchers that pick one TiDB cluster, e.g. tidb_cluster="prod".
+    label_selector: Mapped[str] = mapped_column(String(1000), default="", server_default="")
+    created_at: Mapped[dt.datetime] = created_at_column()
+
 
 SWEEP_KINDS = ("incremental", "backfill", "inventory", "test")
 AWS_BACKFILL_STATES = ("queued", "running", "done", "failed")
@@ -58,7 +120,13 @@ class AwsBackfill(Base):
     org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     source_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("aws_connections.id", ondelete="CASCADE"))
     state: Mapped[str] = mapped_column(
-        Enum(*AWS_BACKFILL_STATES, name="aws_backfill_state", native_enum=False, create_constraint=True, length=16),
+        Enum(
+            *AWS_BACKFILL_STATES,
+            name="aws_backfill_state",
+            native_enum=False,
+            create_constraint=True,
+            length=16,
+        ),
         default="queued",
         server_default="queued",
     )
@@ -91,8 +159,13 @@ class BackfillStep(Base):
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     source_kind: Mapped[str] = mapped_column(
-        Enum(*BACKFILL_SOURCE_KINDS, name="backfill_source_kind", native_enum=False, create_constraint=True,
-             length=16)
+        Enum(
+            *BACKFILL_SOURCE_KINDS,
+            name="backfill_source_kind",
+            native_enum=False,
+            create_constraint=True,
+            length=16,
+        )
     )
     source_id: Mapped[uuid.UUID] = mapped_column()
     seq: Mapped[int] = mapped_column(Integer)  # execution order within the plan

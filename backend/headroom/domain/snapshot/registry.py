@@ -424,7 +424,7 @@ def metric_spec(name: str) -> MetricSpec:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise UnknownMetric(f"unknown metric {name!r}; see headroom.domain.snapshot.metrics.REGISTRY") from None
+        raise UnknownMetric(f"unknown metric {name!r}; see headroom.domain.snapshot.registry.REGISTRY") from None
 
 
 def metrics_for(entity: EntityKind) -> tuple[MetricSpec, ...]:

@@ -6,11 +6,12 @@ import datetime as dt
 import uuid
 from typing import Any
 
+from headroom.accounts.models import Organization
 from headroom.clusters import demo
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.simulate import simulate
+from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.security import new_external_id
-from headroom.store.models import Instance, Organization, TikvConfig, TikvNode, Volume
 from headroom.timeseries import repository as timeseries
 from sqlalchemy import func, select, text
 

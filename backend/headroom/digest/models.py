@@ -1,18 +1,27 @@
-"""Tables of the weekly advisory email: per-org settings, one row per (org, ISO week) send, verified emails.
-
-`digest_sends` is the idempotency record: its unique (org_id, week_start) key is claimed with
-INSERT ... ON CONFLICT before anything is sent, so a retried or duplicated task never sends a week twice.
-"""
+"""Tables of the weekly advisory email: per-org settings, one row per (org, ISO week) send, verified
+emails. `digest_sends` is the idempotency record: its unique (org_id, week_start) key is claimed with
+INSERT ... ON CONFLICT before anything is sent, so a retried or duplicated task never sends a week twice."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
 
-from sqlalchemy import Boolean, Date, Enum, ForeignKey, Integer, String, Text, UniqueConstraint, func, text
+from sqlalchemy import (
+    Boolean,
+    Date,
+    Enum,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
-from headroom.store.base import Base, created_at_column, uuid_pk
+from headroom.platform.orm import Base, created_at_column, uuid_pk
 
 # sending: claimed, SMTP in progress; sent: accepted by the server; retrying: a transient failure, the task
 # retries; failed: a permanent failure (recorded with its reason); skipped: nothing to send (no recipients).
@@ -24,7 +33,9 @@ class OrgDigestSettings(Base):
 
     __tablename__ = "org_digest_settings"
 
-    org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True)
+    org_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True
+    )
     enabled: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
     include_viewers: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     updated_at: Mapped[dt.datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
@@ -40,7 +51,13 @@ class DigestSend(Base):
     org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     week_start: Mapped[dt.date] = mapped_column(Date)
     status: Mapped[str] = mapped_column(
-        Enum(*DIGEST_SEND_STATUSES, name="digest_send_status", native_enum=False, create_constraint=True, length=16)
+        Enum(
+            *DIGEST_SEND_STATUSES,
+            name="digest_send_status",
+            native_enum=False,
+            create_constraint=True,
+            length=16,
+        )
     )
     recipients: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

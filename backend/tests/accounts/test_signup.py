@@ -15,7 +15,7 @@ def _signup(client: Any, email: str, password: str = "another long password") ->
 
 
 def test_signup_answers_the_same_for_a_registered_and_a_new_address(client: Any, make_client: Any, db: Any) -> None:
-    from headroom.store.models import Organization, User
+    from headroom.accounts.models import Organization, User
 
     sign_up(client, email="taken@example.com", org="Original")
     before = (db.scalar(select(func.count()).select_from(User)), db.scalar(select(func.count()).select_from(Organization)))

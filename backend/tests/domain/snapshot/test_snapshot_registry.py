@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from headroom.domain.snapshot.metrics import (
+from headroom.domain.snapshot.registry import (
     NODE_EXPORTER_STANDARD,
     REGISTRY,
     REGISTRY_LIST,

@@ -8,9 +8,8 @@ import uuid
 from typing import Any
 
 import pytest
+from headroom.inventory.models import Instance, InstanceTypeLimits, TikvNode, Volume
 from headroom.inventory.service import volume_figures
-from headroom.store.models import Instance, TikvNode, Volume
-from headroom.store.models_inventory import InstanceTypeLimits
 from helpers import Actor, sign_up
 from sqlalchemy import event, select
 

@@ -1,0 +1,89 @@
+"""Advice runs, the findings they store (one row per dedup key) and each finding's recommendations."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from headroom.domain.model import SEVERITIES
+from headroom.platform.orm import Base, enum_column, fk_column, uuid_pk
+
+ENTITY_KINDS = ("cluster", "tikv_node", "instance", "volume")
+FINDING_STATUSES = ("open", "acknowledged", "snoozed", "resolved")
+CHANGE_TARGETS = ("tikv", "aws")
+
+
+class AdviceRun(Base):
+    """A queued or running on-demand advice run, one per cluster (the natural key): a second request while one
+    is pending gets the same task id instead of queuing again. The job deletes its row when it ends; a row older
+    than jobs.advice.ADVICE_RUN_STALE (its worker died, or the queue lost it) is replaced by the next request."""
+
+    __tablename__ = "advice_runs"
+
+    cluster_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("clusters.id", ondelete="CASCADE"), primary_key=True
+    )
+    org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
+    task_id: Mapped[str] = mapped_column(String(200))
+    requested_at: Mapped[dt.datetime]
+
+
+# --- advice ----------------------------------------------------------------------------------------------
+
+
+class Finding(Base):
+    __tablename__ = "findings"
+    __table_args__ = (
+        UniqueConstraint("org_id", "dedup_key"),
+        Index("ix_findings_org_cluster_status", "org_id", "cluster_id", "status"),
+    )
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
+    cluster_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clusters.id", ondelete="CASCADE"))
+    rule: Mapped[str] = mapped_column(String(64))
+    entity_kind: Mapped[str] = mapped_column(enum_column("finding_entity_kind", ENTITY_KINDS))
+    entity_id: Mapped[str] = mapped_column(String(255))
+    severity: Mapped[str] = mapped_column(enum_column("severity", SEVERITIES))
+    status: Mapped[str] = mapped_column(enum_column("finding_status", FINDING_STATUSES), default="open")
+    title: Mapped[str] = mapped_column(String(500))
+    why: Mapped[str] = mapped_column(Text, default="", server_default="")
+    evidence: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    impact: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    confidence: Mapped[float] = mapped_column(Float, default=0.0)
+    dedup_key: Mapped[str] = mapped_column(String(300))
+    first_seen_at: Mapped[dt.datetime]
+    last_seen_at: Mapped[dt.datetime]
+    resolved_at: Mapped[dt.datetime | None]
+    snoozed_until: Mapped[dt.datetime | None]
+
+
+class Recommendation(Base):
+    __tablename__ = "recommendations"
+    __table_args__ = (UniqueConstraint("finding_id", "position"),)
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
+    finding_id: Mapped[uuid.UUID] = fk_column("findings.id")
+    position: Mapped[int] = mapped_column(SmallInteger)
+    target: Mapped[str] = mapped_column(enum_column("change_target", CHANGE_TARGETS))
+    key: Mapped[str] = mapped_column(String(200))
+    entity: Mapped[str | None] = mapped_column(String(255))
+    current: Mapped[Any] = mapped_column(JSONB, nullable=True)
+    proposed: Mapped[Any] = mapped_column(JSONB, nullable=True)
+    online: Mapped[bool] = mapped_column(Boolean)
+    reason: Mapped[str] = mapped_column(Text)
