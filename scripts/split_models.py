@@ -13,8 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "backend" / "headroom"
-SOURCES = ["store/models.py", "store/models_collect.py", "store/models_digest.py", "store/models_inventory.py",
-           "store/models_prometheus.py"]  # fmt: skip
+SOURCES = ["store/models.py", "sources/models.py", "digest/models.py", "inventory/models.py",
+           "sources/prometheus/models.py"]  # fmt: skip
 
 # Every class and constant of the old modules -> the feature whose models.py owns it.
 OWNER = {
@@ -70,7 +70,7 @@ def main() -> None:
             chunk = "".join(lines[start:end])
             prev_end = end
             if isinstance(node, ast.Import | ast.ImportFrom):
-                if not (isinstance(node, ast.ImportFrom) and node.module == "headroom.store.base"):
+                if not (isinstance(node, ast.ImportFrom) and node.module == "headroom.platform.orm"):
                     imports.append("".join(lines[node.lineno - 1 : end]))
                 continue
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
@@ -128,7 +128,7 @@ def main() -> None:
     marker = "def import_all_models()"
     base = base.replace(marker, helpers + "\n\n\n" + marker)
     (PKG / "platform" / "orm.py").write_text(base)
-    subprocess.run(["git", "rm", "-q", *[str(PKG / s) for s in [*SOURCES, "store/base.py", "store/__init__.py"]]],
+    subprocess.run(["git", "rm", "-q", *[str(PKG / s) for s in [*SOURCES, "platform/orm.py", "store/__init__.py"]]],
                    cwd=ROOT, check=True)  # fmt: skip
     subprocess.run(["git", "add", str(PKG)], cwd=ROOT, check=True)
 

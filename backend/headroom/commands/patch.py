@@ -1,8 +1,9 @@
 """`headroom patch`: turn accepted findings into a fix to apply (tikv.toml, TiUP, SQL, AWS CLI, ...).
 
-Reads a snapshot (cluster name, TiKV version, nodes) and a findings file, selects findings by rule or dedup
-key, and prints one artefact from headroom.domain.tikvconf.render. Bad input exits non-zero with a one-line reason; a
-malformed tikv.toml names its line and column.
+Reads a snapshot (cluster name, TiKV version, nodes) and the advisor's findings JSON, selects findings by rule
+or dedup key, validates their changes as domain Changes (a change without its own entity is its finding's), and
+prints one artefact from headroom.domain.tikvconf.render. Bad input exits non-zero with a one-line reason; a malformed
+tikv.toml names its line and column.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from headroom.commands._output import fail
+from headroom.domain.advisor.finding import complete_change
+from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf import (
     FORMATS,
     HostFacts,
@@ -23,7 +27,6 @@ from headroom.domain.tikvconf import (
     Patch,
     TikvConfError,
     artefact,
-    changes_from_findings,
     config_json_view,
     fill_current,
     resolve_nodes,
@@ -95,7 +98,28 @@ def _cluster_from_snapshot(path: Path) -> _Cluster:
         fail(strict_error)
 
 
-def _findings(path: Path) -> list[dict[str, Any]]:
+class _FindingChanges(BaseModel):
+    """What a patch needs of one finding of the advisor's output: which finding it is and its changes."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    rule: str
+    dedup_key: str = ""
+    entity: EntityRef | None = None
+    changes: list[Change] = Field(default_factory=list)
+
+    def label(self) -> str:
+        """The label the artefacts print next to each change: the dedup key (it names the rule)."""
+        if self.dedup_key and self.dedup_key.startswith(self.rule):
+            return self.dedup_key
+        return f"{self.rule} ({self.dedup_key})" if self.dedup_key else self.rule
+
+    def complete_changes(self) -> list[Change]:
+        """The changes, each with the finding's entity when it names none (as the advisor's Finding does)."""
+        return [complete_change(c, self.entity) for c in self.changes] if self.entity else list(self.changes)
+
+
+def _findings(path: Path) -> list[_FindingChanges]:
     text = _read_text(path, "findings")
     try:
         document = json.loads(text)
@@ -104,7 +128,29 @@ def _findings(path: Path) -> list[dict[str, Any]]:
     findings = document.get("findings") if isinstance(document, dict) else document
     if not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings):
         fail(f'findings {path}: expected {{"findings": [{{"rule": ..., "changes": [...]}}, ...]}}')
-    return findings
+    parsed: list[_FindingChanges] = []
+    for index, raw in enumerate(findings):
+        try:
+            parsed.append(_FindingChanges.model_validate(raw))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            fail(f"findings {path}: finding {index + 1}: a change is malformed ({where}: {first['msg']})")
+    return parsed
+
+
+def _selected_changes(findings: list[_FindingChanges], select: list[str]) -> tuple[list[Change], list[str]]:
+    """Return the changes of the findings whose rule or dedup key is selected (all without a selection)."""
+    wanted = set(select)
+    changes: list[Change] = []
+    sources: list[str] = []
+    for finding in findings:
+        if wanted and finding.rule not in wanted and finding.dedup_key not in wanted:
+            continue
+        for change in finding.complete_changes():
+            changes.append(change)
+            sources.append(finding.label())
+    return changes, sources
 
 
 def patch_command(
@@ -131,15 +177,12 @@ def patch_command(
     cluster = _cluster_from_snapshot(snapshot)
     nodes = cluster.nodes
     selected = finding or []
-    try:
-        changes = changes_from_findings(_findings(findings), selected)
-    except (KeyError, TypeError, ValueError) as exc:
-        fail(f"findings {findings}: a change is malformed ({exc})")
+    changes, sources = _selected_changes(_findings(findings), selected)
     if not changes:
         wanted = f" matching {', '.join(selected)}" if selected else ""
         fail(f"no finding{wanted} proposes a change")
     try:
-        changes = fill_current(resolve_nodes(changes, nodes), cluster.configs, cluster.version, cluster.hosts)
+        resolved = fill_current(resolve_nodes(changes, nodes), cluster.configs, cluster.version, cluster.hosts)
     except TikvConfError as exc:
         fail(str(exc))
     status_address = node
@@ -147,7 +190,8 @@ def patch_command(
         matches = [n.status_address for n in nodes if node in (n.name, n.address, n.status_address)]
         status_address = matches[0] if matches else node
     config_text = _read_text(config, "config") if config is not None else None
-    patch = Patch(cluster=cluster.name, tikv_version=cluster.version, nodes=nodes, changes=changes)
+    patch = Patch(cluster=cluster.name, tikv_version=cluster.version, nodes=nodes, changes=resolved,
+                  sources=tuple(sources))
     try:
         rendered = artefact(
             patch,

@@ -58,6 +58,8 @@ class ClusterDigest:
     new_this_week: int
     resolved_this_week: int
     open_findings: Sequence[FindingItem] = ()
+    # What the advisor could not judge, e.g. an instance whose type's EBS limits are unknown (inventory.limits).
+    limit_notes: Sequence[str] = ()
 
     @property
     def open_total(self) -> int:
@@ -231,7 +233,7 @@ def build_digest(data: DigestData, *, top_n: int = DEFAULT_TOP_N) -> Digest:
     """Render one organisation's weekly digest: subject, plain text and HTML."""
     totals = _totals(data)
     open_total = sum(totals[s] for s in SEVERITIES)
-    all_clear = open_total == 0 and not data.source_problems
+    all_clear = open_total == 0 and not data.source_problems and not any(c.limit_notes for c in data.clusters)
     return Digest(
         subject=_one_line(_subject(data, totals, all_clear)),
         text=_render(_TEXT, data, totals, all_clear, top_n),

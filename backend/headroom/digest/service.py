@@ -36,9 +36,11 @@ from headroom.digest.build import (
     iso_week_start,
 )
 from headroom.digest.models import DigestSend, EmailVerification, OrgDigestSettings
-from headroom.domain.model import SEVERITIES
+from headroom.domain.model import SEVERITIES, Change
 from headroom.findings.models import Finding, Recommendation
 from headroom.findings.service import stored_evidence, stored_impact
+from headroom.inventory.limits import resolve_instance_types
+from headroom.inventory.models import Instance
 from headroom.platform.errors import NotFound
 from headroom.sources.models import AwsConnection, PrometheusSource
 
@@ -123,10 +125,11 @@ def last_sends(db: Session, org_id: uuid.UUID, limit: int = LAST_SENDS) -> list[
 # --- gathering -------------------------------------------------------------------------------------------
 
 
-def _fix_line(rec: Recommendation) -> str:
-    change = f"{rec.key} = {rec.proposed}" if rec.current is None else f"{rec.key}: {rec.current} -> {rec.proposed}"
-    where = f" on {rec.entity}" if rec.entity else ""
-    return f"{change}{where}"
+def _fix_line(change: Change) -> str:
+    what = (f"{change.key} = {change.proposed}" if change.current is None
+            else f"{change.key}: {change.current} -> {change.proposed}")
+    where = change.applies_to()
+    return f"{what} on {where}" if where else what
 
 
 def _item(finding: Finding, fixes: Sequence[str], url: str) -> FindingItem:
@@ -152,6 +155,19 @@ def _active(now: dt.datetime) -> Any:
     )
 
 
+def _limit_notes(db: Session, org_id: uuid.UUID) -> dict[uuid.UUID, list[str]]:
+    """Per cluster: its instances whose EBS limits are unknown, with the resolver's note (no finding judges them)."""
+    instances = list(db.scalars(select(Instance).where(Instance.org_id == org_id, Instance.cluster_id.is_not(None))
+                                .order_by(Instance.instance_id)))
+    resolved = resolve_instance_types(db, {i.instance_type for i in instances})
+    notes: dict[uuid.UUID, list[str]] = defaultdict(list)
+    for inst in instances:
+        limits = resolved[inst.instance_type]
+        if not limits.known and inst.cluster_id is not None:
+            notes[inst.cluster_id].append(f"instance {inst.instance_id}: {limits.note}")
+    return notes
+
+
 def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> DigestData:
     """Collect one org's digest data for the 7 days before `now`."""
     org = db.get(Organization, org_id)
@@ -171,7 +187,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
         )
         for rec in recs:
             if len(fixes[rec.finding_id]) < FIXES_PER_FINDING:
-                fixes[rec.finding_id].append(_fix_line(rec))
+                fixes[rec.finding_id].append(_fix_line(rec.change))
 
     new_counts: dict[uuid.UUID, int] = {
         cid: n
@@ -194,6 +210,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
     by_cluster: dict[uuid.UUID, list[Finding]] = defaultdict(list)
     for f in open_rows:
         by_cluster[f.cluster_id].append(f)
+    limit_notes = _limit_notes(db, org_id)
     cluster_digests = []
     for cluster in clusters:
         rows = by_cluster.get(cluster.id, [])
@@ -210,6 +227,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
                 new_this_week=int(new_counts.get(cluster.id, 0)),
                 resolved_this_week=int(resolved_counts.get(cluster.id, 0)),
                 open_findings=items,
+                limit_notes=limit_notes.get(cluster.id, ()),
             )
         )
 

@@ -7,7 +7,6 @@ import uuid
 from typing import Any
 
 from sqlalchemy import (
-    Boolean,
     Float,
     ForeignKey,
     Index,
@@ -19,12 +18,11 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from headroom.domain.model import SEVERITIES
-from headroom.platform.orm import Base, enum_column, fk_column, uuid_pk
+from headroom.domain.model import SEVERITIES, Change
+from headroom.platform.orm import Base, ChangeJSON, enum_column, fk_column, uuid_pk
 
 ENTITY_KINDS = ("cluster", "tikv_node", "instance", "volume")
 FINDING_STATUSES = ("open", "acknowledged", "snoozed", "resolved")
-CHANGE_TARGETS = ("tikv", "aws")
 
 
 class AdviceRun(Base):
@@ -73,6 +71,8 @@ class Finding(Base):
 
 
 class Recommendation(Base):
+    """One change a finding recommends, at its position, stored as the advisor made it (a domain Change)."""
+
     __tablename__ = "recommendations"
     __table_args__ = (UniqueConstraint("finding_id", "position"),)
 
@@ -80,10 +80,4 @@ class Recommendation(Base):
     org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
     finding_id: Mapped[uuid.UUID] = fk_column("findings.id")
     position: Mapped[int] = mapped_column(SmallInteger)
-    target: Mapped[str] = mapped_column(enum_column("change_target", CHANGE_TARGETS))
-    key: Mapped[str] = mapped_column(String(200))
-    entity: Mapped[str | None] = mapped_column(String(255))
-    current: Mapped[Any] = mapped_column(JSONB, nullable=True)
-    proposed: Mapped[Any] = mapped_column(JSONB, nullable=True)
-    online: Mapped[bool] = mapped_column(Boolean)
-    reason: Mapped[str] = mapped_column(Text)
+    change: Mapped[Change] = mapped_column(ChangeJSON)

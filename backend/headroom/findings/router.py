@@ -25,7 +25,6 @@ from headroom.findings.schemas import (
     FindingStatus,
     FindingSummary,
     HistoryEntry,
-    RecommendationRead,
     SeverityCounts,
     SnoozeBody,
 )
@@ -62,7 +61,7 @@ def _read(db: Session, row: Finding) -> FindingRead:
         why=row.why,
         evidence=stored.evidence,
         impact=service.stored_impact(row),
-        changes=[RecommendationRead.model_validate(r) for r in service.recommendations(db, row)],
+        changes=[r.change for r in service.recommendations(db, row)],
         options=stored.options,
         sources=stored.sources,
         notes=stored.notes,

@@ -9,24 +9,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from headroom.domain.advisor.finding import Option
-from headroom.domain.model import Evidence, Impact, ReferenceLine, Severity
+from headroom.domain.model import Change, Evidence, Impact, ReferenceLine, Severity
 from headroom.platform.schemas import Input, Instant, Output
 
 FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]
 EntityKind = Literal["cluster", "tikv_node", "instance", "volume"]
-
-
-class RecommendationRead(Output):
-    """One recommended change: a tikv.toml key (target tikv) or an AWS attribute such as volume.iops."""
-
-    position: int
-    target: Literal["tikv", "aws"]
-    key: str
-    entity: str | None = Field(description="TiKV node (store or status address), volume id or instance id.")
-    current: Any = None
-    proposed: Any = None
-    online: bool = Field(description="Whether it applies without a restart (SET CONFIG / modify-volume).")
-    reason: str
 
 
 class FindingSummary(Output):
@@ -95,7 +82,10 @@ class FindingRead(FindingSummary):
         description="Measures vs limits, window, share, episodes, forecasts, series to chart (null: none recorded)."
     )
     impact: Impact | None = Field(description="What the recommended changes buy (null: no estimate).")
-    changes: list[RecommendationRead]
+    changes: list[Change] = Field(
+        description="The recommended changes, in order, as the advisor made them: a tikv.toml key or an AWS "
+        "attribute such as volume.iops, on an entity (for tikv: its node; none or a cluster: every node)."
+    )
     options: list[Option] = Field(default_factory=list, description="Ranked alternative fixes.")
     sources: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)

@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal, audit
+from headroom.domain.model import Change
 from headroom.clusters.models import Cluster
 from headroom.domain.advisor.finding import Option
 from headroom.domain.model import SEVERITIES, SEVERITY_RANK, Evidence, Impact, severity_rank
@@ -96,38 +97,18 @@ def _row_values(finding: Any) -> dict[str, Any]:
     }
 
 
-def _recommendations(finding: Any) -> list[dict[str, Any]]:
-    from headroom.domain.tikvconf import can_change_online
-
-    rows: list[dict[str, Any]] = []
-    for position, proposed in enumerate(finding.changes):
-        change = proposed.to_change(finding)
-        entity = change.entity
-        where = entity.node if change.target == "tikv" else (entity.volume_id or entity.instance_id)
-        if proposed.online is not None:
-            online = bool(proposed.online)
-        elif change.target == "tikv":
-            online = can_change_online(change.key, change.current, change.proposed)
-        else:  # EBS modify-volume is online; an instance type change needs a stop/start
-            online = change.key.startswith("volume.")
-        rows.append({"position": position, "target": change.target, "key": change.key, "entity": where,
-                     "current": change.current, "proposed": change.proposed, "online": online,
-                     "reason": change.reason})
-    return rows
-
-
-def _replace_recommendations(db: Session, row: Finding, recs: list[dict[str, Any]]) -> None:
-    if recs:
+def _replace_recommendations(db: Session, row: Finding, changes: Sequence[Change]) -> None:
+    """Store the finding's changes as the advisor made them, one row per position (rows are updated in place)."""
+    if changes:
         stmt = insert(Recommendation).values(
-            [{"org_id": row.org_id, "finding_id": row.id, **rec} for rec in recs]
+            [{"org_id": row.org_id, "finding_id": row.id, "position": position, "change": change}
+             for position, change in enumerate(changes)]
         )
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["finding_id", "position"],
-            set_={c: stmt.excluded[c] for c in ("target", "key", "entity", "current", "proposed", "online", "reason")},
-        )
+        stmt = stmt.on_conflict_do_update(index_elements=["finding_id", "position"],
+                                          set_={"change": stmt.excluded.change})
         db.execute(stmt)
     db.execute(
-        delete(Recommendation).where(Recommendation.finding_id == row.id, Recommendation.position >= len(recs))
+        delete(Recommendation).where(Recommendation.finding_id == row.id, Recommendation.position >= len(changes))
     )
 
 
@@ -177,7 +158,7 @@ def record_findings(
                 row = db.get_one(Finding, inserted)
                 opened += 1
                 _event(db, cluster.org_id, "finding.opened", row.id, {"severity": f.severity})
-                _replace_recommendations(db, row, _recommendations(f))
+                _replace_recommendations(db, row, f.changes)
                 continue
         if row.last_seen_at > now:
             continue  # a newer run already saw it
@@ -195,7 +176,7 @@ def record_findings(
             updated += 1
         else:
             updated += 1
-        _replace_recommendations(db, row, _recommendations(f))
+        _replace_recommendations(db, row, f.changes)
     for key, row in existing.items():
         if key in produced or row.cluster_id != cluster.id or row.last_seen_at >= now:
             continue

@@ -38,7 +38,7 @@ def _node_read(node: TikvNode, inv: service.NodeInventory) -> NodeRead:
     read = NodeRead.model_validate(node)
     read.config_versions = inv.config_versions
     if inv.instance is not None:
-        lim = inv.limits
+        lim = inv.limits.limits if inv.limits is not None else None
         read.instance = NodeInstance(
             instance_id=inv.instance.instance_id,
             instance_type=inv.instance.instance_type,
@@ -55,6 +55,7 @@ def _node_read(node: TikvNode, inv: service.NodeInventory) -> NodeRead:
             )
             if lim is not None
             else None,
+            ebs_note=inv.limits.note if inv.limits is not None and lim is None else None,
         )
     read.volumes = [
         NodeVolume(

@@ -42,6 +42,10 @@ class NodeInstance(Output):
     memory_gib: float | None
     availability_zone: str | None
     ebs: InstanceEbsLimits | None = Field(description="Null when the type is in neither the catalog nor EC2's answer.")
+    ebs_note: str | None = Field(
+        default=None,
+        description="Why the EBS limits are unknown (and that no finding judges them); null when they are known.",
+    )
 
 
 class NodeVolume(Output):

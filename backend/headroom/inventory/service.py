@@ -12,10 +12,9 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.service import get_cluster
-from headroom.domain.catalog.errors import CatalogError
-from headroom.domain.catalog.instance_types import InstanceLimits, instance_limits, instance_limits_from_entry
-from headroom.domain.catalog.volume_types import volume_limits
-from headroom.inventory.models import Instance, InstanceTypeLimits, TikvConfig, TikvNode, Volume
+from headroom.domain.catalog.resolve import ResolvedInstanceLimits, resolve_volume_limits
+from headroom.inventory.limits import resolve_instance_types
+from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.errors import Conflict, NotFound
 from headroom.platform.outbound import require_allowed_url
 from headroom.sources.prometheus.tikv_status import config_url
@@ -137,16 +136,15 @@ class NodeInventory:
     """What a node runs on: its EC2 instance with the type's EBS limits, and its data and raft volumes."""
 
     instance: Instance | None = None
-    limits: InstanceLimits | None = None
+    limits: ResolvedInstanceLimits | None = None  # None without an instance; `.limits` None for an unknown type
     volumes: list[NodeVolumeInfo] = field(default_factory=list)
     config_versions: list[int] = field(default_factory=list)
 
 
 def volume_figures(volume_type: str, size_gib: float, iops: int | None, throughput_mibps: int | None) -> VolumeFigures:
     """Return IOPS (provisioned, else the type's baseline), throughput and the burst flag of a volume."""
-    try:
-        limits = volume_limits(volume_type, size_gib, iops, throughput_mibps)
-    except CatalogError:  # a type the catalog does not know (e.g. standard magnetic): report what EC2 said
+    limits = resolve_volume_limits(volume_type, size_gib, iops, throughput_mibps).limits
+    if limits is None:  # a type the catalog does not know (e.g. standard magnetic): report what EC2 said
         return VolumeFigures(
             iops=float(iops) if iops is not None else None,
             iops_provisioned=iops is not None,
@@ -205,7 +203,7 @@ def nodes_inventory(db: Session, org_id: uuid.UUID, nodes: Sequence[TikvNode]) -
         .order_by(TikvConfig.node_id, TikvConfig.version)
     ):
         versions[node_id].append(version)
-    limits = _instance_type_limits(db, {i.instance_type for i in instances.values()})
+    limits = resolve_instance_types(db, {i.instance_type for i in instances.values()})
 
     volumes_by_id = {v.id: v for v in volume_rows}
     by_host: dict[uuid.UUID, list[Volume]] = defaultdict(list)
@@ -226,7 +224,7 @@ def nodes_inventory(db: Session, org_id: uuid.UUID, nodes: Sequence[TikvNode]) -
         ordered = sorted(chosen.values(), key=lambda vr: (0 if vr[1] == "data" else 1, _natural_device(vr[0])))
         result[n.id] = NodeInventory(
             instance=instance,
-            limits=limits.get(instance.instance_type) if instance is not None else None,
+            limits=limits[instance.instance_type] if instance is not None else None,
             volumes=[
                 NodeVolumeInfo(v, role, volume_figures(v.volume_type, v.size_gib, v.iops, v.throughput_mibps))
                 for v, role in ordered
@@ -234,23 +232,3 @@ def nodes_inventory(db: Session, org_id: uuid.UUID, nodes: Sequence[TikvNode]) -
             config_versions=versions.get(n.id, []),
         )
     return result
-
-
-def _instance_type_limits(db: Session, types: set[str]) -> dict[str, InstanceLimits]:
-    """Return the EBS limits of instance types: the catalog first (as the advisor uses), else EC2's answer."""
-    found: dict[str, InstanceLimits] = {}
-    missing: set[str] = set()
-    for name in types:
-        try:
-            found[name] = instance_limits(name)
-        except CatalogError:
-            missing.add(name)
-    if missing:
-        for row in db.scalars(select(InstanceTypeLimits).where(InstanceTypeLimits.instance_type.in_(missing))):
-            where = f"{row.region}, " if row.region else ""
-            source = f"DescribeInstanceTypes EbsInfo ({where}observed {row.observed_at:%Y-%m-%d})"
-            try:
-                found[row.instance_type] = instance_limits_from_entry({**row.entry, "source": None}, source)
-            except CatalogError:
-                continue
-    return found

@@ -1,10 +1,10 @@
 """Metrics and forecasts for the UI: a node's panels (series, the ceilings in force, burst forecasts) and a
 cluster overview (per node: peak use of its IOPS / throughput ceilings, burst time left).
 
-Shape: pure helpers first (resolution choice, column arithmetic, ceiling segments, utilisation), then the shell
-that reads the store. One store read per panel set: raw 1-minute points for windows up to 6 h, else one
-`read_rollups` call for every series of the request; the newest `RAW_TAIL` of a rollup window is rebuilt from
-raw points because rollups may lag the write path. Callers commit nothing (this module only reads).
+Shape: pure helpers first (column arithmetic, ceiling segments, utilisation), then the shell that reads the
+store. The time-series repository (headroom.timeseries.repository) does every read: it chooses the resolution (raw
+1-minute points up to 6 h, else rollups with their newest 2 h rebuilt from raw) and returns columns; the limits
+behind the ceilings come from the one resolver (headroom.inventory.limits). Callers commit nothing.
 
 Units: CloudWatch series are sums per step (`IOPS = Sum / period`, domain.md §3.1/§3.2); IOPS against a volume
 limit are counted in 256 KiB units (SSD) or 1 MiB (HDD) (domain.md §1.4, `headroom.domain.physics.io.counted_ops`),
@@ -18,17 +18,20 @@ import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal
 from headroom.clusters.service import get_cluster
 from headroom.domain.catalog import volume_type_spec
 from headroom.domain.catalog.errors import CatalogError
+from headroom.domain.catalog.instance_types import InstanceLimits
+from headroom.domain.catalog.resolve import ResolvedInstanceLimits
+from headroom.domain.catalog.volume_types import VolumeLimits
 from headroom.domain.forecast.burst import (
     MIN_HORIZON_SECONDS,
     BurstForecast,
@@ -37,43 +40,29 @@ from headroom.domain.forecast.burst import (
     forecast_instance_burst,
 )
 from headroom.domain.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB
+from headroom.inventory.limits import LimitsAt, limits_at, resolve_instance_types
 from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
-from headroom.sources.aws.ingest import limits_at
 from headroom.timeseries import repository as timeseries
+from headroom.timeseries.repository import Columns, empty_columns
+from headroom.timeseries.repository import StoredSeries as SeriesInfo
+from headroom.timeseries.repository import (
+    choose_resolution as choose_resolution,  # the router asks the service
+)
 
 Array = NDArray[np.float64]
 MIB = 1024.0 * 1024.0
 GIB = 1024.0**3
 
-# --- resolution --------------------------------------------------------------------------------------------
+# --- window -------------------------------------------------------------------------------------------------
 
-# Resolution bands (the metrics brief): raw 1-minute points up to 6 h (360 points), 5-minute rollups up to
-# 8 days (2,304 points), hourly beyond (30 days = 720 points): a chart never carries more than ~2,300 points.
-RAW_MAX_WINDOW = dt.timedelta(hours=6)
-FIVE_MINUTE_MAX_WINDOW = dt.timedelta(days=8)
 # The longest window served: the default rollup retention (settings.rollup_retention_days = 400).
 MAX_WINDOW = dt.timedelta(days=400)
 # The default window when the caller gives no start: the shortest range the page offers.
 DEFAULT_WINDOW = dt.timedelta(hours=6)
-# Rollups are maintained off the write path and may lag by up to a minute (the lead's note on
-# timeseries.drain_rollups); the newest 2 hours of a rollup window are rebuilt from raw points instead.
-RAW_TAIL = dt.timedelta(hours=2)
 # The burst forecast reads one diurnal cycle plus its recent hour of 1-minute history
 # (headroom.domain.forecast.burst: PROFILE_SECONDS = 1 day, RECENT_SECONDS = 1 h).
 FORECAST_HISTORY = dt.timedelta(hours=25)
-
-Resolution = Literal[60, 300, 3600]
-
-
-def choose_resolution(start: dt.datetime, end: dt.datetime) -> Resolution:
-    """Return the step for a window: 60 s (raw) up to 6 h, 300 s up to 8 days, else 3600 s."""
-    window = end - start
-    if window <= RAW_MAX_WINDOW:
-        return 60
-    if window <= FIVE_MINUTE_MAX_WINDOW:
-        return 300
-    return 3600
 
 
 def validate_window(
@@ -95,54 +84,6 @@ def validate_window(
 
 
 # --- columns -----------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Columns:
-    """One series on a time grid: epoch seconds and avg/max/min (NaN where unknown)."""
-
-    t: NDArray[np.int64]
-    avg: Array
-    max: Array
-    min: Array
-
-    def __len__(self) -> int:
-        return int(self.t.size)
-
-
-def empty_columns() -> Columns:
-    return Columns(np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0))
-
-
-def from_rollup(cols: timeseries.RollupColumns) -> Columns:
-    return Columns(cols.epoch_seconds.astype(np.int64), cols.avg, cols.max, cols.min)
-
-
-def aggregate_raw(t: NDArray[np.int64], v: Array, resolution: int) -> Columns:
-    """Aggregate raw points into buckets of `resolution` seconds (as the rollups do: avg/max/min of present)."""
-    if resolution == 60 or t.size == 0:
-        return Columns(t, v, v.copy(), v.copy())
-    buckets = t - t % resolution
-    keys, index = np.unique(buckets, return_inverse=True)
-    count = np.bincount(index, minlength=keys.size)
-    total = np.bincount(index, weights=v, minlength=keys.size)
-    mx = np.full(keys.size, -np.inf)
-    mn = np.full(keys.size, np.inf)
-    np.maximum.at(mx, index, v)
-    np.minimum.at(mn, index, v)
-    return Columns(keys.astype(np.int64), total / count, mx, mn)
-
-
-def merge_tail(head: Columns, tail: Columns, tail_from: int) -> Columns:
-    """Keep `head` before `tail_from` (epoch s) and `tail` from it on."""
-    keep = head.t < tail_from
-    use = tail.t >= tail_from
-    return Columns(
-        np.concatenate([head.t[keep], tail.t[use]]),
-        np.concatenate([head.avg[keep], tail.avg[use]]),
-        np.concatenate([head.max[keep], tail.max[use]]),
-        np.concatenate([head.min[keep], tail.min[use]]),
-    )
 
 
 def align(series: Sequence[Columns]) -> tuple[NDArray[np.int64], list[Columns]]:
@@ -257,23 +198,22 @@ def peak_utilisation(values: Columns, segments: Sequence[CeilingSegment]) -> Pea
                 float(values.avg[i]), float(ceil[i]))
 
 
-def volume_ceilings(limits: dict[str, Any], role: str, lo: dt.datetime, hi: dt.datetime) -> dict[str, list[CeilingSegment]]:
-    """Ceilings of a volume from `limits_at` (catalog VolumeLimits): IOPS and MiB/s panels."""
-    vl = limits["limits"]
-    vtype = str(vl["volume_type"])
-    source = f"{vtype} {int(vl['size_gib'])} GiB: {vl['source']}"
+def volume_ceilings(vl: VolumeLimits, role: str, lo: dt.datetime, hi: dt.datetime) -> dict[str, list[CeilingSegment]]:
+    """Ceilings of a volume from its resolved catalog limits (inventory.limits): IOPS and MiB/s panels."""
+    vtype = vl.volume_type
+    source = f"{vtype} {int(vl.size_gib)} GiB: {vl.source}"
     iops: list[CeilingSegment] = []
     tput: list[CeilingSegment] = []
-    if vl["bursts"] and vl.get("burst_iops"):
-        iops.append(CeilingSegment(f"{role}_baseline_iops", f"{vtype} baseline IOPS", float(vl["baseline_iops"]),
+    if vl.bursts and vl.burst_iops:
+        iops.append(CeilingSegment(f"{role}_baseline_iops", f"{vtype} baseline IOPS", float(vl.baseline_iops),
                                    "IOPS", source, lo, hi))
-        iops.append(CeilingSegment(f"{role}_max_iops", f"{vtype} burst IOPS", float(vl["burst_iops"]),
+        iops.append(CeilingSegment(f"{role}_max_iops", f"{vtype} burst IOPS", float(vl.burst_iops),
                                    "IOPS", source, lo, hi))
     else:
-        label = f"{vtype} provisioned IOPS" if vl.get("provisioned_iops") is not None else f"{vtype} IOPS"
-        iops.append(CeilingSegment(f"{role}_max_iops", label, float(vl["baseline_iops"]), "IOPS", source, lo, hi))
-    base_t, max_t = float(vl["baseline_throughput_mibps"]), float(vl["max_throughput_mibps"])
-    t_label = f"{vtype} provisioned throughput" if vl.get("provisioned_throughput_mibps") else f"{vtype} throughput"
+        label = f"{vtype} provisioned IOPS" if vl.provisioned_iops is not None else f"{vtype} IOPS"
+        iops.append(CeilingSegment(f"{role}_max_iops", label, float(vl.baseline_iops), "IOPS", source, lo, hi))
+    base_t, max_t = float(vl.baseline_throughput_mibps), float(vl.max_throughput_mibps)
+    t_label = f"{vtype} provisioned throughput" if vl.provisioned_throughput_mibps else f"{vtype} throughput"
     if max_t > base_t:
         tput.append(CeilingSegment(f"{role}_baseline_mibps", f"{t_label} (baseline)", base_t, "MiB/s", source, lo, hi))
         tput.append(CeilingSegment(f"{role}_max_mibps", f"{vtype} burst throughput", max_t, "MiB/s", source, lo, hi))
@@ -285,19 +225,21 @@ def volume_ceilings(limits: dict[str, Any], role: str, lo: dt.datetime, hi: dt.d
 INSTANCE_SOURCE = "EC2 EBS-optimized limits, domain.md §2.1/§2.2 (AWSDOC ebs-optimized.md)"
 
 
-def instance_ceilings(limits: dict[str, Any], lo: dt.datetime, hi: dt.datetime) -> dict[str, list[CeilingSegment]]:
-    """Ceilings of an instance's EBS bandwidth (all volumes together): baseline and 30-minute burst."""
-    itype = str(limits.get("instance_type"))
-    src = limits.get("source") or ""
-    source = f"{itype}: {INSTANCE_SOURCE}" if not str(src).startswith("DescribeInstanceTypes") \
-        else f"{itype}: DescribeInstanceTypes EbsInfo (domain.md §2.3)"
+def instance_ceilings(resolved: ResolvedInstanceLimits, lo: dt.datetime, hi: dt.datetime) -> dict[str, list[CeilingSegment]]:
+    """Ceilings of an instance's EBS bandwidth (all volumes together): baseline and 30-minute burst.
+
+    The limits are the advisor's (inventory.limits: catalog, else DescribeInstanceTypes); an unknown type has none.
+    """
+    itype = resolved.instance_type
     out: dict[str, list[CeilingSegment]] = {"iops": [], "throughput": []}
-    pairs = (("iops", "baseline_iops", "max_iops", "IOPS"),
-             ("throughput", "baseline_throughput_mibps", "max_throughput_mibps", "MiB/s"))
-    for panel, base_key, max_key, unit in pairs:
-        base, mx = limits.get(base_key), limits.get(max_key)
-        if base is None or mx is None:
-            continue
+    lim = resolved.limits
+    if lim is None:
+        return out
+    source = f"{itype}: {INSTANCE_SOURCE}" if resolved.origin == "catalog" \
+        else f"{itype}: {resolved.note} (domain.md §2.3)"
+    pairs = (("iops", lim.baseline_iops, lim.max_iops, "IOPS"),
+             ("throughput", lim.baseline_throughput_mibps, lim.max_throughput_mibps, "MiB/s"))
+    for panel, base, mx, unit in pairs:
         word = "IOPS" if panel == "iops" else "throughput"
         if float(mx) > float(base):
             out[panel].append(CeilingSegment(f"instance_baseline_{panel}", f"{itype} EBS baseline {word}",
@@ -366,6 +308,7 @@ class NodeRefs:
     instance_type: str | None
     data: VolumeRef | None
     raft: VolumeRef | None  # None when the raft log shares the data volume
+    instance_limits: InstanceLimits | None = None  # the type's resolved EBS limits (inventory.limits)
 
     @property
     def node_key(self) -> tuple[str, str]:
@@ -433,13 +376,6 @@ def keys_for(refs: NodeRefs) -> list[Key]:
     if refs.instance_id:
         keys += _instance_keys(refs.instance_id)
     return keys
-
-
-@dataclass(frozen=True)
-class SeriesInfo:
-    id: int
-    unit: str
-    step_seconds: int
 
 
 class Data:
@@ -612,79 +548,13 @@ def _node_refs(db: Session, node: TikvNode) -> NodeRefs:
         if v is not None and v.org_id == node.org_id:
             vols[role] = VolumeRef(v.volume_id, v.volume_type, v.size_gib, role)
     ok = inst is not None and inst.org_id == node.org_id
+    limits = resolve_instance_types(db, [inst.instance_type])[inst.instance_type].limits if ok and inst else None
     return NodeRefs(node, inst.instance_id if ok and inst else None, inst.instance_type if ok and inst else None,
-                    vols["data"], vols["raft"])
-
-
-def _series_info(db: Session, org_id: uuid.UUID, keys: Sequence[Key]) -> dict[Key, SeriesInfo]:
-    if not keys:
-        return {}
-    rows = db.execute(
-        text("SELECT entity_kind::text, entity_id, metric, id, unit, step_seconds FROM metric_series "
-             "WHERE org_id = :org AND entity_id = ANY(:eids) AND metric = ANY(:metrics) AND labels = '{}'::jsonb"),
-        {"org": org_id, "eids": sorted({k[1] for k in keys}), "metrics": sorted({k[2] for k in keys})},
-    )
-    wanted = set(keys)
-    out: dict[Key, SeriesInfo] = {}
-    for kind, eid, metric, sid, unit, step in rows:
-        if (kind, eid, metric) in wanted:
-            out[(kind, eid, metric)] = SeriesInfo(int(sid), str(unit), int(step or 60))
-    return out
-
-
-def read_raw(db: Session, org_id: uuid.UUID, series_ids: Sequence[int], start: dt.datetime,
-             end: dt.datetime) -> dict[int, tuple[NDArray[np.int64], Array]]:
-    """Raw 1-minute points of many of the org's series in [start, end), in one query, as (epoch s, values)."""
-    out: dict[int, tuple[NDArray[np.int64], Array]] = {
-        sid: (np.empty(0, np.int64), np.empty(0)) for sid in series_ids}
-    if not series_ids:
-        return out
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor(binary=True) as cur:
-        cur.execute(
-            "SELECT series_id, extract(epoch FROM bucket_at)::bigint, vals FROM metric_points "
-            "WHERE org_id = %(org)s AND series_id = ANY(%(sids)s) AND bucket_at >= %(lo)s AND bucket_at < %(hi)s "
-            "ORDER BY series_id, bucket_at",
-            {"org": org_id, "sids": list(series_ids), "lo": timeseries.hour_floor(start), "hi": end},
-        )
-        rows = cur.fetchall()
-    if not rows:
-        return out
-    lo, hi = int(start.timestamp()), int(end.timestamp())
-    sids = np.array([r[0] for r in rows], dtype=np.int64)
-    stamps = np.array([r[1] for r in rows], dtype=np.int64)[:, None] + np.arange(60, dtype=np.int64) * 60
-    vals = np.array([r[2] for r in rows], dtype=np.float64)
-    keep = np.isfinite(vals) & (stamps >= lo) & (stamps < hi)
-    owner = np.broadcast_to(sids[:, None], keep.shape)[keep]
-    t, v = stamps[keep], vals[keep]
-    for sid in np.unique(owner).tolist():
-        sel = owner == sid
-        out[int(sid)] = (t[sel], v[sel])
-    return out
-
-
-def read_columns(db: Session, org_id: uuid.UUID, series_ids: Sequence[int], start: dt.datetime, end: dt.datetime,
-                 resolution: int, now: dt.datetime) -> dict[int, Columns]:
-    """Every series at the resolution: raw points, or one read_rollups call with its newest 2 h from raw."""
-    if resolution == 60:
-        raw = read_raw(db, org_id, series_ids, start, end)
-        return {sid: aggregate_raw(t, v, 60) for sid, (t, v) in raw.items()}
-    rolled = timeseries.read_rollups(db, org_id, series_ids, resolution, start, end)
-    out = {sid: from_rollup(c) for sid, c in rolled.items()}
-    tail_from = max(start, now - RAW_TAIL)
-    tail_from = tail_from - dt.timedelta(seconds=int(tail_from.timestamp()) % resolution)  # whole buckets
-    if tail_from < end:
-        raw = read_raw(db, org_id, series_ids, max(tail_from, start), end)
-        for sid, (t, v) in raw.items():
-            tail = aggregate_raw(t, v, resolution)
-            if len(tail):
-                out[sid] = merge_tail(out.get(sid, empty_columns()), tail, int(tail_from.timestamp()))
-    return out
+                    vols["data"], vols["raft"], limits)
 
 
 def _segments(db: Session, org_id: uuid.UUID, kind: str, entity_id: str, start: dt.datetime,
-              end: dt.datetime) -> list[tuple[dt.datetime, dt.datetime, dict[str, Any]]]:
+              end: dt.datetime) -> list[tuple[dt.datetime, dt.datetime, LimitsAt]]:
     """The limits of an instance or volume over [start, end), split where its inventory changed."""
     changes = sorted(set(db.scalars(
         select(InventoryChange.observed_at).where(
@@ -696,7 +566,7 @@ def _segments(db: Session, org_id: uuid.UUID, kind: str, entity_id: str, start: 
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         try:
             lim = limits_at(db, org_id, kind, entity_id, lo)
-        except (CatalogError, KeyError, ValueError):
+        except (KeyError, TypeError, ValueError):  # an inventory change log the undo cannot read
             lim = None
         if lim is not None:
             out.append((lo, hi, lim))
@@ -712,14 +582,18 @@ def node_ceilings(db: Session, refs: NodeRefs, start: dt.datetime, end: dt.datet
             continue
         segs: dict[str, list[CeilingSegment]] = {"iops": [], "throughput": []}
         for lo, hi, lim in _segments(db, org, "volume", vol.volume_id, start, end):
-            for k, v in volume_ceilings(lim, role, lo, hi).items():
+            if lim.volume is None or lim.volume.limits is None:
+                continue
+            for k, v in volume_ceilings(lim.volume.limits, role, lo, hi).items():
                 segs[k] += v
         out[f"{role}_iops"], out[f"{role}_throughput"] = merge_segments(segs["iops"]), merge_segments(
             segs["throughput"])
     if refs.instance_id:
         segs = {"iops": [], "throughput": []}
         for lo, hi, lim in _segments(db, org, "instance", refs.instance_id, start, end):
-            for k, v in instance_ceilings(lim, lo, hi).items():
+            if lim.instance is None:
+                continue
+            for k, v in instance_ceilings(lim.instance, lo, hi).items():
                 segs[k] += v
         out["instance_iops"], out["instance_throughput"] = merge_segments(segs["iops"]), merge_segments(
             segs["throughput"])
@@ -830,7 +704,8 @@ def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
             bal_a, dem, now = trimmed
             try:
                 fc = forecast_instance_burst(bal_a, dem, instance_type=refs.instance_type, kind=kind,  # type: ignore[arg-type]
-                                             step_seconds=step, now=now, horizon_seconds=horizon_seconds)
+                                             step_seconds=step, now=now, horizon_seconds=horizon_seconds,
+                                             limits=refs.instance_limits)
             except (ValueError, CatalogError):
                 continue
             out.append(ForecastOut(bal_metric.replace(".", "_"), label, "instance", iid, fc))
@@ -883,13 +758,13 @@ def node_metrics(
     refs = _node_refs(db, node)
     resolution = choose_resolution(lo, hi)
     keys = keys_for(refs)
-    info = _series_info(db, principal.org_id, keys)
-    cols = read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
+    info = timeseries.find_series(db, principal.org_id, keys)
+    cols = timeseries.read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
     data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi))
     forecasts: list[ForecastOut] = []
     if "burst_balance" in wanted:
         fkeys = [k for k in forecast_keys(refs) if k in info]
-        raw = read_raw(db, principal.org_id, sorted({info[k].id for k in fkeys}), hi - FORECAST_HISTORY, hi)
+        raw = timeseries.read_points_many(db, principal.org_id, sorted({info[k].id for k in fkeys}), hi - FORECAST_HISTORY, hi)
         forecasts = node_forecasts(refs, info, raw, hi)
     ceilings = node_ceilings(db, refs, lo, hi)
     built = build_panels(refs, data, ceilings, forecasts, wanted)
@@ -951,10 +826,10 @@ def cluster_overview(
     resolution = choose_resolution(lo, hi)
     all_refs = [_node_refs(db, n) for n in nodes]
     keys = [k for r in all_refs for k in keys_for(r) if k[0] != "tikv_node"]
-    info = _series_info(db, principal.org_id, keys)
-    cols = read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
+    info = timeseries.find_series(db, principal.org_id, keys)
+    cols = timeseries.read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
     fkeys = [k for r in all_refs for k in forecast_keys(r) if k in info]
-    raw = read_raw(db, principal.org_id, sorted({info[k].id for k in fkeys}), hi - FORECAST_HISTORY, hi)
+    raw = timeseries.read_points_many(db, principal.org_id, sorted({info[k].id for k in fkeys}), hi - FORECAST_HISTORY, hi)
     data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi))
     io_panels: list[PanelId] = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
                                 "instance_throughput"]

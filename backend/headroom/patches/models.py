@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any
 
-from sqlalchemy import (
-    ARRAY,
-    Uuid,
-)
+from sqlalchemy import ARRAY, Uuid, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from headroom.platform.orm import Base, created_at_column, fk_column, uuid_pk
+from headroom.domain.model import Change
+from headroom.platform.orm import Base, ChangeListJSON, created_at_column, fk_column, uuid_pk
 
 
 class Patch(Base):
@@ -27,7 +24,9 @@ class Patch(Base):
     base_config_id: Mapped[uuid.UUID | None] = fk_column(
         "tikv_configs.id", nullable=True, ondelete="SET NULL"
     )
-    changes: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    changes: Mapped[list[Change]] = mapped_column(ChangeListJSON)
+    # The label of the finding each change comes from (its dedup key), in the order of `changes`.
+    change_sources: Mapped[list[str]] = mapped_column(JSONB, default=list, server_default=text("'[]'::jsonb"))
     notes: Mapped[list[str]] = mapped_column(JSONB, default=list)
     created_at: Mapped[dt.datetime] = created_at_column()
     applied_at: Mapped[dt.datetime | None]

@@ -29,7 +29,7 @@ def _read(db: Session, row: Patch) -> PatchRead:
         base_config=BaseConfigRead(id=base.id, node_id=base.node_id, version=base.version, source=base.source,
                                    captured_at=base.captured_at, has_raw_text=base.raw_text is not None)
         if base is not None else None,
-        changes=list(row.changes), notes=list(row.notes), applied_at=row.applied_at,
+        changes=list(row.changes), change_sources=list(row.change_sources), notes=list(row.notes), applied_at=row.applied_at,
         applied_by_user_id=row.applied_by_user_id,
         formats=[f for f in FORMATS if has_config or f not in ("merged", "diff")],
     )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
+from headroom.domain.model import Change
 from headroom.platform.schemas import Input, Output
 
 PatchFormat = Literal["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"]
@@ -40,8 +41,12 @@ class PatchRead(Output):
     finding_ids: list[uuid.UUID]
     base_config_id: uuid.UUID | None
     base_config: BaseConfigRead | None
-    changes: list[dict[str, Any]] = Field(
-        description="tikvconf Change records: target, key, current, proposed, online, reason, finding, entity."
+    changes: list[Change] = Field(
+        description="The findings' changes as stored with them, a tikv change's node resolved to its status address "
+        "(entity.status_address) and its current value read from the base config (what the rollback restores)."
+    )
+    change_sources: list[str] = Field(
+        description="The finding (its dedup key) each change comes from, in the order of changes."
     )
     notes: list[str]
     applied_at: dt.datetime | None

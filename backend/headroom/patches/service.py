@@ -2,9 +2,11 @@
 applies (headroom.domain.tikvconf.render). Callers commit.
 
 A patch records who generated it, from which findings, against which config (`base_config_id`), its changes
-with the current values filled in from the nodes' configs and the version's defaults (tikvconf.fill_current),
-and notes (version warnings, unknown current values, which file merged/diff will use). Rendering is
-reproducible: a node's config is the version it had when the patch was made.
+(the findings' stored domain Changes, each labelled with its finding in `change_sources`) with their nodes
+resolved to status addresses and a tikv change's current value read from the config the patch is made against
+(tikvconf.fill_current with rebase: that value is what the rollback restores), and notes (version warnings,
+unknown current values, which file merged/diff will use). Rendering is reproducible: a node's config is the
+version it had when the patch was made.
 
 merged/diff need the node's tikv.toml: the stored raw text when the config was uploaded as a file, else a TOML
 rebuilt from the live `/config` JSON (values only: no comments, every key TiKV reported).
@@ -24,11 +26,11 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
 from headroom.clusters import service as clusters_service
+from headroom.domain.model import Change
 from headroom.clusters.models import Cluster
 from headroom.domain.model import severity_rank
 from headroom.domain.tikvconf import (
     Artefact,
-    Change,
     ConfigParseError,
     HostFacts,
     Node,
@@ -37,11 +39,11 @@ from headroom.domain.tikvconf import (
     UnknownConfigKey,
     UnknownFormat,
     artefact,
-    changes_from_findings,
     config_json_view,
     effective_value,
     fill_current,
     resolve_nodes,
+    target_node,
 )
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
@@ -88,19 +90,22 @@ def _nodes(db: Session, cluster: Cluster) -> list[_NodeInfo]:
     return out
 
 
-def _finding_dict(finding: Finding, recs: Sequence[Recommendation]) -> dict[str, Any]:
-    kind = "node" if finding.entity_kind == "tikv_node" else finding.entity_kind
-    return {
-        "rule": finding.rule,
-        "dedup_key": finding.dedup_key,
-        "title": finding.title,
-        "entity": {"kind": kind, "id": finding.entity_id},
-        "changes": [
-            {"target": r.target, "key": r.key, "current": r.current, "proposed": r.proposed,
-             "online": r.online, "reason": r.reason, "entity": r.entity}
-            for r in recs
-        ],
-    }
+def _source(finding: Finding) -> str:
+    """The label a patch prints next to a change: the finding's dedup key (it names the rule)."""
+    key = finding.dedup_key
+    return key if key.startswith(finding.rule) else f"{finding.rule} ({key})"
+
+
+def _changes_of(db: Session, org_id: uuid.UUID, findings: Sequence[Finding]) -> tuple[list[Change], list[str]]:
+    """Return the findings' stored changes in order (finding, then position) and the finding label of each."""
+    by_finding: dict[uuid.UUID, list[Change]] = {f.id: [] for f in findings}
+    for rec in db.scalars(select(Recommendation).where(Recommendation.org_id == org_id,
+                                                       Recommendation.finding_id.in_(list(by_finding)))
+                          .order_by(Recommendation.position)):
+        by_finding[rec.finding_id].append(rec.change)
+    changes = [c for f in findings for c in by_finding[f.id]]
+    sources = [_source(f) for f in findings for _ in by_finding[f.id]]
+    return changes, sources
 
 
 def _select_findings(
@@ -168,7 +173,8 @@ def _notes(cluster: Cluster, nodes: Sequence[_NodeInfo], configs: dict[uuid.UUID
     for change in changes:
         if change.target != "tikv":
             continue
-        targets = [change.entity.node] if change.entity.node else list(by_status)
+        scope = target_node(change)
+        targets = [scope] if scope else list(by_status)
         for status_address in targets:
             info = by_status.get(status_address or "")
             config = configs.get(info.row.id) if info else None
@@ -180,7 +186,7 @@ def _notes(cluster: Cluster, nodes: Sequence[_NodeInfo], configs: dict[uuid.UUID
                     seen.add(warning)
                     notes.append(warning)
         if change.current is None:
-            note = (f"{change.key}: the current value on {change.entity.node or 'every node'} is unknown; "
+            note = (f"{change.key}: the current value on {target_node(change) or 'every node'} is unknown; "
                     "the rollback removes the key (TiKV falls back to its default).")
             if note not in seen:
                 seen.add(note)
@@ -203,23 +209,17 @@ def create_patch(
     findings = _select_findings(db, cluster, finding_ids)
     nodes = _nodes(db, cluster)
     base, configs = _base_config(db, cluster, nodes, base_config)
-    recs: dict[uuid.UUID, list[Recommendation]] = {f.id: [] for f in findings}
-    for rec in db.scalars(select(Recommendation).where(Recommendation.org_id == cluster.org_id,
-                                                       Recommendation.finding_id.in_(list(recs)))
-                          .order_by(Recommendation.position)):
-        recs[rec.finding_id].append(rec)
+    stored, sources = _changes_of(db, cluster.org_id, findings)
+    if not stored:
+        raise InvalidInput("finding_ids: the selected findings propose no change", details={"field": "finding_ids"})
     try:
-        changes = changes_from_findings([_finding_dict(f, recs[f.id]) for f in findings])
-        if not changes:
-            raise InvalidInput("finding_ids: the selected findings propose no change", details={"field": "finding_ids"})
-        node_list = [n.node for n in nodes]
         views = {n.node.status_address: config_json_view(configs[n.row.id].config)
                  for n in nodes if n.row.id in configs}
         hosts = {n.node.status_address: n.host for n in nodes}
-        # A tikv change's current value is the base config's, not the one the advisor saw when it ran.
-        changes = tuple(c.model_copy(update={"current": None}) if c.target == "tikv" else c
-                        for c in resolve_nodes(changes, node_list))
-        changes = fill_current(changes, views, cluster.tikv_version, hosts)
+        # A tikv change's current value is the base config's (what the rollback restores), not the one the
+        # advisor saw when it ran.
+        changes = fill_current(resolve_nodes(stored, [n.node for n in nodes]), views, cluster.tikv_version, hosts,
+                               rebase=True)
         for change in changes:
             if change.target == "tikv":
                 check_value(change.key, change.proposed)
@@ -231,7 +231,8 @@ def create_patch(
         created_by_user_id=principal.user_id,
         finding_ids=[f.id for f in findings],
         base_config_id=base.id if base is not None else None,
-        changes=[c.model_dump(mode="json") for c in changes],
+        changes=list(changes),
+        change_sources=sources,
         notes=_notes(cluster, nodes, configs, base, changes, findings),
         created_at=now,
     )
@@ -368,7 +369,8 @@ def render_patch(
         cluster=cluster.name,
         tikv_version=cluster.tikv_version,
         nodes=tuple(n.node for n in nodes),
-        changes=tuple(Change.model_validate(c) for c in row.changes),
+        changes=tuple(row.changes),
+        sources=tuple(row.change_sources),
     )
     try:
         rendered = artefact(patch, fmt, config_text=config_text,

@@ -8,7 +8,12 @@ import uuid
 from typing import Any
 
 from sqlalchemy import DateTime, Enum, ForeignKey, MetaData, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+from headroom.domain.model import Change
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -39,6 +44,34 @@ def enum_column(name: str, values: tuple[str, ...]) -> Enum:
 
 def fk_column(target: str, *, nullable: bool = False, ondelete: str = "CASCADE") -> Any:
     return mapped_column(ForeignKey(target, ondelete=ondelete), nullable=nullable, index=True)
+
+
+class ChangeJSON(TypeDecorator[Change]):
+    """A domain Change in a JSONB column: written as its JSON, read back through Change.model_validate."""
+
+    impl = JSONB
+    cache_ok = True
+
+    def process_bind_param(self, value: Change | dict[str, Any] | None, dialect: Dialect) -> Any:
+        return None if value is None else Change.model_validate(value).model_dump(mode="json")
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Change | None:
+        return None if value is None else Change.model_validate(value)
+
+
+class ChangeListJSON(TypeDecorator[list[Change]]):
+    """A list of domain Changes in a JSONB column (same JSON as ChangeJSON, in order)."""
+
+    impl = JSONB
+    cache_ok = True
+
+    def process_bind_param(self, value: list[Change] | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        return [Change.model_validate(c).model_dump(mode="json") for c in value]
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> list[Change] | None:
+        return None if value is None else [Change.model_validate(c) for c in value]
 
 
 def import_all_models() -> None:

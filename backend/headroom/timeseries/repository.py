@@ -1,4 +1,9 @@
-"""The packed time-series store (layout: docs/timeseries.md).
+"""The one time-series repository: every read and write of points and rollups (layout: docs/timeseries.md).
+
+The services ask here: the metrics panels (`choose_resolution`, `read_columns`, `read_points_many`), the
+snapshot builder (`cluster_series`, `read_grid`), the collectors (`ensure_series`, `write_batches`), the
+maintenance jobs (`drain_rollups`, `apply_retention`). No other module names the points or rollup tables
+(tests/timeseries/test_timeseries_boundary.py).
 
 `metric_points`: one row per (series, hour) holding 60 one-minute slots (float8[], NULL = no point), in daily
 range partitions. `metric_rollups`: one row per (series, resolution, day) holding 288 five-minute or 24 hourly
@@ -15,8 +20,9 @@ import json
 import math
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -806,4 +812,247 @@ def read_rollups(
     for i, sid in enumerate(owners):
         lo_i, hi_i = bounds[i], bounds[i + 1]
         out[sid] = RollupColumns(t[lo_i:hi_i], a[lo_i:hi_i], x[lo_i:hi_i], n[lo_i:hi_i], c[lo_i:hi_i])
+    return out
+
+
+# --- series lookups and window reads: the services (snapshots, metrics) ask here ---------------------------
+
+
+@dataclass(frozen=True)
+class StoredSeries:
+    """One stored series: its id and what it is (the metric_series row)."""
+
+    id: int
+    entity_kind: str
+    entity_id: str
+    metric: str
+    unit: str
+    labels: dict[str, str]
+    step_seconds: int
+
+
+SeriesIdentity = tuple[str, str, str]  # (entity_kind, entity_id, metric) of an unlabelled series
+
+
+def cluster_series(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) -> list[StoredSeries]:
+    """Return every series the org stores for one cluster (its nodes', instances' and volumes')."""
+    rows = db.execute(
+        text(
+            "SELECT id, entity_kind::text, entity_id, metric, unit, labels, step_seconds FROM metric_series "
+            "WHERE org_id = :org AND cluster_id = :cluster"
+        ),
+        {"org": org_id, "cluster": cluster_id},
+    )
+    return [StoredSeries(int(sid), kind, eid, metric, unit, dict(labels or {}), int(step or 60))
+            for sid, kind, eid, metric, unit, labels, step in rows]
+
+
+def find_series(db: Session, org_id: uuid.UUID, identities: Sequence[SeriesIdentity]) -> dict[SeriesIdentity, StoredSeries]:
+    """Return the org's unlabelled series with these (entity_kind, entity_id, metric); missing ones are absent."""
+    if not identities:
+        return {}
+    rows = db.execute(
+        text("SELECT id, entity_kind::text, entity_id, metric, unit, step_seconds FROM metric_series "
+             "WHERE org_id = :org AND entity_id = ANY(:eids) AND metric = ANY(:metrics) AND labels = '{}'::jsonb"),
+        {"org": org_id, "eids": sorted({i[1] for i in identities}), "metrics": sorted({i[2] for i in identities})},
+    )
+    wanted = set(identities)
+    out: dict[SeriesIdentity, StoredSeries] = {}
+    for sid, kind, eid, metric, unit, step in rows:
+        if (kind, eid, metric) in wanted:
+            out[(kind, eid, metric)] = StoredSeries(int(sid), kind, eid, metric, str(unit), {}, int(step or 60))
+    return out
+
+
+RawColumns = tuple[NDArray[np.int64], NDArray[np.float64]]  # (epoch seconds, values) of the present points
+
+
+# Series per query of read_points_many: 200 series x 168 hour rows (a 7-day snapshot window) x ~490 bytes = ~16 MB
+# aggregated server-side per query (Headroom choice: bounded memory on both ends, as READ_BACK_SERIES).
+READ_MANY_SERIES = 200
+
+
+def read_points_many(
+    db: Session, org_id: uuid.UUID, series_ids: Sequence[int], start: dt.datetime, end: dt.datetime
+) -> dict[int, RawColumns]:
+    """Return the raw 1-minute points of many of the org's series in [start, end), column-wise.
+
+    Every requested series is in the result (empty arrays when it has no point in the window). Like the rollup
+    drain's read-back, each query returns one row: the series ids and hour times as array_send of aggregated
+    arrays and the hour rows' slots concatenated server-side (NULL slots as NaN), unpacked with a few numpy
+    frombuffer calls instead of a Python object per row or per point.
+    """
+    out: dict[int, RawColumns] = {sid: (np.empty(0, np.int64), np.empty(0)) for sid in series_ids}
+    if not series_ids:
+        return out
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    ids = sorted(set(series_ids))
+    parts: list[tuple[bytes, bytes, bytes]] = []
+    with conn.cursor(binary=True) as cur:
+        for i in range(0, len(ids), READ_MANY_SERIES):
+            cur.execute(
+                "SELECT array_send(array_agg(series_id ORDER BY series_id, bucket_at)), "
+                "array_send(array_agg(bucket_at ORDER BY series_id, bucket_at)), "
+                "string_agg(array_send(array_replace(vals, NULL, 'NaN'::float8)), ''::bytea "
+                "ORDER BY series_id, bucket_at) FROM metric_points "
+                "WHERE org_id = %(org)s AND series_id = ANY(CAST(%(sids)s AS bigint[])) "
+                "AND bucket_at >= %(lo)s AND bucket_at < %(hi)s",
+                {"org": org_id, "sids": _id_array(ids[i : i + READ_MANY_SERIES]), "lo": hour_floor(start), "hi": end},
+            )
+            row = cur.fetchone()
+            if row is not None and row[0] is not None:
+                parts.append(row)
+    if not parts:
+        return out
+    lo, hi = int(start.timestamp()), int(end.timestamp())
+    for sid_bytes, ts_bytes, packed in parts:
+        sids = decode_int8_array(sid_bytes)
+        hours = decode_int8_array(ts_bytes) // 1_000_000 + _PG_EPOCH_SECONDS  # timestamptz: micros since 2000
+        vals = decode_float8_rows(packed, sids.size, SLOTS_PER_HOUR)
+        stamps = hours[:, None] + np.arange(SLOTS_PER_HOUR, dtype=np.int64) * SLOT_SECONDS
+        keep = np.isfinite(vals) & (stamps >= lo) & (stamps < hi)
+        owner = np.broadcast_to(sids[:, None], keep.shape)[keep]  # sorted: rows come by series, then hour
+        t, v = stamps[keep], vals[keep]
+        cuts = np.flatnonzero(np.diff(owner)) + 1
+        for part_t, part_v, part_owner in zip(np.split(t, cuts), np.split(v, cuts), np.split(owner, cuts),
+                                              strict=True):
+            if part_owner.size:
+                out[int(part_owner[0])] = (part_t, part_v)
+    return out
+
+
+Aggregation = Literal["sum", "min", "max", "mean"]
+
+
+def read_grid(
+    db: Session,
+    org_id: uuid.UUID,
+    series: Mapping[int, Aggregation],
+    start: dt.datetime,
+    end: dt.datetime,
+    step_seconds: int,
+) -> dict[int, NDArray[np.float64]]:
+    """Return series on the regular grid start, start + step, ... < end (NaN = no point in that step).
+
+    Raw 1-minute points, never rollups (a snapshot's rules look at minutes at a ceiling, which 5-minute
+    averages would smooth away); a step above 60 s aggregates each step's points with the series' aggregation.
+    Series without a point in the window are left out. `start` must be on a minute, `step_seconds` a multiple
+    of 60.
+    """
+    raw = read_points_many(db, org_id, list(series), start, end)
+    n = int((end - start).total_seconds()) // step_seconds
+    origin = int(start.timestamp())
+    out: dict[int, NDArray[np.float64]] = {}
+    for sid, (t, v) in raw.items():
+        if not t.size:
+            continue
+        index = (t - origin) // step_seconds
+        inside = index < n
+        index, v = index[inside], v[inside]
+        if not index.size:
+            continue
+        grid = np.full(n, np.nan)
+        if step_seconds == 60:
+            grid[index] = v
+        else:
+            how = series[sid]
+            count = np.bincount(index, minlength=n)
+            present = count > 0
+            if how in ("sum", "mean"):
+                total = np.bincount(index, weights=v, minlength=n)
+                grid[present] = total[present] / count[present] if how == "mean" else total[present]
+            else:
+                acc = np.full(n, np.inf if how == "min" else -np.inf)
+                (np.minimum if how == "min" else np.maximum).at(acc, index, v)
+                grid[present] = acc[present]
+        out[sid] = grid
+    return out
+
+
+# Resolution bands of a chart (the metrics brief): raw 1-minute points up to 6 h (360 points), 5-minute rollups
+# up to 8 days (2,304 points), hourly beyond (30 days = 720 points): a chart never carries more than ~2,300 points.
+RAW_MAX_WINDOW = dt.timedelta(hours=6)
+FIVE_MINUTE_MAX_WINDOW = dt.timedelta(days=8)
+# Rollups are maintained off the write path and may lag by up to a minute (drain_rollups); the newest 2 hours of
+# a rollup window are rebuilt from raw points instead.
+RAW_TAIL = dt.timedelta(hours=2)
+
+Resolution = Literal[60, 300, 3600]
+
+
+def choose_resolution(start: dt.datetime, end: dt.datetime) -> Resolution:
+    """Return the step for a window: 60 s (raw) up to 6 h, 300 s up to 8 days, else 3600 s."""
+    window = end - start
+    if window <= RAW_MAX_WINDOW:
+        return 60
+    if window <= FIVE_MINUTE_MAX_WINDOW:
+        return 300
+    return 3600
+
+
+@dataclass(frozen=True)
+class Columns:
+    """One series on a time grid: epoch seconds and avg/max/min (NaN where unknown)."""
+
+    t: NDArray[np.int64]
+    avg: NDArray[np.float64]
+    max: NDArray[np.float64]
+    min: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return int(self.t.size)
+
+
+def empty_columns() -> Columns:
+    return Columns(np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0))
+
+
+def from_rollup(cols: RollupColumns) -> Columns:
+    return Columns(cols.epoch_seconds.astype(np.int64), cols.avg, cols.max, cols.min)
+
+
+def aggregate_raw(t: NDArray[np.int64], v: NDArray[np.float64], resolution: int) -> Columns:
+    """Aggregate raw points into buckets of `resolution` seconds (as the rollups do: avg/max/min of present)."""
+    if resolution == 60 or t.size == 0:
+        return Columns(t, v, v.copy(), v.copy())
+    buckets = t - t % resolution
+    keys, index = np.unique(buckets, return_inverse=True)
+    count = np.bincount(index, minlength=keys.size)
+    total = np.bincount(index, weights=v, minlength=keys.size)
+    mx = np.full(keys.size, -np.inf)
+    mn = np.full(keys.size, np.inf)
+    np.maximum.at(mx, index, v)
+    np.minimum.at(mn, index, v)
+    return Columns(keys.astype(np.int64), total / count, mx, mn)
+
+
+def merge_tail(head: Columns, tail: Columns, tail_from: int) -> Columns:
+    """Keep `head` before `tail_from` (epoch s) and `tail` from it on."""
+    keep = head.t < tail_from
+    use = tail.t >= tail_from
+    return Columns(
+        np.concatenate([head.t[keep], tail.t[use]]),
+        np.concatenate([head.avg[keep], tail.avg[use]]),
+        np.concatenate([head.max[keep], tail.max[use]]),
+        np.concatenate([head.min[keep], tail.min[use]]),
+    )
+
+
+def read_columns(db: Session, org_id: uuid.UUID, series_ids: Sequence[int], start: dt.datetime, end: dt.datetime,
+                 resolution: int, now: dt.datetime) -> dict[int, Columns]:
+    """Every series at the resolution: raw points, or one read_rollups call with its newest 2 h from raw."""
+    if resolution == 60:
+        raw = read_points_many(db, org_id, series_ids, start, end)
+        return {sid: aggregate_raw(t, v, 60) for sid, (t, v) in raw.items()}
+    rolled = read_rollups(db, org_id, series_ids, resolution, start, end)
+    out = {sid: from_rollup(c) for sid, c in rolled.items()}
+    tail_from = max(start, now - RAW_TAIL)
+    tail_from = tail_from - dt.timedelta(seconds=int(tail_from.timestamp()) % resolution)  # whole buckets
+    if tail_from < end:
+        raw = read_points_many(db, org_id, series_ids, max(tail_from, start), end)
+        for sid, (t, v) in raw.items():
+            tail = aggregate_raw(t, v, resolution)
+            if len(tail):
+                out[sid] = merge_tail(out.get(sid, empty_columns()), tail, int(tail_from.timestamp()))
     return out

@@ -3,10 +3,13 @@ version and the series' points over a window. The inverse of services.demo, whic
 into the same tables.
 
 Choices:
-- Raw 1-minute points (metric_points), never rollups: the advisor's rules look at minutes at a ceiling and
+- Raw 1-minute points, never rollups (timeseries.read_grid): the advisor's rules look at minutes at a ceiling and
   burst-bucket drains, which 5-minute averages would smooth away. Raw points are kept 35 days, and a window is
   capped at MAX_WINDOW (7 days), so the raw rows always exist; a step above 60 s aggregates the raw points per
   step with the series' statistic (Sum -> sum, Minimum -> min, Maximum/p99 -> max, else the mean).
+- An instance's EBS limits come from the one resolver (inventory.limits): when the catalog lacks its type and
+  the account's DescribeInstanceTypes answer has it, the snapshot carries that answer (Instance.ebs_limits), so
+  the advisor judges by the same limits the nodes API and the charts show.
 - A snapshot node's id is its store address: the DB keeps no TiUP instance name, and the store address is the
   entity id its series are stored under (services.demo), so findings on nodes address the same id everywhere.
 - A node's host is its EC2 instance id (nodes on one instance share its EBS limits).
@@ -27,18 +30,29 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
+from headroom.domain.catalog.resolve import ResolvedInstanceLimits
 from headroom.domain.snapshot.registry import REGISTRY
-from headroom.domain.snapshot.schema import SCHEMA_VERSION, Entity, Node, Series, Snapshot, Source, Window
+from headroom.domain.snapshot.schema import (
+    SCHEMA_VERSION,
+    DescribedEbsLimits,
+    Entity,
+    Node,
+    Series,
+    Snapshot,
+    Source,
+    Window,
+)
 from headroom.domain.snapshot.schema import Cluster as SnapshotCluster
 from headroom.domain.snapshot.schema import Instance as SnapshotInstance
 from headroom.domain.snapshot.schema import Volume as SnapshotVolume
+from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
-from headroom.timeseries.models import MetricSeries
+from headroom.timeseries import repository as timeseries
 
 MAX_WINDOW = dt.timedelta(days=7)
 RAW_STEP_SECONDS = 60
@@ -101,6 +115,7 @@ def build_snapshot(
     instances_by_ref = {i.id: i for i in instance_rows}
     volumes_by_ref = {v.id: v for v in volume_rows}
     configs = latest_configs(db, org_id, [n.id for n in nodes])
+    limits = resolve_instance_types(db, {i.instance_type for i in instance_rows})
 
     instances = [
         SnapshotInstance(
@@ -110,6 +125,7 @@ def build_snapshot(
             memory_gib=float(i.memory_gib or 1.0),
             availability_zone=i.availability_zone,
             name=(i.tags or {}).get("Name"),
+            ebs_limits=_described(limits[i.instance_type]),
         )
         for i in sorted(instance_rows, key=lambda i: i.instance_id)
     ]
@@ -194,6 +210,20 @@ def build_snapshot(
     )
 
 
+def _described(resolved: ResolvedInstanceLimits) -> DescribedEbsLimits | None:
+    """The DescribeInstanceTypes limits a snapshot carries for a type the catalog lacks (None otherwise)."""
+    lim = resolved.limits
+    if lim is None or resolved.origin != "describe_instance_types":
+        return None
+    return DescribedEbsLimits(
+        baseline_bandwidth_mbps=lim.baseline_bandwidth_mbps,
+        max_bandwidth_mbps=lim.max_bandwidth_mbps,
+        baseline_iops=lim.baseline_iops,
+        max_iops=lim.max_iops,
+        source=resolved.note,
+    )
+
+
 def _status_address(store_address: str) -> str:
     host, _, _port = store_address.rpartition(":")
     return f"{host or store_address}:20180"
@@ -217,14 +247,15 @@ def latest_configs(db: Session, org_id: uuid.UUID, node_ids: Sequence[uuid.UUID]
     return {row.node_id: row for row in rows}
 
 
-def _aggregate(statistic: str, values: list[float]) -> float:
+def _aggregation(statistic: str) -> timeseries.Aggregation:
+    """How a step above 60 s combines a series' 1-minute points: by its statistic."""
     if statistic in ("Sum", "count"):
-        return math.fsum(values)
+        return "sum"
     if statistic == "Minimum":
-        return min(values)
+        return "min"
     if statistic in ("Maximum", "p99"):
-        return max(values)
-    return math.fsum(values) / len(values)
+        return "max"
+    return "mean"
 
 
 def _series(
@@ -232,9 +263,7 @@ def _series(
 ) -> list[Series]:
     rows = [
         s
-        for s in db.scalars(
-            select(MetricSeries).where(MetricSeries.org_id == org_id, MetricSeries.cluster_id == cluster_id)
-        )
+        for s in timeseries.cluster_series(db, org_id, cluster_id)
         if s.metric in REGISTRY
         and SNAPSHOT_KIND.get(s.entity_kind) == REGISTRY[s.metric].entity
         and REGISTRY[s.metric].unit == s.unit
@@ -242,60 +271,25 @@ def _series(
     ]
     if not rows:
         return []
-    points = _read_points_many(db, org_id, [s.id for s in rows], window.start, window.end)
-    step = window.step_seconds
-    n = window.points
+    grids = timeseries.read_grid(
+        db, org_id, {s.id: _aggregation(REGISTRY[s.metric].statistic) for s in rows}, window.start, window.end,
+        window.step_seconds,
+    )
     out: list[Series] = []
-    for s in sorted(rows, key=lambda s: (s.entity_kind, s.entity_id, s.metric, sorted((s.labels or {}).items()))):
-        pts = points.get(s.id)
-        if not pts:
+    for s in sorted(rows, key=lambda s: (s.entity_kind, s.entity_id, s.metric, sorted(s.labels.items()))):
+        grid = grids.get(s.id)
+        if grid is None:
             continue
-        spec = REGISTRY[s.metric]
-        if step == RAW_STEP_SECONDS:
-            values: list[float | None] = [None] * n
-            for offset, value in pts:
-                values[offset // RAW_STEP_SECONDS] = value
-        else:
-            buckets: dict[int, list[float]] = defaultdict(list)
-            for offset, value in pts:
-                buckets[offset // step].append(value)
-            values = [_aggregate(spec.statistic, buckets[i]) if i in buckets else None for i in range(n)]
         out.append(
             Series(
                 entity=Entity(kind=SNAPSHOT_KIND[s.entity_kind], id=s.entity_id),
                 metric=s.metric,
                 unit=s.unit,
-                statistic=spec.statistic,
-                labels=dict(s.labels or {}),
+                statistic=REGISTRY[s.metric].statistic,
+                labels=dict(s.labels),
                 start=window.start,
-                step_seconds=step,
-                values=values,
+                step_seconds=window.step_seconds,
+                values=[None if math.isnan(v) else v for v in grid.tolist()],
             )
         )
-    return out
-
-
-def _read_points_many(
-    db: Session, org_id: uuid.UUID, series_ids: list[int], start: dt.datetime, end: dt.datetime
-) -> dict[int, list[tuple[int, float]]]:
-    """Return {series id: [(seconds after start, value)]} for the org's series in [start, end), in one query.
-
-    timeseries.read_points does the same for one series; one round trip per series is too slow for a cluster.
-    """
-    hour_start = start.replace(minute=0)
-    result = db.execute(
-        text(
-            "SELECT p.series_id, extract(epoch FROM p.bucket_at - CAST(:start AS timestamptz))::bigint "
-            "+ (s.i - 1) * 60 AS offset_s, s.v "
-            "FROM metric_points p CROSS JOIN LATERAL unnest(p.vals) WITH ORDINALITY AS s(v, i) "
-            "WHERE p.org_id = :org AND p.series_id = ANY(:ids) AND p.bucket_at >= :hs AND p.bucket_at < :end "
-            "AND s.v IS NOT NULL"
-        ),
-        {"org": org_id, "ids": series_ids, "start": start, "hs": hour_start, "end": end},
-    )
-    span = int((end - start).total_seconds())
-    out: dict[int, list[tuple[int, float]]] = defaultdict(list)
-    for series_id, offset, value in result:
-        if 0 <= offset < span and math.isfinite(value):
-            out[int(series_id)].append((int(offset), float(value)))
     return out

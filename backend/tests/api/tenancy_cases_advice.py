@@ -24,8 +24,8 @@ SECRET_TITLE = "a-secret-finding on vol-0aaaaaaaaaaaaaaaa"
 
 
 def _finding(cluster_name: str) -> Any:
-    from headroom.domain.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
-    from headroom.domain.model import Evidence, Impact
+    from headroom.domain.advisor.finding import Finding, make_dedup_key
+    from headroom.domain.model import Change, EntityRef, Evidence, Impact
 
     now = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
     entity = EntityRef(kind="volume", id="vol-0aaaaaaaaaaaaaaaa")
@@ -38,8 +38,8 @@ def _finding(cluster_name: str) -> Any:
                           condition="a-secret-condition"),
         why="a-secret-why",
         changes=[
-            ProposedChange(target="tikv", key="storage.block-cache.capacity", proposed="4GiB", reason="probe"),
-            ProposedChange(target="aws", key="volume.iops", proposed=6000, reason="probe"),
+            Change(target="tikv", key="storage.block-cache.capacity", proposed="4GiB", reason="probe"),
+            Change(target="aws", key="volume.iops", proposed=6000, reason="probe"),
         ],
         impact=Impact(summary="a-secret-impact"),
         confidence=0.9,

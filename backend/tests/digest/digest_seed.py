@@ -6,8 +6,8 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from headroom.domain.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
-from headroom.domain.model import Evidence, Forecast, Impact
+from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.model import Change, EntityRef, Evidence, Forecast, Impact
 
 # Findings are first seen on this Monday's eve; the digest runs a week later (Monday 08:00 UTC).
 SEEN_AT = dt.datetime(2026, 11, 8, 12, 0, tzinfo=dt.UTC)
@@ -29,7 +29,7 @@ def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, for
         evidence=Evidence(window_start=SEEN_AT - dt.timedelta(hours=24), window_end=SEEN_AT, step_seconds=60,
                           condition="probe", forecasts=[forecast] if forecast else []),
         why="probe",
-        changes=[ProposedChange(target="aws", key="volume.type", current="gp2", proposed="gp3", reason="probe")],
+        changes=[Change(target="aws", key="volume.type", current="gp2", proposed="gp3", reason="probe")],
         impact=Impact(summary=f"impact of {title}", headroom_before_pct=headroom_pct),
         confidence=0.9,
         dedup_key=make_dedup_key("digest-probe", cluster, entity),

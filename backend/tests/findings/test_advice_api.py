@@ -76,8 +76,9 @@ def test_detail_and_actions(world: World, db: Any, clock: Any) -> None:
     detail = world.viewer.get(url).json()
     assert detail["why"] and detail["evidence"]["measures"] and detail["impact"]["summary"]
     assert [c["key"] for c in detail["changes"]][:1] == ["volume.type"]
-    assert detail["changes"][0] == {**detail["changes"][0], "target": "aws", "entity": burst["entity_id"],
-                                    "proposed": "gp3", "position": 0}
+    assert detail["changes"][0] == {**detail["changes"][0], "target": "aws", "proposed": "gp3"}
+    assert detail["changes"][0]["entity"]["kind"] == "volume"
+    assert detail["changes"][0]["entity"]["id"] == burst["entity_id"]
     assert [h["action"] for h in detail["history"]] == ["finding.opened"]
     assert detail["history"][0]["actor_user_id"] is None
 
@@ -159,7 +160,8 @@ def _conf_patch(db: Any, w: World, stored: dict[str, Any]) -> ConfPatch:
 
     nodes = tuple(n.node for n in _nodes(db, w.demo.cluster))
     return ConfPatch(cluster=w.demo.cluster.name, tikv_version="v8.5.1", nodes=nodes,
-                     changes=tuple(Change.model_validate(c) for c in stored["changes"]))
+                     changes=tuple(Change.model_validate(c) for c in stored["changes"]),
+                     sources=tuple(stored["change_sources"]))
 
 
 def test_patch_from_all_open_findings_downloads_every_format(world: World, db: Any) -> None:
@@ -184,7 +186,7 @@ def test_patch_from_all_open_findings_downloads_every_format(world: World, db: A
     # the default block cache, 45% of memory (domain.md §5).
     cache = [c for c in tikv if c["key"] == "storage.block-cache.capacity"]
     assert cache and all(c["current"] is not None and c["proposed"] == "4GiB" for c in cache)
-    assert all(c["entity"]["node"].endswith(":20180") for c in tikv)  # resolved to status addresses
+    assert all(c["entity"]["status_address"].endswith(":20180") for c in tikv)  # resolved to status addresses
     conf = _conf_patch(db, world, patch)
     url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}"
     base_node = f"{first.status_address}"
@@ -214,7 +216,7 @@ def test_patch_from_all_open_findings_downloads_every_format(world: World, db: A
     assert merged.headers["x-headroom-config-source"] == "rebuilt"
     before, after = toml_view(base_text), toml_view(merged.text)
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
-    assert changed == {c["key"] for c in tikv if c["entity"]["node"] in (None, base_node)}
+    assert changed == {c["key"] for c in tikv if c["entity"]["status_address"] in (None, base_node)}
     assert world.viewer.get(url, params={"format": "bogus"}).json()["error"]["message"].startswith("format")
     assert world.viewer.get(url, params={"format": "toml", "node": "10.9.9.9:1"}).status_code == 422
     per_node = world.viewer.get(url, params={"format": "toml", "node": first.store_address})

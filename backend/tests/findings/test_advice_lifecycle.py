@@ -16,8 +16,8 @@ from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal
 from headroom.clusters.models import Cluster
 from headroom.domain.advisor.engine import Rule
-from headroom.domain.advisor.finding import EntityRef, Finding, ProposedChange, make_dedup_key
-from headroom.domain.model import Evidence, Impact
+from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.model import Change, EntityRef, Evidence, Impact
 from headroom.findings import service
 from headroom.findings.models import Finding as FindingRow
 from headroom.findings.models import Recommendation
@@ -43,9 +43,9 @@ def _tiny_rule_findings(ctx: Any) -> list[Finding]:
                               step_seconds=ctx.step_seconds, condition="always"),
             why="because the test says so",
             changes=[
-                ProposedChange(target="tikv", key="storage.block-cache.capacity", proposed=FIRE["proposed"],
+                Change(target="tikv", key="storage.block-cache.capacity", proposed=FIRE["proposed"],
                                reason="tiny", entity=EntityRef(kind="node", id=node.id)),
-                ProposedChange(target="aws", key="volume.iops", proposed=4000, reason="tiny"),
+                Change(target="aws", key="volume.iops", proposed=4000, reason="tiny"),
             ],
             impact=Impact(summary="none"),
             confidence=0.5,
@@ -144,16 +144,16 @@ def test_recommendations_follow_the_current_changes(db: Any, demo_cluster: DemoC
     recs = service.recommendations(db, row)
     node = demo_cluster.simulated.nodes[0]
     volume = sorted(v.id for v in demo_cluster.simulated.volumes)[0]
-    assert [(r.position, r.target, r.key, r.entity, r.proposed) for r in recs] == [
+    assert [(r.position, r.change.target, r.change.key, r.change.applies_to(), r.change.proposed) for r in recs] == [
         (0, "tikv", "storage.block-cache.capacity", node.address, "8GiB"),
         (1, "aws", "volume.iops", volume, 4000),
     ]
-    assert recs[1].online is True  # modify-volume is online
+    assert recs[1].change.online is True  # modify-volume is online
     ids = [r.id for r in recs]
     FIRE["proposed"] = "6GiB"
     _run(db, demo_cluster, 15)
     recs = service.recommendations(db, row)
-    assert [r.proposed for r in recs] == ["6GiB", 4000]
+    assert [r.change.proposed for r in recs] == ["6GiB", 4000]
     assert [r.id for r in recs] == ids  # replaced in place, not re-created
 
 
@@ -162,7 +162,7 @@ def test_the_same_run_twice_gives_the_same_rows(db: Any, demo_cluster: DemoClust
         db.expire_all()
         findings = [(f.id, *_state(f), f.severity, f.title, f.evidence, f.impact, f.confidence)
                     for f in _rows(db, demo_cluster.cluster)]
-        recs = [(r.id, r.position, r.proposed) for r in
+        recs = [(r.id, r.position, r.change.proposed) for r in
                 db.scalars(select(Recommendation).where(Recommendation.org_id == demo_cluster.org_id))]
         events = db.scalar(select(func.count()).select_from(AuditLog).where(AuditLog.org_id == demo_cluster.org_id))
         return [*findings, *recs, events]

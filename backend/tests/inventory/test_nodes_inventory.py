@@ -89,6 +89,7 @@ def test_nodes_carry_instance_limits_and_volumes(mapped: dict[str, Any]) -> None
     assert ebs["max_throughput_mbps"] == pytest.approx(593.75)
     assert (ebs["baseline_iops"], ebs["max_iops"], ebs["bursts"]) == (12000, 18750, True)
     assert ebs["source"].startswith("builtin: domain.md §2.2")
+    assert inst["ebs_note"] is None
 
     vols = first["volumes"]
     assert [v["volume_id"] for v in vols] == ["vol-data1", "vol-raft1"]  # data then raft; the root volume left out
@@ -123,6 +124,8 @@ def test_an_unknown_instance_type_has_no_limits(client: Any, db: Any) -> None:
     db.commit()
     body = owner.get(f"/api/v1/clusters/{cid}/nodes").json()["items"][0]
     assert body["instance"]["instance_type"] == "zz9.mega" and body["instance"]["ebs"] is None
+    # The resolver's note tells the page why (and that nothing judges this instance's EBS limits).
+    assert body["instance"]["ebs_note"].startswith("zz9.mega: EBS limits unknown.")
 
 
 def test_nodes_sharing_a_host_get_only_their_own_volumes(client: Any, db: Any) -> None:

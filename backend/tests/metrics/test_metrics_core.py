@@ -1,5 +1,5 @@
-"""The pure parts of the metrics service: resolution bands, raw aggregation like the rollups, ceiling segments
-and utilisation against the limit in force at each time, counted IOPS."""
+"""The pure parts of the metrics service: resolution bands, ceiling segments and utilisation against the limit in
+force at each time, counted IOPS (raw aggregation and the raw tail: tests/timeseries/test_timeseries_read.py)."""
 
 from __future__ import annotations
 
@@ -40,26 +40,6 @@ def test_window_defaults_and_errors() -> None:
     assert err.value.details[0]["field"] == "end"
     with pytest.raises(InvalidInput):
         m.validate_window(now - dt.timedelta(days=401), now, now)
-
-
-def test_aggregate_raw_matches_rollup_semantics() -> None:
-    base = int(T0.timestamp())
-    # Minutes 0..9 with a gap at minute 3: buckets [0, 5) = 0,1,2,4 and [5, 10) = 5..9.
-    t = np.array([base + 60 * i for i in range(10) if i != 3], dtype=np.int64)
-    v = np.array([float(i) for i in range(10) if i != 3])
-    cols = m.aggregate_raw(t, v, 300)
-    assert cols.t.tolist() == [base, base + 300]
-    assert cols.avg.tolist() == [7 / 4, 7.0]
-    assert cols.max.tolist() == [4.0, 9.0] and cols.min.tolist() == [0.0, 5.0]
-    raw = m.aggregate_raw(t, v, 60)
-    assert raw.avg.tolist() == raw.max.tolist() == v.tolist()
-
-
-def test_merge_tail_replaces_the_newest_buckets() -> None:
-    head = m.Columns(np.array([0, 300, 600], dtype=np.int64), np.array([1.0, 2.0, 3.0]), np.ones(3), np.ones(3))
-    tail = m.Columns(np.array([600, 900], dtype=np.int64), np.array([30.0, 40.0]), np.ones(2), np.ones(2))
-    merged = m.merge_tail(head, tail, 600)
-    assert merged.t.tolist() == [0, 300, 600, 900] and merged.avg.tolist() == [1.0, 2.0, 30.0, 40.0]
 
 
 def test_combine_keeps_extremes_only_for_raw_and_counts_a_missing_series_as_zero() -> None:

@@ -1424,6 +1424,44 @@ export interface components {
             /** Value */
             value: number;
         };
+        /**
+         * Change
+         * @description One proposed change: a tikv.toml key as TiKV spells it, or an AWS action.attribute, on one entity.
+         *
+         *     For `target="tikv"`, `key` is the dotted tikv.toml key and `proposed` the value as written in tikv.toml
+         *     (e.g. "4GiB"); the change applies to `entity.tikv_node()`, or to every TiKV when that is None. For
+         *     `target="aws"`, `key` names the action and attribute (`volume.type`, `volume.iops`, `volume.throughput`,
+         *     `volume.size`, `volume.create`, `volume.raid0-stripes`, `instance.type`) and `entity` the volume or instance.
+         *     `entity` None means "the entity of the finding it belongs to" until the finding fills it in.
+         */
+        Change: {
+            /** Current */
+            current?: string | number | boolean | unknown[] | {
+                [key: string]: unknown;
+            } | null;
+            entity?: components["schemas"]["EntityRef"] | null;
+            /** Key */
+            key: string;
+            /**
+             * Online
+             * @description Applies without a restart (SET CONFIG, modify-volume); None: not stated.
+             */
+            online?: boolean | null;
+            /** Proposed */
+            proposed: string | number | boolean | unknown[] | {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Reason
+             * @default
+             */
+            reason?: string;
+            /**
+             * Target
+             * @enum {string}
+             */
+            target: "tikv" | "aws";
+        };
         /** ClusterCreate */
         ClusterCreate: {
             /**
@@ -1756,13 +1794,16 @@ export interface components {
         };
         /**
          * EntityRef
-         * @description What a finding (or a change) is about; the optional fields give its context (node, instance).
+         * @description What a finding or a change is about; the optional fields give its context (node, instance, volume).
+         *
+         *     A TiKV node is named by its snapshot id (`node`, e.g. the TiUP instance name or the store address) and,
+         *     once known, its status address (what SET CONFIG and the patcher address it by).
          */
         EntityRef: {
             /** Id */
             id: string;
             /** Instance Id */
-            instance_id: string | null;
+            instance_id?: string | null;
             /**
              * Kind
              * @enum {string}
@@ -1772,14 +1813,14 @@ export interface components {
              * Node
              * @description TiKV node id, when the entity belongs to one.
              */
-            node: string | null;
+            node?: string | null;
             /**
              * Status Address
              * @description TiKV status address (SET CONFIG).
              */
-            status_address: string | null;
+            status_address?: string | null;
             /** Volume Id */
-            volume_id: string | null;
+            volume_id?: string | null;
         };
         /** ErrorBody */
         ErrorBody: {
@@ -1926,8 +1967,11 @@ export interface components {
         };
         /** FindingRead */
         FindingRead: {
-            /** Changes */
-            changes: components["schemas"]["RecommendationRead"][];
+            /**
+             * Changes
+             * @description The recommended changes, in order, as the advisor made them: a tikv.toml key or an AWS attribute such as volume.iops, on an entity (for tikv: its node; none or a cluster: every node).
+             */
+            changes: components["schemas"]["Change"][];
             /**
              * Cluster Id
              * Format: uuid
@@ -2564,6 +2608,11 @@ export interface components {
             availability_zone: string | null;
             /** @description Null when the type is in neither the catalog nor EC2's answer. */
             ebs: components["schemas"]["InstanceEbsLimits"] | null;
+            /**
+             * Ebs Note
+             * @description Why the EBS limits are unknown (and that no finding judges them); null when they are known.
+             */
+            ebs_note?: string | null;
             /** Instance Id */
             instance_id: string;
             /** Instance Type */
@@ -2712,7 +2761,7 @@ export interface components {
          */
         Option: {
             /** Changes */
-            changes: components["schemas"]["ProposedChange"][];
+            changes: components["schemas"]["Change"][];
             impact: components["schemas"]["Impact"];
             /** Label */
             label: string;
@@ -2806,12 +2855,15 @@ export interface components {
             /** Base Config Id */
             base_config_id: string | null;
             /**
-             * Changes
-             * @description tikvconf Change records: target, key, current, proposed, online, reason, finding, entity.
+             * Change Sources
+             * @description The finding (its dedup key) each change comes from, in the order of changes.
              */
-            changes: {
-                [key: string]: unknown;
-            }[];
+            change_sources: string[];
+            /**
+             * Changes
+             * @description The findings' changes as stored with them, a tikv change's node resolved to its status address (entity.status_address) and its current value read from the base config (what the rollback restores).
+             */
+            changes: components["schemas"]["Change"][];
             /**
              * Cluster Id
              * Format: uuid
@@ -2940,71 +2992,6 @@ export interface components {
             secret?: string;
             /** Username */
             username?: string | null;
-        };
-        /**
-         * ProposedChange
-         * @description One recommended change as data: a tikv.toml key (as TiKV spells it) or an AWS action.attribute.
-         *
-         *     For `target="tikv"`, `key` is the dotted tikv.toml key and `proposed` the value as written in tikv.toml
-         *     (e.g. "4GiB"). For `target="aws"`, `key` names the action and attribute (`volume.type`, `volume.iops`,
-         *     `volume.throughput`, `volume.size`, `volume.raid0-stripes`, `instance.type`) and `entity` the volume or
-         *     instance it applies to.
-         */
-        ProposedChange: {
-            /** Current */
-            current: string | number | boolean | unknown[] | {
-                [key: string]: unknown;
-            } | null;
-            entity: components["schemas"]["EntityRef"] | null;
-            /** Key */
-            key: string;
-            /** Online */
-            online: boolean | null;
-            /** Proposed */
-            proposed: string | number | boolean | unknown[] | {
-                [key: string]: unknown;
-            };
-            /**
-             * Reason
-             * @default
-             */
-            reason: string;
-            /**
-             * Target
-             * @enum {string}
-             */
-            target: "tikv" | "aws";
-        };
-        /**
-         * RecommendationRead
-         * @description One recommended change: a tikv.toml key (target tikv) or an AWS attribute such as volume.iops.
-         */
-        RecommendationRead: {
-            /** Current */
-            current?: unknown;
-            /**
-             * Entity
-             * @description TiKV node (store or status address), volume id or instance id.
-             */
-            entity: string | null;
-            /** Key */
-            key: string;
-            /**
-             * Online
-             * @description Whether it applies without a restart (SET CONFIG / modify-volume).
-             */
-            online: boolean;
-            /** Position */
-            position: number;
-            /** Proposed */
-            proposed?: unknown;
-            /** Reason */
-            reason: string;
-            /**
-             * Target
-             * @enum {string}
-             */
-            target: "tikv" | "aws";
         };
         /**
          * ReferenceLine

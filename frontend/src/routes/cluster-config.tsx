@@ -4,6 +4,7 @@ import { errorMessage } from '@/api/errors';
 import { NodeConfigView, type ConfigNode, type PendingChange } from '@/features/config';
 import { FindingSelector, useFindingDetails } from '@/features/findings';
 import { DownloadButtons, PatchDiff, patchPath, useCreatePatch } from '@/features/patches';
+import { appliesTo } from '@/lib/change';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useClusterContext } from './cluster-layout';
 
@@ -18,7 +19,7 @@ export default function ClusterConfigPage() {
   const changes: PendingChange[] = details.flatMap((d) =>
     (d.data?.changes ?? [])
       .filter((c) => c.target === 'tikv')
-      .map((c) => ({ key: c.key, proposed: c.proposed, entity: c.entity ?? null, finding: d.data?.title ?? '' })),
+      .map((c) => ({ key: c.key, proposed: c.proposed, entity: appliesTo(c), finding: d.data?.title ?? '' })),
   );
   const awsChanges = details.reduce((n, d) => n + (d.data?.changes ?? []).filter((c) => c.target === 'aws').length, 0);
   const loadingChanges = details.some((d) => d.isPending);

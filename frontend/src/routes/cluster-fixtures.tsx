@@ -153,8 +153,8 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
     monthly_cost_delta_usd: -2,
   },
   changes: [
-    { position: 0, target: 'aws', key: 'volume.type', entity: 'vol-043ed06aaced3aa8a', current: 'gp2', proposed: 'gp3', online: true, reason: 'gp3 sustains what gp2 only bursts to' },
-    { position: 1, target: 'aws', key: 'volume.iops', entity: 'vol-043ed06aaced3aa8a', current: null, proposed: 3000, online: true, reason: 'gp3 sustains what gp2 only bursts to' },
+    { target: 'aws', key: 'volume.type', entity: { kind: 'volume', id: 'vol-043ed06aaced3aa8a' }, current: 'gp2', proposed: 'gp3', online: true, reason: 'gp3 sustains what gp2 only bursts to' },
+    { target: 'aws', key: 'volume.iops', entity: { kind: 'volume', id: 'vol-043ed06aaced3aa8a' }, current: null, proposed: 3000, online: true, reason: 'gp3 sustains what gp2 only bursts to' },
   ],
   options: [
     { label: 'gp3 350 GiB, 3,000 IOPS, 250 MiB/s', notes: [], impact: impact({ summary: 'sustained IOPS 1,050 -> 3,000' }), changes: [] },
@@ -245,7 +245,7 @@ export const CACHE_FINDING_DETAIL: S['FindingRead'] = {
     headroom_after_pct: 10,
   }),
   changes: [
-    { position: 0, target: 'tikv', key: 'storage.block-cache.capacity', entity: '10.0.1.14:20160', current: '14745MiB', proposed: '4GiB', online: true, reason: "PingCAP's 4 GB per 32 GB" },
+    { target: 'tikv', key: 'storage.block-cache.capacity', entity: { kind: 'node', id: '10.0.1.14:20160', node: '10.0.1.14:20160', status_address: '10.0.1.14:20180' }, current: '14745MiB', proposed: '4GiB', online: true, reason: "PingCAP's 4 GB per 32 GB" },
   ],
   options: [],
   sources: ['seed 000'],
@@ -364,9 +364,10 @@ export const PATCH: S['PatchRead'] = {
       proposed: '4GiB',
       online: true,
       reason: "PingCAP's 4 GB per 32 GB",
-      entity: { node: '10.0.1.14:20180', store_address: null, volume_id: null, instance_id: null },
+      entity: { kind: 'node', id: '10.0.1.14:20160', node: '10.0.1.14:20160', status_address: '10.0.1.14:20180' },
     },
   ],
+  change_sources: ['block-cache-size/demo/node:10.0.1.14:20160'],
   formats: ['toml', 'merged', 'diff', 'tiup', 'sql', 'rollback'],
   notes: ['From 1 finding(s): block-cache-size.'],
   applied_at: null,

@@ -148,6 +148,20 @@ describe('cluster overview', () => {
     expect(button).toHaveAttribute('title', 'Only admins can run the advisor.');
   });
 
+  it("says why an instance's EBS limits are unknown (the resolver's note)", async () => {
+    const note =
+      'zz9.mega: EBS limits unknown. The type is neither in Headroom\'s catalog (domain.md §2.2) nor in this ' +
+      "account's DescribeInstanceTypes answer (domain.md §2.3), so no finding judges this instance's EBS bandwidth or IOPS.";
+    const first = NODES.items[0]!;
+    const odd = { ...first, instance: { ...first.instance!, instance_type: 'zz9.mega', ebs: null, ebs_note: note } };
+    server.use(...clusterHandlers());
+    server.use(http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes`), () => HttpResponse.json({ items: [odd], total: 1 })));
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    const nodes = await screen.findByRole('table', { name: 'TiKV nodes' });
+    const unknown = within(nodes).getByText('EBS limits unknown: not judged by any finding');
+    expect(unknown).toHaveAttribute('title', note);
+  });
+
   it('says so when there are no findings and no nodes yet', async () => {
     server.use(...clusterHandlers({ findings: [] }));
     server.use(

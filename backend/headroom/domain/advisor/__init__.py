@@ -3,14 +3,16 @@ impact and severity vocabulary is headroom.domain.model's."""
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.engine import Rule, advise, discover_rules, resolve_conflicts, rule_catalog
-from headroom.domain.advisor.finding import EntityRef, Finding, Option, ProposedChange, make_dedup_key
+from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
+from headroom.domain.model import Change, EntityRef
 
 __all__ = [
+    "Change",
     "Context",
     "EntityRef",
     "Finding",
     "Option",
-    "ProposedChange",
+    "ReferenceLine",
     "Rule",
     "advise",
     "discover_rules",

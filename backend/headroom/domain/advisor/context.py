@@ -16,7 +16,9 @@ Context API (stable; rules of every family use it):
     .volume_io(volume_id) -> IoView | None       counted IOPS, MiB/s, latency, queue (snapshot.views)
     .instance_io(instance_id) -> IoView | None   AWS/EC2 EBS aggregate of the instance
     .volume_limits(volume_id) -> VolumeLimits | None      catalog; None for types the catalog lacks
-    .instance_limits(instance_id) -> InstanceLimits | None   None for unknown instance types
+    .instance_limits(instance_id) -> InstanceLimits | None   catalog, else the snapshot's DescribeInstanceTypes
+                                                          entry (catalog.resolve); None for unknown types
+    .resolved_instance_limits(instance_id)       the same with its origin and a note for people
     .node_ceilings(instance_id) -> NodeCeilings | None    instance vs sum of its volumes (physics)
     .volume_iops_ceiling(volume_id) -> Array | None       per step: burst while BurstBalance > 0, else
                                                           baseline (gp2); the provisioned value otherwise
@@ -48,8 +50,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from headroom.domain.advisor.finding import EntityRef
-from headroom.domain.catalog import CatalogError, InstanceLimits, VolumeLimits, instance_limits, volume_limits
+from headroom.domain.catalog import InstanceLimits, VolumeLimits
+from headroom.domain.catalog.resolve import (
+    DescribedType,
+    ResolvedInstanceLimits,
+    resolve_instance_limits,
+    resolve_volume_limits,
+)
+from headroom.domain.model import EntityRef
 from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings
 from headroom.domain.snapshot.schema import Cluster, Instance, Node, Snapshot, Volume, Window
 from headroom.domain.snapshot.tikv_defaults import flatten
@@ -329,27 +337,29 @@ class Context:
         key = ("volume_limits", volume_id)
         if key not in self._cache:
             vol = self.volume(volume_id)
-            try:
-                iops = vol.iops if vol.type in ("gp3", "io1", "io2") else None
-                tput = vol.throughput_mibps if vol.type == "gp3" else None
-                self._cache[key] = volume_limits(
-                    vol.type, vol.size_gib, iops, tput, region=self.cluster.region
-                )
-            except CatalogError:
-                self._cache[key] = None
+            self._cache[key] = resolve_volume_limits(
+                vol.type, vol.size_gib, vol.iops, vol.throughput_mibps, region=self.cluster.region
+            ).limits
         result: VolumeLimits | None = self._cache[key]
         return result
 
-    def instance_limits(self, instance_id: str) -> InstanceLimits | None:
-        """Return the catalog EBS limits of an instance (None for an unknown type)."""
+    def resolved_instance_limits(self, instance_id: str) -> ResolvedInstanceLimits:
+        """Return an instance's EBS limits with their origin (catalog, DescribeInstanceTypes, unknown) and note."""
         key = ("instance_limits", instance_id)
         if key not in self._cache:
-            try:
-                self._cache[key] = instance_limits(self.instance(instance_id).type)
-            except CatalogError:
-                self._cache[key] = None
-        result: InstanceLimits | None = self._cache[key]
+            inst = self.instance(instance_id)
+            described = (
+                DescribedType(inst.ebs_limits.model_dump(exclude={"source"}), inst.ebs_limits.source)
+                if inst.ebs_limits is not None
+                else None
+            )
+            self._cache[key] = resolve_instance_limits(inst.type, described)
+        result: ResolvedInstanceLimits = self._cache[key]
         return result
+
+    def instance_limits(self, instance_id: str) -> InstanceLimits | None:
+        """Return the EBS limits of an instance (catalog, else the snapshot's DescribeInstanceTypes entry)."""
+        return self.resolved_instance_limits(instance_id).limits
 
     def node_ceilings(self, instance_id: str) -> NodeCeilings | None:
         """Return the instance's effective ceilings: its EBS limits vs the sum of its volumes (physics)."""

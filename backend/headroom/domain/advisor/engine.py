@@ -39,8 +39,8 @@ from datetime import datetime
 from typing import Any
 
 from headroom.domain.advisor.context import Context
-from headroom.domain.advisor.finding import Finding, ProposedChange
-from headroom.domain.model import severity_rank
+from headroom.domain.advisor.finding import Finding
+from headroom.domain.model import Change, severity_rank
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf.errors import TikvConfError
 from headroom.domain.tikvconf.units import parse_size
@@ -178,14 +178,15 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (severity_rank(f.severity), f.rule, f.entity.id, f.dedup_key))
 
 
-def _change_target(change: ProposedChange, finding: Finding) -> tuple[str, str, str]:
+def _change_target(change: Change, finding: Finding) -> tuple[str, str, str]:
+    """Return what a change changes: target, key and the node, volume or instance (one value per such thing)."""
     ent = change.entity or finding.entity
     if change.target == "tikv":
-        where = ent.node or ent.status_address or (ent.id if ent.kind in ("node", "cluster") else ent.id)
+        where = ent.node or ent.status_address or ent.id
     elif change.key.startswith("volume."):
-        where = ent.volume_id or ent.id
+        where = ent.volume() or ent.id
     elif change.key.startswith("instance."):
-        where = ent.instance_id or ent.id
+        where = ent.instance() or ent.id
     else:
         where = ent.id
     return change.target, change.key, where
@@ -207,7 +208,7 @@ def _numeric(value: Any) -> float | None:
     return None
 
 
-def _direction(change: ProposedChange, reference: ProposedChange | None = None) -> int | None:
+def _direction(change: Change, reference: Change | None = None) -> int | None:
     """Return +1 (raise), -1 (lower), 0 (same) or None (not comparable), from `reference`'s current value."""
     base = reference.current if reference is not None else change.current
     cur, new = _numeric(base), _numeric(change.proposed)
@@ -250,8 +251,8 @@ def resolve_conflicts(
     current = _supersede(_dedup(list(findings)), supersedes or {})
     ranked = sorted(current, key=_rank)
     # group -> (winning change, its finding): the first in rank order
-    winners: dict[tuple[str, str, str], tuple[ProposedChange, Finding]] = {}
-    members: dict[tuple[str, str, str], list[ProposedChange]] = {}
+    winners: dict[tuple[str, str, str], tuple[Change, Finding]] = {}
+    members: dict[tuple[str, str, str], list[Change]] = {}
     for f in ranked:
         for c in f.changes:
             group = _change_target(c, f)
@@ -273,7 +274,7 @@ def resolve_conflicts(
     out: list[Finding] = []
     overridden: dict[str, list[str]] = {}
     for f in ranked:
-        kept: list[ProposedChange] = []
+        kept: list[Change] = []
         lost: list[str] = []
         for c in f.changes:
             group = _change_target(c, f)

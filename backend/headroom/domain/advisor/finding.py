@@ -7,40 +7,33 @@ A `Finding` carries:
   the window, how often and how long the condition held, corroborating signals, typed forecasts and the series
   to chart;
 - `why`: the mechanism, with its source;
-- `changes`: the recommended changes as data (`ProposedChange`, convertible to `headroom.domain.tikvconf.Change`);
-  `options`: ranked alternatives (each with its own changes and impact), `changes` being the first one's;
+- `changes`: the recommended changes as data (`headroom.domain.model.Change`, the record the store keeps and
+  the patcher renders as it is; a change without its own entity takes the finding's, and one that does not
+  say whether it applies online gets TiKV's online table's answer, or for AWS: modify-volume yes, a new
+  instance type no); `options`: ranked alternatives (each with its own changes and impact), `changes` being
+  the first one's;
 - `impact` (`headroom.domain.model.Impact`): headroom gained and monthly cost delta; `confidence` in [0, 1];
 - `dedup_key`: `<rule>/<cluster id, else name>/<entity kind>:<entity id>[/<aspect>]`: stable across days and
   cluster renames, so the same condition seen tomorrow updates the stored finding instead of adding one.
 
-Severity, Measure, ReferenceLine, SeriesRef, Forecast, Evidence and Impact are `headroom.domain.model`'s.
-
 API (stable; other rule families build on it):
-    EntityKind
-    EntityRef(kind, id, node=None, instance_id=None, volume_id=None, status_address=None)
-    ProposedChange(target, key, proposed, current=None, online=None, reason="", entity=None)
-        .to_change(finding: Finding | None = None) -> headroom.domain.tikvconf.Change
+    Severity (and its order), EntityRef, Change, Measure, ReferenceLine, SeriesRef, Forecast, Evidence, Impact:
+        headroom.domain.model
     Option(label, changes, impact, notes=[])
     Finding(rule, severity, entity, title, evidence, why, changes=[], options=[], impact, confidence,
             dedup_key, sources=[], notes=[])
-        .to_dict() -> JSON-ready dict;  .tikvconf_changes() -> tuple[Change, ...]
+        .to_dict() -> JSON-ready dict
     make_dedup_key(rule, cluster, entity, aspect=None) -> str
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from headroom.domain.model import Evidence, Impact, Severity
-from headroom.domain.tikvconf.change import Change, FindingRef
-from headroom.domain.tikvconf.change import Entity as ChangeEntity
-
-EntityKind = Literal["volume", "instance", "node", "cluster"]
-Target = Literal["tikv", "aws"]
-
-ChangeValue = str | int | float | bool | list[Any] | dict[str, Any]
+from headroom.domain.model import Change, EntityRef, Evidence, Impact, Severity
+from headroom.domain.tikvconf.online import can_change_online
 
 
 class _Model(BaseModel):
@@ -48,71 +41,11 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_serialization_defaults_required=True)
 
 
-class EntityRef(_Model):
-    """What a finding (or a change) is about; the optional fields give its context (node, instance)."""
-
-    kind: EntityKind
-    id: str
-    node: str | None = Field(default=None, description="TiKV node id, when the entity belongs to one.")
-    instance_id: str | None = None
-    volume_id: str | None = None
-    status_address: str | None = Field(default=None, description="TiKV status address (SET CONFIG).")
-
-    def label(self) -> str:
-        """Return `kind id`, e.g. `volume vol-0abc`."""
-        return f"{self.kind} {self.id}"
-
-
-class ProposedChange(_Model):
-    """One recommended change as data: a tikv.toml key (as TiKV spells it) or an AWS action.attribute.
-
-    For `target="tikv"`, `key` is the dotted tikv.toml key and `proposed` the value as written in tikv.toml
-    (e.g. "4GiB"). For `target="aws"`, `key` names the action and attribute (`volume.type`, `volume.iops`,
-    `volume.throughput`, `volume.size`, `volume.raid0-stripes`, `instance.type`) and `entity` the volume or
-    instance it applies to.
-    """
-
-    target: Target
-    key: str
-    proposed: ChangeValue
-    current: ChangeValue | None = None
-    online: bool | None = None
-    reason: str = ""
-    entity: EntityRef | None = None
-
-    def to_change(self, finding: Finding | None = None) -> Change:
-        """Convert to the patcher's `headroom.domain.tikvconf.Change` (with a reference to the finding)."""
-        ent = self.entity or (finding.entity if finding is not None else None)
-        change_entity = ChangeEntity()
-        if ent is not None:
-            node = ent.status_address or ent.node or (ent.id if ent.kind == "node" else None)
-            change_entity = ChangeEntity(
-                node=node if self.target == "tikv" else None,
-                volume_id=ent.volume_id or (ent.id if ent.kind == "volume" else None),
-                instance_id=ent.instance_id or (ent.id if ent.kind == "instance" else None),
-            )
-        ref = (
-            FindingRef(rule=finding.rule, dedup_key=finding.dedup_key, title=finding.title)
-            if finding is not None
-            else None
-        )
-        return Change(
-            target=self.target,
-            key=self.key,
-            current=self.current,
-            proposed=self.proposed,
-            online=self.online,
-            reason=self.reason,
-            finding=ref,
-            entity=change_entity,
-        )
-
-
 class Option(_Model):
     """One way to fix a finding (e.g. "gp3 at 6,000 IOPS"), with its changes and impact."""
 
     label: str
-    changes: list[ProposedChange]
+    changes: list[Change]
     impact: Impact
     notes: list[str] = Field(default_factory=list)
 
@@ -126,7 +59,7 @@ class Finding(_Model):
     title: str
     evidence: Evidence
     why: str
-    changes: list[ProposedChange] = Field(default_factory=list)
+    changes: list[Change] = Field(default_factory=list)
     options: list[Option] = Field(default_factory=list)
     impact: Impact
     confidence: float = Field(ge=0.0, le=1.0)
@@ -134,13 +67,51 @@ class Finding(_Model):
     sources: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _changes_are_complete(cls, data: Any) -> Any:
+        """Give every change (its own and its options') the finding's entity and its online answer when unsaid."""
+        if not isinstance(data, dict) or data.get("entity") is None:
+            return data
+        try:
+            entity = EntityRef.model_validate(data["entity"])
+            completed = dict(data)
+            if data.get("changes"):
+                completed["changes"] = [complete_change(c, entity) for c in data["changes"]]
+            if data.get("options"):
+                completed["options"] = [_complete_option(o, entity) for o in data["options"]]
+        except (ValidationError, TypeError):
+            return data  # the field validation that follows reports what is wrong
+        return completed
+
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict (datetimes as ISO 8601 strings)."""
         return self.model_dump(mode="json")
 
-    def tikvconf_changes(self) -> tuple[Change, ...]:
-        """Return this finding's changes as the patcher's Change records."""
-        return tuple(change.to_change(self) for change in self.changes)
+
+def complete_change(raw: Change | dict[str, Any], entity: EntityRef) -> Change:
+    """Return the change with `entity` when it names none, and whether it applies online when it does not say."""
+    change = Change.model_validate(raw)
+    update: dict[str, Any] = {}
+    if change.entity is None:
+        update["entity"] = entity
+    if change.online is None:
+        # AWS: modify-volume is online; an instance type change needs a stop and start.
+        online = (
+            can_change_online(change.key, change.current, change.proposed)
+            if change.target == "tikv"
+            else change.key.startswith("volume.")
+        )
+        update["online"] = online
+    return change.model_copy(update=update) if update else change
+
+
+def _complete_option(raw: Any, entity: EntityRef) -> Any:
+    if isinstance(raw, Option):
+        return raw.model_copy(update={"changes": [complete_change(c, entity) for c in raw.changes]})
+    if isinstance(raw, dict) and raw.get("changes"):
+        return {**raw, "changes": [complete_change(c, entity) for c in raw["changes"]]}
+    return raw
 
 
 def make_dedup_key(rule: str, cluster: str, entity: EntityRef, aspect: str | None = None) -> str:

@@ -1,7 +1,7 @@
 """What-if: apply proposed changes to a snapshot's inventory and config, re-derive ceilings, advise again.
 
 API (pure):
-    parse_changes(document) -> list[ProposedChange]
+    parse_changes(document) -> list[Change]
         accepts {"changes": [...]}, a bare list of changes, or a findings document ({"findings": [...]}: every
         finding's `changes`, each inheriting its finding's entity)
     apply_changes(snapshot, changes) -> Snapshot
@@ -23,11 +23,13 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.engine import advise
-from headroom.domain.advisor.finding import EntityRef, Finding, ProposedChange
+from headroom.domain.advisor.finding import Finding
 from headroom.domain.catalog import CatalogError, instance_limits, volume_limits
+from headroom.domain.model import Change
 from headroom.domain.snapshot.schema import Instance, Node, Snapshot, Volume, config_set
 
 VOLUME_KEYS = {
@@ -44,24 +46,14 @@ class WhatIfError(ValueError):
     """A change that cannot be applied (unknown key, entity or value)."""
 
 
-def _entity(raw: Any) -> EntityRef | None:
-    if raw is None:
-        return None
-    if isinstance(raw, EntityRef):
-        return raw
-    if isinstance(raw, dict):
-        return EntityRef.model_validate(raw)
-    raise WhatIfError(f"entity must be an object, got {raw!r}")
-
-
-def parse_changes(document: Any) -> list[ProposedChange]:
-    """Read changes from {"changes": [...]}, a list, or a findings document."""
+def parse_changes(document: Any) -> list[Change]:
+    """Read changes from {"changes": [...]}, a list, or a findings document (validated as domain Changes)."""
     if isinstance(document, dict) and isinstance(document.get("findings"), list):
-        out: list[ProposedChange] = []
+        out: list[Change] = []
         for f in document["findings"]:
-            ent = f.get("entity")
-            for c in f.get("changes", []) or []:
-                out.append(_one({**c, "entity": c.get("entity") or ent}))
+            ent = f.get("entity") if isinstance(f, dict) else None
+            for c in (f.get("changes", []) if isinstance(f, dict) else []) or []:
+                out.append(_one({**c, "entity": c.get("entity") or ent} if isinstance(c, dict) else c))
         return out
     items = document.get("changes") if isinstance(document, dict) else document
     if not isinstance(items, list):
@@ -69,36 +61,24 @@ def parse_changes(document: Any) -> list[ProposedChange]:
     return [_one(c) for c in items]
 
 
-def _one(raw: Any) -> ProposedChange:
-    if isinstance(raw, ProposedChange):
-        return raw
-    if not isinstance(raw, dict):
+def _one(raw: Any) -> Change:
+    if not isinstance(raw, Change | dict):
         raise WhatIfError(f"a change must be an object, got {raw!r}")
     try:
-        return ProposedChange(
-            target=raw["target"],
-            key=raw["key"],
-            proposed=raw["proposed"],
-            current=raw.get("current"),
-            online=raw.get("online"),
-            reason=str(raw.get("reason", "") or ""),
-            entity=_entity(raw.get("entity")),
-        )
-    except (KeyError, ValueError) as exc:
+        return Change.model_validate(raw)
+    except ValidationError as exc:
         raise WhatIfError(f"bad change {raw!r}: {exc}") from None
 
 
-def _target_volume(change: ProposedChange, volumes: dict[str, Volume]) -> str:
-    ent = change.entity
-    vid = ent.volume_id or (ent.id if ent and ent.kind == "volume" else None) if ent else None
+def _target_volume(change: Change, volumes: dict[str, Volume]) -> str:
+    vid = change.entity.volume() if change.entity is not None else None
     if vid is None or vid not in volumes:
         raise WhatIfError(f"{change.key}: needs the id of a volume in the snapshot, got {vid!r}")
     return vid
 
 
-def _target_instance(change: ProposedChange, instances: dict[str, Instance]) -> str:
-    ent = change.entity
-    iid = ent.instance_id or (ent.id if ent and ent.kind == "instance" else None) if ent else None
+def _target_instance(change: Change, instances: dict[str, Instance]) -> str:
+    iid = change.entity.instance() if change.entity is not None else None
     if iid is None or iid not in instances:
         raise WhatIfError(f"{change.key}: needs the id of an instance in the snapshot, got {iid!r}")
     return iid
@@ -112,7 +92,7 @@ def _coerce(key: str, value: Any) -> Any:
     return float(value)
 
 
-def apply_changes(snapshot: Snapshot, changes: Sequence[ProposedChange]) -> Snapshot:
+def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
     """Return the snapshot as it would be with the changes applied (inventory and config only)."""
     volumes = {v.id: v for v in snapshot.volumes}
     instances = {i.id: i for i in snapshot.instances}
@@ -158,10 +138,8 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[ProposedChange]) -> Snap
                     )
             touched_instances.add(iid)
         elif change.target == "tikv":
-            ent = change.entity
-            wanted = (
-                [ent.node or ent.id] if ent is not None and (ent.node or ent.kind == "node") else list(nodes)
-            )
+            scope = change.entity.tikv_node() if change.entity is not None else None
+            wanted = [scope] if scope else list(nodes)
             for nid in wanted:
                 if nid not in nodes:
                     matches = [k for k, n in nodes.items() if n.status_address == nid or n.address == nid]
@@ -278,7 +256,7 @@ def ceilings_report(snapshot: Snapshot) -> list[CeilingRow]:
 class WhatIf:
     """Findings and ceilings before and after a set of changes."""
 
-    changes: list[ProposedChange]
+    changes: list[Change]
     snapshot_after: Snapshot
     findings_before: list[Finding]
     findings_after: list[Finding]
@@ -311,7 +289,7 @@ class WhatIf:
         }
 
 
-def what_if(snapshot: Snapshot, changes: Sequence[ProposedChange], *, now: datetime | None = None) -> WhatIf:
+def what_if(snapshot: Snapshot, changes: Sequence[Change], *, now: datetime | None = None) -> WhatIf:
     """Apply changes, then return findings and ceilings before and after."""
     after = apply_changes(snapshot, changes)
     return WhatIf(

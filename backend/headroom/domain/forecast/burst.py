@@ -57,7 +57,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from headroom.domain.catalog import instance_limits, volume_limits
+from headroom.domain.catalog import InstanceLimits, instance_limits, volume_limits
 from headroom.domain.model import Forecast
 from headroom.domain.physics.burst import CreditBucket, Gp2Bucket, HddThroughputBucket, InstanceEbsBucket
 
@@ -495,9 +495,13 @@ def forecast_instance_burst(
     now: datetime,
     recent_seconds: float = RECENT_SECONDS,
     horizon_seconds: float | None = None,
+    limits: InstanceLimits | None = None,
 ) -> BurstForecast:
-    """Forecast an instance's EBS burst from EBSIOBalance% + IOPS (kind="io") or EBSByteBalance% + MiB/s."""
-    limits = instance_limits(instance_type)
+    """Forecast an instance's EBS burst from EBSIOBalance% + IOPS (kind="io") or EBSByteBalance% + MiB/s.
+
+    `limits` are the type's resolved limits (headroom.domain.catalog.resolve); without them, the catalog's.
+    """
+    limits = limits if limits is not None else instance_limits(instance_type)
     bucket = InstanceEbsBucket.for_iops(limits) if kind == "io" else InstanceEbsBucket.for_throughput(limits)
     return forecast_bucket(
         bucket,

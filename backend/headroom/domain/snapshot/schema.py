@@ -80,6 +80,16 @@ class Window(_Model):
         return int((self.end - self.start).total_seconds()) // self.step_seconds
 
 
+class DescribedEbsLimits(_Model):
+    """An instance type's EBS-optimized limits as the account's DescribeInstanceTypes returned them (EbsInfo)."""
+
+    baseline_bandwidth_mbps: float = Field(gt=0, description="BaselineBandwidthInMbps (megabits per second).")
+    max_bandwidth_mbps: float = Field(gt=0, description="MaximumBandwidthInMbps (megabits per second).")
+    baseline_iops: float = Field(gt=0, description="BaselineIops (16 KiB I/O).")
+    max_iops: float = Field(gt=0, description="MaximumIops (16 KiB I/O).")
+    source: str = Field(description="Where and when the answer was observed.")
+
+
 class Instance(_Model):
     """One EC2 instance that hosts one or more TiKV nodes."""
 
@@ -89,6 +99,11 @@ class Instance(_Model):
     memory_gib: float = Field(gt=0)
     availability_zone: str | None = None
     name: str | None = Field(default=None, description="The Name tag, if any.")
+    ebs_limits: DescribedEbsLimits | None = Field(
+        default=None,
+        description="The type's EBS limits from DescribeInstanceTypes, for a type Headroom's catalog lacks "
+        "(the catalog wins when it has the type; headroom.domain.catalog.resolve).",
+    )
 
 
 class Volume(_Model):

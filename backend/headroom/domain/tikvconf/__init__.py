@@ -1,18 +1,12 @@
 """tikvconf: parse, patch and render TiKV configuration (pure: no database, no network, no clock).
 
-The API and CLI call `artefact(patch, format, config_text=..., node=..., rollback=...)`; a Patch is built from
-plain Change records (see `changes_from_findings`), so this package never imports the advisor.
+The API and CLI call `artefact(patch, format, config_text=..., node=..., rollback=...)`; a Patch holds the
+domain's Change records (headroom.domain.model) as the advisor's rules made them, so this package never
+imports the advisor and never learns what a finding is.
 """
 
-from headroom.domain.tikvconf.change import (
-    Change,
-    Entity,
-    FindingRef,
-    Node,
-    Patch,
-    changes_from_findings,
-    resolve_nodes,
-)
+from headroom.domain.model import Change
+from headroom.domain.tikvconf.change import Node, Patch, resolve_nodes, target_node
 from headroom.domain.tikvconf.defaults import (
     EffectiveValue,
     HostFacts,
@@ -49,8 +43,6 @@ __all__ = [
     "Change",
     "ConfigParseError",
     "EffectiveValue",
-    "Entity",
-    "FindingRef",
     "HostFacts",
     "InvalidChangeValue",
     "Node",
@@ -65,7 +57,6 @@ __all__ = [
     "artefact",
     "artefacts",
     "can_change_online",
-    "changes_from_findings",
     "config_json_view",
     "default_value",
     "effective_value",
@@ -78,6 +69,7 @@ __all__ = [
     "require_valid_key",
     "resolve_nodes",
     "same_value",
+    "target_node",
     "template_keys",
     "tiup_topology_view",
     "toml_view",

@@ -1,76 +1,26 @@
-"""The plain data the patcher works on: a Change (one key or AWS attribute) and a Patch (accepted changes).
+"""What the patcher works on: the domain's Change records (one key or AWS attribute each), the TiKV nodes they
+may address, and a Patch (accepted changes for one cluster).
 
-The advisor emits findings whose `changes` are these; tikvconf never imports the advisor. A Change names the
-finding
-it came from only by reference (rule + dedup key), so a Patch can say why each line is there.
+A Change is `headroom.domain.model.Change`, the one the advisor's rules build and the store keeps with its
+finding; tikvconf never imports the advisor. A Patch may carry a label per change (`sources`, e.g. the finding
+it came from) that the artefacts print next to each line; the patcher does not interpret it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Scalar = str | int | float | bool
-Value = Scalar | list[Any] | dict[str, Any]
-Target = Literal["tikv", "aws"]
+from headroom.domain.model import Change
 
 DEFAULT_SERVER_PORT = 20160  # domain.md s4.2: the gRPC/server address default is 127.0.0.1:20160
 DEFAULT_STATUS_PORT = 20180
 
 
-class FindingRef(BaseModel):
-    """Which finding a change came from: its rule, its dedup key, and a title for comments."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rule: str
-    dedup_key: str = ""
-    title: str = ""
-
-    def label(self) -> str:
-        """Return a short label: the dedup key (it names the rule), else `rule (dedup key)`, else the rule."""
-        if self.dedup_key and self.dedup_key.startswith(self.rule):
-            return self.dedup_key
-        return f"{self.rule} ({self.dedup_key})" if self.dedup_key else self.rule
-
-
-class Entity(BaseModel):
-    """What a change applies to: a TiKV `node` (status address; None = every TiKV), a volume, an instance."""
-
-    model_config = ConfigDict(frozen=True)
-
-    node: str | None = None
-    store_address: str | None = None
-    volume_id: str | None = None
-    instance_id: str | None = None
-
-    def host(self) -> str | None:
-        """Return the node's host (IP or name) from its status or store address."""
-        address = self.node or self.store_address
-        return split_address(address)[0] if address else None
-
-
-class Change(BaseModel):
-    """One proposed change: a dotted tikv.toml key as TiKV spells it, or an AWS attribute (`volume.iops`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    target: Target
-    key: str
-    current: Value | None = None
-    proposed: Value
-    online: bool | None = None
-    reason: str = ""
-    finding: FindingRef | None = None
-    entity: Entity = Field(default_factory=Entity)
-
-    def inverse(self) -> Change:
-        """Return the change that undoes this one (proposed and current swapped)."""
-        if self.current is None:
-            raise ValueError(f"cannot invert {self.key}: its current value is unknown")
-        return self.model_copy(update={"current": self.proposed, "proposed": self.current})
+def target_node(change: Change) -> str | None:
+    """Return the TiKV node a tikv change is for (a status address once resolved), or None for every node."""
+    return change.entity.tikv_node() if change.entity is not None else None
 
 
 class Node(BaseModel):
@@ -102,6 +52,19 @@ class Patch(BaseModel):
     tikv_version: str | None = None
     nodes: tuple[Node, ...] = ()
     changes: tuple[Change, ...] = ()
+    sources: tuple[str, ...] = Field(
+        default=(), description="Where each change comes from (same order as changes; empty: not said)."
+    )
+
+    @model_validator(mode="after")
+    def _one_source_per_change(self) -> Patch:
+        if self.sources and len(self.sources) != len(self.changes):
+            raise ValueError(f"{len(self.sources)} sources for {len(self.changes)} changes")
+        return self
+
+    def source(self, index: int) -> str:
+        """Return the label of the change at `index` ("" when the patch gives none)."""
+        return self.sources[index] if self.sources else ""
 
     def tikv_changes(self) -> tuple[Change, ...]:
         """Return the tikv.toml changes, in order."""
@@ -120,7 +83,8 @@ class Patch(BaseModel):
 
 
 def resolve_nodes(changes: Iterable[Change], nodes: Sequence[Node]) -> tuple[Change, ...]:
-    """Rewrite each change's `entity.node` (a node name, server or status address) as a status address."""
+    """Give each tikv change the status address of its node (named by id, server or status address, or by its
+    instance when exactly one TiKV runs there) in `entity.status_address`."""
     aliases: dict[str, str] = {}
     for node in nodes:
         for alias in (node.name, node.address, node.status_address, node.instance_id):
@@ -129,18 +93,19 @@ def resolve_nodes(changes: Iterable[Change], nodes: Sequence[Node]) -> tuple[Cha
     resolved: list[Change] = []
     for change in changes:
         entity = change.entity
-        update: dict[str, Any] = {}
-        if entity.node and entity.node in aliases:
-            update["node"] = aliases[entity.node]
-        elif entity.store_address and entity.store_address in aliases and change.target == "tikv":
-            update["node"] = aliases[entity.store_address]
-        elif change.target == "tikv" and not entity.node and entity.instance_id:
-            on_instance = [node.status_address for node in nodes if node.instance_id == entity.instance_id]
-            if len(on_instance) == 1:
-                update["node"] = on_instance[0]
-        resolved.append(
-            change.model_copy(update={"entity": entity.model_copy(update=update)}) if update else change
-        )
+        if change.target != "tikv" or entity is None:
+            resolved.append(change)
+            continue
+        names = (entity.status_address, entity.node, entity.id if entity.kind == "node" else None)
+        address = next((aliases[name] for name in names if name and name in aliases), None)
+        if address is None and entity.tikv_node() is None and entity.instance() is not None:
+            on_instance = [node.status_address for node in nodes if node.instance_id == entity.instance()]
+            address = on_instance[0] if len(on_instance) == 1 else None
+        if address is None or address == entity.status_address:
+            resolved.append(change)
+            continue
+        located = entity.model_copy(update={"status_address": address})
+        resolved.append(change.model_copy(update={"entity": located}))
     return tuple(resolved)
 
 
@@ -155,71 +120,3 @@ def split_address(address: str) -> tuple[str, int | None]:
     if not sep or not port.isdigit():
         return text, None
     return host, int(port)
-
-
-def _entity_from(raw: object, inherited: Entity | None = None) -> Entity:
-    base = inherited.model_dump() if inherited else {}
-    if isinstance(raw, str):
-        if raw.startswith("vol-"):
-            base["volume_id"] = raw
-        elif raw.startswith("i-"):
-            base["instance_id"] = raw
-        elif ":" in raw:
-            base["node"] = raw
-    elif isinstance(raw, Mapping):
-        aliases = {
-            "node": ("node", "status_address", "status_addr", "status-address"),
-            "store_address": ("store_address", "address", "addr"),
-            "volume_id": ("volume_id", "volume", "VolumeId"),
-            "instance_id": ("instance_id", "instance", "InstanceId"),
-        }
-        for field, names in aliases.items():
-            for name in names:
-                value = raw.get(name)
-                if isinstance(value, str) and value:
-                    base[field] = value
-                    break
-        kind, ident = raw.get("kind") or raw.get("type"), raw.get("id")
-        if isinstance(ident, str) and ident:
-            if kind in ("volume", "ebs_volume"):
-                base["volume_id"] = ident
-            elif kind in ("instance", "ec2_instance"):
-                base["instance_id"] = ident
-            elif kind in ("node", "tikv", "store"):
-                base["node"] = ident
-    return Entity(**base)
-
-
-def changes_from_findings(
-    findings: Iterable[Mapping[str, Any]], select: Sequence[str] = ()
-) -> tuple[Change, ...]:
-    """Collect the changes of findings (all, or those whose rule or dedup key is in `select`).
-
-    A change's entity comes from its own `entity` (or node/volume_id/instance_id fields), else from the
-    finding's.
-    """
-    wanted = set(select)
-    collected: list[Change] = []
-    for finding in findings:
-        rule = str(finding.get("rule", ""))
-        dedup_key = str(finding.get("dedup_key", "") or "")
-        if wanted and rule not in wanted and dedup_key not in wanted:
-            continue
-        reference = FindingRef(rule=rule, dedup_key=dedup_key, title=str(finding.get("title", "") or ""))
-        finding_entity = _entity_from(finding.get("entity"))
-        for raw in finding.get("changes", ()) or ():
-            entity = _entity_from(raw.get("entity"), finding_entity)
-            entity = _entity_from({k: v for k, v in raw.items() if k != "entity"}, entity)
-            collected.append(
-                Change(
-                    target=raw["target"],
-                    key=raw["key"],
-                    current=raw.get("current"),
-                    proposed=raw["proposed"],
-                    online=raw.get("online"),
-                    reason=str(raw.get("reason", "") or ""),
-                    finding=reference,
-                    entity=entity,
-                )
-            )
-    return tuple(collected)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from headroom.domain.tikvconf.change import Change
+from headroom.domain.model import Change, ChangeValue
+from headroom.domain.tikvconf.change import target_node
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.parse import same_value
 from headroom.domain.tikvconf.units import parse_size
@@ -334,18 +335,23 @@ def fill_current(
     node_configs: Mapping[str, Mapping[str, object]],
     version: str | None,
     host_facts: Mapping[str, HostFacts] | None = None,
+    *,
+    rebase: bool = False,
 ) -> tuple[Change, ...]:
     """Give tikv changes without a `current` the effective value on their node (or on every node, when equal).
 
     `node_configs` maps status addresses to dotted-key views (e.g. config_json_view of each node's /config).
-    A value that is unknown, or differs between nodes for a cluster-wide change, stays None.
+    A value that is unknown, or differs between nodes for a cluster-wide change, stays None. With
+    `rebase=True` every tikv change takes its `current` from these configs (the ones a patch is made against,
+    whose values its rollback restores), whatever the advisor saw.
     """
     filled: list[Change] = []
     for change in changes:
-        if change.target != "tikv" or change.current is not None:
+        if change.target != "tikv" or (change.current is not None and not rebase):
             filled.append(change)
             continue
-        nodes = [change.entity.node] if change.entity.node else list(node_configs)
+        scope = target_node(change)
+        nodes = [scope] if scope else list(node_configs)
         values = [
             effective_value(
                 change.key, node_configs.get(node, {}), version, (host_facts or {}).get(node)
@@ -353,8 +359,8 @@ def fill_current(
             for node in nodes
         ]
         known = [value for value in values if value is not None]
+        current: ChangeValue | None = None if rebase else change.current
         if known and len(known) == len(values) and all(same_value(change.key, known[0], v) for v in known):
-            filled.append(change.model_copy(update={"current": known[0]}))
-        else:
-            filled.append(change)
+            current = known[0]
+        filled.append(change if current == change.current else change.model_copy(update={"current": current}))
     return tuple(filled)

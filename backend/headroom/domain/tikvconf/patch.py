@@ -24,7 +24,7 @@ from tomlkit.container import Container, OutOfOrderTableProxy
 from tomlkit.items import AoT, InlineTable, Item, Table
 from tomlkit.toml_document import TOMLDocument
 
-from headroom.domain.tikvconf.change import Change
+from headroom.domain.model import Change
 from headroom.domain.tikvconf.errors import ConfigParseError, PatchConflict
 from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.parse import ConfigView, flatten, parse_toml, same_value

@@ -35,7 +35,8 @@ from typing import Any, Literal
 import tomlkit
 import yaml
 
-from headroom.domain.tikvconf.change import Change, Patch, split_address
+from headroom.domain.model import Change
+from headroom.domain.tikvconf.change import Patch, split_address, target_node
 from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
 from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.online import can_change_online, online_status
@@ -93,13 +94,14 @@ class Artefact:
 
 @dataclass(frozen=True)
 class Setting:
-    """One line to render: `key` to `value` (None: unset or unknown) on `node` (None: every node)."""
+    """One line to render: `key` to `value` (None: unset or unknown) on `node` (None: every node); `source`
+    is the label the patch gives the change (where it comes from)."""
 
     key: str
     value: Any
     previous: Any
     reason: str
-    finding: str
+    source: str
     node: str | None
     online: bool
 
@@ -153,7 +155,7 @@ def _shown(value: Any) -> str:
 # settings
 
 
-def _settings(changes: Sequence[Change], validate: bool = True) -> list[Setting]:
+def _settings(ctx: _Context, changes: Sequence[Change], validate: bool = True) -> list[Setting]:
     settings: list[Setting] = []
     for change in changes:
         require_valid_key(change.key)
@@ -166,19 +168,13 @@ def _settings(changes: Sequence[Change], validate: bool = True) -> list[Setting]
                 value=change.proposed,
                 previous=change.current,
                 reason=change.reason,
-                finding=change.finding.label() if change.finding else "",
-                node=change.entity.node,
+                source=ctx.sources.get(id(change), ""),
+                node=target_node(change),
                 online=change.proposed is not None
                 and can_change_online(change.key, change.current, change.proposed),
             )
         )
     return settings
-
-
-def _for_node(changes: Sequence[Change], node: str | None) -> list[Change]:
-    if node is None:
-        return list(changes)
-    return [change for change in changes if change.entity.node in (None, node)]
 
 
 def _inverse(changes: Sequence[Change]) -> list[Change]:
@@ -198,22 +194,37 @@ class _Context:
     node: str | None
     applied: AppliedPatch | None
     rollback: bool
+    sources: dict[int, str]  # id() of a change in `tikv` -> its label in the patch
+
+
+def _undo(change: Change) -> Change:
+    return change.model_copy(update={"reason": f"Undo: {change.reason}" if change.reason else "Undo."})
 
 
 def _context(
     patch: Patch, config_text: str | None, node: str | None, rollback: bool, source: str = "tikv.toml"
 ) -> _Context:
-    tikv = _for_node(patch.tikv_changes(), node)
+    labelled = [
+        (change, patch.source(i))
+        for i, change in enumerate(patch.changes)
+        if change.target == "tikv" and (node is None or target_node(change) in (None, node))
+    ]
+    tikv = [change for change, _ in labelled]
+    sources = {id(change): label for change, label in labelled}
     aws = list(patch.aws_changes())
     applied = apply_changes(config_text, tikv, source) if config_text is not None else None
     if rollback:
-        tikv = list(applied.rollback_changes()[::-1]) if applied is not None else _inverse(tikv)
-        tikv = [c.model_copy(update={"reason": f"Undo: {c.reason}" if c.reason else "Undo."}) for c in tikv]
-        aws = [
-            c.model_copy(update={"reason": f"Undo: {c.reason}" if c.reason else "Undo."})
-            for c in _inverse(aws)
-        ]
-    return _Context(patch, tikv, aws, config_text, node, applied, rollback)
+        # Each inverse keeps the label of the change it undoes (applied.applied holds the same objects).
+        pairs = (
+            list(zip(applied.applied, applied.rollback_changes(), strict=True))[::-1]
+            if applied is not None
+            else list(zip(tikv[::-1], _inverse(tikv), strict=True))
+        )
+        undone = [(original, _undo(inverse)) for original, inverse in pairs]
+        sources = {id(inverse): sources.get(id(original), "") for original, inverse in undone}
+        tikv = [inverse for _, inverse in undone]
+        aws = [_undo(c) for c in _inverse(aws)]
+    return _Context(patch, tikv, aws, config_text, node, applied, rollback, sources)
 
 
 def _title(ctx: _Context, what: str) -> str:
@@ -224,11 +235,12 @@ def _title(ctx: _Context, what: str) -> str:
     return f"{kind} for cluster {patch.cluster}{version}{scope}: {what}"
 
 
-def _findings(changes: Sequence[Change]) -> list[str]:
+def _sources(ctx: _Context) -> list[str]:
     seen: dict[str, None] = {}
-    for change in changes:
-        if change.finding:
-            seen.setdefault(change.finding.label(), None)
+    for change in ctx.tikv:
+        label = ctx.sources.get(id(change))
+        if label:
+            seen.setdefault(label, None)
     return list(seen)
 
 
@@ -236,7 +248,7 @@ def _findings(changes: Sequence[Change]) -> list[str]:
 
 
 def _toml_fragment(ctx: _Context, header: bool = True) -> str:
-    settings = _settings([c for c in ctx.tikv if c.proposed is not None], not ctx.rollback)
+    settings = _settings(ctx, [c for c in ctx.tikv if c.proposed is not None], not ctx.rollback)
     unset = [c for c in ctx.tikv if c.proposed is None]
     by_key: dict[str, Setting] = {}
     for setting in settings:
@@ -253,7 +265,7 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
     lines: list[str] = []
     if header:
         lines += _comment_lines(_title(ctx, "tikv.toml keys"), "# ")
-        for label in _findings(ctx.tikv):
+        for label in _sources(ctx):
             lines.append(f"# finding: {label}")
         lines.append("")
     for path in sorted(groups, key=lambda p: (len(p) > 0, list(groups).index(p))):
@@ -262,7 +274,7 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
         for setting in groups[path]:
             lines += _comment_lines(setting.reason, "# ") if setting.reason else []
             where = f"; only on {setting.node}" if setting.node else ""
-            lines.append(f"# was {_shown(setting.previous)}; finding {setting.finding or '-'}{where}")
+            lines.append(f"# was {_shown(setting.previous)}; finding {setting.source or '-'}{where}")
             lines.append(f"{setting.key.split('.')[-1]} = {toml_value(setting.value)}")
         lines.append("")
     for change in unset:
@@ -313,7 +325,7 @@ def _render_diff(ctx: _Context) -> tuple[str, list[str]]:
 
 def _split_by_node(ctx: _Context) -> tuple[dict[str, Setting], dict[str, dict[str, Setting]], list[str]]:
     """Split settings into cluster-wide ones and per-node overrides (one value on every node is global)."""
-    settings = _settings([c for c in ctx.tikv if c.proposed is not None], not ctx.rollback)
+    settings = _settings(ctx, [c for c in ctx.tikv if c.proposed is not None], not ctx.rollback)
     notes: list[str] = []
     global_settings: dict[str, Setting] = {}
     per_node: dict[str, dict[str, Setting]] = {}
@@ -358,7 +370,7 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
     cluster = ctx.patch.cluster
     offline = sorted(
         {s.key for s in [*global_settings.values(), *(x for v in per_node.values() for x in v.values())]}
-        - {s.key for s in _settings(ctx.tikv, False) if s.online}
+        - {s.key for s in _settings(ctx, ctx.tikv, False) if s.online}
     )
     lines = _comment_lines(_title(ctx, "TiUP topology changes"), "# ")
     lines += [
@@ -393,7 +405,7 @@ def _host_port(address: str) -> tuple[str, int | None]:
 
 def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
     notes: list[str] = []
-    node_specific = sorted({c.key for c in ctx.tikv if c.entity.node is not None})
+    node_specific = sorted({c.key for c in ctx.tikv if target_node(c) is not None})
     if node_specific:
         notes.append(
             "TiDB Operator gives every TiKV pod the same config; these node-specific changes are applied to "
@@ -403,14 +415,16 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
         toml_text = _render_merged(ctx)[0]
         how = "the whole config string, your current spec.tikv.config with the changes merged in"
     else:
+        everywhere = [(c, c.model_copy(update={"entity": None})) for c in ctx.tikv]
         cluster_wide = _Context(
             ctx.patch,
-            [c.model_copy(update={"entity": c.entity.model_copy(update={"node": None})}) for c in ctx.tikv],
+            [copy for _, copy in everywhere],
             ctx.aws,
             None,
             None,
             None,
             ctx.rollback,
+            {id(copy): ctx.sources.get(id(c), "") for c, copy in everywhere},
         )
         toml_text = _toml_fragment(cluster_wide, header=False)
         how = "only the changed keys: merge them into your existing spec.tikv.config string"
@@ -488,7 +502,7 @@ def _online_disagreements(ctx: _Context) -> list[str]:
 
 
 def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
-    settings = _settings(ctx.tikv, not ctx.rollback)
+    settings = _settings(ctx, ctx.tikv, not ctx.rollback)
     online = [s for s in settings if s.online and s.value is not None]
     offline = [s for s in settings if not (s.online and s.value is not None)]
     lines = _comment_lines(_title(ctx, "online TiKV changes (run in a TiDB session)"), "-- ")
@@ -499,7 +513,7 @@ def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
     for setting in _collapse_nodes(ctx, online):
         lines.append("")
         lines += _comment_lines(
-            f"{setting.reason} (was {_shown(setting.previous)}; {setting.finding})", "-- "
+            f"{setting.reason} (was {_shown(setting.previous)}; {setting.source})", "-- "
         )
         target = "tikv" if setting.node is None else json.dumps(setting.node)
         lines.append(f"SET CONFIG {target} `{setting.key}` = {sql_value(setting.value)};")
@@ -515,7 +529,7 @@ def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
 
 
 def _render_tikv_ctl(ctx: _Context) -> tuple[str, list[str]]:
-    settings = _settings(ctx.tikv, not ctx.rollback)
+    settings = _settings(ctx, ctx.tikv, not ctx.rollback)
     online = [s for s in settings if s.online and s.value is not None]
     offline = [s for s in settings if not (s.online and s.value is not None)]
     notes: list[str] = []
@@ -530,7 +544,7 @@ def _render_tikv_ctl(ctx: _Context) -> tuple[str, list[str]]:
     all_hosts = [node.server_address() for node in ctx.patch.nodes]
     for setting in online:
         lines.append("")
-        lines += _comment_lines(f"{setting.reason} (was {_shown(setting.previous)}; {setting.finding})", "# ")
+        lines += _comment_lines(f"{setting.reason} (was {_shown(setting.previous)}; {setting.source})", "# ")
         if setting.node is not None:
             hosts = [ctx.patch.node(setting.node).server_address()]
         elif all_hosts:
@@ -572,14 +586,16 @@ def _aws_groups(ctx: _Context) -> tuple[dict[str, list[Change]], dict[str, list[
     volumes: dict[str, list[Change]] = {}
     instances: dict[str, list[Change]] = {}
     for change in ctx.aws:
+        volume_id = change.entity.volume() if change.entity is not None else None
+        instance_id = change.entity.instance() if change.entity is not None else None
         if change.key in _VOLUME_FLAGS:
-            if not change.entity.volume_id:
+            if not volume_id:
                 raise TikvConfError(f"{change.key} needs a volume id in its entity")
-            volumes.setdefault(change.entity.volume_id, []).append(change)
+            volumes.setdefault(volume_id, []).append(change)
         elif change.key == "instance.type":
-            if not change.entity.instance_id:
+            if not instance_id:
                 raise TikvConfError("instance.type needs an instance id in its entity")
-            instances.setdefault(change.entity.instance_id, []).append(change)
+            instances.setdefault(instance_id, []).append(change)
         elif change.key == "volume.create":
             spec = change.proposed if isinstance(change.proposed, dict) else change.current
             if not isinstance(spec, dict) or not spec.get("type") or not spec.get("size_gib"):
@@ -600,7 +616,8 @@ def _creations(ctx: _Context) -> list[Change]:
 def _new_volume_name(change: Change) -> str:
     spec = change.proposed if isinstance(change.proposed, dict) else change.current
     spec = spec if isinstance(spec, dict) else {}
-    owner = change.entity.node or change.entity.instance_id or "tikv"
+    entity = change.entity
+    owner = (entity.node or entity.instance() if entity is not None else None) or "tikv"
     return f"{owner}-{spec.get('role', 'data')}"
 
 
@@ -693,7 +710,7 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
     for instance_id, changes in instances.items():
         change = changes[-1]
         lines.append("")
-        node = change.entity.node or change.entity.store_address or "its TiKV"
+        node = (change.entity.node if change.entity is not None else None) or "its TiKV"
         lines += _comment_lines(
             f"{instance_id} instance type: {_shown(change.current)} -> {_shown(change.proposed)}: "
             + change.reason,

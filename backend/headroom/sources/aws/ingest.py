@@ -27,8 +27,8 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
-from headroom.domain.catalog.errors import CatalogError
-from headroom.domain.catalog.instance_types import entries_from_describe_instance_types, instance_limits
+from headroom.domain.catalog.instance_types import entries_from_describe_instance_types
+from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance, InstanceTypeLimits, InventoryChange, TikvNode, Volume
 from headroom.platform.logging import get_logger
 from headroom.sources.aws import cloudwatch as cw
@@ -202,53 +202,6 @@ def _match_nodes(db: Session, org: uuid.UUID, instances: Sequence[InstanceInfo],
     return matched
 
 
-# --- limits at a time (for the advisor) ------------------------------------------------------------------
-
-
-def attributes_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: str,
-                  ts: dt.datetime) -> dict[str, Any] | None:
-    """An instance's or volume's attributes as they were at `ts` (current row, changes after `ts` undone)."""
-    from headroom.sources.aws.ec2_inventory import attributes_at as undo
-
-    current: dict[str, Any]
-    if entity_kind == "instance":
-        inst = db.scalar(select(Instance).where(Instance.org_id == org_id, Instance.instance_id == entity_id))
-        if inst is None:
-            return None
-        current = {"instance_type": inst.instance_type}
-    else:
-        vol = db.scalar(select(Volume).where(Volume.org_id == org_id, Volume.volume_id == entity_id))
-        if vol is None:
-            return None
-        current = {"volume_type": vol.volume_type, "size_gib": vol.size_gib, "iops": vol.iops,
-                   "throughput_mibps": vol.throughput_mibps}
-    rows = db.execute(select(InventoryChange.observed_at, InventoryChange.field, InventoryChange.old_value,
-                             InventoryChange.new_value)
-                      .where(InventoryChange.org_id == org_id, InventoryChange.entity_kind == entity_kind,
-                             InventoryChange.entity_id == entity_id, InventoryChange.observed_at > ts)).all()
-    return undo(current, [(r[0], r[1], r[2], r[3]) for r in rows], ts)
-
-
-def limits_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: str, ts: dt.datetime) -> dict[str, Any] | None:
-    """The EBS limits an entity had at `ts`: evidence before a gp2->gp3 change is judged against gp2's limits."""
-    attrs = attributes_at(db, org_id, entity_kind, entity_id, ts)
-    if attrs is None:
-        return None
-    if entity_kind == "instance":
-        try:
-            lim = instance_limits(attrs["instance_type"])
-            return {**attrs, "baseline_iops": lim.baseline_iops, "max_iops": lim.max_iops,
-                    "baseline_throughput_mibps": lim.baseline_throughput_mibps,
-                    "max_throughput_mibps": lim.max_throughput_mibps, "bursts": lim.bursts, "source": lim.source}
-        except CatalogError:
-            row = db.get(InstanceTypeLimits, attrs["instance_type"])
-            return {**attrs, **(row.entry if row else {}), "source": "DescribeInstanceTypes"}
-    from headroom.domain.catalog.volume_types import volume_limits
-
-    vl = volume_limits(attrs["volume_type"], attrs["size_gib"], attrs.get("iops"), attrs.get("throughput_mibps"))
-    return {**attrs, "limits": vl.to_dict()}
-
-
 # --- metrics ---------------------------------------------------------------------------------------------
 
 
@@ -274,11 +227,10 @@ def queries_for(db: Session, connection: AwsConnection, region: str) -> tuple[li
                               .order_by(Volume.volume_id))) if refs else []
     queries: list[cw.MetricQuery] = []
     clusters: dict[str, Any] = {}
+    limits = resolve_instance_types(db, {i.instance_type for i in instances})
     for inst in instances:
-        try:
-            bursts: bool | None = instance_limits(inst.instance_type).bursts
-        except CatalogError:
-            bursts = None
+        known = limits[inst.instance_type].limits
+        bursts = known.bursts if known is not None else None
         queries += cw.queries_for_instance(
             inst.instance_id, detailed_monitoring=inst.tags.get("headroom:monitoring") == "detailed",
             bursts=bursts, bare_metal="metal" in inst.instance_type)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from headroom.domain.advisor import EntityRef, Finding, ProposedChange, make_dedup_key, resolve_conflicts
-from headroom.domain.model import Evidence, Impact
+from headroom.domain.advisor import Finding, make_dedup_key, resolve_conflicts
+from headroom.domain.model import Change, EntityRef, Evidence, Impact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +15,7 @@ NODES = ["tikv-1", "tikv-2"]
 SIZES = ["1GiB", "2GiB", "4GiB", "8GiB", "16GiB"]
 
 change_st = st.builds(
-    lambda key, node, cur, new: ProposedChange(
+    lambda key, node, cur, new: Change(
         target="tikv", key=key, current=cur, proposed=new, entity=EntityRef(kind="node", id=node, node=node)
     ),
     st.sampled_from(KEYS),
@@ -25,7 +25,7 @@ change_st = st.builds(
 )
 
 
-def _finding(i: int, severity: str, changes: list[ProposedChange]) -> Finding:
+def _finding(i: int, severity: str, changes: list[Change]) -> Finding:
     entity = EntityRef(kind="node", id=f"tikv-{i % 2 + 1}")
     return Finding(
         rule=f"rule-{i}",
@@ -50,7 +50,7 @@ def _finding(i: int, severity: str, changes: list[ProposedChange]) -> Finding:
         max_size=6,
     )
 )
-def test_one_value_per_changed_thing(raw: list[tuple[str, list[ProposedChange]]]) -> None:
+def test_one_value_per_changed_thing(raw: list[tuple[str, list[Change]]]) -> None:
     findings = [_finding(i, sev, changes) for i, (sev, changes) in enumerate(raw)]
     out = resolve_conflicts(findings)
     seen: dict[tuple[str, str, str], object] = {}

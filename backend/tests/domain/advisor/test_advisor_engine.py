@@ -7,9 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from advisor_fixtures import AWS_RULES, scenario_findings
 from headroom.domain.advisor import (
-    EntityRef,
     Finding,
-    ProposedChange,
     Rule,
     advise,
     discover_rules,
@@ -18,8 +16,8 @@ from headroom.domain.advisor import (
     rule_catalog,
 )
 from headroom.domain.advisor.engine import sort_findings
-from headroom.domain.model import Evidence, Impact
-from headroom.domain.tikvconf import changes_from_findings, is_valid_key
+from headroom.domain.model import Change, EntityRef, Evidence, Impact
+from headroom.domain.tikvconf import is_valid_key, target_node
 
 # The AWS actions the patcher renders (tikvconf.render) plus the RAID 0 option (options only, never primary).
 AWS_ACTIONS = {"volume.type", "volume.iops", "volume.throughput", "volume.size", "instance.type"}
@@ -76,12 +74,12 @@ def test_emitted_changes_are_declared_and_valid(scenario: str) -> None:
                 else:
                     assert c.key in rule.aws_actions
                     assert c.key in AWS_ACTIONS or (option is not None and c.key in OPTION_ONLY_ACTIONS)
-        # the patcher reads the JSON form (tikvconf.changes_from_findings)
-        converted = changes_from_findings([f.to_dict()])
+        # the patcher reads the JSON form, validated by the same model
+        converted = [Change.model_validate(c) for c in f.to_dict()["changes"]]
         assert [c.key for c in converted] == [c.key for c in f.changes]
         for c in converted:
             if c.target == "aws":
-                assert c.entity.volume_id or c.entity.instance_id
+                assert c.entity is not None and (c.entity.volume() or c.entity.instance())
 
 
 def test_dedup_keys_are_stable_across_days_and_unique() -> None:
@@ -107,7 +105,7 @@ def test_dedup_keys_are_stable_across_days_and_unique() -> None:
 
 
 def _finding(
-    rule: str, severity: str, changes: list[ProposedChange], node: str = "tikv-1", confidence: float = 0.7
+    rule: str, severity: str, changes: list[Change], node: str = "tikv-1", confidence: float = 0.7
 ) -> Finding:
     entity = EntityRef(kind="node", id=node, node=node)
     return Finding(
@@ -124,8 +122,8 @@ def _finding(
     )
 
 
-def _cache(current: str, proposed: str) -> ProposedChange:
-    return ProposedChange(
+def _cache(current: str, proposed: str) -> Change:
+    return Change(
         target="tikv", key="storage.block-cache.capacity", current=current, proposed=proposed
     )
 
@@ -154,9 +152,9 @@ def test_different_nodes_do_not_conflict() -> None:
 
 def test_non_numeric_conflict_drops_the_lower_ranked_change() -> None:
     vol = EntityRef(kind="volume", id="vol-1", volume_id="vol-1")
-    to_gp3 = ProposedChange(target="aws", key="volume.type", current="gp2", proposed="gp3", entity=vol)
-    to_io2 = ProposedChange(target="aws", key="volume.type", current="gp2", proposed="io2", entity=vol)
-    keep = ProposedChange(target="aws", key="volume.iops", current=None, proposed=6000, entity=vol)
+    to_gp3 = Change(target="aws", key="volume.type", current="gp2", proposed="gp3", entity=vol)
+    to_io2 = Change(target="aws", key="volume.type", current="gp2", proposed="io2", entity=vol)
+    keep = Change(target="aws", key="volume.iops", current=None, proposed=6000, entity=vol)
     a = _finding("a", "critical", [to_gp3])
     b = _finding("b", "warning", [to_io2, keep])
     out = {f.rule: f for f in resolve_conflicts([a, b])}
@@ -187,8 +185,9 @@ def test_advise_with_a_custom_rule_and_unknown_rule() -> None:
         advise(snap, rules=["no-such-rule"])
 
 
-def test_to_change_carries_the_finding_reference() -> None:
+def test_a_change_without_an_entity_takes_the_findings_and_survives_json() -> None:
     f = _finding("a", "warning", [_cache("14GiB", "4GiB")])
-    (change,) = f.tikvconf_changes()
-    assert change.finding is not None and change.finding.dedup_key == f.dedup_key
-    assert change.entity.node == "tikv-1"
+    (change,) = f.changes
+    assert change.entity == f.entity
+    assert target_node(change) == "tikv-1"
+    assert Finding.model_validate(f.to_dict()).changes == f.changes

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from advisor_fixtures import of_rule, scenario_findings, scenario_snapshot, synthetic
-from headroom.domain.advisor import EntityRef, ProposedChange
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.whatif import WhatIfError, apply_changes, parse_changes, what_if
+from headroom.domain.model import Change, EntityRef
 
 
 def test_accepting_the_iops_fix_resolves_the_finding_and_raises_the_ceiling() -> None:
@@ -34,8 +34,8 @@ def test_gp2_to_gp3_drops_the_burst_balance_series_and_the_bucket() -> None:
     after = apply_changes(
         snap,
         [
-            ProposedChange(target="aws", key="volume.type", current="gp2", proposed="gp3", entity=vol),
-            ProposedChange(target="aws", key="volume.iops", current=None, proposed=3000, entity=vol),
+            Change(target="aws", key="volume.type", current="gp2", proposed="gp3", entity=vol),
+            Change(target="aws", key="volume.iops", current=None, proposed=3000, entity=vol),
         ],
     )
     assert after.volumes[0].type == "gp3" and after.volumes[0].iops == 3000

@@ -9,7 +9,7 @@ from advisor_fixtures import SCENARIOS, START, scenario_snapshot
 from headroom.domain.advisor import Finding, advise
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.engine import Rule, discover_rules
-from headroom.domain.advisor.finding import ProposedChange
+from headroom.domain.model import Change
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.simulate import simulate
 from headroom.domain.tikvconf import can_change_online, is_valid_key
@@ -40,7 +40,7 @@ def _number(value: object) -> float | None:
     return None
 
 
-def _direction(change: ProposedChange) -> int | None:
+def _direction(change: Change) -> int | None:
     """+1 raise, -1 lower, None when current or proposed is not a number or a size."""
     cur, new = _number(change.current), _number(change.proposed)
     if cur is None or new is None:
@@ -88,7 +88,7 @@ def test_emitted_changes_are_valid_and_flagged_by_tikvconf(name: str) -> None:
             check_value(c.key, c.proposed)  # a size is a size, a bool a bool (template's kind)
             assert c.online == can_change_online(c.key, c.current, c.proposed)
             assert c.proposed != c.current
-        f.tikvconf_changes()  # converts to the patcher's Change records
+        assert all(c.entity is not None for c in f.changes)  # the patcher's records, each naming its entity
 
 
 @pytest.mark.parametrize("name", SCENARIO_NAMES)

@@ -119,7 +119,7 @@ def test_memory_usage_limit_follows_a_configured_block_cache() -> None:
 
 
 def test_fill_current_from_each_node_or_all_when_equal() -> None:
-    from headroom.domain.tikvconf.change import Change, Entity
+    from headroom.domain.model import Change, EntityRef
     from headroom.domain.tikvconf.defaults import fill_current
 
     configs = {
@@ -132,7 +132,7 @@ def test_fill_current_from_each_node_or_all_when_equal() -> None:
         target="tikv",
         key="storage.block-cache.capacity",
         proposed="14GiB",
-        entity=Entity(node="10.0.1.7:20180"),
+        entity=EntityRef(kind="node", id="tikv-3", status_address="10.0.1.7:20180"),
     )
     everywhere = Change(target="tikv", key="storage.block-cache.capacity", proposed="14GiB")
     pool = Change(target="tikv", key="raftstore.apply-pool-size", proposed=4)

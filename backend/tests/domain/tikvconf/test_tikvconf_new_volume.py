@@ -7,7 +7,8 @@ import shutil
 import subprocess
 
 import pytest
-from headroom.domain.tikvconf import Change, Entity, Node, Patch
+from headroom.domain.model import Change, EntityRef
+from headroom.domain.tikvconf import Node, Patch
 from headroom.domain.tikvconf.render import artefact
 
 SPEC = {"type": "gp3", "size_gib": 20, "iops": 3000, "throughput_mibps": 125, "role": "raft",
@@ -17,9 +18,9 @@ SPEC = {"type": "gp3", "size_gib": 20, "iops": 3000, "throughput_mibps": 125, "r
 def _patch() -> Patch:
     create = Change(target="aws", key="volume.create", current=None, proposed=SPEC, online=True,
                     reason="a dedicated 20 GiB gp3 for tikv-1's Raft log",
-                    entity=Entity(node="tikv-1", instance_id="i-0abc"))
+                    entity=EntityRef(kind="instance", id="i-0abc", node="tikv-1", instance_id="i-0abc"))
     raft_dir = Change(target="tikv", key="raft-engine.dir", current="", proposed="/raft/tikv/raft-engine",
-                      online=False, reason="put the Raft log on its own volume", entity=Entity(node="10.0.1.5:20180"))
+                      online=False, reason="put the Raft log on its own volume", entity=EntityRef(kind="node", id="tikv-1", status_address="10.0.1.5:20180"))
     return Patch(cluster="prod", tikv_version="v8.5.1",
                  nodes=(Node(status_address="10.0.1.5:20180", address="10.0.1.5:20160", instance_id="i-0abc",
                              name="tikv-1"),),

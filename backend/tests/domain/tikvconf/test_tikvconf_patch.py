@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from headroom.domain.tikvconf.change import Change, FindingRef
+from headroom.domain.model import Change
 from headroom.domain.tikvconf.errors import (
     ConfigParseError,
     InvalidChangeValue,
@@ -57,7 +57,6 @@ def tikv(key: str, proposed: Any, current: Any = None) -> Change:
         current=current,
         proposed=proposed,
         reason=f"test {key}",
-        finding=FindingRef(rule="test-rule", dedup_key=f"test-rule:{key}"),
     )
 
 

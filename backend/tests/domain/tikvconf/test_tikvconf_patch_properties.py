@@ -8,7 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from headroom.domain.tikvconf.change import Change, Entity, FindingRef, Patch
+from headroom.domain.model import Change, EntityRef
+from headroom.domain.tikvconf.change import Patch
 from headroom.domain.tikvconf.keys import KeySpec, template_keys
 from headroom.domain.tikvconf.online import online_status
 from headroom.domain.tikvconf.parse import flatten, same_value
@@ -56,7 +57,6 @@ def changes(draw: st.DrawFn) -> list[Change]:
             key=spec.key,
             proposed=draw(value_for(spec)),
             reason="property",
-            finding=FindingRef(rule="prop"),
         )
         for spec in specs
     ]
@@ -95,7 +95,7 @@ def test_sql_never_sets_an_offline_key_and_renders_only_real_keys(
     wanted: list[Change], per_node: bool
 ) -> None:
     if per_node:
-        wanted = [c.model_copy(update={"entity": Entity(node="10.0.1.5:20180")}) for c in wanted]
+        wanted = [c.model_copy(update={"entity": EntityRef(kind="node", id="tikv-1", status_address="10.0.1.5:20180")}) for c in wanted]
     patch = Patch(cluster="c1", changes=tuple(wanted))
     sql = artefact(patch, "sql").body
     set_keys = re.findall(r"^SET CONFIG \S+ `([^`]+)` = ", sql, flags=re.MULTILINE)

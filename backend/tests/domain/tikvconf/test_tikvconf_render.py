@@ -13,15 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from headroom.domain.tikvconf.change import (
-    Change,
-    Entity,
-    FindingRef,
-    Node,
-    Patch,
-    changes_from_findings,
-    resolve_nodes,
-)
+from headroom.domain.advisor.finding import complete_change
+from headroom.domain.model import Change, EntityRef
+from headroom.domain.tikvconf.change import Node, Patch, resolve_nodes, target_node
 from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
 from headroom.domain.tikvconf.keys import template_keys
 from headroom.domain.tikvconf.parse import flatten
@@ -38,7 +32,7 @@ NODES = tuple(
     )
     for i in (1, 2, 3)
 )
-FINDING = FindingRef(rule="block-cache-undersized", dedup_key="block-cache-undersized:tikv-1")
+FINDING = "block-cache-undersized:tikv-1"  # the label a patch gives each change (its finding's dedup key)
 
 
 def change(
@@ -55,13 +49,33 @@ def change(
         current=current,  # type: ignore[arg-type]
         proposed=proposed,  # type: ignore[arg-type]
         reason=f"because {key}",
-        finding=FINDING,
-        entity=Entity(node=node, **entity),
+        entity=_entity(node, **entity),
     )
 
 
+def _entity(node: str | None, volume_id: str | None = None, instance_id: str | None = None) -> EntityRef | None:
+    if node is not None:
+        return EntityRef(kind="node", id=node, status_address=node)
+    if volume_id is not None:
+        return EntityRef(kind="volume", id=volume_id, volume_id=volume_id)
+    if instance_id is not None:
+        return EntityRef(kind="instance", id=instance_id, instance_id=instance_id)
+    return None
+
+
 def patch_of(*changes: Change) -> Patch:
-    return Patch(cluster="prod-east", tikv_version="v7.5.1", nodes=NODES, changes=changes)
+    return Patch(cluster="prod-east", tikv_version="v7.5.1", nodes=NODES, changes=changes,
+                 sources=(FINDING,) * len(changes))
+
+
+def changes_of(findings: list[dict[str, object]], select: tuple[str, ...] = ()) -> list[Change]:
+    """The findings' changes as the patch CLI reads them: validated Changes, the finding's entity by default."""
+    return [
+        complete_change(c, EntityRef.model_validate(f["entity"]))
+        for f in findings
+        if not select or f["rule"] in select or f["dedup_key"] in select
+        for c in f["changes"]  # type: ignore[attr-defined]
+    ]
 
 
 MIXED = patch_of(
@@ -293,10 +307,10 @@ def test_unknown_format() -> None:
 
 def test_example_findings_render() -> None:
     findings = json.loads((ROOT / "examples" / "findings" / "prod-east.json").read_text())["findings"]
-    changes = resolve_nodes(changes_from_findings(findings), NODES)
+    changes = resolve_nodes(changes_of(findings), NODES)
     # Finding entities name node ids (tikv-1): resolved to status addresses.
-    assert {c.entity.node for c in changes if c.target == "tikv"} == {"10.0.1.5:20180"}
-    selected = changes_from_findings(findings, ["gp3-throughput-ceiling"])
+    assert {target_node(c) for c in changes if c.target == "tikv"} == {"10.0.1.5:20180"}
+    selected = changes_of(findings, ("gp3-throughput-ceiling",))
     assert [c.key for c in selected] == ["volume.iops", "volume.throughput"]
     patch = Patch(cluster="prod-east", nodes=NODES, changes=changes)
     for fmt in FORMATS:

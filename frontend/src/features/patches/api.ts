@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { toApiError, unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
+import { tikvNode } from '@/lib/change';
 
 type PatchOp = paths['/api/v1/clusters/{cluster_id}/patches/{patch_id}']['get'];
 export type Patch = PatchOp['responses'][200]['content']['application/json'];
@@ -143,8 +144,7 @@ export function patchNodes(patch: Patch): string[] {
   const nodes: string[] = [];
   for (const change of patch.changes) {
     if (change.target !== 'tikv') continue;
-    const entity = change.entity as { node?: unknown } | null | undefined;
-    const node = typeof entity?.node === 'string' ? entity.node : null;
+    const node = tikvNode(change.entity);
     if (node && !nodes.includes(node)) nodes.push(node);
   }
   return nodes;

@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from headroom.domain.advisor.finding import EntityRef, Option, ProposedChange
+from headroom.domain.advisor.finding import Option
 from headroom.domain.catalog import InstanceLimits, VolumeLimits, list_instance_types, volume_limits
 from headroom.domain.catalog.volume_types import GP2_MAX_IOPS, gp2_baseline_iops, gp2_throughput_mibps
-from headroom.domain.model import Impact
+from headroom.domain.model import Change, EntityRef, Impact
 
 from ._common import PINGCAP_GP3_DATA_IOPS, PINGCAP_GP3_DATA_MIBPS, round_up
 
@@ -141,12 +141,12 @@ def raid0_gp3_config(
 
 def volume_changes(
     entity: EntityRef, current: VolumeLimits, cfg: VolumeConfig, reason: str
-) -> list[ProposedChange]:
+) -> list[Change]:
     """Return the AWS changes (one ModifyVolume: type, size, IOPS, throughput) that turn current into cfg."""
-    out: list[ProposedChange] = []
+    out: list[Change] = []
     if cfg.stripes > 1:
         out.append(
-            ProposedChange(
+            Change(
                 target="aws",
                 key="volume.raid0-stripes",
                 current=1,
@@ -158,7 +158,7 @@ def volume_changes(
         )
     if cfg.volume_type != current.volume_type:
         out.append(
-            ProposedChange(
+            Change(
                 target="aws",
                 key="volume.type",
                 current=current.volume_type,
@@ -170,7 +170,7 @@ def volume_changes(
         )
     if cfg.size_gib != current.size_gib:
         out.append(
-            ProposedChange(
+            Change(
                 target="aws",
                 key="volume.size",
                 current=current.size_gib,
@@ -182,7 +182,7 @@ def volume_changes(
         )
     if cfg.iops is not None and cfg.iops != current.provisioned_iops:
         out.append(
-            ProposedChange(
+            Change(
                 target="aws",
                 key="volume.iops",
                 current=current.provisioned_iops,
@@ -194,7 +194,7 @@ def volume_changes(
         )
     if cfg.throughput_mibps is not None and cfg.throughput_mibps != current.provisioned_throughput_mibps:
         out.append(
-            ProposedChange(
+            Change(
                 target="aws",
                 key="volume.throughput",
                 current=current.provisioned_throughput_mibps,

@@ -5,7 +5,7 @@ Not a rules module (it exposes no RULES). Everything here is pure: a `Context` i
 - `data_path(ctx, node)`: the node's data-volume I/O (summed over RAID stripes) next to its effective
   ceilings per step: the data volumes' own IOPS / MiB/s ceilings and the instance's EBS limits, whichever is
   tighter at each step (domain.md §2.2: "bounded by the instance limit or the sum of its attached volumes").
-- `tikv_change(ctx, node, key, proposed, reason)`: a `ProposedChange` whose `current` is the node's effective
+- `tikv_change(ctx, node, key, proposed, reason)`: a `Change` whose `current` is the node's effective
   value (config, else the version default) and whose `online` comes from tikvconf's online table.
 - Size formatting as tikv.toml writes it ("4GiB", "16KiB").
 """
@@ -20,9 +20,8 @@ from typing import Any, Literal
 import numpy as np
 
 from headroom.domain.advisor.context import Array, Context
-from headroom.domain.advisor.finding import ProposedChange
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, window_evidence
-from headroom.domain.model import Evidence, Measure, SeriesRef
+from headroom.domain.model import Change, Evidence, Measure, SeriesRef
 from headroom.domain.snapshot.schema import Node, Volume
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.online import can_change_online
@@ -87,11 +86,11 @@ def same_size(a: Any, b: Any) -> bool:
         return False
 
 
-def tikv_change(ctx: Context, node: Node, key: str, proposed: Any, reason: str) -> ProposedChange:
+def tikv_change(ctx: Context, node: Node, key: str, proposed: Any, reason: str) -> Change:
     """Return a tikv.toml change for one node: current from its config / version default, online from tikvconf."""
     require_valid_key(key)  # a rule must never emit a key TiKV does not have
     current = config_value(ctx, node, key)
-    return ProposedChange(
+    return Change(
         target="tikv",
         key=key,
         current=current,

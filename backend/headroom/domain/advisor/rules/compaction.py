@@ -23,7 +23,7 @@ import numpy as np
 
 from headroom.domain.advisor.context import Array, Context, mean, p95, percentile
 from headroom.domain.advisor.engine import Rule
-from headroom.domain.advisor.finding import Finding, ProposedChange, make_dedup_key
+from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
     MIB,
@@ -40,7 +40,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     tikv_change,
     utilisation_p95,
 )
-from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "compaction-rate-limit"
@@ -119,7 +119,7 @@ def _refs(node: Node, path: DataPath, rate_mibps: float, disk_mibps: float) -> l
     return refs
 
 
-def _changes(ctx: Context, node: Node, target_bytes: int, reason: str) -> list[ProposedChange]:
+def _changes(ctx: Context, node: Node, target_bytes: int, reason: str) -> list[Change]:
     changes = [tikv_change(ctx, node, RATE_KEY, size_text(target_bytes), reason)]
     if config_bool(ctx, node, AUTO_KEY) is not True:
         changes.append(

@@ -20,11 +20,11 @@ import numpy as np
 
 from headroom.domain.advisor.context import Array, Context
 from headroom.domain.advisor.engine import Rule
-from headroom.domain.advisor.finding import Finding, Option, ProposedChange, make_dedup_key
+from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import InstanceLimits
 from headroom.domain.forecast.burst import forecast_instance_burst
-from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
 
 from ._common import (
@@ -97,7 +97,7 @@ def _upgrade(
     need_mibps: float,
     reason: str,
     observed_mibps_p99: float | None = None,
-) -> tuple[list[ProposedChange], Impact, list[Option]]:
+) -> tuple[list[Change], Impact, list[Option]]:
     entity = ctx.entity_for_instance(iid)
     target = smallest_instance_clearing(inst, need_iops, need_mibps)
     if target is None:
@@ -110,7 +110,7 @@ def _upgrade(
         )
     before, after = inst.monthly_price_usd, target.monthly_price_usd
     delta = round(after - before, 2) if before is not None and after is not None else None
-    change = ProposedChange(
+    change = Change(
         target="aws",
         key="instance.type",
         current=inst.name,
@@ -392,6 +392,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                 kind="byte" if dimension == "throughput" else "io",
                 step_seconds=ctx.step_seconds,
                 now=ctx.now,
+                limits=inst,
             )
             need = demand_estimate(
                 float(np.nanpercentile(observed, 99)), float(np.nanmax(observed)), minutes_empty > 0

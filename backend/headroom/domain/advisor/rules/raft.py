@@ -20,11 +20,11 @@ import numpy as np
 
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.engine import Rule
-from headroom.domain.advisor.finding import Finding, Option, ProposedChange, make_dedup_key
+from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import each_node, median_where, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import MIB, config_bool, evidence, finite, tikv_change
 from headroom.domain.catalog import CatalogError, ebs_monthly_cost
-from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "raft-dedicated-volume"
@@ -73,7 +73,7 @@ def raft_write_rate(ctx: Context, node: Node) -> Array | None:
 
 def _create(
     node: Node, ctx: Context, vtype: str, size: float, iops: int, mibps: float | None
-) -> ProposedChange:
+) -> Change:
     inst = ctx.instance(node.instance_id)
     spec: dict[str, object] = {
         "type": vtype,
@@ -87,7 +87,7 @@ def _create(
         spec["throughput_mibps"] = mibps
     if inst.availability_zone:
         spec["availability_zone"] = inst.availability_zone
-    return ProposedChange(
+    return Change(
         target="aws",
         key="volume.create",
         current=None,

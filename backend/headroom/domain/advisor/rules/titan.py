@@ -21,7 +21,7 @@ import numpy as np
 
 from headroom.domain.advisor.context import Context, p95
 from headroom.domain.advisor.engine import Rule
-from headroom.domain.advisor.finding import Finding, Option, ProposedChange, make_dedup_key
+from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
     KIB,
@@ -35,7 +35,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     tikv_change,
     utilisation_p95,
 )
-from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "compaction-io-titan"
@@ -62,11 +62,11 @@ def average_value_bytes(ctx: Context, node: Node) -> float | None:
     return None
 
 
-def titan_changes(ctx: Context, node: Node) -> list[ProposedChange]:
+def titan_changes(ctx: Context, node: Node) -> list[Change]:
     """Return the Titan changes still needed on this node ([] when Titan already takes 512 B+ values)."""
     enabled = config_bool(ctx, node, TITAN_ENABLED)
     min_blob = config_bytes(ctx, node, MIN_BLOB)
-    out: list[ProposedChange] = []
+    out: list[Change] = []
     if enabled is not True:
         out.append(
             tikv_change(
@@ -95,7 +95,7 @@ def titan_changes(ctx: Context, node: Node) -> list[ProposedChange]:
     return out
 
 
-def zstd_changes(ctx: Context, node: Node) -> list[ProposedChange]:
+def zstd_changes(ctx: Context, node: Node) -> list[Change]:
     """Return the zstd-everywhere change for the default CF ([] when every level is zstd already)."""
     current = config_value(ctx, node, COMPRESSION)
     if isinstance(current, list) and [str(x).lower() for x in current] == ALL_ZSTD:

@@ -55,7 +55,9 @@ function InstanceCell({ instance }: { instance: NodeInstance }) {
           )}
         </div>
       ) : (
-        <div className="muted">EBS limits unknown</div>
+        <div className="muted" title={instance.ebs_note ?? undefined}>
+          EBS limits unknown{instance.ebs_note ? ': not judged by any finding' : ''}
+        </div>
       )}
     </>
   );

@@ -4,6 +4,7 @@ import type { Finding } from '../api';
 import { describeForecast, formatSetting, type Impact, type Measure } from '../evidence';
 import { EvidenceCharts } from './EvidenceCharts';
 import { FindingActions } from './FindingActions';
+import { appliesTo } from '@/lib/change';
 import { formatDateTime, STATUS_LABEL } from './labels';
 import { SeverityBadge } from './SeverityBadge';
 
@@ -194,13 +195,13 @@ export function FindingDetail({
                 </tr>
               </thead>
               <tbody>
-                {finding.changes.map((c) => (
-                  <tr key={`${c.position}-${c.key}`}>
+                {finding.changes.map((c, i) => (
+                  <tr key={`${i}-${c.key}`}>
                     <th scope="row" className="mono">
                       {c.target === 'aws' ? 'AWS ' : 'tikv.toml '}
                       {c.key}
                     </th>
-                    <td className="mono">{c.entity ?? 'all nodes'}</td>
+                    <td className="mono">{appliesTo(c) ?? 'all nodes'}</td>
                     <td className="mono">{formatSetting(c.current, c.key)}</td>
                     <td className="mono">{formatSetting(c.proposed, c.key)}</td>
                     <td>{c.online ? 'online' : 'needs a restart'}</td>

@@ -1,6 +1,7 @@
 import { errorMessage } from '@/api/errors';
 import { ErrorState } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { appliesTo } from '@/lib/change';
 import { useMarkApplied, useMemberNames, usePatch, type Patch } from '../api';
 import { DownloadButtons } from './DownloadButtons';
 import { formatDateTime } from './labels';
@@ -9,13 +10,6 @@ import { PatchDiff } from './PatchDiff';
 function valueText(value: unknown): string {
   if (value === null || value === undefined) return 'not set';
   return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-function entityText(entity: unknown): string {
-  if (typeof entity !== 'object' || entity === null) return 'all nodes';
-  const e = entity as Record<string, unknown>;
-  const text = [e.node, e.volume_id, e.instance_id].find((v) => typeof v === 'string');
-  return typeof text === 'string' ? text : 'all nodes';
 }
 
 function MarkApplied({ patch, canManage }: { patch: Patch; canManage: boolean }) {
@@ -92,12 +86,12 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
               {patch.changes.map((c, i) => (
                 <tr key={i}>
                   <th scope="row" className="mono">
-                    {valueText(c.key)}
+                    {c.key}
                   </th>
-                  <td className="mono">{entityText(c.entity)}</td>
+                  <td className="mono">{appliesTo(c) ?? 'all nodes'}</td>
                   <td className="mono">{valueText(c.current)}</td>
                   <td className="mono">{valueText(c.proposed)}</td>
-                  <td>{typeof c.reason === 'string' ? c.reason : ''}</td>
+                  <td>{c.reason}</td>
                 </tr>
               ))}
             </tbody>

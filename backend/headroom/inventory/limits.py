@@ -1,0 +1,95 @@
+"""The one limits resolver of the shell: the rule of headroom.domain.catalog.resolve fed with the account's stored
+DescribeInstanceTypes answers (`instance_type_limits`) and, for a time in the past, the inventory as it was then.
+
+Used by the snapshot builder (so the advisor judges by it), the nodes API, the metrics charts' reference lines
+and the weekly email. Callers commit (nothing is written here).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from headroom.domain.catalog.resolve import (
+    DescribedType,
+    ResolvedInstanceLimits,
+    ResolvedVolumeLimits,
+    described_source,
+    resolve_instance_limits,
+    resolve_volume_limits,
+)
+from headroom.inventory.models import Instance, InstanceTypeLimits, InventoryChange, Volume
+from headroom.sources.aws.ec2_inventory import attributes_at as undo_changes
+
+
+def described_types(db: Session, instance_types: Iterable[str]) -> dict[str, DescribedType]:
+    """Return the stored DescribeInstanceTypes answers of these types (types never described are absent)."""
+    names = sorted(set(instance_types))
+    if not names:
+        return {}
+    rows = db.scalars(select(InstanceTypeLimits).where(InstanceTypeLimits.instance_type.in_(names)))
+    return {r.instance_type: DescribedType(dict(r.entry), described_source(r.region, r.observed_at)) for r in rows}
+
+
+def resolve_instance_types(db: Session, instance_types: Iterable[str]) -> dict[str, ResolvedInstanceLimits]:
+    """Return the EBS limits of each instance type (catalog, else the stored answer, else unknown): one query."""
+    names = set(instance_types)
+    described = described_types(db, names)
+    return {name: resolve_instance_limits(name, described.get(name)) for name in names}
+
+
+def volume_limits_of(volume: Volume, *, region: str = "us-east-1") -> ResolvedVolumeLimits:
+    """Return a stored volume's limits (catalog, with its provisioned IOPS / throughput)."""
+    return resolve_volume_limits(volume.volume_type, volume.size_gib, volume.iops, volume.throughput_mibps,
+                                 region=region)
+
+
+# --- limits at a time: evidence before a gp2 -> gp3 change is judged against gp2's limits ---------------------
+
+
+def attributes_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: str,
+                  ts: dt.datetime) -> dict[str, Any] | None:
+    """An instance's or volume's attributes as they were at `ts` (current row, changes after `ts` undone)."""
+    current: dict[str, Any]
+    if entity_kind == "instance":
+        inst = db.scalar(select(Instance).where(Instance.org_id == org_id, Instance.instance_id == entity_id))
+        if inst is None:
+            return None
+        current = {"instance_type": inst.instance_type}
+    else:
+        vol = db.scalar(select(Volume).where(Volume.org_id == org_id, Volume.volume_id == entity_id))
+        if vol is None:
+            return None
+        current = {"volume_type": vol.volume_type, "size_gib": vol.size_gib, "iops": vol.iops,
+                   "throughput_mibps": vol.throughput_mibps}
+    rows = db.execute(select(InventoryChange.observed_at, InventoryChange.field, InventoryChange.old_value,
+                             InventoryChange.new_value)
+                      .where(InventoryChange.org_id == org_id, InventoryChange.entity_kind == entity_kind,
+                             InventoryChange.entity_id == entity_id, InventoryChange.observed_at > ts)).all()
+    return undo_changes(current, [(r[0], r[1], r[2], r[3]) for r in rows], ts)
+
+
+@dataclass(frozen=True)
+class LimitsAt:
+    """An entity's limits at one time: `instance` for an instance, `volume` for a volume (the other is None)."""
+
+    instance: ResolvedInstanceLimits | None = None
+    volume: ResolvedVolumeLimits | None = None
+
+
+def limits_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: str, ts: dt.datetime) -> LimitsAt | None:
+    """Return the limits an instance or volume had at `ts` (None when the org has no such entity)."""
+    attrs = attributes_at(db, org_id, entity_kind, entity_id, ts)
+    if attrs is None:
+        return None
+    if entity_kind == "instance":
+        itype = str(attrs["instance_type"])
+        return LimitsAt(instance=resolve_instance_types(db, [itype])[itype])
+    return LimitsAt(volume=resolve_volume_limits(
+        str(attrs["volume_type"]), float(attrs["size_gib"]), attrs.get("iops"), attrs.get("throughput_mibps")))

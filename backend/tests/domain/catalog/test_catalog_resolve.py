@@ -1,0 +1,59 @@
+"""The one limits rule (headroom.domain.catalog.resolve): the catalog first, then the account's DescribeInstanceTypes
+answer, then "unknown" with a note; volumes with their provisioned settings only where the type provisions them."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from headroom.domain.catalog import instance_limits
+from headroom.domain.catalog.resolve import (
+    DescribedType,
+    described_source,
+    resolve_instance_limits,
+    resolve_volume_limits,
+)
+
+# m5.24xlarge as EC2 describes it: 19,000 Mbps and 80,000 IOPS, no burst (domain.md §2.2/§2.3).
+M5_24XL = {"baseline_bandwidth_mbps": 19000, "max_bandwidth_mbps": 19000, "baseline_iops": 80000, "max_iops": 80000}
+SOURCE = described_source("us-east-1", dt.datetime(2026, 11, 1, tzinfo=dt.UTC))
+
+
+def test_the_catalog_wins_over_a_stored_answer() -> None:
+    # A stale or odd answer for a type the catalog knows is not used: everybody judges by the catalog.
+    got = resolve_instance_limits("m5.2xlarge", DescribedType(M5_24XL, SOURCE))
+    assert got.origin == "catalog" and got.limits == instance_limits("m5.2xlarge")
+    assert got.note.startswith("builtin: domain.md §2.2")
+
+
+def test_a_type_the_catalog_lacks_takes_the_stored_answer_with_its_source() -> None:
+    got = resolve_instance_limits("zz8.24xlarge", DescribedType(M5_24XL, SOURCE))
+    assert got.origin == "describe_instance_types" and got.known
+    assert got.limits is not None
+    # 19,000 Mbps / 8 = 2,375 MB/s = 2,265 MiB/s (domain.md §2.1)
+    assert got.limits.baseline_throughput_mbps == pytest.approx(2375)
+    assert got.limits.max_throughput_mibps == pytest.approx(2375 / 1.048576)
+    assert (got.limits.baseline_iops, got.limits.bursts) == (80000, False)
+    assert got.note == got.limits.source == "DescribeInstanceTypes EbsInfo (us-east-1, observed 2026-11-01)"
+
+
+@pytest.mark.parametrize("described", [None, DescribedType({"baseline_iops": 1}, SOURCE),
+                                       DescribedType({**M5_24XL, "baseline_bandwidth_mbps": 0}, SOURCE)])
+def test_without_a_usable_answer_the_type_is_unknown_and_the_note_says_so(described: DescribedType | None) -> None:
+    got = resolve_instance_limits("zz9.mega", described)
+    assert got.origin == "unknown" and got.limits is None and not got.known
+    assert got.note.startswith("zz9.mega: EBS limits unknown.")
+    assert "no finding judges" in got.note and "domain.md §2.3" in got.note
+
+
+def test_volumes_use_their_provisioned_settings_only_where_the_type_provisions_them() -> None:
+    # gp2: DescribeVolumes reports Iops = the 3 IOPS/GiB baseline; it is not a setting (domain.md §1.3).
+    gp2 = resolve_volume_limits("gp2", 500, 1500, None).limits
+    assert gp2 is not None and gp2.provisioned_iops is None and gp2.baseline_iops == 1500 and gp2.valid
+    gp3 = resolve_volume_limits("gp3", 1000, 6000, 500).limits
+    assert gp3 is not None and (gp3.provisioned_iops, gp3.max_throughput_mibps) == (6000, 500)
+    io2 = resolve_volume_limits("io2", 2000, 20000, 999).limits  # io2 throughput follows the IOPS (§1.2)
+    assert io2 is not None and io2.provisioned_iops == 20000 and io2.provisioned_throughput_mibps is None
+    unknown = resolve_volume_limits("standard", 100, None, None)
+    assert unknown.limits is None and unknown.note.startswith("standard: limits unknown")
