@@ -7,8 +7,9 @@ up:            ## run Headroom on http://127.0.0.1:8000 (embedded defaults)
 test:          ## run every test suite against real PostgreSQL, Redis, Prometheus, moto and Chromium
 	scripts/test.sh
 
-lint:          ## ruff + front-end lint
+lint:          ## ruff + import boundaries + front-end lint (incl. the feature boundaries)
 	uv run ruff check backend worker migrations bench
+	uv run lint-imports --no-logo
 	cd frontend && npm run lint
 
 fmt:

@@ -1,38 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import reactHooks from 'eslint-plugin-react-hooks';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import { boundaryConfigs } from './eslint-rules/boundaries.js';
 
-// Feature folders never import each other; shared layers (api, components, lib) never import
-// features or routes. Imports flow one way: routes -> features -> components/api/lib.
-const FEATURES = ['auth', 'clusters'];
-
-const featureBoundaries = FEATURES.map((feature) => ({
-  files: [`src/features/${feature}/**/*.{ts,tsx}`],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        patterns: [
-          {
-            group: FEATURES.filter((f) => f !== feature).flatMap((other) => [
-              `@/features/${other}`,
-              `@/features/${other}/*`,
-              `**/features/${other}`,
-              `**/features/${other}/*`,
-              `../../${other}`,
-              `../../${other}/*`,
-              `../${other}`,
-              `../${other}/*`,
-            ]),
-            message: 'A feature never imports another feature; compose them in a route instead.',
-          },
-          { group: ['@/routes/*', '@/router', '@/App'], message: 'Features do not import routes or the app.' },
-        ],
-      },
-    ],
-  },
-}));
+// Imports flow one way: routes -> features/<feature> -> api, components, lib. Every folder under
+// src/features is a feature and is guarded (eslint-rules/boundaries.js reads the folder list).
+const srcDir = fileURLToPath(new URL('./src', import.meta.url));
 
 export default tseslint.config(
   { ignores: ['dist', 'node_modules', 'src/api/schema.d.ts'] },
@@ -49,25 +24,9 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['warn', 'error'] }],
     },
   },
+  ...boundaryConfigs(srcDir),
   {
-    files: ['src/api/**/*.{ts,tsx}', 'src/components/**/*.{ts,tsx}', 'src/lib/**/*.{ts,tsx}'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['@/features/*', '@/routes/*', '@/router', '@/App', '**/features/*', '**/routes/*'],
-              message: 'Shared layers (api, components, lib) never import features or routes.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  ...featureBoundaries,
-  {
-    files: ['vite.config.ts', 'eslint.config.js'],
+    files: ['vite.config.ts', 'eslint.config.js', 'eslint-rules/**/*.{js,ts}'],
     languageOptions: { globals: globals.node },
   },
 );

@@ -24,14 +24,19 @@ export default defineConfig({
     sourcemap: false,
   },
   test: {
-    environment: 'jsdom',
-    setupFiles: ['./src/test/setup.ts'],
-    include: ['src/**/*.test.{ts,tsx}'],
     css: false,
     restoreMocks: true,
     // The machines have 2 shared cores; under a full test run a first Recharts render or a typed form
     // can take several seconds, far past the 5 s default.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'app', environment: 'jsdom', setupFiles: ['./src/test/setup.ts'], include: ['src/**/*.test.{ts,tsx}'] },
+      },
+      // The lint rules' own tests run ESLint in Node, without the browser stand-ins.
+      { extends: true, test: { name: 'eslint-rules', environment: 'node', include: ['eslint-rules/**/*.test.ts'] } },
+    ],
   },
 });

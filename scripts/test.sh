@@ -30,14 +30,17 @@ scripts/check-migrations.sh "$HEADROOM_TEST_DATABASE_URL"
 step "lint (ruff)"
 uv run --locked ruff check backend worker migrations $( [ -d bench ] && echo bench )
 
+step "import boundaries (import-linter: the contracts in pyproject.toml)"
+uv run --locked lint-imports --no-logo
+
 step "typecheck (mypy --strict on the package and the worker)"
 uv run --locked mypy backend/headroom worker/headroom_worker
 
 step "backend and worker tests (pytest)"
 uv run --locked pytest -q -p no:cacheprovider
 
-step "front end: typecheck and unit tests"
-(cd frontend && npm run --silent typecheck && npm run --silent test)
+step "front end: lint (incl. the feature boundaries), typecheck and unit tests"
+(cd frontend && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
 
 if [ -x scripts/e2e.sh ]; then
   step "end-to-end (Playwright, headless Chromium)"

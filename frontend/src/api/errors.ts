@@ -22,18 +22,25 @@ export class ApiError extends Error {
     this.details = details;
   }
 
-  /** Map validation details ({field, message}[]) to the last segment of each field path. */
+  /**
+   * Validation details keyed by top-level field: "body.email" becomes "email", and "regions.0" and "regions"
+   * both become "regions", so a list field shows its item's message next to the list input.
+   */
   fieldErrors(): Record<string, string> {
     const out: Record<string, string> = {};
     if (this.code !== 'validation_error' || !Array.isArray(this.details)) return out;
     for (const item of this.details as unknown[]) {
       if (!isFieldError(item)) continue;
-      // FastAPI-style locations look like "body.email" or "body -> email"; forms know only "email".
-      const name = item.field.split(/[.\s>/-]+/).filter(Boolean).pop() ?? item.field;
+      const name = item.field.split('.').find((part) => part && part !== 'body') ?? item.field;
       out[name] ??= item.message;
     }
     return out;
   }
+}
+
+/** The field errors of whatever a mutation failed with (none unless the API rejected the input). */
+export function fieldErrorsOf(error: unknown): Record<string, string> {
+  return error instanceof ApiError ? error.fieldErrors() : {};
 }
 
 function isFieldError(value: unknown): value is FieldError {

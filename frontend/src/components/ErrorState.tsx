@@ -1,3 +1,5 @@
+import { errorMessage } from '@/api/errors';
+
 interface ErrorStateProps {
   title?: string;
   /** The API's error.message, shown as is. */
@@ -17,4 +19,9 @@ export function ErrorState({ title = 'Something went wrong', message, onRetry }:
       )}
     </div>
   );
+}
+
+/** A query that failed: the API's message and a retry that fetches again. */
+export function QueryError({ title, query }: { title: string; query: { error: unknown; refetch: () => unknown } }) {
+  return <ErrorState title={title} message={errorMessage(query.error)} onRetry={() => void query.refetch()} />;
 }

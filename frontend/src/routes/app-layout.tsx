@@ -1,6 +1,5 @@
 import { Navigate, NavLink, Outlet, useLocation } from 'react-router';
-import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { Logo } from '@/components/Logo';
 import { UserMenu, useLoggedOut, useSession } from '@/features/auth';
@@ -15,11 +14,7 @@ export default function AppLayout() {
   if (session.isError) {
     return (
       <main className="page">
-        <ErrorState
-          title="Could not check your session"
-          message={errorMessage(session.error)}
-          onRetry={() => void session.refetch()}
-        />
+        <QueryError title="Could not check your session" query={session} />
       </main>
     );
   }

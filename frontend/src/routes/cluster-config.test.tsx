@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '@/router';
 import { apiError, renderRoutes } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
-import { CACHE_FINDING, CLUSTER_ID, clusterHandlers, NODE_B, PATCH, VIEWER_SESSION } from './cluster-fixtures';
+import { CACHE_FINDING, CLUSTER_ID, clusterHandlers, NODE_B, PATCH, VIEWER_SESSION } from '@/test/cluster-fixtures';
 
 const PATH = `/clusters/${CLUSTER_ID}/config`;
 

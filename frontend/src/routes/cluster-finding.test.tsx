@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '@/router';
 import { renderRoutes } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
-import { CLUSTER_ID, clusterHandlers, GP2_FINDING, GP2_FINDING_DETAIL, VIEWER_SESSION } from './cluster-fixtures';
+import { CLUSTER_ID, clusterHandlers, GP2_FINDING, GP2_FINDING_DETAIL, VIEWER_SESSION } from '@/test/cluster-fixtures';
 
 const PATH = `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`;
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '@/router';
 import { apiError, renderRoutes } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
-import { CLUSTER_ID, clusterHandlers, GP2_FINDING } from './cluster-fixtures';
+import { CLUSTER_ID, clusterHandlers, GP2_FINDING } from '@/test/cluster-fixtures';
 
 describe('cluster findings list', () => {
   it('lists findings with severity, rule, state and confidence, linking to each', async () => {

@@ -1,7 +1,7 @@
 import { NavLink, Outlet, useOutletContext, useParams } from 'react-router';
-import { ApiError, errorMessage } from '@/api/errors';
+import { ApiError } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { useSession } from '@/features/auth';
 import { ClusterHeader, useCluster, type ClusterDetail } from '@/features/clusters';
@@ -41,13 +41,7 @@ export default function ClusterLayout() {
         </EmptyState>
       );
     }
-    return (
-      <ErrorState
-        title="Could not load the cluster"
-        message={errorMessage(cluster.error)}
-        onRetry={() => void cluster.refetch()}
-      />
-    );
+    return <QueryError title="Could not load the cluster" query={cluster} />;
   }
   const role = session.data?.role;
   const context: ClusterContext = { cluster: cluster.data, canManage: role === 'owner' || role === 'admin' };

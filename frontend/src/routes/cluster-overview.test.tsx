@@ -14,7 +14,7 @@ import {
   GP2_SUMMARY,
   NODES,
   VIEWER_SESSION,
-} from './cluster-fixtures';
+} from '@/test/cluster-fixtures';
 import { AWS_CONNECTION, HEALTH_FAILING, PROM_SOURCE } from './settings-fixtures';
 
 describe('cluster overview', () => {

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { routes } from '@/router';
 import { apiError, renderRoutes, SESSION } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
-import { CLUSTER_ID, clusterHandlers, PATCH, PATCH_ID, TOML, VIEWER_SESSION } from './cluster-fixtures';
+import { CLUSTER_ID, clusterHandlers, PATCH, PATCH_ID, TOML, VIEWER_SESSION } from '@/test/cluster-fixtures';
 
 describe('cluster patches list', () => {
   it('lists patches with their findings, changes and whether applied', async () => {

@@ -1,27 +1,15 @@
-import { Link, Navigate, useNavigate } from 'react-router';
-import { atLeast } from '@/features/org';
+import { useNavigate } from 'react-router';
 import { ConnectAwsForm } from '@/features/sources';
-import { usePageTitle } from '@/lib/usePageTitle';
-import { useSettingsCaller } from './settings-session';
+import { NewSourcePage } from './settings-source-page';
 
 export default function SettingsAwsNewPage() {
-  usePageTitle('Connect AWS account');
   const navigate = useNavigate();
-  const { role } = useSettingsCaller();
-  // Viewers cannot connect sources (the API answers 403); send them back to the list.
-  if (!atLeast(role, 'admin')) return <Navigate to="/settings/sources" replace />;
   return (
-    <>
-      <p>
-        <Link to="/settings/sources">← Data sources</Link>
-      </p>
-      <div className="page__header">
-        <h1>Connect AWS account</h1>
-        <p className="page__lead">
-          Headroom reads EC2 instances, EBS volumes and their CloudWatch metrics. It never changes anything.
-        </p>
-      </div>
+    <NewSourcePage
+      title="Connect AWS account"
+      lead="Headroom reads EC2 instances, EBS volumes and their CloudWatch metrics. It never changes anything."
+    >
       <ConnectAwsForm onCreated={(c) => void navigate(`/settings/sources/aws/${c.id}`)} />
-    </>
+    </NewSourcePage>
   );
 }

@@ -1,8 +1,9 @@
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
 import { atLeast } from '@/features/org';
 import { AwsConnectionDetail } from '@/features/sources';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useSettingsCaller } from './settings-session';
+import { BackToSources } from './settings-source-page';
 
 export default function SettingsAwsPage() {
   usePageTitle('AWS connection');
@@ -10,9 +11,7 @@ export default function SettingsAwsPage() {
   const { role } = useSettingsCaller();
   return (
     <>
-      <p>
-        <Link to="/settings/sources">← Data sources</Link>
-      </p>
+      <BackToSources />
       <AwsConnectionDetail key={connectionId} connectionId={connectionId} canManage={atLeast(role, 'admin')} />
     </>
   );

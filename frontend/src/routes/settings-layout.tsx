@@ -10,35 +10,32 @@ const ORGANISATION = [
   { to: '/settings/audit-log', label: 'Audit log' },
 ];
 
+function NavGroup({ id, title, links }: { id: string; title: string; links: { to: string; label: string }[] }) {
+  return (
+    <>
+      <p className="settings__nav-group" id={id}>
+        {title}
+      </p>
+      <ul aria-labelledby={id}>
+        {links.map((l) => (
+          <li key={l.to}>
+            <NavLink to={l.to} className="settings__link">
+              {l.label}
+            </NavLink>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
 /** Settings: a side nav (sources, then the organisation's pages) next to the page. */
 export default function SettingsLayout() {
   return (
     <div className="settings">
       <nav className="settings__nav" aria-label="Settings">
-        <p className="settings__nav-group" id="settings-sources-group">
-          Sources
-        </p>
-        <ul aria-labelledby="settings-sources-group">
-          {SOURCES.map((l) => (
-            <li key={l.to}>
-              <NavLink to={l.to} className="settings__link">
-                {l.label}
-              </NavLink>
-            </li>
-          ))}
-        </ul>
-        <p className="settings__nav-group" id="settings-org-group">
-          Organisation
-        </p>
-        <ul aria-labelledby="settings-org-group">
-          {ORGANISATION.map((l) => (
-            <li key={l.to}>
-              <NavLink to={l.to} className="settings__link">
-                {l.label}
-              </NavLink>
-            </li>
-          ))}
-        </ul>
+        <NavGroup id="settings-sources-group" title="Sources" links={SOURCES} />
+        <NavGroup id="settings-org-group" title="Organisation" links={ORGANISATION} />
       </nav>
       <div className="settings__page">
         <Outlet />

@@ -1,24 +1,15 @@
-import { Link, Navigate, useNavigate } from 'react-router';
-import { atLeast } from '@/features/org';
+import { useNavigate } from 'react-router';
 import { PrometheusForm } from '@/features/sources';
-import { usePageTitle } from '@/lib/usePageTitle';
-import { useSettingsCaller } from './settings-session';
+import { NewSourcePage } from './settings-source-page';
 
 export default function SettingsPrometheusNewPage() {
-  usePageTitle('Add Prometheus source');
   const navigate = useNavigate();
-  const { role } = useSettingsCaller();
-  if (!atLeast(role, 'admin')) return <Navigate to="/settings/sources" replace />;
   return (
-    <>
-      <p>
-        <Link to="/settings/sources">← Data sources</Link>
-      </p>
-      <div className="page__header">
-        <h1>Add Prometheus source</h1>
-        <p className="page__lead">The Prometheus that scrapes your TiKV cluster (TiUP or TiDB Operator).</p>
-      </div>
+    <NewSourcePage
+      title="Add Prometheus source"
+      lead="The Prometheus that scrapes your TiKV cluster (TiUP or TiDB Operator)."
+    >
       <PrometheusForm onCreated={(s) => void navigate(`/settings/sources/prometheus/${s.id}`)} />
-    </>
+    </NewSourcePage>
   );
 }

@@ -1,8 +1,9 @@
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
 import { atLeast } from '@/features/org';
 import { PrometheusDetail } from '@/features/sources';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useSettingsCaller } from './settings-session';
+import { BackToSources } from './settings-source-page';
 
 export default function SettingsPrometheusPage() {
   usePageTitle('Prometheus source');
@@ -10,9 +11,7 @@ export default function SettingsPrometheusPage() {
   const { role } = useSettingsCaller();
   return (
     <>
-      <p>
-        <Link to="/settings/sources">← Data sources</Link>
-      </p>
+      <BackToSources />
       <PrometheusDetail key={sourceId} sourceId={sourceId} canManage={atLeast(role, 'admin')} />
     </>
   );

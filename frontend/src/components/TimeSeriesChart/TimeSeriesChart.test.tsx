@@ -1,6 +1,7 @@
 import { render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { formatValue, niceAxisMax, TimeSeriesChart, toRows, type Ceiling, type ForecastBand, type TimeSeries } from '.';
+import { formatValue } from '@/lib/format';
+import { niceAxisMax, TimeSeriesChart, toRows, type Ceiling, type ForecastBand, type TimeSeries } from '.';
 
 const T0 = Date.UTC(2026, 10, 1, 0, 0);
 const MIN = 60_000;

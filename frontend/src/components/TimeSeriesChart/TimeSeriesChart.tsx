@@ -11,7 +11,8 @@ import {
   YAxis,
   type TooltipContentProps,
 } from 'recharts';
-import { formatTick, formatTime as defaultFormatTime, formatValue, niceAxisMax, type Unit } from './format';
+import { formatValue, type Unit } from '@/lib/format';
+import { formatTick, formatTime as defaultFormatTime, niceAxisMax } from './format';
 
 export interface TimeSeriesPoint {
   /** Milliseconds since the epoch. */

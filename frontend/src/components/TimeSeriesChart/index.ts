@@ -1,3 +1,3 @@
 export { TimeSeriesChart, toRows } from './TimeSeriesChart';
 export type { Ceiling, ForecastBand, ForecastBandPoint, TimeSeries, TimeSeriesChartProps, TimeSeriesPoint } from './TimeSeriesChart';
-export { formatDuration, formatTick, formatTime, formatValue, niceAxisMax, type Unit } from './format';
+export { formatTick, formatTime, niceAxisMax } from './format';

@@ -1,5 +1,5 @@
 /** A finding's evidence, impact, options and forecasts: the API's own types (generated), and how to say them. */
-import { formatDuration, formatValue } from '@/components/TimeSeriesChart';
+import { formatDuration, formatValue } from '@/lib/format';
 import type { components } from '@/api/schema';
 
 type Schemas = components['schemas'];

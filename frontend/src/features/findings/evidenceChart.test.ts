@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GP2_EVIDENCE_SERIES } from '@/routes/cluster-fixtures';
+import { GP2_EVIDENCE_SERIES } from '@/test/cluster-fixtures';
 import type { Measure } from './evidence';
 import { ceilingSource, toEvidenceCharts } from './evidenceChart';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration } from '@/components/TimeSeriesChart';
+import { formatDuration } from '@/lib/format';
 import { describeForecast, heat, panelChart, toCeilings, toPoints } from './adapters';
 import { windowFor } from './api';
 import { nodeMetrics } from './fixtures';

@@ -1,5 +1,5 @@
 import type { Ceiling, ForecastBand, TimeSeries, TimeSeriesPoint } from '@/components/TimeSeriesChart';
-import { formatDuration, formatValue } from '@/components/TimeSeriesChart';
+import { formatDuration, formatValue } from '@/lib/format';
 import type { BurstForecast, MetricCeiling, MetricSeries, Panel, Utilisation } from './api';
 
 /** What one chart needs, reshaped from a panel of the metrics API (the chart itself is generic). */

@@ -3,6 +3,7 @@ import { api } from '@/api/client';
 import { toApiError, unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
 import { tikvNode } from '@/lib/change';
+import { downloadText } from '@/lib/download';
 
 type PatchOp = paths['/api/v1/clusters/{cluster_id}/patches/{patch_id}']['get'];
 export type Patch = PatchOp['responses'][200]['content']['application/json'];
@@ -113,15 +114,7 @@ export function useArtefact(clusterId: string, patchId: string, format: PatchFor
 
 /** Save an artefact as a file in the browser. */
 export function saveArtefact(artefact: Artefact): void {
-  const url = URL.createObjectURL(new Blob([artefact.text], { type: artefact.contentType }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = artefact.filename;
-  document.body.appendChild(link);
-  link.click();
-  link.remove();
-  // Give the browser a moment to start the download before the URL goes away.
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
+  downloadText(artefact.text, artefact.filename, artefact.contentType);
 }
 
 /** Names of the organisation's members by user id, for "created by"; empty when the list is not readable. */

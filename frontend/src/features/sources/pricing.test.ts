@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { formatUsd } from '@/lib/format';
 import type { Sweep } from './api';
-import { estimateMonthlyCostUsd, formatUsd, monthlyCostUsd, sweepCostUsd } from './pricing';
+import { estimateMonthlyCostUsd, monthlyCostUsd, sweepCostUsd } from './pricing';
 
 function sweep(over: Partial<Sweep>): Sweep {
   return {

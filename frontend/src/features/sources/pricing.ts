@@ -38,9 +38,3 @@ export function estimateMonthlyCostUsd(sweeps: readonly Sweep[]): number | null 
   for (const sweep of latestByRegion.values()) total += monthlyCostUsd(sweep.metrics_requested);
   return total;
 }
-
-export function formatUsd(amount: number): string {
-  // Sub-cent figures matter here (one sweep costs fractions of a cent); show them rather than "$0.00".
-  if (amount > 0 && amount < 0.01) return `$${amount.toPrecision(2)}`;
-  return new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(amount);
-}

@@ -1,68 +1,24 @@
-import { useRef, useState, type ChangeEvent, type FormEvent } from 'react';
-import { ApiError, errorMessage } from '@/api/errors';
+import { FormError } from '@/components/FormError';
 import { TextField } from '@/components/TextField';
 import { useLogin, type Session } from '../api';
-import { validateLogin, type FieldErrors, type LoginValues } from '../validation';
-import { FormError } from './FormError';
-
-type Field = keyof LoginValues;
-const FIELD_ORDER: Field[] = ['email', 'password'];
+import { validateLogin, type LoginValues } from '../validation';
+import { useCheckedForm } from './useCheckedForm';
 
 export function LoginForm({ onSuccess }: { onSuccess: (session: Session) => void }) {
-  const [values, setValues] = useState<LoginValues>({ email: '', password: '' });
-  const [errors, setErrors] = useState<FieldErrors<Field>>({});
   const login = useLogin();
-  const refs = useRef<Partial<Record<Field, HTMLInputElement | null>>>({});
-
-  const serverFieldErrors = login.error instanceof ApiError ? login.error.fieldErrors() : {};
-  const fieldError = (field: Field) => errors[field] ?? serverFieldErrors[field];
-
-  const update = (field: Field) => (event: ChangeEvent<HTMLInputElement>) => {
-    setValues((v) => ({ ...v, [field]: event.target.value }));
-    if (errors[field]) setErrors((e) => ({ ...e, [field]: undefined }));
-  };
-
-  const onSubmit = (event: FormEvent) => {
-    event.preventDefault();
-    const found = validateLogin(values);
-    setErrors(found);
-    const first = FIELD_ORDER.find((f) => found[f]);
-    if (first) {
-      refs.current[first]?.focus();
-      return;
-    }
-    login.mutate({ email: values.email.trim(), password: values.password }, { onSuccess });
-  };
+  const { field, onSubmit } = useCheckedForm<LoginValues>({
+    initial: { email: '', password: '' },
+    order: ['email', 'password'],
+    validate: validateLogin,
+    serverError: login.error,
+    send: (values) => login.mutate({ email: values.email.trim(), password: values.password }, { onSuccess }),
+  });
 
   return (
     <form className="form" onSubmit={onSubmit} noValidate aria-label="Log in">
-      <FormError message={login.error ? errorMessage(login.error) : undefined} />
-      <TextField
-        ref={(el) => {
-          refs.current.email = el;
-        }}
-        label="Email"
-        name="email"
-        type="email"
-        autoComplete="username"
-        required
-        value={values.email}
-        onChange={update('email')}
-        error={fieldError('email')}
-      />
-      <TextField
-        ref={(el) => {
-          refs.current.password = el;
-        }}
-        label="Password"
-        name="password"
-        type="password"
-        autoComplete="current-password"
-        required
-        value={values.password}
-        onChange={update('password')}
-        error={fieldError('password')}
-      />
+      <FormError error={login.error} />
+      <TextField {...field('email')} label="Email" type="email" autoComplete="username" required />
+      <TextField {...field('password')} label="Password" type="password" autoComplete="current-password" required />
       <button type="submit" className="button button--primary button--block" disabled={login.isPending}>
         {login.isPending ? 'Logging in…' : 'Log in'}
       </button>

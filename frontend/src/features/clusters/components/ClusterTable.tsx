@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { formatDate } from '@/lib/format';
 import type { Cluster } from '../api';
 
 const DEPLOYMENT_LABEL: Record<Cluster['deployment_kind'], string> = {
@@ -6,8 +7,6 @@ const DEPLOYMENT_LABEL: Record<Cluster['deployment_kind'], string> = {
   operator: 'TiDB Operator',
   manual: 'Manual',
 };
-
-const dateFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
 
 export function ClusterTable({ clusters }: { clusters: Cluster[] }) {
   return (
@@ -47,7 +46,7 @@ export function ClusterTable({ clusters }: { clusters: Cluster[] }) {
                   )}
                 </td>
                 <td>
-                  <time dateTime={cluster.created_at}>{dateFormat.format(new Date(cluster.created_at))}</time>
+                  <time dateTime={cluster.created_at}>{formatDate(cluster.created_at)}</time>
                 </td>
               </tr>
             );

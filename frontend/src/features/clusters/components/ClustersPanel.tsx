@@ -1,5 +1,4 @@
-import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { useClusters } from '../api';
 import { ClustersEmptyState } from './ClustersEmptyState';
@@ -10,13 +9,7 @@ export function ClustersPanel() {
   const clusters = useClusters();
   if (clusters.isPending) return <LoadingState label="Loading clusters…" />;
   if (clusters.isError) {
-    return (
-      <ErrorState
-        title="Could not load clusters"
-        message={errorMessage(clusters.error)}
-        onRetry={() => void clusters.refetch()}
-      />
-    );
+    return <QueryError title="Could not load clusters" query={clusters} />;
   }
   if (clusters.data.items.length === 0) return <ClustersEmptyState />;
   return <ClusterTable clusters={clusters.data.items} />;

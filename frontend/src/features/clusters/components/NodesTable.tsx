@@ -1,8 +1,7 @@
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { formatValue } from '@/components/TimeSeriesChart';
+import { formatValue } from '@/lib/format';
 import { useNodes, type NodeInstance, type NodeVolume } from '../api';
 
 function VolumeLine({ volume }: { volume: NodeVolume }) {
@@ -69,9 +68,7 @@ export function NodesTable({ clusterId }: { clusterId: string }) {
 
   if (nodes.isPending) return <LoadingState label="Loading nodes…" />;
   if (nodes.isError) {
-    return (
-      <ErrorState title="Could not load nodes" message={errorMessage(nodes.error)} onRetry={() => void nodes.refetch()} />
-    );
+    return <QueryError title="Could not load nodes" query={nodes} />;
   }
   if (nodes.data.items.length === 0) {
     return (

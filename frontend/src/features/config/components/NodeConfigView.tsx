@@ -1,20 +1,14 @@
 import { useState } from 'react';
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { formatDateTime } from '@/lib/format';
 import { appliesTo, flattenConfig, useConfigNodes, useNodeConfig, type ConfigNode, type PendingChange } from '../api';
 
 function show(value: unknown): string {
   if (value === null || value === undefined) return 'not set';
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
-
-const dateTime = new Intl.DateTimeFormat('en-GB', {
-  dateStyle: 'medium',
-  timeStyle: 'short',
-  timeZone: 'UTC',
-});
 
 interface Props {
   clusterId: string;
@@ -34,7 +28,7 @@ export function NodeConfigView({ clusterId, nodeId, onNodeChange, changes }: Pro
 
   if (nodes.isPending) return <LoadingState label="Loading nodes…" />;
   if (nodes.isError) {
-    return <ErrorState title="Could not load nodes" message={errorMessage(nodes.error)} onRetry={() => void nodes.refetch()} />;
+    return <QueryError title="Could not load nodes" query={nodes} />;
   }
   if (!node) {
     return (
@@ -51,11 +45,7 @@ export function NodeConfigView({ clusterId, nodeId, onNodeChange, changes }: Pro
   if (config.isPending) table = <LoadingState label="Loading the live config…" />;
   else if (config.isError) {
     table = (
-      <ErrorState
-        title="Could not load this node's config"
-        message={errorMessage(config.error)}
-        onRetry={() => void config.refetch()}
-      />
+      <QueryError title="Could not load this node's config" query={config} />
     );
   } else {
     const entries = flattenConfig(config.data.config);
@@ -69,7 +59,7 @@ export function NodeConfigView({ clusterId, nodeId, onNodeChange, changes }: Pro
     table = (
       <>
         <p className="muted">
-          Version {config.data.version} ({config.data.source}), captured {dateTime.format(new Date(config.data.captured_at))}{' '}
+          Version {config.data.version} ({config.data.source}), captured {formatDateTime(config.data.captured_at)}{' '}
           UTC · {nodeChanges.length} value{nodeChanges.length === 1 ? '' : 's'} would change on this node
         </p>
         {rows.length === 0 ? (

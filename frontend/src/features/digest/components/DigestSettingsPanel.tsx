@@ -1,8 +1,9 @@
 import { useState } from 'react';
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
+import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
+import { formatDate, formatDateTime } from '@/lib/format';
 import {
   useDigestPreview,
   useDigestSettings,
@@ -12,19 +13,8 @@ import {
   type DigestSettings,
 } from '../api';
 
-const DATE_TIME = new Intl.DateTimeFormat('en-GB', {
-  year: 'numeric',
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  timeZone: 'UTC',
-  timeZoneName: 'short',
-});
-const WEEK = new Intl.DateTimeFormat('en-GB', { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' });
-
 function formatWeek(isoDate: string): string {
-  return `Week of ${WEEK.format(new Date(`${isoDate}T00:00:00Z`))}`;
+  return `Week of ${formatDate(isoDate)}`;
 }
 
 // The statuses of digest/models.py DIGEST_SEND_STATUSES.
@@ -67,11 +57,7 @@ function Toggles({ settings, canManage }: { settings: DigestSettings; canManage:
         </label>
       </fieldset>
       {!canManage && <p className="muted">Only admins and owners can change these settings.</p>}
-      {update.isError && (
-        <p className="form-error" role="alert">
-          Could not save: {errorMessage(update.error)}
-        </p>
-      )}
+      <FormError error={update.error} prefix="Could not save: " />
       <h3>Recipients this week</h3>
       {settings.recipients.length === 0 ? (
         <p className="muted">Nobody yet: members get the email once they verify their address with a test send.</p>
@@ -117,7 +103,7 @@ function SendsTable({ sends }: { sends: DigestSend[] }) {
                     </span>
                   </td>
                   <td>{s.recipients}</td>
-                  <td>{s.sent_at ? DATE_TIME.format(new Date(s.sent_at)) : <span className="muted">—</span>}</td>
+                  <td>{s.sent_at ? formatDateTime(s.sent_at) : <span className="muted">—</span>}</td>
                   <td>{s.error ?? <span className="muted">None</span>}</td>
                 </tr>
               ))}
@@ -155,11 +141,7 @@ function SendTest({ canManage, verified }: { canManage: boolean; verified: boole
           </p>
         )}
       </div>
-      {send.isError && (
-        <p className="form-error" role="alert">
-          Could not send the test: {errorMessage(send.error)}
-        </p>
-      )}
+      <FormError error={send.error} prefix="Could not send the test: " />
     </section>
   );
 }
@@ -193,11 +175,7 @@ function Preview() {
       {preview.isPending ? (
         <LoadingState label="Rendering the preview…" />
       ) : preview.isError ? (
-        <ErrorState
-          title="Could not load the preview"
-          message={errorMessage(preview.error)}
-          onRetry={() => void preview.refetch()}
-        />
+        <QueryError title="Could not load the preview" query={preview} />
       ) : (
         <>
           <p>
@@ -227,13 +205,7 @@ export function DigestSettingsPanel({ canManage }: { canManage: boolean }) {
   const settings = useDigestSettings();
   if (settings.isPending) return <LoadingState label="Loading the weekly email settings…" />;
   if (settings.isError) {
-    return (
-      <ErrorState
-        title="Could not load the weekly email settings"
-        message={errorMessage(settings.error)}
-        onRetry={() => void settings.refetch()}
-      />
-    );
+    return <QueryError title="Could not load the weekly email settings" query={settings} />;
   }
   return (
     <>

@@ -1,7 +1,7 @@
-import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { formatValue, TimeSeriesChart } from '@/components/TimeSeriesChart';
+import { TimeSeriesChart } from '@/components/TimeSeriesChart';
+import { formatValue } from '@/lib/format';
 import { useEvidenceSeries } from '../api';
 import type { Measure } from '../evidence';
 import { toEvidenceCharts } from '../evidenceChart';
@@ -24,13 +24,7 @@ export function EvidenceCharts({
   const query = useEvidenceSeries(findingId);
   if (query.isPending) return <LoadingState label="Loading the evidence charts…" />;
   if (query.isError) {
-    return (
-      <ErrorState
-        title="Could not load the evidence charts"
-        message={errorMessage(query.error)}
-        onRetry={() => void query.refetch()}
-      />
-    );
+    return <QueryError title="Could not load the evidence charts" query={query} />;
   }
   const { charts, missing } = toEvidenceCharts(query.data, measures, sources, rule);
   if (charts.length === 0 && missing.length === 0) {

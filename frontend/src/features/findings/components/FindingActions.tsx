@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { errorMessage } from '@/api/errors';
+import { formatDateTime } from '@/lib/format';
 import { useFindingAction, type Finding } from '../api';
-import { formatDateTime } from './labels';
 
 // Snooze choices are a product decision (no external source): a day for "not today", a week for "next sprint",
 // thirty days for "next month".

@@ -1,11 +1,11 @@
 import { Link } from 'react-router';
-import { formatValue } from '@/components/TimeSeriesChart';
+import { appliesTo } from '@/lib/change';
+import { formatDateTime, formatUsd, formatValue } from '@/lib/format';
 import type { Finding } from '../api';
 import { describeForecast, formatSetting, type Impact, type Measure } from '../evidence';
 import { EvidenceCharts } from './EvidenceCharts';
 import { FindingActions } from './FindingActions';
-import { appliesTo } from '@/lib/change';
-import { formatDateTime, STATUS_LABEL } from './labels';
+import { STATUS_LABEL } from './labels';
 import { SeverityBadge } from './SeverityBadge';
 
 function fmt(value: number | null, unit: string | null): string {
@@ -13,8 +13,7 @@ function fmt(value: number | null, unit: string | null): string {
 }
 
 function usd(value: number | null): string {
-  if (value === null) return '—';
-  return new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', signDisplay: 'auto' }).format(value);
+  return value === null ? '—' : formatUsd(value);
 }
 
 function MeasuresTable({ measures }: { measures: Measure[] }) {

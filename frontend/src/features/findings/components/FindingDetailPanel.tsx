@@ -1,5 +1,4 @@
-import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { useFinding } from '../api';
 import { FindingDetail } from './FindingDetail';
@@ -16,13 +15,7 @@ export function FindingDetailPanel({
   const finding = useFinding(findingId);
   if (finding.isPending) return <LoadingState label="Loading the finding…" />;
   if (finding.isError) {
-    return (
-      <ErrorState
-        title="Could not load this finding"
-        message={errorMessage(finding.error)}
-        onRetry={() => void finding.refetch()}
-      />
-    );
+    return <QueryError title="Could not load this finding" query={finding} />;
   }
   return <FindingDetail finding={finding.data} canManage={canManage} patchPath={patchPath} />;
 }

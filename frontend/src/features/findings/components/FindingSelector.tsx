@@ -1,6 +1,5 @@
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { useFindings } from '../api';
 import { SeverityBadge } from './SeverityBadge';
@@ -18,13 +17,7 @@ export function FindingSelector({ clusterId, selected, onChange }: Props) {
   const findings = useFindings(clusterId, ACTIVE);
   if (findings.isPending) return <LoadingState label="Loading findings…" />;
   if (findings.isError) {
-    return (
-      <ErrorState
-        title="Could not load findings"
-        message={errorMessage(findings.error)}
-        onRetry={() => void findings.refetch()}
-      />
-    );
+    return <QueryError title="Could not load findings" query={findings} />;
   }
   if (findings.data.items.length === 0) {
     return (

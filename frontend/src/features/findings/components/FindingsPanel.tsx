@@ -1,6 +1,5 @@
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { NO_FILTERS, useFindings, type FindingFilters } from '../api';
 import { FindingsFilters } from './FindingsFilters';
@@ -24,11 +23,7 @@ export function FindingsPanel({ clusterId, filters, onFiltersChange }: Props) {
   if (findings.isPending) body = <LoadingState label="Loading findings…" />;
   else if (findings.isError) {
     body = (
-      <ErrorState
-        title="Could not load findings"
-        message={errorMessage(findings.error)}
-        onRetry={() => void findings.refetch()}
-      />
+      <QueryError title="Could not load findings" query={findings} />
     );
   } else if (findings.data.items.length === 0) {
     body = filtered ? (

@@ -1,6 +1,7 @@
 import { Link } from 'react-router';
+import { formatDateTime } from '@/lib/format';
 import type { FindingSummary } from '../api';
-import { findingPath, formatDateTime, STATUS_LABEL } from './labels';
+import { findingPath, STATUS_LABEL } from './labels';
 import { SeverityBadge } from './SeverityBadge';
 
 export function FindingsTable({ clusterId, findings }: { clusterId: string; findings: FindingSummary[] }) {

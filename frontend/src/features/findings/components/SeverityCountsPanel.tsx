@@ -1,5 +1,4 @@
-import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { SEVERITIES, useFindings } from '../api';
 import { SEVERITY_LABEL } from './labels';
@@ -11,13 +10,7 @@ export function SeverityCountsPanel({ clusterId }: { clusterId: string }) {
   const findings = useFindings(clusterId, ACTIVE);
   if (findings.isPending) return <LoadingState label="Counting findings…" />;
   if (findings.isError) {
-    return (
-      <ErrorState
-        title="Could not load findings"
-        message={errorMessage(findings.error)}
-        onRetry={() => void findings.refetch()}
-      />
-    );
+    return <QueryError title="Could not load findings" query={findings} />;
   }
   return (
     <ul className="severity-counts" aria-label="Open findings by severity">

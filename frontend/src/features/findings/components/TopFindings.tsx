@@ -1,9 +1,8 @@
 import { Link } from 'react-router';
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { formatValue } from '@/components/TimeSeriesChart';
+import { formatValue } from '@/lib/format';
 import { useFindings, type FindingFilters } from '../api';
 import { findingPath } from './labels';
 import { SeverityBadge } from './SeverityBadge';
@@ -16,13 +15,7 @@ export function TopFindings({ clusterId, limit = 5 }: { clusterId: string; limit
 
   if (findings.isPending) return <LoadingState label="Loading findings…" />;
   if (findings.isError) {
-    return (
-      <ErrorState
-        title="Could not load findings"
-        message={errorMessage(findings.error)}
-        onRetry={() => void findings.refetch()}
-      />
-    );
+    return <QueryError title="Could not load findings" query={findings} />;
   }
   const ranked = findings.data.items.slice(0, limit);
   if (ranked.length === 0) {

@@ -11,17 +11,3 @@ export const STATUS_LABEL: Record<FindingStatus, string> = {
 export function findingPath(clusterId: string, findingId: string): string {
   return `/clusters/${clusterId}/findings/${findingId}`;
 }
-
-const dateTime = new Intl.DateTimeFormat('en-GB', {
-  year: 'numeric',
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  timeZone: 'UTC',
-  timeZoneName: 'short',
-});
-
-export function formatDateTime(iso: string): string {
-  return dateTime.format(new Date(iso));
-}

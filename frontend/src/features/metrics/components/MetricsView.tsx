@@ -1,7 +1,6 @@
 import { useMemo } from 'react';
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
 import { panelChart } from '../adapters';
@@ -80,11 +79,7 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
         {overview.isPending ? (
           <LoadingState label="Loading the overview…" />
         ) : overview.isError ? (
-          <ErrorState
-            title="Could not load the overview"
-            message={errorMessage(overview.error)}
-            onRetry={() => void overview.refetch()}
-          />
+          <QueryError title="Could not load the overview" query={overview} />
         ) : overview.data.nodes.length === 0 ? (
           <p className="muted">No TiKV nodes yet.</p>
         ) : (
@@ -99,7 +94,7 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
       {metrics.isPending ? (
         <LoadingState label="Loading metrics…" />
       ) : metrics.isError ? (
-        <ErrorState title="Could not load metrics" message={errorMessage(metrics.error)} onRetry={() => void metrics.refetch()} />
+        <QueryError title="Could not load metrics" query={metrics} />
       ) : !metrics.data.node ? (
         <EmptyState title="No TiKV nodes yet">
           <p>

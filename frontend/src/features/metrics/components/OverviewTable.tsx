@@ -1,4 +1,4 @@
-import { formatDuration, formatValue } from '@/components/TimeSeriesChart';
+import { formatDuration, formatValue } from '@/lib/format';
 import { heat, UTILISATION_COLUMNS } from '../adapters';
 import type { ClusterOverview } from '../api';
 

@@ -1,10 +1,9 @@
 import { useState } from 'react';
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { formatTimestamp } from '@/lib/format';
 import { atLeast, AUDIT_PAGE_SIZE, useAuditLog, useMembers, type Role } from '../api';
-import { formatDateTime } from '../form';
 import { AdminOnly } from './AdminOnly';
 
 function detailsText(details: Record<string, unknown>): string {
@@ -25,7 +24,7 @@ export function AuditLogPanel({ role }: { role: Role }) {
   if (!canSee) return <AdminOnly what="The audit log" />;
   if (log.isPending) return <LoadingState label="Loading the audit log…" />;
   if (log.isError) {
-    return <ErrorState title="Could not load the audit log" message={errorMessage(log.error)} onRetry={() => void log.refetch()} />;
+    return <QueryError title="Could not load the audit log" query={log} />;
   }
   const entries = log.data;
   if (entries.length === 0 && beforeId === null) {
@@ -61,7 +60,7 @@ export function AuditLogPanel({ role }: { role: Role }) {
           <tbody>
             {entries.map((e) => (
               <tr key={e.id}>
-                <td>{formatDateTime(e.created_at)}</td>
+                <td>{formatTimestamp(e.created_at)}</td>
                 <td>{actor(e.actor_user_id, e.actor_token_id)}</td>
                 <td>
                   <code>{e.action}</code>

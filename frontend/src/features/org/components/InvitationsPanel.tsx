@@ -1,22 +1,23 @@
 import { useState, type FormEvent } from 'react';
-import { errorMessage } from '@/api/errors';
+import { fieldErrorsOf } from '@/api/errors';
+import { CopyButton } from '@/components/CopyButton';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
+import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
 import { TextField } from '@/components/TextField';
+import { formatTimestamp } from '@/lib/format';
 import {
   atLeast,
   ROLE_LABEL,
-  ROLES,
   useInvitations,
   useInvite,
   useRevokeInvitation,
   type InvitationCreated,
   type Role,
 } from '../api';
-import { fieldErrorsOf, formatDateTime } from '../form';
 import { AdminOnly } from './AdminOnly';
-import { CopyButton } from './CopyButton';
+import { RoleField } from './RoleField';
 
 function InviteForm({ onCreated }: { onCreated: (invitation: InvitationCreated) => void }) {
   const invite = useInvite();
@@ -44,25 +45,9 @@ function InviteForm({ onCreated }: { onCreated: (invitation: InvitationCreated) 
   };
   return (
     <form className="form form--inline" onSubmit={onSubmit} noValidate aria-label="Invite a member">
-      {invite.error && (
-        <div className="form-error" role="alert">
-          {errorMessage(invite.error)}
-        </div>
-      )}
+      <FormError error={invite.error} />
       <TextField label="Email" name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={error ?? server.email} />
-      <div className="field">
-        <label className="field__label" htmlFor="invite-role">
-          Role
-        </label>
-        <select id="invite-role" className="field__input" value={role} onChange={(e) => setRole(e.target.value as Role)}>
-          {ROLES.map((r) => (
-            <option key={r} value={r}>
-              {ROLE_LABEL[r]}
-            </option>
-          ))}
-        </select>
-        {server.role && <p className="field__error">{server.role}</p>}
-      </div>
+      <RoleField id="invite-role" value={role} onChange={setRole} error={server.role} />
       <button type="submit" className="button button--primary" disabled={invite.isPending}>
         {invite.isPending ? 'Inviting…' : 'Send invitation'}
       </button>
@@ -89,7 +74,7 @@ export function InvitationsPanel({ role }: { role: Role }) {
             <div className="one-time" role="status" aria-label="Invitation link">
               <p>
                 Send this link to <strong>{created.email}</strong>. It is shown only now and expires{' '}
-                {formatDateTime(created.expires_at)}.
+                {formatTimestamp(created.expires_at)}.
               </p>
               <code className="one-time__secret">{created.accept_url}</code>{' '}
               <CopyButton text={created.accept_url} label="Copy link" />
@@ -101,19 +86,11 @@ export function InvitationsPanel({ role }: { role: Role }) {
       )}
       <section className="settings-section" aria-labelledby="pending-heading">
         <h2 id="pending-heading">Pending invitations</h2>
-        {revoke.error && (
-          <div className="form-error" role="alert">
-            {errorMessage(revoke.error)}
-          </div>
-        )}
+        <FormError error={revoke.error} />
         {invitations.isPending ? (
           <LoadingState label="Loading invitations…" />
         ) : invitations.isError ? (
-          <ErrorState
-            title="Could not load invitations"
-            message={errorMessage(invitations.error)}
-            onRetry={() => void invitations.refetch()}
-          />
+          <QueryError title="Could not load invitations" query={invitations} />
         ) : invitations.data.length === 0 ? (
           <EmptyState title="No pending invitations" headingLevel={3}>
             <p>Invited people appear here until they accept.</p>
@@ -136,9 +113,9 @@ export function InvitationsPanel({ role }: { role: Role }) {
                   <tr key={inv.id}>
                     <th scope="row">{inv.email}</th>
                     <td>{ROLE_LABEL[inv.role]}</td>
-                    <td>{formatDateTime(inv.created_at)}</td>
-                    <td>{formatDateTime(inv.expires_at)}</td>
-                    <td>{inv.revoked_at ? `Revoked ${formatDateTime(inv.revoked_at)}` : 'Pending'}</td>
+                    <td>{formatTimestamp(inv.created_at)}</td>
+                    <td>{formatTimestamp(inv.expires_at)}</td>
+                    <td>{inv.revoked_at ? `Revoked ${formatTimestamp(inv.revoked_at)}` : 'Pending'}</td>
                     {canManage && (
                       <td>
                         {!inv.revoked_at && (

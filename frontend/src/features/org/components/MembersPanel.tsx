@@ -1,9 +1,9 @@
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
+import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
+import { formatTimestamp } from '@/lib/format';
 import { ROLE_LABEL, ROLES, useChangeMemberRole, useMembers, useRemoveMember, type Role } from '../api';
-import { formatDateTime } from '../form';
 
 interface MembersPanelProps {
   /** The signed-in person's role; only owners may change roles or remove members (the API's rule). */
@@ -20,9 +20,7 @@ export function MembersPanel({ role, currentUserId }: MembersPanelProps) {
 
   if (members.isPending) return <LoadingState label="Loading members…" />;
   if (members.isError) {
-    return (
-      <ErrorState title="Could not load members" message={errorMessage(members.error)} onRetry={() => void members.refetch()} />
-    );
+    return <QueryError title="Could not load members" query={members} />;
   }
   if (members.data.length === 0) {
     return (
@@ -35,11 +33,7 @@ export function MembersPanel({ role, currentUserId }: MembersPanelProps) {
   return (
     <>
       {!canManage && <p className="muted">Only owners can change roles or remove members.</p>}
-      {mutationError && (
-        <div className="form-error" role="alert">
-          {errorMessage(mutationError)}
-        </div>
-      )}
+      <FormError error={mutationError} />
       <div className="table-wrap">
         <table className="table" aria-label="Members">
           <thead>
@@ -80,7 +74,7 @@ export function MembersPanel({ role, currentUserId }: MembersPanelProps) {
                       ROLE_LABEL[m.role]
                     )}
                   </td>
-                  <td>{formatDateTime(m.joined_at)}</td>
+                  <td>{formatTimestamp(m.joined_at)}</td>
                   {canManage && (
                     <td>
                       {!self && (

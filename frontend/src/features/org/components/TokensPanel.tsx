@@ -1,9 +1,12 @@
 import { useState, type FormEvent } from 'react';
-import { errorMessage } from '@/api/errors';
+import { fieldErrorsOf } from '@/api/errors';
+import { CopyButton } from '@/components/CopyButton';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
+import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
 import { TextField } from '@/components/TextField';
+import { formatTimestamp } from '@/lib/format';
 import {
   atLeast,
   ROLE_LABEL,
@@ -15,9 +18,8 @@ import {
   type ApiTokenCreated,
   type Role,
 } from '../api';
-import { fieldErrorsOf, formatDateTime } from '../form';
 import { AdminOnly } from './AdminOnly';
-import { CopyButton } from './CopyButton';
+import { RoleField } from './RoleField';
 
 function CreateTokenForm({ role, onCreated }: { role: Role; onCreated: (token: ApiTokenCreated) => void }) {
   const create = useCreateToken();
@@ -48,25 +50,9 @@ function CreateTokenForm({ role, onCreated }: { role: Role; onCreated: (token: A
   };
   return (
     <form className="form form--inline" onSubmit={onSubmit} noValidate aria-label="Create API token">
-      {create.error && (
-        <div className="form-error" role="alert">
-          {errorMessage(create.error)}
-        </div>
-      )}
+      <FormError error={create.error} />
       <TextField label="Token name" name="name" value={name} onChange={(e) => setName(e.target.value)} error={error ?? server.name} />
-      <div className="field">
-        <label className="field__label" htmlFor="token-role">
-          Role
-        </label>
-        <select id="token-role" className="field__input" value={tokenRole} onChange={(e) => setTokenRole(e.target.value as Role)}>
-          {roles.map((r) => (
-            <option key={r} value={r}>
-              {ROLE_LABEL[r]}
-            </option>
-          ))}
-        </select>
-        {server.role && <p className="field__error">{server.role}</p>}
-      </div>
+      <RoleField id="token-role" value={tokenRole} onChange={setTokenRole} roles={roles} error={server.role} />
       <TextField
         label="Expires (optional)"
         name="expires_at"
@@ -120,15 +106,11 @@ export function TokensPanel({ role }: { role: Role }) {
       </section>
       <section className="settings-section" aria-labelledby="tokens-heading">
         <h2 id="tokens-heading">Tokens</h2>
-        {revoke.error && (
-          <div className="form-error" role="alert">
-            {errorMessage(revoke.error)}
-          </div>
-        )}
+        <FormError error={revoke.error} />
         {tokens.isPending ? (
           <LoadingState label="Loading API tokens…" />
         ) : tokens.isError ? (
-          <ErrorState title="Could not load API tokens" message={errorMessage(tokens.error)} onRetry={() => void tokens.refetch()} />
+          <QueryError title="Could not load API tokens" query={tokens} />
         ) : tokens.data.length === 0 ? (
           <EmptyState title="No API tokens" headingLevel={3}>
             <p>Create one for scripts, CI or the Headroom CLI.</p>
@@ -155,12 +137,12 @@ export function TokensPanel({ role }: { role: Role }) {
                       <code>{t.token_prefix}…</code>
                     </td>
                     <td>{ROLE_LABEL[t.role]}</td>
-                    <td>{formatDateTime(t.created_at)}</td>
-                    <td>{t.last_used_at ? formatDateTime(t.last_used_at) : 'Never'}</td>
-                    <td>{t.expires_at ? formatDateTime(t.expires_at) : 'Never'}</td>
+                    <td>{formatTimestamp(t.created_at)}</td>
+                    <td>{t.last_used_at ? formatTimestamp(t.last_used_at) : 'Never'}</td>
+                    <td>{t.expires_at ? formatTimestamp(t.expires_at) : 'Never'}</td>
                     <td>
                       {t.revoked_at ? (
-                        `Revoked ${formatDateTime(t.revoked_at)}`
+                        `Revoked ${formatTimestamp(t.revoked_at)}`
                       ) : (
                         <button
                           type="button"

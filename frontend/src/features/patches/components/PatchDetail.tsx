@@ -1,10 +1,10 @@
 import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { appliesTo } from '@/lib/change';
+import { formatDateTime } from '@/lib/format';
 import { useMarkApplied, useMemberNames, usePatch, type Patch } from '../api';
 import { DownloadButtons } from './DownloadButtons';
-import { formatDateTime } from './labels';
 import { PatchDiff } from './PatchDiff';
 
 function valueText(value: unknown): string {
@@ -135,9 +135,7 @@ export function PatchDetailPanel({
   const patch = usePatch(clusterId, patchId);
   if (patch.isPending) return <LoadingState label="Loading the patch…" />;
   if (patch.isError) {
-    return (
-      <ErrorState title="Could not load this patch" message={errorMessage(patch.error)} onRetry={() => void patch.refetch()} />
-    );
+    return <QueryError title="Could not load this patch" query={patch} />;
   }
   return <PatchDetail patch={patch.data} canManage={canManage} />;
 }

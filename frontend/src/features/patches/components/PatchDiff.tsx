@@ -1,6 +1,5 @@
 import { useState } from 'react';
-import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { patchNodes, useArtefact, type Patch } from '../api';
 import { DiffView } from './DiffView';
@@ -39,7 +38,7 @@ export function PatchDiff({ patch, initialNode }: { patch: Patch; initialNode?: 
       {diff.isPending ? (
         <LoadingState label="Loading the diff…" />
       ) : diff.isError ? (
-        <ErrorState title="Could not load the diff" message={errorMessage(diff.error)} onRetry={() => void diff.refetch()} />
+        <QueryError title="Could not load the diff" query={diff} />
       ) : (
         <DiffView text={diff.data.text} label={`Diff of tikv.toml on ${node}`} />
       )}

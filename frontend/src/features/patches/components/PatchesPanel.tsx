@@ -1,10 +1,9 @@
 import { Link } from 'react-router';
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { formatDateTime } from '@/lib/format';
 import { usePatches } from '../api';
-import { formatDateTime } from './labels';
 
 export function patchPath(clusterId: string, patchId: string): string {
   return `/clusters/${clusterId}/patches/${patchId}`;
@@ -15,9 +14,7 @@ export function PatchesPanel({ clusterId }: { clusterId: string }) {
   const patches = usePatches(clusterId);
   if (patches.isPending) return <LoadingState label="Loading patches…" />;
   if (patches.isError) {
-    return (
-      <ErrorState title="Could not load patches" message={errorMessage(patches.error)} onRetry={() => void patches.refetch()} />
-    );
+    return <QueryError title="Could not load patches" query={patches} />;
   }
   if (patches.data.items.length === 0) {
     return (

@@ -12,17 +12,3 @@ export const FORMAT_LABEL: Record<PatchFormat, string> = {
   terraform: 'Terraform',
   rollback: 'rollback',
 };
-
-const dateTime = new Intl.DateTimeFormat('en-GB', {
-  year: 'numeric',
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  timeZone: 'UTC',
-  timeZoneName: 'short',
-});
-
-export function formatDateTime(iso: string): string {
-  return dateTime.format(new Date(iso));
-}

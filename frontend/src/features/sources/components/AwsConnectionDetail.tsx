@@ -1,12 +1,12 @@
 import { useNavigate } from 'react-router';
-import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { formatTimestamp } from '@/lib/format';
 import { useAwsConnection, useDeleteAwsConnection, useTestAwsConnection } from '../api';
-import { formatDateTime } from '../form';
 import { AwsTestResult } from './AwsTestResult';
 import { AwsBackfillPanel } from './BackfillPanels';
 import { HealthBadge } from './HealthBadge';
+import { RemoveSection, TestConnectionSection } from './SourceSections';
 import { SweepsTable } from './SweepsTable';
 
 const AUTH_LABEL = { assume_role: 'IAM role', static_keys: 'Access keys', default_chain: 'Default credential chain' };
@@ -20,13 +20,7 @@ export function AwsConnectionDetail({ connectionId, canManage }: { connectionId:
 
   if (connection.isPending) return <LoadingState label="Loading the AWS connection…" />;
   if (connection.isError) {
-    return (
-      <ErrorState
-        title="Could not load the AWS connection"
-        message={errorMessage(connection.error)}
-        onRetry={() => void connection.refetch()}
-      />
-    );
+    return <QueryError title="Could not load the AWS connection" query={connection} />;
   }
   const c = connection.data;
   return (
@@ -61,26 +55,21 @@ export function AwsConnectionDetail({ connectionId, canManage }: { connectionId:
           <dt>Regions</dt>
           <dd>{c.regions.join(', ')}</dd>
           <dt>Created</dt>
-          <dd>{formatDateTime(c.created_at)}</dd>
+          <dd>{formatTimestamp(c.created_at)}</dd>
           <dt>Health</dt>
           <dd>
             <HealthBadge health={c.health} />
           </dd>
         </dl>
       </section>
-      <section className="settings-section" aria-labelledby="test-heading">
-        <div className="settings-section__header">
-          <h2 id="test-heading">Test connection</h2>
-          {canManage && (
-            <button type="button" className="button button--primary" disabled={test.isPending} onClick={() => test.mutate()}>
-              {test.isPending ? 'Testing…' : 'Test connection'}
-            </button>
-          )}
-        </div>
-        <p className="muted">Calls each API Headroom needs once and reports, per IAM action, whether it is allowed.</p>
-        {test.isError && <ErrorState title="The test could not run" message={errorMessage(test.error)} />}
+      <TestConnectionSection
+        test={test}
+        onTest={() => test.mutate()}
+        canManage={canManage}
+        checks="Calls each API Headroom needs once and reports, per IAM action, whether it is allowed."
+      >
         {test.data && <AwsTestResult report={test.data} />}
-      </section>
+      </TestConnectionSection>
       <section className="settings-section" aria-labelledby="backfill-heading">
         <h2 id="backfill-heading">History import</h2>
         <AwsBackfillPanel connectionId={connectionId} canManage={canManage} />
@@ -90,21 +79,12 @@ export function AwsConnectionDetail({ connectionId, canManage }: { connectionId:
         <SweepsTable connectionId={connectionId} />
       </section>
       {canManage && (
-        <section className="settings-section" aria-labelledby="danger-heading">
-          <h2 id="danger-heading">Remove</h2>
-          {remove.isError && <p className="field__error" role="alert">{errorMessage(remove.error)}</p>}
-          <button
-            type="button"
-            className="button button--secondary"
-            disabled={remove.isPending}
-            onClick={() => {
-              if (!window.confirm(`Remove the AWS connection "${c.name}"?`)) return;
-              remove.mutate(c.id, { onSuccess: () => void navigate('/settings/sources') });
-            }}
-          >
-            Remove connection
-          </button>
-        </section>
+        <RemoveSection
+          remove={remove}
+          onRemove={() => remove.mutate(c.id, { onSuccess: () => void navigate('/settings/sources') })}
+          confirmText={`Remove the AWS connection "${c.name}"?`}
+          label="Remove connection"
+        />
       )}
     </>
   );

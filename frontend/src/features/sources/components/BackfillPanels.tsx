@@ -1,8 +1,9 @@
+import type { ReactNode } from 'react';
 import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { formatCount, formatTimestamp } from '@/lib/format';
 import { useAwsBackfill, usePrometheusBackfill, useStartAwsBackfill, useStartPrometheusBackfill } from '../api';
-import { formatCount, formatDateTime } from '../form';
 import { ProgressBar } from './ProgressBar';
 
 const STATE_LABEL: Record<string, string> = {
@@ -19,11 +20,53 @@ const AWS_BACKFILL_DAYS = 14;
 // Prometheus keeps 15 days by default (--storage.tsdb.retention.time); the API defaults to 14.
 const PROMETHEUS_BACKFILL_DAYS = 14;
 
-function StartButton({ busy, onClick, again }: { busy: boolean; onClick: () => void; again: boolean }) {
+/** What both history imports show: the state, the progress once started, a summary, errors and the start button. */
+function BackfillView({
+  state,
+  started,
+  stateNote,
+  progress,
+  summary,
+  lastError,
+  start,
+  canManage,
+  onStart,
+}: {
+  state: string;
+  started: boolean;
+  stateNote?: ReactNode;
+  progress: ReactNode;
+  summary: ReactNode;
+  lastError: string | null | undefined;
+  start: { isPending: boolean; error: unknown };
+  canManage: boolean;
+  onStart: () => void;
+}) {
+  const busy = state === 'queued' || state === 'running';
   return (
-    <button type="button" className="button button--secondary" disabled={busy} onClick={onClick}>
-      {busy ? 'Starting…' : again ? 'Import history again' : 'Import history'}
-    </button>
+    <div className="backfill">
+      <p>
+        State: <strong>{STATE_LABEL[state] ?? state}</strong>
+        {stateNote}
+      </p>
+      {started && progress}
+      <p className="muted">{summary}</p>
+      {lastError && (
+        <p className="field__error" role="alert">
+          {lastError}
+        </p>
+      )}
+      {start.error ? (
+        <p className="field__error" role="alert">
+          {errorMessage(start.error)}
+        </p>
+      ) : null}
+      {canManage && !busy && (
+        <button type="button" className="button button--secondary" disabled={start.isPending} onClick={onStart}>
+          {start.isPending ? 'Starting…' : started ? 'Import history again' : 'Import history'}
+        </button>
+      )}
+    </div>
   );
 }
 
@@ -32,49 +75,33 @@ export function AwsBackfillPanel({ connectionId, canManage }: { connectionId: st
   const backfill = useAwsBackfill(connectionId);
   const start = useStartAwsBackfill(connectionId);
   if (backfill.isPending) return <LoadingState label="Loading history import…" />;
-  if (backfill.isError) {
-    return (
-      <ErrorState
-        title="Could not load the history import"
-        message={errorMessage(backfill.error)}
-        onRetry={() => void backfill.refetch()}
-      />
-    );
-  }
+  if (backfill.isError) return <QueryError title="Could not load the history import" query={backfill} />;
   const b = backfill.data;
-  const busy = b.state === 'queued' || b.state === 'running';
+  const started = b.state !== 'not_started';
   return (
-    <div className="backfill">
-      <p>
-        State: <strong>{STATE_LABEL[b.state] ?? b.state}</strong>
-        {b.state !== 'not_started' && <span className="muted"> · {b.days} days</span>}
-      </p>
-      {b.state !== 'not_started' && (
+    <BackfillView
+      state={b.state}
+      started={started}
+      stateNote={started && <span className="muted"> · {b.days} days</span>}
+      progress={
         <ProgressBar
           label="CloudWatch history import"
           done={b.points_done}
           total={b.points_total}
           valueText={`${formatCount(b.points_done)} / ${formatCount(b.points_total)} datapoints`}
         />
-      )}
-      <p className="muted">
-        Started {formatDateTime(b.started_at)} · finished {formatDateTime(b.finished_at)} ·{' '}
-        {formatCount(b.points_written)} points written
-      </p>
-      {b.last_error && (
-        <p className="field__error" role="alert">
-          {b.last_error}
-        </p>
-      )}
-      {start.error && (
-        <p className="field__error" role="alert">
-          {errorMessage(start.error)}
-        </p>
-      )}
-      {canManage && !busy && (
-        <StartButton busy={start.isPending} again={b.state !== 'not_started'} onClick={() => start.mutate(AWS_BACKFILL_DAYS)} />
-      )}
-    </div>
+      }
+      summary={
+        <>
+          Started {formatTimestamp(b.started_at)} · finished {formatTimestamp(b.finished_at)} ·{' '}
+          {formatCount(b.points_written)} points written
+        </>
+      }
+      lastError={b.last_error}
+      start={start}
+      canManage={canManage}
+      onStart={() => start.mutate(AWS_BACKFILL_DAYS)}
+    />
   );
 }
 
@@ -83,53 +110,32 @@ export function PrometheusBackfillPanel({ sourceId, canManage }: { sourceId: str
   const backfill = usePrometheusBackfill(sourceId);
   const start = useStartPrometheusBackfill(sourceId);
   if (backfill.isPending) return <LoadingState label="Loading history import…" />;
-  if (backfill.isError) {
-    return (
-      <ErrorState
-        title="Could not load the history import"
-        message={errorMessage(backfill.error)}
-        onRetry={() => void backfill.refetch()}
-      />
-    );
-  }
+  if (backfill.isError) return <QueryError title="Could not load the history import" query={backfill} />;
   const b = backfill.data;
-  const busy = b.status === 'queued' || b.status === 'running';
+  const dropped = b.dropped_non_finite + b.dropped_outside;
   return (
-    <div className="backfill">
-      <p>
-        State: <strong>{STATE_LABEL[b.status] ?? b.status}</strong>
-      </p>
-      {b.status !== 'none' && (
+    <BackfillView
+      state={b.status}
+      started={b.status !== 'none'}
+      progress={
         <ProgressBar
           label="Prometheus history import"
           done={b.steps_done}
           total={b.steps_total}
           valueText={`${formatCount(b.steps_done)} / ${formatCount(b.steps_total)} query steps (${b.percent.toFixed(0)}%)`}
         />
-      )}
-      <p className="muted">
-        Range {formatDateTime(b.range_start_at)} to {formatDateTime(b.range_end_at)} ·{' '}
-        {formatCount(b.points_written)} points written
-        {b.dropped_non_finite + b.dropped_outside > 0 &&
-          ` · ${formatCount(b.dropped_non_finite + b.dropped_outside)} dropped (NaN/Inf or outside the range)`}
-      </p>
-      {b.last_error && (
-        <p className="field__error" role="alert">
-          {b.last_error}
-        </p>
-      )}
-      {start.error && (
-        <p className="field__error" role="alert">
-          {errorMessage(start.error)}
-        </p>
-      )}
-      {canManage && !busy && (
-        <StartButton
-          busy={start.isPending}
-          again={b.status !== 'none'}
-          onClick={() => start.mutate(PROMETHEUS_BACKFILL_DAYS)}
-        />
-      )}
-    </div>
+      }
+      summary={
+        <>
+          Range {formatTimestamp(b.range_start_at)} to {formatTimestamp(b.range_end_at)} ·{' '}
+          {formatCount(b.points_written)} points written
+          {dropped > 0 && ` · ${formatCount(dropped)} dropped (NaN/Inf or outside the range)`}
+        </>
+      }
+      lastError={b.last_error}
+      start={start}
+      canManage={canManage}
+      onStart={() => start.mutate(PROMETHEUS_BACKFILL_DAYS)}
+    />
   );
 }

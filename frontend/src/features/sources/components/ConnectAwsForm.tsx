@@ -1,10 +1,10 @@
 import { useState, type FormEvent } from 'react';
-import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { errorMessage, fieldErrorsOf } from '@/api/errors';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { CopyButton, DownloadButton } from '@/components/CopyButton';
 import { TextField } from '@/components/TextField';
 import { useAwsSetup, useCreateAwsConnection, type AwsConnection, type AwsConnectionCreate, type AwsSetup } from '../api';
-import { fieldErrorsOf } from '../form';
 import {
   CFN_TEMPLATE_FILE,
   cloudFormationCommand,
@@ -14,7 +14,6 @@ import {
   terraformCommand,
   trustPolicy,
 } from '../policy';
-import { CopyButton, DownloadButton } from './CopyButton';
 
 type AuthKind = AwsConnectionCreate['auth_kind'] & string;
 
@@ -73,13 +72,7 @@ function RoleInstructions() {
   const setup = useAwsSetup();
   if (setup.isPending) return <LoadingState label="Loading your external ID…" />;
   if (setup.isError) {
-    return (
-      <ErrorState
-        title="Could not load your external ID"
-        message={errorMessage(setup.error)}
-        onRetry={() => void setup.refetch()}
-      />
-    );
+    return <QueryError title="Could not load your external ID" query={setup} />;
   }
   const { external_id: id, headroom_account_id: accountId, note, templates } = setup.data;
   const account = accountId ?? HEADROOM_ACCOUNT_PLACEHOLDER;

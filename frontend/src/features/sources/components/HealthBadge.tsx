@@ -1,5 +1,5 @@
+import { formatTimestamp } from '@/lib/format';
 import type { SourceHealth } from '../api';
-import { formatDateTime } from '../form';
 
 // The API marks a source failing after 3 failed attempts in a row, so one blip does not flip it
 // (backend/headroom/sources/health.py FAILING_AFTER).
@@ -36,7 +36,7 @@ export function HealthBadge({ health }: { health: SourceHealth }) {
           {health.consecutive_failures > 1 ? ` (${health.consecutive_failures} failures in a row)` : ''}
         </span>
       )}
-      <span className="health__success muted">Last success: {formatDateTime(health.last_success_at)}</span>
+      <span className="health__success muted">Last success: {formatTimestamp(health.last_success_at)}</span>
     </div>
   );
 }

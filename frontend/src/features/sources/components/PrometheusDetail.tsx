@@ -1,11 +1,11 @@
 import { useNavigate } from 'react-router';
-import { errorMessage } from '@/api/errors';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { formatTimestamp } from '@/lib/format';
 import { useDeletePrometheusSource, usePrometheusSource, useTestPrometheusSource } from '../api';
-import { formatDateTime } from '../form';
 import { PrometheusBackfillPanel } from './BackfillPanels';
 import { HealthBadge } from './HealthBadge';
+import { RemoveSection, TestConnectionSection } from './SourceSections';
 import { PrometheusTestResult } from './PrometheusTestResult';
 
 const AUTH_LABEL = { none: 'None', bearer: 'Bearer token', basic: 'Basic auth' } as const;
@@ -19,13 +19,7 @@ export function PrometheusDetail({ sourceId, canManage }: { sourceId: string; ca
 
   if (source.isPending) return <LoadingState label="Loading the Prometheus source…" />;
   if (source.isError) {
-    return (
-      <ErrorState
-        title="Could not load the Prometheus source"
-        message={errorMessage(source.error)}
-        onRetry={() => void source.refetch()}
-      />
-    );
+    return <QueryError title="Could not load the Prometheus source" query={source} />;
   }
   const s = source.data;
   return (
@@ -50,46 +44,32 @@ export function PrometheusDetail({ sourceId, canManage }: { sourceId: string; ca
             {s.has_secret && <span className="muted"> (secret stored, hidden)</span>}
           </dd>
           <dt>Created</dt>
-          <dd>{formatDateTime(s.created_at)}</dd>
+          <dd>{formatTimestamp(s.created_at)}</dd>
           <dt>Health</dt>
           <dd>
             <HealthBadge health={s.health} />
           </dd>
         </dl>
       </section>
-      <section className="settings-section" aria-labelledby="test-heading">
-        <div className="settings-section__header">
-          <h2 id="test-heading">Test connection</h2>
-          {canManage && (
-            <button type="button" className="button button--primary" disabled={test.isPending} onClick={() => test.mutate()}>
-              {test.isPending ? 'Testing…' : 'Test connection'}
-            </button>
-          )}
-        </div>
-        <p className="muted">Checks the server answers, the credentials work and TiKV series exist under the selector.</p>
-        {test.isError && <ErrorState title="The test could not run" message={errorMessage(test.error)} />}
+      <TestConnectionSection
+        test={test}
+        onTest={() => test.mutate()}
+        canManage={canManage}
+        checks="Checks the server answers, the credentials work and TiKV series exist under the selector."
+      >
         {test.data && <PrometheusTestResult report={test.data} />}
-      </section>
+      </TestConnectionSection>
       <section className="settings-section" aria-labelledby="backfill-heading">
         <h2 id="backfill-heading">History import</h2>
         <PrometheusBackfillPanel sourceId={sourceId} canManage={canManage} />
       </section>
       {canManage && (
-        <section className="settings-section" aria-labelledby="danger-heading">
-          <h2 id="danger-heading">Remove</h2>
-          {remove.isError && <p className="field__error" role="alert">{errorMessage(remove.error)}</p>}
-          <button
-            type="button"
-            className="button button--secondary"
-            disabled={remove.isPending}
-            onClick={() => {
-              if (!window.confirm(`Remove the Prometheus source "${s.name}"?`)) return;
-              remove.mutate(s.id, { onSuccess: () => void navigate('/settings/sources') });
-            }}
-          >
-            Remove source
-          </button>
-        </section>
+        <RemoveSection
+          remove={remove}
+          onRemove={() => remove.mutate(s.id, { onSuccess: () => void navigate('/settings/sources') })}
+          confirmText={`Remove the Prometheus source "${s.name}"?`}
+          label="Remove source"
+        />
       )}
     </>
   );

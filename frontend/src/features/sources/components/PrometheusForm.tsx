@@ -1,8 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { errorMessage } from '@/api/errors';
+import { errorMessage, fieldErrorsOf } from '@/api/errors';
 import { TextField } from '@/components/TextField';
 import { useCreatePrometheusSource, type PrometheusSource, type PrometheusSourceCreate } from '../api';
-import { fieldErrorsOf } from '../form';
 
 type AuthKind = NonNullable<PrometheusSourceCreate['auth_kind']>;
 type Style = 'tiup' | 'operator';

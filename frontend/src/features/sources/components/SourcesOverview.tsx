@@ -1,12 +1,78 @@
+import type { ReactNode } from 'react';
 import { Link } from 'react-router';
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { useAwsConnections, usePrometheusSources } from '../api';
 import { HealthBadge } from './HealthBadge';
 
 const AUTH_LABEL = { assume_role: 'IAM role', static_keys: 'Access keys', default_chain: 'Default chain' } as const;
+
+interface ListQuery<T> {
+  isPending: boolean;
+  isError: boolean;
+  error: unknown;
+  data: T[] | undefined;
+  refetch: () => unknown;
+}
+
+/** One kind of source: its table, or loading, error and empty states; the add link once there is one. */
+function SourceSection<T extends { id: string }>({
+  id,
+  title,
+  noun,
+  add,
+  list,
+  empty,
+  canManage,
+  columns,
+  row,
+}: {
+  id: string;
+  title: string;
+  noun: string;
+  add: ReactNode;
+  list: ListQuery<T>;
+  empty: { title: string; text: string; askAdmin: string };
+  canManage: boolean;
+  columns: string[];
+  row: (item: T) => ReactNode;
+}) {
+  const items = list.data;
+  return (
+    <section className="settings-section" aria-labelledby={id}>
+      <div className="settings-section__header">
+        <h2 id={id}>{title}</h2>
+        {items && items.length > 0 && add}
+      </div>
+      {list.isPending ? (
+        <LoadingState label={`Loading ${noun}…`} />
+      ) : list.isError || !items ? (
+        <QueryError title={`Could not load ${noun}`} query={list} />
+      ) : items.length === 0 ? (
+        <EmptyState title={empty.title} headingLevel={3} action={add}>
+          <p>{empty.text}</p>
+          {!canManage && <p>{empty.askAdmin}</p>}
+        </EmptyState>
+      ) : (
+        <div className="table-wrap">
+          <table className="table" aria-label={noun}>
+            <thead>
+              <tr>
+                {columns.map((c) => (
+                  <th key={c} scope="col">
+                    {c}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>{items.map(row)}</tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
 
 function AwsSection({ canManage }: { canManage: boolean }) {
   const list = useAwsConnections();
@@ -16,53 +82,32 @@ function AwsSection({ canManage }: { canManage: boolean }) {
     </Link>
   ) : undefined;
   return (
-    <section className="settings-section" aria-labelledby="aws-heading">
-      <div className="settings-section__header">
-        <h2 id="aws-heading">AWS accounts</h2>
-        {list.data && list.data.length > 0 && connect}
-      </div>
-      {list.isPending ? (
-        <LoadingState label="Loading AWS connections…" />
-      ) : list.isError ? (
-        <ErrorState
-          title="Could not load AWS connections"
-          message={errorMessage(list.error)}
-          onRetry={() => void list.refetch()}
-        />
-      ) : list.data.length === 0 ? (
-        <EmptyState title="No AWS accounts connected" headingLevel={3} action={connect}>
-          <p>Headroom reads EC2 volumes, instances and their CloudWatch metrics through a read-only role.</p>
-          {!canManage && <p>Ask an admin of your organisation to connect one.</p>}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table className="table" aria-label="AWS connections">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Credentials</th>
-                <th scope="col">Regions</th>
-                <th scope="col">Health</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">
-                    <Link to={`/settings/sources/aws/${c.id}`}>{c.name}</Link>
-                  </th>
-                  <td>{AUTH_LABEL[c.auth_kind]}</td>
-                  <td>{c.regions.join(', ')}</td>
-                  <td>
-                    <HealthBadge health={c.health} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+    <SourceSection
+      id="aws-heading"
+      title="AWS accounts"
+      noun="AWS connections"
+      add={connect}
+      list={list}
+      canManage={canManage}
+      empty={{
+        title: 'No AWS accounts connected',
+        text: 'Headroom reads EC2 volumes, instances and their CloudWatch metrics through a read-only role.',
+        askAdmin: 'Ask an admin of your organisation to connect one.',
+      }}
+      columns={['Name', 'Credentials', 'Regions', 'Health']}
+      row={(c) => (
+        <tr key={c.id}>
+          <th scope="row">
+            <Link to={`/settings/sources/aws/${c.id}`}>{c.name}</Link>
+          </th>
+          <td>{AUTH_LABEL[c.auth_kind]}</td>
+          <td>{c.regions.join(', ')}</td>
+          <td>
+            <HealthBadge health={c.health} />
+          </td>
+        </tr>
       )}
-    </section>
+    />
   );
 }
 
@@ -74,55 +119,34 @@ function PrometheusSection({ canManage }: { canManage: boolean }) {
     </Link>
   ) : undefined;
   return (
-    <section className="settings-section" aria-labelledby="prom-heading">
-      <div className="settings-section__header">
-        <h2 id="prom-heading">Prometheus sources</h2>
-        {list.data && list.data.length > 0 && add}
-      </div>
-      {list.isPending ? (
-        <LoadingState label="Loading Prometheus sources…" />
-      ) : list.isError ? (
-        <ErrorState
-          title="Could not load Prometheus sources"
-          message={errorMessage(list.error)}
-          onRetry={() => void list.refetch()}
-        />
-      ) : list.data.length === 0 ? (
-        <EmptyState title="No Prometheus sources" headingLevel={3} action={add}>
-          <p>Headroom reads TiKV and node_exporter metrics from the Prometheus that scrapes your cluster.</p>
-          {!canManage && <p>Ask an admin of your organisation to add one.</p>}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table className="table" aria-label="Prometheus sources">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">URL</th>
-                <th scope="col">Selector</th>
-                <th scope="col">Health</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((s) => (
-                <tr key={s.id}>
-                  <th scope="row">
-                    <Link to={`/settings/sources/prometheus/${s.id}`}>{s.name}</Link>
-                  </th>
-                  <td>
-                    <code>{s.base_url}</code>
-                  </td>
-                  <td>{s.label_selector ? <code>{`{${s.label_selector}}`}</code> : <span className="muted">none</span>}</td>
-                  <td>
-                    <HealthBadge health={s.health} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+    <SourceSection
+      id="prom-heading"
+      title="Prometheus sources"
+      noun="Prometheus sources"
+      add={add}
+      list={list}
+      canManage={canManage}
+      empty={{
+        title: 'No Prometheus sources',
+        text: 'Headroom reads TiKV and node_exporter metrics from the Prometheus that scrapes your cluster.',
+        askAdmin: 'Ask an admin of your organisation to add one.',
+      }}
+      columns={['Name', 'URL', 'Selector', 'Health']}
+      row={(s) => (
+        <tr key={s.id}>
+          <th scope="row">
+            <Link to={`/settings/sources/prometheus/${s.id}`}>{s.name}</Link>
+          </th>
+          <td>
+            <code>{s.base_url}</code>
+          </td>
+          <td>{s.label_selector ? <code>{`{${s.label_selector}}`}</code> : <span className="muted">none</span>}</td>
+          <td>
+            <HealthBadge health={s.health} />
+          </td>
+        </tr>
       )}
-    </section>
+    />
   );
 }
 

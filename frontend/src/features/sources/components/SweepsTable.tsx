@@ -1,19 +1,16 @@
-import { errorMessage } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
-import { ErrorState } from '@/components/ErrorState';
+import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { formatCount, formatTimestamp, formatUsd } from '@/lib/format';
 import { useAwsSweeps } from '../api';
-import { formatCount, formatDateTime } from '../form';
-import { estimateMonthlyCostUsd, formatUsd, monthlyCostUsd, PRICE_SOURCE, sweepCostUsd } from '../pricing';
+import { estimateMonthlyCostUsd, monthlyCostUsd, PRICE_SOURCE, sweepCostUsd } from '../pricing';
 
 /** Recent CloudWatch sweeps with their GetMetricData calls, metrics requested and what they cost. */
 export function SweepsTable({ connectionId }: { connectionId: string }) {
   const sweeps = useAwsSweeps(connectionId);
   if (sweeps.isPending) return <LoadingState label="Loading sweeps…" />;
   if (sweeps.isError) {
-    return (
-      <ErrorState title="Could not load sweeps" message={errorMessage(sweeps.error)} onRetry={() => void sweeps.refetch()} />
-    );
+    return <QueryError title="Could not load sweeps" query={sweeps} />;
   }
   if (sweeps.data.length === 0) {
     return (
@@ -61,7 +58,7 @@ export function SweepsTable({ connectionId }: { connectionId: string }) {
           <tbody>
             {sweeps.data.map((s) => (
               <tr key={s.id}>
-                <td>{formatDateTime(s.started_at)}</td>
+                <td>{formatTimestamp(s.started_at)}</td>
                 <td>{s.kind}</td>
                 <td>{s.region ?? '—'}</td>
                 <td>
