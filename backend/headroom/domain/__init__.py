@@ -1,1 +1,1 @@
-"""The pure core: data in, data out; imports nothing of the shell (database, network, clock)."""
+"""The pure core: data in, data out; imports nothing of the shell."""

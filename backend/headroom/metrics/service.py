@@ -7,8 +7,9 @@ store. The time-series repository (headroom.timeseries.repository) does every re
 behind the ceilings come from the one resolver (headroom.inventory.limits). Callers commit nothing.
 
 Units: CloudWatch series are sums per step (`IOPS = Sum / period`, domain.md §3.1/§3.2); IOPS against a volume
-limit are counted in 256 KiB units (SSD) or 1 MiB (HDD) (domain.md §1.4, `headroom.domain.physics.io.counted_ops`),
-assuming every I/O of a bucket has the bucket's average size (the same choice as `headroom.domain.physics.io`).
+limit are counted in 256 KiB units (SSD) or 1 MiB (HDD) (domain.md §1.4), assuming every I/O of a bucket has the
+bucket's average size. Every derived series (counted IOPS, MiB/s, latency, hit ratio) comes from
+`headroom.domain.derived`, the same functions the advisor uses.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal
 from headroom.clusters.service import get_cluster
-from headroom.domain.catalog import volume_type_spec
+from headroom.domain import derived, units
 from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.catalog.instance_types import InstanceLimits
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
@@ -39,7 +40,7 @@ from headroom.domain.forecast.burst import (
     forecast_hdd_burst,
     forecast_instance_burst,
 )
-from headroom.domain.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB
+from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.inventory.limits import LimitsAt, limits_at, resolve_instance_types
 from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
@@ -51,8 +52,8 @@ from headroom.timeseries.repository import (
 )
 
 Array = NDArray[np.float64]
-MIB = 1024.0 * 1024.0
-GIB = 1024.0**3
+MIB = float(units.MIB)
+GIB = float(units.GIB)
 
 # --- window -------------------------------------------------------------------------------------------------
 
@@ -122,14 +123,6 @@ def combine(parts: Sequence[Columns], fn: Callable[..., Array], *, exact_extreme
         return Columns(grid, avg, avg.copy(), avg.copy())
     nan = np.full(grid.size, np.nan)
     return Columns(grid, avg, nan, nan.copy())
-
-
-def counted_rate(ops: Array, nbytes: Array, chunk_kib: int, step_seconds: float) -> Array:
-    """Counted IOPS: ops × ceil(avg size / chunk) per step (domain.md §1.4; `physics.io.counted_ops` vectorised)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        avg_kib = np.where(ops > 0, nbytes / ops / 1024.0, 0.0)
-        chunks = np.maximum(1.0, np.ceil(np.round(avg_kib / chunk_kib, 9)))
-        return np.where(ops > 0, ops * chunks, np.where(ops == 0, 0.0, np.nan)) / step_seconds
 
 
 def drop_empty(c: Columns) -> Columns:
@@ -343,13 +336,6 @@ class PanelOut:
     notes: list[str] = field(default_factory=list)
 
 
-def _chunk(volume_type: str) -> int:
-    try:
-        return HDD_CHUNK_KIB if volume_type_spec(volume_type).media == "hdd" else SSD_CHUNK_KIB
-    except CatalogError:
-        return SSD_CHUNK_KIB
-
-
 def _volume_keys(v: VolumeRef) -> list[Key]:
     names = ("ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes", "ebs.total_read_time",
              "ebs.total_write_time", "ebs.queue_length", "ebs.burst_balance")
@@ -420,7 +406,7 @@ def _io_series(data: Data, kind: str, eid: str, chunk_kib: int, prefix: str) -> 
         iops.append(SeriesOut(f"{prefix}_write_iops", "Write IOPS", "IOPS", drop_empty(data.rate(k["write_ops"]))))
         total = data.combine(
             [k["read_ops"], k["write_ops"], k["read_bytes"], k["write_bytes"]],
-            lambda ro, wo, rb, wb: counted_rate(ro, rb, chunk_kib, step) + counted_rate(wo, wb, chunk_kib, step),
+            lambda ro, wo, rb, wb: derived.counted_iops(ro, wo, rb, wb, chunk_kib, step),
         )
         iops.append(SeriesOut(f"{prefix}_counted_iops", f"Total IOPS ({chunk_kib} KiB units)", "IOPS", total))
     if data.has(k["read_bytes"]) or data.has(k["write_bytes"]):
@@ -428,7 +414,8 @@ def _io_series(data: Data, kind: str, eid: str, chunk_kib: int, prefix: str) -> 
         tput.append(SeriesOut(f"{prefix}_write_mibps", "Write", "MiB/s",
                               drop_empty(data.rate(k["write_bytes"], 1 / MIB))))
         tput.append(SeriesOut(f"{prefix}_total_mibps", "Total", "MiB/s",
-                              data.combine([k["read_bytes"], k["write_bytes"]], lambda r, w: (r + w) / step / MIB)))
+                              data.combine([k["read_bytes"], k["write_bytes"]],
+                                           lambda r, w: derived.mib_per_second(r + w, step))))
     return iops, tput
 
 
@@ -453,7 +440,7 @@ def build_panels(
                     p.notes.append("The Raft log shares the data volume." if role == "raft"
                                    else "No data volume is mapped to this node.")
             continue
-        iops, tput = _io_series(data, "volume", vol.volume_id, _chunk(vol.volume_type), role)
+        iops, tput = _io_series(data, "volume", vol.volume_id, derived.io_chunk_kib(vol.volume_type), role)
         if iops_p is not None:
             iops_p.title += f" ({vol.volume_id}, {vol.volume_type} {vol.size_gib} GiB)"
             iops_p.series, iops_p.ceilings = iops, ceilings.get(f"{role}_iops", [])
@@ -500,15 +487,13 @@ def build_panels(
                 if data.has(tkey):
                     # Sum(TotalTime) / Sum(Ops) × 1000 (domain.md §3.1): the ops-weighted mean per bucket.
                     p.series.append(SeriesOut(f"{role}_{op}_latency", f"{role.capitalize()} {op}", "ms",
-                                              data.combine([tkey, okey], lambda s, o: np.where(o > 0, s / o * 1000.0,
-                                                                                               np.nan))))
+                                              data.combine([tkey, okey], derived.latency_ms)))
     if (p := panels.get("block_cache_hit_ratio")) is not None:
         hit, miss = ("tikv_node", addr, "tikv.block_cache_hit"), ("tikv_node", addr, "tikv.block_cache_miss")
         if data.has(hit):
-            # hit / (hit + miss) (snapshot.views.block_cache_hit_ratio): ratio of the bucket's mean rates.
+            # derived.hit_ratio of the bucket's mean rates, in %.
             p.series.append(SeriesOut("block_cache_hit_ratio", "Hit ratio", "%",
-                                      data.combine([hit, miss], lambda h, m: np.where(h + m > 0, h / (h + m) * 100.0,
-                                                                                      np.nan))))
+                                      data.combine([hit, miss], lambda h, m: derived.hit_ratio(h, m) * 100.0)))
     if (p := panels.get("thread_cpu")) is not None:
         for pool in THREAD_POOLS:
             key = ("tikv_node", addr, f"tikv.thread_cpu.{pool}")
@@ -661,11 +646,10 @@ def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
         ro, wo = parts["ebs.read_ops"], parts["ebs.write_ops"] if parts["ebs.write_ops"] is not None else zeros
         rb = parts["ebs.read_bytes"] if parts["ebs.read_bytes"] is not None else zeros
         wb = parts["ebs.write_bytes"] if parts["ebs.write_bytes"] is not None else zeros
-        chunk = _chunk(vol.volume_type)
         if vol.volume_type == "gp2":
-            demand = counted_rate(ro, rb, chunk, step) + counted_rate(wo, wb, chunk, step)
+            demand = derived.counted_iops(ro, wo, rb, wb, derived.io_chunk_kib(vol.volume_type), step)
         else:
-            demand = (rb + wb) / step / MIB
+            demand = derived.mib_per_second(rb + wb, step)
         trimmed = trim(parts["ebs.burst_balance"], demand, step)
         if trimmed is None:
             continue
@@ -697,7 +681,7 @@ def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
             if a is None:
                 continue
             total = a + (b if b is not None else 0.0)
-            demand = total / step if kind == "io" else total / step / MIB
+            demand = derived.per_second(total, step) if kind == "io" else derived.mib_per_second(total, step)
             trimmed = trim(ibal, demand, step)
             if trimmed is None:
                 continue

@@ -1,5 +1,6 @@
 """The pure parts of the metrics service: resolution bands, ceiling segments and utilisation against the limit in
-force at each time, counted IOPS (raw aggregation and the raw tail: tests/timeseries/test_timeseries_read.py)."""
+force at each time (counted IOPS: tests/domain/test_derived.py; raw aggregation and the raw tail:
+tests/timeseries/test_timeseries_read.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import datetime as dt
 
 import numpy as np
 import pytest
-from headroom.domain.physics.io import counted_ops
-from headroom.metrics import service as m
+
 from headroom.platform.errors import InvalidInput
+from headroom.metrics import service as m
 
 T0 = dt.datetime(2026, 11, 2, 0, 0, tzinfo=dt.UTC)
 
@@ -50,13 +51,6 @@ def test_combine_keeps_extremes_only_for_raw_and_counts_a_missing_series_as_zero
     assert np.isnan(rolled.avg[0]) and rolled.avg[1] == 12.0 and np.isnan(rolled.max).all()
     missing = m.combine([a, m.empty_columns()], lambda x, y: x + y, exact_extremes=True)
     assert missing.avg.tolist() == [1.0, 2.0] == missing.max.tolist()
-
-
-@pytest.mark.parametrize(("ops", "size_kib", "chunk"), [(600, 16, 256), (600, 256, 256), (600, 512, 256),
-                                                        (600, 300, 256), (100, 1024, 1024), (0, 0, 256)])
-def test_counted_rate_equals_physics_counted_ops(ops: int, size_kib: float, chunk: int) -> None:
-    got = m.counted_rate(np.array([float(ops)]), np.array([ops * size_kib * 1024.0]), chunk, 60)
-    assert got[0] == pytest.approx(counted_ops(ops, ops * size_kib * 1024, chunk) / 60)
 
 
 def _seg(value: float, lo_h: int, hi_h: int, label: str = "x") -> m.CeilingSegment:

@@ -12,8 +12,10 @@ Context API (stable; rules of every family use it):
     .nodes_on_instance(instance_id)              every TiKV node on the instance
     .node_of_volume(volume_id) -> Node | None
     .entity_for_volume(id) / .entity_for_instance(id) / .entity_for_node(id) / .cluster_entity()
-    .series(kind, id, metric, labels=None) -> Array | None     NaN for gaps, None when absent
-    .volume_io(volume_id) -> IoView | None       counted IOPS, MiB/s, latency, queue (snapshot.views)
+    .series(kind, id, metric, labels=None) -> Array | None     NaN for gaps, None when absent (read-only)
+    .find_series(kind, id, metric, labels=None) -> Series | None   through an index built once per run
+    .memo(key, compute) -> value                 compute once per run (helpers several rules share)
+    .volume_io(volume_id) -> IoView | None       counted IOPS, MiB/s, latency, queue (headroom.domain.derived)
     .instance_io(instance_id) -> IoView | None   AWS/EC2 EBS aggregate of the instance
     .volume_limits(volume_id) -> VolumeLimits | None      catalog; None for types the catalog lacks
     .instance_limits(instance_id) -> InstanceLimits | None   catalog, else the snapshot's DescribeInstanceTypes
@@ -37,15 +39,15 @@ Stats helpers (module functions, NaN-aware, on 1-D arrays):
     trend_per_hour(values, step_seconds) -> float      least-squares slope, units per hour (NaN if < 2)
 
 Derived series names a SeriesRef may use besides registry metrics (the front end derives them the same way,
-see headroom.domain.snapshot.views): `derived.counted_iops`, `derived.mibps`, `derived.read_latency_ms`,
+see headroom.domain.derived): `derived.counted_iops`, `derived.mibps`, `derived.read_latency_ms`,
 `derived.write_latency_ms`, `derived.iops_ceiling`, `derived.mibps_ceiling`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -57,19 +59,29 @@ from headroom.domain.catalog.resolve import (
     resolve_instance_limits,
     resolve_volume_limits,
 )
+from headroom.domain.derived import IoView, io_chunk_kib, utilisation
 from headroom.domain.model import EntityRef
 from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings
-from headroom.domain.snapshot.schema import Cluster, Instance, Node, Snapshot, Volume, Window
+from headroom.domain.physics.io import SSD_CHUNK_KIB
+from headroom.domain.snapshot.schema import (
+    Cluster,
+    EntityKind,
+    Instance,
+    Node,
+    Series,
+    Snapshot,
+    Volume,
+    Window,
+)
 from headroom.domain.snapshot.tikv_defaults import flatten
-from headroom.domain.snapshot.views import IoView, find_series, instance_io, values, volume_io
+from headroom.domain.snapshot.views import IO_METRICS, io_view_of, values
 from headroom.domain.tikvconf.defaults import EffectiveValue, HostFacts, effective_value
-from headroom.domain.tikvconf.errors import TikvConfError
-from headroom.domain.tikvconf.units import parse_size
+from headroom.domain.units import GIB, UnitError, parse_size
 
 Array = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
+T = TypeVar("T")
 
-GIB = 1024**3
 
 DERIVED_SERIES = (
     "derived.counted_iops",
@@ -102,17 +114,12 @@ def share_at_or_above(values_: Array, threshold: float | Array) -> float:
 
 def runs(mask: BoolArray) -> list[tuple[int, int]]:
     """Return (start, length) of each run of True in a mask."""
-    out: list[tuple[int, int]] = []
-    start = -1
-    for i, flag in enumerate(mask.tolist()):
-        if flag and start < 0:
-            start = i
-        elif not flag and start >= 0:
-            out.append((start, i - start))
-            start = -1
-    if start >= 0:
-        out.append((start, len(mask) - start))
-    return out
+    if not mask.any():
+        return []
+    edges = np.diff(np.concatenate(([0], np.asarray(mask, dtype=np.int8), [0])))
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1)
+    return list(zip(starts.tolist(), (ends - starts).tolist(), strict=True))
 
 
 def longest_run(mask: BoolArray) -> int:
@@ -149,11 +156,8 @@ def mean(values_: Array) -> float:
 
 
 def ratio(values_: Array, limits: Array | float) -> Array:
-    """Return values / limits per point (NaN where the limit is not positive)."""
-    lim = np.broadcast_to(np.asarray(limits, dtype=np.float64), values_.shape)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out: Array = np.where(lim > 0, values_ / lim, np.nan)
-    return out
+    """Return values / limits per point (NaN where the limit is not positive): `derived.utilisation`."""
+    return utilisation(values_, limits)
 
 
 def trend_per_hour(values_: Array, step_seconds: float) -> float:
@@ -180,6 +184,7 @@ class Context:
         self._volumes = {v.id: v for v in snapshot.volumes}
         self._instances = {i.id: i for i in snapshot.instances}
         self._cache: dict[tuple[str, ...], Any] = {}
+        self._series_index: dict[tuple[str, str, str], list[Series]] | None = None
 
     # --- inventory ------------------------------------------------------------------------------
 
@@ -297,25 +302,45 @@ class Context:
 
     # --- series ---------------------------------------------------------------------------------
 
+    def find_series(
+        self, kind: str, entity_id: str, metric: str, labels: dict[str, str] | None = None
+    ) -> Series | None:
+        """Return the snapshot's series of one entity and metric (and labels), as `views.find_series` does."""
+        if self._series_index is None:
+            index: dict[tuple[str, str, str], list[Series]] = {}
+            for s in self.snapshot.series:
+                index.setdefault((s.entity.kind, s.entity.id, s.metric), []).append(s)
+            self._series_index = index
+        for s in self._series_index.get((kind, entity_id, metric), ()):
+            if labels is None or all(s.labels.get(k) == v for k, v in labels.items()):
+                return s
+        return None
+
     def series(
         self, kind: str, entity_id: str, metric: str, labels: dict[str, str] | None = None
     ) -> Array | None:
         """Return a series' values (NaN for gaps), or None when the snapshot lacks it."""
-        key = ("series", kind, entity_id, metric, repr(sorted((labels or {}).items())))
+        key = ("series", kind, entity_id, metric, repr(sorted((labels or {}).items())) if labels else "")
         if key not in self._cache:
-            s = find_series(self.snapshot, kind, entity_id, metric, labels)  # type: ignore[arg-type]
+            s = self.find_series(kind, entity_id, metric, labels)
             self._cache[key] = None if s is None else values(s)
         result: Array | None = self._cache[key]
         return result
+
+    def _io_view(self, kind: EntityKind, entity_id: str, chunk_kib: int) -> IoView | None:
+        first = self.find_series(kind, entity_id, IO_METRICS[kind][0])
+        if first is None:
+            return None
+        return io_view_of(kind, first, lambda metric: self.series(kind, entity_id, metric), chunk_kib)
 
     def volume_io(self, volume_id: str) -> IoView | None:
         """Return the derived I/O view of a volume (None without VolumeReadOps)."""
         key = ("volume_io", volume_id)
         if key not in self._cache:
-            try:
-                self._cache[key] = volume_io(self.snapshot, volume_id)
-            except KeyError:
-                self._cache[key] = None
+            vol = self._volumes.get(volume_id)
+            self._cache[key] = (
+                None if vol is None else self._io_view("volume", volume_id, io_chunk_kib(vol.type))
+            )
         result: IoView | None = self._cache[key]
         return result
 
@@ -323,11 +348,15 @@ class Context:
         """Return the derived EBS I/O view of an instance (None without EBSReadOps)."""
         key = ("instance_io", instance_id)
         if key not in self._cache:
-            try:
-                self._cache[key] = instance_io(self.snapshot, instance_id)
-            except KeyError:
-                self._cache[key] = None
+            self._cache[key] = self._io_view("instance", instance_id, SSD_CHUNK_KIB)
         result: IoView | None = self._cache[key]
+        return result
+
+    def memo(self, key: tuple[str, ...], compute: Callable[[], T]) -> T:
+        """Return `compute()`, computed once per run for `key` (helpers shared by several rules use it)."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        result: T = self._cache[key]
         return result
 
     # --- limits ---------------------------------------------------------------------------------
@@ -433,7 +462,7 @@ class Context:
             return None
         try:
             return parse_size(value)
-        except TikvConfError:
+        except UnitError:
             return None
 
     # --- text -----------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Change, severity_rank
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf.errors import TikvConfError
-from headroom.domain.tikvconf.units import parse_size
+from headroom.domain.units import parse_size
 
 
 @dataclass(frozen=True)

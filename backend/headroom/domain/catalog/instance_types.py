@@ -20,7 +20,7 @@ from typing import Any
 
 from headroom.domain.catalog.errors import CatalogError, UnknownInstanceType
 from headroom.domain.catalog.prices import HOURS_PER_MONTH
-from headroom.domain.catalog.units import mb_to_mib, mbps_to_mb_per_s
+from headroom.domain.units import mb_to_mib, mbps_to_mb_per_s
 
 OVERRIDE_ENV = "HEADROOM_INSTANCE_CATALOG"
 BUILTIN_PATH = Path(__file__).parent / "data" / "instance_types.json"

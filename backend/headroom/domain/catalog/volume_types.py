@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from headroom.domain.catalog.errors import UnknownVolumeType
 from headroom.domain.catalog.prices import CostBreakdown, ebs_monthly_cost
-from headroom.domain.catalog.units import gib_to_tib
+from headroom.domain.units import gib_to_tib
 
 Media = Literal["ssd", "hdd"]
 

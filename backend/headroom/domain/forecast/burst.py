@@ -218,20 +218,41 @@ def _at(now: datetime, seconds: float | None) -> datetime | None:
 def _trajectory(
     bucket: CreditBucket, balance: float, demands: Array, dt: float, *, stop_when_empty: bool = False
 ) -> tuple[Array, float | None]:
-    """Step the bucket through `demands` (one per `dt`); return (balance % after each step, seconds to empty)."""
-    out = np.zeros(len(demands))  # after an early stop the rest stays 0 (empty)
-    b = balance
+    """Step the bucket through `demands` (one per `dt`); return (balance % after each step, seconds to empty).
+
+    The same arithmetic as `CreditBucket.step` (headroom.domain.physics.burst), inlined: this loop is the
+    advisor's hottest per-point path, and a method call per step cost more than the step itself.
+    """
+    if len(demands) and dt < 0:
+        raise ValueError("dt_seconds must be non-negative")
+    if bool(np.any(demands < 0)):
+        raise ValueError("demand must be non-negative")
+    cap, base, burst = bucket.capacity, bucket.baseline_rate, bucket.burst_rate
+    targets = np.minimum(demands, burst if bucket.bursts else base).tolist()
+    balances = np.zeros(len(demands))  # after an early stop the rest stays 0 (empty)
+    b = min(max(balance, 0.0), cap)
     empty_at: float | None = 0.0 if balance <= 0 else None
-    for k, d in enumerate(demands.tolist()):
+    stopped_at: int | None = None
+    for k, (d, target) in enumerate(zip(demands.tolist(), targets, strict=True)):
         before = b
-        b, _served = bucket.step(b, d, dt)
+        if dt == 0:
+            pass
+        elif target <= base:
+            b = min(max(b + (base - target) * dt, 0.0), cap)
+        else:
+            drain = target - base
+            b = min(max(b - drain * dt, 0.0), cap) if b / drain >= dt else 0.0
         if empty_at is None and b <= 0.0:
             # exact time inside the step: the drain is constant over it (headroom.domain.physics.burst.step)
-            drain = min(d, bucket.burst_rate) - bucket.baseline_rate
+            drain = min(d, burst) - base
             empty_at = k * dt + (before / drain if drain > 0 else dt)
             if stop_when_empty:
+                stopped_at = k
                 break
-        out[k] = bucket.percent(b)
+        balances[k] = b
+    out: Array = np.full(len(demands), 100.0) if cap <= 0 else 100.0 * balances / cap
+    if stopped_at is not None:
+        out[stopped_at:] = 0.0
     return out, empty_at
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from headroom.domain.catalog.units import gib_to_tib
+from headroom.domain.units import gib_to_tib
 from headroom.domain.catalog.volume_types import GP2_BURST_IOPS, VOLUME_TYPES, gp2_baseline_iops
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from headroom.domain.catalog.units import (
+from headroom.domain.units import (
     KIB_PER_MIB,
     bytes_to_kib,
     bytes_to_mib,

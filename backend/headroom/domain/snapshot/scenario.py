@@ -25,7 +25,8 @@ from pydantic import (
 from headroom.domain.catalog import CatalogError, instance_limits, volume_limits, volume_type_spec
 from headroom.domain.snapshot.errors import ScenarioError, describe_validation_error, field_path
 from headroom.domain.snapshot.schema import DeploymentKind, VolumeRole, VolumeType
-from headroom.domain.snapshot.tikv_defaults import flatten, parse_size, parse_version
+from headroom.domain.snapshot.tikv_defaults import flatten, parse_version
+from headroom.domain.units import parse_size
 
 
 class _S(BaseModel):

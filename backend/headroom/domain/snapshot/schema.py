@@ -12,7 +12,18 @@ import re
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from headroom.domain.snapshot.registry import REGISTRY
 
@@ -169,6 +180,22 @@ class Entity(_Model):
     id: str = Field(description="Volume id, instance id or node id.")
 
 
+class _ReadOnlyValues:
+    """A series' values as one read-only float array; equal when the values are (NaN equal to NaN)."""
+
+    __slots__ = ("array", "source")
+
+    def __init__(self, values: list[float | None]) -> None:
+        self.source = values  # the list it was read from (a model_copy with new values must not reuse it)
+        self.array: NDArray[np.float64] = np.array(values, dtype=np.float64)  # numpy reads None as NaN
+        self.array.flags.writeable = False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ReadOnlyValues) and bool(np.array_equal(self.array, other.array, equal_nan=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class Series(_Model):
     """One compact time series: values at start, start + step, ...; null marks a gap."""
 
@@ -187,6 +214,20 @@ class Series(_Model):
     start: AwareDatetime
     step_seconds: int = Field(gt=0)
     values: list[float | None]
+    _array: _ReadOnlyValues = PrivateAttr()
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Keep the values as a read-only float array (NaN for gaps) too: the analysis reads whole arrays, and
+        converting the list once here (when the snapshot is loaded, built or simulated) spares every reader."""
+        self._array = _ReadOnlyValues(self.values)
+
+    @property
+    def array(self) -> NDArray[np.float64]:
+        """Return the values as a read-only float64 array, NaN for gaps."""
+        private = self.__pydantic_private__
+        if not private or "_array" not in private or private["_array"].source is not self.values:
+            self._array = _ReadOnlyValues(self.values)  # built by model_construct, or copied with new values
+        return self._array.array
 
     @model_validator(mode="after")
     def _known_metric(self) -> Series:

@@ -38,8 +38,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from headroom.domain.catalog import InstanceLimits, VolumeLimits, instance_limits, volume_limits
+from headroom.domain import derived
 from headroom.domain.physics.burst import CreditBucket, InstanceEbsBucket, volume_bucket
-from headroom.domain.physics.io import chunks_per_io
 from headroom.domain.snapshot.errors import ScenarioError
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.scenario import Scenario, VolumeSpec, Workload, load_scenario, node_workload
@@ -57,7 +57,8 @@ from headroom.domain.snapshot.schema import (
     config_get,
     config_set,
 )
-from headroom.domain.snapshot.tikv_defaults import default_config, flatten, parse_size
+from headroom.domain.snapshot.tikv_defaults import default_config, flatten
+from headroom.domain.units import parse_size
 
 Array = NDArray[np.float64]
 
@@ -356,19 +357,7 @@ class _VolumeDemand:
 
 
 def _counted(ops: Array, io_kib: Array | float, chunk_kib: int) -> Array:
-    sizes = np.broadcast_to(np.asarray(io_kib, dtype=np.float64), ops.shape)
-    unique = np.unique(np.round(sizes, 6))
-    if len(unique) <= 64:
-        chunks = np.ones_like(sizes)
-        for size in unique:
-            chunks = np.where(
-                np.round(sizes, 6) == size, float(chunks_per_io(float(size), chunk_kib)), chunks
-            )
-    else:
-        chunks = np.asarray(
-            np.vectorize(lambda s: chunks_per_io(float(s), chunk_kib))(sizes), dtype=np.float64
-        )
-    return np.asarray(ops * chunks, dtype=np.float64)
+    return np.asarray(ops * derived.chunks_per_io(io_kib, chunk_kib), dtype=np.float64)
 
 
 def _volume_demands(node: _NodePlan, d: _NodeDemand) -> dict[str, _VolumeDemand]:

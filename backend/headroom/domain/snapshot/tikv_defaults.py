@@ -1,4 +1,4 @@
-"""The TiKV config the simulator starts from, by version and host size, and size-string parsing.
+"""The TiKV config the simulator starts from, by version and host size (sizes: headroom.domain.units).
 
 Only the keys the simulator and the advisor look at. The values are tikvconf.defaults.DEFAULTS (the one table
 of TiKV defaults, each row citing domain.md s5 / the config template); this module picks the keys, writes
@@ -7,19 +7,13 @@ sizes as `GET /config` serves them, and fills the few keys that table does not h
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from headroom.domain.snapshot.schema import config_set
 from headroom.domain.tikvconf.defaults import HostFacts, table_defaults
 from headroom.domain.tikvconf.defaults import parse_version as tikvconf_parse_version
 from headroom.domain.tikvconf.keys import is_valid_key, require_valid_key
-
-_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGTP]?)(i?)B?\s*$", re.IGNORECASE)
-_UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
-MIB = _UNIT["M"]
-GIB = _UNIT["G"]
-
+from headroom.domain.units import GIB, MIB, format_size, parse_size
 
 def parse_version(text: str) -> tuple[int, int, int]:
     """Parse "v8.5.1" (or "8.5") into (8, 5, 1); ValueError otherwise."""
@@ -27,32 +21,6 @@ def parse_version(text: str) -> tuple[int, int, int]:
     if parsed is None:
         raise ValueError(f"not a TiKV version: {text!r} (expected e.g. v8.5.1)")
     return parsed
-
-
-def parse_size(value: Any) -> int:
-    """Parse a TiKV size ("32KiB", "10GB", 1024) into bytes; KB and KiB are both binary (domain.md §4.2)."""
-    if isinstance(value, bool):
-        raise ValueError(f"not a size: {value!r}")
-    if isinstance(value, int | float):
-        return int(value)
-    if not isinstance(value, str):
-        raise ValueError(f"not a size: {value!r}")
-    m = _SIZE.match(value)
-    if not m:
-        raise ValueError(f"not a size: {value!r} (expected e.g. 32KiB, 8GiB, 100MB)")
-    return int(float(m.group(1)) * _UNIT[m.group(2).upper()])
-
-
-def format_size(n_bytes: float) -> str:
-    """Render bytes as TiKV's ReadableSize does: the largest exact binary unit ("32KiB", "0KiB")."""
-    n = int(n_bytes)
-    if n == 0:
-        return "0KiB"
-    for unit in ("PiB", "TiB", "GiB", "MiB", "KiB"):
-        size = _UNIT[unit[0]]
-        if n % size == 0:
-            return f"{n // size}{unit}"
-    return f"{n}B"
 
 
 # The keys a simulated node's config carries (what the simulator and the advisor look at). Their values come

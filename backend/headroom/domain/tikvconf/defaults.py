@@ -20,7 +20,8 @@ from headroom.domain.model import Change, ChangeValue
 from headroom.domain.tikvconf.change import target_node
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.parse import same_value
-from headroom.domain.tikvconf.units import parse_size
+from headroom.domain.tikvconf.errors import InvalidChangeValue
+from headroom.domain.units import UnitError, parse_size
 
 Version = tuple[int, int, int]
 ConfigValue = str | int | float | bool | list[Any] | dict[str, Any]
@@ -84,7 +85,10 @@ def _memory_usage_limit(host: HostFacts, config: Mapping[str, object]) -> int | 
     # Template: "calculated as `5/3 * block-cache.capacity`", i.e. 75% of memory with the default cache.
     configured = config.get("storage.block-cache.capacity")
     if isinstance(configured, str | int) and not isinstance(configured, bool):
-        return int(Fraction(parse_size(configured)) * 5 / 3)
+        try:
+            return int(Fraction(parse_size(configured)) * 5 / 3)
+        except UnitError as exc:
+            raise InvalidChangeValue(f"storage.block-cache.capacity: {exc}") from None
     if host.memory_bytes is None:
         return None
     rate = Fraction(30, 100) if config.get("storage.engine") == "partitioned-raft-kv" else Fraction(45, 100)

@@ -28,7 +28,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from headroom.domain.tikvconf.errors import InvalidChangeValue, UnknownConfigKey
-from headroom.domain.tikvconf.units import is_duration_text, is_size_text
+from headroom.domain.units import is_duration_text, is_size_text
 
 Kind = Literal["bool", "int", "float", "size", "duration", "str", "list", "map"]
 KeySource = Literal["template", "test-custom"]

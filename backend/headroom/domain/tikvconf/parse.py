@@ -33,7 +33,7 @@ from headroom.domain.tikvconf.limits import (
     node_at,
     position,
 )
-from headroom.domain.tikvconf.units import parse_duration, parse_size
+from headroom.domain.units import parse_duration, parse_size
 
 ConfigView = dict[str, Any]
 _POSITION_SUFFIX = re.compile(r"\s+at line \d+ col \d+\s*$")

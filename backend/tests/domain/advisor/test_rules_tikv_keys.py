@@ -14,7 +14,7 @@ from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.simulate import simulate
 from headroom.domain.tikvconf import can_change_online, is_valid_key
 from headroom.domain.tikvconf.keys import check_value
-from headroom.domain.tikvconf.units import parse_size
+from headroom.domain.units import parse_size
 
 TIKV_RULES = (
     "block-cache-size",

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -23,12 +24,10 @@ import numpy as np
 from headroom.domain.advisor.context import (
     Array,
     Context,
-    longest_run,
     mask_at_or_above,
     minutes,
     nan_to_none,
     peak,
-    percentile,
     ratio,
     runs,
 )
@@ -77,24 +76,49 @@ def demand_estimate(p99_value: float, served_peak: float, pinned: bool) -> float
 
 @dataclass(frozen=True)
 class Pressure:
-    """How a series sat against a ceiling over the window."""
+    """How a series sat against a ceiling over the window (its percentiles are computed when first read)."""
 
     threshold: float  # fraction of the ceiling tested (e.g. 0.9)
     share: float  # fraction of valid points at or above threshold × ceiling
     longest_run_minutes: float
     episodes: int
-    peak: float  # highest observed value
-    p95: float
-    p99: float
     peak_ratio: float  # highest value / ceiling at that point
     ceiling_min: float  # lowest ceiling in the window
     ceiling_max: float
     mask: np.ndarray[Any, np.dtype[np.bool_]]
+    values: Array = field(repr=False)
 
     @property
     def sustained(self) -> bool:
         """Whether the condition held for 30 consecutive minutes or for 5% of the window."""
         return self.longest_run_minutes >= SUSTAINED_MIN_RUN_MINUTES or self.share >= SUSTAINED_MIN_SHARE
+
+    @cached_property
+    def _finite(self) -> Array:
+        finite: Array = self.values[~np.isnan(self.values)]
+        return finite
+
+    @property
+    def peak(self) -> float:
+        """Return the highest observed value (NaN without any)."""
+        return float(self._finite.max()) if self._finite.size else math.nan
+
+    @cached_property
+    def _p95_p99(self) -> tuple[float, float]:
+        if not self._finite.size:
+            return math.nan, math.nan
+        p95_, p99_ = np.percentile(self._finite, [95, 99])
+        return float(p95_), float(p99_)
+
+    @property
+    def p95(self) -> float:
+        """Return the 95th percentile of the observed values."""
+        return self._p95_p99[0]
+
+    @property
+    def p99(self) -> float:
+        """Return the 99th percentile of the observed values."""
+        return self._p95_p99[1]
 
 
 def pressure(
@@ -106,18 +130,23 @@ def pressure(
     mask = mask_at_or_above(r, threshold)
     valid = int(np.count_nonzero(~np.isnan(r)))
     share = int(np.count_nonzero(mask)) / valid if valid else 0.0
+    held = runs(mask)
+    if ceil.size == 0:
+        ceiling_min = ceiling_max = math.nan
+    elif np.ndim(ceiling) == 0:
+        ceiling_min = ceiling_max = float(ceiling)
+    else:
+        ceiling_min, ceiling_max = float(np.nanmin(ceil)), float(np.nanmax(ceil))
     return Pressure(
         threshold=threshold,
         share=share,
-        longest_run_minutes=minutes(longest_run(mask), step_seconds),
-        episodes=len(runs(mask)),
-        peak=peak(values),
-        p95=percentile(values, 95),
-        p99=percentile(values, 99),
+        longest_run_minutes=minutes(max((length for _, length in held), default=0), step_seconds),
+        episodes=len(held),
         peak_ratio=peak(r),
-        ceiling_min=float(np.nanmin(ceil)) if ceil.size else math.nan,
-        ceiling_max=float(np.nanmax(ceil)) if ceil.size else math.nan,
+        ceiling_min=ceiling_min,
+        ceiling_max=ceiling_max,
         mask=mask,
+        values=values,
     )
 
 

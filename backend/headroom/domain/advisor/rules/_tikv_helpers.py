@@ -19,13 +19,14 @@ from typing import Any, Literal
 
 import numpy as np
 
+from headroom.domain import derived
 from headroom.domain.advisor.context import Array, Context
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, window_evidence
 from headroom.domain.model import Change, Evidence, Measure, SeriesRef
 from headroom.domain.snapshot.schema import Node, Volume
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.online import can_change_online
-from headroom.domain.tikvconf.units import format_size, parse_size
+from headroom.domain.units import format_size, parse_size
 
 KIB = 1024
 MIB = 1024**2
@@ -165,14 +166,25 @@ def _instance_ceilings(ctx: Context, instance_id: str, n: int) -> tuple[Array, A
     return iops.astype(np.float64), mibps.astype(np.float64)
 
 
-def _util(values: Array, ceiling: Array) -> Array:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out: Array = np.where(ceiling > 0, values / ceiling, np.nan)
+_util = derived.utilisation
+
+
+def _sum_rows(rows: list[Array]) -> Array:
+    """Return the element-wise sum of same-length arrays (one array: itself, no stacking)."""
+    if len(rows) == 1:
+        return rows[0]
+    out: Array = np.sum(np.vstack(rows), axis=0)
     return out
 
 
 def data_path(ctx: Context, node: Node) -> DataPath | None:
-    """Return the node's data-volume I/O against its effective ceilings (None when a series is missing)."""
+    """Return the node's data-volume I/O against its effective ceilings (None when a series is missing).
+
+    Computed once per run and node (several rule families read it)."""
+    return ctx.memo(("data_path", node.id), lambda: _data_path(ctx, node))
+
+
+def _data_path(ctx: Context, node: Node) -> DataPath | None:
     vols: list[Volume] = [ctx.volume(v) for v in node.data_volume_ids if v in {x.id for x in ctx.volumes}]
     if not vols:
         return None
@@ -193,14 +205,17 @@ def data_path(ctx: Context, node: Node) -> DataPath | None:
         return acc
 
     def avg(attr: str) -> Array:
+        if len(v_views) == 1:  # the mean of one volume is its own series (NaN stays NaN)
+            one: Array = getattr(v_views[0], attr)
+            return one
         stacked = np.vstack([getattr(view, attr) for view in v_views])
         with warnings.catch_warnings():  # all-NaN steps (no latency series) stay NaN, silently
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.asarray(np.nanmean(stacked, axis=0), dtype=np.float64)
 
     counted, mibps = total("counted_iops"), total("mibps")
-    vol_iops_ceiling = np.sum(np.vstack([c for c in iceils if c is not None]), axis=0)
-    vol_mibps_ceiling = np.sum(np.vstack([c for c in mceils if c is not None]), axis=0)
+    vol_iops_ceiling = _sum_rows([c for c in iceils if c is not None])
+    vol_mibps_ceiling = _sum_rows([c for c in mceils if c is not None])
     vol_iops_util, vol_mibps_util = _util(counted, vol_iops_ceiling), _util(mibps, vol_mibps_ceiling)
     iops_util, mibps_util = vol_iops_util, vol_mibps_util
     iops_ceiling, mibps_ceiling = vol_iops_ceiling, vol_mibps_ceiling

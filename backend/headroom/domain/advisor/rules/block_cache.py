@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from headroom.domain import derived
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.engine import Rule
 from headroom.domain.advisor.finding import Finding, make_dedup_key
@@ -68,9 +69,7 @@ def hit_ratio(ctx: Context, node_id: str) -> Array | None:
     miss = ctx.series("node", node_id, "tikv.block_cache_miss")
     if hit is None or miss is None or len(hit) != len(miss):
         return None
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out: Array = np.where(hit + miss > 0, hit / (hit + miss), np.nan)
-    return out
+    return derived.hit_ratio(hit, miss)
 
 
 def memory_share_bytes(ctx: Context, node: Node) -> float:

@@ -21,6 +21,7 @@ from typing import Literal
 
 import numpy as np
 
+from headroom.domain import derived
 from headroom.domain.advisor.context import Array, Context, p95
 from headroom.domain.advisor.engine import Rule
 from headroom.domain.advisor.finding import Finding, make_dedup_key
@@ -101,9 +102,8 @@ def project(path: DataPath, current_kib: float, new_kib: int) -> Projection:
     p_ops, p_mibps = point_reads(path, current_kib)
     counted = path.counted_iops + p_ops * (f_iops - 1.0)
     mibps = path.mibps + p_mibps * (f_bytes - 1.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        iops_util: Array = np.where(path.iops_ceiling > 0, counted / path.iops_ceiling, np.nan)
-        mibps_util: Array = np.where(path.mibps_ceiling > 0, mibps / path.mibps_ceiling, np.nan)
+    iops_util = derived.utilisation(counted, path.iops_ceiling)
+    mibps_util = derived.utilisation(mibps, path.mibps_ceiling)
     return Projection(new_kib, p95(iops_util), p95(mibps_util))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from headroom.domain.catalog.units import bytes_to_mib, gib_to_tib, mb_to_mib, mbps_to_mb_per_s, mib_to_mb
+from headroom.domain.units import bytes_to_mib, gib_to_tib, mb_to_mib, mbps_to_mb_per_s, mib_to_mb
 
 
 @pytest.mark.parametrize(

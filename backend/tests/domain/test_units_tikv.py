@@ -7,8 +7,8 @@ Expected values: tikv/tikv components/tikv_util/src/config.rs (ReadableSize/Read
 from __future__ import annotations
 
 import pytest
-from headroom.domain.tikvconf.errors import InvalidChangeValue
-from headroom.domain.tikvconf.units import (
+from headroom.domain.units import (
+    UnitError,
     format_duration,
     format_size,
     is_size_text,
@@ -46,7 +46,7 @@ def test_parse_size(text: str | int, expected: int) -> None:
 )
 def test_parse_size_rejects_what_tikv_rejects(text: str) -> None:
     # TiKV illegal_cases: units are case-sensitive; "lots" and "-1" are not sizes at all.
-    with pytest.raises(InvalidChangeValue):
+    with pytest.raises(UnitError):
         parse_size(text)
     assert not is_size_text(text)
 
@@ -89,7 +89,7 @@ def test_parse_duration(text: str, milliseconds: float) -> None:
 @pytest.mark.parametrize("text", ["1s1h", "10x", "", "h", "5 minutes"])
 def test_parse_duration_rejects(text: str) -> None:
     # ReadableDuration: "d, h, m, s, ms should occur in given order"; unknown units are errors.
-    with pytest.raises(InvalidChangeValue):
+    with pytest.raises(UnitError):
         parse_duration(text)
 
 
@@ -99,3 +99,11 @@ def test_parse_duration_rejects(text: str) -> None:
 def test_format_duration_like_readable_duration_display(milliseconds: int, text: str) -> None:
     assert format_duration(milliseconds) == text
     assert parse_duration(text) == milliseconds
+
+
+@pytest.mark.parametrize("value", ["32Ki", "8gib", "1 gb", 65536.0, True, None])
+def test_one_parser_for_every_caller_follows_tikv(value: object) -> None:
+    # The simulator's scenario check once used a case-insensitive parser that also took "32Ki" and floats; TiKV's
+    # ReadableSize takes neither (units are K | KB | KiB ..., case-sensitive; a size is a string or an integer).
+    with pytest.raises(UnitError):
+        parse_size(value)  # type: ignore[arg-type]
