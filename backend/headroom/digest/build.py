@@ -1,13 +1,15 @@
 """The weekly advisory email, as pure data in and a subject, a plain-text body and an HTML body out.
 
 No database, no clock, no network: the service (headroom.digest.service) gathers a `DigestData` for one
-organisation and `build_digest` renders it. Every piece of user text (organisation, cluster and source names,
-finding titles, error messages) is HTML-escaped in the HTML part; the text part carries it as it is.
+organisation and `build_digest` renders it with the Jinja2 templates in `templates/` (`digest.txt.j2`,
+`digest.html.j2`, and `_lines.j2` for the sentences both say). The HTML is autoescaped: every piece of user
+text (organisation, cluster and source names, finding titles, error messages) is HTML-escaped there; the text
+part carries it as it is.
 
 Layout, per cluster (clusters in name order):
 - open findings by severity (critical, warning, info), new and resolved in the reporting window;
-- the top findings by impact (`rank_findings`) with their fix and, where the finding carries one, its forecast
-  (burst-bucket depletion, days to a ceiling);
+- the top findings by impact (`rank_findings`) with their fix and, where the finding carries them, its typed
+  forecasts (`headroom.domain.model.Forecast`: burst-bucket depletion and refill, days to a ceiling);
 then the organisation's unhealthy data sources with their last error, and a link to the dashboard.
 An organisation with nothing open and every source healthy gets a short "all clear".
 """
@@ -19,8 +21,11 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-SEVERITIES = ("critical", "warning", "info")
-SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+from jinja2 import Environment, PackageLoader, StrictUndefined, Template
+from markupsafe import Markup
+
+from headroom.domain.model import SEVERITIES, Forecast, severity_rank
+
 # Findings listed per cluster: five keeps a cluster's section on one screen of a mail client; the rest are one
 # click away on the dashboard (the count of open findings is always shown in full).
 DEFAULT_TOP_N = 5
@@ -37,7 +42,7 @@ class FindingItem:
     entity: str
     impact: str = ""
     fix: Sequence[str] = ()
-    forecast: Sequence[str] = ()
+    forecast: Sequence[Forecast] = ()
     headroom_before_pct: float | None = None
     monthly_cost_delta_usd: float | None = None
     url: str | None = None
@@ -109,13 +114,13 @@ def rank_findings(items: Sequence[FindingItem]) -> list[FindingItem]:
         headroom = item.headroom_before_pct if item.headroom_before_pct is not None else float("inf")
         # A negative delta is a saving; a bigger saving sorts first. No cost figure sorts after any saving.
         saving = -item.monthly_cost_delta_usd if item.monthly_cost_delta_usd is not None else float("-inf")
-        return (SEVERITY_RANK.get(item.severity, len(SEVERITIES)), headroom, -saving, item.title)
+        return (severity_rank(item.severity), headroom, -saving, item.title)
 
     return sorted(items, key=key)
 
 
 def _totals(data: DigestData) -> dict[str, int]:
-    totals = {s: 0 for s in SEVERITIES} | {"new": 0, "resolved": 0}
+    totals = dict.fromkeys(SEVERITIES, 0) | {"new": 0, "resolved": 0}
     for cluster in data.clusters:
         for s in SEVERITIES:
             totals[s] += cluster.open_by_severity.get(s, 0)
@@ -128,12 +133,12 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
-def _severity_counts(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{counts.get(s, 0):,} {s}" for s in SEVERITIES)
-
-
 def _when(at: dt.datetime | None) -> str:
     return at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if at is not None else "never"
+
+
+def _utc(at: dt.datetime, fmt: str) -> str:
+    return at.astimezone(dt.UTC).strftime(fmt)
 
 
 def _excerpt(text: str | None) -> str:
@@ -163,141 +168,65 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _source_line(p: SourceProblem) -> str:
-    return (
-        f'{p.kind} "{p.name}" is {p.status} ({_plural(p.consecutive_failures, "failure")} in a row; '
-        f"last success {_when(p.last_success_at)}); last error at {_when(p.last_error_at)}: {_excerpt(p.last_error)}"
-    )
+@dataclass(frozen=True)
+class _ClusterSection:
+    cluster: ClusterDigest
+    top: Sequence[FindingItem]
+    more: int
 
 
-def _text(data: DigestData, totals: Mapping[str, int], all_clear: bool, top_n: int) -> str:
-    period = f"{_when(data.period_start)} to {_when(data.period_end)}"
-    lines = [f"Headroom weekly advisory for {data.org_name}, week of {data.week_start.isoformat()}", ""]
-    if all_clear:
-        lines += [
-            f"All clear: no open findings on {_plural(len(data.clusters), 'cluster')} and every data source is healthy.",
-            f"Resolved in the last 7 days ({period}): {totals['resolved']:,}.",
-            "",
-            f"Dashboard: {data.dashboard_url}",
-        ]
-        return "\n".join(lines) + "\n"
-    lines.append(
-        f"Open findings: {_severity_counts(totals)}. In the last 7 days ({period}): "
-        f"{totals['new']:,} new, {totals['resolved']:,} resolved."
+def _escape(value: object) -> object:
+    # html.escape (quotes as &quot;), as this email always had; autoescaping stays on underneath as well.
+    return value if isinstance(value, Markup) else Markup(html.escape(str(value), quote=True))
+
+
+def _environment(*, html_part: bool) -> Environment:
+    # One environment per part, so the shared macros (_lines.j2) are compiled escaping in the HTML and as
+    # written in the text: a macro's output is trusted by the template that calls it.
+    env = Environment(
+        loader=PackageLoader("headroom.digest", "templates"),
+        autoescape=html_part,
+        finalize=_escape if html_part else None,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
     )
+    env.filters.update(
+        thousands=lambda n: f"{n:,}",
+        whole=lambda x: f"{x:,.0f}",
+        percent=lambda x: f"{x:.0f}",
+        minutes=lambda seconds: f"{seconds / 60:,.0f}",
+        days=lambda seconds: f"{seconds / 86400:,.0f}",
+        plural=_plural,
+        when=_when,
+        utc=_utc,
+        excerpt=_excerpt,
+    )
+    return env
+
+
+_TEXT = _environment(html_part=False).get_template("digest.txt.j2")
+_HTML = _environment(html_part=True).get_template("digest.html.j2")
+
+
+def _render(template: Template, data: DigestData, totals: Mapping[str, int], all_clear: bool, top_n: int) -> str:
+    sections = []
     for cluster in sorted(data.clusters, key=lambda c: c.name):
-        lines += ["", f"== Cluster {cluster.name} =="]
-        lines.append(
-            f"Open: {_severity_counts(cluster.open_by_severity)}; {cluster.new_this_week:,} new, "
-            f"{cluster.resolved_this_week:,} resolved this week."
-        )
-        if cluster.open_total == 0:
-            lines.append("All clear on this cluster.")
         top = rank_findings(cluster.open_findings)[:top_n]
-        if top:
-            lines.append("Top findings by impact:")
-        for i, item in enumerate(top, 1):
-            lines.append(f"{i}. [{item.severity.upper()}] {item.title}")
-            lines.append(f"   On: {item.entity}")
-            if item.impact:
-                lines.append(f"   Impact: {item.impact}")
-            for fix in item.fix:
-                lines.append(f"   Fix: {fix}")
-            for forecast in item.forecast:
-                lines.append(f"   Forecast: {forecast}")
-            if item.url:
-                lines.append(f"   Details: {item.url}")
-        more = cluster.open_total - len(top)
-        if top and more > 0:
-            lines.append(f"... and {more:,} more open: {cluster.url}")
-        if cluster.limit_notes:
-            lines.append("Not judged:")
-            lines += [f"- {note}" for note in cluster.limit_notes]
-        lines.append(f"Cluster page: {cluster.url}")
-    if data.source_problems:
-        lines += ["", "== Data source problems =="]
-        lines += [f"- {_source_line(p)}" for p in data.source_problems]
-    lines += ["", f"Dashboard: {data.dashboard_url}"]
-    if data.settings_url:
-        lines.append(f"Digest settings: {data.settings_url}")
-    return "\n".join(lines) + "\n"
+        sections.append(_ClusterSection(cluster, top, cluster.open_total - len(top)))
+    return template.render(
+        data=data,
+        totals=totals,
+        all_clear=all_clear,
+        period=f"{_when(data.period_start)} to {_when(data.period_end)}",
+        sections=sections,
+        severities=SEVERITIES,
+        colours=_SEVERITY_COLOUR,
+    )
 
 
 _SEVERITY_COLOUR = {"critical": "#b42318", "warning": "#b54708", "info": "#175cd3"}
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _a(url: str, label: str) -> str:
-    return f'<a href="{_e(url)}">{_e(label)}</a>'
-
-
-def _html(data: DigestData, totals: Mapping[str, int], all_clear: bool, top_n: int) -> str:
-    period = f"{_when(data.period_start)} to {_when(data.period_end)}"
-    out = [
-        '<!DOCTYPE html><html><head><meta charset="utf-8">',
-        f"<title>{_e('Headroom weekly advisory for ' + data.org_name)}</title></head>",
-        '<body style="font-family:Arial,Helvetica,sans-serif;color:#101828;max-width:680px">',
-        f"<h1 style=\"font-size:20px\">Headroom weekly advisory for {_e(data.org_name)}</h1>",
-        f"<p>Week of {_e(data.week_start.isoformat())}</p>",
-    ]
-    if all_clear:
-        out += [
-            f"<p><strong>All clear:</strong> no open findings on {_e(_plural(len(data.clusters), 'cluster'))} "
-            "and every data source is healthy.</p>",
-            f"<p>Resolved in the last 7 days ({_e(period)}): {totals['resolved']:,}.</p>",
-            f"<p>{_a(data.dashboard_url, 'Open the dashboard')}</p>",
-            "</body></html>",
-        ]
-        return "\n".join(out) + "\n"
-    out.append(
-        f"<p>Open findings: {_e(_severity_counts(totals))}. In the last 7 days ({_e(period)}): "
-        f"{totals['new']:,} new, {totals['resolved']:,} resolved.</p>"
-    )
-    for cluster in sorted(data.clusters, key=lambda c: c.name):
-        out.append(f'<h2 style="font-size:17px">Cluster {_a(cluster.url, cluster.name)}</h2>')
-        out.append(
-            f"<p>Open: {_e(_severity_counts(cluster.open_by_severity))}; {cluster.new_this_week:,} new, "
-            f"{cluster.resolved_this_week:,} resolved this week.</p>"
-        )
-        if cluster.open_total == 0:
-            out.append("<p>All clear on this cluster.</p>")
-        top = rank_findings(cluster.open_findings)[:top_n]
-        if top:
-            out.append("<ol>")
-        for item in top:
-            colour = _SEVERITY_COLOUR.get(item.severity, "#101828")
-            title = _a(item.url, item.title) if item.url else _e(item.title)
-            parts = [
-                f'<li><strong style="color:{colour}">{_e(item.severity.upper())}</strong> {title}<br>',
-                f"On: {_e(item.entity)}",
-            ]
-            if item.impact:
-                parts.append(f"<br>Impact: {_e(item.impact)}")
-            parts += [f"<br>Fix: {_e(fix)}" for fix in item.fix]
-            parts += [f"<br>Forecast: {_e(fc)}" for fc in item.forecast]
-            parts.append("</li>")
-            out.append("".join(parts))
-        if top:
-            out.append("</ol>")
-        more = cluster.open_total - len(top)
-        if top and more > 0:
-            out.append(f"<p>… and {more:,} more open on the {_a(cluster.url, 'cluster page')}.</p>")
-        if cluster.limit_notes:
-            out.append("<p>Not judged:</p><ul>")
-            out += [f"<li>{_e(note)}</li>" for note in cluster.limit_notes]
-            out.append("</ul>")
-    if data.source_problems:
-        out.append('<h2 style="font-size:17px">Data source problems</h2><ul>')
-        out += [f"<li>{_e(_source_line(p))}</li>" for p in data.source_problems]
-        out.append("</ul>")
-    out.append(f"<p>{_a(data.dashboard_url, 'Open the dashboard')}</p>")
-    if data.settings_url:
-        out.append(f'<p style="font-size:12px;color:#667085">{_a(data.settings_url, "Digest settings")}</p>')
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
 
 
 def build_digest(data: DigestData, *, top_n: int = DEFAULT_TOP_N) -> Digest:
@@ -307,8 +236,8 @@ def build_digest(data: DigestData, *, top_n: int = DEFAULT_TOP_N) -> Digest:
     all_clear = open_total == 0 and not data.source_problems and not any(c.limit_notes for c in data.clusters)
     return Digest(
         subject=_one_line(_subject(data, totals, all_clear)),
-        text=_text(data, totals, all_clear, top_n),
-        html=_html(data, totals, all_clear, top_n),
+        text=_render(_TEXT, data, totals, all_clear, top_n),
+        html=_render(_HTML, data, totals, all_clear, top_n),
         all_clear=all_clear,
         totals=totals,
     )

@@ -38,8 +38,9 @@ from headroom.digest.build import (
     iso_week_start,
 )
 from headroom.digest.models import DigestSend, EmailVerification, OrgDigestSettings
-from headroom.domain.model import Change
+from headroom.domain.model import SEVERITIES, Change
 from headroom.findings.models import Finding, Recommendation
+from headroom.findings.service import stored_evidence, stored_impact
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance
 from headroom.platform.errors import NotFound
@@ -134,27 +135,27 @@ def last_sends(db: Session, org_id: uuid.UUID, limit: int = LAST_SENDS) -> list[
 # --- gathering -------------------------------------------------------------------------------------------
 
 
-def _is_forecast(line: str) -> bool:
-    # The advisor writes its burst forecasts as evidence lines (headroom.domain.advisor.rules._common.forecast_lines).
-    return line.startswith(("forecast", "the bucket is empty now", "refill at"))
-
-
-def _forecasts(finding: Finding) -> list[str]:
-    lines = [str(line) for line in finding.evidence.get("corroboration", []) if _is_forecast(str(line))]
-    for source in (finding.impact, finding.evidence):
-        days = source.get("days_to_ceiling")
-        if isinstance(days, int | float):
-            what = finding.impact.get("metric") or "the ceiling"
-            lines.append(f"{what} reached in about {days:,.0f} days at the current growth")
-            break
-    return lines
-
-
 def _fix_line(change: Change) -> str:
     what = (f"{change.key} = {change.proposed}" if change.current is None
             else f"{change.key}: {change.current} -> {change.proposed}")
     where = change.applies_to()
     return f"{what} on {where}" if where else what
+
+
+def _item(finding: Finding, fixes: Sequence[str], url: str) -> FindingItem:
+    impact = stored_impact(finding)
+    evidence = stored_evidence(finding).evidence
+    return FindingItem(
+        title=finding.title,
+        severity=finding.severity,
+        entity=f"{finding.entity_kind.replace('_', ' ')} {finding.entity_id}",
+        impact=impact.summary if impact is not None else "",
+        fix=tuple(fixes),
+        forecast=tuple(evidence.forecasts) if evidence is not None else (),
+        headroom_before_pct=impact.headroom_before_pct if impact is not None else None,
+        monthly_cost_delta_usd=impact.monthly_cost_delta_usd if impact is not None else None,
+        url=url,
+    )
 
 
 def _active(now: dt.datetime) -> Any:
@@ -223,24 +224,11 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
     cluster_digests = []
     for cluster in clusters:
         rows = by_cluster.get(cluster.id, [])
-        counts = {s: 0 for s in ("critical", "warning", "info")}
+        counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
         for f in rows:
             counts[f.severity] = counts.get(f.severity, 0) + 1
         cluster_url = f"{base}/clusters/{cluster.id}"
-        items = [
-            FindingItem(
-                title=f.title,
-                severity=f.severity,
-                entity=f"{f.entity_kind.replace('_', ' ')} {f.entity_id}",
-                impact=str(f.impact.get("summary") or ""),
-                fix=tuple(fixes.get(f.id, ())),
-                forecast=tuple(_forecasts(f)),
-                headroom_before_pct=_number(f.impact.get("headroom_before_pct")),
-                monthly_cost_delta_usd=_number(f.impact.get("monthly_cost_delta_usd")),
-                url=f"{cluster_url}?finding={f.id}",
-            )
-            for f in rows
-        ]
+        items = [_item(f, fixes.get(f.id, ()), f"{cluster_url}?finding={f.id}") for f in rows]
         cluster_digests.append(
             ClusterDigest(
                 name=cluster.name,
@@ -279,10 +267,6 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
         source_problems=problems,
         settings_url=f"{base}/settings/digest",
     )
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def render(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> Digest:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +18,11 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from headroom.domain.advisor.context import Context
+from headroom.domain.model import ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import find_series
 from headroom.findings.models import Finding
+from headroom.findings.service import stored_evidence
 from headroom.platform.errors import NotFound
 from headroom.timeseries.snapshots import MAX_WINDOW, RAW_STEP_SECONDS, build_snapshot
 
@@ -45,7 +48,7 @@ class ChartSeries:
     unit: str
     t: list[int]
     values: list[float | None]
-    reference_lines: list[dict[str, Any]] = field(default_factory=list)
+    reference_lines: list[ReferenceLine] = field(default_factory=list)
     found: bool = True
 
 
@@ -73,24 +76,23 @@ def _derived(ctx: Context, kind: str, entity_id: str, metric: str) -> Any:
     }[metric]
 
 
-def chart_series(snapshot: Snapshot, refs: list[dict[str, Any]]) -> list[ChartSeries]:
-    """Return the points of each series reference (the evidence JSON's `series`) read from a snapshot."""
+def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSeries]:
+    """Return the points of each series reference (the evidence's `series`) read from a snapshot."""
     ctx = Context(snapshot)
     window = snapshot.window
     start = int(window.start.timestamp())
     out: list[ChartSeries] = []
     for ref in refs:
-        kind, entity_id, metric = str(ref.get("entity_kind")), str(ref.get("entity_id")), str(ref.get("metric"))
-        labels = {str(k): str(v) for k, v in (ref.get("labels") or {}).items()}
-        label = str(ref.get("label") or f"{metric} {entity_id}")
-        lines = [dict(line) for line in ref.get("reference_lines") or [] if isinstance(line, dict)]
+        kind, entity_id, metric, labels = ref.entity_kind, ref.entity_id, ref.metric, ref.labels
+        label = ref.label or f"{metric} {entity_id}"
+        lines = list(ref.reference_lines)
         unit = DERIVED_UNITS.get(metric, "")
         values: Any = None
         try:
             if metric in DERIVED_UNITS:
                 values = _derived(ctx, kind, entity_id, metric)
             else:
-                found = find_series(snapshot, kind, entity_id, metric, labels)  # type: ignore[arg-type]
+                found = find_series(snapshot, kind, entity_id, metric, labels)
                 if found is not None:
                     unit = found.unit
                     values = ctx.series(kind, entity_id, metric, labels)
@@ -113,17 +115,13 @@ def chart_series(snapshot: Snapshot, refs: list[dict[str, Any]]) -> list[ChartSe
 
 def evidence_series(db: Session, finding: Finding) -> EvidenceSeries:
     """Return the points of a finding's evidence series over its window (the last 7 days of a longer one)."""
-    evidence = finding.evidence or {}
-    try:
-        end = dt.datetime.fromisoformat(str(evidence["window_end"]))
-        start = dt.datetime.fromisoformat(str(evidence["window_start"]))
-        step = int(evidence.get("step_seconds") or RAW_STEP_SECONDS)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise NotFound("This finding has no evidence window to chart.", code="no_evidence_window") from exc
+    evidence = stored_evidence(finding).evidence
+    if evidence is None:
+        raise NotFound("This finding has no evidence window to chart.", code="no_evidence_window")
+    start, end, step = evidence.window_start, evidence.window_end, evidence.step_seconds or RAW_STEP_SECONDS
     start = max(start, end - MAX_WINDOW)  # the snapshot reader's own cap (timeseries/snapshots.py MAX_WINDOW)
     # the snapshot's step is whole minutes (check_window); the advisor's runs use 60 s or a multiple
     step = max(RAW_STEP_SECONDS, step - step % RAW_STEP_SECONDS)
     snapshot = build_snapshot(db, finding.org_id, finding.cluster_id, start=start, end=end, step_seconds=step)
-    refs = [r for r in evidence.get("series") or [] if isinstance(r, dict)]
     return EvidenceSeries(snapshot.window.start, snapshot.window.end, snapshot.window.step_seconds,
-                          chart_series(snapshot, refs))
+                          chart_series(snapshot, evidence.series))

@@ -18,11 +18,10 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from headroom.domain.model import Change
+from headroom.domain.model import SEVERITIES, Change
 from headroom.platform.orm import Base, ChangeJSON, enum_column, fk_column, uuid_pk
 
 ENTITY_KINDS = ("cluster", "tikv_node", "instance", "volume")
-SEVERITIES = ("critical", "warning", "info")
 FINDING_STATUSES = ("open", "acknowledged", "snoozed", "resolved")
 
 

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from headroom.accounts.service import audit
 from headroom.api.deps import DB, AppContext, Caller, Context
 from headroom.clusters import service as clusters_service
+from headroom.domain.model import Severity, severity_rank
 from headroom.findings import advice_runs, evidence_series, service
 from headroom.findings.models import Finding
 from headroom.findings.schemas import (
@@ -24,7 +25,6 @@ from headroom.findings.schemas import (
     FindingStatus,
     FindingSummary,
     HistoryEntry,
-    Severity,
     SeverityCounts,
     SnoozeBody,
 )
@@ -36,15 +36,15 @@ ADVICE_JOB = "advice.run"
 
 
 def _summary(row: Finding) -> FindingSummary:
-    impact = row.impact or {}
+    impact = service.stored_impact(row)
     summary = FindingSummary.model_validate(
         {
             **{name: getattr(row, name) for name in FindingSummary.model_fields if hasattr(row, name)},
-            "severity_rank": service.SEVERITY_RANK.get(row.severity, len(service.SEVERITY_RANK) + 1),
-            "impact_summary": impact.get("summary") if isinstance(impact.get("summary"), str) else None,
-            "headroom_before_pct": service.number_or_none(impact.get("headroom_before_pct")),
-            "headroom_after_pct": service.number_or_none(impact.get("headroom_after_pct")),
-            "monthly_cost_delta_usd": service.number_or_none(impact.get("monthly_cost_delta_usd")),
+            "severity_rank": severity_rank(row.severity),
+            "impact_summary": impact.summary if impact is not None else None,
+            "headroom_before_pct": impact.headroom_before_pct if impact is not None else None,
+            "headroom_after_pct": impact.headroom_after_pct if impact is not None else None,
+            "monthly_cost_delta_usd": impact.monthly_cost_delta_usd if impact is not None else None,
             "impact_score": service.impact_score(impact),
             "impact_basis": service.impact_basis(impact),
         }
@@ -55,17 +55,16 @@ def _summary(row: Finding) -> FindingSummary:
 
 
 def _read(db: Session, row: Finding) -> FindingRead:
-    evidence = dict(row.evidence or {})
-    extras = {key: evidence.pop(key, []) for key in service.EVIDENCE_EXTRAS}
+    stored = service.stored_evidence(row)
     return FindingRead(
         **_summary(row).model_dump(),
         why=row.why,
-        evidence=evidence,
-        impact=dict(row.impact or {}),
+        evidence=stored.evidence,
+        impact=service.stored_impact(row),
         changes=[r.change for r in service.recommendations(db, row)],
-        options=list(extras["options"]),
-        sources=list(extras["sources"]),
-        notes=list(extras["notes"]),
+        options=stored.options,
+        sources=stored.sources,
+        notes=stored.notes,
         history=[
             HistoryEntry(at=e.created_at, action=e.action, actor_user_id=e.actor_user_id, details=dict(e.details))
             for e in service.history(db, row)

@@ -8,11 +8,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from headroom.domain.model import Change
+from headroom.domain.advisor.finding import Option
+from headroom.domain.model import Change, Evidence, Impact, ReferenceLine, Severity
 from headroom.platform.schemas import Input, Instant, Output
 
 FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]
-Severity = Literal["critical", "warning", "info"]
 EntityKind = Literal["cluster", "tikv_node", "instance", "volume"]
 
 
@@ -78,23 +78,19 @@ class FindingPatchRef(Output):
 
 class FindingRead(FindingSummary):
     why: str
-    evidence: dict[str, Any] = Field(description="Measures vs limits, window, share, episodes, series to chart.")
-    impact: dict[str, Any]
+    evidence: Evidence | None = Field(
+        description="Measures vs limits, window, share, episodes, forecasts, series to chart (null: none recorded)."
+    )
+    impact: Impact | None = Field(description="What the recommended changes buy (null: no estimate).")
     changes: list[Change] = Field(
         description="The recommended changes, in order, as the advisor made them: a tikv.toml key or an AWS "
         "attribute such as volume.iops, on an entity (for tikv: its node; none or a cluster: every node)."
     )
-    options: list[dict[str, Any]] = Field(default_factory=list, description="Ranked alternative fixes.")
+    options: list[Option] = Field(default_factory=list, description="Ranked alternative fixes.")
     sources: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     history: list[HistoryEntry]
     patches: list[FindingPatchRef] = Field(default_factory=list)
-
-
-class ReferenceLineRead(Output):
-    value: float
-    label: str
-    unit: str
 
 
 class EvidenceSeriesRead(Output):
@@ -107,7 +103,7 @@ class EvidenceSeriesRead(Output):
     unit: str
     t: list[int] = Field(description="Epoch seconds of each point.")
     values: list[float | None] = Field(description="One per t; null marks a gap.")
-    reference_lines: list[ReferenceLineRead] = Field(default_factory=list)
+    reference_lines: list[ReferenceLine] = Field(default_factory=list)
     found: bool = Field(description="False when the store has no points of this series in the window.")
 
 

@@ -23,9 +23,10 @@ import hashlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import any_, delete, func, select, text
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import any_, case, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -33,6 +34,8 @@ from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal, audit
 from headroom.domain.model import Change
 from headroom.clusters.models import Cluster
+from headroom.domain.advisor.finding import Option
+from headroom.domain.model import SEVERITIES, SEVERITY_RANK, Evidence, Impact, severity_rank
 from headroom.findings.models import Finding, Recommendation
 from headroom.patches.models import Patch
 from headroom.platform.errors import InvalidInput, NotFound
@@ -47,6 +50,7 @@ DEDUP_KEY_MAX = 300
 EVIDENCE_EXTRAS = ("options", "sources", "notes")
 
 Advise = Callable[..., Sequence[Any]]
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -218,37 +222,69 @@ def advise_cluster(
 # ---------------------------------------------------------------------------------------------------- reads
 
 
-SEVERITY_RANK = {"critical": 1, "warning": 2, "info": 3}
 SORTS = ("severity", "impact")
 
 
-def number_or_none(value: Any) -> float | None:
-    """Return a JSON number as a float; None for anything else (null, text, booleans)."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _stored(model: type[M], data: Any, row: Finding, what: str) -> M | None:
+    """Validate one stored JSON object; None for an empty one (or, logged, one no longer valid)."""
+    if not isinstance(data, dict) or not data:
+        return None
+    # Keys a later version dropped are ignored; a field added since takes its default.
+    known = {key: value for key, value in data.items() if key in model.model_fields}
+    try:
+        return model.model_validate(known)
+    except ValidationError as exc:
+        log.warning("finding.stored_json_invalid", finding_id=str(row.id), part=what, errors=exc.error_count())
+        return None
 
 
-def impact_basis(impact: dict[str, Any] | None) -> str:
+def stored_impact(row: Finding) -> Impact | None:
+    """Return the finding's impact as stored (None when it has none)."""
+    return _stored(Impact, row.impact, row, "impact")
+
+
+@dataclass(frozen=True)
+class StoredEvidence:
+    """A finding's evidence column: the advisor's Evidence and the extras kept next to it."""
+
+    evidence: Evidence | None
+    options: list[Option]
+    sources: list[str]
+    notes: list[str]
+
+
+def stored_evidence(row: Finding) -> StoredEvidence:
+    """Return the finding's evidence, options, sources and notes as stored."""
+    data = dict(row.evidence or {})
+    extras = {key: data.pop(key, None) for key in EVIDENCE_EXTRAS}
+    options = [_stored(Option, o, row, "option") for o in extras["options"] or []]
+    return StoredEvidence(
+        evidence=_stored(Evidence, data, row, "evidence"),
+        options=[o for o in options if o is not None],
+        sources=[str(s) for s in extras["sources"] or []],
+        notes=[str(n) for n in extras["notes"] or []],
+    )
+
+
+def impact_basis(impact: Impact | None) -> str:
     """Return what impact_score measures: "headroom" (points gained), "metric" (relative change, %) or "none"."""
-    impact = impact or {}
-    if number_or_none(impact.get("headroom_before_pct")) is not None and (
-        number_or_none(impact.get("headroom_after_pct")) is not None
-    ):
+    if impact is None:
+        return "none"
+    if impact.headroom_before_pct is not None and impact.headroom_after_pct is not None:
         return "headroom"
-    before, after = number_or_none(impact.get("before")), number_or_none(impact.get("after"))
-    if before is not None and after is not None and before != 0:
+    if impact.before is not None and impact.after is not None and impact.before != 0:
         return "metric"
     return "none"
 
 
-def impact_score(impact: dict[str, Any] | None) -> float:
+def impact_score(impact: Impact | None) -> float:
     """Return how much a finding's fix moves things: headroom points gained, else the metric's relative change (%)."""
-    impact = impact or {}
-    before, after = number_or_none(impact.get("headroom_before_pct")), number_or_none(impact.get("headroom_after_pct"))
-    if before is not None and after is not None:
-        return after - before
-    metric_before, metric_after = number_or_none(impact.get("before")), number_or_none(impact.get("after"))
-    if metric_before is not None and metric_after is not None and metric_before != 0:
-        return 100 * abs(metric_after - metric_before) / abs(metric_before)
+    if impact is None:
+        return 0.0
+    if impact.headroom_before_pct is not None and impact.headroom_after_pct is not None:
+        return impact.headroom_after_pct - impact.headroom_before_pct
+    if impact.before is not None and impact.after is not None and impact.before != 0:
+        return 100 * abs(impact.after - impact.before) / abs(impact.before)
     return 0.0
 
 
@@ -258,9 +294,9 @@ BASIS_RANK = {"headroom": 0, "metric": 1, "none": 2}
 
 
 def _impact_order(row: Finding) -> tuple[int, float, int, float]:
-    saving = -(number_or_none((row.impact or {}).get("monthly_cost_delta_usd")) or 0.0)
-    return (BASIS_RANK[impact_basis(row.impact)], -impact_score(row.impact),
-            SEVERITY_RANK.get(row.severity, len(SEVERITY_RANK) + 1), -saving)
+    impact = stored_impact(row)
+    saving = -(impact.monthly_cost_delta_usd or 0.0) if impact is not None else 0.0
+    return (BASIS_RANK[impact_basis(impact)], -impact_score(impact), severity_rank(row.severity), -saving)
 
 
 def list_findings(
@@ -283,14 +319,14 @@ def list_findings(
         query = query.where(Finding.status.in_(list(statuses)))
     if rules:
         query = query.where(Finding.rule.in_(list(rules)))
-    counts = {"critical": 0, "warning": 0, "info": 0}
+    counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
     filtered = query.subquery()
     for severity, n in db.execute(select(filtered.c.severity, func.count()).group_by(filtered.c.severity)):
         counts[severity] = int(n)
     if severities:
         query = query.where(Finding.severity.in_(list(severities)))
-    severity_rank = func.array_position(text("ARRAY['critical','warning','info']::varchar[]"), Finding.severity)
-    items = list(db.scalars(query.order_by(severity_rank, Finding.rule, Finding.entity_id, Finding.dedup_key)))
+    by_severity = case(dict(SEVERITY_RANK), value=Finding.severity, else_=len(SEVERITIES) + 1)
+    items = list(db.scalars(query.order_by(by_severity, Finding.rule, Finding.entity_id, Finding.dedup_key)))
     if sort == "impact":
         items.sort(key=_impact_order)  # stable: equal keys keep the severity order above
     return items, counts

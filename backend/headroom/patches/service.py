@@ -28,6 +28,7 @@ from headroom.accounts.service import Principal, audit
 from headroom.clusters import service as clusters_service
 from headroom.domain.model import Change
 from headroom.clusters.models import Cluster
+from headroom.domain.model import severity_rank
 from headroom.domain.tikvconf import (
     Artefact,
     ConfigParseError,
@@ -126,8 +127,7 @@ def _select_findings(
                                details={"field": "finding_ids", "missing": missing})
         rows = [found[i] for i in wanted]
         return rows  # in the order the caller chose
-    severity = {"critical": 0, "warning": 1, "info": 2}
-    return sorted(rows, key=lambda f: (severity.get(f.severity, 3), f.rule, f.entity_id))
+    return sorted(rows, key=lambda f: (severity_rank(f.severity), f.rule, f.entity_id))
 
 
 def _base_config(

@@ -24,8 +24,8 @@ SECRET_TITLE = "a-secret-finding on vol-0aaaaaaaaaaaaaaaa"
 
 
 def _finding(cluster_name: str) -> Any:
-    from headroom.domain.advisor.finding import Evidence, Finding, Impact, make_dedup_key
-    from headroom.domain.model import Change, EntityRef
+    from headroom.domain.advisor.finding import Finding, make_dedup_key
+    from headroom.domain.model import Change, EntityRef, Evidence, Impact
 
     now = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
     entity = EntityRef(kind="volume", id="vol-0aaaaaaaaaaaaaaaa")

@@ -6,16 +6,19 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from headroom.domain.advisor.finding import Evidence, Finding, Impact, make_dedup_key
-from headroom.domain.model import Change, EntityRef
+from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.model import Change, EntityRef, Evidence, Forecast, Impact
 
 # Findings are first seen on this Monday's eve; the digest runs a week later (Monday 08:00 UTC).
 SEEN_AT = dt.datetime(2026, 11, 8, 12, 0, tzinfo=dt.UTC)
 DIGEST_AT = dt.datetime(2026, 11, 9, 8, 0, tzinfo=dt.UTC)
 WEEK = dt.date(2026, 11, 9)
+# A burst forecast as the advisor types it (headroom.domain.forecast.burst); the email says it in one sentence.
+EMPTIES_IN_35_MIN = Forecast(kind="burst_empty", within_seconds=35 * 60, balance_pct=40.0, unit="IOPS",
+                             method="probe", source="headroom.domain.forecast.burst")
 
 
-def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, forecast: str | None = None,
+def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, forecast: Forecast | None = None,
                     headroom_pct: float | None = None) -> Finding:
     entity = EntityRef(kind="volume", id=volume)
     return Finding(
@@ -24,7 +27,7 @@ def advisor_finding(cluster: str, volume: str, severity: str, title: str, *, for
         entity=entity,
         title=title,
         evidence=Evidence(window_start=SEEN_AT - dt.timedelta(hours=24), window_end=SEEN_AT, step_seconds=60,
-                          condition="probe", corroboration=[forecast] if forecast else []),
+                          condition="probe", forecasts=[forecast] if forecast else []),
         why="probe",
         changes=[Change(target="aws", key="volume.type", current="gp2", proposed="gp3", reason="probe")],
         impact=Impact(summary=f"impact of {title}", headroom_before_pct=headroom_pct),

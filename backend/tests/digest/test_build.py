@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import html
 
 from headroom.digest.build import (
     ClusterDigest,
@@ -13,8 +14,11 @@ from headroom.digest.build import (
     iso_week_start,
     rank_findings,
 )
+from headroom.domain.model import Forecast
 
 NOW = dt.datetime(2026, 11, 2, 8, 0, tzinfo=dt.UTC)  # a Monday, 08:00 UTC
+_empties_in_35_min = Forecast(kind="burst_empty", within_seconds=35 * 60, balance_pct=40.0, unit="IOPS",
+                              method="test")
 
 
 def _data(clusters: list[ClusterDigest], problems: list[SourceProblem] | None = None, org: str = "Acme") -> DigestData:
@@ -72,7 +76,7 @@ def test_counts_top_findings_fix_forecast_and_sources() -> None:
     findings = [_item(f"warning {n}", "warning", headroom=float(n)) for n in range(1, 6)] + [
         FindingItem(title="gp2 burst bucket drains on vol-9", severity="critical", entity="volume vol-9",
                     impact="6,000 IOPS sustained instead of 3,000", fix=("volume.type: gp2 -> gp3",
-                    "volume.iops: 3000 -> 6000"), forecast=("forecast: the 40% balance empties in 35 min",),
+                    "volume.iops: 3000 -> 6000"), forecast=(_empties_in_35_min,),
                     url="https://h.example/clusters/1?finding=f9"),
     ]
     prod = ClusterDigest(name="prod", url="https://h.example/clusters/1",
@@ -137,3 +141,44 @@ def test_long_errors_are_cut_to_an_excerpt() -> None:
     line = next(line for line in digest.text.splitlines() if line.startswith("- AWS connection"))
     assert line.endswith(": " + "x" * 299 + "…")
     assert "1 failure in a row" in line
+
+
+def test_the_forecast_line_is_read_from_the_typed_forecast_and_user_text_is_escaped() -> None:
+    # a gp2 bucket of 350 GiB at 40 %: 0.4 × 5.4e6 credits / (2,500 − 1,050) IOPS = 1,490 s (domain.md §1.3)
+    empties = Forecast(kind="burst_empty", within_seconds=1490.0, at=NOW + dt.timedelta(seconds=1490),
+                       earliest=NOW + dt.timedelta(minutes=17), latest=None, value=1050.0, unit="IOPS",
+                       demand=2500.0, balance_pct=40.0, method="physics", source="headroom.domain.forecast.burst")
+    refill = Forecast(kind="refill", within_seconds=7200.0, unit="IOPS", demand=300.0, method="physics")
+    steady = Forecast(kind="burst_empty", within_seconds=None, value=1050.0, unit="IOPS", demand=498.0,
+                      balance_pct=80.0, method="physics", source="headroom.domain.forecast.burst")
+    ceiling = Forecast(kind="ceiling", within_seconds=9 * 86400.0, label="sustained IOPS <ceiling>", value=3000.0,
+                       unit="IOPS", method="ets-daily", source="headroom.domain.forecast.growth")
+    item = FindingItem(title='gp2 <script>alert("x")</script> drains', severity="critical", entity="volume vol-9",
+                       forecast=(empties, refill, steady, ceiling))
+    cluster = ClusterDigest(name="prod", url="https://h.example/clusters/1", open_by_severity={"critical": 1},
+                            new_this_week=1, resolved_this_week=0, open_findings=[item])
+    digest = build_digest(_data([cluster]))
+
+    lines = [
+        "forecast (headroom.domain.forecast.burst): at 2,500 IOPS the 40% balance empties in 25 min, at "
+        "2026-11-02 08:24 UTC (band 08:17 to never), then 1,050 IOPS",
+        "refill at the off-peak 300 IOPS: 120 min",
+        "forecast (headroom.domain.forecast.burst): at the recent 498 IOPS (<= the 1,050 baseline) the 80% balance "
+        "is not draining",
+        "sustained IOPS <ceiling> (3,000 IOPS) reached in about 9 days at the current growth",
+    ]
+    assert "".join(f"   Forecast: {line}\n" for line in lines) in digest.text
+    assert "".join(f"<br>Forecast: {html.escape(line)}" for line in lines) in digest.html
+    # the sentence follows the typed fields, not a stored text
+    sooner = build_digest(_data([ClusterDigest(
+        name="prod", url="https://h.example/clusters/1", open_by_severity={"critical": 1}, new_this_week=1,
+        resolved_this_week=0, open_findings=[FindingItem(title="t", severity="critical", entity="volume vol-9",
+                                                         forecast=(empties.model_copy(update={"within_seconds": 0.0}),))],
+    )]))
+    assert "   Forecast: the bucket is empty now: serving at most the 1,050 IOPS baseline\n" in sooner.text
+
+    # the title is escaped in the HTML (and kept as written in the text); so is text the forecast carries
+    assert "<script>" not in digest.html and "<ceiling>" not in digest.html
+    assert 'gp2 &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; drains' in digest.html
+    assert "(&lt;= the 1,050 baseline)" in digest.html
+    assert '1. [CRITICAL] gp2 <script>alert("x")</script> drains\n' in digest.text

@@ -8,9 +8,9 @@ import uuid
 from typing import Any
 
 import pytest
-from digest_seed import DIGEST_AT, WEEK, add_member, advisor_finding, record, verify
-from headroom.digest import service
+from digest_seed import DIGEST_AT, EMPTIES_IN_35_MIN, WEEK, add_member, advisor_finding, record, verify
 from headroom.digest.models import DigestSend
+from headroom.digest import service
 from headroom.digest.send import TransientSendError
 from headroom.platform.jobs.registry import all_jobs
 from helpers import sign_up
@@ -33,7 +33,7 @@ def org(client: Any, sessions: Any) -> dict[str, Any]:
     cluster = owner.post("/api/v1/clusters", json={"name": "prod-<east>", "tikv_version": "v8.5.1"}).json()
     record(sessions, cluster["id"], [
         advisor_finding("prod-<east>", "vol-0aaa", "critical", "gp2 burst bucket drains on vol-0aaa",
-                        forecast="forecast (headroom.domain.forecast.burst): the 40% balance empties in 35 min",
+                        forecast=EMPTIES_IN_35_MIN,
                         headroom_pct=2.0),
         advisor_finding("prod-<east>", "vol-0bbb", "warning", "vol-0bbb near its IOPS ceiling", headroom_pct=12.0),
     ])

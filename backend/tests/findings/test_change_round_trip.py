@@ -17,7 +17,8 @@ from advice_support import DemoCluster
 from headroom.accounts.service import Principal
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import Evidence, Finding, Impact, make_dedup_key
+from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.model import Evidence, Impact
 from headroom.domain.advisor.rules._tikv_helpers import config_value, tikv_change
 from headroom.domain.model import Change
 from headroom.domain.tikvconf import target_node

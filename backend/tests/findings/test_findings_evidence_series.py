@@ -72,7 +72,8 @@ def test_a_series_the_store_lacks_is_reported_not_found(client: Any, db: Any) ->
     with_window = Finding(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
                           entity_id="vol-gone", severity="info", title="probe", dedup_key="probe:1",
                           evidence={"window_start": (t0 - dt.timedelta(hours=1)).isoformat(),
-                                    "window_end": t0.isoformat(), "step_seconds": 60, "series": [ref]},
+                                    "window_end": t0.isoformat(), "step_seconds": 60, "condition": "probe",
+                                    "series": [ref]},
                           first_seen_at=t0, last_seen_at=t0)
     no_window = Finding(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
                         entity_id="vol-gone", severity="info", title="probe", dedup_key="probe:2", evidence={},

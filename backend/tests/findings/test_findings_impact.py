@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from advice_support import END, ingest_demo
+from headroom.domain.model import Impact
 from headroom.findings import service as findings_service
 from headroom.findings.models import Finding
 from helpers import Actor, sign_up
@@ -107,4 +108,4 @@ def test_advisor_findings_rank_by_impact(client: Any, db: Any, clock: Any) -> No
     for f in items:
         detail = owner.get(f"/api/v1/findings/{f['id']}").json()
         assert f["impact_summary"] == detail["impact"].get("summary")
-        assert f["impact_score"] == pytest.approx(findings_service.impact_score(detail["impact"]))
+        assert f["impact_score"] == pytest.approx(findings_service.impact_score(Impact.model_validate(detail["impact"])))

@@ -1835,6 +1835,51 @@ export interface components {
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
         };
+        /**
+         * Evidence
+         * @description Observed numbers vs limits, the window, how often and how long the condition held, forecasts, what to chart.
+         */
+        Evidence: {
+            /**
+             * Condition
+             * @description The condition tested, e.g. "counted IOPS >= 90% of 3,000 IOPS".
+             */
+            condition: string;
+            /** Corroboration */
+            corroboration: string[];
+            /**
+             * Episodes
+             * @description Separate runs of the condition in the window.
+             */
+            episodes: number | null;
+            /** Forecasts */
+            forecasts: components["schemas"]["Forecast"][];
+            /** Longest Run Minutes */
+            longest_run_minutes: number | null;
+            /** Measures */
+            measures: components["schemas"]["Measure"][];
+            /** Series */
+            series: components["schemas"]["SeriesRef"][];
+            /**
+             * Share Of Window
+             * @description Fraction (0-1) of points where it held.
+             */
+            share_of_window: number | null;
+            /** Step Seconds */
+            step_seconds: number;
+            /** Threshold Pct */
+            threshold_pct: number | null;
+            /**
+             * Window End
+             * Format: date-time
+             */
+            window_end: string;
+            /**
+             * Window Start
+             * Format: date-time
+             */
+            window_start: string;
+        };
         /** EvidenceChartRead */
         EvidenceChartRead: {
             /**
@@ -1879,7 +1924,7 @@ export interface components {
              */
             metric: string;
             /** Reference Lines */
-            reference_lines?: components["schemas"]["ReferenceLineRead"][];
+            reference_lines?: components["schemas"]["ReferenceLine"][];
             /**
              * T
              * @description Epoch seconds of each point.
@@ -1943,13 +1988,8 @@ export interface components {
              * @enum {string}
              */
             entity_kind: "cluster" | "tikv_node" | "instance" | "volume";
-            /**
-             * Evidence
-             * @description Measures vs limits, window, share, episodes, series to chart.
-             */
-            evidence: {
-                [key: string]: unknown;
-            };
+            /** @description Measures vs limits, window, share, episodes, forecasts, series to chart (null: none recorded). */
+            evidence: components["schemas"]["Evidence"] | null;
             /**
              * First Seen At
              * Format: date-time
@@ -1977,10 +2017,8 @@ export interface components {
              * Format: uuid
              */
             id: string;
-            /** Impact */
-            impact: {
-                [key: string]: unknown;
-            };
+            /** @description What the recommended changes buy (null: no estimate). */
+            impact: components["schemas"]["Impact"] | null;
             /**
              * Impact Basis
              * @description What impact_score measures: headroom points gained, the impact metric's relative change (%), or nothing measurable.
@@ -2015,9 +2053,7 @@ export interface components {
              * Options
              * @description Ranked alternative fixes.
              */
-            options?: {
-                [key: string]: unknown;
-            }[];
+            options?: components["schemas"]["Option"][];
             /** Patches */
             patches?: components["schemas"]["FindingPatchRef"][];
             /** Resolved At */
@@ -2143,6 +2179,73 @@ export interface components {
             /** Title */
             title: string;
         };
+        /**
+         * Forecast
+         * @description A projection a rule made: when a credit bucket empties, how long it takes to refill, when growth reaches
+         *     a ceiling. Times are UTC; `within_seconds` counts from the evidence's end (the advice run's `now`).
+         *
+         *     - `burst_empty`: the bucket empties in `within_seconds` (0: it is empty now; None: not at this demand), at
+         *       `at` (band `earliest` to `latest`, `latest` None: never at the band's low demand), then serves `value`
+         *       `unit` (its baseline); `demand` is the demand assumed and `balance_pct` the balance now.
+         *     - `refill`: from empty (or from now) back to full in `within_seconds` at the off-peak `demand`.
+         *     - `ceiling`: `label` (e.g. "sustained IOPS ceiling", `value` `unit`) is reached in `within_seconds`.
+         */
+        Forecast: {
+            /** At */
+            at: string | null;
+            /**
+             * Balance Pct
+             * @description The credit balance now (%).
+             */
+            balance_pct: number | null;
+            /**
+             * Demand
+             * @description The demand the projection assumes, in `unit`.
+             */
+            demand: number | null;
+            /**
+             * Earliest
+             * @description The band's earliest time (high demand).
+             */
+            earliest: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "burst_empty" | "refill" | "ceiling";
+            /**
+             * Label
+             * @description What is projected, e.g. the balance metric.
+             */
+            label: string | null;
+            /**
+             * Latest
+             * @description The band's latest time (low demand); null: never.
+             */
+            latest: string | null;
+            /**
+             * Method
+             * @description How it was computed.
+             */
+            method: string;
+            /**
+             * Source
+             * @description The module or document it comes from.
+             */
+            source: string | null;
+            /** Unit */
+            unit: string;
+            /**
+             * Value
+             * @description burst_empty: the baseline served after; ceiling: it.
+             */
+            value: number | null;
+            /**
+             * Within Seconds
+             * @description From the evidence's end; null: not at all.
+             */
+            within_seconds: number | null;
+        };
         /** ForecastPathRead */
         ForecastPathRead: {
             /**
@@ -2238,6 +2341,41 @@ export interface components {
             details: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * Impact
+         * @description What the recommended changes buy: headroom on the binding limit and the monthly cost delta (USD).
+         */
+        Impact: {
+            /** After */
+            after: number | null;
+            /** Before */
+            before: number | null;
+            /**
+             * Headroom After Pct
+             * @description The same after the change.
+             */
+            headroom_after_pct: number | null;
+            /**
+             * Headroom Before Pct
+             * @description 100 × (1 − peak / limit) now.
+             */
+            headroom_before_pct: number | null;
+            /**
+             * Metric
+             * @description The limit, e.g. "sustained IOPS ceiling".
+             */
+            metric: string | null;
+            /** Monthly Cost After Usd */
+            monthly_cost_after_usd: number | null;
+            /** Monthly Cost Before Usd */
+            monthly_cost_before_usd: number | null;
+            /** Monthly Cost Delta Usd */
+            monthly_cost_delta_usd: number | null;
+            /** Summary */
+            summary: string;
+            /** Unit */
+            unit: string | null;
         };
         /**
          * InstanceEbsLimits
@@ -2363,6 +2501,32 @@ export interface components {
             email: string;
             /** Password */
             password: string;
+        };
+        /**
+         * Measure
+         * @description One observed number and, when it is compared to one, the limit (same unit).
+         */
+        Measure: {
+            /** Label */
+            label: string;
+            /** Limit */
+            limit: number | null;
+            /** Limit Label */
+            limit_label: string | null;
+            /**
+             * Source
+             * @description Where the limit comes from (domain.md section).
+             */
+            source: string | null;
+            /**
+             * Statistic
+             * @description How it was taken: "p95", "max", "share", ...
+             */
+            statistic: string | null;
+            /** Unit */
+            unit: string;
+            /** Value */
+            value: number;
         };
         /** MemberRead */
         MemberRead: {
@@ -2591,6 +2755,19 @@ export interface components {
             /** Volume Type */
             volume_type: string;
         };
+        /**
+         * Option
+         * @description One way to fix a finding (e.g. "gp3 at 6,000 IOPS"), with its changes and impact.
+         */
+        Option: {
+            /** Changes */
+            changes: components["schemas"]["Change"][];
+            impact: components["schemas"]["Impact"];
+            /** Label */
+            label: string;
+            /** Notes */
+            notes: string[];
+        };
         /** OrganizationDetailRead */
         OrganizationDetailRead: {
             /** Aws External Id */
@@ -2816,8 +2993,11 @@ export interface components {
             /** Username */
             username?: string | null;
         };
-        /** ReferenceLineRead */
-        ReferenceLineRead: {
+        /**
+         * ReferenceLine
+         * @description A horizontal line on a chart: a ceiling, a threshold.
+         */
+        ReferenceLine: {
             /** Label */
             label: string;
             /** Unit */
@@ -2859,6 +3039,29 @@ export interface components {
             t: number[];
             /** Unit */
             unit: string;
+        };
+        /**
+         * SeriesRef
+         * @description A series to chart: a registry metric of the snapshot, or a derived view (`derived.*`, domain/advisor/context.py).
+         */
+        SeriesRef: {
+            /** Entity Id */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @enum {string}
+             */
+            entity_kind: "volume" | "instance" | "node";
+            /** Label */
+            label: string | null;
+            /** Labels */
+            labels: {
+                [key: string]: string;
+            };
+            /** Metric */
+            metric: string;
+            /** Reference Lines */
+            reference_lines: components["schemas"]["ReferenceLine"][];
         };
         /** SessionRead */
         SessionRead: {

@@ -55,3 +55,14 @@ export function formatTimestamp(iso: string | null | undefined): string {
   if (Number.isNaN(parsed.getTime())) return iso;
   return parsed.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 }
+
+/** A duration as minutes, hours and minutes, or days and hours ("35 min", "3 h 20 min", "2 d 4 h"). */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '—';
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${Math.max(minutes, 0)} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
+}

@@ -60,6 +60,18 @@ describe('finding detail', () => {
     expect(within(options).getByText('volume.size: 350 GiB → 638 GiB')).toBeInTheDocument();
   });
 
+  it('says the typed forecasts of the evidence in words, with how they were made', async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, PATH);
+    const forecasts = await screen.findByRole('list', { name: 'Forecasts' });
+    const items = within(forecasts).getAllByRole('listitem');
+    expect(items.map((li) => li.textContent)).toEqual([
+      'Empties in 25 min at 2,500 IOPS (balance 40% now), at 05:17 UTC (between 05:10 and 05:30); then 1,050 IOPS.',
+      'Refills in 2 h at the off-peak 300 IOPS.',
+    ]);
+    expect(items[0]).toHaveAttribute('title', 'physics: gp2 bucket stepped along the demand trend (headroom.domain.forecast.burst)');
+  });
+
   it('lets an admin acknowledge, then reopen', async () => {
     const posted: string[] = [];
     let status: 'open' | 'acknowledged' = 'open';

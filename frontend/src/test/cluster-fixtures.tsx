@@ -85,6 +85,16 @@ export function findingList(items: S['FindingSummary'][]): S['FindingList'] {
   return { items, total: items.length, counts };
 }
 
+// An Impact with only the figures a test names (the API sends every field, null when unknown).
+function impact(figures: Partial<S['Impact']> & Pick<S['Impact'], 'summary'>): S['Impact'] {
+  return {
+    metric: null, unit: null, before: null, after: null, headroom_before_pct: null, headroom_after_pct: null,
+    monthly_cost_before_usd: null, monthly_cost_after_usd: null, monthly_cost_delta_usd: null, ...figures,
+  };
+}
+
+const EVIDENCE_COUNTS = { threshold_pct: null, share_of_window: null, longest_run_minutes: null, episodes: null };
+
 export const GP2_FINDING_DETAIL: S['FindingRead'] = {
   ...GP2_SUMMARY,
   why: 'gp2 earns I/O credits at 3 per GiB per second and spends them above that baseline (domain.md §1.3).',
@@ -92,6 +102,9 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
     condition: 'BurstBalance <= 10% in the window',
     window_start: '2026-11-21T04:53:00Z',
     window_end: '2026-11-22T04:53:00Z',
+    step_seconds: 60,
+    ...EVIDENCE_COUNTS,
+    series: [],
     measures: [
       {
         label: 'minimum BurstBalance',
@@ -113,6 +126,19 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
       },
     ],
     corroboration: ['a full bucket (5.4 M credits) lasts 234 min at the drain-period demand'],
+    // headroom.domain.forecast.burst: 40 % of 5.4 M credits at 2,500 - 1,050 IOPS lasts 1,490 s (domain.md §1.3)
+    forecasts: [
+      {
+        kind: 'burst_empty', label: 'ebs.burst_balance', within_seconds: 1490, at: '2026-11-22T05:17:50Z',
+        earliest: '2026-11-22T05:10:00Z', latest: '2026-11-22T05:30:00Z', value: 1050, unit: 'IOPS', demand: 2500,
+        balance_pct: 40, method: 'physics: gp2 bucket stepped along the demand trend', source: 'headroom.domain.forecast.burst',
+      },
+      {
+        kind: 'refill', label: 'ebs.burst_balance', within_seconds: 7200, at: null, earliest: null, latest: null,
+        value: null, unit: 'IOPS', demand: 300, balance_pct: null, method: 'physics: refill at the off-peak demand',
+        source: 'headroom.domain.forecast.burst',
+      },
+    ],
   },
   impact: {
     unit: 'IOPS',
@@ -131,8 +157,18 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
     { target: 'aws', key: 'volume.iops', entity: { kind: 'volume', id: 'vol-043ed06aaced3aa8a' }, current: null, proposed: 3000, online: true, reason: 'gp3 sustains what gp2 only bursts to' },
   ],
   options: [
-    { label: 'gp3 350 GiB, 3,000 IOPS, 250 MiB/s', notes: [], impact: { summary: 'sustained IOPS 1,050 -> 3,000' }, changes: [] },
-    { label: 'gp2 grown to 638 GiB', notes: [], impact: { summary: 'sustained IOPS 1,050 -> 1,914; +28.80 USD/month' }, changes: [{ key: 'volume.size', target: 'aws', current: 350, proposed: 638, online: true, entity: { id: 'vol-043ed06aaced3aa8a' } }] },
+    { label: 'gp3 350 GiB, 3,000 IOPS, 250 MiB/s', notes: [], impact: impact({ summary: 'sustained IOPS 1,050 -> 3,000' }), changes: [] },
+    {
+      label: 'gp2 grown to 638 GiB',
+      notes: [],
+      impact: impact({ summary: 'sustained IOPS 1,050 -> 1,914; +28.80 USD/month' }),
+      changes: [
+        {
+          key: 'volume.size', target: 'aws', current: 350, proposed: 638, online: true, reason: 'grow gp2',
+          entity: { kind: 'volume', id: 'vol-043ed06aaced3aa8a', node: null, instance_id: null, volume_id: null, status_address: null },
+        },
+      ],
+    },
   ],
   sources: ['domain.md §1.3', 'domain.md §3.1'],
   notes: [],
@@ -191,13 +227,23 @@ export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
 export const CACHE_FINDING_DETAIL: S['FindingRead'] = {
   ...CACHE_SUMMARY,
   why: 'A block cache larger than the hot set starves the page cache.',
-  evidence: { measures: [] },
-  impact: {
+  evidence: {
+    condition: 'block cache > the hot set',
+    window_start: '2026-11-21T04:53:00Z',
+    window_end: '2026-11-22T04:53:00Z',
+    step_seconds: 60,
+    ...EVIDENCE_COUNTS,
+    measures: [],
+    corroboration: [],
+    forecasts: [],
+    series: [],
+  },
+  impact: impact({
     unit: 'GiB',
     summary: '10.4 GiB move from the block cache to the page cache',
     headroom_before_pct: 0,
     headroom_after_pct: 10,
-  },
+  }),
   changes: [
     { target: 'tikv', key: 'storage.block-cache.capacity', entity: { kind: 'node', id: '10.0.1.14:20160', node: '10.0.1.14:20160', status_address: '10.0.1.14:20180' }, current: '14745MiB', proposed: '4GiB', online: true, reason: "PingCAP's 4 GB per 32 GB" },
   ],

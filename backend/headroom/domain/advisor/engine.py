@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from headroom.domain.advisor.context import Context
 from headroom.domain.advisor import rules as rule_modules
-from headroom.domain.advisor.finding import SEVERITY_RANK, Finding
+from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
-from headroom.domain.model import Change
+from headroom.domain.advisor.finding import Finding
+from headroom.domain.model import Change, severity_rank
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf.errors import TikvConfError
 from headroom.domain.units import parse_size
@@ -136,12 +136,12 @@ def advise(
 
 
 def _rank(f: Finding) -> tuple[int, float, str, str]:
-    return (SEVERITY_RANK[f.severity], -f.confidence, f.rule, f.dedup_key)
+    return (severity_rank(f.severity), -f.confidence, f.rule, f.dedup_key)
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Sort critical first, then by rule id, entity and dedup key (deterministic)."""
-    return sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], f.rule, f.entity.id, f.dedup_key))
+    return sorted(findings, key=lambda f: (severity_rank(f.severity), f.rule, f.entity.id, f.dedup_key))
 
 
 def _change_target(change: Change, finding: Finding) -> tuple[str, str, str]:

@@ -42,6 +42,8 @@ Public API (all return `BurstForecast`):
     forecast_hdd_burst(balance_pct, demand_mibps, *, volume_type, size_gib, step_seconds, now, ...)
     forecast_instance_burst(balance_pct, demand, *, instance_type, kind="io"|"byte", step_seconds, now, ...)
     forecast_bucket(bucket, balance_pct, demand, *, step_seconds, now, fallback_iops, fallback_mibps, ...)
+    BurstForecast.as_forecasts(label=None) -> [headroom.domain.model.Forecast]: burst_empty (+ refill), as a
+        finding's evidence carries them
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from headroom.domain.catalog import InstanceLimits, instance_limits, volume_limits
+from headroom.domain.model import Forecast
 from headroom.domain.physics.burst import CreditBucket, Gp2Bucket, HddThroughputBucket, InstanceEbsBucket
 
 Array = NDArray[np.float64]
@@ -73,6 +76,11 @@ MAX_PATH_POINTS = 721
 MIN_HORIZON_SECONDS = 3600.0
 MAX_HORIZON_SECONDS = 48 * 3600.0
 PROFILE_SECONDS = 86400.0  # the demand profile looks one diurnal cycle back
+SOURCE = "headroom.domain.forecast.burst"
+REFILL_METHOD = (
+    f"physics: (capacity - balance) / (baseline - demand) at the off-peak demand (p{OFF_PEAK_PERCENTILE:g} of the "
+    f"last {OFF_PEAK_HISTORY_SECONDS / 3600:g} h), from empty, or from the balance now when it does not empty"
+)
 
 
 @dataclass(frozen=True)
@@ -125,6 +133,38 @@ class BurstForecast:
     def empty_now(self) -> bool:
         """Whether the bucket is already empty."""
         return self.seconds_to_empty == 0.0
+
+    def as_forecasts(self, label: str | None = None) -> list[Forecast]:
+        """Return what a finding's evidence carries: when the bucket empties and, when known, the refill."""
+        out = [
+            Forecast(
+                kind="burst_empty",
+                label=label,
+                within_seconds=self.seconds_to_empty,
+                at=self.empties_at,
+                earliest=self.empties_at_earliest,
+                latest=self.empties_at_latest,
+                value=self.baseline,
+                unit=self.unit,
+                demand=self.demand,
+                balance_pct=self.balance_percent,
+                method=self.method,
+                source=SOURCE,
+            )
+        ]
+        if self.refill_seconds is not None:
+            out.append(
+                Forecast(
+                    kind="refill",
+                    label=label,
+                    within_seconds=self.refill_seconds,
+                    unit=self.unit,
+                    demand=self.off_peak_demand,
+                    method=REFILL_METHOD,
+                    source=SOURCE,
+                )
+            )
+        return out
 
 
 def _as_array(values: ArrayLike, name: str) -> Array:

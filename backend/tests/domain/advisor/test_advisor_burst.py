@@ -68,3 +68,28 @@ def test_balance_threshold(low_pct: float, fires: bool) -> None:
 @pytest.mark.parametrize("scenario", ["healthy", "near-miss-gp2-burst-half", "gp2-to-gp3"])
 def test_silent(scenario: str) -> None:
     assert not of_rule(aws_findings(scenario_findings(scenario)), "gp2-burst-depletion")
+
+
+def test_the_forecast_is_typed_in_the_evidence() -> None:
+    from headroom.domain.advisor.context import Context
+    from headroom.domain.forecast.burst import forecast_gp2_burst
+
+    snap = scenario_snapshot("gp2-burst-depletion")
+    ctx = Context(snap)
+    found = of_rule(scenario_findings("gp2-burst-depletion"), "gp2-burst-depletion")
+    assert found
+    for f in found:
+        vol = next(v for v in snap.volumes if v.id == f.entity.id)
+        bal, view = ctx.series("volume", vol.id, "ebs.burst_balance"), ctx.volume_io(vol.id)
+        assert bal is not None and view is not None
+        fc = forecast_gp2_burst(bal, view.counted_iops, size_gib=vol.size_gib, step_seconds=ctx.step_seconds,
+                                now=ctx.now)
+        empties, *rest = f.evidence.forecasts
+        # what headroom.domain.forecast.burst says, field by field; once empty the volume serves its 1,500 IOPS
+        # baseline (3 IOPS/GiB × 500 GiB, domain.md §1.3)
+        assert (empties.kind, empties.label, empties.unit) == ("burst_empty", "ebs.burst_balance", "IOPS")
+        assert (empties.within_seconds, empties.at, empties.value) == (fc.seconds_to_empty, fc.empties_at, 1500.0)
+        assert (empties.demand, empties.balance_pct, empties.method) == (fc.demand, fc.balance_percent, fc.method)
+        assert [r.kind for r in rest] == (["refill"] if fc.refill_seconds is not None else [])
+        # no forecast is written as text any more; the corroboration keeps the full-bucket arithmetic
+        assert not any(c.startswith(("forecast", "refill at", "the bucket is empty")) for c in f.evidence.corroboration)

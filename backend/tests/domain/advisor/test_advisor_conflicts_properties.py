@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from headroom.domain.advisor import Evidence, Finding, Impact, make_dedup_key, resolve_conflicts
-from headroom.domain.model import Change, EntityRef
+from headroom.domain.advisor import Finding, make_dedup_key, resolve_conflicts
+from headroom.domain.model import Change, EntityRef, Evidence, Impact
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

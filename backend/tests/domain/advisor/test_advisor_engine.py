@@ -7,9 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from advisor_fixtures import AWS_RULES, scenario_findings
 from headroom.domain.advisor import (
-    Evidence,
     Finding,
-    Impact,
     Rule,
     advise,
     discover_rules,
@@ -18,7 +16,7 @@ from headroom.domain.advisor import (
     rule_catalog,
 )
 from headroom.domain.advisor.engine import sort_findings
-from headroom.domain.model import Change, EntityRef
+from headroom.domain.model import Change, EntityRef, Evidence, Impact
 from headroom.domain.tikvconf import is_valid_key, target_node
 
 # The AWS actions the patcher renders (tikvconf.render) plus the RAID 0 option (options only, never primary).

@@ -128,3 +128,21 @@ def test_alternative_instance_options_keep_cpu_memory_and_clear_the_need() -> No
         assert alt.baseline_throughput_mibps >= need
     priced = [o for o in f.options[1:] if o.impact.monthly_cost_after_usd is not None]
     assert priced == sorted(priced, key=lambda o: o.impact.monthly_cost_after_usd or 0.0)
+
+
+def test_burst_depletion_forecast_is_typed() -> None:
+    found = of_rule(scenario_findings("instance-ebs-burst-depletion"), "instance-ebs-burst-depletion")
+    bucket = InstanceEbsBucket.for_throughput(instance_limits("m6i.xlarge"))
+    assert found
+    for f in found:
+        empties, refill = f.evidence.forecasts
+        assert (empties.kind, empties.label, empties.unit, empties.source) == (
+            "burst_empty", "ec2.ebs_byte_balance", "MiB/s", "headroom.domain.forecast.burst")
+        # m6i.xlarge falls back to its 156.25 MB/s = 149 MiB/s baseline (domain.md §2.2)
+        assert empties.value == pytest.approx(bucket.baseline_rate)
+        # at the window's end the demand is under that baseline: not draining, and the bucket refills from the
+        # balance now at the off-peak demand, (capacity − balance) / (baseline − demand) (headroom.domain.physics)
+        assert empties.within_seconds is None and empties.demand is not None and empties.demand < bucket.baseline_rate
+        assert refill.kind == "refill" and refill.demand is not None and empties.balance_pct is not None
+        balance = bucket.credits_from_percent(empties.balance_pct)
+        assert refill.within_seconds == pytest.approx(bucket.refill_seconds(balance, refill.demand))

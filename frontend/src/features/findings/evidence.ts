@@ -1,122 +1,47 @@
-/** Readers for a finding's free-form evidence, impact and options (typed as plain objects by the API). */
+/** A finding's evidence, impact, options and forecasts: the API's own types (generated), and how to say them. */
+import { formatDuration, formatValue } from '@/lib/format';
+import type { components } from '@/api/schema';
 
-export interface Measure {
-  label: string;
-  value: number | null;
-  unit: string;
-  statistic: string | null;
-  limit: number | null;
-  limitLabel: string | null;
-  source: string | null;
-}
+type Schemas = components['schemas'];
+export type Evidence = Schemas['Evidence'];
+export type Measure = Schemas['Measure'];
+export type Impact = Schemas['Impact'];
+export type FixOption = Schemas['Option'];
+export type Forecast = Schemas['Forecast'];
 
-export interface Evidence {
-  condition: string | null;
-  windowStart: string | null;
-  windowEnd: string | null;
-  measures: Measure[];
-  corroboration: string[];
+const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' });
+
+function hhmm(iso: string): string {
+  return clock.format(new Date(iso));
 }
 
-export interface Impact {
-  summary: string | null;
-  metric: string | null;
-  unit: string;
-  before: number | null;
-  after: number | null;
-  monthlyCostBeforeUsd: number | null;
-  monthlyCostAfterUsd: number | null;
-  monthlyCostDeltaUsd: number | null;
-  headroomBeforePct: number | null;
-  headroomAfterPct: number | null;
-}
-
-export interface OptionChange {
-  key: string;
-  target: string;
-  current: unknown;
-  proposed: unknown;
-  online: boolean;
-  entity: string | null;
-}
-
-export interface FixOption {
-  label: string;
-  notes: string[];
-  impact: Impact | null;
-  changes: OptionChange[];
-}
-
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-function str(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-function num(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-function strings(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-}
-
-export function readEvidence(raw: unknown): Evidence {
-  const e = record(raw);
-  const measures = (Array.isArray(e.measures) ? e.measures : []).map((m): Measure => {
-    const r = record(m);
-    return {
-      label: str(r.label) ?? 'measure',
-      value: num(r.value),
-      unit: str(r.unit) ?? '',
-      statistic: str(r.statistic),
-      limit: num(r.limit),
-      limitLabel: str(r.limit_label),
-      source: str(r.source),
-    };
-  });
-  return {
-    condition: str(e.condition),
-    windowStart: str(e.window_start),
-    windowEnd: str(e.window_end),
-    measures,
-    corroboration: strings(e.corroboration),
-  };
-}
-
-export function readImpact(raw: unknown): Impact | null {
-  const i = record(raw);
-  if (Object.keys(i).length === 0) return null;
-  return {
-    summary: str(i.summary),
-    metric: str(i.metric),
-    unit: str(i.unit) ?? '',
-    before: num(i.before),
-    after: num(i.after),
-    monthlyCostBeforeUsd: num(i.monthly_cost_before_usd),
-    monthlyCostAfterUsd: num(i.monthly_cost_after_usd),
-    monthlyCostDeltaUsd: num(i.monthly_cost_delta_usd),
-    headroomBeforePct: num(i.headroom_before_pct),
-    headroomAfterPct: num(i.headroom_after_pct),
-  };
-}
-
-export function readOptions(raw: unknown): FixOption[] {
-  return (Array.isArray(raw) ? raw : []).map((o): FixOption => {
-    const r = record(o);
-    const changes = (Array.isArray(r.changes) ? r.changes : []).map((c): OptionChange => {
-      const ch = record(c);
-      const entity = record(ch.entity);
-      return {
-        key: str(ch.key) ?? '',
-        target: str(ch.target) ?? '',
-        current: ch.current,
-        proposed: ch.proposed,
-        online: ch.online === true,
-        entity: str(ch.entity) ?? str(entity.node) ?? str(entity.id),
-      };
-    });
-    return { label: str(r.label) ?? 'Option', notes: strings(r.notes), impact: readImpact(r.impact), changes };
-  });
+/** One sentence on a typed forecast (headroom.domain.model.Forecast): what the weekly email says, for the page. */
+export function describeForecast(f: Forecast): string {
+  const rate = (value: number) => formatValue(value, f.unit);
+  const demand = f.demand === null ? '' : ` at ${rate(f.demand)}`;
+  const balance = f.balance_pct === null ? '' : ` (balance ${formatValue(f.balance_pct, '%')} now)`;
+  switch (f.kind) {
+    case 'burst_empty': {
+      if (f.within_seconds === 0) {
+        return `Empty now: serving at most ${f.value === null ? 'its baseline' : `the ${rate(f.value)} baseline`}.`;
+      }
+      if (f.within_seconds === null) return `Not draining${demand || ' at the recent demand'}${balance}.`;
+      const band = f.earliest ? ` (between ${hhmm(f.earliest)} and ${f.latest ? hhmm(f.latest) : 'never'})` : '';
+      const when = f.at ? `, at ${hhmm(f.at)} UTC${band}` : '';
+      const after = f.value === null ? '' : `; then ${rate(f.value)}`;
+      return `Empties in ${formatDuration(f.within_seconds)}${demand}${balance}${when}${after}.`;
+    }
+    case 'refill': {
+      const offPeak = f.demand === null ? '' : ` at the off-peak ${rate(f.demand)}`;
+      return f.within_seconds === null ? `Does not refill${offPeak}.` : `Refills in ${formatDuration(f.within_seconds)}${offPeak}.`;
+    }
+    case 'ceiling': {
+      const what = `${f.label ?? 'The ceiling'}${f.value === null ? '' : ` (${rate(f.value)})`}`;
+      return f.within_seconds === null
+        ? `${what}: not reached within the forecast horizon.`
+        : `${what}: reached in about ${formatDuration(f.within_seconds)} at the current growth.`;
+    }
+  }
 }
 
 // Units of the AWS attributes a change can set: EC2 ModifyVolume takes Size in GiB, Iops in IOPS and Throughput

@@ -4,8 +4,8 @@ import type { Measure } from './evidence';
 import { ceilingSource, toEvidenceCharts } from './evidenceChart';
 
 const MEASURES: Measure[] = [
-  { label: 'minimum BurstBalance', value: 0, unit: '%', statistic: 'min', limit: 10, limitLabel: 'low-balance threshold', source: 'domain.md §3.1' },
-  { label: 'demand p95', value: 1433.8, unit: 'IOPS', statistic: 'p95', limit: 1050, limitLabel: 'gp2 baseline (3 IOPS/GiB)', source: 'domain.md §1.3' },
+  { label: 'minimum BurstBalance', value: 0, unit: '%', statistic: 'min', limit: 10, limit_label: 'low-balance threshold', source: 'domain.md §3.1' },
+  { label: 'demand p95', value: 1433.8, unit: 'IOPS', statistic: 'p95', limit: 1050, limit_label: 'gp2 baseline (3 IOPS/GiB)', source: 'domain.md §1.3' },
 ];
 
 describe('evidence charts', () => {
@@ -73,7 +73,7 @@ describe('evidence charts', () => {
 
   it('finds a source by the limit label when the values differ, or by a measure that is the limit', () => {
     expect(ceilingSource({ value: 3, label: 'gp2 baseline (3 IOPS/GiB)' }, MEASURES, [], 'r')).toBe('domain.md §1.3');
-    const burst: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: null, limitLabel: null, source: 'domain.md §1.3 burst' };
+    const burst: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: null, limit_label: null, source: 'domain.md §1.3 burst' };
     expect(ceilingSource({ value: 3000, label: 'gp2 burst' }, [...MEASURES, burst], ['x'], 'r')).toBe('domain.md §1.3 burst');
   });
 });

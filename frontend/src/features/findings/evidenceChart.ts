@@ -49,7 +49,7 @@ export function ceilingSource(
   rule: string,
 ): string {
   const byValue = measures.find((m) => m.limit !== null && Math.abs(m.limit - line.value) < 1e-9 && m.source);
-  const byLabel = measures.find((m) => m.limitLabel === line.label && m.source);
+  const byLabel = measures.find((m) => m.limit_label === line.label && m.source);
   // a measure that is itself a limit (e.g. "burst ceiling 3,000 IOPS", no limit of its own)
   const asMeasure = measures.find((m) => m.limit === null && m.value === line.value && m.source);
   const source = byValue?.source ?? byLabel?.source ?? asMeasure?.source;

@@ -11,7 +11,7 @@ export {
   type FindingStatus,
   type Severity,
 } from './api';
-export { formatSetting, readEvidence, readImpact, readOptions } from './evidence';
+export { describeForecast, formatSetting } from './evidence';
 export { FindingDetailPanel } from './components/FindingDetailPanel';
 export { FindingSelector } from './components/FindingSelector';
 export { FindingsPanel } from './components/FindingsPanel';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeForecast, formatDuration, heat, panelChart, toCeilings, toPoints } from './adapters';
+import { formatDuration } from '@/lib/format';
+import { describeForecast, heat, panelChart, toCeilings, toPoints } from './adapters';
 import { windowFor } from './api';
 import { nodeMetrics } from './fixtures';
 

@@ -1,5 +1,5 @@
 import type { Ceiling, ForecastBand, TimeSeries, TimeSeriesPoint } from '@/components/TimeSeriesChart';
-import { formatValue } from '@/lib/format';
+import { formatDuration, formatValue } from '@/lib/format';
 import type { BurstForecast, MetricCeiling, MetricSeries, Panel, Utilisation } from './api';
 
 /** What one chart needs, reshaped from a panel of the metrics API (the chart itself is generic). */
@@ -69,16 +69,6 @@ export function toCeilings(ceilings: MetricCeiling[]): { lines: Ceiling[]; histo
 }
 
 /** "45 min", "3 h 20 min", "2 d 4 h". */
-export function formatDuration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '—';
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 60) return `${Math.max(minutes, 0)} min`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
-  const days = Math.floor(hours / 24);
-  return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
-}
-
 /** One line on what a burst forecast says: when the bucket empties (with its band) and what remains after. */
 export function describeForecast(f: BurstForecast): string {
   const unit = f.unit === 'MiB/s' ? 'MiB/s' : 'IOPS';

@@ -30,8 +30,8 @@ from headroom.domain.advisor.context import (
     ratio,
     runs,
 )
-from headroom.domain.advisor.finding import Evidence, Finding
-from headroom.domain.forecast.burst import BurstForecast
+from headroom.domain.advisor.finding import Finding
+from headroom.domain.model import Evidence
 from headroom.domain.snapshot.schema import Node
 
 AT_CEILING_FRACTION = (
@@ -63,33 +63,6 @@ CONFIDENCE_LATENCY = 0.1
 # 3,000 IOPS / 125 MiB/s "are usually enough for Raft Engine".
 PINGCAP_GP3_DATA_IOPS = 4000
 PINGCAP_GP3_DATA_MIBPS = 400.0
-
-
-def forecast_lines(fc: BurstForecast, unit: str) -> list[str]:
-    """Describe a headroom.domain.forecast.burst forecast in one or two evidence lines."""
-    lines: list[str] = []
-    if fc.seconds_to_empty == 0.0:
-        lines.append(f"the bucket is empty now: serving at most the {fc.baseline:,.0f} {unit} baseline")
-    elif fc.seconds_to_empty is not None and fc.empties_at is not None:
-        band = ""
-        if fc.empties_at_earliest is not None:
-            latest = fc.empties_at_latest.strftime("%H:%M") if fc.empties_at_latest is not None else "never"
-            band = f" (band {fc.empties_at_earliest.strftime('%H:%M')} to {latest})"
-        lines.append(
-            f"forecast (headroom.domain.forecast.burst): at {fc.demand:,.0f} {unit} the {fc.balance_percent:.0f}% balance empties in "
-            f"{fc.seconds_to_empty / 60:,.0f} min, at {fc.empties_at.strftime('%Y-%m-%d %H:%M')} UTC{band}, then "
-            f"{fc.baseline:,.0f} {unit}"
-        )
-    else:
-        lines.append(
-            f"forecast: at the recent {fc.demand:,.0f} {unit} (<= the {fc.baseline:,.0f} baseline) the "
-            f"{fc.balance_percent:.0f}% balance is not draining"
-        )
-    if fc.refill_seconds is not None:
-        lines.append(
-            f"refill at the off-peak {fc.off_peak_demand:,.0f} {unit}: {fc.refill_seconds / 60:,.0f} min"
-        )
-    return lines
 
 
 def demand_estimate(p99_value: float, served_peak: float, pinned: bool) -> float:

@@ -21,9 +21,8 @@ import numpy as np
 
 from headroom.domain import derived
 from headroom.domain.advisor.context import Array, Context
-from headroom.domain.advisor.finding import Evidence, Measure, SeriesRef
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, window_evidence
-from headroom.domain.model import Change
+from headroom.domain.model import Change, Evidence, Measure, SeriesRef
 from headroom.domain.snapshot.schema import Node, Volume
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.online import can_change_online

@@ -16,7 +16,7 @@ import numpy as np
 from headroom.domain import derived
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import Finding, Impact, Measure, ReferenceLine, SeriesRef, make_dedup_key
+from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
     GIB,
@@ -31,6 +31,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     tikv_change,
     utilisation_p95,
 )
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "block-cache-size"

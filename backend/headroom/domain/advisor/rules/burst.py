@@ -20,21 +20,14 @@ import numpy as np
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import (
-    Finding,
-    Impact,
-    Measure,
-    Option,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import volume_limits
 from headroom.domain.forecast.burst import forecast_gp2_burst
+from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 
-from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, forecast_lines, round_up
+from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, round_up
 from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, headroom_pct, volume_changes
 
 RULE = "gp2-burst-depletion"
@@ -75,15 +68,14 @@ def evaluate(ctx: Context) -> list[Finding]:
         over = iops > bucket.baseline_rate * 1.001
         drain_demand = float(np.nanpercentile(iops[over], 95)) if over.any() else float("nan")
         full_lasts = bucket.seconds_to_empty(bucket.capacity, drain_demand) if over.any() else None
-        forecast: list[str] = []
+        full_bucket: list[str] = []
         if full_lasts is not None:
-            forecast.append(
+            full_bucket.append(
                 f"at the drain-period demand (p95 {drain_demand:,.0f} IOPS) a full bucket (5.4 M credits) lasts "
                 f"{full_lasts / 60:,.0f} min = 5.4e6 / ({min(drain_demand, GP2_BURST_IOPS):,.0f} − "
                 f"{bucket.baseline_rate:,.0f}) s (domain.md §1.3)"
             )
         fc = forecast_gp2_burst(bal, iops, size_gib=vol.size_gib, step_seconds=ctx.step_seconds, now=ctx.now)
-        forecast += forecast_lines(fc, "IOPS")
         # What the volume needs without credits: the demand it drew while bursting, with margin.
         need_iops = (
             drain_demand if not np.isnan(drain_demand) else bucket.baseline_rate
@@ -175,7 +167,8 @@ def evaluate(ctx: Context) -> list[Finding]:
                         ),
                     ],
                     share_of_window=round(float(np.count_nonzero(empty)) / max(len(bal), 1), 4),
-                    corroboration=forecast,
+                    corroboration=full_bucket,
+                    forecasts=fc.as_forecasts("ebs.burst_balance"),
                     series=[
                         SeriesRef(
                             entity_kind="volume",

@@ -20,29 +20,20 @@ import numpy as np
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import (
-    Finding,
-    Impact,
-    Measure,
-    Option,
-    ReferenceLine,
-    SeriesRef,
-    make_dedup_key,
-)
+from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import InstanceLimits
 from headroom.domain.forecast.burst import forecast_instance_burst
-from headroom.domain.model import Change
+from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
 
 from ._common import (
+    instance_ceiling,
+    instance_io_series,
     AT_CEILING_FRACTION,
     PINNED_RATIO,
     TARGET_UTILISATION,
     demand_estimate,
-    forecast_lines,
-    instance_ceiling,
-    instance_io_series,
     pct,
     pressure,
 )
@@ -365,9 +356,9 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             draining = observed > bucket.baseline_rate
             drain_demand = float(np.nanpercentile(observed[draining], 95)) if draining.any() else float("nan")
             full_to_empty = bucket.seconds_to_empty(bucket.capacity, drain_demand) if draining.any() else None
-            forecast = []
+            full_bucket = []
             if full_to_empty is not None:
-                forecast.append(
+                full_bucket.append(
                     f"at the drain-period demand (p95 {drain_demand:,.0f} {unit}) a full bucket lasts "
                     f"{full_to_empty / 60:,.0f} min, then the instance falls back to its baseline "
                     f"{bucket.baseline_rate:,.0f} {unit}"
@@ -381,7 +372,6 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                 now=ctx.now,
                 limits=inst,
             )
-            forecast += forecast_lines(fc, unit)
             need = demand_estimate(
                 float(np.nanpercentile(observed, 99)), float(np.nanmax(observed)), minutes_empty > 0
             )
@@ -441,7 +431,8 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                         ],
                         share_of_window=round(float(np.count_nonzero(empty_mask)) / max(len(bal), 1), 4),
                         longest_run_minutes=None,
-                        corroboration=forecast,
+                        corroboration=full_bucket,
+                        forecasts=fc.as_forecasts(metric),
                         series=[
                             SeriesRef(
                                 entity_kind="instance",

@@ -2,14 +2,14 @@ import { Link } from 'react-router';
 import { appliesTo } from '@/lib/change';
 import { formatDateTime, formatUsd, formatValue } from '@/lib/format';
 import type { Finding } from '../api';
-import { formatSetting, readEvidence, readImpact, readOptions, type Impact, type Measure } from '../evidence';
+import { describeForecast, formatSetting, type Impact, type Measure } from '../evidence';
 import { EvidenceCharts } from './EvidenceCharts';
 import { FindingActions } from './FindingActions';
 import { STATUS_LABEL } from './labels';
 import { SeverityBadge } from './SeverityBadge';
 
-function fmt(value: number | null, unit: string): string {
-  return value === null ? '—' : formatValue(value, unit);
+function fmt(value: number | null, unit: string | null): string {
+  return value === null ? '—' : formatValue(value, unit ?? '');
 }
 
 function usd(value: number | null): string {
@@ -41,9 +41,9 @@ function MeasuresTable({ measures }: { measures: Measure[] }) {
                 {m.limit === null ? (
                   <span className="muted">—</span>
                 ) : (
-                  <span title={m.limitLabel ? `${m.limitLabel}${m.source ? ` (${m.source})` : ''}` : undefined}>
+                  <span title={m.limit_label ? `${m.limit_label}${m.source ? ` (${m.source})` : ''}` : undefined}>
                     {fmt(m.limit, m.unit)}
-                    {m.limitLabel && <span className="muted"> {m.limitLabel}</span>}
+                    {m.limit_label && <span className="muted"> {m.limit_label}</span>}
                   </span>
                 )}
               </td>
@@ -73,20 +73,20 @@ function ImpactBlock({ impact }: { impact: Impact }) {
           </dd>
         </>
       )}
-      {impact.headroomBeforePct !== null && impact.headroomAfterPct !== null && (
+      {impact.headroom_before_pct !== null && impact.headroom_after_pct !== null && (
         <>
           <dt>Headroom</dt>
           <dd>
-            {formatValue(impact.headroomBeforePct, '%')} → {formatValue(impact.headroomAfterPct, '%')}
+            {formatValue(impact.headroom_before_pct, '%')} → {formatValue(impact.headroom_after_pct, '%')}
           </dd>
         </>
       )}
-      {impact.monthlyCostDeltaUsd !== null && (
+      {impact.monthly_cost_delta_usd !== null && (
         <>
           <dt>Cost per month</dt>
           <dd>
-            {usd(impact.monthlyCostBeforeUsd)} → {usd(impact.monthlyCostAfterUsd)} ({impact.monthlyCostDeltaUsd >= 0 ? '+' : ''}
-            {usd(impact.monthlyCostDeltaUsd)})
+            {usd(impact.monthly_cost_before_usd)} → {usd(impact.monthly_cost_after_usd)} ({impact.monthly_cost_delta_usd >= 0 ? '+' : ''}
+            {usd(impact.monthly_cost_delta_usd)})
           </dd>
         </>
       )}
@@ -104,9 +104,9 @@ export function FindingDetail({
   canManage: boolean;
   patchPath: (patchId: string) => string;
 }) {
-  const evidence = readEvidence(finding.evidence);
-  const impact = readImpact(finding.impact);
-  const options = readOptions(finding.options);
+  const { evidence, impact } = finding;
+  const measures = evidence?.measures ?? [];
+  const options = finding.options ?? [];
   return (
     <article className="finding" aria-labelledby="finding-title">
       <header className="finding__header">
@@ -122,27 +122,36 @@ export function FindingDetail({
 
       <section aria-labelledby="evidence-heading" className="card">
         <h3 id="evidence-heading">Evidence</h3>
-        {evidence.condition && <p>Condition: {evidence.condition}</p>}
-        {evidence.windowStart && evidence.windowEnd && (
+        {evidence && <p>Condition: {evidence.condition}</p>}
+        {evidence && (
           <p className="muted">
-            Window: {formatDateTime(evidence.windowStart)} to {formatDateTime(evidence.windowEnd)}
+            Window: {formatDateTime(evidence.window_start)} to {formatDateTime(evidence.window_end)}
           </p>
         )}
-        {evidence.measures.length > 0 ? (
-          <MeasuresTable measures={evidence.measures} />
+        {measures.length > 0 ? (
+          <MeasuresTable measures={measures} />
         ) : (
           <p className="muted">This finding carries no measures.</p>
         )}
         <EvidenceCharts
           findingId={finding.id}
           rule={finding.rule}
-          measures={evidence.measures}
+          measures={measures}
           sources={finding.sources ?? []}
         />
-        {evidence.corroboration.length > 0 && (
+        {(evidence?.corroboration ?? []).length > 0 && (
           <ul aria-label="Corroboration">
-            {evidence.corroboration.map((c) => (
+            {evidence?.corroboration.map((c) => (
               <li key={c}>{c}</li>
+            ))}
+          </ul>
+        )}
+        {(evidence?.forecasts ?? []).length > 0 && (
+          <ul aria-label="Forecasts">
+            {evidence?.forecasts.map((f, i) => (
+              <li key={`${f.kind}-${i}`} title={`${f.method}${f.source ? ` (${f.source})` : ''}`}>
+                {describeForecast(f)}
+              </li>
             ))}
           </ul>
         )}
@@ -211,7 +220,7 @@ export function FindingDetail({
             {options.map((option) => (
               <li key={option.label}>
                 <strong>{option.label}</strong>
-                {option.impact?.summary && <p className="muted">{option.impact.summary}</p>}
+                {option.impact.summary && <p className="muted">{option.impact.summary}</p>}
                 {option.changes.length > 0 && (
                   <ul>
                     {option.changes.map((c, i) => (

@@ -1,5 +1,5 @@
-import { formatValue } from '@/lib/format';
-import { formatDuration, heat, UTILISATION_COLUMNS } from '../adapters';
+import { formatDuration, formatValue } from '@/lib/format';
+import { heat, UTILISATION_COLUMNS } from '../adapters';
 import type { ClusterOverview } from '../api';
 
 interface OverviewTableProps {
