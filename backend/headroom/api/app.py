@@ -11,12 +11,12 @@ from fastapi.responses import FileResponse, JSONResponse
 from sqlalchemy import text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from headroom.domain.catalog.instance_types import use_override_file
 from headroom.accounts import auth_router, org_router
 from headroom.api.deps import AppContext
 from headroom.api.inputs import BodySizeLimit, refuse_nul_characters
 from headroom.clusters import router as clusters_router
 from headroom.digest import router as digest_router
+from headroom.domain.catalog.instance_types import use_override_file
 from headroom.findings import router as findings_router
 from headroom.inventory import router as inventory_router
 from headroom.metrics import router as metrics_router

@@ -39,7 +39,7 @@ from headroom.digest.build import (
 )
 from headroom.digest.models import DigestSend, EmailVerification, OrgDigestSettings
 from headroom.domain.model import SEVERITIES, Change
-from headroom.findings.models import Finding, Recommendation
+from headroom.findings.models import FindingRecord, Recommendation
 from headroom.findings.service import stored_evidence, stored_impact
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance
@@ -142,7 +142,7 @@ def _fix_line(change: Change) -> str:
     return f"{what} on {where}" if where else what
 
 
-def _item(finding: Finding, fixes: Sequence[str], url: str) -> FindingItem:
+def _item(finding: FindingRecord, fixes: Sequence[str], url: str) -> FindingItem:
     impact = stored_impact(finding)
     evidence = stored_evidence(finding).evidence
     return FindingItem(
@@ -160,8 +160,8 @@ def _item(finding: Finding, fixes: Sequence[str], url: str) -> FindingItem:
 
 def _active(now: dt.datetime) -> Any:
     return or_(
-        Finding.status.in_(("open", "acknowledged")),
-        and_(Finding.status == "snoozed", Finding.snoozed_until <= now),
+        FindingRecord.status.in_(("open", "acknowledged")),
+        and_(FindingRecord.status == "snoozed", FindingRecord.snoozed_until <= now),
     )
 
 
@@ -187,7 +187,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
     start = now - PERIOD
     clusters = list(db.scalars(select(Cluster).where(Cluster.org_id == org_id).order_by(Cluster.name)))
 
-    open_rows = list(db.scalars(select(Finding).where(Finding.org_id == org_id, _active(now))))
+    open_rows = list(db.scalars(select(FindingRecord).where(FindingRecord.org_id == org_id, _active(now))))
     fixes: dict[uuid.UUID, list[str]] = defaultdict(list)
     if open_rows:
         recs = db.scalars(
@@ -202,22 +202,22 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
     new_counts: dict[uuid.UUID, int] = {
         cid: n
         for cid, n in db.execute(
-            select(Finding.cluster_id, func.count())
-            .where(Finding.org_id == org_id, Finding.first_seen_at >= start, Finding.first_seen_at < now)
-            .group_by(Finding.cluster_id)
+            select(FindingRecord.cluster_id, func.count())
+            .where(FindingRecord.org_id == org_id, FindingRecord.first_seen_at >= start, FindingRecord.first_seen_at < now)
+            .group_by(FindingRecord.cluster_id)
         )
     }
     resolved_counts: dict[uuid.UUID, int] = {
         cid: n
         for cid, n in db.execute(
-            select(Finding.cluster_id, func.count())
-            .where(Finding.org_id == org_id, Finding.status == "resolved", Finding.resolved_at >= start,
-                   Finding.resolved_at < now)
-            .group_by(Finding.cluster_id)
+            select(FindingRecord.cluster_id, func.count())
+            .where(FindingRecord.org_id == org_id, FindingRecord.status == "resolved", FindingRecord.resolved_at >= start,
+                   FindingRecord.resolved_at < now)
+            .group_by(FindingRecord.cluster_id)
         )
     }
 
-    by_cluster: dict[uuid.UUID, list[Finding]] = defaultdict(list)
+    by_cluster: dict[uuid.UUID, list[FindingRecord]] = defaultdict(list)
     for f in open_rows:
         by_cluster[f.cluster_id].append(f)
     limit_notes = _limit_notes(db, org_id)

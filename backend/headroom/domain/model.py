@@ -198,3 +198,12 @@ class Impact(_FindingPart):
     monthly_cost_before_usd: float | None = None
     monthly_cost_after_usd: float | None = None
     monthly_cost_delta_usd: float | None = None
+
+
+class Option(_FindingPart):
+    """One way to fix a finding (e.g. "gp3 at 6,000 IOPS"), with its changes and impact."""
+
+    label: str
+    changes: list[Change]
+    impact: Impact
+    notes: list[str] = Field(default_factory=list)

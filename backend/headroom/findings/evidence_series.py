@@ -21,7 +21,7 @@ from headroom.domain.advisor.context import Context
 from headroom.domain.model import ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import find_series
-from headroom.findings.models import Finding
+from headroom.findings.models import FindingRecord
 from headroom.findings.service import stored_evidence
 from headroom.platform.errors import NotFound
 from headroom.timeseries.snapshots import MAX_WINDOW, RAW_STEP_SECONDS, build_snapshot
@@ -113,7 +113,7 @@ def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSer
     return out
 
 
-def evidence_series(db: Session, finding: Finding) -> EvidenceSeries:
+def evidence_series(db: Session, finding: FindingRecord) -> EvidenceSeries:
     """Return the points of a finding's evidence series over its window (the last 7 days of a longer one)."""
     evidence = stored_evidence(finding).evidence
     if evidence is None:

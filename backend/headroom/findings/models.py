@@ -43,7 +43,7 @@ class AdviceRun(Base):
 # --- advice ----------------------------------------------------------------------------------------------
 
 
-class Finding(Base):
+class FindingRecord(Base):
     __tablename__ = "findings"
     __table_args__ = (
         UniqueConstraint("org_id", "dedup_key"),

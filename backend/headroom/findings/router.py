@@ -14,7 +14,7 @@ from headroom.api.deps import DB, AppContext, Caller, Context
 from headroom.clusters import service as clusters_service
 from headroom.domain.model import Severity, severity_rank
 from headroom.findings import advice_runs, evidence_series, service
-from headroom.findings.models import Finding
+from headroom.findings.models import FindingRecord
 from headroom.findings.schemas import (
     AdviseQueued,
     EvidenceChartRead,
@@ -35,7 +35,7 @@ router = APIRouter(tags=["findings"])
 ADVICE_JOB = "advice.run"
 
 
-def _summary(row: Finding) -> FindingSummary:
+def _summary(row: FindingRecord) -> FindingSummary:
     impact = service.stored_impact(row)
     summary = FindingSummary.model_validate(
         {
@@ -54,7 +54,7 @@ def _summary(row: Finding) -> FindingSummary:
     return summary
 
 
-def _read(db: Session, row: Finding) -> FindingRead:
+def _read(db: Session, row: FindingRecord) -> FindingRead:
     stored = service.stored_evidence(row)
     return FindingRead(
         **_summary(row).model_dump(),

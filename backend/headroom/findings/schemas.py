@@ -8,8 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from headroom.domain.advisor.finding import Option
-from headroom.domain.model import Change, Evidence, Impact, ReferenceLine, Severity
+from headroom.domain.model import Change, Evidence, Impact, Option, ReferenceLine, Severity
 from headroom.platform.schemas import Input, Instant, Output
 
 FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]

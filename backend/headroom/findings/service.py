@@ -32,12 +32,10 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal, audit
-from headroom.domain.model import Change
 from headroom.clusters.models import Cluster
-from headroom.domain.advisor.finding import Option
-from headroom.domain.model import SEVERITIES, SEVERITY_RANK, Evidence, Impact, severity_rank
-from headroom.findings.models import Finding, Recommendation
-from headroom.patches.models import Patch
+from headroom.domain.model import SEVERITIES, SEVERITY_RANK, Change, Evidence, Impact, Option, severity_rank
+from headroom.findings.models import FindingRecord, Recommendation
+from headroom.patches.models import PatchRecord
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.platform.logging import get_logger
 
@@ -97,7 +95,7 @@ def _row_values(finding: Any) -> dict[str, Any]:
     }
 
 
-def _replace_recommendations(db: Session, row: Finding, changes: Sequence[Change]) -> None:
+def _replace_recommendations(db: Session, row: FindingRecord, changes: Sequence[Change]) -> None:
     """Store the finding's changes as the advisor made them, one row per position (rows are updated in place)."""
     if changes:
         stmt = insert(Recommendation).values(
@@ -127,11 +125,11 @@ def record_findings(
     existing = {
         row.dedup_key: row
         for row in db.scalars(
-            select(Finding)
+            select(FindingRecord)
             .where(
-                Finding.org_id == cluster.org_id,
-                (Finding.dedup_key.in_(list(produced)))
-                | ((Finding.cluster_id == cluster.id) & Finding.status.in_(ACTIVE)),
+                FindingRecord.org_id == cluster.org_id,
+                (FindingRecord.dedup_key.in_(list(produced)))
+                | ((FindingRecord.cluster_id == cluster.id) & FindingRecord.status.in_(ACTIVE)),
             )
             .with_for_update()
         )
@@ -142,20 +140,20 @@ def record_findings(
         row = existing.get(key)
         if row is None:
             inserted = db.execute(
-                insert(Finding)
+                insert(FindingRecord)
                 .values(org_id=cluster.org_id, cluster_id=cluster.id, dedup_key=key, status="open",
                         first_seen_at=now, last_seen_at=now, **values)
                 .on_conflict_do_nothing(index_elements=["org_id", "dedup_key"])
-                .returning(Finding.id)
+                .returning(FindingRecord.id)
             ).scalar_one_or_none()
             if inserted is None:  # a concurrent writer created it after our SELECT: take it from there
                 row = db.scalar(
-                    select(Finding).where(Finding.org_id == cluster.org_id, Finding.dedup_key == key).with_for_update()
+                    select(FindingRecord).where(FindingRecord.org_id == cluster.org_id, FindingRecord.dedup_key == key).with_for_update()
                 )
                 assert row is not None
             else:
                 db.flush()
-                row = db.get_one(Finding, inserted)
+                row = db.get_one(FindingRecord, inserted)
                 opened += 1
                 _event(db, cluster.org_id, "finding.opened", row.id, {"severity": f.severity})
                 _replace_recommendations(db, row, f.changes)
@@ -225,7 +223,7 @@ def advise_cluster(
 SORTS = ("severity", "impact")
 
 
-def _stored(model: type[M], data: Any, row: Finding, what: str) -> M | None:
+def _stored(model: type[M], data: Any, row: FindingRecord, what: str) -> M | None:
     """Validate one stored JSON object; None for an empty one (or, logged, one no longer valid)."""
     if not isinstance(data, dict) or not data:
         return None
@@ -238,7 +236,7 @@ def _stored(model: type[M], data: Any, row: Finding, what: str) -> M | None:
         return None
 
 
-def stored_impact(row: Finding) -> Impact | None:
+def stored_impact(row: FindingRecord) -> Impact | None:
     """Return the finding's impact as stored (None when it has none)."""
     return _stored(Impact, row.impact, row, "impact")
 
@@ -253,7 +251,7 @@ class StoredEvidence:
     notes: list[str]
 
 
-def stored_evidence(row: Finding) -> StoredEvidence:
+def stored_evidence(row: FindingRecord) -> StoredEvidence:
     """Return the finding's evidence, options, sources and notes as stored."""
     data = dict(row.evidence or {})
     extras = {key: data.pop(key, None) for key in EVIDENCE_EXTRAS}
@@ -293,7 +291,7 @@ def impact_score(impact: Impact | None) -> float:
 BASIS_RANK = {"headroom": 0, "metric": 1, "none": 2}
 
 
-def _impact_order(row: Finding) -> tuple[int, float, int, float]:
+def _impact_order(row: FindingRecord) -> tuple[int, float, int, float]:
     impact = stored_impact(row)
     saving = -(impact.monthly_cost_delta_usd or 0.0) if impact is not None else 0.0
     return (BASIS_RANK[impact_basis(impact)], -impact_score(impact), severity_rank(row.severity), -saving)
@@ -308,40 +306,40 @@ def list_findings(
     severities: Sequence[str] = (),
     rules: Sequence[str] = (),
     sort: str = "severity",
-) -> tuple[list[Finding], dict[str, int]]:
+) -> tuple[list[FindingRecord], dict[str, int]]:
     """Return the cluster's findings (filtered) and counts by severity over the status and rule filters.
 
     sort="severity": most severe first; sort="impact": measured headroom gains first, then relative metric changes,
     then the rest; within each the largest impact_score, then most severe, then the largest monthly saving.
     """
-    query = select(Finding).where(Finding.org_id == principal.org_id, Finding.cluster_id == cluster_id)
+    query = select(FindingRecord).where(FindingRecord.org_id == principal.org_id, FindingRecord.cluster_id == cluster_id)
     if statuses:
-        query = query.where(Finding.status.in_(list(statuses)))
+        query = query.where(FindingRecord.status.in_(list(statuses)))
     if rules:
-        query = query.where(Finding.rule.in_(list(rules)))
+        query = query.where(FindingRecord.rule.in_(list(rules)))
     counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
     filtered = query.subquery()
     for severity, n in db.execute(select(filtered.c.severity, func.count()).group_by(filtered.c.severity)):
         counts[severity] = int(n)
     if severities:
-        query = query.where(Finding.severity.in_(list(severities)))
-    by_severity = case(dict(SEVERITY_RANK), value=Finding.severity, else_=len(SEVERITIES) + 1)
-    items = list(db.scalars(query.order_by(by_severity, Finding.rule, Finding.entity_id, Finding.dedup_key)))
+        query = query.where(FindingRecord.severity.in_(list(severities)))
+    by_severity = case(dict(SEVERITY_RANK), value=FindingRecord.severity, else_=len(SEVERITIES) + 1)
+    items = list(db.scalars(query.order_by(by_severity, FindingRecord.rule, FindingRecord.entity_id, FindingRecord.dedup_key)))
     if sort == "impact":
         items.sort(key=_impact_order)  # stable: equal keys keep the severity order above
     return items, counts
 
 
-def get_finding(db: Session, principal: Principal, finding_id: uuid.UUID, *, lock: bool = False) -> Finding:
+def get_finding(db: Session, principal: Principal, finding_id: uuid.UUID, *, lock: bool = False) -> FindingRecord:
     """Return the org's finding; another org's finding is indistinguishable from a missing one."""
-    query = select(Finding).where(Finding.id == finding_id, Finding.org_id == principal.org_id)
+    query = select(FindingRecord).where(FindingRecord.id == finding_id, FindingRecord.org_id == principal.org_id)
     row = db.scalar(query.with_for_update() if lock else query)
     if row is None:
         raise NotFound("Finding not found.")
     return row
 
 
-def recommendations(db: Session, finding: Finding) -> list[Recommendation]:
+def recommendations(db: Session, finding: FindingRecord) -> list[Recommendation]:
     return list(
         db.scalars(
             select(Recommendation)
@@ -352,18 +350,18 @@ def recommendations(db: Session, finding: Finding) -> list[Recommendation]:
     )
 
 
-def patches_of(db: Session, finding: Finding) -> list[Patch]:
+def patches_of(db: Session, finding: FindingRecord) -> list[PatchRecord]:
     """Return the patches generated from this finding, oldest first (an applied one dates the fix)."""
     return list(
         db.scalars(
-            select(Patch)
-            .where(Patch.org_id == finding.org_id, any_(Patch.finding_ids) == finding.id)
-            .order_by(Patch.created_at, Patch.id)
+            select(PatchRecord)
+            .where(PatchRecord.org_id == finding.org_id, any_(PatchRecord.finding_ids) == finding.id)
+            .order_by(PatchRecord.created_at, PatchRecord.id)
         )
     )
 
 
-def history(db: Session, finding: Finding) -> list[AuditLog]:
+def history(db: Session, finding: FindingRecord) -> list[AuditLog]:
     """Return the finding's transitions, oldest first."""
     return list(
         db.scalars(
@@ -379,7 +377,7 @@ def history(db: Session, finding: Finding) -> list[AuditLog]:
 
 
 def _act(db: Session, principal: Principal, finding_id: uuid.UUID, action: str, details: dict[str, object],
-         change: Callable[[Finding], None]) -> Finding:
+         change: Callable[[FindingRecord], None]) -> FindingRecord:
     principal.require("admin")
     row = get_finding(db, principal, finding_id, lock=True)
     before = row.status
@@ -390,10 +388,10 @@ def _act(db: Session, principal: Principal, finding_id: uuid.UUID, action: str, 
     return row
 
 
-def acknowledge(db: Session, principal: Principal, finding_id: uuid.UUID) -> Finding:
+def acknowledge(db: Session, principal: Principal, finding_id: uuid.UUID) -> FindingRecord:
     """Mark a finding seen by a person: it stays active and keeps being refreshed."""
 
-    def change(row: Finding) -> None:
+    def change(row: FindingRecord) -> None:
         if row.status == "resolved":
             raise InvalidInput("status: a resolved finding cannot be acknowledged; reopen it first",
                                details={"field": "status"})
@@ -403,33 +401,33 @@ def acknowledge(db: Session, principal: Principal, finding_id: uuid.UUID) -> Fin
 
 
 def snooze(db: Session, principal: Principal, finding_id: uuid.UUID, *, until: dt.datetime,
-           now: dt.datetime) -> Finding:
+           now: dt.datetime) -> FindingRecord:
     """Hide a finding until `until` (it is not resolved meanwhile, and reopens as open afterwards)."""
     if until.tzinfo is None:
         raise InvalidInput("until: give a timezone (e.g. 2026-11-09T00:00:00Z)", details={"field": "until"})
     if until <= now:
         raise InvalidInput("until: must be in the future", details={"field": "until"})
 
-    def change(row: Finding) -> None:
+    def change(row: FindingRecord) -> None:
         row.status, row.snoozed_until, row.resolved_at = "snoozed", until, None
 
     return _act(db, principal, finding_id, "snoozed", {"until": until.isoformat()}, change)
 
 
-def resolve(db: Session, principal: Principal, finding_id: uuid.UUID, *, now: dt.datetime) -> Finding:
+def resolve(db: Session, principal: Principal, finding_id: uuid.UUID, *, now: dt.datetime) -> FindingRecord:
     """Close a finding by hand (it reopens if the advisor sees the condition again)."""
 
-    def change(row: Finding) -> None:
+    def change(row: FindingRecord) -> None:
         if row.status != "resolved":
             row.status, row.resolved_at, row.snoozed_until = "resolved", now, None
 
     return _act(db, principal, finding_id, "resolved", {}, change)
 
 
-def reopen(db: Session, principal: Principal, finding_id: uuid.UUID) -> Finding:
+def reopen(db: Session, principal: Principal, finding_id: uuid.UUID) -> FindingRecord:
     """Make a finding open again (from resolved, snoozed or acknowledged)."""
 
-    def change(row: Finding) -> None:
+    def change(row: FindingRecord) -> None:
         row.status, row.resolved_at, row.snoozed_until = "open", None, None
 
     return _act(db, principal, finding_id, "reopened", {}, change)

@@ -13,7 +13,7 @@ from headroom.domain.model import Change
 from headroom.platform.orm import Base, ChangeListJSON, created_at_column, fk_column, uuid_pk
 
 
-class Patch(Base):
+class PatchRecord(Base):
     __tablename__ = "patches"
 
     id: Mapped[uuid.UUID] = uuid_pk()

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from headroom.api.deps import DB, Caller, Context
 from headroom.domain.tikvconf import FORMATS
 from headroom.patches import service
-from headroom.patches.models import Patch
+from headroom.patches.models import PatchRecord
 from headroom.patches.schemas import BaseConfigRead, PatchCreate, PatchFormat, PatchList, PatchRead
 
 router = APIRouter(prefix="/clusters/{cluster_id}/patches", tags=["patches"])
@@ -20,7 +20,7 @@ _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artef
                                   "application/sql": {}, "text/x-shellscript": {}, "text/plain": {}}}}
 
 
-def _read(db: Session, row: Patch) -> PatchRead:
+def _read(db: Session, row: PatchRecord) -> PatchRead:
     base = service.base_config(db, row)
     has_config = base is not None
     return PatchRead(

@@ -26,9 +26,8 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
 from headroom.clusters import service as clusters_service
-from headroom.domain.model import Change
 from headroom.clusters.models import Cluster
-from headroom.domain.model import severity_rank
+from headroom.domain.model import Change, severity_rank
 from headroom.domain.tikvconf import (
     Artefact,
     ConfigParseError,
@@ -47,9 +46,9 @@ from headroom.domain.tikvconf import (
 )
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
-from headroom.findings.models import Finding, Recommendation
+from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
-from headroom.patches.models import Patch
+from headroom.patches.models import PatchRecord
 from headroom.platform.errors import AppError, Conflict, InvalidInput, NotFound
 from headroom.timeseries.snapshots import latest_configs
 
@@ -90,13 +89,13 @@ def _nodes(db: Session, cluster: Cluster) -> list[_NodeInfo]:
     return out
 
 
-def _source(finding: Finding) -> str:
+def _source(finding: FindingRecord) -> str:
     """The label a patch prints next to a change: the finding's dedup key (it names the rule)."""
     key = finding.dedup_key
     return key if key.startswith(finding.rule) else f"{finding.rule} ({key})"
 
 
-def _changes_of(db: Session, org_id: uuid.UUID, findings: Sequence[Finding]) -> tuple[list[Change], list[str]]:
+def _changes_of(db: Session, org_id: uuid.UUID, findings: Sequence[FindingRecord]) -> tuple[list[Change], list[str]]:
     """Return the findings' stored changes in order (finding, then position) and the finding label of each."""
     by_finding: dict[uuid.UUID, list[Change]] = {f.id: [] for f in findings}
     for rec in db.scalars(select(Recommendation).where(Recommendation.org_id == org_id,
@@ -110,17 +109,17 @@ def _changes_of(db: Session, org_id: uuid.UUID, findings: Sequence[Finding]) -> 
 
 def _select_findings(
     db: Session, cluster: Cluster, finding_ids: Sequence[uuid.UUID] | Literal["all_open"]
-) -> list[Finding]:
-    query = select(Finding).where(Finding.org_id == cluster.org_id, Finding.cluster_id == cluster.id)
+) -> list[FindingRecord]:
+    query = select(FindingRecord).where(FindingRecord.org_id == cluster.org_id, FindingRecord.cluster_id == cluster.id)
     if finding_ids == "all_open":
-        rows = list(db.scalars(query.where(Finding.status.in_(ACTIVE_FOR_PATCH))))
+        rows = list(db.scalars(query.where(FindingRecord.status.in_(ACTIVE_FOR_PATCH))))
         if not rows:
             raise InvalidInput("finding_ids: the cluster has no open finding", details={"field": "finding_ids"})
     else:
         wanted = list(dict.fromkeys(finding_ids))
         if not wanted:
             raise InvalidInput("finding_ids: select at least one finding", details={"field": "finding_ids"})
-        found = {f.id: f for f in db.scalars(query.where(Finding.id.in_(wanted)))}
+        found = {f.id: f for f in db.scalars(query.where(FindingRecord.id.in_(wanted)))}
         missing = [str(i) for i in wanted if i not in found]
         if missing:
             raise InvalidInput(f"finding_ids: no finding {', '.join(missing)} in this cluster",
@@ -148,7 +147,7 @@ def _base_config(
 
 
 def _notes(cluster: Cluster, nodes: Sequence[_NodeInfo], configs: dict[uuid.UUID, TikvConfig],
-           base: TikvConfig | None, changes: Sequence[Change], findings: Sequence[Finding]) -> list[str]:
+           base: TikvConfig | None, changes: Sequence[Change], findings: Sequence[FindingRecord]) -> list[str]:
     notes: list[str] = [f"From {len(findings)} finding(s): {', '.join(sorted({f.rule for f in findings}))}."]
     by_status = {n.node.status_address: n for n in nodes}
     if base is not None:
@@ -202,7 +201,7 @@ def create_patch(
     finding_ids: Sequence[uuid.UUID] | Literal["all_open"],
     base_config: uuid.UUID | Literal["latest"],
     now: dt.datetime,
-) -> Patch:
+) -> PatchRecord:
     """Store a patch of the selected findings' changes against a config version (admin)."""
     principal.require("admin")
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
@@ -225,7 +224,7 @@ def create_patch(
                 check_value(change.key, change.proposed)
     except TikvConfError as exc:
         raise _invalid(exc, "finding_ids") from exc
-    row = Patch(
+    row = PatchRecord(
         org_id=cluster.org_id,
         cluster_id=cluster.id,
         created_by_user_id=principal.user_id,
@@ -243,23 +242,23 @@ def create_patch(
     return row
 
 
-def list_patches(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[Patch]:
+def list_patches(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[PatchRecord]:
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
-    return list(db.scalars(select(Patch).where(Patch.org_id == principal.org_id, Patch.cluster_id == cluster.id)
-                           .order_by(Patch.created_at.desc(), Patch.id)))
+    return list(db.scalars(select(PatchRecord).where(PatchRecord.org_id == principal.org_id, PatchRecord.cluster_id == cluster.id)
+                           .order_by(PatchRecord.created_at.desc(), PatchRecord.id)))
 
 
 def get_patch(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
-              *, lock: bool = False) -> Patch:
+              *, lock: bool = False) -> PatchRecord:
     """Return the org's patch of that cluster; anything else is NotFound."""
-    query = select(Patch).where(Patch.id == patch_id, Patch.org_id == principal.org_id, Patch.cluster_id == cluster_id)
+    query = select(PatchRecord).where(PatchRecord.id == patch_id, PatchRecord.org_id == principal.org_id, PatchRecord.cluster_id == cluster_id)
     row = db.scalar(query.with_for_update() if lock else query)
     if row is None:
         raise NotFound("Patch not found.")
     return row
 
 
-def base_config(db: Session, patch: Patch) -> TikvConfig | None:
+def base_config(db: Session, patch: PatchRecord) -> TikvConfig | None:
     if patch.base_config_id is None:
         return None
     return db.scalar(select(TikvConfig).where(TikvConfig.id == patch.base_config_id,
@@ -267,7 +266,7 @@ def base_config(db: Session, patch: Patch) -> TikvConfig | None:
 
 
 def mark_applied(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
-                 *, now: dt.datetime) -> Patch:
+                 *, now: dt.datetime) -> PatchRecord:
     """Record that the patch was applied, when and by whom (admin); a second call is a Conflict."""
     principal.require("admin")
     row = get_patch(db, principal, cluster_id, patch_id, lock=True)
@@ -319,7 +318,7 @@ class Rendered:
     config_id: uuid.UUID | None
 
 
-def _config_at(db: Session, patch: Patch, node: TikvNode) -> TikvConfig | None:
+def _config_at(db: Session, patch: PatchRecord, node: TikvNode) -> TikvConfig | None:
     """The node's config when the patch was made: the base config if it is this node's, else the newest then."""
     base = base_config(db, patch)
     if base is not None and base.node_id == node.id:

@@ -50,7 +50,7 @@ def _finding(cluster_name: str) -> Any:
 def seed(owner: Any, make_client: Any, ids: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     from headroom.clusters.models import Cluster
     from headroom.findings import service as findings
-    from headroom.findings.models import Finding
+    from headroom.findings.models import FindingRecord
 
     sessions = owner.client.app.state.ctx.sessions
     with sessions() as db:
@@ -58,7 +58,7 @@ def seed(owner: Any, make_client: Any, ids: dict[str, str]) -> tuple[dict[str, s
         findings.record_findings(db, cluster, [_finding(cluster.name)],
                                  now=dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC))
         db.commit()
-        finding_id = str(db.query(Finding.id).filter(Finding.cluster_id == cluster.id).scalar())
+        finding_id = str(db.query(FindingRecord.id).filter(FindingRecord.cluster_id == cluster.id).scalar())
     patch = owner.post(f"/api/v1/clusters/{ids['cluster_id']}/patches", json={"finding_ids": [finding_id]})
     assert patch.status_code == 201, patch.text
     return (

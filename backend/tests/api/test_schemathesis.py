@@ -90,7 +90,7 @@ def seeded(engine: Any, redis_url: str, tmp_path_factory: Any) -> Iterator[Seede
     from headroom.api.deps import AppContext
     from headroom.clusters.models import Cluster
     from headroom.findings import service as findings
-    from headroom.findings.models import Finding
+    from headroom.findings.models import FindingRecord
     from headroom.platform.mail import OutboxMailer
     from headroom.platform.ratelimit import MemoryRateLimiter
     from headroom.platform.security import SecretBox
@@ -138,7 +138,7 @@ def seeded(engine: Any, redis_url: str, tmp_path_factory: Any) -> Iterator[Seede
             row = db.get_one(Cluster, uuid.UUID(cluster["id"]))
             findings.record_findings(db, row, [_finding(row.name)], now=now)
             db.commit()
-            ids["finding_id"] = str(db.query(Finding.id).filter(Finding.cluster_id == row.id).scalar())
+            ids["finding_id"] = str(db.query(FindingRecord.id).filter(FindingRecord.cluster_id == row.id).scalar())
         patch = owner.post(f"/api/v1/clusters/{cluster['id']}/patches", json={"finding_ids": [ids["finding_id"]]})
         assert patch.status_code == 201, patch.text
         ids["patch_id"] = patch.json()["id"]

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from headroom.domain import derived
 from headroom.domain.physics.io import chunks_per_io, counted_ops
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 KIB = 1024.0
 MIB = 1024.0 * 1024.0

@@ -14,7 +14,7 @@ from advice_support import DemoCluster
 from headroom.accounts.service import Principal
 from headroom.domain.advisor.context import Context as AdvisorContext
 from headroom.findings import service
-from headroom.findings.models import Finding as FindingRow
+from headroom.findings.models import FindingRecord as FindingRow
 from headroom.timeseries.snapshots import build_snapshot
 from sqlalchemy import select, text
 

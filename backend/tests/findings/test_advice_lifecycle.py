@@ -15,11 +15,11 @@ from advice_support import DemoCluster, make_org
 from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal
 from headroom.clusters.models import Cluster
-from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.model import Change, EntityRef, Evidence, Impact
 from headroom.findings import service
-from headroom.findings.models import Finding as FindingRow
+from headroom.findings.models import FindingRecord as FindingRow
 from headroom.findings.models import Recommendation
 from sqlalchemy import func, select
 

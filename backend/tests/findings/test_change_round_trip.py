@@ -16,17 +16,16 @@ from typing import Any
 from advice_support import DemoCluster
 from headroom.accounts.service import Principal
 from headroom.domain.advisor.context import Context
-from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import Finding, make_dedup_key
-from headroom.domain.model import Evidence, Impact
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._tikv_helpers import config_value, tikv_change
-from headroom.domain.model import Change
+from headroom.domain.model import Change, Evidence, Impact
 from headroom.domain.tikvconf import target_node
 from headroom.domain.tikvconf.render import sql_value
 from headroom.findings import service as findings_service
-from headroom.findings.models import Finding as FindingRow
+from headroom.findings.models import FindingRecord as FindingRow
 from headroom.patches import service as patches_service
-from headroom.patches.models import Patch as PatchRow
+from headroom.patches.models import PatchRecord as PatchRow
 from sqlalchemy import select
 
 T0 = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)

@@ -9,7 +9,7 @@ from typing import Any
 
 from advice_support import END, ingest_demo
 from headroom.findings import service as findings_service
-from headroom.findings.models import Finding
+from headroom.findings.models import FindingRecord
 from helpers import sign_up
 
 
@@ -69,13 +69,13 @@ def test_a_series_the_store_lacks_is_reported_not_found(client: Any, db: Any) ->
     t0 = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
     ref = {"entity_kind": "volume", "entity_id": "vol-gone", "metric": "derived.counted_iops", "label": "IOPS",
            "reference_lines": [{"value": 3000, "label": "ceiling", "unit": "IOPS"}]}
-    with_window = Finding(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
+    with_window = FindingRecord(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
                           entity_id="vol-gone", severity="info", title="probe", dedup_key="probe:1",
                           evidence={"window_start": (t0 - dt.timedelta(hours=1)).isoformat(),
                                     "window_end": t0.isoformat(), "step_seconds": 60, "condition": "probe",
                                     "series": [ref]},
                           first_seen_at=t0, last_seen_at=t0)
-    no_window = Finding(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
+    no_window = FindingRecord(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
                         entity_id="vol-gone", severity="info", title="probe", dedup_key="probe:2", evidence={},
                         first_seen_at=t0, last_seen_at=t0)
     db.add_all([with_window, no_window])

@@ -11,14 +11,14 @@ import pytest
 from advice_support import END, ingest_demo
 from headroom.domain.model import Impact
 from headroom.findings import service as findings_service
-from headroom.findings.models import Finding
+from headroom.findings.models import FindingRecord
 from helpers import Actor, sign_up
 
 T0 = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 
 
 def _finding(db: Any, org: uuid.UUID, cluster: str, key: str, severity: str, impact: dict[str, Any]) -> None:
-    db.add(Finding(org_id=org, cluster_id=uuid.UUID(cluster), rule="test-rule", entity_kind="volume",
+    db.add(FindingRecord(org_id=org, cluster_id=uuid.UUID(cluster), rule="test-rule", entity_kind="volume",
                    entity_id=f"vol-{key}", severity=severity, title=f"finding {key}", impact=impact,
                    dedup_key=f"test:{key}", first_seen_at=T0, last_seen_at=T0))
 

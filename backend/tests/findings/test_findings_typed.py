@@ -9,10 +9,9 @@ from typing import Any
 
 from advice_support import END, ingest_demo
 from headroom.domain.advisor import advise
-from headroom.domain.advisor.finding import Option
-from headroom.domain.model import Evidence, Impact
+from headroom.domain.model import Evidence, Impact, Option
 from headroom.findings import service as findings_service
-from headroom.findings.models import Finding
+from headroom.findings.models import FindingRecord
 from helpers import sign_up
 
 
@@ -52,7 +51,7 @@ def test_stored_json_that_no_longer_validates_reads_as_null(client: Any, db: Any
     t0 = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
     # an evidence without its condition, an impact without its summary, one bad option next to a good one
     good = {"label": "gp3", "changes": [], "impact": {"summary": "ok"}, "notes": []}
-    row = Finding(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
+    row = FindingRecord(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
                   entity_id="vol-old", severity="warning", title="old row", dedup_key="probe:old",
                   evidence={"window_start": t0.isoformat(), "window_end": t0.isoformat(), "step_seconds": 60,
                             "options": [good, {"label": "broken"}], "sources": ["domain.md §1.3"],

@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 from advice_support import make_org
-from headroom.domain.advisor import advise
-from headroom.domain.catalog import instance_limits
-from headroom.digest.build import build_digest
+from headroom.accounts.service import Principal
 from headroom.clusters import demo
 from headroom.digest import service as digest
-from headroom.metrics import service as metrics
-from headroom.accounts.service import Principal
-from headroom.timeseries.snapshots import build_snapshot
+from headroom.digest.build import build_digest
+from headroom.domain.advisor import advise
+from headroom.domain.catalog import instance_limits
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.inventory.models import Instance, InstanceTypeLimits, TikvNode
+from headroom.metrics import service as metrics
+from headroom.timeseries.snapshots import build_snapshot
 from sqlalchemy import select
 
 SCENARIO = "instance-ebs-bandwidth-bound.yaml"  # 3 nodes on m5.4xlarge, clipped at the instance's 4,750 Mbps

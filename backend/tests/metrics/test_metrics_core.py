@@ -8,9 +8,8 @@ import datetime as dt
 
 import numpy as np
 import pytest
-
-from headroom.platform.errors import InvalidInput
 from headroom.metrics import service as m
+from headroom.platform.errors import InvalidInput
 
 T0 = dt.datetime(2026, 11, 2, 0, 0, tzinfo=dt.UTC)
 

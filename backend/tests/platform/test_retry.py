@@ -6,7 +6,6 @@ import random
 from collections.abc import Callable
 
 import pytest
-
 from headroom.platform.retry import RetryPolicy, call_with_retries
 
 

@@ -9,10 +9,10 @@ import uuid
 from typing import Any
 
 import numpy as np
-from headroom.platform.security import new_external_id
-from headroom.timeseries import repository as ts
 from headroom.accounts.models import Organization
 from headroom.clusters.models import Cluster
+from headroom.platform.security import new_external_id
+from headroom.timeseries import repository as ts
 
 T0 = dt.datetime(2026, 11, 2, 10, 0, tzinfo=dt.UTC)
 

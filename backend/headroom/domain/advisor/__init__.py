@@ -3,9 +3,9 @@ impact and severity vocabulary is headroom.domain.model's."""
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.engine import advise, discover_rules, resolve_conflicts, rule_catalog
+from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
-from headroom.domain.model import Change, EntityRef
+from headroom.domain.model import Change, EntityRef, Option
 
 __all__ = [
     "Change",

@@ -39,8 +39,8 @@ from typing import Any
 
 from headroom.domain.advisor import rules as rule_modules
 from headroom.domain.advisor.context import Context
-from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
 from headroom.domain.advisor.finding import Finding
+from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
 from headroom.domain.model import Change, severity_rank
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf.errors import TikvConfError

@@ -32,22 +32,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from headroom.domain.model import Change, EntityRef, Evidence, Impact, Severity
+from headroom.domain.model import Change, EntityRef, Evidence, Impact, Option, Severity
 from headroom.domain.tikvconf.online import can_change_online
 
 
 class _Model(BaseModel):
     # Fields with a default are always present in the JSON: the generated client types them as required.
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_serialization_defaults_required=True)
-
-
-class Option(_Model):
-    """One way to fix a finding (e.g. "gp3 at 6,000 IOPS"), with its changes and impact."""
-
-    label: str
-    changes: list[Change]
-    impact: Impact
-    notes: list[str] = Field(default_factory=list)
 
 
 class Finding(_Model):

@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from headroom.domain.units import gib_to_tib
 from headroom.domain.catalog.volume_types import GP2_BURST_IOPS, VOLUME_TYPES, gp2_baseline_iops
+from headroom.domain.units import gib_to_tib
 
 if TYPE_CHECKING:
     from headroom.domain.catalog.instance_types import InstanceLimits

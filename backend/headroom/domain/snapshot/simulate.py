@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from headroom.domain.catalog import InstanceLimits, VolumeLimits, instance_limits, volume_limits
 from headroom.domain import derived
+from headroom.domain.catalog import InstanceLimits, VolumeLimits, instance_limits, volume_limits
 from headroom.domain.physics.burst import CreditBucket, InstanceEbsBucket, volume_bucket
 from headroom.domain.snapshot.errors import ScenarioError
 from headroom.domain.snapshot.registry import REGISTRY

@@ -15,6 +15,7 @@ from headroom.domain.tikvconf.defaults import parse_version as tikvconf_parse_ve
 from headroom.domain.tikvconf.keys import is_valid_key, require_valid_key
 from headroom.domain.units import GIB, MIB, format_size, parse_size
 
+
 def parse_version(text: str) -> tuple[int, int, int]:
     """Parse "v8.5.1" (or "8.5") into (8, 5, 1); ValueError otherwise."""
     parsed = tikvconf_parse_version(text)

@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from headroom.domain.model import Change, ChangeValue
 from headroom.domain.tikvconf.change import target_node
+from headroom.domain.tikvconf.errors import InvalidChangeValue
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.parse import same_value
-from headroom.domain.tikvconf.errors import InvalidChangeValue
 from headroom.domain.units import UnitError, parse_size
 
 Version = tuple[int, int, int]

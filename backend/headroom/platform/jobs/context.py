@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from headroom.platform.db import session_scope
-from headroom.platform.settings import Settings
 from headroom.platform.jobs import dispatch
+from headroom.platform.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from headroom.domain.advisor import advise, discover_rules
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.simulate import simulate

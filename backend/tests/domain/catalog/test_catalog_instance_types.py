@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,10 @@ from headroom.domain.catalog import (
     list_instance_types,
 )
 from headroom.domain.catalog.instance_types import (
-    use_override_file,
     build_catalog,
     entries_from_describe_instance_types,
     load_catalog,
+    use_override_file,
 )
 
 # name -> (baseline Mbps, max Mbps, baseline MB/s, max MB/s, baseline IOPS, max IOPS, bursts), §2.2 rows.

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 

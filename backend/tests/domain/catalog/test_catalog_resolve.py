@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
 from headroom.domain.catalog import instance_limits
 from headroom.domain.catalog.resolve import (
     DescribedType,

@@ -15,10 +15,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from headroom.domain.advisor.finding import Option
 from headroom.domain.catalog import InstanceLimits, VolumeLimits, list_instance_types, volume_limits
 from headroom.domain.catalog.volume_types import GP2_MAX_IOPS, gp2_baseline_iops, gp2_throughput_mibps
-from headroom.domain.model import Change, EntityRef, Impact
+from headroom.domain.model import Change, EntityRef, Impact, Option
 
 from ._common import PINGCAP_GP3_DATA_IOPS, PINGCAP_GP3_DATA_MIBPS, round_up
 

@@ -23,8 +23,8 @@ import numpy as np
 
 from headroom.domain import derived
 from headroom.domain.advisor.context import Array, Context, p95
-from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import (
     AT_CEILING_FRACTION,
     TARGET_UTILISATION,

@@ -19,12 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import volume_limits
 from headroom.domain.forecast.burst import forecast_gp2_burst
-from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 
 from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, round_up

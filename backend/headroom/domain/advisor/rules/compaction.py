@@ -22,8 +22,8 @@ import math
 import numpy as np
 
 from headroom.domain.advisor.context import Array, Context, mean, p95, percentile
-from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
     MIB,

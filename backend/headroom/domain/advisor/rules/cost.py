@@ -25,11 +25,11 @@ import math
 import numpy as np
 
 from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import VolumeLimits, volume_limits
-from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 
 from ._common import (
     AT_CEILING_FRACTION,

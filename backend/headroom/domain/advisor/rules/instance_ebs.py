@@ -19,21 +19,21 @@ from __future__ import annotations
 import numpy as np
 
 from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import InstanceLimits
 from headroom.domain.forecast.burst import forecast_instance_burst
-from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.model import Change, Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
 
 from ._common import (
-    instance_ceiling,
-    instance_io_series,
     AT_CEILING_FRACTION,
     PINNED_RATIO,
     TARGET_UTILISATION,
     demand_estimate,
+    instance_ceiling,
+    instance_io_series,
     pct,
     pressure,
 )

@@ -19,12 +19,12 @@ import math
 import numpy as np
 
 from headroom.domain.advisor.context import Array, Context, p95, percentile
+from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import each_node, median_where, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import MIB, config_bool, evidence, finite, tikv_change
 from headroom.domain.catalog import CatalogError, ebs_monthly_cost
-from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.model import Change, Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "raft-dedicated-volume"

@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 
 from headroom.domain.advisor.context import Context, p95, p99, peak
-from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import config_int, evidence, finite, tikv_change
 from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from headroom.domain.advisor.context import Context, p95
+from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.finding import Finding, Option, make_dedup_key
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
     KIB,
@@ -35,7 +35,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     tikv_change,
     utilisation_p95,
 )
-from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.model import Change, Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "compaction-io-titan"
