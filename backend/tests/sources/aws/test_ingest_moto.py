@@ -8,6 +8,7 @@ from typing import Any
 import boto3
 from aws_fixtures import boto, make_fleet, put_series
 from headroom.clusters.models import Cluster
+from headroom.inventory import limits as inventory_limits
 from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
 from headroom.sources.aws import ingest
 from headroom.sources.aws.session import AwsClients, client_config
@@ -57,14 +58,19 @@ def test_inventory_roles_nodes_and_changes(db: Any, org_and_connection: Any, reg
     changes = {c.field: (c.old_value, c.new_value) for c in db.scalars(
         select(InventoryChange).where(InventoryChange.entity_id == fleet["data"][0]))}
     assert changes["volume_type"] == ("gp2", "gp3") and changes["size_gib"] == (200, 400)
-    before = ingest.limits_at(db, org.id, "volume", fleet["data"][0], t0 + dt.timedelta(minutes=30))
-    after = ingest.limits_at(db, org.id, "volume", fleet["data"][0], t1 + dt.timedelta(minutes=1))
+    t_before, t_after = t0 + dt.timedelta(minutes=30), t1 + dt.timedelta(minutes=1)
+    before = inventory_limits.attributes_at(db, org.id, "volume", fleet["data"][0], t_before)
+    after = inventory_limits.attributes_at(db, org.id, "volume", fleet["data"][0], t_after)
     assert before is not None and after is not None
     assert before["volume_type"] == "gp2" and before["size_gib"] == 200
     assert after["volume_type"] == "gp3" and after["iops"] == 6000
+    limits_before = inventory_limits.limits_at(db, org.id, "volume", fleet["data"][0], t_before)
+    limits_after = inventory_limits.limits_at(db, org.id, "volume", fleet["data"][0], t_after)
+    assert limits_before is not None and limits_before.volume is not None and limits_before.volume.limits
+    assert limits_after is not None and limits_after.volume is not None and limits_after.volume.limits
     # gp2 200 GiB: 3 IOPS/GiB = 600 baseline (domain.md §1.3); gp3 provisioned 6000.
-    assert before["limits"]["baseline_iops"] == 600
-    assert after["limits"]["baseline_iops"] == 6000
+    assert limits_before.volume.limits.baseline_iops == 600
+    assert limits_after.volume.limits.baseline_iops == 6000
 
 
 def test_sweep_writes_cloudwatch_sums_and_is_idempotent(db: Any, org_and_connection: Any, region: str,
