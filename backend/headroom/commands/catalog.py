@@ -227,9 +227,16 @@ def refresh_instances_command(
     instance_type: list[str] = typer.Option(  # noqa: B006
         None, "--instance-type", help="Only these types (repeatable); default all."
     ),
+    prices: bool = typer.Option(
+        True, "--prices/--no-prices", help="Also read the region's on-demand prices (pricing:GetProducts)."
+    ),
+    pricing_endpoint_url: str = typer.Option(
+        None, "--pricing-endpoint-url", help="Price List API endpoint (default: AWS's us-east-1 one)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Fetch EBS limits from EC2 DescribeInstanceTypes into an override file for HEADROOM_INSTANCE_CATALOG."""
+    """Fetch EBS limits (EC2 DescribeInstanceTypes) and on-demand prices (AWS Price List API) into an override
+    file for HEADROOM_INSTANCE_CATALOG; without pricing:GetProducts the built-in us-east-1 prices stay."""
     if not out:
         fail("--out PATH is required")
     # Imported here so the pure catalog commands never load boto3.
@@ -239,15 +246,27 @@ def refresh_instances_command(
 
     try:
         result = refresh_instance_catalog(
-            Path(out), region=region, endpoint_url=endpoint_url, instance_types=instance_type or None
+            Path(out),
+            region=region,
+            endpoint_url=endpoint_url,
+            instance_types=instance_type or None,
+            prices=prices,
+            pricing_endpoint_url=pricing_endpoint_url,
         )
     except (BotoCoreError, ClientError, OSError) as exc:
         fail(f"refresh failed: {' '.join(str(exc).split())}")
-    payload = {"path": str(result.path), "region": result.region, "instance_types": result.instance_types}
+    payload = {
+        "path": str(result.path),
+        "region": result.region,
+        "instance_types": result.instance_types,
+        "priced": result.priced,
+        "prices": result.prices_note,
+    }
     if as_json:
         print_json(payload)
     else:
         typer.echo(f"wrote {result.instance_types} instance types to {result.path}")
+        typer.echo(f"prices for {result.priced} of them: {result.prices_note}")
         typer.echo(f"use it: export HEADROOM_INSTANCE_CATALOG={result.path}")
 
 

@@ -198,6 +198,9 @@ class Impact(_FindingPart):
     monthly_cost_before_usd: float | None = None
     monthly_cost_after_usd: float | None = None
     monthly_cost_delta_usd: float | None = None
+    price_region: str | None = Field(
+        default=None, description="The AWS region whose on-demand prices the costs use (prices differ by region)."
+    )
 
 
 class Option(_FindingPart):

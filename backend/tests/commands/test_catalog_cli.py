@@ -172,6 +172,7 @@ def test_refresh_instances_against_moto(
         "m5.2xlarge",
         "--instance-type",
         "r5b.large",
+        "--no-prices",  # the Price List API has its own tests (tests/domain/catalog/test_catalog_price_list.py)
         "--json",
     )
     assert data["instance_types"] == 2 and Path(data["path"]) == out

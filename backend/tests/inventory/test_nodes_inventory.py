@@ -88,7 +88,7 @@ def test_nodes_carry_instance_limits_and_volumes(mapped: dict[str, Any]) -> None
     assert ebs["baseline_throughput_mbps"] == pytest.approx(287.5)
     assert ebs["max_throughput_mbps"] == pytest.approx(593.75)
     assert (ebs["baseline_iops"], ebs["max_iops"], ebs["bursts"]) == (12000, 18750, True)
-    assert ebs["source"].startswith("builtin: domain.md §2.2")
+    assert ebs["source"].startswith("AWS: Amazon EBS-optimized instances (https://docs.aws.amazon.com/")
     assert inst["ebs_note"] is None
 
     vols = first["volumes"]

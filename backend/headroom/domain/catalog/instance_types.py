@@ -1,10 +1,10 @@
 """EC2 instance types: EBS-optimized limits (bandwidth, throughput, IOPS, burst), vCPUs, memory and price.
 
-Built-in data: `data/instance_types.json` (its `sources` block cites domain.md §2.2 and the rest). Entries
+Built-in data: `data/instance_types.json` (its `sources` block cites the AWS documents and the price data). Entries
 from a JSON override file named by the environment variable HEADROOM_INSTANCE_CATALOG (written by `headroom
 catalog refresh-instances`) win over the built-in ones; the built-in data stays the fallback.
 
-Units (domain.md §2.1): bandwidth in Mbps (megabits), throughput in MB/s (decimal megabytes = Mbps / 8, as
+Units (AWS "Amazon EBS-optimized instances"): bandwidth in Mbps (megabits), throughput in MB/s (decimal megabytes = Mbps / 8, as
 AWS quotes it) and, for comparing with volumes, MiB/s. IOPS are AWS's 16 KiB-I/O figures.
 """
 
@@ -18,12 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from headroom.domain.catalog.errors import CatalogError, UnknownInstanceType
-from headroom.domain.catalog.prices import HOURS_PER_MONTH
+from headroom.domain.catalog.prices import DEFAULT_REGION, HOURS_PER_MONTH
+from headroom.domain.references import EBS_OPTIMIZED, EC2_PRICING
 from headroom.domain.units import mb_to_mib, mbps_to_mb_per_s
 
 OVERRIDE_ENV = "HEADROOM_INSTANCE_CATALOG"
 BUILTIN_PATH = Path(__file__).parent / "data" / "instance_types.json"
-BUILTIN_SOURCE = "builtin: domain.md §2.2 (AWSDOC ebs-optimized.md; EC2TYPES 2024)"
+BUILTIN_SOURCE = EBS_OPTIMIZED.cite()
+# The built-in prices: us-east-1 on-demand Linux, as AWS's Price List API gave them on this date (the data
+# file's `sources.hourly_price_usd` says where they were recorded).
+BUILTIN_PRICE_REGION = DEFAULT_REGION
+BUILTIN_PRICES_AS_OF = "2026-01-19"
+BUILTIN_PRICE_SOURCE = f"{EC2_PRICING.cite()}, {BUILTIN_PRICE_REGION}, Linux, as of {BUILTIN_PRICES_AS_OF}"
+ARCHITECTURES = ("x86_64", "arm64")
 
 # §2.1: asterisk sizes "can support maximum performance for 30 minutes at least once every 24 hours".
 INSTANCE_BURST_SECONDS = 30 * 60
@@ -57,6 +64,14 @@ class InstanceLimits:
     hourly_price_usd: float | None
     monthly_price_usd: float | None
     source: str
+    architecture: str | None = None  # x86_64 or arm64 (DescribeInstanceTypes ProcessorInfo)
+    price_region: str | None = None  # the region the price is for (None: no price)
+    price_source: str | None = None  # where the price comes from, with its date
+
+    @property
+    def price_label(self) -> str:
+        """Return e.g. `us-east-1 on-demand`: what a price of this type is (region and term)."""
+        return f"{self.price_region or DEFAULT_REGION} on-demand"
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
@@ -88,6 +103,9 @@ def instance_limits_from_entry(entry: Mapping[str, Any], source: str) -> Instanc
     bursts = base_bw < max_bw or base_iops < max_iops  # §2.3: no API flag; baseline < maximum means burst
     hourly = entry.get("hourly_price_usd")
     hourly_f = float(hourly) if hourly is not None else None
+    architecture = entry.get("architecture")
+    if architecture is not None and architecture not in ARCHITECTURES:
+        raise CatalogError(f"bad architecture {architecture!r} for {name} (expected one of {ARCHITECTURES})")
     vcpus = entry.get("vcpus")
     memory = entry.get("memory_gib")
     return InstanceLimits(
@@ -109,14 +127,18 @@ def instance_limits_from_entry(entry: Mapping[str, Any], source: str) -> Instanc
         hourly_price_usd=hourly_f,
         monthly_price_usd=hourly_f * HOURS_PER_MONTH if hourly_f is not None else None,
         source=str(entry.get("source") or source),
+        architecture=str(architecture) if architecture is not None else None,
+        price_region=str(entry.get("price_region") or BUILTIN_PRICE_REGION) if hourly_f is not None else None,
+        price_source=str(entry.get("price_source") or BUILTIN_PRICE_SOURCE) if hourly_f is not None else None,
     )
 
 
 def entries_from_describe_instance_types(pages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Turn DescribeInstanceTypes response pages into catalog entries (skip types without EBS info).
 
-    Reads InstanceTypes[].EbsInfo.EbsOptimizedInfo (domain.md §2.3), VCpuInfo.DefaultVCpus and
-    MemoryInfo.SizeInMiB. Prices are not in that API and stay null.
+    Reads InstanceTypes[].EbsInfo.EbsOptimizedInfo, VCpuInfo.DefaultVCpus, MemoryInfo.SizeInMiB and
+    ProcessorInfo.SupportedArchitectures (arm64 when it lists arm64, else x86_64). Prices are not in that API
+    and stay null (`apply_prices` adds them from the Price List API).
     """
     entries: dict[str, dict[str, Any]] = {}
     for page in pages:
@@ -126,10 +148,12 @@ def entries_from_describe_instance_types(pages: Iterable[Mapping[str, Any]]) -> 
             if not info or not name:
                 continue
             memory_mib = (it.get("MemoryInfo") or {}).get("SizeInMiB")
+            archs = (it.get("ProcessorInfo") or {}).get("SupportedArchitectures") or []
             entries[name] = {
                 "name": name,
                 "vcpus": (it.get("VCpuInfo") or {}).get("DefaultVCpus"),
                 "memory_gib": memory_mib / 1024 if memory_mib is not None else None,
+                **({"architecture": "arm64" if "arm64" in archs else "x86_64"} if archs else {}),
                 "baseline_bandwidth_mbps": info["BaselineBandwidthInMbps"],
                 "max_bandwidth_mbps": info["MaximumBandwidthInMbps"],
                 "baseline_iops": info["BaselineIops"],
@@ -139,9 +163,28 @@ def entries_from_describe_instance_types(pages: Iterable[Mapping[str, Any]]) -> 
     return [entries[k] for k in sorted(entries)]
 
 
-def catalog_document(entries: list[dict[str, Any]], *, source: str, generated_at: str) -> dict[str, Any]:
+def apply_prices(
+    entries: list[dict[str, Any]], prices: Mapping[str, float], *, region: str, price_source: str
+) -> list[dict[str, Any]]:
+    """Return the entries with the hourly prices found (and their region and source); others stay null."""
+    out = []
+    for entry in entries:
+        price = prices.get(entry["name"])
+        if price is None:
+            out.append(dict(entry))
+        else:
+            out.append({**entry, "hourly_price_usd": price, "price_region": region, "price_source": price_source})
+    return out
+
+
+def catalog_document(
+    entries: list[dict[str, Any]], *, source: str, generated_at: str, prices: str | None = None
+) -> dict[str, Any]:
     """Wrap entries in the catalog file shape (a `sources` block, then `instance_types`)."""
-    return {"sources": {"ebs": source, "generated_at": generated_at}, "instance_types": entries}
+    sources = {"ebs": source, "generated_at": generated_at}
+    if prices is not None:
+        sources["hourly_price_usd"] = prices
+    return {"sources": sources, "instance_types": entries}
 
 
 @dataclass(frozen=True)
@@ -154,27 +197,32 @@ class InstanceCatalog:
         limits = self.by_name.get(name.strip().lower())
         if limits is None:
             raise UnknownInstanceType(
-                f"unknown instance type {name!r}: not in the built-in catalog (domain.md §2.2) nor in the "
+                f"unknown instance type {name!r}: not in the built-in catalog nor in the "
                 f"override file (${OVERRIDE_ENV}); run `headroom catalog refresh-instances`"
             )
         return limits
 
 
 def build_catalog(builtin: Mapping[str, Any], override: Mapping[str, Any] | None = None) -> InstanceCatalog:
-    """Merge catalog documents: override entries win; a null override price keeps the built-in price."""
+    """Merge catalog documents: override entries win; a null override price keeps the built-in price (and
+    its region and source); a null override architecture keeps the built-in one."""
     merged: dict[str, InstanceLimits] = {}
     builtin_entries = {e["name"]: e for e in builtin.get("instance_types", [])}
     for name, entry in builtin_entries.items():
         merged[name] = instance_limits_from_entry(entry, BUILTIN_SOURCE)
     if override is not None:
         override_source = "override: " + str(
-            (override.get("sources") or {}).get("ebs", "DescribeInstanceTypes")
+            (override.get("sources") or {}).get("ebs", "EC2 DescribeInstanceTypes")
         )
         for entry in override.get("instance_types", []):
             entry = dict(entry)
             base = builtin_entries.get(entry.get("name", ""))
             if entry.get("hourly_price_usd") is None and base is not None:
                 entry["hourly_price_usd"] = base.get("hourly_price_usd")
+                entry.pop("price_region", None)
+                entry.pop("price_source", None)
+            if entry.get("architecture") is None and base is not None:
+                entry["architecture"] = base.get("architecture")
             merged[entry["name"]] = instance_limits_from_entry(entry, override_source)
     return InstanceCatalog(by_name=merged)
 

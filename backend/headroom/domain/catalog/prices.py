@@ -97,6 +97,11 @@ class CostBreakdown:
         return self.storage_usd + self.iops_usd + self.throughput_usd
 
 
+def ebs_price_region(region: str) -> str:
+    """Return the region whose EBS prices are used for `region` (us-east-1 where we have none for it)."""
+    return region if region in EBS_PRICES else DEFAULT_REGION
+
+
 def ebs_price(volume_type: str, region: str = DEFAULT_REGION) -> EbsPrice:
     """Return the price rules of a volume type in a region (CatalogError when the region has no prices)."""
     regional = EBS_PRICES.get(region)
@@ -127,7 +132,7 @@ def ebs_monthly_cost(
     region: str = DEFAULT_REGION,
 ) -> CostBreakdown:
     """Return the on-demand monthly cost of one volume; regions without data fall back to us-east-1 prices."""
-    price_region = region if region in EBS_PRICES else DEFAULT_REGION
+    price_region = ebs_price_region(region)
     price = ebs_price(volume_type, price_region)
     storage = size_gib * price.usd_per_gb_month
     iops_cost = tiered_iops_cost(iops or 0.0, price.iops_tiers) if price.iops_tiers else 0.0

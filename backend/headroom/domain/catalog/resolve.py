@@ -56,8 +56,8 @@ def described_source(region: str | None, observed_at: dt.datetime | None) -> str
 def unknown_type_note(instance_type: str) -> str:
     """Return the note shown where an instance type's EBS limits are unknown."""
     return (
-        f"{instance_type}: EBS limits unknown. The type is neither in Headroom's catalog (domain.md §2.2) nor in "
-        "this account's DescribeInstanceTypes answer (domain.md §2.3), so no finding judges this instance's EBS "
+        f"{instance_type}: EBS limits unknown. The type is neither in Headroom's catalog (AWS 'Amazon EBS-optimized "
+        "instances') nor in this account's DescribeInstanceTypes answer (EbsInfo), so no finding judges this instance's EBS "
         "bandwidth or IOPS. The AWS source's next inventory sync describes new types; "
         "`headroom catalog refresh-instances` adds them to the catalog."
     )

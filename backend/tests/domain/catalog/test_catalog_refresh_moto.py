@@ -63,6 +63,7 @@ def test_refresh_writes_override_matching_builtin(
         endpoint_url=aws_endpoint_url,
         instance_types=TYPES,
         now=datetime(2026, 1, 1, tzinfo=UTC),
+        prices=False,  # prices: test_catalog_price_list.py, against a Price List API stand-in
     )
     assert result.instance_types == len(TYPES)
     doc = json.loads(out.read_text())

@@ -276,6 +276,7 @@ def volume_options(
                     monthly_cost_before_usd=round(before_cost, 2),
                     monthly_cost_after_usd=round(cfg.monthly_cost, 2),
                     monthly_cost_delta_usd=round(cfg.monthly_cost - before_cost, 2),
+                    price_region=current.cost_breakdown.price_region,
                 ),
                 notes=notes,
             )
@@ -310,7 +311,9 @@ def cheaper_alternatives(
     current: InstanceLimits, need_iops: float, need_mibps: float, exclude: str, limit: int = 3
 ) -> list[InstanceLimits]:
     """Return up to `limit` instance types of any family that keep the vCPUs and memory, clear the need on
-    their sustained (baseline) EBS limits, and have a known price, cheapest first (excluding `exclude`)."""
+    their sustained (baseline) EBS limits, and have a known price: those of the current architecture first
+    (another one needs other TiKV binaries), each group cheapest first (excluding `exclude`)."""
+    arch = architecture(current)
     out = [
         i
         for i in list_instance_types()
@@ -321,10 +324,26 @@ def cheaper_alternatives(
         and i.baseline_throughput_mibps >= need_mibps
         and i.monthly_price_usd is not None
     ]
-    return sorted(out, key=lambda i: (i.monthly_price_usd or 0.0, i.name))[:limit]
+    return sorted(out, key=lambda i: (architecture(i) != arch, i.monthly_price_usd or 0.0, i.name))[:limit]
 
 
 def is_graviton(name: str) -> bool:
     """Whether an instance family is AWS Graviton (arm64): m6g, m7g, r6g, c7g, ... (the family ends in g)."""
     family = name.split(".")[0]
     return family.rstrip("dn").endswith("g")
+
+
+def architecture(inst: InstanceLimits) -> str:
+    """Return the type's CPU architecture: the catalog's (DescribeInstanceTypes), else arm64 for Graviton."""
+    return inst.architecture or ("arm64" if is_graviton(inst.name) else "x86_64")
+
+
+def architecture_change_note(current: InstanceLimits, proposed: InstanceLimits) -> str | None:
+    """Say what a move to another CPU architecture needs, or None when the architecture stays."""
+    before, after = architecture(current), architecture(proposed)
+    if before == after:
+        return None
+    return (
+        f"architecture change {before} -> {after}: TiKV needs {after} binaries or images "
+        f"({'AWS Graviton' if after == 'arm64' else 'Intel/AMD'}); check every tool on the host runs on {after}"
+    )

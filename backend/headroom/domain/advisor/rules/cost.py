@@ -156,6 +156,7 @@ def _finding(
                     monthly_cost_before_usd=round(lim.monthly_cost_usd, 2),
                     monthly_cost_after_usd=round(cfg.monthly_cost, 2),
                     monthly_cost_delta_usd=delta,
+                    price_region=lim.cost_breakdown.price_region,
                 ),
             )
         )

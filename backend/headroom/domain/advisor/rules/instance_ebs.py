@@ -37,7 +37,7 @@ from ._common import (
     pct,
     pressure,
 )
-from ._fixes import cheaper_alternatives, headroom_pct, is_graviton, smallest_instance_clearing
+from ._fixes import architecture_change_note, cheaper_alternatives, headroom_pct, smallest_instance_clearing
 
 BOUND_RULE = "instance-ebs-bandwidth-bound"
 BURST_RULE = "instance-ebs-burst-depletion"
@@ -65,6 +65,17 @@ def _cap_at_volumes(ctx: Context, iid: str, need_iops: float, need_mibps: float)
         min(need_iops, ceilings.sustained_iops.volumes),
         min(need_mibps, ceilings.sustained_throughput_mibps.volumes),
     )
+
+
+def _price_notes(ctx: Context, inst: InstanceLimits) -> list[str]:
+    """Say so when the prices are another region's than the cluster's (prices differ by region)."""
+    region = ctx.cluster.region
+    if inst.price_region is None or inst.price_region == region:
+        return []
+    return [
+        f"prices are {inst.price_region} on-demand; {region} prices differ "
+        "(`headroom catalog refresh-instances --prices --region " + region + "` reads them)"
+    ]
 
 
 def _upgrade(
@@ -101,7 +112,7 @@ def _upgrade(
         summary=(
             f"sustained EBS {inst.baseline_throughput_mibps:,.0f} -> {target.baseline_throughput_mibps:,.0f} MiB/s, "
             f"{inst.baseline_iops:,.0f} -> {target.baseline_iops:,.0f} IOPS"
-            + (f"; {delta:+,.2f} USD/month" if delta is not None else "; price unknown")
+            + (f"; {delta:+,.2f} USD/month ({inst.price_label})" if delta is not None else "; price unknown")
         ),
         metric="instance sustained EBS throughput",
         unit="MiB/s",
@@ -116,8 +127,16 @@ def _upgrade(
         monthly_cost_before_usd=round(before, 2) if before is not None else None,
         monthly_cost_after_usd=round(after, 2) if after is not None else None,
         monthly_cost_delta_usd=delta,
+        price_region=inst.price_region if delta is not None else None,
     )
-    options = [Option(label=f"{inst.name} -> {target.name} (same family)", changes=[change], impact=impact)]
+    options = [
+        Option(
+            label=f"{inst.name} -> {target.name} (same family)",
+            changes=[change],
+            impact=impact,
+            notes=_price_notes(ctx, inst),
+        )
+    ]
     for alt in cheaper_alternatives(inst, need_iops, need_mibps, exclude=target.name):
         alt_delta = (
             round(alt.monthly_price_usd - before, 2)
@@ -125,8 +144,10 @@ def _upgrade(
             else None
         )
         notes = ["another family: check CPU and memory per vCPU for TiKV"]
-        if is_graviton(alt.name):
-            notes.append("Graviton (arm64): needs arm64 TiKV binaries / images")
+        arch_note = architecture_change_note(inst, alt)
+        if arch_note is not None:
+            notes.append(arch_note)
+        notes.extend(_price_notes(ctx, inst))
         options.append(
             Option(
                 label=f"{inst.name} -> {alt.name}",
@@ -135,7 +156,7 @@ def _upgrade(
                     summary=(
                         f"sustained EBS {inst.baseline_throughput_mibps:,.0f} -> "
                         f"{alt.baseline_throughput_mibps:,.0f} MiB/s"
-                        + (f"; {alt_delta:+,.2f} USD/month" if alt_delta is not None else "")
+                        + (f"; {alt_delta:+,.2f} USD/month ({inst.price_label})" if alt_delta is not None else "")
                     ),
                     metric="instance sustained EBS throughput",
                     unit="MiB/s",
@@ -146,6 +167,7 @@ def _upgrade(
                     if alt.monthly_price_usd is not None
                     else None,
                     monthly_cost_delta_usd=alt_delta,
+                    price_region=inst.price_region if alt_delta is not None else None,
                 ),
                 notes=notes,
             )

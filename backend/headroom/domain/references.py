@@ -1,0 +1,120 @@
+"""The public documents findings cite, and the pages that explain Headroom's own thresholds.
+
+What a user reads in a finding (its sources, a limit's source, a forecast's method, notes) names a document they
+can open: AWS documentation, PingCAP/TiKV documentation or source, with its link. Internal notebooks and module
+names never reach them (a test scans every example scenario's findings for such leaks). A threshold that is
+Headroom's own choice cites its page under `docs/thresholds/` in this repository.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+THRESHOLDS_DOCS = "docs/thresholds"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A public document: a short title a reader recognises and its address."""
+
+    title: str
+    url: str
+
+    def cite(self, section: str | None = None) -> str:
+        """Return `title[, section] (url)`: the form every user-visible source takes."""
+        where = f"{self.title}, {section}" if section else self.title
+        return f"{where} ({self.url})"
+
+    def __str__(self) -> str:
+        return self.cite()
+
+
+def headroom_threshold(page: str, what: str | None = None) -> str:
+    """Cite a page under docs/thresholds/ that explains one of Headroom's own choices."""
+    label = f"Headroom's threshold: {what}" if what else "Headroom's threshold"
+    return f"{label} ({THRESHOLDS_DOCS}/{page})"
+
+
+# --- AWS documentation
+EBS_VOLUME_TYPES = Reference(
+    "AWS: Amazon EBS volume types", "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html"
+)
+EBS_GP = Reference(
+    "AWS: General Purpose SSD volumes (gp2 I/O credits and burst)",
+    "https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html",
+)
+EBS_PIOPS = Reference(
+    "AWS: Provisioned IOPS SSD volumes", "https://docs.aws.amazon.com/ebs/latest/userguide/provisioned-iops.html"
+)
+EBS_IO_CHARACTERISTICS = Reference(
+    "AWS: Amazon EBS I/O characteristics and monitoring",
+    "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html",
+)
+EBS_CLOUDWATCH = Reference(
+    "AWS: Amazon CloudWatch metrics for Amazon EBS",
+    "https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html",
+)
+EBS_MODIFY = Reference(
+    "AWS: Modify a volume using Amazon EBS Elastic Volumes",
+    "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-modify-volume.html",
+)
+EBS_OPTIMIZED = Reference(
+    "AWS: Amazon EBS-optimized instances", "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html"
+)
+EC2_CLOUDWATCH = Reference(
+    "AWS: CloudWatch metrics for your EC2 instances (EBSIOBalance%, EBSByteBalance%)",
+    "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/viewing_metrics_with_cloudwatch.html",
+)
+EC2_PROCESSOR_INFO = Reference(
+    "AWS: EC2 API ProcessorInfo (supported architectures)",
+    "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ProcessorInfo.html",
+)
+EBS_PRICING = Reference("AWS: Amazon EBS pricing", "https://aws.amazon.com/ebs/pricing/")
+EC2_PRICING = Reference("AWS: Amazon EC2 On-Demand pricing", "https://aws.amazon.com/ec2/pricing/on-demand/")
+PRICE_LIST_API = Reference(
+    "AWS: Price List Query API (GetProducts)",
+    "https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_pricing_GetProducts.html",
+)
+GP2_TO_GP3 = Reference(
+    "AWS Prescriptive Guidance: Migrate Amazon EBS volumes from gp2 to gp3",
+    "https://docs.aws.amazon.com/prescriptive-guidance/latest/optimize-costs-microsoft-workloads/ebs-migrate-gp2-gp3.html",
+)
+COMPUTE_OPTIMIZER_EBS = Reference(
+    "AWS Compute Optimizer: EBS metrics analyzed",
+    "https://docs.aws.amazon.com/compute-optimizer/latest/ug/ebs-metrics-analyzed.html",
+)
+
+# --- PingCAP and TiKV
+PINGCAP_AWS = Reference(
+    "PingCAP: Best Practices for TiDB on AWS Cloud",
+    "https://docs.pingcap.com/tidb/stable/best-practices-for-tidb-on-aws-cloud",
+)
+PINGCAP_PUBLIC_CLOUD = Reference(
+    "PingCAP: TiDB Best Practices on Public Cloud",
+    "https://docs.pingcap.com/tidb/stable/best-practices-on-public-cloud",
+)
+PINGCAP_EBS_BLOG = Reference(
+    "PingCAP blog: Improve Performance and Data Availability with Elastic Block Store",
+    "https://www.pingcap.com/blog/improve-performance-and-data-availability-with-elastic-block-store/",
+)
+TIKV_CONFIG = Reference(
+    "PingCAP: TiKV Configuration File", "https://docs.pingcap.com/tidb/stable/tikv-configuration-file"
+)
+DYNAMIC_CONFIG = Reference(
+    "PingCAP: Modify Configuration Dynamically", "https://docs.pingcap.com/tidb/stable/dynamic-config"
+)
+TUNE_THREADS = Reference(
+    "PingCAP: Tune TiKV Thread Pool Performance",
+    "https://docs.pingcap.com/tidb/stable/tune-tikv-thread-performance",
+)
+TUNE_MEMORY = Reference(
+    "PingCAP: Tune TiKV Memory Parameter Performance",
+    "https://docs.pingcap.com/tidb/stable/tune-tikv-memory-performance",
+)
+TITAN = Reference("PingCAP: Titan Overview", "https://docs.pingcap.com/tidb/stable/titan-overview")
+TIKV_CONFIG_TEMPLATE = Reference(
+    "TiKV: etc/config-template.toml", "https://github.com/tikv/tikv/blob/master/etc/config-template.toml"
+)
+TIKV_DEPLOY_EKS = Reference(
+    "PingCAP: Deploy a TiDB Cluster on AWS EKS", "https://docs.pingcap.com/tidb-in-kubernetes/stable/deploy-on-aws-eks"
+)
