@@ -146,3 +146,65 @@ def test_burst_depletion_forecast_is_typed() -> None:
         assert refill.kind == "refill" and refill.demand is not None and empties.balance_pct is not None
         balance = bucket.credits_from_percent(empties.balance_pct)
         assert refill.within_seconds == pytest.approx(bucket.refill_seconds(balance, refill.demand))
+
+
+# m6g.2xlarge (Graviton, arm64): 2,375 Mbps / 8 = 296.875 MB/s = 283.1 MiB/s sustained (AWS "Amazon
+# EBS-optimized instances"); its next size m6g.4xlarge sustains 4,750 Mbps = 593.75 MB/s = 566.2 MiB/s.
+M6G_2XL_BASE_MIBPS = 296.875e6 / 2**20
+
+
+def _arm64_node_pinned() -> list[object]:
+    from advisor_fixtures import synthetic
+    from headroom.domain.advisor import advise
+
+    mibps = 0.99 * M6G_2XL_BASE_MIBPS
+    snap = synthetic(
+        volume={"type": "gp3", "size_gib": 1000, "iops": 4000, "throughput_mibps": 1000},
+        read_iops=np.full(1440, mibps * 4),
+        read_kib=256.0,
+        instance_type="m6g.2xlarge",
+        instance_series={"ec2.ebs_byte_balance": np.zeros(1440), "ec2.ebs_io_balance": np.full(1440, 100.0)},
+    )
+    return of_rule(advise(snap, rules=["instance-ebs-bandwidth-bound"]), "instance-ebs-bandwidth-bound")
+
+
+def test_an_arm64_node_is_offered_arm64_first_with_prices() -> None:
+    (f,) = _arm64_node_pinned()
+    assert f.changes[0].proposed == "m6g.4xlarge"
+    # Both prices are known now (issue 12): (0.616 - 0.308) $/h x 730 h = +$224.84 a month, us-east-1 on-demand.
+    assert f.impact.monthly_cost_delta_usd == pytest.approx(224.84)
+    assert f.impact.price_region == "us-east-1"
+    assert "+224.84 USD/month (us-east-1 on-demand)" in f.impact.summary
+    archs = [instance_limits(str(o.changes[0].proposed)).architecture for o in f.options]
+    assert archs[:2] == ["arm64", "arm64"]  # the same-family size, then the cheapest arm64 alternative
+    assert archs == sorted(archs, key=lambda a: a != "arm64")  # any x86_64 option only after every arm64 one
+    for option, arch in zip(f.options, archs, strict=True):
+        changing = [n for n in option.notes if n.startswith("architecture change")]
+        assert bool(changing) is (arch != "arm64")
+        assert option.impact.monthly_cost_delta_usd is not None and option.impact.price_region == "us-east-1"
+
+
+def test_an_x86_node_gets_x86_alternatives_first_and_a_note_on_arm64() -> None:
+    f = of_rule(scenario_findings("pingcap-aws-m5-2xlarge-io1"), "instance-ebs-bandwidth-bound")[0]
+    archs = [instance_limits(str(o.changes[0].proposed)).architecture for o in f.options]
+    assert archs[0] == "x86_64" and archs == sorted(archs, key=lambda a: a != "x86_64")
+    for option, arch in zip(f.options, archs, strict=True):
+        notes = " ".join(option.notes)
+        assert ("architecture change x86_64 -> arm64: TiKV needs arm64 binaries" in notes) is (arch == "arm64")
+
+
+def test_prices_of_another_region_say_so() -> None:
+    from advisor_fixtures import synthetic
+    from headroom.domain.advisor import advise
+
+    snap = synthetic(
+        volume={"type": "gp3", "size_gib": 1000, "iops": 4000, "throughput_mibps": 1000},
+        read_iops=np.full(1440, 0.99 * M5_2XL_BASE_MIBPS * 4),
+        read_kib=256.0,
+        instance_type="m5.2xlarge",
+        instance_series={"ec2.ebs_byte_balance": np.zeros(1440), "ec2.ebs_io_balance": np.full(1440, 100.0)},
+    )
+    snap = snap.model_copy(update={"cluster": snap.cluster.model_copy(update={"region": "eu-west-1"})})
+    (f,) = of_rule(advise(snap, rules=["instance-ebs-bandwidth-bound"]), "instance-ebs-bandwidth-bound")
+    assert f.impact.price_region == "us-east-1"
+    assert any("prices are us-east-1 on-demand; eu-west-1 prices differ" in n for n in f.options[0].notes)
