@@ -46,6 +46,9 @@ EBS_GP = Reference(
 EBS_PIOPS = Reference(
     "AWS: Provisioned IOPS SSD volumes", "https://docs.aws.amazon.com/ebs/latest/userguide/provisioned-iops.html"
 )
+EBS_HDD = Reference(
+    "AWS: Throughput Optimized HDD and Cold HDD volumes", "https://docs.aws.amazon.com/ebs/latest/userguide/hdd-vols.html"
+)
 EBS_IO_CHARACTERISTICS = Reference(
     "AWS: Amazon EBS I/O characteristics and monitoring",
     "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html",
@@ -111,10 +114,17 @@ TUNE_MEMORY = Reference(
     "PingCAP: Tune TiKV Memory Parameter Performance",
     "https://docs.pingcap.com/tidb/stable/tune-tikv-memory-performance",
 )
+MASSIVE_REGIONS = Reference(
+    "PingCAP: Best Practices for Tuning Massive Regions",
+    "https://docs.pingcap.com/tidb/stable/massive-regions-best-practices",
+)
 TITAN = Reference("PingCAP: Titan Overview", "https://docs.pingcap.com/tidb/stable/titan-overview")
 TIKV_CONFIG_TEMPLATE = Reference(
     "TiKV: etc/config-template.toml", "https://github.com/tikv/tikv/blob/master/etc/config-template.toml"
 )
 TIKV_DEPLOY_EKS = Reference(
     "PingCAP: Deploy a TiDB Cluster on AWS EKS", "https://docs.pingcap.com/tidb-in-kubernetes/stable/deploy-on-aws-eks"
+)
+TIKV_ALERT_RULES = Reference(
+    "TiKV: metrics/alertmanager/tikv.rules.yml", "https://github.com/tikv/tikv/blob/master/metrics/alertmanager/tikv.rules.yml"
 )

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from headroom.accounts.service import Principal
 from headroom.clusters.service import get_cluster
 from headroom.domain import derived, units
+from headroom.domain import references
 from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.catalog.instance_types import InstanceLimits
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
@@ -215,7 +216,7 @@ def volume_ceilings(vl: VolumeLimits, role: str, lo: dt.datetime, hi: dt.datetim
     return {"iops": iops, "throughput": tput}
 
 
-INSTANCE_SOURCE = "EC2 EBS-optimized limits, domain.md §2.1/§2.2 (AWSDOC ebs-optimized.md)"
+INSTANCE_SOURCE = references.EBS_OPTIMIZED.cite()
 
 
 def instance_ceilings(resolved: ResolvedInstanceLimits, lo: dt.datetime, hi: dt.datetime) -> dict[str, list[CeilingSegment]]:
@@ -229,7 +230,7 @@ def instance_ceilings(resolved: ResolvedInstanceLimits, lo: dt.datetime, hi: dt.
     if lim is None:
         return out
     source = f"{itype}: {INSTANCE_SOURCE}" if resolved.origin == "catalog" \
-        else f"{itype}: {resolved.note} (domain.md §2.3)"
+        else f"{itype}: {resolved.note}"
     pairs = (("iops", lim.baseline_iops, lim.max_iops, "IOPS"),
              ("throughput", lim.baseline_throughput_mibps, lim.max_throughput_mibps, "MiB/s"))
     for panel, base, mx, unit in pairs:
@@ -249,7 +250,7 @@ def instance_ceilings(resolved: ResolvedInstanceLimits, lo: dt.datetime, hi: dt.
 # hard-pending-compaction-bytes-limit = "1024GB" (the defaults; the advisor's compaction rule cites the same).
 PENDING_SOFT_GIB = 192.0
 PENDING_HARD_GIB = 1024.0
-PENDING_SOURCE = "TiKV default, config template [storage.flow-control] (domain.md §5); your tikv.toml may differ"
+PENDING_SOURCE = references.TIKV_CONFIG_TEMPLATE.cite("[storage.flow-control] defaults; your tikv.toml may differ")
 
 
 # --- panels ------------------------------------------------------------------------------------------------
@@ -458,7 +459,7 @@ def build_panels(
                 p.series, p.ceilings = series, ceilings.get(pid, [])
                 if pid == "instance_iops" and series:
                     p.notes.append("Instance IOPS are counted as issued; AWS states the instance limit at 16 KiB "
-                                   "I/O (domain.md §2.1).")
+                                   "I/O (AWS EBS-optimized instances).")
     if (p := panels.get("burst_balance")) is not None:
         for role, vol in (("data", refs.data), ("raft", refs.raft)):
             if vol is not None and data.has(("volume", vol.volume_id, "ebs.burst_balance")):
@@ -473,7 +474,7 @@ def build_panels(
         p.forecasts = forecasts
         if not p.series:
             p.notes.append("No burst bucket: gp3/io1/io2 volumes and instances that don't burst report no balance "
-                           "(domain.md §3.1/§3.2).")
+                           "(AWS CloudWatch metrics for EBS and EC2).")
     for role, vol in (("data", refs.data), ("raft", refs.raft)):
         if vol is None:
             continue

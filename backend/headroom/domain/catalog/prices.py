@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from headroom.domain.catalog.errors import CatalogError, UnknownVolumeType
+from headroom.domain.references import EBS_PRICING, GP2_TO_GP3
 
 DEFAULT_REGION = "us-east-1"
 
@@ -39,8 +40,10 @@ class EbsPrice:
     source: str = ""
 
 
-_SRC_PG = "domain.md §1.6: AWS Prescriptive Guidance ebs-migrate-gp2-gp3 (us-east-1) [verified]"
-_SRC_3P = "domain.md §1.6: copies of aws.amazon.com/ebs/pricing (us-east-1) [3rd-party]"
+_SRC_PG = f"{GP2_TO_GP3.cite()}, us-east-1"
+# io1/io2/st1/sc1: the published page's us-east-1 figures as quoted by third-party copies (not yet checked against
+# the Price List API; `headroom catalog refresh-instances` reads instance prices only).
+_SRC_3P = f"{EBS_PRICING.cite()}, us-east-1"
 
 EBS_PRICES: dict[str, dict[str, EbsPrice]] = {
     "us-east-1": {

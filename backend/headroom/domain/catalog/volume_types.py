@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from headroom.domain import references as refs
 from headroom.domain.catalog.errors import UnknownVolumeType
 from headroom.domain.catalog.prices import CostBreakdown, ebs_monthly_cost
 from headroom.domain.units import gib_to_tib
@@ -91,7 +92,7 @@ VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
         min_throughput_mibps=GP2_MIN_THROUGHPUT_MIBPS,
         max_throughput_mibps=GP2_MAX_THROUGHPUT_MIBPS,
         bursts=True,
-        source="domain.md §1.1, §1.3 (AWSDOC general-purpose.md)",
+        source=refs.EBS_GP.cite(),
     ),
     "gp3": VolumeTypeSpec(
         name="gp3",
@@ -106,7 +107,7 @@ VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
         min_throughput_mibps=125.0,
         max_throughput_mibps=2_000.0,
         bursts=False,
-        source="domain.md §1.2 (EC2 API CreateVolume/ModifyVolume 2025; AWS Prescriptive Guidance)",
+        source=refs.EBS_GP.cite("gp3, limits raised in 2025"),
     ),
     "io1": VolumeTypeSpec(
         name="io1",
@@ -121,7 +122,7 @@ VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
         min_throughput_mibps=0.0,
         max_throughput_mibps=1_000.0,
         bursts=False,
-        source="domain.md §1.1, §1.4 (AWSDOC provisioned-iops.md)",
+        source=refs.EBS_PIOPS.cite("io1"),
     ),
     "io2": VolumeTypeSpec(
         name="io2",
@@ -136,7 +137,7 @@ VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
         min_throughput_mibps=0.0,
         max_throughput_mibps=4_000.0,
         bursts=False,
-        source="domain.md §1.1 (io2 = Block Express since 2025-04-30; docs.aws.amazon.com provisioned-iops)",
+        source=refs.EBS_PIOPS.cite("io2 Block Express"),
     ),
     "st1": VolumeTypeSpec(
         name="st1",
@@ -153,7 +154,7 @@ VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
         bursts=True,
         baseline_mibps_per_tib=40.0,
         burst_mibps_per_tib=250.0,
-        source="domain.md §1.1, §1.3 (AWSDOC hdd-vols.md)",
+        source=refs.EBS_HDD.cite(),
     ),
     "sc1": VolumeTypeSpec(
         name="sc1",
@@ -170,7 +171,7 @@ VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
         bursts=True,
         baseline_mibps_per_tib=12.0,
         burst_mibps_per_tib=80.0,
-        source="domain.md §1.1, §1.3 (AWSDOC hdd-vols.md)",
+        source=refs.EBS_HDD.cite(),
     ),
 }
 
@@ -377,9 +378,9 @@ def volume_limits(
             else io2_max_throughput_mibps(baseline_iops)
         )
         if spec.name == "io1" and baseline_iops > IO1_LOW_IOPS_LIMIT:
-            notes.append("io1 above 32,000 IOPS is only achieved on Nitro instances (§1.1)")
+            notes.append("io1 above 32,000 IOPS is only achieved on Nitro instances (AWS Provisioned IOPS SSD volumes)")
         if spec.name == "io2" and baseline_iops > 64_000:
-            notes.append("io2 above 64,000 IOPS needs a Nitro instance; others achieve up to 32,000 (§1.1)")
+            notes.append("io2 above 64,000 IOPS needs a Nitro instance; others achieve up to 32,000 (AWS Provisioned IOPS SSD volumes)")
     else:  # st1, sc1
         baseline_iops = float(spec.max_iops)
         if iops is not None:

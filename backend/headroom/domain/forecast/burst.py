@@ -57,6 +57,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from headroom.domain import references as refs
 from headroom.domain.catalog import InstanceLimits, instance_limits, volume_limits
 from headroom.domain.model import Forecast
 from headroom.domain.physics.burst import CreditBucket, Gp2Bucket, HddThroughputBucket, InstanceEbsBucket
@@ -76,7 +77,17 @@ MAX_PATH_POINTS = 721
 MIN_HORIZON_SECONDS = 3600.0
 MAX_HORIZON_SECONDS = 48 * 3600.0
 PROFILE_SECONDS = 86400.0  # the demand profile looks one diurnal cycle back
-SOURCE = "headroom.domain.forecast.burst"
+# Where each bucket's rules are published (the forecast steps AWS's earn and spend rates).
+SOURCE = refs.EBS_GP.cite("burst duration = credit balance / (burst IOPS - baseline)")
+
+
+def source_for(kind: str) -> str:
+    """Return the public document that defines a bucket of this kind (gp2, st1/sc1, or an instance's)."""
+    if kind == "gp2":
+        return SOURCE
+    if kind in ("st1", "sc1"):
+        return refs.EBS_HDD.cite("burst buckets")
+    return refs.EBS_OPTIMIZED.cite("burst sizes: maximum for 30 minutes at least once every 24 hours")
 REFILL_METHOD = (
     f"physics: (capacity - balance) / (baseline - demand) at the off-peak demand (p{OFF_PEAK_PERCENTILE:g} of the "
     f"last {OFF_PEAK_HISTORY_SECONDS / 3600:g} h), from empty, or from the balance now when it does not empty"
@@ -149,7 +160,7 @@ class BurstForecast:
                 demand=self.demand,
                 balance_pct=self.balance_percent,
                 method=self.method,
-                source=SOURCE,
+                source=source_for(self.kind),
             )
         ]
         if self.refill_seconds is not None:
@@ -161,7 +172,7 @@ class BurstForecast:
                     unit=self.unit,
                     demand=self.off_peak_demand,
                     method=REFILL_METHOD,
-                    source=SOURCE,
+                    source=source_for(self.kind),
                 )
             )
         return out
@@ -324,7 +335,7 @@ def forecast_bucket(
         balance_percent = float(np.clip(finite_bal[-1], 0.0, 100.0))
     else:
         balance_percent = 100.0
-        notes.append("no balance sample: assumed a full bucket (CloudWatch sends none while idle, §3.1)")
+        notes.append("no balance sample: assumed a full bucket (CloudWatch sends none while idle: AWS CloudWatch metrics for EBS)")
     balance = bucket.credits_from_percent(balance_percent)
 
     recent = _finite(_window(dem, step_seconds, recent_seconds))
@@ -374,7 +385,7 @@ def forecast_bucket(
         s_low = _min_none(s_low, stte)
         s_high = _max_none(s_high, stte)
         method = (
-            f"physics: {bucket.kind} bucket (headroom.domain.physics.burst) stepped along the Theil-Sen trend of the "
+            f"physics: {bucket.kind} credit bucket (AWS's earn and spend rates) stepped along the Theil-Sen trend of the "
             f"demand over {window} (None: not within a day)"
         )
         if profile is not None:
@@ -383,7 +394,7 @@ def forecast_bucket(
             s_low = _min_none(s_low, stte)
             s_high = _max_none(s_high, stte)
             method = (
-                f"physics: {bucket.kind} bucket (headroom.domain.physics.burst) stepped along yesterday's demand at "
+                f"physics: {bucket.kind} credit bucket (AWS's earn and spend rates) stepped along yesterday's demand at "
                 f"the same time, shifted to {window} (None: not within a day)"
             )
         method += (

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from headroom.domain import references as refs
 from headroom.domain.catalog import volume_limits
 from headroom.domain.forecast.growth import Growth, GrowthForecast, forecast_growth
 from headroom.domain.snapshot.schema import Snapshot
@@ -51,7 +52,7 @@ def volume_growth(
     limits = volume_limits(vol.type, vol.size_gib, vol.iops, vol.throughput_mibps)
     io = volume_io(snapshot, volume_id)
     step = snapshot.window.step_seconds
-    source = f"headroom.domain.catalog.volume_limits({vol.type}, {vol.size_gib:g} GiB): sustained (baseline) limit"
+    source = refs.EBS_VOLUME_TYPES.cite(f"{vol.type} {vol.size_gib:g} GiB: sustained (baseline) limit")
     out = []
     for metric, unit, series, ceiling in (
         ("iops", "IOPS", io.counted_iops, limits.baseline_iops),

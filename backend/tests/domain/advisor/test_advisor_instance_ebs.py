@@ -137,7 +137,10 @@ def test_burst_depletion_forecast_is_typed() -> None:
     for f in found:
         empties, refill = f.evidence.forecasts
         assert (empties.kind, empties.label, empties.unit, empties.source) == (
-            "burst_empty", "ec2.ebs_byte_balance", "MiB/s", "headroom.domain.forecast.burst")
+            "burst_empty", "ec2.ebs_byte_balance", "MiB/s",
+            # issue 12: a public document, not the module name "headroom.domain.forecast.burst"
+            "AWS: Amazon EBS-optimized instances, burst sizes: maximum for 30 minutes at least once every 24 hours "
+            "(https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html)")
         # m6i.xlarge falls back to its 156.25 MB/s = 149 MiB/s baseline (domain.md §2.2)
         assert empties.value == pytest.approx(bucket.baseline_rate)
         # at the window's end the demand is under that baseline: not draining, and the bucket refills from the

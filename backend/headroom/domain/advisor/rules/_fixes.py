@@ -151,7 +151,7 @@ def volume_changes(
                 current=1,
                 proposed=cfg.stripes,
                 online=False,
-                reason=reason + " (new RAID 0 array; data must be moved, seed 000 'Disk striping')",
+                reason=reason + " (new RAID 0 array; data must be moved: PingCAP's Best Practices for TiDB on AWS Cloud, 'Disk striping')",
                 entity=entity,
             )
         )
@@ -249,11 +249,11 @@ def volume_options(
                 effective = cap
                 notes.append(
                     f"the instance's sustained EBS limit ({cap:,.0f} {'IOPS' if dimension == 'iops' else 'MiB/s'}) "
-                    "binds before this volume's (domain.md §2.2: the smaller of instance and volumes)"
+                    "binds before this volume's (AWS EBS-optimized instances: the smaller of instance and volumes)"
                 )
         if not cfg.in_place:
             notes.append(
-                "RAID 0 needs a new array and a data move; striping N volumes divides durability (seed 000)"
+                "RAID 0 needs a new array and a data move; striping N volumes divides durability (PingCAP, Best Practices for TiDB on AWS Cloud)"
             )
         unit = "IOPS" if dimension == "iops" else "MiB/s"
         options.append(

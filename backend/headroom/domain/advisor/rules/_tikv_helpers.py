@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from headroom.domain import derived
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, window_evidence
 from headroom.domain.model import Change, Evidence, Measure, SeriesRef
@@ -291,7 +292,7 @@ def utilisation_p95(what: str, value: float, *, limit_label: str | None = None) 
         limit=AT_CEILING_FRACTION,
         limit_label=limit_label,
         statistic="p95",
-        source="domain.md §1.2",
+        source=refs.EBS_VOLUME_TYPES.cite(),
     )
 
 

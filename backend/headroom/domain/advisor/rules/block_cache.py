@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from headroom.domain import derived
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -170,7 +171,7 @@ def _shared_host(ctx: Context) -> list[Finding]:
                                 limit=SHARED_HOST_MAX_SHARE * memory / GIB,
                                 limit_label="60% of host memory (memory-usage-limit = 5/3 of the cache)",
                                 statistic="config",
-                                source="domain.md §5 memory-usage-limit; §6 Block cache",
+                                source=refs.TIKV_CONFIG.cite('memory-usage-limit; Block cache'),
                             ),
                             Measure(
                                 label=f"{node.id} block cache",
@@ -195,10 +196,10 @@ def _shared_host(ctx: Context) -> list[Finding]:
                     ),
                     why=(
                         "An unset storage.block-cache.capacity defaults to 45% of the host's memory in every "
-                        "TiKV instance, and memory-usage-limit to 5/3 of it (domain.md §5). Several instances on "
+                        "TiKV instance, and memory-usage-limit to 5/3 of it (PingCAP, TiKV configuration file). Several instances on "
                         "one host each claim that share, so together they can grow past physical memory and the "
                         "kernel OOM-kills a TiKV. PingCAP: set the capacity explicitly when several TiKV "
-                        "instances share one host (domain.md §6, template comment)."
+                        "instances share one host (TiKV config template)."
                     ),
                     changes=[tikv_change(ctx, node, KEY, size_text(target), reason)],
                     impact=Impact(
@@ -215,8 +216,8 @@ def _shared_host(ctx: Context) -> list[Finding]:
                     confidence=0.9,
                     dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "shared-host"),
                     sources=[
-                        "domain.md §5 storage.block-cache.capacity, memory-usage-limit",
-                        "domain.md §6 Block cache",
+                        refs.TIKV_CONFIG.cite('storage.block-cache.capacity, memory-usage-limit'),
+                        refs.TIKV_CONFIG_TEMPLATE.cite('Block cache'),
                     ],
                 )
             )
@@ -293,10 +294,10 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
             ),
             why=(
                 "Most block lookups miss the block cache, so reads fall through to the EBS volume, which is at "
-                "its IOPS ceiling (where EBS latency jumps by 10 ms or more, seed 000). The block cache holds "
+                "its IOPS ceiling (where EBS latency jumps by 10 ms or more, PingCAP, Best Practices for TiDB on AWS Cloud). The block cache holds "
                 "uncompressed blocks; the OS page cache holds the same data compressed, so memory moved from the "
                 "block cache to the page cache keeps more of the read set in memory and off the disk. PingCAP "
-                "(seed 000, 'Cache allocation'): for read-heavy workloads whose read set does not fit, tune the "
+                "(PingCAP, Best Practices for TiDB on AWS Cloud, 'Cache allocation'): for read-heavy workloads whose read set does not fit, tune the "
                 "block cache down; in their 5K-warehouse TPC-C runs they kept 4 GB of 32 GB for it to keep read "
                 "IOPS under the EBS limit."
             ),
@@ -306,7 +307,7 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
                     node,
                     KEY,
                     size_text(target),
-                    f"PingCAP's 4 GB per 32 GB (seed 000) of {memory / GIB:g} GiB: frees "
+                    f"PingCAP's 4 GB per 32 GB (PingCAP, Best Practices for TiDB on AWS Cloud) of {memory / GIB:g} GiB: frees "
                     f"{freed / GIB:.1f} GiB for the page cache",
                 )
             ],
@@ -325,8 +326,8 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
             confidence=0.7,
             dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "shrink"),
             sources=[
-                "seed 000 PingCAP Best Practices for TiDB on AWS Cloud, Cache allocation",
-                "domain.md §1.2",
+                refs.PINGCAP_AWS.cite('Cache allocation'),
+                refs.EBS_VOLUME_TYPES.cite(),
             ],
         )
     # --- grow: memory-rich, far from every ceiling (template 30-50%) ---
@@ -364,7 +365,7 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
                     limit=BAND_LOW,
                     limit_label="template: 30%-50% of system memory",
                     statistic="config",
-                    source="domain.md §6 Block cache",
+                    source=refs.TIKV_CONFIG_TEMPLATE.cite('Block cache'),
                 ),
                 hit_measure,
                 Measure(
@@ -388,8 +389,8 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
         why=(
             "Most lookups miss the block cache and are served from the OS page cache instead: each pays a "
             "decompression and a copy, and the cache set aside for TiKV is well below the 30%-50% of memory the "
-            "TiKV template recommends (domain.md §6). The disks are far from their ceilings and the host has the "
-            "memory free, so returning the block cache to TiKV's default 45% of memory (domain.md §5) costs no "
+            "TiKV template recommends (TiKV config template). The disks are far from their ceilings and the host has the "
+            "memory free, so returning the block cache to TiKV's default 45% of memory (PingCAP, TiKV configuration file) costs no "
             "I/O headroom worth worrying about."
         ),
         changes=[
@@ -411,7 +412,7 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
         ),
         confidence=0.6,
         dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "grow"),
-        sources=["domain.md §5 storage.block-cache.capacity", "domain.md §6 Block cache"],
+        sources=[refs.TIKV_CONFIG.cite('storage.block-cache.capacity'), refs.TIKV_CONFIG_TEMPLATE.cite('Block cache')],
     )
 
 
@@ -436,6 +437,6 @@ RULES = (
         ),
         evaluate=evaluate,
         tikv_keys=(KEY,),
-        sources=("domain.md §5", "domain.md §6 Block cache", "seed 000 Cache allocation"),
+        sources=(refs.TIKV_CONFIG.cite(), refs.TIKV_CONFIG_TEMPLATE.cite('Block cache'), refs.PINGCAP_AWS.cite('Cache allocation')),
     ),
 )

@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 
 from headroom.domain import derived
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context, p95
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -157,7 +158,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
     reason = (
         f"{'bandwidth' if direction == 'smaller' else 'IOPS'}-bound at the "
         f"{ceiling_label(path, ctx, 'mibps' if direction == 'smaller' else 'iops')}: {size_text(current)} -> "
-        f"{size_text(new_bytes)} moves read IOPS ×{f_iops:.2f} and read MiB/s ×{f_bytes:.2f} (seed 000 rule of "
+        f"{size_text(new_bytes)} moves read IOPS ×{f_iops:.2f} and read MiB/s ×{f_bytes:.2f} (PingCAP's rule of "
         "thumb); not online: takes effect for SST files written after a rolling restart, as compaction "
         "rewrites the data"
     )
@@ -207,7 +208,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                     limit=finite(ceiling),
                     limit_label=limit_label,
                     statistic="p95",
-                    source="domain.md §1.1, §2.2",
+                    source=refs.EBS_VOLUME_TYPES.cite(),
                 ),
                 utilisation_p95("MiB/s", mibps_now),
                 utilisation_p95("IOPS", iops_now),
@@ -251,21 +252,21 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             + (
                 "The node moves as many bytes as its ceiling allows while its IOPS ceiling has room: smaller "
                 "blocks read fewer unneeded bytes per point get, at the cost of more I/Os for reads with "
-                "locality. PingCAP (seed 000) used exactly this on m5.4xlarge, whose EBS bandwidth (593.75 MB/s) "
+                "locality. PingCAP (Best Practices for TiDB on AWS Cloud) used exactly this on m5.4xlarge, whose EBS bandwidth (593.75 MB/s) "
                 "binds before provisioned IOPS do."
                 if direction == "smaller"
                 else "The node issues as many I/Os as its ceiling allows while bandwidth has room: larger blocks "
-                "serve reads with locality in fewer I/Os, at the cost of more bytes per point get (seed 000)."
+                "serve reads with locality in fewer I/Os, at the cost of more bytes per point get (PingCAP, Best Practices for TiDB on AWS Cloud)."
             )
-            + " As a rule of thumb, 64 KiB -> 4 KiB doubles read IOPS and halves read throughput (seed 000). "
-            "block-size cannot change online (domain.md §5); new SSTs use it after a restart, and the data "
-            "converges as compaction rewrites it, so test on one node first (seed 000: 'do a few test runs')."
+            + " As a rule of thumb, 64 KiB -> 4 KiB doubles read IOPS and halves read throughput (PingCAP, Best Practices for TiDB on AWS Cloud). "
+            "block-size cannot change online (PingCAP, TiKV configuration file); new SSTs use it after a restart, and the data "
+            "converges as compaction rewrites it, so test on one node first (PingCAP, Best Practices for TiDB on AWS Cloud: 'do a few test runs')."
         ),
         changes=changes,
         impact=Impact(
             summary=(
                 f"projected p95 utilisation at {size_text(new_bytes)}: MiB/s {pct(mibps_now)} -> "
-                f"{pct(proj.mibps_util_p95)}, IOPS {pct(iops_now)} -> {pct(proj.iops_util_p95)} (seed 000 "
+                f"{pct(proj.mibps_util_p95)}, IOPS {pct(iops_now)} -> {pct(proj.iops_util_p95)} (PingCAP, Best Practices for TiDB on AWS Cloud "
                 "rule of thumb, once the data is rewritten)"
             ),
             metric="MiB/s utilisation p95" if direction == "smaller" else "IOPS utilisation p95",
@@ -281,8 +282,8 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         confidence=0.6,
         dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity),
         sources=[
-            "seed 000 PingCAP Best Practices for TiDB on AWS Cloud, Block size",
-            "domain.md §5 block-size",
+            refs.PINGCAP_AWS.cite('Block size'),
+            refs.TIKV_CONFIG.cite('block-size'),
         ],
     )
 
@@ -298,10 +299,10 @@ RULES = (
         family="tikv",
         description=(
             "Bandwidth-bound reads with IOPS to spare -> smaller RocksDB blocks; IOPS-bound reads with bandwidth "
-            "to spare -> larger (seed 000 rule of thumb). Not online; applies as data is rewritten."
+            "to spare -> larger (PingCAP's rule of thumb). Not online; applies as data is rewritten."
         ),
         evaluate=evaluate,
         tikv_keys=KEYS,
-        sources=("seed 000 Block size", "domain.md §5"),
+        sources=(refs.PINGCAP_AWS.cite('Block size'), refs.TIKV_CONFIG.cite()),
     ),
 )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -73,7 +74,7 @@ def evaluate(ctx: Context) -> list[Finding]:
             full_bucket.append(
                 f"at the drain-period demand (p95 {drain_demand:,.0f} IOPS) a full bucket (5.4 M credits) lasts "
                 f"{full_lasts / 60:,.0f} min = 5.4e6 / ({min(drain_demand, GP2_BURST_IOPS):,.0f} − "
-                f"{bucket.baseline_rate:,.0f}) s (domain.md §1.3)"
+                f"{bucket.baseline_rate:,.0f}) s (AWS gp2 documentation)"
             )
         fc = forecast_gp2_burst(bal, iops, size_gib=vol.size_gib, step_seconds=ctx.step_seconds, now=ctx.now)
         # What the volume needs without credits: the demand it drew while bursting, with margin.
@@ -146,7 +147,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                             limit=LOW_BALANCE_PCT,
                             limit_label="low-balance threshold",
                             statistic="min",
-                            source="domain.md §3.1",
+                            source=refs.EBS_CLOUDWATCH.cite(),
                         ),
                         Measure(
                             label="time at 0% (running at baseline)",
@@ -161,10 +162,10 @@ def evaluate(ctx: Context) -> list[Finding]:
                             limit=bucket.baseline_rate,
                             limit_label="gp2 baseline (3 IOPS/GiB)",
                             statistic="p95",
-                            source="domain.md §1.3",
+                            source=refs.EBS_GP.cite(),
                         ),
                         Measure(
-                            label="burst ceiling", value=GP2_BURST_IOPS, unit="IOPS", source="domain.md §1.3"
+                            label="burst ceiling", value=GP2_BURST_IOPS, unit="IOPS", source=refs.EBS_GP.cite()
                         ),
                     ],
                     share_of_window=round(float(np.count_nonzero(empty)) / max(len(bal), 1), 4),
@@ -191,10 +192,10 @@ def evaluate(ctx: Context) -> list[Finding]:
                 ),
                 why=(
                     "gp2 earns I/O credits at 3 per GiB per second and spends them above that baseline; at 3,000 "
-                    "IOPS a full 5.4 M bucket lasts 5.4e6 / (3000 − baseline) seconds (domain.md §1.3). When it "
+                    "IOPS a full 5.4 M bucket lasts 5.4e6 / (3000 − baseline) seconds (AWS gp2 documentation). When it "
                     "is empty the volume is held at its baseline, latency and queue length jump, and TiKV reads "
                     "and raft writes slow down until demand falls below the baseline long enough to refill. "
-                    "PingCAP advises against relying on bursts for predictable performance (seed 000)."
+                    "PingCAP advises against relying on bursts for predictable performance (PingCAP, Best Practices for TiDB on AWS Cloud)."
                 ),
                 changes=best.changes,
                 options=options,
@@ -202,7 +203,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                 # Headroom choice: a bucket seen empty is a fact; one seen near empty is a strong hint.
                 confidence=0.85 if minutes_empty else 0.7,
                 dedup_key=make_dedup_key(RULE, ctx.cluster_key, entity),
-                sources=["domain.md §1.3", "domain.md §3.1", "domain.md §1.6", "seed 000", "seed 004"],
+                sources=[refs.EBS_GP.cite(), refs.EBS_CLOUDWATCH.cite(), refs.EBS_PRICING.cite(), refs.PINGCAP_AWS.cite()],
             )
         )
     return out
@@ -219,6 +220,6 @@ RULES = (
         evaluate=evaluate,
         aws_actions=("volume.type", "volume.iops", "volume.throughput", "volume.size"),
         supersedes=("volume-iops-ceiling", "gp2-to-gp3"),
-        sources=("domain.md §1.3", "domain.md §3.1", "seed 000", "seed 004"),
+        sources=(refs.EBS_GP.cite(), refs.EBS_CLOUDWATCH.cite(), refs.PINGCAP_AWS.cite()),
     ),
 )

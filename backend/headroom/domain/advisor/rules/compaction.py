@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context, mean, p95, percentile
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -128,7 +129,7 @@ def _changes(ctx: Context, node: Node, target_bytes: int, reason: str) -> list[C
                 node,
                 AUTO_KEY,
                 True,
-                f"auto-tune within [10MB/s, {size_text(target_bytes)}] as the write load moves (domain.md §5)",
+                f"auto-tune within [10MB/s, {size_text(target_bytes)}] as the write load moves (PingCAP, TiKV configuration file)",
             )
         )
     return changes
@@ -214,7 +215,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                 "rocksdb.rate-bytes-per-sec caps flush and compaction writes. Set below what compaction needs, "
                 "the backlog (pending compaction bytes) grows past storage.flow-control's soft limit and TiKV "
                 "throttles foreground writes: the template warns that 'in heavy write workload, limiting "
-                "compaction and flush speed can cause write stalls too' (domain.md §6). The disk is not the "
+                "compaction and flush speed can cause write stalls too' (TiKV config template). The disk is not the "
                 "constraint here, so the limit can rise to 80% of its throughput, the top of the template's "
                 "50%-80% band."
             ),
@@ -232,7 +233,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             ),
             confidence=0.8,
             dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "raise"),
-            sources=["domain.md §6 Compaction I/O", "domain.md §5 rocksdb.rate-bytes-per-sec"],
+            sources=[refs.TIKV_CONFIG_TEMPLATE.cite('Compaction I/O'), refs.TIKV_CONFIG.cite('rocksdb.rate-bytes-per-sec')],
         )
 
     # --- limit: compaction competes with foreground I/O at the disk's throughput ceiling ---
@@ -313,10 +314,10 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         ),
         why=(
             "EBS latency grows with throughput well before the throughput limit, and at the limit every "
-            "foreground read and Raft write queues behind compaction's 256 KiB I/Os (seed 000, 'I/O rate "
+            "foreground read and Raft write queues behind compaction's 256 KiB I/Os (PingCAP, Best Practices for TiDB on AWS Cloud, 'I/O rate "
             "limiting': foreground write ops fall as compaction flow rises). The limiter is effectively off "
             f"({size_text(rate)}), so compaction bursts take the whole disk. PingCAP recommends a moderately low "
-            "rocksdb.rate-bytes-per-sec, 50%-80% of the disk throughput (template, domain.md §6), with the "
+            "rocksdb.rate-bytes-per-sec, 50%-80% of the disk throughput (TiKV config template), with the "
             "auto-tuned limiter (default since 5.0) adapting inside it."
         ),
         changes=_changes(ctx, node, target, reason),
@@ -333,7 +334,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         ),
         confidence=0.6,
         dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "limit"),
-        sources=["domain.md §6 Compaction I/O", "seed 000 I/O rate limiting", "domain.md §5"],
+        sources=[refs.TIKV_CONFIG_TEMPLATE.cite('Compaction I/O'), refs.PINGCAP_AWS.cite('I/O rate limiting'), refs.TIKV_CONFIG.cite()],
     )
 
 
@@ -352,6 +353,6 @@ RULES = (
         ),
         evaluate=evaluate,
         tikv_keys=(RATE_KEY, AUTO_KEY),
-        sources=("domain.md §6 Compaction I/O", "seed 000 I/O rate limiting"),
+        sources=(refs.TIKV_CONFIG_TEMPLATE.cite('Compaction I/O'), refs.PINGCAP_AWS.cite('I/O rate limiting')),
     ),
 )

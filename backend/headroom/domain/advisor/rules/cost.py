@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -178,7 +179,7 @@ def _finding(
                     limit=lim.baseline_iops,
                     limit_label="current sustained IOPS",
                     statistic="max",
-                    source="domain.md §1.1/§1.4",
+                    source=refs.EBS_VOLUME_TYPES.cite(),
                 ),
                 Measure(
                     label="peak throughput",
@@ -192,7 +193,7 @@ def _finding(
                     label="monthly cost now",
                     value=round(lim.monthly_cost_usd, 2),
                     unit="USD/month",
-                    source="domain.md §1.6",
+                    source=refs.EBS_PRICING.cite(),
                 ),
             ],
             series=[
@@ -257,10 +258,10 @@ def evaluate_gp2(ctx: Context) -> list[Finding]:
                 "gp3 serves the observed peak for less",
                 why=(
                     "gp3 costs $0.08 per GB-month against gp2's $0.10 and includes 3,000 IOPS and 125 MiB/s at any "
-                    "size, without a burst bucket (domain.md §1.1, §1.6; AWS Prescriptive Guidance gp2 -> gp3). "
-                    "The change is an in-place Elastic Volumes modification (domain.md §1.5)."
+                    "size, without a burst bucket (AWS EBS volume types; AWS Prescriptive Guidance gp2 -> gp3). "
+                    "The change is an in-place Elastic Volumes modification (AWS Elastic Volumes)."
                 ),
-                sources=["domain.md §1.1", "domain.md §1.5", "domain.md §1.6", "seed 000"],
+                sources=[refs.EBS_VOLUME_TYPES.cite(), refs.EBS_MODIFY.cite(), refs.EBS_PRICING.cite(), refs.PINGCAP_AWS.cite()],
                 extra_notes=[],
             )
         )
@@ -292,7 +293,7 @@ def evaluate_over(ctx: Context) -> list[Finding]:
             continue
         notes = []
         if vol.type == "io2" and any(c.volume_type == "gp3" for c in configs):
-            notes.append("io2 is designed for 99.999% durability, gp3 for 99.8-99.9% (seed 001)")
+            notes.append("io2 is designed for 99.999% durability, gp3 for 99.8-99.9% (PingCAP blog on EBS)")
         out.append(
             _finding(
                 ctx,
@@ -306,13 +307,13 @@ def evaluate_over(ctx: Context) -> list[Finding]:
                 f"peak {peak_iops:,.0f} IOPS / {peak_mibps:,.0f} MiB/s",
                 why=(
                     "Provisioned IOPS and throughput are billed whether used or not (io1/io2 $0.065 per IOPS-month, "
-                    "gp3 $0.005 per IOPS-month above 3,000 and $0.04 per MiB/s-month above 125, domain.md §1.6). "
+                    "gp3 $0.005 per IOPS-month above 3,000 and $0.04 per MiB/s-month above 125, AWS EBS pricing). "
                     "The observed peak fits a cheaper configuration with 25% to spare."
                 ),
                 sources=[
-                    "domain.md §1.1",
-                    "domain.md §1.6",
-                    "domain.md §3.2 (AWSDOC: never-low balances -> size down)",
+                    refs.EBS_VOLUME_TYPES.cite(),
+                    refs.EBS_PRICING.cite(),
+                    refs.EC2_CLOUDWATCH.cite('balances that are never low: candidates to size down'),
                 ],
                 extra_notes=notes,
             )
@@ -329,7 +330,7 @@ RULES = (
         description="A gp2 volume that gp3 serves at the observed peak (with margin) for less money.",
         evaluate=evaluate_gp2,
         aws_actions=_AWS,
-        sources=("domain.md §1.1", "domain.md §1.6"),
+        sources=(refs.EBS_VOLUME_TYPES.cite(), refs.EBS_PRICING.cite()),
     ),
     Rule(
         id=OVER_RULE,
@@ -340,6 +341,6 @@ RULES = (
         ),
         evaluate=evaluate_over,
         aws_actions=_AWS,
-        sources=("domain.md §1.6",),
+        sources=(refs.EBS_PRICING.cite(),),
     ),
 )

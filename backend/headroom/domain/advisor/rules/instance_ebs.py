@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -312,7 +313,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                                 limit=pr.ceiling_min,
                                 limit_label="instance limit",
                                 statistic="p99",
-                                source="domain.md §2.2 (MB/s ÷ 1.048576 = MiB/s, §2.1)",
+                                source=refs.EBS_OPTIMIZED.cite('MB/s ÷ 1.048576 = MiB/s'),
                             ),
                             Measure(
                                 label="peak",
@@ -338,9 +339,9 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                     ),
                     why=(
                         "EBS traffic crosses the instance's dedicated EBS link, so the node gets the smaller of the "
-                        "instance limit and the sum of its volumes (domain.md §2.2); here the instance binds, and "
+                        "instance limit and the sum of its volumes (AWS EBS-optimized instances); here the instance binds, and "
                         "faster volumes would not help. PingCAP measured the same cluster doubling its throughput "
-                        "when moving m5.2xlarge -> m5.4xlarge (seed 000)."
+                        "when moving m5.2xlarge -> m5.4xlarge (PingCAP, Best Practices for TiDB on AWS Cloud)."
                     ),
                     changes=changes,
                     options=options,
@@ -348,7 +349,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                     # Headroom choice: AWS/EC2 sums seen directly are surer than a sum of volume series.
                     confidence=0.8 if ctx.instance_io(instance.id) is not None else 0.65,
                     dedup_key=make_dedup_key(BOUND_RULE, ctx.cluster_key, entity, dimension),
-                    sources=["domain.md §2.1-§2.2", "domain.md §3.2", "seed 000 (m5.2xlarge vs m5.4xlarge)"],
+                    sources=[refs.EBS_OPTIMIZED.cite(), refs.EC2_CLOUDWATCH.cite(), refs.PINGCAP_AWS.cite('m5.2xlarge vs m5.4xlarge')],
                 )
             )
     return out
@@ -436,7 +437,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                                 limit=LOW_BALANCE_PCT,
                                 limit_label="low-balance threshold",
                                 statistic="min",
-                                source="domain.md §3.2",
+                                source=refs.EC2_CLOUDWATCH.cite(),
                             ),
                             Measure(
                                 label="time at 0%", value=round(minutes_empty, 1), unit="min", statistic="sum"
@@ -448,7 +449,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                                 limit=bucket.baseline_rate,
                                 limit_label="instance baseline",
                                 statistic="p95",
-                                source="domain.md §2.2",
+                                source=refs.EBS_OPTIMIZED.cite(),
                             ),
                         ],
                         share_of_window=round(float(np.count_nonzero(empty_mask)) / max(len(bal), 1), 4),
@@ -478,7 +479,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                     ),
                     why=(
                         f'{inst.name} is a burst size: it holds its maximum EBS performance "for 30 minutes at '
-                        'least once every 24 hours", then reverts to its baseline (domain.md §2.1). When the '
+                        'least once every 24 hours", then reverts to its baseline (AWS EBS-optimized instances). When the '
                         "balance is spent, every volume on the instance is capped at the baseline together, and "
                         "latency jumps for TiKV reads and raft writes."
                     ),
@@ -487,7 +488,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                     impact=impact,
                     confidence=0.75,  # Headroom choice: the instance bucket is a model (physics.burst)
                     dedup_key=make_dedup_key(BURST_RULE, ctx.cluster_key, entity, dimension),
-                    sources=["domain.md §2.1", "domain.md §3.2", "headroom.domain.physics.burst.InstanceEbsBucket"],
+                    sources=[refs.EBS_OPTIMIZED.cite(), refs.EC2_CLOUDWATCH.cite(), refs.EBS_OPTIMIZED.cite("burst sizes: maximum for 30 minutes at least once every 24 hours")],
                 )
             )
     return out
@@ -504,7 +505,7 @@ RULES = (
         evaluate=evaluate_bound,
         aws_actions=("instance.type",),
         supersedes=(BURST_RULE,),
-        sources=("domain.md §2.1-§2.2", "seed 000"),
+        sources=(refs.EBS_OPTIMIZED.cite(), refs.PINGCAP_AWS.cite()),
     ),
     Rule(
         id=BURST_RULE,
@@ -515,6 +516,6 @@ RULES = (
         ),
         evaluate=evaluate_burst,
         aws_actions=("instance.type",),
-        sources=("domain.md §2.1", "domain.md §3.2"),
+        sources=(refs.EBS_OPTIMIZED.cite(), refs.EC2_CLOUDWATCH.cite()),
     ),
 )

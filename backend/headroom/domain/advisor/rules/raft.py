@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -126,7 +127,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
     dir_reason = (
         f"point {'raftdb' if key == RAFTDB_PATH else 'Raft Engine'} at the new volume; not online: stop "
         f"{node.id}, copy the existing {'raftdb' if key == RAFTDB_PATH else 'raft-engine'} directory to "
-        f"{target_dir}, then start it (domain.md §5: this section cannot change online)"
+        f"{target_dir}, then start it (PingCAP, TiKV configuration file: this section cannot change online)"
     )
     gp3_changes = [
         _create(node, ctx, "gp3", GP3_SIZE_GIB, GP3_IOPS, GP3_MIBPS),
@@ -146,7 +147,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         corroboration.append(f"StoreWriter wait p99 at its window p95: {p95(writer_wait) * 1000:.1f} ms")
     if propose_wait is not None:
         corroboration.append(
-            f"propose wait p99 at its window p95: {p95(propose_wait) * 1000:.1f} ms (PingCAP: < 50-100 ms, §6)"
+            f"propose wait p99 at its window p95: {p95(propose_wait) * 1000:.1f} ms (PingCAP, Best Practices for Tuning Massive Regions: < 50-100 ms)"
         )
     if math.isfinite(raft_mibps):
         corroboration.append(
@@ -178,7 +179,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             value=heavy,
             unit="writes/s",
             limit=FSYNC_HEAVY_PER_S,
-            limit_label="fsync-heavy at >= 200/s (Headroom choice; seed 002 shows 571 f/s)",
+            limit_label="fsync-heavy at >= 200/s (Headroom choice; PingCAP, TiDB Best Practices on Public Cloud shows 571 f/s)",
             statistic="median",
         ),
     ]
@@ -194,7 +195,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
     gp3_impact = Impact(
         summary=(
             f"the Raft log stops queueing behind compaction and reads on the data volume; PingCAP measured "
-            f"+17.5% QPS and -45.6% p99 insert latency with a 20 GB gp3 (seed 002); +${gp3_cost:.2f}/month"
+            f"+17.5% QPS and -45.6% p99 insert latency with a 20 GB gp3 (PingCAP, TiDB Best Practices on Public Cloud); +${gp3_cost:.2f}/month"
         ),
         metric="raft-log fsync p99",
         unit="ms",
@@ -204,7 +205,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         monthly_cost_delta_usd=finite(gp3_cost),
     )
     io2_impact = Impact(
-        summary=f"lowest, steadiest fsync latency (seed 000/002: io1/io2 for strict latency); +${io2_cost:.2f}/month",
+        summary=f"lowest, steadiest fsync latency (PingCAP's AWS and public-cloud best practices: io1/io2 for strict latency); +${io2_cost:.2f}/month",
         metric="raft-log fsync p99",
         unit="ms",
         before=finite(fsync_p95 * 1000),
@@ -248,9 +249,9 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         ),
         why=(
             "TiKV's Raft log is its write-ahead log: every synced write batch waits for fdatasync() before the "
-            "write is acknowledged (seed 002). On a volume shared with KV RocksDB, those small fsyncs queue "
+            "write is acknowledged (PingCAP, TiDB Best Practices on Public Cloud). On a volume shared with KV RocksDB, those small fsyncs queue "
             "behind compaction's 256 KiB I/Os and reads, which puts the data volume's load on the critical write "
-            "path. PingCAP recommends a dedicated disk for Raft Engine on public clouds (seed 002; seed 000 "
+            "path. PingCAP recommends a dedicated disk for Raft Engine on public clouds (PingCAP, TiDB Best Practices on Public Cloud; PingCAP, Best Practices for TiDB on AWS Cloud "
             "'Raft volume'): on AWS a small gp3, whose free 3,000 IOPS and 125 MB/s are usually enough, or io2 "
             "for lower latency."
         ),
@@ -265,17 +266,17 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                 label=f"io2 {IO2_SIZE_GIB:g} GiB at {IO2_IOPS:,} IOPS (strict latency)",
                 changes=io2_changes,
                 impact=io2_impact,
-                notes=["seed 000: 'a 40 GB io1 provisioned with 2 K IOPS' for the best stability"],
+                notes=[refs.PINGCAP_AWS.cite("'a 40 GB io1 provisioned with 2 K IOPS' for the best stability")],
             ),
         ],
         impact=gp3_impact,
         confidence=0.7,
         dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity),
         sources=[
-            "seed 002 PingCAP best practices on public cloud: dedicated Raft Engine disk",
-            "seed 000 Raft volume",
-            "domain.md §5 raft-engine.dir, raftstore.raftdb-path",
-            "domain.md §1.6 gp3 / io2 prices",
+            refs.PINGCAP_PUBLIC_CLOUD.cite('dedicated Raft Engine disk'),
+            refs.PINGCAP_AWS.cite('Raft volume'),
+            refs.TIKV_CONFIG.cite('raft-engine.dir, raftstore.raftdb-path'),
+            refs.EBS_PRICING.cite('gp3 / io2 prices'),
         ],
         notes=[
             "the AWS patch creates and attaches the volume (create-volume + attach-volume, or Terraform); "
@@ -295,11 +296,11 @@ RULES = (
         family="tikv",
         description=(
             "Raft log on the data volume with slow fsyncs: add a dedicated 20 GiB gp3 (or io2) and point "
-            "raft-engine.dir (or raftstore.raftdb-path) at it (PingCAP seed 002)."
+            "raft-engine.dir (or raftstore.raftdb-path) at it (PingCAP's TiDB Best Practices on Public Cloud)."
         ),
         evaluate=evaluate,
         tikv_keys=(RAFT_ENGINE_DIR, RAFTDB_PATH),
         aws_actions=("volume.create",),
-        sources=("seed 002", "seed 000 Raft volume", "domain.md §5"),
+        sources=(refs.PINGCAP_PUBLIC_CLOUD.cite(), refs.PINGCAP_AWS.cite('Raft volume'), refs.TIKV_CONFIG.cite()),
     ),
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Context, p95, p99, peak
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -53,7 +54,7 @@ SCHEDULER = Pool(
     "tikv.wait.scheduler_latch",
     "storage.scheduler-worker-pool-size",
     0.75,  # domain.md §6 (tune-tikv-thread-performance): "keep utilization at 50-75%"
-    "domain.md §6 Thread pools: scheduler 50-75%",
+    refs.TUNE_THREADS.cite('scheduler 50-75%'),
 )
 APPLY = Pool(
     "apply",
@@ -64,7 +65,7 @@ APPLY = Pool(
     # tikv-alert-rules.yml TiKV_thread_apply_worker_cpu_seconds: an apply thread above 0.9 cores is "high";
     # applied to the pool as 90% of apply-pool-size (domain.md §6 gives no apply band).
     0.90,
-    "tikv-alert-rules.yml TiKV_thread_apply_worker_cpu_seconds (> 0.9 per thread)",
+    refs.TIKV_ALERT_RULES.cite('TiKV_thread_apply_worker_cpu_seconds, > 0.9 per thread'),
 )
 RAFTSTORE_WITH_WRITER = Pool(
     "raftstore",
@@ -73,9 +74,9 @@ RAFTSTORE_WITH_WRITER = Pool(
     "tikv.wait.propose",
     "raftstore.store-pool-size",
     0.85,  # domain.md §6 Massive-Regions: "Raft store CPU < raftstore.store-pool-size × 85%"
-    "domain.md §6 Massive-Regions best practices: raftstore CPU < 85% of store-pool-size",
+    refs.MASSIVE_REGIONS.cite('raftstore CPU < 85% of store-pool-size'),
     0.100,  # domain.md §6 Massive-Regions: "Propose wait duration < 50-100 ms" (upper end)
-    "domain.md §6: propose wait < 50-100 ms",
+    refs.MASSIVE_REGIONS.cite('propose wait < 50-100 ms'),
 )
 RAFTSTORE_NO_WRITER = Pool(
     "raftstore",
@@ -84,9 +85,9 @@ RAFTSTORE_NO_WRITER = Pool(
     "tikv.wait.propose",
     "raftstore.store-pool-size",
     0.60,  # domain.md §6: with store-io-pool-size = 0, "keep total Raftstore CPU < 60%"
-    "domain.md §6 Thread pools: raftstore < 60% when store-io-pool-size = 0",
+    refs.TUNE_THREADS.cite('raftstore < 60% when store-io-pool-size = 0'),
     0.100,  # domain.md §6 Massive-Regions: "Propose wait duration < 50-100 ms" (upper end)
-    "domain.md §6: propose wait < 50-100 ms",
+    refs.MASSIVE_REGIONS.cite('propose wait < 50-100 ms'),
 )
 UNIFIED_READ = Pool(
     "unified-read-pool",
@@ -95,7 +96,7 @@ UNIFIED_READ = Pool(
     "tikv.wait.unified_read_pool",
     "readpool.unified.max-thread-count",
     0.90,  # domain.md §6: UnifyReadPool "keep it at 60-90% of pool size"
-    "domain.md §6 Thread pools: unified read pool 60-90%",
+    refs.TUNE_THREADS.cite('unified read pool 60-90%'),
 )
 
 
@@ -148,7 +149,7 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
     host_short = math.isfinite(host_p95) and host_p95 >= HOST_CPU_BUSY
     if host_short:
         notes.append(
-            f"the host's CPUs are {pct(host_p95)} busy at p95 (over the 80% of tikv-alert-rules.yml TiKV_cpu_quota): "
+            f"the host's CPUs are {pct(host_p95)} busy at p95 (over the 80% of TiKV's TiKV_cpu_quota alert): "
             "more threads compete for the same cores; a larger instance gives the pool real headroom"
         )
     wait_over = pool.wait_limit_s is not None and math.isfinite(wait_p95) and wait_p95 > pool.wait_limit_s
@@ -240,7 +241,7 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
         why=(
             f"A TiKV thread pool queues work once its threads are busy: the {pool.label} pool's CPU, relative to "
             f"its configured {size} threads, stays above {pct(pool.upper)} ({pool.source}), so requests wait for "
-            "a thread before they reach the disk or Raft. PingCAP's AWS best practice (seed 000) says the same for "
+            "a thread before they reach the disk or Raft. PingCAP's AWS best practice (PingCAP, Best Practices for TiDB on AWS Cloud) says the same for "
             "cloud disks: with higher I/O latency, set larger pools for critical components and watch their wait "
             "durations."
         ),
@@ -262,7 +263,7 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
         ),
         confidence=0.5 if host_short else 0.75,
         dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, pool.name),
-        sources=[pool.source, "seed 000 Thread pool size", "tikv-alert-rules.yml TiKV_cpu_quota"],
+        sources=[pool.source, refs.PINGCAP_AWS.cite('Thread pool size'), refs.TIKV_ALERT_RULES.cite('TiKV_cpu_quota')],
         notes=notes,
     )
 
@@ -294,6 +295,6 @@ RULES = (
             "raftstore.store-pool-size",
             "readpool.unified.max-thread-count",
         ),
-        sources=("domain.md §6 Thread pools", "domain.md §6 Massive-Regions", "tikv-alert-rules.yml"),
+        sources=(refs.TUNE_THREADS.cite(), refs.MASSIVE_REGIONS.cite(), refs.TIKV_ALERT_RULES.cite()),
     ),
 )

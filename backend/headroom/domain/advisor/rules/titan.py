@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Context, p95
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -75,8 +76,8 @@ def titan_changes(ctx: Context, node: Node) -> list[Change]:
                 TITAN_ENABLED,
                 True,
                 "store values >= min-blob-size in blob files, out of the LSM tree that compaction rewrites "
-                "(seed 002); not online, and turning it off again needs blob-run-mode = fallback and a full "
-                "compaction (domain.md §5)",
+                "(PingCAP, TiDB Best Practices on Public Cloud); not online, and turning it off again needs blob-run-mode = fallback and a full "
+                "compaction (PingCAP, TiKV configuration file)",
             )
         )
     if min_blob is None or min_blob > 1 * KIB:
@@ -86,12 +87,12 @@ def titan_changes(ctx: Context, node: Node) -> list[Change]:
                 node,
                 MIN_BLOB,
                 PROPOSED_MIN_BLOB,
-                "seed 002: min-blob-size 512B-1KB so that rows above 512 B leave the LSM tree"
-                + (" (32KB is the default since v7.6.0, domain.md §5)" if min_blob == 32 * KIB else ""),
+                "PingCAP, TiDB Best Practices on Public Cloud: min-blob-size 512B-1KB so that rows above 512 B leave the LSM tree"
+                + (" (32KB is the default since v7.6.0, PingCAP, TiKV configuration file)" if min_blob == 32 * KIB else ""),
             )
         )
     if out and config_value(ctx, node, BLOB_COMPRESSION) != "zstd":
-        out.append(tikv_change(ctx, node, BLOB_COMPRESSION, "zstd", "seed 002: blob-file-compression = zstd"))
+        out.append(tikv_change(ctx, node, BLOB_COMPRESSION, "zstd", "PingCAP, TiDB Best Practices on Public Cloud: blob-file-compression = zstd"))
     return out
 
 
@@ -106,8 +107,8 @@ def zstd_changes(ctx: Context, node: Node) -> list[Change]:
             node,
             COMPRESSION,
             list(ALL_ZSTD),
-            "seed 002: zstd at every level of the default CF shrinks what compaction reads and writes; not "
-            "online (domain.md §5), applies as compaction rewrites the levels",
+            "PingCAP, TiDB Best Practices on Public Cloud: zstd at every level of the default CF shrinks what compaction reads and writes; not "
+            "online (PingCAP, TiKV configuration file), applies as compaction rewrites the levels",
         )
     ]
 
@@ -158,23 +159,23 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
 
     titan = (
         Option(
-            label="Titan for values > 512 B (seed 002)",
+            label="Titan for values > 512 B (PingCAP, TiDB Best Practices on Public Cloud)",
             changes=t_changes,
             impact=impact(
                 "values above min-blob-size leave the LSM tree: compaction rewrites keys and blob "
-                "indexes instead of whole values (seed 002)"
+                "indexes instead of whole values (PingCAP, TiDB Best Practices on Public Cloud)"
             ),
-            notes=["range scans on the primary key can get slightly slower with Titan (seed 002)"],
+            notes=["range scans on the primary key can get slightly slower with Titan (PingCAP, TiDB Best Practices on Public Cloud)"],
         )
         if t_changes
         else None
     )
     zstd = (
         Option(
-            label="zstd at every level for values <= 512 B (seed 002)",
+            label="zstd at every level for values <= 512 B (PingCAP, TiDB Best Practices on Public Cloud)",
             changes=z_changes,
             impact=impact(
-                "smaller SSTs at every level: fewer bytes per compaction read and write (seed 002)"
+                "smaller SSTs at every level: fewer bytes per compaction read and write (PingCAP, TiDB Best Practices on Public Cloud)"
             ),
         )
         if z_changes
@@ -260,10 +261,10 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         why=(
             "RocksDB rewrites every byte several times as it compacts it down the levels; on a cloud volume "
             "with limited throughput that write amplification, not the user's writes, fills the disk, and "
-            "pending compaction bytes grow until flow control throttles writes (seed 002). Titan keeps values "
+            "pending compaction bytes grow until flow control throttles writes (PingCAP, TiDB Best Practices on Public Cloud). Titan keeps values "
             "above min-blob-size in blob files that compaction does not rewrite; for rows below 512 B it does "
-            "not help, and zstd at every level shrinks what compaction moves instead (seed 002). Titan is on by "
-            "default only for clusters created on v7.6.0+, with min-blob-size 32KB (domain.md §5)."
+            "not help, and zstd at every level shrinks what compaction moves instead (PingCAP, TiDB Best Practices on Public Cloud). Titan is on by "
+            "default only for clusters created on v7.6.0+, with min-blob-size 32KB (PingCAP, TiKV configuration file)."
         ),
         changes=list(first.changes),
         options=options,
@@ -271,8 +272,8 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         confidence=0.6 if value_bytes is None else 0.75,
         dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity),
         sources=[
-            "seed 002 PingCAP best practices on public cloud: reduce compaction I/O (Titan, zstd)",
-            "domain.md §5 rocksdb.titan.enabled, min-blob-size, compression-per-level",
+            refs.PINGCAP_PUBLIC_CLOUD.cite('reduce compaction I/O (Titan, zstd)'),
+            refs.TIKV_CONFIG.cite('rocksdb.titan.enabled, min-blob-size, compression-per-level'),
         ],
         notes=notes,
     )
@@ -293,6 +294,6 @@ RULES = (
         ),
         evaluate=evaluate,
         tikv_keys=KEYS,
-        sources=("seed 002", "domain.md §5"),
+        sources=(refs.PINGCAP_PUBLIC_CLOUD.cite(), refs.TIKV_CONFIG.cite()),
     ),
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
@@ -44,15 +45,15 @@ EXCEEDED_CONFIRMS_SHARE = 0.5
 
 WHY_IOPS = (
     'EBS enforces the IOPS limit as a hard ceiling: below it latency is stable, at it "latency experiences a '
-    'dramatic penalty, often more than 10 ms" (PingCAP, seed 000). EBS counts I/O in 256 KiB chunks (domain.md '
-    "§1.4), so the ceiling is reached by counted, not issued, operations. TiKV's reads (block-cache misses) and "
+    'dramatic penalty, often more than 10 ms" (PingCAP, Best Practices for TiDB on AWS Cloud). EBS counts I/O in 256 KiB chunks (AWS EBS I/O '
+    "characteristics), so the ceiling is reached by counted, not issued, operations. TiKV's reads (block-cache misses) and "
     "raft/WAL writes then queue behind the volume, raising read and commit latency."
 )
 WHY_THROUGHPUT = (
     'The throughput limit is softer than the IOPS limit but "I/O latency grows proportionally to I/O throughput" '
-    "(PingCAP, seed 000); large compaction and scan I/O hit the MiB/s cap before the IOPS cap (domain.md §1.4). "
+    "(PingCAP, Best Practices for TiDB on AWS Cloud); large compaction and scan I/O hit the MiB/s cap before the IOPS cap (AWS EBS I/O characteristics). "
     "Once compaction cannot keep up, pending compaction bytes grow and TiKV's flow control slows writes "
-    "(seed 002)."
+    "(PingCAP, TiDB Best Practices on Public Cloud)."
 )
 
 
@@ -144,7 +145,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
             confirmed = False
             notes.append(
                 "the instance's sustained EBS limit is below this volume's ceiling: see the instance findings "
-                "(domain.md §2.2: the node gets the smaller of the two)"
+                "(AWS EBS-optimized instances: the node gets the smaller of the two)"
             )
         small_gp2 = (
             dimension == "throughput" and lim.volume_type == "gp2" and lim.size_gib < GP2_FULL_THROUGHPUT_GIB
@@ -169,7 +170,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 limit=pr.ceiling_min,
                 limit_label="current ceiling",
                 statistic="p99",
-                source="domain.md §1.1/§1.3" + (" (256 KiB accounting §1.4)" if dimension == "iops" else ""),
+                source=refs.EBS_VOLUME_TYPES.cite() + ("; " + refs.EBS_IO_CHARACTERISTICS.cite("256 KiB accounting") if dimension == "iops" else ""),
             ),
             Measure(
                 label="peak",
@@ -184,7 +185,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 value=round(pr.share, 4),
                 unit="fraction",
                 statistic="share",
-                source="threshold: domain.md §1.2",
+                source=refs.EBS_VOLUME_TYPES.cite(),
             ),
         ]
         if small_gp2:
@@ -196,7 +197,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                     unit="MiB/s",
                     limit=250.0,
                     limit_label="gp2 maximum at >= 334 GiB",
-                    source="domain.md §1.3",
+                    source=refs.EBS_GP.cite(),
                 )
             )
         derived = "derived.counted_iops" if dimension == "iops" else "derived.mibps"
@@ -251,11 +252,11 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 dedup_key=make_dedup_key(rule, ctx.cluster_key, entity),
                 notes=notes,
                 sources=[
-                    "domain.md §1.1-§1.4 (volume limits, gp2 bucket, 256 KiB accounting)",
-                    "domain.md §1.2 (90% of provisioned performance 99% of the time)",
-                    "domain.md §3.1 (VolumeIOPSExceededCheck / VolumeThroughputExceededCheck)",
-                    "domain.md §6 AWS deployment (gp3 4,000 IOPS / 400 MiB/s for TiKV)",
-                    "seed 000 PingCAP 'Best Practices for TiDB on AWS Cloud' (IOPS hard ceiling, RAID 0)",
+                    refs.EBS_VOLUME_TYPES.cite('volume limits, gp2 bucket, 256 KiB accounting'),
+                    refs.EBS_VOLUME_TYPES.cite('90% of provisioned performance 99% of the time'),
+                    refs.EBS_CLOUDWATCH.cite('VolumeIOPSExceededCheck / VolumeThroughputExceededCheck'),
+                    refs.TIKV_DEPLOY_EKS.cite('gp3 4,000 IOPS / 400 MiB/s for TiKV'),
+                    refs.PINGCAP_AWS.cite('IOPS hard ceiling, RAID 0'),
                 ],
             )
         )
@@ -284,7 +285,7 @@ RULES = (
         ),
         evaluate=evaluate_iops,
         aws_actions=_AWS,
-        sources=("domain.md §1.1-§1.4", "domain.md §3.1", "domain.md §6", "seed 000"),
+        sources=(refs.EBS_VOLUME_TYPES.cite(), refs.EBS_CLOUDWATCH.cite(), refs.TIKV_DEPLOY_EKS.cite(), refs.PINGCAP_AWS.cite()),
     ),
     Rule(
         id=THROUGHPUT_RULE,
@@ -295,6 +296,6 @@ RULES = (
         ),
         evaluate=evaluate_throughput,
         aws_actions=_AWS,
-        sources=("domain.md §1.1-§1.4", "domain.md §3.1", "seed 000"),
+        sources=(refs.EBS_VOLUME_TYPES.cite(), refs.EBS_CLOUDWATCH.cite(), refs.PINGCAP_AWS.cite()),
     ),
 )

@@ -1,0 +1,79 @@
+"""What users read in a finding names public documents, never Headroom's internals (issue 12).
+
+Every example scenario (one day) and the demo fleet (seven days) is advised, and every user-visible text of
+every finding is scanned: title, why, notes, sources, the evidence (condition, measures, corroboration,
+forecasts, chart labels and reference lines), the impact and every option. Internal notebook sections
+("domain.md 1.3", "§2.2"), seed article numbers ("seed 000") and module or view names ("headroom.forecast.burst",
+"derived.counted_iops") must not appear; identifiers the API uses to fetch data (a series' metric name, the
+rule id, the dedup key, a change's key) are not text and are not scanned. Sources carry a link.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advisor_fixtures import SCENARIOS, scenario_findings
+from headroom.domain.advisor import Finding
+
+LEAK = re.compile(
+    r"domain\.md|§\s*\d|\bseed \d|\bseed article|headroom\.|\bderived\.|\bAWSDOC\b|\bEC2TYPES\b|\bPCDOCS\b"
+    r"|\[verified\]|\[3rd-party\]|UNCONFIRMED|tikv-alert-rules\.yml"
+)
+# Not text: identifiers the API and the UI use to fetch or match data.
+IDENTIFIERS = {"rule", "dedup_key", "entity", "key", "target", "metric", "entity_kind", "entity_id", "labels",
+               "kind", "current", "proposed", "window_start", "window_end", "at", "earliest", "latest"}
+CASES = [(p.stem, 24.0) for p in sorted(SCENARIOS.glob("*.yaml")) if p.stem != "demo"] + [("demo", 168.0)]
+
+
+def user_texts(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """Yield (path, text) for every string a user reads in a finding's JSON."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in IDENTIFIERS and not (k == "metric" and path.endswith("impact")):
+                continue
+            yield from user_texts(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from user_texts(v, f"{path}[{i}]")
+    elif isinstance(value, str):
+        yield path, value
+
+
+def leaks(findings: tuple[Finding, ...]) -> list[str]:
+    return [
+        f"{f.rule} {path}: {text[:160]}"
+        for f in findings
+        for path, text in user_texts(f.to_dict())
+        if LEAK.search(text)
+    ]
+
+
+def test_the_scan_finds_what_it_looks_for() -> None:
+    # The scan is not vacuous: each kind of leak the issue names is caught where it used to be.
+    bad = {
+        "sources": ["domain.md §1.3", "seed 000"],
+        "evidence": {"forecasts": [{"source": "headroom.domain.forecast.burst", "metric_hint": "derived.mibps"}]},
+        "metric": "derived.counted_iops",  # an identifier: not scanned
+    }
+    found = [t for _, t in user_texts(bad) if LEAK.search(t)]
+    assert found == ["domain.md §1.3", "seed 000", "headroom.domain.forecast.burst", "derived.mibps"]
+
+
+@pytest.mark.parametrize(("name", "hours"), CASES, ids=[f"{n}@{h:g}h" for n, h in CASES])
+def test_findings_cite_public_documents_only(name: str, hours: float) -> None:
+    assert (SCENARIOS / f"{name}.yaml").exists()
+    findings = scenario_findings(name, hours)
+    assert leaks(findings) == []
+    for f in findings:
+        # every finding names where its facts come from, and each source is a link or one of our own pages
+        assert f.sources, f.rule
+        for source in f.sources:
+            assert re.search(r"https://|docs/thresholds/[\w-]+\.md", source), (f.rule, source)
+
+
+def test_scenarios_exist() -> None:
+    assert len(CASES) > 20 and Path(SCENARIOS / "demo.yaml").exists()
