@@ -107,7 +107,7 @@ class Measure(_FindingPart):
     limit: float | None = None
     limit_label: str | None = None
     statistic: str | None = Field(default=None, description='How it was taken: "p95", "max", "share", ...')
-    source: str | None = Field(default=None, description="Where the limit comes from (domain.md section).")
+    source: str | None = Field(default=None, description="Where the limit comes from: a public document with its link, or a Headroom threshold page.")
 
     @property
     def ratio(self) -> float | None:
@@ -165,7 +165,7 @@ class Forecast(_FindingPart):
     demand: float | None = Field(default=None, description="The demand the projection assumes, in `unit`.")
     balance_pct: float | None = Field(default=None, description="The credit balance now (%).")
     method: str = Field(description="How it was computed.")
-    source: str | None = Field(default=None, description="The module or document it comes from.")
+    source: str | None = Field(default=None, description="The public document whose rules it applies (with its link).")
 
 
 class Evidence(_FindingPart):

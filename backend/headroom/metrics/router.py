@@ -38,7 +38,7 @@ class CeilingRead(Output):
     label: str
     value: float
     unit: str
-    source: str = Field(description="Where the number comes from (catalog / domain.md section).")
+    source: str = Field(description="Where the number comes from: the public document (with its link) or the EC2 API answer.")
     valid_from: dt.datetime
     valid_to: dt.datetime
 

@@ -142,15 +142,15 @@ def _expand_docs_table() -> frozenset[str]:
 
 ONLINE_FROM_DOCS = _expand_docs_table()
 ONLINE_FROM_CODE: dict[str, str] = {
-    "rocksdb.rate-bytes-per-sec": "domain.md s5: DbConfigManger handles it (not in the docs table)",
-    "rocksdb.rate-limiter-auto-tuned": "domain.md s5: online in code",
+    "rocksdb.rate-bytes-per-sec": "TiKV source (src/config): DbConfigManger handles it (not in the docs table)",
+    "rocksdb.rate-limiter-auto-tuned": "TiKV source (src/config): online in code",
     **{
-        f"{db}.{cf}.titan.min-blob-size": "domain.md s5: {db}.{cf}.titan.min-blob-size is not skipped"
+        f"{db}.{cf}.titan.min-blob-size": "TiKV source (src/config): {db}.{cf}.titan.min-blob-size is not skipped"
         for db, cfs in _DBS_CFS.items()
         for cf in cfs
     },
     **{
-        f"storage.flow-control.{key}": "template [storage.flow-control]: 'Support change dynamically'"
+        f"storage.flow-control.{key}": "TiKV config template [storage.flow-control]: 'Support change dynamically'"
         for key in (
             "enable",
             "memtables-threshold",
@@ -162,23 +162,23 @@ ONLINE_FROM_CODE: dict[str, str] = {
 }
 OFFLINE: dict[str, str] = {
     **{
-        f"{db}.{cf}.{key}": "domain.md s5: #[online_config(skip)]"
+        f"{db}.{cf}.{key}": "TiKV source (src/config): #[online_config(skip)]"
         for db, cfs in _DBS_CFS.items()
         for cf in cfs
         for key in ("block-size", "compression-per-level", "bottommost-level-compression")
     },
-    "readpool.unified.min-thread-count": "domain.md s5",
-    "rocksdb.rate-limiter-mode": "domain.md s5",
-    "rocksdb.auto-tuned": "domain.md s5: deprecated and ignored",
-    "rocksdb.titan.enabled": "domain.md s5: cannot fall back without the blob-run-mode=fallback procedure",
-    "raftstore.raftdb-path": "domain.md s5",
-    "server.grpc-compression-type": "domain.md s5",
-    "log-level": "PCDOCS dynamic-config.md: 'config log-level can not be changed'",
-    "resource-control.enabled": "PCDOCS tidb-resource-control: not dynamic, restart TiKV",
-    "storage.engine": "template: can only be set when creating a cluster",
+    "readpool.unified.min-thread-count": "TiKV source (src/config)",
+    "rocksdb.rate-limiter-mode": "TiKV source (src/config)",
+    "rocksdb.auto-tuned": "TiKV source (src/config): deprecated and ignored",
+    "rocksdb.titan.enabled": "TiKV source (src/config): cannot fall back without the blob-run-mode=fallback procedure",
+    "raftstore.raftdb-path": "TiKV source (src/config)",
+    "server.grpc-compression-type": "TiKV source (src/config)",
+    "log-level": "PingCAP, Modify Configuration Dynamically: 'config log-level can not be changed'",
+    "resource-control.enabled": "PingCAP, Use Resource Control: not dynamic, restart TiKV",
+    "storage.engine": "TiKV config template: can only be set when creating a cluster",
 }
 _OFFLINE_PREFIXES: dict[str, str] = {
-    "raft-engine.": "domain.md s5: the whole raft_engine section is #[online_config(skip)]",
+    "raft-engine.": "TiKV source (src/config): the whole raft_engine section is #[online_config(skip)]",
 }
 
 
@@ -194,7 +194,7 @@ class OnlineStatus:
 def online_status(key: str) -> OnlineStatus:
     """Look up whether `key` can be changed online, and cite the source."""
     if key in ONLINE_FROM_DOCS:
-        return OnlineStatus(True, True, "PCDOCS dynamic-config.md")
+        return OnlineStatus(True, True, "PingCAP, Modify Configuration Dynamically")
     if key in ONLINE_FROM_CODE:
         return OnlineStatus(True, True, ONLINE_FROM_CODE[key])
     if key in OFFLINE:

@@ -77,7 +77,7 @@ RESTART_STEPS = (
 EDIT_CONFIG_REMINDER = (
     "SET CONFIG also writes each TiKV's tikv.toml, but `tiup cluster reload/upgrade` regenerates that file "
     "from the topology: put the same values into `tiup cluster edit-config {cluster}` (no reload needed), "
-    "or the next reload overwrites them (domain.md s5)."
+    "or the next reload overwrites them (PingCAP, Modify Configuration Dynamically)."
 )
 
 
@@ -677,7 +677,7 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         lines.append("")
         lines += _comment_lines(
             "EBS Elastic Volumes allows up to four modifications per volume in a rolling 24 hours, each "
-            "after the previous one completed (domain.md s1.5): a volume's changes go in ONE modify-volume "
+            "after the previous one completed (AWS, Amazon EBS Elastic Volumes): a volume's changes go in ONE modify-volume "
             "call. A rollback is another modification and counts against the same limit.",
             "# ",
         )
@@ -760,7 +760,7 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         "Resource names are placeholders named after the AWS ids: apply the attribute values to the "
         "resources "
         "that manage these volumes and instances. Terraform changes an aws_ebs_volume in place with one "
-        "ModifyVolume call (four per volume per rolling 24 hours, domain.md s1.5); changing instance_type "
+        "ModifyVolume call (four per volume per rolling 24 hours, AWS Elastic Volumes); changing instance_type "
         "stops "
         "and starts the instance, restarting its TiKV: one at a time, leaders evicted first.",
         "# ",

@@ -77,3 +77,19 @@ def test_findings_cite_public_documents_only(name: str, hours: float) -> None:
 
 def test_scenarios_exist() -> None:
     assert len(CASES) > 20 and Path(SCENARIOS / "demo.yaml").exists()
+
+
+def test_every_threshold_page_cited_exists_and_the_index_lists_it() -> None:
+    # A finding resting on Headroom's own threshold cites a page under docs/thresholds/; that page exists and
+    # the index (docs/thresholds/README.md) links it.
+    docs = SCENARIOS.parents[1] / "docs" / "thresholds"
+    index = (docs / "README.md").read_text()
+    cited: set[str] = set()
+    for name, hours in CASES:
+        for f in scenario_findings(name, hours):
+            for text in f.sources:
+                cited.update(re.findall(r"docs/thresholds/([\w-]+\.md)", text))
+    assert {"volume-ceilings.md", "instance-ebs.md", "cost.md", "raft.md", "titan.md"} <= cited
+    for page in sorted(cited):
+        assert (docs / page).exists(), page
+        assert f"({page})" in index, page

@@ -7,7 +7,7 @@ import type { Sweep } from './api';
 export const USD_PER_1000_METRICS = 0.01;
 export const PRICE_SOURCE =
   'GetMetricData costs USD 0.01 per 1,000 metrics requested (us-east-1, not in the free tier; ' +
-  'CloudWatch pricing page, domain.md §3.3). Other regions may differ.';
+  'Amazon CloudWatch pricing, https://aws.amazon.com/cloudwatch/pricing/). Other regions may differ.';
 
 /** The incremental CloudWatch sweep runs every minute per region (job aws.ingest, schedule minute="*"). */
 export const SWEEPS_PER_MONTH = 60 * 24 * 30;

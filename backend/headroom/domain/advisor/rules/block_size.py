@@ -284,6 +284,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         sources=[
             refs.PINGCAP_AWS.cite('Block size'),
             refs.TIKV_CONFIG.cite('block-size'),
+            refs.headroom_threshold("block-size.md"),
         ],
     )
 

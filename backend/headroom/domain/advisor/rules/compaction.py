@@ -233,7 +233,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             ),
             confidence=0.8,
             dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "raise"),
-            sources=[refs.TIKV_CONFIG_TEMPLATE.cite('Compaction I/O'), refs.TIKV_CONFIG.cite('rocksdb.rate-bytes-per-sec')],
+            sources=[refs.TIKV_CONFIG_TEMPLATE.cite('Compaction I/O'), refs.TIKV_CONFIG.cite('rocksdb.rate-bytes-per-sec'), refs.headroom_threshold("compaction.md")],
         )
 
     # --- limit: compaction competes with foreground I/O at the disk's throughput ceiling ---
@@ -334,7 +334,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         ),
         confidence=0.6,
         dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "limit"),
-        sources=[refs.TIKV_CONFIG_TEMPLATE.cite('Compaction I/O'), refs.PINGCAP_AWS.cite('I/O rate limiting'), refs.TIKV_CONFIG.cite()],
+        sources=[refs.TIKV_CONFIG_TEMPLATE.cite('Compaction I/O'), refs.PINGCAP_AWS.cite('I/O rate limiting'), refs.TIKV_CONFIG.cite(), refs.headroom_threshold("compaction.md")],
     )
 
 

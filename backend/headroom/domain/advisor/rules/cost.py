@@ -261,7 +261,7 @@ def evaluate_gp2(ctx: Context) -> list[Finding]:
                     "size, without a burst bucket (AWS EBS volume types; AWS Prescriptive Guidance gp2 -> gp3). "
                     "The change is an in-place Elastic Volumes modification (AWS Elastic Volumes)."
                 ),
-                sources=[refs.EBS_VOLUME_TYPES.cite(), refs.EBS_MODIFY.cite(), refs.EBS_PRICING.cite(), refs.PINGCAP_AWS.cite()],
+                sources=[refs.EBS_VOLUME_TYPES.cite(), refs.EBS_MODIFY.cite(), refs.EBS_PRICING.cite(), refs.PINGCAP_AWS.cite(), refs.headroom_threshold("cost.md")],
                 extra_notes=[],
             )
         )
@@ -314,6 +314,7 @@ def evaluate_over(ctx: Context) -> list[Finding]:
                     refs.EBS_VOLUME_TYPES.cite(),
                     refs.EBS_PRICING.cite(),
                     refs.EC2_CLOUDWATCH.cite('balances that are never low: candidates to size down'),
+                    refs.headroom_threshold("cost.md"),
                 ],
                 extra_notes=notes,
             )

@@ -349,7 +349,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                     # Headroom choice: AWS/EC2 sums seen directly are surer than a sum of volume series.
                     confidence=0.8 if ctx.instance_io(instance.id) is not None else 0.65,
                     dedup_key=make_dedup_key(BOUND_RULE, ctx.cluster_key, entity, dimension),
-                    sources=[refs.EBS_OPTIMIZED.cite(), refs.EC2_CLOUDWATCH.cite(), refs.PINGCAP_AWS.cite('m5.2xlarge vs m5.4xlarge')],
+                    sources=[refs.EBS_OPTIMIZED.cite(), refs.EC2_CLOUDWATCH.cite(), refs.PINGCAP_AWS.cite('m5.2xlarge vs m5.4xlarge'), refs.headroom_threshold("instance-ebs.md")],
                 )
             )
     return out
@@ -488,7 +488,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                     impact=impact,
                     confidence=0.75,  # Headroom choice: the instance bucket is a model (physics.burst)
                     dedup_key=make_dedup_key(BURST_RULE, ctx.cluster_key, entity, dimension),
-                    sources=[refs.EBS_OPTIMIZED.cite(), refs.EC2_CLOUDWATCH.cite(), refs.EBS_OPTIMIZED.cite("burst sizes: maximum for 30 minutes at least once every 24 hours")],
+                    sources=[refs.EBS_OPTIMIZED.cite(), refs.EC2_CLOUDWATCH.cite(), refs.EBS_OPTIMIZED.cite("burst sizes: maximum for 30 minutes at least once every 24 hours"), refs.headroom_threshold("instance-ebs.md")],
                 )
             )
     return out

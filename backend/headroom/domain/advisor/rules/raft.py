@@ -277,6 +277,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             refs.PINGCAP_AWS.cite('Raft volume'),
             refs.TIKV_CONFIG.cite('raft-engine.dir, raftstore.raftdb-path'),
             refs.EBS_PRICING.cite('gp3 / io2 prices'),
+            refs.headroom_threshold("raft.md"),
         ],
         notes=[
             "the AWS patch creates and attaches the volume (create-volume + attach-volume, or Terraform); "

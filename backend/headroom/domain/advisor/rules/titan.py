@@ -274,6 +274,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         sources=[
             refs.PINGCAP_PUBLIC_CLOUD.cite('reduce compaction I/O (Titan, zstd)'),
             refs.TIKV_CONFIG.cite('rocksdb.titan.enabled, min-blob-size, compression-per-level'),
+            refs.headroom_threshold("titan.md"),
         ],
         notes=notes,
     )

@@ -257,6 +257,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                     refs.EBS_CLOUDWATCH.cite('VolumeIOPSExceededCheck / VolumeThroughputExceededCheck'),
                     refs.TIKV_DEPLOY_EKS.cite('gp3 4,000 IOPS / 400 MiB/s for TiKV'),
                     refs.PINGCAP_AWS.cite('IOPS hard ceiling, RAID 0'),
+                    refs.headroom_threshold("volume-ceilings.md"),
                 ],
             )
         )
