@@ -1406,7 +1406,7 @@ export interface components {
             label: string;
             /**
              * Source
-             * @description Where the number comes from (catalog / domain.md section).
+             * @description Where the number comes from: the public document (with its link) or the EC2 API answer.
              */
             source: string;
             /** Unit */
@@ -2230,7 +2230,7 @@ export interface components {
             method: string;
             /**
              * Source
-             * @description The module or document it comes from.
+             * @description The public document whose rules it applies (with its link).
              */
             source: string | null;
             /** Unit */
@@ -2372,6 +2372,11 @@ export interface components {
             monthly_cost_before_usd: number | null;
             /** Monthly Cost Delta Usd */
             monthly_cost_delta_usd: number | null;
+            /**
+             * Price Region
+             * @description The AWS region whose on-demand prices the costs use (prices differ by region).
+             */
+            price_region: string | null;
             /** Summary */
             summary: string;
             /** Unit */
@@ -2515,7 +2520,7 @@ export interface components {
             limit_label: string | null;
             /**
              * Source
-             * @description Where the limit comes from (domain.md section).
+             * @description Where the limit comes from: a public document with its link, or a Headroom threshold page.
              */
             source: string | null;
             /**

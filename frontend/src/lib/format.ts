@@ -3,12 +3,68 @@
 /** Units every Headroom number carries. Free text is allowed for rarer ones (e.g. "ms"). */
 export type Unit = 'IOPS' | 'MiB/s' | '%' | 'GiB' | 'MiB' | (string & {});
 
-/** Format `value` with its unit: "3,000 IOPS", "125 MiB/s", "42.5%". */
+const MIB = 1024 * 1024;
+
+/**
+ * The unit a person reads for a unit the API or CloudWatch spells, and the factor from one to the other. One
+ * unit per quantity everywhere: shares and ratios as %, bytes as MiB (1 MiB = 1,048,576 bytes, the unit of the
+ * EBS throughput limits), durations in ms; CloudWatch's "None" and "Count" carry no unit word; a flag is yes/no.
+ */
+export function humanUnit(unit: string | null | undefined): { unit: Unit; scale: number; flag?: boolean } {
+  switch (unit ?? '') {
+    case 'ratio':
+    case 'fraction':
+      return { unit: '%', scale: 100 };
+    case 'Percent':
+    case 'percent':
+      return { unit: '%', scale: 1 };
+    case 'bytes':
+    case 'Bytes':
+      return { unit: 'MiB', scale: 1 / MIB };
+    case 'bytes/s':
+    case 'Bytes/Second':
+      return { unit: 'MiB/s', scale: 1 / MIB };
+    case 'seconds':
+    case 'Seconds':
+      return { unit: 'ms', scale: 1000 };
+    case 'microseconds':
+    case 'Microseconds':
+      return { unit: 'ms', scale: 1 / 1000 };
+    case 'bool':
+      return { unit: '', scale: 1, flag: true };
+    case 'None':
+    case 'none':
+    case 'Count':
+    case 'count':
+    case 'r':
+    case 'value':
+    case '':
+      return { unit: '', scale: 1 };
+    default:
+      return { unit: unit as Unit, scale: 1 };
+  }
+}
+
+/** Format `value` with its unit: "3,000 IOPS", "125 MiB/s", "42.5%"; a 0.76 "fraction" reads "76%", a "bool" yes/no. */
 export function formatValue(value: number, unit: Unit): string {
-  const abs = Math.abs(value);
-  const digits = abs >= 100 || Number.isInteger(value) ? 0 : abs >= 10 ? 1 : 2;
-  const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: digits }).format(value);
-  return unit === '%' ? `${number}%` : `${number} ${unit}`;
+  const human = humanUnit(unit);
+  if (human.flag) return value ? 'yes' : 'no';
+  const shown = value * human.scale;
+  const abs = Math.abs(shown);
+  const digits = abs >= 100 || Number.isInteger(shown) ? 0 : abs >= 10 ? 1 : 2;
+  const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: digits }).format(shown);
+  if (human.unit === '%') return `${number}%`;
+  return human.unit ? `${number} ${human.unit}` : number;
+}
+
+/**
+ * A throughput limit AWS publishes in MB/s (decimal, Mbps / 8), shown in the one unit Headroom uses for
+ * throughput, MiB/s, with AWS's own figure beside it: "298 MiB/s (AWS: 312.5 MB/s)".
+ */
+export function formatAwsThroughput(mbPerSecond: number): string {
+  const mib = (mbPerSecond * 1e6) / MIB;
+  const aws = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(mbPerSecond);
+  return `${formatValue(mib, 'MiB/s')} (AWS: ${aws} MB/s)`;
 }
 
 const count = new Intl.NumberFormat('en-US');

@@ -19,13 +19,14 @@ describe('finding detail', () => {
     expect(within(balance).getAllByRole('cell').map((c) => c.textContent)).toEqual([
       '0%',
       '10% low-balance threshold',
-      'domain.md §3.1',
+      // issue 12: the public document with its link, not "domain.md §3.1"
+      'AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html)',
     ]);
     const demand = within(measures).getByRole('row', { name: /drain-period demand p95/ });
     expect(within(demand).getAllByRole('cell').map((c) => c.textContent)).toEqual([
       '1,434 IOPS',
       '1,050 IOPS gp2 baseline (3 IOPS/GiB)',
-      'domain.md §1.3',
+      'AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
     ]);
     expect(screen.getByText('Condition: BurstBalance <= 10% in the window')).toBeInTheDocument();
 
@@ -33,22 +34,28 @@ describe('finding detail', () => {
     const evidence = screen.getByRole('region', { name: 'Evidence' });
     const iopsChart = await within(evidence).findByRole('figure', { name: 'counted IOPS vol-043ed06aaced3aa8a (IOPS)' });
     const legend = within(iopsChart).getByRole('list', { name: /legend/ });
-    expect(legend).toHaveTextContent('gp2 baseline: 1,050 IOPS (source: domain.md §1.3)');
-    expect(legend).toHaveTextContent('gp2 burst: 3,000 IOPS (source: domain.md §1.3; domain.md §3.1)');
+    expect(legend).toHaveTextContent('gp2 baseline: 1,050 IOPS (source: AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html))');
+    expect(legend).toHaveTextContent('gp2 burst: 3,000 IOPS (source: AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html); AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html))');
     const balanceChart = within(evidence).getByRole('figure', { name: 'BurstBalance vol-043ed06aaced3aa8a (%)' });
-    expect(within(balanceChart).getByRole('list', { name: /legend/ })).toHaveTextContent('low: 10% (source: domain.md §3.1)');
+    expect(within(balanceChart).getByRole('list', { name: /legend/ })).toHaveTextContent('low: 10% (source: AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html))');
     expect(within(evidence).getByRole('list', { name: 'Series without data' })).toHaveTextContent(
-      'No stored points for read latency vol-043ed06aaced3aa8a (derived.read_latency_ms) in the window.',
+      'No stored points for read latency vol-043ed06aaced3aa8a in the window.', // no view name (issue 12),
     );
 
     const why = screen.getByRole('region', { name: 'Why it matters' });
     expect(within(why).getByText(/earns I\/O credits/)).toBeInTheDocument();
-    expect(within(why).getByText('Sources: domain.md §1.3, domain.md §3.1')).toBeInTheDocument();
+    // Sources are public documents with their links (issue 12), not internal notes ("domain.md §1.3").
+    const gp2Doc = within(why).getByRole('link', { name: 'https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html' });
+    expect(gp2Doc).toHaveAttribute('href', 'https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html');
+    expect(within(why).getByText(/AWS: Amazon CloudWatch metrics for Amazon EBS/)).toBeInTheDocument();
+    expect(why).not.toHaveTextContent('domain.md');
 
     const impact = screen.getByRole('region', { name: 'Impact of the fix' });
     expect(within(impact).getByText('1,050 IOPS → 3,000 IOPS')).toBeInTheDocument();
     expect(within(impact).getByText('-36.6% → 52.2%')).toBeInTheDocument();
-    expect(within(impact).getByText('$35.00 → $33.00 (-$2.00)')).toBeInTheDocument();
+    expect(within(impact).getByText(/\$35\.00 → \$33\.00 \(-\$2\.00\)/)).toBeInTheDocument();
+    // Prices differ by region: the cost says whose (issue 12).
+    expect(within(impact).getByText(/at us-east-1 on-demand prices/)).toBeInTheDocument();
 
     const changes = screen.getByRole('table', { name: 'Recommended changes' });
     const iops = within(changes).getByRole('row', { name: /volume\.iops/ });
@@ -69,7 +76,7 @@ describe('finding detail', () => {
       'Empties in 25 min at 2,500 IOPS (balance 40% now), at 05:17 UTC (between 05:10 and 05:30); then 1,050 IOPS.',
       'Refills in 2 h at the off-peak 300 IOPS.',
     ]);
-    expect(items[0]).toHaveAttribute('title', 'physics: gp2 bucket stepped along the demand trend (headroom.domain.forecast.burst)');
+    expect(items[0]).toHaveAttribute('title', 'physics: gp2 bucket stepped along the demand trend (AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html))');
   });
 
   it('lets an admin acknowledge, then reopen', async () => {

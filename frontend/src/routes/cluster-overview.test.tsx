@@ -53,10 +53,12 @@ describe('cluster overview', () => {
     expect(await within(row).findByText(/m6i\.2xlarge/)).toBeInTheDocument();
     expect(within(row).getByText(/1,000 GiB · 3,000 IOPS · 125 MiB\/s/)).toBeInTheDocument();
     expect(within(row).getByRole('cell', { name: 'v8.5.1' })).toBeInTheDocument();
-    // m6i.2xlarge: 2,500 Mbps = 312.5 MB/s baseline, 10,000 Mbps = 1,250 MB/s burst (domain.md §2.2), source in the tooltip
-    const ebs = within(row).getByText(/EBS 313 MB\/s · 12,000 IOPS/);
-    expect(ebs).toHaveTextContent('EBS 313 MB/s · 12,000 IOPS (burst 1,250 MB/s · 40,000 IOPS)');
-    expect(ebs).toHaveAttribute('title', expect.stringContaining('Source: builtin: domain.md §2.2'));
+    // m6i.2xlarge: 2,500 Mbps = 312.5 MB/s baseline, 10,000 Mbps = 1,250 MB/s burst (AWS "Amazon EBS-optimized
+    // instances"), source in the tooltip. Issue 12: one unit for throughput everywhere, MiB/s, with AWS's MB/s
+    // beside it: 312.5e6 / 1,048,576 = 298.0 MiB/s, 1,250e6 / 1,048,576 = 1,192.1 MiB/s (was "313 MB/s").
+    const ebs = within(row).getByText(/EBS 298 MiB\/s \(AWS: 312.5 MB\/s\) · 12,000 IOPS/);
+    expect(ebs).toHaveTextContent('EBS 298 MiB/s (AWS: 312.5 MB/s) · 12,000 IOPS (burst 1,192 MiB/s (AWS: 1,250 MB/s) · 40,000 IOPS)');
+    expect(ebs).toHaveAttribute('title', expect.stringContaining('Source: AWS: Amazon EBS-optimized instances (https://'));
     // gp2 shows its baseline (3 IOPS/GiB x 350 GiB, domain.md §1.3) as the API gives it, and that it bursts.
     const gp2Row = within(nodes).getByRole('row', { name: /10\.0\.1\.14:20160/ });
     expect(within(gp2Row).getByText(/350 GiB · 1,050 IOPS baseline · 250 MiB\/s/)).toBeInTheDocument();

@@ -132,7 +132,7 @@ describe('Settings › AWS connection', () => {
     // Both regions every minute: (600 + 400) / 1000 x 0.01 x 43,200 = 432 USD.
     const estimate = screen.getByText('$432.00 / month');
     expect(estimate).toHaveAttribute('title', expect.stringContaining('USD 0.01 per 1,000 metrics requested'));
-    expect(estimate).toHaveAccessibleDescription(expect.stringContaining('domain.md §3.3'));
+    expect(estimate).toHaveAccessibleDescription(expect.stringContaining('https://aws.amazon.com/cloudwatch/pricing/'));
   });
 
   it('starts the history import again when it is done', async () => {

@@ -89,7 +89,8 @@ export function findingList(items: S['FindingSummary'][]): S['FindingList'] {
 function impact(figures: Partial<S['Impact']> & Pick<S['Impact'], 'summary'>): S['Impact'] {
   return {
     metric: null, unit: null, before: null, after: null, headroom_before_pct: null, headroom_after_pct: null,
-    monthly_cost_before_usd: null, monthly_cost_after_usd: null, monthly_cost_delta_usd: null, ...figures,
+    monthly_cost_before_usd: null, monthly_cost_after_usd: null, monthly_cost_delta_usd: null, price_region: null,
+    ...figures,
   };
 }
 
@@ -97,7 +98,7 @@ const EVIDENCE_COUNTS = { threshold_pct: null, share_of_window: null, longest_ru
 
 export const GP2_FINDING_DETAIL: S['FindingRead'] = {
   ...GP2_SUMMARY,
-  why: 'gp2 earns I/O credits at 3 per GiB per second and spends them above that baseline (domain.md §1.3).',
+  why: 'gp2 earns I/O credits at 3 per GiB per second and spends them above that baseline (AWS gp2 documentation).',
   evidence: {
     condition: 'BurstBalance <= 10% in the window',
     window_start: '2026-11-21T04:53:00Z',
@@ -111,7 +112,7 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
         unit: '%',
         value: 0,
         limit: 10,
-        source: 'domain.md §3.1',
+        source: 'AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html)',
         statistic: 'min',
         limit_label: 'low-balance threshold',
       },
@@ -120,7 +121,7 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
         unit: 'IOPS',
         value: 1433.8,
         limit: 1050,
-        source: 'domain.md §1.3',
+        source: 'AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
         statistic: 'p95',
         limit_label: 'gp2 baseline (3 IOPS/GiB)',
       },
@@ -131,12 +132,12 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
       {
         kind: 'burst_empty', label: 'ebs.burst_balance', within_seconds: 1490, at: '2026-11-22T05:17:50Z',
         earliest: '2026-11-22T05:10:00Z', latest: '2026-11-22T05:30:00Z', value: 1050, unit: 'IOPS', demand: 2500,
-        balance_pct: 40, method: 'physics: gp2 bucket stepped along the demand trend', source: 'headroom.domain.forecast.burst',
+        balance_pct: 40, method: 'physics: gp2 bucket stepped along the demand trend', source: 'AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
       },
       {
         kind: 'refill', label: 'ebs.burst_balance', within_seconds: 7200, at: null, earliest: null, latest: null,
         value: null, unit: 'IOPS', demand: 300, balance_pct: null, method: 'physics: refill at the off-peak demand',
-        source: 'headroom.domain.forecast.burst',
+        source: 'AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
       },
     ],
   },
@@ -151,6 +152,7 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
     monthly_cost_before_usd: 35,
     monthly_cost_after_usd: 33,
     monthly_cost_delta_usd: -2,
+    price_region: 'us-east-1',
   },
   changes: [
     { target: 'aws', key: 'volume.type', entity: { kind: 'volume', id: 'vol-043ed06aaced3aa8a' }, current: 'gp2', proposed: 'gp3', online: true, reason: 'gp3 sustains what gp2 only bursts to' },
@@ -170,7 +172,7 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
       ],
     },
   ],
-  sources: ['domain.md §1.3', 'domain.md §3.1'],
+  sources: ['AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)', 'AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html)'],
   notes: [],
   patches: [],
   history: [{ at: '2026-11-22T04:53:13Z', action: 'finding.opened', actor_user_id: null, details: {} }],
@@ -248,7 +250,7 @@ export const CACHE_FINDING_DETAIL: S['FindingRead'] = {
     { target: 'tikv', key: 'storage.block-cache.capacity', entity: { kind: 'node', id: '10.0.1.14:20160', node: '10.0.1.14:20160', status_address: '10.0.1.14:20180' }, current: '14745MiB', proposed: '4GiB', online: true, reason: "PingCAP's 4 GB per 32 GB" },
   ],
   options: [],
-  sources: ['seed 000'],
+  sources: ['PingCAP: Best Practices for TiDB on AWS Cloud (https://docs.pingcap.com/tidb/stable/best-practices-for-tidb-on-aws-cloud)'],
   notes: [],
   patches: [],
   history: [],
@@ -262,7 +264,7 @@ const M6I_2XLARGE: S['InstanceEbsLimits'] = {
   baseline_iops: 12000,
   max_iops: 40000,
   bursts: true,
-  source: 'builtin: domain.md §2.2 (AWSDOC ebs-optimized.md; EC2TYPES 2024)',
+  source: 'AWS: Amazon EBS-optimized instances (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html)',
 };
 const M5_2XLARGE: S['InstanceEbsLimits'] = {
   ...M6I_2XLARGE,

@@ -1,3 +1,4 @@
+import { SourceText } from '@/components/SourceText';
 import { useId, useMemo } from 'react';
 import {
   Area,
@@ -314,7 +315,10 @@ export function TimeSeriesChart({
               style={{ borderColor: c.color ?? CEILING_COLOR }}
               aria-hidden="true"
             />
-            {c.label}: {formatValue(c.value, unit)} <span className="ts-chart__source">(source: {c.source})</span>
+            {c.label}: {formatValue(c.value, unit)}{' '}
+            <span className="ts-chart__source">
+              (source: <SourceText text={c.source} />)
+            </span>
           </li>
         ))}
       </ul>

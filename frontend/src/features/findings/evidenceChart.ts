@@ -1,6 +1,7 @@
 import type { Ceiling, TimeSeries } from '@/components/TimeSeriesChart';
 import type { paths } from '@/api/schema';
 import type { Measure } from './evidence';
+import { humanUnit } from '@/lib/format';
 
 export type EvidenceChartData =
   paths['/api/v1/findings/{finding_id}/evidence/series']['get']['responses'][200]['content']['application/json'];
@@ -21,21 +22,11 @@ export interface EvidenceChart {
 // squash the data into the bottom pixels, e.g. a 10 GiB/s rocksdb.rate-bytes-per-sec over a 125 MiB/s disk).
 const OFF_SCALE_FACTOR = 10;
 
-const MIB = 1024 * 1024;
-
-// Units as the metric registry spells them (headroom/domain/snapshot/registry.py) -> what the charts show. Bytes are shown
-// in MiB (1 MiB = 1,048,576 bytes) so a rate reads as the MiB/s the EBS limits use (domain.md §1.4).
-const UNITS: Record<string, { unit: string; scale: number }> = {
-  Percent: { unit: '%', scale: 1 },
-  percent: { unit: '%', scale: 1 },
-  bytes: { unit: 'MiB', scale: 1 / MIB },
-  Bytes: { unit: 'MiB', scale: 1 / MIB },
-  'bytes/s': { unit: 'MiB/s', scale: 1 / MIB },
-  Count: { unit: 'count', scale: 1 },
-};
-
+// Units as the metric registry spells them (headroom/domain/snapshot/registry.py) -> what the charts show: one
+// unit per quantity (lib/format.ts humanUnit), e.g. bytes/s as the MiB/s the EBS limits use.
 function displayUnit(unit: string): { unit: string; scale: number } {
-  return UNITS[unit] ?? { unit: unit || 'value', scale: 1 };
+  const human = humanUnit(unit);
+  return { unit: human.unit, scale: human.scale };
 }
 
 /**
@@ -104,8 +95,8 @@ export function toEvidenceCharts(
       chart.offScale = chart.ceilings.filter((c) => c.value > OFF_SCALE_FACTOR * highest);
       chart.ceilings = chart.ceilings.filter((c) => c.value <= OFF_SCALE_FACTOR * highest);
     }
-    chart.title =
-      chart.series.length === 1 ? `${chart.series[0]!.label} (${chart.unit})` : `${chart.series.map((s) => s.label).join(', ')} (${chart.unit})`;
+    const names = chart.series.map((s) => s.label).join(', ');
+    chart.title = chart.unit ? `${names} (${chart.unit})` : names;
   }
   return { charts: [...charts.values()], missing };
 }

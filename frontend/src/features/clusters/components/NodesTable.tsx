@@ -1,7 +1,7 @@
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { formatValue } from '@/lib/format';
+import { formatAwsThroughput, formatValue } from '@/lib/format';
 import { useNodes, type NodeInstance, type NodeVolume } from '../api';
 
 function VolumeLine({ volume }: { volume: NodeVolume }) {
@@ -45,11 +45,11 @@ function InstanceCell({ instance }: { instance: NodeInstance }) {
       </div>
       {ebs ? (
         <div className="muted" title={`EBS limits of ${instance.instance_type}. Source: ${ebs.source}`}>
-          EBS {formatValue(ebs.baseline_throughput_mbps, 'MB/s')} · {formatValue(ebs.baseline_iops, 'IOPS')}
+          EBS {formatAwsThroughput(ebs.baseline_throughput_mbps)} · {formatValue(ebs.baseline_iops, 'IOPS')}
           {ebs.bursts && (
             <>
               {' '}
-              (burst {formatValue(ebs.max_throughput_mbps, 'MB/s')} · {formatValue(ebs.max_iops, 'IOPS')})
+              (burst {formatAwsThroughput(ebs.max_throughput_mbps)} · {formatValue(ebs.max_iops, 'IOPS')})
             </>
           )}
         </div>

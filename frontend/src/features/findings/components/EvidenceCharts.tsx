@@ -58,7 +58,7 @@ export function EvidenceCharts({
         <ul className="muted" aria-label="Series without data">
           {missing.map((s) => (
             <li key={`${s.metric}:${s.entity_id}`}>
-              No stored points for {s.label} (<span className="mono">{s.metric}</span>) in the window.
+              No stored points for {s.label} in the window.
             </li>
           ))}
         </ul>

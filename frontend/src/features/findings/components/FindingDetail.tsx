@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { SourceText } from '@/components/SourceText';
 import { appliesTo } from '@/lib/change';
 import { formatDateTime, formatUsd, formatValue } from '@/lib/format';
 import type { Finding } from '../api';
@@ -47,7 +48,7 @@ function MeasuresTable({ measures }: { measures: Measure[] }) {
                   </span>
                 )}
               </td>
-              <td>{m.source ?? <span className="muted">measured</span>}</td>
+              <td>{m.source ? <SourceText text={m.source} /> : <span className="muted">measured</span>}</td>
             </tr>
           ))}
         </tbody>
@@ -87,6 +88,7 @@ function ImpactBlock({ impact }: { impact: Impact }) {
           <dd>
             {usd(impact.monthly_cost_before_usd)} → {usd(impact.monthly_cost_after_usd)} ({impact.monthly_cost_delta_usd >= 0 ? '+' : ''}
             {usd(impact.monthly_cost_delta_usd)})
+            {impact.price_region && <span className="muted"> at {impact.price_region} on-demand prices</span>}
           </dd>
         </>
       )}
@@ -161,7 +163,16 @@ export function FindingDetail({
         <h3 id="why-heading">Why it matters</h3>
         <p>{finding.why}</p>
         {(finding.sources ?? []).length > 0 && (
-          <p className="muted">Sources: {(finding.sources ?? []).join(', ')}</p>
+          <div className="muted">
+            Sources:
+            <ul>
+              {(finding.sources ?? []).map((source) => (
+                <li key={source}>
+                  <SourceText text={source} />
+                </li>
+              ))}
+            </ul>
+          </div>
         )}
         {(finding.notes ?? []).map((note) => (
           <p key={note} className="muted">
