@@ -3,7 +3,7 @@
 A gp2 volume out of burst and "shrink the block cache" on the same node are two views of one problem: the node's
 reads are held at the disk's ceiling. This pass finds such groups, picks the primary fix (the one that resolves
 the most members) and says which members it resolves, measured by a what-if: the candidate fix's changes are
-applied to the snapshot's inventory and config (`whatif.apply_changes`) and the members' rules run again.
+applied to the snapshot's inventory and config (`apply.apply_changes`, the what-if's) and the members' rules run again.
 
 API (pure):
     group_findings(snapshot, findings, rerun, *, max_candidates=MAX_CANDIDATES) -> list[Finding]
@@ -37,6 +37,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from headroom.domain.advisor.apply import WhatIfError, apply_changes
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Change, FindingGroup, severity_rank
@@ -177,9 +178,6 @@ class _Outcome:
 
 def _simulate(snapshot: Snapshot, members: list[Finding], fix: list[Finding], rerun: Rerun) -> _Outcome:
     """Apply the fix's changes, run the members' rules again, and return which members are gone."""
-    # whatif imports the engine, which imports this module: import it when first needed.
-    from headroom.domain.advisor.whatif import WhatIfError, apply_changes
-
     changes: list[Change] = [c for f in fix for c in f.changes]
     own = [f.dedup_key for f in fix]
     try:
