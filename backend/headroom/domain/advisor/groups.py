@@ -29,6 +29,8 @@ group can be fixed on every volume at once); the candidates are simulated in ran
 rule id), at most `max_candidates` of them; the primary is the one that resolves the most members, ties going to
 the higher-ranked candidate. A candidate whose changes cannot be simulated (e.g. creating a new volume) resolves
 only its own findings, unmeasured, and is primary only when no simulated candidate resolves as many members.
+Cost: groups are disjoint, so round k applies the k-th candidate of every group not yet settled (one that
+resolves all its members is) in one what-if and runs the members' rules once: usually one rule run in all.
 """
 
 from __future__ import annotations
@@ -170,58 +172,60 @@ def _rank(f: Finding) -> tuple[int, float, str, str]:
 
 @dataclass(frozen=True)
 class _Outcome:
-    rule: str
     fix: list[Finding]
     resolves: list[str]
     measured: bool
 
 
-def _simulate(snapshot: Snapshot, members: list[Finding], fix: list[Finding], rerun: Rerun) -> _Outcome:
-    """Apply the fix's changes, run the members' rules again, and return which members are gone."""
-    changes: list[Change] = [c for f in fix for c in f.changes]
-    own = [f.dedup_key for f in fix]
+@dataclass
+class _Pending:
+    """One group while its candidate fixes are simulated."""
+
+    members: list[Finding]  # rank order
+    candidates: list[list[Finding]]  # one per rule with changes, in rank order
+    outcomes: list[_Outcome]
+
+    def best(self) -> _Outcome | None:
+        """The most resolved; a measured outcome before an unmeasured one; then the earlier (higher-ranked)."""
+        best: _Outcome | None = None
+        for o in self.outcomes:
+            if best is None or (len(o.resolves), o.measured) > (len(best.resolves), best.measured):
+                best = o
+        return best
+
+    def settled(self) -> bool:
+        best = self.best()
+        return best is not None and best.measured and len(best.resolves) == len(self.members)
+
+
+def _changes(fix: list[Finding]) -> list[Change]:
+    return [c for f in fix for c in f.changes]
+
+
+def _simulate_round(snapshot: Snapshot, batch: list[tuple[_Pending, list[Finding]]], rerun: Rerun) -> None:
+    """Simulate one candidate of each group in the batch with one what-if: groups are disjoint (no finding, node
+    or changed entity in two groups), so their fixes are applied together and the rules run once."""
+    runnable: list[tuple[_Pending, list[Finding]]] = []
+    for pending, fix in batch:
+        try:
+            apply_changes(snapshot, _changes(fix))  # alone first: one unappliable fix must not sink the rest
+        except WhatIfError:
+            pending.outcomes.append(_Outcome(fix, [f.dedup_key for f in fix], measured=False))
+            continue
+        runnable.append((pending, fix))
+    if not runnable:
+        return
+    rules = sorted({m.rule for pending, _ in runnable for m in pending.members})
     try:
-        after = apply_changes(snapshot, changes)
-    except WhatIfError:
-        return _Outcome(fix[0].rule, fix, own, measured=False)
-    rules = sorted({m.rule for m in members})
-    try:
+        after = apply_changes(snapshot, [c for _, fix in runnable for c in _changes(fix)])
         still = {f.dedup_key for f in rerun(after, rules)}
     except Exception:  # a rule that cannot judge the changed snapshot: not measured (not "resolving")
-        return _Outcome(fix[0].rule, fix, own, measured=False)
-    return _Outcome(
-        fix[0].rule, fix, [m.dedup_key for m in members if m.dedup_key not in still], measured=True
-    )
-
-
-def _subset(snapshot: Snapshot, nodes: set[str]) -> Snapshot:
-    """Return the snapshot cut down to these TiKV nodes, their instances and volumes, and their series."""
-    kept_nodes = [n for n in snapshot.nodes if n.id in nodes]
-    instances = {n.instance_id for n in kept_nodes}
-    volumes = {v for n in kept_nodes for v in (*n.data_volume_ids, *n.raft_volume_ids)}
-    volumes |= {v.id for v in snapshot.volumes if v.instance_id in instances}
-    keep = {"node": nodes, "instance": instances, "volume": volumes}
-    return snapshot.model_copy(
-        update={
-            "nodes": kept_nodes,
-            "instances": [i for i in snapshot.instances if i.id in instances],
-            "volumes": [v for v in snapshot.volumes if v.id in volumes],
-            "series": [s for s in snapshot.series if s.entity.id in keep[s.entity.kind]],
-        }
-    )
-
-
-def _scope(snapshot: Snapshot, members: list[Finding], nodes: set[str], rerun: Rerun) -> Snapshot:
-    """Return the snapshot the group's what-ifs run on: its nodes only, when the members' rules find every member
-    there again unchanged (else the whole snapshot). A group of one node in a six-node cluster costs a sixth."""
-    if not nodes or len(nodes) == len(snapshot.nodes):
-        return snapshot
-    sub = _subset(snapshot, nodes)
-    try:
-        again = {f.dedup_key for f in rerun(sub, sorted({m.rule for m in members}))}
-    except Exception:  # a rule that needs the rest of the cluster: use all of it
-        return snapshot
-    return sub if all(m.dedup_key in again for m in members) else snapshot
+        for pending, fix in runnable:
+            pending.outcomes.append(_Outcome(fix, [f.dedup_key for f in fix], measured=False))
+        return
+    for pending, fix in runnable:
+        gone = [m.dedup_key for m in pending.members if m.dedup_key not in still]
+        pending.outcomes.append(_Outcome(fix, gone, measured=True))
 
 
 def _fix_label(fix: list[Finding]) -> str:
@@ -259,27 +263,19 @@ def group_id(member_keys: Sequence[str]) -> str:
     return f"group-{digest}"
 
 
-def _group(
-    snapshot: Snapshot, members: list[Finding], chain: _Chain, rerun: Rerun, max_candidates: int
-) -> FindingGroup:
+def _pending(members: list[Finding], max_candidates: int) -> _Pending:
     members = sorted(members, key=_rank)
     by_rule: dict[str, list[Finding]] = {}
     for m in members:
         if m.changes:
             by_rule.setdefault(m.rule, []).append(m)
-    candidates = list(by_rule.values())[:max_candidates]  # rank order of each rule's best member
-    nodes: set[str] = set()
-    for m in members:
-        nodes |= chain.anchors(m)
-    scope = _scope(snapshot, members, nodes, rerun) if candidates else snapshot
-    best: _Outcome | None = None
-    for fix in candidates:  # the most resolved; a measured outcome before an unmeasured one; then rank order
-        o = _simulate(scope, members, fix, rerun)
-        if best is None or (len(o.resolves), o.measured) > (len(best.resolves), best.measured):
-            best = o
-        if best.measured and len(best.resolves) == len(members):
-            break  # nothing can resolve more
+    return _Pending(members, list(by_rule.values())[:max_candidates], [])
+
+
+def _finish(pending: _Pending, chain: _Chain) -> FindingGroup:
+    members = pending.members
     keys = [m.dedup_key for m in members]
+    best = pending.best()
     if best is None:  # no member proposes a change: linked, nothing to simulate
         primary = members[0]
         fix_keys = [primary.dedup_key]
@@ -287,14 +283,16 @@ def _group(
         measured = False
         label = primary.title
     else:
+        primary = best.fix[0]
         fix_keys = [f.dedup_key for f in best.fix]
         resolves = best.resolves
         measured = best.measured
         label = _fix_label(best.fix)
-        primary = best.fix[0]
     ordered = [*fix_keys, *[k for k in keys if k not in fix_keys]]
-    n_res = len(resolves)
-    summary = f"Primary fix: {label} resolves {n_res} of {len(keys)}"
+    nodes: set[str] = set()
+    for m in members:
+        nodes |= chain.anchors(m)
+    summary = f"Primary fix: {label} resolves {len(resolves)} of {len(keys)}"
     if not measured:
         summary += " (not simulated: counts only the findings it fixes directly)"
     return FindingGroup(
@@ -321,9 +319,16 @@ def group_findings(
         return items
     chain = _Chain(snapshot)
     comps = _components(len(items), _pairs(chain, items))
+    pending = [_pending([items[i] for i in comp], max_candidates) for comp in comps]
+    # Round k simulates every unsettled group's k-th candidate, all in one what-if.
+    for k in range(max_candidates):
+        batch = [(p, p.candidates[k]) for p in pending if k < len(p.candidates) and not p.settled()]
+        if not batch:
+            break
+        _simulate_round(snapshot, batch, rerun)
     out = list(items)
-    for comp in comps:
-        group = _group(snapshot, [items[i] for i in comp], chain, rerun, max_candidates)
+    for comp, p in zip(comps, pending, strict=True):
+        group = _finish(p, chain)
         for i in comp:
             out[i] = items[i].model_copy(update={"group": group})
     return out
