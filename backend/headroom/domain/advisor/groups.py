@@ -3,7 +3,8 @@
 A gp2 volume out of burst and "shrink the block cache" on the same node are two views of one problem: the node's
 reads are held at the disk's ceiling. This pass finds such groups, picks the primary fix (the one that resolves
 the most members) and says which members it resolves, measured by a what-if: the candidate fix's changes are
-applied to the snapshot's inventory and config (`apply.apply_changes`, the what-if's) and the members' rules run again.
+applied to the snapshot's inventory and config (`apply.apply_changes`, the what-if's) and the members' rules
+run again.
 
 API (pure):
     group_findings(snapshot, findings, rerun, *, max_candidates=MAX_CANDIDATES) -> list[Finding]
@@ -206,13 +207,22 @@ def _simulate_round(snapshot: Snapshot, batch: list[tuple[_Pending, list[Finding
     """Simulate one candidate of each group in the batch with one what-if: groups are disjoint (no finding, node
     or changed entity in two groups), so their fixes are applied together and the rules run once."""
     runnable: list[tuple[_Pending, list[Finding]]] = []
+    later: list[tuple[_Pending, list[Finding]]] = []
+    touched: set[tuple[str, str | None]] = set()
     for pending, fix in batch:
         try:
             apply_changes(snapshot, _changes(fix))  # alone first: one unappliable fix must not sink the rest
         except WhatIfError:
             pending.outcomes.append(_Outcome(fix, [f.dedup_key for f in fix], measured=False))
             continue
+        where = {(c.target, c.applies_to()) for c in _changes(fix)}
+        if where & touched:  # two fixes on one volume, instance or node: simulate this one on its own
+            later.append((pending, fix))
+            continue
+        touched |= where
         runnable.append((pending, fix))
+    for item in later:
+        _simulate_round(snapshot, [item], rerun)
     if not runnable:
         return
     rules = sorted({m.rule for pending, _ in runnable for m in pending.members})

@@ -167,3 +167,20 @@ def test_a_fix_that_cannot_be_simulated_is_not_claimed_to_resolve_others() -> No
         assert not f.group.measured
         assert set(f.group.resolves) == set(f.group.fix)
         assert "not simulated" in f.group.summary
+
+
+def test_every_group_is_simulated_in_one_what_if_when_the_first_candidates_settle_them() -> None:
+    """Groups are disjoint: the 3 nodes' gp3 moves are applied together and the members' rules run once."""
+    snap = scenario_snapshot("gp2-burst-depletion")
+    plain = run_rules(snap, group=False).findings
+    calls: list[tuple[list[str], list[str]]] = []
+
+    def rerun(after: Snapshot, rules: Sequence[str]) -> list[Finding]:
+        calls.append((sorted(v.id for v in after.volumes if v.type == "gp3"), list(rules)))
+        return run_rules(after, rules=list(rules), group=False).findings
+
+    out = group_findings(snap, plain, rerun)
+    assert len(calls) == 1
+    gp3, rules = calls[0]
+    assert len(gp3) == 3 and rules == ["block-cache-size", "gp2-burst-depletion"]
+    assert {f.group.summary.split(" resolves ")[1] for f in out if f.group} == {"2 of 2"}
