@@ -40,7 +40,7 @@ from ._common import (
     pressure,
     round_up,
 )
-from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, volume_changes
+from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, trade_off_notes, volume_changes
 
 GP2_RULE = "gp2-to-gp3"
 OVER_RULE = "volume-overprovisioned"
@@ -159,6 +159,7 @@ def _finding(
                     monthly_cost_delta_usd=delta,
                     price_region=lim.cost_breakdown.price_region,
                 ),
+                notes=trade_off_notes(lim, cfg),
             )
         )
     best = options[0]
