@@ -131,7 +131,7 @@ def test_raw_window_numbers_are_exact(owner: Any, cluster_id: str, sessions: Any
     assert hit["avg"] == [pytest.approx(90.0)] * 60
     # gp3 3,000 IOPS / 125 MiB/s: one ceiling each, over the whole window, with its catalog source.
     [ceiling] = iops["ceilings"]
-    assert ceiling["value"] == 3000 and "gp3 provisioned IOPS" in ceiling["label"] and "domain.md §1" in ceiling["source"]
+    assert ceiling["value"] == 3000 and "gp3 provisioned IOPS" in ceiling["label"] and "https://docs.aws.amazon.com/ebs/" in ceiling["source"]  # issue 12: a public link, was "domain.md §1"
     assert [c["value"] for c in tput["ceilings"]] == [125.0]
     inst = _panel(body, "instance_iops")
     assert inst["series"] == []
