@@ -234,9 +234,12 @@ class Monitoring(_S):
     """
 
     ec2: Literal["basic", "detailed", "minute"] | None = Field(
-        default=None, description="basic (5-minute EC2 metrics, AWS's default), detailed (1-minute) or minute."
+        default=None,
+        description="basic (5-minute EC2 metrics, AWS's default), detailed (1-minute) or minute.",
     )
-    gaps: bool | None = Field(default=None, description="Missing datapoints as CloudWatch and Prometheus have them.")
+    gaps: bool | None = Field(
+        default=None, description="Missing datapoints as CloudWatch and Prometheus have them."
+    )
 
     @property
     def ec2_mode(self) -> Literal["basic", "detailed", "minute"]:

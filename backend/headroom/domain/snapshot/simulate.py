@@ -771,7 +771,9 @@ def _decimals(metric: str, unit: str) -> int:
     return _DECIMALS.get(unit, 4)
 
 
-EC2_PERIOD_SECONDS = 300  # basic monitoring, and EBSIOBalance% / EBSByteBalance% in every mode (AWS EC2 metrics)
+EC2_PERIOD_SECONDS = (
+    300  # basic monitoring, and EBSIOBalance% / EBSByteBalance% in every mode (AWS EC2 metrics)
+)
 # Missing datapoints (Headroom's own choice of rates, docs/snapshot.md "Missing data"): CloudWatch now and then
 # has no datapoint for a minute or a period; a Prometheus scrape now and then fails or times out.
 CLOUDWATCH_MISSING_SHARE = 0.002  # of a volume's minutes / an instance's periods
@@ -791,7 +793,9 @@ def _uniforms(seed: int, key: str, first: int, n: int) -> Array:
     return np.asarray((z >> np.uint64(11)).astype(np.float64) / float(1 << 53), dtype=np.float64)
 
 
-def _to_period(values: Array, begin: datetime, step: int, period: int, statistic: str) -> tuple[datetime, Array]:
+def _to_period(
+    values: Array, begin: datetime, step: int, period: int, statistic: str
+) -> tuple[datetime, Array]:
     """Aggregate step-spaced values into CloudWatch periods aligned to the clock (12:00, 12:05, ...): Sums add
     up, Minimum/Maximum/Average take the period's; only periods wholly inside the window are kept."""
     per = period // step
@@ -849,7 +853,9 @@ def simulate(
     skip = max(int(round(since_origin / dt)) + scenario_warm - warm, 0)
     begin_utc = begin.astimezone(UTC)  # the diurnal peak is given in UTC hours
     start_hour = begin_utc.hour + begin_utc.minute / 60.0
-    hour_of_day = np.asarray(np.mod(start_hour + (np.arange(total) - warm) * dt / 3600.0, 24.0), dtype=np.float64)
+    hour_of_day = np.asarray(
+        np.mod(start_hour + (np.arange(total) - warm) * dt / 3600.0, 24.0), dtype=np.float64
+    )
 
     hosts = _plan(scenario)
     window = slice(warm, total)
@@ -872,22 +878,32 @@ def simulate(
         spec = REGISTRY[metric]
         window_values = np.asarray(values, dtype=np.float64)[window]
         at, step = begin, step_seconds
-        if spec.entity in ("volume", "node"):  # a missed CloudWatch minute / a failed scrape: every series of it
+        if spec.entity in (
+            "volume",
+            "node",
+        ):  # a missed CloudWatch minute / a failed scrape: every series of it
             share = CLOUDWATCH_MISSING_SHARE if spec.entity == "volume" else SCRAPE_MISSING_SHARE
             gap = missing(entity_id, share, n)
             absent = gap if absent is None else (gap | absent)
         if absent is not None:
             window_values = np.where(absent, np.nan, window_values)
-        if spec.entity == "instance" and step_seconds < EC2_PERIOD_SECONDS and (
-            ec2_mode == "basic" or (ec2_mode == "detailed" and metric in _BALANCES)
+        if (
+            spec.entity == "instance"
+            and step_seconds < EC2_PERIOD_SECONDS
+            and EC2_PERIOD_SECONDS % step_seconds == 0
+            and (ec2_mode == "basic" or (ec2_mode == "detailed" and metric in _BALANCES))
         ):
-            at, window_values = _to_period(window_values, begin, step_seconds, EC2_PERIOD_SECONDS, spec.statistic)
+            at, window_values = _to_period(
+                window_values, begin, step_seconds, EC2_PERIOD_SECONDS, spec.statistic
+            )
             step = EC2_PERIOD_SECONDS
             if len(window_values) == 0:
                 return
             first_period = int(at.timestamp()) // step
             window_values = np.where(
-                missing(entity_id, CLOUDWATCH_MISSING_SHARE, len(window_values), first_period), np.nan, window_values
+                missing(entity_id, CLOUDWATCH_MISSING_SHARE, len(window_values), first_period),
+                np.nan,
+                window_values,
             )
         elif spec.entity == "instance":
             window_values = np.where(missing(entity_id, CLOUDWATCH_MISSING_SHARE, n), np.nan, window_values)
