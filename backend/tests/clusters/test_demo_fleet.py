@@ -7,9 +7,10 @@ import uuid
 from typing import Any
 
 import numpy as np
+import pytest
 from headroom.accounts.models import Organization
 from headroom.clusters import demo
-from headroom.domain.snapshot.scenario import load_scenario
+from headroom.domain.snapshot.scenario import Monitoring, load_scenario
 from headroom.domain.snapshot.simulate import simulate
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.orm import import_all_models
@@ -90,16 +91,19 @@ def test_incremental_ingest_resumes_from_the_watermark(db: Any) -> None:
     assert result["points"] == sum(v is not None for s in expected.series for v in s.values)
 
 
-def test_the_live_stream_continues_the_backfilled_history(db: Any) -> None:
+@pytest.mark.parametrize("monitoring", ["minute", "basic"])
+def test_the_live_stream_continues_the_backfilled_history(db: Any, monitoring: str) -> None:
     """Issue 12: BurstBalance jumped from 31 % to 66 % in one minute where the history met the live stream (each
     window warmed up afresh, with the nightly spike and growth counted from its own start). The live stream must
     continue the history: the same values a single run over both gives, and no jump between the last stored
-    minute and the first live one larger than a minute of drain or refill allows."""
+    minute and the first live one larger than a minute of drain or refill allows. In basic monitoring too, where
+    the instance balances the live stream resumes from are 5-minute datapoints and some minutes are missing."""
     org_id = _org(db)
     cluster = demo.seed_demo_cluster(db, org_id)
     cluster.created_at = NOW - dt.timedelta(hours=1)  # the demo's origin hangs off its creation day
     db.flush()
     scenario = load_scenario(demo.default_scenario_path())
+    scenario = scenario.model_copy(update={"monitoring": Monitoring(ec2=monitoring)})
     seed = demo._seed_for(cluster)
     # History: 6 hours up to 08:30 UTC, when the legacy gp2 buckets, refilled overnight, drain again.
     history_end = NOW - dt.timedelta(hours=3, minutes=30)
