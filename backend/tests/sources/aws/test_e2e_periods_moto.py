@@ -91,13 +91,13 @@ def test_five_minute_ec2_and_one_minute_ebs_data_reach_the_findings_unchanged(
     # The instance: 255,000,000,000 B / 300 s = 850 MB/s = 810.6 MiB/s, its limit, 100 % of the window.
     bound = findings["instance-ebs-bandwidth-bound"]
     assert bound.entity.id == iid
-    throughput = next(e for e in bound.evidence if e.unit in ("MiB/s", "MB/s"))
+    throughput = next(m for m in bound.evidence.measures if m.unit in ("MiB/s", "MB/s"))
     want = INSTANCE_MBPS if throughput.unit == "MB/s" else INSTANCE_MBPS * 1e6 / 2**20
     assert abs(throughput.value - want) <= 0.001 * want, (throughput, want)
-    assert bound.share_of_window is not None and bound.share_of_window >= 0.99
+    assert bound.evidence.share_of_window is not None and bound.evidence.share_of_window >= 0.99
 
     # The volume: 180,000 ops / 60 s = 3,000 IOPS, the gp3 included ceiling, 100 % of the window.
     ceiling = findings["volume-iops-ceiling"]
     assert ceiling.entity.id == data
-    iops = next(e for e in ceiling.evidence if e.unit in ("IOPS", "ops/s"))
+    iops = next(m for m in ceiling.evidence.measures if m.unit in ("IOPS", "ops/s"))
     assert abs(iops.value - 3_000) <= 3, iops
