@@ -316,8 +316,7 @@ def run_sweep(
         oldest = min((marks.get(sid, end) for sid in series_ids), default=end)
         start = max(oldest - OVERLAP, end - MAX_LOOKBACK)
     start = min(start, end - OVERLAP)
-    plan, window = plan_window([q.period for q in queries], int((end - start).total_seconds()))
-    start = end - dt.timedelta(seconds=window)
+    plan, start = period_aligned_plan([q.period for q in queries], end, int((end - start).total_seconds()))
     sweep.window_start_at, sweep.window_end_at = start, end
     sweep.planned_calls, sweep.lower_bound_calls = plan.calls, plan.lower_bound
     counters = cw.SweepCounters()
@@ -347,6 +346,25 @@ def run_sweep(
     log.info("aws.sweep_done", source=str(connection.id), region=region, kind=kind, series=len(queries),
              calls=counters.api_calls, lower_bound=plan.lower_bound, points=outcome.points_written)
     return outcome
+
+
+def period_aligned_plan(periods: Sequence[int], end: dt.datetime, window_seconds: int) -> tuple[SweepPlan, dt.datetime]:
+    """Plan a sweep ending at `end` over at least `window_seconds`, starting on a boundary of its longest period.
+
+    CloudWatch's periods start at the request's StartTime (GetMetricData StartTime: rounded down to the minute
+    only), so a 5-minute query starting at 12:07 returns sums of 12:07-12:12, ... Sweeps run every minute: without
+    a common boundary, each would store 5-minute sums shifted by a minute and a snapshot's 5-minute step would add
+    up several overlapping sums. Starting every request on a multiple of the period (epoch seconds, 12:05, 12:10)
+    stores each 5-minute sum once, at its own slot.
+    """
+    plan, window = plan_window(periods, window_seconds)
+    start = end - dt.timedelta(seconds=window)
+    longest = max(periods, default=60)
+    epoch = int(start.timestamp())
+    if epoch % longest:
+        start = dt.datetime.fromtimestamp(epoch - epoch % longest, dt.UTC)
+        plan = plan_sweep(periods, int((end - start).total_seconds()))
+    return plan, start
 
 
 def _fill(sweep: CollectionSweep, counters: cw.SweepCounters, outcome: SweepOutcome) -> None:
