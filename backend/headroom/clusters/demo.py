@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
@@ -241,10 +241,6 @@ def ingest_window(
     ]
     ids = timeseries.ensure_series(db, cluster.org_id, list(dict.fromkeys(keys)), cluster_id=cluster.id)
     series_ids = {i: ids[k] for i, k in enumerate(keys)}
-    step_300 = sorted({series_ids[i] for i, s in enumerate(snap.series) if s.step_seconds == EC2_PERIOD_SECONDS})
-    if step_300:  # 5-minute series (EC2 basic monitoring), as the AWS ingest records them: rate = Sum / 300
-        db.execute(text("UPDATE metric_series SET step_seconds = 300 WHERE id = ANY(:ids) AND step_seconds <> 300"),
-                   {"ids": step_300})
     result = timeseries.write_batches(db, cluster.org_id, _batches(snap, series_ids))
     last = snap.window.end - dt.timedelta(seconds=snap.window.step_seconds)
     watermarks.advance_watermarks(db, cluster.org_id, DEMO_SOURCE_KIND, cluster.id,

@@ -21,21 +21,10 @@ from headroom.domain.snapshot.simulate import simulate
 SCENARIOS = Path(__file__).resolve().parents[4] / "examples" / "scenarios"
 START = datetime(2026, 1, 5, tzinfo=UTC)
 SILENT = {"healthy"}  # the example scenarios written to raise nothing
-# Until the advisor aligns series of different steps (helper "periods", issue 12), the instance rules compare a
-# 1-minute volume series with a 5-minute EC2 one element by element and fail ("operands could not be broadcast
-# together with shapes (1440,) (288,)") where an instance is near its EBS limit. Strict: the mark must go when
-# they pass.
-MIXED_STEPS_FAIL = {"block-size", "instance-ebs-bandwidth-bound", "pingcap-aws-m5-2xlarge-io1"}
 
 
-def _cases() -> list[object]:
-    out: list[object] = []
-    for path in sorted(SCENARIOS.glob("*.yaml")):
-        marks = []
-        if path.stem in MIXED_STEPS_FAIL:
-            marks.append(pytest.mark.xfail(strict=True, raises=ValueError, reason="mixed steps: periods"))
-        out.append(pytest.param(path.stem, id=path.stem, marks=marks))
-    return out
+def _cases() -> list[str]:
+    return [path.stem for path in sorted(SCENARIOS.glob("*.yaml"))]
 
 
 def _findings(name: str, mode: str) -> set[tuple[str, str, str, str]]:

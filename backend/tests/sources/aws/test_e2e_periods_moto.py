@@ -12,7 +12,6 @@ import datetime as dt
 from typing import Any
 
 import boto3
-import pytest
 from aws_fixtures import AMI, boto, put_series
 from headroom.clusters.models import Cluster
 from headroom.domain.advisor import advise
@@ -41,9 +40,6 @@ def _clients(region: str, endpoint: str) -> AwsClients:
     return AwsClients(session, region, endpoint, client_config(2))
 
 
-# Strict: until snapshots built from the store keep each series' period and the advisor aligns series of
-# different steps (helper "periods", issue 12), the 5-minute EC2 series is laid on the window's 1-minute step.
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="store -> snapshot keeps the window's step: periods")
 def test_five_minute_ec2_and_one_minute_ebs_data_reach_the_findings_unchanged(
     db: Any, org_and_connection: Any, region: str, aws_endpoint_url: str
 ) -> None:
