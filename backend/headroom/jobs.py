@@ -10,7 +10,7 @@ from headroom.platform.jobs.registry import Job, install
 
 JOB_MODULES = (
     "headroom.findings.jobs",
-    "headroom.clusters.jobs",
+    "headroom.sources.demo.jobs",
     "headroom.digest.jobs",
     "headroom.sources.aws.jobs",
     "headroom.sources.prometheus.jobs",

@@ -75,8 +75,8 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "INFO") -> A
 
 
 def _ensure_demo(database_url: str, settings: object) -> tuple[str, str]:
-    from headroom.clusters.demo import ensure_demo_account
     from headroom.platform.db import session_scope
+    from headroom.sources.demo.service import ensure_demo_account
 
     with session_scope(database_url) as db:
         email, password, _ = ensure_demo_account(db, get_settings().data_dir / "demo-password.txt")

@@ -7,7 +7,7 @@ import uuid
 from fastapi import APIRouter, Query, status
 
 from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
-from headroom.inventory import service, tikv_configs
+from headroom.inventory import service
 from headroom.inventory.models import TikvConfig, TikvNode
 from headroom.inventory.schemas import (
     ConfigRead,
@@ -109,7 +109,7 @@ def get_config(
     version: int | None = Query(default=None, ge=1, le=INT32_MAX,
                                 description="A stored version; the latest when omitted."),
 ) -> ConfigRead:
-    return _config_read(tikv_configs.get_config(db, caller, cluster_id, node_id, version))
+    return _config_read(service.get_config(db, caller, cluster_id, node_id, version))
 
 
 @router.post(
@@ -126,7 +126,7 @@ def upload_config(
     Limits (docs/upload-limits.md): size before parsing (413), YAML aliases and expansion, JSON-only YAML tags,
     no nan/inf or NUL values, and the topology sections read are type-checked (422). Nothing is stored on a
     refusal."""
-    stored = tikv_configs.upload_config(
+    stored = service.upload_config(
         db, caller, cluster_id, node_id, content=body.content, format=body.format, now=ctx.clock()
     )
     return _config_read(stored.config, stored.created)
@@ -148,9 +148,9 @@ def refresh_config(
         raise ServiceUnavailable("Could not read the config: no status address", code="status_port_unreachable")
     release_connection(db)  # no pool connection is held while the status port answers
     with outbound_slot(ctx, caller), outbound.limits(seconds=REFRESH_BUDGET_SECONDS):
-        decoded, error = tikv_configs.read_status_port(address)
+        decoded, error = service.read_status_port(address)
     if decoded is None:
         raise ServiceUnavailable(f"Could not read the config: {error}", code="status_port_unreachable")
     node = service.get_node(db, caller, cluster_id, node_id)
-    result = tikv_configs.store_polled(db, node, decoded, now=now)
-    return _config_read(tikv_configs.get_config(db, caller, cluster_id, node_id), result.created)
+    result = service.store_polled(db, node, decoded, now=now)
+    return _config_read(service.get_config(db, caller, cluster_id, node_id), result.created)

@@ -8,6 +8,7 @@ it came from) that the artefacts print next to each line; the patcher does not i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -107,6 +108,18 @@ def resolve_nodes(changes: Iterable[Change], nodes: Sequence[Node]) -> tuple[Cha
         located = entity.model_copy(update={"status_address": address})
         resolved.append(change.model_copy(update={"entity": located}))
     return tuple(resolved)
+
+
+def has_port(address: str) -> bool:
+    """Whether an address ends in `:port`."""
+    return re.search(r":\d+$", address) is not None
+
+
+def host_of(address: str) -> str:
+    """Return the host part of `host:port` (IPv6 brackets kept); an address without a port is its own host."""
+    if address.startswith("["):
+        return address.split("]", 1)[0] + "]"
+    return address.rsplit(":", 1)[0] if has_port(address) else address
 
 
 def split_address(address: str) -> tuple[str, int | None]:

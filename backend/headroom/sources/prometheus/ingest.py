@@ -28,8 +28,15 @@ import numpy as np
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from headroom.domain.tikvconf.change import host_of
 from headroom.inventory.models import TikvNode
-from headroom.inventory.tikv_configs import ConfigFetcher, default_fetcher, store_version
+from headroom.inventory.service import (
+    ConfigFetcher,
+    StatusPortError,
+    advertised_store_address,
+    default_fetcher,
+    store_version,
+)
 from headroom.platform.logging import get_logger
 from headroom.platform.security import SecretBox
 from headroom.sources.models import BackfillStep, PrometheusSource
@@ -43,7 +50,6 @@ from headroom.sources.prometheus.promql import (
     align_down,
     collection_queries,
     detect_flavour,
-    host_of,
     matches_all,
     node_exporter_matchers,
     parse_selector,
@@ -52,7 +58,6 @@ from headroom.sources.prometheus.promql import (
     split_range,
     tikv_matchers,
 )
-from headroom.sources.prometheus.tikv_status import StatusPortError, advertised_store_address
 from headroom.timeseries.models import MetricSeries
 from headroom.timeseries.repository import SeriesBatch, SeriesKey, ensure_series, write_batches
 from headroom.timeseries.watermarks import advance_watermarks, get_watermarks

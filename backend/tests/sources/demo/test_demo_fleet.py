@@ -7,11 +7,11 @@ import uuid
 from typing import Any
 
 from headroom.accounts.models import Organization
-from headroom.clusters import demo
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.simulate import simulate
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.security import new_external_id
+from headroom.sources.demo import service as demo
 from headroom.timeseries import repository as timeseries
 from sqlalchemy import func, select, text
 
