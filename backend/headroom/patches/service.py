@@ -32,8 +32,8 @@ from headroom.domain.tikvconf import (
     Artefact,
     ConfigParseError,
     HostFacts,
-    Node,
     PatchConflict,
+    PatchTarget,
     TikvConfError,
     UnknownConfigKey,
     UnknownFormat,
@@ -65,7 +65,7 @@ class BadFormat(AppError):
 @dataclass(frozen=True)
 class _NodeInfo:
     row: TikvNode
-    node: Node
+    node: PatchTarget
     host: HostFacts
 
 
@@ -81,8 +81,8 @@ def _nodes(db: Session, cluster: Cluster) -> list[_NodeInfo]:
         status_address = r.status_address or f"{r.store_address.rpartition(':')[0] or r.store_address}:20180"
         out.append(_NodeInfo(
             r,
-            Node(status_address=status_address, address=r.store_address,
-                 instance_id=inst.instance_id if inst else None, name=r.store_address, store_id=r.store_id),
+            PatchTarget(status_address=status_address, address=r.store_address,
+                        instance_id=inst.instance_id if inst else None, name=r.store_address, store_id=r.store_id),
             HostFacts(cpus=inst.vcpus if inst else None,
                       memory_bytes=int(inst.memory_gib * GIB) if inst and inst.memory_gib else None),
         ))
