@@ -33,6 +33,7 @@ from headroom.domain.tikvconf.limits import drop_unstorable
 from headroom.domain.tikvconf.parse import ConfigView, config_json_view, parse_toml, tiup_topology_view
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
+from headroom.inventory.schemas import ConfigRead, InstanceEbsLimits, NodeInstance, NodeRead, NodeVolume
 
 # Re-exported (`as`) for the Prometheus source's node discovery: features meet through services.
 from headroom.inventory.tikv_status import StatusPortError as StatusPortError
@@ -482,3 +483,61 @@ def poll_cluster(
         .order_by(TikvNode.store_address)
     )
     return [poll_status_port(db, node, now=now, fetcher=fetcher) for node in nodes]
+
+
+# --- the API's views of the rows (routers never read ORM rows themselves) ---------------------------------
+
+
+def node_reads(db: Session, nodes: list[TikvNode]) -> list[NodeRead]:
+    """The API's view of nodes: each with its config versions, instance (EBS limits) and volumes."""
+    if not nodes:
+        return []
+    inventory = nodes_inventory(db, nodes[0].org_id, nodes)
+    return [_node_read(node, inventory[node.id]) for node in nodes]
+
+
+def _node_read(node: TikvNode, inv: NodeInventory) -> NodeRead:
+    read = NodeRead.model_validate(node)
+    read.config_versions = inv.config_versions
+    if inv.instance is not None:
+        lim = inv.limits.limits if inv.limits is not None else None
+        read.instance = NodeInstance(
+            instance_id=inv.instance.instance_id,
+            instance_type=inv.instance.instance_type,
+            vcpus=inv.instance.vcpus,
+            memory_gib=inv.instance.memory_gib,
+            availability_zone=inv.instance.availability_zone,
+            ebs=InstanceEbsLimits(
+                baseline_throughput_mbps=lim.baseline_throughput_mbps,
+                max_throughput_mbps=lim.max_throughput_mbps,
+                baseline_iops=lim.baseline_iops,
+                max_iops=lim.max_iops,
+                bursts=lim.bursts,
+                source=lim.source,
+            )
+            if lim is not None
+            else None,
+            ebs_note=inv.limits.note if inv.limits is not None and lim is None else None,
+        )
+    read.volumes = [
+        NodeVolume(
+            volume_id=v.volume.volume_id,
+            role=v.role,
+            volume_type=v.volume.volume_type,
+            size_gib=v.volume.size_gib,
+            iops=v.figures.iops,
+            iops_provisioned=v.figures.iops_provisioned,
+            throughput_mibps=v.figures.throughput_mibps,
+            burstable=v.figures.burstable,
+            device=v.volume.device,
+        )
+        for v in inv.volumes
+    ]
+    return read
+
+
+def config_read(row: TikvConfig, created: bool = True) -> ConfigRead:
+    """The API's view of a config version (`created`: whether this request stored it)."""
+    read = ConfigRead.model_validate(row)
+    read.created = created
+    return read
