@@ -32,7 +32,7 @@ Conflict resolution (in this order):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -40,6 +40,7 @@ from typing import Any
 from headroom.domain.advisor import rules as rule_modules
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding
+from headroom.domain.advisor.groups import group_findings
 from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
 from headroom.domain.model import Change, severity_rank
 from headroom.domain.snapshot.schema import Snapshot
@@ -102,8 +103,11 @@ def run_rules(
     now: datetime | None = None,
     rules: Sequence[str | Rule] | None = None,
     on_error: str = "raise",
+    group: bool = True,
 ) -> Advice:
-    """Run the rules; with on_error="skip" a rule that raises is reported in `failures`, the others still run."""
+    """Run the rules; with on_error="skip" a rule that raises is reported in `failures`, the others still run.
+
+    `group`: link findings that share a cause (advisor/groups.py; its what-if re-runs this without grouping)."""
     selected = _select(rules)
     ctx = Context(snapshot, now=now)
     findings: list[Finding] = []
@@ -121,7 +125,20 @@ def run_rules(
                 raise ValueError(f"rule {rule.id} returned a finding of rule {finding.rule}")
             findings.append(finding)
     supersedes = {r.id: r.supersedes for r in selected}
-    return Advice(sort_findings(resolve_conflicts(findings, supersedes)), failures)
+    resolved = sort_findings(resolve_conflicts(findings, supersedes))
+    if group:
+        resolved = group_findings(snapshot, resolved, _rerun(selected, now))
+    return Advice(resolved, failures)
+
+
+def _rerun(selected: Sequence[Rule], now: datetime | None) -> Callable[[Snapshot, Sequence[str]], list[Finding]]:
+    """Return how the grouping's what-if runs rules again: those named and the ones that supersede them."""
+
+    def rerun(after: Snapshot, ids: Sequence[str]) -> list[Finding]:
+        wanted = [r for r in selected if r.id in ids or set(r.supersedes) & set(ids)]
+        return run_rules(after, now=now, rules=wanted, group=False).findings
+
+    return rerun
 
 
 def advise(
