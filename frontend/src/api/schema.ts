@@ -9840,6 +9840,10 @@ export const patchReadFormatsValues: ReadonlyArray<FlattenedDeepRequired<compone
 export const prometheusSourceCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceCreate"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceRead"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceUpdateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceUpdate"]["auth_kind"]> = ["none", "bearer", "basic"];
+export const relatedFindingEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["entity_kind"]> = ["cluster", "tikv_node", "instance", "volume"];
+export const relatedFindingRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["role"]> = ["primary", "fix", "related"];
+export const relatedFindingSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["severity"]> = ["critical", "warning", "info"];
+export const relatedFindingStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
 export const sendTestResultStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SendTestResult"]["status"]> = ["sent", "skipped", "failed"];
 export const seriesRefEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SeriesRef"]["entity_kind"]> = ["volume", "instance", "node"];
 export const sessionReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SessionRead"]["role"]> = ["owner", "admin", "viewer"];
