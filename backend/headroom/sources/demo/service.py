@@ -172,6 +172,7 @@ def ingest_window(
             metric=s.metric,
             unit=s.unit,
             labels=tuple(sorted(s.labels.items())),
+            step_seconds=s.step_seconds,
         )
         for s in snap.series
     ]
