@@ -124,7 +124,7 @@ def test_advise_enqueues_the_job(world: World, settings: Any) -> None:
 
 
 def test_advice_jobs_are_registered_and_scheduled() -> None:
-    from headroom.platform.jobs.registry import job
+    from headroom.jobs import job
 
     run = job("advice.run")
     assert (run.queue, run.schedule.minute if run.schedule else None) == ("advice", "*/15")

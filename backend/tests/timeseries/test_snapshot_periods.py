@@ -16,7 +16,7 @@ from headroom.accounts.models import Organization
 from headroom.clusters.models import Cluster
 from headroom.domain.advisor.context import Context
 from headroom.inventory.models import Instance, TikvNode, Volume
-from headroom.platform.orm import import_all_models
+from headroom.models import import_all_models
 from headroom.platform.security import new_external_id
 from headroom.timeseries import repository as ts
 from headroom.timeseries.snapshots import build_snapshot

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
@@ -51,6 +51,7 @@ from headroom.sources.aws.metric_plan import (
 )
 from headroom.sources.aws.session import AwsClients
 from headroom.sources.models import AwsBackfill, AwsConnection, BackfillStep, CollectionSweep
+from headroom.timeseries import repository as timeseries
 from headroom.timeseries.repository import SeriesKey, ensure_series, write_points
 from headroom.timeseries.watermarks import advance_watermarks, get_watermarks
 
@@ -240,9 +241,7 @@ def _series_ids(db: Session, org_id: uuid.UUID, queries: Sequence[cw.MetricQuery
                 clusters: dict[str, Any]) -> list[int]:
     """Series ids for the queries: one SELECT for the known ones, ensure_series for the new ones."""
     wanted = {(q.entity_kind, q.entity_id, q.metric) for q in queries}
-    rows = db.execute(text(
-        "SELECT entity_kind, entity_id, metric, id, cluster_id, step_seconds FROM metric_series WHERE org_id = :org "
-        "AND labels = '{}'::jsonb AND entity_id = ANY(:eids)"), {"org": org_id, "eids": sorted({q.entity_id for q in queries})})
+    rows = timeseries.entity_series(db, org_id, {q.entity_id for q in queries})
     period = {(q.entity_kind, q.entity_id, q.metric): q.period for q in queries}
     known: dict[tuple[str, str, str], int] = {}
     remap: dict[Any, list[int]] = {}
@@ -257,7 +256,7 @@ def _series_ids(db: Session, org_id: uuid.UUID, queries: Sequence[cw.MetricQuery
         if mapped is not None and mapped != cluster_id:  # the volume/instance now serves (another) cluster
             remap.setdefault(mapped, []).append(int(i))
     for cluster_id, ids in remap.items():
-        db.execute(text("UPDATE metric_series SET cluster_id = :c WHERE id = ANY(:ids)"), {"c": cluster_id, "ids": ids})
+        timeseries.move_series(db, ids, cluster_id)
     missing = [q for q in queries if (q.entity_kind, q.entity_id, q.metric) not in known]
     by_cluster: dict[Any, list[SeriesKey]] = {}
     for q in missing:
@@ -268,8 +267,7 @@ def _series_ids(db: Session, org_id: uuid.UUID, queries: Sequence[cw.MetricQuery
             known[(key.entity_kind, key.entity_id, key.metric)] = sid
     # Each series keeps the period CloudWatch delivers it at (5-minute EC2 basic monitoring: IOPS = Sum / 300).
     for step, ids in restep.items():
-        db.execute(text("UPDATE metric_series SET step_seconds = :step WHERE id = ANY(:ids)"),
-                   {"step": step, "ids": ids})
+        timeseries.set_step_seconds(db, ids, step)
     return [known[(q.entity_kind, q.entity_id, q.metric)] for q in queries]
 
 

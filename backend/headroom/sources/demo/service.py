@@ -43,7 +43,7 @@ OVERLAP = dt.timedelta(minutes=10)
 # Snapshot entity kinds -> metric_series.entity_kind.
 ENTITY_KIND = {"node": "tikv_node", "volume": "volume", "instance": "instance"}
 
-log = get_logger("headroom.clusters.demo")
+log = get_logger("headroom.sources.demo")
 
 
 def default_scenario_path() -> Path:

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 from headroom.accounts.models import Organization
-from headroom.clusters import demo
 from headroom.domain.snapshot.scenario import Monitoring, load_scenario
 from headroom.domain.snapshot.simulate import simulate
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
-from headroom.platform.orm import import_all_models
+from headroom.models import import_all_models
 from headroom.platform.security import new_external_id
+from headroom.sources.demo import service as demo
 from headroom.timeseries import repository as timeseries
 from sqlalchemy import func, select, text
 
