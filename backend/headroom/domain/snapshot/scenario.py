@@ -214,9 +214,8 @@ class NodeGroup(_S):
         return [f"{self.name}-{i + 1}" for i in range(self.count)]
 
 
-EC2_MONITORING_DEFAULT: Literal["basic", "detailed", "minute"] = "minute"
-"""What a scenario without `monitoring.ec2` gets. "minute" (every series at 1 minute, no gaps) until the advisor
-aligns series of different steps; then AWS's default, "basic"."""
+EC2_MONITORING_DEFAULT: Literal["basic", "detailed", "minute"] = "basic"
+"""What a scenario without `monitoring.ec2` gets: AWS's default, basic monitoring."""
 
 
 class Monitoring(_S):
