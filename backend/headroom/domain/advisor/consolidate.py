@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
@@ -52,10 +51,8 @@ from headroom.domain.model import (
     severity_rank,
 )
 from headroom.domain.snapshot.schema import Node
-from headroom.domain.tikvconf.errors import TikvConfError
 from headroom.domain.tikvconf.online import can_change_online
-from headroom.domain.tikvconf.parse import same_value
-from headroom.domain.units import parse_size
+from headroom.domain.tikvconf.parse import config_number, same_value
 
 GUIDE = "Headroom: one config value per group of like stores (docs/thresholds/cluster-config.md)"
 TIUP_DOC = (
@@ -70,23 +67,6 @@ OPERATOR_DOC = (
 PLACEMENT_LABELS = frozenset({"zone", "region", "rack", "host", "dc", "az", "idc"})
 # Titles name the stores up to this many, then count them.
 NAMED_IN_TITLE = 3
-
-
-def config_number(value: Any) -> float | None:
-    """Return a config value as a number (a size as bytes: "4GiB" -> 4294967296), None if it is not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(parse_size(value))
-        except (TikvConfError, ValueError):
-            try:
-                return float(value)
-            except ValueError:
-                return None
-    return None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -226,6 +206,20 @@ def _one_value(key: str, proposals: list[tuple[str, Change]], group: StoreGroup,
             f"{key}: the stores' own needs are {', '.join(needs)}; one value for the {group.label}: "
             f"{value} ({'the largest need' if direction > 0 else 'the furthest cut'}, from {node_id})"
         )
+    if direction > 0:
+        # A raise never lowers a store of the group that already runs with more (it did not fire: it has room).
+        fired = {n for n, _ in proposals}
+        above = [
+            (n.id, current)
+            for n in group.nodes
+            if n.id not in fired
+            and (cur := config_number(current := ctx.config(n.id, key).value)) is not None
+            and cur > (config_number(value) or 0.0)
+        ]
+        if above:
+            top_id, top = max(above, key=lambda b: config_number(b[1]) or 0.0)
+            notes.append(f"{key}: {top_id} already runs with {top}; the group's one value does not go below it")
+            value, proposer = top, None
     budget_of = BUDGETS.get(key)
     if budget_of is not None and direction > 0:
         budgets = [(n.id, budget_of(ctx, n)) for n in group.nodes]

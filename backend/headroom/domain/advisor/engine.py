@@ -43,12 +43,13 @@ from datetime import datetime
 from typing import Any
 
 from headroom.domain.advisor import rules as rule_modules
-from headroom.domain.advisor.consolidate import config_number, consolidate_config
+from headroom.domain.advisor.consolidate import consolidate_config
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
 from headroom.domain.model import Change, severity_rank
 from headroom.domain.snapshot.schema import Snapshot
+from headroom.domain.tikvconf.parse import config_number
 
 
 def discover_rules() -> tuple[Rule, ...]:
