@@ -70,7 +70,8 @@ def test_three_identical_nodes_patch_once(snapshot: Path, tmp_path: Path) -> Non
     assert value <= 7  # within the m6i.2xlarge's 8 − 1 threads
 
     toml = _patch(snapshot, findings, "toml")
-    assert toml.exit_code == 0, toml.output  # before issue 12: "differs by node ... render one node at a time"
+    # Before issue 12: "differs by node ... render one node at a time".
+    assert toml.exit_code == 0, toml.output
     assert _flatten(tomllib.loads(toml.stdout)) == {KEY: value}
     assert "only on" not in toml.stdout  # one value for every node
 

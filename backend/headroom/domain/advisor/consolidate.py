@@ -218,7 +218,9 @@ def _one_value(key: str, proposals: list[tuple[str, Change]], group: StoreGroup,
         ]
         if above:
             top_id, top = max(above, key=lambda b: config_number(b[1]) or 0.0)
-            notes.append(f"{key}: {top_id} already runs with {top}; the group's one value does not go below it")
+            notes.append(
+                f"{key}: {top_id} already runs with {top}; the group's one value does not go below it"
+            )
             value, proposer = top, None
     budget_of = BUDGETS.get(key)
     if budget_of is not None and direction > 0:
