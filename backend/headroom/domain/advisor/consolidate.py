@@ -20,19 +20,19 @@ The choices are Headroom's own; docs/thresholds/cluster-config.md explains each:
 - **Keys**: `<rule>/<cluster>/cluster:<group>[/<aspect>]` with group `tikv@<instance type>[/<role>]`, or `tikv`
   for an Operator cluster: stable while the hardware is, whichever stores fire on a given day.
 
-A finding is a config finding when its entity is a TiKV node and it (or one of its options) changes a tikv.toml
-key; everything else passes through unchanged. AWS changes of merged findings (e.g. a new Raft volume per node)
+A finding is a config finding when its rule declares the tikv.toml keys it proposes (`Rule.tikv_keys`), its entity is
+a TiKV node and it (or one of its options) changes a tikv.toml key; everything else passes through unchanged. AWS changes of merged findings (e.g. a new Raft volume per node)
 keep their own volume or instance.
 
 API:
-    consolidate_config(findings, ctx) -> list[Finding]
+    consolidate_config(findings, ctx, rules=None) -> list[Finding]   rules: ids of the config-sizing rules
     store_groups(ctx) -> dict[node id, StoreGroup]
     config_number(value) -> float | None     a config value as a number (sizes in bytes), None if not numeric
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from headroom.domain.advisor.context import Context
@@ -154,14 +154,19 @@ def _rank(f: Finding) -> tuple[int, float, str]:
     return (severity_rank(f.severity), -f.confidence, f.entity.id)
 
 
-def consolidate_config(findings: Sequence[Finding], ctx: Context) -> list[Finding]:
-    """Merge the per-node config findings of one rule and aspect within each group of like stores."""
+def consolidate_config(
+    findings: Sequence[Finding], ctx: Context, rules: Collection[str] | None = None
+) -> list[Finding]:
+    """Merge the per-node config findings of one rule and aspect within each group of like stores.
+
+    `rules`: the ids of the rules whose findings are config sizing (the engine passes those that declare
+    `tikv_keys`); None: every rule's."""
     groups = store_groups(ctx)
     out: list[Finding] = []
     buckets: dict[tuple[str, str, str], list[Finding]] = {}
     for f in findings:
         node_id = f.entity.id
-        if not _is_config_finding(f) or node_id not in groups:
+        if (rules is not None and f.rule not in rules) or not _is_config_finding(f) or node_id not in groups:
             out.append(f)
             continue
         buckets.setdefault((f.rule, _aspect(f, ctx), groups[node_id].id), []).append(f)

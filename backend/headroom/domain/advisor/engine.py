@@ -18,8 +18,8 @@ Rules: `headroom.domain.advisor.rules.RULE_MODULES` lists the rule modules (an e
 the rules import `Rule` from `advisor.rule`, never this engine, so there is no cycle to hide); each exposes
 `RULES: Sequence[Rule]`. Rule ids are unique across modules (a duplicate raises at discovery).
 
-Cluster-wide config (before conflict resolution, `advisor/consolidate.py`): per-node findings that change tikv.toml
-keys become one finding per rule, aspect and group of like stores (same instance type and role; every pod of a
+Cluster-wide config (before conflict resolution, `advisor/consolidate.py`): per-node findings of the rules that
+declare `tikv_keys` become one finding per rule, aspect and group of like stores (same instance type and role; every pod of a
 TiDB Operator cluster), with one value (the largest need within every store's budget) and each store's evidence
 in `evidence.per_node` (docs/thresholds/cluster-config.md).
 
@@ -130,7 +130,8 @@ def run_rules(
                 raise ValueError(f"rule {rule.id} returned a finding of rule {finding.rule}")
             findings.append(finding)
     supersedes = {r.id: r.supersedes for r in selected}
-    merged = consolidate_config(findings, ctx) if cluster_wide else findings
+    sizing = {r.id for r in selected if r.tikv_keys}  # the rules that propose tikv.toml keys
+    merged = consolidate_config(findings, ctx, sizing) if cluster_wide else findings
     return Advice(sort_findings(resolve_conflicts(merged, supersedes)), failures)
 
 
