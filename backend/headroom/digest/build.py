@@ -9,7 +9,9 @@ part carries it as it is.
 Layout, per cluster (clusters in name order):
 - open findings by severity (critical, warning, info), new and resolved in the reporting window;
 - the top findings by impact (`rank_findings`) with their fix and, where the finding carries them, its typed
-  forecasts (`headroom.domain.model.Forecast`: burst-bucket depletion and refill, days to a ceiling);
+  forecasts (`headroom.domain.model.Forecast`: burst-bucket depletion and refill, days to a ceiling); findings
+  that share a cause (`headroom.domain.model.FindingGroup`) are one entry (`collapse_groups`): the group's
+  highest-ranked finding with the primary fix's what-if ("resolves 2 of 2") and the related findings under it;
 then the organisation's unhealthy data sources with their last error, and a link to the dashboard.
 An organisation with nothing open and every source healthy gets a short "all clear".
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
@@ -46,6 +48,12 @@ class FindingItem:
     headroom_before_pct: float | None = None
     monthly_cost_delta_usd: float | None = None
     url: str | None = None
+    # The group of findings that share its cause (None: it stands alone): its id, cause and what-if summary;
+    # `related` are the other open members' titles, filled in by `collapse_groups`.
+    group_id: str | None = None
+    group_cause: str = ""
+    group_summary: str = ""
+    related: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,22 @@ def rank_findings(items: Sequence[FindingItem]) -> list[FindingItem]:
         return (severity_rank(item.severity), headroom, -saving, item.title)
 
     return sorted(items, key=key)
+
+
+def collapse_groups(ranked: Sequence[FindingItem]) -> list[FindingItem]:
+    """Return one entry per group (its highest-ranked open finding, with the others' titles as `related`) and
+    every finding without a group, in the given order."""
+    members: dict[str, list[FindingItem]] = {}
+    for item in ranked:
+        if item.group_id is not None:
+            members.setdefault(item.group_id, []).append(item)
+    out: list[FindingItem] = []
+    for item in ranked:
+        if item.group_id is None:
+            out.append(item)
+        elif members[item.group_id][0] is item:
+            out.append(replace(item, related=tuple(m.title for m in members[item.group_id][1:])))
+    return out
 
 
 def _totals(data: DigestData) -> dict[str, int]:
@@ -213,8 +237,9 @@ _HTML = _environment(html_part=True).get_template("digest.html.j2")
 def _render(template: Template, data: DigestData, totals: Mapping[str, int], all_clear: bool, top_n: int) -> str:
     sections = []
     for cluster in sorted(data.clusters, key=lambda c: c.name):
-        top = rank_findings(cluster.open_findings)[:top_n]
-        sections.append(_ClusterSection(cluster, top, cluster.open_total - len(top)))
+        top = collapse_groups(rank_findings(cluster.open_findings))[:top_n]
+        shown = sum(1 + len(item.related) for item in top)
+        sections.append(_ClusterSection(cluster, top, cluster.open_total - shown))
     return template.render(
         data=data,
         totals=totals,

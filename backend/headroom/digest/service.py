@@ -40,7 +40,7 @@ from headroom.digest.build import (
 from headroom.digest.models import DigestSend, EmailVerification, OrgDigestSettings
 from headroom.domain.model import SEVERITIES, Change
 from headroom.findings.models import FindingRecord, Recommendation
-from headroom.findings.service import stored_evidence, stored_impact
+from headroom.findings.service import stored_evidence, stored_group, stored_impact
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance
 from headroom.platform.errors import NotFound
@@ -145,6 +145,7 @@ def _fix_line(change: Change) -> str:
 def _item(finding: FindingRecord, fixes: Sequence[str], url: str) -> FindingItem:
     impact = stored_impact(finding)
     evidence = stored_evidence(finding).evidence
+    group = stored_group(finding)
     return FindingItem(
         title=finding.title,
         severity=finding.severity,
@@ -155,6 +156,9 @@ def _item(finding: FindingRecord, fixes: Sequence[str], url: str) -> FindingItem
         headroom_before_pct=impact.headroom_before_pct if impact is not None else None,
         monthly_cost_delta_usd=impact.monthly_cost_delta_usd if impact is not None else None,
         url=url,
+        group_id=group.id if group is not None else None,
+        group_cause=group.cause if group is not None else "",
+        group_summary=group.summary if group is not None else "",
     )
 
 

@@ -230,3 +230,26 @@ class Option(_FindingPart):
     changes: list[Change]
     impact: Impact
     notes: list[str] = Field(default_factory=list)
+
+
+class FindingGroup(_FindingPart):
+    """Findings that share one cause (domain/advisor/groups.py; the rule is docs/thresholds/finding-groups.md):
+    the primary fix, the related findings, and which of them the primary fix resolves in a what-if (its changes
+    applied to the snapshot's inventory and config, the rules run again). Every member carries the same group."""
+
+    id: str = Field(description="Stable across runs: derived from the members' dedup keys.")
+    cause: str = Field(description='What the members share, e.g. "disk I/O of node tikv-1".')
+    primary: str = Field(description="Dedup key of the finding whose fix is the primary fix.")
+    fix: list[str] = Field(
+        description="Dedup keys of the findings whose changes make up the primary fix (the primary first): the "
+        "same rule's advice on every member it names."
+    )
+    fix_label: str = Field(description='The primary fix in words, e.g. "gp3 at 3,000 IOPS / 125 MiB/s".')
+    members: list[str] = Field(description="Every member's dedup key, the primary first.")
+    related: list[str] = Field(description="The members that are not part of the primary fix.")
+    resolves: list[str] = Field(description="Members the what-if no longer finds once the primary fix is applied.")
+    remaining: list[str] = Field(description="Members the what-if still finds after the primary fix.")
+    measured: bool = Field(
+        description="False when the primary fix could not be simulated (resolves then lists only what it fixes)."
+    )
+    summary: str = Field(description='E.g. "Primary fix: gp3 at 3,000 IOPS resolves 2 of 3".')

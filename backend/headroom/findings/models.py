@@ -48,6 +48,7 @@ class FindingRecord(Base):
     __table_args__ = (
         UniqueConstraint("org_id", "dedup_key"),
         Index("ix_findings_org_cluster_status", "org_id", "cluster_id", "status"),
+        Index("ix_findings_org_cluster_group", "org_id", "cluster_id", "group_id"),
     )
 
     id: Mapped[uuid.UUID] = uuid_pk()
@@ -68,6 +69,9 @@ class FindingRecord(Base):
     last_seen_at: Mapped[dt.datetime]
     resolved_at: Mapped[dt.datetime | None]
     snoozed_until: Mapped[dt.datetime | None]
+    # The findings that share this one's cause (domain FindingGroup as JSON, keys as stored); null: none.
+    group_id: Mapped[str | None] = mapped_column(String(40))
+    finding_group: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
 
 
 class Recommendation(Base):

@@ -25,6 +25,7 @@ from headroom.findings.schemas import (
     FindingStatus,
     FindingSummary,
     HistoryEntry,
+    RelatedFinding,
     SeverityCounts,
     SnoozeBody,
 )
@@ -47,6 +48,7 @@ def _summary(row: FindingRecord) -> FindingSummary:
             "monthly_cost_delta_usd": impact.monthly_cost_delta_usd if impact is not None else None,
             "impact_score": service.impact_score(impact),
             "impact_basis": service.impact_basis(impact),
+            "group": service.stored_group(row),
         }
     )
     if summary.headroom_before_pct is not None and summary.headroom_after_pct is not None:
@@ -70,7 +72,30 @@ def _read(db: Session, row: FindingRecord) -> FindingRead:
             for e in service.history(db, row)
         ],
         patches=[FindingPatchRef.model_validate(p) for p in service.patches_of(db, row)],
+        related=_related(db, row),
     )
+
+
+def _related(db: Session, row: FindingRecord) -> list[RelatedFinding]:
+    group = service.stored_group(row)
+    if group is None:
+        return []
+    return [
+        RelatedFinding(
+            id=r.id,
+            rule=r.rule,
+            title=r.title,
+            severity=r.severity,
+            status=r.status,
+            dedup_key=r.dedup_key,
+            entity_kind=r.entity_kind,
+            entity_id=r.entity_id,
+            role="primary" if r.dedup_key == group.primary else "fix" if r.dedup_key in group.fix else "related",
+            resolved_by_primary=r.dedup_key in group.resolves,
+        )
+        for r in service.group_members(db, row)
+        if r.id != row.id
+    ]
 
 
 @router.get("/clusters/{cluster_id}/findings", response_model=FindingList)

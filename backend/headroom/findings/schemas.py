@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from headroom.domain.model import Change, Evidence, Impact, Option, ReferenceLine, Severity
+from headroom.domain.model import Change, Evidence, FindingGroup, Impact, Option, ReferenceLine, Severity
 from headroom.platform.schemas import Input, Instant, Output
 
 FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]
@@ -46,6 +46,11 @@ class FindingSummary(Output):
         description="What sort=impact orders by: the headroom gained in points when known, else the relative "
         "change (%) of the impact metric, else 0.",
     )
+    group: FindingGroup | None = Field(
+        default=None,
+        description="The findings that share this one's cause: the primary fix, the related findings and which "
+        "of them the primary fix resolves in a what-if (null: the finding stands alone). Keys are dedup keys.",
+    )
 
 
 class SeverityCounts(Output):
@@ -75,6 +80,24 @@ class FindingPatchRef(Output):
     applied_at: dt.datetime | None
 
 
+class RelatedFinding(Output):
+    """Another finding of the same group, as the finding's "related findings" block lists it."""
+
+    id: uuid.UUID
+    rule: str
+    title: str
+    severity: Severity
+    status: FindingStatus
+    dedup_key: str
+    entity_kind: EntityKind
+    entity_id: str
+    role: Literal["primary", "fix", "related"] = Field(
+        description="primary: its fix is the group's primary fix; fix: the primary fix also applies its changes; "
+        "related: another view of the same cause."
+    )
+    resolved_by_primary: bool = Field(description="The what-if no longer finds it once the primary fix is applied.")
+
+
 class FindingRead(FindingSummary):
     why: str
     evidence: Evidence | None = Field(
@@ -90,6 +113,9 @@ class FindingRead(FindingSummary):
     notes: list[str] = Field(default_factory=list)
     history: list[HistoryEntry]
     patches: list[FindingPatchRef] = Field(default_factory=list)
+    related: list[RelatedFinding] = Field(
+        default_factory=list, description="The other findings of its group, the primary fix first (empty: none)."
+    )
 
 
 class EvidenceSeriesRead(Output):

@@ -33,7 +33,16 @@ from sqlalchemy.orm import Session
 from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.models import Cluster
-from headroom.domain.model import SEVERITIES, SEVERITY_RANK, Change, Evidence, Impact, Option, severity_rank
+from headroom.domain.model import (
+    SEVERITIES,
+    SEVERITY_RANK,
+    Change,
+    Evidence,
+    FindingGroup,
+    Impact,
+    Option,
+    severity_rank,
+)
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.patches.models import PatchRecord
 from headroom.platform.errors import InvalidInput, NotFound
@@ -92,7 +101,25 @@ def _row_values(finding: Any) -> dict[str, Any]:
         "evidence": evidence,
         "impact": finding.impact.model_dump(mode="json"),
         "confidence": float(finding.confidence),
+        **_group_values(getattr(finding, "group", None)),
     }
+
+
+def _group_values(group: FindingGroup | None) -> dict[str, Any]:
+    """Return the finding's group columns: its id and the group with every key as stored (None: no group)."""
+    if group is None:
+        return {"group_id": None, "finding_group": None}
+    stored = group.model_copy(
+        update={
+            name: (
+                stored_dedup_key(getattr(group, name))
+                if name == "primary"
+                else [stored_dedup_key(k) for k in getattr(group, name)]
+            )
+            for name in ("primary", "fix", "members", "related", "resolves", "remaining")
+        }
+    )
+    return {"group_id": group.id, "finding_group": stored.model_dump(mode="json")}
 
 
 def _replace_recommendations(db: Session, row: FindingRecord, changes: Sequence[Change]) -> None:
@@ -262,6 +289,30 @@ def stored_evidence(row: FindingRecord) -> StoredEvidence:
         sources=[str(s) for s in extras["sources"] or []],
         notes=[str(n) for n in extras["notes"] or []],
     )
+
+
+def stored_group(row: FindingRecord) -> FindingGroup | None:
+    """Return the finding's group as stored (None when it stands alone)."""
+    return _stored(FindingGroup, row.finding_group, row, "group") if row.group_id else None
+
+
+def group_members(db: Session, row: FindingRecord) -> list[FindingRecord]:
+    """Return the stored findings of the row's group (itself included) in the group's order: the primary fix's
+    findings first. A member the latest run did not produce again is missing (or resolved, with a later group)."""
+    group = stored_group(row)
+    if group is None or row.group_id is None:
+        return []
+    rows = {
+        r.dedup_key: r
+        for r in db.scalars(
+            select(FindingRecord).where(
+                FindingRecord.org_id == row.org_id,
+                FindingRecord.cluster_id == row.cluster_id,
+                FindingRecord.dedup_key.in_(group.members),
+            )
+        )
+    }
+    return [rows[k] for k in group.members if k in rows]
 
 
 def impact_basis(impact: Impact | None) -> str:

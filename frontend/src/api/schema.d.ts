@@ -1943,6 +1943,69 @@ export interface components {
              */
             values: (number | null)[];
         };
+        /**
+         * FindingGroup
+         * @description Findings that share one cause (domain/advisor/groups.py; the rule is docs/thresholds/finding-groups.md):
+         *     the primary fix, the related findings, and which of them the primary fix resolves in a what-if (its changes
+         *     applied to the snapshot's inventory and config, the rules run again). Every member carries the same group.
+         */
+        FindingGroup: {
+            /**
+             * Cause
+             * @description What the members share, e.g. "disk I/O of node tikv-1".
+             */
+            cause: string;
+            /**
+             * Fix
+             * @description Dedup keys of the findings whose changes make up the primary fix (the primary first): the same rule's advice on every member it names.
+             */
+            fix: string[];
+            /**
+             * Fix Label
+             * @description The primary fix in words, e.g. "gp3 at 3,000 IOPS / 125 MiB/s".
+             */
+            fix_label: string;
+            /**
+             * Id
+             * @description Stable across runs: derived from the members' dedup keys.
+             */
+            id: string;
+            /**
+             * Measured
+             * @description False when the primary fix could not be simulated (resolves then lists only what it fixes).
+             */
+            measured: boolean;
+            /**
+             * Members
+             * @description Every member's dedup key, the primary first.
+             */
+            members: string[];
+            /**
+             * Primary
+             * @description Dedup key of the finding whose fix is the primary fix.
+             */
+            primary: string;
+            /**
+             * Related
+             * @description The members that are not part of the primary fix.
+             */
+            related: string[];
+            /**
+             * Remaining
+             * @description Members the what-if still finds after the primary fix.
+             */
+            remaining: string[];
+            /**
+             * Resolves
+             * @description Members the what-if no longer finds once the primary fix is applied.
+             */
+            resolves: string[];
+            /**
+             * Summary
+             * @description E.g. "Primary fix: gp3 at 3,000 IOPS resolves 2 of 3".
+             */
+            summary: string;
+        };
         /** FindingList */
         FindingList: {
             /** @description Findings by severity under the status and rule filters. */
@@ -2000,6 +2063,8 @@ export interface components {
              * Format: date-time
              */
             first_seen_at: string;
+            /** @description The findings that share this one's cause: the primary fix, the related findings and which of them the primary fix resolves in a what-if (null: the finding stands alone). Keys are dedup keys. */
+            group?: components["schemas"]["FindingGroup"] | null;
             /**
              * Headroom After Pct
              * @description The same after the recommended change.
@@ -2061,6 +2126,11 @@ export interface components {
             options?: components["schemas"]["Option"][];
             /** Patches */
             patches?: components["schemas"]["FindingPatchRef"][];
+            /**
+             * Related
+             * @description The other findings of its group, the primary fix first (empty: none).
+             */
+            related?: components["schemas"]["RelatedFinding"][];
             /** Resolved At */
             resolved_at: string | null;
             /** Rule */
@@ -2112,6 +2182,8 @@ export interface components {
              * Format: date-time
              */
             first_seen_at: string;
+            /** @description The findings that share this one's cause: the primary fix, the related findings and which of them the primary fix resolves in a what-if (null: the finding stands alone). Keys are dedup keys. */
+            group?: components["schemas"]["FindingGroup"] | null;
             /**
              * Headroom After Pct
              * @description The same after the recommended change.
@@ -3048,6 +3120,51 @@ export interface components {
             unit: string;
             /** Value */
             value: number;
+        };
+        /**
+         * RelatedFinding
+         * @description Another finding of the same group, as the finding's "related findings" block lists it.
+         */
+        RelatedFinding: {
+            /** Dedup Key */
+            dedup_key: string;
+            /** Entity Id */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @enum {string}
+             */
+            entity_kind: "cluster" | "tikv_node" | "instance" | "volume";
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Resolved By Primary
+             * @description The what-if no longer finds it once the primary fix is applied.
+             */
+            resolved_by_primary: boolean;
+            /**
+             * Role
+             * @description primary: its fix is the group's primary fix; fix: the primary fix also applies its changes; related: another view of the same cause.
+             * @enum {string}
+             */
+            role: "primary" | "fix" | "related";
+            /** Rule */
+            rule: string;
+            /**
+             * Severity
+             * @enum {string}
+             */
+            severity: "critical" | "warning" | "info";
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "open" | "acknowledged" | "snoozed" | "resolved";
+            /** Title */
+            title: string;
         };
         /** SendTestResult */
         SendTestResult: {

@@ -37,7 +37,7 @@ Conflict resolution (in this order):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -46,6 +46,7 @@ from headroom.domain.advisor import rules as rule_modules
 from headroom.domain.advisor.consolidate import consolidate_config
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding
+from headroom.domain.advisor.groups import group_findings
 from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
 from headroom.domain.model import Change, severity_rank
 from headroom.domain.snapshot.schema import Snapshot
@@ -108,11 +109,13 @@ def run_rules(
     rules: Sequence[str | Rule] | None = None,
     on_error: str = "raise",
     cluster_wide: bool = True,
+    group: bool = True,
 ) -> Advice:
     """Run the rules; with on_error="skip" a rule that raises is reported in `failures`, the others still run.
 
     cluster_wide=False leaves the rules' per-node config findings as the rules made them (a rule's own tests
-    judge one store at a time); the default merges them per group of like stores (advisor/consolidate.py)."""
+    judge one store at a time); the default merges them per group of like stores (advisor/consolidate.py).
+    `group`: link findings that share a cause (advisor/groups.py; its what-if re-runs this without grouping)."""
     selected = _select(rules)
     ctx = Context(snapshot, now=now)
     findings: list[Finding] = []
@@ -132,7 +135,20 @@ def run_rules(
     supersedes = {r.id: r.supersedes for r in selected}
     sizing = {r.id for r in selected if r.tikv_keys}  # the rules that propose tikv.toml keys
     merged = consolidate_config(findings, ctx, sizing) if cluster_wide else findings
-    return Advice(sort_findings(resolve_conflicts(merged, supersedes)), failures)
+    resolved = sort_findings(resolve_conflicts(merged, supersedes))
+    if group:
+        resolved = group_findings(snapshot, resolved, _rerun(selected, now))
+    return Advice(resolved, failures)
+
+
+def _rerun(selected: Sequence[Rule], now: datetime | None) -> Callable[[Snapshot, Sequence[str]], list[Finding]]:
+    """Return how the grouping's what-if runs rules again: those named and the ones that supersede them."""
+
+    def rerun(after: Snapshot, ids: Sequence[str]) -> list[Finding]:
+        wanted = [r for r in selected if r.id in ids or set(r.supersedes) & set(ids)]
+        return run_rules(after, now=now, rules=wanted, group=False).findings
+
+    return rerun
 
 
 def advise(

@@ -21,7 +21,8 @@ API (stable; other rule families build on it):
         headroom.domain.model
     Option(label, changes, impact, notes=[])
     Finding(rule, severity, entity, title, evidence, why, changes=[], options=[], impact, confidence,
-            dedup_key, sources=[], notes=[])
+            dedup_key, sources=[], notes=[], group=None)
+        group: set by the grouping pass (advisor/groups.py) after the rules, never by a rule
         .to_dict() -> JSON-ready dict
     make_dedup_key(rule, cluster, entity, aspect=None) -> str
 """
@@ -32,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from headroom.domain.model import Change, EntityRef, Evidence, Impact, Option, Severity
+from headroom.domain.model import Change, EntityRef, Evidence, FindingGroup, Impact, Option, Severity
 from headroom.domain.tikvconf.online import can_change_online
 
 
@@ -57,6 +58,9 @@ class Finding(_Model):
     dedup_key: str
     sources: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    group: FindingGroup | None = Field(
+        default=None, description="The findings that share this one's cause (advisor/groups.py); null: none."
+    )
 
     @model_validator(mode="before")
     @classmethod

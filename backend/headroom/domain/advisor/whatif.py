@@ -25,25 +25,25 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from headroom.domain.advisor.apply import VOLUME_KEYS, WhatIfError, apply_changes
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.engine import advise
 from headroom.domain.advisor.finding import Finding
-from headroom.domain.catalog import CatalogError, instance_limits, volume_limits
 from headroom.domain.model import Change
-from headroom.domain.snapshot.schema import Instance, Node, Snapshot, Volume, config_set
+from headroom.domain.snapshot.schema import Snapshot
 
-VOLUME_KEYS = {
-    "volume.type": "type",
-    "volume.iops": "iops",
-    "volume.throughput": "throughput_mibps",
-    "volume.size": "size_gib",
-}
-_STALE_VOLUME_SERIES = {"ebs.burst_balance", "ebs.iops_exceeded_check", "ebs.throughput_exceeded_check"}
-_STALE_INSTANCE_SERIES = {"ec2.ebs_io_balance", "ec2.ebs_byte_balance"}
-
-
-class WhatIfError(ValueError):
-    """A change that cannot be applied (unknown key, entity or value)."""
+# apply_changes and its error live in advisor/apply.py (the grouping of findings uses them without the engine);
+# they are re-exported here, where callers have always found them.
+__all__ = [
+    "VOLUME_KEYS",
+    "CeilingRow",
+    "WhatIf",
+    "WhatIfError",
+    "apply_changes",
+    "ceilings_report",
+    "parse_changes",
+    "what_if",
+]
 
 
 def parse_changes(document: Any) -> list[Change]:
@@ -68,123 +68,6 @@ def _one(raw: Any) -> Change:
         return Change.model_validate(raw)
     except ValidationError as exc:
         raise WhatIfError(f"bad change {raw!r}: {exc}") from None
-
-
-def _target_volume(change: Change, volumes: dict[str, Volume]) -> str:
-    vid = change.entity.volume() if change.entity is not None else None
-    if vid is None or vid not in volumes:
-        raise WhatIfError(f"{change.key}: needs the id of a volume in the snapshot, got {vid!r}")
-    return vid
-
-
-def _target_instance(change: Change, instances: dict[str, Instance]) -> str:
-    iid = change.entity.instance() if change.entity is not None else None
-    if iid is None or iid not in instances:
-        raise WhatIfError(f"{change.key}: needs the id of an instance in the snapshot, got {iid!r}")
-    return iid
-
-
-def _coerce(key: str, value: Any) -> Any:
-    if key == "volume.type":
-        return str(value)
-    if key == "volume.iops":
-        return int(value)
-    return float(value)
-
-
-def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
-    """Return the snapshot as it would be with the changes applied (inventory and config only)."""
-    volumes = {v.id: v for v in snapshot.volumes}
-    instances = {i.id: i for i in snapshot.instances}
-    nodes = {n.id: n for n in snapshot.nodes}
-    touched_volumes: set[str] = set()
-    touched_instances: set[str] = set()
-    for change in changes:
-        if change.target == "aws" and change.key in VOLUME_KEYS:
-            vid = _target_volume(change, volumes)
-            try:
-                value = _coerce(change.key, change.proposed)
-            except (TypeError, ValueError):
-                raise WhatIfError(f"{change.key}: bad value {change.proposed!r}") from None
-            update: dict[str, Any] = {VOLUME_KEYS[change.key]: value}
-            if change.key == "volume.type" and value not in ("gp3", "io1", "io2"):
-                update.update(iops=None, throughput_mibps=None)
-            if change.key == "volume.type" and value != "gp3":
-                update["throughput_mibps"] = None
-            volumes[vid] = volumes[vid].model_copy(update=update)
-            touched_volumes.add(vid)
-        elif change.target == "aws" and change.key == "instance.type":
-            iid = _target_instance(change, instances)
-            try:
-                lim = instance_limits(str(change.proposed))
-            except CatalogError as exc:
-                raise WhatIfError(f"instance.type: {exc}") from None
-            inst = instances[iid]
-            instances[iid] = inst.model_copy(
-                update={
-                    "type": lim.name,
-                    "vcpus": lim.vcpus or inst.vcpus,
-                    "memory_gib": lim.memory_gib or inst.memory_gib,
-                }
-            )
-            for nid, n in nodes.items():
-                if n.instance_id == iid:
-                    nodes[nid] = n.model_copy(
-                        update={
-                            "instance_type": lim.name,
-                            "vcpus": lim.vcpus or n.vcpus,
-                            "memory_gib": lim.memory_gib or n.memory_gib,
-                        }
-                    )
-            touched_instances.add(iid)
-        elif change.target == "tikv":
-            scope = change.entity.tikv_node() if change.entity is not None else None
-            wanted = [scope] if scope else list(nodes)
-            for nid in wanted:
-                if nid not in nodes:
-                    matches = [k for k, n in nodes.items() if n.status_address == nid or n.address == nid]
-                    if not matches:
-                        raise WhatIfError(f"{change.key}: no node {nid!r} in the snapshot")
-                    nid = matches[0]
-                n = nodes[nid]
-                nodes[nid] = n.model_copy(
-                    update={"config": config_set(n.config, change.key, change.proposed)}
-                )
-        else:
-            raise WhatIfError(f"cannot apply {change.target} change {change.key!r}")
-    for vid in sorted(touched_volumes):  # the new configuration must be one AWS accepts (catalog rules)
-        v = Volume.model_validate(volumes[vid].model_dump())
-        try:
-            vlim = volume_limits(
-                v.type,
-                v.size_gib,
-                v.iops if v.type in ("gp3", "io1", "io2") else None,
-                v.throughput_mibps if v.type == "gp3" else None,
-            )
-        except CatalogError as exc:
-            raise WhatIfError(f"volume {vid}: {exc}") from None
-        if not vlim.valid:
-            raise WhatIfError(f"volume {vid}: {'; '.join(vlim.problems)}")
-    series = [
-        s
-        for s in snapshot.series
-        if not (
-            s.entity.kind == "volume" and s.entity.id in touched_volumes and s.metric in _STALE_VOLUME_SERIES
-        )
-        and not (
-            s.entity.kind == "instance"
-            and s.entity.id in touched_instances
-            and s.metric in _STALE_INSTANCE_SERIES
-        )
-    ]
-    return snapshot.model_copy(
-        update={
-            "volumes": [volumes[v.id] for v in snapshot.volumes],
-            "instances": [instances[i.id] for i in snapshot.instances],
-            "nodes": [Node.model_validate(nodes[n.id].model_dump()) for n in snapshot.nodes],
-            "series": series,
-        }
-    )
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,9 @@ class BurstForecast:
     method: str
     path: BalancePath
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Whether the point projection followed yesterday's demand at the same time (a day plus the recent window
+    # of history), i.e. it already contains the next day's peak; else it extrapolates the recent trend.
+    from_daily_profile: bool = False
 
     @property
     def empty_now(self) -> bool:
@@ -452,6 +455,7 @@ def forecast_bucket(
         method=method,
         path=path,
         notes=tuple(notes),
+        from_daily_profile=profile is not None and bucket.bursts and balance > 0.0,
     )
 
 

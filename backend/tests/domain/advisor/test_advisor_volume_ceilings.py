@@ -104,7 +104,11 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
     gp3 = by_type["gp3"]
     assert gp3.evidence.measures[0].limit == 125.0  # domain.md §1.1: 125 MiB/s included
     tput = {c.key: c for c in gp3.changes}["volume.throughput"]
-    assert tput.current == 125.0 and tput.proposed >= 400.0  # PingCAP gp3 400 MiB/s for TiKV (domain.md §6)
+    # Issue 12: PingCAP's gp3 figure for TiKV is 400 MiB/s (domain.md §6), but the node is an m6i.2xlarge that
+    # sustains 312.5 MB/s = 298 MiB/s of EBS (domain.md §2.2): the fix is sized to what the node can use,
+    # 298 rounded up to the 25 MiB/s step = 300 MiB/s, and says so. (The old assertion was proposed >= 400.)
+    assert tput.current == 125.0 and tput.proposed == 300.0
+    assert any("sized to what the instance can carry" in n for n in gp3.options[0].notes)
     gp2 = by_type["gp2"]
     assert "cannot sustain 250 MiB/s" in gp2.title
     sustained = [m for m in gp2.evidence.measures if m.label.startswith("gp2 sustained")][0]

@@ -205,3 +205,82 @@ def test_read_heavy_brief_spike_is_silent() -> None:
     path = data_path(ctx, snap.nodes[0])
     assert path is not None and float(np.nanmax(path.iops_util)) >= 0.9  # the spike does reach the ceiling
     assert _findings(snap) == []
+
+
+# --- shrink judged from PingCAP's evidence, not one hit-ratio cut-off (issue 12) ------------------------
+
+
+def _sixty_percent(capacity: str = "16GiB") -> Snapshot:
+    """m5.2xlarge (32 GiB), half its memory in the block cache, a 60% hit ratio, reads at the gp3 ceiling.
+
+    Simulator model (docs/snapshot.md, hit-ratio curve with k = 6): h(x) = 0.99 (1 − e^(−6x)) / (1 − e^(−6)).
+    Working set 103 GiB, block cache 16 GiB: x = 0.155, h = 0.60 (block-cache hit ratio). The page cache is
+    32 − 16 − 2.5 (TiKV) − 1 (OS) = 12.5 GiB of compressed blocks (× 2.5): memory covers (16 + 31.25) / 103
+    = 0.46 of the working set, h = 0.93, so 7% of 35,000 lookups/s (× 1.35 at the diurnal peak) = 3,300 reads/s
+    reach a gp3 volume with 3,000 IOPS (domain.md §1.1): at the ceiling.
+    """
+
+    def mutate(d: dict[str, Any]) -> None:
+        d["workload"].update({"working_set_gib": 103, "cache_skew": 6.0, "reads_per_sec": 35000})
+        d["nodes"][0].setdefault("config", {})["storage.block-cache.capacity"] = capacity
+
+    return _variant("block-cache-read-heavy-at-ceiling", mutate)
+
+
+@lru_cache(maxsize=1)
+def _sixty() -> Snapshot:
+    return _sixty_percent()
+
+
+def test_sixty_percent_hit_ratio_at_the_read_ceiling_with_half_the_memory_shrinks() -> None:
+    # The old rule needed a hit ratio under 50% and said nothing here. PingCAP (seed 000, Cache allocation):
+    # read-heavy, the read set does not fit in the block cache, reads at the EBS limit -> tune the block cache
+    # down; they kept 4 GB of 32 GB.
+    found = _findings(_sixty())
+    assert sorted(f.entity.id for f in found) == ["tikv-1", "tikv-2", "tikv-3"]
+    for f in found:
+        assert f.dedup_key.endswith("/shrink")
+        (change,) = f.changes
+        assert (change.current, change.proposed) == ("16GiB", "4GiB")
+        measures = {m.label: m for m in f.evidence.measures}
+        assert 0.55 < measures["block-cache hit ratio (median)"].value < 0.65
+        assert measures["block-cache hit ratio (median)"].limit is None  # no hit-ratio cut-off any more
+        # misses per disk read: 40% of 35,000 lookups miss (14,000/s) against ~3,000 disk reads/s: ~4.7
+        feed = measures["block-cache misses per disk read at the ceiling"]
+        assert feed.value > 3.0 and feed.limit == 0.5
+        assert feed.source == "docs/thresholds/block-cache.md"
+        assert "50% of memory in the block cache" in f.title
+        assert any("the block cache is full" in c for c in f.evidence.corroboration)
+
+
+def test_sixty_percent_case_after_the_shrink_is_off_the_ceiling() -> None:
+    # Block cache 4 GiB: page cache 32 − 4 − 3.5 = 24.5 GiB × 2.5 = 61 GiB; memory covers (4 + 61) / 103 = 0.63
+    # of the working set, h = 0.97: 3% of lookups reach the disk, ~1,400 reads/s at the peak, under 2,700 (90%).
+    after = _sixty_percent("4GiB")
+    ctx = Context(after)
+    for node in after.nodes:
+        path = data_path(ctx, node)
+        assert path is not None and p95(path.iops_util) < 0.9
+    assert _findings(after) == []
+
+
+def _with_series(snap: Snapshot, metric: str, scale: float) -> Snapshot:
+    series = [
+        s.model_copy(update={"values": [None if v is None else v * scale for v in s.values]})
+        if s.metric == metric
+        else s
+        for s in snap.series
+    ]
+    return snap.model_copy(update={"series": series})
+
+
+def test_a_block_cache_that_is_not_full_holds_the_read_set_and_is_left_alone() -> None:
+    # The same node, but the size gauge shows the cache at half its capacity: the read set fits in it, the
+    # disk reads come from elsewhere (seed 000's condition "the read set can't fit in the block cache" fails).
+    assert _findings(_with_series(_sixty(), "tikv.block_cache_size", 0.5)) == []
+
+
+def test_misses_that_do_not_feed_the_disk_are_left_alone() -> None:
+    # Misses cut to 5%: 700 misses/s against ~3,000 disk reads/s (0.23 < 0.5): the disk reads are not block
+    # reads the cache missed (compaction, scans that bypass the cache); a smaller cache would not help.
+    assert _findings(_with_series(_sixty(), "tikv.block_cache_miss", 0.05)) == []

@@ -50,9 +50,12 @@ def test_thresholds_are_pingcaps() -> None:
 @pytest.mark.parametrize(
     ("current", "p99_cores", "upper", "vcpus", "expected"),
     [
-        (4, 3.75, 0.75, 8, 5),  # 3.75 / 0.75 = 5 threads puts p99 at the top of the 50-75% band
-        (4, 3.9, 0.75, 8, 6),  # 5.2 -> 6
-        (4, 6.0, 0.75, 8, 7),  # 8 needed, capped at 8 vCPUs − 1 (template: "less than total CPU cores")
+        # Issue 12: sizing aims at the middle of the band. Scheduler 50-75% (domain.md §6): middle 62.5%.
+        # 3.75 cores: 5 threads would put p99 at exactly 75%, the top, with no room; 3.75 / 0.625 = 6.0 -> 6
+        # threads (62.5%). (The old expectation was 5.)
+        (4, 3.75, 0.75, 8, 6),
+        (4, 3.9, 0.75, 8, 6),  # 3.9 / 0.625 = 6.24 -> 6 (65% of 6 threads)
+        (4, 6.0, 0.75, 8, 7),  # 9.6 -> 10 needed, capped at 8 vCPUs − 1 (template: "less than total CPU cores")
         (2, 0.5, 0.90, 16, 3),  # always at least one more than now
         (7, 6.5, 0.75, 8, 7),  # already at the cap: no change possible
         (1, 0.9, 0.90, 1, 1),  # a 1-vCPU host never gets more than 1
@@ -75,7 +78,11 @@ def test_scheduler_saturation_scenario() -> None:
         util = measures["scheduler worker CPU / pool size, p95"]
         assert util.limit == 0.75 and util.value > 0.85
         p99 = measures["scheduler worker CPU p99"].value
-        assert change.proposed == min(math.ceil(p99 / 0.75 - 1e-9), 7)
+        # the middle of PingCAP's 50-75% band (62.5%), never above 75%, at most 8 vCPUs − 1
+        assert change.proposed == min(max(math.floor(p99 / 0.625 + 0.5), math.ceil(p99 / 0.75 - 1e-9)), 7)
+        target = measures["scheduler worker target utilisation (p99 CPU / proposed size)"]
+        assert target.limit == 0.625 and target.source == "docs/thresholds/thread-pools.md"
+        assert "target 62%" in f.title or "target 63%" in f.title
         assert 5 <= change.proposed <= 7  # within the host's 8 vCPUs
         assert f.evidence.longest_run_minutes is not None and f.evidence.longest_run_minutes >= 30
         # m6i.2xlarge's 8 vCPUs are busy: more threads need more cores (tikv-alert-rules.yml TiKV_cpu_quota 80%)
@@ -140,3 +147,37 @@ def test_brief_spike_is_silent() -> None:
     cpu = Context(snap).series("node", "tikv-1", "tikv.thread_cpu.scheduler")
     assert cpu is not None and float(cpu.max()) / 4 >= 0.75  # the spike does cross the band
     assert _findings(snap) == []
+
+
+# --- sizing has margin (issue 12) ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pool", "target"),
+    [
+        (SCHEDULER, 0.625),  # domain.md §6: scheduler 50-75% -> middle 62.5%
+        (UNIFIED_READ, 0.75),  # domain.md §6: unified read pool 60-90% -> middle 75%
+        # only an upper limit published: band below it in the scheduler's proportions (lower = 2/3 upper)
+        (RAFTSTORE_WITH_WRITER, (0.85 * 2 / 3 + 0.85) / 2),  # 56.7-85% -> 70.8%
+        (RAFTSTORE_NO_WRITER, 0.5),  # 40-60% -> 50%
+    ],
+)
+def test_the_target_is_the_middle_of_the_band(pool: Any, target: float) -> None:
+    assert pool.target == pytest.approx(target)
+
+
+@pytest.mark.parametrize("p99", [3.75, 3.90, 4.0])
+def test_identical_nodes_within_noise_get_the_same_size(p99: float) -> None:
+    # Three identical m6i.2xlarge nodes (8 vCPUs) whose scheduler p99 differs by ±0.02 cores of noise. The old
+    # sizing (ceil(p99 / 0.75)) gave 3.75 -> 5 and 3.77 -> 6; aimed at the middle (62.5%) they all get 6:
+    # 3.73 / 0.625 = 5.97, 3.75 / 0.625 = 6.0, 3.77 / 0.625 = 6.03 -> 6 (p99 at 62-63% of 6 threads).
+    sizes = {proposed_size(4, p99 + noise, SCHEDULER.upper, 8, SCHEDULER.lower) for noise in (-0.02, 0.0, 0.02)}
+    assert sizes == {6}
+
+
+def test_where_sizes_differ_both_are_inside_the_band() -> None:
+    # Rounding to the middle has its own edges (6.5 × 0.625 = 4.0625 cores: 6 or 7 threads); there both sizes
+    # keep the p99 inside PingCAP's 50-75% (4.0625 / 6 = 67.7%, 4.0625 / 7 = 58.0%), never at the top.
+    for p99 in [x / 100 for x in range(150, 420)]:
+        size = proposed_size(2, p99, SCHEDULER.upper, 16, SCHEDULER.lower)
+        assert 0.50 <= p99 / size <= 0.75 or size == 3  # 3 = current + 1, the floor of any raise

@@ -25,6 +25,27 @@ GP3_MIN_IOPS, GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 3000, 80_000, 500  # §1.2
 GP3_MIN_MIBPS, GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 125.0, 2000.0, 0.25  # §1.2
 IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MIBPS_PER_IOPS = 256_000, 1000, 0.256  # §1.1
 IOPS_STEP, MIBPS_STEP = 500, 25.0  # Headroom choice: round proposals to readable steps
+# AWS "Amazon EBS volume types" (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html) and seed
+# 001: io2 is designed for 99.999% durability, gp2 / gp3 / io1 for 99.8-99.9%. Every fix that moves an io2 off io2
+# says so, whatever the rule (the cost rule, a ceiling rule's gp3 or RAID 0 option).
+IO2_DURABILITY_NOTE = (
+    "gives up io2's durability: io2 is designed for 99.999%, {target} for 99.8-99.9% (AWS: Amazon EBS volume "
+    "types; seed 001)"
+)
+
+
+def trade_off_notes(current: VolumeLimits, cfg: VolumeConfig) -> list[str]:
+    """Return what a volume fix gives up that its price does not show (today: io2's durability)."""
+    if current.volume_type == "io2" and cfg.volume_type != "io2":
+        return [IO2_DURABILITY_NOTE.format(target=cfg.volume_type)]
+    return []
+
+
+def instance_sized(need: float, cap: float | None, step: float, floor: float) -> float:
+    """Return `need` capped at what the instance can carry (`cap`, rounded up to `step`), never below `floor`."""
+    if cap is None or cap <= 0:
+        return need
+    return min(need, max(floor, round_up(cap, step)))
 
 
 @dataclass(frozen=True)
@@ -64,19 +85,25 @@ def gp3_config(
     data: bool,
     pressured: str | None = None,
     current: VolumeLimits | None = None,
+    instance_cap: tuple[float, float] | None = None,
 ) -> VolumeConfig | None:
     """Return the gp3 of this size that provides need_iops / need_mibps (None if gp3 cannot).
 
     The dimension under pressure ("iops" / "throughput") gets at least PingCAP's TiKV figure (4,000 IOPS /
     400 MiB/s for data volumes, domain.md §6; gp3's free 3,000 / 125 for raft volumes, seed 002); neither
-    attribute drops below what a current gp3 already provisions.
+    attribute drops below what a current gp3 already provisions. Nothing is provisioned above what the instance
+    can carry (`instance_cap`: its sustained EBS IOPS and MiB/s, domain.md §2.2: the node gets the smaller of
+    the instance limit and its volumes): 400 MiB/s behind an instance that sustains 298 pays for 102 it cannot use.
     """
+    cap_iops, cap_mibps = instance_cap if instance_cap is not None else (None, None)
     mibps = max(GP3_MIN_MIBPS, round_up(need_mibps, MIBPS_STEP))
     iops = max(GP3_MIN_IOPS, int(round_up(need_iops, IOPS_STEP)))
     if pressured == "iops":
         iops = max(iops, PINGCAP_GP3_DATA_IOPS if data else GP3_MIN_IOPS)
     elif pressured == "throughput":
         mibps = max(mibps, PINGCAP_GP3_DATA_MIBPS if data else GP3_MIN_MIBPS)
+    mibps = instance_sized(mibps, cap_mibps, MIBPS_STEP, GP3_MIN_MIBPS)
+    iops = int(instance_sized(iops, cap_iops, IOPS_STEP, GP3_MIN_IOPS))
     if current is not None and current.volume_type == "gp3":
         iops = max(iops, current.provisioned_iops or GP3_MIN_IOPS)
         mibps = max(mibps, current.provisioned_throughput_mibps or GP3_MIN_MIBPS)
@@ -226,8 +253,24 @@ def volume_options(
 ) -> list[Option]:
     """Return the fixes that meet (need_iops, need_mibps), cheapest first; in-place fixes before rebuilds."""
     candidates: list[VolumeConfig] = []
+    # Size to what the node can use: beyond the instance's sustained EBS limits (domain.md §2.2) a volume's
+    # extra IOPS / MiB/s are paid for and never delivered; the instance findings say when the instance binds.
+    capped = False
+    if instance_cap is not None:
+        floor_iops = PINGCAP_GP3_DATA_IOPS if data and dimension == "iops" else 0.0
+        floor_mibps = PINGCAP_GP3_DATA_MIBPS if data and dimension == "throughput" else 0.0
+        capped = max(need_iops, floor_iops) > instance_cap[0] or max(need_mibps, floor_mibps) > instance_cap[1]
+        need_iops, need_mibps = min(need_iops, instance_cap[0]), min(need_mibps, instance_cap[1])
     for cfg in (
-        gp3_config(current.size_gib, need_iops, need_mibps, data=data, pressured=dimension, current=current),
+        gp3_config(
+            current.size_gib,
+            need_iops,
+            need_mibps,
+            data=data,
+            pressured=dimension,
+            current=current,
+            instance_cap=instance_cap,
+        ),
         gp2_grow_config(current.size_gib, need_iops, need_mibps) if current.volume_type == "gp2" else None,
         io2_config(current.size_gib, need_iops, need_mibps),
         raid0_gp3_config(current.size_gib, need_iops, need_mibps),
@@ -239,18 +282,36 @@ def volume_options(
     before_cost = current.monthly_cost_usd
     cur_limit = current.baseline_iops if dimension == "iops" else current.baseline_throughput_mibps
     observed = observed_iops_p99 if dimension == "iops" else observed_mibps_p99
+    if (
+        capped
+        and instance_cap is not None
+        and cur_limit >= (instance_cap[0] if dimension == "iops" else instance_cap[1])
+    ):
+        # The volume already has all the instance can carry on the dimension under pressure: any volume fix pays
+        # for what the node cannot use, and the instance findings own the fix.
+        return []
     for cfg in candidates:
         new_limit = cfg.iops_ceiling if dimension == "iops" else cfg.mibps_ceiling
+        if capped and new_limit <= cur_limit:
+            continue  # sized to what the instance carries, it does not raise the ceiling under pressure
         notes: list[str] = []
         effective = new_limit
         if instance_cap is not None:
             cap = instance_cap[0] if dimension == "iops" else instance_cap[1]
             if cap < new_limit:
                 effective = cap
+            if cap < new_limit and not capped:
                 notes.append(
                     f"the instance's sustained EBS limit ({cap:,.0f} {'IOPS' if dimension == 'iops' else 'MiB/s'}) "
                     "binds before this volume's (domain.md §2.2: the smaller of instance and volumes)"
                 )
+        if instance_cap is not None and capped:
+            notes.append(
+                f"sized to what the instance can carry: it sustains {instance_cap[0]:,.0f} IOPS / "
+                f"{instance_cap[1]:,.0f} MiB/s of EBS (domain.md §2.2); provisioning more pays for IOPS or "
+                "throughput the node cannot use (a larger instance would: see the instance findings)"
+            )
+        notes.extend(trade_off_notes(current, cfg))
         if not cfg.in_place:
             notes.append(
                 "RAID 0 needs a new array and a data move; striping N volumes divides durability (seed 000)"

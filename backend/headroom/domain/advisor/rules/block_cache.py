@@ -3,8 +3,11 @@
 One rule, `block-cache-size`, three aspects (never two on one node: their conditions exclude each other):
 - `shared-host`: several TiKV instances on one host whose block caches add up past what the host can hold
   (each unset capacity defaults to 45% of the *host's* memory): OOM risk; split the default share.
-- `shrink`: read-heavy node at its read-IOPS ceiling with a poor hit ratio: a smaller block cache leaves memory
-  to the page cache, which holds compressed blocks (PingCAP, seed 000: 4 GB of 32 GB in their TPC-C runs).
+- `shrink`: judged from the evidence PingCAP's guidance names (seed 000, "Cache allocation"), not from one
+  hit-ratio cut-off: the workload is read-heavy and its reads sit at the IOPS ceiling ("high read I/O pressure
+  on the storage monitor"); the read set does not fit in the block cache (the cache is full and its misses are
+  what reaches the disk); and there is page-cache room to gain (the cache is well above PingCAP's 4 GB of 32 GB,
+  and memory moved to the page cache holds blocks compressed). Thresholds: docs/thresholds/block-cache.md.
 - `grow`: memory-rich node far from its ceilings, block cache below 30% of memory and a poor hit ratio: back to
   the default 45%, inside the template's 30-50% band.
 """
@@ -17,7 +20,7 @@ from headroom.domain import derived
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, pct, pressure
+from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, Pressure, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
     GIB,
     DataPath,
@@ -61,6 +64,14 @@ READ_HEAVY_SHARE = 0.50
 FAR_FROM_CEILING = 0.50
 # Headroom choice: only shrink when the cache is at least 1.5× the PingCAP size; closer, the fix is IOPS.
 SHRINK_MIN_FACTOR = 1.5
+# Headroom choice (docs/thresholds/block-cache.md): the read set "can't fit in the block cache" (seed 000) when
+# the cache is full (its size gauge at >= 90% of the capacity: a cache that never fills holds the whole read set)
+# and its misses feed the disk: at the ceiling, block-cache misses per second are at least half the disk's read
+# IOPS. A miss the page cache does not hold becomes one disk read; if the disk reads far more than the cache
+# misses, they come from elsewhere (compaction, scans that bypass the cache) and a smaller cache does not help.
+CACHE_FULL_SHARE = 0.90
+MISSES_FEED_DISK = 0.50
+THRESHOLDS_DOC = "docs/thresholds/block-cache.md"
 
 
 def hit_ratio(ctx: Context, node_id: str) -> Array | None:
@@ -230,11 +241,159 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
     if cap is None or ratio_series is None or path is None or crowded:
         return None
     hit = percentile(ratio_series, 50)
-    if not np.isfinite(hit) or hit >= POOR_HIT_RATIO:
+    if not np.isfinite(hit):
         return None
     memory = memory_share_bytes(ctx, node)
-    entity = ctx.entity_for_node(node.id)
     iops_p = pressure(path.iops_util, 1.0, ctx.step_seconds, AT_CEILING_FRACTION)
+    if iops_p.sustained:
+        return _shrink(ctx, node, cap, hit, memory, path, iops_p)
+    if hit >= POOR_HIT_RATIO:
+        return None
+    return _grow(ctx, node, cap, hit, memory, path)
+
+
+def _median_at(values: Array | None, mask: np.ndarray) -> float:
+    """Median of `values` where `mask` holds (the whole window when the steps differ); NaN without data."""
+    if values is None:
+        return float("nan")
+    sel = values[mask] if len(values) == len(mask) else values
+    sel = sel[np.isfinite(sel)]
+    return float(np.median(sel)) if sel.size else float("nan")
+
+
+def _shrink(
+    ctx: Context, node: Node, cap: int, hit: float, memory: float, path: DataPath, iops_p: Pressure
+) -> Finding | None:
+    """Shrink on PingCAP's evidence: read-heavy at the IOPS ceiling, read set past the cache, page-cache room."""
+    read_share = _median_at(path.read_share_iops, iops_p.mask)
+    target = shrink_target_bytes(memory)
+    if not (read_share >= READ_HEAVY_SHARE and cap >= SHRINK_MIN_FACTOR * target):
+        return None
+    # The read set does not fit: the cache is full, and its misses are what the disk reads.
+    size = ctx.series("node", node.id, "tikv.block_cache_size")
+    fill = _median_at(size, iops_p.mask) / cap if size is not None else float("nan")
+    if np.isfinite(fill) and fill < CACHE_FULL_SHARE:
+        return None
+    misses = _median_at(ctx.series("node", node.id, "tikv.block_cache_miss"), iops_p.mask)
+    disk_reads = _median_at(path.read_iops, iops_p.mask)
+    if not (np.isfinite(misses) and np.isfinite(disk_reads) and disk_reads > 0):
+        return None
+    miss_per_read = misses / disk_reads
+    if miss_per_read < MISSES_FEED_DISK:
+        return None
+    entity = ctx.entity_for_node(node.id)
+    hit_measure = Measure(
+        label="block-cache hit ratio (median)", value=finite(hit), unit="ratio", statistic="p50"
+    )
+    freed = cap - target
+    util_p95 = p95(path.iops_util)
+    stored = ctx.series("node", node.id, "tikv.store_used_bytes")
+    known = stored is not None and bool(np.any(np.isfinite(stored)))
+    stored_gib = float(np.nanmax(stored)) / GIB if stored is not None and known else None
+    corroboration = []
+    if np.isfinite(fill):
+        corroboration.append(f"the block cache is full: {pct(fill)} of its {size_text(cap)} at the ceiling")
+    if stored_gib is not None:
+        corroboration.append(
+            f"the store holds {stored_gib:,.0f} GiB on disk (compressed) against {memory / GIB:g} GiB of "
+            "memory: the page cache, which holds blocks compressed, covers more of it per GiB than the "
+            "block cache"
+        )
+    return Finding(
+        rule=RULE_ID,
+        severity="warning",
+        entity=entity,
+        title=(
+            f"{node.id}: read IOPS at the ceiling ({pct(util_p95)} at p95), {pct(hit)} block-cache hit "
+            f"ratio and {pct(cap / memory)} of memory in the block cache: shrink it to {size_text(target)}"
+        ),
+        evidence=evidence(
+            ctx,
+            f"counted IOPS >= {pct(AT_CEILING_FRACTION)} of the {ceiling_label(path, ctx, 'iops')}, reads "
+            f">= {pct(READ_HEAVY_SHARE)} of I/Os, block cache full with misses >= {pct(MISSES_FEED_DISK)} of "
+            f"the disk's reads, capacity >= {SHRINK_MIN_FACTOR:g}x PingCAP's 4 GB of 32 GB",
+            [
+                utilisation_p95("IOPS", util_p95, limit_label="at the ceiling (AWS: 90% of provisioned, 99% of the time)"),
+                Measure(
+                    label="counted IOPS p95",
+                    value=finite(p95(path.counted_iops)),
+                    unit="IOPS",
+                    limit=finite(float(np.nanmin(path.iops_ceiling))),
+                    limit_label=ceiling_label(path, ctx, "iops"),
+                    statistic="p95",
+                ),
+                Measure(
+                    label="reads among I/Os at the ceiling",
+                    value=finite(read_share),
+                    unit="ratio",
+                    limit=READ_HEAVY_SHARE,
+                    statistic="median",
+                ),
+                hit_measure,
+                Measure(
+                    label="block-cache misses per disk read at the ceiling",
+                    value=finite(miss_per_read),
+                    unit="ratio",
+                    limit=MISSES_FEED_DISK,
+                    limit_label="misses feed the disk from 0.5 (Headroom choice)",
+                    statistic="median",
+                    source=THRESHOLDS_DOC,
+                ),
+                Measure(label="block cache", value=cap / GIB, unit="GiB", statistic="config"),
+                Measure(label="memory per TiKV", value=memory / GIB, unit="GiB"),
+            ],
+            _series_refs(node.id, path, "iops"),
+            share=iops_p.share,
+            longest_run_minutes=iops_p.longest_run_minutes,
+            episodes=iops_p.episodes,
+            threshold_pct=100 * AT_CEILING_FRACTION,
+            corroboration=corroboration,
+        ),
+        why=(
+            f"{pct(1 - hit)} of block lookups miss the block cache, which is full, and those misses are what "
+            "the disk reads: the read set does not fit, so reads fall through to the EBS volume, which is at "
+            "its IOPS ceiling (where EBS latency jumps by 10 ms or more, seed 000). The block cache holds "
+            "uncompressed blocks; the OS page cache holds the same data compressed, so memory moved from the "
+            "block cache to the page cache keeps more of the read set in memory and off the disk. PingCAP "
+            "(seed 000, 'Cache allocation'): for read-heavy workloads whose read set does not fit, tune the "
+            "block cache down; in their 5K-warehouse TPC-C runs they kept 4 GB of 32 GB for it to keep read "
+            "IOPS under the EBS limit."
+        ),
+        changes=[
+            tikv_change(
+                ctx,
+                node,
+                KEY,
+                size_text(target),
+                f"PingCAP's 4 GB per 32 GB (seed 000) of {memory / GIB:g} GiB: frees "
+                f"{freed / GIB:.1f} GiB for the page cache",
+            )
+        ],
+        impact=Impact(
+            summary=(
+                f"{freed / GIB:.1f} GiB move from the block cache to the page cache, which caches compressed "
+                "blocks: fewer reads reach the volume. Re-check read IOPS after a day."
+            ),
+            metric="block cache, GiB",
+            unit="GiB",
+            before=cap / GIB,
+            after=target / GIB,
+            headroom_before_pct=finite(100.0 * (1.0 - util_p95)),
+            monthly_cost_delta_usd=0.0,
+        ),
+        confidence=0.7,
+        dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "shrink"),
+        sources=[
+            "seed 000 PingCAP Best Practices for TiDB on AWS Cloud, Cache allocation",
+            "domain.md §1.2",
+            THRESHOLDS_DOC,
+        ],
+    )
+
+
+def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: DataPath) -> Finding | None:
+    """Grow a memory-rich node's small block cache back to the 45% default (template 30-50%)."""
+    entity = ctx.entity_for_node(node.id)
     hit_measure = Measure(
         label="block-cache hit ratio (median)",
         value=finite(hit),
@@ -243,93 +402,6 @@ def _node_findings(ctx: Context, node: Node, crowded: bool) -> Finding | None:
         limit_label="poor below 50% (Headroom choice)",
         statistic="p50",
     )
-    # --- shrink: read-heavy at the IOPS ceiling (seed 000) ---
-    if iops_p.sustained:
-        reads = path.read_share_iops[iops_p.mask]
-        read_share = float(np.nanmedian(reads)) if np.any(np.isfinite(reads)) else float("nan")
-        target = shrink_target_bytes(memory)
-        if not (read_share >= READ_HEAVY_SHARE and cap >= SHRINK_MIN_FACTOR * target):
-            return None
-        freed = cap - target
-        util_p95 = p95(path.iops_util)
-        return Finding(
-            rule=RULE_ID,
-            severity="warning",
-            entity=entity,
-            title=(
-                f"{node.id}: read IOPS at the ceiling ({pct(util_p95)} at p95) with a "
-                f"{pct(hit)} block-cache hit ratio: shrink the block cache to {size_text(target)}"
-            ),
-            evidence=evidence(
-                ctx,
-                f"counted IOPS >= {pct(AT_CEILING_FRACTION)} of the {ceiling_label(path, ctx, 'iops')}, reads "
-                f">= {pct(READ_HEAVY_SHARE)} of I/Os, hit ratio < {pct(POOR_HIT_RATIO)}",
-                [
-                    utilisation_p95("IOPS", util_p95, limit_label="at the ceiling (AWS: 90% of provisioned, 99% of the time)"),
-                    Measure(
-                        label="counted IOPS p95",
-                        value=finite(p95(path.counted_iops)),
-                        unit="IOPS",
-                        limit=finite(float(np.nanmin(path.iops_ceiling))),
-                        limit_label=ceiling_label(path, ctx, "iops"),
-                        statistic="p95",
-                    ),
-                    Measure(
-                        label="reads among I/Os at the ceiling",
-                        value=finite(read_share),
-                        unit="ratio",
-                        limit=READ_HEAVY_SHARE,
-                        statistic="median",
-                    ),
-                    hit_measure,
-                    Measure(label="block cache", value=cap / GIB, unit="GiB", statistic="config"),
-                    Measure(label="memory per TiKV", value=memory / GIB, unit="GiB"),
-                ],
-                _series_refs(node.id, path, "iops"),
-                share=iops_p.share,
-                longest_run_minutes=iops_p.longest_run_minutes,
-                episodes=iops_p.episodes,
-                threshold_pct=100 * AT_CEILING_FRACTION,
-            ),
-            why=(
-                "Most block lookups miss the block cache, so reads fall through to the EBS volume, which is at "
-                "its IOPS ceiling (where EBS latency jumps by 10 ms or more, seed 000). The block cache holds "
-                "uncompressed blocks; the OS page cache holds the same data compressed, so memory moved from the "
-                "block cache to the page cache keeps more of the read set in memory and off the disk. PingCAP "
-                "(seed 000, 'Cache allocation'): for read-heavy workloads whose read set does not fit, tune the "
-                "block cache down; in their 5K-warehouse TPC-C runs they kept 4 GB of 32 GB for it to keep read "
-                "IOPS under the EBS limit."
-            ),
-            changes=[
-                tikv_change(
-                    ctx,
-                    node,
-                    KEY,
-                    size_text(target),
-                    f"PingCAP's 4 GB per 32 GB (seed 000) of {memory / GIB:g} GiB: frees "
-                    f"{freed / GIB:.1f} GiB for the page cache",
-                )
-            ],
-            impact=Impact(
-                summary=(
-                    f"{freed / GIB:.1f} GiB move from the block cache to the page cache, which caches compressed "
-                    "blocks: fewer reads reach the volume. Re-check read IOPS after a day."
-                ),
-                metric="block cache, GiB",
-                unit="GiB",
-                before=cap / GIB,
-                after=target / GIB,
-                headroom_before_pct=finite(100.0 * (1.0 - util_p95)),
-                monthly_cost_delta_usd=0.0,
-            ),
-            confidence=0.7,
-            dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, "shrink"),
-            sources=[
-                "seed 000 PingCAP Best Practices for TiDB on AWS Cloud, Cache allocation",
-                "domain.md §1.2",
-            ],
-        )
-    # --- grow: memory-rich, far from every ceiling (template 30-50%) ---
     iops_p95, mibps_p95 = p95(path.iops_util), p95(path.mibps_util)
     target = grow_target_bytes(memory)
     if cap >= BAND_LOW * memory or not (iops_p95 < FAR_FROM_CEILING and mibps_p95 < FAR_FROM_CEILING):

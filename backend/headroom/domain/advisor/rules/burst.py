@@ -5,8 +5,11 @@ gp2 (domain.md §1.3, AWSDOC general-purpose.md): baseline = clamp(3 × GiB, 100
 `burst duration = credit_balance / (3000 − baseline)`. BurstBalance (§3.1) is the remaining percentage.
 
 Fires when BurstBalance falls to <= 10% in the window (Headroom choice: a near-empty bucket means the next
-peak runs at baseline; a spike that leaves more than 10% is absorbed as designed). Critical when it reached 0%
-for >= 30 minutes (the volume then ran at its baseline). The forecast uses the physics bucket
+peak runs at baseline; a spike that leaves more than 10% is absorbed as designed), critical when it reached 0%
+for >= 30 minutes (the volume then ran at its baseline); and, before it is nearly empty, when the forecast says
+the bucket empties within the next day (`_burst_outlook`: the projection follows yesterday's demand, or the
+bucket drains now), with severity by time to empty (critical <= 2 h, warning <= 8 h, info <= 24 h;
+docs/thresholds/burst.md). The forecast uses the physics bucket
 (`headroom.domain.physics.burst.Gp2Bucket.seconds_to_empty` for a full bucket at the drain-period demand;
 `headroom.domain.forecast.burst.forecast_gp2_burst` for when the current balance empties, the band and the refill).
 Fix (PingCAP seed 000: gp2 > 1 TB or gp3 "to avoid unpredictable performance caused by bursting"; AWS
@@ -27,6 +30,7 @@ from headroom.domain.forecast.burst import forecast_gp2_burst
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 
+from ._burst_outlook import burst_outlook, forecast_seconds_to_empty, forecast_text
 from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, round_up
 from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, headroom_pct, volume_changes
 
@@ -59,12 +63,17 @@ def evaluate(ctx: Context) -> list[Finding]:
         if lim is None or view is None or bal is None or lim.burst_iops is None or np.all(np.isnan(bal)):
             continue
         low = float(np.nanmin(bal))
-        if low > LOW_BALANCE_PCT:
-            continue
         bucket = Gp2Bucket.for_size(vol.size_gib)
+        iops = view.counted_iops
+        if low > LOW_BALANCE_PCT and not bool(np.nanmax(iops, initial=0.0) > bucket.baseline_rate):
+            continue  # never below 10% and never drawing on the bucket: nothing to forecast
+        fc = forecast_gp2_burst(bal, iops, size_gib=vol.size_gib, step_seconds=ctx.step_seconds, now=ctx.now)
+        soon = forecast_seconds_to_empty(fc)
+        seen_low = low <= LOW_BALANCE_PCT
+        if not seen_low and soon is None:
+            continue
         empty = np.nan_to_num(bal, nan=100.0) <= 0.0
         minutes_empty = float(np.count_nonzero(empty)) * ctx.step_seconds / 60.0
-        iops = view.counted_iops
         over = iops > bucket.baseline_rate * 1.001
         drain_demand = float(np.nanpercentile(iops[over], 95)) if over.any() else float("nan")
         full_lasts = bucket.seconds_to_empty(bucket.capacity, drain_demand) if over.any() else None
@@ -75,16 +84,24 @@ def evaluate(ctx: Context) -> list[Finding]:
                 f"{full_lasts / 60:,.0f} min = 5.4e6 / ({min(drain_demand, GP2_BURST_IOPS):,.0f} − "
                 f"{bucket.baseline_rate:,.0f}) s (domain.md §1.3)"
             )
-        fc = forecast_gp2_burst(bal, iops, size_gib=vol.size_gib, step_seconds=ctx.step_seconds, now=ctx.now)
         # What the volume needs without credits: the demand it drew while bursting, with margin.
         need_iops = (
             drain_demand if not np.isnan(drain_demand) else bucket.baseline_rate
         ) / TARGET_UTILISATION
         need_mibps = float(np.nanpercentile(view.mibps, 99)) / TARGET_UTILISATION
         entity = ctx.entity_for_volume(vol.id)
+        seen_low = low <= LOW_BALANCE_PCT
+        outlook = burst_outlook(
+            fc, soon, seen_low, "critical" if minutes_empty >= SUSTAINED_MIN_RUN_MINUTES else "warning"
+        )
         reason = (
-            f"BurstBalance fell to {low:.0f}% ({minutes_empty:,.0f} min at 0%, i.e. at the "
-            f"{bucket.baseline_rate:,.0f} IOPS baseline); gp3 sustains what gp2 only bursts to"
+            (
+                f"BurstBalance fell to {low:.0f}% ({minutes_empty:,.0f} min at 0%, i.e. at the "
+                f"{bucket.baseline_rate:,.0f} IOPS baseline)"
+                if seen_low
+                else f"BurstBalance {fc.balance_percent:.0f}% and draining: {forecast_text(fc, soon)}"
+            )
+            + "; gp3 sustains what gp2 only bursts to"
         )
         configs = [_gp3_equal_or_better(vol.size_gib, lim.max_throughput_mibps, need_iops, need_mibps)]
         grown = gp2_grow_config(vol.size_gib, need_iops, need_mibps)
@@ -121,23 +138,27 @@ def evaluate(ctx: Context) -> list[Finding]:
             )
         # Prefer gp3 (PingCAP seed 000 / AWS gp2->gp3 guidance) unless growing gp2 is cheaper.
         best = options[0]
+        if seen_low:
+            title = f"{vol.id} (gp2 {vol.size_gib:g} GiB): BurstBalance fell to {low:.0f}%" + (
+                f"; {minutes_empty:,.0f} min at the {bucket.baseline_rate:,.0f} IOPS baseline"
+                if minutes_empty
+                else ""
+            )
+        else:
+            title = f"{vol.id} (gp2 {vol.size_gib:g} GiB): BurstBalance {fc.balance_percent:.0f}%"
         out.append(
             Finding(
                 rule=RULE,
-                severity="critical" if minutes_empty >= SUSTAINED_MIN_RUN_MINUTES else "warning",
+                severity=outlook.severity,
                 entity=entity,
-                title=(
-                    f"{vol.id} (gp2 {vol.size_gib:g} GiB): BurstBalance fell to {low:.0f}%"
-                    + (
-                        f"; {minutes_empty:,.0f} min at the {bucket.baseline_rate:,.0f} IOPS baseline"
-                        if minutes_empty
-                        else ""
-                    )
-                ),
+                title=title + outlook.title_suffix,
                 evidence=window_evidence(
                     ctx,
-                    condition=f"BurstBalance <= {LOW_BALANCE_PCT:g}% in the window",
-                    measures=[
+                    condition=f"BurstBalance <= {LOW_BALANCE_PCT:g}% in the window"
+                    if seen_low
+                    else outlook.condition("BurstBalance"),
+                    measures=outlook.measures
+                    + [
                         Measure(
                             label="minimum BurstBalance",
                             value=round(low, 1),
@@ -194,14 +215,17 @@ def evaluate(ctx: Context) -> list[Finding]:
                     "is empty the volume is held at its baseline, latency and queue length jump, and TiKV reads "
                     "and raft writes slow down until demand falls below the baseline long enough to refill. "
                     "PingCAP advises against relying on bursts for predictable performance (seed 000)."
+                    + outlook.why
                 ),
                 changes=best.changes,
                 options=options,
                 impact=best.impact,
-                # Headroom choice: a bucket seen empty is a fact; one seen near empty is a strong hint.
-                confidence=0.85 if minutes_empty else 0.7,
+                # Headroom choice: a bucket seen empty is a fact; one seen near empty is a strong hint; a
+                # forecast alone is a projection (its confidence: _burst_outlook).
+                confidence=(0.85 if minutes_empty else 0.7) if seen_low else outlook.confidence,
                 dedup_key=make_dedup_key(RULE, ctx.cluster_key, entity),
-                sources=["domain.md §1.3", "domain.md §3.1", "domain.md §1.6", "seed 000", "seed 004"],
+                sources=["domain.md §1.3", "domain.md §3.1", "domain.md §1.6", "seed 000", "seed 004"]
+                + outlook.sources,
             )
         )
     return out

@@ -39,7 +39,7 @@ from ._common import (
     pressure,
     round_up,
 )
-from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, volume_changes
+from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, trade_off_notes, volume_changes
 
 GP2_RULE = "gp2-to-gp3"
 OVER_RULE = "volume-overprovisioned"
@@ -157,6 +157,7 @@ def _finding(
                     monthly_cost_after_usd=round(cfg.monthly_cost, 2),
                     monthly_cost_delta_usd=delta,
                 ),
+                notes=trade_off_notes(lim, cfg),
             )
         )
     best = options[0]

@@ -11,7 +11,9 @@
 - burst-depletion: a burst size (§2.1: maximum "for 30 minutes at least once every 24 hours") whose
   EBSIOBalance% / EBSByteBalance% (§3.2) falls to <= 10% in the window; the forecast (physics bucket, see
   headroom.domain.physics.burst.InstanceEbsBucket) says when, at the recent demand, it empties and what it falls back
-  to. AWSDOC (§3.2): "instances with a consistently low balance % are candidates to size up".
+  to. AWSDOC (§3.2): "instances with a consistently low balance % are candidates to size up". A balance still
+  above 10% that the forecast empties within the next day is a finding too (`_burst_outlook`,
+  docs/thresholds/burst.md), severity by time to empty.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from headroom.domain.forecast.burst import forecast_instance_burst
 from headroom.domain.model import Change, Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
 
+from ._burst_outlook import burst_outlook, forecast_seconds_to_empty
 from ._common import (
     AT_CEILING_FRACTION,
     PINNED_RATIO,
@@ -349,7 +352,21 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             if bal is None or not bucket.bursts or np.all(np.isnan(bal)):
                 continue
             low = float(np.nanmin(bal))
-            if low > LOW_BALANCE_PCT:  # §3.2 "consistently low balance": Headroom threshold 10%
+            if low > LOW_BALANCE_PCT and not bool(np.nanmax(observed, initial=0.0) > bucket.baseline_rate):
+                continue  # never low and never drawing on the bucket: nothing to forecast
+            fc = forecast_instance_burst(
+                bal,
+                observed,
+                instance_type=inst.name,
+                kind="byte" if dimension == "throughput" else "io",
+                step_seconds=ctx.step_seconds,
+                now=ctx.now,
+                limits=inst,
+            )
+            # §3.2 "consistently low balance": Headroom threshold 10%; or forecast to empty within the next day
+            # (docs/thresholds/burst.md)
+            soon = forecast_seconds_to_empty(fc)
+            if low > LOW_BALANCE_PCT and soon is None:
                 continue
             empty_mask = np.nan_to_num(bal, nan=100.0) <= 0.0
             minutes_empty = float(np.count_nonzero(empty_mask)) * ctx.step_seconds / 60.0
@@ -363,15 +380,6 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                     f"{full_to_empty / 60:,.0f} min, then the instance falls back to its baseline "
                     f"{bucket.baseline_rate:,.0f} {unit}"
                 )
-            fc = forecast_instance_burst(
-                bal,
-                observed,
-                instance_type=inst.name,
-                kind="byte" if dimension == "throughput" else "io",
-                step_seconds=ctx.step_seconds,
-                now=ctx.now,
-                limits=inst,
-            )
             need = demand_estimate(
                 float(np.nanpercentile(observed, 99)), float(np.nanmax(observed)), minutes_empty > 0
             )
@@ -390,10 +398,12 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                 ctx, instance.id, inst, need_iops, need_mibps, reason, float(np.nanpercentile(mibps, 99))
             )
             entity = ctx.entity_for_instance(instance.id)
+            seen_low = low <= LOW_BALANCE_PCT
+            outlook = burst_outlook(fc, soon, seen_low, "critical" if minutes_empty >= 30 else "warning")
             out.append(
                 Finding(
                     rule=BURST_RULE,
-                    severity="critical" if minutes_empty >= 30 else "warning",
+                    severity=outlook.severity,
                     entity=entity,
                     title=(
                         f"{instance.id} ({inst.name}): {metric} fell to {low:.0f}%"
@@ -402,11 +412,17 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                             if minutes_empty
                             else ""
                         )
-                    ),
+                        if seen_low
+                        else f"{instance.id} ({inst.name}): {metric} {fc.balance_percent:.0f}%"
+                    )
+                    + outlook.title_suffix,
                     evidence=window_evidence(
                         ctx,
-                        condition=f"{metric} <= {LOW_BALANCE_PCT:g}% in the window",
-                        measures=[
+                        condition=f"{metric} <= {LOW_BALANCE_PCT:g}% in the window"
+                        if seen_low
+                        else outlook.condition(metric),
+                        measures=outlook.measures
+                        + [
                             Measure(
                                 label=f"minimum {metric}",
                                 value=round(low, 1),
@@ -459,13 +475,16 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                         'least once every 24 hours", then reverts to its baseline (domain.md §2.1). When the '
                         "balance is spent, every volume on the instance is capped at the baseline together, and "
                         "latency jumps for TiKV reads and raft writes."
+                        + outlook.why
                     ),
                     changes=changes,
                     options=options,
                     impact=impact,
-                    confidence=0.75,  # Headroom choice: the instance bucket is a model (physics.burst)
+                    # Headroom choice: the instance bucket is a model (physics.burst); a forecast alone less so
+                    confidence=0.75 if seen_low else outlook.confidence - 0.05,
                     dedup_key=make_dedup_key(BURST_RULE, ctx.cluster_key, entity, dimension),
-                    sources=["domain.md §2.1", "domain.md §3.2", "headroom.domain.physics.burst.InstanceEbsBucket"],
+                    sources=["domain.md §2.1", "domain.md §3.2", "headroom.domain.physics.burst.InstanceEbsBucket"]
+                    + outlook.sources,
                 )
             )
     return out

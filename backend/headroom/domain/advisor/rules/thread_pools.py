@@ -5,8 +5,12 @@ thread name, in cores) is divided by the pool's *configured* size (effective con
 not compared with the fixed 1.6-core raftstore alert of tikv-alert-rules.yml: 1.6 cores is 80% of the default 2
 threads but only 20% of 8. The pool fires when that utilisation stays above PingCAP's band for 30 minutes or 5%
 of the window (`_common.pressure`); the pool's queue wait is shown next to it (propose wait has a PingCAP limit).
-The proposed size brings the p99 CPU back to the top of the band, one thread more at least, never more threads
-than the host has vCPUs minus one (template: the scheduler pool "should be less than total CPU cores").
+The proposed size puts the p99 CPU in the middle of the pool's band, not at its top (a pool sized to the top has
+no room, and 0.02 cores of noise would flip the count between identical nodes): `round(p99 / target)` threads,
+never fewer than keep the p99 under the band's top, one thread more at least, never more threads than the host
+has vCPUs minus one (template: the scheduler pool "should be less than total CPU cores"). Bands: PingCAP's where
+published (scheduler 50-75%, unified read pool 60-90%); for pools with only an upper limit, the band below it
+keeps the scheduler's proportions (lower = 2/3 of the upper). Why: docs/thresholds/thread-pools.md.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ RULE_ID = "thread-pool-saturation"
 HOST_CPU_BUSY = 0.80
 # Headroom choice: a pool whose peak CPU is within 5% of its size is pinned: its real demand is hidden.
 PINNED = 0.95
+# Headroom choice (docs/thresholds/thread-pools.md): a pool with only a published upper limit gets a band below it
+# in the scheduler's proportions, 50-75% -> lower = 2/3 of the upper.
+UNPUBLISHED_LOWER = 2.0 / 3.0
+THRESHOLDS_DOC = "docs/thresholds/thread-pools.md"
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,18 @@ class Pool:
     source: str
     wait_limit_s: float | None = None
     wait_source: str | None = None
+    lower: float | None = None  # the band's published lower edge; None: 2/3 of `upper` (Headroom choice)
+
+    @property
+    def band(self) -> tuple[float, float]:
+        """Return the utilisation band (lower, upper) a well-sized pool runs in."""
+        return (self.lower if self.lower is not None else self.upper * UNPUBLISHED_LOWER, self.upper)
+
+    @property
+    def target(self) -> float:
+        """Return the utilisation the proposed size aims the p99 CPU at: the middle of the band."""
+        low, high = self.band
+        return (low + high) / 2.0
 
 
 SCHEDULER = Pool(
@@ -54,6 +74,7 @@ SCHEDULER = Pool(
     "storage.scheduler-worker-pool-size",
     0.75,  # domain.md §6 (tune-tikv-thread-performance): "keep utilization at 50-75%"
     "domain.md §6 Thread pools: scheduler 50-75%",
+    lower=0.50,
 )
 APPLY = Pool(
     "apply",
@@ -96,6 +117,7 @@ UNIFIED_READ = Pool(
     "readpool.unified.max-thread-count",
     0.90,  # domain.md §6: UnifyReadPool "keep it at 60-90% of pool size"
     "domain.md §6 Thread pools: unified read pool 60-90%",
+    lower=0.60,
 )
 
 
@@ -110,9 +132,17 @@ def max_threads(vcpus: int) -> int:
     return max(1, vcpus - 1)
 
 
-def proposed_size(current: int, p99_cores: float, upper: float, vcpus: int) -> int:
-    """Return the pool size that puts the p99 CPU at the band's top: at least one more, at most vCPUs − 1."""
-    need = max(math.ceil(p99_cores / upper - 1e-9), current + 1)
+def proposed_size(current: int, p99_cores: float, upper: float, vcpus: int, lower: float | None = None) -> int:
+    """Return the pool size that puts the p99 CPU in the middle of the band: at least one more, at most vCPUs − 1.
+
+    Rounding to the nearest size around the middle (not up to the top) gives identical nodes whose CPU differs by
+    noise the same size; where two sizes are equally near, both keep the p99 inside the band.
+    """
+    low = lower if lower is not None else upper * UNPUBLISHED_LOWER
+    target = (low + upper) / 2.0
+    nearest = math.floor(p99_cores / target + 0.5)
+    under_top = math.ceil(p99_cores / upper - 1e-9)  # never leave the p99 above the band's top
+    need = max(nearest, under_top, current + 1)
     return min(need, max_threads(vcpus))
 
 
@@ -126,7 +156,9 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
         return None
     cpu_p95, cpu_p99, cpu_peak = p95(cpu), p99(cpu), peak(cpu)
     entity = ctx.entity_for_node(node.id)
-    new_size = proposed_size(size, cpu_p99, pool.upper, node.vcpus)
+    new_size = proposed_size(size, cpu_p99, pool.upper, node.vcpus, pool.lower)
+    low, _ = pool.band
+    band_text = f"{pct(low)}-{pct(pool.upper)}"
     wait = ctx.series("node", node.id, pool.wait_metric)
     wait_p95 = p95(wait) if wait is not None else float("nan")
     host_busy = ctx.series("node", node.id, "node.cpu_busy")
@@ -172,6 +204,15 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
             statistic="p99",
         ),
         Measure(label="host vCPUs", value=float(node.vcpus), unit="cores"),
+        Measure(
+            label=f"{pool.label} target utilisation (p99 CPU / proposed size)",
+            value=finite(cpu_p99 / new_size),
+            unit="ratio",
+            limit=pool.target,
+            limit_label=f"the middle of the {band_text} band",
+            statistic="p99",
+            source=THRESHOLDS_DOC,
+        ),
     ]
     if math.isfinite(wait_p95):
         measures.append(
@@ -192,8 +233,9 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
                 node,
                 pool.key,
                 new_size,
-                f"{pool.label} CPU p99 {cpu_p99:.2f} cores at {pct(pool.upper)} per thread needs "
-                f"{math.ceil(cpu_p99 / pool.upper - 1e-9)} threads; capped at {max_threads(node.vcpus)} "
+                f"{pool.label} CPU p99 {cpu_p99:.2f} cores at the {pct(pool.target)} target (the middle of the "
+                f"{band_text} band, {THRESHOLDS_DOC}) needs {cpu_p99 / pool.target:.1f} threads -> {new_size} "
+                f"({pct(cpu_p99 / new_size)} of the pool); at most {max_threads(node.vcpus)} "
                 f"({node.vcpus} vCPUs − 1)",
             )
         )
@@ -201,10 +243,19 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
         notes.append(
             f"{pool.key} is already {size}, the most this {node.vcpus}-vCPU host allows: the fix is more cores"
         )
+    if changes and cpu_p99 / new_size > pool.upper:
+        notes.append(
+            f"{new_size} threads is the most this {node.vcpus}-vCPU host allows, and the p99 still sits at "
+            f"{pct(cpu_p99 / new_size)} of the pool, above {pct(pool.upper)}: the rest of the fix is more cores"
+        )
     title = (
         f"{node.id}: {pool.label} pool at {pct(cpu_p95 / size)} of its {size} threads (p95), above "
         f"{pct(pool.upper)}"
-        + (f": raise {pool.key} to {new_size}" if changes else ": the host has no vCPU to spare")
+        + (
+            f": raise {pool.key} to {new_size} (p99 at {pct(cpu_p99 / new_size)}, target {pct(pool.target)})"
+            if changes
+            else ": the host has no vCPU to spare"
+        )
     )
     series = [
         SeriesRef(
@@ -262,7 +313,7 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
         ),
         confidence=0.5 if host_short else 0.75,
         dedup_key=make_dedup_key(RULE_ID, ctx.cluster_key, entity, pool.name),
-        sources=[pool.source, "seed 000 Thread pool size", "tikv-alert-rules.yml TiKV_cpu_quota"],
+        sources=[pool.source, "seed 000 Thread pool size", "tikv-alert-rules.yml TiKV_cpu_quota", THRESHOLDS_DOC],
         notes=notes,
     )
 

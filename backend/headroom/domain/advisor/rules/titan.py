@@ -51,6 +51,16 @@ LARGE_VALUE_BYTES = 512
 PROPOSED_MIN_BLOB = "1KiB"
 # Seed 002: compression-per-level = ["zstd", "zstd", "zstd", "zstd", "zstd", "zstd", "zstd"].
 ALL_ZSTD = ["zstd"] * 7
+# What zstd at every level costs (said with every zstd fix): RocksDB's compression guide calls LZ4 (TiKV's default
+# for levels 2-4) "lightweight ... a good balance between space and CPU usage" and zstd at every level the choice
+# "if you have a lot of free CPU" (https://github.com/facebook/rocksdb/wiki/Compression); compression-per-level is
+# not changeable online (domain.md §5), so it takes a rolling restart of every TiKV.
+ZSTD_TRADE_OFFS = [
+    "zstd at every level costs CPU on every flush, compaction and block read of the upper levels (RocksDB's "
+    "compression guide: heavy-weight compression everywhere is for hosts with free CPU); watch the TiKV CPU",
+    "compression-per-level does not change online (domain.md §5): it needs a rolling restart of every TiKV, and "
+    "existing SST files change compression only as compaction rewrites them",
+]
 # Headroom choice (shared with compaction-rate-limit): compaction is the bottleneck when its reads + writes are
 # at least half of the volume's bytes while the volume sits at its MiB/s ceiling.
 COMPACTION_SHARE = 0.50
@@ -164,7 +174,12 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                 "values above min-blob-size leave the LSM tree: compaction rewrites keys and blob "
                 "indexes instead of whole values (seed 002)"
             ),
-            notes=["range scans on the primary key can get slightly slower with Titan (seed 002)"],
+            notes=[
+                "range scans on the primary key can get slightly slower with Titan (seed 002)",
+                "rocksdb.titan.enabled does not change online (domain.md §5): a rolling restart of every TiKV; once "
+                "enabled it cannot simply be turned off (falling back needs blob-run-mode = fallback and a full "
+                "compaction)",
+            ],
         )
         if t_changes
         else None
@@ -176,6 +191,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             impact=impact(
                 "smaller SSTs at every level: fewer bytes per compaction read and write (seed 002)"
             ),
+            notes=ZSTD_TRADE_OFFS,
         )
         if z_changes
         else None

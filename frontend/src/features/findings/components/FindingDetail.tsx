@@ -5,6 +5,7 @@ import type { Finding } from '../api';
 import { describeForecast, describeNeeds, formatSetting, type Impact, type Measure, type NodeEvidence } from '../evidence';
 import { EvidenceCharts } from './EvidenceCharts';
 import { FindingActions } from './FindingActions';
+import { RelatedFindings } from './RelatedFindings';
 import { STATUS_LABEL } from './labels';
 import { SeverityBadge } from './SeverityBadge';
 
@@ -156,6 +157,15 @@ export function FindingDetail({
         </p>
         <FindingActions finding={finding} canManage={canManage} />
       </header>
+
+      {finding.group && (
+        <RelatedFindings
+          clusterId={finding.cluster_id}
+          group={finding.group}
+          related={finding.related ?? []}
+          selfKey={finding.dedup_key}
+        />
+      )}
 
       <section aria-labelledby="evidence-heading" className="card">
         <h3 id="evidence-heading">Evidence</h3>

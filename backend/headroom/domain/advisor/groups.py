@@ -1,0 +1,344 @@
+"""Findings that share a cause are linked (pure; runs after the rules and their conflict resolution).
+
+A gp2 volume out of burst and "shrink the block cache" on the same node are two views of one problem: the node's
+reads are held at the disk's ceiling. This pass finds such groups, picks the primary fix (the one that resolves
+the most members) and says which members it resolves, measured by a what-if: the candidate fix's changes are
+applied to the snapshot's inventory and config (`apply.apply_changes`, the what-if's) and the members' rules
+run again.
+
+API (pure):
+    group_findings(snapshot, findings, rerun, *, max_candidates=MAX_CANDIDATES) -> list[Finding]
+        the same findings, in the same order, each member of a group of two or more carrying `group`
+        (headroom.domain.model.FindingGroup); `rerun(snapshot_after, rule_ids)` returns the findings those rules
+        produce on the changed snapshot (the engine passes its own pipeline without this pass)
+    related_pairs(snapshot, findings) -> set[tuple[int, int]]    which findings are linked (by index)
+
+Grouping rule (our choice; docs/thresholds/finding-groups.md explains each part):
+1. Same cause, same place: both findings say the disk path is the binding limit (DISK_IO: volume and instance
+   ceilings, gp2 and instance burst buckets, and the TiKV settings whose fix changes how much disk I/O a node
+   makes: block cache shrink, block size, compaction rate limit and compression, a raft volume), and they touch
+   the same TiKV node through the entity chain node -> instance -> volumes (a finding's entity and its evidence
+   series both count, so a cluster-level finding with per-node evidence touches each of those nodes).
+2. Same evidence: two findings whose evidence charts the same series of the same entity (other than context
+   series every I/O finding shows: latency, queue length, free memory) are built on the same observation.
+   Findings that move a limit the other way (cost findings that lower a volume, a block cache that should grow)
+   are never linked by rule 1; by rule 2 only when they share such a series.
+Groups are the connected components of these links with at least two members.
+
+Primary fix: each rule in the group is a candidate fix (its members' changes applied together, so a cluster-wide
+group can be fixed on every volume at once); the candidates are simulated in rank order (severity, confidence,
+rule id), at most `max_candidates` of them; the primary is the one that resolves the most members, ties going to
+the higher-ranked candidate. A candidate whose changes cannot be simulated (e.g. creating a new volume) resolves
+only its own findings, unmeasured, and is primary only when no simulated candidate resolves as many members.
+Cost: groups are disjoint, so round k applies the k-th candidate of every group not yet settled (one that
+resolves all its members is) in one what-if and runs the members' rules once: usually one rule run in all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from headroom.domain.advisor.apply import WhatIfError, apply_changes
+from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.finding import Finding
+from headroom.domain.model import Change, FindingGroup, severity_rank
+from headroom.domain.snapshot.schema import Snapshot
+
+# Rules whose findings say the disk path (EBS volume, EC2 EBS bandwidth, their burst buckets) is the binding
+# limit, or whose fix changes how much disk I/O a node makes. The block cache only in its "shrink" aspect (grow
+# and shared-host are about memory).
+DISK_IO_RULES = frozenset(
+    {
+        "gp2-burst-depletion",
+        "volume-iops-ceiling",
+        "volume-throughput-ceiling",
+        "instance-ebs-bandwidth-bound",
+        "instance-ebs-burst-depletion",
+        "block-size",
+        "compaction-rate-limit",
+        "compaction-io-titan",
+        "raft-dedicated-volume",
+    }
+)
+DISK_IO_ASPECTS = {"block-cache-size": frozenset({"shrink"})}
+# Series that many findings chart as context; sharing one of them is not sharing a cause.
+CONTEXT_METRICS = frozenset(
+    {
+        "derived.read_latency_ms",
+        "derived.write_latency_ms",
+        "ebs.queue_length",
+        "node.memory_available",
+        "tikv.memory_rss",
+    }
+)
+# At most this many candidate fixes are simulated per group (each is one what-if over the group's rules).
+MAX_CANDIDATES = 4
+
+Rerun = Callable[[Snapshot, Sequence[str]], Sequence[Finding]]
+
+
+def _aspect(f: Finding) -> str:
+    """Return the dedup key's aspect (the part after `<rule>/<cluster>/<kind>:<id>`), or ""."""
+    parts = f.dedup_key.split("/")
+    return parts[3] if len(parts) > 3 else ""
+
+
+def is_disk_io(f: Finding) -> bool:
+    """True when the finding says the disk path binds (rule 1's family)."""
+    if f.rule in DISK_IO_RULES:
+        return True
+    aspects = DISK_IO_ASPECTS.get(f.rule)
+    return aspects is not None and _aspect(f) in aspects
+
+
+class _Chain:
+    """The snapshot's entity chain: which TiKV nodes an entity (volume, instance, node) belongs to."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.ctx = Context(snapshot)
+        self.node_ids = {n.id for n in snapshot.nodes}
+
+    def nodes_of(self, kind: str, eid: str) -> set[str]:
+        if kind == "node":
+            return {eid} if eid in self.node_ids else set()
+        if kind == "volume":
+            n = self.ctx.node_of_volume(eid)
+            return {n.id} if n is not None else set()
+        if kind == "instance":
+            return {n.id for n in self.ctx.nodes_on_instance(eid)}
+        return set()
+
+    def anchors(self, f: Finding) -> set[str]:
+        """Return the TiKV nodes a finding touches: its entity's chain and its evidence series' entities'."""
+        ent = f.entity
+        out = self.nodes_of(ent.kind, ent.id)
+        if ent.node:
+            out.add(ent.node)
+        if ent.instance_id:
+            out |= self.nodes_of("instance", ent.instance_id)
+        if ent.volume_id:
+            out |= self.nodes_of("volume", ent.volume_id)
+        for s in f.evidence.series:
+            out |= self.nodes_of(s.entity_kind, s.entity_id)
+        return out
+
+
+def _cause_series(f: Finding) -> set[tuple[str, str, str]]:
+    return {
+        (s.entity_kind, s.entity_id, s.metric) for s in f.evidence.series if s.metric not in CONTEXT_METRICS
+    }
+
+
+def related_pairs(snapshot: Snapshot, findings: Sequence[Finding]) -> set[tuple[int, int]]:
+    """Return the (i, j), i < j, of findings that share a cause (rules 1 and 2 of the module docstring)."""
+    return _pairs(_Chain(snapshot), findings)
+
+
+def _pairs(chain: _Chain, findings: Sequence[Finding]) -> set[tuple[int, int]]:
+    anchors = [chain.anchors(f) for f in findings]
+    disk = [is_disk_io(f) for f in findings]
+    series = [_cause_series(f) for f in findings]
+    pairs: set[tuple[int, int]] = set()
+    for i in range(len(findings)):
+        for j in range(i + 1, len(findings)):
+            if (disk[i] and disk[j] and anchors[i] & anchors[j]) or series[i] & series[j]:
+                pairs.add((i, j))
+    return pairs
+
+
+def _components(n: int, pairs: set[tuple[int, int]]) -> list[list[int]]:
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, j in sorted(pairs):
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+    comps: dict[int, list[int]] = {}
+    for i in range(n):
+        comps.setdefault(find(i), []).append(i)
+    return [c for c in comps.values() if len(c) >= 2]
+
+
+def _rank(f: Finding) -> tuple[int, float, str, str]:
+    return (severity_rank(f.severity), -f.confidence, f.rule, f.dedup_key)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    fix: list[Finding]
+    resolves: list[str]
+    measured: bool
+
+
+@dataclass
+class _Pending:
+    """One group while its candidate fixes are simulated."""
+
+    members: list[Finding]  # rank order
+    candidates: list[list[Finding]]  # one per rule with changes, in rank order
+    outcomes: list[_Outcome]
+
+    def best(self) -> _Outcome | None:
+        """The most resolved; a measured outcome before an unmeasured one; then the earlier (higher-ranked)."""
+        best: _Outcome | None = None
+        for o in self.outcomes:
+            if best is None or (len(o.resolves), o.measured) > (len(best.resolves), best.measured):
+                best = o
+        return best
+
+    def settled(self) -> bool:
+        best = self.best()
+        return best is not None and best.measured and len(best.resolves) == len(self.members)
+
+
+def _changes(fix: list[Finding]) -> list[Change]:
+    return [c for f in fix for c in f.changes]
+
+
+def _simulate_round(snapshot: Snapshot, batch: list[tuple[_Pending, list[Finding]]], rerun: Rerun) -> None:
+    """Simulate one candidate of each group in the batch with one what-if: groups are disjoint (no finding, node
+    or changed entity in two groups), so their fixes are applied together and the rules run once."""
+    runnable: list[tuple[_Pending, list[Finding]]] = []
+    later: list[tuple[_Pending, list[Finding]]] = []
+    touched: set[tuple[str, str | None]] = set()
+    for pending, fix in batch:
+        try:
+            apply_changes(snapshot, _changes(fix))  # alone first: one unappliable fix must not sink the rest
+        except WhatIfError:
+            pending.outcomes.append(_Outcome(fix, [f.dedup_key for f in fix], measured=False))
+            continue
+        where = {(c.target, c.applies_to()) for c in _changes(fix)}
+        if where & touched:  # two fixes on one volume, instance or node: simulate this one on its own
+            later.append((pending, fix))
+            continue
+        touched |= where
+        runnable.append((pending, fix))
+    for item in later:
+        _simulate_round(snapshot, [item], rerun)
+    if not runnable:
+        return
+    rules = sorted({m.rule for pending, _ in runnable for m in pending.members})
+    try:
+        after = apply_changes(snapshot, [c for _, fix in runnable for c in _changes(fix)])
+        still = {f.dedup_key for f in rerun(after, rules)}
+    except Exception:  # a rule that cannot judge the changed snapshot: not measured (not "resolving")
+        for pending, fix in runnable:
+            pending.outcomes.append(_Outcome(fix, [f.dedup_key for f in fix], measured=False))
+        return
+    for pending, fix in runnable:
+        gone = [m.dedup_key for m in pending.members if m.dedup_key not in still]
+        pending.outcomes.append(_Outcome(fix, gone, measured=True))
+
+
+def _fix_label(fix: list[Finding]) -> str:
+    first = fix[0]
+    if first.options:
+        label = first.options[0].label
+    elif first.changes:
+        label = ", ".join(f"{c.key} = {c.proposed}" for c in first.changes[:3])
+    else:
+        label = first.title
+    if len(fix) > 1:
+        kinds = {f.entity.kind for f in fix}
+        kind = kinds.pop() if len(kinds) == 1 else "entity"
+        label = f"{label} (on {len(fix)} {kind}s)"
+    return label
+
+
+def _cause(members: list[Finding], chain_nodes: set[str]) -> str:
+    nodes = sorted(chain_nodes)
+    where = (
+        f"node {nodes[0]}"
+        if len(nodes) == 1
+        else f"nodes {', '.join(nodes)}"
+        if nodes
+        else "the same entities"
+    )
+    if all(is_disk_io(m) for m in members):
+        return f"disk I/O of {where}"
+    return f"shared evidence on {where}"
+
+
+def group_id(member_keys: Sequence[str]) -> str:
+    """Return the group's id: stable for the same members, whatever their order or which one is primary."""
+    digest = hashlib.sha256("\n".join(sorted(member_keys)).encode()).hexdigest()[:16]
+    return f"group-{digest}"
+
+
+def _pending(members: list[Finding], max_candidates: int) -> _Pending:
+    members = sorted(members, key=_rank)
+    by_rule: dict[str, list[Finding]] = {}
+    for m in members:
+        if m.changes:
+            by_rule.setdefault(m.rule, []).append(m)
+    return _Pending(members, list(by_rule.values())[:max_candidates], [])
+
+
+def _finish(pending: _Pending, chain: _Chain) -> FindingGroup:
+    members = pending.members
+    keys = [m.dedup_key for m in members]
+    best = pending.best()
+    if best is None:  # no member proposes a change: linked, nothing to simulate
+        primary = members[0]
+        fix_keys = [primary.dedup_key]
+        resolves: list[str] = []
+        measured = False
+        label = primary.title
+    else:
+        primary = best.fix[0]
+        fix_keys = [f.dedup_key for f in best.fix]
+        resolves = best.resolves
+        measured = best.measured
+        label = _fix_label(best.fix)
+    ordered = [*fix_keys, *[k for k in keys if k not in fix_keys]]
+    nodes: set[str] = set()
+    for m in members:
+        nodes |= chain.anchors(m)
+    summary = f"Primary fix: {label} resolves {len(resolves)} of {len(keys)}"
+    if not measured:
+        summary += " (not simulated: counts only the findings it fixes directly)"
+    return FindingGroup(
+        id=group_id(keys),
+        cause=_cause(members, nodes),
+        primary=primary.dedup_key,
+        fix=fix_keys,
+        fix_label=label,
+        members=ordered,
+        related=[k for k in ordered if k not in fix_keys],
+        resolves=[k for k in ordered if k in set(resolves)],
+        remaining=[k for k in ordered if k not in set(resolves)],
+        measured=measured,
+        summary=summary,
+    )
+
+
+def group_findings(
+    snapshot: Snapshot, findings: Sequence[Finding], rerun: Rerun, *, max_candidates: int = MAX_CANDIDATES
+) -> list[Finding]:
+    """Return the findings (same order), each member of a group of two or more carrying its `group`."""
+    items = list(findings)
+    if len(items) < 2:
+        return items
+    chain = _Chain(snapshot)
+    comps = _components(len(items), _pairs(chain, items))
+    pending = [_pending([items[i] for i in comp], max_candidates) for comp in comps]
+    # Round k simulates every unsettled group's k-th candidate, all in one what-if.
+    for k in range(max_candidates):
+        batch = [(p, p.candidates[k]) for p in pending if k < len(p.candidates) and not p.settled()]
+        if not batch:
+            break
+        _simulate_round(snapshot, batch, rerun)
+    out = list(items)
+    for comp, p in zip(comps, pending, strict=True):
+        group = _finish(p, chain)
+        for i in comp:
+            out[i] = items[i].model_copy(update={"group": group})
+    return out

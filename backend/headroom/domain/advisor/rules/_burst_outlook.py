@@ -1,0 +1,142 @@
+"""When a credit bucket's forecast is a finding, and how severe (shared by gp2 and instance EBS burst rules).
+
+Not a rules module (it exposes no RULES). The forecast itself is `headroom.domain.forecast.burst`; this module
+only judges it. Thresholds are Headroom's own choice, explained in docs/thresholds/burst.md:
+
+- FORECAST_HORIZON_SECONDS = 24 h: a bucket forecast to empty within the next day (so within the next daily
+  peak) is a finding before it is nearly empty; later than that, the next snapshot sees it again.
+- A forecast only counts when its demand is evidence, not an extrapolation: the projection followed
+  yesterday's demand at the same time (`BurstForecast.from_daily_profile`, it contains the next peak), or the
+  bucket is draining now (the recent window's median demand is above the bucket's baseline, so even that
+  constant demand empties it). A rising line extrapolated for hours from a quiet bucket is not a finding.
+- Severity by time to empty: critical within 2 h, warning within 8 h, info within 24 h.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from headroom.domain.forecast.burst import BurstForecast
+from headroom.domain.model import Measure, Severity, severity_rank
+
+THRESHOLDS_DOC = "docs/thresholds/burst.md"
+FORECAST_HORIZON_SECONDS = 24 * 3600.0  # Headroom choice: the next day's peak (docs/thresholds/burst.md)
+# Headroom choice (docs/thresholds/burst.md): 2 h is less than an on-call engineer needs to see a finding,
+# decide and apply a ModifyVolume / instance resize; 8 h is a working day's notice.
+CRITICAL_WITHIN_SECONDS = 2 * 3600.0
+WARNING_WITHIN_SECONDS = 8 * 3600.0
+
+
+def forecast_seconds_to_empty(fc: BurstForecast) -> float | None:
+    """Return the seconds until the bucket empties when the forecast is a finding on its own, else None."""
+    if not fc.bursts or fc.seconds_to_empty is None or fc.seconds_to_empty > FORECAST_HORIZON_SECONDS:
+        return None
+    if fc.seconds_to_empty == 0.0:
+        return 0.0  # empty now: a fact, not a projection
+    if fc.from_daily_profile or fc.demand_low > fc.baseline:
+        return fc.seconds_to_empty
+    return None
+
+
+def severity_for_time_to_empty(seconds: float) -> Severity:
+    """Return the severity of a bucket forecast to empty in `seconds` (docs/thresholds/burst.md)."""
+    if seconds <= CRITICAL_WITHIN_SECONDS:
+        return "critical"
+    if seconds <= WARNING_WITHIN_SECONDS:
+        return "warning"
+    return "info"
+
+
+def more_severe(a: Severity, b: Severity) -> Severity:
+    """Return the more severe of two severities."""
+    return a if severity_rank(a) <= severity_rank(b) else b
+
+
+def duration_text(seconds: float) -> str:
+    """Write a duration as people read it: "1 h 48 min", "35 min"."""
+    minutes_total = int(round(seconds / 60.0))
+    hours, mins = divmod(minutes_total, 60)
+    if hours and mins:
+        return f"{hours} h {mins} min"
+    if hours:
+        return f"{hours} h"
+    return f"{mins} min"
+
+
+def band_text(fc: BurstForecast) -> str:
+    """Write the forecast's band: earliest (high demand) to latest (low demand) time to empty, UTC."""
+    earliest = f"{fc.empties_at_earliest:%H:%M}" if fc.empties_at_earliest else "?"
+    latest = f"{fc.empties_at_latest:%H:%M} UTC" if fc.empties_at_latest else "not within a day at low demand"
+    return f"{earliest} to {latest}"
+
+
+def forecast_text(fc: BurstForecast, soon: float | None) -> str:
+    """Write "forecast to empty in 1 h 48 min (at 14:32 UTC) at 2,000 IOPS, then its 1,500 IOPS baseline"."""
+    if soon is None or soon <= 0.0 or fc.empties_at is None:
+        return ""
+    demand = (
+        "following yesterday's demand at the same time"
+        if fc.from_daily_profile
+        else f"at {fc.demand:,.0f} {fc.unit}"
+    )
+    return (
+        f"forecast to empty in {duration_text(soon)} (at {fc.empties_at:%H:%M} UTC) {demand}, then its "
+        f"{fc.baseline:,.0f} {fc.unit} baseline"
+    )
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """What a burst finding adds when its forecast counts: severity, title, measure, reason, sources."""
+
+    severity: Severity
+    title_suffix: str = ""
+    measures: list[Measure] = field(default_factory=list)
+    why: str = ""
+    sources: list[str] = field(default_factory=list)
+    confidence: float = 0.7
+
+    def condition(self, metric: str) -> str:
+        """Return the evidence condition of a finding fired by the forecast alone."""
+        return f"{metric} forecast to reach 0% within {FORECAST_HORIZON_SECONDS / 3600:g} h at the demand it draws now"
+
+
+def burst_outlook(
+    fc: BurstForecast, soon: float | None, seen_low: bool, observed_severity: Severity
+) -> Outlook:
+    """Combine what was seen (balance <= 10%, time at 0%) with the forecast (`soon`, None: not a finding)."""
+    if soon is None:
+        return Outlook(severity=observed_severity)
+    severity = severity_for_time_to_empty(soon)
+    if seen_low:
+        severity = more_severe(severity, observed_severity)
+    text = forecast_text(fc, soon)
+    measures = []
+    if not seen_low:
+        measures.append(
+            Measure(
+                label="forecast time to empty",
+                value=round(soon / 60.0, 1),
+                unit="min",
+                limit=FORECAST_HORIZON_SECONDS / 60.0,
+                limit_label="finding horizon: the next day (Headroom choice)",
+                statistic="forecast",
+                source=THRESHOLDS_DOC,
+            )
+        )
+    why = (
+        f" The balance has not run low yet ({fc.balance_percent:.0f}% now), but it is {text} (band "
+        f"{band_text(fc)}); a bucket forecast to empty within a day is a finding before it is nearly empty "
+        f"({THRESHOLDS_DOC})."
+        if text and not seen_low
+        else ""
+    )
+    return Outlook(
+        severity=severity,
+        title_suffix=f"; {text}" if text else "",
+        measures=measures,
+        why=why,
+        sources=[THRESHOLDS_DOC],
+        # Headroom choice: a forecast the observed balance slope agrees with is surer than one alone
+        confidence=0.7 if fc.slope_agrees else 0.6,
+    )

@@ -1,0 +1,201 @@
+"""Findings that share a cause are linked (domain/advisor/groups.py; docs/thresholds/finding-groups.md).
+
+Written from the sources: PingCAP's AWS guide (seed 000, "Best Practices for TiDB on AWS Cloud") shrinks the
+block cache "to avoid read IOPS from hitting the EBS limit" and prefers gp3 over gp2 "to avoid unpredictable
+performance caused by bursting"; AWS's gp2 documentation (domain.md 1.3) gives the bucket. So on one node a gp2
+volume out of burst and "shrink the block cache" are one cause, and moving that volume to gp3 resolves both.
+
+gp2-burst-depletion scenario, per node: a 500 GiB gp2 data volume; baseline 3 IOPS/GiB x 500 GiB = 1,500 IOPS,
+burst 3,000 IOPS from a 5.4 M credit bucket (at 3,000 IOPS it lasts 5.4e6 / (3,000 - 1,500) = 3,600 s). Peak
+reads are ~1,800/s x 1.5 (diurnal amplitude 0.5) = ~2,700/s > 1,500: the bucket empties every afternoon, the
+reads sit at the 1,500 IOPS baseline, and the block-cache rule sees reads at the read-IOPS ceiling (shrink).
+gp3 at 3,000 IOPS has no bucket (3,000 IOPS baseline, domain.md 1.2): 2,700 < 3,000, so after the change the
+burst rule has no BurstBalance to judge and reads are no longer at the ceiling: both findings go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from advisor_fixtures import scenario_findings, scenario_snapshot
+from headroom.domain.advisor import Finding
+from headroom.domain.advisor.engine import run_rules
+from headroom.domain.advisor.groups import group_findings, group_id, related_pairs
+from headroom.domain.advisor.whatif import what_if
+from headroom.domain.snapshot.schema import Snapshot
+
+
+def groups_of(findings: Sequence[Finding]) -> dict[str, list[Finding]]:
+    out: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.group is not None:
+            out.setdefault(f.group.id, []).append(f)
+    return out
+
+
+def test_gp2_out_of_burst_and_block_cache_on_one_node_are_one_group_and_gp3_resolves_both() -> None:
+    findings = scenario_findings("gp2-burst-depletion")
+    snap = scenario_snapshot("gp2-burst-depletion")
+    groups = groups_of(findings)
+    # 3 nodes, each with its own gp2 volume out of burst and its own block-cache shrink: 3 groups of 2.
+    assert len(groups) == 3
+    for members in groups.values():
+        assert sorted(f.rule for f in members) == ["block-cache-size", "gp2-burst-depletion"]
+        burst = next(f for f in members if f.rule == "gp2-burst-depletion")
+        cache = next(f for f in members if f.rule == "block-cache-size")
+        # Same node: the volume's node is the block-cache finding's node.
+        assert burst.entity.node == cache.entity.id
+        group = burst.group
+        assert group is not None and cache.group == group
+        assert group.primary == burst.dedup_key
+        assert group.fix == [burst.dedup_key]
+        assert group.related == [cache.dedup_key]
+        assert group.measured
+        assert sorted(group.resolves) == sorted([burst.dedup_key, cache.dedup_key])
+        assert group.remaining == []
+        assert group.summary.startswith("Primary fix: gp3") and group.summary.endswith("resolves 2 of 2")
+        assert {c.key: c.proposed for c in burst.changes}["volume.type"] == "gp3"
+        # The same what-if through the public what-if machinery, on the whole snapshot: both keys resolved.
+        resolved = what_if(snap, burst.changes).to_dict()["resolved"]
+        assert burst.dedup_key in resolved and cache.dedup_key in resolved
+
+
+def test_block_cache_shrink_alone_does_not_resolve_the_volume_finding() -> None:
+    """The what-if keeps observed I/O: shrinking the cache does not lower the simulated reads, so the volume finding
+    stays. That is why gp3 (2 of 2), not the cache (at most 1 of 2), is primary."""
+    findings = scenario_findings("gp2-burst-depletion")
+    snap = scenario_snapshot("gp2-burst-depletion")
+    cache = next(f for f in findings if f.rule == "block-cache-size")
+    burst_keys = {f.dedup_key for f in findings if f.rule == "gp2-burst-depletion"}
+    after = what_if(snap, cache.changes).to_dict()
+    assert burst_keys <= set(after["remaining"])
+
+
+def test_findings_on_other_nodes_stay_apart() -> None:
+    # volume-throughput-ceiling: tikv-gp2-1 (a 300 GiB gp2: baseline 3 x 300 = 900 IOPS) and two tikv-gp3 nodes
+    # (1,000 GiB gp3 at its 125 MiB/s default, compaction-heavy). Each node's findings form their own group.
+    findings = scenario_findings("volume-throughput-ceiling")
+    for members in groups_of(findings).values():
+        nodes = {m.entity.node or m.entity.id for m in members}
+        assert len(nodes) == 1, [m.dedup_key for m in members]
+    assert len(groups_of(findings)) == 3
+
+
+def test_unrelated_findings_stay_ungrouped() -> None:
+    # Thread pools (CPU), a block cache that should grow (memory) and cost findings (a volume made cheaper) are
+    # not disk-path findings: alone on their nodes, they stay without a group.
+    for name in ("thread-pool-saturation", "block-cache-memory-rich", "volume-overprovisioned", "gp2-to-gp3"):
+        assert all(f.group is None for f in scenario_findings(name)), name
+    assert all(f.group is None for f in scenario_findings("healthy"))
+
+
+def test_cpu_finding_on_the_same_node_is_not_linked_to_the_disk_group() -> None:
+    burst = scenario_findings("gp2-burst-depletion")
+    threads = scenario_findings("thread-pool-saturation")
+    # Same node ids (tikv-1..3) in both scenarios; judge the links on the gp2 snapshot's entity chain.
+    mixed = [*burst, *[t.model_copy(update={"group": None}) for t in threads]]
+    pairs = related_pairs(scenario_snapshot("gp2-burst-depletion"), mixed)
+    for i, j in pairs:
+        assert mixed[i].rule != "thread-pool-saturation" and mixed[j].rule != "thread-pool-saturation"
+
+
+def test_two_findings_on_the_same_compaction_evidence_are_one_cause() -> None:
+    # compaction-io-titan: per node, compression (titan rule) and the compaction rate limit both judge the
+    # node's compaction share of the write bandwidth, and the gp3 volume is at its 125 MiB/s ceiling.
+    findings = scenario_findings("compaction-io-titan")
+    groups = groups_of(findings)
+    assert len(groups) == 3
+    for members in groups.values():
+        rules = sorted(m.rule for m in members)
+        assert rules == ["compaction-io-titan", "compaction-rate-limit", "volume-throughput-ceiling"]
+        titan = next(m for m in members if m.rule == "compaction-io-titan")
+        limit = next(m for m in members if m.rule == "compaction-rate-limit")
+        shared = {(s.entity_id, s.metric) for s in titan.evidence.series} & {
+            (s.entity_id, s.metric) for s in limit.evidence.series
+        }
+        assert (titan.entity.id, "tikv.pending_compaction_bytes") in shared
+
+
+def test_an_instance_upgrade_resolves_the_bandwidth_cap_and_the_compression_advice() -> None:
+    # pingcap-aws-m5-2xlarge-io1: m5.2xlarge's EBS bandwidth is 287.5 MiB/s baseline, 593.75 MiB/s burst (AWS
+    # EBS-optimized table, domain.md 2); m5.4xlarge has 593.75 MiB/s sustained, twice the node's cap, which lifts
+    # the instance finding and the compression advice (compaction no longer fights for 287.5 MiB/s): 2 of 2.
+    findings = scenario_findings("pingcap-aws-m5-2xlarge-io1")
+    groups = groups_of(findings)
+    assert len(groups) == 3
+    for members in groups.values():
+        group = members[0].group
+        assert group is not None
+        primary = next(m for m in members if m.dedup_key == group.primary)
+        assert primary.rule == "instance-ebs-bandwidth-bound"
+        assert sorted(m.rule for m in members) == ["compaction-io-titan", "instance-ebs-bandwidth-bound"]
+        assert group.summary.endswith("resolves 2 of 2") and group.remaining == []
+
+
+def test_a_fix_that_resolves_one_of_two_says_which_remains() -> None:
+    # pingcap-aws-m5-4xlarge-io1: per node the io1 data volume is at its throughput ceiling and the raft log
+    # shares it. Resizing the volume (a simulated modify-volume) lifts the ceiling: 1 of 2. The raft finding's
+    # fix creates a new volume, which the what-if cannot simulate: it counts only itself (1, not measured), so
+    # the measured volume fix is primary and the raft finding remains.
+    findings = scenario_findings("pingcap-aws-m5-4xlarge-io1")
+    groups = groups_of(findings)
+    assert len(groups) == 3
+    for members in groups.values():
+        group = members[0].group
+        assert group is not None and group.measured
+        primary = next(m for m in members if m.dedup_key == group.primary)
+        assert primary.rule == "volume-throughput-ceiling"
+        assert group.summary.endswith("resolves 1 of 2")
+        (left,) = group.remaining
+        assert left.startswith("raft-dedicated-volume/")
+
+
+def test_group_ids_are_stable_across_runs_and_orders() -> None:
+    snap = scenario_snapshot("gp2-burst-depletion")
+    first = {f.dedup_key: f.group for f in run_rules(snap).findings}
+    second = {f.dedup_key: f.group for f in run_rules(snap).findings}
+    assert first == second
+    keys = ["b/x", "a/y", "c/z"]
+    assert group_id(keys) == group_id(list(reversed(keys))) == group_id(sorted(keys))
+    assert group_id(keys) != group_id(keys[:2])
+
+
+def test_grouping_does_not_change_the_findings() -> None:
+    snap = scenario_snapshot("gp2-burst-depletion")
+    plain = run_rules(snap, group=False).findings
+    grouped = run_rules(snap).findings
+    assert [f.model_copy(update={"group": None}) for f in grouped] == plain
+    assert all(f.group is None for f in plain)
+
+
+def test_a_fix_that_cannot_be_simulated_is_not_claimed_to_resolve_others() -> None:
+    findings = list(scenario_findings("gp2-burst-depletion"))
+    snap = scenario_snapshot("gp2-burst-depletion")
+
+    def failing(after: Snapshot, rules: Sequence[str]) -> list[Finding]:
+        raise RuntimeError("a rule that cannot judge the changed snapshot")
+
+    out = group_findings(snap, [f.model_copy(update={"group": None}) for f in findings], failing)
+    for f in out:
+        if f.group is None:
+            continue
+        assert not f.group.measured
+        assert set(f.group.resolves) == set(f.group.fix)
+        assert "not simulated" in f.group.summary
+
+
+def test_every_group_is_simulated_in_one_what_if_when_the_first_candidates_settle_them() -> None:
+    """Groups are disjoint: the 3 nodes' gp3 moves are applied together and the members' rules run once."""
+    snap = scenario_snapshot("gp2-burst-depletion")
+    plain = run_rules(snap, group=False).findings
+    calls: list[tuple[list[str], list[str]]] = []
+
+    def rerun(after: Snapshot, rules: Sequence[str]) -> list[Finding]:
+        calls.append((sorted(v.id for v in after.volumes if v.type == "gp3"), list(rules)))
+        return run_rules(after, rules=list(rules), group=False).findings
+
+    out = group_findings(snap, plain, rerun)
+    assert len(calls) == 1
+    gp3, rules = calls[0]
+    assert len(gp3) == 3 and rules == ["block-cache-size", "gp2-burst-depletion"]
+    assert {f.group.summary.split(" resolves ")[1] for f in out if f.group} == {"2 of 2"}

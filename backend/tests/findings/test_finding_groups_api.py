@@ -1,0 +1,89 @@
+"""Findings that share a cause, through the real API and Postgres, on the demo fleet's stored data.
+
+The demo fleet's two legacy nodes each have a 350 GiB gp2 data volume: baseline 3 x 350 = 1,050 IOPS, burst 3,000
+(AWS gp2 docs, domain.md 1.3). Their reads drain the bucket, and the block-cache rule sees the reads at the
+read-IOPS ceiling and says "shrink" (PingCAP's AWS guide, seed 000: a smaller block cache "to avoid read IOPS
+from hitting the EBS limit"). Per node the two findings are one group; moving the volume to gp3 (3,000 IOPS
+with no bucket) resolves both: "resolves 2 of 2". The hot node's compaction findings are a group of their own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import pytest
+from advice_support import END, ingest_demo
+from headroom.findings import service as findings_service
+from headroom.findings.models import FindingRecord
+from helpers import Actor, sign_up
+from sqlalchemy import select
+
+
+@pytest.fixture()
+def owner(client: Any, db: Any, clock: Any) -> tuple[Actor, str, Any]:
+    actor = sign_up(client, org="Groups Org")
+    demo = ingest_demo(db, uuid.UUID(actor.org_id))
+    findings_service.advise_cluster(db, demo.cluster, now=END)
+    db.commit()
+    clock.now = END + dt.timedelta(minutes=5)
+    return actor, str(demo.cluster.id), demo.cluster
+
+
+def _items(actor: Actor, cid: str) -> list[dict[str, Any]]:
+    response = actor.get(f"/api/v1/clusters/{cid}/findings")
+    assert response.status_code == 200, response.text
+    items: list[dict[str, Any]] = response.json()["items"]
+    return items
+
+
+def test_gp2_burst_and_block_cache_are_one_group_in_the_api(owner: tuple[Actor, str, Any]) -> None:
+    actor, cid, _ = owner
+    items = _items(actor, cid)
+    bursts = [f for f in items if f["rule"] == "gp2-burst-depletion"]
+    assert len(bursts) == 2
+    by_key = {f["dedup_key"]: f for f in items}
+    for burst in bursts:
+        group = burst["group"]
+        assert group is not None
+        assert group["primary"] == burst["dedup_key"] and group["measured"] is True
+        (related_key,) = group["related"]
+        cache = by_key[related_key]
+        assert cache["rule"] == "block-cache-size" and cache["dedup_key"].endswith("/shrink")
+        assert cache["group"] == group  # every member carries the same group
+        assert sorted(group["resolves"]) == sorted([burst["dedup_key"], related_key])
+        assert group["summary"].startswith("Primary fix: gp3") and group["summary"].endswith("resolves 2 of 2")
+
+        detail = actor.get(f"/api/v1/findings/{burst['id']}").json()
+        assert detail["group"] == group
+        assert [(r["id"], r["role"], r["resolved_by_primary"]) for r in detail["related"]] == [
+            (cache["id"], "related", True)
+        ]
+        back = actor.get(f"/api/v1/findings/{cache['id']}").json()
+        assert [(r["id"], r["role"]) for r in back["related"]] == [(burst["id"], "primary")]
+    # Two legacy nodes: two groups, not one.
+    assert len({b["group"]["id"] for b in bursts}) == 2
+    # Everything grouped is grouped with findings of its own node only.
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for f in items:
+        if f["group"] is not None:
+            groups.setdefault(f["group"]["id"], []).append(f)
+    # The two legacy nodes' groups, and per hot node its compaction findings with its volume's throughput
+    # ceiling; each group is about one node, and every member is listed once.
+    assert len(groups) >= 3
+    for members in groups.values():
+        group = members[0]["group"]
+        assert group["cause"].startswith("disk I/O of node ") and "," not in group["cause"]
+        assert sorted(group["members"]) == sorted(m["dedup_key"] for m in members)
+
+
+def test_group_ids_are_stable_across_runs(owner: tuple[Actor, str, Any], db: Any) -> None:
+    actor, cid, cluster = owner
+    before = {f["dedup_key"]: f["group"] and f["group"]["id"] for f in _items(actor, cid)}
+    findings_service.advise_cluster(db, cluster, now=END)
+    db.commit()
+    after = {f["dedup_key"]: f["group"] and f["group"]["id"] for f in _items(actor, cid)}
+    assert before == after and any(before.values())
+    stored = db.scalars(select(FindingRecord).where(FindingRecord.group_id.is_not(None))).all()
+    assert {r.group_id for r in stored} == {g for g in before.values() if g}
