@@ -90,15 +90,21 @@ def test_three_identical_nodes_patch_once(snapshot: Path, tmp_path: Path) -> Non
 
 
 def test_per_node_findings_were_refused(snapshot: Path, tmp_path: Path) -> None:
-    """The defect: the rule's per-node values (6, 5, 5) cannot make one tikv.toml fragment."""
+    """The defect: per-node values (before issue 12, 6, 5 and 5) cannot make one tikv.toml fragment."""
     from headroom.domain.snapshot.files import load_snapshot
 
     per_node = advise(load_snapshot(snapshot), rules=["thread-pool-saturation"], cluster_wide=False)
-    values = {f.changes[0].proposed for f in per_node}
-    if len(values) < 2:
-        pytest.skip("the rule's per-node needs agree on this data: nothing to refuse")
+    assert len(per_node) == 3
+    # The rules now size to the middle of the band and these three may agree: give one store one thread more,
+    # as the old sizing did (6 on tikv-1, 5 on the others).
+    first = per_node[0]
+    bumped = first.changes[0].model_copy(update={"proposed": int(first.changes[0].proposed) + 1})
     findings = tmp_path / "per-node.json"
-    findings.write_text(json.dumps({"findings": [f.to_dict() for f in per_node]}))
+    documents = [
+        first.model_copy(update={"changes": [bumped]}).to_dict(),
+        *(f.to_dict() for f in per_node[1:]),
+    ]
+    findings.write_text(json.dumps({"findings": documents}))
     refused = _patch(snapshot, findings, "toml")
     assert refused.exit_code != 0
     assert "differs by node" in refused.output

@@ -137,16 +137,19 @@ def run_rules(
     merged = consolidate_config(findings, ctx, sizing) if cluster_wide else findings
     resolved = sort_findings(resolve_conflicts(merged, supersedes))
     if group:
-        resolved = group_findings(snapshot, resolved, _rerun(selected, now))
+        resolved = group_findings(snapshot, resolved, _rerun(selected, now, cluster_wide))
     return Advice(resolved, failures)
 
 
-def _rerun(selected: Sequence[Rule], now: datetime | None) -> Callable[[Snapshot, Sequence[str]], list[Finding]]:
-    """Return how the grouping's what-if runs rules again: those named and the ones that supersede them."""
+def _rerun(
+    selected: Sequence[Rule], now: datetime | None, cluster_wide: bool
+) -> Callable[[Snapshot, Sequence[str]], list[Finding]]:
+    """Return how the grouping's what-if runs rules again: those named and the ones that supersede them (with the
+    same cluster-wide merging, so the dedup keys compare)."""
 
     def rerun(after: Snapshot, ids: Sequence[str]) -> list[Finding]:
         wanted = [r for r in selected if r.id in ids or set(r.supersedes) & set(ids)]
-        return run_rules(after, now=now, rules=wanted, group=False).findings
+        return run_rules(after, now=now, rules=wanted, group=False, cluster_wide=cluster_wide).findings
 
     return rerun
 
