@@ -125,6 +125,14 @@ def combine(parts: Sequence[Columns], fn: Callable[..., Array], *, exact_extreme
     return Columns(grid, avg, nan, nan.copy())
 
 
+def point_step(c: Columns, resolution: int) -> int:
+    """Return the seconds one point of a series covers: the resolution, or the series' own period when that is
+    longer (a 5-minute AWS/EC2 series on a raw, 1-minute chart): the shortest distance between its points."""
+    if c.t.size < 2:
+        return resolution
+    return max(resolution, int(np.diff(c.t).min()))
+
+
 def drop_empty(c: Columns) -> Columns:
     keep = np.isfinite(c.avg)
     return Columns(c.t[keep], c.avg[keep], c.max[keep], c.min[keep])

@@ -148,6 +148,9 @@ class SeriesKey:
     metric: str
     unit: str
     labels: tuple[tuple[str, str], ...] = ()
+    # The series' own period (CloudWatch: 300 for AWS/EC2 on basic monitoring and the EC2 balances, else 60):
+    # readers turn a Sum into a rate with it and snapshots keep it (timeseries/snapshots.py).
+    step_seconds: int = 60
 
 
 CLUSTER_SCOPED_KINDS = ("cluster", "tikv_node")  # unique per cluster; instance/volume series unique per org
@@ -174,26 +177,31 @@ def ensure_series(
         if scoped:
             conflict = (
                 "ON CONFLICT (org_id, cluster_id, entity_kind, entity_id, metric, labels) "
-                "WHERE entity_kind IN ('cluster', 'tikv_node') DO UPDATE SET unit = EXCLUDED.unit"
+                "WHERE entity_kind IN ('cluster', 'tikv_node') DO UPDATE SET unit = EXCLUDED.unit, "
+                "step_seconds = EXCLUDED.step_seconds"
             )
         else:
             conflict = (
                 "ON CONFLICT (org_id, entity_kind, entity_id, metric, labels) "
                 "WHERE entity_kind IN ('instance', 'volume') DO UPDATE SET unit = EXCLUDED.unit, "
-                "cluster_id = COALESCE(EXCLUDED.cluster_id, metric_series.cluster_id)"
+                "step_seconds = EXCLUDED.step_seconds, cluster_id = COALESCE(EXCLUDED.cluster_id, metric_series.cluster_id)"
             )
         rows = db.execute(
             text(
-                "INSERT INTO metric_series (org_id, cluster_id, entity_kind, entity_id, metric, unit, labels) "
-                "SELECT CAST(:org AS uuid), CAST(:cluster AS uuid), k.kind, k.eid, k.metric, k.unit, CAST(k.labels AS jsonb) "
+                "INSERT INTO metric_series (org_id, cluster_id, entity_kind, entity_id, metric, unit, labels, "
+                "step_seconds) "
+                "SELECT CAST(:org AS uuid), CAST(:cluster AS uuid), k.kind, k.eid, k.metric, k.unit, "
+                "CAST(k.labels AS jsonb), k.step "
                 "FROM unnest(CAST(:kinds AS text[]), CAST(:eids AS text[]), CAST(:metrics AS text[]), "
-                "CAST(:units AS text[]), CAST(:labels AS text[])) AS k(kind, eid, metric, unit, labels) "
+                "CAST(:units AS text[]), CAST(:labels AS text[]), CAST(:steps AS integer[])) "
+                "AS k(kind, eid, metric, unit, labels, step) "
                 f"{conflict} RETURNING id, entity_kind, entity_id, metric, labels"
             ),
             {"org": org_id, "cluster": cluster_id, "kinds": [k.entity_kind for k in group],
              "eids": [k.entity_id for k in group], "metrics": [k.metric for k in group],
              "units": [k.unit for k in group],
-             "labels": [json.dumps(dict(k.labels), sort_keys=True) for k in group]},
+             "labels": [json.dumps(dict(k.labels), sort_keys=True) for k in group],
+             "steps": [k.step_seconds for k in group]},
         )
         by_identity = {
             (kind, eid, metric, tuple(sorted(labels.items()))): int(sid) for sid, kind, eid, metric, labels in rows

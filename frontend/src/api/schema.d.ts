@@ -3194,6 +3194,11 @@ export interface components {
             /** Min */
             min: (number | null)[];
             /**
+             * Step Seconds
+             * @description Seconds one point of this series covers: the chart's resolution, or the series' own period when that is longer (AWS/EC2 sends 5-minute points on basic monitoring). A longer distance between two points is a gap.
+             */
+            step_seconds: number;
+            /**
              * T
              * @description Bucket start, epoch seconds (UTC).
              */
