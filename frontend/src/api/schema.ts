@@ -1858,6 +1858,11 @@ export interface components {
             longest_run_minutes: number | null;
             /** Measures */
             measures: components["schemas"]["Measure"][];
+            /**
+             * Per Node
+             * @description A cluster-level config finding: each store's own evidence.
+             */
+            per_node: components["schemas"]["NodeEvidence"][];
             /** Series */
             series: components["schemas"]["SeriesRef"][];
             /**
@@ -2673,6 +2678,45 @@ export interface components {
             store_id?: number | null;
             /** Version */
             version?: string | null;
+        };
+        /**
+         * NodeEvidence
+         * @description One store's own reading behind a cluster-level config finding: what it showed and what it alone needs.
+         *
+         *     TiUP's `server_configs.tikv` and TiDB Operator's `spec.tikv.config` set a key for every store, so the advisor
+         *     states one finding per group of like stores (docs/thresholds/cluster-config.md) and keeps each store's
+         *     evidence here.
+         */
+        NodeEvidence: {
+            /** Instance Type */
+            instance_type: string;
+            /** Longest Run Minutes */
+            longest_run_minutes: number | null;
+            /** Measures */
+            measures: components["schemas"]["Measure"][];
+            /**
+             * Needs
+             * @description tikv.toml key -> the value this store alone would get.
+             */
+            needs: {
+                [key: string]: string | number | boolean | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            /** Node */
+            node: string;
+            /**
+             * Severity
+             * @enum {string}
+             */
+            severity: "critical" | "warning" | "info";
+            /** Share Of Window */
+            share_of_window: number | null;
+            /**
+             * Title
+             * @description What the rule said about this store alone.
+             */
+            title: string;
         };
         /** NodeInstance */
         NodeInstance: {
