@@ -145,15 +145,14 @@ def bench_load(repeats: int = 3) -> dict[str, Any]:
 def bench_store(url: str, repeats: int = 3) -> dict[str, Any]:
     import uuid
 
+    from headroom.accounts.models import Organization
+    from headroom.domain.snapshot.scenario import load_scenario
+    from headroom.models import import_all_models
+    from headroom.platform.security import new_external_id
+    from headroom.sources.demo.service import ingest_window, seed_demo_cluster
+    from headroom.timeseries.snapshots import build_snapshot
     from sqlalchemy import create_engine
     from sqlalchemy.orm import sessionmaker
-
-    from headroom.platform.security import new_external_id
-    from headroom.clusters.demo import ingest_window, seed_demo_cluster
-    from headroom.timeseries.snapshots import build_snapshot
-    from headroom.domain.snapshot.scenario import load_scenario
-    from headroom.accounts.models import Organization
-    from headroom.platform.orm import import_all_models
 
     import_all_models()  # the demo ingest touches tables of several features
     engine = create_engine(url)

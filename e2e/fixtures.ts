@@ -14,7 +14,7 @@ interface Fixtures {
   shell: AppShell;
   clustersPage: ClustersPage;
   clusterPage: ClusterPage;
-  /** The demo organisation's login that `headroom serve` seeds (clusters/demo.py ensure_demo_account). */
+  /** The demo organisation's login that `headroom serve` seeds (sources/demo/service.py ensure_demo_account). */
   demoLogin: { email: string; password: string };
   /** A fresh, never-used account per test, so runs never collide on a shared database. */
   newAccount: NewAccount;

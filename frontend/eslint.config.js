@@ -10,7 +10,7 @@ import { boundaryConfigs } from './eslint-rules/boundaries.js';
 const srcDir = fileURLToPath(new URL('./src', import.meta.url));
 
 export default tseslint.config(
-  { ignores: ['dist', 'node_modules', 'src/api/schema.d.ts'] },
+  { ignores: ['dist', 'node_modules', 'src/api/schema.ts'] },
   {
     files: ['**/*.{ts,tsx}'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],

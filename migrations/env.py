@@ -7,8 +7,9 @@ import re
 from logging.config import fileConfig
 
 from alembic import context
+from headroom.models import import_all_models
 from headroom.platform.db import normalise_database_url
-from headroom.platform.orm import Base, import_all_models
+from headroom.platform.orm import Base
 from sqlalchemy import engine_from_config, pool
 
 import_all_models()  # registers every table (headroom.models lists the model modules)

@@ -1,5 +1,7 @@
-"""The ORM model modules: an explicit list read by `platform.orm.import_all_models` (alembic and the app import
-every table through it)."""
+"""The ORM model modules: an explicit list that `import_all_models` imports (alembic and the app import every table
+through it). It sits here, above the features, so the ORM base (platform.orm) never imports a feature."""
+
+import importlib
 
 MODEL_MODULES = (
     "headroom.accounts.models",
@@ -12,3 +14,9 @@ MODEL_MODULES = (
     "headroom.timeseries.models",
     "headroom.digest.models",
 )
+
+
+def import_all_models() -> None:
+    """Import every module MODEL_MODULES lists, so all tables are on platform.orm.Base.metadata."""
+    for name in MODEL_MODULES:
+        importlib.import_module(name)

@@ -35,6 +35,14 @@ def aws_endpoint_url() -> str:
     return url
 
 
+@pytest.fixture(scope="session", autouse=True)
+def job_table() -> None:
+    """Install the job table, as every entry point does (headroom.jobs.all_jobs): services queue jobs by name."""
+    from headroom.jobs import all_jobs
+
+    all_jobs()
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

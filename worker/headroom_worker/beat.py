@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from headroom.platform.jobs.registry import all_jobs
+from headroom.jobs import all_jobs
 
 
 def beat_schedule() -> dict[str, dict[str, Any]]:

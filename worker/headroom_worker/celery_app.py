@@ -7,7 +7,8 @@ import os
 from typing import Any
 
 from celery import Celery, signals
-from headroom.platform.jobs.registry import QUEUES, all_jobs
+from headroom.jobs import all_jobs
+from headroom.platform.jobs.registry import QUEUES
 from headroom.platform.logging import configure_logging, settings_secret_values
 from headroom.platform.settings import get_settings
 from kombu import Queue  # type: ignore[attr-defined]  # kombu re-exports it without __all__

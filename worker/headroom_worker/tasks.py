@@ -10,9 +10,10 @@ import psycopg
 import redis
 import sqlalchemy.exc
 from celery import Task
-from headroom.platform.jobs.registry import Job, all_jobs
-from headroom.platform.settings import get_settings
 from headroom.domain.catalog.instance_types import use_override_file
+from headroom.jobs import all_jobs
+from headroom.platform.jobs.registry import Job
+from headroom.platform.settings import get_settings
 
 from headroom_worker.celery_app import app
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, BackgroundTasks, Request, Response, status
-from sqlalchemy import select
 
 from headroom.accounts import login_limits
 from headroom.accounts import service as accounts
 from headroom.accounts.login_limits import LoginLimits
-from headroom.accounts.models import Membership, Organization, User
 from headroom.accounts.schemas import (
     InvitationAccept,
     LoginCreate,
@@ -56,24 +55,25 @@ def _set_session_cookies(response: Response, ctx: AppContext, token: str) -> Non
     )
 
 
-def _session_read(db: DB, user: User, membership: Membership) -> SessionRead:
-    org = db.get(Organization, membership.org_id)
-    return SessionRead.model_validate({"user": user, "organization": org, "role": membership.role})
-
-
-def _start_session(request: Request, response: Response, db: DB, ctx: AppContext, user: User,
-                   membership: Membership) -> SessionRead:
-    token = accounts.open_session(
-        db,
-        user,
-        membership.org_id,
-        now=ctx.clock(),
-        ttl=dt.timedelta(hours=ctx.settings.session_ttl_hours),
-        ip=client_ip(request),
-        user_agent=request.headers.get("user-agent"),
+def _session_read(session: accounts.SignedIn) -> SessionRead:
+    return SessionRead.model_validate(
+        {"user": session.user, "organization": session.organization, "role": session.role}
     )
-    _set_session_cookies(response, ctx, token)
-    return _session_read(db, user, membership)
+
+
+def _started(request: Request, response: Response, ctx: AppContext, session: accounts.SignedIn) -> SessionRead:
+    assert session.token is not None
+    _set_session_cookies(response, ctx, session.token)
+    return _session_read(session)
+
+
+def _session_kwargs(request: Request, ctx: AppContext) -> dict[str, Any]:
+    return {
+        "now": ctx.clock(),
+        "ttl": dt.timedelta(hours=ctx.settings.session_ttl_hours),
+        "ip": client_ip(request),
+        "user_agent": request.headers.get("user-agent"),
+    }
 
 
 @router.post("/signup", status_code=status.HTTP_202_ACCEPTED, response_model=SignupStarted)
@@ -124,7 +124,7 @@ def confirm_signup(body: SignupConfirm, request: Request, response: Response, db
     user, org, membership = accounts.confirm_sign_up(db, ctx.secret_box, body.token, now=ctx.clock())
     accounts.audit(db, org.id, "auth.signup_confirmed", target_kind="user", target_id=user.id,
                    actor_user_id=user.id, ip=client_ip(request))
-    return _start_session(request, response, db, ctx, user, membership)
+    return _started(request, response, ctx, accounts.start_session(db, user, membership, **_session_kwargs(request, ctx)))
 
 
 @router.post("/login", response_model=SessionRead)
@@ -143,7 +143,7 @@ def login(body: LoginCreate, request: Request, response: Response, db: DB, ctx: 
     membership = accounts.primary_membership(db, user.id)
     accounts.audit(db, membership.org_id, "auth.login", target_kind="user", target_id=user.id,
                    actor_user_id=user.id, ip=client_ip(request))
-    return _start_session(request, response, db, ctx, user, membership)
+    return _started(request, response, ctx, accounts.start_session(db, user, membership, **_session_kwargs(request, ctx)))
 
 
 @router.post("/logout", status_code=status.HTTP_204_NO_CONTENT)
@@ -162,12 +162,7 @@ def me(caller: Caller, db: DB) -> SessionRead:
     """The signed-in user, their organisation and role."""
     if caller.user_id is None:
         raise NotAuthenticated("This API token has no user.")
-    user = db.get(User, caller.user_id)
-    membership = db.scalar(
-        select(Membership).where(Membership.user_id == caller.user_id, Membership.org_id == caller.org_id)
-    )
-    assert user is not None and membership is not None
-    session = _session_read(db, user, membership)
+    session = _session_read(accounts.signed_in(db, caller.user_id, caller.org_id))
     session.role = caller.role  # type: ignore[assignment]
     return session
 
@@ -181,4 +176,4 @@ def accept_invitation(body: InvitationAccept, request: Request, response: Respon
     user, membership = accounts.accept_invitation(
         db, token=body.token, password=body.password, full_name=body.full_name, now=ctx.clock()
     )
-    return _start_session(request, response, db, ctx, user, membership)
+    return _started(request, response, ctx, accounts.start_session(db, user, membership, **_session_kwargs(request, ctx)))

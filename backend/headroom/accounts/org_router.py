@@ -5,10 +5,8 @@ from __future__ import annotations
 import uuid
 
 from fastapi import APIRouter, Query, Response, status
-from sqlalchemy import select
 
 from headroom.accounts import service as accounts
-from headroom.accounts.models import AuditLog, Organization
 from headroom.accounts.schemas import (
     ApiTokenCreate,
     ApiTokenCreated,
@@ -29,21 +27,14 @@ router = APIRouter(prefix="/org", tags=["organization"])
 
 
 @router.get("", response_model=OrganizationDetailRead)
-def get_org(caller: Caller, db: DB) -> Organization:
+def get_org(caller: Caller, db: DB) -> object:
     """Your organisation, with the AWS external ID its IAM role trust policy must require."""
-    org = db.get(Organization, caller.org_id)
-    assert org is not None
-    return org
+    return accounts.get_organization(db, caller)
 
 
 @router.patch("", response_model=OrganizationDetailRead)
-def update_org(body: OrganizationUpdate, caller: Caller, db: DB) -> Organization:
-    caller.require("admin")
-    org = db.get(Organization, caller.org_id)
-    assert org is not None
-    org.name = body.name
-    accounts.audit(db, caller, "org.updated", target_kind="organization", target_id=org.id, details={"name": body.name})
-    return org
+def update_org(body: OrganizationUpdate, caller: Caller, db: DB) -> object:
+    return accounts.rename_organization(db, caller, body.name)
 
 
 @router.get("/members", response_model=list[MemberRead])
@@ -111,8 +102,4 @@ def revoke_token(token_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> o
 def audit_log(caller: Caller, db: DB, limit: int = Query(100, ge=1, le=1000),
               before_id: int | None = Query(None, ge=1, le=INT64_MAX)) -> list[object]:
     """Who did what, newest first (admins)."""
-    caller.require("admin")
-    query = select(AuditLog).where(AuditLog.org_id == caller.org_id)
-    if before_id is not None:
-        query = query.where(AuditLog.id < before_id)
-    return list(db.scalars(query.order_by(AuditLog.id.desc()).limit(limit)))
+    return list(accounts.audit_entries(db, caller, limit=limit, before_id=before_id))

@@ -230,6 +230,68 @@ def open_session(
     return token
 
 
+@dataclass(frozen=True)
+class SignedIn:
+    """Who a session is for (the who-am-I answer), and its token when it was just opened."""
+
+    user: User
+    organization: Organization
+    role: str
+    token: str | None = None
+
+
+def start_session(
+    db: Session,
+    user: User,
+    membership: Membership,
+    *,
+    now: dt.datetime,
+    ttl: dt.timedelta,
+    ip: str | None,
+    user_agent: str | None,
+) -> SignedIn:
+    """Open a login session in the membership's organisation; the answer carries its token."""
+    token = open_session(db, user, membership.org_id, now=now, ttl=ttl, ip=ip, user_agent=user_agent)
+    org = db.get(Organization, membership.org_id)
+    assert org is not None
+    return SignedIn(user, org, membership.role, token)
+
+
+def signed_in(db: Session, user_id: uuid.UUID, org_id: uuid.UUID) -> SignedIn:
+    """Who a session's user is in its organisation (who-am-I)."""
+    user = db.get(User, user_id)
+    membership = _membership(db, org_id, user_id)
+    org = db.get(Organization, org_id)
+    assert user is not None and membership is not None and org is not None
+    return SignedIn(user, org, membership.role)
+
+
+def get_organization(db: Session, principal: Principal) -> Organization:
+    """The principal's organisation."""
+    org = db.get(Organization, principal.org_id)
+    if org is None:
+        raise NotFound("organisation not found")
+    return org
+
+
+def rename_organization(db: Session, principal: Principal, name: str) -> Organization:
+    """Rename the principal's organisation (admins)."""
+    principal.require("admin")
+    org = get_organization(db, principal)
+    org.name = name
+    audit(db, principal, "org.updated", target_kind="organization", target_id=org.id, details={"name": name})
+    return org
+
+
+def audit_entries(db: Session, principal: Principal, *, limit: int, before_id: int | None) -> list[AuditLog]:
+    """The organisation's audit log, newest first, `limit` entries older than `before_id` (admins)."""
+    principal.require("admin")
+    query = select(AuditLog).where(AuditLog.org_id == principal.org_id)
+    if before_id is not None:
+        query = query.where(AuditLog.id < before_id)
+    return list(db.scalars(query.order_by(AuditLog.id.desc()).limit(limit)))
+
+
 def close_session(db: Session, session_id: uuid.UUID) -> None:
     session = db.get(UserSession, session_id)
     if session is not None:

@@ -23,8 +23,8 @@ from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf import (
     FORMATS,
     HostFacts,
-    Node,
     Patch,
+    PatchTarget,
     TikvConfError,
     artefact,
     config_json_view,
@@ -39,7 +39,7 @@ GIB = 1024**3
 class _Cluster:
     name: str
     version: str | None
-    nodes: tuple[Node, ...]
+    nodes: tuple[PatchTarget, ...]
     configs: dict[str, dict[str, Any]]  # status address -> dotted-key view of the effective config
     hosts: dict[str, HostFacts]
 
@@ -64,7 +64,7 @@ def _cluster_from_snapshot(path: Path) -> _Cluster:
         strict_error = str(exc)
     else:
         nodes = tuple(
-            Node(
+            PatchTarget(
                 status_address=node.status_address,
                 address=node.address,
                 instance_id=node.instance_id,
@@ -84,7 +84,7 @@ def _cluster_from_snapshot(path: Path) -> _Cluster:
         document = json.loads(_read_text(path, "snapshot"))
         cluster = document["cluster"]
         nodes = tuple(
-            Node(
+            PatchTarget(
                 status_address=raw["status_address"],
                 address=raw.get("address"),
                 instance_id=raw.get("instance_id"),

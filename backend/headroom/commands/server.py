@@ -32,12 +32,14 @@ def serve(
     import uvicorn
 
     from headroom.api.app import build_context, create_app
+    from headroom.jobs import all_jobs
     from headroom.platform.embedded import start_embedded_postgres
     from headroom.platform.jobs.runtime import start_inprocess_scheduler
     from headroom.platform.migrate import upgrade_to_head
 
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_json, secrets=settings_secret_values(settings))
+    jobs = all_jobs()  # installs the job table that queuing a job (dispatch) looks the job up in
     database_url = settings.database_url or start_embedded_postgres(settings.data_dir / "postgres")
     if migrate:
         upgrade_to_head(database_url)
@@ -45,7 +47,7 @@ def serve(
     ctx = build_context(settings, database_url)
     app = create_app(ctx, frontend_dist=_frontend_dist(settings.frontend_dist))
     if not settings.redis_url:
-        start_inprocess_scheduler(database_url, settings)
+        start_inprocess_scheduler(jobs, database_url, settings)
     bind_host, bind_port = host or settings.host, port or settings.port
     url = f"http://{bind_host}:{bind_port}"
     typer.echo(f"Headroom is running at {url}  (API docs: {url}/api/docs)")
@@ -73,8 +75,8 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "INFO") -> A
 
 
 def _ensure_demo(database_url: str, settings: object) -> tuple[str, str]:
-    from headroom.clusters.demo import ensure_demo_account
     from headroom.platform.db import session_scope
+    from headroom.sources.demo.service import ensure_demo_account
 
     with session_scope(database_url) as db:
         email, password, _ = ensure_demo_account(db, get_settings().data_dir / "demo-password.txt")

@@ -12,7 +12,7 @@ import typer
 from headroom.commands._output import fail
 from headroom.domain.snapshot.errors import ScenarioError, SnapshotError
 from headroom.domain.snapshot.files import save_snapshot, snapshot_to_json
-from headroom.domain.snapshot.scenario import load_scenario
+from headroom.domain.snapshot.scenario import Monitoring, load_scenario
 from headroom.domain.snapshot.simulate import simulate
 
 
@@ -43,6 +43,14 @@ def simulate_command(
             "--start", help="Window start, ISO 8601 (default: the scenario's start, else now − hours)."
         ),
     ] = None,
+    monitoring: Annotated[
+        str | None,
+        typer.Option(
+            "--monitoring",
+            help="EC2 CloudWatch monitoring: basic (5-minute EC2 metrics, AWS's default), detailed (1-minute) "
+            "or minute (every series at 1 minute, no gaps); default: the scenario's.",
+        ),
+    ] = None,
 ) -> None:
     """Simulate a fleet described by a scenario and write its snapshot (JSON, 60 s steps by default)."""
     if hours <= 0:
@@ -57,8 +65,15 @@ def simulate_command(
     if begin is None:
         now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
         begin = now - timedelta(hours=hours)
+    if monitoring not in (None, "basic", "detailed", "minute"):
+        fail(f"--monitoring: basic, detailed or minute, got {monitoring!r}")
+    chosen = (
+        Monitoring(ec2=monitoring, gaps=parsed.monitoring.gaps)
+        if monitoring
+        else None
+    )
     try:
-        snapshot = simulate(parsed, hours=hours, seed=seed, start=begin, step_seconds=step)
+        snapshot = simulate(parsed, hours=hours, seed=seed, start=begin, step_seconds=step, monitoring=chosen)
     except ScenarioError as exc:
         fail(f"{scenario}: {exc}")
     if out is None:

@@ -7,7 +7,7 @@ talking to the SMTP server (headroom.digest.service.send_week, claim_week), then
 - accepted -> `sent` (with the count of accepted recipients);
 - a transient failure (4xx, connection refused or dropped, time-out) -> `retrying`, and the task raises a
   ConnectionError that the Celery task retries with exponential backoff and jitter (headroom_worker.tasks:
-  retry_backoff=2, max 120 s, 5 retries) after the sender's own two quick retries (digest.send.SEND_RETRY);
+  retry_backoff=2, max 120 s, 5 retries) after the sender's own two quick retries (platform.smtp.SEND_RETRY);
   the retry takes the row back. The last allowed attempt (services.digest.MAX_ATTEMPTS) records `failed` instead;
 - a permanent failure (5xx, authentication, TLS) -> `failed` with the reason, never retried;
 - no member with a verified email -> `skipped`.

@@ -1,5 +1,5 @@
 """The weekly advisory email's shell: settings, recipients, the data per org (for headroom.digest.build), the
-(org, ISO week) send record and email verification. Callers commit; SMTP lives in headroom.digest.send.
+(org, ISO week) send record and email verification. Callers commit; SMTP lives in headroom.platform.smtp.
 
 Idempotency: `claim_week` inserts the week's `digest_sends` row (or takes back a `retrying` one, or a `sending`
 one left stale by a killed worker) with one INSERT ... ON CONFLICT DO UPDATE ... WHERE; it returns nothing when
@@ -27,7 +27,6 @@ from sqlalchemy.orm import Session
 from headroom.accounts.models import Membership, Organization, User
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.models import Cluster
-from headroom.digest import send as smtp
 from headroom.digest.build import (
     ClusterDigest,
     Digest,
@@ -43,6 +42,7 @@ from headroom.findings.models import FindingRecord, Recommendation
 from headroom.findings.service import stored_evidence, stored_group, stored_impact
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance
+from headroom.platform import smtp
 from headroom.platform.errors import NotFound
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger

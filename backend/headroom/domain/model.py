@@ -168,6 +168,26 @@ class Forecast(_FindingPart):
     source: str | None = Field(default=None, description="The public document whose rules it applies (with its link).")
 
 
+class NodeEvidence(_FindingPart):
+    """One store's own reading behind a cluster-level config finding: what it showed and what it alone needs.
+
+    TiUP's `server_configs.tikv` and TiDB Operator's `spec.tikv.config` set a key for every store, so the advisor
+    states one finding per group of like stores (docs/thresholds/cluster-config.md) and keeps each store's
+    evidence here.
+    """
+
+    node: str
+    instance_type: str
+    severity: Severity
+    title: str = Field(description="What the rule said about this store alone.")
+    measures: list[Measure] = Field(default_factory=list)
+    share_of_window: float | None = None
+    longest_run_minutes: float | None = None
+    needs: dict[str, ChangeValue] = Field(
+        default_factory=dict, description="tikv.toml key -> the value this store alone would get."
+    )
+
+
 class Evidence(_FindingPart):
     """Observed numbers vs limits, the window, how often and how long the condition held, forecasts, what to chart."""
 
@@ -183,6 +203,9 @@ class Evidence(_FindingPart):
     corroboration: list[str] = Field(default_factory=list)
     forecasts: list[Forecast] = Field(default_factory=list)
     series: list[SeriesRef] = Field(default_factory=list)
+    per_node: list[NodeEvidence] = Field(
+        default_factory=list, description="A cluster-level config finding: each store's own evidence."
+    )
 
 
 class Impact(_FindingPart):

@@ -133,7 +133,7 @@ def _release(ctx: JobContext, cluster_id: uuid.UUID, run_id: str) -> None:
 def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UUID]:
     """Return the demo clusters created in the last day that have series but no finding yet."""
     from headroom.findings.models import FindingRecord
-    from headroom.timeseries.models import MetricSeries
+    from headroom.timeseries.repository import has_series
 
     return list(
         db.scalars(
@@ -141,7 +141,7 @@ def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UU
                 Cluster.is_demo,
                 Cluster.created_at > now - DEMO_FIRST_RUN_WITHIN,
                 ~exists().where(FindingRecord.cluster_id == Cluster.id),
-                exists().where(MetricSeries.cluster_id == Cluster.id),
+                has_series(Cluster.id),
             )
         )
     )

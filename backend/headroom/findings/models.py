@@ -19,9 +19,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from headroom.domain.model import SEVERITIES, Change
-from headroom.platform.orm import Base, ChangeJSON, enum_column, fk_column, uuid_pk
+from headroom.platform.orm import ENTITY_KINDS, Base, ChangeJSON, enum_column, fk_column, uuid_pk
 
-ENTITY_KINDS = ("cluster", "tikv_node", "instance", "volume")
 FINDING_STATUSES = ("open", "acknowledged", "snoozed", "resolved")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,20 @@ from headroom.domain.catalog.resolve import (
     resolve_volume_limits,
 )
 from headroom.inventory.models import Instance, InstanceTypeLimits, InventoryChange, Volume
-from headroom.sources.aws.ec2_inventory import attributes_at as undo_changes
+
+
+def undo_changes(current: Mapping[str, Any], changes: Sequence[tuple[dt.datetime, str, Any, Any]],
+                 ts: dt.datetime) -> dict[str, Any]:
+    """An entity's attributes at `ts`: undo, newest first, every change observed after `ts`.
+
+    `changes` are (observed_at, field, old, new). A change observed at t means the new value held from t on
+    (the collector sees a change within one sweep of it happening: a minute late at most).
+    """
+    attrs = dict(current)
+    for observed_at, name, old, _new in sorted(changes, key=lambda c: c[0], reverse=True):
+        if observed_at > ts:
+            attrs[name] = old
+    return attrs
 
 
 def described_types(db: Session, instance_types: Iterable[str]) -> dict[str, DescribedType]:

@@ -7,18 +7,14 @@ import uuid
 from fastapi import APIRouter, Query, status
 
 from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
-from headroom.inventory import service, tikv_configs
-from headroom.inventory.models import TikvConfig, TikvNode
+from headroom.inventory import service
 from headroom.inventory.schemas import (
     ConfigRead,
     ConfigUpload,
-    InstanceEbsLimits,
     NodeCreate,
-    NodeInstance,
     NodeList,
     NodeRead,
     NodeUpdate,
-    NodeVolume,
 )
 from headroom.platform import outbound
 from headroom.platform.schemas import INT32_MAX, ErrorResponse
@@ -27,69 +23,16 @@ router = APIRouter(prefix="/clusters/{cluster_id}/nodes", tags=["nodes"])
 REFRESH_BUDGET_SECONDS = 30.0  # all attempts of a status-port read from a request (docs/outbound.md)
 
 
-def _node_reads(db: DB, nodes: list[TikvNode]) -> list[NodeRead]:
-    if not nodes:
-        return []
-    inventory = service.nodes_inventory(db, nodes[0].org_id, nodes)
-    return [_node_read(node, inventory[node.id]) for node in nodes]
-
-
-def _node_read(node: TikvNode, inv: service.NodeInventory) -> NodeRead:
-    read = NodeRead.model_validate(node)
-    read.config_versions = inv.config_versions
-    if inv.instance is not None:
-        lim = inv.limits.limits if inv.limits is not None else None
-        read.instance = NodeInstance(
-            instance_id=inv.instance.instance_id,
-            instance_type=inv.instance.instance_type,
-            vcpus=inv.instance.vcpus,
-            memory_gib=inv.instance.memory_gib,
-            availability_zone=inv.instance.availability_zone,
-            ebs=InstanceEbsLimits(
-                baseline_throughput_mbps=lim.baseline_throughput_mbps,
-                max_throughput_mbps=lim.max_throughput_mbps,
-                baseline_iops=lim.baseline_iops,
-                max_iops=lim.max_iops,
-                bursts=lim.bursts,
-                source=lim.source,
-            )
-            if lim is not None
-            else None,
-            ebs_note=inv.limits.note if inv.limits is not None and lim is None else None,
-        )
-    read.volumes = [
-        NodeVolume(
-            volume_id=v.volume.volume_id,
-            role=v.role,
-            volume_type=v.volume.volume_type,
-            size_gib=v.volume.size_gib,
-            iops=v.figures.iops,
-            iops_provisioned=v.figures.iops_provisioned,
-            throughput_mibps=v.figures.throughput_mibps,
-            burstable=v.figures.burstable,
-            device=v.volume.device,
-        )
-        for v in inv.volumes
-    ]
-    return read
-
-
-def _config_read(row: TikvConfig, created: bool = True) -> ConfigRead:
-    read = ConfigRead.model_validate(row)
-    read.created = created
-    return read
-
-
 @router.get("", response_model=NodeList)
 def list_nodes(cluster_id: uuid.UUID, caller: Caller, db: DB) -> NodeList:
-    items = _node_reads(db, service.list_nodes(db, caller, cluster_id))
+    items = service.node_reads(db, service.list_nodes(db, caller, cluster_id))
     return NodeList(items=items, total=len(items))
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=NodeRead)
 def create_node(cluster_id: uuid.UUID, body: NodeCreate, caller: Caller, db: DB) -> NodeRead:
     """Add a node by hand, e.g. to give a status address Prometheus can't tell."""
-    return _node_reads(db, [service.create_node(db, caller, cluster_id, **body.model_dump())])[0]
+    return service.node_reads(db, [service.create_node(db, caller, cluster_id, **body.model_dump())])[0]
 
 
 @router.patch("/{node_id}", response_model=NodeRead)
@@ -97,7 +40,7 @@ def update_node(
     cluster_id: uuid.UUID, node_id: uuid.UUID, body: NodeUpdate, caller: Caller, db: DB
 ) -> NodeRead:
     node = service.update_node(db, caller, cluster_id, node_id, status_address=body.status_address)
-    return _node_reads(db, [node])[0]
+    return service.node_reads(db, [node])[0]
 
 
 @router.get("/{node_id}/config", response_model=ConfigRead)
@@ -109,7 +52,7 @@ def get_config(
     version: int | None = Query(default=None, ge=1, le=INT32_MAX,
                                 description="A stored version; the latest when omitted."),
 ) -> ConfigRead:
-    return _config_read(tikv_configs.get_config(db, caller, cluster_id, node_id, version))
+    return service.config_read(service.get_config(db, caller, cluster_id, node_id, version))
 
 
 @router.post(
@@ -126,10 +69,10 @@ def upload_config(
     Limits (docs/upload-limits.md): size before parsing (413), YAML aliases and expansion, JSON-only YAML tags,
     no nan/inf or NUL values, and the topology sections read are type-checked (422). Nothing is stored on a
     refusal."""
-    stored = tikv_configs.upload_config(
+    stored = service.upload_config(
         db, caller, cluster_id, node_id, content=body.content, format=body.format, now=ctx.clock()
     )
-    return _config_read(stored.config, stored.created)
+    return service.config_read(stored.config, stored.created)
 
 
 @router.post("/{node_id}/config/refresh", response_model=ConfigRead,
@@ -148,9 +91,9 @@ def refresh_config(
         raise ServiceUnavailable("Could not read the config: no status address", code="status_port_unreachable")
     release_connection(db)  # no pool connection is held while the status port answers
     with outbound_slot(ctx, caller), outbound.limits(seconds=REFRESH_BUDGET_SECONDS):
-        decoded, error = tikv_configs.read_status_port(address)
+        decoded, error = service.read_status_port(address)
     if decoded is None:
         raise ServiceUnavailable(f"Could not read the config: {error}", code="status_port_unreachable")
     node = service.get_node(db, caller, cluster_id, node_id)
-    result = tikv_configs.store_polled(db, node, decoded, now=now)
-    return _config_read(tikv_configs.get_config(db, caller, cluster_id, node_id), result.created)
+    result = service.store_polled(db, node, decoded, now=now)
+    return service.config_read(service.get_config(db, caller, cluster_id, node_id), result.created)

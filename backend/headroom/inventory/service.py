@@ -1,23 +1,50 @@
-"""TiKV nodes of a cluster: listed, added by hand (store + status address), or found by a Prometheus source."""
+"""TiKV nodes of a cluster: listed, added by hand (store + status address), or found by a Prometheus source; and
+their versioned configs.
+
+Versioned TiKV configs per node: from the status port (`GET /config`), an uploaded tikv.toml, or a TiUP
+topology's `server_configs.tikv`. A new version is stored only when the content changed.
+
+`tikv_configs.config` holds the nested kebab-case document as `GET /config` returns it (what the snapshot's
+`Node.config` and `config_get` expect); uploads are parsed with tikvconf (errors carry line and column) and
+nested the same way, and the uploaded file is kept as written in `raw_text`. The content hash is SHA-256 of the
+key-sorted JSON, the same as the demo source's, so an unchanged config never makes a new version.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import json
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.service import get_cluster
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits, resolve_volume_limits
+from headroom.domain.tikvconf.change import host_of
+from headroom.domain.tikvconf.errors import ConfigParseError, ConfigTooLarge
+from headroom.domain.tikvconf.limits import drop_unstorable
+from headroom.domain.tikvconf.parse import ConfigView, config_json_view, parse_toml, tiup_topology_view
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
-from headroom.platform.errors import Conflict, NotFound
+from headroom.inventory.schemas import ConfigRead, InstanceEbsLimits, NodeInstance, NodeRead, NodeVolume
+
+# Re-exported (`as`) for the Prometheus source's node discovery: features meet through services.
+from headroom.inventory.tikv_status import StatusPortError as StatusPortError
+from headroom.inventory.tikv_status import advertised_store_address as advertised_store_address
+from headroom.inventory.tikv_status import config_url, fetch_config
+from headroom.platform.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
+from headroom.platform.logging import get_logger
 from headroom.platform.outbound import require_allowed_url
-from headroom.sources.prometheus.tikv_status import config_url
+from headroom.platform.retry import RetryPolicy
+
+log = get_logger("headroom.inventory.service")
 
 
 def list_nodes(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[TikvNode]:
@@ -232,3 +259,285 @@ def nodes_inventory(db: Session, org_id: uuid.UUID, nodes: Sequence[TikvNode]) -
             config_versions=versions.get(n.id, []),
         )
     return result
+
+
+# --- TiKV configs ------------------------------------------------------------------------------------------
+
+UploadFormat = Literal["toml", "tiup_topology"]
+ConfigFetcher = Callable[[str], tuple[dict[str, Any], str]]
+
+
+def content_sha256(config: dict[str, Any]) -> str:
+    """Hash a nested config; equal configs hash equal whatever their key order."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def nest(view: ConfigView) -> dict[str, Any]:
+    """Turn a dotted-key view ("storage.block-cache.capacity") back into nested sections."""
+    out: dict[str, Any] = {}
+    for key, value in view.items():
+        cursor = out
+        *sections, leaf = key.split(".")
+        for section in sections:
+            nxt = cursor.setdefault(section, {})
+            if not isinstance(nxt, dict):  # "a = 1" and "a.b = 2" both given: keep the table
+                nxt = cursor[section] = {}
+            cursor = nxt
+        cursor[leaf] = value
+    return out
+
+
+def _plain(value: Any) -> Any:
+    # tomlkit items unwrap to plain Python; JSON can't hold dates, so they become strings.
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    return value
+
+
+def latest_config(db: Session, node: TikvNode) -> TikvConfig | None:
+    return db.scalar(
+        select(TikvConfig).where(TikvConfig.node_id == node.id).order_by(TikvConfig.version.desc()).limit(1)
+    )
+
+
+@dataclass(frozen=True)
+class StoredConfig:
+    config: TikvConfig
+    created: bool  # False when the content equals the latest version (nothing stored)
+
+
+def store_version(
+    db: Session,
+    node: TikvNode,
+    config: dict[str, Any],
+    *,
+    source: str,
+    raw_text: str | None,
+    now: dt.datetime,
+) -> StoredConfig:
+    """Store a nested config as the node's next version unless it equals the latest one.
+
+    Keys whose values PostgreSQL's JSONB refuses (nan, inf, a NUL in a string or key) are left out and logged:
+    uploads refuse them before this (422), so only a status port's answer can bring them."""
+    config, skipped = drop_unstorable(_plain(config))
+    for key, reason in skipped:
+        log.warning("tikv_config.key_skipped", node=str(node.id), source=source, key=key, reason=reason)
+    digest = content_sha256(config)
+    latest = latest_config(db, node)
+    if latest is not None and latest.content_sha256 == digest:
+        return StoredConfig(latest, False)
+    # Serialise concurrent writers of one node (status poll vs upload) so versions stay 1, 2, 3, ...
+    db.execute(select(func.pg_advisory_xact_lock(func.hashtext(f"tikv_config:{node.id}"))))
+    latest = latest_config(db, node)
+    if latest is not None and latest.content_sha256 == digest:
+        return StoredConfig(latest, False)
+    row = TikvConfig(
+        org_id=node.org_id,
+        node_id=node.id,
+        version=(latest.version + 1) if latest else 1,
+        source=source,
+        config=config,
+        raw_text=raw_text,
+        content_sha256=digest,
+        captured_at=now,
+    )
+    db.add(row)
+    db.flush()
+    return StoredConfig(row, True)
+
+
+def upload_config(
+    db: Session,
+    principal: Principal,
+    cluster_id: uuid.UUID,
+    node_id: uuid.UUID,
+    *,
+    content: str,
+    format: UploadFormat,
+    now: dt.datetime,
+) -> StoredConfig:
+    """Store an uploaded tikv.toml (or a TiUP topology's TiKV config for this node), keeping the raw text."""
+    principal.require("admin")
+    node = get_node(db, principal, cluster_id, node_id)
+    try:
+        if format == "toml":
+            config = _plain(parse_toml(content, "tikv.toml").unwrap())
+            source = "upload"
+        else:
+            topology = tiup_topology_view(content, "topology.yaml")
+            host = host_of(node.store_address)
+            port = node.store_address.rsplit(":", 1)[1] if ":" in node.store_address else None
+            config = nest(topology.for_instance(host, int(port) if port and port.isdigit() else None))
+            source = "tiup"
+    except ConfigTooLarge as error:
+        raise PayloadTooLarge(
+            str(error),
+            code="config_too_large",
+            details=[{"field": "content", "size": error.size, "limit": error.limit, "message": error.message}],
+        ) from None
+    except ConfigParseError as error:
+        raise InvalidInput(
+            str(error),
+            code="config_parse_error",
+            details=[
+                {"field": "content", "line": error.line, "column": error.column, "message": error.message}
+            ],
+        ) from None
+    stored = store_version(db, node, config, source=source, raw_text=content, now=now)
+    audit(
+        db,
+        principal,
+        "tikv_config.uploaded",
+        target_kind="tikv_node",
+        target_id=node.id,
+        details={"format": format, "version": stored.config.version, "created": stored.created},
+    )
+    return stored
+
+
+def get_config(
+    db: Session, principal: Principal, cluster_id: uuid.UUID, node_id: uuid.UUID, version: int | None = None
+) -> TikvConfig:
+    """Return the node's latest config version, or the given one."""
+    node = get_node(db, principal, cluster_id, node_id)
+    query = select(TikvConfig).where(TikvConfig.node_id == node.id, TikvConfig.org_id == principal.org_id)
+    if version is None:
+        row = db.scalar(query.order_by(TikvConfig.version.desc()).limit(1))
+    else:
+        row = db.scalar(query.where(TikvConfig.version == version))
+    if row is None:
+        raise NotFound(
+            "No config stored for this node." if version is None else f"No config version {version}."
+        )
+    return row
+
+
+def config_versions(db: Session, node: TikvNode) -> list[int]:
+    return list(
+        db.scalars(
+            select(TikvConfig.version).where(TikvConfig.node_id == node.id).order_by(TikvConfig.version)
+        )
+    )
+
+
+@dataclass(frozen=True)
+class StatusPollResult:
+    node_id: uuid.UUID
+    status_address: str
+    version: int | None
+    created: bool
+    error: str | None
+
+
+def default_fetcher(status_address: str) -> tuple[dict[str, Any], str]:
+    return fetch_config(status_address, retry=RetryPolicy(attempts=3, base_seconds=0.5, cap_seconds=4.0))
+
+
+def read_status_port(
+    status_address: str, *, fetcher: ConfigFetcher = default_fetcher
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Fetch and check a live config: (config, None), or (None, why not). Touches no database; never raises on I/O."""
+    try:
+        decoded, _raw = fetcher(status_address)
+        config_json_view(decoded, f"{status_address}/config")  # checks the shape
+    except (StatusPortError, ConfigParseError) as error:
+        return None, str(error)
+    return decoded, None
+
+
+def store_polled(db: Session, node: TikvNode, decoded: dict[str, Any], *, now: dt.datetime) -> StatusPollResult:
+    """Store a config read from the node's status port when it changed."""
+    # The live JSON is canonical and large; raw_text is kept only for uploads, whose layout patches preserve.
+    stored = store_version(db, node, decoded, source="status_port", raw_text=None, now=now)
+    return StatusPollResult(node.id, node.status_address or "", stored.config.version, stored.created, None)
+
+
+def poll_status_port(
+    db: Session, node: TikvNode, *, now: dt.datetime, fetcher: ConfigFetcher = default_fetcher
+) -> StatusPollResult:
+    """Read a node's live config from its status port and store it when it changed. Never raises on I/O."""
+    if not node.status_address:
+        return StatusPollResult(node.id, "", None, False, "no status address")
+    decoded, error = read_status_port(node.status_address, fetcher=fetcher)
+    if decoded is None:
+        return StatusPollResult(node.id, node.status_address, None, False, error)
+    return store_polled(db, node, decoded, now=now)
+
+
+def poll_cluster(
+    db: Session,
+    org_id: uuid.UUID,
+    cluster_id: uuid.UUID,
+    *,
+    now: dt.datetime,
+    fetcher: ConfigFetcher = default_fetcher,
+) -> list[StatusPollResult]:
+    """Poll every node of a cluster that has a status address."""
+    nodes = db.scalars(
+        select(TikvNode)
+        .where(TikvNode.org_id == org_id, TikvNode.cluster_id == cluster_id)
+        .order_by(TikvNode.store_address)
+    )
+    return [poll_status_port(db, node, now=now, fetcher=fetcher) for node in nodes]
+
+
+# --- the API's views of the rows (routers never read ORM rows themselves) ---------------------------------
+
+
+def node_reads(db: Session, nodes: list[TikvNode]) -> list[NodeRead]:
+    """The API's view of nodes: each with its config versions, instance (EBS limits) and volumes."""
+    if not nodes:
+        return []
+    inventory = nodes_inventory(db, nodes[0].org_id, nodes)
+    return [_node_read(node, inventory[node.id]) for node in nodes]
+
+
+def _node_read(node: TikvNode, inv: NodeInventory) -> NodeRead:
+    read = NodeRead.model_validate(node)
+    read.config_versions = inv.config_versions
+    if inv.instance is not None:
+        lim = inv.limits.limits if inv.limits is not None else None
+        read.instance = NodeInstance(
+            instance_id=inv.instance.instance_id,
+            instance_type=inv.instance.instance_type,
+            vcpus=inv.instance.vcpus,
+            memory_gib=inv.instance.memory_gib,
+            availability_zone=inv.instance.availability_zone,
+            ebs=InstanceEbsLimits(
+                baseline_throughput_mbps=lim.baseline_throughput_mbps,
+                max_throughput_mbps=lim.max_throughput_mbps,
+                baseline_iops=lim.baseline_iops,
+                max_iops=lim.max_iops,
+                bursts=lim.bursts,
+                source=lim.source,
+            )
+            if lim is not None
+            else None,
+            ebs_note=inv.limits.note if inv.limits is not None and lim is None else None,
+        )
+    read.volumes = [
+        NodeVolume(
+            volume_id=v.volume.volume_id,
+            role=v.role,
+            volume_type=v.volume.volume_type,
+            size_gib=v.volume.size_gib,
+            iops=v.figures.iops,
+            iops_provisioned=v.figures.iops_provisioned,
+            throughput_mibps=v.figures.throughput_mibps,
+            burstable=v.figures.burstable,
+            device=v.volume.device,
+        )
+        for v in inv.volumes
+    ]
+    return read
+
+
+def config_read(row: TikvConfig, created: bool = True) -> ConfigRead:
+    """The API's view of a config version (`created`: whether this request stored it)."""
+    read = ConfigRead.model_validate(row)
+    read.created = created
+    return read

@@ -31,6 +31,11 @@ class SeriesRead(Output):
     max: list[float | None] = Field(description="Highest 1-minute value in the bucket; null for a derived series "
                                                 "(e.g. read + write) whose peak can't be had from rollups.")
     min: list[float | None]
+    step_seconds: int = Field(
+        description="Seconds one point of this series covers: the chart's resolution, or the series' own period "
+        "when that is longer (AWS/EC2 sends 5-minute points on basic monitoring). A longer distance between two "
+        "points is a gap."
+    )
 
 
 class CeilingRead(Output):
@@ -160,11 +165,11 @@ def _node_brief(refs: service.NodeRefs) -> NodeBrief:
                      instance_type=refs.instance_type, data_volume=vol(refs.data), raft_volume=vol(refs.raft))
 
 
-def _series(s: service.SeriesOut) -> SeriesRead:
+def _series(s: service.SeriesOut, resolution: int) -> SeriesRead:
     c = s.columns
     return SeriesRead(id=s.id, label=s.label, unit=s.unit, t=[int(x) for x in c.t.tolist()],
                       avg=service.finite_or_none(c.avg), max=service.finite_or_none(c.max),
-                      min=service.finite_or_none(c.min))
+                      min=service.finite_or_none(c.min), step_seconds=service.point_step(c, resolution))
 
 
 def _ceiling(c: service.CeilingSegment) -> CeilingRead:
@@ -216,7 +221,7 @@ def node_metrics(
         resolution_seconds=result.resolution,
         resolution_source=result.source,
         panels=[
-            PanelRead(id=p.id, title=p.title, unit=p.unit, series=[_series(s) for s in p.series],
+            PanelRead(id=p.id, title=p.title, unit=p.unit, series=[_series(s, result.resolution) for s in p.series],
                       ceilings=[_ceiling(c) for c in p.ceilings], forecasts=[_forecast(f) for f in p.forecasts],
                       notes=p.notes)
             for p in result.panels

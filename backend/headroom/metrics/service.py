@@ -28,8 +28,7 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal
 from headroom.clusters.service import get_cluster
-from headroom.domain import derived, units
-from headroom.domain import references
+from headroom.domain import derived, references, units
 from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.catalog.instance_types import InstanceLimits
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
@@ -124,6 +123,14 @@ def combine(parts: Sequence[Columns], fn: Callable[..., Array], *, exact_extreme
         return Columns(grid, avg, avg.copy(), avg.copy())
     nan = np.full(grid.size, np.nan)
     return Columns(grid, avg, nan, nan.copy())
+
+
+def point_step(c: Columns, resolution: int) -> int:
+    """Return the seconds one point of a series covers: the resolution, or the series' own period when that is
+    longer (a 5-minute AWS/EC2 series on a raw, 1-minute chart): the shortest distance between its points."""
+    if c.t.size < 2:
+        return resolution
+    return max(resolution, int(np.diff(c.t).min()))
 
 
 def drop_empty(c: Columns) -> Columns:

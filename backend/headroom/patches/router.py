@@ -6,13 +6,10 @@ from __future__ import annotations
 import uuid
 
 from fastapi import APIRouter, Query, Response, status
-from sqlalchemy.orm import Session
 
 from headroom.api.deps import DB, Caller, Context
-from headroom.domain.tikvconf import FORMATS
 from headroom.patches import service
-from headroom.patches.models import PatchRecord
-from headroom.patches.schemas import BaseConfigRead, PatchCreate, PatchFormat, PatchList, PatchRead
+from headroom.patches.schemas import PatchCreate, PatchFormat, PatchList, PatchRead
 
 router = APIRouter(prefix="/clusters/{cluster_id}/patches", tags=["patches"])
 _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artefact as an attachment.",
@@ -20,34 +17,19 @@ _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artef
                                   "application/sql": {}, "text/x-shellscript": {}, "text/plain": {}}}}
 
 
-def _read(db: Session, row: PatchRecord) -> PatchRead:
-    base = service.base_config(db, row)
-    has_config = base is not None
-    return PatchRead(
-        id=row.id, cluster_id=row.cluster_id, created_by_user_id=row.created_by_user_id, created_at=row.created_at,
-        finding_ids=list(row.finding_ids), base_config_id=row.base_config_id,
-        base_config=BaseConfigRead(id=base.id, node_id=base.node_id, version=base.version, source=base.source,
-                                   captured_at=base.captured_at, has_raw_text=base.raw_text is not None)
-        if base is not None else None,
-        changes=list(row.changes), change_sources=list(row.change_sources), notes=list(row.notes), applied_at=row.applied_at,
-        applied_by_user_id=row.applied_by_user_id,
-        formats=[f for f in FORMATS if has_config or f not in ("merged", "diff")],
-    )
-
-
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=PatchRead)
 def create_patch(cluster_id: uuid.UUID, body: PatchCreate, caller: Caller, db: DB, ctx: Context) -> PatchRead:
     """Store a patch of the findings' changes against a config version, current values filled in (admin)."""
     row = service.create_patch(db, caller, cluster_id, finding_ids=body.finding_ids, base_config=body.base_config,
                                now=ctx.clock())
-    return _read(db, row)
+    return service.patch_read(db, row)
 
 
 @router.get("", response_model=PatchList)
 def list_patches(cluster_id: uuid.UUID, caller: Caller, db: DB) -> PatchList:
     """List the cluster's patches, newest first."""
     rows = service.list_patches(db, caller, cluster_id)
-    return PatchList(items=[_read(db, r) for r in rows], total=len(rows))
+    return PatchList(items=[service.patch_read(db, r) for r in rows], total=len(rows))
 
 
 @router.get("/{patch_id}", response_model=PatchRead, responses=_DOWNLOADS)  # type: ignore[arg-type]
@@ -62,7 +44,7 @@ def get_patch(
 ) -> object:
     """Read the patch, or download it as an artefact (merged/diff patch the node's stored config)."""
     if format is None:
-        return _read(db, service.get_patch(db, caller, cluster_id, patch_id))
+        return service.patch_read(db, service.get_patch(db, caller, cluster_id, patch_id))
     rendered = service.render_patch(db, caller, cluster_id, patch_id, format, node=node, rollback=rollback)
     art = rendered.artefact
     headers = {"Content-Disposition": f'attachment; filename="{art.filename}"'}
@@ -75,4 +57,4 @@ def get_patch(
 @router.post("/{patch_id}/applied", response_model=PatchRead)
 def mark_applied(cluster_id: uuid.UUID, patch_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> PatchRead:
     """Record that the patch was applied, when and by whom (admin)."""
-    return _read(db, service.mark_applied(db, caller, cluster_id, patch_id, now=ctx.clock()))
+    return service.patch_read(db, service.mark_applied(db, caller, cluster_id, patch_id, now=ctx.clock()))

@@ -29,11 +29,12 @@ from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
 from headroom.domain.model import Change, severity_rank
 from headroom.domain.tikvconf import (
+    FORMATS,
     Artefact,
     ConfigParseError,
     HostFacts,
-    Node,
     PatchConflict,
+    PatchTarget,
     TikvConfError,
     UnknownConfigKey,
     UnknownFormat,
@@ -49,6 +50,7 @@ from headroom.domain.tikvconf.keys import check_value
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
 from headroom.patches.models import PatchRecord
+from headroom.patches.schemas import BaseConfigRead, PatchRead
 from headroom.platform.errors import AppError, Conflict, InvalidInput, NotFound
 from headroom.timeseries.snapshots import latest_configs
 
@@ -65,7 +67,7 @@ class BadFormat(AppError):
 @dataclass(frozen=True)
 class _NodeInfo:
     row: TikvNode
-    node: Node
+    node: PatchTarget
     host: HostFacts
 
 
@@ -81,8 +83,8 @@ def _nodes(db: Session, cluster: Cluster) -> list[_NodeInfo]:
         status_address = r.status_address or f"{r.store_address.rpartition(':')[0] or r.store_address}:20180"
         out.append(_NodeInfo(
             r,
-            Node(status_address=status_address, address=r.store_address,
-                 instance_id=inst.instance_id if inst else None, name=r.store_address, store_id=r.store_id),
+            PatchTarget(status_address=status_address, address=r.store_address,
+                        instance_id=inst.instance_id if inst else None, name=r.store_address, store_id=r.store_id),
             HostFacts(cpus=inst.vcpus if inst else None,
                       memory_bytes=int(inst.memory_gib * GIB) if inst and inst.memory_gib else None),
         ))
@@ -378,3 +380,22 @@ def render_patch(
     except TikvConfError as exc:
         raise _invalid(exc, "format") from exc
     return Rendered(rendered, source, config_row.id if config_row is not None else None)
+
+
+# --- the API's view of the row (routers never read ORM rows themselves) ----------------------------------
+
+
+def patch_read(db: Session, row: PatchRecord) -> PatchRead:
+    """The API's view of a patch: its base config and the formats it can be downloaded in."""
+    base = base_config(db, row)
+    has_config = base is not None
+    return PatchRead(
+        id=row.id, cluster_id=row.cluster_id, created_by_user_id=row.created_by_user_id, created_at=row.created_at,
+        finding_ids=list(row.finding_ids), base_config_id=row.base_config_id,
+        base_config=BaseConfigRead(id=base.id, node_id=base.node_id, version=base.version, source=base.source,
+                                   captured_at=base.captured_at, has_raw_text=base.raw_text is not None)
+        if base is not None else None,
+        changes=list(row.changes), change_sources=list(row.change_sources), notes=list(row.notes), applied_at=row.applied_at,
+        applied_by_user_id=row.applied_by_user_id,
+        formats=[f for f in FORMATS if has_config or f not in ("merged", "diff")],
+    )

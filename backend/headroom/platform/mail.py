@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 from typing import Protocol
 
-from headroom.digest.send import SendError, SmtpConfig, compose, config_from_settings, send_message
 from headroom.platform.logging import get_logger
 from headroom.platform.settings import Settings
+from headroom.platform.smtp import SendError, SmtpConfig, compose, config_from_settings, send_message
 
 log = get_logger("headroom.mail")
 

@@ -37,6 +37,11 @@ def created_at_column() -> Mapped[dt.datetime]:
     return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
 
 
+# What a finding or a time series is recorded against (a TiKV node is `tikv_node` in the tables); shared by the
+# findings and the series tables, so it sits below both.
+ENTITY_KINDS = ("cluster", "tikv_node", "instance", "volume")
+
+
 def enum_column(name: str, values: tuple[str, ...]) -> Enum:
     # VARCHAR + CHECK instead of native PG enums: adding a value later is a plain migration.
     return Enum(*values, name=name, native_enum=False, create_constraint=True, length=32)
@@ -72,13 +77,3 @@ class ChangeListJSON(TypeDecorator[list[Change]]):
 
     def process_result_value(self, value: Any, dialect: Dialect) -> list[Change] | None:
         return None if value is None else [Change.model_validate(c) for c in value]
-
-
-def import_all_models() -> None:
-    """Import every module `headroom.models.MODEL_MODULES` lists, so all tables are on Base.metadata."""
-    import importlib
-
-    from headroom.models import MODEL_MODULES
-
-    for name in MODEL_MODULES:
-        importlib.import_module(name)

@@ -3,12 +3,12 @@ failures, SMTP), on tenacity: a bounded number of attempts, full-jitter exponent
 a caller calls transient are retried (anything else is raised at once).
 
 Full jitter: the wait before retry n (1-based) is uniform(0, min(cap, base * 2**(n-1))) (AWS Architecture Blog,
-"Exponential Backoff And Jitter"). AWS SDK calls are retried by botocore itself (sources' aws_session); this helper
-only wraps what botocore cannot see. Tests inject `sleep` and `rng` instead of waiting."""
+"Exponential Backoff And Jitter"): tenacity's `wait_random_exponential(multiplier=base, max=cap)`. AWS SDK calls are
+retried by botocore itself (sources' aws_session); this helper only wraps what botocore cannot see. Tests inject
+`sleep` instead of waiting (and check the waits' bounds)."""
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +17,9 @@ from typing import TypeVar
 import tenacity
 
 T = TypeVar("T")
+
+# HTTP answers worth another attempt: too many requests, and the server errors a restart or overload gives.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 @dataclass(frozen=True)
@@ -27,18 +30,6 @@ class RetryPolicy:
     base_seconds: float = 0.5
     cap_seconds: float = 8.0
 
-    def delay(self, retry: int, rng: random.Random) -> float:
-        """The wait before retry `retry` (0-based): uniform(0, min(cap, base * 2**retry))."""
-        return rng.uniform(0.0, min(self.cap_seconds, self.base_seconds * 2**retry))
-
-
-class _FullJitter(tenacity.wait.wait_base):
-    def __init__(self, policy: RetryPolicy, rng: random.Random) -> None:
-        self._policy = policy
-        self._rng = rng
-
-    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
-        return self._policy.delay(retry_state.attempt_number - 1, self._rng)
 
 
 def call_with_retries(
@@ -47,7 +38,6 @@ def call_with_retries(
     policy: RetryPolicy,
     transient: Callable[[BaseException], bool],
     sleep: Callable[[float], None] = time.sleep,
-    rng: random.Random | None = None,
     on_retry: Callable[[BaseException, int], None] | None = None,
 ) -> T:
     """Call `fn` until it returns, raises a non-transient error, or `policy.attempts` calls have failed (the last
@@ -61,7 +51,7 @@ def call_with_retries(
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(max(1, policy.attempts)),
-        wait=_FullJitter(policy, rng or random.Random()),
+        wait=tenacity.wait_random_exponential(multiplier=policy.base_seconds, max=policy.cap_seconds),
         retry=tenacity.retry_if_exception(transient),
         sleep=sleep,
         before_sleep=before_sleep,

@@ -62,7 +62,7 @@ class Settings(BaseSettings):
     log_level: str = Field(default="INFO", alias="HEADROOM_LOG_LEVEL")
     log_json: bool = Field(default=False, alias="HEADROOM_LOG_JSON")
     # Outgoing mail (the weekly advisory digest). No host: the digest is skipped and logged (embedded mode).
-    # The port defaults by security: 587 STARTTLS, 465 SSL, 25 none (headroom.digest.send.DEFAULT_PORTS).
+    # The port defaults by security: 587 STARTTLS, 465 SSL, 25 none (headroom.platform.smtp.DEFAULT_PORTS).
     smtp_host: str | None = Field(default=None, alias="HEADROOM_SMTP_HOST")
     smtp_port: int | None = Field(default=None, ge=1, le=65535, alias="HEADROOM_SMTP_PORT")
     smtp_username: str | None = Field(default=None, alias="HEADROOM_SMTP_USERNAME")

@@ -11,7 +11,6 @@ from headroom.api.deps import DB, Caller, Context
 from headroom.platform.errors import QueueUnavailable
 from headroom.platform.logging import get_logger
 from headroom.sources import service
-from headroom.sources.models import AwsConnection, PrometheusSource
 from headroom.sources.schemas import (
     AwsConnectionCreate,
     AwsConnectionRead,
@@ -19,35 +18,15 @@ from headroom.sources.schemas import (
     PrometheusSourceCreate,
     PrometheusSourceRead,
     PrometheusSourceUpdate,
-    SourceHealth,
 )
 
 router = APIRouter(prefix="/sources", tags=["sources"])
 log = get_logger("headroom.api.sources")
 
 
-def _aws_read(row: AwsConnection) -> AwsConnectionRead:
-    return AwsConnectionRead(
-        id=row.id, name=row.name, auth_kind=row.auth_kind, role_arn=row.role_arn,
-        external_id=row.external_id, regions=list(row.regions), access_key_id=row.access_key_id,
-        has_secret=row.secret_access_key_enc is not None, health=SourceHealth.model_validate(row),
-        created_at=row.created_at,
-    )
-
-
-def _prom_read(row: PrometheusSource) -> PrometheusSourceRead:
-    return PrometheusSourceRead(
-        # a row stored before credentials were moved out of URLs still never shows them
-        id=row.id, name=row.name, base_url=service.url_without_credentials(row.base_url),
-        label_selector=row.label_selector,
-        auth_kind=row.auth_kind, username=row.username, has_secret=row.secret_enc is not None,
-        cluster_id=row.cluster_id, health=SourceHealth.model_validate(row), created_at=row.created_at,
-    )
-
-
 @router.get("/aws", response_model=list[AwsConnectionRead])
 def list_aws(caller: Caller, db: DB) -> list[AwsConnectionRead]:
-    return [_aws_read(r) for r in service.list_aws_connections(db, caller)]
+    return [service.aws_connection_read(r) for r in service.list_aws_connections(db, caller)]
 
 
 @router.post("/aws", status_code=status.HTTP_201_CREATED, response_model=AwsConnectionRead)
@@ -65,21 +44,21 @@ def create_aws(body: AwsConnectionCreate, caller: Caller, db: DB, ctx: Context) 
     except QueueUnavailable:
         # The connection exists and its import is recorded as queued: the collection sweep queues it later.
         log.warning("aws.backfill_not_queued", connection_id=str(connection.id), reason="queue unreachable")
-    return _aws_read(connection)
+    return service.aws_connection_read(connection)
 
 
 # `:uuid` so that GET /sources/aws/setup (routers/sources_aws_setup.py, discovered after this module) is not
 # taken for a connection id.
 @router.get("/aws/{connection_id:uuid}", response_model=AwsConnectionRead)
 def get_aws(connection_id: uuid.UUID, caller: Caller, db: DB) -> AwsConnectionRead:
-    return _aws_read(service.get_aws_connection(db, caller, connection_id))
+    return service.aws_connection_read(service.get_aws_connection(db, caller, connection_id))
 
 
 @router.patch("/aws/{connection_id}", response_model=AwsConnectionRead)
 def update_aws(connection_id: uuid.UUID, body: AwsConnectionUpdate, caller: Caller, db: DB,
                ctx: Context) -> AwsConnectionRead:
     fields: dict[str, Any] = body.model_dump(exclude_unset=True)
-    return _aws_read(service.update_aws_connection(db, caller, ctx.secret_box, connection_id, **fields))
+    return service.aws_connection_read(service.update_aws_connection(db, caller, ctx.secret_box, connection_id, **fields))
 
 
 @router.delete("/aws/{connection_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -90,19 +69,19 @@ def delete_aws(connection_id: uuid.UUID, caller: Caller, db: DB) -> Response:
 
 @router.get("/prometheus", response_model=list[PrometheusSourceRead])
 def list_prometheus(caller: Caller, db: DB) -> list[PrometheusSourceRead]:
-    return [_prom_read(r) for r in service.list_prometheus_sources(db, caller)]
+    return [service.prometheus_source_read(r) for r in service.list_prometheus_sources(db, caller)]
 
 
 @router.post("/prometheus", status_code=status.HTTP_201_CREATED, response_model=PrometheusSourceRead)
 def create_prometheus(body: PrometheusSourceCreate, caller: Caller, db: DB, ctx: Context) -> PrometheusSourceRead:
     fields = body.model_dump()
     fields["base_url"] = str(body.base_url)
-    return _prom_read(service.create_prometheus_source(db, caller, ctx.secret_box, **fields))
+    return service.prometheus_source_read(service.create_prometheus_source(db, caller, ctx.secret_box, **fields))
 
 
 @router.get("/prometheus/{source_id}", response_model=PrometheusSourceRead)
 def get_prometheus(source_id: uuid.UUID, caller: Caller, db: DB) -> PrometheusSourceRead:
-    return _prom_read(service.get_prometheus_source(db, caller, source_id))
+    return service.prometheus_source_read(service.get_prometheus_source(db, caller, source_id))
 
 
 @router.patch("/prometheus/{source_id}", response_model=PrometheusSourceRead)
@@ -111,7 +90,7 @@ def update_prometheus(source_id: uuid.UUID, body: PrometheusSourceUpdate, caller
     fields: dict[str, Any] = body.model_dump(exclude_unset=True)
     if "base_url" in fields:
         fields["base_url"] = str(body.base_url)
-    return _prom_read(service.update_prometheus_source(db, caller, ctx.secret_box, source_id, **fields))
+    return service.prometheus_source_read(service.update_prometheus_source(db, caller, ctx.secret_box, source_id, **fields))
 
 
 @router.delete("/prometheus/{source_id}", status_code=status.HTTP_204_NO_CONTENT)

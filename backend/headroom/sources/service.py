@@ -16,6 +16,7 @@ from headroom.platform.errors import Conflict, InvalidInput, NotFound
 from headroom.platform.outbound import require_allowed_url
 from headroom.platform.security import SecretBox
 from headroom.sources.models import AwsConnection, PrometheusSource
+from headroom.sources.schemas import AwsConnectionRead, PrometheusSourceRead, SourceHealth
 
 S = TypeVar("S", AwsConnection, PrometheusSource)
 
@@ -279,3 +280,27 @@ def delete_prometheus_source(db: Session, principal: Principal, source_id: uuid.
     source = get_prometheus_source(db, principal, source_id)
     db.delete(source)
     audit(db, principal, "prometheus_source.deleted", target_kind="prometheus_source", target_id=source_id)
+
+
+# --- the API's views of the rows (routers never read ORM rows themselves) ---------------------------------
+
+
+def aws_connection_read(row: AwsConnection) -> AwsConnectionRead:
+    """The API's view of a connection (secrets are write-only: only whether one is set)."""
+    return AwsConnectionRead(
+        id=row.id, name=row.name, auth_kind=row.auth_kind, role_arn=row.role_arn,
+        external_id=row.external_id, regions=list(row.regions), access_key_id=row.access_key_id,
+        has_secret=row.secret_access_key_enc is not None, health=SourceHealth.model_validate(row),
+        created_at=row.created_at,
+    )
+
+
+def prometheus_source_read(row: PrometheusSource) -> PrometheusSourceRead:
+    """The API's view of a Prometheus source (credentials never shown)."""
+    return PrometheusSourceRead(
+        # a row stored before credentials were moved out of URLs still never shows them
+        id=row.id, name=row.name, base_url=url_without_credentials(row.base_url),
+        label_selector=row.label_selector,
+        auth_kind=row.auth_kind, username=row.username, has_secret=row.secret_enc is not None,
+        cluster_id=row.cluster_id, health=SourceHealth.model_validate(row), created_at=row.created_at,
+    )

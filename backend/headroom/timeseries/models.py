@@ -27,8 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from headroom.findings.models import ENTITY_KINDS
-from headroom.platform.orm import Base, created_at_column, enum_column, fk_column
+from headroom.platform.orm import ENTITY_KINDS, Base, created_at_column, enum_column, fk_column
 
 ROLLUP_RESOLUTIONS = (300, 3600)  # 5-minute and 1-hour buckets (issue 2)
 # --- time series -----------------------------------------------------------------------------------------

@@ -28,8 +28,8 @@ import numpy as np
 from numpy.typing import NDArray
 from psycopg import errors as pg_errors
 from psycopg.copy import QueuedLibpqWriter
-from sqlalchemy import text
-from sqlalchemy.orm import Session
+from sqlalchemy import Exists, exists, select, text
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from headroom.timeseries.copy_binary import HEADER as COPY_HEADER
 from headroom.timeseries.copy_binary import TRAILER as COPY_TRAILER
@@ -40,6 +40,7 @@ from headroom.timeseries.copy_binary import (
     encode_rollup_rows,
     encode_rows,
 )
+from headroom.timeseries.models import MetricSeries
 
 SLOTS_PER_HOUR = 60
 SLOT_SECONDS = 60
@@ -148,6 +149,9 @@ class SeriesKey:
     metric: str
     unit: str
     labels: tuple[tuple[str, str], ...] = ()
+    # The series' own period (CloudWatch: 300 for AWS/EC2 on basic monitoring and the EC2 balances, else 60):
+    # readers turn a Sum into a rate with it and snapshots keep it (timeseries/snapshots.py).
+    step_seconds: int = 60
 
 
 CLUSTER_SCOPED_KINDS = ("cluster", "tikv_node")  # unique per cluster; instance/volume series unique per org
@@ -174,26 +178,31 @@ def ensure_series(
         if scoped:
             conflict = (
                 "ON CONFLICT (org_id, cluster_id, entity_kind, entity_id, metric, labels) "
-                "WHERE entity_kind IN ('cluster', 'tikv_node') DO UPDATE SET unit = EXCLUDED.unit"
+                "WHERE entity_kind IN ('cluster', 'tikv_node') DO UPDATE SET unit = EXCLUDED.unit, "
+                "step_seconds = EXCLUDED.step_seconds"
             )
         else:
             conflict = (
                 "ON CONFLICT (org_id, entity_kind, entity_id, metric, labels) "
                 "WHERE entity_kind IN ('instance', 'volume') DO UPDATE SET unit = EXCLUDED.unit, "
-                "cluster_id = COALESCE(EXCLUDED.cluster_id, metric_series.cluster_id)"
+                "step_seconds = EXCLUDED.step_seconds, cluster_id = COALESCE(EXCLUDED.cluster_id, metric_series.cluster_id)"
             )
         rows = db.execute(
             text(
-                "INSERT INTO metric_series (org_id, cluster_id, entity_kind, entity_id, metric, unit, labels) "
-                "SELECT CAST(:org AS uuid), CAST(:cluster AS uuid), k.kind, k.eid, k.metric, k.unit, CAST(k.labels AS jsonb) "
+                "INSERT INTO metric_series (org_id, cluster_id, entity_kind, entity_id, metric, unit, labels, "
+                "step_seconds) "
+                "SELECT CAST(:org AS uuid), CAST(:cluster AS uuid), k.kind, k.eid, k.metric, k.unit, "
+                "CAST(k.labels AS jsonb), k.step "
                 "FROM unnest(CAST(:kinds AS text[]), CAST(:eids AS text[]), CAST(:metrics AS text[]), "
-                "CAST(:units AS text[]), CAST(:labels AS text[])) AS k(kind, eid, metric, unit, labels) "
+                "CAST(:units AS text[]), CAST(:labels AS text[]), CAST(:steps AS integer[])) "
+                "AS k(kind, eid, metric, unit, labels, step) "
                 f"{conflict} RETURNING id, entity_kind, entity_id, metric, labels"
             ),
             {"org": org_id, "cluster": cluster_id, "kinds": [k.entity_kind for k in group],
              "eids": [k.entity_id for k in group], "metrics": [k.metric for k in group],
              "units": [k.unit for k in group],
-             "labels": [json.dumps(dict(k.labels), sort_keys=True) for k in group]},
+             "labels": [json.dumps(dict(k.labels), sort_keys=True) for k in group],
+             "steps": [k.step_seconds for k in group]},
         )
         by_identity = {
             (kind, eid, metric, tuple(sorted(labels.items()))): int(sid) for sid, kind, eid, metric, labels in rows
@@ -376,7 +385,9 @@ def _existing_keys(db: Session, series: list[int], lo_hour: int, hi_hour: int) -
     return _row_keys(np.array([r[0] for r in found], np.int64), np.array([r[1] for r in found], np.int64))
 
 
-def write_batches(db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch]) -> WriteResult:
+def write_batches(
+    db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch], *, slice_rows: int = COPY_SLICE_ROWS
+) -> WriteResult:
     """Write collector output: hour rows that don't exist yet go straight in with binary COPY (the new-data
     fast path); rows that exist (the overlap window) merge slot-wise through a staging table. Idempotent.
 
@@ -384,19 +395,20 @@ def write_batches(db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch]
     writer thread sends it and this thread packs the next, so packing and encoding overlap the COPY instead of
     preceding it (bench/timeseries_bench.py). Any surprise (two batches of one series touching the same hour in
     different groups, or a racing writer) aborts the COPY's savepoint and takes the exact slower path.
+    `slice_rows`: hour rows per group (and per COPY slice of that path).
     """
     batches = list(batches)
     spans = [span for span in map(_batch_hours, batches) if span is not None]
     if not spans:
         rows, nan, unaligned = pack_batches(batches)
-        return _write_rows(db, org_id, rows, nan, unaligned)
+        return _write_rows(db, org_id, rows, nan, unaligned, slice_rows=slice_rows)
     lo_hour, hi_hour = min(s[0] for s in spans), max(s[1] for s in spans)
     ensure_partitions(db, _EPOCH + dt.timedelta(hours=lo_hour), _EPOCH + dt.timedelta(hours=hi_hour))
     existing = _existing_keys(db, sorted({b.series_id for b in batches}), lo_hour, hi_hour)
     groups: list[list[SeriesBatch]] = [[]]
     size = 0
     for batch in batches:
-        if size >= COPY_SLICE_ROWS * SLOTS_PER_HOUR:
+        if size >= slice_rows * SLOTS_PER_HOUR:
             groups.append([])
             size = 0
         groups[-1].append(batch)
@@ -432,7 +444,7 @@ def write_batches(db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch]
             copy.write(COPY_TRAILER)
     except pg_errors.UniqueViolation:
         rows, nan, unaligned = pack_batches(batches)
-        return _write_rows(db, org_id, rows, nan, unaligned)
+        return _write_rows(db, org_id, rows, nan, unaligned, slice_rows=slice_rows)
     changed = list(fresh_parts)
     if overlap_parts:
         overlap = _combine(*(np.concatenate(cols) for cols in zip(
@@ -442,7 +454,8 @@ def write_batches(db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch]
     return WriteResult(npoints, nrows, nan, unaligned)
 
 
-def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unaligned: int) -> WriteResult:
+def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unaligned: int, *,
+                slice_rows: int = COPY_SLICE_ROWS) -> WriteResult:
     """Write packed rows (unique keys): the exact path, for point lists and for write_batches' fallback."""
     if not len(rows):
         return WriteResult(0, 0, nan, unaligned)
@@ -467,10 +480,10 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
                 # Encode slice k+1 while a writer thread sends slice k and the server inserts it: the encoding
                 # overlaps the COPY instead of preceding it.
                 micros = fresh.bucket_micros()
-                for lo_row in range(0, len(fresh), COPY_SLICE_ROWS):
-                    part = slice(lo_row, lo_row + COPY_SLICE_ROWS)
+                for lo_row in range(0, len(fresh), slice_rows):
+                    part = slice(lo_row, lo_row + slice_rows)
                     copy.write(encode_rows(fresh.series[part], micros[part], fresh.values[part], org_id,
-                                           header=lo_row == 0, trailer=lo_row + COPY_SLICE_ROWS >= len(fresh)))
+                                           header=lo_row == 0, trailer=lo_row + slice_rows >= len(fresh)))
             changed.append(fresh)
         except pg_errors.UniqueViolation:
             overlap = rows  # another worker wrote some of these hours first: merge them all
@@ -862,6 +875,49 @@ def find_series(db: Session, org_id: uuid.UUID, identities: Sequence[SeriesIdent
         if (kind, eid, metric) in wanted:
             out[(kind, eid, metric)] = StoredSeries(int(sid), kind, eid, metric, str(unit), {}, int(step or 60))
     return out
+
+
+def series_ids(
+    db: Session, org_id: uuid.UUID, entity_kind: str, metric: str, entity_ids: Iterable[str]
+) -> list[int]:
+    """Return the ids of the org's series of one metric on these entities (any labels)."""
+    return list(
+        db.scalars(
+            select(MetricSeries.id).where(
+                MetricSeries.org_id == org_id,
+                MetricSeries.entity_kind == entity_kind,
+                MetricSeries.metric == metric,
+                MetricSeries.entity_id.in_(list(entity_ids)),
+            )
+        )
+    )
+
+
+def entity_series(
+    db: Session, org_id: uuid.UUID, entity_ids: Iterable[str]
+) -> list[tuple[str, str, str, int, uuid.UUID | None, int]]:
+    """Return (entity_kind, entity_id, metric, id, cluster_id, step_seconds) of the org's unlabelled series on these
+    entities."""
+    rows = db.execute(text(
+        "SELECT entity_kind, entity_id, metric, id, cluster_id, step_seconds FROM metric_series WHERE org_id = :org "
+        "AND labels = '{}'::jsonb AND entity_id = ANY(:eids)"), {"org": org_id, "eids": sorted(set(entity_ids))})
+    return [(k, e, m, int(i), c, int(step)) for k, e, m, i, c, step in rows]
+
+
+def move_series(db: Session, series: Sequence[int], cluster_id: uuid.UUID) -> None:
+    """Attach these (instance or volume) series to the cluster their entity now serves."""
+    db.execute(text("UPDATE metric_series SET cluster_id = :c WHERE id = ANY(:ids)"), {"c": cluster_id, "ids": list(series)})
+
+
+def set_step_seconds(db: Session, series: Sequence[int], step_seconds: int) -> None:
+    """Record that these series are sampled every `step_seconds` (e.g. 300: EC2 basic monitoring)."""
+    db.execute(text("UPDATE metric_series SET step_seconds = :step WHERE id = ANY(:ids)"),
+               {"step": step_seconds, "ids": list(series)})
+
+
+def has_series(cluster_id: InstrumentedAttribute[uuid.UUID]) -> Exists:
+    """A condition for the caller's query: the cluster (its id column) has a stored series."""
+    return exists().where(MetricSeries.cluster_id == cluster_id)
 
 
 RawColumns = tuple[NDArray[np.int64], NDArray[np.float64]]  # (epoch seconds, values) of the present points

@@ -3,10 +3,16 @@ version and the series' points over a window. The inverse of services.demo, whic
 into the same tables.
 
 Choices:
-- Raw 1-minute points, never rollups (timeseries.read_grid): the advisor's rules look at minutes at a ceiling and
+- Raw points, never rollups (timeseries.read_grid): the advisor's rules look at minutes at a ceiling and
   burst-bucket drains, which 5-minute averages would smooth away. Raw points are kept 35 days, and a window is
-  capped at MAX_WINDOW (7 days), so the raw rows always exist; a step above 60 s aggregates the raw points per
-  step with the series' statistic (Sum -> sum, Minimum -> min, Maximum/p99 -> max, else the mean).
+  capped at MAX_WINDOW (7 days), so the raw rows always exist.
+- Each series keeps its own period: a series is read at max(window step, its stored step) (metric_series
+  .step_seconds: 300 for AWS/EC2 on basic monitoring and for the EC2 balances, 60 for AWS/EBS and Prometheus).
+  A 5-minute Sum stays one Sum per 5 minutes (Series.step_seconds = 300, starting at the 5-minute boundary at or
+  before the window's start), so its rate is Sum / 300, never Sum / 60; the advisor aligns series of different
+  steps to the window (headroom.domain.snapshot.align, docs/series-alignment.md). A step above the stored one
+  aggregates the stored points per step with the series' statistic (Sum -> sum, Minimum -> min, Maximum/p99 ->
+  max, else the mean: a count of CPUs is a level, not a total).
 - An instance's EBS limits come from the one resolver (inventory.limits): when the catalog lacks its type and
   the account's DescribeInstanceTypes answer has it, the snapshot carries that answer (Instance.ebs_limits), so
   the advisor judges by the same limits the nodes API and the charts show.
@@ -30,11 +36,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
+from headroom.domain.snapshot.align import method_of
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import (
     SCHEMA_VERSION,
@@ -248,14 +257,20 @@ def latest_configs(db: Session, org_id: uuid.UUID, node_ids: Sequence[uuid.UUID]
 
 
 def _aggregation(statistic: str) -> timeseries.Aggregation:
-    """How a step above 60 s combines a series' 1-minute points: by its statistic."""
-    if statistic in ("Sum", "count"):
-        return "sum"
-    if statistic == "Minimum":
-        return "min"
-    if statistic in ("Maximum", "p99"):
-        return "max"
-    return "mean"
+    """How a step above the stored one combines a series' points: by its statistic (align.method_of)."""
+    return method_of(statistic)
+
+
+def series_grid(window: Window, step_seconds: int) -> tuple[dt.datetime, dt.datetime]:
+    """Return the [start, end) a series of `step_seconds` is read over for a window: the window itself at the
+    window's step; a coarser step starts at its boundary at or before the window's start (epoch multiples, as
+    CloudWatch's periods of a period-aligned request) and ends with the period that holds the window's end."""
+    if step_seconds == window.step_seconds:
+        return window.start, window.start + dt.timedelta(seconds=window.points * step_seconds)
+    epoch = int(window.start.timestamp())
+    start = dt.datetime.fromtimestamp(epoch - epoch % step_seconds, dt.UTC)
+    periods = math.ceil((window.end - start).total_seconds() / step_seconds)
+    return start, start + dt.timedelta(seconds=periods * step_seconds)
 
 
 def _series(
@@ -271,10 +286,18 @@ def _series(
     ]
     if not rows:
         return []
-    grids = timeseries.read_grid(
-        db, org_id, {s.id: _aggregation(REGISTRY[s.metric].statistic) for s in rows}, window.start, window.end,
-        window.step_seconds,
-    )
+    step_of = {s.id: max(window.step_seconds, s.step_seconds) for s in rows}
+    grids: dict[int, NDArray[np.float64]] = {}
+    starts: dict[int, dt.datetime] = {}
+    for step in sorted(set(step_of.values())):
+        group = [s for s in rows if step_of[s.id] == step]
+        lo, hi = series_grid(window, step)
+        grids.update(
+            timeseries.read_grid(
+                db, org_id, {s.id: _aggregation(REGISTRY[s.metric].statistic) for s in group}, lo, hi, step
+            )
+        )
+        starts.update({s.id: lo for s in group})
     out: list[Series] = []
     for s in sorted(rows, key=lambda s: (s.entity_kind, s.entity_id, s.metric, sorted(s.labels.items()))):
         grid = grids.get(s.id)
@@ -287,8 +310,8 @@ def _series(
                 unit=s.unit,
                 statistic=REGISTRY[s.metric].statistic,
                 labels=dict(s.labels),
-                start=window.start,
-                step_seconds=window.step_seconds,
+                start=starts[s.id],
+                step_seconds=step_of[s.id],
                 values=[None if math.isnan(v) else v for v in grid.tolist()],
             )
         )

@@ -29,6 +29,22 @@ def test_simulate_to_stdout_is_a_valid_snapshot() -> None:
     assert len(doc["series"][0]["values"]) == 120
 
 
+def test_simulate_monitoring_chooses_the_ec2_period() -> None:
+    # Basic monitoring: EC2 EBS metrics at 300 s (2 h = 24 periods); detailed: 60 s; balances 300 s in both.
+    steps = {}
+    for mode in ("basic", "detailed"):
+        args = ["simulate", str(SCENARIOS / "healthy.yaml"), "--hours", "2", "--monitoring", mode]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.stderr
+        doc = json.loads(result.stdout)
+        steps[mode] = {(s["metric"], s["step_seconds"], len(s["values"])) for s in doc["series"]
+                       if s["metric"] in ("ec2.ebs_read_ops", "ebs.read_ops")}
+    assert ("ec2.ebs_read_ops", 300, 24) in steps["basic"] and ("ebs.read_ops", 60, 120) in steps["basic"]
+    assert ("ec2.ebs_read_ops", 60, 120) in steps["detailed"]
+    bad = runner.invoke(app, ["simulate", str(SCENARIOS / "healthy.yaml"), "--hours", "1", "--monitoring", "x"])
+    assert bad.exit_code != 0 and "--monitoring" in bad.stderr
+
+
 def test_simulate_out_file_then_validate(tmp_path: Path) -> None:
     out = tmp_path / "snap.json.gz"
     args = ["simulate", str(SCENARIOS / "demo.yaml"), "--hours", "1", "--out", str(out)]

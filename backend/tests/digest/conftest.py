@@ -1,72 +1,17 @@
-"""Digest fixtures: a real SMTP server (aiosmtpd) on 127.0.0.1 that keeps what it receives and can be told to
-refuse, and helpers that seed an organisation with findings and sources through the real services."""
+"""Digest fixtures: a real SMTP server (aiosmtpd, tests/smtp_server.py) on 127.0.0.1 that keeps what it receives
+and can be told to refuse, and helpers that seed an organisation with findings and sources through the real
+services."""
 
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from email import message_from_bytes, policy
-from email.message import EmailMessage
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult, LoginPassword
+from smtp_server import Received, SmtpRecorder, free_port, smtp_server
 
-
-@dataclass
-class Received:
-    mail_from: str
-    rcpt_tos: list[str]
-    message: EmailMessage
-
-
-@dataclass
-class SmtpRecorder:
-    """The aiosmtpd handler: records each message; `reply` (e.g. "550 ...") refuses the DATA instead."""
-
-    received: list[Received] = field(default_factory=list)
-    reply: str | None = None
-    logins: list[tuple[str, str]] = field(default_factory=list)
-    host: str = "127.0.0.1"
-    port: int = 0
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's API
-        if self.reply is not None:
-            return self.reply
-        msg = message_from_bytes(envelope.original_content or envelope.content, policy=policy.default)
-        assert isinstance(msg, EmailMessage)
-        self.received.append(Received(envelope.mail_from, list(envelope.rcpt_tos), msg))
-        return "250 Message accepted for delivery"
-
-    def authenticate(self, server: Any, session: Any, envelope: Any, mechanism: str, auth_data: Any) -> AuthResult:
-        assert isinstance(auth_data, LoginPassword)
-        user, password = auth_data.login.decode(), auth_data.password.decode()
-        self.logins.append((user, password))
-        # handled=False: aiosmtpd then answers a failure with 535 itself
-        return AuthResult(success=(user, password) == ("mailer", "s3cret-smtp-pass"), handled=False)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture()
-def smtp_server() -> Iterator[SmtpRecorder]:
-    """A real SMTP server on 127.0.0.1 (plain, AUTH allowed without TLS for the test)."""
-    recorder = SmtpRecorder()
-    recorder.port = _free_port()
-    controller = Controller(recorder, hostname="127.0.0.1", port=recorder.port, authenticator=recorder.authenticate,
-                            auth_require_tls=False)
-    controller.start()
-    try:
-        yield recorder
-    finally:
-        controller.stop()
+__all__ = ["Received", "SmtpRecorder", "free_port", "smtp_server"]  # the digest tests import these from here
 
 
 @pytest.fixture()

@@ -11,8 +11,8 @@ import pytest
 from digest_seed import DIGEST_AT, EMPTIES_IN_35_MIN, WEEK, add_member, advisor_finding, record, verify
 from headroom.digest import service
 from headroom.digest.models import DigestSend
-from headroom.digest.send import TransientSendError
-from headroom.platform.jobs.registry import all_jobs
+from headroom.jobs import all_jobs
+from headroom.platform.smtp import TransientSendError
 from helpers import sign_up
 from sqlalchemy import select
 

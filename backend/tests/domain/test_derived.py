@@ -9,26 +9,13 @@ from headroom.domain import derived
 from headroom.domain.physics.io import chunks_per_io, counted_ops
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from io_cases import CHUNKS_PER_IO_CASES
 
 KIB = 1024.0
 MIB = 1024.0 * 1024.0
 
 
-@pytest.mark.parametrize(
-    ("io_kib", "chunk_kib", "chunks"),
-    [
-        # §1.4: "I/O size is capped at 256 KiB for SSD"; "a 1 MiB SSD I/O counts as 4 IOPS"; larger I/Os are split.
-        (1024, 256, 4),
-        (256, 256, 1),
-        (257, 256, 2),
-        (16, 256, 1),
-        (4, 256, 1),
-        # §1.4: HDD cap 1,024 KiB.
-        (1024, 1024, 1),
-        (2048, 1024, 2),
-        (64, 1024, 1),
-    ],
-)
+@pytest.mark.parametrize(("io_kib", "chunk_kib", "chunks"), CHUNKS_PER_IO_CASES)
 def test_chunks_per_io_vector_matches_the_cited_cases(io_kib: float, chunk_kib: int, chunks: int) -> None:
     got = derived.chunks_per_io(np.array([io_kib, io_kib]), chunk_kib)
     assert got.tolist() == [chunks, chunks]

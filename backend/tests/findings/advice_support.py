@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from headroom.accounts.models import Organization
-from headroom.clusters import demo
 from headroom.clusters.models import Cluster
 from headroom.domain.snapshot.scenario import Scenario, load_scenario
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import simulate
 from headroom.platform.security import new_external_id
+from headroom.sources.demo import service as demo
 
 # The demo scenario's afternoon: the hot node pins its gp3 volume and the gp2 nodes drain their burst bucket.
 END = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)

@@ -124,7 +124,7 @@ def test_advise_enqueues_the_job(world: World, settings: Any) -> None:
 
 
 def test_advice_jobs_are_registered_and_scheduled() -> None:
-    from headroom.platform.jobs.registry import job
+    from headroom.jobs import job
 
     run = job("advice.run")
     assert (run.queue, run.schedule.minute if run.schedule else None) == ("advice", "*/15")
@@ -142,7 +142,9 @@ def test_snapshot_download(world: World) -> None:
     )
     snapshot = Snapshot.model_validate_json(response.content)
     assert snapshot.window.points == 60 and len(snapshot.nodes) == 6
-    assert all(len(s.values) == 60 for s in snapshot.series)
+    # Each series at its own period: 60 one-minute points, or 12 five-minute ones (basic EC2 monitoring).
+    assert {s.step_seconds for s in snapshot.series} == {60, 300}
+    assert all(len(s.values) == 3600 // s.step_seconds for s in snapshot.series)
     bad = world.viewer.get(f"/api/v1/clusters/{world.cid}/snapshot", params={"start": END.isoformat(),
                                                                             "end": start})
     assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("end")
@@ -247,8 +249,11 @@ def _rebuilt(config: TikvConfig) -> str:
 
 def test_patch_of_chosen_findings_against_an_uploaded_config(world: World, db: Any) -> None:
     cache = _findings(world, rule="block-cache-size")["items"][0]
+    # Issue 12: config findings are cluster-level (one per group of like stores); the store is one of its nodes.
+    detail = world.viewer.get(f"/api/v1/findings/{cache['id']}").json()
+    store = detail["evidence"]["per_node"][0]["node"]
     node = db.scalar(select(TikvNode).where(TikvNode.cluster_id == world.demo.cluster.id,
-                                            TikvNode.store_address == cache["entity_id"]))
+                                            TikvNode.store_address == store))
     raw = "# our tikv.toml\n[storage.block-cache]\n# tuned by hand\ncapacity = \"14GiB\"\n"
     uploaded = TikvConfig(org_id=node.org_id, node_id=node.id, version=2, source="upload",
                           config={"storage": {"block-cache": {"capacity": "14GiB"}}}, raw_text=raw,
@@ -259,9 +264,10 @@ def test_patch_of_chosen_findings_against_an_uploaded_config(world: World, db: A
     assert response.status_code == 201, response.text
     patch = response.json()
     assert patch["finding_ids"] == [cache["id"]] and patch["base_config_id"] == str(uploaded.id)
-    assert [(c["key"], c["current"], c["proposed"]) for c in patch["changes"]] == [
-        ("storage.block-cache.capacity", "14GiB", "4GiB")
-    ]
+    # One value for the group (both m5.2xlarge stores): the uploaded store's change reads its tikv.toml.
+    by_store = {c["entity"]["node"]: (c["key"], c["current"], c["proposed"]) for c in patch["changes"]}
+    assert by_store[store] == ("storage.block-cache.capacity", "14GiB", "4GiB")
+    assert {proposed for _, _, proposed in by_store.values()} == {"4GiB"}
     assert any("uploaded tikv.toml" in n for n in patch["notes"])
     url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}"
     merged = world.viewer.get(url, params={"format": "merged"})

@@ -20,9 +20,9 @@ from headroom.api.app import create_app
 from headroom.api.deps import AppContext
 from headroom.findings import advice_runs
 from headroom.findings.models import AdviceRun
+from headroom.jobs import job
 from headroom.platform.db import session_factory, session_scope
 from headroom.platform.jobs import dispatch
-from headroom.platform.jobs.registry import job
 from headroom.platform.ratelimit import MemoryRateLimiter, RedisRateLimiter
 from headroom.platform.security import SecretBox
 from headroom.platform.settings import Settings

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from advice_support import make_org
 from headroom.accounts.service import Principal
-from headroom.clusters import demo
 from headroom.digest import service as digest
 from headroom.digest.build import build_digest
 from headroom.domain.advisor import advise
@@ -18,6 +17,7 @@ from headroom.domain.catalog import instance_limits
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.inventory.models import Instance, InstanceTypeLimits, TikvNode
 from headroom.metrics import service as metrics
+from headroom.sources.demo import service as demo
 from headroom.timeseries.snapshots import build_snapshot
 from sqlalchemy import select
 

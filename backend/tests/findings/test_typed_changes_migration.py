@@ -14,7 +14,7 @@ from typing import Any
 from alembic.migration import MigrationContext
 from alembic.operations import Operations
 from headroom.domain.model import Change, EntityRef
-from headroom.domain.tikvconf import Node, Patch, artefact, target_node
+from headroom.domain.tikvconf import Patch, PatchTarget, artefact, target_node
 from sqlalchemy import text
 
 VERSIONS = Path(__file__).resolve().parents[3] / "migrations" / "versions"
@@ -111,7 +111,7 @@ def test_upgrade_stores_domain_changes_and_downgrade_gives_the_old_rows_back(con
     assert sources == [FINDING_KEY, FINDING_KEY]
     assert [target_node(c) for c in patch_changes] == ["10.0.1.5:20180", None]
     assert patch_changes[1].applies_to() == "vol-0aaa"
-    nodes = tuple(Node(status_address=f"10.0.1.{i}:20180", address=f"10.0.1.{i}:20160") for i in (5, 6))
+    nodes = tuple(PatchTarget(status_address=f"10.0.1.{i}:20180", address=f"10.0.1.{i}:20160") for i in (5, 6))
     rendered = Patch(cluster="c1", nodes=nodes, changes=tuple(patch_changes), sources=tuple(sources))
     sql = artefact(rendered, "sql").body
     assert "SET CONFIG \"10.0.1.5:20180\" `storage.block-cache.capacity` = '4GiB';" in sql

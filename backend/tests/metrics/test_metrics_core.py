@@ -66,3 +66,15 @@ def test_segments_merge_when_nothing_changed_and_peak_uses_the_limit_in_force() 
     assert peak is not None
     assert peak.percent == pytest.approx(90.0) and peak.ceiling == 3000 and peak.at == T0 + dt.timedelta(hours=1)
     assert m.peak_utilisation(m.empty_columns(), merged) is None
+
+
+def test_a_series_point_covers_its_own_period_when_longer_than_the_chart_step() -> None:
+    # AWS/EC2 on basic monitoring: one point every 300 s (domain.md §3.2). On a raw (60 s) chart each point covers
+    # 300 s, so the chart breaks the line only where two points are more than 1.5 x 300 s apart.
+    t = np.array([0, 300, 600, 1200], dtype=np.int64)
+    ec2 = m.Columns(t, np.ones(4), np.ones(4), np.ones(4))
+    assert m.point_step(ec2, 60) == 300
+    assert m.point_step(ec2, 3600) == 3600  # hourly rollups: the chart's step is the longer
+    ebs = m.Columns(np.arange(0, 600, 60, dtype=np.int64), np.ones(10), np.ones(10), np.ones(10))
+    assert m.point_step(ebs, 60) == 60
+    assert m.point_step(m.Columns(t[:1], np.ones(1), np.ones(1), np.ones(1)), 60) == 60

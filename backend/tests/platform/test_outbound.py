@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from headroom.inventory.tikv_status import StatusPortError, fetch_config
 from headroom.platform.errors import InvalidInput
 from headroom.platform.outbound import (
     GuardedTransport,
@@ -28,7 +29,6 @@ from headroom.platform.outbound import (
 )
 from headroom.platform.settings import Settings, get_settings
 from headroom.sources.prometheus.collector import PrometheusClient, PrometheusError, RetryPolicy
-from headroom.sources.prometheus.tikv_status import StatusPortError, fetch_config
 from helpers import sign_up
 from pydantic import ValidationError
 

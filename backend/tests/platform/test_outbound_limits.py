@@ -28,9 +28,9 @@ from typing import Any
 
 import httpx
 import pytest
+from headroom.inventory.tikv_status import StatusPortError, fetch_config
 from headroom.platform import outbound
 from headroom.sources.prometheus.collector import PrometheusClient, PrometheusError, RetryPolicy
-from headroom.sources.prometheus.tikv_status import StatusPortError, fetch_config
 from helpers import Actor, sign_up
 from local_http import LocalServer, drip, fixed, huge, serve, wait_for
 from sqlalchemy import create_engine, delete

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 import pytest
@@ -27,7 +26,7 @@ def test_transient_errors_are_retried_with_full_jitter_waits() -> None:
     policy = RetryPolicy(attempts=4, base_seconds=0.5, cap_seconds=1.5)
     seen: list[int] = []
     result = call_with_retries(fn, policy=policy, transient=lambda e: isinstance(e, ConnectionError),
-                               sleep=sleeps.append, rng=random.Random(3), on_retry=lambda _e, n: seen.append(n))
+                               sleep=sleeps.append, on_retry=lambda _e, n: seen.append(n))
     assert result == "ok" and len(calls) == 4 and seen == [1, 2, 3]
     # uniform(0, min(cap, base * 2**n)): within 0.5, 1.0, then capped at 1.5
     assert len(sleeps) == 3 and sleeps[0] <= 0.5 and sleeps[1] <= 1.0 and sleeps[2] <= 1.5

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from headroom.platform.jobs.registry import Schedule, all_jobs
+from headroom.jobs import all_jobs
+from headroom.platform.jobs.registry import Schedule
 
 MONDAY_0800 = dt.datetime(2026, 11, 9, 8, 0, tzinfo=dt.UTC)
 

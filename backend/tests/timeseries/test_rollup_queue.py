@@ -189,7 +189,7 @@ def test_a_write_during_a_drain_is_queued_again_not_lost(committed: Any) -> None
 
 def test_the_rollups_job_drains_the_queue_in_committed_batches(committed: Any, database_url: str,
                                                                  settings: Any) -> None:
-    from headroom.platform.jobs.registry import job
+    from headroom.jobs import job
 
     sessions, org, sid = committed
     with sessions() as db:

@@ -1,5 +1,6 @@
-"""One time-series repository: no module of the package but headroom.timeseries.repository names the points and
-rollup tables in SQL (or their ORM classes), so every read and write of points and rollups goes through it."""
+"""One time-series repository: no module of the package but headroom.timeseries.repository names the series, points
+and rollup tables in SQL (or their ORM classes), so every read and write of series, points and rollups goes through
+it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ WORKER = PACKAGE.parents[1] / "worker" / "headroom_worker"
 OWNERS = {"timeseries/repository.py", "timeseries/copy_binary.py"}
 # The ORM declarations of the tables (migrations and `alembic check` read them).
 DECLARATIONS = {"timeseries/models.py"}
-TABLES = re.compile(r"\bmetric_(points|rollups|rollup_dirty)\b")
-ORM_CLASSES = {"MetricPoints", "MetricRollup", "MetricRollupDirty"}
+TABLES = re.compile(r"\bmetric_(series|points|rollups|rollup_dirty)\b")
+ORM_CLASSES = {"MetricSeries", "MetricPoints", "MetricRollup", "MetricRollupDirty"}
 
 
 def _violations(path: Path, rel: str) -> list[str]:
@@ -55,3 +56,11 @@ def test_the_check_sees_a_query_outside_the_repository(tmp_path: Path) -> None:
                      "from headroom.timeseries.models import MetricRollup\n")
     found = _violations(stray, "stray.py")
     assert found == ["stray.py:2: SQL names metric_points", "stray.py:3: uses the ORM class of a points/rollup table"]
+
+
+def test_the_check_sees_the_series_table_outside_the_repository(tmp_path: Path) -> None:
+    stray = tmp_path / "stray.py"
+    stray.write_text('Q = "UPDATE metric_series SET step_seconds = 300"\n'
+                     "from headroom.timeseries.models import MetricSeries\n")
+    found = _violations(stray, "stray.py")
+    assert found == ["stray.py:1: SQL names metric_series", "stray.py:2: uses the ORM class of a points/rollup table"]

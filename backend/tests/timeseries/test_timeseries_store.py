@@ -257,16 +257,15 @@ def test_node_series_are_per_cluster_and_volume_series_per_org(db: Any) -> None:
     assert got[a] == got[b] and got[vol] == first
 
 
-def test_batches_of_one_series_in_different_copy_groups_merge_exactly(db: Any, monkeypatch: Any) -> None:
+def test_batches_of_one_series_in_different_copy_groups_merge_exactly(db: Any) -> None:
     """write_batches packs a group of batches at a time inside its COPY; with one batch per group, two batches
     touching the same hour collide mid-COPY (new rows) or in the overlap (existing rows): both must come out as
     if the later batch had been written after the earlier one."""
-    monkeypatch.setattr(ts, "COPY_SLICE_ROWS", 1)  # every batch its own group
     org = _org(db)
     sid = _series(db, org)
     first = ts.SeriesBatch(sid, T0, 60, [1.0] * 10)  # minutes 0-9
     later = ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=5), 60, [2.0] * 10)  # minutes 5-14
-    result = ts.write_batches(db, org, [first, later])
+    result = ts.write_batches(db, org, [first, later], slice_rows=1)  # every batch its own group
     assert result.points == 15 and result.rows == 1  # 15 distinct minutes
     got = dict(ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=1)))
     assert [got[T0 + dt.timedelta(minutes=m)] for m in range(15)] == [1.0] * 5 + [2.0] * 10
@@ -274,7 +273,7 @@ def test_batches_of_one_series_in_different_copy_groups_merge_exactly(db: Any, m
     again = [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=14), 60, [3.0, 3.0]),
              ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=15), 60, [4.0]),
              ts.SeriesBatch(sid, T0 + dt.timedelta(hours=1), 60, [5.0])]  # and a fresh hour in its own group
-    ts.write_batches(db, org, again)
+    ts.write_batches(db, org, again, slice_rows=1)
     got = dict(ts.read_points(db, org, sid, T0, T0 + dt.timedelta(hours=2)))
     assert got[T0 + dt.timedelta(minutes=14)] == 3.0 and got[T0 + dt.timedelta(minutes=15)] == 4.0
     assert got[T0 + dt.timedelta(hours=1)] == 5.0 and len(got) == 17

@@ -94,7 +94,7 @@ function impact(figures: Partial<S['Impact']> & Pick<S['Impact'], 'summary'>): S
   };
 }
 
-const EVIDENCE_COUNTS = { threshold_pct: null, share_of_window: null, longest_run_minutes: null, episodes: null };
+const EVIDENCE_COUNTS = { threshold_pct: null, share_of_window: null, longest_run_minutes: null, episodes: null, per_node: [] };
 
 export const GP2_FINDING_DETAIL: S['FindingRead'] = {
   ...GP2_SUMMARY,

@@ -12,10 +12,13 @@ Context API (stable; rules of every family use it):
     .nodes_on_instance(instance_id)              every TiKV node on the instance
     .node_of_volume(volume_id) -> Node | None
     .entity_for_volume(id) / .entity_for_instance(id) / .entity_for_node(id) / .cluster_entity()
-    .series(kind, id, metric, labels=None) -> Array | None     NaN for gaps, None when absent (read-only)
-    .find_series(kind, id, metric, labels=None) -> Series | None   through an index built once per run
+    .series(kind, id, metric, labels=None) -> Array | None     on the window's grid (window.points values,
+                                                 NaN for gaps, None when absent, read-only): a series of
+                                                 another period is aligned (snapshot.align, docs/series-alignment.md)
+    .find_series(kind, id, metric, labels=None) -> Series | None   the stored series at its own step
     .memo(key, compute) -> value                 compute once per run (helpers several rules share)
-    .volume_io(volume_id) -> IoView | None       counted IOPS, MiB/s, latency, queue (headroom.domain.derived)
+    .volume_io(volume_id) -> IoView | None       counted IOPS, MiB/s, latency, queue on the window's grid
+                                                 (headroom.domain.derived; rates from each Sum's own period)
     .instance_io(instance_id) -> IoView | None   AWS/EC2 EBS aggregate of the instance
     .volume_limits(volume_id) -> VolumeLimits | None      catalog; None for types the catalog lacks
     .instance_limits(instance_id) -> InstanceLimits | None   catalog, else the snapshot's DescribeInstanceTypes
@@ -74,7 +77,7 @@ from headroom.domain.snapshot.schema import (
     Window,
 )
 from headroom.domain.snapshot.tikv_defaults import flatten
-from headroom.domain.snapshot.views import IO_METRICS, io_view_of, values
+from headroom.domain.snapshot.views import IO_METRICS, aligned, io_view_of
 from headroom.domain.tikvconf.defaults import EffectiveValue, HostFacts, effective_value
 from headroom.domain.units import GIB, UnitError, parse_size
 
@@ -319,19 +322,18 @@ class Context:
     def series(
         self, kind: str, entity_id: str, metric: str, labels: dict[str, str] | None = None
     ) -> Array | None:
-        """Return a series' values (NaN for gaps), or None when the snapshot lacks it."""
+        """Return a series on the window's grid (NaN for gaps), or None when the snapshot lacks it."""
         key = ("series", kind, entity_id, metric, repr(sorted((labels or {}).items())) if labels else "")
         if key not in self._cache:
             s = self.find_series(kind, entity_id, metric, labels)
-            self._cache[key] = None if s is None else values(s)
+            self._cache[key] = None if s is None else aligned(s, self.window)
         result: Array | None = self._cache[key]
         return result
 
     def _io_view(self, kind: EntityKind, entity_id: str, chunk_kib: int) -> IoView | None:
-        first = self.find_series(kind, entity_id, IO_METRICS[kind][0])
-        if first is None:
+        if self.find_series(kind, entity_id, IO_METRICS[kind][0]) is None:
             return None
-        return io_view_of(kind, first, lambda metric: self.series(kind, entity_id, metric), chunk_kib)
+        return io_view_of(kind, self.window, lambda metric: self.series(kind, entity_id, metric), chunk_kib)
 
     def volume_io(self, volume_id: str) -> IoView | None:
         """Return the derived I/O view of a volume (None without VolumeReadOps)."""

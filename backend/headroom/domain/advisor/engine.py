@@ -6,10 +6,10 @@ API (stable):
         supersedes: rule ids whose findings on the same entity this rule's findings replace
     discover_rules() -> tuple[Rule, ...]          every `RULES` of the modules headroom.domain.advisor.rules lists
     rule_catalog() -> list[dict]                  id, description, family, tikv_keys, aws_actions, sources
-    advise(snapshot, *, now=None, rules=None) -> list[Finding]
+    advise(snapshot, *, now=None, rules=None, cluster_wide=True) -> list[Finding]
         now: the evaluation time (default: the end of the snapshot window); rules: ids or Rule objects to run
-        (default: all discovered)
-    run_rules(snapshot, *, now=None, rules=None, on_error="raise"|"skip") -> Advice(findings, failures)
+        (default: all discovered); cluster_wide=False: per-node config findings as the rules made them
+    run_rules(snapshot, *, now=None, rules=None, on_error="raise"|"skip", cluster_wide=True) -> Advice
         the same, and with on_error="skip" a rule that raises becomes a RuleFailure instead of an exception
     resolve_conflicts(findings) -> list[Finding]  dedup, supersede, and one value per (target, key, entity)
     sort_findings(findings) -> list[Finding]      critical first, then rule id, entity, dedup key
@@ -17,6 +17,11 @@ API (stable):
 Rules: `headroom.domain.advisor.rules.RULE_MODULES` lists the rule modules (an explicit list, imported at the top:
 the rules import `Rule` from `advisor.rule`, never this engine, so there is no cycle to hide); each exposes
 `RULES: Sequence[Rule]`. Rule ids are unique across modules (a duplicate raises at discovery).
+
+Cluster-wide config (before conflict resolution, `advisor/consolidate.py`): per-node findings of the rules that
+declare `tikv_keys` become one finding per rule, aspect and group of like stores (same instance type and role; every pod of a
+TiDB Operator cluster), with one value (the largest need within every store's budget) and each store's evidence
+in `evidence.per_node` (docs/thresholds/cluster-config.md).
 
 Conflict resolution (in this order):
 1. Same dedup key twice: keep the more severe, then more confident, finding.
@@ -38,14 +43,14 @@ from datetime import datetime
 from typing import Any
 
 from headroom.domain.advisor import rules as rule_modules
+from headroom.domain.advisor.consolidate import consolidate_config
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.advisor.groups import group_findings
 from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
 from headroom.domain.model import Change, severity_rank
 from headroom.domain.snapshot.schema import Snapshot
-from headroom.domain.tikvconf.errors import TikvConfError
-from headroom.domain.units import parse_size
+from headroom.domain.tikvconf.parse import config_number
 
 
 def discover_rules() -> tuple[Rule, ...]:
@@ -103,10 +108,13 @@ def run_rules(
     now: datetime | None = None,
     rules: Sequence[str | Rule] | None = None,
     on_error: str = "raise",
+    cluster_wide: bool = True,
     group: bool = True,
 ) -> Advice:
     """Run the rules; with on_error="skip" a rule that raises is reported in `failures`, the others still run.
 
+    cluster_wide=False leaves the rules' per-node config findings as the rules made them (a rule's own tests
+    judge one store at a time); the default merges them per group of like stores (advisor/consolidate.py).
     `group`: link findings that share a cause (advisor/groups.py; its what-if re-runs this without grouping)."""
     selected = _select(rules)
     ctx = Context(snapshot, now=now)
@@ -125,27 +133,36 @@ def run_rules(
                 raise ValueError(f"rule {rule.id} returned a finding of rule {finding.rule}")
             findings.append(finding)
     supersedes = {r.id: r.supersedes for r in selected}
-    resolved = sort_findings(resolve_conflicts(findings, supersedes))
+    sizing = {r.id for r in selected if r.tikv_keys}  # the rules that propose tikv.toml keys
+    merged = consolidate_config(findings, ctx, sizing) if cluster_wide else findings
+    resolved = sort_findings(resolve_conflicts(merged, supersedes))
     if group:
-        resolved = group_findings(snapshot, resolved, _rerun(selected, now))
+        resolved = group_findings(snapshot, resolved, _rerun(selected, now, cluster_wide))
     return Advice(resolved, failures)
 
 
-def _rerun(selected: Sequence[Rule], now: datetime | None) -> Callable[[Snapshot, Sequence[str]], list[Finding]]:
-    """Return how the grouping's what-if runs rules again: those named and the ones that supersede them."""
+def _rerun(
+    selected: Sequence[Rule], now: datetime | None, cluster_wide: bool
+) -> Callable[[Snapshot, Sequence[str]], list[Finding]]:
+    """Return how the grouping's what-if runs rules again: those named and the ones that supersede them (with the
+    same cluster-wide merging, so the dedup keys compare)."""
 
     def rerun(after: Snapshot, ids: Sequence[str]) -> list[Finding]:
         wanted = [r for r in selected if r.id in ids or set(r.supersedes) & set(ids)]
-        return run_rules(after, now=now, rules=wanted, group=False).findings
+        return run_rules(after, now=now, rules=wanted, group=False, cluster_wide=cluster_wide).findings
 
     return rerun
 
 
 def advise(
-    snapshot: Snapshot, *, now: datetime | None = None, rules: Sequence[str | Rule] | None = None
+    snapshot: Snapshot,
+    *,
+    now: datetime | None = None,
+    rules: Sequence[str | Rule] | None = None,
+    cluster_wide: bool = True,
 ) -> list[Finding]:
-    """Run the rules over a snapshot and return the resolved, sorted findings."""
-    return run_rules(snapshot, now=now, rules=rules).findings
+    """Run the rules over a snapshot and return the resolved, sorted findings (see run_rules for cluster_wide)."""
+    return run_rules(snapshot, now=now, rules=rules, cluster_wide=cluster_wide).findings
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -175,20 +192,7 @@ def _change_target(change: Change, finding: Finding) -> tuple[str, str, str]:
     return change.target, change.key, where
 
 
-def _numeric(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(parse_size(value))
-        except (TikvConfError, ValueError):
-            try:
-                return float(value)
-            except ValueError:
-                return None
-    return None
+_numeric = config_number
 
 
 def _direction(change: Change, reference: Change | None = None) -> int | None:

@@ -214,6 +214,43 @@ class NodeGroup(_S):
         return [f"{self.name}-{i + 1}" for i in range(self.count)]
 
 
+EC2_MONITORING_DEFAULT: Literal["basic", "detailed", "minute"] = "basic"
+"""What a scenario without `monitoring.ec2` gets: AWS's default, basic monitoring."""
+
+
+class Monitoring(_S):
+    """How the simulated data reaches Headroom: CloudWatch periods and missing datapoints (docs/snapshot.md).
+
+    - `ec2: basic` (AWS's default): the AWS/EC2 EBS metrics (EBSReadOps ... EBSWriteBytes) every 5 minutes as
+      300 s Sums; `detailed` (detailed monitoring, paid): every minute. EBSIOBalance% / EBSByteBalance% are
+      5-minute metrics in both ("Basic monitoring only", AWS EC2 CloudWatch metrics page). AWS/EBS volume
+      metrics are 1-minute for every volume type ("All Amazon EBS volume types automatically send 1-minute
+      metrics to CloudWatch, but only when the volume is attached", AWS EBS CloudWatch page).
+    - `minute`: every series at 1 minute with no gaps, balances included: not what AWS delivers; an idealised
+      feed for physics tests.
+    - `gaps`: CloudWatch's missing datapoints (a minute or a period now and then; no BurstBalance while a
+      volume is idle) and Prometheus scrape gaps. Default: on for basic/detailed, off for minute.
+    """
+
+    ec2: Literal["basic", "detailed", "minute"] | None = Field(
+        default=None,
+        description="basic (5-minute EC2 metrics, AWS's default), detailed (1-minute) or minute.",
+    )
+    gaps: bool | None = Field(
+        default=None, description="Missing datapoints as CloudWatch and Prometheus have them."
+    )
+
+    @property
+    def ec2_mode(self) -> Literal["basic", "detailed", "minute"]:
+        """Return the EC2 monitoring mode, the simulator's default when the scenario does not say."""
+        return self.ec2 or EC2_MONITORING_DEFAULT
+
+    @property
+    def with_gaps(self) -> bool:
+        """Return whether datapoints go missing (default: yes unless every series is at 1 minute)."""
+        return self.gaps if self.gaps is not None else self.ec2_mode != "minute"
+
+
 class ClusterSpec(_S):
     """The cluster being simulated."""
 
@@ -239,6 +276,7 @@ class Scenario(_S):
     )
     warmup_hours: float = Field(default=24.0, ge=0, le=24 * 14, description="Simulated before the window.")
     workload: Workload = Field(default_factory=Workload)
+    monitoring: Monitoring = Field(default_factory=Monitoring)
     nodes: list[NodeGroup] = Field(min_length=1)
 
     @model_validator(mode="after")

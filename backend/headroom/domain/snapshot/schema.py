@@ -197,7 +197,7 @@ class _ReadOnlyValues:
 
 
 class Series(_Model):
-    """One compact time series: values at start, start + step, ...; null marks a gap."""
+    """One compact time series at its own period: values at start, start + step, ...; null marks a gap."""
 
     entity: Entity
     metric: str = Field(
@@ -211,8 +211,15 @@ class Series(_Model):
     labels: dict[str, str] = Field(
         default_factory=dict, description="Extra labels, e.g. device for node_exporter."
     )
-    start: AwareDatetime
-    step_seconds: int = Field(gt=0)
+    start: AwareDatetime = Field(
+        description="Time of the first value: the window's start, or the boundary of the series' own period at or "
+        "before it."
+    )
+    step_seconds: int = Field(
+        gt=0,
+        description="The series' own period: 60 for AWS/EBS, 300 for AWS/EC2 on basic monitoring and for the EC2 "
+        "balances; it may differ from the window's step (readers align series: docs/series-alignment.md).",
+    )
     values: list[float | None]
     _array: _ReadOnlyValues = PrivateAttr()
 

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -42,7 +43,14 @@ from headroom.domain.catalog import InstanceLimits, VolumeLimits, instance_limit
 from headroom.domain.physics.burst import CreditBucket, InstanceEbsBucket, volume_bucket
 from headroom.domain.snapshot.errors import ScenarioError
 from headroom.domain.snapshot.registry import REGISTRY
-from headroom.domain.snapshot.scenario import Scenario, VolumeSpec, Workload, load_scenario, node_workload
+from headroom.domain.snapshot.scenario import (
+    Monitoring,
+    Scenario,
+    VolumeSpec,
+    Workload,
+    load_scenario,
+    node_workload,
+)
 from headroom.domain.snapshot.schema import (
     SCHEMA_VERSION,
     Cluster,
@@ -228,17 +236,20 @@ def hit_ratio(cached_fraction: Array | float, skew: float) -> Array:
     return np.asarray(HIT_MAX * (1.0 - np.exp(-skew * x)) / (1.0 - math.exp(-skew)), dtype=np.float64)
 
 
-def _smooth_noise(rng: np.random.Generator, n: int, sigma: float) -> Array:
+def _smooth_noise(rng: np.random.Generator, n: int, sigma: float, skip: int = 0) -> Array:
+    """Return steps skip..skip+n-1 of the noise sequence the generator makes (a later window of one history)."""
     if sigma <= 0:
         return np.ones(n)
     # AR(1)-like: white noise through an exponential kernel (about 10 minutes of memory), unit variance.
     kernel = 0.9 ** np.arange(40)
     kernel /= math.sqrt(float(np.sum(kernel**2)))
-    z = np.convolve(rng.standard_normal(n + len(kernel)), kernel, mode="valid")[:n]
+    z = np.convolve(rng.standard_normal(skip + n + len(kernel)), kernel, mode="valid")[skip : skip + n]
     return np.asarray(np.exp(sigma * z - sigma**2 / 2), dtype=np.float64)
 
 
-def _shape(w: Workload, t_hours: Array, hour_of_day: Array, kind: str, rng: np.random.Generator) -> Array:
+def _shape(
+    w: Workload, t_hours: Array, hour_of_day: Array, kind: str, rng: np.random.Generator, skip: int = 0
+) -> Array:
     diurnal = 1.0 + w.diurnal.amplitude * np.cos(2 * np.pi * (hour_of_day - w.diurnal.peak_hour_utc) / 24.0)
     growth = (1.0 + w.growth_per_week) ** (np.maximum(t_hours, 0.0) / 168.0)
     spikes = np.ones_like(t_hours)
@@ -250,7 +261,8 @@ def _shape(w: Workload, t_hours: Array, hour_of_day: Array, kind: str, rng: np.r
             rel = np.where(rel >= 0, np.mod(rel, spike.repeat_every_hours), rel)
         active = (rel >= 0) & (rel < spike.duration_minutes / 60.0)
         spikes = np.where(active, spikes * spike.factor, spikes)
-    return np.asarray(diurnal * growth * spikes * _smooth_noise(rng, len(t_hours), w.noise) * w.load_factor)
+    noise = _smooth_noise(rng, len(t_hours), w.noise, skip)
+    return np.asarray(diurnal * growth * spikes * noise * w.load_factor)
 
 
 @dataclass
@@ -278,14 +290,14 @@ class _NodeDemand:
 
 
 def _node_demand(
-    node: _NodePlan, page_cache_gib: float, t_hours: Array, hour_of_day: Array, seed: int
+    node: _NodePlan, page_cache_gib: float, t_hours: Array, hour_of_day: Array, seed: int, skip: int = 0
 ) -> _NodeDemand:
     w = node.workload
     rngs = [np.random.default_rng([seed, node.index, k]) for k in range(4)]
-    reads = w.reads_per_sec * _shape(w, t_hours, hour_of_day, "reads", rngs[0])
-    scans = w.scan_mibps * _shape(w, t_hours, hour_of_day, "scans", rngs[1])
-    writes = w.write_mibps * _shape(w, t_hours, hour_of_day, "writes", rngs[2])
-    fsync_shape = _shape(w, t_hours, hour_of_day, "writes", rngs[3])
+    reads = w.reads_per_sec * _shape(w, t_hours, hour_of_day, "reads", rngs[0], skip)
+    scans = w.scan_mibps * _shape(w, t_hours, hour_of_day, "scans", rngs[1], skip)
+    writes = w.write_mibps * _shape(w, t_hours, hour_of_day, "writes", rngs[2], skip)
+    fsync_shape = _shape(w, t_hours, hour_of_day, "writes", rngs[3], skip)
     fsyncs = w.fsyncs_per_sec * fsync_shape
     growth = (1.0 + w.growth_per_week) ** (np.maximum(t_hours, 0.0) / 168.0)
 
@@ -413,6 +425,18 @@ def _volume_demands(node: _NodePlan, d: _NodeDemand) -> dict[str, _VolumeDemand]
 # Physics: the minute-by-minute loop of one host
 
 
+@dataclass(frozen=True)
+class SimState:
+    """Where the physics stands at a moment (after a minute), as the series report it: a run given a state
+    starts from it instead of warming up, so it continues the run that ended there (the demo fleet continues
+    its stored history this way). Ids are the snapshot's; what is missing starts as the scenario says."""
+
+    volume_balance_pct: Mapping[str, float] = field(default_factory=dict)  # BurstBalance, by volume id
+    instance_io_balance_pct: Mapping[str, float] = field(default_factory=dict)  # EBSIOBalance%, by instance
+    instance_byte_balance_pct: Mapping[str, float] = field(default_factory=dict)  # EBSByteBalance%
+    pending_compaction_bytes: Mapping[str, float] = field(default_factory=dict)  # by node id
+
+
 @dataclass
 class _VolumeRun:
     demand_iops: Array
@@ -450,7 +474,11 @@ def _caps(vol: _VolumePlan, balance: float) -> tuple[float, float]:
 
 
 def _run_host(
-    host: _HostPlan, demands: dict[str, _VolumeDemand], nodes: dict[str, _NodeDemand], dt: float
+    host: _HostPlan,
+    demands: dict[str, _VolumeDemand],
+    nodes: dict[str, _NodeDemand],
+    dt: float,
+    state: SimState | None = None,
 ) -> _HostRun:
     vols = host.volumes
     n = len(next(iter(nodes.values())).reads)
@@ -473,16 +501,23 @@ def _run_host(
     drain_cap = {nid: d.compaction_drain_bytes for nid, d in nodes.items()}
     span = {nid: max(d.hard_pending_bytes - d.soft_pending_bytes, 1.0) for nid, d in nodes.items()}
 
+    given = state or SimState()
     balances = [
-        v.bucket.credits_from_percent(v.spec.burst_balance_percent) if v.bucket is not None else 0.0
+        v.bucket.credits_from_percent(given.volume_balance_pct.get(v.id, v.spec.burst_balance_percent))
+        if v.bucket is not None
+        else 0.0
         for v in vols
     ]
     io_bucket = InstanceEbsBucket.for_iops(host.limits)
     byte_bucket = InstanceEbsBucket.for_throughput(host.limits)
     inst_bursts = io_bucket.bursts or byte_bucket.bursts
-    io_bal = io_bucket.credits_from_percent(host.ebs_balance_percent)
-    byte_bal = byte_bucket.credits_from_percent(host.ebs_balance_percent)
-    pending = dict.fromkeys(nodes, 0.0)
+    io_bal = io_bucket.credits_from_percent(
+        given.instance_io_balance_pct.get(host.instance_id, host.ebs_balance_percent)
+    )
+    byte_bal = byte_bucket.credits_from_percent(
+        given.instance_byte_balance_pct.get(host.instance_id, host.ebs_balance_percent)
+    )
+    pending = {nid: float(given.pending_compaction_bytes.get(nid, 0.0)) for nid in nodes}
     fixed_caps = [_caps(v, 0.0) if v.bucket is None else None for v in vols]
     inst_caps = (io_bucket.baseline_rate, byte_bucket.baseline_rate)
 
@@ -736,6 +771,48 @@ def _decimals(metric: str, unit: str) -> int:
     return _DECIMALS.get(unit, 4)
 
 
+EC2_PERIOD_SECONDS = (
+    300  # basic monitoring, and EBSIOBalance% / EBSByteBalance% in every mode (AWS EC2 metrics)
+)
+# Missing datapoints (Headroom's own choice of rates, docs/snapshot.md "Missing data"): CloudWatch now and then
+# has no datapoint for a minute or a period; a Prometheus scrape now and then fails or times out.
+CLOUDWATCH_MISSING_SHARE = 0.002  # of a volume's minutes / an instance's periods
+SCRAPE_MISSING_SHARE = 0.005  # of a node's scrapes (1-minute steps)
+_BALANCES = frozenset({"ec2.ebs_io_balance", "ec2.ebs_byte_balance"})
+
+
+def _uniforms(seed: int, key: str, first: int, n: int) -> Array:
+    """Return n uniforms in [0, 1) for the absolute steps first..first+n-1 of one entity (splitmix64 of the
+    step): a function of the clock, so two runs that overlap miss the same datapoints."""
+    mix = np.uint64(((seed & 0xFFFFFFFF) << 32) | zlib.crc32(key.encode()))
+    with np.errstate(over="ignore"):
+        z = np.arange(first, first + n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ mix
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return np.asarray((z >> np.uint64(11)).astype(np.float64) / float(1 << 53), dtype=np.float64)
+
+
+def _to_period(
+    values: Array, begin: datetime, step: int, period: int, statistic: str
+) -> tuple[datetime, Array]:
+    """Aggregate step-spaced values into CloudWatch periods aligned to the clock (12:00, 12:05, ...): Sums add
+    up, Minimum/Maximum/Average take the period's; only periods wholly inside the window are kept."""
+    per = period // step
+    k0 = (-int(begin.timestamp()) % period) // step
+    m = max((len(values) - k0) // per, 0)
+    block = values[k0 : k0 + m * per].reshape(m, per)
+    if statistic == "Sum":
+        agg = block.sum(axis=1)
+    elif statistic == "Minimum":
+        agg = block.min(axis=1)
+    elif statistic == "Maximum":
+        agg = block.max(axis=1)
+    else:
+        agg = block.mean(axis=1)
+    return begin + timedelta(seconds=k0 * step), np.asarray(agg, dtype=np.float64)
+
+
 def simulate(
     scenario: Scenario,
     *,
@@ -743,8 +820,17 @@ def simulate(
     seed: int = 0,
     start: datetime | None = None,
     step_seconds: int = 60,
+    monitoring: Monitoring | None = None,
+    origin: datetime | None = None,
+    state: SimState | None = None,
 ) -> Snapshot:
-    """Simulate a scenario over `hours` from `start` (or the scenario's start) and return its snapshot."""
+    """Simulate a scenario over `hours` from `start` (or the scenario's start) and return its snapshot.
+
+    `monitoring` replaces the scenario's (periods and gaps). `origin` is where the workload's time starts
+    (growth, spikes and noise; default `start`): windows simulated with one origin are pieces of one history.
+    `state` is where the physics stands at `start` (see `SimState`); without it the run warms up for the
+    scenario's `warmup_hours` from the scenario's starting balances.
+    """
     if hours <= 0:
         raise ScenarioError(f"hours: must be positive, got {hours}")
     begin = start or scenario.start
@@ -753,23 +839,74 @@ def simulate(
     if begin.tzinfo is None:
         raise ScenarioError("start: must carry a time zone (e.g. 2026-01-05T00:00:00Z)")
     begin = begin.replace(second=0, microsecond=0)
+    anchor = (origin or begin).replace(second=0, microsecond=0)
+    mon = monitoring or scenario.monitoring
+    ec2_mode, gaps = mon.ec2_mode, mon.with_gaps
     dt = float(step_seconds)
     n = int(round(hours * 3600 / dt))
-    warm = int(round(scenario.warmup_hours * 3600 / dt))
+    scenario_warm = int(round(scenario.warmup_hours * 3600 / dt))
+    warm = 0 if state is not None else scenario_warm
     total = n + warm
-    t_hours = np.asarray((np.arange(total) - warm) * dt / 3600.0, dtype=np.float64)
+    since_origin = (begin - anchor).total_seconds()
+    t_hours = np.asarray((np.arange(total) - warm) * dt / 3600.0 + since_origin / 3600.0, dtype=np.float64)
+    # the noise of one origin is one sequence that starts a warm-up before the origin
+    skip = max(int(round(since_origin / dt)) + scenario_warm - warm, 0)
     begin_utc = begin.astimezone(UTC)  # the diurnal peak is given in UTC hours
     start_hour = begin_utc.hour + begin_utc.minute / 60.0
-    hour_of_day = np.asarray(np.mod(start_hour + t_hours, 24.0), dtype=np.float64)
+    hour_of_day = np.asarray(
+        np.mod(start_hour + (np.arange(total) - warm) * dt / 3600.0, 24.0), dtype=np.float64
+    )
 
     hosts = _plan(scenario)
     window = slice(warm, total)
     series: list[Series] = []
+    first_step = int(begin.timestamp()) // step_seconds
+
+    def missing(key: str, share: float, count: int, first: int = first_step) -> NDArray[np.bool_]:
+        if not gaps:
+            return np.zeros(count, dtype=bool)
+        return _uniforms(seed, key, first, count) < share
 
     def add(
-        kind: str, entity_id: str, metric: str, values: Array, labels: dict[str, str] | None = None
+        kind: str,
+        entity_id: str,
+        metric: str,
+        values: Array,
+        labels: dict[str, str] | None = None,
+        absent: NDArray[np.bool_] | None = None,
     ) -> None:
         spec = REGISTRY[metric]
+        window_values = np.asarray(values, dtype=np.float64)[window]
+        at, step = begin, step_seconds
+        if spec.entity in (
+            "volume",
+            "node",
+        ):  # a missed CloudWatch minute / a failed scrape: every series of it
+            share = CLOUDWATCH_MISSING_SHARE if spec.entity == "volume" else SCRAPE_MISSING_SHARE
+            gap = missing(entity_id, share, n)
+            absent = gap if absent is None else (gap | absent)
+        if absent is not None:
+            window_values = np.where(absent, np.nan, window_values)
+        if (
+            spec.entity == "instance"
+            and step_seconds < EC2_PERIOD_SECONDS
+            and EC2_PERIOD_SECONDS % step_seconds == 0
+            and (ec2_mode == "basic" or (ec2_mode == "detailed" and metric in _BALANCES))
+        ):
+            at, window_values = _to_period(
+                window_values, begin, step_seconds, EC2_PERIOD_SECONDS, spec.statistic
+            )
+            step = EC2_PERIOD_SECONDS
+            if len(window_values) == 0:
+                return
+            first_period = int(at.timestamp()) // step
+            window_values = np.where(
+                missing(entity_id, CLOUDWATCH_MISSING_SHARE, len(window_values), first_period),
+                np.nan,
+                window_values,
+            )
+        elif spec.entity == "instance":
+            window_values = np.where(missing(entity_id, CLOUDWATCH_MISSING_SHARE, n), np.nan, window_values)
         series.append(
             Series(
                 entity=Entity(kind=spec.entity, id=entity_id),
@@ -777,13 +914,9 @@ def simulate(
                 unit=spec.unit,
                 statistic=spec.statistic,
                 labels=labels or {},
-                start=begin,
-                step_seconds=step_seconds,
-                values=_round(
-                    np.asarray(values, dtype=np.float64)[window],
-                    _decimals(metric, spec.unit),
-                    whole_ops=metric in _OP_COUNTS,
-                ),
+                start=at,
+                step_seconds=step,
+                values=_round(window_values, _decimals(metric, spec.unit), whole_ops=metric in _OP_COUNTS),
             )
         )
 
@@ -799,13 +932,13 @@ def simulate(
         ]
         page_cache = max(mem - sum(caches) - TIKV_OVERHEAD_GIB * len(host.nodes) - OS_RESERVED_GIB, 0.0)
         node_demand = {
-            nd.id: _node_demand(nd, page_cache / len(host.nodes), t_hours, hour_of_day, seed)
+            nd.id: _node_demand(nd, page_cache / len(host.nodes), t_hours, hour_of_day, seed, skip)
             for nd in host.nodes
         }
         vol_demand: dict[str, _VolumeDemand] = {}
         for nd in host.nodes:
             vol_demand.update(_volume_demands(nd, node_demand[nd.id]))
-        run = _run_host(host, vol_demand, node_demand, dt)
+        run = _run_host(host, vol_demand, node_demand, dt, state)
         g = run.instance_fraction
 
         instances_out.append(
@@ -844,8 +977,9 @@ def simulate(
             add("volume", v.id, "ebs.queue_length", o.queue_length)
             add("volume", v.id, "ebs.idle_time", dt * np.exp(-o.queue_length))
             balance = run.volumes[v.id].balance_pct
-            if balance is not None:
-                add("volume", v.id, "ebs.burst_balance", balance)
+            if balance is not None:  # "No data when the volume is idle" (AWS EBS CloudWatch page)
+                idle = ((o.read_ops + o.write_ops) <= 0)[window] if gaps else None
+                add("volume", v.id, "ebs.burst_balance", balance, absent=idle)
             add("volume", v.id, "ebs.iops_exceeded_check", o.iops_exceeded)
             add("volume", v.id, "ebs.throughput_exceeded_check", o.throughput_exceeded)
 

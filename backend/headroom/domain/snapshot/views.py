@@ -1,6 +1,9 @@
 """Read a snapshot: find series, turn them into arrays, and derive IOPS and MiB/s views.
 
-CloudWatch series hold sums per step; the views feed them to `headroom.domain.derived` (rates, EBS's I/O
+CloudWatch series hold sums per period; each series keeps its own period (`Series.step_seconds`: 1 minute for
+AWS/EBS, 5 minutes for AWS/EC2 on basic monitoring). Before two series are compared they are put on the window's
+grid by `headroom.domain.snapshot.align` (Sums spread over their period so the per-second rate is kept, levels
+held; docs/series-alignment.md); the views feed the aligned sums to `headroom.domain.derived` (rates, EBS's I/O
 accounting in 256 KiB chunks on SSD and 1 MiB on HDD, latency, hit ratios), the one place those formulas live.
 """
 
@@ -13,13 +16,15 @@ from numpy.typing import NDArray
 
 from headroom.domain.derived import IoView, hit_ratio, io_chunk_kib, io_view
 from headroom.domain.physics.io import SSD_CHUNK_KIB
-from headroom.domain.snapshot.schema import EntityKind, Node, Series, Snapshot, Volume
+from headroom.domain.snapshot.align import align_series
+from headroom.domain.snapshot.schema import EntityKind, Node, Series, Snapshot, Volume, Window
 
 Array = NDArray[np.float64]
 
 __all__ = [
     "IO_METRICS",
     "IoView",
+    "aligned",
     "block_cache_hit_ratio",
     "find_series",
     "instance_io",
@@ -51,10 +56,23 @@ def find_series(
 
 
 def values(series: Series | None, length: int | None = None) -> Array:
-    """Return a series' values as a read-only float array, NaN for gaps (all NaN for a missing series of `length`)."""
+    """Return a series' values at its own step as a read-only float array, NaN for gaps (all NaN for a missing
+    series of `length`); compare series only through `aligned`."""
     if series is None:
         return np.full(length or 0, np.nan)
     return series.array
+
+
+def aligned(series: Series | None, window: Window) -> Array:
+    """Return a series on the window's grid (`window.points` values, NaN for gaps; all NaN when absent).
+
+    The array is read-only. A series at the window's own step and start is returned as its values.
+    """
+    if series is None:
+        return np.full(window.points, np.nan)
+    out = align_series(series, window)
+    out.flags.writeable = False
+    return out
 
 
 def node(snapshot: Snapshot, node_id: str) -> Node:
@@ -81,11 +99,16 @@ IO_METRICS: dict[str, tuple[str, str, str, str]] = {
 
 
 def io_view_of(
-    kind: EntityKind, read_ops: Series, read: Callable[[str], Array | None], chunk_kib: int
+    kind: EntityKind, window: Window, read: Callable[[str], Array | None], chunk_kib: int
 ) -> IoView:
-    """Return the I/O view of a volume or instance whose read-ops series is `read_ops`; `read(metric)` gives the
-    values of its other series (None when absent: read as gaps)."""
-    n = len(read_ops.values)
+    """Return the I/O view of a volume or instance on the window's grid; `read(metric)` gives the values of its
+    series aligned to the window (`aligned`; None when absent: read as gaps).
+
+    Sums aligned to the window keep their per-second rate (a 5-minute Sum spread over five 1-minute steps), so
+    dividing each step's sum by the window step gives the same rate as dividing the series' own Sum by its own
+    period (docs/series-alignment.md).
+    """
+    n = window.points
 
     def get(metric: str) -> Array:
         arr = read(metric)
@@ -94,8 +117,8 @@ def io_view_of(
     names = IO_METRICS[kind]
     volume_only = kind == "volume"
     return io_view(
-        start=read_ops.start,
-        step_seconds=read_ops.step_seconds,
+        start=window.start,
+        step_seconds=window.step_seconds,
         chunk_kib=chunk_kib,
         read_ops=get(names[0]),
         write_ops=get(names[1]),
@@ -114,9 +137,9 @@ def _entity_io(snapshot: Snapshot, kind: EntityKind, entity_id: str, chunk_kib: 
 
     def read(metric: str) -> Array | None:
         found = find_series(snapshot, kind, entity_id, metric)
-        return None if found is None else values(found)
+        return None if found is None else aligned(found, snapshot.window)
 
-    return io_view_of(kind, first, read, chunk_kib)
+    return io_view_of(kind, snapshot.window, read, chunk_kib)
 
 
 def volume_io(snapshot: Snapshot, volume_id: str) -> IoView:
@@ -130,8 +153,7 @@ def instance_io(snapshot: Snapshot, instance_id: str) -> IoView:
 
 
 def block_cache_hit_ratio(snapshot: Snapshot, node_id: str) -> Array:
-    """Return hit / (hit + miss) of a node's KV block cache per step (NaN without reads)."""
+    """Return hit / (hit + miss) of a node's KV block cache per window step (NaN without reads)."""
     hit = find_series(snapshot, "node", node_id, "tikv.block_cache_hit")
     miss = find_series(snapshot, "node", node_id, "tikv.block_cache_miss")
-    h = values(hit)
-    return hit_ratio(h, values(miss, len(h)))
+    return hit_ratio(aligned(hit, snapshot.window), aligned(miss, snapshot.window))

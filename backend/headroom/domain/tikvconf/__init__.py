@@ -6,7 +6,7 @@ imports the advisor and never learns what a finding is.
 """
 
 from headroom.domain.model import Change
-from headroom.domain.tikvconf.change import Node, Patch, resolve_nodes, target_node
+from headroom.domain.tikvconf.change import Patch, PatchTarget, resolve_nodes, target_node
 from headroom.domain.tikvconf.defaults import (
     EffectiveValue,
     HostFacts,
@@ -45,7 +45,7 @@ __all__ = [
     "EffectiveValue",
     "HostFacts",
     "InvalidChangeValue",
-    "Node",
+    "PatchTarget",
     "Patch",
     "PatchConflict",
     "Rollback",

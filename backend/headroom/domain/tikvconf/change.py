@@ -8,6 +8,7 @@ it came from) that the artefacts print next to each line; the patcher does not i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -23,8 +24,9 @@ def target_node(change: Change) -> str | None:
     return change.entity.tikv_node() if change.entity is not None else None
 
 
-class Node(BaseModel):
-    """A TiKV instance: status address (SET CONFIG), server address (tikv-ctl) and EC2 instance."""
+class PatchTarget(BaseModel):
+    """A TiKV instance a patch addresses: status address (SET CONFIG), server address (tikv-ctl) and EC2 instance
+    (the snapshot's `Node` is the instance with its metrics; this is only how a patch reaches it)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,7 +52,7 @@ class Patch(BaseModel):
 
     cluster: str = "<cluster>"
     tikv_version: str | None = None
-    nodes: tuple[Node, ...] = ()
+    nodes: tuple[PatchTarget, ...] = ()
     changes: tuple[Change, ...] = ()
     sources: tuple[str, ...] = Field(
         default=(), description="Where each change comes from (same order as changes; empty: not said)."
@@ -74,15 +76,15 @@ class Patch(BaseModel):
         """Return the AWS changes, in order."""
         return tuple(change for change in self.changes if change.target == "aws")
 
-    def node(self, status_address: str) -> Node:
-        """Return the node with this status address (a bare Node if the snapshot did not list it)."""
+    def node(self, status_address: str) -> PatchTarget:
+        """Return the node with this status address (a bare target if the snapshot did not list it)."""
         for node in self.nodes:
             if node.status_address == status_address:
                 return node
-        return Node(status_address=status_address)
+        return PatchTarget(status_address=status_address)
 
 
-def resolve_nodes(changes: Iterable[Change], nodes: Sequence[Node]) -> tuple[Change, ...]:
+def resolve_nodes(changes: Iterable[Change], nodes: Sequence[PatchTarget]) -> tuple[Change, ...]:
     """Give each tikv change the status address of its node (named by id, server or status address, or by its
     instance when exactly one TiKV runs there) in `entity.status_address`."""
     aliases: dict[str, str] = {}
@@ -107,6 +109,18 @@ def resolve_nodes(changes: Iterable[Change], nodes: Sequence[Node]) -> tuple[Cha
         located = entity.model_copy(update={"status_address": address})
         resolved.append(change.model_copy(update={"entity": located}))
     return tuple(resolved)
+
+
+def has_port(address: str) -> bool:
+    """Whether an address ends in `:port`."""
+    return re.search(r":\d+$", address) is not None
+
+
+def host_of(address: str) -> str:
+    """Return the host part of `host:port` (IPv6 brackets kept); an address without a port is its own host."""
+    if address.startswith("["):
+        return address.split("]", 1)[0] + "]"
+    return address.rsplit(":", 1)[0] if has_port(address) else address
 
 
 def split_address(address: str) -> tuple[str, int | None]:

@@ -225,3 +225,20 @@ def canonical(key: str, value: Any) -> Any:
 def same_value(key: str, left: Any, right: Any) -> bool:
     """Say whether two spellings of a key's value mean the same to TiKV."""
     return bool(canonical(key, left) == canonical(key, right))
+
+
+def config_number(value: Any) -> float | None:
+    """Return a config value as a number (a size as bytes: "4GiB" -> 4294967296), None if it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(parse_size(value))
+        except ValueError:
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None

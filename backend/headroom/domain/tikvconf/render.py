@@ -40,7 +40,7 @@ from headroom.domain.tikvconf.change import Patch, split_address, target_node
 from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
 from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.online import can_change_online, online_status
-from headroom.domain.tikvconf.parse import same_value
+from headroom.domain.tikvconf.parse import config_number, same_value
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback
 
 Format = Literal[
@@ -336,14 +336,17 @@ def _split_by_node(ctx: _Context) -> tuple[dict[str, Setting], dict[str, dict[st
             per_node.setdefault(setting.node, {})[setting.key] = setting
     all_nodes = {node.status_address for node in ctx.patch.nodes}
     if all_nodes and set(per_node) == all_nodes:
-        for key in {k for values in per_node.values() for k in values}:
+        for key in sorted({k for values in per_node.values() for k in values}):
             values = [values[key] for values in per_node.values() if key in values]
-            if len(values) == len(all_nodes) and all(
-                same_value(key, values[0].value, other.value) for other in values
-            ):
-                global_settings[key] = values[0]
-                for node_settings in per_node.values():
-                    node_settings.pop(key, None)
+            if len(values) != len(all_nodes) or key in global_settings:
+                continue
+            # The value most nodes take goes to server_configs.tikv; the others stay as per-instance overrides
+            # (TiUP: "if an instance has a configuration item with the same name, the instance's takes effect").
+            common = max(values, key=lambda s: sum(same_value(key, s.value, o.value) for o in values))
+            global_settings[key] = common
+            for node_settings in per_node.values():
+                if key in node_settings and same_value(key, node_settings[key].value, common.value):
+                    node_settings.pop(key)
     per_node = {node: values for node, values in per_node.items() if values}
     unset = [c.key for c in ctx.tikv if c.proposed is None]
     if unset:
@@ -403,6 +406,41 @@ def _host_port(address: str) -> tuple[str, int | None]:
 # operator
 
 
+def _one_value_per_key(ctx: _Context) -> tuple[_Context, list[str]]:
+    """Give every pod one value per key: where nodes were given different numbers, the smallest of them.
+
+    Each node's value was sized within its own host (threads within its vCPUs, the block cache within its
+    memory), so the smallest is one every pod can take; a larger one may not fit the smaller hosts. Different
+    non-numeric values stay as they are (the TOML rendering then refuses them).
+    """
+    by_key: dict[str, list[Change]] = {}
+    for change in ctx.tikv:
+        if change.proposed is not None and target_node(change) is not None:
+            by_key.setdefault(change.key, []).append(change)
+    chosen: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, changes in by_key.items():
+        numbers = [config_number(c.proposed) for c in changes]
+        if len({json.dumps(c.proposed) for c in changes}) < 2 or any(n is None for n in numbers):
+            continue
+        smallest = min(zip(numbers, changes, strict=True), key=lambda p: p[0] or 0.0)[1]
+        chosen[key] = smallest.proposed
+        given = ", ".join(f"{target_node(c)}: {c.proposed}" for c in changes)
+        notes.append(
+            f"{key} differs by node ({given}); spec.tikv.config has no per-pod form, so every pod gets "
+            f"{smallest.proposed}, the smallest, which every node's budget allows"
+        )
+    if not chosen or ctx.rollback:
+        return ctx, []
+    tikv = [
+        c.model_copy(update={"proposed": chosen[c.key]}) if c.key in chosen and c.proposed is not None else c
+        for c in ctx.tikv
+    ]
+    sources = {id(new): ctx.sources.get(id(old), "") for old, new in zip(ctx.tikv, tikv, strict=True)}
+    applied = apply_changes(ctx.config_text, tikv) if ctx.config_text is not None else None
+    return _Context(ctx.patch, tikv, ctx.aws, ctx.config_text, ctx.node, applied, ctx.rollback, sources), notes
+
+
 def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
     notes: list[str] = []
     node_specific = sorted({c.key for c in ctx.tikv if target_node(c) is not None})
@@ -411,6 +449,8 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
             "TiDB Operator gives every TiKV pod the same config; these node-specific changes are applied to "
             "all pods: " + ", ".join(node_specific)
         )
+    ctx, one_value_notes = _one_value_per_key(ctx)
+    notes += one_value_notes
     if ctx.applied is not None:
         toml_text = _render_merged(ctx)[0]
         how = "the whole config string, your current spec.tikv.config with the changes merged in"

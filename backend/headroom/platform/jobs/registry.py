@@ -1,12 +1,14 @@
 """The table of background jobs: name (Celery task name `domain.verb`), queue, schedule and the function.
 
 Each feature's `jobs` module declares its own `JOBS` tuple; `headroom.jobs.JOB_MODULES` lists those modules
-(an explicit list: a new feature adds its module there)."""
+(an explicit list: a new feature adds its module there), and `headroom.jobs.all_jobs` collects them and installs
+them here, where `dispatch` looks a job up by name. Platform never imports the features' jobs: every entry point
+(the server command, the worker, the tests' conftest) installs the table through `headroom.jobs`."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,39 +53,18 @@ class Job:
     description: str
 
 
-def _collect() -> tuple[Job, ...]:
-    """Collect `JOBS` from every module `headroom.jobs.JOB_MODULES` names.
-
-    The modules are imported here, when the table is first read, not when this module is: a feature's service
-    enqueues jobs through `dispatch`, which reads this table, and the feature's jobs module imports that service.
-    """
-    import importlib
-
-    from headroom.jobs import JOB_MODULES
-
-    found: list[Job] = []
-    for name in JOB_MODULES:
-        found.extend(importlib.import_module(name).JOBS)
-    names = [j.name for j in found]
-    duplicates = {n for n in names if names.count(n) > 1}
-    if duplicates:
-        raise RuntimeError(f"duplicate job names: {sorted(duplicates)}")
-    return tuple(found)
+_TABLE: dict[str, Job] = {}
 
 
-def all_jobs() -> tuple[Job, ...]:
-    """Every job, collected once per process."""
-    global _JOBS
-    if _JOBS is None:
-        _JOBS = _collect()
-    return _JOBS
-
-
-_JOBS: tuple[Job, ...] | None = None
+def install(jobs: Iterable[Job]) -> None:
+    """Make `jobs` the table `job` reads (replacing any installed before)."""
+    table = {entry.name: entry for entry in jobs}
+    _TABLE.clear()
+    _TABLE.update(table)
 
 
 def job(name: str) -> Job:
-    for entry in all_jobs():
-        if entry.name == name:
-            return entry
-    raise KeyError(name)
+    """The installed job called `name` (KeyError when there is none, or no table was installed)."""
+    if not _TABLE:
+        raise KeyError(f"{name}: no job table installed (call headroom.jobs.all_jobs() at the entry point)")
+    return _TABLE[name]

@@ -1,21 +1,23 @@
 """The in-process scheduler used when there is no REDIS_URL: the same job table and the same crontabs Celery beat
-runs (`Schedule.is_due` asks the crontab), on one daemon thread."""
+runs (`Schedule.is_due` asks the crontab), on one daemon thread. The caller passes the table
+(`headroom.jobs.all_jobs()`)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Sequence
 
-from headroom.platform.jobs.registry import all_jobs
+from headroom.platform.jobs.registry import Job
 from headroom.platform.logging import get_logger
 from headroom.platform.settings import Settings
 
 log = get_logger("headroom.platform.jobs.runtime")
 
 
-def run_due_jobs(database_url: str, settings: Settings, at: dt.datetime) -> list[str]:
+def run_due_jobs(jobs: Sequence[Job], database_url: str, settings: Settings, at: dt.datetime) -> list[str]:
     ran: list[str] = []
-    for job in all_jobs():
+    for job in jobs:
         if job.schedule is not None and job.schedule.is_due(at):
             try:
                 job.run(database_url, settings, at)
@@ -25,13 +27,13 @@ def run_due_jobs(database_url: str, settings: Settings, at: dt.datetime) -> list
     return ran
 
 
-def start_inprocess_scheduler(database_url: str, settings: Settings) -> threading.Thread:
+def start_inprocess_scheduler(jobs: Sequence[Job], database_url: str, settings: Settings) -> threading.Thread:
     """Run every job once now (catch-up), then each at its schedule, on a daemon thread."""
     stop = threading.Event()
 
     def loop() -> None:
         now = dt.datetime.now(dt.UTC)
-        for job in all_jobs():
+        for job in jobs:
             try:
                 job.run(database_url, settings, now)
             except Exception:  # noqa: BLE001
@@ -41,9 +43,9 @@ def start_inprocess_scheduler(database_url: str, settings: Settings) -> threadin
             minute = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
             if minute > last_minute:
                 last_minute = minute
-                run_due_jobs(database_url, settings, minute)
+                run_due_jobs(jobs, database_url, settings, minute)
 
     thread = threading.Thread(target=loop, name="headroom-scheduler", daemon=True)
     thread.start()
-    log.info("scheduler.started", mode="in-process", jobs=len(all_jobs()))
+    log.info("scheduler.started", mode="in-process", jobs=len(jobs))
     return thread

@@ -105,8 +105,9 @@ def queries_for_instance(instance_id: str, *, detailed_monitoring: bool, bursts:
     if bare_metal:
         return []
     period = EC2_DETAILED_PERIOD if detailed_monitoring else EC2_BASIC_PERIOD
+    # §3.2: EBSIOBalance% / EBSByteBalance% are "basic monitoring only": 5-minute even with detailed monitoring.
     return [
-        _query(spec, "instance", instance_id, period)
+        _query(spec, "instance", instance_id, EC2_BASIC_PERIOD if spec.name in INSTANCE_BALANCES else period)
         for spec in EC2_SPECS
         if not (spec.name in INSTANCE_BALANCES and bursts is False)
     ]

@@ -19,7 +19,6 @@ cluster (`tidb_cluster`, `tidb-cluster` or `cluster`) and `component=tikv` whose
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,20 +177,6 @@ def diff_fields(entity_kind: str, entity_id: str, old: Mapping[str, Any], new: M
                 fields: Sequence[str]) -> list[FieldChange]:
     """The fields whose value changed between two observations of an entity."""
     return [FieldChange(entity_kind, entity_id, f, old.get(f), new.get(f)) for f in fields if old.get(f) != new.get(f)]
-
-
-def attributes_at(current: Mapping[str, Any], changes: Sequence[tuple[dt.datetime, str, Any, Any]],
-                  ts: dt.datetime) -> dict[str, Any]:
-    """An entity's attributes at `ts`: undo, newest first, every change observed after `ts`.
-
-    `changes` are (observed_at, field, old, new). A change observed at t means the new value held from t on
-    (the collector sees a change within one sweep of it happening: a minute late at most).
-    """
-    attrs = dict(current)
-    for observed_at, name, old, _new in sorted(changes, key=lambda c: c[0], reverse=True):
-        if observed_at > ts:
-            attrs[name] = old
-    return attrs
 
 
 # --- shell ------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
@@ -51,6 +51,7 @@ from headroom.sources.aws.metric_plan import (
 )
 from headroom.sources.aws.session import AwsClients
 from headroom.sources.models import AwsBackfill, AwsConnection, BackfillStep, CollectionSweep
+from headroom.timeseries import repository as timeseries
 from headroom.timeseries.repository import SeriesKey, ensure_series, write_points
 from headroom.timeseries.watermarks import advance_watermarks, get_watermarks
 
@@ -240,30 +241,33 @@ def _series_ids(db: Session, org_id: uuid.UUID, queries: Sequence[cw.MetricQuery
                 clusters: dict[str, Any]) -> list[int]:
     """Series ids for the queries: one SELECT for the known ones, ensure_series for the new ones."""
     wanted = {(q.entity_kind, q.entity_id, q.metric) for q in queries}
-    rows = db.execute(text(
-        "SELECT entity_kind, entity_id, metric, id, cluster_id FROM metric_series WHERE org_id = :org "
-        "AND labels = '{}'::jsonb AND entity_id = ANY(:eids)"), {"org": org_id, "eids": sorted({q.entity_id for q in queries})})
+    rows = timeseries.entity_series(db, org_id, {q.entity_id for q in queries})
+    period = {(q.entity_kind, q.entity_id, q.metric): q.period for q in queries}
     known: dict[tuple[str, str, str], int] = {}
     remap: dict[Any, list[int]] = {}
-    for k, e, m, i, cluster_id in rows:
+    restep: dict[int, list[int]] = {}
+    for k, e, m, i, cluster_id, step in rows:
         if (k, e, m) not in wanted:
             continue
         known[(k, e, m)] = int(i)
+        if step != period[(k, e, m)]:  # detailed monitoring turned on or off: the series' period changed
+            restep.setdefault(period[(k, e, m)], []).append(int(i))
         mapped = clusters.get(e)
         if mapped is not None and mapped != cluster_id:  # the volume/instance now serves (another) cluster
             remap.setdefault(mapped, []).append(int(i))
     for cluster_id, ids in remap.items():
-        db.execute(text("UPDATE metric_series SET cluster_id = :c WHERE id = ANY(:ids)"), {"c": cluster_id, "ids": ids})
+        timeseries.move_series(db, ids, cluster_id)
     missing = [q for q in queries if (q.entity_kind, q.entity_id, q.metric) not in known]
     by_cluster: dict[Any, list[SeriesKey]] = {}
     for q in missing:
-        by_cluster.setdefault(clusters.get(q.entity_id), []).append(SeriesKey(q.entity_kind, q.entity_id, q.metric, q.unit))
+        by_cluster.setdefault(clusters.get(q.entity_id), []).append(
+            SeriesKey(q.entity_kind, q.entity_id, q.metric, q.unit, step_seconds=q.period))
     for cluster_id, keys in by_cluster.items():
         for key, sid in ensure_series(db, org_id, keys, cluster_id=cluster_id).items():
             known[(key.entity_kind, key.entity_id, key.metric)] = sid
-    step_300 = [known[(q.entity_kind, q.entity_id, q.metric)] for q in missing if q.period == 300]
-    if step_300:  # 5-minute series (EC2 basic monitoring): IOPS = Sum / 300, not / 60
-        db.execute(text("UPDATE metric_series SET step_seconds = 300 WHERE id = ANY(:ids)"), {"ids": step_300})
+    # Each series keeps the period CloudWatch delivers it at (5-minute EC2 basic monitoring: IOPS = Sum / 300).
+    for step, ids in restep.items():
+        timeseries.set_step_seconds(db, ids, step)
     return [known[(q.entity_kind, q.entity_id, q.metric)] for q in queries]
 
 
@@ -310,8 +314,7 @@ def run_sweep(
         oldest = min((marks.get(sid, end) for sid in series_ids), default=end)
         start = max(oldest - OVERLAP, end - MAX_LOOKBACK)
     start = min(start, end - OVERLAP)
-    plan, window = plan_window([q.period for q in queries], int((end - start).total_seconds()))
-    start = end - dt.timedelta(seconds=window)
+    plan, start = period_aligned_plan([q.period for q in queries], end, int((end - start).total_seconds()))
     sweep.window_start_at, sweep.window_end_at = start, end
     sweep.planned_calls, sweep.lower_bound_calls = plan.calls, plan.lower_bound
     counters = cw.SweepCounters()
@@ -341,6 +344,25 @@ def run_sweep(
     log.info("aws.sweep_done", source=str(connection.id), region=region, kind=kind, series=len(queries),
              calls=counters.api_calls, lower_bound=plan.lower_bound, points=outcome.points_written)
     return outcome
+
+
+def period_aligned_plan(periods: Sequence[int], end: dt.datetime, window_seconds: int) -> tuple[SweepPlan, dt.datetime]:
+    """Plan a sweep ending at `end` over at least `window_seconds`, starting on a boundary of its longest period.
+
+    CloudWatch's periods start at the request's StartTime (GetMetricData StartTime: rounded down to the minute
+    only), so a 5-minute query starting at 12:07 returns sums of 12:07-12:12, ... Sweeps run every minute: without
+    a common boundary, each would store 5-minute sums shifted by a minute and a snapshot's 5-minute step would add
+    up several overlapping sums. Starting every request on a multiple of the period (epoch seconds, 12:05, 12:10)
+    stores each 5-minute sum once, at its own slot.
+    """
+    plan, window = plan_window(periods, window_seconds)
+    start = end - dt.timedelta(seconds=window)
+    longest = max(periods, default=60)
+    epoch = int(start.timestamp())
+    if epoch % longest:
+        start = dt.datetime.fromtimestamp(epoch - epoch % longest, dt.UTC)
+        plan = plan_sweep(periods, int((end - start).total_seconds()))
+    return plan, start
 
 
 def _fill(sweep: CollectionSweep, counters: cw.SweepCounters, outcome: SweepOutcome) -> None:

@@ -8,9 +8,8 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import Field
 
-from headroom.accounts.models import Organization
+from headroom.accounts import service as accounts
 from headroom.api.deps import DB, Caller, Context
-from headroom.platform.errors import NotFound
 from headroom.platform.schemas import Output
 from headroom.sources.aws.deploy_templates import ACCOUNT_ID_RE, filled_templates
 
@@ -35,9 +34,7 @@ class AwsSetupRead(Output):
 @router.get("/setup", response_model=AwsSetupRead)
 def aws_setup(caller: Caller, db: DB, ctx: Context) -> AwsSetupRead:
     """The external ID, Headroom's AWS account ID and the read-only role templates filled in with both."""
-    org = db.get(Organization, caller.org_id)
-    if org is None:
-        raise NotFound("organisation not found")
+    org = accounts.get_organization(db, caller)
     configured = (ctx.settings.aws_account_id or "").strip()
     account_id: str | None = configured if ACCOUNT_ID_RE.fullmatch(configured) else None
     note = None

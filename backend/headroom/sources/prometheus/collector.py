@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,12 +23,11 @@ import httpx
 
 from headroom.platform import outbound
 from headroom.platform.logging import get_logger
-from headroom.platform.retry import RetryPolicy, call_with_retries
+from headroom.platform.retry import RETRY_STATUSES, RetryPolicy, call_with_retries
 
 log = get_logger("headroom.sources.prometheus.collector")
 
 ErrorKind = Literal["unreachable", "auth", "http", "bad_response", "query"]
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # docs/outbound.md: a range answer is ~40 bytes per point; Prometheus allows 11,000 points per series, so 64 MiB
 # holds a full 11,000-point split of ~150 series, and the ingest's 1,440-point chunks of ~1,150 series.
 MAX_RESPONSE_BYTES = 64 * outbound.MIB
@@ -125,7 +123,6 @@ class PrometheusClient:
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         transport: httpx.BaseTransport | None = None,
-        rng: random.Random | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         # for messages: a URL may carry user:password@, which must never reach a log or the health record
@@ -133,7 +130,6 @@ class PrometheusClient:
         self._auth = auth or PrometheusAuth()
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
-        self._rng = rng or random.Random()
         self._deadline_seconds = deadline_seconds
         self._max_bytes = max_response_bytes
         # A tenant gives the URL: every request (and redirect hop) goes through the outbound guard.
@@ -177,7 +173,6 @@ class PrometheusClient:
             policy=self._retry,
             transient=lambda error: isinstance(error, PrometheusError) and error.transient,
             sleep=self._sleep,
-            rng=self._rng,
         )
 
     def _attempt(self, method: str, path: str, data: Mapping[str, str] | None) -> _Answer:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,8 +28,15 @@ import numpy as np
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from headroom.domain.tikvconf.change import host_of
 from headroom.inventory.models import TikvNode
-from headroom.inventory.tikv_configs import ConfigFetcher, default_fetcher, store_version
+from headroom.inventory.service import (
+    ConfigFetcher,
+    StatusPortError,
+    advertised_store_address,
+    default_fetcher,
+    store_version,
+)
 from headroom.platform.logging import get_logger
 from headroom.platform.security import SecretBox
 from headroom.sources.models import BackfillStep, PrometheusSource
@@ -43,7 +50,6 @@ from headroom.sources.prometheus.promql import (
     align_down,
     collection_queries,
     detect_flavour,
-    host_of,
     matches_all,
     node_exporter_matchers,
     parse_selector,
@@ -52,9 +58,7 @@ from headroom.sources.prometheus.promql import (
     split_range,
     tikv_matchers,
 )
-from headroom.sources.prometheus.tikv_status import StatusPortError, advertised_store_address
-from headroom.timeseries.models import MetricSeries
-from headroom.timeseries.repository import SeriesBatch, SeriesKey, ensure_series, write_batches
+from headroom.timeseries.repository import SeriesBatch, SeriesKey, ensure_series, series_ids, write_batches
 from headroom.timeseries.watermarks import advance_watermarks, get_watermarks
 
 log = get_logger("headroom.sources.prometheus.ingest")
@@ -345,25 +349,12 @@ def collect_query(
     return stats
 
 
-def _series_ids(db: Session, source: PrometheusSource, metric: str, entity_ids: Iterable[str]) -> list[int]:
-    return list(
-        db.scalars(
-            select(MetricSeries.id).where(
-                MetricSeries.org_id == source.org_id,
-                MetricSeries.entity_kind == ENTITY_KIND,
-                MetricSeries.metric == metric,
-                MetricSeries.entity_id.in_(list(entity_ids)),
-            )
-        )
-    )
-
-
 def resume_from(
     db: Session, source: PrometheusSource, discovery: Discovery, query: CollectionQuery, default: dt.datetime
 ) -> dt.datetime:
     """Where an incremental run of one query starts: its series' watermarks minus the overlap window."""
     entity_ids = {node.store_address for node in discovery.nodes.values()}
-    ids = _series_ids(db, source, query.metric, entity_ids)
+    ids = series_ids(db, source.org_id, ENTITY_KIND, query.metric, entity_ids)
     marks = get_watermarks(db, source.org_id, SOURCE_KIND, source.id, ids)
     if not marks:
         return default

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from headroom.domain.snapshot.registry import REGISTRY_LIST, MetricSpec, PrometheusSource
+from headroom.domain.tikvconf.change import has_port
 
 Flavour = Literal["tiup", "operator"]
 MatchOp = Literal["=", "!=", "=~", "!~"]
@@ -117,15 +118,11 @@ def detect_flavour(label_sets: Iterable[Mapping[str, str]]) -> Flavour:
     operator = tiup = 0
     for labels in label_sets:
         instance = labels.get("instance", "")
-        if labels.get("component") == "tikv" or (instance and not _has_port(instance)):
+        if labels.get("component") == "tikv" or (instance and not has_port(instance)):
             operator += 1
         else:
             tiup += 1
     return "operator" if operator > tiup else "tiup"
-
-
-def _has_port(address: str) -> bool:
-    return re.search(r":\d+$", address) is not None
 
 
 def tikv_matchers(selector: Sequence[Matcher], flavour: Flavour) -> tuple[Matcher, ...]:
@@ -136,13 +133,6 @@ def tikv_matchers(selector: Sequence[Matcher], flavour: Flavour) -> tuple[Matche
     if flavour == "operator" and "component" not in names:
         return (*selector, Matcher("component", "=", "tikv"))
     return tuple(selector)
-
-
-def host_of(address: str) -> str:
-    """Return the host part of `host:port` (IPv6 brackets kept); an address without a port is its own host."""
-    if address.startswith("["):
-        return address.split("]", 1)[0] + "]"
-    return address.rsplit(":", 1)[0] if _has_port(address) else address
 
 
 def node_exporter_matchers(hosts: Iterable[str]) -> tuple[Matcher, ...]:

@@ -22,7 +22,8 @@ from sqlalchemy.orm import Session
 from headroom.accounts.service import Principal, audit
 from headroom.domain.snapshot.registry import REGISTRY_LIST
 from headroom.domain.snapshot.registry import PrometheusSource as PromSpec
-from headroom.inventory.tikv_configs import ConfigFetcher, default_fetcher, poll_cluster
+from headroom.domain.tikvconf.change import host_of
+from headroom.inventory.service import ConfigFetcher, default_fetcher, poll_cluster
 from headroom.platform import outbound
 from headroom.platform.db import engine_for
 from headroom.platform.errors import InvalidInput
@@ -37,7 +38,6 @@ from headroom.sources.prometheus.models import PrometheusBackfill
 from headroom.sources.prometheus.promql import (
     SelectorError,
     align_down,
-    host_of,
     node_exporter_matchers,
     parse_selector,
     render_selector,

@@ -16,13 +16,21 @@ burst rule has no BurstBalance to judge and reads are no longer at the ceiling: 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
-from advisor_fixtures import scenario_findings, scenario_snapshot
-from headroom.domain.advisor import Finding
+from advisor_fixtures import scenario_snapshot
+from headroom.domain.advisor import Finding, advise
 from headroom.domain.advisor.engine import run_rules
 from headroom.domain.advisor.groups import group_findings, group_id, related_pairs
 from headroom.domain.advisor.whatif import what_if
 from headroom.domain.snapshot.schema import Snapshot
+
+
+@cache
+def scenario_findings(name: str) -> tuple[Finding, ...]:
+    """The scenario's findings one store at a time (issue 12 merges config findings per group of like stores;
+    these cases are written per node: cluster_wide=False keeps the rules' per-node findings)."""
+    return tuple(run_rules(scenario_snapshot(name), cluster_wide=False).findings)
 
 
 def groups_of(findings: Sequence[Finding]) -> dict[str, list[Finding]]:
@@ -55,9 +63,15 @@ def test_gp2_out_of_burst_and_block_cache_on_one_node_are_one_group_and_gp3_reso
         assert group.remaining == []
         assert group.summary.startswith("Primary fix: gp3") and group.summary.endswith("resolves 2 of 2")
         assert {c.key: c.proposed for c in burst.changes}["volume.type"] == "gp3"
-        # The same what-if through the public what-if machinery, on the whole snapshot: both keys resolved.
-        resolved = what_if(snap, burst.changes).to_dict()["resolved"]
-        assert burst.dedup_key in resolved and cache.dedup_key in resolved
+    # The same what-if through the public what-if machinery, on the advisor's real (cluster-wide, issue 12)
+    # output: gp3 on the three volumes resolves the three burst findings and the one block-cache shrink of the
+    # three m5.2xlarge stores.
+    real = advise(snap)
+    bursts = [f for f in real if f.rule == "gp2-burst-depletion"]
+    shrinks = [f for f in real if f.rule == "block-cache-size"]
+    assert len(bursts) == 3 and len(shrinks) == 1
+    resolved = what_if(snap, [c for f in bursts for c in f.changes]).to_dict()["resolved"]
+    assert {f.dedup_key for f in [*bursts, *shrinks]} <= set(resolved)
 
 
 def test_block_cache_shrink_alone_does_not_resolve_the_volume_finding() -> None:
@@ -152,8 +166,8 @@ def test_a_fix_that_resolves_one_of_two_says_which_remains() -> None:
 
 def test_group_ids_are_stable_across_runs_and_orders() -> None:
     snap = scenario_snapshot("gp2-burst-depletion")
-    first = {f.dedup_key: f.group for f in run_rules(snap).findings}
-    second = {f.dedup_key: f.group for f in run_rules(snap).findings}
+    first = {f.dedup_key: f.group for f in run_rules(snap, cluster_wide=False).findings}
+    second = {f.dedup_key: f.group for f in run_rules(snap, cluster_wide=False).findings}
     assert first == second
     keys = ["b/x", "a/y", "c/z"]
     assert group_id(keys) == group_id(list(reversed(keys))) == group_id(sorted(keys))
@@ -162,8 +176,8 @@ def test_group_ids_are_stable_across_runs_and_orders() -> None:
 
 def test_grouping_does_not_change_the_findings() -> None:
     snap = scenario_snapshot("gp2-burst-depletion")
-    plain = run_rules(snap, group=False).findings
-    grouped = run_rules(snap).findings
+    plain = run_rules(snap, group=False, cluster_wide=False).findings
+    grouped = run_rules(snap, cluster_wide=False).findings
     assert [f.model_copy(update={"group": None}) for f in grouped] == plain
     assert all(f.group is None for f in plain)
 
@@ -187,12 +201,12 @@ def test_a_fix_that_cannot_be_simulated_is_not_claimed_to_resolve_others() -> No
 def test_every_group_is_simulated_in_one_what_if_when_the_first_candidates_settle_them() -> None:
     """Groups are disjoint: the 3 nodes' gp3 moves are applied together and the members' rules run once."""
     snap = scenario_snapshot("gp2-burst-depletion")
-    plain = run_rules(snap, group=False).findings
+    plain = run_rules(snap, group=False, cluster_wide=False).findings
     calls: list[tuple[list[str], list[str]]] = []
 
     def rerun(after: Snapshot, rules: Sequence[str]) -> list[Finding]:
         calls.append((sorted(v.id for v in after.volumes if v.type == "gp3"), list(rules)))
-        return run_rules(after, rules=list(rules), group=False).findings
+        return run_rules(after, rules=list(rules), group=False, cluster_wide=False).findings
 
     out = group_findings(snap, plain, rerun)
     assert len(calls) == 1

@@ -34,7 +34,7 @@ def _variant(name: str, mutate: Callable[[dict[str, Any]], None], hours: float =
 
 
 def _findings(snapshot: Snapshot) -> list[Finding]:
-    return advise(snapshot, rules=[RULE])
+    return advise(snapshot, rules=[RULE], cluster_wide=False)  # one store at a time
 
 
 @lru_cache(maxsize=4)

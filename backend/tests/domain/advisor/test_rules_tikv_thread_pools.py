@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from advisor_fixtures import SCENARIOS, scenario_snapshot
@@ -33,7 +34,7 @@ def _variant(name: str, mutate: Callable[[dict[str, Any]], None], hours: float =
 
 
 def _findings(snapshot: Snapshot) -> list[Finding]:
-    return advise(snapshot, rules=[RULE])
+    return advise(snapshot, rules=[RULE], cluster_wide=False)  # one store at a time
 
 
 def test_thresholds_are_pingcaps() -> None:
@@ -145,7 +146,8 @@ def test_brief_spike_is_silent() -> None:
 
     snap = _variant("near-miss-tikv-scheduler-67pct", mutate)
     cpu = Context(snap).series("node", "tikv-1", "tikv.thread_cpu.scheduler")
-    assert cpu is not None and float(cpu.max()) / 4 >= 0.75  # the spike does cross the band
+    # nanmax: simulated scrapes go missing now and then, as Prometheus's do (issue 12)
+    assert cpu is not None and float(np.nanmax(cpu)) / 4 >= 0.75  # the spike does cross the band
     assert _findings(snap) == []
 
 

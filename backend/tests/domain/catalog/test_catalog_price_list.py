@@ -25,7 +25,6 @@ from headroom.domain.catalog.instance_types import (
 )
 from headroom.domain.catalog.price_list import get_products_filters, on_demand_prices
 from headroom.sources.aws.instance_catalog import fetch_price_list, refresh_instance_catalog
-
 from price_list_server import PriceListServer, product, serve
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)

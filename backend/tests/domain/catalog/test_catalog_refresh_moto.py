@@ -10,7 +10,13 @@ from pathlib import Path
 import boto3
 import pytest
 from botocore.stub import Stubber
-from headroom.domain.catalog.instance_types import instance_limits, load_catalog, use_override_file
+from headroom.domain.catalog.instance_types import (
+    entries_from_describe_instance_types,
+    instance_limits,
+    load_catalog,
+    use_override_file,
+)
+from headroom.domain.catalog.resolve import DescribedType, described_source, resolve_instance_limits
 from headroom.sources.aws.instance_catalog import fetch_instance_type_pages, refresh_instance_catalog
 
 TYPES = ["m5.2xlarge", "m6i.4xlarge", "r5b.large", "i3.large", "m7g.large"]
@@ -82,3 +88,32 @@ def test_refresh_writes_override_matching_builtin(
         assert refreshed.max_throughput_mbps == pytest.approx(ref.max_throughput_mbps)
         assert refreshed.bursts is ref.bursts
         assert (refreshed.vcpus, refreshed.memory_gib) == (ref.vcpus, ref.memory_gib)
+
+
+def _described(endpoint: str, name: str) -> DescribedType:
+    """The type's entry as the collector stores it: DescribeInstanceTypes on the moto server, read by the same
+    parser the inventory sweep uses (headroom.sources.aws.ingest)."""
+    pages = fetch_instance_type_pages(region="us-east-1", endpoint_url=endpoint, instance_types=[name])
+    (entry,) = entries_from_describe_instance_types(pages)
+    return DescribedType(entry, described_source("us-east-1", datetime(2026, 11, 1, tzinfo=UTC)))
+
+
+def test_the_catalog_wins_over_a_stored_answer(aws_endpoint_url: str) -> None:
+    # m5.24xlarge's answer stored for an m5.2xlarge: a stale or odd answer for a type the catalog knows is not
+    # used; everybody judges by the catalog.
+    got = resolve_instance_limits("m5.2xlarge", _described(aws_endpoint_url, "m5.24xlarge"))
+    assert got.origin == "catalog" and got.limits == instance_limits("m5.2xlarge")
+    assert got.note.startswith("AWS: Amazon EBS-optimized instances (https://docs.aws.amazon.com/")
+
+
+def test_a_type_the_catalog_lacks_takes_the_stored_answer_with_its_source(aws_endpoint_url: str) -> None:
+    # m5.24xlarge as EC2 describes it (EbsOptimizedInfo): 19,000 Mbps and 80,000 IOPS, no burst (domain.md
+    # §2.2/§2.3), stored under a name the catalog lacks.
+    got = resolve_instance_limits("zz8.24xlarge", _described(aws_endpoint_url, "m5.24xlarge"))
+    assert got.origin == "describe_instance_types" and got.known
+    assert got.limits is not None
+    # 19,000 Mbps / 8 = 2,375 MB/s = 2,265 MiB/s (domain.md §2.1)
+    assert got.limits.baseline_throughput_mbps == pytest.approx(2375)
+    assert got.limits.max_throughput_mibps == pytest.approx(2375 / 1.048576)
+    assert (got.limits.baseline_iops, got.limits.bursts) == (80000, False)
+    assert got.note == got.limits.source == "DescribeInstanceTypes EbsInfo (us-east-1, observed 2026-11-01)"

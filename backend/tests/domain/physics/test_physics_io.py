@@ -13,23 +13,10 @@ from headroom.domain.physics.io import (
     mbps_to_mb_per_s,
     volume_binding_limit,
 )
+from io_cases import CHUNKS_PER_IO_CASES
 
 
-@pytest.mark.parametrize(
-    ("io_kib", "chunk_kib", "chunks"),
-    [
-        # §1.4: "a 1 MiB SSD I/O counts as 4 IOPS"; I/Os larger than the cap are split.
-        (1024, 256, 4),
-        (256, 256, 1),
-        (257, 256, 2),
-        (16, 256, 1),
-        (4, 256, 1),
-        # §1.4: HDD cap 1,024 KiB.
-        (1024, 1024, 1),
-        (2048, 1024, 2),
-        (64, 1024, 1),
-    ],
-)
+@pytest.mark.parametrize(("io_kib", "chunk_kib", "chunks"), CHUNKS_PER_IO_CASES)
 def test_chunks_per_io(io_kib: float, chunk_kib: int, chunks: int) -> None:
     assert chunks_per_io(io_kib, chunk_kib) == chunks
 

@@ -13,21 +13,24 @@ from headroom.domain.catalog import volume_limits
 from headroom.domain.physics.burst import Gp2Bucket
 from headroom.domain.snapshot import views
 from headroom.domain.snapshot.files import snapshot_from_dict, snapshot_to_json
-from headroom.domain.snapshot.scenario import load_scenario, scenario_from_dict
+from headroom.domain.snapshot.scenario import Monitoring, load_scenario, scenario_from_dict
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import hit_ratio, simulate
 
 SCENARIOS = Path(__file__).resolve().parents[4] / "examples" / "scenarios"
 START = datetime(2026, 1, 5, tzinfo=UTC)
 MIB = 2**20
+# The physics is checked on the idealised feed (every series at 1 minute, no missing datapoints); how the data is
+# delivered (5-minute EC2 periods, gaps) is test_snapshot_monitoring.py's.
+PHYSICS = Monitoring(ec2="minute")
 
 
 def run(doc: dict[str, Any], hours: float = 24, seed: int = 0) -> Snapshot:
-    return simulate(scenario_from_dict(doc), hours=hours, seed=seed, start=START)
+    return simulate(scenario_from_dict(doc), hours=hours, seed=seed, start=START, monitoring=PHYSICS)
 
 
 def run_file(name: str, hours: float = 48, seed: int = 0) -> Snapshot:
-    return simulate(load_scenario(SCENARIOS / name), hours=hours, seed=seed, start=START)
+    return simulate(load_scenario(SCENARIOS / name), hours=hours, seed=seed, start=START, monitoring=PHYSICS)
 
 
 def series(snap: Snapshot, kind: str, entity: str, metric: str) -> np.ndarray:
@@ -68,7 +71,8 @@ def test_every_example_loads_simulates_and_validates(path: Path) -> None:
     again = snapshot_from_dict(__import__("json").loads(snapshot_to_json(snap)))
     assert again == snap
     assert snap.window.points == 360
-    assert all(len(s.values) == 360 for s in snap.series)
+    # 6 h from 00:00: 360 one-minute points, or 72 five-minute periods for the EC2 series of basic monitoring
+    assert all(len(s.values) == 360 * 60 // s.step_seconds for s in snap.series)
     assert all(v.instance_id in {i.id for i in snap.instances} for v in snap.volumes)
     for vol in snap.volumes:
         assert views.find_series(snap, "volume", vol.id, "ebs.read_ops") is not None
@@ -198,8 +202,8 @@ def test_instance_burst_drains_and_refills() -> None:
 
 
 def test_pingcap_setups_m5_4xlarge_serves_more_than_m5_2xlarge() -> None:
-    small_node = simulate(load_scenario(SCENARIOS / "pingcap-aws-m5-2xlarge-io1.yaml"), hours=24)
-    big_node = simulate(load_scenario(SCENARIOS / "pingcap-aws-m5-4xlarge-io1.yaml"), hours=24)
+    small_node = simulate(load_scenario(SCENARIOS / "pingcap-aws-m5-2xlarge-io1.yaml"), hours=24, monitoring=PHYSICS)
+    big_node = simulate(load_scenario(SCENARIOS / "pingcap-aws-m5-4xlarge-io1.yaml"), hours=24, monitoring=PHYSICS)
     a = views.instance_io(small_node, small_node.instances[0].id).mibps
     b = views.instance_io(big_node, big_node.instances[0].id).mibps
     assert np.nanmedian(a[60:]) == pytest.approx(287.5e6 / MIB, rel=0.001)  # held at the 2xlarge baseline
@@ -241,7 +245,7 @@ def test_168_hours_of_the_demo_fleet_is_fast() -> None:
     scenario = load_scenario(SCENARIOS / "demo.yaml")
     # CPU time, not wall time: the test machine is shared (about 2 s of CPU on one core when written)
     started = time.process_time()
-    snap = simulate(scenario, hours=168, start=START)
+    snap = simulate(scenario, hours=168, start=START, monitoring=PHYSICS)
     elapsed = time.process_time() - started
     assert len(snap.nodes) == 6 and snap.window.points == 168 * 60
     assert elapsed < 8, f"168 h × 6 nodes took {elapsed:.1f} s of CPU"
@@ -262,8 +266,10 @@ def test_start_time_zone_does_not_shift_the_diurnal_peak() -> None:
 
     doc = small(reads_per_sec=3000)
     doc["workload"]["diurnal"] = {"amplitude": 0.5, "peak_hour_utc": 14}
-    utc = simulate(scenario_from_dict(doc), hours=2, start=START)
-    shifted = simulate(scenario_from_dict(doc), hours=2, start=START.astimezone(timezone(timedelta(hours=8))))
+    utc = simulate(scenario_from_dict(doc), hours=2, start=START, monitoring=PHYSICS)
+    shifted = simulate(
+        scenario_from_dict(doc), hours=2, start=START.astimezone(timezone(timedelta(hours=8))), monitoring=PHYSICS
+    )
     name = utc.nodes[0].id
     assert np.array_equal(
         series(utc, "node", name, "tikv.block_cache_hit"),

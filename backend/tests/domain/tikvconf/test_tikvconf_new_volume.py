@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 from headroom.domain.model import Change, EntityRef
-from headroom.domain.tikvconf import Node, Patch
+from headroom.domain.tikvconf import Patch, PatchTarget
 from headroom.domain.tikvconf.render import artefact
 
 SPEC = {"type": "gp3", "size_gib": 20, "iops": 3000, "throughput_mibps": 125, "role": "raft",
@@ -22,8 +22,8 @@ def _patch() -> Patch:
     raft_dir = Change(target="tikv", key="raft-engine.dir", current="", proposed="/raft/tikv/raft-engine",
                       online=False, reason="put the Raft log on its own volume", entity=EntityRef(kind="node", id="tikv-1", status_address="10.0.1.5:20180"))
     return Patch(cluster="prod", tikv_version="v8.5.1",
-                 nodes=(Node(status_address="10.0.1.5:20180", address="10.0.1.5:20160", instance_id="i-0abc",
-                             name="tikv-1"),),
+                 nodes=(PatchTarget(status_address="10.0.1.5:20180", address="10.0.1.5:20160", instance_id="i-0abc",
+                                     name="tikv-1"),),
                  changes=(create, raft_dir))
 
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from headroom.domain.advisor.finding import complete_change
 from headroom.domain.model import Change, EntityRef
-from headroom.domain.tikvconf.change import Node, Patch, resolve_nodes, target_node
+from headroom.domain.tikvconf.change import Patch, PatchTarget, resolve_nodes, target_node
 from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
 from headroom.domain.tikvconf.keys import template_keys
 from headroom.domain.tikvconf.parse import flatten
@@ -24,7 +24,7 @@ from headroom.domain.tikvconf.render import FORMATS, artefact, artefacts, ctl_va
 ROOT = Path(__file__).resolve().parents[4]
 TIUP_FILE = (ROOT / "examples" / "configs" / "tiup-8vcpu-32gib.toml").read_text()
 NODES = tuple(
-    Node(
+    PatchTarget(
         status_address=f"10.0.1.{4 + i}:20180",
         address=f"10.0.1.{4 + i}:20160",
         name=f"tikv-{i}",

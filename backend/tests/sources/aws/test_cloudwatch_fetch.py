@@ -51,6 +51,16 @@ def test_queries_follow_the_registry_statistics() -> None:
     assert cw.queries_for_instance("i-1", detailed_monitoring=True, bursts=True, bare_metal=True) == []
 
 
+def test_instance_balances_are_five_minute_even_with_detailed_monitoring() -> None:
+    # domain.md §3.2: EBSIOBalance% / EBSByteBalance% are "basic monitoring only" (5-minute); the EBS sums follow
+    # the instance's monitoring (60 s detailed, 300 s basic).
+    for detailed, sums in ((True, 60), (False, 300)):
+        periods = {q.metric: q.period for q in cw.queries_for_instance("i-1", detailed_monitoring=detailed,
+                                                                      bursts=True)}
+        assert periods == {"ec2.ebs_read_ops": sums, "ec2.ebs_write_ops": sums, "ec2.ebs_read_bytes": sums,
+                           "ec2.ebs_write_bytes": sums, "ec2.ebs_io_balance": 300, "ec2.ebs_byte_balance": 300}
+
+
 def test_next_token_pages_are_followed_and_counted() -> None:
     client = _client()
     stub = Stubber(client)

@@ -100,7 +100,11 @@ def test_sweep_writes_cloudwatch_sums_and_is_idempotent(db: Any, org_and_connect
     # A re-run of the same window writes the same points again (merged, nothing new) and keeps the rows.
     again = ingest.run_sweep(db, conn, clients, now=now)
     assert read_points(db, org.id, sid, now - dt.timedelta(hours=1), now) == got
-    assert again.sweep.window_start_at == now - dt.timedelta(minutes=10)  # watermark (now) - 10 min overlap
+    # watermark (now) - 10 min overlap, moved back to a 5-minute boundary: CloudWatch's periods start at StartTime,
+    # so every sweep starts its 5-minute EC2 periods on the same clock boundaries (12:05, 12:10, ...).
+    overlap_start = now - dt.timedelta(minutes=10)
+    assert again.sweep.window_start_at == overlap_start - dt.timedelta(minutes=overlap_start.minute % 5)
+    assert again.sweep.window_start_at.minute % 5 == 0
     assert again.sweep.api_calls == again.sweep.lower_bound_calls == 1
     assert db.scalar(select(CollectionSweep.id).where(CollectionSweep.source_id == conn.id).limit(1)) is not None
 

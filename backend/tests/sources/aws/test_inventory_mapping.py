@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from headroom.inventory.limits import undo_changes
 from headroom.sources.aws.ec2_inventory import (
     InstanceInfo,
     VolumeInfo,
     address_host,
-    attributes_at,
     diff_fields,
     match_node,
     parse_instances,
@@ -69,8 +69,8 @@ def test_attributes_at_undoes_later_changes() -> None:
     current = {"volume_type": "gp3", "size_gib": 400}
     changes = [(t0 + dt.timedelta(hours=1), "volume_type", "gp2", "gp3"),
                (t0 + dt.timedelta(hours=2), "size_gib", 200, 400)]
-    assert attributes_at(current, changes, t0) == {"volume_type": "gp2", "size_gib": 200}
-    assert attributes_at(current, changes, t0 + dt.timedelta(minutes=90)) == {"volume_type": "gp3", "size_gib": 200}
-    assert attributes_at(current, changes, t0 + dt.timedelta(hours=3)) == current
+    assert undo_changes(current, changes, t0) == {"volume_type": "gp2", "size_gib": 200}
+    assert undo_changes(current, changes, t0 + dt.timedelta(minutes=90)) == {"volume_type": "gp3", "size_gib": 200}
+    assert undo_changes(current, changes, t0 + dt.timedelta(hours=3)) == current
     assert [c.field for c in diff_fields("volume", "v", {"size_gib": 1, "iops": 3}, {"size_gib": 2, "iops": 3},
                                          ("size_gib", "iops"))] == ["size_gib"]

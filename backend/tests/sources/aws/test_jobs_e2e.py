@@ -55,8 +55,10 @@ def test_ingest_job_fills_inventory_and_series(database_url: str, settings: Any,
         sweeps = list(db.scalars(select(CollectionSweep).where(CollectionSweep.source_id == cid)
                                  .order_by(CollectionSweep.started_at)))
         assert [s.kind for s in sweeps] == ["incremental", "incremental"]
-        # watermark (now) - 10 min overlap, widened to whole 5-minute periods for the 5-minute EC2 series
-        assert now - dt.timedelta(minutes=15) < sweeps[1].window_start_at <= now - dt.timedelta(minutes=10)
+        # watermark (now) - 10 min overlap, widened to whole 5-minute periods for the 5-minute EC2 series and
+        # moved back to a 5-minute clock boundary (CloudWatch's periods start at StartTime: period_aligned_plan)
+        start = sweeps[1].window_start_at
+        assert now - dt.timedelta(minutes=20) < start <= now - dt.timedelta(minutes=10) and start.minute % 5 == 0
         assert sweeps[1].api_calls == sweeps[1].lower_bound_calls == 1
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from conftest import PromEnv
 from headroom.inventory.models import TikvConfig
+from headroom.jobs import job as find_job
 from headroom.platform.jobs.context import JobContext
-from headroom.platform.jobs.registry import job as find_job
 from headroom.sources.models import PrometheusSource
 from headroom.sources.prometheus import service
 from headroom.sources.prometheus.models import PrometheusBackfill

@@ -7,12 +7,12 @@ NaN from histogram_quantile over an empty histogram, a point outside the asked w
 from __future__ import annotations
 
 import datetime as dt
-import random
 from typing import Any
 
 import httpx
 import pytest
 from headroom.inventory.models import TikvNode
+from headroom.inventory.tikv_status import StatusPortError, advertised_store_address, fetch_config
 from headroom.sources.models import PrometheusSource
 from headroom.sources.prometheus import ingest
 from headroom.sources.prometheus.collector import (
@@ -21,7 +21,6 @@ from headroom.sources.prometheus.collector import (
     PrometheusError,
     RetryPolicy,
 )
-from headroom.sources.prometheus.tikv_status import StatusPortError, advertised_store_address, fetch_config
 from headroom.timeseries.models import MetricSeries
 from headroom.timeseries.repository import read_points
 from helpers import sign_up
@@ -38,7 +37,6 @@ def _client(handler: Any, sleeps: list[float], **kw: Any) -> PrometheusClient:
         transport=httpx.MockTransport(handler),
         retry=RetryPolicy(attempts=4, base_seconds=0.5, cap_seconds=8.0),
         sleep=sleeps.append,
-        rng=random.Random(7),
         **kw,
     )
 

@@ -16,7 +16,7 @@ from conftest import PromEnv, SimCluster
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.registry import PrometheusSource as PromSpec
 from headroom.inventory.models import TikvConfig, TikvNode
-from headroom.inventory.tikv_configs import latest_config, poll_status_port
+from headroom.inventory.service import latest_config, poll_status_port
 from headroom.sources.models import PrometheusSource
 from headroom.sources.prometheus import ingest
 from headroom.sources.prometheus import service as ops

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from headroom.domain.snapshot.registry import NODE_EXPORTER_STANDARD, REGISTRY, PrometheusSource
+from headroom.domain.tikvconf.change import host_of
 from headroom.sources.prometheus.promql import (
     MAX_POINTS_PER_SERIES,
     Matcher,
@@ -16,7 +17,6 @@ from headroom.sources.prometheus.promql import (
     build_query,
     collection_queries,
     detect_flavour,
-    host_of,
     node_exporter_matchers,
     parse_selector,
     points_in,

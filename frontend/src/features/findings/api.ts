@@ -1,7 +1,7 @@
 import { useMutation, useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
-import type { paths } from '@/api/schema';
+import { findingSummarySeverityValues, findingSummaryStatusValues, type paths } from '@/api/schema';
 
 type ListOp = paths['/api/v1/clusters/{cluster_id}/findings']['get'];
 export type FindingList = ListOp['responses'][200]['content']['application/json'];
@@ -12,8 +12,9 @@ export type Severity = FindingSummary['severity'];
 export type FindingStatus = FindingSummary['status'];
 export type SeverityCounts = FindingList['counts'];
 
-export const SEVERITIES: Severity[] = ['critical', 'warning', 'info'];
-export const STATUSES: FindingStatus[] = ['open', 'acknowledged', 'snoozed', 'resolved'];
+/** Most severe first: the order the API's schema lists them in (domain.model.Severity, defined once). */
+export const SEVERITIES: readonly Severity[] = findingSummarySeverityValues;
+export const STATUSES: readonly FindingStatus[] = findingSummaryStatusValues;
 
 export interface FindingFilters {
   status: FindingStatus[];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeForecast, type Forecast } from './evidence';
+import { describeForecast, describeNeeds, type Forecast } from './evidence';
 
 const NONE = { label: null, at: null, earliest: null, latest: null, value: null, demand: null, balance_pct: null, source: null };
 
@@ -31,5 +31,22 @@ describe('describeForecast', () => {
     expect(describeForecast(forecast({ kind: 'ceiling', within_seconds: null }))).toBe(
       'The ceiling: not reached within the forecast horizon.',
     );
+  });
+});
+
+describe('describeNeeds', () => {
+  it("says what one store of a cluster-level finding would need alone", () => {
+    const node = {
+      node: 'tikv-1',
+      instance_type: 'm6i.2xlarge',
+      severity: 'warning' as const,
+      title: 'tikv-1: scheduler worker pool at 89% of its 4 threads',
+      measures: [],
+      share_of_window: 0.38,
+      longest_run_minutes: 240,
+      needs: { 'storage.scheduler-worker-pool-size': 6, 'storage.block-cache.capacity': '4GiB' },
+    };
+    expect(describeNeeds(node)).toBe('storage.scheduler-worker-pool-size = 6, storage.block-cache.capacity = 4GiB');
+    expect(describeNeeds({ ...node, needs: {} })).toBe('—');
   });
 });

@@ -8,6 +8,7 @@ export type Measure = Schemas['Measure'];
 export type Impact = Schemas['Impact'];
 export type FixOption = Schemas['Option'];
 export type Forecast = Schemas['Forecast'];
+export type NodeEvidence = Schemas['NodeEvidence'];
 
 const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' });
 
@@ -62,4 +63,10 @@ export function formatSetting(value: unknown, key?: string): string {
     return unit ? `${number} ${unit}` : number;
   }
   return JSON.stringify(value);
+}
+
+/** What one store of a cluster-level config finding would need alone, e.g. "storage.scheduler-worker-pool-size = 6". */
+export function describeNeeds(node: NodeEvidence): string {
+  const needs = Object.entries(node.needs).map(([key, value]) => `${key} = ${formatSetting(value, key)}`);
+  return needs.length > 0 ? needs.join(', ') : '—';
 }

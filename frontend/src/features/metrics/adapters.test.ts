@@ -20,6 +20,19 @@ describe('toPoints', () => {
     ]);
   });
 
+  it("draws a 5-minute series on a 1-minute chart at its own step, breaking only at a real gap", () => {
+    // AWS/EC2 on basic monitoring: one point every 300 s; 1.5 x 300 s = 450 s, so 600 s apart is a gap.
+    const t0 = 1_800_000_000;
+    const ec2 = { ...iops.series[0]!, t: [t0, t0 + 300, t0 + 600, t0 + 1200], avg: [1, 2, 3, 4], step_seconds: 300 };
+    expect(toPoints(ec2, 60)).toEqual([
+      { t: t0 * 1000, value: 1 },
+      { t: (t0 + 300) * 1000, value: 2 },
+      { t: (t0 + 600) * 1000, value: 3 },
+      { t: (t0 + 900) * 1000, value: null },
+      { t: (t0 + 1200) * 1000, value: 4 },
+    ]);
+  });
+
   it('draws the requested statistic', () => {
     expect(toPoints(burst.series[0]!, 300, 'min').map((p) => p.value)).toEqual([49, 47]);
   });

@@ -23,8 +23,12 @@ const STATISTIC: Partial<Record<Panel['id'], 'max' | 'min'>> = {
   burst_balance: 'min',
 };
 
-/** A series' points in epoch ms, with a null after any gap longer than 1.5 steps so the line breaks there. */
-export function toPoints(series: MetricSeries, stepSeconds: number, statistic: 'avg' | 'max' | 'min' = 'avg'): TimeSeriesPoint[] {
+/**
+ * A series' points in epoch ms, with a null after any gap longer than 1.5 of its steps so the line breaks there.
+ * A series' step is its own when longer than the chart's (5-minute AWS/EC2 points on a 1-minute chart).
+ */
+export function toPoints(series: MetricSeries, chartStepSeconds: number, statistic: 'avg' | 'max' | 'min' = 'avg'): TimeSeriesPoint[] {
+  const stepSeconds = Math.max(chartStepSeconds, series.step_seconds ?? chartStepSeconds);
   const values = series[statistic];
   const fallback = series.avg;
   const points: TimeSeriesPoint[] = [];

@@ -9,6 +9,15 @@
   least once every 24 hours"); a shorter excursion is a spike that credits or queues absorb.
 - SUSTAINED_MIN_SHARE = 0.05: or for at least 5% of the window (72 min a day) in shorter runs. Headroom
   choice: repeated short runs add up to a daily pattern even when none lasts 30 min.
+- SUSTAINED_MIN_TOTAL_MINUTES = 15: the share alone is not enough; the runs must also add up to at least 15
+  minutes, three of CloudWatch's 5-minute periods (EC2's default resolution, domain.md §3.2), so one spike in a
+  short window (3 minutes are 5% of an hour) is never "sustained". Headroom choice.
+- JUDGING_WINDOW_HOURS = 24: a window shorter than a day does not show the daily cycle (nor AWS's "once every
+  24 hours" burst allowance, §2.1); findings from it lose SHORT_WINDOW_CONFIDENCE_PENALTY of confidence and say
+  why. Headroom choice.
+Every value and its reason: docs/thresholds/sustained.md (cited by the findings as SUSTAINED_SOURCE).
+Durations are time, not samples: every series a rule reads is on the window's grid (Context.series aligns series
+of other periods, docs/series-alignment.md), so k steps last k x the window step.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from headroom.domain import references as refs
 from headroom.domain.advisor.context import (
     Array,
     Context,
@@ -39,6 +49,10 @@ AT_CEILING_FRACTION = (
 )
 SUSTAINED_MIN_RUN_MINUTES = 30.0  # Headroom choice, §2.1's 30-minute burst unit
 SUSTAINED_MIN_SHARE = 0.05  # Headroom choice: >= 5% of the window
+SUSTAINED_MIN_TOTAL_MINUTES = 15.0  # Headroom choice: three 5-minute CloudWatch periods (§3.2) at the least
+JUDGING_WINDOW_HOURS = 24.0  # Headroom choice: a window shorter than a day does not show the daily cycle
+SHORT_WINDOW_CONFIDENCE_PENALTY = 0.2  # Headroom choice: lowers a short window's finding below the base 0.6
+SUSTAINED_SOURCE = refs.headroom_threshold("sustained.md", "sustained time at a ceiling")  # Headroom's own thresholds, each with its reason
 # After a fix, the observed peak should sit at or below this share of the new ceiling. Headroom choice: below
 # the 90% band of §1.2 with room for growth; the same 75% as the top of PingCAP's scheduler utilisation band
 # (domain.md §6 "keep utilization at 50-75%").
@@ -80,6 +94,7 @@ class Pressure:
     threshold: float  # fraction of the ceiling tested (e.g. 0.9)
     share: float  # fraction of valid points at or above threshold × ceiling
     longest_run_minutes: float
+    minutes_at: float  # time at or above threshold × ceiling, all runs together
     episodes: int
     peak_ratio: float  # highest value / ceiling at that point
     ceiling_min: float  # lowest ceiling in the window
@@ -89,8 +104,14 @@ class Pressure:
 
     @property
     def sustained(self) -> bool:
-        """Whether the condition held for 30 consecutive minutes or for 5% of the window."""
-        return self.longest_run_minutes >= SUSTAINED_MIN_RUN_MINUTES or self.share >= SUSTAINED_MIN_SHARE
+        """Whether the condition held for 30 consecutive minutes, or for 5% of the window and 15 minutes in all."""
+        return self.longest_run_minutes >= SUSTAINED_MIN_RUN_MINUTES or (
+            self.share >= SUSTAINED_MIN_SHARE and self.minutes_at >= SUSTAINED_MIN_TOTAL_MINUTES
+        )
+
+    def held_text(self) -> str:
+        """Return how long the condition held, in time and as a share: "45 min (3% of the window)"."""
+        return f"{self.minutes_at:,.0f} min ({pct(self.share)} of the window)"
 
     @cached_property
     def _finite(self) -> Array:
@@ -140,6 +161,7 @@ def pressure(
         threshold=threshold,
         share=share,
         longest_run_minutes=minutes(max((length for _, length in held), default=0), step_seconds),
+        minutes_at=minutes(int(np.count_nonzero(mask)), step_seconds),
         episodes=len(held),
         peak_ratio=peak(r),
         ceiling_min=ceiling_min,
@@ -180,6 +202,29 @@ def pct(x: float) -> str:
 def each_node(ctx: Context, finding_for: Callable[[Context, Node], Finding | None]) -> list[Finding]:
     """Return the findings of a per-node check, in node order, skipping nodes it has nothing to say about."""
     return [f for f in (finding_for(ctx, node) for node in ctx.nodes) if f is not None]
+
+
+def window_hours(ctx: Context) -> float:
+    """Return the length of the snapshot window in hours."""
+    return (ctx.window.end - ctx.window.start).total_seconds() / 3600.0
+
+
+def short_window_note(ctx: Context) -> str | None:
+    """Return why a window shorter than JUDGING_WINDOW_HOURS is judged with less confidence (None otherwise)."""
+    hours = window_hours(ctx)
+    if hours >= JUDGING_WINDOW_HOURS:
+        return None
+    return (
+        f"the window is {hours:g} h, shorter than a day: the daily cycle is not seen, so confidence is lowered "
+        f"({SUSTAINED_SOURCE})"
+    )
+
+
+def window_confidence(ctx: Context, confidence: float) -> float:
+    """Return a finding's confidence lowered by SHORT_WINDOW_CONFIDENCE_PENALTY when the window is under a day."""
+    if window_hours(ctx) >= JUDGING_WINDOW_HOURS:
+        return confidence
+    return round(max(0.1, confidence - SHORT_WINDOW_CONFIDENCE_PENALTY), 2)
 
 
 def window_evidence(ctx: Context, **fields: Any) -> Evidence:

@@ -34,12 +34,16 @@ from ._burst_outlook import burst_outlook, forecast_seconds_to_empty
 from ._common import (
     AT_CEILING_FRACTION,
     PINNED_RATIO,
+    SUSTAINED_MIN_TOTAL_MINUTES,
+    SUSTAINED_SOURCE,
     TARGET_UTILISATION,
     demand_estimate,
     instance_ceiling,
     instance_io_series,
     pct,
     pressure,
+    short_window_note,
+    window_confidence,
 )
 from ._fixes import architecture_change_note, cheaper_alternatives, headroom_pct, smallest_instance_clearing
 
@@ -253,8 +257,8 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                 need_mibps = other_mibps / TARGET_UTILISATION
             need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
             reason = (
-                f"instance EBS {unit} at >= 90% of its {pr.ceiling_min:,.0f} {unit} limit for {pct(pr.share)} of "
-                f"the window with volume headroom; needs a sustained {need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS"
+                f"instance EBS {unit} at >= 90% of its {pr.ceiling_min:,.0f} {unit} limit for {pr.held_text()} "
+                f"with volume headroom; needs a sustained {need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS"
             )
             changes, impact, options = _upgrade(
                 ctx, instance.id, inst, need_iops, need_mibps, reason, float(np.nanpercentile(mibps, 99))
@@ -273,6 +277,9 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             bal = ctx.series("instance", instance.id, bal_metric)
             if bal is not None:
                 corroboration.append(f"{bal_metric} minimum {np.nanmin(bal):.0f}%")
+            short = short_window_note(ctx)
+            if short is not None:
+                corroboration.append(short)
             series = [
                 SeriesRef(
                     entity_kind="instance",
@@ -303,11 +310,14 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                     entity=entity,
                     title=(
                         f"{instance.id} ({inst.name}): EBS {unit} pinned at the instance limit {lim_text} {unit} "
-                        f"for {pct(pr.share)} of the window while its volumes have headroom"
+                        f"for {pr.held_text()} while its volumes have headroom"
                     ),
                     evidence=window_evidence(
                         ctx,
-                        condition=f"instance EBS {unit} >= 90% of the instance limit, sustained; volumes below theirs",
+                        condition=(
+                            f"instance EBS {unit} >= 90% of the instance limit for >= 30 consecutive min, or for "
+                            ">= 5% of the window and >= 15 min in all; volumes below theirs"
+                        ),
                         measures=[
                             Measure(
                                 label=f"p99 instance EBS {unit}",
@@ -332,6 +342,15 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                                 unit=unit,
                                 statistic="estimate",
                             ),
+                            Measure(
+                                label="time at >= 90% of the instance limit",
+                                value=round(pr.minutes_at, 1),
+                                unit="min",
+                                limit=SUSTAINED_MIN_TOTAL_MINUTES,
+                                limit_label="sustained: at least",
+                                statistic="sum",
+                                source=SUSTAINED_SOURCE,
+                            ),
                         ],
                         threshold_pct=90.0,
                         share_of_window=round(pr.share, 4),
@@ -350,9 +369,17 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                     options=options,
                     impact=impact,
                     # Headroom choice: AWS/EC2 sums seen directly are surer than a sum of volume series.
-                    confidence=0.8 if ctx.instance_io(instance.id) is not None else 0.65,
+                    confidence=window_confidence(
+                        ctx, 0.8 if ctx.instance_io(instance.id) is not None else 0.65
+                    ),
                     dedup_key=make_dedup_key(BOUND_RULE, ctx.cluster_key, entity, dimension),
-                    sources=[refs.EBS_OPTIMIZED.cite(), refs.EC2_CLOUDWATCH.cite(), refs.PINGCAP_AWS.cite('m5.2xlarge vs m5.4xlarge'), refs.headroom_threshold("instance-ebs.md")],
+                    sources=[
+                        refs.EBS_OPTIMIZED.cite(),
+                        refs.EC2_CLOUDWATCH.cite(),
+                        refs.PINGCAP_AWS.cite("m5.2xlarge vs m5.4xlarge"),
+                        refs.headroom_threshold("instance-ebs.md"),
+                        SUSTAINED_SOURCE,
+                    ],
                 )
             )
     return out

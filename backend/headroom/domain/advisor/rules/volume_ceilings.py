@@ -2,7 +2,8 @@
 
 A volume's counted IOPS (256 KiB accounting, domain.md §1.4) or MiB/s sits at >= 90% of its current ceiling
 (gp2: 3,000 burst while BurstBalance > 0, else the 3 IOPS/GiB baseline, §1.3; gp3/io1/io2: provisioned, §1.1)
-for a sustained share of the window (`_common`: >= 30 consecutive minutes or >= 5% of the window).
+for a sustained time (`_common`: >= 30 consecutive minutes, or >= 5% of the window and >= 15 minutes in all;
+docs/thresholds/sustained.md).
 Corroboration, where present: VolumeIOPSExceededCheck / VolumeThroughputExceededCheck = 1 (§3.1), latency up by
 >= 10 ms (seed 000: at the IOPS limit "latency experiences a dramatic penalty, often more than 10 ms"), queue
 length. Severity: critical when the exceeded check or the latency jump confirms demand is being clipped, else
@@ -27,12 +28,16 @@ from ._common import (
     CONFIDENCE_LATENCY,
     LATENCY_JUMP_MS,
     PINNED_RATIO,
+    SUSTAINED_MIN_TOTAL_MINUTES,
+    SUSTAINED_SOURCE,
     TARGET_UTILISATION,
     demand_estimate,
     median_where,
     pct,
     pressure,
     share_where,
+    short_window_note,
+    window_confidence,
 )
 from ._fixes import volume_options
 
@@ -118,7 +123,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
         cap = (inst.baseline_iops, inst.baseline_throughput_mibps) if inst else None
         reason = (
             f"{unit} at >= {AT_CEILING_FRACTION:.0%} of the {pr.ceiling_min:,.0f} {unit} ceiling for "
-            f"{pct(pr.share)} of the window; size for {need_iops if dimension == 'iops' else need_mibps:,.0f} {unit}"
+            f"{pr.held_text()}; size for {need_iops if dimension == 'iops' else need_mibps:,.0f} {unit}"
         )
         options = volume_options(
             entity,
@@ -158,7 +163,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
         title = (
             f"{vol.id} ({vol.type} {vol.size_gib:g} GiB, {vol.role}"
             f"{' of ' + node.id if node else ''}): {unit} at >= 90% of its {ceiling_text} {unit} ceiling "
-            f"for {pct(pr.share)} of the window"
+            f"for {pr.held_text()}"
         )
         if small_gp2:
             title += f" (gp2 under {GP2_FULL_THROUGHPUT_GIB} GiB cannot sustain 250 MiB/s)"
@@ -200,6 +205,17 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                     source=refs.EBS_GP.cite(),
                 )
             )
+        measures.append(
+            Measure(
+                label="time at >= 90% of ceiling",
+                value=round(pr.minutes_at, 1),
+                unit="min",
+                limit=SUSTAINED_MIN_TOTAL_MINUTES,
+                limit_label="sustained: at least",
+                statistic="sum",
+                source=SUSTAINED_SOURCE,
+            )
+        )
         derived = "derived.counted_iops" if dimension == "iops" else "derived.mibps"
         series = [
             SeriesRef(
@@ -224,6 +240,9 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
             CONFIDENCE_EXCEEDED_CHECK if exceeded is not None and exceeded >= EXCEEDED_CONFIRMS_SHARE else 0.0
         )
         confidence += CONFIDENCE_LATENCY if jump is not None and jump >= LATENCY_JUMP_MS else 0.0
+        short = short_window_note(ctx)
+        if short is not None:
+            corroboration.append(short)
         out.append(
             Finding(
                 rule=rule,
@@ -234,7 +253,8 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                     ctx,
                     condition=(
                         f"{'counted IOPS (256 KiB accounting)' if dimension == 'iops' else 'read + write MiB/s'} "
-                        f">= 90% of the current ceiling for >= 30 consecutive min or >= 5% of the window"
+                        ">= 90% of the current ceiling for >= 30 consecutive min, or for >= 5% of the window "
+                        "and >= 15 min in all"
                     ),
                     measures=measures,
                     threshold_pct=90.0,
@@ -248,7 +268,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 changes=best.changes,
                 options=options,
                 impact=best.impact,
-                confidence=round(min(confidence, 0.95), 2),
+                confidence=window_confidence(ctx, round(min(confidence, 0.95), 2)),
                 dedup_key=make_dedup_key(rule, ctx.cluster_key, entity),
                 notes=notes,
                 sources=[
@@ -258,6 +278,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                     refs.TIKV_DEPLOY_EKS.cite('gp3 4,000 IOPS / 400 MiB/s for TiKV'),
                     refs.PINGCAP_AWS.cite('IOPS hard ceiling, RAID 0'),
                     refs.headroom_threshold("volume-ceilings.md"),
+                    SUSTAINED_SOURCE,
                 ],
             )
         )

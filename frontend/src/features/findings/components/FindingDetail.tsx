@@ -3,7 +3,7 @@ import { SourceText } from '@/components/SourceText';
 import { appliesTo } from '@/lib/change';
 import { formatDateTime, formatUsd, formatValue } from '@/lib/format';
 import type { Finding } from '../api';
-import { describeForecast, formatSetting, type Impact, type Measure } from '../evidence';
+import { describeForecast, describeNeeds, formatSetting, type Impact, type Measure, type NodeEvidence } from '../evidence';
 import { EvidenceCharts } from './EvidenceCharts';
 import { FindingActions } from './FindingActions';
 import { RelatedFindings } from './RelatedFindings';
@@ -50,6 +50,43 @@ function MeasuresTable({ measures }: { measures: Measure[] }) {
                 )}
               </td>
               <td>{m.source ? <SourceText text={m.source} /> : <span className="muted">measured</span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A cluster-level config finding: each store's own reading and what it alone would need (one value for all). */
+function PerNodeTable({ nodes }: { nodes: NodeEvidence[] }) {
+  return (
+    <div className="table-wrap">
+      <table className="table">
+        <caption>Per store (one value for the group: docs/thresholds/cluster-config.md)</caption>
+        <thead>
+          <tr>
+            <th scope="col">Store</th>
+            <th scope="col">Instance type</th>
+            <th scope="col">Severity</th>
+            <th scope="col">What it showed</th>
+            <th scope="col">Share of the window</th>
+            <th scope="col">It alone needs</th>
+          </tr>
+        </thead>
+        <tbody>
+          {nodes.map((n) => (
+            <tr key={n.node}>
+              <th scope="row" className="mono">
+                {n.node}
+              </th>
+              <td>{n.instance_type}</td>
+              <td>
+                <SeverityBadge severity={n.severity} />
+              </td>
+              <td>{n.title}</td>
+              <td className="num">{n.share_of_window === null ? '—' : formatValue(100 * n.share_of_window, '%')}</td>
+              <td className="mono">{describeNeeds(n)}</td>
             </tr>
           ))}
         </tbody>
@@ -145,6 +182,7 @@ export function FindingDetail({
         ) : (
           <p className="muted">This finding carries no measures.</p>
         )}
+        {(evidence?.per_node ?? []).length > 0 && <PerNodeTable nodes={evidence?.per_node ?? []} />}
         <EvidenceCharts
           findingId={finding.id}
           rule={finding.rule}

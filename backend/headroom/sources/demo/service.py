@@ -3,7 +3,10 @@ collected data: inventory rows, a config version per node, series and packed poi
 
 `seed_demo_cluster` creates the cluster in an org; `ingest_demo` (the `demo.ingest` job) simulates from each
 demo cluster's watermark up to now and writes the points, so the dashboard moves like a live cluster.
-Callers commit.
+Every window is a piece of one history: the workload's time starts at the cluster's `demo_origin` (growth, the
+nightly spike and the noise keep their place), and a window after the first starts from the state the store
+holds at its start (burst balances, pending compaction bytes) instead of warming up afresh, so the live stream
+continues the backfill without a seam. Callers commit.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from sqlalchemy.orm import Session
 from headroom.clusters.models import Cluster
 from headroom.domain.snapshot.scenario import Scenario, load_scenario
 from headroom.domain.snapshot.schema import Snapshot
-from headroom.domain.snapshot.simulate import simulate
+from headroom.domain.snapshot.simulate import EC2_PERIOD_SECONDS, SimState, simulate
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
@@ -40,7 +43,7 @@ OVERLAP = dt.timedelta(minutes=10)
 # Snapshot entity kinds -> metric_series.entity_kind.
 ENTITY_KIND = {"node": "tikv_node", "volume": "volume", "instance": "instance"}
 
-log = get_logger("headroom.clusters.demo")
+log = get_logger("headroom.sources.demo")
 
 
 def default_scenario_path() -> Path:
@@ -153,17 +156,77 @@ def _record_config(db: Session, node: TikvNode, config: dict[str, Any]) -> None:
                       config=config, content_sha256=digest))
 
 
+def demo_origin(cluster: Cluster, start: dt.datetime) -> dt.datetime:
+    """Where the demo's workload time starts: midnight UTC a day before the first backfill could begin (the
+    cluster's creation day less BACKFILL), so every window of the cluster shares it. A window before it (a
+    clock set back, as tests do) starts from its own midnight."""
+    created = cluster.created_at.astimezone(dt.UTC) if cluster.created_at else start
+    midnight = created.replace(hour=0, minute=0, second=0, microsecond=0)
+    origin = midnight - BACKFILL - dt.timedelta(days=1)
+    return origin if origin <= start else start.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+# How far back the state is looked for: a missed datapoint or two (CloudWatch, scrapes) before the window start.
+STATE_LOOKBACK = dt.timedelta(minutes=20)
+_STATE_METRICS = {
+    "volume": ("ebs.burst_balance",),
+    "instance": ("ec2.ebs_io_balance", "ec2.ebs_byte_balance"),
+    "tikv_node": ("tikv.pending_compaction_bytes",),
+}
+
+
+def stored_state(
+    db: Session, cluster: Cluster, scenario: Scenario, at: dt.datetime, *, seed: int
+) -> SimState | None:
+    """The physics' state at `at` as the store holds it: each bucket's newest balance and each node's pending
+    compaction bytes from a datapoint whose period ended by `at`; None when the store has none (a first run)."""
+    # The fleet's ids (instances, volumes, node addresses): a one-minute run without warm-up names them.
+    fleet = simulate(scenario, hours=1 / 60, seed=seed, start=at, state=SimState())
+    addresses = {n.id: n.address for n in fleet.nodes}
+    identities = [("volume", v.id, m) for v in fleet.volumes for m in _STATE_METRICS["volume"]]
+    identities += [("instance", i.id, m) for i in fleet.instances for m in _STATE_METRICS["instance"]]
+    identities += [("tikv_node", a, m) for a in addresses.values() for m in _STATE_METRICS["tikv_node"]]
+    found = timeseries.find_series(db, cluster.org_id, identities)
+    if not found:
+        return None
+    points = timeseries.read_points_many(db, cluster.org_id, [s.id for s in found.values()], at - STATE_LOOKBACK, at)
+    newest: dict[tuple[str, str, str], float] = {}
+    for ident, stored in found.items():
+        t, v = points[stored.id]
+        ended = t + stored.step_seconds <= int(at.timestamp())  # the datapoint's period is over by `at`
+        if ended.any():
+            newest[ident] = float(v[ended][-1])
+    if not newest:
+        return None
+    node_of = {a: nid for nid, a in addresses.items()}
+    return SimState(
+        volume_balance_pct={e: x for (k, e, _m), x in newest.items() if k == "volume"},
+        instance_io_balance_pct={e: x for (k, e, m), x in newest.items() if m == "ec2.ebs_io_balance"},
+        instance_byte_balance_pct={e: x for (k, e, m), x in newest.items() if m == "ec2.ebs_byte_balance"},
+        pending_compaction_bytes={node_of[e]: x for (k, e, _m), x in newest.items() if k == "tikv_node"},
+    )
+
+
 def _batches(snap: Snapshot, series_ids: dict[int, int]) -> Iterator[timeseries.SeriesBatch]:
     for index, series in enumerate(snap.series):
         yield timeseries.SeriesBatch(series_ids[index], series.start, series.step_seconds, series.values)
 
 
 def ingest_window(
-    db: Session, cluster: Cluster, scenario: Scenario, start: dt.datetime, end: dt.datetime
+    db: Session,
+    cluster: Cluster,
+    scenario: Scenario,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    origin: dt.datetime | None = None,
+    state: SimState | None = None,
 ) -> dict[str, int]:
-    """Simulate [start, end) for a demo cluster and write inventory, configs and points (idempotent)."""
+    """Simulate [start, end) for a demo cluster and write inventory, configs and points (idempotent).
+
+    `origin` and `state` as `simulate` takes them: the window continues the history they describe."""
     hours = (end - start).total_seconds() / 3600
-    snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=start)
+    snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=start, origin=origin, state=state)
     entity_ids = _upsert_inventory(db, cluster, snap, end)
     keys = [
         timeseries.SeriesKey(
@@ -172,6 +235,7 @@ def ingest_window(
             metric=s.metric,
             unit=s.unit,
             labels=tuple(sorted(s.labels.items())),
+            step_seconds=s.step_seconds,
         )
         for s in snap.series
     ]
@@ -194,10 +258,17 @@ def ingest_demo(db: Session, cluster: Cluster, *, now: dt.datetime, scenario: Sc
             IngestWatermark.source_id == cluster.id,
         )
     )
-    start = end - BACKFILL if newest is None else max(end - BACKFILL, newest - OVERLAP)
+    if newest is None:
+        start = end - BACKFILL
+    else:  # from a 5-minute boundary, where the EC2 periods the store holds end
+        resume = max(end - BACKFILL, newest - OVERLAP)
+        period = dt.timedelta(seconds=EC2_PERIOD_SECONDS)
+        start = resume - (resume - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) % period
     if end - start < dt.timedelta(minutes=1):
         return {"series": 0, "points": 0}
-    return ingest_window(db, cluster, scenario, start, end)
+    seed = _seed_for(cluster)
+    state = stored_state(db, cluster, scenario, start, seed=seed) if newest is not None else None
+    return ingest_window(db, cluster, scenario, start, end, origin=demo_origin(cluster, start), state=state)
 
 
 DEMO_EMAIL = "demo@example.com"  # example.com is reserved for examples (RFC 2606); .local is refused by email validation

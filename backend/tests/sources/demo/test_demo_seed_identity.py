@@ -8,8 +8,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from headroom.clusters import demo
 from headroom.clusters.models import Cluster
+from headroom.sources.demo import service as demo
 from helpers import Actor
 from sqlalchemy import func, select
 

@@ -12,19 +12,19 @@ from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
-from conftest import SmtpRecorder, _free_port
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from headroom.digest.send import (
+from headroom.platform.settings import Settings
+from headroom.platform.smtp import (
     PermanentSendError,
     SmtpConfig,
     compose,
     config_from_settings,
     send_message,
 )
-from headroom.platform.settings import Settings
+from smtp_server import SmtpRecorder, free_port
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def _client_context(cert: tuple[Path, Path]) -> ssl.SSLContext:
 
 
 def _serve(recorder: SmtpRecorder, **kwargs: Any) -> Iterator[SmtpRecorder]:
-    recorder.port = _free_port()
+    recorder.port = free_port()
     controller = Controller(recorder, hostname="127.0.0.1", port=recorder.port,
                             authenticator=recorder.authenticate, **kwargs)
     controller.start()
@@ -156,7 +156,7 @@ def test_a_transient_reply_is_retried_within_the_call(smtp_server: SmtpRecorder)
 
 
 def test_a_transient_reply_that_stays_is_raised_after_the_attempts(smtp_server: SmtpRecorder) -> None:
-    from headroom.digest.send import SEND_RETRY, TransientSendError
+    from headroom.platform.smtp import SEND_RETRY, TransientSendError
 
     config = SmtpConfig(host="127.0.0.1", port=smtp_server.port, sender="digest@headroom.example.com", security="none")
     smtp_server.reply = "451 4.3.0 try again later"

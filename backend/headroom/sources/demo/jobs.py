@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from headroom.clusters import demo
 from headroom.platform.jobs.context import job_context
 from headroom.platform.jobs.registry import Job, Schedule
 from headroom.platform.settings import Settings
+from headroom.sources.demo import service as demo
 
 
 def ingest_demo_clusters(database_url: str, settings: Settings, now: dt.datetime, **_: Any) -> dict[str, Any]:

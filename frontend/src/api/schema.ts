@@ -1858,6 +1858,11 @@ export interface components {
             longest_run_minutes: number | null;
             /** Measures */
             measures: components["schemas"]["Measure"][];
+            /**
+             * Per Node
+             * @description A cluster-level config finding: each store's own evidence.
+             */
+            per_node: components["schemas"]["NodeEvidence"][];
             /** Series */
             series: components["schemas"]["SeriesRef"][];
             /**
@@ -2679,6 +2684,45 @@ export interface components {
             /** Version */
             version?: string | null;
         };
+        /**
+         * NodeEvidence
+         * @description One store's own reading behind a cluster-level config finding: what it showed and what it alone needs.
+         *
+         *     TiUP's `server_configs.tikv` and TiDB Operator's `spec.tikv.config` set a key for every store, so the advisor
+         *     states one finding per group of like stores (docs/thresholds/cluster-config.md) and keeps each store's
+         *     evidence here.
+         */
+        NodeEvidence: {
+            /** Instance Type */
+            instance_type: string;
+            /** Longest Run Minutes */
+            longest_run_minutes: number | null;
+            /** Measures */
+            measures: components["schemas"]["Measure"][];
+            /**
+             * Needs
+             * @description tikv.toml key -> the value this store alone would get.
+             */
+            needs: {
+                [key: string]: string | number | boolean | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            /** Node */
+            node: string;
+            /**
+             * Severity
+             * @enum {string}
+             */
+            severity: "critical" | "warning" | "info";
+            /** Share Of Window */
+            share_of_window: number | null;
+            /**
+             * Title
+             * @description What the rule said about this store alone.
+             */
+            title: string;
+        };
         /** NodeInstance */
         NodeInstance: {
             /** Availability Zone */
@@ -3154,6 +3198,11 @@ export interface components {
             max: (number | null)[];
             /** Min */
             min: (number | null)[];
+            /**
+             * Step Seconds
+             * @description Seconds one point of this series covers: the chart's resolution, or the series' own period when that is longer (AWS/EC2 sends 5-minute points on basic monitoring). A longer distance between two points is a gap.
+             */
+            step_seconds: number;
             /**
              * T
              * @description Bucket start, epoch seconds (UTC).
@@ -9794,3 +9843,63 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const pathsApiV1ClustersCluster_idFindingsGetParametersQueryStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
+export const pathsApiV1ClustersCluster_idFindingsGetParametersQuerySeverityValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["severity"]> = ["critical", "warning", "info"];
+export const pathsApiV1ClustersCluster_idFindingsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["sort"]> = ["severity", "impact"];
+export const pathsApiV1ClustersCluster_idMetricsGetParametersQueryPanelAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/metrics"]["get"]["parameters"]["query"]["panel"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall"];
+export const pathsApiV1ClustersCluster_idPatchesPatch_idGetParametersQueryFormatAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/patches/{patch_id}"]["get"]["parameters"]["query"]["format"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"];
+export const apiTokenCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreate"]["role"]> = ["owner", "admin", "viewer"];
+export const apiTokenCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreated"]["role"]> = ["owner", "admin", "viewer"];
+export const apiTokenReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenRead"]["role"]> = ["owner", "admin", "viewer"];
+export const awsBackfillReadStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsBackfillRead"]["state"]> = ["not_started", "queued", "running", "done", "failed"];
+export const awsConnectionCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionCreate"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
+export const awsConnectionReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionRead"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
+export const awsTemplateReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsTemplateRead"]["kind"]> = ["cloudformation", "terraform"];
+export const backfillReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BackfillRead"]["status"]> = ["none", "queued", "running", "done", "failed"];
+export const changeTargetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Change"]["target"]> = ["tikv", "aws"];
+export const clusterCreateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterCreate"]["deployment_kind"]> = ["tiup", "operator", "manual"];
+export const clusterOverviewReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterOverviewRead"]["resolution_source"]> = ["raw", "rollup"];
+export const clusterReadDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterRead"]["deployment_kind"]> = ["tiup", "operator", "manual"];
+export const clusterUpdateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterUpdate"]["deployment_kind"]> = ["tiup", "operator", "manual"];
+export const configReadSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigRead"]["source"]> = ["status_port", "upload", "tiup", "simulated"];
+export const configUploadFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigUpload"]["format"]> = ["toml", "tiup_topology"];
+export const connectionTestReadFlavourAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConnectionTestRead"]["flavour"]> = ["tiup", "operator"];
+export const entityRefKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EntityRef"]["kind"]> = ["volume", "instance", "node", "cluster"];
+export const findingReadEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingRead"]["entity_kind"]> = ["cluster", "tikv_node", "instance", "volume"];
+export const findingReadImpact_basisValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingRead"]["impact_basis"]> = ["headroom", "metric", "none"];
+export const findingReadSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingRead"]["severity"]> = ["critical", "warning", "info"];
+export const findingReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingRead"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
+export const findingSummaryEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingSummary"]["entity_kind"]> = ["cluster", "tikv_node", "instance", "volume"];
+export const findingSummaryImpact_basisValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingSummary"]["impact_basis"]> = ["headroom", "metric", "none"];
+export const findingSummarySeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingSummary"]["severity"]> = ["critical", "warning", "info"];
+export const findingSummaryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingSummary"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
+export const forecastKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Forecast"]["kind"]> = ["burst_empty", "refill", "ceiling"];
+export const invitationCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreate"]["role"]> = ["owner", "admin", "viewer"];
+export const invitationCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreated"]["role"]> = ["owner", "admin", "viewer"];
+export const invitationReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationRead"]["role"]> = ["owner", "admin", "viewer"];
+export const memberReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberRead"]["role"]> = ["owner", "admin", "viewer"];
+export const memberUpdateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberUpdate"]["role"]> = ["owner", "admin", "viewer"];
+export const nodeMetricsReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeMetricsRead"]["resolution_source"]> = ["raw", "rollup"];
+export const nodeVolumeRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeVolume"]["role"]> = ["data", "raft"];
+export const panelReadIdValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PanelRead"]["id"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall"];
+export const patchReadFormatsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchRead"]["formats"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"];
+export const prometheusSourceCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceCreate"]["auth_kind"]> = ["none", "bearer", "basic"];
+export const prometheusSourceReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceRead"]["auth_kind"]> = ["none", "bearer", "basic"];
+export const prometheusSourceUpdateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceUpdate"]["auth_kind"]> = ["none", "bearer", "basic"];
+export const relatedFindingEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["entity_kind"]> = ["cluster", "tikv_node", "instance", "volume"];
+export const relatedFindingRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["role"]> = ["primary", "fix", "related"];
+export const relatedFindingSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["severity"]> = ["critical", "warning", "info"];
+export const relatedFindingStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
+export const sendTestResultStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SendTestResult"]["status"]> = ["sent", "skipped", "failed"];
+export const seriesRefEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SeriesRef"]["entity_kind"]> = ["volume", "instance", "node"];
+export const sessionReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SessionRead"]["role"]> = ["owner", "admin", "viewer"];
+export const sourceHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SourceHealth"]["status"]> = ["unknown", "ok", "failing"];
+export const utilisationReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UtilisationRead"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];

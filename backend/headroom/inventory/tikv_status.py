@@ -11,7 +11,6 @@ so 4 MiB leaves a wide margin; an address that drips or floods fails with a plai
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,8 +18,7 @@ from typing import Any
 import httpx
 
 from headroom.platform import outbound
-from headroom.platform.retry import RetryPolicy, call_with_retries
-from headroom.sources.prometheus.collector import RETRY_STATUSES
+from headroom.platform.retry import RETRY_STATUSES, RetryPolicy, call_with_retries
 
 MAX_CONFIG_BYTES = 4 * outbound.MIB
 DEADLINE_SECONDS = 15.0  # per attempt, connect to last byte
@@ -49,7 +47,6 @@ def fetch_config(
     retry: RetryPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
     transport: httpx.BaseTransport | None = None,
-    rng: random.Random | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Return (decoded config, raw body) from a TiKV status port."""
     policy = retry or RetryPolicy(attempts=3)
@@ -94,7 +91,6 @@ def fetch_config(
             policy=policy,
             transient=lambda error: isinstance(error, StatusPortError) and error.transient,
             sleep=sleep,
-            rng=rng,
         )
 
 

@@ -1,5 +1,5 @@
 """Send an email over SMTP (smtplib): implicit TLS ("ssl"), STARTTLS ("starttls") or plain ("none"), with
-optional authentication. The shell around headroom.digest.build.
+optional authentication. The transport of the weekly digest (headroom.digest.build) and of account mail (platform.mail).
 
 Failures are classified so the caller can decide: `TransientSendError` (the server or the network said "try
 later": a 4xx reply, a refused or dropped connection, a time-out) is retried twice within the call by the one
@@ -25,7 +25,7 @@ from headroom.platform.logging import get_logger
 from headroom.platform.retry import RetryPolicy, call_with_retries
 from headroom.platform.settings import Settings
 
-log = get_logger("headroom.digest.send")
+log = get_logger("headroom.platform.smtp")
 
 Security = Literal["starttls", "ssl", "none"]
 SECURITIES: tuple[str, ...] = ("starttls", "ssl", "none")
