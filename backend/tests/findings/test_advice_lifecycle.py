@@ -163,7 +163,8 @@ def test_the_same_run_twice_gives_the_same_rows(db: Any, demo_cluster: DemoClust
         findings = [(f.id, *_state(f), f.severity, f.title, f.evidence, f.impact, f.confidence)
                     for f in _rows(db, demo_cluster.cluster)]
         recs = [(r.id, r.position, r.change.proposed) for r in
-                db.scalars(select(Recommendation).where(Recommendation.org_id == demo_cluster.org_id))]
+                db.scalars(select(Recommendation).where(Recommendation.org_id == demo_cluster.org_id)
+                           .order_by(Recommendation.id))]  # no ORDER BY = heap order, which an UPDATE moves
         events = db.scalar(select(func.count()).select_from(AuditLog).where(AuditLog.org_id == demo_cluster.org_id))
         return [*findings, *recs, events]
 

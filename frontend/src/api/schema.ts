@@ -9887,6 +9887,7 @@ export const invitationCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<co
 export const invitationReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationRead"]["role"]> = ["owner", "admin", "viewer"];
 export const memberReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberRead"]["role"]> = ["owner", "admin", "viewer"];
 export const memberUpdateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberUpdate"]["role"]> = ["owner", "admin", "viewer"];
+export const nodeEvidenceSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeEvidence"]["severity"]> = ["critical", "warning", "info"];
 export const nodeMetricsReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeMetricsRead"]["resolution_source"]> = ["raw", "rollup"];
 export const nodeVolumeRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeVolume"]["role"]> = ["data", "raft"];
 export const panelReadIdValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PanelRead"]["id"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall"];
