@@ -25,7 +25,8 @@ class NodeUpdate(Input):
 
 
 class InstanceEbsLimits(Output):
-    """The instance type's EBS-optimized limits (domain.md §2): the maximum holds 30 min once per 24 h."""
+    """The instance type's EBS-optimized limits: the maximum holds 30 min once per 24 h (AWS: Amazon
+    EBS-optimized instances, https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html)."""
 
     baseline_throughput_mbps: float = Field(description="Sustained EBS throughput, MB/s (decimal).")
     max_throughput_mbps: float = Field(description="Burst EBS throughput, MB/s (decimal).")

@@ -2461,7 +2461,8 @@ export interface components {
         };
         /**
          * InstanceEbsLimits
-         * @description The instance type's EBS-optimized limits (domain.md §2): the maximum holds 30 min once per 24 h.
+         * @description The instance type's EBS-optimized limits: the maximum holds 30 min once per 24 h (AWS: Amazon
+         *     EBS-optimized instances, https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html).
          */
         InstanceEbsLimits: {
             /** Baseline Iops */

@@ -36,6 +36,7 @@ Stats helpers (module functions, NaN-aware, on 1-D arrays):
     share_at_or_above(values, threshold) -> float     fraction of the non-NaN points >= threshold
     mask_at_or_above(values, threshold) -> BoolArray  (NaN -> False)
     runs(mask) -> list[tuple[int, int]]               (start index, length) of each run of True
+    bridge_gaps(mask, missing, max_gap) -> BoolArray  short runs of missing points inside a run count as the run
     longest_run(mask) -> int                          points in the longest run of True
     percentile(values, q) / p95(values) / p99(values) / peak(values) / mean(values)  (NaN when empty)
     ratio(values, limits) -> Array                     values / limits per point (NaN where limit <= 0)
@@ -123,6 +124,20 @@ def runs(mask: BoolArray) -> list[tuple[int, int]]:
     starts = np.flatnonzero(edges == 1)
     ends = np.flatnonzero(edges == -1)
     return list(zip(starts.tolist(), (ends - starts).tolist(), strict=True))
+
+
+def bridge_gaps(mask: BoolArray, missing: BoolArray, max_gap: int) -> BoolArray:
+    """Return `mask` with each run of missing points of at most `max_gap` points set True when the points on both
+    sides of it are True: a datapoint CloudWatch did not deliver (or a scrape Prometheus missed) inside a run does
+    not split the run in two (the "treat missing data" choice CloudWatch alarms offer; docs/thresholds/sustained.md).
+    """
+    out = np.array(mask, dtype=np.bool_, copy=True)
+    n = out.size
+    for start, length in runs(np.asarray(missing, dtype=np.bool_)):
+        end = start + length
+        if length <= max_gap and start > 0 and end < n and out[start - 1] and out[end]:
+            out[start:end] = True
+    return out
 
 
 def longest_run(mask: BoolArray) -> int:

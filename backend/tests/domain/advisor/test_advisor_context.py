@@ -122,3 +122,16 @@ def test_a_failing_rule_is_isolated_when_asked() -> None:
     assert [f.rule for f in advice.failures] == ["broken"]
     with pytest.raises(RuntimeError):
         run_rules(snap, rules=[broken])
+
+
+def test_bridge_gaps_fills_only_short_holes_inside_a_run() -> None:
+    from headroom.domain.advisor.context import bridge_gaps
+
+    t, f = True, False
+    mask = np.array([t, t, f, f, t, f, f, f, t, f, t, f], dtype=np.bool_)
+    missing = np.array([f, f, t, t, f, t, t, t, f, t, f, t], dtype=np.bool_)
+    got = bridge_gaps(mask, missing, max_gap=2)
+    # [2:4] is a 2-point hole between True points: filled. [5:8] is 3 points (> 2): kept. [9] is filled.
+    # [11] is a hole at the end (nothing after it): kept.
+    assert got.tolist() == [t, t, t, t, t, f, f, f, t, t, t, f]
+    assert mask.tolist()[2] is False  # the input is not changed

@@ -199,3 +199,41 @@ def test_a_short_window_lowers_confidence_and_says_why() -> None:
     assert any("shorter than a day" in c for c in short[0].evidence.corroboration)
     assert not any("shorter than a day" in c for c in day[0].evidence.corroboration)
     assert short[0].evidence.longest_run_minutes == 45.0
+
+
+def _without_periods(snap: Snapshot, periods: list[int]) -> Snapshot:
+    """The snapshot with CloudWatch delivering no datapoint for some of the instance's 5-minute periods."""
+    series = []
+    for s in snap.series:
+        if s.entity.kind == "instance":
+            values = list(s.values)
+            for p in periods:
+                values[p] = None
+            s = s.model_copy(update={"values": values})
+        series.append(s)
+    return snap.model_copy(update={"series": series})
+
+
+@pytest.mark.parametrize(
+    ("missing", "longest", "time_at", "episodes"),
+    [
+        # One missing period (01:15-01:20) inside 40 pinned minutes (01:00-01:40): the run is not split. Its
+        # length is the 40 minutes in time; time at the limit counts the 35 observed minutes (7 periods x 5).
+        ([15], 40.0, 35.0, 1),
+        # Two missing periods (10 minutes) are more than one period: the run ends. 01:00-01:15 and 01:25-01:40
+        # are two runs of 15 minutes; 30 observed minutes at the limit.
+        ([15, 16], 15.0, 30.0, 2),
+    ],
+)
+def test_a_missing_period_inside_a_run_does_not_split_it(
+    missing: list[int], longest: float, time_at: float, episodes: int
+) -> None:
+    # docs/thresholds/sustained.md: a hole of at most one 5-minute CloudWatch period, with the condition on both
+    # sides, is bridged (CloudWatch alarms' "treat missing data" choice); a longer hole ends the run.
+    snap = _without_periods(aws_shaped("m5.4xlarge", plateau(100.0, M5_4XL_MIBPS, 40, total=180, at=60)), missing)
+    found = of_rule(advise(snap), "instance-ebs-bandwidth-bound")
+    assert len(found) == 1
+    evidence = found[0].evidence
+    assert evidence.longest_run_minutes == longest
+    assert evidence.episodes == episodes
+    assert next(m for m in evidence.measures if m.unit == "min").value == time_at

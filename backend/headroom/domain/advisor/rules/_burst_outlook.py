@@ -64,14 +64,14 @@ def duration_text(seconds: float) -> str:
 
 
 def band_text(fc: BurstForecast) -> str:
-    """Write the forecast's band: earliest (high demand) to latest (low demand) time to empty, UTC."""
-    earliest = f"{fc.empties_at_earliest:%H:%M}" if fc.empties_at_earliest else "?"
-    latest = f"{fc.empties_at_latest:%H:%M} UTC" if fc.empties_at_latest else "not within a day at low demand"
+    """Write the forecast's band: earliest (high demand) to latest (low demand) time to empty, UTC, with the date (the moment can be up to a day away)."""
+    earliest = f"{fc.empties_at_earliest:%Y-%m-%d %H:%M}" if fc.empties_at_earliest else "?"
+    latest = f"{fc.empties_at_latest:%Y-%m-%d %H:%M} UTC" if fc.empties_at_latest else "not within a day at low demand"
     return f"{earliest} to {latest}"
 
 
 def forecast_text(fc: BurstForecast, soon: float | None) -> str:
-    """Write "forecast to empty in 1 h 48 min (at 14:32 UTC) at 2,000 IOPS, then its 1,500 IOPS baseline"."""
+    """Write "forecast to empty in 1 h 48 min (at 2026-01-05 14:32 UTC) at 2,000 IOPS, then its 1,500 IOPS baseline"."""
     if soon is None or soon <= 0.0 or fc.empties_at is None:
         return ""
     demand = (
@@ -80,7 +80,7 @@ def forecast_text(fc: BurstForecast, soon: float | None) -> str:
         else f"at {fc.demand:,.0f} {fc.unit}"
     )
     return (
-        f"forecast to empty in {duration_text(soon)} (at {fc.empties_at:%H:%M} UTC) {demand}, then its "
+        f"forecast to empty in {duration_text(soon)} (at {fc.empties_at:%Y-%m-%d %H:%M} UTC) {demand}, then its "
         f"{fc.baseline:,.0f} {fc.unit} baseline"
     )
 

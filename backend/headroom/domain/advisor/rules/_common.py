@@ -34,6 +34,7 @@ from headroom.domain import references as refs
 from headroom.domain.advisor.context import (
     Array,
     Context,
+    bridge_gaps,
     mask_at_or_above,
     minutes,
     peak,
@@ -50,6 +51,7 @@ AT_CEILING_FRACTION = (
 SUSTAINED_MIN_RUN_MINUTES = 30.0  # Headroom choice, §2.1's 30-minute burst unit
 SUSTAINED_MIN_SHARE = 0.05  # Headroom choice: >= 5% of the window
 SUSTAINED_MIN_TOTAL_MINUTES = 15.0  # Headroom choice: three 5-minute CloudWatch periods (§3.2) at the least
+MAX_BRIDGED_GAP_SECONDS = 300  # Headroom choice: a gap of up to one 5-minute CloudWatch period (§3.2) inside a run
 JUDGING_WINDOW_HOURS = 24.0  # Headroom choice: a window shorter than a day does not show the daily cycle
 SHORT_WINDOW_CONFIDENCE_PENALTY = 0.2  # Headroom choice: lowers a short window's finding below the base 0.6
 SUSTAINED_SOURCE = refs.headroom_threshold("sustained.md", "sustained time at a ceiling")  # Headroom's own thresholds, each with its reason
@@ -150,7 +152,9 @@ def pressure(
     mask = mask_at_or_above(r, threshold)
     valid = int(np.count_nonzero(~np.isnan(r)))
     share = int(np.count_nonzero(mask)) / valid if valid else 0.0
-    held = runs(mask)
+    # A run's length is measured in time across short gaps (at most one 5-minute CloudWatch period): a missing
+    # datapoint inside a run does not split it. Time at the ceiling (minutes_at, share) counts observed points only.
+    held = runs(bridge_gaps(mask, np.isnan(r), max(1, MAX_BRIDGED_GAP_SECONDS // step_seconds)))
     if ceil.size == 0:
         ceiling_min = ceiling_max = math.nan
     elif np.ndim(ceiling) == 0:
