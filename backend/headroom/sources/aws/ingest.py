@@ -464,12 +464,7 @@ def plan_backfill(db: Session, connection: AwsConnection, regions: Sequence[str]
             region_end = dt.datetime.fromisoformat(mine[0].spec["end"])
             plan = plan_sweep(periods, int((region_end - start).total_seconds()))
         else:
-            # End (and so start: plan_window's windows are whole 5-minute steps) on a boundary of the longest
-            # period, as the incremental sweeps do (period_aligned_plan): the backfill's 5-minute sums then sit in
-            # the same slots as the sweeps', and none overlaps another where the two meet.
-            longest = max(periods, default=60)
-            epoch = int(end.timestamp())
-            region_end = dt.datetime.fromtimestamp(epoch - epoch % longest, dt.UTC)
+            region_end = end
             plan, window = plan_window(periods, days * 86400)
             start = end - dt.timedelta(seconds=window)
         for request in plan.requests:
