@@ -31,6 +31,7 @@ from psycopg.copy import QueuedLibpqWriter
 from sqlalchemy import Exists, exists, select, text
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from headroom.domain.snapshot.align import Method
 from headroom.timeseries.copy_binary import HEADER as COPY_HEADER
 from headroom.timeseries.copy_binary import TRAILER as COPY_TRAILER
 from headroom.timeseries.copy_binary import (
@@ -978,7 +979,7 @@ def read_points_many(
     return out
 
 
-Aggregation = Literal["sum", "min", "max", "mean"]
+Aggregation = Method  # how a coarser step combines raw points: align.method_of(statistic)
 
 
 def read_grid(

@@ -256,11 +256,6 @@ def latest_configs(db: Session, org_id: uuid.UUID, node_ids: Sequence[uuid.UUID]
     return {row.node_id: row for row in rows}
 
 
-def _aggregation(statistic: str) -> timeseries.Aggregation:
-    """How a step above the stored one combines a series' points: by its statistic (align.method_of)."""
-    return method_of(statistic)
-
-
 def series_grid(window: Window, step_seconds: int) -> tuple[dt.datetime, dt.datetime]:
     """Return the [start, end) a series of `step_seconds` is read over for a window: the window itself at the
     window's step; a coarser step starts at its boundary at or before the window's start (epoch multiples, as
@@ -294,7 +289,7 @@ def _series(
         lo, hi = series_grid(window, step)
         grids.update(
             timeseries.read_grid(
-                db, org_id, {s.id: _aggregation(REGISTRY[s.metric].statistic) for s in group}, lo, hi, step
+                db, org_id, {s.id: method_of(REGISTRY[s.metric].statistic) for s in group}, lo, hi, step
             )
         )
         starts.update({s.id: lo for s in group})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from headroom.domain.advisor import Finding, advise
@@ -61,6 +61,41 @@ def aws_findings(findings: tuple[Finding, ...] | list[Finding]) -> list[Finding]
     return [f for f in findings if f.rule in AWS_RULES]
 
 
+def one_node_snapshot(
+    instance_type: str,
+    volume: Volume,
+    series: list[Series],
+    *,
+    minutes: int,
+    name: str,
+    kind: Literal["collected", "simulated", "demo"],
+) -> Snapshot:
+    """One TiKV node (16 vCPUs, 64 GiB) on instance i-1 with one data volume, over `minutes` at 60 s steps."""
+    return Snapshot(
+        schema_version=SCHEMA_VERSION,
+        generated_at=START + timedelta(minutes=minutes),
+        source=Source(kind=kind),
+        cluster=Cluster(name=name, tikv_version="v8.5.1", deployment="tiup"),
+        window=Window(start=START, end=START + timedelta(minutes=minutes), step_seconds=60),
+        nodes=[
+            Node(
+                id="tikv-1",
+                address="10.0.0.1:20160",
+                status_address="10.0.0.1:20180",
+                instance_id="i-1",
+                instance_type=instance_type,
+                vcpus=16,
+                memory_gib=64,
+                tikv_version="v8.5.1",
+                host="10.0.0.1",
+                data_volume_ids=[volume.id],
+            )
+        ],
+        instances=[Instance(id="i-1", type=instance_type, vcpus=16, memory_gib=64)],
+        volumes=[volume],
+        series=series,
+    )
+
 def _series(kind: str, eid: str, metric: str, values: np.ndarray[Any, Any]) -> Series:
     spec = REGISTRY[metric]
     return Series(
@@ -107,30 +142,7 @@ def synthetic(
         ]
     for metric, values in (instance_series or {}).items():
         series.append(_series("instance", "i-1", metric, values))
-    return Snapshot(
-        schema_version=SCHEMA_VERSION,
-        generated_at=START + timedelta(minutes=n),
-        source=Source(kind="demo"),
-        cluster=Cluster(name="synthetic", tikv_version="v8.5.1", deployment="tiup"),
-        window=Window(start=START, end=START + timedelta(minutes=n), step_seconds=60),
-        nodes=[
-            Node(
-                id="tikv-1",
-                address="10.0.0.1:20160",
-                status_address="10.0.0.1:20180",
-                instance_id="i-1",
-                instance_type=instance_type,
-                vcpus=16,
-                memory_gib=64,
-                tikv_version="v8.5.1",
-                host="10.0.0.1",
-                data_volume_ids=["vol-1"],
-            )
-        ],
-        instances=[Instance(id="i-1", type=instance_type, vcpus=16, memory_gib=64)],
-        volumes=[vol],
-        series=series,
-    )
+    return one_node_snapshot(instance_type, vol, series, minutes=n, name="synthetic", kind="demo")
 
 
 def plateau(

@@ -8,27 +8,21 @@ monitoring, EBSIOBalance% / EBSByteBalance% only at 5 minutes; `B/s = Sum / peri
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pytest
-from advisor_fixtures import of_rule, plateau, synthetic
+from advisor_fixtures import of_rule, one_node_snapshot, plateau, synthetic
 from headroom.domain.advisor import advise
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.rules._common import SUSTAINED_SOURCE
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import (
-    SCHEMA_VERSION,
-    Cluster,
     Entity,
-    Instance,
-    Node,
     Series,
     Snapshot,
-    Source,
     Volume,
-    Window,
 )
 
 START = datetime(2026, 1, 5, tzinfo=UTC)
@@ -80,41 +74,11 @@ def aws_shaped(
             _series("instance", "i-1", "ec2.ebs_byte_balance", 300, byte_balance_per_period),
             _series("instance", "i-1", "ec2.ebs_io_balance", 300, [100.0] * (minutes // 5)),
         ]
-    return Snapshot(
-        schema_version=SCHEMA_VERSION,
-        generated_at=START + timedelta(minutes=minutes),
-        source=Source(kind="collected"),
-        cluster=Cluster(name="aws-shaped", tikv_version="v8.5.1", deployment="tiup"),
-        window=Window(start=START, end=START + timedelta(minutes=minutes), step_seconds=60),
-        nodes=[
-            Node(
-                id="tikv-1",
-                address="10.0.0.1:20160",
-                status_address="10.0.0.1:20180",
-                instance_id="i-1",
-                instance_type=instance_type,
-                vcpus=16,
-                memory_gib=64,
-                tikv_version="v8.5.1",
-                host="10.0.0.1",
-                data_volume_ids=["vol-1"],
-            )
-        ],
-        instances=[Instance(id="i-1", type=instance_type, vcpus=16, memory_gib=64)],
-        # gp3 at 1,000 MiB/s and 16,000 IOPS: the volume has headroom, the instance binds.
-        volumes=[
-            Volume(
-                id="vol-1",
-                type="gp3",
-                size_gib=2000,
-                iops=16000,
-                throughput_mibps=1000,
-                instance_id="i-1",
-                role="data",
-            )
-        ],
-        series=series,
+    # gp3 at 1,000 MiB/s and 16,000 IOPS: the volume has headroom, the instance binds.
+    volume = Volume(
+        id="vol-1", type="gp3", size_gib=2000, iops=16000, throughput_mibps=1000, instance_id="i-1", role="data"
     )
+    return one_node_snapshot(instance_type, volume, series, minutes=minutes, name="aws-shaped", kind="collected")
 
 
 def test_a_five_minute_sum_reads_as_its_rate() -> None:
