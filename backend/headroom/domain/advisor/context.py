@@ -192,12 +192,41 @@ def trend_per_hour(values_: Array, step_seconds: float) -> float:
 # The context
 
 
+class AlignedSeries:
+    """Series put on one window's grid, each aligned once (`views.aligned`).
+
+    A what-if snapshot (advisor/apply.py) changes inventory and config and keeps the other Series objects as they
+    are, so the contexts of a run and of its what-ifs share one of these: a series is aligned once, not once per
+    re-run. Entries are keyed by the Series object (held here, so its id stays its own).
+    """
+
+    def __init__(self, window: Window) -> None:
+        self.window = window
+        self._by_id: dict[int, tuple[Series, Array]] = {}
+
+    def get(self, series: Series) -> Array:
+        """Return the series on the window's grid (read-only)."""
+        hit = self._by_id.get(id(series))
+        if hit is not None and hit[0] is series:
+            return hit[1]
+        out = aligned(series, self.window)
+        self._by_id[id(series)] = (series, out)
+        return out
+
+
 class Context:
     """Everything a rule needs about one snapshot, computed lazily and cached for the run."""
 
-    def __init__(self, snapshot: Snapshot, now: datetime | None = None) -> None:
+    def __init__(
+        self, snapshot: Snapshot, now: datetime | None = None, *, aligned_series: AlignedSeries | None = None
+    ) -> None:
         self.snapshot = snapshot
         self.now: datetime = now or snapshot.window.end
+        # Shared with the what-ifs of the same run (same window); otherwise this context's own.
+        same_window = aligned_series is not None and aligned_series.window == snapshot.window
+        self.aligned_series = aligned_series if aligned_series is not None and same_window else AlignedSeries(
+            snapshot.window
+        )
         self._nodes = {n.id: n for n in snapshot.nodes}
         self._volumes = {v.id: v for v in snapshot.volumes}
         self._instances = {i.id: i for i in snapshot.instances}
@@ -341,7 +370,7 @@ class Context:
         key = ("series", kind, entity_id, metric, repr(sorted((labels or {}).items())) if labels else "")
         if key not in self._cache:
             s = self.find_series(kind, entity_id, metric, labels)
-            self._cache[key] = None if s is None else aligned(s, self.window)
+            self._cache[key] = None if s is None else self.aligned_series.get(s)
         result: Array | None = self._cache[key]
         return result
 

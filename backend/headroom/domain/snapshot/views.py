@@ -70,6 +70,12 @@ def aligned(series: Series | None, window: Window) -> Array:
     """
     if series is None:
         return np.full(window.points, np.nan)
+    if (
+        series.start == window.start
+        and series.step_seconds == window.step_seconds
+        and len(series.values) == window.points
+    ):
+        return series.array  # already on the grid (and read-only): no copy
     out = align_series(series, window)
     out.flags.writeable = False
     return out
