@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import pytest
 from exporter import ExporterServer, NodeLabels, openmetrics_history, tikv_config_json
-from headroom.domain.snapshot.scenario import Monitoring, load_scenario
+from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import simulate
 
@@ -66,15 +66,14 @@ def _free_port() -> int:
 def _cluster(
     scenario: str, name: str, flavour: str, start: dt.datetime, ip_base: int, seed: int
 ) -> SimCluster:
-    # The idealised 1-minute feed without gaps: these tests compare every stored point with the simulation, and
-    # Prometheus scrapes the live exporters every 5 s (scrape gaps and 5-minute CloudWatch periods are tested
-    # where they matter: tests/domain/snapshot and tests/sources/aws).
+    # The data as it is delivered by default (the scenario's monitoring: 5-minute EC2 periods, CloudWatch's missing
+    # datapoints and failed Prometheus scrapes): a missed scrape is a minute without samples in the history, and
+    # the tests compare every stored point with what Prometheus answers for it (exporter.prometheus_answers).
     snapshot = simulate(
         load_scenario(REPO / "examples" / "scenarios" / scenario),
         hours=HISTORY_HOURS,
         start=start,
         seed=seed,
-        monitoring=Monitoring(ec2="minute"),
     )
     servers: dict[str, ExporterServer] = {}
     labels: dict[str, NodeLabels] = {}

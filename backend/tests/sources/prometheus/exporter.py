@@ -9,6 +9,8 @@ Two faces:
   - counters get two samples a minute (t-30 s, t) rising at the simulated rate over (t-60 s, t], so
     `rate(x[1m])` at t is the rate (two samples 30 s apart extrapolate to the full minute);
   - gauges hold the simulated value;
+  - a simulated scrape gap (None) is a minute with no samples at all, as a failed scrape leaves it (the counter
+    does not move across it, so the next minute's rate is its own);
   - p99 histograms get buckets le="0", le="1000", le="+Inf" with the per-minute share c1 in (0, 1000] chosen so
     histogram_quantile's linear interpolation returns q: q = 1000 * (0.99 - c0) / c1, c0 = 1 - c1
     => c1 = 0.01 / (1 - q / 1000).
@@ -136,8 +138,10 @@ class _Writer:
         total = 0.0
         points = self.families[name].lines[tuple(sorted(labels.items()))]
         for i, rate in enumerate(rates):
+            if rate is None:  # a failed scrape: no sample in this minute
+                continue
             ts = start + i * self.step
-            r = 0.0 if rate is None else float(rate)
+            r = float(rate)
             points.append((ts - self.step / 2, total + r * self.step / 2))
             total += r * self.step
             points.append((ts, total))
@@ -156,14 +160,21 @@ class _Writer:
     ) -> None:
         c0s: list[float | None] = []
         c1s: list[float | None] = []
+        total: list[float | None] = []
         for q in quantiles:
-            c1 = 0.01 / (1.0 - min(float(q or 0.0), 0.99 * HIST_UPPER) / HIST_UPPER)
+            if q is None:  # a failed scrape: no bucket sample in this minute
+                c0s.append(None)
+                c1s.append(None)
+                total.append(None)
+                continue
+            c1 = 0.01 / (1.0 - min(float(q), 0.99 * HIST_UPPER) / HIST_UPPER)
             c0s.append((1.0 - c1) * HIST_PER_MINUTE / self.step)
             c1s.append(c1 * HIST_PER_MINUTE / self.step)
-        total = [HIST_PER_MINUTE / self.step] * len(quantiles)
+            total.append(HIST_PER_MINUTE / self.step)
         self.counter(name, {**labels, "le": "0"}, start, c0s)
-        self.counter(name, {**labels, "le": "1000"}, start, [a + b for a, b in zip(c0s, c1s, strict=True)])  # type: ignore[operator]
-        self.counter(name, {**labels, "le": "+Inf"}, start, total)  # type: ignore[arg-type]
+        le_1000 = [None if a is None or b is None else a + b for a, b in zip(c0s, c1s, strict=True)]
+        self.counter(name, {**labels, "le": "1000"}, start, le_1000)
+        self.counter(name, {**labels, "le": "+Inf"}, start, total)
 
     def render(self) -> Iterator[str]:
         for name, family in sorted(self.families.items()):
@@ -310,10 +321,28 @@ def tikv_config_json(node_config: dict[str, Any], store_address: str, status_add
     return config
 
 
-def minute_values(series: Series) -> dict[Any, float]:
-    """Map each minute of a simulated series to its value (gaps left out)."""
-    return {
-        series.start + timedelta(seconds=i * series.step_seconds): float(v)
-        for i, v in enumerate(series.values)
-        if v is not None
-    }
+LOOKBACK_SECONDS = 300  # Prometheus's --query.lookback-delta default (5m)
+
+
+def prometheus_answers(series: Series, statistic: str) -> dict[Any, float]:
+    """Map each minute of a simulated series to what a range query over the history answers (gaps left out).
+
+    A rate or a histogram quantile over [1m] has no samples in a missed minute: no answer. A bare selector (a
+    gauge, a count of series) answers with the newest sample within the lookback delta (5 minutes). A live
+    Prometheus would write staleness markers after a failed scrape and answer nothing; blocks made by
+    `promtool tsdb create-blocks-from openmetrics` hold no staleness markers, so the previous sample is taken.
+    """
+    out: dict[Any, float] = {}
+    last: tuple[int, float] | None = None
+    for i, v in enumerate(series.values):
+        at = series.start + timedelta(seconds=i * series.step_seconds)
+        if v is not None:
+            out[at] = float(v)
+            last = (i, float(v))
+        elif (
+            statistic in ("gauge", "count")
+            and last is not None
+            and (i - last[0]) * series.step_seconds < LOOKBACK_SECONDS
+        ):
+            out[at] = last[1]
+    return out

@@ -149,6 +149,7 @@ def test_killed_prometheus_backfill_resumes_with_only_the_remaining_chunks(
                 current = row()
                 if current is not None and current.status == "running" and current.steps_done > 0:
                     break
+                assert current is None or current.status != "failed", current  # no waiting on a dead run
                 time.sleep(0.02)
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=30)
