@@ -17,6 +17,7 @@ merges slots, so late points fill in and re-read ones change nothing.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -365,6 +366,12 @@ def period_aligned_plan(periods: Sequence[int], end: dt.datetime, window_seconds
     return plan, start
 
 
+def _next_boundary(at: dt.datetime, period: int) -> dt.datetime:
+    """Return the first multiple of `period` epoch seconds at or after `at`."""
+    epoch = math.ceil(at.timestamp())
+    return dt.datetime.fromtimestamp(epoch + (-epoch) % period, dt.UTC)
+
+
 def _fill(sweep: CollectionSweep, counters: cw.SweepCounters, outcome: SweepOutcome) -> None:
     sweep.api_calls = counters.api_calls
     sweep.metrics_requested = counters.metrics_requested
@@ -445,7 +452,8 @@ def plan_backfill(db: Session, connection: AwsConnection, regions: Sequence[str]
                   days: int) -> int:
     """Write the backfill's requests not planned yet (all of them at first); return the points they add.
 
-    A region's first plan covers `days` up to `end` (widened by plan_window to the call lower bound); later
+    A region's first plan covers `days` up to `end` (widened by plan_window to the call lower bound, its start
+    moved forward to a boundary of the longest period); later
     calls add only series missing from the plan, over the window the region's plan already has.
     """
     steps = _steps(db, "aws", connection.id)
@@ -466,7 +474,11 @@ def plan_backfill(db: Session, connection: AwsConnection, regions: Sequence[str]
         else:
             region_end = end
             plan, window = plan_window(periods, days * 86400)
-            start = end - dt.timedelta(seconds=window)
+            # the history starts on a boundary of the longest period, as every incremental sweep does
+            # (period_aligned_plan), so its 5-minute sums fall in the slots the sweeps write and none overlaps
+            # another. Moving the start forward (at most 4 minutes of the oldest day) keeps the plan's calls.
+            start = _next_boundary(end - dt.timedelta(seconds=window), max(periods, default=60))
+            plan = plan_sweep(periods, int((end - start).total_seconds()))
         for request in plan.requests:
             db.add(BackfillStep(org_id=connection.org_id, source_kind="aws", source_id=connection.id, seq=seq,
                                 points=request.points,

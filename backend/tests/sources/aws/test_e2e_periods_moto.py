@@ -18,7 +18,9 @@ from headroom.domain.advisor import advise
 from headroom.inventory.models import TikvNode
 from headroom.sources.aws import ingest
 from headroom.sources.aws.session import AwsClients, client_config
+from headroom.timeseries.repository import read_points
 from headroom.timeseries.snapshots import build_snapshot
+from sqlalchemy import text
 
 HOURS = 3
 # m5.8xlarge: EBS-optimized 6,800 Mbps = 850 MB/s baseline and maximum, 30,000 IOPS; no burst (AWS EBS-optimized
@@ -97,3 +99,47 @@ def test_five_minute_ec2_and_one_minute_ebs_data_reach_the_findings_unchanged(
     assert ceiling.entity.id == data
     iops = next(m for m in ceiling.evidence.measures if m.unit in ("IOPS", "ops/s"))
     assert abs(iops.value - 3_000) <= 3, iops
+
+
+def test_a_backfill_at_an_odd_minute_and_the_sweeps_after_it_store_each_five_minute_sum_once(
+    db: Any, org_and_connection: Any, region: str, aws_endpoint_url: str
+) -> None:
+    # CloudWatch's periods start at the request's StartTime. A backfill planned from 21:37 back one day would ask
+    # for sums of 21:37-21:42, ... while every incremental sweep asks from 21:35, 21:40, ...: both stored, a
+    # snapshot's 5-minute step would add overlapping sums (a node at 850 MB/s read as more). The backfill starts
+    # on a 5-minute boundary, so the backfill and the sweeps after it write the same slots.
+    org, conn = org_and_connection
+    ec2 = boto("ec2", region, aws_endpoint_url)
+    az = ec2.describe_availability_zones()["AvailabilityZones"][0]["ZoneName"]
+    inst = ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="m5.8xlarge",
+                             Placement={"AvailabilityZone": az},
+                             TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                                 {"Key": "tidb_cluster", "Value": "prod"}, {"Key": "component", "Value": "tikv"}]}],
+                             )["Instances"][0]  # fmt: skip
+    iid = inst["InstanceId"]
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    now -= dt.timedelta(minutes=now.minute % 5 - 2 if now.minute % 5 >= 2 else now.minute % 5 + 3)  # hh:m2 / hh:m7
+    assert now.minute % 5 == 2
+    boundary = now - dt.timedelta(minutes=2)
+    # 5-minute sums as AWS stores them for basic monitoring: one datapoint per period, at the period's start
+    periods = [boundary - dt.timedelta(minutes=5 * k) for k in range(1, HOURS * 12)]
+    cw = boto("cloudwatch", region, aws_endpoint_url)
+    put_series(cw, "AWS/EC2", "InstanceId", iid, "EBSReadBytes", [(t, PERIOD_READ_BYTES) for t in periods])
+
+    clients = _clients(region, aws_endpoint_url)
+    ingest.sync_inventory(db, conn, clients, now)
+    row = ingest.request_backfill(db, conn, days=1)
+    row.state, row.window_end_at = "running", now
+    ingest.plan_backfill(db, conn, conn.regions, end=now, days=1)
+    ingest.run_backfill(db, conn, row, lambda _region: clients, now=now)
+    for minute in range(1, 9):  # the sweeps of the next eight minutes
+        ingest.run_sweep(db, conn, clients, now=now + dt.timedelta(minutes=minute))
+    db.flush()
+
+    sid = db.execute(text("SELECT id, step_seconds FROM metric_series WHERE org_id = :o AND entity_id = :e "
+                          "AND metric = 'ec2.ebs_read_bytes'"), {"o": org.id, "e": iid}).one()
+    assert sid.step_seconds == 300
+    stored = read_points(db, org.id, sid.id, now - dt.timedelta(days=2), now + dt.timedelta(hours=1))
+    # every stored sum sits on a 5-minute slot, and each one put in comes back once with its value
+    assert [t for t, _ in stored if t.timestamp() % 300] == []
+    assert {t: v for t, v in stored if v} == dict.fromkeys(periods, PERIOD_READ_BYTES)
