@@ -71,6 +71,21 @@ def infer_kind(value: object) -> Kind:
     return "str"
 
 
+# Sizes the template writes as a bare 0 (so they read as integers): TiKV types them ReadableSize and takes "10GB"
+# (tikv/tikv: components/raftstore/src/store/config.rs `capacity: ReadableSize`; src/config/mod.rs DbConfig and
+# RaftDbConfig `wal_size_limit: ReadableSize`, TitanCfConfig `zstd_dict_size: ReadableSize`).
+READABLE_SIZE_KEYS = frozenset(
+    {
+        "raftstore.capacity",
+        "rocksdb.wal-size-limit",
+        "raftdb.wal-size-limit",
+        "rocksdb.defaultcf.titan.zstd-dict-size",
+        "rocksdb.writecf.titan.zstd-dict-size",
+        "rocksdb.lockcf.titan.zstd-dict-size",
+    }
+)
+
+
 def _toml_value(text: str) -> object | None:
     try:
         parsed = tomlkit.parse(f"v = {text}\n").unwrap()
@@ -105,7 +120,8 @@ def extract_keys(
                 key, value = candidate, {}
                 break
         if key not in found:
-            found[key] = KeySpec(key=key, kind=infer_kind(value), example=value, source=source, line=number)
+            kind = "size" if key in READABLE_SIZE_KEYS else infer_kind(value)
+            found[key] = KeySpec(key=key, kind=kind, example=value, source=source, line=number)
     return found
 
 
