@@ -841,8 +841,10 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
     lines = _comment_lines(_title(ctx, "Terraform attribute changes"), "# ")
     lines += _comment_lines(
         "Resource names are placeholders named after the AWS ids: apply the attribute values to the "
-        "resources "
-        "that manage these volumes and instances. Terraform changes an aws_ebs_volume in place with one "
+        "resources that manage these volumes and instances in your configuration (find them with: terraform "
+        "state list | xargs -n1 terraform state show | grep -B20 <volume or instance id>), keeping every other "
+        "argument. A resource Terraform does not manage yet can be adopted with an import block "
+        "(import { to = aws_ebs_volume.<name>, id = \"<volume id>\" }, Terraform 1.5+). Terraform changes an aws_ebs_volume in place with one "
         "ModifyVolume call (four per volume per rolling 24 hours, AWS Elastic Volumes); changing instance_type "
         "stops "
         "and starts the instance, restarting its TiKV: one at a time, leaders evicted first.",
@@ -877,7 +879,7 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
             lines.append("}")
     for volume_id, changes in volumes.items():
         attributes = [
-            (_VOLUME_TF[c.key], c.proposed)
+            (_VOLUME_TF[c.key], int(_aws_flag_value(c.key, c.proposed)) if c.key in _INTEGER_FLAGS else c.proposed)
             for c in changes
             if c.proposed is not None and not (ctx.rollback and c.key == "volume.size")
         ]
