@@ -17,6 +17,7 @@ from headroom.platform.outbound import require_allowed_url
 from headroom.platform.security import SecretBox
 from headroom.sources.models import AwsConnection, PrometheusSource
 from headroom.sources.schemas import AwsConnectionRead, PrometheusSourceRead, SourceHealth
+from headroom.sources.selector import SelectorError, parse_selector
 
 S = TypeVar("S", AwsConnection, PrometheusSource)
 
@@ -144,8 +145,6 @@ def get_prometheus_source(db: Session, principal: Principal, source_id: uuid.UUI
 
 
 def _validate_selector(label_selector: str) -> None:
-    from headroom.sources.prometheus.promql import SelectorError, parse_selector
-
     try:
         parse_selector(label_selector)
     except SelectorError as exc:

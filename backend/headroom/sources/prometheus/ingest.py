@@ -46,18 +46,15 @@ from headroom.sources.prometheus.promql import (
     STEP_SECONDS,
     CollectionQuery,
     Flavour,
-    Matcher,
     align_down,
     collection_queries,
     detect_flavour,
-    matches_all,
     node_exporter_matchers,
-    parse_selector,
     points_in,
-    render_selector,
     split_range,
     tikv_matchers,
 )
+from headroom.sources.selector import Matcher, matches_all, parse_selector, render_selector
 from headroom.timeseries.repository import SeriesBatch, SeriesKey, ensure_series, series_ids, write_batches
 from headroom.timeseries.watermarks import advance_watermarks, get_watermarks
 

@@ -1,4 +1,5 @@
-"""Pure PromQL building for the Prometheus collector: selectors, deployment flavours, queries, range splits.
+"""Pure PromQL building for the Prometheus collector: deployment flavours, queries, range splits (the label
+selector syntax is `headroom.sources.selector`).
 
 No network and no clock. The collector (`headroom.sources.prometheus.collector`) sends what this module builds.
 
@@ -32,82 +33,14 @@ from typing import Literal
 
 from headroom.domain.snapshot.registry import REGISTRY_LIST, MetricSpec, PrometheusSource
 from headroom.domain.tikvconf.change import has_port
+from headroom.sources.selector import Matcher
 
 Flavour = Literal["tiup", "operator"]
-MatchOp = Literal["=", "!=", "=~", "!~"]
 
 # Prometheus refuses a range query returning more than 11,000 points per series
 # (prometheus/prometheus web/api/v1/api.go: "exceeded maximum resolution of 11,000 points per timeseries").
 MAX_POINTS_PER_SERIES = 11_000
 STEP_SECONDS = 60  # the store's resolution: metric_points holds one-minute slots (timeseries/repository.py)
-
-_LABEL_NAME = r"[a-zA-Z_][a-zA-Z0-9_]*"
-_MATCHER = re.compile(rf"\s*({_LABEL_NAME})\s*(=~|!~|!=|=)\s*\"((?:[^\"\\]|\\.)*)\"\s*(?:,|$)")
-
-
-class SelectorError(ValueError):
-    """A label selector that is not a list of PromQL label matchers."""
-
-
-@dataclass(frozen=True)
-class Matcher:
-    """One PromQL label matcher, e.g. `tidb_cluster="prod"`."""
-
-    name: str
-    op: MatchOp
-    value: str
-
-    def render(self) -> str:
-        """Return the matcher as PromQL text."""
-        escaped = self.value.replace("\\", "\\\\").replace('"', '\\"')
-        return f'{self.name}{self.op}"{escaped}"'
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        """Say whether a label set satisfies the matcher (regexes are anchored, as in PromQL)."""
-        actual = labels.get(self.name, "")
-        if self.op == "=":
-            return actual == self.value
-        if self.op == "!=":
-            return actual != self.value
-        found = re.fullmatch(self.value, actual) is not None
-        return found if self.op == "=~" else not found
-
-
-def parse_selector(text: str) -> tuple[Matcher, ...]:
-    """Parse `a="x", b=~"y.*"` (braces optional) into matchers; raise SelectorError on anything else."""
-    body = text.strip()
-    if body.startswith("{") and body.endswith("}"):
-        body = body[1:-1].strip()
-    matchers: list[Matcher] = []
-    pos = 0
-    while pos < len(body):
-        match = _MATCHER.match(body, pos)
-        if match is None:
-            raise SelectorError(
-                f'label selector: expected name="value" (or !=, =~, !~) at character {pos + 1}: '
-                f"{body[pos : pos + 30]!r}"
-            )
-        name, op, raw = match.groups()
-        value = re.sub(r"\\(.)", r"\1", raw)
-        if op in ("=~", "!~"):
-            try:
-                re.compile(value)
-            except re.error as error:
-                raise SelectorError(f"label selector: bad regex for {name}: {error}") from None
-        matchers.append(Matcher(name, op, value))  # type: ignore[arg-type]
-        pos = match.end()
-    return tuple(matchers)
-
-
-def render_selector(matchers: Iterable[Matcher]) -> str:
-    """Render matchers as the inside of a PromQL selector (no braces)."""
-    return ",".join(m.render() for m in matchers)
-
-
-def matches_all(matchers: Iterable[Matcher], labels: Mapping[str, str]) -> bool:
-    """Say whether a label set satisfies every matcher."""
-    return all(m.matches(labels) for m in matchers)
-
 
 def detect_flavour(label_sets: Iterable[Mapping[str, str]]) -> Flavour:
     """Tell a TiDB Operator cluster from a TiUP one by the labels of its TiKV series.

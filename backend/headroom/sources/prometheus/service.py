@@ -36,13 +36,11 @@ from headroom.sources.prometheus import ingest
 from headroom.sources.prometheus.collector import PrometheusClient, PrometheusError
 from headroom.sources.prometheus.models import PrometheusBackfill
 from headroom.sources.prometheus.promql import (
-    SelectorError,
     align_down,
     node_exporter_matchers,
-    parse_selector,
-    render_selector,
     tikv_matchers,
 )
+from headroom.sources.selector import SelectorError, parse_selector, render_selector
 from headroom.sources.service import get_prometheus_source
 
 log = get_logger("headroom.sources.prometheus.service")

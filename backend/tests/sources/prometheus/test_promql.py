@@ -11,19 +11,16 @@ from headroom.domain.snapshot.registry import NODE_EXPORTER_STANDARD, REGISTRY, 
 from headroom.domain.tikvconf.change import host_of
 from headroom.sources.prometheus.promql import (
     MAX_POINTS_PER_SERIES,
-    Matcher,
-    SelectorError,
     align_down,
     build_query,
     collection_queries,
     detect_flavour,
     node_exporter_matchers,
-    parse_selector,
     points_in,
-    render_selector,
     split_range,
     tikv_matchers,
 )
+from headroom.sources.selector import Matcher, SelectorError, parse_selector, render_selector
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
