@@ -21,6 +21,7 @@ from headroom.findings import router as findings_router
 from headroom.inventory import router as inventory_router
 from headroom.metrics import router as metrics_router
 from headroom.patches import router as patches_router
+from headroom.patches import service as patches_service
 from headroom.platform.db import session_factory
 from headroom.platform.errors import AppError, QueueUnavailable, RateLimited
 from headroom.platform.logging import (
@@ -158,6 +159,9 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
     app.state.ctx = ctx
+    # What a feature lends code that cannot import it without a cycle: the findings router lists the patches made
+    # from a finding (patches.service reads the findings to make them).
+    app.state.finding_patches = patches_service.patches_of_finding
     register_secret_values(settings_secret_values(ctx.settings))
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=ctx.settings.max_body_bytes)

@@ -4,28 +4,22 @@
 from __future__ import annotations
 
 import uuid
-from typing import Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, status
-from sqlalchemy.orm import Session
+from fastapi import APIRouter, Depends, Query, Request, status
 
 from headroom.accounts.service import audit
 from headroom.api.deps import DB, AppContext, Caller, Context
 from headroom.clusters import service as clusters_service
-from headroom.domain.model import Severity, severity_rank
+from headroom.domain.model import Severity
 from headroom.findings import advice_runs, evidence_series, service
-from headroom.findings.models import FindingRecord
 from headroom.findings.schemas import (
     AdviseQueued,
     EvidenceChartRead,
     EvidenceSeriesRead,
     FindingList,
-    FindingPatchRef,
     FindingRead,
     FindingStatus,
-    FindingSummary,
-    HistoryEntry,
-    RelatedFinding,
     SeverityCounts,
     SnoozeBody,
 )
@@ -36,66 +30,13 @@ router = APIRouter(tags=["findings"])
 ADVICE_JOB = "advice.run"
 
 
-def _summary(row: FindingRecord) -> FindingSummary:
-    impact = service.stored_impact(row)
-    summary = FindingSummary.model_validate(
-        {
-            **{name: getattr(row, name) for name in FindingSummary.model_fields if hasattr(row, name)},
-            "severity_rank": severity_rank(row.severity),
-            "impact_summary": impact.summary if impact is not None else None,
-            "headroom_before_pct": impact.headroom_before_pct if impact is not None else None,
-            "headroom_after_pct": impact.headroom_after_pct if impact is not None else None,
-            "monthly_cost_delta_usd": impact.monthly_cost_delta_usd if impact is not None else None,
-            "impact_score": service.impact_score(impact),
-            "impact_basis": service.impact_basis(impact),
-            "group": service.stored_group(row),
-        }
-    )
-    if summary.headroom_before_pct is not None and summary.headroom_after_pct is not None:
-        summary.headroom_gain_pct = summary.headroom_after_pct - summary.headroom_before_pct
-    return summary
+def get_patches_of(request: Request) -> service.PatchesOf:
+    """The patches feature's lister of a finding's patches, wired in by the composition root (api.app)."""
+    patches_of: service.PatchesOf = request.app.state.finding_patches
+    return patches_of
 
 
-def _read(db: Session, row: FindingRecord) -> FindingRead:
-    stored = service.stored_evidence(row)
-    return FindingRead(
-        **_summary(row).model_dump(),
-        why=row.why,
-        evidence=stored.evidence,
-        impact=service.stored_impact(row),
-        changes=[r.change for r in service.recommendations(db, row)],
-        options=stored.options,
-        sources=stored.sources,
-        notes=stored.notes,
-        history=[
-            HistoryEntry(at=e.created_at, action=e.action, actor_user_id=e.actor_user_id, details=dict(e.details))
-            for e in service.history(db, row)
-        ],
-        patches=[FindingPatchRef.model_validate(p) for p in service.patches_of(db, row)],
-        related=_related(db, row),
-    )
-
-
-def _related(db: Session, row: FindingRecord) -> list[RelatedFinding]:
-    group = service.stored_group(row)
-    if group is None:
-        return []
-    return [
-        RelatedFinding(
-            id=r.id,
-            rule=r.rule,
-            title=r.title,
-            severity=r.severity,
-            status=r.status,
-            dedup_key=r.dedup_key,
-            entity_kind=r.entity_kind,
-            entity_id=r.entity_id,
-            role="primary" if r.dedup_key == group.primary else "fix" if r.dedup_key in group.fix else "related",
-            resolved_by_primary=r.dedup_key in group.resolves,
-        )
-        for r in service.group_members(db, row)
-        if r.id != row.id
-    ]
+PatchesOf = Annotated[service.PatchesOf, Depends(get_patches_of)]
 
 
 @router.get("/clusters/{cluster_id}/findings", response_model=FindingList)
@@ -117,14 +58,14 @@ def list_findings(
     items, counts = service.list_findings(
         db, caller, cluster.id, statuses=status_, severities=severity, rules=rule, sort=sort
     )
-    return FindingList(items=[_summary(f) for f in items], total=len(items),
+    return FindingList(items=[service.finding_summary(f) for f in items], total=len(items),
                        counts=SeverityCounts(**counts))
 
 
 @router.get("/findings/{finding_id}", response_model=FindingRead)
-def get_finding(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
+def get_finding(finding_id: uuid.UUID, caller: Caller, db: DB, patches_of: PatchesOf) -> FindingRead:
     """Read a finding: evidence, why, recommended changes, impact, confidence and history."""
-    return _read(db, service.get_finding(db, caller, finding_id))
+    return service.finding_read(db, service.get_finding(db, caller, finding_id), patches_of)
 
 
 @router.get("/findings/{finding_id}/evidence/series", response_model=EvidenceChartRead)
@@ -149,27 +90,30 @@ def get_evidence_series(finding_id: uuid.UUID, caller: Caller, db: DB) -> Eviden
 
 
 @router.post("/findings/{finding_id}/acknowledge", response_model=FindingRead)
-def acknowledge(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
+def acknowledge(finding_id: uuid.UUID, caller: Caller, db: DB, patches_of: PatchesOf) -> FindingRead:
     """Mark the finding as seen (admin); it stays active."""
-    return _read(db, service.acknowledge(db, caller, finding_id))
+    return service.finding_read(db, service.acknowledge(db, caller, finding_id), patches_of)
 
 
 @router.post("/findings/{finding_id}/snooze", response_model=FindingRead)
-def snooze(finding_id: uuid.UUID, body: SnoozeBody, caller: Caller, db: DB, ctx: Context) -> FindingRead:
+def snooze(finding_id: uuid.UUID, body: SnoozeBody, caller: Caller, db: DB, ctx: Context,
+           patches_of: PatchesOf) -> FindingRead:
     """Hide the finding until a time (admin); the advisor does not resolve or reopen it meanwhile."""
-    return _read(db, service.snooze(db, caller, finding_id, until=body.until, now=ctx.clock()))
+    row = service.snooze(db, caller, finding_id, until=body.until, now=ctx.clock())
+    return service.finding_read(db, row, patches_of)
 
 
 @router.post("/findings/{finding_id}/resolve", response_model=FindingRead)
-def resolve(finding_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> FindingRead:
+def resolve(finding_id: uuid.UUID, caller: Caller, db: DB, ctx: Context,
+           patches_of: PatchesOf) -> FindingRead:
     """Close the finding (admin); it reopens if the advisor sees the condition again."""
-    return _read(db, service.resolve(db, caller, finding_id, now=ctx.clock()))
+    return service.finding_read(db, service.resolve(db, caller, finding_id, now=ctx.clock()), patches_of)
 
 
 @router.post("/findings/{finding_id}/reopen", response_model=FindingRead)
-def reopen(finding_id: uuid.UUID, caller: Caller, db: DB) -> FindingRead:
+def reopen(finding_id: uuid.UUID, caller: Caller, db: DB, patches_of: PatchesOf) -> FindingRead:
     """Make the finding open again (admin)."""
-    return _read(db, service.reopen(db, caller, finding_id))
+    return service.finding_read(db, service.reopen(db, caller, finding_id), patches_of)
 
 
 @router.post(

@@ -23,10 +23,10 @@ import hashlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import any_, case, delete, func, select, text
+from sqlalchemy import case, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -44,7 +44,13 @@ from headroom.domain.model import (
     severity_rank,
 )
 from headroom.findings.models import FindingRecord, Recommendation
-from headroom.patches.models import PatchRecord
+from headroom.findings.schemas import (
+    FindingPatchRef,
+    FindingRead,
+    FindingSummary,
+    HistoryEntry,
+    RelatedFinding,
+)
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.platform.logging import get_logger
 
@@ -401,17 +407,6 @@ def recommendations(db: Session, finding: FindingRecord) -> list[Recommendation]
     )
 
 
-def patches_of(db: Session, finding: FindingRecord) -> list[PatchRecord]:
-    """Return the patches generated from this finding, oldest first (an applied one dates the fix)."""
-    return list(
-        db.scalars(
-            select(PatchRecord)
-            .where(PatchRecord.org_id == finding.org_id, any_(PatchRecord.finding_ids) == finding.id)
-            .order_by(PatchRecord.created_at, PatchRecord.id)
-        )
-    )
-
-
 def history(db: Session, finding: FindingRecord) -> list[AuditLog]:
     """Return the finding's transitions, oldest first."""
     return list(
@@ -422,6 +417,90 @@ def history(db: Session, finding: FindingRecord) -> list[AuditLog]:
             .order_by(AuditLog.created_at, AuditLog.id)
         )
     )
+
+
+# ---------------------------------------------------------------------------------------------------- API reads
+
+
+class PatchStamp(Protocol):
+    """A patch generated from a finding, as the finding's read lists it."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def created_at(self) -> dt.datetime: ...
+    @property
+    def applied_at(self) -> dt.datetime | None: ...
+
+
+# The patches generated from one finding (db, org id, finding id), oldest first. The patches feature knows them and
+# reads the findings to make them, so this feature does not import it back: the API's composition root
+# (api.app.create_app) passes patches.service.patches_of_finding to the findings router, which passes it here.
+PatchesOf = Callable[[Session, uuid.UUID, uuid.UUID], Sequence[PatchStamp]]
+
+
+def finding_summary(row: FindingRecord) -> FindingSummary:
+    """Return the finding as the list shows it: its columns, its stored impact and how that ranks."""
+    impact = stored_impact(row)
+    summary = FindingSummary.model_validate(
+        {
+            **{name: getattr(row, name) for name in FindingSummary.model_fields if hasattr(row, name)},
+            "severity_rank": severity_rank(row.severity),
+            "impact_summary": impact.summary if impact is not None else None,
+            "headroom_before_pct": impact.headroom_before_pct if impact is not None else None,
+            "headroom_after_pct": impact.headroom_after_pct if impact is not None else None,
+            "monthly_cost_delta_usd": impact.monthly_cost_delta_usd if impact is not None else None,
+            "impact_score": impact_score(impact),
+            "impact_basis": impact_basis(impact),
+            "group": stored_group(row),
+        }
+    )
+    if summary.headroom_before_pct is not None and summary.headroom_after_pct is not None:
+        summary.headroom_gain_pct = summary.headroom_after_pct - summary.headroom_before_pct
+    return summary
+
+
+def finding_read(db: Session, row: FindingRecord, patches_of: PatchesOf) -> FindingRead:
+    """Return the finding as its page shows it: evidence, changes, history, its patches and related findings."""
+    stored = stored_evidence(row)
+    return FindingRead(
+        **finding_summary(row).model_dump(),
+        why=row.why,
+        evidence=stored.evidence,
+        impact=stored_impact(row),
+        changes=[r.change for r in recommendations(db, row)],
+        options=stored.options,
+        sources=stored.sources,
+        notes=stored.notes,
+        history=[
+            HistoryEntry(at=e.created_at, action=e.action, actor_user_id=e.actor_user_id, details=dict(e.details))
+            for e in history(db, row)
+        ],
+        patches=[FindingPatchRef.model_validate(p) for p in patches_of(db, row.org_id, row.id)],
+        related=_related(db, row),
+    )
+
+
+def _related(db: Session, row: FindingRecord) -> list[RelatedFinding]:
+    group = stored_group(row)
+    if group is None:
+        return []
+    return [
+        RelatedFinding(
+            id=r.id,
+            rule=r.rule,
+            title=r.title,
+            severity=r.severity,
+            status=r.status,
+            dedup_key=r.dedup_key,
+            entity_kind=r.entity_kind,
+            entity_id=r.entity_id,
+            role="primary" if r.dedup_key == group.primary else "fix" if r.dedup_key in group.fix else "related",
+            resolved_by_primary=r.dedup_key in group.resolves,
+        )
+        for r in group_members(db, row)
+        if r.id != row.id
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------- actions

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import tomlkit
-from sqlalchemy import select
+from sqlalchemy import any_, select
 from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
@@ -251,6 +251,20 @@ def list_patches(db: Session, principal: Principal, cluster_id: uuid.UUID) -> li
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
     return list(db.scalars(select(PatchRecord).where(PatchRecord.org_id == principal.org_id, PatchRecord.cluster_id == cluster.id)
                            .order_by(PatchRecord.created_at.desc(), PatchRecord.id)))
+
+
+def patches_of_finding(db: Session, org_id: uuid.UUID, finding_id: uuid.UUID) -> list[PatchRecord]:
+    """Return the org's patches generated from one finding, oldest first (an applied one dates the fix).
+
+    The finding's read lists them (findings.service.PatchesOf): the API's composition root hands this function to
+    the findings router, so the findings feature never imports this one back."""
+    return list(
+        db.scalars(
+            select(PatchRecord)
+            .where(PatchRecord.org_id == org_id, any_(PatchRecord.finding_ids) == finding_id)
+            .order_by(PatchRecord.created_at, PatchRecord.id)
+        )
+    )
 
 
 def get_patch(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
