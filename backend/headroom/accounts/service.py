@@ -30,6 +30,11 @@ from headroom.platform.errors import (
     NotFound,
     PermissionDenied,
 )
+
+# The caller's identity lives in the platform (api.deps passes it on without importing this feature); importers of
+# accounts.service keep reaching it here.
+from headroom.platform.principal import ROLE_RANK as ROLE_RANK
+from headroom.platform.principal import Principal as Principal
 from headroom.platform.security import (
     API_TOKEN_PREFIX,
     SecretBox,
@@ -40,24 +45,7 @@ from headroom.platform.security import (
     verify_password,
 )
 
-ROLE_RANK = {"viewer": 0, "admin": 1, "owner": 2}
 INVITATION_TTL = dt.timedelta(days=7)
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is calling: a user (via session or token) acting in one organisation with one role."""
-
-    user_id: uuid.UUID | None
-    org_id: uuid.UUID
-    role: str
-    via: str  # "session" | "token"
-    session_id: uuid.UUID | None = None
-    token_id: uuid.UUID | None = None
-
-    def require(self, role: str) -> None:
-        if ROLE_RANK[self.role] < ROLE_RANK[role]:
-            raise PermissionDenied(f"This action needs the {role} role; you are {self.role}.")
 
 
 def _slugify(name: str) -> str:

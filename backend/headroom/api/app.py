@@ -12,6 +12,7 @@ from sqlalchemy import text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from headroom.accounts import auth_router, org_router
+from headroom.accounts import service as accounts_service
 from headroom.api.deps import AppContext
 from headroom.api.inputs import BodySizeLimit, refuse_nul_characters
 from headroom.clusters import router as clusters_router
@@ -32,6 +33,7 @@ from headroom.platform.logging import (
     settings_secret_values,
 )
 from headroom.platform.mail import mailer_from_settings
+from headroom.platform.principal import PrincipalResolvers
 from headroom.platform.ratelimit import MemoryRateLimiter, RedisRateLimiter
 from headroom.platform.schemas import ErrorResponse
 from headroom.platform.security import SecretBox
@@ -159,8 +161,12 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
     app.state.ctx = ctx
-    # What a feature lends code that cannot import it without a cycle: the findings router lists the patches made
-    # from a finding (patches.service reads the findings to make them).
+    # What a feature lends code that cannot import it without a cycle: api.deps resolves the caller with the accounts
+    # feature's resolvers (the accounts routers use api.deps), and the findings router lists the patches made from
+    # a finding (patches.service reads the findings to make them).
+    app.state.principal_resolvers = PrincipalResolvers(
+        from_api_token=accounts_service.principal_from_api_token, from_session=accounts_service.principal_from_session
+    )
     app.state.finding_patches = patches_service.patches_of_finding
     register_secret_values(settings_secret_values(ctx.settings))
     install_error_handlers(app)

@@ -13,10 +13,10 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session, sessionmaker
 
-from headroom.accounts.service import Principal, principal_from_api_token, principal_from_session
 from headroom.platform.errors import CsrfFailed, NotAuthenticated, RateLimited, ServiceUnavailable
 from headroom.platform.mail import Mailer, OutboxMailer
 from headroom.platform.outbound import OrgSlots, TooManyOutbound
+from headroom.platform.principal import Principal, PrincipalResolvers
 from headroom.platform.ratelimit import RateLimiter
 from headroom.platform.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
 from headroom.platform.settings import Settings
@@ -88,18 +88,21 @@ def client_ip(request: Request) -> str:
 
 
 def get_principal(request: Request, db: DB, ctx: Context) -> Principal:
-    """Authenticate the caller: `Authorization: Bearer hr_...` or the session cookie (+ CSRF for writes)."""
+    """Authenticate the caller: `Authorization: Bearer hr_...` or the session cookie (+ CSRF for writes).
+
+    The accounts feature resolves the credential (its resolvers are on the app, put there by api.app.create_app)."""
+    resolvers: PrincipalResolvers = request.app.state.principal_resolvers
     now = ctx.clock()
     auth = request.headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
         token = auth[7:].strip()
         if not token.startswith(API_TOKEN_PREFIX):
             raise NotAuthenticated("The API token is invalid, expired or revoked.")
-        return principal_from_api_token(db, token, now=now)
+        return resolvers.from_api_token(db, token, now=now)
     session_token = request.cookies.get(SESSION_COOKIE)
     if not session_token:
         raise NotAuthenticated("Log in, or send an API token as 'Authorization: Bearer <token>'.")
-    principal = principal_from_session(db, session_token, now=now)
+    principal = resolvers.from_session(db, session_token, now=now)
     if request.method not in SAFE_METHODS:
         expected = csrf_token_for(session_token, ctx.settings.secret_key)
         sent = request.headers.get(CSRF_HEADER, "")
