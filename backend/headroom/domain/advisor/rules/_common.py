@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -203,9 +203,38 @@ def pct(x: float) -> str:
     return f"{100.0 * x:.0f}%"
 
 
+def node_scope(ctx: Context, node: Node) -> tuple[tuple[str, str], ...]:
+    """Return what a per-node check may read about its node (Context.memo's depends_on): the node, its instance,
+    the other nodes on that instance, the node's volumes and every volume on the instance."""
+    iid = node.instance_id
+    vols = {*node.data_volume_ids, *node.raft_volume_ids, *(v.id for v in ctx.volumes_on_instance(iid))}
+    return (
+        ("node", node.id),
+        ("instance", iid),
+        *(("node", n.id) for n in ctx.nodes_on_instance(iid)),
+        *(("volume", v) for v in sorted(vols)),
+    )
+
+
+def per_node(
+    ctx: Context, name: str, node: Node, finding_for: Callable[[], Finding | None]
+) -> Finding | None:
+    """Return `finding_for()`, a per-node check's finding on `node`, computed once per run; a what-if context
+    takes the run's when nothing in the node's scope (`node_scope`) changed. `name` names the check (with every
+    argument besides the node it depends on)."""
+    return ctx.memo(("per_node", name, node.id), finding_for, node_scope(ctx, node))
+
+
 def each_node(ctx: Context, finding_for: Callable[[Context, Node], Finding | None]) -> list[Finding]:
-    """Return the findings of a per-node check, in node order, skipping nodes it has nothing to say about."""
-    return [f for f in (finding_for(ctx, node) for node in ctx.nodes) if f is not None]
+    """Return the findings of a per-node check, in node order, skipping nodes it has nothing to say about.
+
+    A module-level check reads only its node's scope (`node_scope`), so a what-if re-run reuses the run's finding
+    for every node the changes leave alone; a closure is run on every node."""
+    name = f"{finding_for.__module__}.{finding_for.__qualname__}"
+    if getattr(finding_for, "__closure__", None) is not None or "<" in name:
+        return [f for f in (finding_for(ctx, node) for node in ctx.nodes) if f is not None]
+    found = (per_node(ctx, name, node, partial(finding_for, ctx, node)) for node in ctx.nodes)
+    return [f for f in found if f is not None]
 
 
 def window_hours(ctx: Context) -> float:

@@ -166,8 +166,12 @@ def _sum_rows(rows: list[Array]) -> Array:
 def data_path(ctx: Context, node: Node) -> DataPath | None:
     """Return the node's data-volume I/O against its effective ceilings (None when a series is missing).
 
-    Computed once per run and node (several rule families read it)."""
-    return ctx.memo(("data_path", node.id), lambda: _data_path(ctx, node))
+    Computed once per run and node (several rule families read it). It reads the node's data volumes and its
+    instance (limits and series), never its config: a what-if that changes only the config, or other nodes'
+    volumes, reuses the run's (Context.memo's depends_on)."""
+    key = ("data_path", node.id, node.instance_id, *node.data_volume_ids)
+    depends = (("instance", node.instance_id), *(("volume", v) for v in node.data_volume_ids))
+    return ctx.memo(key, lambda: _data_path(ctx, node), depends)
 
 
 def _data_path(ctx: Context, node: Node) -> DataPath | None:

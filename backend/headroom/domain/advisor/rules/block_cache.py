@@ -14,6 +14,8 @@ One rule, `block-cache-size`, three aspects (never two on one node: their condit
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from headroom.domain import derived
@@ -21,7 +23,7 @@ from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, Pressure, pct, pressure
+from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, Pressure, pct, per_node, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
     GIB,
     DataPath,
@@ -493,7 +495,10 @@ def evaluate(ctx: Context) -> list[Finding]:
     out = _shared_host(ctx)
     crowded = {f.entity.id for f in out}
     for node in ctx.nodes:
-        finding = _node_findings(ctx, node, node.id in crowded)
+        is_crowded = node.id in crowded
+        finding = per_node(
+            ctx, f"{RULE_ID}/{is_crowded}", node, partial(_node_findings, ctx, node, is_crowded)
+        )
         if finding is not None:
             out.append(finding)
     return out
