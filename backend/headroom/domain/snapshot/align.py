@@ -79,6 +79,18 @@ def align(
         out[:n] = v[:n]
         return out
     how = method_of(statistic)
+    if step_seconds % grid_step_seconds == 0 and offset % grid_step_seconds == 0:
+        # Coarser periods on whole grid steps (5-minute CloudWatch periods on a 1-minute window): every window
+        # step lies inside exactly one period, so it takes that period's value (a Sum its per-second rate x the
+        # step). The general path below with one cell per step, without its cells.
+        index = (np.arange(points, dtype=np.int64) * grid_step_seconds - offset) // step_seconds
+        inside = (index >= 0) & (index < v.size)
+        picked = v[index[inside]]
+        if how == "sum":
+            out[inside] = (picked / step_seconds + 0.0) * grid_step_seconds  # + 0.0: the sum's -0.0 -> 0.0
+        else:
+            out[inside] = picked + 0.0 if how == "mean" else picked
+        return out
     # A common resolution at which both grids' boundaries fall on whole cells: the gcd of both steps and the
     # offset between their starts (60 s for CloudWatch's periods on minute-aligned windows).
     cell = math.gcd(math.gcd(step_seconds, grid_step_seconds), abs(offset)) or math.gcd(

@@ -35,9 +35,7 @@ from headroom.domain.advisor.context import (
     Array,
     Context,
     bridge_gaps,
-    mask_at_or_above,
     minutes,
-    peak,
     ratio,
     runs,
 )
@@ -149,12 +147,22 @@ def pressure(
     """Measure how often and how long `values` sat at or above `threshold` × `ceiling`."""
     ceil = np.broadcast_to(np.asarray(ceiling, dtype=np.float64), values.shape)
     r = ratio(values, ceil)
-    mask = mask_at_or_above(r, threshold)
-    valid = int(np.count_nonzero(~np.isnan(r)))
-    share = int(np.count_nonzero(mask)) / valid if valid else 0.0
+    missing = np.isnan(r)
+    n_missing = int(np.count_nonzero(missing))
+    with np.errstate(invalid="ignore"):
+        mask = np.asarray(r >= threshold, dtype=np.bool_)  # NaN compares False: mask_at_or_above's mask
+    valid = r.size - n_missing
+    at = int(np.count_nonzero(mask))
+    share = at / valid if valid else 0.0
     # A run's length is measured in time across short gaps (at most one 5-minute CloudWatch period): a missing
     # datapoint inside a run does not split it. Time at the ceiling (minutes_at, share) counts observed points only.
-    held = runs(bridge_gaps(mask, np.isnan(r), max(1, MAX_BRIDGED_GAP_SECONDS // step_seconds)))
+    # (Without a point at the ceiling there is no run to bridge; without a missing point no gap.)
+    if not at:
+        held: list[tuple[int, int]] = []
+    elif n_missing:
+        held = runs(bridge_gaps(mask, missing, max(1, MAX_BRIDGED_GAP_SECONDS // step_seconds)))
+    else:
+        held = runs(mask)
     if ceil.size == 0:
         ceiling_min = ceiling_max = math.nan
     elif np.ndim(ceiling) == 0:
@@ -165,9 +173,9 @@ def pressure(
         threshold=threshold,
         share=share,
         longest_run_minutes=minutes(max((length for _, length in held), default=0), step_seconds),
-        minutes_at=minutes(int(np.count_nonzero(mask)), step_seconds),
+        minutes_at=minutes(at, step_seconds),
         episodes=len(held),
-        peak_ratio=peak(r),
+        peak_ratio=float(np.fmax.reduce(r)) if valid else math.nan,  # peak(r): the highest non-NaN ratio
         ceiling_min=ceiling_min,
         ceiling_max=ceiling_max,
         mask=mask,
