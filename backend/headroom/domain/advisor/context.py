@@ -90,6 +90,9 @@ BoolArray = NDArray[np.bool_]
 T = TypeVar("T")
 
 
+# The series an I/O view reads besides IO_METRICS (views.io_view_of): a volume's latency sums and queue length.
+_VOLUME_IO_EXTRA = ("ebs.total_read_time", "ebs.total_write_time", "ebs.queue_length")
+
 DERIVED_SERIES = (
     "derived.counted_iops",
     "derived.mibps",
@@ -428,7 +431,23 @@ class Context:
     def _io_view(self, kind: EntityKind, entity_id: str, chunk_kib: int) -> IoView | None:
         if self.find_series(kind, entity_id, IO_METRICS[kind][0]) is None:
             return None
+        reused = self._same_io_view(kind, entity_id, chunk_kib)
+        if reused is not None:
+            return reused
         return io_view_of(kind, self.window, lambda metric: self.series(kind, entity_id, metric), chunk_kib)
+
+    def _same_io_view(self, kind: EntityKind, entity_id: str, chunk_kib: int) -> IoView | None:
+        """Return the base context's I/O view of a changed entity when it reads the very same series with the same
+        chunk size (a gp2 volume made gp3 keeps its observed I/O: apply_changes drops only BurstBalance and the
+        exceeded checks), else None."""
+        base = self._base
+        view = None if base is None else base._cache.get((f"{kind}_io", entity_id))
+        if base is None or not isinstance(view, IoView) or view.chunk_kib != chunk_kib:
+            return None
+        read = (*IO_METRICS[kind], *(_VOLUME_IO_EXTRA if kind == "volume" else ()))
+        if any(self.find_series(kind, entity_id, m) is not base.find_series(kind, entity_id, m) for m in read):
+            return None
+        return view
 
     def volume_io(self, volume_id: str) -> IoView | None:
         """Return the derived I/O view of a volume (None without VolumeReadOps)."""

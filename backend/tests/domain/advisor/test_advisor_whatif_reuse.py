@@ -79,3 +79,19 @@ def test_a_rerun_with_base_finds_exactly_what_a_fresh_rerun_finds() -> None:
             fresh = run_rules(after, group=False).findings
             reused = run_rules(after, group=False, base=base).findings
             assert [g.model_dump() for g in reused] == [g.model_dump() for g in fresh], (name, f.dedup_key)
+
+
+def test_a_retyped_volume_keeps_its_observed_io_but_not_its_burst_series() -> None:
+    # gp2 -> gp3: both are SSD volumes counted in 256 KiB chunks (AWS EBS I/O characteristics), and the what-if keeps
+    # the observed I/O series, so the I/O view is the run's; BurstBalance is dropped, so the ceiling is new.
+    snap = scenario_snapshot("gp2-burst-depletion")
+    base = Context(snap)
+    vid = snap.nodes[0].data_volume_ids[0]
+    view, ceiling = base.volume_io(vid), base.volume_iops_ceiling(vid)
+    after = apply_changes(snap, _to_gp3(vid))
+    ctx = Context(after, base=base)
+    assert ctx.volume_io(vid) is view
+    assert ctx.series("volume", vid, "ebs.burst_balance") is None
+    new_ceiling = ctx.volume_iops_ceiling(vid)
+    assert ceiling is not None and new_ceiling is not None
+    assert float(np.min(ceiling)) == 1500.0 and float(np.min(new_ceiling)) == 3000.0
