@@ -48,6 +48,16 @@ fi
 log "uv sync"
 uv sync --locked --quiet
 
+# --- the real AWS CLI (tests only): the exported AWS scripts are run by it against the moto server. Its own
+# environment, as a user's CLI is: awscli pins its botocore, which must not move Headroom's boto3. ---
+AWSCLI_VERSION=1.46.3
+if [ "$with_test" = 1 ] && ! .tools/awscli/bin/aws --version 2>&1 | grep -q "aws-cli/$AWSCLI_VERSION "; then
+  log "AWS CLI $AWSCLI_VERSION (.tools/awscli)"
+  rm -rf .tools/awscli
+  uv venv --quiet --python 3.11 .tools/awscli
+  uv pip install --quiet --python .tools/awscli/bin/python "awscli==$AWSCLI_VERSION"
+fi
+
 # --- front end ---
 if [ ! -d frontend/node_modules ] || [ frontend/package-lock.json -nt frontend/node_modules/.package-lock.json ]; then
   log "npm ci (frontend)"

@@ -6,48 +6,24 @@ import { routes } from '@/router';
 import { renderRoutes } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
 import {
+  ALONE,
   CACHE_FINDING,
+  CACHE_GROUPED,
   CACHE_FINDING_DETAIL,
-  CACHE_SUMMARY,
   CLUSTER_ID,
   clusterHandlers,
   GP2_FINDING,
   GP2_FINDING_DETAIL,
+  GP2_GROUPED,
   GP2_SUMMARY,
+  GROUP,
 } from '@/test/cluster-fixtures';
 
 type S = components['schemas'];
 
-// The seed article's case (PingCAP, "Best Practices for TiDB on AWS Cloud"): the demo's 350 GiB gp2 volume
-// (baseline 3 x 350 = 1,050 IOPS, AWS gp2 docs) out of burst and "shrink the block cache" on the node that uses
-// it are one cause; gp3 (3,000 IOPS, no bucket) resolves both: "resolves 2 of 2".
-const GROUP: S['FindingGroup'] = {
-  id: 'group-4bf735e8733d438b',
-  cause: 'disk I/O of node 10.0.1.14:20160',
-  primary: GP2_SUMMARY.dedup_key,
-  fix: [GP2_SUMMARY.dedup_key],
-  fix_label: 'gp3 350 GiB, 3,000 IOPS, 250 MiB/s',
-  members: [GP2_SUMMARY.dedup_key, CACHE_SUMMARY.dedup_key],
-  related: [CACHE_SUMMARY.dedup_key],
-  resolves: [GP2_SUMMARY.dedup_key, CACHE_SUMMARY.dedup_key],
-  remaining: [],
-  measured: true,
-  summary: 'Primary fix: gp3 350 GiB, 3,000 IOPS, 250 MiB/s resolves 2 of 2',
-};
-const GP2 = { ...GP2_SUMMARY, group: GROUP };
-const CACHE = { ...CACHE_SUMMARY, group: GROUP };
-const ALONE: S['FindingSummary'] = {
-  ...CACHE_SUMMARY,
-  id: 'f0000000-0000-4000-8000-000000000009',
-  rule: 'thread-pool-saturation',
-  title: 'tikv-9: scheduler pool saturated',
-  dedup_key: 'thread-pool-saturation/demo-prod (demo)/node:tikv-9/scheduler',
-  group: null,
-};
-
 describe('findings that share a cause', () => {
   it('shows the group in the list: "Primary fix: ... resolves 2 of 2" over its findings', async () => {
-    server.use(...clusterHandlers({ findings: [GP2, CACHE, ALONE] }));
+    server.use(...clusterHandlers({ findings: [GP2_GROUPED, CACHE_GROUPED, ALONE] }));
     renderRoutes(routes, `/clusters/${CLUSTER_ID}/findings`);
     const table = await screen.findByRole('table', { name: 'Findings' });
     const block = within(table).getByRole('rowgroup', { name: 'Same cause: disk I/O of node 10.0.1.14:20160' });
@@ -63,7 +39,7 @@ describe('findings that share a cause', () => {
   });
 
   it('shows a "related findings" block on a finding, linking the primary fix', async () => {
-    server.use(...clusterHandlers({ findings: [GP2, CACHE] }));
+    server.use(...clusterHandlers({ findings: [GP2_GROUPED, CACHE_GROUPED] }));
     server.use(
       http.get(apiUrl(`/findings/${CACHE_FINDING}`), () =>
         HttpResponse.json({

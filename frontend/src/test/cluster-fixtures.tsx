@@ -79,6 +79,33 @@ export const CACHE_SUMMARY: S['FindingSummary'] = {
   impact_basis: 'headroom',
 };
 
+// The seed article's case (PingCAP, "Best Practices for TiDB on AWS Cloud"): the demo's 350 GiB gp2 volume
+// (baseline 3 x 350 = 1,050 IOPS, AWS gp2 docs) out of burst and "shrink the block cache" on the node that uses
+// it are one cause; gp3 (3,000 IOPS, no bucket) resolves both: "resolves 2 of 2".
+export const GROUP: S['FindingGroup'] = {
+  id: 'group-4bf735e8733d438b',
+  cause: 'disk I/O of node 10.0.1.14:20160',
+  primary: GP2_SUMMARY.dedup_key,
+  fix: [GP2_SUMMARY.dedup_key],
+  fix_label: 'gp3 350 GiB, 3,000 IOPS, 250 MiB/s',
+  members: [GP2_SUMMARY.dedup_key, CACHE_SUMMARY.dedup_key],
+  related: [CACHE_SUMMARY.dedup_key],
+  resolves: [GP2_SUMMARY.dedup_key, CACHE_SUMMARY.dedup_key],
+  remaining: [],
+  measured: true,
+  summary: 'Primary fix: gp3 350 GiB, 3,000 IOPS, 250 MiB/s resolves 2 of 2',
+};
+export const GP2_GROUPED = { ...GP2_SUMMARY, group: GROUP };
+export const CACHE_GROUPED = { ...CACHE_SUMMARY, group: GROUP };
+export const ALONE: S['FindingSummary'] = {
+  ...CACHE_SUMMARY,
+  id: 'f0000000-0000-4000-8000-000000000009',
+  rule: 'thread-pool-saturation',
+  title: 'tikv-9: scheduler pool saturated',
+  dedup_key: 'thread-pool-saturation/demo-prod (demo)/node:tikv-9/scheduler',
+  group: null,
+};
+
 export function findingList(items: S['FindingSummary'][]): S['FindingList'] {
   const counts = { critical: 0, warning: 0, info: 0 };
   for (const f of items) counts[f.severity] += 1;

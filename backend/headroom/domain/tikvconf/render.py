@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 import shlex
 import textwrap
@@ -649,6 +650,44 @@ def _aws_value(value: Any) -> str:
     return shlex.quote(str(value))
 
 
+_INTEGER_FLAGS = frozenset({"volume.iops", "volume.throughput", "volume.size"})
+
+
+def _aws_flag_value(key: str, value: Any) -> str:
+    """The CLI value of a volume flag: --iops, --throughput and --size take integers (the AWS CLI rejects "250.0":
+    "invalid literal for int() with base 10"); a fractional need is rounded up so the volume is not short of it."""
+    if key in _INTEGER_FLAGS and isinstance(value, int | float) and not isinstance(value, bool):
+        return str(math.ceil(value) if value != int(value) else int(value))
+    return _aws_value(value)
+
+
+def _modification_preflight(volume_ids: Sequence[str]) -> list[str]:
+    """Stop before changing anything if a volume's last modification has not completed."""
+    lines = [""]
+    lines += _comment_lines(
+        "A volume can be modified again only when its last modification is completed (modifying -> optimizing "
+        "-> completed; AWS, Monitor the progress of Amazon EBS volume modifications). Every volume is checked "
+        "before any is changed, so the script changes all of them or none.",
+        "# ",
+    )
+    lines += [
+        "modification_state() {",
+        "  # a volume never modified has no modification record: AWS answers InvalidVolumeModification.NotFound",
+        '  aws ec2 describe-volumes-modifications --volume-ids "$1" '
+        "--query 'VolumesModifications[0].ModificationState' --output text 2>/dev/null || echo none",
+        "}",
+        f"for volume in {' '.join(volume_ids)}; do",
+        '  state=$(modification_state "$volume")',
+        '  case "$state" in',
+        "    modifying|optimizing)",
+        '      echo "$volume: its last modification is still $state; run this script again once it is completed" >&2',
+        "      exit 1 ;;",
+        "  esac",
+        "done",
+    ]
+    return lines
+
+
 def _creations(ctx: _Context) -> list[Change]:
     return [c for c in ctx.aws if c.key == "volume.create"]
 
@@ -717,10 +756,14 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         lines.append("")
         lines += _comment_lines(
             "EBS Elastic Volumes allows up to four modifications per volume in a rolling 24 hours, each "
-            "after the previous one completed (AWS, Amazon EBS Elastic Volumes): a volume's changes go in ONE modify-volume "
-            "call. A rollback is another modification and counts against the same limit.",
+            "after the previous one completed (AWS, Amazon EBS Elastic Volumes; before 2026 the rule was one "
+            "modification, then at least 6 hours before the next, and AWS may still apply it in some Regions): a "
+            "volume's changes go in ONE modify-volume call. A rollback is another modification and counts against "
+            "the same limit. Size grows within seconds; IOPS and throughput changes take minutes to hours (a fully "
+            "used 1 TiB volume about 6 hours; AWS, Monitor the progress of Amazon EBS volume modifications).",
             "# ",
         )
+        lines += _modification_preflight(list(volumes))
     for volume_id, changes in volumes.items():
         lines.append("")
         for change in changes:
@@ -740,12 +783,12 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
                     f"{volume_id}: an EBS volume cannot be made smaller, the size is not rolled back"
                 )
                 continue
-            flags.append(f"{_VOLUME_FLAGS[change.key]} {_aws_value(change.proposed)}")
+            flags.append(f"{_VOLUME_FLAGS[change.key]} {_aws_flag_value(change.key, change.proposed)}")
         if flags:
             lines.append(f"aws ec2 modify-volume --volume-id {volume_id} {' '.join(flags)}")
             lines.append(
                 f"aws ec2 describe-volumes-modifications --volume-ids {volume_id} "
-                "--query 'VolumesModifications[].[ModificationState,Progress]' --output text"
+                "--query 'VolumesModifications[].[VolumeId,ModificationState,Progress]' --output text"
             )
     for instance_id, changes in instances.items():
         change = changes[-1]

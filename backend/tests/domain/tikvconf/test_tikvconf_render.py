@@ -334,3 +334,22 @@ def test_sql_collapses_one_value_on_every_node_into_one_statement() -> None:
         'SET CONFIG "10.0.1.5:20180" `raftstore.apply-pool-size` = 4;',
         'SET CONFIG "10.0.1.6:20180" `raftstore.apply-pool-size` = 4;',
     ]
+
+
+def test_aws_checks_every_volume_before_changing_any_and_writes_integers() -> None:
+    other = "vol-0a1b2c3d4e5f60002"
+    patch = patch_of(
+        change("volume.throughput", 250.0, 125.0, target="aws", volume_id=VOLUME),
+        change("volume.iops", 3000.0, None, target="aws", volume_id=other),
+        change("volume.throughput", 187.5, None, target="aws", volume_id=other),
+    )
+    body = artefact(patch, "aws").body
+    lines = body.splitlines()
+    check = lines.index(f"for volume in {VOLUME} {other}; do")
+    first_modify = next(i for i, line in enumerate(lines) if line.startswith("aws ec2 modify-volume"))
+    assert check < first_modify  # all volumes checked, then changed: all or none
+    assert "modifying|optimizing)" in body and "exit 1" in body
+    # the AWS CLI takes integers: 250.0 -> 250; a fractional need is rounded up (187.5 -> 188 MiB/s)
+    assert f"aws ec2 modify-volume --volume-id {VOLUME} --throughput 250" in lines
+    assert f"aws ec2 modify-volume --volume-id {other} --iops 3000 --throughput 188" in lines
+    assert "6 hours" in body  # the older one-modification-then-6-hours rule is stated

@@ -16,8 +16,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,6 +26,7 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from aws_fixtures import boto, make_fleet, put_series
+from celery_workers import ProgressWatch, client_app, start_worker, stop_worker
 
 # A region no other AWS test uses (the region fixture's cycle does not include it).
 REGION = "ap-southeast-3"
@@ -70,45 +69,14 @@ def worker_env(database_url: str, redis_url: str, aws_endpoint_url: str, tmp_pat
 
 @pytest.fixture(scope="module")
 def celery_app(worker_env: dict[str, str]) -> Iterator[Any]:
-    # A client app of its own on this module's Redis database: the shared headroom_worker app may already be
-    # bound to another test's broker in this session. Tasks are sent by name; the workers run the real app.
-    from celery import Celery
-
-    app = Celery("headroom-test-client", broker=worker_env["REDIS_URL"], backend=worker_env["REDIS_URL"])
-    app.conf.task_default_queue = "ingest"
-    app.control.purge()  # tasks an aborted earlier run left queued would keep the workers busy
-    yield app
-    app.close()
+    with client_app(worker_env["REDIS_URL"]) as app:
+        yield app
 
 
 def _start_worker(env: dict[str, str], celery_app: Any, name: str, call_log: Path) -> subprocess.Popen[bytes]:
-    worker_log = call_log.with_suffix(".log")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "headroom_worker.celery_app", "worker", "--loglevel=INFO",
-         "--pool=solo", "-Q", "ingest", "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
-         f"--logfile={worker_log}"],
-        env={**env, "HEADROOM_TEST_GMD_LOG": str(call_log)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    # Generous: a worker's start imports the whole app, and this machine's 2 cores are shared with other runs.
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if any(name in host for reply in celery_app.control.ping(timeout=1.0) for host in reply):
-            return proc
-        if proc.poll() is not None:
-            raise AssertionError("worker exited at start")
-    proc.kill()
-    tail = worker_log.read_text()[-3000:] if worker_log.exists() else "(no log)"
-    raise AssertionError(f"worker did not answer a ping within 180 s; its log ends:\n{tail}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+    # the worker's GetMetricData calls go to `call_log` (the sitecustomize hook), its log next to it
+    return start_worker({**env, "HEADROOM_TEST_GMD_LOG": str(call_log)}, celery_app, name,
+                        call_log.with_suffix(".log"))
 
 
 def _calls(path: Path, entities: set[str]) -> list[list[tuple[str, str]]]:
@@ -119,31 +87,10 @@ def _calls(path: Path, entities: set[str]) -> list[list[tuple[str, str]]]:
     return [call for call in calls if any(e in entities for _m, e in call)]
 
 
-class ProgressWatch:
-    """Polls the backfill row (what GET /api/v1/sources/aws/{id}/backfill shows) every 50 ms in a thread."""
-
-    def __init__(self, engine: sa.Engine, source_id: uuid.UUID) -> None:
-        self.engine, self.source_id = engine, source_id
-        self.seen: list[tuple[str, int, int]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            with self.engine.connect() as c:
-                row = c.execute(sa.text("SELECT state, points_done, points_total FROM aws_backfills "
-                                        "WHERE source_id = :s"), {"s": self.source_id}).first()
-            if row is not None:
-                self.seen.append((row.state, row.points_done, row.points_total))
-            time.sleep(0.05)
-
-    def __enter__(self) -> ProgressWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: Any) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+def _watch(engine: sa.Engine, source_id: uuid.UUID) -> ProgressWatch:
+    """What GET /api/v1/sources/aws/{id}/backfill shows, every 50 ms."""
+    return ProgressWatch(engine, "SELECT state, points_done, points_total FROM aws_backfills WHERE source_id = :s",
+                         source_id)
 
 
 @pytest.fixture()
@@ -211,7 +158,7 @@ def test_killed_backfill_resumes_with_only_the_remaining_requests(
     kwargs = {"connection_id": str(cid), "days": DAYS, "now_iso": fleet["now"].isoformat()}
     first = _start_worker(worker_env, celery_app, f"resume-a-{uuid.uuid4().hex[:6]}", first_log)
     try:
-        with ProgressWatch(engine, cid) as watch_first:
+        with _watch(engine, cid) as watch_first:
             celery_app.send_task("aws.backfill", kwargs=kwargs, queue="ingest")
             deadline = time.monotonic() + 300
             while time.monotonic() < deadline:
@@ -240,14 +187,14 @@ def test_killed_backfill_resumes_with_only_the_remaining_requests(
     later = {**kwargs, "now_iso": (fleet["now"] + dt.timedelta(minutes=7)).isoformat()}
     second = _start_worker(worker_env, celery_app, f"resume-b-{uuid.uuid4().hex[:6]}", second_log)
     try:
-        with ProgressWatch(engine, cid) as watch_second:
+        with _watch(engine, cid) as watch_second:
             summary = celery_app.send_task("aws.backfill", kwargs=later, queue="ingest").get(timeout=600)
         # A redelivery of the finished task fetches nothing.
         calls_done = len(_calls(second_log, entities))
         again = celery_app.send_task("aws.backfill", kwargs=later, queue="ingest").get(timeout=120)
         assert again["skipped"] == "already done" and len(_calls(second_log, entities)) == calls_done
     finally:
-        _stop(second)
+        stop_worker(second)
     assert summary["state"] == "done" and summary["points_done"] == summary["points_total"] == killed.points_total
     assert summary["steps_skipped"] == len(done) and summary["steps_run"] == len(pending)
 

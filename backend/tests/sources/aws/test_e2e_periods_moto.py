@@ -42,17 +42,23 @@ def _clients(region: str, endpoint: str) -> AwsClients:
     return AwsClients(session, region, endpoint, client_config(2))
 
 
-def test_five_minute_ec2_and_one_minute_ebs_data_reach_the_findings_unchanged(
-    db: Any, org_and_connection: Any, region: str, aws_endpoint_url: str
-) -> None:
-    org, conn = org_and_connection
-    ec2 = boto("ec2", region, aws_endpoint_url)
+def _tikv_instance(ec2: Any) -> tuple[str, dict[str, Any]]:
+    """Start an m5.8xlarge tagged as a TiKV of cluster "prod"; return its zone and the instance."""
     az = ec2.describe_availability_zones()["AvailabilityZones"][0]["ZoneName"]
     inst = ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="m5.8xlarge",
                              Placement={"AvailabilityZone": az},
                              TagSpecifications=[{"ResourceType": "instance", "Tags": [
                                  {"Key": "tidb_cluster", "Value": "prod"}, {"Key": "component", "Value": "tikv"}]}],
                              )["Instances"][0]  # fmt: skip
+    return az, inst
+
+
+def test_five_minute_ec2_and_one_minute_ebs_data_reach_the_findings_unchanged(
+    db: Any, org_and_connection: Any, region: str, aws_endpoint_url: str
+) -> None:
+    org, conn = org_and_connection
+    ec2 = boto("ec2", region, aws_endpoint_url)
+    az, inst = _tikv_instance(ec2)
     data = ec2.create_volume(AvailabilityZone=az, Size=1000, VolumeType="gp3", Iops=3000, Throughput=125)["VolumeId"]
     ec2.attach_volume(VolumeId=data, InstanceId=inst["InstanceId"], Device="/dev/sdf")
     cluster = Cluster(org_id=org.id, name="prod", tikv_version="v8.5.1", deployment_kind="tiup")
@@ -110,12 +116,7 @@ def test_a_backfill_at_an_odd_minute_and_the_sweeps_after_it_store_each_five_min
     # on a 5-minute boundary, so the backfill and the sweeps after it write the same slots.
     org, conn = org_and_connection
     ec2 = boto("ec2", region, aws_endpoint_url)
-    az = ec2.describe_availability_zones()["AvailabilityZones"][0]["ZoneName"]
-    inst = ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="m5.8xlarge",
-                             Placement={"AvailabilityZone": az},
-                             TagSpecifications=[{"ResourceType": "instance", "Tags": [
-                                 {"Key": "tidb_cluster", "Value": "prod"}, {"Key": "component", "Value": "tikv"}]}],
-                             )["Instances"][0]  # fmt: skip
+    az, inst = _tikv_instance(ec2)
     iid = inst["InstanceId"]
     now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
     now -= dt.timedelta(minutes=now.minute % 5 - 2 if now.minute % 5 >= 2 else now.minute % 5 + 3)  # hh:m2 / hh:m7

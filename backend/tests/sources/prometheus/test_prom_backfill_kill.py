@@ -13,9 +13,6 @@ import datetime as dt
 import os
 import re
 import signal
-import subprocess
-import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
+from celery_workers import ProgressWatch, client_app, start_worker, stop_worker
 from conftest import PromEnv
 from test_prometheus_collect import _assert_matches_simulation
 
@@ -38,33 +36,8 @@ def worker_env(database_url: str, redis_url: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def celery_app(worker_env: dict[str, str]) -> Iterator[Any]:
-    # A client app of its own on this module's Redis database: the shared headroom_worker app may already be
-    # bound to another test's broker in this session. Tasks are sent by name; the workers run the real app.
-    from celery import Celery
-
-    app = Celery("headroom-test-client", broker=worker_env["REDIS_URL"], backend=worker_env["REDIS_URL"])
-    app.conf.task_default_queue = "ingest"
-    app.control.purge()  # tasks an aborted earlier run left queued would keep the workers busy
-    yield app
-    app.close()
-
-
-def _start_worker(env: dict[str, str], celery_app: Any, name: str, log: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "headroom_worker.celery_app", "worker", "--loglevel=INFO",
-         "--pool=solo", "-Q", "ingest", "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
-         f"--logfile={log}"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    # Generous: a worker's start imports the whole app, and this machine's 2 cores are shared with other runs.
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if any(name in host for reply in celery_app.control.ping(timeout=1.0) for host in reply):
-            return proc
-        if proc.poll() is not None:
-            raise AssertionError("worker exited at start")
-    proc.kill()
-    raise AssertionError("worker did not answer a ping within 180 s: " + (log.read_text()[-2000:] if log.exists() else ""))
+    with client_app(worker_env["REDIS_URL"]) as app:
+        yield app
 
 
 def _range_queries(url: str) -> int:
@@ -75,31 +48,10 @@ def _range_queries(url: str) -> int:
     return int(float(found.group(1))) if found else 0
 
 
-class ProgressWatch:
-    """Polls the backfill row (what GET /api/v1/sources/prometheus/{id}/backfill shows) every 50 ms."""
-
-    def __init__(self, engine: sa.Engine, source_id: uuid.UUID) -> None:
-        self.engine, self.source_id = engine, source_id
-        self.seen: list[tuple[str, int, int]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            with self.engine.connect() as c:
-                row = c.execute(sa.text("SELECT status, steps_done, steps_total FROM prometheus_backfills "
-                                        "WHERE source_id = :s"), {"s": self.source_id}).first()
-            if row is not None:
-                self.seen.append((row.status, row.steps_done, row.steps_total))
-            time.sleep(0.05)
-
-    def __enter__(self) -> ProgressWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: Any) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+def _watch(engine: sa.Engine, source_id: uuid.UUID) -> ProgressWatch:
+    """What GET /api/v1/sources/prometheus/{id}/backfill shows, every 50 ms."""
+    return ProgressWatch(engine, "SELECT status, steps_done, steps_total FROM prometheus_backfills "
+                         "WHERE source_id = :s", source_id)
 
 
 @pytest.mark.timeout(600)
@@ -140,9 +92,9 @@ def test_killed_prometheus_backfill_resumes_with_only_the_remaining_chunks(
 
     kwargs = {"source_id": str(sid), "now_iso": prom_env.end.isoformat()}
     asked_before = _range_queries(prom_env.url)
-    first = _start_worker(worker_env, celery_app, f"prom-a-{uuid.uuid4().hex[:6]}", tmp_path / "first.log")
+    first = start_worker(worker_env, celery_app, f"prom-a-{uuid.uuid4().hex[:6]}", tmp_path / "first.log")
     try:
-        with ProgressWatch(engine, sid) as watch_first:
+        with _watch(engine, sid) as watch_first:
             celery_app.send_task("prometheus.backfill", kwargs=kwargs, queue="ingest")
             deadline = time.monotonic() + 300
             while time.monotonic() < deadline:
@@ -168,17 +120,12 @@ def test_killed_prometheus_backfill_resumes_with_only_the_remaining_chunks(
 
     # The rerun comes later (a redelivery or the next minute's re-queue): the range stays the one planned.
     later = {**kwargs, "now_iso": (prom_env.end + dt.timedelta(minutes=3)).isoformat()}
-    second = _start_worker(worker_env, celery_app, f"prom-b-{uuid.uuid4().hex[:6]}", tmp_path / "second.log")
+    second = start_worker(worker_env, celery_app, f"prom-b-{uuid.uuid4().hex[:6]}", tmp_path / "second.log")
     try:
-        with ProgressWatch(engine, sid) as watch_second:
+        with _watch(engine, sid) as watch_second:
             summary = celery_app.send_task("prometheus.backfill", kwargs=later, queue="ingest").get(timeout=300)
     finally:
-        if second.poll() is None:
-            second.send_signal(signal.SIGTERM)
-            try:
-                second.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                second.kill()
+        stop_worker(second)
     assert summary["status"] == "done" and summary["steps"] == summary["steps_total"] == killed.steps_total
     # Prometheus answered exactly one range query per chunk not stored, and no other.
     assert _range_queries(prom_env.url) - asked_between == len(pending)
