@@ -445,7 +445,9 @@ class Context:
         if base is None or not isinstance(view, IoView) or view.chunk_kib != chunk_kib:
             return None
         read = (*IO_METRICS[kind], *(_VOLUME_IO_EXTRA if kind == "volume" else ()))
-        if any(self.find_series(kind, entity_id, m) is not base.find_series(kind, entity_id, m) for m in read):
+        if any(
+            self.find_series(kind, entity_id, m) is not base.find_series(kind, entity_id, m) for m in read
+        ):
             return None
         return view
 
@@ -531,7 +533,8 @@ class Context:
         if bal is None or len(bal) != n:
             return None
         # A point's Minimum balance > 0 means credits remained through the step (domain.md §1.3, §3.1).
-        active: BoolArray = np.asarray(np.nan_to_num(bal, nan=100.0) > 0.0, dtype=np.bool_)
+        # (NaN, no sample, counts as credits: `not <= 0`, what nan_to_num(nan=100) > 0 gave without its copies)
+        active: BoolArray = np.asarray(~(bal <= 0.0), dtype=np.bool_)
         return active
 
     def volume_iops_ceiling(self, volume_id: str) -> Array | None:

@@ -300,4 +300,4 @@ def instance_ceiling(ctx: Context, iid: str, base: float, maximum: float, metric
         return np.full(n, base)
     if bal is None or len(bal) != n:
         return np.full(n, maximum)  # no balance series: assume credits (no false alarm)
-    return np.where(np.nan_to_num(bal, nan=100.0) > 0.0, maximum, base).astype(np.float64)
+    return np.where(~(bal <= 0.0), maximum, base).astype(np.float64)  # NaN (no sample) counts as credits

@@ -141,11 +141,11 @@ def _instance_ceilings(ctx: Context, instance_id: str, n: int) -> tuple[Array, A
         # fall to the baseline. Without the series, assume the maximum (the higher ceiling: no false alarm).
         io_bal = ctx.series("instance", instance_id, "ec2.ebs_io_balance")
         if io_bal is not None and len(io_bal) == n:
-            iops = np.where(np.nan_to_num(io_bal, nan=100.0) > 0, lim.max_iops, lim.baseline_iops)
+            iops = np.where(~(io_bal <= 0), lim.max_iops, lim.baseline_iops)  # NaN: credits
         byte_bal = ctx.series("instance", instance_id, "ec2.ebs_byte_balance")
         if byte_bal is not None and len(byte_bal) == n:
             mibps = np.where(
-                np.nan_to_num(byte_bal, nan=100.0) > 0,
+                ~(byte_bal <= 0),  # NaN counts as credits
                 lim.max_throughput_mibps,
                 lim.baseline_throughput_mibps,
             )
