@@ -146,7 +146,8 @@ def pressure(
 ) -> Pressure:
     """Measure how often and how long `values` sat at or above `threshold` × `ceiling`."""
     ceil = np.broadcast_to(np.asarray(ceiling, dtype=np.float64), values.shape)
-    r = ratio(values, ceil)
+    # A constant ceiling divides as itself (the same quotients, without testing every broadcast copy of it).
+    r = ratio(values, ceiling if np.ndim(ceiling) == 0 else ceil)
     missing = np.isnan(r)
     n_missing = int(np.count_nonzero(missing))
     with np.errstate(invalid="ignore"):
