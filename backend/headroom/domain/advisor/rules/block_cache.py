@@ -396,6 +396,12 @@ def _shrink(
 
 def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: DataPath) -> Finding | None:
     """Grow a memory-rich node's small block cache back to the 45% default (template 30-50%)."""
+    target = grow_target_bytes(memory)
+    if cap >= BAND_LOW * memory or target <= cap:  # (tested before the percentiles: most caches are not small)
+        return None
+    iops_p95, mibps_p95 = p95(path.iops_util), p95(path.mibps_util)
+    if not (iops_p95 < FAR_FROM_CEILING and mibps_p95 < FAR_FROM_CEILING):
+        return None
     entity = ctx.entity_for_node(node.id)
     hit_measure = Measure(
         label="block-cache hit ratio (median)",
@@ -405,12 +411,6 @@ def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: D
         limit_label="poor below 50% (Headroom choice)",
         statistic="p50",
     )
-    iops_p95, mibps_p95 = p95(path.iops_util), p95(path.mibps_util)
-    target = grow_target_bytes(memory)
-    if cap >= BAND_LOW * memory or not (iops_p95 < FAR_FROM_CEILING and mibps_p95 < FAR_FROM_CEILING):
-        return None
-    if target <= cap:
-        return None
     available = ctx.series("node", node.id, "node.memory_available")
     # Headroom choice: never propose memory the host did not have free all window.
     if (
