@@ -45,8 +45,11 @@ class _Cluster:
 
 
 def _read_text(path: Path, what: str) -> str:
+    # newline="": the text as written. Path.read_text turns CRLF into LF, so a Windows-edited tikv.toml came back
+    # with other line endings: its rollback was not the file and its diff did not apply to it.
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as handle:
+            return handle.read()
     except OSError as exc:
         fail(f"{what} {path}: {exc.strerror or exc}")
     except UnicodeDecodeError:
@@ -205,7 +208,9 @@ def patch_command(
         fail(str(exc))
     for note in rendered.notes:
         sys.stderr.write(f"headroom: note: {note}\n")
-    sys.stdout.write(rendered.body)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(rendered.body.encode("utf-8"))  # bytes as rendered: no newline translation
+    sys.stdout.buffer.flush()
 
 
 def register(app: typer.Typer) -> None:

@@ -39,7 +39,8 @@ def get_patch(
     caller: Caller,
     db: DB,
     format: PatchFormat | None = Query(default=None, description="Download this artefact instead of the metadata."),
-    node: str | None = Query(default=None, description="One node's file (store or status address): toml, merged, diff."),
+    node: str | None = Query(default=None, description="One node's file (store or status address): toml, merged, diff; merged and "
+                                "diff need it when the patch changes several nodes."),
     rollback: bool = Query(default=False, description="The inverse of the artefact."),
 ) -> object:
     """Read the patch, or download it as an artefact (merged/diff patch the node's stored config)."""
@@ -51,7 +52,7 @@ def get_patch(
     if rendered.config_source is not None:
         # uploaded: the stored tikv.toml as written; rebuilt: a TOML made from the live /config JSON
         headers["X-Headroom-Config-Source"] = rendered.config_source
-    return Response(content=art.body, media_type=art.media_type, headers=headers)
+    return Response(content=rendered.content, media_type=art.media_type, headers=headers)
 
 
 @router.post("/{patch_id}/applied", response_model=PatchRead)

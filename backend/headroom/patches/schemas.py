@@ -11,7 +11,9 @@ from pydantic import Field
 from headroom.domain.model import Change
 from headroom.platform.schemas import Input, Output
 
-PatchFormat = Literal["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"]
+PatchFormat = Literal[
+    "toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback", "configs"
+]
 
 
 class PatchCreate(Input):
@@ -21,6 +23,15 @@ class PatchCreate(Input):
     base_config: uuid.UUID | Literal["latest"] = Field(
         default="latest",
         description='The config version to patch: "latest" (each node\'s newest) or a config id of a node.',
+    )
+
+
+class PatchNodeRead(Output):
+    status_address: str
+    address: str = Field(description="The node's store (server) address.")
+    keys: list[str] = Field(description="The tikv.toml keys the patch changes on this node.")
+    has_config: bool = Field(
+        description="A config of the node is stored, so its merged file and diff can be downloaded (?node=)."
     )
 
 
@@ -51,6 +62,10 @@ class PatchRead(Output):
     notes: list[str]
     applied_at: dt.datetime | None
     applied_by_user_id: uuid.UUID | None
+    nodes: list[PatchNodeRead] = Field(
+        description="The nodes whose tikv.toml the patch changes (every node for a cluster-wide change); merged and "
+        "diff are offered for these only, one node at a time (?node=), or all in one zip (format=configs)."
+    )
     formats: list[PatchFormat] = Field(description="Formats this patch can be downloaded as (?format=).")
 
 

@@ -15,7 +15,10 @@ rebuilt from the live `/config` JSON (values only: no comments, every key TiKV r
 from __future__ import annotations
 
 import datetime as dt
+import io
+import re
 import uuid
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -50,7 +53,7 @@ from headroom.domain.tikvconf.keys import check_value
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
 from headroom.patches.models import PatchRecord
-from headroom.patches.schemas import BaseConfigRead, PatchRead
+from headroom.patches.schemas import BaseConfigRead, PatchNodeRead, PatchRead
 from headroom.platform.errors import AppError, Conflict, InvalidInput, NotFound
 from headroom.timeseries.snapshots import latest_configs
 
@@ -318,6 +321,27 @@ class Rendered:
     artefact: Artefact
     config_source: ConfigSource | None
     config_id: uuid.UUID | None
+    archive: bytes | None = None  # format=configs: a zip of every changed node's merged file and diff
+
+    @property
+    def content(self) -> str | bytes:
+        return self.archive if self.archive is not None else self.artefact.body
+
+
+def _changed_nodes(changes: Sequence[Change], nodes: Sequence[_NodeInfo]) -> list[_NodeInfo]:
+    """The nodes whose tikv.toml the patch changes: all of them for a cluster-wide change, else the changes' nodes."""
+    targets = {target_node(c) for c in changes if c.target == "tikv"}
+    if None in targets:
+        return list(nodes)
+    return [n for n in nodes if n.node.status_address in targets]
+
+
+def _where(node: PatchTarget) -> str:
+    return node.address or node.status_address
+
+
+def _node_file_name(node: PatchTarget) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", _where(node))
 
 
 def _config_at(db: Session, patch: PatchRecord, node: TikvNode) -> TikvConfig | None:
@@ -352,12 +376,29 @@ def render_patch(
     config_text: str | None = None
     source: ConfigSource | None = None
     config_row: TikvConfig | None = None
-    # merged/diff are one node's file: the base config's node unless another is asked for. The rollback bundle
-    # includes the merged file only for a node asked for.
+    changed = _changed_nodes(row.changes, nodes)
+    if fmt == "configs":
+        return _render_configs(db, row, cluster, nodes, changed, rollback=rollback)
+    # merged/diff are one node's file, and only a node the patch changes has one: the node asked for, else the
+    # only changed node, else the base config's node when the patch changes it. The rollback bundle includes the
+    # merged file only for a node asked for.
     if fmt in ("merged", "diff") or (fmt == "rollback" and chosen is not None):
+        names = ", ".join(_where(n.node) for n in changed)
+        if fmt in ("merged", "diff") and not changed:
+            raise InvalidInput(f"format: this patch changes no tikv.toml key, so it has no {fmt} file; download "
+                               "the aws or terraform format", details={"field": "format"})
+        if chosen is not None and fmt in ("merged", "diff") and chosen not in changed:
+            raise InvalidInput(f"node: this patch changes nothing in the tikv.toml of {chosen.node.address}; it "
+                               f"changes {names}", details={"field": "node"})
         if chosen is None:
             base = base_config(db, row)
-            chosen = next((n for n in nodes if base is not None and n.row.id == base.node_id), None)
+            chosen = next((n for n in changed if base is not None and n.row.id == base.node_id), None)
+            if chosen is None and len(changed) == 1:
+                chosen = changed[0]
+            if chosen is None:
+                raise InvalidInput(f"node: this patch changes the tikv.toml of {len(changed)} nodes ({names}): "
+                                   "ask for one with ?node=, or for all of them with format=configs",
+                                   details={"field": "node"})
         if chosen is not None:
             config_row = _config_at(db, row, chosen.row)
         if config_row is not None:
@@ -382,13 +423,59 @@ def render_patch(
     return Rendered(rendered, source, config_row.id if config_row is not None else None)
 
 
+def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequence[_NodeInfo],
+                    changed: Sequence[_NodeInfo], *, rollback: bool) -> Rendered:
+    """Every changed node's merged tikv.toml and its diff in one zip (<node>/tikv.toml, <node>/tikv.toml.diff)."""
+    if not changed:
+        raise InvalidInput("format: this patch changes no tikv.toml key, so it has no config files; download the "
+                           "aws or terraform format", details={"field": "format"})
+    patch = ConfPatch(cluster=cluster.name, tikv_version=cluster.tikv_version, nodes=tuple(n.node for n in nodes),
+                      changes=tuple(row.changes), sources=tuple(row.change_sources))
+    buffer = io.BytesIO()
+    notes: list[str] = []
+    written = 0
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for info in changed:
+            config_row = _config_at(db, row, info.row)
+            if config_row is None:
+                notes.append(f"{info.node.address}: no config collected, no file")
+                continue
+            text = config_row.raw_text or toml_from_config(config_row.config)
+            folder = _node_file_name(info.node)
+            for fmt, name in (("merged", "tikv.toml"), ("diff", "tikv.toml.diff")):
+                try:
+                    art = artefact(patch, fmt, config_text=text, node=info.node.status_address, rollback=rollback,
+                                   config_source=f"tikv.toml of {info.node.address}")
+                except TikvConfError as exc:
+                    raise _invalid(exc, "format") from exc
+                archive.writestr(f"{folder}/{name}", art.body)
+            written += 1
+        if notes:
+            archive.writestr("NOTES.txt", "\n".join(notes) + "\n")
+    if not written:
+        raise InvalidInput("format: configs needs a stored config of a changed node; none has been collected",
+                           details={"field": "format"})
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", cluster.name).strip("-").lower() or "cluster"
+    filename = f"{slug}-{'rollback-' if rollback else ''}tikv-configs.zip"
+    listing = Artefact("configs", filename, "application/zip", "", tuple(notes))
+    return Rendered(listing, None, None, buffer.getvalue())
+
+
 # --- the API's view of the row (routers never read ORM rows themselves) ----------------------------------
 
 
 def patch_read(db: Session, row: PatchRecord) -> PatchRead:
-    """The API's view of a patch: its base config and the formats it can be downloaded in."""
+    """The API's view of a patch: its base config, the nodes whose tikv.toml it changes and its formats."""
     base = base_config(db, row)
-    has_config = base is not None
+    cluster = db.get(Cluster, row.cluster_id)
+    changed = _changed_nodes(row.changes, _nodes(db, cluster)) if cluster is not None else []
+    node_reads = []
+    for info in changed:
+        keys = sorted({c.key for c in row.changes if c.target == "tikv"
+                       and target_node(c) in (None, info.node.status_address)})
+        node_reads.append(PatchNodeRead(status_address=info.node.status_address, address=_where(info.node),
+                                        keys=keys, has_config=_config_at(db, row, info.row) is not None))
+    has_config = any(n.has_config for n in node_reads)
     return PatchRead(
         id=row.id, cluster_id=row.cluster_id, created_by_user_id=row.created_by_user_id, created_at=row.created_at,
         finding_ids=list(row.finding_ids), base_config_id=row.base_config_id,
@@ -397,5 +484,6 @@ def patch_read(db: Session, row: PatchRecord) -> PatchRead:
         if base is not None else None,
         changes=list(row.changes), change_sources=list(row.change_sources), notes=list(row.notes), applied_at=row.applied_at,
         applied_by_user_id=row.applied_by_user_id,
-        formats=[f for f in FORMATS if has_config or f not in ("merged", "diff")],
+        nodes=node_reads,
+        formats=[f for f in (*FORMATS, "configs") if has_config or f not in ("merged", "diff", "configs")],
     )

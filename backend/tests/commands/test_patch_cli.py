@@ -4,6 +4,9 @@ example findings in examples/findings/prod-east.json."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -234,3 +237,37 @@ def test_missing_current_comes_from_the_snapshot(snapshot: Path, tmp_path: Path)
     assert result.exit_code == 0, result.stderr
     # The snapshot's node config says 8GiB on tikv-2: the rollback sets it back.
     assert "SET CONFIG \"10.0.1.6:20180\" `storage.block-cache.capacity` = '8GiB';" in result.stdout
+
+
+def test_a_crlf_config_stays_crlf_and_its_diff_applies_with_gnu_patch(snapshot: Path, tmp_path: Path) -> None:
+    # Issue 13: the CLI read the file with read_text(), which turns CRLF into LF: the merged file changed every
+    # line ending, the rollback was not the original and the diff did not apply to the file on disk. Run as a
+    # user does: the installed `headroom` command, its output redirected to files, GNU patch on a copy.
+    crlf = tmp_path / "tikv.toml"
+    crlf.write_bytes(TIUP_FILE.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    headroom = shutil.which("headroom") or str(Path(sys.executable).with_name("headroom"))
+
+    def cli(*args: str) -> bytes:
+        done = subprocess.run([headroom, "patch", str(snapshot), "--findings", str(FINDINGS), "--config", str(crlf),
+                               *args], capture_output=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr.decode()
+        return done.stdout
+
+    merged, diff = cli("--format", "merged"), cli("--format", "diff")
+    assert merged.count(b"\r\n") == merged.count(b"\n") > 0  # every line CRLF, the new ones too
+    assert tomllib.loads(merged.decode())["storage"]["block-cache"]["capacity"] == "14GiB"
+    copy = tmp_path / "applied.toml"
+    copy.write_bytes(crlf.read_bytes())
+    (tmp_path / "change.diff").write_bytes(diff)
+    applied = subprocess.run(["patch", "--batch", str(copy), str(tmp_path / "change.diff")], capture_output=True,
+                             timeout=60, check=False)
+    assert applied.returncode == 0, applied.stdout.decode() + applied.stderr.decode()
+    assert copy.read_bytes() == merged
+    # the rollback's merged file (made from the same original, as test_rollback_of_merged_is_the_original) is the
+    # original byte for byte, and its diff turns the patched copy back into it
+    assert cli("--format", "merged", "--rollback") == crlf.read_bytes()
+    (tmp_path / "undo.diff").write_bytes(cli("--format", "diff", "--rollback"))
+    undone = subprocess.run(["patch", "--batch", str(copy), str(tmp_path / "undo.diff")], capture_output=True,
+                            timeout=60, check=False)
+    assert undone.returncode == 0, undone.stdout.decode() + undone.stderr.decode()
+    assert copy.read_bytes() == crlf.read_bytes()

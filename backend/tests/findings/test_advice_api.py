@@ -279,6 +279,61 @@ def test_patch_of_chosen_findings_against_an_uploaded_config(world: World, db: A
     assert undo == raw
 
 
+def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world: World, db: Any) -> None:
+    # Issue 13: a patch whose changes are on some nodes downloaded "merged" and "diff" for the base config's node
+    # when that node had no change (a 0-byte diff, an unchanged file). The base here is another node's upload.
+    cache = _findings(world, rule="block-cache-size")["items"][0]
+    detail = world.viewer.get(f"/api/v1/findings/{cache['id']}").json()
+    group = sorted(row["node"] for row in detail["evidence"]["per_node"])
+    nodes = list(db.scalars(select(TikvNode).where(TikvNode.cluster_id == world.demo.cluster.id)))
+    other = next(n for n in nodes if n.store_address not in group)
+    uploaded = TikvConfig(org_id=other.org_id, node_id=other.id, version=2, source="upload",
+                          config={"storage": {"block-cache": {"capacity": "14GiB"}}},
+                          raw_text='[storage.block-cache]\ncapacity = "14GiB"\n', content_sha256="1" * 64)
+    db.add(uploaded)
+    db.commit()
+    response = _create(world, {"finding_ids": [cache["id"]], "base_config": str(uploaded.id)})
+    assert response.status_code == 201, response.text
+    patch = response.json()
+    changed = {c["entity"]["node"] for c in patch["changes"] if c["target"] == "tikv"}
+    assert sorted(n["address"] for n in patch["nodes"]) == sorted(changed) == group
+    assert all(n["keys"] == ["storage.block-cache.capacity"] and n["has_config"] for n in patch["nodes"])
+    assert "configs" in patch["formats"]
+    url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}"
+
+    # two nodes changed, neither the base: which file is meant must be said
+    unsaid = world.viewer.get(url, params={"format": "merged"})
+    assert unsaid.status_code == 422, unsaid.text
+    message = unsaid.json()["error"]["message"]
+    assert message.startswith("node:") and all(store in message for store in group) and "format=configs" in message
+    # a node the patch does not change has no merged file or diff
+    untouched = world.viewer.get(url, params={"format": "diff", "node": other.store_address})
+    assert untouched.status_code == 422 and untouched.json()["error"]["details"]["field"] == "node"
+    assert other.store_address in untouched.json()["error"]["message"]
+    for store in group:
+        merged = world.viewer.get(url, params={"format": "merged", "node": store})
+        assert merged.status_code == 200, merged.text
+        assert toml_view(merged.text)["storage.block-cache.capacity"] == "4GiB"
+        diff = world.viewer.get(url, params={"format": "diff", "node": store}).text
+        assert '+capacity = "4GiB"' in diff
+
+    # all of them in one zip: <node>/tikv.toml and <node>/tikv.toml.diff for each changed node, no other
+    import io
+    import zipfile
+
+    archive = world.viewer.get(url, params={"format": "configs"})
+    assert archive.status_code == 200 and archive.headers["content-type"] == "application/zip"
+    assert archive.headers["content-disposition"].endswith('tikv-configs.zip"')
+    with zipfile.ZipFile(io.BytesIO(archive.content)) as z:
+        names = sorted(z.namelist())
+        folders = sorted({name.split("/")[0] for name in names})
+        assert folders == sorted(store.replace(":", "_") for store in group)
+        assert names == sorted(f"{f}/{n}" for f in folders for n in ("tikv.toml", "tikv.toml.diff"))
+        for folder in folders:
+            single = world.viewer.get(url, params={"format": "merged", "node": folder.replace("_", ":")}).text
+            assert z.read(f"{folder}/tikv.toml").decode() == single
+
+
 BAD_PATCH_BODIES = [
     ({"finding_ids": []}, "finding_ids"),
     ({"finding_ids": [str(uuid.uuid4())]}, "finding_ids"),

@@ -1659,6 +1659,11 @@ export interface components {
             source: "status_port" | "upload" | "tiup" | "simulated";
             /** Version */
             version: number;
+            /**
+             * Warnings
+             * @description What the upload stored but TiKV's template does not know (unknown keys).
+             */
+            warnings?: string[];
         };
         /** ConfigUpload */
         ConfigUpload: {
@@ -2967,6 +2972,26 @@ export interface components {
             /** Total */
             total: number;
         };
+        /** PatchNodeRead */
+        PatchNodeRead: {
+            /**
+             * Address
+             * @description The node's store (server) address.
+             */
+            address: string;
+            /**
+             * Has Config
+             * @description A config of the node is stored, so its merged file and diff can be downloaded (?node=).
+             */
+            has_config: boolean;
+            /**
+             * Keys
+             * @description The tikv.toml keys the patch changes on this node.
+             */
+            keys: string[];
+            /** Status Address */
+            status_address: string;
+        };
         /** PatchRead */
         PatchRead: {
             /** Applied At */
@@ -3004,12 +3029,17 @@ export interface components {
              * Formats
              * @description Formats this patch can be downloaded as (?format=).
              */
-            formats: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "rollback")[];
+            formats: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "rollback" | "configs")[];
             /**
              * Id
              * Format: uuid
              */
             id: string;
+            /**
+             * Nodes
+             * @description The nodes whose tikv.toml the patch changes (every node for a cluster-wide change); merged and diff are offered for these only, one node at a time (?node=), or all in one zip (format=configs).
+             */
+            nodes: components["schemas"]["PatchNodeRead"][];
             /** Notes */
             notes: string[];
         };
@@ -5611,8 +5641,8 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Download this artefact instead of the metadata. */
-                format?: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "rollback") | null;
-                /** @description One node's file (store or status address): toml, merged, diff. */
+                format?: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "rollback" | "configs") | null;
+                /** @description One node's file (store or status address): toml, merged, diff; merged and diff need it when the patch changes several nodes. */
                 node?: string | null;
                 /** @description The inverse of the artefact. */
                 rollback?: boolean;
@@ -9856,7 +9886,7 @@ export const pathsApiV1ClustersCluster_idFindingsGetParametersQueryStatusValues:
 export const pathsApiV1ClustersCluster_idFindingsGetParametersQuerySeverityValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["severity"]> = ["critical", "warning", "info"];
 export const pathsApiV1ClustersCluster_idFindingsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["sort"]> = ["severity", "impact"];
 export const pathsApiV1ClustersCluster_idMetricsGetParametersQueryPanelAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/metrics"]["get"]["parameters"]["query"]["panel"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall"];
-export const pathsApiV1ClustersCluster_idPatchesPatch_idGetParametersQueryFormatAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/patches/{patch_id}"]["get"]["parameters"]["query"]["format"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"];
+export const pathsApiV1ClustersCluster_idPatchesPatch_idGetParametersQueryFormatAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/patches/{patch_id}"]["get"]["parameters"]["query"]["format"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback", "configs"];
 export const apiTokenCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreate"]["role"]> = ["owner", "admin", "viewer"];
 export const apiTokenCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreated"]["role"]> = ["owner", "admin", "viewer"];
 export const apiTokenReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenRead"]["role"]> = ["owner", "admin", "viewer"];
@@ -9892,7 +9922,7 @@ export const nodeEvidenceSeverityValues: ReadonlyArray<FlattenedDeepRequired<com
 export const nodeMetricsReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeMetricsRead"]["resolution_source"]> = ["raw", "rollup"];
 export const nodeVolumeRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeVolume"]["role"]> = ["data", "raft"];
 export const panelReadIdValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PanelRead"]["id"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall"];
-export const patchReadFormatsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchRead"]["formats"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"];
+export const patchReadFormatsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchRead"]["formats"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback", "configs"];
 export const prometheusSourceCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceCreate"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceRead"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceUpdateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceUpdate"]["auth_kind"]> = ["none", "bearer", "basic"];

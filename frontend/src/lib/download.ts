@@ -1,5 +1,5 @@
-/** Save `text` as a file named `filename` (built in the browser; nothing is fetched). */
-export function downloadText(text: string, filename: string, type = 'text/plain'): void {
+/** Save `text` (or a fetched Blob, e.g. a zip) as a file named `filename` (built in the browser). */
+export function downloadText(text: string | Blob, filename: string, type = 'text/plain'): void {
   const url = URL.createObjectURL(new Blob([text], { type }));
   const link = document.createElement('a');
   link.href = url;

@@ -45,7 +45,7 @@ describe('cluster config', () => {
     await user.click(screen.getByRole('button', { name: 'Create patch' }));
     expect(await screen.findByRole('heading', { name: 'Patch created' })).toBeInTheDocument();
     expect(body).toEqual({ finding_ids: [CACHE_FINDING] });
-    const diff = await screen.findByLabelText('Diff of tikv.toml on 10.0.1.14:20180');
+    const diff = await screen.findByLabelText('Diff of tikv.toml on 10.0.1.14:20160');
     expect(diff).toHaveTextContent('+capacity = "4GiB"');
     expect(screen.getByRole('button', { name: /^Download toml/ })).toBeInTheDocument();
   });

@@ -52,13 +52,13 @@ describe('patch detail', () => {
     expect(within(changes).getByRole('row', { name: /storage\.block-cache\.capacity/ })).toHaveTextContent(
       /10\.0\.1\.14:20180.*14745MiB.*4GiB/,
     );
-    const diff = await screen.findByLabelText('Diff of tikv.toml on 10.0.1.14:20180');
+    const diff = await screen.findByLabelText('Diff of tikv.toml on 10.0.1.14:20160');
     expect(diff).toHaveTextContent('-capacity = "14745MiB"');
     expect(diff).toHaveTextContent('+capacity = "4GiB"');
     expect(screen.getByRole('region', { name: 'Notes' })).toHaveTextContent('From 1 finding(s): block-cache-size.');
     const downloads = screen.getByRole('group', { name: 'Downloads' });
     expect(within(downloads).getAllByRole('button').map((b) => b.textContent)).toEqual(
-      PATCH.formats.map((f) => `Download ${f}`),
+      PATCH.formats.map((f) => (f === 'configs' ? 'Download all configs (zip)' : `Download ${f}`)),
     );
   });
 
@@ -100,6 +100,45 @@ describe('patch detail', () => {
     await user.click(await screen.findByRole('button', { name: /^Download sql/ }));
     expect(await screen.findByRole('alert')).toHaveTextContent(
       'Could not download the sql file: format: no SQL for AWS changes',
+    );
+  });
+
+  it('offers merged and diff only for the nodes the patch changes, one chosen at a time, and all in a zip', async () => {
+    // Issue 13: merged/diff were downloaded for the base config's node even when the changes were on another.
+    const TWO = {
+      ...PATCH,
+      nodes: [
+        { status_address: '10.0.1.14:20180', address: '10.0.1.14:20160', keys: ['a'], has_config: true },
+        { status_address: '10.0.1.15:20180', address: '10.0.1.15:20160', keys: ['a'], has_config: true },
+      ],
+    };
+    const asked: { format: string | null; node: string | null }[] = [];
+    Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:patch'), revokeObjectURL: vi.fn() });
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined);
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
+        const params = new URL(request.url).searchParams;
+        if (!params.get('format')) return HttpResponse.json(TWO);
+        asked.push({ format: params.get('format'), node: params.get('node') });
+        return new HttpResponse('x', { headers: { 'Content-Disposition': 'attachment; filename="f"' } });
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    const downloads = await screen.findByRole('group', { name: 'Downloads' });
+    const choice = within(downloads).getByLabelText('Merged and diff for node');
+    expect(within(choice).getAllByRole('option').map((o) => o.textContent)).toEqual([
+      '10.0.1.14:20160',
+      '10.0.1.15:20160',
+    ]);
+    await user.selectOptions(choice, '10.0.1.15:20180');
+    await user.click(within(downloads).getByRole('button', { name: /^Download merged for 10\.0\.1\.15:20160/ }));
+    await user.click(within(downloads).getByRole('button', { name: /^Download all configs \(zip\)|^Download configs/ }));
+    await vi.waitFor(() =>
+      expect(asked.filter((a) => a.format !== 'diff')).toEqual([
+        { format: 'merged', node: '10.0.1.15:20180' },
+        { format: 'configs', node: null },
+      ]),
     );
   });
 

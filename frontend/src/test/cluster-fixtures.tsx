@@ -397,7 +397,15 @@ export const PATCH: S['PatchRead'] = {
     },
   ],
   change_sources: ['block-cache-size/demo/node:10.0.1.14:20160'],
-  formats: ['toml', 'merged', 'diff', 'tiup', 'sql', 'rollback'],
+  nodes: [
+    {
+      status_address: '10.0.1.14:20180',
+      address: '10.0.1.14:20160',
+      keys: ['storage.block-cache.capacity'],
+      has_config: true,
+    },
+  ],
+  formats: ['toml', 'merged', 'diff', 'tiup', 'sql', 'rollback', 'configs'],
   notes: ['From 1 finding(s): block-cache-size.'],
   applied_at: null,
   applied_by_user_id: null,

@@ -11,6 +11,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+import hcl2
 import pytest
 import yaml
 from headroom.domain.advisor.finding import complete_change
@@ -248,17 +249,25 @@ def test_terraform_snippet() -> None:
     assert 'resource "aws_ebs_volume" "vol_0a1b2c3d4e5f60001" {' in body
     assert "  iops       = 6000\n" in body
     assert 'instance_type = "m6i.4xlarge"' in body
+    # Issue 13: the HCL parses (python-hcl2, the HCL2 grammar Terraform reads), forward and rollback, and
+    # numbers are integers where the provider's arguments are (throughput 250.0 -> 250)
+    floats = patch_of(change("volume.throughput", 250.0, 125.0, target="aws", volume_id=VOLUME))
+    for rendered in (body, artefact(AWS, "terraform", rollback=True).body, artefact(floats, "terraform").body):
+        parsed = hcl2.loads(rendered)
+        resources = {kind.strip('"'): blocks for block in parsed["resource"] for kind, blocks in block.items()}
+        assert set(resources) <= {"aws_ebs_volume", "aws_instance", "aws_volume_attachment"}
+    volume = hcl2.loads(artefact(floats, "terraform").body)["resource"][0]['"aws_ebs_volume"']
+    assert next(iter(volume.values()))["throughput"] == 250 and "= 250.0" not in artefact(floats, "terraform").body
     terraform = shutil.which("terraform") or (
         "/usr/local/bin/terraform" if Path("/usr/local/bin/terraform").exists() else None
     )
-    if terraform is None:
-        pytest.skip("terraform binary not installed")
-    # `terraform fmt -` formats stdin without providers: unchanged output means the snippet is canonical HCL.
-    formatted = subprocess.run(
-        [terraform, "fmt", "-"], input=body, capture_output=True, text=True, timeout=60
-    )
-    assert formatted.returncode == 0, formatted.stderr
-    assert formatted.stdout == body
+    if terraform is not None:  # the registries serve no terraform binary; where one is installed, it checks too
+        # `terraform fmt -` formats stdin without providers: unchanged output means the snippet is canonical HCL.
+        formatted = subprocess.run(
+            [terraform, "fmt", "-"], input=body, capture_output=True, text=True, timeout=60
+        )
+        assert formatted.returncode == 0, formatted.stderr
+        assert formatted.stdout == body
 
 
 def test_rollback_bundle_contains_every_inverse() -> None:
@@ -353,3 +362,28 @@ def test_aws_checks_every_volume_before_changing_any_and_writes_integers() -> No
     assert f"aws ec2 modify-volume --volume-id {VOLUME} --throughput 250" in lines
     assert f"aws ec2 modify-volume --volume-id {other} --iops 3000 --throughput 188" in lines
     assert "6 hours" in body  # the older one-modification-then-6-hours rule is stated
+
+
+def test_display_names_never_reach_a_shell_line_or_a_kubernetes_name() -> None:
+    # Issue 13: "tiup cluster edit-config demo-prod (demo)" breaks in a shell; "demo-prod (demo)" is not a
+    # Kubernetes object name. A name TiUP / Kubernetes could have is used as it is, another becomes a placeholder
+    # with a note saying where the real one is.
+    shown = Patch(cluster="demo-prod (demo)", tikv_version="v7.5.1", nodes=NODES,
+                  changes=(change("storage.block-cache.capacity", "14GiB", "8GiB"),), sources=(FINDING,))
+    for fmt, placeholder in (("tiup", "<tiup-cluster-name>"), ("sql", "<tiup-cluster-name>"),
+                             ("operator", "<tidbcluster-name>")):
+        rendered = artefact(shown, fmt)
+        assert "demo-prod (demo)" not in "".join(
+            line for line in rendered.body.splitlines(True)
+            if "edit-config" in line or "reload" in line or "kubectl -n" in line or line.startswith("  name:")
+        )
+        assert placeholder in rendered.body, fmt
+    assert any("tiup cluster list" in n for n in artefact(shown, "tiup").notes)
+    operator = yaml.safe_load(artefact(shown, "operator").body)
+    assert operator["metadata"]["name"] == "<tidbcluster-name>"
+    assert any("kubectl get tc" in n for n in artefact(shown, "operator").notes)
+    # without the current config, the operator file is a fragment: it says not to apply it, and gives no patch
+    body = artefact(shown, "operator").body
+    assert "--type merge" not in body and "Do NOT apply" in body
+    plain = artefact(patch_of(change("storage.block-cache.capacity", "14GiB", "8GiB")), "tiup").body
+    assert "tiup cluster edit-config prod-east" in plain

@@ -2,7 +2,6 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { toApiError, unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
-import { tikvNode } from '@/lib/change';
 import { downloadText } from '@/lib/download';
 
 type PatchOp = paths['/api/v1/clusters/{cluster_id}/patches/{patch_id}']['get'];
@@ -66,6 +65,8 @@ export function useMarkApplied(clusterId: string, patchId: string) {
 
 export interface Artefact {
   text: string;
+  /** The bytes of a binary artefact (format=configs, a zip); text is then empty. */
+  blob?: Blob;
   filename: string;
   contentType: string;
 }
@@ -85,7 +86,7 @@ export async function fetchArtefact(
 ): Promise<Artefact> {
   const result = await api.GET('/api/v1/clusters/{cluster_id}/patches/{patch_id}', {
     params: { path: { cluster_id: clusterId, patch_id: patchId }, query: { format, node: node ?? null } },
-    parseAs: 'text',
+    parseAs: format === 'configs' ? 'blob' : 'text',
   });
   if (!result.response.ok) {
     let body: unknown = result.error;
@@ -100,6 +101,7 @@ export async function fetchArtefact(
   }
   return {
     text: typeof result.data === 'string' ? result.data : '',
+    blob: result.data instanceof Blob ? result.data : undefined,
     filename: attachmentName(result.response.headers.get('Content-Disposition'), `patch-${format}.txt`),
     contentType: result.response.headers.get('Content-Type') ?? 'text/plain',
   };
@@ -114,7 +116,7 @@ export function useArtefact(clusterId: string, patchId: string, format: PatchFor
 
 /** Save an artefact as a file in the browser. */
 export function saveArtefact(artefact: Artefact): void {
-  downloadText(artefact.text, artefact.filename, artefact.contentType);
+  downloadText(artefact.blob ?? artefact.text, artefact.filename, artefact.contentType);
 }
 
 /** Names of the organisation's members by user id, for "created by"; empty when the list is not readable. */
@@ -132,13 +134,13 @@ export function useMemberNames() {
   });
 }
 
-/** The TiKV nodes (status or store address) a patch's tikv.toml changes touch, in order. */
+/** The TiKV nodes (status addresses) whose tikv.toml the patch changes, in order: the server's list, which
+ * counts a cluster-wide change on every node. */
 export function patchNodes(patch: Patch): string[] {
-  const nodes: string[] = [];
-  for (const change of patch.changes) {
-    if (change.target !== 'tikv') continue;
-    const node = tikvNode(change.entity);
-    if (node && !nodes.includes(node)) nodes.push(node);
-  }
-  return nodes;
+  return patch.nodes.map((n) => n.status_address);
+}
+
+/** How a node of the patch is shown: its store address (the status address when none is known). */
+export function patchNodeLabel(patch: Patch, statusAddress: string): string {
+  return patch.nodes.find((n) => n.status_address === statusAddress)?.address ?? statusAddress;
 }

@@ -1,18 +1,25 @@
 import { useState } from 'react';
 import { errorMessage } from '@/api/errors';
-import { fetchArtefact, saveArtefact, type Patch, type PatchFormat } from '../api';
+import { fetchArtefact, patchNodeLabel, saveArtefact, type Patch, type PatchFormat } from '../api';
 import { FORMAT_LABEL } from './labels';
 
-/** One download button per format the patch offers. */
+/** Formats that are one node's file: offered for the nodes the patch changes, one at a time. */
+const PER_NODE: readonly PatchFormat[] = ['merged', 'diff'];
+
+/** One download button per format the patch offers; merged and diff for a node the patch changes (chosen when it
+ * changes several), and every changed node's files in one zip. */
 export function DownloadButtons({ patch }: { patch: Patch }) {
   const [busy, setBusy] = useState<PatchFormat | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const withConfig = patch.nodes.filter((n) => n.has_config).map((n) => n.status_address);
+  const [chosen, setChosen] = useState<string | undefined>(withConfig[0]);
+  const node = chosen && withConfig.includes(chosen) ? chosen : withConfig[0];
 
   async function download(format: PatchFormat) {
     setBusy(format);
     setError(null);
     try {
-      saveArtefact(await fetchArtefact(patch.cluster_id, patch.id, format));
+      saveArtefact(await fetchArtefact(patch.cluster_id, patch.id, format, PER_NODE.includes(format) ? node : undefined));
     } catch (cause) {
       setError(`Could not download the ${format} file: ${errorMessage(cause)}`);
     } finally {
@@ -20,9 +27,24 @@ export function DownloadButtons({ patch }: { patch: Patch }) {
     }
   }
 
+  const formats = patch.formats.filter((f) => !PER_NODE.includes(f) || node !== undefined);
+  const label = (format: PatchFormat) =>
+    PER_NODE.includes(format) && node ? `${format} for ${patchNodeLabel(patch, node)}` : format;
   return (
     <div className="downloads" role="group" aria-label="Downloads">
-      {patch.formats.map((format) => (
+      {withConfig.length > 1 && (
+        <div className="field field--inline">
+          <label htmlFor={`download-node-${patch.id}`}>Merged and diff for node</label>
+          <select id={`download-node-${patch.id}`} value={node} onChange={(e) => setChosen(e.target.value)}>
+            {withConfig.map((n) => (
+              <option key={n} value={n}>
+                {patchNodeLabel(patch, n)}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      {formats.map((format) => (
         <button
           key={format}
           type="button"
@@ -30,9 +52,9 @@ export function DownloadButtons({ patch }: { patch: Patch }) {
           disabled={busy !== null}
           onClick={() => void download(format)}
           title={FORMAT_LABEL[format]}
-          aria-label={`Download ${format} (${FORMAT_LABEL[format]})`}
+          aria-label={`Download ${label(format)} (${FORMAT_LABEL[format]})`}
         >
-          {busy === format ? 'Preparing…' : `Download ${format}`}
+          {busy === format ? 'Preparing…' : `Download ${format === 'configs' ? 'all configs (zip)' : format}`}
         </button>
       ))}
       {error && (

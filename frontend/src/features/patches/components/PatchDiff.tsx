@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { patchNodes, useArtefact, type Patch } from '../api';
+import { patchNodeLabel, patchNodes, useArtefact, type Patch } from '../api';
 import { DiffView } from './DiffView';
 
 /** The patch as a diff of one node's tikv.toml, with a choice of node when it touches several. */
@@ -29,7 +29,7 @@ export function PatchDiff({ patch, initialNode }: { patch: Patch; initialNode?: 
           <select id={`diff-node-${patch.id}`} value={node} onChange={(e) => setChosen(e.target.value)}>
             {nodes.map((n) => (
               <option key={n} value={n}>
-                {n}
+                {patchNodeLabel(patch, n)}
               </option>
             ))}
           </select>
@@ -40,7 +40,7 @@ export function PatchDiff({ patch, initialNode }: { patch: Patch; initialNode?: 
       ) : diff.isError ? (
         <QueryError title="Could not load the diff" query={diff} />
       ) : (
-        <DiffView text={diff.data.text} label={`Diff of tikv.toml on ${node}`} />
+        <DiffView text={diff.data.text} label={`Diff of tikv.toml on ${patchNodeLabel(patch, node ?? '')}`} />
       )}
     </div>
   );

@@ -11,4 +11,5 @@ export const FORMAT_LABEL: Record<PatchFormat, string> = {
   aws: 'AWS CLI',
   terraform: 'Terraform',
   rollback: 'rollback',
+  configs: 'every changed node: merged tikv.toml and diff (zip)',
 };
