@@ -72,7 +72,7 @@ def upload_config(
     stored = service.upload_config(
         db, caller, cluster_id, node_id, content=body.content, format=body.format, now=ctx.clock()
     )
-    return service.config_read(stored.config, stored.created)
+    return service.config_read(stored.config, stored.created, stored.warnings)
 
 
 @router.post("/{node_id}/config/refresh", response_model=ConfigRead,

@@ -102,3 +102,6 @@ class ConfigRead(Output):
     content_sha256: str
     captured_at: dt.datetime
     created: bool = Field(default=True, description="False when the upload equalled the latest version.")
+    warnings: list[str] = Field(
+        default_factory=list, description="What the upload stored but TiKV's template does not know (unknown keys)."
+    )

@@ -31,6 +31,7 @@ from headroom.domain.tikvconf.change import host_of
 from headroom.domain.tikvconf.errors import ConfigParseError, ConfigTooLarge
 from headroom.domain.tikvconf.limits import drop_unstorable
 from headroom.domain.tikvconf.parse import ConfigView, config_json_view, parse_toml, tiup_topology_view
+from headroom.domain.tikvconf.validate import check_config
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.inventory.schemas import ConfigRead, InstanceEbsLimits, NodeInstance, NodeRead, NodeVolume
@@ -308,6 +309,15 @@ def latest_config(db: Session, node: TikvNode) -> TikvConfig | None:
 class StoredConfig:
     config: TikvConfig
     created: bool  # False when the content equals the latest version (nothing stored)
+    warnings: tuple[str, ...] = ()
+
+
+def _unknown_key_warnings(keys: tuple[str, ...]) -> tuple[str, ...]:
+    shown = ", ".join(keys[:20]) + (f" and {len(keys) - 20} more" if len(keys) > 20 else "")
+    return (
+        f"TiKV's config template has no key {shown}: stored as written (a newer TiKV may have "
+        f"{'it' if len(keys) == 1 else 'them'}); check the spelling",
+    )
 
 
 def store_version(
@@ -387,7 +397,21 @@ def upload_config(
                 {"field": "content", "line": error.line, "column": error.column, "message": error.message}
             ],
         ) from None
+    checked = check_config(config, content if format == "toml" else None)
+    if checked.problems:
+        first = checked.problems[0]
+        where = f" (line {first.line})" if first.line else ""
+        more = f"; and {len(checked.problems) - 1} more" if len(checked.problems) > 1 else ""
+        raise InvalidInput(
+            f"content: {first.key}{where}: {first.message}{more}. Nothing was stored.",
+            code="config_value_error",
+            details=[
+                {"field": "content", "key": p.key, "line": p.line, "message": p.message} for p in checked.problems
+            ],
+        )
     stored = store_version(db, node, config, source=source, raw_text=content, now=now)
+    if checked.unknown_keys:
+        stored = StoredConfig(stored.config, stored.created, _unknown_key_warnings(checked.unknown_keys))
     audit(
         db,
         principal,
@@ -536,8 +560,9 @@ def _node_read(node: TikvNode, inv: NodeInventory) -> NodeRead:
     return read
 
 
-def config_read(row: TikvConfig, created: bool = True) -> ConfigRead:
-    """The API's view of a config version (`created`: whether this request stored it)."""
+def config_read(row: TikvConfig, created: bool = True, warnings: tuple[str, ...] = ()) -> ConfigRead:
+    """The API's view of a config version (`created`: whether this request stored it; `warnings` on it)."""
     read = ConfigRead.model_validate(row)
     read.created = created
+    read.warnings = list(warnings)
     return read

@@ -1659,6 +1659,11 @@ export interface components {
             source: "status_port" | "upload" | "tiup" | "simulated";
             /** Version */
             version: number;
+            /**
+             * Warnings
+             * @description What the upload stored but TiKV's template does not know (unknown keys).
+             */
+            warnings?: string[];
         };
         /** ConfigUpload */
         ConfigUpload: {

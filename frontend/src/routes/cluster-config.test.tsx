@@ -18,6 +18,68 @@ describe('cluster config', () => {
     expect(within(table).getByRole('row', { name: /rocksdb\.titan\.enabled/ })).toHaveTextContent('true');
   });
 
+  it('uploads a tikv.toml: a wrong value is named with its line, an unknown key is a warning', async () => {
+    const sent: unknown[] = [];
+    server.use(...clusterHandlers());
+    server.use(
+      http.post(apiUrl(`/clusters/${CLUSTER_ID}/nodes/:nodeId/config`), async ({ request }) => {
+        const body = (await request.json()) as { content: string };
+        sent.push(body);
+        if (body.content.includes('lots')) {
+          return HttpResponse.json(
+            {
+              error: {
+                code: 'config_value_error',
+                message: "content: storage.block-cache.capacity (line 2): 'lots' is not a valid value; and 1 more.",
+                details: [
+                  { field: 'content', key: 'storage.block-cache.capacity', line: 2, message: "'lots' is not a valid value" },
+                  { field: 'content', key: 'rocksdb.max-background-jobs', line: 4, message: '-3 is not a valid value' },
+                ],
+              },
+            },
+            { status: 422 },
+          );
+        }
+        return HttpResponse.json(
+          {
+            id: 'c0000000-0000-4000-8000-000000000002',
+            node_id: 'n',
+            version: 2,
+            source: 'upload',
+            config: { rocksdb: { 'future-knob': 3 } },
+            raw_text: body.content,
+            content_sha256: 'ab'.repeat(32),
+            captured_at: '2026-11-22T06:00:00Z',
+            created: true,
+            warnings: ["TiKV's config template has no key rocksdb.future-knob: stored as written"],
+          },
+          { status: 201 },
+        );
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    await screen.findByRole('table', { name: 'Live config of 10.0.1.13:20160' });
+    await user.click(screen.getByText('Upload a config for 10.0.1.13:20160'));
+    const form = screen.getByRole('form', { name: 'Upload a config for 10.0.1.13:20160' });
+    await user.type(within(form).getByLabelText('Content'), 'x = "lots"');
+    await user.click(within(form).getByRole('button', { name: 'Check and store' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('storage.block-cache.capacity (line 2)');
+    expect(within(alert).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
+      "line 2: 'lots' is not a valid value",
+      'line 4: -3 is not a valid value',
+    ]);
+    await user.clear(within(form).getByLabelText('Content'));
+    await user.type(within(form).getByLabelText('Content'), 'future-knob = 3');
+    await user.click(within(form).getByRole('button', { name: 'Check and store' }));
+    expect(await screen.findByText('Stored as version 2.')).toBeInTheDocument();
+    expect(screen.getByText(/no key rocksdb\.future-knob/)).toBeInTheDocument();
+    expect(sent).toEqual([
+      { format: 'toml', content: 'x = "lots"' },
+      { format: 'toml', content: 'future-knob = 3' },
+    ]);
+  });
+
   it('shows what selected findings would change on the node, then creates a patch and shows its diff', async () => {
     let body: unknown;
     server.use(...clusterHandlers());

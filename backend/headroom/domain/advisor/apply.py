@@ -140,7 +140,11 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
         update={
             "volumes": [volumes[v.id] for v in snapshot.volumes],
             "instances": [instances[i.id] for i in snapshot.instances],
-            "nodes": [Node.model_validate(nodes[n.id].model_dump()) for n in snapshot.nodes],
+            # A changed node is validated again (its config is redacted like any other); the others are kept.
+            "nodes": [
+                n if nodes[n.id] is n else Node.model_validate(nodes[n.id].model_dump())
+                for n in snapshot.nodes
+            ],
             "series": series,
         }
     )

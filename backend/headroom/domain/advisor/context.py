@@ -3,7 +3,9 @@
 Rules receive one `Context` and never touch the snapshot's raw lists. Everything is pure and cached per run.
 
 Context API (stable; rules of every family use it):
-    Context(snapshot, now=None)                  now defaults to the end of the snapshot window
+    Context(snapshot, now=None, base=None)       now defaults to the end of the snapshot window; base: the run's
+                                                 context when this one is a what-if of it (apply_changes): per-
+                                                 entity work of unchanged nodes, volumes, instances is reused
     .snapshot .cluster .cluster_key .window .now .step_seconds .points
     .nodes / .volumes / .instances               the inventory lists
     .node(id) .volume(id) .instance(id)          KeyError when absent
@@ -16,7 +18,8 @@ Context API (stable; rules of every family use it):
                                                  NaN for gaps, None when absent, read-only): a series of
                                                  another period is aligned (snapshot.align, docs/series-alignment.md)
     .find_series(kind, id, metric, labels=None) -> Series | None   the stored series at its own step
-    .memo(key, compute) -> value                 compute once per run (helpers several rules share)
+    .memo(key, compute, depends_on=None) -> value   compute once per run (helpers several rules share);
+                                                 depends_on: the (kind, id) entities it reads (what-if reuse)
     .volume_io(volume_id) -> IoView | None       counted IOPS, MiB/s, latency, queue on the window's grid
                                                  (headroom.domain.derived; rates from each Sum's own period)
     .instance_io(instance_id) -> IoView | None   AWS/EC2 EBS aggregate of the instance
@@ -49,7 +52,7 @@ see headroom.domain.derived): `derived.counted_iops`, `derived.mibps`, `derived.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -86,6 +89,9 @@ Array = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 T = TypeVar("T")
 
+
+# The series an I/O view reads besides IO_METRICS (views.io_view_of): a volume's latency sums and queue length.
+_VOLUME_IO_EXTRA = ("ebs.total_read_time", "ebs.total_write_time", "ebs.queue_length")
 
 DERIVED_SERIES = (
     "derived.counted_iops",
@@ -218,20 +224,68 @@ class Context:
     """Everything a rule needs about one snapshot, computed lazily and cached for the run."""
 
     def __init__(
-        self, snapshot: Snapshot, now: datetime | None = None, *, aligned_series: AlignedSeries | None = None
+        self,
+        snapshot: Snapshot,
+        now: datetime | None = None,
+        *,
+        aligned_series: AlignedSeries | None = None,
+        base: Context | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.now: datetime = now or snapshot.window.end
+        if base is not None and aligned_series is None:
+            aligned_series = base.aligned_series
         # Shared with the what-ifs of the same run (same window); otherwise this context's own.
         same_window = aligned_series is not None and aligned_series.window == snapshot.window
-        self.aligned_series = aligned_series if aligned_series is not None and same_window else AlignedSeries(
-            snapshot.window
+        self.aligned_series: AlignedSeries = (
+            aligned_series if aligned_series is not None and same_window else AlignedSeries(snapshot.window)
         )
         self._nodes = {n.id: n for n in snapshot.nodes}
         self._volumes = {v.id: v for v in snapshot.volumes}
         self._instances = {i.id: i for i in snapshot.instances}
         self._cache: dict[tuple[str, ...], Any] = {}
         self._series_index: dict[tuple[str, str, str], list[Series]] | None = None
+        self._base: Context | None = None
+        self._changed: frozenset[tuple[str, str]] = frozenset()
+        if base is not None:
+            self._inherit(base)
+
+    def _inherit(self, base: Context) -> None:
+        """Take `base` (the run's context) as a source of per-entity work for this what-if context: an entry is
+        reused only when every entity it depends on (inventory item and its series) is the same in both."""
+        if (
+            base.snapshot.window != self.snapshot.window
+            or base.now != self.now
+            or base.snapshot.cluster != self.snapshot.cluster
+        ):
+            return
+        changed: set[tuple[str, str]] = set()
+        for kind, mine, theirs in (
+            ("node", self._nodes, base._nodes),
+            ("volume", self._volumes, base._volumes),
+            ("instance", self._instances, base._instances),
+        ):
+            if mine.keys() != theirs.keys():
+                return  # entities added or removed: lookups that scan the inventory differ
+            changed |= {(kind, k) for k, v in mine.items() if theirs[k] is not v and theirs[k] != v}
+        own_order = [id(s) for s in self.snapshot.series]
+        base_order = [id(s) for s in base.snapshot.series]
+        ours, theirs_ids = set(own_order), set(base_order)
+        if own_order != base_order:
+            if [i for i in own_order if i in theirs_ids] != [i for i in base_order if i in ours]:
+                return  # the same series in another order: a lookup could find another one first
+            changed |= {(s.entity.kind, s.entity.id) for s in base.snapshot.series if id(s) not in ours}
+            changed |= {(s.entity.kind, s.entity.id) for s in self.snapshot.series if id(s) not in theirs_ids}
+        self._base = base
+        self._changed = frozenset(changed)
+
+    def _reuse(self, key: tuple[str, ...], depends_on: tuple[tuple[str, str], ...]) -> bool:
+        """Copy `key` from the base context when none of `depends_on` changed; True when it was copied."""
+        base = self._base
+        if base is None or key not in base._cache or any(d in self._changed for d in depends_on):
+            return False
+        self._cache[key] = base._cache[key]
+        return True
 
     # --- inventory ------------------------------------------------------------------------------
 
@@ -368,7 +422,7 @@ class Context:
     ) -> Array | None:
         """Return a series on the window's grid (NaN for gaps), or None when the snapshot lacks it."""
         key = ("series", kind, entity_id, metric, repr(sorted((labels or {}).items())) if labels else "")
-        if key not in self._cache:
+        if key not in self._cache and not self._reuse(key, ((kind, entity_id),)):
             s = self.find_series(kind, entity_id, metric, labels)
             self._cache[key] = None if s is None else self.aligned_series.get(s)
         result: Array | None = self._cache[key]
@@ -377,12 +431,30 @@ class Context:
     def _io_view(self, kind: EntityKind, entity_id: str, chunk_kib: int) -> IoView | None:
         if self.find_series(kind, entity_id, IO_METRICS[kind][0]) is None:
             return None
+        reused = self._same_io_view(kind, entity_id, chunk_kib)
+        if reused is not None:
+            return reused
         return io_view_of(kind, self.window, lambda metric: self.series(kind, entity_id, metric), chunk_kib)
+
+    def _same_io_view(self, kind: EntityKind, entity_id: str, chunk_kib: int) -> IoView | None:
+        """Return the base context's I/O view of a changed entity when it reads the very same series with the same
+        chunk size (a gp2 volume made gp3 keeps its observed I/O: apply_changes drops only BurstBalance and the
+        exceeded checks), else None."""
+        base = self._base
+        view = None if base is None else base._cache.get((f"{kind}_io", entity_id))
+        if base is None or not isinstance(view, IoView) or view.chunk_kib != chunk_kib:
+            return None
+        read = (*IO_METRICS[kind], *(_VOLUME_IO_EXTRA if kind == "volume" else ()))
+        if any(
+            self.find_series(kind, entity_id, m) is not base.find_series(kind, entity_id, m) for m in read
+        ):
+            return None
+        return view
 
     def volume_io(self, volume_id: str) -> IoView | None:
         """Return the derived I/O view of a volume (None without VolumeReadOps)."""
         key = ("volume_io", volume_id)
-        if key not in self._cache:
+        if key not in self._cache and not self._reuse(key, (("volume", volume_id),)):
             vol = self._volumes.get(volume_id)
             self._cache[key] = (
                 None if vol is None else self._io_view("volume", volume_id, io_chunk_kib(vol.type))
@@ -393,14 +465,23 @@ class Context:
     def instance_io(self, instance_id: str) -> IoView | None:
         """Return the derived EBS I/O view of an instance (None without EBSReadOps)."""
         key = ("instance_io", instance_id)
-        if key not in self._cache:
+        if key not in self._cache and not self._reuse(key, (("instance", instance_id),)):
             self._cache[key] = self._io_view("instance", instance_id, SSD_CHUNK_KIB)
         result: IoView | None = self._cache[key]
         return result
 
-    def memo(self, key: tuple[str, ...], compute: Callable[[], T]) -> T:
-        """Return `compute()`, computed once per run for `key` (helpers shared by several rules use it)."""
-        if key not in self._cache:
+    def memo(
+        self,
+        key: tuple[str, ...],
+        compute: Callable[[], T],
+        depends_on: Sequence[tuple[str, str]] | None = None,
+    ) -> T:
+        """Return `compute()`, computed once per run for `key` (helpers shared by several rules use it).
+
+        `depends_on`: the (kind, id) of every node, volume and instance the value is computed from (their inventory
+        entries and series; the window, `now` and the cluster block always count). A what-if context (`base=`)
+        takes the run's value when none of them changed. Without it the value is always computed here."""
+        if key not in self._cache and not (depends_on is not None and self._reuse(key, tuple(depends_on))):
             self._cache[key] = compute()
         result: T = self._cache[key]
         return result
@@ -410,7 +491,7 @@ class Context:
     def volume_limits(self, volume_id: str) -> VolumeLimits | None:
         """Return the catalog limits of a volume as configured (None when the catalog lacks the type)."""
         key = ("volume_limits", volume_id)
-        if key not in self._cache:
+        if key not in self._cache and not self._reuse(key, (("volume", volume_id),)):
             vol = self.volume(volume_id)
             self._cache[key] = resolve_volume_limits(
                 vol.type, vol.size_gib, vol.iops, vol.throughput_mibps, region=self.cluster.region
@@ -421,7 +502,7 @@ class Context:
     def resolved_instance_limits(self, instance_id: str) -> ResolvedInstanceLimits:
         """Return an instance's EBS limits with their origin (catalog, DescribeInstanceTypes, unknown) and note."""
         key = ("instance_limits", instance_id)
-        if key not in self._cache:
+        if key not in self._cache and not self._reuse(key, (("instance", instance_id),)):
             inst = self.instance(instance_id)
             described = (
                 DescribedType(inst.ebs_limits.model_dump(exclude={"source"}), inst.ebs_limits.source)
@@ -452,7 +533,8 @@ class Context:
         if bal is None or len(bal) != n:
             return None
         # A point's Minimum balance > 0 means credits remained through the step (domain.md §1.3, §3.1).
-        active: BoolArray = np.asarray(np.nan_to_num(bal, nan=100.0) > 0.0, dtype=np.bool_)
+        # (NaN, no sample, counts as credits: `not <= 0`, what nan_to_num(nan=100) > 0 gave without its copies)
+        active: BoolArray = np.asarray(~(bal <= 0.0), dtype=np.bool_)
         return active
 
     def volume_iops_ceiling(self, volume_id: str) -> Array | None:
@@ -490,7 +572,7 @@ class Context:
 
     def _flat_config(self, node_id: str) -> dict[str, Any]:
         key = ("flat_config", node_id)
-        if key not in self._cache:
+        if key not in self._cache and not self._reuse(key, (("node", node_id),)):
             self._cache[key] = flatten(self.node(node_id).config)
         result: dict[str, Any] = self._cache[key]
         return result

@@ -44,7 +44,7 @@ from typing import Any
 
 from headroom.domain.advisor import rules as rule_modules
 from headroom.domain.advisor.consolidate import consolidate_config
-from headroom.domain.advisor.context import AlignedSeries, Context
+from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.advisor.groups import group_findings
 from headroom.domain.advisor.rule import Rule, RuleDiscoveryError
@@ -110,16 +110,17 @@ def run_rules(
     on_error: str = "raise",
     cluster_wide: bool = True,
     group: bool = True,
-    aligned_series: AlignedSeries | None = None,
+    base: Context | None = None,
 ) -> Advice:
     """Run the rules; with on_error="skip" a rule that raises is reported in `failures`, the others still run.
 
     cluster_wide=False leaves the rules' per-node config findings as the rules made them (a rule's own tests
     judge one store at a time); the default merges them per group of like stores (advisor/consolidate.py).
     `group`: link findings that share a cause (advisor/groups.py; its what-if re-runs this without grouping).
-    `aligned_series`: series already aligned to this window (the what-if re-runs reuse the run's)."""
+    `base`: the run's context when this is a what-if re-run of it (its aligned series, and each unchanged node's,
+    volume's and instance's work, are reused: Context's `base`)."""
     selected = _select(rules)
-    ctx = Context(snapshot, now=now, aligned_series=aligned_series)
+    ctx = Context(snapshot, now=now, base=base)
     findings: list[Finding] = []
     failures: list[RuleFailure] = []
     for rule in selected:
@@ -139,12 +140,12 @@ def run_rules(
     merged = consolidate_config(findings, ctx, sizing) if cluster_wide else findings
     resolved = sort_findings(resolve_conflicts(merged, supersedes))
     if group:
-        resolved = group_findings(snapshot, resolved, _rerun(selected, now, cluster_wide, ctx.aligned_series))
+        resolved = group_findings(snapshot, resolved, _rerun(selected, now, cluster_wide, ctx))
     return Advice(resolved, failures)
 
 
 def _rerun(
-    selected: Sequence[Rule], now: datetime | None, cluster_wide: bool, aligned_series: AlignedSeries
+    selected: Sequence[Rule], now: datetime | None, cluster_wide: bool, base: Context
 ) -> Callable[[Snapshot, Sequence[str]], list[Finding]]:
     """Return how the grouping's what-if runs rules again: those named and the ones that supersede them (with the
     same cluster-wide merging, so the dedup keys compare)."""
@@ -152,7 +153,7 @@ def _rerun(
     def rerun(after: Snapshot, ids: Sequence[str]) -> list[Finding]:
         wanted = [r for r in selected if r.id in ids or set(r.supersedes) & set(ids)]
         return run_rules(
-            after, now=now, rules=wanted, group=False, cluster_wide=cluster_wide, aligned_series=aligned_series
+            after, now=now, rules=wanted, group=False, cluster_wide=cluster_wide, base=base
         ).findings
 
     return rerun

@@ -31,7 +31,10 @@ rule id), at most `max_candidates` of them; the primary is the one that resolves
 the higher-ranked candidate. A candidate whose changes cannot be simulated (e.g. creating a new volume) resolves
 only its own findings, unmeasured, and is primary only when no simulated candidate resolves as many members.
 Cost: groups are disjoint, so round k applies the k-th candidate of every group not yet settled (one that
-resolves all its members is) in one what-if and runs the members' rules once: usually one rule run in all.
+resolves all its members is) in one what-if and runs the members' rules once: usually one rule run in all. That
+re-run gets the run's context as its base (Context's `base`): every node the candidates leave alone (its volumes,
+instance and node entry unchanged) keeps the run's data path and per-node findings, so only the changed nodes are
+judged again.
 """
 
 from __future__ import annotations

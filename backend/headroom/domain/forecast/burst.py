@@ -243,19 +243,29 @@ def _trajectory(
         raise ValueError("demand must be non-negative")
     cap, base, burst = bucket.capacity, bucket.baseline_rate, bucket.burst_rate
     targets = np.minimum(demands, burst if bucket.bursts else base).tolist()
-    balances = np.zeros(len(demands))  # after an early stop the rest stays 0 (empty)
     b = min(max(balance, 0.0), cap)
     empty_at: float | None = 0.0 if balance <= 0 else None
     stopped_at: int | None = None
+    kept: list[float] = []  # the balance after each step; after an early stop the rest stays 0 (empty)
+    keep = kept.append
+    moves = dt != 0
+    # `min(max(x, 0.0), cap)` written out (`0.0 if x < 0.0 else x`, then `cap if cap < y else y`: what max and
+    # min return, NaN and -0.0 included): two builtin calls per step cost more than the step.
     for k, (d, target) in enumerate(zip(demands.tolist(), targets, strict=True)):
         before = b
-        if dt == 0:
-            pass
-        elif target <= base:
-            b = min(max(b + (base - target) * dt, 0.0), cap)
-        else:
-            drain = target - base
-            b = min(max(b - drain * dt, 0.0), cap) if b / drain >= dt else 0.0
+        if moves:
+            if target <= base:
+                x = b + (base - target) * dt
+                y = 0.0 if x < 0.0 else x
+                b = cap if cap < y else y
+            else:
+                drain = target - base
+                if b / drain >= dt:
+                    x = b - drain * dt
+                    y = 0.0 if x < 0.0 else x
+                    b = cap if cap < y else y
+                else:
+                    b = 0.0
         if empty_at is None and b <= 0.0:
             # exact time inside the step: the drain is constant over it (headroom.domain.physics.burst.CreditBucket.step)
             drain = min(d, burst) - base
@@ -263,7 +273,9 @@ def _trajectory(
             if stop_when_empty:
                 stopped_at = k
                 break
-        balances[k] = b
+        keep(b)
+    balances = np.zeros(len(demands))
+    balances[: len(kept)] = kept
     out: Array = np.full(len(demands), 100.0) if cap <= 0 else 100.0 * balances / cap
     if stopped_at is not None:
         out[stopped_at:] = 0.0

@@ -79,6 +79,22 @@ def align(
         out[:n] = v[:n]
         return out
     how = method_of(statistic)
+    if step_seconds % grid_step_seconds == 0 and offset % grid_step_seconds == 0:
+        # Coarser periods on whole grid steps (5-minute CloudWatch periods on a 1-minute window): every window
+        # step lies inside exactly one period, so it takes that period's value (a Sum its per-second rate x the
+        # step), the same arithmetic as the cell pass below with one cell per step, done once per period and
+        # repeated over the period's steps. Window step i lies in period (i - o) // k.
+        k, o = step_seconds // grid_step_seconds, offset // grid_step_seconds
+        if how == "sum":
+            per_period = (v / step_seconds + 0.0) * grid_step_seconds  # + 0.0: the cell sum's -0.0 -> 0.0
+        elif how == "mean":
+            per_period = v + 0.0
+        else:
+            per_period = v
+        first, stop = max(0, o), min(points, v.size * k + o)
+        if stop > first:
+            out[first:stop] = np.repeat(per_period, k)[first - o : stop - o]
+        return out
     # A common resolution at which both grids' boundaries fall on whole cells: the gcd of both steps and the
     # offset between their starts (60 s for CloudWatch's periods on minute-aligned windows).
     cell = math.gcd(math.gcd(step_seconds, grid_step_seconds), abs(offset)) or math.gcd(

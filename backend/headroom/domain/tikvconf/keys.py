@@ -168,6 +168,27 @@ def require_valid_key(key: str) -> KeySpec:
     raise UnknownConfigKey(key, suggestions)
 
 
+# Integer keys TiKV reads as counts, sizes or thread numbers are never negative; the exceptions take -1 for
+# "unlimited" (the template: max-open-files "-1 means unlimited" (RocksDB max_open_files), pd.retry-max-count = -1).
+_MINUS_ONE_MEANS_UNLIMITED = frozenset({"rocksdb.max-open-files", "raftdb.max-open-files"})
+
+
+def _negative_ok(spec: KeySpec, value: int) -> bool:
+    return value == -1 and (spec.key in _MINUS_ONE_MEANS_UNLIMITED or spec.example == -1)
+
+
+KIND_WORDS: dict[str, str] = {
+    "bool": "true or false",
+    "int": "a whole number, 0 or more",
+    "float": "a number",
+    "size": 'a size such as "4GiB" or "512MB" (or a number of bytes)',
+    "duration": 'a duration such as "10s", "5m" or "1h"',
+    "list": "a list",
+    "map": "a table",
+    "str": "text",
+}
+
+
 def check_value(key: str, value: object) -> None:
     """Raise InvalidChangeValue when `value` cannot be a value of `key` (a size given 'lots')."""
     spec = require_valid_key(key)
@@ -175,7 +196,7 @@ def check_value(key: str, value: object) -> None:
     if spec.kind == "bool":
         ok = isinstance(value, bool)
     elif spec.kind == "int":
-        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = isinstance(value, int) and not isinstance(value, bool) and (value >= 0 or _negative_ok(spec, value))
     elif spec.kind == "float":
         ok = isinstance(value, int | float) and not isinstance(value, bool)
     elif spec.kind == "size":
@@ -183,7 +204,10 @@ def check_value(key: str, value: object) -> None:
             isinstance(value, str) and is_size_text(value)
         )
     elif spec.kind == "duration":
-        ok = isinstance(value, str) and is_duration_text(value)
+        # a bare number is milliseconds (TiKV's own test config: wake-up-delay-duration = 100)
+        ok = (isinstance(value, str) and is_duration_text(value)) or (
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        )
     elif spec.kind == "list":
         ok = isinstance(value, list)
     elif spec.kind == "map":
@@ -192,5 +216,6 @@ def check_value(key: str, value: object) -> None:
         ok = isinstance(value, str)
     if not ok:
         raise InvalidChangeValue(
-            f"{value!r} is not a valid value for {key} (a {spec.kind}; the template has {spec.example!r})"
+            f"{value!r} is not a valid value for {key}: expected {KIND_WORDS[spec.kind]} (TiKV's config template "
+            f"has {spec.example!r})"
         )

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -37,6 +38,7 @@ MAX_YAML_DEPTH = 100  # tomlkit's own nesting limit for TOML
 MAX_INT_DIGITS = 64  # TiKV settings are 64-bit; a longer YAML integer is a mistake (and slow to convert)
 
 _CORE = "tag:yaml.org,2002:"
+_YAML12_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _ALLOWED_TAGS = frozenset(_CORE + t for t in ("str", "int", "float", "bool", "null", "seq", "map", "merge"))
 _NON_FINITE = "{value} is not a finite number; nan and inf are never valid TiKV settings"
 _NUL = "contains a NUL character (\\u0000), which no TiKV setting holds and the database cannot store"
@@ -97,9 +99,15 @@ class BoundedSafeLoader(yaml.SafeLoader):
     Use `load_bounded(text, source)`; the checks run in `compose_node`, before anything is constructed.
     """
 
-    # Plain scalars that look like dates stay strings (TiUP reads its topology into Go strings).
+    # YAML 1.2 rules, as TiUP reads its topology (gopkg.in/yaml.v3): only true/false are booleans, so
+    # `compression-per-level: [no, no, lz4]` and `level: off` stay strings (PyYAML's YAML 1.1 made them False);
+    # plain scalars that look like dates stay strings too (TiUP reads them into Go strings).
     yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != _CORE + "timestamp"]
+        first: [
+            (tag, _YAML12_BOOL if tag == _CORE + "bool" else regexp)
+            for tag, regexp in resolvers
+            if tag != _CORE + "timestamp" and not (tag == _CORE + "bool" and first not in "tTfF")
+        ]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 

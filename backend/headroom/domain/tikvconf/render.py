@@ -354,6 +354,18 @@ def _split_by_node(ctx: _Context) -> tuple[dict[str, Setting], dict[str, dict[st
         notes.append("remove these keys (they were not set before the patch): " + ", ".join(unset))
     return global_settings, per_node, notes
 
+# TiUP accepts cluster names of letters, digits, '-', '_' and '.' (tiup pkg/cluster/spec ValidateClusterNameOrError);
+# Headroom's display name may be another ("demo-prod (demo)"), which would also break the shell line.
+_TIUP_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+_TIUP_NAME_NOTE = (
+    "{name!r} is not a TiUP cluster name: put the name `tiup cluster list` shows in place of <tiup-cluster-name>"
+)
+
+
+def tiup_cluster_name(name: str) -> str:
+    """The cluster's name in a tiup command line: as it is when TiUP could have it, else a placeholder."""
+    return name if _TIUP_NAME.fullmatch(name) else "<tiup-cluster-name>"
+
 
 def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
     global_settings, per_node, notes = _split_by_node(ctx)
@@ -371,7 +383,9 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
             entry["config"] = {key: s.value for key, s in settings.items()}
             servers.append(entry)
         document["tikv_servers"] = servers
-    cluster = ctx.patch.cluster
+    cluster = tiup_cluster_name(ctx.patch.cluster)
+    if cluster.startswith("<"):
+        notes.append(_TIUP_NAME_NOTE.format(name=ctx.patch.cluster))
     offline = sorted(
         {s.key for s in [*global_settings.values(), *(x for v in per_node.values() for x in v.values())]}
         - {s.key for s in _settings(ctx, ctx.tikv, False) if s.online}
@@ -442,6 +456,11 @@ def _one_value_per_key(ctx: _Context) -> tuple[_Context, list[str]]:
     return _Context(ctx.patch, tikv, ctx.aws, ctx.config_text, ctx.node, applied, ctx.rollback, sources), notes
 
 
+# A TidbCluster's name becomes part of its Services' and Pods' names: a DNS-1123 label (Kubernetes, Object Names
+# and IDs), at most 63 characters.
+_K8S_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
 def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
     notes: list[str] = []
     node_specific = sorted({c.key for c in ctx.tikv if target_node(c) is not None})
@@ -452,7 +471,8 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
         )
     ctx, one_value_notes = _one_value_per_key(ctx)
     notes += one_value_notes
-    if ctx.applied is not None:
+    whole = ctx.applied is not None
+    if whole:
         toml_text = _render_merged(ctx)[0]
         how = "the whole config string, your current spec.tikv.config with the changes merged in"
     else:
@@ -483,12 +503,28 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
         "spec.template.spec.config (docs-tidb-operator v2.0 component-configuration).",
         "# ",
     )
+    name = ctx.patch.cluster if _K8S_NAME.fullmatch(ctx.patch.cluster) else None
+    if name is None:
+        notes.append(
+            f"{ctx.patch.cluster!r} is not a Kubernetes object name: put your TidbCluster's metadata.name "
+            "(kubectl get tc -A) in place of <tidbcluster-name>"
+        )
+    shown = name or "<tidbcluster-name>"
+    if whole:
+        lines.append(f"# kubectl -n <namespace> patch tc {shown} --type merge --patch-file <this file>")
+    else:
+        lines += _comment_lines(
+            "Do NOT apply or merge-patch this file as it is: it holds only the changed keys, and spec.tikv.config "
+            f"is one string that a patch replaces whole, dropping every other key. Open kubectl -n <namespace> "
+            f"edit tc {shown} and add these lines to the config string (or download the merged form with the "
+            "node's config collected).",
+            "# ",
+        )
     lines += [
-        f"# kubectl -n <namespace> patch tc {ctx.patch.cluster} --type merge --patch-file <this file>",
         "apiVersion: pingcap.com/v1alpha1",
         "kind: TidbCluster",
         "metadata:",
-        f"  name: {json.dumps(ctx.patch.cluster)}",
+        f"  name: {json.dumps(shown)}",
         "spec:",
         "  tikv:",
         "    config: |",
@@ -504,7 +540,7 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
 def _offline_block(ctx: _Context, settings: Sequence[Setting], prefix: str) -> list[str]:
     if not settings:
         return []
-    cluster = ctx.patch.cluster
+    cluster = tiup_cluster_name(ctx.patch.cluster)
     lines = [f"{prefix}Needs a rolling restart (these keys cannot change online):"]
     for setting in settings:
         where = f" on {setting.node}" if setting.node else ""
@@ -547,7 +583,7 @@ def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
     online = [s for s in settings if s.online and s.value is not None]
     offline = [s for s in settings if not (s.online and s.value is not None)]
     lines = _comment_lines(_title(ctx, "online TiKV changes (run in a TiDB session)"), "-- ")
-    lines += _comment_lines(EDIT_CONFIG_REMINDER.format(cluster=ctx.patch.cluster), "-- ")
+    lines += _comment_lines(EDIT_CONFIG_REMINDER.format(cluster=tiup_cluster_name(ctx.patch.cluster)), "-- ")
     lines += _comment_lines(
         "Changes are not atomic across instances: run SHOW WARNINGS after each statement.", "-- "
     )
@@ -578,7 +614,7 @@ def _render_tikv_ctl(ctx: _Context) -> tuple[str, list[str]]:
     lines += _comment_lines(_title(ctx, "online TiKV changes with tikv-ctl"), "# ")
     lines += _comment_lines(
         "tikv-ctl talks to each TiKV's server (gRPC) address. With TiUP: tiup ctl:v<version> tikv --host ... "
-        + EDIT_CONFIG_REMINDER.format(cluster=ctx.patch.cluster),
+        + EDIT_CONFIG_REMINDER.format(cluster=tiup_cluster_name(ctx.patch.cluster)),
         "# ",
     )
     lines.append("set -euo pipefail")

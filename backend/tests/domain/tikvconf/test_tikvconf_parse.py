@@ -83,6 +83,26 @@ tikv_servers:
     assert view.for_instance("10.0.1.6", 20160)["raftstore.apply-pool-size"] == 3
 
 
+def test_tiup_topology_reads_yaml_1_2_as_tiup_does() -> None:
+    # Issue 13: TiUP reads its topology with gopkg.in/yaml.v3 (YAML 1.2): only true/false are booleans. PyYAML's
+    # YAML 1.1 read `[no, no, lz4]` as [False, False, "lz4"] and `level: off` as False, values TiKV would refuse.
+    topology = """
+server_configs:
+  tikv:
+    rocksdb.defaultcf.compression-per-level: [no, no, lz4, lz4, lz4, zstd, zstd]
+    log.level: off
+    rocksdb.titan.enabled: true
+    security.redact-info-log: "on"
+tikv_servers:
+  - host: 10.0.1.5
+"""
+    view = tiup_topology_view(topology).for_instance("10.0.1.5", 20160)
+    assert view["rocksdb.defaultcf.compression-per-level"] == ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"]
+    assert view["log.level"] == "off"
+    assert view["rocksdb.titan.enabled"] is True
+    assert view["security.redact-info-log"] == "on"
+
+
 @pytest.mark.parametrize(
     ("text", "line", "column"),
     [

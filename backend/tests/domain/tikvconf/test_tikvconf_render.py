@@ -362,3 +362,28 @@ def test_aws_checks_every_volume_before_changing_any_and_writes_integers() -> No
     assert f"aws ec2 modify-volume --volume-id {VOLUME} --throughput 250" in lines
     assert f"aws ec2 modify-volume --volume-id {other} --iops 3000 --throughput 188" in lines
     assert "6 hours" in body  # the older one-modification-then-6-hours rule is stated
+
+
+def test_display_names_never_reach_a_shell_line_or_a_kubernetes_name() -> None:
+    # Issue 13: "tiup cluster edit-config demo-prod (demo)" breaks in a shell; "demo-prod (demo)" is not a
+    # Kubernetes object name. A name TiUP / Kubernetes could have is used as it is, another becomes a placeholder
+    # with a note saying where the real one is.
+    shown = Patch(cluster="demo-prod (demo)", tikv_version="v7.5.1", nodes=NODES,
+                  changes=(change("storage.block-cache.capacity", "14GiB", "8GiB"),), sources=(FINDING,))
+    for fmt, placeholder in (("tiup", "<tiup-cluster-name>"), ("sql", "<tiup-cluster-name>"),
+                             ("operator", "<tidbcluster-name>")):
+        rendered = artefact(shown, fmt)
+        assert "demo-prod (demo)" not in "".join(
+            line for line in rendered.body.splitlines(True)
+            if "edit-config" in line or "reload" in line or "kubectl -n" in line or line.startswith("  name:")
+        )
+        assert placeholder in rendered.body, fmt
+    assert any("tiup cluster list" in n for n in artefact(shown, "tiup").notes)
+    operator = yaml.safe_load(artefact(shown, "operator").body)
+    assert operator["metadata"]["name"] == "<tidbcluster-name>"
+    assert any("kubectl get tc" in n for n in artefact(shown, "operator").notes)
+    # without the current config, the operator file is a fragment: it says not to apply it, and gives no patch
+    body = artefact(shown, "operator").body
+    assert "--type merge" not in body and "Do NOT apply" in body
+    plain = artefact(patch_of(change("storage.block-cache.capacity", "14GiB", "8GiB")), "tiup").body
+    assert "tiup cluster edit-config prod-east" in plain

@@ -289,3 +289,30 @@ def test_status_port_answering_deeply_nested_json_is_503_not_a_crash(client: Any
     assert response.json()["error"]["code"] == "status_port_unreachable"
     assert "did not answer JSON" in response.json()["error"]["message"]
     assert _stored(db, node_url)[0] == []
+
+
+def test_values_of_the_wrong_kind_are_422_naming_key_line_and_what_is_allowed(client: Any, db: Any) -> None:
+    # Issue 13: `capacity = "lots"` and `max-background-jobs = -3` were stored with a 201 and became the node's
+    # live config. Kinds from TiKV's config template: capacity is a size ("0B"), max-background-jobs a count (8).
+    owner = sign_up(client)
+    node_url = _node(owner)
+    assert owner.post(f"{node_url}/config", json={"format": "toml", "content": GOOD_TOML}).status_code == 201
+    bad = '# ours\n[storage.block-cache]\ncapacity = "lots"\n\n[rocksdb]\nmax-background-jobs = -3\n'
+    response = owner.post(f"{node_url}/config", json={"format": "toml", "content": bad})
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "config_value_error"
+    assert error["message"].startswith("content: storage.block-cache.capacity (line 3): 'lots' is not a valid value")
+    assert 'a size such as "4GiB"' in error["message"] and "1 more" in error["message"]
+    assert [(d["key"], d["line"]) for d in error["details"]] == [
+        ("storage.block-cache.capacity", 3),
+        ("rocksdb.max-background-jobs", 6),
+    ]
+    assert "a whole number, 0 or more" in error["details"][1]["message"]
+    assert _stored(db, node_url) == ([1], 1)  # nothing stored
+    # a key the template does not know is kept, with a warning naming it (a newer TiKV may have it)
+    newer = '[rocksdb]\nmax-background-jobs = 6\nfuture-knob = 3\n'
+    stored = owner.post(f"{node_url}/config", json={"format": "toml", "content": newer})
+    assert stored.status_code == 201, stored.text
+    assert len(stored.json()["warnings"]) == 1 and "rocksdb.future-knob" in stored.json()["warnings"][0]
+    assert stored.json()["config"]["rocksdb"]["future-knob"] == 3

@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
@@ -60,4 +60,25 @@ export interface PendingChange {
 /** Whether a change applies to a node (by its store or status address, or to all nodes). */
 export function appliesTo(change: PendingChange, node: Pick<ConfigNode, 'store_address' | 'status_address'>): boolean {
   return change.entity === null || change.entity === node.store_address || change.entity === node.status_address;
+}
+
+export type ConfigUpload = NonNullable<
+  paths['/api/v1/clusters/{cluster_id}/nodes/{node_id}/config']['post']['requestBody']
+>['content']['application/json'];
+
+/** Upload a tikv.toml (or a TiUP topology) as the node's next config version. */
+export function useUploadConfig(clusterId: string, nodeId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: ConfigUpload) =>
+      unwrap(
+        api.POST('/api/v1/clusters/{cluster_id}/nodes/{node_id}/config', {
+          params: { path: { cluster_id: clusterId, node_id: nodeId } },
+          body,
+        }),
+      ),
+    onSuccess: (stored) => {
+      queryClient.setQueryData(['config', clusterId, nodeId], stored);
+    },
+  });
 }

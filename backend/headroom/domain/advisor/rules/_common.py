@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -35,9 +35,7 @@ from headroom.domain.advisor.context import (
     Array,
     Context,
     bridge_gaps,
-    mask_at_or_above,
     minutes,
-    peak,
     ratio,
     runs,
 )
@@ -148,13 +146,24 @@ def pressure(
 ) -> Pressure:
     """Measure how often and how long `values` sat at or above `threshold` × `ceiling`."""
     ceil = np.broadcast_to(np.asarray(ceiling, dtype=np.float64), values.shape)
-    r = ratio(values, ceil)
-    mask = mask_at_or_above(r, threshold)
-    valid = int(np.count_nonzero(~np.isnan(r)))
-    share = int(np.count_nonzero(mask)) / valid if valid else 0.0
+    # A constant ceiling divides as itself (the same quotients, without testing every broadcast copy of it).
+    r = ratio(values, ceiling if np.ndim(ceiling) == 0 else ceil)
+    missing = np.isnan(r)
+    n_missing = int(np.count_nonzero(missing))
+    with np.errstate(invalid="ignore"):
+        mask = np.asarray(r >= threshold, dtype=np.bool_)  # NaN compares False: mask_at_or_above's mask
+    valid = r.size - n_missing
+    at = int(np.count_nonzero(mask))
+    share = at / valid if valid else 0.0
     # A run's length is measured in time across short gaps (at most one 5-minute CloudWatch period): a missing
     # datapoint inside a run does not split it. Time at the ceiling (minutes_at, share) counts observed points only.
-    held = runs(bridge_gaps(mask, np.isnan(r), max(1, MAX_BRIDGED_GAP_SECONDS // step_seconds)))
+    # (Without a point at the ceiling there is no run to bridge; without a missing point no gap.)
+    if not at:
+        held: list[tuple[int, int]] = []
+    elif n_missing:
+        held = runs(bridge_gaps(mask, missing, max(1, MAX_BRIDGED_GAP_SECONDS // step_seconds)))
+    else:
+        held = runs(mask)
     if ceil.size == 0:
         ceiling_min = ceiling_max = math.nan
     elif np.ndim(ceiling) == 0:
@@ -165,9 +174,9 @@ def pressure(
         threshold=threshold,
         share=share,
         longest_run_minutes=minutes(max((length for _, length in held), default=0), step_seconds),
-        minutes_at=minutes(int(np.count_nonzero(mask)), step_seconds),
+        minutes_at=minutes(at, step_seconds),
         episodes=len(held),
-        peak_ratio=peak(r),
+        peak_ratio=float(np.fmax.reduce(r)) if valid else math.nan,  # peak(r): the highest non-NaN ratio
         ceiling_min=ceiling_min,
         ceiling_max=ceiling_max,
         mask=mask,
@@ -203,9 +212,38 @@ def pct(x: float) -> str:
     return f"{100.0 * x:.0f}%"
 
 
+def node_scope(ctx: Context, node: Node) -> tuple[tuple[str, str], ...]:
+    """Return what a per-node check may read about its node (Context.memo's depends_on): the node, its instance,
+    the other nodes on that instance, the node's volumes and every volume on the instance."""
+    iid = node.instance_id
+    vols = {*node.data_volume_ids, *node.raft_volume_ids, *(v.id for v in ctx.volumes_on_instance(iid))}
+    return (
+        ("node", node.id),
+        ("instance", iid),
+        *(("node", n.id) for n in ctx.nodes_on_instance(iid)),
+        *(("volume", v) for v in sorted(vols)),
+    )
+
+
+def per_node(
+    ctx: Context, name: str, node: Node, finding_for: Callable[[], Finding | None]
+) -> Finding | None:
+    """Return `finding_for()`, a per-node check's finding on `node`, computed once per run; a what-if context
+    takes the run's when nothing in the node's scope (`node_scope`) changed. `name` names the check (with every
+    argument besides the node it depends on)."""
+    return ctx.memo(("per_node", name, node.id), finding_for, node_scope(ctx, node))
+
+
 def each_node(ctx: Context, finding_for: Callable[[Context, Node], Finding | None]) -> list[Finding]:
-    """Return the findings of a per-node check, in node order, skipping nodes it has nothing to say about."""
-    return [f for f in (finding_for(ctx, node) for node in ctx.nodes) if f is not None]
+    """Return the findings of a per-node check, in node order, skipping nodes it has nothing to say about.
+
+    A module-level check reads only its node's scope (`node_scope`), so a what-if re-run reuses the run's finding
+    for every node the changes leave alone; a closure is run on every node."""
+    name = f"{finding_for.__module__}.{finding_for.__qualname__}"
+    if getattr(finding_for, "__closure__", None) is not None or "<" in name:
+        return [f for f in (finding_for(ctx, node) for node in ctx.nodes) if f is not None]
+    found = (per_node(ctx, name, node, partial(finding_for, ctx, node)) for node in ctx.nodes)
+    return [f for f in found if f is not None]
 
 
 def window_hours(ctx: Context) -> float:
@@ -263,4 +301,4 @@ def instance_ceiling(ctx: Context, iid: str, base: float, maximum: float, metric
         return np.full(n, base)
     if bal is None or len(bal) != n:
         return np.full(n, maximum)  # no balance series: assume credits (no false alarm)
-    return np.where(np.nan_to_num(bal, nan=100.0) > 0.0, maximum, base).astype(np.float64)
+    return np.where(~(bal <= 0.0), maximum, base).astype(np.float64)  # NaN (no sample) counts as credits

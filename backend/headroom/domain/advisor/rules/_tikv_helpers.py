@@ -141,11 +141,11 @@ def _instance_ceilings(ctx: Context, instance_id: str, n: int) -> tuple[Array, A
         # fall to the baseline. Without the series, assume the maximum (the higher ceiling: no false alarm).
         io_bal = ctx.series("instance", instance_id, "ec2.ebs_io_balance")
         if io_bal is not None and len(io_bal) == n:
-            iops = np.where(np.nan_to_num(io_bal, nan=100.0) > 0, lim.max_iops, lim.baseline_iops)
+            iops = np.where(~(io_bal <= 0), lim.max_iops, lim.baseline_iops)  # NaN: credits
         byte_bal = ctx.series("instance", instance_id, "ec2.ebs_byte_balance")
         if byte_bal is not None and len(byte_bal) == n:
             mibps = np.where(
-                np.nan_to_num(byte_bal, nan=100.0) > 0,
+                ~(byte_bal <= 0),  # NaN counts as credits
                 lim.max_throughput_mibps,
                 lim.baseline_throughput_mibps,
             )
@@ -166,8 +166,12 @@ def _sum_rows(rows: list[Array]) -> Array:
 def data_path(ctx: Context, node: Node) -> DataPath | None:
     """Return the node's data-volume I/O against its effective ceilings (None when a series is missing).
 
-    Computed once per run and node (several rule families read it)."""
-    return ctx.memo(("data_path", node.id), lambda: _data_path(ctx, node))
+    Computed once per run and node (several rule families read it). It reads the node's data volumes and its
+    instance (limits and series), never its config: a what-if that changes only the config, or other nodes'
+    volumes, reuses the run's (Context.memo's depends_on)."""
+    key = ("data_path", node.id, node.instance_id, *node.data_volume_ids)
+    depends = (("instance", node.instance_id), *(("volume", v) for v in node.data_volume_ids))
+    return ctx.memo(key, lambda: _data_path(ctx, node), depends)
 
 
 def _data_path(ctx: Context, node: Node) -> DataPath | None:

@@ -14,6 +14,8 @@ One rule, `block-cache-size`, three aspects (never two on one node: their condit
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from headroom.domain import derived
@@ -21,7 +23,7 @@ from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
-from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, Pressure, pct, pressure
+from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, Pressure, pct, per_node, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
     GIB,
     DataPath,
@@ -394,6 +396,12 @@ def _shrink(
 
 def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: DataPath) -> Finding | None:
     """Grow a memory-rich node's small block cache back to the 45% default (template 30-50%)."""
+    target = grow_target_bytes(memory)
+    if cap >= BAND_LOW * memory or target <= cap:  # (tested before the percentiles: most caches are not small)
+        return None
+    iops_p95, mibps_p95 = p95(path.iops_util), p95(path.mibps_util)
+    if not (iops_p95 < FAR_FROM_CEILING and mibps_p95 < FAR_FROM_CEILING):
+        return None
     entity = ctx.entity_for_node(node.id)
     hit_measure = Measure(
         label="block-cache hit ratio (median)",
@@ -403,12 +411,6 @@ def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: D
         limit_label="poor below 50% (Headroom choice)",
         statistic="p50",
     )
-    iops_p95, mibps_p95 = p95(path.iops_util), p95(path.mibps_util)
-    target = grow_target_bytes(memory)
-    if cap >= BAND_LOW * memory or not (iops_p95 < FAR_FROM_CEILING and mibps_p95 < FAR_FROM_CEILING):
-        return None
-    if target <= cap:
-        return None
     available = ctx.series("node", node.id, "node.memory_available")
     # Headroom choice: never propose memory the host did not have free all window.
     if (
@@ -493,7 +495,10 @@ def evaluate(ctx: Context) -> list[Finding]:
     out = _shared_host(ctx)
     crowded = {f.entity.id for f in out}
     for node in ctx.nodes:
-        finding = _node_findings(ctx, node, node.id in crowded)
+        is_crowded = node.id in crowded
+        finding = per_node(
+            ctx, f"{RULE_ID}/{is_crowded}", node, partial(_node_findings, ctx, node, is_crowded)
+        )
         if finding is not None:
             out.append(finding)
     return out

@@ -73,7 +73,7 @@ def evaluate(ctx: Context) -> list[Finding]:
         seen_low = low <= LOW_BALANCE_PCT
         if not seen_low and soon is None:
             continue
-        empty = np.nan_to_num(bal, nan=100.0) <= 0.0
+        empty = bal <= 0.0  # NaN (no sample) is not empty
         minutes_empty = float(np.count_nonzero(empty)) * ctx.step_seconds / 60.0
         over = iops > bucket.baseline_rate * 1.001
         drain_demand = float(np.nanpercentile(iops[over], 95)) if over.any() else float("nan")

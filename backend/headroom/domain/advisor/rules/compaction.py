@@ -150,15 +150,20 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
     mibps_p = pressure(path.mibps_util, 1.0, ctx.step_seconds, AT_CEILING_FRACTION)
     soft = config_bytes(ctx, node, SOFT_KEY) or SOFT_DEFAULT_BYTES
     disk_label = ceiling_label(path, ctx, "mibps")
-    stall_p95 = p95(s["stall"]) if "stall" in s else float("nan")
 
     # --- raise: the limiter itself starves compaction ---
     limiter_p = pressure(flow_mibps, rate_mibps, ctx.step_seconds, AT_CEILING_FRACTION)
-    pending_p = pressure(s["pending"], float(soft), ctx.step_seconds, 1.0)
-    if limiter_p.sustained and pending_p.sustained and not mibps_p.sustained:
+    # (the backlog is measured only when the other two conditions hold)
+    pending_p = (
+        pressure(s["pending"], float(soft), ctx.step_seconds, 1.0)
+        if limiter_p.sustained and not mibps_p.sustained
+        else None
+    )
+    if limiter_p.sustained and pending_p is not None and pending_p.sustained and not mibps_p.sustained:
         target = mib_floor(BAND_HIGH * disk_mibps * MIB)
         if target <= rate:
             return None
+        stall_p95 = p95(s["stall"]) if "stall" in s else float("nan")
         reason = (
             f"the limiter allows {size_text(rate)} and compaction falls behind while the disk has "
             f"{disk_mibps:.0f} MiB/s: 80% of the disk (template: 50%-80%)"

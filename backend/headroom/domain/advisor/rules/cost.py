@@ -21,6 +21,7 @@ peak): 0.5 + 0.4 × min(days / 14, 1).
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -82,9 +83,20 @@ def _io_for_peak(kind: str, size: float, peak_iops: float, peak_mibps: float) ->
 
 
 def _instance_pinned(ctx: Context, iid: str | None) -> bool:
-    """Whether the volume's instance sat at its EBS limit: then the volume's peaks understate its demand."""
+    """Whether the volume's instance sat at its EBS limit: then the volume's peaks understate its demand.
+
+    Judged once per run and instance (every volume on it, in both cost rules, asks)."""
     if iid is None:
         return False
+    scope = (
+        ("instance", iid),
+        *(("volume", v.id) for v in ctx.volumes_on_instance(iid)),
+        *(("node", n.id) for n in ctx.nodes_on_instance(iid)),
+    )
+    return ctx.memo(("cost_instance_pinned", iid), partial(_judge_instance_pinned, ctx, iid), scope)
+
+
+def _judge_instance_pinned(ctx: Context, iid: str) -> bool:
     inst = ctx.instance_limits(iid)
     rates = instance_io_series(ctx, iid)
     if inst is None or rates is None:
@@ -102,6 +114,17 @@ def _instance_pinned(ctx: Context, iid: str | None) -> bool:
 
 
 def _peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] | None:
+    """Return the volume's peak counted IOPS, MiB/s, highest share of its ceilings and highest IOPS ceiling (None
+    when its instance clips it or a series is missing); once per run and volume (both cost rules ask)."""
+    vol = ctx.volume(vid)
+    scope = (("volume", vid), *((("instance", vol.instance_id),) if vol.instance_id else ()))
+    if vol.instance_id:
+        scope += tuple(("volume", v.id) for v in ctx.volumes_on_instance(vol.instance_id))
+        scope += tuple(("node", n.id) for n in ctx.nodes_on_instance(vol.instance_id))
+    return ctx.memo(("cost_peaks", vid), partial(_volume_peaks, ctx, vid), scope)
+
+
+def _volume_peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] | None:
     if _instance_pinned(ctx, ctx.volume(vid).instance_id):
         return None  # demand clipped by the instance (domain.md §2.2): the observed peak is not the need
     view = ctx.volume_io(vid)

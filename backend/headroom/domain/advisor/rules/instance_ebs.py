@@ -418,7 +418,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             soon = forecast_seconds_to_empty(fc)
             if low > LOW_BALANCE_PCT and soon is None:
                 continue
-            empty_mask = np.nan_to_num(bal, nan=100.0) <= 0.0
+            empty_mask = bal <= 0.0  # NaN (no sample) is not empty
             minutes_empty = float(np.count_nonzero(empty_mask)) * ctx.step_seconds / 60.0
             draining = observed > bucket.baseline_rate
             drain_demand = float(np.nanpercentile(observed[draining], 95)) if draining.any() else float("nan")

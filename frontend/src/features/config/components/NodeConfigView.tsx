@@ -3,6 +3,7 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { formatDateTime } from '@/lib/format';
+import { UploadConfig } from './UploadConfig';
 import { appliesTo, flattenConfig, useConfigNodes, useNodeConfig, type ConfigNode, type PendingChange } from '../api';
 
 function show(value: unknown): string {
@@ -133,6 +134,7 @@ export function NodeConfigView({ clusterId, nodeId, onNodeChange, changes }: Pro
           Only keys that would change
         </label>
       </div>
+      <UploadConfig clusterId={clusterId} nodeId={node.id} address={node.store_address} />
       {table}
     </div>
   );
