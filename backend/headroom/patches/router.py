@@ -21,7 +21,7 @@ _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artef
 def create_patch(cluster_id: uuid.UUID, body: PatchCreate, caller: Caller, db: DB, ctx: Context) -> PatchRead:
     """Store a patch of the findings' changes against a config version, current values filled in (admin)."""
     row = service.create_patch(db, caller, cluster_id, finding_ids=body.finding_ids, base_config=body.base_config,
-                               now=ctx.clock())
+                               options=body.options, now=ctx.clock())
     return service.patch_read(db, row)
 
 

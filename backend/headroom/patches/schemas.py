@@ -24,6 +24,11 @@ class PatchCreate(Input):
         default="latest",
         description='The config version to patch: "latest" (each node\'s newest) or a config id of a node.',
     )
+    options: dict[uuid.UUID, int] = Field(
+        default_factory=dict,
+        description="For a finding with several options, which one to apply (0-based index into the finding's "
+        "options); a finding not named gets its first option.",
+    )
 
 
 class PatchNodeRead(Output):

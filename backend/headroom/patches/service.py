@@ -50,6 +50,7 @@ from headroom.domain.tikvconf import (
 )
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
+from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
 from headroom.patches.models import PatchRecord
@@ -100,16 +101,48 @@ def _source(finding: FindingRecord) -> str:
     return key if key.startswith(finding.rule) else f"{finding.rule} ({key})"
 
 
-def _changes_of(db: Session, org_id: uuid.UUID, findings: Sequence[FindingRecord]) -> tuple[list[Change], list[str]]:
-    """Return the findings' stored changes in order (finding, then position) and the finding label of each."""
+def _changes_of(db: Session, org_id: uuid.UUID, findings: Sequence[FindingRecord],
+                chosen: dict[uuid.UUID, list[Change]] | None = None) -> tuple[list[Change], list[str]]:
+    """Return the findings' changes in order (finding, then position) and the finding label of each: the stored
+    recommendation (the first option), or the changes of the option `chosen` for the finding."""
+    chosen = chosen or {}
     by_finding: dict[uuid.UUID, list[Change]] = {f.id: [] for f in findings}
     for rec in db.scalars(select(Recommendation).where(Recommendation.org_id == org_id,
                                                        Recommendation.finding_id.in_(list(by_finding)))
                           .order_by(Recommendation.position)):
-        by_finding[rec.finding_id].append(rec.change)
+        if rec.finding_id not in chosen:
+            by_finding[rec.finding_id].append(rec.change)
+    for finding_id, changes in chosen.items():
+        by_finding[finding_id] = list(changes)
     changes = [c for f in findings for c in by_finding[f.id]]
     sources = [_source(f) for f in findings for _ in by_finding[f.id]]
     return changes, sources
+
+
+def _chosen_options(findings: Sequence[FindingRecord], options: dict[uuid.UUID, int]
+                    ) -> tuple[dict[uuid.UUID, list[Change]], list[str]]:
+    """The changes of each option asked for, and a note per finding with a choice: which option, what it costs."""
+    by_id = {f.id: f for f in findings}
+    stray = [str(i) for i in options if i not in by_id]
+    if stray:
+        raise InvalidInput(f"options: {', '.join(stray)} is not one of the selected findings",
+                           details={"field": "options"})
+    chosen: dict[uuid.UUID, list[Change]] = {}
+    notes: list[str] = []
+    for finding in findings:
+        available = findings_service.stored_evidence(finding).options
+        index = options.get(finding.id, 0)
+        if finding.id in options and not 0 <= index < len(available):
+            raise InvalidInput(f"options: finding {finding.id} has {len(available)} option(s): choose 0 to "
+                               f"{max(len(available) - 1, 0)}", details={"field": "options"})
+        if finding.id in options:
+            chosen[finding.id] = list(available[index].changes)
+        if len(available) > 1:
+            option = available[index]
+            restart = any(c.online is False for c in option.changes)
+            notes.append(f"{_source(finding)}: option {index + 1} of {len(available)}, {option.label} "
+                         f"({'needs a restart' if restart else 'applies online'}): {option.impact.summary}")
+    return chosen, notes
 
 
 def _select_findings(
@@ -206,14 +239,17 @@ def create_patch(
     finding_ids: Sequence[uuid.UUID] | Literal["all_open"],
     base_config: uuid.UUID | Literal["latest"],
     now: dt.datetime,
+    options: dict[uuid.UUID, int] | None = None,
 ) -> PatchRecord:
-    """Store a patch of the selected findings' changes against a config version (admin)."""
+    """Store a patch of the selected findings' changes against a config version (admin); `options` picks, per
+    finding, which of its options (0-based) to apply instead of the first."""
     principal.require("admin")
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
     findings = _select_findings(db, cluster, finding_ids)
+    chosen, option_notes = _chosen_options(findings, options or {})
     nodes = _nodes(db, cluster)
     base, configs = _base_config(db, cluster, nodes, base_config)
-    stored, sources = _changes_of(db, cluster.org_id, findings)
+    stored, sources = _changes_of(db, cluster.org_id, findings, chosen)
     if not stored:
         raise InvalidInput("finding_ids: the selected findings propose no change", details={"field": "finding_ids"})
     try:
@@ -237,7 +273,7 @@ def create_patch(
         base_config_id=base.id if base is not None else None,
         changes=list(changes),
         change_sources=sources,
-        notes=_notes(cluster, nodes, configs, base, changes, findings),
+        notes=_notes(cluster, nodes, configs, base, changes, findings) + option_notes,
         created_at=now,
     )
     db.add(row)

@@ -334,6 +334,30 @@ def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world:
             assert z.read(f"{folder}/tikv.toml").decode() == single
 
 
+def test_a_patch_applies_the_option_the_user_chose(world: World) -> None:
+    # Issue 13: a finding with several options silently gave its first to the patch. The demo's gp2 volume out of
+    # burst offers gp3 first and a larger gp2 second (AWS gp2: 3 IOPS per GiB, so more GiB, more baseline).
+    burst = _findings(world, rule="gp2-burst-depletion")["items"][0]
+    detail = world.viewer.get(f"/api/v1/findings/{burst['id']}").json()
+    assert len(detail["options"]) >= 2
+    second = detail["options"][1]
+    response = _create(world, {"finding_ids": [burst["id"]], "options": {burst["id"]: 1}})
+    assert response.status_code == 201, response.text
+    patch = response.json()
+    assert [(c["key"], c["proposed"]) for c in patch["changes"]] == [
+        (c["key"], c["proposed"]) for c in second["changes"]
+    ]
+    chosen = [n for n in patch["notes"] if f"option 2 of {len(detail['options'])}" in n]
+    assert len(chosen) == 1 and second["label"] in chosen[0] and second["impact"]["summary"] in chosen[0]
+    # the default is the first option, and says so
+    first = _create(world, {"finding_ids": [burst["id"]]}).json()
+    assert [c["key"] for c in first["changes"]] == [c["key"] for c in detail["options"][0]["changes"]]
+    assert any(f"option 1 of {len(detail['options'])}" in n for n in first["notes"])
+    for bad in ({burst["id"]: 99}, {str(uuid.uuid4()): 0}):
+        refused = _create(world, {"finding_ids": [burst["id"]], "options": bad})
+        assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("options"), refused.text
+
+
 BAD_PATCH_BODIES = [
     ({"finding_ids": []}, "finding_ids"),
     ({"finding_ids": [str(uuid.uuid4())]}, "finding_ids"),

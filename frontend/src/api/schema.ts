@@ -2964,6 +2964,13 @@ export interface components {
              * @description The findings whose changes to include, or "all_open" (open and acknowledged findings).
              */
             finding_ids: string[] | "all_open";
+            /**
+             * Options
+             * @description For a finding with several options, which one to apply (0-based index into the finding's options); a finding not named gets its first option.
+             */
+            options?: {
+                [key: string]: number;
+            };
         };
         /** PatchList */
         PatchList: {

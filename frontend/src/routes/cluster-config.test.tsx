@@ -4,7 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '@/router';
 import { apiError, renderRoutes } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
-import { CACHE_FINDING, CLUSTER_ID, clusterHandlers, NODE_B, PATCH, VIEWER_SESSION } from '@/test/cluster-fixtures';
+import {
+  CACHE_FINDING,
+  CLUSTER_ID,
+  clusterHandlers,
+  GP2_FINDING,
+  NODE_B,
+  PATCH,
+  VIEWER_SESSION,
+} from '@/test/cluster-fixtures';
 
 const PATH = `/clusters/${CLUSTER_ID}/config`;
 
@@ -110,6 +118,34 @@ describe('cluster config', () => {
     const diff = await screen.findByLabelText('Diff of tikv.toml on 10.0.1.14:20160');
     expect(diff).toHaveTextContent('+capacity = "4GiB"');
     expect(screen.getByRole('button', { name: /^Download toml/ })).toBeInTheDocument();
+  });
+
+  it('lets the user choose among a finding\'s options, with what each costs, and sends the choice', async () => {
+    // Issue 13: a finding with several options silently gave the patch its first. The gp2 finding offers gp3
+    // (its recommendation) and a larger gp2 (+28.80 USD/month).
+    let body: unknown;
+    server.use(...clusterHandlers());
+    server.use(
+      http.post(apiUrl(`/clusters/${CLUSTER_ID}/patches`), async ({ request }) => {
+        body = await request.json();
+        return HttpResponse.json(PATCH, { status: 201 });
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    await user.click(await screen.findByRole('checkbox', { name: /BurstBalance fell to 0%/ }));
+    const choice = await screen.findByRole('group', { name: /^Fix for vol-043ed06aaced3aa8a/ });
+    const radios = within(choice).getAllByRole('radio');
+    expect(radios.map((r) => r.closest('label')?.textContent)).toEqual([
+      'gp3 350 GiB, 3,000 IOPS, 250 MiB/s · online · sustained IOPS 1,050 -> 3,000',
+      'gp2 grown to 638 GiB · online · sustained IOPS 1,050 -> 1,914; +28.80 USD/month',
+    ]);
+    expect(radios[0]).toBeChecked();
+    expect(await screen.findByText('0 tikv.toml changes and 2 AWS changes')).toBeInTheDocument();
+    await user.click(radios[1] as HTMLElement);
+    expect(await screen.findByText('0 tikv.toml changes and 1 AWS change')).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Create patch' }));
+    expect(await screen.findByRole('heading', { name: 'Patch created' })).toBeInTheDocument();
+    expect(body).toEqual({ finding_ids: [GP2_FINDING], options: { [GP2_FINDING]: 1 } });
   });
 
   it('shows the API error when the patch cannot be made', async () => {

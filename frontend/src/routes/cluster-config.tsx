@@ -12,16 +12,27 @@ export default function ClusterConfigPage() {
   const { cluster, canManage } = useClusterContext();
   usePageTitle(`Config · ${cluster.name}`);
   const [selected, setSelected] = useState<string[]>([]);
+  const [choices, setChoices] = useState<Record<string, number>>({});
   const [node, setNode] = useState<ConfigNode | undefined>();
   const details = useFindingDetails(selected);
   const createPatch = useCreatePatch(cluster.id);
 
+  // The changes of the option chosen for each finding (its first unless the user picks another).
+  const chosenChanges = (d: (typeof details)[number]) => {
+    const options = d.data?.options ?? [];
+    const index = d.data ? (choices[d.data.id] ?? 0) : 0;
+    // the first option is the finding's own recommendation (its changes)
+    return options.length > 1 && index > 0 ? (options[index]?.changes ?? []) : (d.data?.changes ?? []);
+  };
   const changes: PendingChange[] = details.flatMap((d) =>
-    (d.data?.changes ?? [])
+    chosenChanges(d)
       .filter((c) => c.target === 'tikv')
       .map((c) => ({ key: c.key, proposed: c.proposed, entity: appliesTo(c), finding: d.data?.title ?? '' })),
   );
-  const awsChanges = details.reduce((n, d) => n + (d.data?.changes ?? []).filter((c) => c.target === 'aws').length, 0);
+  const awsChanges = details.reduce((n, d) => n + chosenChanges(d).filter((c) => c.target === 'aws').length, 0);
+  const withChoice = details.flatMap((d) =>
+    d.data && (d.data.options ?? []).length > 1 ? [{ ...d.data, options: d.data.options ?? [] }] : [],
+  );
   const loadingChanges = details.some((d) => d.isPending);
   const patch = createPatch.data;
 
@@ -40,13 +51,42 @@ export default function ClusterConfigPage() {
             createPatch.reset();
           }}
         />
+        {withChoice.map((finding) => (
+          <fieldset key={finding.id} className="option-choice">
+            <legend>Fix for {finding.title}</legend>
+            {finding.options.map((option, index) => (
+              <label key={option.label} className="check">
+                <input
+                  type="radio"
+                  name={`option-${finding.id}`}
+                  checked={(choices[finding.id] ?? 0) === index}
+                  onChange={() => {
+                    setChoices({ ...choices, [finding.id]: index });
+                    createPatch.reset();
+                  }}
+                />
+                {option.label}
+                <span className="muted">
+                  {' '}
+                  · {option.changes.some((c) => c.online === false) ? 'needs a restart' : 'online'} ·{' '}
+                  {option.impact.summary}
+                </span>
+              </label>
+            ))}
+          </fieldset>
+        ))}
         <div className="toolbar">
           <button
             type="button"
             className="button button--primary"
             disabled={!canManage || selected.length === 0 || createPatch.isPending}
             title={canManage ? undefined : 'Only admins can create patches.'}
-            onClick={() => createPatch.mutate({ finding_ids: selected })}
+            onClick={() => {
+              const options = Object.fromEntries(Object.entries(choices).filter(([id]) => selected.includes(id)));
+              createPatch.mutate(
+                Object.keys(options).length > 0 ? { finding_ids: selected, options } : { finding_ids: selected },
+              );
+            }}
           >
             {createPatch.isPending ? 'Creating…' : 'Create patch'}
           </button>

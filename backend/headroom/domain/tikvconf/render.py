@@ -28,6 +28,7 @@ import json
 import math
 import re
 import shlex
+import tomllib
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from headroom.domain.tikvconf.change import Patch, split_address, target_node
 from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
 from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.online import can_change_online, online_status
-from headroom.domain.tikvconf.parse import config_number, same_value
+from headroom.domain.tikvconf.parse import config_number, flatten, same_value
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback
 
 Format = Literal[
@@ -1016,7 +1017,26 @@ def artefact(
     else:
         ctx = _context(patch, config_text, node, rollback, config_source)
         body, notes = _RENDERERS[format](ctx)
+        notes = [*notes, *_raft_engine_off_notes(ctx)]
     return Artefact(format, _filename(patch, format, rollback, node), media_type, body, tuple(notes))
+
+
+def _raft_engine_off_notes(ctx: _Context) -> list[str]:
+    """Moving raft-engine.dir does nothing where the file turns Raft Engine off: TiKV keeps the Raft log in
+    RocksDB at raftstore.raftdb-path then (TiKV configuration file: raft-engine.enable, raftstore.raftdb-path)."""
+    if ctx.config_text is None or not any(c.key == "raft-engine.dir" for c in ctx.tikv):
+        return []
+    try:
+        enabled = flatten(tomllib.loads(ctx.config_text)).get("raft-engine.enable")
+    except tomllib.TOMLDecodeError:
+        return []
+    if enabled is not False:
+        return []
+    return [
+        "raft-engine.dir: this file sets [raft-engine] enable = false, so TiKV keeps the Raft log in RocksDB "
+        "(raftstore.raftdb-path) and moving raft-engine.dir will not take effect; move raftstore.raftdb-path "
+        "instead, or enable Raft Engine first"
+    ]
 
 
 def artefacts(

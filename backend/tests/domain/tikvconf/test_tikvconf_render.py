@@ -387,3 +387,14 @@ def test_display_names_never_reach_a_shell_line_or_a_kubernetes_name() -> None:
     assert "--type merge" not in body and "Do NOT apply" in body
     plain = artefact(patch_of(change("storage.block-cache.capacity", "14GiB", "8GiB")), "tiup").body
     assert "tiup cluster edit-config prod-east" in plain
+
+
+def test_moving_raft_engine_dir_where_raft_engine_is_off_says_it_will_not_take_effect() -> None:
+    # Issue 13: with [raft-engine] enable = false TiKV keeps the Raft log in RocksDB (raftstore.raftdb-path), so a
+    # new raft-engine.dir moves nothing (TiKV configuration file: raft-engine.enable).
+    moved = patch_of(change("raft-engine.dir", "/raft/raft-engine", None))
+    off = "[raft-engine]\nenable = false\n"
+    notes = artefact(moved, "merged", config_text=off).notes
+    assert any("will not take effect" in n and "raftstore.raftdb-path" in n for n in notes)
+    assert not any("will not take effect" in n for n in artefact(moved, "merged", config_text="[raft-engine]\n"
+                                                                  "enable = true\n").notes)
