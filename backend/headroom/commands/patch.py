@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -31,6 +32,7 @@ from headroom.domain.tikvconf import (
     fill_current,
     resolve_nodes,
 )
+from headroom.domain.tikvconf.operator import patch_manifest
 
 GIB = 1024**3
 
@@ -173,6 +175,14 @@ def patch_command(
         str | None, typer.Option("--node", help="Only this node's tikv changes (id or status address).")
     ] = None,
     rollback: Annotated[bool, typer.Option("--rollback", help="Render the inverse of the artefact.")] = False,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            help="With --format operator: your TidbCluster or TiKVGroup YAML; prints a patch that changes only "
+            "the proposed keys (a JSON patch for a config map, the whole updated string for a TOML string).",
+        ),
+    ] = None,
 ) -> None:
     """Print an artefact that applies (or, with --rollback, undoes) the selected findings' changes."""
     if format not in FORMATS:
@@ -193,6 +203,19 @@ def patch_command(
         matches = [n.status_address for n in nodes if node in (n.name, n.address, n.status_address)]
         status_address = matches[0] if matches else node
     config_text = _read_text(config, "config") if config is not None else None
+    if manifest is not None:
+        if format != "operator":
+            fail("--manifest goes with --format operator")
+        try:
+            patched = patch_manifest(_read_text(manifest, "manifest"),
+                                     _undo_all(resolved) if rollback else resolved, str(manifest))
+        except TikvConfError as exc:
+            fail(str(exc))
+        sys.stderr.write(f"headroom: note: apply with: {patched.command}\n")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(patched.body.encode("utf-8"))
+        sys.stdout.buffer.flush()
+        return
     patch = Patch(cluster=cluster.name, tikv_version=cluster.version, nodes=nodes, changes=resolved,
                   sources=tuple(sources))
     try:
@@ -211,6 +234,11 @@ def patch_command(
     sys.stdout.flush()
     sys.stdout.buffer.write(rendered.body.encode("utf-8"))  # bytes as rendered: no newline translation
     sys.stdout.buffer.flush()
+
+
+def _undo_all(changes: Sequence[Change]) -> list[Change]:
+    """The inverse changes, last first (a rollback of the manifest patch: the previous values)."""
+    return [c.model_copy(update={"current": c.proposed, "proposed": c.current}) for c in reversed(changes)]
 
 
 def register(app: typer.Typer) -> None:

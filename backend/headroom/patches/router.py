@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from headroom.api.deps import DB, Caller, Context
 from headroom.patches import service
-from headroom.patches.schemas import PatchCreate, PatchFormat, PatchList, PatchRead
+from headroom.patches.schemas import OperatorManifest, PatchCreate, PatchFormat, PatchList, PatchRead
 
 router = APIRouter(prefix="/clusters/{cluster_id}/patches", tags=["patches"])
 _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artefact as an attachment.",
@@ -53,6 +53,27 @@ def get_patch(
         # uploaded: the stored tikv.toml as written; rebuilt: a TOML made from the live /config JSON
         headers["X-Headroom-Config-Source"] = rendered.config_source
     return Response(content=rendered.content, media_type=art.media_type, headers=headers)
+
+
+@router.post(
+    "/{patch_id}/operator",
+    responses={200: {"description": "The patch file: a JSON patch (config map) or a YAML merge patch (TOML string)."}},
+)
+def operator_patch(
+    cluster_id: uuid.UUID, patch_id: uuid.UUID, body: OperatorManifest, caller: Caller, db: DB
+) -> Response:
+    """Patch your own TidbCluster or TiKVGroup: only the proposed tikv keys change, every other key stays.
+
+    A YAML-map spec.tikv.config gets a JSON patch on the exact paths (kubectl patch --type json); a TOML string gets
+    the whole string updated in place (--type merge). The kubectl command is in X-Headroom-Apply-Command."""
+    patched = service.render_operator_manifest(db, caller, cluster_id, patch_id, body.manifest, rollback=body.rollback)
+    json_form = patched.patch_type == "json"
+    name = f"{patched.name}-tikv-config{'-rollback' if body.rollback else ''}.{'json' if json_form else 'yaml'}"
+    return Response(
+        content=patched.body,
+        media_type="application/json-patch+json" if json_form else "application/merge-patch+yaml",
+        headers={"Content-Disposition": f'attachment; filename="{name}"', "X-Headroom-Apply-Command": patched.command},
+    )
 
 
 @router.post("/{patch_id}/applied", response_model=PatchRead)

@@ -31,6 +31,14 @@ class PatchCreate(Input):
     )
 
 
+class OperatorManifest(Input):
+    manifest: str = Field(
+        max_length=512 * 1024,
+        description="Your TidbCluster (v1) or TiKVGroup (v2) YAML; the patch changes only the proposed keys in it.",
+    )
+    rollback: bool = Field(default=False, description="The patch that puts the previous values back.")
+
+
 class PatchNodeRead(Output):
     status_address: str
     address: str = Field(description="The node's store (server) address.")

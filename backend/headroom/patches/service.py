@@ -50,6 +50,7 @@ from headroom.domain.tikvconf import (
 )
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
+from headroom.domain.tikvconf.operator import OperatorPatch, patch_manifest
 from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
@@ -471,6 +472,23 @@ def render_patch(
     except TikvConfError as exc:
         raise _invalid(exc, "format") from exc
     return Rendered(rendered, source, config_row.id if config_row is not None else None)
+
+
+def render_operator_manifest(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
+                             manifest: str, *, rollback: bool = False) -> OperatorPatch:
+    """The patch of the user's own TidbCluster/TiKVGroup manifest that changes only the patch's tikv keys."""
+    cluster = clusters_service.get_cluster(db, principal, cluster_id)
+    row = get_patch(db, principal, cluster.id, patch_id)
+    changes = [c for c in row.changes if c.target == "tikv"]
+    if rollback:
+        changes = [c.model_copy(update={"current": c.proposed, "proposed": c.current}) for c in reversed(changes)]
+    try:
+        return patch_manifest(manifest, changes, "manifest")
+    except ConfigParseError as exc:
+        raise InvalidInput(f"manifest: {exc}", details={"field": "manifest", "line": exc.line,
+                                                        "column": exc.column}) from exc
+    except TikvConfError as exc:
+        raise InvalidInput(f"manifest: {exc}", details={"field": "manifest"}) from exc
 
 
 def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequence[_NodeInfo],

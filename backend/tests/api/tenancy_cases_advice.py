@@ -14,6 +14,9 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/v1/clusters/{cluster_id}/advise"): {},
     ("POST", "/api/v1/clusters/{cluster_id}/patches"): {"finding_ids": "all_open", "base_config": "latest"},
     ("POST", "/api/v1/clusters/{cluster_id}/patches/{patch_id}/applied"): {},
+    ("POST", "/api/v1/clusters/{cluster_id}/patches/{patch_id}/operator"): {
+        "manifest": "apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata: {name: basic}\nspec: {tikv: {}}\n"
+    },
     ("POST", "/api/v1/findings/{finding_id}/acknowledge"): {},
     ("POST", "/api/v1/findings/{finding_id}/snooze"): {"until": "2030-01-01T00:00:00Z"},
     ("POST", "/api/v1/findings/{finding_id}/resolve"): {},

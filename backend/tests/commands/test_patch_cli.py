@@ -271,3 +271,18 @@ def test_a_crlf_config_stays_crlf_and_its_diff_applies_with_gnu_patch(snapshot: 
                             timeout=60, check=False)
     assert undone.returncode == 0, undone.stdout.decode() + undone.stderr.decode()
     assert copy.read_bytes() == crlf.read_bytes()
+
+
+def test_operator_with_the_users_manifest_prints_a_json_patch_of_only_the_changed_keys(snapshot: Path) -> None:
+    # Issue 13: tidb-operator's examples/basic keeps spec.tikv.config as a YAML map; the patch names the object
+    # and changes only the proposed keys (tests/domain/tikvconf/data/operator/README.md names the source).
+    manifest = ROOT / "backend" / "tests" / "domain" / "tikvconf" / "data" / "operator" / "basic-tidb-cluster.yaml"
+    result = run(str(snapshot), "--findings", str(FINDINGS), "--format", "operator", "--manifest", str(manifest),
+                 "--finding", "block-cache-undersized:tikv-1")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        {"op": "add", "path": "/spec/tikv/config/storage/block-cache", "value": {"capacity": "14GiB"}}
+    ]
+    assert "kubectl patch tc basic --type json --patch-file" in result.stderr
+    wrong = run(str(snapshot), "--findings", str(FINDINGS), "--format", "sql", "--manifest", str(manifest))
+    assert wrong.exit_code != 0 and "--manifest goes with --format operator" in wrong.stderr

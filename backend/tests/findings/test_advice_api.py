@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
@@ -356,6 +357,28 @@ def test_a_patch_applies_the_option_the_user_chose(world: World) -> None:
     for bad in ({burst["id"]: 99}, {str(uuid.uuid4()): 0}):
         refused = _create(world, {"finding_ids": [burst["id"]], "options": bad})
         assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("options"), refused.text
+
+
+def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_keys(world: World) -> None:
+    # Issue 13: tidb-operator's examples/basic (spec.tikv.config as a YAML map; data/operator/README.md names it)
+    cache = _findings(world, rule="block-cache-size")["items"][0]
+    patch = _create(world, {"finding_ids": [cache["id"]]}).json()
+    url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}/operator"
+    manifest = (Path(__file__).resolve().parents[1] / "domain" / "tikvconf" / "data" / "operator"
+                / "basic-tidb-cluster.yaml").read_text()
+    response = world.viewer.post(url, json={"manifest": manifest})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/json-patch+json")
+    assert response.headers["x-headroom-apply-command"] == "kubectl patch tc basic --type json --patch-file <this file>"
+    proposed = {c["proposed"] for c in patch["changes"] if c["key"] == "storage.block-cache.capacity"}
+    assert response.json() == [
+        {"op": "add", "path": "/spec/tikv/config/storage/block-cache", "value": {"capacity": proposed.pop()}}
+    ]
+    undo = world.viewer.post(url, json={"manifest": manifest, "rollback": True})
+    assert undo.status_code == 200, undo.text
+    refused = world.viewer.post(url, json={"manifest": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
+    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("manifest: ")
+    assert "no TidbCluster" in refused.json()["error"]["message"]
 
 
 BAD_PATCH_BODIES = [

@@ -396,6 +396,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/patches/{patch_id}/operator": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operator Patch
+         * @description Patch your own TidbCluster or TiKVGroup: only the proposed tikv keys change, every other key stays.
+         *
+         *     A YAML-map spec.tikv.config gets a JSON patch on the exact paths (kubectl patch --type json); a TOML string gets
+         *     the whole string updated in place (--type merge). The kubectl command is in X-Headroom-Apply-Command.
+         */
+        post: operations["operator_patch_api_v1_clusters__cluster_id__patches__patch_id__operator_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/snapshot": {
         parameters: {
             query?: never;
@@ -2881,6 +2904,20 @@ export interface components {
             volume_id: string;
             /** Volume Type */
             volume_type: string;
+        };
+        /** OperatorManifest */
+        OperatorManifest: {
+            /**
+             * Manifest
+             * @description Your TidbCluster (v1) or TiKVGroup (v2) YAML; the patch changes only the proposed keys in it.
+             */
+            manifest: string;
+            /**
+             * Rollback
+             * @description The patch that puts the previous values back.
+             * @default false
+             */
+            rollback?: boolean;
         };
         /**
          * Option
@@ -5771,6 +5808,105 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PatchRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    operator_patch_api_v1_clusters__cluster_id__patches__patch_id__operator_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+                patch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorManifest"];
+            };
+        };
+        responses: {
+            /** @description The patch file: a JSON patch (config map) or a YAML merge patch (TOML string). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
                 };
             };
             /** @description Bad Request */

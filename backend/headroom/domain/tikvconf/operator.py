@@ -1,0 +1,208 @@
+"""Patch a user's TiDB Operator manifest: change only the proposed TiKV keys and keep every other one.
+
+TiDB Operator v1 (`TidbCluster`, pingcap.com/v1alpha1) holds TiKV's config in `spec.tikv.config`, as a TOML string
+(`config: |`) or as a YAML map (the form of tidb-operator's examples/basic); v2 (`TiKVGroup`, core.pingcap.com/
+v1alpha1) holds a TOML string in `spec.template.spec.config` (docs-tidb-operator, Configure a TiDB Cluster /
+component configuration). A merge patch replaces a string whole, so:
+
+* string form: the whole string, updated in place (comments, order and layout kept by the tikv.toml patcher), as a
+  merge patch: `kubectl patch --type merge` then changes that one field to a string that still holds every key;
+* map form: a JSON patch (RFC 6902) of `replace`/`add`/`remove` operations on the exact paths of the changed keys,
+  a dotted key where the manifest spells it dotted, so `kubectl patch --type json` touches nothing else.
+
+The object's own `metadata.name` and `metadata.namespace` go into the command.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import yaml
+
+from headroom.domain.model import Change
+from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
+from headroom.domain.tikvconf.limits import BoundedSafeLoader
+from headroom.domain.tikvconf.parse import config_number
+from headroom.domain.tikvconf.patch import apply_changes
+
+KINDS = {
+    ("pingcap.com/v1alpha1", "TidbCluster"): (("spec", "tikv", "config"), "tc"),
+    ("core.pingcap.com/v1alpha1", "TiKVGroup"): (("spec", "template", "spec", "config"), "tikvgroup"),
+}
+
+
+@dataclass(frozen=True)
+class OperatorPatch:
+    kind: str
+    name: str
+    namespace: str | None
+    form: Literal["string", "map"]
+    patch_type: Literal["merge", "json"]
+    body: str  # the patch file: a YAML merge patch or a JSON patch
+    command: str
+    document: dict[str, Any]  # the manifest's object with the patch applied (what the API server would hold)
+    notes: tuple[str, ...] = ()
+
+
+def _one_per_key(changes: Sequence[Change]) -> tuple[list[Change], list[str]]:
+    """One change per key: the Operator gives every pod the same config. Values sized per node become the smallest
+    (each was sized within its own host, so the smallest fits every host), said in a note."""
+    by_key: dict[str, list[Change]] = {}
+    for change in changes:
+        by_key.setdefault(change.key, []).append(change)
+    out: list[Change] = []
+    notes: list[str] = []
+    for key, group in by_key.items():
+        values = {json.dumps(c.proposed, sort_keys=True) for c in group}
+        if len(values) == 1:
+            out.append(group[0])
+            continue
+        numbers = [config_number(c.proposed) for c in group]
+        if any(n is None for n in numbers):
+            raise TikvConfError(f"{key}: the nodes need different values ({', '.join(sorted(values))}) and "
+                                "spec.tikv.config has one for every pod")
+        smallest = min(zip(numbers, group, strict=True), key=lambda p: p[0] or 0.0)[1]
+        out.append(smallest)
+        notes.append(f"{key} differs by node; every pod gets {smallest.proposed}, the smallest, which every "
+                     "node's budget allows")
+    return out, notes
+
+
+def _documents(text: str, source: str) -> Iterator[Any]:
+    loader = BoundedSafeLoader(text, source)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                yield loader.construct_document(node)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        raise ConfigParseError(
+            str(error).splitlines()[0], (mark.line + 1) if mark else 0, (mark.column + 1) if mark else 0, source
+        ) from None
+    finally:
+        loader.dispose()
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Write multi-line strings as literal blocks (`config: |`), the way the manifests hold TOML."""
+
+
+def _literal(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_BlockDumper.add_representer(str, _literal)
+
+
+def _pointer(path: Sequence[str]) -> str:
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _locate(tree: dict[str, Any], parts: list[str]) -> tuple[list[str], list[str]]:
+    """Return (the path of the key as the map spells it, the parts not found) for a dotted TiKV key.
+
+    At each level a dotted spelling of the remaining parts ("block-cache.capacity") is tried longest first, so a
+    key kept flat in the manifest is changed where it is."""
+    found: list[str] = []
+    node: Any = tree
+    rest = list(parts)
+    while rest and isinstance(node, dict):
+        for take in range(len(rest), 0, -1):
+            spelled = ".".join(rest[:take])
+            if spelled in node:
+                found.append(spelled)
+                node = node[spelled]
+                rest = rest[take:]
+                break
+        else:
+            break
+    return found, rest
+
+
+def _nest(parts: list[str], value: Any) -> Any:
+    for part in reversed(parts):
+        value = {part: value}
+    return value
+
+
+def _map_operations(config: dict[str, Any], changes: Sequence[Change], base: Sequence[str]
+                    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """JSON patch operations for the changed keys of a map-form config, and the config after them."""
+    working = copy.deepcopy(config)
+    operations: list[dict[str, Any]] = []
+    for change in changes:
+        found, rest = _locate(working, change.key.split("."))
+        parent: Any = working
+        for part in found[:-1] if not rest else found:
+            parent = parent[part]
+        if change.proposed is None:
+            if not rest:
+                operations.append({"op": "remove", "path": _pointer([*base, *found])})
+                del parent[found[-1]]
+            continue
+        if not rest:
+            operations.append({"op": "replace", "path": _pointer([*base, *found]), "value": change.proposed})
+            parent[found[-1]] = change.proposed
+        elif isinstance(parent, dict):
+            value = _nest(rest[1:], change.proposed)
+            operations.append({"op": "add", "path": _pointer([*base, *found, rest[0]]), "value": value})
+            parent[rest[0]] = value
+        else:
+            raise TikvConfError(f"{change.key}: {'.'.join(found)} is not a table in the manifest's config")
+    return operations, working
+
+
+def patch_manifest(manifest: str, changes: Sequence[Change], source: str = "manifest.yaml") -> OperatorPatch:
+    """Patch the TidbCluster or TiKVGroup in `manifest` with the tikv changes; other keys stay as they are."""
+    tikv, notes = _one_per_key([c for c in changes if c.target == "tikv"])
+    if not tikv:
+        raise TikvConfError("the patch changes no tikv.toml key: nothing to change in the manifest")
+    found = [d for d in _documents(manifest, source) if isinstance(d, dict)
+             and (d.get("apiVersion"), d.get("kind")) in KINDS]
+    if not found:
+        raise TikvConfError(f"{source}: no TidbCluster (pingcap.com/v1alpha1) or TiKVGroup "
+                            "(core.pingcap.com/v1alpha1) in the manifest")
+    if len(found) > 1:
+        raise TikvConfError(f"{source}: {len(found)} TidbCluster/TiKVGroup objects; give one")
+    document = found[0]
+    path, resource = KINDS[(document["apiVersion"], document["kind"])]
+    metadata = document.get("metadata") or {}
+    name, namespace = str(metadata.get("name") or ""), metadata.get("namespace")
+    if not name:
+        raise TikvConfError(f"{source}: the {document['kind']} has no metadata.name")
+    parent: Any = document
+    for part in path[:-1]:
+        if not isinstance(parent.get(part), dict):
+            parent[part] = {}
+        parent = parent[part]
+    current = parent.get(path[-1])
+    where = f"-n {namespace} " if namespace else ""
+    patched = copy.deepcopy(document)
+    target: Any = patched
+    for part in path[:-1]:
+        target = target.setdefault(part, {})
+    if isinstance(current, str) or (current is None and document["kind"] == "TiKVGroup"):
+        applied = apply_changes(current or "", tikv, f"{source}: {'.'.join(path)}")
+        target[path[-1]] = applied.text
+        body = yaml.dump(_nest(list(path), applied.text), Dumper=_BlockDumper, sort_keys=False, width=1000)
+        return OperatorPatch(document["kind"], name, namespace, "string", "merge", body,
+                             f"kubectl {where}patch {resource} {name} --type merge --patch-file <this file>", patched,
+                             tuple(notes))
+    if current is not None and not isinstance(current, dict):
+        raise TikvConfError(f"{source}: {'.'.join(path)} is neither a TOML string nor a map")
+    if current is None:
+        operations = [{"op": "add", "path": _pointer(path), "value": {}}]
+        config: dict[str, Any] = {}
+    else:
+        operations, config = [], current
+    more, updated = _map_operations(config, tikv, path)
+    target[path[-1]] = updated
+    return OperatorPatch(document["kind"], name, namespace, "map", "json",
+                         json.dumps(operations + more, indent=2) + "\n",
+                         f"kubectl {where}patch {resource} {name} --type json --patch-file <this file>", patched,
+                         tuple(notes))
