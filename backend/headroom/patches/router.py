@@ -14,7 +14,8 @@ from headroom.patches.schemas import OperatorManifest, PatchCreate, PatchFormat,
 router = APIRouter(prefix="/clusters/{cluster_id}/patches", tags=["patches"])
 _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artefact as an attachment.",
                       "content": {"application/toml": {}, "text/x-diff": {}, "application/yaml": {},
-                                  "application/sql": {}, "text/x-shellscript": {}, "text/plain": {}}}}
+                                  "application/sql": {}, "text/x-shellscript": {}, "text/plain": {},
+                                  "application/zip": {}}}}
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=PatchRead)

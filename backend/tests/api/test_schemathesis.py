@@ -179,7 +179,7 @@ def _explore(operation: Any, mode: Any, seeded: Seeded, path_parameters: dict[st
             # The AWS connection test makes several calls to the moto server; on a loaded 2-core machine they
             # took over schemathesis's default 10 s. This run checks schemas, not latency.
             response = case.call(headers=headers, timeout=60)
-            how = f"{mode.value}: {case.as_curl_command(headers=headers)} -> {response.status_code} {response.text[:300]}"
+            how = f"{mode.value}: {case.as_curl_command(headers=headers)} -> {response.status_code} {response.content[:300].decode(errors='replace')}"
             if response.status_code == 500:
                 failures.setdefault("HTTP 500", how)
             try:

@@ -5710,6 +5710,7 @@ export interface operations {
                     "application/sql": unknown;
                     "application/toml": unknown;
                     "application/yaml": unknown;
+                    "application/zip": unknown;
                     "text/plain": unknown;
                     "text/x-diff": unknown;
                     "text/x-shellscript": unknown;
