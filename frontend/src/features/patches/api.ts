@@ -144,3 +144,39 @@ export function patchNodes(patch: Patch): string[] {
 export function patchNodeLabel(patch: Patch, statusAddress: string): string {
   return patch.nodes.find((n) => n.status_address === statusAddress)?.address ?? statusAddress;
 }
+
+export interface OperatorPatchFile extends Artefact {
+  /** The kubectl command that applies it, with the object's own name and namespace. */
+  command: string;
+}
+
+/** Patch the user's own TidbCluster / TiKVGroup manifest: only the patch's tikv keys change. */
+export async function fetchOperatorPatch(
+  clusterId: string,
+  patchId: string,
+  manifest: string,
+  rollback = false,
+): Promise<OperatorPatchFile> {
+  const result = await api.POST('/api/v1/clusters/{cluster_id}/patches/{patch_id}/operator', {
+    params: { path: { cluster_id: clusterId, patch_id: patchId } },
+    body: { manifest, rollback },
+    parseAs: 'text',
+  });
+  if (!result.response.ok) {
+    let body: unknown = result.error;
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // not JSON: the status alone explains it
+      }
+    }
+    throw toApiError(result.response.status, body);
+  }
+  return {
+    text: typeof result.data === 'string' ? result.data : '',
+    filename: attachmentName(result.response.headers.get('Content-Disposition'), 'tikv-config-patch.json'),
+    contentType: result.response.headers.get('Content-Type') ?? 'application/json',
+    command: result.response.headers.get('X-Headroom-Apply-Command') ?? '',
+  };
+}

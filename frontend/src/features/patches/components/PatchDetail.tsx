@@ -5,6 +5,7 @@ import { appliesTo } from '@/lib/change';
 import { formatDateTime } from '@/lib/format';
 import { useMarkApplied, useMemberNames, usePatch, type Patch } from '../api';
 import { DownloadButtons } from './DownloadButtons';
+import { OperatorManifestPatch } from './OperatorManifestPatch';
 import { PatchDiff } from './PatchDiff';
 
 function valueText(value: unknown): string {
@@ -107,6 +108,7 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
       <section className="card" aria-labelledby="patch-downloads-heading">
         <h3 id="patch-downloads-heading">Download</h3>
         <DownloadButtons patch={patch} />
+        {patch.formats.includes('operator') && <OperatorManifestPatch patch={patch} />}
       </section>
 
       {patch.notes.length > 0 && (
