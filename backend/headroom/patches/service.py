@@ -201,7 +201,7 @@ def _notes(cluster: Cluster, nodes: Sequence[_NodeInfo], configs: dict[uuid.UUID
         config = configs.get(n.row.id)
         if config is None:
             continue
-        if config.raw_text:
+        if _toml_text(config) is not None:
             notes.append(f"merged/diff for {n.node.address} use the uploaded tikv.toml (version {config.version}).")
         else:
             notes.append(f"merged/diff for {n.node.address} use a TOML rebuilt from the live /config JSON "
@@ -381,6 +381,12 @@ def _node_file_name(node: PatchTarget) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", _where(node))
 
 
+def _toml_text(config: TikvConfig) -> str | None:
+    """The stored text when it is a tikv.toml (an upload of one); a TiUP topology's raw text is YAML, so merged and
+    diff use a TOML rebuilt from the node's config read out of it (they failed with a TOML parse error on it)."""
+    return config.raw_text if config.raw_text and config.source == "upload" else None
+
+
 def _config_at(db: Session, patch: PatchRecord, node: TikvNode) -> TikvConfig | None:
     """The node's config when the patch was made: the base config if it is this node's, else the newest then."""
     base = base_config(db, patch)
@@ -439,8 +445,9 @@ def render_patch(
         if chosen is not None:
             config_row = _config_at(db, row, chosen.row)
         if config_row is not None:
-            config_text = config_row.raw_text or toml_from_config(config_row.config)
-            source = "uploaded" if config_row.raw_text else "rebuilt"
+            uploaded = _toml_text(config_row)
+            config_text = uploaded if uploaded is not None else toml_from_config(config_row.config)
+            source = "uploaded" if uploaded is not None else "rebuilt"
         elif fmt != "rollback":
             raise InvalidInput(f"format: {fmt} needs a stored config of the node; none has been collected",
                                details={"field": "format"})
@@ -494,7 +501,8 @@ def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequ
             if config_row is None:
                 notes.append(f"{info.node.address}: no config collected, no file")
                 continue
-            text = config_row.raw_text or toml_from_config(config_row.config)
+            uploaded = _toml_text(config_row)
+            text = uploaded if uploaded is not None else toml_from_config(config_row.config)
             folder = _node_file_name(info.node)
             for fmt, name in (("merged", "tikv.toml"), ("diff", "tikv.toml.diff")):
                 try:

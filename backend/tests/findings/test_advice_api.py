@@ -381,6 +381,28 @@ def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_
     assert "no TidbCluster" in refused.json()["error"]["message"]
 
 
+def test_merged_and_diff_work_on_a_config_read_from_a_tiup_topology(world: World, db: Any) -> None:
+    # Issue 13: after a TiUP topology upload the stored text is YAML; merged and diff parsed it as TOML and failed.
+    cache = _findings(world, rule="block-cache-size")["items"][0]
+    detail = world.viewer.get(f"/api/v1/findings/{cache['id']}").json()
+    store = detail["evidence"]["per_node"][0]["node"]
+    node = db.scalar(select(TikvNode).where(TikvNode.cluster_id == world.demo.cluster.id,
+                                            TikvNode.store_address == store))
+    topology = "server_configs:\n  tikv:\n    storage.block-cache.capacity: 14GiB\n"
+    db.add(TikvConfig(org_id=node.org_id, node_id=node.id, version=3, source="tiup",
+                      config={"storage": {"block-cache": {"capacity": "14GiB"}}}, raw_text=topology,
+                      content_sha256="2" * 64))
+    db.commit()
+    patch = _create(world, {"finding_ids": [cache["id"]]}).json()
+    url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}"
+    merged = world.viewer.get(url, params={"format": "merged", "node": store})
+    assert merged.status_code == 200, merged.text
+    assert merged.headers["x-headroom-config-source"] == "rebuilt"
+    assert toml_view(merged.text)["storage.block-cache.capacity"] == "4GiB"
+    diff = world.viewer.get(url, params={"format": "diff", "node": store})
+    assert diff.status_code == 200 and '+capacity = "4GiB"' in diff.text
+
+
 BAD_PATCH_BODIES = [
     ({"finding_ids": []}, "finding_ids"),
     ({"finding_ids": [str(uuid.uuid4())]}, "finding_ids"),
