@@ -51,6 +51,7 @@ from headroom.domain.tikvconf import (
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
 from headroom.domain.tikvconf.operator import OperatorPatch, patch_manifest
+from headroom.domain.tikvconf.tiup import TopologyPatch, patch_topology
 from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
@@ -482,6 +483,25 @@ def render_operator_manifest(db: Session, principal: Principal, cluster_id: uuid
                                                         "column": exc.column}) from exc
     except TikvConfError as exc:
         raise InvalidInput(f"manifest: {exc}", details={"field": "manifest"}) from exc
+
+
+def render_tiup_topology(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
+                         topology: str, *, rollback: bool = False) -> TopologyPatch:
+    """The user's TiUP topology with the patch's tikv changes made in place (TiUP's precedence, comments kept)."""
+    cluster = clusters_service.get_cluster(db, principal, cluster_id)
+    row = get_patch(db, principal, cluster.id, patch_id)
+    changes = [c for c in row.changes if c.target == "tikv"]
+    if not changes:
+        raise InvalidInput("topology: this patch changes no tikv.toml key", details={"field": "topology"})
+    if rollback:
+        changes = [c.model_copy(update={"current": c.proposed, "proposed": c.current}) for c in reversed(changes)]
+    try:
+        return patch_topology(topology, changes, [n.node for n in _nodes(db, cluster)], "topology")
+    except ConfigParseError as exc:
+        raise InvalidInput(f"topology: {exc}", details={"field": "topology", "line": exc.line,
+                                                        "column": exc.column}) from exc
+    except TikvConfError as exc:
+        raise InvalidInput(f"topology: {exc}", details={"field": "topology"}) from exc
 
 
 def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequence[_NodeInfo],
