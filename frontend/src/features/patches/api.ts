@@ -145,23 +145,36 @@ export function patchNodeLabel(patch: Patch, statusAddress: string): string {
   return patch.nodes.find((n) => n.status_address === statusAddress)?.address ?? statusAddress;
 }
 
-export interface OperatorPatchFile extends Artefact {
-  /** The kubectl command that applies it, with the object's own name and namespace. */
+export interface OwnFilePatch extends Artefact {
+  /** The kubectl command that applies it (operator); empty for a topology. */
   command: string;
+  /** What it changed beyond the keys themselves (tiup: an instance's own config changed too, ...). */
+  notes: string[];
 }
 
-/** Patch the user's own TidbCluster / TiKVGroup manifest: only the patch's tikv keys change. */
-export async function fetchOperatorPatch(
+export type OwnFileKind = 'operator' | 'tiup';
+
+/** Patch the user's own file: a TidbCluster / TiKVGroup manifest (operator) or a TiUP topology (tiup); only the
+ * patch's tikv keys change in it. */
+export async function fetchOwnFilePatch(
+  kind: OwnFileKind,
   clusterId: string,
   patchId: string,
-  manifest: string,
-  rollback = false,
-): Promise<OperatorPatchFile> {
-  const result = await api.POST('/api/v1/clusters/{cluster_id}/patches/{patch_id}/operator', {
-    params: { path: { cluster_id: clusterId, patch_id: patchId } },
-    body: { manifest, rollback },
-    parseAs: 'text',
-  });
+  text: string,
+): Promise<OwnFilePatch> {
+  const path = { cluster_id: clusterId, patch_id: patchId };
+  const result =
+    kind === 'operator'
+      ? await api.POST('/api/v1/clusters/{cluster_id}/patches/{patch_id}/operator', {
+          params: { path },
+          body: { manifest: text },
+          parseAs: 'text',
+        })
+      : await api.POST('/api/v1/clusters/{cluster_id}/patches/{patch_id}/tiup', {
+          params: { path },
+          body: { topology: text },
+          parseAs: 'text',
+        });
   if (!result.response.ok) {
     let body: unknown = result.error;
     if (typeof body === 'string') {
@@ -173,10 +186,13 @@ export async function fetchOperatorPatch(
     }
     throw toApiError(result.response.status, body);
   }
+  const headers = result.response.headers;
+  const notes = JSON.parse(headers.get('X-Headroom-Notes') ?? '[]') as string[];
   return {
     text: typeof result.data === 'string' ? result.data : '',
-    filename: attachmentName(result.response.headers.get('Content-Disposition'), 'tikv-config-patch.json'),
-    contentType: result.response.headers.get('Content-Type') ?? 'application/json',
-    command: result.response.headers.get('X-Headroom-Apply-Command') ?? '',
+    filename: attachmentName(headers.get('Content-Disposition'), kind === 'tiup' ? 'topology.yaml' : 'patch.json'),
+    contentType: headers.get('Content-Type') ?? 'text/plain',
+    command: headers.get('X-Headroom-Apply-Command') ?? '',
+    notes,
   };
 }
