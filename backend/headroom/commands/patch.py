@@ -33,6 +33,8 @@ from headroom.domain.tikvconf import (
     resolve_nodes,
 )
 from headroom.domain.tikvconf.operator import patch_manifest
+from headroom.domain.tikvconf.render import tiup_cluster_name
+from headroom.domain.tikvconf.tiup import patch_topology
 
 GIB = 1024**3
 
@@ -183,6 +185,14 @@ def patch_command(
             "the proposed keys (a JSON patch for a config map, the whole updated string for a TOML string).",
         ),
     ] = None,
+    topology: Annotated[
+        Path | None,
+        typer.Option(
+            "--topology",
+            help="With --format tiup: your TiUP topology (tiup cluster edit-config / show-config); prints it with "
+            "the changes made in place, after TiUP's precedence, comments kept.",
+        ),
+    ] = None,
 ) -> None:
     """Print an artefact that applies (or, with --rollback, undoes) the selected findings' changes."""
     if format not in FORMATS:
@@ -203,6 +213,23 @@ def patch_command(
         matches = [n.status_address for n in nodes if node in (n.name, n.address, n.status_address)]
         status_address = matches[0] if matches else node
     config_text = _read_text(config, "config") if config is not None else None
+    if topology is not None:
+        if format != "tiup":
+            fail("--topology goes with --format tiup")
+        try:
+            edited = patch_topology(_read_text(topology, "topology"),
+                                    _undo_all(resolved) if rollback else resolved, nodes, str(topology))
+        except TikvConfError as exc:
+            fail(str(exc))
+        for note in edited.notes:
+            sys.stderr.write(f"headroom: note: {note}\n")
+        sys.stderr.write(f"headroom: note: then: tiup cluster edit-config {tiup_cluster_name(cluster.name)} (paste "
+                         f"it), and tiup cluster reload {tiup_cluster_name(cluster.name)} -R tikv for keys that "
+                         "need a restart\n")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(edited.text.encode("utf-8"))
+        sys.stdout.buffer.flush()
+        return
     if manifest is not None:
         if format != "operator":
             fail("--manifest goes with --format operator")

@@ -3,13 +3,14 @@ that a patch was applied."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from fastapi import APIRouter, Query, Response, status
 
 from headroom.api.deps import DB, Caller, Context
 from headroom.patches import service
-from headroom.patches.schemas import OperatorManifest, PatchCreate, PatchFormat, PatchList, PatchRead
+from headroom.patches.schemas import OperatorManifest, PatchCreate, PatchFormat, PatchList, PatchRead, TiupTopology
 
 router = APIRouter(prefix="/clusters/{cluster_id}/patches", tags=["patches"])
 _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artefact as an attachment.",
@@ -75,6 +76,21 @@ def operator_patch(
         media_type="application/json-patch+json" if json_form else "application/merge-patch+yaml",
         headers={"Content-Disposition": f'attachment; filename="{name}"', "X-Headroom-Apply-Command": patched.command},
     )
+
+
+@router.post(
+    "/{patch_id}/tiup",
+    responses={200: {"description": "Your topology with the changes made in place (YAML); notes in X-Headroom-Notes."}},
+)
+def tiup_topology(cluster_id: uuid.UUID, patch_id: uuid.UUID, body: TiupTopology, caller: Caller, db: DB) -> Response:
+    """Patch your own TiUP topology: each value lands where TiUP reads it (an instance's own config wins over
+    server_configs.tikv, so a cluster-wide change is made there too), one spelling per key, comments kept.
+    Paste it with `tiup cluster edit-config`, then `tiup cluster reload -R tikv` for keys that need a restart."""
+    edited = service.render_tiup_topology(db, caller, cluster_id, patch_id, body.topology, rollback=body.rollback)
+    name = f"topology{'-rollback' if body.rollback else ''}.yaml"
+    notes = json.dumps(list(edited.notes))
+    return Response(content=edited.text, media_type="application/yaml",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"', "X-Headroom-Notes": notes})
 
 
 @router.post("/{patch_id}/applied", response_model=PatchRead)

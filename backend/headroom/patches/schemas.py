@@ -39,6 +39,15 @@ class OperatorManifest(Input):
     rollback: bool = Field(default=False, description="The patch that puts the previous values back.")
 
 
+class TiupTopology(Input):
+    topology: str = Field(
+        max_length=512 * 1024,
+        description="Your TiUP topology (tiup cluster edit-config / show-config); returned with the changes made "
+        "in place, after TiUP's precedence, comments kept.",
+    )
+    rollback: bool = Field(default=False, description="Put the previous values back instead.")
+
+
 class PatchNodeRead(Output):
     status_address: str
     address: str = Field(description="The node's store (server) address.")

@@ -51,6 +51,7 @@ from headroom.domain.tikvconf import (
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
 from headroom.domain.tikvconf.operator import OperatorPatch, patch_manifest
+from headroom.domain.tikvconf.tiup import TopologyPatch, patch_topology
 from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
@@ -201,7 +202,7 @@ def _notes(cluster: Cluster, nodes: Sequence[_NodeInfo], configs: dict[uuid.UUID
         config = configs.get(n.row.id)
         if config is None:
             continue
-        if config.raw_text:
+        if _toml_text(config) is not None:
             notes.append(f"merged/diff for {n.node.address} use the uploaded tikv.toml (version {config.version}).")
         else:
             notes.append(f"merged/diff for {n.node.address} use a TOML rebuilt from the live /config JSON "
@@ -395,6 +396,12 @@ def _node_file_name(node: PatchTarget) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", _where(node))
 
 
+def _toml_text(config: TikvConfig) -> str | None:
+    """The stored text when it is a tikv.toml (an upload of one); a TiUP topology's raw text is YAML, so merged and
+    diff use a TOML rebuilt from the node's config read out of it (they failed with a TOML parse error on it)."""
+    return config.raw_text if config.raw_text and config.source == "upload" else None
+
+
 def _config_at(db: Session, patch: PatchRecord, node: TikvNode) -> TikvConfig | None:
     """The node's config when the patch was made: the base config if it is this node's, else the newest then."""
     base = base_config(db, patch)
@@ -453,8 +460,9 @@ def render_patch(
         if chosen is not None:
             config_row = _config_at(db, row, chosen.row)
         if config_row is not None:
-            config_text = config_row.raw_text or toml_from_config(config_row.config)
-            source = "uploaded" if config_row.raw_text else "rebuilt"
+            uploaded = _toml_text(config_row)
+            config_text = uploaded if uploaded is not None else toml_from_config(config_row.config)
+            source = "uploaded" if uploaded is not None else "rebuilt"
         elif fmt != "rollback":
             raise InvalidInput(f"format: {fmt} needs a stored config of the node; none has been collected",
                                details={"field": "format"})
@@ -491,6 +499,25 @@ def render_operator_manifest(db: Session, principal: Principal, cluster_id: uuid
         raise InvalidInput(f"manifest: {exc}", details={"field": "manifest"}) from exc
 
 
+def render_tiup_topology(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
+                         topology: str, *, rollback: bool = False) -> TopologyPatch:
+    """The user's TiUP topology with the patch's tikv changes made in place (TiUP's precedence, comments kept)."""
+    cluster = clusters_service.get_cluster(db, principal, cluster_id)
+    row = get_patch(db, principal, cluster.id, patch_id)
+    changes = [c for c in row.changes if c.target == "tikv"]
+    if not changes:
+        raise InvalidInput("topology: this patch changes no tikv.toml key", details={"field": "topology"})
+    if rollback:
+        changes = [c.model_copy(update={"current": c.proposed, "proposed": c.current}) for c in reversed(changes)]
+    try:
+        return patch_topology(topology, changes, [n.node for n in _nodes(db, cluster)], "topology")
+    except ConfigParseError as exc:
+        raise InvalidInput(f"topology: {exc}", details={"field": "topology", "line": exc.line,
+                                                        "column": exc.column}) from exc
+    except TikvConfError as exc:
+        raise InvalidInput(f"topology: {exc}", details={"field": "topology"}) from exc
+
+
 def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequence[_NodeInfo],
                     changed: Sequence[_NodeInfo], *, rollback: bool) -> Rendered:
     """Every changed node's merged tikv.toml and its diff in one zip (<node>/tikv.toml, <node>/tikv.toml.diff)."""
@@ -508,7 +535,8 @@ def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequ
             if config_row is None:
                 notes.append(f"{info.node.address}: no config collected, no file")
                 continue
-            text = config_row.raw_text or toml_from_config(config_row.config)
+            uploaded = _toml_text(config_row)
+            text = uploaded if uploaded is not None else toml_from_config(config_row.config)
             folder = _node_file_name(info.node)
             for fmt, name in (("merged", "tikv.toml"), ("diff", "tikv.toml.diff")):
                 try:

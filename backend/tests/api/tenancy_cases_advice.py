@@ -14,6 +14,9 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/v1/clusters/{cluster_id}/advise"): {},
     ("POST", "/api/v1/clusters/{cluster_id}/patches"): {"finding_ids": "all_open", "base_config": "latest"},
     ("POST", "/api/v1/clusters/{cluster_id}/patches/{patch_id}/applied"): {},
+    ("POST", "/api/v1/clusters/{cluster_id}/patches/{patch_id}/tiup"): {
+        "topology": "tikv_servers:\n  - host: 10.0.1.5\n"
+    },
     ("POST", "/api/v1/clusters/{cluster_id}/patches/{patch_id}/operator"): {
         "manifest": "apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata: {name: basic}\nspec: {tikv: {}}\n"
     },

@@ -286,3 +286,21 @@ def test_operator_with_the_users_manifest_prints_a_json_patch_of_only_the_change
     assert "kubectl patch tc basic --type json --patch-file" in result.stderr
     wrong = run(str(snapshot), "--findings", str(FINDINGS), "--format", "sql", "--manifest", str(manifest))
     assert wrong.exit_code != 0 and "--manifest goes with --format operator" in wrong.stderr
+
+
+def test_tiup_with_the_users_topology_prints_it_patched_in_place(snapshot: Path, tmp_path: Path) -> None:
+    # Issue 13: the topology's own instance config for 10.0.1.5 overrides server_configs; both get the value.
+    topology = tmp_path / "topology.yaml"
+    topology.write_text(
+        "# prod-east\nserver_configs:\n  tikv:\n    storage.block-cache.capacity: 8GiB\ntikv_servers:\n"
+        "  - host: 10.0.1.5\n    config:\n      storage.block-cache.capacity: 10GiB\n  - host: 10.0.1.6\n"
+    )
+    result = run(str(snapshot), "--findings", str(FINDINGS), "--format", "tiup", "--topology", str(topology),
+                 "--finding", "block-cache-undersized:tikv-1")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("# prod-east\n")
+    from headroom.domain.tikvconf.parse import tiup_topology_view
+
+    view = tiup_topology_view(result.stdout)
+    assert view.for_instance("10.0.1.5", 20160)["storage.block-cache.capacity"] == "14GiB"
+    assert "tiup cluster edit-config prod-east" in result.stderr

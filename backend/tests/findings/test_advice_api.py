@@ -16,6 +16,7 @@ from headroom.accounts.models import AuditLog
 from headroom.clusters.models import Cluster
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf import FORMATS, Change, artefact, template_keys, toml_view
+from headroom.domain.tikvconf.parse import tiup_topology_view
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.findings import service as findings_service
 from headroom.inventory.models import TikvConfig, TikvNode
@@ -379,6 +380,52 @@ def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_
     refused = world.viewer.post(url, json={"manifest": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
     assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("manifest: ")
     assert "no TidbCluster" in refused.json()["error"]["message"]
+
+
+def test_merged_and_diff_work_on_a_config_read_from_a_tiup_topology(world: World, db: Any) -> None:
+    # Issue 13: after a TiUP topology upload the stored text is YAML; merged and diff parsed it as TOML and failed.
+    cache = _findings(world, rule="block-cache-size")["items"][0]
+    detail = world.viewer.get(f"/api/v1/findings/{cache['id']}").json()
+    store = detail["evidence"]["per_node"][0]["node"]
+    node = db.scalar(select(TikvNode).where(TikvNode.cluster_id == world.demo.cluster.id,
+                                            TikvNode.store_address == store))
+    topology = "server_configs:\n  tikv:\n    storage.block-cache.capacity: 14GiB\n"
+    db.add(TikvConfig(org_id=node.org_id, node_id=node.id, version=3, source="tiup",
+                      config={"storage": {"block-cache": {"capacity": "14GiB"}}}, raw_text=topology,
+                      content_sha256="2" * 64))
+    db.commit()
+    patch = _create(world, {"finding_ids": [cache["id"]]}).json()
+    url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}"
+    merged = world.viewer.get(url, params={"format": "merged", "node": store})
+    assert merged.status_code == 200, merged.text
+    assert merged.headers["x-headroom-config-source"] == "rebuilt"
+    assert toml_view(merged.text)["storage.block-cache.capacity"] == "4GiB"
+    diff = world.viewer.get(url, params={"format": "diff", "node": store})
+    assert diff.status_code == 200 and '+capacity = "4GiB"' in diff.text
+
+
+def test_the_tiup_topology_is_patched_in_place_after_tiups_precedence(world: World) -> None:
+    # Issue 13: the tiup artefact never saw the topology, so an instance's own config silently overrode a
+    # cluster-wide change. Given the topology, every instance ends with the proposed value.
+    cache = _findings(world, rule="block-cache-size")["items"][0]
+    patch = _create(world, {"finding_ids": [cache["id"]]}).json()
+    stores = sorted({c["entity"]["node"] for c in patch["changes"] if c["target"] == "tikv"})
+    proposed = {c["proposed"] for c in patch["changes"] if c["key"] == "storage.block-cache.capacity"}.pop()
+    host, port = stores[0].split(":")
+    topology = (
+        "# ours\nserver_configs:\n  tikv:\n    storage.block-cache.capacity: 8GiB\ntikv_servers:\n"
+        + "".join(f"  - host: {s.split(':')[0]}\n    port: {s.split(':')[1]}\n" for s in stores[1:])
+        + f"  - host: {host}\n    port: {port}\n    config:\n      storage.block-cache.capacity: 20GiB\n"
+    )
+    url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}/tiup"
+    response = world.viewer.post(url, json={"topology": topology})
+    assert response.status_code == 200, response.text
+    view = tiup_topology_view(response.text)
+    assert {view.for_instance(s.split(":")[0], int(s.split(":")[1]))["storage.block-cache.capacity"]
+            for s in stores} == {proposed}
+    assert response.text.startswith("# ours")
+    refused = world.viewer.post(url, json={"topology": "tikv_servers: [\n"})
+    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("topology: ")
 
 
 BAD_PATCH_BODIES = [

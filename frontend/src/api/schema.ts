@@ -419,6 +419,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/patches/{patch_id}/tiup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tiup Topology
+         * @description Patch your own TiUP topology: each value lands where TiUP reads it (an instance's own config wins over
+         *     server_configs.tikv, so a cluster-wide change is made there too), one spelling per key, comments kept.
+         *     Paste it with `tiup cluster edit-config`, then `tiup cluster reload -R tikv` for keys that need a restart.
+         */
+        post: operations["tiup_topology_api_v1_clusters__cluster_id__patches__patch_id__tiup_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/snapshot": {
         parameters: {
             query?: never;
@@ -3395,6 +3417,20 @@ export interface components {
              */
             status: "unknown" | "ok" | "failing";
         };
+        /** TiupTopology */
+        TiupTopology: {
+            /**
+             * Rollback
+             * @description Put the previous values back instead.
+             * @default false
+             */
+            rollback?: boolean;
+            /**
+             * Topology
+             * @description Your TiUP topology (tiup cluster edit-config / show-config); returned with the changes made in place, after TiUP's precedence, comments kept.
+             */
+            topology: string;
+        };
         /** UserRead */
         UserRead: {
             /** Email */
@@ -5902,6 +5938,105 @@ export interface operations {
         };
         responses: {
             /** @description The patch file: a JSON patch (config map) or a YAML merge patch (TOML string). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    tiup_topology_api_v1_clusters__cluster_id__patches__patch_id__tiup_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+                patch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TiupTopology"];
+            };
+        };
+        responses: {
+            /** @description Your topology with the changes made in place (YAML); notes in X-Headroom-Notes. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -142,6 +142,67 @@ describe('patch detail', () => {
     );
   });
 
+  it("patches the user's own TiDB Operator manifest and says how to apply it", async () => {
+    const sent: unknown[] = [];
+    Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:patch'), revokeObjectURL: vi.fn() });
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined);
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
+        if (!new URL(request.url).searchParams.get('format')) {
+          return HttpResponse.json({ ...PATCH, formats: [...PATCH.formats, 'operator'] });
+        }
+      }),
+      http.post(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}/operator`), async ({ request }) => {
+        sent.push(await request.json());
+        return new HttpResponse('[{"op": "add"}]', {
+          headers: {
+            'Content-Type': 'application/json-patch+json',
+            'Content-Disposition': 'attachment; filename="basic-tikv-config.json"',
+            'X-Headroom-Apply-Command': 'kubectl patch tc basic --type json --patch-file <this file>',
+          },
+        });
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    const form = await screen.findByRole('form', { name: 'Patch your TiDB Operator manifest' });
+    await user.type(within(form).getByLabelText('Manifest'), 'kind: TidbCluster');
+    await user.click(within(form).getByRole('button', { name: 'Download the patched manifest' }));
+    expect(await within(form).findByRole('status')).toHaveTextContent(
+      'Saved basic-tikv-config.json. Apply it with kubectl patch tc basic --type json --patch-file basic-tikv-config.json',
+    );
+    expect(sent).toEqual([{ manifest: 'kind: TidbCluster' }]);
+  });
+
+  it('patches the user\'s own TiUP topology and shows what it changed beyond the keys', async () => {
+    const sent: unknown[] = [];
+    Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:patch'), revokeObjectURL: vi.fn() });
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined);
+    server.use(...clusterHandlers());
+    server.use(
+      http.post(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}/tiup`), async ({ request }) => {
+        sent.push(await request.json());
+        return new HttpResponse('server_configs: {}\n', {
+          headers: {
+            'Content-Type': 'application/yaml',
+            'Content-Disposition': 'attachment; filename="topology.yaml"',
+            'X-Headroom-Notes': JSON.stringify(['10.0.1.14:20160 sets it in its own config: changed there too']),
+          },
+        });
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    const form = await screen.findByRole('form', { name: 'Patch your TiUP topology' });
+    await user.type(within(form).getByLabelText('Topology'), 'tikv_servers: none');
+    await user.click(within(form).getByRole('button', { name: 'Download the patched topology' }));
+    const status = await within(form).findByRole('status');
+    expect(status).toHaveTextContent('Saved topology.yaml. Paste it into tiup cluster edit-config');
+    expect(within(status).getByRole('listitem')).toHaveTextContent(
+      '10.0.1.14:20160 sets it in its own config: changed there too',
+    );
+    expect(sent).toEqual([{ topology: 'tikv_servers: none' }]);
+  });
+
   it('marks the patch applied, recording who and when', async () => {
     server.use(...clusterHandlers());
     server.use(

@@ -131,15 +131,19 @@ class TopologyConfig:
     """The TiKV config in a TiUP topology: cluster-wide `server_configs.tikv` and per-instance overrides."""
 
     global_config: ConfigView = field(default_factory=dict)
-    per_host: dict[str, ConfigView] = field(default_factory=dict)  # "host" or "host:port" -> dotted view
+    per_host: dict[str, ConfigView] = field(default_factory=dict)  # "host:port" -> dotted view
 
     def for_instance(self, host: str, port: int | None = None) -> ConfigView:
-        """Return the config an instance runs with: server_configs.tikv, then its own overrides."""
+        """Return the config an instance runs with: server_configs.tikv, then its own overrides.
+
+        An instance is its host and port; a topology entry without a port is the instance on TiUP's default TiKV
+        port 20160 (TiUP topology reference, tikv_servers.port), never every instance on its host."""
         merged = dict(self.global_config)
-        merged.update(self.per_host.get(host, {}))
-        if port is not None:
-            merged.update(self.per_host.get(f"{host}:{port}", {}))
+        merged.update(self.per_host.get(f"{host}:{port or TIUP_TIKV_PORT}", {}))
         return merged
+
+
+TIUP_TIKV_PORT = 20160  # tikv_servers[].port's default (TiUP topology file reference)
 
 
 def tiup_topology_view(
@@ -195,7 +199,7 @@ def _topology(decoded: Any, root: Node | None, source: str) -> TopologyConfig:
         if config is not None and not isinstance(config, Mapping):
             raise refuse(("tikv_servers", i, "config"), "must be a mapping of TiKV settings")
         if config is not None:
-            per_host[f"{host}:{port}" if port else host] = flatten(config)
+            per_host[f"{host}:{port or TIUP_TIKV_PORT}"] = flatten(config)
     return TopologyConfig(global_config, per_host)
 
 

@@ -128,3 +128,23 @@ def test_malformed_json_and_yaml_name_the_line() -> None:
     with pytest.raises(ConfigParseError) as raised_yaml:
         tiup_topology_view("server_configs:\n  tikv: [\n")
     assert raised_yaml.value.line == 3
+
+
+def test_a_port_less_instance_is_the_one_on_20160_and_lends_nothing_to_its_neighbours() -> None:
+    # Issue 13: two TiKV on one host (20160 without a port, 20161 with one): the first's per-instance config was
+    # keyed by the bare host and applied to every instance on it. TiUP's default tikv port is 20160.
+    topology = """
+server_configs:
+  tikv:
+    storage.block-cache.capacity: 8GiB
+tikv_servers:
+  - host: 10.0.1.7
+    config:
+      storage.block-cache.capacity: 12GiB
+  - host: 10.0.1.7
+    port: 20161
+"""
+    view = tiup_topology_view(topology)
+    assert view.for_instance("10.0.1.7", 20160)["storage.block-cache.capacity"] == "12GiB"
+    assert view.for_instance("10.0.1.7", None)["storage.block-cache.capacity"] == "12GiB"
+    assert view.for_instance("10.0.1.7", 20161)["storage.block-cache.capacity"] == "8GiB"

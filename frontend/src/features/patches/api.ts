@@ -144,3 +144,55 @@ export function patchNodes(patch: Patch): string[] {
 export function patchNodeLabel(patch: Patch, statusAddress: string): string {
   return patch.nodes.find((n) => n.status_address === statusAddress)?.address ?? statusAddress;
 }
+
+export interface OwnFilePatch extends Artefact {
+  /** The kubectl command that applies it (operator); empty for a topology. */
+  command: string;
+  /** What it changed beyond the keys themselves (tiup: an instance's own config changed too, ...). */
+  notes: string[];
+}
+
+export type OwnFileKind = 'operator' | 'tiup';
+
+/** Patch the user's own file: a TidbCluster / TiKVGroup manifest (operator) or a TiUP topology (tiup); only the
+ * patch's tikv keys change in it. */
+export async function fetchOwnFilePatch(
+  kind: OwnFileKind,
+  clusterId: string,
+  patchId: string,
+  text: string,
+): Promise<OwnFilePatch> {
+  const path = { cluster_id: clusterId, patch_id: patchId };
+  const result =
+    kind === 'operator'
+      ? await api.POST('/api/v1/clusters/{cluster_id}/patches/{patch_id}/operator', {
+          params: { path },
+          body: { manifest: text },
+          parseAs: 'text',
+        })
+      : await api.POST('/api/v1/clusters/{cluster_id}/patches/{patch_id}/tiup', {
+          params: { path },
+          body: { topology: text },
+          parseAs: 'text',
+        });
+  if (!result.response.ok) {
+    let body: unknown = result.error;
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // not JSON: the status alone explains it
+      }
+    }
+    throw toApiError(result.response.status, body);
+  }
+  const headers = result.response.headers;
+  const notes = JSON.parse(headers.get('X-Headroom-Notes') ?? '[]') as string[];
+  return {
+    text: typeof result.data === 'string' ? result.data : '',
+    filename: attachmentName(headers.get('Content-Disposition'), kind === 'tiup' ? 'topology.yaml' : 'patch.json'),
+    contentType: headers.get('Content-Type') ?? 'text/plain',
+    command: headers.get('X-Headroom-Apply-Command') ?? '',
+    notes,
+  };
+}

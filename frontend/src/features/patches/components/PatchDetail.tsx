@@ -5,6 +5,7 @@ import { appliesTo } from '@/lib/change';
 import { formatDateTime } from '@/lib/format';
 import { useMarkApplied, useMemberNames, usePatch, type Patch } from '../api';
 import { DownloadButtons } from './DownloadButtons';
+import { OwnFilePatchForm } from './OwnFilePatchForm';
 import { PatchDiff } from './PatchDiff';
 
 function valueText(value: unknown): string {
@@ -107,6 +108,10 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
       <section className="card" aria-labelledby="patch-downloads-heading">
         <h3 id="patch-downloads-heading">Download</h3>
         <DownloadButtons patch={patch} />
+        {patch.nodes.length > 0 && patch.formats.includes('tiup') && <OwnFilePatchForm patch={patch} kind="tiup" />}
+        {patch.nodes.length > 0 && patch.formats.includes('operator') && (
+          <OwnFilePatchForm patch={patch} kind="operator" />
+        )}
       </section>
 
       {patch.notes.length > 0 && (

@@ -1,0 +1,149 @@
+"""Patch a TiUP topology in place: the proposed TiKV values land where TiUP will read them, and nothing else moves.
+
+TiUP's precedence (TiUP topology file reference, server_configs): `server_configs.tikv` applies to every TiKV, and
+an instance's own `tikv_servers[].config` wins over it for that instance. So a cluster-wide change goes into
+`server_configs.tikv` and also into every instance config that sets the same key (else it would be silently
+overridden there); a change for one node goes into its instance's config. A key is changed where the topology
+already spells it (dotted `storage.block-cache.capacity` or nested maps), so TiUP never sees two spellings of one
+key (it flattens maps in no fixed order). The document is read and written with ruamel.yaml's round trip (YAML
+1.2, as TiUP reads it): comments, order and quoting stay. An instance without `port` is the one on 20160.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.error import YAMLError
+
+from headroom.domain.model import Change
+from headroom.domain.tikvconf.change import PatchTarget, split_address, target_node
+from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
+from headroom.domain.tikvconf.parse import TIUP_TIKV_PORT
+
+
+@dataclass(frozen=True)
+class TopologyPatch:
+    text: str  # the whole topology, changed in place
+    notes: tuple[str, ...]
+
+
+def _yaml() -> YAML:
+    rt = YAML(typ="rt")
+    rt.preserve_quotes = True
+    rt.width = 4096
+    rt.indent(mapping=2, sequence=4, offset=2)  # "  - host: ..." as TiUP writes and documents topologies
+    return rt
+
+
+def _locate(tree: Any, parts: list[str]) -> tuple[list[str], list[str]]:
+    found: list[str] = []
+    node = tree
+    rest = list(parts)
+    while rest and isinstance(node, dict):
+        for take in range(len(rest), 0, -1):
+            spelled = ".".join(rest[:take])
+            if spelled in node:
+                found.append(spelled)
+                node = node[spelled]
+                rest = rest[take:]
+                break
+        else:
+            break
+    return found, rest
+
+
+def _get(tree: Any, key: str) -> tuple[bool, Any]:
+    found, rest = _locate(tree, key.split("."))
+    if rest or not found:
+        return False, None
+    node = tree
+    for part in found:
+        node = node[part]
+    return True, node
+
+
+def _set(tree: Any, key: str, value: Any) -> None:
+    """Set `key` where the map spells it, else add it as one dotted key at the deepest existing table."""
+    found, rest = _locate(tree, key.split("."))
+    parent: Any = tree
+    for part in found[:-1] if not rest else found:
+        parent = parent[part]
+    if not rest:
+        if value is None:
+            del parent[found[-1]]
+        else:
+            parent[found[-1]] = value
+    elif value is not None:
+        if not isinstance(parent, dict):
+            raise TikvConfError(f"{key}: {'.'.join(found)} is not a table in the topology")
+        parent[".".join(rest)] = value
+
+
+def _instance(servers: Any, host: str, port: int) -> Any:
+    for server in servers or []:
+        if isinstance(server, dict) and server.get("host") == host and int(server.get("port") or TIUP_TIKV_PORT) == port:
+            return server
+    return None
+
+
+def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTarget],
+                   source: str = "topology.yaml") -> TopologyPatch:
+    """Apply the tikv changes to a TiUP topology's text (see the module docstring)."""
+    rt = _yaml()
+    try:
+        document = rt.load(text)
+    except YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        raise ConfigParseError(str(getattr(error, "problem", None) or error).splitlines()[0],
+                               (mark.line + 1) if mark else 0, (mark.column + 1) if mark else 0, source) from None
+    if not isinstance(document, dict):
+        raise TikvConfError(f"{source}: not a TiUP topology (expected a mapping with tikv_servers)")
+    servers = document.get("tikv_servers")
+    by_status = {n.status_address: n for n in nodes}
+    notes: list[str] = []
+    for change in (c for c in changes if c.target == "tikv"):
+        node = target_node(change)
+        if node is None:
+            if not isinstance(document.get("server_configs"), dict):
+                document["server_configs"] = CommentedMap()
+            configs = document["server_configs"]
+            if not isinstance(configs.get("tikv"), dict):
+                configs["tikv"] = CommentedMap()
+            _set(configs["tikv"], change.key, change.proposed)
+            for server in servers or []:
+                config = server.get("config") if isinstance(server, dict) else None
+                has, value = _get(config, change.key) if isinstance(config, dict) else (False, None)
+                if has and value != change.proposed:
+                    _set(config, change.key, change.proposed)
+                    where = f"{server.get('host')}:{server.get('port') or TIUP_TIKV_PORT}"
+                    notes.append(f"{where} sets {change.key} = {value} in its own config, which TiUP applies over "
+                                 "server_configs.tikv: changed there too")
+            continue
+        target = by_status.get(node)
+        host, port = split_address(target.server_address()) if target is not None else (None, None)
+        server = _instance(servers, host, port or TIUP_TIKV_PORT) if host else None
+        if server is None:
+            notes.append(f"{change.key}: no tikv_servers entry for {target.server_address() if target else node} "
+                         "in the topology; not changed")
+            continue
+        config = server.get("config")
+        if not isinstance(config, dict):
+            server["config"] = config = CommentedMap()
+        elif any(other is not server and isinstance(other, dict) and other.get("config") is config
+                 for other in servers):
+            # an anchored config shared by several instances (`config: *zone-a`): this one gets its own copy,
+            # so the change stays on this node
+            own = CommentedMap()
+            own.update(config)
+            server["config"] = config = own
+            notes.append(f"{host}:{port or TIUP_TIKV_PORT} shared its config with other instances through a YAML "
+                         f"anchor: it now has its own copy, so {change.key} changes on it only")
+        _set(config, change.key, change.proposed)
+    out = io.StringIO()
+    rt.dump(document, out)
+    return TopologyPatch(out.getvalue(), tuple(notes))
