@@ -73,7 +73,10 @@ def _one_per_key(changes: Sequence[Change]) -> tuple[list[Change], list[str]]:
 
 
 def _documents(text: str, source: str) -> Iterator[Any]:
-    loader = BoundedSafeLoader(text, source)
+    try:
+        loader = BoundedSafeLoader(text, source)
+    except yaml.YAMLError as error:  # the reader refuses characters YAML does not allow (control characters)
+        raise ConfigParseError(str(error).splitlines()[0], 0, 0, source) from None
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -171,14 +174,17 @@ def patch_manifest(manifest: str, changes: Sequence[Change], source: str = "mani
         raise TikvConfError(f"{source}: {len(found)} TidbCluster/TiKVGroup objects; give one")
     document = found[0]
     path, resource = KINDS[(document["apiVersion"], document["kind"])]
-    metadata = document.get("metadata") or {}
+    raw_metadata = document.get("metadata")
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     name, namespace = str(metadata.get("name") or ""), metadata.get("namespace")
     if not name:
         raise TikvConfError(f"{source}: the {document['kind']} has no metadata.name")
     parent: Any = document
     for part in path[:-1]:
-        if not isinstance(parent.get(part), dict):
+        if parent.get(part) is None:
             parent[part] = {}
+        elif not isinstance(parent.get(part), dict):
+            raise TikvConfError(f"{source}: {part} of the {document['kind']} is not a mapping")
         parent = parent[part]
     current = parent.get(path[-1])
     where = f"-n {namespace} " if namespace else ""

@@ -97,7 +97,7 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
     rt = _yaml()
     try:
         document = rt.load(text)
-    except YAMLError as error:
+    except (YAMLError, ValueError) as error:  # ValueError: ruamel's reader on characters YAML forbids
         mark = getattr(error, "problem_mark", None)
         raise ConfigParseError(str(getattr(error, "problem", None) or error).splitlines()[0],
                                (mark.line + 1) if mark else 0, (mark.column + 1) if mark else 0, source) from None
@@ -135,7 +135,7 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
         if not isinstance(config, dict):
             server["config"] = config = CommentedMap()
         elif any(other is not server and isinstance(other, dict) and other.get("config") is config
-                 for other in servers):
+                 for other in servers or []):
             # an anchored config shared by several instances (`config: *zone-a`): this one gets its own copy,
             # so the change stays on this node
             own = CommentedMap()
