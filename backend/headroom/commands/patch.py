@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -33,7 +32,7 @@ from headroom.domain.tikvconf import (
     resolve_nodes,
 )
 from headroom.domain.tikvconf.operator import patch_manifest
-from headroom.domain.tikvconf.render import tiup_cluster_name
+from headroom.domain.tikvconf.render import inverse_changes, tiup_cluster_name
 from headroom.domain.tikvconf.tiup import patch_topology
 
 GIB = 1024**3
@@ -218,7 +217,7 @@ def patch_command(
             fail("--topology goes with --format tiup")
         try:
             edited = patch_topology(_read_text(topology, "topology"),
-                                    _undo_all(resolved) if rollback else resolved, nodes, str(topology))
+                                    inverse_changes(resolved) if rollback else resolved, nodes, str(topology))
         except TikvConfError as exc:
             fail(str(exc))
         for note in edited.notes:
@@ -235,7 +234,7 @@ def patch_command(
             fail("--manifest goes with --format operator")
         try:
             patched = patch_manifest(_read_text(manifest, "manifest"),
-                                     _undo_all(resolved) if rollback else resolved, str(manifest))
+                                     inverse_changes(resolved) if rollback else resolved, str(manifest))
         except TikvConfError as exc:
             fail(str(exc))
         sys.stderr.write(f"headroom: note: apply with: {patched.command}\n")
@@ -261,11 +260,6 @@ def patch_command(
     sys.stdout.flush()
     sys.stdout.buffer.write(rendered.body.encode("utf-8"))  # bytes as rendered: no newline translation
     sys.stdout.buffer.flush()
-
-
-def _undo_all(changes: Sequence[Change]) -> list[Change]:
-    """The inverse changes, last first (a rollback of the manifest patch: the previous values)."""
-    return [c.model_copy(update={"current": c.proposed, "proposed": c.current}) for c in reversed(changes)]
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,14 @@ from fastapi import APIRouter, Query, Response, status
 
 from headroom.api.deps import DB, Caller, Context
 from headroom.patches import service
-from headroom.patches.schemas import OperatorManifest, PatchCreate, PatchFormat, PatchList, PatchRead, TiupTopology
+from headroom.patches.schemas import (
+    OperatorManifest,
+    PatchCreate,
+    PatchFormat,
+    PatchList,
+    PatchRead,
+    TiupTopology,
+)
 
 router = APIRouter(prefix="/clusters/{cluster_id}/patches", tags=["patches"])
 _DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artefact as an attachment.",

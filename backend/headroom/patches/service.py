@@ -51,6 +51,7 @@ from headroom.domain.tikvconf import (
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
 from headroom.domain.tikvconf.operator import OperatorPatch, patch_manifest
+from headroom.domain.tikvconf.render import inverse_changes
 from headroom.domain.tikvconf.tiup import TopologyPatch, patch_topology
 from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord, Recommendation
@@ -489,7 +490,7 @@ def render_operator_manifest(db: Session, principal: Principal, cluster_id: uuid
     row = get_patch(db, principal, cluster.id, patch_id)
     changes = [c for c in row.changes if c.target == "tikv"]
     if rollback:
-        changes = [c.model_copy(update={"current": c.proposed, "proposed": c.current}) for c in reversed(changes)]
+        changes = inverse_changes(changes)
     try:
         return patch_manifest(manifest, changes, "manifest")
     except ConfigParseError as exc:
@@ -508,7 +509,7 @@ def render_tiup_topology(db: Session, principal: Principal, cluster_id: uuid.UUI
     if not changes:
         raise InvalidInput("topology: this patch changes no tikv.toml key", details={"field": "topology"})
     if rollback:
-        changes = [c.model_copy(update={"current": c.proposed, "proposed": c.current}) for c in reversed(changes)]
+        changes = inverse_changes(changes)
     try:
         return patch_topology(topology, changes, [n.node for n in _nodes(db, cluster)], "topology")
     except ConfigParseError as exc:

@@ -106,7 +106,7 @@ def _pointer(path: Sequence[str]) -> str:
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in path)
 
 
-def _locate(tree: dict[str, Any], parts: list[str]) -> tuple[list[str], list[str]]:
+def locate_key(tree: Any, parts: list[str]) -> tuple[list[str], list[str]]:
     """Return (the path of the key as the map spells it, the parts not found) for a dotted TiKV key.
 
     At each level a dotted spelling of the remaining parts ("block-cache.capacity") is tried longest first, so a
@@ -139,7 +139,7 @@ def _map_operations(config: dict[str, Any], changes: Sequence[Change], base: Seq
     working = copy.deepcopy(config)
     operations: list[dict[str, Any]] = []
     for change in changes:
-        found, rest = _locate(working, change.key.split("."))
+        found, rest = locate_key(working, change.key.split("."))
         parent: Any = working
         for part in found[:-1] if not rest else found:
             parent = parent[part]

@@ -28,8 +28,8 @@ import json
 import math
 import re
 import shlex
-import tomllib
 import textwrap
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -179,7 +179,7 @@ def _settings(ctx: _Context, changes: Sequence[Change], validate: bool = True) -
     return settings
 
 
-def _inverse(changes: Sequence[Change]) -> list[Change]:
+def inverse_changes(changes: Sequence[Change]) -> list[Change]:
     """The rollback: each change back to its previous value (None if unset or unknown), last first."""
     return [
         change.model_copy(update={"current": change.proposed, "proposed": change.current})
@@ -220,12 +220,12 @@ def _context(
         pairs = (
             list(zip(applied.applied, applied.rollback_changes(), strict=True))[::-1]
             if applied is not None
-            else list(zip(tikv[::-1], _inverse(tikv), strict=True))
+            else list(zip(tikv[::-1], inverse_changes(tikv), strict=True))
         )
         undone = [(original, _undo(inverse)) for original, inverse in pairs]
         sources = {id(inverse): sources.get(id(original), "") for original, inverse in undone}
         tikv = [inverse for _, inverse in undone]
-        aws = [_undo(c) for c in _inverse(aws)]
+        aws = [_undo(c) for c in inverse_changes(aws)]
     return _Context(patch, tikv, aws, config_text, node, applied, rollback, sources)
 
 

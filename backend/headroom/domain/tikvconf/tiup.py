@@ -23,6 +23,7 @@ from ruamel.yaml.error import YAMLError
 from headroom.domain.model import Change
 from headroom.domain.tikvconf.change import PatchTarget, split_address, target_node
 from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
+from headroom.domain.tikvconf.operator import locate_key
 from headroom.domain.tikvconf.parse import TIUP_TIKV_PORT
 
 
@@ -40,25 +41,8 @@ def _yaml() -> YAML:
     return rt
 
 
-def _locate(tree: Any, parts: list[str]) -> tuple[list[str], list[str]]:
-    found: list[str] = []
-    node = tree
-    rest = list(parts)
-    while rest and isinstance(node, dict):
-        for take in range(len(rest), 0, -1):
-            spelled = ".".join(rest[:take])
-            if spelled in node:
-                found.append(spelled)
-                node = node[spelled]
-                rest = rest[take:]
-                break
-        else:
-            break
-    return found, rest
-
-
 def _get(tree: Any, key: str) -> tuple[bool, Any]:
-    found, rest = _locate(tree, key.split("."))
+    found, rest = locate_key(tree, key.split("."))
     if rest or not found:
         return False, None
     node = tree
@@ -69,7 +53,7 @@ def _get(tree: Any, key: str) -> tuple[bool, Any]:
 
 def _set(tree: Any, key: str, value: Any) -> None:
     """Set `key` where the map spells it, else add it as one dotted key at the deepest existing table."""
-    found, rest = _locate(tree, key.split("."))
+    found, rest = locate_key(tree, key.split("."))
     parent: Any = tree
     for part in found[:-1] if not rest else found:
         parent = parent[part]

@@ -71,6 +71,19 @@ export interface Artefact {
   contentType: string;
 }
 
+/** The API error of a download read as text: its JSON body parsed when it is JSON (else the status explains it). */
+function downloadError(status: number, error: unknown) {
+  let body: unknown = error;
+  if (typeof body === 'string') {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      // not JSON: the status alone explains it
+    }
+  }
+  return toApiError(status, body);
+}
+
 /** The file name a Content-Disposition header names, else a fallback. */
 export function attachmentName(header: string | null, fallback: string): string {
   const match = header ? /filename="?([^";]+)"?/i.exec(header) : null;
@@ -88,17 +101,7 @@ export async function fetchArtefact(
     params: { path: { cluster_id: clusterId, patch_id: patchId }, query: { format, node: node ?? null } },
     parseAs: format === 'configs' ? 'blob' : 'text',
   });
-  if (!result.response.ok) {
-    let body: unknown = result.error;
-    if (typeof body === 'string') {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        // not JSON: the status alone explains it
-      }
-    }
-    throw toApiError(result.response.status, body);
-  }
+  if (!result.response.ok) throw downloadError(result.response.status, result.error);
   return {
     text: typeof result.data === 'string' ? result.data : '',
     blob: result.data instanceof Blob ? result.data : undefined,
@@ -175,17 +178,7 @@ export async function fetchOwnFilePatch(
           body: { topology: text },
           parseAs: 'text',
         });
-  if (!result.response.ok) {
-    let body: unknown = result.error;
-    if (typeof body === 'string') {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        // not JSON: the status alone explains it
-      }
-    }
-    throw toApiError(result.response.status, body);
-  }
+  if (!result.response.ok) throw downloadError(result.response.status, result.error);
   const headers = result.response.headers;
   const notes = JSON.parse(headers.get('X-Headroom-Notes') ?? '[]') as string[];
   return {
