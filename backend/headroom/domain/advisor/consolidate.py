@@ -268,7 +268,7 @@ def _group_changes(
             entity=ctx.cluster_entity(),
             current=first_current,
             proposed=value,
-            online=can_change_online(key, first_current, value),
+            online=all(can_change_online(key, currents[n.id], value, n.tikv_version) for n in group.nodes),
             reason=reason,
         )
         return [change], notes
@@ -279,7 +279,7 @@ def _group_changes(
             entity=ctx.entity_for_node(n.id),
             current=currents[n.id],
             proposed=value,
-            online=can_change_online(key, currents[n.id], value),
+            online=can_change_online(key, currents[n.id], value, n.tikv_version),
             reason=reason,
         )
         for n in group.nodes

@@ -9,6 +9,10 @@ Sources:
   block-size, compression-per-level, raft-engine.*, rocksdb.titan.enabled, server.grpc-compression-type,
   readpool.unified.min-thread-count, rocksdb.rate-limiter-mode and raftstore.raftdb-path are not.
 - The template's [storage.flow-control] comment: "Support change dynamically".
+- ONLINE_SINCE: the release from which a key in those tables is online, read in TiKV's source at each minor tag
+  (v4.0.0 .. v8.5.0): where `#[online_config(skip)]` (`#[config(skip)]` before v5.2) left the field, or where the
+  server first registered the module's config manager. Before that release the key needs a restart; a key that
+  did not exist yet is refused by SET CONFIG.
 A key found in none of these is treated as needing a restart: a rolling restart is always safe, a SET CONFIG
 that TiKV rejects is a half-applied change (batch changes are not atomic, domain.md section 5).
 """
@@ -16,6 +20,8 @@ that TiKV rejects is a half-applied change (batch changes are not atomic, domain
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from headroom.domain.tikvconf.defaults import Version, parse_version
 
 _DBS_CFS: dict[str, tuple[str, ...]] = {
     "rocksdb": ("defaultcf", "writecf", "lockcf", "raftcf"),
@@ -182,6 +188,57 @@ _OFFLINE_PREFIXES: dict[str, str] = {
 }
 
 
+_TIKV_SRC = "https://github.com/tikv/tikv/blob"
+
+
+def _since(version: Version, path: str, why: str) -> tuple[Version, str]:
+    tag = "v" + ".".join(map(str, version))
+    return version, f"TiKV {tag} source ({_TIKV_SRC}/{tag}/{path}): {why}"
+
+
+_RAFTSTORE = "components/raftstore/src/store/config.rs"
+_TITAN_SINCE = _since((8, 0, 0), "src/config/mod.rs", "titan min-blob-size is no longer #[online_config(skip)]")
+ONLINE_SINCE: dict[str, tuple[Version, str]] = {
+    # v4.0.0's server registered no config manager for the storage module; v4.0.3's does (cmd/src/server.rs).
+    "storage.block-cache.capacity": _since((4, 0, 3), "cmd/src/server.rs", "the storage module is changeable online"),
+    "storage.scheduler-worker-pool-size": _since(
+        (6, 0, 0), "src/storage/config.rs", "no longer #[online_config(skip)] (v5.x needs a restart)"
+    ),
+    # The readpool config manager is registered from v6.0.0 on (components/server/src/server.rs).
+    **{
+        key: _since((6, 0, 0), "components/server/src/server.rs", "the readpool module is changeable online")
+        for key in ("readpool.unified.max-thread-count", "readpool.unified.auto-adjust-pool-size")
+    },
+    **{
+        key: _since((5, 4, 0), _RAFTSTORE, "the apply/store batch systems became #[online_config(submodule)]")
+        for key in (
+            "raftstore.apply-pool-size",
+            "raftstore.store-pool-size",
+            "raftstore.apply-max-batch-size",
+            "raftstore.store-max-batch-size",
+        )
+    },
+    "raftstore.store-io-pool-size": _since(
+        (6, 6, 0), _RAFTSTORE, "no longer #[online_config(skip)] (v5.3 to v6.5 need a restart)"
+    ),
+    **{
+        key: _since((5, 0, 0), "src/config.rs", "the rate limiter is changeable online")
+        for key in ("rocksdb.rate-bytes-per-sec", "rocksdb.rate-limiter-auto-tuned")
+    },
+    **{f"{db}.{cf}.titan.min-blob-size": _TITAN_SINCE for db, cfs in _DBS_CFS.items() for cf in cfs},
+    **{
+        f"storage.flow-control.{key}": _since((5, 2, 0), "src/storage/config.rs", "flow control was added")
+        for key in (
+            "enable",
+            "memtables-threshold",
+            "l0-files-threshold",
+            "soft-pending-compaction-bytes-limit",
+            "hard-pending-compaction-bytes-limit",
+        )
+    },
+}
+
+
 @dataclass(frozen=True)
 class OnlineStatus:
     """Whether a key can change without a restart, whether that is known, and the source that says so."""
@@ -191,8 +248,17 @@ class OnlineStatus:
     source: str
 
 
-def online_status(key: str) -> OnlineStatus:
-    """Look up whether `key` can be changed online, and cite the source."""
+def online_status(key: str, version: str | None = None) -> OnlineStatus:
+    """Look up whether `key` can be changed online on TiKV `version`, and cite the source.
+
+    An unknown or unparsable version is judged as the newest release: the SQL artefact says which keys that
+    assumption covers (`version_assumptions`)."""
+    parsed = parse_version(version)
+    if parsed is not None and key in ONLINE_SINCE:
+        since, source = ONLINE_SINCE[key]
+        if parsed < since:
+            tag = ".".join(map(str, parsed))
+            return OnlineStatus(False, True, f"not online on TiKV v{tag}: {source}")
     if key in ONLINE_FROM_DOCS:
         return OnlineStatus(True, True, "PingCAP, Modify Configuration Dynamically")
     if key in ONLINE_FROM_CODE:
@@ -205,8 +271,20 @@ def online_status(key: str) -> OnlineStatus:
     return OnlineStatus(False, False, "not in the online tables: treated as needing a rolling restart")
 
 
-def can_change_online(key: str, current: object, proposed: object) -> bool:
-    """Say whether this particular change can go through SET CONFIG / tikv-ctl rather than a restart."""
+def version_assumptions(keys: list[str] | tuple[str, ...] | set[str], version: str | None) -> list[str]:
+    """Name the keys judged online only because the TiKV version is unknown, with the release they need."""
+    if parse_version(version) is not None:
+        return []
+    return [
+        f"{key} is online only from TiKV v{'.'.join(map(str, ONLINE_SINCE[key][0]))}"
+        for key in sorted(set(keys))
+        if key in ONLINE_SINCE
+    ]
+
+
+def can_change_online(key: str, current: object, proposed: object, version: str | None = None) -> bool:
+    """Say whether this particular change can go through SET CONFIG / tikv-ctl rather than a restart on TiKV
+    `version` (None: the newest release)."""
     if isinstance(proposed, list | dict):
         # POST /config takes scalar values only (domain.md s4.2: arrays are rejected).
         return False
@@ -214,4 +292,4 @@ def can_change_online(key: str, current: object, proposed: object) -> bool:
         # PCDOCS dynamic-config.md: "DO NOT modify this value from a non-zero value to 0 or from 0 to non-
         # zero".
         return False
-    return online_status(key).online
+    return online_status(key, version).online

@@ -41,7 +41,7 @@ from headroom.domain.model import Change
 from headroom.domain.tikvconf.change import Patch, split_address, target_node
 from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
 from headroom.domain.tikvconf.keys import check_value, require_valid_key
-from headroom.domain.tikvconf.online import can_change_online, online_status
+from headroom.domain.tikvconf.online import can_change_online, online_status, version_assumptions
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback
 
@@ -173,7 +173,7 @@ def _settings(ctx: _Context, changes: Sequence[Change], validate: bool = True) -
                 source=ctx.sources.get(id(change), ""),
                 node=target_node(change),
                 online=change.proposed is not None
-                and can_change_online(change.key, change.current, change.proposed),
+                and can_change_online(change.key, change.current, change.proposed, ctx.patch.tikv_version),
             )
         )
     return settings
@@ -546,7 +546,7 @@ def _offline_block(ctx: _Context, settings: Sequence[Setting], prefix: str) -> l
     for setting in settings:
         where = f" on {setting.node}" if setting.node else ""
         value = "remove the key" if setting.value is None else f"= {toml_value(setting.value)}"
-        lines.append(f"{prefix}  {setting.key} {value}{where}   ({online_status(setting.key).source})")
+        lines.append(f"{prefix}  {setting.key} {value}{where}   ({online_status(setting.key, ctx.patch.tikv_version).source})")
     lines += [f"{prefix}  " + step.format(cluster=cluster) for step in RESTART_STEPS]
     return lines
 
@@ -572,10 +572,11 @@ def _collapse_nodes(ctx: _Context, settings: Sequence[Setting]) -> list[Setting]
 
 def _online_disagreements(ctx: _Context) -> list[str]:
     """Say where the finding called a change online but TiKV's online table says it needs a restart."""
+    version = ctx.patch.tikv_version
     return [
-        f"{c.key}: the finding marks it online, but {online_status(c.key).source}; needs a rolling restart"
+        f"{c.key}: the finding marks it online, but {online_status(c.key, version).source}; needs a rolling restart"
         for c in ctx.tikv
-        if c.online and c.proposed is not None and not can_change_online(c.key, c.current, c.proposed)
+        if c.online and c.proposed is not None and not can_change_online(c.key, c.current, c.proposed, version)
     ]
 
 
@@ -588,6 +589,14 @@ def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
     lines += _comment_lines(
         "Changes are not atomic across instances: run SHOW WARNINGS after each statement.", "-- "
     )
+    assumed = version_assumptions({s.key for s in online}, ctx.patch.tikv_version)
+    if assumed:
+        lines += _comment_lines(
+            "The TiKV version is unknown, so these statements assume a recent release: "
+            + "; ".join(assumed)
+            + ". On an older TiKV, change those keys in the config and restart instead.",
+            "-- ",
+        )
     for setting in _collapse_nodes(ctx, online):
         lines.append("")
         lines += _comment_lines(

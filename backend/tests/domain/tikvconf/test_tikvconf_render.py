@@ -20,6 +20,7 @@ from headroom.domain.tikvconf.change import Patch, PatchTarget, resolve_nodes, t
 from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, UnknownFormat
 from headroom.domain.tikvconf.keys import template_keys
 from headroom.domain.tikvconf.parse import flatten
+from headroom.domain.tikvconf.online import can_change_online
 from headroom.domain.tikvconf.render import FORMATS, artefact, artefacts, ctl_value, sql_value
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -398,3 +399,48 @@ def test_moving_raft_engine_dir_where_raft_engine_is_off_says_it_will_not_take_e
     assert any("will not take effect" in n and "raftstore.raftdb-path" in n for n in notes)
     assert not any("will not take effect" in n for n in artefact(moved, "merged", config_text="[raft-engine]\n"
                                                                   "enable = true\n").notes)
+
+
+# Read in TiKV's source at each minor tag (online.ONLINE_SINCE): the release from which each key is online.
+@pytest.mark.parametrize(("key", "before", "since"), [
+    ("storage.block-cache.capacity", "v4.0.0", "v4.0.3"),  # storage config manager registered in v4.0.3
+    ("storage.scheduler-worker-pool-size", "v5.4.3", "v6.0.0"),  # #[online_config(skip)] through v5.4
+    ("readpool.unified.max-thread-count", "v5.4.0", "v6.0.0"),  # readpool manager registered in v6.0.0
+    ("raftstore.apply-pool-size", "v5.3.0", "v5.4.0"),  # batch systems became submodules in v5.4
+    ("raftstore.store-io-pool-size", "v6.5.9", "v6.6.0"),  # #[online_config(skip)] v5.3..v6.5
+    ("rocksdb.defaultcf.titan.min-blob-size", "v7.5.1", "v8.0.0"),  # #[online_config(skip)] until v7.6
+    ("rocksdb.rate-bytes-per-sec", "v4.0.16", "v5.0.0"),
+])
+def test_a_key_is_set_online_only_from_the_release_that_allows_it(key: str, before: str, since: str) -> None:
+    current, proposed = ("8GiB", "16GiB") if "capacity" in key else ("10GB", "200MB") if "rate" in key else (
+        ("32KB", "1KB") if "blob" in key else (2, 4)
+    )
+    for version, online in ((before, False), (since, True)):
+        p = Patch(cluster="prod-east", tikv_version=version, nodes=NODES,
+                  changes=(change(key, proposed, current),), sources=(FINDING,))
+        body = artefact(p, "sql").body
+        statements = re.findall(r"^SET CONFIG .*;$", body, flags=re.MULTILINE)
+        assert bool(statements) is online, (version, body)
+        if not online:
+            restart = body[body.index("Needs a rolling restart"):]
+            assert f"--   {key} = " in restart
+            assert f"not online on TiKV {before}" in restart and since in restart  # the source says why
+            assert f"https://github.com/tikv/tikv/blob/{since}/" in restart
+
+
+def test_an_unknown_version_says_which_statements_assume_a_recent_tikv() -> None:
+    p = Patch(cluster="prod-east", tikv_version=None, nodes=NODES,
+              changes=(change("raftstore.store-io-pool-size", 2, 1), change("log.level", "warn", "info")),
+              sources=(FINDING, FINDING))
+    body = artefact(p, "sql").body
+    assert "SET CONFIG tikv `raftstore.store-io-pool-size` = 2;" in body
+    assert "raftstore.store-io-pool-size is online only from TiKV v6.6.0" in body
+    assert "log.level is online only" not in body  # no release rule: online on every supported version
+    known = artefact(patch_of(change("raftstore.store-io-pool-size", 2, 1)), "sql").body  # v7.5.1
+    assert "assume a recent release" not in known
+
+
+def test_an_advisor_change_on_an_old_node_is_not_marked_online() -> None:
+    assert can_change_online("storage.scheduler-worker-pool-size", 4, 6, "v5.4.0") is False
+    assert can_change_online("storage.scheduler-worker-pool-size", 4, 6, "v6.1.0") is True
+    assert can_change_online("storage.scheduler-worker-pool-size", 4, 6, None) is True

@@ -89,7 +89,7 @@ def tikv_change(ctx: Context, node: Node, key: str, proposed: Any, reason: str) 
         key=key,
         current=current,
         proposed=proposed,
-        online=can_change_online(key, current, proposed),
+        online=can_change_online(key, current, proposed, node.tikv_version),
         reason=reason,
         entity=ctx.entity_for_node(node.id),
     )
