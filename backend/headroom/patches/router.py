@@ -20,7 +20,9 @@ from headroom.patches.schemas import (
 )
 
 router = APIRouter(prefix="/clusters/{cluster_id}/patches", tags=["patches"])
-_DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artefact as an attachment.",
+_DOWNLOADS = {"200": {"description": "PatchRead JSON, or with ?format= the artefact as an attachment; what the "
+                                     "user must know before running it is a JSON list of strings in "
+                                     "X-Headroom-Notes.",
                       "content": {"application/toml": {}, "text/x-diff": {}, "application/yaml": {},
                                   "application/sql": {}, "text/x-shellscript": {}, "text/plain": {},
                                   "application/zip": {}}}}
@@ -57,7 +59,8 @@ def get_patch(
         return service.patch_read(db, service.get_patch(db, caller, cluster_id, patch_id))
     rendered = service.render_patch(db, caller, cluster_id, patch_id, format, node=node, rollback=rollback)
     art = rendered.artefact
-    headers = {"Content-Disposition": f'attachment; filename="{art.filename}"'}
+    headers = {"Content-Disposition": f'attachment; filename="{art.filename}"',
+               "X-Headroom-Notes": json.dumps(list(art.notes))}
     if rendered.config_source is not None:
         # uploaded: the stored tikv.toml as written; rebuilt: a TOML made from the live /config JSON
         headers["X-Headroom-Config-Source"] = rendered.config_source

@@ -51,7 +51,7 @@ from headroom.domain.tikvconf import (
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
 from headroom.domain.tikvconf.operator import OperatorPatch, patch_manifest
-from headroom.domain.tikvconf.render import inverse_changes
+from headroom.domain.tikvconf.render import file_slug, inverse_changes
 from headroom.domain.tikvconf.tiup import TopologyPatch, patch_topology
 from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord, Recommendation
@@ -546,14 +546,15 @@ def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequ
                 except TikvConfError as exc:
                     raise _invalid(exc, "format") from exc
                 archive.writestr(f"{folder}/{name}", art.body)
+                notes.extend(f"{info.node.address}: {note}" for note in art.notes
+                             if f"{info.node.address}: {note}" not in notes)
             written += 1
         if notes:
             archive.writestr("NOTES.txt", "\n".join(notes) + "\n")
     if not written:
         raise InvalidInput("format: configs needs a stored config of a changed node; none has been collected",
                            details={"field": "format"})
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", cluster.name).strip("-").lower() or "cluster"
-    filename = f"{slug}-{'rollback-' if rollback else ''}tikv-configs.zip"
+    filename = f"{file_slug(cluster.name)}-{'rollback-' if rollback else ''}tikv-configs.zip"
     listing = Artefact("configs", filename, "application/zip", "", tuple(notes))
     return Rendered(listing, None, None, buffer.getvalue())
 

@@ -315,6 +315,7 @@ def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world:
     for store in group:
         merged = world.viewer.get(url, params={"format": "merged", "node": store})
         assert merged.status_code == 200, merged.text
+        assert isinstance(json.loads(merged.headers["x-headroom-notes"]), list)  # what to know before running it
         assert toml_view(merged.text)["storage.block-cache.capacity"] == "4GiB"
         diff = world.viewer.get(url, params={"format": "diff", "node": store}).text
         assert '+capacity = "4GiB"' in diff
@@ -327,7 +328,9 @@ def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world:
     assert archive.status_code == 200 and archive.headers["content-type"] == "application/zip"
     assert archive.headers["content-disposition"].endswith('tikv-configs.zip"')
     with zipfile.ZipFile(io.BytesIO(archive.content)) as z:
-        names = sorted(z.namelist())
+        names = sorted(n for n in z.namelist() if n != "NOTES.txt")
+        notes = z.read("NOTES.txt").decode().splitlines() if "NOTES.txt" in z.namelist() else []
+        assert notes == json.loads(archive.headers["x-headroom-notes"])
         folders = sorted({name.split("/")[0] for name in names})
         assert folders == sorted(store.replace(":", "_") for store in group)
         assert names == sorted(f"{f}/{n}" for f in folders for n in ("tikv.toml", "tikv.toml.diff"))

@@ -5736,7 +5736,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description PatchRead JSON, or with ?format= the artefact as an attachment. */
+            /** @description PatchRead JSON, or with ?format= the artefact as an attachment; what the user must know before running it is a JSON list of strings in X-Headroom-Notes. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -55,6 +55,10 @@ describe('patch detail', () => {
     const diff = await screen.findByLabelText('Diff of tikv.toml on 10.0.1.14:20160');
     expect(diff).toHaveTextContent('-capacity = "14745MiB"');
     expect(diff).toHaveTextContent('+capacity = "4GiB"');
+    // the diff's own notes (X-Headroom-Notes) are shown next to it, before anyone applies it
+    expect(screen.getByRole('list', { name: 'Before you apply this file' })).toHaveTextContent(
+      'raft-engine.dir: this file sets [raft-engine] enable = false',
+    );
     expect(screen.getByRole('region', { name: 'Notes' })).toHaveTextContent('From 1 finding(s): block-cache-size.');
     const downloads = screen.getByRole('group', { name: 'Downloads' });
     expect(within(downloads).getAllByRole('button').map((b) => b.textContent)).toEqual(

@@ -411,6 +411,13 @@ export const PATCH: S['PatchRead'] = {
   applied_by_user_id: null,
 };
 
+/** What the server says about the diff (X-Headroom-Notes), as render's raft-engine check words it. */
+export const DIFF_NOTES = [
+  'raft-engine.dir: this file sets [raft-engine] enable = false, so TiKV keeps the Raft log in RocksDB ' +
+    '(raftstore.raftdb-path) and moving raft-engine.dir will not take effect; move raftstore.raftdb-path ' +
+    'instead, or enable Raft Engine first',
+];
+
 export const DIFF = `--- a/tikv.toml
 +++ b/tikv.toml
 @@ -33,7 +33,7 @@
@@ -481,7 +488,11 @@ export function clusterHandlers({
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches`), json({ items: [PATCH], total: 1 })),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
       const format = new URL(request.url).searchParams.get('format');
-      if (format === 'diff') return new HttpResponse(DIFF, { headers: { 'Content-Type': 'text/x-diff' } });
+      if (format === 'diff') {
+        return new HttpResponse(DIFF, {
+          headers: { 'Content-Type': 'text/x-diff', 'X-Headroom-Notes': JSON.stringify(DIFF_NOTES) },
+        });
+      }
       if (format === 'toml') {
         return new HttpResponse(TOML, {
           headers: {

@@ -962,15 +962,16 @@ _RENDERERS: dict[str, Callable[[_Context], tuple[str, list[str]]]] = {
 }
 
 
-def _slug(text: str) -> str:
+def file_slug(text: str) -> str:
+    """A file-name-safe form of a cluster or node name (every artefact's file names use it)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "cluster"
 
 
 def _filename(patch: Patch, fmt: str, rollback: bool, node: str | None) -> str:
     base = _FILES[fmt][0]
-    parts = [_slug(patch.cluster) if patch.cluster and not patch.cluster.startswith("<") else ""]
+    parts = [file_slug(patch.cluster) if patch.cluster and not patch.cluster.startswith("<") else ""]
     if node:
-        parts.append(_slug(node))
+        parts.append(file_slug(node))
     if rollback and fmt != "rollback":
         parts.append("rollback")
     prefix = "-".join(part for part in parts if part)

@@ -69,6 +69,18 @@ export interface Artefact {
   blob?: Blob;
   filename: string;
   contentType: string;
+  /** What to know before running it (X-Headroom-Notes), e.g. a change the file's own settings cancel. */
+  notes: string[];
+}
+
+/** The notes a download carries in X-Headroom-Notes (a JSON list of strings); none when absent or unreadable. */
+export function artefactNotes(headers: Headers): string[] {
+  try {
+    const notes: unknown = JSON.parse(headers.get('X-Headroom-Notes') ?? '[]');
+    return Array.isArray(notes) ? notes.filter((n): n is string => typeof n === 'string') : [];
+  } catch {
+    return [];
+  }
 }
 
 /** The API error of a download read as text: its JSON body parsed when it is JSON (else the status explains it). */
@@ -107,6 +119,7 @@ export async function fetchArtefact(
     blob: result.data instanceof Blob ? result.data : undefined,
     filename: attachmentName(result.response.headers.get('Content-Disposition'), `patch-${format}.txt`),
     contentType: result.response.headers.get('Content-Type') ?? 'text/plain',
+    notes: artefactNotes(result.response.headers),
   };
 }
 
@@ -151,8 +164,6 @@ export function patchNodeLabel(patch: Patch, statusAddress: string): string {
 export interface OwnFilePatch extends Artefact {
   /** The kubectl command that applies it (operator); empty for a topology. */
   command: string;
-  /** What it changed beyond the keys themselves (tiup: an instance's own config changed too, ...). */
-  notes: string[];
 }
 
 export type OwnFileKind = 'operator' | 'tiup';
@@ -180,7 +191,7 @@ export async function fetchOwnFilePatch(
         });
   if (!result.response.ok) throw downloadError(result.response.status, result.error);
   const headers = result.response.headers;
-  const notes = JSON.parse(headers.get('X-Headroom-Notes') ?? '[]') as string[];
+  const notes = artefactNotes(headers);
   return {
     text: typeof result.data === 'string' ? result.data : '',
     filename: attachmentName(headers.get('Content-Disposition'), kind === 'tiup' ? 'topology.yaml' : 'patch.json'),

@@ -40,7 +40,16 @@ export function PatchDiff({ patch, initialNode }: { patch: Patch; initialNode?: 
       ) : diff.isError ? (
         <QueryError title="Could not load the diff" query={diff} />
       ) : (
-        <DiffView text={diff.data.text} label={`Diff of tikv.toml on ${patchNodeLabel(patch, node ?? '')}`} />
+        <>
+          {diff.data.notes.length > 0 && (
+            <ul className="notes" aria-label="Before you apply this file">
+              {diff.data.notes.map((note) => (
+                <li key={note}>{note}</li>
+              ))}
+            </ul>
+          )}
+          <DiffView text={diff.data.text} label={`Diff of tikv.toml on ${patchNodeLabel(patch, node ?? '')}`} />
+        </>
       )}
     </div>
   );
