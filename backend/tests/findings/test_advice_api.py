@@ -491,3 +491,28 @@ def test_the_patch_list_takes_the_same_number_of_queries_for_any_number_of_patch
         assert len(statements) == with_one  # was 3 + 2 per changed node for every patch
     finally:
         event.remove(connection, "before_cursor_execute", count)
+
+
+def test_what_if_shows_the_ceilings_findings_and_cost_a_change_moves(world: World, client: Any) -> None:
+    # The demo's gp2 volume out of burst: its first option is gp3 (AWS: gp3 3,000 IOPS / 125 MiB/s baseline at any
+    # size, $0.08 per GB-month against gp2's $0.10 in us-east-1).
+    burst = _findings(world, rule="gp2-burst-depletion")["items"][0]
+    option = world.viewer.get(f"/api/v1/findings/{burst['id']}").json()["options"][0]
+    url = f"/api/v1/clusters/{world.cid}/what-if"
+    answer = world.viewer.post(url, json={"changes": option["changes"]})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert burst["dedup_key"] in {f["dedup_key"] for f in body["resolved"]}
+    assert all(f["title"] for f in body["resolved"] + body["remaining"] + body["new"])
+    volume = next(c["entity"]["volume_id"] for c in option["changes"] if c["key"] == "volume.type")
+    moved = [c for c in body["ceilings"] if c["entity_id"] == volume]
+    assert moved and all(c["ceiling_after"] >= c["ceiling"] for c in moved)
+    assert body["cost"]["delta_usd"] < 0 and body["cost"]["after_usd"] < body["cost"]["before_usd"]
+
+    wrong = dict(option["changes"][0], entity={"kind": "volume", "id": "vol-nope", "volume_id": "vol-nope"})
+    refused = world.viewer.post(url, json={"changes": [option["changes"][0], wrong]})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["details"]["field"] == "changes[1]"
+    assert "vol-nope" in refused.json()["error"]["message"]
+    stranger = sign_up(client, org="Another Org")
+    assert stranger.post(url, json={"changes": option["changes"]}).status_code == 404
