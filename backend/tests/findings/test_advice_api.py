@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shlex
 import uuid
 from pathlib import Path
 from dataclasses import dataclass
@@ -373,11 +374,13 @@ def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_
     response = world.viewer.post(url, json={"manifest": manifest})
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/json-patch+json")
-    assert response.headers["x-headroom-apply-command"] == "kubectl patch tc basic --type json --patch-file <this file>"
     proposed = {c["proposed"] for c in patch["changes"] if c["key"] == "storage.block-cache.capacity"}
     assert response.json() == [
         {"op": "add", "path": "/spec/tikv/config/storage/block-cache", "value": {"capacity": proposed.pop()}}
     ]
+    # runs as printed: the patch inline, quoted for the shell (was `--patch-file <this file>`, a redirection)
+    assert shlex.split(response.headers["x-headroom-apply-command"]) == [
+        "kubectl", "patch", "tc", "basic", "--type", "json", "-p", json.dumps(response.json(), separators=(",", ":"))]
     undo = world.viewer.post(url, json={"manifest": manifest, "rollback": True})
     assert undo.status_code == 200, undo.text
     refused = world.viewer.post(url, json={"manifest": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
