@@ -41,12 +41,21 @@ _OBJECT_META = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "name": {"type": "string"}, "generateName": {"type": "string"}, "namespace": {"type": "string"},
-        "labels": _STRING_MAP, "annotations": _STRING_MAP, "finalizers": {"type": "array", "items": {"type": "string"}},
-        "ownerReferences": {"type": "array"}, "uid": {"type": "string"}, "resourceVersion": {"type": "string"},
-        "generation": {"type": "integer"}, "creationTimestamp": {"type": ["string", "null"]},
-        "deletionTimestamp": {"type": "string"}, "deletionGracePeriodSeconds": {"type": "integer"},
-        "managedFields": {"type": "array"}, "selfLink": {"type": "string"},
+        "name": {"type": "string"},
+        "generateName": {"type": "string"},
+        "namespace": {"type": "string"},
+        "labels": _STRING_MAP,
+        "annotations": _STRING_MAP,
+        "finalizers": {"type": "array", "items": {"type": "string"}},
+        "ownerReferences": {"type": "array"},
+        "uid": {"type": "string"},
+        "resourceVersion": {"type": "string"},
+        "generation": {"type": "integer"},
+        "creationTimestamp": {"type": ["string", "null"]},
+        "deletionTimestamp": {"type": "string"},
+        "deletionGracePeriodSeconds": {"type": "integer"},
+        "managedFields": {"type": "array"},
+        "selfLink": {"type": "string"},
     },
 }
 _COMBINATORS = ("anyOf", "allOf", "oneOf", "not")
@@ -54,8 +63,12 @@ _COMBINATORS = ("anyOf", "allOf", "oneOf", "not")
 
 def _json_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """A structural schema node as JSON Schema (draft 4, the base of OpenAPI 3.0) with the extensions applied."""
-    out = {k: v for k, v in schema.items() if not k.startswith("x-kubernetes-")
-           and k not in ("nullable", "description", "format", "properties", "items", "additionalProperties")}
+    out = {
+        k: v
+        for k, v in schema.items()
+        if not k.startswith("x-kubernetes-")
+        and k not in ("nullable", "description", "format", "properties", "items", "additionalProperties")
+    }
     if schema.get("x-kubernetes-int-or-string"):
         for key in ("type", *_COMBINATORS):
             out.pop(key, None)
@@ -71,10 +84,16 @@ def _json_schema(schema: dict[str, Any]) -> dict[str, Any]:
         out["additionalProperties"] = extra
     if schema.get("x-kubernetes-embedded-resource"):
         out.setdefault("properties", {}).update(
-            {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}})
-    if (schema.get("type") == "object" or "properties" in schema) and "additionalProperties" not in schema \
-            and not schema.get("x-kubernetes-preserve-unknown-fields"):
-        out["additionalProperties"] = False  # strict field validation: a field the schema does not name is an error
+            {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}}
+        )
+    if (
+        (schema.get("type") == "object" or "properties" in schema)
+        and "additionalProperties" not in schema
+        and not schema.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = (
+            False  # strict field validation: a field the schema does not name is an error
+        )
     if schema.get("nullable"):
         if isinstance(out.get("type"), str):
             out["type"] = [out["type"], "null"]
@@ -155,11 +174,14 @@ def _metadata_errors(metadata: Any) -> list[str]:
     if not isinstance(name, str) or not name:
         errors.append("metadata.name: Required value: name or generateName is required")
     elif len(name) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(name):
-        errors.append(f"metadata.name: Invalid value: {name!r}: a lowercase RFC 1123 subdomain must consist of "
-                      "lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
-                      "character (at most 253 characters)")
-    if namespace is not None and (not isinstance(namespace, str) or len(namespace) > 63
-                                  or not _DNS1123_LABEL.fullmatch(namespace)):
+        errors.append(
+            f"metadata.name: Invalid value: {name!r}: a lowercase RFC 1123 subdomain must consist of "
+            "lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+            "character (at most 253 characters)"
+        )
+    if namespace is not None and (
+        not isinstance(namespace, str) or len(namespace) > 63 or not _DNS1123_LABEL.fullmatch(namespace)
+    ):
         errors.append(f"metadata.namespace: Invalid value: {namespace!r}: a lowercase RFC 1123 label")
     return errors
 
@@ -196,8 +218,10 @@ def _cel_errors(schema: dict[str, Any], value: Any, old: Any, path: list[Any]) -
         for index, item in enumerate(value):
             before = None
             if keys and isinstance(old, list) and isinstance(item, dict):  # a list-map correlates by its keys
-                before = next((o for o in old if isinstance(o, dict) and all(o.get(k) == item.get(k) for k in keys)),
-                              None)
+                before = next(
+                    (o for o in old if isinstance(o, dict) and all(o.get(k) == item.get(k) for k in keys)),
+                    None,
+                )
             errors += _cel_errors(schema["items"], item, before, [*path, index])
     return errors
 
@@ -208,6 +232,10 @@ def load_crd(path: Path) -> Crd:
     crd = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # 1.3 MB: libyaml when there
     assert crd["apiVersion"] == "apiextensions.k8s.io/v1" and crd["kind"] == "CustomResourceDefinition", path
     served = [v for v in crd["spec"]["versions"] if v.get("served")]
-    return Crd(group=crd["spec"]["group"], kind=crd["spec"]["names"]["kind"], plural=crd["spec"]["names"]["plural"],
-               versions=tuple(v["name"] for v in served),
-               schemas={v["name"]: v["schema"]["openAPIV3Schema"] for v in served})
+    return Crd(
+        group=crd["spec"]["group"],
+        kind=crd["spec"]["names"]["kind"],
+        plural=crd["spec"]["names"]["plural"],
+        versions=tuple(v["name"] for v in served),
+        schemas={v["name"]: v["schema"]["openAPIV3Schema"] for v in served},
+    )

@@ -19,6 +19,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.tokens import CommentToken
 
 from headroom.domain.model import Change
 from headroom.domain.tikvconf.change import PatchTarget, split_address, target_node
@@ -68,6 +69,25 @@ def _set(tree: Any, key: str, value: Any) -> None:
         parent[".".join(rest)] = value
 
 
+def _keep_trailing_comments_last(server: Any) -> None:
+    """A `config` added at the end of an instance goes above the comment lines that followed the instance (ruamel
+    keeps them on its last key): they document the next instance or section, so they move below the new config."""
+    keys = list(server.keys())
+    if len(keys) < 2 or keys[-1] != "config" or not server["config"]:
+        return
+    entry = server.ca.items.get(keys[-2])
+    token: Any = entry[2] if entry and len(entry) > 2 else None
+    value = getattr(token, "value", None)
+    if token is None or not isinstance(value, str) or "\n" not in value:
+        return
+    own, _, rest = value.partition("\n")  # the rest of the key's own line (its end-of-line comment) stays
+    if not rest.strip():
+        return
+    token.value = own + "\n"
+    config = server["config"]
+    config.ca.items[list(config.keys())[-1]] = [None, None, CommentToken("\n" + rest, token.start_mark, None), None]
+
+
 def _instance(servers: Any, host: str, port: int) -> Any:
     for server in servers or []:
         if isinstance(server, dict) and server.get("host") == host and int(server.get("port") or TIUP_TIKV_PORT) == port:
@@ -90,6 +110,7 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
     servers = document.get("tikv_servers")
     by_status = {n.status_address: n for n in nodes}
     notes: list[str] = []
+    created: list[Any] = []  # instances given a `config` by this patch
     for change in (c for c in changes if c.target == "tikv"):
         node = target_node(change)
         if node is None:
@@ -118,6 +139,7 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
         config = server.get("config")
         if not isinstance(config, dict):
             server["config"] = config = CommentedMap()
+            created.append(server)
         elif any(other is not server and isinstance(other, dict) and other.get("config") is config
                  for other in servers or []):
             # an anchored config shared by several instances (`config: *zone-a`): this one gets its own copy,
@@ -128,6 +150,8 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
             notes.append(f"{host}:{port or TIUP_TIKV_PORT} shared its config with other instances through a YAML "
                          f"anchor: it now has its own copy, so {change.key} changes on it only")
         _set(config, change.key, change.proposed)
+    for server in created:
+        _keep_trailing_comments_last(server)
     out = io.StringIO()
     rt.dump(document, out)
     return TopologyPatch(out.getvalue(), tuple(notes))

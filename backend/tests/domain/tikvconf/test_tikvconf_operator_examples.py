@@ -72,15 +72,21 @@ EXAMPLES: list[tuple[str, tuple[str, Any, Any] | None]] = [
 # add no error of its own, so for these the errors after the patch are exactly these.
 PUBLISHED_ERRORS = {
     name: ["spec.template.spec: 'version' is a required property", 'unknown field "spec.version"']
-    for name in ("v2/bootstrap-sql-02-tikv.yaml", "v2/overlay-02-tikv.yaml", "v2/schedule-policy-02-tikv.yaml",
-                 "v2/tls-02-tikv.yaml")
+    for name in (
+        "v2/bootstrap-sql-02-tikv.yaml",
+        "v2/overlay-02-tikv.yaml",
+        "v2/schedule-policy-02-tikv.yaml",
+        "v2/tls-02-tikv.yaml",
+    )
 }
 
 
 @pytest.fixture(scope="module")
 def crds() -> dict[str, Crd]:
-    return {"TidbCluster": load_crd(DATA / "crd" / "pingcap.com_tidbclusters.yaml.gz"),
-            "TiKVGroup": load_crd(DATA / "crd" / "core.pingcap.com_tikvgroups.yaml.gz")}
+    return {
+        "TidbCluster": load_crd(DATA / "crd" / "pingcap.com_tidbclusters.yaml.gz"),
+        "TiKVGroup": load_crd(DATA / "crd" / "core.pingcap.com_tikvgroups.yaml.gz"),
+    }
 
 
 def _object(text: str) -> dict[str, Any]:
@@ -130,8 +136,10 @@ def operator_view(config: Any) -> dict[str, Any]:
         return {}
     if isinstance(config, str):
         return flatten(tomllib.loads(config))
-    quoted = {(json.dumps(k) if "." in k else k): (operator_view(v) if isinstance(v, dict) else v)
-              for k, v in config.items()}
+    quoted = {
+        (json.dumps(k) if "." in k else k): (operator_view(v) if isinstance(v, dict) else v)
+        for k, v in config.items()
+    }
     return flatten(quoted)
 
 
@@ -142,7 +150,8 @@ def _changes_for(existing: tuple[str, Any, Any] | None) -> list[Change]:
 
 @pytest.mark.parametrize(("name", "existing"), EXAMPLES, ids=[n for n, _ in EXAMPLES])
 def test_the_artefact_applied_to_an_official_example_changes_only_the_proposed_keys_and_validates(
-        name: str, existing: tuple[str, Any, Any] | None, crds: dict[str, Crd]) -> None:
+    name: str, existing: tuple[str, Any, Any] | None, crds: dict[str, Crd]
+) -> None:
     text = (DATA / name).read_text()
     original = _object(text)
     kind = original["kind"]
@@ -160,11 +169,16 @@ def test_the_artefact_applied_to_an_official_example_changes_only_the_proposed_k
     words = shlex.split(result.command)
     namespace = original["metadata"].get("namespace")
     assert words[:4] == ["kubectl", "patch", RESOURCE[kind], original["metadata"]["name"]]
-    assert words[4:6] == (["-n", namespace] if namespace else words[4:6]) and ("-n" in words) == bool(namespace)
+    assert words[4:6] == (["-n", namespace] if namespace else words[4:6]) and ("-n" in words) == bool(
+        namespace
+    )
     body = json.loads(result.body) if result.patch_type == "json" else yaml.safe_load(result.body)
     assert json.loads(words[words.index("-p") + 1]) == body
     assert (result.form, result.patch_type) == (
-        ("string", "merge") if isinstance(_pop(original, path)[1], str) or kind == "TiKVGroup" else ("map", "json"))
+        ("string", "merge")
+        if isinstance(_pop(original, path)[1], str) or kind == "TiKVGroup"
+        else ("map", "json")
+    )
 
     patched = kubectl_patch(original, result.command)
     assert patched == result.document
@@ -176,11 +190,13 @@ def test_the_artefact_applied_to_an_official_example_changes_only_the_proposed_k
     after = operator_view(config_after)
     assert {k: after.get(k) for k in proposed} == proposed
     assert {k: v for k, v in after.items() if k not in proposed} == {
-        k: v for k, v in before.items() if k not in proposed}
+        k: v for k, v in before.items() if k not in proposed
+    }
     if isinstance(config_after, str):
         old_text = _pop(original, path)[1] or ""
         assert [ln for ln in old_text.splitlines() if ln.strip().startswith("#")] == [
-            ln for ln in config_after.splitlines() if ln.strip().startswith("#")]
+            ln for ln in config_after.splitlines() if ln.strip().startswith("#")
+        ]
 
     # the rollback artefact, applied to the patched object, gives back the example's config
     undone = patch_manifest(yaml.safe_dump(patched, sort_keys=False), inverse_changes(changes), name)
@@ -213,14 +229,25 @@ def test_a_dotted_key_in_the_map_form_is_no_setting_so_the_nested_key_is_set_and
 @pytest.mark.parametrize(("name", "namespace"), [("demo-prod", "tidb-prod"), ("basic", None)])
 def test_the_command_quotes_every_word_and_carries_the_patch_inline(name: str, namespace: str | None) -> None:
     meta = f"{{name: {name}{', namespace: ' + namespace if namespace else ''}}}"
-    text = (f"apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata: {meta}\n"
-            "spec:\n  tikv:\n    replicas: 3\n    config: |\n      [log]\n      level = \"info\"  # it's quiet\n")
+    text = (
+        f"apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata: {meta}\n"
+        'spec:\n  tikv:\n    replicas: 3\n    config: |\n      [log]\n      level = "info"  # it\'s quiet\n'
+    )
     result = patch_manifest(text, [_change("storage.block-cache.capacity", "4GiB")])
     # the TOML holds a quote and a newline: one shell word all the same
     words = shlex.split(result.command)
     assert shlex.join(words) == result.command
-    assert words == ["kubectl", "patch", "tc", name, *(["-n", namespace] if namespace else []), "--type", "merge",
-                     "-p", json.dumps(yaml.safe_load(result.body), separators=(",", ":"))]
+    assert words == [
+        "kubectl",
+        "patch",
+        "tc",
+        name,
+        *(["-n", namespace] if namespace else []),
+        "--type",
+        "merge",
+        "-p",
+        json.dumps(yaml.safe_load(result.body), separators=(",", ":")),
+    ]
     assert "it's quiet" in json.loads(words[-1])["spec"]["tikv"]["config"]
 
 
@@ -241,15 +268,19 @@ def test_the_validator_refuses_an_unknown_field_a_wrong_type_and_a_bad_name(crds
     named = copy.deepcopy(obj)
     named["metadata"]["name"] = "demo-prod (demo)"  # the display name the old artefact used
     (error,) = crd.validate(named)
-    assert error.startswith("metadata.name: Invalid value: 'demo-prod (demo)': a lowercase RFC 1123 subdomain")
+    assert error.startswith(
+        "metadata.name: Invalid value: 'demo-prod (demo)': a lowercase RFC 1123 subdomain"
+    )
     deep = copy.deepcopy(obj)
     deep["spec"]["tikv"]["tolerations"] = [{"key": "dedicated", "effect": "NoSchedule", "colour": "red"}]
     assert crd.validate(deep) == ['unknown field "spec.tikv.tolerations[0].colour"']
     meta = copy.deepcopy(obj)
     meta["metadata"]["namespace"] = "Prod_NS"
     meta["metadata"]["labels"] = {"tier": 1}
-    assert crd.validate(meta) == ["metadata.labels.tier: 1 is not of type 'string'",
-                                  "metadata.namespace: Invalid value: 'Prod_NS': a lowercase RFC 1123 label"]
+    assert crd.validate(meta) == [
+        "metadata.labels.tier: 1 is not of type 'string'",
+        "metadata.namespace: Invalid value: 'Prod_NS': a lowercase RFC 1123 label",
+    ]
 
 
 def test_the_validator_reads_the_kubernetes_extensions(crds: dict[str, Crd]) -> None:
@@ -258,13 +289,16 @@ def test_the_validator_reads_the_kubernetes_extensions(crds: dict[str, Crd]) -> 
     ok["spec"]["tikv"]["requests"] = {"cpu": 4, "memory": "8Gi"}  # x-kubernetes-int-or-string: both
     ok["spec"]["tikv"]["config"] = "[log]\nlevel = 'info'\n"  # preserve-unknown-fields, no type: a string too
     ok["status"] = {"conditions": None}  # nullable
-    ok["spec"]["tikv"]["storageClassName"] = None  # not nullable: pruned before validation, as the server does
+    ok["spec"]["tikv"]["storageClassName"] = (
+        None  # not nullable: pruned before validation, as the server does
+    )
     assert crd.validate(ok) == []
     bad = copy.deepcopy(obj)
     bad["spec"]["tikv"]["requests"] = {"cpu": [4]}
     assert [e.split(":")[0] for e in crd.validate(bad)] == ["spec.tikv.requests.cpu"]
     assert crds["TidbCluster"].validate({**obj, "apiVersion": "pingcap.com/v1"}) == [
-        "apiVersion: 'pingcap.com/v1' is not pingcap.com/v1alpha1"]
+        "apiVersion: 'pingcap.com/v1' is not pingcap.com/v1alpha1"
+    ]
 
 
 def test_the_validator_runs_the_crds_cel_rules(crds: dict[str, Crd]) -> None:
