@@ -40,7 +40,7 @@ def create_patch(cluster_id: uuid.UUID, body: PatchCreate, caller: Caller, db: D
 def list_patches(cluster_id: uuid.UUID, caller: Caller, db: DB) -> PatchList:
     """List the cluster's patches, newest first."""
     rows = service.list_patches(db, caller, cluster_id)
-    return PatchList(items=[service.patch_read(db, r) for r in rows], total=len(rows))
+    return PatchList(items=service.patch_reads(db, rows), total=len(rows))
 
 
 @router.get("/{patch_id}", response_model=PatchRead, responses=_DOWNLOADS)  # type: ignore[arg-type]

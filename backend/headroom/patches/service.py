@@ -564,24 +564,46 @@ def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequ
 
 def patch_read(db: Session, row: PatchRecord) -> PatchRead:
     """The API's view of a patch: its base config, the nodes whose tikv.toml it changes and its formats."""
-    base = base_config(db, row)
-    cluster = db.get(Cluster, row.cluster_id)
-    changed = _changed_nodes(row.changes, _nodes(db, cluster)) if cluster is not None else []
-    node_reads = []
-    for info in changed:
-        keys = sorted({c.key for c in row.changes if c.target == "tikv"
-                       and target_node(c) in (None, info.node.status_address)})
-        node_reads.append(PatchNodeRead(status_address=info.node.status_address, address=_where(info.node),
-                                        keys=keys, has_config=_config_at(db, row, info.row) is not None))
-    has_config = any(n.has_config for n in node_reads)
-    return PatchRead(
-        id=row.id, cluster_id=row.cluster_id, created_by_user_id=row.created_by_user_id, created_at=row.created_at,
-        finding_ids=list(row.finding_ids), base_config_id=row.base_config_id,
-        base_config=BaseConfigRead(id=base.id, node_id=base.node_id, version=base.version, source=base.source,
-                                   captured_at=base.captured_at, has_raw_text=base.raw_text is not None)
-        if base is not None else None,
-        changes=list(row.changes), change_sources=list(row.change_sources), notes=list(row.notes), applied_at=row.applied_at,
-        applied_by_user_id=row.applied_by_user_id,
-        nodes=node_reads,
-        formats=[f for f in (*FORMATS, "configs") if has_config or f not in ("merged", "diff", "configs")],
-    )
+    return patch_reads(db, [row])[0]
+
+
+def patch_reads(db: Session, rows: Sequence[PatchRecord]) -> list[PatchRead]:
+    """The API's view of several patches of one organisation in a fixed number of queries (a list page read each
+    patch's cluster, nodes and configs again: 3 + 2 per changed node queries a patch)."""
+    if not rows:
+        return []
+    org_id = rows[0].org_id
+    base_ids = {r.base_config_id for r in rows if r.base_config_id is not None}
+    bases = {c.id: c for c in db.scalars(select(TikvConfig).where(TikvConfig.org_id == org_id,
+                                                                  TikvConfig.id.in_(base_ids)))} if base_ids else {}
+    nodes_of: dict[uuid.UUID, list[_NodeInfo]] = {}
+    for cluster_id in {r.cluster_id for r in rows}:
+        cluster = db.get(Cluster, cluster_id)
+        nodes_of[cluster_id] = _nodes(db, cluster) if cluster is not None and cluster.org_id == org_id else []
+    node_ids = [info.row.id for infos in nodes_of.values() for info in infos]
+    # A node has a file to patch when any config of it was ever stored (_config_at falls back to the newest).
+    with_config = set(db.scalars(select(TikvConfig.node_id).where(TikvConfig.org_id == org_id,
+                                                                  TikvConfig.node_id.in_(node_ids))
+                                 .distinct())) if node_ids else set()
+    reads = []
+    for row in rows:
+        base = bases.get(row.base_config_id) if row.base_config_id is not None else None
+        node_reads = []
+        for info in _changed_nodes(row.changes, nodes_of.get(row.cluster_id, [])):
+            keys = sorted({c.key for c in row.changes if c.target == "tikv"
+                           and target_node(c) in (None, info.node.status_address)})
+            has = info.row.id in with_config or (base is not None and base.node_id == info.row.id)
+            node_reads.append(PatchNodeRead(status_address=info.node.status_address, address=_where(info.node),
+                                            keys=keys, has_config=has))
+        has_config = any(n.has_config for n in node_reads)
+        reads.append(PatchRead(
+            id=row.id, cluster_id=row.cluster_id, created_by_user_id=row.created_by_user_id,
+            created_at=row.created_at, finding_ids=list(row.finding_ids), base_config_id=row.base_config_id,
+            base_config=BaseConfigRead(id=base.id, node_id=base.node_id, version=base.version, source=base.source,
+                                       captured_at=base.captured_at, has_raw_text=base.raw_text is not None)
+            if base is not None else None,
+            changes=list(row.changes), change_sources=list(row.change_sources), notes=list(row.notes),
+            applied_at=row.applied_at, applied_by_user_id=row.applied_by_user_id, nodes=node_reads,
+            formats=[f for f in (*FORMATS, "configs") if has_config or f not in ("merged", "diff", "configs")],
+        ))
+    return reads

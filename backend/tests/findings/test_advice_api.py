@@ -463,3 +463,34 @@ def test_a_cluster_without_findings_has_nothing_to_patch(world: World, db: Any) 
     response = world.owner.post(f"/api/v1/clusters/{other.id}/patches", json={"finding_ids": "all_open"})
     assert response.status_code == 422
     assert json.loads(response.text)["error"]["details"]["field"] == "finding_ids"
+
+
+def test_the_patch_list_takes_the_same_number_of_queries_for_any_number_of_patches(
+    world: World, connection: Any
+) -> None:
+    from sqlalchemy import event
+
+    url = f"/api/v1/clusters/{world.cid}/patches"
+    tikv = [f for f in _findings(world)["items"]
+            if any(c["target"] == "tikv" for o in world.owner.get(f"/api/v1/findings/{f['id']}").json()["options"]
+                   for c in o["changes"])]
+    assert tikv, "the demo needs a finding with tikv.toml changes"
+    others = [f for f in _findings(world)["items"] if f["id"] != tikv[0]["id"]]
+    assert world.owner.post(url, json={"finding_ids": [tikv[0]["id"]]}).status_code == 201
+    statements: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(connection, "before_cursor_execute", count)
+    try:
+        assert world.viewer.get(url).json()["total"] == 1
+        with_one = len(statements)
+        for finding in (tikv[0], others[0], tikv[0]):
+            assert world.owner.post(url, json={"finding_ids": [finding["id"]]}).status_code == 201
+        statements.clear()
+        listed = world.viewer.get(url).json()
+        assert listed["total"] == 4 and sum(1 for p in listed["items"] if p["nodes"]) >= 3
+        assert len(statements) == with_one  # was 3 + 2 per changed node for every patch
+    finally:
+        event.remove(connection, "before_cursor_execute", count)
