@@ -177,15 +177,13 @@ def test_each_instance_runs_exactly_the_proposed_values_after_tiups_precedence(n
     for line in text.splitlines():  # comments kept
         if line.strip().startswith("#"):
             assert line in result.text, line
-    # ... and still above the line they document: a `config` added to an instance goes above the comments that
-    # followed it (commented options, the next section's heading), not below them. Not yet so (multi-dc.yaml): a
-    # key added to an existing map (server_configs.tikv, an instance's config) lands below the comment lines that
-    # end that map, e.g. `# tiflash-learner:` or the next instance's `# # The ip address of the TiKV Server.`
+    # ... and still above the line they document: keys added to a map (server_configs.tikv, an instance's config,
+    # a new config or server_configs) go above the comment lines that followed it (the next instance's
+    # "# # The ip address of the TiKV Server.", multi-dc's "# tiflash-learner:", a section's heading)
     lines, out = text.splitlines(), result.text.splitlines()
     for comment, documented in zip(lines, lines[1:], strict=False):
         if (
-            name != "multi-dc.yaml"
-            and comment.strip().startswith("#")
+            comment.strip().startswith("#")
             and documented.strip()
             and not documented.strip().startswith("#")
             and lines.count(documented) == 1
