@@ -125,7 +125,7 @@ def _move_trailing_comments(moves: _Moves) -> None:
         holder.ca.items[key] = [moved, None] if slot == 0 else [None, None, moved, None]
 
 
-def _add_server_configs(document: CommentedMap, moves: _Moves) -> None:
+def _add_server_configs(document: Any, moves: _Moves) -> None:
     """A new `server_configs` goes where TiUP's examples have it, before the first *_servers section; the comment
     lines heading that section stay right above it."""
     keys = list(document.keys())
