@@ -307,4 +307,5 @@ def test_tiup_with_the_users_topology_prints_it_patched_in_place(snapshot: Path,
 
     view = tiup_topology_view(result.stdout)
     assert view.for_instance("10.0.1.5", 20160)["storage.block-cache.capacity"] == "14GiB"
-    assert "tiup cluster edit-config prod-east" in result.stderr
+    assert "tiup cluster edit-config prod-east --topology-file topology.yaml && tiup cluster reload prod-east -R tikv" \
+        in result.stderr

@@ -12,6 +12,7 @@ key (it flattens maps in no fixed order). The document is read and written with 
 from __future__ import annotations
 
 import io
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,12 +27,24 @@ from headroom.domain.tikvconf.change import PatchTarget, split_address, target_n
 from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
 from headroom.domain.tikvconf.operator import locate_key
 from headroom.domain.tikvconf.parse import TIUP_TIKV_PORT
+from headroom.domain.tikvconf.render import tiup_cluster_name
 
 
 @dataclass(frozen=True)
 class TopologyPatch:
     text: str  # the whole topology, changed in place
     notes: tuple[str, ...]
+    command: str = ""  # the TiUP steps that apply it, one shell line (see tiup_command)
+
+
+def tiup_command(cluster: str, topology_file: str = "topology.yaml") -> str:
+    """Apply a patched topology saved as `topology_file`: `tiup cluster edit-config NAME --topology-file FILE`
+    replaces the cluster's topology with the file (TiUP v1.8.0+, pingcap/tiup#1637), then `tiup cluster reload NAME
+    -R tikv` writes each TiKV's tikv.toml from it and restarts them one at a time (TiUP docs, Modify the
+    configuration). Every word is quoted for a POSIX shell; a name TiUP could not have is a placeholder."""
+    name = tiup_cluster_name(cluster)
+    return (shlex.join(["tiup", "cluster", "edit-config", name, "--topology-file", topology_file]) + " && "
+            + shlex.join(["tiup", "cluster", "reload", name, "-R", "tikv"]))
 
 
 def _yaml() -> YAML:
@@ -145,8 +158,10 @@ def _instance(servers: Any, host: str, port: int) -> Any:
 
 
 def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTarget],
-                   source: str = "topology.yaml") -> TopologyPatch:
-    """Apply the tikv changes to a TiUP topology's text (see the module docstring)."""
+                   source: str = "topology.yaml", *, cluster: str | None = None,
+                   topology_file: str = "topology.yaml") -> TopologyPatch:
+    """Apply the tikv changes to a TiUP topology's text (see the module docstring); with the cluster's name, the
+    command that applies the result saved as `topology_file`."""
     rt = _yaml()
     try:
         document = rt.load(text)
@@ -203,4 +218,5 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
     _move_trailing_comments(moves)
     out = io.StringIO()
     rt.dump(document, out)
-    return TopologyPatch(out.getvalue(), tuple(notes))
+    return TopologyPatch(out.getvalue(), tuple(notes),
+                         tiup_command(cluster, topology_file) if cluster is not None else "")

@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf.change import PatchTarget
-from headroom.domain.tikvconf.render import tiup_cluster_name
 from headroom.domain.tikvconf.tiup import patch_topology
 from ruamel.yaml import YAML
 
@@ -227,17 +226,21 @@ def test_a_portless_instance_keeps_its_config_to_itself() -> None:
     ]
 
 
-@pytest.mark.parametrize("cluster", ["prod-east", "tidb_prod.v2", "demo-prod (demo)", "it's; rm -rf /"])
-def test_the_edit_config_and_reload_steps_are_one_shell_word_per_name(cluster: str) -> None:
-    # The steps printed with a topology: `tiup cluster edit-config NAME` then `tiup cluster reload NAME -R tikv`
-    # (TiUP docs, Modify the configuration online). A name TiUP could not have becomes a placeholder the shell
-    # does not run as a command; the rest are quoted.
-    name = tiup_cluster_name(cluster)
-    for step in (
-        f"tiup cluster edit-config {shlex.quote(name)}",
-        f"tiup cluster reload {shlex.quote(name)} -R tikv",
-    ):
-        words = shlex.split(step)
-        assert shlex.join(words) == step
-        assert words[3] == name and words[:3] == ["tiup", "cluster", words[2]]
-    assert (name == cluster) == (cluster in ("prod-east", "tidb_prod.v2"))
+@pytest.mark.parametrize(
+    ("cluster", "name"),
+    [("prod-east", "prod-east"), ("tidb_prod.v2", "tidb_prod.v2"), ("demo-prod (demo)", "<tiup-cluster-name>"),
+     ("it's; rm -rf /", "<tiup-cluster-name>")],
+)
+def test_the_command_names_the_cluster_and_the_file_one_shell_word_each(cluster: str, name: str) -> None:
+    # TiUP docs (Modify the configuration): edit-config, then reload -R tikv; `--topology-file` (TiUP v1.8.0+)
+    # takes the patched file instead of an editor. A name TiUP could not have (letters, digits, '-', '_', '.')
+    # becomes a placeholder, quoted so the shell neither runs nor redirects anything.
+    text = (DATA / "minimal.yaml").read_text()
+    change = Change(target="tikv", key="storage.block-cache.capacity", proposed="8GiB", reason="r")
+    command = patch_topology(text, [change], (), cluster=cluster, topology_file="my topology.yaml").command
+    edit, reload = command.split(" && ")
+    assert shlex.split(edit) == ["tiup", "cluster", "edit-config", name, "--topology-file", "my topology.yaml"]
+    assert shlex.split(reload) == ["tiup", "cluster", "reload", name, "-R", "tikv"]
+    for step in (edit, reload):
+        assert shlex.join(shlex.split(step)) == step
+    assert patch_topology(text, [change], ()).command == ""  # no cluster name given: no command
