@@ -19,6 +19,7 @@ end; nothing here reads a clock.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Literal
 
 import numpy as np
@@ -26,7 +27,7 @@ import numpy as np
 from headroom.domain import references as refs
 from headroom.domain.catalog import volume_limits
 from headroom.domain.catalog.resolve import DescribedType, resolve_instance_limits
-from headroom.domain.forecast.growth import Growth, GrowthForecast, forecast_growth
+from headroom.domain.forecast.growth import HOUR, MIN_HOURS, Growth, GrowthForecast, forecast_growth
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import IO_METRICS, find_series, instance_io, values, volume, volume_io
 
@@ -36,6 +37,25 @@ DEFAULT_HORIZON_DAYS = 60.0
 # schedule.low-space-ratio, default 0.8): the disk ceiling that matters before the disk is full.
 PD_LOW_SPACE_RATIO = 0.8
 PD_LOW_SPACE_SOURCE = refs.PD_CONFIG.cite("schedule.low-space-ratio: 0.8 by default, no new regions above it")
+
+
+def _fit(
+    series: np.ndarray, *, step: int, start: datetime, horizon_days: float, ceiling: float, seed: int, growth: Growth
+) -> GrowthForecast | None:
+    """Forecast the series from its first to its last sample: a history that starts late (a store added last
+    week inside a four-week window) is not extended backwards, which would invent flat weeks. None when fewer
+    than MIN_HOURS hours hold data (too little to fit; the caller says so)."""
+    arr = np.asarray(series, dtype=np.float64)
+    present = np.flatnonzero(np.isfinite(arr))
+    if present.size == 0:
+        return None
+    per_hour = max(1, int(HOUR // step))
+    first = (int(present[0]) // per_hour) * per_hour  # whole hours, so the hourly resample stays on the hour
+    last = int(present[-1]) + 1
+    if (last - first) * step < MIN_HOURS * HOUR:
+        return None
+    return forecast_growth(arr[first:last], step_seconds=step, start=start + timedelta(seconds=first * step),
+                           horizon_days=horizon_days, ceiling=ceiling, seed=seed, growth=growth)
 
 
 @dataclass(frozen=True)
@@ -70,16 +90,10 @@ def volume_growth(
         ("iops", "IOPS", io.counted_iops, limits.baseline_iops),
         ("mibps", "MiB/s", io.mibps, limits.baseline_throughput_mibps),
     ):
-        fc = forecast_growth(
-            series,
-            step_seconds=step,
-            start=snapshot.window.start,
-            horizon_days=horizon_days,
-            ceiling=ceiling,
-            seed=seed,
-            growth=growth,
-        )
-        out.append(CeilingForecast("volume", volume_id, metric, unit, ceiling, source, fc))  # type: ignore[arg-type]
+        fc = _fit(series, step=step, start=snapshot.window.start, horizon_days=horizon_days, ceiling=ceiling,
+                  seed=seed, growth=growth)
+        if fc is not None:
+            out.append(CeilingForecast("volume", volume_id, metric, unit, ceiling, source, fc))  # type: ignore[arg-type]
     return out
 
 
@@ -103,15 +117,10 @@ def node_capacity_growth(
         return None
     size_gib = sum(volume(snapshot, vid).size_gib for vid in node.data_volume_ids)
     ceiling = ceiling_share * size_gib
-    fc = forecast_growth(
-        values(series) / GIB,
-        step_seconds=series.step_seconds,
-        start=series.start,
-        horizon_days=horizon_days,
-        ceiling=ceiling,
-        seed=seed,
-        growth=growth,
-    )
+    fc = _fit(values(series) / GIB, step=series.step_seconds, start=series.start, horizon_days=horizon_days,
+              ceiling=ceiling, seed=seed, growth=growth)
+    if fc is None:
+        return None
     source = f"{ceiling_share:.0%} of the data volume(s), {size_gib:g} GiB"
     return CeilingForecast("node", node_id, "used_gib", "GiB", ceiling, source, fc)
 
@@ -152,8 +161,10 @@ def instance_growth(
         ("iops", "IOPS", iops, limits.baseline_iops),
         ("mibps", "MiB/s", mibps, limits.baseline_throughput_mibps),
     ):
-        fc = forecast_growth(series, step_seconds=snapshot.window.step_seconds, start=snapshot.window.start,
-                             horizon_days=horizon_days, ceiling=ceiling, seed=seed, growth=growth)
+        fc = _fit(series, step=snapshot.window.step_seconds, start=snapshot.window.start,
+                  horizon_days=horizon_days, ceiling=ceiling, seed=seed, growth=growth)
+        if fc is None:
+            continue
         source = f"{inst.type}: baseline EBS {unit} ({resolved.note})"
         out.append(CeilingForecast("instance", instance_id, metric, unit, ceiling, source, fc))  # type: ignore[arg-type]
     return out
