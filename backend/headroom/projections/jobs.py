@@ -1,5 +1,5 @@
-"""Projection jobs: `projections.run` every hour on the "advice" queue fits each cluster not fitted in the last
-day (headroom.projections.service: ids in, the service does the rest)."""
+"""Projection jobs: `projections.run` every 10 minutes on the "advice" queue fits each cluster not fitted in the
+last day (headroom.projections.service: ids in, the service does the rest)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ JOBS = (
     Job(
         name="projections.run",
         queue="advice",
-        schedule=Schedule(minute="41", expires_seconds=3000),
+        schedule=Schedule(minute="*/10", expires_seconds=540),
         run=run_projections,
         description="Project each cluster's ceilings (days until IOPS, throughput, EBS bandwidth and disk space "
         "run out), once a day per cluster.",

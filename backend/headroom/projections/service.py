@@ -4,7 +4,8 @@ project_cluster(db, cluster, now=...) builds the cluster's hourly snapshot of th
 headroom.timeseries.snapshots), projects each volume's IOPS and throughput, each instance's EBS IOPS and
 bandwidth and each store's used space (headroom.domain.forecast.capacity.cluster_growth), and replaces the
 cluster's rows: one per (entity, metric), so a re-run never duplicates and an entity gone since drops out.
-A cluster fitted within REFIT_AFTER is left alone (the job runs hourly so a new cluster waits at most an hour;
+A cluster fitted within REFIT_AFTER is left alone (the job runs every 10 minutes and picks the clusters due in
+one query, so a new cluster, the demo's included, gets its projections within minutes of its first data, and
 each series is fitted once a day). Callers commit.
 """
 
@@ -14,7 +15,7 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy import delete, exists, func, select, tuple_
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -132,6 +133,9 @@ def project_clusters(ctx: JobContext, now: dt.datetime, cluster_id: str | None =
         query = select(Cluster.id).order_by(Cluster.created_at)
         if cluster_id is not None:
             query = query.where(Cluster.id == uuid.UUID(cluster_id))
+        elif not force:  # only the clusters due: one query, not one per cluster
+            fresh = exists().where(Projection.cluster_id == Cluster.id, Projection.fitted_at > now - REFIT_AFTER)
+            query = query.where(~fresh)
         ids = list(db.scalars(query))
     results: list[dict[str, Any]] = []
     failed = 0

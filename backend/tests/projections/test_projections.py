@@ -4,12 +4,16 @@ served by the API (issue 14)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from headroom.domain.snapshot.scenario import load_scenario
+from headroom.platform.jobs.context import JobContext
+from headroom.platform.settings import Settings
 from headroom.projections import service as projections
 from headroom.projections.models import Projection
 from headroom.sources.demo import service as demo
@@ -35,8 +39,26 @@ def world(client: Any, make_client: Any, db: Any) -> dict[str, Any]:
     return {"owner": owner, "viewer": viewer, "cluster": cluster, "scenario": scenario}
 
 
+def _job_context(sessions: Any) -> JobContext:
+    """The context the job hands the service: units of work inside the test's transaction."""
+
+    @contextlib.contextmanager
+    def unit() -> Iterator[Any]:
+        session = sessions()
+        try:
+            yield session
+            session.commit()
+        finally:
+            session.close()
+
+    def queue(name: str, **params: Any) -> str:
+        raise AssertionError(f"projections queue nothing ({name})")
+
+    return JobContext(settings=Settings(), database_url="unused", units=unit, queue=queue)
+
+
 def test_every_ceiling_is_projected_once_a_day_and_served_nearest_first(world: dict[str, Any], db: Any,
-                                                                         client: Any) -> None:
+                                                                         client: Any, sessions: Any) -> None:
     cluster = world["cluster"]
     now = END + dt.timedelta(minutes=5)
     first = projections.project_cluster(db, cluster, now=now)
@@ -57,12 +79,14 @@ def test_every_ceiling_is_projected_once_a_day_and_served_nearest_first(world: d
     at_ceiling = [r for r in rows if r.entity_kind == "volume" and r.days == 0]
     assert at_ceiling, sorted((r.entity_id, r.metric, r.days) for r in rows)
 
-    # once a day: a second run within the day fits nothing; a forced one replaces the rows, never adds any
+    # once a day: a second run within the day fits nothing, and the scheduled pass (every 10 minutes) leaves the
+    # cluster alone until its fit is a day old; then it replaces the rows, never adds any
     again = projections.project_cluster(db, cluster, now=now + dt.timedelta(hours=1))
     assert again.get("skipped") == "fitted within the last day"
-    forced = projections.project_cluster(db, cluster, now=now + dt.timedelta(hours=1), force=True)
-    db.commit()
-    assert forced["fitted"] == first["fitted"]
+    job = projections.project_clusters(_job_context(sessions), now + dt.timedelta(hours=2))
+    assert str(cluster.id) not in {c["cluster_id"] for c in job["clusters"]} and job["failed"] == 0
+    later = projections.project_clusters(_job_context(sessions), now + dt.timedelta(hours=22))
+    assert any(c["cluster_id"] == str(cluster.id) and c.get("fitted") == first["fitted"] for c in later["clusters"])
     count = db.scalar(select(func.count()).select_from(Projection).where(Projection.cluster_id == cluster.id))
     assert count == first["fitted"]
 
