@@ -432,7 +432,8 @@ export interface paths {
          * Tiup Topology
          * @description Patch your own TiUP topology: each value lands where TiUP reads it (an instance's own config wins over
          *     server_configs.tikv, so a cluster-wide change is made there too), one spelling per key, comments kept.
-         *     Paste it with `tiup cluster edit-config`, then `tiup cluster reload -R tikv` for keys that need a restart.
+         *     Apply it with the command in X-Headroom-Apply-Command: `tiup cluster edit-config <name> --topology-file
+         *     topology.yaml && tiup cluster reload <name> -R tikv`.
          */
         post: operations["tiup_topology_api_v1_clusters__cluster_id__patches__patch_id__tiup_post"];
         delete?: never;
