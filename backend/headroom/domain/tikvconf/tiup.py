@@ -192,7 +192,8 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
                     _set(config, change.key, change.proposed, moves)
                     where = f"{server.get('host')}:{server.get('port') or TIUP_TIKV_PORT}"
                     notes.append(f"{where} sets {change.key} = {value} in its own config, which TiUP applies over "
-                                 "server_configs.tikv: changed there too")
+                                 "server_configs.tikv: changed there too; keep the topology you started from, it "
+                                 "is the exact rollback (a rollback made from the patch sets one value everywhere)")
             continue
         target = by_status.get(node)
         host, port = split_address(target.server_address()) if target is not None else (None, None)
