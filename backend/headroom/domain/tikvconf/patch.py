@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import difflib
 import re
+import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -191,6 +192,15 @@ def _verify(key_order: Sequence[str], expected: ConfigView, actual: ConfigView) 
             raise PatchConflict(f"patching would change {key}")
 
 
+def _view(text: str, source: str) -> ConfigView:
+    """Read patched text back the way TiKV and the user's tools will: with a standard TOML parser (tomllib),
+    not the editor that wrote it. tomlkit takes ~0.19 s to parse TiKV's 58 KB template, tomllib ~6 ms."""
+    try:
+        return flatten(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigParseError(f"the patched file does not parse: {error}", 0, 0, source) from error
+
+
 def _set_dotted(document: TOMLDocument, key: str, value: Any) -> RollbackStep:
     """Fallback for tables defined by dotted keys: add `a.b.c = v` to the nearest table with a header."""
     parts = _parts(key)
@@ -228,9 +238,9 @@ def _with_strategy(text: str, change: Change, strategy: str, source: str) -> tup
             document = parse_toml(text, source)
             step = (_set if strategy == "tables" else _set_dotted)(document, change.key, change.proposed)
             new_text = tomlkit.dumps(document)
-        expected = flatten(parse_toml(text, source).unwrap())
+        expected = _view(text, source)
         expected[change.key] = change.proposed
-        _verify([change.key], expected, flatten(parse_toml(new_text, source).unwrap()))
+        _verify([change.key], expected, _view(new_text, source))
     except (PatchConflict, ConfigParseError):
         return None
     return new_text, step
@@ -260,7 +270,7 @@ def apply_changes(text: str, changes: Iterable[Change], source: str = "tikv.toml
     steps = [_set(document, change.key, change.proposed) for change in to_apply]
     new_text = _tidy(tomlkit.dumps(document), text) if to_apply else text
     try:
-        _verify([c.key for c in wanted], expected, flatten(parse_toml(new_text, source).unwrap()))
+        _verify([c.key for c in wanted], expected, _view(new_text, source))
     except (PatchConflict, ConfigParseError):
         # Slow path (dotted-key tables and other layouts tomlkit mishandles): one change at a time, each
         # checked, falling back to a dotted key, then to a new [table] at the end of the file.
@@ -277,7 +287,7 @@ def apply_changes(text: str, changes: Iterable[Change], source: str = "tikv.toml
                     f"cannot set {change.key} in this file without touching other keys"
                 ) from None
         new_text = _tidy(new_text, text)
-        _verify([c.key for c in wanted], expected, flatten(parse_toml(new_text, source).unwrap()))
+        _verify([c.key for c in wanted], expected, _view(new_text, source))
     rollback = Rollback(_hunks(new_text, text), tuple(reversed(steps)))
     return AppliedPatch(text, new_text, tuple(wanted), tuple(notes), rollback)
 
