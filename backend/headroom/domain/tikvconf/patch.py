@@ -1,13 +1,12 @@
 """Apply a Patch's tikv changes to a tikv.toml document, keeping every comment, blank line and key order.
 
-Only the changed keys are touched: an existing key is replaced in place (its trailing comment kept), a missing
-key
-is appended to its table, a missing table is created after the tables already there. The result is checked by
-parsing it: the new document must equal the old one plus the changes, nothing else. The rollback is built at
-the
-same time: it restores each key's previous item exactly as it was written, removes keys the patch added and
-the
-tables it created, so patch-then-rollback gives back the original bytes.
+Only the changed keys are touched: an existing key is replaced in place (its trailing comment kept), a
+missing key is appended to its table (above the comment block that documents the next table, never between
+it and that table's header), a missing table is created after the tables already there. A CRLF file stays
+CRLF. The result is checked by reading it back with tomllib: the new document must equal the old one plus
+the changes, nothing else. The rollback is built at the same time: it restores each key's previous item
+exactly as it was written, removes keys the patch added and the tables it created, so patch-then-rollback
+gives back the original bytes.
 """
 
 from __future__ import annotations
@@ -315,7 +314,63 @@ def _tidy(text: str, original: str) -> str:
         result = re.sub(r"(?<!\r)\n", "\r\n", result)
     while result.endswith(newline * 2) and not original.endswith(newline * 2):
         result = result[: -len(newline)]
-    return result
+    return _documentation_kept(result, original)
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def _is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _documentation_kept(text: str, original: str) -> str:
+    """Move lines the patch added between a table header and the comment block right above it to the end of
+    their own table: above that block and the blank lines before it.
+
+    A comment block directly above a header documents that table: TiKV's template introduces most tables so
+    (`## Options for "Default" Column Family, ...` above `[rocksdb.defaultcf]`). tomlkit keeps those comments
+    in the previous table's body and appends a new key (or a new table) after them, so `enabled = true` for
+    [rocksdb.titan] read as the first key of [rocksdb.defaultcf] (issue 13). Only comment and blank lines are
+    passed over, so every key stays in the table it was written to. Lines moved right below the file's own
+    leading comment get a blank line before them; lines moved to the very top of the file, one after them."""
+    old = original.splitlines(keepends=True)
+    new = text.splitlines(keepends=True)
+    leading = next((i for i, line in enumerate(old) if not (_is_comment(line) or _is_blank(line))), len(old))
+    opcodes = difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
+    out: list[str] = []
+    for n, (tag, i1, _i2, j1, j2) in enumerate(opcodes):
+        added = new[j1:j2]
+        documented = 0 < i1 < len(old) and old[i1].lstrip().startswith("[") and _is_comment(old[i1 - 1])
+        if tag != "insert" or not documented or n == 0 or opcodes[n - 1][0] != "equal":
+            out += added
+            continue
+        floor = opcodes[n - 1][1]  # old[floor:i1] is the end of `out`, unchanged
+        spot = i1
+        while spot > floor and _is_comment(old[spot - 1]):
+            spot -= 1
+        while spot > floor and _is_blank(old[spot - 1]):
+            spot -= 1
+        block = added[:]
+        while block and _is_blank(block[0]):
+            block.pop(0)
+        while block and _is_blank(block[-1]):
+            block.pop()
+        if not block:  # only blank lines: nothing to move
+            out += added
+            continue
+        newline = "\r\n" if old[i1].endswith("\r\n") else "\n"
+        tail = out[len(out) - (i1 - spot) :]
+        del out[len(out) - (i1 - spot) :]
+        previous = out[-1] if out else ""
+        starts_table = bool(block) and block[0].lstrip().startswith("[")
+        if previous and not _is_blank(previous) and (starts_table or 0 < spot <= leading):
+            block.insert(0, newline)
+        if spot == 0:
+            block.append(newline)
+        out += block + tail
+    return "".join(out)
 
 
 _CONTEXT = 2
