@@ -2,11 +2,11 @@
 
 Only the changed keys are touched: an existing key is replaced in place (its trailing comment kept), a
 missing key is appended to its table (above the comment block that documents the next table, never between
-it and that table's header), a missing table is created after the tables already there. A CRLF file stays
-CRLF. The result is checked by reading it back with tomllib: the new document must equal the old one plus
-the changes, nothing else. The rollback is built at the same time: it restores each key's previous item
-exactly as it was written, removes keys the patch added and the tables it created, so patch-then-rollback
-gives back the original bytes.
+it and that table's header), a missing table is created after the tables already there. Lines end at LF
+only and a CRLF file stays CRLF. The result is checked by reading it back with tomllib: the new document
+must equal the old one plus the changes, nothing else. The rollback is built at the same time: it restores
+each key's previous item exactly as it was written, removes keys the patch added and the tables it created,
+so patch-then-rollback gives back the original bytes.
 """
 
 from __future__ import annotations
@@ -83,6 +83,17 @@ class AppliedPatch:
             before = step.prior_value if step is not None and step.prior is not None else change.current
             inverse.append(change.model_copy(update={"current": change.proposed, "proposed": before}))
         return tuple(inverse)
+
+
+def split_lines(text: str) -> list[str]:
+    """Split text into lines at LF only, each keeping its ending (CRLF or LF; the last line may have none).
+
+    str.splitlines also breaks at U+2028, U+2029, U+0085 and other characters TOML allows in comments and
+    strings: a diff built from those "lines" said "No newline at end of file" in mid-file and GNU patch
+    refused it as malformed."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
 
 
 def _parts(key: str) -> tuple[str, ...]:
@@ -293,12 +304,12 @@ def apply_changes(text: str, changes: Iterable[Change], source: str = "tikv.toml
 
 def _tidy(text: str, original: str) -> str:
     """Put a blank line before a header tomlkit glued to a new key; drop a blank line added at the end."""
-    old = original.splitlines()
+    old = [line.rstrip("\r\n") for line in split_lines(original)]
     adjacent = set(zip(old, old[1:], strict=False))
     spaced_headers = {line for before, line in zip(["", *old], old, strict=False) if not before.strip()}
     known = set(old)
     tidy: list[str] = []
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text):
         previous = tidy[-1].rstrip("\r\n") if tidy else ""
         current = line.rstrip("\r\n")
         glued = previous.strip() and not previous.lstrip().startswith(("[", "#"))
@@ -335,8 +346,8 @@ def _documentation_kept(text: str, original: str) -> str:
     [rocksdb.titan] read as the first key of [rocksdb.defaultcf] (issue 13). Only comment and blank lines are
     passed over, so every key stays in the table it was written to. Lines moved right below the file's own
     leading comment get a blank line before them; lines moved to the very top of the file, one after them."""
-    old = original.splitlines(keepends=True)
-    new = text.splitlines(keepends=True)
+    old = split_lines(original)
+    new = split_lines(text)
     leading = next((i for i, line in enumerate(old) if not (_is_comment(line) or _is_blank(line))), len(old))
     opcodes = difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
     out: list[str] = []
@@ -378,8 +389,8 @@ _CONTEXT = 2
 
 def _hunks(patched: str, original: str) -> tuple[Hunk, ...]:
     """Diff the patched text back to the original, in groups with context, like a unified diff's hunks."""
-    new_lines = patched.splitlines(keepends=True)
-    old_lines = original.splitlines(keepends=True)
+    new_lines = split_lines(patched)
+    old_lines = split_lines(original)
     matcher = difflib.SequenceMatcher(a=new_lines, b=old_lines, autojunk=False)
     hunks: list[Hunk] = []
     for group in matcher.get_grouped_opcodes(_CONTEXT):
@@ -390,7 +401,7 @@ def _hunks(patched: str, original: str) -> tuple[Hunk, ...]:
 
 def _apply_hunks(text: str, hunks: Sequence[Hunk]) -> str | None:
     """Apply the hunks bottom-up like `patch -R`: each block at its place or its nearest copy, else None."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     for hunk in reversed(hunks):
         block = list(hunk.patched)
         positions = [i for i in range(len(lines) - len(block) + 1) if lines[i : i + len(block)] == block]

@@ -102,6 +102,33 @@ def test_merged_and_diff_artefacts_hold_for_any_change_set(text: str, wanted: li
     check_artefacts(text, wanted, rollback_artefacts=False)
 
 
+# Characters TOML allows in a comment that str.splitlines() takes for line breaks, then any other allowed one.
+COMMENT_TEXT = st.text(
+    st.one_of(st.sampled_from(["\u2028", "\u2029", "\x85", "\t"]), st.characters(blacklist_categories=("Cc", "Cs"))),
+    max_size=20,
+)
+
+
+@st.composite
+def edited_files(draw: st.DrawFn) -> str:
+    """A small file of the set as someone edited it: comments of any characters anywhere, LF or CRLF, with
+    or without the final newline."""
+    small = draw(st.sampled_from([text for text in FILES if len(text) < 20_000]))
+    lines = small.replace("\r\n", "\n").split("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        lines.insert(draw(st.integers(0, len(lines))), "#" + draw(COMMENT_TEXT))
+    text = "\n".join(lines)
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    return text.rstrip("\r\n") if draw(st.booleans()) else text
+
+
+@PROPERTY_SETTINGS
+@given(text=edited_files(), wanted=changes())
+def test_artefacts_hold_on_edited_files(text: str, wanted: list[Change]) -> None:
+    check_artefacts(text, wanted, rollback_artefacts=False)
+
+
 @PROPERTY_SETTINGS
 @given(wanted=changes(), per_node=st.booleans())
 def test_sql_never_sets_an_offline_key_and_renders_only_real_keys(

@@ -100,3 +100,14 @@ def test_raftstore_capacity_is_a_size() -> None:
     assert flatten(tomllib.loads(result.text))["raftstore.capacity"] == "10GB"
     same = apply_changes(REAL_CONFIGS["pingcap-br-tests-tikv.toml"], [tikv("raftstore.capacity", "10240MiB")])
     assert not same.changed  # 10240 MiB is 10 GB in TiKV's binary units: left as written
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_a_comment_with_a_unicode_line_separator_keeps_the_diff_whole(separator: str) -> None:
+    # TOML allows U+2028, U+2029 and U+0085 in comments; str.splitlines() breaks lines there, so the diff said
+    # "\ No newline at end of file" in mid-file and GNU patch refused it: "malformed patch". Lines end at LF.
+    text = REAL_CONFIGS["pingcap-br-restore-tikv.toml"].replace(
+        "[raftstore]\n", f"[raftstore]\n# pasted from the runbook{separator}keep sync-log off in tests\n"
+    )
+    changes = [tikv("raftstore.apply-pool-size", 3), tikv("storage.scheduler-worker-pool-size", 6)]
+    check_artefacts(text, changes)
