@@ -15,6 +15,7 @@ JOB_MODULES = (
     "headroom.sources.aws.jobs",
     "headroom.sources.prometheus.jobs",
     "headroom.timeseries.jobs",
+    "headroom.projections.jobs",
 )
 
 

@@ -13,6 +13,7 @@ MODEL_MODULES = (
     "headroom.inventory.models",
     "headroom.timeseries.models",
     "headroom.digest.models",
+    "headroom.projections.models",
 )
 
 

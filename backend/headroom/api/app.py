@@ -42,6 +42,7 @@ from headroom.sources import router as sources_router
 from headroom.sources.aws import router as aws_router
 from headroom.sources.aws import setup_router as aws_setup_router
 from headroom.sources.prometheus import router as prometheus_router
+from headroom.projections import router as projections_router
 from headroom.timeseries import router as snapshots_router
 
 API_PREFIX = "/api/v1"
@@ -125,6 +126,7 @@ ROUTER_MODULES = (
     aws_router,
     aws_setup_router,
     prometheus_router,
+    projections_router,
 )
 
 

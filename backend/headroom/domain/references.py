@@ -118,6 +118,9 @@ MASSIVE_REGIONS = Reference(
     "PingCAP: Best Practices for Tuning Massive Regions",
     "https://docs.pingcap.com/tidb/stable/massive-regions-best-practices",
 )
+PD_CONFIG = Reference(
+    "PingCAP: PD Configuration File", "https://docs.pingcap.com/tidb/stable/pd-configuration-file"
+)
 TITAN = Reference("PingCAP: Titan Overview", "https://docs.pingcap.com/tidb/stable/titan-overview")
 TIKV_CONFIG_TEMPLATE = Reference(
     "TiKV: etc/config-template.toml", "https://github.com/tikv/tikv/blob/master/etc/config-template.toml"

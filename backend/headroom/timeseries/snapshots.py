@@ -64,6 +64,10 @@ from headroom.platform.errors import InvalidInput, NotFound
 from headroom.timeseries import repository as timeseries
 
 MAX_WINDOW = dt.timedelta(days=7)
+# An hourly snapshot is read from the hourly rollups (kept 400 days by default): long enough for two weekly
+# seasons and a trend, as projections fit (headroom.domain.forecast.growth caps its history at 8 weeks).
+HOURLY_STEP_SECONDS = 3600
+MAX_HOURLY_WINDOW = dt.timedelta(weeks=8)
 RAW_STEP_SECONDS = 60
 DEFAULT_REGION = "us-east-1"
 # metric_series.entity_kind -> snapshot entity kind
@@ -87,10 +91,15 @@ def check_window(start: dt.datetime, end: dt.datetime, step_seconds: int) -> tup
     start, end = _minute_floor(start), _minute_floor(end)
     if end <= start:
         raise InvalidInput("end: must be at least one minute after start", details={"field": "end"})
-    if end - start > MAX_WINDOW:
-        raise InvalidInput(f"end: the window may span at most {MAX_WINDOW.days} days", details={"field": "end"})
+    longest = MAX_HOURLY_WINDOW if step_seconds == HOURLY_STEP_SECONDS else MAX_WINDOW
+    if end - start > longest:
+        raise InvalidInput(f"end: the window may span at most {longest.days} days at a step of {step_seconds} s",
+                           details={"field": "end"})
     if step_seconds < RAW_STEP_SECONDS or step_seconds % RAW_STEP_SECONDS:
         raise InvalidInput("step_seconds: must be a positive multiple of 60", details={"field": "step_seconds"})
+    if step_seconds == HOURLY_STEP_SECONDS and start.timestamp() % HOURLY_STEP_SECONDS:
+        raise InvalidInput("start: an hourly window starts on the hour (e.g. 2026-11-02T12:00:00Z)",
+                           details={"field": "start"})
     return start, end
 
 
@@ -287,11 +296,15 @@ def _series(
     for step in sorted(set(step_of.values())):
         group = [s for s in rows if step_of[s.id] == step]
         lo, hi = series_grid(window, step)
-        grids.update(
-            timeseries.read_grid(
-                db, org_id, {s.id: method_of(REGISTRY[s.metric].statistic) for s in group}, lo, hi, step
+        if step == HOURLY_STEP_SECONDS == window.step_seconds:
+            wanted = {s.id: (method_of(REGISTRY[s.metric].statistic), s.step_seconds) for s in group}
+            grids.update(timeseries.read_hourly_grid(db, org_id, wanted, lo, hi))
+        else:
+            grids.update(
+                timeseries.read_grid(
+                    db, org_id, {s.id: method_of(REGISTRY[s.metric].statistic) for s in group}, lo, hi, step
+                )
             )
-        )
         starts.update({s.id: lo for s in group})
     out: list[Series] = []
     for s in sorted(rows, key=lambda s: (s.entity_kind, s.entity_id, s.metric, sorted(s.labels.items()))):

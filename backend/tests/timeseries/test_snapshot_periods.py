@@ -8,6 +8,7 @@ with metric_series.step_seconds = 300; the snapshot must read its Sum as one tot
 from __future__ import annotations
 
 import datetime as dt
+import math
 import uuid
 from typing import Any
 
@@ -17,6 +18,7 @@ from headroom.clusters.models import Cluster
 from headroom.domain.advisor.context import Context
 from headroom.inventory.models import Instance, TikvNode, Volume
 from headroom.models import import_all_models
+from headroom.platform.errors import InvalidInput
 from headroom.platform.security import new_external_id
 from headroom.timeseries import repository as ts
 from headroom.timeseries.snapshots import build_snapshot
@@ -191,3 +193,44 @@ def test_a_coarser_window_step_aggregates_finer_series_and_keeps_coarse_ones(db:
     assert by_metric["ec2.ebs_write_ops"].step_seconds == 600
     assert by_metric["ec2.ebs_write_ops"].values == [600.0] * 6
     assert by_metric["ebs.read_ops"].values == [600.0] * 6
+
+
+def test_an_hourly_snapshot_over_weeks_reads_the_hourly_rollups(db: Any) -> None:
+    # Three weeks (more than the 7 days a minute-step snapshot may span): 5-minute EC2 write ops at 1/s then 2/s,
+    # 1-minute EBS read ops at 1/s with one minute missing in every hour (CloudWatch leaves gaps), and a 5-minute
+    # balance (Minimum). Read through the hourly rollups, an hour's Sum is the hour's total at its own rate.
+    org, cluster = _world(db)
+    start = T0.replace(hour=0)
+    hours = 21 * 24
+    _store(db, org, cluster,
+           ts.SeriesKey("instance", "i-0periods", "ec2.ebs_write_ops", "Count", step_seconds=300), start,
+           [300.0 * (1 if h < hours // 2 else 2) for h in range(hours) for _ in range(12)])
+    reads = [60.0] * (hours * 60)
+    for h in range(hours):
+        reads[h * 60 + 17] = math.nan  # a missed minute each hour
+    key = ts.SeriesKey("volume", "vol-0periods", "ebs.read_ops", "Count")
+    sid = ts.ensure_series(db, org, [key], cluster_id=cluster)[key]
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, start, 60, reads)])
+    _store(db, org, cluster,
+           ts.SeriesKey("instance", "i-0periods", "ec2.ebs_byte_balance", "Percent", step_seconds=300), start,
+           [100.0 - (i % 12) for i in range(hours * 12)])
+    end = start + dt.timedelta(hours=hours)
+    ts.refresh_rollups(db, start, end)
+
+    with pytest.raises(InvalidInput, match="7 days"):
+        build_snapshot(db, org, cluster, start=start, end=end)  # minute steps over 3 weeks: refused
+    with pytest.raises(InvalidInput, match="on the hour"):
+        build_snapshot(db, org, cluster, start=start + dt.timedelta(minutes=5), end=end, step_seconds=3600)
+    snap = build_snapshot(db, org, cluster, start=start, end=end, step_seconds=3600)
+    assert snap.window.points == hours
+    by_metric = {s.metric: s for s in snap.series}
+    writes = by_metric["ec2.ebs_write_ops"]
+    assert writes.step_seconds == 3600 and len(writes.values) == hours
+    # 1 write/s for an hour = 3,600 a step, then 7,200: twelve 5-minute sums of 300 (600) each
+    assert writes.values == [3600.0] * (hours // 2) + [7200.0] * (hours - hours // 2)
+    # 59 minutes of 60 reads: the hour's rate (1/s) times an hour, not 3,540 (a missed minute is not idle disk)
+    assert by_metric["ebs.read_ops"].values == pytest.approx([3600.0] * hours)
+    assert by_metric["ec2.ebs_byte_balance"].values == [89.0] * hours  # the lowest 5-minute Minimum of each hour
+    ctx = Context(snap)
+    view = ctx.volume_io("vol-0periods")
+    assert view is not None and view.read_iops.tolist() == pytest.approx([1.0] * hours)

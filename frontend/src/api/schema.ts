@@ -441,6 +441,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/projections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Projections
+         * @description Every projected ceiling of the cluster, the nearest first, with its 90 % interval, method and history.
+         */
+        get: operations["list_projections_api_v1_clusters__cluster_id__projections_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/snapshot": {
         parameters: {
             query?: never;
@@ -3122,6 +3142,126 @@ export interface components {
             message?: string | null;
             /** Ok */
             ok: boolean;
+        };
+        /**
+         * ProjectionBand
+         * @description The forecast path to draw: times and the point forecast with its band (same length).
+         */
+        ProjectionBand: {
+            /** High */
+            high: number[];
+            /** Low */
+            low: number[];
+            /** Point */
+            point: number[];
+            /** T */
+            t: string[];
+        };
+        /**
+         * ProjectionList
+         * @description A cluster's projections, the nearest ceiling first (those beyond the horizon last).
+         */
+        ProjectionList: {
+            /**
+             * Fitted At
+             * @description When the newest fit ran; null: never yet.
+             */
+            fitted_at: string | null;
+            /** Items */
+            items: components["schemas"]["ProjectionRead"][];
+            /** Total */
+            total: number;
+        };
+        /**
+         * ProjectionRead
+         * @description One ceiling of one volume, instance or store, projected from its history.
+         */
+        ProjectionRead: {
+            band: components["schemas"]["ProjectionBand"];
+            /** Ceiling */
+            ceiling: number;
+            /**
+             * Ceiling Source
+             * @description Where the ceiling comes from (the AWS or PingCAP page).
+             */
+            ceiling_source: string;
+            /**
+             * Days
+             * @description Days from the end of the history until the ceiling; null: not within the horizon.
+             */
+            days: number | null;
+            /**
+             * Days High
+             * @description Latest, at the interval's edge (null: beyond the horizon).
+             */
+            days_high: number | null;
+            /**
+             * Days Low
+             * @description Earliest, at the interval's edge.
+             */
+            days_low: number | null;
+            /**
+             * Entity Id
+             * @description Volume id, instance id, or the store's address.
+             */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @enum {string}
+             */
+            entity_kind: "volume" | "instance" | "node";
+            /**
+             * Fitted At
+             * Format: date-time
+             */
+            fitted_at: string;
+            /** Growth Percent Per Week */
+            growth_percent_per_week: number | null;
+            /**
+             * History End
+             * Format: date-time
+             */
+            history_end: string;
+            /**
+             * History Hours
+             * @description Hours of history the fit used.
+             */
+            history_hours: number;
+            /**
+             * History Start
+             * Format: date-time
+             */
+            history_start: string;
+            /** Hits At */
+            hits_at: string | null;
+            /** Horizon Days */
+            horizon_days: number;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Interval
+             * @description The band's coverage, e.g. 0.9 for 5-95 %.
+             */
+            interval: number;
+            /** Level Now */
+            level_now: number;
+            /**
+             * Method
+             * @description ets-weekly, ets-daily, holt, theil-sen or constant (docs/projections.md).
+             */
+            method: string;
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "iops" | "mibps" | "used_gib";
+            /** Notes */
+            notes: string[];
+            /** Unit */
+            unit: string;
         };
         /** PrometheusSourceCreate */
         PrometheusSourceCreate: {
@@ -6043,6 +6183,100 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_projections_api_v1_clusters__cluster_id__projections_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectionList"];
                 };
             };
             /** @description Bad Request */
@@ -10202,6 +10436,8 @@ export const nodeMetricsReadResolution_sourceValues: ReadonlyArray<FlattenedDeep
 export const nodeVolumeRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeVolume"]["role"]> = ["data", "raft"];
 export const panelReadIdValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PanelRead"]["id"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall"];
 export const patchReadFormatsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchRead"]["formats"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback", "configs"];
+export const projectionReadEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProjectionRead"]["entity_kind"]> = ["volume", "instance", "node"];
+export const projectionReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProjectionRead"]["metric"]> = ["iops", "mibps", "used_gib"];
 export const prometheusSourceCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceCreate"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceRead"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceUpdateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceUpdate"]["auth_kind"]> = ["none", "bearer", "basic"];

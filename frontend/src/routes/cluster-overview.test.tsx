@@ -204,3 +204,37 @@ describe('cluster overview', () => {
     expect(await screen.findByText('Loading the cluster…')).toBeInTheDocument();
   });
 });
+
+describe('next ceilings', () => {
+  it('lists the nearest projected ceilings with when, the interval, the method and the source', async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    const table = await screen.findByRole('table', { name: 'Next ceilings' });
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows.map((r) => within(r).getByRole('rowheader').textContent)).toEqual([
+      'Volume vol-0hot IOPS',
+      'Store 10.0.1.14:20160 disk space',
+      'Instance EBS i-0a1b2c3d throughput',
+    ]);
+    expect(rows[0]).toHaveTextContent('reached');
+    expect(rows[1]).toHaveTextContent('in 41 days (33–53)');
+    expect(rows[1]).toHaveTextContent('trend, 28 days of history');
+    expect(rows[2]).toHaveTextContent('not within 90 days');
+    expect(within(rows[1] as HTMLElement).getByRole('link', { name: /pd-configuration-file/ })).toHaveAttribute(
+      'href',
+      'https://docs.pingcap.com/tidb/stable/pd-configuration-file',
+    );
+    expect(screen.getByText(/90 % intervals; fitted 2026-11-22 05:41 UTC/)).toBeInTheDocument();
+  });
+
+  it('says when nothing has been projected yet', async () => {
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/projections`), () =>
+        HttpResponse.json({ items: [], total: 0, fitted_at: null }),
+      ),
+    );
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    expect(await screen.findByRole('region', { name: 'No projections yet' })).toHaveTextContent('once a day');
+  });
+});

@@ -1,6 +1,7 @@
 import { Link } from 'react-router';
 import { AdviseNowButton, NodesTable } from '@/features/clusters';
 import { SeverityCountsPanel, TopFindings } from '@/features/findings';
+import { NextCeilings } from '@/features/projections';
 import { useClusterContext } from './cluster-layout';
 
 export default function ClusterOverviewPage() {
@@ -20,6 +21,10 @@ export default function ClusterOverviewPage() {
           <Link to={`/clusters/${cluster.id}/findings`}>All findings</Link>
         </div>
         <TopFindings clusterId={cluster.id} />
+      </section>
+      <section className="card" aria-labelledby="overview-ceilings">
+        <h2 id="overview-ceilings">Next ceilings</h2>
+        <NextCeilings clusterId={cluster.id} />
       </section>
       <section className="card" aria-labelledby="overview-nodes">
         <h2 id="overview-nodes">Nodes</h2>

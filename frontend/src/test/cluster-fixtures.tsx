@@ -411,6 +411,47 @@ export const PATCH: S['PatchRead'] = {
   applied_by_user_id: null,
 };
 
+const BAND = {
+  t: ['2026-11-22T06:00:00Z', '2026-11-22T12:00:00Z'],
+  point: [2900, 2950],
+  low: [2800, 2850],
+  high: [3000, 3050],
+};
+
+/** Two projections as GET /projections serves them: a volume at its IOPS ceiling, a store's disk in 41 days. */
+export const PROJECTIONS = {
+  total: 3,
+  fitted_at: '2026-11-22T05:41:00Z',
+  items: [
+    {
+      id: '7a1c0000-0000-4000-8000-000000000001', entity_kind: 'volume', entity_id: 'vol-0hot', metric: 'iops',
+      unit: 'IOPS', ceiling: 3000,
+      ceiling_source: 'AWS: Amazon EBS volume types, gp3 500 GiB: sustained (baseline) limit (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html)',
+      method: 'ets-daily', history_hours: 168, level_now: 2990, growth_percent_per_week: 3.2, days: 0,
+      days_low: 0, days_high: 0, hits_at: '2026-11-22T05:00:00Z', horizon_days: 90, interval: 0.9, band: BAND,
+      notes: [], history_start: '2026-10-25T05:00:00Z', history_end: '2026-11-22T05:00:00Z',
+      fitted_at: '2026-11-22T05:41:00Z',
+    },
+    {
+      id: '7a1c0000-0000-4000-8000-000000000002', entity_kind: 'node', entity_id: '10.0.1.14:20160', metric: 'used_gib',
+      unit: 'GiB', ceiling: 400,
+      ceiling_source: '80% of the data volume(s), 500 GiB: PingCAP: PD Configuration File, schedule.low-space-ratio: 0.8 by default, no new regions above it (https://docs.pingcap.com/tidb/stable/pd-configuration-file)',
+      method: 'holt', history_hours: 672, level_now: 310, growth_percent_per_week: 1.5, days: 40.6,
+      days_low: 33.2, days_high: 52.9, hits_at: '2027-01-01T20:00:00Z', horizon_days: 90, interval: 0.9, band: BAND,
+      notes: [], history_start: '2026-10-25T05:00:00Z', history_end: '2026-11-22T05:00:00Z',
+      fitted_at: '2026-11-22T05:41:00Z',
+    },
+    {
+      id: '7a1c0000-0000-4000-8000-000000000003', entity_kind: 'instance', entity_id: 'i-0a1b2c3d', metric: 'mibps',
+      unit: 'MiB/s', ceiling: 298, ceiling_source: 'm6i.2xlarge: baseline EBS MiB/s (AWS: Amazon EBS-optimized instance types (https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-nitro-instances.html))',
+      method: 'ets-weekly', history_hours: 672, level_now: 120, growth_percent_per_week: 0.4, days: null,
+      days_low: null, days_high: null, hits_at: null, horizon_days: 90, interval: 0.9, band: BAND,
+      notes: [], history_start: '2026-10-25T05:00:00Z', history_end: '2026-11-22T05:00:00Z',
+      fitted_at: '2026-11-22T05:41:00Z',
+    },
+  ],
+} as const;
+
 /** What the server says about the diff (X-Headroom-Notes), as render's raft-engine check words it. */
 export const DIFF_NOTES = [
   'raft-engine.dir: this file sets [raft-engine] enable = false, so TiKV keeps the Raft log in RocksDB ' +
@@ -485,6 +526,7 @@ export function clusterHandlers({
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes/:nodeId/config`), ({ params }) =>
       HttpResponse.json(nodeConfig(String(params.nodeId))),
     ),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/projections`), json(PROJECTIONS)),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches`), json({ items: [PATCH], total: 1 })),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
       const format = new URL(request.url).searchParams.get('format');

@@ -1,12 +1,17 @@
 """Growth to the ceilings of a snapshot's volumes and nodes (pure): `forecast_growth` fed from a snapshot.
 
     volume_growth(snapshot, volume_id, *, horizon_days=60, seed=0, growth="multiplicative") -> list[CeilingForecast]
+    instance_growth(snapshot, instance_id, ...) -> list[CeilingForecast]
     node_capacity_growth(snapshot, node_id, *, ceiling_share=1.0, ...) -> CeilingForecast | None
+    cluster_growth(snapshot, ...) -> list[CeilingForecast]      every ceiling of every volume, instance and node
 
 Volumes: counted IOPS (256 KiB / 1 MiB units, `headroom.domain.snapshot.views.volume_io`) against the volume's
 sustained IOPS, and MiB/s against its sustained throughput, both from `headroom.domain.catalog.volume_limits`
 (`baseline_iops` / `baseline_throughput_mibps`: provisioned for gp3/io1/io2, 3 IOPS/GiB for gp2 whose burst
-is temporary, domain.md §1.1/§1.3). Nodes: `tikv.store_used_bytes` in GiB against `ceiling_share` × the size
+is temporary, domain.md §1.1/§1.3). Instances: their EBS IOPS and MiB/s (AWS/EC2 sums, else the sum of their
+volumes, as the advisor reads them) against the type's baseline EBS IOPS and throughput (the limits the advisor
+resolves: the catalog, else the account's DescribeInstanceTypes answer; an unknown type is not projected).
+Nodes: `tikv.store_used_bytes` in GiB against `ceiling_share` × the size
 of the node's data volume(s) (a RAID 0 array adds its stripes). The forecast starts at the snapshot's window
 end; nothing here reads a clock.
 """
@@ -14,23 +19,50 @@ end; nothing here reads a clock.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Literal
+
+import numpy as np
 
 from headroom.domain import references as refs
 from headroom.domain.catalog import volume_limits
-from headroom.domain.forecast.growth import Growth, GrowthForecast, forecast_growth
+from headroom.domain.catalog.resolve import DescribedType, resolve_instance_limits
+from headroom.domain.forecast.growth import HOUR, MIN_HOURS, Growth, GrowthForecast, forecast_growth
 from headroom.domain.snapshot.schema import Snapshot
-from headroom.domain.snapshot.views import find_series, values, volume, volume_io
+from headroom.domain.snapshot.views import IO_METRICS, find_series, instance_io, values, volume, volume_io
 
 GIB = 1024.0**3
 DEFAULT_HORIZON_DAYS = 60.0
+# PD stops placing new regions on a store above this share of its capacity (PD configuration file,
+# schedule.low-space-ratio, default 0.8): the disk ceiling that matters before the disk is full.
+PD_LOW_SPACE_RATIO = 0.8
+PD_LOW_SPACE_SOURCE = refs.PD_CONFIG.cite("schedule.low-space-ratio: 0.8 by default, no new regions above it")
+
+
+def _fit(
+    series: np.ndarray, *, step: int, start: datetime, horizon_days: float, ceiling: float, seed: int, growth: Growth
+) -> GrowthForecast | None:
+    """Forecast the series from its first to its last sample: a history that starts late (a store added last
+    week inside a four-week window) is not extended backwards, which would invent flat weeks. None when fewer
+    than MIN_HOURS hours hold data (too little to fit; the caller says so)."""
+    arr = np.asarray(series, dtype=np.float64)
+    present = np.flatnonzero(np.isfinite(arr))
+    if present.size == 0:
+        return None
+    per_hour = max(1, int(HOUR // step))
+    first = (int(present[0]) // per_hour) * per_hour  # whole hours, so the hourly resample stays on the hour
+    last = int(present[-1]) + 1
+    if (last - first) * step < MIN_HOURS * HOUR:
+        return None
+    return forecast_growth(arr[first:last], step_seconds=step, start=start + timedelta(seconds=first * step),
+                           horizon_days=horizon_days, ceiling=ceiling, seed=seed, growth=growth)
 
 
 @dataclass(frozen=True)
 class CeilingForecast:
     """One metric of one entity projected to its ceiling."""
 
-    entity_kind: Literal["volume", "node"]
+    entity_kind: Literal["volume", "instance", "node"]
     entity_id: str
     metric: Literal["iops", "mibps", "used_gib"]
     unit: str
@@ -58,16 +90,10 @@ def volume_growth(
         ("iops", "IOPS", io.counted_iops, limits.baseline_iops),
         ("mibps", "MiB/s", io.mibps, limits.baseline_throughput_mibps),
     ):
-        fc = forecast_growth(
-            series,
-            step_seconds=step,
-            start=snapshot.window.start,
-            horizon_days=horizon_days,
-            ceiling=ceiling,
-            seed=seed,
-            growth=growth,
-        )
-        out.append(CeilingForecast("volume", volume_id, metric, unit, ceiling, source, fc))  # type: ignore[arg-type]
+        fc = _fit(series, step=step, start=snapshot.window.start, horizon_days=horizon_days, ceiling=ceiling,
+                  seed=seed, growth=growth)
+        if fc is not None:
+            out.append(CeilingForecast("volume", volume_id, metric, unit, ceiling, source, fc))  # type: ignore[arg-type]
     return out
 
 
@@ -91,14 +117,78 @@ def node_capacity_growth(
         return None
     size_gib = sum(volume(snapshot, vid).size_gib for vid in node.data_volume_ids)
     ceiling = ceiling_share * size_gib
-    fc = forecast_growth(
-        values(series) / GIB,
-        step_seconds=series.step_seconds,
-        start=series.start,
-        horizon_days=horizon_days,
-        ceiling=ceiling,
-        seed=seed,
-        growth=growth,
-    )
+    fc = _fit(values(series) / GIB, step=series.step_seconds, start=series.start, horizon_days=horizon_days,
+              ceiling=ceiling, seed=seed, growth=growth)
+    if fc is None:
+        return None
     source = f"{ceiling_share:.0%} of the data volume(s), {size_gib:g} GiB"
     return CeilingForecast("node", node_id, "used_gib", "GiB", ceiling, source, fc)
+
+
+def instance_growth(
+    snapshot: Snapshot,
+    instance_id: str,
+    *,
+    horizon_days: float = DEFAULT_HORIZON_DAYS,
+    seed: int = 0,
+    growth: Growth = "multiplicative",
+) -> list[CeilingForecast]:
+    """Project an instance's EBS IOPS and MiB/s to its type's baseline EBS IOPS and throughput."""
+    inst = next((i for i in snapshot.instances if i.id == instance_id), None)
+    if inst is None:
+        raise KeyError(instance_id)
+    described = (
+        DescribedType(inst.ebs_limits.model_dump(exclude={"source"}), inst.ebs_limits.source)
+        if inst.ebs_limits is not None
+        else None
+    )
+    resolved = resolve_instance_limits(inst.type, described)
+    if resolved.limits is None:
+        return []
+    if find_series(snapshot, "instance", instance_id, IO_METRICS["instance"][0]) is not None:
+        view = instance_io(snapshot, instance_id)
+        iops, mibps = view.counted_iops, view.mibps
+    else:
+        views = [volume_io(snapshot, v.id) for v in snapshot.volumes if v.instance_id == instance_id
+                 and find_series(snapshot, "volume", v.id, IO_METRICS["volume"][0]) is not None]
+        if not views:
+            return []
+        iops = np.sum([v.counted_iops for v in views], axis=0)
+        mibps = np.sum([v.mibps for v in views], axis=0)
+    limits = resolved.limits
+    out = []
+    for metric, unit, series, ceiling in (
+        ("iops", "IOPS", iops, limits.baseline_iops),
+        ("mibps", "MiB/s", mibps, limits.baseline_throughput_mibps),
+    ):
+        fc = _fit(series, step=snapshot.window.step_seconds, start=snapshot.window.start,
+                  horizon_days=horizon_days, ceiling=ceiling, seed=seed, growth=growth)
+        if fc is None:
+            continue
+        source = f"{inst.type}: baseline EBS {unit} ({resolved.note})"
+        out.append(CeilingForecast("instance", instance_id, metric, unit, ceiling, source, fc))  # type: ignore[arg-type]
+    return out
+
+
+def cluster_growth(
+    snapshot: Snapshot,
+    *,
+    horizon_days: float = DEFAULT_HORIZON_DAYS,
+    seed: int = 0,
+    growth: Growth = "multiplicative",
+) -> list[CeilingForecast]:
+    """Every ceiling of the snapshot projected: each volume's IOPS and throughput, each instance's EBS IOPS and
+    bandwidth, and each node's used space against PD's low-space ratio of its data volume(s)."""
+    out: list[CeilingForecast] = []
+    for vol in snapshot.volumes:
+        if find_series(snapshot, "volume", vol.id, IO_METRICS["volume"][0]) is not None:
+            out += volume_growth(snapshot, vol.id, horizon_days=horizon_days, seed=seed, growth=growth)
+    for inst in snapshot.instances:
+        out += instance_growth(snapshot, inst.id, horizon_days=horizon_days, seed=seed, growth=growth)
+    for node in snapshot.nodes:
+        used = node_capacity_growth(snapshot, node.id, ceiling_share=PD_LOW_SPACE_RATIO,
+                                    horizon_days=horizon_days, seed=seed, growth=growth)
+        if used is not None:
+            out.append(CeilingForecast(used.entity_kind, used.entity_id, used.metric, used.unit, used.ceiling,
+                                       f"{used.ceiling_source}: {PD_LOW_SPACE_SOURCE}", used.forecast))
+    return out

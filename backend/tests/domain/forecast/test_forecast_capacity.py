@@ -8,7 +8,13 @@ import math
 from pathlib import Path
 
 import pytest
-from headroom.domain.forecast.capacity import node_capacity_growth, volume_growth
+from headroom.domain.catalog import instance_limits
+from headroom.domain.forecast.capacity import (
+    cluster_growth,
+    instance_growth,
+    node_capacity_growth,
+    volume_growth,
+)
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import simulate
@@ -45,3 +51,42 @@ def test_node_capacity_days_until_half_full(snapshot: Snapshot) -> None:
     assert c.forecast.growth_percent_per_week == pytest.approx(10.0, rel=0.03)
     with pytest.raises(ValueError):
         node_capacity_growth(snapshot, node.id, ceiling_share=0)
+
+
+def test_cluster_growth_projects_every_ceiling_of_volumes_instances_and_nodes(snapshot: Snapshot) -> None:
+    out = cluster_growth(snapshot, horizon_days=30)
+    by_key = {(c.entity_kind, c.entity_id, c.metric): c for c in out}
+    inst = snapshot.instances[0]
+    # m6i.4xlarge: baseline EBS 5,000 Mbps = 625 MB/s (596.0 MiB/s) and 20,000 IOPS, bursting to 10 Gbps /
+    # 40,000 IOPS (AWS, Amazon EBS-optimized instance types; the catalog): projected against the baseline
+    limits = instance_limits(inst.type)
+    assert by_key[("instance", inst.id, "mibps")].ceiling == limits.baseline_throughput_mibps
+    assert by_key[("instance", inst.id, "iops")].ceiling == limits.baseline_iops == 20_000
+    assert "m6i.4xlarge" in by_key[("instance", inst.id, "iops")].ceiling_source
+    # the instance carries both volumes' I/O: at least the data volume's demand
+    data = next(v for v in snapshot.volumes if v.role == "data")
+    assert (by_key[("instance", inst.id, "iops")].forecast.level_now
+            >= 0.99 * by_key[("volume", data.id, "iops")].forecast.level_now)
+    # each volume's two ceilings (the raft volume's too), and the node's disk at PD's low-space ratio:
+    # 0.8 x 1,000 GiB = 800 GiB (PD configuration file, schedule.low-space-ratio)
+    assert {k[2] for k in by_key if k[0] == "volume"} == {"iops", "mibps"}
+    assert len([k for k in by_key if k[0] == "volume"]) == 2 * len(snapshot.volumes)
+    node = snapshot.nodes[0]
+    used = by_key[("node", node.id, "used_gib")]
+    assert used.ceiling == 800.0 and "low-space-ratio" in used.ceiling_source
+    # 400 x 1.1^(t/168) = 800 at t = 168 ln 2 / ln 1.1 = 1,221.8 h; the history ends at 96 h: 46.9 days -> beyond
+    # a 30-day horizon
+    assert used.forecast.days_until_ceiling is None
+
+
+def test_instance_growth_on_five_minute_ec2_metrics() -> None:
+    # AWS/EC2 on basic monitoring: 5-minute sums (domain.md s3), as the simulator's default delivers them
+    snap = simulate(load_scenario(SCENARIO), hours=HOURS, seed=0)
+    inst = snap.instances[0]
+    series = next(s for s in snap.series if s.entity.kind == "instance" and s.metric == "ec2.ebs_read_ops")
+    assert series.step_seconds == 300
+    out = {c.metric: c for c in instance_growth(snap, inst.id, horizon_days=30)}
+    assert set(out) == {"iops", "mibps"}
+    assert out["iops"].forecast.history_hours >= HOURS - 1
+    assert out["iops"].forecast.growth_percent_per_week is not None
+    assert out["iops"].forecast.growth_percent_per_week > 5.0  # the load grows 10 %/week

@@ -1,0 +1,19 @@
+"""Projections: days until each ceiling of a cluster's volumes, instances and stores."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter
+
+from headroom.api.deps import DB, Caller
+from headroom.projections import service
+from headroom.projections.schemas import ProjectionList
+
+router = APIRouter(prefix="/clusters/{cluster_id}/projections", tags=["projections"])
+
+
+@router.get("", response_model=ProjectionList)
+def list_projections(cluster_id: uuid.UUID, caller: Caller, db: DB) -> ProjectionList:
+    """Every projected ceiling of the cluster, the nearest first, with its 90 % interval, method and history."""
+    return service.list_projections(db, caller, cluster_id)

@@ -1,0 +1,152 @@
+"""Projections: fit every ceiling of a cluster once a day from weeks of hourly history, store the result, serve it.
+
+project_cluster(db, cluster, now=...) builds the cluster's hourly snapshot of the last HISTORY (hourly rollups,
+headroom.timeseries.snapshots), projects each volume's IOPS and throughput, each instance's EBS IOPS and
+bandwidth and each store's used space (headroom.domain.forecast.capacity.cluster_growth), and replaces the
+cluster's rows: one per (entity, metric), so a re-run never duplicates and an entity gone since drops out.
+A cluster fitted within REFIT_AFTER is left alone (the job runs every 10 minutes and picks the clusters due in
+one query, so a new cluster, the demo's included, gets its projections within minutes of its first data, and
+each series is fitted once a day). Callers commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from sqlalchemy import delete, exists, func, select, tuple_
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from headroom.clusters import service as clusters_service
+from headroom.clusters.models import Cluster
+from headroom.domain.forecast.capacity import CeilingForecast, cluster_growth
+from headroom.platform.jobs.context import JobContext
+from headroom.platform.logging import get_logger
+from headroom.platform.principal import Principal
+from headroom.projections.models import Projection
+from headroom.projections.schemas import ProjectionBand, ProjectionList, ProjectionRead
+
+log = get_logger("headroom.projections")
+
+# Four weeks: two weekly seasons and a trend (the fit caps its history at 8 weeks; docs/projections.md).
+HISTORY = dt.timedelta(weeks=4)
+# How far ahead a ceiling is looked for: a fix sized today has to hold for a quarter (docs/projections.md).
+HORIZON_DAYS = 90.0
+REFIT_AFTER = dt.timedelta(hours=20)
+BAND_STEP_HOURS = 6  # the stored path for charts: 4 points a day over 90 days = 360 per series
+
+
+def _band(fc: CeilingForecast) -> dict[str, Any]:
+    f = fc.forecast
+    pick = range(0, len(f.timestamps), BAND_STEP_HOURS)
+    return {
+        "t": [f.timestamps[i].isoformat() for i in pick],
+        "point": [round(f.point[i], 4) for i in pick],
+        "low": [round(f.low[i], 4) for i in pick],
+        "high": [round(f.high[i], 4) for i in pick],
+    }
+
+
+def _row(cluster: Cluster, fc: CeilingForecast, *, start: dt.datetime, end: dt.datetime, now: dt.datetime,
+         horizon_days: float) -> dict[str, Any]:
+    f = fc.forecast
+    return {
+        "org_id": cluster.org_id, "cluster_id": cluster.id, "entity_kind": fc.entity_kind,
+        "entity_id": fc.entity_id, "metric": fc.metric, "unit": fc.unit, "ceiling": fc.ceiling,
+        "ceiling_source": fc.ceiling_source, "method": f.method, "history_hours": f.history_hours,
+        "level_now": f.level_now, "growth_percent_per_week": f.growth_percent_per_week,
+        "days": f.days_until_ceiling, "days_low": f.days_until_ceiling_low, "days_high": f.days_until_ceiling_high,
+        "hits_at": f.hits_at, "horizon_days": horizon_days, "interval": f.interval, "band": _band(fc),
+        "notes": list(f.notes), "history_start": start, "history_end": end, "fitted_at": now,
+    }
+
+
+def project_cluster(
+    db: Session,
+    cluster: Cluster,
+    *,
+    now: dt.datetime,
+    force: bool = False,
+    history: dt.timedelta = HISTORY,
+    horizon_days: float = HORIZON_DAYS,
+) -> dict[str, Any]:
+    """Fit the cluster's ceilings on the history ending at the hour before `now` and store them (see module)."""
+    from headroom.timeseries.snapshots import build_snapshot
+
+    summary: dict[str, Any] = {"cluster_id": str(cluster.id)}
+    newest = db.scalar(select(func.max(Projection.fitted_at)).where(Projection.org_id == cluster.org_id,
+                                                                    Projection.cluster_id == cluster.id))
+    if not force and newest is not None and newest > now - REFIT_AFTER:
+        return {**summary, "skipped": "fitted within the last day"}
+    end = now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    start = end - history
+    snapshot = build_snapshot(db, cluster.org_id, cluster.id, start=start, end=end, step_seconds=3600)
+    if not snapshot.series:
+        return {**summary, "skipped": "no data in the history"}
+    forecasts = cluster_growth(snapshot, horizon_days=horizon_days, seed=0)
+    rows = [_row(cluster, fc, start=start, end=end, now=now, horizon_days=horizon_days) for fc in forecasts]
+    keys = [(r["entity_kind"], r["entity_id"], r["metric"]) for r in rows]
+    gone = delete(Projection).where(Projection.org_id == cluster.org_id, Projection.cluster_id == cluster.id)
+    if keys:
+        gone = gone.where(tuple_(Projection.entity_kind, Projection.entity_id, Projection.metric).not_in(keys))
+    db.execute(gone)
+    if rows:
+        stmt = insert(Projection).values(rows)
+        db.execute(stmt.on_conflict_do_update(
+            index_elements=[Projection.cluster_id, Projection.entity_kind, Projection.entity_id, Projection.metric],
+            set_={c: stmt.excluded[c] for c in rows[0] if c not in ("org_id", "cluster_id", "entity_kind",
+                                                                     "entity_id", "metric")},
+        ))
+    within = [r for r in rows if r["days"] is not None]
+    log.info("projections.fitted", cluster_id=str(cluster.id), series=len(rows), within_horizon=len(within))
+    return {**summary, "fitted": len(rows), "within_horizon": len(within)}
+
+
+def list_projections(db: Session, principal: Principal, cluster_id: uuid.UUID) -> ProjectionList:
+    """The cluster's projections, the nearest ceiling first (another org's cluster is NotFound)."""
+    cluster = clusters_service.get_cluster(db, principal, cluster_id)
+    rows = list(db.scalars(select(Projection).where(Projection.org_id == principal.org_id,
+                                                    Projection.cluster_id == cluster.id)))
+    rows.sort(key=lambda r: (r.days is None, r.days if r.days is not None else 0.0, r.entity_kind, r.entity_id,
+                             r.metric))
+    items = [ProjectionRead(
+        id=r.id, entity_kind=r.entity_kind, entity_id=r.entity_id, metric=r.metric, unit=r.unit,
+        ceiling=r.ceiling, ceiling_source=r.ceiling_source, method=r.method, history_hours=r.history_hours,
+        level_now=r.level_now, growth_percent_per_week=r.growth_percent_per_week, days=r.days,
+        days_low=r.days_low, days_high=r.days_high, hits_at=r.hits_at, horizon_days=r.horizon_days,
+        interval=r.interval, band=ProjectionBand.model_validate(r.band), notes=list(r.notes),
+        history_start=r.history_start, history_end=r.history_end, fitted_at=r.fitted_at,
+    ) for r in rows]
+    fitted = max((r.fitted_at for r in rows), default=None)
+    return ProjectionList(items=items, total=len(items), fitted_at=fitted)
+
+
+# --- the job's work (headroom.projections.jobs) ------------------------------------------------------------
+
+
+def project_clusters(ctx: JobContext, now: dt.datetime, cluster_id: str | None = None, force: bool = False) -> dict[str, Any]:
+    """Fit every cluster due (or the one given), each in its own unit of work: one failing cluster is logged and
+    the others go on."""
+    with ctx.unit() as db:
+        query = select(Cluster.id).order_by(Cluster.created_at)
+        if cluster_id is not None:
+            query = query.where(Cluster.id == uuid.UUID(cluster_id))
+        elif not force:  # only the clusters due: one query, not one per cluster
+            fresh = exists().where(Projection.cluster_id == Cluster.id, Projection.fitted_at > now - REFIT_AFTER)
+            query = query.where(~fresh)
+        ids = list(db.scalars(query))
+    results: list[dict[str, Any]] = []
+    failed = 0
+    for cid in ids:
+        try:
+            with ctx.unit() as db:
+                cluster = db.get(Cluster, cid)
+                if cluster is None:
+                    continue
+                results.append(project_cluster(db, cluster, now=now, force=force))
+        except Exception:  # noqa: BLE001 - one cluster's bad data must not stop the others; it is logged
+            failed += 1
+            log.exception("projections.failed", cluster_id=str(cid))
+    return {"clusters": results, "failed": failed}

@@ -1,0 +1,46 @@
+import { useQuery } from '@tanstack/react-query';
+import { api } from '@/api/client';
+import { unwrap } from '@/api/errors';
+import type { paths } from '@/api/schema';
+
+export type ProjectionList =
+  paths['/api/v1/clusters/{cluster_id}/projections']['get']['responses'][200]['content']['application/json'];
+export type Projection = ProjectionList['items'][number];
+
+export function useProjections(clusterId: string) {
+  return useQuery({
+    queryKey: ['clusters', clusterId, 'projections'],
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/v1/clusters/{cluster_id}/projections', { params: { path: { cluster_id: clusterId } } }),
+      ),
+  });
+}
+
+const METRIC_NAMES: Record<Projection['metric'], string> = {
+  iops: 'IOPS',
+  mibps: 'throughput',
+  used_gib: 'disk space',
+};
+
+const ENTITY_NAMES: Record<Projection['entity_kind'], string> = {
+  volume: 'Volume',
+  instance: 'Instance EBS',
+  node: 'Store',
+};
+
+/** What a projection is about, in words: "Volume vol-0abc IOPS", "Store 10.0.1.5:20160 disk space". */
+export function projectionTitle(p: Projection): string {
+  return `${ENTITY_NAMES[p.entity_kind]} ${p.entity_id} ${METRIC_NAMES[p.metric]}`;
+}
+
+/** Days until the ceiling in words a person plans with: "reached", "in 12 days (9-16)", "not within 90 days". */
+export function daysText(p: Projection): string {
+  if (p.days === null) return `not within ${Math.round(p.horizon_days)} days`;
+  if (p.days <= 0) return 'reached';
+  const whole = (d: number) => Math.max(0, Math.round(d));
+  const main = whole(p.days) === 0 ? 'within a day' : `in ${whole(p.days)} day${whole(p.days) === 1 ? '' : 's'}`;
+  const low = p.days_low === null ? null : whole(p.days_low);
+  const high = p.days_high === null ? `>${Math.round(p.horizon_days)}` : String(whole(p.days_high));
+  return low === null ? main : `${main} (${low}–${high})`;
+}
