@@ -93,6 +93,24 @@ def _touches(line_key: str, changed: Iterable[str]) -> bool:
     return any(key.endswith(line_key) or f".{line_key}." in f".{key}." for key in changed)
 
 
+def _untouched_lines(text: str, changed: Sequence[str]) -> list[str]:
+    """The lines of `text` a patch of `changed` keys must keep: all but the lines of those keys (with the
+    continuation lines of a multi-line array value)."""
+    kept: list[str] = []
+    open_brackets = 0
+    for line in lines_of(text):
+        if open_brackets:  # inside a rewritten multi-line value
+            open_brackets += line.count("[") - line.count("]")
+            continue
+        key = _line_key(line)
+        if key and _touches(key, changed):
+            value = line.split("=", 1)[1]
+            open_brackets = max(value.count("[") - value.count("]"), 0)
+            continue
+        kept.append(line)
+    return kept
+
+
 def changed_values(before: dict[str, Any], changes: Sequence[Change]) -> dict[str, Any]:
     expected = dict(before)
     expected.update({change.key: change.proposed for change in changes})
@@ -140,8 +158,7 @@ def check_artefacts(text: str, changes: Sequence[Change], *, rollback_artefacts:
     assert is_subsequence(comment_lines(text), comment_lines(merged))
     assert is_subsequence(list(before), list(after))
     changed = [change.key for change in changes]
-    kept = [line for line in lines_of(text) if not ((key := _line_key(line)) and _touches(key, changed))]
-    assert is_subsequence(kept, lines_of(merged))
+    assert is_subsequence(_untouched_lines(text, changed), lines_of(merged))
     documented = header_comments(merged)
     for header, block in header_comments(text).items():
         assert documented[header] == block, (header, block, documented[header])
