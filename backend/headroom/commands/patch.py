@@ -32,7 +32,7 @@ from headroom.domain.tikvconf import (
     resolve_nodes,
 )
 from headroom.domain.tikvconf.operator import patch_manifest
-from headroom.domain.tikvconf.render import inverse_changes, tiup_cluster_name
+from headroom.domain.tikvconf.render import inverse_changes
 from headroom.domain.tikvconf.tiup import patch_topology
 
 GIB = 1024**3
@@ -217,14 +217,13 @@ def patch_command(
             fail("--topology goes with --format tiup")
         try:
             edited = patch_topology(_read_text(topology, "topology"),
-                                    inverse_changes(resolved) if rollback else resolved, nodes, str(topology))
+                                    inverse_changes(resolved) if rollback else resolved, nodes, str(topology),
+                                    cluster=cluster.name, topology_file="topology.yaml")
         except TikvConfError as exc:
             fail(str(exc))
         for note in edited.notes:
             sys.stderr.write(f"headroom: note: {note}\n")
-        sys.stderr.write(f"headroom: note: then: tiup cluster edit-config {tiup_cluster_name(cluster.name)} (paste "
-                         f"it), and tiup cluster reload {tiup_cluster_name(cluster.name)} -R tikv for keys that "
-                         "need a restart\n")
+        sys.stderr.write(f"headroom: note: save it as topology.yaml, then apply with: {edited.command}\n")
         sys.stdout.flush()
         sys.stdout.buffer.write(edited.text.encode("utf-8"))
         sys.stdout.buffer.flush()

@@ -22,6 +22,8 @@ from headroom.findings.schemas import (
     FindingStatus,
     SeverityCounts,
     SnoozeBody,
+    WhatIfRead,
+    WhatIfRequest,
 )
 from headroom.platform.errors import QueueUnavailable, RateLimited
 from headroom.platform.schemas import ErrorResponse
@@ -165,3 +167,10 @@ def _limit_new_runs(ctx: AppContext, org_id: uuid.UUID) -> None:
             "(the scheduled run advises every cluster every 15 minutes).",
             retry_after_seconds=exc.retry_after_seconds,
         ) from exc
+
+
+@router.post("/clusters/{cluster_id}/what-if", response_model=WhatIfRead)
+def what_if(cluster_id: uuid.UUID, body: WhatIfRequest, caller: Caller, db: DB, ctx: Context) -> WhatIfRead:
+    """Try changes on the cluster's last day of data: the ceilings they move (with the p99 against them), the
+    findings they clear, keep or cause, and the monthly cost before and after. Nothing is stored or applied."""
+    return service.what_if_cluster(db, caller, cluster_id, body.changes, now=ctx.clock())

@@ -152,3 +152,54 @@ class AdviseQueued(Output):
         description="True when a run of this cluster was already queued or running: its task id is returned and "
         "no new run is queued.",
     )
+
+
+class WhatIfRequest(Input):
+    """Proposed changes to try on the cluster: a volume's type, size, IOPS or throughput, an instance type, or a
+    TiKV key (the same Change objects a finding's options carry)."""
+
+    changes: list[Change] = Field(min_length=1, max_length=50)
+
+
+class WhatIfCeiling(Output):
+    """One sustained ceiling the changes move, with the last day's p99 against it."""
+
+    entity_kind: Literal["volume", "instance"]
+    entity_id: str
+    dimension: Literal["iops", "throughput"]
+    unit: str
+    ceiling: float
+    ceiling_after: float
+    p99: float
+    headroom_pct: float | None = Field(description="100 x (1 - p99 / ceiling) before the change.")
+    headroom_after_pct: float | None
+
+
+class WhatIfFinding(Output):
+    """A finding of the advisor, identified by its dedup key."""
+
+    dedup_key: str
+    rule: str
+    severity: Severity
+    title: str
+
+
+class WhatIfCost(Output):
+    """On-demand monthly cost of the cluster's volumes and instances before and after (AWS price lists)."""
+
+    before_usd: float
+    after_usd: float
+    delta_usd: float
+    unpriced: list[str] = Field(description="What has no price in the catalog (not counted as free).")
+
+
+class WhatIfRead(Output):
+    """What the changes would do on the last day of the cluster's data."""
+
+    window_start: dt.datetime
+    window_end: dt.datetime
+    ceilings: list[WhatIfCeiling]
+    resolved: list[WhatIfFinding] = Field(description="Findings of today that the changes clear.")
+    remaining: list[WhatIfFinding]
+    new: list[WhatIfFinding] = Field(description="Findings the changes would cause.")
+    cost: WhatIfCost

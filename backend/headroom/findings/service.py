@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal, audit
+from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
 from headroom.domain.model import (
     SEVERITIES,
@@ -50,6 +51,10 @@ from headroom.findings.schemas import (
     FindingSummary,
     HistoryEntry,
     RelatedFinding,
+    WhatIfCeiling,
+    WhatIfCost,
+    WhatIfFinding,
+    WhatIfRead,
 )
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.platform.logging import get_logger
@@ -561,3 +566,46 @@ def reopen(db: Session, principal: Principal, finding_id: uuid.UUID) -> FindingR
         row.status, row.resolved_at, row.snoozed_until = "open", None, None
 
     return _act(db, principal, finding_id, "reopened", {}, change)
+
+
+# ---------------------------------------------------------------------------------------------------- what-if
+
+
+def what_if_cluster(
+    db: Session, principal: Principal, cluster_id: uuid.UUID, changes: Sequence[Change], *, now: dt.datetime,
+    window: dt.timedelta = dt.timedelta(hours=24),
+) -> WhatIfRead:
+    """Try `changes` on the cluster's last day: the ceilings they move, the findings they clear, keep or cause,
+    and the monthly cost before and after. Nothing is stored."""
+    from headroom.domain.advisor.engine import advise
+    from headroom.domain.advisor.whatif import WhatIfError, what_if
+    from headroom.timeseries.snapshots import build_snapshot
+
+    cluster = clusters_service.get_cluster(db, principal, cluster_id)
+    end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    snapshot = build_snapshot(db, cluster.org_id, cluster.id, start=end - window, end=end)
+    if not snapshot.series:
+        raise InvalidInput("changes: the cluster has no data in the last day to try them on",
+                           details={"field": "changes"})
+    for i, change in enumerate(changes):
+        try:
+            what_if(snapshot, [change], findings_before=[])  # name the change that cannot apply
+        except WhatIfError as exc:
+            raise InvalidInput(f"changes[{i}]: {exc}", details={"field": f"changes[{i}]"}) from exc
+    result = what_if(snapshot, changes, now=end, findings_before=advise(snapshot, now=end))
+    body = result.to_dict()
+    by_key = {f.dedup_key: f for f in (*result.findings_before, *result.findings_after)}
+
+    def described(keys: list[str]) -> list[WhatIfFinding]:
+        return [WhatIfFinding(dedup_key=k, rule=by_key[k].rule, severity=by_key[k].severity, title=by_key[k].title)
+                for k in keys]
+
+    return WhatIfRead(
+        window_start=snapshot.window.start, window_end=snapshot.window.end,
+        ceilings=[WhatIfCeiling(entity_kind=c["entity"]["kind"], entity_id=c["entity"]["id"], dimension=c["dimension"],
+                                unit=c["unit"], ceiling=c["ceiling"], ceiling_after=c["ceiling_after"], p99=c["p99"],
+                                headroom_pct=c["headroom_pct"], headroom_after_pct=c["headroom_after_pct"])
+                  for c in body["ceilings"]],
+        resolved=described(body["resolved"]), remaining=described(body["remaining"]), new=described(body["new"]),
+        cost=WhatIfCost(**body["cost"]),
+    )

@@ -95,12 +95,14 @@ def operator_patch(
 def tiup_topology(cluster_id: uuid.UUID, patch_id: uuid.UUID, body: TiupTopology, caller: Caller, db: DB) -> Response:
     """Patch your own TiUP topology: each value lands where TiUP reads it (an instance's own config wins over
     server_configs.tikv, so a cluster-wide change is made there too), one spelling per key, comments kept.
-    Paste it with `tiup cluster edit-config`, then `tiup cluster reload -R tikv` for keys that need a restart."""
+    Apply it with the command in X-Headroom-Apply-Command: `tiup cluster edit-config <name> --topology-file
+    topology.yaml && tiup cluster reload <name> -R tikv`."""
     edited = service.render_tiup_topology(db, caller, cluster_id, patch_id, body.topology, rollback=body.rollback)
-    name = f"topology{'-rollback' if body.rollback else ''}.yaml"
+    name = service.tiup_topology_file_name(rollback=body.rollback)
     notes = json.dumps(list(edited.notes))
     return Response(content=edited.text, media_type="application/yaml",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"', "X-Headroom-Notes": notes})
+                    headers={"Content-Disposition": f'attachment; filename="{name}"', "X-Headroom-Notes": notes,
+                             "X-Headroom-Apply-Command": edited.command})
 
 
 @router.post("/{patch_id}/applied", response_model=PatchRead)

@@ -500,6 +500,11 @@ def render_operator_manifest(db: Session, principal: Principal, cluster_id: uuid
         raise InvalidInput(f"manifest: {exc}", details={"field": "manifest"}) from exc
 
 
+def tiup_topology_file_name(*, rollback: bool) -> str:
+    """The download's file name, which the TiUP command names."""
+    return f"topology{'-rollback' if rollback else ''}.yaml"
+
+
 def render_tiup_topology(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
                          topology: str, *, rollback: bool = False) -> TopologyPatch:
     """The user's TiUP topology with the patch's tikv changes made in place (TiUP's precedence, comments kept)."""
@@ -511,7 +516,8 @@ def render_tiup_topology(db: Session, principal: Principal, cluster_id: uuid.UUI
     if rollback:
         changes = inverse_changes(changes)
     try:
-        return patch_topology(topology, changes, [n.node for n in _nodes(db, cluster)], "topology")
+        return patch_topology(topology, changes, [n.node for n in _nodes(db, cluster)], "topology",
+                              cluster=cluster.name, topology_file=tiup_topology_file_name(rollback=rollback))
     except ConfigParseError as exc:
         raise InvalidInput(f"topology: {exc}", details={"field": "topology", "line": exc.line,
                                                         "column": exc.column}) from exc

@@ -4,6 +4,7 @@ example findings in examples/findings/prod-east.json."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -283,7 +284,10 @@ def test_operator_with_the_users_manifest_prints_a_json_patch_of_only_the_change
     assert json.loads(result.stdout) == [
         {"op": "add", "path": "/spec/tikv/config/storage/block-cache", "value": {"capacity": "14GiB"}}
     ]
-    assert "kubectl patch tc basic --type json --patch-file" in result.stderr
+    # runs as printed: the patch inline, quoted for the shell (was `--patch-file <this file>`, a redirection)
+    command = result.stderr.split("apply with: ", 1)[1].splitlines()[0]
+    assert shlex.split(command) == ["kubectl", "patch", "tc", "basic", "--type", "json", "-p",
+                                    json.dumps(json.loads(result.stdout), separators=(",", ":"))]
     wrong = run(str(snapshot), "--findings", str(FINDINGS), "--format", "sql", "--manifest", str(manifest))
     assert wrong.exit_code != 0 and "--manifest goes with --format operator" in wrong.stderr
 
@@ -303,7 +307,8 @@ def test_tiup_with_the_users_topology_prints_it_patched_in_place(snapshot: Path,
 
     view = tiup_topology_view(result.stdout)
     assert view.for_instance("10.0.1.5", 20160)["storage.block-cache.capacity"] == "14GiB"
-    assert "tiup cluster edit-config prod-east" in result.stderr
+    assert "tiup cluster edit-config prod-east --topology-file topology.yaml && tiup cluster reload prod-east -R tikv" \
+        in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
+import shlex
 import uuid
 from pathlib import Path
 from dataclasses import dataclass
@@ -373,11 +375,13 @@ def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_
     response = world.viewer.post(url, json={"manifest": manifest})
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/json-patch+json")
-    assert response.headers["x-headroom-apply-command"] == "kubectl patch tc basic --type json --patch-file <this file>"
     proposed = {c["proposed"] for c in patch["changes"] if c["key"] == "storage.block-cache.capacity"}
     assert response.json() == [
         {"op": "add", "path": "/spec/tikv/config/storage/block-cache", "value": {"capacity": proposed.pop()}}
     ]
+    # runs as printed: the patch inline, quoted for the shell (was `--patch-file <this file>`, a redirection)
+    assert shlex.split(response.headers["x-headroom-apply-command"]) == [
+        "kubectl", "patch", "tc", "basic", "--type", "json", "-p", json.dumps(response.json(), separators=(",", ":"))]
     undo = world.viewer.post(url, json={"manifest": manifest, "rollback": True})
     assert undo.status_code == 200, undo.text
     refused = world.viewer.post(url, json={"manifest": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
@@ -427,6 +431,13 @@ def test_the_tiup_topology_is_patched_in_place_after_tiups_precedence(world: Wor
     assert {view.for_instance(s.split(":")[0], int(s.split(":")[1]))["storage.block-cache.capacity"]
             for s in stores} == {proposed}
     assert response.text.startswith("# ours")
+    # the TiUP steps for the downloaded file, one shell word per name (the cluster's name, or a placeholder)
+    name = world.viewer.get(f"/api/v1/clusters/{world.cid}").json()["name"]
+    tiup_name = name if re.fullmatch(r"[A-Za-z0-9_.\-]+", name) else "<tiup-cluster-name>"
+    edit, reload = response.headers["x-headroom-apply-command"].split(" && ")
+    assert shlex.split(edit) == ["tiup", "cluster", "edit-config", tiup_name, "--topology-file", "topology.yaml"]
+    assert shlex.split(reload) == ["tiup", "cluster", "reload", tiup_name, "-R", "tikv"]
+    assert 'filename="topology.yaml"' in response.headers["content-disposition"]
     refused = world.viewer.post(url, json={"topology": "tikv_servers: [\n"})
     assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("topology: ")
 
@@ -491,3 +502,28 @@ def test_the_patch_list_takes_the_same_number_of_queries_for_any_number_of_patch
         assert len(statements) == with_one  # was 3 + 2 per changed node for every patch
     finally:
         event.remove(connection, "before_cursor_execute", count)
+
+
+def test_what_if_shows_the_ceilings_findings_and_cost_a_change_moves(world: World, client: Any) -> None:
+    # The demo's gp2 volume out of burst: its first option is gp3 (AWS: gp3 3,000 IOPS / 125 MiB/s baseline at any
+    # size, $0.08 per GB-month against gp2's $0.10 in us-east-1).
+    burst = _findings(world, rule="gp2-burst-depletion")["items"][0]
+    option = world.viewer.get(f"/api/v1/findings/{burst['id']}").json()["options"][0]
+    url = f"/api/v1/clusters/{world.cid}/what-if"
+    answer = world.viewer.post(url, json={"changes": option["changes"]})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert burst["dedup_key"] in {f["dedup_key"] for f in body["resolved"]}
+    assert all(f["title"] for f in body["resolved"] + body["remaining"] + body["new"])
+    volume = next(c["entity"]["volume_id"] for c in option["changes"] if c["key"] == "volume.type")
+    moved = [c for c in body["ceilings"] if c["entity_id"] == volume]
+    assert moved and all(c["ceiling_after"] >= c["ceiling"] for c in moved)
+    assert body["cost"]["delta_usd"] < 0 and body["cost"]["after_usd"] < body["cost"]["before_usd"]
+
+    wrong = dict(option["changes"][0], entity={"kind": "volume", "id": "vol-nope", "volume_id": "vol-nope"})
+    refused = world.viewer.post(url, json={"changes": [option["changes"][0], wrong]})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["details"]["field"] == "changes[1]"
+    assert "vol-nope" in refused.json()["error"]["message"]
+    stranger = sign_up(client, org="Another Org")
+    assert stranger.post(url, json={"changes": option["changes"]}).status_code == 404

@@ -432,7 +432,8 @@ export interface paths {
          * Tiup Topology
          * @description Patch your own TiUP topology: each value lands where TiUP reads it (an instance's own config wins over
          *     server_configs.tikv, so a cluster-wide change is made there too), one spelling per key, comments kept.
-         *     Paste it with `tiup cluster edit-config`, then `tiup cluster reload -R tikv` for keys that need a restart.
+         *     Apply it with the command in X-Headroom-Apply-Command: `tiup cluster edit-config <name> --topology-file
+         *     topology.yaml && tiup cluster reload <name> -R tikv`.
          */
         post: operations["tiup_topology_api_v1_clusters__cluster_id__patches__patch_id__tiup_post"];
         delete?: never;
@@ -475,6 +476,27 @@ export interface paths {
         get: operations["download_snapshot_api_v1_clusters__cluster_id__snapshot_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/what-if": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What If
+         * @description Try changes on the cluster's last day of data: the ceilings they move (with the p99 against them), the
+         *     findings they clear, keep or cause, and the monthly cost before and after. Nothing is stored or applied.
+         */
+        post: operations["what_if_api_v1_clusters__cluster_id__what_if_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3618,6 +3640,113 @@ export interface components {
             /** Volume Type */
             volume_type: string;
         };
+        /**
+         * WhatIfCeiling
+         * @description One sustained ceiling the changes move, with the last day's p99 against it.
+         */
+        WhatIfCeiling: {
+            /** Ceiling */
+            ceiling: number;
+            /** Ceiling After */
+            ceiling_after: number;
+            /**
+             * Dimension
+             * @enum {string}
+             */
+            dimension: "iops" | "throughput";
+            /** Entity Id */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @enum {string}
+             */
+            entity_kind: "volume" | "instance";
+            /** Headroom After Pct */
+            headroom_after_pct: number | null;
+            /**
+             * Headroom Pct
+             * @description 100 x (1 - p99 / ceiling) before the change.
+             */
+            headroom_pct: number | null;
+            /** P99 */
+            p99: number;
+            /** Unit */
+            unit: string;
+        };
+        /**
+         * WhatIfCost
+         * @description On-demand monthly cost of the cluster's volumes and instances before and after (AWS price lists).
+         */
+        WhatIfCost: {
+            /** After Usd */
+            after_usd: number;
+            /** Before Usd */
+            before_usd: number;
+            /** Delta Usd */
+            delta_usd: number;
+            /**
+             * Unpriced
+             * @description What has no price in the catalog (not counted as free).
+             */
+            unpriced: string[];
+        };
+        /**
+         * WhatIfFinding
+         * @description A finding of the advisor, identified by its dedup key.
+         */
+        WhatIfFinding: {
+            /** Dedup Key */
+            dedup_key: string;
+            /** Rule */
+            rule: string;
+            /**
+             * Severity
+             * @enum {string}
+             */
+            severity: "critical" | "warning" | "info";
+            /** Title */
+            title: string;
+        };
+        /**
+         * WhatIfRead
+         * @description What the changes would do on the last day of the cluster's data.
+         */
+        WhatIfRead: {
+            /** Ceilings */
+            ceilings: components["schemas"]["WhatIfCeiling"][];
+            cost: components["schemas"]["WhatIfCost"];
+            /**
+             * New
+             * @description Findings the changes would cause.
+             */
+            new: components["schemas"]["WhatIfFinding"][];
+            /** Remaining */
+            remaining: components["schemas"]["WhatIfFinding"][];
+            /**
+             * Resolved
+             * @description Findings of today that the changes clear.
+             */
+            resolved: components["schemas"]["WhatIfFinding"][];
+            /**
+             * Window End
+             * Format: date-time
+             */
+            window_end: string;
+            /**
+             * Window Start
+             * Format: date-time
+             */
+            window_start: string;
+        };
+        /**
+         * WhatIfRequest
+         * @description Proposed changes to try on the cluster: a volume's type, size, IOPS or throughput, an instance type, or a
+         *     TiKV key (the same Change objects a finding's options carry).
+         */
+        WhatIfRequest: {
+            /** Changes */
+            changes: components["schemas"]["Change"][];
+        };
     };
     responses: never;
     parameters: never;
@@ -6378,6 +6507,104 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never>;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    what_if_api_v1_clusters__cluster_id__what_if_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WhatIfRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhatIfRead"];
                 };
             };
             /** @description Bad Request */
@@ -10450,3 +10677,6 @@ export const seriesRefEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<com
 export const sessionReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SessionRead"]["role"]> = ["owner", "admin", "viewer"];
 export const sourceHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SourceHealth"]["status"]> = ["unknown", "ok", "failing"];
 export const utilisationReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UtilisationRead"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
+export const whatIfCeilingDimensionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["dimension"]> = ["iops", "throughput"];
+export const whatIfCeilingEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["entity_kind"]> = ["volume", "instance"];
+export const whatIfFindingSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfFinding"]["severity"]> = ["critical", "warning", "info"];

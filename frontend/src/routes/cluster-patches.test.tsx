@@ -163,7 +163,7 @@ describe('patch detail', () => {
           headers: {
             'Content-Type': 'application/json-patch+json',
             'Content-Disposition': 'attachment; filename="basic-tikv-config.json"',
-            'X-Headroom-Apply-Command': 'kubectl patch tc basic --type json --patch-file <this file>',
+            'X-Headroom-Apply-Command': `kubectl patch tc basic --type json -p '[{"op":"add"}]'`,
           },
         });
       }),
@@ -173,7 +173,7 @@ describe('patch detail', () => {
     await user.type(within(form).getByLabelText('Manifest'), 'kind: TidbCluster');
     await user.click(within(form).getByRole('button', { name: 'Download the patched manifest' }));
     expect(await within(form).findByRole('status')).toHaveTextContent(
-      'Saved basic-tikv-config.json. Apply it with kubectl patch tc basic --type json --patch-file basic-tikv-config.json',
+      `Saved basic-tikv-config.json. Apply it with kubectl patch tc basic --type json -p '[{"op":"add"}]'`,
     );
     expect(sent).toEqual([{ manifest: 'kind: TidbCluster' }]);
   });
@@ -191,6 +191,8 @@ describe('patch detail', () => {
             'Content-Type': 'application/yaml',
             'Content-Disposition': 'attachment; filename="topology.yaml"',
             'X-Headroom-Notes': JSON.stringify(['10.0.1.14:20160 sets it in its own config: changed there too']),
+            'X-Headroom-Apply-Command':
+              'tiup cluster edit-config demo-prod --topology-file topology.yaml && tiup cluster reload demo-prod -R tikv',
           },
         });
       }),
@@ -200,7 +202,10 @@ describe('patch detail', () => {
     await user.type(within(form).getByLabelText('Topology'), 'tikv_servers: none');
     await user.click(within(form).getByRole('button', { name: 'Download the patched topology' }));
     const status = await within(form).findByRole('status');
-    expect(status).toHaveTextContent('Saved topology.yaml. Paste it into tiup cluster edit-config');
+    expect(status).toHaveTextContent(
+      'Saved topology.yaml. Apply it with tiup cluster edit-config demo-prod --topology-file topology.yaml && ' +
+        'tiup cluster reload demo-prod -R tikv',
+    );
     expect(within(status).getByRole('listitem')).toHaveTextContent(
       '10.0.1.14:20160 sets it in its own config: changed there too',
     );

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from headroom.domain.catalog import CatalogError, instance_limits, volume_limits
 from headroom.domain.model import Change
 from headroom.domain.snapshot.schema import Instance, Node, Snapshot, Volume, config_set
@@ -70,7 +72,11 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
                 update.update(iops=None, throughput_mibps=None)
             if change.key == "volume.type" and value != "gp3":
                 update["throughput_mibps"] = None
-            volumes[vid] = volumes[vid].model_copy(update=update)
+            try:
+                volumes[vid] = type(volumes[vid]).model_validate({**volumes[vid].model_dump(), **update})
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise WhatIfError(f"{change.key}: {change.proposed!r} is not allowed ({first['msg']})") from None
             touched_volumes.add(vid)
         elif change.target == "aws" and change.key == "instance.type":
             iid = _target_instance(change, instances)

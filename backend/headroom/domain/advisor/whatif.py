@@ -12,6 +12,7 @@ API (pure):
         a re-typed instance. Observed I/O stays as it was: demand that was clipped at the old ceiling is still
         shown at that level (a lower bound of what the new configuration will see).
     ceilings_report(snapshot) -> list[CeilingRow]     per volume and instance: ceiling, p99, headroom %
+    monthly_cost(snapshot) -> MonthlyCost               on-demand EBS and EC2 per month, with what is not priced
     what_if(snapshot, changes, *, now=None) -> WhatIf  findings and ceilings before and after
 """
 
@@ -28,6 +29,7 @@ from pydantic import ValidationError
 from headroom.domain.advisor.apply import VOLUME_KEYS, WhatIfError, apply_changes
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.engine import advise
+from headroom.domain.catalog import CatalogError, ebs_monthly_cost
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Change
 from headroom.domain.snapshot.schema import Snapshot
@@ -136,10 +138,45 @@ def ceilings_report(snapshot: Snapshot) -> list[CeilingRow]:
 
 
 @dataclass(frozen=True)
+class MonthlyCost:
+    """On-demand monthly cost of a snapshot's volumes and instances (AWS price lists; what has no price is named,
+    never counted as free)."""
+
+    volumes_usd: float
+    instances_usd: float
+    unpriced: tuple[str, ...]
+
+    @property
+    def total_usd(self) -> float:
+        return self.volumes_usd + self.instances_usd
+
+
+def monthly_cost(snapshot: Snapshot) -> MonthlyCost:
+    """Price every volume (storage, provisioned IOPS and throughput) and every instance on demand for a month."""
+    ctx = Context(snapshot)
+    volumes = instances = 0.0
+    unpriced: list[str] = []
+    for vol in snapshot.volumes:
+        try:
+            volumes += ebs_monthly_cost(vol.type, vol.size_gib, vol.iops, vol.throughput_mibps,
+                                        region=snapshot.cluster.region).total_usd
+        except CatalogError:
+            unpriced.append(f"volume {vol.id} ({vol.type})")
+    for inst in snapshot.instances:
+        limits = ctx.instance_limits(inst.id)
+        if limits is None or limits.monthly_price_usd is None:
+            unpriced.append(f"instance {inst.id} ({inst.type})")
+        else:
+            instances += limits.monthly_price_usd
+    return MonthlyCost(volumes, instances, tuple(unpriced))
+
+
+@dataclass(frozen=True)
 class WhatIf:
     """Findings and ceilings before and after a set of changes."""
 
     changes: list[Change]
+    snapshot_before: Snapshot
     snapshot_after: Snapshot
     findings_before: list[Finding]
     findings_after: list[Finding]
@@ -163,22 +200,37 @@ class WhatIf:
                     "headroom_after_pct": None if a.headroom_pct is None else round(a.headroom_pct, 1),
                 }
             )
+        cost_before, cost_after = monthly_cost(self.snapshot_before), monthly_cost(self.snapshot_after)
         return {
             "changes": [c.model_dump(mode="json") for c in self.changes],
             "ceilings": ceilings,
+            "cost": {
+                "before_usd": round(cost_before.total_usd, 2),
+                "after_usd": round(cost_after.total_usd, 2),
+                "delta_usd": round(cost_after.total_usd - cost_before.total_usd, 2),
+                "unpriced": sorted(set(cost_before.unpriced) | set(cost_after.unpriced)),
+            },
             "resolved": sorted(before - after),
             "remaining": sorted(before & after),
             "new": sorted(after - before),
         }
 
 
-def what_if(snapshot: Snapshot, changes: Sequence[Change], *, now: datetime | None = None) -> WhatIf:
-    """Apply changes, then return findings and ceilings before and after."""
+def what_if(
+    snapshot: Snapshot,
+    changes: Sequence[Change],
+    *,
+    now: datetime | None = None,
+    findings_before: Sequence[Finding] | None = None,
+) -> WhatIf:
+    """Apply changes, then return findings and ceilings before and after (`findings_before`: the advisor's answer
+    on `snapshot` when the caller already has it)."""
     after = apply_changes(snapshot, changes)
     return WhatIf(
         changes=list(changes),
+        snapshot_before=snapshot,
         snapshot_after=after,
-        findings_before=advise(snapshot, now=now),
+        findings_before=list(findings_before) if findings_before is not None else advise(snapshot, now=now),
         findings_after=advise(after, now=now),
         ceilings_before=ceilings_report(snapshot),
         ceilings_after=ceilings_report(after),

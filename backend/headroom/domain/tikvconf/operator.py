@@ -8,25 +8,32 @@ component configuration). A merge patch replaces a string whole, so:
 * string form: the whole string, updated in place (comments, order and layout kept by the tikv.toml patcher), as a
   merge patch: `kubectl patch --type merge` then changes that one field to a string that still holds every key;
 * map form: a JSON patch (RFC 6902) of `replace`/`add`/`remove` operations on the exact paths of the changed keys,
-  a dotted key where the manifest spells it dotted, so `kubectl patch --type json` touches nothing else.
+  so `kubectl patch --type json` touches nothing else. Only nested maps spell a key there: TiDB Operator v1 turns
+  the map into tikv.toml with a TOML encoder (BurntSushi/toml, pkg/apis/util/config GenericConfig.MarshalTOML) that
+  quotes a map key holding dots, so `storage.block-cache.capacity: 16GiB` in the map reaches TiKV as the one
+  quoted key `"storage.block-cache.capacity"`, not the setting. Such a spelling is left as it is and named in a
+  note; the setting goes into the nested maps.
 
-The object's own `metadata.name` and `metadata.namespace` go into the command.
+The command names the object's own `metadata.name` and `metadata.namespace`, carries the patch inline (`-p`) and is
+quoted for a POSIX shell, so it runs as printed.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import tomlkit
 import yaml
 
 from headroom.domain.model import Change
 from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
 from headroom.domain.tikvconf.limits import BoundedSafeLoader
-from headroom.domain.tikvconf.parse import config_number
+from headroom.domain.tikvconf.parse import config_number, flatten, parse_toml
 from headroom.domain.tikvconf.patch import apply_changes
 
 KINDS = {
@@ -106,16 +113,16 @@ def _pointer(path: Sequence[str]) -> str:
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in path)
 
 
-def locate_key(tree: Any, parts: list[str]) -> tuple[list[str], list[str]]:
+def locate_key(tree: Any, parts: list[str], *, dotted: bool = True) -> tuple[list[str], list[str]]:
     """Return (the path of the key as the map spells it, the parts not found) for a dotted TiKV key.
 
     At each level a dotted spelling of the remaining parts ("block-cache.capacity") is tried longest first, so a
-    key kept flat in the manifest is changed where it is."""
+    key kept flat in a TiUP topology is changed where it is; `dotted=False` follows nested maps only."""
     found: list[str] = []
     node: Any = tree
     rest = list(parts)
     while rest and isinstance(node, dict):
-        for take in range(len(rest), 0, -1):
+        for take in range(len(rest) if dotted else 1, 0, -1):
             spelled = ".".join(rest[:take])
             if spelled in node:
                 found.append(spelled)
@@ -134,12 +141,18 @@ def _nest(parts: list[str], value: Any) -> Any:
 
 
 def _map_operations(config: dict[str, Any], changes: Sequence[Change], base: Sequence[str]
-                    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """JSON patch operations for the changed keys of a map-form config, and the config after them."""
+                    ) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
+    """JSON patch operations for the changed keys of a map-form config, the config after them, and notes."""
     working = copy.deepcopy(config)
     operations: list[dict[str, Any]] = []
+    notes: list[str] = []
     for change in changes:
-        found, rest = locate_key(working, change.key.split("."))
+        spelled, left = locate_key(working, change.key.split("."))
+        if not left and any("." in part for part in spelled):
+            notes.append(f"{'.'.join(base)} spells {change.key} as {'.'.join(spelled[:-1] + [repr(spelled[-1])])}"
+                         ": TiDB Operator writes a map key holding dots as one quoted TOML key, so TiKV does not read "
+                         "it as this setting; the patch sets the nested key and leaves that spelling (remove it)")
+        found, rest = locate_key(working, change.key.split("."), dotted=False)
         parent: Any = working
         for part in found[:-1] if not rest else found:
             parent = parent[part]
@@ -157,7 +170,7 @@ def _map_operations(config: dict[str, Any], changes: Sequence[Change], base: Seq
             parent[rest[0]] = value
         else:
             raise TikvConfError(f"{change.key}: {'.'.join(found)} is not a table in the manifest's config")
-    return operations, working
+    return operations, working, notes
 
 
 def patch_manifest(manifest: str, changes: Sequence[Change], source: str = "manifest.yaml") -> OperatorPatch:
@@ -187,18 +200,19 @@ def patch_manifest(manifest: str, changes: Sequence[Change], source: str = "mani
             raise TikvConfError(f"{source}: {part} of the {document['kind']} is not a mapping")
         parent = parent[part]
     current = parent.get(path[-1])
-    where = f"-n {namespace} " if namespace else ""
     patched = copy.deepcopy(document)
     target: Any = patched
     for part in path[:-1]:
         target = target.setdefault(part, {})
     if isinstance(current, str) or (current is None and document["kind"] == "TiKVGroup"):
-        applied = apply_changes(current or "", tikv, f"{source}: {'.'.join(path)}")
-        target[path[-1]] = applied.text
-        body = yaml.dump(_nest(list(path), applied.text), Dumper=_BlockDumper, sort_keys=False, width=1000)
+        where = f"{source}: {'.'.join(path)}"
+        text = apply_changes(current or "", [c for c in tikv if c.proposed is not None], where).text
+        text = _remove_keys(text, [c.key for c in tikv if c.proposed is None], where)
+        target[path[-1]] = text
+        merge = _nest(list(path), text)
+        body = yaml.dump(merge, Dumper=_BlockDumper, sort_keys=False, width=1000)
         return OperatorPatch(document["kind"], name, namespace, "string", "merge", body,
-                             f"kubectl {where}patch {resource} {name} --type merge --patch-file <this file>", patched,
-                             tuple(notes))
+                             _kubectl(resource, name, namespace, "merge", merge), patched, tuple(notes))
     if current is not None and not isinstance(current, dict):
         raise TikvConfError(f"{source}: {'.'.join(path)} is neither a TOML string nor a map")
     if current is None:
@@ -206,9 +220,36 @@ def patch_manifest(manifest: str, changes: Sequence[Change], source: str = "mani
         config: dict[str, Any] = {}
     else:
         operations, config = [], current
-    more, updated = _map_operations(config, tikv, path)
+    more, updated, spelled = _map_operations(config, tikv, path)
     target[path[-1]] = updated
     return OperatorPatch(document["kind"], name, namespace, "map", "json",
                          json.dumps(operations + more, indent=2) + "\n",
-                         f"kubectl {where}patch {resource} {name} --type json --patch-file <this file>", patched,
-                         tuple(notes))
+                         _kubectl(resource, name, namespace, "json", operations + more), patched,
+                         tuple(notes + spelled))
+
+
+def _remove_keys(text: str, keys: Sequence[str], source: str) -> str:
+    """Remove keys from TOML text (a rollback of keys the patch added), comments and layout kept."""
+    if not keys:
+        return text
+    document = tomlkit.parse(text)
+    for key in keys:
+        found, rest = locate_key(document, key.split("."))
+        if rest or not found:
+            continue  # not set: nothing to remove
+        parent: Any = document
+        for part in found[:-1]:
+            parent = parent[part]
+        del parent[found[-1]]
+    out = tomlkit.dumps(document)
+    left = [k for k in keys if k in flatten(parse_toml(out, source).unwrap())]
+    if left:
+        raise TikvConfError(f"{source}: could not remove {', '.join(left)}")
+    return out
+
+
+def _kubectl(resource: str, name: str, namespace: Any, patch_type: str, patch: Any) -> str:
+    """`kubectl patch` with the patch inline as one-line JSON, every word quoted for a POSIX shell."""
+    where = ["-n", str(namespace)] if namespace else []
+    return shlex.join(["kubectl", "patch", resource, name, *where, "--type", patch_type, "-p",
+                       json.dumps(patch, separators=(",", ":"))])

@@ -12,25 +12,39 @@ key (it flattens maps in no fixed order). The document is read and written with 
 from __future__ import annotations
 
 import io
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.tokens import CommentToken
 
 from headroom.domain.model import Change
 from headroom.domain.tikvconf.change import PatchTarget, split_address, target_node
 from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
 from headroom.domain.tikvconf.operator import locate_key
 from headroom.domain.tikvconf.parse import TIUP_TIKV_PORT
+from headroom.domain.tikvconf.render import tiup_cluster_name
 
 
 @dataclass(frozen=True)
 class TopologyPatch:
     text: str  # the whole topology, changed in place
     notes: tuple[str, ...]
+    command: str = ""  # the TiUP steps that apply it, one shell line (see tiup_command)
+
+
+def tiup_command(cluster: str, topology_file: str = "topology.yaml") -> str:
+    """Apply a patched topology saved as `topology_file`: `tiup cluster edit-config NAME --topology-file FILE`
+    replaces the cluster's topology with the file (TiUP v1.8.0+, pingcap/tiup#1637), then `tiup cluster reload NAME
+    -R tikv` writes each TiKV's tikv.toml from it and restarts them one at a time (TiUP docs, Modify the
+    configuration). Every word is quoted for a POSIX shell; a name TiUP could not have is a placeholder."""
+    name = tiup_cluster_name(cluster)
+    return (shlex.join(["tiup", "cluster", "edit-config", name, "--topology-file", topology_file]) + " && "
+            + shlex.join(["tiup", "cluster", "reload", name, "-R", "tikv"]))
 
 
 def _yaml() -> YAML:
@@ -51,7 +65,7 @@ def _get(tree: Any, key: str) -> tuple[bool, Any]:
     return True, node
 
 
-def _set(tree: Any, key: str, value: Any) -> None:
+def _set(tree: Any, key: str, value: Any, moves: _Moves | None = None) -> None:
     """Set `key` where the map spells it, else add it as one dotted key at the deepest existing table."""
     found, rest = locate_key(tree, key.split("."))
     parent: Any = tree
@@ -65,7 +79,75 @@ def _set(tree: Any, key: str, value: Any) -> None:
     elif value is not None:
         if not isinstance(parent, dict):
             raise TikvConfError(f"{key}: {'.'.join(found)} is not a table in the topology")
+        if moves is not None:
+            _note_append(moves, parent, ".".join(rest))
         parent[".".join(rest)] = value
+
+
+# Comment lines after a map's last entry are kept by ruamel on that entry (its deepest last node). They mostly
+# document what follows (the next instance's "# # The ip address of the TiKV Server.", the next section's heading,
+# commented options), so a key appended to the map goes above them: they move to the new last entry.
+# id(map) -> (the map, its last key before the patch added to it, the key the comments go to: None for the last)
+_Moves = dict[int, tuple[CommentedMap, Any, Any]]
+
+
+def _note_append(moves: _Moves, mapping: Any, key: str) -> None:
+    if isinstance(mapping, CommentedMap) and len(mapping) and key not in mapping and id(mapping) not in moves:
+        moves[id(mapping)] = (mapping, list(mapping.keys())[-1], None)
+
+
+def _deepest(holder: Any, key: Any) -> tuple[Any, Any, int]:
+    """The (container, key or index, comment slot) that holds the comments after `holder[key]`."""
+    value = holder[key]
+    if isinstance(value, list) and not isinstance(value, CommentedSeq) and value:
+        holder[key] = value = CommentedSeq(value)  # a new list value: one that can carry comments
+    while isinstance(value, CommentedMap | CommentedSeq) and len(value):
+        holder, key = value, (list(value.keys())[-1] if isinstance(value, CommentedMap) else len(value) - 1)
+        value = holder[key]
+        if isinstance(value, list) and not isinstance(value, CommentedSeq) and value:
+            holder[key] = value = CommentedSeq(value)
+    return holder, key, (0 if isinstance(holder, CommentedSeq) else 2)
+
+
+def _move_trailing_comments(moves: _Moves) -> None:
+    for mapping, before, to in moves.values():
+        after = list(mapping.keys())[-1] if to is None else to
+        if after == before or before not in mapping:
+            continue
+        holder, key, slot = _deepest(mapping, before)
+        entry = holder.ca.items.get(key)
+        token: Any = entry[slot] if entry and len(entry) > slot else None
+        value = getattr(token, "value", None)
+        if token is None or not isinstance(value, str) or "\n" not in value:
+            continue
+        own, _, rest = value.partition("\n")  # the rest of the entry's own line (an end-of-line comment) stays
+        # comment lines indented deeper than the map's keys are the entry's own (commented options of a section);
+        # from the first one at the keys' column or left of it, they document what follows and move
+        column = getattr(getattr(mapping, "lc", None), "col", None) or 0
+        lines = rest.split("\n")
+        cut = next((i for i, line in enumerate(lines)
+                    if line.strip() and len(line) - len(line.lstrip()) <= column), len(lines))
+        while cut > 0 and not lines[cut - 1].strip():  # blank lines before the moved comments move with them
+            cut -= 1
+        stay, rest = "\n".join(lines[:cut]), "\n".join(lines[cut:])
+        if not rest.strip():
+            continue
+        token.value = own + "\n" + (stay + "\n" if stay else "")
+        holder, key, slot = _deepest(mapping, after)
+        moved = CommentToken("\n" + rest, token.start_mark, None)
+        holder.ca.items[key] = [moved, None] if slot == 0 else [None, None, moved, None]
+
+
+def _add_server_configs(document: Any, moves: _Moves) -> None:
+    """A new `server_configs` goes where TiUP's examples have it, before the first *_servers section; the comment
+    lines heading that section stay right above it."""
+    keys = list(document.keys())
+    at = next((i for i, k in enumerate(keys) if str(k).endswith("_servers")), len(keys))
+    if at == 0:
+        document.insert(0, "server_configs", CommentedMap())
+        return
+    document.insert(at, "server_configs", CommentedMap())
+    moves[id(document)] = (document, keys[at - 1], "server_configs")
 
 
 def _instance(servers: Any, host: str, port: int) -> Any:
@@ -76,8 +158,10 @@ def _instance(servers: Any, host: str, port: int) -> Any:
 
 
 def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTarget],
-                   source: str = "topology.yaml") -> TopologyPatch:
-    """Apply the tikv changes to a TiUP topology's text (see the module docstring)."""
+                   source: str = "topology.yaml", *, cluster: str | None = None,
+                   topology_file: str = "topology.yaml") -> TopologyPatch:
+    """Apply the tikv changes to a TiUP topology's text (see the module docstring); with the cluster's name, the
+    command that applies the result saved as `topology_file`."""
     rt = _yaml()
     try:
         document = rt.load(text)
@@ -90,23 +174,26 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
     servers = document.get("tikv_servers")
     by_status = {n.status_address: n for n in nodes}
     notes: list[str] = []
+    moves: _Moves = {}
     for change in (c for c in changes if c.target == "tikv"):
         node = target_node(change)
         if node is None:
             if not isinstance(document.get("server_configs"), dict):
-                document["server_configs"] = CommentedMap()
+                _add_server_configs(document, moves)
             configs = document["server_configs"]
             if not isinstance(configs.get("tikv"), dict):
+                _note_append(moves, configs, "tikv")
                 configs["tikv"] = CommentedMap()
-            _set(configs["tikv"], change.key, change.proposed)
+            _set(configs["tikv"], change.key, change.proposed, moves)
             for server in servers or []:
                 config = server.get("config") if isinstance(server, dict) else None
                 has, value = _get(config, change.key) if isinstance(config, dict) else (False, None)
                 if has and value != change.proposed:
-                    _set(config, change.key, change.proposed)
+                    _set(config, change.key, change.proposed, moves)
                     where = f"{server.get('host')}:{server.get('port') or TIUP_TIKV_PORT}"
                     notes.append(f"{where} sets {change.key} = {value} in its own config, which TiUP applies over "
-                                 "server_configs.tikv: changed there too")
+                                 "server_configs.tikv: changed there too; keep the topology you started from, it "
+                                 "is the exact rollback (a rollback made from the patch sets one value everywhere)")
             continue
         target = by_status.get(node)
         host, port = split_address(target.server_address()) if target is not None else (None, None)
@@ -117,6 +204,7 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
             continue
         config = server.get("config")
         if not isinstance(config, dict):
+            _note_append(moves, server, "config")
             server["config"] = config = CommentedMap()
         elif any(other is not server and isinstance(other, dict) and other.get("config") is config
                  for other in servers or []):
@@ -127,7 +215,9 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
             server["config"] = config = own
             notes.append(f"{host}:{port or TIUP_TIKV_PORT} shared its config with other instances through a YAML "
                          f"anchor: it now has its own copy, so {change.key} changes on it only")
-        _set(config, change.key, change.proposed)
+        _set(config, change.key, change.proposed, moves)
+    _move_trailing_comments(moves)
     out = io.StringIO()
     rt.dump(document, out)
-    return TopologyPatch(out.getvalue(), tuple(notes))
+    return TopologyPatch(out.getvalue(), tuple(notes),
+                         tiup_command(cluster, topology_file) if cluster is not None else "")

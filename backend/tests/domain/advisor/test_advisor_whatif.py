@@ -102,6 +102,10 @@ def test_instance_type_and_tikv_changes() -> None:
             "entity": {"kind": "instance", "id": "i-1"},
         },
         {"target": "aws", "key": "volume.colour", "proposed": 1, "entity": {"kind": "volume", "id": "vol-1"}},
+        # values the volume cannot take: refused by name, not a 500 when the what-if API rebuilds the volume
+        {"target": "aws", "key": "volume.type", "proposed": "gp9", "entity": {"kind": "volume", "id": "vol-1"}},
+        {"target": "aws", "key": "volume.iops", "proposed": -5, "entity": {"kind": "volume", "id": "vol-1"}},
+        {"target": "aws", "key": "volume.size", "proposed": 0, "entity": {"kind": "volume", "id": "vol-1"}},
     ],
 )
 def test_bad_changes_are_refused(change: dict[str, object]) -> None:

@@ -77,7 +77,7 @@ export function OwnFilePatchForm({ patch, kind }: { patch: Patch; kind: OwnFileK
             Saved {result.filename}.{' '}
             {result.command ? (
               <>
-                Apply it with <code>{result.command.replace('<this file>', result.filename)}</code>
+                Apply it with <code>{result.command}</code>
               </>
             ) : (
               'Paste it into tiup cluster edit-config, then run tiup cluster reload -R tikv for keys that need a restart.'
