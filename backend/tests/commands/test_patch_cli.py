@@ -309,3 +309,39 @@ def test_tiup_with_the_users_topology_prints_it_patched_in_place(snapshot: Path,
     assert view.for_instance("10.0.1.5", 20160)["storage.block-cache.capacity"] == "14GiB"
     assert "tiup cluster edit-config prod-east --topology-file topology.yaml && tiup cluster reload prod-east -R tikv" \
         in result.stderr
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tikv-v8.5.0-config-template.toml",  # TiKV's own template: every table introduced by a comment block
+        "pingcap-br-restore-tikv.toml",  # pingcap/br's test config: an inline table, no newline at the end
+    ],
+)
+def test_patch_on_real_configs_applies_with_gnu_patch(snapshot: Path, tmp_path: Path, name: str) -> None:
+    # Issue 13: real tikv.toml files (tests/domain/tikvconf/data/tikv-toml/README.md names their sources) through
+    # the command (in-process: the installed command's start-up costs ~10 s here, and the CRLF test above runs
+    # it): the diff applies with GNU patch to give the merged bytes, the merged file's rollback is the original
+    # byte for byte, and each table keeps the comment block above its header.
+    original = ROOT / "backend" / "tests" / "domain" / "tikvconf" / "data" / "tikv-toml" / name
+    config = tmp_path / "tikv.toml"
+    config.write_bytes(original.read_bytes())
+
+    def cli(*args: str) -> bytes:
+        result = run(str(snapshot), "--findings", str(FINDINGS), "--config", str(config), "--node", "tikv-1", *args)
+        assert result.exit_code == 0, result.stderr
+        return result.stdout_bytes
+
+    merged, diff = cli("--format", "merged"), cli("--format", "diff")
+    values = tomllib.loads(merged.decode())
+    assert values["storage"]["block-cache"]["capacity"] == "14GiB"
+    assert values["rocksdb"]["defaultcf"]["block-size"] == "32KB"
+    assert cli("--format", "merged", "--rollback") == original.read_bytes()
+    (tmp_path / "change.diff").write_bytes(diff)
+    applied = subprocess.run(["patch", "--batch", "--fuzz=0", "-p1", "-i", "change.diff"], cwd=tmp_path,
+                             capture_output=True, timeout=60, check=False)
+    assert applied.returncode == 0, applied.stdout.decode() + applied.stderr.decode()
+    assert config.read_bytes() == merged
+    if name.startswith("tikv-v8.5.0"):
+        documented = '## Options for "Default" Column Family, which stores actual user data.\n[rocksdb.defaultcf]\n'
+        assert documented in merged.decode()

@@ -43,7 +43,7 @@ from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, Unknow
 from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.online import can_change_online, online_status, version_assumptions
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
-from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback
+from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback, split_lines
 
 Format = Literal[
     "toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"
@@ -310,8 +310,8 @@ def _render_diff(ctx: _Context) -> tuple[str, list[str]]:
         before, after = after, apply_rollback(applied.text, applied.rollback)
     lines = list(
         difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
+            split_lines(before),  # at LF only: str.splitlines also breaks at U+2028 and the like
+            split_lines(after),
             fromfile="a/tikv.toml",
             tofile="b/tikv.toml",
         )

@@ -1,5 +1,8 @@
 """Property tests: for random keys of TiKV's template and random values of the right kind, patching any
-example file changes exactly those keys, twice equals once, and the rollback gives back the original bytes."""
+example file (the hand-written examples, TiKV's templates of five releases and real configs from public
+repositories, data/tikv-toml/README.md) changes exactly those keys, twice equals once, the rollback gives back
+the original bytes, and the merged and diff artefacts hold everything a user relies on
+(toml_artefact_checks.py: tomllib, comments and order, GNU patch, CRLF)."""
 
 from __future__ import annotations
 
@@ -17,13 +20,14 @@ from headroom.domain.tikvconf.patch import apply_changes, apply_rollback
 from headroom.domain.tikvconf.render import artefact
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from toml_artefact_checks import REAL_CONFIGS, check_artefacts, read_exact
 
 ROOT = Path(__file__).resolve().parents[4]
 FILES = [
     "",  # an empty tikv.toml: every table is created
-    (ROOT / "examples" / "configs" / "tiup-8vcpu-32gib.toml").read_text(),
-    (ROOT / "examples" / "configs" / "operator-16vcpu-64gib.toml").read_text(),
-    (ROOT / "examples" / "configs" / "manual-dotted-keys.toml").read_text(),
+    read_exact(ROOT / "examples" / "configs" / "tiup-8vcpu-32gib.toml"),
+    read_exact(ROOT / "examples" / "configs" / "operator-16vcpu-64gib.toml"),
+    *REAL_CONFIGS.values(),  # includes examples/configs/manual-dotted-keys.toml
 ]
 KEYS: list[KeySpec] = sorted(
     (spec for spec in template_keys().values() if spec.kind != "map"), key=lambda spec: spec.key
@@ -87,6 +91,42 @@ def test_patch_twice_equals_once(text: str, wanted: list[Change]) -> None:
 def test_patch_then_rollback_is_the_original(text: str, wanted: list[Change]) -> None:
     result = apply_changes(text, wanted)
     assert apply_rollback(result.text, result.rollback) == text
+
+
+@PROPERTY_SETTINGS
+@given(text=st.sampled_from(FILES), wanted=changes())
+def test_merged_and_diff_artefacts_hold_for_any_change_set(text: str, wanted: list[Change]) -> None:
+    # tomllib reads the merged file with exactly the proposed keys changed; comments, order and each table's
+    # comment block kept; GNU patch turns the original into the merged file; the rollback is the original;
+    # CRLF stays CRLF. (The rollback artefacts re-patch the file: the deterministic tests render them.)
+    check_artefacts(text, wanted, rollback_artefacts=False)
+
+
+# Characters TOML allows in a comment that str.splitlines() takes for line breaks, then any other allowed one.
+COMMENT_TEXT = st.text(
+    st.one_of(st.sampled_from(["\u2028", "\u2029", "\x85", "\t"]), st.characters(blacklist_categories=("Cc", "Cs"))),
+    max_size=20,
+)
+
+
+@st.composite
+def edited_files(draw: st.DrawFn) -> str:
+    """A small file of the set as someone edited it: comments of any characters anywhere, LF or CRLF, with
+    or without the final newline."""
+    small = draw(st.sampled_from([text for text in FILES if len(text) < 20_000]))
+    lines = small.replace("\r\n", "\n").split("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        lines.insert(draw(st.integers(0, len(lines))), "#" + draw(COMMENT_TEXT))
+    text = "\n".join(lines)
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    return text.rstrip("\r\n") if draw(st.booleans()) else text
+
+
+@PROPERTY_SETTINGS
+@given(text=edited_files(), wanted=changes())
+def test_artefacts_hold_on_edited_files(text: str, wanted: list[Change]) -> None:
+    check_artefacts(text, wanted, rollback_artefacts=False)
 
 
 @PROPERTY_SETTINGS
