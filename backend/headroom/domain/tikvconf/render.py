@@ -512,7 +512,19 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
         )
     shown = name or "<tidbcluster-name>"
     if whole:
-        lines.append(f"# kubectl -n <namespace> patch tc {shown} --type merge --patch-file <this file>")
+        lines += _comment_lines(
+            "The string below is the node's config as Headroom read it (its tikv.toml or live /config) with the "
+            "changes merged in, not your manifest's own string: a merge patch with it replaces spec.tikv.config "
+            "whole, so keys your manifest sets and the node does not report would go. To change only the proposed "
+            "keys of your manifest, give it to Headroom (Patches page: Patch your own manifest; or headroom patch "
+            "--manifest), which keeps every other key.",
+            "# ",
+        )
+        filename = _filename(ctx.patch, "operator", ctx.rollback, None)
+        # A shell reads <namespace> as a redirection: the namespace comes from a variable that must be set.
+        namespace = '"${NAMESPACE:?set NAMESPACE to the namespace of the TidbCluster}"'
+        lines.append(f"# kubectl -n {namespace} patch tc {shlex.quote(shown)} --type merge --patch-file "
+                     f"{shlex.quote(filename)}")
     else:
         lines += _comment_lines(
             "Do NOT apply or merge-patch this file as it is: it holds only the changed keys, and spec.tikv.config "

@@ -5,9 +5,11 @@ template."""
 from __future__ import annotations
 
 import json
+import os
 import re
-import shutil
+import shlex
 import subprocess
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -205,6 +207,27 @@ def test_operator_takes_a_toml_string() -> None:
     assert isinstance(config, str)
     assert flatten(tomllib.loads(config))["storage.block-cache.capacity"] == "16GiB"
     assert artefact(MIXED, "operator").notes  # per-node values apply to every pod: said so
+
+
+def test_operator_whole_string_names_a_real_file_and_says_it_is_the_nodes_config() -> None:
+    # With the node's config known the artefact is the whole string; its kubectl line must run as printed
+    # (`--patch-file <this file>` was a shell redirection) and say what a merge patch with it replaces.
+    body = artefact(patch_of(change("storage.block-cache.capacity", "16GiB", "8GiB")), "operator",
+                    config_text=TIUP_FILE).body
+    command = next(line for line in body.splitlines() if "kubectl" in line and "--patch-file" in line)
+    words = shlex.split(command.lstrip("# "))
+    assert words[words.index("--patch-file") + 1] == "prod-east-tidbcluster-tikv-config.yaml"  # its download name
+    assert "<" not in command and ">" not in command
+    assert "not your manifest's own string" in " ".join(body.split())
+    # run by bash as printed (kubectl stood in by a function that echoes its words): the namespace must be set
+    line = command.lstrip("# ")
+    unset = subprocess.run(["bash", "-c", f"kubectl() {{ printf '%s|' \"$@\"; }}; {line}"], capture_output=True,
+                           text=True, env={"PATH": os.environ.get("PATH", "")}, check=False)
+    assert unset.returncode != 0 and "set NAMESPACE" in unset.stderr
+    ran = subprocess.run(["bash", "-c", f"kubectl() {{ printf '%s|' \"$@\"; }}; {line}"], capture_output=True,
+                         text=True, env={"PATH": os.environ.get("PATH", ""), "NAMESPACE": "tidb"}, check=False)
+    assert ran.stdout.split("|")[:-1] == ["-n", "tidb", "patch", "tc", "prod-east", "--type", "merge",
+                                          "--patch-file", "prod-east-tidbcluster-tikv-config.yaml"], ran.stderr
 
 
 VOLUME = "vol-0a1b2c3d4e5f60001"
