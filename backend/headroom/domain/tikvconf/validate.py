@@ -41,7 +41,10 @@ def key_lines(text: str) -> dict[str, int]:
     """Map each dotted key assigned in a TOML text to its line (1-based); inline tables count as their key."""
     lines: dict[str, int] = {}
     section: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # TOML ends lines at LF (CRLF too) only: str.splitlines() would also break at U+2028 and friends, which a
+    # comment may hold, and number every later line wrong.
+    for number, raw in enumerate(text.split("\n"), start=1):
+        raw = raw.removesuffix("\r")
         if raw.lstrip().startswith("#"):
             continue
         header = _HEADER.match(raw)
