@@ -153,6 +153,16 @@ def _shown(value: Any) -> str:
     return "unset (the version's default)" if value is None else json.dumps(value)
 
 
+def _shown_aws(value: Any) -> str:
+    """An AWS attribute as the API takes it: whole numbers without ".0"; none where the type has no such setting
+    (gp2 has no provisioned IOPS or throughput)."""
+    if value is None:
+        return "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value)
+
+
 # ----------------------------------------------------------------------------------------------------
 # settings
 
@@ -826,7 +836,7 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         lines.append("")
         for change in changes:
             lines += _comment_lines(
-                f"{volume_id} {change.key}: {_shown(change.current)} -> {_shown(change.proposed)}: "
+                f"{volume_id} {change.key}: {_shown_aws(change.current)} -> {_shown_aws(change.proposed)}: "
                 + change.reason,
                 "# ",
             )
@@ -853,7 +863,7 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         lines.append("")
         node = (change.entity.node if change.entity is not None else None) or "its TiKV"
         lines += _comment_lines(
-            f"{instance_id} instance type: {_shown(change.current)} -> {_shown(change.proposed)}: "
+            f"{instance_id} instance type: {_shown_aws(change.current)} -> {_shown_aws(change.proposed)}: "
             + change.reason,
             "# ",
         )
@@ -943,7 +953,7 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         ]
         if not attributes:
             continue
-        comments = [f"# {volume_id}: {c.key} {_shown(c.current)} -> {_shown(c.proposed)}" for c in changes]
+        comments = [f"# {volume_id}: {c.key} {_shown_aws(c.current)} -> {_shown_aws(c.proposed)}" for c in changes]
         lines.append("")
         lines += _tf_block("aws_ebs_volume", _tf_name(volume_id), attributes, comments)
     for instance_id, changes in instances.items():
@@ -951,7 +961,7 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         if change.proposed is None:
             continue
         lines.append("")
-        comments = [f"# {instance_id}: instance_type {_shown(change.current)} -> {_shown(change.proposed)}"]
+        comments = [f"# {instance_id}: instance_type {_shown_aws(change.current)} -> {_shown_aws(change.proposed)}"]
         lines += _tf_block(
             "aws_instance", _tf_name(instance_id), [("instance_type", change.proposed)], comments
         )
