@@ -20,6 +20,10 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/v1/clusters/{cluster_id}/patches/{patch_id}/operator"): {
         "manifest": "apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata: {name: basic}\nspec: {tikv: {}}\n"
     },
+    ("POST", "/api/v1/clusters/{cluster_id}/what-if"): {
+        "changes": [{"target": "aws", "key": "volume.type", "proposed": "gp3",
+                     "entity": {"kind": "volume", "id": "vol-0aaaaaaaaaaaaaaaa", "volume_id": "vol-0aaaaaaaaaaaaaaaa"}}]
+    },
     ("POST", "/api/v1/findings/{finding_id}/acknowledge"): {},
     ("POST", "/api/v1/findings/{finding_id}/snooze"): {"until": "2030-01-01T00:00:00Z"},
     ("POST", "/api/v1/findings/{finding_id}/resolve"): {},
