@@ -68,6 +68,8 @@ class ClusterDigest:
     open_findings: Sequence[FindingItem] = ()
     # What the advisor could not judge, e.g. an instance whose type's EBS limits are unknown (inventory.limits).
     limit_notes: Sequence[str] = ()
+    # The nearest projected ceilings, in days (headroom.projections.service.nearest_ceilings).
+    next_ceilings: Sequence[str] = ()
 
     @property
     def open_total(self) -> int:
@@ -258,7 +260,8 @@ def build_digest(data: DigestData, *, top_n: int = DEFAULT_TOP_N) -> Digest:
     """Render one organisation's weekly digest: subject, plain text and HTML."""
     totals = _totals(data)
     open_total = sum(totals[s] for s in SEVERITIES)
-    all_clear = open_total == 0 and not data.source_problems and not any(c.limit_notes for c in data.clusters)
+    all_clear = (open_total == 0 and not data.source_problems
+                 and not any(c.limit_notes or c.next_ceilings for c in data.clusters))
     return Digest(
         subject=_one_line(_subject(data, totals, all_clear)),
         text=_render(_TEXT, data, totals, all_clear, top_n),

@@ -43,6 +43,7 @@ from headroom.findings.service import stored_evidence, stored_group, stored_impa
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance
 from headroom.platform import smtp
+from headroom.projections import service as projections_service
 from headroom.platform.errors import NotFound
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
@@ -242,6 +243,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
                 resolved_this_week=int(resolved_counts.get(cluster.id, 0)),
                 open_findings=items,
                 limit_notes=limit_notes.get(cluster.id, ()),
+                next_ceilings=tuple(projections_service.nearest_ceilings(db, org_id, cluster.id)),
             )
         )
 

@@ -61,6 +61,10 @@ EBS_MODIFY = Reference(
     "AWS: Modify a volume using Amazon EBS Elastic Volumes",
     "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-modify-volume.html",
 )
+EBS_EXTEND_FS = Reference(
+    "AWS: Extend the file system after resizing an EBS volume",
+    "https://docs.aws.amazon.com/ebs/latest/userguide/recognize-expanded-volume-linux.html",
+)
 EBS_OPTIMIZED = Reference(
     "AWS: Amazon EBS-optimized instances", "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html"
 )

@@ -34,6 +34,7 @@ from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal, audit
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
+from headroom.projections import service as projections_service
 from headroom.domain.model import (
     SEVERITIES,
     SEVERITY_RANK,
@@ -244,6 +245,7 @@ def advise_cluster(
     snapshot = build_snapshot(db, cluster.org_id, cluster.id, start=end - window, end=end)
     if not snapshot.series or (not snapshot.nodes and not snapshot.volumes):
         return RunSummary(cluster.id, 0, 0, 0, 0, 0, skipped="no data in the window")
+    snapshot = projections_service.with_projections(db, cluster, snapshot)
     if advise is None:
         from headroom.domain.advisor.engine import advise as engine_advise
 
@@ -587,6 +589,7 @@ def what_if_cluster(
     if not snapshot.series:
         raise InvalidInput("changes: the cluster has no data in the last day to try them on",
                            details={"field": "changes"})
+    snapshot = projections_service.with_projections(db, cluster, snapshot)
     for i, change in enumerate(changes):
         try:
             what_if(snapshot, [change], findings_before=[])  # name the change that cannot apply

@@ -15,11 +15,7 @@ from headroom.platform.schemas import Instant, Output
 
 router = APIRouter(prefix="/clusters/{cluster_id}/metrics", tags=["metrics"])
 
-PanelId = Literal[
-    "data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput",
-    "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending",
-    "write_stall",
-]
+PanelId = service.PanelId  # one list of panels: the service's
 
 
 class SeriesRead(Output):
@@ -81,6 +77,26 @@ class ForecastRead(Output):
     path: ForecastPathRead
 
 
+class ProjectionPathRead(Output):
+    """A panel's growth projection: days until its ceiling and the forecast path with its 90 % band."""
+
+    ceiling: float
+    ceiling_source: str
+    unit: str
+    method: str = Field(description="ets-weekly, ets-daily, holt, theil-sen or constant (docs/projections.md).")
+    history_hours: int
+    fitted_at: dt.datetime
+    days: float | None = Field(description="Days from the end of the fitted history; null: not within the horizon.")
+    days_low: float | None
+    days_high: float | None
+    hits_at: dt.datetime | None
+    horizon_days: float
+    t: list[int] = Field(description="Epoch seconds (UTC), every 6 hours, cut a week past the latest crossing.")
+    point: list[float]
+    low: list[float]
+    high: list[float]
+
+
 class PanelRead(Output):
     id: PanelId
     title: str
@@ -89,6 +105,8 @@ class PanelRead(Output):
     ceilings: list[CeilingRead]
     forecasts: list[ForecastRead]
     notes: list[str]
+    projection: ProjectionPathRead | None = Field(
+        default=None, description="Present with ?projections=true when the panel's ceiling has a stored fit.")
 
 
 class VolumeBrief(Output):
@@ -192,6 +210,14 @@ def _forecast(f: service.ForecastOut) -> ForecastRead:
     )
 
 
+def _projection(p: service.ProjectionOut) -> ProjectionPathRead:
+    return ProjectionPathRead(
+        ceiling=p.ceiling, ceiling_source=p.ceiling_source, unit=p.unit, method=p.method,
+        history_hours=p.history_hours, fitted_at=p.fitted_at, days=p.days, days_low=p.days_low,
+        days_high=p.days_high, hits_at=p.hits_at, horizon_days=p.horizon_days,
+        t=[int(x.timestamp()) for x in p.t], point=p.point, low=p.low, high=p.high)
+
+
 @router.get("", response_model=NodeMetricsRead)
 def node_metrics(
     cluster_id: uuid.UUID,
@@ -204,10 +230,12 @@ def node_metrics(
     start: Instant | None = Query(default=None, description="Window start (ISO 8601 with zone); end - 6 h by "
                                                                 "default."),
     end: Instant | None = Query(default=None, description="Window end; now by default."),
+    projections: bool = Query(default=False, description="Add each panel's growth projection (days until its "
+                                                         "ceiling, the path with its band)."),
 ) -> NodeMetricsRead:
     """A node's charts: series at a resolution chosen from the window, the ceilings in force, burst forecasts."""
     result = service.node_metrics(db, caller, cluster_id, node_id=node_id, panels=panel, start=start, end=end,
-                                  now=ctx.clock())
+                                  now=ctx.clock(), with_projections=projections)
     if result is None:
         lo, hi = service.validate_window(start, end, ctx.clock())
         res = service.choose_resolution(lo, hi)
@@ -223,7 +251,7 @@ def node_metrics(
         panels=[
             PanelRead(id=p.id, title=p.title, unit=p.unit, series=[_series(s, result.resolution) for s in p.series],
                       ceilings=[_ceiling(c) for c in p.ceilings], forecasts=[_forecast(f) for f in p.forecasts],
-                      notes=p.notes)
+                      notes=p.notes, projection=_projection(p.projection) if p.projection else None)
             for p in result.panels
         ],
     )

@@ -19,7 +19,7 @@ import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,6 +44,7 @@ from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.inventory.limits import LimitsAt, limits_at, resolve_instance_types
 from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
+from headroom.projections import service as projections_service
 from headroom.timeseries import repository as timeseries
 from headroom.timeseries.repository import Columns, empty_columns
 from headroom.timeseries.repository import StoredSeries as SeriesInfo
@@ -265,12 +266,12 @@ PENDING_SOURCE = references.TIKV_CONFIG_TEMPLATE.cite("[storage.flow-control] de
 PanelId = Literal[
     "data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput",
     "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending",
-    "write_stall",
+    "write_stall", "disk_space",
 ]
 PANEL_IDS: tuple[PanelId, ...] = (
     "data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput",
     "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending",
-    "write_stall",
+    "write_stall", "disk_space",
 )
 PANEL_TITLES: dict[PanelId, tuple[str, str]] = {
     "data_iops": ("Data volume IOPS", "IOPS"),
@@ -286,6 +287,7 @@ PANEL_TITLES: dict[PanelId, tuple[str, str]] = {
     "thread_cpu": ("TiKV thread-pool CPU", "cores"),
     "compaction_pending": ("RocksDB pending compaction", "GiB"),
     "write_stall": ("RocksDB write stall (longest)", "ms"),
+    "disk_space": ("Store disk space", "GiB"),
 }
 THREAD_POOLS = ("scheduler", "apply", "raftstore", "store_writer", "unified_read_pool", "grpc", "rocksdb")
 
@@ -333,6 +335,27 @@ class ForecastOut:
     forecast: BurstForecast
 
 
+@dataclass(frozen=True)
+class ProjectionOut:
+    """A panel's growth projection (the projections job's stored fit), its path cut where it has crossed."""
+
+    ceiling: float
+    ceiling_source: str
+    unit: str
+    method: str
+    history_hours: int
+    fitted_at: dt.datetime
+    days: float | None
+    days_low: float | None
+    days_high: float | None
+    hits_at: dt.datetime | None
+    horizon_days: float
+    t: list[dt.datetime]
+    point: list[float]
+    low: list[float]
+    high: list[float]
+
+
 @dataclass
 class PanelOut:
     id: PanelId
@@ -342,6 +365,43 @@ class PanelOut:
     ceilings: list[CeilingSegment] = field(default_factory=list)
     forecasts: list[ForecastOut] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    projection: ProjectionOut | None = None
+
+
+# Which stored projection a panel draws: (entity kind, which id, metric).
+PANEL_PROJECTION: dict[str, tuple[str, str, str]] = {
+    "data_iops": ("volume", "data", "iops"), "data_throughput": ("volume", "data", "mibps"),
+    "instance_iops": ("instance", "instance", "iops"), "instance_throughput": ("instance", "instance", "mibps"),
+    "disk_space": ("node", "node", "used_gib"),
+}
+PROJECTION_TAIL = dt.timedelta(days=7)  # the path is drawn a week past the latest crossing, then cut
+
+
+def projection_key(pid: str, refs: NodeRefs) -> tuple[str, str, str] | None:
+    """The stored projection behind a panel of this node (None: the panel has none)."""
+    spec = PANEL_PROJECTION.get(pid)
+    if spec is None:
+        return None
+    kind, which, metric = spec
+    eid = (refs.data.volume_id if refs.data else None) if which == "data" else (
+        refs.instance_id if which == "instance" else refs.node.store_address)
+    return (kind, eid, metric) if eid else None
+
+
+def projection_out(row: Any) -> ProjectionOut:
+    """A stored projection for a chart: the path up to a week past its latest crossing (else the horizon)."""
+    band = row.band
+    t = [dt.datetime.fromisoformat(x) for x in band["t"]]
+    last = row.days_high if row.days_high is not None else row.days
+    keep = len(t)
+    if last is not None:
+        cut = row.history_end + dt.timedelta(days=last) + PROJECTION_TAIL
+        keep = max(1, sum(1 for x in t if x <= cut))
+    return ProjectionOut(
+        ceiling=row.ceiling, ceiling_source=row.ceiling_source, unit=row.unit, method=row.method,
+        history_hours=row.history_hours, fitted_at=row.fitted_at, days=row.days, days_low=row.days_low,
+        days_high=row.days_high, hits_at=row.hits_at, horizon_days=row.horizon_days, t=t[:keep],
+        point=band["point"][:keep], low=band["low"][:keep], high=band["high"][:keep])
 
 
 def _volume_keys(v: VolumeRef) -> list[Key]:
@@ -358,6 +418,7 @@ def _instance_keys(instance_id: str) -> list[Key]:
 
 def _node_keys(address: str) -> list[Key]:
     names = ["tikv.block_cache_hit", "tikv.block_cache_miss", "tikv.pending_compaction_bytes", "tikv.write_stall",
+             "tikv.store_used_bytes", "tikv.store_capacity_bytes", "tikv.store_available_bytes",
              *(f"tikv.thread_cpu.{p}" for p in THREAD_POOLS)]
     return [("tikv_node", address, n) for n in names]
 
@@ -523,9 +584,41 @@ def build_panels(
         key = ("tikv_node", addr, "tikv.write_stall")
         if data.has(key):
             p.series.append(SeriesOut("write_stall", "Longest stall", "ms", drop_empty(scaled(data.get(key), 1e-3))))
+    if (p := panels.get("disk_space")) is not None:
+        _disk_panel(p, refs, data)
     if refs.raft is None and refs.data is not None:  # the data panels already say the Raft log shares the volume
         return [p for p in panels.values() if p.id not in ("raft_iops", "raft_throughput")]
     return list(panels.values())
+
+
+# PD's space lines (PingCAP: PD Configuration File, schedule.high-space-ratio / low-space-ratio defaults).
+PD_SPACE_SOURCE = references.PD_CONFIG.cite("schedule.high-space-ratio 0.7, schedule.low-space-ratio 0.8 (defaults)")
+PD_SPACE_LINES = (("pd_high_space", "PD balances by space left above", 0.7),
+                  ("pd_low_space", "PD places no new regions above", 0.8))
+
+
+def _disk_panel(p: PanelOut, refs: NodeRefs, data: Data) -> None:
+    """Used space as TiKV and PD see it, the capacity TiKV reports, PD's lines on it and the volume's size."""
+    addr = refs.node.store_address
+    cap, avail, used = (("tikv_node", addr, f"tikv.store_{m}_bytes") for m in ("capacity", "available", "used"))
+    if data.has(cap) and data.has(avail):
+        # What PD judges: capacity - available (TiKV's store heartbeat; includes what is not TiKV's on the disk)
+        p.series.append(SeriesOut("pd_used", "Used (capacity - available, as PD sees it)", "GiB",
+                                  data.combine([cap, avail], lambda c, a: (c - a) / GIB)))
+        p.series.append(SeriesOut("capacity", "Capacity TiKV reports", "GiB", drop_empty(scaled(data.get(cap), 1 / GIB))))
+        last = data.get(cap).avg[np.isfinite(data.get(cap).avg)]
+        if last.size:
+            lo, hi = data.window
+            p.ceilings = [CeilingSegment(cid, f"{label} {share:.0%} of capacity", round(share * float(last[-1]) / GIB, 1),
+                                         "GiB", PD_SPACE_SOURCE, lo, hi) for cid, label, share in PD_SPACE_LINES]
+    if data.has(used):
+        p.series.append(SeriesOut("tikv_used", "Used by TiKV", "GiB", drop_empty(scaled(data.get(used), 1 / GIB))))
+    if refs.data is not None:
+        p.notes.append(f"Data volume {refs.data.volume_id}: {refs.data.size_gib:,} GiB in AWS; the capacity TiKV "
+                       "reports is the filesystem's size (smaller by the filesystem's metadata, or much smaller "
+                       "when the filesystem was not grown after a resize).")
+    if not p.series:
+        p.notes.append("No tikv_store_size_bytes series for this store yet.")
 
 
 # --- the shell: reading the store --------------------------------------------------------------------------
@@ -734,8 +827,10 @@ def node_metrics(
     start: dt.datetime | None,
     end: dt.datetime | None,
     now: dt.datetime,
+    with_projections: bool = False,
 ) -> NodeMetrics | None:
-    """Return one node's panels over a window (the cluster's first node when none is named; None if it has none)."""
+    """Return one node's panels over a window (the cluster's first node when none is named; None if it has none);
+    `with_projections`: each panel with a stored growth projection carries it (a path months long, so opt-in)."""
     lo, hi = validate_window(start, end, now)
     nodes = _nodes(db, principal, cluster_id)
     if node_id is not None:
@@ -760,6 +855,14 @@ def node_metrics(
         forecasts = node_forecasts(refs, info, raw, hi)
     ceilings = node_ceilings(db, refs, lo, hi)
     built = build_panels(refs, data, ceilings, forecasts, wanted)
+    if with_projections:
+        wanted_keys = {str(p.id): k for p in built if (k := projection_key(p.id, refs)) is not None}
+        rows = projections_service.stored(db, principal.org_id, node.cluster_id, list(set(wanted_keys.values())))
+        for p in built:
+            key = wanted_keys.get(str(p.id))
+            row = rows.get(key) if key is not None else None
+            if row is not None:
+                p.projection = projection_out(row)
     return NodeMetrics(refs, lo, hi, resolution, "raw" if resolution == 60 else "rollup", built)
 
 

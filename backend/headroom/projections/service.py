@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
 from headroom.domain.forecast.capacity import CeilingForecast, cluster_growth
+from headroom.domain.snapshot.schema import Entity, ForecastBand, ProjectedCeiling, Snapshot
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
 from headroom.platform.principal import Principal
@@ -121,6 +122,66 @@ def list_projections(db: Session, principal: Principal, cluster_id: uuid.UUID) -
     ) for r in rows]
     fitted = max((r.fitted_at for r in rows), default=None)
     return ProjectionList(items=items, total=len(items), fitted_at=fitted)
+
+
+_METRIC_WORDS = {"iops": "IOPS", "mibps": "throughput", "used_gib": "disk space"}
+_ENTITY_WORDS = {"volume": "Volume", "instance": "Instance EBS", "node": "Store"}
+
+
+def nearest_ceilings(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *, limit: int = 3) -> list[str]:
+    """The cluster's nearest projected crossings in words a person plans with (days, not minutes), nearest first:
+    "Volume vol-0abc IOPS: the 4,000 IOPS ceiling in 12 days (9-16), around 2026-12-09"."""
+    rows = list(db.scalars(select(Projection).where(
+        Projection.org_id == org_id, Projection.cluster_id == cluster_id, Projection.days.is_not(None))
+        .order_by(Projection.days, Projection.entity_kind, Projection.entity_id, Projection.metric).limit(limit)))
+    out = []
+    for r in rows:
+        what = f"{_ENTITY_WORDS.get(r.entity_kind, r.entity_kind)} {r.entity_id} {_METRIC_WORDS.get(r.metric, r.metric)}"
+        ceiling = f"the {r.ceiling:,.0f} {r.unit} ceiling"
+        days = r.days or 0.0
+        if days <= 0:
+            out.append(f"{what}: at {ceiling} already (hourly average)")
+            continue
+        whole = max(1, round(days))
+        band = ""
+        if r.days_low is not None:
+            high = f"{round(r.days_high)}" if r.days_high is not None else f">{round(r.horizon_days)}"
+            band = f" ({round(r.days_low)}-{high})"
+        when = f", around {r.hits_at:%Y-%m-%d}" if r.hits_at is not None else ""
+        out.append(f"{what}: {ceiling} in {whole} day{'s' if whole != 1 else ''}{band}{when}")
+    return out
+
+
+def stored(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID,
+           keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], Projection]:
+    """The stored projections of (entity kind, entity id, metric) keys of one cluster (absent: not fitted)."""
+    if not keys:
+        return {}
+    rows = db.scalars(select(Projection).where(
+        Projection.org_id == org_id, Projection.cluster_id == cluster_id,
+        tuple_(Projection.entity_kind, Projection.entity_id, Projection.metric).in_(keys)))
+    return {(r.entity_kind, r.entity_id, r.metric): r for r in rows}
+
+
+def with_projections(db: Session, cluster: Cluster, snapshot: Snapshot) -> Snapshot:
+    """The snapshot with the cluster's stored projections (those of entities it holds) for the advisor to read:
+    the projected-ceiling and disk rules warn from them (headroom.domain.advisor.rules.projected, .disk)."""
+    rows = db.scalars(select(Projection).where(Projection.org_id == cluster.org_id,
+                                               Projection.cluster_id == cluster.id))
+    known = {"volume": {v.id for v in snapshot.volumes}, "instance": {i.id for i in snapshot.instances},
+             "node": {n.id for n in snapshot.nodes}}
+    projections = [
+        ProjectedCeiling(
+            entity=Entity(kind=r.entity_kind, id=r.entity_id), metric=r.metric, unit=r.unit,
+            ceiling=r.ceiling, ceiling_source=r.ceiling_source, method=r.method, history_hours=r.history_hours,
+            level_now=r.level_now, growth_percent_per_week=r.growth_percent_per_week, days=r.days,
+            days_low=r.days_low, days_high=r.days_high, horizon_days=r.horizon_days, interval=r.interval,
+            fitted_at=r.fitted_at, history_end=r.history_end, band=ForecastBand.model_validate(r.band),
+        )
+        for r in sorted(rows, key=lambda r: (r.entity_kind, r.entity_id, r.metric))
+        if r.entity_id in known.get(r.entity_kind, set()) and r.ceiling > 0
+    ]
+    return snapshot.model_copy(update={"projections": projections}) if projections else snapshot
 
 
 # --- the job's work (headroom.projections.jobs) ------------------------------------------------------------

@@ -116,3 +116,75 @@ def test_a_cluster_without_data_is_skipped_not_projected_flat(db: Any) -> None:
     summary = projections.project_cluster(db, cluster, now=END)
     assert summary["skipped"] == "no data in the history"
     assert db.scalar(select(func.count()).select_from(Projection).where(Projection.cluster_id == cluster.id)) == 0
+
+
+def test_metrics_panels_draw_the_projection_and_the_advisor_reads_it(world: dict[str, Any], db: Any) -> None:
+    from headroom.findings import service as findings
+    from headroom.timeseries.snapshots import build_snapshot
+
+    cluster = world["cluster"]
+    now = END + dt.timedelta(minutes=5)
+    projections.project_cluster(db, cluster, now=now)
+    db.commit()
+    viewer = world["viewer"]
+    window = {"start": (END - dt.timedelta(hours=24)).isoformat(), "end": END.isoformat()}
+    plain = viewer.get(f"/api/v1/clusters/{cluster.id}/metrics", params=window)
+    assert plain.status_code == 200, plain.text
+    assert all(p["projection"] is None for p in plain.json()["panels"])  # opt-in: months of path
+    drawn = viewer.get(f"/api/v1/clusters/{cluster.id}/metrics", params={**window, "projections": "true"})
+    assert drawn.status_code == 200, drawn.text
+    panels = {p["id"]: p for p in drawn.json()["panels"]}
+    node = drawn.json()["node"]
+    rows = {(r.entity_kind, r.entity_id, r.metric): r for r in db.scalars(
+        select(Projection).where(Projection.cluster_id == cluster.id))}
+    for pid, key in (("data_iops", ("volume", node["data_volume"]["volume_id"], "iops")),
+                     ("instance_throughput", ("instance", node["instance_id"], "mibps")),
+                     ("disk_space", ("node", node["store_address"], "used_gib"))):
+        p = panels[pid]["projection"]
+        assert p is not None, pid
+        row = rows[key]
+        assert p["ceiling"] == row.ceiling and p["days"] == row.days and p["method"] == row.method
+        assert len(p["t"]) == len(p["point"]) == len(p["low"]) == len(p["high"]) <= len(row.band["t"])
+        assert p["t"][0] == int(dt.datetime.fromisoformat(row.band["t"][0]).timestamp())
+        if row.days is not None:  # cut a week past the latest crossing
+            last = row.days_high if row.days_high is not None else row.days
+            limit = row.history_end + dt.timedelta(days=last + 7)
+            assert dt.datetime.fromtimestamp(p["t"][-1], dt.UTC) <= limit
+    # the disk panel: the space PD sees used, the capacity TiKV reports, and PD's two lines on it
+    disk = panels["disk_space"]
+    ids = {s["id"] for s in disk["series"]}
+    assert {"pd_used", "capacity", "tikv_used"} <= ids
+    capacity = [v for v in next(s for s in disk["series"] if s["id"] == "capacity")["avg"] if v is not None][-1]
+    lines = {c["id"]: c["value"] for c in disk["ceilings"]}
+    assert lines["pd_low_space"] == pytest.approx(0.8 * capacity, abs=0.1)
+    assert lines["pd_high_space"] == pytest.approx(0.7 * capacity, abs=0.1)
+    assert all("pd-configuration-file" in c["source"] for c in disk["ceilings"])
+
+    # the advisor's snapshot carries the stored projections of the entities it holds
+    snap = build_snapshot(db, cluster.org_id, cluster.id, start=END - dt.timedelta(hours=24), end=END)
+    with_p = projections.with_projections(db, cluster, snap)
+    assert {(p.entity.kind, p.entity.id, p.metric) for p in with_p.projections} == set(rows)
+    summary = findings.advise_cluster(db, cluster, now=END)
+    assert summary.skipped is None
+
+
+def test_the_weekly_email_lists_the_nearest_ceilings_in_days(world: dict[str, Any], db: Any) -> None:
+    from headroom.digest import service as digest
+
+    cluster = world["cluster"]
+    now = END + dt.timedelta(minutes=5)
+    projections.project_cluster(db, cluster, now=now)
+    db.commit()
+    lines = projections.nearest_ceilings(db, cluster.org_id, cluster.id)
+    rows = sorted((r for r in db.scalars(select(Projection).where(Projection.cluster_id == cluster.id))
+                   if r.days is not None), key=lambda r: (r.days, r.entity_kind, r.entity_id, r.metric))
+    assert 0 < len(lines) == min(3, len(rows))
+    assert rows[0].entity_id in lines[0]  # nearest first
+    for line, row in zip(lines, rows, strict=False):
+        assert "minute" not in line  # days, not minutes
+        assert ("already" in line) == (row.days == 0)
+        if row.days:
+            assert f"in {max(1, round(row.days))} day" in line
+    mail = digest.render(db, cluster.org_id, now=now, public_url="http://127.0.0.1:8000")
+    assert "Nearest ceilings (growth projections):" in mail.text and lines[0] in mail.text
+    assert "Nearest ceilings (growth projections):" in mail.html

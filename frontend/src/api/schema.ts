@@ -3042,9 +3042,11 @@ export interface components {
              * Id
              * @enum {string}
              */
-            id: "data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput" | "burst_balance" | "queue_length" | "latency" | "block_cache_hit_ratio" | "thread_cpu" | "compaction_pending" | "write_stall";
+            id: "data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput" | "burst_balance" | "queue_length" | "latency" | "block_cache_hit_ratio" | "thread_cpu" | "compaction_pending" | "write_stall" | "disk_space";
             /** Notes */
             notes: string[];
+            /** @description Present with ?projections=true when the panel's ceiling has a stored fit. */
+            projection?: components["schemas"]["ProjectionPathRead"] | null;
             /** Series */
             series: components["schemas"]["SeriesRead"][];
             /** Title */
@@ -3193,6 +3195,54 @@ export interface components {
             items: components["schemas"]["ProjectionRead"][];
             /** Total */
             total: number;
+        };
+        /**
+         * ProjectionPathRead
+         * @description A panel's growth projection: days until its ceiling and the forecast path with its 90 % band.
+         */
+        ProjectionPathRead: {
+            /** Ceiling */
+            ceiling: number;
+            /** Ceiling Source */
+            ceiling_source: string;
+            /**
+             * Days
+             * @description Days from the end of the fitted history; null: not within the horizon.
+             */
+            days: number | null;
+            /** Days High */
+            days_high: number | null;
+            /** Days Low */
+            days_low: number | null;
+            /**
+             * Fitted At
+             * Format: date-time
+             */
+            fitted_at: string;
+            /** High */
+            high: number[];
+            /** History Hours */
+            history_hours: number;
+            /** Hits At */
+            hits_at: string | null;
+            /** Horizon Days */
+            horizon_days: number;
+            /** Low */
+            low: number[];
+            /**
+             * Method
+             * @description ets-weekly, ets-daily, holt, theil-sen or constant (docs/projections.md).
+             */
+            method: string;
+            /** Point */
+            point: number[];
+            /**
+             * T
+             * @description Epoch seconds (UTC), every 6 hours, cut a week past the latest crossing.
+             */
+            t: number[];
+            /** Unit */
+            unit: string;
         };
         /**
          * ProjectionRead
@@ -5006,11 +5056,13 @@ export interface operations {
                 /** @description A node of the cluster; the first by address when omitted. */
                 node_id?: string | null;
                 /** @description Panels to return (repeat); all when omitted. */
-                panel?: ("data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput" | "burst_balance" | "queue_length" | "latency" | "block_cache_hit_ratio" | "thread_cpu" | "compaction_pending" | "write_stall")[] | null;
+                panel?: ("data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput" | "burst_balance" | "queue_length" | "latency" | "block_cache_hit_ratio" | "thread_cpu" | "compaction_pending" | "write_stall" | "disk_space")[] | null;
                 /** @description Window start (ISO 8601 with zone); end - 6 h by default. */
                 start?: string | null;
                 /** @description Window end; now by default. */
                 end?: string | null;
+                /** @description Add each panel's growth projection (days until its ceiling, the path with its band). */
+                projections?: boolean;
             };
             header?: never;
             path: {
@@ -10625,7 +10677,7 @@ type ReadonlyArray<T> = [
 export const pathsApiV1ClustersCluster_idFindingsGetParametersQueryStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
 export const pathsApiV1ClustersCluster_idFindingsGetParametersQuerySeverityValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["severity"]> = ["critical", "warning", "info"];
 export const pathsApiV1ClustersCluster_idFindingsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["sort"]> = ["severity", "impact"];
-export const pathsApiV1ClustersCluster_idMetricsGetParametersQueryPanelAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/metrics"]["get"]["parameters"]["query"]["panel"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall"];
+export const pathsApiV1ClustersCluster_idMetricsGetParametersQueryPanelAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/metrics"]["get"]["parameters"]["query"]["panel"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall", "disk_space"];
 export const pathsApiV1ClustersCluster_idPatchesPatch_idGetParametersQueryFormatAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/patches/{patch_id}"]["get"]["parameters"]["query"]["format"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback", "configs"];
 export const apiTokenCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreate"]["role"]> = ["owner", "admin", "viewer"];
 export const apiTokenCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreated"]["role"]> = ["owner", "admin", "viewer"];
@@ -10661,7 +10713,7 @@ export const memberUpdateRoleValues: ReadonlyArray<FlattenedDeepRequired<compone
 export const nodeEvidenceSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeEvidence"]["severity"]> = ["critical", "warning", "info"];
 export const nodeMetricsReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeMetricsRead"]["resolution_source"]> = ["raw", "rollup"];
 export const nodeVolumeRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeVolume"]["role"]> = ["data", "raft"];
-export const panelReadIdValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PanelRead"]["id"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall"];
+export const panelReadIdValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PanelRead"]["id"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall", "disk_space"];
 export const patchReadFormatsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchRead"]["formats"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback", "configs"];
 export const projectionReadEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProjectionRead"]["entity_kind"]> = ["volume", "instance", "node"];
 export const projectionReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProjectionRead"]["metric"]> = ["iops", "mibps", "used_gib"];

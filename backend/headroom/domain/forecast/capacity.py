@@ -11,8 +11,9 @@ sustained IOPS, and MiB/s against its sustained throughput, both from `headroom.
 is temporary, domain.md §1.1/§1.3). Instances: their EBS IOPS and MiB/s (AWS/EC2 sums, else the sum of their
 volumes, as the advisor reads them) against the type's baseline EBS IOPS and throughput (the limits the advisor
 resolves: the catalog, else the account's DescribeInstanceTypes answer; an unknown type is not projected).
-Nodes: `tikv.store_used_bytes` in GiB against `ceiling_share` × the size
-of the node's data volume(s) (a RAID 0 array adds its stripes). The forecast starts at the snapshot's window
+Nodes: the space PD sees used (capacity - available of TiKV's store heartbeat, `views.disk_view`) against
+`ceiling_share` × the capacity TiKV reports; without those series, `tikv.store_used_bytes` against
+`ceiling_share` × the size of the node's data volume(s) (a RAID 0 array adds its stripes). The forecast starts at the snapshot's window
 end; nothing here reads a clock.
 """
 
@@ -29,7 +30,7 @@ from headroom.domain.catalog import volume_limits
 from headroom.domain.catalog.resolve import DescribedType, resolve_instance_limits
 from headroom.domain.forecast.growth import HOUR, MIN_HOURS, Growth, GrowthForecast, forecast_growth
 from headroom.domain.snapshot.schema import Snapshot
-from headroom.domain.snapshot.views import IO_METRICS, find_series, instance_io, values, volume, volume_io
+from headroom.domain.snapshot.views import IO_METRICS, disk_view, find_series, instance_io, values, volume, volume_io
 
 GIB = 1024.0**3
 DEFAULT_HORIZON_DAYS = 60.0
@@ -112,6 +113,17 @@ def node_capacity_growth(
     node = next((n for n in snapshot.nodes if n.id == node_id), None)
     if node is None:
         raise KeyError(node_id)
+    disk = disk_view(snapshot, node_id)
+    if disk.has_store_stats:
+        # What PD acts on: capacity - available of the store heartbeat, against a share of the capacity.
+        capacity_gib = float(disk.capacity[np.isfinite(disk.capacity)][-1]) / GIB
+        used = (disk.capacity - disk.available) / GIB
+        fc = _fit(used, step=snapshot.window.step_seconds, start=snapshot.window.start, horizon_days=horizon_days,
+                  ceiling=ceiling_share * capacity_gib, seed=seed, growth=growth)
+        if fc is None:
+            return None
+        source = f"{ceiling_share:.0%} of the capacity TiKV reports, {capacity_gib:,.0f} GiB"
+        return CeilingForecast("node", node_id, "used_gib", "GiB", ceiling_share * capacity_gib, source, fc)
     series = find_series(snapshot, "node", node_id, "tikv.store_used_bytes")
     if series is None or not node.data_volume_ids:
         return None

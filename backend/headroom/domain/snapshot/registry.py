@@ -36,6 +36,8 @@ NODE_EXPORTER_STANDARD: frozenset[str] = frozenset(
         "node_memory_MemTotal_bytes",
         "node_memory_MemAvailable_bytes",
         "node_cpu_seconds_total",
+        "node_filesystem_size_bytes",
+        "node_filesystem_avail_bytes",
     }
 )
 
@@ -321,6 +323,25 @@ REGISTRY_LIST: tuple[MetricSpec, ...] = (
         'sum(tikv_store_size_bytes{instance="$instance",type="used"})',
         "Bytes of the store's disk used by TiKV.",
     ),
+    # TiKV's store heartbeat (components/raftstore/src/store/worker/pd.rs): capacity = the data directory's
+    # filesystem size, or raftstore.capacity when that is set and smaller; available = min(capacity - used,
+    # the filesystem's free space). PD reads the same two numbers for its low-space check.
+    _prom(
+        "tikv.store_capacity_bytes",
+        "bytes",
+        "gauge",
+        ("tikv_store_size_bytes",),
+        'sum(tikv_store_size_bytes{instance="$instance",type="capacity"})',
+        "Capacity TiKV reports to PD: its data filesystem's size, or raftstore.capacity when smaller.",
+    ),
+    _prom(
+        "tikv.store_available_bytes",
+        "bytes",
+        "gauge",
+        ("tikv_store_size_bytes",),
+        'sum(tikv_store_size_bytes{instance="$instance",type="available"})',
+        "Space TiKV reports to PD as available: capacity - used, or the filesystem's free space when smaller.",
+    ),
     _prom(
         "tikv.memory_rss",
         "bytes",
@@ -409,6 +430,24 @@ REGISTRY_LIST: tuple[MetricSpec, ...] = (
         ("node_cpu_seconds_total",),
         'sum(rate(node_cpu_seconds_total{instance="$instance",mode!="idle"}[1m]))',
         "CPUs busy on the host, in cores.",
+    ),
+    # node_exporter's filesystem collector (collector/filesystem_linux.go, statfs): one series per mount point;
+    # the snapshot picks the mount that holds TiKV's storage.data-dir (views.disk_view).
+    _prom(
+        "node.fs_size_bytes",
+        "bytes",
+        "gauge",
+        ("node_filesystem_size_bytes",),
+        'max(node_filesystem_size_bytes{instance="$instance",mountpoint="$mountpoint",fstype!~"tmpfs|overlay|squashfs|nsfs|ramfs"})',
+        "Size of a filesystem of the host (label mountpoint).",
+    ),
+    _prom(
+        "node.fs_avail_bytes",
+        "bytes",
+        "gauge",
+        ("node_filesystem_avail_bytes",),
+        'max(node_filesystem_avail_bytes{instance="$instance",mountpoint="$mountpoint",fstype!~"tmpfs|overlay|squashfs|nsfs|ramfs"})',
+        "Space of a filesystem available to unprivileged users (label mountpoint).",
     ),
 )
 

@@ -125,6 +125,11 @@ class VolumeSpec(_S):
     burst_balance_percent: float = Field(
         default=100.0, ge=0, le=100, description="gp2/st1/sc1 balance at start."
     )
+    filesystem_gib: float | None = Field(
+        default=None, gt=0,
+        description="Data volumes: the size of the filesystem on it when smaller than the volume (a resize whose "
+        "filesystem step was not run); by default the volume's size less the filesystem's metadata.",
+    )
 
     @field_validator("size_gib")
     @classmethod

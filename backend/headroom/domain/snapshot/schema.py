@@ -253,6 +253,45 @@ class Series(_Model):
         return [self.start + i * step for i in range(len(self.values))]
 
 
+class ForecastBand(_Model):
+    """A forecast path to draw and read: times with the point forecast and its band (same length)."""
+
+    t: list[AwareDatetime]
+    point: list[float]
+    low: list[float]
+    high: list[float]
+
+    @model_validator(mode="after")
+    def _same_length(self) -> ForecastBand:
+        if not len(self.t) == len(self.point) == len(self.low) == len(self.high):
+            raise ValueError("band: t, point, low and high must have the same length")
+        return self
+
+
+class ProjectedCeiling(_Model):
+    """One ceiling of one volume, instance or node projected from weeks of hourly history (the projections
+    job: headroom.domain.forecast.capacity). Advice reads it to warn before a ceiling is reached."""
+
+    entity: Entity
+    metric: Literal["iops", "mibps", "used_gib"]
+    unit: str
+    ceiling: float = Field(gt=0)
+    ceiling_source: str
+    method: str = Field(description="ets-weekly, ets-daily, holt, theil-sen or constant (docs/projections.md).")
+    history_hours: int = Field(ge=0)
+    level_now: float
+    growth_percent_per_week: float | None = None
+    days: float | None = Field(description="Days from the end of the history until the ceiling; null: not within "
+                                           "the horizon.")
+    days_low: float | None = None
+    days_high: float | None = None
+    horizon_days: float = Field(gt=0)
+    interval: float = Field(gt=0, lt=1)
+    fitted_at: AwareDatetime
+    history_end: AwareDatetime
+    band: ForecastBand
+
+
 class Snapshot(_Model):
     """A cluster snapshot: inventory, configs and time series over one window."""
 
@@ -267,6 +306,10 @@ class Snapshot(_Model):
     instances: list[Instance]
     volumes: list[Volume]
     series: list[Series] = Field(default_factory=list)
+    projections: list[ProjectedCeiling] = Field(
+        default_factory=list,
+        description="Stored projections of the cluster's ceilings (optional; the advisor warns from them).",
+    )
 
     @model_validator(mode="after")
     def _references_resolve(self) -> Snapshot:
@@ -288,6 +331,9 @@ class Snapshot(_Model):
         for i, s in enumerate(self.series):
             if s.entity.id not in known[s.entity.kind]:
                 raise ValueError(f"series[{i}].entity: no {s.entity.kind} {s.entity.id!r}")
+        for i, f in enumerate(self.projections):
+            if f.entity.id not in known[f.entity.kind]:
+                raise ValueError(f"projections[{i}].entity: no {f.entity.kind} {f.entity.id!r}")
         return self
 
 

@@ -76,6 +76,10 @@ GIB = 1024.0**3
 HIT_MAX = 0.99  # a working set never fits entirely: 1% of reads stay cold
 TIKV_OVERHEAD_GIB = 2.5  # memtables, raft-engine memory, allocator slack per TiKV (assumption)
 OS_RESERVED_GIB = 1.0
+# The data filesystem: ext4's metadata (inode tables, journal) takes ~1.5 % of a large volume (assumption of the
+# simulator, in the range mkfs.ext4's defaults give), and the raft log takes a few GiB where it shares the disk.
+FS_OVERHEAD = 0.015
+RAFT_LOG_ON_DATA_GIB = 4.0
 COMPACTION_DRAIN_SECONDS = 300.0  # backlog worked off over ~5 min when the limiter allows ...
 DRAIN_MIBPS_PER_JOB = 8.0  # ... but at most 8 MiB/s more per rocksdb.max-background-jobs (assumption)
 RAFT_LOG_IO_KIB_MIN = 4.0
@@ -1104,6 +1108,18 @@ def simulate(
             add("node", nid, "tikv.pending_compaction_bytes", pending)
             add("node", nid, "tikv.write_stall", stall_us)
             add("node", nid, "tikv.store_used_bytes", d.data_gib * GIB)
+            # TiKV's store heartbeat: capacity = the data filesystem's size (raftstore.capacity unset);
+            # available = min(capacity - used, the filesystem's free space). The filesystem also holds the raft
+            # log when there is no raft volume (RAFT_LOG_ON_DATA_GIB) and ext4's own metadata (FS_OVERHEAD).
+            fs_size = sum(v.spec.filesystem_gib or v.spec.size_gib for v in nd.data_volumes) * GIB * (1.0 - FS_OVERHEAD)
+            fs_free = np.maximum(fs_size - d.data_gib * GIB - (0.0 if nd.raft_volumes else RAFT_LOG_ON_DATA_GIB * GIB), 0.0)
+            add("node", nid, "tikv.store_capacity_bytes", np.full(total, fs_size))
+            add("node", nid, "tikv.store_available_bytes", np.minimum(np.maximum(fs_size - d.data_gib * GIB, 0.0), fs_free))
+            if len(host.nodes) == 1:  # one mount per TiKV: its data-dir's parent (several TiKVs per host: not modelled)
+                data_dir = str(config_get(cfg, "storage.data-dir", "/data/tikv"))
+                mount = {"mountpoint": data_dir.rstrip("/").rsplit("/", 1)[0] or "/"}
+                add("node", nid, "node.fs_size_bytes", np.full(total, fs_size), mount)
+                add("node", nid, "node.fs_avail_bytes", fs_free, mount)
             add("node", nid, "tikv.memory_rss", rss)
             add("node", nid, "tikv.cpu", tikv_cpu)
             for v in (*nd.data_volumes, *nd.raft_volumes):

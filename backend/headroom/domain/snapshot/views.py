@@ -10,6 +10,7 @@ accounting in 256 KiB chunks on SSD and 1 MiB on HDD, latency, hit ratios), the 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,7 +18,7 @@ from numpy.typing import NDArray
 from headroom.domain.derived import IoView, hit_ratio, io_chunk_kib, io_view
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot.align import align_series
-from headroom.domain.snapshot.schema import EntityKind, Node, Series, Snapshot, Volume, Window
+from headroom.domain.snapshot.schema import EntityKind, Node, Series, Snapshot, Volume, Window, config_get
 
 Array = NDArray[np.float64]
 
@@ -25,7 +26,9 @@ __all__ = [
     "IO_METRICS",
     "IoView",
     "aligned",
+    "DiskView",
     "block_cache_hit_ratio",
+    "disk_view",
     "find_series",
     "instance_io",
     "io_view_of",
@@ -163,3 +166,71 @@ def block_cache_hit_ratio(snapshot: Snapshot, node_id: str) -> Array:
     hit = find_series(snapshot, "node", node_id, "tikv.block_cache_hit")
     miss = find_series(snapshot, "node", node_id, "tikv.block_cache_miss")
     return hit_ratio(aligned(hit, snapshot.window), aligned(miss, snapshot.window))
+
+
+GIB = 1024.0**3
+
+
+@dataclass(frozen=True)
+class DiskView:
+    """A node's data disk as TiKV, the host and AWS see it, on the window's grid (bytes; NaN for gaps).
+
+    capacity / available: what TiKV reports to PD (its store heartbeat: capacity = the data filesystem's size,
+    or raftstore.capacity when smaller; available = min(capacity - used, the filesystem's free space)).
+    used: TiKV's own bytes (SST files, snapshots). fs_size / fs_avail: node_exporter's filesystem that holds
+    `storage.data-dir` (`mountpoint`; None when no mount matches). volume_gib: the data volume(s)' size in AWS
+    (a RAID 0 array adds its stripes; None without one)."""
+
+    capacity: Array
+    available: Array
+    used: Array
+    fs_size: Array | None
+    fs_avail: Array | None
+    mountpoint: str | None
+    volume_gib: float | None
+
+    @property
+    def has_store_stats(self) -> bool:
+        """TiKV's capacity and available series are present (TiKV exports them since its first releases)."""
+        return bool(np.isfinite(self.capacity).any() and np.isfinite(self.available).any())
+
+
+def _mount_of(data_dir: str, mounts: list[str]) -> str | None:
+    """The mount point holding `data_dir`: the longest mount that is a path prefix of it."""
+    path = data_dir.rstrip("/") or "/"
+    holding = [m for m in mounts if path == m or path.startswith(m.rstrip("/") + "/")]
+    return max(holding, key=len) if holding else None
+
+
+def disk_view(snapshot: Snapshot, node_id: str) -> DiskView:
+    """Return a node's data disk (see DiskView); series that are absent are all NaN."""
+    n = node(snapshot, node_id)
+    window = snapshot.window
+
+    def series(metric: str) -> Array:
+        return aligned(find_series(snapshot, "node", node_id, metric), window)
+
+    mounts = {
+        s.labels["mountpoint"]: s
+        for s in snapshot.series
+        if s.entity.kind == "node" and s.entity.id == node_id and s.metric == "node.fs_size_bytes"
+        and "mountpoint" in s.labels
+    }
+    data_dir = config_get(n.config, "storage.data-dir")
+    mount = _mount_of(str(data_dir), list(mounts)) if isinstance(data_dir, str) and data_dir.startswith("/") else None
+    if mount is None and len(mounts) == 1:
+        mount = next(iter(mounts))  # the host has one real filesystem: TiKV's data is on it
+    fs_size = fs_avail = None
+    if mount is not None:
+        fs_size = aligned(mounts[mount], window)
+        fs_avail = aligned(find_series(snapshot, "node", node_id, "node.fs_avail_bytes", {"mountpoint": mount}), window)
+    sizes = [volume(snapshot, v).size_gib for v in n.data_volume_ids]
+    return DiskView(
+        capacity=series("tikv.store_capacity_bytes"),
+        available=series("tikv.store_available_bytes"),
+        used=series("tikv.store_used_bytes"),
+        fs_size=fs_size,
+        fs_avail=fs_avail,
+        mountpoint=mount,
+        volume_gib=float(sum(sizes)) if sizes else None,
+    )

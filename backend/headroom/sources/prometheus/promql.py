@@ -111,8 +111,12 @@ def build_query(spec: MetricSpec, tikv_selector: str, node_selector: str) -> Col
     if not isinstance(source, PrometheusSource):
         raise ValueError(f"{spec.name} is not a Prometheus series")
     is_node = all(m.startswith("node_") for m in source.metrics)
-    template = source.query.replace(',device="$device"', "")
-    by: tuple[str, ...] = ("instance", "device") if '"$device"' in source.query else ("instance",)
+    # `label="$label"` placeholders (device, mountpoint) become grouping labels: one result series per value.
+    template = source.query
+    by: tuple[str, ...] = ("instance",)
+    for label in re.findall(r',([a-z_]+)="\$\1"', source.query):
+        template = template.replace(f',{label}="${label}"', "")
+        by = (*by, label)
     body = _fill(template, node_selector if is_node else tikv_selector)
     group = ", ".join(by)
     quantile = _QUANTILE.match(body)

@@ -147,7 +147,9 @@ def test_golden_file_covers_every_example_scenario() -> None:
     assert sorted(golden) == sorted(case_id(n, h) for n, h in CASES)
     # Not vacuous: together the scenarios raise findings of every rule.
     rules = {f["rule"] for findings in golden.values() for f in findings}
-    assert rules == {r.id for r in discover_rules()}
+    # projected-ceiling reads the projections job's stored fits, which a simulated day does not have: its cases
+    # are in test_rules_disk_and_projected.py
+    assert rules == {r.id for r in discover_rules()} - {"projected-ceiling"}
 
 
 @pytest.mark.parametrize(("name", "hours"), CASES, ids=[case_id(n, h) for n, h in CASES])

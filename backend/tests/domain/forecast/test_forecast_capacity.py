@@ -17,7 +17,7 @@ from headroom.domain.forecast.capacity import (
 )
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.domain.snapshot.schema import Snapshot
-from headroom.domain.snapshot.simulate import simulate
+from headroom.domain.snapshot.simulate import FS_OVERHEAD, RAFT_LOG_ON_DATA_GIB, simulate
 
 SCENARIO = Path(__file__).resolve().parents[4] / "bench" / "scenarios" / "growth-gp3-iops.yaml"
 HOURS = 96
@@ -44,9 +44,14 @@ def test_node_capacity_days_until_half_full(snapshot: Snapshot) -> None:
     node = snapshot.nodes[0]
     c = node_capacity_growth(snapshot, node.id, ceiling_share=0.5, horizon_days=30)
     assert c is not None
-    assert c.ceiling == 500.0
-    # 400 × 1.1^(t/168) = 500 at t = 168 ln 1.25 / ln 1.1 = 393.3 h; the history ends at 96 h: 12.4 days
-    truth = (168 * math.log(1.25) / math.log(1.1) - HOURS) / 24
+    # against the capacity TiKV reports (the filesystem: 1,000 GiB less the simulator's 1.5 % of metadata), as
+    # PD judges the store; the space used as PD sees it is capacity - available (TiKV's store heartbeat)
+    capacity = 1000.0 * (1 - FS_OVERHEAD)
+    assert c.ceiling == pytest.approx(0.5 * capacity)
+    assert "capacity TiKV reports" in c.ceiling_source
+    # 400 × 1.1^(t/168) (+ the raft log on the data disk) = 492.5 at t = 168 ln(492.5 / 400) / ln 1.1 - the log
+    extra = 0.0 if any(v.role == "raft" for v in snapshot.volumes) else RAFT_LOG_ON_DATA_GIB
+    truth = (168 * math.log((0.5 * capacity - extra) / 400) / math.log(1.1) - HOURS) / 24
     assert c.forecast.days_until_ceiling == pytest.approx(truth, abs=2 / 24)
     assert c.forecast.growth_percent_per_week == pytest.approx(10.0, rel=0.03)
     with pytest.raises(ValueError):
@@ -73,8 +78,8 @@ def test_cluster_growth_projects_every_ceiling_of_volumes_instances_and_nodes(sn
     assert len([k for k in by_key if k[0] == "volume"]) == 2 * len(snapshot.volumes)
     node = snapshot.nodes[0]
     used = by_key[("node", node.id, "used_gib")]
-    assert used.ceiling == 800.0 and "low-space-ratio" in used.ceiling_source
-    # 400 x 1.1^(t/168) = 800 at t = 168 ln 2 / ln 1.1 = 1,221.8 h; the history ends at 96 h: 46.9 days -> beyond
+    assert used.ceiling == pytest.approx(0.8 * 1000.0 * (1 - FS_OVERHEAD)) and "low-space-ratio" in used.ceiling_source
+    # 400 x 1.1^(t/168) = 788 at t = 168 ln 1.97 / ln 1.1 = 1,195 h; the history ends at 96 h: 45.8 days -> beyond
     # a 30-day horizon
     assert used.forecast.days_until_ceiling is None
 

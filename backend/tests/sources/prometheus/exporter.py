@@ -14,7 +14,7 @@ Two faces:
   - p99 histograms get buckets le="0", le="1000", le="+Inf" with the per-minute share c1 in (0, 1000] chosen so
     histogram_quantile's linear interpolation returns q: q = 1000 * (0.99 - c0) / c1, c0 = 1 - c1
     => c1 = 0.01 / (1 - q / 1000).
-  Decoys (raft db, other cache types, a non-matching thread, capacity size) check that the selectors filter.
+  Decoys (raft db, other cache types, a non-matching thread, a tmpfs mount) check that the selectors filter.
 * `ExporterServer`: a live HTTP endpoint per TiKV serving `/metrics` (a few current values) and `/config`
   (the node's effective config as nested kebab-case JSON, like TiKV's status server, domain.md s4.2).
 """
@@ -87,6 +87,10 @@ SIMPLE: dict[str, tuple[str, dict[str, str], str]] = {
     ),
     "tikv.write_stall": ("tikv_engine_write_stall", {"db": "kv", "type": "write_stall_max"}, "gauge"),
     "tikv.store_used_bytes": ("tikv_store_size_bytes", {"type": "used"}, "gauge"),
+    "tikv.store_capacity_bytes": ("tikv_store_size_bytes", {"type": "capacity"}, "gauge"),
+    "tikv.store_available_bytes": ("tikv_store_size_bytes", {"type": "available"}, "gauge"),
+    "node.fs_size_bytes": ("node_filesystem_size_bytes", {"fstype": "ext4", "device": "/dev/nvme1n1"}, "gauge"),
+    "node.fs_avail_bytes": ("node_filesystem_avail_bytes", {"fstype": "ext4", "device": "/dev/nvme1n1"}, "gauge"),
     "tikv.memory_rss": ("process_resident_memory_bytes", {}, "gauge"),
     "tikv.cpu": ("process_cpu_seconds_total", {}, "counter"),
     "node.disk_reads": ("node_disk_reads_completed_total", {}, "counter"),
@@ -103,7 +107,9 @@ DECOYS: tuple[tuple[str, dict[str, str], float, str], ...] = (
     ("tikv_engine_cache_efficiency", {"db": "kv", "type": "block_cache_data_hit"}, 7000.0, "counter"),
     ("tikv_engine_block_cache_size_bytes", {"db": "raft", "cf": "default"}, 1.0e9, "gauge"),
     ("tikv_thread_cpu_seconds_total", {"name": "pd_worker", "tid": "99"}, 0.7, "counter"),
-    ("tikv_store_size_bytes", {"type": "capacity"}, 1.0e12, "gauge"),
+    # node_exporter's in-memory and container filesystems are not disks (the registry's fstype filter)
+    ("node_filesystem_size_bytes", {"mountpoint": "/run", "fstype": "tmpfs", "device": "tmpfs"}, 8.0e9, "gauge"),
+    ("node_filesystem_avail_bytes", {"mountpoint": "/run", "fstype": "tmpfs", "device": "tmpfs"}, 8.0e9, "gauge"),
     ("tikv_io_bytes", {"type": "flush", "op": "read"}, 1.0e6, "counter"),
     ("tikv_engine_size_bytes", {"db": "kv", "type": "default"}, 5.0e10, "gauge"),
 )
@@ -222,10 +228,11 @@ def openmetrics_history(snapshot: Snapshot, labels_of: Callable[[str], NodeLabel
         node = labels_of(node_id)
         for name, extra, value, kind in DECOYS:
             values: list[float | None] = [value] * n
+            base = node.node_exporter if name.startswith("node_") else node.tikv
             if kind == "counter":
-                writer.counter(name, {**node.tikv, **extra}, start, values)
+                writer.counter(name, {**base, **extra}, start, values)
             else:
-                writer.gauge(name, {**node.tikv, **extra}, start, values)
+                writer.gauge(name, {**base, **extra}, start, values)
     return writer.render()
 
 
@@ -249,8 +256,9 @@ def _emit(writer: _Writer, series: Series, node: NodeLabels, start: float) -> No
         name, extra, kind = SIMPLE[metric]
         base = node.node_exporter if metric.startswith("node.") else node.tikv
         labels = {**base, **extra}
-        if "device" in series.labels:
-            labels["device"] = series.labels["device"]
+        for label in ("device", "mountpoint"):
+            if label in series.labels:
+                labels[label] = series.labels[label]
         if kind == "counter":
             writer.counter(name, labels, start, values)
         else:

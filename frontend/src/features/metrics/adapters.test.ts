@@ -108,3 +108,45 @@ describe('helpers', () => {
     expect(w).toEqual({ start: '2026-11-01T12:00:00.000Z', end: '2026-11-02T12:00:00.000Z' });
   });
 });
+
+describe('a panel with a growth projection', () => {
+  const t0 = Date.parse('2026-11-02T12:00:00Z') / 1000;
+  const projection = {
+    ceiling: 4000,
+    ceiling_source: 'AWS: Amazon EBS volume types (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html)',
+    unit: 'IOPS',
+    method: 'ets-weekly',
+    history_hours: 672,
+    fitted_at: '2026-11-02T12:05:00Z',
+    days: 12.3,
+    days_low: 9.1,
+    days_high: 16.6,
+    hits_at: '2026-11-14T19:00:00Z',
+    horizon_days: 90,
+    t: [t0, t0 + 6 * 3600, t0 + 12 * 3600],
+    point: [2000, 2100, 2200],
+    low: [1800, 1850, 1900],
+    high: [2200, 2350, 2500],
+  };
+
+  it('draws the projected path and its band, and says when it reaches the ceiling', () => {
+    const chart = panelChart({ ...iops, projection }, 60);
+    const line = chart.series.find((s) => s.id === 'projection');
+    expect(line?.points).toEqual([
+      { t: t0 * 1000, value: 2000 },
+      { t: (t0 + 6 * 3600) * 1000, value: 2100 },
+      { t: (t0 + 12 * 3600) * 1000, value: 2200 },
+    ]);
+    expect(chart.forecast?.points[2]).toEqual({ t: (t0 + 12 * 3600) * 1000, lower: 1900, upper: 2500 });
+    expect(chart.notes.at(-1)).toBe(
+      'Projection: reaches the 4,000 IOPS ceiling in 12 days (around 2026-11-14), 90 % interval 9–17 days; ' +
+        'fitted 2026-11-02 on 28 days of history (ets-weekly).',
+    );
+  });
+
+  it('says so when the ceiling is beyond the horizon, and draws nothing without a projection', () => {
+    const chart = panelChart({ ...iops, projection: { ...projection, days: null, days_low: null, days_high: null } }, 60);
+    expect(chart.notes.at(-1)).toMatch(/^Projection: not at the 4,000 IOPS ceiling within 90 days/);
+    expect(panelChart({ ...iops, projection: null }, 60).series.some((s) => s.id === 'projection')).toBe(false);
+  });
+});

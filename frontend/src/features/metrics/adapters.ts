@@ -1,6 +1,6 @@
 import type { Ceiling, ForecastBand, TimeSeries, TimeSeriesPoint } from '@/components/TimeSeriesChart';
 import { formatDuration, formatValue } from '@/lib/format';
-import type { BurstForecast, MetricCeiling, MetricSeries, Panel, Utilisation } from './api';
+import type { BurstForecast, MetricCeiling, MetricSeries, Panel, PanelProjection, Utilisation } from './api';
 
 /** What one chart needs, reshaped from a panel of the metrics API (the chart itself is generic). */
 export interface ChartModel {
@@ -99,6 +99,33 @@ function forecastBand(f: BurstForecast): ForecastBand {
   };
 }
 
+function dayText(days: number): string {
+  const whole = Math.max(0, Math.round(days));
+  return whole === 0 ? 'within a day' : `in ${whole} day${whole === 1 ? '' : 's'}`;
+}
+
+/**
+ * One line on a growth projection: when the forecast reaches the panel's ceiling (with its 90 % interval and the
+ * date), or that it does not within the horizon; and what it was fitted on.
+ */
+export function describeProjection(p: PanelProjection): string {
+  const ceiling = `the ${formatValue(p.ceiling, p.unit)} ceiling`;
+  const fitted = `fitted ${new Date(p.fitted_at).toISOString().slice(0, 10)} on ${Math.round(p.history_hours / 24)} days of history (${p.method})`;
+  if (p.days === null || p.days === undefined) return `Projection: not at ${ceiling} within ${Math.round(p.horizon_days)} days; ${fitted}.`;
+  if (p.days <= 0) return `Projection: at ${ceiling} already; ${fitted}.`;
+  const low = p.days_low === null || p.days_low === undefined ? null : Math.round(p.days_low);
+  const high = p.days_high === null || p.days_high === undefined ? `>${Math.round(p.horizon_days)}` : String(Math.round(p.days_high));
+  const date = p.hits_at ? ` (around ${new Date(p.hits_at).toISOString().slice(0, 10)})` : '';
+  return `Projection: reaches ${ceiling} ${dayText(p.days)}${date}${low === null ? '' : `, 90 % interval ${low}–${high} days`}; ${fitted}.`;
+}
+
+function projectionBand(p: PanelProjection): ForecastBand {
+  return {
+    label: 'Projection: 90 % band',
+    points: p.t.map((t, i) => ({ t: t * 1000, lower: p.low[i] ?? 0, upper: p.high[i] ?? 0 })),
+  };
+}
+
 /** Reshape one API panel into the generic chart's props. */
 export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
   const statistic = stepSeconds > 60 ? (STATISTIC[panel.id] ?? 'avg') : 'avg';
@@ -120,6 +147,15 @@ export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
       color: '#57606a',
     });
   }
+  const projection = panel.projection ?? undefined;
+  if (projection) {
+    series.push({
+      id: 'projection',
+      label: 'Projected (hourly mean)',
+      points: projection.t.map((t, i) => ({ t: t * 1000, value: projection.point[i] ?? null })),
+      color: '#8250df',
+    });
+  }
   const first = forecasts[0];
   const aggregate =
     stepSeconds <= 60
@@ -131,9 +167,9 @@ export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
     unit: panel.unit,
     series,
     ceilings: lines,
-    forecast: first ? forecastBand(first) : undefined,
+    forecast: first ? forecastBand(first) : projection ? projectionBand(projection) : undefined,
     description: aggregate,
-    notes: [...panel.notes, ...forecasts.map(describeForecast)],
+    notes: [...panel.notes, ...forecasts.map(describeForecast), ...(projection ? [describeProjection(projection)] : [])],
   };
 }
 

@@ -10,6 +10,7 @@ export type PanelId = Panel['id'];
 export type MetricSeries = Panel['series'][number];
 export type MetricCeiling = Panel['ceilings'][number];
 export type BurstForecast = Panel['forecasts'][number];
+export type PanelProjection = NonNullable<Panel['projection']>;
 export type NodeBrief = NonNullable<NodeMetrics['node']>;
 export type ClusterOverview =
   paths['/api/v1/clusters/{cluster_id}/metrics/overview']['get']['responses'][200]['content']['application/json'];
@@ -39,15 +40,15 @@ export function windowFor(range: RangeId, nowMs: number): Window {
 
 export const metricsKey = (clusterId: string) => ['metrics', clusterId] as const;
 
-export function useNodeMetrics(clusterId: string, nodeId: string | undefined, window: Window) {
+export function useNodeMetrics(clusterId: string, nodeId: string | undefined, window: Window, projections = false) {
   return useQuery({
-    queryKey: [...metricsKey(clusterId), 'node', nodeId ?? 'first', window],
+    queryKey: [...metricsKey(clusterId), 'node', nodeId ?? 'first', window, projections],
     queryFn: () =>
       unwrap(
         api.GET('/api/v1/clusters/{cluster_id}/metrics', {
           params: {
             path: { cluster_id: clusterId },
-            query: { node_id: nodeId, start: window.start, end: window.end },
+            query: { node_id: nodeId, start: window.start, end: window.end, projections },
           },
         }),
       ),

@@ -57,6 +57,11 @@ SUSTAINED_SOURCE = refs.headroom_threshold("sustained.md", "sustained time at a 
 # the 90% band of §1.2 with room for growth; the same 75% as the top of PingCAP's scheduler utilisation band
 # (domain.md §6 "keep utilization at 50-75%").
 TARGET_UTILISATION = 0.75
+# Projected ceilings (projected.py, disk.py): warn when the forecast reaches a ceiling within 30 days, critical
+# within 7, and size the fix for 90 days of growth. Headroom choices: docs/thresholds/projected-ceiling.md.
+PROJECTION_WARNING_DAYS = 30.0
+PROJECTION_CRITICAL_DAYS = 7.0
+PROJECTION_SIZING_DAYS = 90.0
 # A demand pinned at a ceiling is clipped: the true demand is unknown but at least the ceiling. Headroom
 # choice: size the fix for max(p99 / TARGET_UTILISATION, served peak × 1.25) when pinned.
 CLIPPED_DEMAND_FACTOR = 1.25

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from headroom.domain.advisor.context import Context
 from headroom.domain.catalog import InstanceLimits, VolumeLimits, list_instance_types, volume_limits
 from headroom.domain.catalog.volume_types import GP2_MAX_IOPS, gp2_baseline_iops, gp2_throughput_mibps
 from headroom.domain.model import Change, EntityRef, Impact, Option
@@ -408,3 +409,111 @@ def architecture_change_note(current: InstanceLimits, proposed: InstanceLimits) 
         f"architecture change {before} -> {after}: TiKV needs {after} binaries or images "
         f"({'AWS Graviton' if after == 'arm64' else 'Intel/AMD'}); check every tool on the host runs on {after}"
     )
+
+
+def price_notes(ctx: Context, inst: InstanceLimits) -> list[str]:
+    """Say so when the prices are another region's than the cluster's (prices differ by region)."""
+    region = ctx.cluster.region
+    if inst.price_region is None or inst.price_region == region:
+        return []
+    return [
+        f"prices are {inst.price_region} on-demand; {region} prices differ "
+        "(`headroom catalog refresh-instances --prices --region " + region + "` reads them)"
+    ]
+
+
+def instance_upgrade(
+    ctx: Context,
+    iid: str,
+    inst: InstanceLimits,
+    need_iops: float,
+    need_mibps: float,
+    reason: str,
+    observed_mibps_p99: float | None = None,
+) -> tuple[list[Change], Impact, list[Option]]:
+    entity = ctx.entity_for_instance(iid)
+    target = smallest_instance_clearing(inst, need_iops, need_mibps)
+    if target is None:
+        return (
+            [],
+            Impact(
+                summary=f"no larger {inst.family} size clears {need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS"
+            ),
+            [],
+        )
+    before, after = inst.monthly_price_usd, target.monthly_price_usd
+    delta = round(after - before, 2) if before is not None and after is not None else None
+    change = Change(
+        target="aws",
+        key="instance.type",
+        current=inst.name,
+        proposed=target.name,
+        online=False,  # stop / modify-instance-attribute / start (a rolling restart of this TiKV)
+        reason=reason,
+        entity=entity,
+    )
+    impact = Impact(
+        summary=(
+            f"sustained EBS {inst.baseline_throughput_mibps:,.0f} -> {target.baseline_throughput_mibps:,.0f} MiB/s, "
+            f"{inst.baseline_iops:,.0f} -> {target.baseline_iops:,.0f} IOPS"
+            + (f"; {delta:+,.2f} USD/month ({inst.price_label})" if delta is not None else "; price unknown")
+        ),
+        metric="instance sustained EBS throughput",
+        unit="MiB/s",
+        before=inst.baseline_throughput_mibps,
+        after=target.baseline_throughput_mibps,
+        headroom_before_pct=headroom_pct(observed_mibps_p99, inst.baseline_throughput_mibps)
+        if observed_mibps_p99 is not None
+        else None,
+        headroom_after_pct=headroom_pct(observed_mibps_p99, target.baseline_throughput_mibps)
+        if observed_mibps_p99 is not None
+        else None,
+        monthly_cost_before_usd=round(before, 2) if before is not None else None,
+        monthly_cost_after_usd=round(after, 2) if after is not None else None,
+        monthly_cost_delta_usd=delta,
+        price_region=inst.price_region if delta is not None else None,
+    )
+    options = [
+        Option(
+            label=f"{inst.name} -> {target.name} (same family)",
+            changes=[change],
+            impact=impact,
+            notes=price_notes(ctx, inst),
+        )
+    ]
+    for alt in cheaper_alternatives(inst, need_iops, need_mibps, exclude=target.name):
+        alt_delta = (
+            round(alt.monthly_price_usd - before, 2)
+            if (before is not None and alt.monthly_price_usd is not None)
+            else None
+        )
+        notes = ["another family: check CPU and memory per vCPU for TiKV"]
+        arch_note = architecture_change_note(inst, alt)
+        if arch_note is not None:
+            notes.append(arch_note)
+        notes.extend(price_notes(ctx, inst))
+        options.append(
+            Option(
+                label=f"{inst.name} -> {alt.name}",
+                changes=[change.model_copy(update={"proposed": alt.name})],
+                impact=Impact(
+                    summary=(
+                        f"sustained EBS {inst.baseline_throughput_mibps:,.0f} -> "
+                        f"{alt.baseline_throughput_mibps:,.0f} MiB/s"
+                        + (f"; {alt_delta:+,.2f} USD/month ({inst.price_label})" if alt_delta is not None else "")
+                    ),
+                    metric="instance sustained EBS throughput",
+                    unit="MiB/s",
+                    before=inst.baseline_throughput_mibps,
+                    after=alt.baseline_throughput_mibps,
+                    monthly_cost_before_usd=round(before, 2) if before is not None else None,
+                    monthly_cost_after_usd=round(alt.monthly_price_usd, 2)
+                    if alt.monthly_price_usd is not None
+                    else None,
+                    monthly_cost_delta_usd=alt_delta,
+                    price_region=inst.price_region if alt_delta is not None else None,
+                ),
+                notes=notes,
+            )
+        )
+    return [change], impact, options

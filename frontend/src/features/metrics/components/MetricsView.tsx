@@ -1,4 +1,4 @@
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
@@ -28,7 +28,9 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
   // eslint-disable-next-line react-hooks/exhaustive-deps -- a new window only when the range changes
   const window = useMemo(() => windowFor(range, now()), [range]);
   const overview = useMetricsOverview(clusterId, window);
-  const metrics = useNodeMetrics(clusterId, nodeId, window);
+  // Growth projections run months ahead: drawn on request, so the window's own detail stays readable.
+  const [projections, setProjections] = useState(false);
+  const metrics = useNodeMetrics(clusterId, nodeId, window, projections);
   const nodes = overview.data?.nodes.map((n) => n.node) ?? (metrics.data?.node ? [metrics.data.node] : []);
   // The chosen node shows at once (the previous node's charts stay while the new ones load).
   const currentNode = nodeId ?? metrics.data?.node?.id;
@@ -68,6 +70,10 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
             </label>
           ))}
         </fieldset>
+        <label className="metrics__projections">
+          <input type="checkbox" checked={projections} onChange={(e) => setProjections(e.target.checked)} /> Show
+          projections to each ceiling (90 days)
+        </label>
       </div>
 
       <section className="card metrics__overview" aria-labelledby="metrics-overview-heading">
