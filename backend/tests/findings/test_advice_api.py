@@ -569,3 +569,21 @@ def test_what_if_reads_the_days_until_a_moved_ceiling_off_the_stored_projection(
     assert (p["before"]["days_low"], p["before"]["days_high"]) == (7.5, 13.5)
     assert p["after"]["days_low"] < p["after"]["days"] < p["after"]["days_high"] == 46.75
     assert p["after"]["days_low"] > p["before"]["days_high"]
+
+
+def test_what_if_applies_changes_in_order_and_names_the_first_that_cannot_apply(world: World) -> None:
+    # gp3 allows at most 80,000 IOPS (limits raised in 2025), io2 Block Express 256,000 at 1,000 IOPS per GiB (AWS
+    # EBS volume types; domain/catalog/volume_types.py): 100,000 IOPS on the 1,000 GiB volume is refused on gp3 and
+    # fine once the type change before it makes it io2.
+    vol = next(v for v in world.demo.simulated.volumes if v.type == "gp3" and v.size_gib == 1000)
+    entity = {"kind": "volume", "id": vol.id, "volume_id": vol.id}
+    iops = {"target": "aws", "key": "volume.iops", "proposed": 100000, "entity": entity}
+    to_io2 = {"target": "aws", "key": "volume.type", "proposed": "io2", "entity": entity}
+    url = f"/api/v1/clusters/{world.cid}/what-if"
+    refused = world.viewer.post(url, json={"changes": [iops, to_io2]})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["details"]["field"] == "changes[0]"
+    answer = world.viewer.post(url, json={"changes": [to_io2, iops]})
+    assert answer.status_code == 200, answer.text
+    moved = {(c["entity_id"], c["dimension"]): c for c in answer.json()["ceilings"]}
+    assert moved[(vol.id, "iops")]["ceiling_after"] == 100000
