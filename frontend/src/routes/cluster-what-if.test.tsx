@@ -87,7 +87,7 @@ describe('cluster what-if', () => {
     expect(screen.getByRole('region', { name: 'New (0)' })).toHaveTextContent('no new finding');
 
     const projections = screen.getByRole('list', { name: 'Projections that move' });
-    expect(projections).toHaveTextContent('reached reached → in 40 days (35–47)');
+    expect(projections).toHaveTextContent('ceiling reached: reached → in 40 days (35–47)');
   });
 
   it('recomputes as the form changes, checks fields as the API does, and sends nothing while one is wrong', async () => {

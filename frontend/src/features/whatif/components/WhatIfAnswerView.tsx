@@ -51,7 +51,8 @@ function ProjectionItem({ p }: { p: WhatIfProjection }) {
         <span className="num">{formatValue(p.ceiling_after, p.unit)}</span>
       </div>
       <div>
-        reached {formatDaysUntil(p.before, p.horizon_days)} → <strong>{formatDaysUntil(p.after, p.horizon_days)}</strong>
+        ceiling reached: {formatDaysUntil(p.before, p.horizon_days)} →{' '}
+        <strong>{formatDaysUntil(p.after, p.horizon_days)}</strong>
       </div>
     </li>
   );
