@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the benchmarks on throw-away services and record their results (bench/results/*.json, bench/README.md).
 #   bench/run.sh               all benchmarks
-#   bench/run.sh timeseries    one of: timeseries, forecast, cloudwatch, advisor
+#   bench/run.sh timeseries    one of: timeseries, forecast, cloudwatch, advisor, whatif
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -24,4 +24,7 @@ if { [ "$which" = all ] || [ "$which" = cloudwatch ]; } && [ -f bench/cloudwatch
 fi
 if { [ "$which" = all ] || [ "$which" = advisor ]; } && [ -f bench/advisor_bench.py ]; then
   uv run --locked python bench/advisor_bench.py advisor load store
+fi
+if [ "$which" = all ] || [ "$which" = whatif ]; then
+  uv run --locked python bench/whatif_bench.py
 fi

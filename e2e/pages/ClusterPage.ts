@@ -1,6 +1,6 @@
 import { expect, type Download, type Locator, type Page } from '@playwright/test';
 
-/** /clusters/:id and its tabs: overview, findings (list and detail), config, patches. */
+/** /clusters/:id and its tabs: overview, findings (list and detail), config, patches, what-if. */
 export class ClusterPage {
   constructor(private readonly page: Page) {}
 
@@ -12,7 +12,7 @@ export class ClusterPage {
     return this.page.getByRole('navigation', { name: 'Cluster sections' });
   }
 
-  async openTab(name: 'Overview' | 'Findings' | 'Metrics' | 'Config' | 'Patches') {
+  async openTab(name: 'Overview' | 'Findings' | 'Metrics' | 'Config' | 'Patches' | 'What-if') {
     await this.tabs().getByRole('link', { name, exact: true }).click();
   }
 

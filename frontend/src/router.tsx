@@ -9,6 +9,7 @@ import ClusterMetricsPage from '@/routes/cluster-metrics';
 import ClusterOverviewPage from '@/routes/cluster-overview';
 import ClusterPatchPage from '@/routes/cluster-patch';
 import ClusterPatchesPage from '@/routes/cluster-patches';
+import ClusterWhatIfPage from '@/routes/cluster-what-if';
 import ClustersPage from '@/routes/clusters';
 import LoginPage from '@/routes/login';
 import NotFoundPage from '@/routes/not-found';
@@ -41,6 +42,7 @@ export const routes: RouteObject[] = [
           { path: 'config', element: <ClusterConfigPage /> },
           { path: 'patches', element: <ClusterPatchesPage /> },
           { path: 'patches/:patchId', element: <ClusterPatchPage /> },
+          { path: 'what-if', element: <ClusterWhatIfPage /> },
         ],
       },
       settingsRoute,

@@ -182,6 +182,9 @@ class WhatIfFinding(Output):
     rule: str
     severity: Severity
     title: str
+    finding_id: uuid.UUID | None = Field(
+        default=None, description="The stored finding of this cluster with that key (null: not recorded, e.g. new)."
+    )
 
 
 class WhatIfCost(Output):
@@ -193,6 +196,34 @@ class WhatIfCost(Output):
     unpriced: list[str] = Field(description="What has no price in the catalog (not counted as free).")
 
 
+class WhatIfDays(Output):
+    """Days from the end of the fitted history until a ceiling, with the forecast's interval (null: not within
+    the horizon)."""
+
+    days: float | None
+    days_low: float | None = Field(description="Earliest: the band's upper edge reaches the ceiling.")
+    days_high: float | None = Field(description="Latest: the band's lower edge reaches it (null: beyond the horizon).")
+
+
+class WhatIfProjection(Output):
+    """A stored projection whose ceiling the changes move: days until the ceiling before and after, read off the
+    stored forecast band (no refit; both at the band's 6-hour step, so `before` can differ from the projection's
+    own days by up to that step)."""
+
+    entity_kind: Literal["volume", "instance", "node"]
+    entity_id: str
+    metric: Literal["iops", "mibps", "used_gib"]
+    unit: str
+    ceiling: float
+    ceiling_after: float
+    before: WhatIfDays
+    after: WhatIfDays
+    level_now: float = Field(description="The series' level at the end of its history (the fit's).")
+    horizon_days: float
+    interval: float = Field(description="The band's coverage, e.g. 0.9 for 5-95 %.")
+    fitted_at: dt.datetime
+
+
 class WhatIfRead(Output):
     """What the changes would do on the last day of the cluster's data."""
 
@@ -202,4 +233,8 @@ class WhatIfRead(Output):
     resolved: list[WhatIfFinding] = Field(description="Findings of today that the changes clear.")
     remaining: list[WhatIfFinding]
     new: list[WhatIfFinding] = Field(description="Findings the changes would cause.")
+    projections: list[WhatIfProjection] = Field(
+        description="The stored projections whose ceiling the changes move (the nearest ceiling after first); "
+        "empty before the first daily fit."
+    )
     cost: WhatIfCost

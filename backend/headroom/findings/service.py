@@ -54,7 +54,9 @@ from headroom.findings.schemas import (
     RelatedFinding,
     WhatIfCeiling,
     WhatIfCost,
+    WhatIfDays,
     WhatIfFinding,
+    WhatIfProjection,
     WhatIfRead,
 )
 from headroom.platform.errors import InvalidInput, NotFound
@@ -578,9 +580,12 @@ def what_if_cluster(
     window: dt.timedelta = dt.timedelta(hours=24),
 ) -> WhatIfRead:
     """Try `changes` on the cluster's last day: the ceilings they move, the findings they clear, keep or cause,
-    and the monthly cost before and after. Nothing is stored."""
+    the stored projections whose ceiling moves (days until it, before and after) and the monthly cost before and
+    after. Nothing is stored."""
     from headroom.domain.advisor.engine import advise
-    from headroom.domain.advisor.whatif import WhatIfError, what_if
+    from headroom.domain.advisor.whatif import WhatIfError, apply_changes, what_if
+    from headroom.domain.forecast.capacity import cluster_ceilings
+    from headroom.projections import service as projections_service
     from headroom.timeseries.snapshots import build_snapshot
 
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
@@ -590,19 +595,37 @@ def what_if_cluster(
         raise InvalidInput("changes: the cluster has no data in the last day to try them on",
                            details={"field": "changes"})
     snapshot = projections_service.with_projections(db, cluster, snapshot)
-    for i, change in enumerate(changes):
+    # Name the first change that cannot apply after the ones before it (applied in order, as the what-if does: a
+    # type change, then IOPS only the new type allows, is fine); applying is cheap, advising is not.
+    for i in range(len(changes)):
         try:
-            what_if(snapshot, [change], findings_before=[])  # name the change that cannot apply
+            apply_changes(snapshot, changes[: i + 1])
         except WhatIfError as exc:
             raise InvalidInput(f"changes[{i}]: {exc}", details={"field": f"changes[{i}]"}) from exc
     result = what_if(snapshot, changes, now=end, findings_before=advise(snapshot, now=end))
     body = result.to_dict()
     by_key = {f.dedup_key: f for f in (*result.findings_before, *result.findings_after)}
+    stored = {stored_dedup_key(k): k for k in by_key}
+    finding_ids = {stored[key]: fid for fid, key in db.execute(
+        select(FindingRecord.id, FindingRecord.dedup_key).where(
+            FindingRecord.org_id == cluster.org_id, FindingRecord.cluster_id == cluster.id,
+            FindingRecord.dedup_key.in_(list(stored))))}
 
     def described(keys: list[str]) -> list[WhatIfFinding]:
-        return [WhatIfFinding(dedup_key=k, rule=by_key[k].rule, severity=by_key[k].severity, title=by_key[k].title)
-                for k in keys]
+        return [WhatIfFinding(dedup_key=k, rule=by_key[k].rule, severity=by_key[k].severity, title=by_key[k].title,
+                              finding_id=finding_ids.get(k)) for k in keys]
 
+    ceilings_before, ceilings_after = cluster_ceilings(result.snapshot_before), cluster_ceilings(result.snapshot_after)
+    moved = {key: (before, ceilings_after[key]) for key, before in ceilings_before.items()
+             if key in ceilings_after and ceilings_after[key] != before}
+    projections = [
+        WhatIfProjection(
+            entity_kind=m.entity_kind, entity_id=m.entity_id, metric=m.metric, unit=m.unit, ceiling=m.ceiling_before,
+            ceiling_after=m.ceiling_after, before=WhatIfDays(**vars(m.before)), after=WhatIfDays(**vars(m.after)),
+            level_now=m.level_now, horizon_days=m.horizon_days, interval=m.interval, fitted_at=m.fitted_at,
+        )
+        for m in projections_service.moved_projections(db, cluster.org_id, cluster.id, moved)
+    ]
     return WhatIfRead(
         window_start=snapshot.window.start, window_end=snapshot.window.end,
         ceilings=[WhatIfCeiling(entity_kind=c["entity"]["kind"], entity_id=c["entity"]["id"], dimension=c["dimension"],
@@ -610,5 +633,5 @@ def what_if_cluster(
                                 headroom_pct=c["headroom_pct"], headroom_after_pct=c["headroom_after_pct"])
                   for c in body["ceilings"]],
         resolved=described(body["resolved"]), remaining=described(body["remaining"]), new=described(body["new"]),
-        cost=WhatIfCost(**body["cost"]),
+        projections=projections, cost=WhatIfCost(**body["cost"]),
     )

@@ -7,12 +7,17 @@ cluster's rows: one per (entity, metric), so a re-run never duplicates and an en
 A cluster fitted within REFIT_AFTER is left alone (the job runs every 10 minutes and picks the clusters due in
 one query, so a new cluster, the demo's included, gets its projections within minutes of its first data, and
 each series is fitted once a day). Callers commit.
+
+moved_projections(db, org_id, cluster_id, ceilings) reads the days until a moved ceiling off the stored bands
+without refitting (the what-if's "new projections": fast enough to answer as a form changes).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, exists, func, select, tuple_
@@ -21,7 +26,8 @@ from sqlalchemy.orm import Session
 
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
-from headroom.domain.forecast.capacity import CeilingForecast, cluster_growth
+from headroom.domain.forecast.capacity import CeilingForecast, CeilingKey, cluster_growth, days_on_band
+from headroom.domain.forecast.crossing import Crossing as BandDays
 from headroom.domain.snapshot.schema import Entity, ForecastBand, ProjectedCeiling, Snapshot
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
@@ -182,6 +188,54 @@ def with_projections(db: Session, cluster: Cluster, snapshot: Snapshot) -> Snaps
         if r.entity_id in known.get(r.entity_kind, set()) and r.ceiling > 0
     ]
     return snapshot.model_copy(update={"projections": projections}) if projections else snapshot
+
+
+@dataclass(frozen=True)
+class MovedProjection:
+    """One stored projection read against its ceiling before and after a change (days from its history's end)."""
+
+    entity_kind: str
+    entity_id: str
+    metric: str
+    unit: str
+    ceiling_before: float
+    ceiling_after: float
+    before: BandDays
+    after: BandDays
+    level_now: float
+    horizon_days: float
+    interval: float
+    history_end: dt.datetime
+    fitted_at: dt.datetime
+
+
+def moved_projections(
+    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, ceilings: Mapping[CeilingKey, tuple[float, float]]
+) -> list[MovedProjection]:
+    """For each (entity kind, id, metric) -> (ceiling before, after) with a stored projection, the days until each
+    ceiling read off the stored band (both from the band, so the two compare at the same 6-hour resolution; the
+    fit's own days can differ from `before` by up to that step). The nearest `after` first."""
+    if not ceilings:
+        return []
+    rows = db.scalars(select(Projection).where(
+        Projection.org_id == org_id, Projection.cluster_id == cluster_id,
+        tuple_(Projection.entity_kind, Projection.entity_id, Projection.metric).in_(list(ceilings)),
+    ))
+    out = []
+    for r in rows:
+        before, after = ceilings[(r.entity_kind, r.entity_id, r.metric)]
+        t = [dt.datetime.fromisoformat(x) for x in r.band["t"]]
+        band = (t, r.band["point"], r.band["low"], r.band["high"])
+        out.append(MovedProjection(
+            entity_kind=r.entity_kind, entity_id=r.entity_id, metric=r.metric, unit=r.unit,
+            ceiling_before=before, ceiling_after=after,
+            before=days_on_band(r.history_end, *band, ceiling=before),
+            after=days_on_band(r.history_end, *band, ceiling=after),
+            level_now=r.level_now, horizon_days=r.horizon_days, interval=r.interval, history_end=r.history_end,
+            fitted_at=r.fitted_at,
+        ))
+    out.sort(key=lambda m: (m.after.days is None, m.after.days or 0.0, m.entity_kind, m.entity_id, m.metric))
+    return out
 
 
 # --- the job's work (headroom.projections.jobs) ------------------------------------------------------------

@@ -22,6 +22,7 @@ from headroom.domain.tikvconf.parse import tiup_topology_view
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.findings import service as findings_service
 from headroom.inventory.models import TikvConfig, TikvNode
+from headroom.projections.models import Projection
 from helpers import Actor, join_with_role, sign_up
 from sqlalchemy import select
 
@@ -527,3 +528,62 @@ def test_what_if_shows_the_ceilings_findings_and_cost_a_change_moves(world: Worl
     assert "vol-nope" in refused.json()["error"]["message"]
     stranger = sign_up(client, org="Another Org")
     assert stranger.post(url, json={"changes": option["changes"]}).status_code == 404
+
+
+def _stored_projection(db: Any, w: World, volume_id: str, metric: str, *, start: float, per_day: float) -> None:
+    """A projection as the daily fit stores it: a band growing `per_day` from `start` over 90 days, every 6 hours,
+    the band ±10 % around the point."""
+    end = w.demo.end
+    steps = range(0, 90 * 4)
+    point = [start + per_day * k / 4 for k in steps]
+    db.add(Projection(
+        org_id=w.demo.org_id, cluster_id=w.demo.cluster.id, entity_kind="volume", entity_id=volume_id, metric=metric,
+        unit="IOPS" if metric == "iops" else "MiB/s", ceiling=3000.0, ceiling_source="test", method="holt",
+        history_hours=72, level_now=start, growth_percent_per_week=None, days=None, days_low=None, days_high=None,
+        hits_at=None, horizon_days=90.0, interval=0.9, notes=[], history_start=end - dt.timedelta(hours=72),
+        history_end=end, fitted_at=end,
+        band={"t": [(end + dt.timedelta(hours=6 * k)).isoformat() for k in steps], "point": point,
+              "low": [p * 0.9 for p in point], "high": [p * 1.1 for p in point]},
+    ))
+    db.commit()
+
+
+def test_what_if_reads_the_days_until_a_moved_ceiling_off_the_stored_projection(world: World, db: Any) -> None:
+    # A 1,000 GiB gp3 data volume at gp3's included 3,000 IOPS (demo.yaml; AWS: gp3 3,000 IOPS baseline at any
+    # size), its IOPS projected to grow 2,000 -> +100 IOPS a day: the point path reaches 3,000 on day 10 and
+    # 6,000 on day 40. Raising the volume to 6,000 IOPS moves the days later; its throughput ceiling does not move.
+    vol = next(v for v in world.demo.simulated.volumes if v.type == "gp3" and v.size_gib == 1000)
+    _stored_projection(db, world, vol.id, "iops", start=2000.0, per_day=100.0)
+    _stored_projection(db, world, vol.id, "mibps", start=100.0, per_day=1.0)
+    change = {"target": "aws", "key": "volume.iops", "proposed": 6000,
+              "entity": {"kind": "volume", "id": vol.id, "volume_id": vol.id}}
+    answer = world.viewer.post(f"/api/v1/clusters/{world.cid}/what-if", json={"changes": [change]})
+    assert answer.status_code == 200, answer.text
+    moved = answer.json()["projections"]
+    assert [(p["entity_id"], p["metric"]) for p in moved] == [(vol.id, "iops")]
+    p = moved[0]
+    assert (p["ceiling"], p["ceiling_after"]) == (3000.0, 6000.0)
+    assert p["before"]["days"] == 10.0 and p["after"]["days"] == 40.0
+    # the interval: the band's upper edge (x1.1) reaches 3,000 first (day 7.5 at the 6-hour step), its lower
+    # edge (x0.9) last (day 13.5); after the change the lower edge stays under 6,000 until day 46.75
+    assert (p["before"]["days_low"], p["before"]["days_high"]) == (7.5, 13.5)
+    assert p["after"]["days_low"] < p["after"]["days"] < p["after"]["days_high"] == 46.75
+    assert p["after"]["days_low"] > p["before"]["days_high"]
+
+
+def test_what_if_applies_changes_in_order_and_names_the_first_that_cannot_apply(world: World) -> None:
+    # gp3 allows at most 80,000 IOPS (limits raised in 2025), io2 Block Express 256,000 at 1,000 IOPS per GiB (AWS
+    # EBS volume types; domain/catalog/volume_types.py): 100,000 IOPS on the 1,000 GiB volume is refused on gp3 and
+    # fine once the type change before it makes it io2.
+    vol = next(v for v in world.demo.simulated.volumes if v.type == "gp3" and v.size_gib == 1000)
+    entity = {"kind": "volume", "id": vol.id, "volume_id": vol.id}
+    iops = {"target": "aws", "key": "volume.iops", "proposed": 100000, "entity": entity}
+    to_io2 = {"target": "aws", "key": "volume.type", "proposed": "io2", "entity": entity}
+    url = f"/api/v1/clusters/{world.cid}/what-if"
+    refused = world.viewer.post(url, json={"changes": [iops, to_io2]})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["details"]["field"] == "changes[0]"
+    answer = world.viewer.post(url, json={"changes": [to_io2, iops]})
+    assert answer.status_code == 200, answer.text
+    moved = {(c["entity_id"], c["dimension"]): c for c in answer.json()["ceilings"]}
+    assert moved[(vol.id, "iops")]["ceiling_after"] == 100000

@@ -3741,12 +3741,36 @@ export interface components {
             unpriced: string[];
         };
         /**
+         * WhatIfDays
+         * @description Days from the end of the fitted history until a ceiling, with the forecast's interval (null: not within
+         *     the horizon).
+         */
+        WhatIfDays: {
+            /** Days */
+            days: number | null;
+            /**
+             * Days High
+             * @description Latest: the band's lower edge reaches it (null: beyond the horizon).
+             */
+            days_high: number | null;
+            /**
+             * Days Low
+             * @description Earliest: the band's upper edge reaches the ceiling.
+             */
+            days_low: number | null;
+        };
+        /**
          * WhatIfFinding
          * @description A finding of the advisor, identified by its dedup key.
          */
         WhatIfFinding: {
             /** Dedup Key */
             dedup_key: string;
+            /**
+             * Finding Id
+             * @description The stored finding of this cluster with that key (null: not recorded, e.g. new).
+             */
+            finding_id?: string | null;
             /** Rule */
             rule: string;
             /**
@@ -3756,6 +3780,51 @@ export interface components {
             severity: "critical" | "warning" | "info";
             /** Title */
             title: string;
+        };
+        /**
+         * WhatIfProjection
+         * @description A stored projection whose ceiling the changes move: days until the ceiling before and after, read off the
+         *     stored forecast band (no refit; both at the band's 6-hour step, so `before` can differ from the projection's
+         *     own days by up to that step).
+         */
+        WhatIfProjection: {
+            after: components["schemas"]["WhatIfDays"];
+            before: components["schemas"]["WhatIfDays"];
+            /** Ceiling */
+            ceiling: number;
+            /** Ceiling After */
+            ceiling_after: number;
+            /** Entity Id */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @enum {string}
+             */
+            entity_kind: "volume" | "instance" | "node";
+            /**
+             * Fitted At
+             * Format: date-time
+             */
+            fitted_at: string;
+            /** Horizon Days */
+            horizon_days: number;
+            /**
+             * Interval
+             * @description The band's coverage, e.g. 0.9 for 5-95 %.
+             */
+            interval: number;
+            /**
+             * Level Now
+             * @description The series' level at the end of its history (the fit's).
+             */
+            level_now: number;
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "iops" | "mibps" | "used_gib";
+            /** Unit */
+            unit: string;
         };
         /**
          * WhatIfRead
@@ -3770,6 +3839,11 @@ export interface components {
              * @description Findings the changes would cause.
              */
             new: components["schemas"]["WhatIfFinding"][];
+            /**
+             * Projections
+             * @description The stored projections whose ceiling the changes move (the nearest ceiling after first); empty before the first daily fit.
+             */
+            projections: components["schemas"]["WhatIfProjection"][];
             /** Remaining */
             remaining: components["schemas"]["WhatIfFinding"][];
             /**
@@ -10732,3 +10806,5 @@ export const utilisationReadMetricValues: ReadonlyArray<FlattenedDeepRequired<co
 export const whatIfCeilingDimensionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["dimension"]> = ["iops", "throughput"];
 export const whatIfCeilingEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["entity_kind"]> = ["volume", "instance"];
 export const whatIfFindingSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfFinding"]["severity"]> = ["critical", "warning", "info"];
+export const whatIfProjectionEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfProjection"]["entity_kind"]> = ["volume", "instance", "node"];
+export const whatIfProjectionMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfProjection"]["metric"]> = ["iops", "mibps", "used_gib"];

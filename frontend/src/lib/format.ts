@@ -122,3 +122,21 @@ export function formatDuration(seconds: number): string {
   const days = Math.floor(hours / 24);
   return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
 }
+
+/** Days until a ceiling (null: not within the horizon) with the interval's earliest and latest days. */
+export interface DaysUntil {
+  days: number | null;
+  days_low: number | null;
+  days_high: number | null;
+}
+
+/** Days until a ceiling in words a person plans with: "reached", "in 12 days (9–16)", "not within 90 days". */
+export function formatDaysUntil(d: DaysUntil, horizonDays: number): string {
+  if (d.days === null) return `not within ${Math.round(horizonDays)} days`;
+  if (d.days <= 0) return 'reached';
+  const whole = (x: number) => Math.max(0, Math.round(x));
+  const main = whole(d.days) === 0 ? 'within a day' : `in ${whole(d.days)} day${whole(d.days) === 1 ? '' : 's'}`;
+  const low = d.days_low === null ? null : whole(d.days_low);
+  const high = d.days_high === null ? `>${Math.round(horizonDays)}` : String(whole(d.days_high));
+  return low === null ? main : `${main} (${low}–${high})`;
+}

@@ -24,6 +24,7 @@ const TABS = [
   { to: 'metrics', label: 'Metrics', end: false },
   { to: 'config', label: 'Config', end: false },
   { to: 'patches', label: 'Patches', end: false },
+  { to: 'what-if', label: 'What-if', end: false },
 ] as const;
 
 export default function ClusterLayout() {

@@ -4,6 +4,8 @@
     instance_growth(snapshot, instance_id, ...) -> list[CeilingForecast]
     node_capacity_growth(snapshot, node_id, *, ceiling_share=1.0, ...) -> CeilingForecast | None
     cluster_growth(snapshot, ...) -> list[CeilingForecast]      every ceiling of every volume, instance and node
+    cluster_ceilings(snapshot) -> dict[CeilingKey, float]       the same ceilings, without fitting anything
+    days_on_band(start, band, ceiling) -> BandDays               days to a (new) ceiling read off a stored band
 
 Volumes: counted IOPS (256 KiB / 1 MiB units, `headroom.domain.snapshot.views.volume_io`) against the volume's
 sustained IOPS, and MiB/s against its sustained throughput, both from `headroom.domain.catalog.volume_limits`
@@ -19,6 +21,7 @@ end; nothing here reads a clock.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -27,7 +30,9 @@ import numpy as np
 
 from headroom.domain import references as refs
 from headroom.domain.catalog import volume_limits
-from headroom.domain.catalog.resolve import DescribedType, resolve_instance_limits
+from headroom.domain.catalog.resolve import DescribedType, ResolvedInstanceLimits, resolve_instance_limits
+from headroom.domain.forecast.crossing import Crossing as BandDays
+from headroom.domain.forecast.crossing import band_crossing
 from headroom.domain.forecast.growth import HOUR, MIN_HOURS, Growth, GrowthForecast, forecast_growth
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import IO_METRICS, disk_view, find_series, instance_io, values, volume, volume_io
@@ -72,6 +77,35 @@ class CeilingForecast:
     forecast: GrowthForecast
 
 
+CeilingKey = tuple[str, str, str]  # (entity_kind, entity_id, metric), as CeilingForecast names them
+
+
+def _volume_ceilings(snapshot: Snapshot, volume_id: str) -> dict[str, float]:
+    """A volume's sustained IOPS and MiB/s (the catalog's baseline: what a projection runs into)."""
+    vol = volume(snapshot, volume_id)
+    limits = volume_limits(vol.type, vol.size_gib, vol.iops, vol.throughput_mibps)
+    return {"iops": limits.baseline_iops, "mibps": limits.baseline_throughput_mibps}
+
+
+def _instance_limits(snapshot: Snapshot, instance_id: str) -> ResolvedInstanceLimits:
+    """An instance type's EBS limits as the advisor resolves them (the catalog, else DescribeInstanceTypes)."""
+    inst = next(i for i in snapshot.instances if i.id == instance_id)
+    described = (
+        DescribedType(inst.ebs_limits.model_dump(exclude={"source"}), inst.ebs_limits.source)
+        if inst.ebs_limits is not None
+        else None
+    )
+    return resolve_instance_limits(inst.type, described)
+
+
+def _node_disk_gib(snapshot: Snapshot, node_id: str) -> float | None:
+    """The size of a node's data volume(s) (a RAID 0 array adds its stripes); None without a data volume."""
+    node = next(n for n in snapshot.nodes if n.id == node_id)
+    if not node.data_volume_ids:
+        return None
+    return sum(volume(snapshot, vid).size_gib for vid in node.data_volume_ids)
+
+
 def volume_growth(
     snapshot: Snapshot,
     volume_id: str,
@@ -82,15 +116,13 @@ def volume_growth(
 ) -> list[CeilingForecast]:
     """Project a volume's counted IOPS and MiB/s to its sustained IOPS and throughput ceilings."""
     vol = volume(snapshot, volume_id)
-    limits = volume_limits(vol.type, vol.size_gib, vol.iops, vol.throughput_mibps)
+    ceilings = _volume_ceilings(snapshot, volume_id)
     io = volume_io(snapshot, volume_id)
     step = snapshot.window.step_seconds
     source = refs.EBS_VOLUME_TYPES.cite(f"{vol.type} {vol.size_gib:g} GiB: sustained (baseline) limit")
     out = []
-    for metric, unit, series, ceiling in (
-        ("iops", "IOPS", io.counted_iops, limits.baseline_iops),
-        ("mibps", "MiB/s", io.mibps, limits.baseline_throughput_mibps),
-    ):
+    for metric, unit, series in (("iops", "IOPS", io.counted_iops), ("mibps", "MiB/s", io.mibps)):
+        ceiling = ceilings[metric]
         fc = _fit(series, step=step, start=snapshot.window.start, horizon_days=horizon_days, ceiling=ceiling,
                   seed=seed, growth=growth)
         if fc is not None:
@@ -125,9 +157,9 @@ def node_capacity_growth(
         source = f"{ceiling_share:.0%} of the capacity TiKV reports, {capacity_gib:,.0f} GiB"
         return CeilingForecast("node", node_id, "used_gib", "GiB", ceiling_share * capacity_gib, source, fc)
     series = find_series(snapshot, "node", node_id, "tikv.store_used_bytes")
-    if series is None or not node.data_volume_ids:
+    size_gib = _node_disk_gib(snapshot, node_id)
+    if series is None or size_gib is None:
         return None
-    size_gib = sum(volume(snapshot, vid).size_gib for vid in node.data_volume_ids)
     ceiling = ceiling_share * size_gib
     fc = _fit(values(series) / GIB, step=series.step_seconds, start=series.start, horizon_days=horizon_days,
               ceiling=ceiling, seed=seed, growth=growth)
@@ -149,12 +181,7 @@ def instance_growth(
     inst = next((i for i in snapshot.instances if i.id == instance_id), None)
     if inst is None:
         raise KeyError(instance_id)
-    described = (
-        DescribedType(inst.ebs_limits.model_dump(exclude={"source"}), inst.ebs_limits.source)
-        if inst.ebs_limits is not None
-        else None
-    )
-    resolved = resolve_instance_limits(inst.type, described)
+    resolved = _instance_limits(snapshot, instance_id)
     if resolved.limits is None:
         return []
     if find_series(snapshot, "instance", instance_id, IO_METRICS["instance"][0]) is not None:
@@ -204,3 +231,35 @@ def cluster_growth(
             out.append(CeilingForecast(used.entity_kind, used.entity_id, used.metric, used.unit, used.ceiling,
                                        f"{used.ceiling_source}: {PD_LOW_SPACE_SOURCE}", used.forecast))
     return out
+
+
+def cluster_ceilings(snapshot: Snapshot, *, disk_share: float = PD_LOW_SPACE_RATIO) -> dict[CeilingKey, float]:
+    """Every ceiling `cluster_growth` projects against, keyed as its forecasts are, without fitting anything (the
+    what-if compares them before and after a change)."""
+    out: dict[CeilingKey, float] = {}
+    for vol in snapshot.volumes:
+        for metric, ceiling in _volume_ceilings(snapshot, vol.id).items():
+            out[("volume", vol.id, metric)] = ceiling
+    for inst in snapshot.instances:
+        limits = _instance_limits(snapshot, inst.id).limits
+        if limits is not None:
+            out[("instance", inst.id, "iops")] = limits.baseline_iops
+            out[("instance", inst.id, "mibps")] = limits.baseline_throughput_mibps
+    for node in snapshot.nodes:
+        size_gib = _node_disk_gib(snapshot, node.id)
+        if size_gib is not None:
+            out[("node", node.id, "used_gib")] = disk_share * size_gib
+    return out
+
+
+def days_on_band(
+    start: datetime,
+    t: Sequence[datetime],
+    point: Sequence[float],
+    low: Sequence[float],
+    high: Sequence[float],
+    ceiling: float,
+) -> BandDays:
+    """Read the days until `ceiling` off a stored forecast band (no refit; `headroom.domain.forecast.crossing`,
+    the one reading of a path). `start` is the end of the history the band was fitted on."""
+    return band_crossing(t, point, low, high, ceiling, since=start)

@@ -45,11 +45,14 @@ def band_crossing(
     """Return the days from `since` until the path and its band first reach `ceiling` (see the module)."""
     if ceiling <= 0:
         raise ValueError("ceiling must be > 0")
-    return Crossing(
-        days=_first(t, point, ceiling, since),
-        days_low=_first(t, high, ceiling, since),
-        days_high=_first(t, low, ceiling, since),
-    )
+    days, days_low, days_high = (_first(t, path, ceiling, since) for path in (point, high, low))
+    # keep earliest <= point <= latest (a stored path is rounded; the point is clamped into its band)
+    if days is not None:
+        days_low = days if days_low is None else min(days_low, days)
+        days_high = None if days_high is None else max(days_high, days)
+    elif days_low is not None and days_high is not None:
+        days_high = None
+    return Crossing(days=days, days_low=days_low, days_high=days_high)
 
 
 def level_at(t: Sequence[datetime], values: Sequence[float], at: datetime) -> float | None:

@@ -4,13 +4,16 @@ on a gp3 volume of 1,000 GiB / 6,000 IOPS / 500 MiB/s."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from pathlib import Path
 
 import pytest
 from headroom.domain.catalog import instance_limits
 from headroom.domain.forecast.capacity import (
+    cluster_ceilings,
     cluster_growth,
+    days_on_band,
     instance_growth,
     node_capacity_growth,
     volume_growth,
@@ -95,3 +98,26 @@ def test_instance_growth_on_five_minute_ec2_metrics() -> None:
     assert out["iops"].forecast.history_hours >= HOURS - 1
     assert out["iops"].forecast.growth_percent_per_week is not None
     assert out["iops"].forecast.growth_percent_per_week > 5.0  # the load grows 10 %/week
+
+
+def test_cluster_ceilings_are_the_ceilings_the_fits_use(snapshot: Snapshot) -> None:
+    fitted = {(c.entity_kind, c.entity_id, c.metric): c.ceiling for c in cluster_growth(snapshot, horizon_days=30)}
+    ceilings = cluster_ceilings(snapshot)
+    assert fitted and {k: ceilings[k] for k in fitted} == fitted
+    data = next(v for v in snapshot.volumes if v.role == "data")
+    assert ceilings[("volume", data.id, "iops")] == 6000  # provisioned gp3 IOPS (scenario)
+
+
+def test_days_on_band_reads_the_first_sample_of_each_path_at_the_ceiling() -> None:
+    start = dt.datetime(2026, 11, 2, tzinfo=dt.UTC)
+    t = [start + dt.timedelta(hours=6 * k) for k in range(8)]  # days 0, 0.25, ... 1.75
+    point = [10, 20, 30, 40, 50, 60, 70, 80]
+    low = [p - 10 for p in point]
+    high = [p + 10 for p in point]
+    got = days_on_band(start, t, point, low, high, ceiling=40)
+    assert (got.days, got.days_low, got.days_high) == (0.75, 0.5, 1.0)
+    # a ceiling the point path never reaches in the band: the upper edge gives the earliest, the latest is unknown
+    beyond = days_on_band(start, t, point, low, high, ceiling=85)
+    assert (beyond.days, beyond.days_low, beyond.days_high) == (None, 1.75, None)
+    # already at the ceiling at the start of the band
+    assert days_on_band(start, t, point, low, high, ceiling=5).days == 0.0

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
+import { formatDaysUntil } from '@/lib/format';
 
 export type ProjectionList =
   paths['/api/v1/clusters/{cluster_id}/projections']['get']['responses'][200]['content']['application/json'];
@@ -36,11 +37,5 @@ export function projectionTitle(p: Projection): string {
 
 /** Days until the ceiling in words a person plans with: "reached", "in 12 days (9-16)", "not within 90 days". */
 export function daysText(p: Projection): string {
-  if (p.days === null) return `not within ${Math.round(p.horizon_days)} days`;
-  if (p.days <= 0) return 'reached';
-  const whole = (d: number) => Math.max(0, Math.round(d));
-  const main = whole(p.days) === 0 ? 'within a day' : `in ${whole(p.days)} day${whole(p.days) === 1 ? '' : 's'}`;
-  const low = p.days_low === null ? null : whole(p.days_low);
-  const high = p.days_high === null ? `>${Math.round(p.horizon_days)}` : String(whole(p.days_high));
-  return low === null ? main : `${main} (${low}–${high})`;
+  return formatDaysUntil(p, p.horizon_days);
 }

@@ -2,6 +2,7 @@ import { Link } from 'react-router';
 import { SourceText } from '@/components/SourceText';
 import { appliesTo } from '@/lib/change';
 import { formatDateTime, formatUsd, formatValue } from '@/lib/format';
+import { whatIfHref } from '@/lib/whatif-link';
 import type { Finding } from '../api';
 import { describeForecast, describeNeeds, formatSetting, type Impact, type Measure, type NodeEvidence } from '../evidence';
 import { EvidenceCharts } from './EvidenceCharts';
@@ -294,6 +295,13 @@ export function FindingDetail({
                     {n}
                   </p>
                 ))}
+                {option.changes.length > 0 && (
+                  <p>
+                    <Link to={whatIfHref(finding.cluster_id, option.changes)}>
+                      Try this in what-if<span className="visually-hidden">: {option.label}</span>
+                    </Link>
+                  </p>
+                )}
               </li>
             ))}
           </ol>

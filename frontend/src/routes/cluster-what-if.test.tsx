@@ -1,0 +1,161 @@
+import { screen, within } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+import type { components } from '@/api/schema';
+import { changesFromSearch, whatIfHref } from '@/lib/whatif-link';
+import { routes } from '@/router';
+import { CLUSTER_ID, clusterHandlers, GP2_FINDING } from '@/test/cluster-fixtures';
+import { apiError, renderRoutes } from '@/test/render';
+import { apiUrl, server } from '@/test/server';
+
+type S = components['schemas'];
+
+// The demo's gp2 volume (350 GiB: a 1,050 IOPS baseline at 3 IOPS/GiB, 250 MiB/s; AWS gp2) moved to gp3 (3,000
+// IOPS / 125 MiB/s included at any size; AWS gp3), as POST /clusters/{id}/what-if answers it. Cost: gp2 $0.10 and
+// gp3 $0.08 per GB-month in us-east-1 (AWS EBS pricing): 350 GiB is $35.00 -> $28.00.
+const ANSWER: S['WhatIfRead'] = {
+  window_start: '2026-11-21T05:00:00Z',
+  window_end: '2026-11-22T05:00:00Z',
+  ceilings: [
+    {
+      entity_kind: 'volume', entity_id: 'vol-gp2', dimension: 'iops', unit: 'IOPS', ceiling: 1050, ceiling_after: 3000,
+      p99: 1433.8, headroom_pct: -36.6, headroom_after_pct: 52.2,
+    },
+  ],
+  resolved: [
+    { dedup_key: 'gp2-burst-depletion/x/volume:vol-gp2', rule: 'gp2-burst-depletion', severity: 'critical', title: 'vol-gp2 (gp2 350 GiB): BurstBalance fell to 0%', finding_id: GP2_FINDING },
+  ],
+  remaining: [
+    { dedup_key: 'block-cache-size/x', rule: 'block-cache-size', severity: 'warning', title: 'block cache larger than the hot set', finding_id: null },
+  ],
+  new: [],
+  projections: [
+    {
+      entity_kind: 'volume', entity_id: 'vol-gp2', metric: 'iops', unit: 'IOPS', ceiling: 1050, ceiling_after: 3000,
+      before: { days: 0, days_low: 0, days_high: 0 }, after: { days: 40, days_low: 34.75, days_high: 46.75 },
+      level_now: 1100, horizon_days: 90, interval: 0.9, fitted_at: '2026-11-22T05:41:00Z',
+    },
+  ],
+  cost: { before_usd: 1235, after_usd: 1228, delta_usd: -7, unpriced: ['instance i-9 (x9z.mystery)'] },
+};
+
+const GP2_TO_GP3 = [{ target: 'aws' as const, key: 'volume.type', entity: { kind: 'volume' as const, id: 'vol-gp2', volume_id: 'vol-gp2' }, proposed: 'gp3' }];
+
+function recordWhatIf(answer: (changes: S['Change'][]) => Response) {
+  const sent: S['Change'][][] = [];
+  server.use(
+    http.post(apiUrl(`/clusters/${CLUSTER_ID}/what-if`), async ({ request }) => {
+      const body = (await request.json()) as S['WhatIfRequest'];
+      sent.push(body.changes);
+      return answer(body.changes);
+    }),
+  );
+  return sent;
+}
+
+describe('cluster what-if', () => {
+  it('tries the changes a link brings and shows ceilings, findings, projections and cost before and after', async () => {
+    server.use(...clusterHandlers());
+    const sent = recordWhatIf(() => HttpResponse.json(ANSWER));
+    renderRoutes(routes, whatIfHref(CLUSTER_ID, GP2_TO_GP3));
+
+    expect(await screen.findByRole('link', { name: 'What-if' })).toHaveAttribute('aria-current', 'page');
+    const row = await screen.findByRole('group', { name: '1. Volume' });
+    expect(within(row).getByLabelText('Volume')).toHaveValue('vol-gp2');
+    expect(within(row).getByLabelText('Type')).toHaveValue('gp3');
+    expect(within(row).getByLabelText('Size (GiB)')).toHaveValue('350');
+
+    const cost = await screen.findByRole('region', { name: 'Monthly cost' });
+    expect(sent).toEqual([[{ target: 'aws', key: 'volume.type', entity: { kind: 'volume', id: 'vol-gp2', volume_id: 'vol-gp2' }, proposed: 'gp3' }]]);
+    expect(cost).toHaveTextContent('Before$1,235.00');
+    expect(cost).toHaveTextContent('After$1,228.00');
+    expect(cost).toHaveTextContent('Change−$7.00 a month');
+    expect(within(cost).getByRole('list', { name: 'Not priced' })).toHaveTextContent('instance i-9 (x9z.mystery)');
+
+    const ceilings = screen.getByRole('list', { name: 'Ceilings that move' });
+    expect(ceilings).toHaveTextContent('Volume vol-gp2 IOPS');
+    expect(ceilings).toHaveTextContent('1,050 IOPS → 3,000 IOPS');
+    expect(ceilings).toHaveTextContent('headroom -36.6% → 52.2% over the last day\'s p99 of 1,434 IOPS');
+
+    const resolved = screen.getByRole('region', { name: 'Resolved (1)' });
+    expect(within(resolved).getByRole('link', { name: /BurstBalance fell to 0%/ })).toHaveAttribute(
+      'href',
+      `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`,
+    );
+    const remaining = screen.getByRole('region', { name: 'Remaining (1)' });
+    expect(within(remaining).queryByRole('link')).toBeNull(); // not recorded: no page to link to
+    expect(screen.getByRole('region', { name: 'New (0)' })).toHaveTextContent('no new finding');
+
+    const projections = screen.getByRole('list', { name: 'Projections that move' });
+    expect(projections).toHaveTextContent('ceiling reached: reached → in 40 days (35–47)');
+  });
+
+  it('recomputes as the form changes, checks fields as the API does, and sends nothing while one is wrong', async () => {
+    server.use(...clusterHandlers());
+    const sent = recordWhatIf(() => HttpResponse.json(ANSWER));
+    const { user } = renderRoutes(routes, `/clusters/${CLUSTER_ID}/what-if`);
+    await user.click(await screen.findByRole('button', { name: 'Add a TiKV key' }));
+    const row = screen.getByRole('group', { name: '1. TiKV key' });
+    await user.type(within(row).getByLabelText('TiKV key'), 'blockcache');
+    await user.type(within(row).getByLabelText('Value'), '2');
+    expect(within(row).getByLabelText('TiKV key')).toHaveAccessibleDescription(/A dotted tikv\.toml key/);
+    expect(screen.getByRole('button', { name: 'Try' })).toBeDisabled();
+
+    await user.selectOptions(within(row).getByLabelText('Node'), '10.0.1.14:20180');
+    await user.clear(within(row).getByLabelText('TiKV key'));
+    await user.type(within(row).getByLabelText('TiKV key'), 'raftstore.store-io-pool-size');
+    // no click: the answer follows the form once it rests (a slow machine may also try a prefix of the key)
+    await screen.findByRole('region', { name: 'Monthly cost' });
+    await screen.findByText('1 change tried.');
+    expect(sent.at(-1)).toEqual([
+      {
+        target: 'tikv',
+        key: 'raftstore.store-io-pool-size',
+        proposed: 2,
+        entity: { kind: 'node', id: '10.0.1.14:20160', node: '10.0.1.14:20160', status_address: '10.0.1.14:20180' },
+      },
+    ]);
+    const tried = sent.length;
+
+    // a volume row: a size that is not a whole number is refused here; IOPS do not apply to gp2
+    await user.click(screen.getByRole('button', { name: 'Add a volume change' }));
+    const vol = screen.getByRole('group', { name: '2. Volume' });
+    await user.selectOptions(within(vol).getByLabelText('Volume'), 'vol-gp2');
+    expect(within(vol).getByLabelText('IOPS')).toBeDisabled();
+    await user.clear(within(vol).getByLabelText('Size (GiB)'));
+    await user.type(within(vol).getByLabelText('Size (GiB)'), '12.5');
+    expect(within(vol).getByLabelText('Size (GiB)')).toHaveAccessibleDescription('A whole number of GiB, at least 1.');
+    expect(screen.getByRole('status')).toHaveTextContent('Fix the marked fields');
+    expect(sent).toHaveLength(tried);
+  });
+
+  it("shows the API's refusal on the row of the change it names", async () => {
+    server.use(...clusterHandlers());
+    recordWhatIf((changes) =>
+      changes.length > 1
+        ? HttpResponse.json(
+            apiError('invalid_input', 'changes[1]: instance.type: unknown instance type x9z.huge', { field: 'changes[1]' }),
+            { status: 422 },
+          )
+        : HttpResponse.json(ANSWER),
+    );
+    const { user } = renderRoutes(routes, whatIfHref(CLUSTER_ID, GP2_TO_GP3));
+    await screen.findByRole('region', { name: 'Monthly cost' });
+    await user.click(screen.getByRole('button', { name: 'Add an instance change' }));
+    const inst = screen.getByRole('group', { name: '2. Instance' });
+    await user.clear(within(inst).getByLabelText('Instance type'));
+    await user.type(within(inst).getByLabelText('Instance type'), 'x9z.huge');
+    await user.click(screen.getByRole('button', { name: 'Try' }));
+    expect(await within(inst).findByRole('alert')).toHaveTextContent('unknown instance type x9z.huge');
+    expect(within(screen.getByRole('group', { name: '1. Volume' })).queryByRole('alert')).toBeNull();
+  });
+
+  it("links a finding's option to the what-if page with its changes", async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`);
+    const link = await screen.findByRole('link', { name: 'Try this in what-if: gp2 grown to 638 GiB' });
+    const url = new URL(link.getAttribute('href') ?? '', window.location.origin);
+    expect(url.pathname).toBe(`/clusters/${CLUSTER_ID}/what-if`);
+    expect(changesFromSearch(url.searchParams)).toMatchObject([{ target: 'aws', key: 'volume.size', proposed: 638 }]);
+  });
+});
