@@ -17,6 +17,8 @@ from headroom.domain.catalog import CatalogError, instance_limits, volume_limits
 from headroom.domain.model import Change
 from headroom.domain.snapshot.schema import Instance, Node, Snapshot, Volume, config_set
 
+GIB = 1024.0**3
+
 VOLUME_KEYS = {
     "volume.type": "type",
     "volume.iops": "iops",
@@ -142,6 +144,7 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
             and s.metric in _STALE_INSTANCE_SERIES
         )
     ]
+    series = _grown_disks(snapshot, volumes, series)
     return snapshot.model_copy(
         update={
             "volumes": [volumes[v.id] for v in snapshot.volumes],
@@ -154,3 +157,40 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
             "series": series,
         }
     )
+
+
+_DISK_SERIES = ("tikv.store_capacity_bytes", "tikv.store_available_bytes", "node.fs_size_bytes", "node.fs_avail_bytes")
+
+
+def _grown_disks(snapshot: Snapshot, volumes: dict[str, Volume], series: list[Any]) -> list[Any]:
+    """A data volume resized: its store's capacity and available space as TiKV would report them once the
+    filesystem is grown (AWS: Extend the file system after resizing an EBS volume), by the size added times the
+    filesystem's share of the volume today (its metadata stays a share). Other series are kept as they are."""
+    grown: dict[str, tuple[float, float]] = {}  # node id -> (bytes added to capacity, factor for fs series)
+    for n in snapshot.nodes:
+        old = sum(v.size_gib for v in snapshot.volumes if v.id in n.data_volume_ids)
+        new = sum(volumes[vid].size_gib for vid in n.data_volume_ids if vid in volumes)
+        if n.data_volume_ids and new != old and old > 0:
+            grown[n.id] = (new - old, new / old)  # GiB added, and the size ratio
+    if not grown:
+        return series
+    out = []
+    for s in series:
+        if s.entity.kind == "node" and s.entity.id in grown and s.metric in _DISK_SERIES:
+            added_gib, _ = grown[s.entity.id]
+            old_gib = sum(v.size_gib for v in snapshot.volumes if v.id in next(
+                n for n in snapshot.nodes if n.id == s.entity.id).data_volume_ids)
+            capacity = next((x for x in reversed(s.values) if x is not None), None) \
+                if s.metric in ("tikv.store_capacity_bytes", "node.fs_size_bytes") else None
+            share = 1.0
+            cap_series = next((c for c in series if c.entity == s.entity and c.metric == (
+                "node.fs_size_bytes" if s.metric.startswith("node.") else "tikv.store_capacity_bytes")
+                and c.labels == s.labels), None)
+            last_cap = capacity if capacity is not None else (
+                next((x for x in reversed(cap_series.values) if x is not None), None) if cap_series else None)
+            if last_cap is not None and old_gib > 0:
+                share = min(1.0, last_cap / (old_gib * GIB))
+            delta = added_gib * GIB * share
+            s = s.model_copy(update={"values": [None if x is None else max(x + delta, 0.0) for x in s.values]})
+        out.append(s)
+    return out

@@ -246,6 +246,10 @@ def cluster_ceilings(snapshot: Snapshot, *, disk_share: float = PD_LOW_SPACE_RAT
             out[("instance", inst.id, "iops")] = limits.baseline_iops
             out[("instance", inst.id, "mibps")] = limits.baseline_throughput_mibps
     for node in snapshot.nodes:
+        disk = disk_view(snapshot, node.id)
+        if disk.has_store_stats:  # as node_capacity_growth: a share of the capacity TiKV reports
+            out[("node", node.id, "used_gib")] = disk_share * float(disk.capacity[np.isfinite(disk.capacity)][-1]) / GIB
+            continue
         size_gib = _node_disk_gib(snapshot, node.id)
         if size_gib is not None:
             out[("node", node.id, "used_gib")] = disk_share * size_gib

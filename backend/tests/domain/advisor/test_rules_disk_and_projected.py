@@ -193,3 +193,17 @@ def test_projected_instance_ceiling_proposes_a_larger_size(healthy: Snapshot) ->
                    "projected-ceiling")
     assert g.severity == "critical"  # 4.8 days
     assert EntityRef.model_validate(f.entity.model_dump()).kind == "instance"
+
+
+def test_a_what_if_resize_grows_what_tikv_reports_and_clears_low_space(healthy: Snapshot) -> None:
+    node = healthy.nodes[0]
+    snap = _used(healthy, node.id, 0.85)
+    (f,) = of_rule(advise(snap, rules=["disk-low-space"]), "disk-low-space")
+    (resize,) = f.changes
+    result = what_if(snap, [resize], findings_before=[f])
+    assert f.dedup_key in result.to_dict()["resolved"]
+    before, after = disk_view(snap, node.id), disk_view(result.snapshot_after, node.id)
+    added = (resize.proposed - resize.current) * GIB * before.capacity[-1] / (1000 * GIB)  # the filesystem's share
+    assert after.capacity[-1] == pytest.approx(before.capacity[-1] + added)
+    assert after.available[-1] == pytest.approx(before.available[-1] + added)
+    assert 1 - after.available[-1] / after.capacity[-1] <= PD_HIGH_SPACE_RATIO + 1e-3
