@@ -111,6 +111,24 @@ def test_daily_seasonality_recovered(one_week: tuple[GrowthForecast, float]) -> 
     assert day1.max() / day1.min() == pytest.approx(1.3 / 0.7, rel=0.08)
 
 
+@pytest.mark.parametrize("growth", ["multiplicative", "additive"])
+def test_a_smooth_swing_is_not_extrapolated_as_growth(growth: str) -> None:
+    # A week of a flat load under the daily cosine and a smooth ±15 % swing over 5 days (weather-like), 0.5 %
+    # noise. The only drift in the window is the swing's average slope over 7 days of a 5-day cycle: a few
+    # %/week. A trend smoothed from one-step-ahead errors (β ≈ 1) followed the swing's last hours instead:
+    # -68 %/week multiplicative, negative demand additive.
+    t = np.arange(7 * 24, dtype=float)
+    swing = 0.15 * np.sin(2 * np.pi * t / (5 * 24))
+    noise = np.random.default_rng(0).normal(0, 0.005, len(t))
+    y = 1000 * (1 + 0.3 * np.cos(2 * np.pi * (t % 24 - 14) / 24)) * np.exp(swing + noise)
+    f = forecast_growth(y, step_seconds=3600, start=START, horizon_days=30, growth=growth)  # type: ignore[arg-type]
+    assert f.method == "ets-daily"
+    assert f.growth_percent_per_week is not None and abs(f.growth_percent_per_week) < 15
+    # 30 days on: the daily range 700-1,300 and a few weeks' drift
+    assert min(f.point) > 500
+    assert max(f.point) < 2600
+
+
 def test_weekly_seasonality_recovered() -> None:
     # no trend, weekends 25 % busier: the forecast week must show it
     y = synthetic(2 * 168 + 24, growth_per_week=0.0, amplitude=0.2, weekend=1.25, noise=0.03)
