@@ -35,9 +35,9 @@ Method, by how much history there is (after an hourly resample and a cap of `MAX
   The profile is the median, per hour of day, of the values minus a slope taken only from pairs of hours a
   whole number of days apart (the Seasonal Kendall slope, Hirsch, Slack & Smith 1982), which no daily cycle
   can bias. Read off a plain Theil-Sen line instead, the cycle's bias on that line leaked into the profile
-  and back into the final slope: 2 days of a 10 %/week series read as ~30 %/week, the main reason the band
-  covered 31-57 % of held-out hours (bench/README.md). Two days cannot show a weekly pattern or a change of
-  pace between days, and the band does not pretend to: treat it as a first look.
+  and back into the final slope (2 days of a 10 %/week series read as ~29 %/week): the main reason the band
+  covered only 31-58 % of the simulator's held-out demand hours; now 51-85 % (bench/README.md). Still short
+  of 90 %: two days cannot show a weekly pattern, weather or a change of pace between days. A first look.
 
 The band (default 90 %) comes from simulating the fitted ETS model forward with bootstrapped residuals
 (`simulate(..., random_errors="bootstrap")`), each path also given its own trend offset drawn from N(0, se),
