@@ -17,7 +17,7 @@ from headroom.domain.advisor.rules._common import TARGET_UTILISATION
 from headroom.domain.advisor.rules.disk import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.advisor.whatif import what_if
 from headroom.domain.forecast.crossing import band_crossing
-from headroom.domain.model import Change, EntityRef
+from headroom.domain.model import EntityRef
 from headroom.domain.snapshot.schema import Entity, ForecastBand, ProjectedCeiling, Snapshot
 from headroom.domain.snapshot.views import disk_view
 
