@@ -43,6 +43,7 @@ from headroom.sources.aws import router as aws_router
 from headroom.sources.aws import setup_router as aws_setup_router
 from headroom.sources.prometheus import router as prometheus_router
 from headroom.projections import router as projections_router
+from headroom.changes import router as changes_router
 from headroom.timeseries import router as snapshots_router
 
 API_PREFIX = "/api/v1"
@@ -127,6 +128,7 @@ ROUTER_MODULES = (
     aws_setup_router,
     prometheus_router,
     projections_router,
+    changes_router,
 )
 
 

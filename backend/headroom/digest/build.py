@@ -70,6 +70,8 @@ class ClusterDigest:
     limit_notes: Sequence[str] = ()
     # The nearest projected ceilings, in days (headroom.projections.service.nearest_ceilings).
     next_ceilings: Sequence[str] = ()
+    # The week's changes with their measured effect (headroom.changes.service.week_lines).
+    changes: Sequence[str] = ()
 
     @property
     def open_total(self) -> int:

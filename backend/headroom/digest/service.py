@@ -44,6 +44,7 @@ from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance
 from headroom.platform import smtp
 from headroom.projections import service as projections_service
+from headroom.changes import service as changes_service
 from headroom.platform.errors import NotFound
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
@@ -244,6 +245,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
                 open_findings=items,
                 limit_notes=limit_notes.get(cluster.id, ()),
                 next_ceilings=tuple(projections_service.nearest_ceilings(db, org_id, cluster.id)),
+                changes=tuple(changes_service.week_lines(db, org_id, cluster.id, now=now)),
             )
         )
 

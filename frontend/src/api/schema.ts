@@ -188,6 +188,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Changes
+         * @description Patches marked applied and the changes Headroom saw (EC2 inventory, live TiKV config), newest first, each
+         *     with the findings it addressed (predicted effect, status now) and its measured effect before and after.
+         */
+        get: operations["list_changes_api_v1_clusters__cluster_id__changes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/findings": {
         parameters: {
             query?: never;
@@ -1118,6 +1139,33 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * AddressedFinding
+         * @description A finding the change addressed, and where it stands now.
+         */
+        AddressedFinding: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            predicted: components["schemas"]["PredictedEffect"] | null;
+            /**
+             * Resolved After Change
+             * @description Resolved at or after the change (the change cleared it).
+             */
+            resolved_after_change: boolean;
+            /** Resolved At */
+            resolved_at: string | null;
+            /** Rule */
+            rule: string;
+            /** Severity */
+            severity: string;
+            /** Status */
+            status: string;
+            /** Title */
+            title: string;
+        };
         /** AdviseQueued */
         AdviseQueued: {
             /**
@@ -1548,6 +1596,73 @@ export interface components {
              * @enum {string}
              */
             target: "tikv" | "aws";
+        };
+        /**
+         * ChangeEntry
+         * @description One change of the cluster: a patch marked applied, or a change Headroom saw.
+         */
+        ChangeEntry: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Changes */
+            changes: components["schemas"]["ChangedValue"][];
+            effect: components["schemas"]["MeasuredEffect"] | null;
+            /** Entity Id */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @enum {string}
+             */
+            entity_kind: "volume" | "instance" | "node" | "cluster";
+            /** Findings */
+            findings: components["schemas"]["AddressedFinding"][];
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "patch_applied" | "inventory" | "config";
+            /** Patch Id */
+            patch_id: string | null;
+            /**
+             * Seen By Headroom
+             * @description For a patch: the changes Headroom later saw take effect.
+             */
+            seen_by_headroom: string[];
+            /**
+             * Who
+             * @description Who marked it applied, or which source Headroom saw it in.
+             */
+            who: string;
+        };
+        /**
+         * ChangeLedger
+         * @description The cluster's changes, newest first, over the last `days` days.
+         */
+        ChangeLedger: {
+            /** Days */
+            days: number;
+            /** Items */
+            items: components["schemas"]["ChangeEntry"][];
+        };
+        /**
+         * ChangedValue
+         * @description One key that changed: a TiKV config key, or an AWS attribute (volume.iops, instance.type, ...).
+         */
+        ChangedValue: {
+            /** After */
+            after: unknown;
+            /**
+             * Before
+             * @description null: not set (or unknown) before.
+             */
+            before: unknown;
+            /** Key */
+            key: string;
         };
         /** ClusterCreate */
         ClusterCreate: {
@@ -2703,6 +2818,62 @@ export interface components {
             /** Value */
             value: number;
         };
+        /**
+         * MeasuredCell
+         * @description Peak use of one ceiling of one store before and after, each against the ceiling in force then.
+         */
+        MeasuredCell: {
+            /** After Peak Percent */
+            after_peak_percent: number | null;
+            /** Before Peak Percent */
+            before_peak_percent: number | null;
+            /**
+             * Ceiling After
+             * @description The ceiling in force after the change, with its value.
+             */
+            ceiling_after: string | null;
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput";
+            /** Node */
+            node: string;
+        };
+        /**
+         * MeasuredEffect
+         * @description Before and after over comparable windows: the after window runs from the change for up to 7 days; the
+         *     before window covers the same hours of the week one week earlier (docs/changes.md).
+         */
+        MeasuredEffect: {
+            /**
+             * After End
+             * Format: date-time
+             */
+            after_end: string;
+            /**
+             * After Start
+             * Format: date-time
+             */
+            after_start: string;
+            /**
+             * Before End
+             * Format: date-time
+             */
+            before_end: string;
+            /**
+             * Before Start
+             * Format: date-time
+             */
+            before_start: string;
+            /** Cells */
+            cells: components["schemas"]["MeasuredCell"][];
+            /**
+             * Note
+             * @description Why there is nothing to compare yet, or what to read with care.
+             */
+            note: string | null;
+        };
         /** MemberRead */
         MemberRead: {
             /** Email */
@@ -3166,6 +3337,28 @@ export interface components {
             message?: string | null;
             /** Ok */
             ok: boolean;
+        };
+        /**
+         * PredictedEffect
+         * @description What the advisor predicted for the fix when it last judged the finding (its stored impact).
+         */
+        PredictedEffect: {
+            /** After */
+            after: number | null;
+            /** Before */
+            before: number | null;
+            /** Headroom After Pct */
+            headroom_after_pct: number | null;
+            /** Headroom Before Pct */
+            headroom_before_pct: number | null;
+            /** Metric */
+            metric: string | null;
+            /** Monthly Cost Delta Usd */
+            monthly_cost_delta_usd: number | null;
+            /** Summary */
+            summary: string;
+            /** Unit */
+            unit: string | null;
         };
         /**
          * ProjectionBand
@@ -5012,6 +5205,103 @@ export interface operations {
             };
             /** @description The job queue is unreachable; nothing was queued. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_changes_api_v1_clusters__cluster_id__changes_get: {
+        parameters: {
+            query?: {
+                /** @description How far back to list changes (days). */
+                days?: number;
+            };
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeLedger"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10762,6 +11052,8 @@ export const awsConnectionReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequir
 export const awsTemplateReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsTemplateRead"]["kind"]> = ["cloudformation", "terraform"];
 export const backfillReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BackfillRead"]["status"]> = ["none", "queued", "running", "done", "failed"];
 export const changeTargetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Change"]["target"]> = ["tikv", "aws"];
+export const changeEntryEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["entity_kind"]> = ["volume", "instance", "node", "cluster"];
+export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "inventory", "config"];
 export const clusterCreateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterCreate"]["deployment_kind"]> = ["tiup", "operator", "manual"];
 export const clusterOverviewReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterOverviewRead"]["resolution_source"]> = ["raw", "rollup"];
 export const clusterReadDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterRead"]["deployment_kind"]> = ["tiup", "operator", "manual"];
@@ -10782,6 +11074,7 @@ export const forecastKindValues: ReadonlyArray<FlattenedDeepRequired<components>
 export const invitationCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreate"]["role"]> = ["owner", "admin", "viewer"];
 export const invitationCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreated"]["role"]> = ["owner", "admin", "viewer"];
 export const invitationReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationRead"]["role"]> = ["owner", "admin", "viewer"];
+export const measuredCellMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MeasuredCell"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const memberReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberRead"]["role"]> = ["owner", "admin", "viewer"];
 export const memberUpdateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberUpdate"]["role"]> = ["owner", "admin", "viewer"];
 export const nodeEvidenceSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeEvidence"]["severity"]> = ["critical", "warning", "info"];

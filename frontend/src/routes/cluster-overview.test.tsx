@@ -237,4 +237,28 @@ describe('next ceilings', () => {
     renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
     expect(await screen.findByRole('region', { name: 'No projections yet' })).toHaveTextContent('once a day');
   });
+
+  it('lists the changes with who, the findings they addressed, the prediction and the measured effect', async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    const ledger = await screen.findByRole('list', { name: 'Changes' });
+    const entry = within(ledger).getAllByRole('listitem')[0]!;
+    expect(entry).toHaveTextContent('Patch applied');
+    expect(entry).toHaveTextContent('owner@example.com (marked the patch applied)');
+    expect(within(entry).getByRole('list', { name: 'What changed' })).toHaveTextContent('volume.type on vol-gp2: gp2 → gp3');
+    expect(entry).toHaveTextContent('Headroom saw it take effect: volume.type gp2 -> gp3 on vol-gp2');
+    const finding = within(entry).getByRole('link', { name: 'vol-gp2 empties its burst bucket every afternoon' });
+    expect(finding).toHaveAttribute('href', `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`);
+    expect(entry).toHaveTextContent('Predicted: IOPS ceiling 1,500 -> 3,000 IOPS; -10.00 USD/month');
+    const measured = within(entry).getByRole('region', { name: 'Measured effect' });
+    expect(within(measured).getByRole('row', { name: /10\.0\.1\.10:20160/ })).toHaveTextContent('100 % → 56 %');
+    expect(entry).toHaveTextContent('the same hours one week earlier');
+  });
+
+  it('says what the ledger will hold when nothing changed yet', async () => {
+    server.use(...clusterHandlers());
+    server.use(http.get(apiUrl(`/clusters/${CLUSTER_ID}/changes`), () => HttpResponse.json({ items: [], days: 90 })));
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    expect(await screen.findByRole('region', { name: 'No changes yet' })).toHaveTextContent('Mark a patch applied');
+  });
 });

@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { ChangeLedger } from '@/features/changes';
 import { AdviseNowButton, NodesTable } from '@/features/clusters';
 import { SeverityCountsPanel, TopFindings } from '@/features/findings';
 import { NextCeilings } from '@/features/projections';
@@ -25,6 +26,10 @@ export default function ClusterOverviewPage() {
       <section className="card" aria-labelledby="overview-ceilings">
         <h2 id="overview-ceilings">Next ceilings</h2>
         <NextCeilings clusterId={cluster.id} />
+      </section>
+      <section className="card" aria-labelledby="overview-changes">
+        <h2 id="overview-changes">Changes and their effect</h2>
+        <ChangeLedger clusterId={cluster.id} />
       </section>
       <section className="card" aria-labelledby="overview-nodes">
         <h2 id="overview-nodes">Nodes</h2>

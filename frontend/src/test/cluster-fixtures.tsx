@@ -418,6 +418,61 @@ const BAND = {
   high: [3000, 3050],
 };
 
+/** The change ledger as GET /changes serves it: a patch marked applied that Headroom then saw in AWS. */
+export const CHANGES: S['ChangeLedger'] = {
+  days: 90,
+  items: [
+    {
+      id: `patch:${PATCH_ID}`,
+      kind: 'patch_applied',
+      at: '2026-11-02T11:30:00Z',
+      who: 'owner@example.com (marked the patch applied)',
+      entity_kind: 'volume',
+      entity_id: 'vol-gp2',
+      changes: [{ key: 'volume.type', before: 'gp2', after: 'gp3' }],
+      patch_id: PATCH_ID,
+      seen_by_headroom: ['volume.type gp2 -> gp3 on vol-gp2, in the EC2 inventory at 2026-11-02 12:00 UTC'],
+      findings: [
+        {
+          id: GP2_FINDING,
+          rule: 'gp2-burst-depletion',
+          severity: 'critical',
+          title: 'vol-gp2 empties its burst bucket every afternoon',
+          status: 'resolved',
+          resolved_at: '2026-11-02T12:15:00Z',
+          resolved_after_change: true,
+          predicted: {
+            summary: 'IOPS ceiling 1,500 -> 3,000 IOPS; -10.00 USD/month',
+            metric: 'sustained IOPS ceiling',
+            unit: 'IOPS',
+            before: 1500,
+            after: 3000,
+            headroom_before_pct: -12.5,
+            headroom_after_pct: 43.7,
+            monthly_cost_delta_usd: -10,
+          },
+        },
+      ],
+      effect: {
+        before_start: '2026-10-26T11:30:00Z',
+        before_end: '2026-10-27T11:30:00Z',
+        after_start: '2026-11-02T11:30:00Z',
+        after_end: '2026-11-03T11:30:00Z',
+        cells: [
+          {
+            node: '10.0.1.10:20160',
+            metric: 'data_iops',
+            before_peak_percent: 100,
+            after_peak_percent: 56.2,
+            ceiling_after: 'gp3 baseline 3,000 IOPS',
+          },
+        ],
+        note: '1.0 days since the change: compared with the same hours one week earlier; a full week compares a whole weekly cycle.',
+      },
+    },
+  ],
+};
+
 /** Two projections as GET /projections serves them: a volume at its IOPS ceiling, a store's disk in 41 days. */
 export const PROJECTIONS = {
   total: 3,
@@ -527,6 +582,7 @@ export function clusterHandlers({
       HttpResponse.json(nodeConfig(String(params.nodeId))),
     ),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/projections`), json(PROJECTIONS)),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/changes`), json(CHANGES)),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches`), json({ items: [PATCH], total: 1 })),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
       const format = new URL(request.url).searchParams.get('format');

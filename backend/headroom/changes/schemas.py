@@ -1,0 +1,91 @@
+"""The change ledger's API shapes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any, Literal
+
+from pydantic import Field
+
+from headroom.platform.schemas import Output
+
+
+class ChangedValue(Output):
+    """One key that changed: a TiKV config key, or an AWS attribute (volume.iops, instance.type, ...)."""
+
+    key: str
+    before: Any = Field(description="null: not set (or unknown) before.")
+    after: Any
+
+
+class PredictedEffect(Output):
+    """What the advisor predicted for the fix when it last judged the finding (its stored impact)."""
+
+    summary: str
+    metric: str | None
+    unit: str | None
+    before: float | None
+    after: float | None
+    headroom_before_pct: float | None
+    headroom_after_pct: float | None
+    monthly_cost_delta_usd: float | None
+
+
+class AddressedFinding(Output):
+    """A finding the change addressed, and where it stands now."""
+
+    id: uuid.UUID
+    rule: str
+    severity: str
+    title: str
+    status: str
+    resolved_at: dt.datetime | None
+    resolved_after_change: bool = Field(description="Resolved at or after the change (the change cleared it).")
+    predicted: PredictedEffect | None
+
+
+class MeasuredCell(Output):
+    """Peak use of one ceiling of one store before and after, each against the ceiling in force then."""
+
+    node: str
+    metric: Literal["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
+                    "instance_throughput"]
+    before_peak_percent: float | None
+    after_peak_percent: float | None
+    ceiling_after: str | None = Field(description="The ceiling in force after the change, with its value.")
+
+
+class MeasuredEffect(Output):
+    """Before and after over comparable windows: the after window runs from the change for up to 7 days; the
+    before window covers the same hours of the week one week earlier (docs/changes.md)."""
+
+    before_start: dt.datetime
+    before_end: dt.datetime
+    after_start: dt.datetime
+    after_end: dt.datetime
+    cells: list[MeasuredCell]
+    note: str | None = Field(description="Why there is nothing to compare yet, or what to read with care.")
+
+
+class ChangeEntry(Output):
+    """One change of the cluster: a patch marked applied, or a change Headroom saw."""
+
+    id: str
+    kind: Literal["patch_applied", "inventory", "config"]
+    at: dt.datetime
+    who: str = Field(description="Who marked it applied, or which source Headroom saw it in.")
+    entity_kind: Literal["volume", "instance", "node", "cluster"]
+    entity_id: str
+    changes: list[ChangedValue]
+    patch_id: uuid.UUID | None
+    seen_by_headroom: list[str] = Field(description="For a patch: the changes Headroom later saw take effect.")
+    findings: list[AddressedFinding]
+    effect: MeasuredEffect | None
+
+
+class ChangeLedger(Output):
+    """The cluster's changes, newest first, over the last `days` days."""
+
+    items: list[ChangeEntry]
+    days: int

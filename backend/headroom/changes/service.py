@@ -1,0 +1,351 @@
+"""The change ledger (issue 14): every change of a cluster with who, when, the findings it addressed, the effect the
+advisor predicted and the effect measured.
+
+Entries, newest first, over the last `days`:
+- a patch marked applied (patches.applied_at, applied_by): its changes and its findings;
+- a change Headroom saw in the EC2 inventory (inventory_changes: a volume's type, size, IOPS or throughput, an
+  instance's type), one entry per entity and observation;
+- a change Headroom saw in a node's live TiKV config (consecutive tikv_configs versions, keys that differ).
+An observed change that carries out a patch (same key and entity, within a day before to MATCH_AFTER_PATCH after
+it was marked applied) is folded into the patch's entry as "seen by Headroom", so one change is listed once.
+
+Findings addressed by an observed change: the cluster's findings that recommended that key on that entity and
+were open when it happened. Predicted effect: the finding's stored impact (what the advisor expected of its
+fix when it last judged it). Measured effect (docs/changes.md): peak use of each IOPS / throughput ceiling of the
+stores it touches (the metrics overview: each bucket against the ceiling in force then), after = from the change
+for up to AFTER_WINDOW, before = the same hours of the week one week earlier, so a daily or weekly cycle
+compares like with like. Nothing is stored: the ledger is read from the records it lists.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from headroom.accounts.models import User
+from headroom.clusters import service as clusters_service
+from headroom.domain.tikvconf.parse import flatten
+from headroom.findings.models import FindingRecord, Recommendation
+from headroom.inventory.models import Instance, InventoryChange, TikvConfig, TikvNode, Volume
+from headroom.metrics import service as metrics_service
+from headroom.patches.models import PatchRecord
+from headroom.platform.principal import Principal
+
+from headroom.changes.schemas import (
+    AddressedFinding,
+    ChangedValue,
+    ChangeEntry,
+    ChangeLedger,
+    MeasuredCell,
+    MeasuredEffect,
+    PredictedEffect,
+)
+
+AFTER_WINDOW = dt.timedelta(days=7)
+WEEK = dt.timedelta(days=7)
+MIN_AFTER = dt.timedelta(hours=1)
+MATCH_BEFORE_PATCH = dt.timedelta(days=1)
+MATCH_AFTER_PATCH = dt.timedelta(days=7)
+MAX_ENTRIES = 100
+MAX_KEYS = 50
+# EC2 inventory fields -> the change keys findings recommend (domain.model.Change)
+INVENTORY_KEYS = {
+    ("volume", "volume_type"): "volume.type",
+    ("volume", "size_gib"): "volume.size",
+    ("volume", "iops"): "volume.iops",
+    ("volume", "throughput_mibps"): "volume.throughput",
+    ("instance", "instance_type"): "instance.type",
+}
+SOURCE_WORDS = {"status_port": "the live config (TiKV's status port)", "upload": "an uploaded config"}
+
+
+@dataclass
+class _Entry:
+    id: str
+    kind: Literal["patch_applied", "inventory", "config"]
+    at: dt.datetime
+    who: str
+    entity_kind: Literal["volume", "instance", "node", "cluster"]
+    entity_id: str
+    changes: list[ChangedValue]
+    target: Literal["aws", "tikv"] | None = None
+    node_addresses: set[str] = field(default_factory=set)  # store addresses of the stores it touches
+    patch_id: uuid.UUID | None = None
+    finding_ids: list[uuid.UUID] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
+
+
+def _addresses(nodes: list[TikvNode], volumes: dict[uuid.UUID, Volume], instances: dict[uuid.UUID, Instance],
+               kind: str, entity_id: str) -> set[str]:
+    """The stores an entity's change touches: a volume's node, an instance's nodes, the node itself."""
+    out = set()
+    for n in nodes:
+        vol_ids = {volumes[r].volume_id for r in (n.data_volume_ref_id, n.raft_volume_ref_id) if r in volumes}
+        inst = instances.get(n.instance_ref_id) if n.instance_ref_id else None
+        if ((kind == "volume" and entity_id in vol_ids) or (kind == "instance" and inst and inst.instance_id == entity_id)
+                or (kind == "node" and entity_id in (n.store_address, n.status_address))):
+            out.add(n.store_address)
+    return out
+
+
+def _patch_entries(db: Session, cluster_id: uuid.UUID, org_id: uuid.UUID, since: dt.datetime,
+                   nodes: list[TikvNode], volumes: dict[uuid.UUID, Volume],
+                   instances: dict[uuid.UUID, Instance]) -> list[_Entry]:
+    rows = list(db.scalars(select(PatchRecord).where(
+        PatchRecord.org_id == org_id, PatchRecord.cluster_id == cluster_id, PatchRecord.applied_at.is_not(None),
+        PatchRecord.applied_at >= since)))
+    users = {u.id: u.email for u in db.scalars(select(User).where(
+        User.id.in_([r.applied_by_user_id for r in rows if r.applied_by_user_id])))}
+    out = []
+    for r in rows:
+        assert r.applied_at is not None
+        entities = {(c.entity.kind, c.entity.id) if c.entity is not None else ("cluster", "") for c in r.changes}
+        kind, eid = next(iter(entities)) if len(entities) == 1 else ("cluster", "")
+        touched: set[str] = set()
+        for c in r.changes:
+            if c.entity is None:
+                touched |= {n.store_address for n in nodes}
+            elif c.target == "tikv":
+                node = c.entity.tikv_node()
+                touched |= ({n.store_address for n in nodes} if node is None
+                            else _addresses(nodes, volumes, instances, "node", node))
+            else:
+                touched |= _addresses(nodes, volumes, instances, c.entity.kind, c.entity.volume() or
+                                      c.entity.instance() or c.entity.id)
+        who = users.get(r.applied_by_user_id, "a former member") if r.applied_by_user_id else "an API token"
+        out.append(_Entry(
+            id=f"patch:{r.id}", kind="patch_applied", at=r.applied_at, who=f"{who} (marked the patch applied)",
+            entity_kind=kind if kind in ("volume", "instance", "node") else "cluster",
+            entity_id=eid, changes=[ChangedValue(key=c.key, before=c.current, after=c.proposed) for c in r.changes],
+            node_addresses=touched, patch_id=r.id, finding_ids=list(r.finding_ids)))
+    return out
+
+
+def _inventory_entries(db: Session, org_id: uuid.UUID, since: dt.datetime, nodes: list[TikvNode],
+                       volumes: dict[uuid.UUID, Volume], instances: dict[uuid.UUID, Instance]) -> list[_Entry]:
+    ids = {("volume", v.volume_id) for v in volumes.values()} | {("instance", i.instance_id) for i in instances.values()}
+    if not ids:
+        return []
+    rows = db.scalars(select(InventoryChange).where(
+        InventoryChange.org_id == org_id, InventoryChange.observed_at >= since,
+        InventoryChange.entity_id.in_([e for _, e in ids])).order_by(InventoryChange.observed_at, InventoryChange.id))
+    grouped: dict[tuple[str, str, dt.datetime], list[InventoryChange]] = defaultdict(list)
+    for r in rows:
+        if (r.entity_kind, r.entity_id) in ids and (r.entity_kind, r.field) in INVENTORY_KEYS:
+            grouped[(r.entity_kind, r.entity_id, r.observed_at)].append(r)
+    return [
+        _Entry(id=f"inventory:{group[0].id}", kind="inventory", at=at, who="seen by Headroom in the EC2 inventory",
+               entity_kind=kind, entity_id=eid, target="aws",  # type: ignore[arg-type]
+               changes=[ChangedValue(key=INVENTORY_KEYS[(kind, r.field)], before=r.old_value, after=r.new_value)
+                        for r in group],
+               node_addresses=_addresses(nodes, volumes, instances, kind, eid))
+        for (kind, eid, at), group in grouped.items()
+    ]
+
+
+def _config_entries(db: Session, org_id: uuid.UUID, since: dt.datetime, nodes: list[TikvNode]) -> list[_Entry]:
+    by_id = {n.id: n for n in nodes}
+    if not by_id:
+        return []
+    rows = list(db.scalars(select(TikvConfig).where(TikvConfig.org_id == org_id, TikvConfig.node_id.in_(list(by_id)))
+                           .order_by(TikvConfig.node_id, TikvConfig.version)))
+    out = []
+    for prev, cur in zip(rows, rows[1:], strict=False):
+        if prev.node_id != cur.node_id or cur.captured_at < since:
+            continue
+        before, after = flatten(prev.config), flatten(cur.config)
+        keys = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        if not keys:
+            continue
+        node = by_id[cur.node_id]
+        out.append(_Entry(
+            id=f"config:{cur.id}", kind="config", at=cur.captured_at,
+            who=f"seen by Headroom in {SOURCE_WORDS.get(cur.source, cur.source)}", entity_kind="node",
+            entity_id=node.store_address, target="tikv",
+            changes=[ChangedValue(key=k, before=before.get(k), after=after.get(k)) for k in keys[:MAX_KEYS]],
+            node_addresses={node.store_address}))
+    return out
+
+
+def _fold_into_patches(entries: list[_Entry]) -> list[_Entry]:
+    """An observed change that carries out a patch's change joins the patch's entry as "seen by Headroom"."""
+    patches = [e for e in entries if e.kind == "patch_applied"]
+    out = []
+    for e in entries:
+        if e.kind == "patch_applied":
+            out.append(e)
+            continue
+        keys = {c.key for c in e.changes}
+        owner = next((p for p in patches if p.at - MATCH_BEFORE_PATCH <= e.at <= p.at + MATCH_AFTER_PATCH
+                      and keys & {c.key for c in p.changes} and e.node_addresses & p.node_addresses), None)
+        if owner is None:
+            out.append(e)
+            continue
+        for c in e.changes:
+            owner.seen.append(f"{c.key} {c.before} -> {c.after} on {e.entity_id}, {e.who.removeprefix('seen by Headroom ')}"
+                              f" at {e.at:%Y-%m-%d %H:%M} UTC")
+    return out
+
+
+def _addressed(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, entries: list[_Entry]) -> None:
+    """For observed changes: the findings that recommended the key on that entity and were open at the time."""
+    observed = [e for e in entries if e.kind != "patch_applied"]
+    if not observed:
+        return
+    recs = db.execute(select(Recommendation, FindingRecord).join(FindingRecord, FindingRecord.id == Recommendation.finding_id)
+                      .where(Recommendation.org_id == org_id, FindingRecord.cluster_id == cluster_id)).all()
+    for e in observed:
+        keys = {c.key for c in e.changes}
+        for rec, finding in recs:
+            change = rec.change
+            if change.key not in keys or change.target != e.target:
+                continue
+            target = change.applies_to()
+            if e.kind == "inventory" and target != e.entity_id:
+                continue
+            if e.kind == "config" and target is not None and target not in e.node_addresses and \
+                    not (change.entity is not None and change.entity.node in e.node_addresses):
+                continue
+            opened_before = finding.first_seen_at <= e.at
+            open_then = finding.resolved_at is None or finding.resolved_at >= e.at - dt.timedelta(hours=1)
+            if opened_before and open_then and finding.id not in e.finding_ids:
+                e.finding_ids.append(finding.id)
+
+
+def _predicted(impact: dict[str, Any]) -> PredictedEffect | None:
+    if not impact or not impact.get("summary"):
+        return None
+    return PredictedEffect(
+        summary=impact["summary"], metric=impact.get("metric"), unit=impact.get("unit"), before=impact.get("before"),
+        after=impact.get("after"), headroom_before_pct=impact.get("headroom_before_pct"),
+        headroom_after_pct=impact.get("headroom_after_pct"),
+        monthly_cost_delta_usd=impact.get("monthly_cost_delta_usd"))
+
+
+class _Overviews:
+    """Cluster overviews by window, each read once (two per change)."""
+
+    def __init__(self, db: Session, principal: Principal, cluster_id: uuid.UUID, now: dt.datetime) -> None:
+        self.db, self.principal, self.cluster_id, self.now = db, principal, cluster_id, now
+        self.cache: dict[tuple[dt.datetime, dt.datetime], dict[tuple[str, str], Any]] = {}
+
+    def cells(self, lo: dt.datetime, hi: dt.datetime) -> dict[tuple[str, str], Any]:
+        if (lo, hi) not in self.cache:
+            ov = metrics_service.cluster_overview(self.db, self.principal, self.cluster_id, start=lo, end=hi,
+                                                  now=self.now)
+            self.cache[(lo, hi)] = {(n.refs.node.store_address, c.metric): c for n in ov.nodes for c in n.cells}
+        return self.cache[(lo, hi)]
+
+
+def _effect(e: _Entry, overviews: _Overviews, now: dt.datetime) -> MeasuredEffect:
+    after_start = e.at.replace(second=0, microsecond=0)
+    after_end = min(after_start + AFTER_WINDOW, now.replace(second=0, microsecond=0))
+    span = after_end - after_start
+    before_start, before_end = after_start - WEEK, after_start - WEEK + max(span, dt.timedelta(0))
+    if span < MIN_AFTER:
+        return MeasuredEffect(before_start=before_start, before_end=before_end, after_start=after_start,
+                              after_end=after_end, cells=[],
+                              note="Too early to measure: less than an hour of data since the change.")
+    before = overviews.cells(before_start, before_end)
+    after = overviews.cells(after_start, after_end)
+    cells = []
+    for (node, metric), cell in sorted(after.items()):
+        if node not in e.node_addresses:
+            continue
+        old = before.get((node, metric))
+        cells.append(MeasuredCell(
+            node=node, metric=metric,
+            before_peak_percent=round(old.peak.percent, 1) if old is not None and old.peak is not None else None,
+            after_peak_percent=round(cell.peak.percent, 1) if cell.peak is not None else None,
+            ceiling_after=cell.ceiling_label))
+    note = None
+    if span < AFTER_WINDOW:
+        note = (f"{span.total_seconds() / 86400:.1f} days since the change: compared with the same hours one week "
+                "earlier; a full week compares a whole weekly cycle.")
+    return MeasuredEffect(before_start=before_start, before_end=before_end, after_start=after_start,
+                          after_end=after_end, cells=cells, note=note)
+
+
+def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *, now: dt.datetime,
+                    days: int = 90) -> ChangeLedger:
+    """The cluster's change ledger (see the module); another org's cluster is NotFound."""
+    cluster = clusters_service.get_cluster(db, principal, cluster_id)
+    since = now - dt.timedelta(days=days)
+    org_id = principal.org_id
+    nodes = list(db.scalars(select(TikvNode).where(TikvNode.org_id == org_id, TikvNode.cluster_id == cluster.id)))
+    volumes = {v.id: v for v in db.scalars(select(Volume).where(Volume.org_id == org_id, Volume.cluster_id == cluster.id))}
+    refs = {n.instance_ref_id for n in nodes if n.instance_ref_id} | {v.instance_ref_id for v in volumes.values()
+                                                                      if v.instance_ref_id}
+    instances = {i.id: i for i in db.scalars(select(Instance).where(
+        Instance.org_id == org_id, (Instance.cluster_id == cluster.id) | Instance.id.in_(list(refs))))}
+    entries = (_patch_entries(db, cluster.id, org_id, since, nodes, volumes, instances)
+               + _inventory_entries(db, org_id, since, nodes, volumes, instances)
+               + _config_entries(db, org_id, since, nodes))
+    entries.sort(key=lambda e: e.at)
+    entries = _fold_into_patches(entries)
+    _addressed(db, org_id, cluster.id, entries)
+    entries = sorted(entries, key=lambda e: e.at, reverse=True)[:MAX_ENTRIES]
+    finding_ids = {f for e in entries for f in e.finding_ids}
+    findings = {f.id: f for f in db.scalars(select(FindingRecord).where(
+        FindingRecord.org_id == org_id, FindingRecord.id.in_(list(finding_ids))))} if finding_ids else {}
+    overviews = _Overviews(db, principal, cluster.id, now)
+    items = []
+    for e in entries:
+        addressed = [
+            AddressedFinding(
+                id=f.id, rule=f.rule, severity=f.severity, title=f.title, status=f.status, resolved_at=f.resolved_at,
+                resolved_after_change=f.status == "resolved" and f.resolved_at is not None and f.resolved_at >= e.at,
+                predicted=_predicted(f.impact))
+            for fid in e.finding_ids if (f := findings.get(fid)) is not None
+        ]
+        items.append(ChangeEntry(
+            id=e.id, kind=e.kind, at=e.at, who=e.who, entity_kind=e.entity_kind, entity_id=e.entity_id,
+            changes=e.changes, patch_id=e.patch_id, seen_by_headroom=e.seen, findings=addressed,
+            effect=_effect(e, overviews, now) if e.node_addresses else None))
+    return ChangeLedger(items=items, days=days)
+
+
+_METRIC_WORDS = {"data_iops": "data volume IOPS", "data_throughput": "data volume throughput",
+                 "raft_iops": "raft volume IOPS", "raft_throughput": "raft volume throughput",
+                 "instance_iops": "instance EBS IOPS", "instance_throughput": "instance EBS throughput"}
+
+
+def week_lines(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *, now: dt.datetime,
+               limit: int = 5) -> list[str]:
+    """The last 7 days' changes of a cluster in one line each, for the weekly email: what, who, the findings it
+    resolved, and the largest measured move of a ceiling's peak use (the ledger, read as the org's job)."""
+    job = Principal(user_id=None, org_id=org_id, role="viewer", via="job")
+    ledger = cluster_changes(db, job, cluster_id, now=now, days=7)
+    out = []
+    for e in ledger.items[:limit]:
+        what = ", ".join(f"{c.key} {_text(c.before)} -> {_text(c.after)}" for c in e.changes[:3])
+        more = f" (+{len(e.changes) - 3} more)" if len(e.changes) > 3 else ""
+        target = f" on {e.entity_id}" if e.entity_id else ""
+        line = f"{e.at:%Y-%m-%d}: {what}{more}{target} ({e.who})"
+        resolved = sum(1 for f in e.findings if f.resolved_after_change)
+        if e.findings:
+            line += f"; {resolved} of {len(e.findings)} finding{'s' if len(e.findings) != 1 else ''} it addressed resolved"
+        moved = [c for c in (e.effect.cells if e.effect else []) if c.before_peak_percent is not None
+                 and c.after_peak_percent is not None]
+        if moved:
+            c = max(moved, key=lambda c: abs((c.before_peak_percent or 0) - (c.after_peak_percent or 0)))
+            line += (f"; {_METRIC_WORDS[c.metric]} on {c.node}: peak {c.before_peak_percent:.0f} % -> "
+                     f"{c.after_peak_percent:.0f} % of its ceiling (same hours a week earlier)")
+        elif e.effect and e.effect.note:
+            line += f"; {e.effect.note[0].lower()}{e.effect.note[1:].rstrip('.')}"
+        out.append(line)
+    return out
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "not set"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{value:,}" if isinstance(value, int) else str(value)

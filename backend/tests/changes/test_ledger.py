@@ -1,0 +1,154 @@
+"""The change ledger through the real API, on the demo cluster's data as the collectors store it: a patch marked
+applied whose change Headroom then sees in the EC2 inventory, and a config change seen on the status port; each
+with the findings it addressed and its measured effect over comparable windows (issue 14)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import uuid
+from typing import Any
+
+import pytest
+from headroom.findings import service as findings_service
+from headroom.findings.models import FindingRecord, Recommendation
+from headroom.inventory import service as inventory_service
+from headroom.inventory.models import InventoryChange, TikvNode, Volume
+from headroom.domain.snapshot.scenario import load_scenario
+from headroom.sources.demo import service as demo
+from headroom.timeseries import repository as ts
+from helpers import join_with_role, sign_up
+from sqlalchemy import select
+
+# The demo's afternoon: its hot node pins its gp3 data volume's IOPS (the advice tests use the same hours).
+CHANGE = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
+AFTER = dt.timedelta(hours=6)
+WEEK = dt.timedelta(days=7)
+
+
+@pytest.fixture()
+def world(client: Any, make_client: Any, db: Any, clock: Any) -> dict[str, Any]:
+    owner = sign_up(client, org="Ledger Org")
+    viewer = join_with_role(owner, make_client(), "viewer")
+    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id))
+    scenario = load_scenario(demo.default_scenario_path())
+    # the hours before and after the change, and the same hours of the week one week earlier
+    for start, end in ((CHANGE - WEEK, CHANGE - WEEK + AFTER), (CHANGE - AFTER, CHANGE + AFTER)):
+        demo.ingest_window(db, cluster, scenario, start, end)
+        ts.refresh_rollups(db, start, end)
+    findings_service.advise_cluster(db, cluster, now=CHANGE)
+    db.commit()
+    return {"owner": owner, "viewer": viewer, "cluster": cluster}
+
+
+def _ledger(actor: Any, cluster_id: Any) -> dict[str, Any]:
+    response = actor.get(f"/api/v1/clusters/{cluster_id}/changes")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_a_patch_seen_applied_and_a_config_change_with_their_findings_and_effect(
+        world: dict[str, Any], db: Any, clock: Any, client: Any) -> None:
+    cluster, owner = world["cluster"], world["owner"]
+    # the finding that asks for more IOPS on a data volume, and the value it proposes
+    rec, finding = next((r, f) for r, f in db.execute(
+        select(Recommendation, FindingRecord).join(FindingRecord, FindingRecord.id == Recommendation.finding_id)
+        .where(FindingRecord.cluster_id == cluster.id)
+        .order_by(FindingRecord.rule, Recommendation.position)) if r.change.key == "volume.iops")
+    volume_id = rec.change.entity.volume_id or rec.change.entity.id
+    clock.now = CHANGE - dt.timedelta(minutes=30)
+    created = owner.post(f"/api/v1/clusters/{cluster.id}/patches", json={"finding_ids": [str(finding.id)]})
+    assert created.status_code == 201, created.text
+    pid = created.json()["id"]
+    applied = owner.post(f"/api/v1/clusters/{cluster.id}/patches/{pid}/applied")
+    assert applied.status_code == 200, applied.text
+
+    # the AWS collector then sees the volume at the new IOPS (what sources.aws.ingest writes on a change)
+    vol = db.scalar(select(Volume).where(Volume.cluster_id == cluster.id, Volume.volume_id == volume_id))
+    old_iops = vol.iops
+    vol.iops = int(rec.change.proposed)
+    db.add(InventoryChange(org_id=cluster.org_id, entity_kind="volume", entity_id=volume_id, field="iops",
+                           old_value=old_iops, new_value=vol.iops, observed_at=CHANGE))
+    # and the status port shows an operator's block-cache change on another node an hour later
+    other = db.scalars(select(TikvNode).where(TikvNode.cluster_id == cluster.id)
+                       .order_by(TikvNode.store_address)).first()
+    latest = inventory_service.latest_config(db, other)
+    base = dict(latest.config) if latest else {"storage": {"block-cache": {"capacity": "8GiB"}}}
+    changed = {**base, "storage": {**base.get("storage", {}), "block-cache": {"capacity": "12GiB"}}}
+    if latest is None:
+        inventory_service.store_version(db, other, base, source="status_port", raw_text=None,
+                                        now=CHANGE - dt.timedelta(days=2))
+    inventory_service.store_version(db, other, changed, source="status_port", raw_text=None,
+                                    now=CHANGE + dt.timedelta(hours=1))
+    db.commit()
+    clock.now = CHANGE + AFTER
+
+    items = _ledger(world["viewer"], cluster.id)["items"]
+    assert [i["kind"] for i in items] == ["config", "patch_applied"]  # newest first; the inventory change folded
+    config, patch = items
+    assert patch["patch_id"] == pid and patch["who"].startswith(owner.session["user"]["email"])
+    assert patch["entity_kind"] == "volume" and patch["entity_id"] == volume_id
+    assert {"key": "volume.iops", "before": old_iops, "after": int(rec.change.proposed)} in patch["changes"]
+    assert len(patch["seen_by_headroom"]) == 1 and "EC2 inventory" in patch["seen_by_headroom"][0]
+    (addressed,) = patch["findings"]
+    assert addressed["id"] == str(finding.id) and addressed["predicted"]["summary"] == finding.impact["summary"]
+    # measured: the after window runs from the change for the 6 hours since; the before window is the same
+    # hours one week earlier, each against the ceiling in force then (the new IOPS after)
+    effect = patch["effect"]
+    assert effect["after_start"].startswith("2026-11-02T17:30") and effect["after_end"].startswith("2026-11-03T00:00")
+    assert effect["before_start"].startswith("2026-10-26T17:30") and effect["before_end"].startswith("2026-10-27T00:00")
+    cells = {(c["node"], c["metric"]): c for c in effect["cells"]}
+    node = next(n for n in db.scalars(select(TikvNode).where(TikvNode.cluster_id == cluster.id))
+                if n.data_volume_ref_id == vol.id)
+    data = cells[(node.store_address, "data_iops")]
+    # the simulator still serves the old configuration, so the same load now sits under a higher ceiling
+    assert data["after_peak_percent"] < data["before_peak_percent"]
+    assert "week" in effect["note"]
+    assert {c["node"] for c in effect["cells"]} == {node.store_address}
+
+    assert config["entity_id"] == other.store_address and "status port" in config["who"]
+    assert any(c["key"] == "storage.block-cache.capacity" and c["after"] == "12GiB" for c in config["changes"])
+    assert {c["node"] for c in config["effect"]["cells"]} == {other.store_address}
+
+    # another organisation's cluster is a 404
+    stranger = sign_up(client, org="Elsewhere")
+    assert stranger.get(f"/api/v1/clusters/{cluster.id}/changes").status_code == 404
+
+
+def test_an_observed_change_alone_lists_the_findings_it_addressed(world: dict[str, Any], db: Any, clock: Any) -> None:
+    cluster = world["cluster"]
+    rec, finding = next((r, f) for r, f in db.execute(
+        select(Recommendation, FindingRecord).join(FindingRecord, FindingRecord.id == Recommendation.finding_id)
+        .where(FindingRecord.cluster_id == cluster.id, Recommendation.change["key"].astext == "volume.iops")))
+    volume_id = rec.change.entity.volume_id or rec.change.entity.id
+    db.add(InventoryChange(org_id=cluster.org_id, entity_kind="volume", entity_id=volume_id, field="iops",
+                           old_value=3000, new_value=int(rec.change.proposed), observed_at=CHANGE + dt.timedelta(minutes=20)))
+    db.commit()
+    clock.now = CHANGE + dt.timedelta(minutes=50)
+    (entry,) = _ledger(world["owner"], cluster.id)["items"]
+    assert entry["kind"] == "inventory" and entry["who"] == "seen by Headroom in the EC2 inventory"
+    assert [f["id"] for f in entry["findings"]] == [str(finding.id)]
+    assert entry["effect"]["cells"] == [] and entry["effect"]["note"].startswith("Too early")
+
+
+def test_the_weekly_email_shows_the_weeks_changes_with_their_effect(world: dict[str, Any], db: Any) -> None:
+    from headroom.digest import service as digest
+
+    cluster = world["cluster"]
+    rec = next(r for r, f in db.execute(
+        select(Recommendation, FindingRecord).join(FindingRecord, FindingRecord.id == Recommendation.finding_id)
+        .where(FindingRecord.cluster_id == cluster.id)) if r.change.key == "volume.iops")
+    volume_id = rec.change.entity.volume_id or rec.change.entity.id
+    vol = db.scalar(select(Volume).where(Volume.cluster_id == cluster.id, Volume.volume_id == volume_id))
+    old, vol.iops = vol.iops, int(rec.change.proposed)
+    db.add(InventoryChange(org_id=cluster.org_id, entity_kind="volume", entity_id=volume_id, field="iops",
+                           old_value=old, new_value=vol.iops, observed_at=CHANGE))
+    db.commit()
+    mail = digest.render(db, cluster.org_id, now=CHANGE + AFTER, public_url="http://127.0.0.1:8000")
+    (line,) = [x for x in mail.text.splitlines() if x.startswith("- 2026-11-02: volume.iops")]
+    before = "not set" if old is None else f"{old:,}"  # a gp2 volume's IOPS are not provisioned
+    assert f"volume.iops {before} -> {vol.iops:,} on {volume_id} (seen by Headroom in the EC2 inventory)" in line
+    assert re.search(r"; (data|raft) volume (IOPS|throughput) on [0-9.:]+: peak \d+ % -> \d+ % of its ceiling "
+                     r"\(same hours a week earlier\)$", line), line
+    assert "Changes this week" in mail.html and volume_id in mail.html

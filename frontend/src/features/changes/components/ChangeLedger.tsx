@@ -1,0 +1,121 @@
+import { Link } from 'react-router';
+import { EmptyState } from '@/components/EmptyState';
+import { QueryError } from '@/components/ErrorState';
+import { LoadingState } from '@/components/LoadingState';
+import { formatTimestamp } from '@/lib/format';
+import { metricName, peakText, useChanges, valueText, type ChangeEntry } from '../api';
+
+const KIND_NAMES: Record<ChangeEntry['kind'], string> = {
+  patch_applied: 'Patch applied',
+  inventory: 'Seen in AWS',
+  config: 'Seen in the TiKV config',
+};
+
+function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) {
+  const effect = entry.effect;
+  return (
+    <li className="ledger__entry">
+      <p>
+        <strong>{KIND_NAMES[entry.kind]}</strong> · {formatTimestamp(entry.at)} · {entry.who}
+        {entry.patch_id && (
+          <>
+            {' '}
+            · <Link to={`/clusters/${clusterId}/patches/${entry.patch_id}`}>the patch</Link>
+          </>
+        )}
+      </p>
+      <ul className="ledger__changes" aria-label="What changed">
+        {entry.changes.map((c) => (
+          <li key={c.key}>
+            <code>{c.key}</code>
+            {entry.entity_id ? ` on ${entry.entity_id}` : ''}: {valueText(c.before)} → {valueText(c.after)}
+          </li>
+        ))}
+      </ul>
+      {entry.seen_by_headroom.length > 0 && (
+        <p className="muted small">Headroom saw it take effect: {entry.seen_by_headroom.join('; ')}.</p>
+      )}
+      {entry.findings.length > 0 && (
+        <div>
+          <h4 className="ledger__heading">Findings it addressed</h4>
+          <ul>
+            {entry.findings.map((f) => (
+              <li key={f.id}>
+                <Link to={`/clusters/${clusterId}/findings/${f.id}`}>{f.title}</Link> —{' '}
+                {f.resolved_after_change
+                  ? `resolved ${formatTimestamp(f.resolved_at)}`
+                  : f.status === 'resolved'
+                    ? 'resolved'
+                    : `still ${f.status}`}
+                {f.predicted && <div className="muted small">Predicted: {f.predicted.summary}</div>}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {effect && (
+        <div>
+          <h4 className="ledger__heading">Measured: peak use of each ceiling, before → after</h4>
+          {effect.cells.length > 0 ? (
+            <div className="table-scroll" tabIndex={0} role="region" aria-label="Measured effect">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">Store</th>
+                    <th scope="col">Ceiling</th>
+                    <th scope="col">Before → after</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {effect.cells.map((c) => (
+                    <tr key={`${c.node}:${c.metric}`}>
+                      <th scope="row">{c.node}</th>
+                      <td>
+                        {metricName(c.metric)}
+                        {c.ceiling_after && <div className="muted small">now: {c.ceiling_after}</div>}
+                      </td>
+                      <td>{peakText(c)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ) : null}
+          <p className="muted small">
+            Before: {formatTimestamp(effect.before_start)} – {formatTimestamp(effect.before_end)} (the same hours one
+            week earlier); after: {formatTimestamp(effect.after_start)} – {formatTimestamp(effect.after_end)}.
+            {effect.note ? ` ${effect.note}` : ''}
+          </p>
+        </div>
+      )}
+    </li>
+  );
+}
+
+/** The cluster's change ledger: patches applied and changes Headroom saw, with their findings and effect. */
+export function ChangeLedger({ clusterId, limit = 10 }: { clusterId: string; limit?: number }) {
+  const query = useChanges(clusterId);
+  if (query.isPending) return <LoadingState label="Loading changes…" />;
+  if (query.isError) return <QueryError title="Could not load the changes" query={query} />;
+  const { items, days } = query.data;
+  if (items.length === 0) {
+    return (
+      <EmptyState title="No changes yet" headingLevel={3}>
+        Mark a patch applied, or change a volume, an instance or a TiKV setting: Headroom lists it here with the
+        findings it addressed and its effect, measured against the same hours one week earlier.
+      </EmptyState>
+    );
+  }
+  return (
+    <>
+      <ol className="ledger" aria-label="Changes">
+        {items.slice(0, limit).map((e) => (
+          <Entry key={e.id} clusterId={clusterId} entry={e} />
+        ))}
+      </ol>
+      <p className="muted small">
+        The last {days} days{items.length > limit ? `; ${items.length - limit} older changes not shown` : ''}.
+      </p>
+    </>
+  );
+}
