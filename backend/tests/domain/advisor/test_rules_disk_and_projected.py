@@ -207,3 +207,12 @@ def test_a_what_if_resize_grows_what_tikv_reports_and_clears_low_space(healthy: 
     assert after.capacity[-1] == pytest.approx(before.capacity[-1] + added)
     assert after.available[-1] == pytest.approx(before.available[-1] + added)
     assert 1 - after.available[-1] / after.capacity[-1] <= PD_HIGH_SPACE_RATIO + 1e-3
+
+
+def test_a_ceiling_reached_already_or_within_a_day_is_left_to_the_rules_of_the_present(healthy: Snapshot) -> None:
+    vid = healthy.nodes[0].data_volume_ids[0]
+    soon = _projection(healthy, "volume", vid, "iops", "IOPS", 4000.0, _band(healthy, 3900.0, per_day=200.0))
+    reached = soon.model_copy(update={"days": 0.0})
+    for proj in (soon, reached):  # 0.5 days away; reached when fitted
+        snap = healthy.model_copy(update={"projections": [proj]})
+        assert of_rule(advise(snap, rules=["projected-ceiling"]), "projected-ceiling") == []

@@ -10,8 +10,9 @@ fit is judged by its new limit.
 - Severity: critical when the point forecast reaches the ceiling within CRITICAL_DAYS (7), warning within
   WARNING_DAYS (30); beyond, nothing (the projection is still on the Overview's "Next ceilings").
   docs/thresholds/projected-ceiling.md explains the choice.
-- A ceiling already reached (0 days: the last day's hourly mean is at it) is left to the rules that judge what
-  is happening now (volume-iops-ceiling, instance-ebs-bound, ...), which see minute peaks, not hourly means.
+- A ceiling already reached when fitted (0 days: the last day's hourly mean is at it), or reached within a day
+  of now, is left to the rules that judge what is happening now (volume-iops-ceiling, instance-ebs-bound, ...),
+  which see minute peaks, not hourly means.
 - The fix is sized for SIZING_DAYS (90) of growth, not today's load: the band's upper edge (95th percentile of
   the hourly mean) up to 90 days out, at TARGET_UTILISATION (75 %) of the new ceiling, the same margin the
   ceiling rules keep. The other dimension (MiB/s when IOPS binds) is sized from its own projection the same way,
@@ -101,8 +102,8 @@ def evaluate(ctx: Context) -> list[Finding]:
         ceiling, ceiling_source = found
         crossing = band_crossing(p.band.t, p.band.point, p.band.low, p.band.high, ceiling, since=now)
         days = crossing.days
-        if days is None or days > WARNING_DAYS or days == 0:
-            continue
+        if days is None or days > WARNING_DAYS or days < 1 or (p.days == 0 and p.ceiling == ceiling):
+            continue  # beyond the horizon, or at the ceiling within the day: the rules of the present judge it
         severity = "critical" if days <= CRITICAL_DAYS else "warning"
         unit = "IOPS" if p.metric == "iops" else "MiB/s"
         dimension = "iops" if p.metric == "iops" else "throughput"
