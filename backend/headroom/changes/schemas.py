@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from headroom.findings.schemas import WhatIfRead
 from headroom.platform.schemas import Output
 
 
@@ -81,6 +82,11 @@ class ChangeEntry(Output):
     patch_id: uuid.UUID | None
     seen_by_headroom: list[str] = Field(description="For a patch: the changes Headroom later saw take effect.")
     findings: list[AddressedFinding]
+    predicted: WhatIfRead | None = Field(
+        description="The what-if of the change on the day before it (the inventory and config set back to what they "
+        "were): the ceilings it moves, the findings it was expected to clear, the cost; null beyond the newest "
+        "entries or when it cannot be tried (see predicted_note).")
+    predicted_note: str | None
     effect: MeasuredEffect | None
 
 

@@ -30,11 +30,14 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.models import User
 from headroom.clusters import service as clusters_service
+from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf.parse import flatten
+from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import Instance, InventoryChange, TikvConfig, TikvNode, Volume
 from headroom.metrics import service as metrics_service
 from headroom.patches.models import PatchRecord
+from headroom.platform.errors import InvalidInput
 from headroom.platform.principal import Principal
 
 from headroom.changes.schemas import (
@@ -54,6 +57,7 @@ MATCH_BEFORE_PATCH = dt.timedelta(days=1)
 MATCH_AFTER_PATCH = dt.timedelta(days=7)
 MAX_ENTRIES = 100
 MAX_KEYS = 50
+PREDICT_LIMIT = 10  # the newest entries get a what-if (about 0.2 s each: bench/README.md, What-if answer time)
 # EC2 inventory fields -> the change keys findings recommend (domain.model.Change)
 INVENTORY_KEYS = {
     ("volume", "volume_type"): "volume.type",
@@ -272,8 +276,39 @@ def _effect(e: _Entry, overviews: _Overviews, now: dt.datetime) -> MeasuredEffec
                           after_end=after_end, cells=cells, note=note)
 
 
+def _domain_changes(e: _Entry, nodes: list[TikvNode], patch_changes: dict[uuid.UUID, list[Change]]
+                    ) -> tuple[list[Change], list[Change]]:
+    """The entry's changes as the what-if takes them, and the ones that set each key back to its value before."""
+    if e.patch_id is not None:
+        forward = patch_changes.get(e.patch_id, [])
+    else:
+        if e.target == "aws":
+            ref = EntityRef(kind=e.entity_kind, id=e.entity_id,
+                            volume_id=e.entity_id if e.entity_kind == "volume" else None,
+                            instance_id=e.entity_id if e.entity_kind == "instance" else None)
+        else:
+            node = next((n for n in nodes if n.store_address == e.entity_id), None)
+            ref = EntityRef(kind="node", id=e.entity_id, node=e.entity_id,
+                            status_address=node.status_address if node is not None else None)
+        forward = [Change(target=e.target or "aws", key=c.key, entity=ref, current=c.before, proposed=c.after)
+                   for c in e.changes if c.after is not None]
+    back = [c.model_copy(update={"proposed": c.current, "current": c.proposed}) for c in forward
+            if c.current is not None]
+    return forward, back
+
+
+def _predict(db: Session, principal: Principal, cluster_id: uuid.UUID, e: _Entry, forward: list[Change],
+             back: list[Change]) -> tuple[Any, str | None]:
+    if not forward:
+        return None, "nothing to try: the change has no new value"
+    try:
+        return findings_service.what_if_cluster(db, principal, cluster_id, forward, now=e.at, as_it_was=back), None
+    except InvalidInput as exc:
+        return None, f"could not be tried on the day before: {exc.message}"
+
+
 def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *, now: dt.datetime,
-                    days: int = 90) -> ChangeLedger:
+                    days: int = 90, predict: bool = True) -> ChangeLedger:
     """The cluster's change ledger (see the module); another org's cluster is NotFound."""
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
     since = now - dt.timedelta(days=days)
@@ -295,8 +330,15 @@ def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *,
     findings = {f.id: f for f in db.scalars(select(FindingRecord).where(
         FindingRecord.org_id == org_id, FindingRecord.id.in_(list(finding_ids))))} if finding_ids else {}
     overviews = _Overviews(db, principal, cluster.id, now)
+    patch_changes = {p.id: list(p.changes) for p in db.scalars(select(PatchRecord).where(
+        PatchRecord.org_id == org_id, PatchRecord.id.in_([e.patch_id for e in entries if e.patch_id])))}
     items = []
-    for e in entries:
+    for index, e in enumerate(entries):
+        predicted, predicted_note = None, None
+        if predict and index < PREDICT_LIMIT:
+            predicted, predicted_note = _predict(db, principal, cluster.id, e, *_domain_changes(e, nodes, patch_changes))
+        elif predict:
+            predicted_note = f"the what-if is tried for the newest {PREDICT_LIMIT} changes"
         addressed = [
             AddressedFinding(
                 id=f.id, rule=f.rule, severity=f.severity, title=f.title, status=f.status, resolved_at=f.resolved_at,
@@ -307,6 +349,7 @@ def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *,
         items.append(ChangeEntry(
             id=e.id, kind=e.kind, at=e.at, who=e.who, entity_kind=e.entity_kind, entity_id=e.entity_id,
             changes=e.changes, patch_id=e.patch_id, seen_by_headroom=e.seen, findings=addressed,
+            predicted=predicted, predicted_note=predicted_note,
             effect=_effect(e, overviews, now) if e.node_addresses else None))
     return ChangeLedger(items=items, days=days)
 
@@ -321,7 +364,7 @@ def week_lines(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *, now: dt
     """The last 7 days' changes of a cluster in one line each, for the weekly email: what, who, the findings it
     resolved, and the largest measured move of a ceiling's peak use (the ledger, read as the org's job)."""
     job = Principal(user_id=None, org_id=org_id, role="viewer", via="job")
-    ledger = cluster_changes(db, job, cluster_id, now=now, days=7)
+    ledger = cluster_changes(db, job, cluster_id, now=now, days=7, predict=False)
     out = []
     for e in ledger.items[:limit]:
         what = ", ".join(f"{c.key} {_text(c.before)} -> {_text(c.after)}" for c in e.changes[:3])

@@ -577,11 +577,12 @@ def reopen(db: Session, principal: Principal, finding_id: uuid.UUID) -> FindingR
 
 def what_if_cluster(
     db: Session, principal: Principal, cluster_id: uuid.UUID, changes: Sequence[Change], *, now: dt.datetime,
-    window: dt.timedelta = dt.timedelta(hours=24),
+    window: dt.timedelta = dt.timedelta(hours=24), as_it_was: Sequence[Change] = (),
 ) -> WhatIfRead:
     """Try `changes` on the cluster's last day: the ceilings they move, the findings they clear, keep or cause,
     the stored projections whose ceiling moves (days until it, before and after) and the monthly cost before and
-    after. Nothing is stored."""
+    after. Nothing is stored. `as_it_was`: changes that first set the inventory and config back to what they were
+    at `now` (a snapshot carries today's inventory; the change ledger asks what a past change was expected to do)."""
     from headroom.domain.advisor.engine import advise
     from headroom.domain.advisor.whatif import WhatIfError, apply_changes, what_if
     from headroom.domain.forecast.capacity import cluster_ceilings
@@ -595,6 +596,11 @@ def what_if_cluster(
         raise InvalidInput("changes: the cluster has no data in the last day to try them on",
                            details={"field": "changes"})
     snapshot = projections_service.with_projections(db, cluster, snapshot)
+    if as_it_was:
+        try:
+            snapshot = apply_changes(snapshot, as_it_was)
+        except WhatIfError as exc:
+            raise InvalidInput(f"the state before the changes: {exc}", details={"field": "as_it_was"}) from exc
     # Name the first change that cannot apply after the ones before it (applied in order, as the what-if does: a
     # type change, then IOPS only the new type allows, is fine); applying is cheap, advising is not.
     for i in range(len(changes)):

@@ -93,6 +93,12 @@ def test_a_patch_seen_applied_and_a_config_change_with_their_findings_and_effect
     assert len(patch["seen_by_headroom"]) == 1 and "EC2 inventory" in patch["seen_by_headroom"][0]
     (addressed,) = patch["findings"]
     assert addressed["id"] == str(finding.id) and addressed["predicted"]["summary"] == finding.impact["summary"]
+    # predicted: the what-if on the day before the change, with the volume set back to its IOPS then
+    predicted = patch["predicted"]
+    assert predicted is not None, patch["predicted_note"]
+    assert predicted["window_end"].startswith("2026-11-02T17:30")
+    moved = [c for c in predicted["ceilings"] if c["entity_id"] == volume_id and c["dimension"] == "iops"]
+    assert moved and moved[0]["ceiling_after"] > moved[0]["ceiling"]
     # measured: the after window runs from the change for the 6 hours since; the before window is the same
     # hours one week earlier, each against the ceiling in force then (the new IOPS after)
     effect = patch["effect"]
@@ -118,18 +124,31 @@ def test_a_patch_seen_applied_and_a_config_change_with_their_findings_and_effect
 
 def test_an_observed_change_alone_lists_the_findings_it_addressed(world: dict[str, Any], db: Any, clock: Any) -> None:
     cluster = world["cluster"]
+    gp3 = {v.volume_id: v for v in db.scalars(select(Volume).where(Volume.cluster_id == cluster.id,
+                                                                    Volume.volume_type == "gp3"))}
+    # a change a finding recommends on a gp3 volume (the hot node's: more throughput), made outside Headroom
     rec, finding = next((r, f) for r, f in db.execute(
         select(Recommendation, FindingRecord).join(FindingRecord, FindingRecord.id == Recommendation.finding_id)
-        .where(FindingRecord.cluster_id == cluster.id, Recommendation.change["key"].astext == "volume.iops")))
-    volume_id = rec.change.entity.volume_id or rec.change.entity.id
-    db.add(InventoryChange(org_id=cluster.org_id, entity_kind="volume", entity_id=volume_id, field="iops",
-                           old_value=3000, new_value=int(rec.change.proposed), observed_at=CHANGE + dt.timedelta(minutes=20)))
+        .where(FindingRecord.cluster_id == cluster.id).order_by(FindingRecord.rule, Recommendation.position))
+        if r.change.key in ("volume.iops", "volume.throughput") and r.change.applies_to() in gp3)
+    volume_id = rec.change.applies_to()
+    field = {"volume.iops": "iops", "volume.throughput": "throughput_mibps"}[rec.change.key]
+    db.add(InventoryChange(org_id=cluster.org_id, entity_kind="volume", entity_id=volume_id, field=field,
+                           old_value=rec.change.current, new_value=rec.change.proposed,
+                           observed_at=CHANGE + dt.timedelta(minutes=20)))
+    setattr(gp3[volume_id], field, rec.change.proposed)
     db.commit()
     clock.now = CHANGE + dt.timedelta(minutes=50)
     (entry,) = _ledger(world["owner"], cluster.id)["items"]
     assert entry["kind"] == "inventory" and entry["who"] == "seen by Headroom in the EC2 inventory"
-    assert [f["id"] for f in entry["findings"]] == [str(finding.id)]
+    assert str(finding.id) in [f["id"] for f in entry["findings"]]
     assert entry["effect"]["cells"] == [] and entry["effect"]["note"].startswith("Too early")
+    # its what-if, tried on the day before it with the volume set back: the ceiling it raises moves
+    assert entry["predicted"] is not None, entry["predicted_note"]
+    dimension = "iops" if field == "iops" else "throughput"
+    (moved,) = [c for c in entry["predicted"]["ceilings"] if c["entity_id"] == volume_id and c["dimension"] == dimension]
+    assert moved["ceiling"] == pytest.approx(float(rec.change.current))
+    assert moved["ceiling_after"] == pytest.approx(float(rec.change.proposed))
 
 
 def test_the_weekly_email_shows_the_weeks_changes_with_their_effect(world: dict[str, Any], db: Any) -> None:

@@ -1628,6 +1628,10 @@ export interface components {
             kind: "patch_applied" | "inventory" | "config";
             /** Patch Id */
             patch_id: string | null;
+            /** @description The what-if of the change on the day before it (the inventory and config set back to what they were): the ceilings it moves, the findings it was expected to clear, the cost; null beyond the newest entries or when it cannot be tried (see predicted_note). */
+            predicted: components["schemas"]["WhatIfRead"] | null;
+            /** Predicted Note */
+            predicted_note: string | null;
             /**
              * Seen By Headroom
              * @description For a patch: the changes Headroom later saw take effect.

@@ -250,6 +250,9 @@ describe('next ceilings', () => {
     const finding = within(entry).getByRole('link', { name: 'vol-gp2 empties its burst bucket every afternoon' });
     expect(finding).toHaveAttribute('href', `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`);
     expect(entry).toHaveTextContent('Predicted: IOPS ceiling 1,500 -> 3,000 IOPS; -10.00 USD/month');
+    const expected = within(entry).getByRole('list', { name: 'Expected effect' });
+    expect(expected).toHaveTextContent("vol-gp2 IOPS ceiling 1,500 IOPS → 3,000 IOPS (room above the day's p99: -7 % → 47 %)");
+    expect(expected).toHaveTextContent('Findings it was expected to clear: 1; monthly cost −10.00 USD');
     const measured = within(entry).getByRole('region', { name: 'Measured effect' });
     expect(within(measured).getByRole('row', { name: /10\.0\.1\.10:20160/ })).toHaveTextContent('100 % → 56 %');
     expect(entry).toHaveTextContent('the same hours one week earlier');

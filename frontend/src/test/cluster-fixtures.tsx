@@ -453,6 +453,37 @@ export const CHANGES: S['ChangeLedger'] = {
           },
         },
       ],
+      predicted: {
+        window_start: '2026-11-01T11:30:00Z',
+        window_end: '2026-11-02T11:30:00Z',
+        ceilings: [
+          {
+            entity_kind: 'volume',
+            entity_id: 'vol-gp2',
+            dimension: 'iops',
+            unit: 'IOPS',
+            ceiling: 1500,
+            ceiling_after: 3000,
+            p99: 1600,
+            headroom_pct: -6.7,
+            headroom_after_pct: 46.7,
+          },
+        ],
+        resolved: [
+          {
+            dedup_key: 'gp2-burst-depletion/demo/volume:vol-gp2',
+            rule: 'gp2-burst-depletion',
+            severity: 'critical',
+            title: 'vol-gp2 empties its burst bucket every afternoon',
+            finding_id: GP2_FINDING,
+          },
+        ],
+        remaining: [],
+        new: [],
+        projections: [],
+        cost: { before_usd: 50, after_usd: 40, delta_usd: -10, unpriced: [] },
+      },
+      predicted_note: null,
       effect: {
         before_start: '2026-10-26T11:30:00Z',
         before_end: '2026-10-27T11:30:00Z',

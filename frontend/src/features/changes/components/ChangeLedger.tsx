@@ -2,7 +2,7 @@ import { Link } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { formatTimestamp } from '@/lib/format';
+import { formatTimestamp, formatValue } from '@/lib/format';
 import { metricName, peakText, useChanges, valueText, type ChangeEntry } from '../api';
 
 const KIND_NAMES: Record<ChangeEntry['kind'], string> = {
@@ -53,6 +53,30 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
           </ul>
         </div>
       )}
+      {entry.predicted ? (
+        <div>
+          <h4 className="ledger__heading">Expected (the what-if on the day before the change)</h4>
+          <ul aria-label="Expected effect">
+            {entry.predicted.ceilings.map((c) => (
+              <li key={`${c.entity_id}:${c.dimension}`}>
+                {c.entity_id} {c.dimension === 'iops' ? 'IOPS' : 'throughput'} ceiling{' '}
+                {formatValue(c.ceiling, c.unit)} → {formatValue(c.ceiling_after, c.unit)}
+                {c.headroom_pct !== null && c.headroom_after_pct !== null
+                  ? ` (room above the day's p99: ${Math.round(c.headroom_pct)} % → ${Math.round(c.headroom_after_pct)} %)`
+                  : ''}
+              </li>
+            ))}
+            <li>
+              Findings it was expected to clear: {entry.predicted.resolved.length}
+              {entry.predicted.new.length > 0 ? `; new: ${entry.predicted.new.length}` : ''}; monthly cost{' '}
+              {entry.predicted.cost.delta_usd >= 0 ? '+' : '−'}
+              {Math.abs(entry.predicted.cost.delta_usd).toFixed(2)} USD
+            </li>
+          </ul>
+        </div>
+      ) : entry.predicted_note ? (
+        <p className="muted small">Expected effect: {entry.predicted_note}.</p>
+      ) : null}
       {effect && (
         <div>
           <h4 className="ledger__heading">Measured: peak use of each ceiling, before → after</h4>
