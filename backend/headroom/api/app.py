@@ -44,6 +44,7 @@ from headroom.sources.aws import setup_router as aws_setup_router
 from headroom.sources.prometheus import router as prometheus_router
 from headroom.projections import router as projections_router
 from headroom.changes import router as changes_router
+from headroom.fleet import router as fleet_router
 from headroom.timeseries import router as snapshots_router
 
 API_PREFIX = "/api/v1"
@@ -129,6 +130,7 @@ ROUTER_MODULES = (
     prometheus_router,
     projections_router,
     changes_router,
+    fleet_router,
 )
 
 

@@ -644,6 +644,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/fleet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Fleet
+         * @description Each cluster with its open findings by severity, headroom score (the tightest ceiling's peak use over the
+         *     last day), nearest projected ceiling, monthly spend on the volumes and instances Headroom sees, and the savings
+         *     its open findings' fixes offer.
+         */
+        get: operations["read_fleet_api_v1_fleet_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/org": {
         parameters: {
             query?: never;
@@ -1691,6 +1713,53 @@ export interface components {
              */
             tikv_version: string;
         };
+        /**
+         * ClusterHealth
+         * @description One cluster of the fleet.
+         */
+        ClusterHealth: {
+            /**
+             * Headroom Score
+             * @description 100 - the tightest ceiling's peak use over the last day (%), floored at 0; null without I/O data (docs/fleet.md).
+             */
+            headroom_score: number | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Is Demo */
+            is_demo: boolean;
+            /**
+             * Monthly Spend Usd
+             * @description On-demand monthly cost of the EBS volumes and EC2 instances Headroom sees in the cluster (AWS price lists).
+             */
+            monthly_spend_usd: number;
+            /** Name */
+            name: string;
+            /** @description Null: nothing projected within the horizon. */
+            nearest_ceiling: components["schemas"]["NearestCeiling"] | null;
+            /**
+             * Open By Severity
+             * @description Open and acknowledged findings by severity.
+             */
+            open_by_severity: {
+                [key: string]: number;
+            };
+            /**
+             * Savings Usd
+             * @description Monthly savings of the open findings' fixes that cost less.
+             */
+            savings_usd: number;
+            tightest: components["schemas"]["TightestCeiling"] | null;
+            /** Tikv Version */
+            tikv_version: string;
+            /**
+             * Unpriced
+             * @description What has no price in the catalog (not counted as free).
+             */
+            unpriced: string[];
+        };
         /** ClusterList */
         ClusterList: {
             /** Items */
@@ -2468,6 +2537,30 @@ export interface components {
             title: string;
         };
         /**
+         * FleetRead
+         * @description Every cluster of the organisation; the client sorts.
+         */
+        FleetRead: {
+            /** Items */
+            items: components["schemas"]["ClusterHealth"][];
+            /** Score Definition */
+            score_definition: string;
+            /** Total Savings Usd */
+            total_savings_usd: number;
+            /** Total Spend Usd */
+            total_spend_usd: number;
+            /**
+             * Window End
+             * Format: date-time
+             */
+            window_end: string;
+            /**
+             * Window Start
+             * Format: date-time
+             */
+            window_start: string;
+        };
+        /**
          * Forecast
          * @description A projection a rule made: when a credit bucket empties, how long it takes to refill, when growth reaches
          *     a ceiling. Times are UTC; `within_seconds` counts from the evidence's end (the advice run's `now`).
@@ -2917,6 +3010,39 @@ export interface components {
              * @description Series under the selector right now (0 = missing).
              */
             series: number;
+        };
+        /**
+         * NearestCeiling
+         * @description The cluster's nearest projected ceiling (the projections job's daily fit).
+         */
+        NearestCeiling: {
+            /** Ceiling */
+            ceiling: number;
+            /**
+             * Days
+             * @description Days from the end of the fitted history; 0: reached already.
+             */
+            days: number;
+            /** Days High */
+            days_high: number | null;
+            /** Days Low */
+            days_low: number | null;
+            /** Entity Id */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @enum {string}
+             */
+            entity_kind: "volume" | "instance" | "node";
+            /** Hits At */
+            hits_at: string | null;
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "iops" | "mibps" | "used_gib";
+            /** Unit */
+            unit: string;
         };
         /** NodeBrief */
         NodeBrief: {
@@ -3825,6 +3951,29 @@ export interface components {
              * @enum {string}
              */
             status: "unknown" | "ok" | "failing";
+        };
+        /**
+         * TightestCeiling
+         * @description The ceiling whose busiest moment of the last day came closest to it.
+         */
+        TightestCeiling: {
+            /**
+             * Ceiling
+             * @description The ceiling, with its value.
+             */
+            ceiling: string | null;
+            /**
+             * Metric
+             * @enum {string}
+             */
+            metric: "data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput";
+            /** Node */
+            node: string;
+            /**
+             * Peak Percent
+             * @description Highest bucket average / the ceiling in force then, in %.
+             */
+            peak_percent: number;
         };
         /** TiupTopology */
         TiupTopology: {
@@ -7669,6 +7818,98 @@ export interface operations {
             };
         };
     };
+    read_fleet_api_v1_fleet_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FleetRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     get_org_api_v1_org_get: {
         parameters: {
             query?: never;
@@ -11081,6 +11322,8 @@ export const invitationReadRoleValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const measuredCellMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MeasuredCell"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const memberReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberRead"]["role"]> = ["owner", "admin", "viewer"];
 export const memberUpdateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberUpdate"]["role"]> = ["owner", "admin", "viewer"];
+export const nearestCeilingEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NearestCeiling"]["entity_kind"]> = ["volume", "instance", "node"];
+export const nearestCeilingMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NearestCeiling"]["metric"]> = ["iops", "mibps", "used_gib"];
 export const nodeEvidenceSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeEvidence"]["severity"]> = ["critical", "warning", "info"];
 export const nodeMetricsReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeMetricsRead"]["resolution_source"]> = ["raw", "rollup"];
 export const nodeVolumeRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeVolume"]["role"]> = ["data", "raft"];
@@ -11099,6 +11342,7 @@ export const sendTestResultStatusValues: ReadonlyArray<FlattenedDeepRequired<com
 export const seriesRefEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SeriesRef"]["entity_kind"]> = ["volume", "instance", "node"];
 export const sessionReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SessionRead"]["role"]> = ["owner", "admin", "viewer"];
 export const sourceHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SourceHealth"]["status"]> = ["unknown", "ok", "failing"];
+export const tightestCeilingMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TightestCeiling"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const utilisationReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UtilisationRead"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const whatIfCeilingDimensionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["dimension"]> = ["iops", "throughput"];
 export const whatIfCeilingEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["entity_kind"]> = ["volume", "instance"];

@@ -56,8 +56,59 @@ describe('signed-in routes', () => {
     renderRoutes(routes, '/clusters');
     const row = await screen.findByRole('row', { name: /prod-tikv/ });
     expect(within(row).getByRole('cell', { name: '8.5.1' })).toBeInTheDocument();
-    expect(within(row).getByRole('cell', { name: 'TiDB Operator' })).toBeInTheDocument();
+    expect(within(row).getByText('TiDB Operator')).toBeInTheDocument();
     expect(within(row).getByText('env=prod')).toBeInTheDocument();
+  });
+
+  it("show each cluster's health, headroom score, nearest ceiling, spend and savings, sortable", async () => {
+    const cluster = (id: string, name: string) => ({
+      id, name, tikv_version: 'v8.5.1', deployment_kind: 'tiup', tags: {}, is_demo: false,
+      created_at: '2026-11-01T10:00:00Z',
+    });
+    const health = (id: string, name: string, score: number | null, days: number | null, critical: number,
+      spend: number, savings: number) => ({
+      id, name, is_demo: false, tikv_version: 'v8.5.1',
+      open_by_severity: { critical, warning: 1, info: 0 },
+      headroom_score: score,
+      tightest: score === null ? null : { node: '10.0.1.10:20160', metric: 'data_iops', peak_percent: 100 - score, ceiling: 'gp3 3,000 IOPS' },
+      nearest_ceiling: days === null ? null : { entity_kind: 'volume', entity_id: `vol-${name}`, metric: 'iops', unit: 'IOPS', ceiling: 3000, days, days_low: null, days_high: null, hits_at: null },
+      monthly_spend_usd: spend, unpriced: [], savings_usd: savings,
+    });
+    const A = 'c0ffee00-0000-4000-8000-00000000000a';
+    const B = 'c0ffee00-0000-4000-8000-00000000000b';
+    const C = 'c0ffee00-0000-4000-8000-00000000000c';
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/clusters'), () =>
+        HttpResponse.json({ items: [cluster(A, 'alpha'), cluster(B, 'beta'), cluster(C, 'gamma')], total: 3 }),
+      ),
+      http.get(apiUrl('/fleet'), () =>
+        HttpResponse.json({
+          items: [health(A, 'alpha', 60, 40, 0, 1200, 0), health(B, 'beta', 8, 3.4, 2, 3400, 120), health(C, 'gamma', null, null, 0, 0, 0)],
+          total_spend_usd: 4600, total_savings_usd: 120,
+          window_start: '2026-11-01T12:00:00Z', window_end: '2026-11-02T12:00:00Z',
+          score_definition: 'Headroom score = 100 - the highest peak use ...',
+        }),
+      ),
+    );
+    const { user } = renderRoutes(routes, '/clusters');
+    const beta = await screen.findByRole('row', { name: /beta/ });
+    expect(within(beta).getByText('2 critical, 1 warning, 0 info')).toBeInTheDocument();
+    expect(within(beta).getByText('peak 92 % of 10.0.1.10:20160 data volume IOPS')).toBeInTheDocument();
+    expect(within(beta).getByText('volume vol-beta IOPS: in 3 days')).toBeInTheDocument();
+    expect(within(beta).getByRole('cell', { name: '$3,400' })).toBeInTheDocument();
+    expect(screen.getByText(/Spend Headroom sees/)).toHaveTextContent('$4,600 a month; savings the open findings offer: $120 a month');
+    expect(screen.getByText(/Headroom score = 100 - the highest peak use/)).toBeInTheDocument();
+    const names = () => screen.getAllByRole('row').slice(1).map((r) => within(r).getAllByRole('link')[0]!.textContent);
+    await user.click(screen.getByRole('button', { name: /Headroom score/ }));
+    expect(names()).toEqual(['beta', 'alpha', 'gamma']); // lowest score first; no data last
+    expect(screen.getByRole('columnheader', { name: /Headroom score/ })).toHaveAttribute('aria-sort', 'ascending');
+    await user.click(screen.getByRole('button', { name: /Nearest ceiling/ }));
+    expect(names()).toEqual(['beta', 'alpha', 'gamma']);
+    await user.click(screen.getByRole('button', { name: /Nearest ceiling/ }));
+    expect(names()).toEqual(['alpha', 'beta', 'gamma']); // descending; nothing projected stays last
+    await user.click(screen.getByRole('button', { name: /Spend/ }));
+    expect(names()).toEqual(['beta', 'alpha', 'gamma']);
   });
 
   it("show the API's message when clusters fail to load, and retry", async () => {

@@ -1,6 +1,17 @@
+import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 
-export const server = setupServer();
+// The clusters page asks for the fleet overview next to the list; tests that do not look at it get an empty one.
+const EMPTY_FLEET = {
+  items: [],
+  total_spend_usd: 0,
+  total_savings_usd: 0,
+  window_start: '2026-11-01T12:00:00Z',
+  window_end: '2026-11-02T12:00:00Z',
+  score_definition: 'Headroom score = 100 - the highest peak use of any ceiling over the last 24 hours.',
+};
+
+export const server = setupServer(http.get('*/api/v1/fleet', () => HttpResponse.json(EMPTY_FLEET)));
 
 /** The absolute URL of an API path, as the client requests it under jsdom. */
 export function apiUrl(path: string): string {

@@ -15,6 +15,9 @@ type PrometheusSources = paths['/api/v1/sources/prometheus']['get']['responses']
 export type SourceHealthStatus = AwsConnections[number]['health']['status'];
 export type AdviseQueued = paths['/api/v1/clusters/{cluster_id}/advise']['post']['responses'][202]['content']['application/json'];
 
+export type Fleet = paths['/api/v1/fleet']['get']['responses'][200]['content']['application/json'];
+export type ClusterHealth = Fleet['items'][number];
+
 export const clustersQueryKey = ['clusters', 'list'] as const;
 export const clusterQueryKey = (clusterId: string) => ['clusters', clusterId] as const;
 
@@ -23,6 +26,14 @@ export function useClusters() {
   return useQuery({
     queryKey: clustersQueryKey,
     queryFn: () => unwrap(api.GET('/api/v1/clusters')),
+  });
+}
+
+/** The fleet overview: each cluster's health, headroom score, nearest ceiling, spend and savings. */
+export function useFleet() {
+  return useQuery({
+    queryKey: ['clusters', 'fleet'],
+    queryFn: () => unwrap(api.GET('/api/v1/fleet')),
   });
 }
 

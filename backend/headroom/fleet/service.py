@@ -1,0 +1,122 @@
+"""The fleet overview (docs/fleet.md): each cluster of the organisation with
+
+- open findings by severity (open and acknowledged; snoozed ones are out of the count, as in the default list);
+- its **headroom score**: 100 - the highest peak use of any IOPS or throughput ceiling (data and raft volumes,
+  instance EBS) over the last WINDOW, each 5-minute bucket against the ceiling in force then (the metrics overview),
+  floored at 0: "22" reads "at its busiest moment of the day, the tightest ceiling was 78 % used";
+- its nearest projected ceiling (the projections job: days until it, the interval);
+- monthly spend on the EBS volumes and EC2 instances Headroom sees (on-demand, AWS price lists as the catalog
+  holds them; what has no price is listed, never counted as free);
+- savings available: the monthly cost the open findings' primary fixes would save (those that cost less).
+One query per table for the organisation, then the metrics overview per cluster (its last day).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from headroom.clusters.models import Cluster
+from headroom.domain.model import SEVERITIES
+from headroom.findings.models import FindingRecord
+from headroom.fleet.schemas import ClusterHealth, FleetRead, NearestCeiling, TightestCeiling
+from headroom.inventory.limits import resolve_instance_types, volume_limits_of
+from headroom.inventory.models import Instance, TikvNode, Volume
+from headroom.metrics import service as metrics_service
+from headroom.platform.principal import Principal
+from headroom.projections.models import Projection
+
+WINDOW = dt.timedelta(hours=24)
+OPEN = ("open", "acknowledged")
+SCORE_DEFINITION = (
+    "Headroom score = 100 - the highest peak use, over the last 24 hours, of any IOPS or throughput ceiling of the "
+    "cluster (data and raft volumes, instance EBS), each 5-minute average against the ceiling in force then; 0 at "
+    "or above a ceiling. It says how close the busiest moment came to the tightest wall, not how healthy "
+    "everything else is: read it with the findings and the nearest projected ceiling (docs/fleet.md)."
+)
+
+
+def _spend(db: Session, org_id: object, clusters: list[Cluster]) -> dict[object, tuple[float, list[str]]]:
+    ids = [c.id for c in clusters]
+    nodes = list(db.scalars(select(TikvNode).where(TikvNode.org_id == org_id, TikvNode.cluster_id.in_(ids))))
+    volumes = list(db.scalars(select(Volume).where(Volume.org_id == org_id, Volume.cluster_id.in_(ids))))
+    refs = {n.instance_ref_id for n in nodes if n.instance_ref_id} | {v.instance_ref_id for v in volumes
+                                                                      if v.instance_ref_id}
+    instances = list(db.scalars(select(Instance).where(
+        Instance.org_id == org_id, Instance.cluster_id.in_(ids) | Instance.id.in_(list(refs)))))
+    cluster_of_instance = {i.id: i.cluster_id for i in instances}
+    for n in nodes:  # an instance found through its TiKV node belongs to the node's cluster
+        if n.instance_ref_id is not None and cluster_of_instance.get(n.instance_ref_id) is None:
+            cluster_of_instance[n.instance_ref_id] = n.cluster_id
+    limits = resolve_instance_types(db, {i.instance_type for i in instances})
+    out: dict[object, tuple[float, list[str]]] = defaultdict(lambda: (0.0, []))
+    for v in volumes:
+        total, unpriced = out[v.cluster_id]
+        resolved = volume_limits_of(v, region=v.availability_zone[:-1] if v.availability_zone else "us-east-1")
+        if resolved.limits is None:
+            out[v.cluster_id] = (total, [*unpriced, f"{v.volume_id} ({v.volume_type})"])
+        else:
+            out[v.cluster_id] = (total + resolved.limits.monthly_cost_usd, unpriced)
+    for i in instances:
+        cid = cluster_of_instance.get(i.id)
+        if cid is None:
+            continue
+        total, unpriced = out[cid]
+        lim = limits[i.instance_type].limits
+        if lim is None or lim.monthly_price_usd is None:
+            out[cid] = (total, [*unpriced, f"{i.instance_id} ({i.instance_type})"])
+        else:
+            out[cid] = (total + lim.monthly_price_usd, unpriced)
+    return out
+
+
+def fleet(db: Session, principal: Principal, *, now: dt.datetime) -> FleetRead:
+    """The organisation's clusters with their health, nearest ceiling, spend and savings (see the module)."""
+    org_id = principal.org_id
+    clusters = list(db.scalars(select(Cluster).where(Cluster.org_id == org_id).order_by(Cluster.name)))
+    counts: dict[object, dict[str, int]] = defaultdict(lambda: dict.fromkeys(SEVERITIES, 0))
+    savings: dict[object, float] = defaultdict(float)
+    for cid, severity, impact in db.execute(select(FindingRecord.cluster_id, FindingRecord.severity,
+                                                   FindingRecord.impact)
+                                            .where(FindingRecord.org_id == org_id, FindingRecord.status.in_(OPEN))):
+        counts[cid][severity] += 1
+        delta = (impact or {}).get("monthly_cost_delta_usd")
+        if isinstance(delta, int | float) and delta < 0:
+            savings[cid] += -float(delta)
+    nearest: dict[object, Projection] = {}
+    first = (select(Projection.cluster_id, func.min(Projection.days).label("days"))
+             .where(Projection.org_id == org_id, Projection.days.is_not(None)).group_by(Projection.cluster_id)
+             .subquery())
+    for row in db.scalars(select(Projection).join(first, (first.c.cluster_id == Projection.cluster_id)
+                                                  & (first.c.days == Projection.days))
+                          .where(Projection.org_id == org_id)
+                          .order_by(Projection.entity_kind, Projection.entity_id, Projection.metric)):
+        nearest.setdefault(row.cluster_id, row)
+    spend = _spend(db, org_id, clusters)
+    end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    start = end - WINDOW
+    items = []
+    for c in clusters:
+        ov = metrics_service.cluster_overview(db, principal, c.id, start=start, end=end, now=now)
+        cells = [(n.refs.node.store_address, cell) for n in ov.nodes for cell in n.cells if cell.peak is not None]
+        tight = max(cells, key=lambda x: x[1].peak.percent) if cells else None  # type: ignore[union-attr]
+        p = nearest.get(c.id)
+        total, unpriced = spend[c.id]
+        items.append(ClusterHealth(
+            id=c.id, name=c.name, is_demo=c.is_demo, tikv_version=c.tikv_version,
+            open_by_severity=dict(counts[c.id]),
+            headroom_score=max(0, round(100 - tight[1].peak.percent)) if tight and tight[1].peak else None,
+            tightest=TightestCeiling(node=tight[0], metric=tight[1].metric, peak_percent=round(tight[1].peak.percent, 1),
+                                     ceiling=tight[1].ceiling_label) if tight and tight[1].peak else None,
+            nearest_ceiling=NearestCeiling(
+                entity_kind=p.entity_kind, entity_id=p.entity_id, metric=p.metric, unit=p.unit,
+                ceiling=p.ceiling, days=p.days or 0.0, days_low=p.days_low, days_high=p.days_high, hits_at=p.hits_at,
+            ) if p is not None else None,
+            monthly_spend_usd=round(total, 2), unpriced=unpriced, savings_usd=round(savings[c.id], 2),
+        ))
+    return FleetRead(items=items, total_spend_usd=round(sum(i.monthly_spend_usd for i in items), 2),
+                     total_savings_usd=round(sum(i.savings_usd for i in items), 2), window_start=start,
+                     window_end=end, score_definition=SCORE_DEFINITION)

@@ -1,0 +1,94 @@
+"""The fleet overview through the real API: the demo cluster's data as the collectors store it, advised and
+projected by the real services, next to an empty cluster; every figure checked against its own source."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import pytest
+from headroom.domain.catalog import instance_limits, volume_limits
+from headroom.domain.snapshot.scenario import load_scenario
+from headroom.findings import service as findings_service
+from headroom.findings.models import FindingRecord
+from headroom.inventory.models import Instance, TikvNode, Volume
+from headroom.metrics import service as metrics_service
+from headroom.platform.principal import Principal
+from headroom.projections import service as projections
+from headroom.projections.models import Projection
+from headroom.sources.demo import service as demo
+from headroom.timeseries import repository as ts
+from helpers import join_with_role, sign_up
+from sqlalchemy import select
+
+END = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture()
+def world(client: Any, make_client: Any, db: Any, clock: Any) -> dict[str, Any]:
+    owner = sign_up(client, org="Fleet Org")
+    viewer = join_with_role(owner, make_client(), "viewer")
+    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id))
+    scenario = load_scenario(demo.default_scenario_path())
+    start = END - dt.timedelta(hours=26)
+    demo.ingest_window(db, cluster, scenario, start, END)
+    ts.refresh_rollups(db, start, END)
+    findings_service.advise_cluster(db, cluster, now=END)
+    projections.project_cluster(db, cluster, now=END)
+    db.commit()
+    empty = owner.post("/api/v1/clusters", json={"name": "empty-one", "tikv_version": "v8.5.1"})
+    assert empty.status_code == 201, empty.text
+    clock.now = END
+    return {"owner": owner, "viewer": viewer, "cluster": cluster, "empty": empty.json()}
+
+
+def test_each_cluster_with_its_health_score_nearest_ceiling_spend_and_savings(world: dict[str, Any], db: Any,
+                                                                                client: Any) -> None:
+    cluster = world["cluster"]
+    response = world["viewer"].get("/api/v1/fleet")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    items = {i["name"]: i for i in body["items"]}
+    assert set(items) == {cluster.name, "empty-one"}
+    demo_row, empty = items[cluster.name], items["empty-one"]
+
+    # open findings by severity: the store's count (open and acknowledged)
+    rows = list(db.scalars(select(FindingRecord).where(FindingRecord.cluster_id == cluster.id,
+                                                       FindingRecord.status.in_(("open", "acknowledged")))))
+    assert demo_row["open_by_severity"] == {s: sum(1 for r in rows if r.severity == s)
+                                            for s in ("critical", "warning", "info")}
+    assert sum(demo_row["open_by_severity"].values()) > 0
+    # savings: the fixes that cost less, summed
+    assert demo_row["savings_usd"] == pytest.approx(sum(-r.impact["monthly_cost_delta_usd"] for r in rows
+                                                        if (r.impact.get("monthly_cost_delta_usd") or 0) < 0), abs=0.01)
+
+    # the score: 100 - the tightest ceiling's peak use over the last day, as the metrics overview reads it
+    principal = Principal(user_id=None, org_id=cluster.org_id, role="viewer", via="test")
+    ov = metrics_service.cluster_overview(db, principal, cluster.id, start=END - dt.timedelta(hours=24), end=END,
+                                          now=END)
+    peak = max(c.peak.percent for n in ov.nodes for c in n.cells if c.peak is not None)
+    assert demo_row["tightest"]["peak_percent"] == pytest.approx(peak, abs=0.05)
+    assert demo_row["headroom_score"] == max(0, round(100 - peak))
+    assert "100 - the highest peak use" in body["score_definition"]
+
+    # the nearest projected ceiling: the smallest days of the cluster's projections
+    stored = [p for p in db.scalars(select(Projection).where(Projection.cluster_id == cluster.id)) if p.days is not None]
+    assert demo_row["nearest_ceiling"]["days"] == min(p.days for p in stored)
+
+    # spend: each volume's and instance's on-demand price from the catalog
+    volumes = list(db.scalars(select(Volume).where(Volume.cluster_id == cluster.id)))
+    nodes = list(db.scalars(select(TikvNode).where(TikvNode.cluster_id == cluster.id)))
+    instances = list(db.scalars(select(Instance).where(Instance.id.in_([n.instance_ref_id for n in nodes]))))
+    expected = sum(volume_limits(v.volume_type, v.size_gib, v.iops, v.throughput_mibps).monthly_cost_usd
+                   for v in volumes) + sum(instance_limits(i.instance_type).monthly_price_usd or 0 for i in instances)
+    assert demo_row["monthly_spend_usd"] == pytest.approx(expected, abs=0.05) and demo_row["unpriced"] == []
+    assert body["total_spend_usd"] == pytest.approx(demo_row["monthly_spend_usd"] + empty["monthly_spend_usd"], abs=0.01)
+
+    # a cluster without data: nothing to score, nothing projected, nothing spent
+    assert empty["headroom_score"] is None and empty["tightest"] is None and empty["nearest_ceiling"] is None
+    assert empty["monthly_spend_usd"] == 0 and sum(empty["open_by_severity"].values()) == 0
+
+    # another organisation sees only its own clusters
+    stranger = sign_up(client, org="Other Fleet")
+    assert stranger.get("/api/v1/fleet").json()["items"] == []
