@@ -72,6 +72,20 @@ def test_inventory_roles_nodes_and_changes(db: Any, org_and_connection: Any, reg
     assert limits_before.volume.limits.baseline_iops == 600
     assert limits_after.volume.limits.baseline_iops == 6000
 
+    # the change ledger lists what the collector saw, once, at the sweep that saw it (issue 14)
+    from headroom.changes import service as changes
+    from headroom.platform.principal import Principal
+
+    viewer = Principal(user_id=None, org_id=org.id, role="viewer", via="test")
+    ledger = changes.cluster_changes(db, viewer, cluster.id, now=t1 + dt.timedelta(minutes=5), predict=False)
+    (entry,) = ledger.items
+    assert entry.kind == "inventory" and entry.at == t1 and entry.entity_id == fleet["data"][0]
+    assert entry.who == "seen by Headroom in the EC2 inventory"
+    seen = {c.key: (c.before, c.after) for c in entry.changes}
+    assert seen["volume.type"] == ("gp2", "gp3") and seen["volume.size"] == (200, 400)
+    assert seen["volume.iops"][1] == 6000 and seen["volume.throughput"][1] == 250
+    assert entry.effect is not None and entry.effect.note and entry.effect.note.startswith("Too early")
+
 
 def test_sweep_writes_cloudwatch_sums_and_is_idempotent(db: Any, org_and_connection: Any, region: str,
                                                         aws_endpoint_url: str) -> None:
