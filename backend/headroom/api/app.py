@@ -45,6 +45,7 @@ from headroom.sources.prometheus import router as prometheus_router
 from headroom.projections import router as projections_router
 from headroom.changes import router as changes_router
 from headroom.fleet import router as fleet_router
+from headroom.alerts import router as alerts_router
 from headroom.timeseries import router as snapshots_router
 
 API_PREFIX = "/api/v1"
@@ -131,6 +132,7 @@ ROUTER_MODULES = (
     projections_router,
     changes_router,
     fleet_router,
+    alerts_router,
 )
 
 

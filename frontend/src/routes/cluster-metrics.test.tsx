@@ -47,6 +47,10 @@ describe('cluster metrics page', () => {
       'empties in 18 min (between 15 min and 22 min) at 3,000 IOPS; then 1,050 IOPS / 128 MiB/s.',
     );
     expect(screen.getByText(/raw 1-minute points/)).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Download Prometheus alert rules' })).toHaveAttribute(
+      'href',
+      `/api/v1/clusters/${CLUSTER_ID}/alert-rules`,
+    );
     const table = screen.getByRole('table', { name: 'Peak use of each ceiling per node' });
     const rows = within(table).getAllByRole('row');
     expect(rows[1]).toHaveTextContent('10.0.1.5:20160');

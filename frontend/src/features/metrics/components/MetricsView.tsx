@@ -70,6 +70,14 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
             </label>
           ))}
         </fieldset>
+        <a
+          className="metrics__rules"
+          href={`/api/v1/clusters/${clusterId}/alert-rules`}
+          download
+          title="Headroom's thresholds on this cluster's own limits, for your Prometheus and Alertmanager (promtool check rules)"
+        >
+          Download Prometheus alert rules
+        </a>
         <label className="metrics__projections">
           <input type="checkbox" checked={projections} onChange={(e) => setProjections(e.target.checked)} /> Show
           projections to each ceiling (90 days)
