@@ -142,6 +142,8 @@ def test_slope_cross_check_agrees_with_physics() -> None:
     assert f.slope_percent_per_hour == pytest.approx(-1000 * 3600 / 5.4e6 * 100, rel=0.05)
     assert f.slope_agrees is True
     assert f.seconds_to_empty == pytest.approx(bal[-1] / 100 * 5.4e6 / 1000.0)
+    # falling since the window's first sample (or before): the whole hour is the drain
+    assert "over the last 60 min" in f.method
 
 
 def test_slope_cross_check_widens_band_when_it_disagrees() -> None:
