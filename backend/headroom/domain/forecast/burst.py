@@ -19,12 +19,20 @@ module only chooses the demand to feed it and reads the balance series:
      shifted by (recent mean − yesterday's mean over the same window); where yesterday's bucket was empty the
      served figure is the baseline, not the demand, so those samples take the trend below;
    - otherwise the Theil-Sen trend of the recent window (default the last hour), extrapolated: a diurnal
-     ramp is still climbing when the balance starts to fall, so the recent mean alone says "later".
+     ramp is still climbing when the balance starts to fall, so the recent mean alone says "later";
+   - unless the balance began to fall inside the recent window (after its last peak there): the demand since
+     then is the demand draining the bucket. Seen for at least three 5-minute balance periods
+     (`MIN_DRAIN_TREND_SECONDS`), its own Theil-Sen trend is the projection; seen for less, the recent
+     window's trend with the drain's mean as its floor. An instance bucket (30 minutes at its maximum) loses
+     its first 20 % in 6 minutes at the maximum, in ~24 at 400 MiB/s on an m6i.xlarge: when it reads 80 %,
+     most of the hour predates the drain, and a line through the whole hour ignored that step (a forecast far
+     too late, or never) or, on 12 five-minute points, read it as a ramp to the maximum (far too early).
    The band is the earliest / latest of: the point, the trend, and the constant p90 / p50 demand of the
    recent window, each by `seconds_to_empty = balance / (demand - baseline)` (domain.md §1.3 "Burst
-   duration"; seed 004: 500 GiB at 100 % and 3,000 IOPS -> 3,600 s). `demand` is the recent mean.
-   Backtest on the simulator (bench/README.md): gp2 mean absolute error 20 % (7/9 inside the band),
-   instance EBS byte bucket 6 % (9/9).
+   duration"; seed 004: 500 GiB at 100 % and 3,000 IOPS -> 3,600 s). `demand` is the mean since the balance
+   began to fall inside the recent window, else the recent mean.
+   Backtest on the simulator (bench/README.md): gp2 mean absolute error 19 % (7/9 inside the band),
+   instance EBS byte bucket 1 % (9/9; 7 %, 9/9, with the batch's demand not clipped by the volume).
 3. Cross-check: a Theil-Sen slope of the balance over the same window (points strictly between 0 and 100 %,
    where the bucket is neither full nor empty) gives an observed drain and its own time to empty; the band is
    widened to include it, and `slope_agrees` says whether it fell inside the physics band. The instance
@@ -77,6 +85,10 @@ MAX_PATH_POINTS = 721
 MIN_HORIZON_SECONDS = 3600.0
 MAX_HORIZON_SECONDS = 48 * 3600.0
 PROFILE_SECONDS = 86400.0  # the demand profile looks one diurnal cycle back
+# A drain seen for at least three of the balance's 5-minute periods (EBSIOBalance% / EBSByteBalance% are 5-minute
+# metrics, domain.md §3.2; as many points as the slope cross-check needs) is a regime of its own: the demand's line
+# is fitted since the balance began to fall. A shorter drain only sets the projection's floor (docs/thresholds/burst.md).
+MIN_DRAIN_TREND_SECONDS = MIN_SLOPE_POINTS * 300.0
 # Where each bucket's rules are published (the forecast steps AWS's earn and spend rates).
 SOURCE = refs.EBS_GP.cite("burst duration = credit balance / (burst IOPS - baseline)")
 
@@ -88,6 +100,8 @@ def source_for(kind: str) -> str:
     if kind in ("st1", "sc1"):
         return refs.EBS_HDD.cite("burst buckets")
     return refs.EBS_OPTIMIZED.cite("burst sizes: maximum for 30 minutes at least once every 24 hours")
+
+
 REFILL_METHOD = (
     f"physics: (capacity - balance) / (baseline - demand) at the off-peak demand (p{OFF_PEAK_PERCENTILE:g} of the "
     f"last {OFF_PEAK_HISTORY_SECONDS / 3600:g} h), from empty, or from the balance now when it does not empty"
@@ -120,7 +134,7 @@ class BurstForecast:
     balance_percent: float
     baseline: float
     burst_rate: float
-    demand: float  # point demand (recent mean)
+    demand: float  # point demand: the mean since the balance began to fall in the recent window, else the recent mean
     demand_low: float
     demand_high: float
     seconds_to_empty: float | None
@@ -282,6 +296,22 @@ def _trajectory(
     return out, empty_at
 
 
+def _draining_steps(balance: Array, step_seconds: float, recent_seconds: float) -> int | None:
+    """Return how many of the last steps came after the balance's last peak in the recent window, when it has
+    fallen since (the bucket has been draining for that long); None when it has not fallen (full, flat, rising
+    to a new peak, or fewer than two samples) or when the peak is the window's first sample (it may have been
+    falling since before the window: the whole window is the drain)."""
+    rb = _window(balance, step_seconds, recent_seconds)
+    known = np.flatnonzero(np.isfinite(rb))
+    if len(known) < 2:
+        return None
+    peak = float(rb[known].max())
+    if float(rb[known[-1]]) >= peak:
+        return None
+    last_peak = int(known[rb[known] == peak][-1])  # a 5-minute value held on a 1-minute grid: its last minute
+    return None if last_peak == 0 else len(rb) - 1 - last_peak
+
+
 def _trend_demand(recent: Array, step_seconds: float, steps: int) -> Array:
     """Extrapolate the recent demand's Theil-Sen line `steps` ahead (>= 0); flat when it cannot be fitted."""
     stride = max(1, len(recent) // 120)  # Theil-Sen is O(n²): 120 points are plenty for one line
@@ -350,14 +380,21 @@ def forecast_bucket(
         balance_percent = float(np.clip(finite_bal[-1], 0.0, 100.0))
     else:
         balance_percent = 100.0
-        notes.append("no balance sample: assumed a full bucket (CloudWatch sends none while idle: AWS CloudWatch metrics for EBS)")
+        notes.append(
+            "no balance sample: assumed a full bucket (CloudWatch sends none while idle: AWS CloudWatch metrics for EBS)"
+        )
     balance = bucket.credits_from_percent(balance_percent)
 
     recent = _finite(_window(dem, step_seconds, recent_seconds))
     if len(recent) == 0:
         raise ValueError("demand has no finite value in the recent window")
     recent = np.maximum(recent, 0.0)
-    point = float(np.mean(recent))
+    # The demand since the balance began to fall inside the window is the demand draining the bucket now: a
+    # batch that started 20 minutes ago is most of a 30-minute instance bucket's story but a third of the hour,
+    # and a line through the whole hour either ignores that step or reads it as a ramp (bench/README.md, Burst).
+    drain_steps = _draining_steps(bal, step_seconds, recent_seconds)
+    draining = np.maximum(_finite(dem[-drain_steps:]), 0.0) if drain_steps else np.empty(0, dtype=np.float64)
+    point = float(np.mean(draining)) if len(draining) else float(np.mean(recent))
     low = min(float(np.percentile(recent, BAND_LOW_PERCENTILE)), point)
     high = max(float(np.percentile(recent, BAND_HIGH_PERCENTILE)), point)
     history = _finite(_window(dem, step_seconds, off_peak_history_seconds))
@@ -378,7 +415,20 @@ def forecast_bucket(
     # level): a diurnal ramp is still climbing when the balance starts to fall, so the recent mean alone would
     # say "later" than it will be.
     day_steps = int(round(PROFILE_SECONDS / step_seconds))
-    trend = _trend_demand(recent, step_seconds, day_steps)
+    window = f"the last {recent_seconds / 60:g} min"
+    trend_text = f"the Theil-Sen trend of the demand over {window}"
+    if len(draining) and drain_steps is not None:
+        since = f"the balance began to fall ({drain_steps * step_seconds / 60:g} min ago)"
+        if drain_steps * step_seconds >= MIN_DRAIN_TREND_SECONDS:
+            trend = _trend_demand(draining, step_seconds, day_steps)
+            trend_text = f"the Theil-Sen trend of the demand since {since}"
+        else:
+            # too few periods for a line of its own: the hour's line (a ramp still climbing), never below the
+            # mean demand that made the balance fall (a step up: the hour's line ignores it)
+            trend = np.maximum(_trend_demand(recent, step_seconds, day_steps), point)
+            trend_text += f", at least its mean since {since}"
+    else:
+        trend = _trend_demand(recent, step_seconds, day_steps)
     profile = None
     if bucket.bursts and balance > 0:
         profile = _daily_profile(dem, bal, step_seconds, recent_seconds, day_steps, trend)
@@ -393,15 +443,14 @@ def forecast_bucket(
         stte = s_low = s_high = 0.0
         slope_agrees = None
     else:
-        window = f"the last {recent_seconds / 60:g} min"
         s_low = bucket.seconds_to_empty(balance, high)
         s_high = bucket.seconds_to_empty(balance, low)
         _, stte = _trajectory(bucket, balance, trend, float(step_seconds), stop_when_empty=True)
         s_low = _min_none(s_low, stte)
         s_high = _max_none(s_high, stte)
         method = (
-            f"physics: {bucket.kind} credit bucket (AWS's earn and spend rates) stepped along the Theil-Sen trend of the "
-            f"demand over {window} (None: not within a day)"
+            f"physics: {bucket.kind} credit bucket (AWS's earn and spend rates) stepped along {trend_text} "
+            "(None: not within a day)"
         )
         if profile is not None:
             _, stte = _trajectory(bucket, balance, profile, float(step_seconds), stop_when_empty=True)
@@ -413,8 +462,8 @@ def forecast_bucket(
                 f"the same time, shifted to {window} (None: not within a day)"
             )
         method += (
-            f"; band: that, the demand trend over {window}, and its constant p{BAND_LOW_PERCENTILE:g} / "
-            f"p{BAND_HIGH_PERCENTILE:g}"
+            f"; band: that, the demand trend, and the constant p{BAND_LOW_PERCENTILE:g} / "
+            f"p{BAND_HIGH_PERCENTILE:g} of the demand over {window}"
         )
         slope_agrees = None
         if slope_pct_s is not None:

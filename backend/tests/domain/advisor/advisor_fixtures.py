@@ -96,7 +96,11 @@ def one_node_snapshot(
         series=series,
     )
 
-def _series(kind: str, eid: str, metric: str, values: np.ndarray[Any, Any]) -> Series:
+
+def series_of(
+    kind: str, eid: str, metric: str, values: np.ndarray[Any, Any], step_seconds: int = 60
+) -> Series:
+    """Build a series of `values`, one per `step_seconds` from START (NaN: a gap), as the registry declares it."""
     spec = REGISTRY[metric]
     return Series(
         entity=Entity(kind=kind, id=eid),  # type: ignore[arg-type]
@@ -104,7 +108,7 @@ def _series(kind: str, eid: str, metric: str, values: np.ndarray[Any, Any]) -> S
         unit=spec.unit,
         statistic=spec.statistic,
         start=START,
-        step_seconds=60,
+        step_seconds=step_seconds,
         values=[None if np.isnan(v) else float(v) for v in values],
     )
 
@@ -126,22 +130,22 @@ def synthetic(
     nbytes = ops * read_kib * 1024.0
     zeros = np.zeros(n)
     series = [
-        _series("volume", "vol-1", "ebs.read_ops", ops),
-        _series("volume", "vol-1", "ebs.write_ops", zeros),
-        _series("volume", "vol-1", "ebs.read_bytes", nbytes),
-        _series("volume", "vol-1", "ebs.write_bytes", zeros),
+        series_of("volume", "vol-1", "ebs.read_ops", ops),
+        series_of("volume", "vol-1", "ebs.write_ops", zeros),
+        series_of("volume", "vol-1", "ebs.read_bytes", nbytes),
+        series_of("volume", "vol-1", "ebs.write_bytes", zeros),
     ]
     for metric, values in (extra_volume_series or {}).items():
-        series.append(_series("volume", "vol-1", metric, values))
+        series.append(series_of("volume", "vol-1", metric, values))
     if with_instance_io:
         series += [
-            _series("instance", "i-1", "ec2.ebs_read_ops", ops),
-            _series("instance", "i-1", "ec2.ebs_write_ops", zeros),
-            _series("instance", "i-1", "ec2.ebs_read_bytes", nbytes),
-            _series("instance", "i-1", "ec2.ebs_write_bytes", zeros),
+            series_of("instance", "i-1", "ec2.ebs_read_ops", ops),
+            series_of("instance", "i-1", "ec2.ebs_write_ops", zeros),
+            series_of("instance", "i-1", "ec2.ebs_read_bytes", nbytes),
+            series_of("instance", "i-1", "ec2.ebs_write_bytes", zeros),
         ]
     for metric, values in (instance_series or {}).items():
-        series.append(_series("instance", "i-1", metric, values))
+        series.append(series_of("instance", "i-1", metric, values))
     return one_node_snapshot(instance_type, vol, series, minutes=n, name="synthetic", kind="demo")
 
 

@@ -11,9 +11,10 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from advisor_fixtures import of_rule, synthetic
+from advisor_fixtures import of_rule, one_node_snapshot, series_of, synthetic
 from headroom.domain.advisor import advise
 from headroom.domain.advisor.rules._burst_outlook import duration_text, severity_for_time_to_empty
+from headroom.domain.snapshot.schema import Volume
 
 N = 1440  # one day of 1-minute points
 DRAIN_MINUTES = 72  # the bucket has drained for the last 72 minutes of the window
@@ -157,3 +158,49 @@ def test_instance_byte_bucket_forecast_above_10pct() -> None:
     assert empties.value == pytest.approx(base, rel=1e-3)  # then the 298 MiB/s baseline
     assert f.severity == "critical"
     assert "docs/thresholds/burst.md" in f.sources
+
+
+def test_instance_batch_on_5_minute_cloudwatch_data_empties_at_the_batch_demand() -> None:
+    # AWS/EC2 basic monitoring (domain.md §3.2): EBSReadBytes as 300 s Sums, EBSByteBalance% every 5 minutes
+    # in whole percent. m6i.xlarge (§2.2): 156.25 / 1,250 MB/s = 149.01 / 1,192.09 MiB/s; bucket 1,800 s x
+    # (1,192.09 - 149.01) = 1,877,544 MiB (§2.1's 30 minutes at the maximum). A day at 140 MiB/s (below the
+    # baseline, the bucket full), then a batch at 400 MiB/s for the last 30 minutes: 250.99 MiB/s drained,
+    # 4.01 % per period, 76 % left after six periods, which last 0.76 x 1,877,544 / 250.99 = 5,685 s (95 min).
+    # The hour's line (30 min at 140, 30 at 400) read the step as a ramp and said 59 min, "at 270 MiB/s".
+    base, maximum = 156.25e6 / 2**20, 1250e6 / 2**20
+    capacity = 1800.0 * (maximum - base)
+    periods = N // 5
+    mibps = np.full(periods, 140.0)
+    mibps[-6:] = 400.0
+    drained = np.cumsum(np.maximum(mibps - base, 0.0)) * 300.0 / capacity * 100.0
+    balance = np.round(100.0 - drained)
+    assert balance[-1] == 76.0 and balance[-7] == 100.0
+    nbytes = mibps * 2**20 * 300.0  # a 300 s Sum
+    ops = nbytes / (128 * 1024)
+    minute_ops = np.repeat(ops, 5) / 5.0
+    zeros, zeros5 = np.zeros(N), np.zeros(periods)
+    vol = Volume(
+        id="vol-1", instance_id="i-1", role="data", type="gp3", size_gib=500, iops=6000, throughput_mibps=1000
+    )
+    series = [
+        series_of("volume", "vol-1", "ebs.read_ops", minute_ops),
+        series_of("volume", "vol-1", "ebs.write_ops", zeros),
+        series_of("volume", "vol-1", "ebs.read_bytes", minute_ops * 128 * 1024),
+        series_of("volume", "vol-1", "ebs.write_bytes", zeros),
+        series_of("instance", "i-1", "ec2.ebs_read_ops", ops, 300),
+        series_of("instance", "i-1", "ec2.ebs_write_ops", zeros5, 300),
+        series_of("instance", "i-1", "ec2.ebs_read_bytes", nbytes, 300),
+        series_of("instance", "i-1", "ec2.ebs_write_bytes", zeros5, 300),
+        series_of("instance", "i-1", "ec2.ebs_byte_balance", balance, 300),
+        series_of("instance", "i-1", "ec2.ebs_io_balance", np.full(periods, 100.0), 300),
+    ]
+    snap = one_node_snapshot("m6i.xlarge", vol, series, minutes=N, name="batch", kind="demo")
+    found = of_rule(advise(snap, rules=["instance-ebs-burst-depletion"]), "instance-ebs-burst-depletion")
+    (f,) = [x for x in found if x.dedup_key.endswith("/throughput")]
+    empties = next(fc for fc in f.evidence.forecasts if fc.kind == "burst_empty")
+    expected = 0.76 * capacity / (400.0 - base)
+    assert expected == pytest.approx(5685.0, abs=1.0)
+    assert empties.within_seconds == pytest.approx(expected, rel=0.02)
+    assert empties.demand == pytest.approx(400.0)
+    assert empties.balance_pct == 76.0
+    assert f.severity == "critical"  # within 2 h (docs/thresholds/burst.md)

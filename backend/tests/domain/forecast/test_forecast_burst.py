@@ -142,6 +142,8 @@ def test_slope_cross_check_agrees_with_physics() -> None:
     assert f.slope_percent_per_hour == pytest.approx(-1000 * 3600 / 5.4e6 * 100, rel=0.05)
     assert f.slope_agrees is True
     assert f.seconds_to_empty == pytest.approx(bal[-1] / 100 * 5.4e6 / 1000.0)
+    # falling since the window's first sample (or before): the whole hour is the drain
+    assert "over the last 60 min" in f.method
 
 
 def test_slope_cross_check_widens_band_when_it_disagrees() -> None:
@@ -329,3 +331,126 @@ def test_profile_ignores_samples_served_while_yesterdays_bucket_was_empty() -> N
     f = forecast_gp2_burst(balance, demand, size_gib=500, step_seconds=STEP, now=NOW)
     assert f.balance_percent == 100.0
     assert f.seconds_to_empty == pytest.approx(10800.0)
+
+
+# --- A burst that started inside the last hour (an instance bucket on its first day) ----------------------
+# m6i.xlarge (domain.md §2.2): 1,250 / 10,000 Mbps = 156.25 / 1,250 MB/s = 149.01 / 1,192.09 MiB/s, an asterisk
+# size: the maximum "for 30 minutes at least once every 24 hours" (§2.1). The bucket
+# (headroom.domain.physics.burst) holds 1,800 s x (1,192.09 - 149.01) = 1,877,544 MiB. AWS/EC2 basic monitoring
+# delivers EBSReadBytes/EBSWriteBytes as 300 s Sums and EBSByteBalance% as a 5-minute percentage (§3.2).
+M6I_XL_BASE = 156.25e6 / 2**20
+M6I_XL_MAX = 1250e6 / 2**20
+M6I_XL_CAPACITY = 1800.0 * (M6I_XL_MAX - M6I_XL_BASE)
+BATCH_MIBPS = 400.0  # a scan batch: 400 - 149.01 = 250.99 MiB/s drain, 75,297 MiB = 4.01 % per 5 minutes
+
+
+def _batch_started(minutes_ago: int, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return (EBSByteBalance %, MiB/s) per `step` for the last hour: 140 MiB/s (below the 149 MiB/s baseline,
+    the bucket full) until a batch at 400 MiB/s started `minutes_ago`; the balance as the bucket holds it at
+    the end of each step, in whole percent (Nitro, §3.2)."""
+    n, k = 3600 // step, minutes_ago * 60 // step
+    demand = np.full(n, 140.0)
+    demand[n - k :] = BATCH_MIBPS
+    drained = (BATCH_MIBPS - M6I_XL_BASE) * step * np.arange(1, k + 1) / M6I_XL_CAPACITY * 100.0
+    balance = np.full(n, 100.0)
+    balance[n - k :] = np.round(100.0 - drained)
+    return balance, demand
+
+
+@pytest.mark.parametrize(
+    ("step", "source"),
+    [
+        (300, "AWS/EC2 basic monitoring: 12 points of 5 minutes in the hour"),
+        (
+            60,
+            "the same series on the advisor's 1-minute window: each 5-minute value held for its five minutes",
+        ),
+    ],
+)
+def test_batch_started_20_min_ago_empties_at_the_batch_demand(step: int, source: str) -> None:
+    # 20 min of the batch spent 4 x 4.01 % -> 84 % left (whole percent): 0.84 x 1,877,544 / 250.99 = 6,284 s.
+    # A line through the whole hour (40 min at 140 MiB/s, 20 at 400) is no demand the bucket sees: it either
+    # ignores the step (later, or never) or reads it as a ramp that climbs to the 1,192 MiB/s maximum (earlier).
+    balance, demand = _batch_started(20, 300)
+    if step == 60:
+        balance, demand = np.repeat(balance, 5), np.repeat(demand, 5)
+    assert balance[-1] == 84.0
+    f = forecast_instance_burst(
+        balance, demand, instance_type="m6i.xlarge", kind="byte", step_seconds=step, now=NOW
+    )
+    expected = 0.84 * M6I_XL_CAPACITY / (BATCH_MIBPS - M6I_XL_BASE)
+    assert expected == pytest.approx(6284.0, abs=1.0)
+    assert f.seconds_to_empty == pytest.approx(expected, rel=0.01), source
+    assert f.demand == pytest.approx(BATCH_MIBPS)  # the demand that drains the bucket, not the hour's mean
+    assert "since the balance began to fall" in f.method
+    # the band still says "never" at the hour's median (140 MiB/s, the batch may stop) and reaches the point
+    assert f.seconds_to_empty_high is None
+    assert f.seconds_to_empty_low == pytest.approx(expected, rel=0.01)
+
+
+def test_batch_with_detailed_monitoring_demand() -> None:
+    # Detailed monitoring: the Sums every minute, the balance still every 5 minutes (§3.2 "Basic monitoring
+    # only"), held on the 1-minute grid. The batch started 22 minutes ago (inside a 5-minute balance period).
+    balance5, _ = _batch_started(20, 300)
+    balance = np.repeat(balance5, 5)
+    demand = np.full(60, 140.0)
+    demand[-22:] = BATCH_MIBPS
+    f = forecast_instance_burst(
+        balance, demand, instance_type="m6i.xlarge", kind="byte", step_seconds=60, now=NOW
+    )
+    assert f.seconds_to_empty == pytest.approx(0.84 * M6I_XL_CAPACITY / (BATCH_MIBPS - M6I_XL_BASE), rel=0.01)
+
+
+def _gp2_rounded_balance(demand: np.ndarray, size_gib: float = 500) -> np.ndarray:
+    """BurstBalance as a full gp2 bucket holds it at the end of each minute of `demand`, in whole percent."""
+    bucket = Gp2Bucket.for_size(size_gib)
+    b, out = bucket.capacity, []
+    for d in demand:
+        b, _ = bucket.step(b, float(d), STEP)
+        out.append(round(bucket.percent(b)))
+    return np.array(out, dtype=float)
+
+
+def test_a_step_seen_for_less_than_three_balance_periods_is_the_floor() -> None:
+    # 500 GiB gp2 (baseline 1,500, burst 3,000, 5.4 M credits; §1.3): 1,000 IOPS for 50 min, then 3,000 for
+    # the last 10 (1,500 credits/s, 1.67 % a minute): 83 % left. Ten minutes are fewer than three 5-minute
+    # periods, too few to fit a line to, but the drain since the balance began to fall is the floor of the
+    # projection: 0.83 x 5.4e6 / 1,500 = 2,988 s. A line through the hour (50 min at 1,000) says never.
+    demand = np.full(60, 1000.0)
+    demand[-10:] = 3000.0
+    balance = _gp2_rounded_balance(demand)
+    assert balance[-1] == 83.0 and balance[-11] == 100.0
+    f = forecast_gp2_burst(balance, demand, size_gib=500, step_seconds=STEP, now=NOW)
+    assert f.seconds_to_empty == pytest.approx(0.83 * 5.4e6 / 1500.0, rel=0.01)
+    assert f.demand == pytest.approx(3000.0)
+    assert "at least its mean since the balance began to fall" in f.method
+
+
+def test_a_ramp_that_just_began_to_drain_keeps_the_hours_trend() -> None:
+    # A ramp of 15 IOPS/min crossing the 1,500 IOPS baseline 20 minutes ago (500 GiB gp2): BurstBalance
+    # leaves 100 % only when 0.5 % (27,000 credits) is spent, ~8 min later. The few minutes since are no
+    # regime of their own; the line through the hour (the ramp) is the projection, as without a balance history.
+    demand = 1500.0 + 15.0 * (np.arange(60) - 40.0)
+    balance = _gp2_rounded_balance(demand)
+    assert balance[-1] == 97.0 and balance[-13] == 100.0 and balance[-12] == 99.0  # falling for 12 minutes
+    hour = forecast_gp2_burst(np.array([balance[-1]]), demand, size_gib=500, step_seconds=STEP, now=NOW)
+    f = forecast_gp2_burst(balance, demand, size_gib=500, step_seconds=STEP, now=NOW)
+    assert "over the last 60 min" in hour.method
+    assert hour.seconds_to_empty is not None
+    assert f.seconds_to_empty == pytest.approx(hour.seconds_to_empty, rel=0.01)
+    assert "at least its mean since the balance began to fall (12 min ago)" in f.method
+    assert f.demand == pytest.approx(
+        demand[-12:].mean()
+    )  # since the balance began to fall: above the baseline
+
+
+def test_a_ramp_seen_draining_for_half_an_hour_is_still_extrapolated() -> None:
+    # The same ramp crossing the baseline 40 minutes ago: the line fitted since the balance began to fall is the
+    # same line (15 IOPS/min), so the forecast matches the hour's.
+    demand = 1500.0 + 15.0 * (np.arange(60) - 20.0)
+    balance = _gp2_rounded_balance(demand)
+    hour = forecast_gp2_burst(np.array([balance[-1]]), demand, size_gib=500, step_seconds=STEP, now=NOW)
+    f = forecast_gp2_burst(balance, demand, size_gib=500, step_seconds=STEP, now=NOW)
+    assert hour.seconds_to_empty is not None
+    assert f.seconds_to_empty == pytest.approx(hour.seconds_to_empty, rel=0.01)
+    assert "since the balance began to fall" in f.method
