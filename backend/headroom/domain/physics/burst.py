@@ -87,7 +87,9 @@ class CreditBucket:
         if t_empty >= dt_seconds:
             return self._clamp(balance - drain * dt_seconds), target
         # The bucket empties inside the step: burst until empty, then the baseline for the rest.
-        served = (target * t_empty + self.baseline_rate * (dt_seconds - t_empty)) / dt_seconds
+        # Written as the baseline plus the burst's share of the step, so a tiny step (a subnormal dt) cannot
+        # underflow the baseline away (target x t + baseline x (dt - t)) / dt did: Hypothesis found dt = 5e-324.
+        served = self.baseline_rate + drain * (t_empty / dt_seconds)
         return 0.0, served
 
     def seconds_to_empty(self, balance_credits: float, demand: float | None = None) -> float | None:

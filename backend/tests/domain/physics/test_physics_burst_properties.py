@@ -104,3 +104,15 @@ def test_refill_seconds_is_when_step_fills(bucket: CreditBucket, pct: float, fra
     assert seconds is not None
     new_balance, _ = bucket.step(balance, demand, seconds)
     assert new_balance == pytest.approx(bucket.capacity, rel=1e-9)
+
+
+@pytest.mark.parametrize("volume_type", ["st1", "sc1", "gp2"])
+def test_an_empty_bucket_serves_its_baseline_even_over_a_subnormal_step(volume_type: str) -> None:
+    # Hypothesis found it: (target x t + baseline x (dt - t)) / dt underflowed to 0 or 7 for dt = 5e-324
+    from headroom.domain.catalog import volume_limits
+    from headroom.domain.physics.burst import volume_bucket
+
+    bucket = volume_bucket(volume_limits(volume_type, 500.0))
+    assert bucket is not None
+    balance, served = bucket.step(0.0, bucket.burst_rate * 10, 5e-324)
+    assert balance == 0.0 and served == pytest.approx(bucket.baseline_rate)
