@@ -18,6 +18,7 @@ if [ "$with_test" = 1 ]; then
   command -v redis-server >/dev/null || need+=(redis-server)
   command -v prometheus >/dev/null || need+=(prometheus)
   command -v promtool >/dev/null || need+=(prometheus)
+  command -v prometheus-alertmanager >/dev/null || need+=(prometheus-alertmanager)
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v curl >/dev/null || need+=(curl)
   if [ "${#need[@]}" -gt 0 ]; then
@@ -27,7 +28,7 @@ if [ "$with_test" = 1 ]; then
       apt-get update -qq
       apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
       # The Debian prometheus package starts a system service; the tests run their own.
-      (systemctl disable --now prometheus prometheus-node-exporter 2>/dev/null || service prometheus stop 2>/dev/null) >/dev/null 2>&1 || true
+      (systemctl disable --now prometheus prometheus-node-exporter prometheus-alertmanager 2>/dev/null || { service prometheus stop; service prometheus-alertmanager stop; } 2>/dev/null) >/dev/null 2>&1 || true
     elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
       log "sudo apt-get install ${need[*]}"
       sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq

@@ -16,6 +16,7 @@ JOB_MODULES = (
     "headroom.sources.prometheus.jobs",
     "headroom.timeseries.jobs",
     "headroom.projections.jobs",
+    "headroom.alerts.jobs",
 )
 
 

@@ -14,6 +14,7 @@ MODEL_MODULES = (
     "headroom.timeseries.models",
     "headroom.digest.models",
     "headroom.projections.models",
+    "headroom.alerts.models",
 )
 
 

@@ -142,7 +142,7 @@ def test_worker_settings_are_safe_for_many_workers(celery_app: Any) -> None:
     assert conf.task_reject_on_worker_lost is True
     assert conf.worker_prefetch_multiplier == 1
     assert conf.broker_transport_options["visibility_timeout"] > conf.task_time_limit
-    assert {q.name for q in conf.task_queues} == {"ingest", "advice", "email", "maintenance"}
+    assert {q.name for q in conf.task_queues} == {"ingest", "advice", "email", "alerts", "maintenance"}
 
 
 def test_only_transient_errors_are_retried() -> None:

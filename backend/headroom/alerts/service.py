@@ -1,6 +1,8 @@
-"""Prometheus alerting rules for a cluster: Headroom's thresholds with the cluster's own limits (its volumes'
-sustained IOPS and MiB/s, its thread pools' configured sizes, PD's space lines), built from the cluster's last hour
-of inventory, config and series (headroom.domain.promrules)."""
+"""Alerts (issue 15; docs/alerts.md): the organisation's channels (Slack, a signed webhook, PagerDuty Events v2,
+its own Alertmanager), the events of the advice runs queued to them (headroom.alerts.delivery sends them), and the
+cluster's Prometheus alerting rules: Headroom's thresholds with the cluster's own limits (its volumes' sustained
+IOPS and MiB/s, its thread pools' configured sizes, PD's space lines), built from the cluster's last hour of
+inventory, config and series (headroom.domain.promrules)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,23 @@ import datetime as dt
 import re
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from headroom.alerts import delivery
+from headroom.alerts.models import AlertChannel, AlertDelivery
+from headroom.alerts.schemas import ChannelCreate, ChannelRead, DeliveryRead
 from headroom.clusters import service as clusters_service
+from headroom.clusters.models import Cluster
+from headroom.domain.notify import AlertEvent
 from headroom.domain.promrules import alert_rules
+from headroom.platform.errors import InvalidInput, NotFound
+from headroom.platform.outbound import require_allowed_url
 from headroom.platform.principal import Principal
+from headroom.platform.security import SecretBox
+from headroom.platform.settings import get_settings
 
 WINDOW = dt.timedelta(hours=1)  # enough to see which filesystems node_exporter reports for each store
 
@@ -37,3 +50,107 @@ def prometheus_rules(db: Session, principal: Principal, cluster_id: uuid.UUID, *
         rules.notes.append("The cluster has no TiKV node mapped to an EC2 instance yet: no rules.")
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", cluster.name).strip("-") or "cluster"
     return RuleDownload(filename=f"headroom-{slug}.rules.yml", text=rules.to_yaml(), notes=rules.notes)
+
+
+# --- channels and events (headroom.alerts.delivery does the sending) ---------------------------------------
+
+
+
+
+LAST_DELIVERIES = 10
+PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
+
+
+def _channel_read(db: Session, channel: AlertChannel) -> ChannelRead:
+    rows = db.scalars(select(AlertDelivery).where(AlertDelivery.org_id == channel.org_id,
+                                                  AlertDelivery.channel_id == channel.id)
+                      .order_by(AlertDelivery.id.desc()).limit(LAST_DELIVERIES))
+    return ChannelRead(
+        id=channel.id, name=channel.name, kind=channel.kind, url_hint=channel.url_hint,
+        has_secret=channel.secret_enc is not None, min_severity=channel.min_severity,
+        families=list(channel.families), enabled=channel.enabled, created_at=channel.created_at,
+        last_deliveries=[DeliveryRead(
+            id=r.id, event=r.event["kind"], title=r.event["title"], severity=r.event["severity"], status=r.status,
+            attempts=r.attempts, last_status_code=r.last_status_code, last_error=r.last_error,
+            created_at=r.created_at, sent_at=r.sent_at,
+            next_attempt_at=r.next_attempt_at if r.status == "pending" else None) for r in rows])
+
+
+def list_channels(db: Session, principal: Principal) -> list[ChannelRead]:
+    rows = db.scalars(select(AlertChannel).where(AlertChannel.org_id == principal.org_id)
+                      .order_by(AlertChannel.created_at))
+    return [_channel_read(db, c) for c in rows]
+
+
+def _get(db: Session, principal: Principal, channel_id: uuid.UUID) -> AlertChannel:
+    row = db.scalar(select(AlertChannel).where(AlertChannel.id == channel_id, AlertChannel.org_id == principal.org_id))
+    if row is None:
+        raise NotFound("Alert channel not found.")
+    return row
+
+
+def create_channel(db: Session, principal: Principal, body: ChannelCreate, box: SecretBox) -> ChannelRead:
+    """Add a channel (admin). The URL must pass the outbound policy; PagerDuty needs its routing key."""
+    principal.require("admin")
+    require_allowed_url(body.url, field="url")
+    if body.kind == "pagerduty" and not body.secret:
+        raise InvalidInput("secret: PagerDuty needs the integration's routing key (Events API v2).",
+                           details=[{"field": "secret", "message": "required for PagerDuty"}])
+    row = AlertChannel(org_id=principal.org_id, name=body.name.strip(), kind=body.kind,
+                       url_enc=box.encrypt(body.url), url_hint=delivery.url_hint(body.url),
+                       secret_enc=box.encrypt(body.secret) if body.secret else None,
+                       min_severity=body.min_severity, families=list(body.families), enabled=True)
+    db.add(row)
+    db.flush()
+    return _channel_read(db, row)
+
+
+def delete_channel(db: Session, principal: Principal, channel_id: uuid.UUID) -> None:
+    principal.require("admin")
+    db.delete(_get(db, principal, channel_id))
+    db.flush()
+
+
+def test_event(cluster_name: str, *, now: dt.datetime, key: str) -> AlertEvent:
+    base = get_settings().public_url.rstrip("/")
+    return AlertEvent(key=key, kind="test", at=now, org="", cluster=cluster_name, cluster_id="", finding_id=None,
+                      dedup_key=f"headroom-test/{key}", rule="test", severity="warning",
+                      title="Test alert from Headroom: this channel works", entity="-",
+                      fix="Nothing to do: this was sent from the channel's settings.", url=f"{base}/settings/alerts")
+
+
+def send_test(db: Session, principal: Principal, channel_id: uuid.UUID, box: SecretBox, *, now: dt.datetime,
+              post: delivery.Post | None = None) -> ChannelRead:
+    """Send a test alert to the channel now (admin) and record it like any delivery (claimed before it is sent,
+    so the scheduled sender never takes it too); a transient failure is retried by the scheduled sender."""
+    principal.require("admin")
+    channel = _get(db, principal, channel_id)
+    event = test_event("your cluster", now=now, key=f"test:{uuid.uuid4()}")
+    row = AlertDelivery(org_id=channel.org_id, channel_id=channel.id, event_key=event.key, event=event.to_json(),
+                        status="sending", attempts=1, next_attempt_at=now, claimed_until=now + delivery.CLAIM_LEASE,
+                        created_at=now)
+    db.add(row)
+    db.commit()  # the claim is recorded before the request
+    outcome = delivery.send(channel, event, box, now=now, post=post or delivery.default_post)
+    delivery.record(row, outcome, now)
+    db.flush()
+    return _channel_read(db, channel)
+
+
+def channel_read(db: Session, principal: Principal, channel_id: uuid.UUID) -> ChannelRead:
+    return _channel_read(db, _get(db, principal, channel_id))
+
+
+def queue_finding_events(db: Session, cluster: Cluster, events: Any, *, now: dt.datetime,
+                         families: dict[str, str]) -> int:
+    """The advice run's events (opened, escalated, resolved findings) as deliveries to the org's channels."""
+    base = get_settings().public_url.rstrip("/")
+    out = []
+    for kind, row in events:
+        fix = (row.impact or {}).get("summary")
+        out.append(AlertEvent(
+            key=f"{row.id}:{kind}:{row.severity}:{now.isoformat()}", kind=kind, at=now, org=str(cluster.org_id),
+            cluster=cluster.name, cluster_id=str(cluster.id), finding_id=str(row.id), dedup_key=row.dedup_key,
+            rule=row.rule, severity=row.severity, title=row.title, entity=f"{row.entity_kind} {row.entity_id}",
+            fix=fix, url=f"{base}/clusters/{cluster.id}/findings/{row.id}"))
+    return delivery.queue_events(db, cluster.org_id, out, now=now, families=families)

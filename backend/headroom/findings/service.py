@@ -34,6 +34,7 @@ from headroom.accounts.models import AuditLog
 from headroom.accounts.service import Principal, audit
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
+from headroom.alerts import service as alerts_service
 from headroom.projections import service as projections_service
 from headroom.domain.model import (
     SEVERITIES,
@@ -85,6 +86,8 @@ class RunSummary:
     updated: int
     resolved: int
     skipped: str | None = None
+    # (event, finding row) for alerts: "opened" (new or reopened), "escalated" (severity rose), "resolved"
+    events: tuple[tuple[str, Any], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {"cluster_id": str(self.cluster_id), "produced": self.produced, "opened": self.opened,
@@ -176,6 +179,7 @@ def record_findings(
         )
     }
     opened = reopened = updated = resolved = 0
+    events: list[tuple[str, FindingRecord]] = []
     for key, f in produced.items():
         values = _row_values(f)
         row = existing.get(key)
@@ -198,9 +202,11 @@ def record_findings(
                 opened += 1
                 _event(db, cluster.org_id, "finding.opened", row.id, {"severity": f.severity})
                 _replace_recommendations(db, row, f.changes)
+                events.append(("opened", row))
                 continue
         if row.last_seen_at > now:
             continue  # a newer run already saw it
+        old_severity = row.severity
         for name, value in values.items():
             setattr(row, name, value)
         row.cluster_id = cluster.id
@@ -209,12 +215,15 @@ def record_findings(
             row.status, row.resolved_at, row.snoozed_until = "open", None, None
             reopened += 1
             _event(db, cluster.org_id, "finding.reopened", row.id, {"severity": f.severity})
+            events.append(("opened", row))
         elif row.status == "snoozed" and (row.snoozed_until is None or row.snoozed_until <= now):
             row.status, row.snoozed_until = "open", None
             _event(db, cluster.org_id, "finding.unsnoozed", row.id, {})
             updated += 1
         else:
             updated += 1
+            if row.status != "snoozed" and severity_rank(row.severity) < severity_rank(old_severity):
+                events.append(("escalated", row))
         _replace_recommendations(db, row, f.changes)
     for key, row in existing.items():
         if key in produced or row.cluster_id != cluster.id or row.last_seen_at >= now:
@@ -224,8 +233,9 @@ def record_findings(
         row.status, row.resolved_at, row.snoozed_until = "resolved", now, None
         resolved += 1
         _event(db, cluster.org_id, "finding.resolved", row.id, {"reason": "no longer observed"})
+        events.append(("resolved", row))
     db.flush()
-    return RunSummary(cluster.id, len(produced), opened, reopened, updated, resolved)
+    return RunSummary(cluster.id, len(produced), opened, reopened, updated, resolved, events=tuple(events))
 
 
 def advise_cluster(
@@ -254,6 +264,11 @@ def advise_cluster(
         advise = engine_advise
     findings = advise(snapshot, now=end, rules=rules) if rules is not None else advise(snapshot, now=end)
     summary = record_findings(db, cluster, findings, now=end)
+    if summary.events:
+        from headroom.domain.advisor.engine import discover_rules
+
+        families = {rule.id: rule.family for rule in discover_rules()}
+        alerts_service.queue_finding_events(db, cluster, summary.events, now=end, families=families)
     log.info("advice.recorded", cluster_id=str(cluster.id), **{k: v for k, v in summary.as_dict().items()
                                                                 if k != "cluster_id"})
     return summary

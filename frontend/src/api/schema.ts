@@ -4,6 +4,71 @@
  */
 
 export interface paths {
+    "/api/v1/alert-channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Channels
+         * @description The organisation's alert channels, each with its last deliveries (status, error).
+         */
+        get: operations["list_channels_api_v1_alert_channels_get"];
+        put?: never;
+        /**
+         * Create Channel
+         * @description Add a channel (admin): Slack incoming webhook, a webhook (JSON signed with HMAC-SHA256), PagerDuty Events
+         *     API v2, or your Alertmanager (its v2 alerts API). The URL and secret are stored encrypted.
+         */
+        post: operations["create_channel_api_v1_alert_channels_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-channels/{channel_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Channel
+         * @description Remove a channel (admin) and its delivery records.
+         */
+        delete: operations["delete_channel_api_v1_alert_channels__channel_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-channels/{channel_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test Channel
+         * @description Send a test alert now (admin); the channel comes back with the delivery's outcome on top.
+         */
+        post: operations["test_channel_api_v1_alert_channels__channel_id__test_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/accept-invitation": {
         parameters: {
             query?: never;
@@ -1712,6 +1777,83 @@ export interface components {
             /** Key */
             key: string;
         };
+        /**
+         * ChannelCreate
+         * @description A channel: where alerts go and which ones.
+         */
+        ChannelCreate: {
+            /**
+             * Families
+             * @description Rule families to send (e.g. aws-volume, tikv, disk); empty: all.
+             */
+            families?: string[];
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "slack" | "webhook" | "pagerduty" | "alertmanager";
+            /**
+             * Min Severity
+             * @default warning
+             * @enum {string}
+             */
+            min_severity?: "critical" | "warning" | "info";
+            /** Name */
+            name: string;
+            /**
+             * Secret
+             * @description Webhook: the HMAC key for X-Headroom-Signature. PagerDuty: the integration's routing key. Stored encrypted.
+             */
+            secret?: string | null;
+            /**
+             * Url
+             * @description Slack incoming-webhook URL, your webhook's URL, PagerDuty's Events API v2 URL (https://events.pagerduty.com/v2/enqueue) or your Alertmanager's base URL. Stored encrypted; never shown again.
+             */
+            url: string;
+        };
+        /** ChannelList */
+        ChannelList: {
+            /** Items */
+            items: components["schemas"]["ChannelRead"][];
+        };
+        /** ChannelRead */
+        ChannelRead: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Families */
+            families: string[];
+            /** Has Secret */
+            has_secret: boolean;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "slack" | "webhook" | "pagerduty" | "alertmanager";
+            /** Last Deliveries */
+            last_deliveries: components["schemas"]["DeliveryRead"][];
+            /**
+             * Min Severity
+             * @enum {string}
+             */
+            min_severity: "critical" | "warning" | "info";
+            /** Name */
+            name: string;
+            /**
+             * Url Hint
+             * @description Scheme and host of the URL (the rest is secret).
+             */
+            url_hint: string;
+        };
         /** ClusterCreate */
         ClusterCreate: {
             /**
@@ -2008,6 +2150,46 @@ export interface components {
             tikv_targets_down: number;
             /** Tikv Targets Up */
             tikv_targets_up: number;
+        };
+        /** DeliveryRead */
+        DeliveryRead: {
+            /** Attempts */
+            attempts: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Event
+             * @enum {string}
+             */
+            event: "opened" | "escalated" | "resolved" | "test";
+            /** Id */
+            id: number;
+            /** Last Error */
+            last_error: string | null;
+            /** Last Status Code */
+            last_status_code: number | null;
+            /**
+             * Next Attempt At
+             * @description When a pending delivery is tried again.
+             */
+            next_attempt_at: string | null;
+            /** Sent At */
+            sent_at: string | null;
+            /**
+             * Severity
+             * @enum {string}
+             */
+            severity: "critical" | "warning" | "info";
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "sending" | "sent" | "failed";
+            /** Title */
+            title: string;
         };
         /** DigestPreview */
         DigestPreview: {
@@ -4248,6 +4430,380 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_channels_api_v1_alert_channels_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_channel_api_v1_alert_channels_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_channel_api_v1_alert_channels__channel_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    test_channel_api_v1_alert_channels__channel_id__test_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     accept_invitation_api_v1_auth_accept_invitation_post: {
         parameters: {
             query?: never;
@@ -11416,6 +11972,10 @@ export const backfillReadStatusValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const changeTargetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Change"]["target"]> = ["tikv", "aws"];
 export const changeEntryEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["entity_kind"]> = ["volume", "instance", "node", "cluster"];
 export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "inventory", "config"];
+export const channelCreateKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager"];
+export const channelCreateMin_severityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["min_severity"]> = ["critical", "warning", "info"];
+export const channelReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelRead"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager"];
+export const channelReadMin_severityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelRead"]["min_severity"]> = ["critical", "warning", "info"];
 export const clusterCreateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterCreate"]["deployment_kind"]> = ["tiup", "operator", "manual"];
 export const clusterOverviewReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterOverviewRead"]["resolution_source"]> = ["raw", "rollup"];
 export const clusterReadDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterRead"]["deployment_kind"]> = ["tiup", "operator", "manual"];
@@ -11423,6 +11983,9 @@ export const clusterUpdateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequ
 export const configReadSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigRead"]["source"]> = ["status_port", "upload", "tiup", "simulated"];
 export const configUploadFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigUpload"]["format"]> = ["toml", "tiup_topology"];
 export const connectionTestReadFlavourAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConnectionTestRead"]["flavour"]> = ["tiup", "operator"];
+export const deliveryReadEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["event"]> = ["opened", "escalated", "resolved", "test"];
+export const deliveryReadSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["severity"]> = ["critical", "warning", "info"];
+export const deliveryReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["status"]> = ["pending", "sending", "sent", "failed"];
 export const entityRefKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EntityRef"]["kind"]> = ["volume", "instance", "node", "cluster"];
 export const findingReadEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingRead"]["entity_kind"]> = ["cluster", "tikv_node", "instance", "volume"];
 export const findingReadImpact_basisValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingRead"]["impact_basis"]> = ["headroom", "metric", "none"];

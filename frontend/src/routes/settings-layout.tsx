@@ -7,6 +7,7 @@ const ORGANISATION = [
   { to: '/settings/invitations', label: 'Invitations' },
   { to: '/settings/tokens', label: 'API tokens' },
   { to: '/settings/digest', label: 'Weekly email' },
+  { to: '/settings/alerts', label: 'Alerts' },
   { to: '/settings/audit-log', label: 'Audit log' },
 ];
 

@@ -1,4 +1,5 @@
 import { Navigate, type RouteObject } from 'react-router';
+import SettingsAlertsPage from './settings-alerts';
 import SettingsAuditLogPage from './settings-audit-log';
 import SettingsAwsPage from './settings-aws';
 import SettingsAwsNewPage from './settings-aws-new';
@@ -27,5 +28,6 @@ export const settingsRoute: RouteObject = {
     { path: 'tokens', element: <SettingsTokensPage /> },
     { path: 'audit-log', element: <SettingsAuditLogPage /> },
     { path: 'digest', element: <SettingsDigestPage /> },
+    { path: 'alerts', element: <SettingsAlertsPage /> },
   ],
 };

@@ -14,7 +14,7 @@ from typing import Any
 
 from celery.schedules import crontab
 
-QUEUES = ("ingest", "advice", "email", "maintenance")
+QUEUES = ("ingest", "advice", "email", "alerts", "maintenance")
 
 
 @dataclass(frozen=True)

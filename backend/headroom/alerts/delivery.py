@@ -1,0 +1,227 @@
+"""Alert channels and delivery (issue 15; docs/alerts.md).
+
+Events: an advice run that opens a finding, raises its severity or resolves it calls `queue_events`, which writes
+one delivery record per (event, channel) whose rules match (minimum severity, rule families), with the event's
+unique key: a repeated run, a redelivered task or two workers can never make a second record for one event.
+
+Delivery (`deliver_due`, the every-minute `alerts.deliver` job on its own queue, and right after an advice run):
+each due record is **claimed** (status "sending", a lease of CLAIM_LEASE, FOR UPDATE SKIP LOCKED) and committed
+before the request is made, then marked:
+- 2xx: sent;
+- 429 (with Retry-After) and 5xx / network errors: retried with exponential backoff (RETRY_BASE x 2^attempt,
+  at most RETRY_MAX) up to MAX_ATTEMPTS, then failed with the last error;
+- another 4xx: failed at once (a permanent error: a revoked webhook, a wrong routing key), shown on the channel.
+A worker killed after the claim leaves the record "sending"; when its lease expires it is sent again only to the
+services that drop a repeated event themselves (PagerDuty by dedup_key, Alertmanager by labels, a webhook by
+X-Headroom-Event-Id); for Slack, which would show it twice, it is marked failed ("interrupted") instead of resent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from sqlalchemy import or_, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from headroom.alerts.models import AlertChannel, AlertDelivery
+from headroom.domain.notify import (
+    AlertEvent,
+    alertmanager_payload,
+    pagerduty_payload,
+    severity_at_least,
+    slack_payload,
+    webhook_body,
+    webhook_signature,
+)
+from headroom.platform.logging import get_logger
+from headroom.platform.outbound import check_url, current_policy
+from headroom.platform.security import SecretBox
+
+log = get_logger("headroom.alerts")
+
+CLAIM_LEASE = dt.timedelta(minutes=2)
+RETRY_BASE = dt.timedelta(seconds=30)
+RETRY_MAX = dt.timedelta(hours=1)
+MAX_ATTEMPTS = 8
+TIMEOUT_SECONDS = 10.0
+# Receivers that drop a repeated event themselves: safe to send again after a worker died mid-send.
+IDEMPOTENT_KINDS = ("pagerduty", "alertmanager", "webhook")
+
+
+def url_hint(url: str) -> str:
+    """What the UI shows of a channel's URL: scheme and host (a Slack webhook's path is its secret)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _rule_family(rule: str, families: dict[str, str]) -> str:
+    return families.get(rule, "")
+
+
+def queue_events(db: Session, org_id: uuid.UUID, events: Sequence[AlertEvent], *, now: dt.datetime,
+                 families: dict[str, str]) -> int:
+    """Record one delivery per (event, matching channel); an event already recorded for a channel is skipped.
+    `families`: rule id -> family (the advisor's rule catalog). Returns the records created."""
+    if not events:
+        return 0
+    channels = list(db.scalars(select(AlertChannel).where(AlertChannel.org_id == org_id, AlertChannel.enabled)))
+    # a resolution goes where the finding was announced (a warning under a channel's minimum never was)
+    resolved_ids = [e.finding_id for e in events if e.kind == "resolved" and e.finding_id]
+    announced = {(channel_id, finding_id) for channel_id, finding_id in db.execute(
+        select(AlertDelivery.channel_id, AlertDelivery.event["finding_id"].astext)
+        .where(AlertDelivery.org_id == org_id, AlertDelivery.event["finding_id"].astext.in_(resolved_ids),
+               AlertDelivery.event["kind"].astext.in_(("opened", "escalated"))))} if resolved_ids else set()
+    rows = []
+    for channel in channels:
+        for event in events:
+            if event.kind == "resolved":
+                if (channel.id, event.finding_id) not in announced:
+                    continue
+            elif not severity_at_least(event.severity, channel.min_severity):
+                continue
+            if channel.families and _rule_family(event.rule, families) not in channel.families:
+                continue
+            rows.append({"org_id": org_id, "channel_id": channel.id, "event_key": event.key, "event": event.to_json(),
+                         "status": "pending", "attempts": 0, "next_attempt_at": now, "created_at": now})
+    if not rows:
+        return 0
+    created = db.execute(insert(AlertDelivery).values(rows)
+                         .on_conflict_do_nothing(index_elements=["channel_id", "event_key"])
+                         .returning(AlertDelivery.id)).all()
+    return len(created)
+
+
+@dataclass(frozen=True)
+class Sent:
+    status_code: int | None
+    error: str | None
+    retry_after: float | None = None
+
+
+Post = Callable[[str, bytes, dict[str, str]], httpx.Response]
+
+
+def default_post(url: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    with httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+        return client.post(url, content=body, headers=headers)
+
+
+def request_for(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now: dt.datetime
+                ) -> tuple[str, bytes, dict[str, str]]:
+    """The URL, body and headers one channel kind expects for an event."""
+    import json
+
+    url = box.decrypt(channel.url_enc)
+    secret = box.decrypt(channel.secret_enc) if channel.secret_enc else None
+    headers = {"Content-Type": "application/json", "User-Agent": "Headroom-Alerts/1"}
+    if channel.kind == "slack":
+        return url, json.dumps(slack_payload(event)).encode(), headers
+    if channel.kind == "pagerduty":
+        return url, json.dumps(pagerduty_payload(event, secret or "")).encode(), headers
+    # The receivers compare times with their own clocks: the wall clock, not the run's `now`.
+    wall = dt.datetime.now(dt.UTC)
+    if channel.kind == "alertmanager":
+        return url.rstrip("/") + "/api/v2/alerts", json.dumps(alertmanager_payload(event, wall)).encode(), headers
+    body = webhook_body(event)
+    stamp = str(int(wall.timestamp()))
+    headers |= {"X-Headroom-Event-Id": event.key, "X-Headroom-Timestamp": stamp}
+    if secret:
+        headers["X-Headroom-Signature"] = webhook_signature(secret, stamp, body)
+    return url, body, headers
+
+
+def send(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now: dt.datetime,
+         post: Post = default_post) -> Sent:
+    """Make the request for one event; never raises (the outcome is recorded)."""
+    url, body, headers = request_for(channel, event, box, now=now)
+    refused = check_url(url, current_policy())
+    if refused is not None:
+        return Sent(None, f"refused by the outbound policy: {refused}")
+    try:
+        response = post(url, body, headers)
+    except httpx.HTTPError as exc:
+        return Sent(None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+    if 200 <= response.status_code < 300:
+        return Sent(response.status_code, None)
+    retry_after = None
+    raw = response.headers.get("Retry-After")
+    if raw is not None:
+        try:
+            retry_after = max(0.0, float(raw))
+        except ValueError:
+            retry_after = None
+    text = response.text[:300].strip()
+    return Sent(response.status_code, f"HTTP {response.status_code}{': ' + text if text else ''}", retry_after)
+
+
+def _claim(db: Session, now: dt.datetime, limit: int) -> list[tuple[int, str]]:
+    """Claim the due records (pending and due, or a lapsed claim): status "sending" with a lease; committed by the
+    caller before anything is sent."""
+    rows = list(db.execute(
+        select(AlertDelivery, AlertChannel.kind).join(AlertChannel, AlertChannel.id == AlertDelivery.channel_id)
+        .where(or_((AlertDelivery.status == "pending") & (AlertDelivery.next_attempt_at <= now),
+                   (AlertDelivery.status == "sending") & (AlertDelivery.claimed_until < now)))
+        .order_by(AlertDelivery.next_attempt_at, AlertDelivery.id)
+        .limit(limit).with_for_update(of=AlertDelivery, skip_locked=True)).all())
+    claimed = []
+    for row, kind in rows:
+        if row.status == "sending" and kind not in IDEMPOTENT_KINDS:
+            row.status, row.claimed_until = "failed", None
+            row.last_error = ("interrupted: the worker stopped while sending; not sent again, as this channel would "
+                              "show it twice")
+            continue
+        row.status, row.claimed_until = "sending", now + CLAIM_LEASE
+        row.attempts += 1
+        claimed.append((row.id, kind))
+    return claimed
+
+
+def record(row: AlertDelivery, outcome: Sent, now: dt.datetime) -> None:
+    row.last_status_code, row.claimed_until = outcome.status_code, None
+    if outcome.error is None:
+        row.status, row.sent_at, row.last_error = "sent", now, None
+        return
+    row.last_error = outcome.error
+    transient = outcome.status_code is None or outcome.status_code == 429 or outcome.status_code >= 500
+    if not transient or row.attempts >= MAX_ATTEMPTS or outcome.error.startswith("refused"):
+        row.status = "failed"
+        return
+    backoff = min(RETRY_BASE * (2 ** (row.attempts - 1)), RETRY_MAX)
+    if outcome.retry_after is not None:
+        backoff = max(backoff, dt.timedelta(seconds=outcome.retry_after))
+    row.status, row.next_attempt_at = "pending", now + backoff
+
+
+def deliver_due(units: Callable[[], Any], box: SecretBox, *, now: Callable[[], dt.datetime],
+                post: Post = default_post, limit: int = 100) -> dict[str, int]:
+    """Claim, send and record every due delivery (see the module); each claim is committed before its request."""
+    counts = {"sent": 0, "retrying": 0, "failed": 0}
+    with units() as db:
+        claimed = _claim(db, now(), limit)
+    for delivery_id, _kind in claimed:
+        with units() as db:  # read what to send; no connection is held while the receiver answers
+            row = db.get(AlertDelivery, delivery_id)
+            channel = db.get(AlertChannel, row.channel_id) if row is not None else None
+            if row is None or channel is None:
+                continue
+            event = AlertEvent.from_json(row.event)
+            db.expunge(channel)
+        started = time.monotonic()
+        outcome = send(channel, event, box, now=now(), post=post)
+        with units() as db:
+            row = db.get(AlertDelivery, delivery_id)
+            if row is None:
+                continue
+            record(row, outcome, now())
+            counts["sent" if row.status == "sent" else "retrying" if row.status == "pending" else "failed"] += 1
+            log.info("alerts.delivery", channel=str(channel.id), kind=channel.kind, event_kind=event.kind,
+                     status=row.status, code=outcome.status_code, seconds=round(time.monotonic() - started, 3))
+    return counts

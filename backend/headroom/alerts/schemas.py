@@ -1,0 +1,60 @@
+"""The alert channels' API shapes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Literal
+
+from pydantic import Field
+
+from headroom.platform.schemas import Input, Output
+
+ChannelKind = Literal["slack", "webhook", "pagerduty", "alertmanager"]
+Severity = Literal["critical", "warning", "info"]
+
+
+class ChannelCreate(Input):
+    """A channel: where alerts go and which ones."""
+
+    name: str = Field(min_length=1, max_length=100)
+    kind: ChannelKind
+    url: str = Field(min_length=8, max_length=2000, description="Slack incoming-webhook URL, your webhook's URL, "
+                     "PagerDuty's Events API v2 URL (https://events.pagerduty.com/v2/enqueue) or your Alertmanager's "
+                     "base URL. Stored encrypted; never shown again.")
+    secret: str | None = Field(default=None, max_length=500, description="Webhook: the HMAC key for "
+                               "X-Headroom-Signature. PagerDuty: the integration's routing key. Stored encrypted.")
+    min_severity: Severity = "warning"
+    families: list[str] = Field(default_factory=list, max_length=20,
+                                description="Rule families to send (e.g. aws-volume, tikv, disk); empty: all.")
+
+
+class DeliveryRead(Output):
+    id: int
+    event: Literal["opened", "escalated", "resolved", "test"]
+    title: str
+    severity: Severity
+    status: Literal["pending", "sending", "sent", "failed"]
+    attempts: int
+    last_status_code: int | None
+    last_error: str | None
+    created_at: dt.datetime
+    sent_at: dt.datetime | None
+    next_attempt_at: dt.datetime | None = Field(description="When a pending delivery is tried again.")
+
+
+class ChannelRead(Output):
+    id: uuid.UUID
+    name: str
+    kind: ChannelKind
+    url_hint: str = Field(description="Scheme and host of the URL (the rest is secret).")
+    has_secret: bool
+    min_severity: Severity
+    families: list[str]
+    enabled: bool
+    created_at: dt.datetime
+    last_deliveries: list[DeliveryRead]
+
+
+class ChannelList(Output):
+    items: list[ChannelRead]

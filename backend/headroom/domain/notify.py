@@ -1,0 +1,128 @@
+"""Alert payloads (pure): one event of a finding, written as each service documents its input.
+
+    slack_payload(event) -> dict            Slack incoming webhook: {"text", "blocks"} (Slack: "Sending messages
+                                            using incoming webhooks", https://api.slack.com/messaging/webhooks)
+    pagerduty_payload(event, routing_key)   PagerDuty Events API v2 enqueue: routing_key, event_action
+                                            trigger|resolve, dedup_key, payload{summary <= 1024 chars, source,
+                                            severity critical|error|warning|info, ...}, links
+                                            (https://developer.pagerduty.com/docs/events-api-v2/trigger-events/)
+    alertmanager_payload(event, sent_at)    Alertmanager API v2 POST /api/v2/alerts: a list of {labels,
+                                            annotations, startsAt, endsAt, generatorURL} (prometheus/alertmanager
+                                            api/v2/openapi.yaml, postableAlerts)
+    webhook_body(event) / webhook_signature(secret, timestamp, body)
+                                            Headroom's own JSON, signed "sha256=<hex HMAC-SHA256 of
+                                            '<timestamp>.<body>'>" (docs/alerts.md)
+
+An event is "opened", "escalated" (severity rose), "resolved" or "test". Its `key` is unique per event and
+stable when a run is repeated (the delivery record's unique key); `dedup_key` is the finding's, which PagerDuty
+and Alertmanager use to group a finding's trigger and resolve.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+EventKind = Literal["opened", "escalated", "resolved", "test"]
+SEVERITY_ORDER = ("info", "warning", "critical")
+PAGERDUTY_SUMMARY_MAX = 1024  # PagerDuty Events API v2: payload.summary is at most 1024 characters
+# Alertmanager resolves an alert whose endsAt passed; a firing alert is re-posted by each delivery, so give it an
+# end far enough ahead that it does not flap between our posts (Alertmanager's own resolve_timeout is 5 minutes).
+ALERTMANAGER_FIRING_FOR = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class AlertEvent:
+    """One event of one finding, with what a person needs to act on it."""
+
+    key: str
+    kind: EventKind
+    at: datetime
+    org: str
+    cluster: str
+    cluster_id: str
+    finding_id: str | None
+    dedup_key: str
+    rule: str
+    severity: Literal["critical", "warning", "info"]
+    title: str
+    entity: str
+    fix: str | None
+    url: str
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["at"] = self.at.isoformat()
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AlertEvent:
+        return cls(**{**data, "at": datetime.fromisoformat(data["at"])})
+
+
+def severity_at_least(severity: str, minimum: str) -> bool:
+    return SEVERITY_ORDER.index(severity) >= SEVERITY_ORDER.index(minimum)
+
+
+def _headline(event: AlertEvent) -> str:
+    word = {"opened": "New", "escalated": "Worse", "resolved": "Resolved", "test": "Test"}[event.kind]
+    return f"[{word} {event.severity}] {event.cluster}: {event.title}"
+
+
+def slack_payload(event: AlertEvent) -> dict[str, Any]:
+    lines = [f"*{_headline(event)}*", f"Entity: {event.entity} · rule `{event.rule}`"]
+    if event.fix and event.kind != "resolved":
+        lines.append(f"Fix: {event.fix}")
+    lines.append(f"<{event.url}|Open in Headroom>")
+    text = "\n".join(lines)
+    return {"text": _headline(event), "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]}
+
+
+def pagerduty_payload(event: AlertEvent, routing_key: str) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "routing_key": routing_key,
+        "event_action": "resolve" if event.kind == "resolved" else "trigger",
+        "dedup_key": event.dedup_key,
+    }
+    if event.kind == "resolved":
+        return body
+    return {
+        **body,
+        "payload": {
+            "summary": _headline(event)[:PAGERDUTY_SUMMARY_MAX],
+            "source": event.entity,
+            "severity": event.severity,
+            "timestamp": event.at.isoformat(),
+            "component": event.entity,
+            "group": event.cluster,
+            "class": event.rule,
+            "custom_details": {"fix": event.fix, "finding": event.url, "event": event.kind},
+        },
+        "links": [{"href": event.url, "text": "Open in Headroom"}],
+    }
+
+
+def alertmanager_payload(event: AlertEvent, sent_at: datetime) -> list[dict[str, Any]]:
+    """`sent_at`: the wall clock when posted (Alertmanager compares endsAt with its own clock)."""
+    ends = event.at if event.kind == "resolved" else sent_at + ALERTMANAGER_FIRING_FOR
+    return [{
+        "labels": {"alertname": f"Headroom_{event.rule}", "severity": event.severity, "cluster": event.cluster,
+                   "entity": event.entity, "headroom_finding": event.dedup_key, "source": "headroom"},
+        "annotations": {"summary": _headline(event), "description": event.fix or event.title, "url": event.url},
+        "startsAt": event.at.isoformat(),
+        "endsAt": ends.isoformat(),
+        "generatorURL": event.url,
+    }]
+
+
+def webhook_body(event: AlertEvent) -> bytes:
+    return json.dumps({"event": event.kind, **event.to_json()}, sort_keys=True, separators=(",", ":")).encode()
+
+
+def webhook_signature(secret: str, timestamp: str, body: bytes) -> str:
+    digest = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"

@@ -1,0 +1,225 @@
+"""Alert channels end to end (issue 15): the demo cluster's findings opened by the real advisor reach Slack, a
+signed webhook, PagerDuty Events v2 (local servers answering as those services document, 429 and 5xx included)
+and a real Alertmanager (the Debian package), once per event, through retries, repeated runs and a worker
+killed mid-send; resolutions follow."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import hmac
+import json
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from headroom.alerts import delivery
+from headroom.alerts import service as alerts
+from headroom.alerts.models import AlertDelivery
+from headroom.domain.advisor.engine import discover_rules
+from headroom.domain.snapshot.scenario import load_scenario
+from headroom.findings import service as findings
+from headroom.platform.security import SecretBox
+from headroom.sources.demo import service as demo
+from helpers import join_with_role, sign_up
+from receivers import receiver
+from sqlalchemy import func, select
+
+END = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
+SECRET = "webhook-secret-" + "s" * 20
+ROUTING_KEY = "R0UT1NGKEY0000000000000000000000"
+PD_SEVERITIES = {"critical", "error", "warning", "info"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def alertmanager(tmp: Path) -> Iterator[str]:
+    """A real Alertmanager on 127.0.0.1 with a receiver that sends nowhere (its API is what is tested)."""
+    config = tmp / "alertmanager.yml"
+    config.write_text("route:\n  receiver: nowhere\nreceivers:\n  - name: nowhere\n")
+    port = _free_port()
+    proc = subprocess.Popen(["prometheus-alertmanager", f"--config.file={config}", f"--storage.path={tmp / 'am'}",
+                             f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("alertmanager did not start")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _am_alerts(url: str) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{url}/api/v2/alerts?active=true&silenced=true&inhibited=true&unprocessed=true",
+                                timeout=5) as r:
+        return list(json.loads(r.read()))
+
+
+@pytest.fixture()
+def world(client: Any, make_client: Any, db: Any, clock: Any) -> dict[str, Any]:
+    owner = sign_up(client, org="Alerts Org")
+    viewer = join_with_role(owner, make_client(), "viewer")
+    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id))
+    demo.ingest_window(db, cluster, load_scenario(demo.default_scenario_path()), END - dt.timedelta(hours=3), END)
+    db.commit()
+    clock.now = END
+    return {"owner": owner, "viewer": viewer, "cluster": cluster}
+
+
+def _units(sessions: Any) -> Any:
+    @contextlib.contextmanager
+    def unit() -> Iterator[Any]:
+        session = sessions()
+        try:
+            yield session
+            session.commit()
+        finally:
+            session.close()
+
+    return unit
+
+
+def test_channels_are_admin_only_checked_and_keep_their_secrets(world: dict[str, Any], make_client: Any) -> None:
+    owner, viewer = world["owner"], world["viewer"]
+    slack_url = "https://hooks.slack.com/services/T000/B000/" + "x" * 24
+    made = owner.post("/api/v1/alert-channels", json={"name": "ops", "kind": "slack", "url": slack_url})
+    assert made.status_code == 201, made.text
+    body = made.json()
+    assert body["url_hint"] == "https://hooks.slack.com" and slack_url not in made.text  # the path is the secret
+    assert viewer.post("/api/v1/alert-channels", json={"name": "x", "kind": "slack", "url": slack_url}).status_code == 403
+    assert [c["name"] for c in viewer.get("/api/v1/alert-channels").json()["items"]] == ["ops"]
+    no_key = owner.post("/api/v1/alert-channels", json={"name": "pd", "kind": "pagerduty",
+                                                         "url": "https://events.pagerduty.com/v2/enqueue"})
+    assert no_key.status_code == 422 and no_key.json()["error"]["message"].startswith("secret:")
+    metadata = owner.post("/api/v1/alert-channels", json={"name": "md", "kind": "webhook",
+                                                           "url": "http://169.254.169.254/latest/meta-data"})
+    assert metadata.status_code == 422 and metadata.json()["error"]["message"].startswith("url:")
+    stranger = sign_up(make_client(), org="Other Alerts")
+    assert stranger.post(f"/api/v1/alert-channels/{body['id']}/test").status_code == 404
+    assert stranger.delete(f"/api/v1/alert-channels/{body['id']}").status_code == 404
+    assert owner.delete(f"/api/v1/alert-channels/{body['id']}").status_code == 204
+    assert owner.get("/api/v1/alert-channels").json()["items"] == []
+
+
+def test_send_test_records_the_outcome_and_names_a_permanent_error(world: dict[str, Any]) -> None:
+    owner = world["owner"]
+    with receiver("slack") as slack:
+        made = owner.post("/api/v1/alert-channels", json={"name": "ops", "kind": "slack",
+                                                          "url": f"{slack.url}/services/T/B/secret"}).json()
+        tested = owner.post(f"/api/v1/alert-channels/{made['id']}/test")
+        assert tested.status_code == 200, tested.text
+        (last,) = tested.json()["last_deliveries"]
+        assert last["event"] == "test" and last["status"] == "sent" and last["last_status_code"] == 200
+        assert slack.received[0].path == "/services/T/B/secret" and "Test alert" in slack.received[0].json["text"]
+        # Slack answers 404 "no_service" for a revoked webhook: permanent, shown with the reason, not retried
+        slack.script.append((404, {"Content-Type": "text/plain"}, b"no_service"))
+        again = owner.post(f"/api/v1/alert-channels/{made['id']}/test").json()["last_deliveries"][0]
+        assert again["status"] == "failed" and again["last_error"] == "HTTP 404: no_service"
+
+
+@pytest.mark.skipif(shutil.which("prometheus-alertmanager") is None, reason="installed by scripts/bootstrap.sh --test")
+def test_findings_reach_every_channel_once_through_retries_reruns_and_a_killed_worker(
+        world: dict[str, Any], db: Any, sessions: Any, settings: Any, tmp_path: Path) -> None:
+    owner, cluster = world["owner"], world["cluster"]
+    box = SecretBox(settings.secret_key)
+    units = _units(sessions)
+    families = {r.id: r.family for r in discover_rules()}
+    with receiver("slack") as slack, receiver("pagerduty") as pd, receiver("webhook") as hook, \
+            alertmanager(tmp_path) as am:
+        for name, kind, url, secret in (("slack", "slack", f"{slack.url}/services/T/B/X", None),
+                                        ("pd", "pagerduty", f"{pd.url}/v2/enqueue", ROUTING_KEY),
+                                        ("hook", "webhook", f"{hook.url}/headroom", SECRET),
+                                        ("am", "alertmanager", am, None)):
+            made = owner.post("/api/v1/alert-channels", json={"name": name, "kind": kind, "url": url,
+                                                              "secret": secret, "min_severity": "critical"})
+            assert made.status_code == 201, made.text
+        # Slack is rate limited once (Retry-After: 1), PagerDuty has a 5xx once: both are retried, not lost
+        slack.script.append((429, {"Retry-After": "1", "Content-Type": "text/plain"}, b"rate_limited"))
+        pd.script.append((503, {"Content-Type": "application/json"}, b'{"status":"unavailable"}'))
+
+        summary = findings.advise_cluster(db, cluster, now=END)
+        db.commit()
+        critical = [row for kind, row in summary.events if kind == "opened" and row.severity == "critical"]
+        assert critical and len(critical) < len(summary.events)  # warnings stay below the channels' minimum
+        first = delivery.deliver_due(units, box, now=lambda: END)
+        # the webhook and Alertmanager took every event at once; Slack's 429 and PagerDuty's 503 each hold one back
+        assert first == {"sent": 4 * len(critical) - 2, "retrying": 2, "failed": 0}
+        later = delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(minutes=2))
+        assert later["failed"] == 0
+        assert delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(minutes=5)) == {
+            "sent": 0, "retrying": 0, "failed": 0}
+
+        # each critical finding once per channel (the retried request counted once it succeeded)
+        assert len(slack.received) == len(critical) + 1 and len(pd.received) == len(critical) + 1
+        assert len(hook.received) == len(critical)
+        texts = [r.json["text"] for r in slack.received]
+        assert all(t.startswith("[New critical] demo-prod") for t in texts)
+        assert all(r.json["blocks"][0]["type"] == "section" for r in slack.received)
+        for r in pd.received:
+            event = r.json
+            assert event["routing_key"] == ROUTING_KEY and event["event_action"] == "trigger"
+            assert event["payload"]["severity"] in PD_SEVERITIES and len(event["payload"]["summary"]) <= 1024
+            assert event["dedup_key"] in {row.dedup_key for row in critical}
+        for r in hook.received:  # the receiver checks the signature as docs/alerts.md tells it to
+            stamp, signature = r.headers["X-Headroom-Timestamp"], r.headers["X-Headroom-Signature"]
+            expected = hmac.new(SECRET.encode(), stamp.encode() + b"." + r.body, hashlib.sha256).hexdigest()
+            assert signature == f"sha256={expected}" and r.json["event"] == "opened"
+            assert r.json["url"].endswith(f"/findings/{r.json['finding_id']}")
+        fired = _am_alerts(am)
+        assert {a["labels"]["headroom_finding"] for a in fired} == {row.dedup_key for row in critical}
+        assert all(a["labels"]["alertname"].startswith("Headroom_") and a["status"]["state"] == "active"
+                   for a in fired)
+
+        # a repeated run (a redelivered advice task) records nothing new and sends nothing
+        findings.advise_cluster(db, cluster, now=END)
+        db.commit()
+        before = db.scalar(select(func.count()).select_from(AlertDelivery))
+        assert delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(minutes=6))["sent"] == 0
+        assert db.scalar(select(func.count()).select_from(AlertDelivery)) == before
+
+        # a worker killed after its claim: PagerDuty (dedup by key) gets it again, Slack (no dedup) does not
+        stuck = list(db.scalars(select(AlertDelivery).where(AlertDelivery.status == "sent")))
+        for row in stuck:
+            row.status, row.claimed_until = "sending", END
+        db.commit()
+        slack_before, pd_before = len(slack.received), len(pd.received)
+        delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(minutes=10))
+        assert len(slack.received) == slack_before
+        assert len(pd.received) == pd_before + len(critical)
+        db.expire_all()  # the sender wrote through its own sessions
+        interrupted = db.scalars(select(AlertDelivery).where(AlertDelivery.status == "failed")).all()
+        assert interrupted and all(r.last_error.startswith("interrupted") for r in interrupted)
+
+        # resolution: every finding gone at the next run; PagerDuty resolves by dedup key, Alertmanager ends them
+        gone = findings.record_findings(db, cluster, [], now=END + dt.timedelta(hours=1))
+        alerts.queue_finding_events(db, cluster, gone.events, now=END + dt.timedelta(hours=1), families=families)
+        db.commit()
+        delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(hours=1))
+        resolves = [r.json for r in pd.received if r.json["event_action"] == "resolve"]
+        assert {r["dedup_key"] for r in resolves} == {row.dedup_key for row in critical}
+        assert all(set(r) == {"routing_key", "event_action", "dedup_key"} for r in resolves)
+        ended = {a["labels"]["headroom_finding"] for a in _am_alerts(am)}
+        assert not ended & {row.dedup_key for row in critical}  # endsAt passed: no longer active
+        assert any(r.json["text"].startswith("[Resolved") for r in slack.received)

@@ -1,0 +1,63 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api } from '@/api/client';
+import { unwrap } from '@/api/errors';
+import type { components } from '@/api/schema';
+
+type S = components['schemas'];
+export type Channel = S['ChannelRead'];
+export type ChannelCreate = S['ChannelCreate'];
+export type Delivery = S['DeliveryRead'];
+
+const channelsKey = ['alerts', 'channels'] as const;
+
+export function useChannels() {
+  return useQuery({ queryKey: channelsKey, queryFn: () => unwrap(api.GET('/api/v1/alert-channels')) });
+}
+
+export function useCreateChannel() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: ChannelCreate) => unwrap(api.POST('/api/v1/alert-channels', { body })),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: channelsKey }),
+  });
+}
+
+export function useDeleteChannel() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) =>
+      unwrap(api.DELETE('/api/v1/alert-channels/{channel_id}', { params: { path: { channel_id: id } } })),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: channelsKey }),
+  });
+}
+
+export function useTestChannel() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) =>
+      unwrap(api.POST('/api/v1/alert-channels/{channel_id}/test', { params: { path: { channel_id: id } } })),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: channelsKey }),
+  });
+}
+
+export const KIND_LABEL: Record<Channel['kind'], string> = {
+  slack: 'Slack',
+  webhook: 'Webhook',
+  pagerduty: 'PagerDuty',
+  alertmanager: 'Alertmanager',
+};
+
+export const URL_HINT: Record<Channel['kind'], string> = {
+  slack: 'The incoming-webhook URL Slack gave you (https://hooks.slack.com/services/…). Kept secret.',
+  webhook: 'Your endpoint; each request is signed with the key below (X-Headroom-Signature).',
+  pagerduty: 'https://events.pagerduty.com/v2/enqueue (Events API v2).',
+  alertmanager: "Your Alertmanager's base URL, e.g. http://alertmanager:9093.",
+};
+
+/** A delivery in words: "sent 12:04", "retrying: HTTP 429: rate_limited", "failed: HTTP 404: no_service". */
+export function deliveryText(d: Delivery): string {
+  if (d.status === 'sent') return `sent${d.last_status_code ? ` (HTTP ${d.last_status_code})` : ''}`;
+  if (d.status === 'pending') return `retrying${d.last_error ? `: ${d.last_error}` : ''}`;
+  if (d.status === 'sending') return 'sending';
+  return `failed${d.last_error ? `: ${d.last_error}` : ''}`;
+}

@@ -1,0 +1,185 @@
+import { useState, type FormEvent } from 'react';
+import { fieldErrorsOf } from '@/api/errors';
+import { EmptyState } from '@/components/EmptyState';
+import { QueryError } from '@/components/ErrorState';
+import { FormError } from '@/components/FormError';
+import { LoadingState } from '@/components/LoadingState';
+import { TextField } from '@/components/TextField';
+import { formatTimestamp } from '@/lib/format';
+import {
+  deliveryText,
+  KIND_LABEL,
+  URL_HINT,
+  useChannels,
+  useCreateChannel,
+  useDeleteChannel,
+  useTestChannel,
+  type Channel,
+  type ChannelCreate,
+} from '../api';
+
+const KINDS: Channel['kind'][] = ['slack', 'webhook', 'pagerduty', 'alertmanager'];
+const SEVERITIES: Channel['min_severity'][] = ['critical', 'warning', 'info'];
+
+function AddChannelForm() {
+  const create = useCreateChannel();
+  const [name, setName] = useState('');
+  const [kind, setKind] = useState<Channel['kind']>('slack');
+  const [url, setUrl] = useState('');
+  const [secret, setSecret] = useState('');
+  const [minSeverity, setMinSeverity] = useState<Channel['min_severity']>('warning');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const server = fieldErrorsOf(create.error);
+  const needsSecret = kind === 'pagerduty' || kind === 'webhook';
+
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    const found: Record<string, string> = {};
+    if (!name.trim()) found.name = 'Give the channel a name, e.g. the team or room it reaches.';
+    if (!/^https?:\/\/\S+$/.test(url.trim())) found.url = 'Enter the full URL, starting with https:// (or http://).';
+    if (kind === 'pagerduty' && !secret.trim()) found.secret = "PagerDuty needs the integration's routing key.";
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    const body: ChannelCreate = { name: name.trim(), kind, url: url.trim(), min_severity: minSeverity, families: [] };
+    if (needsSecret && secret.trim()) body.secret = secret.trim();
+    create.mutate(body, {
+      onSuccess: () => {
+        setName('');
+        setUrl('');
+        setSecret('');
+      },
+    });
+  };
+  return (
+    <form className="form" onSubmit={onSubmit} noValidate aria-label="Add an alert channel">
+      <FormError error={create.error} />
+      <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} error={errors.name ?? server.name} />
+      <div className="field">
+        <label className="field__label" htmlFor="channel-kind">
+          Kind
+        </label>
+        <select id="channel-kind" className="field__input" value={kind} onChange={(e) => setKind(e.target.value as Channel['kind'])}>
+          {KINDS.map((k) => (
+            <option key={k} value={k}>
+              {KIND_LABEL[k]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <TextField
+        label="URL"
+        value={url}
+        onChange={(e) => setUrl(e.target.value)}
+        hint={URL_HINT[kind]}
+        error={errors.url ?? server.url}
+        autoComplete="off"
+      />
+      {needsSecret && (
+        <TextField
+          label={kind === 'pagerduty' ? 'Routing key' : 'Signing key (optional)'}
+          value={secret}
+          onChange={(e) => setSecret(e.target.value)}
+          error={errors.secret ?? server.secret}
+          type="password"
+          autoComplete="off"
+        />
+      )}
+      <div className="field">
+        <label className="field__label" htmlFor="channel-severity">
+          Send findings from
+        </label>
+        <select
+          id="channel-severity"
+          className="field__input"
+          value={minSeverity}
+          onChange={(e) => setMinSeverity(e.target.value as Channel['min_severity'])}
+        >
+          {SEVERITIES.map((s) => (
+            <option key={s} value={s}>
+              {s} and above
+            </option>
+          ))}
+        </select>
+      </div>
+      <button type="submit" className="button button--primary" disabled={create.isPending}>
+        {create.isPending ? 'Adding…' : 'Add channel'}
+      </button>
+    </form>
+  );
+}
+
+function ChannelCard({ channel, canManage }: { channel: Channel; canManage: boolean }) {
+  const test = useTestChannel();
+  const remove = useDeleteChannel();
+  return (
+    <li className="settings-section" aria-label={`Channel ${channel.name}`}>
+      <h3>
+        {channel.name} <span className="muted small">({KIND_LABEL[channel.kind]})</span>
+      </h3>
+      <p className="muted small">
+        {channel.url_hint} · {channel.min_severity} and above{channel.families.length > 0 ? ` · ${channel.families.join(', ')}` : ''}
+      </p>
+      {canManage && (
+        <p>
+          <button type="button" className="button button--secondary button--small" onClick={() => test.mutate(channel.id)} disabled={test.isPending}>
+            {test.isPending ? 'Sending…' : 'Send test'}
+          </button>{' '}
+          <button
+            type="button"
+            className="button button--secondary button--small"
+            onClick={() => remove.mutate(channel.id)}
+            disabled={remove.isPending}
+            aria-label={`Remove ${channel.name}`}
+          >
+            Remove
+          </button>
+        </p>
+      )}
+      <FormError error={test.error ?? remove.error} />
+      {channel.last_deliveries.length === 0 ? (
+        <p className="muted small">Nothing sent yet.</p>
+      ) : (
+        <ul className="small" aria-label={`Last deliveries of ${channel.name}`}>
+          {channel.last_deliveries.map((d) => (
+            <li key={d.id}>
+              {formatTimestamp(d.created_at)} · {d.event} · {d.title}: <strong>{deliveryText(d)}</strong>
+            </li>
+          ))}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+/** The organisation's alert channels: add one (admins), send a test, see the last deliveries of each. */
+export function AlertChannelsPanel({ canManage }: { canManage: boolean }) {
+  const channels = useChannels();
+  return (
+    <>
+      {canManage && (
+        <section className="settings-section" aria-labelledby="add-channel-heading">
+          <h2 id="add-channel-heading">Add a channel</h2>
+          <AddChannelForm />
+        </section>
+      )}
+      <section className="settings-section" aria-labelledby="channels-heading">
+        <h2 id="channels-heading">Channels</h2>
+        {channels.isPending ? (
+          <LoadingState label="Loading channels…" />
+        ) : channels.isError ? (
+          <QueryError title="Could not load the channels" query={channels} />
+        ) : channels.data.items.length === 0 ? (
+          <EmptyState title="No alert channels" headingLevel={3}>
+            <p>Findings are only in Headroom and the weekly email until you add Slack, a webhook, PagerDuty or your Alertmanager.</p>
+          </EmptyState>
+        ) : (
+          <ul className="plain-list">
+            {channels.data.items.map((c) => (
+              <ChannelCard key={c.id} channel={c} canManage={canManage} />
+            ))}
+          </ul>
+        )}
+      </section>
+    </>
+  );
+}

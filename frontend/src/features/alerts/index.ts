@@ -1,0 +1,1 @@
+export { AlertChannelsPanel } from './components/AlertChannelsPanel';

@@ -1,0 +1,111 @@
+import { screen, within } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { routes } from '@/router';
+import { apiError, renderRoutes, SESSION } from '@/test/render';
+import { apiUrl, server } from '@/test/server';
+
+const CHANNEL_ID = 'a1e70000-0000-4000-8000-000000000001';
+const channel = (lastDeliveries: unknown[]) => ({
+  id: CHANNEL_ID,
+  name: 'ops-room',
+  kind: 'slack',
+  url_hint: 'https://hooks.slack.com',
+  has_secret: false,
+  min_severity: 'critical',
+  families: [],
+  enabled: true,
+  created_at: '2026-11-27T06:00:00Z',
+  last_deliveries: lastDeliveries,
+});
+const delivery = (status: string, error: string | null, code: number | null) => ({
+  id: 1,
+  event: 'test',
+  title: 'Test alert from Headroom: this channel works',
+  severity: 'warning',
+  status,
+  attempts: 1,
+  last_status_code: code,
+  last_error: error,
+  created_at: '2026-11-27T06:01:00Z',
+  sent_at: status === 'sent' ? '2026-11-27T06:01:01Z' : null,
+  next_attempt_at: null,
+});
+
+describe('alert channels settings', () => {
+  it('adds a channel, checks the form in words, sends a test and shows what the service answered', async () => {
+    let created: Record<string, unknown> | null = null;
+    let tested = false;
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/alert-channels'), () =>
+        HttpResponse.json({
+          items: created ? [channel(tested ? [delivery('failed', 'HTTP 404: no_service', 404)] : [])] : [],
+        }),
+      ),
+      http.post(apiUrl('/alert-channels'), async ({ request }) => {
+        created = (await request.json()) as Record<string, unknown>;
+        return HttpResponse.json(channel([]), { status: 201 });
+      }),
+      http.post(apiUrl(`/alert-channels/${CHANNEL_ID}/test`), () => {
+        tested = true;
+        return HttpResponse.json(channel([delivery('failed', 'HTTP 404: no_service', 404)]));
+      }),
+    );
+    const { user } = renderRoutes(routes, '/settings/alerts');
+    expect(await screen.findByRole('region', { name: 'No alert channels' })).toBeInTheDocument();
+    const form = screen.getByRole('form', { name: 'Add an alert channel' });
+    await user.click(within(form).getByRole('button', { name: 'Add channel' }));
+    expect(within(form).getByText('Give the channel a name, e.g. the team or room it reaches.')).toBeInTheDocument();
+    expect(within(form).getByText('Enter the full URL, starting with https:// (or http://).')).toBeInTheDocument();
+    await user.type(within(form).getByLabelText('Name'), 'ops-room');
+    await user.type(within(form).getByLabelText('URL'), 'https://hooks.slack.com/services/T/B/X');
+    await user.selectOptions(within(form).getByLabelText('Send findings from'), 'critical');
+    await user.click(within(form).getByRole('button', { name: 'Add channel' }));
+    const card = await screen.findByRole('listitem', { name: 'Channel ops-room' });
+    expect(created).toEqual({
+      name: 'ops-room',
+      kind: 'slack',
+      url: 'https://hooks.slack.com/services/T/B/X',
+      min_severity: 'critical',
+      families: [],
+    });
+    expect(card).toHaveTextContent('https://hooks.slack.com · critical and above');
+    await user.click(within(card).getByRole('button', { name: 'Send test' }));
+    expect(await within(card).findByText('failed: HTTP 404: no_service')).toBeInTheDocument();
+  });
+
+  it('asks PagerDuty for its routing key and shows an API refusal', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/alert-channels'), () => HttpResponse.json({ items: [] })),
+      http.post(apiUrl('/alert-channels'), () =>
+        HttpResponse.json(apiError('outbound_address_refused', 'url: Headroom will not fetch this address: 169.254.169.254 is link-local.'), {
+          status: 422,
+        }),
+      ),
+    );
+    const { user } = renderRoutes(routes, '/settings/alerts');
+    const form = await screen.findByRole('form', { name: 'Add an alert channel' });
+    await user.selectOptions(within(form).getByLabelText('Kind'), 'pagerduty');
+    await user.type(within(form).getByLabelText('Name'), 'pager');
+    await user.type(within(form).getByLabelText('URL'), 'http://169.254.169.254/v2/enqueue');
+    await user.click(within(form).getByRole('button', { name: 'Add channel' }));
+    expect(within(form).getByText("PagerDuty needs the integration's routing key.")).toBeInTheDocument();
+    await user.type(within(form).getByLabelText('Routing key'), 'R0UTING');
+    await user.click(within(form).getByRole('button', { name: 'Add channel' }));
+    expect(await within(form).findByRole('alert')).toHaveTextContent('169.254.169.254 is link-local');
+  });
+
+  it('lets a viewer see the channels but not change them', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json({ ...SESSION, role: 'viewer' })),
+      http.get(apiUrl('/alert-channels'), () => HttpResponse.json({ items: [channel([delivery('sent', null, 200)])] })),
+    );
+    renderRoutes(routes, '/settings/alerts');
+    const card = await screen.findByRole('listitem', { name: 'Channel ops-room' });
+    expect(within(card).getByText('sent (HTTP 200)')).toBeInTheDocument();
+    expect(within(card).queryByRole('button', { name: 'Send test' })).not.toBeInTheDocument();
+    expect(screen.queryByRole('form', { name: 'Add an alert channel' })).not.toBeInTheDocument();
+  });
+});
