@@ -25,7 +25,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Uuid(), nullable=False),
         sa.Column("org_id", sa.Uuid(), nullable=False),
         sa.Column("name", sa.String(length=100), nullable=False),
-        sa.Column("kind", sa.Enum("slack", "webhook", "pagerduty", "alertmanager", name="alert_channel_kind",
+        sa.Column("kind", sa.Enum("slack", "webhook", "pagerduty", "alertmanager", "email", name="alert_channel_kind",
                                   native_enum=False, create_constraint=True, length=32), nullable=False),
         sa.Column("url_enc", sa.Text(), nullable=False),
         sa.Column("url_hint", sa.String(length=200), nullable=False),

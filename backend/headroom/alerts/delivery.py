@@ -34,6 +34,8 @@ from sqlalchemy.orm import Session
 from headroom.alerts.models import AlertChannel, AlertDelivery
 from headroom.domain.notify import (
     AlertEvent,
+    email_text,
+    headline,
     alertmanager_payload,
     pagerduty_payload,
     severity_at_least,
@@ -42,6 +44,8 @@ from headroom.domain.notify import (
     webhook_signature,
 )
 from headroom.platform.logging import get_logger
+from headroom.platform.mail import html_page
+from headroom.platform.smtp import SendError, SmtpConfig, compose, send_message
 from headroom.platform.outbound import check_url, current_policy
 from headroom.platform.security import SecretBox
 
@@ -52,7 +56,8 @@ RETRY_BASE = dt.timedelta(seconds=30)
 RETRY_MAX = dt.timedelta(hours=1)
 MAX_ATTEMPTS = 8
 TIMEOUT_SECONDS = 10.0
-# Receivers that drop a repeated event themselves: safe to send again after a worker died mid-send.
+# Receivers that drop a repeated event themselves: safe to send again after a worker died mid-send (an email
+# would arrive twice, as a Slack message would be shown twice).
 IDEMPOTENT_KINDS = ("pagerduty", "alertmanager", "webhook")
 
 
@@ -104,6 +109,7 @@ class Sent:
     status_code: int | None
     error: str | None
     retry_after: float | None = None
+    permanent: bool = False  # an error not worth retrying whatever its code (an SMTP 5xx, no mail server)
 
 
 Post = Callable[[str, bytes, dict[str, str]], httpx.Response]
@@ -138,9 +144,25 @@ def request_for(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now
     return url, body, headers
 
 
+def _email(channel: AlertChannel, event: AlertEvent, box: SecretBox, smtp: SmtpConfig | None) -> Sent:
+    if smtp is None:
+        return Sent(None, "no mail server: set HEADROOM_SMTP_HOST (README, Configuration)", permanent=True)
+    recipients = [a.strip() for a in box.decrypt(channel.url_enc).split(",") if a.strip()]
+    text = email_text(event)
+    message = compose(smtp.sender, recipients, headline(event), text, html_page(text))
+    message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no out-of-office replies to an alert
+    try:
+        send_message(smtp, message, recipients)
+    except SendError as exc:
+        return Sent(exc.code, f"SMTP{f' {exc.code}' if exc.code else ''}: {exc}", permanent=not exc.transient)
+    return Sent(250, None)
+
+
 def send(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now: dt.datetime,
-         post: Post = default_post) -> Sent:
+         post: Post = default_post, smtp: SmtpConfig | None = None) -> Sent:
     """Make the request for one event; never raises (the outcome is recorded)."""
+    if channel.kind == "email":
+        return _email(channel, event, box, smtp)
     url, body, headers = request_for(channel, event, box, now=now)
     refused = check_url(url, current_policy())
     if refused is not None:
@@ -190,7 +212,8 @@ def record(row: AlertDelivery, outcome: Sent, now: dt.datetime) -> None:
         row.status, row.sent_at, row.last_error = "sent", now, None
         return
     row.last_error = outcome.error
-    transient = outcome.status_code is None or outcome.status_code == 429 or outcome.status_code >= 500
+    transient = not outcome.permanent and (outcome.status_code is None or outcome.status_code == 429
+                                           or outcome.status_code >= 500)
     if not transient or row.attempts >= MAX_ATTEMPTS or outcome.error.startswith("refused"):
         row.status = "failed"
         return
@@ -201,7 +224,7 @@ def record(row: AlertDelivery, outcome: Sent, now: dt.datetime) -> None:
 
 
 def deliver_due(units: Callable[[], Any], box: SecretBox, *, now: Callable[[], dt.datetime],
-                post: Post = default_post, limit: int = 100) -> dict[str, int]:
+                post: Post = default_post, smtp: SmtpConfig | None = None, limit: int = 100) -> dict[str, int]:
     """Claim, send and record every due delivery (see the module); each claim is committed before its request."""
     counts = {"sent": 0, "retrying": 0, "failed": 0}
     with units() as db:
@@ -215,7 +238,7 @@ def deliver_due(units: Callable[[], Any], box: SecretBox, *, now: Callable[[], d
             event = AlertEvent.from_json(row.event)
             db.expunge(channel)
         started = time.monotonic()
-        outcome = send(channel, event, box, now=now(), post=post)
+        outcome = send(channel, event, box, now=now(), post=post, smtp=smtp)
         with units() as db:
             row = db.get(AlertDelivery, delivery_id)
             if row is None:

@@ -11,12 +11,14 @@ from headroom.platform.jobs.context import job_context
 from headroom.platform.jobs.registry import Job, Schedule
 from headroom.platform.security import SecretBox
 from headroom.platform.settings import Settings
+from headroom.platform.smtp import config_from_settings
 
 
 def run_deliveries(database_url: str, settings: Settings, now: dt.datetime, **_: Any) -> dict[str, Any]:
     """Send the alerts that are due (new events, and retries whose backoff has passed)."""
     ctx = job_context(database_url, settings)
-    return delivery.deliver_due(ctx.unit, SecretBox(settings.secret_key), now=lambda: dt.datetime.now(dt.UTC))
+    return delivery.deliver_due(ctx.unit, SecretBox(settings.secret_key), now=lambda: dt.datetime.now(dt.UTC),
+                                smtp=config_from_settings(settings))
 
 
 JOBS = (

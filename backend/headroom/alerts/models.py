@@ -13,7 +13,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from headroom.platform.orm import Base, created_at_column, enum_column, fk_column, uuid_pk
 
-CHANNEL_KINDS = ("slack", "webhook", "pagerduty", "alertmanager")
+CHANNEL_KINDS = ("slack", "webhook", "pagerduty", "alertmanager", "email")
 DELIVERY_STATUSES = ("pending", "sending", "sent", "failed")
 
 

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Response, status
 from headroom.alerts import service
 from headroom.alerts.schemas import ChannelCreate, ChannelList, ChannelRead
 from headroom.api.deps import DB, Caller, Context
+from headroom.platform.smtp import config_from_settings
 
 router = APIRouter(tags=["alerts"])
 
@@ -36,7 +37,8 @@ def list_channels(caller: Caller, db: DB) -> ChannelList:
 @router.post("/alert-channels", status_code=status.HTTP_201_CREATED, response_model=ChannelRead)
 def create_channel(body: ChannelCreate, caller: Caller, db: DB, ctx: Context) -> ChannelRead:
     """Add a channel (admin): Slack incoming webhook, a webhook (JSON signed with HMAC-SHA256), PagerDuty Events
-    API v2, or your Alertmanager (its v2 alerts API). The URL and secret are stored encrypted."""
+    API v2, your Alertmanager (its v2 alerts API), or email addresses (through Headroom's SMTP server). The URL and
+    secret are stored encrypted."""
     return service.create_channel(db, caller, body, ctx.secret_box)
 
 
@@ -50,4 +52,5 @@ def delete_channel(channel_id: uuid.UUID, caller: Caller, db: DB) -> Response:
 @router.post("/alert-channels/{channel_id}/test", response_model=ChannelRead)
 def test_channel(channel_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> ChannelRead:
     """Send a test alert now (admin); the channel comes back with the delivery's outcome on top."""
-    return service.send_test(db, caller, channel_id, ctx.secret_box, now=ctx.clock())
+    return service.send_test(db, caller, channel_id, ctx.secret_box, now=ctx.clock(),
+                             smtp=config_from_settings(ctx.settings))

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from headroom.platform.schemas import Input, Output
 
-ChannelKind = Literal["slack", "webhook", "pagerduty", "alertmanager"]
+ChannelKind = Literal["slack", "webhook", "pagerduty", "alertmanager", "email"]
 Severity = Literal["critical", "warning", "info"]
 
 
@@ -19,9 +19,10 @@ class ChannelCreate(Input):
 
     name: str = Field(min_length=1, max_length=100)
     kind: ChannelKind
-    url: str = Field(min_length=8, max_length=2000, description="Slack incoming-webhook URL, your webhook's URL, "
-                     "PagerDuty's Events API v2 URL (https://events.pagerduty.com/v2/enqueue) or your Alertmanager's "
-                     "base URL. Stored encrypted; never shown again.")
+    url: str = Field(min_length=3, max_length=2000, description="Slack incoming-webhook URL, your webhook's URL, "
+                     "PagerDuty's Events API v2 URL (https://events.pagerduty.com/v2/enqueue), your Alertmanager's "
+                     "base URL, or for email the addresses, comma-separated. Stored encrypted; a URL is never shown "
+                     "again.")
     secret: str | None = Field(default=None, max_length=500, description="Webhook: the HMAC key for "
                                "X-Headroom-Signature. PagerDuty: the integration's routing key. Stored encrypted.")
     min_severity: Severity = "warning"

@@ -27,6 +27,7 @@ from headroom.platform.outbound import require_allowed_url
 from headroom.platform.principal import Principal
 from headroom.platform.security import SecretBox
 from headroom.platform.settings import get_settings
+from headroom.platform.smtp import SmtpConfig
 
 WINDOW = dt.timedelta(hours=1)  # enough to see which filesystems node_exporter reports for each store
 
@@ -58,6 +59,8 @@ def prometheus_rules(db: Session, principal: Principal, cluster_id: uuid.UUID, *
 
 
 LAST_DELIVERIES = 10
+MAX_EMAIL_RECIPIENTS = 20
+EMAIL = re.compile(r"[^@\s,]+@[^@\s,]+\.[^@\s,]+")
 PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
 
 
@@ -92,12 +95,22 @@ def _get(db: Session, principal: Principal, channel_id: uuid.UUID) -> AlertChann
 def create_channel(db: Session, principal: Principal, body: ChannelCreate, box: SecretBox) -> ChannelRead:
     """Add a channel (admin). The URL must pass the outbound policy; PagerDuty needs its routing key."""
     principal.require("admin")
-    require_allowed_url(body.url, field="url")
+    if body.kind == "email":
+        addresses = [a.strip() for a in body.url.split(",") if a.strip()]
+        bad = [a for a in addresses if not EMAIL.fullmatch(a)]
+        if not addresses or bad or len(addresses) > MAX_EMAIL_RECIPIENTS:
+            raise InvalidInput(f"url: give 1 to {MAX_EMAIL_RECIPIENTS} email addresses, comma-separated"
+                               + (f" ({', '.join(bad[:3])} is not one)" if bad else ""),
+                               details=[{"field": "url", "message": "not a list of email addresses"}])
+        body = body.model_copy(update={"url": ", ".join(addresses)})
+    else:
+        require_allowed_url(body.url, field="url")
     if body.kind == "pagerduty" and not body.secret:
         raise InvalidInput("secret: PagerDuty needs the integration's routing key (Events API v2).",
                            details=[{"field": "secret", "message": "required for PagerDuty"}])
     row = AlertChannel(org_id=principal.org_id, name=body.name.strip(), kind=body.kind,
-                       url_enc=box.encrypt(body.url), url_hint=delivery.url_hint(body.url),
+                       url_enc=box.encrypt(body.url),
+                       url_hint=body.url[:200] if body.kind == "email" else delivery.url_hint(body.url),
                        secret_enc=box.encrypt(body.secret) if body.secret else None,
                        min_severity=body.min_severity, families=list(body.families), enabled=True)
     db.add(row)
@@ -120,7 +133,7 @@ def test_event(cluster_name: str, *, now: dt.datetime, key: str) -> AlertEvent:
 
 
 def send_test(db: Session, principal: Principal, channel_id: uuid.UUID, box: SecretBox, *, now: dt.datetime,
-              post: delivery.Post | None = None) -> ChannelRead:
+              smtp: SmtpConfig | None = None, post: delivery.Post | None = None) -> ChannelRead:
     """Send a test alert to the channel now (admin) and record it like any delivery (claimed before it is sent,
     so the scheduled sender never takes it too); a transient failure is retried by the scheduled sender."""
     principal.require("admin")
@@ -131,7 +144,7 @@ def send_test(db: Session, principal: Principal, channel_id: uuid.UUID, box: Sec
                         created_at=now)
     db.add(row)
     db.commit()  # the claim is recorded before the request
-    outcome = delivery.send(channel, event, box, now=now, post=post or delivery.default_post)
+    outcome = delivery.send(channel, event, box, now=now, post=post or delivery.default_post, smtp=smtp)
     delivery.record(row, outcome, now)
     db.flush()
     return _channel_read(db, channel)

@@ -68,18 +68,27 @@ def severity_at_least(severity: str, minimum: str) -> bool:
     return SEVERITY_ORDER.index(severity) >= SEVERITY_ORDER.index(minimum)
 
 
-def _headline(event: AlertEvent) -> str:
+def headline(event: AlertEvent) -> str:
     word = {"opened": "New", "escalated": "Worse", "resolved": "Resolved", "test": "Test"}[event.kind]
     return f"[{word} {event.severity}] {event.cluster}: {event.title}"
 
 
+def email_text(event: AlertEvent) -> str:
+    """The plain text of an alert email: what, where, the fix, the link."""
+    lines = [headline(event), "", f"Cluster: {event.cluster}", f"Entity: {event.entity}", f"Rule: {event.rule}"]
+    if event.fix and event.kind != "resolved":
+        lines.append(f"Fix: {event.fix}")
+    lines += ["", f"Open in Headroom: {event.url}"]
+    return "\n".join(lines)
+
+
 def slack_payload(event: AlertEvent) -> dict[str, Any]:
-    lines = [f"*{_headline(event)}*", f"Entity: {event.entity} · rule `{event.rule}`"]
+    lines = [f"*{headline(event)}*", f"Entity: {event.entity} · rule `{event.rule}`"]
     if event.fix and event.kind != "resolved":
         lines.append(f"Fix: {event.fix}")
     lines.append(f"<{event.url}|Open in Headroom>")
     text = "\n".join(lines)
-    return {"text": _headline(event), "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]}
+    return {"text": headline(event), "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]}
 
 
 def pagerduty_payload(event: AlertEvent, routing_key: str) -> dict[str, Any]:
@@ -93,7 +102,7 @@ def pagerduty_payload(event: AlertEvent, routing_key: str) -> dict[str, Any]:
     return {
         **body,
         "payload": {
-            "summary": _headline(event)[:PAGERDUTY_SUMMARY_MAX],
+            "summary": headline(event)[:PAGERDUTY_SUMMARY_MAX],
             "source": event.entity,
             "severity": event.severity,
             "timestamp": event.at.isoformat(),
@@ -112,7 +121,7 @@ def alertmanager_payload(event: AlertEvent, sent_at: datetime) -> list[dict[str,
     return [{
         "labels": {"alertname": f"Headroom_{event.rule}", "severity": event.severity, "cluster": event.cluster,
                    "entity": event.entity, "headroom_finding": event.dedup_key, "source": "headroom"},
-        "annotations": {"summary": _headline(event), "description": event.fix or event.title, "url": event.url},
+        "annotations": {"summary": headline(event), "description": event.fix or event.title, "url": event.url},
         "startsAt": event.at.isoformat(),
         "endsAt": ends.isoformat(),
         "generatorURL": event.url,

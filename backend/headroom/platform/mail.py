@@ -26,7 +26,8 @@ class Mailer(Protocol):
         """Deliver a plain-text email (an HTML alternative is derived); log, never raise, on failure."""
 
 
-def _html(text: str) -> str:
+def html_page(text: str) -> str:
+    """Plain text as a minimal HTML page: escaped, links made clickable, paragraphs kept."""
     escaped = html.escape(text)
     linked = re.sub(r"(https?://[^\s<]+)", r'<a href="\1">\1</a>', escaped)
     paragraphs = "".join(f"<p>{p.replace(chr(10), '<br>')}</p>" for p in linked.split("\n\n") if p.strip())
@@ -38,7 +39,7 @@ class SmtpMailer:
         self.config = config
 
     def send(self, to: str, subject: str, text: str) -> None:
-        message = compose(self.config.sender, [to], subject, text, _html(text))
+        message = compose(self.config.sender, [to], subject, text, html_page(text))
         try:
             send_message(self.config, message, [to])
         except SendError as exc:

@@ -223,3 +223,41 @@ def test_findings_reach_every_channel_once_through_retries_reruns_and_a_killed_w
         ended = {a["labels"]["headroom_finding"] for a in _am_alerts(am)}
         assert not ended & {row.dedup_key for row in critical}  # endsAt passed: no longer active
         assert any(r.json["text"].startswith("[Resolved") for r in slack.received)
+
+
+def test_the_email_channel_sends_through_the_smtp_server_and_records_a_refusal(
+        world: dict[str, Any], db: Any, sessions: Any, settings: Any, smtp_server: Any) -> None:
+    from headroom.platform.smtp import SmtpConfig
+
+    owner, cluster = world["owner"], world["cluster"]
+    bad = owner.post("/api/v1/alert-channels", json={"name": "mail", "kind": "email", "url": "ops@, nobody"})
+    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("url: give 1 to 20 email addresses")
+    made = owner.post("/api/v1/alert-channels", json={"name": "mail", "kind": "email", "min_severity": "critical",
+                                                      "url": "ops@example.com,  sre@example.com"})
+    assert made.status_code == 201, made.text
+    assert made.json()["url_hint"] == "ops@example.com, sre@example.com"
+    smtp = SmtpConfig(host="127.0.0.1", port=smtp_server.port, sender="Headroom <alerts@headroom.example.com>",
+                      security="none", timeout=5.0)
+    summary = findings.advise_cluster(db, cluster, now=END)
+    db.commit()
+    critical = [row for kind, row in summary.events if row.severity == "critical"]
+    delivery.deliver_due(_units(sessions), SecretBox(settings.secret_key), now=lambda: END, smtp=smtp)
+    assert len(smtp_server.received) == len(critical)
+    first = smtp_server.received[0]
+    assert sorted(first.rcpt_tos) == ["ops@example.com", "sre@example.com"]
+    assert first.message["Subject"].startswith("[New critical] demo-prod") and first.message["Auto-Submitted"]
+    text = first.message.get_body(preferencelist=("plain",)).get_content()
+    assert "Open in Headroom: " in text and "/findings/" in text
+    # a refusal (550) is permanent: recorded with the server's answer, not retried
+    smtp_server.reply = "550 5.1.1 mailbox unavailable"
+    tested = alerts.send_test(db, _principal(owner, cluster), uuid.UUID(made.json()["id"]),
+                              SecretBox(settings.secret_key), now=END, smtp=smtp)
+    last = tested.last_deliveries[0]
+    assert last.status == "failed" and last.last_error.startswith("SMTP 550")
+
+
+def _principal(owner: Any, cluster: Any) -> Any:
+    from headroom.platform.principal import Principal
+
+    return Principal(user_id=uuid.UUID(owner.session["user"]["id"]), org_id=cluster.org_id, role="owner",
+                     via="session")

@@ -20,7 +20,8 @@ export interface paths {
         /**
          * Create Channel
          * @description Add a channel (admin): Slack incoming webhook, a webhook (JSON signed with HMAC-SHA256), PagerDuty Events
-         *     API v2, or your Alertmanager (its v2 alerts API). The URL and secret are stored encrypted.
+         *     API v2, your Alertmanager (its v2 alerts API), or email addresses (through Headroom's SMTP server). The URL and
+         *     secret are stored encrypted.
          */
         post: operations["create_channel_api_v1_alert_channels_post"];
         delete?: never;
@@ -1791,7 +1792,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "slack" | "webhook" | "pagerduty" | "alertmanager";
+            kind: "slack" | "webhook" | "pagerduty" | "alertmanager" | "email";
             /**
              * Min Severity
              * @default warning
@@ -1807,7 +1808,7 @@ export interface components {
             secret?: string | null;
             /**
              * Url
-             * @description Slack incoming-webhook URL, your webhook's URL, PagerDuty's Events API v2 URL (https://events.pagerduty.com/v2/enqueue) or your Alertmanager's base URL. Stored encrypted; never shown again.
+             * @description Slack incoming-webhook URL, your webhook's URL, PagerDuty's Events API v2 URL (https://events.pagerduty.com/v2/enqueue), your Alertmanager's base URL, or for email the addresses, comma-separated. Stored encrypted; a URL is never shown again.
              */
             url: string;
         };
@@ -1838,7 +1839,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "slack" | "webhook" | "pagerduty" | "alertmanager";
+            kind: "slack" | "webhook" | "pagerduty" | "alertmanager" | "email";
             /** Last Deliveries */
             last_deliveries: components["schemas"]["DeliveryRead"][];
             /**
@@ -11972,9 +11973,9 @@ export const backfillReadStatusValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const changeTargetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Change"]["target"]> = ["tikv", "aws"];
 export const changeEntryEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["entity_kind"]> = ["volume", "instance", "node", "cluster"];
 export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "inventory", "config"];
-export const channelCreateKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager"];
+export const channelCreateKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager", "email"];
 export const channelCreateMin_severityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["min_severity"]> = ["critical", "warning", "info"];
-export const channelReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelRead"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager"];
+export const channelReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelRead"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager", "email"];
 export const channelReadMin_severityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelRead"]["min_severity"]> = ["critical", "warning", "info"];
 export const clusterCreateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterCreate"]["deployment_kind"]> = ["tiup", "operator", "manual"];
 export const clusterOverviewReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterOverviewRead"]["resolution_source"]> = ["raw", "rollup"];

@@ -45,6 +45,7 @@ export const KIND_LABEL: Record<Channel['kind'], string> = {
   webhook: 'Webhook',
   pagerduty: 'PagerDuty',
   alertmanager: 'Alertmanager',
+  email: 'Email',
 };
 
 export const URL_HINT: Record<Channel['kind'], string> = {
@@ -52,6 +53,7 @@ export const URL_HINT: Record<Channel['kind'], string> = {
   webhook: 'Your endpoint; each request is signed with the key below (X-Headroom-Signature).',
   pagerduty: 'https://events.pagerduty.com/v2/enqueue (Events API v2).',
   alertmanager: "Your Alertmanager's base URL, e.g. http://alertmanager:9093.",
+  email: 'Email addresses, comma-separated (sent through the SMTP server Headroom is configured with).',
 };
 
 /** A delivery in words: "sent 12:04", "retrying: HTTP 429: rate_limited", "failed: HTTP 404: no_service". */

@@ -18,7 +18,7 @@ import {
   type ChannelCreate,
 } from '../api';
 
-const KINDS: Channel['kind'][] = ['slack', 'webhook', 'pagerduty', 'alertmanager'];
+const KINDS: Channel['kind'][] = ['slack', 'webhook', 'pagerduty', 'alertmanager', 'email'];
 const SEVERITIES: Channel['min_severity'][] = ['critical', 'warning', 'info'];
 
 function AddChannelForm() {
@@ -36,7 +36,10 @@ function AddChannelForm() {
     event.preventDefault();
     const found: Record<string, string> = {};
     if (!name.trim()) found.name = 'Give the channel a name, e.g. the team or room it reaches.';
-    if (!/^https?:\/\/\S+$/.test(url.trim())) found.url = 'Enter the full URL, starting with https:// (or http://).';
+    if (kind === 'email') {
+      if (!url.split(',').every((a) => /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(a.trim())))
+        found.url = 'Enter email addresses, separated by commas.';
+    } else if (!/^https?:\/\/\S+$/.test(url.trim())) found.url = 'Enter the full URL, starting with https:// (or http://).';
     if (kind === 'pagerduty' && !secret.trim()) found.secret = "PagerDuty needs the integration's routing key.";
     setErrors(found);
     if (Object.keys(found).length > 0) return;
@@ -67,7 +70,7 @@ function AddChannelForm() {
         </select>
       </div>
       <TextField
-        label="URL"
+        label={kind === 'email' ? 'Addresses' : 'URL'}
         value={url}
         onChange={(e) => setUrl(e.target.value)}
         hint={URL_HINT[kind]}
