@@ -77,7 +77,7 @@ def test_counts_top_findings_fix_forecast_and_sources() -> None:
         FindingItem(title="gp2 burst bucket drains on vol-9", severity="critical", entity="volume vol-9",
                     impact="6,000 IOPS sustained instead of 3,000", fix=("volume.type: gp2 -> gp3",
                     "volume.iops: 3000 -> 6000"), forecast=(_empties_in_35_min,),
-                    url="https://h.example/clusters/1?finding=f9"),
+                    url="https://h.example/clusters/1/findings/f9"),
     ]
     prod = ClusterDigest(name="prod", url="https://h.example/clusters/1",
                          open_by_severity={"critical": 1, "warning": 5, "info": 1}, new_this_week=3,
@@ -104,7 +104,7 @@ def test_counts_top_findings_fix_forecast_and_sources() -> None:
         "   Fix: volume.type: gp2 -> gp3\n"
         "   Fix: volume.iops: 3000 -> 6000\n"
         "   Forecast: forecast: the 40% balance empties in 35 min\n"
-        "   Details: https://h.example/clusters/1?finding=f9\n"
+        "   Details: https://h.example/clusters/1/findings/f9\n"
         "2. [WARNING] warning 1\n"
     ) in text
     assert "5. [WARNING] warning 4\n" in text and "warning 5" not in text and "an info" not in text
