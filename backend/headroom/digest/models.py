@@ -102,7 +102,9 @@ class DigestDelivery(Base):
 
     __tablename__ = "digest_deliveries"
 
-    send_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("digest_sends.id", ondelete="CASCADE"), primary_key=True)
+    send_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("digest_sends.id", ondelete="CASCADE"), primary_key=True
+    )
     user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     delivered_at: Mapped[dt.datetime] = created_at_column()

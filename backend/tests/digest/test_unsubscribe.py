@@ -15,7 +15,9 @@ from digest_seed import DIGEST_AT, add_member, advisor_finding, record, verify
 from headroom.digest import service
 from helpers import sign_up
 
-ONE_CLICK = re.compile(r"^<(https://headroom\.example\.com/api/v1/digest/unsubscribe\?token=([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+))>$")
+ONE_CLICK = re.compile(
+    r"^<(https://headroom\.example\.com/api/v1/digest/unsubscribe\?token=([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+))>$"
+)
 NEXT_WEEK = DIGEST_AT + dt.timedelta(days=7)
 
 
@@ -28,8 +30,16 @@ def org(client: Any, sessions: Any) -> dict[str, Any]:
     verify(sessions, admin)
     east = owner.post("/api/v1/clusters", json={"name": "east", "tikv_version": "v8.5.1"}).json()
     west = owner.post("/api/v1/clusters", json={"name": "west", "tikv_version": "v8.5.1"}).json()
-    record(sessions, east["id"], [advisor_finding("east", "vol-0east", "critical", "vol-0east drains its burst bucket")])
-    record(sessions, west["id"], [advisor_finding("west", "vol-0west", "warning", "vol-0west near its IOPS ceiling")])
+    record(
+        sessions,
+        east["id"],
+        [advisor_finding("east", "vol-0east", "critical", "vol-0east drains its burst bucket")],
+    )
+    record(
+        sessions,
+        west["id"],
+        [advisor_finding("west", "vol-0west", "warning", "vol-0west near its IOPS ceiling")],
+    )
     return {"owner": owner, "admin": admin, "east": east, "west": west}
 
 
@@ -68,7 +78,10 @@ def test_each_recipient_gets_their_own_message_with_one_click_headers(
         page = f"https://headroom.example.com/unsubscribe?token={token}"
         assert f"Unsubscribe from this weekly email: {page}\n" in text
         assert f'<a href="{page}">Unsubscribe</a>' in html
-        assert "Your email preferences (which clusters, on or off): https://headroom.example.com/settings/digest" in text
+        assert (
+            "Your email preferences (which clusters, on or off): https://headroom.example.com/settings/digest"
+            in text
+        )
     assert len(tokens) == 2, "a token per recipient"
 
 
@@ -81,11 +94,18 @@ def test_the_unsubscribe_link_works_twice_and_stops_next_weeks_email(
     path = one_click.removeprefix("https://headroom.example.com")
 
     anonymous = make_client()  # a mail client: no session, no CSRF header, the RFC 8058 form body
-    form = {"content": "List-Unsubscribe=One-Click", "headers": {"Content-Type": "application/x-www-form-urlencoded"}}
+    form = {
+        "content": "List-Unsubscribe=One-Click",
+        "headers": {"Content-Type": "application/x-www-form-urlencoded"},
+    }
     first = anonymous.post(path, **form)
     assert first.status_code == 200, first.text
-    assert first.json() == {"email": "admin@unsub-org.example.com", "organization": "Unsub Org",
-                            "weekly_email": False, "already_unsubscribed": False}
+    assert first.json() == {
+        "email": "admin@unsub-org.example.com",
+        "organization": "Unsub Org",
+        "weekly_email": False,
+        "already_unsubscribed": False,
+    }
     again = anonymous.post(path, **form)
     assert again.status_code == 200
     assert again.json()["already_unsubscribed"] is True
@@ -119,23 +139,32 @@ def test_everyone_unsubscribed_is_a_skipped_week(
 def test_a_bad_or_tampered_token_is_refused_in_words(
     org: dict[str, Any], make_client: Any, smtp_settings: Any, mangle: Any, status: int, words: str
 ) -> None:
-    token = service.unsubscribe_token(smtp_settings.secret_key, uuid.UUID(org["admin"]), uuid.UUID(org["owner"].org_id))
+    token = service.unsubscribe_token(
+        smtp_settings.secret_key, uuid.UUID(org["admin"]), uuid.UUID(org["owner"].org_id)
+    )
     got = make_client().post(f"/api/v1/digest/unsubscribe?token={mangle(token)}")
     assert got.status_code == status
     assert got.json()["error"]["code"] == "invalid_unsubscribe_token"
     assert words in got.json()["error"]["message"]
     assert org["owner"].get("/api/v1/org/digest").json()["recipients"] == [
-        "admin@unsub-org.example.com", "owner@unsub-org.example.com"]
+        "admin@unsub-org.example.com",
+        "owner@unsub-org.example.com",
+    ]
 
 
-def test_a_verification_token_is_no_unsubscribe_token(org: dict[str, Any], make_client: Any, smtp_settings: Any) -> None:
+def test_a_verification_token_is_no_unsubscribe_token(
+    org: dict[str, Any], make_client: Any, smtp_settings: Any
+) -> None:
     # the same signing, another purpose: a token for one never passes as the other
     user = org["owner"].session["user"]
-    verify_token = service.verification_token(smtp_settings.secret_key, uuid.UUID(user["id"]), user["email"],
-                                              now=DIGEST_AT)
+    verify_token = service.verification_token(
+        smtp_settings.secret_key, uuid.UUID(user["id"]), user["email"], now=DIGEST_AT
+    )
     got = make_client().post(f"/api/v1/digest/unsubscribe?token={verify_token}")
     assert got.status_code == 400 and "signature does not match" in got.json()["error"]["message"]
-    unsub = service.unsubscribe_token(smtp_settings.secret_key, uuid.UUID(user["id"]), uuid.UUID(org["owner"].org_id))
+    unsub = service.unsubscribe_token(
+        smtp_settings.secret_key, uuid.UUID(user["id"]), uuid.UUID(org["owner"].org_id)
+    )
     assert org["owner"].post(f"/api/v1/org/digest/verify/{unsub}").status_code == 404
 
 
@@ -143,9 +172,14 @@ def test_preferences_choose_the_clusters_in_a_recipients_email(
     org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_context: Any
 ) -> None:
     owner = org["owner"]
-    assert owner.get("/api/v1/digest/preferences").json() == {"weekly_email": True, "cluster_ids": None,
-                                                              "unsubscribed_at": None}
-    chosen = owner.put("/api/v1/digest/preferences", json={"weekly_email": True, "cluster_ids": [org["west"]["id"]]})
+    assert owner.get("/api/v1/digest/preferences").json() == {
+        "weekly_email": True,
+        "cluster_ids": None,
+        "unsubscribed_at": None,
+    }
+    chosen = owner.put(
+        "/api/v1/digest/preferences", json={"weekly_email": True, "cluster_ids": [org["west"]["id"]]}
+    )
     assert chosen.status_code == 200, chosen.text
     assert chosen.json()["cluster_ids"] == [org["west"]["id"]]
 
@@ -154,15 +188,20 @@ def test_preferences_choose_the_clusters_in_a_recipients_email(
     owner_text, owner_html = _bodies(messages["owner@unsub-org.example.com"])
     assert "== Cluster west ==" in owner_text and "vol-0west near its IOPS ceiling" in owner_text
     assert "east" not in owner_text and "vol-0east" not in owner_html
-    assert str(messages["owner@unsub-org.example.com"]["Subject"]).endswith(": 1 warning (week of 2026-11-09)")
+    assert str(messages["owner@unsub-org.example.com"]["Subject"]).endswith(
+        ": 1 warning (week of 2026-11-09)"
+    )
     admin_text, _ = _bodies(messages["admin@unsub-org.example.com"])  # the admin never chose: every cluster
     assert "== Cluster east ==" in admin_text and "== Cluster west ==" in admin_text
 
 
-def test_preferences_turn_the_email_off_and_back_on(org: dict[str, Any], make_client: Any, smtp_settings: Any) -> None:
+def test_preferences_turn_the_email_off_and_back_on(
+    org: dict[str, Any], make_client: Any, smtp_settings: Any
+) -> None:
     owner = org["owner"]
-    token = service.unsubscribe_token(smtp_settings.secret_key, uuid.UUID(owner.session["user"]["id"]),
-                                      uuid.UUID(owner.org_id))
+    token = service.unsubscribe_token(
+        smtp_settings.secret_key, uuid.UUID(owner.session["user"]["id"]), uuid.UUID(owner.org_id)
+    )
     assert make_client().post(f"/api/v1/digest/unsubscribe?token={token}").status_code == 200
     off = owner.get("/api/v1/digest/preferences").json()
     assert off["weekly_email"] is False and off["unsubscribed_at"] is not None
@@ -173,8 +212,9 @@ def test_preferences_turn_the_email_off_and_back_on(org: dict[str, Any], make_cl
 
 def test_preferences_refuse_another_orgs_cluster(org: dict[str, Any], make_client: Any) -> None:
     other = sign_up(make_client(), org="Other Org")
-    got = other.put("/api/v1/digest/preferences",
-                    json={"weekly_email": True, "cluster_ids": [org["east"]["id"]]})
+    got = other.put(
+        "/api/v1/digest/preferences", json={"weekly_email": True, "cluster_ids": [org["east"]["id"]]}
+    )
     assert got.status_code == 404 and got.json()["error"]["code"] == "not_found"
     assert other.get("/api/v1/digest/preferences").json()["cluster_ids"] is None
 
@@ -192,12 +232,15 @@ def test_a_retried_send_skips_the_recipients_it_already_reached(
     assert [r.rcpt_tos for r in smtp_server.received] == [["admin@unsub-org.example.com"]]
 
     smtp_server.replies.clear()
-    retried = service.send_week(job_context(smtp_settings), DIGEST_AT + dt.timedelta(minutes=2),
-                                org_id=org["owner"].org_id)
+    retried = service.send_week(
+        job_context(smtp_settings), DIGEST_AT + dt.timedelta(minutes=2), org_id=org["owner"].org_id
+    )
     assert (retried["status"], retried["recipients"]) == ("sent", 2)
     # the admin got the week once; the owner once, on the retry
-    assert [r.rcpt_tos for r in smtp_server.received] == [["admin@unsub-org.example.com"],
-                                                          ["owner@unsub-org.example.com"]]
+    assert [r.rcpt_tos for r in smtp_server.received] == [
+        ["admin@unsub-org.example.com"],
+        ["owner@unsub-org.example.com"],
+    ]
     with job_sessions() as db:
         send = db.scalars(select(DigestSend).where(DigestSend.org_id == uuid.UUID(org["owner"].org_id))).one()
         assert (send.status, send.attempts, send.recipients) == ("sent", 2, 2)
