@@ -509,8 +509,8 @@ class Unsubscribed:
 
 
 def unsubscribe_token(secret_key: str, user_id: uuid.UUID, org_id: uuid.UUID) -> str:
-    """A signed token that turns off `user_id`'s weekly email from `org_id`, for whoever holds it (no expiry: an
-    old email's link keeps working, RFC 8058 section 3.1 expects the link to work for as long as mail is sent)."""
+    """A signed token that turns off `user_id`'s weekly email from `org_id`, for whoever holds it (no expiry, so
+    an old email's link keeps working: our choice, docs/digest.md)."""
     payload = _b64(user_id.bytes + org_id.bytes)
     return f"{payload}.{_signature(secret_key, payload, purpose=UNSUBSCRIBE_PURPOSE)}"
 
@@ -633,6 +633,9 @@ def send_week(ctx: JobContext, now: dt.datetime, *, org_id: str | None, week_sta
         delivered = set(db.scalars(select(DigestDelivery.user_id).where(DigestDelivery.send_id == send_id)))
         data = gather(db, org_uuid, now=now, public_url=ctx.settings.public_url)
     # The claim is committed: a duplicate of this task now finds the week taken.
+    if not ctx.settings.public_url.startswith("https://"):
+        # RFC 8058 section 3.1: the one-click URI must be HTTPS; the header is still sent (docs/digest.md).
+        log.warning("digest.unsubscribe_not_https", org_id=org_id, public_url=ctx.settings.public_url)
 
     accepted = len(delivered)
     refused: dict[str, str] = {}

@@ -259,3 +259,19 @@ def test_one_refused_recipient_does_not_fail_the_week(
     with job_sessions() as db:
         send = db.scalars(select(DigestSend).where(DigestSend.org_id == uuid.UUID(org["owner"].org_id))).one()
     assert send.error == "refused: admin@unsub-org.example.com: the server answered 550 5.1.1 No such mailbox"
+
+
+def test_an_http_public_url_still_gets_the_header_and_a_warning(
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_context: Any
+) -> None:
+    from structlog.testing import capture_logs
+
+    settings = smtp_settings.model_copy(update={"public_url": "http://headroom.internal:8080"})
+    with capture_logs() as logs:
+        service.send_week(job_context(settings), DIGEST_AT, org_id=org["owner"].org_id)
+    assert "digest.unsubscribe_not_https" in [e["event"] for e in logs]
+    header = str(smtp_server.received[0].message["List-Unsubscribe"])
+    assert re.match(r"^<http://headroom\.internal:8080/api/v1/digest/unsubscribe\?token=[\w.-]+>$", header), (
+        header
+    )
+    assert str(smtp_server.received[0].message["List-Unsubscribe-Post"]) == "List-Unsubscribe=One-Click"
