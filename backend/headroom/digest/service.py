@@ -542,14 +542,19 @@ def unsubscribe(db: Session, token: str, *, secret_key: str, now: dt.datetime) -
     if user is None or org is None:
         raise NotFound("This unsubscribe link is for an account or organisation that no longer exists; it gets "
                        "no email.")
-    current = db.get(DigestPreference, (user_id, org_id), with_for_update=True)
-    changed = current is None or current.weekly_email
-    if current is None:
-        db.add(DigestPreference(user_id=user_id, org_id=org_id, weekly_email=False, cluster_ids=None,
-                                unsubscribed_at=now))
-    elif current.weekly_email:
-        current.weekly_email = False
-        current.unsubscribed_at = now
+    # One statement, so two clicks at once (a mail client and a person) cannot both insert; a row that is already
+    # off is left as it is (its unsubscribed_at keeps the first time) and returns nothing.
+    turned_off = db.execute(
+        insert(DigestPreference)
+        .values(user_id=user_id, org_id=org_id, weekly_email=False, cluster_ids=None, unsubscribed_at=now)
+        .on_conflict_do_update(
+            index_elements=["user_id", "org_id"],
+            set_={"weekly_email": False, "unsubscribed_at": now, "updated_at": func.now()},
+            where=DigestPreference.weekly_email.is_(True),
+        )
+        .returning(DigestPreference.user_id)
+    ).scalar_one_or_none()
+    changed = turned_off is not None
     if changed:
         audit(db, org_id, "digest.unsubscribed", target_kind="user", target_id=user_id, actor_user_id=user_id,
               details={"via": "one-click link"})
