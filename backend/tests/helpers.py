@@ -42,6 +42,9 @@ class Actor:
     def patch(self, url: str, **kw: Any) -> Any:
         return self.request("PATCH", url, **kw)
 
+    def put(self, url: str, **kw: Any) -> Any:
+        return self.request("PUT", url, **kw)
+
     def delete(self, url: str, **kw: Any) -> Any:
         return self.request("DELETE", url, **kw)
 

@@ -24,10 +24,12 @@ class Received:
 
 @dataclass
 class SmtpRecorder:
-    """The aiosmtpd handler: records each message; `reply` (e.g. "550 ...") refuses the DATA instead."""
+    """The aiosmtpd handler: records each message; `reply` (e.g. "550 ...") refuses the DATA instead, and
+    `replies` refuses the DATA of a message to one of its addresses."""
 
     received: list[Received] = field(default_factory=list)
     reply: str | None = None
+    replies: dict[str, str] = field(default_factory=dict)
     logins: list[tuple[str, str]] = field(default_factory=list)
     host: str = "127.0.0.1"
     port: int = 0
@@ -35,6 +37,9 @@ class SmtpRecorder:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's API
         if self.reply is not None:
             return self.reply
+        for rcpt in envelope.rcpt_tos:
+            if rcpt in self.replies:
+                return self.replies[rcpt]
         msg = message_from_bytes(envelope.original_content or envelope.content, policy=policy.default)
         assert isinstance(msg, EmailMessage)
         self.received.append(Received(envelope.mail_from, list(envelope.rcpt_tos), msg))

@@ -16,6 +16,7 @@ import NotFoundPage from '@/routes/not-found';
 import { settingsRoute } from '@/routes/settings-routes';
 import SignupPage from '@/routes/signup';
 import SignupConfirmPage from '@/routes/signup-confirm';
+import UnsubscribePage from '@/routes/unsubscribe';
 
 export const routes: RouteObject[] = [
   {
@@ -24,6 +25,7 @@ export const routes: RouteObject[] = [
       { path: '/login', element: <LoginPage /> },
       { path: '/signup', element: <SignupPage /> },
       { path: '/signup/confirm', element: <SignupConfirmPage /> },
+      { path: '/unsubscribe', element: <UnsubscribePage /> },
     ],
   },
   {

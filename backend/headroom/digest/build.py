@@ -72,6 +72,8 @@ class ClusterDigest:
     next_ceilings: Sequence[str] = ()
     # The week's changes with their measured effect (headroom.changes.service.week_lines).
     changes: Sequence[str] = ()
+    # The cluster's id, which a recipient's preferences choose clusters by (`for_recipient`).
+    id: str = ""
 
     @property
     def open_total(self) -> int:
@@ -103,6 +105,9 @@ class DigestData:
     clusters: Sequence[ClusterDigest] = ()
     source_problems: Sequence[SourceProblem] = ()
     settings_url: str | None = None
+    # One recipient's links (`for_recipient`): the page that unsubscribes them in one click, and their preferences.
+    unsubscribe_url: str | None = None
+    preferences_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,15 @@ class Digest:
     html: str
     all_clear: bool = False
     totals: dict[str, int] = field(default_factory=dict)
+
+
+def for_recipient(
+    data: DigestData, *, cluster_ids: Sequence[str] | None, unsubscribe_url: str, preferences_url: str
+) -> DigestData:
+    """Return one recipient's digest: only the clusters they chose (None: every cluster), with their links."""
+    chosen = None if cluster_ids is None else set(cluster_ids)
+    clusters = [c for c in data.clusters if chosen is None or c.id in chosen]
+    return replace(data, clusters=clusters, unsubscribe_url=unsubscribe_url, preferences_url=preferences_url)
 
 
 def iso_week_start(day: dt.date) -> dt.date:

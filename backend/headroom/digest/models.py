@@ -1,5 +1,5 @@
-"""Tables of the weekly advisory email: per-org settings, one row per (org, ISO week) send, verified
-emails. `digest_sends` is the idempotency record: its unique (org_id, week_start) key is claimed with
+"""Tables of the weekly advisory email: per-org settings, per-(user, org) preferences, one row per (org, ISO week)
+send and one per recipient it reached, verified emails. `digest_sends` is the idempotency record: its unique (org_id, week_start) key is claimed with
 INSERT ... ON CONFLICT before anything is sent, so a retried or duplicated task never sends a week twice."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import datetime as dt
 import uuid
 
 from sqlalchemy import (
+    ARRAY,
     Boolean,
     Date,
     Enum,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    Uuid,
     func,
     text,
 )
@@ -75,3 +77,34 @@ class EmailVerification(Base):
     user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     email: Mapped[str] = mapped_column(String(320))
     verified_at: Mapped[dt.datetime] = created_at_column()
+
+
+class DigestPreference(Base):
+    """One member's choices for one organisation's weekly email; no row means the defaults (on, every cluster).
+
+    `cluster_ids` None is every cluster (including ones added later); a list is those clusters only (ids of clusters
+    deleted since simply match nothing). `unsubscribed_at` is when the one-click link turned the email off."""
+
+    __tablename__ = "digest_preferences"
+
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    org_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    weekly_email: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
+    cluster_ids: Mapped[list[uuid.UUID] | None] = mapped_column(ARRAY(Uuid))
+    unsubscribed_at: Mapped[dt.datetime | None]
+    updated_at: Mapped[dt.datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
+
+
+class DigestDelivery(Base):
+    """One recipient's copy of one week's send, recorded when the server accepted it: a retried send skips them."""
+
+    __tablename__ = "digest_deliveries"
+
+    send_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("digest_sends.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    delivered_at: Mapped[dt.datetime] = created_at_column()

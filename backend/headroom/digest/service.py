@@ -1,5 +1,10 @@
-"""The weekly advisory email's shell: settings, recipients, the data per org (for headroom.digest.build), the
-(org, ISO week) send record and email verification. Callers commit; SMTP lives in headroom.platform.smtp.
+"""The weekly advisory email's shell: settings, each member's preferences, recipients, the data per org (for
+headroom.digest.build), the (org, ISO week) send record, email verification and one-click unsubscribe (RFC 8058).
+Callers commit; SMTP lives in headroom.platform.smtp.
+
+Each recipient gets their own message: only the clusters they chose, and their own signed unsubscribe link in the
+body and in the `List-Unsubscribe` header. A copy the server accepted is recorded (`digest_deliveries`), so a send
+retried after a transient failure skips the recipients it already reached.
 
 Idempotency: `claim_week` inserts the week's `digest_sends` row (or takes back a `retrying` one, or a `sending`
 one left stale by a killed worker) with one INSERT ... ON CONFLICT DO UPDATE ... WHERE; it returns nothing when
@@ -18,6 +23,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from email.message import EmailMessage
 from typing import Any, Literal
 
 from sqlalchemy import and_, func, or_, select
@@ -34,9 +40,16 @@ from headroom.digest.build import (
     FindingItem,
     SourceProblem,
     build_digest,
+    for_recipient,
     iso_week_start,
 )
-from headroom.digest.models import DigestSend, EmailVerification, OrgDigestSettings
+from headroom.digest.models import (
+    DigestDelivery,
+    DigestPreference,
+    DigestSend,
+    EmailVerification,
+    OrgDigestSettings,
+)
 from headroom.domain.model import SEVERITIES, Change
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.findings.service import stored_evidence, stored_group, stored_impact
@@ -45,7 +58,7 @@ from headroom.inventory.models import Instance
 from headroom.platform import smtp
 from headroom.projections import service as projections_service
 from headroom.changes import service as changes_service
-from headroom.platform.errors import NotFound
+from headroom.platform.errors import AppError, NotFound
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
 from headroom.platform.settings import Settings
@@ -107,23 +120,83 @@ def update_prefs(
     return DigestPrefs(enabled=bool(values["enabled"]), include_viewers=bool(values["include_viewers"]))
 
 
-def recipients(db: Session, org_id: uuid.UUID, *, include_viewers: bool) -> list[str]:
-    """Return the emails the org's digest goes to: active members with a verified email, admins and owners (and
-    viewers when the org asked for them), in address order."""
+@dataclass(frozen=True)
+class Recipient:
+    user_id: uuid.UUID
+    email: str
+    # The clusters they chose (None: every cluster).
+    cluster_ids: tuple[uuid.UUID, ...] | None
+
+
+def recipient_list(db: Session, org_id: uuid.UUID, *, include_viewers: bool) -> list[Recipient]:
+    """Return who the org's digest goes to: active members with a verified email, admins and owners (and viewers
+    when the org asked for them), except those who turned the weekly email off, in address order."""
     roles = (*DEFAULT_ROLES, "viewer") if include_viewers else DEFAULT_ROLES
-    rows = db.scalars(
-        select(User.email)
+    rows = db.execute(
+        select(User.id, User.email, DigestPreference.cluster_ids)
         .join(Membership, Membership.user_id == User.id)
         .join(EmailVerification, EmailVerification.user_id == User.id)
+        .outerjoin(DigestPreference, and_(DigestPreference.user_id == User.id, DigestPreference.org_id == org_id))
         .where(
             Membership.org_id == org_id,
             Membership.role.in_(roles),
             User.is_active.is_(True),
             func.lower(EmailVerification.email) == func.lower(User.email),
+            or_(DigestPreference.user_id.is_(None), DigestPreference.weekly_email.is_(True)),
         )
         .order_by(func.lower(User.email))
     )
-    return list(rows)
+    return [Recipient(uid, email, tuple(ids) if ids is not None else None) for uid, email, ids in rows]
+
+
+def recipients(db: Session, org_id: uuid.UUID, *, include_viewers: bool) -> list[str]:
+    """Return the emails the org's digest goes to (see `recipient_list`)."""
+    return [r.email for r in recipient_list(db, org_id, include_viewers=include_viewers)]
+
+
+# --- a member's own preferences --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemberPrefs:
+    weekly_email: bool
+    # None: every cluster, including ones added later.
+    cluster_ids: tuple[uuid.UUID, ...] | None
+    unsubscribed_at: dt.datetime | None
+
+
+def member_prefs(db: Session, user_id: uuid.UUID, org_id: uuid.UUID) -> MemberPrefs:
+    """Return one member's choices for the org's weekly email (defaults when they never chose: on, every cluster)."""
+    row = db.get(DigestPreference, (user_id, org_id))
+    if row is None:
+        return MemberPrefs(weekly_email=True, cluster_ids=None, unsubscribed_at=None)
+    ids = tuple(row.cluster_ids) if row.cluster_ids is not None else None
+    return MemberPrefs(weekly_email=row.weekly_email, cluster_ids=ids, unsubscribed_at=row.unsubscribed_at)
+
+
+def update_member_prefs(
+    db: Session, principal: Principal, *, weekly_email: bool, cluster_ids: Sequence[uuid.UUID] | None
+) -> MemberPrefs:
+    """Replace the caller's choices for their org's weekly email; every chosen cluster must be the org's."""
+    user = caller_user(db, principal)
+    chosen: list[uuid.UUID] | None = None
+    if cluster_ids is not None:
+        chosen = list(dict.fromkeys(cluster_ids))
+        known = set(db.scalars(select(Cluster.id).where(Cluster.org_id == principal.org_id, Cluster.id.in_(chosen))))
+        missing = [str(c) for c in chosen if c not in known]
+        if missing:
+            raise NotFound("No such cluster in your organisation.", details={"cluster_ids": missing})
+    values: dict[str, object] = {"weekly_email": weekly_email, "cluster_ids": chosen}
+    if weekly_email:
+        values["unsubscribed_at"] = None
+    db.execute(
+        insert(DigestPreference)
+        .values(user_id=user.id, org_id=principal.org_id, **values)
+        .on_conflict_do_update(index_elements=["user_id", "org_id"], set_={**values, "updated_at": func.now()})
+    )
+    audit(db, principal, "digest.preferences_updated", target_kind="user", target_id=user.id,
+          details={"weekly_email": weekly_email, "clusters": "all" if chosen is None else len(chosen)})
+    return member_prefs(db, user.id, principal.org_id)
 
 
 def last_sends(db: Session, org_id: uuid.UUID, limit: int = LAST_SENDS) -> list[DigestSend]:
@@ -234,7 +307,8 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
         for f in rows:
             counts[f.severity] = counts.get(f.severity, 0) + 1
         cluster_url = f"{base}/clusters/{cluster.id}"
-        items = [_item(f, fixes.get(f.id, ()), f"{cluster_url}?finding={f.id}") for f in rows]
+        # The finding's own page (frontend/src/router.tsx: /clusters/:clusterId/findings/:findingId)
+        items = [_item(f, fixes.get(f.id, ()), f"{cluster_url}/findings/{f.id}") for f in rows]
         cluster_digests.append(
             ClusterDigest(
                 name=cluster.name,
@@ -246,6 +320,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
                 limit_notes=limit_notes.get(cluster.id, ()),
                 next_ceilings=tuple(projections_service.nearest_ceilings(db, org_id, cluster.id)),
                 changes=tuple(changes_service.week_lines(db, org_id, cluster.id, now=now)),
+                id=str(cluster.id),
             )
         )
 
@@ -278,8 +353,38 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
 
 
 def render(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> Digest:
-    """Gather and build one org's digest for the week of `now`."""
+    """Gather and build one org's digest for the week of `now` (every cluster, no recipient's links)."""
     return build_digest(gather(db, org_id, now=now, public_url=public_url))
+
+
+@dataclass(frozen=True)
+class PersonalDigest:
+    digest: Digest
+    one_click_url: str
+
+
+def personal_digest(
+    data: DigestData, org_id: uuid.UUID, user_id: uuid.UUID, cluster_ids: Sequence[uuid.UUID] | None,
+    settings: Settings,
+) -> PersonalDigest:
+    """Build one recipient's digest from the org's data: their clusters, their unsubscribe and preferences links."""
+    token = unsubscribe_token(settings.secret_key, user_id, org_id)
+    one_click, page = unsubscribe_urls(settings.public_url, token)
+    mine = for_recipient(
+        data,
+        cluster_ids=None if cluster_ids is None else [str(c) for c in cluster_ids],
+        unsubscribe_url=page,
+        preferences_url=f"{settings.public_url.rstrip('/')}/settings/digest",
+    )
+    return PersonalDigest(build_digest(mine), one_click)
+
+
+def compose_personal(sender: str, to: str, subject: str, text: str, html_body: str, one_click_url: str) -> EmailMessage:
+    """Compose one recipient's message with the one-click unsubscribe headers of RFC 8058 section 3.1."""
+    message = smtp.compose(sender, [to], subject, text, html_body)
+    message["List-Unsubscribe"] = f"<{one_click_url}>"
+    message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    return message
 
 
 # --- the (org, week) send record -------------------------------------------------------------------------
@@ -335,8 +440,24 @@ def _email_hash(email: str) -> str:
     return hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
 
 
-def _signature(secret_key: str, payload: str) -> str:
-    return _b64(hmac.new(secret_key.encode(), b"digest-verify:" + payload.encode(), hashlib.sha256).digest())
+# What a token is for: part of the signed bytes, so a token signed for one purpose never passes as another.
+VERIFY_PURPOSE = "digest-verify"
+UNSUBSCRIBE_PURPOSE = "digest-unsubscribe"
+
+
+def _signature(secret_key: str, payload: str, *, purpose: str = VERIFY_PURPOSE) -> str:
+    message = f"{purpose}:{payload}".encode()
+    return _b64(hmac.new(secret_key.encode(), message, hashlib.sha256).digest())
+
+
+def _signed_payload(token: str, secret_key: str, *, purpose: str) -> str | None:
+    """The token's payload when its signature is this server's for `purpose`, else None."""
+    payload, _, signature = token.partition(".")
+    # bytes: compare_digest refuses str with non-ASCII characters, and a link can carry any
+    if not payload or not hmac.compare_digest(_signature(secret_key, payload, purpose=purpose).encode(),
+                                              signature.encode()):
+        return None
+    return payload
 
 
 def verification_token(secret_key: str, user_id: uuid.UUID, email: str, *, now: dt.datetime) -> str:
@@ -351,9 +472,8 @@ def verify_email(db: Session, principal: Principal, token: str, *, secret_key: s
 
     Any token that is not the caller's own, current and unexpired is a 404 (it names nothing of anyone else)."""
     not_found = NotFound("This verification link is unknown, expired or for another account or address.")
-    payload, _, signature = token.partition(".")
-    # bytes: compare_digest refuses str with non-ASCII characters, and a link can carry any
-    if not payload or not hmac.compare_digest(_signature(secret_key, payload).encode(), signature.encode()):
+    payload = _signed_payload(token, secret_key, purpose=VERIFY_PURPOSE)
+    if payload is None:
         raise not_found
     try:
         user_id, email_hash, expires = _unb64(payload).decode().split(".")
@@ -370,6 +490,76 @@ def verify_email(db: Session, principal: Principal, token: str, *, secret_key: s
     )
     audit(db, principal, "digest.email_verified", target_kind="user", target_id=user.id)
     return user.email
+
+
+# --- one-click unsubscribe (RFC 8058) ---------------------------------------------------------------------
+
+
+class InvalidUnsubscribeToken(AppError):
+    status_code = 400
+    code = "invalid_unsubscribe_token"
+
+
+@dataclass(frozen=True)
+class Unsubscribed:
+    email: str
+    org_name: str
+    # False: they had already unsubscribed (the link is idempotent).
+    changed: bool
+
+
+def unsubscribe_token(secret_key: str, user_id: uuid.UUID, org_id: uuid.UUID) -> str:
+    """A signed token that turns off `user_id`'s weekly email from `org_id`, for whoever holds it (no expiry, so
+    an old email's link keeps working: our choice, docs/digest.md)."""
+    payload = _b64(user_id.bytes + org_id.bytes)
+    return f"{payload}.{_signature(secret_key, payload, purpose=UNSUBSCRIBE_PURPOSE)}"
+
+
+def unsubscribe_urls(public_url: str, token: str) -> tuple[str, str]:
+    """The one-click URL mail clients POST to (List-Unsubscribe) and the page a person opens from the email."""
+    base = public_url.rstrip("/")
+    return f"{base}/api/v1/digest/unsubscribe?token={token}", f"{base}/unsubscribe?token={token}"
+
+
+def unsubscribe(db: Session, token: str, *, secret_key: str, now: dt.datetime) -> Unsubscribed:
+    """Turn off the token's member's weekly email from the token's org; doing it again changes nothing."""
+    if "." not in token:
+        raise InvalidUnsubscribeToken("This unsubscribe link is incomplete: the token has no signature. Copy the "
+                                      "whole link from the email.")
+    payload = _signed_payload(token, secret_key, purpose=UNSUBSCRIBE_PURPOSE)
+    if payload is None:
+        raise InvalidUnsubscribeToken("This unsubscribe link's signature does not match: the link was changed or "
+                                      "cut short, or it was not made by this Headroom. Copy the whole link from "
+                                      "the email.")
+    try:
+        raw = _unb64(payload)
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise InvalidUnsubscribeToken("This unsubscribe link is malformed.")
+    user_id, org_id = uuid.UUID(bytes=raw[:16]), uuid.UUID(bytes=raw[16:])
+    user, org = db.get(User, user_id), db.get(Organization, org_id)
+    if user is None or org is None:
+        raise NotFound("This unsubscribe link is for an account or organisation that no longer exists; it gets "
+                       "no email.")
+    # One statement, so two clicks at once (a mail client and a person) cannot both insert; a row that is already
+    # off is left as it is (its unsubscribed_at keeps the first time) and returns nothing.
+    turned_off = db.execute(
+        insert(DigestPreference)
+        .values(user_id=user_id, org_id=org_id, weekly_email=False, cluster_ids=None, unsubscribed_at=now)
+        .on_conflict_do_update(
+            index_elements=["user_id", "org_id"],
+            set_={"weekly_email": False, "unsubscribed_at": now, "updated_at": func.now()},
+            where=DigestPreference.weekly_email.is_(True),
+        )
+        .returning(DigestPreference.user_id)
+    ).scalar_one_or_none()
+    changed = turned_off is not None
+    if changed:
+        audit(db, org_id, "digest.unsubscribed", target_kind="user", target_id=user_id, actor_user_id=user_id,
+              details={"via": "one-click link"})
+    log.info("digest.unsubscribed", org_id=str(org_id), user_id=str(user_id), changed=changed)
+    return Unsubscribed(email=user.email, org_name=org.name, changed=changed)
 
 
 def is_verified(db: Session, user: User) -> bool:
@@ -440,36 +630,59 @@ def send_week(ctx: JobContext, now: dt.datetime, *, org_id: str | None, week_sta
             log.info("digest.already_claimed", org_id=org_id, week_start=week.isoformat(), status=existing)
             return summary | {"status": "skipped", "reason": f"already {existing}"}
         send_id, attempts = claim.id, claim.attempts
-        to = recipients(db, org_uuid, include_viewers=settings.include_viewers)
+        to = recipient_list(db, org_uuid, include_viewers=settings.include_viewers)
         if not to:
             finish(db, send_id, status="skipped", now=now,
-                   error="no member with a verified email in the recipient roles")
+                   error="no member with a verified email in the recipient roles who wants the weekly email")
             return summary | {"status": "skipped", "reason": "no recipients"}
-        digest = render(db, org_uuid, now=now, public_url=ctx.settings.public_url)
+        delivered = set(db.scalars(select(DigestDelivery.user_id).where(DigestDelivery.send_id == send_id)))
+        data = gather(db, org_uuid, now=now, public_url=ctx.settings.public_url)
     # The claim is committed: a duplicate of this task now finds the week taken.
+    if not ctx.settings.public_url.startswith("https://"):
+        # RFC 8058 section 3.1: the one-click URI must be HTTPS; the header is still sent (docs/digest.md).
+        log.warning("digest.unsubscribe_not_https", org_id=org_id, public_url=ctx.settings.public_url)
 
-    message = smtp.compose(config.sender, to, digest.subject, digest.text, digest.html)
-    try:
-        result = smtp.send_message(config, message, to, sleep=ctx.sleep)
-    except smtp.TransientSendError as exc:
-        final = attempts >= MAX_ATTEMPTS
+    accepted = len(delivered)
+    refused: dict[str, str] = {}
+    for recipient in to:
+        if recipient.user_id in delivered:  # reached by an earlier attempt of this week's send
+            continue
+        mine = personal_digest(data, org_uuid, recipient.user_id, recipient.cluster_ids, ctx.settings)
+        message = compose_personal(config.sender, recipient.email, mine.digest.subject, mine.digest.text,
+                                   mine.digest.html, mine.one_click_url)
+        try:
+            smtp.send_message(config, message, [recipient.email], sleep=ctx.sleep)
+        except smtp.TransientSendError as exc:
+            final = attempts >= MAX_ATTEMPTS
+            with ctx.unit() as db:
+                finish(db, send_id, status="failed" if final else "retrying", now=now, recipients=accepted,
+                       error=f"attempt {attempts}: {exc}")
+            log.warning("digest.send_transient", org_id=org_id, attempt=attempts, final=final, error=str(exc))
+            if final:
+                return summary | {"status": "failed", "error": str(exc)}
+            raise  # a ConnectionError: the Celery task retries it with backoff
+        except smtp.PermanentSendError as exc:
+            refused[recipient.email] = str(exc)
+            log.warning("digest.recipient_refused", org_id=org_id, error=str(exc))
+            continue
         with ctx.unit() as db:
-            finish(db, send_id, status="failed" if final else "retrying", now=now, error=f"attempt {attempts}: {exc}")
-        log.warning("digest.send_transient", org_id=org_id, attempt=attempts, final=final, error=str(exc))
-        if final:
-            return summary | {"status": "failed", "error": str(exc)}
-        raise  # a ConnectionError: the Celery task retries it with backoff
-    except smtp.PermanentSendError as exc:
+            db.execute(insert(DigestDelivery).values(send_id=send_id, user_id=recipient.user_id, org_id=org_uuid)
+                       .on_conflict_do_nothing())
+        accepted += 1
+
+    if accepted == 0 and refused:
+        reasons = sorted(set(refused.values()))
+        error = reasons[0] if len(reasons) == 1 else "; ".join(f"{r}: {why}" for r, why in sorted(refused.items()))
         with ctx.unit() as db:
-            finish(db, send_id, status="failed", now=now, error=str(exc))
-        log.warning("digest.send_failed", org_id=org_id, error=str(exc))
-        return summary | {"status": "failed", "error": str(exc)}
-    refused = "; ".join(f"{rcpt}: {why}" for rcpt, why in sorted(result.refused.items())) or None
+            finish(db, send_id, status="failed", now=now, error=error)
+        log.warning("digest.send_failed", org_id=org_id, error=error)
+        return summary | {"status": "failed", "error": error}
+    detail = "; ".join(f"{rcpt}: {why}" for rcpt, why in sorted(refused.items())) or None
     with ctx.unit() as db:
-        finish(db, send_id, status="sent", now=now, recipients=len(result.accepted),
-               error=f"refused: {refused}" if refused else None)
-    log.info("digest.sent", org_id=org_id, week_start=week.isoformat(), recipients=len(result.accepted))
-    return summary | {"status": "sent", "recipients": len(result.accepted)}
+        finish(db, send_id, status="sent", now=now, recipients=accepted,
+               error=f"refused: {detail}" if detail else None)
+    log.info("digest.sent", org_id=org_id, week_start=week.isoformat(), recipients=accepted)
+    return summary | {"status": "sent", "recipients": accepted}
 
 
 @dataclass(frozen=True)
@@ -492,7 +705,11 @@ def send_test(db: Session, principal: Principal, settings: Settings, *, now: dt.
     if config is None:
         log.info("digest.test_skipped", reason="smtp not configured (HEADROOM_SMTP_HOST is unset)")
         return TrialSend("skipped", user.email, "No mail server is configured (HEADROOM_SMTP_HOST); nothing was sent.")
-    digest = render(db, principal.org_id, now=now, public_url=settings.public_url)
+    # What this member gets on Mondays: their clusters, their own unsubscribe link and headers.
+    choice = member_prefs(db, user.id, principal.org_id)
+    data = gather(db, principal.org_id, now=now, public_url=settings.public_url)
+    mine = personal_digest(data, principal.org_id, user.id, choice.cluster_ids, settings)
+    digest = mine.digest
     token = verification_token(settings.secret_key, user.id, user.email, now=now)
     link = f"{settings.public_url.rstrip('/')}/settings/digest?verify={token}"
     text = f"{digest.text}\nThis is a test send. Confirm that you read this address to get the weekly email: {link}\n"
@@ -501,7 +718,8 @@ def send_test(db: Session, principal: Principal, settings: Settings, *, now: dt.
         f'<p>This is a test send. <a href="{html.escape(link)}">Confirm that you read this address</a> to get the weekly '
         "email.</p></body>",
     )
-    message = smtp.compose(config.sender, [user.email], f"Test send: {digest.subject}", text, body_html)
+    message = compose_personal(config.sender, user.email, f"Test send: {digest.subject}", text, body_html,
+                               mine.one_click_url)
     try:
         smtp.send_message(config, message, [user.email], retry=smtp.NO_RETRY)
     except smtp.SendError as exc:

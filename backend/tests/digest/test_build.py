@@ -11,6 +11,7 @@ from headroom.digest.build import (
     FindingItem,
     SourceProblem,
     build_digest,
+    for_recipient,
     iso_week_start,
     rank_findings,
 )
@@ -77,7 +78,7 @@ def test_counts_top_findings_fix_forecast_and_sources() -> None:
         FindingItem(title="gp2 burst bucket drains on vol-9", severity="critical", entity="volume vol-9",
                     impact="6,000 IOPS sustained instead of 3,000", fix=("volume.type: gp2 -> gp3",
                     "volume.iops: 3000 -> 6000"), forecast=(_empties_in_35_min,),
-                    url="https://h.example/clusters/1?finding=f9"),
+                    url="https://h.example/clusters/1/findings/f9"),
     ]
     prod = ClusterDigest(name="prod", url="https://h.example/clusters/1",
                          open_by_severity={"critical": 1, "warning": 5, "info": 1}, new_this_week=3,
@@ -104,7 +105,7 @@ def test_counts_top_findings_fix_forecast_and_sources() -> None:
         "   Fix: volume.type: gp2 -> gp3\n"
         "   Fix: volume.iops: 3000 -> 6000\n"
         "   Forecast: forecast: the 40% balance empties in 35 min\n"
-        "   Details: https://h.example/clusters/1?finding=f9\n"
+        "   Details: https://h.example/clusters/1/findings/f9\n"
         "2. [WARNING] warning 1\n"
     ) in text
     assert "5. [WARNING] warning 4\n" in text and "warning 5" not in text and "an info" not in text
@@ -182,3 +183,24 @@ def test_the_forecast_line_is_read_from_the_typed_forecast_and_user_text_is_esca
     assert 'gp2 &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; drains' in digest.html
     assert "(&lt;= the 1,050 baseline)" in digest.html
     assert '1. [CRITICAL] gp2 <script>alert("x")</script> drains\n' in digest.text
+
+
+def test_a_recipients_digest_has_their_clusters_and_their_links() -> None:
+    def cluster(name: str, cid: str) -> ClusterDigest:
+        return ClusterDigest(name=name, url=f"https://h.example/clusters/{cid}", id=cid,
+                             open_by_severity={"critical": 0, "warning": 1, "info": 0}, new_this_week=1,
+                             resolved_this_week=0, open_findings=[_item(f"{name} near its IOPS ceiling", "warning")])
+
+    data = _data([cluster("east", "c-east"), cluster("west", "c-west")])
+    links = {"unsubscribe_url": "https://h.example/unsubscribe?token=a.b&x=1",
+             "preferences_url": "https://h.example/settings/digest"}
+    west = build_digest(for_recipient(data, cluster_ids=["c-west"], **links))
+    assert "== Cluster west ==" in west.text and "east" not in west.text
+    assert west.totals["warning"] == 1
+    assert "Unsubscribe from this weekly email: https://h.example/unsubscribe?token=a.b&x=1\n" in west.text
+    assert '<a href="https://h.example/unsubscribe?token=a.b&amp;x=1">Unsubscribe</a>' in west.html
+    every = build_digest(for_recipient(data, cluster_ids=None, **links))
+    assert every.totals["warning"] == 2
+    nothing = build_digest(for_recipient(data, cluster_ids=[], **links))
+    assert nothing.all_clear and "Unsubscribe from this weekly email:" in nothing.text
+    assert "Unsubscribe" not in build_digest(data).text  # the org-wide preview has no recipient

@@ -120,7 +120,9 @@ def test_viewers_included_when_the_org_asks(org: dict[str, Any], smtp_server: An
     assert org["owner"].patch("/api/v1/org/digest", json={"include_viewers": True}).status_code == 200
     result = service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org["owner"].org_id)
     assert result["recipients"] == 2
-    assert smtp_server.received[0].rcpt_tos == ["owner@digest-org.example.com", "viewer@digest-org.example.com"]
+    # one message each (each carries its own unsubscribe link)
+    assert [r.rcpt_tos for r in smtp_server.received] == [["owner@digest-org.example.com"],
+                                                          ["viewer@digest-org.example.com"]]
 
 
 def test_disabled_org_gets_nothing_and_no_row(org: dict[str, Any], smtp_server: Any, smtp_settings: Any,
@@ -200,7 +202,8 @@ def test_no_recipients_is_recorded_as_skipped(client: Any, smtp_server: Any, smt
     result = service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=owner.org_id)
     assert result["reason"] == "no recipients"
     (row,) = _sends(job_sessions, owner.org_id)
-    assert (row.status, row.error) == ("skipped", "no member with a verified email in the recipient roles")
+    assert (row.status, row.error) == (
+        "skipped", "no member with a verified email in the recipient roles who wants the weekly email")
     assert smtp_server.received == []
 
 

@@ -47,11 +47,26 @@ const PREVIEW = {
   all_clear: false,
 };
 
+const EAST = 'c0ffee00-0000-4000-8000-0000000000e1';
+const WEST = 'c0ffee00-0000-4000-8000-0000000000e2';
+const CLUSTERS = [EAST, WEST].map((id, i) => ({
+  id,
+  name: i === 0 ? 'prod-east' : 'prod-west',
+  tikv_version: '8.5.1',
+  deployment_kind: 'operator',
+  tags: {},
+  is_demo: false,
+  created_at: '2026-11-01T10:00:00Z',
+}));
+const MY_PREFS = { weekly_email: true, cluster_ids: null, unsubscribed_at: null };
+
 function handlers(session: typeof SESSION | typeof VIEWER | typeof ADMIN = SESSION, settings: object = SETTINGS) {
   return [
     http.get(apiUrl('/auth/me'), () => HttpResponse.json(session)),
     http.get(apiUrl('/org/digest'), () => HttpResponse.json(settings)),
     http.get(apiUrl('/org/digest/preview'), () => HttpResponse.json(PREVIEW)),
+    http.get(apiUrl('/digest/preferences'), () => HttpResponse.json(MY_PREFS)),
+    http.get(apiUrl('/clusters'), () => HttpResponse.json({ items: CLUSTERS, total: CLUSTERS.length })),
   ];
 }
 
@@ -227,5 +242,51 @@ describe('Settings › Weekly email', () => {
     const alert = await screen.findByRole('alert');
     expect(alert).toHaveTextContent('Could not verify your email address');
     expect(alert).toHaveTextContent('unknown, expired or for another account');
+  });
+
+  it('lets any member choose their own clusters and saves them', async () => {
+    const saved: unknown[] = [];
+    server.use(
+      ...handlers(VIEWER),
+      http.put(apiUrl('/digest/preferences'), async ({ request }) => {
+        const body = (await request.json()) as { weekly_email: boolean; cluster_ids: string[] | null };
+        saved.push(body);
+        return HttpResponse.json({ ...body, unsubscribed_at: null });
+      }),
+    );
+    const { user } = renderRoutes(routes, '/settings/digest');
+    const mine = await screen.findByRole('region', { name: 'Your weekly email' });
+    expect(await within(mine).findByRole('checkbox', { name: 'Send me the weekly email' })).toBeChecked();
+    expect(within(mine).getByRole('radio', { name: /All clusters/ })).toBeChecked();
+    await user.click(within(mine).getByRole('radio', { name: 'Only the clusters I choose' }));
+    await user.click(within(mine).getByRole('checkbox', { name: 'prod-west' }));
+    await user.click(within(mine).getByRole('button', { name: 'Save my preferences' }));
+    expect(await within(mine).findByText('Saved.')).toBeInTheDocument();
+    expect(saved).toEqual([{ weekly_email: true, cluster_ids: [WEST] }]);
+  });
+
+  it('says when an email link unsubscribed you, and turns it back on', async () => {
+    const saved: unknown[] = [];
+    server.use(
+      // first: the first matching handler answers
+      http.get(apiUrl('/digest/preferences'), () =>
+        HttpResponse.json({ weekly_email: false, cluster_ids: [EAST], unsubscribed_at: '2026-11-17T09:30:00Z' }),
+      ),
+      ...handlers(),
+      http.put(apiUrl('/digest/preferences'), async ({ request }) => {
+        const body = (await request.json()) as { weekly_email: boolean; cluster_ids: string[] | null };
+        saved.push(body);
+        return HttpResponse.json({ ...body, unsubscribed_at: null });
+      }),
+    );
+    const { user } = renderRoutes(routes, '/settings/digest');
+    const mine = await screen.findByRole('region', { name: 'Your weekly email' });
+    expect(await within(mine).findByRole('note')).toHaveTextContent(/You unsubscribed with an email's link on/);
+    const weekly = within(mine).getByRole('checkbox', { name: 'Send me the weekly email' });
+    expect(weekly).not.toBeChecked();
+    await user.click(weekly);
+    expect(within(mine).getByRole('checkbox', { name: 'prod-east' })).toBeChecked();
+    await user.click(within(mine).getByRole('button', { name: 'Save my preferences' }));
+    await waitFor(() => expect(saved).toEqual([{ weekly_email: true, cluster_ids: [EAST] }]));
   });
 });

@@ -1,6 +1,6 @@
 import { useCallback, useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { DigestSettingsPanel, VerifyEmailBanner } from '@/features/digest';
+import { DigestSettingsPanel, MyDigestPreferences, VerifyEmailBanner } from '@/features/digest';
 import { atLeast } from '@/features/org';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useSettingsCaller } from './settings-session';
@@ -34,6 +34,7 @@ export default function SettingsDigestPage() {
         </p>
       </div>
       {token && <VerifyEmailBanner token={token} onDone={clearToken} />}
+      <MyDigestPreferences />
       <DigestSettingsPanel canManage={atLeast(role, 'admin')} />
     </>
   );

@@ -10,10 +10,15 @@ export type DigestSend = S['DigestSendRead'];
 export type DigestPreview = S['DigestPreview'];
 export type SendTestResult = S['SendTestResult'];
 export type EmailVerified = S['EmailVerified'];
+export type DigestPreferences = S['DigestPreferencesRead'];
+export type DigestPreferencesUpdate = S['DigestPreferencesUpdate'];
+export type UnsubscribeResult = S['UnsubscribeResult'];
 
 export const digestKeys = {
   settings: ['digest', 'settings'] as const,
   preview: ['digest', 'preview'] as const,
+  preferences: ['digest', 'preferences'] as const,
+  clusters: ['digest', 'clusters'] as const,
 };
 
 export function useDigestSettings() {
@@ -43,5 +48,42 @@ export function useVerifyEmail() {
       unwrap(api.POST('/api/v1/org/digest/verify/{token}', { params: { path: { token } } })),
     // Verified members join the recipients; the settings show who gets the email.
     onSuccess: () => queryClient.invalidateQueries({ queryKey: digestKeys.settings }),
+  });
+}
+
+/** Your own choices for the organisation's weekly email. */
+export function useDigestPreferences() {
+  return useQuery({
+    queryKey: digestKeys.preferences,
+    queryFn: () => unwrap(api.GET('/api/v1/digest/preferences')),
+  });
+}
+
+export function useUpdateDigestPreferences() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: DigestPreferencesUpdate) => unwrap(api.PUT('/api/v1/digest/preferences', { body })),
+    onSuccess: (prefs) => {
+      queryClient.setQueryData(digestKeys.preferences, prefs);
+      // Turning the email on or off changes this week's recipients.
+      void queryClient.invalidateQueries({ queryKey: digestKeys.settings });
+    },
+  });
+}
+
+/** The organisation's clusters, to choose which ones your email covers. */
+export function useDigestClusterChoices() {
+  return useQuery({
+    queryKey: digestKeys.clusters,
+    queryFn: () => unwrap(api.GET('/api/v1/clusters')),
+    select: (page) => page.items.map((c) => ({ id: c.id, name: c.name })),
+  });
+}
+
+/** The one-click unsubscribe an email's link opens (no log-in: the token is the authority). */
+export function useUnsubscribe() {
+  return useMutation({
+    mutationFn: (token: string) =>
+      unwrap(api.POST('/api/v1/digest/unsubscribe', { params: { query: { token } } })),
   });
 }
