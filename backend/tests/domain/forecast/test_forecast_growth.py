@@ -272,28 +272,34 @@ def test_theil_sen_band_invariants(hours: int, slope: float, noise: float, seed:
 
 @pytest.mark.parametrize("period", [168, 24, None])
 def test_additive_fit_matches_statsmodels(period: int | None) -> None:
-    """Our least-squares states give statsmodels' own SSE for them, and no worse an SSE than its estimated fit."""
+    """Our least-squares states, run through statsmodels' model, give our SSE, end states and forecast, and no
+    worse an SSE than statsmodels' own estimated fit."""
     import warnings
 
     from headroom.domain.forecast import growth
     from statsmodels.tsa.holtwinters import ExponentialSmoothing
 
-    z = np.log(hourly(synthetic(3 * 168, weekend=0.6), STEP))
-    alpha, gamma, level0, trend0, season0 = growth._estimate_additive(z, period)
-    ours = growth._best_initial_states(growth._one_step_errors(z, alpha, gamma, period))[0]
+    z = np.log(hourly(synthetic(3 * 168 + 5, weekend=0.6), STEP))  # not whole cycles: the season's order matters
+    fitted = growth._estimate_additive(z, period)
     seasonal = "add" if period else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         known = ExponentialSmoothing(z, trend="add", seasonal=seasonal, seasonal_periods=period,
-                                     initialization_method="known", initial_level=level0, initial_trend=trend0,
-                                     initial_seasonal=season0).fit(
-            smoothing_level=alpha, smoothing_trend=0.0, smoothing_seasonal=gamma if period else None,
-            optimized=False)
+                                     initialization_method="known", initial_level=fitted.initial[0],
+                                     initial_trend=fitted.initial[1],
+                                     initial_seasonal=fitted.initial[2:] if period else None).fit(
+            smoothing_level=fitted.alpha, smoothing_trend=0.0,
+            smoothing_seasonal=fitted.gamma if period else None, optimized=False)
         estimated = ExponentialSmoothing(z, trend="add", seasonal=seasonal, seasonal_periods=period,
                                          initialization_method="estimated").fit(smoothing_trend=0.0)
+    ours = float(fitted.residuals @ fitted.residuals)
     assert known.sse == pytest.approx(ours, rel=1e-9)
     assert ours <= estimated.sse * (1 + 1e-6)
-    assert 0.0 <= alpha <= 1.0 and 0.0 <= gamma <= 1.0 - alpha
+    assert 0.0 <= fitted.alpha <= 1.0 and 0.0 <= fitted.gamma <= 1.0 - fitted.alpha
+    assert fitted.level == pytest.approx(float(known.level[-1]), abs=1e-9)
+    assert fitted.trend == pytest.approx(float(known.trend[-1]), abs=1e-12)
+    point = growth._simulate_additive(fitted.level, fitted.trend, fitted.season_next, 0.0, 0.0, np.zeros((400, 1)))
+    np.testing.assert_allclose(point[:, 0], known.forecast(400), rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize(("period", "gamma"), [(168, 0.0), (168, 0.2), (24, 0.1), (None, 0.0)])
