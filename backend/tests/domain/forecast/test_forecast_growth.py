@@ -264,3 +264,62 @@ def test_theil_sen_band_invariants(hours: int, slope: float, noise: float, seed:
     f = forecast_growth(np.maximum(y, 1.0), step_seconds=3600, start=START, horizon_days=30, ceiling=ceiling)
     assert all(lo <= p <= hi for lo, p, hi in zip(f.low, f.point, f.high, strict=True))
     assert _inf(f.days_until_ceiling_low) <= _inf(f.days_until_ceiling) <= _inf(f.days_until_ceiling_high)
+
+
+# The Holt-Winters fit estimates α, γ and the initial states itself (docs/projections.md, "Cost"); statsmodels'
+# ExponentialSmoothing is the reference: the same model, the same criterion, the same simulation.
+
+
+@pytest.mark.parametrize("period", [168, 24, None])
+def test_additive_fit_matches_statsmodels(period: int | None) -> None:
+    """Our least-squares states, run through statsmodels' model, give our SSE, end states and forecast, and no
+    worse an SSE than statsmodels' own estimated fit."""
+    import warnings
+
+    from headroom.domain.forecast import growth
+    from statsmodels.tsa.holtwinters import ExponentialSmoothing
+
+    z = np.log(hourly(synthetic(3 * 168 + 5, weekend=0.6), STEP))  # not whole cycles: the season's order matters
+    fitted = growth._estimate_additive(z, period)
+    seasonal = "add" if period else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        known = ExponentialSmoothing(z, trend="add", seasonal=seasonal, seasonal_periods=period,
+                                     initialization_method="known", initial_level=fitted.initial[0],
+                                     initial_trend=fitted.initial[1],
+                                     initial_seasonal=fitted.initial[2:] if period else None).fit(
+            smoothing_level=fitted.alpha, smoothing_trend=0.0,
+            smoothing_seasonal=fitted.gamma if period else None, optimized=False)
+        estimated = ExponentialSmoothing(z, trend="add", seasonal=seasonal, seasonal_periods=period,
+                                         initialization_method="estimated").fit(smoothing_trend=0.0)
+    ours = float(fitted.residuals @ fitted.residuals)
+    assert known.sse == pytest.approx(ours, rel=1e-9)
+    assert ours <= estimated.sse * (1 + 1e-6)
+    assert 0.0 <= fitted.alpha <= 1.0 and 0.0 <= fitted.gamma <= 1.0 - fitted.alpha
+    assert fitted.level == pytest.approx(float(known.level[-1]), abs=1e-9)
+    assert fitted.trend == pytest.approx(float(known.trend[-1]), abs=1e-12)
+    point = growth._simulate_additive(fitted.level, fitted.trend, fitted.season_next, 0.0, 0.0, np.zeros((400, 1)))
+    np.testing.assert_allclose(point[:, 0], known.forecast(400), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize(("period", "gamma"), [(168, 0.0), (168, 0.2), (24, 0.1), (None, 0.0)])
+def test_simulated_paths_match_statsmodels(period: int | None, gamma: float) -> None:
+    """The paths summed at once equal statsmodels' step-by-step `simulate` with the same bootstrap draw."""
+    import warnings
+
+    from headroom.domain.forecast import growth
+    from statsmodels.tsa.holtwinters import ExponentialSmoothing
+
+    z = np.log(hourly(synthetic(3 * 168), STEP))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = ExponentialSmoothing(z, trend="add", seasonal="add" if period else None, seasonal_periods=period,
+                                   initialization_method="estimated").fit(
+            smoothing_level=0.3, smoothing_trend=0.0, smoothing_seasonal=gamma if period else None)
+    horizon, paths = 500, 50
+    expected = fit.simulate(horizon, repetitions=paths, error="add", random_errors="bootstrap",
+                            rng=np.random.default_rng(7))
+    errors = np.random.default_rng(7).choice(np.asarray(fit.resid), size=(horizon, paths), replace=True)
+    season_end = None if period is None else np.asarray(fit.season)[-period:]
+    ours = growth._simulate_additive(float(fit.level[-1]), float(fit.trend[-1]), season_end, 0.3, gamma, errors)
+    np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-9)
