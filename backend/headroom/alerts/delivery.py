@@ -4,7 +4,11 @@ Events: an advice run that opens a finding, raises its severity or resolves it c
 one delivery record per (event, channel) whose rules match (minimum severity, rule families), with the event's
 unique key: a repeated run, a redelivered task or two workers can never make a second record for one event.
 
-Delivery (`deliver_due`, the every-minute `alerts.deliver` job on its own queue, and right after an advice run):
+Quiet hours: an alert below critical recorded inside a channel's quiet hours (UTC) is due when they end; critical
+alerts, resolutions and tests go at once. Re-notify: a channel with `renotify_hours` gets a "reminder" of each
+finding it announced that is still open, once per interval (`queue_reminders`, run by each delivery pass).
+
+Delivery (`deliver_due`, the every-minute `alerts.deliver` job on its own queue):
 each due record is **claimed** (status "sending", a lease of CLAIM_LEASE, FOR UPDATE SKIP LOCKED) and committed
 before the request is made, then marked:
 - 2xx: sent;
@@ -71,6 +75,27 @@ def _rule_family(rule: str, families: dict[str, str]) -> str:
     return families.get(rule, "")
 
 
+def quiet_until(channel: AlertChannel, at: dt.datetime) -> dt.datetime | None:
+    """When the channel's quiet hours that `at` falls in end (UTC), or None outside them (or without any)."""
+    start, end = channel.quiet_start_hour, channel.quiet_end_hour
+    if start is None or end is None:
+        return None
+    hour = at.astimezone(dt.UTC).hour
+    inside = start <= hour < end if start < end else (hour >= start or hour < end)
+    if not inside:
+        return None
+    day = at.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    until = day.replace(hour=end)
+    return until if until > at else until + dt.timedelta(days=1)
+
+
+def _due(channel: AlertChannel, event: AlertEvent, now: dt.datetime) -> dt.datetime:
+    """Critical alerts and resolutions go at once; the rest wait for the end of the channel's quiet hours."""
+    if event.severity == "critical" or event.kind in ("resolved", "test"):
+        return now
+    return quiet_until(channel, now) or now
+
+
 def queue_events(db: Session, org_id: uuid.UUID, events: Sequence[AlertEvent], *, now: dt.datetime,
                  families: dict[str, str]) -> int:
     """Record one delivery per (event, matching channel); an event already recorded for a channel is skipped.
@@ -95,13 +120,54 @@ def queue_events(db: Session, org_id: uuid.UUID, events: Sequence[AlertEvent], *
             if channel.families and _rule_family(event.rule, families) not in channel.families:
                 continue
             rows.append({"org_id": org_id, "channel_id": channel.id, "event_key": event.key, "event": event.to_json(),
-                         "status": "pending", "attempts": 0, "next_attempt_at": now, "created_at": now})
+                         "status": "pending", "attempts": 0, "next_attempt_at": _due(channel, event, now),
+                         "created_at": now})
     if not rows:
         return 0
     created = db.execute(insert(AlertDelivery).values(rows)
                          .on_conflict_do_nothing(index_elements=["channel_id", "event_key"])
                          .returning(AlertDelivery.id)).all()
     return len(created)
+
+
+def queue_reminders(db: Session, *, now: dt.datetime) -> int:
+    """For each channel with a re-notify interval: a "reminder" for every finding it announced that is still open
+    (no resolution recorded for that channel since) and was last sent there more than the interval ago. The key
+    holds the interval's number since the epoch, so a reminder is recorded once per interval whatever runs it."""
+    channels = list(db.scalars(select(AlertChannel).where(AlertChannel.renotify_hours.is_not(None),
+                                                          AlertChannel.enabled)))
+    rows = []
+    for channel in channels:
+        assert channel.renotify_hours is not None
+        interval = dt.timedelta(hours=channel.renotify_hours)
+        last: dict[str, AlertDelivery] = {}
+        resolved: set[str] = set()
+        for d in db.scalars(select(AlertDelivery).where(AlertDelivery.channel_id == channel.id)
+                            .order_by(AlertDelivery.created_at, AlertDelivery.id)):
+            fid = d.event.get("finding_id")
+            if not fid:
+                continue
+            if d.event.get("kind") == "resolved":
+                resolved.add(fid)
+                last.pop(fid, None)
+            elif d.event.get("kind") in ("opened", "escalated", "reminder"):
+                resolved.discard(fid)
+                last[fid] = d
+        bucket = int(now.timestamp() // interval.total_seconds())
+        for fid, d in last.items():
+            if fid in resolved or d.status != "sent" or d.sent_at is None or now - d.sent_at < interval:
+                continue
+            event = AlertEvent.from_json(d.event)
+            reminder = AlertEvent(**{**vars(event), "kind": "reminder", "at": now,
+                                     "key": f"{fid}:reminder:{channel.renotify_hours}h:{bucket}"})
+            rows.append({"org_id": channel.org_id, "channel_id": channel.id, "event_key": reminder.key,
+                         "event": reminder.to_json(), "status": "pending", "attempts": 0,
+                         "next_attempt_at": _due(channel, reminder, now), "created_at": now})
+    if not rows:
+        return 0
+    return len(db.execute(insert(AlertDelivery).values(rows)
+                          .on_conflict_do_nothing(index_elements=["channel_id", "event_key"])
+                          .returning(AlertDelivery.id)).all())
 
 
 @dataclass(frozen=True)
@@ -227,6 +293,8 @@ def deliver_due(units: Callable[[], Any], box: SecretBox, *, now: Callable[[], d
                 post: Post = default_post, smtp: SmtpConfig | None = None, limit: int = 100) -> dict[str, int]:
     """Claim, send and record every due delivery (see the module); each claim is committed before its request."""
     counts = {"sent": 0, "retrying": 0, "failed": 0}
+    with units() as db:
+        queue_reminders(db, now=now())
     with units() as db:
         claimed = _claim(db, now(), limit)
     for delivery_id, _kind in claimed:

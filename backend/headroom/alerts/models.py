@@ -33,6 +33,11 @@ class AlertChannel(Base):
     min_severity: Mapped[str] = mapped_column(String(16), default="warning")
     families: Mapped[list[str]] = mapped_column(JSONB, default=list)  # empty: every rule family
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Quiet hours (UTC, [start, end) wrapping midnight when start > end): alerts below critical wait until they end.
+    quiet_start_hour: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    quiet_end_hour: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Send a finding that stays open again every so many hours (None: once).
+    renotify_hours: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[dt.datetime] = created_at_column()
 
 

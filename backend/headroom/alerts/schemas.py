@@ -6,7 +6,7 @@ import datetime as dt
 import uuid
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from headroom.platform.schemas import Input, Output
 
@@ -28,11 +28,23 @@ class ChannelCreate(Input):
     min_severity: Severity = "warning"
     families: list[str] = Field(default_factory=list, max_length=20,
                                 description="Rule families to send (e.g. aws-volume, tikv, disk); empty: all.")
+    quiet_hours: tuple[int, int] | None = Field(
+        default=None, description="[start, end) in UTC hours, e.g. [22, 7]: alerts below critical wait until the "
+        "end (critical ones and resolutions go at once).")
+    renotify_hours: int | None = Field(default=None, ge=1, le=24 * 14,
+                                       description="Send a finding that stays open again every so many hours.")
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _hours(cls, value: tuple[int, int] | None) -> tuple[int, int] | None:
+        if value is not None and (not all(0 <= h <= 23 for h in value) or value[0] == value[1]):
+            raise ValueError("two different hours from 0 to 23, e.g. [22, 7]")
+        return value
 
 
 class DeliveryRead(Output):
     id: int
-    event: Literal["opened", "escalated", "resolved", "test"]
+    event: Literal["opened", "escalated", "resolved", "reminder", "test"]
     title: str
     severity: Severity
     status: Literal["pending", "sending", "sent", "failed"]
@@ -52,6 +64,8 @@ class ChannelRead(Output):
     has_secret: bool
     min_severity: Severity
     families: list[str]
+    quiet_hours: list[int] | None = Field(description="[start, end) in UTC hours; null: none.")
+    renotify_hours: int | None
     enabled: bool
     created_at: dt.datetime
     last_deliveries: list[DeliveryRead]

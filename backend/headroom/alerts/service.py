@@ -72,6 +72,9 @@ def _channel_read(db: Session, channel: AlertChannel) -> ChannelRead:
         id=channel.id, name=channel.name, kind=channel.kind, url_hint=channel.url_hint,
         has_secret=channel.secret_enc is not None, min_severity=channel.min_severity,
         families=list(channel.families), enabled=channel.enabled, created_at=channel.created_at,
+        quiet_hours=[channel.quiet_start_hour, channel.quiet_end_hour]
+        if channel.quiet_start_hour is not None and channel.quiet_end_hour is not None else None,
+        renotify_hours=channel.renotify_hours,
         last_deliveries=[DeliveryRead(
             id=r.id, event=r.event["kind"], title=r.event["title"], severity=r.event["severity"], status=r.status,
             attempts=r.attempts, last_status_code=r.last_status_code, last_error=r.last_error,
@@ -112,7 +115,10 @@ def create_channel(db: Session, principal: Principal, body: ChannelCreate, box: 
                        url_enc=box.encrypt(body.url),
                        url_hint=body.url[:200] if body.kind == "email" else delivery.url_hint(body.url),
                        secret_enc=box.encrypt(body.secret) if body.secret else None,
-                       min_severity=body.min_severity, families=list(body.families), enabled=True)
+                       min_severity=body.min_severity, families=list(body.families), enabled=True,
+                       quiet_start_hour=body.quiet_hours[0] if body.quiet_hours else None,
+                       quiet_end_hour=body.quiet_hours[1] if body.quiet_hours else None,
+                       renotify_hours=body.renotify_hours)
     db.add(row)
     db.flush()
     return _channel_read(db, row)

@@ -13,7 +13,8 @@
                                             Headroom's own JSON, signed "sha256=<hex HMAC-SHA256 of
                                             '<timestamp>.<body>'>" (docs/alerts.md)
 
-An event is "opened", "escalated" (severity rose), "resolved" or "test". Its `key` is unique per event and
+An event is "opened", "escalated" (severity rose), "resolved", "reminder" (still open after the channel's
+re-notify interval) or "test". Its `key` is unique per event and
 stable when a run is repeated (the delivery record's unique key); `dedup_key` is the finding's, which PagerDuty
 and Alertmanager use to group a finding's trigger and resolve.
 """
@@ -27,7 +28,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-EventKind = Literal["opened", "escalated", "resolved", "test"]
+EventKind = Literal["opened", "escalated", "resolved", "reminder", "test"]
 SEVERITY_ORDER = ("info", "warning", "critical")
 PAGERDUTY_SUMMARY_MAX = 1024  # PagerDuty Events API v2: payload.summary is at most 1024 characters
 # Alertmanager resolves an alert whose endsAt passed; a firing alert is re-posted by each delivery, so give it an
@@ -69,7 +70,8 @@ def severity_at_least(severity: str, minimum: str) -> bool:
 
 
 def headline(event: AlertEvent) -> str:
-    word = {"opened": "New", "escalated": "Worse", "resolved": "Resolved", "test": "Test"}[event.kind]
+    word = {"opened": "New", "escalated": "Worse", "resolved": "Resolved", "reminder": "Still open",
+            "test": "Test"}[event.kind]
     return f"[{word} {event.severity}] {event.cluster}: {event.title}"
 
 

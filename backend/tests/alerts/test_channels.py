@@ -261,3 +261,42 @@ def _principal(owner: Any, cluster: Any) -> Any:
 
     return Principal(user_id=uuid.UUID(owner.session["user"]["id"]), org_id=cluster.org_id, role="owner",
                      via="session")
+
+
+def test_quiet_hours_hold_all_but_critical_and_open_findings_are_sent_again(
+        world: dict[str, Any], db: Any, sessions: Any, settings: Any) -> None:
+    owner, cluster = world["owner"], world["cluster"]
+    box, units = SecretBox(settings.secret_key), _units(sessions)
+    families = {r.id: r.family for r in discover_rules()}
+    with receiver("slack") as slack:
+        bad = owner.post("/api/v1/alert-channels", json={"name": "x", "kind": "slack", "url": f"{slack.url}/s",
+                                                         "quiet_hours": [7, 7]})
+        assert bad.status_code == 422 and "quiet_hours" in bad.text
+        made = owner.post("/api/v1/alert-channels", json={
+            "name": "night", "kind": "slack", "url": f"{slack.url}/services/T/B/Q", "min_severity": "warning",
+            "quiet_hours": [17, 19], "renotify_hours": 2})  # the run at 18:00 UTC is inside the quiet hours
+        assert made.status_code == 201 and made.json()["quiet_hours"] == [17, 19], made.text
+        summary = findings.advise_cluster(db, cluster, now=END)
+        db.commit()
+        opened = [row for kind, row in summary.events if kind == "opened"]
+        critical = [row for row in opened if row.severity == "critical"]
+        warnings = [row for row in opened if row.severity == "warning"]
+        assert critical and warnings
+        delivery.deliver_due(units, box, now=lambda: END)
+        assert len(slack.received) == len(critical)  # critical goes at once
+        delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(minutes=61))
+        assert len(slack.received) == len(critical) + len(warnings)  # the rest when the quiet hours end
+        # two hours after each was sent, every finding still open is sent again, once in that interval
+        delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(hours=3, minutes=2))
+        delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(hours=3, minutes=5))
+        reminders = [r.json["text"] for r in slack.received if r.json["text"].startswith("[Still open")]
+        assert len(reminders) == len(opened)
+        # resolved: the resolution goes out, and no reminder follows it
+        gone = findings.record_findings(db, cluster, [], now=END + dt.timedelta(hours=4))
+        alerts.queue_finding_events(db, cluster, gone.events, now=END + dt.timedelta(hours=4), families=families)
+        db.commit()
+        delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(hours=4))
+        before = len(slack.received)
+        delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(hours=9))
+        assert len(slack.received) == before
+        assert sum(r.json["text"].startswith("[Resolved") for r in slack.received) == len(opened)

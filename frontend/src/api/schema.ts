@@ -1847,6 +1847,19 @@ export interface components {
             /** Name */
             name: string;
             /**
+             * Quiet Hours
+             * @description [start, end) in UTC hours, e.g. [22, 7]: alerts below critical wait until the end (critical ones and resolutions go at once).
+             */
+            quiet_hours?: [
+                number,
+                number
+            ] | null;
+            /**
+             * Renotify Hours
+             * @description Send a finding that stays open again every so many hours.
+             */
+            renotify_hours?: number | null;
+            /**
              * Secret
              * @description Webhook: the HMAC key for X-Headroom-Signature. PagerDuty: the integration's routing key. Stored encrypted.
              */
@@ -1894,6 +1907,13 @@ export interface components {
             min_severity: "critical" | "warning" | "info";
             /** Name */
             name: string;
+            /**
+             * Quiet Hours
+             * @description [start, end) in UTC hours; null: none.
+             */
+            quiet_hours: number[] | null;
+            /** Renotify Hours */
+            renotify_hours: number | null;
             /**
              * Url Hint
              * @description Scheme and host of the URL (the rest is secret).
@@ -2210,7 +2230,7 @@ export interface components {
              * Event
              * @enum {string}
              */
-            event: "opened" | "escalated" | "resolved" | "test";
+            event: "opened" | "escalated" | "resolved" | "reminder" | "test";
             /** Id */
             id: number;
             /** Last Error */
@@ -12357,7 +12377,7 @@ export const clusterUpdateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequ
 export const configReadSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigRead"]["source"]> = ["status_port", "upload", "tiup", "simulated"];
 export const configUploadFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigUpload"]["format"]> = ["toml", "tiup_topology"];
 export const connectionTestReadFlavourAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConnectionTestRead"]["flavour"]> = ["tiup", "operator"];
-export const deliveryReadEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["event"]> = ["opened", "escalated", "resolved", "test"];
+export const deliveryReadEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["event"]> = ["opened", "escalated", "resolved", "reminder", "test"];
 export const deliveryReadSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["severity"]> = ["critical", "warning", "info"];
 export const deliveryReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["status"]> = ["pending", "sending", "sent", "failed"];
 export const entityRefKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EntityRef"]["kind"]> = ["volume", "instance", "node", "cluster"];

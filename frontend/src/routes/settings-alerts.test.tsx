@@ -14,6 +14,8 @@ const channel = (lastDeliveries: unknown[]) => ({
   has_secret: false,
   min_severity: 'critical',
   families: [],
+  quiet_hours: null,
+  renotify_hours: null,
   enabled: true,
   created_at: '2026-11-27T06:00:00Z',
   last_deliveries: lastDeliveries,
@@ -61,6 +63,11 @@ describe('alert channels settings', () => {
     await user.type(within(form).getByLabelText('Name'), 'ops-room');
     await user.type(within(form).getByLabelText('URL'), 'https://hooks.slack.com/services/T/B/X');
     await user.selectOptions(within(form).getByLabelText('Send findings from'), 'critical');
+    await user.selectOptions(within(form).getByLabelText('Quiet from'), '22');
+    await user.click(within(form).getByRole('button', { name: 'Add channel' }));
+    expect(within(form).getByText('Choose both hours of the quiet period, and two different ones.')).toBeInTheDocument();
+    await user.selectOptions(within(form).getByLabelText('Quiet until'), '7');
+    await user.type(within(form).getByLabelText('Send again while open, every (hours, optional)'), '4');
     await user.click(within(form).getByRole('button', { name: 'Add channel' }));
     const card = await screen.findByRole('listitem', { name: 'Channel ops-room' });
     expect(created).toEqual({
@@ -69,6 +76,8 @@ describe('alert channels settings', () => {
       url: 'https://hooks.slack.com/services/T/B/X',
       min_severity: 'critical',
       families: [],
+      quiet_hours: [22, 7],
+      renotify_hours: 4,
     });
     expect(card).toHaveTextContent('https://hooks.slack.com · critical and above');
     await user.click(within(card).getByRole('button', { name: 'Send test' }));

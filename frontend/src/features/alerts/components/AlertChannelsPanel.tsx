@@ -20,6 +20,7 @@ import {
 
 const KINDS: Channel['kind'][] = ['slack', 'webhook', 'pagerduty', 'alertmanager', 'email'];
 const SEVERITIES: Channel['min_severity'][] = ['critical', 'warning', 'info'];
+const HOURS = Array.from({ length: 24 }, (_, h) => h);
 
 function AddChannelForm() {
   const create = useCreateChannel();
@@ -28,6 +29,9 @@ function AddChannelForm() {
   const [url, setUrl] = useState('');
   const [secret, setSecret] = useState('');
   const [minSeverity, setMinSeverity] = useState<Channel['min_severity']>('warning');
+  const [quietFrom, setQuietFrom] = useState('');
+  const [quietTo, setQuietTo] = useState('');
+  const [renotify, setRenotify] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
   const server = fieldErrorsOf(create.error);
   const needsSecret = kind === 'pagerduty' || kind === 'webhook';
@@ -41,10 +45,16 @@ function AddChannelForm() {
         found.url = 'Enter email addresses, separated by commas.';
     } else if (!/^https?:\/\/\S+$/.test(url.trim())) found.url = 'Enter the full URL, starting with https:// (or http://).';
     if (kind === 'pagerduty' && !secret.trim()) found.secret = "PagerDuty needs the integration's routing key.";
+    if ((quietFrom === '') !== (quietTo === '') || (quietFrom !== '' && quietFrom === quietTo))
+      found.quiet = 'Choose both hours of the quiet period, and two different ones.';
+    if (renotify !== '' && !(Number(renotify) >= 1 && Number(renotify) <= 336))
+      found.renotify = 'Between 1 and 336 hours (two weeks), or empty to send once.';
     setErrors(found);
     if (Object.keys(found).length > 0) return;
     const body: ChannelCreate = { name: name.trim(), kind, url: url.trim(), min_severity: minSeverity, families: [] };
     if (needsSecret && secret.trim()) body.secret = secret.trim();
+    if (quietFrom !== '' && quietTo !== '') body.quiet_hours = [Number(quietFrom), Number(quietTo)];
+    if (renotify !== '') body.renotify_hours = Number(renotify);
     create.mutate(body, {
       onSuccess: () => {
         setName('');
@@ -104,6 +114,34 @@ function AddChannelForm() {
           ))}
         </select>
       </div>
+      <fieldset className="field">
+        <legend className="field__label">Quiet hours (UTC, optional): only critical alerts and resolutions go out</legend>
+        <select aria-label="Quiet from" className="field__input" value={quietFrom} onChange={(e) => setQuietFrom(e.target.value)}>
+          <option value="">—</option>
+          {HOURS.map((h) => (
+            <option key={h} value={h}>
+              {String(h).padStart(2, '0')}:00
+            </option>
+          ))}
+        </select>{' '}
+        to{' '}
+        <select aria-label="Quiet until" className="field__input" value={quietTo} onChange={(e) => setQuietTo(e.target.value)}>
+          <option value="">—</option>
+          {HOURS.map((h) => (
+            <option key={h} value={h}>
+              {String(h).padStart(2, '0')}:00
+            </option>
+          ))}
+        </select>
+        {errors.quiet && <p className="field__error">{errors.quiet}</p>}
+      </fieldset>
+      <TextField
+        label="Send again while open, every (hours, optional)"
+        inputMode="numeric"
+        value={renotify}
+        onChange={(e) => setRenotify(e.target.value)}
+        error={errors.renotify ?? server.renotify_hours}
+      />
       <button type="submit" className="button button--primary" disabled={create.isPending}>
         {create.isPending ? 'Adding…' : 'Add channel'}
       </button>
@@ -121,6 +159,8 @@ function ChannelCard({ channel, canManage }: { channel: Channel; canManage: bool
       </h3>
       <p className="muted small">
         {channel.url_hint} · {channel.min_severity} and above{channel.families.length > 0 ? ` · ${channel.families.join(', ')}` : ''}
+        {channel.quiet_hours ? ` · quiet ${String(channel.quiet_hours[0]).padStart(2, '0')}:00–${String(channel.quiet_hours[1]).padStart(2, '0')}:00 UTC` : ''}
+        {channel.renotify_hours ? ` · again every ${channel.renotify_hours} h while open` : ''}
       </p>
       {canManage && (
         <p>
