@@ -50,6 +50,7 @@ class MeasuredCell(Output):
     """Peak use of one ceiling of one store before and after, each against the ceiling in force then."""
 
     node: str
+    node_id: uuid.UUID = Field(description="The store's id: its charts are GET /clusters/{id}/metrics?node_id=.")
     metric: Literal["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
                     "instance_throughput"]
     before_peak_percent: float | None

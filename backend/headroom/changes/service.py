@@ -243,7 +243,8 @@ class _Overviews:
         if (lo, hi) not in self.cache:
             ov = metrics_service.cluster_overview(self.db, self.principal, self.cluster_id, start=lo, end=hi,
                                                   now=self.now)
-            self.cache[(lo, hi)] = {(n.refs.node.store_address, c.metric): c for n in ov.nodes for c in n.cells}
+            self.cache[(lo, hi)] = {(n.refs.node.store_address, c.metric): (n.refs.node.id, c)
+                                    for n in ov.nodes for c in n.cells}
         return self.cache[(lo, hi)]
 
 
@@ -259,12 +260,12 @@ def _effect(e: _Entry, overviews: _Overviews, now: dt.datetime) -> MeasuredEffec
     before = overviews.cells(before_start, before_end)
     after = overviews.cells(after_start, after_end)
     cells = []
-    for (node, metric), cell in sorted(after.items()):
+    for (node, metric), (node_id, cell) in sorted(after.items(), key=lambda kv: kv[0]):
         if node not in e.node_addresses:
             continue
-        old = before.get((node, metric))
+        old = before.get((node, metric), (None, None))[1]
         cells.append(MeasuredCell(
-            node=node, metric=metric,
+            node=node, node_id=node_id, metric=metric,
             before_peak_percent=round(old.peak.percent, 1) if old is not None and old.peak is not None else None,
             after_peak_percent=round(cell.peak.percent, 1) if cell.peak is not None else None,
             ceiling_after=cell.ceiling_label))

@@ -3234,6 +3234,12 @@ export interface components {
             metric: "data_iops" | "data_throughput" | "raft_iops" | "raft_throughput" | "instance_iops" | "instance_throughput";
             /** Node */
             node: string;
+            /**
+             * Node Id
+             * Format: uuid
+             * @description The store's id: its charts are GET /clusters/{id}/metrics?node_id=.
+             */
+            node_id: string;
         };
         /**
          * MeasuredEffect

@@ -256,6 +256,14 @@ describe('next ceilings', () => {
     const measured = within(entry).getByRole('region', { name: 'Measured effect' });
     expect(within(measured).getByRole('row', { name: /10\.0\.1\.10:20160/ })).toHaveTextContent('100 % → 56 %');
     expect(entry).toHaveTextContent('the same hours one week earlier');
+    const chart = await within(entry).findByRole('figure', {
+      name: '10.0.1.10:20160 data volume IOPS: after the change, and the same hours a week earlier',
+    });
+    const legend = within(chart).getByRole('list', { name: /legend/ });
+    expect(legend).toHaveTextContent('After the change');
+    expect(legend).toHaveTextContent('A week earlier (shifted one week)');
+    expect(legend).toHaveTextContent('after: IOPS ceiling 3,000');
+    expect(legend).toHaveTextContent('before: IOPS ceiling 1,500');
   });
 
   it('says what the ledger will hold when nothing changed yet', async () => {

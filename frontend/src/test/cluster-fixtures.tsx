@@ -418,6 +418,51 @@ const BAND = {
   high: [3000, 3050],
 };
 
+/** A node's data-IOPS panel as GET /metrics serves it for a ledger window: three hourly points and the ceiling. */
+function ledgerPanel(t0: number, values: number[], ceiling: number) {
+  return {
+    cluster_id: CLUSTER_ID,
+    node: null,
+    start: new Date(t0 * 1000).toISOString(),
+    end: new Date((t0 + 3 * 3600) * 1000).toISOString(),
+    resolution_seconds: 3600,
+    resolution_source: 'rollup',
+    panels: [
+      {
+        id: 'data_iops',
+        title: 'Data volume IOPS',
+        unit: 'IOPS',
+        series: [
+          {
+            id: 'data_counted_iops',
+            label: 'Total IOPS (256 KiB units)',
+            unit: 'IOPS',
+            t: values.map((_, i) => t0 + i * 3600),
+            avg: values,
+            max: values,
+            min: values,
+            step_seconds: 3600,
+          },
+        ],
+        ceilings: [
+          {
+            id: 'data_max_iops',
+            label: `IOPS ceiling ${ceiling.toLocaleString('en-US')}`,
+            value: ceiling,
+            unit: 'IOPS',
+            source: 'AWS: Amazon EBS volume types',
+            valid_from: new Date(t0 * 1000).toISOString(),
+            valid_to: new Date((t0 + 3 * 3600) * 1000).toISOString(),
+          },
+        ],
+        forecasts: [],
+        notes: [],
+        projection: null,
+      },
+    ],
+  };
+}
+
 /** The change ledger as GET /changes serves it: a patch marked applied that Headroom then saw in AWS. */
 export const CHANGES: S['ChangeLedger'] = {
   days: 90,
@@ -492,6 +537,7 @@ export const CHANGES: S['ChangeLedger'] = {
         cells: [
           {
             node: '10.0.1.10:20160',
+            node_id: NODE_A,
             metric: 'data_iops',
             before_peak_percent: 100,
             after_peak_percent: 56.2,
@@ -614,6 +660,13 @@ export function clusterHandlers({
     ),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/projections`), json(PROJECTIONS)),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/changes`), json(CHANGES)),
+    // the ledger's before/after chart: one panel per window (the week before peaks at 3,000, the week after at 1,700)
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/metrics`), ({ request }) => {
+      const start = new URL(request.url).searchParams.get('start') ?? '';
+      const t0 = Date.parse(start) / 1000;
+      const before = start.startsWith('2026-10-26');
+      return HttpResponse.json(ledgerPanel(t0, before ? [2400, 3000, 2900] : [1500, 1700, 1650], before ? 1500 : 3000));
+    }),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches`), json({ items: [PATCH], total: 1 })),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
       const format = new URL(request.url).searchParams.get('format');

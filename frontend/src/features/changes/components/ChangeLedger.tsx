@@ -3,13 +3,20 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { formatTimestamp, formatValue } from '@/lib/format';
-import { metricName, peakText, useChanges, valueText, type ChangeEntry } from '../api';
+import { metricName, peakText, useChanges, valueText, type ChangeEntry, type MeasuredCell } from '../api';
+import { BeforeAfterChart } from './BeforeAfterChart';
 
 const KIND_NAMES: Record<ChangeEntry['kind'], string> = {
   patch_applied: 'Patch applied',
   inventory: 'Seen in AWS',
   config: 'Seen in the TiKV config',
 };
+
+/** The cell the change moved most (the chart shows that one; the table lists all). */
+function largestMove(cells: MeasuredCell[]): MeasuredCell {
+  const move = (c: MeasuredCell) => Math.abs((c.before_peak_percent ?? 0) - (c.after_peak_percent ?? 0));
+  return [...cells].sort((a, b) => move(b) - move(a))[0]!;
+}
 
 function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) {
   const effect = entry.effect;
@@ -80,6 +87,14 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
       {effect && (
         <div>
           <h4 className="ledger__heading">Measured: peak use of each ceiling, before → after</h4>
+          {effect.cells.length > 0 && effect.cells[0] && (
+            <BeforeAfterChart
+              clusterId={clusterId}
+              cell={largestMove(effect.cells)}
+              before={{ start: effect.before_start, end: effect.before_end }}
+              after={{ start: effect.after_start, end: effect.after_end }}
+            />
+          )}
           {effect.cells.length > 0 ? (
             <div className="table-scroll" tabIndex={0} role="region" aria-label="Measured effect">
               <table className="table">
