@@ -72,6 +72,9 @@ class ClusterDigest:
     next_ceilings: Sequence[str] = ()
     # The week's changes with their measured effect (headroom.changes.service.week_lines).
     changes: Sequence[str] = ()
+    # Findings whose severity rose this week, and the monthly savings the open findings' fixes offer.
+    worsened_this_week: int = 0
+    savings_usd: float = 0.0
     # The cluster's id, which a recipient's preferences choose clusters by (`for_recipient`).
     id: str = ""
 

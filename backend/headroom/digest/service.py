@@ -30,7 +30,7 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from headroom.accounts.models import Membership, Organization, User
+from headroom.accounts.models import AuditLog, Membership, Organization, User
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.models import Cluster
 from headroom.digest.build import (
@@ -296,6 +296,19 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
         )
     }
 
+    # severity rose this week: the advice runs' "finding.escalated" audit events (their own time in details.at)
+    worsened: dict[uuid.UUID, int] = defaultdict(int)
+    escalated_ids = set()
+    for target_id, details in db.execute(select(AuditLog.target_id, AuditLog.details).where(
+            AuditLog.org_id == org_id, AuditLog.action == "finding.escalated")):
+        at = (details or {}).get("at")
+        if at and start <= dt.datetime.fromisoformat(at) < now and target_id:
+            escalated_ids.add(uuid.UUID(target_id))
+    if escalated_ids:
+        for cid in db.scalars(select(FindingRecord.cluster_id).where(FindingRecord.org_id == org_id,
+                                                                     FindingRecord.id.in_(list(escalated_ids)))):
+            worsened[cid] += 1
+
     by_cluster: dict[uuid.UUID, list[FindingRecord]] = defaultdict(list)
     for f in open_rows:
         by_cluster[f.cluster_id].append(f)
@@ -320,6 +333,9 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
                 limit_notes=limit_notes.get(cluster.id, ()),
                 next_ceilings=tuple(projections_service.nearest_ceilings(db, org_id, cluster.id)),
                 changes=tuple(changes_service.week_lines(db, org_id, cluster.id, now=now)),
+                worsened_this_week=worsened.get(cluster.id, 0),
+                savings_usd=round(sum(-float(d) for f in rows if isinstance(d := (f.impact or {}).get(
+                    "monthly_cost_delta_usd"), int | float) and d < 0), 2),
                 id=str(cluster.id),
             )
         )

@@ -224,6 +224,8 @@ def record_findings(
             updated += 1
             if row.status != "snoozed" and severity_rank(row.severity) < severity_rank(old_severity):
                 events.append(("escalated", row))
+                _event(db, cluster.org_id, "finding.escalated", row.id,
+                       {"from": old_severity, "to": row.severity, "at": now.isoformat()})
         _replace_recommendations(db, row, f.changes)
     for key, row in existing.items():
         if key in produced or row.cluster_id != cluster.id or row.last_seen_at >= now:

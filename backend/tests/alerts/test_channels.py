@@ -300,3 +300,24 @@ def test_quiet_hours_hold_all_but_critical_and_open_findings_are_sent_again(
         delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(hours=9))
         assert len(slack.received) == before
         assert sum(r.json["text"].startswith("[Resolved") for r in slack.received) == len(opened)
+
+
+def test_a_finding_whose_severity_rises_is_an_escalation_counted_in_the_weekly_email(
+        world: dict[str, Any], db: Any) -> None:
+    from headroom.digest import service as digest
+    from headroom.domain.advisor.engine import advise
+    from headroom.timeseries.snapshots import build_snapshot
+
+    cluster = world["cluster"]
+    findings.advise_cluster(db, cluster, now=END)
+    snap = build_snapshot(db, cluster.org_id, cluster.id, start=END - dt.timedelta(hours=24), end=END)
+    produced = advise(snap, now=END)
+    warning = next(f for f in produced if f.severity == "warning")
+    rerun = [f.model_copy(update={"severity": "critical"}) if f is warning else f for f in produced]
+    summary = findings.record_findings(db, cluster, rerun, now=END + dt.timedelta(hours=1))
+    assert [(kind, row.dedup_key) for kind, row in summary.events] == [("escalated", warning.dedup_key)]
+    db.commit()
+    data = digest.gather(db, cluster.org_id, now=END + dt.timedelta(hours=2), public_url="https://headroom.example.com")
+    (section,) = [c for c in data.clusters if c.name == cluster.name]
+    assert section.worsened_this_week == 1
+    assert section.savings_usd > 0  # the demo's gp2 volumes: gp3 costs less

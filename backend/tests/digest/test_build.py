@@ -204,3 +204,22 @@ def test_a_recipients_digest_has_their_clusters_and_their_links() -> None:
     nothing = build_digest(for_recipient(data, cluster_ids=[], **links))
     assert nothing.all_clear and "Unsubscribe from this weekly email:" in nothing.text
     assert "Unsubscribe" not in build_digest(data).text  # the org-wide preview has no recipient
+
+
+def test_worse_this_week_and_the_savings_on_offer_are_said_when_there_are_some() -> None:
+    import dataclasses
+
+    cluster = ClusterDigest(name="prod", url="https://headroom.example.com/clusters/c1",
+                            open_by_severity={"critical": 1, "warning": 0, "info": 0}, new_this_week=0,
+                            resolved_this_week=0, worsened_this_week=2, savings_usd=1234.4)
+    data = DigestData(org_name="Acme", week_start=dt.date(2026, 11, 2),
+                      period_start=dt.datetime(2026, 10, 26, 8, tzinfo=dt.UTC),
+                      period_end=dt.datetime(2026, 11, 2, 8, tzinfo=dt.UTC),
+                      dashboard_url="https://headroom.example.com/clusters", clusters=[cluster])
+    digest = build_digest(data)
+    assert "Worse this week (severity rose): 2.\n" in digest.text
+    assert "Savings the open findings' fixes offer: $1,234 a month.\n" in digest.text
+    assert "<strong>$1,234</strong> a month" in digest.html
+    quiet = build_digest(dataclasses.replace(data, clusters=[dataclasses.replace(cluster, worsened_this_week=0,
+                                                                                savings_usd=0.0)]))
+    assert "Worse this week" not in quiet.text and "Savings the open" not in quiet.text

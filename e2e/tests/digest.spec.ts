@@ -1,0 +1,44 @@
+import { expect, test } from '../fixtures';
+
+const DEMO_CLUSTER = 'demo-prod (demo)';
+
+test('the weekly email renders in Chromium and every link in it opens a page of the running app', async ({
+  page,
+  loginPage,
+  clusterPage,
+  demoLogin,
+  baseURL,
+}, testInfo) => {
+  // A fresh server needs its first minutes to simulate the demo fleet and run the advisor on it.
+  test.setTimeout(240_000);
+  await loginPage.goto();
+  await loginPage.logIn(demoLogin.email, demoLogin.password);
+  await page.getByRole('row', { name: new RegExp(DEMO_CLUSTER.replace(/[()]/g, '\\$&')) }).getByRole('link').click();
+  await expect(clusterPage.heading(DEMO_CLUSTER)).toBeVisible();
+  await clusterPage.openTab('Findings');
+  await clusterPage.waitForFindings(180_000);
+
+  // this week's email as the weekly job would build it (the settings page's preview)
+  const preview = await page.request.get('/api/v1/digest/preview');
+  expect(preview.ok()).toBeTruthy();
+  const email = (await preview.json()) as { subject: string; html: string; text: string };
+  expect(email.subject).toContain('Headroom weekly advisory');
+
+  const mail = await page.context().newPage();
+  await mail.setContent(email.html, { waitUntil: 'load' });
+  await expect(mail.getByRole('heading', { level: 1 })).toContainText('Headroom weekly advisory');
+  const shot = testInfo.outputPath('weekly-email.png');
+  await mail.screenshot({ path: shot, fullPage: true });
+  await testInfo.attach('weekly-email', { path: shot, contentType: 'image/png' });
+
+  const hrefs = await mail.locator('a[href]').evaluateAll((links) => links.map((a) => a.getAttribute('href') ?? ''));
+  expect(hrefs.length).toBeGreaterThan(0);
+  for (const href of new Set(hrefs)) {
+    // HEADROOM_PUBLIC_URL is this server, port included; each link is a page of it (the app serves its pages)
+    expect(href.startsWith(`${baseURL}/`), href).toBeTruthy();
+    const opened = await mail.goto(href);
+    expect(opened?.status(), href).toBe(200);
+    await expect(mail.getByRole('heading', { name: 'Page not found' })).toHaveCount(0);
+  }
+  await mail.close();
+});
