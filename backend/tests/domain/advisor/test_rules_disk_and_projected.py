@@ -123,9 +123,16 @@ def test_a_projection_within_30_days_warns_and_sizes_for_90(healthy: Snapshot) -
     snap = snap.model_copy(update={"projections": [_projection(snap, "node", node.id, "used_gib", "GiB", low_line, band)]})
     (f,) = of_rule(advise(snap, rules=["disk-low-space"]), "disk-low-space")
     assert f.severity == "warning" and "in 20 days" in f.title
-    (forecast,) = f.evidence.forecasts
+    # a projection to each line: PD's low-space line (20 days), TiKV's reserve, the disk full, in that order
+    forecast, reserve, full = f.evidence.forecasts
+    assert forecast.label == "PD low-space line"
     assert forecast.within_seconds == pytest.approx(20 * 86400, rel=0.02)
     assert forecast.earliest is not None and forecast.earliest < forecast.at  # the band's upper edge is earlier
+    per_day = (low_line - used) / 20.0
+    reserve_gib = max(5.0, 0.05 * capacity_gib)  # max(reserve-space 5GB, 5 % of capacity): TiKV's template
+    assert reserve.label.startswith("TiKV's reserve") and reserve.value == pytest.approx(capacity_gib - reserve_gib, abs=0.1)
+    assert reserve.within_seconds == pytest.approx((capacity_gib - reserve_gib - used) / per_day * 86400, rel=0.03)
+    assert full.within_seconds > reserve.within_seconds > forecast.within_seconds
     # sized for the band's upper edge 90 days out at the high-space line
     horizon = max(band.high)
     (change,) = f.changes

@@ -160,11 +160,11 @@ def _low_space(ctx: Context, node: Node) -> Finding | None:
     projection = next((p for p in ctx.snapshot.projections
                        if p.entity.kind == "node" and p.entity.id == node.id and p.metric == "used_gib"), None)
     now = ctx.window.end
-    days = days_low = days_high = None
+    days = None
     if projection is not None:
         crossing = band_crossing(projection.band.t, projection.band.point, projection.band.low, projection.band.high,
                                  PD_LOW_SPACE_RATIO * capacity_gib, since=now)
-        days, days_low, days_high = crossing.days, crossing.days_low, crossing.days_high
+        days = crossing.days
     if available <= reserve or used_share >= PD_LOW_SPACE_RATIO:
         severity, state = "critical", (
             "within TiKV's reserve: writes are restricted" if available <= reserve
@@ -204,13 +204,25 @@ def _low_space(ctx: Context, node: Node) -> Finding | None:
     if option is None:
         notes.append("no larger volume of this type is possible or priced here: add stores")
     forecasts = []
-    if projection is not None and days is not None:
-        forecasts.append(Forecast(
-            kind="ceiling", label="PD low-space line", within_seconds=days * 86400.0, at=now + timedelta(days=days),
-            earliest=now + timedelta(days=days_low) if days_low is not None else None,
-            latest=now + timedelta(days=days_high) if days_high is not None else None,
-            value=round(PD_LOW_SPACE_RATIO * capacity_gib, 1), unit="GiB",
-            method=f"{projection.method} (docs/projections.md)", source=PD_SOURCE))
+    if projection is not None:
+        # a projection to each line TiKV and PD act on, read off the same stored path
+        lines = [("PD low-space line", PD_LOW_SPACE_RATIO * capacity_gib, PD_SOURCE),
+                 ("TiKV's reserve (writes restricted)", capacity_gib - reserve / GIB, RESERVE_SOURCE),
+                 ("the disk full (the capacity TiKV reports)", capacity_gib,
+                  "TiKV store heartbeat (tikv_store_size_bytes{type=\"capacity\"})")]
+        for label, level, source in lines:
+            cross = band_crossing(projection.band.t, projection.band.point, projection.band.low, projection.band.high,
+                                  level, since=now)
+            if cross.days is None and cross.days_low is None:
+                continue
+            forecasts.append(Forecast(
+                kind="ceiling", label=label,
+                within_seconds=cross.days * 86400.0 if cross.days is not None else None,
+                at=now + timedelta(days=cross.days) if cross.days is not None else None,
+                earliest=now + timedelta(days=cross.days_low) if cross.days_low is not None else None,
+                latest=now + timedelta(days=cross.days_high) if cross.days_high is not None else None,
+                value=round(level, 1), unit="GiB", method=f"{projection.method} (docs/projections.md)",
+                source=source))
     return Finding(
         rule=LOW_SPACE_RULE,
         severity=severity,
