@@ -19,7 +19,7 @@ test('the weekly email renders in Chromium and every link in it opens a page of 
   await clusterPage.waitForFindings(180_000);
 
   // this week's email as the weekly job would build it (the settings page's preview)
-  const preview = await page.request.get('/api/v1/digest/preview');
+  const preview = await page.request.get('/api/v1/org/digest/preview');
   expect(preview.ok()).toBeTruthy();
   const email = (await preview.json()) as { subject: string; html: string; text: string };
   expect(email.subject).toContain('Headroom weekly advisory');
