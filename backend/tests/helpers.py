@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -100,3 +102,18 @@ def join_with_role(owner: Actor, new_client: Any, role: str) -> Actor:
     )
     assert accepted.status_code == 200, accepted.text
     return Actor(new_client, accepted.json())
+
+
+def units_of_work(sessions: Any) -> Callable[[], Any]:
+    """Units of work as a job runs them (commit on success, always close), inside the test's transaction."""
+
+    @contextlib.contextmanager
+    def unit() -> Iterator[Any]:
+        session = sessions()
+        try:
+            yield session
+            session.commit()
+        finally:
+            session.close()
+
+    return unit

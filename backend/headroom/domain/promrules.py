@@ -32,13 +32,12 @@ from headroom.domain import references as refs
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, SUSTAINED_MIN_RUN_MINUTES
 from headroom.domain.advisor.rules.thread_pools import pools_for
 from headroom.domain.catalog import volume_limits
+from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.snapshot.registry import PrometheusSource, metric_spec
 from headroom.domain.snapshot.schema import Node, Snapshot, config_get
 from headroom.domain.tikvconf.defaults import HostFacts, effective_value
 from headroom.domain.tikvconf.parse import flatten
 
-PD_HIGH_SPACE_RATIO = 0.7
-PD_LOW_SPACE_RATIO = 0.8
 SPACE_FOR = "10m"
 CEILING_FOR = f"{int(SUSTAINED_MIN_RUN_MINUTES)}m"
 RATE = "5m"  # rate window of the rules: longer than the 1-minute charts so one slow scrape does not flap them

@@ -40,6 +40,7 @@ from headroom.domain.forecast.burst import (
     forecast_hdd_burst,
     forecast_instance_burst,
 )
+from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.inventory.limits import LimitsAt, limits_at, resolve_instance_types
 from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
@@ -593,8 +594,8 @@ def build_panels(
 
 # PD's space lines (PingCAP: PD Configuration File, schedule.high-space-ratio / low-space-ratio defaults).
 PD_SPACE_SOURCE = references.PD_CONFIG.cite("schedule.high-space-ratio 0.7, schedule.low-space-ratio 0.8 (defaults)")
-PD_SPACE_LINES = (("pd_high_space", "PD balances by space left above", 0.7),
-                  ("pd_low_space", "PD places no new regions above", 0.8))
+PD_SPACE_LINES = (("pd_high_space", "PD balances by space left above", PD_HIGH_SPACE_RATIO),
+                  ("pd_low_space", "PD places no new regions above", PD_LOW_SPACE_RATIO))
 
 
 def _disk_panel(p: PanelOut, refs: NodeRefs, data: Data) -> None:

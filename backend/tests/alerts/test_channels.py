@@ -29,7 +29,7 @@ from headroom.domain.snapshot.scenario import load_scenario
 from headroom.findings import service as findings
 from headroom.platform.security import SecretBox
 from headroom.sources.demo import service as demo
-from helpers import join_with_role, sign_up
+from helpers import join_with_role, sign_up, units_of_work
 from receivers import receiver
 from sqlalchemy import func, select
 
@@ -88,19 +88,6 @@ def world(client: Any, make_client: Any, db: Any, clock: Any) -> dict[str, Any]:
     return {"owner": owner, "viewer": viewer, "cluster": cluster}
 
 
-def _units(sessions: Any) -> Any:
-    @contextlib.contextmanager
-    def unit() -> Iterator[Any]:
-        session = sessions()
-        try:
-            yield session
-            session.commit()
-        finally:
-            session.close()
-
-    return unit
-
-
 def test_channels_are_admin_only_checked_and_keep_their_secrets(world: dict[str, Any], make_client: Any) -> None:
     owner, viewer = world["owner"], world["viewer"]
     slack_url = "https://hooks.slack.com/services/T000/B000/" + "x" * 24
@@ -144,7 +131,7 @@ def test_findings_reach_every_channel_once_through_retries_reruns_and_a_killed_w
         world: dict[str, Any], db: Any, sessions: Any, settings: Any, tmp_path: Path) -> None:
     owner, cluster = world["owner"], world["cluster"]
     box = SecretBox(settings.secret_key)
-    units = _units(sessions)
+    units = units_of_work(sessions)
     families = {r.id: r.family for r in discover_rules()}
     with receiver("slack") as slack, receiver("pagerduty") as pd, receiver("webhook") as hook, \
             alertmanager(tmp_path) as am:
@@ -241,7 +228,7 @@ def test_the_email_channel_sends_through_the_smtp_server_and_records_a_refusal(
     summary = findings.advise_cluster(db, cluster, now=END)
     db.commit()
     critical = [row for kind, row in summary.events if row.severity == "critical"]
-    delivery.deliver_due(_units(sessions), SecretBox(settings.secret_key), now=lambda: END, smtp=smtp)
+    delivery.deliver_due(units_of_work(sessions), SecretBox(settings.secret_key), now=lambda: END, smtp=smtp)
     assert len(smtp_server.received) == len(critical)
     first = smtp_server.received[0]
     assert sorted(first.rcpt_tos) == ["ops@example.com", "sre@example.com"]
@@ -266,7 +253,7 @@ def _principal(owner: Any, cluster: Any) -> Any:
 def test_quiet_hours_hold_all_but_critical_and_open_findings_are_sent_again(
         world: dict[str, Any], db: Any, sessions: Any, settings: Any) -> None:
     owner, cluster = world["owner"], world["cluster"]
-    box, units = SecretBox(settings.secret_key), _units(sessions)
+    box, units = SecretBox(settings.secret_key), units_of_work(sessions)
     families = {r.id: r.family for r in discover_rules()}
     with receiver("slack") as slack:
         bad = owner.post("/api/v1/alert-channels", json={"name": "x", "kind": "slack", "url": f"{slack.url}/s",

@@ -4,10 +4,8 @@ served by the API (issue 14)."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,7 +16,7 @@ from headroom.projections import service as projections
 from headroom.projections.models import Projection
 from headroom.sources.demo import service as demo
 from headroom.timeseries import repository as ts
-from helpers import join_with_role, sign_up
+from helpers import join_with_role, sign_up, units_of_work
 from sqlalchemy import func, select
 
 # The demo scenario's afternoon (as the advice tests use): its hot node pins its gp3 volume's IOPS.
@@ -42,19 +40,10 @@ def world(client: Any, make_client: Any, db: Any) -> dict[str, Any]:
 def _job_context(sessions: Any) -> JobContext:
     """The context the job hands the service: units of work inside the test's transaction."""
 
-    @contextlib.contextmanager
-    def unit() -> Iterator[Any]:
-        session = sessions()
-        try:
-            yield session
-            session.commit()
-        finally:
-            session.close()
-
     def queue(name: str, **params: Any) -> str:
         raise AssertionError(f"projections queue nothing ({name})")
 
-    return JobContext(settings=Settings(), database_url="unused", units=unit, queue=queue)
+    return JobContext(settings=Settings(), database_url="unused", units=units_of_work(sessions), queue=queue)
 
 
 def test_every_ceiling_is_projected_once_a_day_and_served_nearest_first(world: dict[str, Any], db: Any,

@@ -42,6 +42,10 @@ DEFAULT_HORIZON_DAYS = 60.0
 # PD stops placing new regions on a store above this share of its capacity (PD configuration file,
 # schedule.low-space-ratio, default 0.8): the disk ceiling that matters before the disk is full.
 PD_LOW_SPACE_RATIO = 0.8
+# Above this share PD stops ignoring space and balances the store by the space left (same page,
+# schedule.high-space-ratio, default 0.7). The one place both ratios are written: rules, charts and exported
+# alert rules read them from here.
+PD_HIGH_SPACE_RATIO = 0.7
 PD_LOW_SPACE_SOURCE = refs.PD_CONFIG.cite("schedule.low-space-ratio: 0.8 by default, no new regions above it")
 
 

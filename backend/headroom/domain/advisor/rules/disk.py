@@ -35,6 +35,7 @@ from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.catalog import volume_limits
+from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.forecast.crossing import band_crossing, level_at
 from headroom.domain.model import Change, Evidence, Forecast, Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Node
@@ -47,8 +48,6 @@ from ._common import PROJECTION_WARNING_DAYS as WARNING_DAYS
 LOW_SPACE_RULE = "disk-low-space"
 FS_RULE = "filesystem-not-grown"
 GIB = 1024.0**3
-PD_HIGH_SPACE_RATIO = 0.7  # PD schedule.high-space-ratio default (PingCAP: PD Configuration File)
-PD_LOW_SPACE_RATIO = 0.8  # PD schedule.low-space-ratio default (same page)
 RESERVE_DEFAULT_BYTES = 5 * GIB  # storage.reserve-space = "5GB" (TiKV's config template; TiKV sizes are binary)
 RESERVE_SHARE = 0.05  # "max(reserve-space, capacity * 5%) will be reserved exactly" (TiKV's config template)
 FS_GAP_SHARE = 0.10  # Headroom choice: volume > filesystem by more than 10 % (docs/thresholds/disk.md)
