@@ -130,6 +130,70 @@ def queue_events(db: Session, org_id: uuid.UUID, events: Sequence[AlertEvent], *
     return len(created)
 
 
+# A forecast that dips in and out of a channel's horizon alerts once a day at most (docs/alerts.md).
+FORECAST_REPEAT = dt.timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """One finding's forecast of `kind` ("burst_empty", "ceiling"): soonest seconds before the run (None: it had
+    none, or the finding just opened) and after it, with the event that announces it."""
+
+    event: AlertEvent
+    kind: str
+    before: float | None
+    after: float
+
+
+def horizon_seconds(channel: AlertChannel, kind: str) -> float | None:
+    """The channel's horizon for a forecast kind (None: the channel does not alert on it)."""
+    if kind == "burst_empty" and channel.burst_horizon_hours is not None:
+        return channel.burst_horizon_hours * 3600.0
+    if kind == "ceiling" and channel.ceiling_horizon_days is not None:
+        return channel.ceiling_horizon_days * 86400.0
+    return None
+
+
+def queue_crossings(db: Session, org_id: uuid.UUID, crossings: Sequence[Crossing], *, now: dt.datetime,
+                    families: dict[str, str], announced: set[str]) -> int:
+    """Record a "forecast" delivery for each channel whose horizon a forecast just came within (it was beyond it,
+    or had none, before this run). The horizon is the channel's own choice, so the minimum severity does not
+    apply to it (the rule families do). Skipped: a channel that gets this run's opened or escalated alert of the
+    same finding (it says the forecast), and a forecast of the same finding and kind sent there in the last
+    FORECAST_REPEAT."""
+    channels = [c for c in db.scalars(select(AlertChannel).where(AlertChannel.org_id == org_id, AlertChannel.enabled))
+                if c.burst_horizon_hours is not None or c.ceiling_horizon_days is not None]
+    if not crossings or not channels:
+        return 0
+    recent = set()  # (channel, "<finding id>:<kind>") of the forecasts sent lately; keys: <id>:forecast:<kind>:<at>
+    for channel_id, key in db.execute(select(AlertDelivery.channel_id, AlertDelivery.event_key)
+                                      .where(AlertDelivery.org_id == org_id,
+                                             AlertDelivery.event["kind"].astext == "forecast",
+                                             AlertDelivery.created_at > now - FORECAST_REPEAT)):
+        finding_id, _, rest = key.partition(":forecast:")
+        recent.add((channel_id, f"{finding_id}:{rest.split(':', 1)[0]}"))
+    rows = []
+    for channel in channels:
+        for c in crossings:
+            horizon = horizon_seconds(channel, c.kind)
+            if horizon is None or c.after > horizon or (c.before is not None and c.before <= horizon):
+                continue
+            if channel.families and _rule_family(c.event.rule, families) not in channel.families:
+                continue
+            if c.event.finding_id in announced and severity_at_least(c.event.severity, channel.min_severity):
+                continue
+            if (channel.id, f"{c.event.finding_id}:{c.kind}") in recent:
+                continue
+            rows.append({"org_id": org_id, "channel_id": channel.id, "event_key": c.event.key,
+                         "event": c.event.to_json(), "status": "pending", "attempts": 0,
+                         "next_attempt_at": _due(channel, c.event, now), "created_at": now})
+    if not rows:
+        return 0
+    return len(db.execute(insert(AlertDelivery).values(rows)
+                          .on_conflict_do_nothing(index_elements=["channel_id", "event_key"])
+                          .returning(AlertDelivery.id)).all())
+
+
 def queue_reminders(db: Session, *, now: dt.datetime) -> int:
     """For each channel with a re-notify interval: a "reminder" for every finding it announced that is still open
     (no resolution recorded for that channel since) and was last sent there more than the interval ago. The key

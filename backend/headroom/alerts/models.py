@@ -38,6 +38,10 @@ class AlertChannel(Base):
     quiet_end_hour: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # Send a finding that stays open again every so many hours (None: once).
     renotify_hours: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Forecast horizons (None: off): alert when a burst bucket is forecast to empty within so many hours, or a
+    # ceiling (IOPS, throughput, disk space) to be reached within so many days.
+    burst_horizon_hours: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    ceiling_horizon_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[dt.datetime] = created_at_column()
 
 

@@ -33,6 +33,12 @@ class ChannelCreate(Input):
         "end (critical ones and resolutions go at once).")
     renotify_hours: int | None = Field(default=None, ge=1, le=24 * 14,
                                        description="Send a finding that stays open again every so many hours.")
+    burst_horizon_hours: int | None = Field(
+        default=None, ge=1, le=7 * 24, description="Alert when a burst bucket is forecast to empty within so many "
+        "hours (whatever the finding's severity); null: off.")
+    ceiling_horizon_days: int | None = Field(
+        default=None, ge=1, le=365, description="Alert when an IOPS, throughput or disk-space ceiling is forecast "
+        "to be reached within so many days (whatever the finding's severity); null: off.")
 
     @field_validator("quiet_hours")
     @classmethod
@@ -44,7 +50,8 @@ class ChannelCreate(Input):
 
 class DeliveryRead(Output):
     id: int
-    event: Literal["opened", "escalated", "resolved", "reminder", "test"]
+    event: Literal["opened", "escalated", "resolved", "reminder", "forecast", "test"]
+    forecast: str | None = Field(default=None, description="The finding's soonest forecast, in words.")
     title: str
     severity: Severity
     status: Literal["pending", "sending", "sent", "failed"]
@@ -66,6 +73,8 @@ class ChannelRead(Output):
     families: list[str]
     quiet_hours: list[int] | None = Field(description="[start, end) in UTC hours; null: none.")
     renotify_hours: int | None
+    burst_horizon_hours: int | None
+    ceiling_horizon_days: int | None
     enabled: bool
     created_at: dt.datetime
     last_deliveries: list[DeliveryRead]

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -20,7 +21,8 @@ from headroom.alerts.models import AlertChannel, AlertDelivery
 from headroom.alerts.schemas import ChannelCreate, ChannelRead, DeliveryRead
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
-from headroom.domain.notify import AlertEvent
+from headroom.domain.model import Forecast
+from headroom.domain.notify import AlertEvent, forecast_sentence
 from headroom.domain.promrules import alert_rules
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.platform.outbound import require_allowed_url
@@ -74,9 +76,10 @@ def _channel_read(db: Session, channel: AlertChannel) -> ChannelRead:
         families=list(channel.families), enabled=channel.enabled, created_at=channel.created_at,
         quiet_hours=[channel.quiet_start_hour, channel.quiet_end_hour]
         if channel.quiet_start_hour is not None and channel.quiet_end_hour is not None else None,
-        renotify_hours=channel.renotify_hours,
+        renotify_hours=channel.renotify_hours, burst_horizon_hours=channel.burst_horizon_hours,
+        ceiling_horizon_days=channel.ceiling_horizon_days,
         last_deliveries=[DeliveryRead(
-            id=r.id, event=r.event["kind"], title=r.event["title"], severity=r.event["severity"], status=r.status,
+            id=r.id, event=r.event["kind"], forecast=r.event.get("forecast"), title=r.event["title"], severity=r.event["severity"], status=r.status,
             attempts=r.attempts, last_status_code=r.last_status_code, last_error=r.last_error,
             created_at=r.created_at, sent_at=r.sent_at,
             next_attempt_at=r.next_attempt_at if r.status == "pending" else None) for r in rows])
@@ -118,7 +121,8 @@ def create_channel(db: Session, principal: Principal, body: ChannelCreate, box: 
                        min_severity=body.min_severity, families=list(body.families), enabled=True,
                        quiet_start_hour=body.quiet_hours[0] if body.quiet_hours else None,
                        quiet_end_hour=body.quiet_hours[1] if body.quiet_hours else None,
-                       renotify_hours=body.renotify_hours)
+                       renotify_hours=body.renotify_hours, burst_horizon_hours=body.burst_horizon_hours,
+                       ceiling_horizon_days=body.ceiling_horizon_days)
     db.add(row)
     db.flush()
     return _channel_read(db, row)
@@ -160,16 +164,60 @@ def channel_read(db: Session, principal: Principal, channel_id: uuid.UUID) -> Ch
     return _channel_read(db, _get(db, principal, channel_id))
 
 
+def _forecast(row: Any, kind: str | None = None) -> tuple[str, float, str] | None:
+    """The finding's soonest alerting forecast (of `kind`, else of either kind): (kind, seconds, in words)."""
+    best: Forecast | None = None
+    for raw in (row.evidence or {}).get("forecasts") or ():
+        try:
+            f = Forecast.model_validate(raw)
+        except ValidationError:
+            continue
+        if f.within_seconds is None or f.kind not in ("burst_empty", "ceiling") or (kind and f.kind != kind):
+            continue
+        if best is None or f.within_seconds < (best.within_seconds or 0.0):
+            best = f
+    if best is None or best.within_seconds is None:
+        return None
+    words = forecast_sentence(best.kind, best.within_seconds, at=best.at, label=best.label,
+                              value=best.value, unit=best.unit)
+    return best.kind, best.within_seconds, words
+
+
+def _event(cluster: Cluster, row: Any, kind: str, key: str, *, now: dt.datetime, forecast: str | None) -> AlertEvent:
+    base = get_settings().public_url.rstrip("/")
+    return AlertEvent(
+        key=key, kind=kind, at=now, org=str(cluster.org_id),  # type: ignore[arg-type]
+        cluster=cluster.name, cluster_id=str(cluster.id), finding_id=str(row.id), dedup_key=row.dedup_key,
+        rule=row.rule, severity=row.severity, title=row.title, entity=f"{row.entity_kind} {row.entity_id}",
+        fix=(row.impact or {}).get("summary"), url=f"{base}/clusters/{cluster.id}/findings/{row.id}",
+        forecast=forecast)
+
+
 def queue_finding_events(db: Session, cluster: Cluster, events: Any, *, now: dt.datetime,
                          families: dict[str, str]) -> int:
     """The advice run's events (opened, escalated, resolved findings) as deliveries to the org's channels."""
-    base = get_settings().public_url.rstrip("/")
     out = []
     for kind, row in events:
-        fix = (row.impact or {}).get("summary")
-        out.append(AlertEvent(
-            key=f"{row.id}:{kind}:{row.severity}:{now.isoformat()}", kind=kind, at=now, org=str(cluster.org_id),
-            cluster=cluster.name, cluster_id=str(cluster.id), finding_id=str(row.id), dedup_key=row.dedup_key,
-            rule=row.rule, severity=row.severity, title=row.title, entity=f"{row.entity_kind} {row.entity_id}",
-            fix=fix, url=f"{base}/clusters/{cluster.id}/findings/{row.id}"))
+        soonest = _forecast(row) if kind != "resolved" else None
+        out.append(_event(cluster, row, kind, f"{row.id}:{kind}:{row.severity}:{now.isoformat()}", now=now,
+                          forecast=soonest[2] if soonest else None))
     return delivery.queue_events(db, cluster.org_id, out, now=now, families=families)
+
+
+def queue_forecast_events(db: Session, cluster: Cluster, forecasts: Any, *, now: dt.datetime,
+                          families: dict[str, str], announced: Any = ()) -> int:
+    """The advice run's forecasts that came within a channel's horizon (docs/alerts.md, "Forecast horizons"):
+    `forecasts` are (finding row, soonest seconds before the run, after it) per forecast kind (findings.service);
+    `announced` the findings this run already alerts as opened or escalated (a channel that gets that alert gets
+    no separate forecast alert for the same finding)."""
+    crossings = []
+    for row, before, after in forecasts:
+        for kind, seconds in after.items():
+            found = _forecast(row, kind)
+            if found is None:
+                continue
+            event = _event(cluster, row, "forecast", f"{row.id}:forecast:{kind}:{now.isoformat()}", now=now,
+                           forecast=found[2])
+            crossings.append(delivery.Crossing(event, kind, before.get(kind), seconds))
+    return delivery.queue_crossings(db, cluster.org_id, crossings, now=now, families=families,
+                                    announced={str(row.id) for row in announced})

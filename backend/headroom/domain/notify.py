@@ -14,7 +14,8 @@
                                             '<timestamp>.<body>'>" (docs/alerts.md)
 
 An event is "opened", "escalated" (severity rose), "resolved", "reminder" (still open after the channel's
-re-notify interval) or "test". Its `key` is unique per event and
+re-notify interval), "forecast" (a forecast came within the channel's horizon: a burst bucket empties within N
+hours, a ceiling is reached within N days; `forecast` says it in words, `forecast_sentence`) or "test". Its `key` is unique per event and
 stable when a run is repeated (the delivery record's unique key); `dedup_key` is the finding's, which PagerDuty
 and Alertmanager use to group a finding's trigger and resolve.
 """
@@ -28,7 +29,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-EventKind = Literal["opened", "escalated", "resolved", "reminder", "test"]
+EventKind = Literal["opened", "escalated", "resolved", "reminder", "forecast", "test"]
 SEVERITY_ORDER = ("info", "warning", "critical")
 PAGERDUTY_SUMMARY_MAX = 1024  # PagerDuty Events API v2: payload.summary is at most 1024 characters
 # Alertmanager resolves an alert whose endsAt passed; a firing alert is re-posted by each delivery, so give it an
@@ -54,6 +55,7 @@ class AlertEvent:
     entity: str
     fix: str | None
     url: str
+    forecast: str | None = None  # the finding's soonest forecast in words (every kind of event that has one)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -71,13 +73,40 @@ def severity_at_least(severity: str, minimum: str) -> bool:
 
 def headline(event: AlertEvent) -> str:
     word = {"opened": "New", "escalated": "Worse", "resolved": "Resolved", "reminder": "Still open",
-            "test": "Test"}[event.kind]
+            "forecast": "Forecast", "test": "Test"}[event.kind]
     return f"[{word} {event.severity}] {event.cluster}: {event.title}"
+
+
+def _duration(seconds: float) -> str:
+    """A time ahead as people read it: "35 min", "4 h 10 min", "3 days"."""
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:,.0f} days"
+    minutes = int(round(seconds / 60))
+    hours, mins = divmod(minutes, 60)
+    return f"{hours} h {mins} min" if hours and mins else f"{hours} h" if hours else f"{mins} min"
+
+
+def forecast_sentence(kind: str, within_seconds: float, *, at: datetime | None, label: str | None = None,
+                      value: float | None = None, unit: str | None = None) -> str:
+    """One forecast (domain.model.Forecast's fields) as an alert says it."""
+    when = f" (at {at:%Y-%m-%d %H:%M} UTC)" if at is not None and within_seconds < 2 * 86400 else (
+        f" (around {at:%Y-%m-%d})" if at is not None else "")
+    if kind == "burst_empty":
+        if within_seconds <= 0:
+            return "the burst bucket is empty now" + (f": at most the {value:,.0f} {unit} baseline" if value else "")
+        after = f", then at most the {value:,.0f} {unit} baseline" if value else ""
+        return f"the burst bucket empties in {_duration(within_seconds)}{when}{after}"
+    what = label or "the ceiling"
+    if value is not None and unit:
+        what += f" ({value:,.0f} {unit})"
+    return f"{what} is reached in {_duration(within_seconds)}{when} at the current growth"
 
 
 def email_text(event: AlertEvent) -> str:
     """The plain text of an alert email: what, where, the fix, the link."""
     lines = [headline(event), "", f"Cluster: {event.cluster}", f"Entity: {event.entity}", f"Rule: {event.rule}"]
+    if event.forecast and event.kind != "resolved":
+        lines.append(f"Forecast: {event.forecast}")
     if event.fix and event.kind != "resolved":
         lines.append(f"Fix: {event.fix}")
     lines += ["", f"Open in Headroom: {event.url}"]
@@ -86,6 +115,8 @@ def email_text(event: AlertEvent) -> str:
 
 def slack_payload(event: AlertEvent) -> dict[str, Any]:
     lines = [f"*{headline(event)}*", f"Entity: {event.entity} · rule `{event.rule}`"]
+    if event.forecast and event.kind != "resolved":
+        lines.append(f"Forecast: {event.forecast}")
     if event.fix and event.kind != "resolved":
         lines.append(f"Fix: {event.fix}")
     lines.append(f"<{event.url}|Open in Headroom>")
@@ -111,7 +142,8 @@ def pagerduty_payload(event: AlertEvent, routing_key: str) -> dict[str, Any]:
             "component": event.entity,
             "group": event.cluster,
             "class": event.rule,
-            "custom_details": {"fix": event.fix, "finding": event.url, "event": event.kind},
+            "custom_details": {"fix": event.fix, "finding": event.url, "event": event.kind,
+                               **({"forecast": event.forecast} if event.forecast else {})},
         },
         "links": [{"href": event.url, "text": "Open in Headroom"}],
     }
@@ -123,7 +155,8 @@ def alertmanager_payload(event: AlertEvent, sent_at: datetime) -> list[dict[str,
     return [{
         "labels": {"alertname": f"Headroom_{event.rule}", "severity": event.severity, "cluster": event.cluster,
                    "entity": event.entity, "headroom_finding": event.dedup_key, "source": "headroom"},
-        "annotations": {"summary": headline(event), "description": event.fix or event.title, "url": event.url},
+        "annotations": {"summary": headline(event), "description": event.fix or event.title, "url": event.url,
+                        **({"forecast": event.forecast} if event.forecast else {})},
         "startsAt": event.at.isoformat(),
         "endsAt": ends.isoformat(),
         "generatorURL": event.url,

@@ -88,6 +88,9 @@ class RunSummary:
     skipped: str | None = None
     # (event, finding row) for alerts: "opened" (new or reopened), "escalated" (severity rose), "resolved"
     events: tuple[tuple[str, Any], ...] = ()
+    # (finding row, soonest forecast before the run, after it) of each open finding that carries a forecast, for
+    # the alerts' horizons: {"burst_empty": seconds, "ceiling": seconds}; "before" is {} for a finding just opened.
+    forecasts: tuple[tuple[Any, dict[str, float], dict[str, float]], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {"cluster_id": str(self.cluster_id), "produced": self.produced, "opened": self.opened,
@@ -101,6 +104,19 @@ def stored_dedup_key(key: str) -> str:
         return key
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return f"{key[: DEDUP_KEY_MAX - 17]}#{digest}"
+
+
+FORECAST_KINDS = ("burst_empty", "ceiling")
+
+
+def soonest_forecasts(evidence: Any) -> dict[str, float]:
+    """The soonest `within_seconds` of each alerting forecast kind in a stored evidence JSON (none: not there)."""
+    out: dict[str, float] = {}
+    for f in (evidence or {}).get("forecasts") or ():
+        kind, within = f.get("kind"), f.get("within_seconds")
+        if kind in FORECAST_KINDS and isinstance(within, int | float):
+            out[kind] = min(float(within), out.get(kind, float("inf")))
+    return out
 
 
 def _row_values(finding: Any) -> dict[str, Any]:
@@ -180,6 +196,7 @@ def record_findings(
     }
     opened = reopened = updated = resolved = 0
     events: list[tuple[str, FindingRecord]] = []
+    forecasts: list[tuple[FindingRecord, dict[str, float], dict[str, float]]] = []
     for key, f in produced.items():
         values = _row_values(f)
         row = existing.get(key)
@@ -203,10 +220,13 @@ def record_findings(
                 _event(db, cluster.org_id, "finding.opened", row.id, {"severity": f.severity})
                 _replace_recommendations(db, row, f.changes)
                 events.append(("opened", row))
+                if after := soonest_forecasts(values["evidence"]):
+                    forecasts.append((row, {}, after))
                 continue
         if row.last_seen_at > now:
             continue  # a newer run already saw it
         old_severity = row.severity
+        before = {} if row.status == "resolved" else soonest_forecasts(row.evidence)
         for name, value in values.items():
             setattr(row, name, value)
         row.cluster_id = cluster.id
@@ -227,6 +247,8 @@ def record_findings(
                 _event(db, cluster.org_id, "finding.escalated", row.id,
                        {"from": old_severity, "to": row.severity, "at": now.isoformat()})
         _replace_recommendations(db, row, f.changes)
+        if row.status == "open" and (after := soonest_forecasts(values["evidence"])):
+            forecasts.append((row, before, after))
     for key, row in existing.items():
         if key in produced or row.cluster_id != cluster.id or row.last_seen_at >= now:
             continue
@@ -237,7 +259,8 @@ def record_findings(
         _event(db, cluster.org_id, "finding.resolved", row.id, {"reason": "no longer observed"})
         events.append(("resolved", row))
     db.flush()
-    return RunSummary(cluster.id, len(produced), opened, reopened, updated, resolved, events=tuple(events))
+    return RunSummary(cluster.id, len(produced), opened, reopened, updated, resolved, events=tuple(events),
+                      forecasts=tuple(forecasts))
 
 
 def advise_cluster(
@@ -266,11 +289,13 @@ def advise_cluster(
         advise = engine_advise
     findings = advise(snapshot, now=end, rules=rules) if rules is not None else advise(snapshot, now=end)
     summary = record_findings(db, cluster, findings, now=end)
-    if summary.events:
+    if summary.events or summary.forecasts:
         from headroom.domain.advisor.engine import discover_rules
 
         families = {rule.id: rule.family for rule in discover_rules()}
         alerts_service.queue_finding_events(db, cluster, summary.events, now=end, families=families)
+        alerts_service.queue_forecast_events(db, cluster, summary.forecasts, now=end, families=families,
+                                             announced=[row for kind, row in summary.events if kind != "resolved"])
     log.info("advice.recorded", cluster_id=str(cluster.id), **{k: v for k, v in summary.as_dict().items()
                                                                 if k != "cluster_id"})
     return summary

@@ -308,3 +308,75 @@ def test_a_finding_whose_severity_rises_is_an_escalation_counted_in_the_weekly_e
     (section,) = [c for c in data.clusters if c.name == cluster.name]
     assert section.worsened_this_week == 1
     assert section.savings_usd > 0  # the demo's gp2 volumes: gp3 costs less
+
+
+def _forecasting(finding: Any, kind: str, seconds: float, at: dt.datetime) -> Any:
+    """The finding as the advisor would make it with one forecast of `kind` (warning, so that a critical-only
+    channel hears of it through its horizon alone)."""
+    from headroom.domain.model import Forecast
+
+    forecast = Forecast(kind=kind, within_seconds=seconds, at=at + dt.timedelta(seconds=seconds),
+                        label="sustained IOPS ceiling" if kind == "ceiling" else "BurstBalance",
+                        value=3000.0 if kind == "ceiling" else 300.0, unit="IOPS", method="test")
+    return finding.model_copy(update={"severity": "warning",
+                                      "evidence": finding.evidence.model_copy(update={"forecasts": [forecast]})})
+
+
+def test_a_forecast_alerts_when_it_comes_within_a_channels_horizon_once_a_day(
+        world: dict[str, Any], db: Any, sessions: Any, settings: Any) -> None:
+    from headroom.domain.advisor.engine import advise
+    from headroom.timeseries.snapshots import build_snapshot
+
+    owner, cluster = world["owner"], world["cluster"]
+    box, units = SecretBox(settings.secret_key), units_of_work(sessions)
+    families = {r.id: r.family for r in discover_rules()}
+    snap = build_snapshot(db, cluster.org_id, cluster.id, start=END - dt.timedelta(hours=24), end=END)
+    produced = advise(snap, now=END)
+    burst, ceiling = produced[0], produced[1]
+    with receiver("webhook") as hook, receiver("slack") as slack:
+        bad = owner.post("/api/v1/alert-channels", json={"name": "x", "kind": "webhook", "url": f"{hook.url}/h",
+                                                         "burst_horizon_hours": 0})
+        assert bad.status_code == 422 and "burst_horizon_hours" in bad.text
+        made = owner.post("/api/v1/alert-channels", json={
+            "name": "horizons", "kind": "webhook", "url": f"{hook.url}/h", "min_severity": "critical",
+            "burst_horizon_hours": 6, "ceiling_horizon_days": 30})
+        assert made.status_code == 201 and made.json()["burst_horizon_hours"] == 6, made.text
+        # a channel that takes warnings hears of the finding when it opens, the forecast in its text, and no more
+        owner.post("/api/v1/alert-channels", json={"name": "all", "kind": "slack", "url": f"{slack.url}/s/T/B/Z",
+                                                   "burst_horizon_hours": 12})
+
+        def run(at: dt.datetime, hours: float, days: float) -> None:
+            made = [_forecasting(burst, "burst_empty", hours * 3600, at),
+                    _forecasting(ceiling, "ceiling", days * 86400, at)]
+            summary = findings.record_findings(db, cluster, made, now=at)
+            alerts.queue_finding_events(db, cluster, summary.events, now=at, families=families)
+            alerts.queue_forecast_events(db, cluster, summary.forecasts, now=at, families=families,
+                                         announced=[row for kind, row in summary.events if kind != "resolved"])
+            db.commit()
+            delivery.deliver_due(units, box, now=lambda: at)
+
+        def forecasts() -> list[dict[str, Any]]:
+            return [r.json for r in hook.received if r.json["event"] == "forecast"]
+
+        run(END, 10, 40)  # opened beyond both horizons: the critical-only channel hears nothing
+        assert hook.received == []
+        opened = [r.json["blocks"][0]["text"]["text"] for r in slack.received]
+        assert len(opened) == 2 and any("Forecast: the burst bucket empties in 10 h" in t for t in opened)
+        run(END + dt.timedelta(minutes=15), 5, 20)  # both cross in: one alert each
+        (c, b) = sorted(forecasts(), key=lambda e: e["forecast"])
+        assert b["forecast"].startswith("the burst bucket empties in 5 h (at 2026-11-02 23:15 UTC)")
+        assert c["forecast"].startswith("sustained IOPS ceiling (3,000 IOPS) is reached in 20 days (around 2026-11-22)")
+        assert b["url"].endswith(f"/findings/{b['finding_id']}") and b["severity"] == "warning"
+        assert len(slack.received) == 2  # the slack channel was told at opening (10 h is within its 12 h)
+        run(END + dt.timedelta(minutes=30), 4, 19)  # still within: nothing new
+        run(END + dt.timedelta(minutes=45), 7, 35)  # out again
+        run(END + dt.timedelta(minutes=60), 5, 20)  # back in within a day: not again
+        assert len(forecasts()) == 2
+        later = END + dt.timedelta(hours=26)
+        run(later - dt.timedelta(minutes=15), 8, 40)
+        run(later, 3, 10)  # a day later it crosses in again: alerted again
+        assert len(forecasts()) == 4
+        listed = owner.get("/api/v1/alert-channels").json()["items"]
+        (mine,) = [c for c in listed if c["name"] == "horizons"]
+        assert mine["last_deliveries"][0]["event"] == "forecast"
+        assert any("empties in 3 h" in d["forecast"] for d in mine["last_deliveries"][:2])

@@ -1829,6 +1829,16 @@ export interface components {
          */
         ChannelCreate: {
             /**
+             * Burst Horizon Hours
+             * @description Alert when a burst bucket is forecast to empty within so many hours (whatever the finding's severity); null: off.
+             */
+            burst_horizon_hours?: number | null;
+            /**
+             * Ceiling Horizon Days
+             * @description Alert when an IOPS, throughput or disk-space ceiling is forecast to be reached within so many days (whatever the finding's severity); null: off.
+             */
+            ceiling_horizon_days?: number | null;
+            /**
              * Families
              * @description Rule families to send (e.g. aws-volume, tikv, disk); empty: all.
              */
@@ -1877,6 +1887,10 @@ export interface components {
         };
         /** ChannelRead */
         ChannelRead: {
+            /** Burst Horizon Hours */
+            burst_horizon_hours: number | null;
+            /** Ceiling Horizon Days */
+            ceiling_horizon_days: number | null;
             /**
              * Created At
              * Format: date-time
@@ -2230,7 +2244,12 @@ export interface components {
              * Event
              * @enum {string}
              */
-            event: "opened" | "escalated" | "resolved" | "reminder" | "test";
+            event: "opened" | "escalated" | "resolved" | "reminder" | "forecast" | "test";
+            /**
+             * Forecast
+             * @description The finding's soonest forecast, in words.
+             */
+            forecast?: string | null;
             /** Id */
             id: number;
             /** Last Error */
@@ -12383,7 +12402,7 @@ export const clusterUpdateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequ
 export const configReadSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigRead"]["source"]> = ["status_port", "upload", "tiup", "simulated"];
 export const configUploadFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigUpload"]["format"]> = ["toml", "tiup_topology"];
 export const connectionTestReadFlavourAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConnectionTestRead"]["flavour"]> = ["tiup", "operator"];
-export const deliveryReadEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["event"]> = ["opened", "escalated", "resolved", "reminder", "test"];
+export const deliveryReadEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["event"]> = ["opened", "escalated", "resolved", "reminder", "forecast", "test"];
 export const deliveryReadSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["severity"]> = ["critical", "warning", "info"];
 export const deliveryReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["status"]> = ["pending", "sending", "sent", "failed"];
 export const entityRefKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EntityRef"]["kind"]> = ["volume", "instance", "node", "cluster"];

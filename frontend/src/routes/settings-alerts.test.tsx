@@ -16,6 +16,8 @@ const channel = (lastDeliveries: unknown[]) => ({
   families: [],
   quiet_hours: null,
   renotify_hours: null,
+  burst_horizon_hours: 6,
+  ceiling_horizon_days: null,
   enabled: true,
   created_at: '2026-11-27T06:00:00Z',
   last_deliveries: lastDeliveries,
@@ -32,6 +34,7 @@ const delivery = (status: string, error: string | null, code: number | null) => 
   created_at: '2026-11-27T06:01:00Z',
   sent_at: status === 'sent' ? '2026-11-27T06:01:01Z' : null,
   next_attempt_at: null,
+  forecast: null,
 });
 
 describe('alert channels settings', () => {
@@ -68,6 +71,12 @@ describe('alert channels settings', () => {
     expect(within(form).getByText('Choose both hours of the quiet period, and two different ones.')).toBeInTheDocument();
     await user.selectOptions(within(form).getByLabelText('Quiet until'), '7');
     await user.type(within(form).getByLabelText('Send again while open, every (hours, optional)'), '4');
+    const burst = within(form).getByLabelText('Alert when a burst bucket is forecast to empty within (hours, optional)');
+    await user.type(burst, '0.5');
+    await user.click(within(form).getByRole('button', { name: 'Add channel' }));
+    expect(within(form).getByText('Whole hours from 1 to 168 (a week), or empty for no burst forecast alerts.')).toBeInTheDocument();
+    await user.clear(burst);
+    await user.type(burst, '6');
     await user.click(within(form).getByRole('button', { name: 'Add channel' }));
     const card = await screen.findByRole('listitem', { name: 'Channel ops-room' });
     expect(created).toEqual({
@@ -78,8 +87,10 @@ describe('alert channels settings', () => {
       families: [],
       quiet_hours: [22, 7],
       renotify_hours: 4,
+      burst_horizon_hours: 6,
     });
     expect(card).toHaveTextContent('https://hooks.slack.com · critical and above');
+    expect(card).toHaveTextContent('burst bucket empty within 6 h');
     await user.click(within(card).getByRole('button', { name: 'Send test' }));
     expect(await within(card).findByText('failed: HTTP 404: no_service')).toBeInTheDocument();
   });
@@ -109,11 +120,21 @@ describe('alert channels settings', () => {
   it('lets a viewer see the channels but not change them', async () => {
     server.use(
       http.get(apiUrl('/auth/me'), () => HttpResponse.json({ ...SESSION, role: 'viewer' })),
-      http.get(apiUrl('/alert-channels'), () => HttpResponse.json({ items: [channel([delivery('sent', null, 200)])] })),
+      http.get(apiUrl('/alert-channels'), () =>
+        HttpResponse.json({
+          items: [
+            channel([
+              delivery('sent', null, 200),
+              { ...delivery('sent', null, 202), id: 2, event: 'forecast', title: 'vol-1 burst', forecast: 'the burst bucket empties in 5 h' },
+            ]),
+          ],
+        }),
+      ),
     );
     renderRoutes(routes, '/settings/alerts');
     const card = await screen.findByRole('listitem', { name: 'Channel ops-room' });
     expect(within(card).getByText('sent (HTTP 200)')).toBeInTheDocument();
+    expect(card).toHaveTextContent('forecast · vol-1 burst (the burst bucket empties in 5 h): sent');
     expect(within(card).queryByRole('button', { name: 'Send test' })).not.toBeInTheDocument();
     expect(screen.queryByRole('form', { name: 'Add an alert channel' })).not.toBeInTheDocument();
   });

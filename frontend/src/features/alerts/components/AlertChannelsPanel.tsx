@@ -32,6 +32,8 @@ function AddChannelForm() {
   const [quietFrom, setQuietFrom] = useState('');
   const [quietTo, setQuietTo] = useState('');
   const [renotify, setRenotify] = useState('');
+  const [burstHours, setBurstHours] = useState('');
+  const [ceilingDays, setCeilingDays] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
   const server = fieldErrorsOf(create.error);
   const needsSecret = kind === 'pagerduty' || kind === 'webhook';
@@ -49,12 +51,18 @@ function AddChannelForm() {
       found.quiet = 'Choose both hours of the quiet period, and two different ones.';
     if (renotify !== '' && !(Number(renotify) >= 1 && Number(renotify) <= 336))
       found.renotify = 'Between 1 and 336 hours (two weeks), or empty to send once.';
+    if (burstHours !== '' && !(Number.isInteger(Number(burstHours)) && Number(burstHours) >= 1 && Number(burstHours) <= 168))
+      found.burstHours = 'Whole hours from 1 to 168 (a week), or empty for no burst forecast alerts.';
+    if (ceilingDays !== '' && !(Number.isInteger(Number(ceilingDays)) && Number(ceilingDays) >= 1 && Number(ceilingDays) <= 365))
+      found.ceilingDays = 'Whole days from 1 to 365, or empty for no ceiling forecast alerts.';
     setErrors(found);
     if (Object.keys(found).length > 0) return;
     const body: ChannelCreate = { name: name.trim(), kind, url: url.trim(), min_severity: minSeverity, families: [] };
     if (needsSecret && secret.trim()) body.secret = secret.trim();
     if (quietFrom !== '' && quietTo !== '') body.quiet_hours = [Number(quietFrom), Number(quietTo)];
     if (renotify !== '') body.renotify_hours = Number(renotify);
+    if (burstHours !== '') body.burst_horizon_hours = Number(burstHours);
+    if (ceilingDays !== '') body.ceiling_horizon_days = Number(ceilingDays);
     create.mutate(body, {
       onSuccess: () => {
         setName('');
@@ -142,6 +150,22 @@ function AddChannelForm() {
         onChange={(e) => setRenotify(e.target.value)}
         error={errors.renotify ?? server.renotify_hours}
       />
+      <TextField
+        label="Alert when a burst bucket is forecast to empty within (hours, optional)"
+        inputMode="numeric"
+        value={burstHours}
+        onChange={(e) => setBurstHours(e.target.value)}
+        hint="Sent whatever the finding's severity, once when the forecast comes within this many hours."
+        error={errors.burstHours ?? server.burst_horizon_hours}
+      />
+      <TextField
+        label="Alert when a ceiling is forecast to be reached within (days, optional)"
+        inputMode="numeric"
+        value={ceilingDays}
+        onChange={(e) => setCeilingDays(e.target.value)}
+        hint="IOPS, throughput and disk-space projections; sent once when one comes within this many days."
+        error={errors.ceilingDays ?? server.ceiling_horizon_days}
+      />
       <button type="submit" className="button button--primary" disabled={create.isPending}>
         {create.isPending ? 'Adding…' : 'Add channel'}
       </button>
@@ -161,6 +185,8 @@ function ChannelCard({ channel, canManage }: { channel: Channel; canManage: bool
         {channel.url_hint} · {channel.min_severity} and above{channel.families.length > 0 ? ` · ${channel.families.join(', ')}` : ''}
         {channel.quiet_hours ? ` · quiet ${String(channel.quiet_hours[0]).padStart(2, '0')}:00–${String(channel.quiet_hours[1]).padStart(2, '0')}:00 UTC` : ''}
         {channel.renotify_hours ? ` · again every ${channel.renotify_hours} h while open` : ''}
+        {channel.burst_horizon_hours ? ` · burst bucket empty within ${channel.burst_horizon_hours} h` : ''}
+        {channel.ceiling_horizon_days ? ` · ceiling within ${channel.ceiling_horizon_days} days` : ''}
       </p>
       {canManage && (
         <p>
@@ -185,7 +211,8 @@ function ChannelCard({ channel, canManage }: { channel: Channel; canManage: bool
         <ul className="small" aria-label={`Last deliveries of ${channel.name}`}>
           {channel.last_deliveries.map((d) => (
             <li key={d.id}>
-              {formatTimestamp(d.created_at)} · {d.event} · {d.title}: <strong>{deliveryText(d)}</strong>
+              {formatTimestamp(d.created_at)} · {d.event} · {d.title}
+              {d.forecast ? ` (${d.forecast})` : ''}: <strong>{deliveryText(d)}</strong>
             </li>
           ))}
         </ul>
