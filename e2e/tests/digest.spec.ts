@@ -27,6 +27,13 @@ test('the weekly email renders in Chromium and every link in it opens a page of 
   const mail = await page.context().newPage();
   await mail.setContent(email.html, { waitUntil: 'load' });
   await expect(mail.getByRole('heading', { level: 1 })).toContainText('Headroom weekly advisory');
+  // the top findings' charts (related parts in the sent message; inline in the preview) are drawn, with words
+  const charts = mail.locator('img');
+  expect(await charts.count()).toBeGreaterThan(0);
+  for (const chart of await charts.all()) {
+    expect(await chart.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBeGreaterThan(500);
+    expect(await chart.getAttribute('alt')).toMatch(/ over the .* UTC: /);
+  }
   const shot = testInfo.outputPath('weekly-email.png');
   await mail.screenshot({ path: shot, fullPage: true });
   await testInfo.attach('weekly-email', { path: shot, contentType: 'image/png' });

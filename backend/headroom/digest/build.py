@@ -18,6 +18,7 @@ An organisation with nothing open and every source healthy gets a short "all cle
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import html
 from collections.abc import Mapping, Sequence
@@ -33,6 +34,17 @@ from headroom.domain.model import SEVERITIES, Forecast, severity_rank
 DEFAULT_TOP_N = 5
 # A source's last error is cut to this many characters in the email (the full text is on the sources page).
 ERROR_EXCERPT_CHARS = 300
+
+
+@dataclass(frozen=True)
+class ChartImage:
+    """A finding's evidence chart (headroom.digest.charts): its Content-ID (no angle brackets), the PNG, and what it
+    shows in words (the text part says it, and it is the image's alt text)."""
+
+    cid: str
+    png: bytes
+    alt: str
+    words: str
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,7 @@ class FindingItem:
     group_cause: str = ""
     group_summary: str = ""
     related: Sequence[str] = ()
+    chart: ChartImage | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +133,15 @@ class Digest:
     html: str
     all_clear: bool = False
     totals: dict[str, int] = field(default_factory=dict)
+    # The charts the HTML shows (src="cid:<cid>"), to be attached as related parts; the text part says them in words.
+    images: tuple[ChartImage, ...] = ()
+
+    def html_inline(self) -> str:
+        """The HTML with each chart inline (a data: URI), for a browser preview that has no message around it."""
+        out = self.html
+        for image in self.images:
+            out = out.replace(f'src="cid:{image.cid}"', f'src="data:image/png;base64,{base64.b64encode(image.png).decode()}"')
+        return out
 
 
 def for_recipient(
@@ -182,6 +204,12 @@ def _when(at: dt.datetime | None) -> str:
     return at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if at is not None else "never"
 
 
+def _ahead(seconds: float) -> str:
+    """A time ahead on a weekly email's scale: "within a day", "in about 12 days"."""
+    days = seconds / 86400
+    return "within a day" if days < 1 else "in about 1 day" if days < 1.5 else f"in about {days:,.0f} days"
+
+
 def _utc(at: dt.datetime, fmt: str) -> str:
     return at.astimezone(dt.UTC).strftime(fmt)
 
@@ -241,8 +269,8 @@ def _environment(*, html_part: bool) -> Environment:
         thousands=lambda n: f"{n:,}",
         whole=lambda x: f"{x:,.0f}",
         percent=lambda x: f"{x:.0f}",
-        minutes=lambda seconds: f"{seconds / 60:,.0f}",
-        days=lambda seconds: f"{seconds / 86400:,.0f}",
+        hours=lambda seconds: f"{max(1.0, seconds / 3600):,.0f}",
+        ahead=_ahead,
         plural=_plural,
         when=_when,
         utc=_utc,
@@ -255,12 +283,22 @@ _TEXT = _environment(html_part=False).get_template("digest.txt.j2")
 _HTML = _environment(html_part=True).get_template("digest.html.j2")
 
 
-def _render(template: Template, data: DigestData, totals: Mapping[str, int], all_clear: bool, top_n: int) -> str:
+def top_findings(cluster: ClusterDigest, top_n: int = DEFAULT_TOP_N) -> list[FindingItem]:
+    """The findings a cluster's section lists: one per group, by impact, the first `top_n`."""
+    return collapse_groups(rank_findings(cluster.open_findings))[:top_n]
+
+
+def _sections(data: DigestData, top_n: int) -> list[_ClusterSection]:
     sections = []
     for cluster in sorted(data.clusters, key=lambda c: c.name):
-        top = collapse_groups(rank_findings(cluster.open_findings))[:top_n]
+        top = top_findings(cluster, top_n)
         shown = sum(1 + len(item.related) for item in top)
         sections.append(_ClusterSection(cluster, top, cluster.open_total - shown))
+    return sections
+
+
+def _render(template: Template, data: DigestData, totals: Mapping[str, int], all_clear: bool, top_n: int) -> str:
+    sections = _sections(data, top_n)
     return template.render(
         data=data,
         totals=totals,
@@ -287,4 +325,6 @@ def build_digest(data: DigestData, *, top_n: int = DEFAULT_TOP_N) -> Digest:
         html=_render(_HTML, data, totals, all_clear, top_n),
         all_clear=all_clear,
         totals=totals,
+        images=() if all_clear else tuple(item.chart for section in _sections(data, top_n) for item in section.top
+                                          if item.chart is not None),
     )

@@ -94,11 +94,11 @@ def update_digest(body: DigestSettingsUpdate, caller: Caller, db: DB, ctx: Conte
 
 @org_digest.get("/preview", response_model=DigestPreview)
 def preview_digest(caller: Caller, db: DB, ctx: Context) -> DigestPreview:
-    """This week's email as it would be sent now (subject, text and HTML)."""
+    """This week's email as it would be sent now (subject, text and HTML; the charts inline as data: URIs)."""
     now = ctx.clock()
     digest = service.render(db, caller.org_id, now=now, public_url=ctx.settings.public_url)
     return DigestPreview(week_start=iso_week_start(now.date()), subject=digest.subject, text=digest.text,
-                         html=digest.html, all_clear=digest.all_clear)
+                         html=digest.html_inline(), all_clear=digest.all_clear)
 
 
 @org_digest.post("/send-test", response_model=SendTestResult)

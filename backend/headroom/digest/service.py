@@ -22,7 +22,7 @@ import html
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.message import EmailMessage
 from typing import Any, Literal
 
@@ -34,6 +34,7 @@ from headroom.accounts.models import AuditLog, Membership, Organization, User
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.models import Cluster
 from headroom.digest.build import (
+    ChartImage,
     ClusterDigest,
     Digest,
     DigestData,
@@ -42,6 +43,7 @@ from headroom.digest.build import (
     build_digest,
     for_recipient,
     iso_week_start,
+    top_findings,
 )
 from headroom.digest.models import (
     DigestDelivery,
@@ -237,6 +239,33 @@ def _item(finding: FindingRecord, fixes: Sequence[str], url: str) -> FindingItem
     )
 
 
+# Charts per cluster: the first three of its top findings (each about 20-40 KB of PNG; the email stays small).
+CHARTS_PER_CLUSTER = 3
+
+
+def _with_charts(db: Session, items: list[FindingItem], rows: dict[str, FindingRecord]) -> list[FindingItem]:
+    """The cluster's items, its first top findings with their evidence chart (headroom.digest.charts)."""
+    from headroom.digest.charts import finding_chart
+    from headroom.findings.evidence_series import evidence_series
+
+    charted = {}
+    probe = ClusterDigest(name="", url="", open_by_severity={}, new_this_week=0, resolved_this_week=0,
+                          open_findings=items)
+    for item in top_findings(probe)[:CHARTS_PER_CLUSTER]:
+        row = rows.get(item.url or "")
+        if row is None:
+            continue
+        try:
+            series = evidence_series(db, row)
+        except NotFound:  # no evidence window to chart
+            continue
+        chart = finding_chart(series.series, item.forecast, step_seconds=series.step_seconds,
+                              cid=f"finding-{row.id}@headroom")
+        if chart is not None:
+            charted[item.url] = replace(item, chart=chart)
+    return [charted.get(item.url, item) for item in items]
+
+
 def _active(now: dt.datetime) -> Any:
     return or_(
         FindingRecord.status.in_(("open", "acknowledged")),
@@ -322,6 +351,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
         cluster_url = f"{base}/clusters/{cluster.id}"
         # The finding's own page (frontend/src/router.tsx: /clusters/:clusterId/findings/:findingId)
         items = [_item(f, fixes.get(f.id, ()), f"{cluster_url}/findings/{f.id}") for f in rows]
+        items = _with_charts(db, items, {f"{cluster_url}/findings/{f.id}": f for f in rows})
         cluster_digests.append(
             ClusterDigest(
                 name=cluster.name,
@@ -395,9 +425,17 @@ def personal_digest(
     return PersonalDigest(build_digest(mine), one_click)
 
 
-def compose_personal(sender: str, to: str, subject: str, text: str, html_body: str, one_click_url: str) -> EmailMessage:
-    """Compose one recipient's message with the one-click unsubscribe headers of RFC 8058 section 3.1."""
+def compose_personal(sender: str, to: str, subject: str, text: str, html_body: str, one_click_url: str,
+                     images: Sequence[ChartImage] = ()) -> EmailMessage:
+    """Compose one recipient's message with the one-click unsubscribe headers of RFC 8058 section 3.1, and the
+    charts as parts related to the HTML (multipart/alternative: text/plain, multipart/related: text/html + PNGs
+    with their Content-ID, RFC 2387 / RFC 2392)."""
     message = smtp.compose(sender, [to], subject, text, html_body)
+    html_part = message.get_body(preferencelist=("html",))
+    assert html_part is not None
+    for image in images:
+        html_part.add_related(image.png, maintype="image", subtype="png", cid=f"<{image.cid}>",
+                              filename=f"{image.cid.split('@')[0]}.png", disposition="inline")
     message["List-Unsubscribe"] = f"<{one_click_url}>"
     message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     return message
@@ -665,7 +703,7 @@ def send_week(ctx: JobContext, now: dt.datetime, *, org_id: str | None, week_sta
             continue
         mine = personal_digest(data, org_uuid, recipient.user_id, recipient.cluster_ids, ctx.settings)
         message = compose_personal(config.sender, recipient.email, mine.digest.subject, mine.digest.text,
-                                   mine.digest.html, mine.one_click_url)
+                                   mine.digest.html, mine.one_click_url, mine.digest.images)
         try:
             smtp.send_message(config, message, [recipient.email], sleep=ctx.sleep)
         except smtp.TransientSendError as exc:
@@ -735,7 +773,7 @@ def send_test(db: Session, principal: Principal, settings: Settings, *, now: dt.
         "email.</p></body>",
     )
     message = compose_personal(config.sender, user.email, f"Test send: {digest.subject}", text, body_html,
-                               mine.one_click_url)
+                               mine.one_click_url, digest.images)
     try:
         smtp.send_message(config, message, [user.email], retry=smtp.NO_RETRY)
     except smtp.SendError as exc:

@@ -135,26 +135,32 @@ _ENTITY_WORDS = {"volume": "Volume", "instance": "Instance EBS", "node": "Store"
 
 
 def nearest_ceilings(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *, limit: int = 3) -> list[str]:
-    """The cluster's nearest projected crossings in words a person plans with (days, not minutes), nearest first:
-    "Volume vol-0abc IOPS: the 4,000 IOPS ceiling in 12 days (9-16), around 2026-12-09"."""
+    """The cluster's nearest projected crossings ahead in words a person plans with (days, not minutes), nearest
+    first: "Volume vol-0abc IOPS: the 4,000 IOPS ceiling in 12 days (9-16), around 2026-12-09"; then, in one line,
+    the ceilings already reached (their findings say what to do; they are not what lies ahead)."""
     rows = list(db.scalars(select(Projection).where(
         Projection.org_id == org_id, Projection.cluster_id == cluster_id, Projection.days.is_not(None))
-        .order_by(Projection.days, Projection.entity_kind, Projection.entity_id, Projection.metric).limit(limit)))
+        .order_by(Projection.days, Projection.entity_kind, Projection.entity_id, Projection.metric)))
+    ahead = [r for r in rows if (r.days or 0.0) > 0][:limit]
+    reached = [r for r in rows if (r.days or 0.0) <= 0]
+
+    def what(r: Projection) -> str:
+        return f"{_ENTITY_WORDS.get(r.entity_kind, r.entity_kind)} {r.entity_id} {_METRIC_WORDS.get(r.metric, r.metric)}"
+
     out = []
-    for r in rows:
-        what = f"{_ENTITY_WORDS.get(r.entity_kind, r.entity_kind)} {r.entity_id} {_METRIC_WORDS.get(r.metric, r.metric)}"
+    for r in ahead:
         ceiling = f"the {r.ceiling:,.0f} {r.unit} ceiling"
-        days = r.days or 0.0
-        if days <= 0:
-            out.append(f"{what}: at {ceiling} already (hourly average)")
-            continue
-        whole = max(1, round(days))
+        whole = max(1, round(r.days or 0.0))
         band = ""
         if r.days_low is not None:
             high = f"{round(r.days_high)}" if r.days_high is not None else f">{round(r.horizon_days)}"
             band = f" ({round(r.days_low)}-{high})"
         when = f", around {r.hits_at:%Y-%m-%d}" if r.hits_at is not None else ""
-        out.append(f"{what}: {ceiling} in {whole} day{'s' if whole != 1 else ''}{band}{when}")
+        out.append(f"{what(r)}: {ceiling} in {whole} day{'s' if whole != 1 else ''}{band}{when}")
+    if reached:
+        names = ", ".join(f"{what(r)} ({r.ceiling:,.0f} {r.unit})" for r in reached[:limit])
+        more = f" and {len(reached) - limit} more" if len(reached) > limit else ""
+        out.append(f"Already at the ceiling (hourly average): {names}{more}")
     return out
 
 

@@ -104,7 +104,7 @@ def test_counts_top_findings_fix_forecast_and_sources() -> None:
         "   Impact: 6,000 IOPS sustained instead of 3,000\n"
         "   Fix: volume.type: gp2 -> gp3\n"
         "   Fix: volume.iops: 3000 -> 6000\n"
-        "   Forecast: forecast: the 40% balance empties in 35 min\n"
+        "   Forecast: forecast: the 40% balance runs out within a day\n"
         "   Details: https://h.example/clusters/1/findings/f9\n"
         "2. [WARNING] warning 1\n"
     ) in text
@@ -161,9 +161,10 @@ def test_the_forecast_line_is_read_from_the_typed_forecast_and_user_text_is_esca
     digest = build_digest(_data([cluster]))
 
     lines = [
-        "forecast (headroom.domain.forecast.burst): at 2,500 IOPS the 40% balance empties in 25 min, at "
-        "2026-11-02 08:24 UTC (band 08:17 to never), then 1,050 IOPS",
-        "refill at the off-peak 300 IOPS: 120 min",
+        # a weekly email is read days later: no clock time, no minutes (the alert carried those)
+        "forecast (headroom.domain.forecast.burst): at 2,500 IOPS the 40% balance runs out within a day, then at "
+        "most 1,050 IOPS",
+        "refill at the off-peak 300 IOPS: about 2 h",
         "forecast (headroom.domain.forecast.burst): at the recent 498 IOPS (<= the 1,050 baseline) the 80% balance "
         "is not draining",
         "sustained IOPS <ceiling> (3,000 IOPS) reached in about 9 days at the current growth",
@@ -176,7 +177,14 @@ def test_the_forecast_line_is_read_from_the_typed_forecast_and_user_text_is_esca
         resolved_this_week=0, open_findings=[FindingItem(title="t", severity="critical", entity="volume vol-9",
                                                          forecast=(empties.model_copy(update={"within_seconds": 0.0}),))],
     )]))
-    assert "   Forecast: the bucket is empty now: serving at most the 1,050 IOPS baseline\n" in sooner.text
+    assert "   Forecast: the bucket was empty at the last check: serving at most the 1,050 IOPS baseline\n" in sooner.text
+    later = build_digest(_data([ClusterDigest(
+        name="prod", url="https://h.example/clusters/1", open_by_severity={"critical": 1}, new_this_week=1,
+        resolved_this_week=0, open_findings=[FindingItem(title="t", severity="critical", entity="volume vol-9",
+                                                         forecast=(empties.model_copy(update={"within_seconds": 3.2 * 86400}),))],
+    )]))
+    assert "the 40% balance runs out in about 3 days, then at most 1,050 IOPS\n" in later.text
+    assert " min" not in later.text + digest.text
 
     # the title is escaped in the HTML (and kept as written in the text); so is text the forecast carries
     assert "<script>" not in digest.html and "<ceiling>" not in digest.html

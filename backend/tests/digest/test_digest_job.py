@@ -92,7 +92,7 @@ def test_weekly_job_sends_once_per_week_to_verified_admins(
     assert "1. [CRITICAL] gp2 burst bucket drains on vol-0aaa\n" in text
     assert "2. [WARNING] vol-0bbb near its IOPS ceiling\n" in text
     assert "   Fix: volume.type: gp2 -> gp3 on vol-0aaa\n" in text
-    assert "   Forecast: forecast (headroom.domain.forecast.burst): the 40% balance empties in 35 min\n" in text
+    assert "   Forecast: forecast (headroom.domain.forecast.burst): the 40% balance runs out within a day\n" in text
     assert 'Prometheus source "prom-x" is failing (3 failures in a row' in text
     assert "connection refused (127.0.0.1:9)" in text
     assert f"https://headroom.example.com/clusters/{org['cluster']['id']}" in text
