@@ -1,4 +1,5 @@
 import { createBrowserRouter, Navigate, type RouteObject } from 'react-router';
+import AcceptInvitationPage from '@/routes/accept-invitation';
 import AppLayout from '@/routes/app-layout';
 import AuthLayout from '@/routes/auth-layout';
 import ClusterConfigPage from '@/routes/cluster-config';
@@ -26,6 +27,7 @@ export const routes: RouteObject[] = [
       { path: '/signup', element: <SignupPage /> },
       { path: '/signup/confirm', element: <SignupConfirmPage /> },
       { path: '/unsubscribe', element: <UnsubscribePage /> },
+      { path: '/accept-invitation', element: <AcceptInvitationPage /> },
     ],
   },
   {

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from helpers import PASSWORD, join_with_role, sign_up
 
@@ -47,6 +50,9 @@ def test_accepting_a_second_invitation_as_a_member_is_a_clear_conflict(client: A
     first = owner.post("/api/v1/org/invitations", json={"email": email, "role": "viewer"}).json()
     second = owner.post("/api/v1/org/invitations", json={"email": email, "role": "admin"}).json()
     token_1, token_2 = (i["accept_url"].split("token=")[1] for i in (first, second))
+    # the link opens the front end's invitation page (frontend/route-paths.json, kept equal to its router)
+    pages = json.loads((Path(__file__).resolve().parents[3] / "frontend" / "route-paths.json").read_text())["paths"]
+    assert urlsplit(first["accept_url"]).path in pages
     body = {"password": PASSWORD, "full_name": "Twice"}
 
     joined = make_client().post("/api/v1/auth/accept-invitation", json={**body, "token": token_1})

@@ -57,6 +57,18 @@ export function useConfirmSignup() {
   });
 }
 
+export type InvitationAcceptInput =
+  NonNullable<paths['/api/v1/auth/accept-invitation']['post']['requestBody']>['content']['application/json'];
+
+/** Follow an invitation link: joins the organisation (creating the account if needed) and starts the session. */
+export function useAcceptInvitation() {
+  const startSession = useStartSession();
+  return useMutation({
+    mutationFn: (body: InvitationAcceptInput) => unwrap(api.POST('/api/v1/auth/accept-invitation', { body })),
+    onSuccess: startSession,
+  });
+}
+
 export function useLogin() {
   const startSession = useStartSession();
   return useMutation({

@@ -48,3 +48,15 @@ export function validateLogin(values: LoginValues): FieldErrors<keyof LoginValue
   if (!values.password) errors.password = 'Enter your password.';
   return errors;
 }
+
+export interface InvitationValues {
+  full_name: string;
+  password: string;
+}
+
+export function validateInvitation(values: InvitationValues): FieldErrors<keyof InvitationValues> {
+  const errors: FieldErrors<keyof InvitationValues> = {};
+  const password = validateNewPassword(values.password);
+  if (password) errors.password = password;
+  return errors;
+}
