@@ -14,6 +14,8 @@ only judges it. Thresholds are Headroom's own choice, explained in docs/threshol
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 from headroom.domain.forecast.burst import BurstForecast
@@ -85,6 +87,17 @@ def forecast_text(fc: BurstForecast, soon: float | None) -> str:
     )
 
 
+def title_forecast(fc: BurstForecast, soon: float | None) -> str:
+    """The forecast as a finding's title says it: to the hour, no clock time (a title is shown for days, in lists,
+    alerts and the weekly email; the exact time is in the evidence's forecast and the why)."""
+    if soon is None or soon <= 0.0 or fc.empties_at is None:
+        return ""
+    hours = math.ceil(soon / 3600.0)
+    within = "within the hour" if hours <= 1 else f"within {hours} h"
+    demand = "at yesterday's demand" if fc.from_daily_profile else f"at {fc.demand:,.0f} {fc.unit}"
+    return f"forecast to empty {within} {demand}, then its {fc.baseline:,.0f} {fc.unit} baseline"
+
+
 @dataclass(frozen=True)
 class Outlook:
     """What a burst finding adds when its forecast counts: severity, title, measure, reason, sources."""
@@ -133,7 +146,7 @@ def burst_outlook(
     )
     return Outlook(
         severity=severity,
-        title_suffix=f"; {text}" if text else "",
+        title_suffix=f"; {title_forecast(fc, soon)}" if text else "",
         measures=measures,
         why=why,
         sources=[THRESHOLDS_DOC],

@@ -31,7 +31,7 @@ from headroom.domain.forecast.burst import forecast_gp2_burst
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 
-from ._burst_outlook import burst_outlook, forecast_seconds_to_empty, forecast_text
+from ._burst_outlook import burst_outlook, duration_text, forecast_seconds_to_empty, forecast_text
 from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, round_up
 from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, headroom_pct, volume_changes
 
@@ -142,7 +142,9 @@ def evaluate(ctx: Context) -> list[Finding]:
         best = options[0]
         if seen_low:
             title = f"{vol.id} (gp2 {vol.size_gib:g} GiB): BurstBalance fell to {low:.0f}%" + (
-                f"; {minutes_empty:,.0f} min at the {bucket.baseline_rate:,.0f} IOPS baseline"
+                # to the hour past 10 h: a title is read for days, the minutes are in the evidence
+                f"; {f'{minutes_empty / 60:,.0f} h' if minutes_empty >= 600 else duration_text(minutes_empty * 60)}"
+                f" at the {bucket.baseline_rate:,.0f} IOPS baseline"
                 if minutes_empty
                 else ""
             )
