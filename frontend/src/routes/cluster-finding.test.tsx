@@ -2,7 +2,7 @@ import { screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { routes } from '@/router';
-import { renderRoutes } from '@/test/render';
+import { renderRoutes, SESSION } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
 import { CLUSTER_ID, clusterHandlers, GP2_FINDING, GP2_FINDING_DETAIL, VIEWER_SESSION } from '@/test/cluster-fixtures';
 
@@ -107,14 +107,26 @@ describe('finding detail', () => {
     server.use(
       http.post(apiUrl(`/findings/${GP2_FINDING}/snooze`), async ({ request }) => {
         until = ((await request.json()) as { until: string }).until;
-        return HttpResponse.json({ ...GP2_FINDING_DETAIL, status: 'snoozed', snoozed_until: until });
+        return HttpResponse.json({
+          ...GP2_FINDING_DETAIL,
+          status: 'snoozed',
+          snoozed_until: until,
+          history: [
+            ...GP2_FINDING_DETAIL.history,
+            { at: '2026-11-22T06:00:00Z', action: 'finding.snoozed', actor_user_id: SESSION.user.id, details: { from: 'open', to: 'snoozed', until: '2026-12-22T06:00:00Z' } },
+          ],
+        });
       }),
     );
     const { user } = renderRoutes(routes, PATH);
     await user.selectOptions(await screen.findByLabelText('Snooze for'), '30');
     const before = Date.now();
     await user.click(screen.getByRole('button', { name: 'Snooze' }));
-    expect(await screen.findByText(/^Snoozed until /)).toBeInTheDocument();
+    expect(await screen.findByText(/^Snoozed until \d+ \w+ \d{4}, \d\d:\d\d UTC$/, { selector: 'span' })).toBeInTheDocument();
+    // the history says it in words, with the date and who did it
+    const history = screen.getByRole('region', { name: 'History' });
+    expect(history).toHaveTextContent('Opened by the advisor');
+    expect(history).toHaveTextContent('Snoozed until 22 Dec 2026, 06:00 UTC by a member');
     const days = (Date.parse(until) - before) / 86_400_000;
     expect(days).toBeGreaterThan(29.99);
     expect(days).toBeLessThan(30.01);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '@/router';
 import { apiError, renderRoutes } from '@/test/render';
 import { apiUrl, server } from '@/test/server';
-import { CLUSTER_ID, clusterHandlers, GP2_FINDING } from '@/test/cluster-fixtures';
+import { CACHE_SUMMARY, CLUSTER_ID, clusterHandlers, GP2_FINDING, GP2_SUMMARY } from '@/test/cluster-fixtures';
 
 describe('cluster findings list', () => {
   it('lists findings with severity, rule, state and confidence, linking to each', async () => {
@@ -30,23 +30,49 @@ describe('cluster findings list', () => {
     );
     const { user, router } = renderRoutes(routes, `/clusters/${CLUSTER_ID}/findings`);
     await screen.findByRole('table', { name: 'Findings' });
+    // by default: what needs attention (open and acknowledged), the address stays clean
+    expect(screen.getByRole('checkbox', { name: 'Open' })).toBeChecked();
+    expect(screen.getByRole('checkbox', { name: 'Snoozed' })).not.toBeChecked();
 
     await user.click(screen.getByRole('checkbox', { name: 'Critical' }));
     expect(await screen.findByText('1 finding')).toBeInTheDocument();
     expect(within(screen.getByRole('table', { name: 'Findings' })).queryByText(/block cache/)).not.toBeInTheDocument();
     expect(router.state.location.search).toBe('?severity=critical');
-    expect(queries).toContain('?severity=critical');
+    expect(queries).toContain('?status=open&status=acknowledged&severity=critical');
 
+    await user.click(screen.getByRole('checkbox', { name: 'Open' }));
+    await user.click(screen.getByRole('checkbox', { name: 'Acknowledged' }));
     await user.click(screen.getByRole('checkbox', { name: 'Resolved' }));
     expect(await screen.findByRole('region', { name: 'No findings match these filters' })).toBeInTheDocument();
     expect(router.state.location.search).toBe('?status=resolved&severity=critical');
 
     await user.click(screen.getByRole('button', { name: 'Clear filters' }));
     expect(await screen.findByText('2 findings')).toBeInTheDocument();
+    expect(router.state.location.search).toBe('?status=all');
 
     await user.selectOptions(screen.getByLabelText('Rule'), 'block-cache-size');
     expect(await screen.findByText('1 finding')).toBeInTheDocument();
-    expect(router.state.location.search).toBe('?rule=block-cache-size');
+    expect(router.state.location.search).toBe('?status=all&rule=block-cache-size');
+  });
+
+  it('leaves snoozed and resolved findings out of the default list, a click away', async () => {
+    server.use(...clusterHandlers({ findings: [GP2_SUMMARY, { ...CACHE_SUMMARY, status: 'snoozed' }] }));
+    const { user } = renderRoutes(routes, `/clusters/${CLUSTER_ID}/findings`);
+    expect(await screen.findByText('1 finding open; 1 snoozed or resolved not shown (tick them under State)')).toBeInTheDocument();
+    expect(within(screen.getByRole('table', { name: 'Findings' })).queryByText(/block cache/)).not.toBeInTheDocument();
+    await user.click(screen.getByRole('checkbox', { name: 'Snoozed' }));
+    expect(await screen.findByText('2 findings')).toBeInTheDocument();
+  });
+
+  it('says when nothing is open, and shows the rest on request', async () => {
+    server.use(
+      ...clusterHandlers({ findings: [{ ...GP2_SUMMARY, status: 'resolved' }, { ...CACHE_SUMMARY, status: 'snoozed' }] }),
+    );
+    const { user, router } = renderRoutes(routes, `/clusters/${CLUSTER_ID}/findings`);
+    expect(await screen.findByRole('region', { name: 'No open findings' })).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Show 2 snoozed or resolved' }));
+    expect(await screen.findByText('2 findings')).toBeInTheDocument();
+    expect(router.state.location.search).toBe('?status=all');
   });
 
   it('reads filters from the address', async () => {

@@ -1,14 +1,19 @@
 import { useSearchParams } from 'react-router';
-import { FindingsPanel, SEVERITIES, STATUSES, type FindingFilters } from '@/features/findings';
+import { DEFAULT_FILTERS, FindingsPanel, SEVERITIES, STATUSES, type FindingFilters } from '@/features/findings';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useClusterContext } from './cluster-layout';
 
-/** Filters live in the address (?status=open&severity=critical&rule=...), so a filtered list can be shared. */
+/**
+ * Filters live in the address (?status=open&severity=critical&rule=...), so a filtered list can be shared. With no
+ * status in it the list shows what needs attention (open and acknowledged); ?status=all shows every state.
+ */
 function readFilters(params: URLSearchParams): FindingFilters {
+  const statuses = params.getAll('status');
   return {
-    status: params.getAll('status').filter((s): s is FindingFilters['status'][number] =>
-      (STATUSES as string[]).includes(s),
-    ),
+    status:
+      statuses.length === 0
+        ? DEFAULT_FILTERS.status
+        : statuses.filter((s): s is FindingFilters['status'][number] => (STATUSES as string[]).includes(s)),
     severity: params.getAll('severity').filter((s): s is FindingFilters['severity'][number] =>
       (SEVERITIES as string[]).includes(s),
     ),
@@ -18,7 +23,10 @@ function readFilters(params: URLSearchParams): FindingFilters {
 
 function writeFilters(filters: FindingFilters): URLSearchParams {
   const params = new URLSearchParams();
-  filters.status.forEach((s) => params.append('status', s));
+  const byDefault =
+    filters.status.length === DEFAULT_FILTERS.status.length && DEFAULT_FILTERS.status.every((s) => filters.status.includes(s));
+  if (filters.status.length === 0) params.append('status', 'all');
+  else if (!byDefault) filters.status.forEach((s) => params.append('status', s));
   filters.severity.forEach((s) => params.append('severity', s));
   filters.rule.forEach((r) => params.append('rule', r));
   return params;

@@ -23,6 +23,9 @@ export interface FindingFilters {
 }
 
 export const NO_FILTERS: FindingFilters = { status: [], severity: [], rule: [] };
+/** What the list shows by default: what needs attention (snoozed and resolved findings are a tick away). */
+export const ACTIVE_STATUSES: FindingStatus[] = ['open', 'acknowledged'];
+export const DEFAULT_FILTERS: FindingFilters = { status: ACTIVE_STATUSES, severity: [], rule: [] };
 
 export const findingsKey = (clusterId: string) => ['findings', clusterId] as const;
 

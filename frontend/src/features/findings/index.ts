@@ -1,6 +1,7 @@
 export {
   findingsKey,
   NO_FILTERS,
+  DEFAULT_FILTERS,
   SEVERITIES,
   STATUSES,
   useFindingDetails,

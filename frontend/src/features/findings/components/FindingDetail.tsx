@@ -8,7 +8,7 @@ import { describeForecast, describeNeeds, formatSetting, type Impact, type Measu
 import { EvidenceCharts } from './EvidenceCharts';
 import { FindingActions } from './FindingActions';
 import { RelatedFindings } from './RelatedFindings';
-import { STATUS_LABEL } from './labels';
+import { historyText, STATUS_LABEL } from './labels';
 import { SeverityBadge } from './SeverityBadge';
 
 function fmt(value: number | null, unit: string | null): string {
@@ -327,8 +327,7 @@ export function FindingDetail({
         <ol className="history">
           {finding.history.map((h, i) => (
             <li key={`${h.at}-${i}`}>
-              <time dateTime={h.at}>{formatDateTime(h.at)}</time> {h.action.replace('finding.', '')}
-              {h.actor_user_id === null ? ' by the advisor' : ''}
+              <time dateTime={h.at}>{formatDateTime(h.at)}</time> {historyText(h)}
             </li>
           ))}
         </ol>

@@ -1,7 +1,7 @@
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { NO_FILTERS, useFindings, type FindingFilters } from '../api';
+import { DEFAULT_FILTERS, NO_FILTERS, useFindings, type FindingFilters } from '../api';
 import { FindingsFilters } from './FindingsFilters';
 import { FindingsTable } from './FindingsTable';
 
@@ -18,6 +18,11 @@ export function FindingsPanel({ clusterId, filters, onFiltersChange }: Props) {
   const all = useFindings(clusterId, NO_FILTERS);
   const rules = [...new Set((all.data?.items ?? []).map((f) => f.rule))].sort();
   const filtered = filters.status.length + filters.severity.length + filters.rule.length > 0;
+  const byDefault =
+    filters.severity.length + filters.rule.length === 0 &&
+    filters.status.length === DEFAULT_FILTERS.status.length &&
+    DEFAULT_FILTERS.status.every((s) => filters.status.includes(s));
+  const hidden = (all.data?.items ?? []).filter((f) => !DEFAULT_FILTERS.status.includes(f.status)).length;
 
   let body;
   if (findings.isPending) body = <LoadingState label="Loading findings…" />;
@@ -26,7 +31,26 @@ export function FindingsPanel({ clusterId, filters, onFiltersChange }: Props) {
       <QueryError title="Could not load findings" query={findings} />
     );
   } else if (findings.data.items.length === 0) {
-    body = filtered ? (
+    body = all.data?.items.length === 0 ? (
+      <EmptyState title="No findings yet">
+        {/* Every 15 minutes: the advice.run schedule in backend/headroom/findings/jobs.py. */}
+        <p>The advisor has not found anything on this cluster. It runs every 15 minutes, or on demand.</p>
+      </EmptyState>
+    ) : byDefault ? (
+      <EmptyState
+        title="No open findings"
+        action={
+          hidden > 0 ? (
+            <button type="button" className="button button--secondary" onClick={() => onFiltersChange(NO_FILTERS)}>
+              Show {hidden} snoozed or resolved
+            </button>
+          ) : undefined
+        }
+      >
+        {/* Every 15 minutes: the advice.run schedule in backend/headroom/findings/jobs.py. */}
+        <p>Nothing on this cluster needs attention now. The advisor runs every 15 minutes, or on demand.</p>
+      </EmptyState>
+    ) : filtered ? (
       <EmptyState
         title="No findings match these filters"
         action={
@@ -39,7 +63,6 @@ export function FindingsPanel({ clusterId, filters, onFiltersChange }: Props) {
       </EmptyState>
     ) : (
       <EmptyState title="No findings yet">
-        {/* Every 15 minutes: the advice.run schedule in backend/headroom/findings/jobs.py. */}
         <p>The advisor has not found anything on this cluster. It runs every 15 minutes, or on demand.</p>
       </EmptyState>
     );
@@ -48,6 +71,7 @@ export function FindingsPanel({ clusterId, filters, onFiltersChange }: Props) {
       <>
         <p className="muted" role="status">
           {findings.data.total} finding{findings.data.total === 1 ? '' : 's'}
+          {byDefault && hidden > 0 ? ` open; ${hidden} snoozed or resolved not shown (tick them under State)` : ''}
         </p>
         <FindingsTable clusterId={clusterId} findings={findings.data.items} />
       </>
