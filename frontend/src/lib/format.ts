@@ -140,3 +140,13 @@ export function formatDaysUntil(d: DaysUntil, horizonDays: number): string {
   const high = d.days_high === null ? `>${Math.round(horizonDays)}` : String(whole(d.days_high));
   return low === null ? main : `${main} (${low}–${high})`;
 }
+
+/**
+ * Headroom (100 × (1 − peak / limit), the API's *_headroom_pct) as people read it: how much of its limit the peak
+ * uses. "85 % of the limit", "144 % of the limit (44 % over)"; "—" without a figure.
+ */
+export function peakUse(headroomPct: number | null | undefined, limit = 'the limit'): string {
+  if (headroomPct === null || headroomPct === undefined || !Number.isFinite(headroomPct)) return '—';
+  const use = Math.round(100 - headroomPct);
+  return use > 100 ? `${use} % of ${limit} (${use - 100} % over)` : `${Math.max(use, 0)} % of ${limit}`;
+}

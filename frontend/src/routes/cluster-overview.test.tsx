@@ -71,7 +71,7 @@ describe('cluster overview', () => {
       requests.push(new URL(request.url).pathname + new URL(request.url).search);
     });
     // the cache fix now wins back more headroom than the gp2 fix: the server's impact order puts it first
-    const cacheFirst = { ...CACHE_SUMMARY, impact_score: 95, headroom_gain_pct: 95 };
+    const cacheFirst = { ...CACHE_SUMMARY, impact_score: 95, headroom_before_pct: -5, headroom_after_pct: 90, headroom_gain_pct: 95 };
     server.use(...clusterHandlers({ findings: [GP2_SUMMARY, cacheFirst] }));
     server.use(
       http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes`), () =>
@@ -85,7 +85,8 @@ describe('cluster overview', () => {
       `/clusters/${CLUSTER_ID}/findings/${CACHE_FINDING}`,
       `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`,
     ]);
-    expect(within(top).getByText('Headroom gained: 95 pp')).toBeInTheDocument();
+    // in words a person reads without a glossary: how much of its limit the peak uses, now and after the fix
+    expect(within(top).getByText('At peak: 105 % of the limit (5 % over) now, 10 % of the limit after the fix')).toBeInTheDocument();
     const nodes = await screen.findByRole('table', { name: 'TiKV nodes' });
     expect(within(nodes).getByText('Not mapped to an EC2 instance')).toBeInTheDocument();
     expect(within(nodes).getByText('None known')).toBeInTheDocument();
@@ -251,7 +252,7 @@ describe('next ceilings', () => {
     expect(finding).toHaveAttribute('href', `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`);
     expect(entry).toHaveTextContent('Predicted: IOPS ceiling 1,500 -> 3,000 IOPS; -10.00 USD/month');
     const expected = within(entry).getByRole('list', { name: 'Expected effect' });
-    expect(expected).toHaveTextContent("vol-gp2 IOPS ceiling 1,500 IOPS → 3,000 IOPS (room above the day's p99: -7 % → 47 %)");
+    expect(expected).toHaveTextContent("vol-gp2 IOPS ceiling 1,500 IOPS → 3,000 IOPS (the day's p99 uses 107 % of it (7 % over) → 53 % of it)");
     expect(expected).toHaveTextContent('Findings it was expected to clear: 1; monthly cost −10.00 USD');
     const measured = within(entry).getByRole('region', { name: 'Measured effect' });
     expect(within(measured).getByRole('row', { name: /10\.0\.1\.10:20160/ })).toHaveTextContent('100 % → 56 %');

@@ -2,7 +2,7 @@ import { Link } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { formatTimestamp, formatValue } from '@/lib/format';
+import { formatTimestamp, formatValue, peakUse } from '@/lib/format';
 import { metricName, peakText, useChanges, valueText, type ChangeEntry, type MeasuredCell } from '../api';
 import { BeforeAfterChart } from './BeforeAfterChart';
 
@@ -69,7 +69,7 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
                 {c.entity_id} {c.dimension === 'iops' ? 'IOPS' : 'throughput'} ceiling{' '}
                 {formatValue(c.ceiling, c.unit)} → {formatValue(c.ceiling_after, c.unit)}
                 {c.headroom_pct !== null && c.headroom_after_pct !== null
-                  ? ` (room above the day's p99: ${Math.round(c.headroom_pct)} % → ${Math.round(c.headroom_after_pct)} %)`
+                  ? ` (the day's p99 uses ${peakUse(c.headroom_pct, 'it')} → ${peakUse(c.headroom_after_pct, 'it')})`
                   : ''}
               </li>
             ))}

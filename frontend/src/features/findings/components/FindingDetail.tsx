@@ -1,7 +1,7 @@
 import { Link } from 'react-router';
 import { SourceText } from '@/components/SourceText';
 import { appliesTo } from '@/lib/change';
-import { formatDateTime, formatUsd, formatValue } from '@/lib/format';
+import { formatDateTime, formatUsd, formatValue, peakUse } from '@/lib/format';
 import { whatIfHref } from '@/lib/whatif-link';
 import type { Finding } from '../api';
 import { describeForecast, describeNeeds, formatSetting, type Impact, type Measure, type NodeEvidence } from '../evidence';
@@ -115,9 +115,9 @@ function ImpactBlock({ impact }: { impact: Impact }) {
       )}
       {impact.headroom_before_pct !== null && impact.headroom_after_pct !== null && (
         <>
-          <dt>Headroom</dt>
+          <dt>Peak use of the limit</dt>
           <dd>
-            {formatValue(impact.headroom_before_pct, '%')} → {formatValue(impact.headroom_after_pct, '%')}
+            {peakUse(impact.headroom_before_pct)} now → {peakUse(impact.headroom_after_pct)} after the fix
           </dd>
         </>
       )}

@@ -2,7 +2,7 @@ import { Link } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { formatValue } from '@/lib/format';
+import { peakUse } from '@/lib/format';
 import { useFindings, type FindingFilters } from '../api';
 import { findingPath } from './labels';
 import { SeverityBadge } from './SeverityBadge';
@@ -34,8 +34,10 @@ export function TopFindings({ clusterId, limit = 5 }: { clusterId: string; limit
           <div>
             <Link to={findingPath(clusterId, finding.id)}>{finding.title}</Link>
             {finding.impact_summary && <p className="muted">Impact: {finding.impact_summary}</p>}
-            {finding.headroom_gain_pct !== null && finding.headroom_gain_pct !== undefined && (
-              <p className="muted">Headroom gained: {formatValue(finding.headroom_gain_pct, 'pp')}</p>
+            {finding.headroom_before_pct != null && finding.headroom_after_pct != null && (
+              <p className="muted">
+                At peak: {peakUse(finding.headroom_before_pct)} now, {peakUse(finding.headroom_after_pct)} after the fix
+              </p>
             )}
           </div>
         </li>

@@ -1,12 +1,10 @@
 import { Link } from 'react-router';
-import { formatDateTime, formatDaysUntil, formatUsd, formatValue } from '@/lib/format';
+import { formatDateTime, formatDaysUntil, formatUsd, formatValue, peakUse } from '@/lib/format';
 import type { WhatIfAnswer, WhatIfCeiling, WhatIfFinding, WhatIfProjection } from '../api';
 
 const SEVERITY = { critical: 'Critical', warning: 'Warning', info: 'Info' } as const;
 const ENTITY = { volume: 'Volume', instance: 'Instance EBS', node: 'Store' } as const;
 const METRIC = { iops: 'IOPS', throughput: 'throughput', mibps: 'throughput', used_gib: 'disk space' } as const;
-
-const headroom = (pct: number | null | undefined) => (pct === null || pct === undefined ? '—' : `${formatValue(pct, '%')}`);
 
 function signedUsd(delta: number): string {
   if (delta === 0) return formatUsd(0);
@@ -24,7 +22,8 @@ function CeilingItem({ c }: { c: WhatIfCeiling }) {
         <span className="num">{formatValue(c.ceiling_after, c.unit)}</span>
       </div>
       <div className="muted small">
-        headroom {headroom(c.headroom_pct)} → {headroom(c.headroom_after_pct)} over the last day&apos;s p99 of{' '}
+        the last day&apos;s p99 uses {peakUse(c.headroom_pct, 'the ceiling')} → {peakUse(c.headroom_after_pct, 'the ceiling')}: p99
+        of{' '}
         <span className="num">{formatValue(c.p99, c.unit)}</span>
       </div>
     </li>
