@@ -104,12 +104,12 @@ export function formatDate(iso: string): string {
   return date.format(new Date(/^\d{4}-\d{2}-\d{2}$/.test(iso) ? `${iso}T00:00:00Z` : iso));
 }
 
-/** A moment in a settings table, sortable by eye: "2026-11-21 10:00 UTC"; "—" when there is none. */
+/** A moment that may be missing, in the one format every page uses: "21 Nov 2026, 10:00 UTC"; "—" without one. */
 export function formatTimestamp(iso: string | null | undefined): string {
   if (!iso) return '—';
   const parsed = new Date(iso);
   if (Number.isNaN(parsed.getTime())) return iso;
-  return parsed.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+  return dateTime.format(parsed);
 }
 
 /** A duration as minutes, hours and minutes, or days and hours ("35 min", "3 h 20 min", "2 d 4 h"). */

@@ -225,7 +225,7 @@ describe('next ceilings', () => {
       'href',
       'https://docs.pingcap.com/tidb/stable/pd-configuration-file',
     );
-    expect(screen.getByText(/90 % intervals; fitted 2026-11-22 05:41 UTC/)).toBeInTheDocument();
+    expect(screen.getByText(/90 % intervals; fitted 22 Nov 2026, 05:41 UTC/)).toBeInTheDocument();
   });
 
   it('says when nothing has been projected yet', async () => {

@@ -209,7 +209,7 @@ describe('Settings › API tokens', () => {
     );
     const { user } = renderRoutes(routes, '/settings/tokens');
     await user.click(await screen.findByRole('button', { name: 'Revoke ci' }));
-    expect(await screen.findByText('Revoked 2026-11-21 10:00 UTC')).toBeInTheDocument();
+    expect(await screen.findByText('Revoked 21 Nov 2026, 10:00 UTC')).toBeInTheDocument();
   });
 
   it('tells a viewer tokens are for admins', async () => {

@@ -32,7 +32,7 @@ describe('Settings › Data sources', () => {
     const awsRow = aws.getByRole('row', { name: /prod-account/ });
     expect(within(awsRow).getByText('Healthy')).toBeInTheDocument();
     expect(within(awsRow).getByText('us-east-1, eu-west-1')).toBeInTheDocument();
-    expect(within(awsRow).getByText('Last success: 2026-11-21 09:30 UTC')).toBeInTheDocument();
+    expect(within(awsRow).getByText('Last success: 21 Nov 2026, 09:30 UTC')).toBeInTheDocument();
 
     const prom = within(await screen.findByRole('table', { name: 'Prometheus sources' }));
     const promRow = prom.getByRole('row', { name: /prod-prometheus/ });
@@ -40,7 +40,7 @@ describe('Settings › Data sources', () => {
     expect(
       within(promRow).getByText(`${HEALTH_FAILING.last_error} (3 failures in a row)`),
     ).toBeInTheDocument();
-    expect(within(promRow).getByText('Last success: 2026-11-20 08:00 UTC')).toBeInTheDocument();
+    expect(within(promRow).getByText('Last success: 20 Nov 2026, 08:00 UTC')).toBeInTheDocument();
     expect(screen.getByRole('link', { name: 'Connect AWS account' })).toHaveAttribute('href', '/settings/sources/aws/new');
     expect(screen.getByRole('link', { name: 'Add Prometheus source' })).toBeInTheDocument();
   });

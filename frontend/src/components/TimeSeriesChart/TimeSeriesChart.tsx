@@ -143,7 +143,7 @@ function ChartTooltip({ active, payload, label, series, ceilings, forecast, unit
   const band = row[BAND_KEY];
   return (
     <div className="ts-chart__tooltip">
-      <p className="ts-chart__tooltip-time">{formatTime(Number(label))}</p>
+      <p className="ts-chart__tooltip-time">{formatTime(Number(label))} UTC</p>
       <ul>
         {series.map((s) => {
           const v = row[seriesKey(s.id)];

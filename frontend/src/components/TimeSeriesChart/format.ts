@@ -3,13 +3,16 @@ export function formatTick(value: number): string {
   return new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 2 }).format(value);
 }
 
-const timeFormat = new Intl.DateTimeFormat(undefined, {
+// UTC, as every time Headroom shows (CloudWatch and the advisor work in UTC): "22 Nov, 05:10".
+const timeFormat = new Intl.DateTimeFormat('en-GB', {
   month: 'short',
   day: 'numeric',
   hour: '2-digit',
   minute: '2-digit',
+  timeZone: 'UTC',
 });
 
+/** An axis tick: "22 Nov, 05:10" (UTC; the axis says so). */
 export function formatTime(epochMs: number): string {
   return timeFormat.format(new Date(epochMs));
 }

@@ -1,3 +1,4 @@
+import { formatDateTime } from '@/lib/format';
 import { errorMessage } from '@/api/errors';
 import { useSourceBadges, type ClusterDetail, type SourceBadge } from '../api';
 
@@ -16,7 +17,7 @@ const STATUS_LABEL: Record<SourceBadge['status'], string> = {
 
 function badgeTitle(badge: SourceBadge): string {
   if (badge.status === 'failing' && badge.lastError) return `Last error: ${badge.lastError}`;
-  if (badge.lastSuccessAt) return `Last success: ${new Date(badge.lastSuccessAt).toUTCString()}`;
+  if (badge.lastSuccessAt) return `Last success: ${formatDateTime(badge.lastSuccessAt)}`;
   if (badge.kind === 'Demo') return 'This cluster is the simulated demo fleet.';
   return 'No collection has finished yet.';
 }
