@@ -14,20 +14,21 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from botocore.parsers import ResponseParserError
 from sqlalchemy import func, select, text
 
 from headroom.accounts.service import Principal, audit
 from headroom.inventory.models import Instance
 from headroom.platform.db import engine_for
+from headroom.platform.errors import Conflict
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
 from headroom.platform.security import SecretBox
 from headroom.sources.aws import ingest as aws_ingest
 from headroom.sources.aws.ingest import DEFAULT_BACKFILL_DAYS, get_backfill, request_backfill
 from headroom.sources.aws.session import AwsClients, Decrypter, clients_for
-from headroom.sources.health import record_failure, record_success
+from headroom.sources.health import record_failure, record_success, redact_error
 from headroom.sources.models import AwsBackfill, AwsConnection, CollectionSweep
 from headroom.sources.service import get_aws_connection
 
@@ -67,6 +68,23 @@ class ConnectionTest:
 
 
 UNREADABLE = "unreadable_answer"
+NO_SERVER_CREDENTIALS = "server_has_no_credentials"
+SERVER_CREDENTIALS_DOC = 'README.md, section "The Headroom server\'s own AWS credentials"'
+_SERVER_CREDENTIAL_SOURCES = ("an instance profile (EC2) or task role (ECS), the AWS_ACCESS_KEY_ID and "
+                              "AWS_SECRET_ACCESS_KEY environment variables, or ~/.aws/credentials of the user "
+                              "running Headroom")
+
+
+def no_server_credentials_message(auth_kind: str) -> str:
+    """What botocore's "Unable to locate credentials" means for a connection: the server itself has none."""
+    if auth_kind == "assume_role":
+        why = ("This Headroom server has no AWS credentials of its own, so it cannot assume your role: "
+               "calling sts:AssumeRole takes the server's own credentials")
+    else:
+        why = ("This Headroom server has no AWS credentials: the default credential chain reads the server's own "
+               "credentials")
+    return (f"{why}. Give the server credentials ({_SERVER_CREDENTIAL_SOURCES}), restart it and test again; "
+            f"see {SERVER_CREDENTIALS_DOC}. (AWS said: Unable to locate credentials.)")
 
 
 def _unreadable(action: str, status: object | None) -> PermissionCheck:
@@ -94,6 +112,8 @@ def _probe(action: str, call: Callable[[], Any]) -> PermissionCheck:
         return PermissionCheck(action, False, code, str(exc)[:300])
     except ResponseParserError:  # not a BotoCoreError: an HTML page where XML or JSON was expected
         return _unreadable(action, None)
+    except NoCredentialsError as exc:
+        return PermissionCheck(action, False, NO_SERVER_CREDENTIALS, str(exc))
     except BotoCoreError as exc:
         return PermissionCheck(action, False, type(exc).__name__, str(exc)[:300])
     return PermissionCheck(action, True)
@@ -165,6 +185,10 @@ def run_test(
         except ResponseParserError:
             check = _unreadable("sts:AssumeRole", None)
             result = ConnectionTest(False, region, [check], [], f"cannot get credentials: {check.message}")
+        except NoCredentialsError:
+            message = no_server_credentials_message(connection.auth_kind)
+            check = PermissionCheck("sts:AssumeRole", False, NO_SERVER_CREDENTIALS, message)
+            result = ConnectionTest(False, region, [check], [], message)
         except (ClientError, BotoCoreError, ValueError) as exc:
             code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
             check = PermissionCheck("sts:AssumeRole", False, code, f"cannot get credentials: {code or exc}"[:300])
@@ -174,7 +198,9 @@ def run_test(
             missing = [c.action for c in checks if not c.ok and c.error_code in DENIED_CODES]
             failed = [c for c in checks if not c.ok]
             error = None
-            if missing:
+            if any(c.error_code == NO_SERVER_CREDENTIALS for c in failed):
+                error = no_server_credentials_message(connection.auth_kind)
+            elif missing:
                 error = "missing permissions: " + ", ".join(missing)
             elif failed:
                 error = "; ".join(f"{c.action}: {c.message}" for c in failed)
@@ -183,8 +209,10 @@ def run_test(
 
 
 def record_test(db: Any, principal: Principal, connection_id: uuid.UUID, result: ConnectionTest,
-                now: dt.datetime) -> None:
-    """Record a test's outcome on the connection's health and in the audit log."""
+                now: dt.datetime, *, on_save: bool = False) -> bool:
+    """Record a test's outcome on the connection's health and in the audit log. A connection's history import
+    is requested by its first passing test (True: the caller queues it once this is committed); a failing test
+    run as the connection is saved (`on_save`) marks it failing at once, with the reason."""
     connection = get_aws_connection(db, principal, connection_id)
     # Read the health afresh and lock the row: the copy from before the fetch is stale, and tests of one source
     # running at once would otherwise lose each other's failure counts.
@@ -192,9 +220,13 @@ def record_test(db: Any, principal: Principal, connection_id: uuid.UUID, result:
     if result.ok:
         record_success(connection, now)
     else:
-        record_failure(connection, now, result.error or "connection test failed")
+        record_failure(connection, now, result.error or "connection test failed", at_once=on_save)
+    import_requested = result.ok and get_backfill(db, connection) is None
+    if import_requested:
+        request_backfill(db, connection)
     audit(db, principal, "aws_connection.tested", target_kind="aws_connection", target_id=connection.id,
-          details={"ok": result.ok, "missing": result.missing})
+          details={"ok": result.ok, "missing": result.missing, "import_requested": import_requested})
+    return import_requested
 
 
 def backfill_view(row: AwsBackfill | None) -> dict[str, Any]:
@@ -214,6 +246,9 @@ def start_backfill(db: Any, principal: Principal, connection_id: uuid.UUID, *, d
     """(Re)queue the history import; the route enqueues the job once the request has committed."""
     principal.require("admin")
     connection = get_aws_connection(db, principal, connection_id)
+    if get_backfill(db, connection) is None and connection.last_success_at is None:
+        raise Conflict("Test the connection first: its history import starts once a test passes.",
+                       code="connection_not_tested")
     row = request_backfill(db, connection, days=days)
     audit(db, principal, "aws_connection.backfill_requested", target_kind="aws_connection",
           target_id=connection.id, details={"days": days})
@@ -264,7 +299,10 @@ def ingest_connections(ctx: JobContext, now: dt.datetime, connection_id: str | N
     """Sweep every AWS connection (or one): inventory when due, then CloudWatch since the watermarks."""
     box = SecretBox(ctx.settings.secret_key)
     with ctx.unit() as db:
-        query = select(AwsConnection.id)
+        # Only connections whose history import was started, by their first passing test: an untested or
+        # never-working one is not swept every minute (a person's passing test starts it).
+        query = select(AwsConnection.id).where(
+            select(AwsBackfill.id).where(AwsBackfill.source_id == AwsConnection.id).exists())
         if connection_id:
             query = query.where(AwsConnection.id == uuid.UUID(connection_id))
         ids = list(db.scalars(query))
@@ -278,13 +316,13 @@ def ingest_connections(ctx: JobContext, now: dt.datetime, connection_id: str | N
                 if conn is None or not _lock(db, f"aws:{cid}"):
                     continue
                 backfill = aws_ingest.get_backfill(db, conn)
+                if backfill is None:  # removed since the list was read
+                    continue
                 # A "running" backfill whose lock is free lost its worker (killed): queue it again.
-                dead = backfill is not None and backfill.state == "running" and _lock(db, f"aws-backfill:{cid}")
-                if backfill is None or dead or (
-                    backfill.state == "queued" and backfill.updated_at < now - STALE_BACKFILL
-                ):
+                dead = backfill.state == "running" and _lock(db, f"aws-backfill:{cid}")
+                if dead or (backfill.state == "queued" and backfill.updated_at < now - STALE_BACKFILL):
                     # Same span: an unfinished plan is resumed, not restarted.
-                    aws_ingest.request_backfill(db, conn, days=backfill.days if backfill else aws_ingest.DEFAULT_BACKFILL_DAYS)
+                    aws_ingest.request_backfill(db, conn, days=backfill.days)
                     queue_backfill = True
                 for region in conn.regions:
                     clients = clients_for(conn, region, box, endpoint_url=ctx.settings.aws_endpoint_url)
@@ -387,6 +425,6 @@ def _backfill(ctx: JobContext, now: dt.datetime, cid: uuid.UUID, days: int | Non
                 record_failure(conn, now, f"{type(exc).__name__}: {exc}")
                 failed = aws_ingest.get_backfill(db, conn)
                 if failed is not None:  # progress stays: the next run resumes after the last stored request
-                    failed.state, failed.last_error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
+                    failed.state, failed.last_error = "failed", redact_error(f"{type(exc).__name__}: {exc}")
                     failed.finished_at = now
         raise
