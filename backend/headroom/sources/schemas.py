@@ -66,6 +66,9 @@ class AwsConnectionRead(Output):
     access_key_id: str | None
     has_secret: bool
     health: SourceHealth
+    is_demo: bool = Field(default=False, description=(
+        "The demo organisation's simulated source: nothing of it reaches AWS; its test, sweeps and import are "
+        "the simulator's."))
     created_at: dt.datetime
 
 

@@ -62,6 +62,7 @@ class ConnectionTest:
     checks: list[PermissionCheck]
     missing: list[str]
     error: str | None = None
+    demo: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "checks": [asdict(c) for c in self.checks]}
@@ -148,6 +149,7 @@ class ConnectionCredentials:
     access_key_id: str | None
     secret_access_key_enc: str | None
     region: str | None
+    is_demo: bool = False
 
 
 def prepare_test(db: Any, principal: Principal, connection_id: uuid.UUID) -> ConnectionCredentials:
@@ -155,7 +157,7 @@ def prepare_test(db: Any, principal: Principal, connection_id: uuid.UUID) -> Con
     principal.require("admin")
     c = get_aws_connection(db, principal, connection_id)
     return ConnectionCredentials(c.org_id, c.auth_kind, c.role_arn, c.external_id, c.access_key_id,
-                                 c.secret_access_key_enc, c.regions[0] if c.regions else None)
+                                 c.secret_access_key_enc, c.regions[0] if c.regions else None, c.is_demo)
 
 
 def probe_clients(factory: ClientsFactory | None, box: Decrypter, endpoint_url: str | None
@@ -169,15 +171,22 @@ def probe_clients(factory: ClientsFactory | None, box: Decrypter, endpoint_url: 
     return make
 
 
+DEMO_CHECK_MESSAGE = "demo source: not asked of AWS (the simulator stands in for it)"
+
+
 def run_test(
     connection: ConnectionCredentials,
     *,
     make_clients: Callable[[ConnectionCredentials, str], AwsClients],
     now: dt.datetime,
 ) -> ConnectionTest:
-    """Check the credentials and permissions in the connection's first region. Touches no database."""
+    """Check the credentials and permissions in the connection's first region. Touches no database; a demo
+    connection is answered without calling AWS (every check passes, each saying so)."""
     region = connection.region
-    if region is None:
+    if connection.is_demo:
+        result = ConnectionTest(True, region, [PermissionCheck(a, True, None, DEMO_CHECK_MESSAGE)
+                                               for a in REQUIRED_ACTIONS], [], None, demo=True)
+    elif region is None:
         result = ConnectionTest(False, None, [], [], "no region configured")
     else:
         try:
@@ -246,6 +255,9 @@ def start_backfill(db: Any, principal: Principal, connection_id: uuid.UUID, *, d
     """(Re)queue the history import; the route enqueues the job once the request has committed."""
     principal.require("admin")
     connection = get_aws_connection(db, principal, connection_id)
+    if connection.is_demo:
+        raise Conflict("The demo source's history is the simulator's: there is nothing to import from AWS.",
+                       code="demo_source")
     if get_backfill(db, connection) is None and connection.last_success_at is None:
         raise Conflict("Test the connection first: its history import starts once a test passes.",
                        code="connection_not_tested")
@@ -302,6 +314,7 @@ def ingest_connections(ctx: JobContext, now: dt.datetime, connection_id: str | N
         # Only connections whose history import was started, by their first passing test: an untested or
         # never-working one is not swept every minute (a person's passing test starts it).
         query = select(AwsConnection.id).where(
+            AwsConnection.is_demo.is_(False),  # the demo source's sweeps are the simulator's (record_demo_sweep)
             select(AwsBackfill.id).where(AwsBackfill.source_id == AwsConnection.id).exists())
         if connection_id:
             query = query.where(AwsConnection.id == uuid.UUID(connection_id))
@@ -382,6 +395,8 @@ def _backfill(ctx: JobContext, now: dt.datetime, cid: uuid.UUID, days: int | Non
             conn = db.get(AwsConnection, cid)
             if conn is None:
                 return {"skipped": "connection missing"}
+            if conn.is_demo:
+                return {"skipped": "demo source"}
             row = aws_ingest.get_backfill(db, conn)
             span = days or (row.days if row is not None else aws_ingest.DEFAULT_BACKFILL_DAYS)
             if row is not None and row.state == "done" and row.days == span:
@@ -428,3 +443,35 @@ def _backfill(ctx: JobContext, now: dt.datetime, cid: uuid.UUID, days: int | Non
                     failed.state, failed.last_error = "failed", redact_error(f"{type(exc).__name__}: {exc}")
                     failed.finished_at = now
         raise
+
+
+# --- the demo source (sources.demo): what a healthy connection looks like, without AWS ---------------------
+
+
+def record_demo_sweep(db: Any, connection: AwsConnection, *, start: dt.datetime, end: dt.datetime,
+                      points_written: int, now: dt.datetime) -> CollectionSweep:
+    """Record the sweep the collector would have made of the demo source's inventory over [start, end): the
+    same queries and GetMetricData plan, so its calls, metrics requested and datapoints are what CloudWatch
+    would bill; nothing is asked of AWS (the simulator wrote the points). The first one is the history import."""
+    if not connection.is_demo:
+        raise ValueError("only a demo source's sweeps are simulated")
+    region = connection.regions[0]
+    queries, _ = aws_ingest.queries_for(db, connection, region)
+    backfill = get_backfill(db, connection)
+    kind = "incremental" if backfill is not None else "backfill"
+    plan, window_start = aws_ingest.period_aligned_plan([q.period for q in queries], end,
+                                                        int((end - start).total_seconds()))
+    sweep = CollectionSweep(
+        org_id=connection.org_id, source_kind="aws", source_id=connection.id, kind=kind, region=region,
+        started_at=now, finished_at=now, window_start_at=window_start, window_end_at=end, series=len(queries),
+        api_calls=plan.calls, planned_calls=plan.calls, lower_bound_calls=plan.lower_bound,
+        metrics_requested=plan.metrics_requested, datapoints=plan.datapoints, points_written=points_written)
+    db.add(sweep)
+    if backfill is None:
+        db.add(AwsBackfill(org_id=connection.org_id, source_id=connection.id, state="done",
+                           days=max(1, round((end - window_start) / dt.timedelta(days=1))),
+                           points_total=plan.datapoints, points_done=plan.datapoints, points_written=points_written,
+                           window_end_at=end, started_at=now, finished_at=now))
+    record_success(connection, now)
+    db.flush()
+    return sweep
