@@ -164,6 +164,10 @@ test('settings: the demo organisation has an AWS source that shows what a health
     await loginPage.goto();
     await loginPage.logIn(demoLogin.email, demoLogin.password);
     await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+    // The clusters list shows each cluster's health: its open findings by severity (the fleet view's numbers).
+    const demoCluster = page.getByRole('row', { name: /demo-prod \(demo\)/ });
+    await expect(demoCluster).toContainText(/\d+ critical, \d+ warning, \d+ info/);
+    await attachScreenshot('demo-clusters-list');
     await sources.openFromMainNav();
   });
 
