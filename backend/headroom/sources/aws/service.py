@@ -194,10 +194,10 @@ def run_test(
         except ResponseParserError:
             check = _unreadable("sts:AssumeRole", None)
             result = ConnectionTest(False, region, [check], [], f"cannot get credentials: {check.message}")
-        except NoCredentialsError:
-            message = no_server_credentials_message(connection.auth_kind)
-            check = PermissionCheck("sts:AssumeRole", False, NO_SERVER_CREDENTIALS, message)
-            result = ConnectionTest(False, region, [check], [], message)
+        except NoCredentialsError as exc:
+            # The check keeps AWS's words; the report's error explains them (shown once, not in every row).
+            check = PermissionCheck("sts:AssumeRole", False, NO_SERVER_CREDENTIALS, str(exc))
+            result = ConnectionTest(False, region, [check], [], no_server_credentials_message(connection.auth_kind))
         except (ClientError, BotoCoreError, ValueError) as exc:
             code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
             check = PermissionCheck("sts:AssumeRole", False, code, f"cannot get credentials: {code or exc}"[:300])

@@ -113,6 +113,9 @@ def test_a_server_without_credentials_is_told_it_needs_its_own(client: Any, regi
                   "README.md, section \"The Headroom server's own AWS credentials\"",
                   "(AWS said: Unable to locate credentials.)"):
         assert words in error
+    # Each failed check keeps AWS's own words; the explanation is said once, as the report's error.
+    assert {(c["error_code"], c["message"]) for c in body["test"]["checks"] if not c["ok"]} == {
+        ("server_has_no_credentials", "Unable to locate credentials")}
     # The sources list shows the same words, unmangled by the secret scrubber.
     listed = {c["name"]: c for c in owner.get("/api/v1/sources/aws").json()}
     assert listed[auth_kind]["health"]["last_error"] == error
