@@ -15,6 +15,25 @@ test('sign up, see the empty clusters page, log out, log back in', async ({
     await expect(page).toHaveURL(/\/login\?next=%2Fclusters$/);
   });
 
+  await test.step('a .test address is refused once, in words, beside the Email field', async () => {
+    await signupPage.goto();
+    await signupPage.signUp({ ...newAccount, email: 'someone@headroom.test' });
+    const email = page.getByLabel('Email');
+    await expect(email).toHaveAttribute('aria-invalid', 'true');
+    await expect(email).toHaveAccessibleDescription(
+      'Not a valid email address: headroom.test is a special-use domain (like .test, .invalid, .local or localhost: ' +
+        'RFC 6761) that can never receive email; use an address at a real domain',
+    );
+    await expect(email).toBeFocused();
+    // Once: no banner repeating it, and not the validator's raw sentence.
+    await expect(page.getByText(/special-use domain/)).toHaveCount(1);
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    await expect(page.locator('body')).not.toContainText('value is not a valid email address');
+    const shot = testInfo.outputPath('signup-test-domain.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    await testInfo.attach('signup-test-domain', { path: shot, contentType: 'image/png' });
+  });
+
   await test.step('sign up a fresh account and follow the emailed link', async () => {
     await signupPage.goto();
     await signupPage.signUp(newAccount);
@@ -26,6 +45,10 @@ test('sign up, see the empty clusters page, log out, log back in', async ({
     await expect(clustersPage.heading()).toBeVisible();
     await expect(page).toHaveURL(/\/clusters$/);
     await expect(clustersPage.emptyStateHint()).toBeVisible();
+    // ... with the way to connect what it asks for.
+    const empty = page.getByRole('region', { name: 'No clusters yet' });
+    await expect(empty.getByRole('link', { name: 'Connect AWS account' })).toHaveAttribute('href', '/settings/sources/aws/new');
+    await expect(empty.getByRole('link', { name: 'Add Prometheus source' })).toBeVisible();
     await expect(shell.mainNav()).toBeVisible();
     await expect(shell.organisation(newAccount.organisation)).toBeVisible();
     await expect(shell.accountMenuButton()).toHaveAccessibleName(`Account menu for ${newAccount.fullName}`);
@@ -55,6 +78,10 @@ test('sign up, see the empty clusters page, log out, log back in', async ({
     await expect(clustersPage.heading()).toBeVisible();
     await expect(page).toHaveURL(/\/clusters$/);
     await expect(clustersPage.emptyStateHint()).toBeVisible();
+    // ... with the way to connect what it asks for.
+    const empty = page.getByRole('region', { name: 'No clusters yet' });
+    await expect(empty.getByRole('link', { name: 'Connect AWS account' })).toHaveAttribute('href', '/settings/sources/aws/new');
+    await expect(empty.getByRole('link', { name: 'Add Prometheus source' })).toBeVisible();
     await expect(shell.organisation(newAccount.organisation)).toBeVisible();
   });
 });

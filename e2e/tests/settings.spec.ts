@@ -55,8 +55,29 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
     const trust = JSON.parse((await sources.trustPolicy().textContent()) ?? '{}');
     expect(trust.Statement[0].Condition.StringEquals['sts:ExternalId']).toBe(externalId);
     await attachScreenshot('connect-aws');
+  });
+
+  await test.step('a malformed role ARN is refused in words beside the field, and nothing is saved', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('typo-account');
+    await page.getByLabel('Role ARN').fill('arn:aws:iam::1234:role/HeadroomReadOnly');
+    await page.getByRole('button', { name: 'Connect AWS account' }).click();
+    const arn = page.getByLabel('Role ARN');
+    await expect(arn).toHaveAttribute('aria-invalid', 'true');
+    await expect(arn).toHaveAccessibleDescription(
+      'Expected an IAM role ARN like arn:aws:iam::123456789012:role/HeadroomReadOnly (arn:aws:iam::, the 12-digit ' +
+        "account ID, :role/ and the role's name)",
+    );
+    await expect(page.getByText(/Expected an IAM role ARN/)).toHaveCount(1);
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    await expect(page.locator('body')).not.toContainText('should match pattern');
+    await expect(page).toHaveURL(/\/settings\/sources\/aws\/new$/);
+    await attachScreenshot('connect-aws-malformed-arn');
     await page.getByRole('link', { name: '← Data sources' }).click();
     await expect(sources.heading()).toBeVisible();
+  });
+
+  await test.step('nothing was saved by the refused ARN', async () => {
+    await expect(page.getByRole('region', { name: 'No AWS accounts connected' })).toBeVisible();
   });
 
   await test.step('connect a Prometheus on a closed port', async () => {
@@ -122,5 +143,56 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
     await expect(tokens.row('e2e-ci')).toContainText(`${prefix}…`);
     await expect(tokens.newToken()).toHaveCount(0);
     await expect(page.locator('body')).not.toContainText(value);
+  });
+});
+
+test('settings: the demo organisation has an AWS source that shows what a healthy one looks like, marked demo', async ({
+  page,
+  loginPage,
+  demoLogin,
+}, testInfo) => {
+  // A fresh server records the demo source's first (import) sweep with the demo fleet's first ingest.
+  test.setTimeout(240_000);
+  const sources = new SettingsSourcesPage(page);
+  const attachScreenshot = async (name: string) => {
+    const shot = testInfo.outputPath(`${name}.png`);
+    await page.screenshot({ path: shot, fullPage: true });
+    await testInfo.attach(name, { path: shot, contentType: 'image/png' });
+  };
+
+  await test.step('log in to the demo organisation and open Data sources', async () => {
+    await loginPage.goto();
+    await loginPage.logIn(demoLogin.email, demoLogin.password);
+    await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+    // The clusters list shows each cluster's health: its open findings by severity (the fleet view's numbers).
+    const demoCluster = page.getByRole('row', { name: /demo-prod \(demo\)/ });
+    await expect(demoCluster).toContainText(/\d+ critical, \d+ warning, \d+ info/);
+    await attachScreenshot('demo-clusters-list');
+    await sources.openFromMainNav();
+  });
+
+  await test.step('the list shows the demo source, healthy and labelled as a demo', async () => {
+    const row = page.getByRole('table', { name: 'AWS connections' }).getByRole('row', { name: /Demo AWS account/ });
+    await expect(row.getByText('Demo', { exact: true })).toBeVisible();
+    await expect(row).toContainText('Simulated (demo)');
+    await expect(async () => {
+      await page.reload();
+      await expect(row.getByText('Healthy')).toBeVisible({ timeout: 2_000 });
+    }).toPass({ timeout: 180_000 });
+    await row.getByRole('link', { name: 'Demo AWS account' }).click();
+  });
+
+  await test.step('its page: the note, the import, the sweeps with their CloudWatch cost, a passing test', async () => {
+    await expect(page.getByRole('heading', { name: 'Demo AWS account', level: 1 })).toBeVisible();
+    await expect(page.getByRole('note')).toContainText('This source is simulated');
+    await expect(page.getByText('Done', { exact: true })).toBeVisible();
+    await expect(page.getByRole('button', { name: /Import history/ })).toHaveCount(0);
+    const sweeps = page.getByRole('table', { name: /sweeps/i });
+    await expect(sweeps.getByRole('row').nth(1)).toBeVisible();
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    const result = page.getByRole('region', { name: 'Test result' });
+    await expect(result).toContainText('Demo source: every check passes without calling AWS');
+    await expect(result.getByText('Pass', { exact: true })).toHaveCount(5);
+    await attachScreenshot('demo-aws-source');
   });
 });

@@ -4,9 +4,9 @@ import datetime as dt
 import uuid
 from typing import Literal
 
-from pydantic import EmailStr, Field
+from pydantic import Field
 
-from headroom.platform.schemas import Input, Output
+from headroom.platform.schemas import Email, Input, Output
 
 Role = Literal["owner", "admin", "viewer"]
 # NIST SP 800-63B §5.1.1.2 asks for at least 8 characters; we ask for 10 and allow long passphrases.
@@ -14,7 +14,7 @@ PASSWORD_MIN, PASSWORD_MAX = 10, 256
 
 
 class SignupCreate(Input):
-    email: EmailStr
+    email: Email
     password: str = Field(min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)
     organization_name: str = Field(min_length=1, max_length=200)
     full_name: str = Field(default="", max_length=200)
@@ -29,7 +29,7 @@ class SignupConfirm(Input):
 
 
 class LoginCreate(Input):
-    email: EmailStr
+    email: Email
     password: str = Field(min_length=1, max_length=PASSWORD_MAX)
 
 
@@ -94,7 +94,7 @@ class MemberUpdate(Input):
 
 
 class InvitationCreate(Input):
-    email: EmailStr
+    email: Email
     role: Role = "viewer"
 
 

@@ -6,12 +6,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from headroom.platform.schemas import Input, Omittable, Output
+from headroom.platform.schemas import Input, Omittable, Output, pattern_described
 
 DeploymentKind = Literal["tiup", "operator", "manual"]
 # TiKV versions look like v8.5.1 / 7.6.0 / 9.0.0-beta.2 (stored in a varchar(40)).
 VERSION_PATTERN = r"^v?\d+\.\d+(\.\d+)?(-[0-9A-Za-z.]+)?$"
 VERSION_MAX = 40
+TikvVersion = Annotated[str, Field(pattern=VERSION_PATTERN, max_length=VERSION_MAX, examples=["v8.5.1"]),
+                        pattern_described("a TiKV version like v8.5.1 or 7.6.0")]
 # AWS's own tag limits (EC2 User Guide, "Tag restrictions"): 50 tags per resource, keys up to 128 characters,
 # values up to 256.
 TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128)]
@@ -21,7 +23,7 @@ Tags = Annotated[dict[TagKey, TagValue], Field(max_length=50, description="At mo
 
 class ClusterCreate(Input):
     name: str = Field(min_length=1, max_length=200)
-    tikv_version: str = Field(pattern=VERSION_PATTERN, max_length=VERSION_MAX, examples=["v8.5.1"])
+    tikv_version: TikvVersion
     deployment_kind: DeploymentKind = "tiup"
     tags: Tags = Field(default_factory=dict)
 
@@ -30,7 +32,7 @@ class ClusterUpdate(Input):
     """Fields to change; an omitted field keeps its value (none of them can be null)."""
 
     name: str = Omittable(min_length=1, max_length=200)
-    tikv_version: str = Omittable(pattern=VERSION_PATTERN, max_length=VERSION_MAX)
+    tikv_version: TikvVersion = Omittable()
     deployment_kind: DeploymentKind = Omittable()
     tags: Tags = Omittable()
 

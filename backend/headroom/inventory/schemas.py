@@ -2,26 +2,26 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from headroom.platform.schemas import INT64_MAX, Input, Output
+from headroom.platform.schemas import INT64_MAX, Input, Output, pattern_described
 
 ADDRESS = r"^[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5}$"
+Address = Annotated[str, Field(pattern=ADDRESS, max_length=255),
+                    pattern_described("a host and port like 10.0.1.5:20160")]
 
 
 class NodeCreate(Input):
-    store_address: str = Field(pattern=ADDRESS, max_length=255, examples=["10.0.1.5:20160"])
-    status_address: str | None = Field(
-        default=None, pattern=ADDRESS, max_length=255, examples=["10.0.1.5:20180"]
-    )
+    store_address: Address = Field(examples=["10.0.1.5:20160"])
+    status_address: Address | None = Field(default=None, examples=["10.0.1.5:20180"])
     store_id: int | None = Field(default=None, ge=1, le=INT64_MAX)
     version: str | None = Field(default=None, max_length=40)
 
 
 class NodeUpdate(Input):
-    status_address: str | None = Field(default=None, pattern=ADDRESS, max_length=255)
+    status_address: Address | None = None
 
 
 class InstanceEbsLimits(Output):

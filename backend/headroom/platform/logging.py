@@ -77,26 +77,30 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
                    r"x-amz-security-token)(?P<sep>\s*:\s*)(?![\s\"'\\]|\[redacted\])[^\r\n\"'\\]+", re.I),
         r"\g<k>\g<sep>" + REDACTED,
     ),
-    (re.compile(r"\b(?P<k>Bearer)\s+(?!\[redacted\])[A-Za-z0-9._~+/=\-]+", re.I), r"\g<k> " + REDACTED),
+    # Bearer <token>: a token has a digit or symbol, or is long ("a bearer token is required" keeps its words).
+    (re.compile(r"\b(?P<k>Bearer)\s+(?!\[redacted\])(?=[A-Za-z]*[0-9._~+/=\-]|[A-Za-z]{20})[A-Za-z0-9._~+/=\-]+",
+                re.I), r"\g<k> " + REDACTED),
     # Headroom API tokens.
     (re.compile(r"(?<![A-Za-z0-9])hr_[A-Za-z0-9_\-]{8,}"), "hr_" + REDACTED),
     # URL userinfo: scheme://user:password@host
     (re.compile(r"(?P<s>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/@'\"\\<>]+@"), r"\g<s>" + REDACTED + "@"),
     # Query-string parameters that carry credentials under short names.
     (re.compile(r"(?P<k>[?&](?:key|code|sig|auth)=)[^&\s\"'\\#]+", re.I), r"\g<k>" + REDACTED),
+    # An AWS access key ID: AKIA (long-term) or ASIA (temporary) and 16 capitals or digits (IAM User Guide,
+    # "Unique identifiers": the prefixes of access key IDs).
+    (re.compile(r"(?<![A-Za-z0-9])A[KS]IA[A-Z0-9]{16}(?![A-Za-z0-9])"), REDACTED),
     # An AWS secret access key: 40 characters of base64 with upper case, lower case and digits.
     (
         re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9])"
                    r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
         REDACTED,
     ),
-    # A long random token (session cookies, URL-safe base64): 32+ characters mixing upper, lower and digits.
-    (
-        re.compile(r"(?<![A-Za-z0-9_\-])(?=[A-Za-z0-9_\-]*[A-Z])(?=[A-Za-z0-9_\-]*[a-z])(?=[A-Za-z0-9_\-]*[0-9])"
-                   r"[A-Za-z0-9_\-]{32,}"),
-        REDACTED,
-    ),
 )
+# A long random token (session cookies, URL-safe base64): 32+ characters mixing upper, lower and digits. Only for
+# log lines: an error shown to people keeps long identifiers such as CloudFormation's generated role names
+# (HeadroomStack-HeadroomReadOnlyRole-1A2B3C4D5E6F), which it would blank.
+_RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-])(?=[A-Za-z0-9_\-]*[A-Z])(?=[A-Za-z0-9_\-]*[a-z])(?=[A-Za-z0-9_\-]*[0-9])"
+                           r"[A-Za-z0-9_\-]{32,}")
 
 _known_lock = threading.Lock()
 _known: tuple[str, ...] = ()
@@ -136,14 +140,15 @@ def bind_request_secrets(values: Iterable[str | None]) -> None:
                                       reverse=True)))
 
 
-def scrub(text: str) -> str:
-    """Remove secret values from a piece of log text."""
+def scrub(text: str, *, random_tokens: bool = True) -> str:
+    """Remove secret values from a piece of log text (`random_tokens=False`: from an error message shown to
+    people, keeping long identifiers; every secret named by its key, header, URL or AWS key shape still goes)."""
     for value in (*_request_secrets.get(), *_known):
         if value in text:
             text = text.replace(value, REDACTED)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
-    return text
+    return _RANDOM_TOKEN.sub(REDACTED, text) if random_tokens else text
 
 
 def bound(text: str, limit: int) -> str:

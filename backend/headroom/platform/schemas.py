@@ -6,7 +6,18 @@ import datetime as dt
 import types
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    EmailStr,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
 
 # PostgreSQL integer and bigint ranges: a larger number can't be compared with or stored in such a column.
@@ -28,6 +39,48 @@ def _in_range(value: dt.datetime) -> dt.datetime:
 
 
 Instant = Annotated[dt.datetime, AfterValidator(_in_range)]
+
+
+def pattern_described(expected: str) -> WrapValidator:
+    """Put after a Field(pattern=...) in an Annotated str: a value that does not match is refused with a message
+    that says in words what is expected ("expected an AWS region code like us-east-1"), never the regular
+    expression; the OpenAPI document still carries the pattern."""
+
+    def explain(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            if any(e["type"] == "string_pattern_mismatch" for e in exc.errors()):
+                raise PydanticCustomError("string_pattern_mismatch", "expected {expected}",
+                                          {"expected": expected}) from None
+            raise
+
+    return WrapValidator(explain)
+
+
+def _email_problem(value: Any, reason: str) -> str:
+    """email-validator's reason in words a person acts on (its special-use message names no domain)."""
+    if "special-use or reserved name" in reason and isinstance(value, str) and "@" in value:
+        domain = value.rsplit("@", 1)[1].strip().rstrip(".")
+        return (f"{domain} is a special-use domain (like .test, .invalid, .local or localhost: RFC 6761) that can "
+                "never receive email; use an address at a real domain")
+    return reason[:1].lower() + reason[1:].rstrip(".")
+
+
+def _explain_email(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        for error in exc.errors():
+            reason = (error.get("ctx") or {}).get("reason")
+            if error["type"] == "value_error" and reason:
+                raise PydanticCustomError("email_invalid", "not a valid email address: {problem}",
+                                          {"problem": _email_problem(value, str(reason))}) from None
+        raise
+
+
+# An email address (email-validator's checks, as EmailStr), refused with one sentence that says what is wrong.
+Email = Annotated[EmailStr, WrapValidator(_explain_email)]
 
 
 def _accepts_null(annotation: Any) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import (
     ARRAY,
     BigInteger,
+    Boolean,
     Enum,
     ForeignKey,
     Identity,
@@ -19,6 +20,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
@@ -44,7 +46,11 @@ class _SourceHealth:
 
 class AwsConnection(_SourceHealth, Base):
     __tablename__ = "aws_connections"
-    __table_args__ = (UniqueConstraint("org_id", "name"),)
+    __table_args__ = (
+        UniqueConstraint("org_id", "name"),
+        # At most one demo source per org: demo seeding finds it by this flag, which no API field can set.
+        Index("uq_aws_connections_demo_per_org", "org_id", unique=True, postgresql_where=text("is_demo")),
+    )
 
     id: Mapped[uuid.UUID] = uuid_pk()
     org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
@@ -56,6 +62,9 @@ class AwsConnection(_SourceHealth, Base):
     access_key_id: Mapped[str | None] = mapped_column(String(128))
     # Fernet ciphertext (headroom.platform.security.SecretBox); never returned by the API.
     secret_access_key_enc: Mapped[str | None] = mapped_column(Text)
+    # Set only by demo seeding (sources.demo): the demo organisation's example of a healthy source. Nothing of it
+    # reaches AWS: its test, sweeps and import are the simulator's.
+    is_demo: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     created_at: Mapped[dt.datetime] = created_at_column()
 
 

@@ -8,11 +8,8 @@ from typing import Any
 from fastapi import APIRouter, Response, status
 
 from headroom.api.deps import DB, Caller, Context
-from headroom.platform.errors import QueueUnavailable
-from headroom.platform.logging import get_logger
 from headroom.sources import service
 from headroom.sources.schemas import (
-    AwsConnectionCreate,
     AwsConnectionRead,
     AwsConnectionUpdate,
     PrometheusSourceCreate,
@@ -21,30 +18,12 @@ from headroom.sources.schemas import (
 )
 
 router = APIRouter(prefix="/sources", tags=["sources"])
-log = get_logger("headroom.api.sources")
+# POST /sources/aws (connect: save, test, then import) is in headroom.sources.aws.router, with the test.
 
 
 @router.get("/aws", response_model=list[AwsConnectionRead])
 def list_aws(caller: Caller, db: DB) -> list[AwsConnectionRead]:
     return [service.aws_connection_read(r) for r in service.list_aws_connections(db, caller)]
-
-
-@router.post("/aws", status_code=status.HTTP_201_CREATED, response_model=AwsConnectionRead)
-def create_aws(body: AwsConnectionCreate, caller: Caller, db: DB, ctx: Context) -> AwsConnectionRead:
-    """Connect an AWS account: a read-only IAM role (with your org's external ID), static keys, or the
-    default credential chain of a self-hosted install. The 14-day history import starts right away."""
-    from headroom.platform.jobs.dispatch import enqueue
-    from headroom.sources.aws.ingest import request_backfill
-
-    connection = service.create_aws_connection(db, caller, ctx.secret_box, **body.model_dump())
-    request_backfill(db, connection)
-    db.commit()  # the job reads the connection: queue it once it is committed
-    try:
-        enqueue("aws.backfill", ctx.settings, ctx.job_database_url(), connection_id=str(connection.id))
-    except QueueUnavailable:
-        # The connection exists and its import is recorded as queued: the collection sweep queues it later.
-        log.warning("aws.backfill_not_queued", connection_id=str(connection.id), reason="queue unreachable")
-    return service.aws_connection_read(connection)
 
 
 # `:uuid` so that GET /sources/aws/setup (routers/sources_aws_setup.py, discovered after this module) is not

@@ -6,14 +6,25 @@ from typing import Annotated, Literal
 
 from pydantic import Field, HttpUrl, UrlConstraints
 
-from headroom.platform.schemas import Input, Omittable, Output
+from headroom.platform.schemas import Input, Omittable, Output, pattern_described
 
 AwsAuthKind = Literal["assume_role", "static_keys", "default_chain"]
 PromAuthKind = Literal["none", "bearer", "basic"]
 SourceStatus = Literal["unknown", "ok", "failing"]
 REGION_PATTERN = r"^[a-z]{2}(-gov)?-[a-z]+-\d$"
-Region = Annotated[str, Field(pattern=REGION_PATTERN, examples=["us-east-1"])]
+Region = Annotated[str, Field(pattern=REGION_PATTERN, examples=["us-east-1"]),
+                   pattern_described("an AWS region code like us-east-1 or eu-west-2")]
 ROLE_ARN_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$"
+# 123456789012 is the account ID AWS's own documentation uses in examples; HeadroomReadOnly is deploy/aws/'s role.
+RoleArn = Annotated[str, Field(pattern=ROLE_ARN_PATTERN, max_length=2048,
+                               examples=["arn:aws:iam::123456789012:role/HeadroomReadOnly"]),
+                    pattern_described("an IAM role ARN like arn:aws:iam::123456789012:role/HeadroomReadOnly "
+                                      "(arn:aws:iam::, the 12-digit account ID, :role/ and the role's name)")]
+ACCESS_KEY_ID_PATTERN = r"^[A-Z0-9]{16,128}$"
+# AKIAIOSFODNN7EXAMPLE is the access key ID AWS's documentation uses in examples.
+AccessKeyId = Annotated[str, Field(pattern=ACCESS_KEY_ID_PATTERN, examples=["AKIAIOSFODNN7EXAMPLE"]),
+                        pattern_described("an AWS access key ID like AKIAIOSFODNN7EXAMPLE (16 to 128 capital "
+                                          "letters and digits)")]
 # base_url is stored in a varchar(2048).
 BaseUrl = Annotated[HttpUrl, UrlConstraints(max_length=2048)]
 
@@ -29,9 +40,9 @@ class SourceHealth(Output):
 class AwsConnectionCreate(Input):
     name: str = Field(min_length=1, max_length=200)
     auth_kind: AwsAuthKind = "assume_role"
-    role_arn: str | None = Field(default=None, pattern=ROLE_ARN_PATTERN, max_length=2048)
+    role_arn: RoleArn | None = None
     regions: list[Region] = Field(min_length=1, max_length=30)
-    access_key_id: str | None = Field(default=None, pattern=r"^[A-Z0-9]{16,128}$")
+    access_key_id: AccessKeyId | None = None
     secret_access_key: str | None = Field(default=None, min_length=1, max_length=256)
 
 
@@ -39,9 +50,9 @@ class AwsConnectionUpdate(Input):
     """Fields to change; an omitted field keeps its value. Only role_arn and access_key_id can be null."""
 
     name: str = Omittable(min_length=1, max_length=200)
-    role_arn: str | None = Field(default=None, pattern=ROLE_ARN_PATTERN, max_length=2048)
+    role_arn: RoleArn | None = None
     regions: list[Region] = Omittable(min_length=1, max_length=30)
-    access_key_id: str | None = Field(default=None, pattern=r"^[A-Z0-9]{16,128}$")
+    access_key_id: AccessKeyId | None = None
     secret_access_key: str = Omittable(min_length=1, max_length=256)
 
 
@@ -55,6 +66,9 @@ class AwsConnectionRead(Output):
     access_key_id: str | None
     has_secret: bool
     health: SourceHealth
+    is_demo: bool = Field(default=False, description=(
+        "The demo organisation's simulated source: nothing of it reaches AWS; its test, sweeps and import are "
+        "the simulator's."))
     created_at: dt.datetime
 
 

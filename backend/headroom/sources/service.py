@@ -101,6 +101,9 @@ def update_aws_connection(
 ) -> AwsConnection:
     principal.require("admin")
     connection = get_aws_connection(db, principal, connection_id)
+    if connection.is_demo:
+        raise Conflict("The demo source is simulated and cannot be edited; connect your own AWS account instead.",
+                       code="demo_source")
     if "name" in fields:
         _check_name(db, principal, AwsConnection, fields["name"], exclude=connection.id)
     secret = fields.pop("secret_access_key", None)
@@ -290,7 +293,7 @@ def aws_connection_read(row: AwsConnection) -> AwsConnectionRead:
         id=row.id, name=row.name, auth_kind=row.auth_kind, role_arn=row.role_arn,
         external_id=row.external_id, regions=list(row.regions), access_key_id=row.access_key_id,
         has_secret=row.secret_access_key_enc is not None, health=SourceHealth.model_validate(row),
-        created_at=row.created_at,
+        is_demo=row.is_demo, created_at=row.created_at,
     )
 
 

@@ -221,6 +221,9 @@ SCRUB_CASES = [
     ("sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", None),
     ("api.unhandled_error path=/api/v1/clusters/7 error_type=RuntimeError", None),
     ("mail to owner@example.com failed: 550", None),
+    ("A bearer token is required.", None),
+    ("NoCredentialsError: Unable to locate credentials", None),
+    ("key AKIAIOSFODNN7EXAMPLE refused", "key [redacted] refused"),
 ]
 
 

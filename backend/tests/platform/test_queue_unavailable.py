@@ -25,10 +25,11 @@ BOUND_SECONDS = 12
 
 
 @pytest.fixture(params=KINDS)
-def down(request: Any, sessions: Any, clock: Any) -> Iterator[TestClient]:
-    """A client of the same app and database whose Redis (queue and rate limiter) is down."""
+def down(request: Any, sessions: Any, clock: Any, aws_endpoint_url: str) -> Iterator[TestClient]:
+    """A client of the same app and database whose Redis (queue and rate limiter) is down (AWS: the moto server)."""
     for url in dead_redis_url(request.param):
-        settings = Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32, REDIS_URL=url)
+        settings = Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32, REDIS_URL=url,
+                            HEADROOM_AWS_ENDPOINT_URL=aws_endpoint_url)
         ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=RedisRateLimiter(url),
                          secret_box=SecretBox(settings.secret_key), clock=clock)
         with TestClient(create_app(ctx), raise_server_exceptions=False) as client:

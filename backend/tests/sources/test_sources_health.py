@@ -21,8 +21,10 @@ def test_aws_connection_uses_the_org_external_id_and_hides_the_secret(client: An
     assert body["external_id"] == org["aws_external_id"] and body["external_id"].startswith("headroom-")
     assert body["has_secret"] is True
     assert "wJalrXUtnFEMI" not in created.text
-    assert body["health"] == {"status": "unknown", "last_success_at": None, "last_error_at": None,
-                              "last_error": None, "consecutive_failures": 0}
+    # Saving tests the connection (the moto server accepts any key): healthy, and its history import queued.
+    assert body["health"]["status"] == "ok" and body["health"]["last_error"] is None
+    assert body["test"]["ok"] is True and body["test"]["import_started"] is True
+    assert "wJalrXUtnFEMI" not in str(body["test"])
     from headroom.sources.models import AwsConnection
 
     stored = db.scalar(select(AwsConnection).where(AwsConnection.id == body["id"]))

@@ -32,7 +32,8 @@ export class ApiError extends Error {
     for (const item of this.details as unknown[]) {
       if (!isFieldError(item)) continue;
       const name = item.field.split('.').find((part) => part && part !== 'body') ?? item.field;
-      out[name] ??= item.message;
+      // Shown under the field's label, as a sentence ("expected an IAM role ARN like …" -> "Expected …").
+      out[name] ??= item.message.charAt(0).toUpperCase() + item.message.slice(1);
     }
     return out;
   }

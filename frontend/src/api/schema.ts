@@ -1051,7 +1051,9 @@ export interface paths {
         /**
          * Create Aws
          * @description Connect an AWS account: a read-only IAM role (with your org's external ID), static keys, or the
-         *     default credential chain of a self-hosted install. The 14-day history import starts right away.
+         *     default credential chain of a self-hosted install. The connection is saved, then tested (credentials and
+         *     each IAM action, as POST .../test): a passing test starts the 14-day history import; a failing one leaves
+         *     the connection saved and unhealthy with the reason, and no import until a test passes.
          */
         post: operations["create_aws_api_v1_sources_aws_post"];
         delete?: never;
@@ -1156,8 +1158,8 @@ export interface paths {
         /**
          * Test Aws
          * @description Call each API Headroom needs once (Describe*, GetMetricData, ListMetrics) and report per IAM action
-         *     whether it is allowed; record the outcome on the connection's health. Shares the organisation's limit of
-         *     4 outbound checks at once (429 beyond).
+         *     whether it is allowed; record the outcome on the connection's health. The first passing test starts the
+         *     history import. Shares the organisation's limit of 4 outbound checks at once (429 beyond).
          */
         post: operations["test_aws_api_v1_sources_aws__connection_id__test_post"];
         delete?: never;
@@ -1494,6 +1496,45 @@ export interface components {
             /** Secret Access Key */
             secret_access_key?: string | null;
         };
+        /** AwsConnectionCreated */
+        AwsConnectionCreated: {
+            /** Access Key Id */
+            access_key_id: string | null;
+            /**
+             * Auth Kind
+             * @enum {string}
+             */
+            auth_kind: "assume_role" | "static_keys" | "default_chain";
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** External Id */
+            external_id: string;
+            /** Has Secret */
+            has_secret: boolean;
+            health: components["schemas"]["SourceHealth"];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Is Demo
+             * @description The demo organisation's simulated source: nothing of it reaches AWS; its test, sweeps and import are the simulator's.
+             * @default false
+             */
+            is_demo?: boolean;
+            /** Name */
+            name: string;
+            /** Regions */
+            regions: string[];
+            /** Role Arn */
+            role_arn: string | null;
+            /** @description The test run as the connection was saved; null when it could not run (every outbound slot busy): test it from its page. */
+            test: components["schemas"]["AwsConnectionTestRead"] | null;
+        };
         /** AwsConnectionRead */
         AwsConnectionRead: {
             /** Access Key Id */
@@ -1518,6 +1559,12 @@ export interface components {
              * Format: uuid
              */
             id: string;
+            /**
+             * Is Demo
+             * @description The demo organisation's simulated source: nothing of it reaches AWS; its test, sweeps and import are the simulator's.
+             * @default false
+             */
+            is_demo?: boolean;
             /** Name */
             name: string;
             /** Regions */
@@ -1529,8 +1576,20 @@ export interface components {
         AwsConnectionTestRead: {
             /** Checks */
             checks: components["schemas"]["PermissionCheckRead"][];
+            /**
+             * Demo
+             * @description A demo source: nothing was asked of AWS (the simulator's data).
+             * @default false
+             */
+            demo?: boolean;
             /** Error */
             error?: string | null;
+            /**
+             * Import Started
+             * @description This test was the connection's first passing one, so its 14-day history import was queued.
+             * @default false
+             */
+            import_started?: boolean;
             /**
              * Missing
              * @description IAM actions the role lacks (AccessDenied / UnauthorizedOperation).
@@ -2085,7 +2144,10 @@ export interface components {
             tags?: {
                 [key: string]: string;
             };
-            /** Tikv Version */
+            /**
+             * Tikv Version
+             * @example v8.5.1
+             */
             tikv_version?: string;
         };
         /** CollectionSweepRead */
@@ -10706,7 +10768,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AwsConnectionRead"];
+                    "application/json": components["schemas"]["AwsConnectionCreated"];
                 };
             };
             /** @description Bad Request */
@@ -12385,6 +12447,7 @@ export const apiTokenCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<comp
 export const apiTokenReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenRead"]["role"]> = ["owner", "admin", "viewer"];
 export const awsBackfillReadStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsBackfillRead"]["state"]> = ["not_started", "queued", "running", "done", "failed"];
 export const awsConnectionCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionCreate"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
+export const awsConnectionCreatedAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionCreated"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
 export const awsConnectionReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionRead"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
 export const awsTemplateReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsTemplateRead"]["kind"]> = ["cloudformation", "terraform"];
 export const backfillReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BackfillRead"]["status"]> = ["none", "queued", "running", "done", "failed"];

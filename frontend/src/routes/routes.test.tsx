@@ -31,6 +31,26 @@ describe('signed-in routes', () => {
     expect(
       within(empty).getByText('Connect an AWS account and a Prometheus to see your TiKV clusters.'),
     ).toBeInTheDocument();
+    // ... and the way to do it.
+    expect(within(empty).getByRole('link', { name: 'Connect AWS account' })).toHaveAttribute(
+      'href',
+      '/settings/sources/aws/new',
+    );
+    expect(within(empty).getByRole('link', { name: 'Add Prometheus source' })).toHaveAttribute(
+      'href',
+      '/settings/sources/prometheus/new',
+    );
+  });
+
+  it('tell a viewer with no clusters to ask an admin, with no connect buttons', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json({ ...SESSION, role: 'viewer' })),
+      http.get(apiUrl('/clusters'), () => HttpResponse.json({ items: [], total: 0 })),
+    );
+    renderRoutes(routes, '/');
+    const empty = await screen.findByRole('region', { name: 'No clusters yet' });
+    expect(within(empty).getByText('Ask an admin of your organisation to connect them.')).toBeInTheDocument();
+    expect(within(empty).queryByRole('link')).not.toBeInTheDocument();
   });
 
   it('list clusters in a table', async () => {

@@ -9,7 +9,9 @@ export default function SettingsAwsNewPage() {
       title="Connect AWS account"
       lead="Headroom reads EC2 instances, EBS volumes and their CloudWatch metrics. It never changes anything."
     >
-      <ConnectAwsForm onCreated={(c) => void navigate(`/settings/sources/aws/${c.id}`)} />
+      <ConnectAwsForm
+        onCreated={(c) => void navigate(`/settings/sources/aws/${c.id}`, { state: { savedTest: c.test } })}
+      />
     </NewSourcePage>
   );
 }

@@ -155,6 +155,61 @@ describe('Settings › AWS connection', () => {
     expect(started).toEqual({ days: 14 });
   });
 
+  it('marks a demo source as simulated and says its test asked nothing of AWS', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl(`/sources/aws/${AWS_ID}`), () =>
+        HttpResponse.json({ ...AWS_CONNECTION, name: 'Demo AWS account', is_demo: true }),
+      ),
+      http.get(apiUrl(`/sources/aws/${AWS_ID}/backfill`), () =>
+        HttpResponse.json({ ...AWS_BACKFILL_RUNNING, state: 'done', days: 7, points_done: 4800 }),
+      ),
+      http.post(apiUrl(`/sources/aws/${AWS_ID}/test`), () =>
+        HttpResponse.json({
+          ok: true,
+          region: 'us-east-1',
+          checks: [
+            {
+              action: 'ec2:DescribeVolumes',
+              ok: true,
+              error_code: null,
+              message: 'demo source: not asked of AWS (the simulator stands in for it)',
+            },
+          ],
+          missing: [],
+          error: null,
+          import_started: false,
+          demo: true,
+        }),
+      ),
+      ...detailHandlers(),
+    );
+    const { user } = renderRoutes(routes, `/settings/sources/aws/${AWS_ID}`);
+    expect(await screen.findByRole('heading', { name: 'Demo AWS account', level: 1 })).toBeInTheDocument();
+    expect(screen.getByText('AWS connection · demo (simulated)')).toBeInTheDocument();
+    expect(screen.getByRole('note')).toHaveTextContent('This source is simulated');
+    expect(screen.getByRole('note')).toHaveTextContent('nothing here is asked of AWS');
+    // Its history is the simulator's: no import button.
+    expect(await screen.findByText('Done')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /Import history/ })).not.toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Test connection' }));
+    const result = await screen.findByRole('region', { name: 'Test result' });
+    expect(result).toHaveTextContent('Demo source: every check passes without calling AWS');
+  });
+
+  it('says when a passing test started the history import', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      ...detailHandlers(),
+      http.post(apiUrl(`/sources/aws/${AWS_ID}/test`), () =>
+        HttpResponse.json({ ok: true, region: 'us-east-1', checks: [], missing: [], error: null, import_started: true }),
+      ),
+    );
+    const { user } = renderRoutes(routes, `/settings/sources/aws/${AWS_ID}`);
+    await user.click(await screen.findByRole('button', { name: 'Test connection' }));
+    expect(await screen.findByText('The 14-day CloudWatch history import has started.')).toBeInTheDocument();
+  });
+
   it('shows a viewer the health but no test, import or remove controls', async () => {
     server.use(http.get(apiUrl('/auth/me'), () => HttpResponse.json(VIEWER)), ...detailHandlers());
     server.use(
@@ -268,14 +323,14 @@ describe('Settings › Connect AWS account', () => {
     expect(await screen.findByLabelText('External ID')).toHaveTextContent(EXTERNAL_ID);
   });
 
-  it('puts the API validation message next to the role ARN field', async () => {
+  it('puts the API message, in words, next to the role ARN field once', async () => {
+    const expected =
+      "expected an IAM role ARN like arn:aws:iam::123456789012:role/HeadroomReadOnly (arn:aws:iam::, the 12-digit account ID, :role/ and the role's name)";
     server.use(
       ...connectHandlers(),
       http.post(apiUrl('/sources/aws'), () =>
         HttpResponse.json(
-          apiError('validation_error', 'role_arn: String should match pattern', [
-            { field: 'role_arn', message: "String should match pattern '^arn:aws[a-z-]*:iam::[0-9]{12}:role/...'" },
-          ]),
+          apiError('validation_error', `role_arn: ${expected}`, [{ field: 'role_arn', message: expected }]),
           { status: 422 },
         ),
       ),
@@ -284,11 +339,46 @@ describe('Settings › Connect AWS account', () => {
     await user.type(await screen.findByLabelText('Name'), 'prod-account');
     await user.type(screen.getByLabelText('Role ARN'), 'arn:aws:iam::12:role/x');
     await user.click(screen.getByRole('button', { name: 'Connect AWS account' }));
-    expect(await screen.findByRole('alert')).toHaveTextContent('Some fields are not valid');
-    expect(screen.getByLabelText('Role ARN')).toHaveAccessibleDescription(
-      "String should match pattern '^arn:aws[a-z-]*:iam::[0-9]{12}:role/...'",
+    const field = screen.getByLabelText('Role ARN');
+    await waitFor(() => expect(field).toBeInvalid());
+    expect(field).toHaveAccessibleDescription(
+      "Expected an IAM role ARN like arn:aws:iam::123456789012:role/HeadroomReadOnly (arn:aws:iam::, the 12-digit account ID, :role/ and the role's name)",
     );
-    expect(screen.getByLabelText('Role ARN')).toBeInvalid();
+    // Once, beside the field: no banner repeating it, and no regular expression anywhere.
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+    expect(screen.getAllByText(/expected an IAM role ARN/i)).toHaveLength(1);
+    expect(document.body).not.toHaveTextContent('pattern');
+  });
+
+  it('opens the new connection with the test run as it was saved', async () => {
+    const failedOnSave = {
+      ok: false,
+      region: 'us-east-1',
+      checks: [],
+      missing: [],
+      error:
+        "This Headroom server has no AWS credentials of its own, so it cannot assume your role: calling sts:AssumeRole takes the server's own credentials.",
+      import_started: false,
+      demo: false,
+    };
+    server.use(
+      http.post(apiUrl('/sources/aws'), () =>
+        HttpResponse.json({ ...AWS_CONNECTION, health: HEALTH_FAILING, test: failedOnSave }, { status: 201 }),
+      ),
+      http.get(apiUrl(`/sources/aws/${AWS_ID}/backfill`), () =>
+        HttpResponse.json({ ...AWS_BACKFILL_RUNNING, state: 'not_started', points_done: 0, points_total: 0 }),
+      ),
+      ...connectHandlers(),
+    );
+    const { user } = renderRoutes(routes, '/settings/sources/aws/new');
+    await user.type(await screen.findByLabelText('Name'), 'prod-account');
+    await user.type(screen.getByLabelText('Role ARN'), AWS_CONNECTION.role_arn!);
+    await user.click(screen.getByRole('button', { name: 'Connect AWS account' }));
+    expect(await screen.findByRole('heading', { name: 'Tested when saved' })).toBeInTheDocument();
+    const result = screen.getByRole('region', { name: 'Test result' });
+    expect(result).toHaveTextContent('This Headroom server has no AWS credentials of its own');
+    expect(result).toHaveTextContent('Nothing is imported until a test passes');
+    expect(await screen.findByText(/it starts once a connection test passes/)).toBeInTheDocument();
   });
 
   it('checks regions before sending, then connects with the role and opens the connection', async () => {

@@ -142,7 +142,7 @@ describe('Settings › Invitations', () => {
     await user.click(screen.getByRole('button', { name: 'Send invitation' }));
     await waitFor(() =>
       expect(screen.getByLabelText('Email')).toHaveAccessibleDescription(
-        'value is not a valid email address: The domain name example.invalid does not exist.',
+        'Value is not a valid email address: The domain name example.invalid does not exist.',
       ),
     );
   });

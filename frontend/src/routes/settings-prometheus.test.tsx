@@ -205,7 +205,7 @@ describe('Settings › Add Prometheus source', () => {
     await user.click(screen.getByRole('button', { name: 'Add Prometheus source' }));
     expect(await screen.findByRole('alert')).toHaveTextContent('Some fields are not valid');
     expect(screen.getByLabelText('Label selector (optional)')).toHaveAccessibleDescription(
-      expect.stringContaining('expected a label matcher at position 8'),
+      expect.stringContaining('Expected a label matcher at position 8'),
     );
   });
 

@@ -45,6 +45,29 @@ describe('Settings › Data sources', () => {
     expect(screen.getByRole('link', { name: 'Add Prometheus source' })).toBeInTheDocument();
   });
 
+  it('marks the demo source as simulated and shows an error with ordinary words intact', async () => {
+    signedIn();
+    const noCredentials =
+      "This Headroom server has no AWS credentials of its own, so it cannot assume your role: calling sts:AssumeRole takes the server's own credentials. (AWS said: Unable to locate credentials.)";
+    server.use(
+      http.get(apiUrl('/sources/aws'), () =>
+        HttpResponse.json([
+          { ...AWS_CONNECTION, id: 'demo', name: 'Demo AWS account', is_demo: true },
+          { ...AWS_CONNECTION, health: { ...HEALTH_FAILING, consecutive_failures: 1, last_error: noCredentials } },
+        ]),
+      ),
+      http.get(apiUrl('/sources/prometheus'), () => HttpResponse.json([])),
+    );
+    renderRoutes(routes, '/settings/sources');
+    const aws = within(await screen.findByRole('table', { name: 'AWS connections' }));
+    const demo = aws.getByRole('row', { name: /Demo AWS account/ });
+    expect(within(demo).getByText('Demo')).toBeInTheDocument();
+    expect(within(demo).getByText('Simulated (demo)')).toBeInTheDocument();
+    const failing = aws.getByRole('row', { name: /prod-account/ });
+    expect(within(failing).getByText(noCredentials)).toBeInTheDocument();
+    expect(within(failing).queryByText(/Demo/)).not.toBeInTheDocument();
+  });
+
   it('shows empty states with what to do next', async () => {
     signedIn();
     server.use(

@@ -51,6 +51,7 @@ from headroom.sources.aws.metric_plan import (
     points_in,
 )
 from headroom.sources.aws.session import AwsClients
+from headroom.sources.health import redact_error
 from headroom.sources.models import AwsBackfill, AwsConnection, BackfillStep, CollectionSweep
 from headroom.timeseries import repository as timeseries
 from headroom.timeseries.repository import SeriesKey, ensure_series, write_points
@@ -336,7 +337,7 @@ def run_sweep(
                 on_request(points_done, plan.datapoints)
     except Exception as exc:
         _fill(sweep, counters, outcome)
-        sweep.error = f"{type(exc).__name__}: {exc}"[:2000]
+        sweep.error = redact_error(f"{type(exc).__name__}: {exc}")
         sweep.finished_at = floor_minute(now)
         raise
     _fill(sweep, counters, outcome)
@@ -571,7 +572,7 @@ def run_backfill(
                 checkpoint()  # the step's points, watermarks, done mark and progress become durable together
         except Exception as exc:
             _fill(sweep, counters, SweepOutcome(sweep, points_written=written_total))
-            sweep.error = f"{type(exc).__name__}: {exc}"[:2000]
+            sweep.error = redact_error(f"{type(exc).__name__}: {exc}")
             sweep.finished_at = dt.datetime.now(dt.UTC)
             raise
         finally:

@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import Field
 
 from headroom.platform.schemas import Input, Output
+from headroom.sources.schemas import AwsConnectionRead
 
 
 class PermissionCheckRead(Output):
@@ -21,6 +22,15 @@ class AwsConnectionTestRead(Output):
     checks: list[PermissionCheckRead]
     missing: list[str] = Field(description="IAM actions the role lacks (AccessDenied / UnauthorizedOperation).")
     error: str | None = None
+    import_started: bool = Field(default=False, description=(
+        "This test was the connection's first passing one, so its 14-day history import was queued."))
+    demo: bool = Field(default=False, description="A demo source: nothing was asked of AWS (the simulator's data).")
+
+
+class AwsConnectionCreated(AwsConnectionRead):
+    test: AwsConnectionTestRead | None = Field(description=(
+        "The test run as the connection was saved; null when it could not run (every outbound slot busy): "
+        "test it from its page."))
 
 
 class AwsBackfillRequest(Input):

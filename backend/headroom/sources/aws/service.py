@@ -14,20 +14,21 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from botocore.parsers import ResponseParserError
 from sqlalchemy import func, select, text
 
 from headroom.accounts.service import Principal, audit
 from headroom.inventory.models import Instance
 from headroom.platform.db import engine_for
+from headroom.platform.errors import Conflict
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
 from headroom.platform.security import SecretBox
 from headroom.sources.aws import ingest as aws_ingest
 from headroom.sources.aws.ingest import DEFAULT_BACKFILL_DAYS, get_backfill, request_backfill
 from headroom.sources.aws.session import AwsClients, Decrypter, clients_for
-from headroom.sources.health import record_failure, record_success
+from headroom.sources.health import record_failure, record_success, redact_error
 from headroom.sources.models import AwsBackfill, AwsConnection, CollectionSweep
 from headroom.sources.service import get_aws_connection
 
@@ -61,12 +62,30 @@ class ConnectionTest:
     checks: list[PermissionCheck]
     missing: list[str]
     error: str | None = None
+    demo: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "checks": [asdict(c) for c in self.checks]}
 
 
 UNREADABLE = "unreadable_answer"
+NO_SERVER_CREDENTIALS = "server_has_no_credentials"
+SERVER_CREDENTIALS_DOC = 'README.md, section "The Headroom server\'s own AWS credentials"'
+_SERVER_CREDENTIAL_SOURCES = ("an instance profile (EC2) or task role (ECS), the AWS_ACCESS_KEY_ID and "
+                              "AWS_SECRET_ACCESS_KEY environment variables, or ~/.aws/credentials of the user "
+                              "running Headroom")
+
+
+def no_server_credentials_message(auth_kind: str) -> str:
+    """What botocore's "Unable to locate credentials" means for a connection: the server itself has none."""
+    if auth_kind == "assume_role":
+        why = ("This Headroom server has no AWS credentials of its own, so it cannot assume your role: "
+               "calling sts:AssumeRole takes the server's own credentials")
+    else:
+        why = ("This Headroom server has no AWS credentials: the default credential chain reads the server's own "
+               "credentials")
+    return (f"{why}. Give the server credentials ({_SERVER_CREDENTIAL_SOURCES}), restart it and test again; "
+            f"see {SERVER_CREDENTIALS_DOC}. (AWS said: Unable to locate credentials.)")
 
 
 def _unreadable(action: str, status: object | None) -> PermissionCheck:
@@ -94,6 +113,8 @@ def _probe(action: str, call: Callable[[], Any]) -> PermissionCheck:
         return PermissionCheck(action, False, code, str(exc)[:300])
     except ResponseParserError:  # not a BotoCoreError: an HTML page where XML or JSON was expected
         return _unreadable(action, None)
+    except NoCredentialsError as exc:
+        return PermissionCheck(action, False, NO_SERVER_CREDENTIALS, str(exc))
     except BotoCoreError as exc:
         return PermissionCheck(action, False, type(exc).__name__, str(exc)[:300])
     return PermissionCheck(action, True)
@@ -128,6 +149,7 @@ class ConnectionCredentials:
     access_key_id: str | None
     secret_access_key_enc: str | None
     region: str | None
+    is_demo: bool = False
 
 
 def prepare_test(db: Any, principal: Principal, connection_id: uuid.UUID) -> ConnectionCredentials:
@@ -135,7 +157,7 @@ def prepare_test(db: Any, principal: Principal, connection_id: uuid.UUID) -> Con
     principal.require("admin")
     c = get_aws_connection(db, principal, connection_id)
     return ConnectionCredentials(c.org_id, c.auth_kind, c.role_arn, c.external_id, c.access_key_id,
-                                 c.secret_access_key_enc, c.regions[0] if c.regions else None)
+                                 c.secret_access_key_enc, c.regions[0] if c.regions else None, c.is_demo)
 
 
 def probe_clients(factory: ClientsFactory | None, box: Decrypter, endpoint_url: str | None
@@ -149,15 +171,22 @@ def probe_clients(factory: ClientsFactory | None, box: Decrypter, endpoint_url: 
     return make
 
 
+DEMO_CHECK_MESSAGE = "demo source: not asked of AWS (the simulator stands in for it)"
+
+
 def run_test(
     connection: ConnectionCredentials,
     *,
     make_clients: Callable[[ConnectionCredentials, str], AwsClients],
     now: dt.datetime,
 ) -> ConnectionTest:
-    """Check the credentials and permissions in the connection's first region. Touches no database."""
+    """Check the credentials and permissions in the connection's first region. Touches no database; a demo
+    connection is answered without calling AWS (every check passes, each saying so)."""
     region = connection.region
-    if region is None:
+    if connection.is_demo:
+        result = ConnectionTest(True, region, [PermissionCheck(a, True, None, DEMO_CHECK_MESSAGE)
+                                               for a in REQUIRED_ACTIONS], [], None, demo=True)
+    elif region is None:
         result = ConnectionTest(False, None, [], [], "no region configured")
     else:
         try:
@@ -165,6 +194,10 @@ def run_test(
         except ResponseParserError:
             check = _unreadable("sts:AssumeRole", None)
             result = ConnectionTest(False, region, [check], [], f"cannot get credentials: {check.message}")
+        except NoCredentialsError as exc:
+            # The check keeps AWS's words; the report's error explains them (shown once, not in every row).
+            check = PermissionCheck("sts:AssumeRole", False, NO_SERVER_CREDENTIALS, str(exc))
+            result = ConnectionTest(False, region, [check], [], no_server_credentials_message(connection.auth_kind))
         except (ClientError, BotoCoreError, ValueError) as exc:
             code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
             check = PermissionCheck("sts:AssumeRole", False, code, f"cannot get credentials: {code or exc}"[:300])
@@ -174,7 +207,9 @@ def run_test(
             missing = [c.action for c in checks if not c.ok and c.error_code in DENIED_CODES]
             failed = [c for c in checks if not c.ok]
             error = None
-            if missing:
+            if any(c.error_code == NO_SERVER_CREDENTIALS for c in failed):
+                error = no_server_credentials_message(connection.auth_kind)
+            elif missing:
                 error = "missing permissions: " + ", ".join(missing)
             elif failed:
                 error = "; ".join(f"{c.action}: {c.message}" for c in failed)
@@ -183,8 +218,10 @@ def run_test(
 
 
 def record_test(db: Any, principal: Principal, connection_id: uuid.UUID, result: ConnectionTest,
-                now: dt.datetime) -> None:
-    """Record a test's outcome on the connection's health and in the audit log."""
+                now: dt.datetime, *, on_save: bool = False) -> bool:
+    """Record a test's outcome on the connection's health and in the audit log. A connection's history import
+    is requested by its first passing test (True: the caller queues it once this is committed); a failing test
+    run as the connection is saved (`on_save`) marks it failing at once, with the reason."""
     connection = get_aws_connection(db, principal, connection_id)
     # Read the health afresh and lock the row: the copy from before the fetch is stale, and tests of one source
     # running at once would otherwise lose each other's failure counts.
@@ -192,9 +229,13 @@ def record_test(db: Any, principal: Principal, connection_id: uuid.UUID, result:
     if result.ok:
         record_success(connection, now)
     else:
-        record_failure(connection, now, result.error or "connection test failed")
+        record_failure(connection, now, result.error or "connection test failed", at_once=on_save)
+    import_requested = result.ok and get_backfill(db, connection) is None
+    if import_requested:
+        request_backfill(db, connection)
     audit(db, principal, "aws_connection.tested", target_kind="aws_connection", target_id=connection.id,
-          details={"ok": result.ok, "missing": result.missing})
+          details={"ok": result.ok, "missing": result.missing, "import_requested": import_requested})
+    return import_requested
 
 
 def backfill_view(row: AwsBackfill | None) -> dict[str, Any]:
@@ -214,6 +255,12 @@ def start_backfill(db: Any, principal: Principal, connection_id: uuid.UUID, *, d
     """(Re)queue the history import; the route enqueues the job once the request has committed."""
     principal.require("admin")
     connection = get_aws_connection(db, principal, connection_id)
+    if connection.is_demo:
+        raise Conflict("The demo source's history is the simulator's: there is nothing to import from AWS.",
+                       code="demo_source")
+    if get_backfill(db, connection) is None and connection.last_success_at is None:
+        raise Conflict("Test the connection first: its history import starts once a test passes.",
+                       code="connection_not_tested")
     row = request_backfill(db, connection, days=days)
     audit(db, principal, "aws_connection.backfill_requested", target_kind="aws_connection",
           target_id=connection.id, details={"days": days})
@@ -264,7 +311,11 @@ def ingest_connections(ctx: JobContext, now: dt.datetime, connection_id: str | N
     """Sweep every AWS connection (or one): inventory when due, then CloudWatch since the watermarks."""
     box = SecretBox(ctx.settings.secret_key)
     with ctx.unit() as db:
-        query = select(AwsConnection.id)
+        # Only connections whose history import was started, by their first passing test: an untested or
+        # never-working one is not swept every minute (a person's passing test starts it).
+        query = select(AwsConnection.id).where(
+            AwsConnection.is_demo.is_(False),  # the demo source's sweeps are the simulator's (record_demo_sweep)
+            select(AwsBackfill.id).where(AwsBackfill.source_id == AwsConnection.id).exists())
         if connection_id:
             query = query.where(AwsConnection.id == uuid.UUID(connection_id))
         ids = list(db.scalars(query))
@@ -278,13 +329,13 @@ def ingest_connections(ctx: JobContext, now: dt.datetime, connection_id: str | N
                 if conn is None or not _lock(db, f"aws:{cid}"):
                     continue
                 backfill = aws_ingest.get_backfill(db, conn)
+                if backfill is None:  # removed since the list was read
+                    continue
                 # A "running" backfill whose lock is free lost its worker (killed): queue it again.
-                dead = backfill is not None and backfill.state == "running" and _lock(db, f"aws-backfill:{cid}")
-                if backfill is None or dead or (
-                    backfill.state == "queued" and backfill.updated_at < now - STALE_BACKFILL
-                ):
+                dead = backfill.state == "running" and _lock(db, f"aws-backfill:{cid}")
+                if dead or (backfill.state == "queued" and backfill.updated_at < now - STALE_BACKFILL):
                     # Same span: an unfinished plan is resumed, not restarted.
-                    aws_ingest.request_backfill(db, conn, days=backfill.days if backfill else aws_ingest.DEFAULT_BACKFILL_DAYS)
+                    aws_ingest.request_backfill(db, conn, days=backfill.days)
                     queue_backfill = True
                 for region in conn.regions:
                     clients = clients_for(conn, region, box, endpoint_url=ctx.settings.aws_endpoint_url)
@@ -344,6 +395,8 @@ def _backfill(ctx: JobContext, now: dt.datetime, cid: uuid.UUID, days: int | Non
             conn = db.get(AwsConnection, cid)
             if conn is None:
                 return {"skipped": "connection missing"}
+            if conn.is_demo:
+                return {"skipped": "demo source"}
             row = aws_ingest.get_backfill(db, conn)
             span = days or (row.days if row is not None else aws_ingest.DEFAULT_BACKFILL_DAYS)
             if row is not None and row.state == "done" and row.days == span:
@@ -387,6 +440,38 @@ def _backfill(ctx: JobContext, now: dt.datetime, cid: uuid.UUID, days: int | Non
                 record_failure(conn, now, f"{type(exc).__name__}: {exc}")
                 failed = aws_ingest.get_backfill(db, conn)
                 if failed is not None:  # progress stays: the next run resumes after the last stored request
-                    failed.state, failed.last_error = "failed", f"{type(exc).__name__}: {exc}"[:2000]
+                    failed.state, failed.last_error = "failed", redact_error(f"{type(exc).__name__}: {exc}")
                     failed.finished_at = now
         raise
+
+
+# --- the demo source (sources.demo): what a healthy connection looks like, without AWS ---------------------
+
+
+def record_demo_sweep(db: Any, connection: AwsConnection, *, start: dt.datetime, end: dt.datetime,
+                      points_written: int, now: dt.datetime) -> CollectionSweep:
+    """Record the sweep the collector would have made of the demo source's inventory over [start, end): the
+    same queries and GetMetricData plan, so its calls, metrics requested and datapoints are what CloudWatch
+    would bill; nothing is asked of AWS (the simulator wrote the points). The first one is the history import."""
+    if not connection.is_demo:
+        raise ValueError("only a demo source's sweeps are simulated")
+    region = connection.regions[0]
+    queries, _ = aws_ingest.queries_for(db, connection, region)
+    backfill = get_backfill(db, connection)
+    kind = "incremental" if backfill is not None else "backfill"
+    plan, window_start = aws_ingest.period_aligned_plan([q.period for q in queries], end,
+                                                        int((end - start).total_seconds()))
+    sweep = CollectionSweep(
+        org_id=connection.org_id, source_kind="aws", source_id=connection.id, kind=kind, region=region,
+        started_at=now, finished_at=now, window_start_at=window_start, window_end_at=end, series=len(queries),
+        api_calls=plan.calls, planned_calls=plan.calls, lower_bound_calls=plan.lower_bound,
+        metrics_requested=plan.metrics_requested, datapoints=plan.datapoints, points_written=points_written)
+    db.add(sweep)
+    if backfill is None:
+        db.add(AwsBackfill(org_id=connection.org_id, source_id=connection.id, state="done",
+                           days=max(1, round((end - window_start) / dt.timedelta(days=1))),
+                           points_total=plan.datapoints, points_done=plan.datapoints, points_written=points_written,
+                           window_end_at=end, started_at=now, finished_at=now))
+    record_success(connection, now)
+    db.flush()
+    return sweep

@@ -3,6 +3,10 @@ collected data: inventory rows, a config version per node, series and packed poi
 
 `seed_demo_cluster` creates the cluster in an org; `ingest_demo` (the `demo.ingest` job) simulates from each
 demo cluster's watermark up to now and writes the points, so the dashboard moves like a live cluster.
+`seed_demo_source` gives the demo organisation an AWS source marked `is_demo`, so a newcomer sees what a healthy
+one looks like (permission checks, sweeps and their CloudWatch cost, the history import): its instances are the
+demo fleet's, and each demo ingest records on it the sweep the collector would have made (the same queries and
+plan), without asking anything of AWS.
 Every window is a piece of one history: the workload's time starts at the cluster's `demo_origin` (growth, the
 nightly spike and the noise keep their place), and a window after the first starts from the state the store
 holds at its start (burst balances, pending compaction bytes) instead of warming up afresh, so the live stream
@@ -14,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -30,6 +35,8 @@ from headroom.domain.snapshot.simulate import EC2_PERIOD_SECONDS, SimState, simu
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
+from headroom.sources.aws import service as aws_sources
+from headroom.sources.models import AwsConnection
 from headroom.timeseries import repository as timeseries
 from headroom.timeseries import watermarks
 from headroom.timeseries.models import IngestWatermark
@@ -97,9 +104,42 @@ def seed_demo_cluster(
     return cluster
 
 
+# The demo source's role: 123456789012 is the account ID AWS's documentation uses in examples, HeadroomReadOnly
+# the role deploy/aws/ creates. Nothing ever assumes it.
+DEMO_ROLE_ARN = "arn:aws:iam::123456789012:role/HeadroomReadOnly"
+DEMO_SOURCE_NAME = "Demo AWS account"
+
+
+def demo_source(db: Session, org_id: uuid.UUID) -> AwsConnection | None:
+    return db.scalar(select(AwsConnection).where(AwsConnection.org_id == org_id, AwsConnection.is_demo))
+
+
+def seed_demo_source(db: Session, org_id: uuid.UUID, *, scenario: Scenario | None = None) -> AwsConnection:
+    """Create the demo organisation's AWS source (once: an existing one is returned), in the demo fleet's region."""
+    from headroom.accounts.models import Organization
+
+    existing = demo_source(db, org_id)
+    if existing is not None:
+        return existing
+    scenario = scenario or load_scenario(default_scenario_path())
+    org = db.get(Organization, org_id)
+    assert org is not None
+    taken = set(db.scalars(select(AwsConnection.name).where(AwsConnection.org_id == org_id)))
+    name, n = DEMO_SOURCE_NAME, 1
+    while name in taken:
+        n += 1
+        name = f"{DEMO_SOURCE_NAME} {n}"
+    source = AwsConnection(org_id=org_id, name=name, auth_kind="assume_role", role_arn=DEMO_ROLE_ARN,
+                           external_id=org.aws_external_id, regions=[scenario.cluster.region], is_demo=True)
+    db.add(source)
+    db.flush()
+    return source
+
+
 def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.datetime) -> dict[str, str]:
     """Write instances, volumes, nodes and changed configs; return node id -> series entity id."""
     org_id = cluster.org_id
+    source = demo_source(db, org_id)
     instances: dict[str, Instance] = {
         i.instance_id: i for i in db.scalars(select(Instance).where(Instance.org_id == org_id))
     }
@@ -112,6 +152,8 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
         row.cluster_id, row.instance_type, row.vcpus = cluster.id, inst.type, inst.vcpus
         row.memory_gib, row.availability_zone, row.region = inst.memory_gib, inst.availability_zone, snap.cluster.region
         row.last_seen_at = now
+        if source is not None:  # the demo source "sees" the demo fleet, as a real one its account's instances
+            row.aws_connection_id = source.id
     db.flush()
     volumes: dict[str, Volume] = {v.volume_id: v for v in db.scalars(select(Volume).where(Volume.org_id == org_id))}
     for vol in snap.volumes:
@@ -245,6 +287,12 @@ def ingest_window(
     last = snap.window.end - dt.timedelta(seconds=snap.window.step_seconds)
     watermarks.advance_watermarks(db, cluster.org_id, DEMO_SOURCE_KIND, cluster.id,
                                   dict.fromkeys(set(series_ids.values()), last))
+    source = demo_source(db, cluster.org_id)
+    if source is not None:
+        # What a collector would have written from CloudWatch: the EBS and EC2 series' points.
+        cloudwatch_points = sum(v is not None and math.isfinite(v) for s in snap.series
+                                if s.metric.startswith(("ebs.", "ec2.")) for v in s.values)
+        aws_sources.record_demo_sweep(db, source, start=start, end=end, points_written=cloudwatch_points, now=end)
     return {"series": len(set(series_ids.values())), "points": result.points}
 
 
@@ -295,6 +343,7 @@ def ensure_demo_account(db: Session, password_file: Path) -> tuple[str, str, uui
     else:
         org_id = accounts.primary_membership(db, user.id).org_id
     seed_demo_cluster(db, org_id)
+    seed_demo_source(db, org_id)
     return DEMO_EMAIL, password, org_id
 
 

@@ -6,6 +6,7 @@ import type { components } from '@/api/schema';
 type S = components['schemas'];
 export type AwsConnection = S['AwsConnectionRead'];
 export type AwsConnectionCreate = S['AwsConnectionCreate'];
+export type AwsConnectionCreated = S['AwsConnectionCreated'];
 export type AwsTestReport = S['AwsConnectionTestRead'];
 export type AwsBackfill = S['AwsBackfillRead'];
 export type Sweep = S['CollectionSweepRead'];
@@ -109,6 +110,8 @@ export function useTestAwsConnection(id: string) {
       Promise.all([
         queryClient.invalidateQueries({ queryKey: sourcesKeys.aws(id), exact: true }),
         queryClient.invalidateQueries({ queryKey: sourcesKeys.awsList, exact: true }),
+        // a first passing test starts the history import
+        queryClient.invalidateQueries({ queryKey: sourcesKeys.awsBackfill(id), exact: true }),
       ]),
   });
 }

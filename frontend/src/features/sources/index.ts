@@ -1,5 +1,5 @@
 import './sources.css';
-export { sourcesKeys } from './api';
+export { sourcesKeys, type AwsTestReport } from './api';
 export { AwsConnectionDetail } from './components/AwsConnectionDetail';
 export { ConnectAwsForm } from './components/ConnectAwsForm';
 export { PrometheusDetail } from './components/PrometheusDetail';

@@ -16,7 +16,7 @@ export function LoginForm({ onSuccess }: { onSuccess: (session: Session) => void
 
   return (
     <form className="form" onSubmit={onSubmit} noValidate aria-label="Log in">
-      <FormError error={login.error} />
+      <FormError error={login.error} shownFields={['email', 'password']} />
       <TextField {...field('email')} label="Email" type="email" autoComplete="username" required />
       <TextField {...field('password')} label="Password" type="password" autoComplete="current-password" required />
       <button type="submit" className="button button--primary button--block" disabled={login.isPending}>

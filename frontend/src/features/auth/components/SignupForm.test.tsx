@@ -110,4 +110,44 @@ describe('SignupForm', () => {
       'At least 10 characters. This password appears in a list of leaked passwords.',
     );
   });
+
+  it('shows a refused address once, beside the Email field, and puts the focus there', async () => {
+    const problem =
+      'not a valid email address: ada.test is a special-use domain (like .test, .invalid, .local or localhost: RFC 6761) that can never receive email; use an address at a real domain';
+    server.use(
+      http.post(apiUrl('/auth/signup'), () =>
+        HttpResponse.json(apiError('validation_error', `email: ${problem}`, [{ field: 'email', message: problem }]), {
+          status: 422,
+        }),
+      ),
+    );
+    const { user } = setup();
+    await user.type(screen.getByLabelText('Email'), 'someone@ada.test');
+    await user.type(screen.getByLabelText('Password'), 'correct horse battery');
+    await user.type(screen.getByLabelText('Organisation name'), 'Analytical Engines');
+    await user.click(screen.getByRole('button', { name: 'Create account' }));
+
+    const email = screen.getByLabelText('Email');
+    await waitFor(() => expect(email).toBeInvalid());
+    expect(email).toHaveAccessibleDescription(
+      'Not a valid email address: ada.test is a special-use domain (like .test, .invalid, .local or localhost: RFC 6761) that can never receive email; use an address at a real domain',
+    );
+    expect(email).toHaveFocus();
+    expect(screen.getAllByText(/special-use domain/)).toHaveLength(1);
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
+  it('still shows an error that is not about a field at the top', async () => {
+    server.use(
+      http.post(apiUrl('/auth/signup'), () =>
+        HttpResponse.json(apiError('rate_limited', 'Too many sign-ups from here; try again in a minute.'), {
+          status: 429,
+        }),
+      ),
+    );
+    const { user } = setup();
+    await fillValid(user);
+    await user.click(screen.getByRole('button', { name: 'Create account' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('Too many sign-ups from here; try again in a minute.');
+  });
 });

@@ -27,7 +27,7 @@ export function SignupForm({ onSuccess }: { onSuccess: (started: SignupStarted) 
 
   return (
     <form className="form" onSubmit={onSubmit} noValidate aria-label="Sign up">
-      <FormError error={signup.error} />
+      <FormError error={signup.error} shownFields={['full_name', 'email', 'password', 'organization_name']} />
       <TextField {...field('full_name')} label="Full name (optional)" autoComplete="name" />
       <TextField {...field('email')} label="Email" type="email" autoComplete="email" required />
       <TextField

@@ -1,4 +1,4 @@
-import { useRef, useState, type ChangeEvent, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type ChangeEvent, type FormEvent } from 'react';
 import { fieldErrorsOf } from '@/api/errors';
 import type { FieldErrors } from '../validation';
 
@@ -26,6 +26,14 @@ export function useCheckedForm<V extends { [K in keyof V]: string }>({
   const [errors, setErrors] = useState<FieldErrors<Field>>({});
   const refs = useRef<Partial<Record<Field, HTMLInputElement | null>>>({});
   const serverFieldErrors = fieldErrorsOf(serverError);
+
+  // The API refused a field: move the focus to it, so its message (tied to the input) is read out.
+  useEffect(() => {
+    const refused = fieldErrorsOf(serverError);
+    const first = order.find((f) => refused[f]);
+    if (first) refs.current[first]?.focus();
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- `order` is a constant of each form
+  }, [serverError]);
 
   const field = (name: Field) => ({
     ref: (el: HTMLInputElement | null) => {

@@ -5,13 +5,19 @@ export function AwsTestResult({ report }: { report: AwsTestReport }) {
   return (
     <div className="test-result" aria-label="Test result" role="region">
       <p className={report.ok ? 'test-result__summary test-result__summary--ok' : 'test-result__summary test-result__summary--fail'}>
-        {report.ok
+        {report.demo
+          ? 'Demo source: every check passes without calling AWS (the simulator stands in for it).'
+          : report.ok
           ? `Connection works${report.region ? ` (tested in ${report.region})` : ''}: every permission Headroom needs is granted.`
           : report.missing.length > 0
             ? `Missing permission${report.missing.length > 1 ? 's' : ''}: ${report.missing.join(', ')}`
             : `The connection failed${report.error ? `: ${report.error}` : '.'}`}
       </p>
       {report.error && report.missing.length > 0 && <p className="test-result__error">{report.error}</p>}
+      {report.import_started && <p role="status">The 14-day CloudWatch history import has started.</p>}
+      {!report.ok && (
+        <p className="muted">Nothing is imported until a test passes: fix the cause, then test again.</p>
+      )}
       {report.checks.length > 0 && (
         <div className="table-wrap">
           <table className="table" aria-label="IAM permission checks">

@@ -82,7 +82,13 @@ export function AwsBackfillPanel({ connectionId, canManage }: { connectionId: st
     <BackfillView
       state={b.state}
       started={started}
-      stateNote={started && <span className="muted"> · {b.days} days</span>}
+      stateNote={
+        started ? (
+          <span className="muted"> · {b.days} days</span>
+        ) : (
+          <span className="muted"> · it starts once a connection test passes</span>
+        )
+      }
       progress={
         <ProgressBar
           label="CloudWatch history import"

@@ -1,10 +1,17 @@
 import { useState, type FormEvent } from 'react';
-import { errorMessage, fieldErrorsOf } from '@/api/errors';
+import { fieldErrorsOf } from '@/api/errors';
+import { FormError } from '@/components/FormError';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { CopyButton, DownloadButton } from '@/components/CopyButton';
 import { TextField } from '@/components/TextField';
-import { useAwsSetup, useCreateAwsConnection, type AwsConnection, type AwsConnectionCreate, type AwsSetup } from '../api';
+import {
+  useAwsSetup,
+  useCreateAwsConnection,
+  type AwsConnectionCreate,
+  type AwsConnectionCreated,
+  type AwsSetup,
+} from '../api';
 import {
   CFN_TEMPLATE_FILE,
   cloudFormationCommand,
@@ -16,6 +23,8 @@ import {
 } from '../policy';
 
 type AuthKind = AwsConnectionCreate['auth_kind'] & string;
+// Every field the form shows the API's message under (an error about these only is not repeated at the top).
+const SHOWN_FIELDS = ['name', 'auth_kind', 'role_arn', 'access_key_id', 'secret_access_key', 'regions'];
 
 // The API's own pattern (backend/headroom/sources/schemas.py REGION_PATTERN), checked here to save a trip.
 const REGION_PATTERN = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
@@ -127,8 +136,8 @@ function RoleInstructions() {
   );
 }
 
-/** The "Connect AWS account" flow: role instructions, then the connection form. */
-export function ConnectAwsForm({ onCreated }: { onCreated: (connection: AwsConnection) => void }) {
+/** The "Connect AWS account" flow: role instructions, then the connection form (saving also tests it). */
+export function ConnectAwsForm({ onCreated }: { onCreated: (connection: AwsConnectionCreated) => void }) {
   const create = useCreateAwsConnection();
   const [authKind, setAuthKind] = useState<AuthKind>('assume_role');
   const [name, setName] = useState('');
@@ -183,15 +192,7 @@ export function ConnectAwsForm({ onCreated }: { onCreated: (connection: AwsConne
       <section className="settings-section" aria-labelledby="connect-heading">
         <h2 id="connect-heading">{authKind === 'assume_role' ? '2. Connect it' : 'Connect'}</h2>
         <form className="form" onSubmit={onSubmit} noValidate aria-label="Connect AWS account">
-          {create.error && !Object.keys(server).length ? (
-            <div className="form-error" role="alert">
-              {errorMessage(create.error)}
-            </div>
-          ) : create.error ? (
-            <div className="form-error" role="alert">
-              Some fields are not valid; see the messages below.
-            </div>
-          ) : null}
+          <FormError error={create.error} shownFields={SHOWN_FIELDS} />
           <TextField
             label="Name"
             name="name"
@@ -264,8 +265,11 @@ export function ConnectAwsForm({ onCreated }: { onCreated: (connection: AwsConne
             error={fieldError('regions')}
           />
           <button type="submit" className="button button--primary" disabled={create.isPending}>
-            {create.isPending ? 'Connecting…' : 'Connect AWS account'}
+            {create.isPending ? 'Connecting and testing…' : 'Connect AWS account'}
           </button>
+          <p className="muted small">
+            Headroom tests the connection as it saves it; the 14-day history import starts once a test passes.
+          </p>
         </form>
       </section>
     </>

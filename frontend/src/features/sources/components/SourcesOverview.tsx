@@ -99,8 +99,16 @@ function AwsSection({ canManage }: { canManage: boolean }) {
         <tr key={c.id}>
           <th scope="row">
             <Link to={`/settings/sources/aws/${c.id}`}>{c.name}</Link>
+            {c.is_demo && (
+              <>
+                {' '}
+                <span className="demo-badge" title="Simulated: nothing of this source reaches AWS">
+                  Demo
+                </span>
+              </>
+            )}
           </th>
-          <td>{AUTH_LABEL[c.auth_kind]}</td>
+          <td>{c.is_demo ? 'Simulated (demo)' : AUTH_LABEL[c.auth_kind]}</td>
           <td>{c.regions.join(', ')}</td>
           <td>
             <HealthBadge health={c.health} />
