@@ -2,7 +2,7 @@
 within N days (issue 15).
 
 Revision ID: 4f1c2b8d6e90
-Revises: b3f260eace6b
+Revises: e61c0a4f7d93
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "4f1c2b8d6e90"
-down_revision: str | None = "b3f260eace6b"
+down_revision: str | None = "e61c0a4f7d93"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
