@@ -51,5 +51,6 @@ def m4_indices(t: NDArray[np.int64], values: NDArray[np.float64], budget: int, *
     last = np.r_[first[1:] - 1, span.size - 1]
     # Sorted by span then value (stable): a run's first entry is its minimum, its last its maximum.
     by_value = np.lexsort((vf, span))
-    picked = np.unique(np.concatenate([first, last, by_value[first], by_value[last]]))
-    return finite[picked]
+    picked: NDArray[np.intp] = np.unique(np.concatenate([first, last, by_value[first], by_value[last]]))
+    out: NDArray[np.intp] = finite[picked]
+    return out
