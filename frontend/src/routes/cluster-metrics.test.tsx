@@ -43,7 +43,8 @@ describe('cluster metrics page', () => {
     const legend = within(chart).getByRole('list', { name: /legend/ });
     expect(legend).toHaveTextContent('gp3 provisioned IOPS: 6,000 IOPS (source: gp3 500 GiB: domain.md §1.2)');
     expect(legend).toHaveTextContent('gp2 burst IOPS (limit in force)');
-    expect(screen.getByRole('list', { name: 'Burst balances: notes' })).toHaveTextContent(
+    // The first panel is drawn alone; the others follow once it has been painted.
+    expect(await screen.findByRole('list', { name: 'Burst balances: notes' })).toHaveTextContent(
       'empties in 18 min (between 15 min and 22 min) at 3,000 IOPS; then 1,050 IOPS / 128 MiB/s.',
     );
     expect(screen.getByText(/raw 1-minute points/)).toBeInTheDocument();

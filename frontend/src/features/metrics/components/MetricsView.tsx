@@ -24,7 +24,7 @@ const RESOLUTION_TEXT: Record<number, string> = {
 };
 
 /** The panels drawn in the first paint; the rest follow a frame later, so the first chart need not wait for all. */
-const FIRST_PANELS = 2;
+const FIRST_PANELS = 1;
 
 /** How many of `total` panels to draw: FIRST_PANELS at once, all of them once the first have been painted. */
 function useProgressivePanels(total: number, key: unknown): number {
