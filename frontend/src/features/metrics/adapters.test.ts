@@ -114,8 +114,9 @@ describe('helpers', () => {
   it("asks for one point per 4 px of a panel's plot, within the page's byte budget", () => {
     // A phone (358 px of grid): one column, 278 px of plot -> 70 points.
     expect(chartPoints(358)).toBe(70);
-    // 1,104 px: two 544 px columns, 464 px of plot -> 116 points; wider screens hit the budget's cap.
-    expect(chartPoints(1104)).toBe(116);
+    // 1,104 px: two 544 px columns, 464 px of plot -> 116 points, over the byte budget's cap.
+    expect(chartPoints(1104)).toBe(MAX_CHART_POINTS);
+    expect(chartPoints(500)).toBe(105); // one column, 420 px of plot
     expect(chartPoints(1000)).toBe(MAX_CHART_POINTS); // one 1,000 px column: 920 px of plot, capped
     expect(chartPoints(0)).toBe(16);
   });

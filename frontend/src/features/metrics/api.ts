@@ -41,10 +41,11 @@ export function windowFor(range: RangeId, nowMs: number): Window {
 export const metricsKey = (clusterId: string) => ['metrics', clusterId] as const;
 
 /**
- * The most points a line asks for. Issue 16 gives a node view 150 KB of API data: ~45 lines of (epoch second,
- * value) at ~21 bytes a point, plus the overview's ~17 KB, leave ~128 points a line (docs/metrics-downsampling.md).
+ * The most points a line asks for. Issue 16 gives a node view 150 KB of API data: ~41 lines of (epoch second,
+ * value) at up to ~25 bytes a point, plus the overview's ~17 KB, leave ~130 points a line; 112 keeps a margin
+ * (docs/metrics-downsampling.md).
  */
-export const MAX_CHART_POINTS = 128;
+export const MAX_CHART_POINTS = 112;
 /** One point per 4 px of plot: M4 keeps up to 4 points a span, so a span is ~16 px of line. */
 const PX_PER_POINT = 4;
 const MIN_CHART_POINTS = 16; // the API's minimum (metrics.service.MIN_POINTS)

@@ -23,25 +23,29 @@ const RESOLUTION_TEXT: Record<number, string> = {
   3600: 'hourly rollups',
 };
 
-/** The panels drawn in the first paint; the rest follow a frame later, so the first chart need not wait for all. */
+/** The panels drawn in the first paint; the rest follow PANELS_PER_FRAME at a time, a paint between each step,
+ * so the first chart need not wait for all 14 (one render of them all held the main thread for seconds). */
 const FIRST_PANELS = 1;
+const PANELS_PER_FRAME = 2;
 
-/** How many of `total` panels to draw: FIRST_PANELS at once, all of them once the first have been painted. */
+/** How many of `total` panels to draw now: FIRST_PANELS, then more after each paint until all are drawn. */
 function useProgressivePanels(total: number, key: unknown): number {
-  const [shown, setShown] = useState<{ key: unknown; all: boolean }>({ key, all: false });
-  if (shown.key !== key) setShown({ key, all: false }); // new data: start again from the first panels
+  const [shown, setShown] = useState<{ key: unknown; count: number }>({ key, count: FIRST_PANELS });
+  if (shown.key !== key) setShown({ key, count: FIRST_PANELS }); // new data: start again from the first panel
+  const count = shown.key === key ? shown.count : FIRST_PANELS;
   useEffect(() => {
+    if (count >= total) return;
     // requestAnimationFrame runs before the next paint; the timeout after it, once that paint is on screen.
     let timer = 0;
     const frame = requestAnimationFrame(() => {
-      timer = window.setTimeout(() => setShown({ key, all: true }), 0);
+      timer = window.setTimeout(() => setShown((s) => (s.key === key ? { key, count: s.count + PANELS_PER_FRAME } : s)), 0);
     });
     return () => {
       cancelAnimationFrame(frame);
       window.clearTimeout(timer);
     };
-  }, [key]);
-  return shown.all && shown.key === key ? total : Math.min(total, FIRST_PANELS);
+  }, [key, count, total]);
+  return Math.min(total, count);
 }
 
 /** The Metrics tab: node and range pickers, the per-node heat map, and the node's charts with their ceilings. */
