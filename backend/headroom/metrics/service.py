@@ -377,8 +377,8 @@ Statistic = Literal["avg", "max", "min"]
 # what an operator looks for; everything else the bucket average. A raw 1-minute point is one sample (all equal).
 ROLLUP_STATISTIC: dict[str, Statistic] = {"write_stall": "max", "burst_balance": "min"}
 # The point budget per series (docs/metrics-downsampling.md): the page asks for its charts' width; without one a
-# chart of ~900 px at one point per 3 px; never fewer than a few M4 spans, never more than a 4K screen's width
-# needs at 2 px a point.
+# chart ~1,200 px wide at one point per 4 px; never fewer than 4 M4 spans, never more than a 4K screen's 3,840 px
+# at ~2 px a point.
 DEFAULT_POINTS = 300
 MIN_POINTS = 16
 MAX_POINTS = 2000
