@@ -22,16 +22,24 @@ class SeriesRead(Output):
     id: str
     label: str
     unit: str
-    t: list[int] = Field(description="Bucket start, epoch seconds (UTC).")
-    avg: list[float | None]
-    max: list[float | None] = Field(description="Highest 1-minute value in the bucket; null for a derived series "
-                                                "(e.g. read + write) whose peak can't be had from rollups.")
-    min: list[float | None]
-    step_seconds: int = Field(
-        description="Seconds one point of this series covers: the chart's resolution, or the series' own period "
-        "when that is longer (AWS/EC2 sends 5-minute points on basic monitoring). A longer distance between two "
-        "points is a gap."
+    statistic: Literal["avg", "max", "min"] = Field(
+        description="Which aggregate of each bucket `value` is: the panel's (a raw 1-minute point is one sample; at "
+        "5-minute / hourly rollups the longest write stall and the lowest burst balance, else the average; a "
+        "derived series such as read + write has only the average)."
     )
+    t: list[int] = Field(description="Bucket start, epoch seconds (UTC).")
+    value: list[float | None] = Field(
+        description="The statistic at each `t`, to 6 significant digits. A series longer than `points` is cut "
+        "with M4: of each equal span of the window its first, lowest, highest and last point, so peaks and dips "
+        "(a minute at a ceiling) are kept and no mean is drawn that was not stored (docs/metrics-downsampling.md)."
+    )
+    step_seconds: int = Field(
+        description="Seconds one point of this series covers: the chart's resolution, the series' own period when "
+        "that is longer (AWS/EC2 sends 5-minute points on basic monitoring), or the M4 span when the series was "
+        "cut. A longer distance between two points is a gap."
+    )
+    span_seconds: int | None = Field(
+        description="The M4 span (seconds) when the series was cut to `points`; null when it is whole.")
 
 
 class CeilingRead(Output):
@@ -131,6 +139,7 @@ class NodeMetricsRead(Output):
     end: dt.datetime
     resolution_seconds: int = Field(description="60 (raw points) up to 6 h, 300 up to 8 days, else 3600.")
     resolution_source: Literal["raw", "rollup"]
+    points: int = Field(description="The most points any series has in this answer (the `points` asked for).")
     panels: list[PanelRead]
 
 
@@ -183,11 +192,9 @@ def _node_brief(refs: service.NodeRefs) -> NodeBrief:
                      instance_type=refs.instance_type, data_volume=vol(refs.data), raft_volume=vol(refs.raft))
 
 
-def _series(s: service.SeriesOut, resolution: int) -> SeriesRead:
-    c = s.columns
-    return SeriesRead(id=s.id, label=s.label, unit=s.unit, t=[int(x) for x in c.t.tolist()],
-                      avg=service.finite_or_none(c.avg), max=service.finite_or_none(c.max),
-                      min=service.finite_or_none(c.min), step_seconds=service.point_step(c, resolution))
+def _series(s: service.DrawnSeries) -> SeriesRead:
+    return SeriesRead(id=s.id, label=s.label, unit=s.unit, statistic=s.statistic, t=[int(x) for x in s.t.tolist()],
+                      value=service.chart_floats(s.value), step_seconds=s.step_seconds, span_seconds=s.span_seconds)
 
 
 def _ceiling(c: service.CeilingSegment) -> CeilingRead:
@@ -232,15 +239,18 @@ def node_metrics(
     end: Instant | None = Query(default=None, description="Window end; now by default."),
     projections: bool = Query(default=False, description="Add each panel's growth projection (days until its "
                                                          "ceiling, the path with its band)."),
+    points: int = Query(default=service.DEFAULT_POINTS, ge=service.MIN_POINTS, le=service.MAX_POINTS,
+                        description="The most points per series: ask for your chart's width in points; a longer "
+                                    "series is cut with M4 (first, lowest, highest, last of each span), peaks kept."),
 ) -> NodeMetricsRead:
     """A node's charts: series at a resolution chosen from the window, the ceilings in force, burst forecasts."""
     result = service.node_metrics(db, caller, cluster_id, node_id=node_id, panels=panel, start=start, end=end,
-                                  now=ctx.clock(), with_projections=projections)
+                                  now=ctx.clock(), with_projections=projections, points=points)
     if result is None:
         lo, hi = service.validate_window(start, end, ctx.clock())
         res = service.choose_resolution(lo, hi)
         return NodeMetricsRead(cluster_id=cluster_id, node=None, start=lo, end=hi, resolution_seconds=res,
-                               resolution_source="raw" if res == 60 else "rollup", panels=[])
+                               resolution_source="raw" if res == 60 else "rollup", points=points, panels=[])
     return NodeMetricsRead(
         cluster_id=cluster_id,
         node=_node_brief(result.refs),
@@ -248,8 +258,9 @@ def node_metrics(
         end=result.end,
         resolution_seconds=result.resolution,
         resolution_source=result.source,
+        points=result.points,
         panels=[
-            PanelRead(id=p.id, title=p.title, unit=p.unit, series=[_series(s, result.resolution) for s in p.series],
+            PanelRead(id=p.id, title=p.title, unit=p.unit, series=[_series(s) for s in p.drawn],
                       ceilings=[_ceiling(c) for c in p.ceilings], forecasts=[_forecast(f) for f in p.forecasts],
                       notes=p.notes, projection=_projection(p.projection) if p.projection else None)
             for p in result.panels

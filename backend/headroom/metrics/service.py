@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal
 from headroom.clusters.service import get_cluster
-from headroom.domain import derived, references, units
+from headroom.domain import derived, downsample, references, units
 from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.catalog.instance_types import InstanceLimits
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
@@ -367,6 +367,59 @@ class PanelOut:
     forecasts: list[ForecastOut] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     projection: ProjectionOut | None = None
+    drawn: list[DrawnSeries] = field(default_factory=list)  # the series as the chart draws them (draw_panel)
+
+
+# --- what a chart draws ------------------------------------------------------------------------------------
+
+Statistic = Literal["avg", "max", "min"]
+# Which aggregate of a 5-minute / hourly bucket a panel draws: the longest write stall and the lowest balance are
+# what an operator looks for; everything else the bucket average. A raw 1-minute point is one sample (all equal).
+ROLLUP_STATISTIC: dict[str, Statistic] = {"write_stall": "max", "burst_balance": "min"}
+# The point budget per series (docs/metrics-downsampling.md): the page asks for its charts' width; without one a
+# chart ~1,200 px wide at one point per 4 px; never fewer than 4 M4 spans, never more than a 4K screen's 3,840 px
+# at ~2 px a point.
+DEFAULT_POINTS = 300
+MIN_POINTS = 16
+MAX_POINTS = 2000
+# Six significant digits: a chart resolves ~1 part in 1,000 of its height; 6 keep 1 in a million (and the
+# advisor's numbers are computed on the stored values, not on these).
+SIGNIFICANT_DIGITS = 6
+
+
+@dataclass(frozen=True)
+class DrawnSeries:
+    """One line of a chart: the statistic the panel draws, at most the point budget, peaks kept (M4)."""
+
+    id: str
+    label: str
+    unit: str
+    statistic: Statistic
+    t: NDArray[np.int64]
+    value: Array
+    step_seconds: int
+    span_seconds: int | None  # the M4 span when the series was cut, else None
+
+
+def draw_series(s: SeriesOut, panel: str, resolution: int, points: int,
+                window: tuple[dt.datetime, dt.datetime]) -> DrawnSeries:
+    """The panel's statistic of a series (the average where a bucket has none, e.g. a derived series), cut to at
+    most `points` with M4 over the window; `step_seconds` grows to the M4 span when the series was cut, so a
+    chart breaks its line only at a gap longer than a span."""
+    c = s.columns
+    statistic: Statistic = ROLLUP_STATISTIC.get(panel, "avg") if resolution > 60 else "avg"
+    column = {"avg": c.avg, "max": c.max, "min": c.min}[statistic]
+    values = np.where(np.isfinite(column), column, c.avg)
+    lo, hi = (int(w.timestamp()) for w in window)
+    keep = downsample.m4_indices(c.t, values, points, start=lo, end=hi)
+    step = point_step(c, resolution)
+    span = downsample.span_seconds(lo, hi, points) if keep.size < c.t.size else None
+    return DrawnSeries(s.id, s.label, s.unit, statistic, c.t[keep], values[keep], max(step, span or 0), span)
+
+
+def chart_floats(values: Array) -> list[float | None]:
+    """JSON-ready floats for a chart: SIGNIFICANT_DIGITS significant digits; NaN/inf become None."""
+    return [float(f"{x:.{SIGNIFICANT_DIGITS}g}") if math.isfinite(x) else None for x in values.tolist()]
 
 
 # Which stored projection a panel draws: (entity kind, which id, metric).
@@ -809,6 +862,7 @@ class NodeMetrics:
     resolution: int
     source: Literal["raw", "rollup"]
     panels: list[PanelOut]
+    points: int = DEFAULT_POINTS
 
 
 def _nodes(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[TikvNode]:
@@ -829,8 +883,10 @@ def node_metrics(
     end: dt.datetime | None,
     now: dt.datetime,
     with_projections: bool = False,
+    points: int = DEFAULT_POINTS,
 ) -> NodeMetrics | None:
     """Return one node's panels over a window (the cluster's first node when none is named; None if it has none);
+    each series drawn with at most `points` points (draw_series);
     `with_projections`: each panel with a stored growth projection carries it (a path months long, so opt-in)."""
     lo, hi = validate_window(start, end, now)
     nodes = _nodes(db, principal, cluster_id)
@@ -856,6 +912,8 @@ def node_metrics(
         forecasts = node_forecasts(refs, info, raw, hi)
     ceilings = node_ceilings(db, refs, lo, hi)
     built = build_panels(refs, data, ceilings, forecasts, wanted)
+    for p in built:
+        p.drawn = [draw_series(s, p.id, resolution, points, (lo, hi)) for s in p.series]
     if with_projections:
         wanted_keys = {str(p.id): k for p in built if (k := projection_key(p.id, refs)) is not None}
         rows = projections_service.stored(db, principal.org_id, node.cluster_id, list(set(wanted_keys.values())))
@@ -864,7 +922,7 @@ def node_metrics(
             row = rows.get(key) if key is not None else None
             if row is not None:
                 p.projection = projection_out(row)
-    return NodeMetrics(refs, lo, hi, resolution, "raw" if resolution == 60 else "rollup", built)
+    return NodeMetrics(refs, lo, hi, resolution, "raw" if resolution == 60 else "rollup", built, points)
 
 
 @dataclass
@@ -947,7 +1005,3 @@ def cluster_overview(
         out.append(NodeOverview(refs, cells, node_forecasts(refs, info, raw, hi, horizon_seconds=MIN_HORIZON_SECONDS)))
     return ClusterOverview(lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)
 
-
-def finite_or_none(values: Array) -> list[float | None]:
-    """JSON-ready floats: NaN/inf become None."""
-    return [float(x) if math.isfinite(x) else None for x in values.tolist()]

@@ -28,7 +28,7 @@ class Fleet:
 
     def __init__(self, sessions: Any, org_id: str, cluster_id: str, *, volume_type: str = "gp3",
                  size_gib: int = 1000, iops: int | None = 3000, throughput: int | None = 125,
-                 instance_type: str = "m6i.2xlarge", suffix: str = "a") -> None:
+                 instance_type: str = "m6i.2xlarge", suffix: str = "a", raft_volume_type: str | None = None) -> None:
         self.sessions = sessions
         self.org = uuid.UUID(org_id)
         self.cluster = uuid.UUID(cluster_id)
@@ -45,14 +45,24 @@ class Fleet:
                          role="data")
             db.add(vol)
             db.flush()
+            raft = vol
+            self.raft_volume_id = f"vol-1{suffix * 16}"
+            if raft_volume_type is not None:  # a Raft log on its own volume
+                raft = Volume(org_id=self.org, cluster_id=self.cluster, volume_id=self.raft_volume_id,
+                              volume_type=raft_volume_type, size_gib=200, iops=None, throughput_mibps=None,
+                              instance_ref_id=inst.id, role="raft")
+                db.add(raft)
+                db.flush()
             node = TikvNode(org_id=self.org, cluster_id=self.cluster, store_address=self.address,
-                            instance_ref_id=inst.id, data_volume_ref_id=vol.id, raft_volume_ref_id=vol.id)
+                            instance_ref_id=inst.id, data_volume_ref_id=vol.id, raft_volume_ref_id=raft.id)
             db.add(node)
             db.commit()
             self.node_id = str(node.id)
 
     def write(self, kind: str, metric: str, unit: str, points: list[tuple[dt.datetime, float]]) -> None:
-        eid = {"volume": self.volume_id, "instance": self.instance_id, "tikv_node": self.address}[kind]
+        eid = {"volume": self.volume_id, "raft_volume": self.raft_volume_id, "instance": self.instance_id,
+               "tikv_node": self.address}[kind]
+        kind = "volume" if kind == "raft_volume" else kind
         with self.sessions() as db:
             key = timeseries.SeriesKey(kind, eid, metric, unit)
             sid = timeseries.ensure_series(db, self.org, [key], cluster_id=self.cluster)[key]
@@ -117,18 +127,20 @@ def test_raw_window_numbers_are_exact(owner: Any, cluster_id: str, sessions: Any
     assert [p["id"] for p in body["panels"]][:3] == ["data_iops", "data_throughput", "instance_iops"]
     assert "The Raft log shares this volume." in _panel(body, "data_iops")["notes"]
     iops = _panel(body, "data_iops")
-    assert _series(iops, "data_read_iops")["avg"] == [10.0] * 60  # 600 / 60 s
-    assert _series(iops, "data_write_iops")["avg"] == [20.0] * 60
+    assert _series(iops, "data_read_iops")["value"] == [10.0] * 60  # 600 / 60 s
+    assert _series(iops, "data_write_iops")["value"] == [20.0] * 60
     # Counted in 256 KiB units (§1.4): 16 KiB reads count once, 512 KiB writes twice: 10 + 2 × 20 = 50 IOPS.
     counted = _series(iops, "data_counted_iops")
-    assert counted["avg"] == [50.0] * 60 and counted["max"] == [50.0] * 60
+    assert counted["value"] == [50.0] * 60 and counted["statistic"] == "avg" and counted["step_seconds"] == 60
     assert counted["t"][0] == int(start.timestamp()) and counted["t"][-1] == int(NOW.timestamp()) - 60
     tput = _panel(body, "data_throughput")
-    assert _series(tput, "data_total_mibps")["avg"][0] == pytest.approx((600 * 16 + 1200 * 512) / 1024 / 60)
+    # 10.15625 MiB/s, sent to 6 significant digits (metrics.service.SIGNIFICANT_DIGITS)
+    assert _series(tput, "data_total_mibps")["value"][0] == pytest.approx((600 * 16 + 1200 * 512) / 1024 / 60,
+                                                                          rel=1e-5)
     lat = _series(_panel(body, "latency"), "data_read_latency")
-    assert lat["avg"] == [pytest.approx(0.5)] * 60  # 0.3 s / 600 ops × 1000
+    assert lat["value"] == [pytest.approx(0.5)] * 60  # 0.3 s / 600 ops × 1000
     hit = _series(_panel(body, "block_cache_hit_ratio"), "block_cache_hit_ratio")
-    assert hit["avg"] == [pytest.approx(90.0)] * 60
+    assert hit["value"] == [pytest.approx(90.0)] * 60
     # gp3 3,000 IOPS / 125 MiB/s: one ceiling each, over the whole window, with its catalog source.
     [ceiling] = iops["ceilings"]
     assert ceiling["value"] == 3000 and "gp3 provisioned IOPS" in ceiling["label"] and "https://docs.aws.amazon.com/ebs/" in ceiling["source"]  # issue 12: a public link, was "domain.md §1"
@@ -144,14 +156,24 @@ def test_resolution_follows_the_window_and_rollups_are_exact(owner: Any, cluster
     start = NOW - dt.timedelta(days=2)
     times = _minutes(start, 2 * 24 * 60)
     # Each 5-minute bucket holds 60, 120, 180, 240, 300 reads per minute: avg 3 IOPS, max 5, min 1.
-    fleet.write("volume", "ebs.read_ops", "Count", [(t, 60.0 * (i % 5 + 1)) for i, t in enumerate(times)])
-    body = _get(owner, cluster_id, start=start.isoformat(), end=NOW.isoformat(), panel="data_iops")
-    assert body["resolution_seconds"] == 300 and body["resolution_source"] == "rollup"
+    pattern = [(t, 60.0 * (i % 5 + 1)) for i, t in enumerate(times)]
+    fleet.write("volume", "ebs.read_ops", "Count", pattern)
+    # The same shape as a stall (µs) and a balance (%): their panels draw the bucket's max and min.
+    fleet.write("tikv_node", "tikv.write_stall", "us", pattern)
+    fleet.write("volume", "ebs.burst_balance", "Percent", pattern)
+    body = _get(owner, cluster_id, start=start.isoformat(), end=NOW.isoformat(), panel="data_iops", points=2000)
+    assert body["resolution_seconds"] == 300 and body["resolution_source"] == "rollup" and body["points"] == 2000
     assert [p["id"] for p in body["panels"]] == ["data_iops"]
     reads = _series(body["panels"][0], "data_read_iops")
-    assert len(reads["t"]) == 2 * 24 * 12
-    assert set(reads["avg"]) == {3.0} and set(reads["max"]) == {5.0} and set(reads["min"]) == {1.0}
+    assert len(reads["t"]) == 2 * 24 * 12 and reads["step_seconds"] == 300 and reads["span_seconds"] is None
+    assert reads["statistic"] == "avg" and set(reads["value"]) == {3.0}
     assert reads["t"][1] - reads["t"][0] == 300
+    body = _get(owner, cluster_id, start=start.isoformat(), end=NOW.isoformat(), panel=["write_stall", "burst_balance"],
+                points=2000)
+    stall = _series(_panel(body, "write_stall"), "write_stall")
+    assert stall["statistic"] == "max" and set(stall["value"]) == {0.3}  # 300 µs
+    balance = _series(_panel(body, "burst_balance"), "data_burst_balance")
+    assert balance["statistic"] == "min" and set(balance["value"]) == {60.0}
     # 6 h and less is raw; beyond 8 days hourly.
     assert _get(owner, cluster_id, start=(NOW - dt.timedelta(hours=6)).isoformat(),
                 end=NOW.isoformat(), panel="data_iops")["resolution_seconds"] == 60
@@ -159,7 +181,7 @@ def test_resolution_follows_the_window_and_rollups_are_exact(owner: Any, cluster
                 panel="data_iops")
     assert body["resolution_seconds"] == 3600
     hourly = _series(body["panels"][0], "data_read_iops")
-    assert len(hourly["t"]) == 48 and set(hourly["avg"]) == {3.0} and set(hourly["max"]) == {5.0}
+    assert len(hourly["t"]) == 48 and set(hourly["value"]) == {3.0} and hourly["statistic"] == "avg"
 
 
 def test_ceilings_switch_at_an_inventory_change(owner: Any, cluster_id: str, sessions: Any) -> None:
@@ -276,4 +298,65 @@ def test_the_newest_two_hours_come_from_raw_points_when_rollups_lag(owner: Any, 
     q = _series(body["panels"][0], "data_queue_length")
     assert body["resolution_seconds"] == 300
     assert len(q["t"]) == 24 and q["t"][0] == int((NOW - dt.timedelta(hours=2)).timestamp())
-    assert set(q["avg"]) == {2.0} and set(q["max"]) == {4.0} and set(q["min"]) == {0.0}
+    assert set(q["value"]) == {2.0} and q["statistic"] == "avg"
+
+
+def test_a_minute_at_the_ceiling_survives_the_point_budget(owner: Any, cluster_id: str, sessions: Any) -> None:
+    fleet = Fleet(sessions, owner.org_id, cluster_id)  # gp3 at 3,000 IOPS (its ceiling)
+    start = NOW - dt.timedelta(hours=6)
+    times = _minutes(start, 360)
+    hit = times[217]
+    # ~1,500 IOPS, one minute at 3,000 (gp3's ceiling): the minute the advisor flags must be on the chart.
+    ops = [(t, 60.0 * (3000.0 if t == hit else 1500.0 + 7.0 * (i % 13))) for i, t in enumerate(times)]
+    fleet.write("volume", "ebs.read_ops", "Count", ops)
+    body = _get(owner, cluster_id, start=start.isoformat(), end=NOW.isoformat(), panel="data_iops", points=60)
+    reads = _series(body["panels"][0], "data_read_iops")
+    assert len(reads["t"]) <= 60 < 360
+    assert max(reads["value"]) == 3000.0 and reads["t"][reads["value"].index(3000.0)] == int(hit.timestamp())
+    assert min(reads["value"]) == 1500.0
+    assert reads["step_seconds"] == reads["span_seconds"] == 6 * 3600 // 15  # 60 points: 15 M4 spans of 24 min
+    assert [c["value"] for c in body["panels"][0]["ceilings"]] == [3000.0]  # ceilings are not downsampled
+    # The whole series when the budget holds it; out-of-range budgets are refused, naming the field.
+    assert len(_series(_get(owner, cluster_id, start=start.isoformat(), end=NOW.isoformat(), panel="data_iops",
+                            points=360)["panels"][0], "data_read_iops")["t"]) == 360
+    for bad in (3, 100_000):
+        r = owner.get(f"/api/v1/clusters/{cluster_id}/metrics", params={"points": bad})
+        assert r.status_code == 422 and r.json()["error"]["details"][0]["field"].startswith("points")
+
+
+# Every series a node's panels draw (metrics.service.keys_for): 8 per volume, 6 of the instance, 14 of TiKV.
+VOLUME_METRICS = ("ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes", "ebs.total_read_time",
+                  "ebs.total_write_time", "ebs.queue_length", "ebs.burst_balance")
+INSTANCE_METRICS = ("ec2.ebs_read_ops", "ec2.ebs_write_ops", "ec2.ebs_read_bytes", "ec2.ebs_write_bytes",
+                    "ec2.ebs_io_balance", "ec2.ebs_byte_balance")
+NODE_METRICS = ("tikv.block_cache_hit", "tikv.block_cache_miss", "tikv.pending_compaction_bytes", "tikv.write_stall",
+                "tikv.store_used_bytes", "tikv.store_capacity_bytes", "tikv.store_available_bytes",
+                *(f"tikv.thread_cpu.{p}" for p in ("scheduler", "apply", "raftstore", "store_writer",
+                                                   "unified_read_pool", "grpc", "rocksdb")))
+
+
+def test_a_full_node_view_fits_the_page_budget(owner: Any, cluster_id: str, sessions: Any) -> None:
+    """Issue 16: <= 150 KB of API data per node view. 6 hours of every series a node has (1-minute CloudWatch and
+    Prometheus points, 5-minute EC2 points), noisy values with many digits, at the page's point budget (MAX_CHART_POINTS, frontend/src/features/metrics/api.ts)."""
+    import random
+
+    fleet = Fleet(sessions, owner.org_id, cluster_id, volume_type="gp2", iops=3000, throughput=None,
+                  raft_volume_type="gp2", instance_type="m6i.xlarge")
+    start = NOW - dt.timedelta(hours=6)
+    rng = random.Random(16)
+    minutes = _minutes(start, 360)
+    for kind, names, times in (("volume", VOLUME_METRICS, minutes), ("raft_volume", VOLUME_METRICS, minutes),
+                               ("instance", INSTANCE_METRICS, minutes[::5]), ("tikv_node", NODE_METRICS, minutes)):
+        for name in names:
+            fleet.write(kind, name, "Count", [(t, rng.uniform(1e3, 1e7)) for t in times])
+    whole = owner.get(f"/api/v1/clusters/{cluster_id}/metrics",
+                      params={"start": start.isoformat(), "end": NOW.isoformat(), "points": 2000})
+    page = owner.get(f"/api/v1/clusters/{cluster_id}/metrics",
+                     params={"start": start.isoformat(), "end": NOW.isoformat(), "points": 112})
+    series = [s for p in page.json()["panels"] for s in p["series"]]
+    assert len(series) >= 40 and max(len(s["t"]) for s in series) <= 112
+    assert max(len(s["t"]) for p in whole.json()["panels"] for s in p["series"]) == 360
+    overview = owner.get(f"/api/v1/clusters/{cluster_id}/metrics/overview",
+                         params={"start": start.isoformat(), "end": NOW.isoformat()})
+    assert len(page.content) + len(overview.content) <= 150_000, (len(page.content), len(overview.content))
+    assert len(whole.content) > 150_000  # the budget is the downsampling's doing, not a small fixture's

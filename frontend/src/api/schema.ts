@@ -3546,6 +3546,11 @@ export interface components {
             /** Panels */
             panels: components["schemas"]["PanelRead"][];
             /**
+             * Points
+             * @description The most points any series has in this answer (the `points` asked for).
+             */
+            points: number;
+            /**
              * Resolution Seconds
              * @description 60 (raw points) up to 6 h, 300 up to 8 days, else 3600.
              */
@@ -4202,22 +4207,24 @@ export interface components {
         };
         /** SeriesRead */
         SeriesRead: {
-            /** Avg */
-            avg: (number | null)[];
             /** Id */
             id: string;
             /** Label */
             label: string;
             /**
-             * Max
-             * @description Highest 1-minute value in the bucket; null for a derived series (e.g. read + write) whose peak can't be had from rollups.
+             * Span Seconds
+             * @description The M4 span (seconds) when the series was cut to `points`; null when it is whole.
              */
-            max: (number | null)[];
-            /** Min */
-            min: (number | null)[];
+            span_seconds: number | null;
+            /**
+             * Statistic
+             * @description Which aggregate of each bucket `value` is: the panel's (a raw 1-minute point is one sample; at 5-minute / hourly rollups the longest write stall and the lowest burst balance, else the average; a derived series such as read + write has only the average).
+             * @enum {string}
+             */
+            statistic: "avg" | "max" | "min";
             /**
              * Step Seconds
-             * @description Seconds one point of this series covers: the chart's resolution, or the series' own period when that is longer (AWS/EC2 sends 5-minute points on basic monitoring). A longer distance between two points is a gap.
+             * @description Seconds one point of this series covers: the chart's resolution, the series' own period when that is longer (AWS/EC2 sends 5-minute points on basic monitoring), or the M4 span when the series was cut. A longer distance between two points is a gap.
              */
             step_seconds: number;
             /**
@@ -4227,6 +4234,11 @@ export interface components {
             t: number[];
             /** Unit */
             unit: string;
+            /**
+             * Value
+             * @description The statistic at each `t`, to 6 significant digits. A series longer than `points` is cut with M4: of each equal span of the window its first, lowest, highest and last point, so peaks and dips (a minute at a ceiling) are kept and no mean is drawn that was not stored (docs/metrics-downsampling.md).
+             */
+            value: (number | null)[];
         };
         /**
          * SeriesRef
@@ -6452,6 +6464,8 @@ export interface operations {
                 end?: string | null;
                 /** @description Add each panel's growth projection (days until its ceiling, the path with its band). */
                 projections?: boolean;
+                /** @description The most points per series: ask for your chart's width in points; a longer series is cut with M4 (first, lowest, highest, last of each span), peaks kept. */
+                points?: number;
             };
             header?: never;
             path: {
@@ -12501,6 +12515,7 @@ export const relatedFindingRoleValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const relatedFindingSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["severity"]> = ["critical", "warning", "info"];
 export const relatedFindingStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
 export const sendTestResultStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SendTestResult"]["status"]> = ["sent", "skipped", "failed"];
+export const seriesReadStatisticValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SeriesRead"]["statistic"]> = ["avg", "max", "min"];
 export const seriesRefEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SeriesRef"]["entity_kind"]> = ["volume", "instance", "node"];
 export const sessionReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SessionRead"]["role"]> = ["owner", "admin", "viewer"];
 export const sourceHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SourceHealth"]["status"]> = ["unknown", "ok", "failing"];

@@ -427,6 +427,7 @@ function ledgerPanel(t0: number, values: number[], ceiling: number) {
     end: new Date((t0 + 3 * 3600) * 1000).toISOString(),
     resolution_seconds: 3600,
     resolution_source: 'rollup',
+    points: 300,
     panels: [
       {
         id: 'data_iops',
@@ -438,10 +439,10 @@ function ledgerPanel(t0: number, values: number[], ceiling: number) {
             label: 'Total IOPS (256 KiB units)',
             unit: 'IOPS',
             t: values.map((_, i) => t0 + i * 3600),
-            avg: values,
-            max: values,
-            min: values,
+            statistic: 'avg',
+            value: values,
             step_seconds: 3600,
+            span_seconds: null,
           },
         ],
         ceilings: [

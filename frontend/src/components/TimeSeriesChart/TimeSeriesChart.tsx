@@ -217,6 +217,8 @@ export function TimeSeriesChart({
         width={56}
         domain={[0, yMax]}
         ticks={yTicks}
+        // Five fixed ticks never crowd 280 px; interval 0 spares Recharts measuring each label (a forced layout).
+        interval={0}
         allowDataOverflow={false}
         label={{ value: unit, angle: -90, position: 'insideLeft', fontSize: 12, fill: '#57606a' }}
       />

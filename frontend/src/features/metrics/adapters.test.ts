@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatDuration } from '@/lib/format';
 import { describeForecast, heat, panelChart, toCeilings, toPoints } from './adapters';
-import { windowFor } from './api';
+import { chartPoints, MAX_CHART_POINTS, windowFor } from './api';
 import { nodeMetrics } from './fixtures';
 
 const panels = nodeMetrics().panels;
@@ -23,7 +23,7 @@ describe('toPoints', () => {
   it("draws a 5-minute series on a 1-minute chart at its own step, breaking only at a real gap", () => {
     // AWS/EC2 on basic monitoring: one point every 300 s; 1.5 x 300 s = 450 s, so 600 s apart is a gap.
     const t0 = 1_800_000_000;
-    const ec2 = { ...iops.series[0]!, t: [t0, t0 + 300, t0 + 600, t0 + 1200], avg: [1, 2, 3, 4], step_seconds: 300 };
+    const ec2 = { ...iops.series[0]!, t: [t0, t0 + 300, t0 + 600, t0 + 1200], value: [1, 2, 3, 4], step_seconds: 300 };
     expect(toPoints(ec2, 60)).toEqual([
       { t: t0 * 1000, value: 1 },
       { t: (t0 + 300) * 1000, value: 2 },
@@ -33,8 +33,11 @@ describe('toPoints', () => {
     ]);
   });
 
-  it('draws the requested statistic', () => {
-    expect(toPoints(burst.series[0]!, 300, 'min').map((p) => p.value)).toEqual([49, 47]);
+  it('joins the points of a series cut to the chart width (M4) up to a span apart, and breaks at longer gaps', () => {
+    // 12-minute M4 spans: a span's first, lowest, highest and last points are up to 12 minutes apart.
+    const t0 = 1_800_000_000;
+    const cut = { ...iops.series[0]!, t: [t0, t0 + 700, t0 + 720, t0 + 1440, t0 + 4000], value: [1, 9, 2, 3, 4], step_seconds: 720, span_seconds: 720 };
+    expect(toPoints(cut, 60).map((p) => p.value)).toEqual([1, 9, 2, 3, null, 4]);
   });
 });
 
@@ -72,11 +75,16 @@ describe('panelChart', () => {
     expect(chart.description).toBe('1-minute points');
   });
 
-  it('draws the lowest balance of a 5-minute bucket and says so', () => {
+  it('draws the statistic the server chose (the lowest balance of a 5-minute bucket) and says so', () => {
     const chart = panelChart(burst, 300);
     expect(chart.series[0]!.points.map((p) => p.value)).toEqual([49, 47]);
     expect(chart.description).toBe('5-minute minima');
     expect(panelChart(iops, 3600).description).toBe('hourly averages');
+  });
+
+  it('says when the lines were cut to the chart width with their peaks kept', () => {
+    const cut = { ...iops, series: [{ ...iops.series[0]!, step_seconds: 720, span_seconds: 720 }] };
+    expect(panelChart(cut, 60).description).toBe('1-minute points; peaks kept in each 12 min (M4)');
   });
 });
 
@@ -101,6 +109,16 @@ describe('helpers', () => {
 
   it('bands the heat map at 70% and the advisor’s 90%', () => {
     expect([heat(null), heat(69.9), heat(70), heat(89.9), heat(90)]).toEqual(['none', 'ok', 'warning', 'warning', 'critical']);
+  });
+
+  it("asks for one point per 4 px of a panel's plot, within the page's byte budget", () => {
+    // A phone (358 px of grid): one column, 278 px of plot -> 70 points.
+    expect(chartPoints(358)).toBe(70);
+    // 1,104 px: two 544 px columns, 464 px of plot -> 116 points, over the byte budget's cap.
+    expect(chartPoints(1104)).toBe(MAX_CHART_POINTS);
+    expect(chartPoints(500)).toBe(105); // one column, 420 px of plot
+    expect(chartPoints(1000)).toBe(MAX_CHART_POINTS); // one 1,000 px column: 920 px of plot, capped
+    expect(chartPoints(0)).toBe(16);
   });
 
   it('ends a window at the current minute', () => {

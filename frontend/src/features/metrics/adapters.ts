@@ -15,30 +15,34 @@ export interface ChartModel {
 }
 
 /**
- * Which aggregate a panel draws at 5-minute / hourly resolution: the longest write stall and the lowest
- * balance of a bucket are what an operator looks for; everything else is the bucket average.
- */
-const STATISTIC: Partial<Record<Panel['id'], 'max' | 'min'>> = {
-  write_stall: 'max',
-  burst_balance: 'min',
-};
-
-/**
  * A series' points in epoch ms, with a null after any gap longer than 1.5 of its steps so the line breaks there.
- * A series' step is its own when longer than the chart's (5-minute AWS/EC2 points on a 1-minute chart).
+ * A series' step is its own when longer than the chart's (5-minute AWS/EC2 points on a 1-minute chart), or the
+ * M4 span when the server cut it to the chart's width (the points of a span are then up to a span apart).
  */
-export function toPoints(series: MetricSeries, chartStepSeconds: number, statistic: 'avg' | 'max' | 'min' = 'avg'): TimeSeriesPoint[] {
+export function toPoints(series: MetricSeries, chartStepSeconds: number): TimeSeriesPoint[] {
   const stepSeconds = Math.max(chartStepSeconds, series.step_seconds ?? chartStepSeconds);
-  const values = series[statistic];
-  const fallback = series.avg;
   const points: TimeSeriesPoint[] = [];
   for (let i = 0; i < series.t.length; i++) {
     const t = series.t[i] ?? 0;
     const prev = series.t[i - 1];
     if (prev !== undefined && t - prev > 1.5 * stepSeconds) points.push({ t: (prev + stepSeconds) * 1000, value: null });
-    points.push({ t: t * 1000, value: values[i] ?? fallback[i] ?? null });
+    points.push({ t: t * 1000, value: series.value[i] ?? null });
   }
   return points;
+}
+
+const STATISTIC_WORDS = { avg: 'averages', max: 'maxima', min: 'minima' } as const;
+
+/** What a chart's points are: "1-minute points", "5-minute minima", and when cut to the chart's width, that each
+ * span keeps its first, lowest, highest and last point (M4, the server's downsampling). */
+export function describePoints(panel: Panel, stepSeconds: number): string {
+  const statistic = panel.series[0]?.statistic ?? 'avg';
+  const base =
+    stepSeconds <= 60
+      ? '1-minute points'
+      : `${stepSeconds === 300 ? '5-minute' : 'hourly'} ${STATISTIC_WORDS[statistic]}`;
+  const span = Math.max(0, ...panel.series.map((s) => s.span_seconds ?? 0));
+  return span > 0 ? `${base}; peaks kept in each ${formatDuration(span)} (M4)` : base;
 }
 
 function endOf(segments: MetricCeiling[]): number {
@@ -128,11 +132,10 @@ function projectionBand(p: PanelProjection): ForecastBand {
 
 /** Reshape one API panel into the generic chart's props. */
 export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
-  const statistic = stepSeconds > 60 ? (STATISTIC[panel.id] ?? 'avg') : 'avg';
   const series: TimeSeries[] = panel.series.map((s) => ({
     id: s.id,
     label: s.label,
-    points: toPoints(s, stepSeconds, statistic),
+    points: toPoints(s, stepSeconds),
   }));
   const { lines, history } = toCeilings(panel.ceilings);
   series.push(...history);
@@ -157,10 +160,6 @@ export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
     });
   }
   const first = forecasts[0];
-  const aggregate =
-    stepSeconds <= 60
-      ? '1-minute points'
-      : `${stepSeconds === 300 ? '5-minute' : 'hourly'} ${statistic === 'avg' ? 'averages' : statistic === 'max' ? 'maxima' : 'minima'}`;
   return {
     id: panel.id,
     title: panel.title,
@@ -168,7 +167,7 @@ export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
     series,
     ceilings: lines,
     forecast: first ? forecastBand(first) : projection ? projectionBand(projection) : undefined,
-    description: aggregate,
+    description: describePoints(panel, stepSeconds),
     notes: [...panel.notes, ...forecasts.map(describeForecast), ...(projection ? [describeProjection(projection)] : [])],
   };
 }

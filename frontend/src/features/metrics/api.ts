@@ -40,18 +40,48 @@ export function windowFor(range: RangeId, nowMs: number): Window {
 
 export const metricsKey = (clusterId: string) => ['metrics', clusterId] as const;
 
-export function useNodeMetrics(clusterId: string, nodeId: string | undefined, window: Window, projections = false) {
+/**
+ * The most points a line asks for. Issue 16 gives a node view 150 KB of API data: ~41 lines of (epoch second,
+ * value) at up to ~25 bytes a point, plus the overview's ~17 KB, leave ~130 points a line; 112 keeps a margin
+ * (docs/metrics-downsampling.md).
+ */
+export const MAX_CHART_POINTS = 112;
+/** One point per 4 px of plot: M4 keeps up to 4 points a span, so a span is ~16 px of line. */
+const PX_PER_POINT = 4;
+const MIN_CHART_POINTS = 16; // the API's minimum (metrics.service.MIN_POINTS)
+// The panel grid (metrics.css): columns of at least 34rem, 1rem apart; the chart's y axis (56 px) and margins
+// (8 + 16 px, TimeSeriesChart) take the rest of a panel's width.
+const PANEL_MIN_PX = 34 * 16;
+const GAP_PX = 16;
+const CHART_CHROME_PX = 56 + 8 + 16;
+
+/** The points a line of the panel grid asks for, from the grid's width in CSS pixels. */
+export function chartPoints(gridWidthPx: number): number {
+  const columns = Math.max(1, Math.floor((gridWidthPx + GAP_PX) / (PANEL_MIN_PX + GAP_PX)));
+  const plot = (gridWidthPx - GAP_PX * (columns - 1)) / columns - CHART_CHROME_PX;
+  return Math.max(MIN_CHART_POINTS, Math.min(MAX_CHART_POINTS, Math.round(plot / PX_PER_POINT)));
+}
+
+/** A node's panels; `points` (chartPoints) is needed first, so the query waits for the page to be measured. */
+export function useNodeMetrics(
+  clusterId: string,
+  nodeId: string | undefined,
+  window: Window,
+  projections: boolean,
+  points: number | undefined,
+) {
   return useQuery({
-    queryKey: [...metricsKey(clusterId), 'node', nodeId ?? 'first', window, projections],
+    queryKey: [...metricsKey(clusterId), 'node', nodeId ?? 'first', window, projections, points],
     queryFn: () =>
       unwrap(
         api.GET('/api/v1/clusters/{cluster_id}/metrics', {
           params: {
             path: { cluster_id: clusterId },
-            query: { node_id: nodeId, start: window.start, end: window.end, projections },
+            query: { node_id: nodeId, start: window.start, end: window.end, projections, points },
           },
         }),
       ),
+    enabled: points !== undefined,
     placeholderData: keepPreviousData,
   });
 }

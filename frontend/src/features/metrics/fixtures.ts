@@ -23,13 +23,14 @@ export function nodeMetrics(overrides: Partial<NodeMetrics> = {}): NodeMetrics {
     end: END,
     resolution_seconds: 60,
     resolution_source: 'raw',
+    points: 128,
     panels: [
       {
         id: 'data_iops',
         title: 'Data volume IOPS (vol-0aaaa, gp3 500 GiB)',
         unit: 'IOPS',
         series: [
-          { id: 'data_read_iops', label: 'Read IOPS', unit: 'IOPS', t: [T0, T0 + 60, T0 + 300], avg: [2700, 2800, 3000], max: [2700, 2800, 3000], min: [2700, 2800, 3000], step_seconds: 60 },
+          { id: 'data_read_iops', label: 'Read IOPS', unit: 'IOPS', t: [T0, T0 + 60, T0 + 300], statistic: 'avg', value: [2700, 2800, 3000], step_seconds: 60, span_seconds: null },
         ],
         ceilings: [
           { id: 'data_max_iops', label: 'gp2 burst IOPS', value: 3000, unit: 'IOPS', source: 'gp2 500 GiB: domain.md §1.3', valid_from: START, valid_to: SWITCH },
@@ -42,7 +43,7 @@ export function nodeMetrics(overrides: Partial<NodeMetrics> = {}): NodeMetrics {
         id: 'burst_balance',
         title: 'Burst balances',
         unit: '%',
-        series: [{ id: 'data_burst_balance', label: 'Data volume BurstBalance', unit: '%', t: [T0, T0 + 60], avg: [50, 48], max: [51, 49], min: [49, 47], step_seconds: 60 }],
+        series: [{ id: 'data_burst_balance', label: 'Data volume BurstBalance', unit: '%', t: [T0, T0 + 60], statistic: 'min', value: [49, 47], step_seconds: 60, span_seconds: null }],
         ceilings: [],
         forecasts: [
           {

@@ -1,10 +1,10 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
 import { panelChart } from '../adapters';
-import { RANGES, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
+import { chartPoints, RANGES, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
 import { OverviewTable } from './OverviewTable';
 import '../metrics.css';
 
@@ -23,6 +23,31 @@ const RESOLUTION_TEXT: Record<number, string> = {
   3600: 'hourly rollups',
 };
 
+/** The panels drawn in the first paint; the rest follow PANELS_PER_FRAME at a time, a paint between each step,
+ * so the first chart need not wait for all 14 (one render of them all held the main thread for seconds). */
+const FIRST_PANELS = 1;
+const PANELS_PER_FRAME = 2;
+
+/** How many of `total` panels to draw now: FIRST_PANELS, then more after each paint until all are drawn. */
+function useProgressivePanels(total: number, key: unknown): number {
+  const [shown, setShown] = useState<{ key: unknown; count: number }>({ key, count: FIRST_PANELS });
+  if (shown.key !== key) setShown({ key, count: FIRST_PANELS }); // new data: start again from the first panel
+  const count = shown.key === key ? shown.count : FIRST_PANELS;
+  useEffect(() => {
+    if (count >= total) return;
+    // requestAnimationFrame runs before the next paint; the timeout after it, once that paint is on screen.
+    let timer = 0;
+    const frame = requestAnimationFrame(() => {
+      timer = window.setTimeout(() => setShown((s) => (s.key === key ? { key, count: s.count + PANELS_PER_FRAME } : s)), 0);
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      window.clearTimeout(timer);
+    };
+  }, [key, count, total]);
+  return Math.min(total, count);
+}
+
 /** The Metrics tab: node and range pickers, the per-node heat map, and the node's charts with their ceilings. */
 export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now }: MetricsViewProps) {
   // eslint-disable-next-line react-hooks/exhaustive-deps -- a new window only when the range changes
@@ -30,13 +55,18 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
   const overview = useMetricsOverview(clusterId, window);
   // Growth projections run months ahead: drawn on request, so the window's own detail stays readable.
   const [projections, setProjections] = useState(false);
-  const metrics = useNodeMetrics(clusterId, nodeId, window, projections);
+  // The server cuts each line to the charts' width (M4, peaks kept): measured once, before the first request.
+  const root = useRef<HTMLDivElement>(null);
+  const [points, setPoints] = useState<number>();
+  useLayoutEffect(() => setPoints(chartPoints(root.current?.clientWidth ?? 0)), []);
+  const metrics = useNodeMetrics(clusterId, nodeId, window, projections, points);
+  const panelsDrawn = useProgressivePanels(metrics.data?.panels.length ?? 0, metrics.data);
   const nodes = overview.data?.nodes.map((n) => n.node) ?? (metrics.data?.node ? [metrics.data.node] : []);
   // The chosen node shows at once (the previous node's charts stay while the new ones load).
   const currentNode = nodeId ?? metrics.data?.node?.id;
 
   return (
-    <div className="metrics">
+    <div className="metrics" ref={root}>
       <div className="toolbar metrics__toolbar">
         <label className="field metrics__node">
           <span className="field__label">Node</span>
@@ -124,7 +154,7 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
             {RESOLUTION_TEXT[metrics.data.resolution_seconds] ?? `${metrics.data.resolution_seconds}-second steps`}
           </p>
           <div className="metrics__grid">
-            {metrics.data.panels.map((panel) => {
+            {metrics.data.panels.slice(0, panelsDrawn).map((panel) => {
               const chart = panelChart(panel, metrics.data.resolution_seconds);
               return (
                 <div key={chart.id} className="metrics__panel">
