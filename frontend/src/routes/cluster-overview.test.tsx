@@ -89,8 +89,11 @@ describe('cluster overview', () => {
     const nodes = await screen.findByRole('table', { name: 'TiKV nodes' });
     expect(within(nodes).getByText('Not mapped to an EC2 instance')).toBeInTheDocument();
     expect(within(nodes).getByText('None known')).toBeInTheDocument();
-    // one findings list call with sort=impact, no detail requests, no snapshot download
-    expect(requests.filter((r) => r.includes('sort=impact'))).toHaveLength(1);
+    // one findings list call (sort=impact) serves both the counts and the top findings; no detail requests, no
+    // snapshot download
+    expect(requests.filter((r) => r.startsWith(`/api/v1/clusters/${CLUSTER_ID}/findings`))).toEqual([
+      `/api/v1/clusters/${CLUSTER_ID}/findings?status=open&status=acknowledged&sort=impact`,
+    ]);
     expect(requests.some((r) => r.includes('/findings/') || r.includes('/snapshot'))).toBe(false);
     server.events.removeAllListeners();
   });
