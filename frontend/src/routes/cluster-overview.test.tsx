@@ -128,6 +128,26 @@ describe('cluster overview', () => {
     expect(within(badges).queryByText(/other-prometheus/)).not.toBeInTheDocument();
   });
 
+  it('fetches the source lists on the overview only: the other tabs do not show the badges', async () => {
+    const requests: string[] = [];
+    server.events.on('request:start', ({ request }) => {
+      requests.push(new URL(request.url).pathname);
+    });
+    server.use(...clusterHandlers());
+    const { user } = renderRoutes(routes, `/clusters/${CLUSTER_ID}/findings`);
+    expect(await screen.findByText('2 findings')).toBeInTheDocument();
+    expect(screen.queryByRole('list', { name: 'Source health' })).not.toBeInTheDocument();
+    expect(requests.filter((r) => r.startsWith('/api/v1/sources/'))).toEqual([]);
+
+    await user.click(within(screen.getByRole('navigation', { name: 'Cluster sections' })).getByRole('link', { name: 'Overview' }));
+    expect(await screen.findByRole('list', { name: 'Source health' })).toBeInTheDocument();
+    expect(requests.filter((r) => r.startsWith('/api/v1/sources/')).sort()).toEqual([
+      '/api/v1/sources/aws',
+      '/api/v1/sources/prometheus',
+    ]);
+    server.events.removeAllListeners();
+  });
+
   it('queues the advisor for an admin', async () => {
     let advised = 0;
     server.use(...clusterHandlers());
