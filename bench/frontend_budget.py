@@ -19,6 +19,8 @@ import gzip
 import json
 import os
 import re
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -195,6 +197,20 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("headroom up did not answer /healthz within 180 s")
 
 
+def stop_server(proc: subprocess.Popen[bytes], data_dir: Path) -> None:
+    """Stop the server and the embedded PostgreSQL it started (which outlives it), then remove its data."""
+    proc.terminate()
+    proc.wait(timeout=60)
+    pid_file = data_dir / "postgres" / "pgserver" / "postmaster.pid"
+    if pid_file.is_file():
+        postmaster = int(pid_file.read_text().split()[0])
+        os.kill(postmaster, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+
 def sample_url(path: str) -> str:
     return re.sub(r":\w+", "1", path)
 
@@ -238,8 +254,7 @@ def main() -> None:
         compressed = wire_bytes(url, per_route, "gzip, deflate, br")
     finally:
         if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=60)
+            stop_server(proc, data_dir)
 
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
