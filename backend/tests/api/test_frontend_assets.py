@@ -130,11 +130,18 @@ def test_the_real_build_ships_gzip_and_brotli_beside_each_script(app_ctx: Any) -
     with TestClient(create_app(app_ctx, frontend_dist=built)) as web:
         for script in scripts:
             original = (built / script).read_bytes()
-            assert (built / f"{script}.br").is_file(), script
+            gz, br = built / f"{script}.gz", built / f"{script}.br"
+            if len(original) >= 1000:
+                assert gz.is_file() and br.is_file(), script
             response, raw = _get_raw(web, f"/{script}", "gzip")
-            assert response.headers["content-encoding"] == "gzip", script
             assert response.headers["cache-control"] == IMMUTABLE, script
-            assert gzip.decompress(raw) == original, script
-            brotli, raw = _get_raw(web, f"/{script}", "gzip, br")
-            assert brotli.headers["content-encoding"] == "br", script
-            assert raw == (built / f"{script}.br").read_bytes(), script
+            if gz.is_file():
+                assert response.headers["content-encoding"] == "gzip", script
+                assert gzip.decompress(raw) == original, script
+            else:  # a chunk of a few bytes, which gzip's header would make larger
+                assert "content-encoding" not in response.headers, script
+                assert raw == original, script
+            if br.is_file():
+                brotli, raw = _get_raw(web, f"/{script}", "gzip, br")
+                assert brotli.headers["content-encoding"] == "br", script
+                assert raw == br.read_bytes(), script
