@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the benchmarks on throw-away services and record their results (bench/results/*.json, bench/README.md).
 #   bench/run.sh               all benchmarks
-#   bench/run.sh timeseries    one of: timeseries, forecast, cloudwatch, advisor, whatif
+#   bench/run.sh timeseries    one of: timeseries, forecast, cloudwatch, advisor, whatif, frontend
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -27,4 +27,8 @@ if { [ "$which" = all ] || [ "$which" = advisor ]; } && [ -f bench/advisor_bench
 fi
 if [ "$which" = all ] || [ "$which" = whatif ]; then
   uv run --locked python bench/whatif_bench.py
+fi
+if [ "$which" = all ] || [ "$which" = frontend ]; then
+  # Builds the front end and starts its own `headroom up` (embedded PostgreSQL), stopped at the end.
+  uv run --locked python bench/frontend_budget.py
 fi

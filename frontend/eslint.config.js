@@ -26,6 +26,28 @@ export default tseslint.config(
   },
   ...boundaryConfigs(srcDir),
   {
+    // Recharts (~110 KB gz) is a chunk of its own, fetched when the first chart is drawn, so no page's first load
+    // carries it (150 KB gz per route, bench/frontend_budget.py). Only the chart module imports it, and only its
+    // lazy wrapper (components/TimeSeriesChart/index.ts) imports that module.
+    files: ['src/**/*.{ts,tsx}'],
+    ignores: ['src/components/TimeSeriesChart/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'recharts', message: 'Draw charts with @/components/TimeSeriesChart (loaded lazily), or lazy-load a new chart component with React.lazy.' }],
+          patterns: [
+            {
+              group: ['**/TimeSeriesChart/TimeSeriesChart'],
+              allowTypeImports: true,
+              message: 'Import the chart from @/components/TimeSeriesChart: that one loads Recharts lazily.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['vite.config.ts', 'eslint.config.js', 'eslint-rules/**/*.{js,ts}'],
     languageOptions: { globals: globals.node },
   },

@@ -1,14 +1,50 @@
 /// <reference types="vitest/config" />
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, URL } from 'node:url';
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
+
+// Text files worth compressing; fonts and images come compressed already.
+const COMPRESSIBLE = /\.(js|css|html|svg|json|txt)$/;
+
+/** Writes a .gz and a .br beside each text file of the build, once, at build time: the backend serves them to
+ * browsers that accept them (headroom.api.app._mount_frontend), and nginx's gzip_static serves the .gz. */
+function precompress(): Plugin {
+  let outDir = 'dist';
+  return {
+    name: 'headroom-precompress',
+    apply: 'build',
+    configResolved(config) {
+      outDir = resolve(config.root, config.build.outDir);
+    },
+    closeBundle() {
+      const walk = (dir: string): string[] =>
+        readdirSync(dir).flatMap((name) => {
+          const path = join(dir, name);
+          if (name.startsWith('.')) return []; // .vite/manifest.json is for the build tools, never served
+          return statSync(path).isDirectory() ? walk(path) : [path];
+        });
+      for (const file of walk(outDir).filter((path) => COMPRESSIBLE.test(path))) {
+        const bytes = readFileSync(file);
+        const variants: [string, Buffer][] = [
+          ['gz', gzipSync(bytes, { level: 9 })],
+          ['br', brotliCompressSync(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } })],
+        ];
+        // A file too small to gain (a tiny icon) stays as it is.
+        for (const [suffix, packed] of variants) if (packed.length < bytes.length) writeFileSync(`${file}.${suffix}`, packed);
+      }
+    },
+  };
+}
 
 // The backend serves frontend/dist at / on the same origin as the API; in development
 // the Vite server stands in for it and forwards /api to the backend.
 const apiTarget = process.env.HEADROOM_API_URL ?? 'http://127.0.0.1:8000';
 
 export default defineConfig({
-  plugins: [react()],
+  plugins: [react(), precompress()],
   resolve: {
     alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) },
   },
@@ -22,6 +58,8 @@ export default defineConfig({
     // No source maps in the build: served, they would publish the whole front-end source (the dev server
     // still gives them to the browser's tools).
     sourcemap: false,
+    // .vite/manifest.json: which chunks each page loads first, read by bench/frontend_budget.py.
+    manifest: true,
   },
   test: {
     css: false,

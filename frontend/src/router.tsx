@@ -1,58 +1,51 @@
 import { createBrowserRouter, Navigate, type RouteObject } from 'react-router';
-import AcceptInvitationPage from '@/routes/accept-invitation';
+import { LoadingState } from '@/components/LoadingState';
+import { lazyPage } from '@/lib/lazyPage';
 import AppLayout from '@/routes/app-layout';
 import AuthLayout from '@/routes/auth-layout';
-import ClusterConfigPage from '@/routes/cluster-config';
-import ClusterFindingPage from '@/routes/cluster-finding';
-import ClusterFindingsPage from '@/routes/cluster-findings';
 import ClusterLayout from '@/routes/cluster-layout';
-import ClusterMetricsPage from '@/routes/cluster-metrics';
-import ClusterOverviewPage from '@/routes/cluster-overview';
-import ClusterPatchPage from '@/routes/cluster-patch';
-import ClusterPatchesPage from '@/routes/cluster-patches';
-import ClusterWhatIfPage from '@/routes/cluster-what-if';
-import ClustersPage from '@/routes/clusters';
-import LoginPage from '@/routes/login';
-import NotFoundPage from '@/routes/not-found';
 import { settingsRoute } from '@/routes/settings-routes';
-import SignupPage from '@/routes/signup';
-import SignupConfirmPage from '@/routes/signup-confirm';
-import UnsubscribePage from '@/routes/unsubscribe';
+
+// The layouts are in the first load; each page is its own chunk (lazyPage). Until the first page's chunk has
+// arrived the router shows the hydrate fallback.
+const loading = <LoadingState label="Loading Headroom…" fullPage />;
 
 export const routes: RouteObject[] = [
   {
     element: <AuthLayout />,
+    hydrateFallbackElement: loading,
     children: [
-      { path: '/login', element: <LoginPage /> },
-      { path: '/signup', element: <SignupPage /> },
-      { path: '/signup/confirm', element: <SignupConfirmPage /> },
-      { path: '/unsubscribe', element: <UnsubscribePage /> },
-      { path: '/accept-invitation', element: <AcceptInvitationPage /> },
+      { path: '/login', lazy: lazyPage(() => import('@/routes/login')) },
+      { path: '/signup', lazy: lazyPage(() => import('@/routes/signup')) },
+      { path: '/signup/confirm', lazy: lazyPage(() => import('@/routes/signup-confirm')) },
+      { path: '/unsubscribe', lazy: lazyPage(() => import('@/routes/unsubscribe')) },
+      { path: '/accept-invitation', lazy: lazyPage(() => import('@/routes/accept-invitation')) },
     ],
   },
   {
     element: <AppLayout />,
+    hydrateFallbackElement: loading,
     children: [
       { path: '/', element: <Navigate to="/clusters" replace /> },
-      { path: '/clusters', element: <ClustersPage /> },
+      { path: '/clusters', lazy: lazyPage(() => import('@/routes/clusters')) },
       {
         path: '/clusters/:clusterId',
         element: <ClusterLayout />,
         children: [
-          { index: true, element: <ClusterOverviewPage /> },
-          { path: 'findings', element: <ClusterFindingsPage /> },
-          { path: 'findings/:findingId', element: <ClusterFindingPage /> },
-          { path: 'metrics', element: <ClusterMetricsPage /> },
-          { path: 'config', element: <ClusterConfigPage /> },
-          { path: 'patches', element: <ClusterPatchesPage /> },
-          { path: 'patches/:patchId', element: <ClusterPatchPage /> },
-          { path: 'what-if', element: <ClusterWhatIfPage /> },
+          { index: true, lazy: lazyPage(() => import('@/routes/cluster-overview')) },
+          { path: 'findings', lazy: lazyPage(() => import('@/routes/cluster-findings')) },
+          { path: 'findings/:findingId', lazy: lazyPage(() => import('@/routes/cluster-finding')) },
+          { path: 'metrics', lazy: lazyPage(() => import('@/routes/cluster-metrics')) },
+          { path: 'config', lazy: lazyPage(() => import('@/routes/cluster-config')) },
+          { path: 'patches', lazy: lazyPage(() => import('@/routes/cluster-patches')) },
+          { path: 'patches/:patchId', lazy: lazyPage(() => import('@/routes/cluster-patch')) },
+          { path: 'what-if', lazy: lazyPage(() => import('@/routes/cluster-what-if')) },
         ],
       },
       settingsRoute,
     ],
   },
-  { path: '*', element: <NotFoundPage /> },
+  { path: '*', hydrateFallbackElement: loading, lazy: lazyPage(() => import('@/routes/not-found')) },
 ];
 
 export function createRouter() {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from pathlib import Path
 from typing import Any
 
@@ -225,18 +226,70 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     return app
 
 
+# The build writes a .br and a .gz beside each text file (frontend/vite.config.ts, precompress); the best one the
+# browser accepts is sent, so nothing is compressed per request and API responses (JSON, patch zips) are untouched.
+_PRECOMPRESSED = (("br", ".br"), ("gzip", ".gz"))
+# Vite names the files under assets/ by a hash of their content: a new build makes new names, so a browser may keep
+# them for a year without asking again (RFC 8246 immutable). Everything else (index.html, which names the current
+# hashes, and the unhashed icons) is revalidated on each use.
+_HASHED_CACHE = "public, max-age=31536000, immutable"
+_REVALIDATE_CACHE = "no-cache"
+
+
+def accepted_encodings(header: str) -> set[str]:
+    """The content codings an Accept-Encoding header accepts (q > 0; `*` stands for any not listed)."""
+    weights: dict[str, float] = {}
+    for part in header.split(","):
+        name, *params = (piece.strip() for piece in part.split(";"))
+        if not name:
+            continue
+        weight = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        weights[name.lower()] = weight
+    accepted = {name for name, weight in weights.items() if weight > 0}
+    if "*" in accepted:
+        accepted |= {coding for coding, _ in _PRECOMPRESSED if coding not in weights}
+    return accepted
+
+
+def _static_file(file: Path, accept_encoding: str, cache_control: str) -> FileResponse:
+    headers = {"Cache-Control": cache_control}
+    variants = [(coding, file.with_name(file.name + suffix)) for coding, suffix in _PRECOMPRESSED]
+    variants = [(coding, variant) for coding, variant in variants if variant.is_file()]
+    if not variants:
+        return FileResponse(file, headers=headers)
+    headers["Vary"] = "Accept-Encoding"
+    accepted = accepted_encodings(accept_encoding)
+    for coding, variant in variants:
+        if coding in accepted:
+            # The original's type (as FileResponse would guess it), not application/gzip.
+            media_type = mimetypes.guess_type(file.name)[0] or "text/plain"
+            return FileResponse(variant, media_type=media_type, headers=headers | {"Content-Encoding": coding})
+    return FileResponse(file, headers=headers)
+
+
 def _mount_frontend(app: FastAPI, dist: Path) -> None:
     root = dist.resolve()
     index = root / "index.html"
 
     @app.get("/{path:path}", include_in_schema=False)
-    def spa(path: str) -> Any:
+    def spa(path: str, request: Request) -> Any:
         if path.startswith("api/"):
             return _error(404, "not_found", "Not Found")
         if path.endswith(".map"):
             # Source maps are not served: they would publish the front end's full source.
             return _error(404, "not_found", "Not Found")
+        accept_encoding = request.headers.get("accept-encoding", "")
         candidate = (root / path).resolve()
-        if path and candidate.is_file() and candidate.is_relative_to(root):
-            return FileResponse(candidate)
-        return FileResponse(index, headers={"Cache-Control": "no-cache"})
+        # Dot folders (the build's .vite/manifest.json) are for the build tools, not the browser.
+        hidden = any(part.startswith(".") for part in Path(path).parts)
+        if path and not hidden and candidate.is_file() and candidate.is_relative_to(root):
+            hashed = candidate.parent == root / "assets"
+            return _static_file(candidate, accept_encoding, _HASHED_CACHE if hashed else _REVALIDATE_CACHE)
+        return _static_file(index, accept_encoding, _REVALIDATE_CACHE)

@@ -1,4 +1,4 @@
-import { NavLink, Outlet, useOutletContext, useParams } from 'react-router';
+import { NavLink, Outlet, useMatch, useOutletContext, useParams } from 'react-router';
 import { ApiError } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
@@ -31,6 +31,8 @@ export default function ClusterLayout() {
   const { clusterId = '' } = useParams();
   const cluster = useCluster(clusterId);
   const session = useSession();
+  // The source badges need both source lists: only the overview shows (and so fetches) them.
+  const onOverview = useMatch('/clusters/:clusterId') !== null;
   usePageTitle(cluster.data?.name ?? 'Cluster');
 
   if (cluster.isPending) return <LoadingState label="Loading the cluster…" />;
@@ -49,7 +51,7 @@ export default function ClusterLayout() {
   const base = `/clusters/${cluster.data.id}`;
   return (
     <div className="cluster">
-      <ClusterHeader cluster={cluster.data} />
+      <ClusterHeader cluster={cluster.data} showSources={onOverview} />
       <nav aria-label="Cluster sections" className="tabs">
         {TABS.map((tab) => (
           <NavLink

@@ -90,8 +90,11 @@ describe('cluster overview', () => {
     const nodes = await screen.findByRole('table', { name: 'TiKV nodes' });
     expect(within(nodes).getByText('Not mapped to an EC2 instance')).toBeInTheDocument();
     expect(within(nodes).getByText('None known')).toBeInTheDocument();
-    // one findings list call with sort=impact, no detail requests, no snapshot download
-    expect(requests.filter((r) => r.includes('sort=impact'))).toHaveLength(1);
+    // one findings list call (sort=impact) serves both the counts and the top findings; no detail requests, no
+    // snapshot download
+    expect(requests.filter((r) => r.startsWith(`/api/v1/clusters/${CLUSTER_ID}/findings`))).toEqual([
+      `/api/v1/clusters/${CLUSTER_ID}/findings?status=open&status=acknowledged&sort=impact`,
+    ]);
     expect(requests.some((r) => r.includes('/findings/') || r.includes('/snapshot'))).toBe(false);
     server.events.removeAllListeners();
   });
@@ -124,6 +127,26 @@ describe('cluster overview', () => {
     expect(failing).toHaveAttribute('title', `Last error: ${HEALTH_FAILING.last_error}`);
     expect(within(badges).getByText('AWS: prod-account — healthy')).toBeInTheDocument();
     expect(within(badges).queryByText(/other-prometheus/)).not.toBeInTheDocument();
+  });
+
+  it('fetches the source lists on the overview only: the other tabs do not show the badges', async () => {
+    const requests: string[] = [];
+    server.events.on('request:start', ({ request }) => {
+      requests.push(new URL(request.url).pathname);
+    });
+    server.use(...clusterHandlers());
+    const { user } = renderRoutes(routes, `/clusters/${CLUSTER_ID}/findings`);
+    expect(await screen.findByText('2 findings')).toBeInTheDocument();
+    expect(screen.queryByRole('list', { name: 'Source health' })).not.toBeInTheDocument();
+    expect(requests.filter((r) => r.startsWith('/api/v1/sources/'))).toEqual([]);
+
+    await user.click(within(screen.getByRole('navigation', { name: 'Cluster sections' })).getByRole('link', { name: 'Overview' }));
+    expect(await screen.findByRole('list', { name: 'Source health' })).toBeInTheDocument();
+    expect(requests.filter((r) => r.startsWith('/api/v1/sources/')).sort()).toEqual([
+      '/api/v1/sources/aws',
+      '/api/v1/sources/prometheus',
+    ]);
+    server.events.removeAllListeners();
   });
 
   it('queues the advisor for an admin', async () => {

@@ -1,7 +1,11 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { server } from './server';
+
+// Pages are lazy route chunks (src/lib/lazyPage.ts): a test's first render of a page waits for its module to be
+// transformed and imported, which on 2 shared cores under a full run can pass findBy*'s 1 s default.
+configure({ asyncUtilTimeout: 5_000 });
 
 // Every request in a unit test goes through MSW at the network boundary; an unhandled one fails the test.
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));

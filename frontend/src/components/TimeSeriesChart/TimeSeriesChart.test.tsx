@@ -1,7 +1,9 @@
 import { render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { formatValue } from '@/lib/format';
-import { niceAxisMax, TimeSeriesChart, toRows, type Ceiling, type ForecastBand, type TimeSeries } from '.';
+import { niceAxisMax } from './format';
+// The chart itself, not the lazily loaded wrapper that index.ts exports (it renders at once, for getBy* queries).
+import { TimeSeriesChart, toRows, type Ceiling, type ForecastBand, type TimeSeries } from './TimeSeriesChart';
 
 const T0 = Date.UTC(2026, 10, 1, 0, 0);
 const MIN = 60_000;

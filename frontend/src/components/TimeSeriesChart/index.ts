@@ -1,3 +1,4 @@
-export { TimeSeriesChart, toRows } from './TimeSeriesChart';
+// TimeSeriesChart is the lazily loaded one (Recharts in its own chunk); the types cost nothing at run time.
+export { TimeSeriesChart } from './LazyTimeSeriesChart';
 export type { Ceiling, ForecastBand, ForecastBandPoint, TimeSeries, TimeSeriesChartProps, TimeSeriesPoint } from './TimeSeriesChart';
 export { formatTick, formatTime, niceAxisMax } from './format';

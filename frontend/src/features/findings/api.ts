@@ -53,6 +53,14 @@ export function useFindings(clusterId: string, filters: FindingFilters = NO_FILT
   });
 }
 
+/** Open or acknowledged findings, most impactful first: one query (one request) shared by the overview's severity
+ * counts and its top findings (the counts do not depend on the order). */
+export const ACTIVE_FINDINGS: FindingFilters = { status: ['open', 'acknowledged'], severity: [], rule: [] };
+
+export function useActiveFindings(clusterId: string) {
+  return useFindings(clusterId, ACTIVE_FINDINGS, 'impact');
+}
+
 const findingKey = (findingId: string) => ['finding', findingId] as const;
 
 function fetchFinding(findingId: string) {

@@ -22,10 +22,29 @@ function badgeTitle(badge: SourceBadge): string {
   return 'No collection has finished yet.';
 }
 
-/** The cluster's name, TiKV version and how healthy the sources feeding it are. */
-export function ClusterHeader({ cluster }: { cluster: ClusterDetail }) {
-  const isDemo = cluster.is_demo;
-  const badges = useSourceBadges(cluster.id, isDemo);
+/** How healthy the sources feeding the cluster are. Mounted only where it is shown: it fetches both source lists. */
+function SourceHealthList({ cluster }: { cluster: ClusterDetail }) {
+  const badges = useSourceBadges(cluster.id, cluster.is_demo);
+  return (
+    <ul className="source-badges" aria-label="Source health">
+      {badges.isPending && <li className="muted">Checking sources…</li>}
+      {badges.isError && <li className="badge badge--failing">Sources: {errorMessage(badges.error)}</li>}
+      {badges.data?.length === 0 && (
+        <li className="badge badge--unknown" title="Connect AWS and Prometheus under Settings.">
+          No sources connected
+        </li>
+      )}
+      {badges.data?.map((badge) => (
+        <li key={badge.key} className={`badge badge--${badge.status}`} title={badgeTitle(badge)}>
+          {badge.kind}: {badge.name} — {STATUS_LABEL[badge.status]}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The cluster's name, TiKV version and (with `showSources`, on the overview) how healthy its sources are. */
+export function ClusterHeader({ cluster, showSources = false }: { cluster: ClusterDetail; showSources?: boolean }) {
   return (
     <div className="cluster-header">
       <div>
@@ -34,20 +53,7 @@ export function ClusterHeader({ cluster }: { cluster: ClusterDetail }) {
           TiKV {cluster.tikv_version} · deployed with {DEPLOYMENT_LABEL[cluster.deployment_kind]}
         </p>
       </div>
-      <ul className="source-badges" aria-label="Source health">
-        {badges.isPending && <li className="muted">Checking sources…</li>}
-        {badges.isError && <li className="badge badge--failing">Sources: {errorMessage(badges.error)}</li>}
-        {badges.data?.length === 0 && (
-          <li className="badge badge--unknown" title="Connect AWS and Prometheus under Settings.">
-            No sources connected
-          </li>
-        )}
-        {badges.data?.map((badge) => (
-          <li key={badge.key} className={`badge badge--${badge.status}`} title={badgeTitle(badge)}>
-            {badge.kind}: {badge.name} — {STATUS_LABEL[badge.status]}
-          </li>
-        ))}
-      </ul>
+      {showSources && <SourceHealthList cluster={cluster} />}
     </div>
   );
 }

@@ -1,13 +1,11 @@
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { SEVERITIES, useFindings } from '../api';
+import { SEVERITIES, useActiveFindings } from '../api';
 import { SEVERITY_LABEL } from './labels';
-
-const ACTIVE = { status: ['open' as const, 'acknowledged' as const], severity: [], rule: [] };
 
 /** How many open or acknowledged findings the cluster has, by severity. */
 export function SeverityCountsPanel({ clusterId }: { clusterId: string }) {
-  const findings = useFindings(clusterId, ACTIVE);
+  const findings = useActiveFindings(clusterId);
   if (findings.isPending) return <LoadingState label="Counting findings…" />;
   if (findings.isError) {
     return <QueryError title="Could not load findings" query={findings} />;

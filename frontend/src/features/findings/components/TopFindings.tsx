@@ -3,15 +3,13 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { peakUse } from '@/lib/format';
-import { useFindings, type FindingFilters } from '../api';
+import { useActiveFindings } from '../api';
 import { findingPath } from './labels';
 import { SeverityBadge } from './SeverityBadge';
 
-const ACTIVE: FindingFilters = { status: ['open', 'acknowledged'], severity: [], rule: [] };
-
 /** The open findings whose fixes win back the most headroom (the API's sort=impact; ties: most severe first). */
 export function TopFindings({ clusterId, limit = 5 }: { clusterId: string; limit?: number }) {
-  const findings = useFindings(clusterId, ACTIVE, 'impact');
+  const findings = useActiveFindings(clusterId);
 
   if (findings.isPending) return <LoadingState label="Loading findings…" />;
   if (findings.isError) {

@@ -1,0 +1,107 @@
+import { writeFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from '@playwright/test';
+import { expect, test } from '../fixtures';
+
+// Issue 16's request budget: one page load fetches no API URL (path and query) twice. Each page is opened cold
+// in a fresh browser context (the login's cookies, an empty cache), so the JavaScript bytes recorded are a first
+// load's; the requests and bytes are attached to the test as JSON.
+
+const DEMO_CLUSTER = 'demo-prod (demo)';
+
+interface PageLoad {
+  page: string;
+  url: string;
+  /** Each API request in order, as "METHOD /path?query". */
+  apiRequests: string[];
+  /** URLs (path and query) requested more than once. */
+  duplicateUrls: string[];
+  /** Endpoints (path without the query) requested more than once, e.g. one list with two orders. */
+  duplicateEndpoints: string[];
+  jsFiles: { url: string; transferredBytes: number; encoding: string | null }[];
+  jsTransferredBytes: number;
+}
+
+function repeated(keys: string[]): string[] {
+  const counts = new Map<string, number>();
+  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  return [...counts].filter(([, n]) => n > 1).map(([key, n]) => `${key} (${n}x)`);
+}
+
+async function loadCold(browser: Browser, storageState: Awaited<ReturnType<BrowserContext['storageState']>>,
+  baseURL: string, name: string, path: string, ready: (page: Page) => Promise<void>): Promise<PageLoad> {
+  const context = await browser.newContext({ storageState, baseURL });
+  const page = await context.newPage();
+  const apiRequests: string[] = [];
+  const scripts: Promise<PageLoad['jsFiles'][number]>[] = [];
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.pathname.startsWith('/api/')) {
+      apiRequests.push(`${request.method()} ${url.pathname}${url.search}`);
+    }
+  });
+  page.on('requestfinished', (request) => {
+    if (request.resourceType() !== 'script') return;
+    scripts.push((async () => {
+      const [sizes, response] = await Promise.all([request.sizes(), request.response()]);
+      const encoding = (await response?.allHeaders())?.['content-encoding'] ?? null;
+      return { url: new URL(request.url()).pathname, transferredBytes: sizes.responseBodySize, encoding };
+    })());
+  });
+  await page.goto(path);
+  await ready(page);
+  await page.waitForLoadState('networkidle');
+  const jsFiles = await Promise.all(scripts);
+  await context.close();
+  return {
+    page: name,
+    url: path,
+    apiRequests,
+    duplicateUrls: repeated(apiRequests),
+    duplicateEndpoints: repeated(apiRequests.map((key) => key.split('?')[0] ?? key)),
+    jsFiles,
+    jsTransferredBytes: jsFiles.reduce((sum, file) => sum + file.transferredBytes, 0),
+  };
+}
+
+test('each page of the demo cluster fetches every API URL once, and the source lists only where it shows them', async ({ page, browser, baseURL, loginPage, demoLogin },
+  testInfo) => {
+  test.setTimeout(180_000);
+  await loginPage.goto();
+  await loginPage.logIn(demoLogin.email, demoLogin.password);
+  await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+  await page.getByRole('row', { name: new RegExp(DEMO_CLUSTER.replace(/[()]/g, '\\$&')) }).getByRole('link').click();
+  await expect(page).toHaveURL(/\/clusters\/[0-9a-f-]{36}$/);
+  const cluster = new URL(page.url()).pathname;
+  const storageState = await page.context().storageState();
+
+  const heading = (name: string | RegExp) => async (p: Page) => {
+    await expect(p.getByRole('heading', { name, level: 1 }).first()).toBeVisible({ timeout: 30_000 });
+  };
+  const pages: [string, string, (p: Page) => Promise<void>][] = [
+    ['overview', cluster, heading(DEMO_CLUSTER)],
+    ['findings', `${cluster}/findings`, heading(DEMO_CLUSTER)],
+    ['metrics', `${cluster}/metrics`, heading(DEMO_CLUSTER)],
+    ['config', `${cluster}/config`, heading(DEMO_CLUSTER)],
+    ['patches', `${cluster}/patches`, heading(DEMO_CLUSTER)],
+    ['sources', '/settings/sources', async (p) => {
+      await expect(p.getByRole('heading', { name: /sources/i }).first()).toBeVisible({ timeout: 30_000 });
+    }],
+  ];
+  const loads: PageLoad[] = [];
+  for (const [name, path, ready] of pages) {
+    loads.push(await test.step(`open ${name} cold`, () => loadCold(browser, storageState, baseURL!, name, path, ready)));
+  }
+  // Written beside the test's other artefacts (e2e/test-results) as well as attached to the report.
+  const record = testInfo.outputPath('page-loads.json');
+  writeFileSync(record, JSON.stringify(loads, null, 2));
+  await testInfo.attach('page-loads.json', { path: record, contentType: 'application/json' });
+  for (const load of loads) {
+    expect.soft(load.duplicateUrls, `${load.page} (${load.url}) fetched an API URL more than once`).toEqual([]);
+    expect.soft(load.duplicateEndpoints, `${load.page} (${load.url}) fetched an endpoint more than once`).toEqual([]);
+    if (load.page !== 'overview' && load.page !== 'sources') {
+      // Only the overview shows the source badges, the one use of both source lists on a cluster page.
+      expect.soft(load.apiRequests.filter((r) => r.includes('/api/v1/sources/')), `${load.page} fetched the source lists`)
+        .toEqual([]);
+    }
+  }
+});

@@ -1,0 +1,21 @@
+import { lazy, Suspense } from 'react';
+import type { TimeSeriesChartProps } from './TimeSeriesChart';
+
+// Recharts is the heaviest library of the app: it and the chart come in their own chunk, fetched when the first
+// chart is drawn, so a page's first load carries none of it (issue 16's 150 KB budget).
+const Chart = lazy(() => import('./TimeSeriesChart').then((module) => ({ default: module.TimeSeriesChart })));
+
+/** The time-series chart (TimeSeriesChart.tsx), loaded on first use; its box keeps its height meanwhile. */
+export function TimeSeriesChart(props: TimeSeriesChartProps) {
+  return (
+    <Suspense
+      fallback={
+        <div className="ts-chart ts-chart--loading" aria-busy="true" style={{ minHeight: props.height ?? 280 }}>
+          <p className="muted">Loading the chart “{props.title}”…</p>
+        </div>
+      }
+    >
+      <Chart {...props} />
+    </Suspense>
+  );
+}
