@@ -873,7 +873,7 @@ export interface paths {
         };
         /**
          * Preview Digest
-         * @description This week's email as it would be sent now (subject, text and HTML).
+         * @description This week's email as it would be sent now (subject, text and HTML; the charts inline as data: URIs).
          */
         get: operations["preview_digest_api_v1_org_digest_preview_get"];
         put?: never;
