@@ -40,6 +40,7 @@ from headroom.platform.schemas import ErrorResponse
 from headroom.platform.security import SecretBox
 from headroom.platform.settings import Settings
 from headroom.sources import router as sources_router
+from headroom.sources import service as sources_service
 from headroom.sources.aws import router as aws_router
 from headroom.sources.aws import setup_router as aws_setup_router
 from headroom.sources.prometheus import router as prometheus_router
@@ -177,6 +178,7 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         from_api_token=accounts_service.principal_from_api_token, from_session=accounts_service.principal_from_session
     )
     app.state.finding_patches = patches_service.patches_of_finding
+    app.state.grafana_of = sources_service.grafana_url_of
     register_secret_values(settings_secret_values(ctx.settings))
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=ctx.settings.max_body_bytes)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Depends, Query, Request, status
 
 from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
 from headroom.inventory import service
@@ -23,9 +24,18 @@ router = APIRouter(prefix="/clusters/{cluster_id}/nodes", tags=["nodes"])
 REFRESH_BUDGET_SECONDS = 30.0  # all attempts of a status-port read from a request (docs/outbound.md)
 
 
+def get_grafana_of(request: Request) -> service.GrafanaOf | None:
+    """What the sources feature provides (api.app): the Grafana URL of a cluster's Prometheus source."""
+    grafana_of: service.GrafanaOf | None = getattr(request.app.state, "grafana_of", None)
+    return grafana_of
+
+
+GrafanaOf = Annotated[service.GrafanaOf | None, Depends(get_grafana_of)]
+
+
 @router.get("", response_model=NodeList)
-def list_nodes(cluster_id: uuid.UUID, caller: Caller, db: DB) -> NodeList:
-    items = service.node_reads(db, service.list_nodes(db, caller, cluster_id))
+def list_nodes(cluster_id: uuid.UUID, caller: Caller, db: DB, grafana_of: GrafanaOf) -> NodeList:
+    items = service.node_reads(db, service.list_nodes(db, caller, cluster_id), grafana_of)
     return NodeList(items=items, total=len(items))
 
 

@@ -47,6 +47,8 @@ class NodeInstance(Output):
         default=None,
         description="Why the EBS limits are unknown (and that no finding judges them); null when they are known.",
     )
+    console_url: str | None = Field(default=None, description="The instance's page in the AWS console (null: "
+                                    "region unknown, or the simulated demo fleet).")
 
 
 class NodeVolume(Output):
@@ -59,6 +61,8 @@ class NodeVolume(Output):
     throughput_mibps: float | None = Field(description="Provisioned (gp3) or the type's sustained throughput, MiB/s.")
     burstable: bool = Field(description="gp2 below 1 TiB (baseline < 3,000 IOPS): it spends burst credits.")
     device: str | None
+    console_url: str | None = Field(default=None, description="The volume's page in the AWS console (null: region "
+                                    "unknown, or the simulated demo fleet).")
 
 
 class NodeRead(Output):
@@ -73,6 +77,9 @@ class NodeRead(Output):
     config_versions: list[int] = Field(default_factory=list)
     instance: NodeInstance | None = Field(default=None, description="The mapped EC2 instance; null when unmapped.")
     volumes: list[NodeVolume] = Field(default_factory=list, description="Data volumes first, then raft, by device.")
+    grafana_url: str | None = Field(default=None, description="The node's TiKV-Details dashboard in the Grafana "
+                                    "given on the cluster's Prometheus source (null: none given, or no status "
+                                    "address).")
 
 
 class NodeList(Output):

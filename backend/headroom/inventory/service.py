@@ -25,6 +25,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal, audit
+from headroom.clusters.models import Cluster
 from headroom.clusters.service import get_cluster
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits, resolve_volume_limits
 from headroom.domain.tikvconf.change import host_of
@@ -32,6 +33,7 @@ from headroom.domain.tikvconf.errors import ConfigParseError, ConfigTooLarge
 from headroom.domain.tikvconf.limits import drop_unstorable
 from headroom.domain.tikvconf.parse import ConfigView, config_json_view, parse_toml, tiup_topology_view
 from headroom.domain.tikvconf.validate import check_config
+from headroom.inventory.links import aws_console_url, grafana_node_url
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.inventory.schemas import ConfigRead, InstanceEbsLimits, NodeInstance, NodeRead, NodeVolume
@@ -512,16 +514,39 @@ def poll_cluster(
 # --- the API's views of the rows (routers never read ORM rows themselves) ---------------------------------
 
 
-def node_reads(db: Session, nodes: list[TikvNode]) -> list[NodeRead]:
-    """The API's view of nodes: each with its config versions, instance (EBS limits) and volumes."""
+@dataclass(frozen=True)
+class _Links:
+    """Where a cluster's nodes link to: the AWS console (not for the simulated demo fleet) and its Grafana."""
+
+    console: bool
+    grafana_url: str | None
+
+
+# The Grafana URL given on a cluster's Prometheus source (org, cluster) -> URL or None; the sources feature provides
+# it (api.app hands it over), so inventory does not import sources.
+GrafanaOf = Callable[[Session, uuid.UUID, uuid.UUID], str | None]
+
+
+def _links(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, grafana_of: GrafanaOf | None) -> _Links:
+    cluster = db.scalar(select(Cluster).where(Cluster.org_id == org_id, Cluster.id == cluster_id))
+    return _Links(console=cluster is not None and not cluster.is_demo,
+                  grafana_url=grafana_of(db, org_id, cluster_id) if grafana_of is not None else None)
+
+
+def node_reads(db: Session, nodes: list[TikvNode], grafana_of: GrafanaOf | None = None) -> list[NodeRead]:
+    """The API's view of nodes: each with its config versions, instance (EBS limits), volumes and links out."""
     if not nodes:
         return []
     inventory = nodes_inventory(db, nodes[0].org_id, nodes)
-    return [_node_read(node, inventory[node.id]) for node in nodes]
+    links = {cid: _links(db, nodes[0].org_id, cid, grafana_of) for cid in {n.cluster_id for n in nodes}}
+    return [_node_read(node, inventory[node.id], links[node.cluster_id]) for node in nodes]
 
 
-def _node_read(node: TikvNode, inv: NodeInventory) -> NodeRead:
+def _node_read(node: TikvNode, inv: NodeInventory, links: _Links) -> NodeRead:
     read = NodeRead.model_validate(node)
+    region = inv.instance.region if inv.instance is not None and links.console else None
+    if links.grafana_url and node.status_address:
+        read.grafana_url = grafana_node_url(links.grafana_url, node.status_address)
     read.config_versions = inv.config_versions
     if inv.instance is not None:
         lim = inv.limits.limits if inv.limits is not None else None
@@ -542,6 +567,7 @@ def _node_read(node: TikvNode, inv: NodeInventory) -> NodeRead:
             if lim is not None
             else None,
             ebs_note=inv.limits.note if inv.limits is not None and lim is None else None,
+            console_url=aws_console_url("instance", inv.instance.instance_id, region),
         )
     read.volumes = [
         NodeVolume(
@@ -554,6 +580,7 @@ def _node_read(node: TikvNode, inv: NodeInventory) -> NodeRead:
             throughput_mibps=v.figures.throughput_mibps,
             burstable=v.figures.burstable,
             device=v.volume.device,
+            console_url=aws_console_url("volume", v.volume.volume_id, region),
         )
         for v in inv.volumes
     ]

@@ -83,6 +83,8 @@ class PrometheusSource(_SourceHealth, Base):
     secret_enc: Mapped[str | None] = mapped_column(Text)
     # PromQL label matchers that pick one TiDB cluster, e.g. tidb_cluster="prod".
     label_selector: Mapped[str] = mapped_column(String(1000), default="", server_default="")
+    # The Grafana that shows this Prometheus's TiKV dashboards (a link target only: Headroom never calls it).
+    grafana_url: Mapped[str | None] = mapped_column(String(2048))
     created_at: Mapped[dt.datetime] = created_at_column()
 
 

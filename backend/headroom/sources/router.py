@@ -55,6 +55,7 @@ def list_prometheus(caller: Caller, db: DB) -> list[PrometheusSourceRead]:
 def create_prometheus(body: PrometheusSourceCreate, caller: Caller, db: DB, ctx: Context) -> PrometheusSourceRead:
     fields = body.model_dump()
     fields["base_url"] = str(body.base_url)
+    fields["grafana_url"] = str(body.grafana_url).rstrip("/") if body.grafana_url else None
     return service.prometheus_source_read(service.create_prometheus_source(db, caller, ctx.secret_box, **fields))
 
 
@@ -69,6 +70,8 @@ def update_prometheus(source_id: uuid.UUID, body: PrometheusSourceUpdate, caller
     fields: dict[str, Any] = body.model_dump(exclude_unset=True)
     if "base_url" in fields:
         fields["base_url"] = str(body.base_url)
+    if "grafana_url" in fields:
+        fields["grafana_url"] = str(body.grafana_url).rstrip("/") if body.grafana_url else None
     return service.prometheus_source_read(service.update_prometheus_source(db, caller, ctx.secret_box, source_id, **fields))
 
 

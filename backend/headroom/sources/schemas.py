@@ -81,6 +81,9 @@ class PrometheusSourceCreate(Input):
     secret: str | None = Field(default=None, min_length=1, max_length=4096,
                                description="Bearer token or basic-auth password; write-only.")
     cluster_id: uuid.UUID | None = None
+    grafana_url: BaseUrl | None = Field(default=None, description=(
+        "The Grafana that shows this Prometheus's TiKV dashboards, e.g. https://grafana.example.com: each node "
+        "links to its TiKV-Details dashboard there. A link only: Headroom never calls it."))
 
 
 class PrometheusSourceUpdate(Input):
@@ -93,6 +96,7 @@ class PrometheusSourceUpdate(Input):
     username: str | None = Field(default=None, max_length=200)
     secret: str = Omittable(min_length=1, max_length=4096)
     cluster_id: uuid.UUID | None = None
+    grafana_url: BaseUrl | None = None
 
 
 class PrometheusSourceRead(Output):
@@ -104,5 +108,6 @@ class PrometheusSourceRead(Output):
     username: str | None
     has_secret: bool
     cluster_id: uuid.UUID | None
+    grafana_url: str | None = None
     health: SourceHealth
     created_at: dt.datetime

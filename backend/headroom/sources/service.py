@@ -214,6 +214,7 @@ def create_prometheus_source(
     username: str | None = None,
     secret: str | None = None,
     cluster_id: uuid.UUID | None = None,
+    grafana_url: str | None = None,
 ) -> PrometheusSource:
     principal.require("admin")
     _check_name(db, principal, PrometheusSource, name)
@@ -232,6 +233,7 @@ def create_prometheus_source(
         name=name,
         base_url=base_url.rstrip("/"),
         label_selector=label_selector,
+        grafana_url=grafana_url,
         auth_kind=auth_kind,
         username=username if auth_kind == "basic" else None,
         secret_enc=box.encrypt(secret) if secret and auth_kind != "none" else None,
@@ -297,6 +299,13 @@ def aws_connection_read(row: AwsConnection) -> AwsConnectionRead:
     )
 
 
+def grafana_url_of(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) -> str | None:
+    """The Grafana URL given on the cluster's (first) Prometheus source that has one (the nodes link to it)."""
+    return db.scalar(select(PrometheusSource.grafana_url).where(
+        PrometheusSource.org_id == org_id, PrometheusSource.cluster_id == cluster_id,
+        PrometheusSource.grafana_url.is_not(None)).order_by(PrometheusSource.created_at).limit(1))
+
+
 def prometheus_source_read(row: PrometheusSource) -> PrometheusSourceRead:
     """The API's view of a Prometheus source (credentials never shown)."""
     return PrometheusSourceRead(
@@ -305,4 +314,5 @@ def prometheus_source_read(row: PrometheusSource) -> PrometheusSourceRead:
         label_selector=row.label_selector,
         auth_kind=row.auth_kind, username=row.username, has_secret=row.secret_enc is not None,
         cluster_id=row.cluster_id, health=SourceHealth.model_validate(row), created_at=row.created_at,
+        grafana_url=url_without_credentials(row.grafana_url) if row.grafana_url else None,
     )

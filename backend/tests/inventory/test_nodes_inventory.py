@@ -177,3 +177,42 @@ def test_volume_figures_of_a_type_the_catalog_lacks() -> None:
     figures = volume_figures("standard", 100, None, None)
     assert (figures.iops, figures.iops_provisioned, figures.throughput_mibps, figures.burstable) == (
         None, False, None, False)
+
+
+def test_nodes_link_to_the_aws_console_and_to_grafana_given_on_the_prometheus_source(mapped: dict[str, Any]) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    owner, cid = mapped["owner"], mapped["cid"]
+    nodes = {n["store_address"]: n for n in owner.get(f"/api/v1/clusters/{cid}/nodes").json()["items"]}
+    first = nodes["10.0.1.5:20160"]
+    assert first["instance"]["console_url"] == (
+        "https://us-east-1.console.aws.amazon.com/ec2/home?region=us-east-1#InstanceDetails:instanceId=i-0aaa")
+    assert [v["console_url"] for v in first["volumes"]] == [
+        "https://us-east-1.console.aws.amazon.com/ec2/home?region=us-east-1#VolumeDetails:volumeId=vol-data1",
+        "https://us-east-1.console.aws.amazon.com/ec2/home?region=us-east-1#VolumeDetails:volumeId=vol-raft1"]
+    assert first["grafana_url"] is None  # no Grafana given yet
+    # a Grafana URL on the cluster's Prometheus source: each node with a status address links to TiKV-Details
+    bad = owner.post("/api/v1/sources/prometheus", json={"name": "p", "base_url": "http://127.0.0.1:9090",
+                                                         "cluster_id": cid, "grafana_url": "javascript:alert(1)"})
+    assert bad.status_code == 422 and "grafana_url" in bad.text
+    made = owner.post("/api/v1/sources/prometheus", json={"name": "p", "base_url": "http://127.0.0.1:9090",
+                                                          "cluster_id": cid,
+                                                          "grafana_url": "https://grafana.example.com/"})
+    assert made.status_code == 201 and made.json()["grafana_url"] == "https://grafana.example.com", made.text
+    node_id = first["id"]
+    assert owner.patch(f"/api/v1/clusters/{cid}/nodes/{node_id}",
+                       json={"status_address": "10.0.1.5:20180"}).status_code == 200
+    linked = {n["store_address"]: n for n in owner.get(f"/api/v1/clusters/{cid}/nodes").json()["items"]}
+    url = urlsplit(linked["10.0.1.5:20160"]["grafana_url"])
+    assert (url.scheme, url.netloc, url.path) == ("https", "grafana.example.com", "/d/RDVQiEzZz")
+    assert parse_qs(url.query) == {"var-instance": ["10.0.1.5:20180"], "from": ["now-6h"], "to": ["now"]}
+    assert linked["10.0.1.6:20160"]["grafana_url"] is None  # no status address: no instance to pick
+
+
+def test_the_console_link_needs_a_real_region() -> None:
+    from headroom.inventory.links import aws_console_url
+
+    assert aws_console_url("volume", "vol-1", None) is None
+    assert aws_console_url("volume", "vol-1", "not a region") is None
+    assert aws_console_url("instance", "i-1", "us-gov-west-1") == (
+        "https://console.amazonaws-us-gov.com/ec2/home?region=us-gov-west-1#InstanceDetails:instanceId=i-1")

@@ -3506,6 +3506,11 @@ export interface components {
         NodeInstance: {
             /** Availability Zone */
             availability_zone: string | null;
+            /**
+             * Console Url
+             * @description The instance's page in the AWS console (null: region unknown, or the simulated demo fleet).
+             */
+            console_url?: string | null;
             /** @description Null when the type is in neither the catalog nor EC2's answer. */
             ebs: components["schemas"]["InstanceEbsLimits"] | null;
             /**
@@ -3594,6 +3599,11 @@ export interface components {
              */
             created_at: string;
             /**
+             * Grafana Url
+             * @description The node's TiKV-Details dashboard in the Grafana given on the cluster's Prometheus source (null: none given, or no status address).
+             */
+            grafana_url?: string | null;
+            /**
              * Id
              * Format: uuid
              */
@@ -3631,6 +3641,11 @@ export interface components {
              * @description gp2 below 1 TiB (baseline < 3,000 IOPS): it spends burst credits.
              */
             burstable: boolean;
+            /**
+             * Console Url
+             * @description The volume's page in the AWS console (null: region unknown, or the simulated demo fleet).
+             */
+            console_url?: string | null;
             /** Device */
             device: string | null;
             /**
@@ -4064,6 +4079,11 @@ export interface components {
             /** Cluster Id */
             cluster_id?: string | null;
             /**
+             * Grafana Url
+             * @description The Grafana that shows this Prometheus's TiKV dashboards, e.g. https://grafana.example.com: each node links to its TiKV-Details dashboard there. A link only: Headroom never calls it.
+             */
+            grafana_url?: string | null;
+            /**
              * Label Selector
              * @default
              * @example tidb_cluster="prod"
@@ -4095,6 +4115,8 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /** Grafana Url */
+            grafana_url?: string | null;
             /** Has Secret */
             has_secret: boolean;
             health: components["schemas"]["SourceHealth"];
@@ -4127,6 +4149,8 @@ export interface components {
             base_url?: string;
             /** Cluster Id */
             cluster_id?: string | null;
+            /** Grafana Url */
+            grafana_url?: string | null;
             /** Label Selector */
             label_selector?: string;
             /** Name */

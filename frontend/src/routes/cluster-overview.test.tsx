@@ -53,6 +53,18 @@ describe('cluster overview', () => {
     expect(await within(row).findByText(/m6i\.2xlarge/)).toBeInTheDocument();
     expect(within(row).getByText(/1,000 GiB · 3,000 IOPS · 125 MiB\/s/)).toBeInTheDocument();
     expect(within(row).getByRole('cell', { name: 'v8.5.1' })).toBeInTheDocument();
+    // links out: the AWS console's page of the instance and each volume, the node's Grafana dashboard (new tabs)
+    const console = within(row).getByRole('link', { name: 'AWS console of i-1 (opens in a new tab)' });
+    expect(console).toHaveAttribute('href', expect.stringContaining('#InstanceDetails:instanceId=i-1'));
+    expect(console).toHaveAttribute('rel', 'noopener noreferrer');
+    expect(within(row).getByRole('link', { name: 'AWS console of vol-data13 (opens in a new tab)' })).toHaveAttribute(
+      'href',
+      expect.stringContaining('#VolumeDetails:volumeId=vol-data13'),
+    );
+    expect(within(row).getByRole('link', { name: 'Grafana dashboard of 10.0.1.13:20160 (opens in a new tab)' })).toHaveAttribute(
+      'href',
+      expect.stringContaining('/d/RDVQiEzZz?var-instance=10.0.1.13%3A20180'),
+    );
     // m6i.2xlarge: 2,500 Mbps = 312.5 MB/s baseline, 10,000 Mbps = 1,250 MB/s burst (AWS "Amazon EBS-optimized
     // instances"), source in the tooltip. Issue 12: one unit for throughput everywhere, MiB/s, with AWS's MB/s
     // beside it: 312.5e6 / 1,048,576 = 298.0 MiB/s, 1,250e6 / 1,048,576 = 1,192.1 MiB/s (was "313 MB/s").

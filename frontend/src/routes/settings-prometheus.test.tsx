@@ -172,6 +172,7 @@ describe('Settings › Add Prometheus source', () => {
     await user.type(screen.getByLabelText('Namespace'), 'tidb');
     await user.type(screen.getByLabelText('TidbCluster name'), 'prod');
     expect(screen.getByLabelText('TidbCluster name')).toHaveAccessibleDescription('Selector: {tidb_cluster="tidb-prod"}');
+    await user.type(screen.getByLabelText('Grafana URL (optional)'), 'https://grafana.example.com');
     await user.click(screen.getByRole('button', { name: 'Add Prometheus source' }));
 
     expect(await screen.findByRole('heading', { name: 'prod-prometheus', level: 1 })).toBeInTheDocument();
@@ -182,6 +183,7 @@ describe('Settings › Add Prometheus source', () => {
       label_selector: 'tidb_cluster="tidb-prod"',
       auth_kind: 'bearer',
       secret: 's3cr3t-token',
+      grafana_url: 'https://grafana.example.com',
     });
     expect(document.body).not.toHaveTextContent('s3cr3t-token');
   });

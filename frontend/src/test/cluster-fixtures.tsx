@@ -319,6 +319,7 @@ function node(
     config_versions: [1],
     instance,
     volumes,
+    grafana_url: store === 4 ? 'https://grafana.example.com/d/RDVQiEzZz?var-instance=10.0.1.13%3A20180&from=now-6h&to=now' : null,
   };
 }
 
@@ -330,9 +331,25 @@ export const NODES: S['NodeList'] = {
       NODE_A,
       '10.0.1.13',
       4,
-      { instance_id: 'i-1', instance_type: 'm6i.2xlarge', vcpus: 8, memory_gib: 32, availability_zone: 'us-east-1a', ebs: M6I_2XLARGE },
+      {
+        instance_id: 'i-1',
+        instance_type: 'm6i.2xlarge',
+        vcpus: 8,
+        memory_gib: 32,
+        availability_zone: 'us-east-1a',
+        ebs: M6I_2XLARGE,
+        console_url: 'https://us-east-1.console.aws.amazon.com/ec2/home?region=us-east-1#InstanceDetails:instanceId=i-1',
+      },
       [
-        { ...gp3, volume_id: 'vol-data13', role: 'data', size_gib: 1000, iops: 3000, throughput_mibps: 125 },
+        {
+          ...gp3,
+          volume_id: 'vol-data13',
+          role: 'data',
+          size_gib: 1000,
+          iops: 3000,
+          throughput_mibps: 125,
+          console_url: 'https://us-east-1.console.aws.amazon.com/ec2/home?region=us-east-1#VolumeDetails:volumeId=vol-data13',
+        },
         { ...gp3, volume_id: 'vol-raft13', role: 'raft', size_gib: 20, iops: 3000, throughput_mibps: 125 },
       ],
     ),

@@ -4,6 +4,16 @@ import { LoadingState } from '@/components/LoadingState';
 import { formatAwsThroughput, formatValue } from '@/lib/format';
 import { useNodes, type NodeInstance, type NodeVolume } from '../api';
 
+/** A link out (AWS console, Grafana): a new tab, named for a screen reader by what it opens. */
+function ExternalLink({ href, what, children }: { href: string; what: string; children: string }) {
+  // the accessible name starts with the visible text (WCAG 2.5.3, label in name)
+  return (
+    <a href={href} target="_blank" rel="noopener noreferrer" aria-label={`${children} of ${what} (opens in a new tab)`}>
+      {children} <span aria-hidden="true">↗</span>
+    </a>
+  );
+}
+
 function VolumeLine({ volume }: { volume: NodeVolume }) {
   const parts = [
     formatValue(volume.size_gib, 'GiB'),
@@ -25,6 +35,12 @@ function VolumeLine({ volume }: { volume: NodeVolume }) {
           · bursts
         </span>
       )}
+      {volume.console_url && (
+        <>
+          {' '}
+          · <ExternalLink href={volume.console_url} what={volume.volume_id}>AWS console</ExternalLink>
+        </>
+      )}
     </li>
   );
 }
@@ -42,6 +58,12 @@ function InstanceCell({ instance }: { instance: NodeInstance }) {
       )}
       <div className="muted">
         <span className="mono">{instance.instance_id}</span>
+        {instance.console_url && (
+          <>
+            {' '}
+            · <ExternalLink href={instance.console_url} what={instance.instance_id}>AWS console</ExternalLink>
+          </>
+        )}
       </div>
       {ebs ? (
         <div className="muted" title={`EBS limits of ${instance.instance_type}. Source: ${ebs.source}`}>
@@ -98,6 +120,13 @@ export function NodesTable({ clusterId }: { clusterId: string }) {
                   <span className="mono">{node.store_address}</span>
                   {node.store_id !== null && node.store_id !== undefined && (
                     <span className="muted"> (store {node.store_id})</span>
+                  )}
+                  {node.grafana_url && (
+                    <div className="small">
+                      <ExternalLink href={node.grafana_url} what={node.store_address}>
+                        Grafana dashboard
+                      </ExternalLink>
+                    </div>
                   )}
                 </th>
                 <td>

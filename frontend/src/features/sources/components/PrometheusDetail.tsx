@@ -37,6 +37,16 @@ export function PrometheusDetail({ sourceId, canManage }: { sourceId: string; ca
           </dd>
           <dt>Label selector</dt>
           <dd>{s.label_selector ? <code>{`{${s.label_selector}}`}</code> : 'none'}</dd>
+          <dt>Grafana</dt>
+          <dd>
+            {s.grafana_url ? (
+              <a href={s.grafana_url} target="_blank" rel="noopener noreferrer">
+                {s.grafana_url}
+              </a>
+            ) : (
+              <span className="muted">none given (nodes link to their Grafana dashboard once one is)</span>
+            )}
+          </dd>
           <dt>Authentication</dt>
           <dd>
             {AUTH_LABEL[s.auth_kind]}

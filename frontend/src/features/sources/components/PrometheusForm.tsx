@@ -26,6 +26,7 @@ export function PrometheusForm({ onCreated }: { onCreated: (source: PrometheusSo
   const [selector, setSelector] = useState('');
   const [namespace, setNamespace] = useState('');
   const [cluster, setCluster] = useState('');
+  const [grafanaUrl, setGrafanaUrl] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
   const server = fieldErrorsOf(create.error);
   const fieldError = (field: string) => errors[field] ?? server[field];
@@ -38,6 +39,8 @@ export function PrometheusForm({ onCreated }: { onCreated: (source: PrometheusSo
     if (!/^https?:\/\/\S+$/.test(baseUrl.trim())) found.base_url = 'Enter the Prometheus URL, like http://prometheus:9090.';
     if (authKind === 'basic' && !username.trim()) found.username = 'Enter the user name.';
     if (authKind !== 'none' && !secret) found.secret = authKind === 'bearer' ? 'Enter the token.' : 'Enter the password.';
+    if (grafanaUrl.trim() && !/^https?:\/\/\S+$/.test(grafanaUrl.trim()))
+      found.grafana_url = 'Enter the Grafana URL, like https://grafana.example.com, or leave it empty.';
     if (style === 'operator') {
       if (!namespace.trim()) found.namespace = 'Enter the Kubernetes namespace of the TidbCluster.';
       if (!cluster.trim()) found.cluster = 'Enter the TidbCluster name.';
@@ -50,6 +53,7 @@ export function PrometheusForm({ onCreated }: { onCreated: (source: PrometheusSo
       label_selector: labelSelector,
       auth_kind: authKind,
     };
+    if (grafanaUrl.trim()) body.grafana_url = grafanaUrl.trim();
     if (authKind === 'basic') body.username = username.trim();
     if (authKind !== 'none') body.secret = secret;
     create.mutate(body, {
@@ -167,6 +171,16 @@ export function PrometheusForm({ onCreated }: { onCreated: (source: PrometheusSo
           />
         </>
       )}
+      <TextField
+        label="Grafana URL (optional)"
+        name="grafana_url"
+        type="url"
+        placeholder="https://grafana.example.com"
+        hint="The Grafana that shows this cluster's TiKV dashboards: each node links to its TiKV-Details dashboard there. Only your browser opens it."
+        value={grafanaUrl}
+        onChange={(e) => setGrafanaUrl(e.target.value)}
+        error={fieldError('grafana_url')}
+      />
       <button type="submit" className="button button--primary" disabled={create.isPending}>
         {create.isPending ? 'Adding…' : 'Add Prometheus source'}
       </button>
