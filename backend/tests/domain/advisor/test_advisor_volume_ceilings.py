@@ -103,6 +103,13 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
     by_type = {snap.volumes[[v.id for v in snap.volumes].index(f.entity.id)].type: f for f in found}
     gp3 = by_type["gp3"]
     assert gp3.evidence.measures[0].limit == 125.0  # domain.md §1.1: 125 MiB/s included
+    # issue 16: the chart names its series (it was titled "MiB/s (MiB/s)") and its line is the table's limit
+    chart = next(s for s in gp3.evidence.series if s.metric == "derived.mibps")
+    assert chart.label == "throughput"
+    assert [(line.value, line.label) for line in chart.reference_lines] == [
+        (125.0, gp3.evidence.measures[0].limit_label),
+        (112.5, "90% of ceiling"),
+    ]
     tput = {c.key: c for c in gp3.changes}["volume.throughput"]
     # Issue 12: PingCAP's gp3 figure for TiKV is 400 MiB/s (domain.md §6), but the node is an m6i.2xlarge that
     # sustains 312.5 MB/s = 298 MiB/s of EBS (domain.md §2.2): the fix is sized to what the node can use,

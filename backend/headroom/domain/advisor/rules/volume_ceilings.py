@@ -222,9 +222,11 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 entity_kind="volume",
                 entity_id=vol.id,
                 metric=derived,
-                label="counted IOPS" if dimension == "iops" else "MiB/s",
+                # a name, not the unit: the chart was titled "MiB/s (MiB/s)"
+                label="counted IOPS" if dimension == "iops" else "throughput",
                 reference_lines=[
-                    ReferenceLine(value=pr.ceiling_min, label="ceiling", unit=unit),
+                    # the p99 measure's limit, in the table's words
+                    ReferenceLine(value=pr.ceiling_min, label="current ceiling", unit=unit),
                     ReferenceLine(
                         value=pr.ceiling_min * AT_CEILING_FRACTION, label="90% of ceiling", unit=unit
                     ),
