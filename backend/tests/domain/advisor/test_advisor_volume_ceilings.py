@@ -121,6 +121,15 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
     sustained = [m for m in gp2.evidence.measures if m.label.startswith("gp2 sustained")][0]
     assert sustained.value == pytest.approx(225.0)  # §1.3: 300 GiB × 3 IOPS × 256 KiB = 225 MiB/s
     assert {c.key: c.proposed for c in gp2.changes}["volume.type"] == "gp3"
+    # issue 16: the peak is judged against the 250 MiB/s burst (gp2 170-334 GiB, domain.md §1.3): drawn and named
+    peak = next(m for m in gp2.evidence.measures if m.label == "peak")
+    lines = next(s for s in gp2.evidence.series if s.metric == "derived.mibps").reference_lines
+    assert (peak.limit, peak.limit_label) == (250.0, "burst ceiling, while credits last")
+    assert [(line.value, line.label) for line in lines] == [
+        (225.0, "current ceiling"),
+        (202.5, "90% of ceiling"),
+        (250.0, "burst ceiling, while credits last"),
+    ]
 
 
 def test_gp2_under_334_gib_at_its_sustained_throughput() -> None:
