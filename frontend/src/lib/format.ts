@@ -52,7 +52,9 @@ export function formatValue(value: number, unit: Unit): string {
   const shown = value * human.scale;
   const abs = Math.abs(shown);
   const digits = abs >= 100 || Number.isInteger(shown) ? 0 : abs >= 10 ? 1 : 2;
-  const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: digits }).format(shown);
+  // Never "-0": -0, and float noise just below zero that rounds to nothing at these digits, read 0.
+  const clean = abs < 0.5 * 10 ** -digits ? 0 : shown;
+  const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: digits }).format(clean);
   if (human.unit === '%') return `${number}%`;
   return human.unit ? `${number} ${human.unit}` : number;
 }

@@ -32,10 +32,14 @@ describe('finding detail', () => {
 
     // the evidence series as charts, one per unit, ceilings with their sources, a series without data said so
     const evidence = screen.getByRole('region', { name: 'Evidence' });
-    const iopsChart = await within(evidence).findByRole('figure', { name: 'counted IOPS vol-043ed06aaced3aa8a (IOPS)' });
+    const iopsChart = await within(evidence).findByRole('figure', { name: 'counted IOPS vol-043ed06aaced3aa8a' });
+    // the plot's accessible name says what is drawn and the limit the finding was judged by (issue 16)
+    expect(within(iopsChart).getByRole('img').getAttribute('aria-label')).toMatch(
+      /^counted IOPS vol-043ed06aaced3aa8a, in IOPS: line for counted IOPS vol-043ed06aaced3aa8a\. limits: gp2 baseline \(3 IOPS\/GiB\), the finding's limit at 1,050 IOPS \(source: AWS: General Purpose SSD volumes/,
+    );
     const legend = within(iopsChart).getByRole('list', { name: /legend/ });
-    expect(legend).toHaveTextContent('gp2 baseline: 1,050 IOPS (source: AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html))');
-    expect(legend).toHaveTextContent('gp2 burst: 3,000 IOPS (source: AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html); AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html))');
+    expect(legend).toHaveTextContent("gp2 baseline (3 IOPS/GiB), the finding's limit: 1,050 IOPS (source: AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html))");
+    expect(legend).toHaveTextContent('gp2 burst, while credits last: 3,000 IOPS (source: AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html); AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html))');
     const balanceChart = within(evidence).getByRole('figure', { name: 'BurstBalance vol-043ed06aaced3aa8a (%)' });
     expect(within(balanceChart).getByRole('list', { name: /legend/ })).toHaveTextContent('low: 10% (source: AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html))');
     expect(within(evidence).getByRole('list', { name: 'Series without data' })).toHaveTextContent(

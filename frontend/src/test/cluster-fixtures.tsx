@@ -234,8 +234,9 @@ export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
       t: [T0, T0 + 60, T0 + 120],
       values: [3000, null, 1050],
       reference_lines: [
-        { value: 1050, label: 'gp2 baseline', unit: 'IOPS' },
-        { value: 3000, label: 'gp2 burst', unit: 'IOPS' },
+        // as the gp2-burst-depletion rule labels them (domain/advisor/rules/burst.py)
+        { value: 1050, label: "gp2 baseline (3 IOPS/GiB), the finding's limit", unit: 'IOPS' },
+        { value: 3000, label: 'gp2 burst, while credits last', unit: 'IOPS' },
       ],
       found: true,
     },

@@ -93,3 +93,16 @@ def test_the_forecast_is_typed_in_the_evidence() -> None:
         assert [r.kind for r in rest] == (["refill"] if fc.refill_seconds is not None else [])
         # no forecast is written as text any more; the corroboration keeps the full-bucket arithmetic
         assert not any(c.startswith(("forecast", "refill at", "the bucket is empty")) for c in f.evidence.corroboration)
+
+
+def test_the_chart_names_the_baseline_the_finding_was_judged_by() -> None:
+    # The drain-period demand is judged against the baseline (the table's limit); the 3,000 IOPS burst is drawn
+    # too, and each line says which it is (500 GiB gp2: 1,500 IOPS baseline, AWS General Purpose SSD volumes).
+    for f in of_rule(scenario_findings("gp2-burst-depletion"), "gp2-burst-depletion"):
+        demand = next(m for m in f.evidence.measures if m.label == "drain-period demand p95")
+        iops = next(s for s in f.evidence.series if s.metric == "derived.counted_iops")
+        assert [(line.value, line.label) for line in iops.reference_lines] == [
+            (demand.limit, f"{demand.limit_label}, the finding's limit"),
+            (3000.0, "gp2 burst, while credits last"),
+        ]
+        assert demand.limit == 1500.0

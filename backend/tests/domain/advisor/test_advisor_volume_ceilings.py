@@ -103,6 +103,13 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
     by_type = {snap.volumes[[v.id for v in snap.volumes].index(f.entity.id)].type: f for f in found}
     gp3 = by_type["gp3"]
     assert gp3.evidence.measures[0].limit == 125.0  # domain.md §1.1: 125 MiB/s included
+    # issue 16: the chart names its series (it was titled "MiB/s (MiB/s)") and its line is the table's limit
+    chart = next(s for s in gp3.evidence.series if s.metric == "derived.mibps")
+    assert chart.label == "throughput"
+    assert [(line.value, line.label) for line in chart.reference_lines] == [
+        (125.0, gp3.evidence.measures[0].limit_label),
+        (112.5, "90% of ceiling"),
+    ]
     tput = {c.key: c for c in gp3.changes}["volume.throughput"]
     # Issue 12: PingCAP's gp3 figure for TiKV is 400 MiB/s (domain.md §6), but the node is an m6i.2xlarge that
     # sustains 312.5 MB/s = 298 MiB/s of EBS (domain.md §2.2): the fix is sized to what the node can use,
@@ -114,6 +121,15 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
     sustained = [m for m in gp2.evidence.measures if m.label.startswith("gp2 sustained")][0]
     assert sustained.value == pytest.approx(225.0)  # §1.3: 300 GiB × 3 IOPS × 256 KiB = 225 MiB/s
     assert {c.key: c.proposed for c in gp2.changes}["volume.type"] == "gp3"
+    # issue 16: the peak is judged against the 250 MiB/s burst (gp2 170-334 GiB, domain.md §1.3): drawn and named
+    peak = next(m for m in gp2.evidence.measures if m.label == "peak")
+    lines = next(s for s in gp2.evidence.series if s.metric == "derived.mibps").reference_lines
+    assert (peak.limit, peak.limit_label) == (250.0, "burst ceiling, while credits last")
+    assert [(line.value, line.label) for line in lines] == [
+        (225.0, "current ceiling"),
+        (202.5, "90% of ceiling"),
+        (250.0, "burst ceiling, while credits last"),
+    ]
 
 
 def test_gp2_under_334_gib_at_its_sustained_throughput() -> None:

@@ -284,3 +284,43 @@ def test_misses_that_do_not_feed_the_disk_are_left_alone() -> None:
     # Misses cut to 5%: 700 misses/s against ~3,000 disk reads/s (0.23 < 0.5): the disk reads are not block
     # reads the cache missed (compaction, scans that bypass the cache); a smaller cache would not help.
     assert _findings(_with_series(_sixty(), "tikv.block_cache_miss", 0.05)) == []
+
+
+# --- the chart draws the limit the table states (issue 16) --------------------------------------------------
+
+
+def _iops_lines(f: Finding) -> list[tuple[float, str]]:
+    """The IOPS reference lines of a finding's charts, once each (every data volume's series carries them)."""
+    seen: list[tuple[float, str]] = []
+    for s in f.evidence.series:
+        for line in s.reference_lines:
+            if line.unit == "IOPS" and (line.value, line.label) not in seen:
+                seen.append((line.value, line.label))
+    return seen
+
+
+def test_a_gp2_store_at_its_baseline_is_charted_against_the_baseline_its_table_states() -> None:
+    # The table said 1,050 IOPS while the chart's line said "IOPS ceiling: 3,000": the measure took the window's
+    # lowest ceiling, the line its highest. 500 GiB gp2: baseline 3 IOPS/GiB = 1,500 IOPS, burst 3,000 IOPS (AWS
+    # General Purpose SSD volumes); the stores read at the ceiling while the bucket is empty, at the baseline.
+    found = _findings(scenario_snapshot("gp2-burst-depletion"))
+    assert found
+    for f in found:
+        measure = next(m for m in f.evidence.measures if m.label == "counted IOPS p95")
+        assert measure.limit == 1500.0
+        assert _iops_lines(f) == [
+            (1500.0, "data volume (gp2) baseline, the finding's limit"),
+            (3000.0, "data volume (gp2) burst, while credits last"),
+        ]
+        # the table's words and the line's name the same limit, and the source says where it comes from
+        assert measure.limit_label == "data volume (gp2) baseline"
+        assert measure.source is not None and "general-purpose.html" in measure.source
+
+
+def test_a_steady_ceiling_is_one_line_with_the_tables_value_and_words() -> None:
+    # gp3 3,000 IOPS all window (AWS EBS volume types): one line, the table's limit, nothing to tell apart
+    for f in _read_heavy():
+        measure = next(m for m in f.evidence.measures if m.label == "counted IOPS p95")
+        assert measure.limit == 3000.0
+        assert _iops_lines(f) == [(3000.0, measure.limit_label)]
+        assert measure.source is not None and "ebs-volume-types.html" in measure.source

@@ -1,7 +1,8 @@
 import { render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { formatValue } from '@/lib/format';
-import { niceAxisMax } from './format';
+import { formatTick } from './format';
+import { axisMax, layoutCeilingLabels, niceAxisMax, PALETTE, seriesStyles } from './layout';
 // The chart itself, not the lazily loaded wrapper that index.ts exports (it renders at once, for getBy* queries).
 import { TimeSeriesChart, toRows, type Ceiling, type ForecastBand, type TimeSeries } from './TimeSeriesChart';
 
@@ -65,6 +66,12 @@ describe('formatValue', () => {
     [42.5, '%', '42.5%'],
     [1.234, 'GiB', '1.23 GiB'],
     [16384, 'GiB', '16,384 GiB'],
+    // never a negative zero: -0 and float noise below zero read 0
+    [-0, 'IOPS', '0 IOPS'],
+    [-1e-12, 'IOPS', '0 IOPS'],
+    [-0.004, 'MiB/s', '0 MiB/s'],
+    [-0.3, 'MiB/s', '-0.3 MiB/s'],
+    [-0, '%', '0%'],
   ])('formats %s %s as %s', (value, unit, expected) => {
     expect(formatValue(value, unit)).toBe(expected);
   });
@@ -145,5 +152,183 @@ describe('TimeSeriesChart', () => {
     expect(container.querySelector('.recharts-surface')).toBeNull();
     // Limits are still listed, so the reader knows what the chart will be measured against.
     expect(screen.getByText(/gp3 provisioned IOPS: 3,000 IOPS/)).toBeInTheDocument();
+  });
+});
+
+describe('formatTick', () => {
+  it.each([
+    [-0, '0'],
+    [-1e-9, '0'],
+    [12_000, '12K'],
+  ])('formats %s as %s', (value, expected) => {
+    expect(formatTick(value)).toBe(expected);
+  });
+});
+
+describe('axisMax', () => {
+  it.each([
+    // a burst balance at 100 % draws on a 0-100 % axis (it ran to 200 %: 108 rounded up)
+    [100, true, 100],
+    [60, true, 80],
+    // a share above a whole keeps its room
+    [130, true, 200],
+    [100, false, 200],
+    [3000, false, 4000],
+  ])('tops %s (percent: %s) at %s', (highest, percent, expected) => {
+    expect(axisMax(highest, percent)).toBe(expected);
+  });
+});
+
+describe('seriesStyles', () => {
+  const pools = ['scheduler', 'apply', 'raftstore', 'store_writer', 'unified_read_pool', 'grpc', 'rocksdb'];
+
+  it('gives every thread pool of the CPU chart its own colour (scheduler and rocksdb were the same blue)', () => {
+    const styles = seriesStyles(pools.map((id) => ({ id })));
+    expect(new Set(styles.map((s) => s.color)).size).toBe(pools.length);
+    expect(styles.every((s) => s.dash === undefined)).toBe(true);
+  });
+
+  it('dashes the second pass through the palette, so a ninth series still differs from the first', () => {
+    const styles = seriesStyles(Array.from({ length: PALETTE.length + 1 }, (_, i) => ({ id: `s${i}` })));
+    const looks = styles.map((s) => `${s.color}/${s.dash ?? ''}`);
+    expect(new Set(looks).size).toBe(PALETTE.length + 1);
+    expect(styles[PALETTE.length]).toEqual({ color: PALETTE[0], dash: '6 3' });
+  });
+
+  it('keeps a given colour, skips it in the palette count, and draws a forecast dashed in its series colour', () => {
+    const styles = seriesStyles([
+      { id: 'data' },
+      { id: 'limit', color: '#cf222e' },
+      { id: 'raft' },
+      { id: 'forecast:data', follows: 'data' },
+      { id: 'forecast:raft', follows: 'raft' },
+    ]);
+    expect(styles).toEqual([
+      { color: PALETTE[0] },
+      { color: '#cf222e' },
+      { color: PALETTE[1] },
+      { color: PALETTE[0], dash: '6 3' },
+      { color: PALETTE[1], dash: '6 3' },
+    ]);
+  });
+});
+
+describe('layoutCeilingLabels', () => {
+  // The volume-throughput finding: a 125 MiB/s ceiling and its 90 % line (112.5) on a 0-200 axis, 166 px tall:
+  // 10 px apart, where both labels above their lines overlapped ("ceiling 125" over "90 % of ceiling 113").
+  it('puts the label of a line close under another below its line', () => {
+    const placements = layoutCeilingLabels(
+      [
+        { id: 'ceiling', value: 125 },
+        { id: '90%', value: 112.5 },
+      ],
+      200,
+      166,
+    );
+    expect(Object.fromEntries(placements)).toEqual({ ceiling: 'above', '90%': 'below' });
+  });
+
+  it('keeps labels above lines far apart', () => {
+    const placements = layoutCeilingLabels(
+      [
+        { id: 'baseline', value: 1050 },
+        { id: 'burst', value: 3000 },
+      ],
+      4000,
+      166,
+    );
+    expect(Object.fromEntries(placements)).toEqual({ baseline: 'above', burst: 'above' });
+  });
+
+  it('leaves a label to the legend when neither side of its line has room', () => {
+    const placements = layoutCeilingLabels(
+      [
+        { id: 'a', value: 100 },
+        { id: 'b', value: 98 },
+        { id: 'c', value: 96 },
+      ],
+      200,
+      166,
+    );
+    // b: a's label holds the space above, c's line runs through the space below; c's label fits under c
+    expect(Object.fromEntries(placements)).toEqual({ a: 'above', b: 'legend', c: 'below' });
+  });
+
+  it('never places two labels within a text line of each other, whatever the lines', () => {
+    const ceilings = [125, 120, 112.5, 100, 60, 58, 10].map((value, i) => ({ id: String(i), value }));
+    const plot = 166;
+    const placements = layoutCeilingLabels(ceilings, 200, plot);
+    const baselines = ceilings
+      .filter((c) => placements.get(c.id) !== 'legend')
+      .map((c) => plot * (1 - c.value / 200) + (placements.get(c.id) === 'above' ? -5 : 14))
+      .sort((a, b) => a - b);
+    for (let i = 1; i < baselines.length; i++) expect(baselines[i]! - baselines[i - 1]!).toBeGreaterThanOrEqual(13);
+  });
+});
+
+describe('TimeSeriesChart: units, labels, colours and its accessible name', () => {
+  const at = (v: number) => [
+    { t: T0, value: v },
+    { t: T0 + MIN, value: v },
+  ];
+
+  it('names CloudWatch units as a reader does: no "None" on the axis, "%" for Percent', () => {
+    const { container, unmount } = renderChart({ unit: 'None', ceilings: [], forecast: undefined });
+    const axisLabel = () => container.querySelector('text.recharts-label')?.textContent ?? '';
+    expect(axisLabel()).toBe('');
+    expect(screen.getByRole('img').getAttribute('aria-label')).not.toContain('None');
+    unmount();
+    const percent = renderChart({ unit: 'Percent', series: [{ id: 'b', label: 'BurstBalance', points: at(100) }], ceilings: [], forecast: undefined });
+    expect(percent.container.querySelector('text.recharts-label')?.textContent).toBe('%');
+  });
+
+  it('draws a 0-100 % burst-balance axis, not 0-200 %', () => {
+    const { container } = renderChart({
+      unit: '%',
+      series: [{ id: 'b', label: 'Data volume BurstBalance', points: at(100) }],
+      ceilings: [{ id: 'low', label: 'low', value: 10, source: 'AWS CloudWatch metrics for EBS' }],
+      forecast: undefined,
+    });
+    const ticks = [...container.querySelectorAll('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')];
+    expect(ticks.map((t) => t.textContent)).toEqual(['0', '25', '50', '75', '100']);
+  });
+
+  it('draws the labels of close ceilings apart (one above, one below)', () => {
+    const { container } = renderChart({
+      unit: 'MiB/s',
+      height: 220,
+      series: [{ id: 'tp', label: 'throughput', points: at(118) }],
+      ceilings: [
+        { id: 'ceiling', label: 'current ceiling', value: 125, source: 'AWS EBS volume types' },
+        { id: '90', label: '90% of ceiling', value: 112.5, source: 'AWS EBS volume types' },
+      ],
+      forecast: undefined,
+    });
+    const labels = [...container.querySelectorAll('.ts-chart__ceiling-label')];
+    expect(labels.map((l) => l.getAttribute('data-placement'))).toEqual(['above', 'below']);
+    const ys = labels.map((l) => Number(l.getAttribute('y')));
+    expect(Math.abs(ys[0]! - ys[1]!)).toBeGreaterThanOrEqual(13);
+  });
+
+  it('strokes every series of one chart in its own colour', () => {
+    const pools = ['scheduler', 'apply', 'raftstore', 'store_writer', 'unified_read_pool', 'grpc', 'rocksdb'];
+    const { container } = renderChart({
+      title: 'TiKV thread-pool CPU',
+      unit: 'cores',
+      series: pools.map((id, i) => ({ id, label: id, points: at(i + 1) })),
+      ceilings: [],
+      forecast: undefined,
+    });
+    const strokes = [...container.querySelectorAll('.recharts-line-curve')].map((p) => p.getAttribute('stroke'));
+    expect(strokes).toHaveLength(pools.length);
+    expect(new Set(strokes).size).toBe(pools.length);
+  });
+
+  it('has an image role named after what is drawn and the limit', () => {
+    renderChart();
+    expect(screen.getByRole('img', { name: /^Volume IOPS, in IOPS: lines for Read IOPS, Write IOPS\./ })).toBeInTheDocument();
+    expect(screen.getByRole('img').getAttribute('aria-label')).toContain(
+      'limit: gp3 provisioned IOPS at 3,000 IOPS (source: AWS EBS volume types (gp3 baseline))',
+    );
   });
 });

@@ -12,8 +12,9 @@ import {
   YAxis,
   type TooltipContentProps,
 } from 'recharts';
-import { formatValue, type Unit } from '@/lib/format';
-import { formatTick, formatTime as defaultFormatTime, niceAxisMax } from './format';
+import { formatValue, humanUnit, type Unit } from '@/lib/format';
+import { formatTick, formatTime as defaultFormatTime } from './format';
+import { axisMax, layoutCeilingLabels, seriesStyles, type LabelPlacement } from './layout';
 
 export interface TimeSeriesPoint {
   /** Milliseconds since the epoch. */
@@ -27,6 +28,8 @@ export interface TimeSeries {
   label: string;
   points: TimeSeriesPoint[];
   color?: string;
+  /** Id of the series this one continues (its forecast): drawn in that series' colour, dashed. */
+  follows?: string;
 }
 
 /** A hard limit drawn as a horizontal line, e.g. a volume's provisioned IOPS. */
@@ -68,7 +71,6 @@ export interface TimeSeriesChartProps {
   emptyMessage?: string;
 }
 
-const PALETTE = ['#1f6feb', '#d1490d', '#1a7f37', '#8250df', '#bf3989', '#0a7ea4'];
 const CEILING_COLOR = '#cf222e';
 const FORECAST_COLOR = '#8c959f';
 const BAND_KEY = '__forecast';
@@ -78,9 +80,6 @@ type Row = { t: number; [key: string]: number | null | [number, number] };
 function seriesKey(id: string): string {
   return `s:${id}`;
 }
-
-/** Leave room above the highest value, ceiling or forecast so a line never sits on the frame. */
-const Y_HEADROOM = 1.08;
 
 function highestValue(series: TimeSeries[], ceilings: Ceiling[], forecast?: ForecastBand): number {
   let max = 0;
@@ -108,15 +107,33 @@ export function toRows(series: TimeSeries[], forecast?: ForecastBand): Row[] {
   return [...rows.values()].sort((a, b) => a.t - b.t);
 }
 
-function CeilingLabel({ ceiling, unit, viewBox }: { ceiling: Ceiling; unit: Unit; viewBox?: unknown }) {
+// The plot's margins (ComposedChart's margin) and the x axis's height (Recharts' default): the plot is the
+// chart's height less these, which is what the ceiling labels are laid out in.
+const MARGIN = { top: 20, right: 16, bottom: 4, left: 8 };
+const X_AXIS_HEIGHT = 30;
+
+function CeilingLabel({
+  ceiling,
+  unit,
+  placement,
+  viewBox,
+}: {
+  ceiling: Ceiling;
+  unit: Unit;
+  placement: LabelPlacement;
+  viewBox?: unknown;
+}) {
   const box = viewBox as { x?: number; y?: number; width?: number } | undefined;
+  if (placement === 'legend') return null;
   if (box?.x === undefined || box.y === undefined || box.width === undefined) return null;
   const text = `${ceiling.label}: ${formatValue(ceiling.value, unit)}`;
   return (
     <text
       className="ts-chart__ceiling-label"
+      data-placement={placement}
       x={box.x + box.width - 4}
-      y={box.y - 5}
+      // above its line, or below it when another label holds the space above (layoutCeilingLabels)
+      y={placement === 'above' ? box.y - 5 : box.y + 14}
       textAnchor="end"
       fill={ceiling.color ?? CEILING_COLOR}
       fontSize={12}
@@ -174,6 +191,31 @@ function ChartTooltip({ active, payload, label, series, ceilings, forecast, unit
   );
 }
 
+/** What the chart draws, in words, for the figure's image role: the series, the limits with their values and the
+ * forecast (the tooltips and the inline labels are not reachable without a pointer). */
+export function describeChart(
+  title: string,
+  unit: Unit,
+  series: TimeSeries[],
+  ceilings: Ceiling[],
+  forecast?: ForecastBand,
+): string {
+  const shown = axisUnit(unit);
+  const parts = [`${title}${shown ? `, in ${shown}` : ''}: ${series.length === 1 ? 'line' : 'lines'} for ${series.map((s) => s.label).join(', ')}`];
+  if (ceilings.length > 0) {
+    const limits = ceilings.map((c) => `${c.label} at ${formatValue(c.value, unit)} (source: ${c.source})`);
+    parts.push(`${ceilings.length === 1 ? 'limit' : 'limits'}: ${limits.join('; ')}`);
+  }
+  if (forecast) parts.push(`shaded: ${forecast.label}`);
+  return `${parts.join('. ')}.`;
+}
+
+/** The unit the axis names: CloudWatch's "None" and "Count" name none, "Percent" reads "%". */
+export function axisUnit(unit: Unit): string {
+  const human = humanUnit(unit);
+  return human.scale === 1 ? human.unit : unit;
+}
+
 /** The one time-series chart: lines per series, dashed ceilings with their source, a shaded forecast band. */
 export function TimeSeriesChart({
   title,
@@ -190,15 +232,18 @@ export function TimeSeriesChart({
 }: TimeSeriesChartProps) {
   const titleId = useId();
   const rows = useMemo(() => toRows(series, forecast), [series, forecast]);
-  const yMax = niceAxisMax(highestValue(series, ceilings, forecast) * Y_HEADROOM);
+  const shownUnit = axisUnit(unit);
+  const yMax = axisMax(highestValue(series, ceilings, forecast), shownUnit === '%');
   const yTicks = [0, yMax / 4, yMax / 2, (3 * yMax) / 4, yMax];
-  const colored = series.map((s, i) => ({ ...s, color: s.color ?? PALETTE[i % PALETTE.length] }));
+  const styles = seriesStyles(series);
+  const colored = series.map((s, i) => ({ ...s, color: styles[i]!.color, dash: styles[i]!.dash }));
   const forecastColor = forecast?.color ?? FORECAST_COLOR;
+  const placements = layoutCeilingLabels(ceilings, yMax, height - MARGIN.top - MARGIN.bottom - X_AXIS_HEIGHT);
 
   const chart = (
     <ComposedChart
       data={rows}
-      margin={{ top: 20, right: 16, bottom: 4, left: 8 }}
+      margin={MARGIN}
       {...(width !== undefined ? { width, height } : {})}
     >
       <CartesianGrid stroke="#e6e9ef" vertical={false} />
@@ -208,6 +253,7 @@ export function TimeSeriesChart({
         scale="time"
         domain={['dataMin', 'dataMax']}
         tickFormatter={(t: number) => formatTime(t)}
+        height={X_AXIS_HEIGHT}
         tick={{ fontSize: 12, fill: '#57606a' }}
         minTickGap={32}
       />
@@ -220,7 +266,7 @@ export function TimeSeriesChart({
         // Five fixed ticks never crowd 280 px; interval 0 spares Recharts measuring each label (a forced layout).
         interval={0}
         allowDataOverflow={false}
-        label={{ value: unit, angle: -90, position: 'insideLeft', fontSize: 12, fill: '#57606a' }}
+        label={{ value: shownUnit, angle: -90, position: 'insideLeft', fontSize: 12, fill: '#57606a' }}
       />
       <Tooltip
         content={(props) => (
@@ -252,6 +298,7 @@ export function TimeSeriesChart({
           dataKey={seriesKey(s.id)}
           name={s.label}
           stroke={s.color}
+          strokeDasharray={s.dash}
           strokeWidth={2}
           dot={false}
           isAnimationActive={animate}
@@ -266,7 +313,7 @@ export function TimeSeriesChart({
           strokeDasharray="6 4"
           strokeWidth={1.5}
           ifOverflow="extendDomain"
-          label={<CeilingLabel ceiling={c} unit={unit} />}
+          label={<CeilingLabel ceiling={c} unit={unit} placement={placements.get(c.id) ?? 'above'} />}
         />
       ))}
     </ComposedChart>
@@ -283,7 +330,12 @@ export function TimeSeriesChart({
         {description && <span className="ts-chart__description">{description}</span>}
       </figcaption>
       {hasData ? (
-        <div className="ts-chart__plot" style={{ height }}>
+        <div
+          className="ts-chart__plot"
+          style={{ height }}
+          role="img"
+          aria-label={describeChart(title, unit, series, ceilings, forecast)}
+        >
           {width !== undefined ? (
             chart
           ) : (
@@ -300,7 +352,11 @@ export function TimeSeriesChart({
       <ul className="ts-chart__legend" aria-label={`${title}: legend`}>
         {colored.map((s) => (
           <li key={s.id}>
-            <span className="ts-chart__swatch" style={{ background: s.color }} aria-hidden="true" />
+            <span
+              className={s.dash ? 'ts-chart__swatch ts-chart__swatch--dashed' : 'ts-chart__swatch'}
+              style={s.dash ? { borderColor: s.color } : { background: s.color }}
+              aria-hidden="true"
+            />
             {s.label}
           </li>
         ))}

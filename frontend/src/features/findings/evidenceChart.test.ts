@@ -1,19 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import { GP2_EVIDENCE_SERIES } from '@/test/cluster-fixtures';
 import type { Measure } from './evidence';
-import { ceilingSource, toEvidenceCharts } from './evidenceChart';
+import { ceilingSource, chartTitle, toEvidenceCharts } from './evidenceChart';
 
 const MEASURES: Measure[] = [
   { label: 'minimum BurstBalance', value: 0, unit: '%', statistic: 'min', limit: 10, limit_label: 'low-balance threshold', source: 'domain.md §3.1' },
   { label: 'demand p95', value: 1433.8, unit: 'IOPS', statistic: 'p95', limit: 1050, limit_label: 'gp2 baseline (3 IOPS/GiB)', source: 'domain.md §1.3' },
 ];
 
+describe('chartTitle', () => {
+  it.each([
+    // the volume-throughput finding's chart was titled "MiB/s (MiB/s)"
+    [['MiB/s'], 'MiB/s', 'MiB/s'],
+    [['throughput'], 'MiB/s', 'throughput (MiB/s)'],
+    [['counted IOPS vol-1', 'read IOPS vol-1'], 'IOPS', 'counted IOPS vol-1, read IOPS vol-1'],
+    [['counted IOPS vol-1', 'queue vol-1'], 'IOPS', 'counted IOPS vol-1, queue vol-1 (IOPS)'],
+    [['BurstBalance vol-1'], '%', 'BurstBalance vol-1 (%)'],
+    [['share (%)'], '%', 'share (%)'],
+    [['queue length'], '', 'queue length'],
+    // a unit inside a word is not the unit
+    [['MiB/sec'], 'MiB/s', 'MiB/sec (MiB/s)'],
+  ])('titles %j in %s as %s', (names, unit, expected) => {
+    expect(chartTitle(names, unit)).toBe(expected);
+  });
+});
+
 describe('evidence charts', () => {
   it('makes one chart per unit with its ceilings, sources and gaps', () => {
     const { charts, missing } = toEvidenceCharts(GP2_EVIDENCE_SERIES, MEASURES, ['domain.md §1.3', 'domain.md §3.1'], 'gp2-burst-depletion');
     expect(charts.map((c) => [c.unit, c.title])).toEqual([
       ['%', 'BurstBalance vol-043ed06aaced3aa8a (%)'],
-      ['IOPS', 'counted IOPS vol-043ed06aaced3aa8a (IOPS)'],
+      // the series' name says its unit already: not "counted IOPS vol-… (IOPS)"
+      ['IOPS', 'counted IOPS vol-043ed06aaced3aa8a'],
     ]);
     const [balance, iops] = charts;
     // epoch seconds become milliseconds; a null stays a gap, not a zero
@@ -25,8 +43,8 @@ describe('evidence charts', () => {
     expect(balance!.ceilings).toEqual([{ id: '0:low', label: 'low', value: 10, source: 'domain.md §3.1' }]);
     // the baseline is a measure's limit: its source; the burst ceiling is none: the finding's sources
     expect(iops!.ceilings.map((c) => [c.label, c.value, c.source])).toEqual([
-      ['gp2 baseline', 1050, 'domain.md §1.3'],
-      ['gp2 burst', 3000, 'domain.md §1.3; domain.md §3.1'],
+      ["gp2 baseline (3 IOPS/GiB), the finding's limit", 1050, 'domain.md §1.3'],
+      ['gp2 burst, while credits last', 3000, 'domain.md §1.3; domain.md §3.1'],
     ]);
     expect(missing.map((s) => s.metric)).toEqual(['derived.read_latency_ms']);
   });

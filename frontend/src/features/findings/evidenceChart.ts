@@ -49,6 +49,21 @@ export function ceilingSource(
   return `the ${rule} rule's threshold`;
 }
 
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+/**
+ * A chart's title: its series' names, and its unit in brackets unless every name already says it ("counted IOPS
+ * vol-1", never "MiB/s (MiB/s)").
+ */
+export function chartTitle(names: string[], unit: string): string {
+  const joined = names.join(', ');
+  if (!unit) return joined;
+  const says = new RegExp(`(^|[\\s(])${escapeRegExp(unit)}($|[\\s),])`);
+  return names.every((n) => says.test(n)) ? joined : `${joined} (${unit})`;
+}
+
 /** Reshape the API's evidence series into one chart per unit, ceilings deduplicated, bytes shown as MiB. */
 export function toEvidenceCharts(
   data: EvidenceChartData,
@@ -95,8 +110,10 @@ export function toEvidenceCharts(
       chart.offScale = chart.ceilings.filter((c) => c.value > OFF_SCALE_FACTOR * highest);
       chart.ceilings = chart.ceilings.filter((c) => c.value <= OFF_SCALE_FACTOR * highest);
     }
-    const names = chart.series.map((s) => s.label).join(', ');
-    chart.title = chart.unit ? `${names} (${chart.unit})` : names;
+    chart.title = chartTitle(
+      chart.series.map((s) => s.label),
+      chart.unit,
+    );
   }
   return { charts: [...charts.values()], missing };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seriesStyles } from '@/components/TimeSeriesChart/layout';
 import { formatDuration } from '@/lib/format';
 import { describeForecast, heat, panelChart, toCeilings, toPoints } from './adapters';
 import { chartPoints, MAX_CHART_POINTS, windowFor } from './api';
@@ -73,6 +74,20 @@ describe('panelChart', () => {
     ]);
     expect(chart.unit).toBe('%');
     expect(chart.description).toBe('1-minute points');
+  });
+
+  it("draws each volume's forecast in its balance's colour, dashed, so two volumes' forecasts differ", () => {
+    const raft = { ...burst.series[0]!, id: 'raft_burst_balance', label: 'Raft volume BurstBalance' };
+    const raftForecast = { ...burst.forecasts[0]!, id: 'raft_burst_balance', label: 'Raft volume BurstBalance forecast' };
+    const chart = panelChart({ ...burst, series: [...burst.series, raft], forecasts: [...burst.forecasts, raftForecast] }, 60);
+    expect(chart.series.map((s) => [s.id, s.follows, s.color])).toEqual([
+      ['data_burst_balance', undefined, undefined],
+      ['raft_burst_balance', undefined, undefined],
+      ['forecast:data_burst_balance', 'data_burst_balance', undefined],
+      ['forecast:raft_burst_balance', 'raft_burst_balance', undefined],
+    ]);
+    const looks = seriesStyles(chart.series).map((s) => `${s.color}/${s.dash ?? ''}`);
+    expect(new Set(looks).size).toBe(4);
   });
 
   it('draws the statistic the server chose (the lowest balance of a 5-minute bucket) and says so', () => {

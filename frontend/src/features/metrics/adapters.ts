@@ -143,11 +143,13 @@ export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
     (a, b) => (a.seconds_to_empty ?? Infinity) - (b.seconds_to_empty ?? Infinity),
   );
   for (const f of forecasts) {
+    // drawn as its balance's continuation (its colour, dashed): two volumes' forecasts never share one grey
+    const follows = panel.series.some((s) => s.id === f.id) ? { follows: f.id } : { color: '#57606a' };
     series.push({
       id: `forecast:${f.id}`,
       label: `${f.label} (projected)`,
       points: f.path.t.map((t, i) => ({ t: t * 1000, value: f.path.percent[i] ?? null })),
-      color: '#57606a',
+      ...follows,
     });
   }
   const projection = panel.projection ?? undefined;

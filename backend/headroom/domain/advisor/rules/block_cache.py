@@ -102,7 +102,41 @@ def grow_target_bytes(memory_bytes: float) -> int:
     return gib_floor(memory_bytes * DEFAULT_RATE)
 
 
-def _series_refs(node_id: str, path: DataPath | None, ceiling_kind: str | None) -> list[SeriesRef]:
+# Said of the ceiling line a finding was judged by when the chart draws another beside it.
+JUDGED = "the finding's limit"
+
+
+def judged_iops_ceiling(path: DataPath, mask: np.ndarray) -> float:
+    """Return the IOPS ceiling the at-ceiling steps were judged against: the one in force there (their median).
+
+    A gp2 volume's ceiling is its burst (3,000 IOPS) while the bucket has credits and its baseline once it is empty
+    (AWS gp2 I/O credits): the steps at the ceiling are judged against the one in force at each, so the limit a
+    reader compares with is the one in force at those steps, not the window's highest or lowest."""
+    at = path.iops_ceiling[mask] if len(path.iops_ceiling) == len(mask) else path.iops_ceiling
+    at = at[np.isfinite(at)]
+    return float(np.median(at)) if at.size else float(np.nanmin(path.iops_ceiling))
+
+
+def iops_ceiling_lines(ctx: Context, path: DataPath, judged: float) -> list[ReferenceLine]:
+    """Return the IOPS reference lines of the data path: the judged ceiling, labelled as the finding's measure
+    states it, and, for a burst volume whose other ceiling was in force part of the window, that one too."""
+    label = ceiling_label(path, ctx, "iops")
+    highest, lowest = float(np.nanmax(path.iops_ceiling)), float(np.nanmin(path.iops_ceiling))
+    # The instance's ceiling, expressed in this node's share of its traffic, moves every step: only the judged one.
+    if path.iops_binding != "volume" or highest - lowest < 0.5:
+        return [ReferenceLine(value=judged, label=label, unit="IOPS")]
+    if judged < highest:
+        return [
+            ReferenceLine(value=judged, label=f"{label} baseline, {JUDGED}", unit="IOPS"),
+            ReferenceLine(value=highest, label=f"{label} burst, while credits last", unit="IOPS"),
+        ]
+    return [
+        ReferenceLine(value=judged, label=f"{label} burst, {JUDGED}", unit="IOPS"),
+        ReferenceLine(value=lowest, label=f"{label} baseline, once credits run out", unit="IOPS"),
+    ]
+
+
+def _series_refs(node_id: str, path: DataPath | None, lines: list[ReferenceLine]) -> list[SeriesRef]:
     refs = [
         SeriesRef(
             entity_kind="node", entity_id=node_id, metric="tikv.block_cache_hit", label="block-cache hits/s"
@@ -119,13 +153,6 @@ def _series_refs(node_id: str, path: DataPath | None, ceiling_kind: str | None) 
     ]
     if path is not None:
         for vid in path.volume_ids:
-            lines = []
-            if ceiling_kind == "iops":
-                lines = [
-                    ReferenceLine(
-                        value=float(np.nanmax(path.iops_ceiling)), label="IOPS ceiling", unit="IOPS"
-                    )
-                ]
             refs.append(
                 SeriesRef(
                     entity_kind="volume",
@@ -290,6 +317,8 @@ def _shrink(
     )
     freed = cap - target
     util_p95 = p95(path.iops_util)
+    judged = judged_iops_ceiling(path, iops_p.mask)
+    lines = iops_ceiling_lines(ctx, path, judged)
     stored = ctx.series("node", node.id, "tikv.store_used_bytes")
     known = stored is not None and bool(np.any(np.isfinite(stored)))
     stored_gib = float(np.nanmax(stored)) / GIB if stored is not None and known else None
@@ -317,13 +346,21 @@ def _shrink(
             f"the disk's reads, capacity >= {SHRINK_MIN_FACTOR:g}x PingCAP's 4 GB of 32 GB",
             [
                 utilisation_p95("IOPS", util_p95, limit_label="at the ceiling (AWS: 90% of provisioned, 99% of the time)"),
+                # the table's limit is the chart's judged line: same value, same words, same source
                 Measure(
                     label="counted IOPS p95",
                     value=finite(p95(path.counted_iops)),
                     unit="IOPS",
-                    limit=finite(float(np.nanmin(path.iops_ceiling))),
-                    limit_label=ceiling_label(path, ctx, "iops"),
+                    limit=finite(judged),
+                    limit_label=lines[0].label.removesuffix(f", {JUDGED}"),
                     statistic="p95",
+                    source=(
+                        refs.EBS_OPTIMIZED.cite()
+                        if path.iops_binding == "instance"
+                        else refs.EBS_VOLUME_TYPES.cite() + "; " + refs.EBS_GP.cite()
+                        if len(lines) > 1
+                        else refs.EBS_VOLUME_TYPES.cite()
+                    ),
                 ),
                 Measure(
                     label="reads among I/Os at the ceiling",
@@ -345,7 +382,7 @@ def _shrink(
                 Measure(label="block cache", value=cap / GIB, unit="GiB", statistic="config"),
                 Measure(label="memory per TiKV", value=memory / GIB, unit="GiB"),
             ],
-            _series_refs(node.id, path, "iops"),
+            _series_refs(node.id, path, lines),
             share=iops_p.share,
             longest_run_minutes=iops_p.longest_run_minutes,
             episodes=iops_p.episodes,
@@ -457,7 +494,7 @@ def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: D
                     statistic="p95",
                 ),
             ],
-            _series_refs(node.id, path, None)
+            _series_refs(node.id, path, [])
             + [SeriesRef(entity_kind="node", entity_id=node.id, metric="node.memory_available")],
         ),
         why=(

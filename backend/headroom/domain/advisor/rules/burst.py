@@ -37,6 +37,8 @@ from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, headro
 
 RULE = "gp2-burst-depletion"
 LOW_BALANCE_PCT = 10.0  # Headroom choice (see the module docstring)
+# The limit the drain-period demand is judged by, in the table and on the chart (AWS gp2: 3 IOPS per GiB).
+BASELINE_LABEL = "gp2 baseline (3 IOPS/GiB)"
 GP2_BURST_IOPS = 3000.0  # §1.3
 
 
@@ -183,7 +185,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                             value=round(drain_demand, 1) if not np.isnan(drain_demand) else 0.0,
                             unit="IOPS",
                             limit=bucket.baseline_rate,
-                            limit_label="gp2 baseline (3 IOPS/GiB)",
+                            limit_label=BASELINE_LABEL,
                             statistic="p95",
                             source=refs.EBS_GP.cite(),
                         ),
@@ -206,8 +208,16 @@ def evaluate(ctx: Context) -> list[Finding]:
                             entity_id=vol.id,
                             metric="derived.counted_iops",
                             reference_lines=[
-                                ReferenceLine(value=bucket.baseline_rate, label="gp2 baseline", unit="IOPS"),
-                                ReferenceLine(value=GP2_BURST_IOPS, label="gp2 burst", unit="IOPS"),
+                                # the drain-period demand is judged against the baseline; the burst is drawn
+                                # for the hours the bucket had credits
+                                ReferenceLine(
+                                    value=bucket.baseline_rate,
+                                    label=f"{BASELINE_LABEL}, the finding's limit",
+                                    unit="IOPS",
+                                ),
+                                ReferenceLine(
+                                    value=GP2_BURST_IOPS, label="gp2 burst, while credits last", unit="IOPS"
+                                ),
                             ],
                         ),
                         SeriesRef(entity_kind="volume", entity_id=vol.id, metric="derived.read_latency_ms"),

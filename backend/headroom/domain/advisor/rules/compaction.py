@@ -96,11 +96,11 @@ def _refs(node: Node, path: DataPath, rate_mibps: float, disk_mibps: float) -> l
             entity_kind="node",
             entity_id=node.id,
             metric="tikv.compaction_write_bytes",
-            label="compaction writes (bytes/s)",
+            label="compaction writes",
             reference_lines=[ReferenceLine(value=rate_mibps * MIB, label=RATE_KEY, unit="bytes/s")],
         ),
         SeriesRef(
-            entity_kind="node", entity_id=node.id, metric="tikv.flush_write_bytes", label="flush (bytes/s)"
+            entity_kind="node", entity_id=node.id, metric="tikv.flush_write_bytes", label="flush writes"
         ),
         SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.pending_compaction_bytes"),
         SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.write_stall"),
