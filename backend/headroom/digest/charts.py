@@ -104,7 +104,7 @@ def describe(chart: ChartSeries, step_seconds: int, forecasts: Sequence[Forecast
         for line in chart.reference_lines[:2]:
             below = sum(1 for v in values if v < line.value) / len(values)
             value = _number(line.value, _UNIT_WORDS.get(line.unit, line.unit) or unit)
-            parts.append(f"{below:.0%} of the time below the {line.label} line ({value})")
+            parts.append(f"{below:.0%} of the time below {value} ({line.label})")
     else:
         peak = max(values)
         lines = sorted(chart.reference_lines, key=lambda r: r.value)
@@ -112,12 +112,12 @@ def describe(chart: ChartSeries, step_seconds: int, forecasts: Sequence[Forecast
         of = ""
         if highest is not None and highest.value > 0:
             limit = _number(highest.value, _UNIT_WORDS.get(highest.unit, highest.unit) or unit)
-            of = f" ({peak / highest.value:.0%} of the {limit} {highest.label})"
+            of = f" ({peak / highest.value:.0%} of {limit}: {highest.label})"
         parts.append(f"peak {_number(peak, unit)}{of}")
         for line in lines[:3]:
             share = sum(1 for v in values if v >= line.value) / len(values)
             value = _number(line.value, _UNIT_WORDS.get(line.unit, line.unit) or unit)
-            parts.append(f"{share:.0%} of the time at or above the {line.label} line ({value})")
+            parts.append(f"{share:.0%} of the time at or above {value} ({line.label})")
     projection = _projection(chart, forecasts)
     if projection is not None:
         parts.append(projection[2])

@@ -37,12 +37,12 @@ def test_the_words_keep_a_one_minute_peak_at_the_ceiling_and_a_balances_time_emp
     flat = [1000.0] * 1440
     flat[700] = 3000.0  # one minute at the ceiling in a day
     words = describe(_series(flat), 60)
-    assert "peak 3,000 IOPS (100% of the 3,000 IOPS IOPS ceiling)" in words
-    assert "0% of the time at or above the IOPS ceiling line (3,000 IOPS)" in words  # 1 of 1,440 minutes
+    assert "peak 3,000 IOPS (100% of 3,000 IOPS: IOPS ceiling)" in words
+    assert "0% of the time at or above 3,000 IOPS (IOPS ceiling)" in words  # 1 of 1,440 minutes
     assert "over the 24 h to" in words
     balance = [50.0] * 600 + [0.0] * 120 + [None] * 10 + [20.0] * 710
     said = describe(_series(balance, metric="ebs.burst_balance", unit="%", lines=((10.0, "low"),)), 60)
-    assert "lowest 0 %" in said and "empty for 2.0 h" in said and "8% of the time below the low line (10 %)" in said
+    assert "lowest 0 %" in said and "empty for 2.0 h" in said and "8% of the time below 10 % (low)" in said
     ahead = Forecast(kind="ceiling", within_seconds=12 * 86400.0, at=dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
                      value=3000.0, unit="IOPS", method="ets")
     assert "projected to reach 3,000 IOPS around 2026-11-20" in describe(_series(flat), 60, [ahead])
