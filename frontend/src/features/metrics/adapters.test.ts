@@ -172,8 +172,8 @@ describe('a panel with a growth projection', () => {
     ]);
     expect(chart.forecast?.points[2]).toEqual({ t: (t0 + 12 * 3600) * 1000, lower: 1900, upper: 2500 });
     expect(chart.notes.at(-1)).toBe(
-      'Projection: reaches the 4,000 IOPS ceiling in 12 days (around 2026-11-14), 90 % interval 9–17 days; ' +
-        'fitted 2026-11-02 on 28 days of history (ets-weekly).',
+      'Projection: reaches the 4,000 IOPS ceiling in 12 days (around 14 Nov 2026), 90 % interval 9–17 days; ' +
+        'fitted 2 Nov 2026 on 28 days of history (ets-weekly).',
     );
   });
 

@@ -1,5 +1,5 @@
 import type { Ceiling, ForecastBand, TimeSeries, TimeSeriesPoint } from '@/components/TimeSeriesChart';
-import { formatDuration, formatValue } from '@/lib/format';
+import { formatDate, formatDuration, formatValue } from '@/lib/format';
 import type { BurstForecast, MetricCeiling, MetricSeries, Panel, PanelProjection, Utilisation } from './api';
 
 /** What one chart needs, reshaped from a panel of the metrics API (the chart itself is generic). */
@@ -114,12 +114,12 @@ function dayText(days: number): string {
  */
 export function describeProjection(p: PanelProjection): string {
   const ceiling = `the ${formatValue(p.ceiling, p.unit)} ceiling`;
-  const fitted = `fitted ${new Date(p.fitted_at).toISOString().slice(0, 10)} on ${Math.round(p.history_hours / 24)} days of history (${p.method})`;
+  const fitted = `fitted ${formatDate(p.fitted_at)} on ${Math.round(p.history_hours / 24)} days of history (${p.method})`;
   if (p.days === null || p.days === undefined) return `Projection: not at ${ceiling} within ${Math.round(p.horizon_days)} days; ${fitted}.`;
   if (p.days <= 0) return `Projection: at ${ceiling} already; ${fitted}.`;
   const low = p.days_low === null || p.days_low === undefined ? null : Math.round(p.days_low);
   const high = p.days_high === null || p.days_high === undefined ? `>${Math.round(p.horizon_days)}` : String(Math.round(p.days_high));
-  const date = p.hits_at ? ` (around ${new Date(p.hits_at).toISOString().slice(0, 10)})` : '';
+  const date = p.hits_at ? ` (around ${formatDate(p.hits_at)})` : '';
   return `Projection: reaches ${ceiling} ${dayText(p.days)}${date}${low === null ? '' : `, 90 % interval ${low}–${high} days`}; ${fitted}.`;
 }
 

@@ -1,3 +1,4 @@
+import { formatDateTime } from '@/lib/format';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
@@ -150,7 +151,7 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
         <section aria-labelledby="metrics-node-heading" aria-busy={metrics.isFetching}>
           <h2 id="metrics-node-heading">{metrics.data.node.store_address}</h2>
           <p className="muted">
-            {new Date(metrics.data.start).toLocaleString()} – {new Date(metrics.data.end).toLocaleString()} ·{' '}
+            {formatDateTime(metrics.data.start)} – {formatDateTime(metrics.data.end)} ·{' '}
             {RESOLUTION_TEXT[metrics.data.resolution_seconds] ?? `${metrics.data.resolution_seconds}-second steps`}
           </p>
           <div className="metrics__grid">

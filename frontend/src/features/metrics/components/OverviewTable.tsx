@@ -1,4 +1,4 @@
-import { formatDuration, formatValue } from '@/lib/format';
+import { formatDateTime, formatDuration, formatValue } from '@/lib/format';
 import { heat, UTILISATION_COLUMNS } from '../adapters';
 import type { ClusterOverview } from '../api';
 
@@ -49,7 +49,7 @@ export function OverviewTable({ overview, selectedNodeId, onSelectNode }: Overvi
                   const title =
                     cell && pct !== null && pct !== undefined
                       ? `Peak ${formatPercent(pct)} of ${cell.ceiling_label ?? 'the ceiling'} (${formatValue(cell.ceiling_value ?? 0, c.metric.endsWith('iops') ? 'IOPS' : 'MiB/s')}) at ${
-                          cell.peak_at ? new Date(cell.peak_at).toLocaleString() : '?'
+                          cell.peak_at ? formatDateTime(cell.peak_at) : '?'
                         }. Source: ${cell.ceiling_source ?? 'unknown'}`
                       : 'No data in this window';
                   return (
