@@ -72,7 +72,7 @@ def test_every_contract_is_kept_today(contracts: dict[str, Contract], graph: gri
         ("layers", "headroom.platform.db", "headroom.clusters.models"),
         ("layers", "headroom.findings.service", "headroom.api.app"),
         ("features-through-services", "headroom.findings.service", "headroom.patches.router"),
-        ("features-through-services", "headroom.digest.service", "headroom.findings.evidence_series"),
+        ("features-through-services", "headroom.fleet.service", "headroom.findings.evidence_series"),
         ("features-through-services", "headroom.patches.service", "headroom.findings.schemas"),
         ("features-through-services", "headroom.sources.aws.ingest", "headroom.sources.prometheus.collector"),
         ("routers-jobs-no-store", "headroom.clusters.router", "headroom.clusters.models"),

@@ -1,4 +1,4 @@
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { routes } from '@/router';
@@ -154,10 +154,9 @@ describe('cluster overview', () => {
 
     await user.click(within(screen.getByRole('navigation', { name: 'Cluster sections' })).getByRole('link', { name: 'Overview' }));
     expect(await screen.findByRole('list', { name: 'Source health' })).toBeInTheDocument();
-    expect(requests.filter((r) => r.startsWith('/api/v1/sources/')).sort()).toEqual([
-      '/api/v1/sources/aws',
-      '/api/v1/sources/prometheus',
-    ]);
+    await waitFor(() =>
+      expect(requests.filter((r) => r.startsWith('/api/v1/sources/')).sort()).toEqual(['/api/v1/sources/aws', '/api/v1/sources/prometheus']),
+    );
     server.events.removeAllListeners();
   });
 
