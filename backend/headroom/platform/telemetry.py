@@ -289,17 +289,17 @@ def job_families(totals: JobTotals) -> Iterator[Metric]:
     """The job figures as metric families."""
     runs = CounterMetricFamily(
         "headroom_job_runs",
-        "Job runs that ended, by job and outcome (succeeded or "
+        "Job runs that ended, by job (`task`: Prometheus keeps `job` for the scrape job) and outcome (succeeded or "
         "failed: raised an error; a Celery retry counts as a failed run).",
-        labels=["job", "outcome"],
+        labels=["task", "outcome"],
     )
     for (job, outcome), count in sorted(totals.runs.items()):
         runs.add_metric([job, outcome], count)
     yield runs
     durations = HistogramMetricFamily(
         "headroom_job_duration_seconds",
-        'Wall time of a job run, by job (job="advice.run" is the advice run time).',
-        labels=["job"],
+        'Wall time of a job run, by job (`task`; task="advice.run" is the advice run time).',
+        labels=["task"],
     )
     for job, counts in sorted(totals.buckets.items()):
         cumulative, buckets = 0, []
@@ -310,8 +310,8 @@ def job_families(totals: JobTotals) -> Iterator[Metric]:
     yield durations
     last = GaugeMetricFamily(
         "headroom_job_last_success_timestamp_seconds",
-        "Unix time a job last ended without an error.",
-        labels=["job"],
+        "Unix time a job (`task`) last ended without an error.",
+        labels=["task"],
     )
     for job, at in sorted(totals.last_success.items()):
         last.add_metric([job], at)

@@ -6,10 +6,22 @@ wrapper. No organisation's, cluster's or source's name appears in it (the tenanc
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 from fastapi.testclient import TestClient
@@ -225,13 +237,13 @@ def test_the_exposition_reports_the_deployment(
     assert "headroom_queue_unacked" in families
 
     runs = families["headroom_job_runs"]
-    assert _value(runs, "headroom_job_runs_total", job="test.ok", outcome="succeeded") == 2
-    assert _value(runs, "headroom_job_runs_total", job="test.fail", outcome="failed") == 1
+    assert _value(runs, "headroom_job_runs_total", task="test.ok", outcome="succeeded") == 2
+    assert _value(runs, "headroom_job_runs_total", task="test.fail", outcome="failed") == 1
     durations = families["headroom_job_duration_seconds"]
-    assert _value(durations, "headroom_job_duration_seconds_count", job="test.ok") == 2
-    assert _value(durations, "headroom_job_duration_seconds_bucket", job="test.fail", le="+Inf") == 1
+    assert _value(durations, "headroom_job_duration_seconds_count", task="test.ok") == 2
+    assert _value(durations, "headroom_job_duration_seconds_bucket", task="test.fail", le="+Inf") == 1
     last = families["headroom_job_last_success_timestamp_seconds"]
-    assert [s.labels["job"] for s in last] == ["test.ok"]
+    assert [s.labels["task"] for s in last] == ["test.ok"]
 
     http = families["headroom_http_request_duration_seconds"]
     routes = {s.labels["route"] for s in http}
@@ -278,9 +290,145 @@ def test_without_redis_the_process_counts_its_own_jobs(metrics_app: Any, app_ctx
     _, families = _scrape(client)
     assert (
         _value(
-            families["headroom_job_runs"], "headroom_job_runs_total", job="test.local", outcome="succeeded"
+            families["headroom_job_runs"], "headroom_job_runs_total", task="test.local", outcome="succeeded"
         )
         == before + 1
     )
     assert {s.labels["queue"] for s in families["headroom_queue_depth"]} == set(QUEUES)
     assert "headroom_queue_unacked" not in families
+
+
+# --- the operations dashboard (deploy/grafana/headroom-operations.json) against a real Prometheus ----------------
+
+DASHBOARD = Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "headroom-operations.json"
+METRIC_NAME = re.compile(r"\b((?:headroom|process)_[a-z_]+)\b")
+
+
+def _dashboard_exprs() -> list[str]:
+    dashboard = json.loads(DASHBOARD.read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    exprs += [v["definition"] for v in dashboard["templating"]["list"] if v.get("definition")]
+    return exprs
+
+
+def _as_promql(expr: str) -> str:
+    """A dashboard expression with Grafana's variables filled in (all instances, a 1-minute rate window)."""
+    return expr.replace("$__rate_interval", "1m").replace("$instance", ".*")
+
+
+@contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    try:
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(15)
+
+
+@contextmanager
+def _prometheus_scraping(target: str, tmp_path: Path) -> Iterator[str]:
+    """A real Prometheus scraping `target`'s /metrics every second with the bearer token (as docs/operations.md
+    tells operators to), under the scrape job name `headroom`."""
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.skip("prometheus is not installed (scripts/services.sh starts one when it is)")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+        f"  - job_name: headroom\n    authorization:\n      credentials: {TOKEN}\n"
+        f"    static_configs:\n      - targets: ['{target}']\n"
+    )
+    proc = subprocess.Popen(
+        [
+            binary,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={tmp_path / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def _query(prometheus: str, promql: str) -> dict[str, Any]:
+    response = httpx.get(f"{prometheus}/api/v1/query", params={"query": promql}, timeout=10)
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_the_dashboard_queries_run_against_a_real_prometheus_scraping_headroom(
+    metrics_app: Any, app_ctx: Any, sessions: Any, broker: Any, clock: Any, tmp_path: Path
+) -> None:
+    """Every expression of the dashboard (and its variable query) names only metrics the exposition has, and is
+    evaluated without error by a real Prometheus that scrapes a running Headroom with the bearer token; the core
+    panels return series (the scrape job's `job` label does not clash with the jobs' `task` label)."""
+    client = TestClient(metrics_app)
+    owner = sign_up(client)
+    with sessions() as db:
+        _seed_sources(db, uuid.UUID(owner.org_id), clock())
+    broker.lpush("advice", b"m1")
+    ok_job = Job(name="advice.run", queue="advice", schedule=None, run=lambda *_a, **_k: {}, description="ok")
+    run_job(ok_job, "unused://", app_ctx.settings, clock())
+    assert owner.get("/api/v1/clusters").status_code == 200
+    text, _ = _scrape(client)
+    exposed = {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+
+    exprs = _dashboard_exprs()
+    assert len(exprs) >= 20
+    for expr in exprs:
+        for name in METRIC_NAME.findall(expr):
+            assert name in exposed, (name, expr)
+
+    with _serving(metrics_app) as target, _prometheus_scraping(target, tmp_path) as prometheus:
+        deadline = time.monotonic() + 60
+        scrapes = 0.0
+        while time.monotonic() < deadline and scrapes < 4:
+            time.sleep(0.5)
+            with contextlib.suppress(httpx.HTTPError):
+                result = _query(prometheus, 'count_over_time(up{job="headroom"}[1m])')["data"]["result"]
+                scrapes = float(result[0]["value"][1]) if result else 0.0
+        up = _query(prometheus, 'up{job="headroom"}')["data"]["result"]
+        assert up and up[0]["value"][1] == "1", up
+        results = {}
+        for expr in exprs:
+            if expr.startswith("label_values("):
+                continue  # Grafana's own function; the series it reads is checked below
+            body = _query(prometheus, _as_promql(expr))
+            assert body["status"] == "success", (expr, body)
+            results[expr] = body["data"]["result"]
+        assert _query(prometheus, "headroom_scrape_error")["data"]["result"]
+        must_have_series = [
+            "max by (queue) (headroom_queue_depth",
+            "topk(10, max by (source_kind, source_id) (headroom_source_ingest_lag_seconds",
+            "max by (source_kind, status) (headroom_sources",
+            "max(headroom_sweep_last_duration_seconds",
+            "sum by (status_class) (rate(headroom_http_request_duration_seconds_count",
+            "time() - max by (task) (headroom_job_last_success_timestamp_seconds",
+            "process_resident_memory_bytes",
+        ]
+        for start in must_have_series:
+            matching = [e for e in results if e.startswith(start)]
+            assert matching, start
+            assert all(results[e] for e in matching), (start, {e: results[e] for e in matching})
+        last_advice = _query(prometheus, 'headroom_job_last_success_timestamp_seconds{task="advice.run"}')
+        assert last_advice["data"]["result"][0]["metric"]["job"] == "headroom"
