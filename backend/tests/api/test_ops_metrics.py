@@ -311,6 +311,30 @@ def _dashboard_exprs() -> list[str]:
     return exprs
 
 
+def _alert_exprs() -> list[str]:
+    """The expressions of the alert rules docs/operations.md suggests (its one YAML block)."""
+    import yaml
+
+    text = (DASHBOARD.parents[2] / "docs" / "operations.md").read_text()
+    block = text.split("```yaml\ngroups:", 1)[1].split("```", 1)[0]
+    rules = yaml.safe_load("groups:" + block)["groups"][0]["rules"]
+    return [str(rule["expr"]) for rule in rules]
+
+
+def test_the_suggested_alert_rules_pass_promtool(tmp_path: Path) -> None:
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is not installed")
+    text = (DASHBOARD.parents[2] / "docs" / "operations.md").read_text()
+    rules = tmp_path / "headroom-rules.yml"
+    rules.write_text("groups:" + text.split("```yaml\ngroups:", 1)[1].split("```", 1)[0])
+    checked = subprocess.run(
+        [promtool, "check", "rules", str(rules)], capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "SUCCESS: 9 rules found" in checked.stdout, checked.stdout
+
+
 def _as_promql(expr: str) -> str:
     """A dashboard expression with Grafana's variables filled in (all instances, a 1-minute rate window)."""
     return expr.replace("$__rate_interval", "1m").replace("$instance", ".*")
@@ -379,7 +403,8 @@ def _query(prometheus: str, promql: str) -> dict[str, Any]:
 def test_the_dashboard_queries_run_against_a_real_prometheus_scraping_headroom(
     metrics_app: Any, app_ctx: Any, sessions: Any, broker: Any, clock: Any, tmp_path: Path
 ) -> None:
-    """Every expression of the dashboard (and its variable query) names only metrics the exposition has, and is
+    """Every expression of the dashboard (and its variable query) and of the alerts docs/operations.md suggests
+    names only metrics the exposition has, and is
     evaluated without error by a real Prometheus that scrapes a running Headroom with the bearer token; the core
     panels return series (the scrape job's `job` label does not clash with the jobs' `task` label)."""
     client = TestClient(metrics_app)
@@ -393,8 +418,9 @@ def test_the_dashboard_queries_run_against_a_real_prometheus_scraping_headroom(
     text, _ = _scrape(client)
     exposed = {s.name for f in text_string_to_metric_families(text) for s in f.samples}
 
-    exprs = _dashboard_exprs()
-    assert len(exprs) >= 20
+    panels = _dashboard_exprs()
+    exprs = panels + _alert_exprs()
+    assert len(panels) >= 20 and len(exprs) >= 30
     for expr in exprs:
         for name in METRIC_NAME.findall(expr):
             assert name in exposed, (name, expr)
@@ -427,7 +453,7 @@ def test_the_dashboard_queries_run_against_a_real_prometheus_scraping_headroom(
             "process_resident_memory_bytes",
         ]
         for start in must_have_series:
-            matching = [e for e in results if e.startswith(start)]
+            matching = [e for e in panels if e.startswith(start)]
             assert matching, start
             assert all(results[e] for e in matching), (start, {e: results[e] for e in matching})
         last_advice = _query(prometheus, 'headroom_job_last_success_timestamp_seconds{task="advice.run"}')
