@@ -1,7 +1,7 @@
 """Run one job: the one wrapper every runtime calls (Celery tasks, the in-process pools and scheduler).
 
 It binds the run's job id (Celery's task id, or a fresh one) and the job's name to every log line written while
-the job runs, logs its start and end, and counts the run with its duration and outcome in the deployment's job
+the job runs, logs its start (DEBUG) and end (INFO), and counts the run with its duration and outcome in the deployment's job
 stats (headroom.platform.telemetry: Redis when there is one), which /metrics reports."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def run_job(
     stats = telemetry.job_stats(settings.redis_url)
     with structlog.contextvars.bound_contextvars(job_id=job_id or telemetry.new_request_id(), job=job.name):
         started = time.perf_counter()
-        log.info("job.started")
+        log.debug("job.started")
         try:
             result = job.run(database_url, settings, now, **params)
         except BaseException as exc:
