@@ -6,6 +6,7 @@ import logging
 import os
 from typing import Any
 
+import structlog
 from celery import Celery, signals
 from headroom.jobs import all_jobs
 from headroom.platform.jobs.registry import QUEUES
@@ -30,6 +31,19 @@ def _setup_logging(loglevel: Any = None, **_: Any) -> None:
 
 
 signals.setup_logging.connect(_setup_logging, weak=False)
+
+
+def _bind_task_id(task_id: str | None = None, task: Any = None, **_: Any) -> None:
+    """Every log line of a task, Celery's own "succeeded" and "raised" lines included, carries its job id."""
+    structlog.contextvars.bind_contextvars(job_id=task_id, job=getattr(task, "name", None))
+
+
+def _unbind_task_id(**_: Any) -> None:
+    structlog.contextvars.unbind_contextvars("job_id", "job")
+
+
+signals.task_prerun.connect(_bind_task_id, weak=False)
+signals.task_postrun.connect(_unbind_task_id, weak=False)
 
 
 app = Celery("headroom")

@@ -13,6 +13,7 @@ from celery import Task
 from headroom.domain.catalog.instance_types import use_override_file
 from headroom.jobs import all_jobs
 from headroom.platform.jobs.registry import Job
+from headroom.platform.jobs.runner import run_job
 from headroom.platform.settings import get_settings
 
 from headroom_worker.celery_app import app
@@ -36,7 +37,7 @@ def _make_task(job: Job) -> Task:
         if not settings.database_url:
             raise RuntimeError("DATABASE_URL is required for Celery workers")
         now = dt.datetime.fromisoformat(now_iso) if now_iso else dt.datetime.now(dt.UTC)
-        return job.run(settings.database_url, settings, now, **params)
+        return run_job(job, settings.database_url, settings, now, job_id=self.request.id, **params)
 
     run.__name__ = job.name.replace(".", "_")
     run.__doc__ = job.description

@@ -199,3 +199,41 @@ def test_an_on_demand_advice_run_is_released_by_the_worker(worker: Any, celery_a
     finally:
         with session_scope(url) as db:
             db.execute(sa.delete(Organization).where(Organization.id == org_id))
+
+
+def _worker_output(proc: subprocess.Popen[bytes]) -> str:
+    """What the worker wrote so far (read without blocking)."""
+    assert proc.stdout is not None
+    os.set_blocking(proc.stdout.fileno(), False)
+    chunks: list[bytes] = []
+    while (chunk := proc.stdout.read()):
+        chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_a_task_is_counted_and_its_lines_carry_its_job_id(worker: Any, celery_app: Any,
+                                                           worker_env: dict[str, str]) -> None:
+    """The run lands in the Redis job stats /metrics reads (headroom.platform.telemetry), and every line the
+    worker process writes for the task, Celery's own "succeeded" line included, carries the task's id."""
+    from headroom.platform.telemetry import RedisJobStats
+
+    stats = RedisJobStats(worker_env["REDIS_URL"])
+    before = stats.read()
+    _worker_output(worker)
+    result = celery_app.send_task("timeseries.rollups", queue="maintenance")
+    result.get(timeout=120)
+    deadline = time.monotonic() + 10
+    out = ""
+    while time.monotonic() < deadline and "succeeded in" not in out:
+        time.sleep(0.2)
+        out += _worker_output(worker)
+    after = stats.read()
+
+    key = ("timeseries.rollups", "succeeded")
+    assert after.runs[key] == before.runs.get(key, 0) + 1
+    assert sum(after.buckets["timeseries.rollups"]) == sum(before.buckets.get("timeseries.rollups", [])) + 1
+    task_lines = [line for line in out.splitlines() if result.id in line]
+    assert any("job.ended" in line and "outcome=succeeded" in line for line in task_lines), out
+    succeeded = [line for line in task_lines if "succeeded in" in line]
+    assert succeeded and all(f"job_id={result.id}" in line for line in succeeded), out
+    assert all(f"job_id={result.id}" in line for line in task_lines if "received" not in line.lower()), out

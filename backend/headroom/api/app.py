@@ -8,7 +8,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -25,7 +26,10 @@ from headroom.metrics import router as metrics_router
 from headroom.patches import router as patches_router
 from headroom.patches import service as patches_service
 from headroom.platform.db import session_factory
+from headroom.platform import telemetry
 from headroom.platform.errors import AppError, QueueUnavailable, RateLimited
+from headroom.platform.jobs.dispatch import inprocess_pending_by_queue
+from headroom.platform.jobs.registry import QUEUES
 from headroom.platform.logging import (
     bind_request_secrets,
     get_logger,
@@ -39,6 +43,7 @@ from headroom.platform.ratelimit import MemoryRateLimiter, RedisRateLimiter
 from headroom.platform.schemas import ErrorResponse
 from headroom.platform.security import SecretBox
 from headroom.platform.settings import Settings
+from headroom.sources import ops_health
 from headroom.sources import router as sources_router
 from headroom.sources import service as sources_service
 from headroom.sources.aws import router as aws_router
@@ -91,7 +96,11 @@ def install_error_handlers(app: FastAPI) -> None:
     def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.error("api.unhandled_error", path=request.url.path, error_type=type(exc).__name__, exc_info=exc)
         mark_logged(exc)
-        return _error(500, "internal_error", "Something went wrong on our side; it has been logged.")
+        # This handler answers outside RequestTelemetry (Starlette's outermost middleware runs it): it returns the
+        # request's id itself, so a user can quote it.
+        request_id = request.scope.get("state", {}).get("request_id")
+        headers = {telemetry.REQUEST_ID_HEADER: request_id} if request_id else None
+        return _error(500, "internal_error", "Something went wrong on our side; it has been logged.", headers=headers)
 
 
 class _BindRequestSecrets:
@@ -189,6 +198,8 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=ctx.settings.trusted_proxy_list)
+    # Outermost: the request id is bound before anything else logs, and the latency covers every layer.
+    app.add_middleware(telemetry.RequestTelemetry)
 
     # Every API error has one shape; documenting it here also replaces FastAPI's default 422 schema.
     error = {"model": ErrorResponse}
@@ -223,9 +234,45 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         return JSONResponse({"status": "ok" if ready else "unavailable", "checks": checks},
                             status_code=200 if ready else 503)
 
+    deployment = deployment_collector(ctx)
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics(request: Request) -> Response:
+        """Headroom's own health in Prometheus's text format (docs/operations.md); needs HEADROOM_METRICS_TOKEN."""
+        token = ctx.settings.metrics_token
+        if token is None:
+            return _error(404, "not_found", "Not Found")
+        if not telemetry.bearer_matches(request.headers.get("authorization"), token.get_secret_value()):
+            return _error(401, "not_authenticated", "/metrics needs Authorization: Bearer <HEADROOM_METRICS_TOKEN>.",
+                          headers={"WWW-Authenticate": "Bearer"})
+        return Response(telemetry.exposition([deployment]), media_type=CONTENT_TYPE_LATEST)
+
     if frontend_dist is not None and (frontend_dist / "index.html").is_file():
         _mount_frontend(app, frontend_dist)
     return app
+
+
+def deployment_collector(ctx: AppContext) -> telemetry.DeploymentCollector:
+    """What /metrics reads at scrape time: the sources' health (database), the queues and the job runs (Redis, or
+    this process's pools and counts without it)."""
+    redis_url = ctx.settings.redis_url
+
+    def database() -> Any:
+        with ctx.sessions() as db:
+            state = ops_health.deployment_state(db)
+        return telemetry.state_families(state, ctx.clock())
+
+    def queues() -> Any:
+        if redis_url:
+            depths, unacked = telemetry.redis_queue_depths(redis_url, QUEUES)
+            return telemetry.queue_families(depths, unacked)
+        pending = inprocess_pending_by_queue()
+        return telemetry.queue_families({q: pending.get(q, 0) for q in QUEUES}, None)
+
+    def jobs() -> Any:
+        return telemetry.job_families(telemetry.job_stats(redis_url).read())
+
+    return telemetry.DeploymentCollector({"database": database, "queues": queues, "jobs": jobs})
 
 
 # The build writes a .br and a .gz beside each text file (frontend/vite.config.ts, precompress); the best one the

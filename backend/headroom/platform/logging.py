@@ -117,10 +117,13 @@ def register_secret_values(values: Iterable[str | None]) -> None:
 
 
 def settings_secret_values(settings: Settings) -> list[str]:
-    """The secrets a Settings object holds: the secret key and the SMTP, database and Redis passwords."""
+    """The secrets a Settings object holds: the secret key, the metrics token and the SMTP, database and Redis
+    passwords."""
     from sqlalchemy.engine import make_url
 
     values = [settings.secret_key]
+    if settings.metrics_token is not None:
+        values.append(settings.metrics_token.get_secret_value())
     if settings.smtp_password is not None:
         values.append(settings.smtp_password.get_secret_value())
     for url in (settings.database_url, settings.redis_url):
@@ -282,7 +285,8 @@ def configure_logging(level: str = "INFO", json: bool = False, *, stream: TextIO
     )
     formatter = _Formatter(
         json=json,
-        foreign_pre_chain=shared,
+        # The libraries' lines (uvicorn's access line, celery's task lines) carry the request or job id too.
+        foreign_pre_chain=[structlog.contextvars.merge_contextvars, *shared],
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             _render_exception,

@@ -13,6 +13,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 # Values that ship in .env.example and the embedded mode; a production start refuses them.
 PLACEHOLDER_SECRETS = frozenset({"", "change-me", "changeme", "dev-insecure-secret-key-change-me"})
 DEV_SECRET_KEY = "dev-insecure-secret-key-change-me"
+# 16 random characters (~95 bits as base64) cannot be guessed at any scrape rate (docs/operations.md).
+METRICS_TOKEN_MIN_LENGTH = 16
 
 
 class Settings(BaseSettings):
@@ -61,6 +63,9 @@ class Settings(BaseSettings):
     demo_fleet: bool = Field(default=True, alias="HEADROOM_DEMO_FLEET")
     log_level: str = Field(default="INFO", alias="HEADROOM_LOG_LEVEL")
     log_json: bool = Field(default=False, alias="HEADROOM_LOG_JSON")
+    # GET /metrics (Headroom's own health, docs/operations.md) answers only with `Authorization: Bearer <this>`;
+    # unset, /metrics is off (404). At least METRICS_TOKEN_MIN_LENGTH characters.
+    metrics_token: SecretStr | None = Field(default=None, alias="HEADROOM_METRICS_TOKEN")
     # Outgoing mail (the weekly advisory digest). No host: the digest is skipped and logged (embedded mode).
     # The port defaults by security: 587 STARTTLS, 465 SSL, 25 none (headroom.platform.smtp.DEFAULT_PORTS).
     smtp_host: str | None = Field(default=None, alias="HEADROOM_SMTP_HOST")
@@ -78,11 +83,19 @@ class Settings(BaseSettings):
         default="private-ok", alias="HEADROOM_OUTBOUND_POLICY"
     )
 
-    @field_validator("smtp_host", "smtp_port", "smtp_username", "smtp_password", mode="before")
+    @field_validator("smtp_host", "smtp_port", "smtp_username", "smtp_password", "metrics_token", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         # docker compose passes unset keys as "" (`${HEADROOM_SMTP_PORT:-}`): that means "not configured".
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("metrics_token")
+    @classmethod
+    def _metrics_token_is_long(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < METRICS_TOKEN_MIN_LENGTH:
+            raise ValueError(f"HEADROOM_METRICS_TOKEN must be at least {METRICS_TOKEN_MIN_LENGTH} characters "
+                             "(a random value: it guards /metrics)")
+        return value
 
     @field_validator("trusted_proxies")
     @classmethod

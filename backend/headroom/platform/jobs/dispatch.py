@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from headroom.platform.errors import QueueUnavailable
 from headroom.platform.jobs.registry import job as find_job
+from headroom.platform.jobs.runner import run_job
 from headroom.platform.logging import get_logger
 from headroom.platform.settings import Settings
 
@@ -62,7 +64,7 @@ def _publish_errors() -> tuple[type[BaseException], ...]:
 
 _pool_lock = threading.Lock()
 _pools: dict[str, ThreadPoolExecutor] = {}
-_pending = 0
+_pending: dict[str, int] = {}
 
 
 def _inprocess_pool(queue: str) -> ThreadPoolExecutor:
@@ -75,13 +77,21 @@ def _inprocess_pool(queue: str) -> ThreadPoolExecutor:
 def inprocess_pending() -> int:
     """How many in-process jobs are queued or running (0 once the pool is idle)."""
     with _pool_lock:
-        return _pending
+        return sum(_pending.values())
 
 
-def _done(_: Future[None]) -> None:
-    global _pending
+def inprocess_pending_by_queue() -> dict[str, int]:
+    """How many in-process jobs are queued or running, per queue (the queues used so far)."""
     with _pool_lock:
-        _pending -= 1
+        return dict(_pending)
+
+
+def _done(queue: str) -> Callable[[Future[None]], None]:
+    def done(_: Future[None]) -> None:
+        with _pool_lock:
+            _pending[queue] -= 1
+
+    return done
 
 
 def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | None = None,
@@ -90,7 +100,6 @@ def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | 
 
     Raises QueueUnavailable when Redis cannot take the task within the publish timeout (`what` names the job in
     the message users see)."""
-    global _pending
     job = find_job(name)
     if settings.redis_url:
         try:
@@ -105,14 +114,14 @@ def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | 
 
     def run() -> None:
         try:
-            job.run(database_url, settings, dt.datetime.now(dt.UTC), **params)
+            run_job(job, database_url, settings, dt.datetime.now(dt.UTC), job_id=task_id, **params)
         except Exception:  # noqa: BLE001 - reported in the log; the source's health records the failure
             log.exception("job.failed", job=name)
 
     pool = _inprocess_pool(job.queue)
     with _pool_lock:
-        _pending += 1
-    pool.submit(run).add_done_callback(_done)
+        _pending[job.queue] = _pending.get(job.queue, 0) + 1
+    pool.submit(run).add_done_callback(_done(job.queue))
     return task_id or f"inprocess:{name}"
 
 

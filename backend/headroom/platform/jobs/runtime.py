@@ -9,6 +9,7 @@ import threading
 from collections.abc import Sequence
 
 from headroom.platform.jobs.registry import Job
+from headroom.platform.jobs.runner import run_job
 from headroom.platform.logging import get_logger
 from headroom.platform.settings import Settings
 
@@ -20,7 +21,7 @@ def run_due_jobs(jobs: Sequence[Job], database_url: str, settings: Settings, at:
     for job in jobs:
         if job.schedule is not None and job.schedule.is_due(at):
             try:
-                job.run(database_url, settings, at)
+                run_job(job, database_url, settings, at)
                 ran.append(job.name)
             except Exception:  # noqa: BLE001 - one failing job must not stop the scheduler
                 log.exception("job.failed", job=job.name)
@@ -35,7 +36,7 @@ def start_inprocess_scheduler(jobs: Sequence[Job], database_url: str, settings: 
         now = dt.datetime.now(dt.UTC)
         for job in jobs:
             try:
-                job.run(database_url, settings, now)
+                run_job(job, database_url, settings, now)
             except Exception:  # noqa: BLE001
                 log.exception("job.failed", job=job.name)
         last_minute = now.replace(second=0, microsecond=0)
