@@ -1,6 +1,7 @@
 import { errorMessage } from '@/api/errors';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { appliesTo } from '@/lib/change';
 import { formatDateTime } from '@/lib/format';
 import { useMarkApplied, useMemberNames, usePatch, type Patch } from '../api';
@@ -71,7 +72,7 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
 
       <section className="card" aria-labelledby="patch-changes-heading">
         <h3 id="patch-changes-heading">Changes</h3>
-        <div className="table-wrap">
+        <ScrollRegion label="Changes table">
           <table className="table">
             <caption className="visually-hidden">Changes in this patch</caption>
             <thead>
@@ -97,7 +98,7 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollRegion>
       </section>
 
       <section className="card" aria-labelledby="patch-diff-heading">
