@@ -45,8 +45,12 @@ describe('the Changes table of a patch', () => {
     const rows = within(table).getAllByRole('row').slice(1);
     expect(rows).toHaveLength(3); // .10 and .11 share every value; .12's current differs; the volume's own row
     const [both, other, volume] = rows.map((row) => within(row).getAllByRole('cell').map((c) => c.textContent));
+    expect(within(rows[0]!).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
+      '10.0.1.10:20180',
+      '10.0.1.11:20180',
+    ]);
     expect(both).toEqual([
-      '10.0.1.10:20180, 10.0.1.11:20180',
+      '10.0.1.10:2018010.0.1.11:20180',
       '["no", "no", "lz4", "lz4", "zstd", "zstd", "zstd"]',
       '["no", "no", "zstd", "zstd", "zstd", "zstd", "zstd"]',
       REASON,

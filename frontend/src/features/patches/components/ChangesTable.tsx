@@ -83,7 +83,15 @@ export function ChangesTable({ changes }: { changes: Change[] }) {
                 {row.key}
               </th>
               <td role="cell" className="mono" data-label="On">
-                {row.on.join(', ')}
+                {row.on.length === 1 ? (
+                  row.on[0]
+                ) : (
+                  <ul className="plain-list" aria-label={`${row.key} on`}>
+                    {row.on.map((on) => (
+                      <li key={on}>{on}</li>
+                    ))}
+                  </ul>
+                )}
               </td>
               <td role="cell" className="mono" data-label="Current">
                 {row.current}
