@@ -12,7 +12,7 @@ export function SourceText({ text }: { text: string }) {
     <>
       {parts.map((part, i) =>
         i % 2 === 1 ? (
-          <a key={i} href={part} target="_blank" rel="noreferrer noopener">
+          <a key={i} className="source-link" href={part} target="_blank" rel="noreferrer noopener">
             {part}
           </a>
         ) : (

@@ -1,4 +1,5 @@
-import { NavLink, Outlet, useMatch, useOutletContext, useParams } from 'react-router';
+import { useLayoutEffect, useRef } from 'react';
+import { NavLink, Outlet, useLocation, useMatch, useOutletContext, useParams } from 'react-router';
 import { ApiError } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
@@ -27,6 +28,26 @@ const TABS = [
   { to: 'what-if', label: 'What-if', end: false },
 ] as const;
 
+/**
+ * On a narrow screen the tab strip scrolls sideways (a shadow marks the side with more tabs): keep the current
+ * tab in sight, e.g. What-if opened from a link, which would otherwise sit beyond the right edge.
+ */
+function useCurrentTabInView(ready: boolean) {
+  const strip = useRef<HTMLElement>(null);
+  const { pathname } = useLocation();
+  useLayoutEffect(() => {
+    const nav = strip.current;
+    const tab = nav?.querySelector<HTMLElement>('[aria-current="page"]');
+    if (!nav || !tab) return;
+    const box = nav.getBoundingClientRect();
+    const at = tab.getBoundingClientRect();
+    const margin = 24; // a little of the neighbouring tab stays visible, so the strip reads as scrollable
+    if (at.left < box.left) nav.scrollLeft -= box.left - at.left + margin;
+    else if (at.right > box.right) nav.scrollLeft += at.right - box.right + margin;
+  }, [pathname, ready]);
+  return strip;
+}
+
 export default function ClusterLayout() {
   const { clusterId = '' } = useParams();
   const cluster = useCluster(clusterId);
@@ -34,6 +55,7 @@ export default function ClusterLayout() {
   // The source badges need both source lists: only the overview shows (and so fetches) them.
   const onOverview = useMatch('/clusters/:clusterId') !== null;
   usePageTitle(cluster.data?.name ?? 'Cluster');
+  const tabStrip = useCurrentTabInView(cluster.isSuccess);
 
   if (cluster.isPending) return <LoadingState label="Loading the cluster…" />;
   if (cluster.isError) {
@@ -52,7 +74,7 @@ export default function ClusterLayout() {
   return (
     <div className="cluster">
       <ClusterHeader cluster={cluster.data} showSources={onOverview} />
-      <nav aria-label="Cluster sections" className="tabs">
+      <nav aria-label="Cluster sections" className="tabs" ref={tabStrip}>
         {TABS.map((tab) => (
           <NavLink
             key={tab.label}

@@ -11,7 +11,11 @@ function initials(session: Session): string {
   return ((words[0]?.[0] ?? '') + (words.length > 1 ? (words[words.length - 1]?.[0] ?? '') : '')).toUpperCase();
 }
 
-/** The account button in the top bar; its menu holds Log out (signed-in pages then redirect to /login). */
+/**
+ * The account button in the top bar; its menu holds Log out (signed-in pages then redirect to /login). Its name is
+ * the text it shows, the user's name (WCAG 2.5.3 Label in Name); the initials beside it are a picture of that
+ * name, hidden from assistive technology, and on a phone the name is hidden from sight only.
+ */
 export function UserMenu({ session }: { session: Session }) {
   const [open, setOpen] = useState(false);
   const menuId = useId();
@@ -50,7 +54,6 @@ export function UserMenu({ session }: { session: Session }) {
         aria-haspopup="menu"
         aria-expanded={open}
         aria-controls={open ? menuId : undefined}
-        aria-label={`Account menu for ${displayName}`}
         onClick={() => setOpen((o) => !o)}
       >
         <span className="user-menu__avatar" aria-hidden="true">

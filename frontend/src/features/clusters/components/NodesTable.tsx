@@ -1,6 +1,7 @@
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatAwsThroughput, formatValue } from '@/lib/format';
 import { useNodes, type NodeInstance, type NodeVolume } from '../api';
 
@@ -100,7 +101,7 @@ export function NodesTable({ clusterId }: { clusterId: string }) {
     );
   }
   return (
-    <div className="table-wrap">
+    <ScrollRegion label="TiKV nodes table">
       <table className="table">
         <caption className="visually-hidden">TiKV nodes</caption>
         <thead>
@@ -155,6 +156,6 @@ export function NodesTable({ clusterId }: { clusterId: string }) {
           })}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatDateTime } from '@/lib/format';
 import { UploadConfig } from './UploadConfig';
 import { appliesTo, flattenConfig, useConfigNodes, useNodeConfig, type ConfigNode, type PendingChange } from '../api';
@@ -68,7 +69,7 @@ export function NodeConfigView({ clusterId, nodeId, onNodeChange, changes }: Pro
             No key matches.
           </p>
         ) : (
-          <div className="table-wrap config-table">
+          <ScrollRegion label={`Live config of ${node.store_address}`} className="table-wrap config-table">
             <table className="table">
               <caption className="visually-hidden">Live config of {node.store_address}</caption>
               <thead>
@@ -99,7 +100,7 @@ export function NodeConfigView({ clusterId, nodeId, onNodeChange, changes }: Pro
                 })}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         )}
       </>
     );

@@ -3,6 +3,7 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatDate, formatDateTime } from '@/lib/format';
 import {
   useDigestPreview,
@@ -81,7 +82,7 @@ function SendsTable({ sends }: { sends: DigestSend[] }) {
           <p>The first weekly email goes out on the next Monday at 08:00 UTC once the email is on.</p>
         </EmptyState>
       ) : (
-        <div className="table-wrap">
+        <ScrollRegion label="Last sends table">
           <table className="table">
             <caption className="visually-hidden">Last weekly email sends</caption>
             <thead>
@@ -109,7 +110,7 @@ function SendsTable({ sends }: { sends: DigestSend[] }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollRegion>
       )}
     </section>
   );
@@ -190,7 +191,7 @@ function Preview() {
               srcDoc={preview.data.html}
             />
           ) : (
-            <pre className="snippet__code" aria-label="Email text">
+            <pre className="snippet__code" aria-label="Email text" tabIndex={0}>
               {preview.data.text}
             </pre>
           )}

@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { SourceText } from '@/components/SourceText';
 import { appliesTo } from '@/lib/change';
 import { formatDateTime, formatUsd, formatValue, peakUse } from '@/lib/format';
@@ -21,7 +22,7 @@ function usd(value: number | null): string {
 
 function MeasuresTable({ measures }: { measures: Measure[] }) {
   return (
-    <div className="table-wrap">
+    <ScrollRegion label="Measures table">
       <table className="table">
         <caption className="visually-hidden">Measures against limits</caption>
         <thead>
@@ -55,14 +56,14 @@ function MeasuresTable({ measures }: { measures: Measure[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 
 /** A cluster-level config finding: each store's own reading and what it alone would need (one value for all). */
 function PerNodeTable({ nodes }: { nodes: NodeEvidence[] }) {
   return (
-    <div className="table-wrap">
+    <ScrollRegion label="Per store table">
       <table className="table">
         <caption>Per store (one value for the group: docs/thresholds/cluster-config.md)</caption>
         <thead>
@@ -92,7 +93,7 @@ function PerNodeTable({ nodes }: { nodes: NodeEvidence[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 
@@ -240,7 +241,7 @@ export function FindingDetail({
         {finding.changes.length === 0 ? (
           <p className="muted">This finding recommends no configuration change.</p>
         ) : (
-          <div className="table-wrap">
+          <ScrollRegion label="Recommended changes table">
             <table className="table">
               <caption className="visually-hidden">Recommended changes</caption>
               <thead>
@@ -269,7 +270,7 @@ export function FindingDetail({
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         )}
       </section>
 

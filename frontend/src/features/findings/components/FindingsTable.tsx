@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatDateTime } from '@/lib/format';
 import type { FindingSummary } from '../api';
 import { groupRows, roleInGroup, type FindingGroup } from '../groups';
@@ -28,7 +29,7 @@ function FindingRowCells({ clusterId, f, group }: { clusterId: string; f: Findin
 export function FindingsTable({ clusterId, findings }: { clusterId: string; findings: FindingSummary[] }) {
   const rows = groupRows(findings);
   return (
-    <div className="table-wrap">
+    <ScrollRegion label="Findings table">
       <table className="table">
         <caption className="visually-hidden">Findings</caption>
         <thead>
@@ -61,6 +62,6 @@ export function FindingsTable({ clusterId, findings }: { clusterId: string; find
           ),
         )}
       </table>
-    </div>
+    </ScrollRegion>
   );
 }

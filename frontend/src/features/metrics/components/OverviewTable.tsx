@@ -1,3 +1,4 @@
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatDateTime, formatDuration, formatValue } from '@/lib/format';
 import { heat, UTILISATION_COLUMNS } from '../adapters';
 import type { ClusterOverview } from '../api';
@@ -18,7 +19,7 @@ export function OverviewTable({ overview, selectedNodeId, onSelectNode }: Overvi
     overview.nodes.some((n) => n.utilisation.some((u) => u.metric === c.metric)),
   );
   return (
-    <div className="table-wrap">
+    <ScrollRegion label="Peak use per node table">
       <table className="table metrics-overview" aria-label="Peak use of each ceiling per node">
         <thead>
           <tr>
@@ -73,6 +74,6 @@ export function OverviewTable({ overview, selectedNodeId, onSelectNode }: Overvi
           })}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatTimestamp } from '@/lib/format';
 import { atLeast, AUDIT_PAGE_SIZE, useAuditLog, useMembers, type Role } from '../api';
 import { AdminOnly } from './AdminOnly';
@@ -45,7 +46,7 @@ export function AuditLogPanel({ role }: { role: Role }) {
   const page = cursors.length + 1;
   return (
     <>
-      <div className="table-wrap">
+      <ScrollRegion label="Audit log table">
         <table className="table" aria-label="Audit log">
           <thead>
             <tr>
@@ -72,7 +73,7 @@ export function AuditLogPanel({ role }: { role: Role }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
       <nav className="pager" aria-label="Audit log pages">
         <button
           type="button"

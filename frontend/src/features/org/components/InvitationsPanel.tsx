@@ -5,6 +5,7 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { TextField } from '@/components/TextField';
 import { formatTimestamp } from '@/lib/format';
 import {
@@ -96,7 +97,7 @@ export function InvitationsPanel({ role }: { role: Role }) {
             <p>Invited people appear here until they accept.</p>
           </EmptyState>
         ) : (
-          <div className="table-wrap">
+          <ScrollRegion label="Invitations table">
             <table className="table" aria-label="Invitations">
               <thead>
                 <tr>
@@ -135,7 +136,7 @@ export function InvitationsPanel({ role }: { role: Role }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         )}
       </section>
     </>

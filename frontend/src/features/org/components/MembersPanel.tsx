@@ -2,6 +2,7 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatTimestamp } from '@/lib/format';
 import { ROLE_LABEL, ROLES, useChangeMemberRole, useMembers, useRemoveMember, type Role } from '../api';
 
@@ -34,7 +35,7 @@ export function MembersPanel({ role, currentUserId }: MembersPanelProps) {
     <>
       {!canManage && <p className="muted">Only owners can change roles or remove members.</p>}
       <FormError error={mutationError} />
-      <div className="table-wrap">
+      <ScrollRegion label="Members table">
         <table className="table" aria-label="Members">
           <thead>
             <tr>
@@ -97,7 +98,7 @@ export function MembersPanel({ role, currentUserId }: MembersPanelProps) {
             })}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
     </>
   );
 }

@@ -5,6 +5,7 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { TextField } from '@/components/TextField';
 import { formatTimestamp } from '@/lib/format';
 import {
@@ -116,7 +117,7 @@ export function TokensPanel({ role }: { role: Role }) {
             <p>Create one for scripts, CI or the Headroom CLI.</p>
           </EmptyState>
         ) : (
-          <div className="table-wrap">
+          <ScrollRegion label="API tokens table">
             <table className="table" aria-label="API tokens">
               <thead>
                 <tr>
@@ -163,7 +164,7 @@ export function TokensPanel({ role }: { role: Role }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         )}
       </section>
     </>

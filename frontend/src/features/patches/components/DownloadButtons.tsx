@@ -28,8 +28,10 @@ export function DownloadButtons({ patch }: { patch: Patch }) {
   }
 
   const formats = patch.formats.filter((f) => !PER_NODE.includes(f) || node !== undefined);
+  // The button's name starts with the text it shows (WCAG 2.5.3 Label in Name), then says more: the node, the format.
+  const shown = (format: PatchFormat) => (format === 'configs' ? 'all configs (zip)' : format);
   const label = (format: PatchFormat) =>
-    PER_NODE.includes(format) && node ? `${format} for ${patchNodeLabel(patch, node)}` : format;
+    PER_NODE.includes(format) && node ? `${format} for ${patchNodeLabel(patch, node)}` : shown(format);
   return (
     <div className="downloads" role="group" aria-label="Downloads">
       {withConfig.length > 1 && (
@@ -52,9 +54,9 @@ export function DownloadButtons({ patch }: { patch: Patch }) {
           disabled={busy !== null}
           onClick={() => void download(format)}
           title={FORMAT_LABEL[format]}
-          aria-label={`Download ${label(format)} (${FORMAT_LABEL[format]})`}
+          aria-label={busy === format ? undefined : `Download ${label(format)} (${FORMAT_LABEL[format]})`}
         >
-          {busy === format ? 'Preparing…' : `Download ${format === 'configs' ? 'all configs (zip)' : format}`}
+          {busy === format ? 'Preparing…' : `Download ${shown(format)}`}
         </button>
       ))}
       {error && (

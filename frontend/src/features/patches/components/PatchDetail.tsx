@@ -1,17 +1,12 @@
 import { errorMessage } from '@/api/errors';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { appliesTo } from '@/lib/change';
 import { formatDateTime } from '@/lib/format';
 import { useMarkApplied, useMemberNames, usePatch, type Patch } from '../api';
+import { ChangesTable } from './ChangesTable';
 import { DownloadButtons } from './DownloadButtons';
 import { OwnFilePatchForm } from './OwnFilePatchForm';
 import { PatchDiff } from './PatchDiff';
-
-function valueText(value: unknown): string {
-  if (value === null || value === undefined) return 'not set';
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
 
 function MarkApplied({ patch, canManage }: { patch: Patch; canManage: boolean }) {
   const mark = useMarkApplied(patch.cluster_id, patch.id);
@@ -71,33 +66,7 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
 
       <section className="card" aria-labelledby="patch-changes-heading">
         <h3 id="patch-changes-heading">Changes</h3>
-        <div className="table-wrap">
-          <table className="table">
-            <caption className="visually-hidden">Changes in this patch</caption>
-            <thead>
-              <tr>
-                <th scope="col">Setting</th>
-                <th scope="col">On</th>
-                <th scope="col">Current</th>
-                <th scope="col">Proposed</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              {patch.changes.map((c, i) => (
-                <tr key={i}>
-                  <th scope="row" className="mono">
-                    {c.key}
-                  </th>
-                  <td className="mono">{appliesTo(c) ?? 'all nodes'}</td>
-                  <td className="mono">{valueText(c.current)}</td>
-                  <td className="mono">{valueText(c.proposed)}</td>
-                  <td>{c.reason}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ChangesTable changes={patch.changes} />
       </section>
 
       <section className="card" aria-labelledby="patch-diff-heading">

@@ -2,6 +2,7 @@ import { Link } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatDateTime } from '@/lib/format';
 import { usePatches } from '../api';
 
@@ -24,7 +25,7 @@ export function PatchesPanel({ clusterId }: { clusterId: string }) {
     );
   }
   return (
-    <div className="table-wrap">
+    <ScrollRegion label="Patches table">
       <table className="table">
         <caption className="visually-hidden">Patches</caption>
         <thead>
@@ -48,6 +49,6 @@ export function PatchesPanel({ clusterId }: { clusterId: string }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }

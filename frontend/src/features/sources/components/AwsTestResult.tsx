@@ -1,3 +1,4 @@
+import { ScrollRegion } from '@/components/ScrollRegion';
 import type { AwsTestReport } from '../api';
 
 /** Per IAM action: allowed or not, naming each missing permission. */
@@ -19,7 +20,7 @@ export function AwsTestResult({ report }: { report: AwsTestReport }) {
         <p className="muted">Nothing is imported until a test passes: fix the cause, then test again.</p>
       )}
       {report.checks.length > 0 && (
-        <div className="table-wrap">
+        <ScrollRegion label="Permission checks table">
           <table className="table" aria-label="IAM permission checks">
             <thead>
               <tr>
@@ -48,7 +49,7 @@ export function AwsTestResult({ report }: { report: AwsTestReport }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollRegion>
       )}
     </div>
   );

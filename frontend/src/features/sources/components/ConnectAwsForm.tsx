@@ -56,7 +56,7 @@ function Snippet({ title, text, filename }: { title: string; text: string; filen
           {filename && <DownloadButton text={text} filename={filename} label={`Download ${filename}`} />}
         </span>
       </figcaption>
-      <pre className="snippet__code" aria-label={title}>
+      <pre className="snippet__code" aria-label={title} tabIndex={0}>
         <code>{text}</code>
       </pre>
     </figure>

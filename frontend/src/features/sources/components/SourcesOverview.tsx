@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { useAwsConnections, usePrometheusSources } from '../api';
 import { HealthBadge } from './HealthBadge';
 
@@ -55,7 +56,7 @@ function SourceSection<T extends { id: string }>({
           {!canManage && <p>{empty.askAdmin}</p>}
         </EmptyState>
       ) : (
-        <div className="table-wrap">
+        <ScrollRegion label={`${noun} table`}>
           <table className="table" aria-label={noun}>
             <thead>
               <tr>
@@ -68,7 +69,7 @@ function SourceSection<T extends { id: string }>({
             </thead>
             <tbody>{items.map(row)}</tbody>
           </table>
-        </div>
+        </ScrollRegion>
       )}
     </section>
   );

@@ -1,6 +1,7 @@
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatCount, formatTimestamp, formatUsd } from '@/lib/format';
 import { useAwsSweeps } from '../api';
 import { estimateMonthlyCostUsd, monthlyCostUsd, PRICE_SOURCE, sweepCostUsd } from '../pricing';
@@ -32,7 +33,7 @@ export function SweepsTable({ connectionId }: { connectionId: string }) {
           ({PRICE_SOURCE} One sweep per region per minute.)
         </span>
       </p>
-      <div className="table-wrap">
+      <ScrollRegion label="Collection sweeps table">
         <table className="table" aria-label="Collection sweeps">
           <thead>
             <tr>
@@ -76,7 +77,7 @@ export function SweepsTable({ connectionId }: { connectionId: string }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
     </>
   );
 }

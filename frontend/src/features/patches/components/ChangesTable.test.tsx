@@ -1,0 +1,68 @@
+import { render, screen, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import type { Change } from '@/lib/change';
+import { ChangesTable, valueText } from './ChangesTable';
+
+// The demo patch of issue 16's report: a compression list per level (one unbreakable JSON word) on four stores,
+// the same reason on each, and an AWS change on a volume.
+const REASON = 'zstd on the lower levels frees disk at the cost of CPU (PingCAP: TiKV configuration file)';
+const compression = (store: string): Change => ({
+  target: 'tikv',
+  key: 'rocksdb.defaultcf.compression-per-level',
+  entity: { kind: 'node', id: store, node: store, status_address: store },
+  current: ['no', 'no', 'lz4', 'lz4', 'zstd', 'zstd', 'zstd'],
+  proposed: ['no', 'no', 'zstd', 'zstd', 'zstd', 'zstd', 'zstd'],
+  online: true,
+  reason: REASON,
+});
+const CHANGES: Change[] = [
+  compression('10.0.1.10:20180'),
+  compression('10.0.1.11:20180'),
+  { ...compression('10.0.1.12:20180'), current: ['no', 'no', 'lz4', 'lz4', 'lz4', 'zstd', 'zstd'] },
+  {
+    target: 'aws',
+    key: 'volume.type',
+    entity: { kind: 'volume', id: 'vol-0f4d9870d6505f951', volume_id: 'vol-0f4d9870d6505f951' },
+    current: 'gp2',
+    proposed: 'gp3',
+    online: true,
+    reason: 'gp3 gives 3,000 IOPS at any size',
+  },
+];
+
+describe('the Changes table of a patch', () => {
+  it('writes lists and maps with a space after each comma, so a long value can wrap', () => {
+    expect(valueText(['no', 'lz4', 'zstd'])).toBe('["no", "lz4", "zstd"]');
+    expect(valueText({ iops: 3000, type: 'gp3' })).toBe('{iops: 3000, type: "gp3"}');
+    expect(valueText(null)).toBe('not set');
+    expect(valueText('4GiB')).toBe('4GiB');
+    expect(valueText(true)).toBe('true');
+  });
+
+  it('merges the changes that differ only in their node into one row naming the nodes', () => {
+    render(<ChangesTable changes={CHANGES} />);
+    const table = screen.getByRole('table', { name: 'Changes in this patch' });
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows).toHaveLength(3); // .10 and .11 share every value; .12's current differs; the volume's own row
+    const [both, other, volume] = rows.map((row) => within(row).getAllByRole('cell').map((c) => c.textContent));
+    expect(within(rows[0]!).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
+      '10.0.1.10:20180',
+      '10.0.1.11:20180',
+    ]);
+    expect(both).toEqual([
+      '10.0.1.10:2018010.0.1.11:20180',
+      '["no", "no", "lz4", "lz4", "zstd", "zstd", "zstd"]',
+      '["no", "no", "zstd", "zstd", "zstd", "zstd", "zstd"]',
+      REASON,
+    ]);
+    expect(other?.[0]).toBe('10.0.1.12:20180');
+    expect(volume).toEqual(['vol-0f4d9870d6505f951', 'gp2', 'gp3', 'gp3 gives 3,000 IOPS at any size']);
+    expect(within(rows[2]!).getByRole('rowheader')).toHaveTextContent('volume.type');
+  });
+
+  it('labels each value for the stacked layout of a phone', () => {
+    render(<ChangesTable changes={CHANGES.slice(0, 1)} />);
+    const labels = screen.getAllByRole('cell').map((c) => c.getAttribute('data-label'));
+    expect(labels).toEqual(['On', 'Current', 'Proposed', 'Reason']);
+  });
+});
