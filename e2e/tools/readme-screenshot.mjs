@@ -1,7 +1,8 @@
 // The README's screenshots: node e2e/tools/readme-screenshot.mjs BASE_URL EMAIL PASSWORD OUT_DIR
 // (run from e2e/ after `npm ci`; Debian Chromium like the e2e tests), against a running Headroom with its demo
 // fleet (`make up`; the first projections are fitted about a minute after start). Writes OUT_DIR/screenshot.png
-// (the demo cluster's Overview) and OUT_DIR/screenshot-projections.png (the Metrics tab with "Show projections").
+// (the demo cluster's Overview), OUT_DIR/screenshot-fleet.png (the Clusters page: the fleet view) and
+// OUT_DIR/screenshot-projections.png (the Metrics tab with "Show projections").
 import { chromium } from '@playwright/test';
 
 const [, , base, email, password, outDir] = process.argv;
@@ -13,6 +14,9 @@ await page.getByLabel('Email').fill(email);
 await page.getByLabel('Password').fill(password);
 await page.getByRole('button', { name: 'Log in' }).click();
 await page.getByRole('heading', { name: 'Clusters', level: 1 }).waitFor();
+await page.getByRole('row', { name: /demo-prod/ }).waitFor();
+await page.waitForLoadState('networkidle');
+await page.screenshot({ path: `${out}screenshot-fleet.png` });
 await page.getByRole('row', { name: /demo-prod/ }).getByRole('link').first().click();
 await page.waitForURL(/\/clusters\/[0-9a-f-]{36}$/);
 const cluster = page.url();
