@@ -1,7 +1,7 @@
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { DEFAULT_FILTERS, NO_FILTERS, useFindings, type FindingFilters } from '../api';
+import { DEFAULT_FILTERS, NO_FILTERS, useFindings, type FindingFilters, type FindingSummary } from '../api';
 import { FindingsFilters } from './FindingsFilters';
 import { FindingsTable } from './FindingsTable';
 
@@ -11,11 +11,21 @@ interface Props {
   onFiltersChange: (filters: FindingFilters) => void;
 }
 
-/** The cluster's findings, filtered, with loading, empty and error states. */
+function matches(filters: FindingFilters, f: FindingSummary): boolean {
+  return (
+    (filters.status.length === 0 || filters.status.includes(f.status)) &&
+    (filters.severity.length === 0 || filters.severity.includes(f.severity)) &&
+    (filters.rule.length === 0 || filters.rule.includes(f.rule))
+  );
+}
+
+/**
+ * The cluster's findings, filtered, with loading, empty and error states. One request: the whole list (a cluster
+ * has tens of findings), filtered here, so the rules to filter by, the count of hidden ones and the list agree.
+ */
 export function FindingsPanel({ clusterId, filters, onFiltersChange }: Props) {
-  const findings = useFindings(clusterId, filters);
-  // The rules to filter by are those the cluster has at all, whatever is filtered now.
   const all = useFindings(clusterId, NO_FILTERS);
+  const items = (all.data?.items ?? []).filter((f) => matches(filters, f));
   const rules = [...new Set((all.data?.items ?? []).map((f) => f.rule))].sort();
   const filtered = filters.status.length + filters.severity.length + filters.rule.length > 0;
   const byDefault =
@@ -25,12 +35,12 @@ export function FindingsPanel({ clusterId, filters, onFiltersChange }: Props) {
   const hidden = (all.data?.items ?? []).filter((f) => !DEFAULT_FILTERS.status.includes(f.status)).length;
 
   let body;
-  if (findings.isPending) body = <LoadingState label="Loading findings…" />;
-  else if (findings.isError) {
+  if (all.isPending) body = <LoadingState label="Loading findings…" />;
+  else if (all.isError) {
     body = (
-      <QueryError title="Could not load findings" query={findings} />
+      <QueryError title="Could not load findings" query={all} />
     );
-  } else if (findings.data.items.length === 0) {
+  } else if (items.length === 0) {
     body = all.data?.items.length === 0 ? (
       <EmptyState title="No findings yet">
         {/* Every 15 minutes: the advice.run schedule in backend/headroom/findings/jobs.py. */}
@@ -70,10 +80,10 @@ export function FindingsPanel({ clusterId, filters, onFiltersChange }: Props) {
     body = (
       <>
         <p className="muted" role="status">
-          {findings.data.total} finding{findings.data.total === 1 ? '' : 's'}
+          {items.length} finding{items.length === 1 ? '' : 's'}
           {byDefault && hidden > 0 ? ` open; ${hidden} snoozed or resolved not shown (tick them under State)` : ''}
         </p>
-        <FindingsTable clusterId={clusterId} findings={findings.data.items} />
+        <FindingsTable clusterId={clusterId} findings={items} />
       </>
     );
   }
