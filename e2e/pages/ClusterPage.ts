@@ -12,8 +12,15 @@ export class ClusterPage {
     return this.page.getByRole('navigation', { name: 'Cluster sections' });
   }
 
+  /** Open a tab and wait until its page is the one shown (a click that lands while the page is still being
+   * set up is made again: CI once stayed on the overview after a click on Findings at a phone's width). */
   async openTab(name: 'Overview' | 'Findings' | 'Metrics' | 'Config' | 'Patches' | 'What-if') {
-    await this.tabs().getByRole('link', { name, exact: true }).click();
+    const link = this.tabs().getByRole('link', { name, exact: true });
+    const href = await link.getAttribute('href');
+    await expect(async () => {
+      if (new URL(this.page.url()).pathname !== href) await link.click();
+      await expect.poll(() => new URL(this.page.url()).pathname, { timeout: 3_000 }).toBe(href);
+    }).toPass({ timeout: 30_000 });
   }
 
   sourceHealth() {
