@@ -1,5 +1,6 @@
 import { useSearchParams } from 'react-router';
 import { MetricsView, RANGES, type RangeId } from '@/features/metrics';
+import { preloadTimeSeriesChart } from '@/components/TimeSeriesChart';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useClusterContext } from './cluster-layout';
 
@@ -8,6 +9,9 @@ function readRange(value: string | null): RangeId {
 }
 
 /** /clusters/:clusterId/metrics: the node and range live in the address (?node=…&range=24h) to share a view. */
+// Every panel of this page is a chart: fetch the chart's chunk while the page's data is being fetched.
+preloadTimeSeriesChart();
+
 export default function ClusterMetricsPage() {
   const { cluster } = useClusterContext();
   usePageTitle(`Metrics · ${cluster.name}`);

@@ -1,5 +1,5 @@
 // TimeSeriesChart is the lazily loaded one (Recharts in its own chunk); the types cost nothing at run time.
-export { TimeSeriesChart } from './LazyTimeSeriesChart';
+export { preloadTimeSeriesChart, TimeSeriesChart } from './LazyTimeSeriesChart';
 export type { Ceiling, ForecastBand, ForecastBandPoint, TimeSeries, TimeSeriesChartProps, TimeSeriesPoint } from './TimeSeriesChart';
 export { formatTick, formatTime } from './format';
 export { niceAxisMax } from './layout';
