@@ -96,6 +96,21 @@ def _due(channel: AlertChannel, event: AlertEvent, now: dt.datetime) -> dt.datet
     return quiet_until(channel, now) or now
 
 
+def _pending(channel: AlertChannel, event: AlertEvent, now: dt.datetime) -> dict[str, Any]:
+    """A delivery record of an event for a channel, due now or when the channel's quiet hours end."""
+    return {"org_id": channel.org_id, "channel_id": channel.id, "event_key": event.key, "event": event.to_json(),
+            "status": "pending", "attempts": 0, "next_attempt_at": _due(channel, event, now), "created_at": now}
+
+
+def _insert(db: Session, rows: list[dict[str, Any]]) -> int:
+    """Insert delivery records; one already there (same channel and event key) is left alone. Returns the new ones."""
+    if not rows:
+        return 0
+    return len(db.execute(insert(AlertDelivery).values(rows)
+                          .on_conflict_do_nothing(index_elements=["channel_id", "event_key"])
+                          .returning(AlertDelivery.id)).all())
+
+
 def queue_events(db: Session, org_id: uuid.UUID, events: Sequence[AlertEvent], *, now: dt.datetime,
                  families: dict[str, str]) -> int:
     """Record one delivery per (event, matching channel); an event already recorded for a channel is skipped.
@@ -119,15 +134,8 @@ def queue_events(db: Session, org_id: uuid.UUID, events: Sequence[AlertEvent], *
                 continue
             if channel.families and _rule_family(event.rule, families) not in channel.families:
                 continue
-            rows.append({"org_id": org_id, "channel_id": channel.id, "event_key": event.key, "event": event.to_json(),
-                         "status": "pending", "attempts": 0, "next_attempt_at": _due(channel, event, now),
-                         "created_at": now})
-    if not rows:
-        return 0
-    created = db.execute(insert(AlertDelivery).values(rows)
-                         .on_conflict_do_nothing(index_elements=["channel_id", "event_key"])
-                         .returning(AlertDelivery.id)).all()
-    return len(created)
+            rows.append(_pending(channel, event, now))
+    return _insert(db, rows)
 
 
 # A forecast that dips in and out of a channel's horizon alerts once a day at most (docs/alerts.md).
@@ -184,14 +192,8 @@ def queue_crossings(db: Session, org_id: uuid.UUID, crossings: Sequence[Crossing
                 continue
             if (channel.id, f"{c.event.finding_id}:{c.kind}") in recent:
                 continue
-            rows.append({"org_id": org_id, "channel_id": channel.id, "event_key": c.event.key,
-                         "event": c.event.to_json(), "status": "pending", "attempts": 0,
-                         "next_attempt_at": _due(channel, c.event, now), "created_at": now})
-    if not rows:
-        return 0
-    return len(db.execute(insert(AlertDelivery).values(rows)
-                          .on_conflict_do_nothing(index_elements=["channel_id", "event_key"])
-                          .returning(AlertDelivery.id)).all())
+            rows.append(_pending(channel, c.event, now))
+    return _insert(db, rows)
 
 
 def queue_reminders(db: Session, *, now: dt.datetime) -> int:
@@ -224,14 +226,8 @@ def queue_reminders(db: Session, *, now: dt.datetime) -> int:
             event = AlertEvent.from_json(d.event)
             reminder = AlertEvent(**{**vars(event), "kind": "reminder", "at": now,
                                      "key": f"{fid}:reminder:{channel.renotify_hours}h:{bucket}"})
-            rows.append({"org_id": channel.org_id, "channel_id": channel.id, "event_key": reminder.key,
-                         "event": reminder.to_json(), "status": "pending", "attempts": 0,
-                         "next_attempt_at": _due(channel, reminder, now), "created_at": now})
-    if not rows:
-        return 0
-    return len(db.execute(insert(AlertDelivery).values(rows)
-                          .on_conflict_do_nothing(index_elements=["channel_id", "event_key"])
-                          .returning(AlertDelivery.id)).all())
+            rows.append(_pending(channel, reminder, now))
+    return _insert(db, rows)
 
 
 @dataclass(frozen=True)

@@ -283,15 +283,15 @@ _TEXT = _environment(html_part=False).get_template("digest.txt.j2")
 _HTML = _environment(html_part=True).get_template("digest.html.j2")
 
 
-def top_findings(cluster: ClusterDigest, top_n: int = DEFAULT_TOP_N) -> list[FindingItem]:
+def top_findings(items: Sequence[FindingItem], top_n: int = DEFAULT_TOP_N) -> list[FindingItem]:
     """The findings a cluster's section lists: one per group, by impact, the first `top_n`."""
-    return collapse_groups(rank_findings(cluster.open_findings))[:top_n]
+    return collapse_groups(rank_findings(items))[:top_n]
 
 
 def _sections(data: DigestData, top_n: int) -> list[_ClusterSection]:
     sections = []
     for cluster in sorted(data.clusters, key=lambda c: c.name):
-        top = top_findings(cluster, top_n)
+        top = top_findings(cluster.open_findings, top_n)
         shown = sum(1 + len(item.related) for item in top)
         sections.append(_ClusterSection(cluster, top, cluster.open_total - shown))
     return sections

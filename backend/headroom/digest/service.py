@@ -249,9 +249,7 @@ def _with_charts(db: Session, items: list[FindingItem], rows: dict[str, FindingR
     from headroom.findings.evidence_series import evidence_series
 
     charted = {}
-    probe = ClusterDigest(name="", url="", open_by_severity={}, new_this_week=0, resolved_this_week=0,
-                          open_findings=items)
-    for item in top_findings(probe)[:CHARTS_PER_CLUSTER]:
+    for item in top_findings(items, CHARTS_PER_CLUSTER):
         row = rows.get(item.url or "")
         if row is None:
             continue

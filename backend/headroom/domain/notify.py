@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from headroom.domain.words import duration_text
+
 EventKind = Literal["opened", "escalated", "resolved", "reminder", "forecast", "test"]
 SEVERITY_ORDER = ("info", "warning", "critical")
 PAGERDUTY_SUMMARY_MAX = 1024  # PagerDuty Events API v2: payload.summary is at most 1024 characters
@@ -79,11 +81,7 @@ def headline(event: AlertEvent) -> str:
 
 def _duration(seconds: float) -> str:
     """A time ahead as people read it: "35 min", "4 h 10 min", "3 days"."""
-    if seconds >= 2 * 86400:
-        return f"{seconds / 86400:,.0f} days"
-    minutes = int(round(seconds / 60))
-    hours, mins = divmod(minutes, 60)
-    return f"{hours} h {mins} min" if hours and mins else f"{hours} h" if hours else f"{mins} min"
+    return f"{seconds / 86400:,.0f} days" if seconds >= 2 * 86400 else duration_text(seconds)
 
 
 def forecast_sentence(kind: str, within_seconds: float, *, at: datetime | None, label: str | None = None,

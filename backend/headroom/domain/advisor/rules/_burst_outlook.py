@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from headroom.domain.forecast.burst import BurstForecast
 from headroom.domain.model import Measure, Severity, severity_rank
+from headroom.domain.words import duration_text as duration_text
 
 THRESHOLDS_DOC = "docs/thresholds/burst.md"
 FORECAST_HORIZON_SECONDS = 24 * 3600.0  # Headroom choice: the next day's peak (docs/thresholds/burst.md)
@@ -52,17 +53,6 @@ def severity_for_time_to_empty(seconds: float) -> Severity:
 def more_severe(a: Severity, b: Severity) -> Severity:
     """Return the more severe of two severities."""
     return a if severity_rank(a) <= severity_rank(b) else b
-
-
-def duration_text(seconds: float) -> str:
-    """Write a duration as people read it: "1 h 48 min", "35 min"."""
-    minutes_total = int(round(seconds / 60.0))
-    hours, mins = divmod(minutes_total, 60)
-    if hours and mins:
-        return f"{hours} h {mins} min"
-    if hours:
-        return f"{hours} h"
-    return f"{mins} min"
 
 
 def band_text(fc: BurstForecast) -> str:
