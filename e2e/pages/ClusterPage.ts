@@ -1,8 +1,22 @@
 import { expect, type Download, type Locator, type Page } from '@playwright/test';
 
+/** The demo organisation's simulated cluster, as the clusters list names it. */
+export const DEMO_CLUSTER = 'demo-prod (demo)';
+
 /** /clusters/:id and its tabs: overview, findings (list and detail), config, patches, what-if. */
 export class ClusterPage {
   constructor(private readonly page: Page) {}
+
+  /** A cluster's row in the clusters list (the fleet view). */
+  listRow(name: string): Locator {
+    return this.page.getByRole('row', { name: new RegExp(name.replace(/[()]/g, '\\$&')) });
+  }
+
+  /** Open a cluster from the clusters list and wait for its page. */
+  async openFromList(name: string) {
+    await this.listRow(name).getByRole('link').first().click();
+    await expect(this.heading(name)).toBeVisible();
+  }
 
   heading(name: string) {
     return this.page.getByRole('heading', { name, level: 1 });

@@ -1,12 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from '@playwright/test';
 import { expect, test } from '../fixtures';
+import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
 // Issue 16's request budget: one page load fetches no API URL (path and query) twice. Each page is opened cold
 // in a fresh browser context (the login's cookies, an empty cache), so the JavaScript bytes recorded are a first
 // load's; the requests and bytes are attached to the test as JSON.
 
-const DEMO_CLUSTER = 'demo-prod (demo)';
 
 interface PageLoad {
   page: string;

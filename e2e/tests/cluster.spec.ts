@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '../fixtures';
-
-const DEMO_CLUSTER = 'demo-prod (demo)';
+import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
 test('demo org: open the cluster, see findings, open one, patch it and download the toml', async ({
   page,

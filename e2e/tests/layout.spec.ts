@@ -2,13 +2,13 @@ import AxeBuilder from '@axe-core/playwright';
 import { writeFileSync } from 'node:fs';
 import type { Page, TestInfo } from '@playwright/test';
 import { expect, test } from '../fixtures';
+import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
 // Issue 16: every page fits a phone's width (390 CSS px, iPhone 12-15) as well as a desktop's without the page
 // itself scrolling sideways (a wide table scrolls inside its own focusable box), and the pages pass axe's checks
 // of scrollable regions and of buttons' and links' names. A full-page screenshot of each page at each width is
 // attached to the report; the widths and every axe violation seen are attached as JSON.
 
-const DEMO_CLUSTER = 'demo-prod (demo)';
 const VIEWPORTS = [
   { name: 'desktop', width: 1440, height: 900 },
   { name: 'phone', width: 390, height: 844 },

@@ -1,6 +1,6 @@
 import { expect, test } from '../fixtures';
+import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
-const DEMO_CLUSTER = 'demo-prod (demo)';
 // A phone's width (iPhone 12-15: 390 CSS px): the what-if page must fit it without scrolling sideways.
 const PHONE = { width: 390, height: 844 };
 
@@ -16,8 +16,7 @@ test('what-if on a phone: move the gp2 volume to gp3 and see the cost, ceilings 
   test.setTimeout(240_000);
   await loginPage.goto();
   await loginPage.logIn(demoLogin.email, demoLogin.password);
-  await page.getByRole('row', { name: new RegExp(DEMO_CLUSTER.replace(/[()]/g, '\\$&')) }).getByRole('link').click();
-  await expect(clusterPage.heading(DEMO_CLUSTER)).toBeVisible();
+  await clusterPage.openFromList(DEMO_CLUSTER);
   await clusterPage.openTab('Findings');
   await clusterPage.waitForFindings(180_000);
 
