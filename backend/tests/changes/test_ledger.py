@@ -55,7 +55,7 @@ def test_a_patch_seen_applied_and_a_config_change_with_their_findings_and_effect
     rec, finding = next((r, f) for r, f in db.execute(
         select(Recommendation, FindingRecord).join(FindingRecord, FindingRecord.id == Recommendation.finding_id)
         .where(FindingRecord.cluster_id == cluster.id)
-        .order_by(FindingRecord.rule, Recommendation.position)) if r.change.key == "volume.iops")
+        .order_by(FindingRecord.rule, FindingRecord.entity_id, Recommendation.position)) if r.change.key == "volume.iops")
     volume_id = rec.change.entity.volume_id or rec.change.entity.id
     clock.now = CHANGE - dt.timedelta(minutes=30)
     created = owner.post(f"/api/v1/clusters/{cluster.id}/patches", json={"finding_ids": [str(finding.id)]})
