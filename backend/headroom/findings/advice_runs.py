@@ -106,10 +106,15 @@ def advise_clusters(
 
     `run_id` is an on-demand run's id (see `claim_run`): released when the run ends, failed or not, so the
     next request for the cluster queues again."""
+    if cluster_id is None:  # the scheduled round: one task per cluster when workers share it (Celery)
+        ids = _cluster_ids(ctx, None)
+        fanned = ctx.fan_out("advice.run", "cluster_id", ids, now)
+        if fanned is not None:
+            return {"clusters": [], "failed": 0, **fanned}
     results: list[dict[str, Any]] = []
     failed = 0
     try:
-        for cid in _cluster_ids(ctx, cluster_id):
+        for cid in ids if cluster_id is None else _cluster_ids(ctx, cluster_id):
             try:
                 results.append(_advise_one(ctx, cid, now, window_hours))
             except Exception:  # noqa: BLE001 - one cluster's bad data must not stop the others; it is logged

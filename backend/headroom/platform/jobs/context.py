@@ -6,8 +6,9 @@ whose queue records what was queued (dependencies injected, nothing patched)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,11 @@ from sqlalchemy.orm import Session
 
 from headroom.platform.db import session_scope
 from headroom.platform.jobs import dispatch
+from headroom.platform.jobs.registry import job as find_job
+from headroom.platform.logging import get_logger
 from headroom.platform.settings import Settings
+
+log = get_logger("headroom.platform.jobs.context")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,29 @@ class JobContext:
     def enqueue(self, name: str, **params: Any) -> str:
         """Queue job `name` with primitive params."""
         return self.queue(name, **params)
+
+    @property
+    def distributed(self) -> bool:
+        """Whether queued jobs go to Celery workers over Redis (REDIS_URL), rather than the in-process runtime."""
+        return bool(self.settings.redis_url)
+
+    def fan_out(self, name: str, key: str, ids: Iterable[object], now: dt.datetime) -> dict[str, Any] | None:
+        """Queue one run of job `name` per id (`key`=id), when jobs go to Celery; None when they run in-process.
+
+        This is how the work scales out (docs/scaling.md): a scheduled run over every cluster or source becomes
+        one task per item on the job's queue, which any number of worker processes share, so the items run in
+        parallel and a slow one delays no other tenant. Each task runs for the scheduled `now` (one window for
+        the whole round) and expires as the scheduled run does, so a backlog is dropped, not run late."""
+        if not self.distributed:
+            return None
+        schedule = find_job(name).schedule
+        expires = schedule.expires_seconds if schedule is not None else None
+        queued = 0
+        for item in ids:
+            self.enqueue(name, now_iso=now.isoformat(), expires_seconds=expires, **{key: str(item)})
+            queued += 1
+        log.info("job.fanned_out", job=name, queued=queued)
+        return {"fanned_out": True, "queued": queued}
 
 
 def job_context(database_url: str, settings: Settings) -> JobContext:

@@ -95,8 +95,11 @@ def _done(queue: str) -> Callable[[Future[None]], None]:
 
 
 def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | None = None,
-            what: str = "the job", **params: Any) -> str:
+            what: str = "the job", expires_seconds: float | None = None, **params: Any) -> str:
     """Queue job `name` with primitive params; return its task id (`task_id` when given).
+
+    `expires_seconds`: a Celery task not started by then is dropped (a fanned-out run of a per-minute job must
+    not pile up behind a busy worker); the in-process runtime starts every job it is given.
 
     Raises QueueUnavailable when Redis cannot take the task within the publish timeout (`what` names the job in
     the message users see)."""
@@ -104,7 +107,8 @@ def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | 
     if settings.redis_url:
         try:
             result = _celery_client(settings.redis_url).send_task(
-                name, kwargs=params, queue=job.queue, task_id=task_id, retry=True, retry_policy=PUBLISH_RETRY_POLICY
+                name, kwargs=params, queue=job.queue, task_id=task_id, retry=True, retry_policy=PUBLISH_RETRY_POLICY,
+                expires=expires_seconds,
             )
         except _publish_errors() as exc:
             log.warning("job.not_queued", job=name, reason="queue unreachable", error_type=type(exc).__name__)

@@ -319,6 +319,10 @@ def ingest_connections(ctx: JobContext, now: dt.datetime, connection_id: str | N
         if connection_id:
             query = query.where(AwsConnection.id == uuid.UUID(connection_id))
         ids = list(db.scalars(query))
+    if connection_id is None:  # the scheduled sweep: one task per connection when workers share it (Celery)
+        fanned = ctx.fan_out("aws.ingest", "connection_id", ids, now)
+        if fanned is not None:
+            return {"connections": len(ids), **fanned}
     summary: dict[str, Any] = {"connections": len(ids), "points": 0, "api_calls": 0, "failed": 0,
                                "backfills_queued": 0}
     for cid in ids:

@@ -11,9 +11,10 @@ from headroom.platform.settings import Settings
 from headroom.sources.demo import service as demo
 
 
-def ingest_demo_clusters(database_url: str, settings: Settings, now: dt.datetime, **_: Any) -> dict[str, Any]:
-    """Bring every demo cluster up to `now` (a no-op when HEADROOM_DEMO_FLEET is off)."""
-    return demo.ingest_demo_fleet(job_context(database_url, settings), now)
+def ingest_demo_clusters(database_url: str, settings: Settings, now: dt.datetime, cluster_id: str | None = None,
+                         **_: Any) -> dict[str, Any]:
+    """Bring every demo cluster (or the one given) up to `now` (a no-op when HEADROOM_DEMO_FLEET is off)."""
+    return demo.ingest_demo_fleet(job_context(database_url, settings), now, cluster_id)
 
 
 JOBS = (

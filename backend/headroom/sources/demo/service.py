@@ -347,15 +347,28 @@ def ensure_demo_account(db: Session, password_file: Path) -> tuple[str, str, uui
     return DEMO_EMAIL, password, org_id
 
 
-def ingest_demo_fleet(ctx: JobContext, now: dt.datetime) -> dict[str, Any]:
-    """Bring every demo cluster up to `now` (the demo.ingest job's work; a no-op when HEADROOM_DEMO_FLEET is off)."""
+def ingest_demo_fleet(ctx: JobContext, now: dt.datetime, cluster_id: str | None = None) -> dict[str, Any]:
+    """Bring every demo cluster (or the one given) up to `now` (the demo.ingest job's work; a no-op when
+    HEADROOM_DEMO_FLEET is off). With Celery workers the scheduled run queues one task per cluster."""
     if not ctx.settings.demo_fleet:
         return {"clusters": 0, "points": 0}
-    points = clusters = 0
     with ctx.unit() as db:
-        for cluster in demo_clusters(db):
+        query = select(Cluster.id).where(Cluster.is_demo).order_by(Cluster.created_at)
+        if cluster_id is not None:
+            query = query.where(Cluster.id == uuid.UUID(cluster_id))
+        ids = list(db.scalars(query))
+    if cluster_id is None:
+        fanned = ctx.fan_out("demo.ingest", "cluster_id", ids, now)
+        if fanned is not None:
+            return {"clusters": len(ids), "points": 0, **fanned}
+    points = clusters = 0
+    for cid in ids:  # each cluster its own unit of work: one cluster's failure does not undo the others
+        with ctx.unit() as db:
+            cluster = db.get(Cluster, cid)
+            if cluster is None:  # deleted since the list was read
+                continue
             result = ingest_demo(db, cluster, now=now)
-            points += result["points"]
-            clusters += 1
+        points += result["points"]
+        clusters += 1
     log.info("demo.ingested", clusters=clusters, points=points)
     return {"clusters": clusters, "points": points}

@@ -384,10 +384,9 @@ def ingest_sources(ctx: JobContext, now: dt.datetime, source_id: str | None = No
             source_ids = list(
                 db.scalars(select(PrometheusSource.id).where(PrometheusSource.cluster_id.is_not(None)))
             )
-        if ctx.settings.redis_url:
-            for sid in source_ids:
-                ctx.enqueue("prometheus.ingest", source_id=str(sid))
-            return {"sources": len(source_ids), "fanned_out": True}
+        fanned = ctx.fan_out("prometheus.ingest", "source_id", source_ids, now)
+        if fanned is not None:
+            return {"sources": len(source_ids), **fanned}
         summary = {"sources": len(source_ids), "points": 0, "failed": 0, "backfills_queued": 0}
         for sid in source_ids:
             one = _ingest_source(ctx, now, sid)

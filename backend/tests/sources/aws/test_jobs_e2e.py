@@ -101,3 +101,40 @@ def test_backfill_job_reports_progress(database_url: str, settings: Any, region:
         assert sweep.window_end_at == now and sweep.window_start_at.timestamp() % 300 == 0
         assert dt.timedelta(days=1) - dt.timedelta(minutes=4) <= sweep.window_end_at - sweep.window_start_at
         assert sweep.window_end_at - sweep.window_start_at <= dt.timedelta(days=1)
+
+
+def test_with_a_broker_the_scheduled_sweep_is_one_task_per_connection(database_url: str, settings: Any,
+                                                                      region: str) -> None:
+    """With REDIS_URL (Celery workers), the scheduled aws.ingest publishes one aws.ingest task per connection
+    to the real Redis, for the scheduled minute and expiring as the per-minute schedule does; it sweeps nothing
+    itself. Read back from the broker's list as Celery's workers would (kombu's message: base64 JSON body)."""
+    import base64
+    import json
+    import os
+
+    import redis
+
+    broker = os.environ["HEADROOM_TEST_REDIS_URL"].rsplit("/", 1)[0] + "/6"  # a database no other test reads
+    client = redis.Redis.from_url(broker)
+    client.delete("ingest")
+    cids = [_connected(database_url, region, backfill_state="done") for _ in range(2)]
+    now = dt.datetime(2026, 11, 2, 12, 1, tzinfo=dt.UTC)
+    try:
+        summary = ingest_aws(database_url, settings.model_copy(update={"redis_url": broker}), now)
+        assert summary["fanned_out"] is True and summary["queued"] == summary["connections"] >= 2
+        messages = [json.loads(raw) for raw in client.lrange("ingest", 0, -1)]
+        tasks = [(m["headers"]["task"], json.loads(base64.b64decode(m["body"]))[1], m["headers"]["expires"])
+                 for m in messages]
+        mine = [t for t in tasks if t[1].get("connection_id") in {str(c) for c in cids}]
+        assert len(mine) == 2 and len(tasks) == summary["queued"]
+        for task, kwargs, expires in mine:
+            assert task == "aws.ingest" and kwargs["now_iso"] == now.isoformat()
+            assert expires is not None  # 55 s after publishing (Celery stores the deadline)
+        with session_scope(database_url) as db:
+            assert db.scalar(select(func.count()).select_from(CollectionSweep)
+                             .where(CollectionSweep.source_id.in_(cids))) == 0
+    finally:
+        client.delete("ingest")
+        with session_scope(database_url) as db:
+            db.execute(text("DELETE FROM organizations WHERE id IN (SELECT org_id FROM aws_connections "
+                            "WHERE id = ANY(:c))"), {"c": cids})
