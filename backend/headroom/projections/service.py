@@ -249,7 +249,7 @@ def moved_projections(
 
 def project_clusters(ctx: JobContext, now: dt.datetime, cluster_id: str | None = None, force: bool = False) -> dict[str, Any]:
     """Fit every cluster due (or the one given), each in its own unit of work: one failing cluster is logged and
-    the others go on."""
+    the others go on. With Celery workers the scheduled round queues one task per cluster due instead."""
     with ctx.unit() as db:
         query = select(Cluster.id).order_by(Cluster.created_at)
         if cluster_id is not None:
@@ -258,6 +258,10 @@ def project_clusters(ctx: JobContext, now: dt.datetime, cluster_id: str | None =
             fresh = exists().where(Projection.cluster_id == Cluster.id, Projection.fitted_at > now - REFIT_AFTER)
             query = query.where(~fresh)
         ids = list(db.scalars(query))
+    if cluster_id is None and not force:  # the scheduled round: one task per cluster due, with Celery workers
+        fanned = ctx.fan_out("projections.run", "cluster_id", ids, now)
+        if fanned is not None:
+            return {"clusters": [], "failed": 0, **fanned}
     results: list[dict[str, Any]] = []
     failed = 0
     for cid in ids:
