@@ -17,6 +17,7 @@ JOB_MODULES = (
     "headroom.timeseries.jobs",
     "headroom.projections.jobs",
     "headroom.alerts.jobs",
+    "headroom.fleet.jobs",
 )
 
 

@@ -15,6 +15,7 @@ MODEL_MODULES = (
     "headroom.digest.models",
     "headroom.projections.models",
     "headroom.alerts.models",
+    "headroom.fleet.models",
 )
 
 

@@ -46,6 +46,8 @@ class ClusterHealth(Output):
     headroom_score: int | None = Field(description="100 - the tightest ceiling's peak use over the last day (%), "
                                                    "floored at 0; null without I/O data (docs/fleet.md).")
     tightest: TightestCeiling | None
+    scored_at: dt.datetime = Field(description="End of the day the score covers: stored every 15 minutes by the "
+                                               "fleet.score job, or now when the page computed it.")
     nearest_ceiling: NearestCeiling | None = Field(description="Null: nothing projected within the horizon.")
     monthly_spend_usd: float = Field(description="On-demand monthly cost of the EBS volumes and EC2 instances "
                                                  "Headroom sees in the cluster (AWS price lists).")

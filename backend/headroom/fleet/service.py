@@ -8,7 +8,11 @@
 - monthly spend on the EBS volumes and EC2 instances Headroom sees (on-demand, AWS price lists as the catalog
   holds them; what has no price is listed, never counted as free);
 - savings available: the monthly cost the open findings' primary fixes would save (those that cost less).
-One query per table for the organisation, then the metrics overview per cluster (its last day).
+One query per table for the organisation. The score is the metrics overview of the cluster's last day, which
+reads every node's series (~0.1 s a cluster): the `fleet.score` job stores it every 15 minutes (FleetScore), and
+the page reads the stored row, computing live only a cluster with none, or none newer than SCORE_STALE (a new
+cluster, workers down). The bench/load_test.py run that found the page linear in the org's clusters is in
+docs/scaling.md.
 """
 
 from __future__ import annotations
@@ -16,20 +20,32 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 
+import uuid
+from typing import Any
+
 from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
 from headroom.domain.model import SEVERITIES
 from headroom.findings.models import FindingRecord
+from headroom.fleet.models import FleetScore
 from headroom.fleet.schemas import ClusterHealth, FleetRead, NearestCeiling, TightestCeiling
 from headroom.inventory.limits import resolve_instance_types, volume_limits_of
 from headroom.inventory.models import Instance, TikvNode, Volume
 from headroom.metrics import service as metrics_service
+from headroom.platform.jobs.context import JobContext
+from headroom.platform.logging import get_logger
 from headroom.platform.principal import Principal
 from headroom.projections.models import Projection
 
 WINDOW = dt.timedelta(hours=24)
+# A stored score older than this is not shown: the page computes the cluster live instead. Three missed runs of
+# the 15-minute job (docs/fleet.md).
+SCORE_STALE = dt.timedelta(minutes=45)
+
+log = get_logger("headroom.fleet.service")
 OPEN = ("open", "acknowledged")
 SCORE_DEFINITION = (
     "Headroom score = 100 - the highest peak use, over the last 24 hours, of any IOPS or throughput ceiling of the "
@@ -98,19 +114,21 @@ def fleet(db: Session, principal: Principal, *, now: dt.datetime) -> FleetRead:
     spend = _spend(db, org_id, clusters)
     end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
     start = end - WINDOW
+    stored = {row.cluster_id: row for row in db.scalars(
+        select(FleetScore).where(FleetScore.org_id == org_id, FleetScore.window_end > end - SCORE_STALE))}
     items = []
     for c in clusters:
-        ov = metrics_service.cluster_overview(db, principal, c.id, start=start, end=end, now=now)
-        cells = [(n.refs.node.store_address, cell) for n in ov.nodes for cell in n.cells if cell.peak is not None]
-        tight = max(cells, key=lambda x: x[1].peak.percent) if cells else None  # type: ignore[union-attr]
+        kept = stored.get(c.id)
+        score, tightest, scored_at = ((kept.headroom_score, kept.tightest, kept.window_end) if kept is not None
+                                      else (*_score(db, principal, c.id, end, now), end))
         p = nearest.get(c.id)
         total, unpriced = spend[c.id]
         items.append(ClusterHealth(
             id=c.id, name=c.name, is_demo=c.is_demo, tikv_version=c.tikv_version,
             open_by_severity=dict(counts[c.id]),
-            headroom_score=max(0, round(100 - tight[1].peak.percent)) if tight and tight[1].peak else None,
-            tightest=TightestCeiling(node=tight[0], metric=tight[1].metric, peak_percent=round(tight[1].peak.percent, 1),
-                                     ceiling=tight[1].ceiling_label) if tight and tight[1].peak else None,
+            headroom_score=score,
+            tightest=TightestCeiling.model_validate(tightest) if tightest is not None else None,
+            scored_at=scored_at,
             nearest_ceiling=NearestCeiling(
                 entity_kind=p.entity_kind, entity_id=p.entity_id, metric=p.metric, unit=p.unit,
                 ceiling=p.ceiling, days=p.days or 0.0, days_low=p.days_low, days_high=p.days_high, hits_at=p.hits_at,
@@ -120,3 +138,56 @@ def fleet(db: Session, principal: Principal, *, now: dt.datetime) -> FleetRead:
     return FleetRead(items=items, total_spend_usd=round(sum(i.monthly_spend_usd for i in items), 2),
                      total_savings_usd=round(sum(i.savings_usd for i in items), 2), window_start=start,
                      window_end=end, score_definition=SCORE_DEFINITION)
+
+
+def _score(db: Session, principal: Principal, cluster_id: uuid.UUID, end: dt.datetime,
+           now: dt.datetime) -> tuple[int | None, dict[str, Any] | None]:
+    """The headroom score over the day ending at `end` and its tightest ceiling (TightestCeiling's fields)."""
+    ov = metrics_service.cluster_overview(db, principal, cluster_id, start=end - WINDOW, end=end, now=now)
+    cells = [(n.refs.node.store_address, cell) for n in ov.nodes for cell in n.cells if cell.peak is not None]
+    if not cells:
+        return None, None
+    node, tight = max(cells, key=lambda x: x[1].peak.percent)  # type: ignore[union-attr]
+    assert tight.peak is not None
+    tightest = TightestCeiling(node=node, metric=tight.metric, peak_percent=round(tight.peak.percent, 1),
+                               ceiling=tight.ceiling_label)
+    return max(0, round(100 - tight.peak.percent)), tightest.model_dump(mode="json")
+
+
+def score_cluster(db: Session, cluster: Cluster, now: dt.datetime) -> int | None:
+    """Compute and store the cluster's score over the day ending at `now` (the minute); return it."""
+    end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    job = Principal(user_id=None, org_id=cluster.org_id, role="viewer", via="job")
+    score, tightest = _score(db, job, cluster.id, end, now)
+    values = {"org_id": cluster.org_id, "window_end": end, "headroom_score": score, "tightest": tightest}
+    db.execute(insert(FleetScore).values(cluster_id=cluster.id, **values)
+               .on_conflict_do_update(index_elements=[FleetScore.cluster_id], set_=values,
+                                      where=FleetScore.window_end <= end))
+    return score
+
+
+def score_clusters(ctx: JobContext, now: dt.datetime, cluster_id: str | None = None) -> dict[str, Any]:
+    """Score every cluster (or the one given), each in its own unit of work; with Celery workers the scheduled
+    round queues one task per cluster instead."""
+    with ctx.unit() as db:
+        query = select(Cluster.id).order_by(Cluster.created_at)
+        if cluster_id is not None:
+            query = query.where(Cluster.id == uuid.UUID(cluster_id))
+        ids = list(db.scalars(query))
+    if cluster_id is None:
+        fanned = ctx.fan_out("fleet.score", "cluster_id", ids, now)
+        if fanned is not None:
+            return {"clusters": len(ids), **fanned}
+    scored = failed = 0
+    for cid in ids:
+        try:
+            with ctx.unit() as db:
+                cluster = db.get(Cluster, cid)
+                if cluster is None:  # deleted since the list was read
+                    continue
+                score_cluster(db, cluster, now)
+                scored += 1
+        except Exception:  # noqa: BLE001 - one cluster's bad data must not stop the others; it is logged
+            failed += 1
+            log.exception("fleet.score_failed", cluster_id=str(cid))
+    return {"clusters": scored, "failed": failed}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -92,3 +94,51 @@ def test_each_cluster_with_its_health_score_nearest_ceiling_spend_and_savings(wo
     # another organisation sees only its own clusters
     stranger = sign_up(client, org="Other Fleet")
     assert stranger.get("/api/v1/fleet").json()["items"] == []
+
+
+def test_the_page_reads_the_stored_score_and_computes_a_missing_or_stale_one(world: dict[str, Any], db: Any,
+                                                                              clock: Any) -> None:
+    """The fleet.score job stores each cluster's score; the page shows the stored one (even once the series
+    behind it are gone), and computes live a cluster without one, or with one older than SCORE_STALE."""
+    from headroom.fleet import service as fleet_service
+    from headroom.fleet.models import FleetScore
+    from headroom.platform.jobs.context import JobContext
+    from headroom.platform.settings import Settings
+    from sqlalchemy import text
+
+    cluster = world["cluster"]
+    live = {i["name"]: i for i in world["viewer"].get("/api/v1/fleet").json()["items"]}[cluster.name]
+    assert live["scored_at"] == END.isoformat().replace("+00:00", "Z")
+
+    @contextmanager
+    def unit() -> Iterator[Any]:
+        yield db
+        db.flush()
+
+    queued: list[Any] = []
+    ctx = JobContext(settings=Settings(), database_url="unused", units=unit,
+                     queue=lambda name, **params: queued.append((name, params)) or "x")
+    summary = fleet_service.score_clusters(ctx, END)  # every cluster of the database: this org's two at least
+    assert summary["failed"] == 0 and summary["clusters"] >= 2
+    assert not queued
+    rows = {r.cluster_id: r for r in db.scalars(select(FleetScore).where(FleetScore.org_id == cluster.org_id))}
+    assert rows[cluster.id].headroom_score == live["headroom_score"] and rows[cluster.id].window_end == END
+    assert rows[uuid.UUID(world["empty"]["id"])].headroom_score is None
+    # with Celery workers the scheduled round is one task per cluster
+    fanned = fleet_service.score_clusters(
+        JobContext(settings=Settings(REDIS_URL="redis://broker"), database_url="unused", units=unit,
+                   queue=lambda name, **params: queued.append((name, params)) or "x"), END)
+    assert fanned["queued"] == len(queued) >= 2 and {q[0] for q in queued} == {"fleet.score"}
+
+    # the series are gone: the stored score is still what the page shows
+    db.execute(text("DELETE FROM metric_points WHERE org_id = :o"), {"o": cluster.org_id})
+    db.execute(text("DELETE FROM metric_rollups WHERE org_id = :o"), {"o": cluster.org_id})
+    clock.now = END + dt.timedelta(minutes=10)
+    kept = {i["name"]: i for i in world["viewer"].get("/api/v1/fleet").json()["items"]}[cluster.name]
+    assert kept["headroom_score"] == live["headroom_score"] and kept["tightest"] == live["tightest"]
+    assert kept["scored_at"] == live["scored_at"]
+    # older than SCORE_STALE: computed live, from what the store holds now (nothing)
+    clock.now = END + fleet_service.SCORE_STALE + dt.timedelta(minutes=1)
+    stale = {i["name"]: i for i in world["viewer"].get("/api/v1/fleet").json()["items"]}[cluster.name]
+    assert stale["headroom_score"] is None and stale["tightest"] is None
+    assert stale["scored_at"] == clock.now.replace(second=0).isoformat().replace("+00:00", "Z")

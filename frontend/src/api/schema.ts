@@ -2054,6 +2054,12 @@ export interface components {
              * @description Monthly savings of the open findings' fixes that cost less.
              */
             savings_usd: number;
+            /**
+             * Scored At
+             * Format: date-time
+             * @description End of the day the score covers: stored every 15 minutes by the fleet.score job, or now when the page computed it.
+             */
+            scored_at: string;
             tightest: components["schemas"]["TightestCeiling"] | null;
             /** Tikv Version */
             tikv_version: string;

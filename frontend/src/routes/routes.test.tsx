@@ -95,7 +95,7 @@ describe('signed-in routes', () => {
       headroom_score: score,
       tightest: score === null ? null : { node: '10.0.1.10:20160', metric: 'data_iops', peak_percent: 100 - score, ceiling: 'gp3 3,000 IOPS' },
       nearest_ceiling: days === null ? null : { entity_kind: 'volume', entity_id: `vol-${name}`, metric: 'iops', unit: 'IOPS', ceiling: 3000, days, days_low: null, days_high: null, hits_at: null },
-      monthly_spend_usd: spend, unpriced: [], savings_usd: savings,
+      monthly_spend_usd: spend, unpriced: [], savings_usd: savings, scored_at: '2026-11-21T10:00:00Z',
     });
     const A = 'c0ffee00-0000-4000-8000-00000000000a';
     const B = 'c0ffee00-0000-4000-8000-00000000000b';
