@@ -63,6 +63,9 @@ def serve(
     uvicorn.Server(uvicorn_config(app, bind_host, bind_port, settings.log_level)).run()
 
 
+KEEP_ALIVE_SECONDS = 65
+
+
 def uvicorn_config(app: Any, host: str, port: int, log_level: str = "INFO") -> Any:
     """How uvicorn serves the app. Its own proxy-header handling is off (it would believe X-Forwarded-For from
     any loopback peer): the app trusts exactly HEADROOM_TRUSTED_PROXIES (headroom.api.app.create_app)."""
@@ -70,8 +73,14 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "INFO") -> A
 
     # log_config=None: uvicorn's error and access loggers go through our root handler (one format, scrubbed of
     # secrets such as a query-string token in an access line) instead of uvicorn's own stderr handlers.
+    # timeout_keep_alive: an idle keep-alive connection is kept 65 s (uvicorn's default is 5 s). A load balancer
+    # reuses its idle connections to the API for up to its own idle timeout (an AWS Application Load Balancer's
+    # default is 60 s, and AWS asks for a longer one in the application: "Connection idle timeout",
+    # https://docs.aws.amazon.com/elasticloadbalancing/latest/application/application-load-balancers.html);
+    # with 5 s, a request sent as the API closes the connection is reset (a 502 at the balancer). The load
+    # test (bench/load_test.py) saw these resets from clients that pause 2-6 s between pages.
     return uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), proxy_headers=False,
-                          log_config=None)
+                          log_config=None, timeout_keep_alive=KEEP_ALIVE_SECONDS)
 
 
 def _ensure_demo(database_url: str, settings: object) -> tuple[str, str]:
