@@ -40,7 +40,7 @@ from headroom.platform.logging import (
 from headroom.platform.mail import mailer_from_settings
 from headroom.platform.principal import PrincipalResolvers
 from headroom.platform.ratelimit import MemoryRateLimiter, RedisRateLimiter
-from headroom.platform.replica import MemoryWriteMarks, RedisWriteMarks, ReplicaRouter, WriteMarks
+from headroom.platform.replica import MemoryWriteMarks, RedisWriteMarks, ReplicaFallback, ReplicaRouter, WriteMarks
 from headroom.platform.schemas import ErrorResponse
 from headroom.platform.security import SecretBox
 from headroom.platform.settings import Settings
@@ -197,6 +197,9 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     register_secret_values(settings_secret_values(ctx.settings))
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=ctx.settings.max_body_bytes)
+    if ctx.replica is not None:
+        # A read the replica failed under is answered again on the primary (platform/replica.py).
+        app.add_middleware(ReplicaFallback)
     app.add_middleware(_BindRequestSecrets)
     if ctx.settings.trusted_proxy_list:
         # The one place X-Forwarded-For is read (uvicorn runs with proxy_headers off): only from a trusted proxy,

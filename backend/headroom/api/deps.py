@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from headroom.platform.errors import CsrfFailed, NotAuthenticated, RateLimited, ServiceUnavailable
@@ -19,7 +20,7 @@ from headroom.platform.mail import Mailer, OutboxMailer
 from headroom.platform.outbound import OrgSlots, TooManyOutbound
 from headroom.platform.principal import Principal, PrincipalResolvers
 from headroom.platform.ratelimit import RateLimiter
-from headroom.platform.replica import NOT_CONFIGURED, ReplicaRouter, count_read
+from headroom.platform.replica import NOT_CONFIGURED, REPLICA_FAILED, ReplicaReadFailed, ReplicaRouter, count_read
 from headroom.platform.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
 from headroom.platform.settings import Settings
 
@@ -127,14 +128,19 @@ def get_principal(request: Request, db: DB, ctx: Context) -> Principal:
 Caller = Annotated[Principal, Depends(get_principal)]
 
 
-def get_read_db(db: DB, caller: Caller, ctx: Context) -> Iterator[Session]:
+def get_read_db(request: Request, db: DB, caller: Caller, ctx: Context) -> Iterator[Session]:
     """Yield a session for a read-only route: on the replica when it is safe to read there for the caller's
     organisation, else the request's own session on the primary. The caller is authenticated on the primary.
 
     A route that takes it must never write (a hot standby refuses: "cannot execute ... in a read-only
-    transaction")."""
+    transaction"). When the replica fails under the read (connection lost, a query cancelled by a recovery
+    conflict: OperationalError), ReplicaFallback (api.app) handles the request again on the primary."""
     if ctx.replica is None:
         count_read("primary", NOT_CONFIGURED)
+        yield db
+        return
+    if getattr(request.state, "replica_failed", False):
+        count_read("primary", REPLICA_FAILED)
         yield db
         return
     replica, _reason = ctx.replica.read_session(str(caller.org_id))
@@ -145,6 +151,9 @@ def get_read_db(db: DB, caller: Caller, ctx: Context) -> Iterator[Session]:
     release_connection(db)
     try:
         yield replica
+    except OperationalError as exc:
+        ctx.replica.read_failed(exc)
+        raise ReplicaReadFailed from exc
     finally:
         replica.close()
 

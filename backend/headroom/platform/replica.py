@@ -10,7 +10,9 @@ Safe means, checked with one small query on the replica when a read asks for it:
   balancing does): after a write request commits, the primary's WAL position is recorded for the organisation
   (`pg_current_wal_insert_lsn()`; in Redis when there is one, so every API process sees it; else in this process) for MARK_TTL_SECONDS, and a
   read of that organisation goes to the replica only once `pg_last_wal_replay_lsn()` has reached it.
-Otherwise the read goes to the primary; the replica never fails a request. Jobs always use the primary.
+Otherwise the read goes to the primary. A read whose replica fails under it (the connection lost, a query
+cancelled by a recovery conflict) is answered again on the primary, once (ReplicaFallback): the replica never fails
+a request. Jobs always use the primary.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ PENDING_WRITE = "pending_write"  # the organisation wrote something the replica 
 LAGGING = "lagging"  # the replica is more than the max lag behind (or cannot say how far)
 UNREACHABLE = "unreachable"  # the replica did not answer (or was found down less than RETRY_SECONDS ago)
 MARKS_UNAVAILABLE = "marks_unavailable"  # the write positions could not be read (Redis down)
-REASONS = (REPLICA, NOT_CONFIGURED, PENDING_WRITE, LAGGING, UNREACHABLE, MARKS_UNAVAILABLE)
+REPLICA_FAILED = "replica_failed"  # the read began on the replica, which failed under it: answered again here
+REASONS = (REPLICA, NOT_CONFIGURED, PENDING_WRITE, LAGGING, UNREACHABLE, MARKS_UNAVAILABLE, REPLICA_FAILED)
 
 # The replica's replayed WAL position (bytes) and its lag. Lag 0 when a WAL receiver streams and everything
 # received is replayed; else the age of the last replayed commit (NULL before any, or not a standby: unknown).
@@ -164,6 +167,37 @@ def read_status(session: Session) -> ReplicaStatus:
     )
 
 
+class ReplicaReadFailed(Exception):
+    """The replica failed a read that began there (raised by the read session's dependency, api.deps)."""
+
+
+class ReplicaFallback:
+    """Pure ASGI middleware: a GET whose replica failed under it is handled again with the replica barred
+    (`scope["state"]["replica_failed"]`, so its reads use the primary), unless its answer had begun."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_tracked(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_tracked)
+        except ReplicaReadFailed:
+            if started:
+                raise
+            scope.setdefault("state", {})["replica_failed"] = True
+            await self.app(scope, receive, send)
+
+
 class ReplicaRouter:
     """Hands a read the replica's session when it is safe to read there, and records write positions."""
 
@@ -230,6 +264,10 @@ class ReplicaRouter:
             # Without the mark a read could miss this write on the replica for up to the max lag. Redis down also
             # fails the reads' look-up, which then go to the primary.
             log.warning("db.replica_write_mark_failed", error_type=type(exc).__name__)
+
+    def read_failed(self, exc: BaseException) -> None:
+        """Log a read the replica failed (it is answered again on the primary; the next read checks the replica)."""
+        log.warning("db.replica_read_failed", error_type=type(exc).__name__)
 
     def status(self) -> ReplicaStatus:
         """The replica's status read now (for /metrics); raises when it does not answer."""

@@ -26,6 +26,7 @@ import pytest
 from fastapi.testclient import TestClient
 from headroom.accounts.models import User
 from headroom.api.app import build_context, create_app
+from headroom.api.deps import ReadDB
 from headroom.findings import service as findings_service
 from headroom.platform import replica as replica_routing
 from headroom.platform import telemetry
@@ -435,6 +436,32 @@ def test_a_hung_replica_costs_one_connect_timeout_not_one_per_request(
     assert len(connections) == 1
 
 
+def test_a_read_the_replica_fails_under_is_answered_again_on_the_primary(
+    streaming_replica: StreamingReplica, deploy: Any
+) -> None:
+    """A read whose replica connection dies mid-request (here: its backend terminated, as a replica restart or a
+    recovery conflict ends it) is answered from the primary, not with a 500."""
+    api = deploy(DATABASE_REPLICA_URL=streaming_replica.url, HEADROOM_REPLICA_MAX_LAG_SECONDS="60")
+
+    @api.app.get("/test/read-where")
+    def read_where(db: ReadDB) -> dict[str, bool]:
+        if db.execute(text("SELECT pg_is_in_recovery()")).scalar_one():
+            db.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
+        return {"in_recovery": bool(db.execute(text("SELECT pg_is_in_recovery()")).scalar_one())}
+
+    owner = api.sign_up()
+    streaming_replica.catch_up()
+    on_replica, failed = reads("replica", "replica"), reads("primary", "replica_failed")
+    answer = owner.get("/test/read-where")
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"in_recovery": False}
+    assert reads("replica", "replica") == on_replica + 1
+    assert reads("primary", "replica_failed") == failed + 1
+    # The replica itself is fine: the next read uses it again.
+    assert cluster_names(owner) == set()
+    assert reads("replica", "replica") == on_replica + 2
+
+
 def test_without_a_replica_every_read_is_on_the_primary(client: Any) -> None:
     owner = sign_up(client)
     assert client.app.state.ctx.replica is None
@@ -485,7 +512,7 @@ def test_every_dashboard_read_runs_on_the_hot_standby_and_answers_as_the_primary
         (f"{base}/nodes/{node_id}/config", {}),
         (f"{base}/snapshot", {**window, "step_seconds": 300}),
     ]
-    before = reads("replica", "replica")
+    before, failed = reads("replica", "replica"), reads("primary", "replica_failed")
     for path, params in routes:
         answer = owner.get(path, params=params)
         assert answer.status_code == 200, (path, answer.text)
@@ -494,6 +521,7 @@ def test_every_dashboard_read_runs_on_the_hot_standby_and_answers_as_the_primary
         if path != "/api/v1/fleet":  # the fleet's numbers are as of the request's clock
             assert answer.content == expected.content, path
     assert reads("replica", "replica") == before + len(routes)
+    assert reads("primary", "replica_failed") == failed  # none was answered again on the primary
 
 
 # --- the pieces on their own --------------------------------------------------------------------------------------
