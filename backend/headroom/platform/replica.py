@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from headroom.platform.db import normalise_database_url
@@ -210,9 +211,10 @@ class ReplicaRouter:
         retry_seconds: float = RETRY_SECONDS,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        # No pool pre-ping: the status query each read runs first is the ping (one round trip, not two); a pooled
+        # connection the replica dropped (a restart) fails it and is replaced once (_read_status).
         self.engine = create_engine(
             normalise_database_url(replica_url),
-            pool_pre_ping=True,
             pool_size=5,
             max_overflow=10,
             hide_parameters=True,
@@ -241,11 +243,9 @@ class ReplicaRouter:
         except Exception as exc:  # noqa: BLE001 - Redis down: read on the primary, which has every write
             log.warning("db.replica_marks_unavailable", error_type=type(exc).__name__)
             return None, MARKS_UNAVAILABLE
-        session = self.sessions()
         try:
-            status = read_status(session)
+            session, status = self._read_status()
         except Exception as exc:  # noqa: BLE001 - whatever the replica does, the read goes on on the primary
-            session.close()
             self._went_down(exc)
             return None, UNREACHABLE
         self._came_up()
@@ -254,6 +254,21 @@ class ReplicaRouter:
             session.close()
             return None, reason
         return session, REPLICA
+
+    def _read_status(self) -> tuple[Session, ReplicaStatus]:
+        """A replica session and the replica's status read on it; a pooled connection found dead is replaced once."""
+        for attempt in (1, 2):
+            session = self.sessions()
+            try:
+                return session, read_status(session)
+            except DBAPIError as exc:
+                session.close()
+                if attempt == 2 or not exc.connection_invalidated:
+                    raise
+            except BaseException:
+                session.close()
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def note_write(self, org_id: str, primary: Session) -> None:
         """Record the primary's WAL position after the organisation's write request committed."""

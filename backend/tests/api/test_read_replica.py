@@ -394,6 +394,23 @@ def test_a_stopped_replica_sends_reads_to_the_primary_until_it_is_back(
     assert reads("replica", "replica") == before + 1 and not api.ctx.replica.down
 
 
+def test_a_replica_restarted_between_two_reads_is_read_at_once(
+    streaming_replica: StreamingReplica, deploy: Any
+) -> None:
+    """The pooled connection the restart dropped is replaced (no pre-ping: the status query is the ping), and the
+    replica is not taken for down."""
+    api = deploy(DATABASE_REPLICA_URL=streaming_replica.url, HEADROOM_REPLICA_MAX_LAG_SECONDS="60")
+    owner = api.sign_up()
+    streaming_replica.catch_up()
+    before = reads("replica", "replica")
+    assert cluster_names(owner) == set()
+    streaming_replica.stop()
+    streaming_replica.start()
+    streaming_replica.catch_up()
+    assert cluster_names(owner) == set()
+    assert reads("replica", "replica") == before + 2 and not api.ctx.replica.down
+
+
 @pytest.fixture()
 def never_answers() -> Iterator[tuple[str, list[socket.socket]]]:
     """A 'replica' that accepts TCP connections and never says a word (a hung host), and the connections made."""
