@@ -126,13 +126,18 @@ class StreamingReplica:
         self.execute("SELECT pg_wal_replay_resume()")
 
     def catch_up(self) -> None:
-        """Wait until the replica has replayed everything the primary has written so far."""
+        """Wait until the replica has replayed everything the primary has written so far.
+
+        A transaction that takes an id is committed after reading the primary's insert position: the insert
+        position can lie past the last record (a WAL page's header, when that record ended on the page's
+        boundary), which a replica reaches only by replaying a record written after it."""
         engine = create_engine(self.primary_url, isolation_level="AUTOCOMMIT")
         try:
             with engine.connect() as conn:
                 target = int(
                     conn.execute(text("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")).scalar_one()
                 )
+                conn.execute(text("SELECT pg_current_xact_id()"))
         finally:
             engine.dispose()
         deadline = time.monotonic() + 60
