@@ -29,6 +29,7 @@ from typing import Any
 
 from headroom.platform.db import session_factory
 from headroom.platform.replica import RedisWriteMarks, ReplicaRouter
+from headroom.platform.telemetry import PROCESS_REGISTRY
 from sqlalchemy import text
 
 RESULTS = Path(__file__).resolve().parent / "results" / "replica_routing.json"
@@ -92,6 +93,24 @@ def _app_reader(
     return lambda: owner.get("/api/v1/clusters").raise_for_status()
 
 
+def _replica_reads() -> float:
+    labels = {"target": "replica", "reason": "replica"}
+    return PROCESS_REGISTRY.get_sample_value("headroom_db_reads_total", labels) or 0.0
+
+
+def _replayed(primary_url: str, router: ReplicaRouter) -> None:
+    """Wait until the replica has replayed the sign-ups (and so the organisations' write marks): a transaction
+    with an id commits after the insert position is read, as the insert position can lie past the last record."""
+    with session_factory(primary_url)() as db:
+        target = int(db.execute(text("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")).scalar_one())
+        db.execute(text("SELECT pg_current_xact_id()"))
+        db.commit()
+    deadline = time.monotonic() + 60
+    while (router.status().replay_lsn or 0) < target:
+        assert time.monotonic() < deadline, "the replica did not catch up"
+        time.sleep(0.05)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--primary-url", required=True)
@@ -102,7 +121,7 @@ def main() -> None:
 
     marks = RedisWriteMarks(args.redis_url)
     router = ReplicaRouter(args.replica_url, marks, max_lag_seconds=5.0)
-    org = str(uuid.uuid4())
+    org, writer = str(uuid.uuid4()), str(uuid.uuid4())  # the marks the bench writes must not hold `org` back
     primary_sessions = session_factory(args.primary_url)
 
     def route() -> None:
@@ -116,7 +135,7 @@ def main() -> None:
 
     def mark() -> None:
         with primary_sessions() as db:
-            router.note_write(org, db)
+            router.note_write(writer, db)
 
     results = _interleaved({"route": route, "primary": primary, "mark": mark}, args.n)
     cleanup: list[Callable[[], None]] = []
@@ -125,8 +144,11 @@ def main() -> None:
             "request_with_replica": _app_reader(args, args.replica_url, cleanup),
             "request_primary_only": _app_reader(args, None, cleanup),
         }
-        time.sleep(1)  # the replica replays the sign-ups; their write marks are then behind it
+        _replayed(args.primary_url, router)
+        on_replica = _replica_reads()
         results |= _interleaved(readers, max(args.n // 4, 50))
+        routed = _replica_reads() - on_replica
+        assert routed >= max(args.n // 4, 50), f"only {routed} reads ran on the replica"
     finally:
         for remove in cleanup:
             remove()
