@@ -586,3 +586,10 @@ def test_write_marks_keep_the_highest_position_until_they_expire(redis_url: str)
     client = redis.Redis.from_url(redis_url)
     assert 295 <= client.ttl(replica_routing.RedisWriteMarks.key(org)) <= 300
     client.delete(replica_routing.RedisWriteMarks.key(org))
+
+
+def test_the_replica_urls_password_is_scrubbed_from_the_logs() -> None:
+    from headroom.platform.logging import settings_secret_values
+
+    settings = Settings(DATABASE_REPLICA_URL="postgresql://headroom:replica-pass-1234@replica:5432/headroom")
+    assert "replica-pass-1234" in settings_secret_values(settings)
