@@ -42,7 +42,8 @@ CONNECT_TIMEOUT_SECONDS = 2
 # How long an organisation's last write position is kept: far above any lag the replica is read with (the max lag),
 # so a mark expires only when a usable replica has long replayed it.
 MARK_TTL_SECONDS = 300
-# Redis timeouts for the marks: a slow Redis sends the read to the primary instead of holding the request up.
+# Redis timeouts for the marks, as for the job counts (telemetry.REDIS_STATS_TIMEOUT): a slow Redis sends the read
+# to the primary instead of holding the request up.
 MARKS_REDIS_TIMEOUT = 1.0
 
 # Why a read went where it went (the `reason` label of headroom_db_reads_total).
