@@ -484,6 +484,28 @@ def test_a_read_the_replica_fails_under_is_answered_again_on_the_primary(
     assert reads("replica", "replica") == on_replica + 2
 
 
+def test_with_redis_down_reads_and_writes_go_on_on_the_primary(
+    streaming_replica: StreamingReplica, deploy: Any
+) -> None:
+    """The write positions live in Redis: while it refuses connections a write still commits (its position is
+    lost, logged) and reads go to the primary, which has every write."""
+    from dead_redis import dead_redis_url
+
+    api = deploy(DATABASE_REPLICA_URL=streaming_replica.url, HEADROOM_REPLICA_MAX_LAG_SECONDS="60")
+    owner = api.sign_up()
+    dead = dead_redis_url("refused")
+    api.ctx.replica.marks = replica_routing.RedisWriteMarks(next(dead))
+    assert (
+        owner.post(
+            "/api/v1/clusters", json={"name": "while-redis-was-down", "tikv_version": "7.5.0"}
+        ).status_code
+        == 201
+    )
+    unavailable = reads("primary", "marks_unavailable")
+    assert cluster_names(owner) == {"while-redis-was-down"}
+    assert reads("primary", "marks_unavailable") == unavailable + 1
+
+
 def test_without_a_replica_every_read_is_on_the_primary(client: Any) -> None:
     owner = sign_up(client)
     assert client.app.state.ctx.replica is None
