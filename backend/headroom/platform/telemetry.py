@@ -7,8 +7,9 @@ tells the same truth:
   its last sweep (PostgreSQL), each Celery queue's depth (Redis LLEN), and the jobs' run counts and durations,
   which every job run adds to one Redis hash (`RedisJobStats`; without Redis jobs run inside the API process and
   are counted in its memory, `LocalJobStats`). Any API process answers with the whole deployment's figures.
-- HTTP latency is the one per-process figure: a prometheus_client Histogram by route template (never the raw
-  path, whose ids would make a series per resource), method and status class. With several uvicorn workers set
+- HTTP latency and the routed reads are the per-process figures: a prometheus_client Histogram by route template
+  (never the raw path, whose ids would make a series per resource), method and status class, and a Counter of
+  the dashboard's reads by database and reason (platform/replica.py). With several uvicorn workers set
   PROMETHEUS_MULTIPROC_DIR (prometheus_client's multiprocess mode) and every worker's requests are summed.
 
 No label carries an organisation's, cluster's or source's name: sources are labelled by their id only.
