@@ -40,6 +40,7 @@ from headroom.platform.logging import (
 from headroom.platform.mail import mailer_from_settings
 from headroom.platform.principal import PrincipalResolvers
 from headroom.platform.ratelimit import MemoryRateLimiter, RedisRateLimiter
+from headroom.platform.replica import MemoryWriteMarks, RedisWriteMarks, ReplicaFallback, ReplicaRouter, WriteMarks
 from headroom.platform.schemas import ErrorResponse
 from headroom.platform.security import SecretBox
 from headroom.platform.settings import Settings
@@ -160,6 +161,11 @@ def build_context(settings: Settings, database_url: str) -> AppContext:
             db.execute(text("SELECT 1"))
 
     ctx.ready_checks["database"] = database
+    if settings.database_replica_url:
+        # Not a ready check: without its replica the API still answers, from the primary.
+        marks: WriteMarks = RedisWriteMarks(settings.redis_url) if settings.redis_url else MemoryWriteMarks()
+        ctx.replica = ReplicaRouter(settings.database_replica_url, marks,
+                                    max_lag_seconds=settings.replica_max_lag_seconds)
     if settings.redis_url:
         import redis
 
@@ -191,6 +197,9 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     register_secret_values(settings_secret_values(ctx.settings))
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=ctx.settings.max_body_bytes)
+    if ctx.replica is not None:
+        # A read the replica failed under is answered again on the primary (platform/replica.py).
+        app.add_middleware(ReplicaFallback)
     app.add_middleware(_BindRequestSecrets)
     if ctx.settings.trusted_proxy_list:
         # The one place X-Forwarded-For is read (uvicorn runs with proxy_headers off): only from a trusted proxy,
@@ -272,7 +281,19 @@ def deployment_collector(ctx: AppContext) -> telemetry.DeploymentCollector:
     def jobs() -> Any:
         return telemetry.job_families(telemetry.job_stats(redis_url).read())
 
-    return telemetry.DeploymentCollector({"database": database, "queues": queues, "jobs": jobs})
+    parts = {"database": database, "queues": queues, "jobs": jobs}
+    replica = ctx.replica
+    if replica is not None:
+
+        def read_replica() -> Any:
+            try:
+                lag = replica.status().lag_seconds
+            except Exception:  # noqa: BLE001 - an unreachable replica is a value (up 0), not a failed scrape
+                return telemetry.replica_families(None, up=False)
+            return telemetry.replica_families(lag, up=True)
+
+        parts["replica"] = read_replica
+    return telemetry.DeploymentCollector(parts)
 
 
 # The build writes a .br and a .gz beside each text file (frontend/vite.config.ts, precompress); the best one the

@@ -1,5 +1,6 @@
-"""Request dependencies: one DB session per request (committed when the handler succeeds), the caller's
-principal from a session cookie (with CSRF on writes) or a bearer API token, and role checks."""
+"""Request dependencies: one DB session per request (committed when the handler succeeds), a read-only session
+for the dashboard's reads (on the read replica when one is configured and safe to read, platform/replica.py), the
+caller's principal from a session cookie (with CSRF on writes) or a bearer API token, and role checks."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from headroom.platform.errors import CsrfFailed, NotAuthenticated, RateLimited, ServiceUnavailable
@@ -18,6 +20,7 @@ from headroom.platform.mail import Mailer, OutboxMailer
 from headroom.platform.outbound import OrgSlots, TooManyOutbound
 from headroom.platform.principal import Principal, PrincipalResolvers
 from headroom.platform.ratelimit import RateLimiter
+from headroom.platform.replica import NOT_CONFIGURED, REPLICA_FAILED, ReplicaReadFailed, ReplicaRouter, count_read
 from headroom.platform.security import API_TOKEN_PREFIX, SecretBox, csrf_token_for
 from headroom.platform.settings import Settings
 
@@ -47,6 +50,8 @@ class AppContext:
     mailer: Mailer = field(default_factory=lambda: OutboxMailer(None))
     # Builds boto3 clients for an AWS connection; None: sources.aws.session.clients_for. Tests pass their own.
     aws_clients: Callable[..., Any] | None = None
+    # The read replica's sessions and routing (DATABASE_REPLICA_URL); None: every read uses `sessions`.
+    replica: ReplicaRouter | None = None
 
     def job_database_url(self) -> str:
         """The URL a queued job connects to: DATABASE_URL, else the app's own engine (embedded PostgreSQL)."""
@@ -65,12 +70,18 @@ def get_context(request: Request) -> AppContext:
 Context = Annotated[AppContext, Depends(get_context)]
 
 
-def get_db(ctx: Context) -> Iterator[Session]:
-    """Yield the request's session; commit when the handler returned, roll back when it raised."""
+def get_db(request: Request, ctx: Context) -> Iterator[Session]:
+    """Yield the request's session; commit when the handler returned, roll back when it raised.
+
+    With a read replica, a write request's commit records the primary's WAL position for the caller's
+    organisation, so that its next reads wait for the replica to replay it (or go to the primary)."""
     db = ctx.sessions()
     try:
         yield db
         db.commit()
+        principal: Principal | None = getattr(request.state, "principal", None)
+        if ctx.replica is not None and principal is not None and request.method not in SAFE_METHODS:
+            ctx.replica.note_write(str(principal.org_id), db)
     except BaseException:
         db.rollback()
         raise
@@ -98,7 +109,9 @@ def get_principal(request: Request, db: DB, ctx: Context) -> Principal:
         token = auth[7:].strip()
         if not token.startswith(API_TOKEN_PREFIX):
             raise NotAuthenticated("The API token is invalid, expired or revoked.")
-        return resolvers.from_api_token(db, token, now=now)
+        principal = resolvers.from_api_token(db, token, now=now)
+        request.state.principal = principal
+        return principal
     session_token = request.cookies.get(SESSION_COOKIE)
     if not session_token:
         raise NotAuthenticated("Log in, or send an API token as 'Authorization: Bearer <token>'.")
@@ -108,10 +121,44 @@ def get_principal(request: Request, db: DB, ctx: Context) -> Principal:
         sent = request.headers.get(CSRF_HEADER, "")
         if not hmac.compare_digest(expected, sent):
             raise CsrfFailed(f"Missing or wrong {CSRF_HEADER} header for a cookie-authenticated write.")
+    request.state.principal = principal
     return principal
 
 
 Caller = Annotated[Principal, Depends(get_principal)]
+
+
+def get_read_db(request: Request, db: DB, caller: Caller, ctx: Context) -> Iterator[Session]:
+    """Yield a session for a read-only route: on the replica when it is safe to read there for the caller's
+    organisation, else the request's own session on the primary. The caller is authenticated on the primary.
+
+    A route that takes it must never write (a hot standby refuses: "cannot execute ... in a read-only
+    transaction"). When the replica fails under the read (connection lost, a query cancelled by a recovery
+    conflict: OperationalError), ReplicaFallback (api.app) handles the request again on the primary."""
+    if ctx.replica is None:
+        count_read("primary", NOT_CONFIGURED)
+        yield db
+        return
+    if getattr(request.state, "replica_failed", False):
+        count_read("primary", REPLICA_FAILED)
+        yield db
+        return
+    replica, _reason = ctx.replica.read_session(str(caller.org_id))
+    if replica is None:
+        yield db
+        return
+    # The primary's part (authentication) is done: hand its pooled connection back during the read.
+    release_connection(db)
+    try:
+        yield replica
+    except OperationalError as exc:
+        ctx.replica.read_failed(exc)
+        raise ReplicaReadFailed from exc
+    finally:
+        replica.close()
+
+
+ReadDB = Annotated[Session, Depends(get_read_db, scope="function")]
 
 
 def release_connection(db: Session) -> None:

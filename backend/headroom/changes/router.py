@@ -6,7 +6,7 @@ import uuid
 
 from fastapi import APIRouter, Query
 
-from headroom.api.deps import DB, Caller, Context
+from headroom.api.deps import Caller, Context, ReadDB
 from headroom.changes import service
 from headroom.changes.schemas import ChangeLedger
 
@@ -15,7 +15,7 @@ router = APIRouter(prefix="/clusters/{cluster_id}/changes", tags=["changes"])
 
 @router.get("", response_model=ChangeLedger)
 def list_changes(
-    cluster_id: uuid.UUID, caller: Caller, db: DB, ctx: Context,
+    cluster_id: uuid.UUID, caller: Caller, db: ReadDB, ctx: Context,
     days: int = Query(default=90, ge=1, le=400, description="How far back to list changes (days)."),
 ) -> ChangeLedger:
     """Patches marked applied and the changes Headroom saw (EC2 inventory, live TiKV config), newest first, each

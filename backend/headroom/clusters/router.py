@@ -6,7 +6,7 @@ import uuid
 
 from fastapi import APIRouter, Response, status
 
-from headroom.api.deps import DB, Caller
+from headroom.api.deps import DB, Caller, ReadDB
 from headroom.clusters import service
 from headroom.clusters.schemas import ClusterCreate, ClusterList, ClusterRead, ClusterUpdate
 
@@ -14,7 +14,7 @@ router = APIRouter(prefix="/clusters", tags=["clusters"])
 
 
 @router.get("", response_model=ClusterList)
-def list_clusters(caller: Caller, db: DB) -> ClusterList:
+def list_clusters(caller: Caller, db: ReadDB) -> ClusterList:
     items = service.list_clusters(db, caller)
     return ClusterList(items=[ClusterRead.model_validate(c) for c in items], total=len(items))
 
@@ -25,7 +25,7 @@ def create_cluster(body: ClusterCreate, caller: Caller, db: DB) -> object:
 
 
 @router.get("/{cluster_id}", response_model=ClusterRead)
-def get_cluster(cluster_id: uuid.UUID, caller: Caller, db: DB) -> object:
+def get_cluster(cluster_id: uuid.UUID, caller: Caller, db: ReadDB) -> object:
     return service.get_cluster(db, caller, cluster_id)
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, Query, Request, status
 
 from headroom.accounts.service import audit
-from headroom.api.deps import DB, AppContext, Caller, Context
+from headroom.api.deps import DB, AppContext, Caller, Context, ReadDB
 from headroom.clusters import service as clusters_service
 from headroom.domain.model import Severity
 from headroom.findings import advice_runs, evidence_series, service
@@ -45,7 +45,7 @@ PatchesOf = Annotated[service.PatchesOf, Depends(get_patches_of)]
 def list_findings(
     cluster_id: uuid.UUID,
     caller: Caller,
-    db: DB,
+    db: ReadDB,
     status_: list[FindingStatus] = Query(default=[], alias="status", description="Repeatable; default all."),
     severity: list[Severity] = Query(default=[], description="Repeatable; default all."),
     rule: list[str] = Query(default=[], description="Rule ids; repeatable; default all."),
@@ -65,13 +65,13 @@ def list_findings(
 
 
 @router.get("/findings/{finding_id}", response_model=FindingRead)
-def get_finding(finding_id: uuid.UUID, caller: Caller, db: DB, patches_of: PatchesOf) -> FindingRead:
+def get_finding(finding_id: uuid.UUID, caller: Caller, db: ReadDB, patches_of: PatchesOf) -> FindingRead:
     """Read a finding: evidence, why, recommended changes, impact, confidence and history."""
     return service.finding_read(db, service.get_finding(db, caller, finding_id), patches_of)
 
 
 @router.get("/findings/{finding_id}/evidence/series", response_model=EvidenceChartRead)
-def get_evidence_series(finding_id: uuid.UUID, caller: Caller, db: DB) -> EvidenceChartRead:
+def get_evidence_series(finding_id: uuid.UUID, caller: Caller, db: ReadDB) -> EvidenceChartRead:
     """The points of the finding's evidence series over its window, with their reference lines (ceilings)."""
     row = service.get_finding(db, caller, finding_id)
     chart = evidence_series.evidence_series(db, row)

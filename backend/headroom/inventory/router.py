@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
 
-from headroom.api.deps import DB, Caller, Context, outbound_slot, release_connection
+from headroom.api.deps import DB, Caller, Context, ReadDB, outbound_slot, release_connection
 from headroom.inventory import service
 from headroom.inventory.schemas import (
     ConfigRead,
@@ -34,7 +34,7 @@ GrafanaOf = Annotated[service.GrafanaOf | None, Depends(get_grafana_of)]
 
 
 @router.get("", response_model=NodeList)
-def list_nodes(cluster_id: uuid.UUID, caller: Caller, db: DB, grafana_of: GrafanaOf) -> NodeList:
+def list_nodes(cluster_id: uuid.UUID, caller: Caller, db: ReadDB, grafana_of: GrafanaOf) -> NodeList:
     items = service.node_reads(db, service.list_nodes(db, caller, cluster_id), grafana_of)
     return NodeList(items=items, total=len(items))
 
@@ -58,7 +58,7 @@ def get_config(
     cluster_id: uuid.UUID,
     node_id: uuid.UUID,
     caller: Caller,
-    db: DB,
+    db: ReadDB,
     version: int | None = Query(default=None, ge=1, le=INT32_MAX,
                                 description="A stored version; the latest when omitted."),
 ) -> ConfigRead:

@@ -9,7 +9,7 @@ from typing import Literal
 from fastapi import APIRouter, Query
 from pydantic import Field
 
-from headroom.api.deps import DB, Caller, Context
+from headroom.api.deps import Caller, Context, ReadDB
 from headroom.metrics import service
 from headroom.platform.schemas import Instant, Output
 
@@ -229,7 +229,7 @@ def _projection(p: service.ProjectionOut) -> ProjectionPathRead:
 def node_metrics(
     cluster_id: uuid.UUID,
     caller: Caller,
-    db: DB,
+    db: ReadDB,
     ctx: Context,
     node_id: uuid.UUID | None = Query(default=None, description="A node of the cluster; the first by address when "
                                                                 "omitted."),
@@ -272,7 +272,7 @@ def node_metrics(
 def cluster_overview(
     cluster_id: uuid.UUID,
     caller: Caller,
-    db: DB,
+    db: ReadDB,
     ctx: Context,
     start: Instant | None = Query(default=None, description="Window start; end - 6 h by default."),
     end: Instant | None = Query(default=None, description="Window end; now by default."),

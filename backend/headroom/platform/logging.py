@@ -117,8 +117,8 @@ def register_secret_values(values: Iterable[str | None]) -> None:
 
 
 def settings_secret_values(settings: Settings) -> list[str]:
-    """The secrets a Settings object holds: the secret key, the metrics token and the SMTP, database and Redis
-    passwords."""
+    """The secrets a Settings object holds: the secret key, the metrics token and the SMTP, database (primary and
+    read replica) and Redis passwords."""
     from sqlalchemy.engine import make_url
 
     values = [settings.secret_key]
@@ -126,7 +126,7 @@ def settings_secret_values(settings: Settings) -> list[str]:
         values.append(settings.metrics_token.get_secret_value())
     if settings.smtp_password is not None:
         values.append(settings.smtp_password.get_secret_value())
-    for url in (settings.database_url, settings.redis_url):
+    for url in (settings.database_url, settings.database_replica_url, settings.redis_url):
         if url:
             try:
                 password = make_url(url).password

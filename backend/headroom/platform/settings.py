@@ -27,6 +27,12 @@ class Settings(BaseSettings):
     )
     database_url: str | None = Field(default=None, alias="DATABASE_URL")
     redis_url: str | None = Field(default=None, alias="REDIS_URL")
+    # A PostgreSQL streaming replica of DATABASE_URL for the dashboard's read-only queries (platform/replica.py).
+    # Unset: every query goes to DATABASE_URL.
+    database_replica_url: str | None = Field(default=None, alias="DATABASE_REPLICA_URL")
+    # Reads go to the primary while the replica is further behind than this (our choice: 5 s, well under the
+    # 60 s between two raw samples; docs/operations.md "Read replica").
+    replica_max_lag_seconds: float = Field(default=5.0, gt=0, alias="HEADROOM_REPLICA_MAX_LAG_SECONDS")
     secret_key: str = Field(default=DEV_SECRET_KEY, alias="HEADROOM_SECRET_KEY")
     data_dir: Path = Field(default=Path(".headroom"), alias="HEADROOM_DATA_DIR")
     # Extra EC2 instance types (`headroom catalog refresh-instances`); applied with catalog.use_override_file.
@@ -83,7 +89,8 @@ class Settings(BaseSettings):
         default="private-ok", alias="HEADROOM_OUTBOUND_POLICY"
     )
 
-    @field_validator("smtp_host", "smtp_port", "smtp_username", "smtp_password", "metrics_token", mode="before")
+    @field_validator("smtp_host", "smtp_port", "smtp_username", "smtp_password", "metrics_token",
+                     "database_replica_url", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         # docker compose passes unset keys as "" (`${HEADROOM_SMTP_PORT:-}`): that means "not configured".

@@ -7,8 +7,9 @@ tells the same truth:
   its last sweep (PostgreSQL), each Celery queue's depth (Redis LLEN), and the jobs' run counts and durations,
   which every job run adds to one Redis hash (`RedisJobStats`; without Redis jobs run inside the API process and
   are counted in its memory, `LocalJobStats`). Any API process answers with the whole deployment's figures.
-- HTTP latency is the one per-process figure: a prometheus_client Histogram by route template (never the raw
-  path, whose ids would make a series per resource), method and status class. With several uvicorn workers set
+- HTTP latency and the routed reads are the per-process figures: a prometheus_client Histogram by route template
+  (never the raw path, whose ids would make a series per resource), method and status class, and a Counter of
+  the dashboard's reads by database and reason (platform/replica.py). With several uvicorn workers set
   PROMETHEUS_MULTIPROC_DIR (prometheus_client's multiprocess mode) and every worker's requests are summed.
 
 No label carries an organisation's, cluster's or source's name: sources are labelled by their id only.
@@ -30,7 +31,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 import structlog
-from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.platform_collector import PlatformCollector
@@ -62,6 +63,13 @@ HTTP_DURATION = Histogram(
     "Time from a request's arrival to its last response byte, by route template, method and status class.",
     ["route", "method", "status_class"],
     buckets=HTTP_BUCKETS,
+    registry=PROCESS_REGISTRY,
+)
+# Where the dashboard's read-only queries ran (platform/replica.py): the replica, or the primary and why.
+DB_READS = Counter(
+    "headroom_db_reads",
+    "Read-only API requests by the database they read (target: replica or primary) and why (reason).",
+    ["target", "reason"],
     registry=PROCESS_REGISTRY,
 )
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -410,6 +418,21 @@ def state_families(state: DeploymentState, now: dt.datetime) -> Iterator[Metric]
         finished.add_metric(labels, sweep.finished_at.timestamp())
         failed.add_metric(labels, 1 if sweep.failed else 0)
     yield from (duration, calls, points, finished, failed)
+
+
+def replica_families(lag_seconds: float | None, up: bool) -> Iterator[Metric]:
+    """The read replica's state, read at scrape time: whether it answered, and its lag when it did."""
+    yield GaugeMetricFamily(
+        "headroom_db_replica_up", "1 when the read replica (DATABASE_REPLICA_URL) answered this scrape.",
+        value=1 if up else 0,
+    )
+    if up and lag_seconds is not None:
+        yield GaugeMetricFamily(
+            "headroom_db_replica_lag_seconds",
+            "How far the read replica is behind the primary: 0 when it streams and has replayed all it received, "
+            "else the age of the last transaction it replayed.",
+            value=max(lag_seconds, 0.0),
+        )
 
 
 # kombu's Redis transport keeps a queue's messages of priority 0 under the queue's name and the others under

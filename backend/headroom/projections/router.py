@@ -6,7 +6,7 @@ import uuid
 
 from fastapi import APIRouter
 
-from headroom.api.deps import DB, Caller
+from headroom.api.deps import Caller, ReadDB
 from headroom.projections import service
 from headroom.projections.schemas import ProjectionList
 
@@ -14,6 +14,6 @@ router = APIRouter(prefix="/clusters/{cluster_id}/projections", tags=["projectio
 
 
 @router.get("", response_model=ProjectionList)
-def list_projections(cluster_id: uuid.UUID, caller: Caller, db: DB) -> ProjectionList:
+def list_projections(cluster_id: uuid.UUID, caller: Caller, db: ReadDB) -> ProjectionList:
     """Every projected ceiling of the cluster, the nearest first, with its 90 % interval, method and history."""
     return service.list_projections(db, caller, cluster_id)

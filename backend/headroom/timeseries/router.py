@@ -12,7 +12,7 @@ import uuid
 
 from fastapi import APIRouter, Query, Response
 
-from headroom.api.deps import DB, Caller, Context
+from headroom.api.deps import Caller, Context, ReadDB
 from headroom.clusters import service as clusters_service
 from headroom.platform.schemas import Instant
 from headroom.timeseries.snapshots import build_snapshot
@@ -30,7 +30,7 @@ DEFAULT_WINDOW = dt.timedelta(hours=24)
 def download_snapshot(
     cluster_id: uuid.UUID,
     caller: Caller,
-    db: DB,
+    db: ReadDB,
     ctx: Context,
     start: Instant | None = Query(default=None, description="Window start (default: end - 24 h)."),
     end: Instant | None = Query(default=None, description="Window end, exclusive (default: now)."),

@@ -451,6 +451,7 @@ def test_the_dashboard_queries_run_against_a_real_prometheus_scraping_headroom(
             "sum by (status_class) (rate(headroom_http_request_duration_seconds_count",
             "time() - max by (task) (headroom_job_last_success_timestamp_seconds",
             "process_resident_memory_bytes",
+            "sum by (target, reason) (rate(headroom_db_reads_total",
         ]
         for start in must_have_series:
             matching = [e for e in panels if e.startswith(start)]
