@@ -25,10 +25,11 @@ from headroom.inventory import router as inventory_router
 from headroom.metrics import router as metrics_router
 from headroom.patches import router as patches_router
 from headroom.patches import service as patches_service
-from headroom.platform.db import session_factory
+from headroom.platform.db import POOL_CONNECTIONS, session_factory
 from headroom.platform import telemetry
 from headroom.platform.errors import AppError, QueueUnavailable, RateLimited
 from headroom.platform.jobs.dispatch import inprocess_pending_by_queue
+from headroom.platform.inflight import InFlightLimit
 from headroom.platform.jobs.registry import QUEUES
 from headroom.platform.logging import (
     bind_request_secrets,
@@ -197,6 +198,8 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     register_secret_values(settings_secret_values(ctx.settings))
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=ctx.settings.max_body_bytes)
+    # No more requests at once than the database pool has connections (platform/inflight.py says why).
+    app.add_middleware(InFlightLimit, limit=POOL_CONNECTIONS)
     if ctx.replica is not None:
         # A read the replica failed under is answered again on the primary (platform/replica.py).
         app.add_middleware(ReplicaFallback)

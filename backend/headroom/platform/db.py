@@ -18,6 +18,13 @@ def normalise_database_url(url: str) -> str:
     return url
 
 
+# The pool of each engine: connections kept open, and how many more a burst may open. An API process runs at most
+# this many requests at once (platform/inflight.py), so its request threads never wait on the pool.
+POOL_SIZE = 5
+MAX_OVERFLOW = 10
+POOL_CONNECTIONS = POOL_SIZE + MAX_OVERFLOW
+
+
 @lru_cache(maxsize=8)
 def engine_for(url: str) -> Engine:
     """Return a pooled engine for a database URL (one per URL per process).
@@ -26,7 +33,8 @@ def engine_for(url: str) -> Engine:
     credential being stored), so an exception message or traceback in a log line cannot leak them.
     """
     return create_engine(
-        normalise_database_url(url), pool_pre_ping=True, pool_size=5, max_overflow=10, hide_parameters=True
+        normalise_database_url(url), pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=MAX_OVERFLOW,
+        hide_parameters=True
     )
 
 
