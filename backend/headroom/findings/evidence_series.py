@@ -122,6 +122,9 @@ def evidence_series(db: Session, finding: FindingRecord) -> EvidenceSeries:
     start = max(start, end - MAX_WINDOW)  # the snapshot reader's own cap (timeseries/snapshots.py MAX_WINDOW)
     # the snapshot's step is whole minutes (check_window); the advisor's runs use 60 s or a multiple
     step = max(RAW_STEP_SECONDS, step - step % RAW_STEP_SECONDS)
-    snapshot = build_snapshot(db, finding.org_id, finding.cluster_id, start=start, end=end, step_seconds=step)
+    # only the series of the hosts the evidence names (a few dozen, not the cluster's hundreds)
+    named = [(ref.entity_kind, ref.entity_id) for ref in evidence.series]
+    snapshot = build_snapshot(db, finding.org_id, finding.cluster_id, start=start, end=end, step_seconds=step,
+                              hosts_of=named)
     return EvidenceSeries(snapshot.window.start, snapshot.window.end, snapshot.window.step_seconds,
                           chart_series(snapshot, evidence.series))

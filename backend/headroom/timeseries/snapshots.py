@@ -33,7 +33,7 @@ import math
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -111,8 +111,14 @@ def build_snapshot(
     start: dt.datetime,
     end: dt.datetime,
     step_seconds: int = RAW_STEP_SECONDS,
+    hosts_of: Collection[tuple[str, str]] | None = None,
 ) -> Snapshot:
-    """Return the org's cluster as a Snapshot over [start, end) (another org's cluster is NotFound)."""
+    """Return the org's cluster as a Snapshot over [start, end) (another org's cluster is NotFound).
+
+    `hosts_of`: (snapshot entity kind, id) pairs; when given, the snapshot holds the whole inventory but only the
+    series of the hosts those entities are on (each one's EC2 instance, that instance's volumes and stores), which
+    is what a view of one of them reads (domain/advisor/context.py: a volume's and an instance's I/O, their
+    ceilings). A finding's chart reads a few series of one host, not the cluster's hundreds."""
     start, end = check_window(start, end, step_seconds)
     cluster = db.scalar(select(Cluster).where(Cluster.id == cluster_id, Cluster.org_id == org_id))
     if cluster is None:
@@ -206,6 +212,8 @@ def build_snapshot(
         "volume": known_volumes,
         "instance": {i.id for i in instances},
     }
+    if hosts_of is not None:
+        known = _on_hosts(known, hosts_of, snapshot_nodes, volumes)
     window = Window(start=start, end=end, step_seconds=step_seconds)
     regions = sorted({i.region for i in instance_rows if i.region})
     is_demo = cluster.is_demo
@@ -226,6 +234,21 @@ def build_snapshot(
         volumes=volumes,
         series=_series(db, org_id, cluster.id, window, known),
     )
+
+
+def _on_hosts(known: dict[str, set[str]], named: Collection[tuple[str, str]], nodes: list[Node],
+              volumes: list[SnapshotVolume]) -> dict[str, set[str]]:
+    """The entities of `known` on the hosts (EC2 instances) of the `named` ones, and the named ones."""
+    host_of: dict[tuple[str, str], str | None] = {("node", n.id): n.instance_id for n in nodes}
+    host_of |= {("volume", v.id): v.instance_id for v in volumes}
+    hosts = {host_of.get((kind, eid)) for kind, eid in named} | {eid for kind, eid in named if kind == "instance"}
+    hosts.discard(None)
+    wanted = {
+        "node": {n.id for n in nodes if n.instance_id in hosts} | {e for k, e in named if k == "node"},
+        "volume": {v.id for v in volumes if v.instance_id in hosts} | {e for k, e in named if k == "volume"},
+        "instance": {str(h) for h in hosts},
+    }
+    return {kind: ids & wanted[kind] for kind, ids in known.items()}
 
 
 def _described(resolved: ResolvedInstanceLimits) -> DescribedEbsLimits | None:

@@ -88,3 +88,39 @@ def test_a_series_the_store_lacks_is_reported_not_found(client: Any, db: Any) ->
 
     missing = owner.get(f"/api/v1/findings/{no_window.id}/evidence/series")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "no_evidence_window"
+
+
+def test_each_findings_chart_reads_only_its_hosts_series_and_draws_what_the_whole_snapshot_draws(
+    client: Any, db: Any
+) -> None:
+    """The chart reads the series of the hosts its evidence names (build_snapshot hosts_of), not the cluster's
+    hundreds; for every finding the real advisor made of the demo cluster, the points are exactly those read
+    from the whole cluster's snapshot."""
+    from headroom.findings.evidence_series import chart_series, evidence_series
+    from headroom.findings.service import stored_evidence
+    from headroom.timeseries.snapshots import build_snapshot
+    from sqlalchemy import select
+
+    owner = sign_up(client, org="Evidence Hosts Org")
+    demo = ingest_demo(db, uuid.UUID(owner.org_id))
+    findings_service.advise_cluster(db, demo.cluster, now=END)
+    rows = list(db.scalars(select(FindingRecord).where(FindingRecord.cluster_id == demo.cluster.id)))
+    charted = 0
+    read: list[tuple[int, int]] = []
+    for row in rows:
+        evidence = stored_evidence(row).evidence
+        if evidence is None or not evidence.series:
+            continue
+        chart = evidence_series(db, row)
+        whole = build_snapshot(db, row.org_id, row.cluster_id, start=chart.window_start, end=chart.window_end,
+                               step_seconds=chart.step_seconds)
+        named = [(ref.entity_kind, ref.entity_id) for ref in evidence.series]
+        part = build_snapshot(db, row.org_id, row.cluster_id, start=chart.window_start, end=chart.window_end,
+                              step_seconds=chart.step_seconds, hosts_of=named)
+        assert chart.series == chart_series(whole, evidence.series), row.dedup_key
+        assert 0 < len(part.series) <= len(whole.series), row.dedup_key
+        read.append((len(part.series), len(whole.series)))
+        charted += 1
+    assert charted >= 5
+    # a finding on one host reads a fraction of the cluster's series (one on several stores reads more)
+    assert min(p / w for p, w in read) < 0.2 and sum(p for p, _ in read) < 0.6 * sum(w for _, w in read), read
