@@ -39,7 +39,7 @@ class ProjectionRead(BaseModel):
     hits_at: dt.datetime | None
     horizon_days: float
     interval: float = Field(description="The band's coverage, e.g. 0.9 for 5-95 %.")
-    band: ProjectionBand
+    band: ProjectionBand | None = Field(description="The forecast path; null when listed with bands=false.")
     notes: list[str]
     history_start: dt.datetime
     history_end: dt.datetime

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import delete, exists, func, select, tuple_
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
@@ -111,11 +111,12 @@ def project_cluster(
     return {**summary, "fitted": len(rows), "within_horizon": len(within)}
 
 
-def list_projections(db: Session, principal: Principal, cluster_id: uuid.UUID) -> ProjectionList:
-    """The cluster's projections, the nearest ceiling first (another org's cluster is NotFound)."""
+def list_projections(db: Session, principal: Principal, cluster_id: uuid.UUID, *, bands: bool = True) -> ProjectionList:
+    """The cluster's projections, the nearest ceiling first (another org's cluster is NotFound). `bands=False`
+    leaves out each forecast path (most of the bytes: ~700 KB for the demo cluster), for a list that shows days."""
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
-    rows = list(db.scalars(select(Projection).where(Projection.org_id == principal.org_id,
-                                                    Projection.cluster_id == cluster.id)))
+    query = select(Projection).where(Projection.org_id == principal.org_id, Projection.cluster_id == cluster.id)
+    rows = list(db.scalars(query if bands else query.options(defer(Projection.band))))
     rows.sort(key=lambda r: (r.days is None, r.days if r.days is not None else 0.0, r.entity_kind, r.entity_id,
                              r.metric))
     items = [ProjectionRead(
@@ -123,7 +124,7 @@ def list_projections(db: Session, principal: Principal, cluster_id: uuid.UUID) -
         ceiling=r.ceiling, ceiling_source=r.ceiling_source, method=r.method, history_hours=r.history_hours,
         level_now=r.level_now, growth_percent_per_week=r.growth_percent_per_week, days=r.days,
         days_low=r.days_low, days_high=r.days_high, hits_at=r.hits_at, horizon_days=r.horizon_days,
-        interval=r.interval, band=ProjectionBand.model_validate(r.band), notes=list(r.notes),
+        interval=r.interval, band=ProjectionBand.model_validate(r.band) if bands else None, notes=list(r.notes),
         history_start=r.history_start, history_end=r.history_end, fitted_at=r.fitted_at,
     ) for r in rows]
     fitted = max((r.fitted_at for r in rows), default=None)

@@ -88,6 +88,13 @@ def test_every_ceiling_is_projected_once_a_day_and_served_nearest_first(world: d
     known = [d for d in days if d is not None]
     assert known == sorted(known) and days[: len(known)] == known  # nearest first, beyond the horizon last
     assert body["items"][0]["days"] == 0
+    assert all(len(p["band"]["t"]) == len(p["band"]["point"]) > 0 for p in body["items"])
+    # the overview's list of days asks without the forecast paths: the same items, a fraction of the bytes
+    days_only = world["viewer"].get(url, params={"bands": "false"})
+    assert days_only.status_code == 200, days_only.text
+    assert [p["band"] for p in days_only.json()["items"]] == [None] * count
+    assert [{**p, "band": None} for p in body["items"]] == days_only.json()["items"]
+    assert len(days_only.content) * 10 < len(listed.content)
 
     # another organisation's cluster is a 404, as a missing one
     stranger = sign_up(client, org="Someone Else")

@@ -3983,7 +3983,8 @@ export interface components {
          * @description One ceiling of one volume, instance or store, projected from its history.
          */
         ProjectionRead: {
-            band: components["schemas"]["ProjectionBand"];
+            /** @description The forecast path; null when listed with bands=false. */
+            band: components["schemas"]["ProjectionBand"] | null;
             /** Ceiling */
             ceiling: number;
             /**
@@ -7875,7 +7876,10 @@ export interface operations {
     };
     list_projections_api_v1_clusters__cluster_id__projections_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Include each projection's forecast path (band); false for a list of days, a few KB instead of hundreds. */
+                bands?: boolean;
+            };
             header?: never;
             path: {
                 cluster_id: string;

@@ -264,13 +264,17 @@ describe('next ceilings', () => {
 
   it('says when nothing has been projected yet', async () => {
     server.use(...clusterHandlers());
+    const asked: string[] = [];
     server.use(
-      http.get(apiUrl(`/clusters/${CLUSTER_ID}/projections`), () =>
-        HttpResponse.json({ items: [], total: 0, fitted_at: null }),
-      ),
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/projections`), ({ request }) => {
+        asked.push(new URL(request.url).search);
+        return HttpResponse.json({ items: [], total: 0, fitted_at: null });
+      }),
     );
     renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
     expect(await screen.findByRole('region', { name: 'No projections yet' })).toHaveTextContent('once a day');
+    // the list shows days: it asks without the forecast paths
+    expect(asked).toEqual(['?bands=false']);
   });
 
   it('lists the changes with who, the findings they addressed, the prediction and the measured effect', async () => {
