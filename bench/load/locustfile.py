@@ -70,7 +70,7 @@ class DashboardUser(HttpUser):
         found = self.client.get(f"{self.base}/findings?status=open&status=acknowledged&sort=impact",
                                 name="GET /clusters/{id}/findings").json()
         self.findings = [f["id"] for f in found.get("items", [])]
-        self._get(f"{self.base}/projections", "GET /clusters/{id}/projections")
+        self._get(f"{self.base}/projections", "GET /clusters/{id}/projections", bands="false")
         self._get(f"{self.base}/changes", "GET /clusters/{id}/changes")
         self._get(f"{self.base}/nodes", "GET /clusters/{id}/nodes")
 
