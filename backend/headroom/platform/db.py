@@ -18,10 +18,11 @@ def normalise_database_url(url: str) -> str:
     return url
 
 
-# The pool of each engine: connections kept open, and how many more a burst may open. An API process runs at most
-# this many requests at once (platform/inflight.py), so its request threads never wait on the pool.
+# The pool of each engine: connections kept open, and how many more a burst may open (closed again after use).
+# An API process runs at most POOL_CONNECTIONS requests at once on as many threads (platform/inflight.py), so a
+# running request always finds a connection: no thread waits on the pool while holding up the others.
 POOL_SIZE = 5
-MAX_OVERFLOW = 10
+MAX_OVERFLOW = 35
 POOL_CONNECTIONS = POOL_SIZE + MAX_OVERFLOW
 
 

@@ -1,18 +1,21 @@
-"""At most as many API requests in flight per process as its database pool has connections; the rest wait in
-the event loop, then get a 503 (docs/operations.md, "Requests in flight").
+"""At most as many API requests in flight per process as its database pool has connections, on as many worker
+threads; the rest wait in the event loop, then get a 503 (docs/operations.md, "Requests in flight").
 
-Why: FastAPI runs sync routes and their `yield` dependencies (the request's database session) on a pool of 40
-threads, while the SQLAlchemy pool has 15 connections (platform/db.py). With more than 15 requests at once,
-threads block waiting for a connection while the threads that would close finished sessions are queued behind
-them: no request progresses until the pool's 30-second timeout fails them (fastapi/fastapi#3205). The load test
-(bench/load_test.py, 100 users on one API process) hit exactly that: p95 62 s and 500s with the process at a third
-of a core. Queued here instead, a request holds no thread and no connection until it may run.
+Why: FastAPI runs sync routes and their `yield` dependencies (the request's database session) on a pool of
+worker threads. With more threads than pool connections, threads block waiting for a connection while the
+threads that would close finished sessions are queued behind them: no request progresses until the pool's
+30-second timeout fails them (fastapi/fastapi#3205). The load test (bench/load_test.py, 100 users on one API
+process, 40 threads and 15 connections) hit exactly that: p95 62 s and 500s with the process at a third of a
+core. Here the threads, the connections and the requests admitted are one number (platform/db.py
+POOL_CONNECTIONS), and a request over it waits without holding a thread or a connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+
+import anyio.to_thread
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -37,6 +40,8 @@ class InFlightLimit:
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots[0] is not loop:
             self._slots = (loop, asyncio.Semaphore(self.limit))
+            # the loop's worker threads (sync routes and dependencies run there): as many as requests admitted
+            anyio.to_thread.current_default_thread_limiter().total_tokens = self.limit
         return self._slots[1]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

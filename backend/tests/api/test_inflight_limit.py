@@ -1,6 +1,6 @@
-"""At most as many API requests run at once as the database pool has connections; the others wait without a
-thread, then get a 503 that says so (platform/inflight.py: the FastAPI + SQLAlchemy pool deadlock the load test
-found at 100 users)."""
+"""At most as many API requests run at once as the database pool has connections, on as many threads; the others
+wait without a thread, then get a 503 that says so (platform/inflight.py: the FastAPI + SQLAlchemy pool deadlock
+the load test found at 100 users)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,20 @@ def test_a_request_that_waits_too_long_gets_a_503_saying_when_to_retry() -> None
     assert busy.headers["retry-after"] == "5"
     assert busy.json()["error"]["code"] == "server_busy"
     assert "Try again in 5 s" in busy.json()["error"]["message"]
+
+
+def test_the_event_loops_worker_threads_are_as_many_as_the_requests_admitted() -> None:
+    import anyio.to_thread
+
+    seen: list[float] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(anyio.to_thread.current_default_thread_limiter().total_tokens)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    _run(InFlightLimit(app, limit=7), ["/api/v1/x"])
+    assert seen == [7]
 
 
 def test_paths_outside_the_api_are_not_queued() -> None:
