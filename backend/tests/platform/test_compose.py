@@ -20,7 +20,8 @@ def compose() -> dict[str, Any]:
 
 
 def test_services(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"postgres", "redis", "migrate", "api", "worker", "beat", "frontend"}
+    assert set(compose["services"]) == {"postgres", "redis", "migrate", "api", "worker", "worker-advice", "beat",
+                                        "frontend"}
 
 
 def test_stateful_services_have_volumes_and_healthchecks(compose: dict[str, Any]) -> None:
@@ -34,7 +35,7 @@ def test_stateful_services_have_volumes_and_healthchecks(compose: dict[str, Any]
 def test_start_order_uses_conditions(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert services["migrate"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
-    for name in ("api", "worker", "beat"):
+    for name in ("api", "worker", "worker-advice", "beat"):
         deps = services[name]["depends_on"]
         assert deps["migrate"] == {"condition": "service_completed_successfully"}, name
         assert deps["redis"] == {"condition": "service_healthy"}, name
@@ -57,15 +58,19 @@ def test_commands_exist(compose: dict[str, Any]) -> None:
         assert command[1] in cli_commands, f"{name}: `headroom {command[1]}` does not exist"
     import importlib
 
-    for name in ("worker", "beat"):
+    from headroom.platform.jobs.registry import QUEUES
+
+    consumed: list[str] = []
+    for name in ("worker", "worker-advice", "beat"):
         command = compose["services"][name]["command"]
         assert command[:3] == ["celery", "-A", "headroom_worker.celery_app"]
         assert importlib.util.find_spec("headroom_worker.celery_app") is not None
-        queues = command[command.index("-Q") + 1].split(",") if "-Q" in command else []
-        if name == "worker":
-            from headroom.platform.jobs.registry import QUEUES
-
-            assert sorted(queues) == sorted(QUEUES)
+        if "worker" in command:
+            consumed += command[command.index("-Q") + 1].split(",")
+    # every queue has exactly one worker service, and the advice rounds never share one with the ingest
+    assert sorted(consumed) == sorted(QUEUES)
+    ingest = compose["services"]["worker"]["command"]
+    assert "ingest" in ingest[ingest.index("-Q") + 1] and "advice" not in ingest[ingest.index("-Q") + 1]
 
 
 def test_build_files_exist(compose: dict[str, Any]) -> None:
@@ -100,7 +105,7 @@ def test_the_api_trusts_exactly_the_compose_network_as_its_proxy(compose: dict[s
 
     subnets = [c["subnet"] for c in compose["networks"]["default"]["ipam"]["config"]]
     assert len(subnets) == 1
-    for name in ("api", "migrate", "worker", "beat"):
+    for name in ("api", "migrate", "worker", "worker-advice", "beat"):
         assert compose["services"][name]["environment"]["HEADROOM_TRUSTED_PROXIES"] == subnets[0], name
     default = re.fullmatch(r"\$\{HEADROOM_COMPOSE_SUBNET:-([^}]+)\}", subnets[0])
     assert default is not None, subnets[0]
