@@ -87,7 +87,8 @@ def services() -> Iterator[dict[str, str]]:
         yield env
     finally:
         subprocess.run([str(REPO / "scripts/services.sh"), "stop", str(svc)], check=False, stdout=subprocess.DEVNULL)
-        shutil.rmtree(svc, ignore_errors=True)
+        if not os.environ.get("HEADROOM_LOAD_KEEP_SERVICES"):  # set it to read the services' logs afterwards
+            shutil.rmtree(svc, ignore_errors=True)
 
 
 def headroom_env(database_url: str, redis_url: str) -> dict[str, str]:
@@ -171,10 +172,21 @@ def _seed_one(database_url: str, index: int, now_iso: str) -> dict[str, Any]:
 
 
 def seed(database_url: str, first: int, count: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0).isoformat()
+    from headroom.platform.db import engine_for, session_scope
+    from headroom.timeseries import repository as ts
+
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    # The backfill's day partitions first, in one transaction: two backfills that both create a partition deadlock
+    # (the partition's foreign key locks metric_series, which each has written to; PostgreSQL aborts one). In
+    # production the hourly timeseries.maintain creates the coming days' partitions ahead of the writes, and a
+    # backfill's aborted transaction is retried by Celery; here the seeding would just stop.
+    with session_scope(database_url) as db:
+        ts.ensure_partitions(db, now - dt.timedelta(days=9), now + dt.timedelta(days=2))
+    engine_for(database_url).dispose()  # no pooled connection may be inherited by the forked seeding processes
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=2) as pool:
-        made = list(pool.map(_seed_one, [database_url] * count, range(first, first + count), [now] * count))
+        made = list(pool.map(_seed_one, [database_url] * count, range(first, first + count),
+                             [now.isoformat()] * count))
     wall = time.perf_counter() - started
     summary = {"tenants": count, "wall_seconds": round(wall, 1),
                "points_per_tenant": made[0]["points"] if made else 0,
@@ -341,6 +353,28 @@ def locust_stats(prefix: Path) -> dict[str, Any]:
     return {"all": figures(total), "endpoints": endpoints}
 
 
+def after_logins(prefix: Path) -> dict[str, Any] | None:
+    """Latency of the requests that started once every user had logged in (the locustfile's per-request file):
+    what a user waits for on a page, without the step's opening burst of password hashing."""
+    path = prefix.parent / f"{prefix.name}_requests.tsv"
+    if not path.is_file():
+        return None
+    rows = [line.split("\t") for line in path.read_text().splitlines() if line.count("\t") == 3]
+    logins = [float(r[0]) + float(r[2]) / 1000 for r in rows if r[1] == "POST /auth/login"]
+    settled = max(logins, default=0.0)
+    times = sorted(float(r[2]) for r in rows if r[1] != "POST /auth/login" and float(r[0]) >= settled)
+    if not times:
+        return None
+    first = min(float(r[0]) for r in rows)
+
+    def pct(q: float) -> float:
+        return round(times[min(len(times) - 1, int(q * len(times)))], 1)
+
+    return {"requests": len(times), "p50_ms": pct(0.5), "p95_ms": pct(0.95), "p99_ms": pct(0.99),
+            "failures": sum(int(r[3]) for r in rows if r[1] != "POST /auth/login" and float(r[0]) >= settled),
+            "from_second": round(settled - first, 1)}
+
+
 # --- a step ----------------------------------------------------------------------------------------------------
 
 
@@ -359,7 +393,7 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
     dispatch.enqueue("advice.run", settings, database_url, now_iso=now.isoformat(), expires_seconds=600)
     dispatch.enqueue("fleet.score", settings, database_url, now_iso=now.isoformat(), expires_seconds=600)
     round_started = time.monotonic()
-    prefix = work / f"locust-{clusters}-{users}"
+    prefix = work / f"locust-{clusters}-{users}-{len(hosts)}"
     locust = run_locust(hosts, users, cfg.step_seconds, accounts_file, prefix)
     round_seconds = None
     locust_cpu = 0.0  # its CPU seconds, read while it runs (an exited child's are gone)
@@ -380,7 +414,7 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
         "users": users,
         "api_processes": len(hosts),
         "seconds": round(wall, 1),
-        "api": locust_stats(prefix),
+        "api": locust_stats(prefix) | {"without_login": after_logins(prefix)},
         "advice_round_seconds": round_seconds,
         "jobs": {name: job_delta(totals, after, name) for name in ("demo.ingest", "advice.run", "fleet.score",
                                                                   "timeseries.rollups", "alerts.deliver",
@@ -396,6 +430,25 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
     }
 
 
+def table(results: dict[str, Any]) -> str:
+    """The steps as the Markdown table docs/scaling.md and bench/README.md show."""
+    lines = ["| clusters | users | API processes | requests/s | p50 | p95 | p99 | failed | p95 after logins | "
+             "cores: API / workers / PostgreSQL / locust / machine | advice round (N clusters) | ingest lag max |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for s in results["steps"]:
+        a, c = s["api"]["all"], s["cores"]
+        dash = (s["api"].get("without_login") or {}).get("p95_ms")
+        rounds = s["advice_round_seconds"]
+        advice = f"{rounds} s" if rounds is not None else "not done within the step"
+        lines.append(
+            f"| {s['clusters']} | {s['users']} | {s.get('api_processes', 1)} | {a['rps']:.1f} | {a['p50_ms']:.0f} ms | "
+            f"{a['p95_ms']:,.0f} ms | {a['p99_ms']:,.0f} ms | {a['failures']} | "
+            f"{f'{dash:,.0f} ms' if dash is not None else '-'} | "
+            f"{c['api']:.2f} / {c['workers']:.2f} / {c['postgres']:.2f} / {c['locust']:.2f} / {c['machine']:.2f} | "
+            f"{advice} | {s['ingest_lag_seconds']['max']:.0f} s |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clusters", type=int, nargs="+", default=[25, 50, 100])
@@ -406,7 +459,21 @@ def main() -> None:
     parser.add_argument("--api-processes", type=int, nargs="+", default=[1],
                         help="API processes; with several values, the largest cluster count is run with each")
     parser.add_argument("--out", type=Path, default=REPO / "bench/results/load_test.json")
+    parser.add_argument("--table", type=Path, help="print the Markdown table of a results file and stop")
+    parser.add_argument("--recompute", type=Path, help="a run's working directory: add the after-login figures")
     cfg = parser.parse_args()
+    if cfg.table:
+        print(table(json.loads(cfg.table.read_text())))
+        return
+    if cfg.recompute:  # add the after-login figures to a results file from a run's working files
+        recorded = json.loads(cfg.out.read_text())
+        for s in recorded["steps"]:
+            prefix = cfg.recompute / f"locust-{s['clusters']}-{s['users']}-{s.get('api_processes', 1)}"
+            if not (prefix.parent / f"{prefix.name}_requests.tsv").is_file():
+                prefix = cfg.recompute / f"locust-{s['clusters']}-{s['users']}"
+            s["api"]["without_login"] = s["api"].get("without_login") or after_logins(prefix)
+        cfg.out.write_text(json.dumps(recorded, indent=1) + "\n")
+        return
 
     results: dict[str, Any] = {
         "machine": {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},

@@ -20,12 +20,29 @@ import random
 from pathlib import Path
 from typing import Any
 
-from locust import HttpUser, between, task
+from locust import HttpUser, between, events, task
 
 ACCOUNTS: list[dict[str, str]] = json.loads(Path(os.environ["HEADROOM_LOAD_ACCOUNTS"]).read_text())
 # Several API processes: users are spread over them (as a load balancer would), each keeping its process.
 HOSTS = [h for h in os.environ.get("HEADROOM_LOAD_HOSTS", "").split(",") if h]
 _next_account = itertools.count()
+
+
+@events.init.add_listener
+def _record_requests(environment: Any, **_: Any) -> None:
+    """Write every request (start time, name, milliseconds, failed) next to locust's CSV files, so the harness can
+    compute the latency of the dashboard's requests once every user has logged in (logins hash a password: their
+    burst at the start of a step is not what a user waits for on a page)."""
+    prefix = getattr(environment.parsed_options, "csv_prefix", None)
+    if not prefix:
+        return
+    out = Path(f"{prefix}_requests.tsv").open("w")  # noqa: SIM115 - open for the whole run, closed at exit
+
+    def record(name: str, response_time: float, exception: Any, start_time: float = 0.0, **_: Any) -> None:
+        out.write(f"{start_time:.3f}\t{name}\t{response_time:.1f}\t{int(exception is not None)}\n")
+
+    environment.events.request.add_listener(record)
+    environment.events.quitting.add_listener(lambda **_: out.close())
 
 
 def _window(hours: int) -> dict[str, str]:
