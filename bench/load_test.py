@@ -456,6 +456,8 @@ def main() -> None:
     parser.add_argument("--step-seconds", type=int, default=120)
     parser.add_argument("--warmup-seconds", type=int, default=60)
     parser.add_argument("--worker-processes", type=int, default=2)
+    parser.add_argument("--workers", choices=("shared", "split"), default="shared",
+                        help="shared: one worker on every queue; split: ingest/alerts/maintenance apart from advice")
     parser.add_argument("--api-processes", type=int, nargs="+", default=[1],
                         help="API processes; with several values, the largest cluster count is run with each")
     parser.add_argument("--out", type=Path, default=REPO / "bench/results/load_test.json")
@@ -477,7 +479,8 @@ def main() -> None:
 
     results: dict[str, Any] = {
         "machine": {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
-        "config": {"worker_processes": cfg.worker_processes, "api_processes": cfg.api_processes,
+        "config": {"worker_processes": cfg.worker_processes, "workers": cfg.workers,
+                   "api_processes": cfg.api_processes,
                    "step_seconds": cfg.step_seconds, "warmup_seconds": cfg.warmup_seconds},
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "seeding": [], "steps": [],
@@ -517,15 +520,21 @@ def main() -> None:
             # the API's demo fleet off: `serve` would otherwise add the demo account's own cluster
             apis = [start([str(BIN / "headroom"), "serve", "--no-migrate", "--port", str(p)],
                           henv | {"HEADROOM_DEMO_FLEET": "false"}, work / "api.log") for p in ports]
-            worker = start([sys.executable, "-m", "celery", "-A", "headroom_worker.celery_app", "worker",
-                            "--loglevel=WARNING", "-Q", ",".join(QUEUES), f"--concurrency={cfg.worker_processes}",
-                            "--without-gossip", "--without-mingle", "-n", f"load{n}-{api_processes}@%h"], henv, work / "worker.log")
+            # shared: one worker on every queue; split: docker-compose.yml's two services (per-minute queues and
+            # advice), the same processes in all, halved between them
+            layout = ([(QUEUES, cfg.worker_processes)] if cfg.workers == "shared" else
+                      [(("ingest", "alerts", "maintenance"), max(1, cfg.worker_processes // 2)),
+                       (("advice", "email"), max(1, cfg.worker_processes // 2))])
+            workers = [start([sys.executable, "-m", "celery", "-A", "headroom_worker.celery_app", "worker",
+                              "--loglevel=WARNING", "-Q", ",".join(queues), f"--concurrency={processes}",
+                              "--without-gossip", "--without-mingle", "-n", f"load{n}-{api_processes}-{i}@%h"],
+                             henv, work / "worker.log") for i, (queues, processes) in enumerate(layout)]
             clock = Clock(database_url, redis_url)
             for h in hosts:
                 wait_http(f"{h}/readyz")
             components = {
                 "api": partial(_trees, [a.pid for a in apis]),
-                "workers": partial(_trees, [worker.pid]),
+                "workers": partial(_trees, [w.pid for w in workers]),
                 "postgres": lambda: _tree(postmaster),
                 "redis": lambda: _tree(redis_proc),
             }
@@ -546,7 +555,7 @@ def main() -> None:
             finally:
                 clock.halt.set()
                 sampler.halt.set()
-                for proc in [*apis, worker]:
+                for proc in [*apis, *workers]:
                     stop(proc)
     results["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     cfg.out.write_text(json.dumps(results, indent=1) + "\n")
