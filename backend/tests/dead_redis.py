@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 KINDS = ("refused", "never_answers")
 
@@ -20,14 +21,22 @@ def dead_redis_url(kind: str) -> Iterator[str]:
         probe.close()
         yield f"redis://127.0.0.1:{port}/0"
         return
+    with silent_server() as (port, _held):
+        yield f"redis://127.0.0.1:{port}/0"
+
+
+@contextmanager
+def silent_server() -> Iterator[tuple[int, list[socket.socket]]]:
+    """A TCP server on 127.0.0.1 that accepts connections and never says a word (a hung host): its port and the
+    connections made to it, all closed at the end."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(64)
+    server.settimeout(0.2)
     held: list[socket.socket] = []
     stop = threading.Event()
 
     def accept() -> None:
-        server.settimeout(0.2)
         while not stop.is_set():
             try:
                 held.append(server.accept()[0])
@@ -36,9 +45,11 @@ def dead_redis_url(kind: str) -> Iterator[str]:
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    yield f"redis://127.0.0.1:{server.getsockname()[1]}/0"
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    server.close()
+    try:
+        yield int(server.getsockname()[1]), held
+    finally:
+        stop.set()
+        thread.join(5)
+        for conn in held:
+            conn.close()
+        server.close()

@@ -117,3 +117,30 @@ def units_of_work(sessions: Any) -> Callable[[], Any]:
             session.close()
 
     return unit
+
+
+@contextlib.contextmanager
+def served_by_uvicorn(app: Any) -> Iterator[int]:
+    """Serve `app` with `headroom serve`'s uvicorn settings (commands.server.uvicorn_config) on a free port of
+    127.0.0.1 in a thread; yield the port once it accepts, stop it at the end."""
+    import socket
+    import threading
+
+    import uvicorn
+    from headroom.commands.server import uvicorn_config
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, "WARNING"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.started, "uvicorn did not start"
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from headroom.api.app import create_app
-from helpers import PASSWORD, sign_up
+from helpers import PASSWORD, served_by_uvicorn, sign_up
 
 ATTACKER = ("203.0.113.7", 40001)
 OWNER_HOME = ("198.51.100.9", 40002)
@@ -105,28 +104,14 @@ def _free_port() -> int:
 def test_served_by_uvicorn_a_loopback_peer_cannot_rotate_x_forwarded_for(app: Any, settings: Any) -> None:
     """`headroom serve` with no trusted proxies: the real server must not believe X-Forwarded-For from 127.0.0.1."""
     import httpx
-    import uvicorn
-    from headroom.commands.server import uvicorn_config
 
     settings.login_rate_per_ip = 3
-    port = _free_port()
-    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, "WARNING"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert server.started
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as http:
-            codes = [
-                http.post("/api/v1/auth/login", json={"email": f"loop{i}@example.com", "password": "wrong password"},
-                          headers={"X-Forwarded-For": f"198.51.100.{i}"}).status_code
-                for i in range(5)
-            ]
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+    with served_by_uvicorn(app) as port, httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as http:
+        codes = [
+            http.post("/api/v1/auth/login", json={"email": f"loop{i}@example.com", "password": "wrong password"},
+                      headers={"X-Forwarded-For": f"198.51.100.{i}"}).status_code
+            for i in range(5)
+        ]
     assert codes == [401, 401, 401, 429, 429]
 
 

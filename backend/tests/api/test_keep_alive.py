@@ -5,9 +5,10 @@ the client has left idle for a while is answered, not reset. Served by the real 
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from typing import Any
+
+from helpers import served_by_uvicorn
 
 
 def _get(sock: socket.socket) -> bytes:
@@ -22,24 +23,10 @@ def _get(sock: socket.socket) -> bytes:
 
 
 def test_an_idle_keep_alive_connection_outlives_uvicorns_5_second_default(app: Any) -> None:
-    import uvicorn
-    from headroom.commands.server import KEEP_ALIVE_SECONDS, uvicorn_config
+    from headroom.commands.server import KEEP_ALIVE_SECONDS
 
     assert KEEP_ALIVE_SECONDS > 60  # longer than an ALB's default idle timeout
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, "WARNING"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-            assert _get(sock).startswith(b"HTTP/1.1 200")
-            time.sleep(6)  # idle past uvicorn's default (5 s), as a client between two pages
-            assert _get(sock).startswith(b"HTTP/1.1 200")
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+    with served_by_uvicorn(app) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        assert _get(sock).startswith(b"HTTP/1.1 200")
+        time.sleep(6)  # idle past uvicorn's default (5 s), as a client between two pages
+        assert _get(sock).startswith(b"HTTP/1.1 200")

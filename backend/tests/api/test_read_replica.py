@@ -14,7 +14,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from headroom.platform.settings import Settings
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.sources.demo import service as demo
 from headroom.timeseries import repository as ts
+from dead_redis import silent_server
 from helpers import Actor, sign_up
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, select, text
@@ -419,28 +419,8 @@ def test_a_replica_restarted_between_two_reads_is_read_at_once(
 @pytest.fixture()
 def never_answers() -> Iterator[tuple[str, list[socket.socket]]]:
     """A 'replica' that accepts TCP connections and never says a word (a hung host), and the connections made."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    server.settimeout(0.2)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"postgresql+psycopg://postgres@127.0.0.1:{server.getsockname()[1]}/headroom_test", held
-    stop.set()
-    thread.join(5)
-    for conn in held:
-        conn.close()
-    server.close()
+    with silent_server() as (port, held):
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/headroom_test", held
 
 
 def test_a_hung_replica_costs_one_connect_timeout_not_one_per_request(
