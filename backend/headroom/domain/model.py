@@ -134,6 +134,31 @@ class SeriesRef(_FindingPart):
     reference_lines: list[ReferenceLine] = Field(default_factory=list)
 
 
+CeilingKind = Literal["sustained", "burst", "provisioned", "configured"]
+CEILING_KINDS: tuple[CeilingKind, ...] = get_args(CeilingKind)
+
+
+class Ceiling(_FindingPart):
+    """A limit of a volume, an instance or a store: its value, what kind of limit it is, when it is in force and
+    where the number comes from. Every surface that shows a ceiling (charts, the glance table, findings, what-if,
+    the email, alert rules) shows one of these, made by `headroom.domain.physics.ceilings`.
+
+    Kinds: `sustained` holds indefinitely (a gp2 or st1/sc1 baseline, an instance's EBS baseline); `burst` holds
+    only while a credit bucket has credits (gp2 burst IOPS, st1/sc1 burst throughput, an instance's 30-minute EBS
+    maximum); `provisioned` is what the volume was bought with (gp3, io1, io2); `configured` is a TiKV or PD
+    setting (flow control's pending-compaction limits, PD's space ratios).
+    """
+
+    id: str = Field(description='Stable within its chart, e.g. "data_baseline_iops".')
+    label: str
+    value: float
+    unit: str
+    kind: CeilingKind
+    valid_from: datetime | None = Field(default=None, description="In force from (null: since before the window).")
+    valid_to: datetime | None = Field(default=None, description="In force until (null: still in force).")
+    source: str = Field(description="The public document (with its link), the EC2 API answer, or the setting.")
+
+
 ForecastKind = Literal["burst_empty", "refill", "ceiling"]
 
 

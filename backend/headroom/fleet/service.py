@@ -150,7 +150,7 @@ def _score(db: Session, principal: Principal, cluster_id: uuid.UUID, end: dt.dat
     node, tight = max(cells, key=lambda x: x[1].peak.percent)  # type: ignore[union-attr]
     assert tight.peak is not None
     tightest = TightestCeiling(node=node, metric=tight.metric, peak_percent=round(tight.peak.percent, 1),
-                               ceiling=tight.ceiling_label)
+                               ceiling=tight.ceiling.label if tight.ceiling else None)
     return max(0, round(100 - tight.peak.percent)), tightest.model_dump(mode="json")
 
 

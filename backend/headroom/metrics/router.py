@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from headroom.api.deps import Caller, Context, ReadDB
+from headroom.domain.model import Ceiling, CeilingKind
 from headroom.metrics import service
 from headroom.platform.schemas import Instant, Output
 
@@ -43,10 +44,13 @@ class SeriesRead(Output):
 
 
 class CeilingRead(Output):
+    """A ceiling on a chart: the domain's Ceiling (headroom.domain.model), over the part of the window it held."""
+
     id: str
     label: str
     value: float
     unit: str
+    kind: CeilingKind = Field(description="sustained, burst (only while credits last), provisioned or configured.")
     source: str = Field(description="Where the number comes from: the public document (with its link) or the EC2 API answer.")
     valid_from: dt.datetime
     valid_to: dt.datetime
@@ -146,12 +150,13 @@ class NodeMetricsRead(Output):
 class UtilisationRead(Output):
     metric: Literal["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
                     "instance_throughput"]
-    peak_percent: float | None = Field(description="Highest bucket average / the ceiling in force then, in %.")
+    peak_percent: float | None = Field(
+        description="Highest value / the ceiling in force then, in % (the advisor's rule: a burst ceiling only while "
+        "the credit balance lasts). 1-minute points up to 24 h (the advisor's window), else bucket averages.")
     peak_at: dt.datetime | None
     peak_value: float | None
-    ceiling_value: float | None = Field(description="The ceiling in force at the peak.")
-    ceiling_label: str | None
-    ceiling_source: str | None
+    ceiling: Ceiling | None = Field(description="The ceiling in force at the peak.")
+    ceiling_now: Ceiling | None = Field(description="The ceiling in force at the window's last point.")
 
 
 class BurstLeftRead(Output):
@@ -197,9 +202,8 @@ def _series(s: service.DrawnSeries) -> SeriesRead:
                       value=service.chart_floats(s.value), step_seconds=s.step_seconds, span_seconds=s.span_seconds)
 
 
-def _ceiling(c: service.CeilingSegment) -> CeilingRead:
-    return CeilingRead(id=c.id, label=c.label, value=c.value, unit=c.unit, source=c.source,
-                       valid_from=c.valid_from, valid_to=c.valid_to)
+def _ceiling(c: Ceiling) -> CeilingRead:
+    return CeilingRead.model_validate(c, from_attributes=True)
 
 
 def _forecast(f: service.ForecastOut) -> ForecastRead:
@@ -287,9 +291,8 @@ def cluster_overview(
                 peak_percent=c.peak.percent if c.peak else None,
                 peak_at=c.peak.at if c.peak else None,
                 peak_value=c.peak.value if c.peak else None,
-                ceiling_value=c.peak.ceiling if c.peak else None,
-                ceiling_label=c.ceiling_label,
-                ceiling_source=c.ceiling_source,
+                ceiling=c.ceiling,
+                ceiling_now=c.ceiling_now,
             )
             for c in n.cells
         ]

@@ -31,8 +31,6 @@ from headroom.clusters.service import get_cluster
 from headroom.domain import derived, downsample, references, units
 from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.catalog.instance_types import InstanceLimits
-from headroom.domain.catalog.resolve import ResolvedInstanceLimits
-from headroom.domain.catalog.volume_types import VolumeLimits
 from headroom.domain.forecast.burst import (
     MIN_HORIZON_SECONDS,
     BurstForecast,
@@ -41,6 +39,8 @@ from headroom.domain.forecast.burst import (
     forecast_instance_burst,
 )
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
+from headroom.domain.model import Ceiling
+from headroom.domain.physics.ceilings import in_force, instance_ceilings, volume_ceilings
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.inventory.limits import LimitsAt, limits_at, resolve_instance_types
 from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
@@ -143,40 +143,47 @@ def drop_empty(c: Columns) -> Columns:
 # --- ceilings ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CeilingSegment:
-    """A limit in force over [valid_from, valid_to): what it is, its value and where the number comes from."""
-
-    id: str
-    label: str
-    value: float
-    unit: str
-    source: str
-    valid_from: dt.datetime
-    valid_to: dt.datetime
-
-
-def merge_segments(segments: Iterable[CeilingSegment]) -> list[CeilingSegment]:
-    """Join consecutive segments of one ceiling id whose value and label did not change."""
-    out: list[CeilingSegment] = []
-    for seg in sorted(segments, key=lambda s: (s.id, s.valid_from)):
+def merge_segments(segments: Iterable[Ceiling]) -> list[Ceiling]:
+    """Join consecutive pieces of one ceiling id whose value, kind and label did not change."""
+    out: list[Ceiling] = []
+    for seg in sorted(segments, key=lambda s: (s.id, s.valid_from or dt.datetime.min.replace(tzinfo=dt.UTC))):
         last = out[-1] if out else None
         if last and last.id == seg.id and last.value == seg.value and last.label == seg.label \
-                and last.valid_to == seg.valid_from:
-            out[-1] = CeilingSegment(last.id, last.label, last.value, last.unit, last.source, last.valid_from,
-                                     seg.valid_to)
+                and last.kind == seg.kind and last.valid_to == seg.valid_from:
+            out[-1] = last.model_copy(update={"valid_to": seg.valid_to})
         else:
             out.append(seg)
     return out
 
 
-def ceiling_at(segments: Sequence[CeilingSegment], epoch_seconds: NDArray[np.int64]) -> Array:
-    """The value of one ceiling (segments of one id) at each timestamp; NaN outside every segment."""
+def ceiling_at(segments: Sequence[Ceiling], epoch_seconds: NDArray[np.int64]) -> Array:
+    """The value of one ceiling (pieces of one id, or of one kind) at each timestamp; NaN outside every piece."""
     out = np.full(epoch_seconds.size, np.nan)
     for seg in segments:
-        lo, hi = seg.valid_from.timestamp(), seg.valid_to.timestamp()
+        lo = seg.valid_from.timestamp() if seg.valid_from else -math.inf
+        hi = seg.valid_to.timestamp() if seg.valid_to else math.inf
         out[(epoch_seconds >= lo) & (epoch_seconds < hi)] = seg.value
     return out
+
+
+def held_at(balance: Columns | None, statistic: Statistic, t: NDArray[np.int64], step: int) -> Array | None:
+    """A balance series' value in force at each timestamp: the point whose period [t_b, t_b + step) holds it
+    (a 5-minute EBSIOBalance% is held across its five minutes, docs/series-alignment.md); NaN where none."""
+    if balance is None or not len(balance):
+        return None
+    column = {"avg": balance.avg, "max": balance.max, "min": balance.min}[statistic]
+    column = np.where(np.isfinite(column), column, balance.avg)
+    idx = np.searchsorted(balance.t, t, side="right") - 1
+    ok = (idx >= 0) & (t - balance.t[np.clip(idx, 0, None)] < step)
+    return np.where(ok, column[np.clip(idx, 0, None)], np.nan)
+
+
+def ceiling_in_force(segments: Sequence[Ceiling], balance: Array | None, t: NDArray[np.int64]) -> Array:
+    """The ceiling in force at each timestamp (physics.ceilings.in_force, the advisor's rule): the burst ceiling
+    while the balance has credits, else the sustained or provisioned one; NaN where no ceiling is known."""
+    burst = [c for c in segments if c.kind == "burst"]
+    steady = [c for c in segments if c.kind != "burst"]
+    return in_force(ceiling_at(burst, t) if burst else None, ceiling_at(steady, t), balance, t.size)
 
 
 @dataclass(frozen=True)
@@ -187,72 +194,17 @@ class Peak:
     ceiling: float
 
 
-def peak_utilisation(values: Columns, segments: Sequence[CeilingSegment]) -> Peak | None:
-    """Highest value / ceiling-in-force-at-that-time over the window (bucket averages), or None."""
-    if not len(values) or not segments:
+def peak_utilisation(values: Columns, in_force_now: Array) -> Peak | None:
+    """Highest value / the ceiling in force at that time over the window, or None."""
+    if not len(values) or not np.isfinite(in_force_now).any():
         return None
-    ceil = ceiling_at(segments, values.t)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where((ceil > 0) & np.isfinite(values.avg), values.avg / ceil, np.nan)
+        ratio = np.where((in_force_now > 0) & np.isfinite(values.avg), values.avg / in_force_now, np.nan)
     if not np.isfinite(ratio).any():
         return None
     i = int(np.nanargmax(ratio))
     return Peak(float(ratio[i] * 100.0), dt.datetime.fromtimestamp(int(values.t[i]), dt.UTC),
-                float(values.avg[i]), float(ceil[i]))
-
-
-def volume_ceilings(vl: VolumeLimits, role: str, lo: dt.datetime, hi: dt.datetime) -> dict[str, list[CeilingSegment]]:
-    """Ceilings of a volume from its resolved catalog limits (inventory.limits): IOPS and MiB/s panels."""
-    vtype = vl.volume_type
-    source = f"{vtype} {int(vl.size_gib)} GiB: {vl.source}"
-    iops: list[CeilingSegment] = []
-    tput: list[CeilingSegment] = []
-    if vl.bursts and vl.burst_iops:
-        iops.append(CeilingSegment(f"{role}_baseline_iops", f"{vtype} baseline IOPS", float(vl.baseline_iops),
-                                   "IOPS", source, lo, hi))
-        iops.append(CeilingSegment(f"{role}_max_iops", f"{vtype} burst IOPS", float(vl.burst_iops),
-                                   "IOPS", source, lo, hi))
-    else:
-        label = f"{vtype} provisioned IOPS" if vl.provisioned_iops is not None else f"{vtype} IOPS"
-        iops.append(CeilingSegment(f"{role}_max_iops", label, float(vl.baseline_iops), "IOPS", source, lo, hi))
-    base_t, max_t = float(vl.baseline_throughput_mibps), float(vl.max_throughput_mibps)
-    t_label = f"{vtype} provisioned throughput" if vl.provisioned_throughput_mibps else f"{vtype} throughput"
-    if max_t > base_t:
-        tput.append(CeilingSegment(f"{role}_baseline_mibps", f"{t_label} (baseline)", base_t, "MiB/s", source, lo, hi))
-        tput.append(CeilingSegment(f"{role}_max_mibps", f"{vtype} burst throughput", max_t, "MiB/s", source, lo, hi))
-    else:
-        tput.append(CeilingSegment(f"{role}_max_mibps", t_label, max_t, "MiB/s", source, lo, hi))
-    return {"iops": iops, "throughput": tput}
-
-
-INSTANCE_SOURCE = references.EBS_OPTIMIZED.cite()
-
-
-def instance_ceilings(resolved: ResolvedInstanceLimits, lo: dt.datetime, hi: dt.datetime) -> dict[str, list[CeilingSegment]]:
-    """Ceilings of an instance's EBS bandwidth (all volumes together): baseline and 30-minute burst.
-
-    The limits are the advisor's (inventory.limits: catalog, else DescribeInstanceTypes); an unknown type has none.
-    """
-    itype = resolved.instance_type
-    out: dict[str, list[CeilingSegment]] = {"iops": [], "throughput": []}
-    lim = resolved.limits
-    if lim is None:
-        return out
-    source = f"{itype}: {INSTANCE_SOURCE}" if resolved.origin == "catalog" \
-        else f"{itype}: {resolved.note}"
-    pairs = (("iops", lim.baseline_iops, lim.max_iops, "IOPS"),
-             ("throughput", lim.baseline_throughput_mibps, lim.max_throughput_mibps, "MiB/s"))
-    for panel, base, mx, unit in pairs:
-        word = "IOPS" if panel == "iops" else "throughput"
-        if float(mx) > float(base):
-            out[panel].append(CeilingSegment(f"instance_baseline_{panel}", f"{itype} EBS baseline {word}",
-                                             float(base), unit, source, lo, hi))
-            out[panel].append(CeilingSegment(f"instance_max_{panel}", f"{itype} EBS burst {word} (30 min/24 h)",
-                                             float(mx), unit, source, lo, hi))
-        else:
-            out[panel].append(CeilingSegment(f"instance_max_{panel}", f"{itype} EBS {word}", float(mx), unit,
-                                             source, lo, hi))
-    return out
+                float(values.avg[i]), float(in_force_now[i]))
 
 
 # TiKV config template [storage.flow-control]: soft-pending-compaction-bytes-limit = "192GB",
@@ -363,7 +315,7 @@ class PanelOut:
     title: str
     unit: str
     series: list[SeriesOut] = field(default_factory=list)
-    ceilings: list[CeilingSegment] = field(default_factory=list)
+    ceilings: list[Ceiling] = field(default_factory=list)
     forecasts: list[ForecastOut] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     projection: ProjectionOut | None = None
@@ -491,11 +443,20 @@ class Data:
     """The series of a request, read once: lookups by (kind, entity, metric)."""
 
     def __init__(self, info: dict[Key, SeriesInfo], cols: dict[int, Columns], *, exact_extremes: bool,
-                 window: tuple[dt.datetime, dt.datetime]) -> None:
+                 window: tuple[dt.datetime, dt.datetime], resolution: int = 60) -> None:
         self.info = info
         self.cols = cols
         self.exact_extremes = exact_extremes
         self.window = window
+        self.resolution = resolution
+
+    def in_force(self, segments: Sequence[Ceiling], key: Key | None, t: NDArray[np.int64]) -> Array:
+        """The ceiling in force at each timestamp, decided by the credit balance `key` (ceiling_in_force)."""
+        balance = None
+        if key is not None and self.has(key):
+            statistic: Statistic = "avg" if self.resolution == 60 else "min"
+            balance = held_at(self.get(key), statistic, t, max(self.step(key), self.resolution))
+        return ceiling_in_force(segments, balance, t)
 
     def has(self, key: Key) -> bool:
         return key in self.info and len(self.cols.get(self.info[key].id, empty_columns())) > 0
@@ -545,7 +506,7 @@ def _io_series(data: Data, kind: str, eid: str, chunk_kib: int, prefix: str) -> 
 def build_panels(
     refs: NodeRefs,
     data: Data,
-    ceilings: dict[str, list[CeilingSegment]],
+    ceilings: dict[str, list[Ceiling]],
     forecasts: list[ForecastOut],
     wanted: Sequence[PanelId],
 ) -> list[PanelOut]:
@@ -629,10 +590,10 @@ def build_panels(
                                       drop_empty(scaled(data.get(key), 1 / GIB))))
         lo, hi = data.window
         p.ceilings = [
-            CeilingSegment("pending_soft", "flow control slows writes (soft limit)", PENDING_SOFT_GIB, "GiB",
-                           PENDING_SOURCE, lo, hi),
-            CeilingSegment("pending_hard", "flow control rejects writes (hard limit)", PENDING_HARD_GIB, "GiB",
-                           PENDING_SOURCE, lo, hi),
+            Ceiling(id="pending_soft", label="flow control slows writes (soft limit)", value=PENDING_SOFT_GIB,
+                    unit="GiB", kind="configured", valid_from=lo, valid_to=hi, source=PENDING_SOURCE),
+            Ceiling(id="pending_hard", label="flow control rejects writes (hard limit)", value=PENDING_HARD_GIB,
+                    unit="GiB", kind="configured", valid_from=lo, valid_to=hi, source=PENDING_SOURCE),
         ]
     if (p := panels.get("write_stall")) is not None:
         key = ("tikv_node", addr, "tikv.write_stall")
@@ -640,9 +601,25 @@ def build_panels(
             p.series.append(SeriesOut("write_stall", "Longest stall", "ms", drop_empty(scaled(data.get(key), 1e-3))))
     if (p := panels.get("disk_space")) is not None:
         _disk_panel(p, refs, data)
+    for pid, p in panels.items():
+        _add_in_force_line(p, data, balance_key(pid, refs))
     if refs.raft is None and refs.data is not None:  # the data panels already say the Raft log shares the volume
         return [p for p in panels.values() if p.id not in ("raft_iops", "raft_throughput")]
     return list(panels.values())
+
+
+def _add_in_force_line(p: PanelOut, data: Data, key: Key | None) -> None:
+    """On an IOPS / MiB/s panel with a burst ceiling, the ceiling in force as a line of its own: the burst figure
+    while the credit balance lasts, the baseline once it is empty (what the advisor and the glance table judge)."""
+    if not any(c.kind == "burst" for c in p.ceilings) or p.id not in UTILISATION_SERIES:
+        return
+    total = next((s.columns for s in p.series if s.id == UTILISATION_SERIES[p.id]), None)
+    if total is None or not len(total):
+        return
+    ceil = data.in_force(p.ceilings, key, total.t)
+    keep = np.isfinite(ceil)
+    p.series.append(SeriesOut(f"{p.id}_ceiling_in_force", "Ceiling in force", p.unit,
+                              Columns(total.t[keep], ceil[keep], ceil[keep].copy(), ceil[keep].copy())))
 
 
 # PD's space lines (PingCAP: PD Configuration File, schedule.high-space-ratio / low-space-ratio defaults).
@@ -663,8 +640,10 @@ def _disk_panel(p: PanelOut, refs: NodeRefs, data: Data) -> None:
         last = data.get(cap).avg[np.isfinite(data.get(cap).avg)]
         if last.size:
             lo, hi = data.window
-            p.ceilings = [CeilingSegment(cid, f"{label} {share:.0%} of capacity", round(share * float(last[-1]) / GIB, 1),
-                                         "GiB", PD_SPACE_SOURCE, lo, hi) for cid, label, share in PD_SPACE_LINES]
+            p.ceilings = [Ceiling(id=cid, label=f"{label} {share:.0%} of capacity",
+                                  value=round(share * float(last[-1]) / GIB, 1), unit="GiB", kind="configured",
+                                  valid_from=lo, valid_to=hi, source=PD_SPACE_SOURCE)
+                          for cid, label, share in PD_SPACE_LINES]
     if data.has(used):
         p.series.append(SeriesOut("tikv_used", "Used by TiKV", "GiB", drop_empty(scaled(data.get(used), 1 / GIB))))
     if refs.data is not None:
@@ -713,14 +692,14 @@ def _segments(db: Session, org_id: uuid.UUID, kind: str, entity_id: str, start: 
     return out
 
 
-def node_ceilings(db: Session, refs: NodeRefs, start: dt.datetime, end: dt.datetime) -> dict[str, list[CeilingSegment]]:
+def node_ceilings(db: Session, refs: NodeRefs, start: dt.datetime, end: dt.datetime) -> dict[str, list[Ceiling]]:
     """Every ceiling of a node's IOPS and throughput panels, split where the inventory changed (limits_at)."""
     org = refs.node.org_id
-    out: dict[str, list[CeilingSegment]] = {}
+    out: dict[str, list[Ceiling]] = {}
     for role, vol in (("data", refs.data), ("raft", refs.raft)):
         if vol is None:
             continue
-        segs: dict[str, list[CeilingSegment]] = {"iops": [], "throughput": []}
+        segs: dict[str, list[Ceiling]] = {"iops": [], "throughput": []}
         for lo, hi, lim in _segments(db, org, "volume", vol.volume_id, start, end):
             if lim.volume is None or lim.volume.limits is None:
                 continue
@@ -904,7 +883,7 @@ def node_metrics(
     keys = keys_for(refs)
     info = timeseries.find_series(db, principal.org_id, keys)
     cols = timeseries.read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
-    data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi))
+    data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi), resolution=resolution)
     forecasts: list[ForecastOut] = []
     if "burst_balance" in wanted:
         fkeys = [k for k in forecast_keys(refs) if k in info]
@@ -930,8 +909,8 @@ class UtilisationCell:
     metric: Literal["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
                     "instance_throughput"]
     peak: Peak | None
-    ceiling_label: str | None
-    ceiling_source: str | None
+    ceiling: Ceiling | None  # the ceiling in force at the peak
+    ceiling_now: Ceiling | None  # the ceiling in force at the window's last point
 
 
 @dataclass
@@ -956,18 +935,58 @@ class ClusterOverview:
     nodes: list[NodeOverview]
 
 
-# Utilisation is judged against the highest rate a component can deliver at that time (a gp2 volume's or a
-# burst-capable instance's burst figure): how close to the wall. Whether the burst lasts is the forecast's job.
-UTILISATION_CEILING = {
-    "data_iops": "data_max_iops", "data_throughput": "data_max_mibps", "raft_iops": "raft_max_iops",
-    "raft_throughput": "raft_max_mibps", "instance_iops": "instance_max_iops",
-    "instance_throughput": "instance_max_throughput",
-}
+# Utilisation is judged as the advisor judges it: against the ceiling in force at each point (a gp2 volume's or a
+# burst-capable instance's burst figure while its credit balance lasts, its baseline once the bucket is empty:
+# physics.ceilings.in_force). Up to the advisor's own window the glance reads the 1-minute points the advisor
+# reads, so the two give the same number; longer windows read rollups (the lowest balance of each bucket).
 UTILISATION_SERIES = {
     "data_iops": "data_counted_iops", "data_throughput": "data_total_mibps", "raft_iops": "raft_counted_iops",
     "raft_throughput": "raft_total_mibps", "instance_iops": "instance_counted_iops",
     "instance_throughput": "instance_total_mibps",
 }
+JUDGED_WINDOW = dt.timedelta(hours=24)  # findings.service.advise_cluster's window
+
+
+def balance_key(metric: str, refs: NodeRefs) -> Key | None:
+    """The credit balance that decides which of a panel's ceilings is in force (None: the panel has none)."""
+    vol = refs.data if metric.startswith("data_") else refs.raft if metric.startswith("raft_") else None
+    if vol is not None:
+        return ("volume", vol.volume_id, "ebs.burst_balance")
+    if metric.startswith("instance_") and refs.instance_id:
+        name = "ec2.ebs_io_balance" if metric == "instance_iops" else "ec2.ebs_byte_balance"
+        return ("instance", refs.instance_id, name)
+    return None
+
+
+def overview_resolution(lo: dt.datetime, hi: dt.datetime) -> int:
+    """Raw 1-minute points up to the advisor's window (what it judges), else the charts' resolution."""
+    return 60 if hi - lo <= JUDGED_WINDOW else choose_resolution(lo, hi)
+
+
+def _piece_at(segments: Sequence[Ceiling], burst: bool, ts: int) -> Ceiling | None:
+    for c in segments:
+        if (c.kind == "burst") == burst and (c.valid_from is None or c.valid_from.timestamp() <= ts) \
+                and (c.valid_to is None or ts < c.valid_to.timestamp()):
+            return c
+    return None
+
+
+def utilisation_cell(metric: str, panel: PanelOut, data: Data, refs: NodeRefs) -> UtilisationCell:
+    """Peak use of a panel's ceiling in force over the window, and which ceiling was in force then and now."""
+    total = next((s.columns for s in panel.series if s.id == UTILISATION_SERIES[metric]), empty_columns())
+    segs = [c for c in panel.ceilings if c.unit in ("IOPS", "MiB/s")]
+    ceil = data.in_force(segs, balance_key(metric, refs), total.t) if segs else np.full(total.t.size, np.nan)
+    peak = peak_utilisation(total, ceil)
+
+    def which(i: int) -> Ceiling | None:
+        ts = int(total.t[i])
+        burst = _piece_at(segs, True, ts)
+        return burst if burst is not None and burst.value == ceil[i] else _piece_at(segs, False, ts)
+
+    at_peak = which(int(np.flatnonzero(total.t == int(peak.at.timestamp()))[0])) if peak else None
+    finite = np.flatnonzero(np.isfinite(ceil))
+    now = which(int(finite[-1])) if finite.size else (segs[-1] if segs else None)
+    return UtilisationCell(metric, peak, at_peak, now)  # type: ignore[arg-type]
 
 
 def cluster_overview(
@@ -977,31 +996,22 @@ def cluster_overview(
     """Per node: peak use of each IOPS / throughput ceiling in force over the window, and burst time left."""
     lo, hi = validate_window(start, end, now)
     nodes = _nodes(db, principal, cluster_id)
-    resolution = choose_resolution(lo, hi)
+    resolution = overview_resolution(lo, hi)
     all_refs = [_node_refs(db, n) for n in nodes]
     keys = [k for r in all_refs for k in keys_for(r) if k[0] != "tikv_node"]
     info = timeseries.find_series(db, principal.org_id, keys)
     cols = timeseries.read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
     fkeys = [k for r in all_refs for k in forecast_keys(r) if k in info]
     raw = timeseries.read_points_many(db, principal.org_id, sorted({info[k].id for k in fkeys}), hi - FORECAST_HISTORY, hi)
-    data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi))
+    data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi), resolution=resolution)
     io_panels: list[PanelId] = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
                                 "instance_throughput"]
     out = []
     for refs in all_refs:
         ceilings = node_ceilings(db, refs, lo, hi)
         panels = {p.id: p for p in build_panels(refs, data, ceilings, [], io_panels)}
-        cells = []
-        for metric in io_panels:
-            panel = panels.get(metric)
-            if panel is None or (not panel.series and not panel.ceilings):
-                continue
-            segs = [c for c in panel.ceilings if c.id == UTILISATION_CEILING[metric]]
-            total = next((s.columns for s in panel.series if s.id == UTILISATION_SERIES[metric]), empty_columns())
-            last = segs[-1] if segs else None
-            cells.append(UtilisationCell(metric, peak_utilisation(total, segs),  # type: ignore[arg-type]
-                                         last.label if last else None, last.source if last else None))
+        cells = [utilisation_cell(metric, panel, data, refs) for metric in io_panels
+                 if (panel := panels.get(metric)) is not None and (panel.series or panel.ceilings)]
         # The overview needs only the time to empty: the shortest charted path (forecast.burst MIN_HORIZON_SECONDS) keeps them cheap.
         out.append(NodeOverview(refs, cells, node_forecasts(refs, info, raw, hi, horizon_seconds=MIN_HORIZON_SECONDS)))
     return ClusterOverview(lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)
-

@@ -213,8 +213,9 @@ def test_ceilings_switch_at_an_inventory_change(owner: Any, cluster_id: str, ses
     cell = next(c for c in node["utilisation"] if c["metric"] == "data_iops")
     # Judged against the limit in force at each time: 2,700 / 3,000 before the change (not 2,700 / 6,000).
     assert cell["peak_percent"] == pytest.approx(90.0)
-    assert cell["ceiling_value"] == 3000.0 and cell["peak_at"] < iso(switch)
-    assert r.json()["resolution_seconds"] == 300
+    assert cell["ceiling"]["value"] == 3000.0 and cell["ceiling"]["kind"] == "burst" and cell["peak_at"] < iso(switch)
+    assert cell["ceiling_now"]["value"] == 6000.0 and cell["ceiling_now"]["kind"] == "provisioned"
+    assert r.json()["resolution_seconds"] == 60  # up to the advisor's 24 h: the 1-minute points it judges
 
 
 def test_forecast_for_a_draining_gp2_volume(owner: Any, cluster_id: str, sessions: Any) -> None:

@@ -1747,10 +1747,63 @@ export interface components {
             /** Seconds To Empty Low */
             seconds_to_empty_low: number | null;
         };
-        /** CeilingRead */
+        /**
+         * Ceiling
+         * @description A limit of a volume, an instance or a store: its value, what kind of limit it is, when it is in force and
+         *     where the number comes from. Every surface that shows a ceiling (charts, the glance table, findings, what-if,
+         *     the email, alert rules) shows one of these, made by `headroom.domain.physics.ceilings`.
+         *
+         *     Kinds: `sustained` holds indefinitely (a gp2 or st1/sc1 baseline, an instance's EBS baseline); `burst` holds
+         *     only while a credit bucket has credits (gp2 burst IOPS, st1/sc1 burst throughput, an instance's 30-minute EBS
+         *     maximum); `provisioned` is what the volume was bought with (gp3, io1, io2); `configured` is a TiKV or PD
+         *     setting (flow control's pending-compaction limits, PD's space ratios).
+         */
+        Ceiling: {
+            /**
+             * Id
+             * @description Stable within its chart, e.g. "data_baseline_iops".
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "sustained" | "burst" | "provisioned" | "configured";
+            /** Label */
+            label: string;
+            /**
+             * Source
+             * @description The public document (with its link), the EC2 API answer, or the setting.
+             */
+            source: string;
+            /** Unit */
+            unit: string;
+            /**
+             * Valid From
+             * @description In force from (null: since before the window).
+             */
+            valid_from: string | null;
+            /**
+             * Valid To
+             * @description In force until (null: still in force).
+             */
+            valid_to: string | null;
+            /** Value */
+            value: number;
+        };
+        /**
+         * CeilingRead
+         * @description A ceiling on a chart: the domain's Ceiling (headroom.domain.model), over the part of the window it held.
+         */
         CeilingRead: {
             /** Id */
             id: string;
+            /**
+             * Kind
+             * @description sustained, burst (only while credits last), provisioned or configured.
+             * @enum {string}
+             */
+            kind: "sustained" | "burst" | "provisioned" | "configured";
             /** Label */
             label: string;
             /**
@@ -4449,15 +4502,10 @@ export interface components {
         };
         /** UtilisationRead */
         UtilisationRead: {
-            /** Ceiling Label */
-            ceiling_label: string | null;
-            /** Ceiling Source */
-            ceiling_source: string | null;
-            /**
-             * Ceiling Value
-             * @description The ceiling in force at the peak.
-             */
-            ceiling_value: number | null;
+            /** @description The ceiling in force at the peak. */
+            ceiling: components["schemas"]["Ceiling"] | null;
+            /** @description The ceiling in force at the window's last point. */
+            ceiling_now: components["schemas"]["Ceiling"] | null;
             /**
              * Metric
              * @enum {string}
@@ -4467,7 +4515,7 @@ export interface components {
             peak_at: string | null;
             /**
              * Peak Percent
-             * @description Highest bucket average / the ceiling in force then, in %.
+             * @description Highest value / the ceiling in force then, in % (the advisor's rule: a burst ceiling only while the credit balance lasts). 1-minute points up to 24 h (the advisor's window), else bucket averages.
              */
             peak_percent: number | null;
             /** Peak Value */
@@ -12499,6 +12547,8 @@ export const awsConnectionCreatedAuth_kindValues: ReadonlyArray<FlattenedDeepReq
 export const awsConnectionReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionRead"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
 export const awsTemplateReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsTemplateRead"]["kind"]> = ["cloudformation", "terraform"];
 export const backfillReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BackfillRead"]["status"]> = ["none", "queued", "running", "done", "failed"];
+export const ceilingKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Ceiling"]["kind"]> = ["sustained", "burst", "provisioned", "configured"];
+export const ceilingReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CeilingRead"]["kind"]> = ["sustained", "burst", "provisioned", "configured"];
 export const changeTargetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Change"]["target"]> = ["tikv", "aws"];
 export const changeEntryEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["entity_kind"]> = ["volume", "instance", "node", "cluster"];
 export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "inventory", "config"];

@@ -469,6 +469,7 @@ function ledgerPanel(t0: number, values: number[], ceiling: number) {
             label: `IOPS ceiling ${ceiling.toLocaleString('en-US')}`,
             value: ceiling,
             unit: 'IOPS',
+            kind: 'provisioned',
             source: 'AWS: Amazon EBS volume types',
             valid_from: new Date(t0 * 1000).toISOString(),
             valid_to: new Date((t0 + 3 * 3600) * 1000).toISOString(),

@@ -68,7 +68,7 @@ from headroom.domain.catalog.resolve import (
 )
 from headroom.domain.derived import IoView, io_chunk_kib, utilisation
 from headroom.domain.model import EntityRef
-from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings
+from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings, volume_in_force
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot.schema import (
     Cluster,
@@ -527,46 +527,26 @@ class Context:
         raid = any(v.raid_group for v in self.volumes_on_instance(instance_id))
         return node_ceilings(inst, known, raid0=raid and len(known) > 1 and len(known) == len(vols))
 
-    def _burst_active(self, volume_id: str, n: int) -> BoolArray | None:
-        """Return where a bursting volume still has credits (BurstBalance > 0), or None without the series."""
-        bal = self.series("volume", volume_id, "ebs.burst_balance")
-        if bal is None or len(bal) != n:
-            return None
-        # A point's Minimum balance > 0 means credits remained through the step (domain.md §1.3, §3.1).
-        # (NaN, no sample, counts as credits: `not <= 0`, what nan_to_num(nan=100) > 0 gave without its copies)
-        active: BoolArray = np.asarray(~(bal <= 0.0), dtype=np.bool_)
-        return active
+    def _burst_balance(self, volume_id: str) -> Array | None:
+        """Return a volume's BurstBalance on the window's grid, or None without the series."""
+        return self.series("volume", volume_id, "ebs.burst_balance")
 
     def volume_iops_ceiling(self, volume_id: str) -> Array | None:
-        """Return the IOPS ceiling per step: gp2 burst while credits remain, else baseline (§1.3)."""
+        """Return the IOPS ceiling in force per step: gp2 burst while credits remain, else baseline
+        (physics.ceilings.volume_in_force, the one rule)."""
         lim = self.volume_limits(volume_id)
         view = self.volume_io(volume_id)
         if lim is None or view is None:
             return None
-        n = len(view.counted_iops)
-        if lim.volume_type == "gp2" and lim.burst_iops is not None:
-            active = self._burst_active(volume_id, n)
-            if active is None:
-                # No BurstBalance: assume the bucket is available (the higher ceiling: no false alarm).
-                return np.full(n, lim.burst_iops)
-            return np.where(active, lim.burst_iops, lim.baseline_iops).astype(np.float64)
-        return np.full(n, lim.baseline_iops)
+        return volume_in_force(lim, "iops", self._burst_balance(volume_id), len(view.counted_iops))
 
     def volume_mibps_ceiling(self, volume_id: str) -> Array | None:
-        """Return the MiB/s ceiling per step (gp2 170-334 GiB and st1/sc1 burst while credits remain)."""
+        """Return the MiB/s ceiling in force per step (gp2 170-334 GiB and st1/sc1 burst while credits remain)."""
         lim = self.volume_limits(volume_id)
         view = self.volume_io(volume_id)
         if lim is None or view is None:
             return None
-        n = len(view.mibps)
-        if lim.burst_throughput_mibps is not None:
-            active = self._burst_active(volume_id, n)
-            if active is None:
-                return np.full(n, lim.burst_throughput_mibps)
-            return np.where(active, lim.burst_throughput_mibps, lim.baseline_throughput_mibps).astype(
-                np.float64
-            )
-        return np.full(n, lim.max_throughput_mibps)
+        return volume_in_force(lim, "throughput", self._burst_balance(volume_id), len(view.mibps))
 
     # --- TiKV config ----------------------------------------------------------------------------
 

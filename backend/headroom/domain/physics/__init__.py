@@ -10,7 +10,7 @@ from headroom.domain.physics.burst import (
     gp2_seconds_to_empty,
     volume_bucket,
 )
-from headroom.domain.physics.ceilings import Ceiling, NodeCeilings, node_ceilings
+from headroom.domain.physics.ceilings import EffectiveCeiling, NodeCeilings, node_ceilings
 from headroom.domain.physics.io import (
     BindingLimit,
     IoProfile,
@@ -21,7 +21,7 @@ from headroom.domain.physics.io import (
 
 __all__ = [
     "BindingLimit",
-    "Ceiling",
+    "EffectiveCeiling",
     "CreditBucket",
     "Gp2Bucket",
     "HddThroughputBucket",

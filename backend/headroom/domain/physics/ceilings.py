@@ -10,16 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+from numpy.typing import NDArray
+
+from headroom.domain import references
 from headroom.domain.catalog.instance_types import InstanceLimits
 from headroom.domain.catalog.volume_types import VolumeLimits
+from headroom.domain.model import Ceiling
+
+if TYPE_CHECKING:
+    from headroom.domain.catalog.resolve import ResolvedInstanceLimits
+
+Array = NDArray[np.float64]
+IoDimension = Literal["iops", "throughput"]
 
 Component = Literal["volumes", "instance", "both"]
 
 
 @dataclass(frozen=True)
-class Ceiling:
+class EffectiveCeiling:
     """One ceiling (IOPS or MiB/s): what the volumes allow, what the instance allows, the effective one."""
 
     volumes: float
@@ -35,22 +47,22 @@ class NodeCeilings:
     instance_type: str
     volume_count: int
     raid0: bool
-    sustained_iops: Ceiling
-    burst_iops: Ceiling
-    sustained_throughput_mibps: Ceiling
-    burst_throughput_mibps: Ceiling
+    sustained_iops: EffectiveCeiling
+    burst_iops: EffectiveCeiling
+    sustained_throughput_mibps: EffectiveCeiling
+    burst_throughput_mibps: EffectiveCeiling
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
         return asdict(self)
 
 
-def _ceiling(volumes: float, instance: float) -> Ceiling:
+def _ceiling(volumes: float, instance: float) -> EffectiveCeiling:
     if abs(volumes - instance) <= 1e-9 * max(volumes, instance, 1.0):
         binding: Component = "both"
     else:
         binding = "volumes" if volumes < instance else "instance"
-    return Ceiling(volumes=volumes, instance=instance, effective=min(volumes, instance), binding=binding)
+    return EffectiveCeiling(volumes=volumes, instance=instance, effective=min(volumes, instance), binding=binding)
 
 
 def _combine(values: Sequence[float], raid0: bool) -> float:
@@ -76,3 +88,118 @@ def node_ceilings(
         sustained_throughput_mibps=_ceiling(_combine(base_tput, raid0), instance.baseline_throughput_mibps),
         burst_throughput_mibps=_ceiling(_combine(burst_tput, raid0), instance.max_throughput_mibps),
     )
+
+
+# --- the ceiling in force ------------------------------------------------------------------------------------
+
+
+def in_force(burst: float | Array | None, sustained: float | Array, balance: Array | None, n: int) -> Array:
+    """Return the ceiling in force at each of `n` points: `burst` while the credit balance has credits, else
+    `sustained` (each a number, or one value per point when the limits changed inside the window; a NaN burst
+    means no burst ceiling at that point).
+
+    A point whose balance is above 0 % had credits through its step (CloudWatch's BurstBalance and EC2's
+    EBSIOBalance% / EBSByteBalance% are read with the Minimum statistic: docs/reference/cloudwatch.md). A point
+    without a balance sample, and a volume or instance with no balance series at all, counts as having credits:
+    the higher ceiling, so a missing datapoint never raises a false alarm. This is the one rule: the advisor, the
+    charts' "ceiling in force" line and the glance table all call it.
+    """
+    low = np.broadcast_to(np.asarray(sustained, dtype=np.float64), (n,))
+    if burst is None:
+        return np.array(low, dtype=np.float64)
+    high = np.broadcast_to(np.asarray(burst, dtype=np.float64), (n,))
+    with np.errstate(invalid="ignore"):
+        use_burst = high > low  # NaN (no burst ceiling) compares False
+        if balance is not None and len(balance) == n:
+            use_burst = use_burst & ~(np.asarray(balance, dtype=np.float64) <= 0.0)  # NaN (no sample): credits
+    return np.where(use_burst, high, low).astype(np.float64)
+
+
+def volume_in_force(limits: VolumeLimits, dimension: IoDimension, balance: Array | None, n: int) -> Array:
+    """Return a volume's IOPS or MiB/s ceiling per point: gp2's burst IOPS, or gp2 (170-334 GiB) / st1 / sc1 burst
+    throughput, while its BurstBalance has credits; its baseline (or provisioned figure) otherwise."""
+    if dimension == "iops":
+        return in_force(limits.burst_iops, limits.baseline_iops, balance, n)
+    if limits.burst_throughput_mibps is None:
+        return np.full(n, float(limits.max_throughput_mibps))
+    return in_force(limits.burst_throughput_mibps, limits.baseline_throughput_mibps, balance, n)
+
+
+def instance_in_force(limits: InstanceLimits, dimension: IoDimension, balance: Array | None, n: int) -> Array:
+    """Return an instance's EBS IOPS or MiB/s ceiling per point: its maximum while EBSIOBalance% (IOPS) or
+    EBSByteBalance% (MiB/s) has credits, its baseline otherwise (docs/reference/ec2-ebs-limits.md)."""
+    if dimension == "iops":
+        return in_force(limits.max_iops, limits.baseline_iops, balance, n)
+    return in_force(limits.max_throughput_mibps, limits.baseline_throughput_mibps, balance, n)
+
+
+# --- the ceilings of a chart, as the one Ceiling shape ---------------------------------------------------------
+
+
+def volume_ceilings(
+    limits: VolumeLimits, role: str, valid_from: datetime | None = None, valid_to: datetime | None = None
+) -> dict[IoDimension, list[Ceiling]]:
+    """Return a volume's IOPS and MiB/s ceilings, ids prefixed by its role ("data", "raft"): the sustained or
+    provisioned one always, the burst one when the volume bursts."""
+    vtype = limits.volume_type
+    source = f"{vtype} {int(limits.size_gib)} GiB: {limits.source}"
+    provisioned_iops = limits.provisioned_iops is not None or vtype in ("gp3", "io1", "io2")
+    iops: list[Ceiling] = []
+    if limits.burst_iops is not None and limits.burst_iops > limits.baseline_iops:
+        iops.append(Ceiling(id=f"{role}_baseline_iops", label=f"{vtype} baseline IOPS", value=float(limits.baseline_iops),
+                            unit="IOPS", kind="sustained", valid_from=valid_from, valid_to=valid_to, source=source))
+        iops.append(Ceiling(id=f"{role}_max_iops", label=f"{vtype} burst IOPS", value=float(limits.burst_iops),
+                            unit="IOPS", kind="burst", valid_from=valid_from, valid_to=valid_to, source=source))
+    else:
+        label = f"{vtype} provisioned IOPS" if limits.provisioned_iops is not None else f"{vtype} IOPS"
+        iops.append(Ceiling(id=f"{role}_max_iops", label=label, value=float(limits.baseline_iops), unit="IOPS",
+                            kind="provisioned" if provisioned_iops else "sustained", valid_from=valid_from,
+                            valid_to=valid_to, source=source))
+    base_t, max_t = float(limits.baseline_throughput_mibps), float(limits.max_throughput_mibps)
+    provisioned_t = limits.provisioned_throughput_mibps is not None or vtype == "gp3"
+    t_label = f"{vtype} provisioned throughput" if limits.provisioned_throughput_mibps else f"{vtype} throughput"
+    tput: list[Ceiling] = []
+    if max_t > base_t:
+        tput.append(Ceiling(id=f"{role}_baseline_mibps", label=f"{t_label} (baseline)", value=base_t, unit="MiB/s",
+                            kind="sustained", valid_from=valid_from, valid_to=valid_to, source=source))
+        tput.append(Ceiling(id=f"{role}_max_mibps", label=f"{vtype} burst throughput", value=max_t, unit="MiB/s",
+                            kind="burst", valid_from=valid_from, valid_to=valid_to, source=source))
+    else:
+        tput.append(Ceiling(id=f"{role}_max_mibps", label=t_label, value=max_t, unit="MiB/s",
+                            kind="provisioned" if provisioned_t else "sustained", valid_from=valid_from,
+                            valid_to=valid_to, source=source))
+    return {"iops": iops, "throughput": tput}
+
+
+INSTANCE_SOURCE = references.EBS_OPTIMIZED.cite()
+
+
+def instance_ceilings(
+    resolved: ResolvedInstanceLimits, valid_from: datetime | None = None, valid_to: datetime | None = None
+) -> dict[IoDimension, list[Ceiling]]:
+    """Return an instance's EBS IOPS and MiB/s ceilings (all its volumes together): the baseline, and the
+    30-minute maximum when the type bursts. An unknown type has none."""
+    out: dict[IoDimension, list[Ceiling]] = {"iops": [], "throughput": []}
+    lim = resolved.limits
+    if lim is None:
+        return out
+    itype = resolved.instance_type
+    source = f"{itype}: {INSTANCE_SOURCE}" if resolved.origin == "catalog" else f"{itype}: {resolved.note}"
+    pairs: tuple[tuple[IoDimension, float, float, str], ...] = (
+        ("iops", lim.baseline_iops, lim.max_iops, "IOPS"),
+        ("throughput", lim.baseline_throughput_mibps, lim.max_throughput_mibps, "MiB/s"),
+    )
+    for dimension, base, mx, unit in pairs:
+        word = "IOPS" if dimension == "iops" else "throughput"
+        if float(mx) > float(base):
+            out[dimension].append(Ceiling(
+                id=f"instance_baseline_{dimension}", label=f"{itype} EBS baseline {word}", value=float(base),
+                unit=unit, kind="sustained", valid_from=valid_from, valid_to=valid_to, source=source))
+            out[dimension].append(Ceiling(
+                id=f"instance_max_{dimension}", label=f"{itype} EBS burst {word} (30 min/24 h)", value=float(mx),
+                unit=unit, kind="burst", valid_from=valid_from, valid_to=valid_to, source=source))
+        else:
+            out[dimension].append(Ceiling(
+                id=f"instance_max_{dimension}", label=f"{itype} EBS {word}", value=float(mx), unit=unit,
+                kind="sustained", valid_from=valid_from, valid_to=valid_to, source=source))
+    return out

@@ -41,6 +41,7 @@ from headroom.domain.advisor.context import (
 )
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Evidence
+from headroom.domain.physics.ceilings import in_force
 from headroom.domain.snapshot.schema import Node
 
 AT_CEILING_FRACTION = (
@@ -301,9 +302,4 @@ def instance_io_series(ctx: Context, iid: str) -> tuple[Array, Array] | None:
 
 def instance_ceiling(ctx: Context, iid: str, base: float, maximum: float, metric: str, n: int) -> Array:
     """Return an instance's EBS ceiling per point: `maximum` while its balance `metric` has credits, else `base`."""
-    bal = ctx.series("instance", iid, metric)
-    if maximum <= base:
-        return np.full(n, base)
-    if bal is None or len(bal) != n:
-        return np.full(n, maximum)  # no balance series: assume credits (no false alarm)
-    return np.where(~(bal <= 0.0), maximum, base).astype(np.float64)  # NaN (no sample) counts as credits
+    return in_force(maximum, base, ctx.series("instance", iid, metric), n)  # the one rule (physics.ceilings)

@@ -24,6 +24,7 @@ from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, window_evidence
 from headroom.domain.model import Change, Evidence, Measure, SeriesRef
+from headroom.domain.physics.ceilings import instance_in_force
 from headroom.domain.snapshot.schema import Node, Volume
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.online import can_change_online
@@ -131,25 +132,14 @@ class DataPath:
 
 
 def _instance_ceilings(ctx: Context, instance_id: str, n: int) -> tuple[Array, Array] | None:
+    """Return the instance's EBS IOPS and MiB/s ceilings in force per step (physics.ceilings, the one rule)."""
     lim = ctx.instance_limits(instance_id)
     if lim is None:
         return None
-    iops = np.full(n, lim.max_iops, dtype=np.float64)
-    mibps = np.full(n, lim.max_throughput_mibps, dtype=np.float64)
-    if lim.bursts:
-        # domain.md §2.1/§3.2: burst sizes hold their maximum while EBSIOBalance% / EBSByteBalance% > 0, then
-        # fall to the baseline. Without the series, assume the maximum (the higher ceiling: no false alarm).
-        io_bal = ctx.series("instance", instance_id, "ec2.ebs_io_balance")
-        if io_bal is not None and len(io_bal) == n:
-            iops = np.where(~(io_bal <= 0), lim.max_iops, lim.baseline_iops)  # NaN: credits
-        byte_bal = ctx.series("instance", instance_id, "ec2.ebs_byte_balance")
-        if byte_bal is not None and len(byte_bal) == n:
-            mibps = np.where(
-                ~(byte_bal <= 0),  # NaN counts as credits
-                lim.max_throughput_mibps,
-                lim.baseline_throughput_mibps,
-            )
-    return iops.astype(np.float64), mibps.astype(np.float64)
+    return (
+        instance_in_force(lim, "iops", ctx.series("instance", instance_id, "ec2.ebs_io_balance"), n),
+        instance_in_force(lim, "throughput", ctx.series("instance", instance_id, "ec2.ebs_byte_balance"), n),
+    )
 
 
 _util = derived.utilisation

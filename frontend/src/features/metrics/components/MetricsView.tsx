@@ -118,7 +118,8 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
       <section className="card metrics__overview" aria-labelledby="metrics-overview-heading">
         <h2 id="metrics-overview-heading">Nodes at a glance</h2>
         <p className="muted">
-          Peak use of each ceiling in force over the window (bucket averages), and how long the soonest-emptying burst
+          Peak use of the ceiling in force at each point (a burst figure only while its credits last; 1-minute points up
+          to 24 h, as the advisor judges), and how long the soonest-emptying burst
           bucket lasts at the recent demand.
         </p>
         {overview.isPending ? (

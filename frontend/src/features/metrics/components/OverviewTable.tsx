@@ -49,14 +49,17 @@ export function OverviewTable({ overview, selectedNodeId, onSelectNode }: Overvi
                   const level = heat(pct);
                   const title =
                     cell && pct !== null && pct !== undefined
-                      ? `Peak ${formatPercent(pct)} of ${cell.ceiling_label ?? 'the ceiling'} (${formatValue(cell.ceiling_value ?? 0, c.metric.endsWith('iops') ? 'IOPS' : 'MiB/s')}) at ${
+                      ? `Peak ${formatPercent(pct)} of the ${ceilingText(cell.ceiling)} in force at ${
                           cell.peak_at ? formatDateTime(cell.peak_at) : '?'
-                        }. Source: ${cell.ceiling_source ?? 'unknown'}`
+                        }${nowText(cell.ceiling, cell.ceiling_now)}. Source: ${cell.ceiling?.source ?? 'unknown'}`
                       : 'No data in this window';
                   return (
                     <td key={c.metric} className={`heat heat--${level}`} title={title}>
                       {pct === null || pct === undefined ? '—' : formatPercent(pct)}
                       {level === 'critical' && <span className="visually-hidden"> (at the ceiling)</span>}
+                      {cell?.ceiling && pct !== null && pct !== undefined && (
+                        <span className="heat__ceiling"> of {formatValue(cell.ceiling.value, cell.ceiling.unit)}</span>
+                      )}
                     </td>
                   );
                 })}
@@ -76,4 +79,19 @@ export function OverviewTable({ overview, selectedNodeId, onSelectNode }: Overvi
       </table>
     </ScrollRegion>
   );
+}
+
+type CellCeiling = { label: string; value: number; unit: string; kind: string } | null | undefined;
+
+/** "gp2 baseline IOPS (1,050 IOPS, sustained)": which ceiling, its value and kind, as the advisor judged it. */
+function ceilingText(c: CellCeiling): string {
+  if (!c) return 'ceiling';
+  const kind = c.kind === 'burst' ? 'burst: only while credits last' : c.kind;
+  return `${c.label} (${formatValue(c.value, c.unit)}, ${kind})`;
+}
+
+/** When the ceiling in force at the window's end differs from the one at the peak, say so. */
+function nowText(atPeak: CellCeiling, now: CellCeiling): string {
+  if (!now || (atPeak && atPeak.value === now.value && atPeak.label === now.label)) return '';
+  return `; in force now: ${ceilingText(now)}`;
 }
