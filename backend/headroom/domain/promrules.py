@@ -5,10 +5,13 @@ team whose alerts go through Prometheus and Alertmanager (issue 15).
 
 Per TiKV node of the snapshot (selectors as TiUP's Prometheus labels them: TiKV by its status address as
 `instance`, node_exporter by `instance=~"<host>:<port>"`):
-- the data volume's counted IOPS (256 KiB units: the larger of operations and bytes / 256 KiB, AWS "Amazon EBS
-  I/O characteristics") at >= 90 % of its sustained IOPS for 30 minutes, and its MiB/s at >= 90 % of its sustained
-  throughput: the AT_CEILING_FRACTION and the sustained minutes of the ceiling rules (docs/thresholds/
-  sustained.md). node_exporter's disk is the one holding TiKV's data directory: the rule joins the filesystem
+- the data volume's counted IOPS at >= 90 % of its sustained IOPS for 30 minutes, and its MiB/s at >= 90 % of its
+  sustained throughput: the AT_CEILING_FRACTION and the sustained minutes of the ceiling rules (docs/thresholds/
+  sustained.md). IOPS are counted as the advisor counts them (`counted_iops_promql`, the same formula as
+  `headroom.domain.physics.io.counted_ops`): each I/O in chunks of 256 KiB (SSD) or 1,024 KiB (st1/sc1), assuming
+  every read (and every write) in the rate window has the window's average size (AWS "Amazon EBS I/O
+  characteristics", docs/reference/ebs-io-accounting.md). The ceilings are the volumes' sustained or provisioned
+  ones from `headroom.domain.physics.ceilings.volume_ceilings`, the advisor's. node_exporter's disk is the one holding TiKV's data directory: the rule joins the filesystem
   mounted at the data mount (node_filesystem_size_bytes{mountpoint=...}) to its device, so no device name is
   guessed (an EBS volume's AWS name, /dev/sdf, is not the name Nitro gives it, /dev/nvme1n1);
 - the store's space: above PD's high-space ratio (0.7) warning, low-space ratio (0.8) critical, for 10 minutes
@@ -31,8 +34,9 @@ import yaml
 from headroom.domain import references as refs
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, SUSTAINED_MIN_RUN_MINUTES
 from headroom.domain.advisor.rules.thread_pools import pools_for
-from headroom.domain.catalog import volume_limits
+from headroom.domain.catalog import VolumeLimits, volume_limits
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
+from headroom.domain.physics.ceilings import volume_ceilings
 from headroom.domain.snapshot.registry import PrometheusSource, metric_spec
 from headroom.domain.snapshot.schema import Node, Snapshot, config_get
 from headroom.domain.tikvconf.defaults import HostFacts, effective_value
@@ -41,7 +45,20 @@ from headroom.domain.tikvconf.parse import flatten
 SPACE_FOR = "10m"
 CEILING_FOR = f"{int(SUSTAINED_MIN_RUN_MINUTES)}m"
 RATE = "5m"  # rate window of the rules: longer than the 1-minute charts so one slow scrape does not flap them
-IO_UNIT_BYTES = 256 * 1024  # AWS: EBS counts SSD I/O in 256 KiB units
+# How the rule file's PromQL approximates the advisor's per-I/O count, said in the file itself.
+COUNTING_NOTE = (
+    "Counted IOPS: reads and writes each as ops x ceil(average I/O size / chunk), the chunk 256 KiB on SSD and "
+    "1,024 KiB on st1/sc1 (AWS: Amazon EBS I/O characteristics), as Headroom's advisor counts them. PromQL sees "
+    f"node_exporter's block-device counters over a {RATE} rate window, so the average size is the window's (the "
+    "advisor's is CloudWatch's 1-minute period) and I/Os the kernel merged count as one, as EBS also merges them."
+)
+
+
+def counted_iops_promql(ops: str, nbytes: str, chunk_kib: int) -> str:
+    """PromQL for ops/s counted in `chunk_kib` units: ops x ceil(bytes / ops / chunk), at least one chunk per I/O
+    (physics.io.counted_ops over the rate window's averages; no I/O counts 0)."""
+    chunk = chunk_kib * 1024
+    return f"({ops}) * clamp_min(ceil(({nbytes}) / clamp_min({ops}, 1e-9) / {chunk}), 1)"
 
 
 def _query(metric: str) -> str:
@@ -128,21 +145,22 @@ def _volume_rules(snapshot: Snapshot, node: Node, cluster: str, notes: list[str]
         return []
     vols = [v for v in snapshot.volumes if v.id in node.data_volume_ids]
     lims = [volume_limits(v.type, v.size_gib, v.iops, v.throughput_mibps) for v in vols]
-    iops = sum(lim.baseline_iops for lim in lims)  # a RAID 0 array adds its stripes
-    mibps = sum(lim.baseline_throughput_mibps for lim in lims)
+    iops, mibps = sustained_ceilings(lims)
+    chunk_kib = max(lim.io_chunk_kib for lim in lims)
     label = ", ".join(f"{v.id} {v.type} {v.size_gib:g} GiB" for v in vols)
-    ops = (f"{_node_exporter(_query('node.disk_reads'), host)} + {_node_exporter(_query('node.disk_writes'), host)}")
-    nbytes = (f"{_node_exporter(_query('node.disk_read_bytes'), host)} + "
-              f"{_node_exporter(_query('node.disk_written_bytes'), host)}")
-    units = f"({nbytes}) / {IO_UNIT_BYTES}"
-    counted = _on_device(f"(({ops}) >= {units}) or {units}", host, mount)
-    mib = _on_device(f"({nbytes}) / 1048576", host, mount)
-    source = refs.EBS_VOLUME_TYPES.cite("sustained limits") + "; " + refs.EBS_IO_CHARACTERISTICS.cite("256 KiB units")
+    reads, writes = (_node_exporter(_query(m), host) for m in ("node.disk_reads", "node.disk_writes"))
+    read_bytes, written_bytes = (_node_exporter(_query(m), host)
+                                 for m in ("node.disk_read_bytes", "node.disk_written_bytes"))
+    counted = _on_device(f"{counted_iops_promql(reads, read_bytes, chunk_kib)} + "
+                         f"{counted_iops_promql(writes, written_bytes, chunk_kib)}", host, mount)
+    mib = _on_device(f"({read_bytes} + {written_bytes}) / 1048576", host, mount)
+    source = (refs.EBS_VOLUME_TYPES.cite("sustained limits") + "; "
+              + refs.EBS_IO_CHARACTERISTICS.cite(f"{chunk_kib} KiB units"))
     return [
         _rule("HeadroomDataVolumeIopsAtCeiling", f"{counted} >= {AT_CEILING_FRACTION} * {iops:g}", CEILING_FOR,
               "warning", node, cluster,
               f"{node.id}: data volume IOPS at >= {AT_CEILING_FRACTION:.0%} of its {iops:,.0f} IOPS ceiling",
-              f"Counted IOPS (256 KiB units) of the disk under {mount} ({label}) are {{{{ $value | humanize }}}}, "
+              f"Counted IOPS ({chunk_kib} KiB units) of the disk under {mount} ({label}) are {{{{ $value | humanize }}}}, "
               f"at >= {AT_CEILING_FRACTION:.0%} of {iops:,.0f} for {CEILING_FOR}: reads and raft writes queue behind "
               "the volume. Headroom's finding has the fix.", source),
         _rule("HeadroomDataVolumeThroughputAtCeiling", f"{mib} >= {AT_CEILING_FRACTION} * {mibps:g}", CEILING_FOR,
@@ -151,6 +169,18 @@ def _volume_rules(snapshot: Snapshot, node: Node, cluster: str, notes: list[str]
               f"MiB/s of the disk under {mount} ({label}) are {{{{ $value | humanize }}}}, at >= "
               f"{AT_CEILING_FRACTION:.0%} of {mibps:,.0f} for {CEILING_FOR}: compaction and scans are capped.", source),
     ]
+
+
+def sustained_ceilings(lims: list[VolumeLimits]) -> tuple[float, float]:
+    """The sustained (or provisioned) IOPS and MiB/s of a node's data volumes, a RAID 0 array adding its stripes:
+    the ceilings physics.ceilings.volume_ceilings gives the advisor and the charts, without the burst ones
+    (Prometheus cannot see a gp2 bucket's credits, so its alert holds the volume to what it sustains)."""
+    iops = mibps = 0.0
+    for lim in lims:
+        ceilings = volume_ceilings(lim, "data")
+        iops += next(c.value for c in ceilings["iops"] if c.kind != "burst")
+        mibps += next(c.value for c in ceilings["throughput"] if c.kind != "burst")
+    return iops, mibps
 
 
 def _space_rules(node: Node, cluster: str) -> list[dict[str, Any]]:
@@ -199,7 +229,7 @@ def _pool_rules(node: Node, cluster: str) -> list[dict[str, Any]]:
 def alert_rules(snapshot: Snapshot) -> RuleFile:
     """The cluster's rule file (see the module)."""
     cluster = snapshot.cluster.name
-    out = RuleFile(cluster=cluster)
+    out = RuleFile(cluster=cluster, notes=[COUNTING_NOTE])
     rules: list[dict[str, Any]] = []
     for node in snapshot.nodes:
         rules += _volume_rules(snapshot, node, cluster, out.notes)

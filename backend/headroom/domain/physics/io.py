@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from headroom.domain.catalog.volume_types import HDD_IO_CHUNK_KIB, SSD_IO_CHUNK_KIB
 from headroom.domain.units import (
     KIB_PER_MIB,
     bytes_to_kib,
@@ -43,8 +44,9 @@ __all__ = [
     "volume_binding_limit",
 ]
 
-SSD_CHUNK_KIB = 256  # §1.4
-HDD_CHUNK_KIB = 1024  # §1.4
+# One definition, the catalog's (AWS "Amazon EBS I/O characteristics": 256 KiB on SSD, 1,024 KiB on HDD).
+SSD_CHUNK_KIB = SSD_IO_CHUNK_KIB
+HDD_CHUNK_KIB = HDD_IO_CHUNK_KIB
 
 Binds = Literal["iops", "throughput", "both"]
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from advisor_fixtures import scenario_snapshot
+from headroom.domain.physics.io import HDD_CHUNK_KIB, SSD_CHUNK_KIB, counted_ops
 from headroom.domain.promrules import alert_rules
 
 pytestmark = pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is installed by scripts/bootstrap.sh")
@@ -153,3 +154,55 @@ def test_store_space_and_the_configured_scheduler_pool(rules_file: Path, tmp_pat
          "exp_alerts": [_expected(rules_file, "HeadroomThreadPoolBusy", {**base, "severity": "warning",
                                   "pool": "scheduler"}, "6.4")]},
     ])
+
+
+def test_mixed_io_sizes_count_per_io_as_the_advisor_counts(rules_file: Path, tmp_path: Path) -> None:
+    # 1,800 reads/s of 300 KiB count 2 units each, 200 writes/s of 16 KiB 1 each: 3,800 counted IOPS, >= 0.9 x 4,000.
+    # (Counting bytes / 256 KiB instead would see max(2,000, 2,122) and stay silent.) The number is the advisor's
+    # own formula, physics.io.counted_ops, over the same sums.
+    reads, writes = 1_800 * 60, 200 * 60
+    read_bytes, written_bytes = reads * 300 * KIB, writes * 16 * KIB
+    advisor = (counted_ops(reads, read_bytes, SSD_CHUNK_KIB) + counted_ops(writes, written_bytes, SSD_CHUNK_KIB)) / 60
+    assert advisor == 3_800
+    series = FILESYSTEMS + _disk("nvme1n1", reads, writes, read_bytes, written_bytes)
+    labels = {"severity": "warning", "cluster": "healthy", "tikv_node": "tikv-1", "source": "headroom",
+              "instance": "10.0.1.10:9100", "job": "node_exporter", "device": "nvme1n1"}
+    _test(rules_file, tmp_path, series, [
+        {"eval_time": "45m", "alertname": "HeadroomDataVolumeIopsAtCeiling",
+         "exp_alerts": [_expected(rules_file, "HeadroomDataVolumeIopsAtCeiling", labels, "3.8k")]},
+    ])
+
+
+@pytest.fixture(scope="module")
+def st1_rules_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The healthy cluster with its data volumes made st1 2,048 GiB: 500 IOPS (counted in 1 MiB units) and
+    80 MiB/s sustained (AWS: Amazon EBS volume types, Throughput Optimized HDD)."""
+    snapshot = scenario_snapshot("healthy")
+    data = {v for n in snapshot.nodes for v in n.data_volume_ids}
+    volumes = [v.model_copy(update={"type": "st1", "size_gib": 2048.0, "iops": None, "throughput_mibps": None})
+               if v.id in data else v for v in snapshot.volumes]
+    path = tmp_path_factory.mktemp("rules-st1") / "headroom.rules.yml"
+    path.write_text(alert_rules(snapshot.model_copy(update={"volumes": volumes})).to_yaml())
+    return path
+
+
+def test_hdd_volumes_count_in_1_mib_units(st1_rules_file: Path, tmp_path: Path) -> None:
+    rules = yaml.safe_load(st1_rules_file.read_text())["groups"][0]["rules"]
+    iops_rule = next(r for r in rules if r["alert"] == "HeadroomDataVolumeIopsAtCeiling"
+                     and r["labels"]["tikv_node"] == "tikv-1")
+    assert iops_rule["expr"].endswith(">= 0.9 * 500") and "/ 1048576), 1)" in iops_rule["expr"]
+    assert "1024 KiB units" in iops_rule["annotations"]["limit_source"]
+    # 460 reads/s of 1 MiB: 460 counted IOPS on st1 (92 % of 500); the SSD chunk would have said 1,840.
+    reads = 460 * 60
+    assert counted_ops(reads, reads * 1024 * KIB, HDD_CHUNK_KIB) / 60 == 460
+    series = FILESYSTEMS + _disk("nvme1n1", reads, 0, reads * 1024 * KIB, 0)
+    labels = {"severity": "warning", "cluster": "healthy", "tikv_node": "tikv-1", "source": "headroom",
+              "instance": "10.0.1.10:9100", "job": "node_exporter", "device": "nvme1n1"}
+    _test(st1_rules_file, tmp_path, series, [
+        {"eval_time": "45m", "alertname": "HeadroomDataVolumeIopsAtCeiling",
+         "exp_alerts": [_expected(st1_rules_file, "HeadroomDataVolumeIopsAtCeiling", labels, "460")]},
+    ])
+
+
+def test_the_rule_file_says_how_promql_counts(rules_file: Path) -> None:
+    assert "ops x ceil(average I/O size / chunk)" in rules_file.read_text().split("groups:")[0]

@@ -21,6 +21,7 @@ import numpy as np
 from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import each_node, median_where, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import MIB, config_bool, evidence, finite, tikv_change
@@ -68,7 +69,7 @@ def raft_write_rate(ctx: Context, node: Node) -> Array | None:
     writes = np.sum(np.vstack([v.write_iops for v in views if v is not None]), axis=0)
     if len(writes) != len(flush) or len(flush) != len(comp):
         return None
-    out: Array = np.maximum(writes - (flush + comp) / (256 * 1024), 0.0)
+    out: Array = np.maximum(writes - (flush + comp) / (SSD_CHUNK_KIB * 1024), 0.0)
     return out
 
 
