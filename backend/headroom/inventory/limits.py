@@ -24,6 +24,8 @@ from headroom.domain.catalog.resolve import (
     resolve_instance_limits,
     resolve_volume_limits,
 )
+from headroom.domain.model import Ceiling
+from headroom.domain.physics.ceilings import IoDimension, instance_ceilings, merge_segments, volume_ceilings
 from headroom.inventory.models import Instance, InstanceTypeLimits, InventoryChange, Volume
 
 
@@ -106,3 +108,40 @@ def limits_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: str, 
         return LimitsAt(instance=resolve_instance_types(db, [itype])[itype])
     return LimitsAt(volume=resolve_volume_limits(
         str(attrs["volume_type"]), float(attrs["size_gib"]), attrs.get("iops"), attrs.get("throughput_mibps")))
+
+
+def _segments(db: Session, org_id: uuid.UUID, kind: str, entity_id: str, start: dt.datetime,
+              end: dt.datetime) -> list[tuple[dt.datetime, dt.datetime, LimitsAt]]:
+    """The limits of an instance or volume over [start, end), split where its inventory changed."""
+    changes = sorted(set(db.scalars(
+        select(InventoryChange.observed_at).where(
+            InventoryChange.org_id == org_id, InventoryChange.entity_kind == kind,
+            InventoryChange.entity_id == entity_id, InventoryChange.observed_at > start,
+            InventoryChange.observed_at < end))))
+    bounds = [start, *changes, end]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        try:
+            lim = limits_at(db, org_id, kind, entity_id, lo)
+        except (KeyError, TypeError, ValueError):  # an inventory change log the undo cannot read
+            lim = None
+        if lim is not None:
+            out.append((lo, hi, lim))
+    return out
+
+
+def ceilings_over_time(db: Session, org_id: uuid.UUID, kind: str, entity_id: str, role: str, start: dt.datetime,
+                       end: dt.datetime) -> dict[IoDimension, list[Ceiling]]:
+    """The IOPS and MiB/s ceilings of a volume (ids prefixed by its `role`) or an instance over [start, end), each
+    piece in force where the inventory said so (an Elastic Volumes change or an instance resize splits them)."""
+    out: dict[IoDimension, list[Ceiling]] = {"iops": [], "throughput": []}
+    for lo, hi, lim in _segments(db, org_id, kind, entity_id, start, end):
+        if kind == "volume" and lim.volume is not None and lim.volume.limits is not None:
+            pieces = volume_ceilings(lim.volume.limits, role, lo, hi)
+        elif kind == "instance" and lim.instance is not None:
+            pieces = instance_ceilings(lim.instance, lo, hi)
+        else:
+            continue
+        for dim, cs in pieces.items():
+            out[dim] += cs
+    return {dim: merge_segments(cs) for dim, cs in out.items()}

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,13 +40,14 @@ from headroom.domain.forecast.burst import (
 )
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.model import Ceiling
-from headroom.domain.physics.ceilings import in_force, instance_ceilings, volume_ceilings
+from headroom.domain.physics.ceilings import in_force
 from headroom.domain.physics.io import SSD_CHUNK_KIB
-from headroom.inventory.limits import LimitsAt, limits_at, resolve_instance_types
-from headroom.inventory.models import Instance, InventoryChange, TikvNode, Volume
+from headroom.inventory.limits import ceilings_over_time, resolve_instance_types
+from headroom.inventory.models import Instance, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.projections import service as projections_service
 from headroom.timeseries import repository as timeseries
+from headroom.timeseries.columns import combine, drop_empty, held_at, point_step, scaled
 from headroom.timeseries.repository import Columns, empty_columns
 from headroom.timeseries.repository import StoredSeries as SeriesInfo
 from headroom.timeseries.repository import (
@@ -86,74 +87,7 @@ def validate_window(
     return start, end
 
 
-# --- columns -----------------------------------------------------------------------------------------------
-
-
-def align(series: Sequence[Columns]) -> tuple[NDArray[np.int64], list[Columns]]:
-    """Put several series on the union of their timestamps (NaN where one has no point)."""
-    if not series:
-        return np.empty(0, np.int64), []
-    grid = np.unique(np.concatenate([s.t for s in series])) if any(len(s) for s in series) else np.empty(0, np.int64)
-    out = []
-    for s in series:
-        idx = np.searchsorted(grid, s.t)
-        cols = []
-        for arr in (s.avg, s.max, s.min):
-            full = np.full(grid.size, np.nan)
-            full[idx] = arr
-            cols.append(full)
-        out.append(Columns(grid, *cols))
-    return grid, out
-
-
-def scaled(c: Columns, factor: float) -> Columns:
-    """Multiply every aggregate by a constant (a Sum per step -> a rate, bytes -> MiB): exact for max/min too."""
-    return Columns(c.t, c.avg * factor, c.max * factor, c.min * factor)
-
-
-def combine(parts: Sequence[Columns], fn: Callable[..., Array], *, exact_extremes: bool) -> Columns:
-    """Apply `fn` to the aligned averages of several series. Max/min of a combination can't be had from the
-    parts' max/min, so they are kept only for raw points (where avg = max = min); otherwise NaN."""
-    grid, aligned = align(parts)
-    # A series with no point at all in the window (e.g. a volume that only reads) counts as zero, not a gap.
-    aligned = [a if len(p) else Columns(grid, np.zeros(grid.size), a.max, a.min) for a, p in zip(aligned, parts,
-                                                                                                strict=True)]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        avg = fn(*(a.avg for a in aligned))
-    avg = np.where(np.isfinite(avg), avg, np.nan)
-    if exact_extremes:
-        return Columns(grid, avg, avg.copy(), avg.copy())
-    nan = np.full(grid.size, np.nan)
-    return Columns(grid, avg, nan, nan.copy())
-
-
-def point_step(c: Columns, resolution: int) -> int:
-    """Return the seconds one point of a series covers: the resolution, or the series' own period when that is
-    longer (a 5-minute AWS/EC2 series on a raw, 1-minute chart): the shortest distance between its points."""
-    if c.t.size < 2:
-        return resolution
-    return max(resolution, int(np.diff(c.t).min()))
-
-
-def drop_empty(c: Columns) -> Columns:
-    keep = np.isfinite(c.avg)
-    return Columns(c.t[keep], c.avg[keep], c.max[keep], c.min[keep])
-
-
 # --- ceilings ----------------------------------------------------------------------------------------------
-
-
-def merge_segments(segments: Iterable[Ceiling]) -> list[Ceiling]:
-    """Join consecutive pieces of one ceiling id whose value, kind and label did not change."""
-    out: list[Ceiling] = []
-    for seg in sorted(segments, key=lambda s: (s.id, s.valid_from or dt.datetime.min.replace(tzinfo=dt.UTC))):
-        last = out[-1] if out else None
-        if last and last.id == seg.id and last.value == seg.value and last.label == seg.label \
-                and last.kind == seg.kind and last.valid_to == seg.valid_from:
-            out[-1] = last.model_copy(update={"valid_to": seg.valid_to})
-        else:
-            out.append(seg)
-    return out
 
 
 def ceiling_at(segments: Sequence[Ceiling], epoch_seconds: NDArray[np.int64]) -> Array:
@@ -164,18 +98,6 @@ def ceiling_at(segments: Sequence[Ceiling], epoch_seconds: NDArray[np.int64]) ->
         hi = seg.valid_to.timestamp() if seg.valid_to else math.inf
         out[(epoch_seconds >= lo) & (epoch_seconds < hi)] = seg.value
     return out
-
-
-def held_at(balance: Columns | None, statistic: Statistic, t: NDArray[np.int64], step: int) -> Array | None:
-    """A balance series' value in force at each timestamp: the point whose period [t_b, t_b + step) holds it
-    (a 5-minute EBSIOBalance% is held across its five minutes, docs/series-alignment.md); NaN where none."""
-    if balance is None or not len(balance):
-        return None
-    column = {"avg": balance.avg, "max": balance.max, "min": balance.min}[statistic]
-    column = np.where(np.isfinite(column), column, balance.avg)
-    idx = np.searchsorted(balance.t, t, side="right") - 1
-    ok = (idx >= 0) & (t - balance.t[np.clip(idx, 0, None)] < step)
-    return np.where(ok, column[np.clip(idx, 0, None)], np.nan)
 
 
 def ceiling_in_force(segments: Sequence[Ceiling], balance: Array | None, t: NDArray[np.int64]) -> Array:
@@ -672,50 +594,17 @@ def _node_refs(db: Session, node: TikvNode) -> NodeRefs:
                     vols["data"], vols["raft"], limits)
 
 
-def _segments(db: Session, org_id: uuid.UUID, kind: str, entity_id: str, start: dt.datetime,
-              end: dt.datetime) -> list[tuple[dt.datetime, dt.datetime, LimitsAt]]:
-    """The limits of an instance or volume over [start, end), split where its inventory changed."""
-    changes = sorted(set(db.scalars(
-        select(InventoryChange.observed_at).where(
-            InventoryChange.org_id == org_id, InventoryChange.entity_kind == kind,
-            InventoryChange.entity_id == entity_id, InventoryChange.observed_at > start,
-            InventoryChange.observed_at < end))))
-    bounds = [start, *changes, end]
-    out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        try:
-            lim = limits_at(db, org_id, kind, entity_id, lo)
-        except (KeyError, TypeError, ValueError):  # an inventory change log the undo cannot read
-            lim = None
-        if lim is not None:
-            out.append((lo, hi, lim))
-    return out
-
-
 def node_ceilings(db: Session, refs: NodeRefs, start: dt.datetime, end: dt.datetime) -> dict[str, list[Ceiling]]:
-    """Every ceiling of a node's IOPS and throughput panels, split where the inventory changed (limits_at)."""
+    """Every ceiling of a node's IOPS and throughput panels, split where the inventory changed (the resolver's)."""
     org = refs.node.org_id
     out: dict[str, list[Ceiling]] = {}
     for role, vol in (("data", refs.data), ("raft", refs.raft)):
-        if vol is None:
-            continue
-        segs: dict[str, list[Ceiling]] = {"iops": [], "throughput": []}
-        for lo, hi, lim in _segments(db, org, "volume", vol.volume_id, start, end):
-            if lim.volume is None or lim.volume.limits is None:
-                continue
-            for k, v in volume_ceilings(lim.volume.limits, role, lo, hi).items():
-                segs[k] += v
-        out[f"{role}_iops"], out[f"{role}_throughput"] = merge_segments(segs["iops"]), merge_segments(
-            segs["throughput"])
+        if vol is not None:
+            pieces = ceilings_over_time(db, org, "volume", vol.volume_id, role, start, end)
+            out[f"{role}_iops"], out[f"{role}_throughput"] = pieces["iops"], pieces["throughput"]
     if refs.instance_id:
-        segs = {"iops": [], "throughput": []}
-        for lo, hi, lim in _segments(db, org, "instance", refs.instance_id, start, end):
-            if lim.instance is None:
-                continue
-            for k, v in instance_ceilings(lim.instance, lo, hi).items():
-                segs[k] += v
-        out["instance_iops"], out["instance_throughput"] = merge_segments(segs["iops"]), merge_segments(
-            segs["throughput"])
+        pieces = ceilings_over_time(db, org, "instance", refs.instance_id, "instance", start, end)
+        out["instance_iops"], out["instance_throughput"] = pieces["iops"], pieces["throughput"]
     return out
 
 

@@ -9,7 +9,9 @@ import datetime as dt
 import numpy as np
 from headroom.domain.model import Ceiling, CeilingKind
 import pytest
+from headroom.domain.physics.ceilings import merge_segments
 from headroom.metrics import service as m
+from headroom.timeseries import columns
 from headroom.platform.errors import InvalidInput
 
 T0 = dt.datetime(2026, 11, 2, 0, 0, tzinfo=dt.UTC)
@@ -46,10 +48,10 @@ def test_window_defaults_and_errors() -> None:
 def test_combine_keeps_extremes_only_for_raw_and_counts_a_missing_series_as_zero() -> None:
     a = m.Columns(np.array([0, 60], dtype=np.int64), np.array([1.0, 2.0]), np.array([5.0, 6.0]), np.zeros(2))
     b = m.Columns(np.array([60], dtype=np.int64), np.array([10.0]), np.array([10.0]), np.array([10.0]))
-    rolled = m.combine([a, b], lambda x, y: x + y, exact_extremes=False)
+    rolled = columns.combine([a, b], lambda x, y: x + y, exact_extremes=False)
     assert rolled.t.tolist() == [0, 60]
     assert np.isnan(rolled.avg[0]) and rolled.avg[1] == 12.0 and np.isnan(rolled.max).all()
-    missing = m.combine([a, m.empty_columns()], lambda x, y: x + y, exact_extremes=True)
+    missing = columns.combine([a, m.empty_columns()], lambda x, y: x + y, exact_extremes=True)
     assert missing.avg.tolist() == [1.0, 2.0] == missing.max.tolist()
 
 
@@ -59,7 +61,7 @@ def _seg(value: float, lo_h: int, hi_h: int, label: str = "x", kind: CeilingKind
 
 
 def test_segments_merge_when_nothing_changed_and_peak_uses_the_limit_in_force() -> None:
-    merged = m.merge_segments([_seg(3000, 0, 2), _seg(3000, 2, 4), _seg(6000, 4, 8, "gp3")])
+    merged = merge_segments([_seg(3000, 0, 2), _seg(3000, 2, 4), _seg(6000, 4, 8, "gp3")])
     assert [(s.value, s.valid_from.hour, s.valid_to.hour) for s in merged  # type: ignore[union-attr]
             ] == [(3000, 0, 4), (6000, 4, 8)]
     t = np.array([int((T0 + dt.timedelta(hours=h)).timestamp()) for h in (1, 5)], dtype=np.int64)
@@ -77,7 +79,7 @@ def test_a_gp2_volume_with_an_empty_bucket_is_judged_against_its_baseline() -> N
     t = np.array([int((T0 + dt.timedelta(hours=h)).timestamp()) for h in (1, 2, 3)], dtype=np.int64)
     balance = m.Columns(t, np.array([40.0, 0.0, np.nan]), np.array([40.0, 0.0, np.nan]),
                         np.array([40.0, 0.0, np.nan]))
-    held = m.held_at(balance, "avg", t, 60)
+    held = columns.held_at(balance, "avg", t, 60)
     ceil = m.ceiling_in_force(segs, held, t)
     assert ceil.tolist() == [3000.0, 1050.0, 3000.0]  # a point without a balance sample counts as credits
     peak = m.peak_utilisation(m.Columns(t, np.array([2000.0, 1050.0, 900.0]), t * 0.0, t * 0.0), ceil)
@@ -88,7 +90,7 @@ def test_a_five_minute_balance_is_held_across_its_period() -> None:
     tb = np.array([0, 300], dtype=np.int64)
     bal = m.Columns(tb, np.array([5.0, 0.0]), np.array([5.0, 0.0]), np.array([5.0, 0.0]))
     t = np.arange(0, 720, 60, dtype=np.int64)
-    held = m.held_at(bal, "min", t, 300)
+    held = columns.held_at(bal, "min", t, 300)
     assert held is not None
     assert held[:5].tolist() == [5.0] * 5 and held[5:10].tolist() == [0.0] * 5 and np.isnan(held[10:]).all()
 
@@ -98,8 +100,8 @@ def test_a_series_point_covers_its_own_period_when_longer_than_the_chart_step() 
     # 300 s, so the chart breaks the line only where two points are more than 1.5 x 300 s apart.
     t = np.array([0, 300, 600, 1200], dtype=np.int64)
     ec2 = m.Columns(t, np.ones(4), np.ones(4), np.ones(4))
-    assert m.point_step(ec2, 60) == 300
-    assert m.point_step(ec2, 3600) == 3600  # hourly rollups: the chart's step is the longer
+    assert columns.point_step(ec2, 60) == 300
+    assert columns.point_step(ec2, 3600) == 3600  # hourly rollups: the chart's step is the longer
     ebs = m.Columns(np.arange(0, 600, 60, dtype=np.int64), np.ones(10), np.ones(10), np.ones(10))
-    assert m.point_step(ebs, 60) == 60
-    assert m.point_step(m.Columns(t[:1], np.ones(1), np.ones(1), np.ones(1)), 60) == 60
+    assert columns.point_step(ebs, 60) == 60
+    assert columns.point_step(m.Columns(t[:1], np.ones(1), np.ones(1), np.ones(1)), 60) == 60

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -202,4 +203,17 @@ def instance_ceilings(
             out[dimension].append(Ceiling(
                 id=f"instance_max_{dimension}", label=f"{itype} EBS {word}", value=float(mx), unit=unit,
                 kind="sustained", valid_from=valid_from, valid_to=valid_to, source=source))
+    return out
+
+
+def merge_segments(segments: Iterable[Ceiling]) -> list[Ceiling]:
+    """Join consecutive pieces of one ceiling id whose value, kind and label did not change."""
+    out: list[Ceiling] = []
+    for seg in sorted(segments, key=lambda s: (s.id, s.valid_from or datetime.min.replace(tzinfo=UTC))):
+        last = out[-1] if out else None
+        if last and last.id == seg.id and last.value == seg.value and last.label == seg.label \
+                and last.kind == seg.kind and last.valid_to == seg.valid_from:
+            out[-1] = last.model_copy(update={"valid_to": seg.valid_to})
+        else:
+            out.append(seg)
     return out
