@@ -532,13 +532,13 @@ class Context:
         bal = self.series("volume", volume_id, "ebs.burst_balance")
         if bal is None or len(bal) != n:
             return None
-        # A point's Minimum balance > 0 means credits remained through the step (domain.md §1.3, §3.1).
+        # A point's Minimum balance > 0 means credits remained through the step (docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/cloudwatch.md#volume-metrics).
         # (NaN, no sample, counts as credits: `not <= 0`, what nan_to_num(nan=100) > 0 gave without its copies)
         active: BoolArray = np.asarray(~(bal <= 0.0), dtype=np.bool_)
         return active
 
     def volume_iops_ceiling(self, volume_id: str) -> Array | None:
-        """Return the IOPS ceiling per step: gp2 burst while credits remain, else baseline (§1.3)."""
+        """Return the IOPS ceiling per step: gp2 burst while credits remain, else baseline (docs/reference/gp2-burst.md#the-credit-bucket)."""
         lim = self.volume_limits(volume_id)
         view = self.volume_io(volume_id)
         if lim is None or view is None:

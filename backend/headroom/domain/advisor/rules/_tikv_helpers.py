@@ -4,7 +4,7 @@ Not a rules module (it exposes no RULES). Everything here is pure: a `Context` i
 
 - `data_path(ctx, node)`: the node's data-volume I/O (summed over RAID stripes) next to its effective
   ceilings per step: the data volumes' own IOPS / MiB/s ceilings and the instance's EBS limits, whichever is
-  tighter at each step (domain.md §2.2: "bounded by the instance limit or the sum of its attached volumes").
+  tighter at each step (docs/reference/ec2-ebs-limits.md#limits-table: "bounded by the instance limit or the sum of its attached volumes").
 - `tikv_change(ctx, node, key, proposed, reason)`: a `Change` whose `current` is the node's effective
   value (config, else the version default) and whose `online` comes from tikvconf's online table.
 - Size formatting as tikv.toml writes it ("4GiB", "16KiB").
@@ -137,7 +137,7 @@ def _instance_ceilings(ctx: Context, instance_id: str, n: int) -> tuple[Array, A
     iops = np.full(n, lim.max_iops, dtype=np.float64)
     mibps = np.full(n, lim.max_throughput_mibps, dtype=np.float64)
     if lim.bursts:
-        # domain.md §2.1/§3.2: burst sizes hold their maximum while EBSIOBalance% / EBSByteBalance% > 0, then
+        # docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/cloudwatch.md#instance-ebs-metrics: burst sizes hold their maximum while EBSIOBalance% / EBSByteBalance% > 0, then
         # fall to the baseline. Without the series, assume the maximum (the higher ceiling: no false alarm).
         io_bal = ctx.series("instance", instance_id, "ec2.ebs_io_balance")
         if io_bal is not None and len(io_bal) == n:
@@ -288,7 +288,7 @@ def evidence(
 
 
 def utilisation_p95(what: str, value: float, *, limit_label: str | None = None) -> Measure:
-    """Return the p95 utilisation of a ceiling as a Measure against the "at the ceiling" band (domain.md §1.2)."""
+    """Return the p95 utilisation of a ceiling as a Measure against the "at the ceiling" band (docs/reference/ebs-volume-types.md#performance-consistency)."""
     return Measure(
         label=f"{what} utilisation p95",
         value=finite(value),
