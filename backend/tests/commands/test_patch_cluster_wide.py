@@ -1,7 +1,7 @@
 """`headroom patch` on three identical nodes (issue 12): the advisor's one cluster-level value renders once.
 
 The case: examples/scenarios/thread-pool-saturation.yaml, three m6i.2xlarge (8 vCPUs) whose scheduler pools
-(clamp(8, 1, 4) = 4 threads, domain.md §5) run hot under slightly different load. One store at a time the rule
+(clamp(8, 1, 4) = 4 threads, docs/reference/tikv-config.md#keys-and-defaults) run hot under slightly different load. One store at a time the rule
 asks for 6, 5 and 5 threads, which no tikv.toml fragment, TiUP server_configs or TiDB Operator spec can hold at
 once ("differs by node"); the advisor now proposes the largest need once, within the 8 − 1 = 7 thread budget.
 TiUP: `server_configs.tikv` applies to every TiKV (TiUP topology reference); Operator: `spec.tikv.config` is one

@@ -190,7 +190,7 @@ def test_patch_from_all_open_findings_downloads_every_format(world: World, db: A
     keys = template_keys()
     assert {c["key"] for c in tikv} <= set(keys), {c["key"] for c in tikv} - set(keys)
     # Current values come from the nodes' stored configs: the demo's legacy m5.2xlarge (32 GiB) nodes run
-    # the default block cache, 45% of memory (domain.md §5).
+    # the default block cache, 45% of memory (docs/reference/tikv-config.md#keys-and-defaults).
     cache = [c for c in tikv if c["key"] == "storage.block-cache.capacity"]
     assert cache and all(c["current"] is not None and c["proposed"] == "4GiB" for c in cache)
     assert all(c["entity"]["status_address"].endswith(":20180") for c in tikv)  # resolved to status addresses

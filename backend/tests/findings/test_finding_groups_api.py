@@ -1,7 +1,7 @@
 """Findings that share a cause, through the real API and Postgres, on the demo fleet's stored data.
 
 The demo fleet's two legacy nodes each have a 350 GiB gp2 data volume: baseline 3 x 350 = 1,050 IOPS, burst 3,000
-(AWS gp2 docs, domain.md 1.3). Their reads drain the bucket, and the block-cache rule sees the reads at the
+(AWS gp2 docs, docs/reference/gp2-burst.md#the-credit-bucket). Their reads drain the bucket, and the block-cache rule sees the reads at the
 read-IOPS ceiling and says "shrink" (PingCAP's AWS guide, seed 000: a smaller block cache "to avoid read IOPS
 from hitting the EBS limit"). Per node the two findings are one group; moving the volume to gp3 (3,000 IOPS
 with no bucket) resolves both: "resolves 2 of 2". The hot node's compaction findings are a group of their own.

@@ -38,7 +38,7 @@ def test_toml_view_of_dotted_and_inline_keys() -> None:
 
 
 def test_config_json_view_matches_domain_sample() -> None:
-    # domain.md s4.2: nested objects with kebab-case keys; sizes as strings.
+    # docs/reference/tikv-metrics.md#config-json: nested objects with kebab-case keys; sizes as strings.
     payload = {
         "readpool": {"unified": {"min-thread-count": 1, "max-thread-count": 8}},
         "storage": {"scheduler-worker-pool-size": 4, "block-cache": {"capacity": "14745MiB"}},

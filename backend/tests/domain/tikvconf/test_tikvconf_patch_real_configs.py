@@ -15,7 +15,7 @@ from headroom.domain.tikvconf.parse import flatten
 from headroom.domain.tikvconf.patch import apply_changes
 from toml_artefact_checks import REAL_CONFIGS, check_artefacts, tikv
 
-# What the advisor's rules propose (domain.md s5 keys), values as TiKV writes them: sizes with units (a size
+# What the advisor's rules propose (docs/reference/tikv-config.md#keys-and-defaults keys), values as TiKV writes them: sizes with units (a size
 # for raftstore.capacity, "10GB", issue 13), thread counts as integers, the per-level compression as a list of
 # seven.
 ADVISOR_CHANGES = [

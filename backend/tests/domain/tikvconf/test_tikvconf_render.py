@@ -99,7 +99,7 @@ MIXED = patch_of(
         # `split.qps-threshold`=1000 (bare)
         ("16GiB", "'16GiB'", "16GiB"),
         (1000, "1000", "1000"),
-        (True, "true", "true"),  # domain.md s5 tikv-ctl: -v true
+        (True, "true", "true"),  # docs/reference/tikv-config.md#tikv-ctl tikv-ctl: -v true
         (False, "false", "false"),
         ("1h", "'1h'", "1h"),  # tikv-ctl: -v 1h
         ("8MB", "'8MB'", "8MB"),  # tikv-ctl: -v 8MB
@@ -130,7 +130,7 @@ def test_sql_sets_online_keys_and_lists_the_rest_for_a_restart() -> None:
     assert "tiup cluster reload prod-east -R tikv" in restart
     assert (
         "tiup cluster edit-config prod-east" in body
-    )  # domain.md s5 caveat: or reload overwrites SET CONFIG
+    )  # docs/reference/tikv-config.md#set-config caveat: or reload overwrites SET CONFIG
     assert "SHOW WARNINGS;" in body  # batch changes are not atomic
 
 
@@ -244,7 +244,7 @@ AWS = patch_of(
 def test_aws_batches_a_volume_into_one_call_and_warns_about_restarts() -> None:
     body = artefact(AWS, "aws").body
     calls = re.findall(r"^aws ec2 modify-volume .*$", body, flags=re.MULTILINE)
-    # domain.md s1.5: four modifications per rolling 24 hours -> one ModifyVolume per volume
+    # docs/reference/ebs-volume-types.md#elastic-volumes-modifications: four modifications per rolling 24 hours -> one ModifyVolume per volume
     assert calls == [
         f"aws ec2 modify-volume --volume-id {VOLUME} "
         "--volume-type gp3 --iops 6000 --throughput 500 --size 2048"

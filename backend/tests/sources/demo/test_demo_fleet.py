@@ -130,7 +130,7 @@ def test_the_live_stream_continues_the_backfilled_history(db: Any, monitoring: s
         assert np.allclose(got, want, atol=0.02, equal_nan=True), vid
         # gp2 350 GiB: refill 3 IOPS/GiB x 350 = 1,050 credits/s; at the 3,000 IOPS burst the bucket loses
         # 3,000 - 1,050 = 1,950 credits/s, 117,000 per minute = 2.17 % of its 5.4 M credits (AWS gp2 docs,
-        # domain.md 1.3). No minute, the seam at 08:15 included, moves by more.
+        # docs/reference/gp2-burst.md#the-credit-bucket). No minute, the seam at 08:15 included, moves by more.
         steps = np.abs(np.diff(got[~np.isnan(got)]))
         assert steps.max() <= 1_950 * 60 / 5_400_000 * 100 + 0.02, vid
         moved = max(moved, float(np.nanmax(got) - np.nanmin(got)))
