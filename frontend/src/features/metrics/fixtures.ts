@@ -33,8 +33,8 @@ export function nodeMetrics(overrides: Partial<NodeMetrics> = {}): NodeMetrics {
           { id: 'data_read_iops', label: 'Read IOPS', unit: 'IOPS', t: [T0, T0 + 60, T0 + 300], statistic: 'avg', value: [2700, 2800, 3000], step_seconds: 60, span_seconds: null },
         ],
         ceilings: [
-          { id: 'data_max_iops', label: 'gp2 burst IOPS', value: 3000, unit: 'IOPS', source: 'gp2 500 GiB: domain.md §1.3', valid_from: START, valid_to: SWITCH },
-          { id: 'data_max_iops', label: 'gp3 provisioned IOPS', value: 6000, unit: 'IOPS', source: 'gp3 500 GiB: domain.md §1.2', valid_from: SWITCH, valid_to: END },
+          { id: 'data_max_iops', label: 'gp2 burst IOPS', value: 3000, unit: 'IOPS', source: 'gp2 500 GiB: docs/reference/gp2-burst.md#the-credit-bucket', valid_from: START, valid_to: SWITCH },
+          { id: 'data_max_iops', label: 'gp3 provisioned IOPS', value: 6000, unit: 'IOPS', source: 'gp3 500 GiB: docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025', valid_from: SWITCH, valid_to: END },
         ],
         forecasts: [],
         notes: ['The Raft log shares this volume.'],
@@ -90,8 +90,8 @@ export function overview(): ClusterOverview {
       {
         node: nodeMetrics().node!,
         utilisation: [
-          { metric: 'data_iops', peak_percent: 90, peak_at: '2026-11-02T08:00:00Z', peak_value: 2700, ceiling_value: 3000, ceiling_label: 'gp2 burst IOPS', ceiling_source: 'domain.md §1.3' },
-          { metric: 'data_throughput', peak_percent: 40, peak_at: '2026-11-02T08:00:00Z', peak_value: 50, ceiling_value: 125, ceiling_label: 'gp3 throughput', ceiling_source: 'domain.md §1.2' },
+          { metric: 'data_iops', peak_percent: 90, peak_at: '2026-11-02T08:00:00Z', peak_value: 2700, ceiling_value: 3000, ceiling_label: 'gp2 burst IOPS', ceiling_source: 'docs/reference/gp2-burst.md#the-credit-bucket' },
+          { metric: 'data_throughput', peak_percent: 40, peak_at: '2026-11-02T08:00:00Z', peak_value: 50, ceiling_value: 125, ceiling_label: 'gp3 throughput', ceiling_source: 'docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025' },
         ],
         burst: [{ id: 'data_burst_balance', label: 'Data volume BurstBalance forecast', entity_id: 'vol-0aaaa', balance_percent: 48, seconds_to_empty: 1080, seconds_to_empty_low: 900, seconds_to_empty_high: 1320 }],
         burst_seconds_left: 1080,
@@ -99,7 +99,7 @@ export function overview(): ClusterOverview {
       {
         node: { id: NODE_B, store_address: '10.0.1.6:20160', instance_id: 'i-0bbbb', instance_type: 'm6i.2xlarge', data_volume: null, raft_volume: null },
         utilisation: [
-          { metric: 'data_iops', peak_percent: 20, peak_at: null, peak_value: 600, ceiling_value: 3000, ceiling_label: 'gp3 provisioned IOPS', ceiling_source: 'domain.md §1.2' },
+          { metric: 'data_iops', peak_percent: 20, peak_at: null, peak_value: 600, ceiling_value: 3000, ceiling_label: 'gp3 provisioned IOPS', ceiling_source: 'docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025' },
         ],
         burst: [],
         burst_seconds_left: null,
