@@ -44,7 +44,7 @@ def test_gp2_burst_and_block_cache_are_one_group_in_the_api(owner: tuple[Actor, 
     bursts = [f for f in items if f["rule"] == "gp2-burst-depletion"]
     assert len(bursts) == 2
     by_key = {f["dedup_key"]: f for f in items}
-    # Issue 12: the two legacy m5.2xlarge stores' block-cache shrink is one cluster-level finding, so their two
+    # The two legacy m5.2xlarge stores' block-cache shrink is one cluster-level finding, so their two
     # gp2 volumes out of burst and that shrink are one group: gp3 on both volumes resolves all three.
     (group_id,) = {b["group"]["id"] for b in bursts}
     group = bursts[0]["group"]

@@ -143,7 +143,7 @@ def test_raw_window_numbers_are_exact(owner: Any, cluster_id: str, sessions: Any
     assert hit["value"] == [pytest.approx(90.0)] * 60
     # gp3 3,000 IOPS / 125 MiB/s: one ceiling each, over the whole window, with its catalog source.
     [ceiling] = iops["ceilings"]
-    assert ceiling["value"] == 3000 and "gp3 provisioned IOPS" in ceiling["label"] and "https://docs.aws.amazon.com/ebs/" in ceiling["source"]  # issue 12: a public link, was "docs/reference/ebs-volume-types.md"
+    assert ceiling["value"] == 3000 and "gp3 provisioned IOPS" in ceiling["label"] and "https://docs.aws.amazon.com/ebs/" in ceiling["source"]  # a public link, not an internal section
     assert [c["value"] for c in tput["ceilings"]] == [125.0]
     inst = _panel(body, "instance_iops")
     assert inst["series"] == []
@@ -336,7 +336,7 @@ NODE_METRICS = ("tikv.block_cache_hit", "tikv.block_cache_miss", "tikv.pending_c
 
 
 def test_a_full_node_view_fits_the_page_budget(owner: Any, cluster_id: str, sessions: Any) -> None:
-    """Issue 16: <= 150 KB of API data per node view. 6 hours of every series a node has (1-minute CloudWatch and
+    """The Metrics tab's budget (docs/metrics-downsampling.md): <= 150 KB of API data per node view. 6 hours of every series a node has (1-minute CloudWatch and
     Prometheus points, 5-minute EC2 points), noisy values with many digits, at the page's point budget (MAX_CHART_POINTS, frontend/src/features/metrics/api.ts)."""
     import random
 

@@ -1,4 +1,4 @@
-"""Burst buckets judged by the forecast (issue 12): a gp2 or instance bucket forecast to empty within the next
+"""Burst buckets judged by the forecast (docs/thresholds/burst.md): a gp2 or instance bucket forecast to empty within the next
 day is a finding before its balance falls to 10%, with severity by time to empty (docs/thresholds/burst.md).
 
 Cases are written from AWS's bucket arithmetic (docs/reference/gp2-burst.md#the-credit-bucket gp2, docs/reference/ec2-ebs-limits.md#the-burst-rule instance burst, docs/reference/cloudwatch.md#instance-ebs-metrics balances), not

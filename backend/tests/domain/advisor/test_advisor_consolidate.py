@@ -1,4 +1,4 @@
-"""Config is cluster-wide (issue 12): per-node tikv.toml findings become one finding per group of like stores.
+"""Config is cluster-wide (docs/thresholds/cluster-config.md): per-node tikv.toml findings become one finding per group of like stores.
 
 Sources for the cases:
 - TiUP topology reference: `server_configs.tikv` applies to every TiKV; an instance's own `config` under
@@ -54,7 +54,7 @@ def _needs(f: Finding) -> dict[str, Any]:
 def test_three_identical_nodes_get_one_finding_and_the_largest_need() -> None:
     snapshot = scenario_snapshot("thread-pool-saturation")
     per_node = advise(snapshot, rules=[RULE], cluster_wide=False)
-    # What the rule says one store at a time: three findings, and (before issue 12) 6, 5 and 5 threads.
+    # What the rule says one store at a time: three findings, and, sized per node, 6, 5 and 5 threads.
     assert len(per_node) == 3
     own = {f.entity.id: f.changes[0].proposed for f in per_node}
     (finding,) = advise(snapshot, rules=[RULE])

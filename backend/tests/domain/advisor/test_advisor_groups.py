@@ -28,7 +28,7 @@ from headroom.domain.snapshot.schema import Snapshot
 
 @cache
 def scenario_findings(name: str) -> tuple[Finding, ...]:
-    """The scenario's findings one store at a time (issue 12 merges config findings per group of like stores;
+    """The scenario's findings one store at a time (the advisor merges config findings per group of like stores;
     these cases are written per node: cluster_wide=False keeps the rules' per-node findings)."""
     return tuple(run_rules(scenario_snapshot(name), cluster_wide=False).findings)
 
@@ -63,7 +63,7 @@ def test_gp2_out_of_burst_and_block_cache_on_one_node_are_one_group_and_gp3_reso
         assert group.remaining == []
         assert group.summary.startswith("Primary fix: gp3") and group.summary.endswith("resolves 2 of 2")
         assert {c.key: c.proposed for c in burst.changes}["volume.type"] == "gp3"
-    # The same what-if through the public what-if machinery, on the advisor's real (cluster-wide, issue 12)
+    # The same what-if through the public what-if machinery, on the advisor's real (cluster-wide)
     # output: gp3 on the three volumes resolves the three burst findings and the one block-cache shrink of the
     # three m5.2xlarge stores.
     real = advise(snap)

@@ -138,7 +138,7 @@ def test_burst_depletion_forecast_is_typed() -> None:
         empties, refill = f.evidence.forecasts
         assert (empties.kind, empties.label, empties.unit, empties.source) == (
             "burst_empty", "ec2.ebs_byte_balance", "MiB/s",
-            # issue 12: a public document, not the module name "headroom.domain.forecast.burst"
+            # A public document, not the module name "headroom.domain.forecast.burst"
             "AWS: Amazon EBS-optimized instances, burst sizes: maximum for 30 minutes at least once every 24 hours "
             "(https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html)")
         # m6i.xlarge falls back to its 156.25 MB/s = 149 MiB/s baseline (docs/reference/ec2-ebs-limits.md#limits-table)
@@ -174,7 +174,7 @@ def _arm64_node_pinned() -> list[object]:
 def test_an_arm64_node_is_offered_arm64_first_with_prices() -> None:
     (f,) = _arm64_node_pinned()
     assert f.changes[0].proposed == "m6g.4xlarge"
-    # Both prices are known now (issue 12): (0.616 - 0.308) $/h x 730 h = +$224.84 a month, us-east-1 on-demand.
+    # Both prices are in the catalog: (0.616 - 0.308) $/h x 730 h = +$224.84 a month, us-east-1 on-demand.
     assert f.impact.monthly_cost_delta_usd == pytest.approx(224.84)
     assert f.impact.price_region == "us-east-1"
     assert "+224.84 USD/month (us-east-1 on-demand)" in f.impact.summary

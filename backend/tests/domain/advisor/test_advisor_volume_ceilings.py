@@ -103,7 +103,7 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
     by_type = {snap.volumes[[v.id for v in snap.volumes].index(f.entity.id)].type: f for f in found}
     gp3 = by_type["gp3"]
     assert gp3.evidence.measures[0].limit == 125.0  # docs/reference/ebs-volume-types.md#limits-per-volume-type: 125 MiB/s included
-    # issue 16: the chart names its series (it was titled "MiB/s (MiB/s)") and its line is the table's limit
+    # The chart names its series (it was titled "MiB/s (MiB/s)") and its line is the table's limit
     chart = next(s for s in gp3.evidence.series if s.metric == "derived.mibps")
     assert chart.label == "throughput"
     assert [(line.value, line.label) for line in chart.reference_lines] == [
@@ -111,7 +111,7 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
         (112.5, "90% of ceiling"),
     ]
     tput = {c.key: c for c in gp3.changes}["volume.throughput"]
-    # Issue 12: PingCAP's gp3 figure for TiKV is 400 MiB/s (docs/reference/pingcap-guidance.md#aws-deployment), but the node is an m6i.2xlarge that
+    # PingCAP's gp3 figure for TiKV is 400 MiB/s (docs/reference/pingcap-guidance.md#aws-deployment), but the node is an m6i.2xlarge that
     # sustains 312.5 MB/s = 298 MiB/s of EBS (docs/reference/ec2-ebs-limits.md#limits-table): the fix is sized to what the node can use,
     # 298 rounded up to the 25 MiB/s step = 300 MiB/s, and says so. (The old assertion was proposed >= 400.)
     assert tput.current == 125.0 and tput.proposed == 300.0
@@ -121,7 +121,7 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
     sustained = [m for m in gp2.evidence.measures if m.label.startswith("gp2 sustained")][0]
     assert sustained.value == pytest.approx(225.0)  # docs/reference/gp2-burst.md#gp2-throughput: 300 GiB × 3 IOPS × 256 KiB = 225 MiB/s
     assert {c.key: c.proposed for c in gp2.changes}["volume.type"] == "gp3"
-    # issue 16: the peak is judged against the 250 MiB/s burst (gp2 170-334 GiB, docs/reference/gp2-burst.md#gp2-throughput): drawn and named
+    # The peak is judged against the 250 MiB/s burst (gp2 170-334 GiB, docs/reference/gp2-burst.md#gp2-throughput): drawn and named
     peak = next(m for m in gp2.evidence.measures if m.label == "peak")
     lines = next(s for s in gp2.evidence.series if s.metric == "derived.mibps").reference_lines
     assert (peak.limit, peak.limit_label) == (250.0, "burst ceiling, while credits last")

@@ -1,5 +1,5 @@
 """Every example scenario in both CloudWatch monitoring modes: the advice must not depend on whether the customer
-pays for detailed monitoring (issue 12).
+pays for detailed monitoring.
 
 Basic monitoring delivers the AWS/EC2 EBS metrics every 5 minutes, detailed every minute; EBSIOBalance% and
 EBSByteBalance% are 5-minute metrics in both, AWS/EBS volume metrics 1-minute in both (AWS CloudWatch pages for EC2

@@ -1,4 +1,4 @@
-"""What users read in a finding names public documents, never Headroom's internals (issue 12).
+"""What users read in a finding names public documents, never Headroom's internals.
 
 Every example scenario (one day) and the demo fleet (seven days) is advised, and every user-visible text of
 every finding is scanned: title, why, notes, sources, the evidence (condition, measures, corroboration,

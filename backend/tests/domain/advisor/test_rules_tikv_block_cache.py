@@ -207,7 +207,7 @@ def test_read_heavy_brief_spike_is_silent() -> None:
     assert _findings(snap) == []
 
 
-# --- shrink judged from PingCAP's evidence, not one hit-ratio cut-off (issue 12) ------------------------
+# --- shrink judged from PingCAP's evidence, not one hit-ratio cut-off -------------------------------
 
 
 def _sixty_percent(capacity: str = "16GiB") -> Snapshot:
@@ -286,7 +286,7 @@ def test_misses_that_do_not_feed_the_disk_are_left_alone() -> None:
     assert _findings(_with_series(_sixty(), "tikv.block_cache_miss", 0.05)) == []
 
 
-# --- the chart draws the limit the table states (issue 16) --------------------------------------------------
+# --- the chart draws the limit the table states ---------------------------------------------------------
 
 
 def _iops_lines(f: Finding) -> list[tuple[float, str]]:

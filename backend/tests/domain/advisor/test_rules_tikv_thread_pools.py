@@ -51,7 +51,7 @@ def test_thresholds_are_pingcaps() -> None:
 @pytest.mark.parametrize(
     ("current", "p99_cores", "upper", "vcpus", "expected"),
     [
-        # Issue 12: sizing aims at the middle of the band. Scheduler 50-75% (docs/reference/pingcap-guidance.md#thread-pools): middle 62.5%.
+        # Sizing aims at the middle of the band. Scheduler 50-75% (docs/reference/pingcap-guidance.md#thread-pools): middle 62.5%.
         # 3.75 cores: 5 threads would put p99 at exactly 75%, the top, with no room; 3.75 / 0.625 = 6.0 -> 6
         # threads (62.5%). (The old expectation was 5.)
         (4, 3.75, 0.75, 8, 6),
@@ -146,12 +146,12 @@ def test_brief_spike_is_silent() -> None:
 
     snap = _variant("near-miss-tikv-scheduler-67pct", mutate)
     cpu = Context(snap).series("node", "tikv-1", "tikv.thread_cpu.scheduler")
-    # nanmax: simulated scrapes go missing now and then, as Prometheus's do (issue 12)
+    # nanmax: simulated scrapes go missing now and then, as Prometheus's do
     assert cpu is not None and float(np.nanmax(cpu)) / 4 >= 0.75  # the spike does cross the band
     assert _findings(snap) == []
 
 
-# --- sizing has margin (issue 12) ----------------------------------------------------------------------
+# --- sizing has margin -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -113,7 +113,7 @@ def test_monthly_price_is_730_hours() -> None:
 
 
 def test_unknown_price_is_null() -> None:
-    # Issue 12: every built-in type now has a cited price (r5b.large was the example of a null one). A type
+    # Every built-in type has a cited price (r5b.large was the example of a null one). A type
     # only the override file knows, without a price, still gets null rather than an invented one.
     r = build_catalog({"instance_types": []}, _override_doc()).get("x9.large")
     assert r.hourly_price_usd is None and r.monthly_price_usd is None

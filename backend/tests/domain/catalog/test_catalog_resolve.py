@@ -19,7 +19,7 @@ SOURCE = described_source("us-east-1", dt.datetime(2026, 11, 1, tzinfo=dt.UTC))
 
 
 # The catalog-wins and described-type cases run on what the moto server's DescribeInstanceTypes returns:
-# test_catalog_refresh_moto.py (issue 12: no hand-built rows where real-shaped ones exist).
+# test_catalog_refresh_moto.py (no hand-built rows where real-shaped ones exist).
 
 
 @pytest.mark.parametrize("described", [None, DescribedType({"baseline_iops": 1}, SOURCE),
@@ -28,7 +28,7 @@ def test_without_a_usable_answer_the_type_is_unknown_and_the_note_says_so(descri
     got = resolve_instance_limits("zz9.mega", described)
     assert got.origin == "unknown" and got.limits is None and not got.known
     assert got.note.startswith("zz9.mega: EBS limits unknown.")
-    assert "no finding judges" in got.note and "DescribeInstanceTypes" in got.note  # was "docs/reference/ec2-ebs-limits.md#describeinstancetypes" (issue 12: no internal sections)
+    assert "no finding judges" in got.note and "DescribeInstanceTypes" in got.note  # a public API name, not an internal section
 
 
 def test_volumes_use_their_provisioned_settings_only_where_the_type_provisions_them() -> None:

@@ -207,7 +207,7 @@ def test_advisor_keys_are_template_keys_with_a_known_online_status(key: str) -> 
     "key", ["raftstore.capacity", "rocksdb.wal-size-limit", "rocksdb.defaultcf.titan.zstd-dict-size"]
 )
 def test_sizes_the_template_writes_as_zero_take_size_text(key: str) -> None:
-    # Issue 13: the template's "# capacity = 0" made these integers, so "10GB" was refused; TiKV types them
+    # Regression: the template's "# capacity = 0" made these integers, so "10GB" was refused; TiKV types them
     # ReadableSize (tikv/tikv raftstore config `capacity`, DbConfig `wal_size_limit`, TitanCfConfig `zstd_dict_size`).
     check_value(key, "10GB")
     check_value(key, 0)

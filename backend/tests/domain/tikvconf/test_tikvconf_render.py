@@ -273,7 +273,7 @@ def test_terraform_snippet() -> None:
     assert 'resource "aws_ebs_volume" "vol_0a1b2c3d4e5f60001" {' in body
     assert "  iops       = 6000\n" in body
     assert 'instance_type = "m6i.4xlarge"' in body
-    # Issue 13: the HCL parses (python-hcl2, the HCL2 grammar Terraform reads), forward and rollback, and
+    # The HCL parses (python-hcl2, the HCL2 grammar Terraform reads), forward and rollback, and
     # numbers are integers where the provider's arguments are (throughput 250.0 -> 250)
     floats = patch_of(change("volume.throughput", 250.0, 125.0, target="aws", volume_id=VOLUME))
     for rendered in (body, artefact(AWS, "terraform", rollback=True).body, artefact(floats, "terraform").body):
@@ -394,7 +394,7 @@ def test_aws_checks_every_volume_before_changing_any_and_writes_integers() -> No
 
 
 def test_display_names_never_reach_a_shell_line_or_a_kubernetes_name() -> None:
-    # Issue 13: "tiup cluster edit-config demo-prod (demo)" breaks in a shell; "demo-prod (demo)" is not a
+    # Regression: "tiup cluster edit-config demo-prod (demo)" breaks in a shell; "demo-prod (demo)" is not a
     # Kubernetes object name. A name TiUP / Kubernetes could have is used as it is, another becomes a placeholder
     # with a note saying where the real one is.
     shown = Patch(cluster="demo-prod (demo)", tikv_version="v7.5.1", nodes=NODES,
@@ -419,7 +419,7 @@ def test_display_names_never_reach_a_shell_line_or_a_kubernetes_name() -> None:
 
 
 def test_moving_raft_engine_dir_where_raft_engine_is_off_says_it_will_not_take_effect() -> None:
-    # Issue 13: with [raft-engine] enable = false TiKV keeps the Raft log in RocksDB (raftstore.raftdb-path), so a
+    # With [raft-engine] enable = false TiKV keeps the Raft log in RocksDB (raftstore.raftdb-path), so a
     # new raft-engine.dir moves nothing (TiKV configuration file: raft-engine.enable).
     moved = patch_of(change("raft-engine.dir", "/raft/raft-engine", None))
     off = "[raft-engine]\nenable = false\n"

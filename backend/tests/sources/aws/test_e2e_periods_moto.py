@@ -1,4 +1,4 @@
-"""End to end on data shaped as AWS delivers it (issue 12): 5-minute EC2 metrics (basic monitoring) and 1-minute
+"""End to end on data shaped as AWS delivers it: 5-minute EC2 metrics (basic monitoring) and 1-minute
 EBS metrics put into the moto server, swept by the real collector, stored, built into a snapshot and advised.
 The numbers in the findings are the numbers put in.
 

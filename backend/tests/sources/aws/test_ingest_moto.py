@@ -72,7 +72,7 @@ def test_inventory_roles_nodes_and_changes(db: Any, org_and_connection: Any, reg
     assert limits_before.volume.limits.baseline_iops == 600
     assert limits_after.volume.limits.baseline_iops == 6000
 
-    # the change ledger lists what the collector saw, once, at the sweep that saw it (issue 14)
+    # the change ledger lists what the collector saw, once, at the sweep that saw it (docs/changes.md)
     from headroom.changes import service as changes
     from headroom.platform.principal import Principal
 

@@ -84,7 +84,7 @@ def test_incremental_ingest_resumes_from_the_watermark(db: Any) -> None:
     assert newest == later - dt.timedelta(minutes=1)
     # The window re-simulated was the 10-minute overlap before the watermark, taken back to the 5-minute boundary
     # where the EC2 periods end (11:59 - 10 min = 11:49 -> 11:45), plus the new 30 minutes, not the 7-day
-    # backfill of a first run. (Issue 12: the resume point moved from 11:49 to the period boundary 11:45.)
+    # backfill of a first run. (The resume point is the period boundary 11:45, not 11:49.)
     resumed_from = NOW - dt.timedelta(minutes=15)
     expected = simulate(scenario, hours=(later - resumed_from).total_seconds() / 3600,
                         seed=demo._seed_for(cluster), start=resumed_from)
@@ -93,7 +93,7 @@ def test_incremental_ingest_resumes_from_the_watermark(db: Any) -> None:
 
 @pytest.mark.parametrize("monitoring", ["minute", "basic"])
 def test_the_live_stream_continues_the_backfilled_history(db: Any, monitoring: str) -> None:
-    """Issue 12: BurstBalance jumped from 31 % to 66 % in one minute where the history met the live stream (each
+    """Regression: BurstBalance jumped from 31 % to 66 % in one minute where the history met the live stream (each
     window warmed up afresh, with the nightly spike and growth counted from its own start). The live stream must
     continue the history: the same values a single run over both gives, and no jump between the last stored
     minute and the first live one larger than a minute of drain or refill allows. In basic monitoring too, where
