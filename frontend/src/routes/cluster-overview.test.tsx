@@ -66,7 +66,7 @@ describe('cluster overview', () => {
       expect.stringContaining('/d/RDVQiEzZz?var-instance=10.0.1.13%3A20180'),
     );
     // m6i.2xlarge: 2,500 Mbps = 312.5 MB/s baseline, 10,000 Mbps = 1,250 MB/s burst (AWS "Amazon EBS-optimized
-    // instances"), source in the tooltip. Issue 12: one unit for throughput everywhere, MiB/s, with AWS's MB/s
+    // instances"), source in the tooltip. One unit for throughput everywhere, MiB/s, with AWS's MB/s
     // beside it: 312.5e6 / 1,048,576 = 298.0 MiB/s, 1,250e6 / 1,048,576 = 1,192.1 MiB/s (was "313 MB/s").
     const ebs = within(row).getByText(/EBS 298 MiB\/s \(AWS: 312.5 MB\/s\) · 12,000 IOPS/);
     expect(ebs).toHaveTextContent('EBS 298 MiB/s (AWS: 312.5 MB/s) · 12,000 IOPS (burst 1,192 MiB/s (AWS: 1,250 MB/s) · 40,000 IOPS)');
