@@ -131,7 +131,7 @@ def test_thresholds_and_text() -> None:
 
 def test_instance_byte_bucket_forecast_above_10pct() -> None:
     # m6i.2xlarge (docs/reference/ec2-ebs-limits.md#limits-table): EBS throughput 312.5 MB/s baseline, 1,250 MB/s maximum, burst for 30 min
-    # per 24 h (docs/reference/ec2-ebs-limits.md#units). In MiB/s: 312.5e6 / 2^20 = 298.02 and 1,250e6 / 2^20 = 1,192.09.
+    # per 24 h (docs/reference/ec2-ebs-limits.md#the-burst-rule). In MiB/s: 312.5e6 / 2^20 = 298.02 and 1,250e6 / 2^20 = 1,192.09.
     # Bucket (headroom.domain.physics.burst, 30 minutes at the maximum, docs/reference/ec2-ebs-limits.md#the-burst-rule): 1,800 s × (1,192.09 − 298.02)
     # = 1,609,330 MiB. At 600 MiB/s it drains 600 − 298.02 = 301.98 MiB/s: a full bucket lasts 5,329 s (89 min).
     # 40 min of drain spend 40 × 60 × 301.98 = 724,752 MiB = 45.0 %: 55.0 % left, which lasts

@@ -28,7 +28,7 @@ from headroom.domain.catalog import CatalogError, UnknownVolumeType, VolumeLimit
         (("gp2", 750), 2250, 3000, 250, 250, True),
         # docs/reference/gp2-burst.md#worked-durations table row >= 1,000 GiB: baseline >= 3,000, burst n/a.
         (("gp2", 1000), 3000, None, 250, 250, False),
-        # docs/reference/gp2-burst.md#gp2-throughput: 16,000 cap reached at 5,334 GiB.
+        # docs/reference/gp2-burst.md#baseline-and-burst: 16,000 cap reached at 5,334 GiB.
         (("gp2", 5333), 15999, None, 250, 250, False),
         (("gp2", 5334), 16000, None, 250, 250, False),
         (("gp2", 16384), 16000, None, 250, 250, False),

@@ -36,7 +36,7 @@ def flat(value: float, n: int = 60) -> np.ndarray:
         (500, 50, 3000, 1800, "seed 004 formula: 50 * 5.4e6 / 100 / 1500"),
         (100, 100, 3000, 2000, "docs/reference/gp2-burst.md#worked-durations table: 100 GiB"),
         (33, 100, 3000, 1862, "docs/reference/gp2-burst.md#worked-durations table: <= 33.33 GiB, 5.4e6 / 2900"),
-        (334, 100, 3000, 2703, "docs/reference/gp2-burst.md#gp2-throughput table: 334 GiB"),
+        (334, 100, 3000, 2703, "docs/reference/gp2-burst.md#worked-durations table: 334 GiB"),
         (750, 100, 3000, 7200, "docs/reference/gp2-burst.md#worked-durations table: 750 GiB"),
         (500, 100, 2250, 7200, "docs/reference/gp2-burst.md#the-credit-bucket formula at 2,250 IOPS: 5.4e6 / 750"),
         (500, 100, 5000, 3600, "docs/reference/gp2-burst.md#the-credit-bucket: bursts only to 3,000 IOPS, so 5,000 drains like 3,000"),

@@ -113,7 +113,7 @@ def test_st1_throughput_bucket_drains_to_baseline() -> None:
 
 
 def test_instance_burst_then_baseline() -> None:
-    # m5.2xlarge: 287.5 MB/s baseline, 593.75 MB/s max for 30 min (docs/reference/ec2-ebs-limits.md#units, docs/reference/ec2-ebs-limits.md#limits-table); io1 6,000 IOPS caps at
+    # m5.2xlarge: 287.5 MB/s baseline, 593.75 MB/s max for 30 min (docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table); io1 6,000 IOPS caps at
     # 500 MiB/s (docs/reference/ebs-io-accounting.md#io-size-cap), so 2,000 × 256 KiB = 500 MiB/s passes the volume and the instance decides.
     baseline = 287.5e6 / 2**20
     maximum = 593.75e6 / 2**20
