@@ -1,4 +1,4 @@
-"""Advisor throughput (issue 11): the advisor over many simulated 6-node, 7-day clusters, snapshot JSON load time
+"""Advisor throughput: the advisor over many simulated 6-node, 7-day clusters, snapshot JSON load time
 and building a snapshot from the store.
 
 Parts (default: advisor and load; `store` needs a migrated database in HEADROOM_BENCH_DATABASE_URL, which

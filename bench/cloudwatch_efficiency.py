@@ -6,7 +6,7 @@ Part 2 (`moto`): the real collector (headroom.sources.aws.cloudwatch.fetch_sweep
 fleet; calls are counted by a botocore event hook, independently of the collector's own counters.
 
 Usage: uv run python bench/cloudwatch_efficiency.py [plan|moto]   (prints Markdown tables)
-Limits and prices: domain.md §3.3 (500 queries / 100,800 datapoints per GetMetricData call; GetMetricStatistics
+Limits and prices: docs/reference/cloudwatch.md#pricing (500 queries / 100,800 datapoints per GetMetricData call; GetMetricStatistics
 returns <= 1,440 datapoints per call; $0.01 per 1,000 metrics requested [3rd-party]).
 """
 
@@ -24,8 +24,8 @@ from pathlib import Path
 from headroom.sources.aws import cloudwatch as cw
 from headroom.sources.aws.metric_plan import plan_sweep, points_in
 
-GMS_MAX_DATAPOINTS = 1_440  # domain.md §3.3
-PRICE_PER_1000_METRICS = 0.01  # domain.md §3.3 [3rd-party]
+GMS_MAX_DATAPOINTS = 1_440  # docs/reference/cloudwatch.md#getmetricdata
+PRICE_PER_1000_METRICS = 0.01  # docs/reference/cloudwatch.md#pricing [3rd-party]
 MINUTES_PER_MONTH = 30 * 24 * 60
 
 

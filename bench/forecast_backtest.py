@@ -11,7 +11,7 @@ simulated rest:
   for used bytes (`tikv.store_used_bytes`, noiseless compound growth in the simulator). Both thresholds are
   this benchmark's choices, not AWS or PingCAP figures.
 
-Burst: examples/scenarios/gp2-burst-depletion.yaml (500 GiB gp2, domain.md §1.3) for 3 days at 1-minute
+Burst: examples/scenarios/gp2-burst-depletion.yaml (500 GiB gp2, docs/reference/gp2-burst.md#the-credit-bucket) for 3 days at 1-minute
 steps; each day, when BurstBalance first falls below 80 % while draining, forecast the empty time from the
 last hour and compare with when the simulated balance reached 0.
 
@@ -420,7 +420,7 @@ def burst_rows() -> list[BurstRow]:
 
 
 def _unclipped(scenario: Scenario) -> Scenario:
-    """The instance scenario with its gp3 data volume at 1,000 MiB/s and 16,000 IOPS (gp3 limits, domain.md §1.1):
+    """The instance scenario with its gp3 data volume at 1,000 MiB/s and 16,000 IOPS (gp3 limits, docs/reference/ebs-volume-types.md#limits-per-volume-type):
     the batch's demand is no longer clipped flat at the volume's 400 MiB/s but follows the diurnal load."""
     data = scenario.model_dump()
     for node in data["nodes"]:
@@ -430,7 +430,7 @@ def _unclipped(scenario: Scenario) -> Scenario:
 
 
 def instance_shape_rows() -> list[BurstRow]:
-    """The instance scenario's byte bucket in the shapes AWS/EC2 delivers it (domain.md §3.2), all 3 days.
+    """The instance scenario's byte bucket in the shapes AWS/EC2 delivers it (docs/reference/cloudwatch.md#instance-ebs-metrics), all 3 days.
 
     - basic, 1-minute grid: 300 s Sums and the 5-minute EBSByteBalance% held on the advisor's 1-minute window;
     - detailed, 1-minute grid: 60 s Sums, the balance still 5-minute ("Basic monitoring only");

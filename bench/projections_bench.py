@@ -1,4 +1,4 @@
-"""Projections' cost per cluster (issue 14): how long `cluster_growth` takes to fit every ceiling of a cluster,
+"""Projections' cost per cluster: how long `cluster_growth` takes to fit every ceiling of a cluster,
 for the demo cluster and for one of 100 stores, on four weeks of hourly history (what the daily job fits).
 
 The snapshots are simulated at an hourly step (`headroom.domain.snapshot.simulate`) so the fit sees what

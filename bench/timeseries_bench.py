@@ -1,4 +1,4 @@
-"""Time-series store benchmarks (issue 5): ingest vs bare COPY, bytes per point, dashboard reads vs Prometheus.
+"""Time-series store benchmarks: ingest vs bare COPY, bytes per point, dashboard reads vs Prometheus.
 
 Data: 100 nodes x 6 series x DAYS days at 1-minute resolution (600 series; 30 days = 25.9 M points), a
 deterministic random walk with a daily cycle. Runs against the PostgreSQL in HEADROOM_BENCH_DATABASE_URL (or the

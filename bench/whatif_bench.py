@@ -1,4 +1,4 @@
-"""What-if answer time for the demo cluster (issue 14: "the answer comes back within 1 s").
+"""What-if answer time for the demo cluster (goal: the answer comes back within 1 s).
 
 The demo cluster (examples/scenarios/demo.yaml, 6 TiKV nodes) is ingested into a real PostgreSQL the way the
 demo source writes it (1-minute EBS, 5-minute EC2, Prometheus series), its hourly rollups refreshed and its

@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from '@playwright/test';
 import { expect, test } from '../fixtures';
 import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
-// Issue 16's request budget: one page load fetches no API URL (path and query) twice. Each page is opened cold
+// The request budget (bench/README.md): one page load fetches no API URL (path and query) twice. Each page is opened cold
 // in a fresh browser context (the login's cookies, an empty cache), so the JavaScript bytes recorded are a first
 // load's; the requests and bytes are attached to the test as JSON.
 

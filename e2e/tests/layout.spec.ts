@@ -4,7 +4,7 @@ import type { Page, TestInfo } from '@playwright/test';
 import { expect, test } from '../fixtures';
 import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
-// Issue 16: every page fits a phone's width (390 CSS px, iPhone 12-15) as well as a desktop's without the page
+// Every page fits a phone's width (390 CSS px, iPhone 12-15) as well as a desktop's without the page
 // itself scrolling sideways (a wide table scrolls inside its own focusable box), and the pages pass axe's checks
 // of scrollable regions and of buttons' and links' names. A full-page screenshot of each page at each width is
 // attached to the report; the widths and every axe violation seen are attached as JSON.
@@ -13,7 +13,7 @@ const VIEWPORTS = [
   { name: 'desktop', width: 1440, height: 900 },
   { name: 'phone', width: 390, height: 844 },
 ] as const;
-/** The axe rules issue 16 names; a violation of these fails the test, any other is recorded. */
+/** The axe rules the layout budget names; a violation of these fails the test, any other is recorded. */
 const REQUIRED_RULES = ['scrollable-region-focusable', 'label-content-name-mismatch', 'button-name', 'link-name'];
 
 interface PageRecord {
@@ -193,7 +193,7 @@ for (const viewport of VIEWPORTS) {
         await page.goto(patchPath);
         const changes = page.getByRole('table', { name: 'Changes in this patch' });
         await expect(changes).toBeVisible();
-        // Issue 16: the Changes table was 1,276 px wide in a 986 px card, its reason column off-screen.
+        // Regression: the Changes table was 1,276 px wide in a 986 px card, its reason column off-screen.
         const fit = await changes.evaluate((table) => ({ table: table.scrollWidth, box: table.parentElement!.clientWidth }));
         expect.soft(fit.table, `the Changes table is ${fit.table} px wide in a ${fit.box} px box`).toBeLessThanOrEqual(fit.box);
         await check('patch');

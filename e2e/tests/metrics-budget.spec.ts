@@ -1,7 +1,7 @@
 import type { Page, Response } from '@playwright/test';
 import { expect, test } from '../fixtures';
 
-// Issue 16's budgets for the Metrics tab on the demo cluster: the node view's API data (<= 150 KB) and the time
+// The budgets for the Metrics tab (docs/metrics-downsampling.md) on the demo cluster: the node view's API data (<= 150 KB) and the time
 // from navigation to the first chart's line drawn (the goal is 1 s on this machine; asserted only generously,
 // recorded as an artefact: a timing depends on the machine's load). bench/README.md keeps the recorded numbers.
 const API_BUDGET_BYTES = 150_000;

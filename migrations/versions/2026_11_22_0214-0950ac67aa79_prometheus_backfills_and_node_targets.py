@@ -1,4 +1,4 @@
-"""prometheus backfills and node targets (issue 5: backfill progress, scrape target -> tikv node)
+"""prometheus backfills and node targets (backfill progress, scrape target -> tikv node)
 
 Revision ID: 0950ac67aa79
 Revises: 993e3e3a4d0a

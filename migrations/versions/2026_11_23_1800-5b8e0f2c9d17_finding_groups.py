@@ -1,4 +1,4 @@
-"""Findings that share a cause are linked: each finding stores its group (issue 12).
+"""Findings that share a cause are linked: each finding stores its group.
 
 findings.group_id: the group's stable id (derived from its members' dedup keys; null: the finding stands
 alone), indexed with the cluster so a finding's related findings are one lookup. findings.finding_group: the

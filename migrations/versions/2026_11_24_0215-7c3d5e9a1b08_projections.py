@@ -1,4 +1,4 @@
-"""Projections (issue 14): one row per (cluster, entity, metric) with days until its ceiling.
+"""Projections: one row per (cluster, entity, metric) with days until its ceiling.
 
 Replaced by each daily fit (unique cluster, entity kind, entity id, metric), deleted with its cluster.
 

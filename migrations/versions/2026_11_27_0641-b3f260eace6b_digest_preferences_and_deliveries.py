@@ -1,4 +1,4 @@
-"""Digest preferences and deliveries (issue 15): each member's weekly-email choices per organisation (on/off,
+"""Digest preferences and deliveries: each member's weekly-email choices per organisation (on/off,
 which clusters, when they unsubscribed), and one row per recipient a week's send reached, so a retried send
 skips those already delivered.
 

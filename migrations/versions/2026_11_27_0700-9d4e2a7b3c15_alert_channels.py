@@ -1,4 +1,4 @@
-"""Alert channels (issue 15): where an organisation's alerts go, and one delivery record per event and channel.
+"""Alert channels: where an organisation's alerts go, and one delivery record per event and channel.
 
 Revision ID: 9d4e2a7b3c15
 Revises: 7c3d5e9a1b08

@@ -1,5 +1,5 @@
 """Alert channels' forecast horizons: alert when a burst bucket empties within N hours or a ceiling is reached
-within N days (issue 15).
+within N days.
 
 Revision ID: 4f1c2b8d6e90
 Revises: e61c0a4f7d93

@@ -1,4 +1,4 @@
-"""Prometheus sources' Grafana URL: each node links to its TiKV-Details dashboard there (issue 16).
+"""Prometheus sources' Grafana URL: each node links to its TiKV-Details dashboard there.
 
 Revision ID: 7a3e5c1d9b24
 Revises: 4f1c2b8d6e90

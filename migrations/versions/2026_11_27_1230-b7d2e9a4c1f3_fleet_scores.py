@@ -1,5 +1,5 @@
 """Stored fleet scores: the fleet.score job writes each cluster's headroom score every 15 minutes, so the fleet
-page reads a row per cluster instead of every cluster's series (issue 17's load test).
+page reads a row per cluster instead of every cluster's series (the load test in docs/scaling.md).
 
 Revision ID: b7d2e9a4c1f3
 Revises: 7a3e5c1d9b24

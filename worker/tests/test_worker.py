@@ -160,7 +160,7 @@ def test_only_transient_errors_are_retried() -> None:
 def test_an_on_demand_advice_run_is_released_by_the_worker(worker: Any, celery_app: Any,
                                                             worker_env: dict[str, str]) -> None:
     """The API's path end to end: claim a run, queue it with the API's client, a real worker runs it and releases
-    the run, so the next request for the cluster queues again (issue 10, fault 11)."""
+    the run, so the next request for the cluster queues again (a dead worker must not block the cluster's next run)."""
     import uuid
 
     from headroom.accounts.models import Organization

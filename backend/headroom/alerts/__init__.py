@@ -1,1 +1,1 @@
-"""Alerts (issue 15): Headroom's thresholds for a team's own Prometheus and Alertmanager."""
+"""Alerts: Headroom's thresholds for a team's own Prometheus and Alertmanager."""

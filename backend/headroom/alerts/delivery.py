@@ -1,4 +1,4 @@
-"""Alert channels and delivery (issue 15; docs/alerts.md).
+"""Alert channels and delivery (docs/alerts.md).
 
 Events: an advice run that opens a finding, raises its severity or resolves it calls `queue_events`, which writes
 one delivery record per (event, channel) whose rules match (minimum severity, rule families), with the event's

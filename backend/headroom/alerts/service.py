@@ -1,4 +1,4 @@
-"""Alerts (issue 15; docs/alerts.md): the organisation's channels (Slack, a signed webhook, PagerDuty Events v2,
+"""Alerts (docs/alerts.md): the organisation's channels (Slack, a signed webhook, PagerDuty Events v2,
 its own Alertmanager), the events of the advice runs queued to them (headroom.alerts.delivery sends them), and the
 cluster's Prometheus alerting rules: Headroom's thresholds with the cluster's own limits (its volumes' sustained
 IOPS and MiB/s, its thread pools' configured sizes, PD's space lines), built from the cluster's last hour of

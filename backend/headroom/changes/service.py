@@ -1,4 +1,4 @@
-"""The change ledger (issue 14): every change of a cluster with who, when, the findings it addressed, the effect the
+"""The change ledger (docs/changes.md): every change of a cluster with who, when, the findings it addressed, the effect the
 advisor predicted and the effect measured.
 
 Entries, newest first, over the last `days`:

@@ -101,7 +101,7 @@ def _instance_payload(
     return {
         "instance_type": inst.name,
         "bursts": inst.bursts,
-        "model": "capacity = 1800 s x (max - baseline), earned at baseline (§2.1, approximate)",
+        "model": "capacity = 1800 s x (max - baseline), earned at baseline (docs/reference/ec2-ebs-limits.md#the-burst-rule, approximate)",
         "io": bucket_report(InstanceEbsBucket.for_iops(inst), balance_percent, demand_iops),
         "throughput": bucket_report(InstanceEbsBucket.for_throughput(inst), balance_percent, demand_mibps),
     }

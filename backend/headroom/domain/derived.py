@@ -6,12 +6,12 @@ Every function takes arrays (or scalars) and returns float64 arrays; NaN is a ga
 whose denominator is zero returns NaN there ("no reads" has no hit ratio, no latency, no average size).
 
 Sources:
-- Counted IOPS: EBS counts an SSD I/O in 256 KiB chunks and an HDD I/O in 1,024 KiB chunks (domain.md §1.4,
+- Counted IOPS: EBS counts an SSD I/O in 256 KiB chunks and an HDD I/O in 1,024 KiB chunks (docs/reference/ebs-io-accounting.md#io-size-cap,
   AWSDOC `ebs-io-characteristics.md`); `headroom.domain.physics.io.chunks_per_io` / `counted_ops` are the scalar
   definitions (tested against the cited numbers) and these functions compute the same per element. CloudWatch
   gives only sums per period, so every I/O of a period is assumed to have the period's average size.
-- Rates: CloudWatch `Sum` per period / period seconds (domain.md §3.1/§3.2).
-- Latency: Sum(VolumeTotalReadTime) / Sum(VolumeReadOps) x 1000 ms (domain.md §3.1).
+- Rates: CloudWatch `Sum` per period / period seconds (docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics).
+- Latency: Sum(VolumeTotalReadTime) / Sum(VolumeReadOps) x 1000 ms (docs/reference/cloudwatch.md#volume-metrics).
 - Block-cache hit ratio: hit / (hit + miss) of TiKV's block-cache counters.
 """
 
@@ -53,7 +53,7 @@ def _f64(x: ArrayLike) -> Array:
 
 
 def io_chunk_kib(volume_type: str) -> int:
-    """Return the I/O accounting chunk of a volume type: 1,024 KiB on HDD (st1, sc1), else 256 KiB (§1.4).
+    """Return the I/O accounting chunk of a volume type: 1,024 KiB on HDD (st1, sc1), else 256 KiB (docs/reference/ebs-io-accounting.md#io-size-cap).
 
     Types the catalog does not describe (e.g. previous-generation `standard`) are counted like SSD.
     """
@@ -130,7 +130,7 @@ def avg_io_kib(ops: ArrayLike, total_bytes: ArrayLike) -> Array:
 
 
 def latency_ms(total_time_seconds: ArrayLike, ops: ArrayLike) -> Array:
-    """Return the average latency per I/O in ms: Sum(TotalTime) / Sum(Ops) x 1000 (NaN without ops; §3.1)."""
+    """Return the average latency per I/O in ms: Sum(TotalTime) / Sum(Ops) x 1000 (NaN without ops; docs/reference/cloudwatch.md#volume-metrics)."""
     t, o = _f64(total_time_seconds), _f64(ops)
     with np.errstate(invalid="ignore", divide="ignore"):
         out: Array = np.where(o > 0, t / o * 1000.0, np.nan)

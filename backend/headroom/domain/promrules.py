@@ -1,5 +1,5 @@
 """Prometheus alerting rules for one cluster (pure): Headroom's thresholds with this cluster's own limits, for a
-team whose alerts go through Prometheus and Alertmanager (issue 15).
+team whose alerts go through Prometheus and Alertmanager (docs/alerts.md).
 
     alert_rules(snapshot, *, dashboard_url=None) -> RuleFile      .groups (the rule file), .notes, .to_yaml()
 

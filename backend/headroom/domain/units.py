@@ -9,12 +9,12 @@ TiKV sizes and durations are written the way TiKV writes them and parsed the way
   byte, binary units): KB, MB, GB, TB, PB e.g.: 1_048_576 = \"1MB\"". A plain TOML integer is bytes
   (`visit_u64`).
 - `ReadableSize` serializes as the largest exact binary unit ("32KiB", "256MiB", "0KiB" for zero) and as a bare
-  integer when not a whole number of KiB; that is what `GET /config` prints (domain.md section 4.2).
+  integer when not a whole number of KiB; that is what `GET /config` prints (docs/reference/tikv-metrics.md#config-json).
 - `ReadableDuration::from_str` accepts d, h, m, s, ms in that order ("1h30m", "500ms", "1.3m"); it displays as
   "1h30m", "0s" for zero. The test-custom.toml of the same tree also writes "444us", so "us" is accepted too.
 
 AWS rates: instance EBS throughput is quoted in MB/s (decimal, = Mbps / 8) and volume throughput in MiB/s
-(binary) (domain.md §2.1: "Throughput is in MB/s = Mbps ÷ 8, decimal"; "EBS volume limits are in MiB/s:
+(binary) (docs/reference/ec2-ebs-limits.md#units: "Throughput is in MB/s = Mbps ÷ 8, decimal"; "EBS volume limits are in MiB/s:
 593.75 MB/s ≈ 566 MiB/s"). Every conversion between the two goes through this module.
 """
 
@@ -159,7 +159,7 @@ BITS_PER_BYTE = 8
 
 
 def mbps_to_mb_per_s(megabits_per_s: float) -> float:
-    """Convert megabits per second (AWS "bandwidth") to decimal megabytes per second (domain.md §2.1)."""
+    """Convert megabits per second (AWS "bandwidth") to decimal megabytes per second (docs/reference/ec2-ebs-limits.md#units)."""
     return megabits_per_s / BITS_PER_BYTE
 
 

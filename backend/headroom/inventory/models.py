@@ -131,7 +131,7 @@ class InventoryChange(Base):
 
 
 class InstanceTypeLimits(Base):
-    """EbsInfo of an instance type from DescribeInstanceTypes (domain.md §2.3), newest observation."""
+    """EbsInfo of an instance type from DescribeInstanceTypes (docs/reference/ec2-ebs-limits.md#describeinstancetypes), newest observation."""
 
     __tablename__ = "instance_type_limits"
 

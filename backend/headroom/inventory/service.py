@@ -146,7 +146,7 @@ def update_node(
 
 @dataclass(frozen=True)
 class VolumeFigures:
-    """A volume's performance as the catalog derives it from type, size and provisioned settings (domain.md §1)."""
+    """A volume's performance as the catalog derives it from type, size and provisioned settings (docs/reference/ebs-volume-types.md)."""
 
     iops: float | None
     iops_provisioned: bool

@@ -1,6 +1,6 @@
 """Read a TiKV node's effective config from its status port: `GET http://<status_address>/config`.
 
-domain.md s4.2: the status server (`server.status-addr`, default 20180) answers `GET /config` with the current
+docs/reference/tikv-metrics.md#status-port: the status server (`server.status-addr`, default 20180) answers `GET /config` with the current
 effective config as nested kebab-case JSON; `/config` is exempt from the client-cert check under TLS. Transient
 failures (connect errors, timeouts, 429/5xx) are retried by the one retry helper (headroom.platform.retry).
 

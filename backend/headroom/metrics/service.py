@@ -6,8 +6,8 @@ store. The time-series repository (headroom.timeseries.repository) does every re
 1-minute points up to 6 h, else rollups with their newest 2 h rebuilt from raw) and returns columns; the limits
 behind the ceilings come from the one resolver (headroom.inventory.limits). Callers commit nothing.
 
-Units: CloudWatch series are sums per step (`IOPS = Sum / period`, domain.md §3.1/§3.2); IOPS against a volume
-limit are counted in 256 KiB units (SSD) or 1 MiB (HDD) (domain.md §1.4), assuming every I/O of a bucket has the
+Units: CloudWatch series are sums per step (`IOPS = Sum / period`, docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics); IOPS against a volume
+limit are counted in 256 KiB units (SSD) or 1 MiB (HDD) (docs/reference/ebs-io-accounting.md#io-size-cap), assuming every I/O of a bucket has the
 bucket's average size. Every derived series (counted IOPS, MiB/s, latency, hit ratio) comes from
 `headroom.domain.derived`, the same functions the advisor uses.
 """
@@ -491,7 +491,7 @@ def build_panels(
             for op in ("read", "write"):
                 tkey, okey = ("volume", vid, f"ebs.total_{op}_time"), ("volume", vid, f"ebs.{op}_ops")
                 if data.has(tkey):
-                    # Sum(TotalTime) / Sum(Ops) × 1000 (domain.md §3.1): the ops-weighted mean per bucket.
+                    # Sum(TotalTime) / Sum(Ops) × 1000 (docs/reference/cloudwatch.md#volume-metrics): the ops-weighted mean per bucket.
                     p.series.append(SeriesOut(f"{role}_{op}_latency", f"{role.capitalize()} {op}", "ms",
                                               data.combine([tkey, okey], derived.latency_ms)))
     if (p := panels.get("block_cache_hit_ratio")) is not None:

@@ -1,4 +1,4 @@
-"""Patches (issue 6): generate a patch from findings, list and read them, download each artefact, and record
+"""Patches: generate a patch from findings, list and read them, download each artefact, and record
 that a patch was applied."""
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     # The client IP is the rightmost X-Forwarded-For entry that is not one of them; from any other peer the header
     # is ignored. Empty (the default): nobody is trusted and the TCP peer is the client.
     trusted_proxies: str = Field(default="", alias="HEADROOM_TRUSTED_PROXIES")
-    # Time series retention (issue 5): raw points 35 days, rollups 400 days.
+    # Time series retention (docs/timeseries.md): raw points 35 days, rollups 400 days.
     raw_retention_days: int = Field(default=35, alias="HEADROOM_RAW_RETENTION_DAYS")
     rollup_retention_days: int = Field(default=400, alias="HEADROOM_ROLLUP_RETENTION_DAYS")
     # Largest request body the API reads (413 above it). The largest legitimate body is a tikv.toml or TiUP

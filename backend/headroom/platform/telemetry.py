@@ -48,7 +48,7 @@ _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:\-]{0,63}")
 HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED_ROUTE = "<unmatched>"
 
-# Latency buckets (seconds): 0.3 is the dashboard's p95 goal (issue 17, docs/operations.md); the rest follow
+# Latency buckets (seconds): 0.3 is the dashboard's p95 goal (docs/operations.md); the rest follow
 # prometheus_client's defaults, so the usual quantiles stay readable.
 HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.3, 0.5, 1.0, 2.5, 5.0, 10.0)
 # Job durations span a 50 ms no-op (advice.demo_first with nothing to do) to a history import bounded by Celery's

@@ -1,2 +1,2 @@
-"""Projections (issue 14): days until each ceiling of a cluster's volumes, instances and stores, fitted once a day
+"""Projections (docs/projections.md): days until each ceiling of a cluster's volumes, instances and stores, fitted once a day
 from weeks of hourly history and served to the dashboard."""

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from headroom.platform.orm import ENTITY_KINDS, Base, created_at_column, enum_column, fk_column
 
-ROLLUP_RESOLUTIONS = (300, 3600)  # 5-minute and 1-hour buckets (issue 2)
+ROLLUP_RESOLUTIONS = (300, 3600)  # 5-minute and 1-hour buckets (docs/timeseries.md)
 # --- time series -----------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""Who may revoke an API token, and accepting an invitation when you are already a member (issue 10)."""
+"""Who may revoke an API token, and accepting an invitation when you are already a member."""
 
 from __future__ import annotations
 

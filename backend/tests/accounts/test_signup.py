@@ -1,4 +1,4 @@
-"""Sign-up never reveals whether an address is registered (issue 10, fault 13): the same answer for every address;
+"""Sign-up never reveals whether an address is registered (no account enumeration): the same answer for every address;
 a new address gets a link that creates the account, a registered one a warning to its owner."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """GET /clusters/{id}/alert-rules on the demo cluster's data as the collectors store it: a rule file that the real
-promtool accepts, with each store's own limits (issue 15)."""
+promtool accepts, with each store's own limits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Alert channels end to end (issue 15): the demo cluster's findings opened by the real advisor reach Slack, a
+"""Alert channels end to end: the demo cluster's findings opened by the real advisor reach Slack, a
 signed webhook, PagerDuty Events v2 (local servers answering as those services document, 429 and 5xx included)
 and a real Alertmanager (the Debian package), once per event, through retries, repeated runs and a worker
 killed mid-send; resolutions follow."""

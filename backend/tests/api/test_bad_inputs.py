@@ -1,4 +1,4 @@
-"""Bad inputs answer 4xx naming the field and store nothing (issue 10, faults 6, 12 and 14): explicit null on
+"""Bad inputs answer 4xx naming the field and store nothing (never a 500, never a half-stored row): explicit null on
 fields that can't be null, NUL characters, integers beyond the columns' ranges, year-1 metric windows, oversized
 bodies and collections; and the built front end's source maps are not served."""
 

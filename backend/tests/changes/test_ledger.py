@@ -1,6 +1,6 @@
 """The change ledger through the real API, on the demo cluster's data as the collectors store it: a patch marked
 applied whose change Headroom then sees in the EC2 inventory, and a config change seen on the status port; each
-with the findings it addressed and its measured effect over comparable windows (issue 14)."""
+with the findings it addressed and its measured effect over comparable windows (docs/changes.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`headroom burst` through Typer's CliRunner. Expected numbers from domain.md §1.3, §2.1 and seed 004."""
+"""`headroom burst` through Typer's CliRunner. Expected numbers from docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ec2-ebs-limits.md#the-burst-rule and seed 004."""
 
 from __future__ import annotations
 
@@ -28,12 +28,12 @@ def run_error(*args: str) -> str:
 @pytest.mark.parametrize(
     ("args", "baseline", "to_empty", "refill"),
     [
-        # seed 004 / §1.3: 500 GiB at 100% -> 3,600 s at 3,000 IOPS; full -> refill 0.
+        # seed 004 / docs/reference/gp2-burst.md#the-credit-bucket: 500 GiB at 100% -> 3,600 s at 3,000 IOPS; full -> refill 0.
         (["--size-gib", "500", "--balance-percent", "100"], 1500, 3600, 0),
         (["--size-gib", "500", "--balance-percent", "100", "--demand-iops", "3000"], 1500, 3600, 0),
         # 50%: half the credits -> 1,800 s; refill 2.7e6 / 1,500 = 1,800 s.
         (["--size-gib", "500", "--balance-percent", "50"], 1500, 1800, 1800),
-        # §1.3 table 100 GiB: 2,000 s burst; refill from empty 18,000 s.
+        # docs/reference/gp2-burst.md#worked-durations table 100 GiB: 2,000 s burst; refill from empty 18,000 s.
         (["--size-gib", "100", "--balance-percent", "0"], 300, 0, 18000),
         (["--size-gib", "100"], 300, 2000, 0),
         # demand below baseline never drains.
@@ -51,7 +51,7 @@ def test_gp2(args: list[str], baseline: float, to_empty: float | None, refill: f
 
 
 def test_gp2_one_tib_does_not_burst() -> None:
-    # §1.3: >= 1 TiB, burst n/a.
+    # docs/reference/gp2-burst.md#the-credit-bucket: >= 1 TiB, burst n/a.
     data = run_json("--type", "gp2", "--size-gib", "1024")
     assert data["bursts"] is False and data["burst_iops"] is None
     assert data["seconds_to_empty"] is None and data["refill_seconds"] is None
@@ -60,7 +60,7 @@ def test_gp2_one_tib_does_not_burst() -> None:
 @pytest.mark.parametrize(
     ("volume_type", "demand", "to_empty", "refill_from_empty"),
     [
-        # §1.1/§1.3 st1 1 TiB: 1,048,576 MiB of credits, 40 -> 250 MiB/s.
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits st1 1 TiB: 1,048,576 MiB of credits, 40 -> 250 MiB/s.
         ("st1", None, 1_048_576 / 210, 1_048_576 / 40),
         ("st1", "145", 1_048_576 / 105, 1_048_576 / 40),
         ("st1", "40", None, 1_048_576 / 40),
@@ -82,7 +82,7 @@ def test_gp3_has_no_bucket() -> None:
 
 
 def test_instance_bucket() -> None:
-    # §2.1: asterisk sizes hold the maximum for 30 minutes from full.
+    # docs/reference/ec2-ebs-limits.md#the-burst-rule: asterisk sizes hold the maximum for 30 minutes from full.
     data = run_json("--instance", "m5.2xlarge")
     assert data["io"]["seconds_to_empty"] == pytest.approx(1800)
     assert data["throughput"]["seconds_to_empty"] == pytest.approx(1800)

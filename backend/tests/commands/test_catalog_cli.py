@@ -1,4 +1,4 @@
-"""`headroom catalog ...` through Typer's CliRunner. Expected numbers from domain.md §1.1-§1.6 and §2.2."""
+"""`headroom catalog ...` through Typer's CliRunner. Expected numbers from docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ebs-io-accounting.md#io-size-cap, docs/reference/ebs-volume-types.md#elastic-volumes-modifications, docs/reference/ebs-prices.md#prices-us-east-1, docs/reference/ec2-ebs-limits.md#limits-table."""
 
 from __future__ import annotations
 
@@ -40,27 +40,27 @@ def run_error(*args: str) -> str:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        # §1.3: 500 GiB gp2 -> baseline 1,500, burst 3,000, 250 MiB/s; §1.6 $0.10/GB-month -> $50.
+        # docs/reference/gp2-burst.md#gp2-throughput: 500 GiB gp2 -> baseline 1,500, burst 3,000, 250 MiB/s; docs/reference/ebs-prices.md#prices-us-east-1 $0.10/GB-month -> $50.
         (
             ["--type", "gp2", "--size-gib", "500"],
             {"baseline_iops": 1500, "burst_iops": 3000, "max_throughput_mibps": 250, "monthly_cost_usd": 50},
         ),
-        # §1.3: >= 1 TiB gp2 does not burst.
+        # docs/reference/gp2-burst.md#the-credit-bucket: >= 1 TiB gp2 does not burst.
         (
             ["--type", "gp2", "--size-gib", "1000"],
             {"baseline_iops": 3000, "burst_iops": None, "max_throughput_mibps": 250, "monthly_cost_usd": 100},
         ),
-        # §1.6 worked check: 500 GiB gp3 3,000 IOPS 250 MiB/s = $45.00.
+        # docs/reference/ebs-prices.md#worked-example worked check: 500 GiB gp3 3,000 IOPS 250 MiB/s = $45.00.
         (
             ["--type", "gp3", "--size-gib", "500", "--iops", "3000", "--throughput", "250"],
             {"baseline_iops": 3000, "burst_iops": None, "max_throughput_mibps": 250, "monthly_cost_usd": 45},
         ),
-        # §1.1: st1 1 TiB 40 -> 250 MiB/s burst; §1.6 $0.045/GB-month.
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type: st1 1 TiB 40 -> 250 MiB/s burst; docs/reference/ebs-prices.md#prices-us-east-1 $0.045/GB-month.
         (
             ["--type", "st1", "--size-gib", "1024"],
             {"baseline_throughput_mibps": 40, "max_throughput_mibps": 250, "monthly_cost_usd": 46.08},
         ),
-        # §1.1: io2 0.256 MiB/s per IOPS: 10,000 IOPS -> 2,560 MiB/s.
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type: io2 0.256 MiB/s per IOPS: 10,000 IOPS -> 2,560 MiB/s.
         (
             ["--type", "io2", "--size-gib", "100", "--iops", "10000"],
             {"baseline_iops": 10000, "max_throughput_mibps": 2560, "valid": True},
@@ -98,7 +98,7 @@ def test_volume_text_output() -> None:
 
 
 def test_instance_json_m5_2xlarge() -> None:
-    # §2.2: 287.5 / 593.75 MB/s, 12,000 / 18,750 IOPS, asterisk; §2.1: 593.75 MB/s ≈ 566 MiB/s.
+    # docs/reference/ec2-ebs-limits.md#limits-table: 287.5 / 593.75 MB/s, 12,000 / 18,750 IOPS, asterisk; docs/reference/ec2-ebs-limits.md#units: 593.75 MB/s ≈ 566 MiB/s.
     data = run_json("catalog", "instance", "m5.2xlarge", "--json")
     assert data["baseline_iops"] == 12000 and data["max_iops"] == 18750
     assert data["baseline_throughput_mbps"] == 287.5 and data["max_throughput_mbps"] == 593.75
@@ -113,7 +113,7 @@ def test_instance_unknown_is_one_line() -> None:
 
 
 def test_list_instances_family() -> None:
-    # §2.2: m5 large..16xlarge = 7 sizes; large/xlarge/2xlarge burst.
+    # docs/reference/ec2-ebs-limits.md#limits-table: m5 large..16xlarge = 7 sizes; large/xlarge/2xlarge burst.
     data = run_json("catalog", "list-instances", "--family", "m5", "--json")
     assert [d["size"] for d in data] == [
         "large",
@@ -131,7 +131,7 @@ def test_list_instances_family() -> None:
 def test_volume_types_json() -> None:
     data = run_json("catalog", "volume-types", "--json")
     gp3 = next(d for d in data if d["volume_type"] == "gp3")
-    # §1.2 (2025): 80,000 IOPS, 2,000 MiB/s, 64 TiB.
+    # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025 (2025): 80,000 IOPS, 2,000 MiB/s, 64 TiB.
     assert (gp3["max_iops"], gp3["max_throughput_mibps"], gp3["max_size_gib"]) == (80000, 2000, 65536)
 
 
@@ -178,7 +178,7 @@ def test_refresh_instances_against_moto(
     assert data["instance_types"] == 2 and Path(data["path"]) == out
     monkeypatch.setenv(OVERRIDE_ENV, str(out))
     inst = run_json("catalog", "instance", "r5b.large", "--json")
-    # §2.2 r5b.large 1,250 / 10,000 Mbps, 5,417 / 43,333 IOPS, served from the override file.
+    # docs/reference/ec2-ebs-limits.md#limits-table r5b.large 1,250 / 10,000 Mbps, 5,417 / 43,333 IOPS, served from the override file.
     assert (inst["baseline_iops"], inst["max_iops"]) == (5417, 43333)
     assert inst["source"].startswith("override")
 
@@ -202,7 +202,7 @@ def test_refresh_instances_unreachable_endpoint_is_one_line(
 
 
 def test_node_ceilings_json() -> None:
-    # seed 004: m5.2xlarge caps at 18,750 IOPS whatever the volumes (§2.2); two gp3 16,000 IOPS volumes.
+    # seed 004: m5.2xlarge caps at 18,750 IOPS whatever the volumes (docs/reference/ec2-ebs-limits.md#limits-table); two gp3 16,000 IOPS volumes.
     data = run_json(
         "catalog",
         "node",
@@ -221,7 +221,7 @@ def test_node_ceilings_json() -> None:
         "binding": "instance",
     }
     assert data["burst_iops"]["effective"] == 18750
-    # gp3 alone binds: 3,000 IOPS / 125 MiB/s defaults (§1.1).
+    # gp3 alone binds: 3,000 IOPS / 125 MiB/s defaults (docs/reference/ebs-volume-types.md#limits-per-volume-type).
     single = run_json("catalog", "node", "--instance", "m5.2xlarge", "--volume", "gp3:500", "--json")
     assert single["sustained_iops"]["binding"] == "volumes"
     assert single["sustained_throughput_mibps"]["effective"] == pytest.approx(125)

@@ -140,7 +140,7 @@ def test_node_filter_by_node_id(snapshot: Path) -> None:
     [
         ('[storage]\ncapacity = "8GiB\n', "line 2, column 17: "),
         ("[rocksdb\n", "line 1, column 9: "),
-        # issue 10: a value the config store refuses is refused here too, naming key and line
+        # A value the config store refuses is refused here too, naming key and line
         ("[rocksdb]\nrate-bytes-per-sec = nan\n", "line 2, column 22: rocksdb.rate-bytes-per-sec: nan is not a "),
     ],
 )
@@ -241,7 +241,7 @@ def test_missing_current_comes_from_the_snapshot(snapshot: Path, tmp_path: Path)
 
 
 def test_a_crlf_config_stays_crlf_and_its_diff_applies_with_gnu_patch(snapshot: Path, tmp_path: Path) -> None:
-    # Issue 13: the CLI read the file with read_text(), which turns CRLF into LF: the merged file changed every
+    # Regression: the CLI read the file with read_text(), which turns CRLF into LF: the merged file changed every
     # line ending, the rollback was not the original and the diff did not apply to the file on disk. Run as a
     # user does: the installed `headroom` command, its output redirected to files, GNU patch on a copy.
     crlf = tmp_path / "tikv.toml"
@@ -275,7 +275,7 @@ def test_a_crlf_config_stays_crlf_and_its_diff_applies_with_gnu_patch(snapshot: 
 
 
 def test_operator_with_the_users_manifest_prints_a_json_patch_of_only_the_changed_keys(snapshot: Path) -> None:
-    # Issue 13: tidb-operator's examples/basic keeps spec.tikv.config as a YAML map; the patch names the object
+    # tidb-operator's examples/basic keeps spec.tikv.config as a YAML map; the patch names the object
     # and changes only the proposed keys (tests/domain/tikvconf/data/operator/README.md names the source).
     manifest = ROOT / "backend" / "tests" / "domain" / "tikvconf" / "data" / "operator" / "basic-tidb-cluster.yaml"
     result = run(str(snapshot), "--findings", str(FINDINGS), "--format", "operator", "--manifest", str(manifest),
@@ -293,7 +293,7 @@ def test_operator_with_the_users_manifest_prints_a_json_patch_of_only_the_change
 
 
 def test_tiup_with_the_users_topology_prints_it_patched_in_place(snapshot: Path, tmp_path: Path) -> None:
-    # Issue 13: the topology's own instance config for 10.0.1.5 overrides server_configs; both get the value.
+    # TiUP precedence: the topology's own instance config for 10.0.1.5 overrides server_configs; both get the value.
     topology = tmp_path / "topology.yaml"
     topology.write_text(
         "# prod-east\nserver_configs:\n  tikv:\n    storage.block-cache.capacity: 8GiB\ntikv_servers:\n"
@@ -319,7 +319,7 @@ def test_tiup_with_the_users_topology_prints_it_patched_in_place(snapshot: Path,
     ],
 )
 def test_patch_on_real_configs_applies_with_gnu_patch(snapshot: Path, tmp_path: Path, name: str) -> None:
-    # Issue 13: real tikv.toml files (tests/domain/tikvconf/data/tikv-toml/README.md names their sources) through
+    # Real tikv.toml files (tests/domain/tikvconf/data/tikv-toml/README.md names their sources) through
     # the command (in-process: the installed command's start-up costs ~10 s here, and the CRLF test above runs
     # it): the diff applies with GNU patch to give the merged bytes, the merged file's rollback is the original
     # byte for byte, and each table keeps the comment block above its header.

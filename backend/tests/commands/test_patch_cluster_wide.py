@@ -1,7 +1,7 @@
-"""`headroom patch` on three identical nodes (issue 12): the advisor's one cluster-level value renders once.
+"""`headroom patch` on three identical nodes (docs/thresholds/cluster-config.md): the advisor's one cluster-level value renders once.
 
 The case: examples/scenarios/thread-pool-saturation.yaml, three m6i.2xlarge (8 vCPUs) whose scheduler pools
-(clamp(8, 1, 4) = 4 threads, domain.md §5) run hot under slightly different load. One store at a time the rule
+(clamp(8, 1, 4) = 4 threads, docs/reference/tikv-config.md#keys-and-defaults) run hot under slightly different load. One store at a time the rule
 asks for 6, 5 and 5 threads, which no tikv.toml fragment, TiUP server_configs or TiDB Operator spec can hold at
 once ("differs by node"); the advisor now proposes the largest need once, within the 8 − 1 = 7 thread budget.
 TiUP: `server_configs.tikv` applies to every TiKV (TiUP topology reference); Operator: `spec.tikv.config` is one
@@ -70,7 +70,7 @@ def test_three_identical_nodes_patch_once(snapshot: Path, tmp_path: Path) -> Non
     assert value <= 7  # within the m6i.2xlarge's 8 − 1 threads
 
     toml = _patch(snapshot, findings, "toml")
-    # Before issue 12: "differs by node ... render one node at a time".
+    # Before config findings were cluster-wide: "differs by node ... render one node at a time".
     assert toml.exit_code == 0, toml.output
     assert _flatten(tomllib.loads(toml.stdout)) == {KEY: value}
     assert "only on" not in toml.stdout  # one value for every node
@@ -90,7 +90,7 @@ def test_three_identical_nodes_patch_once(snapshot: Path, tmp_path: Path) -> Non
 
 
 def test_per_node_findings_were_refused(snapshot: Path, tmp_path: Path) -> None:
-    """The defect: per-node values (before issue 12, 6, 5 and 5) cannot make one tikv.toml fragment."""
+    """The defect: per-node values (per-node sizing gave 6, 5 and 5) cannot make one tikv.toml fragment."""
     from headroom.domain.snapshot.files import load_snapshot
 
     per_node = advise(load_snapshot(snapshot), rules=["thread-pool-saturation"], cluster_wide=False)

@@ -145,7 +145,7 @@ def test_long_errors_are_cut_to_an_excerpt() -> None:
 
 
 def test_the_forecast_line_is_read_from_the_typed_forecast_and_user_text_is_escaped() -> None:
-    # a gp2 bucket of 350 GiB at 40 %: 0.4 × 5.4e6 credits / (2,500 − 1,050) IOPS = 1,490 s (domain.md §1.3)
+    # a gp2 bucket of 350 GiB at 40 %: 0.4 × 5.4e6 credits / (2,500 − 1,050) IOPS = 1,490 s (docs/reference/gp2-burst.md#the-credit-bucket)
     empties = Forecast(kind="burst_empty", within_seconds=1490.0, at=NOW + dt.timedelta(seconds=1490),
                        earliest=NOW + dt.timedelta(minutes=17), latest=None, value=1050.0, unit="IOPS",
                        demand=2500.0, balance_pct=40.0, method="physics", source="headroom.domain.forecast.burst")

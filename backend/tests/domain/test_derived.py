@@ -1,4 +1,4 @@
-"""The vectorised derived series. Expected numbers from domain.md (../shared/reference/domain.md), cited per case;
+"""The vectorised derived series. Expected numbers from docs/reference/, cited per case;
 the scalar definitions in headroom.domain.physics.io are the oracle for every element."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_counted_rate_equals_physics_counted_ops(ops: int, size_kib: float, chun
 
 
 def test_counted_iops_of_a_step() -> None:
-    # §1.4: 6,000 reads of 1 MiB in a 60 s step on SSD = 100 IOPS issued, counted as 400; 6,000 writes of 16 KiB
+    # docs/reference/ebs-io-accounting.md#io-size-cap: 6,000 reads of 1 MiB in a 60 s step on SSD = 100 IOPS issued, counted as 400; 6,000 writes of 16 KiB
     # count once each (100 IOPS). A gap in either sum is a gap; no ops is 0 whatever the bytes.
     read_ops = np.array([6000.0, np.nan, 0.0])
     read_bytes = np.array([6000 * MIB, 1.0, np.nan])
@@ -71,8 +71,8 @@ def test_vector_counted_ops_equals_the_scalar_definition(
 
 
 def test_rates_and_average_size() -> None:
-    # §3.1: AWS/EBS sums per period; IOPS = Sum(ops) / period, MiB/s = Sum(bytes) / period / 2^20, and the
-    # average I/O size = Sum(bytes) / Sum(ops) ("a figure near 44 KiB ...", §1.4).
+    # docs/reference/cloudwatch.md#volume-metrics: AWS/EBS sums per period; IOPS = Sum(ops) / period, MiB/s = Sum(bytes) / period / 2^20, and the
+    # average I/O size = Sum(bytes) / Sum(ops) ("a figure near 44 KiB ...", docs/reference/ebs-io-accounting.md#io-size-cap).
     ops = np.array([6000.0, 0.0])
     nbytes = np.array([6000 * 44 * KIB, 0.0])
     assert derived.per_second(ops, 60).tolist() == [100.0, 0.0]
@@ -82,13 +82,13 @@ def test_rates_and_average_size() -> None:
 
 
 def test_latency_is_total_time_over_ops() -> None:
-    # §3.1: "Avg latency = Sum(TotalReadTime)/Sum(ReadOps) (x1000 for ms)": 12 s over 6,000 ops = 2 ms.
+    # docs/reference/cloudwatch.md#volume-metrics: "Avg latency = Sum(TotalReadTime)/Sum(ReadOps) (x1000 for ms)": 12 s over 6,000 ops = 2 ms.
     got = derived.latency_ms(np.array([12.0, 1.0, np.nan]), np.array([6000.0, 0.0, 10.0]))
     assert got[0] == pytest.approx(2.0) and np.isnan(got[1]) and np.isnan(got[2])
 
 
 def test_hit_ratio_is_hits_over_lookups() -> None:
-    # §4.1: hit ratio = hit / (hit + miss) of tikv_engine_cache_efficiency.
+    # docs/reference/tikv-metrics.md#metric-names: hit ratio = hit / (hit + miss) of tikv_engine_cache_efficiency.
     got = derived.hit_ratio(np.array([900.0, 0.0, 5.0]), np.array([100.0, 0.0, np.nan]))
     assert got[0] == pytest.approx(0.9) and np.isnan(got[1]) and np.isnan(got[2])
 
@@ -102,7 +102,7 @@ def test_utilisation_needs_a_positive_limit() -> None:
 @pytest.mark.parametrize(("volume_type", "chunk"), [("gp3", 256), ("io2", 256), ("st1", 1024), ("sc1", 1024),
                                                     ("standard", 256)])  # fmt: skip
 def test_io_chunk_by_volume_type(volume_type: str, chunk: int) -> None:
-    # §1.4: 256 KiB for SSD, 1,024 KiB for HDD; the previous-generation magnetic type is counted like SSD.
+    # docs/reference/ebs-io-accounting.md#io-size-cap: 256 KiB for SSD, 1,024 KiB for HDD; the previous-generation magnetic type is counted like SSD.
     assert derived.io_chunk_kib(volume_type) == chunk
 
 

@@ -1,4 +1,4 @@
-"""Unit conversions. Expected numbers from domain.md §2.1/§2.2."""
+"""Unit conversions. Expected numbers from docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from headroom.domain.units import bytes_to_mib, gib_to_tib, mb_to_mib, mbps_to_m
 @pytest.mark.parametrize(
     ("mbps", "mb_per_s"),
     [
-        # §2.2 table: bandwidth Mbps / 8 = throughput MB/s.
+        # docs/reference/ec2-ebs-limits.md#limits-table table: bandwidth Mbps / 8 = throughput MB/s.
         (4750, 593.75),
         (2300, 287.5),
         (650, 81.25),
-        (2375, 296.875),  # m6g.2xlarge; §2.2 prints the rounded 296.88
+        (2375, 296.875),  # m6g.2xlarge; docs/reference/ec2-ebs-limits.md#limits-table prints the rounded 296.88
         (40000, 5000.0),
     ],
 )
@@ -22,7 +22,7 @@ def test_mbps_to_mb_per_s(mbps: float, mb_per_s: float) -> None:
 
 
 def test_mb_to_mib_matches_domain_example() -> None:
-    # §2.1: "593.75 MB/s ≈ 566 MiB/s".
+    # docs/reference/ec2-ebs-limits.md#units: "593.75 MB/s ≈ 566 MiB/s".
     assert mb_to_mib(593.75) == pytest.approx(566.24, abs=0.01)
     assert round(mb_to_mib(593.75)) == 566
 

@@ -190,7 +190,7 @@ def test_patch_from_all_open_findings_downloads_every_format(world: World, db: A
     keys = template_keys()
     assert {c["key"] for c in tikv} <= set(keys), {c["key"] for c in tikv} - set(keys)
     # Current values come from the nodes' stored configs: the demo's legacy m5.2xlarge (32 GiB) nodes run
-    # the default block cache, 45% of memory (domain.md §5).
+    # the default block cache, 45% of memory (docs/reference/tikv-config.md#keys-and-defaults).
     cache = [c for c in tikv if c["key"] == "storage.block-cache.capacity"]
     assert cache and all(c["current"] is not None and c["proposed"] == "4GiB" for c in cache)
     assert all(c["entity"]["status_address"].endswith(":20180") for c in tikv)  # resolved to status addresses
@@ -254,7 +254,7 @@ def _rebuilt(config: TikvConfig) -> str:
 
 def test_patch_of_chosen_findings_against_an_uploaded_config(world: World, db: Any) -> None:
     cache = _findings(world, rule="block-cache-size")["items"][0]
-    # Issue 12: config findings are cluster-level (one per group of like stores); the store is one of its nodes.
+    # Config findings are cluster-level (one per group of like stores); the store is one of its nodes.
     detail = world.viewer.get(f"/api/v1/findings/{cache['id']}").json()
     store = detail["evidence"]["per_node"][0]["node"]
     node = db.scalar(select(TikvNode).where(TikvNode.cluster_id == world.demo.cluster.id,
@@ -285,7 +285,7 @@ def test_patch_of_chosen_findings_against_an_uploaded_config(world: World, db: A
 
 
 def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world: World, db: Any) -> None:
-    # Issue 13: a patch whose changes are on some nodes downloaded "merged" and "diff" for the base config's node
+    # Regression: a patch whose changes are on some nodes downloaded "merged" and "diff" for the base config's node
     # when that node had no change (a 0-byte diff, an unchanged file). The base here is another node's upload.
     cache = _findings(world, rule="block-cache-size")["items"][0]
     detail = world.viewer.get(f"/api/v1/findings/{cache['id']}").json()
@@ -343,7 +343,7 @@ def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world:
 
 
 def test_a_patch_applies_the_option_the_user_chose(world: World) -> None:
-    # Issue 13: a finding with several options silently gave its first to the patch. The demo's gp2 volume out of
+    # Regression: a finding with several options silently gave its first to the patch. The demo's gp2 volume out of
     # burst offers gp3 first and a larger gp2 second (AWS gp2: 3 IOPS per GiB, so more GiB, more baseline).
     burst = _findings(world, rule="gp2-burst-depletion")["items"][0]
     detail = world.viewer.get(f"/api/v1/findings/{burst['id']}").json()
@@ -367,7 +367,7 @@ def test_a_patch_applies_the_option_the_user_chose(world: World) -> None:
 
 
 def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_keys(world: World) -> None:
-    # Issue 13: tidb-operator's examples/basic (spec.tikv.config as a YAML map; data/operator/README.md names it)
+    # tidb-operator's examples/basic (spec.tikv.config as a YAML map; data/operator/README.md names it)
     cache = _findings(world, rule="block-cache-size")["items"][0]
     patch = _create(world, {"finding_ids": [cache["id"]]}).json()
     url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}/operator"
@@ -391,7 +391,7 @@ def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_
 
 
 def test_merged_and_diff_work_on_a_config_read_from_a_tiup_topology(world: World, db: Any) -> None:
-    # Issue 13: after a TiUP topology upload the stored text is YAML; merged and diff parsed it as TOML and failed.
+    # Regression: after a TiUP topology upload the stored text is YAML; merged and diff parsed it as TOML and failed.
     cache = _findings(world, rule="block-cache-size")["items"][0]
     detail = world.viewer.get(f"/api/v1/findings/{cache['id']}").json()
     store = detail["evidence"]["per_node"][0]["node"]
@@ -413,7 +413,7 @@ def test_merged_and_diff_work_on_a_config_read_from_a_tiup_topology(world: World
 
 
 def test_the_tiup_topology_is_patched_in_place_after_tiups_precedence(world: World) -> None:
-    # Issue 13: the tiup artefact never saw the topology, so an instance's own config silently overrode a
+    # Regression: the tiup artefact never saw the topology, so an instance's own config silently overrode a
     # cluster-wide change. Given the topology, every instance ends with the proposed value.
     cache = _findings(world, rule="block-cache-size")["items"][0]
     patch = _create(world, {"finding_ids": [cache["id"]]}).json()

@@ -197,12 +197,12 @@ def test_the_real_engine_on_the_demo_cluster(db: Any, demo_cluster: DemoCluster)
     rows = _rows(db, demo_cluster.cluster)
     assert summary.opened == len(rows) > 0
     rules = {r.rule for r in rows}
-    # demo.yaml: the legacy nodes' gp2 volumes drain their burst bucket every afternoon (domain.md §1.3).
+    # demo.yaml: the legacy nodes' gp2 volumes drain their burst bucket every afternoon (docs/reference/gp2-burst.md#the-credit-bucket).
     assert "gp2-burst-depletion" in rules
     gp2 = {v.id for v in demo_cluster.simulated.volumes if v.type == "gp2" and v.role == "data"}
     burst = [r for r in rows if r.rule == "gp2-burst-depletion"]
     assert {r.entity_id for r in burst} == gp2 and all(r.entity_kind == "volume" for r in burst)
-    # Issue 12: the demo's config findings are cluster-level, one per group of like stores, with each store's
+    # The demo's config findings are cluster-level, one per group of like stores, with each store's
     # own evidence; stores are known by store address.
     config_rows = [r for r in rows if r.entity_kind == "cluster" and "/cluster:tikv@" in r.dedup_key]
     addresses = {n.address for n in demo_cluster.simulated.nodes}

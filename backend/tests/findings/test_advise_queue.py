@@ -1,4 +1,4 @@
-"""POST /clusters/{id}/advise under load and with Redis down (issue 10, faults 7 and 11): one queued run per
+"""POST /clusters/{id}/advise under load and with Redis down: one queued run per
 cluster, a per-org limit on new runs, a bounded pool without Redis, and a clear 503 (within seconds, nothing
 recorded) when the queue cannot be reached, whether Redis refuses connections or accepts and never answers."""
 

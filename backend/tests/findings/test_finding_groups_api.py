@@ -1,7 +1,7 @@
 """Findings that share a cause, through the real API and Postgres, on the demo fleet's stored data.
 
 The demo fleet's two legacy nodes each have a 350 GiB gp2 data volume: baseline 3 x 350 = 1,050 IOPS, burst 3,000
-(AWS gp2 docs, domain.md 1.3). Their reads drain the bucket, and the block-cache rule sees the reads at the
+(AWS gp2 docs, docs/reference/gp2-burst.md#the-credit-bucket). Their reads drain the bucket, and the block-cache rule sees the reads at the
 read-IOPS ceiling and says "shrink" (PingCAP's AWS guide, seed 000: a smaller block cache "to avoid read IOPS
 from hitting the EBS limit"). Per node the two findings are one group; moving the volume to gp3 (3,000 IOPS
 with no bucket) resolves both: "resolves 2 of 2". The hot node's compaction findings are a group of their own.
@@ -44,7 +44,7 @@ def test_gp2_burst_and_block_cache_are_one_group_in_the_api(owner: tuple[Actor, 
     bursts = [f for f in items if f["rule"] == "gp2-burst-depletion"]
     assert len(bursts) == 2
     by_key = {f["dedup_key"]: f for f in items}
-    # Issue 12: the two legacy m5.2xlarge stores' block-cache shrink is one cluster-level finding, so their two
+    # The two legacy m5.2xlarge stores' block-cache shrink is one cluster-level finding, so their two
     # gp2 volumes out of burst and that shrink are one group: gp3 on both volumes resolves all three.
     (group_id,) = {b["group"]["id"] for b in bursts}
     group = bursts[0]["group"]

@@ -46,13 +46,13 @@ def test_gp2_burst_finding_charts_its_balance_and_iops_against_the_ceilings(
     assert balance["unit"] == "Percent"
     points = [v for v in balance["values"] if v is not None]
     assert points and all(0 <= v <= 100 for v in points)
-    # the rule found the bucket empty: the chart must show it reaching 0 % (domain.md §3.1 BurstBalance)
+    # the rule found the bucket empty: the chart must show it reaching 0 % (docs/reference/cloudwatch.md#volume-metrics BurstBalance)
     assert min(points) == 0
     assert {(line["label"], line["value"]) for line in balance["reference_lines"]} == {("low", 10.0)}
 
     iops = by_metric["derived.counted_iops"]
     assert iops["unit"] == "IOPS"
-    # gp2 350 GiB: baseline 3 IOPS/GiB = 1,050, burst 3,000 (domain.md §1.3)
+    # gp2 350 GiB: baseline 3 IOPS/GiB = 1,050, burst 3,000 (docs/reference/gp2-burst.md#baseline-and-burst)
     assert {line["value"] for line in iops["reference_lines"]} == {1050.0, 3000.0}
     # the drained volume is held at its baseline: every point within a rounding step of 1,050 IOPS
     assert all(abs(v - 1050) < 1 for v in iops["values"] if v is not None)

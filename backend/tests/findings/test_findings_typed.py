@@ -54,7 +54,7 @@ def test_stored_json_that_no_longer_validates_reads_as_null(client: Any, db: Any
     row = FindingRecord(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
                   entity_id="vol-old", severity="warning", title="old row", dedup_key="probe:old",
                   evidence={"window_start": t0.isoformat(), "window_end": t0.isoformat(), "step_seconds": 60,
-                            "options": [good, {"label": "broken"}], "sources": ["domain.md §1.3"],
+                            "options": [good, {"label": "broken"}], "sources": ["docs/reference/gp2-burst.md#the-credit-bucket"],
                             "retired_field": 1},
                   impact={"headroom_before_pct": 5}, first_seen_at=t0, last_seen_at=t0)
     db.add(row)
@@ -62,6 +62,6 @@ def test_stored_json_that_no_longer_validates_reads_as_null(client: Any, db: Any
     detail = owner.get(f"/api/v1/findings/{row.id}")
     assert detail.status_code == 200, detail.text
     body = detail.json()
-    assert (body["evidence"], body["impact"], body["sources"]) == (None, None, ["domain.md §1.3"])
+    assert (body["evidence"], body["impact"], body["sources"]) == (None, None, ["docs/reference/gp2-burst.md#the-credit-bucket"])
     assert [o["label"] for o in body["options"]] == ["gp3"]
     assert body["impact_score"] == 0 and body["impact_basis"] == "none"

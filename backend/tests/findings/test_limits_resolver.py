@@ -25,7 +25,7 @@ SCENARIO = "instance-ebs-bandwidth-bound.yaml"  # 3 nodes on m5.4xlarge, clipped
 # The afternoon of the scenario's diurnal peak (14:00 UTC): the instance limit binds.
 START = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)
 END = START + dt.timedelta(hours=4)
-UNLISTED = "zz7.4xlarge"  # not in the catalog (domain.md §2.2): only DescribeInstanceTypes can tell its limits
+UNLISTED = "zz7.4xlarge"  # not in the catalog (docs/reference/ec2-ebs-limits.md#limits-table): only DescribeInstanceTypes can tell its limits
 
 
 def _ingest(db: Any, repo_root: Any, instance_type: str) -> tuple[Any, Any]:
@@ -62,7 +62,7 @@ def test_a_described_type_is_judged_by_its_limits_and_charted_with_the_same_ceil
     assert found, "the advisor must judge the instance against the DescribeInstanceTypes limits"
     finding = next(f for f in found if f.entity.id == inst.id)
     limit = finding.evidence.measures[0].limit
-    # m5.4xlarge's 4,750 Mbps = 593.75 MB/s = 566.2 MiB/s (domain.md §2.1/§2.2), now known only from EC2's answer.
+    # m5.4xlarge's 4,750 Mbps = 593.75 MB/s = 566.2 MiB/s (docs/reference/ec2-ebs-limits.md#units, docs/reference/ec2-ebs-limits.md#limits-table), now known only from EC2's answer.
     assert limit == pytest.approx(593.75 / 1.048576)
 
     node = db.scalar(select(TikvNode).where(TikvNode.cluster_id == cluster.id, TikvNode.instance_ref_id == select(

@@ -83,7 +83,7 @@ def test_nodes_carry_instance_limits_and_volumes(mapped: dict[str, Any]) -> None
     inst = first["instance"]
     assert (inst["instance_id"], inst["instance_type"], inst["vcpus"], inst["memory_gib"]) == (
         "i-0aaa", "m5.2xlarge", 8, 32.0)
-    # m5.2xlarge: 2,300 / 4,750 Mbps and 12,000 / 18,750 IOPS at 16 KiB (domain.md §2.2); MB/s = Mbps / 8 (§2.1)
+    # m5.2xlarge: 2,300 / 4,750 Mbps and 12,000 / 18,750 IOPS at 16 KiB (docs/reference/ec2-ebs-limits.md#limits-table); MB/s = Mbps / 8 (docs/reference/ec2-ebs-limits.md#units)
     ebs = inst["ebs"]
     assert ebs["baseline_throughput_mbps"] == pytest.approx(287.5)
     assert ebs["max_throughput_mbps"] == pytest.approx(593.75)
@@ -95,11 +95,11 @@ def test_nodes_carry_instance_limits_and_volumes(mapped: dict[str, Any]) -> None
     assert [v["volume_id"] for v in vols] == ["vol-data1", "vol-raft1"]  # data then raft; the root volume left out
     data, raft = vols
     # gp2 500 GiB: baseline 3 IOPS/GiB = 1,500, below 3,000 so it bursts; 1,500 × 256 KiB = 375 MiB/s, capped at
-    # the 250 MiB/s gp2 maximum (domain.md §1.3)
+    # the 250 MiB/s gp2 maximum (docs/reference/gp2-burst.md#gp2-throughput)
     assert (data["role"], data["volume_type"], data["size_gib"]) == ("data", "gp2", 500)
     assert (data["iops"], data["iops_provisioned"], data["burstable"]) == (1500, False, True)
     assert data["throughput_mibps"] == 250
-    # gp3: what was provisioned, no burst bucket (domain.md §1.1)
+    # gp3: what was provisioned, no burst bucket (docs/reference/ebs-volume-types.md#limits-per-volume-type)
     assert (raft["role"], raft["iops"], raft["iops_provisioned"], raft["throughput_mibps"], raft["burstable"]) == (
         "raft", 6000, True, 500, False)
 

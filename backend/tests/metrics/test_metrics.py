@@ -111,7 +111,7 @@ def test_raw_window_numbers_are_exact(owner: Any, cluster_id: str, sessions: Any
     fleet = Fleet(sessions, owner.org_id, cluster_id)
     start = NOW - dt.timedelta(hours=1)
     times = _minutes(start, 60)
-    # CloudWatch sums per minute (domain.md §3.1): 600 reads of 16 KiB and 1,200 writes of 512 KiB each minute.
+    # CloudWatch sums per minute (docs/reference/cloudwatch.md#volume-metrics): 600 reads of 16 KiB and 1,200 writes of 512 KiB each minute.
     fleet.write("volume", "ebs.read_ops", "Count", [(t, 600.0) for t in times])
     fleet.write("volume", "ebs.write_ops", "Count", [(t, 1200.0) for t in times])
     fleet.write("volume", "ebs.read_bytes", "Bytes", [(t, 600.0 * 16 * KIB) for t in times])
@@ -129,7 +129,7 @@ def test_raw_window_numbers_are_exact(owner: Any, cluster_id: str, sessions: Any
     iops = _panel(body, "data_iops")
     assert _series(iops, "data_read_iops")["value"] == [10.0] * 60  # 600 / 60 s
     assert _series(iops, "data_write_iops")["value"] == [20.0] * 60
-    # Counted in 256 KiB units (§1.4): 16 KiB reads count once, 512 KiB writes twice: 10 + 2 × 20 = 50 IOPS.
+    # Counted in 256 KiB units (docs/reference/ebs-io-accounting.md#io-size-cap): 16 KiB reads count once, 512 KiB writes twice: 10 + 2 × 20 = 50 IOPS.
     counted = _series(iops, "data_counted_iops")
     assert counted["value"] == [50.0] * 60 and counted["statistic"] == "avg" and counted["step_seconds"] == 60
     assert counted["t"][0] == int(start.timestamp()) and counted["t"][-1] == int(NOW.timestamp()) - 60
@@ -143,11 +143,11 @@ def test_raw_window_numbers_are_exact(owner: Any, cluster_id: str, sessions: Any
     assert hit["value"] == [pytest.approx(90.0)] * 60
     # gp3 3,000 IOPS / 125 MiB/s: one ceiling each, over the whole window, with its catalog source.
     [ceiling] = iops["ceilings"]
-    assert ceiling["value"] == 3000 and "gp3 provisioned IOPS" in ceiling["label"] and "https://docs.aws.amazon.com/ebs/" in ceiling["source"]  # issue 12: a public link, was "domain.md §1"
+    assert ceiling["value"] == 3000 and "gp3 provisioned IOPS" in ceiling["label"] and "https://docs.aws.amazon.com/ebs/" in ceiling["source"]  # a public link, not an internal section
     assert [c["value"] for c in tput["ceilings"]] == [125.0]
     inst = _panel(body, "instance_iops")
     assert inst["series"] == []
-    # m6i.2xlarge: 12,000 baseline, 40,000 burst IOPS (domain.md §2.2)
+    # m6i.2xlarge: 12,000 baseline, 40,000 burst IOPS (docs/reference/ec2-ebs-limits.md#limits-table)
     assert sorted(c["value"] for c in inst["ceilings"]) == [12000.0, 40000.0]
 
 
@@ -185,7 +185,7 @@ def test_resolution_follows_the_window_and_rollups_are_exact(owner: Any, cluster
 
 
 def test_ceilings_switch_at_an_inventory_change(owner: Any, cluster_id: str, sessions: Any) -> None:
-    # Today a gp3 volume with 6,000 IOPS; until 06:00 it was a 500 GiB gp2 (1,500 baseline, 3,000 burst, §1.3).
+    # Today a gp3 volume with 6,000 IOPS; until 06:00 it was a 500 GiB gp2 (1,500 baseline, 3,000 burst, docs/reference/gp2-burst.md#the-credit-bucket).
     fleet = Fleet(sessions, owner.org_id, cluster_id, volume_type="gp3", size_gib=500, iops=6000, throughput=250)
     switch = NOW - dt.timedelta(hours=6)
     fleet.change("volume_type", "gp2", "gp3", switch)
@@ -223,7 +223,7 @@ def test_forecast_for_a_draining_gp2_volume(owner: Any, cluster_id: str, session
                   instance_type="m5.2xlarge")
     start = NOW - dt.timedelta(hours=3)
     times = _minutes(start, 180)
-    # 3,000 IOPS of 16 KiB against a 1,050 IOPS baseline (350 GiB × 3, §1.3): the bucket drains 1,950 credits/s,
+    # 3,000 IOPS of 16 KiB against a 1,050 IOPS baseline (350 GiB × 3, docs/reference/gp2-burst.md#the-credit-bucket): the bucket drains 1,950 credits/s,
     # i.e. 1,950 × 60 / 5.4e6 × 100 = 2.1667 % per minute, from 100 % at the start of the window.
     drain_pct = 1950 * 60 / 5.4e6 * 100
     fleet.write("volume", "ebs.read_ops", "Count", [(t, 3000.0 * 60) for t in times])
@@ -238,7 +238,7 @@ def test_forecast_for_a_draining_gp2_volume(owner: Any, cluster_id: str, session
     assert fc["entity_id"] == fleet.volume_id and fc["bucket"] == "gp2"
     balance = 100.0 - drain_pct * (179 - 140)
     assert fc["balance_percent"] == pytest.approx(balance)
-    expected = balance / 100 * 5.4e6 / 1950  # seconds to empty at constant demand (§1.3 "Burst duration")
+    expected = balance / 100 * 5.4e6 / 1950  # seconds to empty at constant demand (docs/reference/gp2-burst.md#the-credit-bucket "Burst duration")
     assert fc["seconds_to_empty_low"] <= expected + 60 and fc["seconds_to_empty_high"] >= expected - 60
     assert fc["seconds_to_empty"] == pytest.approx(expected, abs=60)
     assert fc["fallback_iops"] == 1050.0
@@ -337,7 +337,7 @@ NODE_METRICS = ("tikv.block_cache_hit", "tikv.block_cache_miss", "tikv.pending_c
 
 
 def test_a_full_node_view_fits_the_page_budget(owner: Any, cluster_id: str, sessions: Any) -> None:
-    """Issue 16: <= 150 KB of API data per node view. 6 hours of every series a node has (1-minute CloudWatch and
+    """The Metrics tab's budget (docs/metrics-downsampling.md): <= 150 KB of API data per node view. 6 hours of every series a node has (1-minute CloudWatch and
     Prometheus points, 5-minute EC2 points), noisy values with many digits, at the page's point budget (MAX_CHART_POINTS, frontend/src/features/metrics/api.ts)."""
     import random
 

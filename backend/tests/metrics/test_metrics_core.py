@@ -96,7 +96,7 @@ def test_a_five_minute_balance_is_held_across_its_period() -> None:
 
 
 def test_a_series_point_covers_its_own_period_when_longer_than_the_chart_step() -> None:
-    # AWS/EC2 on basic monitoring: one point every 300 s (domain.md §3.2). On a raw (60 s) chart each point covers
+    # AWS/EC2 on basic monitoring: one point every 300 s (docs/reference/cloudwatch.md#instance-ebs-metrics). On a raw (60 s) chart each point covers
     # 300 s, so the chart breaks the line only where two points are more than 1.5 x 300 s apart.
     t = np.array([0, 300, 600, 1200], dtype=np.int64)
     ec2 = m.Columns(t, np.ones(4), np.ones(4), np.ones(4))

@@ -1,4 +1,4 @@
-"""The AWS script a patch exports, run as written by the real AWS CLI against the moto server (issue 13).
+"""The AWS script a patch exports, run as written by the real AWS CLI against the moto server.
 
 The advisor's own findings on example scenarios give the changes (throughputs come out of it as floats, e.g. 250.0:
 the AWS CLI refuses `--throughput 250.0` with "invalid literal for int() with base 10", and under

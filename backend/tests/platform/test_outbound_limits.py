@@ -1,4 +1,4 @@
-"""A slow or huge "Prometheus" cannot take the API down for other tenants (issue 10, fault 3).
+"""A slow or huge "Prometheus" cannot take the API down for other tenants.
 
 Real servers on 127.0.0.1 (tests/local_http.py): one dripping a byte a second, one answering hundreds of MB.
 * the total deadline fires however the server drips (in the body or in the status line);

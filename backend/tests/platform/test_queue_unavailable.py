@@ -1,4 +1,4 @@
-"""The history-import (backfill) routes with Redis down (issue 10, fault 7): a 503 within seconds that says what
+"""The history-import (backfill) routes with Redis down: a 503 within seconds that says what
 stays recorded, instead of a 202 whose job was never queued (after 19 s, or a request that never ends).
 Connecting an AWS account still succeeds (the connection exists; the collection sweep queues its import)."""
 

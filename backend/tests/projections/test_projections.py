@@ -1,6 +1,6 @@
 """Projections through the real pipeline: the demo cluster's data written into the store as the collectors write
 it (1-minute EBS, 5-minute EC2, Prometheus store sizes), rolled up hourly, fitted by the projections service and
-served by the API (issue 14)."""
+served by the API (docs/projections.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A snapshot built from the store keeps each series' own period (timeseries/snapshots.py).
 
-CloudWatch (domain.md §3.1/§3.2): AWS/EBS volume metrics every minute; AWS/EC2 instance metrics every 5 minutes on
+CloudWatch (docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics): AWS/EBS volume metrics every minute; AWS/EC2 instance metrics every 5 minutes on
 basic monitoring, `EBSByteBalance%` only at 5 minutes; `B/s = Sum / period`. The collector stores a 5-minute series
 with metric_series.step_seconds = 300; the snapshot must read its Sum as one total per 5 minutes.
 """

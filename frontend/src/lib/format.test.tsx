@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SourceText } from '@/components/SourceText';
 import { formatAwsThroughput, formatValue, humanUnit } from './format';
 
-describe('human units (issue 12: no "None" axis, no "1 ratio", "0.76 fraction" or "1 bool")', () => {
+describe('human units (no "None" axis, no "1 ratio", "0.76 fraction" or "1 bool")', () => {
   it.each([
     [0.76, 'fraction', '76%'],
     [0.0625, 'ratio', '6.25%'],

@@ -121,7 +121,7 @@ describe('cluster config', () => {
   });
 
   it('lets the user choose among a finding\'s options, with what each costs, and sends the choice', async () => {
-    // Issue 13: a finding with several options silently gave the patch its first. The gp2 finding offers gp3
+    // Regression: a finding with several options silently gave the patch its first. The gp2 finding offers gp3
     // (its recommendation) and a larger gp2 (+28.80 USD/month).
     let body: unknown;
     server.use(...clusterHandlers());

@@ -41,10 +41,10 @@ describe('cluster metrics page', () => {
     expect(screen.getAllByRole('status').length).toBeGreaterThan(0);
     const chart = await screen.findByRole('figure', { name: 'Data volume IOPS (vol-0aaaa, gp3 500 GiB)' });
     const legend = within(chart).getByRole('list', { name: /legend/ });
-    expect(legend).toHaveTextContent('gp3 provisioned IOPS: 6,000 IOPS (source: gp3 500 GiB: domain.md §1.2)');
-    // the plot is an image named after what it draws and its limit (issue 16: charts have accessible names)
+    expect(legend).toHaveTextContent('gp3 provisioned IOPS: 6,000 IOPS (source: gp3 500 GiB: docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025)');
+    // the plot is an image named after what it draws and its limit (charts have accessible names)
     expect(
-      within(chart).getByRole('img', { name: /^Data volume IOPS \(vol-0aaaa, gp3 500 GiB\), in IOPS: lines for .*gp3 provisioned IOPS at 6,000 IOPS \(source: gp3 500 GiB: domain\.md §1\.2\)/ }),
+      within(chart).getByRole('img', { name: /^Data volume IOPS \(vol-0aaaa, gp3 500 GiB\), in IOPS: lines for .*gp3 provisioned IOPS at 6,000 IOPS \(source: gp3 500 GiB: docs\/reference\/ebs-volume-types\.md#gp3-limits-raised-in-2025\)/ }),
     ).toBeInTheDocument();
     expect(legend).toHaveTextContent('gp2 burst IOPS (limit in force)');
     // The first panel is drawn alone; the others follow once it has been painted.

@@ -66,12 +66,12 @@ describe('cluster overview', () => {
       expect.stringContaining('/d/RDVQiEzZz?var-instance=10.0.1.13%3A20180'),
     );
     // m6i.2xlarge: 2,500 Mbps = 312.5 MB/s baseline, 10,000 Mbps = 1,250 MB/s burst (AWS "Amazon EBS-optimized
-    // instances"), source in the tooltip. Issue 12: one unit for throughput everywhere, MiB/s, with AWS's MB/s
+    // instances"), source in the tooltip. One unit for throughput everywhere, MiB/s, with AWS's MB/s
     // beside it: 312.5e6 / 1,048,576 = 298.0 MiB/s, 1,250e6 / 1,048,576 = 1,192.1 MiB/s (was "313 MB/s").
     const ebs = within(row).getByText(/EBS 298 MiB\/s \(AWS: 312.5 MB\/s\) · 12,000 IOPS/);
     expect(ebs).toHaveTextContent('EBS 298 MiB/s (AWS: 312.5 MB/s) · 12,000 IOPS (burst 1,192 MiB/s (AWS: 1,250 MB/s) · 40,000 IOPS)');
     expect(ebs).toHaveAttribute('title', expect.stringContaining('Source: AWS: Amazon EBS-optimized instances (https://'));
-    // gp2 shows its baseline (3 IOPS/GiB x 350 GiB, domain.md §1.3) as the API gives it, and that it bursts.
+    // gp2 shows its baseline (3 IOPS/GiB x 350 GiB, docs/reference/gp2-burst.md#baseline-and-burst) as the API gives it, and that it bursts.
     const gp2Row = within(nodes).getByRole('row', { name: /10\.0\.1\.14:20160/ });
     expect(within(gp2Row).getByText(/350 GiB · 1,050 IOPS baseline · 250 MiB\/s/)).toBeInTheDocument();
     expect(within(gp2Row).getByText(/bursts/)).toBeInTheDocument();
@@ -187,8 +187,8 @@ describe('cluster overview', () => {
 
   it("says why an instance's EBS limits are unknown (the resolver's note)", async () => {
     const note =
-      'zz9.mega: EBS limits unknown. The type is neither in Headroom\'s catalog (domain.md §2.2) nor in this ' +
-      "account's DescribeInstanceTypes answer (domain.md §2.3), so no finding judges this instance's EBS bandwidth or IOPS.";
+      'zz9.mega: EBS limits unknown. The type is neither in Headroom\'s catalog (docs/reference/ec2-ebs-limits.md#limits-table) nor in this ' +
+      "account's DescribeInstanceTypes answer (docs/reference/ec2-ebs-limits.md#describeinstancetypes), so no finding judges this instance's EBS bandwidth or IOPS.";
     const first = NODES.items[0]!;
     const odd = { ...first, instance: { ...first.instance!, instance_type: 'zz9.mega', ebs: null, ebs_note: note } };
     server.use(...clusterHandlers());

@@ -108,7 +108,7 @@ describe('patch detail', () => {
   });
 
   it('offers merged and diff only for the nodes the patch changes, one chosen at a time, and all in a zip', async () => {
-    // Issue 13: merged/diff were downloaded for the base config's node even when the changes were on another.
+    // Regression: merged/diff were downloaded for the base config's node even when the changes were on another.
     const TWO = {
       ...PATCH,
       nodes: [

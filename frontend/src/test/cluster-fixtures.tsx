@@ -154,7 +154,7 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
       },
     ],
     corroboration: ['a full bucket (5.4 M credits) lasts 234 min at the drain-period demand'],
-    // headroom.domain.forecast.burst: 40 % of 5.4 M credits at 2,500 - 1,050 IOPS lasts 1,490 s (domain.md §1.3)
+    // headroom.domain.forecast.burst: 40 % of 5.4 M credits at 2,500 - 1,050 IOPS lasts 1,490 s (docs/reference/gp2-burst.md#the-credit-bucket)
     forecasts: [
       {
         kind: 'burst_empty', label: 'ebs.burst_balance', within_seconds: 1490, at: '2026-11-22T05:17:50Z',
@@ -206,7 +206,7 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
 };
 
 // The gp2 finding's evidence series as GET /findings/{id}/evidence/series returns them: three 1-minute points
-// (the real window is 24 h), the balance draining, demand held at the 1,050 IOPS baseline of 350 GiB (domain.md §1.3).
+// (the real window is 24 h), the balance draining, demand held at the 1,050 IOPS baseline of 350 GiB (docs/reference/gp2-burst.md#baseline-and-burst).
 const T0 = Date.parse('2026-11-22T04:50:00Z') / 1000;
 export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
   finding_id: GP2_FINDING,
@@ -285,7 +285,7 @@ export const CACHE_FINDING_DETAIL: S['FindingRead'] = {
 };
 
 // m6i.2xlarge and m5.2xlarge: 2,500 / 10,000 and 2,300 / 4,750 Mbps, 12,000 / 40,000 and 12,000 / 18,750 IOPS
-// (domain.md §2.2); MB/s = Mbps / 8 (§2.1).
+// (docs/reference/ec2-ebs-limits.md#limits-table); MB/s = Mbps / 8 (docs/reference/ec2-ebs-limits.md#units).
 const M6I_2XLARGE: S['InstanceEbsLimits'] = {
   baseline_throughput_mbps: 312.5,
   max_throughput_mbps: 1250,
@@ -354,7 +354,7 @@ export const NODES: S['NodeList'] = {
         { ...gp3, volume_id: 'vol-raft13', role: 'raft', size_gib: 20, iops: 3000, throughput_mibps: 125 },
       ],
     ),
-    // gp2 350 GiB: a 3 IOPS/GiB baseline of 1,050 IOPS, bursts (below 1 TiB), 250 MiB/s (domain.md §1.3)
+    // gp2 350 GiB: a 3 IOPS/GiB baseline of 1,050 IOPS, bursts (below 1 TiB), 250 MiB/s (docs/reference/gp2-burst.md#gp2-throughput)
     node(
       NODE_B,
       '10.0.1.14',

@@ -533,7 +533,8 @@ class Context:
 
     def volume_iops_ceiling(self, volume_id: str) -> Array | None:
         """Return the IOPS ceiling in force per step: gp2 burst while credits remain, else baseline
-        (physics.ceilings.volume_in_force, the one rule)."""
+        (physics.ceilings.volume_in_force, the one rule;
+        docs/reference/gp2-burst.md#the-credit-bucket)."""
         lim = self.volume_limits(volume_id)
         view = self.volume_io(volume_id)
         if lim is None or view is None:

@@ -32,7 +32,7 @@ BUILTIN_PRICES_AS_OF = "2026-01-19"
 BUILTIN_PRICE_SOURCE = f"{EC2_PRICING.cite()}, {BUILTIN_PRICE_REGION}, Linux, as of {BUILTIN_PRICES_AS_OF}"
 ARCHITECTURES = ("x86_64", "arm64")
 
-# §2.1: asterisk sizes "can support maximum performance for 30 minutes at least once every 24 hours".
+# docs/reference/ec2-ebs-limits.md#the-burst-rule: asterisk sizes "can support maximum performance for 30 minutes at least once every 24 hours".
 INSTANCE_BURST_SECONDS = 30 * 60
 INSTANCE_BURST_PERIOD_SECONDS = 24 * 3600
 
@@ -43,7 +43,7 @@ class InstanceLimits:
 
     *_bandwidth_mbps are megabits per second; *_throughput_mbps are decimal megabytes per second (Mbps / 8);
     *_throughput_mibps the same in MiB/s. `bursts` means baseline < maximum: the maximum holds for
-    `burst_seconds` (30 min) at least once every 24 h, then the baseline (§2.1).
+    `burst_seconds` (30 min) at least once every 24 h, then the baseline (docs/reference/ec2-ebs-limits.md#the-burst-rule).
     """
 
     name: str
@@ -100,7 +100,7 @@ def instance_limits_from_entry(entry: Mapping[str, Any], source: str) -> Instanc
         raise CatalogError(f"bad instance catalog entry {dict(entry)!r}: {exc}") from exc
     family, size = split_instance_name(name)
     base_mb, max_mb = mbps_to_mb_per_s(base_bw), mbps_to_mb_per_s(max_bw)
-    bursts = base_bw < max_bw or base_iops < max_iops  # §2.3: no API flag; baseline < maximum means burst
+    bursts = base_bw < max_bw or base_iops < max_iops  # docs/reference/ec2-ebs-limits.md#describeinstancetypes: no API flag; baseline < maximum means burst
     hourly = entry.get("hourly_price_usd")
     hourly_f = float(hourly) if hourly is not None else None
     architecture = entry.get("architecture")

@@ -1,8 +1,8 @@
 """On-demand EBS prices (USD) and the monthly cost of one volume.
 
-Prices are us-east-1, from domain.md §1.6 (which cites AWS Prescriptive Guidance "Migrate Amazon EBS volumes
+Prices are us-east-1, from docs/reference/ebs-prices.md#prices-us-east-1 (which cites AWS Prescriptive Guidance "Migrate Amazon EBS volumes
 from gp2 to gp3" for gp2/gp3 [verified] and third-party copies of aws.amazon.com/ebs/pricing for io1, io2,
-st1, sc1 [3rd-party]). AWS bills "per GB-month" on the provisioned size in GiB: the §1.6 worked check
+st1, sc1 [3rd-party]). AWS bills "per GB-month" on the provisioned size in GiB: the docs/reference/ebs-prices.md#worked-example worked check
 multiplies 500 GiB by $0.08 to get $40, so size_gib is multiplied by the per-GB price unchanged.
 """
 
@@ -67,7 +67,7 @@ EBS_PRICES: dict[str, dict[str, EbsPrice]] = {
             source=_SRC_3P,
         ),
         # io2: $0.125/GB-month; IOPS $0.065 (<= 32,000), $0.046 (32,001-64,000), $0.032 (> 64,000).
-        # The exact decimals of tiers 2 and 3 are [UNCONFIRMED] (domain.md §1.6 and §7 item 2).
+        # The exact decimals of tiers 2 and 3 are [UNCONFIRMED] (docs/reference/ebs-prices.md#open-questions).
         "io2": EbsPrice(
             "io2",
             usd_per_gb_month=0.125,

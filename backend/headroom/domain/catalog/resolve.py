@@ -1,10 +1,10 @@
 """The one rule for which EBS limits an instance or volume is judged against (pure: data in, data out).
 
-Instance types: Headroom's catalog first (built-in data, domain.md §2.2, plus the refresh override), then the
-account's own DescribeInstanceTypes answer (EbsInfo, domain.md §2.3) when the catalog lacks the type, else
+Instance types: Headroom's catalog first (built-in data, docs/reference/ec2-ebs-limits.md#limits-table, plus the refresh override), then the
+account's own DescribeInstanceTypes answer (EbsInfo, docs/reference/ec2-ebs-limits.md#describeinstancetypes) when the catalog lacks the type, else
 "unknown" with a note that says so and why nothing judges that instance's EBS limits. Volumes: the catalog's
 volume limits with the volume's provisioned IOPS (gp3, io1, io2) and throughput (gp3); DescribeVolumes also
-reports gp2/st1/sc1 `Iops`, which are not provisioned and are left out (domain.md §1.1-§1.3).
+reports gp2/st1/sc1 `Iops`, which are not provisioned and are left out (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits).
 
 Every reader of limits (the snapshot builder and through it the advisor, the nodes API, the metrics charts'
 reference lines and the weekly email) goes through these functions, so a chart never shows a ceiling the
@@ -30,14 +30,14 @@ from headroom.domain.catalog.volume_types import VolumeLimits, volume_limits
 
 LimitsOrigin = Literal["catalog", "describe_instance_types", "unknown"]
 
-# Volume types whose IOPS / throughput are provisioned settings rather than derived from the size (domain.md §1).
+# Volume types whose IOPS / throughput are provisioned settings rather than derived from the size (docs/reference/ebs-volume-types.md).
 PROVISIONED_IOPS_TYPES = frozenset({"gp3", "io1", "io2"})
 PROVISIONED_THROUGHPUT_TYPES = frozenset({"gp3"})
 
 
 @dataclass(frozen=True)
 class DescribedType:
-    """An instance type's EbsInfo as the account's DescribeInstanceTypes returned it (domain.md §2.3).
+    """An instance type's EbsInfo as the account's DescribeInstanceTypes returned it (docs/reference/ec2-ebs-limits.md#describeinstancetypes).
 
     `entry` has the catalog entry's shape (baseline/max bandwidth in Mbps, baseline/max IOPS, vCPUs, memory);
     `source` says where and when it was observed.

@@ -1,11 +1,11 @@
 """EBS volume types: valid sizes, IOPS and throughput rules, what bursts, and the limits of one volume.
 
-Sources (domain.md):
-- §1.1 limits per volume (AWSDOC `ebs-volume-types.md`, `general-purpose.md`, `provisioned-iops.md`,
+Sources (docs/reference/, each page names the AWS page it restates):
+- docs/reference/ebs-volume-types.md#limits-per-volume-type limits per volume (AWSDOC `ebs-volume-types.md`, `general-purpose.md`, `provisioned-iops.md`,
   `hdd-vols.md`).
-- §1.2 gp3 limits raised in 2025 (EC2 API CreateVolume/ModifyVolume docs; AWS Prescriptive Guidance).
-- §1.3 gp2 baseline, burst and throughput bands (AWSDOC `general-purpose.md`).
-- §1.4 I/O accounting chunk: 256 KiB SSD, 1,024 KiB HDD (AWSDOC `ebs-io-characteristics.md`).
+- docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025 gp3 limits raised in 2025 (EC2 API CreateVolume/ModifyVolume docs; AWS Prescriptive Guidance).
+- docs/reference/gp2-burst.md gp2 baseline, burst and throughput bands (AWSDOC `general-purpose.md`).
+- docs/reference/ebs-io-accounting.md#io-size-cap I/O accounting chunk: 256 KiB SSD, 1,024 KiB HDD (AWSDOC `ebs-io-characteristics.md`).
 """
 
 from __future__ import annotations
@@ -20,37 +20,37 @@ from headroom.domain.units import gib_to_tib
 
 Media = Literal["ssd", "hdd"]
 
-SSD_IO_CHUNK_KIB = 256  # §1.4 "I/O size is capped at 256 KiB for SSD volumes"
-HDD_IO_CHUNK_KIB = 1024  # §1.4 "... and 1,024 KiB for HDD volumes"
+SSD_IO_CHUNK_KIB = 256  # docs/reference/ebs-io-accounting.md#io-size-cap "I/O size is capped at 256 KiB for SSD volumes"
+HDD_IO_CHUNK_KIB = 1024  # docs/reference/ebs-io-accounting.md#io-size-cap "... and 1,024 KiB for HDD volumes"
 
-# gp2 (§1.3): baseline = clamp(3 × GiB, 100, 16000); volumes with baseline < 3,000 burst to 3,000 IOPS.
+# gp2 (docs/reference/gp2-burst.md#baseline-and-burst): baseline = clamp(3 × GiB, 100, 16000); volumes with baseline < 3,000 burst to 3,000 IOPS.
 GP2_IOPS_PER_GIB = 3
 GP2_MIN_IOPS = 100
 GP2_MAX_IOPS = 16_000
 GP2_BURST_IOPS = 3_000
-# gp2 throughput (§1.3): 128 MiB/s at <= 170 GiB; 170-334 GiB burst to 250; 250 at >= 334 GiB;
+# gp2 throughput (docs/reference/gp2-burst.md#gp2-throughput): 128 MiB/s at <= 170 GiB; 170-334 GiB burst to 250; 250 at >= 334 GiB;
 # `throughput = IOPS × I/O size` capped at 250 MiB/s.
 GP2_MIN_THROUGHPUT_MIBPS = 128.0
 GP2_MAX_THROUGHPUT_MIBPS = 250.0
 GP2_SMALL_MAX_GIB = 170
 GP2_FULL_THROUGHPUT_GIB = 334
 
-# gp3 (§1.1/§1.2, 2025 values): 3,000-80,000 IOPS, 125-2,000 MiB/s, 1-65,536 GiB, 500 IOPS/GiB,
+# gp3 (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, 2025 values): 3,000-80,000 IOPS, 125-2,000 MiB/s, 1-65,536 GiB, 500 IOPS/GiB,
 # at most 0.25 MiB/s per provisioned IOPS; 3,000 IOPS + 125 MiB/s included.
 GP3_DEFAULT_IOPS = 3_000
 GP3_DEFAULT_THROUGHPUT_MIBPS = 125.0
 GP3_MAX_MIBPS_PER_IOPS = 0.25
 
-# io1 (§1.1, §1.4): up to 32,000 IOPS the max throughput is 256 KiB × IOPS capped at 500 MiB/s; above 32,000
+# io1 (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-io-accounting.md#io1-throughput-rule): up to 32,000 IOPS the max throughput is 256 KiB × IOPS capped at 500 MiB/s; above 32,000
 # IOPS it is 16 KiB per provisioned IOPS up to 1,000 MiB/s (AWSDOC `provisioned-iops.md`, older rule).
 IO1_LOW_IOPS_LIMIT = 32_000
 IO1_LOW_MIBPS_PER_IOPS = 0.25  # 256 KiB
 IO1_LOW_MAX_MIBPS = 500.0
 IO1_HIGH_MIBPS_PER_IOPS = 16 / 1024  # 16 KiB
-# io2 Block Express (§1.1): 0.256 MiB/s per IOPS up to 4,000 MiB/s.
+# io2 Block Express (docs/reference/ebs-volume-types.md#limits-per-volume-type): 0.256 MiB/s per IOPS up to 4,000 MiB/s.
 IO2_MIBPS_PER_IOPS = 0.256
 
-# Throughput-credit HDD (§1.1/§1.3): baseline and burst MiB/s per TiB of volume, capped per volume.
+# Throughput-credit HDD (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits): baseline and burst MiB/s per TiB of volume, capped per volume.
 
 
 @dataclass(frozen=True)
@@ -180,8 +180,8 @@ VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
 class VolumeLimits:
     """The performance limits and monthly cost of one EBS volume configuration.
 
-    IOPS are counted in `io_chunk_kib` units (§1.4). For st1/sc1, `baseline_iops` is the per-volume operation
-    cap (500/250 at 1 MiB I/O, §1.1) and the credit bucket is in throughput (`burst_throughput_mibps`).
+    IOPS are counted in `io_chunk_kib` units (docs/reference/ebs-io-accounting.md#io-size-cap). For st1/sc1, `baseline_iops` is the per-volume operation
+    cap (500/250 at 1 MiB I/O, docs/reference/ebs-volume-types.md#limits-per-volume-type) and the credit bucket is in throughput (`burst_throughput_mibps`).
     """
 
     volume_type: str
@@ -232,17 +232,17 @@ def list_volume_types() -> list[VolumeTypeSpec]:
 
 
 def gp2_baseline_iops(size_gib: float) -> float:
-    """Return gp2 baseline IOPS: clamp(3 × GiB, 100, 16,000) (§1.3)."""
+    """Return gp2 baseline IOPS: clamp(3 × GiB, 100, 16,000) (docs/reference/gp2-burst.md#baseline-and-burst)."""
     return float(min(max(GP2_IOPS_PER_GIB * size_gib, GP2_MIN_IOPS), GP2_MAX_IOPS))
 
 
 def gp2_bursts(size_gib: float) -> bool:
-    """Return whether a gp2 volume can burst: only while its baseline is below 3,000 IOPS (< 1 TiB, §1.3)."""
+    """Return whether a gp2 volume can burst: only while its baseline is below 3,000 IOPS (< 1 TiB, docs/reference/gp2-burst.md#the-credit-bucket)."""
     return gp2_baseline_iops(size_gib) < GP2_BURST_IOPS
 
 
 def gp2_throughput_mibps(size_gib: float) -> tuple[float, float | None]:
-    """Return gp2 (baseline, burst) throughput in MiB/s for a size (§1.3).
+    """Return gp2 (baseline, burst) throughput in MiB/s for a size (docs/reference/gp2-burst.md#gp2-throughput).
 
     The documented bands are 128 MiB/s up to 170 GiB, "burst to 250" between 170 and 334 GiB, 250 from
     334 GiB. Inside the band the sustained value follows the same section's formula
@@ -260,7 +260,7 @@ def gp2_throughput_mibps(size_gib: float) -> tuple[float, float | None]:
 
 
 def hdd_throughput_mibps(spec: VolumeTypeSpec, size_gib: float) -> tuple[float, float]:
-    """Return st1/sc1 (baseline, burst) MiB/s: per-TiB rates capped at the per-volume maximum (§1.1)."""
+    """Return st1/sc1 (baseline, burst) MiB/s: per-TiB rates capped at the per-volume maximum (docs/reference/ebs-volume-types.md#limits-per-volume-type)."""
     assert spec.baseline_mibps_per_tib is not None and spec.burst_mibps_per_tib is not None
     tib = gib_to_tib(size_gib)
     baseline = min(spec.baseline_mibps_per_tib * tib, spec.max_throughput_mibps)
@@ -269,7 +269,7 @@ def hdd_throughput_mibps(spec: VolumeTypeSpec, size_gib: float) -> tuple[float, 
 
 
 def io1_max_throughput_mibps(iops: float) -> float:
-    """Return io1 max MiB/s: 256 KiB × IOPS (<= 500) to 32,000 IOPS, then 16 KiB × IOPS (<= 1,000) (§1.4)."""
+    """Return io1 max MiB/s: 256 KiB × IOPS (<= 500) to 32,000 IOPS, then 16 KiB × IOPS (<= 1,000) (docs/reference/ebs-io-accounting.md#io1-throughput-rule)."""
     if iops <= IO1_LOW_IOPS_LIMIT:
         return min(iops * IO1_LOW_MIBPS_PER_IOPS, IO1_LOW_MAX_MIBPS)
     return min(
@@ -278,7 +278,7 @@ def io1_max_throughput_mibps(iops: float) -> float:
 
 
 def io2_max_throughput_mibps(iops: float) -> float:
-    """Return io2 Block Express max MiB/s: 0.256 MiB/s per IOPS up to 4,000 (§1.1)."""
+    """Return io2 Block Express max MiB/s: 0.256 MiB/s per IOPS up to 4,000 (docs/reference/ebs-volume-types.md#limits-per-volume-type)."""
     return min(iops * IO2_MIBPS_PER_IOPS, VOLUME_TYPES["io2"].max_throughput_mibps)
 
 

@@ -7,12 +7,12 @@ only the latest balance is known); both are read backwards from `now`.
 - gp2: `BurstBalance` (%) and the counted IOPS of the volume (256 KiB units, `headroom.domain.snapshot.views`).
 - st1/sc1: `BurstBalance` (%) and the volume's MiB/s.
 - instance EBS burst: `EBSIOBalance%` with the instance's IOPS, or `EBSByteBalance%` with its MiB/s
-  (domain.md §2.1, §3.2).
+  (docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/cloudwatch.md#instance-ebs-metrics).
 
 The bucket maths (capacity, baseline, burst rate, time to empty, refill) is `headroom.domain.physics.burst`; this
 module only chooses the demand to feed it and reads the balance series:
 
-1. Balance now = the last finite balance sample (CloudWatch sends none while a volume is idle, §3.1; with no
+1. Balance now = the last finite balance sample (CloudWatch sends none while a volume is idle, docs/reference/cloudwatch.md#volume-metrics; with no
    sample at all we assume a full bucket, as a new or idle volume has, and say so in `notes`).
 2. Demand. The bucket is stepped (`CreditBucket.step`) along a projected demand until it empties:
    - with at least a day plus the recent window of history: yesterday's demand at the same time of day,
@@ -28,7 +28,7 @@ module only chooses the demand to feed it and reads the balance series:
      most of the hour predates the drain, and a line through the whole hour ignored that step (a forecast far
      too late, or never) or, on 12 five-minute points, read it as a ramp to the maximum (far too early).
    The band is the earliest / latest of: the point, the trend, and the constant p90 / p50 demand of the
-   recent window, each by `seconds_to_empty = balance / (demand - baseline)` (domain.md §1.3 "Burst
+   recent window, each by `seconds_to_empty = balance / (demand - baseline)` (docs/reference/gp2-burst.md#the-credit-bucket "Burst
    duration"; seed 004: 500 GiB at 100 % and 3,000 IOPS -> 3,600 s). `demand` is the mean since the balance
    began to fall inside the recent window, else the recent mean.
    Backtest on the simulator (bench/README.md): gp2 mean absolute error 19 % (7/9 inside the band),
@@ -39,9 +39,9 @@ module only chooses the demand to feed it and reads the balance series:
    bucket is a model (capacity = 30 min × (maximum − baseline), see `headroom.domain.physics.burst`), so the
    observed slope is the check on it.
 4. After the bucket empties the volume serves at most its baseline: `fallback_iops` / `fallback_mibps` from
-   the catalog (gp2: 3 IOPS/GiB, §1.3).
+   the catalog (gp2: 3 IOPS/GiB, docs/reference/gp2-burst.md#baseline-and-burst).
 5. Refill: from empty (or from the current balance if it does not empty) at the off-peak demand (default
-   p10 of the last 24 h), `(capacity − balance) / (baseline − demand)` (§1.3 "Refill time from empty =
+   p10 of the last 24 h), `(capacity − balance) / (baseline − demand)` (docs/reference/gp2-burst.md#the-credit-bucket "Refill time from empty =
    5.4e6 / baseline" at zero demand).
 
 Public API (all return `BurstForecast`):
@@ -78,7 +78,7 @@ BAND_LOW_PERCENTILE = 50.0  # demand for the latest empty time
 BAND_HIGH_PERCENTILE = 90.0  # demand for the earliest empty time
 OFF_PEAK_PERCENTILE = 10.0
 MIN_SLOPE_POINTS = 3
-# The slope "agrees" within 25 % of the band edges: balances arrive rounded (whole percent on Nitro, §3.2),
+# The slope "agrees" within 25 % of the band edges: balances arrive rounded (whole percent on Nitro, docs/reference/cloudwatch.md#instance-ebs-metrics),
 # so an hour's slope carries a few percent of resolution error, and demand is sampled, not integrated.
 SLOPE_TOLERANCE = 0.25
 MAX_PATH_POINTS = 721
@@ -86,7 +86,7 @@ MIN_HORIZON_SECONDS = 3600.0
 MAX_HORIZON_SECONDS = 48 * 3600.0
 PROFILE_SECONDS = 86400.0  # the demand profile looks one diurnal cycle back
 # A drain seen for at least three of the balance's 5-minute periods (EBSIOBalance% / EBSByteBalance% are 5-minute
-# metrics, domain.md §3.2; as many points as the slope cross-check needs) is a regime of its own: the demand's line
+# metrics, docs/reference/cloudwatch.md#instance-ebs-metrics; as many points as the slope cross-check needs) is a regime of its own: the demand's line
 # is fitted since the balance began to fall. A shorter drain only sets the projection's floor (docs/thresholds/burst.md).
 MIN_DRAIN_TREND_SECONDS = MIN_SLOPE_POINTS * 300.0
 # Where each bucket's rules are published (the forecast steps AWS's earn and spend rates).
@@ -549,7 +549,7 @@ def forecast_gp2_burst(
         demand_iops,
         step_seconds=step_seconds,
         now=now,
-        fallback_iops=limits.baseline_iops,  # §1.3: 3 IOPS/GiB, min 100
+        fallback_iops=limits.baseline_iops,  # docs/reference/gp2-burst.md#baseline-and-burst: 3 IOPS/GiB, min 100
         fallback_mibps=limits.baseline_throughput_mibps,
         recent_seconds=recent_seconds,
         horizon_seconds=horizon_seconds,
@@ -576,7 +576,7 @@ def forecast_hdd_burst(
         step_seconds=step_seconds,
         now=now,
         fallback_iops=limits.baseline_iops,
-        fallback_mibps=limits.baseline_throughput_mibps,  # §1.1: 40 (st1) / 12 (sc1) MiB/s per TiB
+        fallback_mibps=limits.baseline_throughput_mibps,  # docs/reference/ebs-volume-types.md#limits-per-volume-type: 40 (st1) / 12 (sc1) MiB/s per TiB
         recent_seconds=recent_seconds,
         horizon_seconds=horizon_seconds,
     )
@@ -606,7 +606,7 @@ def forecast_instance_burst(
         demand,
         step_seconds=step_seconds,
         now=now,
-        # §2.1: after the 30-minute burst the instance "revert[s] to their baseline performance"
+        # docs/reference/ec2-ebs-limits.md#the-burst-rule: after the 30-minute burst the instance "revert[s] to their baseline performance"
         fallback_iops=limits.baseline_iops,
         fallback_mibps=limits.baseline_throughput_mibps,
         recent_seconds=recent_seconds,

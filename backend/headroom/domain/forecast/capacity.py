@@ -10,7 +10,7 @@
 Volumes: counted IOPS (256 KiB / 1 MiB units, `headroom.domain.snapshot.views.volume_io`) against the volume's
 sustained IOPS, and MiB/s against its sustained throughput, both from `headroom.domain.catalog.volume_limits`
 (`baseline_iops` / `baseline_throughput_mibps`: provisioned for gp3/io1/io2, 3 IOPS/GiB for gp2 whose burst
-is temporary, domain.md §1.1/§1.3). Instances: their EBS IOPS and MiB/s (AWS/EC2 sums, else the sum of their
+is temporary, docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#gp2-throughput). Instances: their EBS IOPS and MiB/s (AWS/EC2 sums, else the sum of their
 volumes, as the advisor reads them) against the type's baseline EBS IOPS and throughput (the limits the advisor
 resolves: the catalog, else the account's DescribeInstanceTypes answer; an unknown type is not projected).
 Nodes: the space PD sees used (capacity - available of TiKV's store heartbeat, `views.disk_view`) against

@@ -4,13 +4,13 @@ One model serves all three (a token bucket): credits are earned at the baseline 
 rate, so the balance moves at (baseline - served) per second, bounded by [0, capacity]. While credits remain
 the bucket serves up to its burst rate; once empty it serves at most the baseline.
 
-- gp2 (domain.md §1.3, AWSDOC `general-purpose.md`): capacity 5.4 million I/O credits, earned at 3
+- gp2 (docs/reference/gp2-burst.md#the-credit-bucket, AWSDOC `general-purpose.md`): capacity 5.4 million I/O credits, earned at 3
   credits/GiB/s (= the baseline IOPS), burst to 3,000 IOPS; volumes whose baseline is >= 3,000 (>= 1 TiB) do
   not burst. `Burst duration = credit_balance / (3000 - baseline)`; refill from empty = 5.4e6 / baseline.
-- st1/sc1 (§1.1/§1.3, AWSDOC `hdd-vols.md`): throughput credits in MiB, 1 TiB of credits per TiB of volume,
+- st1/sc1 (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits, AWSDOC `hdd-vols.md`): throughput credits in MiB, 1 TiB of credits per TiB of volume,
   earned at the baseline (40 / 12 MiB/s per TiB), burst to 250 / 80 MiB/s per TiB, capped at 500 / 250
   MiB/s.
-- Instance EBS burst (§2.1, §3.2: EBSIOBalance% / EBSByteBalance%): AWS documents only that the asterisk
+- Instance EBS burst (docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/cloudwatch.md#instance-ebs-metrics: EBSIOBalance% / EBSByteBalance%): AWS documents only that the asterisk
   sizes "can support maximum performance for 30 minutes at least once every 24 hours". Model (an
   approximation, not an AWS formula): a bucket sized so that a full bucket sustains the maximum for 30
   minutes while earning at the baseline, capacity = 1,800 s × (maximum - baseline), refilled at the baseline
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from headroom.domain.catalog.instance_types import InstanceLimits
     from headroom.domain.catalog.volume_types import VolumeLimits
 
-GP2_BUCKET_CREDITS = 5_400_000.0  # §1.3 "up to 5.4 million I/O credits"
-HDD_CREDIT_MIB_PER_GIB = 1024.0  # §1.3 "1 TiB of credits per TiB of volume" = 1,024 MiB per GiB
-INSTANCE_BURST_SECONDS = 30 * 60  # §2.1 "maximum performance for 30 minutes"
+GP2_BUCKET_CREDITS = 5_400_000.0  # docs/reference/gp2-burst.md#the-credit-bucket "up to 5.4 million I/O credits"
+HDD_CREDIT_MIB_PER_GIB = 1024.0  # docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits "1 TiB of credits per TiB of volume" = 1,024 MiB per GiB
+INSTANCE_BURST_SECONDS = 30 * 60  # docs/reference/ec2-ebs-limits.md#the-burst-rule "maximum performance for 30 minutes"
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class CreditBucket:
     def refill_seconds(self, balance_credits: float, demand: float = 0.0) -> float | None:
         """Seconds from a balance to full at a constant demand (default idle); None if it never fills."""
         if not self.bursts:
-            return None  # no bucket to refill (gp2 >= 1 TiB: "n/a" in the §1.3 table)
+            return None  # no bucket to refill (gp2 >= 1 TiB: "n/a" in the docs/reference/gp2-burst.md#worked-durations table)
         missing = self.capacity - self._clamp(balance_credits)
         if missing <= 0:
             return 0.0
@@ -114,7 +114,7 @@ class CreditBucket:
 
 @dataclass(frozen=True)
 class Gp2Bucket(CreditBucket):
-    """The gp2 I/O credit bucket of one volume (§1.3)."""
+    """The gp2 I/O credit bucket of one volume (docs/reference/gp2-burst.md#the-credit-bucket)."""
 
     size_gib: float = 0.0
 
@@ -134,7 +134,7 @@ class Gp2Bucket(CreditBucket):
 
 @dataclass(frozen=True)
 class HddThroughputBucket(CreditBucket):
-    """The st1/sc1 throughput credit bucket of one volume, in MiB (§1.1, §1.3)."""
+    """The st1/sc1 throughput credit bucket of one volume, in MiB (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits)."""
 
     size_gib: float = 0.0
 
@@ -200,7 +200,7 @@ def volume_bucket(limits: VolumeLimits) -> CreditBucket | None:
 
 
 def gp2_burst_duration_seconds(credit_balance: float, baseline_iops: float) -> float | None:
-    """The documented formula `credit_balance / (3000 - baseline)` (§1.3); None when baseline >= 3,000."""
+    """The documented formula `credit_balance / (3000 - baseline)` (docs/reference/gp2-burst.md#the-credit-bucket); None when baseline >= 3,000."""
     if baseline_iops >= GP2_BURST_IOPS:
         return None
     return credit_balance / (GP2_BURST_IOPS - baseline_iops)

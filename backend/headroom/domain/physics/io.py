@@ -1,10 +1,10 @@
 """I/O accounting: the 256 KiB / 1,024 KiB chunk, counted IOPS, average I/O size, and which limit binds first.
 
-Source: domain.md §1.4 (AWSDOC `ebs-io-characteristics.md`): "I/O size is capped at 256 KiB for SSD volumes
+Source: docs/reference/ebs-io-accounting.md#io-size-cap (AWSDOC `ebs-io-characteristics.md`): "I/O size is capped at 256 KiB for SSD volumes
 and 1,024 KiB for HDD volumes"; larger I/Os are split (a 1 MiB SSD I/O counts as 4), small physically
 sequential I/Os are merged up to the cap.
 
-Choice, documented: CloudWatch gives only sums (ops and bytes per period, §3.1), so the size distribution is
+Choice, documented: CloudWatch gives only sums (ops and bytes per period, docs/reference/cloudwatch.md#volume-metrics), so the size distribution is
 unknown. We assume every I/O in the period has the average size: counted ops = ops × ceil(avg / chunk).
 Merging of small sequential I/Os cannot be seen from these sums and is ignored, so for small sequential I/O
 the counted IOPS are an upper bound (conservative: we never under-count against the IOPS limit).
@@ -44,7 +44,7 @@ __all__ = [
     "volume_binding_limit",
 ]
 
-# One definition, the catalog's (AWS "Amazon EBS I/O characteristics": 256 KiB on SSD, 1,024 KiB on HDD).
+# One definition, the catalog's: 256 KiB on SSD, 1,024 KiB on HDD (docs/reference/ebs-io-accounting.md#io-size-cap).
 SSD_CHUNK_KIB = SSD_IO_CHUNK_KIB
 HDD_CHUNK_KIB = HDD_IO_CHUNK_KIB
 
@@ -52,7 +52,7 @@ Binds = Literal["iops", "throughput", "both"]
 
 
 def chunks_per_io(io_size_kib: float, chunk_kib: int = SSD_CHUNK_KIB) -> int:
-    """Return how many IOPS one I/O of this size counts as: ceil(size / chunk), at least 1 (§1.4)."""
+    """Return how many IOPS one I/O of this size counts as: ceil(size / chunk), at least 1 (docs/reference/ebs-io-accounting.md#io-size-cap)."""
     if chunk_kib <= 0:
         raise ValueError("chunk_kib must be positive")
     if io_size_kib <= 0:
@@ -113,7 +113,7 @@ class BindingLimit:
 def binding_limit(
     io_size_kib: float, iops_limit: float, throughput_limit_mibps: float, chunk_kib: int = SSD_CHUNK_KIB
 ) -> BindingLimit:
-    """Return which of an IOPS limit and a MiB/s limit binds first for I/Os of a given average size (§1.4)."""
+    """Return which of an IOPS limit and a MiB/s limit binds first for I/Os of a given average size (docs/reference/ebs-io-accounting.md#io-size-cap)."""
     if io_size_kib <= 0:
         raise ValueError("io_size_kib must be positive")
     chunks = chunks_per_io(io_size_kib, chunk_kib)

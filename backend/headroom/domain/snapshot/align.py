@@ -1,7 +1,7 @@
 """Put a series on the snapshot window's grid: the one place series of different periods are aligned.
 
 A snapshot's series keep the period they were delivered at (CloudWatch: 1 minute for AWS/EBS, 5 minutes for
-AWS/EC2 on basic monitoring and always for EBSIOBalance% / EBSByteBalance%; domain.md §3.1/§3.2), so a series'
+AWS/EC2 on basic monitoring and always for EBSIOBalance% / EBSByteBalance%; docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics), so a series'
 `step_seconds` may differ from the window's. Everything that compares series (the advisor's Context, the snapshot
 views, the what-if) reads them through `align`, which returns exactly `window.points` values at the window's
 start + i x step. The method (docs/series-alignment.md):

@@ -6,8 +6,8 @@ contract between them. CloudWatch series keep CloudWatch's own statistic and uni
 stored as the PromQL below evaluates (a rate, a gauge or a quantile), with `$instance` standing for the TiKV
 status address or the node_exporter target of the node.
 
-Sources: CloudWatch names and statistics from domain.md §3.1/§3.2 (AWSDOC `using_cloudwatch_ebs.md`,
-`viewing_metrics_with_cloudwatch.md`); TiKV names and selectors from domain.md §4.1 and the official Grafana
+Sources: CloudWatch names and statistics from docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics (AWSDOC `using_cloudwatch_ebs.md`,
+`viewing_metrics_with_cloudwatch.md`); TiKV names and selectors from docs/reference/tikv-metrics.md#thread-names and the official Grafana
 dashboard (`tikv-dashboard-metric-names.txt`, tikv/tikv @8e964719); node_exporter names from its standard
 collectors (`collector/diskstats_linux.go`, `meminfo.go`, `cpu_linux.go`).
 """
@@ -124,7 +124,7 @@ def _p99(name: str, metric: str, selector: str, d: str) -> MetricSpec:
 
 
 REGISTRY_LIST: tuple[MetricSpec, ...] = (
-    # --- AWS/EBS, per volume, one value per step (domain.md §3.1) ---
+    # --- AWS/EBS, per volume, one value per step (docs/reference/cloudwatch.md#volume-metrics) ---
     _ebs(
         "ebs.read_ops",
         "VolumeReadOps",
@@ -176,7 +176,7 @@ REGISTRY_LIST: tuple[MetricSpec, ...] = (
         "Maximum",
         "1 when the application tried to drive more throughput than the volume provides, else 0.",
     ),
-    # --- AWS/EC2, per instance: EBS aggregate of all attached volumes (domain.md §3.2) ---
+    # --- AWS/EC2, per instance: EBS aggregate of all attached volumes (docs/reference/cloudwatch.md#instance-ebs-metrics) ---
     _ec2(
         "ec2.ebs_read_ops", "EBSReadOps", "Count", "Sum", "Read ops of all attached EBS volumes in the step."
     ),
@@ -205,7 +205,7 @@ REGISTRY_LIST: tuple[MetricSpec, ...] = (
         "Minimum",
         "Instance EBS throughput burst credits left (burst-capable sizes only).",
     ),
-    # --- TiKV (Prometheus), per node (domain.md §4.1) ---
+    # --- TiKV (Prometheus), per node (docs/reference/tikv-metrics.md#metric-names) ---
     _prom(
         "tikv.block_cache_hit",
         "ops/s",

@@ -1,7 +1,7 @@
 """The TiKV config the simulator starts from, by version and host size (sizes: headroom.domain.units).
 
 Only the keys the simulator and the advisor look at. The values are tikvconf.defaults.DEFAULTS (the one table
-of TiKV defaults, each row citing domain.md s5 / the config template); this module picks the keys, writes
+of TiKV defaults, each row citing docs/reference/tikv-config.md#keys-and-defaults / the config template); this module picks the keys, writes
 sizes as `GET /config` serves them, and fills the few keys that table does not hold.
 """
 
@@ -63,9 +63,9 @@ SIMULATED_KEYS: tuple[str, ...] = (
 )
 SIMULATOR_ONLY: dict[str, Any] = {
     # Not a key tikvconf validates (it is absent from the config template); TiKV's UnifiedReadPoolConfig
-    # default is false (domain.md s6 advises turning it on since v6.3).
+    # default is false (docs/reference/pingcap-guidance.md#thread-pools advises turning it on since v6.3).
     "readpool.unified.auto-adjust-pool-size": False,
-    # domain.md s6: 5, and since v8.5.4 it adapts to the CPU count with a formula the table lacks; the
+    # docs/reference/pingcap-guidance.md#thread-pools: 5, and since v8.5.4 it adapts to the CPU count with a formula the table lacks; the
     # simulator keeps 5 there.
     "server.grpc-concurrency": 5,
     # Where TiUP deploys TiKV's data (a deployment choice, not a TiKV default: TiKV's own is "./").

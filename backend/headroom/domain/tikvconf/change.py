@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from headroom.domain.model import Change
 
-DEFAULT_SERVER_PORT = 20160  # domain.md s4.2: the gRPC/server address default is 127.0.0.1:20160
+DEFAULT_SERVER_PORT = 20160  # docs/reference/tikv-metrics.md#status-port: the gRPC/server address default is 127.0.0.1:20160
 DEFAULT_STATUS_PORT = 20180
 
 

@@ -1,6 +1,6 @@
 """TiKV defaults by version for the keys the advisor touches, and the effective value of a key on a node.
 
-Every row cites its source; "domain.md" is /work/shared/reference/domain.md section 5 (checked against TiKV
+Every row cites its source; docs/reference/tikv-config.md#keys-and-defaults lists the same defaults (checked against TiKV
 source at
 the release tags named there), "template" is data/tikv-config-template.toml (tikv/tikv @8e964719).
 Outside KNOWN_VERSIONS, or for a version that does not parse, the answer is "unknown" with a warning: a wrong
@@ -27,7 +27,7 @@ Version = tuple[int, int, int]
 ConfigValue = str | int | float | bool | list[Any] | dict[str, Any]
 Origin = Literal["config", "default", "unknown"]
 
-# domain.md checks defaults at tags v6.1.0 .. v8.4.0 and HEAD (9.0.0-beta.2); before v6.1.0 the table is
+# docs/reference/tikv-config.md checks defaults at tags v6.1.0 .. v8.4.0 and HEAD (9.0.0-beta.2); before v6.1.0 the table is
 # silent.
 KNOWN_VERSIONS: tuple[Version, Version] = ((6, 1, 0), (9, 1, 0))
 _VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?\s*$")
@@ -129,44 +129,44 @@ DEFAULTS: tuple[DefaultRow, ...] = (
         None,
         None,
         _block_cache,
-        "domain.md s5: 45% of memory (BLOCK_CACHE_RATE=0.45, src/config/mod.rs); 30% for partitioned-raft-kv",
+        "docs/reference/tikv-config.md#keys-and-defaults: 45% of memory (BLOCK_CACHE_RATE=0.45, src/config/mod.rs); 30% for partitioned-raft-kv",
     ),
     DefaultRow(
-        "memory-usage-limit", None, None, _memory_usage_limit, "domain.md s5 / template: 75% of memory"
+        "memory-usage-limit", None, None, _memory_usage_limit, "docs/reference/tikv-config.md#keys-and-defaults / template: 75% of memory"
     ),
-    DefaultRow("rocksdb.defaultcf.block-size", None, _V["7.0"], "64KB", "domain.md s5: 64KB until v7.0.0"),
-    DefaultRow("rocksdb.defaultcf.block-size", _V["7.0"], None, "32KB", "domain.md s5: 32KB since v7.0.0"),
-    DefaultRow("rocksdb.writecf.block-size", None, _V["7.0"], "64KB", "domain.md s5: 64KB until v7.0.0"),
-    DefaultRow("rocksdb.writecf.block-size", _V["7.0"], None, "32KB", "domain.md s5: 32KB since v7.0.0"),
-    DefaultRow("rocksdb.lockcf.block-size", None, None, "16KB", "domain.md s5 / template"),
-    DefaultRow("raftdb.defaultcf.block-size", None, None, "64KB", "domain.md s5 / template"),
+    DefaultRow("rocksdb.defaultcf.block-size", None, _V["7.0"], "64KB", "docs/reference/tikv-config.md#keys-and-defaults: 64KB until v7.0.0"),
+    DefaultRow("rocksdb.defaultcf.block-size", _V["7.0"], None, "32KB", "docs/reference/tikv-config.md#keys-and-defaults: 32KB since v7.0.0"),
+    DefaultRow("rocksdb.writecf.block-size", None, _V["7.0"], "64KB", "docs/reference/tikv-config.md#keys-and-defaults: 64KB until v7.0.0"),
+    DefaultRow("rocksdb.writecf.block-size", _V["7.0"], None, "32KB", "docs/reference/tikv-config.md#keys-and-defaults: 32KB since v7.0.0"),
+    DefaultRow("rocksdb.lockcf.block-size", None, None, "16KB", "docs/reference/tikv-config.md#keys-and-defaults / template"),
+    DefaultRow("raftdb.defaultcf.block-size", None, None, "64KB", "docs/reference/tikv-config.md#keys-and-defaults / template"),
     DefaultRow(
         "storage.scheduler-worker-pool-size",
         None,
         None,
         _scheduler_pool,
-        "domain.md s5: 8 if cpus >= 16 else clamp(cpus, 1, 4) (src/storage/config.rs)",
+        "docs/reference/tikv-config.md#keys-and-defaults: 8 if cpus >= 16 else clamp(cpus, 1, 4) (src/storage/config.rs)",
     ),
-    DefaultRow("raftstore.apply-pool-size", None, None, 2, "domain.md s5"),
-    DefaultRow("raftstore.store-pool-size", None, None, 2, "domain.md s5"),
-    DefaultRow("raftstore.store-io-pool-size", None, _V["8.0"], 0, "domain.md s5: 0 before v8.0.0"),
-    DefaultRow("raftstore.store-io-pool-size", _V["8.0"], None, 1, "domain.md s5: 1 since v8.0.0"),
+    DefaultRow("raftstore.apply-pool-size", None, None, 2, "docs/reference/tikv-config.md#keys-and-defaults"),
+    DefaultRow("raftstore.store-pool-size", None, None, 2, "docs/reference/tikv-config.md#keys-and-defaults"),
+    DefaultRow("raftstore.store-io-pool-size", None, _V["8.0"], 0, "docs/reference/tikv-config.md#keys-and-defaults: 0 before v8.0.0"),
+    DefaultRow("raftstore.store-io-pool-size", _V["8.0"], None, 1, "docs/reference/tikv-config.md#keys-and-defaults: 1 since v8.0.0"),
     DefaultRow(
         "readpool.unified.max-thread-count",
         None,
         None,
         _unified_max_threads,
-        "domain.md s5 / template; src/config/mod.rs UnifiedReadPoolConfig::default: "
+        "docs/reference/tikv-config.md#keys-and-defaults / template; src/config/mod.rs UnifiedReadPoolConfig::default: "
         "max(UNIFIED_READPOOL_MIN_CONCURRENCY = 4, (cpu_cores_quota * 0.8) as usize), i.e. truncated",
     ),
-    DefaultRow("readpool.unified.min-thread-count", None, None, 1, "domain.md s5 / template"),
-    DefaultRow("rocksdb.rate-bytes-per-sec", None, None, "10GB", "domain.md s5 / template"),
-    DefaultRow("rocksdb.rate-limiter-auto-tuned", None, None, True, "domain.md s5 / template"),
-    DefaultRow("rocksdb.rate-limiter-mode", None, None, "write-only", "domain.md s5 / template"),
-    DefaultRow("raft-engine.enable", None, _V["6.1"], False, "domain.md s5: true since v6.1.0 (off before)"),
-    DefaultRow("raft-engine.enable", _V["6.1"], None, True, "domain.md s5: true since v6.1.0"),
-    DefaultRow("raft-engine.dir", None, None, "", "domain.md s5: \"\" means {data-dir}/raft-engine"),
-    DefaultRow("raftstore.raftdb-path", None, None, "", "domain.md s5: \"\" means {data-dir}/raft"),
+    DefaultRow("readpool.unified.min-thread-count", None, None, 1, "docs/reference/tikv-config.md#keys-and-defaults / template"),
+    DefaultRow("rocksdb.rate-bytes-per-sec", None, None, "10GB", "docs/reference/tikv-config.md#keys-and-defaults / template"),
+    DefaultRow("rocksdb.rate-limiter-auto-tuned", None, None, True, "docs/reference/tikv-config.md#keys-and-defaults / template"),
+    DefaultRow("rocksdb.rate-limiter-mode", None, None, "write-only", "docs/reference/tikv-config.md#keys-and-defaults / template"),
+    DefaultRow("raft-engine.enable", None, _V["6.1"], False, "docs/reference/tikv-config.md#keys-and-defaults: true since v6.1.0 (off before)"),
+    DefaultRow("raft-engine.enable", _V["6.1"], None, True, "docs/reference/tikv-config.md#keys-and-defaults: true since v6.1.0"),
+    DefaultRow("raft-engine.dir", None, None, "", "docs/reference/tikv-config.md#keys-and-defaults: \"\" means {data-dir}/raft-engine"),
+    DefaultRow("raftstore.raftdb-path", None, None, "", "docs/reference/tikv-config.md#keys-and-defaults: \"\" means {data-dir}/raft"),
     DefaultRow("storage.flow-control.enable", None, None, True, "template [storage.flow-control]: enable = true"),
     DefaultRow(
         "storage.flow-control.soft-pending-compaction-bytes-limit", None, None, "192GB", "template: 192GB"
@@ -185,14 +185,14 @@ DEFAULTS: tuple[DefaultRow, ...] = (
         None,
         _V["7.6"],
         False,
-        "domain.md s5: Titan is on by default since v7.6.0",
+        "docs/reference/tikv-config.md#keys-and-defaults: Titan is on by default since v7.6.0",
     ),
     DefaultRow(
         "rocksdb.titan.enabled",
         _V["7.6"],
         None,
         True,
-        "domain.md s5 / template: true for clusters created on v7.6.0 or later",
+        "docs/reference/tikv-config.md#keys-and-defaults / template: true for clusters created on v7.6.0 or later",
         "clusters created before v7.6.0 keep Titan off after an upgrade",
     ),
     DefaultRow(
@@ -200,30 +200,30 @@ DEFAULTS: tuple[DefaultRow, ...] = (
         None,
         _V["7.6"],
         "1KB",
-        "domain.md s5: 1KB before v7.6.0",
+        "docs/reference/tikv-config.md#keys-and-defaults: 1KB before v7.6.0",
     ),
     DefaultRow(
         "rocksdb.defaultcf.titan.min-blob-size",
         _V["7.6"],
         None,
         "32KB",
-        "domain.md s5 / template: 32KB since v7.6.0",
+        "docs/reference/tikv-config.md#keys-and-defaults / template: 32KB since v7.6.0",
         "clusters created before v7.6.0 keep 1KB after an upgrade",
     ),
     DefaultRow(
-        "rocksdb.defaultcf.compression-per-level", None, None, _COMPRESSION, "domain.md s5 / template"
+        "rocksdb.defaultcf.compression-per-level", None, None, _COMPRESSION, "docs/reference/tikv-config.md#keys-and-defaults / template"
     ),
-    DefaultRow("rocksdb.writecf.compression-per-level", None, None, _COMPRESSION, "domain.md s5 / template"),
-    DefaultRow("rocksdb.lockcf.compression-per-level", None, None, ["no"] * 7, "domain.md s5 / template"),
+    DefaultRow("rocksdb.writecf.compression-per-level", None, None, _COMPRESSION, "docs/reference/tikv-config.md#keys-and-defaults / template"),
+    DefaultRow("rocksdb.lockcf.compression-per-level", None, None, ["no"] * 7, "docs/reference/tikv-config.md#keys-and-defaults / template"),
     DefaultRow(
-        "rocksdb.defaultcf.bottommost-level-compression", None, None, "zstd", "domain.md s5 / template"
+        "rocksdb.defaultcf.bottommost-level-compression", None, None, "zstd", "docs/reference/tikv-config.md#keys-and-defaults / template"
     ),
-    DefaultRow("server.grpc-compression-type", None, None, "none", "domain.md s5 / template"),
+    DefaultRow("server.grpc-compression-type", None, None, "none", "docs/reference/tikv-config.md#keys-and-defaults / template"),
     DefaultRow(
-        "coprocessor.region-split-size", None, _V["8.4"], "96MiB", "domain.md s5: 96MiB before v8.4.0"
+        "coprocessor.region-split-size", None, _V["8.4"], "96MiB", "docs/reference/tikv-config.md#keys-and-defaults: 96MiB before v8.4.0"
     ),
     DefaultRow(
-        "coprocessor.region-split-size", _V["8.4"], None, "256MiB", "domain.md s5: 256MiB since v8.4.0"
+        "coprocessor.region-split-size", _V["8.4"], None, "256MiB", "docs/reference/tikv-config.md#keys-and-defaults: 256MiB since v8.4.0"
     ),
     DefaultRow(
         "coprocessor.region-max-size",
@@ -231,10 +231,10 @@ DEFAULTS: tuple[DefaultRow, ...] = (
         _V["8.4"],
         "144MiB",
         "region-max-size defaults to region-split-size / 2 * 3 (components/raftstore coprocessor config), "
-        "so 144MiB with the 96MiB split size; not in domain.md s5, which gives 384MiB at v8.4.0 (256MiB * 1.5)",
+        "so 144MiB with the 96MiB split size; not in docs/reference/tikv-config.md#keys-and-defaults, which gives 384MiB at v8.4.0 (256MiB * 1.5)",
     ),
     DefaultRow(
-        "coprocessor.region-max-size", _V["8.4"], None, "384MiB", "domain.md s5: 384MiB at HEAD / v8.4.0"
+        "coprocessor.region-max-size", _V["8.4"], None, "384MiB", "docs/reference/tikv-config.md#keys-and-defaults: 384MiB at HEAD / v8.4.0"
     ),
     DefaultRow(
         "rocksdb.max-background-jobs",
@@ -248,7 +248,7 @@ DEFAULTS: tuple[DefaultRow, ...] = (
         None,
         _V["8.5.4"],
         5,
-        "template / domain.md s6: 5; since v8.5.4 it adapts to the CPU count (formula not in the table)",
+        "template / docs/reference/pingcap-guidance.md#thread-pools: 5; since v8.5.4 it adapts to the CPU count (formula not in the table)",
     ),
 )
 

@@ -4,7 +4,7 @@ Sources:
 - PCDOCS `dynamic-config.md` ("The following TiKV configuration items can be modified dynamically"), the table
   copied into ONLINE_FROM_DOCS below, with its `{db-name}` / `{db-name}.{cf-name}` rows expanded for
   db = rocksdb (cf = defaultcf, writecf, lockcf, raftcf) and raftdb (cf = defaultcf).
-- domain.md section 5 (TiKV source `#[online_config(skip)]` checks): rocksdb.rate-bytes-per-sec and
+- docs/reference/tikv-config.md#online-changes (TiKV source `#[online_config(skip)]` checks): rocksdb.rate-bytes-per-sec and
   rocksdb.rate-limiter-auto-tuned are online in code (a docs gap); {db}.{cf}.titan.min-blob-size is online;
   block-size, compression-per-level, raft-engine.*, rocksdb.titan.enabled, server.grpc-compression-type,
   readpool.unified.min-thread-count, rocksdb.rate-limiter-mode and raftstore.raftdb-path are not.
@@ -14,7 +14,7 @@ Sources:
   server first registered the module's config manager. Before that release the key needs a restart; a key that
   did not exist yet is refused by SET CONFIG.
 A key found in none of these is treated as needing a restart: a rolling restart is always safe, a SET CONFIG
-that TiKV rejects is a half-applied change (batch changes are not atomic, domain.md section 5).
+that TiKV rejects is a half-applied change (batch changes are not atomic, docs/reference/tikv-config.md#set-config).
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ def can_change_online(key: str, current: object, proposed: object, version: str 
     """Say whether this particular change can go through SET CONFIG / tikv-ctl rather than a restart on TiKV
     `version` (None: the newest release)."""
     if isinstance(proposed, list | dict):
-        # POST /config takes scalar values only (domain.md s4.2: arrays are rejected).
+        # POST /config takes scalar values only (docs/reference/tikv-metrics.md#status-port: arrays are rejected).
         return False
     if key == "raftstore.store-io-pool-size" and (current == 0) != (proposed == 0):
         # PCDOCS dynamic-config.md: "DO NOT modify this value from a non-zero value to 0 or from 0 to non-

@@ -1,7 +1,7 @@
 """Read a TiKV config from any of its sources into one view: dotted keys (as TiKV spells them) -> values.
 
 Sources: a tikv.toml file (tomlkit, so the same parse can be patched without losing comments), TiKV's live
-`GET :20180/config` JSON (nested, kebab-case, sizes as "32KiB" strings, domain.md s4.2), and a TiUP topology's
+`GET :20180/config` JSON (nested, kebab-case, sizes as "32KiB" strings, docs/reference/tikv-metrics.md#config-json), and a TiUP topology's
 `server_configs.tikv` block (dotted keys) with per-host `tikv_servers[].config` overrides.
 """
 

@@ -343,7 +343,7 @@ def _documentation_kept(text: str, original: str) -> str:
     A comment block directly above a header documents that table: TiKV's template introduces most tables so
     (`## Options for "Default" Column Family, ...` above `[rocksdb.defaultcf]`). tomlkit keeps those comments
     in the previous table's body and appends a new key (or a new table) after them, so `enabled = true` for
-    [rocksdb.titan] read as the first key of [rocksdb.defaultcf] (issue 13). Only comment and blank lines are
+    [rocksdb.titan] read as the first key of [rocksdb.defaultcf], a real template's layout. Only comment and blank lines are
     passed over, so every key stays in the table it was written to. Lines moved right below the file's own
     leading comment get a blank line before them; lines moved to the very top of the file, one after them."""
     old = split_lines(original)

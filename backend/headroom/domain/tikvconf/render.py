@@ -7,17 +7,17 @@ Sources for the command forms:
   changes
   are not atomic, check SHOW WARNINGS; a SET CONFIG change must also go into `tiup cluster edit-config` or a
   later
-  `tiup cluster reload/upgrade` overwrites it), via domain.md s5.
+  `tiup cluster reload/upgrade` overwrites it), via docs/reference/tikv-config.md#keys-and-defaults.
 - tikv-ctl: `tikv-ctl --host <ip>:20160 modify-tikv-config -n <name> -v <value>` (cmd/tikv-ctl/src/cmd.rs),
   via
-  domain.md s5; values unquoted like `8MB`, `true`, `1h`.
+  docs/reference/tikv-config.md#keys-and-defaults; values unquoted like `8MB`, `true`, `1h`.
 - TiUP: `server_configs.tikv` takes dotted keys; `tikv_servers[].config` overrides them per instance;
   `tiup cluster reload <cluster> -R tikv` restarts TiKV one instance at a time.
 - TiDB Operator (v1.x, `pingcap.com/v1alpha1` TidbCluster): `spec.tikv.config` is a TOML string (`config: |`),
   the
   form the docs use since v1.1 (pingcap/docs-tidb-operator `zh/configure-a-tidb-cluster.md`, TiKV section);
   the older nested-YAML form is deprecated. All TiKV pods share it: per-node values cannot be expressed there.
-- AWS: domain.md s1.5 (up to four modifications per volume in a rolling 24 hours: one modify-volume call per
+- AWS: docs/reference/ebs-volume-types.md#elastic-volumes-modifications (up to four modifications per volume in a rolling 24 hours: one modify-volume call per
   volume).
 """
 

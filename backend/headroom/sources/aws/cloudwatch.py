@@ -2,7 +2,7 @@
 
 Only GetMetricData is used, planned by `aws_metric_plan` (500 queries and 100,800 datapoints per call,
 NextToken pages). Every query is a plain `MetricStat` with the statistic of the metric registry
-(`headroom.domain.snapshot.registry`, domain.md §3.1/§3.2): Sum for ops, bytes and times, Average for the queue length,
+(`headroom.domain.snapshot.registry`, docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics): Sum for ops, bytes and times, Average for the queue length,
 Minimum for balances, Maximum for the 0/1 checks. No metric math: IOPS = Sum / period and the like are derived
 by Headroom when a view reads the raw Sum (moto does not evaluate expressions either).
 """
@@ -28,13 +28,13 @@ EBS_SPECS: tuple[MetricSpec, ...] = tuple(
 EC2_SPECS: tuple[MetricSpec, ...] = tuple(
     s for s in REGISTRY_LIST if isinstance(s.source, CloudWatchSource) and s.source.namespace == "AWS/EC2"
 )
-# domain.md §3.1: BurstBalance is reported for gp2/st1/sc1 only (absent for gp3, io1, io2).
+# docs/reference/cloudwatch.md#volume-metrics: BurstBalance is reported for gp2/st1/sc1 only (absent for gp3, io1, io2).
 BURST_BALANCE_TYPES = frozenset({"gp2", "st1", "sc1"})
-# domain.md §3.1: the Exceeded checks exist for every type except `standard` (magnetic), on Nitro.
+# docs/reference/cloudwatch.md#volume-metrics: the Exceeded checks exist for every type except `standard` (magnetic), on Nitro.
 NO_EXCEEDED_CHECK_TYPES = frozenset({"standard"})
 EXCEEDED_CHECKS = frozenset({"ebs.iops_exceeded_check", "ebs.throughput_exceeded_check"})
 INSTANCE_BALANCES = frozenset({"ec2.ebs_io_balance", "ec2.ebs_byte_balance"})
-# domain.md §3.1: every EBS volume sends 1-minute metrics. §3.2: EC2 metrics are 5-minute on basic monitoring,
+# docs/reference/cloudwatch.md#volume-metrics: every EBS volume sends 1-minute metrics. docs/reference/cloudwatch.md#instance-ebs-metrics: EC2 metrics are 5-minute on basic monitoring,
 # 1-minute with detailed monitoring.
 EBS_PERIOD = 60
 EC2_BASIC_PERIOD = 300
@@ -101,11 +101,11 @@ def queries_for_volume(volume_id: str, volume_type: str) -> list[MetricQuery]:
 
 def queries_for_instance(instance_id: str, *, detailed_monitoring: bool, bursts: bool | None,
                          bare_metal: bool = False) -> list[MetricQuery]:
-    """The AWS/EC2 EBS series of an instance: none on bare metal; balances only for burst-capable sizes (§3.2)."""
+    """The AWS/EC2 EBS series of an instance: none on bare metal; balances only for burst-capable sizes (docs/reference/cloudwatch.md#instance-ebs-metrics)."""
     if bare_metal:
         return []
     period = EC2_DETAILED_PERIOD if detailed_monitoring else EC2_BASIC_PERIOD
-    # §3.2: EBSIOBalance% / EBSByteBalance% are "basic monitoring only": 5-minute even with detailed monitoring.
+    # docs/reference/cloudwatch.md#instance-ebs-metrics: EBSIOBalance% / EBSByteBalance% are "basic monitoring only": 5-minute even with detailed monitoring.
     return [
         _query(spec, "instance", instance_id, EC2_BASIC_PERIOD if spec.name in INSTANCE_BALANCES else period)
         for spec in EC2_SPECS

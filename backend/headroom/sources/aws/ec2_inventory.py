@@ -9,7 +9,7 @@ Volume role heuristic (first rule that applies wins):
 3. a tag or device/mount hint containing "raft" (e.g. Name=tikv-1-raft, a mount /raft-log) -> raft;
 4. among the instance's remaining (non-root) volumes, the largest -> data; any smaller one that is at most a
    quarter of the data volume's size -> raft (Raft Engine's log is small: PingCAP suggests a separate small
-   disk for it, domain.md §6), else other.
+   disk for it, docs/reference/pingcap-guidance.md#raft-engine-disk), else other.
 Tags are the reliable way; the size rule matches TiUP/Operator deployments with one data and one raft disk.
 
 TiKV node -> instance: the host of the store address (host:port) equals the instance's private IP, its private

@@ -10,7 +10,7 @@ Why 10 minutes: AWS service metrics become readable some minutes after the minut
 material has no AWS page giving a bound, and the one explicit figure found is third-party: "up to 10 minutes
 from the time the event or measurement occurs to when the data is available" (OpsRamp, "Cloud metrics delay
 and monitoring", docs.opsramp.com). Re-reading 10 minutes costs no extra call or billed metric (the window stays
-under 201 points: one page per 500 series; billing is per metric requested, domain.md §3.3), and write_points
+under 201 points: one page per 500 series; billing is per metric requested, docs/reference/cloudwatch.md#pricing), and write_points
 merges slots, so late points fill in and re-read ones change nothing.
 """
 
@@ -61,7 +61,7 @@ log = get_logger("headroom.sources.aws.ingest")
 
 SOURCE_KIND = "cloudwatch"
 OVERLAP = dt.timedelta(minutes=10)
-# CloudWatch keeps 1-minute data for 15 days (domain.md §3.3 retention); a catch-up never reaches further.
+# CloudWatch keeps 1-minute data for 15 days (docs/reference/cloudwatch.md#retention); a catch-up never reaches further.
 MAX_LOOKBACK = dt.timedelta(days=15) - dt.timedelta(hours=1)
 DEFAULT_BACKFILL_DAYS = 14
 TYPE_LIMITS_TTL = dt.timedelta(days=7)
@@ -413,13 +413,13 @@ def request_backfill(db: Session, connection: AwsConnection, *, days: int = DEFA
 # when the backfill starts. Each request's points, watermarks, the step's `done_at` and the progress counters
 # are written in one transaction (the job commits after each step), so progress and data never disagree and a
 # killed worker's successor skips exactly the stored requests: no GetMetricData call is paid twice (billing is
-# per metric requested, domain.md §3.3).
+# per metric requested, docs/reference/cloudwatch.md#getmetricdata).
 #
 # Inventory changes between runs (decided here, tested in tests/sources/aws/test_aws_backfill_resume.py):
 # * a series that appears (new volume, newly mapped TiKV instance) is appended to the plan as new requests over
 #   the same window when a run starts, so it gets its history too; points_total grows by their points;
 # * a series that disappears (volume deleted or detached) keeps its planned requests: CloudWatch still holds
-#   its history for the window (15 days, domain.md §3.3), and dropping it would change points_total under the
+#   its history for the window (15 days, docs/reference/cloudwatch.md#retention), and dropping it would change points_total under the
 #   progress bar. Its queries are stored whole in the step, so the request can still be made.
 # A region removed from the connection keeps its steps too (the clients are built from the step's region).
 

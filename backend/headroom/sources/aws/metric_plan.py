@@ -1,6 +1,6 @@
 """Pure: plan a CloudWatch sweep (series x window) into GetMetricData requests at the API's lower bound of calls.
 
-GetMetricData limits (domain.md §3.3, the GetMetricData API reference): a request names at most 500 metric
+GetMetricData limits (docs/reference/cloudwatch.md#getmetricdata, the GetMetricData API reference): a request names at most 500 metric
 queries (`MAX_QUERIES`), and one call returns at most 100,800 datapoints (`MaxDatapoints`, default and maximum
 `MAX_DATAPOINTS`); a request that has more datapoints is continued with `NextToken`, each page being one more
 call. So a request of `r` queries of `p` points each costs `ceil(r * p / 100,800)` calls, and a sweep of `S`
@@ -20,7 +20,7 @@ How the plan meets it (proved by the hypothesis tests in tests/sources/aws/test_
   `p` is a multiple of 210 minutes-points, e.g. the 14-day backfill's 20,160 one-minute points, because
   480 x 210 = 100,800), requests of `g` rows waste nothing and only the last request has a partial page,
   so the DP reaches the bound. Among plans with the fewest calls it prefers requests of fewer pages: a
-  paginated call re-sends its queries, so metrics requested (the billed unit, domain.md §3.3) stay ~= S. `normalise_points` widens other windows to such a `p` (moving the start
+  paginated call re-sends its queries, so metrics requested (the billed unit, docs/reference/cloudwatch.md#pricing) stay ~= S. `normalise_points` widens other windows to such a `p` (moving the start
   earlier only: a wider window re-reads points the idempotent store already has, it never skips one).
 * Mixed periods (1-minute EBS, 5-minute EC2 basic monitoring): the 1-minute series are planned first; the
   5-minute ones first fill the query slots and datapoints left in pages already paid for, then the rest
@@ -33,8 +33,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-MAX_QUERIES = 500  # domain.md §3.3: "as many as 500 different metrics" per GetMetricData request
-MAX_DATAPOINTS = 100_800  # domain.md §3.3: "a total of as many as 100,800 data points" per call
+MAX_QUERIES = 500  # docs/reference/cloudwatch.md#getmetricdata: "as many as 500 different metrics" per GetMetricData request
+MAX_DATAPOINTS = 100_800  # docs/reference/cloudwatch.md#getmetricdata: "a total of as many as 100,800 data points" per call
 # Rows of p points fit one page for every group of 500 when p <= this (100,800 / 500 = 201.6).
 ONE_PAGE_POINTS = MAX_DATAPOINTS // MAX_QUERIES
 # 480 x 210 = 100,800: windows whose point count is a multiple of 210 have zero-waste groups of 480.

@@ -34,7 +34,7 @@ class AwsConnectionCreated(AwsConnectionRead):
 
 
 class AwsBackfillRequest(Input):
-    # CloudWatch keeps 1-minute data for 15 days (domain.md §3.3).
+    # CloudWatch keeps 1-minute data for 15 days (docs/reference/cloudwatch.md#retention).
     days: int = Field(default=14, ge=1, le=15)
 
 

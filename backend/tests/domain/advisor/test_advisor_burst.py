@@ -12,7 +12,7 @@ from headroom.domain.physics.burst import gp2_seconds_to_empty
 
 
 def test_full_bucket_formula_matches_domain_table() -> None:
-    # domain.md §1.3 table: 500 GiB gp2 (1,500 baseline) at 3,000 IOPS lasts 5.4e6 / 1,500 = 3,600 s (seed 004)
+    # docs/reference/gp2-burst.md#worked-durations table: 500 GiB gp2 (1,500 baseline) at 3,000 IOPS lasts 5.4e6 / 1,500 = 3,600 s (seed 004)
     assert gp2_seconds_to_empty(500, 3000) == pytest.approx(3600.0)
     assert gp2_seconds_to_empty(100, 3000) == pytest.approx(2000.0)
 
@@ -23,7 +23,7 @@ def test_scenario_fires_with_forecast_and_gp3_fix() -> None:
     assert {f.entity.id for f in found} == {v.id for v in snap.volumes if v.type == "gp2"}
     for f in found:
         measures = {m.label: m for m in f.evidence.measures}
-        assert measures["drain-period demand p95"].limit == 1500.0  # 3 IOPS/GiB × 500 GiB (§1.3)
+        assert measures["drain-period demand p95"].limit == 1500.0  # 3 IOPS/GiB × 500 GiB (docs/reference/gp2-burst.md#baseline-and-burst)
         assert measures["burst ceiling"].value == 3000.0
         assert f.severity == "critical"  # hours at 0%: the volume ran at its baseline
         demand = measures["drain-period demand p95"].value
@@ -35,9 +35,9 @@ def test_scenario_fires_with_forecast_and_gp3_fix() -> None:
             expected_min, abs=1
         )
         changes = {c.key: c.proposed for c in f.changes}
-        # gp3 at equal or better: 3,000 IOPS (gp2's burst) and 250 MiB/s (gp2's max at 500 GiB, §1.3)
+        # gp3 at equal or better: 3,000 IOPS (gp2's burst) and 250 MiB/s (gp2's max at 500 GiB, docs/reference/gp2-burst.md#gp2-throughput)
         assert changes == {"volume.type": "gp3", "volume.iops": 3000, "volume.throughput": 250.0}
-        # §1.6 worked check: 500 GiB gp3 at 3,000 IOPS / 250 MiB/s = $45.00; gp2 500 GiB = $50.00
+        # docs/reference/ebs-prices.md#worked-example worked check: 500 GiB gp3 at 3,000 IOPS / 250 MiB/s = $45.00; gp2 500 GiB = $50.00
         assert f.impact.monthly_cost_before_usd == pytest.approx(50.0)
         assert f.impact.monthly_cost_after_usd == pytest.approx(45.0)
         assert f.impact.monthly_cost_delta_usd == pytest.approx(-5.0)
@@ -86,7 +86,7 @@ def test_the_forecast_is_typed_in_the_evidence() -> None:
                                 now=ctx.now)
         empties, *rest = f.evidence.forecasts
         # what headroom.domain.forecast.burst says, field by field; once empty the volume serves its 1,500 IOPS
-        # baseline (3 IOPS/GiB × 500 GiB, domain.md §1.3)
+        # baseline (3 IOPS/GiB × 500 GiB, docs/reference/gp2-burst.md#baseline-and-burst)
         assert (empties.kind, empties.label, empties.unit) == ("burst_empty", "ebs.burst_balance", "IOPS")
         assert (empties.within_seconds, empties.at, empties.value) == (fc.seconds_to_empty, fc.empties_at, 1500.0)
         assert (empties.demand, empties.balance_pct, empties.method) == (fc.demand, fc.balance_percent, fc.method)

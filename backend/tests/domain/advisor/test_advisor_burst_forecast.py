@@ -1,7 +1,7 @@
-"""Burst buckets judged by the forecast (issue 12): a gp2 or instance bucket forecast to empty within the next
+"""Burst buckets judged by the forecast (docs/thresholds/burst.md): a gp2 or instance bucket forecast to empty within the next
 day is a finding before its balance falls to 10%, with severity by time to empty (docs/thresholds/burst.md).
 
-Cases are written from AWS's bucket arithmetic (domain.md §1.3 gp2, §2.1 instance burst, §3.2 balances), not
+Cases are written from AWS's bucket arithmetic (docs/reference/gp2-burst.md#the-credit-bucket gp2, docs/reference/ec2-ebs-limits.md#the-burst-rule instance burst, docs/reference/cloudwatch.md#instance-ebs-metrics balances), not
 from the code: the balance series below is what the bucket holds at the demand shown.
 """
 
@@ -18,7 +18,7 @@ from headroom.domain.snapshot.schema import Volume
 
 N = 1440  # one day of 1-minute points
 DRAIN_MINUTES = 72  # the bucket has drained for the last 72 minutes of the window
-GP2_CAPACITY = 5.4e6  # credits (domain.md §1.3)
+GP2_CAPACITY = 5.4e6  # credits (docs/reference/gp2-burst.md#the-credit-bucket)
 
 
 def _gp2_draining(demand_iops: float, baseline_iops: float = 1500.0) -> tuple[np.ndarray, np.ndarray, float]:
@@ -41,7 +41,7 @@ def _gp2_findings(demand: np.ndarray, balance: np.ndarray) -> list:
 
 
 def test_issue_case_2000_iops_drain_above_10pct_is_critical() -> None:
-    # 500 GiB gp2: baseline 3 × 500 = 1,500 IOPS, 5.4 M credits (domain.md §1.3).
+    # 500 GiB gp2: baseline 3 × 500 = 1,500 IOPS, 5.4 M credits (docs/reference/gp2-burst.md#the-credit-bucket).
     # Draining at 2,000 IOPS: 2,000 − 1,500 = 500 credits/s; 72 min = 4,320 s spend 2.16 M = 40 %: 60 % left.
     # The 60 % left = 3.24 M credits last 3.24e6 / 500 = 6,480 s = 1 h 48 min (< 2 h: critical).
     demand, balance, end = _gp2_draining(2000.0)
@@ -130,9 +130,9 @@ def test_thresholds_and_text() -> None:
 
 
 def test_instance_byte_bucket_forecast_above_10pct() -> None:
-    # m6i.2xlarge (domain.md §2.2): EBS throughput 312.5 MB/s baseline, 1,250 MB/s maximum, burst for 30 min
-    # per 24 h (§2.1). In MiB/s: 312.5e6 / 2^20 = 298.02 and 1,250e6 / 2^20 = 1,192.09.
-    # Bucket (headroom.domain.physics.burst, §2.1's 30 minutes at the maximum): 1,800 s × (1,192.09 − 298.02)
+    # m6i.2xlarge (docs/reference/ec2-ebs-limits.md#limits-table): EBS throughput 312.5 MB/s baseline, 1,250 MB/s maximum, burst for 30 min
+    # per 24 h (docs/reference/ec2-ebs-limits.md#the-burst-rule). In MiB/s: 312.5e6 / 2^20 = 298.02 and 1,250e6 / 2^20 = 1,192.09.
+    # Bucket (headroom.domain.physics.burst, 30 minutes at the maximum, docs/reference/ec2-ebs-limits.md#the-burst-rule): 1,800 s × (1,192.09 − 298.02)
     # = 1,609,330 MiB. At 600 MiB/s it drains 600 − 298.02 = 301.98 MiB/s: a full bucket lasts 5,329 s (89 min).
     # 40 min of drain spend 40 × 60 × 301.98 = 724,752 MiB = 45.0 %: 55.0 % left, which lasts
     # 0.55 × 1,609,330 / 301.98 = 2,931 s (49 min): critical, though EBSByteBalance% never fell to 10 %.
@@ -163,9 +163,9 @@ def test_instance_byte_bucket_forecast_above_10pct() -> None:
 
 
 def test_instance_batch_on_5_minute_cloudwatch_data_empties_at_the_batch_demand() -> None:
-    # AWS/EC2 basic monitoring (domain.md §3.2): EBSReadBytes as 300 s Sums, EBSByteBalance% every 5 minutes
-    # in whole percent. m6i.xlarge (§2.2): 156.25 / 1,250 MB/s = 149.01 / 1,192.09 MiB/s; bucket 1,800 s x
-    # (1,192.09 - 149.01) = 1,877,544 MiB (§2.1's 30 minutes at the maximum). A day at 140 MiB/s (below the
+    # AWS/EC2 basic monitoring (docs/reference/cloudwatch.md#instance-ebs-metrics): EBSReadBytes as 300 s Sums, EBSByteBalance% every 5 minutes
+    # in whole percent. m6i.xlarge (docs/reference/ec2-ebs-limits.md#limits-table): 156.25 / 1,250 MB/s = 149.01 / 1,192.09 MiB/s; bucket 1,800 s x
+    # (1,192.09 - 149.01) = 1,877,544 MiB (30 minutes at the maximum, docs/reference/ec2-ebs-limits.md#the-burst-rule). A day at 140 MiB/s (below the
     # baseline, the bucket full), then a batch at 400 MiB/s for the last 30 minutes: 250.99 MiB/s drained,
     # 4.01 % per period, 76 % left after six periods, which last 0.76 x 1,877,544 / 250.99 = 5,685 s (95 min).
     # The hour's line (30 min at 140, 30 at 400) read the step as a ramp and said 59 min, "at 270 MiB/s".

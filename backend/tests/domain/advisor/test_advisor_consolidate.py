@@ -1,11 +1,11 @@
-"""Config is cluster-wide (issue 12): per-node tikv.toml findings become one finding per group of like stores.
+"""Config is cluster-wide (docs/thresholds/cluster-config.md): per-node tikv.toml findings become one finding per group of like stores.
 
 Sources for the cases:
 - TiUP topology reference: `server_configs.tikv` applies to every TiKV; an instance's own `config` under
   `tikv_servers` takes precedence for that instance.
 - TiDB Operator: `spec.tikv.config` is one TOML string shared by every TiKV pod (no per-pod form).
-- m6i.2xlarge: 8 vCPUs, 32 GiB; r6i.4xlarge: 16 vCPUs, 128 GiB (AWS instance type pages, domain.md §2).
-- storage.scheduler-worker-pool-size defaults to clamp(vCPUs, 1, 4) = 4 on both (domain.md §5); a pool "should be
+- m6i.2xlarge: 8 vCPUs, 32 GiB; r6i.4xlarge: 16 vCPUs, 128 GiB (AWS instance type pages, docs/reference/ec2-ebs-limits.md).
+- storage.scheduler-worker-pool-size defaults to clamp(vCPUs, 1, 4) = 4 on both (docs/reference/tikv-config.md#keys-and-defaults); a pool "should be
   less than total CPU cores" (TiKV config template): budget 8 − 1 = 7 threads on m6i.2xlarge, 16 − 1 = 15 on
   r6i.4xlarge.
 Headroom's own choices (groups by instance type and role, the largest need within every budget) are in
@@ -54,7 +54,7 @@ def _needs(f: Finding) -> dict[str, Any]:
 def test_three_identical_nodes_get_one_finding_and_the_largest_need() -> None:
     snapshot = scenario_snapshot("thread-pool-saturation")
     per_node = advise(snapshot, rules=[RULE], cluster_wide=False)
-    # What the rule says one store at a time: three findings, and (before issue 12) 6, 5 and 5 threads.
+    # What the rule says one store at a time: three findings, and, sized per node, 6, 5 and 5 threads.
     assert len(per_node) == 3
     own = {f.entity.id: f.changes[0].proposed for f in per_node}
     (finding,) = advise(snapshot, rules=[RULE])
@@ -67,7 +67,7 @@ def test_three_identical_nodes_get_one_finding_and_the_largest_need() -> None:
     # One value: the largest need (6 > 5), within every store's budget of 8 − 1 = 7 threads.
     (change,) = finding.changes
     assert change.proposed == max(own.values()) <= 7
-    assert change.current == 4  # clamp(8 vCPUs, 1, 4), domain.md §5
+    assert change.current == 4  # clamp(8 vCPUs, 1, 4), docs/reference/tikv-config.md#keys-and-defaults
     # The group is every TiKV with the same value today: one change for the whole cluster (no node).
     assert change.entity is not None and change.entity.kind == "cluster" and change.entity.tikv_node() is None
     assert finding.title.startswith("tikv-1, tikv-2, tikv-3 (m6i.2xlarge stores): ")

@@ -62,7 +62,7 @@ def test_percentiles_ratio_and_trend() -> None:
     [(0.89, 600, False), (0.90, 30, True), (0.95, 29, False), (0.95, 72, True)],
 )
 def test_pressure_thresholds(level: float, minutes: int, sustained: bool) -> None:
-    # 90% of the ceiling (domain.md §1.2), for >= 30 consecutive minutes or >= 5% of the window (72 of 1,440)
+    # 90% of the ceiling (docs/reference/ebs-volume-types.md#performance-consistency), for >= 30 consecutive minutes or >= 5% of the window (72 of 1,440)
     values = np.full(1440, 0.5)
     values[100 : 100 + minutes] = level
     assert pressure(values, 1.0, 60).sustained is sustained
@@ -84,7 +84,7 @@ def test_gp2_ceiling_follows_burst_balance() -> None:
     )
     ceiling = Context(snap).volume_iops_ceiling("vol-1")
     assert ceiling is not None
-    # §1.3: 3,000 with credits, 3 IOPS/GiB = 1,500 without
+    # docs/reference/gp2-burst.md#baseline-and-burst: 3,000 with credits, 3 IOPS/GiB = 1,500 without
     assert ceiling[:60].tolist() == [3000.0] * 60 and ceiling[60:].tolist() == [1500.0] * 60
 
 
@@ -92,8 +92,8 @@ def test_config_uses_version_defaults_when_unset() -> None:
     snap = synthetic(volume={"type": "gp3", "size_gib": 100}, read_iops=np.full(10, 1.0))
     ctx = Context(snap)
     value = ctx.config("tikv-1", "rocksdb.defaultcf.block-size")
-    assert (value.value, value.origin) == ("32KB", "default")  # domain.md §5: 32KB since v7.0.0
-    # 45% of 64 GiB (domain.md §5 BLOCK_CACHE_RATE)
+    assert (value.value, value.origin) == ("32KB", "default")  # docs/reference/tikv-config.md#keys-and-defaults: 32KB since v7.0.0
+    # 45% of 64 GiB (docs/reference/tikv-config.md#keys-and-defaults BLOCK_CACHE_RATE)
     assert ctx.config_bytes("tikv-1", "storage.block-cache.capacity") == math.floor(64 * 2**30 * 0.45)
 
 
@@ -103,7 +103,7 @@ def test_node_ceilings_and_entities() -> None:
     inst = snap.instances[0]
     ceilings = ctx.node_ceilings(inst.id)
     assert ceilings is not None
-    # io1 1,000 GiB at 6,000 IOPS caps at 500 MiB/s below 32,000 IOPS (§1.4); m5.2xlarge 287.5 MB/s (§2.2)
+    # io1 1,000 GiB at 6,000 IOPS caps at 500 MiB/s below 32,000 IOPS (docs/reference/ebs-io-accounting.md#io1-throughput-rule); m5.2xlarge 287.5 MB/s (docs/reference/ec2-ebs-limits.md#limits-table)
     assert ceilings.sustained_throughput_mibps.volumes == pytest.approx(500.0)
     assert ceilings.sustained_throughput_mibps.binding == "instance"
     vol = ctx.volumes_on_instance(inst.id)[0]

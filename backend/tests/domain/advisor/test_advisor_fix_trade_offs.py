@@ -1,8 +1,8 @@
-"""Fixes say their trade-offs (issue 12): io2's durability, the instance's EBS limit, zstd's CPU and restart.
+"""Fixes say their trade-offs: io2's durability, the instance's EBS limit, zstd's CPU and restart.
 
 Written from the sources: AWS "Amazon EBS volume types" and seed 001 (io2 99.999 % durability, gp3 99.8-99.9 %),
-domain.md §2.2 (the node gets the smaller of the instance limit and its volumes; m6i.2xlarge sustains 312.5 MB/s),
-domain.md §5 (compression-per-level is not changeable online) and RocksDB's compression guide.
+docs/reference/ec2-ebs-limits.md#limits-table (the node gets the smaller of the instance limit and its volumes; m6i.2xlarge sustains 312.5 MB/s),
+docs/reference/tikv-config.md#online-changes (compression-per-level is not changeable online) and RocksDB's compression guide.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ N = 1440
 
 def test_io2_to_gp3_from_a_ceiling_rule_says_it_gives_up_durability() -> None:
     # io2 500 GiB at 4,000 IOPS, read at 4,000 IOPS (16 KiB) all day: pinned at its IOPS ceiling. Its options
-    # include gp3 (cheaper per IOPS, domain.md §1.6); the old note was written by the cost rule only.
+    # include gp3 (cheaper per IOPS, docs/reference/ebs-prices.md#prices-us-east-1); the old note was written by the cost rule only.
     snap = synthetic(volume={"type": "io2", "size_gib": 500, "iops": 4000}, read_iops=np.full(N, 4000.0))
     (f,) = of_rule(advise(snap, rules=["volume-iops-ceiling"]), "volume-iops-ceiling")
     gp3 = [o for o in f.options if any(c.key == "volume.type" and c.proposed == "gp3" for c in o.changes)]
@@ -41,8 +41,8 @@ def test_io2_over_provisioned_options_say_it_too() -> None:
 
 def test_gp3_throughput_is_sized_to_what_the_instance_can_carry() -> None:
     # gp3 1,000 GiB at the included 125 MiB/s, read at 500 × 256 KiB = 125 MiB/s all day: pinned at its MiB/s
-    # ceiling. PingCAP's gp3 figure for TiKV is 400 MiB/s (domain.md §6), but m6i.2xlarge sustains 312.5 MB/s
-    # = 312.5e6 / 2^20 = 298.02 MiB/s of EBS (domain.md §2.2): 400 MiB/s would pay for 102 MiB/s the node cannot
+    # ceiling. PingCAP's gp3 figure for TiKV is 400 MiB/s (docs/reference/pingcap-guidance.md#aws-deployment), but m6i.2xlarge sustains 312.5 MB/s
+    # = 312.5e6 / 2^20 = 298.02 MiB/s of EBS (docs/reference/ec2-ebs-limits.md#limits-table): 400 MiB/s would pay for 102 MiB/s the node cannot
     # use. Sized to the instance: 298.02 rounded up to the 25 MiB/s step = 300 MiB/s (1,200 IOPS at 0.25 MiB/s
     # per IOPS is below gp3's included 3,000).
     snap = synthetic(
@@ -69,6 +69,6 @@ def test_zstd_everywhere_says_cpu_and_restart(scenario: str) -> None:
         for option in zstd:
             (change,) = option.changes
             assert change.key == "rocksdb.defaultcf.compression-per-level"
-            assert change.online is False  # domain.md §5: not changeable online
+            assert change.online is False  # docs/reference/tikv-config.md#online-changes: not changeable online
             text = " ".join(option.notes)
             assert "CPU" in text and "rolling restart" in text

@@ -2,14 +2,14 @@
 
 Written from the sources: PingCAP's AWS guide (seed 000, "Best Practices for TiDB on AWS Cloud") shrinks the
 block cache "to avoid read IOPS from hitting the EBS limit" and prefers gp3 over gp2 "to avoid unpredictable
-performance caused by bursting"; AWS's gp2 documentation (domain.md 1.3) gives the bucket. So on one node a gp2
+performance caused by bursting"; AWS's gp2 documentation (docs/reference/gp2-burst.md#the-credit-bucket) gives the bucket. So on one node a gp2
 volume out of burst and "shrink the block cache" are one cause, and moving that volume to gp3 resolves both.
 
 gp2-burst-depletion scenario, per node: a 500 GiB gp2 data volume; baseline 3 IOPS/GiB x 500 GiB = 1,500 IOPS,
 burst 3,000 IOPS from a 5.4 M credit bucket (at 3,000 IOPS it lasts 5.4e6 / (3,000 - 1,500) = 3,600 s). Peak
 reads are ~1,800/s x 1.5 (diurnal amplitude 0.5) = ~2,700/s > 1,500: the bucket empties every afternoon, the
 reads sit at the 1,500 IOPS baseline, and the block-cache rule sees reads at the read-IOPS ceiling (shrink).
-gp3 at 3,000 IOPS has no bucket (3,000 IOPS baseline, domain.md 1.2): 2,700 < 3,000, so after the change the
+gp3 at 3,000 IOPS has no bucket (3,000 IOPS baseline, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025): 2,700 < 3,000, so after the change the
 burst rule has no BurstBalance to judge and reads are no longer at the ceiling: both findings go.
 """
 
@@ -28,7 +28,7 @@ from headroom.domain.snapshot.schema import Snapshot
 
 @cache
 def scenario_findings(name: str) -> tuple[Finding, ...]:
-    """The scenario's findings one store at a time (issue 12 merges config findings per group of like stores;
+    """The scenario's findings one store at a time (the advisor merges config findings per group of like stores;
     these cases are written per node: cluster_wide=False keeps the rules' per-node findings)."""
     return tuple(run_rules(scenario_snapshot(name), cluster_wide=False).findings)
 
@@ -63,7 +63,7 @@ def test_gp2_out_of_burst_and_block_cache_on_one_node_are_one_group_and_gp3_reso
         assert group.remaining == []
         assert group.summary.startswith("Primary fix: gp3") and group.summary.endswith("resolves 2 of 2")
         assert {c.key: c.proposed for c in burst.changes}["volume.type"] == "gp3"
-    # The same what-if through the public what-if machinery, on the advisor's real (cluster-wide, issue 12)
+    # The same what-if through the public what-if machinery, on the advisor's real (cluster-wide)
     # output: gp3 on the three volumes resolves the three burst findings and the one block-cache shrink of the
     # three m5.2xlarge stores.
     real = advise(snap)
@@ -132,7 +132,7 @@ def test_two_findings_on_the_same_compaction_evidence_are_one_cause() -> None:
 
 def test_an_instance_upgrade_resolves_the_bandwidth_cap_and_the_compression_advice() -> None:
     # pingcap-aws-m5-2xlarge-io1: m5.2xlarge's EBS bandwidth is 287.5 MiB/s baseline, 593.75 MiB/s burst (AWS
-    # EBS-optimized table, domain.md 2); m5.4xlarge has 593.75 MiB/s sustained, twice the node's cap, which lifts
+    # EBS-optimized table, docs/reference/ec2-ebs-limits.md); m5.4xlarge has 593.75 MiB/s sustained, twice the node's cap, which lifts
     # the instance finding and the compression advice (compaction no longer fights for 287.5 MiB/s): 2 of 2.
     findings = scenario_findings("pingcap-aws-m5-2xlarge-io1")
     groups = groups_of(findings)

@@ -15,9 +15,9 @@ from headroom.domain.physics.burst import InstanceEbsBucket
     ("scenario", "current", "proposed"),
     [
         # seed 000: "After we switched EC2 instances [m5.2xlarge -> m5.4xlarge], the performance doubled";
-        # m5.2xlarge sustains 2,300 Mbps = 274 MiB/s, m5.4xlarge 4,750 Mbps = 566 MiB/s (domain.md §2.2).
+        # m5.2xlarge sustains 2,300 Mbps = 274 MiB/s, m5.4xlarge 4,750 Mbps = 566 MiB/s (docs/reference/ec2-ebs-limits.md#limits-table).
         ("pingcap-aws-m5-2xlarge-io1", "m5.2xlarge", "m5.4xlarge"),
-        # m5.4xlarge pinned at 566 MiB/s; m5.8xlarge sustains 6,800 Mbps = 850 MB/s = 810.6 MiB/s (§2.2).
+        # m5.4xlarge pinned at 566 MiB/s; m5.8xlarge sustains 6,800 Mbps = 850 MB/s = 810.6 MiB/s (docs/reference/ec2-ebs-limits.md#limits-table).
         ("instance-ebs-bandwidth-bound", "m5.4xlarge", "m5.8xlarge"),
     ],
 )
@@ -31,7 +31,7 @@ def test_bandwidth_bound_recommends_the_next_size(scenario: str, current: str, p
         assert (change.key, change.current, change.proposed) == ("instance.type", current, proposed)
         assert change.online is False
         limit = f.evidence.measures[0].limit
-        assert limit == pytest.approx(cur.baseline_throughput_mibps)  # MB/s → MiB/s (§2.1)
+        assert limit == pytest.approx(cur.baseline_throughput_mibps)  # MB/s → MiB/s (docs/reference/ec2-ebs-limits.md#units)
         need = f.evidence.measures[2].value
         assert new.baseline_throughput_mibps >= need  # clears the demand with margin
         assert f.impact.monthly_cost_delta_usd == pytest.approx(
@@ -42,7 +42,7 @@ def test_bandwidth_bound_recommends_the_next_size(scenario: str, current: str, p
 
 def test_bandwidth_bound_m5_2xlarge_numbers() -> None:
     f = of_rule(scenario_findings("pingcap-aws-m5-2xlarge-io1"), "instance-ebs-bandwidth-bound")[0]
-    # domain.md §2.2: 2,300 Mbps / 8 = 287.5 MB/s = 274.2 MiB/s baseline, 4,750 Mbps = 566.2 MiB/s maximum
+    # docs/reference/ec2-ebs-limits.md#limits-table: 2,300 Mbps / 8 = 287.5 MB/s = 274.2 MiB/s baseline, 4,750 Mbps = 566.2 MiB/s maximum
     assert f.evidence.measures[0].limit == pytest.approx(287.5e6 / 2**20)
     assert f.evidence.measures[1].limit == pytest.approx(593.75e6 / 2**20)
     assert f.evidence.share_of_window is not None and f.evidence.share_of_window > 0.25
@@ -58,7 +58,7 @@ def test_burst_depletion_forecast_and_fix() -> None:
         measures = {m.label: m for m in f.evidence.measures}
         assert measures["minimum ec2.ebs_byte_balance"].value == 0.0
         demand = measures["drain-period demand p95"].value
-        # the forecast: capacity / (demand − baseline) with the physics bucket (30 min × (max − base), §2.1)
+        # the forecast: capacity / (demand − baseline) with the physics bucket (30 min × (max − base), docs/reference/ec2-ebs-limits.md#the-burst-rule)
         minutes = bucket.capacity / (demand - bucket.baseline_rate) / 60
         text = " ".join(f.evidence.corroboration)
         match = re.search(r"a full bucket lasts ([\d,]+) min", text)
@@ -85,7 +85,7 @@ def test_near_miss_instance_balance_really_dips() -> None:
     assert bal is not None and 10.0 < float(np.nanmin(bal)) < 90.0
 
 
-# m5.2xlarge: 2,300 Mbps = 287.5 MB/s = 274.18 MiB/s sustained (domain.md §2.2). Balance series at 0%: the
+# m5.2xlarge: 2,300 Mbps = 287.5 MB/s = 274.18 MiB/s sustained (docs/reference/ec2-ebs-limits.md#limits-table). Balance series at 0%: the
 # instance is held at its baseline all day (a pinned share of 100% is "too small", not a burst story).
 M5_2XL_BASE_MIBPS = 287.5e6 / 2**20
 
@@ -138,10 +138,10 @@ def test_burst_depletion_forecast_is_typed() -> None:
         empties, refill = f.evidence.forecasts
         assert (empties.kind, empties.label, empties.unit, empties.source) == (
             "burst_empty", "ec2.ebs_byte_balance", "MiB/s",
-            # issue 12: a public document, not the module name "headroom.domain.forecast.burst"
+            # A public document, not the module name "headroom.domain.forecast.burst"
             "AWS: Amazon EBS-optimized instances, burst sizes: maximum for 30 minutes at least once every 24 hours "
             "(https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html)")
-        # m6i.xlarge falls back to its 156.25 MB/s = 149 MiB/s baseline (domain.md §2.2)
+        # m6i.xlarge falls back to its 156.25 MB/s = 149 MiB/s baseline (docs/reference/ec2-ebs-limits.md#limits-table)
         assert empties.value == pytest.approx(bucket.baseline_rate)
         # at the window's end the demand is under that baseline: not draining, and the bucket refills from the
         # balance now at the off-peak demand, (capacity − balance) / (baseline − demand) (headroom.domain.physics)
@@ -174,7 +174,7 @@ def _arm64_node_pinned() -> list[object]:
 def test_an_arm64_node_is_offered_arm64_first_with_prices() -> None:
     (f,) = _arm64_node_pinned()
     assert f.changes[0].proposed == "m6g.4xlarge"
-    # Both prices are known now (issue 12): (0.616 - 0.308) $/h x 730 h = +$224.84 a month, us-east-1 on-demand.
+    # Both prices are in the catalog: (0.616 - 0.308) $/h x 730 h = +$224.84 a month, us-east-1 on-demand.
     assert f.impact.monthly_cost_delta_usd == pytest.approx(224.84)
     assert f.impact.price_region == "us-east-1"
     assert "+224.84 USD/month (us-east-1 on-demand)" in f.impact.summary

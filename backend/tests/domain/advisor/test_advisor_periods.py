@@ -1,9 +1,9 @@
 """The advisor on data shaped as AWS delivers it, and "sustained" measured in time.
 
-Sources (domain.md): §3.1 AWS/EBS volume metrics every minute; §3.2 AWS/EC2 EBS metrics every 5 minutes on basic
-monitoring, EBSIOBalance% / EBSByteBalance% only at 5 minutes; `B/s = Sum / period`. §2.2: m5.4xlarge sustains
+Sources: docs/reference/cloudwatch.md#volume-metrics AWS/EBS volume metrics every minute; docs/reference/cloudwatch.md#instance-ebs-metrics AWS/EC2 EBS metrics every 5 minutes on basic
+monitoring, EBSIOBalance% / EBSByteBalance% only at 5 minutes; `B/s = Sum / period`. docs/reference/ec2-ebs-limits.md#limits-table: m5.4xlarge sustains
 4,750 Mbps = 593.75 MB/s = 593.75e6 / 1,048,576 = 566.24 MiB/s; m5.2xlarge 287.5 MB/s (274.18 MiB/s) baseline,
-593.75 MB/s maximum, a burst size (§2.1). Headroom's own thresholds: docs/thresholds/sustained.md.
+593.75 MB/s maximum, a burst size (docs/reference/ec2-ebs-limits.md#the-burst-rule). Headroom's own thresholds: docs/thresholds/sustained.md.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from headroom.domain.snapshot.schema import (
 
 START = datetime(2026, 1, 5, tzinfo=UTC)
 MIB = 1024.0 * 1024.0
-M5_4XL_MIBPS = 593.75e6 / MIB  # 566.24 MiB/s (§2.2)
-M5_2XL_BASE_MIBPS = 287.5e6 / MIB  # 274.18 MiB/s (§2.2)
-CHUNK = 256 * 1024.0  # 256 KiB writes: 4 per MiB, each counted once (§1.4)
+M5_4XL_MIBPS = 593.75e6 / MIB  # 566.24 MiB/s (docs/reference/ec2-ebs-limits.md#limits-table)
+M5_2XL_BASE_MIBPS = 287.5e6 / MIB  # 274.18 MiB/s (docs/reference/ec2-ebs-limits.md#limits-table)
+CHUNK = 256 * 1024.0  # 256 KiB writes: 4 per MiB, each counted once (docs/reference/ebs-io-accounting.md#io-size-cap)
 
 
 def _series(kind: str, eid: str, metric: str, step: int, values: Any) -> Series:
@@ -105,12 +105,12 @@ def test_an_instance_pinned_25_minutes_at_its_limit_is_a_25_minute_finding() -> 
     time_at = next(m for m in f.evidence.measures if m.unit == "min")
     assert time_at.value == 25.0 and time_at.source == SUSTAINED_SOURCE
     assert "25 min (14% of the window)" in f.title
-    assert f.changes[0].proposed == "m5.8xlarge"  # 850 MB/s sustained (§2.2) clears the clipped demand
+    assert f.changes[0].proposed == "m5.8xlarge"  # 850 MB/s sustained (docs/reference/ec2-ebs-limits.md#limits-table) clears the clipped demand
     assert SUSTAINED_SOURCE in f.sources
 
 
 def test_a_burst_instance_at_zero_balance_counts_the_balance_period_in_time() -> None:
-    # m5.2xlarge: EBSByteBalance% (5-minute Minimum, §3.2) reads 0 for five periods (25 min), while the node
+    # m5.2xlarge: EBSByteBalance% (5-minute Minimum, docs/reference/cloudwatch.md#instance-ebs-metrics) reads 0 for five periods (25 min), while the node
     # writes at its 274.18 MiB/s baseline; otherwise 100 MiB/s and a full bucket.
     mibps = plateau(100.0, M5_2XL_BASE_MIBPS, 25, total=180, at=60)
     balance = [100.0] * 36

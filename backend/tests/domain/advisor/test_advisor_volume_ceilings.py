@@ -24,13 +24,13 @@ def test_iops_scenario_fires_on_every_data_volume_with_the_gp3_ceiling() -> None
     assert {f.entity.id for f in found} == data_volumes  # raft volumes (20 GiB gp3) stay quiet
     for f in found:
         ceiling = f.evidence.measures[0]
-        assert ceiling.limit == 3000.0  # domain.md §1.1: gp3 includes 3,000 IOPS
+        assert ceiling.limit == 3000.0  # docs/reference/ebs-volume-types.md#limits-per-volume-type: gp3 includes 3,000 IOPS
         assert (
             f.severity == "critical"
         )  # VolumeIOPSExceededCheck and a > 10 ms latency jump confirm (seed 000)
         assert any("VolumeIOPSExceededCheck" in c for c in f.evidence.corroboration)
         assert f.evidence.longest_run_minutes is not None and f.evidence.longest_run_minutes >= 30
-        # proposal: round_up(max(p99 / 0.75, peak × 1.25), 500), at least PingCAP's 4,000 (domain.md §6)
+        # proposal: round_up(max(p99 / 0.75, peak × 1.25), 500), at least PingCAP's 4,000 (docs/reference/pingcap-guidance.md#aws-deployment)
         p99, peak = f.evidence.measures[0].value, f.evidence.measures[1].value
         need = max(p99 / TARGET_UTILISATION, peak * CLIPPED_DEMAND_FACTOR)
         expected = max(4000, math.ceil(need / 500 - 1e-3) * 500)
@@ -38,7 +38,7 @@ def test_iops_scenario_fires_on_every_data_volume_with_the_gp3_ceiling() -> None
         assert changes["volume.iops"].current == 3000
         assert changes["volume.iops"].proposed == expected
         assert "volume.type" not in changes  # stays gp3: raising IOPS is the cheapest in-place fix
-        # cost: (IOPS − 3,000) × $0.005 per IOPS-month (domain.md §1.6); throughput unchanged at 250
+        # cost: (IOPS − 3,000) × $0.005 per IOPS-month (docs/reference/ebs-prices.md#prices-us-east-1); throughput unchanged at 250
         assert f.impact.monthly_cost_delta_usd == pytest.approx((expected - 3000) * 0.005)
         labels = [o.label for o in f.options]
         assert any(label.startswith("io2") for label in labels)
@@ -73,7 +73,7 @@ def test_repeated_short_runs_add_up_to_sustained() -> None:
 
 
 def test_iops_are_counted_in_256_kib_chunks() -> None:
-    # domain.md §1.4: a 1 MiB SSD I/O counts as 4. io2 at 4,000 IOPS allows 4,000 × 0.256 = 1,024 MiB/s (§1.1):
+    # docs/reference/ebs-io-accounting.md#io-size-cap: a 1 MiB SSD I/O counts as 4. io2 at 4,000 IOPS allows 4,000 × 0.256 = 1,024 MiB/s (docs/reference/ebs-volume-types.md#limits-per-volume-type):
     # 910 issued IOPS of 1 MiB = 3,640 counted IOPS (91% of 4,000) but only 910 MiB/s (88.9% of 1,024).
     vol = {"type": "io2", "size_gib": 2000, "iops": 4000}
     snap = synthetic(volume=vol, read_iops=np.full(1440, 910.0), read_kib=1024.0)
@@ -102,8 +102,8 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
     snap = scenario_snapshot("volume-throughput-ceiling")
     by_type = {snap.volumes[[v.id for v in snap.volumes].index(f.entity.id)].type: f for f in found}
     gp3 = by_type["gp3"]
-    assert gp3.evidence.measures[0].limit == 125.0  # domain.md §1.1: 125 MiB/s included
-    # issue 16: the chart names its series (it was titled "MiB/s (MiB/s)") and its line is the table's limit
+    assert gp3.evidence.measures[0].limit == 125.0  # docs/reference/ebs-volume-types.md#limits-per-volume-type: 125 MiB/s included
+    # The chart names its series (it was titled "MiB/s (MiB/s)") and its line is the table's limit
     chart = next(s for s in gp3.evidence.series if s.metric == "derived.mibps")
     assert chart.label == "throughput"
     assert [(line.value, line.label) for line in chart.reference_lines] == [
@@ -111,17 +111,17 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
         (112.5, "90% of ceiling"),
     ]
     tput = {c.key: c for c in gp3.changes}["volume.throughput"]
-    # Issue 12: PingCAP's gp3 figure for TiKV is 400 MiB/s (domain.md §6), but the node is an m6i.2xlarge that
-    # sustains 312.5 MB/s = 298 MiB/s of EBS (domain.md §2.2): the fix is sized to what the node can use,
+    # PingCAP's gp3 figure for TiKV is 400 MiB/s (docs/reference/pingcap-guidance.md#aws-deployment), but the node is an m6i.2xlarge that
+    # sustains 312.5 MB/s = 298 MiB/s of EBS (docs/reference/ec2-ebs-limits.md#limits-table): the fix is sized to what the node can use,
     # 298 rounded up to the 25 MiB/s step = 300 MiB/s, and says so. (The old assertion was proposed >= 400.)
     assert tput.current == 125.0 and tput.proposed == 300.0
     assert any("sized to what the instance can carry" in n for n in gp3.options[0].notes)
     gp2 = by_type["gp2"]
     assert "cannot sustain 250 MiB/s" in gp2.title
     sustained = [m for m in gp2.evidence.measures if m.label.startswith("gp2 sustained")][0]
-    assert sustained.value == pytest.approx(225.0)  # §1.3: 300 GiB × 3 IOPS × 256 KiB = 225 MiB/s
+    assert sustained.value == pytest.approx(225.0)  # docs/reference/gp2-burst.md#gp2-throughput: 300 GiB × 3 IOPS × 256 KiB = 225 MiB/s
     assert {c.key: c.proposed for c in gp2.changes}["volume.type"] == "gp3"
-    # issue 16: the peak is judged against the 250 MiB/s burst (gp2 170-334 GiB, domain.md §1.3): drawn and named
+    # The peak is judged against the 250 MiB/s burst (gp2 170-334 GiB, docs/reference/gp2-burst.md#gp2-throughput): drawn and named
     peak = next(m for m in gp2.evidence.measures if m.label == "peak")
     lines = next(s for s in gp2.evidence.series if s.metric == "derived.mibps").reference_lines
     assert (peak.limit, peak.limit_label) == (250.0, "burst ceiling, while credits last")
@@ -133,7 +133,7 @@ def test_throughput_scenario_gp3_and_small_gp2() -> None:
 
 
 def test_gp2_under_334_gib_at_its_sustained_throughput() -> None:
-    # BurstBalance 0: ceiling is the sustained 225 MiB/s (§1.3); 220 MiB/s of 256 KiB reads is 97.8% of it.
+    # BurstBalance 0: ceiling is the sustained 225 MiB/s (docs/reference/gp2-burst.md#gp2-throughput); 220 MiB/s of 256 KiB reads is 97.8% of it.
     snap = synthetic(
         volume={"type": "gp2", "size_gib": 300},
         read_iops=np.full(1440, 880.0),
@@ -165,7 +165,7 @@ def test_brief_spike_scenario_really_touches_the_ceiling() -> None:
 
 @pytest.mark.parametrize(("fraction", "fires"), [(0.89, False), (0.91, True)])
 def test_throughput_threshold(fraction: float, fires: bool) -> None:
-    # gp3 at 250 MiB/s provisioned (§1.2); 256 KiB reads at fraction × 250 MiB/s all day
+    # gp3 at 250 MiB/s provisioned (docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025); 256 KiB reads at fraction × 250 MiB/s all day
     vol = {"type": "gp3", "size_gib": 1000, "iops": 3000, "throughput_mibps": 250}
     snap = synthetic(volume=vol, read_iops=np.full(1440, fraction * 250 * 4), read_kib=256.0)
     found = of_rule(advise(snap, rules=["volume-throughput-ceiling"]), "volume-throughput-ceiling")

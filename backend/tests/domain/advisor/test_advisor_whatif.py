@@ -42,7 +42,7 @@ def test_gp2_to_gp3_drops_the_burst_balance_series_and_the_bucket() -> None:
     assert not [s for s in after.series if s.metric == "ebs.burst_balance"]
     ctx = Context(after)
     ceiling = ctx.volume_iops_ceiling("vol-1")
-    assert ceiling is not None and float(ceiling[0]) == 3000.0  # gp3 3,000 sustained (§1.2) vs gp2 1,500
+    assert ceiling is not None and float(ceiling[0]) == 3000.0  # gp3 3,000 sustained (docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025) vs gp2 1,500
 
 
 def test_instance_type_and_tikv_changes() -> None:

@@ -1,6 +1,6 @@
 """A finding's charts draw the limits its table states: the evidence measures' limits are reference lines.
 
-Issue 16: the block-cache finding's table gave its limit as 1,050 IOPS while its chart's line said "IOPS ceiling:
+Regression: the block-cache finding's table gave its limit as 1,050 IOPS while its chart's line said "IOPS ceiling:
 3,000". For every example scenario, each measure in IOPS or MiB/s that is compared with a limit, on a finding
 that charts a series in that unit with reference lines, must find its limit among those lines, and the chart's
 series names must not be a unit (a chart titled "MiB/s (MiB/s)").

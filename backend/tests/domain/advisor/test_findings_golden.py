@@ -1,7 +1,7 @@
 """Findings stay identical while the advisor's internals change: every example scenario against a golden file.
 
 The golden file (`golden/findings.json`) was generated from the advisor before the derived-metrics and
-performance work of issue 11 (one vectorised `derived` module, an indexed context) and must not be regenerated
+performance work (one vectorised `derived` module, an indexed context) and must not be regenerated
 to make this test pass: a difference is a behaviour change to explain, not a file to refresh.
 
 What is compared, per finding (sorted by dedup key): rule, severity, dedup key, title, entity kind and id, the

@@ -1,9 +1,9 @@
 """Every example scenario in both CloudWatch monitoring modes: the advice must not depend on whether the customer
-pays for detailed monitoring (issue 12).
+pays for detailed monitoring.
 
 Basic monitoring delivers the AWS/EC2 EBS metrics every 5 minutes, detailed every minute; EBSIOBalance% and
 EBSByteBalance% are 5-minute metrics in both, AWS/EBS volume metrics 1-minute in both (AWS CloudWatch pages for EC2
-and EBS; domain.md 3.1, 3.2). Both runs carry CloudWatch's missing datapoints and Prometheus scrape gaps. The
+and EBS; docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics). Both runs carry CloudWatch's missing datapoints and Prometheus scrape gaps. The
 findings must agree in substance: the same rules on the same entities at the same severities. Healthy scenarios
 stay silent in both.
 """

@@ -1,9 +1,9 @@
-"""What users read in a finding names public documents, never Headroom's internals (issue 12).
+"""What users read in a finding names public documents, never Headroom's internals.
 
 Every example scenario (one day) and the demo fleet (seven days) is advised, and every user-visible text of
 every finding is scanned: title, why, notes, sources, the evidence (condition, measures, corroboration,
 forecasts, chart labels and reference lines), the impact and every option. Internal notebook sections
-("domain.md 1.3", "§2.2"), seed article numbers ("seed 000") and module or view names ("headroom.forecast.burst",
+("§1.3", "§2.2" of a notebook outside the repository), seed article numbers ("seed 000") and module or view names ("headroom.forecast.burst",
 "derived.counted_iops") must not appear; identifiers the API uses to fetch data (a series' metric name, the
 rule id, the dedup key, a change's key) are not text and are not scanned. Sources carry a link.
 """
@@ -55,12 +55,12 @@ def leaks(findings: tuple[Finding, ...]) -> list[str]:
 def test_the_scan_finds_what_it_looks_for() -> None:
     # The scan is not vacuous: each kind of leak the issue names is caught where it used to be.
     bad = {
-        "sources": ["domain.md §1.3", "seed 000"],
+        "sources": ["notebook §1.3", "seed 000"],
         "evidence": {"forecasts": [{"source": "headroom.domain.forecast.burst", "metric_hint": "derived.mibps"}]},
         "metric": "derived.counted_iops",  # an identifier: not scanned
     }
     found = [t for _, t in user_texts(bad) if LEAK.search(t)]
-    assert found == ["domain.md §1.3", "seed 000", "headroom.domain.forecast.burst", "derived.mibps"]
+    assert found == ["notebook §1.3", "seed 000", "headroom.domain.forecast.burst", "derived.mibps"]
 
 
 @pytest.mark.parametrize(("name", "hours"), CASES, ids=[f"{n}@{h:g}h" for n, h in CASES])

@@ -1,4 +1,4 @@
-"""Headroom's Prometheus alerting rules, checked and run by the real `promtool` (issue 15): `promtool check rules`
+"""Headroom's Prometheus alerting rules, checked and run by the real `promtool`: `promtool check rules`
 on the file, and `promtool test rules` with series shaped as node_exporter and TiKV export them (real metric
 names and labels: node_exporter's diskstats and filesystem collectors, tikv_store_size_bytes,
 tikv_thread_cpu_seconds_total), so each alert fires when the cluster's own limit is crossed and not before.

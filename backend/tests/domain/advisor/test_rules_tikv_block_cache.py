@@ -62,7 +62,7 @@ def test_shrink_target_is_pingcaps_4_of_32(memory_gib: int, expected_gib: int) -
 @pytest.mark.parametrize(
     ("memory_gib", "expected_gib"),
     [
-        (128, 57),  # domain.md §5: 45% of memory (57.6 GiB), whole GiB
+        (128, 57),  # docs/reference/tikv-config.md#keys-and-defaults: 45% of memory (57.6 GiB), whole GiB
         (64, 28),
         (32, 14),
     ],
@@ -83,14 +83,14 @@ def test_read_heavy_at_ceiling_shrinks_to_4gib_on_every_node() -> None:
         (change,) = f.changes
         assert change.target == "tikv"
         assert change.key == "storage.block-cache.capacity"
-        # domain.md §5: unset capacity = 45% of 32 GiB, in whole MiB as the simulator (and TiKV) reports it
+        # docs/reference/tikv-config.md#keys-and-defaults: unset capacity = 45% of 32 GiB, in whole MiB as the simulator (and TiKV) reports it
         assert change.current == "14745MiB"
         assert change.proposed == "4GiB"  # seed 000: 4 GB of 32 GB
-        assert change.online is True  # domain.md §5: online since v4.0.3
+        assert change.online is True  # docs/reference/tikv-config.md#online-changes: online since v4.0.3
         measures = {m.label: m for m in f.evidence.measures}
         util = measures["IOPS utilisation p95"]
-        assert util.value >= 0.9 and util.limit == 0.9  # domain.md §1.2: at the ceiling from 90%
-        assert measures["counted IOPS p95"].limit == 3000.0  # gp3 baseline (domain.md §1.1)
+        assert util.value >= 0.9 and util.limit == 0.9  # docs/reference/ebs-volume-types.md#performance-consistency: at the ceiling from 90%
+        assert measures["counted IOPS p95"].limit == 3000.0  # gp3 baseline (docs/reference/ebs-volume-types.md#limits-per-volume-type)
         hit = measures["block-cache hit ratio (median)"]
         assert 0.15 < hit.value < POOR_HIT_RATIO
         assert measures["reads among I/Os at the ceiling"].value > 0.9
@@ -165,7 +165,7 @@ def test_two_tikv_with_unset_capacity_on_one_host_risk_oom() -> None:
         assert change.proposed == "14GiB"
         total = f.evidence.measures[0]
         assert total.value == pytest.approx(2 * 29491 / 1024, rel=1e-6)
-        assert total.limit == pytest.approx(0.6 * 64)  # memory-usage-limit = 5/3 of the cache (domain.md §5)
+        assert total.limit == pytest.approx(0.6 * 64)  # memory-usage-limit = 5/3 of the cache (docs/reference/tikv-config.md#keys-and-defaults)
         assert any("looks unset" in c for c in f.evidence.corroboration)
 
 
@@ -207,7 +207,7 @@ def test_read_heavy_brief_spike_is_silent() -> None:
     assert _findings(snap) == []
 
 
-# --- shrink judged from PingCAP's evidence, not one hit-ratio cut-off (issue 12) ------------------------
+# --- shrink judged from PingCAP's evidence, not one hit-ratio cut-off -------------------------------
 
 
 def _sixty_percent(capacity: str = "16GiB") -> Snapshot:
@@ -217,7 +217,7 @@ def _sixty_percent(capacity: str = "16GiB") -> Snapshot:
     Working set 103 GiB, block cache 16 GiB: x = 0.155, h = 0.60 (block-cache hit ratio). The page cache is
     32 − 16 − 2.5 (TiKV) − 1 (OS) = 12.5 GiB of compressed blocks (× 2.5): memory covers (16 + 31.25) / 103
     = 0.46 of the working set, h = 0.93, so 7% of 35,000 lookups/s (× 1.35 at the diurnal peak) = 3,300 reads/s
-    reach a gp3 volume with 3,000 IOPS (domain.md §1.1): at the ceiling.
+    reach a gp3 volume with 3,000 IOPS (docs/reference/ebs-volume-types.md#limits-per-volume-type): at the ceiling.
     """
 
     def mutate(d: dict[str, Any]) -> None:
@@ -286,7 +286,7 @@ def test_misses_that_do_not_feed_the_disk_are_left_alone() -> None:
     assert _findings(_with_series(_sixty(), "tikv.block_cache_miss", 0.05)) == []
 
 
-# --- the chart draws the limit the table states (issue 16) --------------------------------------------------
+# --- the chart draws the limit the table states ---------------------------------------------------------
 
 
 def _iops_lines(f: Finding) -> list[tuple[float, str]]:

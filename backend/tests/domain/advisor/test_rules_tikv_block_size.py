@@ -75,7 +75,7 @@ def _path(read_iops: float, read_kib_each: float) -> DataPath:
     ("avg_kib", "block_kib", "point_share"),
     [
         (64.0, 64, 1.0),  # every read is one block: all point reads
-        (256.0, 32, 0.0),  # every read is a merged 256 KiB I/O (domain.md §1.4): scans / compaction
+        (256.0, 32, 0.0),  # every read is a merged 256 KiB I/O (docs/reference/ebs-io-accounting.md#io-size-cap): scans / compaction
         (144.0, 32, 0.5),  # half and half: (256 - 144) / (256 - 32) = 0.5
     ],
 )
@@ -97,11 +97,11 @@ def test_block_size_scenario_proposes_16kib_on_both_column_families() -> None:
         assert {c.key for c in f.changes} == {"rocksdb.defaultcf.block-size", "rocksdb.writecf.block-size"}
         for c in f.changes:
             assert (c.current, c.proposed) == ("64KiB", "16KiB")
-            assert c.online is False  # domain.md §5: #[online_config(skip)]
+            assert c.online is False  # docs/reference/tikv-config.md#online-changes: #[online_config(skip)]
             assert "compaction rewrites" in c.reason
         measures = {m.label: m for m in f.evidence.measures}
         mib = measures["MiB/s p95"]
-        # m5.4xlarge: 593.75 MB/s = 566.2 MiB/s (domain.md §2.2); the node's share of it binds
+        # m5.4xlarge: 593.75 MB/s = 566.2 MiB/s (docs/reference/ec2-ebs-limits.md#limits-table); the node's share of it binds
         assert "instance m5.4xlarge" in (mib.limit_label or "")
         assert mib.value >= 0.9 * 566.24 * 0.95
         assert measures["MiB/s utilisation p95"].value >= 0.9
@@ -142,7 +142,7 @@ def test_iops_bound_small_blocks_get_larger_ones() -> None:
     assert changes["rocksdb.defaultcf.block-size"].proposed == "64KiB"  # 32 KiB would leave 2,354 (78%)
     assert changes["rocksdb.defaultcf.block-size"].current == "16KiB"
     assert "rocksdb.writecf.block-size" in changes  # its v8.5 default 32KB moves the same way
-    assert changes["rocksdb.writecf.block-size"].current == "32KB"  # domain.md §5: default since v7.0
+    assert changes["rocksdb.writecf.block-size"].current == "32KB"  # docs/reference/tikv-config.md#keys-and-defaults: default since v7.0
     assert f.impact.after == pytest.approx(2800 * 2**-0.5 / 3000, rel=1e-3)
 
 
@@ -186,7 +186,7 @@ def test_scan_bound_volume_is_not_a_block_size_problem() -> None:
 
 
 def test_current_value_comes_from_the_version_default_when_unset() -> None:
-    """A v6.5 node with no block-size in its config runs the pre-v7.0 default, 64KB (domain.md §5)."""
+    """A v6.5 node with no block-size in its config runs the pre-v7.0 default, 64KB (docs/reference/tikv-config.md#keys-and-defaults)."""
     snap = synthetic(
         volume={"type": "gp3", "size_gib": 2000, "iops": 6000, "throughput_mibps": 125},
         read_iops=plateau(500.0, 1950.0, 180),  # 1,950 × 64 KiB = 122 MiB/s: 97.5% of 125 MiB/s
@@ -197,7 +197,7 @@ def test_current_value_comes_from_the_version_default_when_unset() -> None:
     (f,) = _findings(snap)
     changes = {c.key: c for c in f.changes}
     for key in ("rocksdb.defaultcf.block-size", "rocksdb.writecf.block-size"):
-        assert changes[key].current == "64KB"  # domain.md §5: 64KB until v7.0.0
+        assert changes[key].current == "64KB"  # docs/reference/tikv-config.md#keys-and-defaults: 64KB until v7.0.0
         # 32 KiB leaves 122 × 2^(-1/4) = 103 MiB/s (82%); 16 KiB: 86 MiB/s (69%) and 2,758 IOPS (46%)
         assert changes[key].proposed == "16KiB"
         assert changes[key].online is False

@@ -61,10 +61,10 @@ def test_starving_limit_is_raised_to_80_percent_of_the_disk() -> None:
     for f in found:
         assert f.dedup_key.endswith("/raise")
         assert f.severity == "critical"  # writes stalled (tikv.write_stall > 0)
-        (change,) = f.changes  # rate-limiter-auto-tuned is already true (domain.md §5 default)
+        (change,) = f.changes  # rate-limiter-auto-tuned is already true (docs/reference/tikv-config.md#keys-and-defaults default)
         assert change.key == "rocksdb.rate-bytes-per-sec"
         assert (change.current, change.proposed) == ("100MiB", "400MiB")  # 80% of the gp3's 500 MiB/s
-        assert change.online is True  # domain.md §5: online in code
+        assert change.online is True  # docs/reference/tikv-config.md#online-changes: online in code
         measures = {m.label: m for m in f.evidence.measures}
         flow = measures["flush + compaction writes p95"]
         assert flow.limit == 100.0 and flow.value >= 0.9 * flow.limit
@@ -152,11 +152,11 @@ def test_titan_scenario_offers_zstd_then_titan() -> None:
         assert f.changes == zstd.changes  # value size unknown in the snapshot: reversible option first
         (z,) = zstd.changes
         assert z.key == "rocksdb.defaultcf.compression-per-level"
-        assert z.current == ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"]  # domain.md §5 default
+        assert z.current == ["no", "no", "lz4", "lz4", "lz4", "zstd", "zstd"]  # docs/reference/tikv-config.md#keys-and-defaults default
         assert z.proposed == ALL_ZSTD and z.online is False
         t = {c.key: c for c in titan.changes}
         assert (t["rocksdb.titan.enabled"].current, t["rocksdb.titan.enabled"].proposed) == (False, True)
-        assert t["rocksdb.titan.enabled"].online is False  # domain.md §5
+        assert t["rocksdb.titan.enabled"].online is False  # docs/reference/tikv-config.md#online-changes
         # v8.5.1 default min-blob-size is 32KB (since v7.6.0); seed 002: 512B-1KB
         assert (
             t["rocksdb.defaultcf.titan.min-blob-size"].current,
@@ -168,7 +168,7 @@ def test_titan_scenario_offers_zstd_then_titan() -> None:
 
 
 def test_titan_on_a_v7_5_cluster_only_needs_enabling() -> None:
-    """Clusters created before v7.6.0: Titan off, min-blob-size 1KB already (domain.md §5)."""
+    """Clusters created before v7.6.0: Titan off, min-blob-size 1KB already (docs/reference/tikv-config.md#keys-and-defaults)."""
 
     def v75(d: dict[str, Any]) -> None:
         d["cluster"]["tikv_version"] = "v7.5.0"

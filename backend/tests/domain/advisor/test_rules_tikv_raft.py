@@ -47,13 +47,13 @@ def test_shared_raft_log_gets_a_dedicated_20_gib_gp3() -> None:
         }
         assert aws.proposed["attach_to"] == node.instance_id
         assert aws.entity is not None and aws.entity.instance_id == node.instance_id
-        assert tikv.key == "raft-engine.dir"  # Raft Engine is on by default since v6.1.0 (domain.md §5)
+        assert tikv.key == "raft-engine.dir"  # Raft Engine is on by default since v6.1.0 (docs/reference/tikv-config.md#keys-and-defaults)
         assert (tikv.current, tikv.proposed, tikv.online) == ("", "/raft/tikv/raft-engine", False)
-        # domain.md §1.6: gp3 $0.08/GB-month, 3,000 IOPS and 125 MiB/s included -> 20 × 0.08
+        # docs/reference/ebs-prices.md#prices-us-east-1: gp3 $0.08/GB-month, 3,000 IOPS and 125 MiB/s included -> 20 × 0.08
         assert f.impact.monthly_cost_delta_usd == pytest.approx(1.60)
         gp3, io2 = f.options
         assert gp3.changes == f.changes
-        # seed 000's "40 GB io1/io2 at 2,000 IOPS ... $135": 40 × $0.125 + 2,000 × $0.065 (domain.md §1.6)
+        # seed 000's "40 GB io1/io2 at 2,000 IOPS ... $135": 40 × $0.125 + 2,000 × $0.065 (docs/reference/ebs-prices.md#prices-us-east-1)
         assert io2.impact.monthly_cost_delta_usd == pytest.approx(135.0)
         assert io2.changes[0].proposed["type"] == "io2"  # type: ignore[index]
         measures = {m.label: m for m in f.evidence.measures}
@@ -71,7 +71,7 @@ def test_raftdb_path_when_raft_engine_is_off() -> None:
     )
     for f in _findings(snap):
         tikv = f.changes[1]
-        assert tikv.key == "raftstore.raftdb-path"  # domain.md §5: used only when Raft Engine is off
+        assert tikv.key == "raftstore.raftdb-path"  # docs/reference/tikv-config.md#keys-and-defaults: used only when Raft Engine is off
         assert (tikv.proposed, tikv.online) == ("/raft/tikv/raftdb", False)
 
 

@@ -1,4 +1,4 @@
-"""thread-pool-saturation: pool CPU relative to the configured size, PingCAP's bands (domain.md §6), vCPU cap."""
+"""thread-pool-saturation: pool CPU relative to the configured size, PingCAP's bands (docs/reference/pingcap-guidance.md#thread-pools), vCPU cap."""
 
 from __future__ import annotations
 
@@ -38,11 +38,11 @@ def _findings(snapshot: Snapshot) -> list[Finding]:
 
 
 def test_thresholds_are_pingcaps() -> None:
-    assert SCHEDULER.upper == 0.75  # domain.md §6: scheduler 50-75%
-    assert UNIFIED_READ.upper == 0.90  # domain.md §6: unified read pool 60-90%
-    assert RAFTSTORE_WITH_WRITER.upper == 0.85  # domain.md §6 Massive-Regions: < 85% of store-pool-size
-    assert RAFTSTORE_NO_WRITER.upper == 0.60  # domain.md §6: < 60% when store-io-pool-size = 0
-    assert RAFTSTORE_WITH_WRITER.wait_limit_s == 0.1  # domain.md §6: propose wait < 50-100 ms
+    assert SCHEDULER.upper == 0.75  # docs/reference/pingcap-guidance.md#thread-pools: scheduler 50-75%
+    assert UNIFIED_READ.upper == 0.90  # docs/reference/pingcap-guidance.md#thread-pools: unified read pool 60-90%
+    assert RAFTSTORE_WITH_WRITER.upper == 0.85  # docs/reference/pingcap-guidance.md#massive-regions: < 85% of store-pool-size
+    assert RAFTSTORE_NO_WRITER.upper == 0.60  # docs/reference/pingcap-guidance.md#thread-pools: < 60% when store-io-pool-size = 0
+    assert RAFTSTORE_WITH_WRITER.wait_limit_s == 0.1  # docs/reference/pingcap-guidance.md#thread-pools: propose wait < 50-100 ms
     assert pools_for(0)[2] is RAFTSTORE_NO_WRITER
     assert pools_for(1)[2] is RAFTSTORE_WITH_WRITER
     assert pools_for(None)[2] is RAFTSTORE_WITH_WRITER
@@ -51,7 +51,7 @@ def test_thresholds_are_pingcaps() -> None:
 @pytest.mark.parametrize(
     ("current", "p99_cores", "upper", "vcpus", "expected"),
     [
-        # Issue 12: sizing aims at the middle of the band. Scheduler 50-75% (domain.md §6): middle 62.5%.
+        # Sizing aims at the middle of the band. Scheduler 50-75% (docs/reference/pingcap-guidance.md#thread-pools): middle 62.5%.
         # 3.75 cores: 5 threads would put p99 at exactly 75%, the top, with no room; 3.75 / 0.625 = 6.0 -> 6
         # threads (62.5%). (The old expectation was 5.)
         (4, 3.75, 0.75, 8, 6),
@@ -73,8 +73,8 @@ def test_scheduler_saturation_scenario() -> None:
         assert f.dedup_key.endswith("/scheduler")
         (change,) = f.changes
         assert change.key == "storage.scheduler-worker-pool-size"
-        assert change.current == 4  # domain.md §5: clamp(8 vCPUs, 1, 4) on m6i.2xlarge
-        assert change.online is True  # domain.md §5
+        assert change.current == 4  # docs/reference/tikv-config.md#keys-and-defaults: clamp(8 vCPUs, 1, 4) on m6i.2xlarge
+        assert change.online is True  # docs/reference/tikv-config.md#online-changes
         measures = {m.label: m for m in f.evidence.measures}
         util = measures["scheduler worker CPU / pool size, p95"]
         assert util.limit == 0.75 and util.value > 0.85
@@ -146,19 +146,19 @@ def test_brief_spike_is_silent() -> None:
 
     snap = _variant("near-miss-tikv-scheduler-67pct", mutate)
     cpu = Context(snap).series("node", "tikv-1", "tikv.thread_cpu.scheduler")
-    # nanmax: simulated scrapes go missing now and then, as Prometheus's do (issue 12)
+    # nanmax: simulated scrapes go missing now and then, as Prometheus's do
     assert cpu is not None and float(np.nanmax(cpu)) / 4 >= 0.75  # the spike does cross the band
     assert _findings(snap) == []
 
 
-# --- sizing has margin (issue 12) ----------------------------------------------------------------------
+# --- sizing has margin -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("pool", "target"),
     [
-        (SCHEDULER, 0.625),  # domain.md §6: scheduler 50-75% -> middle 62.5%
-        (UNIFIED_READ, 0.75),  # domain.md §6: unified read pool 60-90% -> middle 75%
+        (SCHEDULER, 0.625),  # docs/reference/pingcap-guidance.md#thread-pools: scheduler 50-75% -> middle 62.5%
+        (UNIFIED_READ, 0.75),  # docs/reference/pingcap-guidance.md#thread-pools: unified read pool 60-90% -> middle 75%
         # only an upper limit published: band below it in the scheduler's proportions (lower = 2/3 upper)
         (RAFTSTORE_WITH_WRITER, (0.85 * 2 / 3 + 0.85) / 2),  # 56.7-85% -> 70.8%
         (RAFTSTORE_NO_WRITER, 0.5),  # 40-60% -> 50%

@@ -1,4 +1,4 @@
-"""Instance EBS limits. Expected numbers from domain.md §2.1/§2.2 (AWSDOC ebs-optimized.md, EC2TYPES 2024)."""
+"""Instance EBS limits. Expected numbers from docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table (AWSDOC ebs-optimized.md, EC2TYPES 2024)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from headroom.domain.catalog.instance_types import (
     use_override_file,
 )
 
-# name -> (baseline Mbps, max Mbps, baseline MB/s, max MB/s, baseline IOPS, max IOPS, bursts), §2.2 rows.
+# name -> (baseline Mbps, max Mbps, baseline MB/s, max MB/s, baseline IOPS, max IOPS, bursts), docs/reference/ec2-ebs-limits.md#limits-table rows.
 SECTION_2_2 = {
     "m5.large": (650, 4750, 81.25, 593.75, 3600, 18750, True),
     "m5.2xlarge": (2300, 4750, 287.5, 593.75, 12000, 18750, True),
@@ -66,14 +66,14 @@ def test_instance_limits_match_section_2_2(name: str, row: tuple[float, ...]) ->
     assert limits.max_throughput_mbps == pytest.approx(max_mb)
     assert (limits.baseline_iops, limits.max_iops) == (base_iops, max_iops)
     assert limits.bursts is bursts
-    # §2.1: asterisk sizes hold the maximum for 30 minutes.
+    # docs/reference/ec2-ebs-limits.md#the-burst-rule: asterisk sizes hold the maximum for 30 minutes.
     assert limits.burst_seconds == (1800 if bursts else None)
-    # §2.1: MB/s are decimal; MiB/s = MB/s × 10^6 / 2^20.
+    # docs/reference/ec2-ebs-limits.md#units: MB/s are decimal; MiB/s = MB/s × 10^6 / 2^20.
     assert limits.max_throughput_mibps == pytest.approx(max_mb * 1e6 / 2**20)
 
 
 def test_m5_2xlarge_brief_example() -> None:
-    # §2.2: m5.2xlarge 287.5 MB/s baseline, 593.75 max, 12,000 / 18,750 IOPS; 593.75 MB/s ≈ 566 MiB/s (§2.1).
+    # docs/reference/ec2-ebs-limits.md#limits-table: m5.2xlarge 287.5 MB/s baseline, 593.75 max, 12,000 / 18,750 IOPS; 593.75 MB/s ≈ 566 MiB/s (docs/reference/ec2-ebs-limits.md#units).
     m = instance_limits("m5.2xlarge")
     assert (m.baseline_throughput_mbps, m.max_throughput_mbps) == (287.5, 593.75)
     assert (m.baseline_iops, m.max_iops) == (12000, 18750)
@@ -82,7 +82,7 @@ def test_m5_2xlarge_brief_example() -> None:
 
 
 FAMILY_SIZES = {
-    # §2.2 lists large..16xlarge for these; c5 has 9xlarge/12xlarge (no 8x/16x), i3 no 12xlarge.
+    # docs/reference/ec2-ebs-limits.md#limits-table lists large..16xlarge for these; c5 has 9xlarge/12xlarge (no 8x/16x), i3 no 12xlarge.
     "m5": 7,
     "m5d": 7,
     "m6i": 7,
@@ -113,7 +113,7 @@ def test_monthly_price_is_730_hours() -> None:
 
 
 def test_unknown_price_is_null() -> None:
-    # Issue 12: every built-in type now has a cited price (r5b.large was the example of a null one). A type
+    # Every built-in type has a cited price (r5b.large was the example of a null one). A type
     # only the override file knows, without a price, still gets null rather than an invented one.
     r = build_catalog({"instance_types": []}, _override_doc()).get("x9.large")
     assert r.hourly_price_usd is None and r.monthly_price_usd is None
@@ -134,7 +134,7 @@ def test_builtin_data_cites_sources() -> None:
 
 
 PAGE = {
-    # Shape of DescribeInstanceTypes (domain.md §2.3, API_EbsOptimizedInfo).
+    # Shape of DescribeInstanceTypes (docs/reference/ec2-ebs-limits.md#describeinstancetypes, API_EbsOptimizedInfo).
     "InstanceTypes": [
         {
             "InstanceType": "m5.2xlarge",

@@ -1,4 +1,4 @@
-"""Refresh the instance catalog from EC2 DescribeInstanceTypes against the moto server (domain.md §2.3)."""
+"""Refresh the instance catalog from EC2 DescribeInstanceTypes against the moto server (docs/reference/ec2-ebs-limits.md#describeinstancetypes)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_refresh_writes_override_matching_builtin(
     for name in TYPES:
         refreshed = instance_limits(name)
         assert refreshed.source.startswith("override")
-        # The API (as moto serves it) agrees with domain.md §2.2 for these types.
+        # The API (as moto serves it) agrees with docs/reference/ec2-ebs-limits.md#limits-table for these types.
         ref = builtin[name]
         assert (refreshed.baseline_iops, refreshed.max_iops) == (ref.baseline_iops, ref.max_iops)
         assert refreshed.baseline_throughput_mbps == pytest.approx(ref.baseline_throughput_mbps)
@@ -107,12 +107,12 @@ def test_the_catalog_wins_over_a_stored_answer(aws_endpoint_url: str) -> None:
 
 
 def test_a_type_the_catalog_lacks_takes_the_stored_answer_with_its_source(aws_endpoint_url: str) -> None:
-    # m5.24xlarge as EC2 describes it (EbsOptimizedInfo): 19,000 Mbps and 80,000 IOPS, no burst (domain.md
-    # §2.2/§2.3), stored under a name the catalog lacks.
+    # m5.24xlarge as EC2 describes it (EbsOptimizedInfo): 19,000 Mbps and 80,000 IOPS, no burst (
+    # docs/reference/ec2-ebs-limits.md#limits-table, docs/reference/ec2-ebs-limits.md#describeinstancetypes), stored under a name the catalog lacks.
     got = resolve_instance_limits("zz8.24xlarge", _described(aws_endpoint_url, "m5.24xlarge"))
     assert got.origin == "describe_instance_types" and got.known
     assert got.limits is not None
-    # 19,000 Mbps / 8 = 2,375 MB/s = 2,265 MiB/s (domain.md §2.1)
+    # 19,000 Mbps / 8 = 2,375 MB/s = 2,265 MiB/s (docs/reference/ec2-ebs-limits.md#units)
     assert got.limits.baseline_throughput_mbps == pytest.approx(2375)
     assert got.limits.max_throughput_mibps == pytest.approx(2375 / 1.048576)
     assert (got.limits.baseline_iops, got.limits.bursts) == (80000, False)

@@ -1,4 +1,4 @@
-"""EBS volume limits. Expected numbers come from domain.md §1.1-§1.4 (AWSDOC pages named there)."""
+"""EBS volume limits. Expected numbers come from docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ebs-io-accounting.md#io-size-cap (AWSDOC pages named there)."""
 
 from __future__ import annotations
 
@@ -10,50 +10,50 @@ from headroom.domain.catalog import CatalogError, UnknownVolumeType, VolumeLimit
 @pytest.mark.parametrize(
     ("args", "baseline_iops", "burst_iops", "baseline_mibps", "max_mibps", "bursts"),
     [
-        # §1.3: baseline clamp(3 × GiB, 100, 16000); <= 33.33 GiB get 100; burst 3,000 below 1 TiB;
+        # docs/reference/gp2-burst.md#baseline-and-burst: baseline clamp(3 × GiB, 100, 16000); <= 33.33 GiB get 100; burst 3,000 below 1 TiB;
         # 128 MiB/s at <= 170 GiB.
         (("gp2", 10), 100, 3000, 128, 128, True),
         (("gp2", 33), 100, 3000, 128, 128, True),
-        # §1.3 table row 100 GiB: baseline 300.
+        # docs/reference/gp2-burst.md#worked-durations table row 100 GiB: baseline 300.
         (("gp2", 100), 300, 3000, 128, 128, True),
-        # §1.3: 170 GiB still 128 MiB/s.
+        # docs/reference/gp2-burst.md#gp2-throughput: 170 GiB still 128 MiB/s.
         (("gp2", 170), 510, 3000, 128, 128, True),
-        # §1.3: 170-334 GiB "can burst to 250 MiB/s"; sustained = 3 IOPS/GiB × 256 KiB = 0.75 × 250 = 187.5.
+        # docs/reference/gp2-burst.md#gp2-throughput: 170-334 GiB "can burst to 250 MiB/s"; sustained = 3 IOPS/GiB × 256 KiB = 0.75 × 250 = 187.5.
         (("gp2", 250), 750, 3000, 187.5, 250, True),
-        # §1.3 table row 334 GiB: baseline 1,002; 250 MiB/s at >= 334 GiB.
+        # docs/reference/gp2-burst.md#gp2-throughput table row 334 GiB: baseline 1,002; 250 MiB/s at >= 334 GiB.
         (("gp2", 334), 1002, 3000, 250, 250, True),
-        # Seed 004 / §1.3: 500 GiB baseline 1,500 bursting to 3,000.
+        # Seed 004 / docs/reference/gp2-burst.md#the-credit-bucket: 500 GiB baseline 1,500 bursting to 3,000.
         (("gp2", 500), 1500, 3000, 250, 250, True),
-        # §1.3 table row 750 GiB: baseline 2,250.
+        # docs/reference/gp2-burst.md#worked-durations table row 750 GiB: baseline 2,250.
         (("gp2", 750), 2250, 3000, 250, 250, True),
-        # §1.3 table row >= 1,000 GiB: baseline >= 3,000, burst n/a.
+        # docs/reference/gp2-burst.md#worked-durations table row >= 1,000 GiB: baseline >= 3,000, burst n/a.
         (("gp2", 1000), 3000, None, 250, 250, False),
-        # §1.3: 16,000 cap reached at 5,334 GiB.
+        # docs/reference/gp2-burst.md#baseline-and-burst: 16,000 cap reached at 5,334 GiB.
         (("gp2", 5333), 15999, None, 250, 250, False),
         (("gp2", 5334), 16000, None, 250, 250, False),
         (("gp2", 16384), 16000, None, 250, 250, False),
-        # §1.1: gp3 3,000 IOPS + 125 MiB/s included (defaults); provisioned values otherwise.
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type: gp3 3,000 IOPS + 125 MiB/s included (defaults); provisioned values otherwise.
         (("gp3", 500), 3000, None, 125, 125, False),
         (("gp3", 500, 3000, 250), 3000, None, 250, 250, False),
-        # §1.2: 80,000 IOPS at >= 160 GiB; 2,000 MiB/s at >= 8,000 IOPS.
+        # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025: 80,000 IOPS at >= 160 GiB; 2,000 MiB/s at >= 8,000 IOPS.
         (("gp3", 160, 80000, 2000), 80000, None, 2000, 2000, False),
         (("gp3", 16, 8000, 2000), 8000, None, 2000, 2000, False),
-        # §1.4: io1 up to 32,000 IOPS: 256 KiB × IOPS, <= 500 MiB/s (reached at 2,000 IOPS).
+        # docs/reference/ebs-io-accounting.md#io1-throughput-rule: io1 up to 32,000 IOPS: 256 KiB × IOPS, <= 500 MiB/s (reached at 2,000 IOPS).
         (("io1", 100, 1000), 1000, None, 250, 250, False),
         (("io1", 100, 2000), 2000, None, 500, 500, False),
         (("io1", 1000, 32000), 32000, None, 500, 500, False),
-        # §1.1/§1.4: io1 1,000 MiB/s needs 64,000 IOPS (16 KiB per IOPS above 32,000).
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-io-accounting.md#io1-throughput-rule: io1 1,000 MiB/s needs 64,000 IOPS (16 KiB per IOPS above 32,000).
         (("io1", 1280, 64000), 64000, None, 1000, 1000, False),
         (("io1", 1000, 48000), 48000, None, 750, 750, False),
-        # §1.1: io2 BE 0.256 MiB/s per IOPS up to 4,000 MiB/s.
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type: io2 BE 0.256 MiB/s per IOPS up to 4,000 MiB/s.
         (("io2", 100, 10000), 10000, None, 2560, 2560, False),
         (("io2", 100, 15625), 15625, None, 4000, 4000, False),
         (("io2", 256, 256000), 256000, None, 4000, 4000, False),
-        # §1.1: st1 40 MiB/s per TiB baseline, 250 per TiB burst, 500 cap; 500 IOPS at 1 MiB.
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type: st1 40 MiB/s per TiB baseline, 250 per TiB burst, 500 cap; 500 IOPS at 1 MiB.
         (("st1", 1024), 500, None, 40, 250, True),
         (("st1", 2048), 500, None, 80, 500, True),
         (("st1", 16384), 500, None, 500, 500, False),  # 40 × 16 = 640 -> capped 500 = burst cap
-        # §1.1: sc1 12 MiB/s per TiB baseline, 80 per TiB burst, 250 cap; 250 IOPS.
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type: sc1 12 MiB/s per TiB baseline, 80 per TiB burst, 250 cap; 250 IOPS.
         (("sc1", 1024), 250, None, 12, 80, True),
         (("sc1", 16384), 250, None, 192, 250, True),
     ],
@@ -77,7 +77,7 @@ def test_volume_limits_table(
 
 @pytest.mark.parametrize(
     ("volume_type", "chunk"),
-    # §1.4: "capped at 256 KiB for SSD volumes and 1,024 KiB for HDD volumes".
+    # docs/reference/ebs-io-accounting.md#io-size-cap: "capped at 256 KiB for SSD volumes and 1,024 KiB for HDD volumes".
     [("gp2", 256), ("gp3", 256), ("io1", 256), ("io2", 256), ("st1", 1024), ("sc1", 1024)],
 )
 def test_io_chunk(volume_type: str, chunk: int) -> None:
@@ -88,7 +88,7 @@ def test_io_chunk(volume_type: str, chunk: int) -> None:
 @pytest.mark.parametrize(
     ("args", "kwargs", "problem"),
     [
-        # §1.1 size ranges.
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type size ranges.
         (("gp2", 0), {}, "size must be 1-16,384 GiB"),
         (("gp2", 16385), {}, "size must be 1-16,384 GiB"),
         (("gp3", 65537), {}, "size must be 1-65,536 GiB"),
@@ -97,14 +97,14 @@ def test_io_chunk(volume_type: str, chunk: int) -> None:
         (("st1", 124), {}, "size must be 125-16,384 GiB"),
         (("sc1", 16385), {}, "size must be 125-16,384 GiB"),
         (("gp3", 100.5), {}, "whole number of GiB"),
-        # §1.2: gp3 3,000-80,000 IOPS, 125-2,000 MiB/s, 500 IOPS/GiB, 0.25 MiB/s per IOPS.
+        # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025: gp3 3,000-80,000 IOPS, 125-2,000 MiB/s, 500 IOPS/GiB, 0.25 MiB/s per IOPS.
         (("gp3", 500, 80001), {}, "IOPS must be 3,000-80,000"),
         (("gp3", 500, 2999), {}, "IOPS must be 3,000-80,000"),
         (("gp3", 159, 80000), {}, "at most 500 IOPS per GiB"),
         (("gp3", 500, 16000, 2001), {}, "throughput must be 125-2,000"),
         (("gp3", 500, 3000, 124), {}, "throughput must be 125-2,000"),
         (("gp3", 500, 7999, 2000), {}, "0.25 MiB/s per provisioned IOPS"),
-        # §1.1: io1 50:1 and 100-64,000; io2 1000:1 and 100-256,000; both need IOPS.
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type: io1 50:1 and 100-64,000; io2 1000:1 and 100-256,000; both need IOPS.
         (("io1", 100, 5001), {}, "at most 50 IOPS per GiB"),
         (("io1", 2000, 64001), {}, "IOPS must be 100-64,000"),
         (("io1", 100), {}, "io1 needs provisioned IOPS"),
@@ -127,7 +127,7 @@ def test_invalid_configurations(args: tuple[object, ...], kwargs: dict[str, obje
 @pytest.mark.parametrize(
     ("args", "valid"),
     [
-        # §1.2 thresholds, at and just past each one.
+        # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025 thresholds, at and just past each one.
         (("gp3", 160, 80000), True),
         (("gp3", 16, 8000, 2000), True),
         (("gp3", 15, 8000, 2000), False),  # 8,000 IOPS needs 16 GiB at 500:1
@@ -157,7 +157,7 @@ def test_type_name_is_case_insensitive() -> None:
 
 def test_to_dict_is_json_ready_and_carries_cost() -> None:
     data = volume_limits("gp3", 500, 3000, 250).to_dict()
-    # §1.6 worked check: 500 GiB gp3 at 3,000 IOPS and 250 MiB/s = $45.00/month.
+    # docs/reference/ebs-prices.md#worked-example worked check: 500 GiB gp3 at 3,000 IOPS and 250 MiB/s = $45.00/month.
     assert data["monthly_cost_usd"] == pytest.approx(45.0)
     assert data["cost_breakdown"]["storage_usd"] == pytest.approx(40.0)
     assert data["cost_breakdown"]["throughput_usd"] == pytest.approx(5.0)
@@ -169,7 +169,7 @@ def test_to_dict_is_json_ready_and_carries_cost() -> None:
 def test_unknown_region_prices_fall_back_with_a_note() -> None:
     limits = volume_limits("gp2", 100, region="eu-west-1")
     assert limits.cost_breakdown.price_region == "us-east-1"
-    assert limits.monthly_cost_usd == pytest.approx(10.0)  # §1.6 gp2 $0.10/GB-month
+    assert limits.monthly_cost_usd == pytest.approx(10.0)  # docs/reference/ebs-prices.md#prices-us-east-1 gp2 $0.10/GB-month
     assert any("eu-west-1" in n for n in limits.notes)
 
 

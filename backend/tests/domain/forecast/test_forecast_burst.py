@@ -1,6 +1,6 @@
-"""Burst-bucket forecasts. Expected numbers from domain.md §1.3 (AWSDOC general-purpose.md: 5.4 M credits,
+"""Burst-bucket forecasts. Expected numbers from docs/reference/gp2-burst.md#the-credit-bucket (AWSDOC general-purpose.md: 5.4 M credits,
 baseline 3 IOPS/GiB, burst 3,000, `duration = credits / (3000 - baseline)`, refill from empty = 5.4e6 /
-baseline), §1.1/§1.3 (st1: 40 MiB/s per TiB baseline, 250 burst, 1 TiB of credits per TiB), §2.1/§2.2
+baseline), docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits (st1: 40 MiB/s per TiB baseline, 250 burst, 1 TiB of credits per TiB), docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table
 (m5.2xlarge: 12,000 / 18,750 IOPS, the maximum "for 30 minutes"), and seed 004 ("Understanding Database IOPS":
 500 GB at BurstBalance 100 and 3,000 IOPS -> 3,600 s; `credit*5400000/100/(3000-500*3)`)."""
 
@@ -34,12 +34,12 @@ def flat(value: float, n: int = 60) -> np.ndarray:
     [
         (500, 100, 3000, 3600, "seed 004: 5.4e6 / (3000 - 1500)"),
         (500, 50, 3000, 1800, "seed 004 formula: 50 * 5.4e6 / 100 / 1500"),
-        (100, 100, 3000, 2000, "§1.3 table: 100 GiB"),
-        (33, 100, 3000, 1862, "§1.3 table: <= 33.33 GiB, 5.4e6 / 2900"),
-        (334, 100, 3000, 2703, "§1.3 table: 334 GiB"),
-        (750, 100, 3000, 7200, "§1.3 table: 750 GiB"),
-        (500, 100, 2250, 7200, "§1.3 formula at 2,250 IOPS: 5.4e6 / 750"),
-        (500, 100, 5000, 3600, "§1.3: bursts only to 3,000 IOPS, so 5,000 drains like 3,000"),
+        (100, 100, 3000, 2000, "docs/reference/gp2-burst.md#worked-durations table: 100 GiB"),
+        (33, 100, 3000, 1862, "docs/reference/gp2-burst.md#worked-durations table: <= 33.33 GiB, 5.4e6 / 2900"),
+        (334, 100, 3000, 2703, "docs/reference/gp2-burst.md#worked-durations table: 334 GiB"),
+        (750, 100, 3000, 7200, "docs/reference/gp2-burst.md#worked-durations table: 750 GiB"),
+        (500, 100, 2250, 7200, "docs/reference/gp2-burst.md#the-credit-bucket formula at 2,250 IOPS: 5.4e6 / 750"),
+        (500, 100, 5000, 3600, "docs/reference/gp2-burst.md#the-credit-bucket: bursts only to 3,000 IOPS, so 5,000 drains like 3,000"),
     ],
 )
 def test_gp2_seconds_to_empty_table(
@@ -60,10 +60,10 @@ def test_gp2_seconds_to_empty_table(
 @pytest.mark.parametrize(
     ("size_gib", "demand_iops"),
     [
-        (500, 1500),  # at the baseline (3 x 500, §1.3): credits are earned as fast as spent
+        (500, 1500),  # at the baseline (3 x 500, docs/reference/gp2-burst.md#the-credit-bucket): credits are earned as fast as spent
         (500, 800),  # below the baseline
-        (100, 300),  # 100 GiB baseline is 300 IOPS (§1.3 table)
-        (1000, 3000),  # >= 1,000 GiB: baseline >= 3,000, no burst ("n/a" in the §1.3 table)
+        (100, 300),  # 100 GiB baseline is 300 IOPS (docs/reference/gp2-burst.md#worked-durations table)
+        (1000, 3000),  # >= 1,000 GiB: baseline >= 3,000, no burst ("n/a" in the docs/reference/gp2-burst.md#worked-durations table)
         (2000, 9000),  # no bucket: demand above 6,000 is simply not served, nothing empties
     ],
 )
@@ -77,11 +77,11 @@ def test_gp2_never_empties(size_gib: float, demand_iops: float) -> None:
 @pytest.mark.parametrize(
     ("size_gib", "fallback_iops", "refill_s"),
     [
-        (33, 100, 54000),  # §1.3 table: 100 IOPS, refill 54,000 s
-        (100, 300, 18000),  # §1.3 table
-        (334, 1002, 5389),  # §1.3 table
+        (33, 100, 54000),  # docs/reference/gp2-burst.md#worked-durations table: 100 IOPS, refill 54,000 s
+        (100, 300, 18000),  # docs/reference/gp2-burst.md#worked-durations table
+        (334, 1002, 5389),  # docs/reference/gp2-burst.md#worked-durations table
         (500, 1500, 3600),  # 5.4e6 / 1,500
-        (750, 2250, 2400),  # §1.3 table
+        (750, 2250, 2400),  # docs/reference/gp2-burst.md#worked-durations table
     ],
 )
 def test_gp2_fallback_and_refill_from_empty(size_gib: float, fallback_iops: float, refill_s: float) -> None:
@@ -94,7 +94,7 @@ def test_gp2_fallback_and_refill_from_empty(size_gib: float, fallback_iops: floa
 
 
 def test_refill_at_off_peak_demand() -> None:
-    # 500 GiB, off-peak 900 IOPS: net earn 1,500 - 900 = 600 credits/s, 5.4e6 / 600 = 9,000 s (§1.3 model).
+    # 500 GiB, off-peak 900 IOPS: net earn 1,500 - 900 = 600 credits/s, 5.4e6 / 600 = 9,000 s (docs/reference/gp2-burst.md#the-credit-bucket model).
     demand = np.concatenate([np.full(23 * 60, 900.0), np.full(60, 3000.0)])
     f = forecast_gp2_burst(flat(100, len(demand)), demand, size_gib=500, step_seconds=STEP, now=NOW)
     assert f.off_peak_demand == pytest.approx(900.0)
@@ -109,7 +109,7 @@ def test_already_empty() -> None:
     assert f.empty_now
     assert f.seconds_to_empty == 0.0
     assert f.empties_at == NOW
-    assert f.fallback_iops == 1500  # §1.3: 3 IOPS/GiB
+    assert f.fallback_iops == 1500  # docs/reference/gp2-burst.md#baseline-and-burst: 3 IOPS/GiB
     assert f.path.percent[0] == 0.0
 
 
@@ -137,7 +137,7 @@ def _physics_balance(size_gib: float, demand: float, start_pct: float, n: int) -
 
 def test_slope_cross_check_agrees_with_physics() -> None:
     # Balance falling as the bucket would at 2,500 IOPS (500 GiB): net 1,000 credits/s = 1.11 %/min.
-    bal = np.round(_physics_balance(500, 2500, 90.0, 60), 0)  # whole percent, as Nitro reports (§3.2)
+    bal = np.round(_physics_balance(500, 2500, 90.0, 60), 0)  # whole percent, as Nitro reports (docs/reference/cloudwatch.md#instance-ebs-metrics)
     f = forecast_gp2_burst(bal, flat(2500), size_gib=500, step_seconds=STEP, now=NOW)
     assert f.slope_percent_per_hour == pytest.approx(-1000 * 3600 / 5.4e6 * 100, rel=0.05)
     assert f.slope_agrees is True
@@ -188,7 +188,7 @@ def test_gaps_use_last_finite_balance() -> None:
 
 
 def test_st1_bucket() -> None:
-    # st1, 1 TiB: baseline 40 MiB/s, burst 250 MiB/s, 1 TiB = 1,048,576 MiB of credits (§1.1, §1.3):
+    # st1, 1 TiB: baseline 40 MiB/s, burst 250 MiB/s, 1 TiB = 1,048,576 MiB of credits (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits):
     # 1,048,576 / (250 - 40) = 4,993.2 s; refill from empty at idle = 1,048,576 / 40 = 26,214.4 s.
     demand = np.concatenate([np.zeros(23 * 60), np.full(60, 250.0)])
     f = forecast_hdd_burst(
@@ -201,7 +201,7 @@ def test_st1_bucket() -> None:
 
 
 def test_instance_io_bucket_thirty_minutes() -> None:
-    # m5.2xlarge (§2.2): 12,000 / 18,750 IOPS, asterisk size; §2.1 "maximum performance for 30 minutes".
+    # m5.2xlarge (docs/reference/ec2-ebs-limits.md#limits-table): 12,000 / 18,750 IOPS, asterisk size; docs/reference/ec2-ebs-limits.md#the-burst-rule "maximum performance for 30 minutes".
     f = forecast_instance_burst(
         flat(100), flat(18750), instance_type="m5.2xlarge", kind="io", step_seconds=STEP, now=NOW
     )
@@ -215,7 +215,7 @@ def test_instance_io_bucket_thirty_minutes() -> None:
 
 
 def test_instance_byte_bucket() -> None:
-    # m5.2xlarge bandwidth 287.5 / 593.75 MB/s (§2.2) = 274.18 / 566.24 MiB/s: 30 min at the maximum.
+    # m5.2xlarge bandwidth 287.5 / 593.75 MB/s (docs/reference/ec2-ebs-limits.md#limits-table) = 274.18 / 566.24 MiB/s: 30 min at the maximum.
     f = forecast_instance_burst(
         flat(100),
         flat(566.2441253662109),
@@ -289,7 +289,7 @@ def test_more_demand_never_empties_later(
 
 
 def test_rising_demand_is_extrapolated() -> None:
-    # 500 GiB (baseline 1,500, burst 3,000, 5.4e6 credits; §1.3), full, demand ramping 15 IOPS/min up to 2,385.
+    # 500 GiB (baseline 1,500, burst 3,000, 5.4e6 credits; docs/reference/gp2-burst.md#the-credit-bucket), full, demand ramping 15 IOPS/min up to 2,385.
     # Along the ramp (0.25 IOPS/s from ~2,400) the drain is 900 + 0.25 t until 3,000 at t = 2,400 s
     # (2.88e6 credits), then 1,500/s for the remaining 2.52e6: 1,680 s. Total 4,080 s, versus
     # 5.4e6 / (1,942.5 − 1,500) = 12,203 s at the hour's mean.
@@ -320,7 +320,7 @@ def test_yesterdays_profile_predicts_the_afternoon_peak() -> None:
 
 
 def test_profile_ignores_samples_served_while_yesterdays_bucket_was_empty() -> None:
-    # 500 GiB at 2,000 IOPS (net 500 credits/s): 5.4e6 / 500 = 10,800 s from full (§1.3 formula). Yesterday
+    # 500 GiB at 2,000 IOPS (net 500 credits/s): 5.4e6 / 500 = 10,800 s from full (docs/reference/gp2-burst.md#the-credit-bucket formula). Yesterday
     # the bucket was empty for 2 h from 30 min after this time of day, so the volume served its 1,500 IOPS
     # baseline: that is a clipped figure, not the demand. Read as demand it would add 2 h of no drain
     # (18,000 s); the profile must replace it with the recent trend (2,000 IOPS).
@@ -334,10 +334,10 @@ def test_profile_ignores_samples_served_while_yesterdays_bucket_was_empty() -> N
 
 
 # --- A burst that started inside the last hour (an instance bucket on its first day) ----------------------
-# m6i.xlarge (domain.md §2.2): 1,250 / 10,000 Mbps = 156.25 / 1,250 MB/s = 149.01 / 1,192.09 MiB/s, an asterisk
-# size: the maximum "for 30 minutes at least once every 24 hours" (§2.1). The bucket
+# m6i.xlarge (docs/reference/ec2-ebs-limits.md#limits-table): 1,250 / 10,000 Mbps = 156.25 / 1,250 MB/s = 149.01 / 1,192.09 MiB/s, an asterisk
+# size: the maximum "for 30 minutes at least once every 24 hours" (docs/reference/ec2-ebs-limits.md#the-burst-rule). The bucket
 # (headroom.domain.physics.burst) holds 1,800 s x (1,192.09 - 149.01) = 1,877,544 MiB. AWS/EC2 basic monitoring
-# delivers EBSReadBytes/EBSWriteBytes as 300 s Sums and EBSByteBalance% as a 5-minute percentage (§3.2).
+# delivers EBSReadBytes/EBSWriteBytes as 300 s Sums and EBSByteBalance% as a 5-minute percentage (docs/reference/cloudwatch.md#instance-ebs-metrics).
 M6I_XL_BASE = 156.25e6 / 2**20
 M6I_XL_MAX = 1250e6 / 2**20
 M6I_XL_CAPACITY = 1800.0 * (M6I_XL_MAX - M6I_XL_BASE)
@@ -347,7 +347,7 @@ BATCH_MIBPS = 400.0  # a scan batch: 400 - 149.01 = 250.99 MiB/s drain, 75,297 M
 def _batch_started(minutes_ago: int, step: int) -> tuple[np.ndarray, np.ndarray]:
     """Return (EBSByteBalance %, MiB/s) per `step` for the last hour: 140 MiB/s (below the 149 MiB/s baseline,
     the bucket full) until a batch at 400 MiB/s started `minutes_ago`; the balance as the bucket holds it at
-    the end of each step, in whole percent (Nitro, §3.2)."""
+    the end of each step, in whole percent (Nitro, docs/reference/cloudwatch.md#instance-ebs-metrics)."""
     n, k = 3600 // step, minutes_ago * 60 // step
     demand = np.full(n, 140.0)
     demand[n - k :] = BATCH_MIBPS
@@ -389,7 +389,7 @@ def test_batch_started_20_min_ago_empties_at_the_batch_demand(step: int, source:
 
 
 def test_batch_with_detailed_monitoring_demand() -> None:
-    # Detailed monitoring: the Sums every minute, the balance still every 5 minutes (§3.2 "Basic monitoring
+    # Detailed monitoring: the Sums every minute, the balance still every 5 minutes (docs/reference/cloudwatch.md#instance-ebs-metrics "Basic monitoring
     # only"), held on the 1-minute grid. The batch started 22 minutes ago (inside a 5-minute balance period).
     balance5, _ = _batch_started(20, 300)
     balance = np.repeat(balance5, 5)
@@ -412,7 +412,7 @@ def _gp2_rounded_balance(demand: np.ndarray, size_gib: float = 500) -> np.ndarra
 
 
 def test_a_step_seen_for_less_than_three_balance_periods_is_the_floor() -> None:
-    # 500 GiB gp2 (baseline 1,500, burst 3,000, 5.4 M credits; §1.3): 1,000 IOPS for 50 min, then 3,000 for
+    # 500 GiB gp2 (baseline 1,500, burst 3,000, 5.4 M credits; docs/reference/gp2-burst.md#the-credit-bucket): 1,000 IOPS for 50 min, then 3,000 for
     # the last 10 (1,500 credits/s, 1.67 % a minute): 83 % left. Ten minutes are fewer than three 5-minute
     # periods, too few to fit a line to, but the drain since the balance began to fall is the floor of the
     # projection: 0.83 x 5.4e6 / 1,500 = 2,988 s. A line through the hour (50 min at 1,000) says never.

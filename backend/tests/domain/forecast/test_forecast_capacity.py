@@ -88,7 +88,7 @@ def test_cluster_growth_projects_every_ceiling_of_volumes_instances_and_nodes(sn
 
 
 def test_instance_growth_on_five_minute_ec2_metrics() -> None:
-    # AWS/EC2 on basic monitoring: 5-minute sums (domain.md s3), as the simulator's default delivers them
+    # AWS/EC2 on basic monitoring: 5-minute sums (docs/reference/cloudwatch.md), as the simulator's default delivers them
     snap = simulate(load_scenario(SCENARIO), hours=HOURS, seed=0)
     inst = snap.instances[0]
     series = next(s for s in snap.series if s.entity.kind == "instance" and s.metric == "ec2.ebs_read_ops")

@@ -1,4 +1,4 @@
-"""Credit buckets. Expected numbers from domain.md §1.3 (AWSDOC general-purpose.md, hdd-vols.md), §2.1, and
+"""Credit buckets. Expected numbers from docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits (AWSDOC general-purpose.md, hdd-vols.md), docs/reference/ec2-ebs-limits.md#the-burst-rule, and
 seed 004 ("Understanding Database IOPS": 500 GB gp2 at BurstBalance 100 -> 3,600 s)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from headroom.domain.physics.burst import (
 @pytest.mark.parametrize(
     ("size_gib", "baseline", "burst_from_full_s", "refill_from_empty_s"),
     [
-        # §1.3 table (whole seconds): GiB, baseline, burst at 3,000 from full, refill from empty.
+        # docs/reference/gp2-burst.md#worked-durations table (whole seconds): GiB, baseline, burst at 3,000 from full, refill from empty.
         (33, 100, 1862, 54000),
         (100, 300, 2000, 18000),
         (334, 1002, 2703, 5389),
@@ -35,7 +35,7 @@ def test_gp2_table(
     bucket = Gp2Bucket.for_size(size_gib)
     assert bucket.baseline_rate == baseline
     assert bucket.burst_rate == 3000
-    assert bucket.capacity == 5_400_000  # §1.3 "up to 5.4 million I/O credits"
+    assert bucket.capacity == 5_400_000  # docs/reference/gp2-burst.md#the-credit-bucket "up to 5.4 million I/O credits"
     assert bucket.seconds_to_empty(bucket.capacity, 3000) == pytest.approx(burst_from_full_s, abs=0.5)
     assert bucket.refill_seconds(0.0) == pytest.approx(refill_from_empty_s, abs=0.5)
     # module-level helpers agree
@@ -45,7 +45,7 @@ def test_gp2_table(
 
 @pytest.mark.parametrize("size_gib", [1000, 1024, 5334, 16384])
 def test_gp2_large_volumes_do_not_burst(size_gib: int) -> None:
-    # §1.3 table: >= 1,000 GiB -> n/a.
+    # docs/reference/gp2-burst.md#worked-durations table: >= 1,000 GiB -> n/a.
     bucket = Gp2Bucket.for_size(size_gib)
     assert not bucket.bursts
     assert bucket.seconds_to_empty(GP2_BUCKET_CREDITS, 3000) is None
@@ -60,7 +60,7 @@ def test_gp2_large_volumes_do_not_burst(size_gib: int) -> None:
 @pytest.mark.parametrize(
     ("balance_pct", "baseline", "expected_s"),
     [
-        # §1.3 documented formula credit_balance / (3000 - baseline); seed 004 metric expression
+        # docs/reference/gp2-burst.md#the-credit-bucket documented formula credit_balance / (3000 - baseline); seed 004 metric expression
         # credit*5400000/100/(3000-500*3).
         (100, 1500, 3600),
         (50, 1500, 1800),
@@ -78,7 +78,7 @@ def test_documented_formula(balance_pct: float, baseline: float, expected_s: flo
 @pytest.mark.parametrize(
     ("size_gib", "balance_pct", "demand", "expected"),
     [
-        # drain rate = min(demand, 3000) - baseline (§1.3 model); 500 GiB baseline 1,500.
+        # drain rate = min(demand, 3000) - baseline (docs/reference/gp2-burst.md#the-credit-bucket model); 500 GiB baseline 1,500.
         (500, 100, 2000, 5_400_000 / 500),  # 10,800 s
         (500, 100, 10_000, 3600),  # demand above burst is served at 3,000
         (500, 100, 1500, None),  # at baseline: never drains
@@ -96,7 +96,7 @@ def test_seconds_to_empty_at_demand(
 @pytest.mark.parametrize(
     ("size_gib", "balance_pct", "demand", "expected"),
     [
-        # refill = missing credits / (baseline - demand); §1.3 "earned at the baseline rate".
+        # refill = missing credits / (baseline - demand); docs/reference/gp2-burst.md#the-credit-bucket "earned at the baseline rate".
         (500, 0, 0, 3600),
         (500, 50, 0, 1800),
         (500, 0, 500, 5400),
@@ -140,7 +140,7 @@ def test_gp2_step(balance: float, demand: float, dt: float, new_balance: float, 
 @pytest.mark.parametrize(
     ("volume_type", "size_gib", "baseline", "burst", "to_empty_s", "refill_s"),
     [
-        # §1.1/§1.3: st1 40/250 MiB/s per TiB, 1 TiB of credits per TiB (1,048,576 MiB per TiB).
+        # docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits: st1 40/250 MiB/s per TiB, 1 TiB of credits per TiB (1,048,576 MiB per TiB).
         ("st1", 1024, 40, 250, 1_048_576 / 210, 1_048_576 / 40),  # 4,993.2 s; 26,214.4 s
         ("st1", 2048, 80, 500, 2_097_152 / 420, 2_097_152 / 80),  # burst capped at 500
         (
@@ -173,7 +173,7 @@ def test_hdd_buckets(
 
 
 def test_st1_16_tib_does_not_burst() -> None:
-    # §1.1: 40 × 16 = 640 capped at 500 = burst cap.
+    # docs/reference/ebs-volume-types.md#limits-per-volume-type: 40 × 16 = 640 capped at 500 = burst cap.
     bucket = HddThroughputBucket.for_volume("st1", 16384)
     assert not bucket.bursts
     assert bucket.seconds_to_empty(bucket.capacity, 500) is None
@@ -187,7 +187,7 @@ def test_hdd_bucket_rejects_other_types() -> None:
 @pytest.mark.parametrize(
     ("name", "io_refill_s"),
     [
-        # §2.1: 30 minutes at maximum from full. Refill (model): 1,800 × (max - baseline) / baseline.
+        # docs/reference/ec2-ebs-limits.md#the-burst-rule: 30 minutes at maximum from full. Refill (model): 1,800 × (max - baseline) / baseline.
         ("m5.2xlarge", 1800 * (18750 - 12000) / 12000),  # 1,012.5 s
         ("m5.large", 1800 * (18750 - 3600) / 3600),  # 7,575 s
         ("r5b.large", 1800 * (43333 - 5417) / 5417),
@@ -207,7 +207,7 @@ def test_instance_buckets_hold_max_for_30_minutes(name: str, io_refill_s: float)
 
 @pytest.mark.parametrize("name", ["m5.4xlarge", "i3.large", "r5b.16xlarge"])
 def test_sustained_instances_have_no_bucket(name: str) -> None:
-    # §2.1: sizes without an asterisk sustain the maximum indefinitely.
+    # docs/reference/ec2-ebs-limits.md#the-burst-rule: sizes without an asterisk sustain the maximum indefinitely.
     inst = instance_limits(name)
     io = InstanceEbsBucket.for_iops(inst)
     assert not io.bursts

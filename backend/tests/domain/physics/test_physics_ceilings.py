@@ -1,4 +1,4 @@
-"""Node ceilings: min(sum of volumes, instance limit). Numbers from domain.md §1.1-§1.3, §2.2, seed 004."""
+"""Node ceilings: min(sum of volumes, instance limit). Numbers from docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ec2-ebs-limits.md#limits-table, seed 004."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import pytest
 from headroom.domain.catalog import instance_limits, volume_limits
 from headroom.domain.physics.ceilings import node_ceilings
 
-M5_2XL_BASE_MIBPS = 287.5e6 / 2**20  # §2.2 287.5 MB/s in MiB/s
-M5_2XL_MAX_MIBPS = 593.75e6 / 2**20  # §2.2 593.75 MB/s ≈ 566 MiB/s (§2.1)
+M5_2XL_BASE_MIBPS = 287.5e6 / 2**20  # docs/reference/ec2-ebs-limits.md#limits-table 287.5 MB/s in MiB/s
+M5_2XL_MAX_MIBPS = 593.75e6 / 2**20  # docs/reference/ec2-ebs-limits.md#limits-table 593.75 MB/s ≈ 566 MiB/s (docs/reference/ec2-ebs-limits.md#units)
 
 
 def test_single_gp3_volume_binds() -> None:
-    # gp3 defaults 3,000 IOPS / 125 MiB/s (§1.1) under m5.2xlarge 12,000 / 287.5 MB/s (§2.2).
+    # gp3 defaults 3,000 IOPS / 125 MiB/s (docs/reference/ebs-volume-types.md#limits-per-volume-type) under m5.2xlarge 12,000 / 287.5 MB/s (docs/reference/ec2-ebs-limits.md#limits-table).
     c = node_ceilings(instance_limits("m5.2xlarge"), [volume_limits("gp3", 500)])
     assert (c.sustained_iops.effective, c.sustained_iops.binding) == (3000, "volumes")
     assert (c.burst_iops.effective, c.burst_iops.binding) == (3000, "volumes")
@@ -32,7 +32,7 @@ def test_instance_binds_big_volumes() -> None:
 
 
 def test_gp2_burst_counts_in_burst_ceiling() -> None:
-    # two 500 GiB gp2: baseline 1,500 each, burst 3,000 each (§1.3).
+    # two 500 GiB gp2: baseline 1,500 each, burst 3,000 each (docs/reference/gp2-burst.md#the-credit-bucket).
     c = node_ceilings(instance_limits("m6i.2xlarge"), [volume_limits("gp2", 500)] * 2)
     assert c.sustained_iops.effective == 3000
     assert c.burst_iops.effective == 6000
@@ -59,7 +59,7 @@ def test_no_volumes() -> None:
 
 
 def test_equal_limits_bind_both() -> None:
-    # m5.4xlarge sustains 18,750 IOPS (§2.2); a gp3 at 18,750 IOPS matches it exactly.
+    # m5.4xlarge sustains 18,750 IOPS (docs/reference/ec2-ebs-limits.md#limits-table); a gp3 at 18,750 IOPS matches it exactly.
     c = node_ceilings(instance_limits("m5.4xlarge"), [volume_limits("gp3", 1000, 18750, 500)])
     assert c.sustained_iops.binding == "both"
     assert c.to_dict()["sustained_iops"]["effective"] == 18750

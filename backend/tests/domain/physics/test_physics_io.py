@@ -1,4 +1,4 @@
-"""I/O accounting. Expected numbers from domain.md §1.4 (AWSDOC ebs-io-characteristics.md) and seed 004."""
+"""I/O accounting. Expected numbers from docs/reference/ebs-io-accounting.md#io-size-cap (AWSDOC ebs-io-characteristics.md) and seed 004."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_chunks_per_io(io_kib: float, chunk_kib: int, chunks: int) -> None:
 
 
 def test_io_profile_large_ssd_ios() -> None:
-    # 60 s of 1 MiB writes at 1,000/s: §1.4 counts each as 4 IOPS.
+    # 60 s of 1 MiB writes at 1,000/s: docs/reference/ebs-io-accounting.md#io-size-cap counts each as 4 IOPS.
     p = io_profile(ops=60_000, total_bytes=60_000 * 1024 * 1024, period_seconds=60, chunk_kib=256)
     assert p.observed_iops == pytest.approx(1000)
     assert p.counted_iops == pytest.approx(4000)
@@ -31,7 +31,7 @@ def test_io_profile_large_ssd_ios() -> None:
 
 
 def test_io_profile_average_size_from_sums() -> None:
-    # §1.4 / §3.1: average I/O size = Sum(Bytes) / Sum(Ops); 44 KiB average on a 300 s period.
+    # docs/reference/ebs-io-accounting.md#io-size-cap, docs/reference/cloudwatch.md#volume-metrics: average I/O size = Sum(Bytes) / Sum(Ops); 44 KiB average on a 300 s period.
     ops = 300 * 2000
     p = io_profile(ops=ops, total_bytes=ops * 44 * 1024, period_seconds=300)
     assert p.avg_io_kib == pytest.approx(44)
@@ -51,7 +51,7 @@ def test_io_profile_idle_and_bad_period() -> None:
 @pytest.mark.parametrize(
     ("io_kib", "iops", "mibps", "chunk", "binds", "ios", "achieved_mibps"),
     [
-        # §1.4 example: gp2 with credits (3,000 IOPS, 250 MiB/s) at 256 KiB hits 250 MiB/s at 1,000 IOPS.
+        # docs/reference/ebs-io-accounting.md#io-size-cap example: gp2 with credits (3,000 IOPS, 250 MiB/s) at 256 KiB hits 250 MiB/s at 1,000 IOPS.
         (256, 3000, 250, 256, "throughput", 1000, 250),
         # same volume at 16 KiB: IOPS binds at 3,000 × 16 KiB = 46.875 MiB/s.
         (16, 3000, 250, 256, "iops", 3000, 46.875),
@@ -59,7 +59,7 @@ def test_io_profile_idle_and_bad_period() -> None:
         (256, 3000, 160, 256, "throughput", 640, 160),
         # gp3 default 3,000 / 125: crossover at 125 × 1024 / 3000 = 42.67 KiB; at 64 KiB throughput binds.
         (64, 3000, 125, 256, "throughput", 2000, 125),
-        # 1 MiB I/O on SSD counts 4 (§1.4): 3,000 IOPS allow 750 MiB/s of 1 MiB I/O; gp3 1,000 MiB/s at 3,000
+        # 1 MiB I/O on SSD counts 4 (docs/reference/ebs-io-accounting.md#io-size-cap): 3,000 IOPS allow 750 MiB/s of 1 MiB I/O; gp3 1,000 MiB/s at 3,000
         # IOPS would be invalid, so use a 16,000 IOPS / 1,000 MiB/s volume: IOPS allows 4,000/s = 4,000 MiB/s.
         (1024, 16000, 1000, 256, "throughput", 1000, 1000),
         (1024, 3000, 1000, 256, "iops", 750, 750),
@@ -83,7 +83,7 @@ def test_crossover() -> None:
 
 
 def test_volume_binding_limit_sustained_and_burst() -> None:
-    gp2 = volume_limits("gp2", 200)  # baseline 600 IOPS / 150 MiB/s, burst 3,000 / 250 (§1.3)
+    gp2 = volume_limits("gp2", 200)  # baseline 600 IOPS / 150 MiB/s, burst 3,000 / 250 (docs/reference/gp2-burst.md#gp2-throughput)
     sustained = volume_binding_limit(gp2, 256)
     burst = volume_binding_limit(gp2, 256, burst=True)
     assert (sustained.binds, sustained.max_ios_per_second) == ("both", 600)
@@ -91,5 +91,5 @@ def test_volume_binding_limit_sustained_and_burst() -> None:
 
 
 def test_unit_reexports() -> None:
-    # §2.2: 4,750 Mbps = 593.75 MB/s ≈ 566 MiB/s (§2.1).
+    # docs/reference/ec2-ebs-limits.md#limits-table: 4,750 Mbps = 593.75 MB/s ≈ 566 MiB/s (docs/reference/ec2-ebs-limits.md#units).
     assert round(mb_to_mib(mbps_to_mb_per_s(4750))) == 566

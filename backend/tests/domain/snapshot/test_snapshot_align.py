@@ -1,7 +1,7 @@
 """Series of different periods put on the window's grid (headroom.domain.snapshot.align, docs/series-alignment.md).
 
 CloudWatch delivers AWS/EBS at 1 minute and AWS/EC2 at 5 minutes on basic monitoring, EBSIOBalance% /
-EBSByteBalance% only at 5 minutes (domain.md §3.1/§3.2); rates are Sum / period (§3.1: `IOPS = Sum /
+EBSByteBalance% only at 5 minutes (docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics); rates are Sum / period (docs/reference/cloudwatch.md#volume-metrics: `IOPS = Sum /
 period_seconds`).
 """
 
@@ -60,7 +60,7 @@ def test_each_statistic_has_one_method(statistic: str, method: str) -> None:
 
 
 def test_a_coarser_sum_is_spread_evenly_keeping_its_rate_and_total() -> None:
-    # Two 5-minute Sums of 300 and 600 reads: 1 read/s then 2 reads/s (§3.1 IOPS = Sum / period).
+    # Two 5-minute Sums of 300 and 600 reads: 1 read/s then 2 reads/s (docs/reference/cloudwatch.md#volume-metrics IOPS = Sum / period).
     # On a 1-minute grid each minute holds 300/5 = 60 and 600/5 = 120: 60/60 = 1/s and 120/60 = 2/s.
     got = _grid([300.0, 600.0], 300, "Sum")
     assert got == [60.0] * 5 + [120.0] * 5

@@ -3,9 +3,9 @@ history that later windows continue.
 
 Sources (docs/snapshot.md "Monitoring and missing data"):
 - AWS/EC2 EBS metrics: "5-minute with basic monitoring, 1-minute with detailed monitoring"; EBSIOBalance% and
-  EBSByteBalance% are basic-monitoring (5-minute) metrics (AWS EC2 CloudWatch metrics page; domain.md 3.2).
+  EBSByteBalance% are basic-monitoring (5-minute) metrics (AWS EC2 CloudWatch metrics page; docs/reference/cloudwatch.md#instance-ebs-metrics).
 - AWS/EBS: "All Amazon EBS volume types automatically send 1-minute metrics to CloudWatch, but only when the
-  volume is attached"; BurstBalance has no data while the volume is idle (AWS EBS CloudWatch page; domain.md 3.1).
+  volume is attached"; BurstBalance has no data while the volume is idle (AWS EBS CloudWatch page; docs/reference/cloudwatch.md#volume-metrics).
 """
 
 from __future__ import annotations

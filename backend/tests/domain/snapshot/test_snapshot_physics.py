@@ -1,6 +1,6 @@
 """The simulator's physics on one volume: clipping at ceilings, burst buckets, 256 KiB accounting, latency.
 
-Expected numbers come from domain.md §1.3 (gp2 bucket table), §1.4 (256 KiB / 1 MiB accounting), §2.2 (instance
+Expected numbers come from docs/reference/gp2-burst.md#worked-durations (gp2 bucket table), docs/reference/ebs-io-accounting.md#io-size-cap (256 KiB / 1 MiB accounting), docs/reference/ec2-ebs-limits.md#limits-table (instance
 EBS limits) and seed 000 (latency penalty at the IOPS limit "often more than 10 ms").
 """
 
@@ -24,7 +24,7 @@ def seconds_until(flags: np.ndarray) -> int:
 
 
 def test_gp2_500_gib_at_3000_iops_empties_after_3600_s() -> None:
-    # domain.md §1.3: 5.4e6 / (3,000 − 1,500) = 3,600 s.
+    # docs/reference/gp2-burst.md#the-credit-bucket: 5.4e6 / (3,000 − 1,500) = 3,600 s.
     trace = simulate_volume(VolumeSpec(type="gp2", size_gib=500), [3000.0] * 120, 16)
     assert trace.burst_balance_pct is not None
     assert seconds_until(trace.burst_balance_pct <= 0) == 3600
@@ -36,7 +36,7 @@ def test_gp2_500_gib_at_3000_iops_empties_after_3600_s() -> None:
 
 @pytest.mark.parametrize(
     ("size_gib", "baseline", "burst_seconds", "refill_seconds"),
-    [  # domain.md §1.3 table (≤ 33.33 GiB row: 100 IOPS; 5.4e6/2,900 = 1,862 s)
+    [  # docs/reference/gp2-burst.md#worked-durations table (≤ 33.33 GiB row: 100 IOPS; 5.4e6/2,900 = 1,862 s)
         (20, 100, 1862, 54_000),
         (100, 300, 2000, 18_000),
         (334, 1002, 2703, 5389),
@@ -61,14 +61,14 @@ def test_gp2_bucket_table(size_gib: int, baseline: int, burst_seconds: int, refi
 
 
 def test_gp2_of_1_tib_has_no_burst_balance() -> None:
-    # domain.md §3.1: BurstBalance is not reported when baseline >= burst (gp2 >= 1 TiB)
+    # docs/reference/cloudwatch.md#volume-metrics: BurstBalance is not reported when baseline >= burst (gp2 >= 1 TiB)
     trace = simulate_volume(VolumeSpec(type="gp2", size_gib=1024), [5000.0] * 10, 16)
     assert trace.burst_balance_pct is None
     assert trace.served_counted_iops == pytest.approx(3072)  # 3 IOPS/GiB
 
 
 def test_iops_ceiling_clips_and_latency_jumps_by_more_than_10_ms() -> None:
-    spec = VolumeSpec(type="gp3", size_gib=500)  # 3,000 IOPS included (domain.md §1.1)
+    spec = VolumeSpec(type="gp3", size_gib=500)  # 3,000 IOPS included (docs/reference/ebs-volume-types.md#limits-per-volume-type)
     trace = simulate_volume(spec, [1500.0, 2700.0, 3600.0, 6000.0], 16)
     assert list(trace.served_counted_iops) == pytest.approx([1500, 2700, 3000, 3000])
     assert list(trace.iops_exceeded) == [0, 0, 1, 1]
@@ -81,7 +81,7 @@ def test_iops_ceiling_clips_and_latency_jumps_by_more_than_10_ms() -> None:
 
 
 def test_throughput_ceiling_clips_large_io_before_iops() -> None:
-    # gp3 includes 125 MiB/s; 256 KiB I/O reaches it at 500 IOPS (domain.md §1.4)
+    # gp3 includes 125 MiB/s; 256 KiB I/O reaches it at 500 IOPS (docs/reference/ebs-io-accounting.md#io-size-cap)
     trace = simulate_volume(VolumeSpec(type="gp3", size_gib=500), [400.0, 800.0], 256)
     assert list(trace.served_mibps) == pytest.approx([100.0, 125.0])
     assert list(trace.served_counted_iops) == pytest.approx([400.0, 500.0])
@@ -90,7 +90,7 @@ def test_throughput_ceiling_clips_large_io_before_iops() -> None:
 
 
 def test_one_mib_ssd_io_counts_as_four() -> None:
-    # domain.md §1.4: "a 1 MiB SSD I/O counts as 4 IOPS"; io2 at 3,000 IOPS allows 768 MiB/s (§1.1), so only
+    # docs/reference/ebs-io-accounting.md#io-size-cap: "a 1 MiB SSD I/O counts as 4 IOPS"; io2 at 3,000 IOPS allows 768 MiB/s (docs/reference/ebs-volume-types.md#limits-per-volume-type), so only
     # the IOPS ceiling can bind here
     spec = VolumeSpec(type="io2", size_gib=100, iops=3000)
     trace = simulate_volume(spec, [500.0, 1000.0], 1024)
@@ -101,7 +101,7 @@ def test_one_mib_ssd_io_counts_as_four() -> None:
 
 
 def test_st1_throughput_bucket_drains_to_baseline() -> None:
-    # st1: 40 MiB/s per TiB baseline, 250 per TiB burst, 1 TiB of credits per TiB (domain.md §1.1/§1.3)
+    # st1: 40 MiB/s per TiB baseline, 250 per TiB burst, 1 TiB of credits per TiB (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits)
     spec = VolumeSpec(type="st1", size_gib=2048)
     steps = 120
     trace = simulate_volume(spec, [400.0] * steps, 1024)
@@ -113,8 +113,8 @@ def test_st1_throughput_bucket_drains_to_baseline() -> None:
 
 
 def test_instance_burst_then_baseline() -> None:
-    # m5.2xlarge: 287.5 MB/s baseline, 593.75 MB/s max for 30 min (domain.md §2.1/§2.2); io1 6,000 IOPS caps at
-    # 500 MiB/s (§1.4), so 2,000 × 256 KiB = 500 MiB/s passes the volume and the instance decides.
+    # m5.2xlarge: 287.5 MB/s baseline, 593.75 MB/s max for 30 min (docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table); io1 6,000 IOPS caps at
+    # 500 MiB/s (docs/reference/ebs-io-accounting.md#io-size-cap), so 2,000 × 256 KiB = 500 MiB/s passes the volume and the instance decides.
     baseline = 287.5e6 / 2**20
     maximum = 593.75e6 / 2**20
     trace = simulate_volume(
@@ -132,7 +132,7 @@ def test_instance_burst_then_baseline() -> None:
 
 
 def test_sustained_instance_limit_binds_without_balance() -> None:
-    # m5.4xlarge: 593.75 MB/s sustained, no burst (domain.md §2.2); io2 20,000 IOPS allows 4,000 MiB/s
+    # m5.4xlarge: 593.75 MB/s sustained, no burst (docs/reference/ec2-ebs-limits.md#limits-table); io2 20,000 IOPS allows 4,000 MiB/s
     trace = simulate_volume(
         VolumeSpec(type="io2", size_gib=1000, iops=20000), [3200.0] * 5, 256, instance_type="m5.4xlarge"
     )

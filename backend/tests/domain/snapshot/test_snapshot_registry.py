@@ -57,7 +57,7 @@ def test_names_are_unique_and_indexed() -> None:
         metric_spec("ebs.nope")
 
 
-# domain.md §3.1 / §3.2: metric, unit, the statistic to use.
+# docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics: metric, unit, the statistic to use.
 @pytest.mark.parametrize(
     ("name", "namespace", "metric", "unit", "statistic"),
     [
@@ -80,7 +80,7 @@ def test_names_are_unique_and_indexed() -> None:
         ("ec2.ebs_byte_balance", "AWS/EC2", "EBSByteBalance%", "Percent", "Minimum"),
     ],
 )
-def test_cloudwatch_sources_match_domain_md(
+def test_cloudwatch_sources_match_the_reference(
     name: str, namespace: str, metric: str, unit: str, statistic: str
 ) -> None:
     spec = REGISTRY[name]
@@ -96,7 +96,7 @@ def test_cloudwatch_sources_match_domain_md(
 
 @pytest.mark.parametrize(
     ("pool", "selector"),
-    [  # dashboard selectors, domain.md §4.1
+    [  # dashboard selectors, docs/reference/tikv-metrics.md#thread-names
         ("scheduler", 'name=~"sched_.*"'),
         ("apply", 'name=~"apply_[0-9]+"'),
         ("raftstore", 'name=~"(raftstore|rs)_.*"'),

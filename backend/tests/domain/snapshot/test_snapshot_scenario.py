@@ -43,13 +43,13 @@ def test_base_is_valid() -> None:
     ("path", "value", "message"),
     [
         ("nodes.1.volumes.0.size_gib", 0, "nodes[1].volumes[0].size_gib: Input should be greater than 0"),
-        # gp2 1 GiB-16 TiB (domain.md §1.1)
+        # gp2 1 GiB-16 TiB (docs/reference/ebs-volume-types.md#limits-per-volume-type)
         (
             "nodes.1.volumes.0",
             {"type": "gp2", "size_gib": 20000},
             "nodes[1].volumes[0].size_gib: gp2 size must be",
         ),
-        # gp3 at most 500 IOPS/GiB (domain.md §1.1): 10 GiB allows 5,000
+        # gp3 at most 500 IOPS/GiB (docs/reference/ebs-volume-types.md#limits-per-volume-type): 10 GiB allows 5,000
         (
             "nodes.0.volumes.0",
             {"type": "gp3", "size_gib": 10, "iops": 6000},

@@ -104,7 +104,7 @@ def test_served_iops_never_exceed_the_volume_ceiling_in_any_example() -> None:
 
 
 def test_gp2_burst_balance_follows_the_bucket_formula() -> None:
-    # Every I/O in this scenario is <= 256 KiB, so counted IOPS = ops (domain.md §1.4). Replaying the served IOPS
+    # Every I/O in this scenario is <= 256 KiB, so counted IOPS = ops (docs/reference/ebs-io-accounting.md#io-size-cap). Replaying the served IOPS
     # through headroom.domain.physics.burst.Gp2Bucket must reproduce the BurstBalance series.
     snap = run_file("gp2-burst-depletion.yaml", hours=48)
     vol = snap.volumes[0]
@@ -144,7 +144,7 @@ def test_thread_cpu_is_capped_at_pool_size() -> None:
     snap = run(doc, 1)
     node = snap.nodes[0]
     pool = node.config_value("storage.scheduler-worker-pool-size")
-    assert pool == 4  # clamp(8 vCPUs, 1, 4), domain.md §5
+    assert pool == 4  # clamp(8 vCPUs, 1, 4), docs/reference/tikv-config.md#keys-and-defaults
     cpu = series(snap, "node", node.id, "tikv.thread_cpu.scheduler")
     assert cpu.max() == pytest.approx(4.0)
     assert series(snap, "node", node.id, "tikv.wait.scheduler_latch").min() > 0.05  # saturated pool queues
@@ -155,7 +155,7 @@ def test_thread_cpu_is_capped_at_pool_size() -> None:
 def test_thread_pool_example_runs_hot_at_peak() -> None:
     snap = run_file("thread-pool-saturation.yaml", hours=24)
     cpu = series(snap, "node", snap.nodes[0].id, "tikv.thread_cpu.scheduler")
-    assert cpu.max() > 3.6  # the dashboard's 90%-of-4-threads line (domain.md §4.1)
+    assert cpu.max() > 3.6  # the dashboard's 90%-of-4-threads line (docs/reference/tikv-metrics.md#dashboard-thresholds)
     assert cpu.max() <= 4.0
 
 
@@ -197,7 +197,7 @@ def test_instance_burst_drains_and_refills() -> None:
     assert balance[first_empty:].max() > 90  # refilled overnight
     io = views.instance_io(snap, inst)
     still_empty = (balance[1:] == 0) & (balance[:-1] == 0)
-    # m6i.xlarge baseline 1,250 Mbps = 156.25 MB/s (domain.md §2.2) while the bucket stays empty
+    # m6i.xlarge baseline 1,250 Mbps = 156.25 MB/s (docs/reference/ec2-ebs-limits.md#limits-table) while the bucket stays empty
     assert np.nanmax(io.mibps[1:][still_empty]) <= 156.25e6 / MIB * 1.001
 
 

@@ -35,7 +35,7 @@ def with_series(volume_type: str, metrics: dict[str, list[Any]]) -> Any:
 
 @pytest.mark.parametrize(
     ("volume_type", "io_kib", "counted_per_io"),
-    [  # domain.md §1.4: capped at 256 KiB on SSD (1 MiB I/O counts 4), 1,024 KiB on HDD
+    [  # docs/reference/ebs-io-accounting.md#io-size-cap: capped at 256 KiB on SSD (1 MiB I/O counts 4), 1,024 KiB on HDD
         ("gp3", 16, 1),
         ("gp3", 256, 1),
         ("gp3", 1024, 4),
@@ -59,7 +59,7 @@ def test_counted_iops_follow_the_chunk(volume_type: str, io_kib: int, counted_pe
 
 
 def test_latency_and_queue_come_from_cloudwatch_formulas() -> None:
-    # domain.md §3.1: avg latency = Sum(TotalReadTime) / Sum(ReadOps)
+    # docs/reference/cloudwatch.md#volume-metrics: avg latency = Sum(TotalReadTime) / Sum(ReadOps)
     snap = with_series(
         "gp3",
         {"ebs.read_ops": [6000], "ebs.read_bytes": [6000 * 16384], "ebs.total_read_time": [12.0],

@@ -1,4 +1,4 @@
-"""TiKV defaults by version and host. Expected values: domain.md s5 (TiKV source at the tags named there)."""
+"""TiKV defaults by version and host. Expected values: docs/reference/tikv-config.md#keys-and-defaults (TiKV source at the tags named there)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_default_value(key: str, version: str, host: HostFacts | None, expected:
 
 
 def test_partitioned_raft_kv_block_cache_is_30_percent() -> None:
-    # domain.md s5: 30% for partitioned-raft-kv
+    # docs/reference/tikv-config.md#keys-and-defaults: 30% for partitioned-raft-kv
     config = {"storage.engine": "partitioned-raft-kv"}
     assert effective_value("storage.block-cache.capacity", config, "v8.5.1", M6I_2XL).value == int(
         0.30 * 32 * GIB
@@ -86,7 +86,7 @@ def test_missing_host_facts_warn() -> None:
 
 
 def test_titan_follows_the_creation_version_when_known() -> None:
-    # domain.md s5: "true for new clusters since v7.6.0 (earlier clusters unaffected)"
+    # docs/reference/tikv-config.md#keys-and-defaults: "true for new clusters since v7.6.0 (earlier clusters unaffected)"
     upgraded = default_value("rocksdb.titan.enabled", "v8.5.1", created_version="v7.1.0")
     assert (upgraded.value, upgraded.warnings) == (False, ())
     unknown_age = default_value("rocksdb.titan.enabled", "v8.5.1")
@@ -138,5 +138,5 @@ def test_fill_current_from_each_node_or_all_when_equal() -> None:
     pool = Change(target="tikv", key="raftstore.apply-pool-size", proposed=4)
     filled = fill_current([one, everywhere, pool], configs, "v7.5.1", hosts)
     # node-specific: that node's value; cluster-wide: nodes differ (8GiB vs 12GiB) -> unknown;
-    # absent everywhere: the version's default, 2 (domain.md s5).
+    # absent everywhere: the version's default, 2 (docs/reference/tikv-config.md#keys-and-defaults).
     assert [c.current for c in filled] == ["12GiB", None, 2]

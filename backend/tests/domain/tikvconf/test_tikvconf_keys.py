@@ -143,7 +143,7 @@ def test_check_value_rejects_wrong_kinds(key: str, value: object) -> None:
         ("storage.scheduler-worker-pool-size", True, True),
         ("raftstore.apply-pool-size", True, True),
         ("readpool.unified.max-thread-count", True, True),
-        ("rocksdb.rate-bytes-per-sec", True, True),  # domain.md s5: online in code, docs gap
+        ("rocksdb.rate-bytes-per-sec", True, True),  # docs/reference/tikv-config.md#online-changes: online in code, docs gap
         ("rocksdb.defaultcf.titan.min-blob-size", True, True),
         ("coprocessor.region-split-size", True, True),
         ("rocksdb.writecf.max-write-buffer-number", True, True),  # {db}.{cf} row expanded
@@ -169,7 +169,7 @@ def test_store_io_pool_size_zero_crossing_needs_restart() -> None:
     assert not can_change_online("raftstore.store-io-pool-size", 2, 0)
 
 
-ADVISOR_KEYS = (  # domain.md s5 table: the keys the advisor touches
+ADVISOR_KEYS = (  # docs/reference/tikv-config.md#keys-and-defaults table: the keys the advisor touches
     "storage.block-cache.capacity",
     "memory-usage-limit",
     "rocksdb.defaultcf.block-size",
@@ -199,7 +199,7 @@ ADVISOR_KEYS = (  # domain.md s5 table: the keys the advisor touches
 @pytest.mark.parametrize("key", ADVISOR_KEYS)
 def test_advisor_keys_are_template_keys_with_a_known_online_status(key: str) -> None:
     assert key in template_keys()
-    if key != "memory-usage-limit":  # domain.md s5 leaves its online status open ("-")
+    if key != "memory-usage-limit":  # docs/reference/tikv-config.md#online-changes leaves its online status open ("-")
         assert online_status(key).known
 
 
@@ -207,7 +207,7 @@ def test_advisor_keys_are_template_keys_with_a_known_online_status(key: str) -> 
     "key", ["raftstore.capacity", "rocksdb.wal-size-limit", "rocksdb.defaultcf.titan.zstd-dict-size"]
 )
 def test_sizes_the_template_writes_as_zero_take_size_text(key: str) -> None:
-    # Issue 13: the template's "# capacity = 0" made these integers, so "10GB" was refused; TiKV types them
+    # Regression: the template's "# capacity = 0" made these integers, so "10GB" was refused; TiKV types them
     # ReadableSize (tikv/tikv raftstore config `capacity`, DbConfig `wal_size_limit`, TitanCfConfig `zstd_dict_size`).
     check_value(key, "10GB")
     check_value(key, 0)

@@ -1,4 +1,4 @@
-"""Operator artefacts applied to real manifests (issue 13): only the proposed keys change, every other key stays.
+"""Operator artefacts applied to real manifests: only the proposed keys change, every other key stays.
 
 The manifests are tidb-operator's own examples and PingCAP's Titan snippet (data/operator/README.md). The patch is
 applied as kubectl would: a JSON patch with the `jsonpatch` library (RFC 6902), a merge patch as a JSON merge.

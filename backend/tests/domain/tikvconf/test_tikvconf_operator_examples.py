@@ -1,4 +1,4 @@
-"""Operator artefacts applied to tidb-operator's own examples, checked against the CRDs (issue 13).
+"""Operator artefacts applied to tidb-operator's own examples, checked against the CRDs.
 
 Data (data/operator/README.md names each file's source and commit): v1 TidbCluster examples of release-1.6 with
 `spec.tikv.config` as a map (basic, istio, podpatch, initialize, Runbooks/EKS) and as a TOML string (advanced, aws,

@@ -38,7 +38,7 @@ def test_toml_view_of_dotted_and_inline_keys() -> None:
 
 
 def test_config_json_view_matches_domain_sample() -> None:
-    # domain.md s4.2: nested objects with kebab-case keys; sizes as strings.
+    # docs/reference/tikv-metrics.md#config-json: nested objects with kebab-case keys; sizes as strings.
     payload = {
         "readpool": {"unified": {"min-thread-count": 1, "max-thread-count": 8}},
         "storage": {"scheduler-worker-pool-size": 4, "block-cache": {"capacity": "14745MiB"}},
@@ -84,7 +84,7 @@ tikv_servers:
 
 
 def test_tiup_topology_reads_yaml_1_2_as_tiup_does() -> None:
-    # Issue 13: TiUP reads its topology with gopkg.in/yaml.v3 (YAML 1.2): only true/false are booleans. PyYAML's
+    # TiUP reads its topology with gopkg.in/yaml.v3 (YAML 1.2): only true/false are booleans. PyYAML's
     # YAML 1.1 read `[no, no, lz4]` as [False, False, "lz4"] and `level: off` as False, values TiKV would refuse.
     topology = """
 server_configs:
@@ -131,7 +131,7 @@ def test_malformed_json_and_yaml_name_the_line() -> None:
 
 
 def test_a_port_less_instance_is_the_one_on_20160_and_lends_nothing_to_its_neighbours() -> None:
-    # Issue 13: two TiKV on one host (20160 without a port, 20161 with one): the first's per-instance config was
+    # Regression: two TiKV on one host (20160 without a port, 20161 with one): the first's per-instance config was
     # keyed by the bare host and applied to every instance on it. TiUP's default tikv port is 20160.
     topology = """
 server_configs:

@@ -31,7 +31,7 @@ CONFIGS = {
     "manual": ROOT / "examples" / "configs" / "manual-dotted-keys.toml",
 }
 
-# The changes the advisor makes (domain.md s5 keys), with values as TiKV writes them.
+# The changes the advisor makes (docs/reference/tikv-config.md#keys-and-defaults keys), with values as TiKV writes them.
 ADVISOR_CHANGES = (
     ("storage.block-cache.capacity", "14GiB"),
     ("rocksdb.defaultcf.block-size", "32KB"),

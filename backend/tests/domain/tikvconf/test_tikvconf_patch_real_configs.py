@@ -15,8 +15,8 @@ from headroom.domain.tikvconf.parse import flatten
 from headroom.domain.tikvconf.patch import apply_changes
 from toml_artefact_checks import REAL_CONFIGS, check_artefacts, tikv
 
-# What the advisor's rules propose (domain.md s5 keys), values as TiKV writes them: sizes with units (a size
-# for raftstore.capacity, "10GB", issue 13), thread counts as integers, the per-level compression as a list of
+# What the advisor's rules propose (docs/reference/tikv-config.md#keys-and-defaults keys), values as TiKV writes them: sizes with units (a size
+# for raftstore.capacity, "10GB"), thread counts as integers, the per-level compression as a list of
 # seven.
 ADVISOR_CHANGES = [
     tikv("storage.block-cache.capacity", "14GiB"),
@@ -68,7 +68,7 @@ def test_one_findings_changes_on_real_configs(name: str, finding: str) -> None:
 
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_a_key_added_to_a_template_table_lands_above_the_next_tables_comment_block(name: str) -> None:
-    # Issue 13: every template documents [rocksdb.defaultcf] with a comment block right above its header
+    # Every template documents [rocksdb.defaultcf] with a comment block right above its header
     # ('## Options for "Default" Column Family, which stores actual user data.'); rocksdb.titan.enabled, added
     # to [rocksdb.titan] just before it, landed between that block and the header, where it reads as the first
     # key of the column family. It belongs at the end of [rocksdb.titan]'s own lines, before the blank line.
@@ -94,7 +94,7 @@ def test_a_top_level_key_stays_above_the_first_tables_comment() -> None:
 
 
 def test_raftstore_capacity_is_a_size() -> None:
-    # Issue 13: raftstore.capacity is a size ("10GB" in pingcap/br's test config), not an integer.
+    # raftstore.capacity is a size ("10GB" in pingcap/br's test config), not an integer.
     text = REAL_CONFIGS["tikv-client-rust-tikv.toml"]
     result = apply_changes(text, [tikv("raftstore.capacity", "10GB")])
     assert flatten(tomllib.loads(result.text))["raftstore.capacity"] == "10GB"

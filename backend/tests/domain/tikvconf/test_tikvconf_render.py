@@ -99,7 +99,7 @@ MIXED = patch_of(
         # `split.qps-threshold`=1000 (bare)
         ("16GiB", "'16GiB'", "16GiB"),
         (1000, "1000", "1000"),
-        (True, "true", "true"),  # domain.md s5 tikv-ctl: -v true
+        (True, "true", "true"),  # docs/reference/tikv-config.md#tikv-ctl tikv-ctl: -v true
         (False, "false", "false"),
         ("1h", "'1h'", "1h"),  # tikv-ctl: -v 1h
         ("8MB", "'8MB'", "8MB"),  # tikv-ctl: -v 8MB
@@ -130,7 +130,7 @@ def test_sql_sets_online_keys_and_lists_the_rest_for_a_restart() -> None:
     assert "tiup cluster reload prod-east -R tikv" in restart
     assert (
         "tiup cluster edit-config prod-east" in body
-    )  # domain.md s5 caveat: or reload overwrites SET CONFIG
+    )  # docs/reference/tikv-config.md#set-config caveat: or reload overwrites SET CONFIG
     assert "SHOW WARNINGS;" in body  # batch changes are not atomic
 
 
@@ -244,7 +244,7 @@ AWS = patch_of(
 def test_aws_batches_a_volume_into_one_call_and_warns_about_restarts() -> None:
     body = artefact(AWS, "aws").body
     calls = re.findall(r"^aws ec2 modify-volume .*$", body, flags=re.MULTILINE)
-    # domain.md s1.5: four modifications per rolling 24 hours -> one ModifyVolume per volume
+    # docs/reference/ebs-volume-types.md#elastic-volumes-modifications: four modifications per rolling 24 hours -> one ModifyVolume per volume
     assert calls == [
         f"aws ec2 modify-volume --volume-id {VOLUME} "
         "--volume-type gp3 --iops 6000 --throughput 500 --size 2048"
@@ -273,7 +273,7 @@ def test_terraform_snippet() -> None:
     assert 'resource "aws_ebs_volume" "vol_0a1b2c3d4e5f60001" {' in body
     assert "  iops       = 6000\n" in body
     assert 'instance_type = "m6i.4xlarge"' in body
-    # Issue 13: the HCL parses (python-hcl2, the HCL2 grammar Terraform reads), forward and rollback, and
+    # The HCL parses (python-hcl2, the HCL2 grammar Terraform reads), forward and rollback, and
     # numbers are integers where the provider's arguments are (throughput 250.0 -> 250)
     floats = patch_of(change("volume.throughput", 250.0, 125.0, target="aws", volume_id=VOLUME))
     for rendered in (body, artefact(AWS, "terraform", rollback=True).body, artefact(floats, "terraform").body):
@@ -394,7 +394,7 @@ def test_aws_checks_every_volume_before_changing_any_and_writes_integers() -> No
 
 
 def test_display_names_never_reach_a_shell_line_or_a_kubernetes_name() -> None:
-    # Issue 13: "tiup cluster edit-config demo-prod (demo)" breaks in a shell; "demo-prod (demo)" is not a
+    # Regression: "tiup cluster edit-config demo-prod (demo)" breaks in a shell; "demo-prod (demo)" is not a
     # Kubernetes object name. A name TiUP / Kubernetes could have is used as it is, another becomes a placeholder
     # with a note saying where the real one is.
     shown = Patch(cluster="demo-prod (demo)", tikv_version="v7.5.1", nodes=NODES,
@@ -419,7 +419,7 @@ def test_display_names_never_reach_a_shell_line_or_a_kubernetes_name() -> None:
 
 
 def test_moving_raft_engine_dir_where_raft_engine_is_off_says_it_will_not_take_effect() -> None:
-    # Issue 13: with [raft-engine] enable = false TiKV keeps the Raft log in RocksDB (raftstore.raftdb-path), so a
+    # With [raft-engine] enable = false TiKV keeps the Raft log in RocksDB (raftstore.raftdb-path), so a
     # new raft-engine.dir moves nothing (TiKV configuration file: raft-engine.enable).
     moved = patch_of(change("raft-engine.dir", "/raft/raft-engine", None))
     off = "[raft-engine]\nenable = false\n"

@@ -1,4 +1,4 @@
-"""Per-node values where hosts differ (issue 12): TiUP takes one server_configs value plus per-instance
+"""Per-node values where hosts differ: TiUP takes one server_configs value plus per-instance
 overrides; TiDB Operator takes one value every pod can hold.
 
 TiUP topology reference: `server_configs.tikv` applies to every TiKV and "if an instance has a configuration item

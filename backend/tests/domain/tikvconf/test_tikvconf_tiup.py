@@ -1,4 +1,4 @@
-"""The TiUP artefact applied to a topology (issue 13): after TiUP's precedence every instance runs exactly the
+"""The TiUP artefact applied to a topology: after TiUP's precedence every instance runs exactly the
 proposed values, every other key of every instance is as before, and comments stay.
 
 TiUP's rule (topology file reference): server_configs.tikv applies to every TiKV; an instance's own config wins.

@@ -1,4 +1,4 @@
-"""The TiUP artefact applied to TiUP's own example topologies (issue 13): after TiUP's precedence each TiKV instance
+"""The TiUP artefact applied to TiUP's own example topologies: after TiUP's precedence each TiKV instance
 runs exactly the proposed values, and nothing else of any instance moves.
 
 Data: data/tiup/ (README names the source): pingcap/tiup embed/examples/cluster/topology.example.yaml (six TiKV on

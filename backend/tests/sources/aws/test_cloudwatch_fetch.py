@@ -42,9 +42,9 @@ def test_queries_follow_the_registry_statistics() -> None:
     assert by_name["ebs.read_ops"].statistic == "Sum" and by_name["ebs.read_ops"].period == 60
     assert by_name["ebs.queue_length"].statistic == "Average"
     assert by_name["ebs.burst_balance"].statistic == "Minimum"
-    assert "ebs.burst_balance" not in {q.metric for q in cw.queries_for_volume("vol-1", "gp3")}  # §3.1
+    assert "ebs.burst_balance" not in {q.metric for q in cw.queries_for_volume("vol-1", "gp3")}  # docs/reference/cloudwatch.md#volume-metrics
     basic = cw.queries_for_instance("i-1", detailed_monitoring=False, bursts=False)
-    assert {q.period for q in basic} == {300}  # §3.2 basic monitoring: 5-minute
+    assert {q.period for q in basic} == {300}  # docs/reference/cloudwatch.md#instance-ebs-metrics basic monitoring: 5-minute
     assert {q.metric for q in basic} == {"ec2.ebs_read_ops", "ec2.ebs_write_ops", "ec2.ebs_read_bytes",
                                          "ec2.ebs_write_bytes"}  # no balances on non-burst sizes
     assert cw.queries_for_instance("i-1", detailed_monitoring=True, bursts=True)[0].period == 60
@@ -52,7 +52,7 @@ def test_queries_follow_the_registry_statistics() -> None:
 
 
 def test_instance_balances_are_five_minute_even_with_detailed_monitoring() -> None:
-    # domain.md §3.2: EBSIOBalance% / EBSByteBalance% are "basic monitoring only" (5-minute); the EBS sums follow
+    # docs/reference/cloudwatch.md#instance-ebs-metrics: EBSIOBalance% / EBSByteBalance% are "basic monitoring only" (5-minute); the EBS sums follow
     # the instance's monitoring (60 s detailed, 300 s basic).
     for detailed, sums in ((True, 60), (False, 300)):
         periods = {q.metric: q.period for q in cw.queries_for_instance("i-1", detailed_monitoring=detailed,

@@ -1,9 +1,9 @@
-"""End to end on data shaped as AWS delivers it (issue 12): 5-minute EC2 metrics (basic monitoring) and 1-minute
+"""End to end on data shaped as AWS delivers it: 5-minute EC2 metrics (basic monitoring) and 1-minute
 EBS metrics put into the moto server, swept by the real collector, stored, built into a snapshot and advised.
 The numbers in the findings are the numbers put in.
 
 Sources: AWS/EC2 EBS metrics are "5-minute with basic monitoring" and their rate is Sum / 300; AWS/EBS volume
-metrics are 1-minute, IOPS = Sum(VolumeReadOps) / 60 (AWS CloudWatch pages for EC2 and EBS; domain.md 3.1, 3.2).
+metrics are 1-minute, IOPS = Sum(VolumeReadOps) / 60 (AWS CloudWatch pages for EC2 and EBS; docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sqlalchemy import text
 
 HOURS = 3
 # m5.8xlarge: EBS-optimized 6,800 Mbps = 850 MB/s baseline and maximum, 30,000 IOPS; no burst (AWS EBS-optimized
-# instances page; domain.md 2.2).
+# instances page; docs/reference/ec2-ebs-limits.md#limits-table).
 INSTANCE_MBPS = 850.0
 # Each 5-minute period: EBSReadBytes Sum = 850 MB/s x 300 s = 255,000,000,000 bytes -> 850 MB/s, pinned at the
 # instance's limit for the whole window. Read as a 1-minute Sum it would be 4,250 MB/s, 5x the limit.

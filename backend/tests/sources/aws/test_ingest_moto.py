@@ -68,11 +68,11 @@ def test_inventory_roles_nodes_and_changes(db: Any, org_and_connection: Any, reg
     limits_after = inventory_limits.limits_at(db, org.id, "volume", fleet["data"][0], t_after)
     assert limits_before is not None and limits_before.volume is not None and limits_before.volume.limits
     assert limits_after is not None and limits_after.volume is not None and limits_after.volume.limits
-    # gp2 200 GiB: 3 IOPS/GiB = 600 baseline (domain.md §1.3); gp3 provisioned 6000.
+    # gp2 200 GiB: 3 IOPS/GiB = 600 baseline (docs/reference/gp2-burst.md#baseline-and-burst); gp3 provisioned 6000.
     assert limits_before.volume.limits.baseline_iops == 600
     assert limits_after.volume.limits.baseline_iops == 6000
 
-    # the change ledger lists what the collector saw, once, at the sweep that saw it (issue 14)
+    # the change ledger lists what the collector saw, once, at the sweep that saw it (docs/changes.md)
     from headroom.changes import service as changes
     from headroom.platform.principal import Principal
 

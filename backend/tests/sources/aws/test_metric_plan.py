@@ -1,5 +1,5 @@
 """The GetMetricData planner: every plan covers each series once, respects the per-call limits, and uses
-exactly the lower bound of calls max(ceil(S/500), ceil(T/100,800)) (limits: domain.md §3.3)."""
+exactly the lower bound of calls max(ceil(S/500), ceil(T/100,800)) (limits: docs/reference/cloudwatch.md#getmetricdata)."""
 
 from __future__ import annotations
 

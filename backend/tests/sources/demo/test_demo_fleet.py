@@ -84,7 +84,7 @@ def test_incremental_ingest_resumes_from_the_watermark(db: Any) -> None:
     assert newest == later - dt.timedelta(minutes=1)
     # The window re-simulated was the 10-minute overlap before the watermark, taken back to the 5-minute boundary
     # where the EC2 periods end (11:59 - 10 min = 11:49 -> 11:45), plus the new 30 minutes, not the 7-day
-    # backfill of a first run. (Issue 12: the resume point moved from 11:49 to the period boundary 11:45.)
+    # backfill of a first run. (The resume point is the period boundary 11:45, not 11:49.)
     resumed_from = NOW - dt.timedelta(minutes=15)
     expected = simulate(scenario, hours=(later - resumed_from).total_seconds() / 3600,
                         seed=demo._seed_for(cluster), start=resumed_from)
@@ -93,7 +93,7 @@ def test_incremental_ingest_resumes_from_the_watermark(db: Any) -> None:
 
 @pytest.mark.parametrize("monitoring", ["minute", "basic"])
 def test_the_live_stream_continues_the_backfilled_history(db: Any, monitoring: str) -> None:
-    """Issue 12: BurstBalance jumped from 31 % to 66 % in one minute where the history met the live stream (each
+    """Regression: BurstBalance jumped from 31 % to 66 % in one minute where the history met the live stream (each
     window warmed up afresh, with the nightly spike and growth counted from its own start). The live stream must
     continue the history: the same values a single run over both gives, and no jump between the last stored
     minute and the first live one larger than a minute of drain or refill allows. In basic monitoring too, where
@@ -130,7 +130,7 @@ def test_the_live_stream_continues_the_backfilled_history(db: Any, monitoring: s
         assert np.allclose(got, want, atol=0.02, equal_nan=True), vid
         # gp2 350 GiB: refill 3 IOPS/GiB x 350 = 1,050 credits/s; at the 3,000 IOPS burst the bucket loses
         # 3,000 - 1,050 = 1,950 credits/s, 117,000 per minute = 2.17 % of its 5.4 M credits (AWS gp2 docs,
-        # domain.md 1.3). No minute, the seam at 08:15 included, moves by more.
+        # docs/reference/gp2-burst.md#the-credit-bucket). No minute, the seam at 08:15 included, moves by more.
         steps = np.abs(np.diff(got[~np.isnan(got)]))
         assert steps.max() <= 1_950 * 60 / 5_400_000 * 100 + 0.02, vid
         moved = max(moved, float(np.nanmax(got) - np.nanmin(got)))

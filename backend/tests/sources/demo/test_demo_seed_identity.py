@@ -1,5 +1,5 @@
-"""The demo cluster is identified by a flag only seeding sets, not by anything its users can edit (issue 10,
-fault 8): clearing its tags or renaming it through the API must not make the next start insert a second demo
+"""The demo cluster is identified by a flag only seeding sets, not by anything its users can edit:
+clearing its tags or renaming it through the API must not make the next start insert a second demo
 cluster (or fail on the org's unique cluster name)."""
 
 from __future__ import annotations

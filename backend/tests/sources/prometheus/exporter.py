@@ -3,7 +3,7 @@
 Two faces:
 
 * `openmetrics_history(...)` turns a simulated snapshot into the raw series TiKV and node_exporter expose
-  (real metric names and label sets: domain.md s4.1, tikv-dashboard-metric-names.txt, node_exporter's
+  (real metric names and label sets: docs/reference/tikv-metrics.md#metric-names, tikv-dashboard-metric-names.txt, node_exporter's
   diskstats/meminfo/cpu collectors) as OpenMetrics text for `promtool tsdb create-blocks-from openmetrics`.
   The raw series are built so that the registry's PromQL gives back exactly the simulated values:
   - counters get two samples a minute (t-30 s, t) rising at the simulated rate over (t-60 s, t], so
@@ -16,7 +16,7 @@ Two faces:
     => c1 = 0.01 / (1 - q / 1000).
   Decoys (raft db, other cache types, a non-matching thread, a tmpfs mount) check that the selectors filter.
 * `ExporterServer`: a live HTTP endpoint per TiKV serving `/metrics` (a few current values) and `/config`
-  (the node's effective config as nested kebab-case JSON, like TiKV's status server, domain.md s4.2).
+  (the node's effective config as nested kebab-case JSON, like TiKV's status server, docs/reference/tikv-metrics.md#config-json).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from headroom.domain.snapshot.schema import Series, Snapshot
 HIST_UPPER = 1000.0
 HIST_PER_MINUTE = 600.0  # observations per minute (any positive number works; the ratio is what counts)
 
-# Thread names as TiKV's sanitize_thread_name leaves them (domain.md s4.1: '-' -> '_', 15-char comm limit).
+# Thread names as TiKV's sanitize_thread_name leaves them (docs/reference/tikv-metrics.md#metric-names: '-' -> '_', 15-char comm limit).
 THREADS: dict[str, tuple[str, ...]] = {
     "tikv.thread_cpu.scheduler": ("sched_worker_po", "sched_worker_po"),
     "tikv.thread_cpu.apply": ("apply_0", "apply_1"),

@@ -1,4 +1,4 @@
-"""Hostile and malformed tikv.toml / TiUP topology uploads through the real API (issue 10, faults 4 and 6):
+"""Hostile and malformed tikv.toml / TiUP topology uploads through the real API:
 each is a 4xx naming the key and line, nothing is stored, and an alias bomb is refused before it expands.
 A TiKV status port answering nan or a NUL is stored without those keys instead of failing the poll."""
 
@@ -154,7 +154,7 @@ def test_a_raw_nul_byte_is_refused_by_the_request_guard_naming_field_and_line(cl
 
 
 def alias_bomb() -> str:
-    """Issue 10's 382-byte topology: 7 levels of 10 aliases each expand to 10,000,000 strings."""
+    """A 382-byte topology (a YAML alias bomb): 7 levels of 10 aliases each expand to 10,000,000 strings."""
     lines = ["server_configs:", "  tikv:", "    a0: &a0 [x,x,x,x,x,x,x,x,x,x]"]
     lines += [f"    a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 7)]
     return "\n".join(lines) + "\n"
@@ -292,7 +292,7 @@ def test_status_port_answering_deeply_nested_json_is_503_not_a_crash(client: Any
 
 
 def test_values_of_the_wrong_kind_are_422_naming_key_line_and_what_is_allowed(client: Any, db: Any) -> None:
-    # Issue 13: `capacity = "lots"` and `max-background-jobs = -3` were stored with a 201 and became the node's
+    # Regression: `capacity = "lots"` and `max-background-jobs = -3` were stored with a 201 and became the node's
     # live config. Kinds from TiKV's config template: capacity is a size ("0B"), max-background-jobs a count (8).
     owner = sign_up(client)
     node_url = _node(owner)

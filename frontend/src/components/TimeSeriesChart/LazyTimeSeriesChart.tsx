@@ -2,7 +2,7 @@ import { lazy, Suspense } from 'react';
 import type { TimeSeriesChartProps } from './TimeSeriesChart';
 
 // Recharts is the heaviest library of the app: it and the chart come in their own chunk, fetched when the first
-// chart is drawn, so a page's first load carries none of it (issue 16's 150 KB budget).
+// chart is drawn, so a page's first load carries none of it (the 150 KB initial-JavaScript budget, bench/frontend_budget.py).
 const load = () => import('./TimeSeriesChart');
 const Chart = lazy(() => load().then((module) => ({ default: module.TimeSeriesChart })));
 

@@ -46,7 +46,7 @@ export function describeForecast(f: Forecast): string {
 }
 
 // Units of the AWS attributes a change can set: EC2 ModifyVolume takes Size in GiB, Iops in IOPS and Throughput
-// in MiB/s (EC2 API reference, ModifyVolume; the units of domain.md §1.1). tikv.toml values carry their own units ("4GiB").
+// in MiB/s (EC2 API reference, ModifyVolume; the units of docs/reference/ebs-volume-types.md#limits-per-volume-type). tikv.toml values carry their own units ("4GiB").
 const SETTING_UNIT: Record<string, string> = {
   'volume.size': 'GiB',
   'volume.iops': 'IOPS',

@@ -4,8 +4,8 @@ import type { Measure } from './evidence';
 import { ceilingSource, chartTitle, toEvidenceCharts } from './evidenceChart';
 
 const MEASURES: Measure[] = [
-  { label: 'minimum BurstBalance', value: 0, unit: '%', statistic: 'min', limit: 10, limit_label: 'low-balance threshold', source: 'domain.md §3.1' },
-  { label: 'demand p95', value: 1433.8, unit: 'IOPS', statistic: 'p95', limit: 1050, limit_label: 'gp2 baseline (3 IOPS/GiB)', source: 'domain.md §1.3' },
+  { label: 'minimum BurstBalance', value: 0, unit: '%', statistic: 'min', limit: 10, limit_label: 'low-balance threshold', source: 'docs/reference/cloudwatch.md#volume-metrics' },
+  { label: 'demand p95', value: 1433.8, unit: 'IOPS', statistic: 'p95', limit: 1050, limit_label: 'gp2 baseline (3 IOPS/GiB)', source: 'docs/reference/gp2-burst.md#the-credit-bucket' },
 ];
 
 describe('chartTitle', () => {
@@ -27,7 +27,7 @@ describe('chartTitle', () => {
 
 describe('evidence charts', () => {
   it('makes one chart per unit with its ceilings, sources and gaps', () => {
-    const { charts, missing } = toEvidenceCharts(GP2_EVIDENCE_SERIES, MEASURES, ['domain.md §1.3', 'domain.md §3.1'], 'gp2-burst-depletion');
+    const { charts, missing } = toEvidenceCharts(GP2_EVIDENCE_SERIES, MEASURES, ['docs/reference/gp2-burst.md#the-credit-bucket', 'docs/reference/cloudwatch.md#volume-metrics'], 'gp2-burst-depletion');
     expect(charts.map((c) => [c.unit, c.title])).toEqual([
       ['%', 'BurstBalance vol-043ed06aaced3aa8a (%)'],
       // the series' name says its unit already: not "counted IOPS vol-… (IOPS)"
@@ -40,11 +40,11 @@ describe('evidence charts', () => {
       { t: Date.parse('2026-11-22T04:51:00Z'), value: null },
       { t: Date.parse('2026-11-22T04:52:00Z'), value: 1050 },
     ]);
-    expect(balance!.ceilings).toEqual([{ id: '0:low', label: 'low', value: 10, source: 'domain.md §3.1' }]);
+    expect(balance!.ceilings).toEqual([{ id: '0:low', label: 'low', value: 10, source: 'docs/reference/cloudwatch.md#volume-metrics' }]);
     // the baseline is a measure's limit: its source; the burst ceiling is none: the finding's sources
     expect(iops!.ceilings.map((c) => [c.label, c.value, c.source])).toEqual([
-      ["gp2 baseline (3 IOPS/GiB), the finding's limit", 1050, 'domain.md §1.3'],
-      ['gp2 burst, while credits last', 3000, 'domain.md §1.3; domain.md §3.1'],
+      ["gp2 baseline (3 IOPS/GiB), the finding's limit", 1050, 'docs/reference/gp2-burst.md#the-credit-bucket'],
+      ['gp2 burst, while credits last', 3000, 'docs/reference/gp2-burst.md#the-credit-bucket; docs/reference/cloudwatch.md#volume-metrics'],
     ]);
     expect(missing.map((s) => s.metric)).toEqual(['derived.read_latency_ms']);
   });
@@ -90,8 +90,8 @@ describe('evidence charts', () => {
   });
 
   it('finds a source by the limit label when the values differ, or by a measure that is the limit', () => {
-    expect(ceilingSource({ value: 3, label: 'gp2 baseline (3 IOPS/GiB)' }, MEASURES, [], 'r')).toBe('domain.md §1.3');
-    const burst: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: null, limit_label: null, source: 'domain.md §1.3 burst' };
-    expect(ceilingSource({ value: 3000, label: 'gp2 burst' }, [...MEASURES, burst], ['x'], 'r')).toBe('domain.md §1.3 burst');
+    expect(ceilingSource({ value: 3, label: 'gp2 baseline (3 IOPS/GiB)' }, MEASURES, [], 'r')).toBe('docs/reference/gp2-burst.md#the-credit-bucket');
+    const burst: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: null, limit_label: null, source: 'docs/reference/gp2-burst.md#the-credit-bucket burst' };
+    expect(ceilingSource({ value: 3000, label: 'gp2 burst' }, [...MEASURES, burst], ['x'], 'r')).toBe('docs/reference/gp2-burst.md#the-credit-bucket burst');
   });
 });

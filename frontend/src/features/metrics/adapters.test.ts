@@ -46,7 +46,7 @@ describe('toCeilings', () => {
   it('draws the limit in force at the end and a history line when it changed in the window', () => {
     const { lines, history } = toCeilings(iops.ceilings);
     expect(lines).toEqual([
-      { id: 'data_max_iops', label: 'gp3 provisioned IOPS', value: 6000, source: 'gp3 500 GiB: domain.md §1.2' },
+      { id: 'data_max_iops', label: 'gp3 provisioned IOPS', value: 6000, source: 'gp3 500 GiB: docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025' },
     ]);
     expect(history).toHaveLength(1);
     expect(history[0]!.points.map((p) => p.value)).toEqual([3000, 3000, 6000, 6000]);

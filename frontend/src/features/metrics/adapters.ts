@@ -176,7 +176,7 @@ export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
 
 /**
  * Severity of a utilisation cell for the heat map. 90%: the advisor's "at the ceiling" fraction
- * (domain/advisor/rules/_common.py AT_CEILING_FRACTION; domain.md §1.2 "at least 90% of their provisioned IOPS performance
+ * (domain/advisor/rules/_common.py AT_CEILING_FRACTION; docs/reference/ebs-volume-types.md#performance-consistency "at least 90% of their provisioned IOPS performance
  * 99% of the time"). 70%: a Headroom display choice, a warning band below it.
  */
 export function heat(percent: number | null | undefined): 'none' | 'ok' | 'warning' | 'critical' {

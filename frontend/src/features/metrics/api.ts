@@ -41,7 +41,7 @@ export function windowFor(range: RangeId, nowMs: number): Window {
 export const metricsKey = (clusterId: string) => ['metrics', clusterId] as const;
 
 /**
- * The most points a line asks for. Issue 16 gives a node view 150 KB of API data: ~41 lines of (epoch second,
+ * The most points a line asks for. A node view's budget is 150 KB of API data (docs/metrics-downsampling.md): ~41 lines of (epoch second,
  * value) at up to ~25 bytes a point, plus the overview's ~17 KB, leave ~130 points a line; 112 keeps a margin
  * (docs/metrics-downsampling.md).
  */

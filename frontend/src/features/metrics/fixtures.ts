@@ -33,8 +33,8 @@ export function nodeMetrics(overrides: Partial<NodeMetrics> = {}): NodeMetrics {
           { id: 'data_read_iops', label: 'Read IOPS', unit: 'IOPS', t: [T0, T0 + 60, T0 + 300], statistic: 'avg', value: [2700, 2800, 3000], step_seconds: 60, span_seconds: null },
         ],
         ceilings: [
-          { id: 'data_max_iops', label: 'gp2 burst IOPS', value: 3000, unit: 'IOPS', kind: 'burst', source: 'gp2 500 GiB: domain.md §1.3', valid_from: START, valid_to: SWITCH },
-          { id: 'data_max_iops', label: 'gp3 provisioned IOPS', value: 6000, unit: 'IOPS', kind: 'provisioned', source: 'gp3 500 GiB: domain.md §1.2', valid_from: SWITCH, valid_to: END },
+          { id: 'data_max_iops', label: 'gp2 burst IOPS', value: 3000, unit: 'IOPS', kind: 'burst', source: 'gp2 500 GiB: docs/reference/gp2-burst.md#the-credit-bucket', valid_from: START, valid_to: SWITCH },
+          { id: 'data_max_iops', label: 'gp3 provisioned IOPS', value: 6000, unit: 'IOPS', kind: 'provisioned', source: 'gp3 500 GiB: docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025', valid_from: SWITCH, valid_to: END },
         ],
         forecasts: [],
         notes: ['The Raft log shares this volume.'],

@@ -26,7 +26,7 @@ function sweep(over: Partial<Sweep>): Sweep {
   };
 }
 
-describe('CloudWatch cost (USD 0.01 per 1,000 metrics requested, domain.md §3.3)', () => {
+describe('CloudWatch cost (USD 0.01 per 1,000 metrics requested, docs/reference/cloudwatch.md#pricing)', () => {
   it.each([
     [1000, 0.01],
     [500, 0.005],

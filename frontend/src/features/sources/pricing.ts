@@ -2,7 +2,7 @@ import type { Sweep } from './api';
 
 /**
  * GetMetricData price in us-east-1: USD 0.01 per 1,000 metrics requested, not in the free tier
- * (../shared/reference/domain.md §3.3 "Pricing", quoting the CloudWatch pricing page via site24x7 [3rd-party]).
+ * (docs/reference/cloudwatch.md#pricing, quoting the CloudWatch pricing page via site24x7 [3rd-party]).
  */
 export const USD_PER_1000_METRICS = 0.01;
 export const PRICE_SOURCE =

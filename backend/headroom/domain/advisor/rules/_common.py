@@ -2,18 +2,18 @@
 
 "Sustained" (used by every ceiling rule):
 - AT_CEILING_FRACTION = 0.90: EBS gp2/gp3 are "designed to deliver at least 90% of their provisioned
-  IOPS performance 99% of the time" (domain.md §1.2, AWSDOC ebs-optimized.md): at or above 90% of a ceiling a
+  IOPS performance 99% of the time" (docs/reference/ebs-volume-types.md#performance-consistency, AWSDOC ebs-optimized.md): at or above 90% of a ceiling a
   volume is inside the band where AWS promises nothing more, so we call it "at the ceiling".
 - SUSTAINED_MIN_RUN_MINUTES = 30: the condition holds for at least 30 consecutive minutes. Headroom choice,
-  anchored on AWS's own unit of "a burst" (domain.md §2.1: burst sizes hold their maximum "for 30 minutes at
+  anchored on AWS's own unit of "a burst" (docs/reference/ec2-ebs-limits.md#the-burst-rule: burst sizes hold their maximum "for 30 minutes at
   least once every 24 hours"); a shorter excursion is a spike that credits or queues absorb.
 - SUSTAINED_MIN_SHARE = 0.05: or for at least 5% of the window (72 min a day) in shorter runs. Headroom
   choice: repeated short runs add up to a daily pattern even when none lasts 30 min.
 - SUSTAINED_MIN_TOTAL_MINUTES = 15: the share alone is not enough; the runs must also add up to at least 15
-  minutes, three of CloudWatch's 5-minute periods (EC2's default resolution, domain.md §3.2), so one spike in a
+  minutes, three of CloudWatch's 5-minute periods (EC2's default resolution, docs/reference/cloudwatch.md#instance-ebs-metrics), so one spike in a
   short window (3 minutes are 5% of an hour) is never "sustained". Headroom choice.
 - JUDGING_WINDOW_HOURS = 24: a window shorter than a day does not show the daily cycle (nor AWS's "once every
-  24 hours" burst allowance, §2.1); findings from it lose SHORT_WINDOW_CONFIDENCE_PENALTY of confidence and say
+  24 hours" burst allowance, docs/reference/ec2-ebs-limits.md#the-burst-rule); findings from it lose SHORT_WINDOW_CONFIDENCE_PENALTY of confidence and say
   why. Headroom choice.
 Every value and its reason: docs/thresholds/sustained.md (cited by the findings as SUSTAINED_SOURCE).
 Durations are time, not samples: every series a rule reads is on the window's grid (Context.series aligns series
@@ -45,18 +45,18 @@ from headroom.domain.physics.ceilings import in_force
 from headroom.domain.snapshot.schema import Node
 
 AT_CEILING_FRACTION = (
-    0.90  # domain.md §1.2: "at least 90% of their provisioned IOPS performance 99% of the time"
+    0.90  # docs/reference/ebs-volume-types.md#performance-consistency: "at least 90% of their provisioned IOPS performance 99% of the time"
 )
-SUSTAINED_MIN_RUN_MINUTES = 30.0  # Headroom choice, §2.1's 30-minute burst unit
+SUSTAINED_MIN_RUN_MINUTES = 30.0  # Headroom choice, the 30-minute burst unit of docs/reference/ec2-ebs-limits.md#the-burst-rule
 SUSTAINED_MIN_SHARE = 0.05  # Headroom choice: >= 5% of the window
-SUSTAINED_MIN_TOTAL_MINUTES = 15.0  # Headroom choice: three 5-minute CloudWatch periods (§3.2) at the least
-MAX_BRIDGED_GAP_SECONDS = 300  # Headroom choice: a gap of up to one 5-minute CloudWatch period (§3.2) inside a run
+SUSTAINED_MIN_TOTAL_MINUTES = 15.0  # Headroom choice: three 5-minute CloudWatch periods (docs/reference/cloudwatch.md#instance-ebs-metrics) at the least
+MAX_BRIDGED_GAP_SECONDS = 300  # Headroom choice: a gap of up to one 5-minute CloudWatch period (docs/reference/cloudwatch.md#instance-ebs-metrics) inside a run
 JUDGING_WINDOW_HOURS = 24.0  # Headroom choice: a window shorter than a day does not show the daily cycle
 SHORT_WINDOW_CONFIDENCE_PENALTY = 0.2  # Headroom choice: lowers a short window's finding below the base 0.6
 SUSTAINED_SOURCE = refs.headroom_threshold("sustained.md", "sustained time at a ceiling")  # Headroom's own thresholds, each with its reason
 # After a fix, the observed peak should sit at or below this share of the new ceiling. Headroom choice: below
-# the 90% band of §1.2 with room for growth; the same 75% as the top of PingCAP's scheduler utilisation band
-# (domain.md §6 "keep utilization at 50-75%").
+# the 90% band of docs/reference/ebs-volume-types.md#performance-consistency with room for growth; the same 75% as the top of PingCAP's scheduler utilisation band
+# (docs/reference/pingcap-guidance.md#thread-pools "keep utilization at 50-75%").
 TARGET_UTILISATION = 0.75
 # Projected ceilings (projected.py, disk.py): warn when the forecast reaches a ceiling within 30 days, critical
 # within 7, and size the fix for 90 days of growth. Headroom choices: docs/thresholds/projected-ceiling.md.
@@ -78,7 +78,7 @@ PINNED_RATIO = 0.99
 CONFIDENCE_BASE = 0.6
 CONFIDENCE_EXCEEDED_CHECK = 0.2
 CONFIDENCE_LATENCY = 0.1
-# PingCAP's AWS deployment guide (domain.md §6 "AWS deployment"): TiKV on gp3 at 4,000 IOPS / 400 MiB/s. Used as
+# PingCAP's AWS deployment guide (docs/reference/pingcap-guidance.md#aws-deployment): TiKV on gp3 at 4,000 IOPS / 400 MiB/s. Used as
 # the floor of a gp3 data-volume fix. Raft volumes: PingCAP's public-cloud practice (seed 002) says gp3's free
 # 3,000 IOPS / 125 MiB/s "are usually enough for Raft Engine".
 PINGCAP_GP3_DATA_IOPS = 4000

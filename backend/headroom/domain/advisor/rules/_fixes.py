@@ -1,13 +1,13 @@
 """Fix builders shared by the AWS rule families: volume configurations that meet a need, instance upgrades.
 
-Volume fixes (seed 000 "Cloud storage"; domain.md §1.1/§1.2/§1.6), ranked by monthly cost:
+Volume fixes (seed 000 "Cloud storage"; docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/ebs-prices.md#prices-us-east-1), ranked by monthly cost:
 - gp3 at the IOPS / MiB/s needed (an existing gp3: raise IOPS/throughput; gp2: migrate to gp3). gp3 rules:
-  3,000-80,000 IOPS, <= 500 IOPS/GiB, 125-2,000 MiB/s, <= 0.25 MiB/s per IOPS (§1.2).
-- io2 at the IOPS needed (0.256 MiB/s per IOPS, <= 1,000 IOPS/GiB, §1.1).
-- gp2 grown to the size whose 3 IOPS/GiB baseline (and 0.75 MiB/s per GiB) meets the need (§1.3).
+  3,000-80,000 IOPS, <= 500 IOPS/GiB, 125-2,000 MiB/s, <= 0.25 MiB/s per IOPS (docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025).
+- io2 at the IOPS needed (0.256 MiB/s per IOPS, <= 1,000 IOPS/GiB, docs/reference/ebs-volume-types.md#limits-per-volume-type).
+- gp2 grown to the size whose 3 IOPS/GiB baseline (and 0.75 MiB/s per GiB) meets the need (docs/reference/gp2-burst.md#gp2-throughput).
 - RAID 0 of 2 gp3 volumes of half the size (seed 000 "Disk striping": "stripe several volumes together as a RAID
   0 array to multiply storage power"); needs a new array and a data move, so it is never the primary change.
-The primary `changes` are the cheapest option that Elastic Volumes can apply in place (domain.md §1.5).
+The primary `changes` are the cheapest option that Elastic Volumes can apply in place (docs/reference/ebs-volume-types.md#elastic-volumes-modifications).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from headroom.domain.model import Change, EntityRef, Impact, Option
 
 from ._common import PINGCAP_GP3_DATA_IOPS, PINGCAP_GP3_DATA_MIBPS, round_up
 
-GP3_MIN_IOPS, GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 3000, 80_000, 500  # §1.2
-GP3_MIN_MIBPS, GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 125.0, 2000.0, 0.25  # §1.2
-IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MIBPS_PER_IOPS = 256_000, 1000, 0.256  # §1.1
+GP3_MIN_IOPS, GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 3000, 80_000, 500  # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025
+GP3_MIN_MIBPS, GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 125.0, 2000.0, 0.25  # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025
+IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MIBPS_PER_IOPS = 256_000, 1000, 0.256  # docs/reference/ebs-volume-types.md#limits-per-volume-type
 IOPS_STEP, MIBPS_STEP = 500, 25.0  # Headroom choice: round proposals to readable steps
 # AWS "Amazon EBS volume types" (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html) and seed
 # 001: io2 is designed for 99.999% durability, gp2 / gp3 / io1 for 99.8-99.9%. Every fix that moves an io2 off io2
@@ -91,9 +91,9 @@ def gp3_config(
     """Return the gp3 of this size that provides need_iops / need_mibps (None if gp3 cannot).
 
     The dimension under pressure ("iops" / "throughput") gets at least PingCAP's TiKV figure (4,000 IOPS /
-    400 MiB/s for data volumes, domain.md §6; gp3's free 3,000 / 125 for raft volumes, seed 002); neither
+    400 MiB/s for data volumes, docs/reference/pingcap-guidance.md#aws-deployment; gp3's free 3,000 / 125 for raft volumes, seed 002); neither
     attribute drops below what a current gp3 already provisions. Nothing is provisioned above what the instance
-    can carry (`instance_cap`: its sustained EBS IOPS and MiB/s, domain.md §2.2: the node gets the smaller of
+    can carry (`instance_cap`: its sustained EBS IOPS and MiB/s, docs/reference/ec2-ebs-limits.md#limits-table: the node gets the smaller of
     the instance limit and its volumes): 400 MiB/s behind an instance that sustains 298 pays for 102 it cannot use.
     """
     cap_iops, cap_mibps = instance_cap if instance_cap is not None else (None, None)
@@ -108,10 +108,10 @@ def gp3_config(
     if current is not None and current.volume_type == "gp3":
         iops = max(iops, current.provisioned_iops or GP3_MIN_IOPS)
         mibps = max(mibps, current.provisioned_throughput_mibps or GP3_MIN_MIBPS)
-    iops = max(iops, int(round_up(mibps / GP3_MIBPS_PER_IOPS, IOPS_STEP)))  # §1.2: <= 0.25 MiB/s per IOPS
+    iops = max(iops, int(round_up(mibps / GP3_MIBPS_PER_IOPS, IOPS_STEP)))  # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025: <= 0.25 MiB/s per IOPS
     if iops > GP3_MAX_IOPS or mibps > GP3_MAX_MIBPS:
         return None
-    size = max(size_gib, math.ceil(iops / GP3_IOPS_PER_GIB))  # §1.2: <= 500 IOPS/GiB
+    size = max(size_gib, math.ceil(iops / GP3_IOPS_PER_GIB))  # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025: <= 500 IOPS/GiB
     lim = volume_limits("gp3", size, iops, mibps)
     if not lim.valid:
         return None
@@ -134,7 +134,7 @@ def io2_config(size_gib: float, need_iops: float, need_mibps: float) -> VolumeCo
 
 def gp2_grow_config(size_gib: float, need_iops: float, need_mibps: float) -> VolumeConfig | None:
     """Return the smallest gp2 at least this size whose sustained baseline meets the need (None if none)."""
-    size = max(size_gib, math.ceil(need_iops / 3), math.ceil(need_mibps / 0.75))  # §1.3: 3 IOPS/GiB, 256 KiB
+    size = max(size_gib, math.ceil(need_iops / 3), math.ceil(need_mibps / 0.75))  # docs/reference/gp2-burst.md#baseline-and-burst: 3 IOPS/GiB, 256 KiB
     if gp2_baseline_iops(size) < need_iops or size > 16_384 or need_iops > GP2_MAX_IOPS:
         return None
     if gp2_throughput_mibps(size)[0] < need_mibps:
@@ -254,7 +254,7 @@ def volume_options(
 ) -> list[Option]:
     """Return the fixes that meet (need_iops, need_mibps), cheapest first; in-place fixes before rebuilds."""
     candidates: list[VolumeConfig] = []
-    # Size to what the node can use: beyond the instance's sustained EBS limits (domain.md §2.2) a volume's
+    # Size to what the node can use: beyond the instance's sustained EBS limits (docs/reference/ec2-ebs-limits.md#limits-table) a volume's
     # extra IOPS / MiB/s are paid for and never delivered; the instance findings say when the instance binds.
     capped = False
     if instance_cap is not None:

@@ -4,7 +4,7 @@ Not a rules module (it exposes no RULES). Everything here is pure: a `Context` i
 
 - `data_path(ctx, node)`: the node's data-volume I/O (summed over RAID stripes) next to its effective
   ceilings per step: the data volumes' own IOPS / MiB/s ceilings and the instance's EBS limits, whichever is
-  tighter at each step (domain.md §2.2: "bounded by the instance limit or the sum of its attached volumes").
+  tighter at each step (docs/reference/ec2-ebs-limits.md#limits-table: "bounded by the instance limit or the sum of its attached volumes").
 - `tikv_change(ctx, node, key, proposed, reason)`: a `Change` whose `current` is the node's effective
   value (config, else the version default) and whose `online` comes from tikvconf's online table.
 - Size formatting as tikv.toml writes it ("4GiB", "16KiB").
@@ -278,7 +278,7 @@ def evidence(
 
 
 def utilisation_p95(what: str, value: float, *, limit_label: str | None = None) -> Measure:
-    """Return the p95 utilisation of a ceiling as a Measure against the "at the ceiling" band (domain.md §1.2)."""
+    """Return the p95 utilisation of a ceiling as a Measure against the "at the ceiling" band (docs/reference/ebs-volume-types.md#performance-consistency)."""
     return Measure(
         label=f"{what} utilisation p95",
         value=finite(value),

@@ -43,21 +43,21 @@ from headroom.domain.snapshot.schema import Node
 RULE_ID = "block-cache-size"
 KEY = "storage.block-cache.capacity"
 
-# domain.md §5/§6: the default capacity is 45% of system memory (BLOCK_CACHE_RATE = 0.45, raft-kv).
+# docs/reference/tikv-config.md#keys-and-defaults, docs/reference/pingcap-guidance.md#block-cache: the default capacity is 45% of system memory (BLOCK_CACHE_RATE = 0.45, raft-kv).
 DEFAULT_RATE = 0.45
-# domain.md §5: memory-usage-limit defaults to 75% of memory = capacity / 0.45 × 0.75, i.e. 5/3 of the block
+# docs/reference/tikv-config.md#keys-and-defaults: memory-usage-limit defaults to 75% of memory = capacity / 0.45 × 0.75, i.e. 5/3 of the block
 # cache. When the caches of the instances on one host add up past 60% of its memory, their memory-usage-limits
-# add up past 100%: the host can OOM before any TiKV throttles itself (domain.md §6: "Set it explicitly when
+# add up past 100%: the host can OOM before any TiKV throttles itself (docs/reference/pingcap-guidance.md#block-cache: "Set it explicitly when
 # several TiKV instances share one host, to avoid OOM").
 MEMORY_LIMIT_PER_CACHE = 5.0 / 3.0
 SHARED_HOST_MAX_SHARE = 1.0 / MEMORY_LIMIT_PER_CACHE  # 0.6 of host memory for all block caches together
-# domain.md §6 / template: "Normally it should be tuned to 30%-50% of system's total memory".
+# docs/reference/pingcap-guidance.md#block-cache / template: "Normally it should be tuned to 30%-50% of system's total memory".
 BAND_LOW = 0.30
 BAND_HIGH = 0.50
 # Seed 000 (PingCAP, "Cache allocation"): "to avoid read IOPS from hitting the EBS limit, we reserve 4 GB for
 # block cache in EC2 instances with 32 GB memory".
 PINGCAP_SMALL_RATE = 4.0 / 32.0
-# Headroom choice (no PingCAP figure; domain.md §6 is silent on hit ratios): below 50% most lookups miss the block
+# Headroom choice (no PingCAP figure; docs/reference/pingcap-guidance.md#block-cache is silent on hit ratios): below 50% most lookups miss the block
 # cache, i.e. "the read set can't fit in the block cache" (seed 000).
 POOR_HIT_RATIO = 0.50
 # Headroom choice: "read-heavy" (seed 000) = reads are the majority of the I/Os issued while at the ceiling.
@@ -98,7 +98,7 @@ def shrink_target_bytes(memory_bytes: float) -> int:
 
 
 def grow_target_bytes(memory_bytes: float) -> int:
-    """Return the default-rate block cache for this memory (45%, domain.md §5), whole GiB."""
+    """Return the default-rate block cache for this memory (45%, docs/reference/tikv-config.md#keys-and-defaults), whole GiB."""
     return gib_floor(memory_bytes * DEFAULT_RATE)
 
 

@@ -9,7 +9,7 @@ halves read throughput." Four halvings of the block size double the IOPS, so one
 - IOPS-bound with bandwidth to spare, reads being most of the I/Os -> larger blocks.
 The two conditions exclude each other (one needs the MiB/s ceiling sustained, the other the IOPS ceiling, and
 each requires the projected other side to stay under 75%). The block size is not online-changeable
-(`#[online_config(skip)]`, domain.md §5) and only applies to SST files written after the restart, i.e. as
+(`#[online_config(skip)]`, docs/reference/tikv-config.md#online-changes) and only applies to SST files written after the restart, i.e. as
 compaction rewrites the data.
 """
 
@@ -84,7 +84,7 @@ class Projection:
 def point_reads(path: DataPath, block_kib: float) -> tuple[Array, Array]:
     """Split the data path's reads into point reads of one block and 256 KiB reads; return (ops/s, MiB/s).
 
-    EBS merges sequential I/O up to 256 KiB (domain.md §1.4), so scans and compaction reads arrive as 256 KiB
+    EBS merges sequential I/O up to 256 KiB (docs/reference/ebs-io-accounting.md#io-size-cap), so scans and compaction reads arrive as 256 KiB
     I/Os while block-cache misses read one block each. With R reads/s moving B KiB/s, the point reads are
     n = (256 R - B) / (256 - block), clamped to [0, R]: only they change with the block size.
     """

@@ -1,8 +1,8 @@
 """`gp2-burst-depletion`: a gp2 volume's BurstBalance drains; forecast when it empties and what it drops to.
 
-gp2 (domain.md §1.3, AWSDOC general-purpose.md): baseline = clamp(3 × GiB, 100, 16,000) IOPS; volumes under
+gp2 (docs/reference/gp2-burst.md#baseline-and-burst, AWSDOC general-purpose.md): baseline = clamp(3 × GiB, 100, 16,000) IOPS; volumes under
 1 TiB burst to 3,000 IOPS from a 5.4 million credit bucket earned at the baseline rate;
-`burst duration = credit_balance / (3000 − baseline)`. BurstBalance (§3.1) is the remaining percentage.
+`burst duration = credit_balance / (3000 − baseline)`. BurstBalance (docs/reference/cloudwatch.md#volume-metrics) is the remaining percentage.
 
 Fires when BurstBalance falls to <= 10% in the window (Headroom choice: a near-empty bucket means the next
 peak runs at baseline; a spike that leaves more than 10% is absorbed as designed), critical when it reached 0%
@@ -13,7 +13,7 @@ docs/thresholds/burst.md). The forecast uses the physics bucket
 (`headroom.domain.physics.burst.Gp2Bucket.seconds_to_empty` for a full bucket at the drain-period demand;
 `headroom.domain.forecast.burst.forecast_gp2_burst` for when the current balance empties, the band and the refill).
 Fix (PingCAP seed 000: gp2 > 1 TB or gp3 "to avoid unpredictable performance caused by bursting"; AWS
-Prescriptive Guidance gp2 -> gp3, domain.md §1.6): gp3 at equal or better performance, i.e. at least the
+Prescriptive Guidance gp2 -> gp3, docs/reference/ebs-prices.md#prices-us-east-1): gp3 at equal or better performance, i.e. at least the
 3,000 IOPS the volume bursts to and at least gp2's throughput at this size, sustained, with the cost delta.
 """
 
@@ -39,7 +39,7 @@ RULE = "gp2-burst-depletion"
 LOW_BALANCE_PCT = 10.0  # Headroom choice (see the module docstring)
 # The limit the drain-period demand is judged by, in the table and on the chart (AWS gp2: 3 IOPS per GiB).
 BASELINE_LABEL = "gp2 baseline (3 IOPS/GiB)"
-GP2_BURST_IOPS = 3000.0  # §1.3
+GP2_BURST_IOPS = 3000.0  # docs/reference/gp2-burst.md#the-credit-bucket
 
 
 def _gp3_equal_or_better(
@@ -47,7 +47,7 @@ def _gp3_equal_or_better(
 ) -> VolumeConfig:
     iops = int(max(GP2_BURST_IOPS, round_up(need_iops, IOPS_STEP)))
     mibps = max(125.0, round_up(max(gp2_max_mibps, need_mibps), MIBPS_STEP))
-    iops = max(iops, int(round_up(mibps / 0.25, IOPS_STEP)))  # §1.2: <= 0.25 MiB/s per IOPS
+    iops = max(iops, int(round_up(mibps / 0.25, IOPS_STEP)))  # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025: <= 0.25 MiB/s per IOPS
     lim = volume_limits("gp3", size_gib, iops, mibps)
     return VolumeConfig(
         f"gp3 {size_gib:g} GiB, {iops:,} IOPS, {mibps:g} MiB/s", "gp3", size_gib, iops, mibps, 1, lim, True

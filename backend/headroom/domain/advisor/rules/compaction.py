@@ -1,6 +1,6 @@
 """Rule family: the compaction rate limiter (`rocksdb.rate-bytes-per-sec`, `rocksdb.rate-limiter-auto-tuned`).
 
-The config template (domain.md §6 "Compaction I/O"): "Consider setting this to 50% ~ 80% of the disk throughput
+The config template (docs/reference/pingcap-guidance.md#compaction-io): "Consider setting this to 50% ~ 80% of the disk throughput
 for a more stable result. However, in heavy write workload, limiting compaction and flush speed can cause write
 stalls too." PingCAP's AWS practice (seed 000, "I/O rate limiting"): EBS latency grows with throughput, so
 compaction bursts hurt foreground I/O; set the limit moderately low, and the auto-tuned limiter adapts within it.
@@ -51,7 +51,7 @@ SOFT_KEY = "storage.flow-control.soft-pending-compaction-bytes-limit"
 # Template [storage.flow-control]: soft-pending-compaction-bytes-limit = "192GB" (the flow-control default).
 SOFT_DEFAULT_BYTES = 192 * 1024**3
 
-# domain.md §6 "Compaction I/O" (template comment on rate-bytes-per-sec): "50% ~ 80% of the disk throughput".
+# docs/reference/pingcap-guidance.md#compaction-io (template comment on rate-bytes-per-sec): "50% ~ 80% of the disk throughput".
 BAND_LOW = 0.50
 BAND_HIGH = 0.80
 # Headroom choice: compaction is "the bulk" of the volume's bytes when its reads + writes are half or more.

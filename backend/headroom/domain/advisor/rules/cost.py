@@ -3,16 +3,16 @@
 Both only fire when a cheaper configuration keeps the observed **peak** (the window maximum, not a percentile:
 cutting capacity must not clip anything seen) at or below 75% of its new ceiling (`_common.TARGET_UTILISATION`)
 and the volume never came near its current ceiling, nor did its instance (when the instance sits at its EBS
-limit, the volumes' demand is clipped by it and their peaks understate what they need, domain.md §2.2).
+limit, the volumes' demand is clipped by it and their peaks understate what they need, docs/reference/ec2-ebs-limits.md#limits-table).
 
-- gp2-to-gp3: gp3 storage is $0.08 vs gp2 $0.10 per GB-month, with 3,000 IOPS and 125 MiB/s included (domain.md
-  §1.6, AWS Prescriptive Guidance "Migrate Amazon EBS volumes from gp2 to gp3"). The proposal is the cheapest gp3
+- gp2-to-gp3: gp3 storage is $0.08 vs gp2 $0.10 per GB-month, with 3,000 IOPS and 125 MiB/s included (
+  docs/reference/ebs-prices.md#prices-us-east-1, AWS Prescriptive Guidance "Migrate Amazon EBS volumes from gp2 to gp3"). The proposal is the cheapest gp3
   of the same size that keeps the peak with margin; an "equal performance" gp3 (gp2's baseline/burst IOPS and
   throughput) is listed as an option.
 - volume-overprovisioned: gp3 / io1 / io2 with provisioned IOPS or throughput well above the peak. Candidates:
   the same type at lower IOPS/throughput, and gp3 (for io1/io2; io2's 99.999% durability vs 99.8-99.9% for gp3,
   seed 001, is noted). Fires when the saving is >= 20% of the volume's cost and >= $10/month (Headroom choice:
-  below that, the change is not worth a modification slot, domain.md §1.5: four per rolling 24 h).
+  below that, the change is not worth a modification slot, docs/reference/ebs-volume-types.md#elastic-volumes-modifications: four per rolling 24 h).
 
 Severity is info (money, not risk); confidence grows with the window length (a 1-day window cannot see a weekly
 peak): 0.5 + 0.4 × min(days / 14, 1).
@@ -68,7 +68,7 @@ def _gp3_for_peak(size: float, peak_iops: float, peak_mibps: float) -> VolumeCon
 
 
 def _io_for_peak(kind: str, size: float, peak_iops: float, peak_mibps: float) -> VolumeConfig | None:
-    per_iops = 0.256 if kind == "io2" else 0.25  # §1.1 io2 0.256 MiB/s per IOPS; §1.4 io1 256 KiB per IOPS
+    per_iops = 0.256 if kind == "io2" else 0.25  # docs/reference/ebs-volume-types.md#limits-per-volume-type io2 0.256 MiB/s per IOPS; docs/reference/ebs-io-accounting.md#io1-throughput-rule io1 256 KiB per IOPS
     iops = int(
         max(
             100,
@@ -126,7 +126,7 @@ def _peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] | None:
 
 def _volume_peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] | None:
     if _instance_pinned(ctx, ctx.volume(vid).instance_id):
-        return None  # demand clipped by the instance (domain.md §2.2): the observed peak is not the need
+        return None  # demand clipped by the instance (docs/reference/ec2-ebs-limits.md#limits-table): the observed peak is not the need
     view = ctx.volume_io(vid)
     iceil = ctx.volume_iops_ceiling(vid)
     mceil = ctx.volume_mibps_ceiling(vid)

@@ -9,7 +9,7 @@ data volume each fsync queues behind compaction and reads.
 
 Fires for a node whose raft log shares its data volume(s) (no raft volume in the inventory) when the raft-log
 fsync p99 stays slow; proposes an AWS change (create and attach a small gp3, io2 as the second option) plus the
-tikv.toml directory key: `raft-engine.dir`, or `raftstore.raftdb-path` when Raft Engine is off (domain.md §5).
+tikv.toml directory key: `raft-engine.dir`, or `raftstore.raftdb-path` when Raft Engine is off (docs/reference/tikv-config.md#keys-and-defaults).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def volume_cost(vtype: str, size_gib: float, iops: float | None, mibps: float | 
 
 def raft_write_rate(ctx: Context, node: Node) -> Array | None:
     """Estimate the Raft log's writes/s on the shared data volume(s): volume write ops minus the 256 KiB I/Os
-    of flush and compaction writes (EBS merges them up to 256 KiB, domain.md §1.4); None without the series."""
+    of flush and compaction writes (EBS merges them up to 256 KiB, docs/reference/ebs-io-accounting.md#io-size-cap); None without the series."""
     flush = ctx.series("node", node.id, "tikv.flush_write_bytes")
     comp = ctx.series("node", node.id, "tikv.compaction_write_bytes")
     views = [ctx.volume_io(v) for v in node.data_volume_ids]

@@ -73,7 +73,7 @@ SCHEDULER = Pool(
     "tikv.thread_cpu.scheduler",
     "tikv.wait.scheduler_latch",
     "storage.scheduler-worker-pool-size",
-    0.75,  # domain.md §6 (tune-tikv-thread-performance): "keep utilization at 50-75%"
+    0.75,  # docs/reference/pingcap-guidance.md#thread-pools (tune-tikv-thread-performance): "keep utilization at 50-75%"
     refs.TUNE_THREADS.cite('scheduler 50-75%'),
     lower=0.50,
 )
@@ -84,7 +84,7 @@ APPLY = Pool(
     "tikv.wait.apply",
     "raftstore.apply-pool-size",
     # tikv-alert-rules.yml TiKV_thread_apply_worker_cpu_seconds: an apply thread above 0.9 cores is "high";
-    # applied to the pool as 90% of apply-pool-size (domain.md §6 gives no apply band).
+    # applied to the pool as 90% of apply-pool-size (docs/reference/pingcap-guidance.md#thread-pools gives no apply band).
     0.90,
     refs.TIKV_ALERT_RULES.cite('TiKV_thread_apply_worker_cpu_seconds, > 0.9 per thread'),
 )
@@ -94,9 +94,9 @@ RAFTSTORE_WITH_WRITER = Pool(
     "tikv.thread_cpu.raftstore",
     "tikv.wait.propose",
     "raftstore.store-pool-size",
-    0.85,  # domain.md §6 Massive-Regions: "Raft store CPU < raftstore.store-pool-size × 85%"
+    0.85,  # docs/reference/pingcap-guidance.md#massive-regions: "Raft store CPU < raftstore.store-pool-size × 85%"
     refs.MASSIVE_REGIONS.cite('raftstore CPU < 85% of store-pool-size'),
-    0.100,  # domain.md §6 Massive-Regions: "Propose wait duration < 50-100 ms" (upper end)
+    0.100,  # docs/reference/pingcap-guidance.md#massive-regions: "Propose wait duration < 50-100 ms" (upper end)
     refs.MASSIVE_REGIONS.cite('propose wait < 50-100 ms'),
 )
 RAFTSTORE_NO_WRITER = Pool(
@@ -105,9 +105,9 @@ RAFTSTORE_NO_WRITER = Pool(
     "tikv.thread_cpu.raftstore",
     "tikv.wait.propose",
     "raftstore.store-pool-size",
-    0.60,  # domain.md §6: with store-io-pool-size = 0, "keep total Raftstore CPU < 60%"
+    0.60,  # docs/reference/pingcap-guidance.md#thread-pools: with store-io-pool-size = 0, "keep total Raftstore CPU < 60%"
     refs.TUNE_THREADS.cite('raftstore < 60% when store-io-pool-size = 0'),
-    0.100,  # domain.md §6 Massive-Regions: "Propose wait duration < 50-100 ms" (upper end)
+    0.100,  # docs/reference/pingcap-guidance.md#massive-regions: "Propose wait duration < 50-100 ms" (upper end)
     refs.MASSIVE_REGIONS.cite('propose wait < 50-100 ms'),
 )
 UNIFIED_READ = Pool(
@@ -116,7 +116,7 @@ UNIFIED_READ = Pool(
     "tikv.thread_cpu.unified_read_pool",
     "tikv.wait.unified_read_pool",
     "readpool.unified.max-thread-count",
-    0.90,  # domain.md §6: UnifyReadPool "keep it at 60-90% of pool size"
+    0.90,  # docs/reference/pingcap-guidance.md#thread-pools: UnifyReadPool "keep it at 60-90% of pool size"
     refs.TUNE_THREADS.cite('unified read pool 60-90%'),
     lower=0.60,
 )

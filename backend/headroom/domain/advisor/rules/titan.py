@@ -6,10 +6,10 @@ compaction bytes grow until flow control throttles writes. When the average row 
 enable Titan with `min-blob-size` "512B" or "1KB" and `blob-file-compression = "zstd"`; below 512 bytes Titan
 does not help: set every level of the default CF to zstd instead.
 
-Version-aware (domain.md §5): Titan is on by default for clusters created on v7.6.0 or later, with
+Version-aware (docs/reference/tikv-config.md#keys-and-defaults): Titan is on by default for clusters created on v7.6.0 or later, with
 `min-blob-size = 32KB` (1KB before): there the Titan option only lowers `min-blob-size` so that 512 B-32 KiB
 values leave the LSM tree. `rocksdb.titan.enabled` cannot change online and cannot simply be turned off again
-(domain.md §5: fallback needs `blob-run-mode = "fallback"` and a full compaction).
+(docs/reference/tikv-config.md#keys-and-defaults: fallback needs `blob-run-mode = "fallback"` and a full compaction).
 
 The snapshot has no average value size (the metric registry carries no `tikv_engine_size_bytes` /
 `tikv_engine_estimate_num_keys`): with the size unknown, the reversible zstd option comes first and Titan second.
@@ -55,7 +55,7 @@ ALL_ZSTD = ["zstd"] * 7
 # What zstd at every level costs (said with every zstd fix): RocksDB's compression guide calls LZ4 (TiKV's default
 # for levels 2-4) "lightweight ... a good balance between space and CPU usage" and zstd at every level the choice
 # "if you have a lot of free CPU" (https://github.com/facebook/rocksdb/wiki/Compression); compression-per-level is
-# not changeable online (domain.md §5), so it takes a rolling restart of every TiKV.
+# not changeable online (docs/reference/tikv-config.md#online-changes), so it takes a rolling restart of every TiKV.
 ZSTD_TRADE_OFFS = [
     "zstd at every level costs CPU on every flush, compaction and block read of the upper levels (RocksDB's "
     "compression guide: heavy-weight compression everywhere is for hosts with free CPU); watch the TiKV CPU",

@@ -1,10 +1,10 @@
 """Volume ceiling rules: `volume-iops-ceiling` and `volume-throughput-ceiling`.
 
-A volume's counted IOPS (256 KiB accounting, domain.md §1.4) or MiB/s sits at >= 90% of its current ceiling
-(gp2: 3,000 burst while BurstBalance > 0, else the 3 IOPS/GiB baseline, §1.3; gp3/io1/io2: provisioned, §1.1)
+A volume's counted IOPS (256 KiB accounting, docs/reference/ebs-io-accounting.md#io-size-cap) or MiB/s sits at >= 90% of its current ceiling
+(gp2: 3,000 burst while BurstBalance > 0, else the 3 IOPS/GiB baseline, docs/reference/gp2-burst.md#baseline-and-burst; gp3/io1/io2: provisioned, docs/reference/ebs-volume-types.md#limits-per-volume-type)
 for a sustained time (`_common`: >= 30 consecutive minutes, or >= 5% of the window and >= 15 minutes in all;
 docs/thresholds/sustained.md).
-Corroboration, where present: VolumeIOPSExceededCheck / VolumeThroughputExceededCheck = 1 (§3.1), latency up by
+Corroboration, where present: VolumeIOPSExceededCheck / VolumeThroughputExceededCheck = 1 (docs/reference/cloudwatch.md#volume-metrics), latency up by
 >= 10 ms (seed 000: at the IOPS limit "latency experiences a dramatic penalty, often more than 10 ms"), queue
 length. Severity: critical when the exceeded check or the latency jump confirms demand is being clipped, else
 warning. Fixes (seed 000): gp3 IOPS/throughput increase, gp2 -> gp3, io2, RAID 0 stripe, ranked by cost.
@@ -45,9 +45,9 @@ IOPS_RULE = "volume-iops-ceiling"
 THROUGHPUT_RULE = "volume-throughput-ceiling"
 # The higher ceiling of a burst volume (gp2: its burst while the I/O credit bucket has credits, AWS gp2 docs).
 BURST_CEILING = "burst ceiling, while credits last"
-GP2_FULL_THROUGHPUT_GIB = 334  # §1.3 / seed 000: gp2 needs >= 334 GiB to sustain 250 MiB/s
+GP2_FULL_THROUGHPUT_GIB = 334  # docs/reference/gp2-burst.md#gp2-throughput / seed 000: gp2 needs >= 334 GiB to sustain 250 MiB/s
 # Share of the at-ceiling points where the exceeded check reads 1 for it to count as confirmation. Headroom
-# choice: most of them (the check is "consistently attempted to drive ... exceeds", §3.1).
+# choice: most of them (the check is "consistently attempted to drive ... exceeds", docs/reference/cloudwatch.md#volume-metrics).
 EXCEEDED_CONFIRMS_SHARE = 0.5
 
 WHY_IOPS = (

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Change } from '@/lib/change';
 import { ChangesTable, valueText } from './ChangesTable';
 
-// The demo patch of issue 16's report: a compression list per level (one unbreakable JSON word) on four stores,
+// The demo patch that once overflowed its card: a compression list per level (one unbreakable JSON word) on four stores,
 // the same reason on each, and an AWS change on a volume.
 const REASON = 'zstd on the lower levels frees disk at the cost of CPU (PingCAP: TiKV configuration file)';
 const compression = (store: string): Change => ({

@@ -15,7 +15,7 @@ const STATE_LABEL: Record<string, string> = {
   failed: 'Failed',
 };
 
-// CloudWatch keeps 1-minute data for 15 days (domain.md §3.3 "Retention"); the API defaults to 14.
+// CloudWatch keeps 1-minute data for 15 days (docs/reference/cloudwatch.md#retention); the API defaults to 14.
 const AWS_BACKFILL_DAYS = 14;
 // Prometheus keeps 15 days by default (--storage.tsdb.retention.time); the API defaults to 14.
 const PROMETHEUS_BACKFILL_DAYS = 14;
