@@ -37,9 +37,9 @@ from helpers import sign_up
 REPO = Path(__file__).resolve().parents[3]
 SCENARIOS = sorted(p.name for p in (REPO / "examples" / "scenarios").glob("*.yaml"))
 # The demo scenario's afternoon (the gp2 nodes' buckets are empty, the hot node is pinned): every scenario is read
-# over the same 4 hours, long enough for a 30-minute sustained run and short enough to keep the test quick.
+# over the same 2 hours, long enough for a 30-minute sustained run and short enough to keep the test quick.
 END = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
-HOURS = 4
+HOURS = 2
 IO_METRICS = ("data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput")
 
 
