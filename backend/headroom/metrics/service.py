@@ -29,14 +29,12 @@ from sqlalchemy.orm import Session
 from headroom.accounts.service import Principal
 from headroom.clusters.service import get_cluster
 from headroom.domain import derived, downsample, references, units
-from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.catalog.instance_types import InstanceLimits
 from headroom.domain.forecast.burst import (
     MIN_HORIZON_SECONDS,
     BurstForecast,
-    forecast_gp2_burst,
-    forecast_hdd_burst,
-    forecast_instance_burst,
+    instance_burst_forecast,
+    volume_burst_forecast,
 )
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.model import Ceiling
@@ -648,74 +646,38 @@ def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
         t, v = raw.get(si.id, (np.empty(0, np.int64), np.empty(0)))
         return _grid(t, v, lo - lo % step, hi, step) if t.size else None
 
-    def trim(balance: Array, demand: Array, step: int) -> tuple[Array, Array, dt.datetime] | None:
-        finite = np.flatnonzero(np.isfinite(demand))
-        if finite.size == 0:
-            return None
-        last = int(finite[-1])
-        start = lo - lo % step
-        return balance[: last + 1], demand[: last + 1], dt.datetime.fromtimestamp(start + last * step, dt.UTC)
-
     for vol in (refs.data, refs.raft):
         if vol is None or vol.volume_type not in ("gp2", "st1", "sc1"):
             continue
-        step = info[("volume", vol.volume_id, "ebs.read_ops")].step_seconds \
-            if ("volume", vol.volume_id, "ebs.read_ops") in info else 60
-        parts = {m: series(("volume", vol.volume_id, m), step) for m in
-                 ("ebs.burst_balance", "ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes")}
-        if parts["ebs.burst_balance"] is None or parts["ebs.read_ops"] is None:
+        key = ("volume", vol.volume_id, "ebs.read_ops")
+        step = info[key].step_seconds if key in info else 60
+        balance, read_ops = series(("volume", vol.volume_id, "ebs.burst_balance"), step), series(key, step)
+        if balance is None or read_ops is None:
             continue
-        zeros = np.zeros_like(parts["ebs.read_ops"])
-        ro, wo = parts["ebs.read_ops"], parts["ebs.write_ops"] if parts["ebs.write_ops"] is not None else zeros
-        rb = parts["ebs.read_bytes"] if parts["ebs.read_bytes"] is not None else zeros
-        wb = parts["ebs.write_bytes"] if parts["ebs.write_bytes"] is not None else zeros
-        if vol.volume_type == "gp2":
-            demand = derived.counted_iops(ro, wo, rb, wb, derived.io_chunk_kib(vol.volume_type), step)
-        else:
-            demand = derived.mib_per_second(rb + wb, step)
-        trimmed = trim(parts["ebs.burst_balance"], demand, step)
-        if trimmed is None:
-            continue
-        bal, dem, now = trimmed
-        try:
-            if vol.volume_type == "gp2":
-                fc = forecast_gp2_burst(bal, dem, size_gib=vol.size_gib, step_seconds=step, now=now,
-                                        horizon_seconds=horizon_seconds)
-            else:
-                fc = forecast_hdd_burst(bal, dem, volume_type=vol.volume_type,  # type: ignore[arg-type]
-                                        size_gib=vol.size_gib, step_seconds=step, now=now,
-                                        horizon_seconds=horizon_seconds)
-        except (ValueError, CatalogError):
-            continue
-        out.append(ForecastOut(f"{vol.role}_burst_balance", f"{vol.role.capitalize()} volume BurstBalance forecast",
-                               "volume", vol.volume_id, fc))
+        rest = tuple(series(("volume", vol.volume_id, m), step)
+                     for m in ("ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes"))
+        fc = volume_burst_forecast(vol.volume_type, vol.size_gib, balance, (read_ops, *rest),  # type: ignore[arg-type]
+                                   step_seconds=step, grid_start=lo - lo % step, horizon_seconds=horizon_seconds)
+        if fc is not None:
+            out.append(ForecastOut(f"{vol.role}_burst_balance",
+                                   f"{vol.role.capitalize()} volume BurstBalance forecast", "volume", vol.volume_id, fc))
     if refs.instance_id and refs.instance_type:
         iid = refs.instance_id
-        step = info[("instance", iid, "ec2.ebs_read_ops")].step_seconds if ("instance", iid, "ec2.ebs_read_ops") \
-            in info else 60
+        key = ("instance", iid, "ec2.ebs_read_ops")
+        step = info[key].step_seconds if key in info else 60
         for kind, bal_metric, label in (("io", "ec2.ebs_io_balance", "Instance EBSIOBalance% forecast"),
                                         ("byte", "ec2.ebs_byte_balance", "Instance EBSByteBalance% forecast")):
             ibal = series(("instance", iid, bal_metric), step)
-            if ibal is None:
-                continue
             names = ("ec2.ebs_read_ops", "ec2.ebs_write_ops") if kind == "io" else \
                 ("ec2.ebs_read_bytes", "ec2.ebs_write_bytes")
             a, b = (series(("instance", iid, n), step) for n in names)
-            if a is None:
+            if ibal is None or a is None:
                 continue
-            total = a + (b if b is not None else 0.0)
-            demand = derived.per_second(total, step) if kind == "io" else derived.mib_per_second(total, step)
-            trimmed = trim(ibal, demand, step)
-            if trimmed is None:
-                continue
-            bal_a, dem, now = trimmed
-            try:
-                fc = forecast_instance_burst(bal_a, dem, instance_type=refs.instance_type, kind=kind,  # type: ignore[arg-type]
-                                             step_seconds=step, now=now, horizon_seconds=horizon_seconds,
-                                             limits=refs.instance_limits)
-            except (ValueError, CatalogError):
-                continue
-            out.append(ForecastOut(bal_metric.replace(".", "_"), label, "instance", iid, fc))
+            ifc = instance_burst_forecast(refs.instance_type, kind, ibal, (a, b),  # type: ignore[arg-type]
+                                          step_seconds=step, grid_start=lo - lo % step,
+                                          horizon_seconds=horizon_seconds, limits=refs.instance_limits)
+            if ifc is not None:
+                out.append(ForecastOut(bal_metric.replace(".", "_"), label, "instance", iid, ifc))
     return out
 
 
