@@ -36,7 +36,7 @@ from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, SUSTAINED
 from headroom.domain.advisor.rules.thread_pools import pools_for
 from headroom.domain.catalog import VolumeLimits, volume_limits
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
-from headroom.domain.physics.ceilings import volume_ceilings
+from headroom.domain.physics.ceilings import sustained, volume_ceilings
 from headroom.domain.snapshot.registry import PrometheusSource, metric_spec
 from headroom.domain.snapshot.schema import Node, Snapshot, config_get
 from headroom.domain.tikvconf.defaults import HostFacts, effective_value
@@ -178,8 +178,8 @@ def sustained_ceilings(lims: list[VolumeLimits]) -> tuple[float, float]:
     iops = mibps = 0.0
     for lim in lims:
         ceilings = volume_ceilings(lim, "data")
-        iops += next(c.value for c in ceilings["iops"] if c.kind != "burst")
-        mibps += next(c.value for c in ceilings["throughput"] if c.kind != "burst")
+        iops += sustained(ceilings["iops"]).value
+        mibps += sustained(ceilings["throughput"]).value
     return iops, mibps
 
 

@@ -34,6 +34,7 @@ from headroom.domain.catalog.resolve import DescribedType, ResolvedInstanceLimit
 from headroom.domain.forecast.crossing import Crossing as BandDays
 from headroom.domain.forecast.crossing import band_crossing
 from headroom.domain.forecast.growth import HOUR, MIN_HOURS, Growth, GrowthForecast, forecast_growth
+from headroom.domain.physics.ceilings import instance_ceilings, sustained, volume_ceilings
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import IO_METRICS, disk_view, find_series, instance_io, values, volume, volume_io
 
@@ -85,10 +86,10 @@ CeilingKey = tuple[str, str, str]  # (entity_kind, entity_id, metric), as Ceilin
 
 
 def _volume_ceilings(snapshot: Snapshot, volume_id: str) -> dict[str, float]:
-    """A volume's sustained IOPS and MiB/s (the catalog's baseline: what a projection runs into)."""
+    """A volume's sustained IOPS and MiB/s (physics.ceilings.sustained: what a projection runs into)."""
     vol = volume(snapshot, volume_id)
-    limits = volume_limits(vol.type, vol.size_gib, vol.iops, vol.throughput_mibps)
-    return {"iops": limits.baseline_iops, "mibps": limits.baseline_throughput_mibps}
+    ceilings = volume_ceilings(volume_limits(vol.type, vol.size_gib, vol.iops, vol.throughput_mibps), "data")
+    return {"iops": sustained(ceilings["iops"]).value, "mibps": sustained(ceilings["throughput"]).value}
 
 
 def _instance_limits(snapshot: Snapshot, instance_id: str) -> ResolvedInstanceLimits:
@@ -198,11 +199,11 @@ def instance_growth(
             return []
         iops = np.sum([v.counted_iops for v in views], axis=0)
         mibps = np.sum([v.mibps for v in views], axis=0)
-    limits = resolved.limits
     out = []
+    ceilings = instance_ceilings(resolved)
     for metric, unit, series, ceiling in (
-        ("iops", "IOPS", iops, limits.baseline_iops),
-        ("mibps", "MiB/s", mibps, limits.baseline_throughput_mibps),
+        ("iops", "IOPS", iops, sustained(ceilings["iops"]).value),
+        ("mibps", "MiB/s", mibps, sustained(ceilings["throughput"]).value),
     ):
         fc = _fit(series, step=snapshot.window.step_seconds, start=snapshot.window.start,
                   horizon_days=horizon_days, ceiling=ceiling, seed=seed, growth=growth)

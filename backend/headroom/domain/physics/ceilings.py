@@ -172,6 +172,12 @@ def volume_ceilings(
     return {"iops": iops, "throughput": tput}
 
 
+def sustained(ceilings: Sequence[Ceiling]) -> Ceiling:
+    """The ceiling a volume or instance holds indefinitely: its sustained or provisioned one (what a growth
+    projection runs into and what an alert without credit balances holds it to)."""
+    return next(c for c in ceilings if c.kind != "burst")
+
+
 INSTANCE_SOURCE = references.EBS_OPTIMIZED.cite()
 
 
