@@ -93,6 +93,10 @@ def severity_rank(severity: str) -> int:
     return SEVERITY_RANK.get(severity, len(SEVERITIES) + 1)
 
 
+CeilingKind = Literal["sustained", "burst", "provisioned", "configured"]
+CEILING_KINDS: tuple[CeilingKind, ...] = get_args(CeilingKind)
+
+
 class _FindingPart(BaseModel):
     # Fields with a default are always present in the JSON: the generated client types them as required.
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_serialization_defaults_required=True)
@@ -116,11 +120,14 @@ class Measure(_FindingPart):
 
 
 class ReferenceLine(_FindingPart):
-    """A horizontal line on a chart: a ceiling, a threshold."""
+    """A horizontal line on a chart: a ceiling (with its kind and public source, so no chart guesses where a
+    number comes from), or a threshold."""
 
     value: float
     label: str
     unit: str
+    kind: CeilingKind | None = Field(default=None, description="For a ceiling: sustained, burst, provisioned or configured.")
+    source: str | None = Field(default=None, description="Where the number comes from (public document with its link).")
 
 
 class SeriesRef(_FindingPart):
@@ -132,10 +139,6 @@ class SeriesRef(_FindingPart):
     labels: dict[str, str] = Field(default_factory=dict)
     label: str | None = None
     reference_lines: list[ReferenceLine] = Field(default_factory=list)
-
-
-CeilingKind = Literal["sustained", "burst", "provisioned", "configured"]
-CEILING_KINDS: tuple[CeilingKind, ...] = get_args(CeilingKind)
 
 
 class Ceiling(_FindingPart):

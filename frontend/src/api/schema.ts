@@ -4222,11 +4222,22 @@ export interface components {
         };
         /**
          * ReferenceLine
-         * @description A horizontal line on a chart: a ceiling, a threshold.
+         * @description A horizontal line on a chart: a ceiling (with its kind and public source, so no chart guesses where a
+         *     number comes from), or a threshold.
          */
         ReferenceLine: {
+            /**
+             * Kind
+             * @description For a ceiling: sustained, burst, provisioned or configured.
+             */
+            kind: ("sustained" | "burst" | "provisioned" | "configured") | null;
             /** Label */
             label: string;
+            /**
+             * Source
+             * @description Where the number comes from (public document with its link).
+             */
+            source: string | null;
             /** Unit */
             unit: string;
             /** Value */
@@ -12594,6 +12605,7 @@ export const projectionReadMetricValues: ReadonlyArray<FlattenedDeepRequired<com
 export const prometheusSourceCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceCreate"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceRead"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceUpdateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceUpdate"]["auth_kind"]> = ["none", "bearer", "basic"];
+export const referenceLineKindAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReferenceLine"]["kind"]> = ["sustained", "burst", "provisioned", "configured"];
 export const relatedFindingEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["entity_kind"]> = ["cluster", "tikv_node", "instance", "volume"];
 export const relatedFindingRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["role"]> = ["primary", "fix", "related"];
 export const relatedFindingSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["severity"]> = ["critical", "warning", "info"];

@@ -222,7 +222,7 @@ export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
       unit: 'Percent',
       t: [T0, T0 + 60, T0 + 120],
       values: [12, 4, 0],
-      reference_lines: [{ value: 10, label: 'low', unit: '%' }],
+      reference_lines: [{ value: 10, label: 'low', unit: '%', kind: null, source: null }],
       found: true,
     },
     {
@@ -234,9 +234,10 @@ export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
       t: [T0, T0 + 60, T0 + 120],
       values: [3000, null, 1050],
       reference_lines: [
-        // as the gp2-burst-depletion rule labels them (domain/advisor/rules/burst.py)
-        { value: 1050, label: "gp2 baseline (3 IOPS/GiB), the finding's limit", unit: 'IOPS' },
-        { value: 3000, label: 'gp2 burst, while credits last', unit: 'IOPS' },
+        // as the gp2-burst-depletion rule labels them (domain/advisor/rules/burst.py), stored before lines carried
+        // their own kind and source: the chart finds the source from the evidence's measures
+        { value: 1050, label: "gp2 baseline (3 IOPS/GiB), the finding's limit", unit: 'IOPS', kind: null, source: null },
+        { value: 3000, label: 'gp2 burst, while credits last', unit: 'IOPS', kind: null, source: null },
       ],
       found: true,
     },

@@ -50,7 +50,7 @@ describe('evidence charts', () => {
   });
 
   it('shows bytes as MiB and merges repeated ceilings of series that share a unit', () => {
-    const line = { value: 10 * 1024 * 1024, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s' };
+    const line = { value: 10 * 1024 * 1024, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s', kind: null, source: null };
     const series = (metric: string) => ({
       entity_kind: 'node', entity_id: '10.0.1.10:20160', metric, label: metric, unit: 'bytes/s',
       t: [1], values: [5 * 1024 * 1024], reference_lines: [line], found: true,
@@ -77,8 +77,8 @@ describe('evidence charts', () => {
           entity_kind: 'node', entity_id: 'n', metric: 'tikv.compaction_write_bytes', label: 'compaction', unit: 'bytes/s',
           t: [1, 61], values: [40 * 1024 * 1024, 60 * 1024 * 1024], found: true,
           reference_lines: [
-            { value: 10 * GIB, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s' },
-            { value: 125 * 1024 * 1024, label: 'disk ceiling', unit: 'bytes/s' },
+            { value: 10 * GIB, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s', kind: null, source: null },
+            { value: 125 * 1024 * 1024, label: 'disk ceiling', unit: 'bytes/s', kind: null, source: null },
           ],
         }],
       },
@@ -87,6 +87,13 @@ describe('evidence charts', () => {
     // 10,240 MiB/s is 170x the 60 MiB/s peak: listed; the 125 MiB/s disk ceiling is drawn
     expect(charts[0]!.offScale.map((c) => [c.label, c.value])).toEqual([['rocksdb.rate-bytes-per-sec', 10240]]);
     expect(charts[0]!.ceilings.map((c) => c.label)).toEqual(['disk ceiling']);
+  });
+
+  it('takes the source the rule gave a line, without matching numbers', () => {
+    const line = { value: 3000, label: 'gp2 burst, while credits last', source: 'AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)' };
+    // a measure with the same number and another source must not win over the line's own
+    const decoy: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: 3000, limit_label: null, source: 'decoy' };
+    expect(ceilingSource(line, [decoy], ['x'], 'r')).toBe(line.source);
   });
 
   it('finds a source by the limit label when the values differ, or by a measure that is the limit', () => {

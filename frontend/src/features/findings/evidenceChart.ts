@@ -30,15 +30,18 @@ function displayUnit(unit: string): { unit: string; scale: number } {
 }
 
 /**
- * Where a reference line's number comes from: the evidence measure whose limit it is (same value, or same
+ * Where a reference line's number comes from: the source the rule gave it; for lines without one (findings stored
+ * before lines carried it), the evidence measure whose limit it is (same value, or same
  * label), or a measure that is that limit, else the finding's sources, else the rule that drew it.
  */
 export function ceilingSource(
-  line: { value: number; label: string },
+  line: { value: number; label: string; source?: string | null },
   measures: Measure[],
   findingSources: string[],
   rule: string,
 ): string {
+  // The rule names the source of each ceiling line it draws; the rest is for lines of older findings.
+  if (line.source) return line.source;
   const byValue = measures.find((m) => m.limit !== null && Math.abs(m.limit - line.value) < 1e-9 && m.source);
   const byLabel = measures.find((m) => m.limit_label === line.label && m.source);
   // a measure that is itself a limit (e.g. "burst ceiling 3,000 IOPS", no limit of its own)

@@ -214,9 +214,12 @@ def evaluate(ctx: Context) -> list[Finding]:
                                     value=bucket.baseline_rate,
                                     label=f"{BASELINE_LABEL}, the finding's limit",
                                     unit="IOPS",
+                                    kind="sustained",
+                                    source=refs.EBS_GP.cite("baseline 3 IOPS per GiB"),
                                 ),
                                 ReferenceLine(
-                                    value=GP2_BURST_IOPS, label="gp2 burst, while credits last", unit="IOPS"
+                                    value=GP2_BURST_IOPS, label="gp2 burst, while credits last", unit="IOPS",
+                                    kind="burst", source=refs.EBS_GP.cite("burst to 3,000 IOPS while credits last"),
                                 ),
                             ],
                         ),

@@ -183,11 +183,15 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                             else inst.baseline_iops,
                             label="instance baseline",
                             unit=unit,
+                            kind="sustained",
+                            source=refs.EBS_OPTIMIZED.cite(),
                         ),
                         ReferenceLine(
                             value=inst.max_throughput_mibps if dimension == "throughput" else inst.max_iops,
                             label="instance maximum",
                             unit=unit,
+                            kind="burst" if inst.bursts else "sustained",
+                            source=refs.EBS_OPTIMIZED.cite(),
                         ),
                     ],
                 ),
@@ -405,7 +409,8 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                                 else "derived.counted_iops",
                                 reference_lines=[
                                     ReferenceLine(
-                                        value=bucket.baseline_rate, label="instance baseline", unit=unit
+                                        value=bucket.baseline_rate, label="instance baseline", unit=unit,
+                                        kind="sustained", source=refs.EBS_OPTIMIZED.cite(),
                                     )
                                 ],
                             ),

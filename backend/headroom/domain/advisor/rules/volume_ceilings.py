@@ -41,6 +41,8 @@ from ._common import (
 )
 from ._fixes import volume_options
 
+# Volume types whose IOPS and throughput are bought as provisioned figures (AWS: Amazon EBS volume types).
+PROVISIONED = ("gp3", "io1", "io2")
 IOPS_RULE = "volume-iops-ceiling"
 THROUGHPUT_RULE = "volume-throughput-ceiling"
 # The higher ceiling of a burst volume (gp2: its burst while the I/O credit bucket has credits, AWS gp2 docs).
@@ -230,12 +232,16 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 label="counted IOPS" if dimension == "iops" else "throughput",
                 reference_lines=[
                     # the p99 measure's limit, in the table's words
-                    ReferenceLine(value=pr.ceiling_min, label="current ceiling", unit=unit),
+                    ReferenceLine(value=pr.ceiling_min, label="current ceiling", unit=unit,
+                                  kind="sustained" if bursts or vol.type not in PROVISIONED else "provisioned",
+                                  source=refs.EBS_VOLUME_TYPES.cite()),
                     ReferenceLine(
-                        value=pr.ceiling_min * AT_CEILING_FRACTION, label="90% of ceiling", unit=unit
+                        value=pr.ceiling_min * AT_CEILING_FRACTION, label="90% of ceiling", unit=unit,
+                        source=refs.headroom_threshold("volume-ceilings.md"),
                     ),
                 ]
-                + ([ReferenceLine(value=pr.ceiling_max, label=BURST_CEILING, unit=unit)] if bursts else []),
+                + ([ReferenceLine(value=pr.ceiling_max, label=BURST_CEILING, unit=unit, kind="burst",
+                                  source=refs.EBS_GP.cite("burst while credits last"))] if bursts else []),
             ),
             SeriesRef(entity_kind="volume", entity_id=vol.id, metric=check_metric),
             SeriesRef(entity_kind="volume", entity_id=vol.id, metric="derived.read_latency_ms"),
