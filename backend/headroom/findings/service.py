@@ -290,7 +290,7 @@ def record_findings(
                 _event(db, cluster.org_id, "finding.opened", row.id, {"severity": f.severity})
                 _replace_recommendations(db, row, f.changes)
                 events.append(("opened", row))
-                if after := soonest_forecasts(_evidence_of(values)):
+                if after := soonest_forecasts(f.evidence):
                     forecasts.append((row, {}, after))
                 continue
         if row.last_seen_at > now:
@@ -317,7 +317,7 @@ def record_findings(
                 _event(db, cluster.org_id, "finding.escalated", row.id,
                        {"from": old_severity, "to": row.severity, "at": now.isoformat()})
         _replace_recommendations(db, row, f.changes)
-        if row.status == "open" and (after := soonest_forecasts(_evidence_of(values))):
+        if row.status == "open" and (after := soonest_forecasts(f.evidence)):
             forecasts.append((row, before, after))
     for key, row in existing.items():
         if key in produced or row.cluster_id != cluster.id or row.last_seen_at >= now:
@@ -333,10 +333,6 @@ def record_findings(
                       events=tuple((kind, StoredFinding.of(row)) for kind, row in events),
                       forecasts=tuple((StoredFinding.of(row), before, after) for row, before, after in forecasts))
 
-
-def _evidence_of(values: dict[str, Any]) -> Evidence | None:
-    stored: StoredEvidence = values["stored_evidence"]
-    return stored.evidence
 
 
 def advise_cluster(
