@@ -56,6 +56,7 @@ def test_every_contract_is_kept_today(contracts: dict[str, Contract], graph: gri
         "layers",
         "features-through-services",
         "routers-jobs-no-store",
+        "findings-tables-private",
         "acyclic",
     }
     assert {cid: _kept(c, graph) for cid, c in contracts.items()} == dict.fromkeys(contracts, True)
@@ -79,6 +80,14 @@ def test_every_contract_is_kept_today(contracts: dict[str, Contract], graph: gri
         ("routers-jobs-no-store", "headroom.timeseries.jobs", "headroom.timeseries.models"),
         ("routers-jobs-no-store", "headroom.metrics.router", "headroom.platform.orm"),
         ("routers-jobs-no-store", "headroom.sources.prometheus.router", "headroom.sources.prometheus.models"),
+        # Only the findings feature reads its tables: the digest, alerts, fleet, change ledger, patches and the API
+        # call findings.service's typed reads instead.
+        ("findings-tables-private", "headroom.digest.service", "headroom.findings.models"),
+        ("findings-tables-private", "headroom.fleet.service", "headroom.findings.models"),
+        ("findings-tables-private", "headroom.changes.service", "headroom.findings.models"),
+        ("findings-tables-private", "headroom.patches.service", "headroom.findings.models"),
+        ("findings-tables-private", "headroom.alerts.service", "headroom.findings.stored"),
+        ("findings-tables-private", "headroom.api.app", "headroom.findings.models"),
         ("acyclic", "headroom.domain.catalog.volume_types", "headroom.domain.advisor.engine"),
         ("acyclic", "headroom.accounts.service", "headroom.findings.service"),
         ("acyclic", "headroom.accounts.models", "headroom.clusters.models"),
@@ -102,3 +111,22 @@ def test_a_service_may_use_another_features_service(
     assert _kept(
         contracts["features-through-services"], graph, ("headroom.patches.service", "headroom.digest.service")
     )
+
+
+def test_the_findings_feature_reads_its_own_tables(contracts: dict[str, Contract], graph: grimp.ImportGraph) -> None:
+    contract = contracts["findings-tables-private"]
+    assert _kept(contract, graph, ("headroom.findings.evidence_series", "headroom.findings.models"))
+    # reaching the tables through the service (which imports them) is what the other features do
+    assert _kept(contract, graph, ("headroom.digest.service", "headroom.findings.service"))
+
+
+def test_every_package_but_findings_is_kept_off_the_findings_tables() -> None:
+    import pkgutil
+    import tomllib
+
+    import headroom
+
+    contract = next(c for c in tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+                    if c["id"] == "findings-tables-private")
+    top_level = {f"headroom.{m.name}" for m in pkgutil.iter_modules(headroom.__path__)}
+    assert set(contract["source_modules"]) == top_level - {"headroom.findings"}

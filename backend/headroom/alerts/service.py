@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
-from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -21,7 +21,7 @@ from headroom.alerts.models import AlertChannel, AlertDelivery
 from headroom.alerts.schemas import ChannelCreate, ChannelRead, DeliveryRead
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
-from headroom.domain.model import Forecast
+from headroom.domain.model import Evidence, Forecast, Impact, Severity
 from headroom.domain.notify import AlertEvent, forecast_sentence
 from headroom.domain.promrules import alert_rules
 from headroom.platform.errors import InvalidInput, NotFound
@@ -164,14 +164,34 @@ def channel_read(db: Session, principal: Principal, channel_id: uuid.UUID) -> Ch
     return _channel_read(db, _get(db, principal, channel_id))
 
 
-def _forecast(row: Any, kind: str | None = None) -> tuple[str, float, str] | None:
+class AlertedFinding(Protocol):
+    """A stored finding as an alert tells it (the findings service's StoredFinding; this feature does not import
+    the findings feature, which calls it)."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def dedup_key(self) -> str: ...
+    @property
+    def rule(self) -> str: ...
+    @property
+    def severity(self) -> Severity: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def entity_kind(self) -> str: ...
+    @property
+    def entity_id(self) -> str: ...
+    @property
+    def evidence(self) -> Evidence | None: ...
+    @property
+    def impact(self) -> Impact | None: ...
+
+
+def _forecast(row: AlertedFinding, kind: str | None = None) -> tuple[str, float, str] | None:
     """The finding's soonest alerting forecast (of `kind`, else of either kind): (kind, seconds, in words)."""
     best: Forecast | None = None
-    for raw in (row.evidence or {}).get("forecasts") or ():
-        try:
-            f = Forecast.model_validate(raw)
-        except ValidationError:
-            continue
+    for f in row.evidence.forecasts if row.evidence is not None else ():
         if f.within_seconds is None or f.kind not in ("burst_empty", "ceiling") or (kind and f.kind != kind):
             continue
         if best is None or f.within_seconds < (best.within_seconds or 0.0):
@@ -183,18 +203,18 @@ def _forecast(row: Any, kind: str | None = None) -> tuple[str, float, str] | Non
     return best.kind, best.within_seconds, words
 
 
-def _event(cluster: Cluster, row: Any, kind: str, key: str, *, now: dt.datetime, forecast: str | None) -> AlertEvent:
+def _event(cluster: Cluster, row: AlertedFinding, kind: str, key: str, *, now: dt.datetime, forecast: str | None) -> AlertEvent:
     base = get_settings().public_url.rstrip("/")
     return AlertEvent(
         key=key, kind=kind, at=now, org=str(cluster.org_id),  # type: ignore[arg-type]
         cluster=cluster.name, cluster_id=str(cluster.id), finding_id=str(row.id), dedup_key=row.dedup_key,
         rule=row.rule, severity=row.severity, title=row.title, entity=f"{row.entity_kind} {row.entity_id}",
-        fix=(row.impact or {}).get("summary"), url=f"{base}/clusters/{cluster.id}/findings/{row.id}",
+        fix=row.impact.summary if row.impact is not None else None, url=f"{base}/clusters/{cluster.id}/findings/{row.id}",
         forecast=forecast)
 
 
-def queue_finding_events(db: Session, cluster: Cluster, events: Any, *, now: dt.datetime,
-                         families: dict[str, str]) -> int:
+def queue_finding_events(db: Session, cluster: Cluster, events: Iterable[tuple[str, AlertedFinding]], *,
+                         now: dt.datetime, families: dict[str, str]) -> int:
     """The advice run's events (opened, escalated, resolved findings) as deliveries to the org's channels."""
     out = []
     for kind, row in events:
@@ -204,8 +224,9 @@ def queue_finding_events(db: Session, cluster: Cluster, events: Any, *, now: dt.
     return delivery.queue_events(db, cluster.org_id, out, now=now, families=families)
 
 
-def queue_forecast_events(db: Session, cluster: Cluster, forecasts: Any, *, now: dt.datetime,
-                          families: dict[str, str], announced: Any = ()) -> int:
+def queue_forecast_events(db: Session, cluster: Cluster,
+                          forecasts: Iterable[tuple[AlertedFinding, dict[str, float], dict[str, float]]], *,
+                          now: dt.datetime, families: dict[str, str], announced: Iterable[AlertedFinding] = ()) -> int:
     """The advice run's forecasts that came within a channel's horizon (docs/alerts.md, "Forecast horizons"):
     `forecasts` are (finding row, soonest seconds before the run, after it) per forecast kind (findings.service);
     `announced` the findings this run already alerts as opened or escalated (a channel that gets that alert gets

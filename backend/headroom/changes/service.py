@@ -30,10 +30,9 @@ from sqlalchemy.orm import Session
 
 from headroom.accounts.models import User
 from headroom.clusters import service as clusters_service
-from headroom.domain.model import Change, EntityRef
+from headroom.domain.model import Change, EntityRef, Impact
 from headroom.domain.tikvconf.parse import flatten
 from headroom.findings import service as findings_service
-from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import Instance, InventoryChange, TikvConfig, TikvNode, Volume
 from headroom.metrics import service as metrics_service
 from headroom.patches.models import PatchRecord
@@ -202,11 +201,10 @@ def _addressed(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, entries: l
     observed = [e for e in entries if e.kind != "patch_applied"]
     if not observed:
         return
-    recs = db.execute(select(Recommendation, FindingRecord).join(FindingRecord, FindingRecord.id == Recommendation.finding_id)
-                      .where(Recommendation.org_id == org_id, FindingRecord.cluster_id == cluster_id)).all()
+    recs = findings_service.recommended_changes_of_cluster(db, org_id, cluster_id)
     for e in observed:
         keys = {c.key for c in e.changes}
-        for rec, finding in recs:
+        for rec in recs:
             change = rec.change
             if change.key not in keys or change.target != e.target:
                 continue
@@ -216,20 +214,16 @@ def _addressed(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, entries: l
             if e.kind == "config" and target is not None and target not in e.node_addresses and \
                     not (change.entity is not None and change.entity.node in e.node_addresses):
                 continue
-            opened_before = finding.first_seen_at <= e.at
-            open_then = finding.resolved_at is None or finding.resolved_at >= e.at - dt.timedelta(hours=1)
-            if opened_before and open_then and finding.id not in e.finding_ids:
-                e.finding_ids.append(finding.id)
+            opened_before = rec.first_seen_at <= e.at
+            open_then = rec.resolved_at is None or rec.resolved_at >= e.at - dt.timedelta(hours=1)
+            if opened_before and open_then and rec.finding_id not in e.finding_ids:
+                e.finding_ids.append(rec.finding_id)
 
 
-def _predicted(impact: dict[str, Any]) -> PredictedEffect | None:
-    if not impact or not impact.get("summary"):
+def _predicted(impact: Impact | None) -> PredictedEffect | None:
+    if impact is None or not impact.summary:
         return None
-    return PredictedEffect(
-        summary=impact["summary"], metric=impact.get("metric"), unit=impact.get("unit"), before=impact.get("before"),
-        after=impact.get("after"), headroom_before_pct=impact.get("headroom_before_pct"),
-        headroom_after_pct=impact.get("headroom_after_pct"),
-        monthly_cost_delta_usd=impact.get("monthly_cost_delta_usd"))
+    return PredictedEffect.model_validate(impact, from_attributes=True)
 
 
 class _Overviews:
@@ -328,8 +322,7 @@ def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *,
     _addressed(db, org_id, cluster.id, entries)
     entries = sorted(entries, key=lambda e: e.at, reverse=True)[:MAX_ENTRIES]
     finding_ids = {f for e in entries for f in e.finding_ids}
-    findings = {f.id: f for f in db.scalars(select(FindingRecord).where(
-        FindingRecord.org_id == org_id, FindingRecord.id.in_(list(finding_ids))))} if finding_ids else {}
+    findings = findings_service.findings_by_id(db, org_id, list(finding_ids))
     overviews = _Overviews(db, principal, cluster.id, now)
     patch_changes = {p.id: list(p.changes) for p in db.scalars(select(PatchRecord).where(
         PatchRecord.org_id == org_id, PatchRecord.id.in_([e.patch_id for e in entries if e.patch_id])))}

@@ -53,8 +53,8 @@ from headroom.digest.models import (
     OrgDigestSettings,
 )
 from headroom.domain.model import SEVERITIES, Change
-from headroom.findings.models import FindingRecord, Recommendation
-from headroom.findings.service import stored_evidence, stored_group, stored_impact
+from headroom.findings import service as findings_service
+from headroom.findings.service import StoredFinding
 from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance
 from headroom.platform import smtp
@@ -219,19 +219,17 @@ def _fix_line(change: Change) -> str:
     return f"{what} on {where}" if where else what
 
 
-def _item(finding: FindingRecord, fixes: Sequence[str], url: str) -> FindingItem:
-    impact = stored_impact(finding)
-    evidence = stored_evidence(finding).evidence
-    group = stored_group(finding)
+def _item(finding: StoredFinding, fixes: Sequence[str], url: str) -> FindingItem:
+    evidence, group = finding.evidence, finding.group
     return FindingItem(
         title=finding.title,
         severity=finding.severity,
         entity=f"{finding.entity_kind.replace('_', ' ')} {finding.entity_id}",
-        impact=impact.summary if impact is not None else "",
+        impact=finding.impact_summary or "",
         fix=tuple(fixes),
         forecast=tuple(evidence.forecasts) if evidence is not None else (),
-        headroom_before_pct=impact.headroom_before_pct if impact is not None else None,
-        monthly_cost_delta_usd=impact.monthly_cost_delta_usd if impact is not None else None,
+        headroom_before_pct=finding.headroom_before_pct,
+        monthly_cost_delta_usd=finding.monthly_cost_delta_usd,
         url=url,
         group_id=group.id if group is not None else None,
         group_cause=group.cause if group is not None else "",
@@ -243,7 +241,7 @@ def _item(finding: FindingRecord, fixes: Sequence[str], url: str) -> FindingItem
 CHARTS_PER_CLUSTER = 3
 
 
-def _with_charts(db: Session, items: list[FindingItem], rows: dict[str, FindingRecord]) -> list[FindingItem]:
+def _with_charts(db: Session, items: list[FindingItem], rows: dict[str, StoredFinding]) -> list[FindingItem]:
     """The cluster's items, its first top findings with their evidence chart (headroom.digest.charts)."""
     from headroom.digest.charts import finding_chart
     from headroom.findings.evidence_series import evidence_series
@@ -262,13 +260,6 @@ def _with_charts(db: Session, items: list[FindingItem], rows: dict[str, FindingR
         if chart is not None:
             charted[item.url] = replace(item, chart=chart)
     return [charted.get(item.url, item) for item in items]
-
-
-def _active(now: dt.datetime) -> Any:
-    return or_(
-        FindingRecord.status.in_(("open", "acknowledged")),
-        and_(FindingRecord.status == "snoozed", FindingRecord.snoozed_until <= now),
-    )
 
 
 def _limit_notes(db: Session, org_id: uuid.UUID) -> dict[uuid.UUID, list[str]]:
@@ -293,35 +284,11 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
     start = now - PERIOD
     clusters = list(db.scalars(select(Cluster).where(Cluster.org_id == org_id).order_by(Cluster.name)))
 
-    open_rows = list(db.scalars(select(FindingRecord).where(FindingRecord.org_id == org_id, _active(now))))
-    fixes: dict[uuid.UUID, list[str]] = defaultdict(list)
-    if open_rows:
-        recs = db.scalars(
-            select(Recommendation)
-            .where(Recommendation.org_id == org_id, Recommendation.finding_id.in_([f.id for f in open_rows]))
-            .order_by(Recommendation.finding_id, Recommendation.position)
-        )
-        for rec in recs:
-            if len(fixes[rec.finding_id]) < FIXES_PER_FINDING:
-                fixes[rec.finding_id].append(_fix_line(rec.change))
-
-    new_counts: dict[uuid.UUID, int] = {
-        cid: n
-        for cid, n in db.execute(
-            select(FindingRecord.cluster_id, func.count())
-            .where(FindingRecord.org_id == org_id, FindingRecord.first_seen_at >= start, FindingRecord.first_seen_at < now)
-            .group_by(FindingRecord.cluster_id)
-        )
-    }
-    resolved_counts: dict[uuid.UUID, int] = {
-        cid: n
-        for cid, n in db.execute(
-            select(FindingRecord.cluster_id, func.count())
-            .where(FindingRecord.org_id == org_id, FindingRecord.status == "resolved", FindingRecord.resolved_at >= start,
-                   FindingRecord.resolved_at < now)
-            .group_by(FindingRecord.cluster_id)
-        )
-    }
+    open_rows = findings_service.findings_active_at(db, org_id, now=now)
+    fixes = {fid: [_fix_line(c) for c in changes[:FIXES_PER_FINDING]] for fid, changes in
+             findings_service.recommended_changes(db, org_id, [f.id for f in open_rows]).items()}
+    week = findings_service.counts_in_period(db, org_id, start=start, end=now)
+    new_counts, resolved_counts = week.opened, week.resolved
 
     # severity rose this week: the advice runs' "finding.escalated" audit events (their own time in details.at)
     worsened: dict[uuid.UUID, int] = defaultdict(int)
@@ -331,12 +298,10 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
         at = (details or {}).get("at")
         if at and start <= dt.datetime.fromisoformat(at) < now and target_id:
             escalated_ids.add(uuid.UUID(target_id))
-    if escalated_ids:
-        for cid in db.scalars(select(FindingRecord.cluster_id).where(FindingRecord.org_id == org_id,
-                                                                     FindingRecord.id.in_(list(escalated_ids)))):
-            worsened[cid] += 1
+    for cid in findings_service.cluster_ids_of(db, org_id, list(escalated_ids)):
+        worsened[cid] += 1
 
-    by_cluster: dict[uuid.UUID, list[FindingRecord]] = defaultdict(list)
+    by_cluster: dict[uuid.UUID, list[StoredFinding]] = defaultdict(list)
     for f in open_rows:
         by_cluster[f.cluster_id].append(f)
     limit_notes = _limit_notes(db, org_id)
@@ -362,8 +327,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
                 next_ceilings=tuple(projections_service.nearest_ceilings(db, org_id, cluster.id)),
                 changes=tuple(changes_service.week_lines(db, org_id, cluster.id, now=now)),
                 worsened_this_week=worsened.get(cluster.id, 0),
-                savings_usd=round(sum(-float(d) for f in rows if isinstance(d := (f.impact or {}).get(
-                    "monthly_cost_delta_usd"), int | float) and d < 0), 2),
+                savings_usd=round(sum(f.monthly_saving_usd for f in rows), 2),
                 id=str(cluster.id),
             )
         )

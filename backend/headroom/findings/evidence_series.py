@@ -12,17 +12,16 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+import uuid
+from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy.orm import Session
 
 from headroom.domain.advisor.context import Context
-from headroom.domain.model import ReferenceLine, SeriesRef
+from headroom.domain.model import Evidence, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import find_series
-from headroom.findings.models import FindingRecord
-from headroom.findings.service import stored_evidence
 from headroom.platform.errors import NotFound
 from headroom.timeseries.snapshots import MAX_WINDOW, RAW_STEP_SECONDS, build_snapshot
 
@@ -54,6 +53,7 @@ class ChartSeries:
 
 @dataclass(frozen=True)
 class EvidenceSeries:
+    finding_id: uuid.UUID
     window_start: dt.datetime
     window_end: dt.datetime
     step_seconds: int
@@ -113,9 +113,22 @@ def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSer
     return out
 
 
-def evidence_series(db: Session, finding: FindingRecord) -> EvidenceSeries:
+class Charted(Protocol):
+    """A stored finding, as much of it as its chart needs (a row or a findings.service.StoredFinding)."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def org_id(self) -> uuid.UUID: ...
+    @property
+    def cluster_id(self) -> uuid.UUID: ...
+    @property
+    def evidence(self) -> Evidence | None: ...
+
+
+def evidence_series(db: Session, finding: Charted) -> EvidenceSeries:
     """Return the points of a finding's evidence series over its window (the last 7 days of a longer one)."""
-    evidence = stored_evidence(finding).evidence
+    evidence = finding.evidence
     if evidence is None:
         raise NotFound("This finding has no evidence window to chart.", code="no_evidence_window")
     start, end, step = evidence.window_start, evidence.window_end, evidence.step_seconds or RAW_STEP_SECONDS
@@ -126,5 +139,5 @@ def evidence_series(db: Session, finding: FindingRecord) -> EvidenceSeries:
     named = [(ref.entity_kind, ref.entity_id) for ref in evidence.series]
     snapshot = build_snapshot(db, finding.org_id, finding.cluster_id, start=start, end=end, step_seconds=step,
                               hosts_of=named)
-    return EvidenceSeries(snapshot.window.start, snapshot.window.end, snapshot.window.step_seconds,
+    return EvidenceSeries(finding.id, snapshot.window.start, snapshot.window.end, snapshot.window.step_seconds,
                           chart_series(snapshot, evidence.series))

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any
-
 from sqlalchemy import (
     Float,
     ForeignKey,
@@ -15,10 +13,10 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from headroom.domain.model import SEVERITIES, Change
+from headroom.domain.model import SEVERITIES, Change, Evidence, FindingGroup, Impact, Option
+from headroom.findings.stored import FindingGroupJSON, ImpactJSON, StoredEvidence, StoredEvidenceJSON
 from headroom.platform.orm import ENTITY_KINDS, Base, ChangeJSON, enum_column, fk_column, uuid_pk
 
 FINDING_STATUSES = ("open", "acknowledged", "snoozed", "resolved")
@@ -43,6 +41,9 @@ class AdviceRun(Base):
 
 
 class FindingRecord(Base):
+    """One finding of a cluster, refreshed by every advice run that sees it again. Only the findings feature reads
+    these rows; other features call its service, which returns typed reads (findings.service.StoredFinding)."""
+
     __tablename__ = "findings"
     __table_args__ = (
         UniqueConstraint("org_id", "dedup_key"),
@@ -60,17 +61,42 @@ class FindingRecord(Base):
     status: Mapped[str] = mapped_column(enum_column("finding_status", FINDING_STATUSES), default="open")
     title: Mapped[str] = mapped_column(String(500))
     why: Mapped[str] = mapped_column(Text, default="", server_default="")
-    evidence: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-    impact: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    # The advisor's Evidence with the finding's options, sources and notes (findings.stored); read through the
+    # properties below.
+    stored_evidence: Mapped[StoredEvidence] = mapped_column("evidence", StoredEvidenceJSON, default=StoredEvidence)
+    # No impact is stored as {} (the column is NOT NULL): the callable default sends None through ImpactJSON.
+    impact: Mapped[Impact | None] = mapped_column(ImpactJSON, nullable=False, default=lambda: None)
     confidence: Mapped[float] = mapped_column(Float, default=0.0)
     dedup_key: Mapped[str] = mapped_column(String(300))
     first_seen_at: Mapped[dt.datetime]
     last_seen_at: Mapped[dt.datetime]
     resolved_at: Mapped[dt.datetime | None]
     snoozed_until: Mapped[dt.datetime | None]
-    # The findings that share this one's cause (domain FindingGroup as JSON, keys as stored); null: none.
+    # The findings that share this one's cause (keys as stored); null: none.
     group_id: Mapped[str | None] = mapped_column(String(40))
-    finding_group: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    finding_group: Mapped[FindingGroup | None] = mapped_column(FindingGroupJSON)
+
+    @property
+    def evidence(self) -> Evidence | None:
+        """The advisor's evidence (None: none recorded, or no longer valid)."""
+        return self.stored_evidence.evidence if self.stored_evidence is not None else None
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        return self.stored_evidence.options if self.stored_evidence is not None else ()
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return self.stored_evidence.sources if self.stored_evidence is not None else ()
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self.stored_evidence.notes if self.stored_evidence is not None else ()
+
+    @property
+    def group(self) -> FindingGroup | None:
+        """The finding's group (None: it stands alone)."""
+        return self.finding_group if self.group_id else None
 
 
 class Recommendation(Base):

@@ -16,7 +16,6 @@ from headroom.findings import advice_runs, evidence_series, service
 from headroom.findings.schemas import (
     AdviseQueued,
     EvidenceChartRead,
-    EvidenceSeriesRead,
     FindingList,
     FindingRead,
     FindingStatus,
@@ -73,22 +72,8 @@ def get_finding(finding_id: uuid.UUID, caller: Caller, db: ReadDB, patches_of: P
 @router.get("/findings/{finding_id}/evidence/series", response_model=EvidenceChartRead)
 def get_evidence_series(finding_id: uuid.UUID, caller: Caller, db: ReadDB) -> EvidenceChartRead:
     """The points of the finding's evidence series over its window, with their reference lines (ceilings)."""
-    row = service.get_finding(db, caller, finding_id)
-    chart = evidence_series.evidence_series(db, row)
-    return EvidenceChartRead(
-        finding_id=row.id,
-        window_start=chart.window_start,
-        window_end=chart.window_end,
-        step_seconds=chart.step_seconds,
-        series=[
-            EvidenceSeriesRead.model_validate(
-                {"entity_kind": s.entity_kind, "entity_id": s.entity_id, "metric": s.metric, "label": s.label,
-                 "unit": s.unit, "t": s.t, "values": s.values, "reference_lines": s.reference_lines,
-                 "found": s.found}
-            )
-            for s in chart.series
-        ],
-    )
+    chart = evidence_series.evidence_series(db, service.get_finding(db, caller, finding_id))
+    return EvidenceChartRead.model_validate(chart, from_attributes=True)
 
 
 @router.post("/findings/{finding_id}/acknowledge", response_model=FindingRead)

@@ -23,10 +23,10 @@ import hashlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ValidationError
-from sqlalchemy import case, delete, func, select, text
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import and_, case, delete, func, or_, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -44,12 +44,16 @@ from headroom.domain.model import (
     FindingGroup,
     Impact,
     Option,
+    Severity,
     severity_rank,
 )
 from headroom.findings.models import FindingRecord, Recommendation
+from headroom.findings.stored import StoredEvidence
 from headroom.findings.schemas import (
+    EntityKind,
     FindingPatchRef,
     FindingRead,
+    FindingStatus,
     FindingSummary,
     HistoryEntry,
     RelatedFinding,
@@ -68,11 +72,81 @@ log = get_logger("headroom.findings.service")
 ACTIVE = ("open", "acknowledged", "snoozed")
 ENTITY_KIND = {"node": "tikv_node", "volume": "volume", "instance": "instance", "cluster": "cluster"}
 DEDUP_KEY_MAX = 300
-# Extra keys kept in the evidence JSON next to the advisor's Evidence fields (the table has no columns for them).
-EVIDENCE_EXTRAS = ("options", "sources", "notes")
 
 Advise = Callable[..., Sequence[Any]]
-M = TypeVar("M", bound=BaseModel)
+
+
+class StoredFinding(BaseModel):
+    """A stored finding as the other features read it (digest, alerts, fleet, changes, patches): its columns and
+    its typed evidence, options, sources, notes, impact and group. Built from a row by `StoredFinding.of`."""
+
+    model_config = ConfigDict(frozen=True, from_attributes=True)
+
+    id: uuid.UUID
+    org_id: uuid.UUID
+    cluster_id: uuid.UUID
+    rule: str
+    entity_kind: EntityKind
+    entity_id: str
+    severity: Severity
+    status: FindingStatus
+    title: str
+    why: str
+    confidence: float
+    dedup_key: str
+    first_seen_at: dt.datetime
+    last_seen_at: dt.datetime
+    resolved_at: dt.datetime | None
+    snoozed_until: dt.datetime | None
+    evidence: Evidence | None
+    options: tuple[Option, ...]
+    sources: tuple[str, ...]
+    notes: tuple[str, ...]
+    impact: Impact | None
+    group: FindingGroup | None
+
+    @classmethod
+    def of(cls, row: FindingRecord) -> StoredFinding:
+        return cls.model_validate(row, from_attributes=True)
+
+    @property
+    def severity_rank(self) -> int:
+        return severity_rank(self.severity)
+
+    @property
+    def impact_summary(self) -> str | None:
+        return self.impact.summary if self.impact is not None else None
+
+    @property
+    def headroom_before_pct(self) -> float | None:
+        return self.impact.headroom_before_pct if self.impact is not None else None
+
+    @property
+    def headroom_after_pct(self) -> float | None:
+        return self.impact.headroom_after_pct if self.impact is not None else None
+
+    @property
+    def headroom_gain_pct(self) -> float | None:
+        before, after = self.headroom_before_pct, self.headroom_after_pct
+        return after - before if before is not None and after is not None else None
+
+    @property
+    def monthly_cost_delta_usd(self) -> float | None:
+        return self.impact.monthly_cost_delta_usd if self.impact is not None else None
+
+    @property
+    def monthly_saving_usd(self) -> float:
+        """What the fix saves a month (0 when it costs more or says nothing)."""
+        delta = self.monthly_cost_delta_usd
+        return -delta if delta is not None and delta < 0 else 0.0
+
+    @property
+    def impact_basis(self) -> str:
+        return impact_basis(self.impact)
+
+    @property
+    def impact_score(self) -> float:
+        return impact_score(self.impact)
 
 
 @dataclass(frozen=True)
@@ -86,11 +160,11 @@ class RunSummary:
     updated: int
     resolved: int
     skipped: str | None = None
-    # (event, finding row) for alerts: "opened" (new or reopened), "escalated" (severity rose), "resolved"
-    events: tuple[tuple[str, Any], ...] = ()
-    # (finding row, soonest forecast before the run, after it) of each open finding that carries a forecast, for
+    # (event, finding) for alerts: "opened" (new or reopened), "escalated" (severity rose), "resolved"
+    events: tuple[tuple[str, StoredFinding], ...] = ()
+    # (finding, soonest forecast before the run, after it) of each open finding that carries a forecast, for
     # the alerts' horizons: {"burst_empty": seconds, "ceiling": seconds}; "before" is {} for a finding just opened.
-    forecasts: tuple[tuple[Any, dict[str, float], dict[str, float]], ...] = ()
+    forecasts: tuple[tuple[StoredFinding, dict[str, float], dict[str, float]], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {"cluster_id": str(self.cluster_id), "produced": self.produced, "opened": self.opened,
@@ -109,21 +183,16 @@ def stored_dedup_key(key: str) -> str:
 FORECAST_KINDS = ("burst_empty", "ceiling")
 
 
-def soonest_forecasts(evidence: Any) -> dict[str, float]:
-    """The soonest `within_seconds` of each alerting forecast kind in a stored evidence JSON (none: not there)."""
+def soonest_forecasts(evidence: Evidence | None) -> dict[str, float]:
+    """The soonest `within_seconds` of each alerting forecast kind of an evidence (none: not there)."""
     out: dict[str, float] = {}
-    for f in (evidence or {}).get("forecasts") or ():
-        kind, within = f.get("kind"), f.get("within_seconds")
-        if kind in FORECAST_KINDS and isinstance(within, int | float):
-            out[kind] = min(float(within), out.get(kind, float("inf")))
+    for f in evidence.forecasts if evidence is not None else ():
+        if f.kind in FORECAST_KINDS and f.within_seconds is not None:
+            out[f.kind] = min(float(f.within_seconds), out.get(f.kind, float("inf")))
     return out
 
 
 def _row_values(finding: Any) -> dict[str, Any]:
-    evidence = finding.evidence.model_dump(mode="json")
-    evidence["options"] = [o.model_dump(mode="json") for o in finding.options]
-    evidence["sources"] = list(finding.sources)
-    evidence["notes"] = list(finding.notes)
     return {
         "rule": finding.rule,
         "entity_kind": ENTITY_KIND[finding.entity.kind],
@@ -131,8 +200,9 @@ def _row_values(finding: Any) -> dict[str, Any]:
         "severity": finding.severity,
         "title": finding.title[:500],
         "why": finding.why,
-        "evidence": evidence,
-        "impact": finding.impact.model_dump(mode="json"),
+        "stored_evidence": StoredEvidence(evidence=finding.evidence, options=tuple(finding.options),
+                                          sources=tuple(finding.sources), notes=tuple(finding.notes)),
+        "impact": finding.impact,
         "confidence": float(finding.confidence),
         **_group_values(getattr(finding, "group", None)),
     }
@@ -152,7 +222,7 @@ def _group_values(group: FindingGroup | None) -> dict[str, Any]:
             for name in ("primary", "fix", "members", "related", "resolves", "remaining")
         }
     )
-    return {"group_id": group.id, "finding_group": stored.model_dump(mode="json")}
+    return {"group_id": group.id, "finding_group": stored}
 
 
 def _replace_recommendations(db: Session, row: FindingRecord, changes: Sequence[Change]) -> None:
@@ -220,7 +290,7 @@ def record_findings(
                 _event(db, cluster.org_id, "finding.opened", row.id, {"severity": f.severity})
                 _replace_recommendations(db, row, f.changes)
                 events.append(("opened", row))
-                if after := soonest_forecasts(values["evidence"]):
+                if after := soonest_forecasts(f.evidence):
                     forecasts.append((row, {}, after))
                 continue
         if row.last_seen_at > now:
@@ -247,7 +317,7 @@ def record_findings(
                 _event(db, cluster.org_id, "finding.escalated", row.id,
                        {"from": old_severity, "to": row.severity, "at": now.isoformat()})
         _replace_recommendations(db, row, f.changes)
-        if row.status == "open" and (after := soonest_forecasts(values["evidence"])):
+        if row.status == "open" and (after := soonest_forecasts(f.evidence)):
             forecasts.append((row, before, after))
     for key, row in existing.items():
         if key in produced or row.cluster_id != cluster.id or row.last_seen_at >= now:
@@ -259,8 +329,10 @@ def record_findings(
         _event(db, cluster.org_id, "finding.resolved", row.id, {"reason": "no longer observed"})
         events.append(("resolved", row))
     db.flush()
-    return RunSummary(cluster.id, len(produced), opened, reopened, updated, resolved, events=tuple(events),
-                      forecasts=tuple(forecasts))
+    return RunSummary(cluster.id, len(produced), opened, reopened, updated, resolved,
+                      events=tuple((kind, StoredFinding.of(row)) for kind, row in events),
+                      forecasts=tuple((StoredFinding.of(row), before, after) for row, before, after in forecasts))
+
 
 
 def advise_cluster(
@@ -307,57 +379,11 @@ def advise_cluster(
 SORTS = ("severity", "impact")
 
 
-def _stored(model: type[M], data: Any, row: FindingRecord, what: str) -> M | None:
-    """Validate one stored JSON object; None for an empty one (or, logged, one no longer valid)."""
-    if not isinstance(data, dict) or not data:
-        return None
-    # Keys a later version dropped are ignored; a field added since takes its default.
-    known = {key: value for key, value in data.items() if key in model.model_fields}
-    try:
-        return model.model_validate(known)
-    except ValidationError as exc:
-        log.warning("finding.stored_json_invalid", finding_id=str(row.id), part=what, errors=exc.error_count())
-        return None
-
-
-def stored_impact(row: FindingRecord) -> Impact | None:
-    """Return the finding's impact as stored (None when it has none)."""
-    return _stored(Impact, row.impact, row, "impact")
-
-
-@dataclass(frozen=True)
-class StoredEvidence:
-    """A finding's evidence column: the advisor's Evidence and the extras kept next to it."""
-
-    evidence: Evidence | None
-    options: list[Option]
-    sources: list[str]
-    notes: list[str]
-
-
-def stored_evidence(row: FindingRecord) -> StoredEvidence:
-    """Return the finding's evidence, options, sources and notes as stored."""
-    data = dict(row.evidence or {})
-    extras = {key: data.pop(key, None) for key in EVIDENCE_EXTRAS}
-    options = [_stored(Option, o, row, "option") for o in extras["options"] or []]
-    return StoredEvidence(
-        evidence=_stored(Evidence, data, row, "evidence"),
-        options=[o for o in options if o is not None],
-        sources=[str(s) for s in extras["sources"] or []],
-        notes=[str(n) for n in extras["notes"] or []],
-    )
-
-
-def stored_group(row: FindingRecord) -> FindingGroup | None:
-    """Return the finding's group as stored (None when it stands alone)."""
-    return _stored(FindingGroup, row.finding_group, row, "group") if row.group_id else None
-
-
 def group_members(db: Session, row: FindingRecord) -> list[FindingRecord]:
     """Return the stored findings of the row's group (itself included) in the group's order: the primary fix's
     findings first. A member the latest run did not produce again is missing (or resolved, with a later group)."""
-    group = stored_group(row)
-    if group is None or row.group_id is None:
+    group = row.group
+    if group is None:
         return []
     rows = {
         r.dedup_key: r
@@ -400,7 +426,7 @@ BASIS_RANK = {"headroom": 0, "metric": 1, "none": 2}
 
 
 def _impact_order(row: FindingRecord) -> tuple[int, float, int, float]:
-    impact = stored_impact(row)
+    impact = row.impact
     saving = -(impact.monthly_cost_delta_usd or 0.0) if impact is not None else 0.0
     return (BASIS_RANK[impact_basis(impact)], -impact_score(impact), severity_rank(row.severity), -saving)
 
@@ -470,6 +496,129 @@ def history(db: Session, finding: FindingRecord) -> list[AuditLog]:
     )
 
 
+# ------------------------------------------------------------------------------------- reads for other features
+# The digest, alerts, fleet, change ledger and patches read findings only through these (an import contract in
+# pyproject.toml keeps them off the findings tables): typed reads, so a renamed field fails the type check.
+
+def _active_at(now: dt.datetime) -> Any:
+    """Active at `now`: open, acknowledged, or snoozed until a time already past."""
+    return or_(FindingRecord.status.in_(("open", "acknowledged")),
+               and_(FindingRecord.status == "snoozed", FindingRecord.snoozed_until <= now))
+
+
+def findings_active_at(db: Session, org_id: uuid.UUID, *, now: dt.datetime) -> list[StoredFinding]:
+    """Return the org's findings active at `now` (the weekly email's open findings), by cluster, rule, entity."""
+    rows = db.scalars(select(FindingRecord).where(FindingRecord.org_id == org_id, _active_at(now))
+                      .order_by(FindingRecord.cluster_id, FindingRecord.rule, FindingRecord.entity_id,
+                                FindingRecord.dedup_key))
+    return [StoredFinding.of(r) for r in rows]
+
+
+def findings_of_cluster(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *,
+                        ids: Sequence[uuid.UUID] | None = None,
+                        statuses: Sequence[str] | None = None) -> list[StoredFinding]:
+    """Return the cluster's findings (those of `ids` when given, else all) with one of `statuses` (default any)."""
+    query = select(FindingRecord).where(FindingRecord.org_id == org_id, FindingRecord.cluster_id == cluster_id)
+    if ids is not None:
+        query = query.where(FindingRecord.id.in_(list(ids)))
+    if statuses is not None:
+        query = query.where(FindingRecord.status.in_(list(statuses)))
+    return [StoredFinding.of(r) for r in db.scalars(query.order_by(FindingRecord.id))]
+
+
+def findings_by_id(db: Session, org_id: uuid.UUID, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, StoredFinding]:
+    """Return the org's findings of `ids` (another org's or a missing id is left out)."""
+    if not ids:
+        return {}
+    rows = db.scalars(select(FindingRecord).where(FindingRecord.org_id == org_id, FindingRecord.id.in_(list(ids))))
+    return {r.id: StoredFinding.of(r) for r in rows}
+
+
+def recommended_changes(db: Session, org_id: uuid.UUID,
+                        finding_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[Change]]:
+    """Return each finding's recommended changes in order (a finding without any is left out)."""
+    out: dict[uuid.UUID, list[Change]] = {}
+    if not finding_ids:
+        return out
+    for rec in db.scalars(select(Recommendation)
+                          .where(Recommendation.org_id == org_id, Recommendation.finding_id.in_(list(finding_ids)))
+                          .order_by(Recommendation.finding_id, Recommendation.position)):
+        out.setdefault(rec.finding_id, []).append(rec.change)
+    return out
+
+
+@dataclass(frozen=True)
+class RecommendedChange:
+    """One change a finding of a cluster recommends, with when the finding was open (for the change ledger)."""
+
+    finding_id: uuid.UUID
+    change: Change
+    first_seen_at: dt.datetime
+    resolved_at: dt.datetime | None
+
+
+def recommended_changes_of_cluster(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) -> list[RecommendedChange]:
+    """Return every change the cluster's findings recommend, whatever their status."""
+    rows = db.execute(
+        select(Recommendation.finding_id, Recommendation.change, FindingRecord.first_seen_at, FindingRecord.resolved_at)
+        .join(FindingRecord, FindingRecord.id == Recommendation.finding_id)
+        .where(Recommendation.org_id == org_id, FindingRecord.org_id == org_id, FindingRecord.cluster_id == cluster_id)
+        .order_by(FindingRecord.first_seen_at, FindingRecord.dedup_key, Recommendation.position))
+    return [RecommendedChange(fid, change, first, resolved) for fid, change, first, resolved in rows]
+
+
+@dataclass(frozen=True)
+class OpenTally:
+    """A cluster's findings open or acknowledged: how many of each severity, and what their fixes save a month."""
+
+    by_severity: dict[str, int]
+    monthly_saving_usd: float
+
+
+def open_tally_by_cluster(db: Session, org_id: uuid.UUID) -> dict[uuid.UUID, OpenTally]:
+    """Return the tally of each of the org's clusters that has an open or acknowledged finding."""
+    counts: dict[uuid.UUID, dict[str, int]] = {}
+    savings: dict[uuid.UUID, float] = {}
+    for cluster_id, severity, impact in db.execute(
+            select(FindingRecord.cluster_id, FindingRecord.severity, FindingRecord.impact)
+            .where(FindingRecord.org_id == org_id, FindingRecord.status.in_(("open", "acknowledged")))):
+        by_severity = counts.setdefault(cluster_id, dict.fromkeys(SEVERITIES, 0))
+        by_severity[severity] = by_severity.get(severity, 0) + 1
+        delta = impact.monthly_cost_delta_usd if impact is not None else None
+        savings[cluster_id] = savings.get(cluster_id, 0.0) + (-delta if delta is not None and delta < 0 else 0.0)
+    return {cid: OpenTally(by_severity, savings[cid]) for cid, by_severity in counts.items()}
+
+
+@dataclass(frozen=True)
+class WeekCounts:
+    """Per cluster: findings first seen, and findings resolved, in a period."""
+
+    opened: dict[uuid.UUID, int]
+    resolved: dict[uuid.UUID, int]
+
+
+def counts_in_period(db: Session, org_id: uuid.UUID, *, start: dt.datetime, end: dt.datetime) -> WeekCounts:
+    """Return per cluster how many findings were first seen, and how many resolved, in [start, end)."""
+    opened = db.execute(
+        select(FindingRecord.cluster_id, func.count())
+        .where(FindingRecord.org_id == org_id, FindingRecord.first_seen_at >= start, FindingRecord.first_seen_at < end)
+        .group_by(FindingRecord.cluster_id))
+    resolved = db.execute(
+        select(FindingRecord.cluster_id, func.count())
+        .where(FindingRecord.org_id == org_id, FindingRecord.status == "resolved", FindingRecord.resolved_at >= start,
+               FindingRecord.resolved_at < end)
+        .group_by(FindingRecord.cluster_id))
+    return WeekCounts(opened={cid: int(n) for cid, n in opened}, resolved={cid: int(n) for cid, n in resolved})
+
+
+def cluster_ids_of(db: Session, org_id: uuid.UUID, finding_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
+    """Return the cluster of each of the org's findings of `finding_ids` (one entry per finding found)."""
+    if not finding_ids:
+        return []
+    return list(db.scalars(select(FindingRecord.cluster_id).where(FindingRecord.org_id == org_id,
+                                                                  FindingRecord.id.in_(list(finding_ids)))))
+
+
 # ---------------------------------------------------------------------------------------------------- API reads
 
 
@@ -492,37 +641,21 @@ PatchesOf = Callable[[Session, uuid.UUID, uuid.UUID], Sequence[PatchStamp]]
 
 def finding_summary(row: FindingRecord) -> FindingSummary:
     """Return the finding as the list shows it: its columns, its stored impact and how that ranks."""
-    impact = stored_impact(row)
-    summary = FindingSummary.model_validate(
-        {
-            **{name: getattr(row, name) for name in FindingSummary.model_fields if hasattr(row, name)},
-            "severity_rank": severity_rank(row.severity),
-            "impact_summary": impact.summary if impact is not None else None,
-            "headroom_before_pct": impact.headroom_before_pct if impact is not None else None,
-            "headroom_after_pct": impact.headroom_after_pct if impact is not None else None,
-            "monthly_cost_delta_usd": impact.monthly_cost_delta_usd if impact is not None else None,
-            "impact_score": impact_score(impact),
-            "impact_basis": impact_basis(impact),
-            "group": stored_group(row),
-        }
-    )
-    if summary.headroom_before_pct is not None and summary.headroom_after_pct is not None:
-        summary.headroom_gain_pct = summary.headroom_after_pct - summary.headroom_before_pct
-    return summary
+    return FindingSummary.model_validate(StoredFinding.of(row), from_attributes=True)
 
 
 def finding_read(db: Session, row: FindingRecord, patches_of: PatchesOf) -> FindingRead:
     """Return the finding as its page shows it: evidence, changes, history, its patches and related findings."""
-    stored = stored_evidence(row)
+    stored = StoredFinding.of(row)
     return FindingRead(
-        **finding_summary(row).model_dump(),
-        why=row.why,
+        **FindingSummary.model_validate(stored, from_attributes=True).model_dump(),
+        why=stored.why,
         evidence=stored.evidence,
-        impact=stored_impact(row),
+        impact=stored.impact,
         changes=[r.change for r in recommendations(db, row)],
-        options=stored.options,
-        sources=stored.sources,
-        notes=stored.notes,
+        options=list(stored.options),
+        sources=list(stored.sources),
+        notes=list(stored.notes),
         history=[
             HistoryEntry(at=e.created_at, action=e.action, actor_user_id=e.actor_user_id, details=dict(e.details))
             for e in history(db, row)
@@ -533,7 +666,7 @@ def finding_read(db: Session, row: FindingRecord, patches_of: PatchesOf) -> Find
 
 
 def _related(db: Session, row: FindingRecord) -> list[RelatedFinding]:
-    group = stored_group(row)
+    group = row.group
     if group is None:
         return []
     return [

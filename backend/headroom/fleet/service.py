@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
 from headroom.domain.model import SEVERITIES
-from headroom.findings.models import FindingRecord
+from headroom.findings import service as findings_service
 from headroom.fleet.models import FleetScore
 from headroom.fleet.schemas import ClusterHealth, FleetRead, NearestCeiling, TightestCeiling
 from headroom.inventory.limits import resolve_instance_types, volume_limits_of
@@ -46,7 +46,6 @@ WINDOW = dt.timedelta(hours=24)
 SCORE_STALE = dt.timedelta(minutes=45)
 
 log = get_logger("headroom.fleet.service")
-OPEN = ("open", "acknowledged")
 SCORE_DEFINITION = (
     "Headroom score = 100 - the highest peak use, over the last 24 hours, of any IOPS or throughput ceiling of the "
     "cluster (data and raft volumes, instance EBS), each 5-minute average against the ceiling in force then; 0 at "
@@ -93,15 +92,7 @@ def fleet(db: Session, principal: Principal, *, now: dt.datetime) -> FleetRead:
     """The organisation's clusters with their health, nearest ceiling, spend and savings (see the module)."""
     org_id = principal.org_id
     clusters = list(db.scalars(select(Cluster).where(Cluster.org_id == org_id).order_by(Cluster.name)))
-    counts: dict[object, dict[str, int]] = defaultdict(lambda: dict.fromkeys(SEVERITIES, 0))
-    savings: dict[object, float] = defaultdict(float)
-    for cid, severity, impact in db.execute(select(FindingRecord.cluster_id, FindingRecord.severity,
-                                                   FindingRecord.impact)
-                                            .where(FindingRecord.org_id == org_id, FindingRecord.status.in_(OPEN))):
-        counts[cid][severity] += 1
-        delta = (impact or {}).get("monthly_cost_delta_usd")
-        if isinstance(delta, int | float) and delta < 0:
-            savings[cid] += -float(delta)
+    tallies = findings_service.open_tally_by_cluster(db, org_id)
     nearest: dict[object, Projection] = {}
     first = (select(Projection.cluster_id, func.min(Projection.days).label("days"))
              .where(Projection.org_id == org_id, Projection.days.is_not(None)).group_by(Projection.cluster_id)
@@ -123,9 +114,10 @@ def fleet(db: Session, principal: Principal, *, now: dt.datetime) -> FleetRead:
                                       else (*_score(db, principal, c.id, end, now), end))
         p = nearest.get(c.id)
         total, unpriced = spend[c.id]
+        tally = tallies.get(c.id)
         items.append(ClusterHealth(
             id=c.id, name=c.name, is_demo=c.is_demo, tikv_version=c.tikv_version,
-            open_by_severity=dict(counts[c.id]),
+            open_by_severity=tally.by_severity if tally else dict.fromkeys(SEVERITIES, 0),
             headroom_score=score,
             tightest=TightestCeiling.model_validate(tightest) if tightest is not None else None,
             scored_at=scored_at,
@@ -133,7 +125,8 @@ def fleet(db: Session, principal: Principal, *, now: dt.datetime) -> FleetRead:
                 entity_kind=p.entity_kind, entity_id=p.entity_id, metric=p.metric, unit=p.unit,
                 ceiling=p.ceiling, days=p.days or 0.0, days_low=p.days_low, days_high=p.days_high, hits_at=p.hits_at,
             ) if p is not None else None,
-            monthly_spend_usd=round(total, 2), unpriced=unpriced, savings_usd=round(savings[c.id], 2),
+            monthly_spend_usd=round(total, 2), unpriced=unpriced,
+            savings_usd=round(tally.monthly_saving_usd if tally else 0.0, 2),
         ))
     return FleetRead(items=items, total_spend_usd=round(sum(i.monthly_spend_usd for i in items), 2),
                      total_savings_usd=round(sum(i.savings_usd for i in items), 2), window_start=start,

@@ -54,7 +54,7 @@ from headroom.domain.tikvconf.operator import OperatorPatch, patch_manifest
 from headroom.domain.tikvconf.render import file_slug, inverse_changes
 from headroom.domain.tikvconf.tiup import TopologyPatch, patch_topology
 from headroom.findings import service as findings_service
-from headroom.findings.models import FindingRecord, Recommendation
+from headroom.findings.service import StoredFinding
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
 from headroom.patches.models import PatchRecord
 from headroom.patches.schemas import BaseConfigRead, PatchNodeRead, PatchRead
@@ -98,31 +98,24 @@ def _nodes(db: Session, cluster: Cluster) -> list[_NodeInfo]:
     return out
 
 
-def _source(finding: FindingRecord) -> str:
+def _source(finding: StoredFinding) -> str:
     """The label a patch prints next to a change: the finding's dedup key (it names the rule)."""
     key = finding.dedup_key
     return key if key.startswith(finding.rule) else f"{finding.rule} ({key})"
 
 
-def _changes_of(db: Session, org_id: uuid.UUID, findings: Sequence[FindingRecord],
+def _changes_of(db: Session, org_id: uuid.UUID, findings: Sequence[StoredFinding],
                 chosen: dict[uuid.UUID, list[Change]] | None = None) -> tuple[list[Change], list[str]]:
     """Return the findings' changes in order (finding, then position) and the finding label of each: the stored
     recommendation (the first option), or the changes of the option `chosen` for the finding."""
-    chosen = chosen or {}
-    by_finding: dict[uuid.UUID, list[Change]] = {f.id: [] for f in findings}
-    for rec in db.scalars(select(Recommendation).where(Recommendation.org_id == org_id,
-                                                       Recommendation.finding_id.in_(list(by_finding)))
-                          .order_by(Recommendation.position)):
-        if rec.finding_id not in chosen:
-            by_finding[rec.finding_id].append(rec.change)
-    for finding_id, changes in chosen.items():
-        by_finding[finding_id] = list(changes)
+    recommended = findings_service.recommended_changes(db, org_id, [f.id for f in findings])
+    by_finding = {f.id: list((chosen or {}).get(f.id, recommended.get(f.id, []))) for f in findings}
     changes = [c for f in findings for c in by_finding[f.id]]
     sources = [_source(f) for f in findings for _ in by_finding[f.id]]
     return changes, sources
 
 
-def _chosen_options(findings: Sequence[FindingRecord], options: dict[uuid.UUID, int]
+def _chosen_options(findings: Sequence[StoredFinding], options: dict[uuid.UUID, int]
                     ) -> tuple[dict[uuid.UUID, list[Change]], list[str]]:
     """The changes of each option asked for, and a note per finding with a choice: which option, what it costs."""
     by_id = {f.id: f for f in findings}
@@ -133,7 +126,7 @@ def _chosen_options(findings: Sequence[FindingRecord], options: dict[uuid.UUID, 
     chosen: dict[uuid.UUID, list[Change]] = {}
     notes: list[str] = []
     for finding in findings:
-        available = findings_service.stored_evidence(finding).options
+        available = finding.options
         index = options.get(finding.id, 0)
         if finding.id in options and not 0 <= index < len(available):
             raise InvalidInput(f"options: finding {finding.id} has {len(available)} option(s): choose 0 to "
@@ -150,17 +143,16 @@ def _chosen_options(findings: Sequence[FindingRecord], options: dict[uuid.UUID, 
 
 def _select_findings(
     db: Session, cluster: Cluster, finding_ids: Sequence[uuid.UUID] | Literal["all_open"]
-) -> list[FindingRecord]:
-    query = select(FindingRecord).where(FindingRecord.org_id == cluster.org_id, FindingRecord.cluster_id == cluster.id)
+) -> list[StoredFinding]:
     if finding_ids == "all_open":
-        rows = list(db.scalars(query.where(FindingRecord.status.in_(ACTIVE_FOR_PATCH))))
+        rows = findings_service.findings_of_cluster(db, cluster.org_id, cluster.id, statuses=ACTIVE_FOR_PATCH)
         if not rows:
             raise InvalidInput("finding_ids: the cluster has no open finding", details={"field": "finding_ids"})
     else:
         wanted = list(dict.fromkeys(finding_ids))
         if not wanted:
             raise InvalidInput("finding_ids: select at least one finding", details={"field": "finding_ids"})
-        found = {f.id: f for f in db.scalars(query.where(FindingRecord.id.in_(wanted)))}
+        found = {f.id: f for f in findings_service.findings_of_cluster(db, cluster.org_id, cluster.id, ids=wanted)}
         missing = [str(i) for i in wanted if i not in found]
         if missing:
             raise InvalidInput(f"finding_ids: no finding {', '.join(missing)} in this cluster",
@@ -188,7 +180,7 @@ def _base_config(
 
 
 def _notes(cluster: Cluster, nodes: Sequence[_NodeInfo], configs: dict[uuid.UUID, TikvConfig],
-           base: TikvConfig | None, changes: Sequence[Change], findings: Sequence[FindingRecord]) -> list[str]:
+           base: TikvConfig | None, changes: Sequence[Change], findings: Sequence[StoredFinding]) -> list[str]:
     notes: list[str] = [f"From {len(findings)} finding(s): {', '.join(sorted({f.rule for f in findings}))}."]
     by_status = {n.node.status_address: n for n in nodes}
     if base is not None:

@@ -92,7 +92,7 @@ def test_a_patch_seen_applied_and_a_config_change_with_their_findings_and_effect
     assert {"key": "volume.iops", "before": old_iops, "after": int(rec.change.proposed)} in patch["changes"]
     assert len(patch["seen_by_headroom"]) == 1 and "EC2 inventory" in patch["seen_by_headroom"][0]
     (addressed,) = patch["findings"]
-    assert addressed["id"] == str(finding.id) and addressed["predicted"]["summary"] == finding.impact["summary"]
+    assert addressed["id"] == str(finding.id) and addressed["predicted"]["summary"] == finding.impact.summary
     # predicted: the what-if on the day before the change, with the volume set back to its IOPS then
     predicted = patch["predicted"]
     assert predicted is not None, patch["predicted_note"]

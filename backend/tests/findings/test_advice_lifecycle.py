@@ -206,7 +206,7 @@ def test_the_real_engine_on_the_demo_cluster(db: Any, demo_cluster: DemoCluster)
     # own evidence; stores are known by store address.
     config_rows = [r for r in rows if r.entity_kind == "cluster" and "/cluster:tikv@" in r.dedup_key]
     addresses = {n.address for n in demo_cluster.simulated.nodes}
-    stores = {n["node"] for r in config_rows for n in (r.evidence or {}).get("per_node", [])}
+    stores = {n.node for r in config_rows if r.evidence is not None for n in r.evidence.per_node}
     assert config_rows and stores and stores <= addresses
     again = service.advise_cluster(db, demo_cluster.cluster, now=T0)
     assert (again.opened, again.resolved, again.updated) == (0, 0, len(rows))

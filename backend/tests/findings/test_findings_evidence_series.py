@@ -9,7 +9,9 @@ from typing import Any
 
 from advice_support import END, ingest_demo
 from headroom.findings import service as findings_service
+from headroom.domain.model import Evidence, ReferenceLine, SeriesRef
 from headroom.findings.models import FindingRecord
+from headroom.findings.stored import StoredEvidence
 from helpers import sign_up
 
 
@@ -67,17 +69,16 @@ def test_a_series_the_store_lacks_is_reported_not_found(client: Any, db: Any) ->
     owner = sign_up(client, org="Sparse Org")
     cid = owner.post("/api/v1/clusters", json={"name": "bare", "tikv_version": "v8.5.1"}).json()["id"]
     t0 = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
-    ref = {"entity_kind": "volume", "entity_id": "vol-gone", "metric": "derived.counted_iops", "label": "IOPS",
-           "reference_lines": [{"value": 3000, "label": "ceiling", "unit": "IOPS"}]}
+    ref = SeriesRef(entity_kind="volume", entity_id="vol-gone", metric="derived.counted_iops", label="IOPS",
+                    reference_lines=[ReferenceLine(value=3000, label="ceiling", unit="IOPS")])
+    evidence = Evidence(window_start=t0 - dt.timedelta(hours=1), window_end=t0, step_seconds=60, condition="probe",
+                        series=[ref])
     with_window = FindingRecord(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
                           entity_id="vol-gone", severity="info", title="probe", dedup_key="probe:1",
-                          evidence={"window_start": (t0 - dt.timedelta(hours=1)).isoformat(),
-                                    "window_end": t0.isoformat(), "step_seconds": 60, "condition": "probe",
-                                    "series": [ref]},
-                          first_seen_at=t0, last_seen_at=t0)
+                          stored_evidence=StoredEvidence(evidence=evidence), first_seen_at=t0, last_seen_at=t0)
     no_window = FindingRecord(org_id=uuid.UUID(owner.org_id), cluster_id=uuid.UUID(cid), rule="probe", entity_kind="volume",
-                        entity_id="vol-gone", severity="info", title="probe", dedup_key="probe:2", evidence={},
-                        first_seen_at=t0, last_seen_at=t0)
+                        entity_id="vol-gone", severity="info", title="probe", dedup_key="probe:2",
+                        stored_evidence=StoredEvidence(), first_seen_at=t0, last_seen_at=t0)
     db.add_all([with_window, no_window])
     db.commit()
 
@@ -97,7 +98,6 @@ def test_each_findings_chart_reads_only_its_hosts_series_and_draws_what_the_whol
     hundreds; for every finding the real advisor made of the demo cluster, the points are exactly those read
     from the whole cluster's snapshot."""
     from headroom.findings.evidence_series import chart_series, evidence_series
-    from headroom.findings.service import stored_evidence
     from headroom.timeseries.snapshots import build_snapshot
     from sqlalchemy import select
 
@@ -108,7 +108,7 @@ def test_each_findings_chart_reads_only_its_hosts_series_and_draws_what_the_whol
     charted = 0
     read: list[tuple[int, int]] = []
     for row in rows:
-        evidence = stored_evidence(row).evidence
+        evidence = row.evidence
         if evidence is None or not evidence.series:
             continue
         chart = evidence_series(db, row)

@@ -19,7 +19,8 @@ T0 = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 
 def _finding(db: Any, org: uuid.UUID, cluster: str, key: str, severity: str, impact: dict[str, Any]) -> None:
     db.add(FindingRecord(org_id=org, cluster_id=uuid.UUID(cluster), rule="test-rule", entity_kind="volume",
-                   entity_id=f"vol-{key}", severity=severity, title=f"finding {key}", impact=impact,
+                   entity_id=f"vol-{key}", severity=severity, title=f"finding {key}",
+                   impact=Impact.model_validate(impact) if impact else None,
                    dedup_key=f"test:{key}", first_seen_at=T0, last_seen_at=T0))
 
 
