@@ -14,7 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 REFERENCE = REPO_ROOT / "docs" / "reference"
 # Where citations live: every tracked file under these folders, and the tracked files at the top level.
