@@ -84,7 +84,7 @@ def get_evidence_series(finding_id: uuid.UUID, caller: Caller, db: ReadDB) -> Ev
             EvidenceSeriesRead.model_validate(
                 {"entity_kind": s.entity_kind, "entity_id": s.entity_id, "metric": s.metric, "label": s.label,
                  "unit": s.unit, "t": s.t, "values": s.values, "reference_lines": s.reference_lines,
-                 "found": s.found}
+                 "found": s.found, "entity_name": s.entity_name}
             )
             for s in chart.series
         ],
