@@ -293,12 +293,13 @@ export function TimeSeriesChart({
         scale="time"
         domain={domain ?? ['dataMin', 'dataMax']}
         ticks={domain ? timeTicks(domain) : undefined}
-        interval={0}
         allowDataOverflow
         tickFormatter={(t: number) => formatTime(t)}
         height={X_AXIS_HEIGHT}
         tick={{ fontSize: 12, fill: '#57606a' }}
         minTickGap={32}
+        // the time ticks' unit: every time Headroom shows is UTC (no tick sits at the right end, see timeTicks)
+        label={{ value: 'UTC', position: 'insideBottomRight', offset: 0, fontSize: 11, fill: '#57606a' }}
       />
       <YAxis
         tickFormatter={(v: number) => formatTick(v, shownUnit)}

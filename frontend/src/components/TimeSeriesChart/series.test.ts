@@ -98,5 +98,8 @@ describe('timeTicks', () => {
     const start = Date.UTC(2026, 10, 1, 5, 17);
     const ticks = timeTicks([start, start + 24 * 3_600_000]);
     expect(ticks.map((t) => new Date(t).toISOString().slice(11, 16))).toEqual(['06:00', '12:00', '18:00', '00:00']);
+    // 6 hours and a 3-hour horizon: 3-hour steps, at most four labels (each ~80 px wide)
+    const six = timeTicks([start, start + 9 * 3_600_000]);
+    expect(six.map((t) => new Date(t).toISOString().slice(11, 16))).toEqual(['06:00', '09:00', '12:00']);
   });
 });

@@ -141,7 +141,7 @@ const TICK_STEPS = [HOUR, 2 * HOUR, 3 * HOUR, 4 * HOUR, 6 * HOUR, 12 * HOUR, 24 
 const RIGHT_EDGE_SHARE = 0.06;
 
 /** Ticks for a time axis: at round UTC hours / days, at most `most` of them, inside the domain. */
-export function timeTicks(domain: readonly [number, number], most = 5): number[] {
+export function timeTicks(domain: readonly [number, number], most = 4): number[] {
   const [lo, hi] = domain;
   if (!(hi > lo)) return [lo];
   const step = TICK_STEPS.find((s) => (hi - lo) / s <= most) ?? Math.ceil((hi - lo) / most / (7 * 24 * HOUR)) * 7 * 24 * HOUR;
