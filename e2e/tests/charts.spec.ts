@@ -144,11 +144,15 @@ test.describe('charts that tell the truth', () => {
   });
 
   test("a finding over two stores names each store in its charts' legends", async ({ page }) => {
+    // A fresh server needs its first minutes to simulate the demo fleet and run the advisor on it.
+    test.setTimeout(240_000);
     const clusterId = await demoClusterId(page);
-    const list = (await (
-      await page.request.get(`/api/v1/clusters/${clusterId}/findings`, { params: { rule: 'block-cache-size' } })
-    ).json()) as { items: { id: string }[] };
-    test.skip(list.items.length === 0, 'the advisor has not made the block-cache finding yet');
+    const findings = async () =>
+      ((await (
+        await page.request.get(`/api/v1/clusters/${clusterId}/findings`, { params: { rule: 'block-cache-size' } })
+      ).json()) as { items: { id: string }[] }).items;
+    await expect.poll(async () => (await findings()).length, { timeout: 180_000, intervals: [5_000] }).toBeGreaterThan(0);
+    const list = { items: await findings() };
     const findingId = list.items[0]!.id;
     const evidence = (await (await page.request.get(`/api/v1/findings/${findingId}/evidence/series`)).json()) as {
       step_seconds: number;
