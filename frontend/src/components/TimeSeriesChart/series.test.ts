@@ -101,5 +101,7 @@ describe('timeTicks', () => {
     // 6 hours and a 3-hour horizon: 3-hour steps, at most four labels (each ~80 px wide)
     const six = timeTicks([start, start + 9 * 3_600_000]);
     expect(six.map((t) => new Date(t).toISOString().slice(11, 16))).toEqual(['06:00', '09:00', '12:00']);
+    // 7 days and a 3.5-day horizon: every 3 days
+    expect(timeTicks([start, start + 10.5 * 24 * 3_600_000])).toHaveLength(3);
   });
 });

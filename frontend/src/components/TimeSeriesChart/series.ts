@@ -135,7 +135,7 @@ export function valueRange(points: readonly Point[]): [number, number] | undefin
 
 const HOUR = 3_600_000;
 // Round steps for time ticks (UTC): hours, then days, then weeks.
-const TICK_STEPS = [HOUR, 2 * HOUR, 3 * HOUR, 4 * HOUR, 6 * HOUR, 12 * HOUR, 24 * HOUR, 2 * 24 * HOUR, 7 * 24 * HOUR];
+const TICK_STEPS = [HOUR, 2 * HOUR, 3 * HOUR, 4 * HOUR, 6 * HOUR, 12 * HOUR, 24 * HOUR, 2 * 24 * HOUR, 3 * 24 * HOUR, 7 * 24 * HOUR];
 
 /** Ticks closer than this share of the axis to its right end are left out: their label would run off the chart. */
 const RIGHT_EDGE_SHARE = 0.06;
