@@ -20,10 +20,21 @@ from sqlalchemy.orm import Session
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.model import Evidence, ReferenceLine, SeriesRef
+from headroom.domain.snapshot.registry import REGISTRY, CloudWatchSource
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import find_series
 from headroom.platform.errors import NotFound
 from headroom.timeseries.snapshots import MAX_WINDOW, RAW_STEP_SECONDS, build_snapshot
+
+# derived view -> its name on a chart (the entity is named apart, see entity_name)
+DERIVED_LABELS = {
+    "derived.counted_iops": "IOPS (256 KiB units)",
+    "derived.mibps": "throughput",
+    "derived.read_latency_ms": "read latency",
+    "derived.write_latency_ms": "write latency",
+    "derived.iops_ceiling": "IOPS ceiling in force",
+    "derived.mibps_ceiling": "throughput ceiling in force",
+}
 
 # derived view -> (unit, how to read it); units as domain/advisor/context.py and domain/snapshot/views.py compute them
 DERIVED_UNITS = {
@@ -49,6 +60,33 @@ class ChartSeries:
     values: list[float | None]
     reference_lines: list[ReferenceLine] = field(default_factory=list)
     found: bool = True
+    entity_name: str = ""
+
+
+def metric_label(metric: str) -> str:
+    """A series' name for a chart when the advisor gave none: "read latency", CloudWatch's "BurstBalance"."""
+    if metric in DERIVED_LABELS:
+        return DERIVED_LABELS[metric]
+    spec = REGISTRY.get(metric)
+    if spec is not None and isinstance(spec.source, CloudWatchSource):
+        return spec.source.metric_name
+    return metric
+
+
+def entity_name(snapshot: Snapshot, kind: str, entity_id: str) -> str:
+    """A short name for a chart legend: a store's address; a volume or an instance with the store it serves
+    ("10.0.1.14:20160 vol-0abc"), so two stores' series of one chart are told apart."""
+    nodes = snapshot.nodes
+    if kind == "node":
+        node = next((n for n in nodes if entity_id in (n.id, n.address)), None)
+        return node.address if node is not None else entity_id
+    if kind == "volume":
+        served = [n for n in nodes if entity_id in (*n.data_volume_ids, *n.raft_volume_ids)]
+    elif kind == "instance":
+        served = [n for n in nodes if n.instance_id == entity_id]
+    else:
+        served = []
+    return f"{served[0].address} {entity_id}" if len(served) == 1 else entity_id
 
 
 @dataclass(frozen=True)
@@ -84,7 +122,8 @@ def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSer
     out: list[ChartSeries] = []
     for ref in refs:
         kind, entity_id, metric, labels = ref.entity_kind, ref.entity_id, ref.metric, ref.labels
-        label = ref.label or f"{metric} {entity_id}"
+        label = ref.label or metric_label(metric)
+        name = entity_name(snapshot, kind, entity_id)
         lines = list(ref.reference_lines)
         unit = DERIVED_UNITS.get(metric, "")
         values: Any = None
@@ -99,15 +138,17 @@ def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSer
         except KeyError:  # an entity the snapshot of this window does not hold any more
             values = None
         if values is None:
-            out.append(ChartSeries(kind, entity_id, metric, label, unit, [], [], lines, found=False))
+            out.append(ChartSeries(kind, entity_id, metric, label, unit, [], [], lines, found=False, entity_name=name))
             continue
         arr = np.asarray(values, dtype=np.float64)
         out.append(
             ChartSeries(
                 kind, entity_id, metric, label, unit,
                 t=[start + i * window.step_seconds for i in range(len(arr))],
+                # NaN (no sample, or no I/O to average a latency over) is a gap: None, never 0
                 values=[None if math.isnan(v) else float(v) for v in arr.tolist()],
                 reference_lines=lines,
+                entity_name=name,
             )
         )
     return out

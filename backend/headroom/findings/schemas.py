@@ -130,6 +130,11 @@ class EvidenceSeriesRead(Output):
     values: list[float | None] = Field(description="One per t; null marks a gap.")
     reference_lines: list[ReferenceLine] = Field(default_factory=list)
     found: bool = Field(description="False when the store has no points of this series in the window.")
+    entity_name: str = Field(
+        default="",
+        description='A short name of the entity for a legend: a store\'s address, a volume or instance with the '
+        'store it serves ("10.0.1.14:20160 vol-0abc"); the entity id when no store is known.',
+    )
 
 
 class EvidenceChartRead(Output):

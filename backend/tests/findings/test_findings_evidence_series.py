@@ -59,6 +59,18 @@ def test_gp2_burst_finding_charts_its_balance_and_iops_against_the_ceilings(
     # the drained volume is held at its baseline: every point within a rounding step of 1,050 IOPS
     assert all(abs(v - 1050) < 1 for v in iops["values"] if v is not None)
 
+    # each series names its volume with the store it serves (the legend of a chart of several entities)
+    volume = finding["entity_id"]
+    assert all(s["entity_name"].endswith(f" {volume}") and ":20160 " in s["entity_name"] for s in chart["series"])
+    if "derived.read_latency_ms" in by_metric:
+        # a volume serving I/O has a latency above 0 ms; a minute without data is null, never 0
+        latency = by_metric["derived.read_latency_ms"]
+        assert latency["label"] == "read latency"
+        for lat, io in zip(latency["values"], iops["values"], strict=True):
+            assert lat is None or lat > 0
+            if io is not None and io > 0:
+                assert lat is not None
+
     # another org's finding is a 404, like any other finding route
     stranger = sign_up(make_client(), org="Stranger Org")
     assert stranger.get(f"/api/v1/findings/{finding['id']}/evidence/series").status_code == 404

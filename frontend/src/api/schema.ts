@@ -2635,6 +2635,12 @@ export interface components {
             /** Entity Kind */
             entity_kind: string;
             /**
+             * Entity Name
+             * @description A short name of the entity for a legend: a store's address, a volume or instance with the store it serves ("10.0.1.14:20160 vol-0abc"); the entity id when no store is known.
+             * @default
+             */
+            entity_name?: string;
+            /**
              * Found
              * @description False when the store has no points of this series in the window.
              */

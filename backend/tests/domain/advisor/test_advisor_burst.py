@@ -106,3 +106,21 @@ def test_the_chart_names_the_baseline_the_finding_was_judged_by() -> None:
             (3000.0, "gp2 burst, while credits last"),
         ]
         assert demand.limit == 1500.0
+
+
+def test_no_drain_period_reports_no_demand_rather_than_zero() -> None:
+    # The bucket ran low while the volume stayed under its 1,500 IOPS baseline (3 IOPS/GiB x 500 GiB, AWS gp2:
+    # https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html): there was no drain period, so there
+    # is no drain-period demand. A missing number is left out, never stored as a "0 IOPS demand".
+    balance = np.full(1440, 100.0)
+    balance[700:760] = 0.0
+    snap = synthetic(
+        volume={"type": "gp2", "size_gib": 500},
+        read_iops=np.full(1440, 1200.0),
+        extra_volume_series={"ebs.burst_balance": balance},
+    )
+    (finding,) = of_rule(advise(snap, rules=["gp2-burst-depletion"]), "gp2-burst-depletion")
+    labels = [m.label for m in finding.evidence.measures]
+    assert "drain-period demand p95" not in labels
+    assert not [m for m in finding.evidence.measures if m.unit == "IOPS" and m.value == 0]
+    assert "burst ceiling" in labels  # the rest of the evidence is there

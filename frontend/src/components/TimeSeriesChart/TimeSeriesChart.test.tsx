@@ -4,7 +4,7 @@ import { formatValue } from '@/lib/format';
 import { formatTick } from './format';
 import { axisMax, layoutCeilingLabels, niceAxisMax, PALETTE, seriesStyles } from './layout';
 // The chart itself, not the lazily loaded wrapper that index.ts exports (it renders at once, for getBy* queries).
-import { TimeSeriesChart, toRows, type Ceiling, type ForecastBand, type TimeSeries } from './TimeSeriesChart';
+import { TimeSeriesChart, type Ceiling, type ForecastBand, type TimeSeries } from './TimeSeriesChart';
 
 const T0 = Date.UTC(2026, 10, 1, 0, 0);
 const MIN = 60_000;
@@ -90,14 +90,60 @@ describe('niceAxisMax', () => {
   });
 });
 
-describe('toRows', () => {
-  it('merges series and forecast into one sorted row per timestamp', () => {
-    const rows = toRows([readIops, writeIops], forecast);
-    expect(rows.map((r) => r.t)).toEqual([T0, T0 + MIN, T0 + 2 * MIN, T0 + 3 * MIN, T0 + 4 * MIN]);
-    expect(rows[0]).toEqual({ t: T0, 's:read': 1200, 's:write': 300 });
-    // A missing sample stays null (a gap), it never becomes 0.
-    expect(rows[2]).toEqual({ t: T0 + 2 * MIN, 's:read': null });
-    expect(rows[4]).toEqual({ t: T0 + 4 * MIN, __forecast: [2400, 2900] });
+describe('TimeSeriesChart: each series on its own points', () => {
+  // Two series sampled at different times (each cut by M4 at its own timestamps): merged into one row per
+  // timestamp, each line had a hole at every timestamp of the other.
+  const a: TimeSeries = { id: 'a', label: 'Read', stepMs: 2 * MIN, points: [0, 2, 4, 6, 8].map((m) => ({ t: T0 + m * MIN, value: 100 + m })) };
+  const b: TimeSeries = { id: 'b', label: 'Write', stepMs: 2 * MIN, points: [1, 3, 5, 7, 9].map((m) => ({ t: T0 + m * MIN, value: 50 + m })) };
+  const pieces = (container: HTMLElement, id: string) =>
+    (container.querySelector(`.ts-chart__line--${id} path.recharts-line-curve`)?.getAttribute('d')?.match(/M/g) ?? []).length;
+
+  it('draws each line whole when the series interleave', () => {
+    const { container } = renderChart({ series: [a, b], ceilings: [], forecast: undefined });
+    expect(pieces(container, 'a')).toBe(1);
+    expect(pieces(container, 'b')).toBe(1);
+  });
+
+  it("breaks a line only at its own gap, and says when there was no data", () => {
+    const holed: TimeSeries = { ...a, points: a.points.filter((p) => p.t !== T0 + 4 * MIN) }; // 2 -> 6 min: 2 steps
+    const { container } = renderChart({ series: [holed, b], ceilings: [], forecast: undefined });
+    expect(pieces(container, 'a')).toBe(2);
+    expect(pieces(container, 'b')).toBe(1);
+    const legend = within(screen.getByRole('list', { name: 'Volume IOPS: legend' }));
+    expect(legend.getByText(/^Read/).closest('li')?.textContent).toContain('no data +2m – +6m (UTC)');
+    expect(legend.getByText(/^Write/).closest('li')?.textContent).not.toContain('no data');
+  });
+
+  it('keeps the time axis given (the window) and cuts a forecast at its end, saying it goes on', () => {
+    const forecastLine: TimeSeries = {
+      id: 'f',
+      label: 'Projected',
+      points: [
+        { t: T0 + 8 * MIN, value: 108 },
+        { t: T0 + 100 * MIN, value: 200 },
+      ],
+    };
+    const { container } = renderChart({ series: [a, forecastLine], ceilings: [], forecast: undefined, xDomain: [T0, T0 + 12 * MIN] });
+    expect(container.querySelector('[data-x-domain]')?.getAttribute('data-x-domain')).toBe(`${T0},${T0 + 12 * MIN}`);
+    // the y axis is not stretched by the forecast's far end (200): 4 minutes in, it is at 112
+    const ticks = [...container.querySelectorAll('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')];
+    expect(ticks.at(-1)?.textContent).toBe('200 IOPS');
+    const legend = within(screen.getByRole('list', { name: 'Volume IOPS: legend' }));
+    expect(legend.getByText(/^Projected/).closest('li')?.textContent).toContain('(108 IOPS to 112 IOPS); continues past +12m UTC');
+  });
+
+  it('puts the unit on every y tick', () => {
+    const { container } = renderChart({ series: [a], ceilings: [], forecast: undefined, unit: 'ms' });
+    const ticks = [...container.querySelectorAll('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')];
+    // values 100-108 ms, x 1.08 of headroom: a round 200 ms top
+    expect(ticks.map((t) => t.textContent)).toEqual(['0 ms', '50 ms', '100 ms', '150 ms', '200 ms']);
+  });
+
+  it('says so when a series has no point in the window, instead of drawing it at 0', () => {
+    const empty: TimeSeries = { id: 'r', label: 'Raft read', points: [{ t: T0, value: null }, { t: T0 + MIN, value: null }] };
+    const { container } = renderChart({ series: [a, empty], ceilings: [], forecast: undefined });
+    expect(container.querySelector('.ts-chart__line--r path.recharts-line-curve')).toBeNull();
+    expect(screen.getByText(/^Raft read/).closest('li')?.textContent).toBe('Raft read: no data in this window');
   });
 });
 
@@ -108,8 +154,9 @@ describe('TimeSeriesChart', () => {
     const legend = within(figure).getByRole('list', { name: 'Volume IOPS: legend' });
     const items = within(legend).getAllByRole('listitem').map((li) => li.textContent);
     expect(items).toEqual([
-      'Read IOPS',
-      'Write IOPS',
+      // with the range each line spans, and where a series has no data
+      'Read IOPS (1,200 IOPS to 2,400 IOPS); no data +1m – +3m (UTC)',
+      'Write IOPS (300 IOPS to 350 IOPS)',
       'Forecast (80% interval)',
       'gp3 provisioned IOPS: 3,000 IOPS (source: AWS EBS volume types (gp3 baseline))',
     ]);
@@ -139,7 +186,7 @@ describe('TimeSeriesChart', () => {
     const { container } = renderChart({ forecast: undefined });
     const ticks = [...container.querySelectorAll('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')];
     const values = ticks.map((t) => {
-      const text = t.textContent ?? '';
+      const text = (t.textContent ?? '').replace(/ IOPS$/, '');
       return text.endsWith('K') ? Number(text.slice(0, -1)) * 1000 : Number(text);
     });
     // 3,000 x 1.08 headroom rounds up to a 4,000 IOPS axis with round quarter ticks.
@@ -157,11 +204,13 @@ describe('TimeSeriesChart', () => {
 
 describe('formatTick', () => {
   it.each([
-    [-0, '0'],
-    [-1e-9, '0'],
-    [12_000, '12K'],
-  ])('formats %s as %s', (value, expected) => {
-    expect(formatTick(value)).toBe(expected);
+    [-0, '', '0'],
+    [-1e-9, 'IOPS', '0 IOPS'],
+    [12_000, 'IOPS', '12K IOPS'],
+    [40, '%', '40%'],
+    [0.5, 'ms', '0.5 ms'],
+  ])('formats %s %s as %s', (value, unit, expected) => {
+    expect(formatTick(value, unit)).toBe(expected);
   });
 });
 
@@ -272,14 +321,15 @@ describe('TimeSeriesChart: units, labels, colours and its accessible name', () =
     { t: T0 + MIN, value: v },
   ];
 
-  it('names CloudWatch units as a reader does: no "None" on the axis, "%" for Percent', () => {
+  it('names CloudWatch units as a reader does: no "None" on the ticks, "%" for Percent', () => {
+    const tickTexts = (c: HTMLElement) =>
+      [...c.querySelectorAll('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')].map((t) => t.textContent);
     const { container, unmount } = renderChart({ unit: 'None', ceilings: [], forecast: undefined });
-    const axisLabel = () => container.querySelector('text.recharts-label')?.textContent ?? '';
-    expect(axisLabel()).toBe('');
+    expect(tickTexts(container).join(' ')).not.toContain('None');
     expect(screen.getByRole('img').getAttribute('aria-label')).not.toContain('None');
     unmount();
     const percent = renderChart({ unit: 'Percent', series: [{ id: 'b', label: 'BurstBalance', points: at(100) }], ceilings: [], forecast: undefined });
-    expect(percent.container.querySelector('text.recharts-label')?.textContent).toBe('%');
+    expect(tickTexts(percent.container)).toEqual(['0%', '25%', '50%', '75%', '100%']);
   });
 
   it('draws a 0-100 % burst-balance axis, not 0-200 %', () => {
@@ -290,7 +340,7 @@ describe('TimeSeriesChart: units, labels, colours and its accessible name', () =
       forecast: undefined,
     });
     const ticks = [...container.querySelectorAll('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')];
-    expect(ticks.map((t) => t.textContent)).toEqual(['0', '25', '50', '75', '100']);
+    expect(ticks.map((t) => t.textContent)).toEqual(['0%', '25%', '50%', '75%', '100%']);
   });
 
   it('draws the labels of close ceilings apart (one above, one below)', () => {

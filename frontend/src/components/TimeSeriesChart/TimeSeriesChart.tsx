@@ -15,18 +15,20 @@ import {
 import { formatValue, humanUnit, type Unit } from '@/lib/format';
 import { formatTick, formatTime as defaultFormatTime } from './format';
 import { axisMax, layoutCeilingLabels, seriesStyles, type LabelPlacement } from './layout';
+import { drawnLine, timeTicks, valueAt, valueRange, type DrawnLine, type Gap, type Point } from './series';
 
-export interface TimeSeriesPoint {
-  /** Milliseconds since the epoch. */
-  t: number;
-  /** null leaves a gap (no sample), unlike 0. */
-  value: number | null;
-}
+export type TimeSeriesPoint = Point;
 
 export interface TimeSeries {
   id: string;
   label: string;
+  /** This series' own points (never merged with another series' timestamps); a null value is a gap, never 0. */
   points: TimeSeriesPoint[];
+  /**
+   * Milliseconds one point stands for (its bucket, CloudWatch period or M4 span): two points further apart than
+   * GAP_STEPS of it have no data between them, and the line breaks there. Without it only null values break it.
+   */
+  stepMs?: number;
   color?: string;
   /** Id of the series this one continues (its forecast): drawn in that series' colour, dashed. */
   follows?: string;
@@ -69,48 +71,74 @@ export interface TimeSeriesChartProps {
   animate?: boolean;
   formatTime?: (epochMs: number) => string;
   emptyMessage?: string;
+  /**
+   * The time axis, [start, end] in epoch ms: every chart of a page row passes the same one (the chosen window,
+   * plus the forecast horizon when forecasts are drawn). Anything outside is cut at its edge. Default: the data's.
+   */
+  xDomain?: [number, number];
 }
 
 const CEILING_COLOR = '#cf222e';
 const FORECAST_COLOR = '#8c959f';
-const BAND_KEY = '__forecast';
 
-type Row = { t: number; [key: string]: number | null | [number, number] };
-
-function seriesKey(id: string): string {
-  return `s:${id}`;
+interface BandRow {
+  t: number;
+  band: [number, number] | null;
 }
 
-function highestValue(series: TimeSeries[], ceilings: Ceiling[], forecast?: ForecastBand): number {
+interface Drawn extends TimeSeries {
+  line: DrawnLine;
+  color: string;
+  dash?: string;
+}
+
+function highestValue(lines: DrawnLine[], ceilings: Ceiling[], band: BandRow[]): number {
   let max = 0;
-  for (const s of series) for (const p of s.points) if (p.value !== null && p.value > max) max = p.value;
+  for (const l of lines) for (const p of l.points) if (p.value !== null && p.value > max) max = p.value;
   for (const c of ceilings) max = Math.max(max, c.value);
-  for (const p of forecast?.points ?? []) max = Math.max(max, p.upper);
+  for (const r of band) if (r.band) max = Math.max(max, r.band[1]);
   return max;
 }
 
-/** Merge every series and the forecast band into one row per timestamp, as Recharts wants. */
-export function toRows(series: TimeSeries[], forecast?: ForecastBand): Row[] {
-  const rows = new Map<number, Row>();
-  const rowAt = (t: number): Row => {
-    let row = rows.get(t);
-    if (!row) {
-      row = { t };
-      rows.set(t, row);
-    }
-    return row;
-  };
-  for (const s of series) {
-    for (const p of s.points) rowAt(p.t)[seriesKey(s.id)] = p.value;
-  }
-  for (const p of forecast?.points ?? []) rowAt(p.t)[BAND_KEY] = [p.lower, p.upper];
-  return [...rows.values()].sort((a, b) => a.t - b.t);
+/** The forecast band's rows, cut to the domain like a line (its lower and upper edges each drawn as one). */
+export function bandRows(forecast: ForecastBand | undefined, domain?: [number, number]): BandRow[] {
+  if (!forecast) return [];
+  const lower = drawnLine(forecast.points.map((p) => ({ t: p.t, value: p.lower })), undefined, domain).points;
+  const upper = drawnLine(forecast.points.map((p) => ({ t: p.t, value: p.upper })), undefined, domain).points;
+  return lower.map((p, i) => {
+    const u = upper[i]?.value;
+    return { t: p.t, band: p.value === null || u === null || u === undefined ? null : [p.value, u] };
+  });
+}
+
+/** The data's own time range, [first, last] in epoch ms, when no domain is given. */
+function dataDomain(series: TimeSeries[], forecast?: ForecastBand): [number, number] | undefined {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const s of series) for (const p of s.points) if (p.value !== null) [lo, hi] = [Math.min(lo, p.t), Math.max(hi, p.t)];
+  for (const p of forecast?.points ?? []) [lo, hi] = [Math.min(lo, p.t), Math.max(hi, p.t)];
+  return lo <= hi ? [lo, hi] : undefined;
+}
+
+/** "no data 21:40–22:10 UTC" for a series' gaps (the first two, and how many more). */
+export function describeGaps(gaps: Gap[], formatTime: (epochMs: number) => string): string {
+  if (gaps.length === 0) return '';
+  const shown = gaps.slice(0, 2).map((g) => `${formatTime(g.from)} – ${formatTime(g.to)}`);
+  const more = gaps.length > 2 ? ` and ${gaps.length - 2} more` : '';
+  return `no data ${shown.join(', ')}${more} (UTC)`;
 }
 
 // The plot's margins (ComposedChart's margin) and the x axis's height (Recharts' default): the plot is the
 // chart's height less these, which is what the ceiling labels are laid out in.
 const MARGIN = { top: 20, right: 16, bottom: 4, left: 8 };
 const X_AXIS_HEIGHT = 30;
+/** The y axis's width: its ticks carry their unit ("1.5K IOPS", "120 MiB/s"). */
+export const Y_AXIS_WIDTH = 76;
+
+/** A series id as a CSS class name part. */
+function cssId(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, '_');
+}
 
 function CeilingLabel({
   ceiling,
@@ -146,35 +174,39 @@ function CeilingLabel({
 }
 
 interface ChartTooltipProps extends TooltipContentProps<number | [number, number], string> {
-  series: TimeSeries[];
+  series: Drawn[];
   ceilings: Ceiling[];
   forecast?: ForecastBand;
+  band: BandRow[];
   unit: Unit;
   formatTime: (epochMs: number) => string;
 }
 
-function ChartTooltip({ active, payload, label, series, ceilings, forecast, unit, formatTime }: ChartTooltipProps) {
-  if (!active || !payload?.length) return null;
-  const row = payload[0]?.payload as Row | undefined;
-  if (!row) return null;
-  const band = row[BAND_KEY];
+/** At the hovered time: each series' nearest point (each has its own timestamps), "no data" in one of its gaps. */
+function ChartTooltip({ active, label, series, ceilings, forecast, band, unit, formatTime }: ChartTooltipProps) {
+  const t = Number(label);
+  if (!active || !Number.isFinite(t)) return null;
+  const bandAt = band.reduce<BandRow | undefined>(
+    (best, r) => (r.band && (!best || Math.abs(r.t - t) < Math.abs(best.t - t)) ? r : best),
+    undefined,
+  );
   return (
     <div className="ts-chart__tooltip">
-      <p className="ts-chart__tooltip-time">{formatTime(Number(label))} UTC</p>
+      <p className="ts-chart__tooltip-time">{formatTime(t)} UTC</p>
       <ul>
         {series.map((s) => {
-          const v = row[seriesKey(s.id)];
-          if (typeof v !== 'number') return null;
+          const v = valueAt(s.line, t);
+          if (v === undefined) return null;
           return (
             <li key={s.id}>
-              {s.label}: <strong>{formatValue(v, unit)}</strong>
+              {s.label}: <strong>{v === 'no data' ? 'no data' : formatValue(v, unit)}</strong>
             </li>
           );
         })}
-        {forecast && Array.isArray(band) && (
+        {forecast && bandAt?.band && (
           <li>
-            {forecast.label}: <strong>{formatValue(band[0], unit)}</strong> to{' '}
-            <strong>{formatValue(band[1], unit)}</strong>
+            {forecast.label}: <strong>{formatValue(bandAt.band[0], unit)}</strong> to{' '}
+            <strong>{formatValue(bandAt.band[1], unit)}</strong>
           </li>
         )}
       </ul>
@@ -216,7 +248,8 @@ export function axisUnit(unit: Unit): string {
   return human.scale === 1 ? human.unit : unit;
 }
 
-/** The one time-series chart: lines per series, dashed ceilings with their source, a shaded forecast band. */
+/** The one time-series chart: a line per series (each on its own points, broken only where it has no data),
+ * dashed ceilings with their source, a shaded forecast band, on a shared time domain. */
 export function TimeSeriesChart({
   title,
   unit,
@@ -229,80 +262,94 @@ export function TimeSeriesChart({
   animate = true,
   formatTime = defaultFormatTime,
   emptyMessage = 'No data for this period yet.',
+  xDomain,
 }: TimeSeriesChartProps) {
   const titleId = useId();
-  const rows = useMemo(() => toRows(series, forecast), [series, forecast]);
+  const domain = useMemo(() => xDomain ?? dataDomain(series, forecast), [xDomain, series, forecast]);
+  const drawn: Drawn[] = useMemo(() => {
+    const styles = seriesStyles(series);
+    return series.map((s, i) => ({ ...s, line: drawnLine(s.points, s.stepMs, domain), color: styles[i]!.color, dash: styles[i]!.dash }));
+  }, [series, domain]);
+  const band = useMemo(() => bandRows(forecast, domain), [forecast, domain]);
   const shownUnit = axisUnit(unit);
-  const yMax = axisMax(highestValue(series, ceilings, forecast), shownUnit === '%');
+  const yMax = axisMax(
+    highestValue(
+      drawn.map((d) => d.line),
+      ceilings,
+      band,
+    ),
+    shownUnit === '%',
+  );
   const yTicks = [0, yMax / 4, yMax / 2, (3 * yMax) / 4, yMax];
-  const styles = seriesStyles(series);
-  const colored = series.map((s, i) => ({ ...s, color: styles[i]!.color, dash: styles[i]!.dash }));
   const forecastColor = forecast?.color ?? FORECAST_COLOR;
   const placements = layoutCeilingLabels(ceilings, yMax, height - MARGIN.top - MARGIN.bottom - X_AXIS_HEIGHT);
 
   const chart = (
-    <ComposedChart
-      data={rows}
-      margin={MARGIN}
-      {...(width !== undefined ? { width, height } : {})}
-    >
+    <ComposedChart margin={MARGIN} {...(width !== undefined ? { width, height } : {})}>
       <CartesianGrid stroke="#e6e9ef" vertical={false} />
       <XAxis
         dataKey="t"
         type="number"
         scale="time"
-        domain={['dataMin', 'dataMax']}
+        domain={domain ?? ['dataMin', 'dataMax']}
+        ticks={domain ? timeTicks(domain) : undefined}
+        allowDataOverflow
         tickFormatter={(t: number) => formatTime(t)}
         height={X_AXIS_HEIGHT}
         tick={{ fontSize: 12, fill: '#57606a' }}
         minTickGap={32}
+        // the time ticks' unit: every time Headroom shows is UTC (no tick sits at the right end, see timeTicks)
+        label={{ value: 'UTC', position: 'insideBottomRight', offset: 0, fontSize: 11, fill: '#57606a' }}
       />
       <YAxis
-        tickFormatter={formatTick}
+        tickFormatter={(v: number) => formatTick(v, shownUnit)}
         tick={{ fontSize: 12, fill: '#57606a' }}
-        width={56}
+        width={Y_AXIS_WIDTH}
         domain={[0, yMax]}
         ticks={yTicks}
         // Five fixed ticks never crowd 280 px; interval 0 spares Recharts measuring each label (a forced layout).
         interval={0}
         allowDataOverflow={false}
-        label={{ value: shownUnit, angle: -90, position: 'insideLeft', fontSize: 12, fill: '#57606a' }}
       />
       <Tooltip
         content={(props) => (
           <ChartTooltip
             {...(props as TooltipContentProps<number | [number, number], string>)}
-            series={colored}
+            series={drawn}
             ceilings={ceilings}
             forecast={forecast}
+            band={band}
             unit={unit}
             formatTime={formatTime}
           />
         )}
       />
-      {forecast && (
+      {forecast && band.length > 0 && (
         <Area
-          dataKey={BAND_KEY}
+          data={band}
+          dataKey="band"
           name={forecast.label}
           stroke={forecastColor}
           strokeDasharray="4 3"
           fill={forecastColor}
           fillOpacity={0.2}
           isAnimationActive={animate}
-          connectNulls
         />
       )}
-      {colored.map((s) => (
+      {drawn.map((s) => (
         <Line
           key={s.id}
-          dataKey={seriesKey(s.id)}
+          data={s.line.points}
+          dataKey="value"
           name={s.label}
+          className={`ts-chart__line ts-chart__line--${cssId(s.id)}`}
           stroke={s.color}
           strokeDasharray={s.dash}
           strokeWidth={2}
           dot={false}
           isAnimationActive={animate}
-          type="monotone"
+          // linear: a monotone curve overshoots between M4's kept extremes and draws values never measured
+          type="linear"
         />
       ))}
       {ceilings.map((c) => (
@@ -319,7 +366,8 @@ export function TimeSeriesChart({
     </ComposedChart>
   );
 
-  const hasData = rows.length > 0;
+  const hasData = drawn.some((d) => d.line.points.some((p) => p.value !== null));
+  const end = domain?.[1];
 
   return (
     <figure className="ts-chart" aria-labelledby={titleId}>
@@ -335,6 +383,8 @@ export function TimeSeriesChart({
           style={{ height }}
           role="img"
           aria-label={describeChart(title, unit, series, ceilings, forecast)}
+          // the time axis drawn, [start, end] epoch ms: a page's charts share it (the e2e checks read it)
+          data-x-domain={domain ? `${domain[0]},${domain[1]}` : undefined}
         >
           {width !== undefined ? (
             chart
@@ -350,16 +400,33 @@ export function TimeSeriesChart({
         </p>
       )}
       <ul className="ts-chart__legend" aria-label={`${title}: legend`}>
-        {colored.map((s) => (
-          <li key={s.id}>
-            <span
-              className={s.dash ? 'ts-chart__swatch ts-chart__swatch--dashed' : 'ts-chart__swatch'}
-              style={s.dash ? { borderColor: s.color } : { background: s.color }}
-              aria-hidden="true"
-            />
-            {s.label}
-          </li>
-        ))}
+        {drawn.map((s) => {
+          const range = valueRange(s.line.points);
+          const gaps = describeGaps(s.line.gaps, formatTime);
+          return (
+            <li key={s.id} data-series-id={s.id}>
+              <span
+                className={s.dash ? 'ts-chart__swatch ts-chart__swatch--dashed' : 'ts-chart__swatch'}
+                style={s.dash ? { borderColor: s.color } : { background: s.color }}
+                aria-hidden="true"
+              />
+              <span>
+                <span className="ts-chart__series-name">{s.label}</span>
+                {range && (
+                  <span className="ts-chart__range">
+                    {' '}
+                    ({range[0] === range[1] ? formatValue(range[0], unit) : `${formatValue(range[0], unit)} to ${formatValue(range[1], unit)}`})
+                  </span>
+                )}
+                {gaps && <span className="ts-chart__gaps">; {gaps}</span>}
+                {!range && !s.line.continuesPastEnd && <span className="ts-chart__gaps">: no data in this window</span>}
+                {s.line.continuesPastEnd && end !== undefined && (
+                  <span className="ts-chart__beyond">; continues past {formatTime(end)} UTC</span>
+                )}
+              </span>
+            </li>
+          );
+        })}
         {forecast && (
           <li>
             <span className="ts-chart__swatch ts-chart__swatch--band" style={{ background: forecastColor }} aria-hidden="true" />

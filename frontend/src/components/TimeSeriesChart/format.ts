@@ -1,9 +1,11 @@
 const tickFormat = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 2 });
 
-/** A compact tick label: "12k", "1.5M"; the axis title carries the unit. */
-export function formatTick(value: number): string {
+/** A compact tick label with its unit: "12K IOPS", "1.5M", "40%", "0.5 ms" (unit as the chart shows it). */
+export function formatTick(value: number, unit = ''): string {
   // never "-0": a tick at -0 or float noise just below zero reads 0
-  return tickFormat.format(Math.abs(value) < 0.005 ? 0 : value);
+  const number = tickFormat.format(Math.abs(value) < 0.005 ? 0 : value);
+  if (unit === '%') return `${number}%`;
+  return unit ? `${number} ${unit}` : number;
 }
 
 // UTC, as every time Headroom shows (CloudWatch and the advisor work in UTC): "22 Nov, 05:10".

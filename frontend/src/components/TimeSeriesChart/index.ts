@@ -3,3 +3,4 @@ export { preloadTimeSeriesChart, TimeSeriesChart } from './LazyTimeSeriesChart';
 export type { Ceiling, ForecastBand, ForecastBandPoint, TimeSeries, TimeSeriesChartProps, TimeSeriesPoint } from './TimeSeriesChart';
 export { formatTick, formatTime } from './format';
 export { niceAxisMax } from './layout';
+export { drawnLine, findGaps, GAP_STEPS, segmentCount, type Gap, type Point } from './series';

@@ -49,6 +49,39 @@ describe('evidence charts', () => {
     expect(missing.map((s) => s.metric)).toEqual(['derived.read_latency_ms']);
   });
 
+  it('names the store of each line when a chart covers two stores, and a lone entity in the title', () => {
+    // the block-cache finding: hits and misses of two stores share one ops/s chart
+    const series = (metric: string, label: string, store: string) => ({
+      entity_kind: 'node', entity_id: store, entity_name: store, metric, label, unit: 'ops/s',
+      t: [0, 60, 180], values: [1, 2, 3], reference_lines: [], found: true,
+    });
+    const { charts } = toEvidenceCharts(
+      {
+        finding_id: 'f', window_start: '', window_end: '', step_seconds: 60,
+        series: [
+          series('tikv.block_cache_hit', 'block-cache hits/s', '10.0.1.14:20160'),
+          series('tikv.block_cache_miss', 'block-cache misses/s', '10.0.1.14:20160'),
+          series('tikv.block_cache_hit', 'block-cache hits/s', '10.0.1.15:20160'),
+          series('tikv.block_cache_miss', 'block-cache misses/s', '10.0.1.15:20160'),
+          { ...series('derived.read_latency_ms', 'read latency', 'vol-1'), unit: 'ms', entity_kind: 'volume', entity_name: '10.0.1.14:20160 vol-1' },
+        ],
+      },
+      [], [], 'block-cache-size',
+    );
+    const [ops, latency] = charts;
+    expect(ops!.series.map((s) => s.label)).toEqual([
+      'block-cache hits/s (10.0.1.14:20160)',
+      'block-cache misses/s (10.0.1.14:20160)',
+      'block-cache hits/s (10.0.1.15:20160)',
+      'block-cache misses/s (10.0.1.15:20160)',
+    ]);
+    expect(ops!.title).toBe('block-cache hits/s, block-cache misses/s (ops/s) · 10.0.1.14:20160, 10.0.1.15:20160');
+    expect(latency!.series[0]!.label).toBe('read latency');
+    expect(latency!.title).toBe('read latency (ms) · 10.0.1.14:20160 vol-1');
+    // the evidence step: 60 -> 180 s is a missing minute, a gap the chart draws
+    expect(ops!.series[0]!.stepMs).toBe(60_000);
+  });
+
   it('shows bytes as MiB and merges repeated ceilings of series that share a unit', () => {
     const line = { value: 10 * 1024 * 1024, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s', kind: null, source: null };
     const series = (metric: string) => ({

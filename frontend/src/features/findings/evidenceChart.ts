@@ -12,7 +12,8 @@ export interface EvidenceChart {
   id: string;
   title: string;
   unit: string;
-  series: TimeSeries[];
+  /** Each series with the entity it is about (a store, a volume); legends name it when the chart has several. */
+  series: (TimeSeries & { name: string; entity: string })[];
   ceilings: Ceiling[];
   /** Limits far above every plotted value: listed under the chart instead of flattening its lines. */
   offScale: Ceiling[];
@@ -67,7 +68,16 @@ export function chartTitle(names: string[], unit: string): string {
   return names.every((n) => says.test(n)) ? joined : `${joined} (${unit})`;
 }
 
-/** Reshape the API's evidence series into one chart per unit, ceilings deduplicated, bytes shown as MiB. */
+/** A series' entity as a legend names it: the API's short name (store address, or store and volume), else the id. */
+function entityText(s: EvidenceSeries): string {
+  return s.entity_name || s.entity_id;
+}
+
+/**
+ * Reshape the API's evidence series into one chart per unit, ceilings deduplicated, bytes shown as MiB. A chart
+ * of several entities (two stores' block-cache hits) names each line's entity; one of a single entity says it in
+ * its title.
+ */
 export function toEvidenceCharts(
   data: EvidenceChartData,
   measures: Measure[],
@@ -90,6 +100,10 @@ export function toEvidenceCharts(
     chart.series.push({
       id: `${i}:${s.metric}:${s.entity_id}`,
       label: s.label,
+      name: s.label,
+      entity: entityText(s),
+      // the evidence window's step: a longer distance between two points is a gap
+      stepMs: data.step_seconds * 1000,
       points: s.t.map((t, j) => {
         const v = s.values[j];
         return { t: t * 1000, value: v === null || v === undefined ? null : v * scale };
@@ -113,10 +127,13 @@ export function toEvidenceCharts(
       chart.offScale = chart.ceilings.filter((c) => c.value > OFF_SCALE_FACTOR * highest);
       chart.ceilings = chart.ceilings.filter((c) => c.value <= OFF_SCALE_FACTOR * highest);
     }
-    chart.title = chartTitle(
-      chart.series.map((s) => s.label),
-      chart.unit,
-    );
+    const entities = [...new Set(chart.series.map((s) => s.entity))];
+    const names = [...new Set(chart.series.map((s) => s.name))];
+    if (entities.length > 1) {
+      for (const s of chart.series) s.label = s.name.includes(s.entity) ? s.name : `${s.name} (${s.entity})`;
+    }
+    const about = entities.filter((e) => !names.some((n) => n.includes(e)));
+    chart.title = `${chartTitle(names, chart.unit)}${about.length > 0 ? ` · ${about.join(', ')}` : ''}`;
   }
   return { charts: [...charts.values()], missing };
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { seriesStyles } from '@/components/TimeSeriesChart/layout';
 import { formatDuration } from '@/lib/format';
-import { describeForecast, heat, panelChart, toCeilings, toPoints } from './adapters';
+import { drawnLine, findGaps, segmentCount } from '@/components/TimeSeriesChart';
+import { chartDomain, describeForecast, entityOf, FORECAST_SHARE, heat, panelChart, stepMs, toCeilings, toPoints } from './adapters';
 import { chartPoints, MAX_CHART_POINTS, windowFor } from './api';
 import { nodeMetrics } from './fixtures';
 
@@ -9,36 +10,62 @@ const panels = nodeMetrics().panels;
 const iops = panels[0]!;
 const burst = panels[1]!;
 
-describe('toPoints', () => {
-  it('converts epoch seconds to ms and breaks the line at a gap longer than 1.5 steps', () => {
-    const points = toPoints(iops.series[0]!, 60);
+describe('toPoints and stepMs', () => {
+  it("keeps a series' own points in ms, a null as null (the chart breaks the line there, never at 0)", () => {
+    const points = toPoints(iops.series[0]!);
     const t0 = iops.series[0]!.t[0]! * 1000;
     expect(points).toEqual([
       { t: t0, value: 2700 },
       { t: t0 + 60_000, value: 2800 },
-      { t: t0 + 120_000, value: null },
       { t: t0 + 300_000, value: 3000 },
     ]);
+    // 300 s between the second and third point: more than 1.5 steps of 60 s, a gap the chart draws as one
+    const line = drawnLine(points, stepMs(iops.series[0]!, 60));
+    expect(segmentCount(line.points)).toBe(2);
   });
 
-  it("draws a 5-minute series on a 1-minute chart at its own step, breaking only at a real gap", () => {
-    // AWS/EC2 on basic monitoring: one point every 300 s; 1.5 x 300 s = 450 s, so 600 s apart is a gap.
+  it("steps a 5-minute series on a 1-minute chart at its own 5 minutes, and an M4 cut series at its span", () => {
     const t0 = 1_800_000_000;
     const ec2 = { ...iops.series[0]!, t: [t0, t0 + 300, t0 + 600, t0 + 1200], value: [1, 2, 3, 4], step_seconds: 300 };
-    expect(toPoints(ec2, 60)).toEqual([
-      { t: t0 * 1000, value: 1 },
-      { t: (t0 + 300) * 1000, value: 2 },
-      { t: (t0 + 600) * 1000, value: 3 },
-      { t: (t0 + 900) * 1000, value: null },
-      { t: (t0 + 1200) * 1000, value: 4 },
-    ]);
+    expect(stepMs(ec2, 60)).toBe(300_000);
+    expect(findGaps(toPoints(ec2), stepMs(ec2, 60))).toEqual([{ from: (t0 + 600) * 1000, to: (t0 + 1200) * 1000 }]);
+    // 12-minute M4 spans: a span's first, lowest, highest and last points are up to 12 minutes apart
+    const cut = { ...iops.series[0]!, t: [t0, t0 + 700, t0 + 720, t0 + 1440, t0 + 4000], value: [1, 9, 2, 3, 4], step_seconds: 720, span_seconds: 720 };
+    expect(segmentCount(drawnLine(toPoints(cut), stepMs(cut, 60)).points)).toBe(2);
+    // the chart's resolution is the least a step can be
+    expect(stepMs({ ...ec2, step_seconds: 60 }, 300)).toBe(300_000);
+  });
+});
+
+describe('the page time axis', () => {
+  it('is the window, and with forecasts the window and half of it again (the same for every chart)', () => {
+    const start = '2026-11-01T12:00:00Z';
+    const end = '2026-11-02T12:00:00Z';
+    expect(chartDomain(start, end, false)).toEqual([Date.parse(start), Date.parse(end)]);
+    expect(chartDomain(start, end, true)).toEqual([Date.parse(start), Date.parse(end) + 12 * 3_600_000]);
+    expect(FORECAST_SHARE).toBe(0.5);
   });
 
-  it('joins the points of a series cut to the chart width (M4) up to a span apart, and breaks at longer gaps', () => {
-    // 12-minute M4 spans: a span's first, lowest, highest and last points are up to 12 minutes apart.
-    const t0 = 1_800_000_000;
-    const cut = { ...iops.series[0]!, t: [t0, t0 + 700, t0 + 720, t0 + 1440, t0 + 4000], value: [1, 9, 2, 3, 4], step_seconds: 720, span_seconds: 720 };
-    expect(toPoints(cut, 60).map((p) => p.value)).toEqual([1, 9, 2, 3, null, 4]);
+  it('names the volume or instance of each line when a panel draws several', () => {
+    const node = { store: '10.0.1.5:20160', dataVolume: 'vol-data', raftVolume: 'vol-raft', instance: 'i-1' };
+    const raft = { ...burst.series[0]!, id: 'raft_burst_balance', label: 'Raft volume BurstBalance' };
+    const ec2 = { ...burst.series[0]!, id: 'ec2_ebs_io_balance', label: 'Instance EBSIOBalance%' };
+    const chart = panelChart({ ...burst, series: [...burst.series, raft, ec2] }, 60, { node });
+    expect(chart.series.slice(0, 3).map((s) => s.label)).toEqual([
+      'Data volume BurstBalance (vol-data)',
+      'Raft volume BurstBalance (vol-raft)',
+      'Instance EBSIOBalance% (i-1)',
+    ]);
+    // a panel of one entity (its title names it) keeps its short names
+    expect(panelChart(iops, 60, { node }).series[0]!.label).toBe(iops.series[0]!.label);
+    expect(entityOf('cpu_grpc', node)).toBe('10.0.1.5:20160');
+  });
+
+  it('draws no forecast past the window when forecasts are off; the notes still say what they find', () => {
+    const chart = panelChart(burst, 60, { forecasts: false });
+    expect(chart.series.map((s) => s.id)).toEqual(['data_burst_balance']);
+    expect(chart.forecast).toBeUndefined();
+    expect(chart.notes[0]).toMatch(/empties in 18 min/);
   });
 });
 
@@ -127,12 +154,13 @@ describe('helpers', () => {
   });
 
   it("asks for one point per 4 px of a panel's plot, within the page's byte budget", () => {
-    // A phone (358 px of grid): one column, 278 px of plot -> 70 points.
-    expect(chartPoints(358)).toBe(70);
-    // 1,104 px: two 544 px columns, 464 px of plot -> 116 points, over the byte budget's cap.
-    expect(chartPoints(1104)).toBe(MAX_CHART_POINTS);
-    expect(chartPoints(500)).toBe(105); // one column, 420 px of plot
-    expect(chartPoints(1000)).toBe(MAX_CHART_POINTS); // one 1,000 px column: 920 px of plot, capped
+    // The chart's y axis (76 px, its ticks carry their unit) and margins (24 px) take 100 px of a panel.
+    // A phone (358 px of grid): one column, 258 px of plot -> 65 points.
+    expect(chartPoints(358)).toBe(65);
+    // 1,104 px: two 544 px columns, 444 px of plot -> 111 points.
+    expect(chartPoints(1104)).toBe(111);
+    expect(chartPoints(500)).toBe(100); // one column, 400 px of plot
+    expect(chartPoints(1000)).toBe(MAX_CHART_POINTS); // one 1,000 px column: 900 px of plot, capped
     expect(chartPoints(0)).toBe(16);
   });
 
@@ -175,6 +203,11 @@ describe('a panel with a growth projection', () => {
       'Projection: reaches the 4,000 IOPS ceiling in 12 days (around 14 Nov 2026), 90 % interval 9–17 days; ' +
         'fitted 2 Nov 2026 on 28 days of history (ets-weekly).',
     );
+  });
+
+  it('says when the ceiling is reached past the end of the chart', () => {
+    const chart = panelChart({ ...iops, projection }, 60, { chartEndMs: Date.parse('2026-11-03T00:00:00Z') });
+    expect(chart.notes.at(-1)).toContain('in 12 days (around 14 Nov 2026), past the end of the chart,');
   });
 
   it('says so when the ceiling is beyond the horizon, and draws nothing without a projection', () => {

@@ -14,21 +14,52 @@ export interface ChartModel {
   notes: string[];
 }
 
+/** A series' own points in epoch ms (null stays null: a gap, never 0); the chart breaks the line at its gaps. */
+/** The API's "Ceiling in force" line of an IOPS / MiB/s panel (metrics service: the advisor's in-force rule). */
+export const IN_FORCE_SUFFIX = '_ceiling_in_force';
+const IN_FORCE_COLOR = '#cf222e';
+
+export function toPoints(series: MetricSeries): TimeSeriesPoint[] {
+  return series.t.map((t, i) => ({ t: t * 1000, value: series.value[i] ?? null }));
+}
+
 /**
- * A series' points in epoch ms, with a null after any gap longer than 1.5 of its steps so the line breaks there.
- * A series' step is its own when longer than the chart's (5-minute AWS/EC2 points on a 1-minute chart), or the
- * M4 span when the server cut it to the chart's width (the points of a span are then up to a span apart).
+ * Milliseconds one point of a series stands for: its own step (the API's `step_seconds`: the chart's resolution,
+ * a longer CloudWatch period, or the M4 span when the server cut the series to the chart's width), never less
+ * than the chart's resolution. Two points further apart have no data between them.
  */
-export function toPoints(series: MetricSeries, chartStepSeconds: number): TimeSeriesPoint[] {
-  const stepSeconds = Math.max(chartStepSeconds, series.step_seconds ?? chartStepSeconds);
-  const points: TimeSeriesPoint[] = [];
-  for (let i = 0; i < series.t.length; i++) {
-    const t = series.t[i] ?? 0;
-    const prev = series.t[i - 1];
-    if (prev !== undefined && t - prev > 1.5 * stepSeconds) points.push({ t: (prev + stepSeconds) * 1000, value: null });
-    points.push({ t: t * 1000, value: series.value[i] ?? null });
-  }
-  return points;
+export function stepMs(series: MetricSeries, chartStepSeconds: number): number {
+  return Math.max(chartStepSeconds, series.step_seconds ?? chartStepSeconds) * 1000;
+}
+
+/**
+ * The share of the window the forecasts run past its end on the chart: every chart of the page has the same
+ * time axis, the chosen window and then this much more (24 hours of data, 12 hours of forecast). A Headroom
+ * display choice: the window stays the larger part; where a forecast goes on, its note says where it ends up.
+ */
+export const FORECAST_SHARE = 0.5;
+
+/** The time axis of every chart of the page, in epoch ms: the window, plus the forecast horizon when forecasts are drawn. */
+export function chartDomain(start: string, end: string, withForecasts: boolean): [number, number] {
+  const lo = Date.parse(start);
+  const hi = Date.parse(end);
+  return [lo, withForecasts ? hi + FORECAST_SHARE * (hi - lo) : hi];
+}
+
+/** The entities a node's panels draw: its data and Raft volumes, its instance, the store itself. */
+export interface NodeEntities {
+  store: string;
+  dataVolume?: string;
+  raftVolume?: string;
+  instance?: string;
+}
+
+/** Which entity a panel's series is about, from its id (metrics/service.py names them by role: data_, raft_, ...). */
+export function entityOf(seriesId: string, node: NodeEntities): string {
+  if (seriesId.startsWith('data_')) return node.dataVolume ?? node.store;
+  if (seriesId.startsWith('raft_')) return node.raftVolume ?? node.store;
+  if (seriesId.startsWith('instance_') || seriesId.startsWith('ec2_')) return node.instance ?? node.store;
+  return node.store;
 }
 
 const STATISTIC_WORDS = { avg: 'averages', max: 'maxima', min: 'minima' } as const;
@@ -99,7 +130,12 @@ export function describeForecast(f: BurstForecast): string {
 function forecastBand(f: BurstForecast): ForecastBand {
   return {
     label: `${f.label}: band`,
-    points: f.path.t.map((t, i) => ({ t: t * 1000, lower: f.path.lower[i] ?? 0, upper: f.path.upper[i] ?? 0 })),
+    // a missing edge drops its point (a gap in the band), never 0
+    points: f.path.t.flatMap((t, i) => {
+      const lower = f.path.lower[i];
+      const upper = f.path.upper[i];
+      return lower === undefined || upper === undefined ? [] : [{ t: t * 1000, lower, upper }];
+    }),
   };
 }
 
@@ -112,7 +148,7 @@ function dayText(days: number): string {
  * One line on a growth projection: when the forecast reaches the panel's ceiling (with its 90 % interval and the
  * date), or that it does not within the horizon; and what it was fitted on.
  */
-export function describeProjection(p: PanelProjection): string {
+export function describeProjection(p: PanelProjection, chartEndMs?: number): string {
   const ceiling = `the ${formatValue(p.ceiling, p.unit)} ceiling`;
   const fitted = `fitted ${formatDate(p.fitted_at)} on ${Math.round(p.history_hours / 24)} days of history (${p.method})`;
   if (p.days === null || p.days === undefined) return `Projection: not at ${ceiling} within ${Math.round(p.horizon_days)} days; ${fitted}.`;
@@ -120,34 +156,60 @@ export function describeProjection(p: PanelProjection): string {
   const low = p.days_low === null || p.days_low === undefined ? null : Math.round(p.days_low);
   const high = p.days_high === null || p.days_high === undefined ? `>${Math.round(p.horizon_days)}` : String(Math.round(p.days_high));
   const date = p.hits_at ? ` (around ${formatDate(p.hits_at)})` : '';
-  return `Projection: reaches ${ceiling} ${dayText(p.days)}${date}${low === null ? '' : `, 90 % interval ${low}–${high} days`}; ${fitted}.`;
+  // the chart stops at its horizon: say that the line goes on, and where it gets to
+  const beyond =
+    chartEndMs !== undefined && p.hits_at && Date.parse(p.hits_at) > chartEndMs ? ', past the end of the chart' : '';
+  return `Projection: reaches ${ceiling} ${dayText(p.days)}${date}${beyond}${low === null ? '' : `, 90 % interval ${low}–${high} days`}; ${fitted}.`;
 }
 
 function projectionBand(p: PanelProjection): ForecastBand {
   return {
     label: 'Projection: 90 % band',
-    points: p.t.map((t, i) => ({ t: t * 1000, lower: p.low[i] ?? 0, upper: p.high[i] ?? 0 })),
+    points: p.t.flatMap((t, i) => {
+      const lower = p.low[i];
+      const upper = p.high[i];
+      return lower === undefined || upper === undefined ? [] : [{ t: t * 1000, lower, upper }];
+    }),
   };
 }
 
+export interface PanelChartOptions {
+  /** Names the entities: when a panel draws several (the data and Raft volumes, the instance), each line says which. */
+  node?: NodeEntities;
+  /** Draw the burst forecasts and growth projections past the window (else only their notes say what they find). */
+  forecasts?: boolean;
+  /** Where the chart's time axis ends: a projection going on past it says so. */
+  chartEndMs?: number;
+}
+
 /** Reshape one API panel into the generic chart's props. */
-export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
+export function panelChart(
+  panel: Panel,
+  stepSeconds: number,
+  { node, forecasts: drawForecasts = true, chartEndMs }: PanelChartOptions = {},
+): ChartModel {
+  const entities = node ? new Set(panel.series.map((s) => entityOf(s.id, node))) : new Set<string>();
+  const named = (id: string, label: string) =>
+    node && entities.size > 1 && !label.includes(entityOf(id, node)) ? `${label} (${entityOf(id, node)})` : label;
   const series: TimeSeries[] = panel.series.map((s) => ({
     id: s.id,
-    label: s.label,
-    points: toPoints(s, stepSeconds),
+    label: named(s.id, s.label),
+    points: toPoints(s),
+    stepMs: stepMs(s, stepSeconds),
+    // the ceiling in force (burst while credits last, else the baseline): drawn in the ceilings' red
+    ...(s.id.endsWith(IN_FORCE_SUFFIX) ? { color: IN_FORCE_COLOR } : {}),
   }));
   const { lines, history } = toCeilings(panel.ceilings);
   series.push(...history);
   const forecasts = [...panel.forecasts].sort(
     (a, b) => (a.seconds_to_empty ?? Infinity) - (b.seconds_to_empty ?? Infinity),
   );
-  for (const f of forecasts) {
+  for (const f of drawForecasts ? forecasts : []) {
     // drawn as its balance's continuation (its colour, dashed): two volumes' forecasts never share one grey
     const follows = panel.series.some((s) => s.id === f.id) ? { follows: f.id } : { color: '#57606a' };
     series.push({
       id: `forecast:${f.id}`,
-      label: `${f.label} (projected)`,
+      label: `${named(f.id, f.label)} (projected)`,
       points: f.path.t.map((t, i) => ({ t: t * 1000, value: f.path.percent[i] ?? null })),
       ...follows,
     });
@@ -168,9 +230,13 @@ export function panelChart(panel: Panel, stepSeconds: number): ChartModel {
     unit: panel.unit,
     series,
     ceilings: lines,
-    forecast: first ? forecastBand(first) : projection ? projectionBand(projection) : undefined,
+    forecast: !drawForecasts ? undefined : first ? forecastBand(first) : projection ? projectionBand(projection) : undefined,
     description: describePoints(panel, stepSeconds),
-    notes: [...panel.notes, ...forecasts.map(describeForecast), ...(projection ? [describeProjection(projection)] : [])],
+    notes: [
+      ...panel.notes,
+      ...forecasts.map(describeForecast),
+      ...(projection ? [describeProjection(projection, chartEndMs)] : []),
+    ],
   };
 }
 

@@ -49,11 +49,11 @@ export const MAX_CHART_POINTS = 112;
 /** One point per 4 px of plot: M4 keeps up to 4 points a span, so a span is ~16 px of line. */
 const PX_PER_POINT = 4;
 const MIN_CHART_POINTS = 16; // the API's minimum (metrics.service.MIN_POINTS)
-// The panel grid (metrics.css): columns of at least 34rem, 1rem apart; the chart's y axis (56 px) and margins
+// The panel grid (metrics.css): columns of at least 34rem, 1rem apart; the chart's y axis (76 px) and margins
 // (8 + 16 px, TimeSeriesChart) take the rest of a panel's width.
 const PANEL_MIN_PX = 34 * 16;
 const GAP_PX = 16;
-const CHART_CHROME_PX = 56 + 8 + 16;
+const CHART_CHROME_PX = 76 + 8 + 16;
 
 /** The points a line of the panel grid asks for, from the grid's width in CSS pixels. */
 export function chartPoints(gridWidthPx: number): number {

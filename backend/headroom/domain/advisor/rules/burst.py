@@ -180,14 +180,21 @@ def evaluate(ctx: Context) -> list[Finding]:
                             unit="min",
                             statistic="sum",
                         ),
-                        Measure(
-                            label="drain-period demand p95",
-                            value=round(drain_demand, 1) if not np.isnan(drain_demand) else 0.0,
-                            unit="IOPS",
-                            limit=bucket.baseline_rate,
-                            limit_label=BASELINE_LABEL,
-                            statistic="p95",
-                            source=refs.EBS_GP.cite(),
+                        # no drain period, no demand to report: the measure is left out, never a 0 IOPS "demand"
+                        *(
+                            []
+                            if np.isnan(drain_demand)
+                            else [
+                                Measure(
+                                    label="drain-period demand p95",
+                                    value=round(drain_demand, 1),
+                                    unit="IOPS",
+                                    limit=bucket.baseline_rate,
+                                    limit_label=BASELINE_LABEL,
+                                    statistic="p95",
+                                    source=refs.EBS_GP.cite(),
+                                ),
+                            ]
                         ),
                         Measure(
                             label="burst ceiling", value=GP2_BURST_IOPS, unit="IOPS", source=refs.EBS_GP.cite()

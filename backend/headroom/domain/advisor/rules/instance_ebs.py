@@ -380,14 +380,21 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                             Measure(
                                 label="time at 0%", value=round(minutes_empty, 1), unit="min", statistic="sum"
                             ),
-                            Measure(
-                                label="drain-period demand p95",
-                                value=round(drain_demand, 1) if not np.isnan(drain_demand) else 0.0,
-                                unit=unit,
-                                limit=bucket.baseline_rate,
-                                limit_label="instance baseline",
-                                statistic="p95",
-                                source=refs.EBS_OPTIMIZED.cite(),
+                            # no drain period, no demand to report: the measure is left out, never a 0 IOPS "demand"
+                            *(
+                                []
+                                if np.isnan(drain_demand)
+                                else [
+                                    Measure(
+                                        label="drain-period demand p95",
+                                        value=round(drain_demand, 1),
+                                        unit=unit,
+                                        limit=bucket.baseline_rate,
+                                        limit_label="instance baseline",
+                                        statistic="p95",
+                                        source=refs.EBS_OPTIMIZED.cite(),
+                                    ),
+                                ]
                             ),
                         ],
                         share_of_window=round(float(np.count_nonzero(empty_mask)) / max(len(bal), 1), 4),

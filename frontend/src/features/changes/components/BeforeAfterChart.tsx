@@ -39,6 +39,12 @@ export function shiftedPoints(panel: Panel | undefined, metric: MeasuredCell['me
   return series.t.map((t, i) => ({ t: t * 1000 + shiftMs, value: series.value[i] ?? null }));
 }
 
+/** Milliseconds one point of the panel's total series stands for (the API's step_seconds): a longer distance is a gap. */
+function pointStepMs(panel: Panel | undefined, metric: MeasuredCell['metric']): number | undefined {
+  const seconds = panel?.series.find((s) => s.id === TOTAL[metric])?.step_seconds;
+  return seconds === undefined ? undefined : seconds * 1000;
+}
+
 function lastCeiling(panel: Panel | undefined, prefix: string): Ceiling | undefined {
   const c = panel?.ceilings.at(-1);
   return c ? { id: `${prefix}:${c.id}`, label: `${prefix}: ${c.label}`, value: c.value, source: c.source } : undefined;
@@ -65,8 +71,14 @@ export function BeforeAfterChart({ clusterId, cell, before, after }: {
       title={`${cell.node} ${metricName(cell.metric)}: after the change, and the same hours a week earlier`}
       unit={afterPanel?.unit ?? beforePanel?.unit ?? ''}
       series={[
-        { id: 'after', label: 'After the change', points: shiftedPoints(afterPanel, cell.metric, 0) },
-        { id: 'before', label: 'A week earlier (shifted one week)', points: shiftedPoints(beforePanel, cell.metric, WEEK_MS), color: '#8c959f' },
+        { id: 'after', label: 'After the change', points: shiftedPoints(afterPanel, cell.metric, 0), stepMs: pointStepMs(afterPanel, cell.metric) },
+        {
+          id: 'before',
+          label: 'A week earlier (shifted one week)',
+          points: shiftedPoints(beforePanel, cell.metric, WEEK_MS),
+          stepMs: pointStepMs(beforePanel, cell.metric),
+          color: '#8c959f',
+        },
       ]}
       ceilings={unique}
       height={220}

@@ -27,6 +27,10 @@ export function EvidenceCharts({
     return <QueryError title="Could not load the evidence charts" query={query} />;
   }
   const { charts, missing } = toEvidenceCharts(query.data, measures, sources, rule);
+  // every chart of the finding on the evidence window, whatever its own points cover
+  const domain: [number, number] | undefined = query.data.window_start
+    ? [Date.parse(query.data.window_start), Date.parse(query.data.window_end)]
+    : undefined;
   if (charts.length === 0 && missing.length === 0) {
     return <p className="muted">The advisor named no series to chart for this finding.</p>;
   }
@@ -42,6 +46,7 @@ export function EvidenceCharts({
             height={220}
             width={width}
             animate={false}
+            xDomain={domain}
           />
           {chart.offScale.length > 0 && (
             <ul className="muted" aria-label={`${chart.title}: limits far above the data`}>

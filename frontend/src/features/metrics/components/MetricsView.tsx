@@ -4,7 +4,7 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
-import { panelChart } from '../adapters';
+import { chartDomain, panelChart, type NodeEntities } from '../adapters';
 import { chartPoints, RANGES, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
 import { OverviewTable } from './OverviewTable';
 import '../metrics.css';
@@ -54,7 +54,8 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
   // eslint-disable-next-line react-hooks/exhaustive-deps -- a new window only when the range changes
   const window = useMemo(() => windowFor(range, now()), [range]);
   const overview = useMetricsOverview(clusterId, window);
-  // Growth projections run months ahead: drawn on request, so the window's own detail stays readable.
+  // Forecasts (burst buckets) and growth projections run past the window: drawn on request, up to the charts'
+  // forecast horizon (each note says when its ceiling is reached, beyond it too); their notes show either way.
   const [projections, setProjections] = useState(false);
   // The server cuts each line to the charts' width (M4, peaks kept): measured once, before the first request.
   const root = useRef<HTMLDivElement>(null);
@@ -65,6 +66,21 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
   const nodes = overview.data?.nodes.map((n) => n.node) ?? (metrics.data?.node ? [metrics.data.node] : []);
   // The chosen node shows at once (the previous node's charts stay while the new ones load).
   const currentNode = nodeId ?? metrics.data?.node?.id;
+  // One time axis for every chart of the page (so a row's charts line up): the window the API answered for, and
+  // the forecast horizon after it when forecasts are shown.
+  const domain = useMemo<[number, number]>(
+    () => chartDomain(metrics.data?.start ?? window.start, metrics.data?.end ?? window.end, projections),
+    [metrics.data, window, projections],
+  );
+  const brief = metrics.data?.node;
+  const entities: NodeEntities | undefined = brief
+    ? {
+        store: brief.store_address,
+        dataVolume: brief.data_volume?.volume_id,
+        raftVolume: brief.raft_volume?.volume_id,
+        instance: brief.instance_id ?? undefined,
+      }
+    : undefined;
 
   return (
     <div className="metrics" ref={root}>
@@ -111,7 +127,7 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
         </a>
         <label className="metrics__projections">
           <input type="checkbox" checked={projections} onChange={(e) => setProjections(e.target.checked)} /> Show
-          projections to each ceiling (90 days)
+          projections and burst forecasts
         </label>
       </div>
 
@@ -157,7 +173,11 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
           </p>
           <div className="metrics__grid">
             {metrics.data.panels.slice(0, panelsDrawn).map((panel) => {
-              const chart = panelChart(panel, metrics.data.resolution_seconds);
+              const chart = panelChart(panel, metrics.data.resolution_seconds, {
+                node: entities,
+                forecasts: projections,
+                chartEndMs: domain[1],
+              });
               return (
                 <div key={chart.id} className="metrics__panel">
                   <TimeSeriesChart
@@ -169,6 +189,7 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
                     description={chart.description}
                     animate={false}
                     emptyMessage="No data for this window."
+                    xDomain={domain}
                   />
                   {chart.notes.length > 0 && (
                     <ul className="metrics__notes" aria-label={`${chart.title}: notes`}>
