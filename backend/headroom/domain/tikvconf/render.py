@@ -243,7 +243,7 @@ def _title(ctx: _Context, what: str) -> str:
     patch = ctx.patch
     version = f" (TiKV {patch.tikv_version})" if patch.tikv_version else ""
     kind = "Rollback of the Headroom patch" if ctx.rollback else "Headroom patch"
-    scope = f", node {ctx.node}" if ctx.node else ""
+    scope = f", node {_store(ctx, ctx.node)}" if ctx.node else ""
     return f"{kind} for cluster {patch.cluster}{version}{scope}: {what}"
 
 
@@ -263,14 +263,17 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
     settings = _settings(ctx, [c for c in ctx.tikv if c.proposed is not None], not ctx.rollback)
     unset = [c for c in ctx.tikv if c.proposed is None]
     by_key: dict[str, Setting] = {}
+    # The nodes each key is set for (None among them: every node), so the comment names all of them.
+    nodes_of: dict[str, list[str | None]] = {}
     for setting in settings:
         earlier = by_key.get(setting.key)
         if earlier is not None and not same_value(setting.key, earlier.value, setting.value):
             raise PatchConflict(
-                f"{setting.key} differs by node ({earlier.node}: {earlier.value!r}, {setting.node}: "
-                f"{setting.value!r}): render one node at a time"
+                f"{setting.key} differs by node ({_store(ctx, earlier.node)}: {earlier.value!r}, "
+                f"{_store(ctx, setting.node)}: {setting.value!r}): render one node at a time"
             )
         by_key.setdefault(setting.key, setting)
+        nodes_of.setdefault(setting.key, []).append(setting.node)
     groups: dict[tuple[str, ...], list[Setting]] = {}
     for setting in by_key.values():
         groups.setdefault(tuple(setting.key.split(".")[:-1]), []).append(setting)
@@ -285,7 +288,7 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
             lines.append(f"[{'.'.join(path)}]")
         for setting in groups[path]:
             lines += _comment_lines(setting.reason, "# ") if setting.reason else []
-            where = f"; only on {setting.node}" if setting.node else ""
+            where = _where(ctx, nodes_of[setting.key])
             lines.append(f"# was {_shown(setting.previous)}; finding {setting.source or '-'}{where}")
             lines.append(f"{setting.key.split('.')[-1]} = {toml_value(setting.value)}")
         lines.append("")
@@ -294,6 +297,22 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
             f"# remove {change.key} (it was not set before the patch; TiKV falls back to its default)"
         )
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _store(ctx: _Context, node: str | None) -> str:
+    """A node as TiKV, PD and TiDB Dashboard name it: its store address (a change holds its status address)."""
+    return "every node" if node is None else ctx.patch.store_address(node)
+
+
+def _where(ctx: _Context, nodes: Sequence[str | None]) -> str:
+    """Say which nodes a key is set on: nothing when every node, else each of them by store address."""
+    if None in nodes:
+        return ""
+    stores = sorted({_store(ctx, node) for node in nodes})
+    every = {_store(ctx, node.status_address) for node in ctx.patch.nodes}
+    if every and set(stores) == every:
+        return f"; on every node ({', '.join(stores)})"
+    return f"; only on {', '.join(stores)}"
 
 
 def _render_toml(ctx: _Context) -> tuple[str, list[str]]:
@@ -451,7 +470,7 @@ def _one_value_per_key(ctx: _Context) -> tuple[_Context, list[str]]:
             continue
         smallest = min(zip(numbers, changes, strict=True), key=lambda p: p[0] or 0.0)[1]
         chosen[key] = smallest.proposed
-        given = ", ".join(f"{target_node(c)}: {c.proposed}" for c in changes)
+        given = ", ".join(f"{_store(ctx, target_node(c))}: {c.proposed}" for c in changes)
         notes.append(
             f"{key} differs by node ({given}); spec.tikv.config has no per-pod form, so every pod gets "
             f"{smallest.proposed}, the smallest, which every node's budget allows"
@@ -566,7 +585,7 @@ def _offline_block(ctx: _Context, settings: Sequence[Setting], prefix: str) -> l
     cluster = tiup_cluster_name(ctx.patch.cluster)
     lines = [f"{prefix}Needs a rolling restart (these keys cannot change online):"]
     for setting in settings:
-        where = f" on {setting.node}" if setting.node else ""
+        where = f" on {_store(ctx, setting.node)}" if setting.node else ""
         value = "remove the key" if setting.value is None else f"= {toml_value(setting.value)}"
         lines.append(f"{prefix}  {setting.key} {value}{where}   ({online_status(setting.key, ctx.patch.tikv_version).source})")
     lines += [f"{prefix}  " + step.format(cluster=cluster) for step in RESTART_STEPS]

@@ -169,6 +169,32 @@ def test_toml_fragment_refuses_values_that_differ_by_node() -> None:
     assert one == {"raftstore.apply-pool-size": 4}
 
 
+def test_the_toml_comment_names_every_node_a_change_is_for_by_its_store_address() -> None:
+    # Two of three nodes take the same value: the comment lists both (not just the first), as TiKV, PD and TiDB
+    # Dashboard name a store (its server address, :20160), never the status port (:20180).
+    first, second, third = NODES
+    two = patch_of(*(change("storage.block-cache.capacity", "8GiB", "4GiB", node=n.status_address)
+                     for n in (first, second)))
+    body = artefact(two, "toml").body
+    assert "; only on 10.0.1.5:20160, 10.0.1.6:20160\n" in body
+    assert ":20180" not in body
+    every = patch_of(*(change("storage.block-cache.capacity", "8GiB", "4GiB", node=n.status_address)
+                       for n in NODES))
+    assert "; on every node (10.0.1.5:20160, 10.0.1.6:20160, 10.0.1.7:20160)\n" in artefact(every, "toml").body
+    one = artefact(patch_of(change("storage.block-cache.capacity", "8GiB", "4GiB", node=third.status_address)),
+                   "toml").body
+    assert "; only on 10.0.1.7:20160\n" in one
+    assert "only on" not in artefact(patch_of(change("storage.block-cache.capacity", "8GiB", "4GiB")), "toml").body
+
+
+def test_operator_names_nodes_by_store_address() -> None:
+    differ = patch_of(change("raftstore.apply-pool-size", 3, node=NODES[0].status_address),
+                      change("raftstore.apply-pool-size", 4, node=NODES[1].status_address))
+    rendered = artefact(differ, "operator")
+    assert "(10.0.1.5:20160: 3, 10.0.1.6:20160: 4)" in " ".join(rendered.notes)
+    assert ":20180" not in rendered.body + " ".join(rendered.notes)
+
+
 def test_merged_and_diff_and_their_rollbacks() -> None:
     patch = patch_of(
         change("storage.block-cache.capacity", "16GiB", "8GiB"), change("rocksdb.titan.enabled", True, False)
