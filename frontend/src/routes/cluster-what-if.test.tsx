@@ -75,7 +75,7 @@ describe('cluster what-if', () => {
     const ceilings = screen.getByRole('list', { name: 'Ceilings that move' });
     expect(ceilings).toHaveTextContent('Volume vol-gp2 IOPS');
     expect(ceilings).toHaveTextContent('1,050 IOPS → 3,000 IOPS');
-    expect(ceilings).toHaveTextContent("the last day's p99 uses 137 % of the ceiling (37 % over) → 48 % of the ceiling: p99 of 1,434 IOPS");
+    expect(ceilings).toHaveTextContent("the last day's p99 uses 137% of the ceiling (37% over) → 47.8% of the ceiling: p99 of 1,434 IOPS");
 
     const resolved = screen.getByRole('region', { name: 'Resolved (1)' });
     expect(within(resolved).getByRole('link', { name: /BurstBalance fell to 0%/ })).toHaveAttribute(

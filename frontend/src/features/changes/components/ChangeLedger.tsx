@@ -2,8 +2,9 @@ import { Link } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { formatTimestamp, formatValue, peakUse } from '@/lib/format';
-import { metricName, peakText, useChanges, valueText, type ChangeEntry, type MeasuredCell } from '../api';
+import { settingText } from '@/lib/change';
+import { formatTimestamp, formatUsdChange, formatValue, peakUse } from '@/lib/format';
+import { metricName, peakText, useChanges, type ChangeEntry, type MeasuredCell } from '../api';
 import { BeforeAfterChart } from './BeforeAfterChart';
 
 const KIND_NAMES: Record<ChangeEntry['kind'], string> = {
@@ -35,7 +36,7 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
         {entry.changes.map((c) => (
           <li key={c.key}>
             <code>{c.key}</code>
-            {entry.entity_id ? ` on ${entry.entity_id}` : ''}: {valueText(c.before)} → {valueText(c.after)}
+            {entry.entity_id ? ` on ${entry.entity_id}` : ''}: {settingText(c.before, c.key)} → {settingText(c.after, c.key)}
           </li>
         ))}
       </ul>
@@ -76,8 +77,7 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
             <li>
               Findings it was expected to clear: {entry.predicted.resolved.length}
               {entry.predicted.new.length > 0 ? `; new: ${entry.predicted.new.length}` : ''}; monthly cost{' '}
-              {entry.predicted.cost.delta_usd >= 0 ? '+' : '−'}
-              {Math.abs(entry.predicted.cost.delta_usd).toFixed(2)} USD
+              {formatUsdChange(entry.predicted.cost.delta_usd)}
             </li>
           </ul>
         </div>

@@ -1,15 +1,10 @@
 import { Link } from 'react-router';
-import { formatDateTime, formatDaysUntil, formatUsd, formatValue, peakUse } from '@/lib/format';
+import { formatDateTime, formatDaysUntil, formatUsd, formatUsdChange, formatValue, peakUse } from '@/lib/format';
 import type { WhatIfAnswer, WhatIfCeiling, WhatIfFinding, WhatIfProjection } from '../api';
 
 const SEVERITY = { critical: 'Critical', warning: 'Warning', info: 'Info' } as const;
 const ENTITY = { volume: 'Volume', instance: 'Instance EBS', node: 'Store' } as const;
 const METRIC = { iops: 'IOPS', throughput: 'throughput', mibps: 'throughput', used_gib: 'disk space' } as const;
-
-function signedUsd(delta: number): string {
-  if (delta === 0) return formatUsd(0);
-  return `${delta > 0 ? '+' : '−'}${formatUsd(Math.abs(delta))}`;
-}
 
 function CeilingItem({ c }: { c: WhatIfCeiling }) {
   return (
@@ -109,7 +104,7 @@ export function WhatIfAnswerView({ answer, findingHref }: { answer: WhatIfAnswer
           <div>
             <dt>Change</dt>
             <dd className="num">
-              <strong>{signedUsd(cost.delta_usd)}</strong> a month
+              <strong>{formatUsdChange(cost.delta_usd)}</strong> a month
             </dd>
           </div>
         </dl>
