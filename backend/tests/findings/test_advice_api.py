@@ -246,6 +246,21 @@ def test_patch_from_all_open_findings_downloads_every_format(world: World, db: A
     assert [p["id"] for p in listed["items"]] == [patch["id"]] and listed["total"] == 1
 
 
+def test_a_patch_names_nodes_by_store_address_but_where_a_command_needs_the_status_port(world: World) -> None:
+    # TiKV, PD and TiDB Dashboard name a store by its server address (:20160); the status address (:20180) is for
+    # the commands that talk to the status port: TiDB's SET CONFIG 'host:20180' (PingCAP: SET CONFIG).
+    patch = _create(world, {"finding_ids": "all_open", "base_config": "latest"}).json()
+    assert not [n for n in patch["notes"] if ":20180" in n]
+    url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}"
+    for fmt in ("toml", "operator", "tiup", "tikv-ctl"):
+        got = world.viewer.get(url, params={"format": fmt})
+        assert got.status_code in (200, 422), got.text  # toml refuses values that differ by node: said in words
+        assert ":20180" not in got.text, fmt
+    sql = world.viewer.get(url, params={"format": "sql"}).text
+    named = [line for line in sql.splitlines() if ":20180" in line]
+    assert named and all("SET CONFIG" in line for line in named), named
+
+
 def _rebuilt(config: TikvConfig) -> str:
     from headroom.patches.service import toml_from_config
 
