@@ -563,7 +563,7 @@ export const CHANGES: S['ChangeLedger'] = {
             ceiling_after: 'gp3 baseline 3,000 IOPS',
           },
         ],
-        note: '1.0 days since the change: compared with the same hours one week earlier; a full week compares a whole weekly cycle.',
+        note: '1 d since the change: compared with the same hours one week earlier; a full week compares a whole weekly cycle.',
       },
     },
   ],
