@@ -531,6 +531,12 @@ export const CHANGES: S['ChangeLedger'] = {
             p99: 1600,
             headroom_pct: -6.7,
             headroom_after_pct: 46.7,
+            instance_limit: null,
+            instance_limit_after: null,
+            volumes_limit: null,
+            volumes_limit_after: null,
+            binding: null,
+            binding_after: null,
           },
         ],
         resolved: [

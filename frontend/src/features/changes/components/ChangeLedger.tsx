@@ -69,6 +69,9 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
               <li key={`${c.entity_id}:${c.dimension}`}>
                 {c.entity_id} {c.dimension === 'iops' ? 'IOPS' : 'throughput'} ceiling{' '}
                 {formatValue(c.ceiling, c.unit)} → {formatValue(c.ceiling_after, c.unit)}
+                {c.instance_limit !== null && c.instance_limit_after !== null && c.volumes_limit !== null && c.volumes_limit_after !== null
+                  ? ` in force, the smaller of the instance's own EBS limit (${formatValue(c.instance_limit, c.unit)} → ${formatValue(c.instance_limit_after, c.unit)}) and its volumes together (${formatValue(c.volumes_limit, c.unit)} → ${formatValue(c.volumes_limit_after, c.unit)})`
+                  : ''}
                 {c.headroom_pct !== null && c.headroom_after_pct !== null
                   ? ` (the day's p99 uses ${peakUse(c.headroom_pct, 'it')} → ${peakUse(c.headroom_after_pct, 'it')})`
                   : ''}
