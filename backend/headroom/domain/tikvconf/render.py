@@ -44,6 +44,7 @@ from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.online import can_change_online, online_status, version_assumptions
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback, split_lines
+from headroom.domain.units import setting_text
 
 Format = Literal[
     "toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"
@@ -153,14 +154,10 @@ def _shown(value: Any) -> str:
     return "unset (the version's default)" if value is None else json.dumps(value)
 
 
-def _shown_aws(value: Any) -> str:
-    """An AWS attribute as the API takes it: whole numbers without ".0"; none where the type has no such setting
-    (gp2 has no provisioned IOPS or throughput)."""
-    if value is None:
-        return "none"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return json.dumps(value)
+def _moved(change: Change) -> str:
+    """An AWS change in words, each value in its unit: "125 MiB/s -> 300 MiB/s", "not set -> 3,000 IOPS" (gp2 has no
+    provisioned IOPS or throughput), "gp2 -> gp3"."""
+    return f"{setting_text(change.key, change.current)} -> {setting_text(change.key, change.proposed)}"
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -855,7 +852,7 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         lines.append("")
         for change in changes:
             lines += _comment_lines(
-                f"{volume_id} {change.key}: {_shown_aws(change.current)} -> {_shown_aws(change.proposed)}: "
+                f"{volume_id} {change.key}: {_moved(change)}: "
                 + change.reason,
                 "# ",
             )
@@ -882,7 +879,7 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         lines.append("")
         node = (change.entity.node if change.entity is not None else None) or "its TiKV"
         lines += _comment_lines(
-            f"{instance_id} instance type: {_shown_aws(change.current)} -> {_shown_aws(change.proposed)}: "
+            f"{instance_id} instance type: {_moved(change)}: "
             + change.reason,
             "# ",
         )
@@ -972,7 +969,7 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         ]
         if not attributes:
             continue
-        comments = [f"# {volume_id}: {c.key} {_shown_aws(c.current)} -> {_shown_aws(c.proposed)}" for c in changes]
+        comments = [f"# {volume_id}: {c.key} {_moved(c)}" for c in changes]
         lines.append("")
         lines += _tf_block("aws_ebs_volume", _tf_name(volume_id), attributes, comments)
     for instance_id, changes in instances.items():
@@ -980,7 +977,7 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         if change.proposed is None:
             continue
         lines.append("")
-        comments = [f"# {instance_id}: instance_type {_shown_aws(change.current)} -> {_shown_aws(change.proposed)}"]
+        comments = [f"# {instance_id}: instance_type {_moved(change)}"]
         lines += _tf_block(
             "aws_instance", _tf_name(instance_id), [("instance_type", change.proposed)], comments
         )

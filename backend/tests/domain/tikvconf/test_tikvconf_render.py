@@ -308,11 +308,12 @@ def test_terraform_snippet() -> None:
         assert set(resources) <= {"aws_ebs_volume", "aws_instance", "aws_volume_attachment"}
     volume = hcl2.loads(artefact(floats, "terraform").body)["resource"][0]['"aws_ebs_volume"']
     assert next(iter(volume.values()))["throughput"] == 250 and "= 250.0" not in artefact(floats, "terraform").body
-    # the comments say AWS's values as AWS takes them: 250, not 250.0; gp2's IOPS "none", not a TiKV default
+    # the comments say each value in its unit (250 MiB/s, not 250.0); gp2's IOPS "not set", not a TiKV default
     gp2 = patch_of(change("volume.iops", 3000, None, target="aws", volume_id=VOLUME))
     for fmt in ("terraform", "aws"):
-        assert "volume.throughput 125 -> 250" in artefact(floats, fmt).body.replace(": ", " ")
-        assert "the version's default" not in artefact(gp2, fmt).body and "none -> 3000" in artefact(gp2, fmt).body
+        assert "volume.throughput 125 MiB/s -> 250 MiB/s" in artefact(floats, fmt).body.replace(": ", " ")
+        assert "the version's default" not in artefact(gp2, fmt).body
+        assert "volume.iops not set -> 3,000 IOPS" in artefact(gp2, fmt).body.replace(": ", " ")
     terraform = shutil.which("terraform") or (
         "/usr/local/bin/terraform" if Path("/usr/local/bin/terraform").exists() else None
     )
