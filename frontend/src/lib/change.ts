@@ -23,6 +23,17 @@ export function appliesTo(change: Change): string | null {
   );
 }
 
+/**
+ * Where a change applies, as a person reads it: a TiKV node by the name TiKV, PD and TiDB Dashboard give it (its
+ * store address, the entity's node), the status address only when nothing else is known; a volume or instance by
+ * its id; null for every node.
+ */
+export function changePlace(change: Change): string | null {
+  const entity = change.entity;
+  if (change.target !== 'tikv' || !entity) return appliesTo(change);
+  return entity.node ?? (entity.kind === 'node' ? entity.id : null) ?? entity.status_address ?? null;
+}
+
 // The AWS attributes a change can set, and their units: EC2 ModifyVolume takes Size in GiB, Iops in IOPS and
 // Throughput in MiB/s (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ModifyVolume.html).
 export const SETTING_UNITS: Record<string, string> = {

@@ -1,7 +1,7 @@
 import { Link } from 'react-router';
 import { ScrollRegion } from '@/components/ScrollRegion';
 import { SourceText } from '@/components/SourceText';
-import { appliesTo, settingText } from '@/lib/change';
+import { changePlace, settingText } from '@/lib/change';
 import { formatDateTime, formatUsd, formatValue, peakUse } from '@/lib/format';
 import { whatIfHref } from '@/lib/whatif-link';
 import type { Finding } from '../api';
@@ -261,7 +261,7 @@ export function FindingDetail({
                       {c.target === 'aws' ? 'AWS ' : 'tikv.toml '}
                       {c.key}
                     </th>
-                    <td className="mono">{appliesTo(c) ?? 'all nodes'}</td>
+                    <td className="mono">{changePlace(c) ?? 'all nodes'}</td>
                     <td className="mono">{settingText(c.current, c.key)}</td>
                     <td className="mono">{settingText(c.proposed, c.key)}</td>
                     <td>{c.online ? 'online' : 'needs a restart'}</td>

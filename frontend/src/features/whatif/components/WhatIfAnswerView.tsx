@@ -1,5 +1,5 @@
 import { Link } from 'react-router';
-import { formatDateTime, formatDaysUntil, formatUsd, formatUsdChange, formatValue, peakUse } from '@/lib/format';
+import { formatDateTime, formatDaysUntil, formatQuantity, formatUsd, formatUsdChange, formatValue, peakUse } from '@/lib/format';
 import type { WhatIfAnswer, WhatIfCeiling, WhatIfFinding, WhatIfProjection } from '../api';
 
 const SEVERITY = { critical: 'Critical', warning: 'Warning', info: 'Info' } as const;
@@ -190,7 +190,7 @@ export function WhatIfAnswerView({ answer, findingHref }: { answer: WhatIfAnswer
               ))}
             </ul>
             <p className="muted small">
-              Days from the end of the fitted history, {Math.round((answer.projections[0]?.interval ?? 0.9) * 100)} %
+              Days from the end of the fitted history, {formatQuantity((answer.projections[0]?.interval ?? 0.9) * 100, '%')}
               interval in brackets, read off the stored forecast at its 6-hour step (no refit).
             </p>
           </>
