@@ -32,6 +32,7 @@ from headroom.accounts.models import User
 from headroom.clusters import service as clusters_service
 from headroom.domain.model import Change, EntityRef, Impact
 from headroom.domain.tikvconf.parse import flatten
+from headroom.domain.units import format_duration_words, format_quantity, setting_text
 from headroom.findings import service as findings_service
 from headroom.inventory.models import Instance, InventoryChange, TikvConfig, TikvNode, Volume
 from headroom.metrics import service as metrics_service
@@ -191,7 +192,8 @@ def _fold_into_patches(entries: list[_Entry]) -> list[_Entry]:
             out.append(e)
             continue
         for c in e.changes:
-            owner.seen.append(f"{c.key} {c.before} -> {c.after} on {e.entity_id}, {e.who.removeprefix('seen by Headroom ')}"
+            owner.seen.append(f"{c.key} {setting_text(c.key, c.before)} -> {setting_text(c.key, c.after)} on {e.entity_id}, "
+                              f"{e.who.removeprefix('seen by Headroom ')}"
                               f" at {e.at:%Y-%m-%d %H:%M} UTC")
     return out
 
@@ -265,8 +267,8 @@ def _effect(e: _Entry, overviews: _Overviews, now: dt.datetime) -> MeasuredEffec
             ceiling_after=cell.ceiling_label))
     note = None
     if span < AFTER_WINDOW:
-        note = (f"{span.total_seconds() / 86400:.1f} days since the change: compared with the same hours one week "
-                "earlier; a full week compares a whole weekly cycle.")
+        note = (f"{format_duration_words(span.total_seconds())} since the change: compared with the same hours one "
+                "week earlier; a full week compares a whole weekly cycle.")
     return MeasuredEffect(before_start=before_start, before_end=before_end, after_start=after_start,
                           after_end=after_end, cells=cells, note=note)
 
@@ -361,7 +363,8 @@ def week_lines(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *, now: dt
     ledger = cluster_changes(db, job, cluster_id, now=now, days=7, predict=False)
     out = []
     for e in ledger.items[:limit]:
-        what = ", ".join(f"{c.key} {_text(c.before)} -> {_text(c.after)}" for c in e.changes[:3])
+        what = ", ".join(f"{c.key} {setting_text(c.key, c.before)} -> {setting_text(c.key, c.after)}"
+                         for c in e.changes[:3])
         more = f" (+{len(e.changes) - 3} more)" if len(e.changes) > 3 else ""
         target = f" on {e.entity_id}" if e.entity_id else ""
         line = f"{e.at:%Y-%m-%d}: {what}{more}{target} ({e.who})"
@@ -372,17 +375,9 @@ def week_lines(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *, now: dt
                  and c.after_peak_percent is not None]
         if moved:
             c = max(moved, key=lambda c: abs((c.before_peak_percent or 0) - (c.after_peak_percent or 0)))
-            line += (f"; {_METRIC_WORDS[c.metric]} on {c.node}: peak {c.before_peak_percent:.0f} % -> "
-                     f"{c.after_peak_percent:.0f} % of its ceiling (same hours a week earlier)")
+            line += (f"; {_METRIC_WORDS[c.metric]} on {c.node}: peak {format_quantity(c.before_peak_percent or 0, '%')} -> "
+                     f"{format_quantity(c.after_peak_percent or 0, '%')} of its ceiling (same hours a week earlier)")
         elif e.effect and e.effect.note:
             line += f"; {e.effect.note[0].lower()}{e.effect.note[1:].rstrip('.')}"
         out.append(line)
     return out
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return "not set"
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return f"{value:,}" if isinstance(value, int) else str(value)

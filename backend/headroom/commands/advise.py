@@ -67,6 +67,7 @@ def advise_command(
     from headroom.domain.advisor.whatif import what_if as run_what_if
     from headroom.domain.snapshot.errors import SnapshotError
     from headroom.domain.snapshot.files import load_snapshot
+    from headroom.domain.units import format_quantity
 
     if output_format not in ("json", "text"):
         fail(f"--format: expected json or text, got {output_format!r}")
@@ -106,11 +107,21 @@ def advise_command(
         if isinstance(what, dict):
             sys.stdout.write(f"What-if: {len(what['changes'])} change(s) applied\n")
             for row in what["ceilings"]:
-                ent = row["entity"]
+                ent, unit = row["entity"], row["unit"]
+
+                def moved(before: float | None, after: float | None, unit: str = unit) -> str:
+                    said = [("n/a" if v is None else format_quantity(v, unit)) for v in (before, after)]
+                    return f"{said[0]} -> {said[1]}"
+
+                parts = ""
+                if row["instance_limit"] is not None:  # an instance: its own limit and its volumes' sum, apart
+                    parts = (f" (the smaller of the instance's EBS limit "
+                             f"{moved(row['instance_limit'], row['instance_limit_after'])} and its volumes' sum "
+                             f"{moved(row['volumes_limit'], row['volumes_limit_after'])})")
                 sys.stdout.write(
-                    f"    {ent['kind']} {ent['id']} {row['dimension']}: ceiling {row['ceiling']:,.0f} -> "
-                    f"{row['ceiling_after']:,.0f} {row['unit']}, headroom at p99 {row['headroom_pct']}% -> "
-                    f"{row['headroom_after_pct']}%\n"
+                    f"    {ent['kind']} {ent['id']} {row['dimension']}: ceiling in force "
+                    f"{moved(row['ceiling'], row['ceiling_after'])}{parts}, headroom at p99 "
+                    f"{moved(row['headroom_pct'], row['headroom_after_pct'], '%')}\n"
                 )
             sys.stdout.write(f"    resolved: {len(what['resolved'])}, new: {len(what['new'])}\n\n")
         sys.stdout.write(_text(findings_list))

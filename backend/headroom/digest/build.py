@@ -28,6 +28,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from headroom.domain.model import SEVERITIES, Forecast, severity_rank
+from headroom.domain.units import format_duration_words, format_quantity, round_half_up
 
 # Findings listed per cluster: five keeps a cluster's section on one screen of a mail client; the rest are one
 # click away on the dashboard (the count of open findings is always shown in full).
@@ -207,7 +208,7 @@ def _when(at: dt.datetime | None) -> str:
 def _ahead(seconds: float) -> str:
     """A time ahead on a weekly email's scale: "within a day", "in about 12 days"."""
     days = seconds / 86400
-    return "within a day" if days < 1 else "in about 1 day" if days < 1.5 else f"in about {days:,.0f} days"
+    return "within a day" if days < 1 else "in about 1 day" if days < 1.5 else f"in about {round_half_up(days):,} days"
 
 
 def _utc(at: dt.datetime, fmt: str) -> str:
@@ -267,9 +268,10 @@ def _environment(*, html_part: bool) -> Environment:
     )
     env.filters.update(
         thousands=lambda n: f"{n:,}",
-        whole=lambda x: f"{x:,.0f}",
-        percent=lambda x: f"{x:.0f}",
-        hours=lambda seconds: f"{max(1.0, seconds / 3600):,.0f}",
+        quantity=format_quantity,
+        usd=lambda x: format_quantity(x, "USD"),
+        # whole hours (at least one): the email is read days later, minutes would be false precision
+        hours=lambda seconds: format_duration_words(3600 * max(1, int(round_half_up(seconds / 3600)))),
         ahead=_ahead,
         plural=_plural,
         when=_when,

@@ -24,6 +24,7 @@ import numpy as np
 from headroom.digest.build import ChartImage
 from headroom.domain.model import Forecast
 from headroom.domain.snapshot.registry import CloudWatchSource, metric_spec
+from headroom.domain.units import format_duration_words, format_quantity, round_half_up
 from headroom.findings.evidence_series import ChartSeries
 
 # 560 CSS pixels wide fits every mail client's reading pane (Gmail, Outlook: 600 px templates); drawn at 1.5x for
@@ -60,13 +61,15 @@ def name_of(chart: ChartSeries) -> str:
 
 
 def _number(value: float, unit: str) -> str:
-    text = f"{value:,.0f}" if abs(value) >= 10 or value == 0 else f"{value:,.1f}"
-    return f"{text} %" if unit == "%" else f"{text} {unit}".strip()
+    return format_quantity(value, unit)
+
+
+def _share(fraction: float) -> str:
+    return format_quantity(100 * fraction, "%")
 
 
 def _hours(points: int, step_seconds: int) -> str:
-    hours = points * step_seconds / 3600
-    return f"{hours:,.0f} h" if hours >= 10 else f"{hours:,.1f} h"
+    return format_duration_words(points * step_seconds)
 
 
 def pick(series: Sequence[ChartSeries]) -> ChartSeries | None:
@@ -83,7 +86,7 @@ def _projection(chart: ChartSeries, forecasts: Sequence[Forecast]) -> tuple[dt.d
         if f.kind == "ceiling" and f.value is not None and f.unit in (chart.unit, unit_of(chart)):
             return f.at, f.value, f"projected to reach {_number(f.value, f.unit)} around {f.at:%Y-%m-%d}"
         if f.kind == "burst_empty" and chart.metric in BALANCE_METRICS:
-            within = "within a day" if f.within_seconds < 86400 else f"in about {f.within_seconds / 86400:,.0f} days"
+            within = "within a day" if f.within_seconds < 86400 else f"in about {round_half_up(f.within_seconds / 86400):,} days"
             return f.at, 0.0, f"projected to empty {within} at the recent demand"
     return None
 
@@ -104,7 +107,7 @@ def describe(chart: ChartSeries, step_seconds: int, forecasts: Sequence[Forecast
         for line in chart.reference_lines[:2]:
             below = sum(1 for v in values if v < line.value) / len(values)
             value = _number(line.value, _UNIT_WORDS.get(line.unit, line.unit) or unit)
-            parts.append(f"{below:.0%} of the time below {value} ({line.label})")
+            parts.append(f"{_share(below)} of the time below {value} ({line.label})")
     else:
         peak = max(values)
         lines = sorted(chart.reference_lines, key=lambda r: r.value)
@@ -112,12 +115,12 @@ def describe(chart: ChartSeries, step_seconds: int, forecasts: Sequence[Forecast
         of = ""
         if highest is not None and highest.value > 0:
             limit = _number(highest.value, _UNIT_WORDS.get(highest.unit, highest.unit) or unit)
-            of = f" ({peak / highest.value:.0%} of {limit}: {highest.label})"
+            of = f" ({_share(peak / highest.value)} of {limit}: {highest.label})"
         parts.append(f"peak {_number(peak, unit)}{of}")
         for line in lines[:3]:
             share = sum(1 for v in values if v >= line.value) / len(values)
             value = _number(line.value, _UNIT_WORDS.get(line.unit, line.unit) or unit)
-            parts.append(f"{share:.0%} of the time at or above {value} ({line.label})")
+            parts.append(f"{_share(share)} of the time at or above {value} ({line.label})")
     projection = _projection(chart, forecasts)
     if projection is not None:
         parts.append(projection[2])

@@ -53,6 +53,7 @@ from headroom.digest.models import (
     OrgDigestSettings,
 )
 from headroom.domain.model import SEVERITIES, Change
+from headroom.domain.units import setting_text
 from headroom.findings import service as findings_service
 from headroom.findings.service import StoredFinding
 from headroom.inventory.limits import resolve_instance_types
@@ -213,8 +214,9 @@ def last_sends(db: Session, org_id: uuid.UUID, limit: int = LAST_SENDS) -> list[
 
 
 def _fix_line(change: Change) -> str:
-    what = (f"{change.key} = {change.proposed}" if change.current is None
-            else f"{change.key}: {change.current} -> {change.proposed}")
+    proposed = setting_text(change.key, change.proposed)
+    what = (f"{change.key} = {proposed}" if change.current is None
+            else f"{change.key}: {setting_text(change.key, change.current)} -> {proposed}")
     where = change.applies_to()
     return f"{what} on {where}" if where else what
 

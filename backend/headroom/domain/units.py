@@ -20,8 +20,11 @@ AWS rates: instance EBS throughput is quoted in MB/s (decimal, = Mbps / 8) and v
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 
 class UnitError(ValueError):
@@ -186,3 +189,106 @@ def bytes_to_kib(n_bytes: float) -> float:
 def gib_to_tib(gib: float) -> float:
     """Convert GiB to TiB."""
     return gib / GIB_PER_TIB
+
+
+# --- numbers as a person reads them ----------------------------------------------------------------------
+#
+# One rule per unit for every surface (API texts, the weekly email, the export files, the web app): how many
+# decimals at each magnitude, and how the unit is written. The web app's formatter (frontend/src/lib/format.ts)
+# holds the same table; docs/number-formats.json holds it too, with cases both test suites format and compare,
+# so the email and the app never print one number two ways (docs/number-formats.md).
+#
+# Rounding is half up (half away from zero) on the shortest decimal that reads back as the float (`repr`),
+# which is what the browser's Intl.NumberFormat does: 0.9 x 125 MiB/s = 112.5 reads "113 MiB/s" everywhere.
+# Python's round() and format() round half to even on the binary value ("112"), so nothing a person reads may
+# go through them.
+
+
+@dataclass(frozen=True)
+class QuantityRule:
+    """How one unit is written: decimals at >= 100, >= 10 and below 10, and the text around the number."""
+
+    digits: tuple[int, int, int]
+    suffix: str = ""
+    prefix: str = ""
+    fixed: bool = False  # keep trailing zeros ("$3.50"); otherwise they go ("3.5 ms", "125 MiB/s")
+
+
+_MAGNITUDE = (0, 1, 2)
+QUANTITY_RULES: dict[str, QuantityRule] = {
+    "IOPS": QuantityRule(_MAGNITUDE, " IOPS"),
+    "MiB/s": QuantityRule(_MAGNITUDE, " MiB/s"),
+    "MB/s": QuantityRule((2, 2, 2), " MB/s"),  # AWS's own figure beside ours, as AWS prints it (312.5, 593.75)
+    "GiB": QuantityRule(_MAGNITUDE, " GiB"),
+    "MiB": QuantityRule(_MAGNITUDE, " MiB"),
+    "%": QuantityRule(_MAGNITUDE, "%"),
+    "ms": QuantityRule(_MAGNITUDE, " ms"),
+    "USD": QuantityRule((2, 2, 2), prefix="$", fixed=True),
+    "": QuantityRule(_MAGNITUDE),
+}
+
+
+def round_half_up(value: float, digits: int = 0) -> Decimal:
+    """Round `value` to `digits` decimals, halves away from zero, as the browser does (112.5 -> 113)."""
+    return Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+
+
+def format_quantity(value: float, unit: str) -> str:
+    """Write `value` in `unit` the one way every surface does: "3,000 IOPS", "113 MiB/s", "42.5%", "$1,234.50".
+
+    A unit without a rule is written after the number as it is ("12 stores")."""
+    rule = QUANTITY_RULES.get(unit) or QuantityRule(_MAGNITUDE, f" {unit}" if unit else "")
+    size = abs(value)
+    digits = rule.digits[0] if size >= 100 else rule.digits[1] if size >= 10 else rule.digits[2]
+    # Never "-0": zero, and noise just below zero that rounds to nothing at these digits, read 0.
+    shown = round_half_up(0.0 if size < 0.5 * 10.0**-digits else value, digits)
+    text = f"{abs(shown):,}"
+    if "." in text and not rule.fixed:
+        text = text.rstrip("0").rstrip(".")
+    sign = "-" if shown < 0 else ""
+    return f"{sign}{rule.prefix}{text}{rule.suffix}"
+
+
+def format_duration_words(seconds: float) -> str:
+    """Write a span of time in minutes, hours and minutes, or days and hours ("35 min", "3 h 20 min", "2 d 4 h")."""
+    if not math.isfinite(seconds):
+        return "—"
+    minutes = int(round_half_up(seconds / 60))
+    if minutes < 60:
+        return f"{max(minutes, 0)} min"
+    hours = minutes // 60
+    if hours < 48:
+        return f"{hours} h {minutes % 60} min" if minutes % 60 else f"{hours} h"
+    days = hours // 24
+    return f"{days} d {hours % 24} h" if hours % 24 else f"{days} d"
+
+
+# The AWS attributes a change can set, and their units: EC2 ModifyVolume takes Size in GiB, Iops in IOPS and
+# Throughput in MiB/s (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ModifyVolume.html).
+SETTING_UNITS: dict[str, str] = {"volume.size": "GiB", "volume.iops": "IOPS", "volume.throughput": "MiB/s"}
+
+
+def setting_text(key: str, value: object) -> str:
+    """Write a change's value as a person reads it: an AWS size or rate with its unit ("300 MiB/s"), a tikv.toml
+    value as the config writes it ("4GiB", 4, true, ["no", "lz4"]), an absent value as "not set"."""
+    if value is None:
+        return "not set"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        if key in SETTING_UNITS:
+            return format_quantity(float(value), SETTING_UNITS[key])
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_json(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_json(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _json(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return json.dumps(value, ensure_ascii=False)

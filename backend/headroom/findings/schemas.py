@@ -167,17 +167,29 @@ class WhatIfRequest(Input):
 
 
 class WhatIfCeiling(Output):
-    """One sustained ceiling the changes move, with the last day's p99 against it."""
+    """One sustained ceiling the changes move, with the last day's p99 against it. An instance has two: its own
+    EBS limit and the sum of its attached volumes'; the smaller is in force (AWS: Amazon EBS-optimized instances)."""
 
     entity_kind: Literal["volume", "instance"]
     entity_id: str
     dimension: Literal["iops", "throughput"]
     unit: str
-    ceiling: float
+    ceiling: float = Field(description="The ceiling in force: a volume's own; an instance's smaller of its EBS limit "
+                           "and its volumes' sum.")
     ceiling_after: float
     p99: float
     headroom_pct: float | None = Field(description="100 x (1 - p99 / ceiling) before the change.")
     headroom_after_pct: float | None
+    instance_limit: float | None = Field(description="An instance's own EBS limit (its type's), before the change; "
+                                         "null for a volume.")
+    instance_limit_after: float | None
+    volumes_limit: float | None = Field(description="The sum of an instance's attached volumes' ceilings, before the "
+                                        "change; null for a volume.")
+    volumes_limit_after: float | None
+    binding: Literal["instance", "volumes", "both"] | None = Field(
+        description="Which of an instance's two ceilings is in force before the change (both: equal); null for a "
+        "volume.")
+    binding_after: Literal["instance", "volumes", "both"] | None
 
 
 class WhatIfFinding(Output):

@@ -809,9 +809,7 @@ def what_if_cluster(
     ]
     return WhatIfRead(
         window_start=snapshot.window.start, window_end=snapshot.window.end,
-        ceilings=[WhatIfCeiling(entity_kind=c["entity"]["kind"], entity_id=c["entity"]["id"], dimension=c["dimension"],
-                                unit=c["unit"], ceiling=c["ceiling"], ceiling_after=c["ceiling_after"], p99=c["p99"],
-                                headroom_pct=c["headroom_pct"], headroom_after_pct=c["headroom_after_pct"])
+        ceilings=[WhatIfCeiling.model_validate({**c, "entity_kind": c["entity"]["kind"], "entity_id": c["entity"]["id"]})
                   for c in body["ceilings"]],
         resolved=described(body["resolved"]), remaining=described(body["remaining"]), new=described(body["new"]),
         projections=projections, cost=WhatIfCost(**body["cost"]),

@@ -218,7 +218,8 @@ def _notes(cluster: Cluster, nodes: Sequence[_NodeInfo], configs: dict[uuid.UUID
                     seen.add(warning)
                     notes.append(warning)
         if change.current is None:
-            note = (f"{change.key}: the current value on {target_node(change) or 'every node'} is unknown; "
+            on = by_status[scope].node.address if scope in by_status else scope
+            note = (f"{change.key}: the current value on {on or 'every node'} is unknown; "
                     "the rollback removes the key (TiKV falls back to its default).")
             if note not in seen:
                 seen.add(note)

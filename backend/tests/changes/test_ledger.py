@@ -91,6 +91,9 @@ def test_a_patch_seen_applied_and_a_config_change_with_their_findings_and_effect
     assert patch["entity_kind"] == "volume" and patch["entity_id"] == volume_id
     assert {"key": "volume.iops", "before": old_iops, "after": int(rec.change.proposed)} in patch["changes"]
     assert len(patch["seen_by_headroom"]) == 1 and "EC2 inventory" in patch["seen_by_headroom"][0]
+    # in its unit, as the patch's own table says it ("not set" for a gp2 volume's unprovisioned IOPS)
+    old_text = "not set" if old_iops is None else f"{old_iops:,} IOPS"
+    assert patch["seen_by_headroom"][0].startswith(f"volume.iops {old_text} -> {int(rec.change.proposed):,} IOPS on ")
     (addressed,) = patch["findings"]
     assert addressed["id"] == str(finding.id) and addressed["predicted"]["summary"] == finding.impact.summary
     # predicted: the what-if on the day before the change, with the volume set back to its IOPS then
@@ -166,8 +169,8 @@ def test_the_weekly_email_shows_the_weeks_changes_with_their_effect(world: dict[
     db.commit()
     mail = digest.render(db, cluster.org_id, now=CHANGE + AFTER, public_url="http://127.0.0.1:8000")
     (line,) = [x for x in mail.text.splitlines() if x.startswith("- 2026-11-02: volume.iops")]
-    before = "not set" if old is None else f"{old:,}"  # a gp2 volume's IOPS are not provisioned
-    assert f"volume.iops {before} -> {vol.iops:,} on {volume_id} (seen by Headroom in the EC2 inventory)" in line
-    assert re.search(r"; (data|raft) volume (IOPS|throughput) on [0-9.:]+: peak \d+ % -> \d+ % of its ceiling "
+    before = "not set" if old is None else f"{old:,} IOPS"  # a gp2 volume's IOPS are not provisioned
+    assert f"volume.iops {before} -> {vol.iops:,} IOPS on {volume_id} (seen by Headroom in the EC2 inventory)" in line
+    assert re.search(r"; (data|raft) volume (IOPS|throughput) on [0-9.:]+: peak [\d.]+% -> [\d.]+% of its ceiling "
                      r"\(same hours a week earlier\)$", line), line
     assert "Changes this week" in mail.html and volume_id in mail.html

@@ -165,7 +165,7 @@ def test_the_forecast_line_is_read_from_the_typed_forecast_and_user_text_is_esca
         "forecast (headroom.domain.forecast.burst): at 2,500 IOPS the 40% balance runs out within a day, then at "
         "most 1,050 IOPS",
         "refill at the off-peak 300 IOPS: about 2 h",
-        "forecast (headroom.domain.forecast.burst): at the recent 498 IOPS (<= the 1,050 baseline) the 80% balance "
+        "forecast (headroom.domain.forecast.burst): at the recent 498 IOPS (<= the 1,050 IOPS baseline) the 80% balance "
         "is not draining",
         "sustained IOPS <ceiling> (3,000 IOPS) reached in about 9 days at the current growth",
     ]
@@ -189,7 +189,7 @@ def test_the_forecast_line_is_read_from_the_typed_forecast_and_user_text_is_esca
     # the title is escaped in the HTML (and kept as written in the text); so is text the forecast carries
     assert "<script>" not in digest.html and "<ceiling>" not in digest.html
     assert 'gp2 &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; drains' in digest.html
-    assert "(&lt;= the 1,050 baseline)" in digest.html
+    assert "(&lt;= the 1,050 IOPS baseline)" in digest.html
     assert '1. [CRITICAL] gp2 <script>alert("x")</script> drains\n' in digest.text
 
 
@@ -226,8 +226,9 @@ def test_worse_this_week_and_the_savings_on_offer_are_said_when_there_are_some()
                       dashboard_url="https://headroom.example.com/clusters", clusters=[cluster])
     digest = build_digest(data)
     assert "Worse this week (severity rose): 2.\n" in digest.text
-    assert "Savings the open findings' fixes offer: $1,234 a month.\n" in digest.text
-    assert "<strong>$1,234</strong> a month" in digest.html
+    # dollars as everywhere (docs/number-formats.md): two decimals
+    assert "Savings the open findings' fixes offer: $1,234.40 a month.\n" in digest.text
+    assert "<strong>$1,234.40</strong> a month" in digest.html
     quiet = build_digest(dataclasses.replace(data, clusters=[dataclasses.replace(cluster, worsened_this_week=0,
                                                                                 savings_usd=0.0)]))
     assert "Worse this week" not in quiet.text and "Savings the open" not in quiet.text

@@ -38,11 +38,11 @@ def test_the_words_keep_a_one_minute_peak_at_the_ceiling_and_a_balances_time_emp
     flat[700] = 3000.0  # one minute at the ceiling in a day
     words = describe(_series(flat), 60)
     assert "peak 3,000 IOPS (100% of 3,000 IOPS: IOPS ceiling)" in words
-    assert "0% of the time at or above 3,000 IOPS (IOPS ceiling)" in words  # 1 of 1,440 minutes
+    assert "0.07% of the time at or above 3,000 IOPS (IOPS ceiling)" in words  # 1 of 1,440 minutes
     assert "over the 24 h to" in words
     balance = [50.0] * 600 + [0.0] * 120 + [None] * 10 + [20.0] * 710
     said = describe(_series(balance, metric="ebs.burst_balance", unit="%", lines=((10.0, "low"),)), 60)
-    assert "lowest 0 %" in said and "empty for 2.0 h" in said and "8% of the time below 10 % (low)" in said
+    assert "lowest 0%" in said and "empty for 2 h" in said and "8.39% of the time below 10% (low)" in said  # 120 of 1,430 values
     ahead = Forecast(kind="ceiling", within_seconds=12 * 86400.0, at=dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
                      value=3000.0, unit="IOPS", method="ets")
     assert "projected to reach 3,000 IOPS around 2026-11-20" in describe(_series(flat), 60, [ahead])
@@ -108,3 +108,31 @@ def test_the_weekly_email_carries_each_top_findings_chart_as_a_related_part(
     assert all(" over the " in c and "UTC: " in c for c in charts)
     # the burst finding's chart is its balance with the time it sat empty
     assert any(c.startswith("ebs.burst_balance") or "empty for" in c or "never empty" in c for c in charts)
+
+
+def test_the_weekly_email_says_every_value_in_its_unit_rounded_as_the_app_does(
+        client: Any, sessions: Any, smtp_server: Any, smtp_settings: Any, job_context: Any) -> None:
+    # The demo's gp3 volume at its 125 MiB/s ceiling: the 90 % line is 112.5 MiB/s, which the app shows as
+    # 113 MiB/s (Intl.NumberFormat rounds half up; docs/number-formats.md); its fix raises the throughput to 300 MiB/s,
+    # and the gp2 volume's fix sets a throughput the volume did not have. The email as sent says each in its unit.
+    owner = sign_up(client, org="Units Org", email="owner@units-org.example.com")
+    verify(sessions, owner.session["user"]["id"])
+    with sessions() as db:
+        cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id))
+        demo.ingest_window(db, cluster, load_scenario(demo.default_scenario_path()), END - dt.timedelta(hours=25), END)
+        db.commit()
+        findings.advise_cluster(db, cluster, now=END)
+        db.commit()
+    service.send_weekly(job_context(smtp_settings), SEND_AT)
+    (got,) = [m for m in smtp_server.received if "Units Org" in str(m.message["Subject"])]
+    text_part, related = got.message.get_payload()
+    text = text_part.get_content().replace("\r\n", "\n")
+    html = related.get_payload()[0].get_content()
+    assert "Fix: volume.throughput: 125 MiB/s -> 300 MiB/s on vol-" in text
+    assert re.search(r"Fix: volume\.throughput = 250 MiB/s on vol-", text), text
+    assert re.search(r"Fix: volume\.iops = 3,000 IOPS on vol-", text), text
+    assert "at or above 113 MiB/s (90% of ceiling)" in text
+    for part in (text, html):
+        # no raw Python float ("250.0", "125.0"), no None, and one way to write a percentage
+        assert not re.findall(r"(?<![\d.])\d+\.0(?![\d.%])", part.split("Unsubscribe")[0])
+        assert "None" not in part and not re.search(r"\d %", part)

@@ -246,6 +246,21 @@ def test_patch_from_all_open_findings_downloads_every_format(world: World, db: A
     assert [p["id"] for p in listed["items"]] == [patch["id"]] and listed["total"] == 1
 
 
+def test_a_patch_names_nodes_by_store_address_but_where_a_command_needs_the_status_port(world: World) -> None:
+    # TiKV, PD and TiDB Dashboard name a store by its server address (:20160); the status address (:20180) is for
+    # the commands that talk to the status port: TiDB's SET CONFIG 'host:20180' (PingCAP: SET CONFIG).
+    patch = _create(world, {"finding_ids": "all_open", "base_config": "latest"}).json()
+    assert not [n for n in patch["notes"] if ":20180" in n]
+    url = f"/api/v1/clusters/{world.cid}/patches/{patch['id']}"
+    for fmt in ("toml", "operator", "tiup", "tikv-ctl"):
+        got = world.viewer.get(url, params={"format": fmt})
+        assert got.status_code in (200, 422), got.text  # toml refuses values that differ by node: said in words
+        assert ":20180" not in got.text, fmt
+    sql = world.viewer.get(url, params={"format": "sql"}).text
+    named = [line for line in sql.splitlines() if ":20180" in line]
+    assert named and all("SET CONFIG" in line for line in named), named
+
+
 def _rebuilt(config: TikvConfig) -> str:
     from headroom.patches.service import toml_from_config
 
@@ -528,6 +543,27 @@ def test_what_if_shows_the_ceilings_findings_and_cost_a_change_moves(world: Worl
     assert "vol-nope" in refused.json()["error"]["message"]
     stranger = sign_up(client, org="Another Org")
     assert stranger.post(url, json={"changes": option["changes"]}).status_code == 404
+
+
+def test_what_if_names_an_instances_own_ebs_limit_and_its_volumes_sum_apart(world: World) -> None:
+    # The demo's m6i.2xlarge store at its gp3 volumes' 125 MiB/s: its instance's own EBS limit is 312.5 MB/s =
+    # 298 MiB/s (AWS: EBS-optimized instance types, 2,500 Mbps baseline / 8); its two volumes give 125 + 125 =
+    # 250 MiB/s, the smaller and so in force. Raising the data volume to 300 MiB/s makes the volumes 425 MiB/s and
+    # the instance's 298 MiB/s binds: the answer names each ceiling, and never calls 250 MiB/s the instance's limit.
+    fix = next(c for f in _findings(world, status="open")["items"]
+               for o in world.viewer.get(f"/api/v1/findings/{f['id']}").json()["options"]
+               for c in o["changes"] if c["key"] == "volume.throughput" and c["current"] == 125)
+    body = world.viewer.post(f"/api/v1/clusters/{world.cid}/what-if", json={"changes": [fix]}).json()
+    volume = next(c for c in body["ceilings"] if c["entity_kind"] == "volume" and c["dimension"] == "throughput")
+    assert (volume["ceiling"], volume["ceiling_after"]) == (125, 300)
+    assert volume["instance_limit"] is None and volume["binding"] is None
+    (instance,) = [c for c in body["ceilings"] if c["entity_kind"] == "instance" and c["dimension"] == "throughput"]
+    instance_mibps = 312.5e6 / 2**20
+    assert instance["instance_limit"] == pytest.approx(instance_mibps, abs=0.01)
+    assert instance["instance_limit_after"] == pytest.approx(instance_mibps, abs=0.01)
+    assert (instance["volumes_limit"], instance["volumes_limit_after"]) == (250, 425)
+    assert (instance["binding"], instance["binding_after"]) == ("volumes", "instance")
+    assert instance["ceiling"] == 250 and instance["ceiling_after"] == pytest.approx(instance_mibps, abs=0.01)
 
 
 def _stored_projection(db: Any, w: World, volume_id: str, metric: str, *, start: float, per_day: float) -> None:

@@ -4549,10 +4549,21 @@ export interface components {
         };
         /**
          * WhatIfCeiling
-         * @description One sustained ceiling the changes move, with the last day's p99 against it.
+         * @description One sustained ceiling the changes move, with the last day's p99 against it. An instance has two: its own
+         *     EBS limit and the sum of its attached volumes'; the smaller is in force (AWS: Amazon EBS-optimized instances).
          */
         WhatIfCeiling: {
-            /** Ceiling */
+            /**
+             * Binding
+             * @description Which of an instance's two ceilings is in force before the change (both: equal); null for a volume.
+             */
+            binding: ("instance" | "volumes" | "both") | null;
+            /** Binding After */
+            binding_after: ("instance" | "volumes" | "both") | null;
+            /**
+             * Ceiling
+             * @description The ceiling in force: a volume's own; an instance's smaller of its EBS limit and its volumes' sum.
+             */
             ceiling: number;
             /** Ceiling After */
             ceiling_after: number;
@@ -4575,10 +4586,24 @@ export interface components {
              * @description 100 x (1 - p99 / ceiling) before the change.
              */
             headroom_pct: number | null;
+            /**
+             * Instance Limit
+             * @description An instance's own EBS limit (its type's), before the change; null for a volume.
+             */
+            instance_limit: number | null;
+            /** Instance Limit After */
+            instance_limit_after: number | null;
             /** P99 */
             p99: number;
             /** Unit */
             unit: string;
+            /**
+             * Volumes Limit
+             * @description The sum of an instance's attached volumes' ceilings, before the change; null for a volume.
+             */
+            volumes_limit: number | null;
+            /** Volumes Limit After */
+            volumes_limit_after: number | null;
         };
         /**
          * WhatIfCost
@@ -12623,6 +12648,8 @@ export const sessionReadRoleValues: ReadonlyArray<FlattenedDeepRequired<componen
 export const sourceHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SourceHealth"]["status"]> = ["unknown", "ok", "failing"];
 export const tightestCeilingMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TightestCeiling"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const utilisationReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UtilisationRead"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
+export const whatIfCeilingBindingAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["binding"]> = ["instance", "volumes", "both"];
+export const whatIfCeilingBinding_afterAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["binding_after"]> = ["instance", "volumes", "both"];
 export const whatIfCeilingDimensionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["dimension"]> = ["iops", "throughput"];
 export const whatIfCeilingEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["entity_kind"]> = ["volume", "instance"];
 export const whatIfFindingSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfFinding"]["severity"]> = ["critical", "warning", "info"];

@@ -1,4 +1,5 @@
 import type { components } from '@/api/schema';
+import { formatQuantity } from './format';
 
 export type Change = components['schemas']['Change'];
 export type EntityRef = components['schemas']['EntityRef'];
@@ -20,4 +21,45 @@ export function appliesTo(change: Change): string | null {
     entity.instance_id ??
     (entity.kind === 'instance' ? entity.id : null)
   );
+}
+
+/**
+ * Where a change applies, as a person reads it: a TiKV node by the name TiKV, PD and TiDB Dashboard give it (its
+ * store address, the entity's node), the status address only when nothing else is known; a volume or instance by
+ * its id; null for every node.
+ */
+export function changePlace(change: Change): string | null {
+  const entity = change.entity;
+  if (change.target !== 'tikv' || !entity) return appliesTo(change);
+  return entity.node ?? (entity.kind === 'node' ? entity.id : null) ?? entity.status_address ?? null;
+}
+
+// The AWS attributes a change can set, and their units: EC2 ModifyVolume takes Size in GiB, Iops in IOPS and
+// Throughput in MiB/s (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ModifyVolume.html).
+export const SETTING_UNITS: Record<string, string> = {
+  'volume.size': 'GiB',
+  'volume.iops': 'IOPS',
+  'volume.throughput': 'MiB/s',
+};
+
+/**
+ * A change's value as a person reads it, as the backend writes it (headroom.domain.units.setting_text; both are
+ * checked against docs/number-formats.json): an AWS size or rate with its unit ("300 MiB/s"), a tikv.toml value as
+ * the config writes it ("4GiB", 4, true, ["no", "lz4"]), an absent value as "not set".
+ */
+export function settingText(value: unknown, key: string): string {
+  if (value === null || value === undefined) return 'not set';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') {
+    const unit = SETTING_UNITS[key];
+    return unit ? formatQuantity(value, unit) : String(value);
+  }
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return `[${value.map((v) => JSON.stringify(v)).join(', ')}]`;
+  if (typeof value === 'object') {
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+      .join(', ')}}`;
+  }
+  return JSON.stringify(value);
 }

@@ -45,18 +45,54 @@ export function humanUnit(unit: string | null | undefined): { unit: Unit; scale:
   }
 }
 
+/** How one unit is written: decimals at >= 100, >= 10 and below 10, and the text around the number. */
+export interface QuantityRule {
+  digits: [number, number, number];
+  suffix?: string;
+  prefix?: string;
+  /** Keep trailing zeros ("$3.50"); otherwise they go ("3.5 ms", "125 MiB/s"). */
+  fixed?: boolean;
+}
+
+const MAGNITUDE: [number, number, number] = [0, 1, 2];
+
+/**
+ * One rule per unit for every surface. The backend (headroom.domain.units.QUANTITY_RULES) holds the same table and
+ * docs/number-formats.json holds it with cases both test suites format and compare, so the app and the weekly email
+ * never print one number two ways. Rounding is half away from zero, Intl.NumberFormat's default (112.5 -> "113").
+ */
+export const QUANTITY_RULES: Record<string, QuantityRule> = {
+  IOPS: { digits: MAGNITUDE, suffix: ' IOPS' },
+  'MiB/s': { digits: MAGNITUDE, suffix: ' MiB/s' },
+  'MB/s': { digits: [2, 2, 2], suffix: ' MB/s' },
+  GiB: { digits: MAGNITUDE, suffix: ' GiB' },
+  MiB: { digits: MAGNITUDE, suffix: ' MiB' },
+  '%': { digits: MAGNITUDE, suffix: '%' },
+  ms: { digits: MAGNITUDE, suffix: ' ms' },
+  USD: { digits: [2, 2, 2], prefix: '$', fixed: true },
+  '': { digits: MAGNITUDE },
+};
+
+/** Write `value` (already in `unit`) by the unit's rule: "3,000 IOPS", "113 MiB/s", "42.5%", "$1,234.50". */
+export function formatQuantity(value: number, unit: string): string {
+  const rule = QUANTITY_RULES[unit] ?? { digits: MAGNITUDE, suffix: unit ? ` ${unit}` : '' };
+  const abs = Math.abs(value);
+  const digits = abs >= 100 ? rule.digits[0] : abs >= 10 ? rule.digits[1] : rule.digits[2];
+  // Never "-0": zero, and float noise just below zero that rounds to nothing at these digits, read 0.
+  const clean = abs < 0.5 * 10 ** -digits ? 0 : value;
+  const number = new Intl.NumberFormat('en-US', {
+    maximumFractionDigits: digits,
+    minimumFractionDigits: rule.fixed ? digits : 0,
+    roundingMode: 'halfExpand',
+  }).format(Math.abs(clean));
+  return `${clean < 0 ? '-' : ''}${rule.prefix ?? ''}${number}${rule.suffix ?? ''}`;
+}
+
 /** Format `value` with its unit: "3,000 IOPS", "125 MiB/s", "42.5%"; a 0.76 "fraction" reads "76%", a "bool" yes/no. */
 export function formatValue(value: number, unit: Unit): string {
   const human = humanUnit(unit);
   if (human.flag) return value ? 'yes' : 'no';
-  const shown = value * human.scale;
-  const abs = Math.abs(shown);
-  const digits = abs >= 100 || Number.isInteger(shown) ? 0 : abs >= 10 ? 1 : 2;
-  // Never "-0": -0, and float noise just below zero that rounds to nothing at these digits, read 0.
-  const clean = abs < 0.5 * 10 ** -digits ? 0 : shown;
-  const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: digits }).format(clean);
-  if (human.unit === '%') return `${number}%`;
-  return human.unit ? `${number} ${human.unit}` : number;
+  return formatQuantity(value * human.scale, human.unit);
 }
 
 /**
@@ -65,8 +101,7 @@ export function formatValue(value: number, unit: Unit): string {
  */
 export function formatAwsThroughput(mbPerSecond: number): string {
   const mib = (mbPerSecond * 1e6) / MIB;
-  const aws = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(mbPerSecond);
-  return `${formatValue(mib, 'MiB/s')} (AWS: ${aws} MB/s)`;
+  return `${formatQuantity(mib, 'MiB/s')} (AWS: ${formatQuantity(mbPerSecond, 'MB/s')})`;
 }
 
 const count = new Intl.NumberFormat('en-US');
@@ -76,12 +111,16 @@ export function formatCount(n: number): string {
   return count.format(n);
 }
 
-const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
-
 /** US dollars: "$1,234.50"; sub-cent amounts keep two significant digits ("$0.0042") rather than "$0.00". */
 export function formatUsd(amount: number): string {
   if (amount > 0 && amount < 0.01) return `$${amount.toPrecision(2)}`;
-  return usd.format(amount);
+  return formatQuantity(amount, 'USD');
+}
+
+/** A change in US dollars, signed: "+$12.00", "−$10.00" (a minus sign, not a hyphen), "$0.00". */
+export function formatUsdChange(delta: number): string {
+  if (delta === 0) return formatUsd(0);
+  return `${delta > 0 ? '+' : '−'}${formatUsd(Math.abs(delta))}`;
 }
 
 // Times the API gives are UTC and are shown as UTC, saying so, whatever the browser's time zone.
@@ -145,10 +184,12 @@ export function formatDaysUntil(d: DaysUntil, horizonDays: number): string {
 
 /**
  * Headroom (100 × (1 − peak / limit), the API's *_headroom_pct) as people read it: how much of its limit the peak
- * uses. "85 % of the limit", "144 % of the limit (44 % over)"; "—" without a figure.
+ * uses. "85% of the limit", "144% of the limit (44% over)"; "—" without a figure. The share is rounded as every
+ * % is (formatQuantity) before the part over 100 is taken, so the two figures agree.
  */
 export function peakUse(headroomPct: number | null | undefined, limit = 'the limit'): string {
   if (headroomPct === null || headroomPct === undefined || !Number.isFinite(headroomPct)) return '—';
-  const use = Math.round(100 - headroomPct);
-  return use > 100 ? `${use} % of ${limit} (${use - 100} % over)` : `${Math.max(use, 0)} % of ${limit}`;
+  const use = Number(formatQuantity(100 - headroomPct, '').replaceAll(',', ''));
+  const pct = (n: number) => formatQuantity(n, '%');
+  return use > 100 ? `${pct(use)} of ${limit} (${pct(use - 100)} over)` : `${pct(Math.max(use, 0))} of ${limit}`;
 }

@@ -56,7 +56,7 @@ describe('finding detail', () => {
 
     const impact = screen.getByRole('region', { name: 'Impact of the fix' });
     expect(within(impact).getByText('1,050 IOPS → 3,000 IOPS')).toBeInTheDocument();
-    expect(within(impact).getByText('137 % of the limit (37 % over) now → 48 % of the limit after the fix')).toBeInTheDocument();
+    expect(within(impact).getByText('137% of the limit (37% over) now → 47.8% of the limit after the fix')).toBeInTheDocument();
     expect(within(impact).getByText(/\$35\.00 → \$33\.00 \(-\$2\.00\)/)).toBeInTheDocument();
     // Prices differ by region: the cost says whose.
     expect(within(impact).getByText(/at us-east-1 on-demand prices/)).toBeInTheDocument();

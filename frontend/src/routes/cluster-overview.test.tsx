@@ -98,7 +98,7 @@ describe('cluster overview', () => {
       `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`,
     ]);
     // in words a person reads without a glossary: how much of its limit the peak uses, now and after the fix
-    expect(within(top).getByText('At peak: 105 % of the limit (5 % over) now, 10 % of the limit after the fix')).toBeInTheDocument();
+    expect(within(top).getByText('At peak: 105% of the limit (5% over) now, 10% of the limit after the fix')).toBeInTheDocument();
     const nodes = await screen.findByRole('table', { name: 'TiKV nodes' });
     expect(within(nodes).getByText('Not mapped to an EC2 instance')).toBeInTheDocument();
     expect(within(nodes).getByText('None known')).toBeInTheDocument();
@@ -290,10 +290,10 @@ describe('next ceilings', () => {
     expect(finding).toHaveAttribute('href', `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`);
     expect(entry).toHaveTextContent('Predicted: IOPS ceiling 1,500 -> 3,000 IOPS; -10.00 USD/month');
     const expected = within(entry).getByRole('list', { name: 'Expected effect' });
-    expect(expected).toHaveTextContent("vol-gp2 IOPS ceiling 1,500 IOPS → 3,000 IOPS (the day's p99 uses 107 % of it (7 % over) → 53 % of it)");
-    expect(expected).toHaveTextContent('Findings it was expected to clear: 1; monthly cost −10.00 USD');
+    expect(expected).toHaveTextContent("vol-gp2 IOPS ceiling 1,500 IOPS → 3,000 IOPS (the day's p99 uses 107% of it (7% over) → 53.3% of it)");
+    expect(expected).toHaveTextContent('Findings it was expected to clear: 1; monthly cost −$10.00');
     const measured = within(entry).getByRole('region', { name: 'Measured effect' });
-    expect(within(measured).getByRole('row', { name: /10\.0\.1\.10:20160/ })).toHaveTextContent('100 % → 56 %');
+    expect(within(measured).getByRole('row', { name: /10\.0\.1\.10:20160/ })).toHaveTextContent('100% → 56.2%');
     expect(entry).toHaveTextContent('the same hours one week earlier');
     const chart = await within(entry).findByRole('figure', {
       name: '10.0.1.10:20160 data volume IOPS: after the change, and the same hours a week earlier',

@@ -50,7 +50,7 @@ describe('patch detail', () => {
     expect(screen.getByText('Not applied yet')).toBeInTheDocument();
     const changes = screen.getByRole('table', { name: 'Changes in this patch' });
     expect(within(changes).getByRole('row', { name: /storage\.block-cache\.capacity/ })).toHaveTextContent(
-      /10\.0\.1\.14:20180.*14745MiB.*4GiB/,
+      /10\.0\.1\.14:20160.*14745MiB.*4GiB/,
     );
     const diff = await screen.findByLabelText('Diff of tikv.toml on 10.0.1.14:20160');
     expect(diff).toHaveTextContent('-capacity = "14745MiB"');

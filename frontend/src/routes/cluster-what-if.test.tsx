@@ -19,7 +19,16 @@ const ANSWER: S['WhatIfRead'] = {
   ceilings: [
     {
       entity_kind: 'volume', entity_id: 'vol-gp2', dimension: 'iops', unit: 'IOPS', ceiling: 1050, ceiling_after: 3000,
-      p99: 1433.8, headroom_pct: -36.6, headroom_after_pct: 52.2,
+      p99: 1433.8, headroom_pct: -36.6, headroom_after_pct: 52.2, instance_limit: null, instance_limit_after: null,
+      volumes_limit: null, volumes_limit_after: null, binding: null, binding_after: null,
+    },
+    // The m6i.2xlarge beside it: its own EBS limit is 312.5 MB/s = 298 MiB/s (AWS: 2,500 Mbps / 8); its two gp3
+    // volumes give 125 + 125 = 250 MiB/s, the smaller, in force; a data volume at 300 MiB/s makes them 425 MiB/s.
+    {
+      entity_kind: 'instance', entity_id: 'i-m6i', dimension: 'throughput', unit: 'MiB/s', ceiling: 250,
+      ceiling_after: 298.02, p99: 240, headroom_pct: 4, headroom_after_pct: 19.5, instance_limit: 298.02,
+      instance_limit_after: 298.02, volumes_limit: 250, volumes_limit_after: 425, binding: 'volumes',
+      binding_after: 'instance',
     },
   ],
   resolved: [
@@ -75,7 +84,13 @@ describe('cluster what-if', () => {
     const ceilings = screen.getByRole('list', { name: 'Ceilings that move' });
     expect(ceilings).toHaveTextContent('Volume vol-gp2 IOPS');
     expect(ceilings).toHaveTextContent('1,050 IOPS → 3,000 IOPS');
-    expect(ceilings).toHaveTextContent("the last day's p99 uses 137 % of the ceiling (37 % over) → 48 % of the ceiling: p99 of 1,434 IOPS");
+    expect(ceilings).toHaveTextContent("the last day's p99 uses 137% of the ceiling (37% over) → 47.8% of the ceiling: p99 of 1,434 IOPS");
+    // an instance's two ceilings each under its own name: 250 MiB/s is its volumes' sum, never its EBS limit
+    const parts = within(ceilings).getByRole('list', { name: 'The two ceilings of i-m6i' });
+    expect(parts).toHaveTextContent("the instance's own EBS limit: 298 MiB/s → 298 MiB/s");
+    expect(parts).toHaveTextContent('its volumes together: 250 MiB/s → 425 MiB/s');
+    expect(parts).toHaveTextContent("in force: its volumes together → the instance's own limit");
+    expect(ceilings).toHaveTextContent('Instance EBS i-m6i throughputin force (the smaller): 250 MiB/s → 298 MiB/s');
 
     const resolved = screen.getByRole('region', { name: 'Resolved (1)' });
     expect(within(resolved).getByRole('link', { name: /BurstBalance fell to 0%/ })).toHaveAttribute(

@@ -11,7 +11,8 @@ API (pure):
         entities: BurstBalance and the Exceeded checks of a modified volume, EBSIOBalance% / EBSByteBalance% of
         a re-typed instance. Observed I/O stays as it was: demand that was clipped at the old ceiling is still
         shown at that level (a lower bound of what the new configuration will see).
-    ceilings_report(snapshot) -> list[CeilingRow]     per volume and instance: ceiling, p99, headroom %
+    ceilings_report(snapshot) -> list[CeilingRow]     per volume and instance: ceiling, p99, headroom % (an
+        instance's own EBS limit and its volumes' sum, each under its own name, and the smaller in force)
     monthly_cost(snapshot) -> MonthlyCost               on-demand EBS and EC2 per month, with what is not priced
     what_if(snapshot, changes, *, now=None) -> WhatIf  findings and ceilings before and after
 """
@@ -32,6 +33,7 @@ from headroom.domain.advisor.engine import advise
 from headroom.domain.catalog import CatalogError, ebs_monthly_cost
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Change
+from headroom.domain.physics.ceilings import EffectiveCeiling
 from headroom.domain.snapshot.schema import Snapshot
 
 # apply_changes and its error live in advisor/apply.py (the grouping of findings uses them without the engine);
@@ -72,9 +74,20 @@ def _one(raw: Any) -> Change:
         raise WhatIfError(f"bad change {raw!r}: {exc}") from None
 
 
+def _rounded(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None else round(value, digits)
+
+
 @dataclass(frozen=True)
 class CeilingRow:
-    """One entity's sustained ceiling and observed p99 in one dimension."""
+    """One entity's sustained ceiling and observed p99 in one dimension.
+
+    An instance has two ceilings: its own EBS limit (the instance type's) and the sum of its attached volumes'
+    ceilings; the one in force is the smaller (AWS: "Amazon EBS-optimized instances": an instance's EBS performance
+    is bounded by the instance type's limits or the aggregate of its attached volumes, whichever is smaller,
+    https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html). `ceiling` is the one in force; for an
+    instance `instance_limit` and `volumes_limit` keep each under its own name and `binding` says which is smaller.
+    """
 
     entity_kind: str
     entity_id: str
@@ -83,6 +96,9 @@ class CeilingRow:
     ceiling: float
     p99: float
     headroom_pct: float | None
+    instance_limit: float | None = None
+    volumes_limit: float | None = None
+    binding: str | None = None  # "instance" | "volumes" | "both"
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
@@ -92,17 +108,24 @@ class CeilingRow:
             "unit": self.unit,
             "ceiling": round(self.ceiling, 2),
             "p99": round(self.p99, 2),
-            "headroom_pct": None if self.headroom_pct is None else round(self.headroom_pct, 1),
+            "headroom_pct": _rounded(self.headroom_pct, 1),
+            "instance_limit": _rounded(self.instance_limit),
+            "volumes_limit": _rounded(self.volumes_limit),
+            "binding": self.binding,
         }
 
 
 def _row(
-    kind: str, eid: str, dim: str, unit: str, ceiling: float, values: np.ndarray[Any, Any]
+    kind: str, eid: str, dim: str, unit: str, ceiling: float, values: np.ndarray[Any, Any],
+    parts: EffectiveCeiling | None = None,
 ) -> CeilingRow:
     finite = values[~np.isnan(values)]
     p99 = float(np.percentile(finite, 99)) if finite.size else 0.0
     return CeilingRow(
-        kind, eid, dim, unit, ceiling, p99, 100.0 * (1 - p99 / ceiling) if ceiling > 0 else None
+        kind, eid, dim, unit, ceiling, p99, 100.0 * (1 - p99 / ceiling) if ceiling > 0 else None,
+        instance_limit=parts.instance if parts is not None else None,
+        volumes_limit=parts.volumes if parts is not None else None,
+        binding=parts.binding if parts is not None else None,
     )
 
 
@@ -121,19 +144,9 @@ def ceilings_report(snapshot: Snapshot) -> list[CeilingRow]:
         view = ctx.instance_io(inst.id)
         if ceil is None or view is None:
             continue
-        rows.append(
-            _row("instance", inst.id, "iops", "IOPS", ceil.sustained_iops.effective, view.counted_iops)
-        )
-        rows.append(
-            _row(
-                "instance",
-                inst.id,
-                "throughput",
-                "MiB/s",
-                ceil.sustained_throughput_mibps.effective,
-                view.mibps,
-            )
-        )
+        iops, mibps = ceil.sustained_iops, ceil.sustained_throughput_mibps
+        rows.append(_row("instance", inst.id, "iops", "IOPS", iops.effective, view.counted_iops, iops))
+        rows.append(_row("instance", inst.id, "throughput", "MiB/s", mibps.effective, view.mibps, mibps))
     return rows
 
 
@@ -191,13 +204,20 @@ class WhatIf:
         ceilings = []
         for r in self.ceilings_before:
             a = after_rows.get((r.entity_kind, r.entity_id, r.dimension))
-            if a is None or (a.ceiling == r.ceiling):
+            # A row moves when any of its ceilings does: a new instance type changes the instance's own limit even
+            # where its volumes stay the smaller.
+            if a is None or (a.ceiling, a.instance_limit, a.volumes_limit) == (
+                r.ceiling, r.instance_limit, r.volumes_limit
+            ):
                 continue
             ceilings.append(
                 {
                     **r.to_dict(),
                     "ceiling_after": round(a.ceiling, 2),
-                    "headroom_after_pct": None if a.headroom_pct is None else round(a.headroom_pct, 1),
+                    "headroom_after_pct": _rounded(a.headroom_pct, 1),
+                    "instance_limit_after": _rounded(a.instance_limit),
+                    "volumes_limit_after": _rounded(a.volumes_limit),
+                    "binding_after": a.binding,
                 }
             )
         cost_before, cost_after = monthly_cost(self.snapshot_before), monthly_cost(self.snapshot_after)

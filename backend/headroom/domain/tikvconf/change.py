@@ -83,6 +83,11 @@ class Patch(BaseModel):
                 return node
         return PatchTarget(status_address=status_address)
 
+    def store_address(self, status_address: str) -> str:
+        """Return the store address (`<ip>:20160`) of the node with this status address: the name TiKV, PD and
+        TiDB Dashboard give a store; the status address is only for the commands that talk to it."""
+        return self.node(status_address).server_address()
+
 
 def resolve_nodes(changes: Iterable[Change], nodes: Sequence[PatchTarget]) -> tuple[Change, ...]:
     """Give each tikv change the status address of its node (named by id, server or status address, or by its

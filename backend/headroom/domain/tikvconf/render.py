@@ -44,6 +44,7 @@ from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.online import can_change_online, online_status, version_assumptions
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback, split_lines
+from headroom.domain.units import setting_text
 
 Format = Literal[
     "toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"
@@ -153,14 +154,10 @@ def _shown(value: Any) -> str:
     return "unset (the version's default)" if value is None else json.dumps(value)
 
 
-def _shown_aws(value: Any) -> str:
-    """An AWS attribute as the API takes it: whole numbers without ".0"; none where the type has no such setting
-    (gp2 has no provisioned IOPS or throughput)."""
-    if value is None:
-        return "none"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return json.dumps(value)
+def _moved(change: Change) -> str:
+    """An AWS change in words, each value in its unit: "125 MiB/s -> 300 MiB/s", "not set -> 3,000 IOPS" (gp2 has no
+    provisioned IOPS or throughput), "gp2 -> gp3"."""
+    return f"{setting_text(change.key, change.current)} -> {setting_text(change.key, change.proposed)}"
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -243,7 +240,7 @@ def _title(ctx: _Context, what: str) -> str:
     patch = ctx.patch
     version = f" (TiKV {patch.tikv_version})" if patch.tikv_version else ""
     kind = "Rollback of the Headroom patch" if ctx.rollback else "Headroom patch"
-    scope = f", node {ctx.node}" if ctx.node else ""
+    scope = f", node {_store(ctx, ctx.node)}" if ctx.node else ""
     return f"{kind} for cluster {patch.cluster}{version}{scope}: {what}"
 
 
@@ -263,14 +260,17 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
     settings = _settings(ctx, [c for c in ctx.tikv if c.proposed is not None], not ctx.rollback)
     unset = [c for c in ctx.tikv if c.proposed is None]
     by_key: dict[str, Setting] = {}
+    # The nodes each key is set for (None among them: every node), so the comment names all of them.
+    nodes_of: dict[str, list[str | None]] = {}
     for setting in settings:
         earlier = by_key.get(setting.key)
         if earlier is not None and not same_value(setting.key, earlier.value, setting.value):
             raise PatchConflict(
-                f"{setting.key} differs by node ({earlier.node}: {earlier.value!r}, {setting.node}: "
-                f"{setting.value!r}): render one node at a time"
+                f"{setting.key} differs by node ({_store(ctx, earlier.node)}: {earlier.value!r}, "
+                f"{_store(ctx, setting.node)}: {setting.value!r}): render one node at a time"
             )
         by_key.setdefault(setting.key, setting)
+        nodes_of.setdefault(setting.key, []).append(setting.node)
     groups: dict[tuple[str, ...], list[Setting]] = {}
     for setting in by_key.values():
         groups.setdefault(tuple(setting.key.split(".")[:-1]), []).append(setting)
@@ -285,7 +285,7 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
             lines.append(f"[{'.'.join(path)}]")
         for setting in groups[path]:
             lines += _comment_lines(setting.reason, "# ") if setting.reason else []
-            where = f"; only on {setting.node}" if setting.node else ""
+            where = _where(ctx, nodes_of[setting.key])
             lines.append(f"# was {_shown(setting.previous)}; finding {setting.source or '-'}{where}")
             lines.append(f"{setting.key.split('.')[-1]} = {toml_value(setting.value)}")
         lines.append("")
@@ -294,6 +294,22 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
             f"# remove {change.key} (it was not set before the patch; TiKV falls back to its default)"
         )
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _store(ctx: _Context, node: str | None) -> str:
+    """A node as TiKV, PD and TiDB Dashboard name it: its store address (a change holds its status address)."""
+    return "every node" if node is None else ctx.patch.store_address(node)
+
+
+def _where(ctx: _Context, nodes: Sequence[str | None]) -> str:
+    """Say which nodes a key is set on: nothing when every node, else each of them by store address."""
+    if None in nodes:
+        return ""
+    stores = sorted({_store(ctx, node) for node in nodes})
+    every = {_store(ctx, node.status_address) for node in ctx.patch.nodes}
+    if every and set(stores) == every:
+        return f"; on every node ({', '.join(stores)})"
+    return f"; only on {', '.join(stores)}"
 
 
 def _render_toml(ctx: _Context) -> tuple[str, list[str]]:
@@ -451,7 +467,7 @@ def _one_value_per_key(ctx: _Context) -> tuple[_Context, list[str]]:
             continue
         smallest = min(zip(numbers, changes, strict=True), key=lambda p: p[0] or 0.0)[1]
         chosen[key] = smallest.proposed
-        given = ", ".join(f"{target_node(c)}: {c.proposed}" for c in changes)
+        given = ", ".join(f"{_store(ctx, target_node(c))}: {c.proposed}" for c in changes)
         notes.append(
             f"{key} differs by node ({given}); spec.tikv.config has no per-pod form, so every pod gets "
             f"{smallest.proposed}, the smallest, which every node's budget allows"
@@ -566,7 +582,7 @@ def _offline_block(ctx: _Context, settings: Sequence[Setting], prefix: str) -> l
     cluster = tiup_cluster_name(ctx.patch.cluster)
     lines = [f"{prefix}Needs a rolling restart (these keys cannot change online):"]
     for setting in settings:
-        where = f" on {setting.node}" if setting.node else ""
+        where = f" on {_store(ctx, setting.node)}" if setting.node else ""
         value = "remove the key" if setting.value is None else f"= {toml_value(setting.value)}"
         lines.append(f"{prefix}  {setting.key} {value}{where}   ({online_status(setting.key, ctx.patch.tikv_version).source})")
     lines += [f"{prefix}  " + step.format(cluster=cluster) for step in RESTART_STEPS]
@@ -836,7 +852,7 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         lines.append("")
         for change in changes:
             lines += _comment_lines(
-                f"{volume_id} {change.key}: {_shown_aws(change.current)} -> {_shown_aws(change.proposed)}: "
+                f"{volume_id} {change.key}: {_moved(change)}: "
                 + change.reason,
                 "# ",
             )
@@ -863,7 +879,7 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         lines.append("")
         node = (change.entity.node if change.entity is not None else None) or "its TiKV"
         lines += _comment_lines(
-            f"{instance_id} instance type: {_shown_aws(change.current)} -> {_shown_aws(change.proposed)}: "
+            f"{instance_id} instance type: {_moved(change)}: "
             + change.reason,
             "# ",
         )
@@ -953,7 +969,7 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         ]
         if not attributes:
             continue
-        comments = [f"# {volume_id}: {c.key} {_shown_aws(c.current)} -> {_shown_aws(c.proposed)}" for c in changes]
+        comments = [f"# {volume_id}: {c.key} {_moved(c)}" for c in changes]
         lines.append("")
         lines += _tf_block("aws_ebs_volume", _tf_name(volume_id), attributes, comments)
     for instance_id, changes in instances.items():
@@ -961,7 +977,7 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         if change.proposed is None:
             continue
         lines.append("")
-        comments = [f"# {instance_id}: instance_type {_shown_aws(change.current)} -> {_shown_aws(change.proposed)}"]
+        comments = [f"# {instance_id}: instance_type {_moved(change)}"]
         lines += _tf_block(
             "aws_instance", _tf_name(instance_id), [("instance_type", change.proposed)], comments
         )

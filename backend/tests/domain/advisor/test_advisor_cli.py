@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from advisor_fixtures import AWS_RULES, scenario_snapshot
@@ -65,6 +66,21 @@ def test_what_if_from_a_findings_file(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     assert not [f for f in doc["findings"] if f["rule"] == "volume-iops-ceiling"]
     assert doc["what_if"]["resolved"]
+
+
+def test_what_if_text_says_each_ceiling_in_its_unit(tmp_path: Path) -> None:
+    path = _snapshot_file(tmp_path, "volume-iops-ceiling")
+    findings = tmp_path / "findings.json"
+    findings.write_text(runner.invoke(app, ["advise", str(path), "--rule", "volume-iops-ceiling"]).stdout)
+    result = runner.invoke(app, ["advise", str(path), "--what-if", str(findings), "--format", "text"])
+    assert result.exit_code == 0, result.output
+    moved = [line for line in result.stdout.splitlines() if ": ceiling in force " in line]
+    assert moved, result.stdout
+    assert all(re.search(r"ceiling in force [\d,.]+ (IOPS|MiB/s) -> [\d,.]+ (IOPS|MiB/s)", line) for line in moved)
+    assert "None" not in result.stdout
+    for line in moved:
+        if line.lstrip().startswith("instance "):
+            assert "the instance's EBS limit" in line and "its volumes' sum" in line
 
 
 def test_rules_json_lists_every_aws_rule_with_actions() -> None:

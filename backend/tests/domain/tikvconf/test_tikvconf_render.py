@@ -169,6 +169,32 @@ def test_toml_fragment_refuses_values_that_differ_by_node() -> None:
     assert one == {"raftstore.apply-pool-size": 4}
 
 
+def test_the_toml_comment_names_every_node_a_change_is_for_by_its_store_address() -> None:
+    # Two of three nodes take the same value: the comment lists both (not just the first), as TiKV, PD and TiDB
+    # Dashboard name a store (its server address, :20160), never the status port (:20180).
+    first, second, third = NODES
+    two = patch_of(*(change("storage.block-cache.capacity", "8GiB", "4GiB", node=n.status_address)
+                     for n in (first, second)))
+    body = artefact(two, "toml").body
+    assert "; only on 10.0.1.5:20160, 10.0.1.6:20160\n" in body
+    assert ":20180" not in body
+    every = patch_of(*(change("storage.block-cache.capacity", "8GiB", "4GiB", node=n.status_address)
+                       for n in NODES))
+    assert "; on every node (10.0.1.5:20160, 10.0.1.6:20160, 10.0.1.7:20160)\n" in artefact(every, "toml").body
+    one = artefact(patch_of(change("storage.block-cache.capacity", "8GiB", "4GiB", node=third.status_address)),
+                   "toml").body
+    assert "; only on 10.0.1.7:20160\n" in one
+    assert "only on" not in artefact(patch_of(change("storage.block-cache.capacity", "8GiB", "4GiB")), "toml").body
+
+
+def test_operator_names_nodes_by_store_address() -> None:
+    differ = patch_of(change("raftstore.apply-pool-size", 3, node=NODES[0].status_address),
+                      change("raftstore.apply-pool-size", 4, node=NODES[1].status_address))
+    rendered = artefact(differ, "operator")
+    assert "(10.0.1.5:20160: 3, 10.0.1.6:20160: 4)" in " ".join(rendered.notes)
+    assert ":20180" not in rendered.body + " ".join(rendered.notes)
+
+
 def test_merged_and_diff_and_their_rollbacks() -> None:
     patch = patch_of(
         change("storage.block-cache.capacity", "16GiB", "8GiB"), change("rocksdb.titan.enabled", True, False)
@@ -282,11 +308,12 @@ def test_terraform_snippet() -> None:
         assert set(resources) <= {"aws_ebs_volume", "aws_instance", "aws_volume_attachment"}
     volume = hcl2.loads(artefact(floats, "terraform").body)["resource"][0]['"aws_ebs_volume"']
     assert next(iter(volume.values()))["throughput"] == 250 and "= 250.0" not in artefact(floats, "terraform").body
-    # the comments say AWS's values as AWS takes them: 250, not 250.0; gp2's IOPS "none", not a TiKV default
+    # the comments say each value in its unit (250 MiB/s, not 250.0); gp2's IOPS "not set", not a TiKV default
     gp2 = patch_of(change("volume.iops", 3000, None, target="aws", volume_id=VOLUME))
     for fmt in ("terraform", "aws"):
-        assert "volume.throughput 125 -> 250" in artefact(floats, fmt).body.replace(": ", " ")
-        assert "the version's default" not in artefact(gp2, fmt).body and "none -> 3000" in artefact(gp2, fmt).body
+        assert "volume.throughput 125 MiB/s -> 250 MiB/s" in artefact(floats, fmt).body.replace(": ", " ")
+        assert "the version's default" not in artefact(gp2, fmt).body
+        assert "volume.iops not set -> 3,000 IOPS" in artefact(gp2, fmt).body.replace(": ", " ")
     terraform = shutil.which("terraform") or (
         "/usr/local/bin/terraform" if Path("/usr/local/bin/terraform").exists() else None
     )

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
+import { formatQuantity } from '@/lib/format';
 
 export type ChangeLedger =
   paths['/api/v1/clusters/{cluster_id}/changes']['get']['responses'][200]['content']['application/json'];
@@ -29,16 +30,8 @@ export function metricName(metric: MeasuredCell['metric']): string {
   return METRIC_NAMES[metric];
 }
 
-/** A value as the ledger shows it: "3,000", "gp3", "not set". */
-export function valueText(value: unknown): string {
-  if (value === null || value === undefined) return 'not set';
-  if (typeof value === 'number') return value.toLocaleString('en-US');
-  if (typeof value === 'string') return value;
-  return JSON.stringify(value);
-}
-
 /** "peak 97 % of the ceiling -> 48 %" in words; "no data" where a window had none. */
 export function peakText(cell: MeasuredCell): string {
-  const pct = (v: number | null | undefined) => (v === null || v === undefined ? 'no data' : `${Math.round(v)} %`);
+  const pct = (v: number | null | undefined) => (v === null || v === undefined ? 'no data' : formatQuantity(v, '%'));
   return `${pct(cell.before_peak_percent)} → ${pct(cell.after_peak_percent)}`;
 }

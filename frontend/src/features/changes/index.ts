@@ -1,2 +1,2 @@
 export { ChangeLedger } from './components/ChangeLedger';
-export { peakText, useChanges, valueText, type ChangeEntry, type ChangeLedger as ChangeLedgerData } from './api';
+export { peakText, useChanges, type ChangeEntry, type ChangeLedger as ChangeLedgerData } from './api';

@@ -1,4 +1,5 @@
 /** A finding's evidence, impact, options and forecasts: the API's own types (generated), and how to say them. */
+import { settingText } from '@/lib/change';
 import { formatDuration, formatValue } from '@/lib/format';
 import type { components } from '@/api/schema';
 
@@ -45,28 +46,8 @@ export function describeForecast(f: Forecast): string {
   }
 }
 
-// Units of the AWS attributes a change can set: EC2 ModifyVolume takes Size in GiB, Iops in IOPS and Throughput
-// in MiB/s (EC2 API reference, ModifyVolume; the units of docs/reference/ebs-volume-types.md#limits-per-volume-type). tikv.toml values carry their own units ("4GiB").
-const SETTING_UNIT: Record<string, string> = {
-  'volume.size': 'GiB',
-  'volume.iops': 'IOPS',
-  'volume.throughput': 'MiB/s',
-};
-
-/** A config or AWS value as text: strings as written, numbers with their unit, null as "not set". */
-export function formatSetting(value: unknown, key?: string): string {
-  if (value === null || value === undefined) return 'not set';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number') {
-    const number = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(value);
-    const unit = key ? SETTING_UNIT[key] : undefined;
-    return unit ? `${number} ${unit}` : number;
-  }
-  return JSON.stringify(value);
-}
-
 /** What one store of a cluster-level config finding would need alone, e.g. "storage.scheduler-worker-pool-size = 6". */
 export function describeNeeds(node: NodeEvidence): string {
-  const needs = Object.entries(node.needs).map(([key, value]) => `${key} = ${formatSetting(value, key)}`);
+  const needs = Object.entries(node.needs).map(([key, value]) => `${key} = ${settingText(value, key)}`);
   return needs.length > 0 ? needs.join(', ') : '—';
 }

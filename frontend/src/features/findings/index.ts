@@ -12,7 +12,7 @@ export {
   type FindingStatus,
   type Severity,
 } from './api';
-export { describeForecast, formatSetting } from './evidence';
+export { describeForecast } from './evidence';
 export { groupRows, type FindingGroup, type FindingRow, type RelatedFinding } from './groups';
 export { FindingDetailPanel } from './components/FindingDetailPanel';
 export { FindingSelector } from './components/FindingSelector';

@@ -2,8 +2,9 @@ import { Link } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { formatTimestamp, formatValue, peakUse } from '@/lib/format';
-import { metricName, peakText, useChanges, valueText, type ChangeEntry, type MeasuredCell } from '../api';
+import { settingText } from '@/lib/change';
+import { formatTimestamp, formatUsdChange, formatValue, peakUse } from '@/lib/format';
+import { metricName, peakText, useChanges, type ChangeEntry, type MeasuredCell } from '../api';
 import { BeforeAfterChart } from './BeforeAfterChart';
 
 const KIND_NAMES: Record<ChangeEntry['kind'], string> = {
@@ -35,7 +36,7 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
         {entry.changes.map((c) => (
           <li key={c.key}>
             <code>{c.key}</code>
-            {entry.entity_id ? ` on ${entry.entity_id}` : ''}: {valueText(c.before)} → {valueText(c.after)}
+            {entry.entity_id ? ` on ${entry.entity_id}` : ''}: {settingText(c.before, c.key)} → {settingText(c.after, c.key)}
           </li>
         ))}
       </ul>
@@ -68,6 +69,9 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
               <li key={`${c.entity_id}:${c.dimension}`}>
                 {c.entity_id} {c.dimension === 'iops' ? 'IOPS' : 'throughput'} ceiling{' '}
                 {formatValue(c.ceiling, c.unit)} → {formatValue(c.ceiling_after, c.unit)}
+                {c.instance_limit !== null && c.instance_limit_after !== null && c.volumes_limit !== null && c.volumes_limit_after !== null
+                  ? ` in force, the smaller of the instance's own EBS limit (${formatValue(c.instance_limit, c.unit)} → ${formatValue(c.instance_limit_after, c.unit)}) and its volumes together (${formatValue(c.volumes_limit, c.unit)} → ${formatValue(c.volumes_limit_after, c.unit)})`
+                  : ''}
                 {c.headroom_pct !== null && c.headroom_after_pct !== null
                   ? ` (the day's p99 uses ${peakUse(c.headroom_pct, 'it')} → ${peakUse(c.headroom_after_pct, 'it')})`
                   : ''}
@@ -76,8 +80,7 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
             <li>
               Findings it was expected to clear: {entry.predicted.resolved.length}
               {entry.predicted.new.length > 0 ? `; new: ${entry.predicted.new.length}` : ''}; monthly cost{' '}
-              {entry.predicted.cost.delta_usd >= 0 ? '+' : '−'}
-              {Math.abs(entry.predicted.cost.delta_usd).toFixed(2)} USD
+              {formatUsdChange(entry.predicted.cost.delta_usd)}
             </li>
           </ul>
         </div>

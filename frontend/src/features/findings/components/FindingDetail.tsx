@@ -1,11 +1,11 @@
 import { Link } from 'react-router';
 import { ScrollRegion } from '@/components/ScrollRegion';
 import { SourceText } from '@/components/SourceText';
-import { appliesTo } from '@/lib/change';
+import { changePlace, settingText } from '@/lib/change';
 import { formatDateTime, formatUsd, formatValue, peakUse } from '@/lib/format';
 import { whatIfHref } from '@/lib/whatif-link';
 import type { Finding } from '../api';
-import { describeForecast, describeNeeds, formatSetting, type Impact, type Measure, type NodeEvidence } from '../evidence';
+import { describeForecast, describeNeeds, type Impact, type Measure, type NodeEvidence } from '../evidence';
 import { EvidenceCharts } from './EvidenceCharts';
 import { FindingActions } from './FindingActions';
 import { RelatedFindings } from './RelatedFindings';
@@ -261,9 +261,9 @@ export function FindingDetail({
                       {c.target === 'aws' ? 'AWS ' : 'tikv.toml '}
                       {c.key}
                     </th>
-                    <td className="mono">{appliesTo(c) ?? 'all nodes'}</td>
-                    <td className="mono">{formatSetting(c.current, c.key)}</td>
-                    <td className="mono">{formatSetting(c.proposed, c.key)}</td>
+                    <td className="mono">{changePlace(c) ?? 'all nodes'}</td>
+                    <td className="mono">{settingText(c.current, c.key)}</td>
+                    <td className="mono">{settingText(c.proposed, c.key)}</td>
                     <td>{c.online ? 'online' : 'needs a restart'}</td>
                     <td>{c.reason}</td>
                   </tr>
@@ -286,7 +286,7 @@ export function FindingDetail({
                   <ul>
                     {option.changes.map((c, i) => (
                       <li key={`${c.key}-${i}`} className="mono">
-                        {c.key}: {formatSetting(c.current, c.key)} → {formatSetting(c.proposed, c.key)}
+                        {c.key}: {settingText(c.current, c.key)} → {settingText(c.proposed, c.key)}
                       </li>
                     ))}
                   </ul>

@@ -1,7 +1,7 @@
 import { render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import type { Change } from '@/lib/change';
-import { ChangesTable, valueText } from './ChangesTable';
+import { ChangesTable } from './ChangesTable';
 
 // The demo patch that once overflowed its card: a compression list per level (one unbreakable JSON word) on four stores,
 // the same reason on each, and an AWS change on a volume.
@@ -31,12 +31,25 @@ const CHANGES: Change[] = [
 ];
 
 describe('the Changes table of a patch', () => {
-  it('writes lists and maps with a space after each comma, so a long value can wrap', () => {
-    expect(valueText(['no', 'lz4', 'zstd'])).toBe('["no", "lz4", "zstd"]');
-    expect(valueText({ iops: 3000, type: 'gp3' })).toBe('{iops: 3000, type: "gp3"}');
-    expect(valueText(null)).toBe('not set');
-    expect(valueText('4GiB')).toBe('4GiB');
-    expect(valueText(true)).toBe('true');
+  it('names each node by its store address and writes an AWS value with its unit', () => {
+    // TiKV, PD and TiDB Dashboard name a store by its server address (:20160); the changes carry the status
+    // address (:20180), which only SET CONFIG and curl need.
+    const nodes = ['10', '11', '12'].map((n) => ({ status_address: `10.0.1.${n}:20180`, address: `10.0.1.${n}:20160` }));
+    const throughput: Change = {
+      target: 'aws',
+      key: 'volume.throughput',
+      entity: { kind: 'volume', id: 'vol-0f4d9870d6505f951', volume_id: 'vol-0f4d9870d6505f951' },
+      current: 125,
+      proposed: 300,
+      online: true,
+      reason: 'more throughput',
+    };
+    render(<ChangesTable changes={[...CHANGES.slice(0, 2), throughput]} nodes={nodes} />);
+    const table = screen.getByRole('table', { name: 'Changes in this patch' });
+    const [stores, volume] = within(table).getAllByRole('row').slice(1);
+    expect(within(stores!).getAllByRole('listitem').map((li) => li.textContent)).toEqual(['10.0.1.10:20160', '10.0.1.11:20160']);
+    expect(table).not.toHaveTextContent(':20180');
+    expect(within(volume!).getAllByRole('cell').map((c) => c.textContent).slice(1, 3)).toEqual(['125 MiB/s', '300 MiB/s']);
   });
 
   it('merges the changes that differ only in their node into one row naming the nodes', () => {

@@ -1,17 +1,10 @@
 import { ScrollRegion } from '@/components/ScrollRegion';
-import { appliesTo, type Change } from '@/lib/change';
+import { appliesTo, settingText, type Change } from '@/lib/change';
 
-/** A setting's value as text that can wrap: lists and maps get a space after each comma (JSON has none). */
-export function valueText(value: unknown): string {
-  if (value === null || value === undefined) return 'not set';
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return `[${value.map((v) => JSON.stringify(v)).join(', ')}]`;
-  if (typeof value === 'object') {
-    return `{${Object.entries(value)
-      .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
-      .join(', ')}}`;
-  }
-  return JSON.stringify(value);
+/** A node of the patch: the status address its changes name, and its store address. */
+export interface PatchNode {
+  status_address: string;
+  address?: string | null;
 }
 
 interface ChangeRow {
@@ -25,15 +18,19 @@ interface ChangeRow {
 
 /** One row per change, the changes that differ only in their node merged (a setting raised on six stores is one
  * row naming the six, not six rows repeating the same values and reason). */
-export function changeRows(changes: Change[]): ChangeRow[] {
+export function changeRows(changes: Change[], nodes: PatchNode[] = []): ChangeRow[] {
+  // A node is named by its store address, as TiKV, PD and TiDB Dashboard name it; a change carries the status
+  // address, which only the commands that talk to the node (SET CONFIG, curl) need.
+  const nodeLabel = (statusAddress: string) => nodes.find((n) => n.status_address === statusAddress)?.address ?? statusAddress;
   const rows = new Map<string, ChangeRow>();
   for (const change of changes) {
-    const current = valueText(change.current);
-    const proposed = valueText(change.proposed);
+    const current = settingText(change.current, change.key);
+    const proposed = settingText(change.proposed, change.key);
     const reason = change.reason ?? '';
     const group = JSON.stringify([change.target, change.key, current, proposed, reason]);
     const row = rows.get(group) ?? { key: change.key, on: [], current, proposed, reason };
-    row.on.push(appliesTo(change) ?? 'all nodes');
+    const on = appliesTo(change);
+    row.on.push(on === null ? 'all nodes' : change.target === 'tikv' ? nodeLabel(on) : on);
     rows.set(group, row);
   }
   return [...rows.values()];
@@ -45,7 +42,7 @@ export function changeRows(changes: Change[]): ChangeRow[] {
  * block of labelled lines. The roles are spelled out because a table laid out as blocks loses them in some
  * browsers.
  */
-export function ChangesTable({ changes }: { changes: Change[] }) {
+export function ChangesTable({ changes, nodes = [] }: { changes: Change[]; nodes?: PatchNode[] }) {
   return (
     <ScrollRegion label="Changes table">
       <table className="table changes-table" role="table">
@@ -77,7 +74,7 @@ export function ChangesTable({ changes }: { changes: Change[] }) {
           </tr>
         </thead>
         <tbody role="rowgroup">
-          {changeRows(changes).map((row, i) => (
+          {changeRows(changes, nodes).map((row, i) => (
             <tr key={i} role="row">
               <th scope="row" role="rowheader" className="mono">
                 {row.key}

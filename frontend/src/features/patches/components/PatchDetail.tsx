@@ -66,7 +66,7 @@ export function PatchDetail({ patch, canManage }: { patch: Patch; canManage: boo
 
       <section className="card" aria-labelledby="patch-changes-heading">
         <h3 id="patch-changes-heading">Changes</h3>
-        <ChangesTable changes={patch.changes} />
+        <ChangesTable changes={patch.changes} nodes={patch.nodes} />
       </section>
 
       <section className="card" aria-labelledby="patch-diff-heading">

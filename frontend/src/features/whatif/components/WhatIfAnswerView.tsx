@@ -1,26 +1,56 @@
 import { Link } from 'react-router';
-import { formatDateTime, formatDaysUntil, formatUsd, formatValue, peakUse } from '@/lib/format';
+import { formatDateTime, formatDaysUntil, formatQuantity, formatUsd, formatUsdChange, formatValue, peakUse } from '@/lib/format';
 import type { WhatIfAnswer, WhatIfCeiling, WhatIfFinding, WhatIfProjection } from '../api';
 
 const SEVERITY = { critical: 'Critical', warning: 'Warning', info: 'Info' } as const;
 const ENTITY = { volume: 'Volume', instance: 'Instance EBS', node: 'Store' } as const;
 const METRIC = { iops: 'IOPS', throughput: 'throughput', mibps: 'throughput', used_gib: 'disk space' } as const;
 
-function signedUsd(delta: number): string {
-  if (delta === 0) return formatUsd(0);
-  return `${delta > 0 ? '+' : '−'}${formatUsd(Math.abs(delta))}`;
+const BINDS = { instance: "the instance's own limit", volumes: 'its volumes together', both: 'both (equal)' } as const;
+
+function Moved({ before, after, unit }: { before: number | null; after: number | null; unit: string }) {
+  const shown = (v: number | null) => (v === null ? '—' : formatValue(v, unit));
+  return (
+    <>
+      <span className="num">{shown(before)}</span> → <span className="num">{shown(after)}</span>
+    </>
+  );
+}
+
+/**
+ * An instance has two EBS ceilings, each shown under its own name: the instance type's own limit and the sum of its
+ * attached volumes'; the smaller is the one in force (AWS: Amazon EBS-optimized instances).
+ */
+function InstanceParts({ c }: { c: WhatIfCeiling }) {
+  return (
+    <ul className="muted small" aria-label={`The two ceilings of ${c.entity_id}`}>
+      <li>
+        the instance&apos;s own EBS limit: <Moved before={c.instance_limit} after={c.instance_limit_after} unit={c.unit} />
+      </li>
+      <li>
+        its volumes together: <Moved before={c.volumes_limit} after={c.volumes_limit_after} unit={c.unit} />
+      </li>
+      {c.binding && c.binding_after && (
+        <li>
+          in force: {BINDS[c.binding]} → {BINDS[c.binding_after]}
+        </li>
+      )}
+    </ul>
+  );
 }
 
 function CeilingItem({ c }: { c: WhatIfCeiling }) {
+  const instance = c.entity_kind === 'instance' && c.instance_limit !== null;
   return (
     <li>
       <strong>
         {ENTITY[c.entity_kind]} <span className="mono">{c.entity_id}</span> {METRIC[c.dimension]}
       </strong>
       <div>
-        <span className="num">{formatValue(c.ceiling, c.unit)}</span> →{' '}
-        <span className="num">{formatValue(c.ceiling_after, c.unit)}</span>
+        {instance ? 'in force (the smaller): ' : ''}
+        <Moved before={c.ceiling} after={c.ceiling_after} unit={c.unit} />
       </div>
+      {instance && <InstanceParts c={c} />}
       <div className="muted small">
         the last day&apos;s p99 uses {peakUse(c.headroom_pct, 'the ceiling')} → {peakUse(c.headroom_after_pct, 'the ceiling')}: p99
         of{' '}
@@ -109,7 +139,7 @@ export function WhatIfAnswerView({ answer, findingHref }: { answer: WhatIfAnswer
           <div>
             <dt>Change</dt>
             <dd className="num">
-              <strong>{signedUsd(cost.delta_usd)}</strong> a month
+              <strong>{formatUsdChange(cost.delta_usd)}</strong> a month
             </dd>
           </div>
         </dl>
@@ -160,7 +190,7 @@ export function WhatIfAnswerView({ answer, findingHref }: { answer: WhatIfAnswer
               ))}
             </ul>
             <p className="muted small">
-              Days from the end of the fitted history, {Math.round((answer.projections[0]?.interval ?? 0.9) * 100)} %
+              Days from the end of the fitted history, {formatQuantity((answer.projections[0]?.interval ?? 0.9) * 100, '%')}
               interval in brackets, read off the stored forecast at its 6-hour step (no refit).
             </p>
           </>

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { settingText } from '@/lib/change';
 import {
   VOLUME_TYPES,
   instanceRow,
@@ -280,7 +281,7 @@ export function WhatIfForm({
               )}
               {row.kind === 'other' && (
                 <p className="mono whatif-row__other">
-                  {row.change.key} = {JSON.stringify(row.change.proposed)}
+                  {row.change.key} = {settingText(row.change.proposed, row.change.key)}
                 </p>
               )}
               {apiError?.rowId === row.id && (
