@@ -23,6 +23,7 @@ import numpy as np
 
 from headroom.digest.build import ChartImage
 from headroom.domain.model import Forecast
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.registry import CloudWatchSource, metric_spec
 from headroom.domain.units import format_duration_words, format_quantity, round_half_up
 from headroom.findings.evidence_series import ChartSeries
@@ -32,7 +33,7 @@ from headroom.findings.evidence_series import ChartSeries
 WIDTH_PX, HEIGHT_PX, SCALE = 560, 190, 1.5
 # A projection further ahead than this many evidence windows is drawn up to there (the label gives its date).
 PROJECTION_WINDOWS = 2.0
-BALANCE_METRICS = ("ebs.burst_balance", "ec2.ebs_io_balance", "ec2.ebs_byte_balance")
+BALANCE_METRICS = (mid.EBS_BURST_BALANCE, mid.EC2_EBS_IO_BALANCE, mid.EC2_EBS_BYTE_BALANCE)
 LINE, LIMIT, PROJECTION = "#175cd3", "#b42318", "#667085"
 
 

@@ -37,6 +37,7 @@ from headroom.domain.advisor.rules.thread_pools import pools_for
 from headroom.domain.catalog import VolumeLimits, volume_limits
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.physics.ceilings import sustained, volume_ceilings
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.registry import PrometheusSource, metric_spec
 from headroom.domain.snapshot.schema import Node, Snapshot, config_get
 from headroom.domain.tikvconf.defaults import HostFacts, effective_value
@@ -89,7 +90,7 @@ def _tikv(query: str, instance: str) -> str:
 def _data_mount(snapshot: Snapshot, node: Node) -> str | None:
     """The mount point holding the node's data dir, from the filesystems node_exporter reported for it."""
     mounts = {s.labels["mountpoint"] for s in snapshot.series
-              if s.entity.kind == "node" and s.entity.id == node.id and s.metric == "node.fs_size_bytes"
+              if s.entity.kind == "node" and s.entity.id == node.id and s.metric == mid.NODE_FS_SIZE_BYTES
               and "mountpoint" in s.labels}
     data_dir = config_get(node.config, "storage.data-dir")
     if isinstance(data_dir, str) and data_dir.startswith("/"):
@@ -148,9 +149,9 @@ def _volume_rules(snapshot: Snapshot, node: Node, cluster: str, notes: list[str]
     iops, mibps = sustained_ceilings(lims)
     chunk_kib = max(lim.io_chunk_kib for lim in lims)
     label = ", ".join(f"{v.id} {v.type} {v.size_gib:g} GiB" for v in vols)
-    reads, writes = (_node_exporter(_query(m), host) for m in ("node.disk_reads", "node.disk_writes"))
+    reads, writes = (_node_exporter(_query(m), host) for m in (mid.NODE_DISK_READS, mid.NODE_DISK_WRITES))
     read_bytes, written_bytes = (_node_exporter(_query(m), host)
-                                 for m in ("node.disk_read_bytes", "node.disk_written_bytes"))
+                                 for m in (mid.NODE_DISK_READ_BYTES, mid.NODE_DISK_WRITTEN_BYTES))
     counted = _on_device(f"{counted_iops_promql(reads, read_bytes, chunk_kib)} + "
                          f"{counted_iops_promql(writes, written_bytes, chunk_kib)}", host, mount)
     mib = _on_device(f"({read_bytes} + {written_bytes}) / 1048576", host, mount)

@@ -40,6 +40,7 @@ from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_
 from headroom.domain.model import Ceiling
 from headroom.domain.physics.ceilings import in_force
 from headroom.domain.physics.io import SSD_CHUNK_KIB
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.inventory.limits import ceilings_over_time, resolve_instance_types
 from headroom.inventory.models import Instance, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
@@ -331,20 +332,20 @@ def projection_out(row: Any) -> ProjectionOut:
 
 
 def _volume_keys(v: VolumeRef) -> list[Key]:
-    names = ("ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes", "ebs.total_read_time",
-             "ebs.total_write_time", "ebs.queue_length", "ebs.burst_balance")
+    names = (mid.EBS_READ_OPS, mid.EBS_WRITE_OPS, mid.EBS_READ_BYTES, mid.EBS_WRITE_BYTES, mid.EBS_TOTAL_READ_TIME,
+             mid.EBS_TOTAL_WRITE_TIME, mid.EBS_QUEUE_LENGTH, mid.EBS_BURST_BALANCE)
     return [("volume", v.volume_id, n) for n in names]
 
 
 def _instance_keys(instance_id: str) -> list[Key]:
-    names = ("ec2.ebs_read_ops", "ec2.ebs_write_ops", "ec2.ebs_read_bytes", "ec2.ebs_write_bytes",
-             "ec2.ebs_io_balance", "ec2.ebs_byte_balance")
+    names = (mid.EC2_EBS_READ_OPS, mid.EC2_EBS_WRITE_OPS, mid.EC2_EBS_READ_BYTES, mid.EC2_EBS_WRITE_BYTES,
+             mid.EC2_EBS_IO_BALANCE, mid.EC2_EBS_BYTE_BALANCE)
     return [("instance", instance_id, n) for n in names]
 
 
 def _node_keys(address: str) -> list[Key]:
-    names = ["tikv.block_cache_hit", "tikv.block_cache_miss", "tikv.pending_compaction_bytes", "tikv.write_stall",
-             "tikv.store_used_bytes", "tikv.store_capacity_bytes", "tikv.store_available_bytes",
+    names = [mid.TIKV_BLOCK_CACHE_HIT, mid.TIKV_BLOCK_CACHE_MISS, mid.TIKV_PENDING_COMPACTION_BYTES, mid.TIKV_WRITE_STALL,
+             mid.TIKV_STORE_USED_BYTES, mid.TIKV_STORE_CAPACITY_BYTES, mid.TIKV_STORE_AVAILABLE_BYTES,
              *(f"tikv.thread_cpu.{p}" for p in THREAD_POOLS)]
     return [("tikv_node", address, n) for n in names]
 
@@ -465,12 +466,12 @@ def build_panels(
                                    "I/O (AWS EBS-optimized instances).")
     if (p := panels.get("burst_balance")) is not None:
         for role, vol in (("data", refs.data), ("raft", refs.raft)):
-            if vol is not None and data.has(("volume", vol.volume_id, "ebs.burst_balance")):
+            if vol is not None and data.has(("volume", vol.volume_id, mid.EBS_BURST_BALANCE)):
                 p.series.append(SeriesOut(f"{role}_burst_balance", f"{role.capitalize()} volume BurstBalance",
-                                          "%", drop_empty(data.get(("volume", vol.volume_id, "ebs.burst_balance")))))
+                                          "%", drop_empty(data.get(("volume", vol.volume_id, mid.EBS_BURST_BALANCE)))))
         if refs.instance_id:
-            for metric, label in (("ec2.ebs_io_balance", "Instance EBSIOBalance%"),
-                                  ("ec2.ebs_byte_balance", "Instance EBSByteBalance%")):
+            for metric, label in ((mid.EC2_EBS_IO_BALANCE, "Instance EBSIOBalance%"),
+                                  (mid.EC2_EBS_BYTE_BALANCE, "Instance EBSByteBalance%")):
                 key = ("instance", refs.instance_id, metric)
                 if data.has(key):
                     p.series.append(SeriesOut(metric.replace(".", "_"), label, "%", drop_empty(data.get(key))))
@@ -482,9 +483,9 @@ def build_panels(
         if vol is None:
             continue
         vid = vol.volume_id
-        if (p := panels.get("queue_length")) is not None and data.has(("volume", vid, "ebs.queue_length")):
+        if (p := panels.get("queue_length")) is not None and data.has(("volume", vid, mid.EBS_QUEUE_LENGTH)):
             p.series.append(SeriesOut(f"{role}_queue_length", f"{role.capitalize()} volume queue", "requests",
-                                      drop_empty(data.get(("volume", vid, "ebs.queue_length")))))
+                                      drop_empty(data.get(("volume", vid, mid.EBS_QUEUE_LENGTH)))))
         if (p := panels.get("latency")) is not None:
             for op in ("read", "write"):
                 tkey, okey = ("volume", vid, f"ebs.total_{op}_time"), ("volume", vid, f"ebs.{op}_ops")
@@ -493,7 +494,7 @@ def build_panels(
                     p.series.append(SeriesOut(f"{role}_{op}_latency", f"{role.capitalize()} {op}", "ms",
                                               data.combine([tkey, okey], derived.latency_ms)))
     if (p := panels.get("block_cache_hit_ratio")) is not None:
-        hit, miss = ("tikv_node", addr, "tikv.block_cache_hit"), ("tikv_node", addr, "tikv.block_cache_miss")
+        hit, miss = ("tikv_node", addr, mid.TIKV_BLOCK_CACHE_HIT), ("tikv_node", addr, mid.TIKV_BLOCK_CACHE_MISS)
         if data.has(hit):
             # derived.hit_ratio of the bucket's mean rates, in %.
             p.series.append(SeriesOut("block_cache_hit_ratio", "Hit ratio", "%",
@@ -504,7 +505,7 @@ def build_panels(
             if data.has(key):
                 p.series.append(SeriesOut(f"cpu_{pool}", pool.replace("_", " "), "cores", drop_empty(data.get(key))))
     if (p := panels.get("compaction_pending")) is not None:
-        key = ("tikv_node", addr, "tikv.pending_compaction_bytes")
+        key = ("tikv_node", addr, mid.TIKV_PENDING_COMPACTION_BYTES)
         if data.has(key):
             p.series.append(SeriesOut("pending_compaction", "Pending compaction", "GiB",
                                       drop_empty(scaled(data.get(key), 1 / GIB))))
@@ -516,7 +517,7 @@ def build_panels(
                     unit="GiB", kind="configured", valid_from=lo, valid_to=hi, source=PENDING_SOURCE),
         ]
     if (p := panels.get("write_stall")) is not None:
-        key = ("tikv_node", addr, "tikv.write_stall")
+        key = ("tikv_node", addr, mid.TIKV_WRITE_STALL)
         if data.has(key):
             p.series.append(SeriesOut("write_stall", "Longest stall", "ms", drop_empty(scaled(data.get(key), 1e-3))))
     if (p := panels.get("disk_space")) is not None:
@@ -623,7 +624,7 @@ def forecast_keys(refs: NodeRefs) -> list[Key]:
     for vol in (refs.data, refs.raft):
         if vol is not None and vol.volume_type in ("gp2", "st1", "sc1"):
             keys += [("volume", vol.volume_id, m) for m in
-                     ("ebs.burst_balance", "ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes")]
+                     (mid.EBS_BURST_BALANCE, mid.EBS_READ_OPS, mid.EBS_WRITE_OPS, mid.EBS_READ_BYTES, mid.EBS_WRITE_BYTES)]
     if refs.instance_id:
         keys += _instance_keys(refs.instance_id)
     return keys
@@ -649,13 +650,13 @@ def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
     for vol in (refs.data, refs.raft):
         if vol is None or vol.volume_type not in ("gp2", "st1", "sc1"):
             continue
-        key = ("volume", vol.volume_id, "ebs.read_ops")
+        key = ("volume", vol.volume_id, mid.EBS_READ_OPS)
         step = info[key].step_seconds if key in info else 60
-        balance, read_ops = series(("volume", vol.volume_id, "ebs.burst_balance"), step), series(key, step)
+        balance, read_ops = series(("volume", vol.volume_id, mid.EBS_BURST_BALANCE), step), series(key, step)
         if balance is None or read_ops is None:
             continue
         rest = tuple(series(("volume", vol.volume_id, m), step)
-                     for m in ("ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes"))
+                     for m in (mid.EBS_WRITE_OPS, mid.EBS_READ_BYTES, mid.EBS_WRITE_BYTES))
         fc = volume_burst_forecast(vol.volume_type, vol.size_gib, balance, (read_ops, *rest),  # type: ignore[arg-type]
                                    step_seconds=step, grid_start=lo - lo % step, horizon_seconds=horizon_seconds)
         if fc is not None:
@@ -663,13 +664,13 @@ def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
                                    f"{vol.role.capitalize()} volume BurstBalance forecast", "volume", vol.volume_id, fc))
     if refs.instance_id and refs.instance_type:
         iid = refs.instance_id
-        key = ("instance", iid, "ec2.ebs_read_ops")
+        key = ("instance", iid, mid.EC2_EBS_READ_OPS)
         step = info[key].step_seconds if key in info else 60
-        for kind, bal_metric, label in (("io", "ec2.ebs_io_balance", "Instance EBSIOBalance% forecast"),
-                                        ("byte", "ec2.ebs_byte_balance", "Instance EBSByteBalance% forecast")):
+        for kind, bal_metric, label in (("io", mid.EC2_EBS_IO_BALANCE, "Instance EBSIOBalance% forecast"),
+                                        ("byte", mid.EC2_EBS_BYTE_BALANCE, "Instance EBSByteBalance% forecast")):
             ibal = series(("instance", iid, bal_metric), step)
-            names = ("ec2.ebs_read_ops", "ec2.ebs_write_ops") if kind == "io" else \
-                ("ec2.ebs_read_bytes", "ec2.ebs_write_bytes")
+            names = (mid.EC2_EBS_READ_OPS, mid.EC2_EBS_WRITE_OPS) if kind == "io" else \
+                (mid.EC2_EBS_READ_BYTES, mid.EC2_EBS_WRITE_BYTES)
             a, b = (series(("instance", iid, n), step) for n in names)
             if ibal is None or a is None:
                 continue
@@ -802,9 +803,9 @@ def balance_key(metric: str, refs: NodeRefs) -> Key | None:
     """The credit balance that decides which of a panel's ceilings is in force (None: the panel has none)."""
     vol = refs.data if metric.startswith("data_") else refs.raft if metric.startswith("raft_") else None
     if vol is not None:
-        return ("volume", vol.volume_id, "ebs.burst_balance")
+        return ("volume", vol.volume_id, mid.EBS_BURST_BALANCE)
     if metric.startswith("instance_") and refs.instance_id:
-        name = "ec2.ebs_io_balance" if metric == "instance_iops" else "ec2.ebs_byte_balance"
+        name = mid.EC2_EBS_IO_BALANCE if metric == "instance_iops" else mid.EC2_EBS_BYTE_BALANCE
         return ("instance", refs.instance_id, name)
     return None
 

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from headroom.domain.catalog import CatalogError, instance_limits, volume_limits
 from headroom.domain.model import Change
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Instance, Node, Snapshot, Volume, config_set
 
 GIB = 1024.0**3
@@ -25,8 +26,8 @@ VOLUME_KEYS = {
     "volume.throughput": "throughput_mibps",
     "volume.size": "size_gib",
 }
-_STALE_VOLUME_SERIES = {"ebs.burst_balance", "ebs.iops_exceeded_check", "ebs.throughput_exceeded_check"}
-_STALE_INSTANCE_SERIES = {"ec2.ebs_io_balance", "ec2.ebs_byte_balance"}
+_STALE_VOLUME_SERIES = {mid.EBS_BURST_BALANCE, mid.EBS_IOPS_EXCEEDED_CHECK, mid.EBS_THROUGHPUT_EXCEEDED_CHECK}
+_STALE_INSTANCE_SERIES = {mid.EC2_EBS_IO_BALANCE, mid.EC2_EBS_BYTE_BALANCE}
 
 
 class WhatIfError(ValueError):
@@ -159,7 +160,7 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
     )
 
 
-_DISK_SERIES = ("tikv.store_capacity_bytes", "tikv.store_available_bytes", "node.fs_size_bytes", "node.fs_avail_bytes")
+_DISK_SERIES = (mid.TIKV_STORE_CAPACITY_BYTES, mid.TIKV_STORE_AVAILABLE_BYTES, mid.NODE_FS_SIZE_BYTES, mid.NODE_FS_AVAIL_BYTES)
 
 
 def _grown_disks(snapshot: Snapshot, volumes: dict[str, Volume], series: list[Any]) -> list[Any]:
@@ -181,10 +182,10 @@ def _grown_disks(snapshot: Snapshot, volumes: dict[str, Volume], series: list[An
             old_gib = sum(v.size_gib for v in snapshot.volumes if v.id in next(
                 n for n in snapshot.nodes if n.id == s.entity.id).data_volume_ids)
             capacity = next((x for x in reversed(s.values) if x is not None), None) \
-                if s.metric in ("tikv.store_capacity_bytes", "node.fs_size_bytes") else None
+                if s.metric in (mid.TIKV_STORE_CAPACITY_BYTES, mid.NODE_FS_SIZE_BYTES) else None
             share = 1.0
             cap_series = next((c for c in series if c.entity == s.entity and c.metric == (
-                "node.fs_size_bytes" if s.metric.startswith("node.") else "tikv.store_capacity_bytes")
+                mid.NODE_FS_SIZE_BYTES if s.metric.startswith("node.") else mid.TIKV_STORE_CAPACITY_BYTES)
                 and c.labels == s.labels), None)
             last_cap = capacity if capacity is not None else (
                 next((x for x in reversed(cap_series.values) if x is not None), None) if cap_series else None)

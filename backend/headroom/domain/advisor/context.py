@@ -70,6 +70,7 @@ from headroom.domain.derived import IoView, io_chunk_kib, utilisation
 from headroom.domain.model import EntityRef
 from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings, volume_in_force
 from headroom.domain.physics.io import SSD_CHUNK_KIB
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import (
     Cluster,
     EntityKind,
@@ -91,7 +92,7 @@ T = TypeVar("T")
 
 
 # The series an I/O view reads besides IO_METRICS (views.io_view_of): a volume's latency sums and queue length.
-_VOLUME_IO_EXTRA = ("ebs.total_read_time", "ebs.total_write_time", "ebs.queue_length")
+_VOLUME_IO_EXTRA = (mid.EBS_TOTAL_READ_TIME, mid.EBS_TOTAL_WRITE_TIME, mid.EBS_QUEUE_LENGTH)
 
 DERIVED_SERIES = (
     "derived.counted_iops",
@@ -529,7 +530,7 @@ class Context:
 
     def _burst_balance(self, volume_id: str) -> Array | None:
         """Return a volume's BurstBalance on the window's grid, or None without the series."""
-        return self.series("volume", volume_id, "ebs.burst_balance")
+        return self.series("volume", volume_id, mid.EBS_BURST_BALANCE)
 
     def volume_iops_ceiling(self, volume_id: str) -> Array | None:
         """Return the IOPS ceiling in force per step: gp2 burst while credits remain, else baseline

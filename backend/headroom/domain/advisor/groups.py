@@ -47,6 +47,7 @@ from headroom.domain.advisor.apply import WhatIfError, apply_changes
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Change, FindingGroup, severity_rank
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Snapshot
 
 # Rules whose findings say the disk path (EBS volume, EC2 EBS bandwidth, their burst buckets) is the binding
@@ -71,9 +72,9 @@ CONTEXT_METRICS = frozenset(
     {
         "derived.read_latency_ms",
         "derived.write_latency_ms",
-        "ebs.queue_length",
-        "node.memory_available",
-        "tikv.memory_rss",
+        mid.EBS_QUEUE_LENGTH,
+        mid.NODE_MEMORY_AVAILABLE,
+        mid.TIKV_MEMORY_RSS,
     }
 )
 # At most this many candidate fixes are simulated per group (each is one what-if over the group's rules).

@@ -35,8 +35,17 @@ from headroom.domain.forecast.crossing import Crossing as BandDays
 from headroom.domain.forecast.crossing import band_crossing
 from headroom.domain.forecast.growth import HOUR, MIN_HOURS, Growth, GrowthForecast, forecast_growth
 from headroom.domain.physics.ceilings import instance_ceilings, sustained, volume_ceilings
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Snapshot
-from headroom.domain.snapshot.views import IO_METRICS, disk_view, find_series, instance_io, values, volume, volume_io
+from headroom.domain.snapshot.views import (
+    IO_METRICS,
+    disk_view,
+    find_series,
+    instance_io,
+    values,
+    volume,
+    volume_io,
+)
 
 GIB = 1024.0**3
 DEFAULT_HORIZON_DAYS = 60.0
@@ -161,7 +170,7 @@ def node_capacity_growth(
             return None
         source = f"{ceiling_share:.0%} of the capacity TiKV reports, {capacity_gib:,.0f} GiB"
         return CeilingForecast("node", node_id, "used_gib", "GiB", ceiling_share * capacity_gib, source, fc)
-    series = find_series(snapshot, "node", node_id, "tikv.store_used_bytes")
+    series = find_series(snapshot, "node", node_id, mid.TIKV_STORE_USED_BYTES)
     size_gib = _node_disk_gib(snapshot, node_id)
     if series is None or size_gib is None:
         return None

@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from headroom.domain import derived
 from headroom.domain.catalog import InstanceLimits, VolumeLimits, instance_limits, volume_limits
 from headroom.domain.physics.burst import CreditBucket, InstanceEbsBucket, volume_bucket
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.errors import ScenarioError
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.scenario import (
@@ -741,7 +742,7 @@ def _pool(cpu: Array, busy: Array, size: float) -> tuple[Array, Array]:
 # Entry point
 
 
-_OP_COUNTS = frozenset({"ebs.read_ops", "ebs.write_ops", "ec2.ebs_read_ops", "ec2.ebs_write_ops"})
+_OP_COUNTS = frozenset({mid.EBS_READ_OPS, mid.EBS_WRITE_OPS, mid.EC2_EBS_READ_OPS, mid.EC2_EBS_WRITE_OPS})
 
 
 def _round(values: Array, decimals: int, *, whole_ops: bool = False) -> list[float | None]:
@@ -770,7 +771,7 @@ _DECIMALS = {
 
 
 def _decimals(metric: str, unit: str) -> int:
-    if metric == "ebs.queue_length":
+    if metric == mid.EBS_QUEUE_LENGTH:
         return 3
     return _DECIMALS.get(unit, 4)
 
@@ -782,7 +783,7 @@ EC2_PERIOD_SECONDS = (
 # has no datapoint for a minute or a period; a Prometheus scrape now and then fails or times out.
 CLOUDWATCH_MISSING_SHARE = 0.002  # of a volume's minutes / an instance's periods
 SCRAPE_MISSING_SHARE = 0.005  # of a node's scrapes (1-minute steps)
-_BALANCES = frozenset({"ec2.ebs_io_balance", "ec2.ebs_byte_balance"})
+_BALANCES = frozenset({mid.EC2_EBS_IO_BALANCE, mid.EC2_EBS_BYTE_BALANCE})
 
 
 def _uniforms(seed: int, key: str, first: int, n: int) -> Array:
@@ -972,20 +973,20 @@ def simulate(
                     raid_group=v.raid_group,
                 )
             )
-            add("volume", v.id, "ebs.read_ops", o.read_ops * dt)
-            add("volume", v.id, "ebs.write_ops", o.write_ops * dt)
-            add("volume", v.id, "ebs.read_bytes", o.read_bytes * dt)
-            add("volume", v.id, "ebs.write_bytes", o.write_bytes * dt)
-            add("volume", v.id, "ebs.total_read_time", o.read_ops * dt * o.read_latency_ms / 1000.0)
-            add("volume", v.id, "ebs.total_write_time", o.write_ops * dt * o.write_latency_ms / 1000.0)
-            add("volume", v.id, "ebs.queue_length", o.queue_length)
-            add("volume", v.id, "ebs.idle_time", dt * np.exp(-o.queue_length))
+            add("volume", v.id, mid.EBS_READ_OPS, o.read_ops * dt)
+            add("volume", v.id, mid.EBS_WRITE_OPS, o.write_ops * dt)
+            add("volume", v.id, mid.EBS_READ_BYTES, o.read_bytes * dt)
+            add("volume", v.id, mid.EBS_WRITE_BYTES, o.write_bytes * dt)
+            add("volume", v.id, mid.EBS_TOTAL_READ_TIME, o.read_ops * dt * o.read_latency_ms / 1000.0)
+            add("volume", v.id, mid.EBS_TOTAL_WRITE_TIME, o.write_ops * dt * o.write_latency_ms / 1000.0)
+            add("volume", v.id, mid.EBS_QUEUE_LENGTH, o.queue_length)
+            add("volume", v.id, mid.EBS_IDLE_TIME, dt * np.exp(-o.queue_length))
             balance = run.volumes[v.id].balance_pct
             if balance is not None:  # "No data when the volume is idle" (AWS EBS CloudWatch page)
                 idle = ((o.read_ops + o.write_ops) <= 0)[window] if gaps else None
-                add("volume", v.id, "ebs.burst_balance", balance, absent=idle)
-            add("volume", v.id, "ebs.iops_exceeded_check", o.iops_exceeded)
-            add("volume", v.id, "ebs.throughput_exceeded_check", o.throughput_exceeded)
+                add("volume", v.id, mid.EBS_BURST_BALANCE, balance, absent=idle)
+            add("volume", v.id, mid.EBS_IOPS_EXCEEDED_CHECK, o.iops_exceeded)
+            add("volume", v.id, mid.EBS_THROUGHPUT_EXCEEDED_CHECK, o.throughput_exceeded)
 
         def host_sum(attr: str, vols: Sequence[_VolumePlan], obs: dict[str, _VolumeObs] = obs) -> Array:
             acc = np.zeros(total)
@@ -993,14 +994,14 @@ def simulate(
                 acc = acc + getattr(obs[v.id], attr)
             return acc
 
-        add("instance", host.instance_id, "ec2.ebs_read_ops", host_sum("read_ops", host.volumes) * dt)
-        add("instance", host.instance_id, "ec2.ebs_write_ops", host_sum("write_ops", host.volumes) * dt)
-        add("instance", host.instance_id, "ec2.ebs_read_bytes", host_sum("read_bytes", host.volumes) * dt)
-        add("instance", host.instance_id, "ec2.ebs_write_bytes", host_sum("write_bytes", host.volumes) * dt)
+        add("instance", host.instance_id, mid.EC2_EBS_READ_OPS, host_sum("read_ops", host.volumes) * dt)
+        add("instance", host.instance_id, mid.EC2_EBS_WRITE_OPS, host_sum("write_ops", host.volumes) * dt)
+        add("instance", host.instance_id, mid.EC2_EBS_READ_BYTES, host_sum("read_bytes", host.volumes) * dt)
+        add("instance", host.instance_id, mid.EC2_EBS_WRITE_BYTES, host_sum("write_bytes", host.volumes) * dt)
         if run.io_balance_pct is not None:
-            add("instance", host.instance_id, "ec2.ebs_io_balance", run.io_balance_pct)
+            add("instance", host.instance_id, mid.EC2_EBS_IO_BALANCE, run.io_balance_pct)
         if run.byte_balance_pct is not None:
-            add("instance", host.instance_id, "ec2.ebs_byte_balance", run.byte_balance_pct)
+            add("instance", host.instance_id, mid.EC2_EBS_BYTE_BALANCE, run.byte_balance_pct)
 
         host_cpu = np.zeros(total)
         host_rss = np.zeros(total)
@@ -1075,68 +1076,68 @@ def simulate(
             node_rows.append((nd, tikv_cpu, rss))
 
             nid = nd.id
-            add("node", nid, "tikv.block_cache_hit", d.reads * d.bc_hit_ratio)
-            add("node", nid, "tikv.block_cache_miss", d.reads * (1.0 - d.bc_hit_ratio))
-            add("node", nid, "tikv.block_cache_size", bc_size)
-            add("node", nid, "tikv.thread_cpu.scheduler", sched_cores)
-            add("node", nid, "tikv.thread_cpu.apply", apply_cores)
-            add("node", nid, "tikv.thread_cpu.raftstore", rs_cores)
-            add("node", nid, "tikv.thread_cpu.store_writer", sw_cores)
-            add("node", nid, "tikv.thread_cpu.unified_read_pool", read_cores)
-            add("node", nid, "tikv.thread_cpu.grpc", grpc_cores)
-            add("node", nid, "tikv.thread_cpu.rocksdb", bg_cores)
-            add("node", nid, "tikv.wait.scheduler_latch", pool_wait_seconds(sched_util) + flow_wait)
+            add("node", nid, mid.TIKV_BLOCK_CACHE_HIT, d.reads * d.bc_hit_ratio)
+            add("node", nid, mid.TIKV_BLOCK_CACHE_MISS, d.reads * (1.0 - d.bc_hit_ratio))
+            add("node", nid, mid.TIKV_BLOCK_CACHE_SIZE, bc_size)
+            add("node", nid, mid.TIKV_THREAD_CPU_SCHEDULER, sched_cores)
+            add("node", nid, mid.TIKV_THREAD_CPU_APPLY, apply_cores)
+            add("node", nid, mid.TIKV_THREAD_CPU_RAFTSTORE, rs_cores)
+            add("node", nid, mid.TIKV_THREAD_CPU_STORE_WRITER, sw_cores)
+            add("node", nid, mid.TIKV_THREAD_CPU_UNIFIED_READ_POOL, read_cores)
+            add("node", nid, mid.TIKV_THREAD_CPU_GRPC, grpc_cores)
+            add("node", nid, mid.TIKV_THREAD_CPU_ROCKSDB, bg_cores)
+            add("node", nid, mid.TIKV_WAIT_SCHEDULER_LATCH, pool_wait_seconds(sched_util) + flow_wait)
             add(
                 "node",
                 nid,
-                "tikv.wait.propose",
+                mid.TIKV_WAIT_PROPOSE,
                 _writer_wait(rs_util, fsync_s) if writers == 0 else pool_wait_seconds(rs_util),
             )
-            add("node", nid, "tikv.wait.apply", pool_wait_seconds(apply_util))
+            add("node", nid, mid.TIKV_WAIT_APPLY, pool_wait_seconds(apply_util))
             if writers > 0:
-                add("node", nid, "tikv.wait.store_write", _writer_wait(sw_util, fsync_s))
-            add("node", nid, "tikv.wait.unified_read_pool", pool_wait_seconds(read_util))
-            add("node", nid, "tikv.raft_log_fsync", fsync_s * FSYNC_P99_FACTOR)
-            add("node", nid, "tikv.compaction_read_bytes", comp_done)
-            add("node", nid, "tikv.compaction_write_bytes", comp_done)
+                add("node", nid, mid.TIKV_WAIT_STORE_WRITE, _writer_wait(sw_util, fsync_s))
+            add("node", nid, mid.TIKV_WAIT_UNIFIED_READ_POOL, pool_wait_seconds(read_util))
+            add("node", nid, mid.TIKV_RAFT_LOG_FSYNC, fsync_s * FSYNC_P99_FACTOR)
+            add("node", nid, mid.TIKV_COMPACTION_READ_BYTES, comp_done)
+            add("node", nid, mid.TIKV_COMPACTION_WRITE_BYTES, comp_done)
             add(
                 "node",
                 nid,
-                "tikv.flush_write_bytes",
+                mid.TIKV_FLUSH_WRITE_BYTES,
                 d.flush_bytes * np.mean([run.volumes[v.id].served_fraction for v in nd.data_volumes], axis=0),
             )
-            add("node", nid, "tikv.pending_compaction_bytes", pending)
-            add("node", nid, "tikv.write_stall", stall_us)
-            add("node", nid, "tikv.store_used_bytes", d.data_gib * GIB)
+            add("node", nid, mid.TIKV_PENDING_COMPACTION_BYTES, pending)
+            add("node", nid, mid.TIKV_WRITE_STALL, stall_us)
+            add("node", nid, mid.TIKV_STORE_USED_BYTES, d.data_gib * GIB)
             # TiKV's store heartbeat: capacity = the data filesystem's size (raftstore.capacity unset);
             # available = min(capacity - used, the filesystem's free space). The filesystem also holds the raft
             # log when there is no raft volume (RAFT_LOG_ON_DATA_GIB) and ext4's own metadata (FS_OVERHEAD).
             fs_size = sum(v.spec.filesystem_gib or v.spec.size_gib for v in nd.data_volumes) * GIB * (1.0 - FS_OVERHEAD)
             fs_free = np.maximum(fs_size - d.data_gib * GIB - (0.0 if nd.raft_volumes else RAFT_LOG_ON_DATA_GIB * GIB), 0.0)
-            add("node", nid, "tikv.store_capacity_bytes", np.full(total, fs_size))
-            add("node", nid, "tikv.store_available_bytes", np.minimum(np.maximum(fs_size - d.data_gib * GIB, 0.0), fs_free))
+            add("node", nid, mid.TIKV_STORE_CAPACITY_BYTES, np.full(total, fs_size))
+            add("node", nid, mid.TIKV_STORE_AVAILABLE_BYTES, np.minimum(np.maximum(fs_size - d.data_gib * GIB, 0.0), fs_free))
             if len(host.nodes) == 1:  # one mount per TiKV: its data-dir's parent (several TiKVs per host: not modelled)
                 data_dir = str(config_get(cfg, "storage.data-dir", "/data/tikv"))
                 mount = {"mountpoint": data_dir.rstrip("/").rsplit("/", 1)[0] or "/"}
-                add("node", nid, "node.fs_size_bytes", np.full(total, fs_size), mount)
-                add("node", nid, "node.fs_avail_bytes", fs_free, mount)
-            add("node", nid, "tikv.memory_rss", rss)
-            add("node", nid, "tikv.cpu", tikv_cpu)
+                add("node", nid, mid.NODE_FS_SIZE_BYTES, np.full(total, fs_size), mount)
+                add("node", nid, mid.NODE_FS_AVAIL_BYTES, fs_free, mount)
+            add("node", nid, mid.TIKV_MEMORY_RSS, rss)
+            add("node", nid, mid.TIKV_CPU, tikv_cpu)
             for v in (*nd.data_volumes, *nd.raft_volumes):
                 o = obs[v.id]
                 labels = {"device": v.device.removeprefix("/dev/"), "volume_id": v.id}
-                add("node", nid, "node.disk_reads", o.read_ops, labels)
-                add("node", nid, "node.disk_writes", o.write_ops, labels)
-                add("node", nid, "node.disk_read_bytes", o.read_bytes, labels)
-                add("node", nid, "node.disk_written_bytes", o.write_bytes, labels)
-                add("node", nid, "node.disk_io_time", 1.0 - np.exp(-o.queue_length), labels)
+                add("node", nid, mid.NODE_DISK_READS, o.read_ops, labels)
+                add("node", nid, mid.NODE_DISK_WRITES, o.write_ops, labels)
+                add("node", nid, mid.NODE_DISK_READ_BYTES, o.read_bytes, labels)
+                add("node", nid, mid.NODE_DISK_WRITTEN_BYTES, o.write_bytes, labels)
+                add("node", nid, mid.NODE_DISK_IO_TIME, 1.0 - np.exp(-o.queue_length), labels)
 
         available = np.maximum(mem * GIB - host_rss - OS_RESERVED_GIB * GIB, 0.0)
         for nd, _cpu, _rss in node_rows:
-            add("node", nd.id, "node.memory_total", np.full(total, mem * GIB))
-            add("node", nd.id, "node.memory_available", available)
-            add("node", nd.id, "node.cpu_count", np.full(total, float(nd.vcpus)))
-            add("node", nd.id, "node.cpu_busy", np.minimum(host_cpu + 0.2, float(nd.vcpus)))
+            add("node", nd.id, mid.NODE_MEMORY_TOTAL, np.full(total, mem * GIB))
+            add("node", nd.id, mid.NODE_MEMORY_AVAILABLE, available)
+            add("node", nd.id, mid.NODE_CPU_COUNT, np.full(total, float(nd.vcpus)))
+            add("node", nd.id, mid.NODE_CPU_BUSY, np.minimum(host_cpu + 0.2, float(nd.vcpus)))
             nodes_out.append(
                 Node(
                     id=nd.id,

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from headroom.domain.derived import IoView, hit_ratio, io_chunk_kib, io_view
 from headroom.domain.physics.io import SSD_CHUNK_KIB
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.align import align_series
 from headroom.domain.snapshot.schema import EntityKind, Node, Series, Snapshot, Volume, Window, config_get
 
@@ -102,8 +103,8 @@ def volume(snapshot: Snapshot, volume_id: str) -> Volume:
 
 # The CloudWatch sums an I/O view is built from: read ops, write ops, read bytes, write bytes.
 IO_METRICS: dict[str, tuple[str, str, str, str]] = {
-    "volume": ("ebs.read_ops", "ebs.write_ops", "ebs.read_bytes", "ebs.write_bytes"),
-    "instance": ("ec2.ebs_read_ops", "ec2.ebs_write_ops", "ec2.ebs_read_bytes", "ec2.ebs_write_bytes"),
+    "volume": (mid.EBS_READ_OPS, mid.EBS_WRITE_OPS, mid.EBS_READ_BYTES, mid.EBS_WRITE_BYTES),
+    "instance": (mid.EC2_EBS_READ_OPS, mid.EC2_EBS_WRITE_OPS, mid.EC2_EBS_READ_BYTES, mid.EC2_EBS_WRITE_BYTES),
 }
 
 
@@ -133,9 +134,9 @@ def io_view_of(
         write_ops=get(names[1]),
         read_bytes=get(names[2]),
         write_bytes=get(names[3]),
-        read_time=get("ebs.total_read_time") if volume_only else None,
-        write_time=get("ebs.total_write_time") if volume_only else None,
-        queue_length=get("ebs.queue_length") if volume_only else None,
+        read_time=get(mid.EBS_TOTAL_READ_TIME) if volume_only else None,
+        write_time=get(mid.EBS_TOTAL_WRITE_TIME) if volume_only else None,
+        queue_length=get(mid.EBS_QUEUE_LENGTH) if volume_only else None,
     )
 
 
@@ -163,8 +164,8 @@ def instance_io(snapshot: Snapshot, instance_id: str) -> IoView:
 
 def block_cache_hit_ratio(snapshot: Snapshot, node_id: str) -> Array:
     """Return hit / (hit + miss) of a node's KV block cache per window step (NaN without reads)."""
-    hit = find_series(snapshot, "node", node_id, "tikv.block_cache_hit")
-    miss = find_series(snapshot, "node", node_id, "tikv.block_cache_miss")
+    hit = find_series(snapshot, "node", node_id, mid.TIKV_BLOCK_CACHE_HIT)
+    miss = find_series(snapshot, "node", node_id, mid.TIKV_BLOCK_CACHE_MISS)
     return hit_ratio(aligned(hit, snapshot.window), aligned(miss, snapshot.window))
 
 
@@ -213,7 +214,7 @@ def disk_view(snapshot: Snapshot, node_id: str) -> DiskView:
     mounts = {
         s.labels["mountpoint"]: s
         for s in snapshot.series
-        if s.entity.kind == "node" and s.entity.id == node_id and s.metric == "node.fs_size_bytes"
+        if s.entity.kind == "node" and s.entity.id == node_id and s.metric == mid.NODE_FS_SIZE_BYTES
         and "mountpoint" in s.labels
     }
     data_dir = config_get(n.config, "storage.data-dir")
@@ -223,12 +224,12 @@ def disk_view(snapshot: Snapshot, node_id: str) -> DiskView:
     fs_size = fs_avail = None
     if mount is not None:
         fs_size = aligned(mounts[mount], window)
-        fs_avail = aligned(find_series(snapshot, "node", node_id, "node.fs_avail_bytes", {"mountpoint": mount}), window)
+        fs_avail = aligned(find_series(snapshot, "node", node_id, mid.NODE_FS_AVAIL_BYTES, {"mountpoint": mount}), window)
     sizes = [volume(snapshot, v).size_gib for v in n.data_volume_ids]
     return DiskView(
-        capacity=series("tikv.store_capacity_bytes"),
-        available=series("tikv.store_available_bytes"),
-        used=series("tikv.store_used_bytes"),
+        capacity=series(mid.TIKV_STORE_CAPACITY_BYTES),
+        available=series(mid.TIKV_STORE_AVAILABLE_BYTES),
+        used=series(mid.TIKV_STORE_USED_BYTES),
         fs_size=fs_size,
         fs_avail=fs_avail,
         mountpoint=mount,

@@ -18,6 +18,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.registry import REGISTRY_LIST, CloudWatchSource, MetricSpec
 from headroom.platform.retry import RetryPolicy, call_with_retries
 from headroom.sources.aws.metric_plan import MAX_DATAPOINTS, PlannedRequest, SweepPlan
@@ -32,8 +33,8 @@ EC2_SPECS: tuple[MetricSpec, ...] = tuple(
 BURST_BALANCE_TYPES = frozenset({"gp2", "st1", "sc1"})
 # docs/reference/cloudwatch.md#volume-metrics: the Exceeded checks exist for every type except `standard` (magnetic), on Nitro.
 NO_EXCEEDED_CHECK_TYPES = frozenset({"standard"})
-EXCEEDED_CHECKS = frozenset({"ebs.iops_exceeded_check", "ebs.throughput_exceeded_check"})
-INSTANCE_BALANCES = frozenset({"ec2.ebs_io_balance", "ec2.ebs_byte_balance"})
+EXCEEDED_CHECKS = frozenset({mid.EBS_IOPS_EXCEEDED_CHECK, mid.EBS_THROUGHPUT_EXCEEDED_CHECK})
+INSTANCE_BALANCES = frozenset({mid.EC2_EBS_IO_BALANCE, mid.EC2_EBS_BYTE_BALANCE})
 # docs/reference/cloudwatch.md#volume-metrics: every EBS volume sends 1-minute metrics. docs/reference/cloudwatch.md#instance-ebs-metrics: EC2 metrics are 5-minute on basic monitoring,
 # 1-minute with detailed monitoring.
 EBS_PERIOD = 60
@@ -91,7 +92,7 @@ def queries_for_volume(volume_id: str, volume_type: str) -> list[MetricQuery]:
     """The AWS/EBS series worth asking for a volume of this type (absent series still cost a metric)."""
     out = []
     for spec in EBS_SPECS:
-        if spec.name == "ebs.burst_balance" and volume_type not in BURST_BALANCE_TYPES:
+        if spec.name == mid.EBS_BURST_BALANCE and volume_type not in BURST_BALANCE_TYPES:
             continue
         if spec.name in EXCEEDED_CHECKS and volume_type in NO_EXCEEDED_CHECK_TYPES:
             continue

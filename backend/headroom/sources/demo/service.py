@@ -29,6 +29,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from headroom.clusters.models import Cluster
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.scenario import Scenario, load_scenario
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import EC2_PERIOD_SECONDS, SimState, simulate
@@ -211,9 +212,9 @@ def demo_origin(cluster: Cluster, start: dt.datetime) -> dt.datetime:
 # How far back the state is looked for: a missed datapoint or two (CloudWatch, scrapes) before the window start.
 STATE_LOOKBACK = dt.timedelta(minutes=20)
 _STATE_METRICS = {
-    "volume": ("ebs.burst_balance",),
-    "instance": ("ec2.ebs_io_balance", "ec2.ebs_byte_balance"),
-    "tikv_node": ("tikv.pending_compaction_bytes",),
+    "volume": (mid.EBS_BURST_BALANCE,),
+    "instance": (mid.EC2_EBS_IO_BALANCE, mid.EC2_EBS_BYTE_BALANCE),
+    "tikv_node": (mid.TIKV_PENDING_COMPACTION_BYTES,),
 }
 
 
@@ -243,8 +244,8 @@ def stored_state(
     node_of = {a: nid for nid, a in addresses.items()}
     return SimState(
         volume_balance_pct={e: x for (k, e, _m), x in newest.items() if k == "volume"},
-        instance_io_balance_pct={e: x for (k, e, m), x in newest.items() if m == "ec2.ebs_io_balance"},
-        instance_byte_balance_pct={e: x for (k, e, m), x in newest.items() if m == "ec2.ebs_byte_balance"},
+        instance_io_balance_pct={e: x for (k, e, m), x in newest.items() if m == mid.EC2_EBS_IO_BALANCE},
+        instance_byte_balance_pct={e: x for (k, e, m), x in newest.items() if m == mid.EC2_EBS_BYTE_BALANCE},
         pending_compaction_bytes={node_of[e]: x for (k, e, _m), x in newest.items() if k == "tikv_node"},
     )
 

@@ -25,6 +25,7 @@ from headroom.domain.advisor.context import Array, Context
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, window_evidence
 from headroom.domain.model import Change, Evidence, Measure, SeriesRef
 from headroom.domain.physics.ceilings import instance_in_force
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node, Volume
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.online import can_change_online
@@ -137,8 +138,8 @@ def _instance_ceilings(ctx: Context, instance_id: str, n: int) -> tuple[Array, A
     if lim is None:
         return None
     return (
-        instance_in_force(lim, "iops", ctx.series("instance", instance_id, "ec2.ebs_io_balance"), n),
-        instance_in_force(lim, "throughput", ctx.series("instance", instance_id, "ec2.ebs_byte_balance"), n),
+        instance_in_force(lim, "iops", ctx.series("instance", instance_id, mid.EC2_EBS_IO_BALANCE), n),
+        instance_in_force(lim, "throughput", ctx.series("instance", instance_id, mid.EC2_EBS_BYTE_BALANCE), n),
     )
 
 

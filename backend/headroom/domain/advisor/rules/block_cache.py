@@ -38,6 +38,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     utilisation_p95,
 )
 from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "block-cache-size"
@@ -79,8 +80,8 @@ THRESHOLDS_DOC = "docs/thresholds/block-cache.md"
 
 def hit_ratio(ctx: Context, node_id: str) -> Array | None:
     """Return the KV block-cache hit ratio per step (hit / (hit + miss)), or None without the series."""
-    hit = ctx.series("node", node_id, "tikv.block_cache_hit")
-    miss = ctx.series("node", node_id, "tikv.block_cache_miss")
+    hit = ctx.series("node", node_id, mid.TIKV_BLOCK_CACHE_HIT)
+    miss = ctx.series("node", node_id, mid.TIKV_BLOCK_CACHE_MISS)
     if hit is None or miss is None or len(hit) != len(miss):
         return None
     return derived.hit_ratio(hit, miss)
@@ -139,16 +140,16 @@ def iops_ceiling_lines(ctx: Context, path: DataPath, judged: float) -> list[Refe
 def _series_refs(node_id: str, path: DataPath | None, lines: list[ReferenceLine]) -> list[SeriesRef]:
     refs = [
         SeriesRef(
-            entity_kind="node", entity_id=node_id, metric="tikv.block_cache_hit", label="block-cache hits/s"
+            entity_kind="node", entity_id=node_id, metric=mid.TIKV_BLOCK_CACHE_HIT, label="block-cache hits/s"
         ),
         SeriesRef(
             entity_kind="node",
             entity_id=node_id,
-            metric="tikv.block_cache_miss",
+            metric=mid.TIKV_BLOCK_CACHE_MISS,
             label="block-cache misses/s",
         ),
         SeriesRef(
-            entity_kind="node", entity_id=node_id, metric="tikv.block_cache_size", label="block-cache bytes"
+            entity_kind="node", entity_id=node_id, metric=mid.TIKV_BLOCK_CACHE_SIZE, label="block-cache bytes"
         ),
     ]
     if path is not None:
@@ -224,10 +225,10 @@ def _shared_host(ctx: Context) -> list[Finding]:
                             ),
                         ],
                         [
-                            SeriesRef(entity_kind="node", entity_id=n.id, metric="tikv.memory_rss")
+                            SeriesRef(entity_kind="node", entity_id=n.id, metric=mid.TIKV_MEMORY_RSS)
                             for n in nodes
                         ]
-                        + [SeriesRef(entity_kind="node", entity_id=node.id, metric="node.memory_available")],
+                        + [SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.NODE_MEMORY_AVAILABLE)],
                         corroboration=(
                             [f"{node.id}'s capacity equals the 45% default: it looks unset"]
                             if looks_unset
@@ -300,11 +301,11 @@ def _shrink(
     if not (read_share >= READ_HEAVY_SHARE and cap >= SHRINK_MIN_FACTOR * target):
         return None
     # The read set does not fit: the cache is full, and its misses are what the disk reads.
-    size = ctx.series("node", node.id, "tikv.block_cache_size")
+    size = ctx.series("node", node.id, mid.TIKV_BLOCK_CACHE_SIZE)
     fill = _median_at(size, iops_p.mask) / cap if size is not None else float("nan")
     if np.isfinite(fill) and fill < CACHE_FULL_SHARE:
         return None
-    misses = _median_at(ctx.series("node", node.id, "tikv.block_cache_miss"), iops_p.mask)
+    misses = _median_at(ctx.series("node", node.id, mid.TIKV_BLOCK_CACHE_MISS), iops_p.mask)
     disk_reads = _median_at(path.read_iops, iops_p.mask)
     if not (np.isfinite(misses) and np.isfinite(disk_reads) and disk_reads > 0):
         return None
@@ -319,7 +320,7 @@ def _shrink(
     util_p95 = p95(path.iops_util)
     judged = judged_iops_ceiling(path, iops_p.mask)
     lines = iops_ceiling_lines(ctx, path, judged)
-    stored = ctx.series("node", node.id, "tikv.store_used_bytes")
+    stored = ctx.series("node", node.id, mid.TIKV_STORE_USED_BYTES)
     known = stored is not None and bool(np.any(np.isfinite(stored)))
     stored_gib = float(np.nanmax(stored)) / GIB if stored is not None and known else None
     corroboration = []
@@ -448,7 +449,7 @@ def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: D
         limit_label="poor below 50% (Headroom choice)",
         statistic="p50",
     )
-    available = ctx.series("node", node.id, "node.memory_available")
+    available = ctx.series("node", node.id, mid.NODE_MEMORY_AVAILABLE)
     # Headroom choice: never propose memory the host did not have free all window.
     if (
         available is not None
@@ -495,7 +496,7 @@ def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: D
                 ),
             ],
             _series_refs(node.id, path, [])
-            + [SeriesRef(entity_kind="node", entity_id=node.id, metric="node.memory_available")],
+            + [SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.NODE_MEMORY_AVAILABLE)],
         ),
         why=(
             "Most lookups miss the block cache and are served from the OS page cache instead: each pays a "

@@ -46,6 +46,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     utilisation_p95,
 )
 from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "block-size"
@@ -241,7 +242,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                 )
                 for vid in path.volume_ids
             ]
-            + [SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.block_cache_miss")],
+            + [SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.TIKV_BLOCK_CACHE_MISS)],
             share=bound.share,
             longest_run_minutes=bound.longest_run_minutes,
             episodes=bound.episodes,

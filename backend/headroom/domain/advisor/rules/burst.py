@@ -30,6 +30,7 @@ from headroom.domain.catalog import volume_limits
 from headroom.domain.forecast.burst import forecast_gp2_burst
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
+from headroom.domain.snapshot import metric_ids as mid
 
 from ._burst_outlook import burst_outlook, duration_text, forecast_seconds_to_empty, forecast_text
 from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, round_up
@@ -62,7 +63,7 @@ def evaluate(ctx: Context) -> list[Finding]:
             continue
         lim = ctx.volume_limits(vol.id)
         view = ctx.volume_io(vol.id)
-        bal = ctx.series("volume", vol.id, "ebs.burst_balance")
+        bal = ctx.series("volume", vol.id, mid.EBS_BURST_BALANCE)
         if lim is None or view is None or bal is None or lim.burst_iops is None or np.all(np.isnan(bal)):
             continue
         low = float(np.nanmin(bal))
@@ -202,12 +203,12 @@ def evaluate(ctx: Context) -> list[Finding]:
                     ],
                     share_of_window=round(float(np.count_nonzero(empty)) / max(len(bal), 1), 4),
                     corroboration=full_bucket,
-                    forecasts=fc.as_forecasts("ebs.burst_balance"),
+                    forecasts=fc.as_forecasts(mid.EBS_BURST_BALANCE),
                     series=[
                         SeriesRef(
                             entity_kind="volume",
                             entity_id=vol.id,
-                            metric="ebs.burst_balance",
+                            metric=mid.EBS_BURST_BALANCE,
                             reference_lines=[ReferenceLine(value=LOW_BALANCE_PCT, label="low", unit="%")],
                         ),
                         SeriesRef(

@@ -42,6 +42,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     utilisation_p95,
 )
 from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "compaction-rate-limit"
@@ -73,10 +74,10 @@ def limit_target(disk_mibps: float, mean_need_mibps: float) -> float | None:
 
 def _series(ctx: Context, node: Node) -> dict[str, Array] | None:
     names = {
-        "comp_w": "tikv.compaction_write_bytes",
-        "comp_r": "tikv.compaction_read_bytes",
-        "flush": "tikv.flush_write_bytes",
-        "pending": "tikv.pending_compaction_bytes",
+        "comp_w": mid.TIKV_COMPACTION_WRITE_BYTES,
+        "comp_r": mid.TIKV_COMPACTION_READ_BYTES,
+        "flush": mid.TIKV_FLUSH_WRITE_BYTES,
+        "pending": mid.TIKV_PENDING_COMPACTION_BYTES,
     }
     out: dict[str, Array] = {}
     for short, metric in names.items():
@@ -84,7 +85,7 @@ def _series(ctx: Context, node: Node) -> dict[str, Array] | None:
         if values is None:
             return None
         out[short] = values
-    stall = ctx.series("node", node.id, "tikv.write_stall")
+    stall = ctx.series("node", node.id, mid.TIKV_WRITE_STALL)
     if stall is not None:
         out["stall"] = stall
     return out
@@ -95,15 +96,15 @@ def _refs(node: Node, path: DataPath, rate_mibps: float, disk_mibps: float) -> l
         SeriesRef(
             entity_kind="node",
             entity_id=node.id,
-            metric="tikv.compaction_write_bytes",
+            metric=mid.TIKV_COMPACTION_WRITE_BYTES,
             label="compaction writes",
             reference_lines=[ReferenceLine(value=rate_mibps * MIB, label=RATE_KEY, unit="bytes/s")],
         ),
         SeriesRef(
-            entity_kind="node", entity_id=node.id, metric="tikv.flush_write_bytes", label="flush writes"
+            entity_kind="node", entity_id=node.id, metric=mid.TIKV_FLUSH_WRITE_BYTES, label="flush writes"
         ),
-        SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.pending_compaction_bytes"),
-        SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.write_stall"),
+        SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.TIKV_PENDING_COMPACTION_BYTES),
+        SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.TIKV_WRITE_STALL),
     ]
     for vid in path.volume_ids:
         refs.append(

@@ -32,6 +32,7 @@ from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import VolumeLimits, volume_limits
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
+from headroom.domain.snapshot import metric_ids as mid
 
 from ._common import (
     AT_CEILING_FRACTION,
@@ -104,9 +105,9 @@ def _judge_instance_pinned(ctx: Context, iid: str) -> bool:
     iops, mibps = rates
     n = len(mibps)
     byte_ceiling = instance_ceiling(
-        ctx, iid, inst.baseline_throughput_mibps, inst.max_throughput_mibps, "ec2.ebs_byte_balance", n
+        ctx, iid, inst.baseline_throughput_mibps, inst.max_throughput_mibps, mid.EC2_EBS_BYTE_BALANCE, n
     )
-    io_ceiling = instance_ceiling(ctx, iid, inst.baseline_iops, inst.max_iops, "ec2.ebs_io_balance", n)
+    io_ceiling = instance_ceiling(ctx, iid, inst.baseline_iops, inst.max_iops, mid.EC2_EBS_IO_BALANCE, n)
     return (
         pressure(mibps, byte_ceiling, ctx.step_seconds).sustained
         or pressure(iops, io_ceiling, ctx.step_seconds).sustained

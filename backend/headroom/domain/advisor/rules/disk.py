@@ -37,7 +37,17 @@ from headroom.domain.advisor.rule import Rule
 from headroom.domain.catalog import volume_limits
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.forecast.crossing import band_crossing, level_at
-from headroom.domain.model import Change, Evidence, Forecast, Impact, Measure, Option, ReferenceLine, SeriesRef
+from headroom.domain.model import (
+    Change,
+    Evidence,
+    Forecast,
+    Impact,
+    Measure,
+    Option,
+    ReferenceLine,
+    SeriesRef,
+)
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
 from headroom.domain.snapshot.views import disk_view
 
@@ -245,7 +255,7 @@ def _low_space(ctx: Context, node: Node) -> Finding | None:
                            statistic="p95 band", source=THRESHOLD)] if horizon_used else []),
             ],
             forecasts=forecasts,
-            series=[SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.store_available_bytes",
+            series=[SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.TIKV_STORE_AVAILABLE_BYTES,
                               label=f"{node.id} available",
                               reference_lines=[
                                   ReferenceLine(value=(1 - PD_LOW_SPACE_RATIO) * capacity, label="PD low-space line",
@@ -299,7 +309,7 @@ def _fs_not_grown(ctx: Context, node: Node) -> Finding | None:
                 Measure(label="unused paid space", value=round(gap_gib, 1), unit="GiB", statistic="difference",
                         source=refs.headroom_threshold("disk.md", "gap > 10 %")),
             ],
-            series=[SeriesRef(entity_kind="node", entity_id=node.id, metric="node.fs_size_bytes",
+            series=[SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.NODE_FS_SIZE_BYTES,
                               labels={"mountpoint": disk.mountpoint or ""}, label=f"{node.id} filesystem size",
                               reference_lines=[ReferenceLine(value=volume_bytes, label="volume size", unit="bytes")])],
         ),

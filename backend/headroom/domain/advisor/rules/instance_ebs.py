@@ -28,6 +28,7 @@ from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.forecast.burst import forecast_instance_burst
 from headroom.domain.model import Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
+from headroom.domain.snapshot import metric_ids as mid
 
 from ._burst_outlook import burst_outlook, forecast_seconds_to_empty
 from ._common import (
@@ -93,7 +94,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                     instance.id,
                     inst.baseline_throughput_mibps,
                     inst.max_throughput_mibps,
-                    "ec2.ebs_byte_balance",
+                    mid.EC2_EBS_BYTE_BALANCE,
                     n,
                 ),
                 "MiB/s",
@@ -101,7 +102,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             (
                 "iops",
                 iops,
-                instance_ceiling(ctx, instance.id, inst.baseline_iops, inst.max_iops, "ec2.ebs_io_balance", n),
+                instance_ceiling(ctx, instance.id, inst.baseline_iops, inst.max_iops, mid.EC2_EBS_IO_BALANCE, n),
                 "IOPS",
             ),
         ]
@@ -112,7 +113,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             bal_series = ctx.series(
                 "instance",
                 instance.id,
-                "ec2.ebs_byte_balance" if dimension == "throughput" else "ec2.ebs_io_balance",
+                mid.EC2_EBS_BYTE_BALANCE if dimension == "throughput" else mid.EC2_EBS_IO_BALANCE,
             )
             if (
                 inst.bursts
@@ -164,7 +165,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                 f"busiest volume at >= 90% of its own ceiling in {pct(max(busy_shares, default=0.0))} "
                 "of those minutes"
             ]
-            bal_metric = "ec2.ebs_byte_balance" if dimension == "throughput" else "ec2.ebs_io_balance"
+            bal_metric = mid.EC2_EBS_BYTE_BALANCE if dimension == "throughput" else mid.EC2_EBS_IO_BALANCE
             bal = ctx.series("instance", instance.id, bal_metric)
             if bal is not None:
                 corroboration.append(f"{bal_metric} minimum {np.nanmin(bal):.0f}%")
@@ -290,8 +291,8 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             continue
         iops, mibps = rates
         for dimension, metric, bucket, observed, unit in (
-            ("throughput", "ec2.ebs_byte_balance", InstanceEbsBucket.for_throughput(inst), mibps, "MiB/s"),
-            ("iops", "ec2.ebs_io_balance", InstanceEbsBucket.for_iops(inst), iops, "IOPS"),
+            ("throughput", mid.EC2_EBS_BYTE_BALANCE, InstanceEbsBucket.for_throughput(inst), mibps, "MiB/s"),
+            ("iops", mid.EC2_EBS_IO_BALANCE, InstanceEbsBucket.for_iops(inst), iops, "IOPS"),
         ):
             bal = ctx.series("instance", instance.id, metric)
             if bal is None or not bucket.bursts or np.all(np.isnan(bal)):

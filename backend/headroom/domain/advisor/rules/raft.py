@@ -21,12 +21,13 @@ import numpy as np
 from headroom.domain import references as refs
 from headroom.domain.advisor.context import Array, Context, p95, percentile
 from headroom.domain.advisor.finding import Finding, make_dedup_key
-from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import each_node, median_where, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import MIB, config_bool, evidence, finite, tikv_change
 from headroom.domain.catalog import CatalogError, ebs_monthly_cost
 from headroom.domain.model import Change, Impact, Measure, Option, ReferenceLine, SeriesRef
+from headroom.domain.physics.io import SSD_CHUNK_KIB
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "raft-dedicated-volume"
@@ -61,8 +62,8 @@ def volume_cost(vtype: str, size_gib: float, iops: float | None, mibps: float | 
 def raft_write_rate(ctx: Context, node: Node) -> Array | None:
     """Estimate the Raft log's writes/s on the shared data volume(s): volume write ops minus the 256 KiB I/Os
     of flush and compaction writes (EBS merges them up to 256 KiB, docs/reference/ebs-io-accounting.md#io-size-cap); None without the series."""
-    flush = ctx.series("node", node.id, "tikv.flush_write_bytes")
-    comp = ctx.series("node", node.id, "tikv.compaction_write_bytes")
+    flush = ctx.series("node", node.id, mid.TIKV_FLUSH_WRITE_BYTES)
+    comp = ctx.series("node", node.id, mid.TIKV_COMPACTION_WRITE_BYTES)
     views = [ctx.volume_io(v) for v in node.data_volume_ids]
     if flush is None or comp is None or not views or any(v is None for v in views):
         return None
@@ -106,7 +107,7 @@ def _create(
 def _finding(ctx: Context, node: Node) -> Finding | None:
     if node.raft_volume_ids or not node.data_volume_ids:
         return None
-    fsync = ctx.series("node", node.id, "tikv.raft_log_fsync")
+    fsync = ctx.series("node", node.id, mid.TIKV_RAFT_LOG_FSYNC)
     if fsync is None:
         return None
     slow = pressure(fsync, FSYNC_P99_SLOW_S, ctx.step_seconds, 1.0)
@@ -139,9 +140,9 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         tikv_change(ctx, node, key, target_dir, dir_reason),
     ]
     fsync_p50, fsync_p95 = percentile(fsync, 50), p95(fsync)
-    writer_wait = ctx.series("node", node.id, "tikv.wait.store_write")
-    propose_wait = ctx.series("node", node.id, "tikv.wait.propose")
-    flush = ctx.series("node", node.id, "tikv.flush_write_bytes")
+    writer_wait = ctx.series("node", node.id, mid.TIKV_WAIT_STORE_WRITE)
+    propose_wait = ctx.series("node", node.id, mid.TIKV_WAIT_PROPOSE)
+    flush = ctx.series("node", node.id, mid.TIKV_FLUSH_WRITE_BYTES)
     raft_mibps = p95(flush) / MIB if flush is not None else float("nan")
     corroboration = []
     if writer_wait is not None:
@@ -232,12 +233,12 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                 SeriesRef(
                     entity_kind="node",
                     entity_id=node.id,
-                    metric="tikv.raft_log_fsync",
+                    metric=mid.TIKV_RAFT_LOG_FSYNC,
                     label="raft-log fsync p99",
                     reference_lines=[ReferenceLine(value=FSYNC_P99_SLOW_S, label="5 ms", unit="seconds")],
                 ),
-                SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.wait.store_write"),
-                SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.wait.propose"),
+                SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.TIKV_WAIT_STORE_WRITE),
+                SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.TIKV_WAIT_PROPOSE),
             ]
             + [
                 SeriesRef(entity_kind="volume", entity_id=v.id, metric="derived.write_latency_ms")

@@ -25,6 +25,7 @@ from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import config_int, evidence, finite, tikv_change
 from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "thread-pool-saturation"
@@ -70,8 +71,8 @@ class Pool:
 SCHEDULER = Pool(
     "scheduler",
     "scheduler worker",
-    "tikv.thread_cpu.scheduler",
-    "tikv.wait.scheduler_latch",
+    mid.TIKV_THREAD_CPU_SCHEDULER,
+    mid.TIKV_WAIT_SCHEDULER_LATCH,
     "storage.scheduler-worker-pool-size",
     0.75,  # docs/reference/pingcap-guidance.md#thread-pools (tune-tikv-thread-performance): "keep utilization at 50-75%"
     refs.TUNE_THREADS.cite('scheduler 50-75%'),
@@ -80,8 +81,8 @@ SCHEDULER = Pool(
 APPLY = Pool(
     "apply",
     "apply",
-    "tikv.thread_cpu.apply",
-    "tikv.wait.apply",
+    mid.TIKV_THREAD_CPU_APPLY,
+    mid.TIKV_WAIT_APPLY,
     "raftstore.apply-pool-size",
     # tikv-alert-rules.yml TiKV_thread_apply_worker_cpu_seconds: an apply thread above 0.9 cores is "high";
     # applied to the pool as 90% of apply-pool-size (docs/reference/pingcap-guidance.md#thread-pools gives no apply band).
@@ -91,8 +92,8 @@ APPLY = Pool(
 RAFTSTORE_WITH_WRITER = Pool(
     "raftstore",
     "raftstore",
-    "tikv.thread_cpu.raftstore",
-    "tikv.wait.propose",
+    mid.TIKV_THREAD_CPU_RAFTSTORE,
+    mid.TIKV_WAIT_PROPOSE,
     "raftstore.store-pool-size",
     0.85,  # docs/reference/pingcap-guidance.md#massive-regions: "Raft store CPU < raftstore.store-pool-size × 85%"
     refs.MASSIVE_REGIONS.cite('raftstore CPU < 85% of store-pool-size'),
@@ -102,8 +103,8 @@ RAFTSTORE_WITH_WRITER = Pool(
 RAFTSTORE_NO_WRITER = Pool(
     "raftstore",
     "raftstore",
-    "tikv.thread_cpu.raftstore",
-    "tikv.wait.propose",
+    mid.TIKV_THREAD_CPU_RAFTSTORE,
+    mid.TIKV_WAIT_PROPOSE,
     "raftstore.store-pool-size",
     0.60,  # docs/reference/pingcap-guidance.md#thread-pools: with store-io-pool-size = 0, "keep total Raftstore CPU < 60%"
     refs.TUNE_THREADS.cite('raftstore < 60% when store-io-pool-size = 0'),
@@ -113,8 +114,8 @@ RAFTSTORE_NO_WRITER = Pool(
 UNIFIED_READ = Pool(
     "unified-read-pool",
     "unified read pool",
-    "tikv.thread_cpu.unified_read_pool",
-    "tikv.wait.unified_read_pool",
+    mid.TIKV_THREAD_CPU_UNIFIED_READ_POOL,
+    mid.TIKV_WAIT_UNIFIED_READ_POOL,
     "readpool.unified.max-thread-count",
     0.90,  # docs/reference/pingcap-guidance.md#thread-pools: UnifyReadPool "keep it at 60-90% of pool size"
     refs.TUNE_THREADS.cite('unified read pool 60-90%'),
@@ -162,7 +163,7 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
     band_text = f"{pct(low)}-{pct(pool.upper)}"
     wait = ctx.series("node", node.id, pool.wait_metric)
     wait_p95 = p95(wait) if wait is not None else float("nan")
-    host_busy = ctx.series("node", node.id, "node.cpu_busy")
+    host_busy = ctx.series("node", node.id, mid.NODE_CPU_BUSY)
     host_p95 = p95(host_busy) / node.vcpus if host_busy is not None else float("nan")
     pinned = cpu_peak >= PINNED * size
     corroboration: list[str] = []

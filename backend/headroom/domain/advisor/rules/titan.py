@@ -37,6 +37,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     utilisation_p95,
 )
 from headroom.domain.model import Change, Impact, Measure, Option, ReferenceLine, SeriesRef
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "compaction-io-titan"
@@ -136,8 +137,8 @@ def rank_options(value_bytes: float | None, titan: Option | None, zstd: Option |
 
 def _finding(ctx: Context, node: Node) -> Finding | None:
     path = data_path(ctx, node)
-    comp_w = ctx.series("node", node.id, "tikv.compaction_write_bytes")
-    comp_r = ctx.series("node", node.id, "tikv.compaction_read_bytes")
+    comp_w = ctx.series("node", node.id, mid.TIKV_COMPACTION_WRITE_BYTES)
+    comp_r = ctx.series("node", node.id, mid.TIKV_COMPACTION_READ_BYTES)
     if path is None or comp_w is None or comp_r is None or len(comp_w) != len(path.mibps):
         return None
     at_ceiling = pressure(path.mibps_util, 1.0, ctx.step_seconds, AT_CEILING_FRACTION)
@@ -153,7 +154,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         return None
     value_bytes = average_value_bytes(ctx, node)
     t_changes, z_changes = titan_changes(ctx, node), zstd_changes(ctx, node)
-    pending = ctx.series("node", node.id, "tikv.pending_compaction_bytes")
+    pending = ctx.series("node", node.id, mid.TIKV_PENDING_COMPACTION_BYTES)
     pending_p95 = p95(pending) if pending is not None else float("nan")
     util_p95 = p95(path.mibps_util)
 
@@ -250,9 +251,9 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                 ),
             ],
             [
-                SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.compaction_write_bytes"),
-                SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.compaction_read_bytes"),
-                SeriesRef(entity_kind="node", entity_id=node.id, metric="tikv.pending_compaction_bytes"),
+                SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.TIKV_COMPACTION_WRITE_BYTES),
+                SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.TIKV_COMPACTION_READ_BYTES),
+                SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.TIKV_PENDING_COMPACTION_BYTES),
             ]
             + [
                 SeriesRef(

@@ -20,6 +20,7 @@ from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.model import Measure, ReferenceLine, SeriesRef
+from headroom.domain.snapshot import metric_ids as mid
 
 from ._common import (
     AT_CEILING_FRACTION,
@@ -76,10 +77,10 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
             continue
         if dimension == "iops":
             observed, ceiling = view.counted_iops, ctx.volume_iops_ceiling(vol.id)
-            unit, check_metric = "IOPS", "ebs.iops_exceeded_check"
+            unit, check_metric = "IOPS", mid.EBS_IOPS_EXCEEDED_CHECK
         else:
             observed, ceiling = view.mibps, ctx.volume_mibps_ceiling(vol.id)
-            unit, check_metric = "MiB/s", "ebs.throughput_exceeded_check"
+            unit, check_metric = "MiB/s", mid.EBS_THROUGHPUT_EXCEEDED_CHECK
         if ceiling is None:
             continue
         pr = pressure(observed, ceiling, ctx.step_seconds)
@@ -245,10 +246,10 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
             ),
             SeriesRef(entity_kind="volume", entity_id=vol.id, metric=check_metric),
             SeriesRef(entity_kind="volume", entity_id=vol.id, metric="derived.read_latency_ms"),
-            SeriesRef(entity_kind="volume", entity_id=vol.id, metric="ebs.queue_length"),
+            SeriesRef(entity_kind="volume", entity_id=vol.id, metric=mid.EBS_QUEUE_LENGTH),
         ]
         if lim.volume_type == "gp2":
-            series.append(SeriesRef(entity_kind="volume", entity_id=vol.id, metric="ebs.burst_balance"))
+            series.append(SeriesRef(entity_kind="volume", entity_id=vol.id, metric=mid.EBS_BURST_BALANCE))
         confidence = CONFIDENCE_BASE + (
             CONFIDENCE_EXCEEDED_CHECK if exceeded is not None and exceeded >= EXCEEDED_CONFIRMS_SHARE else 0.0
         )
