@@ -264,7 +264,8 @@ def _effect(e: _Entry, overviews: _Overviews, now: dt.datetime) -> MeasuredEffec
             node=node, node_id=node_id, metric=metric,
             before_peak_percent=round(old.peak.percent, 1) if old is not None and old.peak is not None else None,
             after_peak_percent=round(cell.peak.percent, 1) if cell.peak is not None else None,
-            ceiling_after=cell.ceiling_label))
+            ceiling_after=(f"{cell.ceiling_now.label} ({format_quantity(cell.ceiling_now.value, cell.ceiling_now.unit)})"
+                           if cell.ceiling_now is not None else None)))
     note = None
     if span < AFTER_WINDOW:
         note = (f"{format_duration_words(span.total_seconds())} since the change: compared with the same hours one "

@@ -97,7 +97,7 @@ def test_a_series_the_store_lacks_is_reported_not_found(client: Any, db: Any) ->
     chart = owner.get(f"/api/v1/findings/{with_window.id}/evidence/series").json()
     (series,) = chart["series"]
     assert (series["found"], series["t"], series["values"], series["unit"]) == (False, [], [], "IOPS")
-    assert series["reference_lines"] == [{"value": 3000.0, "label": "ceiling", "unit": "IOPS"}]
+    assert series["reference_lines"] == [{"value": 3000.0, "label": "ceiling", "unit": "IOPS", "kind": None, "source": None}]
 
     missing = owner.get(f"/api/v1/findings/{no_window.id}/evidence/series")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "no_evidence_window"
