@@ -117,7 +117,7 @@ describe('signed-in routes', () => {
     const { user } = renderRoutes(routes, '/clusters');
     const beta = await screen.findByRole('row', { name: /beta/ });
     expect(within(beta).getByText('2 critical, 1 warning, 0 info')).toBeInTheDocument();
-    expect(within(beta).getByText('peak 92 % of 10.0.1.10:20160 data volume IOPS')).toBeInTheDocument();
+    expect(within(beta).getByText('peak 92% of 10.0.1.10:20160 data volume IOPS')).toBeInTheDocument();
     expect(within(beta).getByText('volume vol-beta IOPS: in 3 days')).toBeInTheDocument();
     expect(within(beta).getByRole('cell', { name: '$3,400' })).toBeInTheDocument();
     expect(screen.getByText(/Spend Headroom sees/)).toHaveTextContent('$4,600 a month; savings the open findings offer: $120 a month');

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { formatDate } from '@/lib/format';
+import { formatDate, formatQuantity } from '@/lib/format';
 import type { Cluster, ClusterHealth, Fleet } from '../api';
 
 const DEPLOYMENT_LABEL: Record<Cluster['deployment_kind'], string> = {
@@ -152,7 +152,7 @@ export function ClusterTable({ clusters, fleet }: { clusters: Cluster[]; fleet?:
                         <strong>{h.headroom_score}</strong>
                         {h.tightest && (
                           <div className="muted small">
-                            peak {Math.round(h.tightest.peak_percent)} % of {h.tightest.node} {TIGHTEST_WHAT[h.tightest.metric]}
+                            peak {formatQuantity(h.tightest.peak_percent, '%')} of {h.tightest.node} {TIGHTEST_WHAT[h.tightest.metric]}
                           </div>
                         )}
                       </>

@@ -1,5 +1,5 @@
 import { ScrollRegion } from '@/components/ScrollRegion';
-import { formatDateTime, formatDuration, formatValue } from '@/lib/format';
+import { formatDateTime, formatDuration, formatQuantity, formatValue } from '@/lib/format';
 import { heat, UTILISATION_COLUMNS } from '../adapters';
 import type { ClusterOverview } from '../api';
 
@@ -9,8 +9,9 @@ interface OverviewTableProps {
   onSelectNode: (nodeId: string) => void;
 }
 
+/** A peak's share of its ceiling, by the one table of number formats (docs/number-formats.json). */
 function formatPercent(p: number): string {
-  return `${p >= 10 ? p.toFixed(0) : p.toFixed(1)}%`;
+  return formatQuantity(p, '%');
 }
 
 /** Per node: peak use of each IOPS / throughput ceiling over the window (a heat map) and burst time left. */
