@@ -29,7 +29,7 @@ module only chooses the demand to feed it and reads the balance series:
      too late, or never) or, on 12 five-minute points, read it as a ramp to the maximum (far too early).
    The band is the earliest / latest of: the point, the trend, and the constant p90 / p50 demand of the
    recent window, each by `seconds_to_empty = balance / (demand - baseline)` (docs/reference/gp2-burst.md#the-credit-bucket "Burst
-   duration"; seed 004: 500 GiB at 100 % and 3,000 IOPS -> 3,600 s). `demand` is the mean since the balance
+   duration"; docs/reference/gp2-burst.md#burst-time-from-cloudwatch: 500 GiB at 100 % and 3,000 IOPS -> 3,600 s). `demand` is the mean since the balance
    began to fall inside the recent window, else the recent mean.
    Backtest on the simulator (bench/README.md): gp2 mean absolute error 19 % (7/9 inside the band),
    instance EBS byte bucket 1 % (9/9; 7 %, 9/9, with the batch's demand not clipped by the volume).

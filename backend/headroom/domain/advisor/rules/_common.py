@@ -2,7 +2,7 @@
 
 "Sustained" (used by every ceiling rule):
 - AT_CEILING_FRACTION = 0.90: EBS gp2/gp3 are "designed to deliver at least 90% of their provisioned
-  IOPS performance 99% of the time" (docs/reference/ebs-volume-types.md#performance-consistency, AWSDOC ebs-optimized.md): at or above 90% of a ceiling a
+  IOPS performance 99% of the time" (docs/reference/ebs-volume-types.md#performance-consistency, AWS "Amazon EBS-optimized instances"): at or above 90% of a ceiling a
   volume is inside the band where AWS promises nothing more, so we call it "at the ceiling".
 - SUSTAINED_MIN_RUN_MINUTES = 30: the condition holds for at least 30 consecutive minutes. Headroom choice,
   anchored on AWS's own unit of "a burst" (docs/reference/ec2-ebs-limits.md#the-burst-rule: burst sizes hold their maximum "for 30 minutes at
@@ -66,7 +66,7 @@ PROJECTION_SIZING_DAYS = 90.0
 # A demand pinned at a ceiling is clipped: the true demand is unknown but at least the ceiling. Headroom
 # choice: size the fix for max(p99 / TARGET_UTILISATION, served peak × 1.25) when pinned.
 CLIPPED_DEMAND_FACTOR = 1.25
-# PingCAP (seed 000): "once IOPS reaches the limit, latency experiences a dramatic penalty, often more than
+# PingCAP (docs/reference/pingcap-guidance.md#ebs-latency-at-the-limits): "once IOPS reaches the limit, latency experiences a dramatic penalty, often more than
 # 10 ms"; used as the corroboration threshold for a latency jump.
 LATENCY_JUMP_MS = 10.0
 # A series whose peak reaches 99% of the ceiling is pinned at it (served = ceiling; the rest is clipped).
@@ -79,7 +79,7 @@ CONFIDENCE_BASE = 0.6
 CONFIDENCE_EXCEEDED_CHECK = 0.2
 CONFIDENCE_LATENCY = 0.1
 # PingCAP's AWS deployment guide (docs/reference/pingcap-guidance.md#aws-deployment): TiKV on gp3 at 4,000 IOPS / 400 MiB/s. Used as
-# the floor of a gp3 data-volume fix. Raft volumes: PingCAP's public-cloud practice (seed 002) says gp3's free
+# the floor of a gp3 data-volume fix. Raft volumes: PingCAP's public-cloud practice (docs/reference/pingcap-guidance.md#raft-engine-disk) says gp3's free
 # 3,000 IOPS / 125 MiB/s "are usually enough for Raft Engine".
 PINGCAP_GP3_DATA_IOPS = 4000
 PINGCAP_GP3_DATA_MIBPS = 400.0

@@ -1,6 +1,6 @@
 """`gp2-burst-depletion`: a gp2 volume's BurstBalance drains; forecast when it empties and what it drops to.
 
-gp2 (docs/reference/gp2-burst.md#baseline-and-burst, AWSDOC general-purpose.md): baseline = clamp(3 × GiB, 100, 16,000) IOPS; volumes under
+gp2 (docs/reference/gp2-burst.md#baseline-and-burst, AWS "General Purpose SSD volumes"): baseline = clamp(3 × GiB, 100, 16,000) IOPS; volumes under
 1 TiB burst to 3,000 IOPS from a 5.4 million credit bucket earned at the baseline rate;
 `burst duration = credit_balance / (3000 − baseline)`. BurstBalance (docs/reference/cloudwatch.md#volume-metrics) is the remaining percentage.
 
@@ -12,7 +12,8 @@ bucket drains now), with severity by time to empty (critical <= 2 h, warning <= 
 docs/thresholds/burst.md). The forecast uses the physics bucket
 (`headroom.domain.physics.burst.Gp2Bucket.seconds_to_empty` for a full bucket at the drain-period demand;
 `headroom.domain.forecast.burst.forecast_gp2_burst` for when the current balance empties, the band and the refill).
-Fix (PingCAP seed 000: gp2 > 1 TB or gp3 "to avoid unpredictable performance caused by bursting"; AWS
+Fix (PingCAP, docs/reference/pingcap-guidance.md#volume-choice-on-aws: a gp2 > 1 TB "to avoid unpredictable performance caused by bursting", written
+before gp3 existed; AWS
 Prescriptive Guidance gp2 -> gp3, docs/reference/ebs-prices.md#prices-us-east-1): gp3 at equal or better performance, i.e. at least the
 3,000 IOPS the volume bursts to and at least gp2's throughput at this size, sustained, with the cost delta.
 """
@@ -141,7 +142,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                     ),
                 )
             )
-        # Prefer gp3 (PingCAP seed 000 / AWS gp2->gp3 guidance) unless growing gp2 is cheaper.
+        # Prefer gp3 (PingCAP's steady-performance advice, pingcap-guidance.md#volume-choice-on-aws / AWS gp2->gp3 guidance) unless growing gp2 is cheaper.
         best = options[0]
         if seen_low:
             title = f"{vol.id} (gp2 {vol.size_gib:g} GiB): BurstBalance fell to {low:.0f}%" + (

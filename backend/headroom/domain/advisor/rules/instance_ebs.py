@@ -4,14 +4,15 @@
   (maximum while EBSByteBalance% / EBSIOBalance% > 0 on burst sizes, else the baseline; docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table)
   for a sustained share of the window, while its volumes have headroom (none at >= 90% of its own ceiling in
   most of those minutes): "an instance's EBS performance is bounded by the instance limit or the sum of its
-  attached volumes, whichever is smaller" (docs/reference/ec2-ebs-limits.md#limits-table, EC2TYPES). PingCAP (seed 000): m5.2xlarge -> m5.4xlarge
+  attached volumes, whichever is smaller" (docs/reference/ec2-ebs-limits.md#limits-table). PingCAP (docs/reference/pingcap-guidance.md#instance-ebs-bandwidth):
+  m5.2xlarge -> m5.4xlarge
   "the performance doubled with nearly the same CPU usage". Fix: the smallest larger size of the family whose
   sustained (baseline) limits clear the demand with margin (`_common.demand_estimate`), with the price delta;
   options add the cheapest types of any family that keep the vCPUs and memory and clear the demand.
 - burst-depletion: a burst size (docs/reference/ec2-ebs-limits.md#the-burst-rule: maximum "for 30 minutes at least once every 24 hours") whose
   EBSIOBalance% / EBSByteBalance% (docs/reference/cloudwatch.md#instance-ebs-metrics) falls to <= 10% in the window; the forecast (physics bucket, see
   headroom.domain.physics.burst.InstanceEbsBucket) says when, at the recent demand, it empties and what it falls back
-  to. AWSDOC (docs/reference/cloudwatch.md#instance-ebs-metrics): "instances with a consistently low balance % are candidates to size up". A balance still
+  to. AWS (docs/reference/cloudwatch.md#instance-ebs-metrics): "instances with a consistently low balance % are candidates to size up". A balance still
   above 10% that the forecast empties within the next day is a finding too (`_burst_outlook`,
   docs/thresholds/burst.md), severity by time to empty.
 """
@@ -55,7 +56,7 @@ VOLUME_BUSY_SHARE = 0.5
 # docs/reference/cloudwatch.md#instance-ebs-metrics gives no number for "consistently low"; Headroom choice: a balance at or below 10% in the window.
 LOW_BALANCE_PCT = 10.0
 # On a burst size, pinned at the baseline for less than a quarter of the window after the balance drained is
-# the burst-depletion story; more than that, the instance is simply too small (seed 000's m5.2xlarge).
+# the burst-depletion story; more than that, the instance is simply too small (PingCAP's m5.2xlarge, docs/reference/pingcap-guidance.md#instance-ebs-bandwidth).
 # Headroom choice.
 BURST_STORY_SHARE = 0.25
 
@@ -63,7 +64,7 @@ BURST_STORY_SHARE = 0.25
 def _cap_at_volumes(ctx: Context, iid: str, need_iops: float, need_mibps: float) -> tuple[float, float]:
     """Cap the need at what the attached volumes sustain: a larger instance cannot get more out of them.
 
-    docs/reference/ec2-ebs-limits.md#limits-table (EC2TYPES): the node gets "the instance limit or the sum of its attached volumes, whichever
+    docs/reference/ec2-ebs-limits.md#limits-table (AWS, "Amazon EBS-optimized instance types"): the node gets "the instance limit or the sum of its attached volumes, whichever
     is smaller"; beyond the volumes' sum, the volumes bind (their own rules say so).
     """
     ceilings = ctx.node_ceilings(iid)
