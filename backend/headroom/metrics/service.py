@@ -109,6 +109,7 @@ class Peak:
     at: dt.datetime
     value: float
     ceiling: float
+    index: int  # the point's position in the series (where the ceiling in force then is looked up)
 
 
 def peak_utilisation(values: Columns, in_force_now: Array) -> Peak | None:
@@ -121,7 +122,7 @@ def peak_utilisation(values: Columns, in_force_now: Array) -> Peak | None:
         return None
     i = int(np.nanargmax(ratio))
     return Peak(float(ratio[i] * 100.0), dt.datetime.fromtimestamp(int(values.t[i]), dt.UTC),
-                float(values.avg[i]), float(in_force_now[i]))
+                float(values.avg[i]), float(in_force_now[i]), i)
 
 
 # TiKV config template [storage.flow-control]: soft-pending-compaction-bytes-limit = "192GB",
@@ -237,6 +238,9 @@ class PanelOut:
     notes: list[str] = field(default_factory=list)
     projection: ProjectionOut | None = None
     drawn: list[DrawnSeries] = field(default_factory=list)  # the series as the chart draws them (draw_panel)
+    # An IOPS / MiB/s panel's utilisation series and the ceiling in force at each of its points (InForce), computed
+    # once for the "Ceiling in force" line and the glance's cell.
+    in_force: InForce | None = None
 
 
 # --- what a chart draws ------------------------------------------------------------------------------------
@@ -519,21 +523,38 @@ def build_panels(
     if (p := panels.get("disk_space")) is not None:
         _disk_panel(p, refs, data)
     for pid, p in panels.items():
-        _add_in_force_line(p, data, balance_key(pid, refs))
+        if pid in UTILISATION_SERIES:
+            p.in_force = in_force_of(p, data, balance_key(pid, refs))
+            _add_in_force_line(p)
     if refs.raft is None and refs.data is not None:  # the data panels already say the Raft log shares the volume
         return [p for p in panels.values() if p.id not in ("raft_iops", "raft_throughput")]
     return list(panels.values())
 
 
-def _add_in_force_line(p: PanelOut, data: Data, key: Key | None) -> None:
+@dataclass(frozen=True)
+class InForce:
+    """A panel's utilisation series, its IOPS / MiB/s ceilings and the one in force at each point of the series."""
+
+    values: Columns
+    ceilings: list[Ceiling]
+    ceiling: Array  # NaN where no ceiling is known
+
+
+def in_force_of(p: PanelOut, data: Data, key: Key | None) -> InForce:
+    """The ceiling in force at each point of an IOPS / MiB/s panel's utilisation series (Data.in_force, decided by
+    the credit balance `key`)."""
+    total = next((s.columns for s in p.series if s.id == UTILISATION_SERIES[p.id]), empty_columns())
+    segs = [c for c in p.ceilings if c.unit in ("IOPS", "MiB/s")]
+    ceil = data.in_force(segs, key, total.t) if segs else np.full(total.t.size, np.nan)
+    return InForce(total, segs, ceil)
+
+
+def _add_in_force_line(p: PanelOut) -> None:
     """On an IOPS / MiB/s panel with a burst ceiling, the ceiling in force as a line of its own: the burst figure
     while the credit balance lasts, the baseline once it is empty (what the advisor and the glance table judge)."""
-    if not any(c.kind == "burst" for c in p.ceilings) or p.id not in UTILISATION_SERIES:
+    if p.in_force is None or not any(c.kind == "burst" for c in p.in_force.ceilings) or not len(p.in_force.values):
         return
-    total = next((s.columns for s in p.series if s.id == UTILISATION_SERIES[p.id]), None)
-    if total is None or not len(total):
-        return
-    ceil = data.in_force(p.ceilings, key, total.t)
+    total, ceil = p.in_force.values, p.in_force.ceiling
     keep = np.isfinite(ceil)
     p.series.append(SeriesOut(f"{p.id}_ceiling_in_force", "Ceiling in force", p.unit,
                               Columns(total.t[keep], ceil[keep], ceil[keep].copy(), ceil[keep].copy())))
@@ -782,11 +803,9 @@ def _piece_at(segments: Sequence[Ceiling], burst: bool, ts: int) -> Ceiling | No
     return None
 
 
-def utilisation_cell(metric: str, panel: PanelOut, data: Data, refs: NodeRefs) -> UtilisationCell:
+def utilisation_cell(metric: str, in_force: InForce) -> UtilisationCell:
     """Peak use of a panel's ceiling in force over the window, and which ceiling was in force then and now."""
-    total = next((s.columns for s in panel.series if s.id == UTILISATION_SERIES[metric]), empty_columns())
-    segs = [c for c in panel.ceilings if c.unit in ("IOPS", "MiB/s")]
-    ceil = data.in_force(segs, balance_key(metric, refs), total.t) if segs else np.full(total.t.size, np.nan)
+    total, segs, ceil = in_force.values, in_force.ceilings, in_force.ceiling
     peak = peak_utilisation(total, ceil)
 
     def which(i: int) -> Ceiling | None:
@@ -794,7 +813,7 @@ def utilisation_cell(metric: str, panel: PanelOut, data: Data, refs: NodeRefs) -
         burst = _piece_at(segs, True, ts)
         return burst if burst is not None and burst.value == ceil[i] else _piece_at(segs, False, ts)
 
-    at_peak = which(int(np.flatnonzero(total.t == int(peak.at.timestamp()))[0])) if peak else None
+    at_peak = which(peak.index) if peak else None
     finite = np.flatnonzero(np.isfinite(ceil))
     now = which(int(finite[-1])) if finite.size else (segs[-1] if segs else None)
     return UtilisationCell(metric, peak, at_peak, now)  # type: ignore[arg-type]
@@ -820,8 +839,9 @@ def cluster_overview(
     for refs in all_refs:
         ceilings = node_ceilings(db, refs, lo, hi)
         panels = {p.id: p for p in build_panels(refs, data, ceilings, [], io_panels)}
-        cells = [utilisation_cell(metric, panel, data, refs) for metric in io_panels
-                 if (panel := panels.get(metric)) is not None and (panel.series or panel.ceilings)]
+        cells = [utilisation_cell(metric, panel.in_force) for metric in io_panels
+                 if (panel := panels.get(metric)) is not None and (panel.series or panel.ceilings)
+                 and panel.in_force is not None]
         # The overview needs only the time to empty: the shortest charted path (forecast.burst MIN_HORIZON_SECONDS) keeps them cheap.
         out.append(NodeOverview(refs, cells, node_forecasts(refs, judged, horizon_seconds=MIN_HORIZON_SECONDS)))
     return ClusterOverview(lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)
