@@ -39,6 +39,7 @@ from headroom.domain.advisor.context import (
     ratio,
     runs,
 )
+from headroom.domain.advisor.buckets import instance_io_series as instance_io_series  # the rules' shared import
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Evidence
 from headroom.domain.physics.ceilings import in_force
@@ -283,21 +284,6 @@ def window_evidence(ctx: Context, **fields: Any) -> Evidence:
 
 
 # --- instance EBS series (shared by the instance-ebs and cost rules) ---------------------------------------
-
-
-def instance_io_series(ctx: Context, iid: str) -> tuple[Array, Array] | None:
-    """Return (counted IOPS, MiB/s) of the instance: AWS/EC2 sums, else the sum of its volumes."""
-    view = ctx.instance_io(iid)
-    if view is not None:
-        return view.counted_iops, view.mibps
-    views = [ctx.volume_io(v.id) for v in ctx.volumes_on_instance(iid)]
-    known = [v for v in views if v is not None]
-    if not known:
-        return None
-    return (
-        np.sum([v.counted_iops for v in known], axis=0),
-        np.sum([v.mibps for v in known], axis=0),
-    )
 
 
 def instance_ceiling(ctx: Context, iid: str, base: float, maximum: float, metric: str, n: int) -> Array:

@@ -11,7 +11,8 @@ the bucket empties within the next day (`_burst_outlook`: the projection follows
 bucket drains now), with severity by time to empty (critical <= 2 h, warning <= 8 h, info <= 24 h;
 docs/thresholds/burst.md). The forecast uses the physics bucket
 (`headroom.domain.physics.burst.Gp2Bucket.seconds_to_empty` for a full bucket at the drain-period demand;
-`headroom.domain.forecast.burst.forecast_gp2_burst` for when the current balance empties, the band and the refill).
+`headroom.domain.advisor.buckets.volume_burst_forecast`, i.e. `headroom.domain.forecast.burst.forecast_gp2_burst` on
+the counted IOPS, for when the current balance empties, the band and the refill; the charts show the same one).
 Fix (PingCAP, docs/reference/pingcap-guidance.md#volume-choice-on-aws: a gp2 > 1 TB "to avoid unpredictable performance caused by bursting", written
 before gp3 existed; AWS
 Prescriptive Guidance gp2 -> gp3, docs/reference/ebs-prices.md#prices-us-east-1): gp3 at equal or better performance, i.e. at least the
@@ -25,10 +26,10 @@ import numpy as np
 from headroom.domain import references as refs
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.advisor.buckets import volume_burst_forecast
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import volume_limits
-from headroom.domain.forecast.burst import forecast_gp2_burst
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 from headroom.domain.snapshot import metric_ids as mid
@@ -72,7 +73,10 @@ def evaluate(ctx: Context) -> list[Finding]:
         iops = view.counted_iops
         if low > LOW_BALANCE_PCT and not bool(np.nanmax(iops, initial=0.0) > bucket.baseline_rate):
             continue  # never below 10% and never drawing on the bucket: nothing to forecast
-        fc = forecast_gp2_burst(bal, iops, size_gib=vol.size_gib, step_seconds=ctx.step_seconds, now=ctx.now)
+        # the one forecast of this bucket: the Metrics panels and the glance table show the same (advisor/buckets.py)
+        fc = volume_burst_forecast(ctx, vol.id)
+        if fc is None:
+            continue  # no demand in the recent window: nothing to forecast from
         soon = forecast_seconds_to_empty(fc)
         seen_low = low <= LOW_BALANCE_PCT
         if not seen_low and soon is None:

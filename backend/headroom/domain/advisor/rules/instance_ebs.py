@@ -23,10 +23,10 @@ import numpy as np
 
 from headroom.domain import references as refs
 from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.buckets import instance_burst_forecast
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import window_evidence
-from headroom.domain.forecast.burst import forecast_instance_burst
 from headroom.domain.model import Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
 from headroom.domain.snapshot import metric_ids as mid
@@ -301,15 +301,10 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             low = float(np.nanmin(bal))
             if low > LOW_BALANCE_PCT and not bool(np.nanmax(observed, initial=0.0) > bucket.baseline_rate):
                 continue  # never low and never drawing on the bucket: nothing to forecast
-            fc = forecast_instance_burst(
-                bal,
-                observed,
-                instance_type=inst.name,
-                kind="byte" if dimension == "throughput" else "io",
-                step_seconds=ctx.step_seconds,
-                now=ctx.now,
-                limits=inst,
-            )
+            # the one forecast of this bucket: the Metrics panels and the glance table show the same (advisor/buckets.py)
+            fc = instance_burst_forecast(ctx, instance.id, "byte" if dimension == "throughput" else "io")
+            if fc is None:
+                continue  # no demand in the recent window: nothing to forecast from
             # docs/reference/cloudwatch.md#instance-ebs-metrics "consistently low balance": Headroom threshold 10%; or forecast to empty within the next day
             # (docs/thresholds/burst.md)
             soon = forecast_seconds_to_empty(fc)
