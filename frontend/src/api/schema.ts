@@ -3336,8 +3336,13 @@ export interface components {
         /**
          * Measure
          * @description One observed number and, when it is compared to one, the limit (same unit).
+         *
+         *     When the limit is a volume's or an instance's ceiling, `ceiling` is that ceiling as the charts and the glance
+         *     table show it (physics.ceilings: its kind, when it is in force, its public source) and `limit` its value.
          */
         Measure: {
+            /** @description The volume's or instance's ceiling `limit` is (null: a threshold or a setting). */
+            ceiling: components["schemas"]["Ceiling"] | null;
             /** Label */
             label: string;
             /** Limit */

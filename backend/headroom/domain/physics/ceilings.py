@@ -8,6 +8,7 @@ when members are identical. Instance throughput is converted from MB/s to MiB/s 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from collections.abc import Iterable
@@ -19,7 +20,7 @@ from numpy.typing import NDArray
 
 from headroom.domain import references
 from headroom.domain.catalog.instance_types import InstanceLimits
-from headroom.domain.catalog.volume_types import VolumeLimits
+from headroom.domain.catalog.volume_types import PROVISIONED_IOPS_TYPES, PROVISIONED_THROUGHPUT_TYPES, VolumeLimits
 from headroom.domain.model import Ceiling
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def volume_ceilings(
     provisioned one always, the burst one when the volume bursts."""
     vtype = limits.volume_type
     source = f"{vtype} {int(limits.size_gib)} GiB: {limits.source}"
-    provisioned_iops = limits.provisioned_iops is not None or vtype in ("gp3", "io1", "io2")
+    provisioned_iops = limits.provisioned_iops is not None or vtype in PROVISIONED_IOPS_TYPES
     iops: list[Ceiling] = []
     if limits.burst_iops is not None and limits.burst_iops > limits.baseline_iops:
         iops.append(Ceiling(id=f"{role}_baseline_iops", label=f"{vtype} baseline IOPS", value=float(limits.baseline_iops),
@@ -157,7 +158,7 @@ def volume_ceilings(
                             kind="provisioned" if provisioned_iops else "sustained", valid_from=valid_from,
                             valid_to=valid_to, source=source))
     base_t, max_t = float(limits.baseline_throughput_mibps), float(limits.max_throughput_mibps)
-    provisioned_t = limits.provisioned_throughput_mibps is not None or vtype == "gp3"
+    provisioned_t = limits.provisioned_throughput_mibps is not None or vtype in PROVISIONED_THROUGHPUT_TYPES
     t_label = f"{vtype} provisioned throughput" if limits.provisioned_throughput_mibps else f"{vtype} throughput"
     tput: list[Ceiling] = []
     if max_t > base_t:
@@ -176,6 +177,13 @@ def sustained(ceilings: Sequence[Ceiling]) -> Ceiling:
     """The ceiling a volume or instance holds indefinitely: its sustained or provisioned one (what a growth
     projection runs into and what an alert without credit balances holds it to)."""
     return next(c for c in ceilings if c.kind != "burst")
+
+
+def at_value(ceilings: Sequence[Ceiling], value: float) -> Ceiling | None:
+    """The ceiling of one volume or instance that `in_force` held a comparison to: the one whose value is `value`
+    (in_force returns one of these exact numbers; the non-burst one when both are equal), None when none is."""
+    return next((c for c in sorted(ceilings, key=lambda c: c.kind == "burst")
+                 if math.isclose(c.value, value, rel_tol=1e-9)), None)
 
 
 INSTANCE_SOURCE = references.EBS_OPTIMIZED.cite()
