@@ -179,6 +179,27 @@ def sustained(ceilings: Sequence[Ceiling]) -> Ceiling:
     return next(c for c in ceilings if c.kind != "burst")
 
 
+def attached_volumes_ceiling(
+    volumes: Sequence[VolumeLimits], dimension: IoDimension, *, raid0: bool = False
+) -> Ceiling | None:
+    """The sustained ceiling of an instance's attached volumes together (the other half of "the instance limit or
+    the sum of its attached volumes, whichever is smaller", docs/reference/ec2-ebs-limits.md#limits-table): the sum
+    of each volume's sustained or provisioned ceiling, or N x the slowest for a RAID 0 stripe of N. It is
+    `provisioned` when every volume's is. None without volumes."""
+    own = [sustained(volume_ceilings(v, "volume")[dimension]) for v in volumes]
+    if not own:
+        return None
+    word = "IOPS" if dimension == "iops" else "throughput"
+    how = f"RAID 0 of {len(own)} volumes" if raid0 else f"sum of {len(own)} volume{'s' if len(own) > 1 else ''}"
+    sources = "; ".join(dict.fromkeys(c.source for c in own))
+    return Ceiling(
+        id=f"volumes_sum_{dimension}", label=f"attached volumes' sustained {word} ({how})",
+        value=_combine([c.value for c in own], raid0), unit=own[0].unit,
+        kind="provisioned" if all(c.kind == "provisioned" for c in own) else "sustained",
+        source=f"{references.EBS_OPTIMIZED.cite()}; {sources}",
+    )
+
+
 def at_value(ceilings: Sequence[Ceiling], value: float) -> Ceiling | None:
     """The ceiling of one volume or instance that `in_force` held a comparison to: the one whose value is `value`
     (in_force returns one of these exact numbers; the non-burst one when both are equal), None when none is."""
