@@ -102,14 +102,42 @@ class _FindingPart(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_serialization_defaults_required=True)
 
 
+class Ceiling(_FindingPart):
+    """A limit of a volume, an instance or a store: its value, what kind of limit it is, when it is in force and
+    where the number comes from. Every surface that shows a ceiling (charts, the glance table, findings, what-if,
+    the email, alert rules) shows one of these, made by `headroom.domain.physics.ceilings`.
+
+    Kinds: `sustained` holds indefinitely (a gp2 or st1/sc1 baseline, an instance's EBS baseline); `burst` holds
+    only while a credit bucket has credits (gp2 burst IOPS, st1/sc1 burst throughput, an instance's 30-minute EBS
+    maximum); `provisioned` is what the volume was bought with (gp3, io1, io2); `configured` is a TiKV or PD
+    setting (flow control's pending-compaction limits, PD's space ratios).
+    """
+
+    id: str = Field(description='Stable within its chart, e.g. "data_baseline_iops".')
+    label: str
+    value: float
+    unit: str
+    kind: CeilingKind
+    valid_from: datetime | None = Field(default=None, description="In force from (null: since before the window).")
+    valid_to: datetime | None = Field(default=None, description="In force until (null: still in force).")
+    source: str = Field(description="The public document (with its link), the EC2 API answer, or the setting.")
+
+
 class Measure(_FindingPart):
-    """One observed number and, when it is compared to one, the limit (same unit)."""
+    """One observed number and, when it is compared to one, the limit (same unit).
+
+    When the limit is a volume's or an instance's ceiling, `ceiling` is that ceiling as the charts and the glance
+    table show it (physics.ceilings: its kind, when it is in force, its public source) and `limit` its value.
+    """
 
     label: str
     value: float
     unit: str
     limit: float | None = None
     limit_label: str | None = None
+    ceiling: Ceiling | None = Field(
+        default=None, description="The volume's or instance's ceiling `limit` is (null: a threshold or a setting)."
+    )
     statistic: str | None = Field(default=None, description='How it was taken: "p95", "max", "share", ...')
     source: str | None = Field(default=None, description="Where the limit comes from: a public document with its link, or a Headroom threshold page.")
 
@@ -139,27 +167,6 @@ class SeriesRef(_FindingPart):
     labels: dict[str, str] = Field(default_factory=dict)
     label: str | None = None
     reference_lines: list[ReferenceLine] = Field(default_factory=list)
-
-
-class Ceiling(_FindingPart):
-    """A limit of a volume, an instance or a store: its value, what kind of limit it is, when it is in force and
-    where the number comes from. Every surface that shows a ceiling (charts, the glance table, findings, what-if,
-    the email, alert rules) shows one of these, made by `headroom.domain.physics.ceilings`.
-
-    Kinds: `sustained` holds indefinitely (a gp2 or st1/sc1 baseline, an instance's EBS baseline); `burst` holds
-    only while a credit bucket has credits (gp2 burst IOPS, st1/sc1 burst throughput, an instance's 30-minute EBS
-    maximum); `provisioned` is what the volume was bought with (gp3, io1, io2); `configured` is a TiKV or PD
-    setting (flow control's pending-compaction limits, PD's space ratios).
-    """
-
-    id: str = Field(description='Stable within its chart, e.g. "data_baseline_iops".')
-    label: str
-    value: float
-    unit: str
-    kind: CeilingKind
-    valid_from: datetime | None = Field(default=None, description="In force from (null: since before the window).")
-    valid_to: datetime | None = Field(default=None, description="In force until (null: still in force).")
-    source: str = Field(description="The public document (with its link), the EC2 API answer, or the setting.")
 
 
 ForecastKind = Literal["burst_empty", "refill", "ceiling"]

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from headroom.domain.model import Change, Evidence, FindingGroup, Impact, Option, ReferenceLine, Severity
+from headroom.domain.model import Ceiling, Change, Evidence, FindingGroup, Impact, Option, ReferenceLine, Severity
 from headroom.platform.schemas import Input, Instant, Output
 
 FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]
@@ -175,8 +175,10 @@ class WhatIfCeiling(Output):
     dimension: Literal["iops", "throughput"]
     unit: str
     ceiling: float = Field(description="The ceiling in force: a volume's own; an instance's smaller of its EBS limit "
-                           "and its volumes' sum.")
-    ceiling_after: float
+                           "and its volumes' sum (the value of `in_force`).")
+    ceiling_after: float = Field(description="The value of `in_force_after`.")
+    in_force: Ceiling = Field(description="The ceiling in force before the change, with its kind and public source.")
+    in_force_after: Ceiling = Field(description="The ceiling in force after the change, with its kind and source.")
     p99: float
     headroom_pct: float | None = Field(description="100 x (1 - p99 / ceiling) before the change.")
     headroom_after_pct: float | None

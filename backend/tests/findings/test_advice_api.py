@@ -564,6 +564,15 @@ def test_what_if_names_an_instances_own_ebs_limit_and_its_volumes_sum_apart(worl
     assert (instance["volumes_limit"], instance["volumes_limit_after"]) == (250, 425)
     assert (instance["binding"], instance["binding_after"]) == ("volumes", "instance")
     assert instance["ceiling"] == 250 and instance["ceiling_after"] == pytest.approx(instance_mibps, abs=0.01)
+    # each number is a ceiling with its kind and public source, as the charts show it (never guessed by the UI)
+    assert (volume["in_force"]["value"], volume["in_force"]["kind"]) == (125, "provisioned")
+    assert (volume["in_force_after"]["value"], volume["in_force_after"]["kind"]) == (300, "provisioned")
+    assert "docs.aws.amazon.com" in volume["in_force"]["source"]
+    assert (instance["in_force"]["id"], instance["in_force"]["value"]) == ("volumes_sum_throughput", 250)
+    assert instance["in_force_after"]["id"] == "instance_baseline_throughput" or \
+        instance["in_force_after"]["id"] == "instance_max_throughput"
+    assert instance["in_force_after"]["kind"] == "sustained"
+    assert "ebs-optimized" in instance["in_force_after"]["source"]
 
 
 def _stored_projection(db: Any, w: World, volume_id: str, metric: str, *, start: float, per_day: float) -> None:

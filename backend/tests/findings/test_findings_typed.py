@@ -13,6 +13,7 @@ from typing import Any
 from advice_support import END, ingest_demo
 from headroom.domain.advisor import advise
 from headroom.domain.model import (
+    Ceiling,
     Change,
     Evidence,
     FindingGroup,
@@ -153,3 +154,41 @@ def test_a_stored_blob_the_models_reject_is_reported_not_a_500(client: Any, db: 
         ("findings.evidence.options", ("changes: Field required", "impact: Field required")),
         ("findings.impact", ("summary: Field required",)),
     }
+
+
+def test_a_measure_stored_before_it_had_a_ceiling_reads_back_without_one(client: Any, db: Any) -> None:
+    owner = sign_up(client, org="Ceilingless Rows Org")
+    cid = _cluster(owner, "ceilingless")
+    row = FindingRecord(org_id=uuid.UUID(owner.org_id), cluster_id=cid, rule="probe", entity_kind="volume",
+                        entity_id="vol-old", severity="warning", title="old measure", dedup_key="probe:ceilingless",
+                        first_seen_at=T0, last_seen_at=T0)
+    db.add(row)
+    db.commit()
+    # a measure as rows stored it before a measure named its ceiling: no `ceiling` key at all
+    old_measure = {"label": "p99 counted IOPS", "value": 1049.0, "unit": "IOPS", "limit": 1050.0,
+                   "limit_label": "current ceiling", "statistic": "p99", "source": "AWS docs"}
+    evidence = {"window_start": T0.isoformat(), "window_end": T0.isoformat(), "step_seconds": 60,
+                "condition": "counted IOPS >= 90%", "measures": [old_measure], "options": [], "sources": [],
+                "notes": []}
+    db.execute(text("UPDATE findings SET evidence = CAST(:e AS jsonb) WHERE id = :id"),
+               {"e": json.dumps(evidence), "id": row.id})
+    db.commit()
+    db.expunge_all()
+
+    back = db.get_one(FindingRecord, row.id)
+    assert back.evidence is not None
+    [measure] = back.evidence.measures
+    assert (measure.limit, measure.ceiling) == (1050.0, None)
+    body = owner.get(f"/api/v1/findings/{row.id}").json()
+    assert body["evidence"]["measures"][0]["ceiling"] is None
+    assert body["evidence"]["measures"][0]["limit"] == 1050.0
+
+    # written now, the measure keeps its ceiling (kind and source) through the database
+    ceiling = Ceiling(id="data_baseline_iops", label="gp2 baseline IOPS", value=1050.0, unit="IOPS",
+                      kind="sustained", source="gp2 350 GiB: AWS docs")
+    with_ceiling = back.evidence.model_copy(update={"measures": [measure.model_copy(update={"ceiling": ceiling})]})
+    back.stored_evidence = StoredEvidence(evidence=with_ceiling)
+    db.commit()
+    db.expunge_all()
+    again = db.get_one(FindingRecord, row.id)
+    assert again.evidence is not None and again.evidence.measures[0].ceiling == ceiling

@@ -5,8 +5,9 @@ window, to the displayed precision:
 - the glance table (GET .../metrics/overview): the peak use of the ceiling in force, and the ceiling in force now;
 - the Metrics panels (GET .../metrics): their ceilings, and the "Ceiling in force" line point by point;
 - the findings (GET .../findings): every limit a volume's or instance's evidence compares to is one of that
-  entity's ceilings (or the 90 % line of one);
-- what-if (POST .../what-if): the "before" ceiling of a volume;
+  entity's ceilings (or the 90 % line of one), and a measure's ceiling (value, kind, source) is the advisor's own
+  Ceiling of that entity and one the Metrics panel draws;
+- what-if (POST .../what-if): the "before" ceiling of a volume, as a Ceiling equal to the advisor's sustained one;
 - the fleet's headroom score (GET /fleet): 100 - the glance's highest peak;
 - the Prometheus alert rules (GET .../alert-rules): 90 % of the data volumes' sustained ceiling;
 - the weekly email (the digest service's own render of the same org, cluster and findings): every ceiling, limit
@@ -33,6 +34,8 @@ from headroom.digest import service as digest_service
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.rules._common import instance_ceiling, instance_io_series
 from headroom.domain.units import format_quantity
+from headroom.domain.model import Ceiling
+from headroom.domain.physics.ceilings import sustained as sustained_ceiling
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.findings import service as findings_service
 from headroom.sources.demo import service as demo
@@ -167,6 +170,7 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
 
     ceilings_of: dict[str, set[float]] = {}  # entity -> every ceiling a surface may show for it
     peaks_of: dict[tuple[str, str], float] = {}  # (entity, unit) -> the glance's peak use, %
+    drawn_of: dict[str, set[tuple[float, str]]] = {}  # entity -> (value, kind) of every ceiling its panels draw
     sustained_of: dict[str, float] = {}  # volume -> its sustained or provisioned IOPS ceiling
     checked = kinds_now = 0
     seen_kinds: set[str] = set()
@@ -196,6 +200,7 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
             lines = {c["value"] for c in panel["ceilings"]}
             assert float(ceiling[finite[-1]]) in lines and all(c["kind"] and c["source"] for c in panel["ceilings"])
             ceilings_of.setdefault(entity, set()).update(lines)
+            drawn_of.setdefault(entity, set()).update((c["value"], c["kind"]) for c in panel["ceilings"])
             if metric.endswith("iops") and metric != "instance_iops":
                 sustained_of[entity] = next(c["value"] for c in panel["ceilings"] if c["kind"] != "burst")
             # the panel's "Ceiling in force" line, point by point, where the volume or instance bursts
@@ -210,7 +215,8 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
             checked += 1
     assert checked, "no surface showed a ceiling"
 
-    # findings: every limit the evidence of a volume or an instance compares to is one of its ceilings
+    # findings: every limit the evidence of a volume or an instance compares to is one of its ceilings; a measure
+    # that names its ceiling names the advisor's own Ceiling of that entity (value, kind, source), one its panel draws
     findings = owner.get(f"/api/v1/clusters/{cid}/findings", params={"limit": 200}).json()["items"]
     details = [owner.get(f"/api/v1/findings/{f['id']}").json() for f in findings]
     # the burst forecast: the glance's (the Metrics panels' too: metrics.service.node_forecasts) and the finding's
@@ -235,15 +241,25 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
             forecasts_compared += 1
     if seeded["scenario"] in ("demo.yaml", "gp2-burst-depletion.yaml"):
         assert forecasts_compared, "no burst finding to compare with the glance"
+    named = 0
     for detail in details:
         entity = detail["entity_id"]
         if detail["entity_kind"] not in ("volume", "instance") or entity not in ceilings_of:
             continue
         allowed = ceilings_of[entity]
+        advisors = (ctx.volume_ceilings(entity) if detail["entity_kind"] == "volume"
+                    else ctx.instance_ceilings(entity)) or {}
         for m in detail["evidence"]["measures"]:
             if m["limit"] is not None and m["unit"] in ("IOPS", "MiB/s"):
                 assert any(math.isclose(m["limit"], c, rel_tol=1e-6) or math.isclose(m["limit"], 0.9 * c, rel_tol=1e-6)
                            for c in allowed), (detail["rule"], m, allowed)
+            if m["ceiling"] is not None:
+                ceiling = Ceiling.model_validate(m["ceiling"])
+                assert ceiling.value == m["limit"], (detail["rule"], m)
+                assert ceiling in [c for cs in advisors.values() for c in cs], (detail["rule"], ceiling, advisors)
+                assert any(math.isclose(ceiling.value, v, rel_tol=1e-6) and ceiling.kind == k
+                           for v, k in drawn_of[entity]), (detail["rule"], ceiling, drawn_of[entity])
+                named += 1
 
     # what-if: the "before" ceiling of a volume of each type is its sustained ceiling on the chart (one what-if per
     # type: each re-runs the advisor over the last day)
@@ -260,6 +276,12 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
         assert r.status_code == 200, r.text
         before = [c for c in r.json()["ceilings"] if c["entity_id"] == volume and c["dimension"] == "iops"]
         assert before and before[0]["ceiling"] == pytest.approx(sustained), (volume, before)
+        # the row's ceiling is the advisor's sustained Ceiling itself (value, kind, source), not a number of its own
+        advisors = ctx.volume_ceilings(volume)
+        assert advisors is not None
+        in_force = Ceiling.model_validate(before[0]["in_force"])
+        assert in_force == sustained_ceiling(advisors["iops"]), (volume, in_force)
+        assert (in_force.value, in_force.kind) in drawn_of[volume], (volume, in_force)
 
     # the alert rules: 90 % of the data volumes' sustained IOPS ceiling
     rules = owner.get(f"/api/v1/clusters/{cid}/alert-rules")
@@ -275,6 +297,7 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
         d["entity_kind"] in ("volume", "instance") for d in details)
 
     if seeded["scenario"] == "demo.yaml":
+        assert named, "no finding named the ceiling it compares to"
         # the demo's gp2 disks: bucket empty, judged against the 1,050 IOPS baseline (not 35 % of 3,000)
         assert "sustained" in seen_kinds
         gp2 = [c for n in overview.json()["nodes"] for c in n["utilisation"]

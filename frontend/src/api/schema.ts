@@ -3336,8 +3336,13 @@ export interface components {
         /**
          * Measure
          * @description One observed number and, when it is compared to one, the limit (same unit).
+         *
+         *     When the limit is a volume's or an instance's ceiling, `ceiling` is that ceiling as the charts and the glance
+         *     table show it (physics.ceilings: its kind, when it is in force, its public source) and `limit` its value.
          */
         Measure: {
+            /** @description The volume's or instance's ceiling `limit` is (null: a threshold or a setting). */
+            ceiling: components["schemas"]["Ceiling"] | null;
             /** Label */
             label: string;
             /** Limit */
@@ -4562,10 +4567,13 @@ export interface components {
             binding_after: ("instance" | "volumes" | "both") | null;
             /**
              * Ceiling
-             * @description The ceiling in force: a volume's own; an instance's smaller of its EBS limit and its volumes' sum.
+             * @description The ceiling in force: a volume's own; an instance's smaller of its EBS limit and its volumes' sum (the value of `in_force`).
              */
             ceiling: number;
-            /** Ceiling After */
+            /**
+             * Ceiling After
+             * @description The value of `in_force_after`.
+             */
             ceiling_after: number;
             /**
              * Dimension
@@ -4586,6 +4594,10 @@ export interface components {
              * @description 100 x (1 - p99 / ceiling) before the change.
              */
             headroom_pct: number | null;
+            /** @description The ceiling in force before the change, with its kind and public source. */
+            in_force: components["schemas"]["Ceiling"];
+            /** @description The ceiling in force after the change, with its kind and source. */
+            in_force_after: components["schemas"]["Ceiling"];
             /**
              * Instance Limit
              * @description An instance's own EBS limit (its type's), before the change; null for a volume.

@@ -25,9 +25,14 @@ describe('finding detail', () => {
     const demand = within(measures).getByRole('row', { name: /drain-period demand p95/ });
     expect(within(demand).getAllByRole('cell').map((c) => c.textContent)).toEqual([
       '1,434 IOPS',
-      '1,050 IOPS gp2 baseline (3 IOPS/GiB)',
-      'AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
+      '1,050 IOPS gp2 baseline (3 IOPS/GiB) (sustained)',
+      // the volume's ceiling as the API names it: its kind and its public source, the link clickable
+      'gp2 baseline IOPS (sustained) source: gp2 350 GiB: AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
     ]);
+    expect(within(demand).getByRole('link', { name: 'https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html' })).toHaveAttribute(
+      'href',
+      'https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html',
+    );
     expect(screen.getByText('Condition: BurstBalance <= 10% in the window')).toBeInTheDocument();
 
     // the evidence series as charts, one per unit, ceilings with their sources, a series without data said so

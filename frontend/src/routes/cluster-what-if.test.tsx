@@ -21,6 +21,14 @@ const ANSWER: S['WhatIfRead'] = {
       entity_kind: 'volume', entity_id: 'vol-gp2', dimension: 'iops', unit: 'IOPS', ceiling: 1050, ceiling_after: 3000,
       p99: 1433.8, headroom_pct: -36.6, headroom_after_pct: 52.2, instance_limit: null, instance_limit_after: null,
       volumes_limit: null, volumes_limit_after: null, binding: null, binding_after: null,
+      in_force: {
+        id: 'data_baseline_iops', label: 'gp2 baseline IOPS', value: 1050, unit: 'IOPS', kind: 'sustained',
+        valid_from: null, valid_to: null, source: 'gp2 350 GiB: AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
+      },
+      in_force_after: {
+        id: 'data_max_iops', label: 'gp3 provisioned IOPS', value: 3000, unit: 'IOPS', kind: 'provisioned',
+        valid_from: null, valid_to: null, source: 'gp3 350 GiB: AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
+      },
     },
     // The m6i.2xlarge beside it: its own EBS limit is 312.5 MB/s = 298 MiB/s (AWS: 2,500 Mbps / 8); its two gp3
     // volumes give 125 + 125 = 250 MiB/s, the smaller, in force; a data volume at 300 MiB/s makes them 425 MiB/s.
@@ -29,6 +37,16 @@ const ANSWER: S['WhatIfRead'] = {
       ceiling_after: 298.02, p99: 240, headroom_pct: 4, headroom_after_pct: 19.5, instance_limit: 298.02,
       instance_limit_after: 298.02, volumes_limit: 250, volumes_limit_after: 425, binding: 'volumes',
       binding_after: 'instance',
+      in_force: {
+        id: 'volumes_sum_throughput', label: "attached volumes' sustained throughput (sum of 2 volumes)", value: 250,
+        unit: 'MiB/s', kind: 'provisioned', valid_from: null, valid_to: null,
+        source: 'AWS: Amazon EBS-optimized instances (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html); gp3 500 GiB: AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
+      },
+      in_force_after: {
+        id: 'instance_max_throughput', label: 'm6i.2xlarge EBS throughput', value: 298.02, unit: 'MiB/s',
+        kind: 'sustained', valid_from: null, valid_to: null,
+        source: 'm6i.2xlarge: AWS: Amazon EBS-optimized instances (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html)',
+      },
     },
   ],
   resolved: [
@@ -91,6 +109,14 @@ describe('cluster what-if', () => {
     expect(parts).toHaveTextContent('its volumes together: 250 MiB/s → 425 MiB/s');
     expect(parts).toHaveTextContent("in force: its volumes together → the instance's own limit");
     expect(ceilings).toHaveTextContent('Instance EBS i-m6i throughputin force (the smaller): 250 MiB/s → 298 MiB/s');
+    // each ceiling says what kind it is and where it comes from, as the API gives it, its link clickable
+    const gp2From = within(ceilings).getByRole('list', { name: 'Where the ceilings of vol-gp2 come from' });
+    expect(gp2From).toHaveTextContent('before: gp2 baseline IOPS (sustained)');
+    expect(gp2From).toHaveTextContent('after: gp3 provisioned IOPS (provisioned)');
+    expect(within(gp2From).getAllByRole('link', { name: 'https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html' })).toHaveLength(2);
+    const m6iFrom = within(ceilings).getByRole('list', { name: 'Where the ceilings of i-m6i come from' });
+    expect(m6iFrom).toHaveTextContent("before: attached volumes' sustained throughput (sum of 2 volumes) (provisioned)");
+    expect(within(m6iFrom).getAllByRole('link', { name: 'https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html' })).toHaveLength(2);
 
     const resolved = screen.getByRole('region', { name: 'Resolved (1)' });
     expect(within(resolved).getByRole('link', { name: /BurstBalance fell to 0%/ })).toHaveAttribute(

@@ -13,7 +13,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from headroom.domain.catalog import CatalogError, instance_limits, volume_limits
+from headroom.domain.catalog import (
+    PROVISIONED_IOPS_TYPES,
+    PROVISIONED_THROUGHPUT_TYPES,
+    CatalogError,
+    instance_limits,
+    volume_limits,
+)
 from headroom.domain.model import Change
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Instance, Node, Snapshot, Volume, config_set
@@ -71,9 +77,9 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
             except (TypeError, ValueError):
                 raise WhatIfError(f"{change.key}: bad value {change.proposed!r}") from None
             update: dict[str, Any] = {VOLUME_KEYS[change.key]: value}
-            if change.key == "volume.type" and value not in ("gp3", "io1", "io2"):
+            if change.key == "volume.type" and value not in PROVISIONED_IOPS_TYPES:
                 update.update(iops=None, throughput_mibps=None)
-            if change.key == "volume.type" and value != "gp3":
+            if change.key == "volume.type" and value not in PROVISIONED_THROUGHPUT_TYPES:
                 update["throughput_mibps"] = None
             try:
                 volumes[vid] = type(volumes[vid]).model_validate({**volumes[vid].model_dump(), **update})
@@ -126,8 +132,8 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
             vlim = volume_limits(
                 v.type,
                 v.size_gib,
-                v.iops if v.type in ("gp3", "io1", "io2") else None,
-                v.throughput_mibps if v.type == "gp3" else None,
+                v.iops if v.type in PROVISIONED_IOPS_TYPES else None,
+                v.throughput_mibps if v.type in PROVISIONED_THROUGHPUT_TYPES else None,
             )
         except CatalogError as exc:
             raise WhatIfError(f"volume {vid}: {exc}") from None

@@ -28,6 +28,9 @@ Context API (stable; rules of every family use it):
                                                           entry (catalog.resolve); None for unknown types
     .resolved_instance_limits(instance_id)       the same with its origin and a note for people
     .node_ceilings(instance_id) -> NodeCeilings | None    instance vs sum of its volumes (physics)
+    .volume_ceilings(volume_id) -> {dimension: [Ceiling]} | None   the volume's ceilings as the charts show them
+    .instance_ceilings(instance_id) -> {dimension: [Ceiling]}      the instance's EBS ceilings (none: unknown type)
+    .attached_volumes_ceiling(instance_id, dimension) -> Ceiling | None   its volumes' sustained ceilings together
     .volume_iops_ceiling(volume_id) -> Array | None       per step: burst while BurstBalance > 0, else
                                                           baseline (gp2); the provisioned value otherwise
     .volume_mibps_ceiling(volume_id) -> Array | None      the same for MiB/s
@@ -67,8 +70,16 @@ from headroom.domain.catalog.resolve import (
     resolve_volume_limits,
 )
 from headroom.domain.derived import IoView, io_chunk_kib, utilisation
-from headroom.domain.model import EntityRef
-from headroom.domain.physics.ceilings import NodeCeilings, node_ceilings, volume_in_force
+from headroom.domain.model import Ceiling, EntityRef
+from headroom.domain.physics.ceilings import (
+    IoDimension,
+    NodeCeilings,
+    attached_volumes_ceiling,
+    instance_ceilings,
+    node_ceilings,
+    volume_ceilings,
+    volume_in_force,
+)
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import (
@@ -518,15 +529,45 @@ class Context:
         """Return the EBS limits of an instance (catalog, else the snapshot's DescribeInstanceTypes entry)."""
         return self.resolved_instance_limits(instance_id).limits
 
+    def _attached(self, instance_id: str) -> tuple[list[VolumeLimits], bool]:
+        """Return the known limits of the volumes on an instance and whether they form one RAID 0 stripe."""
+        vols = [self.volume_limits(v.id) for v in self.volumes_on_instance(instance_id)]
+        known = [v for v in vols if v is not None]
+        raid = any(v.raid_group for v in self.volumes_on_instance(instance_id))
+        return known, raid and len(known) > 1 and len(known) == len(vols)
+
     def node_ceilings(self, instance_id: str) -> NodeCeilings | None:
         """Return the instance's effective ceilings: its EBS limits vs the sum of its volumes (physics)."""
         inst = self.instance_limits(instance_id)
         if inst is None:
             return None
-        vols = [self.volume_limits(v.id) for v in self.volumes_on_instance(instance_id)]
-        known = [v for v in vols if v is not None]
-        raid = any(v.raid_group for v in self.volumes_on_instance(instance_id))
-        return node_ceilings(inst, known, raid0=raid and len(known) > 1 and len(known) == len(vols))
+        known, raid0 = self._attached(instance_id)
+        return node_ceilings(inst, known, raid0=raid0)
+
+    def attached_volumes_ceiling(self, instance_id: str, dimension: IoDimension) -> Ceiling | None:
+        """Return the sustained ceiling of an instance's volumes together (physics.ceilings.attached_volumes_ceiling:
+        node_ceilings' `volumes` figure as a Ceiling); None without volumes of known types."""
+        known, raid0 = self._attached(instance_id)
+        return attached_volumes_ceiling(known, dimension, raid0=raid0)
+
+    def volume_ceilings(self, volume_id: str) -> dict[IoDimension, list[Ceiling]] | None:
+        """Return a volume's IOPS and MiB/s ceilings (physics.ceilings.volume_ceilings: the charts' and the glance
+        table's, ids prefixed by the volume's role); None when the catalog lacks its type."""
+        key = ("volume_ceilings", volume_id)
+        if key not in self._cache and not self._reuse(key, (("volume", volume_id),)):
+            lim = self.volume_limits(volume_id)
+            self._cache[key] = None if lim is None else volume_ceilings(lim, self.volume(volume_id).role)
+        result: dict[IoDimension, list[Ceiling]] | None = self._cache[key]
+        return result
+
+    def instance_ceilings(self, instance_id: str) -> dict[IoDimension, list[Ceiling]]:
+        """Return an instance's EBS IOPS and MiB/s ceilings (physics.ceilings.instance_ceilings; empty lists for a
+        type with no known limits)."""
+        key = ("instance_ceilings", instance_id)
+        if key not in self._cache and not self._reuse(key, (("instance", instance_id),)):
+            self._cache[key] = instance_ceilings(self.resolved_instance_limits(instance_id))
+        result: dict[IoDimension, list[Ceiling]] = self._cache[key]
+        return result
 
     def _burst_balance(self, volume_id: str) -> Array | None:
         """Return a volume's BurstBalance on the window's grid, or None without the series."""

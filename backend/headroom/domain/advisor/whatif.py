@@ -32,8 +32,8 @@ from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.engine import advise
 from headroom.domain.catalog import CatalogError, ebs_monthly_cost
 from headroom.domain.advisor.finding import Finding
-from headroom.domain.model import Change
-from headroom.domain.physics.ceilings import EffectiveCeiling
+from headroom.domain.model import Ceiling, Change
+from headroom.domain.physics.ceilings import IoDimension, sustained
 from headroom.domain.snapshot.schema import Snapshot
 
 # apply_changes and its error live in advisor/apply.py (the grouping of findings uses them without the engine);
@@ -85,28 +85,45 @@ class CeilingRow:
     An instance has two ceilings: its own EBS limit (the instance type's) and the sum of its attached volumes'
     ceilings; the one in force is the smaller (AWS: "Amazon EBS-optimized instances": an instance's EBS performance
     is bounded by the instance type's limits or the aggregate of its attached volumes, whichever is smaller,
-    https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html). `ceiling` is the one in force; for an
-    instance `instance_limit` and `volumes_limit` keep each under its own name and `binding` says which is smaller.
+    https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html). `in_force` is the one in force, as the
+    charts and the glance table show it (physics.ceilings: value, kind, source); for an instance `instance` and
+    `volumes` keep each under its own name and `binding` says which is smaller.
     """
 
     entity_kind: str
     entity_id: str
-    dimension: str  # "iops" | "throughput"
+    dimension: IoDimension
     unit: str
-    ceiling: float
+    in_force: Ceiling
     p99: float
     headroom_pct: float | None
-    instance_limit: float | None = None
-    volumes_limit: float | None = None
+    instance: Ceiling | None = None
+    volumes: Ceiling | None = None
     binding: str | None = None  # "instance" | "volumes" | "both"
 
+    @property
+    def ceiling(self) -> float:
+        """The value of the ceiling in force."""
+        return self.in_force.value
+
+    @property
+    def instance_limit(self) -> float | None:
+        """The instance's own EBS limit (None for a volume)."""
+        return self.instance.value if self.instance is not None else None
+
+    @property
+    def volumes_limit(self) -> float | None:
+        """Its attached volumes' limit together (None for a volume)."""
+        return self.volumes.value if self.volumes is not None else None
+
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict."""
+        """Return a JSON-ready dict (the numbers are the ceilings' values)."""
         return {
             "entity": {"kind": self.entity_kind, "id": self.entity_id},
             "dimension": self.dimension,
             "unit": self.unit,
             "ceiling": round(self.ceiling, 2),
+            "in_force": self.in_force.model_dump(mode="json"),
             "p99": round(self.p99, 2),
             "headroom_pct": _rounded(self.headroom_pct, 1),
             "instance_limit": _rounded(self.instance_limit),
@@ -116,16 +133,15 @@ class CeilingRow:
 
 
 def _row(
-    kind: str, eid: str, dim: str, unit: str, ceiling: float, values: np.ndarray[Any, Any],
-    parts: EffectiveCeiling | None = None,
+    kind: str, eid: str, dim: IoDimension, in_force: Ceiling, values: np.ndarray[Any, Any],
+    instance: Ceiling | None = None, volumes: Ceiling | None = None, binding: str | None = None,
 ) -> CeilingRow:
     finite = values[~np.isnan(values)]
     p99 = float(np.percentile(finite, 99)) if finite.size else 0.0
+    ceiling = in_force.value
     return CeilingRow(
-        kind, eid, dim, unit, ceiling, p99, 100.0 * (1 - p99 / ceiling) if ceiling > 0 else None,
-        instance_limit=parts.instance if parts is not None else None,
-        volumes_limit=parts.volumes if parts is not None else None,
-        binding=parts.binding if parts is not None else None,
+        kind, eid, dim, in_force.unit, in_force, p99, 100.0 * (1 - p99 / ceiling) if ceiling > 0 else None,
+        instance=instance, volumes=volumes, binding=binding,
     )
 
 
@@ -134,19 +150,29 @@ def ceilings_report(snapshot: Snapshot) -> list[CeilingRow]:
     ctx = Context(snapshot)
     rows: list[CeilingRow] = []
     for vol in ctx.volumes:
-        lim, view = ctx.volume_limits(vol.id), ctx.volume_io(vol.id)
-        if lim is None or view is None:
+        ceilings, view = ctx.volume_ceilings(vol.id), ctx.volume_io(vol.id)
+        if ceilings is None or view is None:
             continue
-        rows.append(_row("volume", vol.id, "iops", "IOPS", lim.baseline_iops, view.counted_iops))
-        rows.append(_row("volume", vol.id, "throughput", "MiB/s", lim.baseline_throughput_mibps, view.mibps))
+        rows.append(_row("volume", vol.id, "iops", sustained(ceilings["iops"]), view.counted_iops))
+        rows.append(_row("volume", vol.id, "throughput", sustained(ceilings["throughput"]), view.mibps))
     for inst in ctx.instances:
-        ceil = ctx.node_ceilings(inst.id)
+        own = ctx.instance_ceilings(inst.id)
         view = ctx.instance_io(inst.id)
-        if ceil is None or view is None:
+        if not own["iops"] or view is None:
             continue
-        iops, mibps = ceil.sustained_iops, ceil.sustained_throughput_mibps
-        rows.append(_row("instance", inst.id, "iops", "IOPS", iops.effective, view.counted_iops, iops))
-        rows.append(_row("instance", inst.id, "throughput", "MiB/s", mibps.effective, view.mibps, mibps))
+        for dim, values in (("iops", view.counted_iops), ("throughput", view.mibps)):
+            dimension: IoDimension = "iops" if dim == "iops" else "throughput"
+            limit = sustained(own[dimension])
+            volumes = ctx.attached_volumes_ceiling(inst.id, dimension)
+            if volumes is None:
+                rows.append(_row("instance", inst.id, dimension, limit, values, instance=limit))
+                continue
+            # the smaller is in force; equal within rounding: both bind (the instance's own is named)
+            tol = 1e-9 * max(limit.value, volumes.value, 1.0)
+            binding = "both" if abs(limit.value - volumes.value) <= tol else (
+                "volumes" if volumes.value < limit.value else "instance")
+            rows.append(_row("instance", inst.id, dimension, volumes if binding == "volumes" else limit, values,
+                             instance=limit, volumes=volumes, binding=binding))
     return rows
 
 
@@ -214,6 +240,7 @@ class WhatIf:
                 {
                     **r.to_dict(),
                     "ceiling_after": round(a.ceiling, 2),
+                    "in_force_after": a.in_force.model_dump(mode="json"),
                     "headroom_after_pct": _rounded(a.headroom_pct, 1),
                     "instance_limit_after": _rounded(a.instance_limit),
                     "volumes_limit_after": _rounded(a.volumes_limit),

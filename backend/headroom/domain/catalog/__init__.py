@@ -4,6 +4,8 @@ from headroom.domain.catalog.errors import CatalogError, UnknownInstanceType, Un
 from headroom.domain.catalog.instance_types import InstanceLimits, instance_limits, list_instance_types
 from headroom.domain.catalog.prices import CostBreakdown, ebs_monthly_cost
 from headroom.domain.catalog.volume_types import (
+    PROVISIONED_IOPS_TYPES,
+    PROVISIONED_THROUGHPUT_TYPES,
     VolumeLimits,
     list_volume_types,
     volume_limits,
@@ -11,6 +13,8 @@ from headroom.domain.catalog.volume_types import (
 )
 
 __all__ = [
+    "PROVISIONED_IOPS_TYPES",
+    "PROVISIONED_THROUGHPUT_TYPES",
     "CatalogError",
     "CostBreakdown",
     "InstanceLimits",

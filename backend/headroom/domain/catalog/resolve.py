@@ -26,13 +26,14 @@ from headroom.domain.catalog.instance_types import (
     instance_limits_from_entry,
     load_catalog,
 )
-from headroom.domain.catalog.volume_types import VolumeLimits, volume_limits
+from headroom.domain.catalog.volume_types import (
+    PROVISIONED_IOPS_TYPES,
+    PROVISIONED_THROUGHPUT_TYPES,
+    VolumeLimits,
+    volume_limits,
+)
 
 LimitsOrigin = Literal["catalog", "describe_instance_types", "unknown"]
-
-# Volume types whose IOPS / throughput are provisioned settings rather than derived from the size (docs/reference/ebs-volume-types.md).
-PROVISIONED_IOPS_TYPES = frozenset({"gp3", "io1", "io2"})
-PROVISIONED_THROUGHPUT_TYPES = frozenset({"gp3"})
 
 
 @dataclass(frozen=True)

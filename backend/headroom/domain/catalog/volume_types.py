@@ -176,6 +176,17 @@ VOLUME_TYPES: dict[str, VolumeTypeSpec] = {
 }
 
 
+# The volume types bought with provisioned figures rather than figures derived from the size (the specs' own
+# `provisioned_iops` / `provisioned_throughput`, docs/reference/ebs-volume-types.md#limits-per-volume-type): every
+# reader (the limits resolver, the ceilings' kinds, the rules, what-if) takes these, never a list of its own.
+PROVISIONED_IOPS_TYPES: frozenset[str] = frozenset(
+    name for name, spec in VOLUME_TYPES.items() if spec.provisioned_iops
+)
+PROVISIONED_THROUGHPUT_TYPES: frozenset[str] = frozenset(
+    name for name, spec in VOLUME_TYPES.items() if spec.provisioned_throughput
+)
+
+
 @dataclass(frozen=True)
 class VolumeLimits:
     """The performance limits and monthly cost of one EBS volume configuration.

@@ -8,6 +8,7 @@ when members are identical. Instance throughput is converted from MB/s to MiB/s 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from collections.abc import Iterable
@@ -19,7 +20,7 @@ from numpy.typing import NDArray
 
 from headroom.domain import references
 from headroom.domain.catalog.instance_types import InstanceLimits
-from headroom.domain.catalog.volume_types import VolumeLimits
+from headroom.domain.catalog.volume_types import PROVISIONED_IOPS_TYPES, PROVISIONED_THROUGHPUT_TYPES, VolumeLimits
 from headroom.domain.model import Ceiling
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def volume_ceilings(
     provisioned one always, the burst one when the volume bursts."""
     vtype = limits.volume_type
     source = f"{vtype} {int(limits.size_gib)} GiB: {limits.source}"
-    provisioned_iops = limits.provisioned_iops is not None or vtype in ("gp3", "io1", "io2")
+    provisioned_iops = limits.provisioned_iops is not None or vtype in PROVISIONED_IOPS_TYPES
     iops: list[Ceiling] = []
     if limits.burst_iops is not None and limits.burst_iops > limits.baseline_iops:
         iops.append(Ceiling(id=f"{role}_baseline_iops", label=f"{vtype} baseline IOPS", value=float(limits.baseline_iops),
@@ -157,7 +158,7 @@ def volume_ceilings(
                             kind="provisioned" if provisioned_iops else "sustained", valid_from=valid_from,
                             valid_to=valid_to, source=source))
     base_t, max_t = float(limits.baseline_throughput_mibps), float(limits.max_throughput_mibps)
-    provisioned_t = limits.provisioned_throughput_mibps is not None or vtype == "gp3"
+    provisioned_t = limits.provisioned_throughput_mibps is not None or vtype in PROVISIONED_THROUGHPUT_TYPES
     t_label = f"{vtype} provisioned throughput" if limits.provisioned_throughput_mibps else f"{vtype} throughput"
     tput: list[Ceiling] = []
     if max_t > base_t:
@@ -176,6 +177,34 @@ def sustained(ceilings: Sequence[Ceiling]) -> Ceiling:
     """The ceiling a volume or instance holds indefinitely: its sustained or provisioned one (what a growth
     projection runs into and what an alert without credit balances holds it to)."""
     return next(c for c in ceilings if c.kind != "burst")
+
+
+def attached_volumes_ceiling(
+    volumes: Sequence[VolumeLimits], dimension: IoDimension, *, raid0: bool = False
+) -> Ceiling | None:
+    """The sustained ceiling of an instance's attached volumes together (the other half of "the instance limit or
+    the sum of its attached volumes, whichever is smaller", docs/reference/ec2-ebs-limits.md#limits-table): the sum
+    of each volume's sustained or provisioned ceiling, or N x the slowest for a RAID 0 stripe of N. It is
+    `provisioned` when every volume's is. None without volumes."""
+    own = [sustained(volume_ceilings(v, "volume")[dimension]) for v in volumes]
+    if not own:
+        return None
+    word = "IOPS" if dimension == "iops" else "throughput"
+    how = f"RAID 0 of {len(own)} volumes" if raid0 else f"sum of {len(own)} volume{'s' if len(own) > 1 else ''}"
+    sources = "; ".join(dict.fromkeys(c.source for c in own))
+    return Ceiling(
+        id=f"volumes_sum_{dimension}", label=f"attached volumes' sustained {word} ({how})",
+        value=_combine([c.value for c in own], raid0), unit=own[0].unit,
+        kind="provisioned" if all(c.kind == "provisioned" for c in own) else "sustained",
+        source=f"{references.EBS_OPTIMIZED.cite()}; {sources}",
+    )
+
+
+def at_value(ceilings: Sequence[Ceiling], value: float) -> Ceiling | None:
+    """The ceiling of one volume or instance that `in_force` held a comparison to: the one whose value is `value`
+    (in_force returns one of these exact numbers; the non-burst one when both are equal), None when none is."""
+    return next((c for c in sorted(ceilings, key=lambda c: c.kind == "burst")
+                 if math.isclose(c.value, value, rel_tol=1e-9)), None)
 
 
 INSTANCE_SOURCE = references.EBS_OPTIMIZED.cite()

@@ -4,8 +4,8 @@ import type { Measure } from './evidence';
 import { ceilingSource, chartTitle, toEvidenceCharts } from './evidenceChart';
 
 const MEASURES: Measure[] = [
-  { label: 'minimum BurstBalance', value: 0, unit: '%', statistic: 'min', limit: 10, limit_label: 'low-balance threshold', source: 'docs/reference/cloudwatch.md#volume-metrics' },
-  { label: 'demand p95', value: 1433.8, unit: 'IOPS', statistic: 'p95', limit: 1050, limit_label: 'gp2 baseline (3 IOPS/GiB)', source: 'docs/reference/gp2-burst.md#the-credit-bucket' },
+  { label: 'minimum BurstBalance', value: 0, unit: '%', statistic: 'min', limit: 10, limit_label: 'low-balance threshold', ceiling: null, source: 'docs/reference/cloudwatch.md#volume-metrics' },
+  { label: 'demand p95', value: 1433.8, unit: 'IOPS', statistic: 'p95', limit: 1050, limit_label: 'gp2 baseline (3 IOPS/GiB)', ceiling: null, source: 'docs/reference/gp2-burst.md#the-credit-bucket' },
 ];
 
 describe('chartTitle', () => {
@@ -125,13 +125,13 @@ describe('evidence charts', () => {
   it('takes the source the rule gave a line, without matching numbers', () => {
     const line = { value: 3000, label: 'gp2 burst, while credits last', source: 'AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)' };
     // a measure with the same number and another source must not win over the line's own
-    const decoy: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: 3000, limit_label: null, source: 'decoy' };
+    const decoy: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: 3000, limit_label: null, ceiling: null, source: 'decoy' };
     expect(ceilingSource(line, [decoy], ['x'], 'r')).toBe(line.source);
   });
 
   it('finds a source by the limit label when the values differ, or by a measure that is the limit', () => {
     expect(ceilingSource({ value: 3, label: 'gp2 baseline (3 IOPS/GiB)' }, MEASURES, [], 'r')).toBe('docs/reference/gp2-burst.md#the-credit-bucket');
-    const burst: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: null, limit_label: null, source: 'docs/reference/gp2-burst.md#the-credit-bucket burst' };
+    const burst: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: null, limit_label: null, ceiling: null, source: 'docs/reference/gp2-burst.md#the-credit-bucket burst' };
     expect(ceilingSource({ value: 3000, label: 'gp2 burst' }, [...MEASURES, burst], ['x'], 'r')).toBe('docs/reference/gp2-burst.md#the-credit-bucket burst');
   });
 });

@@ -41,8 +41,8 @@ from headroom.domain.advisor.context import (
 )
 from headroom.domain.advisor.buckets import instance_io_series as instance_io_series  # the rules' shared import
 from headroom.domain.advisor.finding import Finding
-from headroom.domain.model import Evidence
-from headroom.domain.physics.ceilings import in_force
+from headroom.domain.model import Ceiling, Evidence, ReferenceLine
+from headroom.domain.physics.ceilings import IoDimension, at_value, in_force
 from headroom.domain.snapshot.schema import Node
 
 AT_CEILING_FRACTION = (
@@ -289,3 +289,24 @@ def window_evidence(ctx: Context, **fields: Any) -> Evidence:
 def instance_ceiling(ctx: Context, iid: str, base: float, maximum: float, metric: str, n: int) -> Array:
     """Return an instance's EBS ceiling per point: `maximum` while its balance `metric` has credits, else `base`."""
     return in_force(maximum, base, ctx.series("instance", iid, metric), n)  # the one rule (physics.ceilings)
+
+
+# --- the ceilings a rule compares to, as the charts and the glance table show them ---------------------------
+
+
+def ceiling_of(
+    ctx: Context, kind: str, entity_id: str, dimension: IoDimension, value: float
+) -> Ceiling | None:
+    """Return the ceiling of a volume or an instance (kind) a comparison held it to: the one of its ceilings
+    (Context.volume_ceilings / instance_ceilings, physics.ceilings) whose value is `value`, None when none is."""
+    ceilings = ctx.volume_ceilings(entity_id) if kind == "volume" else ctx.instance_ceilings(entity_id)
+    return at_value(ceilings[dimension], value) if ceilings else None
+
+
+def ceiling_line(ceiling: Ceiling | None, value: float, label: str, unit: str) -> ReferenceLine:
+    """Return a chart's line for a ceiling: its kind and public source are the ceiling's own."""
+    return ReferenceLine(
+        value=value, label=label, unit=unit,
+        kind=ceiling.kind if ceiling is not None else None,
+        source=ceiling.source if ceiling is not None else None,
+    )

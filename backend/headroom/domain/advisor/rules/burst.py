@@ -35,7 +35,7 @@ from headroom.domain.physics.burst import Gp2Bucket
 from headroom.domain.snapshot import metric_ids as mid
 
 from ._burst_outlook import burst_outlook, duration_text, forecast_seconds_to_empty, forecast_text
-from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, round_up
+from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, ceiling_line, ceiling_of, round_up
 from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, headroom_pct, volume_changes
 
 RULE = "gp2-burst-depletion"
@@ -148,6 +148,9 @@ def evaluate(ctx: Context) -> list[Finding]:
             )
         # Prefer gp3 (PingCAP's steady-performance advice, pingcap-guidance.md#volume-choice-on-aws / AWS gp2->gp3 guidance) unless growing gp2 is cheaper.
         best = options[0]
+        # the volume's IOPS ceilings as the charts show them: the baseline the bucket drops to, the burst
+        baseline = ceiling_of(ctx, "volume", vol.id, "iops", bucket.baseline_rate)
+        burst_ceiling = ceiling_of(ctx, "volume", vol.id, "iops", GP2_BURST_IOPS)
         if seen_low:
             title = f"{vol.id} (gp2 {vol.size_gib:g} GiB): BurstBalance fell to {low:.0f}%" + (
                 # to the hour past 10 h: a title is read for days, the minutes are in the evidence
@@ -197,6 +200,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                                     unit="IOPS",
                                     limit=bucket.baseline_rate,
                                     limit_label=BASELINE_LABEL,
+                                    ceiling=baseline,
                                     statistic="p95",
                                     source=refs.EBS_GP.cite(),
                                 ),
@@ -223,17 +227,10 @@ def evaluate(ctx: Context) -> list[Finding]:
                             reference_lines=[
                                 # the drain-period demand is judged against the baseline; the burst is drawn
                                 # for the hours the bucket had credits
-                                ReferenceLine(
-                                    value=bucket.baseline_rate,
-                                    label=f"{BASELINE_LABEL}, the finding's limit",
-                                    unit="IOPS",
-                                    kind="sustained",
-                                    source=refs.EBS_GP.cite("baseline 3 IOPS per GiB"),
+                                ceiling_line(
+                                    baseline, bucket.baseline_rate, f"{BASELINE_LABEL}, the finding's limit", "IOPS"
                                 ),
-                                ReferenceLine(
-                                    value=GP2_BURST_IOPS, label="gp2 burst, while credits last", unit="IOPS",
-                                    kind="burst", source=refs.EBS_GP.cite("burst to 3,000 IOPS while credits last"),
-                                ),
+                                ceiling_line(burst_ceiling, GP2_BURST_IOPS, "gp2 burst, while credits last", "IOPS"),
                             ],
                         ),
                         SeriesRef(entity_kind="volume", entity_id=vol.id, metric="derived.read_latency_ms"),

@@ -30,13 +30,14 @@ from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import window_evidence
-from headroom.domain.catalog import VolumeLimits, volume_limits
+from headroom.domain.catalog import PROVISIONED_IOPS_TYPES, VolumeLimits, volume_limits
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.snapshot import metric_ids as mid
 
 from ._common import (
     AT_CEILING_FRACTION,
     TARGET_UTILISATION,
+    ceiling_of,
     instance_ceiling,
     instance_io_series,
     pressure,
@@ -203,6 +204,7 @@ def _finding(
                     unit="IOPS",
                     limit=lim.baseline_iops,
                     limit_label="current sustained IOPS",
+                    ceiling=ceiling_of(ctx, "volume", vid, "iops", lim.baseline_iops),
                     statistic="max",
                     source=refs.EBS_VOLUME_TYPES.cite(),
                 ),
@@ -212,6 +214,7 @@ def _finding(
                     unit="MiB/s",
                     limit=lim.baseline_throughput_mibps,
                     limit_label="current sustained MiB/s",
+                    ceiling=ceiling_of(ctx, "volume", vid, "throughput", lim.baseline_throughput_mibps),
                     statistic="max",
                 ),
                 Measure(
@@ -299,7 +302,7 @@ def evaluate_over(ctx: Context) -> list[Finding]:
     for vol in ctx.volumes:
         lim = ctx.volume_limits(vol.id)
         peaks = _peaks(ctx, vol.id)
-        if vol.type not in ("gp3", "io1", "io2") or lim is None or peaks is None:
+        if vol.type not in PROVISIONED_IOPS_TYPES or lim is None or peaks is None:
             continue
         peak_iops, peak_mibps, near, _ = peaks
         if near >= AT_CEILING_FRACTION:

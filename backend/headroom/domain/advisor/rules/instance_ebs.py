@@ -22,13 +22,14 @@ from __future__ import annotations
 import numpy as np
 
 from headroom.domain import references as refs
-from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.buckets import instance_burst_forecast
+from headroom.domain.advisor.context import Array, Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.model import Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
+from headroom.domain.physics.ceilings import IoDimension
 from headroom.domain.snapshot import metric_ids as mid
 
 from ._burst_outlook import burst_outlook, forecast_seconds_to_empty
@@ -38,6 +39,8 @@ from ._common import (
     SUSTAINED_MIN_TOTAL_MINUTES,
     SUSTAINED_SOURCE,
     TARGET_UTILISATION,
+    ceiling_line,
+    ceiling_of,
     demand_estimate,
     instance_ceiling,
     instance_io_series,
@@ -86,7 +89,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             continue
         iops, mibps = rates
         n = len(mibps)
-        checks = [
+        checks: list[tuple[IoDimension, Array, Array, str]] = [
             (
                 "throughput",
                 mibps,
@@ -173,28 +176,22 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             short = short_window_note(ctx)
             if short is not None:
                 corroboration.append(short)
+            # the instance's ceilings as the charts show them: the lowest in force in the window, the highest, and
+            # its baseline and maximum for the chart
+            current = ceiling_of(ctx, "instance", instance.id, dimension, pr.ceiling_min)
+            highest = ceiling_of(ctx, "instance", instance.id, dimension, pr.ceiling_max)
+            base_value = inst.baseline_throughput_mibps if dimension == "throughput" else inst.baseline_iops
+            max_value = inst.max_throughput_mibps if dimension == "throughput" else inst.max_iops
             series = [
                 SeriesRef(
                     entity_kind="instance",
                     entity_id=instance.id,
                     metric="derived.mibps" if dimension == "throughput" else "derived.counted_iops",
                     reference_lines=[
-                        ReferenceLine(
-                            value=inst.baseline_throughput_mibps
-                            if dimension == "throughput"
-                            else inst.baseline_iops,
-                            label="instance baseline",
-                            unit=unit,
-                            kind="sustained",
-                            source=refs.EBS_OPTIMIZED.cite(),
-                        ),
-                        ReferenceLine(
-                            value=inst.max_throughput_mibps if dimension == "throughput" else inst.max_iops,
-                            label="instance maximum",
-                            unit=unit,
-                            kind="burst" if inst.bursts else "sustained",
-                            source=refs.EBS_OPTIMIZED.cite(),
-                        ),
+                        ceiling_line(ceiling_of(ctx, "instance", instance.id, dimension, base_value), base_value,
+                                     "instance baseline", unit),
+                        ceiling_line(ceiling_of(ctx, "instance", instance.id, dimension, max_value), max_value,
+                                     "instance maximum", unit),
                     ],
                 ),
             ]
@@ -222,6 +219,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                                 unit=unit,
                                 limit=pr.ceiling_min,
                                 limit_label="instance limit",
+                                ceiling=current,
                                 statistic="p99",
                                 source=refs.EBS_OPTIMIZED.cite('MB/s ÷ 1.048576 = MiB/s'),
                             ),
@@ -231,6 +229,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                                 unit=unit,
                                 limit=pr.ceiling_max,
                                 limit_label="instance maximum",
+                                ceiling=highest,
                                 statistic="max",
                             ),
                             Measure(
@@ -291,10 +290,11 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
         if inst is None or rates is None or not inst.bursts:
             continue
         iops, mibps = rates
-        for dimension, metric, bucket, observed, unit in (
+        outlooks: tuple[tuple[IoDimension, str, InstanceEbsBucket, Array, str], ...] = (
             ("throughput", mid.EC2_EBS_BYTE_BALANCE, InstanceEbsBucket.for_throughput(inst), mibps, "MiB/s"),
             ("iops", mid.EC2_EBS_IO_BALANCE, InstanceEbsBucket.for_iops(inst), iops, "IOPS"),
-        ):
+        )
+        for dimension, metric, bucket, observed, unit in outlooks:
             bal = ctx.series("instance", instance.id, metric)
             if bal is None or not bucket.bursts or np.all(np.isnan(bal)):
                 continue
@@ -340,6 +340,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                 ctx, instance.id, inst, need_iops, need_mibps, reason, float(np.nanpercentile(mibps, 99))
             )
             entity = ctx.entity_for_instance(instance.id)
+            baseline = ceiling_of(ctx, "instance", instance.id, dimension, bucket.baseline_rate)
             seen_low = low <= LOW_BALANCE_PCT
             outlook = burst_outlook(fc, soon, seen_low, "critical" if minutes_empty >= 30 else "warning")
             out.append(
@@ -388,6 +389,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                                         unit=unit,
                                         limit=bucket.baseline_rate,
                                         limit_label="instance baseline",
+                                        ceiling=baseline,
                                         statistic="p95",
                                         source=refs.EBS_OPTIMIZED.cite(),
                                     ),
@@ -412,10 +414,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                                 if dimension == "throughput"
                                 else "derived.counted_iops",
                                 reference_lines=[
-                                    ReferenceLine(
-                                        value=bucket.baseline_rate, label="instance baseline", unit=unit,
-                                        kind="sustained", source=refs.EBS_OPTIMIZED.cite(),
-                                    )
+                                    ceiling_line(baseline, bucket.baseline_rate, "instance baseline", unit)
                                 ],
                             ),
                         ],

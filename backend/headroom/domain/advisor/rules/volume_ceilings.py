@@ -20,6 +20,7 @@ from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.model import Measure, ReferenceLine, SeriesRef
+from headroom.domain.physics.ceilings import IoDimension
 from headroom.domain.snapshot import metric_ids as mid
 
 from ._common import (
@@ -32,6 +33,8 @@ from ._common import (
     SUSTAINED_MIN_TOTAL_MINUTES,
     SUSTAINED_SOURCE,
     TARGET_UTILISATION,
+    ceiling_line,
+    ceiling_of,
     demand_estimate,
     median_where,
     pct,
@@ -42,8 +45,6 @@ from ._common import (
 )
 from ._fixes import volume_options
 
-# Volume types whose IOPS and throughput are bought as provisioned figures (AWS: Amazon EBS volume types).
-PROVISIONED = ("gp3", "io1", "io2")
 IOPS_RULE = "volume-iops-ceiling"
 THROUGHPUT_RULE = "volume-throughput-ceiling"
 # The higher ceiling of a burst volume (gp2: its burst while the I/O credit bucket has credits, AWS gp2 docs).
@@ -67,7 +68,7 @@ WHY_THROUGHPUT = (
 )
 
 
-def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
+def _evaluate(ctx: Context, dimension: IoDimension) -> list[Finding]:
     rule = IOPS_RULE if dimension == "iops" else THROUGHPUT_RULE
     out: list[Finding] = []
     for vol in ctx.volumes:
@@ -174,6 +175,9 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
             title += f" (gp2 under {GP2_FULL_THROUGHPUT_GIB} GiB cannot sustain 250 MiB/s)"
         # a burst volume (gp2) held its higher ceiling part of the window: the peak is judged against that one
         bursts = pr.ceiling_max - pr.ceiling_min >= 0.5
+        # the volume's ceilings the window was judged against: the lowest one in force, the highest
+        current = ceiling_of(ctx, "volume", vol.id, dimension, pr.ceiling_min)
+        highest = ceiling_of(ctx, "volume", vol.id, dimension, pr.ceiling_max)
         measures = [
             Measure(
                 label=f"p99 {'counted IOPS' if dimension == 'iops' else 'throughput'}",
@@ -181,6 +185,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 unit=unit,
                 limit=pr.ceiling_min,
                 limit_label="current ceiling",
+                ceiling=current,
                 statistic="p99",
                 source=refs.EBS_VOLUME_TYPES.cite() + ("; " + refs.EBS_IO_CHARACTERISTICS.cite("256 KiB accounting") if dimension == "iops" else ""),
             ),
@@ -190,6 +195,7 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 unit=unit,
                 limit=pr.ceiling_max,
                 limit_label=BURST_CEILING if bursts else "ceiling",
+                ceiling=highest,
                 statistic="max",
             ),
             Measure(
@@ -233,16 +239,13 @@ def _evaluate(ctx: Context, dimension: str) -> list[Finding]:
                 label="counted IOPS" if dimension == "iops" else "throughput",
                 reference_lines=[
                     # the p99 measure's limit, in the table's words
-                    ReferenceLine(value=pr.ceiling_min, label="current ceiling", unit=unit,
-                                  kind="sustained" if bursts or vol.type not in PROVISIONED else "provisioned",
-                                  source=refs.EBS_VOLUME_TYPES.cite()),
+                    ceiling_line(current, pr.ceiling_min, "current ceiling", unit),
                     ReferenceLine(
                         value=pr.ceiling_min * AT_CEILING_FRACTION, label="90% of ceiling", unit=unit,
                         source=refs.headroom_threshold("volume-ceilings.md"),
                     ),
                 ]
-                + ([ReferenceLine(value=pr.ceiling_max, label=BURST_CEILING, unit=unit, kind="burst",
-                                  source=refs.EBS_GP.cite("burst while credits last"))] if bursts else []),
+                + ([ceiling_line(highest, pr.ceiling_max, BURST_CEILING, unit)] if bursts else []),
             ),
             SeriesRef(entity_kind="volume", entity_id=vol.id, metric=check_metric),
             SeriesRef(entity_kind="volume", entity_id=vol.id, metric="derived.read_latency_ms"),

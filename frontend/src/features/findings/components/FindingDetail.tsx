@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { CEILING_KIND, CeilingText } from '@/components/CeilingText';
 import { ScrollRegion } from '@/components/ScrollRegion';
 import { SourceText } from '@/components/SourceText';
 import { changePlace, settingText } from '@/lib/change';
@@ -48,10 +49,19 @@ function MeasuresTable({ measures }: { measures: Measure[] }) {
                   <span title={m.limit_label ? `${m.limit_label}${m.source ? ` (${m.source})` : ''}` : undefined}>
                     {fmt(m.limit, m.unit)}
                     {m.limit_label && <span className="muted"> {m.limit_label}</span>}
+                    {m.ceiling && <span className="muted"> ({CEILING_KIND[m.ceiling.kind]})</span>}
                   </span>
                 )}
               </td>
-              <td>{m.source ? <SourceText text={m.source} /> : <span className="muted">measured</span>}</td>
+              <td>
+                {m.ceiling ? (
+                  <CeilingText ceiling={m.ceiling} />
+                ) : m.source ? (
+                  <SourceText text={m.source} />
+                ) : (
+                  <span className="muted">measured</span>
+                )}
+              </td>
             </tr>
           ))}
         </tbody>

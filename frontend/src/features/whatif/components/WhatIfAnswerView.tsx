@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { CeilingText } from '@/components/CeilingText';
 import { formatDateTime, formatDaysUntil, formatQuantity, formatUsd, formatUsdChange, formatValue, peakUse } from '@/lib/format';
 import type { WhatIfAnswer, WhatIfCeiling, WhatIfFinding, WhatIfProjection } from '../api';
 
@@ -51,6 +52,16 @@ function CeilingItem({ c }: { c: WhatIfCeiling }) {
         <Moved before={c.ceiling} after={c.ceiling_after} unit={c.unit} />
       </div>
       {instance && <InstanceParts c={c} />}
+      <ul className="muted small" aria-label={`Where the ceilings of ${c.entity_id} come from`}>
+        <li>
+          before: <CeilingText ceiling={c.in_force} />
+        </li>
+        {c.in_force_after.source !== c.in_force.source || c.in_force_after.label !== c.in_force.label ? (
+          <li>
+            after: <CeilingText ceiling={c.in_force_after} />
+          </li>
+        ) : null}
+      </ul>
       <div className="muted small">
         the last day&apos;s p99 uses {peakUse(c.headroom_pct, 'the ceiling')} → {peakUse(c.headroom_after_pct, 'the ceiling')}: p99
         of{' '}
