@@ -13,10 +13,9 @@ from typing import Any
 from digest_seed import verify
 from headroom.digest import service
 from headroom.digest.charts import describe, finding_chart
-from headroom.domain.model import Forecast, ReferenceLine
+from headroom.domain.model import EvidenceSeries, Forecast, ReferenceLine
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.findings import service as findings
-from headroom.findings.evidence_series import ChartSeries
 from headroom.sources.demo import service as demo
 from helpers import sign_up
 from PIL import Image
@@ -27,10 +26,11 @@ T0 = 1_762_000_000 - 1_762_000_000 % 60
 
 
 def _series(values: list[float | None], *, metric: str = "derived.counted_iops", unit: str = "IOPS",
-            lines: tuple[tuple[float, str], ...] = ((3000.0, "IOPS ceiling"),)) -> ChartSeries:
-    return ChartSeries("volume", "vol-1", metric, metric, unit, t=[T0 + 60 * i for i in range(len(values))],
-                       values=values, reference_lines=[ReferenceLine(value=v, label=label, unit=unit)
-                                                       for v, label in lines])
+            lines: tuple[tuple[float, str], ...] = ((3000.0, "IOPS ceiling"),)) -> EvidenceSeries:
+    return EvidenceSeries(id=metric, label=metric, unit=unit, entity_kind="volume", entity_id="vol-1",
+                          entity_name="vol-1", statistic="avg", step_seconds=60,
+                          t=[T0 + 60 * i for i in range(len(values))], values=values, metric=metric,
+                          reference_lines=[ReferenceLine(value=v, label=label, unit=unit) for v, label in lines])
 
 
 def test_the_words_keep_a_one_minute_peak_at_the_ceiling_and_a_balances_time_empty() -> None:
