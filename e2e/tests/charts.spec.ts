@@ -11,8 +11,9 @@ import { DEMO_CLUSTER } from '../pages/ClusterPage';
 interface Series {
   id: string;
   label: string;
+  entity_id: string;
   t: number[];
-  value: (number | null)[];
+  values: (number | null)[];
   step_seconds: number;
 }
 interface Panel {
@@ -59,13 +60,6 @@ async function waitForPanels(page: Page, metrics: NodeMetrics) {
 }
 
 /** Which entity a series is about, from its role prefix (the API names them data_, raft_, instance_, ec2_). */
-function entityOf(seriesId: string, node: NodeMetrics['node']): string {
-  if (seriesId.startsWith('data_')) return node.data_volume?.volume_id ?? node.store_address;
-  if (seriesId.startsWith('raft_')) return node.raft_volume?.volume_id ?? node.store_address;
-  if (seriesId.startsWith('instance_') || seriesId.startsWith('ec2_')) return node.instance_id ?? node.store_address;
-  return node.store_address;
-}
-
 test.describe('charts that tell the truth', () => {
   test.beforeEach(async ({ page, loginPage, demoLogin }) => {
     await loginPage.goto();
@@ -86,17 +80,17 @@ test.describe('charts that tell the truth', () => {
         const paths = await charts.seriesPaths(figure, panel.series.map((s) => s.id));
         for (const [i, s] of panel.series.entries()) {
           const step = Math.max(metrics.resolution_seconds, s.step_seconds);
-          const expected = expectedSegments(s.t, s.value, step);
+          const expected = expectedSegments(s.t, s.values, step);
           const drawn = pathSegments(paths[i] ?? '');
           measured.push({ panel: panel.id, series: s.id, drawn, expected });
         }
         // a chart of several entities (a node's data and Raft volumes, its instance) names each line's entity
-        const entities = new Set(panel.series.map((s) => entityOf(s.id, metrics.node)));
+        const entities = new Set(panel.series.map((s) => s.entity_id));
         if (entities.size > 1) {
           const legend = await charts.legendSeries(figure);
           for (const s of panel.series) {
             const item = legend.find((l) => l.id === s.id);
-            expect.soft(item?.text ?? '', `legend of ${s.id} in "${panel.title}"`).toContain(entityOf(s.id, metrics.node));
+            expect.soft(item?.text ?? '', `legend of ${s.id} in "${panel.title}"`).toContain(s.entity_id);
           }
         }
       }

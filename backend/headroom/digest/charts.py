@@ -22,11 +22,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from headroom.digest.build import ChartImage
-from headroom.domain.model import Forecast
+from headroom.domain.model import EvidenceSeries, Forecast
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.registry import CloudWatchSource, metric_spec
 from headroom.domain.units import format_duration_words, format_quantity, round_half_up
-from headroom.findings.evidence_series import ChartSeries
 
 # 560 CSS pixels wide fits every mail client's reading pane (Gmail, Outlook: 600 px templates); drawn at 1.5x for
 # high-density screens.
@@ -44,11 +43,11 @@ _DERIVED_WORDS = {"derived.counted_iops": "counted IOPS", "derived.mibps": "MiB/
                   "read latency", "derived.write_latency_ms": "write latency"}
 
 
-def unit_of(chart: ChartSeries) -> str:
+def unit_of(chart: EvidenceSeries) -> str:
     return _UNIT_WORDS.get(chart.unit, chart.unit)
 
 
-def name_of(chart: ChartSeries) -> str:
+def name_of(chart: EvidenceSeries) -> str:
     """What the series is, in words: the evidence's own label, else the metric's source name (BurstBalance)."""
     if chart.label and not chart.label.startswith(chart.metric):
         return chart.label
@@ -73,13 +72,13 @@ def _hours(points: int, step_seconds: int) -> str:
     return format_duration_words(points * step_seconds)
 
 
-def pick(series: Sequence[ChartSeries]) -> ChartSeries | None:
+def pick(series: Sequence[EvidenceSeries]) -> EvidenceSeries | None:
     """The series the chart draws: the first with a reference line and data, else the first with data."""
     with_data = [s for s in series if s.found and any(v is not None for v in s.values)]
     return next((s for s in with_data if s.reference_lines), with_data[0] if with_data else None)
 
 
-def _projection(chart: ChartSeries, forecasts: Sequence[Forecast]) -> tuple[dt.datetime, float, str] | None:
+def _projection(chart: EvidenceSeries, forecasts: Sequence[Forecast]) -> tuple[dt.datetime, float, str] | None:
     """Where the finding's forecast takes the drawn series: (when, value, in words), or None."""
     for f in forecasts:
         if f.at is None or not f.within_seconds or f.within_seconds <= 0:
@@ -92,7 +91,7 @@ def _projection(chart: ChartSeries, forecasts: Sequence[Forecast]) -> tuple[dt.d
     return None
 
 
-def peak_use(chart: ChartSeries) -> tuple[float, float, float] | None:
+def peak_use(chart: EvidenceSeries) -> tuple[float, float, float] | None:
     """The highest value / the ceiling in force then, as (fraction, value, ceiling): the advisor's and the glance
     table's utilisation (metrics.service.peak_utilisation); None without a ceiling in force."""
     if chart.in_force is None:
@@ -106,7 +105,7 @@ def peak_use(chart: ChartSeries) -> tuple[float, float, float] | None:
     return best
 
 
-def describe(chart: ChartSeries, step_seconds: int, forecasts: Sequence[Forecast] = ()) -> str:
+def describe(chart: EvidenceSeries, step_seconds: int, forecasts: Sequence[Forecast] = ()) -> str:
     """The chart in words: what it shows, over which window, against which lines."""
     values = [v for v in chart.values if v is not None]
     if not values:
@@ -149,7 +148,7 @@ def describe(chart: ChartSeries, step_seconds: int, forecasts: Sequence[Forecast
     return f"{span}: {'; '.join(parts)}."
 
 
-def finding_chart(series: Sequence[ChartSeries], forecasts: Sequence[Forecast], *, step_seconds: int, cid: str
+def finding_chart(series: Sequence[EvidenceSeries], forecasts: Sequence[Forecast], *, step_seconds: int, cid: str
                   ) -> ChartImage | None:
     """Draw a finding's evidence chart (None: nothing to draw)."""
     chart = pick(series)

@@ -169,6 +169,59 @@ class SeriesRef(_FindingPart):
     reference_lines: list[ReferenceLine] = Field(default_factory=list)
 
 
+# --- Series
+
+SeriesEntityKind = Literal["volume", "instance", "node"]
+Statistic = Literal["avg", "max", "min"]
+
+
+class Series(_FindingPart):
+    """One series of points as every chart receives it (the Metrics panels, a finding's evidence): epoch seconds
+    and one value each, of one entity, in one unit. A missing value is None (a gap), never 0; a distance between
+    two points longer than `step_seconds` is a gap too."""
+
+    id: str = Field(description="Stable within its chart, e.g. \"data_read_iops\".")
+    label: str = Field(description="What the series is, without its entity (see entity_name).")
+    unit: str
+    entity_kind: SeriesEntityKind = Field(description="What the series is of: a volume, an instance or a TiKV store.")
+    entity_id: str = Field(description="The volume id, the instance id, or the store's id (its address).")
+    entity_name: str = Field(
+        description='A short name of the entity for a legend: a store\'s address, a volume or instance with the store '
+        'it serves ("10.0.1.14:20160 vol-0abc"); the entity id when no single store is known.'
+    )
+    statistic: Statistic = Field(
+        description="Which aggregate of each step's samples a value is: a 1-minute point is one sample (avg); at "
+        "5-minute or hourly steps the longest write stall and the lowest credit balance, else the average."
+    )
+    step_seconds: int = Field(
+        description="Seconds one point covers: the resolution, the series' own period when longer (AWS/EC2 sends "
+        "5-minute points on basic monitoring), or the M4 span when the series was cut. A longer distance between "
+        "two points is a gap."
+    )
+    span_seconds: int | None = Field(
+        default=None,
+        description="The M4 span (seconds) when the series was cut to a point budget: of each span its first, "
+        "lowest, highest and last point (docs/metrics-downsampling.md); null when it is whole.",
+    )
+    t: list[int] = Field(description="Point starts, epoch seconds (UTC), ascending.")
+    values: list[float | None] = Field(description="One per t; null marks a gap (no sample), never 0.")
+
+
+class EvidenceSeries(Series):
+    """A series a finding's evidence charts: the points of the SeriesRef the advisor named, over the evidence
+    window, with the reference lines (ceilings, thresholds) it was judged against."""
+
+    metric: str = Field(description="A metric registry name or a derived.* view (domain/advisor/context.py).")
+    reference_lines: list[ReferenceLine] = Field(default_factory=list)
+    found: bool = Field(default=True, description="False when the store has no points of this series in the window.")
+    in_force: list[float | None] | None = Field(
+        default=None,
+        description="For a volume's or an instance's IOPS or MiB/s: the ceiling in force at each point of `t` (a "
+        "burst figure while credits last, else the sustained one), as the advisor and the glance table judge it "
+        "(headroom.domain.physics.ceilings.in_force); null for any other series.",
+    )
+
+
 ForecastKind = Literal["burst_empty", "refill", "ceiling"]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import uuid
 from typing import Any, Protocol
 
@@ -19,9 +19,10 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from headroom.domain.advisor.context import Context
-from headroom.domain.model import Evidence, ReferenceLine, SeriesRef
+from headroom.domain.model import Evidence, EvidenceSeries, SeriesRef, Statistic
 from headroom.domain.physics.ceilings import in_force
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.align import method_of
 from headroom.domain.snapshot.registry import REGISTRY, CloudWatchSource
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import find_series
@@ -47,25 +48,6 @@ DERIVED_UNITS = {
     "derived.iops_ceiling": "IOPS",
     "derived.mibps_ceiling": "MiB/s",
 }
-
-
-@dataclass(frozen=True)
-class ChartSeries:
-    """One charted series: epoch seconds and values (None for gaps), or found=False when the store lacks it."""
-
-    entity_kind: str
-    entity_id: str
-    metric: str
-    label: str
-    unit: str
-    t: list[int]
-    values: list[float | None]
-    reference_lines: list[ReferenceLine] = field(default_factory=list)
-    found: bool = True
-    entity_name: str = ""
-    # A volume's or an instance's IOPS / MiB/s: the ceiling in force at each point, as the advisor and the glance
-    # table judge it (headroom.domain.physics.ceilings.in_force); None for any other series.
-    in_force: list[float | None] | None = None
 
 
 def metric_label(metric: str) -> str:
@@ -95,12 +77,14 @@ def entity_name(snapshot: Snapshot, kind: str, entity_id: str) -> str:
 
 
 @dataclass(frozen=True)
-class EvidenceSeries:
+class EvidenceChart:
+    """A finding's evidence series over its window (the API's EvidenceChartRead, as it is)."""
+
     finding_id: uuid.UUID
     window_start: dt.datetime
     window_end: dt.datetime
     step_seconds: int
-    series: list[ChartSeries]
+    series: list[EvidenceSeries]
 
 
 def _derived(ctx: Context, kind: str, entity_id: str, metric: str) -> Any:
@@ -135,17 +119,30 @@ def _in_force(ctx: Context, kind: str, entity_id: str, metric: str) -> Any:
     return in_force(lim.max_throughput_mibps, lim.baseline_throughput_mibps, balance, ctx.points)
 
 
-def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSeries]:
+def series_id(ref: SeriesRef) -> str:
+    """A series' id within its chart: entity, metric and labels ("volume:vol-0abc:derived.counted_iops")."""
+    labels = ",".join(f"{k}={v}" for k, v in sorted(ref.labels.items()))
+    return f"{ref.entity_kind}:{ref.entity_id}:{ref.metric}" + (f"{{{labels}}}" if labels else "")
+
+
+def statistic_of(metric: str, step_seconds: int) -> Statistic:
+    """Which aggregate of a step's samples the snapshot holds: one sample per raw minute (avg); over a longer step
+    the lowest of a Minimum series, the highest of a Maximum or p99 one, else the mean (timeseries/snapshots.py)."""
+    spec = REGISTRY.get(metric)
+    if step_seconds <= RAW_STEP_SECONDS or spec is None:
+        return "avg"
+    method = method_of(spec.statistic)
+    return "min" if method == "min" else "max" if method == "max" else "avg"
+
+
+def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[EvidenceSeries]:
     """Return the points of each series reference (the evidence's `series`) read from a snapshot."""
     ctx = Context(snapshot)
     window = snapshot.window
     start = int(window.start.timestamp())
-    out: list[ChartSeries] = []
+    out: list[EvidenceSeries] = []
     for ref in refs:
         kind, entity_id, metric, labels = ref.entity_kind, ref.entity_id, ref.metric, ref.labels
-        label = ref.label or metric_label(metric)
-        name = entity_name(snapshot, kind, entity_id)
-        lines = list(ref.reference_lines)
         unit = DERIVED_UNITS.get(metric, "")
         values: Any = None
         try:
@@ -158,23 +155,19 @@ def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSer
                     values = ctx.series(kind, entity_id, metric, labels)
         except KeyError:  # an entity the snapshot of this window does not hold any more
             values = None
-        if values is None:
-            out.append(ChartSeries(kind, entity_id, metric, label, unit, [], [], lines, found=False, entity_name=name))
-            continue
-        arr = np.asarray(values, dtype=np.float64)
-        ceiling = _in_force(ctx, kind, entity_id, metric)
-        out.append(
-            ChartSeries(
-                kind, entity_id, metric, label, unit,
-                t=[start + i * window.step_seconds for i in range(len(arr))],
-                # NaN (no sample, or no I/O to average a latency over) is a gap: None, never 0
-                values=[None if math.isnan(v) else float(v) for v in arr.tolist()],
-                reference_lines=lines,
-                entity_name=name,
-                in_force=None if ceiling is None else [None if math.isnan(v) else float(v)
-                                                       for v in np.asarray(ceiling, dtype=np.float64).tolist()],
-            )
-        )
+        arr = np.asarray(values if values is not None else [], dtype=np.float64)
+        ceiling = _in_force(ctx, kind, entity_id, metric) if values is not None else None
+        out.append(EvidenceSeries(
+            id=series_id(ref), label=ref.label or metric_label(metric), unit=unit, entity_kind=kind,
+            entity_id=entity_id, entity_name=entity_name(snapshot, kind, entity_id),
+            statistic=statistic_of(metric, window.step_seconds), step_seconds=window.step_seconds,
+            t=[start + i * window.step_seconds for i in range(len(arr))],
+            # NaN (no sample, or no I/O to average a latency over) is a gap: None, never 0
+            values=[None if math.isnan(v) else float(v) for v in arr.tolist()],
+            metric=metric, reference_lines=list(ref.reference_lines), found=values is not None,
+            in_force=None if ceiling is None else [None if math.isnan(v) else float(v)
+                                                   for v in np.asarray(ceiling, dtype=np.float64).tolist()],
+        ))
     return out
 
 
@@ -191,7 +184,7 @@ class Charted(Protocol):
     def evidence(self) -> Evidence | None: ...
 
 
-def evidence_series(db: Session, finding: Charted) -> EvidenceSeries:
+def evidence_series(db: Session, finding: Charted) -> EvidenceChart:
     """Return the points of a finding's evidence series over its window (the last 7 days of a longer one)."""
     evidence = finding.evidence
     if evidence is None:
@@ -204,5 +197,5 @@ def evidence_series(db: Session, finding: Charted) -> EvidenceSeries:
     named = [(ref.entity_kind, ref.entity_id) for ref in evidence.series]
     snapshot = build_snapshot(db, finding.org_id, finding.cluster_id, start=start, end=end, step_seconds=step,
                               hosts_of=named)
-    return EvidenceSeries(finding.id, snapshot.window.start, snapshot.window.end, snapshot.window.step_seconds,
+    return EvidenceChart(finding.id, snapshot.window.start, snapshot.window.end, snapshot.window.step_seconds,
                           chart_series(snapshot, evidence.series))

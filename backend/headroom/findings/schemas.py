@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from headroom.domain.model import Ceiling, Change, Evidence, FindingGroup, Impact, Option, ReferenceLine, Severity
+from headroom.domain.model import Ceiling, Change, Evidence, EvidenceSeries, FindingGroup, Impact, Option, Severity
 from headroom.platform.schemas import Input, Instant, Output
 
 FindingStatus = Literal["open", "acknowledged", "snoozed", "resolved"]
@@ -118,31 +118,14 @@ class FindingRead(FindingSummary):
     )
 
 
-class EvidenceSeriesRead(Output):
-    """One series the finding's evidence charts, with its points over the evidence window."""
-
-    entity_kind: str
-    entity_id: str
-    metric: str = Field(description="A metric registry name or a derived.* view (domain/advisor/context.py).")
-    label: str
-    unit: str
-    t: list[int] = Field(description="Epoch seconds of each point.")
-    values: list[float | None] = Field(description="One per t; null marks a gap.")
-    reference_lines: list[ReferenceLine] = Field(default_factory=list)
-    found: bool = Field(description="False when the store has no points of this series in the window.")
-    entity_name: str = Field(
-        default="",
-        description='A short name of the entity for a legend: a store\'s address, a volume or instance with the '
-        'store it serves ("10.0.1.14:20160 vol-0abc"); the entity id when no store is known.',
-    )
-
-
 class EvidenceChartRead(Output):
+    """A finding's evidence series over its window, each in the one series shape the Metrics panels use too."""
+
     finding_id: uuid.UUID
     window_start: dt.datetime
     window_end: dt.datetime
     step_seconds: int
-    series: list[EvidenceSeriesRead]
+    series: list[EvidenceSeries]
 
 
 class SnoozeBody(Input):

@@ -10,37 +10,13 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from headroom.api.deps import Caller, Context, ReadDB
-from headroom.domain.model import Ceiling, CeilingKind
+from headroom.domain.model import Ceiling, CeilingKind, Series
 from headroom.metrics import service
 from headroom.platform.schemas import Instant, Output
 
 router = APIRouter(prefix="/clusters/{cluster_id}/metrics", tags=["metrics"])
 
 PanelId = service.PanelId  # one list of panels: the service's
-
-
-class SeriesRead(Output):
-    id: str
-    label: str
-    unit: str
-    statistic: Literal["avg", "max", "min"] = Field(
-        description="Which aggregate of each bucket `value` is: the panel's (a raw 1-minute point is one sample; at "
-        "5-minute / hourly rollups the longest write stall and the lowest burst balance, else the average; a "
-        "derived series such as read + write has only the average)."
-    )
-    t: list[int] = Field(description="Bucket start, epoch seconds (UTC).")
-    value: list[float | None] = Field(
-        description="The statistic at each `t`, to 6 significant digits. A series longer than `points` is cut "
-        "with M4: of each equal span of the window its first, lowest, highest and last point, so peaks and dips "
-        "(a minute at a ceiling) are kept and no mean is drawn that was not stored (docs/metrics-downsampling.md)."
-    )
-    step_seconds: int = Field(
-        description="Seconds one point of this series covers: the chart's resolution, the series' own period when "
-        "that is longer (AWS/EC2 sends 5-minute points on basic monitoring), or the M4 span when the series was "
-        "cut. A longer distance between two points is a gap."
-    )
-    span_seconds: int | None = Field(
-        description="The M4 span (seconds) when the series was cut to `points`; null when it is whole.")
 
 
 class CeilingRead(Output):
@@ -113,7 +89,11 @@ class PanelRead(Output):
     id: PanelId
     title: str
     unit: str
-    series: list[SeriesRead]
+    series: list[Series] = Field(
+        description="Each line in the one series shape a finding's evidence uses too, of its entity (volume, "
+        "instance or store). A series longer than `points` is cut with M4: of each equal span of the window its "
+        "first, lowest, highest and last point, so peaks and dips (a minute at a ceiling) are kept and no mean is "
+        "drawn that was not stored (docs/metrics-downsampling.md); values carry 6 significant digits.")
     ceilings: list[CeilingRead]
     forecasts: list[ForecastRead]
     notes: list[str]
@@ -185,50 +165,6 @@ class ClusterOverviewRead(Output):
     nodes: list[NodeOverviewRead]
 
 
-def _epochs(values: dt.datetime | int) -> int:
-    return int(values.timestamp()) if isinstance(values, dt.datetime) else int(values)
-
-
-def _node_brief(refs: service.NodeRefs) -> NodeBrief:
-    def vol(v: service.VolumeRef | None) -> VolumeBrief | None:
-        return VolumeBrief(volume_id=v.volume_id, volume_type=v.volume_type, size_gib=v.size_gib) if v else None
-
-    return NodeBrief(id=refs.node.id, store_address=refs.node.store_address, instance_id=refs.instance_id,
-                     instance_type=refs.instance_type, data_volume=vol(refs.data), raft_volume=vol(refs.raft))
-
-
-def _series(s: service.DrawnSeries) -> SeriesRead:
-    return SeriesRead(id=s.id, label=s.label, unit=s.unit, statistic=s.statistic, t=[int(x) for x in s.t.tolist()],
-                      value=service.chart_floats(s.value), step_seconds=s.step_seconds, span_seconds=s.span_seconds)
-
-
-def _ceiling(c: Ceiling) -> CeilingRead:
-    return CeilingRead.model_validate(c, from_attributes=True)
-
-
-def _forecast(f: service.ForecastOut) -> ForecastRead:
-    fc = f.forecast
-    return ForecastRead(
-        id=f.id, label=f.label, entity_kind=f.entity_kind, entity_id=f.entity_id, bucket=fc.kind, now=fc.now,
-        balance_percent=fc.balance_percent, unit=fc.unit, baseline=fc.baseline, burst_rate=fc.burst_rate,
-        demand=fc.demand, seconds_to_empty=fc.seconds_to_empty, seconds_to_empty_low=fc.seconds_to_empty_low,
-        seconds_to_empty_high=fc.seconds_to_empty_high, empties_at=fc.empties_at,
-        empties_at_earliest=fc.empties_at_earliest, empties_at_latest=fc.empties_at_latest,
-        fallback_iops=fc.fallback_iops, fallback_mibps=fc.fallback_mibps, refill_seconds=fc.refill_seconds,
-        method=fc.method, notes=list(fc.notes),
-        path=ForecastPathRead(t=[_epochs(t) for t in fc.path.timestamps], percent=list(fc.path.percent),
-                              lower=list(fc.path.percent_high_demand), upper=list(fc.path.percent_low_demand)),
-    )
-
-
-def _projection(p: service.ProjectionOut) -> ProjectionPathRead:
-    return ProjectionPathRead(
-        ceiling=p.ceiling, ceiling_source=p.ceiling_source, unit=p.unit, method=p.method,
-        history_hours=p.history_hours, fitted_at=p.fitted_at, days=p.days, days_low=p.days_low,
-        days_high=p.days_high, hits_at=p.hits_at, horizon_days=p.horizon_days,
-        t=[int(x.timestamp()) for x in p.t], point=p.point, low=p.low, high=p.high)
-
-
 @router.get("", response_model=NodeMetricsRead)
 def node_metrics(
     cluster_id: uuid.UUID,
@@ -255,21 +191,7 @@ def node_metrics(
         res = service.choose_resolution(lo, hi)
         return NodeMetricsRead(cluster_id=cluster_id, node=None, start=lo, end=hi, resolution_seconds=res,
                                resolution_source="raw" if res == 60 else "rollup", points=points, panels=[])
-    return NodeMetricsRead(
-        cluster_id=cluster_id,
-        node=_node_brief(result.refs),
-        start=result.start,
-        end=result.end,
-        resolution_seconds=result.resolution,
-        resolution_source=result.source,
-        points=result.points,
-        panels=[
-            PanelRead(id=p.id, title=p.title, unit=p.unit, series=[_series(s) for s in p.drawn],
-                      ceilings=[_ceiling(c) for c in p.ceilings], forecasts=[_forecast(f) for f in p.forecasts],
-                      notes=p.notes, projection=_projection(p.projection) if p.projection else None)
-            for p in result.panels
-        ],
-    )
+    return NodeMetricsRead.model_validate(result, from_attributes=True)
 
 
 @router.get("/overview", response_model=ClusterOverviewRead)
@@ -283,27 +205,4 @@ def cluster_overview(
 ) -> ClusterOverviewRead:
     """Per node: peak use of each IOPS / throughput ceiling in force over the window, and burst time left."""
     ov = service.cluster_overview(db, caller, cluster_id, start=start, end=end, now=ctx.clock())
-    nodes = []
-    for n in ov.nodes:
-        cells = [
-            UtilisationRead(
-                metric=c.metric,
-                peak_percent=c.peak.percent if c.peak else None,
-                peak_at=c.peak.at if c.peak else None,
-                peak_value=c.peak.value if c.peak else None,
-                ceiling=c.ceiling,
-                ceiling_now=c.ceiling_now,
-            )
-            for c in n.cells
-        ]
-        burst = [
-            BurstLeftRead(id=f.id, label=f.label, entity_id=f.entity_id, balance_percent=f.forecast.balance_percent,
-                          seconds_to_empty=f.forecast.seconds_to_empty,
-                          seconds_to_empty_low=f.forecast.seconds_to_empty_low,
-                          seconds_to_empty_high=f.forecast.seconds_to_empty_high)
-            for f in n.burst
-        ]
-        nodes.append(NodeOverviewRead(node=_node_brief(n.refs), utilisation=cells, burst=burst,
-                                      burst_seconds_left=n.burst_seconds_left))
-    return ClusterOverviewRead(cluster_id=cluster_id, start=ov.start, end=ov.end, resolution_seconds=ov.resolution,
-                               resolution_source=ov.source, nodes=nodes)
+    return ClusterOverviewRead.model_validate(ov, from_attributes=True)

@@ -34,7 +34,7 @@ from headroom.domain.advisor.buckets import instance_burst_forecast, volume_burs
 from headroom.domain.advisor.context import Context
 from headroom.domain.forecast.burst import MIN_HORIZON_SECONDS, BurstForecast
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
-from headroom.domain.model import Ceiling
+from headroom.domain.model import Ceiling, Series, SeriesEntityKind, Statistic
 from headroom.domain.physics.ceilings import in_force
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot import metric_ids as mid
@@ -188,22 +188,152 @@ class NodeRefs:
     def node_key(self) -> tuple[str, str]:
         return ("tikv_node", self.node.store_address)
 
+    @property
+    def id(self) -> uuid.UUID:
+        return self.node.id
+
+    @property
+    def store_address(self) -> str:
+        return self.node.store_address
+
+    @property
+    def data_volume(self) -> VolumeRef | None:
+        return self.data
+
+    @property
+    def raft_volume(self) -> VolumeRef | None:
+        return self.raft
+
+    def store_entity(self) -> Entity:
+        """The TiKV store itself, named by its address."""
+        return Entity("node", self.node.store_address, self.node.store_address)
+
+    def volume_entity(self, vol: VolumeRef) -> Entity:
+        """A volume of this store, named with the store it serves (as a finding's evidence names it)."""
+        return Entity("volume", vol.volume_id, f"{self.node.store_address} {vol.volume_id}")
+
+    def instance_entity(self, instance_id: str) -> Entity:
+        """The store's instance (other stores may share it: named by its id alone)."""
+        return Entity("instance", instance_id, instance_id)
+
+
+@dataclass(frozen=True)
+class Entity:
+    """What a series is of: the domain Series' entity_kind, entity_id and entity_name."""
+
+    kind: SeriesEntityKind
+    id: str
+    name: str
+
 
 @dataclass
 class SeriesOut:
+    """A series at full resolution (every bucket's avg, max and min), before it is drawn (draw_series)."""
+
     id: str
     label: str
     unit: str
     columns: Columns
+    entity: Entity
+
+
+@dataclass(frozen=True)
+class ForecastPath:
+    """A burst forecast's projected balance to chart: epoch seconds, % at the point demand and the band's edges."""
+
+    t: list[int]
+    percent: list[float]
+    lower: list[float]  # at the band's high demand
+    upper: list[float]  # at the band's low demand
 
 
 @dataclass
 class ForecastOut:
+    """A burst forecast of one bucket of a node, with what the API reads of it under the API's names."""
+
     id: str
     label: str
     entity_kind: str
     entity_id: str
     forecast: BurstForecast
+
+    @property
+    def bucket(self) -> str:
+        return self.forecast.kind
+
+    @property
+    def now(self) -> dt.datetime:
+        return self.forecast.now
+
+    @property
+    def balance_percent(self) -> float:
+        return self.forecast.balance_percent
+
+    @property
+    def unit(self) -> str:
+        return self.forecast.unit
+
+    @property
+    def baseline(self) -> float:
+        return self.forecast.baseline
+
+    @property
+    def burst_rate(self) -> float:
+        return self.forecast.burst_rate
+
+    @property
+    def demand(self) -> float:
+        return self.forecast.demand
+
+    @property
+    def seconds_to_empty(self) -> float | None:
+        return self.forecast.seconds_to_empty
+
+    @property
+    def seconds_to_empty_low(self) -> float | None:
+        return self.forecast.seconds_to_empty_low
+
+    @property
+    def seconds_to_empty_high(self) -> float | None:
+        return self.forecast.seconds_to_empty_high
+
+    @property
+    def empties_at(self) -> dt.datetime | None:
+        return self.forecast.empties_at
+
+    @property
+    def empties_at_earliest(self) -> dt.datetime | None:
+        return self.forecast.empties_at_earliest
+
+    @property
+    def empties_at_latest(self) -> dt.datetime | None:
+        return self.forecast.empties_at_latest
+
+    @property
+    def fallback_iops(self) -> float | None:
+        return self.forecast.fallback_iops
+
+    @property
+    def fallback_mibps(self) -> float | None:
+        return self.forecast.fallback_mibps
+
+    @property
+    def refill_seconds(self) -> float | None:
+        return self.forecast.refill_seconds
+
+    @property
+    def method(self) -> str:
+        return self.forecast.method
+
+    @property
+    def notes(self) -> list[str]:
+        return list(self.forecast.notes)
+
+    @property
+    def path(self) -> ForecastPath:
+        p = self.forecast.path
+        return ForecastPath([int(t.timestamp()) for t in p.timestamps], list(p.percent),
+                            list(p.percent_high_demand), list(p.percent_low_demand))
 
 
 @dataclass(frozen=True)
@@ -221,7 +351,7 @@ class ProjectionOut:
     days_high: float | None
     hits_at: dt.datetime | None
     horizon_days: float
-    t: list[dt.datetime]
+    t: list[int]  # epoch seconds (UTC)
     point: list[float]
     low: list[float]
     high: list[float]
@@ -232,12 +362,12 @@ class PanelOut:
     id: PanelId
     title: str
     unit: str
-    series: list[SeriesOut] = field(default_factory=list)
+    computed: list[SeriesOut] = field(default_factory=list)  # at full resolution: what utilisation is judged on
     ceilings: list[Ceiling] = field(default_factory=list)
     forecasts: list[ForecastOut] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     projection: ProjectionOut | None = None
-    drawn: list[DrawnSeries] = field(default_factory=list)  # the series as the chart draws them (draw_panel)
+    series: list[Series] = field(default_factory=list)  # as the chart draws them (draw_series)
     # An IOPS / MiB/s panel's utilisation series and the ceiling in force at each of its points (InForce), computed
     # once for the "Ceiling in force" line and the glance's cell.
     in_force: InForce | None = None
@@ -245,7 +375,6 @@ class PanelOut:
 
 # --- what a chart draws ------------------------------------------------------------------------------------
 
-Statistic = Literal["avg", "max", "min"]
 # Which aggregate of a 5-minute / hourly bucket a panel draws: the longest write stall and the lowest balance are
 # what an operator looks for; everything else the bucket average. A raw 1-minute point is one sample (all equal).
 ROLLUP_STATISTIC: dict[str, Statistic] = {"write_stall": "max", "burst_balance": "min"}
@@ -260,22 +389,8 @@ MAX_POINTS = 2000
 SIGNIFICANT_DIGITS = 6
 
 
-@dataclass(frozen=True)
-class DrawnSeries:
-    """One line of a chart: the statistic the panel draws, at most the point budget, peaks kept (M4)."""
-
-    id: str
-    label: str
-    unit: str
-    statistic: Statistic
-    t: NDArray[np.int64]
-    value: Array
-    step_seconds: int
-    span_seconds: int | None  # the M4 span when the series was cut, else None
-
-
 def draw_series(s: SeriesOut, panel: str, resolution: int, points: int,
-                window: tuple[dt.datetime, dt.datetime]) -> DrawnSeries:
+                window: tuple[dt.datetime, dt.datetime]) -> Series:
     """The panel's statistic of a series (the average where a bucket has none, e.g. a derived series), cut to at
     most `points` with M4 over the window; `step_seconds` grows to the M4 span when the series was cut, so a
     chart breaks its line only at a gap longer than a span."""
@@ -287,7 +402,9 @@ def draw_series(s: SeriesOut, panel: str, resolution: int, points: int,
     keep = downsample.m4_indices(c.t, values, points, start=lo, end=hi)
     step = point_step(c, resolution)
     span = downsample.span_seconds(lo, hi, points) if keep.size < c.t.size else None
-    return DrawnSeries(s.id, s.label, s.unit, statistic, c.t[keep], values[keep], max(step, span or 0), span)
+    return Series(id=s.id, label=s.label, unit=s.unit, entity_kind=s.entity.kind, entity_id=s.entity.id,
+                  entity_name=s.entity.name, statistic=statistic, step_seconds=max(step, span or 0),
+                  span_seconds=span, t=[int(x) for x in c.t[keep].tolist()], values=chart_floats(values[keep]))
 
 
 def chart_floats(values: Array) -> list[float | None]:
@@ -327,7 +444,7 @@ def projection_out(row: Any) -> ProjectionOut:
     return ProjectionOut(
         ceiling=row.ceiling, ceiling_source=row.ceiling_source, unit=row.unit, method=row.method,
         history_hours=row.history_hours, fitted_at=row.fitted_at, days=row.days, days_low=row.days_low,
-        days_high=row.days_high, hits_at=row.hits_at, horizon_days=row.horizon_days, t=t[:keep],
+        days_high=row.days_high, hits_at=row.hits_at, horizon_days=row.horizon_days, t=[int(x.timestamp()) for x in t[:keep]],
         point=band["point"][:keep], low=band["low"][:keep], high=band["high"][:keep])
 
 
@@ -398,8 +515,9 @@ class Data:
         return drop_empty(combine([self.get(k) for k in keys], fn, exact_extremes=self.exact_extremes))
 
 
-def _io_series(data: Data, kind: str, eid: str, chunk_kib: int, prefix: str) -> tuple[list[SeriesOut], list[SeriesOut]]:
+def _io_series(data: Data, entity: Entity, chunk_kib: int, prefix: str) -> tuple[list[SeriesOut], list[SeriesOut]]:
     """IOPS (read, write, counted total) and MiB/s (read, write, total) of a volume or an instance."""
+    kind, eid = entity.kind, entity.id
     p = "ebs" if kind == "volume" else "ec2.ebs"
     k = {n: (kind, eid, f"{p}.{n}" if kind == "volume" else f"{p}_{n}")
          for n in ("read_ops", "write_ops", "read_bytes", "write_bytes")}
@@ -407,20 +525,20 @@ def _io_series(data: Data, kind: str, eid: str, chunk_kib: int, prefix: str) -> 
     iops: list[SeriesOut] = []
     tput: list[SeriesOut] = []
     if data.has(k["read_ops"]) or data.has(k["write_ops"]):
-        iops.append(SeriesOut(f"{prefix}_read_iops", "Read IOPS", "IOPS", drop_empty(data.rate(k["read_ops"]))))
-        iops.append(SeriesOut(f"{prefix}_write_iops", "Write IOPS", "IOPS", drop_empty(data.rate(k["write_ops"]))))
+        iops.append(SeriesOut(f"{prefix}_read_iops", "Read IOPS", "IOPS", drop_empty(data.rate(k["read_ops"])), entity))
+        iops.append(SeriesOut(f"{prefix}_write_iops", "Write IOPS", "IOPS", drop_empty(data.rate(k["write_ops"])), entity))
         total = data.combine(
             [k["read_ops"], k["write_ops"], k["read_bytes"], k["write_bytes"]],
             lambda ro, wo, rb, wb: derived.counted_iops(ro, wo, rb, wb, chunk_kib, step),
         )
-        iops.append(SeriesOut(f"{prefix}_counted_iops", f"Total IOPS ({chunk_kib} KiB units)", "IOPS", total))
+        iops.append(SeriesOut(f"{prefix}_counted_iops", f"Total IOPS ({chunk_kib} KiB units)", "IOPS", total, entity))
     if data.has(k["read_bytes"]) or data.has(k["write_bytes"]):
-        tput.append(SeriesOut(f"{prefix}_read_mibps", "Read", "MiB/s", drop_empty(data.rate(k["read_bytes"], 1 / MIB))))
+        tput.append(SeriesOut(f"{prefix}_read_mibps", "Read", "MiB/s", drop_empty(data.rate(k["read_bytes"], 1 / MIB)), entity))
         tput.append(SeriesOut(f"{prefix}_write_mibps", "Write", "MiB/s",
-                              drop_empty(data.rate(k["write_bytes"], 1 / MIB))))
+                              drop_empty(data.rate(k["write_bytes"], 1 / MIB)), entity))
         tput.append(SeriesOut(f"{prefix}_total_mibps", "Total", "MiB/s",
                               data.combine([k["read_bytes"], k["write_bytes"]],
-                                           lambda r, w: derived.mib_per_second(r + w, step))))
+                                           lambda r, w: derived.mib_per_second(r + w, step)), entity))
     return iops, tput
 
 
@@ -445,38 +563,40 @@ def build_panels(
                     p.notes.append("The Raft log shares the data volume." if role == "raft"
                                    else "No data volume is mapped to this node.")
             continue
-        iops, tput = _io_series(data, "volume", vol.volume_id, derived.io_chunk_kib(vol.volume_type), role)
+        iops, tput = _io_series(data, refs.volume_entity(vol), derived.io_chunk_kib(vol.volume_type), role)
         if iops_p is not None:
             iops_p.title += f" ({vol.volume_id}, {vol.volume_type} {vol.size_gib} GiB)"
-            iops_p.series, iops_p.ceilings = iops, ceilings.get(f"{role}_iops", [])
+            iops_p.computed, iops_p.ceilings = iops, ceilings.get(f"{role}_iops", [])
             if role == "data" and refs.raft is None:
                 iops_p.notes.append("The Raft log shares this volume.")
         if tput_p is not None:
             tput_p.title += f" ({vol.volume_id})"
-            tput_p.series, tput_p.ceilings = tput, ceilings.get(f"{role}_throughput", [])
+            tput_p.computed, tput_p.ceilings = tput, ceilings.get(f"{role}_throughput", [])
     if refs.instance_id:
-        iops, tput = _io_series(data, "instance", refs.instance_id, SSD_CHUNK_KIB, "instance")
+        iops, tput = _io_series(data, refs.instance_entity(refs.instance_id), SSD_CHUNK_KIB, "instance")
         for pid, series in (("instance_iops", iops), ("instance_throughput", tput)):
             p = panels.get(pid)  # type: ignore[call-overload]
             if p is not None:
                 p.title += f" ({refs.instance_id}, {refs.instance_type})"
-                p.series, p.ceilings = series, ceilings.get(pid, [])
+                p.computed, p.ceilings = series, ceilings.get(pid, [])
                 if pid == "instance_iops" and series:
                     p.notes.append("Instance IOPS are counted as issued; AWS states the instance limit at 16 KiB "
                                    "I/O (AWS EBS-optimized instances).")
     if (p := panels.get("burst_balance")) is not None:
         for role, vol in (("data", refs.data), ("raft", refs.raft)):
             if vol is not None and data.has(("volume", vol.volume_id, mid.EBS_BURST_BALANCE)):
-                p.series.append(SeriesOut(f"{role}_burst_balance", f"{role.capitalize()} volume BurstBalance",
-                                          "%", drop_empty(data.get(("volume", vol.volume_id, mid.EBS_BURST_BALANCE)))))
+                p.computed.append(SeriesOut(f"{role}_burst_balance", f"{role.capitalize()} volume BurstBalance",
+                                          "%", drop_empty(data.get(("volume", vol.volume_id, mid.EBS_BURST_BALANCE))),
+                                          refs.volume_entity(vol)))
         if refs.instance_id:
             for metric, label in ((mid.EC2_EBS_IO_BALANCE, "Instance EBSIOBalance%"),
                                   (mid.EC2_EBS_BYTE_BALANCE, "Instance EBSByteBalance%")):
                 key = ("instance", refs.instance_id, metric)
                 if data.has(key):
-                    p.series.append(SeriesOut(metric.replace(".", "_"), label, "%", drop_empty(data.get(key))))
+                    p.computed.append(SeriesOut(metric.replace(".", "_"), label, "%", drop_empty(data.get(key)),
+                                                 refs.instance_entity(refs.instance_id)))
         p.forecasts = forecasts
-        if not p.series:
+        if not p.computed:
             p.notes.append("No burst bucket: gp3/io1/io2 volumes and instances that don't burst report no balance "
                            "(AWS CloudWatch metrics for EBS and EC2).")
     for role, vol in (("data", refs.data), ("raft", refs.raft)):
@@ -484,31 +604,33 @@ def build_panels(
             continue
         vid = vol.volume_id
         if (p := panels.get("queue_length")) is not None and data.has(("volume", vid, mid.EBS_QUEUE_LENGTH)):
-            p.series.append(SeriesOut(f"{role}_queue_length", f"{role.capitalize()} volume queue", "requests",
-                                      drop_empty(data.get(("volume", vid, mid.EBS_QUEUE_LENGTH)))))
+            p.computed.append(SeriesOut(f"{role}_queue_length", f"{role.capitalize()} volume queue", "requests",
+                                      drop_empty(data.get(("volume", vid, mid.EBS_QUEUE_LENGTH))), refs.volume_entity(vol)))
         if (p := panels.get("latency")) is not None:
             for op in ("read", "write"):
                 tkey, okey = ("volume", vid, f"ebs.total_{op}_time"), ("volume", vid, f"ebs.{op}_ops")
                 if data.has(tkey):
                     # Sum(TotalTime) / Sum(Ops) × 1000 (docs/reference/cloudwatch.md#volume-metrics): the ops-weighted mean per bucket.
-                    p.series.append(SeriesOut(f"{role}_{op}_latency", f"{role.capitalize()} {op}", "ms",
-                                              data.combine([tkey, okey], derived.latency_ms)))
+                    p.computed.append(SeriesOut(f"{role}_{op}_latency", f"{role.capitalize()} {op}", "ms",
+                                              data.combine([tkey, okey], derived.latency_ms), refs.volume_entity(vol)))
     if (p := panels.get("block_cache_hit_ratio")) is not None:
         hit, miss = ("tikv_node", addr, mid.TIKV_BLOCK_CACHE_HIT), ("tikv_node", addr, mid.TIKV_BLOCK_CACHE_MISS)
         if data.has(hit):
             # derived.hit_ratio of the bucket's mean rates, in %.
-            p.series.append(SeriesOut("block_cache_hit_ratio", "Hit ratio", "%",
-                                      data.combine([hit, miss], lambda h, m: derived.hit_ratio(h, m) * 100.0)))
+            p.computed.append(SeriesOut("block_cache_hit_ratio", "Hit ratio", "%",
+                                      data.combine([hit, miss], lambda h, m: derived.hit_ratio(h, m) * 100.0),
+                                      refs.store_entity()))
     if (p := panels.get("thread_cpu")) is not None:
         for pool in THREAD_POOLS:
             key = ("tikv_node", addr, f"tikv.thread_cpu.{pool}")
             if data.has(key):
-                p.series.append(SeriesOut(f"cpu_{pool}", pool.replace("_", " "), "cores", drop_empty(data.get(key))))
+                p.computed.append(SeriesOut(f"cpu_{pool}", pool.replace("_", " "), "cores", drop_empty(data.get(key)),
+                                          refs.store_entity()))
     if (p := panels.get("compaction_pending")) is not None:
         key = ("tikv_node", addr, mid.TIKV_PENDING_COMPACTION_BYTES)
         if data.has(key):
-            p.series.append(SeriesOut("pending_compaction", "Pending compaction", "GiB",
-                                      drop_empty(scaled(data.get(key), 1 / GIB))))
+            p.computed.append(SeriesOut("pending_compaction", "Pending compaction", "GiB",
+                                      drop_empty(scaled(data.get(key), 1 / GIB)), refs.store_entity()))
         lo, hi = data.window
         p.ceilings = [
             Ceiling(id="pending_soft", label="flow control slows writes (soft limit)", value=PENDING_SOFT_GIB,
@@ -519,7 +641,8 @@ def build_panels(
     if (p := panels.get("write_stall")) is not None:
         key = ("tikv_node", addr, mid.TIKV_WRITE_STALL)
         if data.has(key):
-            p.series.append(SeriesOut("write_stall", "Longest stall", "ms", drop_empty(scaled(data.get(key), 1e-3))))
+            p.computed.append(SeriesOut("write_stall", "Longest stall", "ms", drop_empty(scaled(data.get(key), 1e-3)),
+                                      refs.store_entity()))
     if (p := panels.get("disk_space")) is not None:
         _disk_panel(p, refs, data)
     for pid, p in panels.items():
@@ -538,26 +661,30 @@ class InForce:
     values: Columns
     ceilings: list[Ceiling]
     ceiling: Array  # NaN where no ceiling is known
+    entity: Entity | None  # what the utilisation series is of (None: the panel has none)
 
 
 def in_force_of(p: PanelOut, data: Data, key: Key | None) -> InForce:
     """The ceiling in force at each point of an IOPS / MiB/s panel's utilisation series (Data.in_force, decided by
     the credit balance `key`)."""
-    total = next((s.columns for s in p.series if s.id == UTILISATION_SERIES[p.id]), empty_columns())
+    of = next((s for s in p.computed if s.id == UTILISATION_SERIES[p.id]), None)
+    total = of.columns if of is not None else empty_columns()
     segs = [c for c in p.ceilings if c.unit in ("IOPS", "MiB/s")]
     ceil = data.in_force(segs, key, total.t) if segs else np.full(total.t.size, np.nan)
-    return InForce(total, segs, ceil)
+    return InForce(total, segs, ceil, of.entity if of is not None else None)
 
 
 def _add_in_force_line(p: PanelOut) -> None:
     """On an IOPS / MiB/s panel with a burst ceiling, the ceiling in force as a line of its own: the burst figure
     while the credit balance lasts, the baseline once it is empty (what the advisor and the glance table judge)."""
-    if p.in_force is None or not any(c.kind == "burst" for c in p.in_force.ceilings) or not len(p.in_force.values):
+    if (p.in_force is None or p.in_force.entity is None or not any(c.kind == "burst" for c in p.in_force.ceilings)
+            or not len(p.in_force.values)):
         return
     total, ceil = p.in_force.values, p.in_force.ceiling
     keep = np.isfinite(ceil)
-    p.series.append(SeriesOut(f"{p.id}_ceiling_in_force", "Ceiling in force", p.unit,
-                              Columns(total.t[keep], ceil[keep], ceil[keep].copy(), ceil[keep].copy())))
+    p.computed.append(SeriesOut(f"{p.id}_ceiling_in_force", "Ceiling in force", p.unit,
+                                Columns(total.t[keep], ceil[keep], ceil[keep].copy(), ceil[keep].copy()),
+                                p.in_force.entity))
 
 
 # PD's space lines (PingCAP: PD Configuration File, schedule.high-space-ratio / low-space-ratio defaults).
@@ -572,9 +699,10 @@ def _disk_panel(p: PanelOut, refs: NodeRefs, data: Data) -> None:
     cap, avail, used = (("tikv_node", addr, f"tikv.store_{m}_bytes") for m in ("capacity", "available", "used"))
     if data.has(cap) and data.has(avail):
         # What PD judges: capacity - available (TiKV's store heartbeat; includes what is not TiKV's on the disk)
-        p.series.append(SeriesOut("pd_used", "Used (capacity - available, as PD sees it)", "GiB",
-                                  data.combine([cap, avail], lambda c, a: (c - a) / GIB)))
-        p.series.append(SeriesOut("capacity", "Capacity TiKV reports", "GiB", drop_empty(scaled(data.get(cap), 1 / GIB))))
+        p.computed.append(SeriesOut("pd_used", "Used (capacity - available, as PD sees it)", "GiB",
+                                  data.combine([cap, avail], lambda c, a: (c - a) / GIB), refs.store_entity()))
+        p.computed.append(SeriesOut("capacity", "Capacity TiKV reports", "GiB", drop_empty(scaled(data.get(cap), 1 / GIB)),
+                                  refs.store_entity()))
         last = data.get(cap).avg[np.isfinite(data.get(cap).avg)]
         if last.size:
             lo, hi = data.window
@@ -583,12 +711,12 @@ def _disk_panel(p: PanelOut, refs: NodeRefs, data: Data) -> None:
                                   valid_from=lo, valid_to=hi, source=PD_SPACE_SOURCE)
                           for cid, label, share in PD_SPACE_LINES]
     if data.has(used):
-        p.series.append(SeriesOut("tikv_used", "Used by TiKV", "GiB", drop_empty(scaled(data.get(used), 1 / GIB))))
+        p.computed.append(SeriesOut("tikv_used", "Used by TiKV", "GiB", drop_empty(scaled(data.get(used), 1 / GIB)), refs.store_entity()))
     if refs.data is not None:
         p.notes.append(f"Data volume {refs.data.volume_id}: {refs.data.size_gib:,} GiB in AWS; the capacity TiKV "
                        "reports is the filesystem's size (smaller by the filesystem's metadata, or much smaller "
                        "when the filesystem was not grown after a resize).")
-    if not p.series:
+    if not p.computed:
         p.notes.append("No tikv_store_size_bytes series for this store yet.")
 
 
@@ -667,6 +795,7 @@ def node_forecasts(refs: NodeRefs, ctx: Context | None, horizon_seconds: float |
 
 @dataclass
 class NodeMetrics:
+    cluster_id: uuid.UUID
     refs: NodeRefs
     start: dt.datetime
     end: dt.datetime
@@ -674,6 +803,18 @@ class NodeMetrics:
     source: Literal["raw", "rollup"]
     panels: list[PanelOut]
     points: int = DEFAULT_POINTS
+
+    @property
+    def node(self) -> NodeRefs:
+        return self.refs
+
+    @property
+    def resolution_seconds(self) -> int:
+        return self.resolution
+
+    @property
+    def resolution_source(self) -> Literal["raw", "rollup"]:
+        return self.source
 
 
 def _nodes(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[TikvNode]:
@@ -724,7 +865,7 @@ def node_metrics(
     ceilings = node_ceilings(db, refs, lo, hi)
     built = build_panels(refs, data, ceilings, forecasts, wanted)
     for p in built:
-        p.drawn = [draw_series(s, p.id, resolution, points, (lo, hi)) for s in p.series]
+        p.series = [draw_series(s, p.id, resolution, points, (lo, hi)) for s in p.computed]
     if with_projections:
         wanted_keys = {str(p.id): k for p in built if (k := projection_key(p.id, refs)) is not None}
         rows = projections_service.stored(db, principal.org_id, node.cluster_id, list(set(wanted_keys.values())))
@@ -733,7 +874,7 @@ def node_metrics(
             row = rows.get(key) if key is not None else None
             if row is not None:
                 p.projection = projection_out(row)
-    return NodeMetrics(refs, lo, hi, resolution, "raw" if resolution == 60 else "rollup", built, points)
+    return NodeMetrics(cluster_id, refs, lo, hi, resolution, "raw" if resolution == 60 else "rollup", built, points)
 
 
 @dataclass
@@ -744,12 +885,32 @@ class UtilisationCell:
     ceiling: Ceiling | None  # the ceiling in force at the peak
     ceiling_now: Ceiling | None  # the ceiling in force at the window's last point
 
+    @property
+    def peak_percent(self) -> float | None:
+        return self.peak.percent if self.peak else None
+
+    @property
+    def peak_at(self) -> dt.datetime | None:
+        return self.peak.at if self.peak else None
+
+    @property
+    def peak_value(self) -> float | None:
+        return self.peak.value if self.peak else None
+
 
 @dataclass
 class NodeOverview:
     refs: NodeRefs
     cells: list[UtilisationCell]
     burst: list[ForecastOut]
+
+    @property
+    def node(self) -> NodeRefs:
+        return self.refs
+
+    @property
+    def utilisation(self) -> list[UtilisationCell]:
+        return self.cells
 
     @property
     def burst_seconds_left(self) -> float | None:
@@ -760,11 +921,20 @@ class NodeOverview:
 
 @dataclass
 class ClusterOverview:
+    cluster_id: uuid.UUID
     start: dt.datetime
     end: dt.datetime
     resolution: int
     source: Literal["raw", "rollup"]
     nodes: list[NodeOverview]
+
+    @property
+    def resolution_seconds(self) -> int:
+        return self.resolution
+
+    @property
+    def resolution_source(self) -> Literal["raw", "rollup"]:
+        return self.source
 
 
 # Utilisation is judged as the advisor judges it: against the ceiling in force at each point (a gp2 volume's or a
@@ -840,8 +1010,8 @@ def cluster_overview(
         ceilings = node_ceilings(db, refs, lo, hi)
         panels = {p.id: p for p in build_panels(refs, data, ceilings, [], io_panels)}
         cells = [utilisation_cell(metric, panel.in_force) for metric in io_panels
-                 if (panel := panels.get(metric)) is not None and (panel.series or panel.ceilings)
+                 if (panel := panels.get(metric)) is not None and (panel.computed or panel.ceilings)
                  and panel.in_force is not None]
         # The overview needs only the time to empty: the shortest charted path (forecast.burst MIN_HORIZON_SECONDS) keeps them cheap.
         out.append(NodeOverview(refs, cells, node_forecasts(refs, judged, horizon_seconds=MIN_HORIZON_SECONDS)))
-    return ClusterOverview(lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)
+    return ClusterOverview(cluster_id, lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)

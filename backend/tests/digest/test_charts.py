@@ -8,16 +8,14 @@ import datetime as dt
 import io
 import re
 import uuid
-from dataclasses import replace
 from typing import Any
 
 from digest_seed import verify
 from headroom.digest import service
 from headroom.digest.charts import describe, finding_chart, peak_use
-from headroom.domain.model import Forecast, ReferenceLine
+from headroom.domain.model import EvidenceSeries, Forecast, ReferenceLine
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.findings import service as findings
-from headroom.findings.evidence_series import ChartSeries
 from headroom.sources.demo import service as demo
 from helpers import sign_up
 from PIL import Image
@@ -28,10 +26,11 @@ T0 = 1_762_000_000 - 1_762_000_000 % 60
 
 
 def _series(values: list[float | None], *, metric: str = "derived.counted_iops", unit: str = "IOPS",
-            lines: tuple[tuple[float, str], ...] = ((3000.0, "IOPS ceiling"),)) -> ChartSeries:
-    return ChartSeries("volume", "vol-1", metric, metric, unit, t=[T0 + 60 * i for i in range(len(values))],
-                       values=values, reference_lines=[ReferenceLine(value=v, label=label, unit=unit)
-                                                       for v, label in lines])
+            lines: tuple[tuple[float, str], ...] = ((3000.0, "IOPS ceiling"),)) -> EvidenceSeries:
+    return EvidenceSeries(id=metric, label=metric, unit=unit, entity_kind="volume", entity_id="vol-1",
+                          entity_name="vol-1", statistic="avg", step_seconds=60,
+                          t=[T0 + 60 * i for i in range(len(values))], values=values, metric=metric,
+                          reference_lines=[ReferenceLine(value=v, label=label, unit=unit) for v, label in lines])
 
 
 def test_the_words_keep_a_one_minute_peak_at_the_ceiling_and_a_balances_time_empty() -> None:
@@ -54,8 +53,8 @@ def test_the_words_judge_a_volumes_peak_by_the_ceiling_in_force() -> None:
     # A 350 GiB gp2 volume: 3,000 IOPS while its bucket has credits, its 1,050 IOPS baseline once it is empty
     # (docs/reference/gp2-burst.md#baseline-and-burst). 2,400 IOPS with credits is 80 % of 3,000; 1,200 IOPS on an
     # empty bucket is 114 % of 1,050: the peak use is the latter, as the glance table says, not 2,400 / 3,000.
-    chart = replace(_series([2400.0, 1200.0, None], lines=((1050.0, "gp2 baseline"), (3000.0, "gp2 burst"))),
-                    in_force=[3000.0, 1050.0, 1050.0])
+    chart = _series([2400.0, 1200.0, None], lines=((1050.0, "gp2 baseline"), (3000.0, "gp2 burst"))).model_copy(
+        update={"in_force": [3000.0, 1050.0, 1050.0]})
     assert peak_use(chart) == (1200.0 / 1050.0, 1200.0, 1050.0)
     assert "peak 1,200 IOPS (114% of 1,050 IOPS: ceiling in force)" in describe(chart, 60)
     assert peak_use(_series([2400.0])) is None  # a series with no ceiling in force: its lines only

@@ -127,20 +127,25 @@ def test_raw_window_numbers_are_exact(owner: Any, cluster_id: str, sessions: Any
     assert [p["id"] for p in body["panels"]][:3] == ["data_iops", "data_throughput", "instance_iops"]
     assert "The Raft log shares this volume." in _panel(body, "data_iops")["notes"]
     iops = _panel(body, "data_iops")
-    assert _series(iops, "data_read_iops")["value"] == [10.0] * 60  # 600 / 60 s
-    assert _series(iops, "data_write_iops")["value"] == [20.0] * 60
+    assert _series(iops, "data_read_iops")["values"] == [10.0] * 60  # 600 / 60 s
+    assert _series(iops, "data_write_iops")["values"] == [20.0] * 60
     # Counted in 256 KiB units (docs/reference/ebs-io-accounting.md#io-size-cap): 16 KiB reads count once, 512 KiB writes twice: 10 + 2 × 20 = 50 IOPS.
     counted = _series(iops, "data_counted_iops")
-    assert counted["value"] == [50.0] * 60 and counted["statistic"] == "avg" and counted["step_seconds"] == 60
+    assert counted["values"] == [50.0] * 60 and counted["statistic"] == "avg" and counted["step_seconds"] == 60
     assert counted["t"][0] == int(start.timestamp()) and counted["t"][-1] == int(NOW.timestamp()) - 60
     tput = _panel(body, "data_throughput")
     # 10.15625 MiB/s, sent to 6 significant digits (metrics.service.SIGNIFICANT_DIGITS)
-    assert _series(tput, "data_total_mibps")["value"][0] == pytest.approx((600 * 16 + 1200 * 512) / 1024 / 60,
+    assert _series(tput, "data_total_mibps")["values"][0] == pytest.approx((600 * 16 + 1200 * 512) / 1024 / 60,
                                                                           rel=1e-5)
     lat = _series(_panel(body, "latency"), "data_read_latency")
-    assert lat["value"] == [pytest.approx(0.5)] * 60  # 0.3 s / 600 ops × 1000
+    assert lat["values"] == [pytest.approx(0.5)] * 60  # 0.3 s / 600 ops × 1000
     hit = _series(_panel(body, "block_cache_hit_ratio"), "block_cache_hit_ratio")
-    assert hit["value"] == [pytest.approx(90.0)] * 60
+    assert hit["values"] == [pytest.approx(90.0)] * 60
+    # Each series says what it is of: the volume (named with the store it serves), the store itself.
+    assert (counted["entity_kind"], counted["entity_id"]) == ("volume", fleet.volume_id)
+    assert counted["entity_name"] == f"{fleet.address} {fleet.volume_id}"
+    assert (lat["entity_kind"], lat["entity_id"]) == ("volume", fleet.volume_id)
+    assert (hit["entity_kind"], hit["entity_id"], hit["entity_name"]) == ("node", fleet.address, fleet.address)
     # gp3 3,000 IOPS / 125 MiB/s: one ceiling each, over the whole window, with its catalog source.
     [ceiling] = iops["ceilings"]
     assert ceiling["value"] == 3000 and "gp3 provisioned IOPS" in ceiling["label"] and "https://docs.aws.amazon.com/ebs/" in ceiling["source"]  # a public link, not an internal section
@@ -166,14 +171,14 @@ def test_resolution_follows_the_window_and_rollups_are_exact(owner: Any, cluster
     assert [p["id"] for p in body["panels"]] == ["data_iops"]
     reads = _series(body["panels"][0], "data_read_iops")
     assert len(reads["t"]) == 2 * 24 * 12 and reads["step_seconds"] == 300 and reads["span_seconds"] is None
-    assert reads["statistic"] == "avg" and set(reads["value"]) == {3.0}
+    assert reads["statistic"] == "avg" and set(reads["values"]) == {3.0}
     assert reads["t"][1] - reads["t"][0] == 300
     body = _get(owner, cluster_id, start=start.isoformat(), end=NOW.isoformat(), panel=["write_stall", "burst_balance"],
                 points=2000)
     stall = _series(_panel(body, "write_stall"), "write_stall")
-    assert stall["statistic"] == "max" and set(stall["value"]) == {0.3}  # 300 µs
+    assert stall["statistic"] == "max" and set(stall["values"]) == {0.3}  # 300 µs
     balance = _series(_panel(body, "burst_balance"), "data_burst_balance")
-    assert balance["statistic"] == "min" and set(balance["value"]) == {60.0}
+    assert balance["statistic"] == "min" and set(balance["values"]) == {60.0}
     # 6 h and less is raw; beyond 8 days hourly.
     assert _get(owner, cluster_id, start=(NOW - dt.timedelta(hours=6)).isoformat(),
                 end=NOW.isoformat(), panel="data_iops")["resolution_seconds"] == 60
@@ -181,7 +186,7 @@ def test_resolution_follows_the_window_and_rollups_are_exact(owner: Any, cluster
                 panel="data_iops")
     assert body["resolution_seconds"] == 3600
     hourly = _series(body["panels"][0], "data_read_iops")
-    assert len(hourly["t"]) == 48 and set(hourly["value"]) == {3.0} and hourly["statistic"] == "avg"
+    assert len(hourly["t"]) == 48 and set(hourly["values"]) == {3.0} and hourly["statistic"] == "avg"
 
 
 def test_ceilings_switch_at_an_inventory_change(owner: Any, cluster_id: str, sessions: Any) -> None:
@@ -302,7 +307,7 @@ def test_the_newest_two_hours_come_from_raw_points_when_rollups_lag(owner: Any, 
     q = _series(body["panels"][0], "data_queue_length")
     assert body["resolution_seconds"] == 300
     assert len(q["t"]) == 24 and q["t"][0] == int((NOW - dt.timedelta(hours=2)).timestamp())
-    assert set(q["value"]) == {2.0} and q["statistic"] == "avg"
+    assert set(q["values"]) == {2.0} and q["statistic"] == "avg"
 
 
 def test_a_minute_at_the_ceiling_survives_the_point_budget(owner: Any, cluster_id: str, sessions: Any) -> None:
@@ -316,8 +321,8 @@ def test_a_minute_at_the_ceiling_survives_the_point_budget(owner: Any, cluster_i
     body = _get(owner, cluster_id, start=start.isoformat(), end=NOW.isoformat(), panel="data_iops", points=60)
     reads = _series(body["panels"][0], "data_read_iops")
     assert len(reads["t"]) <= 60 < 360
-    assert max(reads["value"]) == 3000.0 and reads["t"][reads["value"].index(3000.0)] == int(hit.timestamp())
-    assert min(reads["value"]) == 1500.0
+    assert max(reads["values"]) == 3000.0 and reads["t"][reads["values"].index(3000.0)] == int(hit.timestamp())
+    assert min(reads["values"]) == 1500.0
     assert reads["step_seconds"] == reads["span_seconds"] == 6 * 3600 // 15  # 60 points: 15 M4 spans of 24 min
     assert [c["value"] for c in body["panels"][0]["ceilings"]] == [3000.0]  # ceilings are not downsampled
     # The whole series when the budget holds it; out-of-range budgets are refused, naming the field.

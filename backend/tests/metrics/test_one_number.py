@@ -208,7 +208,7 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
             if any(c["kind"] == "burst" for c in panel["ceilings"]):
                 assert line is not None, (metric, entity)
                 grid = int(start.timestamp())
-                for t, v in zip(line["t"], line["value"], strict=True):
+                for t, v in zip(line["t"], line["values"], strict=True):
                     i = (t - grid) // 60
                     if 0 <= i < len(ceiling) and np.isfinite(ceiling[i]):
                         assert v == pytest.approx(float(ceiling[i]), rel=1e-5), (metric, entity, t)  # 6 digits

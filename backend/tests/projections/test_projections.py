@@ -150,7 +150,7 @@ def test_metrics_panels_draw_the_projection_and_the_advisor_reads_it(world: dict
     disk = panels["disk_space"]
     ids = {s["id"] for s in disk["series"]}
     assert {"pd_used", "capacity", "tikv_used"} <= ids
-    capacity = [v for v in next(s for s in disk["series"] if s["id"] == "capacity")["value"] if v is not None][-1]
+    capacity = [v for v in next(s for s in disk["series"] if s["id"] == "capacity")["values"] if v is not None][-1]
     lines = {c["id"]: c["value"] for c in disk["ceilings"]}
     assert lines["pd_low_space"] == pytest.approx(0.8 * capacity, abs=0.1)
     assert lines["pd_high_space"] == pytest.approx(0.7 * capacity, abs=0.1)

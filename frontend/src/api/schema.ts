@@ -2603,7 +2603,10 @@ export interface components {
              */
             window_start: string;
         };
-        /** EvidenceChartRead */
+        /**
+         * EvidenceChartRead
+         * @description A finding's evidence series over its window, each in the one series shape the Metrics panels use too.
+         */
         EvidenceChartRead: {
             /**
              * Finding Id
@@ -2611,7 +2614,7 @@ export interface components {
              */
             finding_id: string;
             /** Series */
-            series: components["schemas"]["EvidenceSeriesRead"][];
+            series: components["schemas"]["EvidenceSeries"][];
             /** Step Seconds */
             step_seconds: number;
             /**
@@ -2626,26 +2629,47 @@ export interface components {
             window_start: string;
         };
         /**
-         * EvidenceSeriesRead
-         * @description One series the finding's evidence charts, with its points over the evidence window.
+         * EvidenceSeries
+         * @description A series a finding's evidence charts: the points of the SeriesRef the advisor named, over the evidence
+         *     window, with the reference lines (ceilings, thresholds) it was judged against.
          */
-        EvidenceSeriesRead: {
-            /** Entity Id */
+        EvidenceSeries: {
+            /**
+             * Entity Id
+             * @description The volume id, the instance id, or the store's id (its address).
+             */
             entity_id: string;
-            /** Entity Kind */
-            entity_kind: string;
+            /**
+             * Entity Kind
+             * @description What the series is of: a volume, an instance or a TiKV store.
+             * @enum {string}
+             */
+            entity_kind: "volume" | "instance" | "node";
             /**
              * Entity Name
-             * @description A short name of the entity for a legend: a store's address, a volume or instance with the store it serves ("10.0.1.14:20160 vol-0abc"); the entity id when no store is known.
-             * @default
+             * @description A short name of the entity for a legend: a store's address, a volume or instance with the store it serves ("10.0.1.14:20160 vol-0abc"); the entity id when no single store is known.
              */
-            entity_name?: string;
+            entity_name: string;
             /**
              * Found
              * @description False when the store has no points of this series in the window.
+             * @default true
              */
             found: boolean;
-            /** Label */
+            /**
+             * Id
+             * @description Stable within its chart, e.g. "data_read_iops".
+             */
+            id: string;
+            /**
+             * In Force
+             * @description For a volume's or an instance's IOPS or MiB/s: the ceiling in force at each point of `t` (a burst figure while credits last, else the sustained one), as the advisor and the glance table judge it (headroom.domain.physics.ceilings.in_force); null for any other series.
+             */
+            in_force: (number | null)[] | null;
+            /**
+             * Label
+             * @description What the series is, without its entity (see entity_name).
+             */
             label: string;
             /**
              * Metric
@@ -2653,17 +2677,33 @@ export interface components {
              */
             metric: string;
             /** Reference Lines */
-            reference_lines?: components["schemas"]["ReferenceLine"][];
+            reference_lines: components["schemas"]["ReferenceLine"][];
+            /**
+             * Span Seconds
+             * @description The M4 span (seconds) when the series was cut to a point budget: of each span its first, lowest, highest and last point (docs/metrics-downsampling.md); null when it is whole.
+             */
+            span_seconds: number | null;
+            /**
+             * Statistic
+             * @description Which aggregate of each step's samples a value is: a 1-minute point is one sample (avg); at 5-minute or hourly steps the longest write stall and the lowest credit balance, else the average.
+             * @enum {string}
+             */
+            statistic: "avg" | "max" | "min";
+            /**
+             * Step Seconds
+             * @description Seconds one point covers: the resolution, the series' own period when longer (AWS/EC2 sends 5-minute points on basic monitoring), or the M4 span when the series was cut. A longer distance between two points is a gap.
+             */
+            step_seconds: number;
             /**
              * T
-             * @description Epoch seconds of each point.
+             * @description Point starts, epoch seconds (UTC), ascending.
              */
             t: number[];
             /** Unit */
             unit: string;
             /**
              * Values
-             * @description One per t; null marks a gap.
+             * @description One per t; null marks a gap (no sample), never 0.
              */
             values: (number | null)[];
         };
@@ -3823,8 +3863,11 @@ export interface components {
             notes: string[];
             /** @description Present with ?projections=true when the panel's ceiling has a stored fit. */
             projection?: components["schemas"]["ProjectionPathRead"] | null;
-            /** Series */
-            series: components["schemas"]["SeriesRead"][];
+            /**
+             * Series
+             * @description Each line in the one series shape a finding's evidence uses too, of its entity (volume, instance or store). A series longer than `points` is cut with M4: of each equal span of the window its first, lowest, highest and last point, so peaks and dips (a minute at a ceiling) are kept and no mean is drawn that was not stored (docs/metrics-downsampling.md); values carry 6 significant digits.
+             */
+            series: components["schemas"]["Series"][];
             /** Title */
             title: string;
             /** Unit */
@@ -4311,40 +4354,67 @@ export interface components {
             /** To */
             to: string;
         };
-        /** SeriesRead */
-        SeriesRead: {
-            /** Id */
+        /**
+         * Series
+         * @description One series of points as every chart receives it (the Metrics panels, a finding's evidence): epoch seconds
+         *     and one value each, of one entity, in one unit. A missing value is None (a gap), never 0; a distance between
+         *     two points longer than `step_seconds` is a gap too.
+         */
+        Series: {
+            /**
+             * Entity Id
+             * @description The volume id, the instance id, or the store's id (its address).
+             */
+            entity_id: string;
+            /**
+             * Entity Kind
+             * @description What the series is of: a volume, an instance or a TiKV store.
+             * @enum {string}
+             */
+            entity_kind: "volume" | "instance" | "node";
+            /**
+             * Entity Name
+             * @description A short name of the entity for a legend: a store's address, a volume or instance with the store it serves ("10.0.1.14:20160 vol-0abc"); the entity id when no single store is known.
+             */
+            entity_name: string;
+            /**
+             * Id
+             * @description Stable within its chart, e.g. "data_read_iops".
+             */
             id: string;
-            /** Label */
+            /**
+             * Label
+             * @description What the series is, without its entity (see entity_name).
+             */
             label: string;
             /**
              * Span Seconds
-             * @description The M4 span (seconds) when the series was cut to `points`; null when it is whole.
+             * @description The M4 span (seconds) when the series was cut to a point budget: of each span its first, lowest, highest and last point (docs/metrics-downsampling.md); null when it is whole.
              */
             span_seconds: number | null;
             /**
              * Statistic
-             * @description Which aggregate of each bucket `value` is: the panel's (a raw 1-minute point is one sample; at 5-minute / hourly rollups the longest write stall and the lowest burst balance, else the average; a derived series such as read + write has only the average).
+             * @description Which aggregate of each step's samples a value is: a 1-minute point is one sample (avg); at 5-minute or hourly steps the longest write stall and the lowest credit balance, else the average.
              * @enum {string}
              */
             statistic: "avg" | "max" | "min";
             /**
              * Step Seconds
-             * @description Seconds one point of this series covers: the chart's resolution, the series' own period when that is longer (AWS/EC2 sends 5-minute points on basic monitoring), or the M4 span when the series was cut. A longer distance between two points is a gap.
+             * @description Seconds one point covers: the resolution, the series' own period when longer (AWS/EC2 sends 5-minute points on basic monitoring), or the M4 span when the series was cut. A longer distance between two points is a gap.
              */
             step_seconds: number;
             /**
              * T
-             * @description Bucket start, epoch seconds (UTC).
+             * @description Point starts, epoch seconds (UTC), ascending.
              */
             t: number[];
             /** Unit */
             unit: string;
             /**
-             * Value
-             * @description The statistic at each `t`, to 6 significant digits. A series longer than `points` is cut with M4: of each equal span of the window its first, lowest, highest and last point, so peaks and dips (a minute at a ceiling) are kept and no mean is drawn that was not stored (docs/metrics-downsampling.md).
+             * Values
+             * @description One per t; null marks a gap (no sample), never 0.
              */
-            value: (number | null)[];
+            values: (number | null)[];
         };
         /**
          * SeriesRef
@@ -12621,6 +12691,8 @@ export const deliveryReadEventValues: ReadonlyArray<FlattenedDeepRequired<compon
 export const deliveryReadSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["severity"]> = ["critical", "warning", "info"];
 export const deliveryReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["status"]> = ["pending", "sending", "sent", "failed"];
 export const entityRefKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EntityRef"]["kind"]> = ["volume", "instance", "node", "cluster"];
+export const evidenceSeriesEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EvidenceSeries"]["entity_kind"]> = ["volume", "instance", "node"];
+export const evidenceSeriesStatisticValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EvidenceSeries"]["statistic"]> = ["avg", "max", "min"];
 export const findingReadEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingRead"]["entity_kind"]> = ["cluster", "tikv_node", "instance", "volume"];
 export const findingReadImpact_basisValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingRead"]["impact_basis"]> = ["headroom", "metric", "none"];
 export const findingReadSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingRead"]["severity"]> = ["critical", "warning", "info"];
@@ -12654,7 +12726,8 @@ export const relatedFindingRoleValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const relatedFindingSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["severity"]> = ["critical", "warning", "info"];
 export const relatedFindingStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
 export const sendTestResultStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SendTestResult"]["status"]> = ["sent", "skipped", "failed"];
-export const seriesReadStatisticValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SeriesRead"]["statistic"]> = ["avg", "max", "min"];
+export const seriesEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Series"]["entity_kind"]> = ["volume", "instance", "node"];
+export const seriesStatisticValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Series"]["statistic"]> = ["avg", "max", "min"];
 export const seriesRefEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SeriesRef"]["entity_kind"]> = ["volume", "instance", "node"];
 export const sessionReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SessionRead"]["role"]> = ["owner", "admin", "viewer"];
 export const sourceHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SourceHealth"]["status"]> = ["unknown", "ok", "failing"];

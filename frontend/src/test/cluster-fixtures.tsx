@@ -226,19 +226,29 @@ export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
   step_seconds: 60,
   series: [
     {
+      id: 'volume:vol-043ed06aaced3aa8a:ebs.burst_balance',
       entity_kind: 'volume',
       entity_id: 'vol-043ed06aaced3aa8a',
+      entity_name: 'vol-043ed06aaced3aa8a',
+      statistic: 'avg',
+      step_seconds: 60,
+      span_seconds: null,
       metric: 'ebs.burst_balance',
       label: 'BurstBalance vol-043ed06aaced3aa8a',
       unit: 'Percent',
       t: [T0, T0 + 60, T0 + 120],
       values: [12, 4, 0],
       reference_lines: [{ value: 10, label: 'low', unit: '%', kind: null, source: null }],
-      found: true,
+      found: true, in_force: null,
     },
     {
+      id: 'volume:vol-043ed06aaced3aa8a:derived.counted_iops',
       entity_kind: 'volume',
       entity_id: 'vol-043ed06aaced3aa8a',
+      entity_name: 'vol-043ed06aaced3aa8a',
+      statistic: 'avg',
+      step_seconds: 60,
+      span_seconds: null,
       metric: 'derived.counted_iops',
       label: 'counted IOPS vol-043ed06aaced3aa8a',
       unit: 'IOPS',
@@ -250,18 +260,23 @@ export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
         { value: 1050, label: "gp2 baseline (3 IOPS/GiB), the finding's limit", unit: 'IOPS', kind: null, source: null },
         { value: 3000, label: 'gp2 burst, while credits last', unit: 'IOPS', kind: null, source: null },
       ],
-      found: true,
+      found: true, in_force: null,
     },
     {
+      id: 'volume:vol-043ed06aaced3aa8a:derived.read_latency_ms',
       entity_kind: 'volume',
       entity_id: 'vol-043ed06aaced3aa8a',
+      entity_name: 'vol-043ed06aaced3aa8a',
+      statistic: 'avg',
+      step_seconds: 60,
+      span_seconds: null,
       metric: 'derived.read_latency_ms',
       label: 'read latency vol-043ed06aaced3aa8a',
       unit: 'ms',
       t: [],
       values: [],
       reference_lines: [],
-      found: false,
+      found: false, in_force: null,
     },
   ],
 };
@@ -449,7 +464,7 @@ const BAND = {
 };
 
 /** A node's data-IOPS panel as GET /metrics serves it for a ledger window: three hourly points and the ceiling. */
-function ledgerPanel(t0: number, values: number[], ceiling: number) {
+function ledgerPanel(t0: number, values: number[], ceiling: number): S['NodeMetricsRead'] {
   return {
     cluster_id: CLUSTER_ID,
     node: null,
@@ -470,9 +485,12 @@ function ledgerPanel(t0: number, values: number[], ceiling: number) {
             unit: 'IOPS',
             t: values.map((_, i) => t0 + i * 3600),
             statistic: 'avg',
-            value: values,
+            values,
             step_seconds: 3600,
             span_seconds: null,
+            entity_kind: 'volume',
+            entity_id: 'vol-0ledger',
+            entity_name: '10.0.1.10:20160 vol-0ledger',
           },
         ],
         ceilings: [

@@ -52,8 +52,9 @@ describe('evidence charts', () => {
   it('names the store of each line when a chart covers two stores, and a lone entity in the title', () => {
     // the block-cache finding: hits and misses of two stores share one ops/s chart
     const series = (metric: string, label: string, store: string) => ({
-      entity_kind: 'node', entity_id: store, entity_name: store, metric, label, unit: 'ops/s',
-      t: [0, 60, 180], values: [1, 2, 3], reference_lines: [], found: true,
+      id: `node:${store}:${metric}`, entity_kind: 'node' as const, entity_id: store, entity_name: store, metric, label, unit: 'ops/s',
+      statistic: 'avg' as const, step_seconds: 60, span_seconds: null,
+      t: [0, 60, 180], values: [1, 2, 3], reference_lines: [], found: true, in_force: null,
     });
     const { charts } = toEvidenceCharts(
       {
@@ -85,8 +86,9 @@ describe('evidence charts', () => {
   it('shows bytes as MiB and merges repeated ceilings of series that share a unit', () => {
     const line = { value: 10 * 1024 * 1024, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s', kind: null, source: null };
     const series = (metric: string) => ({
-      entity_kind: 'node', entity_id: '10.0.1.10:20160', metric, label: metric, unit: 'bytes/s',
-      t: [1], values: [5 * 1024 * 1024], reference_lines: [line], found: true,
+      id: metric, entity_kind: 'node' as const, entity_id: '10.0.1.10:20160', entity_name: '10.0.1.10:20160', metric, label: metric,
+      unit: 'bytes/s', statistic: 'avg' as const, step_seconds: 60, span_seconds: null,
+      t: [1], values: [5 * 1024 * 1024], reference_lines: [line], found: true, in_force: null,
     });
     const { charts } = toEvidenceCharts(
       { finding_id: 'f', window_start: '', window_end: '', step_seconds: 60, series: [series('tikv.compaction_write_bytes'), series('tikv.flush_write_bytes')] },
@@ -107,8 +109,9 @@ describe('evidence charts', () => {
       {
         finding_id: 'f', window_start: '', window_end: '', step_seconds: 60,
         series: [{
-          entity_kind: 'node', entity_id: 'n', metric: 'tikv.compaction_write_bytes', label: 'compaction', unit: 'bytes/s',
-          t: [1, 61], values: [40 * 1024 * 1024, 60 * 1024 * 1024], found: true,
+          id: 'compaction', entity_kind: 'node', entity_id: 'n', entity_name: 'n', metric: 'tikv.compaction_write_bytes',
+          label: 'compaction', unit: 'bytes/s', statistic: 'avg', step_seconds: 60, span_seconds: null,
+          t: [1, 61], values: [40 * 1024 * 1024, 60 * 1024 * 1024], found: true, in_force: null,
           reference_lines: [
             { value: 10 * GIB, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s', kind: null, source: null },
             { value: 125 * 1024 * 1024, label: 'disk ceiling', unit: 'bytes/s', kind: null, source: null },

@@ -102,8 +102,8 @@ export function toEvidenceCharts(
       label: s.label,
       name: s.label,
       entity: entityText(s),
-      // the evidence window's step: a longer distance between two points is a gap
-      stepMs: data.step_seconds * 1000,
+      // the series' own step (the evidence window's): a longer distance between two points is a gap
+      stepMs: s.step_seconds * 1000,
       points: s.t.map((t, j) => {
         const v = s.values[j];
         return { t: t * 1000, value: v === null || v === undefined ? null : v * scale };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { seriesStyles } from '@/components/TimeSeriesChart/layout';
 import { formatDuration } from '@/lib/format';
 import { drawnLine, findGaps, segmentCount } from '@/components/TimeSeriesChart';
-import { chartDomain, describeForecast, entityOf, FORECAST_SHARE, heat, panelChart, stepMs, toCeilings, toPoints } from './adapters';
+import { chartDomain, describeForecast, FORECAST_SHARE, heat, panelChart, stepMs, toCeilings, toPoints } from './adapters';
 import { chartPoints, MAX_CHART_POINTS, windowFor } from './api';
 import { nodeMetrics } from './fixtures';
 
@@ -26,11 +26,11 @@ describe('toPoints and stepMs', () => {
 
   it("steps a 5-minute series on a 1-minute chart at its own 5 minutes, and an M4 cut series at its span", () => {
     const t0 = 1_800_000_000;
-    const ec2 = { ...iops.series[0]!, t: [t0, t0 + 300, t0 + 600, t0 + 1200], value: [1, 2, 3, 4], step_seconds: 300 };
+    const ec2 = { ...iops.series[0]!, t: [t0, t0 + 300, t0 + 600, t0 + 1200], values: [1, 2, 3, 4], step_seconds: 300 };
     expect(stepMs(ec2, 60)).toBe(300_000);
     expect(findGaps(toPoints(ec2), stepMs(ec2, 60))).toEqual([{ from: (t0 + 600) * 1000, to: (t0 + 1200) * 1000 }]);
     // 12-minute M4 spans: a span's first, lowest, highest and last points are up to 12 minutes apart
-    const cut = { ...iops.series[0]!, t: [t0, t0 + 700, t0 + 720, t0 + 1440, t0 + 4000], value: [1, 9, 2, 3, 4], step_seconds: 720, span_seconds: 720 };
+    const cut = { ...iops.series[0]!, t: [t0, t0 + 700, t0 + 720, t0 + 1440, t0 + 4000], values: [1, 9, 2, 3, 4], step_seconds: 720, span_seconds: 720 };
     expect(segmentCount(drawnLine(toPoints(cut), stepMs(cut, 60)).points)).toBe(2);
     // the chart's resolution is the least a step can be
     expect(stepMs({ ...ec2, step_seconds: 60 }, 300)).toBe(300_000);
@@ -47,18 +47,19 @@ describe('the page time axis', () => {
   });
 
   it('names the volume or instance of each line when a panel draws several', () => {
-    const node = { store: '10.0.1.5:20160', dataVolume: 'vol-data', raftVolume: 'vol-raft', instance: 'i-1' };
-    const raft = { ...burst.series[0]!, id: 'raft_burst_balance', label: 'Raft volume BurstBalance' };
-    const ec2 = { ...burst.series[0]!, id: 'ec2_ebs_io_balance', label: 'Instance EBSIOBalance%' };
-    const chart = panelChart({ ...burst, series: [...burst.series, raft, ec2] }, 60, { node });
+    // each series says what it is of (the API's entity_id), whatever its id
+    const raft = { ...burst.series[0]!, id: 'raft_burst_balance', label: 'Raft volume BurstBalance', entity_id: 'vol-raft' };
+    const ec2 = { ...burst.series[0]!, id: 'ec2_ebs_io_balance', label: 'Instance EBSIOBalance%', entity_kind: 'instance' as const, entity_id: 'i-1' };
+    const chart = panelChart({ ...burst, series: [...burst.series, raft, ec2] }, 60);
     expect(chart.series.slice(0, 3).map((s) => s.label)).toEqual([
-      'Data volume BurstBalance (vol-data)',
+      'Data volume BurstBalance (vol-0aaaa)',
       'Raft volume BurstBalance (vol-raft)',
       'Instance EBSIOBalance% (i-1)',
     ]);
+    // the data volume's forecast continues its balance and is named alike
+    expect(chart.series.find((s) => s.id === 'forecast:data_burst_balance')?.label).toMatch(/\(vol-0aaaa\) \(projected\)$/);
     // a panel of one entity (its title names it) keeps its short names
-    expect(panelChart(iops, 60, { node }).series[0]!.label).toBe(iops.series[0]!.label);
-    expect(entityOf('cpu_grpc', node)).toBe('10.0.1.5:20160');
+    expect(panelChart(iops, 60).series[0]!.label).toBe(iops.series[0]!.label);
   });
 
   it('draws no forecast past the window when forecasts are off; the notes still say what they find', () => {

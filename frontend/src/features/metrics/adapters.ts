@@ -14,13 +14,13 @@ export interface ChartModel {
   notes: string[];
 }
 
-/** A series' own points in epoch ms (null stays null: a gap, never 0); the chart breaks the line at its gaps. */
 /** The API's "Ceiling in force" line of an IOPS / MiB/s panel (metrics service: the advisor's in-force rule). */
 export const IN_FORCE_SUFFIX = '_ceiling_in_force';
 const IN_FORCE_COLOR = '#cf222e';
 
+/** A series' own points in epoch ms (null stays null: a gap, never 0); the chart breaks the line at its gaps. */
 export function toPoints(series: MetricSeries): TimeSeriesPoint[] {
-  return series.t.map((t, i) => ({ t: t * 1000, value: series.value[i] ?? null }));
+  return series.t.map((t, i) => ({ t: t * 1000, value: series.values[i] ?? null }));
 }
 
 /**
@@ -44,22 +44,6 @@ export function chartDomain(start: string, end: string, withForecasts: boolean):
   const lo = Date.parse(start);
   const hi = Date.parse(end);
   return [lo, withForecasts ? hi + FORECAST_SHARE * (hi - lo) : hi];
-}
-
-/** The entities a node's panels draw: its data and Raft volumes, its instance, the store itself. */
-export interface NodeEntities {
-  store: string;
-  dataVolume?: string;
-  raftVolume?: string;
-  instance?: string;
-}
-
-/** Which entity a panel's series is about, from its id (metrics/service.py names them by role: data_, raft_, ...). */
-export function entityOf(seriesId: string, node: NodeEntities): string {
-  if (seriesId.startsWith('data_')) return node.dataVolume ?? node.store;
-  if (seriesId.startsWith('raft_')) return node.raftVolume ?? node.store;
-  if (seriesId.startsWith('instance_') || seriesId.startsWith('ec2_')) return node.instance ?? node.store;
-  return node.store;
 }
 
 const STATISTIC_WORDS = { avg: 'averages', max: 'maxima', min: 'minima' } as const;
@@ -174,8 +158,6 @@ function projectionBand(p: PanelProjection): ForecastBand {
 }
 
 export interface PanelChartOptions {
-  /** Names the entities: when a panel draws several (the data and Raft volumes, the instance), each line says which. */
-  node?: NodeEntities;
   /** Draw the burst forecasts and growth projections past the window (else only their notes say what they find). */
   forecasts?: boolean;
   /** Where the chart's time axis ends: a projection going on past it says so. */
@@ -186,14 +168,16 @@ export interface PanelChartOptions {
 export function panelChart(
   panel: Panel,
   stepSeconds: number,
-  { node, forecasts: drawForecasts = true, chartEndMs }: PanelChartOptions = {},
+  { forecasts: drawForecasts = true, chartEndMs }: PanelChartOptions = {},
 ): ChartModel {
-  const entities = node ? new Set(panel.series.map((s) => entityOf(s.id, node))) : new Set<string>();
-  const named = (id: string, label: string) =>
-    node && entities.size > 1 && !label.includes(entityOf(id, node)) ? `${label} (${entityOf(id, node)})` : label;
+  // a panel that draws several entities (the data and Raft volumes, the instance) says which each line is of; a
+  // panel of one entity (its title names it) keeps its short names
+  const entities = new Set(panel.series.map((s) => s.entity_id));
+  const named = (entityId: string, label: string) =>
+    entities.size > 1 && !label.includes(entityId) ? `${label} (${entityId})` : label;
   const series: TimeSeries[] = panel.series.map((s) => ({
     id: s.id,
-    label: named(s.id, s.label),
+    label: named(s.entity_id, s.label),
     points: toPoints(s),
     stepMs: stepMs(s, stepSeconds),
     // the ceiling in force (burst while credits last, else the baseline): drawn in the ceilings' red
@@ -209,7 +193,7 @@ export function panelChart(
     const follows = panel.series.some((s) => s.id === f.id) ? { follows: f.id } : { color: '#57606a' };
     series.push({
       id: `forecast:${f.id}`,
-      label: `${named(f.id, f.label)} (projected)`,
+      label: `${named(f.entity_id, f.label)} (projected)`,
       points: f.path.t.map((t, i) => ({ t: t * 1000, value: f.path.percent[i] ?? null })),
       ...follows,
     });

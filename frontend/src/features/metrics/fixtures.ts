@@ -30,7 +30,7 @@ export function nodeMetrics(overrides: Partial<NodeMetrics> = {}): NodeMetrics {
         title: 'Data volume IOPS (vol-0aaaa, gp3 500 GiB)',
         unit: 'IOPS',
         series: [
-          { id: 'data_read_iops', label: 'Read IOPS', unit: 'IOPS', t: [T0, T0 + 60, T0 + 300], statistic: 'avg', value: [2700, 2800, 3000], step_seconds: 60, span_seconds: null },
+          { id: 'data_read_iops', label: 'Read IOPS', unit: 'IOPS', t: [T0, T0 + 60, T0 + 300], statistic: 'avg', values: [2700, 2800, 3000], step_seconds: 60, span_seconds: null, entity_kind: 'volume', entity_id: 'vol-0aaaa', entity_name: '10.0.1.5:20160 vol-0aaaa' },
         ],
         ceilings: [
           { id: 'data_max_iops', label: 'gp2 burst IOPS', value: 3000, unit: 'IOPS', kind: 'burst', source: 'gp2 500 GiB: docs/reference/gp2-burst.md#the-credit-bucket', valid_from: START, valid_to: SWITCH },
@@ -43,7 +43,7 @@ export function nodeMetrics(overrides: Partial<NodeMetrics> = {}): NodeMetrics {
         id: 'burst_balance',
         title: 'Burst balances',
         unit: '%',
-        series: [{ id: 'data_burst_balance', label: 'Data volume BurstBalance', unit: '%', t: [T0, T0 + 60], statistic: 'min', value: [49, 47], step_seconds: 60, span_seconds: null }],
+        series: [{ id: 'data_burst_balance', label: 'Data volume BurstBalance', unit: '%', t: [T0, T0 + 60], statistic: 'min', values: [49, 47], step_seconds: 60, span_seconds: null, entity_kind: 'volume', entity_id: 'vol-0aaaa', entity_name: '10.0.1.5:20160 vol-0aaaa' }],
         ceilings: [],
         forecasts: [
           {

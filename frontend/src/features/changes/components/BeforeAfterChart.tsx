@@ -36,7 +36,7 @@ function usePanel(clusterId: string, cell: MeasuredCell, start: string, end: str
 export function shiftedPoints(panel: Panel | undefined, metric: MeasuredCell['metric'], shiftMs: number): TimeSeriesPoint[] {
   const series = panel?.series.find((s) => s.id === TOTAL[metric]);
   if (!series) return [];
-  return series.t.map((t, i) => ({ t: t * 1000 + shiftMs, value: series.value[i] ?? null }));
+  return series.t.map((t, i) => ({ t: t * 1000 + shiftMs, value: series.values[i] ?? null }));
 }
 
 /** Milliseconds one point of the panel's total series stands for (the API's step_seconds): a longer distance is a gap. */

@@ -4,7 +4,7 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
-import { chartDomain, panelChart, type NodeEntities } from '../adapters';
+import { chartDomain, panelChart } from '../adapters';
 import { chartPoints, RANGES, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
 import { OverviewTable } from './OverviewTable';
 import '../metrics.css';
@@ -72,15 +72,6 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
     () => chartDomain(metrics.data?.start ?? window.start, metrics.data?.end ?? window.end, projections),
     [metrics.data, window, projections],
   );
-  const brief = metrics.data?.node;
-  const entities: NodeEntities | undefined = brief
-    ? {
-        store: brief.store_address,
-        dataVolume: brief.data_volume?.volume_id,
-        raftVolume: brief.raft_volume?.volume_id,
-        instance: brief.instance_id ?? undefined,
-      }
-    : undefined;
 
   return (
     <div className="metrics" ref={root}>
@@ -174,7 +165,6 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
           <div className="metrics__grid">
             {metrics.data.panels.slice(0, panelsDrawn).map((panel) => {
               const chart = panelChart(panel, metrics.data.resolution_seconds, {
-                node: entities,
                 forecasts: projections,
                 chartEndMs: domain[1],
               });
