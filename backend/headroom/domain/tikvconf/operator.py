@@ -35,6 +35,7 @@ from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
 from headroom.domain.tikvconf.limits import BoundedSafeLoader
 from headroom.domain.tikvconf.parse import config_number, flatten, parse_toml
 from headroom.domain.tikvconf.patch import apply_changes
+from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper, needs_quotes
 
 KINDS = {
     ("pingcap.com/v1alpha1", "TidbCluster"): (("spec", "tikv", "config"), "tc"),
@@ -98,12 +99,14 @@ def _documents(text: str, source: str) -> Iterator[Any]:
         loader.dispose()
 
 
-class _BlockDumper(yaml.SafeDumper):
-    """Write multi-line strings as literal blocks (`config: |`), the way the manifests hold TOML."""
+class _BlockDumper(QuotingSafeDumper):
+    """Write multi-line strings as literal blocks (`config: |`), the way the manifests hold TOML; a one-line string
+    any YAML reader could take for another type double-quoted (yamlscalar)."""
 
 
 def _literal(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+    style = "|" if "\n" in value else ('"' if needs_quotes(value) else None)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
 _BlockDumper.add_representer(str, _literal)

@@ -44,6 +44,7 @@ from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.online import can_change_online, online_status, version_assumptions
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback, split_lines
+from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper
 from headroom.domain.units import setting_text
 
 Format = Literal[
@@ -436,7 +437,10 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
         lines += _comment_lines(f"{key}: {setting.reason} (was {_shown(setting.previous)})", "# ")
     body = "\n".join(lines) + "\n"
     if document:
-        body += yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True)
+        # quoted where YAML 1.1 or 1.2 could read a string as another type: TiUP read topologies with yaml.v2
+        # (YAML 1.1, `no` is false) up to v1.16.2 (yamlscalar)
+        body += yaml.dump(document, Dumper=QuotingSafeDumper, sort_keys=False, default_flow_style=False,
+                          allow_unicode=True)
     return body, notes
 
 
