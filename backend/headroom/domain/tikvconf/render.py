@@ -414,6 +414,13 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
     cluster = tiup_cluster_name(ctx.patch.cluster)
     if cluster.startswith("<"):
         notes.append(_TIUP_NAME_NOTE.format(name=ctx.patch.cluster))
+    if ctx.rollback and document:
+        notes.append(
+            "These are the values the nodes ran before the patch, written as explicit keys: merged in, they stay "
+            "pinned (a key your topology did not set would no longer follow server_configs or TiKV's default). The "
+            "exact rollback is the topology the patch was made from: keep it, or give it to Headroom (Patch your "
+            "TiUP topology, rollback), which hands it back as it was."
+        )
     offline = sorted(
         {s.key for s in [*global_settings.values(), *(x for v in per_node.values() for x in v.values())]}
         - {s.key for s in _settings(ctx, ctx.tikv, False) if s.online}

@@ -241,3 +241,26 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
     return TopologyPatch(out.getvalue(), tuple(notes),
                          tiup_command(cluster, topology_file) if cluster is not None else "")
 
+
+def rollback_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTarget],
+                      source: str = "topology.yaml", *, cluster: str | None = None,
+                      topology_file: str = "topology.yaml") -> TopologyPatch:
+    """The rollback of `patch_topology(text, changes, ...)`: the topology the patch was made from, byte for byte.
+
+    `tiup cluster edit-config NAME --topology-file FILE` replaces the whole topology (tiup_command), so the file
+    itself is the exact rollback: a key the patch added to server_configs.tikv or to an instance's config is gone
+    again and every value it changed is back where it was, with no value pinned per instance (writing the values
+    the nodes ran as explicit keys would hide later server_configs edits, and a default that follows the host, such
+    as the block cache's share of memory, would stop following it). TiUP refuses a new topology whose instances
+    differ from the cluster's (edit-config: "immutable field changed", pkg/utils/diff.go ValidateSpecDiff), so a
+    topology older than a scale-out is refused rather than applied."""
+    forward = patch_topology(text, changes, nodes, source, cluster=cluster, topology_file=topology_file)
+    safe = YAML(typ="safe", pure=True)
+    if safe.load(forward.text) == safe.load(text):
+        raise TikvConfError(f"{source}: the patch changes nothing in this topology (it already holds the patch's "
+                            "values?): give the topology the patch was made from, the rollback gives it back")
+    notes = ("This is the topology you gave, byte for byte: applied with edit-config --topology-file it replaces the "
+             "patched one, so every key the patch added is removed again and every value it changed is back; "
+             "nothing is pinned per instance. Edits made to the topology since the patch are undone too: if there "
+             "were any, make them again in this file first.",)
+    return TopologyPatch(text, notes, tiup_command(cluster, topology_file) if cluster is not None else "")

@@ -1,4 +1,4 @@
-"""TiUP topologies as both Go parsers TiUP has used read them.
+"""TiUP topologies as both Go parsers TiUP has used read them, and rollbacks that give the user's file back.
 
 TiUP read topologies with gopkg.in/yaml.v2 (YAML 1.1: a plain `no` is false, https://yaml.org/type/bool.html) up to
 v1.16.2 and with gopkg.in/yaml.v3 from v1.16.3 (pingcap/tiup CHANGELOG, #2558). Every topology Headroom writes (the
@@ -12,17 +12,24 @@ README there).
 
 from __future__ import annotations
 
+import copy
+import json
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import jsonpatch
 import pytest
 import yaml
 from goyaml_readers import PARSERS, flatten, meant, read
 from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf.change import Patch, PatchTarget
-from headroom.domain.tikvconf.operator import _BlockDumper
+from headroom.domain.tikvconf.errors import TikvConfError
+from headroom.domain.tikvconf.operator import _BlockDumper, patch_manifest, rollback_manifest
 from headroom.domain.tikvconf.render import artefact
-from headroom.domain.tikvconf.tiup import patch_topology
+from headroom.domain.tikvconf.tiup import patch_topology, rollback_topology
 from headroom.domain.tikvconf.yamlscalar import needs_quotes
 from ruamel.yaml import YAML
 
@@ -182,6 +189,107 @@ def test_the_operator_merge_patch_writer_quotes_them_too() -> None:
     assert "config: |" in body
     for parser, reading in read(body).items():
         assert reading["spec"]["values"] == meant(TRICKY + PLAIN), parser
+
+
+# -------------------------------------------------------------------------------------------- rollbacks give back
+@pytest.mark.parametrize("name", TOPOLOGIES)
+def test_the_topology_rollback_is_the_users_file_byte_for_byte(name: str) -> None:
+    text = (DATA / "tiup" / name).read_text()
+    doc = YAML(typ="safe", pure=True).load(text)
+    changes = _changes(doc)
+    forward = patch_topology(text, changes, _targets(doc), name, cluster="prod", topology_file="topology.yaml")
+    undo = rollback_topology(text, changes, _targets(doc), name, cluster="prod",
+                             topology_file="topology-rollback.yaml")
+    # edit-config --topology-file replaces the whole topology: after forward then rollback TiUP holds the file
+    assert undo.text == text
+    assert shlex.split(undo.command.split(" && ")[0])[-1] == "topology-rollback.yaml"
+    # no value is pinned: the instances of multi-dc.yaml read exactly what they read before the patch
+    for parser in PARSERS:
+        assert _effective(read(undo.text)[parser]) == _effective(read(text)[parser])
+    assert forward.text != text
+    # given the patched topology instead, it says so rather than handing back a no-op
+    with pytest.raises(TikvConfError, match="made from"):
+        rollback_topology(forward.text, changes, _targets(doc), name)
+
+
+def _object(text: str) -> dict[str, Any]:
+    (found,) = [d for d in yaml.safe_load_all(text) if isinstance(d, dict) and d.get("kind") in
+                ("TidbCluster", "TiKVGroup")]
+    return found
+
+
+def _kubectl_local(obj: dict[str, Any], command: str, tmp: Path) -> dict[str, Any] | None:
+    """`kubectl patch --local` with the printed patch, where kubectl is installed (no cluster needed)."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        return None
+    words = shlex.split(command)
+    source = tmp / "object.json"
+    source.write_text(json.dumps(obj))
+    ran = subprocess.run([kubectl, "patch", "--local", "-f", str(source), "--type", words[words.index("--type") + 1],
+                          "-p", words[words.index("-p") + 1], "-o", "json"], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert ran.returncode == 0, ran.stderr
+    return json.loads(ran.stdout)  # type: ignore[no-any-return]
+
+
+def _apply(obj: dict[str, Any], command: str, tmp: Path) -> dict[str, Any]:
+    words = shlex.split(command)
+    payload = json.loads(words[words.index("-p") + 1])
+    if words[words.index("--type") + 1] == "json":
+        applied = jsonpatch.apply_patch(obj, payload)
+    else:
+        from test_tikvconf_operator_examples import merge_patch
+        applied = merge_patch(obj, payload)
+    local = _kubectl_local(obj, command, tmp)
+    if local is not None:
+        assert local == applied, "kubectl patch --local and the RFC's reading differ"
+    return applied  # type: ignore[no-any-return]
+
+
+OPERATOR = [
+    "operator/v1/basic-tidb-cluster.yaml",  # config as a map
+    "operator/v1/advanced-tidb-cluster.yaml",  # config as a TOML string
+    "operator/v1/initialize-tidb-cluster.yaml",  # no config
+    "operator/v2/basic-02-tikv.yaml",  # TiKVGroup, TOML string
+    "operator/v2/overlay-02-tikv.yaml",  # TiKVGroup, no config
+]
+EMPTY_MAP = ("apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata: {name: basic, namespace: tidb}\n"
+             "spec:\n  tikv:\n    replicas: 3\n    config: {}\n")
+
+
+@pytest.mark.parametrize("name", [*OPERATOR, "config: {}"])
+def test_the_manifest_rollback_after_the_patch_gives_back_the_users_object(name: str, tmp_path: Path) -> None:
+    text = EMPTY_MAP if name == "config: {}" else (DATA / name).read_text()
+    original = _object(text)
+    changes = [
+        # the node ran 14745MiB (45 % of its memory, TiKV's default); the manifest did not set the key
+        Change(target="tikv", key="storage.block-cache.capacity", current="14745MiB", proposed="8GiB", reason="r"),
+        Change(target="tikv", key="rocksdb.defaultcf.compression-per-level", current=LEVELS,
+               proposed=["no", "lz4", "lz4", "lz4", "lz4", "zstd", "zstd"], reason="r"),
+        Change(target="tikv", key="log.level", current="info", proposed="warn", reason="r"),
+    ]
+    forward = patch_manifest(text, changes, name)
+    patched = _apply(original, forward.command, tmp_path)
+    assert patched != original
+    undo = rollback_manifest(text, changes, name)
+    assert undo.patch_type == "json" and json.loads(undo.body) == json.loads(
+        shlex.split(undo.command)[shlex.split(undo.command).index("-p") + 1])
+    restored = _apply(patched, undo.command, tmp_path)
+    assert restored == original  # key for key: no block-cache capacity written in, the string byte for byte
+    assert undo.document == original
+    # edited since: the tests fail and nothing changes
+    edited = copy.deepcopy(patched)
+    path = ["spec", "tikv", "config"] if original["kind"] == "TidbCluster" else ["spec", "template", "spec", "config"]
+    holder = edited
+    for part in path[:-1]:
+        holder = holder[part]
+    holder[path[-1]] = ({**holder[path[-1]], "log": {"level": "error"}} if isinstance(holder[path[-1]], dict)
+                        else holder[path[-1]] + "# edited\n")
+    with pytest.raises(jsonpatch.JsonPatchTestFailed):
+        jsonpatch.apply_patch(edited, json.loads(undo.body))
+    with pytest.raises(TikvConfError, match="made from"):
+        rollback_manifest(yaml.safe_dump(patched, sort_keys=False), changes, name)
 
 
 def test_no_go_means_a_clear_failure_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
