@@ -418,8 +418,8 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
         notes.append(
             "These are the values the nodes ran before the patch, written as explicit keys: merged in, they stay "
             "pinned (a key your topology did not set would no longer follow server_configs or TiKV's default). The "
-            "exact rollback is the topology the patch was made from: keep it, or give it to Headroom (Patch your "
-            "TiUP topology, rollback), which hands it back as it was."
+            "exact rollback is the topology the patch was made from: keep it (headroom patch --topology FILE "
+            "--rollback, or the API's tiup patch with rollback, hands it back as it was)."
         )
     offline = sorted(
         {s.key for s in [*global_settings.values(), *(x for v in per_node.values() for x in v.values())]}
@@ -527,6 +527,13 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
         )
         toml_text = _toml_fragment(cluster_wide, header=False)
         how = "only the changed keys: merge them into your existing spec.tikv.config string"
+        if ctx.rollback:
+            notes.append(
+                "These are the values the nodes ran before the patch: merged in, a key your manifest did not set "
+                "stays pinned (a default that follows the pod's memory would no longer follow it). The exact "
+                "rollback comes from your manifest: headroom patch --manifest FILE --rollback (or the API's operator "
+                "patch with rollback), a JSON patch that removes what the patch added."
+            )
     lines = _comment_lines(_title(ctx, "TidbCluster spec.tikv.config"), "# ")
     lines += _comment_lines(
         "TiDB Operator v1.x takes spec.tikv.config as a TOML string (config: |). This is " + how + ". "

@@ -173,8 +173,11 @@ def test_both_go_parsers_read_the_tiup_artefact_as_meant(rollback: bool) -> None
         Change(target="tikv", key="log.level", current="info", proposed="warn", reason="r",
                entity=_node("10.0.1.1", 20160, 20180)),
     )
-    body = artefact(Patch(cluster="prod", tikv_version="8.5.0", nodes=nodes, changes=changes), "tiup",
-                    rollback=rollback).body
+    rendered = artefact(Patch(cluster="prod", tikv_version="8.5.0", nodes=nodes, changes=changes), "tiup",
+                        rollback=rollback)
+    body = rendered.body
+    # made without the user's topology, the rollback can only pin values: it says so, and where the exact one is
+    assert any("pinned" in n and "--topology FILE --rollback" in n for n in rendered.notes) == rollback
     wanted = {c.key: (c.current if rollback else c.proposed) for c in changes if c.entity is None}
     for parser, reading in read(body).items():
         got = flatten(reading["server_configs"]["tikv"])
