@@ -21,6 +21,8 @@ if [ "$with_test" = 1 ]; then
   command -v prometheus-alertmanager >/dev/null || need+=(prometheus-alertmanager)
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v curl >/dev/null || need+=(curl)
+  # Go 1.19+: the tests read TiUP topologies with gopkg.in/yaml.v2 and v3 (backend/tests/domain/tikvconf/goyaml)
+  command -v go >/dev/null || [ -x /usr/local/go/bin/go ] || need+=(golang-go)
   if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
       log "apt-get install ${need[*]}"

@@ -31,9 +31,8 @@ from headroom.domain.tikvconf import (
     fill_current,
     resolve_nodes,
 )
-from headroom.domain.tikvconf.operator import patch_manifest
-from headroom.domain.tikvconf.render import inverse_changes
-from headroom.domain.tikvconf.tiup import patch_topology
+from headroom.domain.tikvconf.operator import patch_manifest, rollback_manifest
+from headroom.domain.tikvconf.tiup import patch_topology, rollback_topology
 
 GIB = 1024**3
 
@@ -216,9 +215,10 @@ def patch_command(
         if format != "tiup":
             fail("--topology goes with --format tiup")
         try:
-            edited = patch_topology(_read_text(topology, "topology"),
-                                    inverse_changes(resolved) if rollback else resolved, nodes, str(topology),
-                                    cluster=cluster.name, topology_file="topology.yaml")
+            # the rollback is the topology the patch was made from, as it was (tiup.rollback_topology)
+            edited = (rollback_topology if rollback else patch_topology)(
+                _read_text(topology, "topology"), resolved, nodes, str(topology), cluster=cluster.name,
+                topology_file="topology.yaml")
         except TikvConfError as exc:
             fail(str(exc))
         for note in edited.notes:
@@ -232,8 +232,9 @@ def patch_command(
         if format != "operator":
             fail("--manifest goes with --format operator")
         try:
-            patched = patch_manifest(_read_text(manifest, "manifest"),
-                                     inverse_changes(resolved) if rollback else resolved, str(manifest))
+            # the rollback takes the patched object back to this manifest's config (operator.rollback_manifest)
+            patched = (rollback_manifest if rollback else patch_manifest)(
+                _read_text(manifest, "manifest"), resolved, str(manifest))
         except TikvConfError as exc:
             fail(str(exc))
         sys.stderr.write(f"headroom: note: apply with: {patched.command}\n")

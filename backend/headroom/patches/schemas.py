@@ -6,7 +6,7 @@ import datetime as dt
 import uuid
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from headroom.domain.model import Change
 from headroom.platform.schemas import Input, Output
@@ -32,20 +32,34 @@ class PatchCreate(Input):
 
 
 class OperatorManifest(Input):
+    # the file as given, whitespace included: the rollback gives it back byte for byte
+    model_config = ConfigDict(str_strip_whitespace=False)
+
     manifest: str = Field(
         max_length=512 * 1024,
         description="Your TidbCluster (v1) or TiKVGroup (v2) YAML; the patch changes only the proposed keys in it.",
     )
-    rollback: bool = Field(default=False, description="The patch that puts the previous values back.")
+    rollback: bool = Field(
+        default=False,
+        description="The JSON patch that takes the patched object back to this manifest's config (give the manifest "
+        "the patch was made from): keys it added removed again, values it changed put back, each tested first.",
+    )
 
 
 class TiupTopology(Input):
+    # the file as given, whitespace included: the rollback gives it back byte for byte
+    model_config = ConfigDict(str_strip_whitespace=False)
+
     topology: str = Field(
         max_length=512 * 1024,
         description="Your TiUP topology (tiup cluster edit-config / show-config); returned with the changes made "
         "in place, after TiUP's precedence, comments kept.",
     )
-    rollback: bool = Field(default=False, description="Put the previous values back instead.")
+    rollback: bool = Field(
+        default=False,
+        description="The rollback instead: the topology the patch was made from, as given (edit-config "
+        "--topology-file replaces the whole topology, so it is the exact rollback).",
+    )
 
 
 class PatchNodeRead(Output):

@@ -50,9 +50,9 @@ from headroom.domain.tikvconf import (
 )
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.domain.tikvconf.keys import check_value
-from headroom.domain.tikvconf.operator import OperatorPatch, patch_manifest
-from headroom.domain.tikvconf.render import file_slug, inverse_changes
-from headroom.domain.tikvconf.tiup import TopologyPatch, patch_topology
+from headroom.domain.tikvconf.operator import OperatorPatch, patch_manifest, rollback_manifest
+from headroom.domain.tikvconf.render import file_slug
+from headroom.domain.tikvconf.tiup import TopologyPatch, patch_topology, rollback_topology
 from headroom.findings import service as findings_service
 from headroom.findings.service import StoredFinding
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
@@ -478,13 +478,15 @@ def render_patch(
 
 def render_operator_manifest(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
                              manifest: str, *, rollback: bool = False) -> OperatorPatch:
-    """The patch of the user's own TidbCluster/TiKVGroup manifest that changes only the patch's tikv keys."""
+    """The patch of the user's own TidbCluster/TiKVGroup manifest that changes only the patch's tikv keys; with
+    `rollback`, the JSON patch that takes the patched object back to this manifest's config (the manifest the
+    patch was made from: a key it did not have is removed again, not pinned to the node's value)."""
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
     row = get_patch(db, principal, cluster.id, patch_id)
     changes = [c for c in row.changes if c.target == "tikv"]
-    if rollback:
-        changes = inverse_changes(changes)
     try:
+        if rollback:
+            return rollback_manifest(manifest, changes, "manifest")
         return patch_manifest(manifest, changes, "manifest")
     except ConfigParseError as exc:
         raise InvalidInput(f"manifest: {exc}", details={"field": "manifest", "line": exc.line,
@@ -500,17 +502,18 @@ def tiup_topology_file_name(*, rollback: bool) -> str:
 
 def render_tiup_topology(db: Session, principal: Principal, cluster_id: uuid.UUID, patch_id: uuid.UUID,
                          topology: str, *, rollback: bool = False) -> TopologyPatch:
-    """The user's TiUP topology with the patch's tikv changes made in place (TiUP's precedence, comments kept)."""
+    """The user's TiUP topology with the patch's tikv changes made in place (TiUP's precedence, comments kept); with
+    `rollback`, the topology the patch was made from as it was (edit-config --topology-file replaces the whole
+    topology, so that file is the exact rollback)."""
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
     row = get_patch(db, principal, cluster.id, patch_id)
     changes = [c for c in row.changes if c.target == "tikv"]
     if not changes:
         raise InvalidInput("topology: this patch changes no tikv.toml key", details={"field": "topology"})
-    if rollback:
-        changes = inverse_changes(changes)
+    make = rollback_topology if rollback else patch_topology
     try:
-        return patch_topology(topology, changes, [n.node for n in _nodes(db, cluster)], "topology",
-                              cluster=cluster.name, topology_file=tiup_topology_file_name(rollback=rollback))
+        return make(topology, changes, [n.node for n in _nodes(db, cluster)], "topology",
+                    cluster=cluster.name, topology_file=tiup_topology_file_name(rollback=rollback))
     except ConfigParseError as exc:
         raise InvalidInput(f"topology: {exc}", details={"field": "topology", "line": exc.line,
                                                         "column": exc.column}) from exc

@@ -288,6 +288,14 @@ def test_operator_with_the_users_manifest_prints_a_json_patch_of_only_the_change
     command = result.stderr.split("apply with: ", 1)[1].splitlines()[0]
     assert shlex.split(command) == ["kubectl", "patch", "tc", "basic", "--type", "json", "-p",
                                     json.dumps(json.loads(result.stdout), separators=(",", ":"))]
+    # the rollback takes the key out again (the manifest had none), each step tested first
+    undo = run(str(snapshot), "--findings", str(FINDINGS), "--format", "operator", "--manifest", str(manifest),
+               "--finding", "block-cache-undersized:tikv-1", "--rollback")
+    assert undo.exit_code == 0, undo.stderr
+    assert json.loads(undo.stdout) == [
+        {"op": "test", "path": "/spec/tikv/config/storage/block-cache", "value": {"capacity": "14GiB"}},
+        {"op": "remove", "path": "/spec/tikv/config/storage/block-cache"},
+    ]
     wrong = run(str(snapshot), "--findings", str(FINDINGS), "--format", "sql", "--manifest", str(manifest))
     assert wrong.exit_code != 0 and "--manifest goes with --format operator" in wrong.stderr
 
@@ -309,6 +317,11 @@ def test_tiup_with_the_users_topology_prints_it_patched_in_place(snapshot: Path,
     assert view.for_instance("10.0.1.5", 20160)["storage.block-cache.capacity"] == "14GiB"
     assert "tiup cluster edit-config prod-east --topology-file topology.yaml && tiup cluster reload prod-east -R tikv" \
         in result.stderr
+    # the rollback is the topology as given, byte for byte: no value pinned on 10.0.1.6
+    undo = run(str(snapshot), "--findings", str(FINDINGS), "--format", "tiup", "--topology", str(topology),
+               "--finding", "block-cache-undersized:tikv-1", "--rollback")
+    assert undo.exit_code == 0, undo.stderr
+    assert undo.stdout == topology.read_text()
 
 
 @pytest.mark.parametrize(

@@ -392,14 +392,19 @@ def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/json-patch+json")
     proposed = {c["proposed"] for c in patch["changes"] if c["key"] == "storage.block-cache.capacity"}
+    proposed_value = proposed.pop()
     assert response.json() == [
-        {"op": "add", "path": "/spec/tikv/config/storage/block-cache", "value": {"capacity": proposed.pop()}}
+        {"op": "add", "path": "/spec/tikv/config/storage/block-cache", "value": {"capacity": proposed_value}}
     ]
     # runs as printed: the patch inline, quoted for the shell (was `--patch-file <this file>`, a redirection)
     assert shlex.split(response.headers["x-headroom-apply-command"]) == [
         "kubectl", "patch", "tc", "basic", "--type", "json", "-p", json.dumps(response.json(), separators=(",", ":"))]
     undo = world.viewer.post(url, json={"manifest": manifest, "rollback": True})
     assert undo.status_code == 200, undo.text
+    # the rollback takes the key out again (the manifest had none): not the node's old live value pinned in
+    added = {"capacity": proposed_value}
+    assert undo.json() == [{"op": "test", "path": "/spec/tikv/config/storage/block-cache", "value": added},
+                           {"op": "remove", "path": "/spec/tikv/config/storage/block-cache"}]
     refused = world.viewer.post(url, json={"manifest": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
     assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("manifest: ")
     assert "no TidbCluster" in refused.json()["error"]["message"]
@@ -454,6 +459,13 @@ def test_the_tiup_topology_is_patched_in_place_after_tiups_precedence(world: Wor
     assert shlex.split(edit) == ["tiup", "cluster", "edit-config", tiup_name, "--topology-file", "topology.yaml"]
     assert shlex.split(reload) == ["tiup", "cluster", "reload", tiup_name, "-R", "tikv"]
     assert 'filename="topology.yaml"' in response.headers["content-disposition"]
+    # the rollback is the topology the patch was made from, byte for byte (edit-config replaces the topology)
+    undo = world.viewer.post(url, json={"topology": topology, "rollback": True})
+    assert undo.status_code == 200, undo.text
+    assert undo.text == topology and 'filename="topology-rollback.yaml"' in undo.headers["content-disposition"]
+    assert "topology-rollback.yaml" in undo.headers["x-headroom-apply-command"]
+    already = world.viewer.post(url, json={"topology": response.text, "rollback": True})
+    assert already.status_code == 422 and "made from" in already.json()["error"]["message"]
     refused = world.viewer.post(url, json={"topology": "tikv_servers: [\n"})
     assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("topology: ")
 

@@ -3794,7 +3794,7 @@ export interface components {
             manifest: string;
             /**
              * Rollback
-             * @description The patch that puts the previous values back.
+             * @description The JSON patch that takes the patched object back to this manifest's config (give the manifest the patch was made from): keys it added removed again, values it changed put back, each tested first.
              * @default false
              */
             rollback?: boolean;
@@ -4552,7 +4552,7 @@ export interface components {
         TiupTopology: {
             /**
              * Rollback
-             * @description Put the previous values back instead.
+             * @description The rollback instead: the topology the patch was made from, as given (edit-config --topology-file replaces the whole topology, so it is the exact rollback).
              * @default false
              */
             rollback?: boolean;

@@ -35,6 +35,7 @@ from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
 from headroom.domain.tikvconf.limits import BoundedSafeLoader
 from headroom.domain.tikvconf.parse import config_number, flatten, parse_toml
 from headroom.domain.tikvconf.patch import apply_changes
+from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper, needs_quotes
 
 KINDS = {
     ("pingcap.com/v1alpha1", "TidbCluster"): (("spec", "tikv", "config"), "tc"),
@@ -98,12 +99,14 @@ def _documents(text: str, source: str) -> Iterator[Any]:
         loader.dispose()
 
 
-class _BlockDumper(yaml.SafeDumper):
-    """Write multi-line strings as literal blocks (`config: |`), the way the manifests hold TOML."""
+class _BlockDumper(QuotingSafeDumper):
+    """Write multi-line strings as literal blocks (`config: |`), the way the manifests hold TOML; a one-line string
+    any YAML reader could take for another type double-quoted (yamlscalar)."""
 
 
 def _literal(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+    style = "|" if "\n" in value else ('"' if needs_quotes(value) else None)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
 _BlockDumper.add_representer(str, _literal)
@@ -226,6 +229,79 @@ def patch_manifest(manifest: str, changes: Sequence[Change], source: str = "mani
                          json.dumps(operations + more, indent=2) + "\n",
                          _kubectl(resource, name, namespace, "json", operations + more), patched,
                          tuple(notes + spelled))
+
+
+def _object(manifest: str, source: str) -> dict[str, Any]:
+    found = [d for d in _documents(manifest, source) if isinstance(d, dict)
+             and (d.get("apiVersion"), d.get("kind")) in KINDS]
+    if len(found) != 1:
+        raise TikvConfError(f"{source}: expected one TidbCluster or TiKVGroup, found {len(found)}")
+    return found[0]
+
+
+def _at(tree: Any, path: Sequence[str]) -> tuple[bool, Any]:
+    node = tree
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def _restore(before: Any, after: Any, path: list[str]) -> list[dict[str, Any]]:
+    """JSON patch operations that take the map `after` back to the map `before`, key for key: each value first
+    tested (RFC 6902 `test`) to be the one the patch wrote, then a key the patch added removed, a value it replaced
+    put back, a key it removed added again. Values that are not maps are replaced whole (a list is one value)."""
+    operations: list[dict[str, Any]] = []
+    for key in after:
+        pointer = _pointer([*path, key])
+        if key not in before:
+            operations += [{"op": "test", "path": pointer, "value": after[key]}, {"op": "remove", "path": pointer}]
+        elif isinstance(before[key], dict) and isinstance(after[key], dict):
+            operations += _restore(before[key], after[key], [*path, key])
+        elif before[key] != after[key] or type(before[key]) is not type(after[key]):
+            operations += [{"op": "test", "path": pointer, "value": after[key]},
+                           {"op": "replace", "path": pointer, "value": before[key]}]
+    for key in before:
+        if key not in after:
+            operations.append({"op": "add", "path": _pointer([*path, key]), "value": before[key]})
+    return operations
+
+
+def rollback_manifest(manifest: str, changes: Sequence[Change], source: str = "manifest.yaml") -> OperatorPatch:
+    """The rollback of `patch_manifest(manifest, changes)`: applied to the patched object, it gives back the
+    manifest's own config exactly (the TOML string byte for byte, the map key for key: a key the patch added is
+    removed again, not pinned to the value the node ran). `manifest` is the one the patch was made from.
+
+    Always a JSON patch (kubectl patch --type json) whose `test` operations check that each value is still the one
+    the patch wrote: if the object changed since, kubectl applies nothing (RFC 6902 applies a patch whole or not
+    at all)."""
+    forward = patch_manifest(manifest, changes, source)
+    original = _object(manifest, source)
+    path, resource = KINDS[(original["apiVersion"], original["kind"])]
+    had, before = _at(original, path)
+    _, after = _at(forward.document, path)
+    if had and before == after and type(before) is type(after):
+        raise TikvConfError(f"{source}: the patch changes nothing in this manifest (it already holds the patch's "
+                            "values?): give the manifest the patch was made from, the rollback restores it")
+    pointer = _pointer(path)
+    operations: list[dict[str, Any]]
+    if isinstance(before, dict) and isinstance(after, dict):
+        operations = _restore(before, after, list(path))
+    else:
+        operations = [{"op": "test", "path": pointer, "value": after}]
+        operations.append({"op": "replace", "path": pointer, "value": before} if had
+                          else {"op": "remove", "path": pointer})
+    where = ".".join(path)
+    notes = (f"The rollback gives {where} back as this manifest has it: "
+             + ("the string byte for byte" if not isinstance(before, dict) else
+                "every key the patch added is removed again, every value it changed is put back")
+             + "; nothing else is touched. Each step first tests that the value is still the one the patch wrote, so "
+             "kubectl changes nothing if the object was edited since.",)
+    return OperatorPatch(forward.kind, forward.name, forward.namespace, forward.form, "json",
+                         json.dumps(operations, indent=2) + "\n",
+                         _kubectl(resource, forward.name, forward.namespace, "json", operations),
+                         original, notes)
 
 
 def _remove_keys(text: str, keys: Sequence[str], source: str) -> str:

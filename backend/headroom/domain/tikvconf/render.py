@@ -44,6 +44,7 @@ from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.online import can_change_online, online_status, version_assumptions
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback, split_lines
+from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper
 from headroom.domain.units import setting_text
 
 Format = Literal[
@@ -413,6 +414,13 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
     cluster = tiup_cluster_name(ctx.patch.cluster)
     if cluster.startswith("<"):
         notes.append(_TIUP_NAME_NOTE.format(name=ctx.patch.cluster))
+    if ctx.rollback and document:
+        notes.append(
+            "These are the values the nodes ran before the patch, written as explicit keys: merged in, they stay "
+            "pinned (a key your topology did not set would no longer follow server_configs or TiKV's default). The "
+            "exact rollback is the topology the patch was made from: keep it (headroom patch --topology FILE "
+            "--rollback, or the API's tiup patch with rollback, hands it back as it was)."
+        )
     offline = sorted(
         {s.key for s in [*global_settings.values(), *(x for v in per_node.values() for x in v.values())]}
         - {s.key for s in _settings(ctx, ctx.tikv, False) if s.online}
@@ -436,7 +444,10 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
         lines += _comment_lines(f"{key}: {setting.reason} (was {_shown(setting.previous)})", "# ")
     body = "\n".join(lines) + "\n"
     if document:
-        body += yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True)
+        # quoted where YAML 1.1 or 1.2 could read a string as another type: TiUP read topologies with yaml.v2
+        # (YAML 1.1, `no` is false) up to v1.16.2 (yamlscalar)
+        body += yaml.dump(document, Dumper=QuotingSafeDumper, sort_keys=False, default_flow_style=False,
+                          allow_unicode=True)
     return body, notes
 
 
@@ -516,6 +527,13 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
         )
         toml_text = _toml_fragment(cluster_wide, header=False)
         how = "only the changed keys: merge them into your existing spec.tikv.config string"
+        if ctx.rollback:
+            notes.append(
+                "These are the values the nodes ran before the patch: merged in, a key your manifest did not set "
+                "stays pinned (a default that follows the pod's memory would no longer follow it). The exact "
+                "rollback comes from your manifest: headroom patch --manifest FILE --rollback (or the API's operator "
+                "patch with rollback), a JSON patch that removes what the patch added."
+            )
     lines = _comment_lines(_title(ctx, "TidbCluster spec.tikv.config"), "# ")
     lines += _comment_lines(
         "TiDB Operator v1.x takes spec.tikv.config as a TOML string (config: |). This is " + how + ". "

@@ -6,7 +6,10 @@ an instance's own `tikv_servers[].config` wins over it for that instance. So a c
 overridden there); a change for one node goes into its instance's config. A key is changed where the topology
 already spells it (dotted `storage.block-cache.capacity` or nested maps), so TiUP never sees two spellings of one
 key (it flattens maps in no fixed order). The document is read and written with ruamel.yaml's round trip (YAML
-1.2, as TiUP reads it): comments, order and quoting stay. An instance without `port` is the one on 20160.
+1.2): comments, order and quoting stay. TiUP read topologies with gopkg.in/yaml.v2 (YAML 1.1, where a plain `no`
+is false) up to v1.16.2 and with yaml.v3 from v1.16.3 (pingcap/tiup CHANGELOG, #2558), so every string value the
+patch writes that either could read as another type is double-quoted (yamlscalar). An instance without `port` is
+the one on 20160.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from headroom.domain.model import Change
@@ -28,6 +32,7 @@ from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
 from headroom.domain.tikvconf.operator import locate_key
 from headroom.domain.tikvconf.parse import TIUP_TIKV_PORT
 from headroom.domain.tikvconf.render import tiup_cluster_name
+from headroom.domain.tikvconf.yamlscalar import needs_quotes
 
 
 @dataclass(frozen=True)
@@ -65,8 +70,22 @@ def _get(tree: Any, key: str) -> tuple[bool, Any]:
     return True, node
 
 
+def _written(value: Any) -> Any:
+    """A value as the patch writes it: every string a YAML 1.1 or 1.2 reader could take for another type (`no`,
+    `0o17`, `1:20`; yamlscalar.needs_quotes) double-quoted, so TiUP's yaml.v2 (up to v1.16.2) and yaml.v3 (from
+    v1.16.3) both read the string meant."""
+    if isinstance(value, str):
+        return DoubleQuotedScalarString(value) if needs_quotes(value) else value
+    if isinstance(value, list | tuple):
+        return [_written(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _written(item) for key, item in value.items()}
+    return value
+
+
 def _set(tree: Any, key: str, value: Any, moves: _Moves | None = None) -> None:
     """Set `key` where the map spells it, else add it as one dotted key at the deepest existing table."""
+    value = _written(value)
     found, rest = locate_key(tree, key.split("."))
     parent: Any = tree
     for part in found[:-1] if not rest else found:
@@ -221,3 +240,27 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
     rt.dump(document, out)
     return TopologyPatch(out.getvalue(), tuple(notes),
                          tiup_command(cluster, topology_file) if cluster is not None else "")
+
+
+def rollback_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTarget],
+                      source: str = "topology.yaml", *, cluster: str | None = None,
+                      topology_file: str = "topology.yaml") -> TopologyPatch:
+    """The rollback of `patch_topology(text, changes, ...)`: the topology the patch was made from, byte for byte.
+
+    `tiup cluster edit-config NAME --topology-file FILE` replaces the whole topology (tiup_command), so the file
+    itself is the exact rollback: a key the patch added to server_configs.tikv or to an instance's config is gone
+    again and every value it changed is back where it was, with no value pinned per instance (writing the values
+    the nodes ran as explicit keys would hide later server_configs edits, and a default that follows the host, such
+    as the block cache's share of memory, would stop following it). TiUP refuses a new topology whose instances
+    differ from the cluster's (edit-config: "immutable field changed", pkg/utils/diff.go ValidateSpecDiff), so a
+    topology older than a scale-out is refused rather than applied."""
+    forward = patch_topology(text, changes, nodes, source, cluster=cluster, topology_file=topology_file)
+    safe = YAML(typ="safe", pure=True)
+    if safe.load(forward.text) == safe.load(text):
+        raise TikvConfError(f"{source}: the patch changes nothing in this topology (it already holds the patch's "
+                            "values?): give the topology the patch was made from, the rollback gives it back")
+    notes = ("This is the topology you gave, byte for byte: applied with edit-config --topology-file it replaces the "
+             "patched one, so every key the patch added is removed again and every value it changed is back; "
+             "nothing is pinned per instance. Edits made to the topology since the patch are undone too: if there "
+             "were any, make them again in this file first.",)
+    return TopologyPatch(text, notes, tiup_command(cluster, topology_file) if cluster is not None else "")

@@ -11,7 +11,9 @@ again here, not copied): each of server_configs.tikv and the instance's `config`
 tables are then laid over the cluster's (patch): maps merge key by key, and any other value, lists included,
 replaces what the cluster had at that path, a whole table included. Two spellings of one key in one map (dotted
 and nested) fold in Go's random map order, so the tests also require that no map holds two.
-TiUP reads the topology with gopkg.in/yaml.v3 (YAML 1.2: `no` and `off` are strings); so do the tests.
+TiUP reads the topology with gopkg.in/yaml.v3 since v1.16.3 (YAML 1.2: `no` and `off` are strings), as the tests
+here do; up to v1.16.2 it read it with yaml.v2 (YAML 1.1), which test_tikvconf_yaml_readers.py checks with the Go
+parsers themselves.
 """
 
 from __future__ import annotations
