@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_REFERENCE = REPO_ROOT.parent / "shared" / "reference"
 
 
 def _require_env(name: str) -> str:

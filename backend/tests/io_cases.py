@@ -1,4 +1,4 @@
-"""The I/O accounting cases from docs/reference/ebs-io-accounting.md#io-size-cap (AWSDOC ebs-io-characteristics.md), shared by the scalar physics
+"""The I/O accounting cases from docs/reference/ebs-io-accounting.md#io-size-cap (AWS "Amazon EBS I/O characteristics and monitoring"), shared by the scalar physics
 test (tests/domain/physics/test_physics_io.py) and the vectorised one (tests/domain/test_derived.py)."""
 
 from __future__ import annotations

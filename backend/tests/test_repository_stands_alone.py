@@ -2,8 +2,10 @@
 
 Comments, docstrings and docs cite public pages or pages of this repository (docs/reference/ restates the AWS,
 TiKV and PingCAP facts the code relies on, each with its public source). They never cite a notebook outside the
-repository, nor a tracker issue by its number: a new maintainer can open neither. And every
-`docs/reference/<page>.md#<heading>` cited anywhere exists, with that heading.
+repository, nor a tracker issue by its number: a new maintainer can open neither. Nor do they use the notebook's
+shorthand for its sources (nicknames for AWS and PingCAP pages, numbers for the articles Headroom was conceived
+from, bare section numbers) or name files kept beside the repository. Every `docs/reference/<page>.md#<heading>`
+cited anywhere exists, with that heading, and every relative link of a Markdown page reaches a file (and heading).
 """
 
 from __future__ import annotations
@@ -26,6 +28,19 @@ NOTEBOOK = re.compile(r"domain\.md")
 # An issue number in any spelling: singular or plural, any case, with or without "#". A link to another project's tracker
 # (github.com/owner/repo/issues/482) names its project and stays followable, so it is not matched.
 TRACKER_ISSUE = re.compile(r"\bissues?\s*#?\d+", re.IGNORECASE)
+# The notebook's shorthand: its nicknames for AWS and PingCAP pages, its numbers for the source articles (any case,
+# "seed 000", "seed-000"; or "the seed article"), its sections ("notebook §1.3", or a section sign and a number that
+# no document name precedes: "RFC 5321 §4.5.3.2" names its document), and files kept beside the repository (the
+# ../shared/ folder, its style guide, its copy of TiKV's alert rules). Cite docs/reference/ or the public page.
+SHORTHAND = re.compile(
+    r"\b(?:AWSDOC|EC2TYPES|PCDOCS)\b"
+    r"|\bseed[ -]?0\d\d\b|\bseed articles?\b"
+    r"|\bnotebook\s*\u00a7|(?<![A-Za-z0-9] )(?<![A-Za-z0-9])\u00a7\s*\d"
+    r"|\.\./shared/|\bSTYLE\.md\b|\btikv-alert-rules\.yml\b",
+    re.IGNORECASE,
+)
+# A relative link of a Markdown page: [text](path) or [text](path#anchor); web and mail links are not relative.
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]+))?\)")
 CITATION = re.compile(r"docs/reference/([A-Za-z0-9_-]+\.md)(?:#([A-Za-z0-9_-]+))?")
 # Relative links inside docs/reference/ pages: [text](page.md#anchor).
 RELATIVE_LINK = re.compile(r"\]\(([A-Za-z0-9_-]+\.md)(?:#([A-Za-z0-9_-]+))?\)")
@@ -79,6 +94,25 @@ def leaks(text: str) -> list[str]:
     return [m.group(0) for m in NOTEBOOK.finditer(text)] + [m.group(0) for m in TRACKER_ISSUE.finditer(text)]
 
 
+def shorthand(text: str) -> list[str]:
+    """Return each piece of the notebook's shorthand, or name of a file beside the repository, in a text."""
+    return [m.group(0) for m in SHORTHAND.finditer(text)]
+
+
+def broken_links(path: Path, text: str) -> list[str]:
+    """Return each relative link of a Markdown page whose file, or heading in a Markdown file, does not exist."""
+    broken = []
+    for target, anchor in MARKDOWN_LINK.findall(text):
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", target) or target.startswith("/"):
+            continue  # https:, mailto:, or a site path: not a file of the repository
+        resolved = (path.parent / target).resolve() if target else path
+        if not resolved.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and resolved.suffix == ".md" and anchor not in anchors_of(resolved.read_text(encoding="utf-8")):
+            broken.append(f"{target}#{anchor}: no such heading")
+    return broken
+
+
 def broken_citations(path: Path, text: str) -> list[str]:
     """Return each docs/reference citation in a file whose page or heading does not exist."""
     found = [(page, anchor) for page, anchor in CITATION.findall(text)]
@@ -126,6 +160,42 @@ def test_the_scan_catches_each_kind_of_leak() -> None:
     assert leaks("see https://github.com/prometheus/cloudwatch_exporter/issues/482 and docs/reference/") == []
 
 
+def test_the_scan_catches_the_notebooks_shorthand() -> None:
+    # Built from pieces so that this file's examples are not themselves findings of the scan.
+    aws, types, pc, section = "AWS" + "DOC", "EC2" + "TYPES", "PC" + "DOCS", "\u00a7"
+    text = (
+        f"gp2 ({aws} `general-purpose.md`); limits ({types} 2024); {pc} dynamic-config.md; PingCAP (seed 000); "
+        f"Seed 002: Titan; PingCAP's seed-004 point; The seed article's case; notebook {section}1.3; "
+        f"the cap (\"{section}3.1\"); see ../shared/{'STYLE'}.md and tikv-alert-rules.yml"
+    )
+    assert shorthand(text) == [
+        aws, types, pc, "seed 000", "Seed 002", "seed-004", "seed article", f"notebook {section}", f"{section}3",
+        "../shared/", "STYLE.md", "tikv-alert-rules.yml",
+    ]
+    # Not shorthand: a numbered section of a named public document, a random seed, a Jupyter notebook, the
+    # repository's own copies of TiKV files.
+    fine = (
+        f"RFC 5321 {section}4.5.3.2; FPP3 {section}4.3; NIST SP 800-63B {section}5.1.1.2; seed 0 for every fit; "
+        "the same input and seed; statsmodels' MSTL example notebook; data/tikv-config-template.toml"
+    )
+    assert shorthand(fine) == []
+
+
+def test_a_broken_relative_link_is_caught(tmp_path: Path) -> None:
+    (tmp_path / "page.md").write_text("# Page\n## A heading\n", encoding="utf-8")
+    (tmp_path / "data.json").write_text("{}", encoding="utf-8")
+    text = (
+        "[ok](page.md#a-heading) [ok](page.md) [ok](data.json) [ok](#local) [web](https://example.com/x.md#y) "
+        "[gone](missing.md) [heading](page.md#no-heading) [here](#nowhere)\n# Local\n"
+    )
+    (tmp_path / "index.md").write_text(text, encoding="utf-8")
+    assert broken_links(tmp_path / "index.md", text) == [
+        "missing.md: no such file",
+        "page.md#no-heading: no such heading",
+        "#nowhere: no such heading",
+    ]
+
+
 def test_a_citation_of_a_missing_page_or_heading_is_caught() -> None:
     text = (
         "docs/reference/gp2-burst.md#the-credit-bucket docs/reference/gp2-burst.md#no-such-heading "
@@ -155,6 +225,28 @@ def test_no_file_cites_the_private_notebook_or_a_tracker_issue() -> None:
         for n, line in enumerate(text.splitlines(), 1):
             found += [f"{path.relative_to(REPO_ROOT)}:{n}: {hit}" for hit in leaks(line)]
     assert found == []
+
+
+def test_no_file_uses_the_notebooks_shorthand() -> None:
+    found = []
+    for path in tracked_files():
+        text = text_of(path)
+        if text is None or path == Path(__file__).resolve():  # this file's pattern names what it looks for
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            found += [f"{path.relative_to(REPO_ROOT)}:{n}: {hit}" for hit in shorthand(line)]
+    assert found == []
+
+
+def test_every_relative_link_of_a_markdown_page_resolves() -> None:
+    broken = []
+    pages = [p for p in tracked_files() if p.suffix == ".md"]
+    for path in pages:
+        text = text_of(path)
+        if text is not None:
+            broken += [f"{path.relative_to(REPO_ROOT)}: {b}" for b in broken_links(path, text)]
+    assert broken == []
+    assert len(pages) > 20 and any(p.parent == REFERENCE for p in pages)
 
 
 def test_every_reference_page_is_indexed() -> None:

@@ -52,7 +52,11 @@ test('demo org: open the cluster, see findings, open one, patch it and download 
     await expect(page.getByRole('heading', { name: title, level: 2 })).toBeVisible();
     await expect(clusterPage.evidence()).toBeVisible();
     await expect(clusterPage.measures()).toContainText(/IOPS|MiB\/s|%|GiB|min/);
-    await expect(clusterPage.measures()).toContainText(/domain\.md|seed|measured/);
+    // Each limit says where it comes from: a public page (a link) or "measured"; never a private shorthand.
+    await expect(
+      clusterPage.measures().locator('a.source-link[href^="https://"]').or(clusterPage.measures().getByText('measured')).first(),
+    ).toBeVisible();
+    await expect(clusterPage.measures()).not.toContainText(/domain\.md|seed 0\d\d|AWSDOC|EC2TYPES|issue \d/);
     // The demo user owns the org, so the finding's actions are offered.
     await expect(page.getByRole('button', { name: 'Acknowledge' })).toBeEnabled();
   });

@@ -92,6 +92,20 @@ def _projection(chart: ChartSeries, forecasts: Sequence[Forecast]) -> tuple[dt.d
     return None
 
 
+def peak_use(chart: ChartSeries) -> tuple[float, float, float] | None:
+    """The highest value / the ceiling in force then, as (fraction, value, ceiling): the advisor's and the glance
+    table's utilisation (metrics.service.peak_utilisation); None without a ceiling in force."""
+    if chart.in_force is None:
+        return None
+    best: tuple[float, float, float] | None = None
+    for value, ceiling in zip(chart.values, chart.in_force, strict=True):
+        if value is None or ceiling is None or not ceiling > 0:
+            continue
+        if best is None or value / ceiling > best[0]:
+            best = (value / ceiling, value, ceiling)
+    return best
+
+
 def describe(chart: ChartSeries, step_seconds: int, forecasts: Sequence[Forecast] = ()) -> str:
     """The chart in words: what it shows, over which window, against which lines."""
     values = [v for v in chart.values if v is not None]
@@ -113,11 +127,18 @@ def describe(chart: ChartSeries, step_seconds: int, forecasts: Sequence[Forecast
         peak = max(values)
         lines = sorted(chart.reference_lines, key=lambda r: r.value)
         highest = lines[-1] if lines else None
-        of = ""
-        if highest is not None and highest.value > 0:
-            limit = _number(highest.value, _UNIT_WORDS.get(highest.unit, highest.unit) or unit)
-            of = f" ({_share(peak / highest.value)} of {limit}: {highest.label})"
-        parts.append(f"peak {_number(peak, unit)}{of}")
+        use = peak_use(chart)
+        if use is not None:
+            # a volume's or an instance's IOPS / MiB/s: its peak use of the ceiling in force, the glance table's number
+            share, at_peak, in_force_then = use
+            parts.append(f"peak {_number(at_peak, unit)} ({_share(share)} of {_number(in_force_then, unit)}: "
+                         "ceiling in force)")
+        else:
+            of = ""
+            if highest is not None and highest.value > 0:
+                limit_text = _number(highest.value, _UNIT_WORDS.get(highest.unit, highest.unit) or unit)
+                of = f" ({_share(peak / highest.value)} of {limit_text}: {highest.label})"
+            parts.append(f"peak {_number(peak, unit)}{of}")
         for line in lines[:3]:
             share = sum(1 for v in values if v >= line.value) / len(values)
             value = _number(line.value, _UNIT_WORDS.get(line.unit, line.unit) or unit)

@@ -7,7 +7,7 @@ whose denominator is zero returns NaN there ("no reads" has no hit ratio, no lat
 
 Sources:
 - Counted IOPS: EBS counts an SSD I/O in 256 KiB chunks and an HDD I/O in 1,024 KiB chunks (docs/reference/ebs-io-accounting.md#io-size-cap,
-  AWSDOC `ebs-io-characteristics.md`); `headroom.domain.physics.io.chunks_per_io` / `counted_ops` are the scalar
+  AWS "Amazon EBS I/O characteristics and monitoring"); `headroom.domain.physics.io.chunks_per_io` / `counted_ops` are the scalar
   definitions (tested against the cited numbers) and these functions compute the same per element. CloudWatch
   gives only sums per period, so every I/O of a period is assumed to have the period's average size.
 - Rates: CloudWatch `Sum` per period / period seconds (docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics).

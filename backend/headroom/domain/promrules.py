@@ -18,7 +18,7 @@ Per TiKV node of the snapshot (selectors as TiUP's Prometheus labels them: TiKV 
   (PingCAP: PD Configuration File), from what TiKV reports PD (tikv_store_size_bytes capacity / available);
 - each thread pool's CPU against its *configured* size (the node's config, else the version's default) at the
   band's top that the thread-pool rule uses (headroom.domain.advisor.rules.thread_pools), instead of TiKV's fixed
-  1.6-core raftstore alert (tikv-alert-rules.yml), for 30 minutes.
+  1.6-core raftstore alert (docs/reference/tikv-metrics.md#alert-rules), for 30 minutes.
 Thread selectors and node_exporter names are the registry's (headroom.domain.snapshot.registry): one truth.
 What Prometheus cannot see (gp2 BurstBalance, the instance's EBS limits: CloudWatch only) is listed in `notes`.
 """

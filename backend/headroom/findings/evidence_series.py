@@ -20,6 +20,8 @@ from sqlalchemy.orm import Session
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.model import Evidence, ReferenceLine, SeriesRef
+from headroom.domain.physics.ceilings import in_force
+from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.registry import REGISTRY, CloudWatchSource
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import find_series
@@ -61,6 +63,9 @@ class ChartSeries:
     reference_lines: list[ReferenceLine] = field(default_factory=list)
     found: bool = True
     entity_name: str = ""
+    # A volume's or an instance's IOPS / MiB/s: the ceiling in force at each point, as the advisor and the glance
+    # table judge it (headroom.domain.physics.ceilings.in_force); None for any other series.
+    in_force: list[float | None] | None = None
 
 
 def metric_label(metric: str) -> str:
@@ -114,6 +119,22 @@ def _derived(ctx: Context, kind: str, entity_id: str, metric: str) -> Any:
     }[metric]
 
 
+def _in_force(ctx: Context, kind: str, entity_id: str, metric: str) -> Any:
+    """The ceiling in force at each point of a volume's or an instance's counted IOPS / MiB/s (None otherwise)."""
+    if metric not in ("derived.counted_iops", "derived.mibps"):
+        return None
+    iops = metric == "derived.counted_iops"
+    if kind == "volume":
+        return ctx.volume_iops_ceiling(entity_id) if iops else ctx.volume_mibps_ceiling(entity_id)
+    lim = ctx.instance_limits(entity_id) if kind == "instance" else None
+    if lim is None:
+        return None
+    balance = ctx.series("instance", entity_id, mid.EC2_EBS_IO_BALANCE if iops else mid.EC2_EBS_BYTE_BALANCE)
+    if iops:
+        return in_force(lim.max_iops, lim.baseline_iops, balance, ctx.points)
+    return in_force(lim.max_throughput_mibps, lim.baseline_throughput_mibps, balance, ctx.points)
+
+
 def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSeries]:
     """Return the points of each series reference (the evidence's `series`) read from a snapshot."""
     ctx = Context(snapshot)
@@ -141,6 +162,7 @@ def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSer
             out.append(ChartSeries(kind, entity_id, metric, label, unit, [], [], lines, found=False, entity_name=name))
             continue
         arr = np.asarray(values, dtype=np.float64)
+        ceiling = _in_force(ctx, kind, entity_id, metric)
         out.append(
             ChartSeries(
                 kind, entity_id, metric, label, unit,
@@ -149,6 +171,8 @@ def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[ChartSer
                 values=[None if math.isnan(v) else float(v) for v in arr.tolist()],
                 reference_lines=lines,
                 entity_name=name,
+                in_force=None if ceiling is None else [None if math.isnan(v) else float(v)
+                                                       for v in np.asarray(ceiling, dtype=np.float64).tolist()],
             )
         )
     return out

@@ -30,17 +30,15 @@ from headroom.accounts.service import Principal
 from headroom.clusters.service import get_cluster
 from headroom.domain import derived, downsample, references, units
 from headroom.domain.catalog.instance_types import InstanceLimits
-from headroom.domain.forecast.burst import (
-    MIN_HORIZON_SECONDS,
-    BurstForecast,
-    instance_burst_forecast,
-    volume_burst_forecast,
-)
+from headroom.domain.advisor.buckets import instance_burst_forecast, volume_burst_forecast
+from headroom.domain.advisor.context import Context
+from headroom.domain.forecast.burst import MIN_HORIZON_SECONDS, BurstForecast
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.model import Ceiling
 from headroom.domain.physics.ceilings import in_force
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.views import IO_METRICS
 from headroom.inventory.limits import ceilings_over_time, resolve_instance_types
 from headroom.inventory.models import Instance, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
@@ -52,6 +50,7 @@ from headroom.timeseries.repository import StoredSeries as SeriesInfo
 from headroom.timeseries.repository import (
     choose_resolution as choose_resolution,  # the router asks the service
 )
+from headroom.timeseries.snapshots import build_snapshot
 
 Array = NDArray[np.float64]
 MIB = float(units.MIB)
@@ -63,9 +62,6 @@ GIB = float(units.GIB)
 MAX_WINDOW = dt.timedelta(days=400)
 # The default window when the caller gives no start: the shortest range the page offers.
 DEFAULT_WINDOW = dt.timedelta(hours=6)
-# The burst forecast reads one diurnal cycle plus its recent hour of 1-minute history
-# (headroom.domain.forecast.burst: PROFILE_SECONDS = 1 day, RECENT_SECONDS = 1 h).
-FORECAST_HISTORY = dt.timedelta(hours=25)
 
 
 def validate_window(
@@ -113,6 +109,7 @@ class Peak:
     at: dt.datetime
     value: float
     ceiling: float
+    index: int  # the point's position in the series (where the ceiling in force then is looked up)
 
 
 def peak_utilisation(values: Columns, in_force_now: Array) -> Peak | None:
@@ -125,7 +122,7 @@ def peak_utilisation(values: Columns, in_force_now: Array) -> Peak | None:
         return None
     i = int(np.nanargmax(ratio))
     return Peak(float(ratio[i] * 100.0), dt.datetime.fromtimestamp(int(values.t[i]), dt.UTC),
-                float(values.avg[i]), float(in_force_now[i]))
+                float(values.avg[i]), float(in_force_now[i]), i)
 
 
 # TiKV config template [storage.flow-control]: soft-pending-compaction-bytes-limit = "192GB",
@@ -241,6 +238,9 @@ class PanelOut:
     notes: list[str] = field(default_factory=list)
     projection: ProjectionOut | None = None
     drawn: list[DrawnSeries] = field(default_factory=list)  # the series as the chart draws them (draw_panel)
+    # An IOPS / MiB/s panel's utilisation series and the ceiling in force at each of its points (InForce), computed
+    # once for the "Ceiling in force" line and the glance's cell.
+    in_force: InForce | None = None
 
 
 # --- what a chart draws ------------------------------------------------------------------------------------
@@ -523,21 +523,38 @@ def build_panels(
     if (p := panels.get("disk_space")) is not None:
         _disk_panel(p, refs, data)
     for pid, p in panels.items():
-        _add_in_force_line(p, data, balance_key(pid, refs))
+        if pid in UTILISATION_SERIES:
+            p.in_force = in_force_of(p, data, balance_key(pid, refs))
+            _add_in_force_line(p)
     if refs.raft is None and refs.data is not None:  # the data panels already say the Raft log shares the volume
         return [p for p in panels.values() if p.id not in ("raft_iops", "raft_throughput")]
     return list(panels.values())
 
 
-def _add_in_force_line(p: PanelOut, data: Data, key: Key | None) -> None:
+@dataclass(frozen=True)
+class InForce:
+    """A panel's utilisation series, its IOPS / MiB/s ceilings and the one in force at each point of the series."""
+
+    values: Columns
+    ceilings: list[Ceiling]
+    ceiling: Array  # NaN where no ceiling is known
+
+
+def in_force_of(p: PanelOut, data: Data, key: Key | None) -> InForce:
+    """The ceiling in force at each point of an IOPS / MiB/s panel's utilisation series (Data.in_force, decided by
+    the credit balance `key`)."""
+    total = next((s.columns for s in p.series if s.id == UTILISATION_SERIES[p.id]), empty_columns())
+    segs = [c for c in p.ceilings if c.unit in ("IOPS", "MiB/s")]
+    ceil = data.in_force(segs, key, total.t) if segs else np.full(total.t.size, np.nan)
+    return InForce(total, segs, ceil)
+
+
+def _add_in_force_line(p: PanelOut) -> None:
     """On an IOPS / MiB/s panel with a burst ceiling, the ceiling in force as a line of its own: the burst figure
     while the credit balance lasts, the baseline once it is empty (what the advisor and the glance table judge)."""
-    if not any(c.kind == "burst" for c in p.ceilings) or p.id not in UTILISATION_SERIES:
+    if p.in_force is None or not any(c.kind == "burst" for c in p.in_force.ceilings) or not len(p.in_force.values):
         return
-    total = next((s.columns for s in p.series if s.id == UTILISATION_SERIES[p.id]), None)
-    if total is None or not len(total):
-        return
-    ceil = data.in_force(p.ceilings, key, total.t)
+    total, ceil = p.in_force.values, p.in_force.ceiling
     keep = np.isfinite(ceil)
     p.series.append(SeriesOut(f"{p.id}_ceiling_in_force", "Ceiling in force", p.unit,
                               Columns(total.t[keep], ceil[keep], ceil[keep].copy(), ceil[keep].copy())))
@@ -609,74 +626,37 @@ def node_ceilings(db: Session, refs: NodeRefs, start: dt.datetime, end: dt.datet
 
 # --- burst forecasts ---------------------------------------------------------------------------------------
 
-
-def _grid(t: NDArray[np.int64], v: Array, lo: int, hi: int, step: int) -> Array:
-    """Place points on a regular grid [lo, hi) of `step` seconds (NaN where none)."""
-    n = max(0, (hi - lo) // step)
-    out = np.full(n, np.nan)
-    sel = (t >= lo) & (t < lo + n * step) & ((t - lo) % step == 0)
-    out[(t[sel] - lo) // step] = v[sel]
-    return out
+# The series the burst forecasts read (headroom.domain.advisor.buckets): the balances and the I/O sums of the demand.
+FORECAST_METRICS = frozenset({mid.EBS_BURST_BALANCE, *IO_METRICS["volume"], mid.EC2_EBS_IO_BALANCE,
+                              mid.EC2_EBS_BYTE_BALANCE, *IO_METRICS["instance"]})
 
 
-def forecast_keys(refs: NodeRefs) -> list[Key]:
-    keys: list[Key] = []
-    for vol in (refs.data, refs.raft):
-        if vol is not None and vol.volume_type in ("gp2", "st1", "sc1"):
-            keys += [("volume", vol.volume_id, m) for m in
-                     (mid.EBS_BURST_BALANCE, mid.EBS_READ_OPS, mid.EBS_WRITE_OPS, mid.EBS_READ_BYTES, mid.EBS_WRITE_BYTES)]
-    if refs.instance_id:
-        keys += _instance_keys(refs.instance_id)
-    return keys
+def forecast_context(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, at: dt.datetime,
+                     hosts_of: Sequence[tuple[str, str]] | None = None) -> Context | None:
+    """The advisor's Context of the window it judges ending at `at` (its minute, as findings.service.advise_cluster
+    floors it), holding only the burst forecasts' series: the forecasts drawn are the findings' own."""
+    end = at.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    snapshot = build_snapshot(db, org_id, cluster_id, start=end - JUDGED_WINDOW, end=end, hosts_of=hosts_of,
+                              metrics=FORECAST_METRICS)
+    return Context(snapshot, now=end) if snapshot.series else None
 
 
-def node_forecasts(refs: NodeRefs, info: dict[Key, SeriesInfo],
-                   raw: dict[int, tuple[NDArray[np.int64], Array]], at: dt.datetime,
-                   horizon_seconds: float | None = None) -> list[ForecastOut]:
-    """Burst forecasts (headroom.domain.forecast.burst) of a node's gp2/st1/sc1 volumes and instance EBS buckets,
-    from the last 25 h of 1-minute history before `at` (pure over the points read). `horizon_seconds` only
-    bounds the charted path (the time to empty does not depend on it)."""
+def node_forecasts(refs: NodeRefs, ctx: Context | None, horizon_seconds: float | None = None) -> list[ForecastOut]:
+    """Burst forecasts of a node's gp2/st1/sc1 volumes and instance EBS buckets: the advisor's (advisor.buckets, on
+    its Context of the judged window). `horizon_seconds` only bounds the charted path."""
+    if ctx is None:
+        return []
     out: list[ForecastOut] = []
-    hi = int(at.timestamp()) // 60 * 60
-    lo = hi - int(FORECAST_HISTORY.total_seconds())
-
-    def series(key: Key, step: int) -> Array | None:
-        si = info.get(key)
-        if si is None:
-            return None
-        t, v = raw.get(si.id, (np.empty(0, np.int64), np.empty(0)))
-        return _grid(t, v, lo - lo % step, hi, step) if t.size else None
-
     for vol in (refs.data, refs.raft):
-        if vol is None or vol.volume_type not in ("gp2", "st1", "sc1"):
-            continue
-        key = ("volume", vol.volume_id, mid.EBS_READ_OPS)
-        step = info[key].step_seconds if key in info else 60
-        balance, read_ops = series(("volume", vol.volume_id, mid.EBS_BURST_BALANCE), step), series(key, step)
-        if balance is None or read_ops is None:
-            continue
-        rest = tuple(series(("volume", vol.volume_id, m), step)
-                     for m in (mid.EBS_WRITE_OPS, mid.EBS_READ_BYTES, mid.EBS_WRITE_BYTES))
-        fc = volume_burst_forecast(vol.volume_type, vol.size_gib, balance, (read_ops, *rest),  # type: ignore[arg-type]
-                                   step_seconds=step, grid_start=lo - lo % step, horizon_seconds=horizon_seconds)
-        if fc is not None:
+        fc = volume_burst_forecast(ctx, vol.volume_id, horizon_seconds=horizon_seconds) if vol is not None else None
+        if vol is not None and fc is not None:
             out.append(ForecastOut(f"{vol.role}_burst_balance",
                                    f"{vol.role.capitalize()} volume BurstBalance forecast", "volume", vol.volume_id, fc))
-    if refs.instance_id and refs.instance_type:
+    if refs.instance_id:
         iid = refs.instance_id
-        key = ("instance", iid, mid.EC2_EBS_READ_OPS)
-        step = info[key].step_seconds if key in info else 60
         for kind, bal_metric, label in (("io", mid.EC2_EBS_IO_BALANCE, "Instance EBSIOBalance% forecast"),
                                         ("byte", mid.EC2_EBS_BYTE_BALANCE, "Instance EBSByteBalance% forecast")):
-            ibal = series(("instance", iid, bal_metric), step)
-            names = (mid.EC2_EBS_READ_OPS, mid.EC2_EBS_WRITE_OPS) if kind == "io" else \
-                (mid.EC2_EBS_READ_BYTES, mid.EC2_EBS_WRITE_BYTES)
-            a, b = (series(("instance", iid, n), step) for n in names)
-            if ibal is None or a is None:
-                continue
-            ifc = instance_burst_forecast(refs.instance_type, kind, ibal, (a, b),  # type: ignore[arg-type]
-                                          step_seconds=step, grid_start=lo - lo % step,
-                                          horizon_seconds=horizon_seconds, limits=refs.instance_limits)
+            ifc = instance_burst_forecast(ctx, iid, kind, horizon_seconds=horizon_seconds)  # type: ignore[arg-type]
             if ifc is not None:
                 out.append(ForecastOut(bal_metric.replace(".", "_"), label, "instance", iid, ifc))
     return out
@@ -738,9 +718,9 @@ def node_metrics(
     data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi), resolution=resolution)
     forecasts: list[ForecastOut] = []
     if "burst_balance" in wanted:
-        fkeys = [k for k in forecast_keys(refs) if k in info]
-        raw = timeseries.read_points_many(db, principal.org_id, sorted({info[k].id for k in fkeys}), hi - FORECAST_HISTORY, hi)
-        forecasts = node_forecasts(refs, info, raw, hi)
+        on_host = [("volume", v.volume_id) for v in (refs.data, refs.raft) if v is not None]
+        on_host += [("instance", refs.instance_id)] if refs.instance_id else []
+        forecasts = node_forecasts(refs, forecast_context(db, principal.org_id, node.cluster_id, hi, on_host))
     ceilings = node_ceilings(db, refs, lo, hi)
     built = build_panels(refs, data, ceilings, forecasts, wanted)
     for p in built:
@@ -823,11 +803,9 @@ def _piece_at(segments: Sequence[Ceiling], burst: bool, ts: int) -> Ceiling | No
     return None
 
 
-def utilisation_cell(metric: str, panel: PanelOut, data: Data, refs: NodeRefs) -> UtilisationCell:
+def utilisation_cell(metric: str, in_force: InForce) -> UtilisationCell:
     """Peak use of a panel's ceiling in force over the window, and which ceiling was in force then and now."""
-    total = next((s.columns for s in panel.series if s.id == UTILISATION_SERIES[metric]), empty_columns())
-    segs = [c for c in panel.ceilings if c.unit in ("IOPS", "MiB/s")]
-    ceil = data.in_force(segs, balance_key(metric, refs), total.t) if segs else np.full(total.t.size, np.nan)
+    total, segs, ceil = in_force.values, in_force.ceilings, in_force.ceiling
     peak = peak_utilisation(total, ceil)
 
     def which(i: int) -> Ceiling | None:
@@ -835,7 +813,7 @@ def utilisation_cell(metric: str, panel: PanelOut, data: Data, refs: NodeRefs) -
         burst = _piece_at(segs, True, ts)
         return burst if burst is not None and burst.value == ceil[i] else _piece_at(segs, False, ts)
 
-    at_peak = which(int(np.flatnonzero(total.t == int(peak.at.timestamp()))[0])) if peak else None
+    at_peak = which(peak.index) if peak else None
     finite = np.flatnonzero(np.isfinite(ceil))
     now = which(int(finite[-1])) if finite.size else (segs[-1] if segs else None)
     return UtilisationCell(metric, peak, at_peak, now)  # type: ignore[arg-type]
@@ -853,8 +831,7 @@ def cluster_overview(
     keys = [k for r in all_refs for k in keys_for(r) if k[0] != "tikv_node"]
     info = timeseries.find_series(db, principal.org_id, keys)
     cols = timeseries.read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
-    fkeys = [k for r in all_refs for k in forecast_keys(r) if k in info]
-    raw = timeseries.read_points_many(db, principal.org_id, sorted({info[k].id for k in fkeys}), hi - FORECAST_HISTORY, hi)
+    judged = forecast_context(db, principal.org_id, cluster_id, hi)
     data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi), resolution=resolution)
     io_panels: list[PanelId] = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
                                 "instance_throughput"]
@@ -862,8 +839,9 @@ def cluster_overview(
     for refs in all_refs:
         ceilings = node_ceilings(db, refs, lo, hi)
         panels = {p.id: p for p in build_panels(refs, data, ceilings, [], io_panels)}
-        cells = [utilisation_cell(metric, panel, data, refs) for metric in io_panels
-                 if (panel := panels.get(metric)) is not None and (panel.series or panel.ceilings)]
+        cells = [utilisation_cell(metric, panel.in_force) for metric in io_panels
+                 if (panel := panels.get(metric)) is not None and (panel.series or panel.ceilings)
+                 and panel.in_force is not None]
         # The overview needs only the time to empty: the shortest charted path (forecast.burst MIN_HORIZON_SECONDS) keeps them cheap.
-        out.append(NodeOverview(refs, cells, node_forecasts(refs, info, raw, hi, horizon_seconds=MIN_HORIZON_SECONDS)))
+        out.append(NodeOverview(refs, cells, node_forecasts(refs, judged, horizon_seconds=MIN_HORIZON_SECONDS)))
     return ClusterOverview(lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)

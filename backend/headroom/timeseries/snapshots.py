@@ -112,13 +112,17 @@ def build_snapshot(
     end: dt.datetime,
     step_seconds: int = RAW_STEP_SECONDS,
     hosts_of: Collection[tuple[str, str]] | None = None,
+    metrics: Collection[str] | None = None,
 ) -> Snapshot:
     """Return the org's cluster as a Snapshot over [start, end) (another org's cluster is NotFound).
 
     `hosts_of`: (snapshot entity kind, id) pairs; when given, the snapshot holds the whole inventory but only the
     series of the hosts those entities are on (each one's EC2 instance, that instance's volumes and stores), which
     is what a view of one of them reads (domain/advisor/context.py: a volume's and an instance's I/O, their
-    ceilings). A finding's chart reads a few series of one host, not the cluster's hundreds."""
+    ceilings). A finding's chart reads a few series of one host, not the cluster's hundreds.
+
+    `metrics`: when given, only the series of those metrics (the whole inventory still): what a view that needs a
+    few of the advisor's numbers reads, e.g. the burst forecasts (headroom.domain.advisor.buckets)."""
     start, end = check_window(start, end, step_seconds)
     cluster = db.scalar(select(Cluster).where(Cluster.id == cluster_id, Cluster.org_id == org_id))
     if cluster is None:
@@ -232,7 +236,7 @@ def build_snapshot(
         nodes=snapshot_nodes,
         instances=instances,
         volumes=volumes,
-        series=_series(db, org_id, cluster.id, window, known),
+        series=_series(db, org_id, cluster.id, window, known, metrics),
     )
 
 
@@ -301,12 +305,14 @@ def series_grid(window: Window, step_seconds: int) -> tuple[dt.datetime, dt.date
 
 
 def _series(
-    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, window: Window, known: dict[str, set[str]]
+    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, window: Window, known: dict[str, set[str]],
+    metrics: Collection[str] | None = None,
 ) -> list[Series]:
     rows = [
         s
         for s in timeseries.cluster_series(db, org_id, cluster_id)
         if s.metric in REGISTRY
+        and (metrics is None or s.metric in metrics)
         and SNAPSHOT_KIND.get(s.entity_kind) == REGISTRY[s.metric].entity
         and REGISTRY[s.metric].unit == s.unit
         and s.entity_id in known[SNAPSHOT_KIND[s.entity_kind]]

@@ -1,4 +1,5 @@
-"""`headroom burst` through Typer's CliRunner. Expected numbers from docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ec2-ebs-limits.md#the-burst-rule and seed 004."""
+"""`headroom burst` through Typer's CliRunner. Expected numbers from docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ec2-ebs-limits.md#the-burst-rule and
+docs/reference/gp2-burst.md#burst-time-from-cloudwatch."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def run_error(*args: str) -> str:
 @pytest.mark.parametrize(
     ("args", "baseline", "to_empty", "refill"),
     [
-        # seed 004 / docs/reference/gp2-burst.md#the-credit-bucket: 500 GiB at 100% -> 3,600 s at 3,000 IOPS; full -> refill 0.
+        # docs/reference/gp2-burst.md#burst-time-from-cloudwatch: 500 GiB at 100% -> 3,600 s at 3,000 IOPS; full -> refill 0.
         (["--size-gib", "500", "--balance-percent", "100"], 1500, 3600, 0),
         (["--size-gib", "500", "--balance-percent", "100", "--demand-iops", "3000"], 1500, 3600, 0),
         # 50%: half the credits -> 1,800 s; refill 2.7e6 / 1,500 = 1,800 s.

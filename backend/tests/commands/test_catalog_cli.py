@@ -202,7 +202,7 @@ def test_refresh_instances_unreachable_endpoint_is_one_line(
 
 
 def test_node_ceilings_json() -> None:
-    # seed 004: m5.2xlarge caps at 18,750 IOPS whatever the volumes (docs/reference/ec2-ebs-limits.md#limits-table); two gp3 16,000 IOPS volumes.
+    # KloudDB's example: m5.2xlarge caps at 18,750 IOPS whatever the volumes (docs/reference/ec2-ebs-limits.md#limits-table); two gp3 16,000 IOPS volumes.
     data = run_json(
         "catalog",
         "node",

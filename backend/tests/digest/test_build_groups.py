@@ -1,7 +1,8 @@
 """The weekly email shows findings that share a cause as one entry: the primary fix's what-if and the related
 findings under it (domain FindingGroup; docs/thresholds/finding-groups.md).
 
-The case is the seed article's (PingCAP, "Best Practices for TiDB on AWS Cloud"): a 500 GiB gp2 volume
+The case follows PingCAP's "Best Practices for TiDB on AWS Cloud" (docs/reference/pingcap-guidance.md#block-cache-on-ebs,
+docs/reference/pingcap-guidance.md#volume-choice-on-aws): a 500 GiB gp2 volume
 (baseline 3 x 500 = 1,500 IOPS, AWS gp2 docs) out of burst and "shrink the block cache" on the same node; moving
 the volume to gp3 (3,000 IOPS, no bucket) resolves both: "resolves 2 of 2".
 """

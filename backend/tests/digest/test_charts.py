@@ -8,11 +8,12 @@ import datetime as dt
 import io
 import re
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from digest_seed import verify
 from headroom.digest import service
-from headroom.digest.charts import describe, finding_chart
+from headroom.digest.charts import describe, finding_chart, peak_use
 from headroom.domain.model import Forecast, ReferenceLine
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.findings import service as findings
@@ -47,6 +48,17 @@ def test_the_words_keep_a_one_minute_peak_at_the_ceiling_and_a_balances_time_emp
                      value=3000.0, unit="IOPS", method="ets")
     assert "projected to reach 3,000 IOPS around 2026-11-20" in describe(_series(flat), 60, [ahead])
     assert finding_chart([_series([None, None])], [], step_seconds=60, cid="x@h") is None
+
+
+def test_the_words_judge_a_volumes_peak_by_the_ceiling_in_force() -> None:
+    # A 350 GiB gp2 volume: 3,000 IOPS while its bucket has credits, its 1,050 IOPS baseline once it is empty
+    # (docs/reference/gp2-burst.md#baseline-and-burst). 2,400 IOPS with credits is 80 % of 3,000; 1,200 IOPS on an
+    # empty bucket is 114 % of 1,050: the peak use is the latter, as the glance table says, not 2,400 / 3,000.
+    chart = replace(_series([2400.0, 1200.0, None], lines=((1050.0, "gp2 baseline"), (3000.0, "gp2 burst"))),
+                    in_force=[3000.0, 1050.0, 1050.0])
+    assert peak_use(chart) == (1200.0 / 1050.0, 1200.0, 1050.0)
+    assert "peak 1,200 IOPS (114% of 1,050 IOPS: ceiling in force)" in describe(chart, 60)
+    assert peak_use(_series([2400.0])) is None  # a series with no ceiling in force: its lines only
 
 
 def test_a_chart_is_a_png_of_the_mail_size_with_its_words_as_alt_text() -> None:

@@ -2,7 +2,7 @@
 
 The demo fleet's two legacy nodes each have a 350 GiB gp2 data volume: baseline 3 x 350 = 1,050 IOPS, burst 3,000
 (AWS gp2 docs, docs/reference/gp2-burst.md#the-credit-bucket). Their reads drain the bucket, and the block-cache rule sees the reads at the
-read-IOPS ceiling and says "shrink" (PingCAP's AWS guide, seed 000: a smaller block cache "to avoid read IOPS
+read-IOPS ceiling and says "shrink" (PingCAP's AWS guide, docs/reference/pingcap-guidance.md#block-cache-on-ebs: a smaller block cache "to avoid read IOPS
 from hitting the EBS limit"). Per node the two findings are one group; moving the volume to gp3 (3,000 IOPS
 with no bucket) resolves both: "resolves 2 of 2". The hot node's compaction findings are a group of their own.
 """

@@ -228,6 +228,9 @@ def test_forecast_for_a_draining_gp2_volume(owner: Any, cluster_id: str, session
     drain_pct = 1950 * 60 / 5.4e6 * 100
     fleet.write("volume", "ebs.read_ops", "Count", [(t, 3000.0 * 60) for t in times])
     fleet.write("volume", "ebs.read_bytes", "Bytes", [(t, 3000.0 * 60 * 16 * KIB) for t in times])
+    # No writes: CloudWatch sends Sums of 0 (the forecast is the advisor's, which reads a missing series as a gap)
+    fleet.write("volume", "ebs.write_ops", "Count", [(t, 0.0) for t in times])
+    fleet.write("volume", "ebs.write_bytes", "Bytes", [(t, 0.0) for t in times])
     # Full until minute 140 of the window (the demand started then, in this story), draining since.
     fleet.write("volume", "ebs.burst_balance", "Percent",
                 [(t, 100.0 - drain_pct * max(0, i - 140)) for i, t in enumerate(times)])

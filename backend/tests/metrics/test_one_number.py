@@ -9,7 +9,10 @@ window, to the displayed precision:
   Ceiling of that entity and one the Metrics panel draws;
 - what-if (POST .../what-if): the "before" ceiling of a volume, as a Ceiling equal to the advisor's sustained one;
 - the fleet's headroom score (GET /fleet): 100 - the glance's highest peak;
-- the Prometheus alert rules (GET .../alert-rules): 90 % of the data volumes' sustained ceiling.
+- the Prometheus alert rules (GET .../alert-rules): 90 % of the data volumes' sustained ceiling;
+- the weekly email (the digest service's own render of the same org, cluster and findings): every ceiling, limit
+  and utilisation it prints for a volume or an instance, as written (headroom.domain.units.format_quantity);
+- the burst forecast: the glance's time to empty of a bucket equals the finding's on the same bucket.
 
 The advisor's number is computed by the advisor's own Context (headroom.domain.advisor.context) on the snapshot the
 store builds for the same window: a new surface that shows a ceiling joins this test.
@@ -27,8 +30,10 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from headroom.digest import service as digest_service
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.rules._common import instance_ceiling, instance_io_series
+from headroom.domain.units import format_quantity
 from headroom.domain.model import Ceiling
 from headroom.domain.physics.ceilings import sustained as sustained_ceiling
 from headroom.domain.snapshot.scenario import load_scenario
@@ -89,7 +94,70 @@ def seeded(request: Any, client: Any, db: Any, clock: Any) -> dict[str, Any]:
     clock.now = END
     snapshot = build_snapshot(db, org_id, cluster.id, start=start, end=END)
     return {"owner": owner, "cluster_id": str(cluster.id), "start": start, "ctx": Context(snapshot, now=END),
-            "scenario": request.param}
+            "scenario": request.param, "db": db, "org_id": org_id}
+
+
+# What the email says of a volume's or an instance's limits (headroom.digest: its chart's words, the forecast
+# sentence, the fix lines and the finding's title and impact), each a number with its unit as format_quantity
+# writes it.
+QUANTITY = r"(-?[\d,]+(?:\.\d+)? (?:IOPS|MiB/s))"
+LIMIT_PHRASES = (
+    re.compile(rf"of {QUANTITY}: "),  # the chart: "peak 125 MiB/s (100% of 125 MiB/s: current ceiling)"
+    re.compile(rf"at or above {QUANTITY} \("),  # the chart: "100% of the time at or above 113 MiB/s (90% of ceiling)"
+    re.compile(rf"at most (?:the )?{QUANTITY}"),  # the forecast: "serving at most the 1,050 IOPS baseline"
+    re.compile(rf"\(<= the {QUANTITY} baseline\)"),
+    re.compile(rf"Fix: volume\.(?:iops|throughput): {QUANTITY} ->"),  # the provisioned ceiling a fix raises
+    re.compile(rf"{QUANTITY} (?:ceiling|baseline)"),  # the title: "at >= 90% of its 125 MiB/s ceiling"
+)
+PEAK_SHARE = re.compile(rf"peak {QUANTITY} \(([\d.]+%) of {QUANTITY}: ")  # the chart's peak use of a limit
+ITEM_ON = re.compile(r"^   On: (volume|instance) (\S+)$", flags=re.M)
+
+
+def _email_items(text: str) -> list[tuple[str, str, str]]:
+    """The email's finding entries as (entity kind, entity id, the entry's text), from the text part."""
+    entries = re.split(r"^\d+\. \[", text, flags=re.M)[1:]
+    out = []
+    for entry in entries:
+        entry = entry.split("\nCluster page: ")[0]
+        on = ITEM_ON.search(entry)
+        if on is not None:
+            out.append((on.group(1), on.group(2), entry))
+    return out
+
+
+def _check_email(seeded: dict[str, Any], ceilings_of: dict[str, set[float]],
+                 peaks_of: dict[tuple[str, str], float], findings: list[dict[str, Any]]) -> int:
+    """Every limit the weekly email prints for a volume or an instance is one of its ceilings (or the 90 % line of
+    one) as the app writes it, and a chart's peak share is the glance's peak use; returns the numbers checked."""
+    digest = digest_service.render(seeded["db"], seeded["org_id"], now=END, public_url="https://headroom.example")
+    text = digest.text.replace("\r\n", "\n")
+    assert digest.html and "Unsubscribe" not in text.split("Dashboard:")[0]
+    impact_of = {(f["entity_id"], f["title"]): f for f in findings}
+    checked = 0
+    for _kind, entity, entry in _email_items(text):
+        if entity not in ceilings_of:
+            continue
+        allowed = {format_quantity(v * share, unit) for v in ceilings_of[entity] for share in (1.0, 0.9)
+                   for unit in ("IOPS", "MiB/s")}
+        for phrase in LIMIT_PHRASES:
+            for quantity in phrase.findall(entry):
+                assert quantity in allowed, (seeded["scenario"], entity, quantity, phrase.pattern, entry)
+                checked += 1
+        for _peak, share, limit in PEAK_SHARE.findall(entry):
+            unit = limit.split()[-1]
+            glance = peaks_of.get((entity, unit))
+            assert glance is not None and share == format_quantity(glance, "%"), (entity, share, glance, entry)
+            checked += 1
+        title = entry.split("] ", 1)[1].split("\n")[0]
+        finding = impact_of.get((entity, title))
+        impact = (finding or {}).get("impact") or {}
+        if impact.get("before") is not None and impact.get("unit") in ("IOPS", "MiB/s") and "ceiling" in (
+                impact.get("metric") or ""):
+            # the impact's "before" is the entity's ceiling, and the line says it as the app does
+            assert any(math.isclose(impact["before"], c, rel_tol=1e-6) for c in ceilings_of[entity]), (entity, impact)
+            assert format_quantity(impact["before"], impact["unit"]).split()[0] in entry.split("Impact: ")[1]
+            checked += 1
+    return checked
 
 
 @pytest.mark.parametrize("seeded", SCENARIOS, indirect=True)
@@ -101,6 +169,7 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
     assert overview.json()["resolution_seconds"] == 60  # the advisor's 1-minute points
 
     ceilings_of: dict[str, set[float]] = {}  # entity -> every ceiling a surface may show for it
+    peaks_of: dict[tuple[str, str], float] = {}  # (entity, unit) -> the glance's peak use, %
     drawn_of: dict[str, set[tuple[float, str]]] = {}  # entity -> (value, kind) of every ceiling its panels draw
     sustained_of: dict[str, float] = {}  # volume -> its sustained or provisioned IOPS ceiling
     checked = kinds_now = 0
@@ -125,6 +194,7 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
             finite = np.flatnonzero(np.isfinite(ceiling) & np.isfinite(values))
             assert cell["ceiling_now"]["value"] == pytest.approx(float(ceiling[finite[-1]])), (metric, entity)
             seen_kinds.add(cell["ceiling_now"]["kind"])
+            peaks_of[(entity, "IOPS" if metric.endswith("iops") else "MiB/s")] = cell["peak_percent"]
             kinds_now += 1
             # the panel's reference lines: the same ceilings, each with its kind and source
             lines = {c["value"] for c in panel["ceilings"]}
@@ -148,9 +218,31 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
     # findings: every limit the evidence of a volume or an instance compares to is one of its ceilings; a measure
     # that names its ceiling names the advisor's own Ceiling of that entity (value, kind, source), one its panel draws
     findings = owner.get(f"/api/v1/clusters/{cid}/findings", params={"limit": 200}).json()["items"]
+    details = [owner.get(f"/api/v1/findings/{f['id']}").json() for f in findings]
+    # the burst forecast: the glance's (the Metrics panels' too: metrics.service.node_forecasts) and the finding's
+    # on the same bucket are one computation (headroom.domain.advisor.buckets) on the same window: the advisor's
+    # here (the glance reads the advisor's 24 h before END, which holds only these 2 h of data)
+    glance_burst = {(b["entity_id"], "ebs.burst_balance" if b["id"].endswith("_burst_balance")
+                     else b["id"].replace("ec2_", "ec2.", 1)): b
+                    for n in overview.json()["nodes"] for b in n["burst"]}
+    forecasts_compared = 0
+    for detail in details:
+        for fc in detail["evidence"]["forecasts"]:
+            if fc["kind"] != "burst_empty":
+                continue
+            shown = glance_burst.get((detail["entity_id"], fc["label"]))
+            assert shown is not None, (detail["rule"], detail["entity_id"], fc, sorted(glance_burst))
+            if fc["within_seconds"] is None:
+                assert shown["seconds_to_empty"] is None, (detail["entity_id"], shown)
+            else:
+                assert shown["seconds_to_empty"] == pytest.approx(fc["within_seconds"], rel=1e-9, abs=1e-6), (
+                    detail["rule"], detail["entity_id"], shown, fc)
+            assert shown["balance_percent"] == pytest.approx(fc["balance_pct"]), (detail["entity_id"], shown, fc)
+            forecasts_compared += 1
+    if seeded["scenario"] in ("demo.yaml", "gp2-burst-depletion.yaml"):
+        assert forecasts_compared, "no burst finding to compare with the glance"
     named = 0
-    for f in findings:
-        detail = owner.get(f"/api/v1/findings/{f['id']}").json()
+    for detail in details:
         entity = detail["entity_id"]
         if detail["entity_kind"] not in ("volume", "instance") or entity not in ceilings_of:
             continue
@@ -200,6 +292,10 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
     data_volumes = {n["node"]["data_volume"]["volume_id"] for n in overview.json()["nodes"] if n["node"]["data_volume"]}
     assert thresholds <= {sustained_of[v] for v in data_volumes if v in sustained_of} | {0.0} or not thresholds
 
+    # the weekly email: its limits are the entities' ceilings, its chart's peak share the glance's peak use
+    assert _check_email(seeded, ceilings_of, peaks_of, details) or not any(
+        d["entity_kind"] in ("volume", "instance") for d in details)
+
     if seeded["scenario"] == "demo.yaml":
         assert named, "no finding named the ceiling it compares to"
         # the demo's gp2 disks: bucket empty, judged against the 1,050 IOPS baseline (not 35 % of 3,000)
@@ -226,3 +322,36 @@ def test_the_fleet_score_is_the_glance_tables_highest_peak(client: Any, db: Any,
     top = max(peaks, key=lambda c: c["peak_percent"])
     assert item["headroom_score"] == max(0, round(100 - top["peak_percent"]))
     assert item["tightest"]["ceiling"] == top["ceiling"]["label"]
+
+
+# A bucket while it drains (examples/scenarios/gp2-burst-depletion.yaml: the gp2 volumes' BurstBalance falls from
+# ~90 % at 11:00 to 0 by 15:00): the finding's "empties in" and the glance's are one number, not only when the
+# bucket is already empty.
+@pytest.mark.parametrize(("scenario", "end"), [
+    ("gp2-burst-depletion.yaml", dt.datetime(2026, 11, 2, 13, 0, tzinfo=dt.UTC)),
+])
+def test_the_glance_forecasts_a_draining_bucket_as_the_finding_does(
+        scenario: str, end: dt.datetime, client: Any, db: Any, clock: Any) -> None:
+    owner = sign_up(client, org=f"Draining {scenario}")
+    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id), scenario=load_scenario(
+        REPO / "examples" / "scenarios" / scenario))
+    start = end - dt.timedelta(hours=HOURS)
+    demo.ingest_window(db, cluster, load_scenario(REPO / "examples" / "scenarios" / scenario), start, end)
+    findings_service.advise_cluster(db, cluster, now=end, window=end - start)
+    db.commit()
+    clock.now = end
+    overview = owner.get(f"/api/v1/clusters/{cluster.id}/metrics/overview",
+                         params={"start": start.isoformat(), "end": end.isoformat()}).json()
+    shown = {(b["entity_id"], "ebs.burst_balance" if b["id"].endswith("_burst_balance")
+              else b["id"].replace("ec2_", "ec2.", 1)): b for n in overview["nodes"] for b in n["burst"]}
+    draining = 0
+    for f in owner.get(f"/api/v1/clusters/{cluster.id}/findings", params={"limit": 200}).json()["items"]:
+        detail = owner.get(f"/api/v1/findings/{f['id']}").json()
+        for fc in detail["evidence"]["forecasts"]:
+            if fc["kind"] != "burst_empty" or not fc["within_seconds"]:
+                continue
+            glance = shown[(detail["entity_id"], fc["label"])]
+            assert glance["seconds_to_empty"] == pytest.approx(fc["within_seconds"], rel=1e-9), (detail["title"], fc)
+            assert glance["balance_percent"] == pytest.approx(fc["balance_pct"])
+            draining += 1
+    assert draining, "no draining bucket with a forecast in the window"

@@ -19,7 +19,7 @@ describe('finding detail', () => {
     expect(within(balance).getAllByRole('cell').map((c) => c.textContent)).toEqual([
       '0%',
       '10% low-balance threshold',
-      // the public document with its link, not a section of a private notebook ("§3.1")
+      // the public document with its link, not a section number of a private notebook
       'AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html)',
     ]);
     const demand = within(measures).getByRole('row', { name: /drain-period demand p95/ });
@@ -53,7 +53,7 @@ describe('finding detail', () => {
 
     const why = screen.getByRole('region', { name: 'Why it matters' });
     expect(within(why).getByText(/earns I\/O credits/)).toBeInTheDocument();
-    // Sources are public documents with their links, not internal notes ("§1.3").
+    // Sources are public documents with their links, not numbered sections of internal notes.
     const gp2Doc = within(why).getByRole('link', { name: 'https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html' });
     expect(gp2Doc).toHaveAttribute('href', 'https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html');
     expect(within(why).getByText(/AWS: Amazon CloudWatch metrics for Amazon EBS/)).toBeInTheDocument();

@@ -79,7 +79,7 @@ export const CACHE_SUMMARY: S['FindingSummary'] = {
   impact_basis: 'headroom',
 };
 
-// The seed article's case (PingCAP, "Best Practices for TiDB on AWS Cloud"): the demo's 350 GiB gp2 volume
+// A case after PingCAP's "Best Practices for TiDB on AWS Cloud" (docs/reference/pingcap-guidance.md#block-cache-on-ebs): the demo's 350 GiB gp2 volume
 // (baseline 3 x 350 = 1,050 IOPS, AWS gp2 docs) out of burst and "shrink the block cache" on the node that uses
 // it are one cause; gp3 (3,000 IOPS, no bucket) resolves both: "resolves 2 of 2".
 export const GROUP: S['FindingGroup'] = {

@@ -1,11 +1,11 @@
 """EBS volume types: valid sizes, IOPS and throughput rules, what bursts, and the limits of one volume.
 
 Sources (docs/reference/, each page names the AWS page it restates):
-- docs/reference/ebs-volume-types.md#limits-per-volume-type limits per volume (AWSDOC `ebs-volume-types.md`, `general-purpose.md`, `provisioned-iops.md`,
-  `hdd-vols.md`).
+- docs/reference/ebs-volume-types.md#limits-per-volume-type limits per volume (AWS, "Amazon EBS volume types", "General Purpose SSD volumes",
+  "Provisioned IOPS SSD volumes", "Throughput Optimized HDD and Cold HDD volumes").
 - docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025 gp3 limits raised in 2025 (EC2 API CreateVolume/ModifyVolume docs; AWS Prescriptive Guidance).
-- docs/reference/gp2-burst.md gp2 baseline, burst and throughput bands (AWSDOC `general-purpose.md`).
-- docs/reference/ebs-io-accounting.md#io-size-cap I/O accounting chunk: 256 KiB SSD, 1,024 KiB HDD (AWSDOC `ebs-io-characteristics.md`).
+- docs/reference/gp2-burst.md gp2 baseline, burst and throughput bands (AWS, "General Purpose SSD volumes").
+- docs/reference/ebs-io-accounting.md#io-size-cap I/O accounting chunk: 256 KiB SSD, 1,024 KiB HDD (AWS, "Amazon EBS I/O characteristics and monitoring").
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ GP3_DEFAULT_THROUGHPUT_MIBPS = 125.0
 GP3_MAX_MIBPS_PER_IOPS = 0.25
 
 # io1 (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-io-accounting.md#io1-throughput-rule): up to 32,000 IOPS the max throughput is 256 KiB × IOPS capped at 500 MiB/s; above 32,000
-# IOPS it is 16 KiB per provisioned IOPS up to 1,000 MiB/s (AWSDOC `provisioned-iops.md`, older rule).
+# IOPS it is 16 KiB per provisioned IOPS up to 1,000 MiB/s (AWS, "Provisioned IOPS SSD volumes", older rule).
 IO1_LOW_IOPS_LIMIT = 32_000
 IO1_LOW_MIBPS_PER_IOPS = 0.25  # 256 KiB
 IO1_LOW_MAX_MIBPS = 500.0

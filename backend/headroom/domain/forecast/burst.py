@@ -29,7 +29,7 @@ module only chooses the demand to feed it and reads the balance series:
      too late, or never) or, on 12 five-minute points, read it as a ramp to the maximum (far too early).
    The band is the earliest / latest of: the point, the trend, and the constant p90 / p50 demand of the
    recent window, each by `seconds_to_empty = balance / (demand - baseline)` (docs/reference/gp2-burst.md#the-credit-bucket "Burst
-   duration"; seed 004: 500 GiB at 100 % and 3,000 IOPS -> 3,600 s). `demand` is the mean since the balance
+   duration"; docs/reference/gp2-burst.md#burst-time-from-cloudwatch: 500 GiB at 100 % and 3,000 IOPS -> 3,600 s). `demand` is the mean since the balance
    began to fall inside the recent window, else the recent mean.
    Backtest on the simulator (bench/README.md): gp2 mean absolute error 19 % (7/9 inside the band),
    instance EBS byte bucket 1 % (9/9; 7 %, 9/9, with the batch's demand not clipped by the volume).
@@ -52,9 +52,9 @@ Public API (all return `BurstForecast`):
     forecast_bucket(bucket, balance_pct, demand, *, step_seconds, now, fallback_iops, fallback_mibps, ...)
     BurstForecast.as_forecasts(label=None) -> [headroom.domain.model.Forecast]: burst_empty (+ refill), as a
         finding's evidence carries them
-    volume_burst_forecast(volume_type, size_gib, balance_pct, sums, *, step_seconds, grid_start, ...)
-    instance_burst_forecast(instance_type, kind, balance_pct, sums, *, step_seconds, grid_start, ...)
-        the same from stored CloudWatch sums (demand by headroom.domain.derived), None when there is nothing to say
+
+Which balance and which demand series a volume's or an instance's bucket is forecast from (the advisor's counted
+IOPS and MiB/s on its window's grid) is `headroom.domain.advisor.buckets`: the rules and the charts call it.
 """
 
 from __future__ import annotations
@@ -62,16 +62,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from headroom.domain import derived
 from headroom.domain import references as refs
 from headroom.domain.catalog import InstanceLimits, instance_limits, volume_limits
-from headroom.domain.catalog.errors import CatalogError
 from headroom.domain.model import Forecast
 from headroom.domain.physics.burst import CreditBucket, Gp2Bucket, HddThroughputBucket, InstanceEbsBucket
 
@@ -617,80 +615,3 @@ def forecast_instance_burst(
         recent_seconds=recent_seconds,
         horizon_seconds=horizon_seconds,
     )
-
-
-# --- from stored sums to a forecast (the one assembly: the Metrics tab and the glance table call it) -----------
-
-
-def _trimmed(balance: Array, demand: Array, grid_start: int, step: int) -> tuple[Array, Array, datetime] | None:
-    """Cut both series after the last point with a demand (CloudWatch's newest periods arrive late); None without
-    any demand. Returns the series and the time of their last point."""
-    finite = np.flatnonzero(np.isfinite(demand))
-    if finite.size == 0:
-        return None
-    last = int(finite[-1])
-    return balance[: last + 1], demand[: last + 1], datetime.fromtimestamp(grid_start + last * step, UTC)
-
-
-def volume_burst_forecast(
-    volume_type: str,
-    size_gib: float,
-    balance_pct: Array,
-    sums: tuple[Array, Array | None, Array | None, Array | None],
-    *,
-    step_seconds: int,
-    grid_start: int,
-    horizon_seconds: float | None = None,
-) -> BurstForecast | None:
-    """Forecast a gp2 (I/O credits) or st1/sc1 (throughput credits) volume from its BurstBalance and its
-    CloudWatch sums per step (read ops, write ops, read bytes, write bytes; a missing one counts as none) on a
-    grid starting at `grid_start` (epoch seconds). The demand is counted IOPS (gp2) or MiB/s, the advisor's
-    formulas (headroom.domain.derived). None for other types, without demand, or when the catalog lacks the type."""
-    read_ops = sums[0]
-    zeros = np.zeros_like(read_ops)
-    wo, rb, wb = (s if s is not None else zeros for s in sums[1:])
-    if volume_type == "gp2":
-        demand = derived.counted_iops(read_ops, wo, rb, wb, derived.io_chunk_kib(volume_type), step_seconds)
-    elif volume_type in ("st1", "sc1"):
-        demand = derived.mib_per_second(rb + wb, step_seconds)
-    else:
-        return None
-    cut = _trimmed(balance_pct, demand, grid_start, step_seconds)
-    if cut is None:
-        return None
-    bal, dem, now = cut
-    try:
-        if volume_type == "gp2":
-            return forecast_gp2_burst(bal, dem, size_gib=size_gib, step_seconds=step_seconds, now=now,
-                                      horizon_seconds=horizon_seconds)
-        return forecast_hdd_burst(bal, dem, volume_type=volume_type,  # type: ignore[arg-type]
-                                  size_gib=size_gib, step_seconds=step_seconds, now=now,
-                                  horizon_seconds=horizon_seconds)
-    except (ValueError, CatalogError):
-        return None
-
-
-def instance_burst_forecast(
-    instance_type: str,
-    kind: Literal["io", "byte"],
-    balance_pct: Array,
-    sums: tuple[Array, Array | None],
-    *,
-    step_seconds: int,
-    grid_start: int,
-    horizon_seconds: float | None = None,
-    limits: InstanceLimits | None = None,
-) -> BurstForecast | None:
-    """Forecast an instance's EBS burst from EBSIOBalance% and its EBSReadOps + EBSWriteOps sums (kind "io"), or
-    EBSByteBalance% and its byte sums (kind "byte"), on a grid starting at `grid_start`; None without demand."""
-    total = sums[0] + (sums[1] if sums[1] is not None else 0.0)
-    demand = derived.per_second(total, step_seconds) if kind == "io" else derived.mib_per_second(total, step_seconds)
-    cut = _trimmed(balance_pct, demand, grid_start, step_seconds)
-    if cut is None:
-        return None
-    bal, dem, now = cut
-    try:
-        return forecast_instance_burst(bal, dem, instance_type=instance_type, kind=kind, step_seconds=step_seconds,
-                                       now=now, horizon_seconds=horizon_seconds, limits=limits)
-    except (ValueError, CatalogError):
-        return None

@@ -4,10 +4,10 @@ One model serves all three (a token bucket): credits are earned at the baseline 
 rate, so the balance moves at (baseline - served) per second, bounded by [0, capacity]. While credits remain
 the bucket serves up to its burst rate; once empty it serves at most the baseline.
 
-- gp2 (docs/reference/gp2-burst.md#the-credit-bucket, AWSDOC `general-purpose.md`): capacity 5.4 million I/O credits, earned at 3
+- gp2 (docs/reference/gp2-burst.md#the-credit-bucket, AWS "General Purpose SSD volumes"): capacity 5.4 million I/O credits, earned at 3
   credits/GiB/s (= the baseline IOPS), burst to 3,000 IOPS; volumes whose baseline is >= 3,000 (>= 1 TiB) do
   not burst. `Burst duration = credit_balance / (3000 - baseline)`; refill from empty = 5.4e6 / baseline.
-- st1/sc1 (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits, AWSDOC `hdd-vols.md`): throughput credits in MiB, 1 TiB of credits per TiB of volume,
+- st1/sc1 (docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits, AWS "Throughput Optimized HDD and Cold HDD volumes"): throughput credits in MiB, 1 TiB of credits per TiB of volume,
   earned at the baseline (40 / 12 MiB/s per TiB), burst to 250 / 80 MiB/s per TiB, capped at 500 / 250
   MiB/s.
 - Instance EBS burst (docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/cloudwatch.md#instance-ebs-metrics: EBSIOBalance% / EBSByteBalance%): AWS documents only that the asterisk

@@ -1,6 +1,6 @@
 """Effective EBS ceilings of a node: the smaller of its volumes' limits and its instance's EBS limits.
 
-docs/reference/ec2-ebs-limits.md#limits-table notes (EC2TYPES "Important" box): "An instance's EBS performance is bounded by the instance
+docs/reference/ec2-ebs-limits.md#limits-table notes (the "Important" note of AWS's "Amazon EBS-optimized instance types"): "An instance's EBS performance is bounded by the instance
 limit or the sum of its attached volumes, whichever is smaller." Volumes add up; a RAID 0 stripe of N
 volumes delivers N × the slowest member (every stripe touches each member equally), which equals the sum
 when members are identical. Instance throughput is converted from MB/s to MiB/s (docs/reference/ec2-ebs-limits.md#units) before comparing.

@@ -1,6 +1,6 @@
 """I/O accounting: the 256 KiB / 1,024 KiB chunk, counted IOPS, average I/O size, and which limit binds first.
 
-Source: docs/reference/ebs-io-accounting.md#io-size-cap (AWSDOC `ebs-io-characteristics.md`): "I/O size is capped at 256 KiB for SSD volumes
+Source: docs/reference/ebs-io-accounting.md#io-size-cap (AWS, "Amazon EBS I/O characteristics and monitoring"): "I/O size is capped at 256 KiB for SSD volumes
 and 1,024 KiB for HDD volumes"; larger I/Os are split (a 1 MiB SSD I/O counts as 4), small physically
 sequential I/Os are merged up to the cap.
 

@@ -6,9 +6,9 @@ contract between them. CloudWatch series keep CloudWatch's own statistic and uni
 stored as the PromQL below evaluates (a rate, a gauge or a quantile), with `$instance` standing for the TiKV
 status address or the node_exporter target of the node.
 
-Sources: CloudWatch names and statistics from docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics (AWSDOC `using_cloudwatch_ebs.md`,
-`viewing_metrics_with_cloudwatch.md`); TiKV names and selectors from docs/reference/tikv-metrics.md#thread-names and the official Grafana
-dashboard (`tikv-dashboard-metric-names.txt`, tikv/tikv @8e964719); node_exporter names from its standard
+Sources: CloudWatch names and statistics from docs/reference/cloudwatch.md#volume-metrics, docs/reference/cloudwatch.md#instance-ebs-metrics (AWS "Amazon CloudWatch metrics for
+Amazon EBS", "CloudWatch metrics for your EC2 instances"); TiKV names and selectors from docs/reference/tikv-metrics.md#thread-names and the official Grafana
+dashboard (`metrics/grafana/tikv_details.dashboard.py` in tikv/tikv @8e964719, see docs/reference/tikv-metrics.md#metric-names); node_exporter names from its standard
 collectors (`collector/diskstats_linux.go`, `meminfo.go`, `cpu_linux.go`).
 """
 

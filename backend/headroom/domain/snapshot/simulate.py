@@ -97,7 +97,8 @@ BASE_LATENCY_MS: dict[str, tuple[float, float]] = {
     "st1": (4.0, 2.0),
     "sc1": (8.0, 4.0),
 }
-# PingCAP (seed 000): at the IOPS limit "latency experiences a dramatic penalty, often more than 10 ms"
+# PingCAP, "Best Practices for TiDB on AWS Cloud" (docs/reference/pingcap-guidance.md#ebs-latency-at-the-limits): at the
+# IOPS limit "latency experiences a dramatic penalty, often more than 10 ms"
 THROTTLE_MS = 10.0
 
 

@@ -1,7 +1,7 @@
 """Which TiKV keys can change online (`SET CONFIG` / `POST :20180/config` / `tikv-ctl modify-tikv-config`).
 
 Sources:
-- PCDOCS `dynamic-config.md` ("The following TiKV configuration items can be modified dynamically"), the table
+- PingCAP, "Modify Configuration Dynamically" (docs/reference/tikv-config.md#online-changes: "The following TiKV configuration items can be modified dynamically"), the table
   copied into ONLINE_FROM_DOCS below, with its `{db-name}` / `{db-name}.{cf-name}` rows expanded for
   db = rocksdb (cf = defaultcf, writecf, lockcf, raftcf) and raftdb (cf = defaultcf).
 - docs/reference/tikv-config.md#online-changes (TiKV source `#[online_config(skip)]` checks): rocksdb.rate-bytes-per-sec and
@@ -289,7 +289,7 @@ def can_change_online(key: str, current: object, proposed: object, version: str 
         # POST /config takes scalar values only (docs/reference/tikv-metrics.md#status-port: arrays are rejected).
         return False
     if key == "raftstore.store-io-pool-size" and (current == 0) != (proposed == 0):
-        # PCDOCS dynamic-config.md: "DO NOT modify this value from a non-zero value to 0 or from 0 to non-
+        # PingCAP, "Modify Configuration Dynamically" (docs/reference/tikv-config.md#keys-and-defaults): "DO NOT modify this value from a non-zero value to 0 or from 0 to non-
         # zero".
         return False
     return online_status(key, version).online

@@ -3,7 +3,7 @@ AWS CLI, Terraform, and the rollback of each, all generated together from the sa
 
 `artefact(patch, format)` is what the API calls. Each Artefact has a file name, a media type and a text body.
 Sources for the command forms:
-- SQL: PCDOCS dynamic-config.md (`SET CONFIG tikv \\`key\\` = value`, per instance by status address; batch
+- SQL: docs/reference/tikv-config.md#set-config, PingCAP "Modify Configuration Dynamically" (`SET CONFIG tikv \\`key\\` = value`, per instance by status address; batch
   changes
   are not atomic, check SHOW WARNINGS; a SET CONFIG change must also go into `tiup cluster edit-config` or a
   later

@@ -12,7 +12,7 @@ from headroom.domain.physics.burst import gp2_seconds_to_empty
 
 
 def test_full_bucket_formula_matches_domain_table() -> None:
-    # docs/reference/gp2-burst.md#worked-durations table: 500 GiB gp2 (1,500 baseline) at 3,000 IOPS lasts 5.4e6 / 1,500 = 3,600 s (seed 004)
+    # docs/reference/gp2-burst.md#worked-durations table: 500 GiB gp2 (1,500 baseline) at 3,000 IOPS lasts 5.4e6 / 1,500 = 3,600 s (docs/reference/gp2-burst.md#burst-time-from-cloudwatch)
     assert gp2_seconds_to_empty(500, 3000) == pytest.approx(3600.0)
     assert gp2_seconds_to_empty(100, 3000) == pytest.approx(2000.0)
 

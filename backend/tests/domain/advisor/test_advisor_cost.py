@@ -37,7 +37,7 @@ def test_volume_overprovisioned_scenario() -> None:
         # gp3 2,000 GiB with the free 3,000 IOPS / 125 MiB/s = $160 (docs/reference/ebs-prices.md#prices-us-east-1)
         assert f.impact.monthly_cost_after_usd == pytest.approx(160.0)
         assert f.impact.monthly_cost_delta_usd == pytest.approx(-1390.0)
-        assert any("99.999%" in n for n in f.notes)  # io2 durability (seed 001)
+        assert any("99.999%" in n for n in f.notes)  # io2 durability (docs/reference/pingcap-guidance.md#volume-choice-on-aws)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """Fixes say their trade-offs: io2's durability, the instance's EBS limit, zstd's CPU and restart.
 
-Written from the sources: AWS "Amazon EBS volume types" and seed 001 (io2 99.999 % durability, gp3 99.8-99.9 %),
+Written from the sources: AWS "Amazon EBS volume types" and PingCAP's TiDB Cloud article (docs/reference/pingcap-guidance.md#volume-choice-on-aws: io2 99.999 %
+durability, gp3 99.8-99.9 %),
 docs/reference/ec2-ebs-limits.md#limits-table (the node gets the smaller of the instance limit and its volumes; m6i.2xlarge sustains 312.5 MB/s),
 docs/reference/tikv-config.md#online-changes (compression-per-level is not changeable online) and RocksDB's compression guide.
 """

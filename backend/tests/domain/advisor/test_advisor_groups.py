@@ -1,8 +1,8 @@
 """Findings that share a cause are linked (domain/advisor/groups.py; docs/thresholds/finding-groups.md).
 
-Written from the sources: PingCAP's AWS guide (seed 000, "Best Practices for TiDB on AWS Cloud") shrinks the
-block cache "to avoid read IOPS from hitting the EBS limit" and prefers gp3 over gp2 "to avoid unpredictable
-performance caused by bursting"; AWS's gp2 documentation (docs/reference/gp2-burst.md#the-credit-bucket) gives the bucket. So on one node a gp2
+Written from the sources: PingCAP's AWS guide ("Best Practices for TiDB on AWS Cloud", docs/reference/pingcap-guidance.md#block-cache-on-ebs) shrinks
+the block cache "to avoid read IOPS from hitting the EBS limit" and sizes gp2 past its burst (over 1 TB, "to avoid
+unpredictable performance caused by bursting"; gp3 came later); AWS's gp2 documentation (docs/reference/gp2-burst.md#the-credit-bucket) gives the bucket. So on one node a gp2
 volume out of burst and "shrink the block cache" are one cause, and moving that volume to gp3 resolves both.
 
 gp2-burst-depletion scenario, per node: a 500 GiB gp2 data volume; baseline 3 IOPS/GiB x 500 GiB = 1,500 IOPS,

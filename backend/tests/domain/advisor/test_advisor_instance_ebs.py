@@ -14,7 +14,7 @@ from headroom.domain.physics.burst import InstanceEbsBucket
 @pytest.mark.parametrize(
     ("scenario", "current", "proposed"),
     [
-        # seed 000: "After we switched EC2 instances [m5.2xlarge -> m5.4xlarge], the performance doubled";
+        # docs/reference/pingcap-guidance.md#instance-ebs-bandwidth: "After we switched EC2 instances [m5.2xlarge -> m5.4xlarge], the performance doubled";
         # m5.2xlarge sustains 2,300 Mbps = 274 MiB/s, m5.4xlarge 4,750 Mbps = 566 MiB/s (docs/reference/ec2-ebs-limits.md#limits-table).
         ("pingcap-aws-m5-2xlarge-io1", "m5.2xlarge", "m5.4xlarge"),
         # m5.4xlarge pinned at 566 MiB/s; m5.8xlarge sustains 6,800 Mbps = 850 MB/s = 810.6 MiB/s (docs/reference/ec2-ebs-limits.md#limits-table).

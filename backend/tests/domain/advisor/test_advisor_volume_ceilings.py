@@ -27,7 +27,7 @@ def test_iops_scenario_fires_on_every_data_volume_with_the_gp3_ceiling() -> None
         assert ceiling.limit == 3000.0  # docs/reference/ebs-volume-types.md#limits-per-volume-type: gp3 includes 3,000 IOPS
         assert (
             f.severity == "critical"
-        )  # VolumeIOPSExceededCheck and a > 10 ms latency jump confirm (seed 000)
+        )  # VolumeIOPSExceededCheck and a > 10 ms latency jump confirm (docs/reference/pingcap-guidance.md#ebs-latency-at-the-limits)
         assert any("VolumeIOPSExceededCheck" in c for c in f.evidence.corroboration)
         assert f.evidence.longest_run_minutes is not None and f.evidence.longest_run_minutes >= 30
         # proposal: round_up(max(p99 / 0.75, peak × 1.25), 500), at least PingCAP's 4,000 (docs/reference/pingcap-guidance.md#aws-deployment)

@@ -1,4 +1,4 @@
-"""block-cache-size: shrink at the read-IOPS ceiling (seed 000), grow to 45% (template 30-50%), shared-host OOM."""
+"""block-cache-size: shrink at the read-IOPS ceiling (docs/reference/pingcap-guidance.md#block-cache-on-ebs), grow to 45% (template 30-50%), shared-host OOM."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def _read_heavy() -> tuple[Finding, ...]:
 @pytest.mark.parametrize(
     ("memory_gib", "expected_gib"),
     [
-        (32, 4),  # seed 000: "we reserve 4 GB for block cache in EC2 instances with 32 GB memory"
+        (32, 4),  # docs/reference/pingcap-guidance.md#block-cache-on-ebs: "we reserve 4 GB for block cache in EC2 instances with 32 GB memory"
         (64, 8),  # the same 1/8 of memory
         (16, 2),
         (8, 1),
@@ -85,7 +85,7 @@ def test_read_heavy_at_ceiling_shrinks_to_4gib_on_every_node() -> None:
         assert change.key == "storage.block-cache.capacity"
         # docs/reference/tikv-config.md#keys-and-defaults: unset capacity = 45% of 32 GiB, in whole MiB as the simulator (and TiKV) reports it
         assert change.current == "14745MiB"
-        assert change.proposed == "4GiB"  # seed 000: 4 GB of 32 GB
+        assert change.proposed == "4GiB"  # PingCAP: 4 GB of 32 GB
         assert change.online is True  # docs/reference/tikv-config.md#online-changes: online since v4.0.3
         measures = {m.label: m for m in f.evidence.measures}
         util = measures["IOPS utilisation p95"]
@@ -233,7 +233,7 @@ def _sixty() -> Snapshot:
 
 
 def test_sixty_percent_hit_ratio_at_the_read_ceiling_with_half_the_memory_shrinks() -> None:
-    # The old rule needed a hit ratio under 50% and said nothing here. PingCAP (seed 000, Cache allocation):
+    # The old rule needed a hit ratio under 50% and said nothing here. PingCAP (docs/reference/pingcap-guidance.md#block-cache-on-ebs):
     # read-heavy, the read set does not fit in the block cache, reads at the EBS limit -> tune the block cache
     # down; they kept 4 GB of 32 GB.
     found = _findings(_sixty())
@@ -276,7 +276,7 @@ def _with_series(snap: Snapshot, metric: str, scale: float) -> Snapshot:
 
 def test_a_block_cache_that_is_not_full_holds_the_read_set_and_is_left_alone() -> None:
     # The same node, but the size gauge shows the cache at half its capacity: the read set fits in it, the
-    # disk reads come from elsewhere (seed 000's condition "the read set can't fit in the block cache" fails).
+    # disk reads come from elsewhere (PingCAP's condition "the read set can't fit in the block cache" fails).
     assert _findings(_with_series(_sixty(), "tikv.block_cache_size", 0.5)) == []
 
 

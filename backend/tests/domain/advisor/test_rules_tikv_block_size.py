@@ -1,4 +1,4 @@
-"""block-size: seed 000's rule of thumb (64 KiB -> 4 KiB doubles read IOPS, halves read MiB/s), both directions."""
+"""block-size: PingCAP's rule of thumb (docs/reference/pingcap-guidance.md#block-size) (64 KiB -> 4 KiB doubles read IOPS, halves read MiB/s), both directions."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _findings(snapshot: Snapshot) -> list[Finding]:
 @pytest.mark.parametrize(
     ("current", "new", "iops_factor", "bytes_factor"),
     [
-        (64, 4, 2.0, 0.5),  # seed 000: "doubles read IOPS and halves read throughput"
+        (64, 4, 2.0, 0.5),  # PingCAP: "doubles read IOPS and halves read throughput"
         (64, 16, math.sqrt(2), 1 / math.sqrt(2)),  # two of the four halvings
         (32, 64, 2**-0.25, 2**0.25),  # one doubling the other way
         (32, 32, 1.0, 1.0),
@@ -86,7 +86,7 @@ def test_point_reads_split_block_reads_from_256_kib_reads(
     assert float(ops[0]) == pytest.approx(1000.0 * point_share)
 
 
-# --- smaller: bandwidth-bound at the m5.4xlarge EBS limit (seed 000's own example) ----------------------
+# --- smaller: bandwidth-bound at the m5.4xlarge EBS limit (PingCAP's own example) ------------------------
 
 
 def test_block_size_scenario_proposes_16kib_on_both_column_families() -> None:

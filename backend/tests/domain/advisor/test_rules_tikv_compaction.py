@@ -1,4 +1,4 @@
-"""compaction-rate-limit (template: 50-80% of the disk) and compaction-io-titan (seed 002: Titan / zstd)."""
+"""compaction-rate-limit (template: 50-80% of the disk) and compaction-io-titan (docs/reference/pingcap-guidance.md#titan-and-compression: Titan / zstd)."""
 
 from __future__ import annotations
 
@@ -127,9 +127,9 @@ _Z = Option.model_construct(label="zstd", changes=[], impact=None, notes=[])  # 
 @pytest.mark.parametrize(
     ("value_bytes", "titan", "zstd", "expected"),
     [
-        (4096.0, _T, _Z, ["titan", "zstd"]),  # seed 002: rows > 512 B -> Titan
+        (4096.0, _T, _Z, ["titan", "zstd"]),  # docs/reference/pingcap-guidance.md#titan-and-compression: rows > 512 B -> Titan
         (513.0, _T, _Z, ["titan", "zstd"]),
-        (512.0, _T, _Z, ["zstd"]),  # seed 002: Titan not applicable at or below 512 B
+        (512.0, _T, _Z, ["zstd"]),  # PingCAP: Titan not applicable at or below 512 B
         (200.0, _T, _Z, ["zstd"]),
         (None, _T, _Z, ["zstd", "titan"]),  # unknown: the reversible fix first
         (4096.0, None, _Z, ["zstd"]),  # Titan already takes these values
@@ -157,7 +157,7 @@ def test_titan_scenario_offers_zstd_then_titan() -> None:
         t = {c.key: c for c in titan.changes}
         assert (t["rocksdb.titan.enabled"].current, t["rocksdb.titan.enabled"].proposed) == (False, True)
         assert t["rocksdb.titan.enabled"].online is False  # docs/reference/tikv-config.md#online-changes
-        # v8.5.1 default min-blob-size is 32KB (since v7.6.0); seed 002: 512B-1KB
+        # v8.5.1 default min-blob-size is 32KB (since v7.6.0); docs/reference/pingcap-guidance.md#titan-and-compression: 512B-1KB
         assert (
             t["rocksdb.defaultcf.titan.min-blob-size"].current,
             t["rocksdb.defaultcf.titan.min-blob-size"].proposed,

@@ -1,4 +1,4 @@
-"""raft-dedicated-volume: slow, fsync-heavy Raft log on the data volume -> a small gp3 (seed 002) or io2."""
+"""raft-dedicated-volume: slow, fsync-heavy Raft log on the data volume -> a small gp3 (docs/reference/pingcap-guidance.md#raft-engine-disk) or io2."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_shared_raft_log_gets_a_dedicated_20_gib_gp3() -> None:
         aws, tikv = f.changes
         assert aws.target == "aws" and aws.key == "volume.create"
         assert isinstance(aws.proposed, dict)
-        # seed 002: a 20 GB gp3 (3,000 IOPS / 125 MB/s free) is usually enough for Raft Engine
+        # docs/reference/pingcap-guidance.md#raft-engine-disk: a 20 GB gp3 (3,000 IOPS / 125 MB/s free) is usually enough for Raft Engine
         assert {k: aws.proposed[k] for k in ("type", "size_gib", "iops", "throughput_mibps")} == {
             "type": "gp3",
             "size_gib": 20.0,
@@ -53,7 +53,7 @@ def test_shared_raft_log_gets_a_dedicated_20_gib_gp3() -> None:
         assert f.impact.monthly_cost_delta_usd == pytest.approx(1.60)
         gp3, io2 = f.options
         assert gp3.changes == f.changes
-        # seed 000's "40 GB io1/io2 at 2,000 IOPS ... $135": 40 × $0.125 + 2,000 × $0.065 (docs/reference/ebs-prices.md#prices-us-east-1)
+        # PingCAP's AWS article's "40 GB io1/io2 at 2,000 IOPS ... $135" (pingcap-guidance.md#raft-engine-disk): 40 × $0.125 + 2,000 × $0.065 (docs/reference/ebs-prices.md#prices-us-east-1)
         assert io2.impact.monthly_cost_delta_usd == pytest.approx(135.0)
         assert io2.changes[0].proposed["type"] == "io2"  # type: ignore[index]
         measures = {m.label: m for m in f.evidence.measures}

@@ -86,7 +86,7 @@ def test_scheduler_saturation_scenario() -> None:
         assert "target 62%" in f.title or "target 63%" in f.title
         assert 5 <= change.proposed <= 7  # within the host's 8 vCPUs
         assert f.evidence.longest_run_minutes is not None and f.evidence.longest_run_minutes >= 30
-        # m6i.2xlarge's 8 vCPUs are busy: more threads need more cores (tikv-alert-rules.yml TiKV_cpu_quota 80%)
+        # m6i.2xlarge's 8 vCPUs are busy: more threads need more cores (docs/reference/tikv-metrics.md#alert-rules: TiKV_cpu_quota 80%)
         assert any("larger instance" in n for n in f.notes)
         assert f.confidence == 0.5
 

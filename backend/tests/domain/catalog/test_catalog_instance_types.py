@@ -1,4 +1,4 @@
-"""Instance EBS limits. Expected numbers from docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table (AWSDOC ebs-optimized.md, EC2TYPES 2024)."""
+"""Instance EBS limits. Expected numbers from docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table (AWS "Amazon EBS-optimized instances" and "Amazon EBS-optimized instance types", 2024)."""
 
 from __future__ import annotations
 

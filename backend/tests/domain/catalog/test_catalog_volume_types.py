@@ -1,4 +1,4 @@
-"""EBS volume limits. Expected numbers come from docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ebs-io-accounting.md#io-size-cap (AWSDOC pages named there)."""
+"""EBS volume limits. Expected numbers come from docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ebs-io-accounting.md#io-size-cap (the AWS pages named there)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from headroom.domain.catalog import CatalogError, UnknownVolumeType, VolumeLimit
         (("gp2", 250), 750, 3000, 187.5, 250, True),
         # docs/reference/gp2-burst.md#gp2-throughput table row 334 GiB: baseline 1,002; 250 MiB/s at >= 334 GiB.
         (("gp2", 334), 1002, 3000, 250, 250, True),
-        # Seed 004 / docs/reference/gp2-burst.md#the-credit-bucket: 500 GiB baseline 1,500 bursting to 3,000.
+        # docs/reference/gp2-burst.md#burst-time-from-cloudwatch / docs/reference/gp2-burst.md#the-credit-bucket: 500 GiB baseline 1,500 bursting to 3,000.
         (("gp2", 500), 1500, 3000, 250, 250, True),
         # docs/reference/gp2-burst.md#worked-durations table row 750 GiB: baseline 2,250.
         (("gp2", 750), 2250, 3000, 250, 250, True),

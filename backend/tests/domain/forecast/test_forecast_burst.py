@@ -1,7 +1,7 @@
-"""Burst-bucket forecasts. Expected numbers from docs/reference/gp2-burst.md#the-credit-bucket (AWSDOC general-purpose.md: 5.4 M credits,
+"""Burst-bucket forecasts. Expected numbers from docs/reference/gp2-burst.md#the-credit-bucket (AWS "General Purpose SSD volumes": 5.4 M credits,
 baseline 3 IOPS/GiB, burst 3,000, `duration = credits / (3000 - baseline)`, refill from empty = 5.4e6 /
 baseline), docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits (st1: 40 MiB/s per TiB baseline, 250 burst, 1 TiB of credits per TiB), docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table
-(m5.2xlarge: 12,000 / 18,750 IOPS, the maximum "for 30 minutes"), and seed 004 ("Understanding Database IOPS":
+(m5.2xlarge: 12,000 / 18,750 IOPS, the maximum "for 30 minutes"), and docs/reference/gp2-burst.md#burst-time-from-cloudwatch (KloudDB, "Understanding Database IOPS – Part 1":
 500 GB at BurstBalance 100 and 3,000 IOPS -> 3,600 s; `credit*5400000/100/(3000-500*3)`)."""
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def flat(value: float, n: int = 60) -> np.ndarray:
 @pytest.mark.parametrize(
     ("size_gib", "balance_pct", "demand_iops", "expected_s", "source"),
     [
-        (500, 100, 3000, 3600, "seed 004: 5.4e6 / (3000 - 1500)"),
-        (500, 50, 3000, 1800, "seed 004 formula: 50 * 5.4e6 / 100 / 1500"),
+        (500, 100, 3000, 3600, "gp2-burst.md#burst-time-from-cloudwatch: 5.4e6 / (3000 - 1500)"),
+        (500, 50, 3000, 1800, "gp2-burst.md#burst-time-from-cloudwatch: 50 * 5.4e6 / 100 / 1500"),
         (100, 100, 3000, 2000, "docs/reference/gp2-burst.md#worked-durations table: 100 GiB"),
         (33, 100, 3000, 1862, "docs/reference/gp2-burst.md#worked-durations table: <= 33.33 GiB, 5.4e6 / 2900"),
         (334, 100, 3000, 2703, "docs/reference/gp2-burst.md#worked-durations table: 334 GiB"),

@@ -1,5 +1,5 @@
-"""Credit buckets. Expected numbers from docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits (AWSDOC general-purpose.md, hdd-vols.md), docs/reference/ec2-ebs-limits.md#the-burst-rule, and
-seed 004 ("Understanding Database IOPS": 500 GB gp2 at BurstBalance 100 -> 3,600 s)."""
+"""Credit buckets. Expected numbers from docs/reference/gp2-burst.md#st1-and-sc1-throughput-credits (AWS "General Purpose SSD volumes", "Throughput Optimized HDD and Cold HDD volumes"), docs/reference/ec2-ebs-limits.md#the-burst-rule, and
+docs/reference/gp2-burst.md#burst-time-from-cloudwatch (KloudDB, "Understanding Database IOPS – Part 1": 500 GB gp2 at BurstBalance 100 -> 3,600 s)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from headroom.domain.physics.burst import (
         (100, 300, 2000, 18000),
         (334, 1002, 2703, 5389),
         (750, 2250, 7200, 2400),
-        # seed 004: 500 GB, BurstBalance 100 -> 5.4e6 / (3000 - 1500) = 3,600 s.
+        # docs/reference/gp2-burst.md#burst-time-from-cloudwatch: 500 GB, BurstBalance 100 -> 5.4e6 / (3000 - 1500) = 3,600 s.
         (500, 1500, 3600, 3600),
     ],
 )
@@ -60,7 +60,7 @@ def test_gp2_large_volumes_do_not_burst(size_gib: int) -> None:
 @pytest.mark.parametrize(
     ("balance_pct", "baseline", "expected_s"),
     [
-        # docs/reference/gp2-burst.md#the-credit-bucket documented formula credit_balance / (3000 - baseline); seed 004 metric expression
+        # docs/reference/gp2-burst.md#the-credit-bucket documented formula credit_balance / (3000 - baseline); docs/reference/gp2-burst.md#burst-time-from-cloudwatch metric expression
         # credit*5400000/100/(3000-500*3).
         (100, 1500, 3600),
         (50, 1500, 1800),

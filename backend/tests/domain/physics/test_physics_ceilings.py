@@ -1,4 +1,4 @@
-"""Node ceilings: min(sum of volumes, instance limit). Numbers from docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ec2-ebs-limits.md#limits-table, seed 004."""
+"""Node ceilings: min(sum of volumes, instance limit). Numbers from docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/gp2-burst.md#the-credit-bucket, docs/reference/ec2-ebs-limits.md#limits-table."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def test_single_gp3_volume_binds() -> None:
 
 
 def test_instance_binds_big_volumes() -> None:
-    # seed 004: "demand 20000 IOPS with m5.2xlarge ... not possible given the capping of 18750".
+    # docs/reference/ec2-ebs-limits.md#limits-table (KloudDB's example): "demand 20000 IOPS with m5.2xlarge ... not possible given the capping of 18750".
     vols = [volume_limits("gp3", 1000, 16000, 1000)] * 2
     c = node_ceilings(instance_limits("m5.2xlarge"), vols)
     assert (c.sustained_iops.volumes, c.sustained_iops.instance) == (32000, 12000)

@@ -1,4 +1,5 @@
-"""I/O accounting. Expected numbers from docs/reference/ebs-io-accounting.md#io-size-cap (AWSDOC ebs-io-characteristics.md) and seed 004."""
+"""I/O accounting. Expected numbers from docs/reference/ebs-io-accounting.md#io-size-cap (AWS "Amazon EBS I/O characteristics and monitoring") and
+docs/reference/ebs-io-accounting.md#throughput-before-iops."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def test_io_profile_idle_and_bad_period() -> None:
         (256, 3000, 250, 256, "throughput", 1000, 250),
         # same volume at 16 KiB: IOPS binds at 3,000 × 16 KiB = 46.875 MiB/s.
         (16, 3000, 250, 256, "iops", 3000, 46.875),
-        # seed 004: "a volume offer 160 MB/sec that means 640 IOPS (160MB/256KB)".
+        # docs/reference/ebs-io-accounting.md#throughput-before-iops (KloudDB's example): "a volume offer 160 MB/sec that means 640 IOPS (160MB/256KB)".
         (256, 3000, 160, 256, "throughput", 640, 160),
         # gp3 default 3,000 / 125: crossover at 125 × 1024 / 3000 = 42.67 KiB; at 64 KiB throughput binds.
         (64, 3000, 125, 256, "throughput", 2000, 125),

@@ -1,7 +1,7 @@
 """The simulator's physics on one volume: clipping at ceilings, burst buckets, 256 KiB accounting, latency.
 
 Expected numbers come from docs/reference/gp2-burst.md#worked-durations (gp2 bucket table), docs/reference/ebs-io-accounting.md#io-size-cap (256 KiB / 1 MiB accounting), docs/reference/ec2-ebs-limits.md#limits-table (instance
-EBS limits) and seed 000 (latency penalty at the IOPS limit "often more than 10 ms").
+EBS limits) and docs/reference/pingcap-guidance.md#ebs-latency-at-the-limits (latency penalty at the IOPS limit "often more than 10 ms").
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_iops_ceiling_clips_and_latency_jumps_by_more_than_10_ms() -> None:
     assert list(trace.iops_exceeded) == [0, 0, 1, 1]
     below, near, at, far = trace.read_latency_ms
     assert below < near < at < far
-    assert at - near > 10.0  # seed 000: "often more than 10 ms"
+    assert at - near > 10.0  # docs/reference/pingcap-guidance.md#ebs-latency-at-the-limits: "often more than 10 ms"
     assert near < 5.0
     # Little's law: queue = served IOPS × latency
     assert trace.queue_length[2] == pytest.approx(3000 * at / 1000)

@@ -17,8 +17,10 @@ from headroom.domain.snapshot.registry import (
     prometheus_metric_names,
 )
 
+# The metric names TiKV's own Grafana dashboard queries (tikv/tikv metrics/grafana/tikv_details.json), kept in the
+# repository beside the Prometheus source's tests.
 REFERENCE = (
-    Path(__file__).resolve().parents[4].parent / "shared" / "reference" / "tikv-dashboard-metric-names.txt"
+    Path(__file__).resolve().parents[2] / "sources" / "prometheus" / "data" / "tikv-dashboard-metric-names.txt"
 )
 
 

@@ -139,7 +139,7 @@ def test_check_value_rejects_wrong_kinds(key: str, value: object) -> None:
 @pytest.mark.parametrize(
     ("key", "online", "known"),
     [
-        ("storage.block-cache.capacity", True, True),  # PCDOCS dynamic-config.md (since v4.0.3)
+        ("storage.block-cache.capacity", True, True),  # docs/reference/tikv-config.md#keys-and-defaults (since v4.0.3)
         ("storage.scheduler-worker-pool-size", True, True),
         ("raftstore.apply-pool-size", True, True),
         ("readpool.unified.max-thread-count", True, True),
@@ -163,7 +163,7 @@ def test_online_table(key: str, online: bool, known: bool) -> None:
 
 
 def test_store_io_pool_size_zero_crossing_needs_restart() -> None:
-    # PCDOCS: "DO NOT modify this value from a non-zero value to 0 or from 0 to a non-zero value".
+    # PingCAP, "Modify Configuration Dynamically" (docs/reference/tikv-config.md#keys-and-defaults): "DO NOT modify this value from a non-zero value to 0 or from 0 to a non-zero value".
     assert can_change_online("raftstore.store-io-pool-size", 1, 2)
     assert not can_change_online("raftstore.store-io-pool-size", 0, 1)
     assert not can_change_online("raftstore.store-io-pool-size", 2, 0)

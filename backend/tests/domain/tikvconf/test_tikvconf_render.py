@@ -95,7 +95,7 @@ MIXED = patch_of(
 @pytest.mark.parametrize(
     ("value", "sql", "ctl"),
     [
-        # PCDOCS dynamic-config.md: `storage.block-cache.capacity`='16GiB' (quoted),
+        # docs/reference/tikv-config.md#set-config: `storage.block-cache.capacity`='16GiB' (quoted),
         # `split.qps-threshold`=1000 (bare)
         ("16GiB", "'16GiB'", "16GiB"),
         (1000, "1000", "1000"),

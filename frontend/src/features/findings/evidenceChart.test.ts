@@ -115,7 +115,7 @@ describe('evidence charts', () => {
           ],
         }],
       },
-      [], ['seed 000'], 'compaction-rate-limit',
+      [], ['PingCAP: Best Practices for TiDB on AWS Cloud (https://www.pingcap.com/blog/best-practices-for-tidb-on-aws-cloud/)'], 'compaction-rate-limit',
     );
     // 10,240 MiB/s is 170x the 60 MiB/s peak: listed; the 125 MiB/s disk ceiling is drawn
     expect(charts[0]!.offScale.map((c) => [c.label, c.value])).toEqual([['rocksdb.rate-bytes-per-sec', 10240]]);

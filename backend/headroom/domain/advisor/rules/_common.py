@@ -2,7 +2,7 @@
 
 "Sustained" (used by every ceiling rule):
 - AT_CEILING_FRACTION = 0.90: EBS gp2/gp3 are "designed to deliver at least 90% of their provisioned
-  IOPS performance 99% of the time" (docs/reference/ebs-volume-types.md#performance-consistency, AWSDOC ebs-optimized.md): at or above 90% of a ceiling a
+  IOPS performance 99% of the time" (docs/reference/ebs-volume-types.md#performance-consistency, AWS "Amazon EBS-optimized instances"): at or above 90% of a ceiling a
   volume is inside the band where AWS promises nothing more, so we call it "at the ceiling".
 - SUSTAINED_MIN_RUN_MINUTES = 30: the condition holds for at least 30 consecutive minutes. Headroom choice,
   anchored on AWS's own unit of "a burst" (docs/reference/ec2-ebs-limits.md#the-burst-rule: burst sizes hold their maximum "for 30 minutes at
@@ -39,6 +39,7 @@ from headroom.domain.advisor.context import (
     ratio,
     runs,
 )
+from headroom.domain.advisor.buckets import instance_io_series as instance_io_series  # the rules' shared import
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Ceiling, Evidence, ReferenceLine
 from headroom.domain.physics.ceilings import IoDimension, at_value, in_force
@@ -66,7 +67,7 @@ PROJECTION_SIZING_DAYS = 90.0
 # A demand pinned at a ceiling is clipped: the true demand is unknown but at least the ceiling. Headroom
 # choice: size the fix for max(p99 / TARGET_UTILISATION, served peak × 1.25) when pinned.
 CLIPPED_DEMAND_FACTOR = 1.25
-# PingCAP (seed 000): "once IOPS reaches the limit, latency experiences a dramatic penalty, often more than
+# PingCAP (docs/reference/pingcap-guidance.md#ebs-latency-at-the-limits): "once IOPS reaches the limit, latency experiences a dramatic penalty, often more than
 # 10 ms"; used as the corroboration threshold for a latency jump.
 LATENCY_JUMP_MS = 10.0
 # A series whose peak reaches 99% of the ceiling is pinned at it (served = ceiling; the rest is clipped).
@@ -79,7 +80,7 @@ CONFIDENCE_BASE = 0.6
 CONFIDENCE_EXCEEDED_CHECK = 0.2
 CONFIDENCE_LATENCY = 0.1
 # PingCAP's AWS deployment guide (docs/reference/pingcap-guidance.md#aws-deployment): TiKV on gp3 at 4,000 IOPS / 400 MiB/s. Used as
-# the floor of a gp3 data-volume fix. Raft volumes: PingCAP's public-cloud practice (seed 002) says gp3's free
+# the floor of a gp3 data-volume fix. Raft volumes: PingCAP's public-cloud practice (docs/reference/pingcap-guidance.md#raft-engine-disk) says gp3's free
 # 3,000 IOPS / 125 MiB/s "are usually enough for Raft Engine".
 PINGCAP_GP3_DATA_IOPS = 4000
 PINGCAP_GP3_DATA_MIBPS = 400.0
@@ -283,21 +284,6 @@ def window_evidence(ctx: Context, **fields: Any) -> Evidence:
 
 
 # --- instance EBS series (shared by the instance-ebs and cost rules) ---------------------------------------
-
-
-def instance_io_series(ctx: Context, iid: str) -> tuple[Array, Array] | None:
-    """Return (counted IOPS, MiB/s) of the instance: AWS/EC2 sums, else the sum of its volumes."""
-    view = ctx.instance_io(iid)
-    if view is not None:
-        return view.counted_iops, view.mibps
-    views = [ctx.volume_io(v.id) for v in ctx.volumes_on_instance(iid)]
-    known = [v for v in views if v is not None]
-    if not known:
-        return None
-    return (
-        np.sum([v.counted_iops for v in known], axis=0),
-        np.sum([v.mibps for v in known], axis=0),
-    )
 
 
 def instance_ceiling(ctx: Context, iid: str, base: float, maximum: float, metric: str, n: int) -> Array:

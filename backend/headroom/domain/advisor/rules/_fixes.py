@@ -1,11 +1,11 @@
 """Fix builders shared by the AWS rule families: volume configurations that meet a need, instance upgrades.
 
-Volume fixes (seed 000 "Cloud storage"; docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/ebs-prices.md#prices-us-east-1), ranked by monthly cost:
+Volume fixes (PingCAP's AWS article, docs/reference/pingcap-guidance.md#volume-choice-on-aws; docs/reference/ebs-volume-types.md#limits-per-volume-type, docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, docs/reference/ebs-prices.md#prices-us-east-1), ranked by monthly cost:
 - gp3 at the IOPS / MiB/s needed (an existing gp3: raise IOPS/throughput; gp2: migrate to gp3). gp3 rules:
   3,000-80,000 IOPS, <= 500 IOPS/GiB, 125-2,000 MiB/s, <= 0.25 MiB/s per IOPS (docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025).
 - io2 at the IOPS needed (0.256 MiB/s per IOPS, <= 1,000 IOPS/GiB, docs/reference/ebs-volume-types.md#limits-per-volume-type).
 - gp2 grown to the size whose 3 IOPS/GiB baseline (and 0.75 MiB/s per GiB) meets the need (docs/reference/gp2-burst.md#gp2-throughput).
-- RAID 0 of 2 gp3 volumes of half the size (seed 000 "Disk striping": "stripe several volumes together as a RAID
+- RAID 0 of 2 gp3 volumes of half the size (docs/reference/pingcap-guidance.md#volume-choice-on-aws, "Disk striping": "stripe several volumes together as a RAID
   0 array to multiply storage power"); needs a new array and a data move, so it is never the primary change.
 The primary `changes` are the cheapest option that Elastic Volumes can apply in place (docs/reference/ebs-volume-types.md#elastic-volumes-modifications).
 """
@@ -26,8 +26,8 @@ GP3_MIN_IOPS, GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 3000, 80_000, 500  # docs/referen
 GP3_MIN_MIBPS, GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 125.0, 2000.0, 0.25  # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025
 IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MIBPS_PER_IOPS = 256_000, 1000, 0.256  # docs/reference/ebs-volume-types.md#limits-per-volume-type
 IOPS_STEP, MIBPS_STEP = 500, 25.0  # Headroom choice: round proposals to readable steps
-# AWS "Amazon EBS volume types" (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html) and seed
-# 001: io2 is designed for 99.999% durability, gp2 / gp3 / io1 for 99.8-99.9%. Every fix that moves an io2 off io2
+# AWS "Amazon EBS volume types" (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html) and
+# PingCAP's TiDB Cloud article (docs/reference/pingcap-guidance.md#volume-choice-on-aws): io2 is designed for 99.999% durability, gp2 / gp3 / io1 for 99.8-99.9%. Every fix that moves an io2 off io2
 # says so, whatever the rule (the cost rule, a ceiling rule's gp3 or RAID 0 option).
 IO2_DURABILITY_NOTE = (
     "gives up io2's durability: io2 is designed for 99.999%, {target} for 99.8-99.9% (AWS: Amazon EBS volume "
@@ -91,7 +91,7 @@ def gp3_config(
     """Return the gp3 of this size that provides need_iops / need_mibps (None if gp3 cannot).
 
     The dimension under pressure ("iops" / "throughput") gets at least PingCAP's TiKV figure (4,000 IOPS /
-    400 MiB/s for data volumes, docs/reference/pingcap-guidance.md#aws-deployment; gp3's free 3,000 / 125 for raft volumes, seed 002); neither
+    400 MiB/s for data volumes, docs/reference/pingcap-guidance.md#aws-deployment; gp3's free 3,000 / 125 for raft volumes, docs/reference/pingcap-guidance.md#raft-engine-disk); neither
     attribute drops below what a current gp3 already provisions. Nothing is provisioned above what the instance
     can carry (`instance_cap`: its sustained EBS IOPS and MiB/s, docs/reference/ec2-ebs-limits.md#limits-table: the node gets the smaller of
     the instance limit and its volumes): 400 MiB/s behind an instance that sustains 298 pays for 102 it cannot use.

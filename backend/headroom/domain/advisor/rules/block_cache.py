@@ -3,7 +3,7 @@
 One rule, `block-cache-size`, three aspects (never two on one node: their conditions exclude each other):
 - `shared-host`: several TiKV instances on one host whose block caches add up past what the host can hold
   (each unset capacity defaults to 45% of the *host's* memory): OOM risk; split the default share.
-- `shrink`: judged from the evidence PingCAP's guidance names (seed 000, "Cache allocation"), not from one
+- `shrink`: judged from the evidence PingCAP's guidance names (docs/reference/pingcap-guidance.md#block-cache-on-ebs), not from one
   hit-ratio cut-off: the workload is read-heavy and its reads sit at the IOPS ceiling ("high read I/O pressure
   on the storage monitor"); the read set does not fit in the block cache (the cache is full and its misses are
   what reaches the disk); and there is page-cache room to gain (the cache is well above PingCAP's 4 GB of 32 GB,
@@ -55,20 +55,20 @@ SHARED_HOST_MAX_SHARE = 1.0 / MEMORY_LIMIT_PER_CACHE  # 0.6 of host memory for a
 # docs/reference/pingcap-guidance.md#block-cache / template: "Normally it should be tuned to 30%-50% of system's total memory".
 BAND_LOW = 0.30
 BAND_HIGH = 0.50
-# Seed 000 (PingCAP, "Cache allocation"): "to avoid read IOPS from hitting the EBS limit, we reserve 4 GB for
+# PingCAP, "Best Practices for TiDB on AWS Cloud" (docs/reference/pingcap-guidance.md#block-cache-on-ebs): "to avoid read IOPS from hitting the EBS limit, we reserve 4 GB for
 # block cache in EC2 instances with 32 GB memory".
 PINGCAP_SMALL_RATE = 4.0 / 32.0
 # Headroom choice (no PingCAP figure; docs/reference/pingcap-guidance.md#block-cache is silent on hit ratios): below 50% most lookups miss the block
-# cache, i.e. "the read set can't fit in the block cache" (seed 000).
+# cache, i.e. "the read set can't fit in the block cache" (docs/reference/pingcap-guidance.md#block-cache-on-ebs).
 POOR_HIT_RATIO = 0.50
-# Headroom choice: "read-heavy" (seed 000) = reads are the majority of the I/Os issued while at the ceiling.
+# Headroom choice: "read-heavy" (docs/reference/pingcap-guidance.md#block-cache-on-ebs) = reads are the majority of the I/Os issued while at the ceiling.
 READ_HEAVY_SHARE = 0.50
 # Headroom choice: a larger block cache takes memory from the page cache, so more misses can reach the disk;
 # only propose it with at least half of every ceiling spare at p95.
 FAR_FROM_CEILING = 0.50
 # Headroom choice: only shrink when the cache is at least 1.5× the PingCAP size; closer, the fix is IOPS.
 SHRINK_MIN_FACTOR = 1.5
-# Headroom choice (docs/thresholds/block-cache.md): the read set "can't fit in the block cache" (seed 000) when
+# Headroom choice (docs/thresholds/block-cache.md): the read set "can't fit in the block cache" (PingCAP's words) when
 # the cache is full (its size gauge at >= 90% of the capacity: a cache that never fills holds the whole read set)
 # and its misses feed the disk: at the ceiling, block-cache misses per second are at least half the disk's read
 # IOPS. A miss the page cache does not hold becomes one disk read; if the disk reads far more than the cache
@@ -94,7 +94,7 @@ def memory_share_bytes(ctx: Context, node: Node) -> float:
 
 
 def shrink_target_bytes(memory_bytes: float) -> int:
-    """Return PingCAP's read-heavy block cache for this memory: 4 GB per 32 GB, whole GiB (seed 000)."""
+    """Return PingCAP's read-heavy block cache for this memory: 4 GB per 32 GB, whole GiB (pingcap-guidance.md#block-cache-on-ebs)."""
     return gib_floor(memory_bytes * PINGCAP_SMALL_RATE)
 
 

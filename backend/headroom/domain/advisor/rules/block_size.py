@@ -1,6 +1,6 @@
 """Rule family: RocksDB data block size (`rocksdb.defaultcf.block-size`, `rocksdb.writecf.block-size`).
 
-PingCAP (seed 000, "Block size"): a point read fetches at least one whole block, so the block size trades read
+PingCAP, "Best Practices for TiDB on AWS Cloud" (docs/reference/pingcap-guidance.md#block-size): a point read fetches at least one whole block, so the block size trades read
 throughput for read IOPS: "As a rule of thumb, changing block size from 64 KiB to 4 KiB doubles read IOPS and
 halves read throughput." Four halvings of the block size double the IOPS, so one halving multiplies read IOPS by
 2^(1/4) and read bytes by 2^(-1/4); the rule projects every candidate size (4-64 KiB) that way.
@@ -51,9 +51,9 @@ from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "block-size"
 KEYS = ("rocksdb.defaultcf.block-size", "rocksdb.writecf.block-size")
-# Seed 000's range: its rule of thumb spans 64 KiB down to 4 KiB; powers of two as RocksDB users set them.
+# PingCAP's range (docs/reference/pingcap-guidance.md#block-size): its rule of thumb spans 64 KiB down to 4 KiB; powers of two as RocksDB users set them.
 CANDIDATES_KIB = (4, 8, 16, 32, 64)
-# Seed 000: 64 KiB -> 4 KiB (four halvings) doubles read IOPS and halves read throughput.
+# docs/reference/pingcap-guidance.md#block-size: 64 KiB -> 4 KiB (four halvings) doubles read IOPS and halves read throughput.
 HALVINGS_PER_DOUBLING = 4.0
 # Headroom choice: block size matters when point reads (block-cache misses) are at least half of the bytes (or
 # I/Os) while at the ceiling; scans and compaction read 256 KiB I/Os whatever the block size.
@@ -63,7 +63,7 @@ Direction = Literal["smaller", "larger"]
 
 
 def read_factors(current_kib: float, new_kib: float) -> tuple[float, float]:
-    """Return (read-IOPS factor, read-throughput factor) of a block-size change, by seed 000's rule of thumb."""
+    """Return (read-IOPS factor, read-throughput factor) of a block-size change, by PingCAP's rule of thumb (pingcap-guidance.md#block-size)."""
     halvings = math.log2(current_kib / new_kib)
     return 2.0 ** (halvings / HALVINGS_PER_DOUBLING), 2.0 ** (-halvings / HALVINGS_PER_DOUBLING)
 

@@ -1,6 +1,6 @@
 """`gp2-burst-depletion`: a gp2 volume's BurstBalance drains; forecast when it empties and what it drops to.
 
-gp2 (docs/reference/gp2-burst.md#baseline-and-burst, AWSDOC general-purpose.md): baseline = clamp(3 × GiB, 100, 16,000) IOPS; volumes under
+gp2 (docs/reference/gp2-burst.md#baseline-and-burst, AWS "General Purpose SSD volumes"): baseline = clamp(3 × GiB, 100, 16,000) IOPS; volumes under
 1 TiB burst to 3,000 IOPS from a 5.4 million credit bucket earned at the baseline rate;
 `burst duration = credit_balance / (3000 − baseline)`. BurstBalance (docs/reference/cloudwatch.md#volume-metrics) is the remaining percentage.
 
@@ -11,8 +11,10 @@ the bucket empties within the next day (`_burst_outlook`: the projection follows
 bucket drains now), with severity by time to empty (critical <= 2 h, warning <= 8 h, info <= 24 h;
 docs/thresholds/burst.md). The forecast uses the physics bucket
 (`headroom.domain.physics.burst.Gp2Bucket.seconds_to_empty` for a full bucket at the drain-period demand;
-`headroom.domain.forecast.burst.forecast_gp2_burst` for when the current balance empties, the band and the refill).
-Fix (PingCAP seed 000: gp2 > 1 TB or gp3 "to avoid unpredictable performance caused by bursting"; AWS
+`headroom.domain.advisor.buckets.volume_burst_forecast`, i.e. `headroom.domain.forecast.burst.forecast_gp2_burst` on
+the counted IOPS, for when the current balance empties, the band and the refill; the charts show the same one).
+Fix (PingCAP, docs/reference/pingcap-guidance.md#volume-choice-on-aws: a gp2 > 1 TB "to avoid unpredictable performance caused by bursting", written
+before gp3 existed; AWS
 Prescriptive Guidance gp2 -> gp3, docs/reference/ebs-prices.md#prices-us-east-1): gp3 at equal or better performance, i.e. at least the
 3,000 IOPS the volume bursts to and at least gp2's throughput at this size, sustained, with the cost delta.
 """
@@ -24,10 +26,10 @@ import numpy as np
 from headroom.domain import references as refs
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
+from headroom.domain.advisor.buckets import volume_burst_forecast
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import volume_limits
-from headroom.domain.forecast.burst import forecast_gp2_burst
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 from headroom.domain.snapshot import metric_ids as mid
@@ -71,7 +73,10 @@ def evaluate(ctx: Context) -> list[Finding]:
         iops = view.counted_iops
         if low > LOW_BALANCE_PCT and not bool(np.nanmax(iops, initial=0.0) > bucket.baseline_rate):
             continue  # never below 10% and never drawing on the bucket: nothing to forecast
-        fc = forecast_gp2_burst(bal, iops, size_gib=vol.size_gib, step_seconds=ctx.step_seconds, now=ctx.now)
+        # the one forecast of this bucket: the Metrics panels and the glance table show the same (advisor/buckets.py)
+        fc = volume_burst_forecast(ctx, vol.id)
+        if fc is None:
+            continue  # no demand in the recent window: nothing to forecast from
         soon = forecast_seconds_to_empty(fc)
         seen_low = low <= LOW_BALANCE_PCT
         if not seen_low and soon is None:
@@ -141,7 +146,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                     ),
                 )
             )
-        # Prefer gp3 (PingCAP seed 000 / AWS gp2->gp3 guidance) unless growing gp2 is cheaper.
+        # Prefer gp3 (PingCAP's steady-performance advice, pingcap-guidance.md#volume-choice-on-aws / AWS gp2->gp3 guidance) unless growing gp2 is cheaper.
         best = options[0]
         # the volume's IOPS ceilings as the charts show them: the baseline the bucket drops to, the burst
         baseline = ceiling_of(ctx, "volume", vol.id, "iops", bucket.baseline_rate)

@@ -2,7 +2,7 @@
 
 The config template (docs/reference/pingcap-guidance.md#compaction-io): "Consider setting this to 50% ~ 80% of the disk throughput
 for a more stable result. However, in heavy write workload, limiting compaction and flush speed can cause write
-stalls too." PingCAP's AWS practice (seed 000, "I/O rate limiting"): EBS latency grows with throughput, so
+stalls too." PingCAP's AWS practice (docs/reference/pingcap-guidance.md#compaction-io, "I/O rate limiting"): EBS latency grows with throughput, so
 compaction bursts hurt foreground I/O; set the limit moderately low, and the auto-tuned limiter adapts within it.
 
 One rule, `compaction-rate-limit`, two aspects that exclude each other (one needs the disk at its MiB/s ceiling,
@@ -57,8 +57,8 @@ BAND_LOW = 0.50
 BAND_HIGH = 0.80
 # Headroom choice: compaction is "the bulk" of the volume's bytes when its reads + writes are half or more.
 COMPACTION_SHARE = 0.50
-# Headroom choice: "latency spikes that move with compaction" (seed 000's graph of compaction flow against
-# write ops) = Pearson correlation >= 0.5 between compaction bytes/s and the volume's latency.
+# Headroom choice: "latency spikes that move with compaction" (the graph of compaction flow against write ops in
+# PingCAP's AWS article, docs/reference/pingcap-guidance.md#compaction-io) = Pearson correlation >= 0.5 between compaction bytes/s and the volume's latency.
 LATENCY_CORRELATION = 0.50
 # Headroom choice: a limit 25% above compaction's mean need smooths bursts and still catches up between them.
 NEED_MARGIN = 1.25

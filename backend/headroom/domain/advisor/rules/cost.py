@@ -11,7 +11,7 @@ limit, the volumes' demand is clipped by it and their peaks understate what they
   throughput) is listed as an option.
 - volume-overprovisioned: gp3 / io1 / io2 with provisioned IOPS or throughput well above the peak. Candidates:
   the same type at lower IOPS/throughput, and gp3 (for io1/io2; io2's 99.999% durability vs 99.8-99.9% for gp3,
-  seed 001, is noted). Fires when the saving is >= 20% of the volume's cost and >= $10/month (Headroom choice:
+  docs/reference/pingcap-guidance.md#volume-choice-on-aws, is noted). Fires when the saving is >= 20% of the volume's cost and >= $10/month (Headroom choice:
   below that, the change is not worth a modification slot, docs/reference/ebs-volume-types.md#elastic-volumes-modifications: four per rolling 24 h).
 
 Severity is info (money, not risk); confidence grows with the window length (a 1-day window cannot see a weekly

@@ -4,14 +4,15 @@
   (maximum while EBSByteBalance% / EBSIOBalance% > 0 on burst sizes, else the baseline; docs/reference/ec2-ebs-limits.md#the-burst-rule, docs/reference/ec2-ebs-limits.md#limits-table)
   for a sustained share of the window, while its volumes have headroom (none at >= 90% of its own ceiling in
   most of those minutes): "an instance's EBS performance is bounded by the instance limit or the sum of its
-  attached volumes, whichever is smaller" (docs/reference/ec2-ebs-limits.md#limits-table, EC2TYPES). PingCAP (seed 000): m5.2xlarge -> m5.4xlarge
+  attached volumes, whichever is smaller" (docs/reference/ec2-ebs-limits.md#limits-table). PingCAP (docs/reference/pingcap-guidance.md#instance-ebs-bandwidth):
+  m5.2xlarge -> m5.4xlarge
   "the performance doubled with nearly the same CPU usage". Fix: the smallest larger size of the family whose
   sustained (baseline) limits clear the demand with margin (`_common.demand_estimate`), with the price delta;
   options add the cheapest types of any family that keep the vCPUs and memory and clear the demand.
 - burst-depletion: a burst size (docs/reference/ec2-ebs-limits.md#the-burst-rule: maximum "for 30 minutes at least once every 24 hours") whose
   EBSIOBalance% / EBSByteBalance% (docs/reference/cloudwatch.md#instance-ebs-metrics) falls to <= 10% in the window; the forecast (physics bucket, see
   headroom.domain.physics.burst.InstanceEbsBucket) says when, at the recent demand, it empties and what it falls back
-  to. AWSDOC (docs/reference/cloudwatch.md#instance-ebs-metrics): "instances with a consistently low balance % are candidates to size up". A balance still
+  to. AWS (docs/reference/cloudwatch.md#instance-ebs-metrics): "instances with a consistently low balance % are candidates to size up". A balance still
   above 10% that the forecast empties within the next day is a finding too (`_burst_outlook`,
   docs/thresholds/burst.md), severity by time to empty.
 """
@@ -21,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from headroom.domain import references as refs
+from headroom.domain.advisor.buckets import instance_burst_forecast
 from headroom.domain.advisor.context import Array, Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import window_evidence
-from headroom.domain.forecast.burst import forecast_instance_burst
 from headroom.domain.model import Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
 from headroom.domain.physics.ceilings import IoDimension
@@ -58,7 +59,7 @@ VOLUME_BUSY_SHARE = 0.5
 # docs/reference/cloudwatch.md#instance-ebs-metrics gives no number for "consistently low"; Headroom choice: a balance at or below 10% in the window.
 LOW_BALANCE_PCT = 10.0
 # On a burst size, pinned at the baseline for less than a quarter of the window after the balance drained is
-# the burst-depletion story; more than that, the instance is simply too small (seed 000's m5.2xlarge).
+# the burst-depletion story; more than that, the instance is simply too small (PingCAP's m5.2xlarge, docs/reference/pingcap-guidance.md#instance-ebs-bandwidth).
 # Headroom choice.
 BURST_STORY_SHARE = 0.25
 
@@ -66,7 +67,7 @@ BURST_STORY_SHARE = 0.25
 def _cap_at_volumes(ctx: Context, iid: str, need_iops: float, need_mibps: float) -> tuple[float, float]:
     """Cap the need at what the attached volumes sustain: a larger instance cannot get more out of them.
 
-    docs/reference/ec2-ebs-limits.md#limits-table (EC2TYPES): the node gets "the instance limit or the sum of its attached volumes, whichever
+    docs/reference/ec2-ebs-limits.md#limits-table (AWS, "Amazon EBS-optimized instance types"): the node gets "the instance limit or the sum of its attached volumes, whichever
     is smaller"; beyond the volumes' sum, the volumes bind (their own rules say so).
     """
     ceilings = ctx.node_ceilings(iid)
@@ -300,15 +301,10 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             low = float(np.nanmin(bal))
             if low > LOW_BALANCE_PCT and not bool(np.nanmax(observed, initial=0.0) > bucket.baseline_rate):
                 continue  # never low and never drawing on the bucket: nothing to forecast
-            fc = forecast_instance_burst(
-                bal,
-                observed,
-                instance_type=inst.name,
-                kind="byte" if dimension == "throughput" else "io",
-                step_seconds=ctx.step_seconds,
-                now=ctx.now,
-                limits=inst,
-            )
+            # the one forecast of this bucket: the Metrics panels and the glance table show the same (advisor/buckets.py)
+            fc = instance_burst_forecast(ctx, instance.id, "byte" if dimension == "throughput" else "io")
+            if fc is None:
+                continue  # no demand in the recent window: nothing to forecast from
             # docs/reference/cloudwatch.md#instance-ebs-metrics "consistently low balance": Headroom threshold 10%; or forecast to empty within the next day
             # (docs/thresholds/burst.md)
             soon = forecast_seconds_to_empty(fc)

@@ -1,10 +1,10 @@
 """Rule family: a dedicated EBS volume for the Raft log (`raft-dedicated-volume`).
 
-PingCAP's public-cloud best practice (seed 002): giving Raft Engine its own disk is "crucial" for performance
+PingCAP's public-cloud best practice (docs/reference/pingcap-guidance.md#raft-engine-disk): giving Raft Engine its own disk is "crucial" for performance
 and stability on the cloud; a dedicated 20 GB gp3 (3,000 IOPS / 125 MB/s free) for a write-heavy social app
-gave +17.5% QPS and -45.6% p99 insert latency for 0.4% more cost; io2 when lower latency is needed. Seed 000:
+gave +17.5% QPS and -45.6% p99 insert latency for 0.4% more cost; io2 when lower latency is needed. PingCAP's AWS article:
 "a separate Raft volume reduces write latency on the critical path", 40 GB io1 at 2K IOPS for the best
-stability. The Raft log is fsync-bound: every synced batch waits for `fdatasync()` (seed 002), so on a shared
+stability. The Raft log is fsync-bound: every synced batch waits for `fdatasync()` (same page), so on a shared
 data volume each fsync queues behind compaction and reads.
 
 Fires for a node whose raft log shares its data volume(s) (no raft volume in the inventory) when the raft-log
@@ -37,14 +37,14 @@ RAFTDB_PATH = "raftstore.raftdb-path"
 # 5 ms or more is in the upper half of that range, i.e. queued behind other I/O on the shared volume.
 FSYNC_P99_SLOW_S = 0.005
 # Headroom choice: "fsync-heavy" = the raft log issues at least 200 writes/s on the shared volume, about a third
-# of the 571 fsync/s seed 002's iostat shows on a write-heavy node's Raft Engine disk.
+# of the 571 fsync/s PingCAP's iostat shows (docs/reference/pingcap-guidance.md#raft-engine-disk) on a write-heavy node's Raft Engine disk.
 FSYNC_HEAVY_PER_S = 200.0
-# Seed 002: "gp3 ... 3000 IOPS and 125 MB/s free ... usually enough for Raft Engine"; 20 GB in their example.
+# docs/reference/pingcap-guidance.md#raft-engine-disk: "gp3 ... 3000 IOPS and 125 MB/s free ... usually enough for Raft Engine"; 20 GB in their example.
 GP3_SIZE_GIB = 20.0
 GP3_IOPS = 3000
 GP3_MIBPS = 125.0
-# Seed 000: "for the best system stability ... a 40 GB io1 provisioned with 2 K IOPS"; seed 002 names io2 for
-# lower latency on AWS.
+# docs/reference/pingcap-guidance.md#raft-engine-disk: "for the best system stability ... a 40 GB io1 provisioned
+# with 2 K IOPS" (the AWS article); the public-cloud page names io2 for lower latency on AWS.
 IO2_SIZE_GIB = 40.0
 IO2_IOPS = 2000
 # Where the new volume is mounted in the proposal (the simulator's convention for raft volumes).

@@ -2,7 +2,7 @@
 
 For the scheduler, apply, raftstore and unified read pools, the pool's CPU (`tikv_thread_cpu_seconds_total` by
 thread name, in cores) is divided by the pool's *configured* size (effective config, else the version default),
-not compared with the fixed 1.6-core raftstore alert of tikv-alert-rules.yml: 1.6 cores is 80% of the default 2
+not compared with the fixed 1.6-core raftstore alert of TiKV's alert rules (docs/reference/tikv-metrics.md#alert-rules): 1.6 cores is 80% of the default 2
 threads but only 20% of 8. The pool fires when that utilisation stays above PingCAP's band for 30 minutes or 5%
 of the window (`_common.pressure`); the pool's queue wait is shown next to it (propose wait has a PingCAP limit).
 The proposed size puts the p99 CPU in the middle of the pool's band, not at its top (a pool sized to the top has
@@ -30,7 +30,7 @@ from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "thread-pool-saturation"
 
-# tikv-alert-rules.yml TiKV_cpu_quota: "TiKV CPU usage is over 80% of CPU quota". Above it the host itself is
+# TiKV's alert rule TiKV_cpu_quota (docs/reference/tikv-metrics.md#alert-rules): "TiKV CPU usage is over 80% of CPU quota". Above it the host itself is
 # short of cores: more threads compete for the same CPUs.
 HOST_CPU_BUSY = 0.80
 # Headroom choice: a pool whose peak CPU is within 5% of its size is pinned: its real demand is hidden.
@@ -84,7 +84,7 @@ APPLY = Pool(
     mid.TIKV_THREAD_CPU_APPLY,
     mid.TIKV_WAIT_APPLY,
     "raftstore.apply-pool-size",
-    # tikv-alert-rules.yml TiKV_thread_apply_worker_cpu_seconds: an apply thread above 0.9 cores is "high";
+    # TiKV's alert rule TiKV_thread_apply_worker_cpu_seconds (docs/reference/tikv-metrics.md#alert-rules): an apply thread above 0.9 cores is "high";
     # applied to the pool as 90% of apply-pool-size (docs/reference/pingcap-guidance.md#thread-pools gives no apply band).
     0.90,
     refs.TIKV_ALERT_RULES.cite('TiKV_thread_apply_worker_cpu_seconds, > 0.9 per thread'),

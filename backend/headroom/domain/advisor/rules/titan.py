@@ -1,6 +1,7 @@
 """Rule family: compaction I/O as the bottleneck -> Titan for large values, zstd everywhere for small ones.
 
-PingCAP's public-cloud best practice (seed 002, "Reduce compaction I/O traffic in KV RocksDB"): cloud volumes
+PingCAP's public-cloud best practice (docs/reference/pingcap-guidance.md#titan-and-compression, "Reduce compaction I/O
+traffic in KV RocksDB"): cloud volumes
 have limited throughput, RocksDB's write amplification makes disk throughput the bottleneck, and pending
 compaction bytes grow until flow control throttles writes. When the average row is larger than 512 bytes,
 enable Titan with `min-blob-size` "512B" or "1KB" and `blob-file-compression = "zstd"`; below 512 bytes Titan
@@ -47,11 +48,11 @@ BLOB_COMPRESSION = "rocksdb.defaultcf.titan.blob-file-compression"
 COMPRESSION = "rocksdb.defaultcf.compression-per-level"
 KEYS = (TITAN_ENABLED, MIN_BLOB, BLOB_COMPRESSION, COMPRESSION)
 
-# Seed 002: Titan helps when "the average row size is larger than 512 bytes"; below it, zstd at every level.
+# docs/reference/pingcap-guidance.md#titan-and-compression: Titan helps when "the average row size is larger than 512 bytes"; below it, zstd at every level.
 LARGE_VALUE_BYTES = 512
-# Seed 002: min-blob-size "512B" or "1KB"; the larger keeps more small values in the LSM tree (cheaper scans).
+# docs/reference/pingcap-guidance.md#titan-and-compression: min-blob-size "512B" or "1KB"; the larger keeps more small values in the LSM tree (cheaper scans).
 PROPOSED_MIN_BLOB = "1KiB"
-# Seed 002: compression-per-level = ["zstd", "zstd", "zstd", "zstd", "zstd", "zstd", "zstd"].
+# docs/reference/pingcap-guidance.md#titan-and-compression: compression-per-level = ["zstd", "zstd", "zstd", "zstd", "zstd", "zstd", "zstd"].
 ALL_ZSTD = ["zstd"] * 7
 # What zstd at every level costs (said with every zstd fix): RocksDB's compression guide calls LZ4 (TiKV's default
 # for levels 2-4) "lightweight ... a good balance between space and CPU usage" and zstd at every level the choice
@@ -125,11 +126,11 @@ def zstd_changes(ctx: Context, node: Node) -> list[Change]:
 
 
 def rank_options(value_bytes: float | None, titan: Option | None, zstd: Option | None) -> list[Option]:
-    """Order the fixes by seed 002's rule: Titan first above 512 B, zstd only at or below, zstd first if unknown."""
+    """Order the fixes by PingCAP's public-cloud rule (pingcap-guidance.md#titan-and-compression): Titan first above 512 B, zstd only at or below, zstd first if unknown."""
     if value_bytes is not None and value_bytes > LARGE_VALUE_BYTES:
         ordered = [titan, zstd]
     elif value_bytes is not None:
-        ordered = [zstd]  # seed 002: Titan "is not applicable" below 512 B
+        ordered = [zstd]  # PingCAP: Titan "is not applicable" below 512 B
     else:
         ordered = [zstd, titan]
     return [o for o in ordered if o is not None]

@@ -5,9 +5,9 @@ A volume's counted IOPS (256 KiB accounting, docs/reference/ebs-io-accounting.md
 for a sustained time (`_common`: >= 30 consecutive minutes, or >= 5% of the window and >= 15 minutes in all;
 docs/thresholds/sustained.md).
 Corroboration, where present: VolumeIOPSExceededCheck / VolumeThroughputExceededCheck = 1 (docs/reference/cloudwatch.md#volume-metrics), latency up by
->= 10 ms (seed 000: at the IOPS limit "latency experiences a dramatic penalty, often more than 10 ms"), queue
+>= 10 ms (docs/reference/pingcap-guidance.md#ebs-latency-at-the-limits: at the IOPS limit "latency experiences a dramatic penalty, often more than 10 ms"), queue
 length. Severity: critical when the exceeded check or the latency jump confirms demand is being clipped, else
-warning. Fixes (seed 000): gp3 IOPS/throughput increase, gp2 -> gp3, io2, RAID 0 stripe, ranked by cost.
+warning. Fixes (docs/reference/pingcap-guidance.md#volume-choice-on-aws): gp3 IOPS/throughput increase, gp2 -> gp3, io2, RAID 0 stripe, ranked by cost.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ IOPS_RULE = "volume-iops-ceiling"
 THROUGHPUT_RULE = "volume-throughput-ceiling"
 # The higher ceiling of a burst volume (gp2: its burst while the I/O credit bucket has credits, AWS gp2 docs).
 BURST_CEILING = "burst ceiling, while credits last"
-GP2_FULL_THROUGHPUT_GIB = 334  # docs/reference/gp2-burst.md#gp2-throughput / seed 000: gp2 needs >= 334 GiB to sustain 250 MiB/s
+GP2_FULL_THROUGHPUT_GIB = 334  # docs/reference/gp2-burst.md#gp2-throughput / docs/reference/pingcap-guidance.md#volume-choice-on-aws: gp2 needs >= 334 GiB to sustain 250 MiB/s
 # Share of the at-ceiling points where the exceeded check reads 1 for it to count as confirmation. Headroom
 # choice: most of them (the check is "consistently attempted to drive ... exceeds", docs/reference/cloudwatch.md#volume-metrics).
 EXCEEDED_CONFIRMS_SHARE = 0.5
@@ -108,7 +108,7 @@ def _evaluate(ctx: Context, dimension: IoDimension) -> list[Finding]:
             corroboration.append(
                 f"median latency {lat_at:.1f} ms at the ceiling vs {lat_off:.1f} ms otherwise (+{jump:.1f} ms)"
             )
-            confirmed |= jump >= LATENCY_JUMP_MS  # seed 000: "often more than 10 ms"
+            confirmed |= jump >= LATENCY_JUMP_MS  # docs/reference/pingcap-guidance.md#ebs-latency-at-the-limits: "often more than 10 ms"
         if q_at is not None and q_off is not None:
             corroboration.append(
                 f"median VolumeQueueLength {q_at:.1f} at the ceiling vs {q_off:.1f} otherwise"
