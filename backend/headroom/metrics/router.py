@@ -94,6 +94,8 @@ class ProjectionPathRead(Output):
 
     ceiling: float
     ceiling_source: str
+    target: Ceiling | None = Field(description="The ceiling the projection runs toward (value, kind, source); null for "
+                                   "a projection fitted before it was stored.")
     unit: str
     method: str = Field(description="ets-weekly, ets-daily, holt, theil-sen or constant (docs/projections.md).")
     history_hours: int
@@ -223,7 +225,7 @@ def _forecast(f: service.ForecastOut) -> ForecastRead:
 
 def _projection(p: service.ProjectionOut) -> ProjectionPathRead:
     return ProjectionPathRead(
-        ceiling=p.ceiling, ceiling_source=p.ceiling_source, unit=p.unit, method=p.method,
+        ceiling=p.ceiling, ceiling_source=p.ceiling_source, target=p.target, unit=p.unit, method=p.method,
         history_hours=p.history_hours, fitted_at=p.fitted_at, days=p.days, days_low=p.days_low,
         days_high=p.days_high, hits_at=p.hits_at, horizon_days=p.horizon_days,
         t=[int(x.timestamp()) for x in p.t], point=p.point, low=p.low, high=p.high)
