@@ -797,8 +797,8 @@ def what_if_cluster(
                               finding_id=finding_ids.get(k)) for k in keys]
 
     ceilings_before, ceilings_after = cluster_ceilings(result.snapshot_before), cluster_ceilings(result.snapshot_after)
-    moved = {key: (before, ceilings_after[key]) for key, before in ceilings_before.items()
-             if key in ceilings_after and ceilings_after[key] != before}
+    moved = {key: (before.value, ceilings_after[key].value) for key, before in ceilings_before.items()
+             if key in ceilings_after and ceilings_after[key].value != before.value}
     projections = [
         WhatIfProjection(
             entity_kind=m.entity_kind, entity_id=m.entity_id, metric=m.metric, unit=m.unit, ceiling=m.ceiling_before,

@@ -70,6 +70,8 @@ class ProjectionPathRead(Output):
 
     ceiling: float
     ceiling_source: str
+    target: Ceiling | None = Field(description="The ceiling the projection runs toward (value, kind, source); null for "
+                                   "a projection fitted before it was stored.")
     unit: str
     method: str = Field(description="ets-weekly, ets-daily, holt, theil-sen or constant (docs/projections.md).")
     history_hours: int

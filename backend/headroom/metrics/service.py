@@ -342,6 +342,7 @@ class ProjectionOut:
 
     ceiling: float
     ceiling_source: str
+    target: Ceiling | None  # the ceiling itself (None: a projection fitted before it was stored)
     unit: str
     method: str
     history_hours: int
@@ -442,7 +443,7 @@ def projection_out(row: Any) -> ProjectionOut:
         cut = row.history_end + dt.timedelta(days=last) + PROJECTION_TAIL
         keep = max(1, sum(1 for x in t if x <= cut))
     return ProjectionOut(
-        ceiling=row.ceiling, ceiling_source=row.ceiling_source, unit=row.unit, method=row.method,
+        ceiling=row.ceiling, ceiling_source=row.ceiling_source, target=row.target, unit=row.unit, method=row.method,
         history_hours=row.history_hours, fitted_at=row.fitted_at, days=row.days, days_low=row.days_low,
         days_high=row.days_high, hits_at=row.hits_at, horizon_days=row.horizon_days, t=[int(x.timestamp()) for x in t[:keep]],
         point=band["point"][:keep], low=band["low"][:keep], high=band["high"][:keep])

@@ -7,11 +7,34 @@ import datetime as dt
 import uuid
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import DateTime, Float, Integer, String, Text, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
+from headroom.domain.model import Ceiling
 from headroom.platform.orm import Base, fk_column, uuid_pk
+
+
+class CeilingJSON(TypeDecorator[Ceiling]):
+    """A Ceiling in a JSONB column: validated on the way in, read leniently (a row written before the column, or by
+    a version whose Ceiling no longer validates, reads as None; the next daily fit rewrites it)."""
+
+    impl = JSONB
+    cache_ok = True
+
+    def process_bind_param(self, value: Ceiling | None, dialect: Dialect) -> Any:
+        return None if value is None else Ceiling.model_validate(value).model_dump(mode="json")
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Ceiling | None:
+        if not isinstance(value, dict):
+            return None
+        try:
+            return Ceiling.model_validate({k: v for k, v in value.items() if k in Ceiling.model_fields})
+        except ValidationError:
+            return None
 
 
 class Projection(Base):
@@ -29,6 +52,8 @@ class Projection(Base):
     unit: Mapped[str] = mapped_column(String(16))
     ceiling: Mapped[float] = mapped_column(Float)
     ceiling_source: Mapped[str] = mapped_column(Text)
+    # The ceiling itself (`ceiling` and `ceiling_source` are its value and source); None on rows fitted before.
+    target: Mapped[Ceiling | None] = mapped_column(CeilingJSON, nullable=True)
     method: Mapped[str] = mapped_column(String(16))
     history_hours: Mapped[int] = mapped_column(Integer)
     level_now: Mapped[float] = mapped_column(Float)

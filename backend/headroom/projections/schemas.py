@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from headroom.domain.model import Ceiling
+
 
 class ProjectionBand(BaseModel):
     """The forecast path to draw: times and the point forecast with its band (same length)."""
@@ -28,6 +30,8 @@ class ProjectionRead(BaseModel):
     unit: str
     ceiling: float
     ceiling_source: str = Field(description="Where the ceiling comes from (the AWS or PingCAP page).")
+    target: Ceiling | None = Field(description="The ceiling the projection runs toward (value, kind, source), as the "
+                                   "charts show it; null for a projection fitted before it was stored.")
     method: str = Field(description="ets-weekly, ets-daily, holt, theil-sen or constant (docs/projections.md).")
     history_hours: int = Field(description="Hours of history the fit used.")
     level_now: float

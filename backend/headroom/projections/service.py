@@ -62,7 +62,7 @@ def _row(cluster: Cluster, fc: CeilingForecast, *, start: dt.datetime, end: dt.d
     return {
         "org_id": cluster.org_id, "cluster_id": cluster.id, "entity_kind": fc.entity_kind,
         "entity_id": fc.entity_id, "metric": fc.metric, "unit": fc.unit, "ceiling": fc.ceiling,
-        "ceiling_source": fc.ceiling_source, "method": f.method, "history_hours": f.history_hours,
+        "ceiling_source": fc.ceiling_source, "target": fc.target, "method": f.method, "history_hours": f.history_hours,
         "level_now": f.level_now, "growth_percent_per_week": f.growth_percent_per_week,
         "days": f.days_until_ceiling, "days_low": f.days_until_ceiling_low, "days_high": f.days_until_ceiling_high,
         "hits_at": f.hits_at, "horizon_days": horizon_days, "interval": f.interval, "band": _band(fc),
@@ -121,7 +121,8 @@ def list_projections(db: Session, principal: Principal, cluster_id: uuid.UUID, *
                              r.metric))
     items = [ProjectionRead(
         id=r.id, entity_kind=r.entity_kind, entity_id=r.entity_id, metric=r.metric, unit=r.unit,
-        ceiling=r.ceiling, ceiling_source=r.ceiling_source, method=r.method, history_hours=r.history_hours,
+        ceiling=r.ceiling, ceiling_source=r.ceiling_source, target=r.target, method=r.method,
+        history_hours=r.history_hours,
         level_now=r.level_now, growth_percent_per_week=r.growth_percent_per_week, days=r.days,
         days_low=r.days_low, days_high=r.days_high, hits_at=r.hits_at, horizon_days=r.horizon_days,
         interval=r.interval, band=ProjectionBand.model_validate(r.band) if bands else None, notes=list(r.notes),

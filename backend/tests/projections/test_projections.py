@@ -63,6 +63,9 @@ def test_every_ceiling_is_projected_once_a_day_and_served_nearest_first(world: d
         assert HOURS - 2 <= r.history_hours <= HOURS, (r.entity_id, r.metric, r.history_hours)
         assert r.method == "ets-daily" or r.method in ("holt", "constant"), r.method
         assert "(http" in r.ceiling_source  # a public page says where the ceiling comes from
+        # the ceiling itself is stored: its number and source are the row's, its kind says what kind of limit
+        assert r.target is not None and (r.target.value, r.target.source) == (r.ceiling, r.ceiling_source)
+        assert r.target.kind in (("configured",) if r.entity_kind == "node" else ("sustained", "provisioned"))
         assert len(r.band["t"]) == len(r.band["point"]) == len(r.band["low"]) == len(r.band["high"]) > 0
     # the hot node's gp3 volume runs at its IOPS ceiling in the demo's afternoons: reached already (0 days)
     at_ceiling = [r for r in rows if r.entity_kind == "volume" and r.days == 0]
@@ -140,6 +143,10 @@ def test_metrics_panels_draw_the_projection_and_the_advisor_reads_it(world: dict
         assert p is not None, pid
         row = rows[key]
         assert p["ceiling"] == row.ceiling and p["days"] == row.days and p["method"] == row.method
+        # the projection runs toward one of the ceilings the panel draws: same value, same kind
+        assert p["target"]["value"] == p["ceiling"] and p["target"]["source"] == p["ceiling_source"]
+        assert any(c["value"] == pytest.approx(p["target"]["value"], abs=0.1) and c["kind"] == p["target"]["kind"]
+                   for c in panels[pid]["ceilings"]), (pid, p["target"], panels[pid]["ceilings"])
         assert len(p["t"]) == len(p["point"]) == len(p["low"]) == len(p["high"]) <= len(row.band["t"])
         assert p["t"][0] == int(dt.datetime.fromisoformat(row.band["t"][0]).timestamp())
         if row.days is not None:  # cut a week past the latest crossing

@@ -4082,6 +4082,8 @@ export interface components {
              * @description Epoch seconds (UTC), every 6 hours, cut a week past the latest crossing.
              */
             t: number[];
+            /** @description The ceiling the projection runs toward (value, kind, source); null for a projection fitted before it was stored. */
+            target: components["schemas"]["Ceiling"] | null;
             /** Unit */
             unit: string;
         };
@@ -4174,6 +4176,8 @@ export interface components {
             metric: "iops" | "mibps" | "used_gib";
             /** Notes */
             notes: string[];
+            /** @description The ceiling the projection runs toward (value, kind, source), as the charts show it; null for a projection fitted before it was stored. */
+            target: components["schemas"]["Ceiling"] | null;
             /** Unit */
             unit: string;
         };

@@ -4,7 +4,7 @@
     instance_growth(snapshot, instance_id, ...) -> list[CeilingForecast]
     node_capacity_growth(snapshot, node_id, *, ceiling_share=1.0, ...) -> CeilingForecast | None
     cluster_growth(snapshot, ...) -> list[CeilingForecast]      every ceiling of every volume, instance and node
-    cluster_ceilings(snapshot) -> dict[CeilingKey, float]       the same ceilings, without fitting anything
+    cluster_ceilings(snapshot) -> dict[CeilingKey, Ceiling]     the same ceilings, without fitting anything
     days_on_band(start, band, ceiling) -> BandDays               days to a (new) ceiling read off a stored band
 
 Volumes: counted IOPS (256 KiB / 1 MiB units, `headroom.domain.snapshot.views.volume_io`) against the volume's
@@ -34,6 +34,7 @@ from headroom.domain.catalog.resolve import DescribedType, ResolvedInstanceLimit
 from headroom.domain.forecast.crossing import Crossing as BandDays
 from headroom.domain.forecast.crossing import band_crossing
 from headroom.domain.forecast.growth import HOUR, MIN_HOURS, Growth, GrowthForecast, forecast_growth
+from headroom.domain.model import Ceiling
 from headroom.domain.physics.ceilings import instance_ceilings, sustained, volume_ceilings
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Snapshot
@@ -80,25 +81,37 @@ def _fit(
 
 @dataclass(frozen=True)
 class CeilingForecast:
-    """One metric of one entity projected to its ceiling."""
+    """One metric of one entity projected to its ceiling: `target` is the ceiling it runs toward, as every other
+    surface shows it (physics.ceilings: the sustained or provisioned one of a volume or an instance; PD's
+    low-space share of a store's disk, a configured one)."""
 
     entity_kind: Literal["volume", "instance", "node"]
     entity_id: str
     metric: Literal["iops", "mibps", "used_gib"]
     unit: str
-    ceiling: float
-    ceiling_source: str
+    target: Ceiling
     forecast: GrowthForecast
+
+    @property
+    def ceiling(self) -> float:
+        """The value of the ceiling the projection runs toward."""
+        return self.target.value
+
+    @property
+    def ceiling_source(self) -> str:
+        """Where that ceiling comes from (its public source)."""
+        return self.target.source
 
 
 CeilingKey = tuple[str, str, str]  # (entity_kind, entity_id, metric), as CeilingForecast names them
 
 
-def _volume_ceilings(snapshot: Snapshot, volume_id: str) -> dict[str, float]:
-    """A volume's sustained IOPS and MiB/s (physics.ceilings.sustained: what a projection runs into)."""
+def _volume_ceilings(snapshot: Snapshot, volume_id: str) -> dict[str, Ceiling]:
+    """A volume's sustained IOPS and MiB/s ceilings (physics.ceilings.sustained: what a projection runs into), ids
+    prefixed by the volume's role as on its charts."""
     vol = volume(snapshot, volume_id)
-    ceilings = volume_ceilings(volume_limits(vol.type, vol.size_gib, vol.iops, vol.throughput_mibps), "data")
-    return {"iops": sustained(ceilings["iops"]).value, "mibps": sustained(ceilings["throughput"]).value}
+    ceilings = volume_ceilings(volume_limits(vol.type, vol.size_gib, vol.iops, vol.throughput_mibps), vol.role)
+    return {"iops": sustained(ceilings["iops"]), "mibps": sustained(ceilings["throughput"])}
 
 
 def _instance_limits(snapshot: Snapshot, instance_id: str) -> ResolvedInstanceLimits:
@@ -129,19 +142,23 @@ def volume_growth(
     growth: Growth = "multiplicative",
 ) -> list[CeilingForecast]:
     """Project a volume's counted IOPS and MiB/s to its sustained IOPS and throughput ceilings."""
-    vol = volume(snapshot, volume_id)
     ceilings = _volume_ceilings(snapshot, volume_id)
     io = volume_io(snapshot, volume_id)
     step = snapshot.window.step_seconds
-    source = refs.EBS_VOLUME_TYPES.cite(f"{vol.type} {vol.size_gib:g} GiB: sustained (baseline) limit")
     out = []
     for metric, unit, series in (("iops", "IOPS", io.counted_iops), ("mibps", "MiB/s", io.mibps)):
         ceiling = ceilings[metric]
-        fc = _fit(series, step=step, start=snapshot.window.start, horizon_days=horizon_days, ceiling=ceiling,
+        fc = _fit(series, step=step, start=snapshot.window.start, horizon_days=horizon_days, ceiling=ceiling.value,
                   seed=seed, growth=growth)
         if fc is not None:
-            out.append(CeilingForecast("volume", volume_id, metric, unit, ceiling, source, fc))  # type: ignore[arg-type]
+            out.append(CeilingForecast("volume", volume_id, metric, unit, ceiling, fc))  # type: ignore[arg-type]
     return out
+
+
+def _disk_ceiling(share: float, value: float, source: str) -> Ceiling:
+    """A store's disk ceiling: the whole disk (sustained), or a share of it a setting chose (configured)."""
+    return Ceiling(id="disk_used_gib", label=f"{share:.0%} of the disk", value=value, unit="GiB",
+                   kind="sustained" if share >= 1.0 else "configured", source=source)
 
 
 def node_capacity_growth(
@@ -169,7 +186,8 @@ def node_capacity_growth(
         if fc is None:
             return None
         source = f"{ceiling_share:.0%} of the capacity TiKV reports, {capacity_gib:,.0f} GiB"
-        return CeilingForecast("node", node_id, "used_gib", "GiB", ceiling_share * capacity_gib, source, fc)
+        return CeilingForecast("node", node_id, "used_gib", "GiB",
+                               _disk_ceiling(ceiling_share, ceiling_share * capacity_gib, source), fc)
     series = find_series(snapshot, "node", node_id, mid.TIKV_STORE_USED_BYTES)
     size_gib = _node_disk_gib(snapshot, node_id)
     if series is None or size_gib is None:
@@ -180,7 +198,7 @@ def node_capacity_growth(
     if fc is None:
         return None
     source = f"{ceiling_share:.0%} of the data volume(s), {size_gib:g} GiB"
-    return CeilingForecast("node", node_id, "used_gib", "GiB", ceiling, source, fc)
+    return CeilingForecast("node", node_id, "used_gib", "GiB", _disk_ceiling(ceiling_share, ceiling, source), fc)
 
 
 def instance_growth(
@@ -211,15 +229,14 @@ def instance_growth(
     out = []
     ceilings = instance_ceilings(resolved)
     for metric, unit, series, ceiling in (
-        ("iops", "IOPS", iops, sustained(ceilings["iops"]).value),
-        ("mibps", "MiB/s", mibps, sustained(ceilings["throughput"]).value),
+        ("iops", "IOPS", iops, sustained(ceilings["iops"])),
+        ("mibps", "MiB/s", mibps, sustained(ceilings["throughput"])),
     ):
         fc = _fit(series, step=snapshot.window.step_seconds, start=snapshot.window.start,
-                  horizon_days=horizon_days, ceiling=ceiling, seed=seed, growth=growth)
+                  horizon_days=horizon_days, ceiling=ceiling.value, seed=seed, growth=growth)
         if fc is None:
             continue
-        source = f"{inst.type}: baseline EBS {unit} ({resolved.note})"
-        out.append(CeilingForecast("instance", instance_id, metric, unit, ceiling, source, fc))  # type: ignore[arg-type]
+        out.append(CeilingForecast("instance", instance_id, metric, unit, ceiling, fc))  # type: ignore[arg-type]
     return out
 
 
@@ -242,31 +259,41 @@ def cluster_growth(
         used = node_capacity_growth(snapshot, node.id, ceiling_share=PD_LOW_SPACE_RATIO,
                                     horizon_days=horizon_days, seed=seed, growth=growth)
         if used is not None:
-            out.append(CeilingForecast(used.entity_kind, used.entity_id, used.metric, used.unit, used.ceiling,
-                                       f"{used.ceiling_source}: {PD_LOW_SPACE_SOURCE}", used.forecast))
+            out.append(CeilingForecast(used.entity_kind, used.entity_id, used.metric, used.unit,
+                                       _pd_low_space(used.target), used.forecast))
     return out
 
 
-def cluster_ceilings(snapshot: Snapshot, *, disk_share: float = PD_LOW_SPACE_RATIO) -> dict[CeilingKey, float]:
+def _pd_low_space(disk: Ceiling) -> Ceiling:
+    """A store's disk ceiling at PD's low-space ratio: configured, with the setting as its source."""
+    return disk.model_copy(update={"id": "pd_low_space", "label": "PD low-space ratio of the disk",
+                                   "kind": "configured", "source": f"{disk.source}: {PD_LOW_SPACE_SOURCE}"})
+
+
+def cluster_ceilings(snapshot: Snapshot, *, disk_share: float = PD_LOW_SPACE_RATIO) -> dict[CeilingKey, Ceiling]:
     """Every ceiling `cluster_growth` projects against, keyed as its forecasts are, without fitting anything (the
     what-if compares them before and after a change)."""
-    out: dict[CeilingKey, float] = {}
+    out: dict[CeilingKey, Ceiling] = {}
     for vol in snapshot.volumes:
         for metric, ceiling in _volume_ceilings(snapshot, vol.id).items():
             out[("volume", vol.id, metric)] = ceiling
     for inst in snapshot.instances:
-        limits = _instance_limits(snapshot, inst.id).limits
-        if limits is not None:
-            out[("instance", inst.id, "iops")] = limits.baseline_iops
-            out[("instance", inst.id, "mibps")] = limits.baseline_throughput_mibps
+        ceilings = instance_ceilings(_instance_limits(snapshot, inst.id))
+        if ceilings["iops"]:
+            out[("instance", inst.id, "iops")] = sustained(ceilings["iops"])
+            out[("instance", inst.id, "mibps")] = sustained(ceilings["throughput"])
     for node in snapshot.nodes:
         disk = disk_view(snapshot, node.id)
         if disk.has_store_stats:  # as node_capacity_growth: a share of the capacity TiKV reports
-            out[("node", node.id, "used_gib")] = disk_share * float(disk.capacity[np.isfinite(disk.capacity)][-1]) / GIB
+            capacity_gib = float(disk.capacity[np.isfinite(disk.capacity)][-1]) / GIB
+            source = f"{disk_share:.0%} of the capacity TiKV reports, {capacity_gib:,.0f} GiB"
+            out[("node", node.id, "used_gib")] = _pd_low_space(_disk_ceiling(disk_share, disk_share * capacity_gib,
+                                                                              source))
             continue
         size_gib = _node_disk_gib(snapshot, node.id)
         if size_gib is not None:
-            out[("node", node.id, "used_gib")] = disk_share * size_gib
+            source = f"{disk_share:.0%} of the data volume(s), {size_gib:g} GiB"
+            out[("node", node.id, "used_gib")] = _pd_low_space(_disk_ceiling(disk_share, disk_share * size_gib, source))
     return out
 
 

@@ -101,11 +101,15 @@ def test_instance_growth_on_five_minute_ec2_metrics() -> None:
 
 
 def test_cluster_ceilings_are_the_ceilings_the_fits_use(snapshot: Snapshot) -> None:
-    fitted = {(c.entity_kind, c.entity_id, c.metric): c.ceiling for c in cluster_growth(snapshot, horizon_days=30)}
+    # the same Ceiling objects (value, kind, source), not only the same numbers
+    fitted = {(c.entity_kind, c.entity_id, c.metric): c.target for c in cluster_growth(snapshot, horizon_days=30)}
     ceilings = cluster_ceilings(snapshot)
     assert fitted and {k: ceilings[k] for k in fitted} == fitted
     data = next(v for v in snapshot.volumes if v.role == "data")
-    assert ceilings[("volume", data.id, "iops")] == 6000  # provisioned gp3 IOPS (scenario)
+    iops = ceilings[("volume", data.id, "iops")]
+    assert (iops.value, iops.kind, iops.id) == (6000, "provisioned", "data_max_iops")  # provisioned gp3 IOPS (scenario)
+    disks = [c for k, c in ceilings.items() if k[2] == "used_gib"]
+    assert disks and all(c.kind == "configured" and "low-space-ratio" in c.source for c in disks)
 
 
 def test_days_on_band_reads_the_first_sample_of_each_path_at_the_ceiling() -> None:

@@ -176,6 +176,16 @@ describe('a panel with a growth projection', () => {
   const projection = {
     ceiling: 4000,
     ceiling_source: 'AWS: Amazon EBS volume types (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html)',
+    target: {
+      id: 'data_max_iops',
+      label: 'gp3 provisioned IOPS',
+      value: 4000,
+      unit: 'IOPS',
+      kind: 'provisioned' as const,
+      valid_from: null,
+      valid_to: null,
+      source: 'AWS: Amazon EBS volume types (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html)',
+    },
     unit: 'IOPS',
     method: 'ets-weekly',
     history_hours: 672,
