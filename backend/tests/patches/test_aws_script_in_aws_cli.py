@@ -5,7 +5,13 @@ the AWS CLI refuses `--throughput 250.0` with "invalid literal for int() with ba
 `set -euo pipefail` the script stopped at its first volume). The scenario's volumes are created in moto with their
 current type, size, IOPS and throughput; the script is run with `bash`, the AWS CLI from the package registries
 (`scripts/bootstrap.sh --test` installs it in .tools/awscli) pointed at moto by AWS_ENDPOINT_URL; then moto must hold
-what the finding proposed, and the rollback script must give back what was there.
+what the finding proposed, and the rollback script must give back what was there. The volumes are attached to an
+instance (in-use), as a TiKV's are.
+
+The preflight fails closed (docs/reference/rolling-restart.md#volume-modifications-all-or-none): a wrong or missing
+region, a missing volume, a volume attached elsewhere, a modification still running and AccessDenied from an IAM
+policy (a moto server of the test's own that enforces IAM) each stop the script with nothing changed; a modify
+refused half way prints what changed and the command that undoes it.
 """
 
 from __future__ import annotations

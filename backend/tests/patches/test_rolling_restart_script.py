@@ -24,17 +24,17 @@ PD_URL = "http://10.0.3.2:2379"
 FAST = {"POLL_SECONDS": "0.1", "EVICT_TIMEOUT": "20", "UP_TIMEOUT": "3", "LEADERS_BACK_TIMEOUT": "20"}
 
 
-def _cluster(endpoint: str, tmp_path: Path, **fake: Any) -> tuple[Any, list[str], Patch, Path]:
+def _cluster(endpoint: str, tmp_path: Path, kind: str = "m5.xlarge", **fake: Any) -> tuple[Any, list[str], Patch, Path]:
     """Two TiKV instances (stores 1 and 4) on m5.xlarge, a patch moving both to m5.2xlarge."""
     ec2 = ec2_client(endpoint)
-    instances = [make_instance(ec2, "m5.xlarge") for _ in range(2)]
+    instances = [make_instance(ec2, kind) for _ in range(2)]
     nodes = tuple(
         PatchTarget(status_address=f"10.0.1.{10 + i}:20180", address=f"10.0.1.{10 + i}:20160", instance_id=inst,
                     store_id=store)
         for i, (inst, store) in enumerate(zip(instances, (1, 4), strict=True))
     )
     changes = tuple(
-        Change(target="aws", key="instance.type", current="m5.xlarge", proposed="m5.2xlarge", online=False,
+        Change(target="aws", key="instance.type", current=kind, proposed="m5.2xlarge", online=False,
                entity=EntityRef(kind="instance", id=inst, instance_id=inst, status_address=node.status_address),
                reason="the instance's EBS bandwidth binds")
         for inst, node in zip(instances, nodes, strict=True)
@@ -155,3 +155,14 @@ def test_missing_settings_and_a_wrong_store_stop_before_anything(aws_endpoint_ur
     assert "connection refused" in run.stderr
     assert pd_state(state)["log"] == []
     assert all(instance_state(ec2, i) == ("running", "m5.xlarge") for i in instances)
+
+
+def test_an_instance_with_instance_store_volumes_is_not_stopped(aws_endpoint_url: str, tmp_path: Path) -> None:
+    # AWS, Amazon EC2 instance store: its data is lost when the instance stops (m5d: 150 GB of NVMe).
+    ec2, instances, patch, state = _cluster(aws_endpoint_url, tmp_path, kind="m5d.xlarge")
+    run = run_script(artefact(patch, "aws").body, aws_endpoint_url, tmp_path, "resize.sh", "--yes", env=FAST)
+    assert run.returncode == 1
+    assert f"STOPPED: {instances[0]} (m5d.xlarge) has instance store volumes" in run.stderr
+    assert "Nothing was changed." in run.stderr
+    assert all(instance_state(ec2, i) == ("running", "m5d.xlarge") for i in instances)
+    assert pd_state(state)["log"] == []

@@ -262,6 +262,13 @@ check_instance() {  # instance, the type it must have now, the type it gets; set
   if [[ "$type" == "$3" ]]; then say "$1 is already $3: skipped"; INSTANCE_DONE=1; return 0; fi
   [[ "$type" == "$2" ]] || die "$1 is $type, not $2 as when this script was made"
   [[ "$state" == running ]] || die "$1 is $state, not running"
+  # Instance store volumes lose their data when the instance stops (AWS, Amazon EC2 instance store).
+  local local_disks
+  local_disks=$(aws_cli ec2 describe-instance-types --instance-types "$type" \
+    --query 'InstanceTypes[0].InstanceStorageSupported' --output text) \
+    || die "$1: cannot describe the instance type $type (the error above)"
+  [[ "$local_disks" != True ]] \
+    || die "$1 ($type) has instance store volumes, whose data is lost when it stops: change it by hand if TiKV keeps nothing there"
   say "checked $1: running, $type"
 }
 evict_undo() { echo "tiup ctl:$TIUP_CTL_VERSION pd -u $PD_URL scheduler remove evict-leader-scheduler-$1"; }
