@@ -29,6 +29,7 @@ from headroom.domain.tikvconf import (
     artefact,
     config_json_view,
     fill_current,
+    pd_url_of,
     resolve_nodes,
 )
 from headroom.domain.tikvconf.operator import patch_manifest, rollback_manifest
@@ -44,6 +45,7 @@ class _Cluster:
     nodes: tuple[PatchTarget, ...]
     configs: dict[str, dict[str, Any]]  # status address -> dotted-key view of the effective config
     hosts: dict[str, HostFacts]
+    region: str | None = None
 
 
 def _read_text(path: Path, what: str) -> str:
@@ -83,7 +85,8 @@ def _cluster_from_snapshot(path: Path) -> _Cluster:
             node.status_address: HostFacts(cpus=node.vcpus, memory_bytes=int(node.memory_gib * GIB))
             for node in snapshot.nodes
         }
-        return _Cluster(snapshot.cluster.name, snapshot.cluster.tikv_version, nodes, configs, hosts)
+        return _Cluster(snapshot.cluster.name, snapshot.cluster.tikv_version, nodes, configs, hosts,
+                        snapshot.cluster.region)
     # A snapshot that does not validate may still name the cluster and its nodes: enough to render a patch.
     try:
         document = json.loads(_read_text(path, "snapshot"))
@@ -243,7 +246,7 @@ def patch_command(
         sys.stdout.buffer.flush()
         return
     patch = Patch(cluster=cluster.name, tikv_version=cluster.version, nodes=nodes, changes=resolved,
-                  sources=tuple(sources))
+                  sources=tuple(sources), region=cluster.region, pd_url=pd_url_of(cluster.configs.values()))
     try:
         rendered = artefact(
             patch,

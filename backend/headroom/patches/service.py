@@ -45,6 +45,7 @@ from headroom.domain.tikvconf import (
     config_json_view,
     effective_value,
     fill_current,
+    pd_url_of,
     resolve_nodes,
     target_node,
 )
@@ -96,6 +97,14 @@ def _nodes(db: Session, cluster: Cluster) -> list[_NodeInfo]:
                       memory_bytes=int(inst.memory_gib * GIB) if inst and inst.memory_gib else None),
         ))
     return out
+
+
+def _region(db: Session, cluster: Cluster, nodes: Sequence[_NodeInfo]) -> str | None:
+    """The AWS region of the cluster's instances when they agree on one (the AWS script passes it to every call)."""
+    refs = [n.row.instance_ref_id for n in nodes if n.row.instance_ref_id is not None]
+    regions = set(db.scalars(select(Instance.region).where(Instance.org_id == cluster.org_id, Instance.id.in_(refs))))
+    regions.discard(None)
+    return regions.pop() if len(regions) == 1 else None
 
 
 def _source(finding: StoredFinding) -> str:
@@ -466,6 +475,9 @@ def render_patch(
         nodes=tuple(n.node for n in nodes),
         changes=tuple(row.changes),
         sources=tuple(row.change_sources),
+        region=_region(db, cluster, nodes),
+        pd_url=pd_url_of(config_json_view(c.config) for c in latest_configs(db, cluster.org_id,
+                                                                              [n.row.id for n in nodes]).values()),
     )
     try:
         rendered = artefact(patch, fmt, config_text=config_text,

@@ -4,6 +4,7 @@ example findings in examples/findings/prod-east.json."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -124,9 +125,11 @@ def test_aws_by_rule(snapshot: Path) -> None:
     )
     assert result.exit_code == 0, result.stderr
     assert (
-        "aws ec2 modify-volume --volume-id vol-0a1b2c3d4e5f60001 --iops 6000 --throughput 500\n"
+        "aws_cli ec2 modify-volume --volume-id vol-0a1b2c3d4e5f60001 --iops 6000 --throughput 500 --query"
         in result.stdout
     )
+    # the snapshot's region, passed to every AWS call (aws_cli adds --region)
+    assert re.search(r"^REGION=(\S+)", result.stdout, flags=re.MULTILINE) is not None
 
 
 def test_node_filter_by_node_id(snapshot: Path) -> None:

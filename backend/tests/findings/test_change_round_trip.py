@@ -112,9 +112,14 @@ def test_a_patch_holds_and_renders_the_stored_changes(db: Any, demo_cluster: Dem
     assert f"(was {json.dumps(tikv.current)}; {row.dedup_key})" in sql  # current and the finding it comes from
     assert "SET CONFIG tikv `raftstore.apply-pool-size` = 3;" in sql  # the cluster entity: every node
     aws = patches_service.render_patch(db, who, demo_cluster.cluster.id, patch.id, "aws").artefact.body
-    assert f"aws ec2 modify-volume --volume-id {volume.applies_to()} --iops 4000" in aws
-    assert f"aws ec2 stop-instances --instance-ids {node.instance_id}" in aws
-    assert f"restarting {emitted.entity.node}" in aws.replace("\n# ", " ")  # the node on that instance
+    assert f"aws_cli ec2 modify-volume --volume-id {volume.applies_to()} --iops 4000" in aws
+    # docs/reference/rolling-restart.md: the instance restarts through the rolling procedure, with the store id,
+    # version and region the cluster's records give
+    assert f'restart_instance {node.instance_id} ' in aws
+    assert f"STORES_ON_{node.instance_id.replace('-', '_')}={node.store_id}" in aws
+    assert f"TIUP_CTL_VERSION={demo_cluster.cluster.tikv_version}" in aws
+    assert f"REGION={demo_cluster.simulated.cluster.region}" in aws
+    assert f"restarts {emitted.entity.node}" in aws.replace("\n# ", " ")  # the node on that instance
     undo = patches_service.render_patch(db, who, demo_cluster.cluster.id, patch.id, "sql", rollback=True)
     assert f"`storage.block-cache.capacity` = {sql_value(tikv.current)};" in undo.artefact.body
     assert everywhere.online and volume.online and not instance.online

@@ -6,7 +6,7 @@ imports the advisor and never learns what a finding is.
 """
 
 from headroom.domain.model import Change
-from headroom.domain.tikvconf.change import Patch, PatchTarget, resolve_nodes, target_node
+from headroom.domain.tikvconf.change import Patch, PatchTarget, pd_url_of, resolve_nodes, target_node
 from headroom.domain.tikvconf.defaults import (
     EffectiveValue,
     HostFacts,
@@ -67,6 +67,7 @@ __all__ = [
     "parse_toml",
     "parse_version",
     "require_valid_key",
+    "pd_url_of",
     "resolve_nodes",
     "same_value",
     "target_node",

@@ -9,7 +9,8 @@ it came from) that the artefacts print next to each line; the patcher does not i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -54,6 +55,8 @@ class Patch(BaseModel):
     tikv_version: str | None = None
     nodes: tuple[PatchTarget, ...] = ()
     changes: tuple[Change, ...] = ()
+    region: str | None = Field(default=None, description="AWS region of the instances and volumes, if known.")
+    pd_url: str | None = Field(default=None, description="A PD client URL (http://<pd>:2379), if known.")
     sources: tuple[str, ...] = Field(
         default=(), description="Where each change comes from (same order as changes; empty: not said)."
     )
@@ -87,6 +90,28 @@ class Patch(BaseModel):
         """Return the store address (`<ip>:20160`) of the node with this status address: the name TiKV, PD and
         TiDB Dashboard give a store; the status address is only for the commands that talk to it."""
         return self.node(status_address).server_address()
+
+    def nodes_on(self, instance_id: str) -> tuple[PatchTarget, ...]:
+        """Return the TiKV nodes running on an EC2 instance (usually one)."""
+        return tuple(node for node in self.nodes if node.instance_id == instance_id)
+
+
+def pd_url_of(configs: Iterable[Mapping[str, Any]]) -> str | None:
+    """Return a PD client URL from TiKV's own config (dotted view): the first of `pd.endpoints`, https when the node
+    talks TLS (`security.ca-path` set; TiKV configuration file, [pd] endpoints and [security]); None if none says."""
+    for view in configs:
+        endpoints = view.get("pd.endpoints")
+        if isinstance(endpoints, str):
+            endpoints = [endpoints]
+        if not isinstance(endpoints, list) or not endpoints or not isinstance(endpoints[0], str):
+            continue
+        first = endpoints[0].strip()
+        if not first or "127.0.0.1" in first or "localhost" in first:
+            continue  # the default: the node's own loopback, not an address a script elsewhere can reach
+        if "://" in first:
+            return first
+        return ("https://" if view.get("security.ca-path") else "http://") + first
+    return None
 
 
 def resolve_nodes(changes: Iterable[Change], nodes: Sequence[PatchTarget]) -> tuple[Change, ...]:

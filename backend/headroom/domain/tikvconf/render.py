@@ -43,7 +43,9 @@ from headroom.domain.tikvconf.errors import PatchConflict, TikvConfError, Unknow
 from headroom.domain.tikvconf.keys import check_value, require_valid_key
 from headroom.domain.tikvconf.online import can_change_online, online_status, version_assumptions
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
+from headroom.domain.tikvconf import shell
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback, split_lines
+from headroom.domain.tikvconf.shell import Restart, VolumeCheck
 from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper
 from headroom.domain.units import setting_text
 
@@ -74,9 +76,15 @@ _FILES: dict[str, tuple[str, str]] = {
     "terraform": ("headroom-patch.tf", "text/plain"),
     "rollback": ("rollback.txt", "text/plain"),
 }
+# TiUP restarts TiKV one at a time, each store's leaders evicted first, but restarts a node anyway once
+# --transfer-timeout (600 s) has passed: a long timeout keeps it waiting for the leaders, and -N restarts one node so
+# the operator can check the cluster between nodes (docs/reference/rolling-restart.md#config-changes-that-need-a-restart).
 RESTART_STEPS = (
     "tiup cluster edit-config {cluster}   # put the keys under server_configs.tikv (see the tiup artefact)",
-    "tiup cluster reload {cluster} -R tikv   # rolling restart, one TiKV at a time, leaders moved off first",
+    "tiup cluster reload {cluster} -R tikv --transfer-timeout 3600   # rolling restart, one TiKV at a time, "
+    "leaders moved off first",
+    "or one node at a time, checking that every store is Up in between (tiup ctl:v<version> pd store): "
+    "tiup cluster reload {cluster} -R tikv -N <host:port> --transfer-timeout 3600",
 )
 EDIT_CONFIG_REMINDER = (
     "SET CONFIG also writes each TiKV's tikv.toml, but `tiup cluster reload/upgrade` regenerates that file "
@@ -432,9 +440,9 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
         "#    tikv_servers[].config overrides it for one instance (matched by host and port).",
     ]
     if offline:
-        lines.append(f"# 2. tiup cluster reload {cluster} -R tikv   # needed for: {', '.join(offline)}")
+        lines.append(f"# 2. tiup cluster reload {cluster} -R tikv --transfer-timeout 3600   # needed for: {', '.join(offline)}")
     else:
-        lines.append(f"# 2. apply online with the sql artefact, or: tiup cluster reload {cluster} -R tikv")
+        lines.append(f"# 2. apply online with the sql artefact, or: tiup cluster reload {cluster} -R tikv --transfer-timeout 3600")
     for note in notes:
         lines += _comment_lines(note, "# ")
     for key, setting in [
@@ -713,6 +721,9 @@ _VOLUME_FLAGS = {
     "volume.throughput": "--throughput",
     "volume.size": "--size",
 }
+# How describe-volumes names each attribute (the script skips a volume that already has every new value).
+_VOLUME_ATTRIBUTES = {"volume.type": "VolumeType", "volume.iops": "Iops", "volume.throughput": "Throughput",
+                      "volume.size": "Size"}
 _AWS_KEYS = (*_VOLUME_FLAGS, "instance.type", "volume.create")
 # A new volume (e.g. a dedicated Raft log disk): `proposed` is its spec {type, size_gib, iops, throughput_mibps,
 # availability_zone, attach_to, mount, role}; the device name is a placeholder the user may change.
@@ -763,33 +774,6 @@ def _aws_flag_value(key: str, value: Any) -> str:
     return _aws_value(value)
 
 
-def _modification_preflight(volume_ids: Sequence[str]) -> list[str]:
-    """Stop before changing anything if a volume's last modification has not completed."""
-    lines = [""]
-    lines += _comment_lines(
-        "A volume can be modified again only when its last modification is completed (modifying -> optimizing "
-        "-> completed; AWS, Monitor the progress of Amazon EBS volume modifications). Every volume is checked "
-        "before any is changed, so the script changes all of them or none.",
-        "# ",
-    )
-    lines += [
-        "modification_state() {",
-        "  # a volume never modified has no modification record: AWS answers InvalidVolumeModification.NotFound",
-        '  aws ec2 describe-volumes-modifications --volume-ids "$1" '
-        "--query 'VolumesModifications[0].ModificationState' --output text 2>/dev/null || echo none",
-        "}",
-        f"for volume in {' '.join(volume_ids)}; do",
-        '  state=$(modification_state "$volume")',
-        '  case "$state" in',
-        "    modifying|optimizing)",
-        '      echo "$volume: its last modification is still $state; run this script again once it is completed" >&2',
-        "      exit 1 ;;",
-        "  esac",
-        "done",
-    ]
-    return lines
-
-
 def _creations(ctx: _Context) -> list[Change]:
     return [c for c in ctx.aws if c.key == "volume.create"]
 
@@ -828,13 +812,13 @@ def _render_creations(ctx: _Context) -> list[str]:
         tags = f"ResourceType=volume,Tags=[{{Key=Name,Value={name}}},{{Key=headroom:role,Value={spec.get('role', 'data')}}}]"
         var = "VOL_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
         lines.append(
-            f"{var}=$(aws ec2 create-volume --availability-zone {_aws_value(az)} {' '.join(flags)} "
+            f"{var}=$(aws_cli ec2 create-volume --availability-zone {_aws_value(az)} {' '.join(flags)} "
             f"--tag-specifications {shlex.quote(tags)} --query VolumeId --output text)"
         )
-        lines.append(f'aws ec2 wait volume-available --volume-ids "${var}"')
+        lines.append(f'aws_cli ec2 wait volume-available --volume-ids "${var}"')
         if spec.get("attach_to"):
             lines.append(
-                f'aws ec2 attach-volume --volume-id "${var}" --instance-id {_aws_value(spec["attach_to"])} '
+                f'aws_cli ec2 attach-volume --volume-id "${var}" --instance-id {_aws_value(spec["attach_to"])} '
                 f"--device {_NEW_VOLUME_DEVICE}"
             )
         lines += _comment_lines(
@@ -845,6 +829,55 @@ def _render_creations(ctx: _Context) -> list[str]:
     return lines
 
 
+def _volume_check(ctx: _Context, volume_id: str, changes: Sequence[Change], notes: list[str]) -> tuple[
+    VolumeCheck | None, list[str]
+]:
+    """The modify-volume call of one volume (None if nothing to change) and its comment lines."""
+    lines: list[str] = []
+    for change in changes:
+        lines += _comment_lines(f"{volume_id} {change.key}: {_moved(change)}: " + change.reason, "# ")
+    flags: list[str] = []
+    undo: list[str] = []
+    target: list[str] = []
+    for change in changes:
+        if change.proposed is None:
+            lines.append(f"# {change.key}: previous value unknown, not changed")
+            continue
+        if ctx.rollback and change.key == "volume.size":
+            lines.append(f"# {change.key}: EBS volumes cannot shrink; the size stays {change.current}")
+            notes.append(f"{volume_id}: an EBS volume cannot be made smaller, the size is not rolled back")
+            continue
+        flags.append(f"{_VOLUME_FLAGS[change.key]} {_aws_flag_value(change.key, change.proposed)}")
+        target.append(f"{_VOLUME_ATTRIBUTES[change.key]}={_aws_flag_value(change.key, change.proposed)}")
+        if change.current is not None and change.key != "volume.size":
+            undo.append(f"{_VOLUME_FLAGS[change.key]} {_aws_flag_value(change.key, change.current)}")
+    if not flags:
+        return None, lines
+    entity = changes[0].entity
+    what = "; ".join(_moved(c) for c in changes if c.proposed is not None)
+    check = VolumeCheck(
+        volume_id=volume_id,
+        instance_id=entity.instance() if entity is not None and entity.kind == "volume" else None,
+        modify_flags=" ".join(flags),
+        undo_flags=" ".join(undo),
+        what=what,
+        target=" ".join(target),
+    )
+    return check, lines
+
+
+def _restart(ctx: _Context, instance_id: str, change: Change) -> Restart:
+    nodes = ctx.patch.nodes_on(instance_id)
+    if not nodes and change.entity is not None and change.entity.tikv_node():
+        nodes = (ctx.patch.node(str(change.entity.tikv_node())),)
+    return Restart(
+        instance_id=instance_id,
+        from_type=str(change.current),
+        to_type=str(change.proposed),
+        stores=tuple((node.store_id, node.server_address()) for node in nodes),
+    )
+
+
 def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
     volumes, instances = _aws_groups(ctx)
     notes: list[str] = []
@@ -853,8 +886,35 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
     lines.append("set -euo pipefail")
     if not volumes and not instances and not _creations(ctx):
         lines.append("# no AWS changes in this patch")
-    lines += _render_creations(ctx)
-    if volumes:
+        return "\n".join(lines) + "\n", notes
+    checks: list[tuple[VolumeCheck | None, list[str]]] = [
+        _volume_check(ctx, volume_id, changes, notes) for volume_id, changes in volumes.items()
+    ]
+    restarts: list[tuple[str, Restart | None, Change]] = []
+    for instance_id, changes in instances.items():
+        change = changes[-1]
+        restart = _restart(ctx, instance_id, change) if change.proposed is not None else None
+        restarts.append((instance_id, restart, change))
+    to_restart = [r for _, r, _ in restarts if r is not None]
+    to_modify = [c for c, _ in checks if c is not None]
+    if any(r.stores and any(store_id is None for store_id, _ in r.stores) or not r.stores for r in to_restart):
+        notes.append("set the TiKV store ids at the top of the script (pd-ctl: store): the snapshot has not all")
+    if not ctx.patch.pd_url and to_restart:
+        notes.append("set PD_URL at the top of the script, or pass --pd http://<pd>:2379")
+    if not ctx.patch.region:
+        notes.append("the region is unknown: set REGION at the top of the script, or pass --region")
+    lines.append("")
+    lines += shell.header(
+        region=ctx.patch.region,
+        tikv_version=ctx.patch.tikv_version,
+        pd_url=ctx.patch.pd_url,
+        restarts=to_restart,
+        undo_script=_filename(ctx.patch, "aws", not ctx.rollback, ctx.node),
+    )
+    lines.append("")
+    lines += shell.library(volumes=bool(to_modify), restarts=bool(to_restart))
+    lines += shell.settings_check(to_restart)
+    if to_modify:
         lines.append("")
         lines += _comment_lines(
             "EBS Elastic Volumes allows up to four modifications per volume in a rolling 24 hours, each "
@@ -862,65 +922,45 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
             "modification, then at least 6 hours before the next, and AWS may still apply it in some Regions): a "
             "volume's changes go in ONE modify-volume call. A rollback is another modification and counts against "
             "the same limit. Size grows within seconds; IOPS and throughput changes take minutes to hours (a fully "
-            "used 1 TiB volume about 6 hours; AWS, Monitor the progress of Amazon EBS volume modifications).",
+            "used 1 TiB volume about 6 hours; AWS, Monitor the progress of Amazon EBS volume modifications). "
+            "A volume can be modified again only when its last modification is completed (modifying -> optimizing "
+            "-> completed): every volume is checked before any is changed, so the script changes all or none.",
             "# ",
         )
-        lines += _modification_preflight(list(volumes))
-    for volume_id, changes in volumes.items():
+        lines += shell.volume_preflight(to_modify)
+    if to_restart:
+        lines += shell.restart_preflight(to_restart)
+    plan = [f"{c.volume_id}: {c.what}" for c in to_modify] + [
+        f"new volume {_new_volume_name(c)}"
+        for c in _creations(ctx)
+        if not ctx.rollback and isinstance(c.proposed, dict)
+    ]
+    if plan:
+        lines += ["", 'say "This script changes:"']
+        lines += [f"say {shlex.quote('  - ' + item)}" for item in plan]
+        lines.append('confirm "Change them now?"')
+    for check, comments in checks:
         lines.append("")
-        for change in changes:
-            lines += _comment_lines(
-                f"{volume_id} {change.key}: {_moved(change)}: "
-                + change.reason,
-                "# ",
-            )
-        flags = []
-        for change in changes:
-            if change.proposed is None:
-                lines.append(f"# {change.key}: previous value unknown, not changed")
-                continue
-            if ctx.rollback and change.key == "volume.size":
-                lines.append(f"# {change.key}: EBS volumes cannot shrink; the size stays {change.current}")
-                notes.append(
-                    f"{volume_id}: an EBS volume cannot be made smaller, the size is not rolled back"
-                )
-                continue
-            flags.append(f"{_VOLUME_FLAGS[change.key]} {_aws_flag_value(change.key, change.proposed)}")
-        if flags:
-            lines.append(f"aws ec2 modify-volume --volume-id {volume_id} {' '.join(flags)}")
-            lines.append(
-                f"aws ec2 describe-volumes-modifications --volume-ids {volume_id} "
-                "--query 'VolumesModifications[].[VolumeId,ModificationState,Progress]' --output text"
-            )
-    for instance_id, changes in instances.items():
-        change = changes[-1]
+        lines += comments
+        if check is not None:
+            lines += shell.volume_step(check)
+    lines += _render_creations(ctx)
+    for instance_id, restart, change in restarts:
         lines.append("")
         node = (change.entity.node if change.entity is not None else None) or "its TiKV"
-        lines += _comment_lines(
-            f"{instance_id} instance type: {_moved(change)}: "
-            + change.reason,
-            "# ",
-        )
-        lines += _comment_lines(
-            f"WARNING: this stops and starts the instance, restarting {node}. Do one TiKV at a time, only "
-            "when the cluster is healthy. First move its leaders away: tiup ctl:v<version> pd -u "
-            "http://<pd>:2379 scheduler add evict-leader-scheduler <store-id>, wait until the store has no "
-            "leaders, and remove the scheduler after the node is back "
-            "(scheduler remove evict-leader-scheduler-<store-id>). TiUP's own rolling restarts do the same.",
-            "# ",
-        )
-        if change.proposed is None:
+        lines += _comment_lines(f"{instance_id} instance type: {_moved(change)}: " + change.reason, "# ")
+        if restart is None:
             lines.append("# previous instance type unknown: not changed")
             continue
-        value = json.dumps({"Value": change.proposed})
-        lines += [
-            f"aws ec2 stop-instances --instance-ids {instance_id}",
-            f"aws ec2 wait instance-stopped --instance-ids {instance_id}",
-            f"aws ec2 modify-instance-attribute --instance-id {instance_id} "
-            f"--instance-type {shlex.quote(value)}",
-            f"aws ec2 start-instances --instance-ids {instance_id}",
-            f"aws ec2 wait instance-running --instance-ids {instance_id}",
-        ]
+        lines += _comment_lines(
+            f"Stopping the instance restarts {node}: one instance at a time, only when every store is Up; "
+            "its stores' leaders are moved away first (pd-ctl scheduler add evict-leader-scheduler), the "
+            "script waits until PD reports each store Up again and its leaders back, and removes the scheduler "
+            "(docs/reference/rolling-restart.md).",
+            "# ",
+        )
+        lines += shell.restart_steps(restart)
+    lines += ["", 'say "done"']
     return "\n".join(lines) + "\n", notes
 
 

@@ -46,10 +46,12 @@ def tiup_command(cluster: str, topology_file: str = "topology.yaml") -> str:
     """Apply a patched topology saved as `topology_file`: `tiup cluster edit-config NAME --topology-file FILE`
     replaces the cluster's topology with the file (TiUP v1.8.0+, pingcap/tiup#1637), then `tiup cluster reload NAME
     -R tikv` writes each TiKV's tikv.toml from it and restarts them one at a time (TiUP docs, Modify the
-    configuration). Every word is quoted for a POSIX shell; a name TiUP could not have is a placeholder."""
+    configuration), leaders evicted first; a long --transfer-timeout keeps TiUP from restarting a node whose leaders
+    have not moved yet (docs/reference/rolling-restart.md#config-changes-that-need-a-restart). Every word is quoted
+    for a POSIX shell; a name TiUP could not have is a placeholder."""
     name = tiup_cluster_name(cluster)
     return (shlex.join(["tiup", "cluster", "edit-config", name, "--topology-file", topology_file]) + " && "
-            + shlex.join(["tiup", "cluster", "reload", name, "-R", "tikv"]))
+            + shlex.join(["tiup", "cluster", "reload", name, "-R", "tikv", "--transfer-timeout", "3600"]))
 
 
 def _yaml() -> YAML:

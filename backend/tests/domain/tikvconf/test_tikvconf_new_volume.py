@@ -29,10 +29,10 @@ def _patch() -> Patch:
 
 def test_aws_script_creates_waits_and_attaches() -> None:
     body = artefact(_patch(), "aws").body
-    assert ("VOL_TIKV_1_RAFT=$(aws ec2 create-volume --availability-zone us-east-1a --volume-type gp3 --size 20 "
+    assert ("VOL_TIKV_1_RAFT=$(aws_cli ec2 create-volume --availability-zone us-east-1a --volume-type gp3 --size 20 "
             "--iops 3000 --throughput 125") in body
-    assert 'aws ec2 wait volume-available --volume-ids "$VOL_TIKV_1_RAFT"' in body
-    assert 'aws ec2 attach-volume --volume-id "$VOL_TIKV_1_RAFT" --instance-id i-0abc --device /dev/sdf' in body
+    assert 'aws_cli ec2 wait volume-available --volume-ids "$VOL_TIKV_1_RAFT"' in body
+    assert 'aws_cli ec2 attach-volume --volume-id "$VOL_TIKV_1_RAFT" --instance-id i-0abc --device /dev/sdf' in body
     assert "modify-volume" not in body
 
 

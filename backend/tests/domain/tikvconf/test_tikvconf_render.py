@@ -267,31 +267,51 @@ AWS = patch_of(
 )
 
 
-def test_aws_batches_a_volume_into_one_call_and_warns_about_restarts() -> None:
+MODIFY = re.compile(r"^\s*aws_cli ec2 modify-volume (.*) --query \S+ --output text$", flags=re.MULTILINE)
+
+
+def test_aws_batches_a_volume_into_one_call_and_restarts_through_the_rolling_procedure() -> None:
     body = artefact(AWS, "aws").body
-    calls = re.findall(r"^aws ec2 modify-volume .*$", body, flags=re.MULTILINE)
     # docs/reference/ebs-volume-types.md#elastic-volumes-modifications: four modifications per rolling 24 hours -> one ModifyVolume per volume
-    assert calls == [
-        f"aws ec2 modify-volume --volume-id {VOLUME} "
-        "--volume-type gp3 --iops 6000 --throughput 500 --size 2048"
-    ]
+    assert MODIFY.findall(body) == [f"--volume-id {VOLUME} --volume-type gp3 --iops 6000 --throughput 500 --size 2048"]
     assert "four modifications" in body
-    order = [
-        line.split()[2] for line in body.splitlines() if line.startswith("aws ec2 ") and INSTANCE in line
-    ]
-    assert order == ["stop-instances", "wait", "modify-instance-attribute", "start-instances", "wait"]
-    assert '--instance-type \'{"Value": "m6i.4xlarge"}\'' in body
-    assert "WARNING" in body and "evict-leader-scheduler" in body and "one TiKV at a time" in body
+    # docs/reference/rolling-restart.md: stop / modify / start happen only inside restart_instance, after leader
+    # eviction, one instance at a time
+    assert re.findall(r"^\s*restart_instance (\S+ \S+ \S+)", body, flags=re.MULTILINE) == [
+        f"{INSTANCE} m6i.2xlarge m6i.4xlarge"]
+    assert re.findall(r"^aws(_cli)? ec2 (stop|start)-instances", body, flags=re.MULTILINE) == []
+    function = body[body.index("restart_instance() {"):]
+    steps = ["confirm ", "cluster_healthy", "scheduler add evict-leader-scheduler", "leaders_gone",
+             "ec2 stop-instances", "modify-instance-attribute", "ec2 start-instances", "store_up",
+             "scheduler remove", "leaders_back"]
+    at = 0
+    for step in steps:  # each step after the one before (ValueError if one is missing or out of order)
+        at = function.index(step, at)
+    stop = function.index("ec2 stop-instances")
+    assert function.rindex("leaders_gone", 0, stop) < stop < function.index("store_up")
+    assert '--instance-type "{\\"Value\\": \\"$to\\"}"' in function
+    assert "set -euo pipefail" in body
 
 
 def test_aws_rollback_restores_previous_values_but_never_shrinks() -> None:
     rollback = artefact(AWS, "aws", rollback=True)
-    calls = re.findall(r"^aws ec2 modify-volume .*$", rollback.body, flags=re.MULTILINE)
-    assert calls == [
-        f"aws ec2 modify-volume --volume-id {VOLUME} --throughput 125 --iops 3000 --volume-type gp2"
-    ]
-    assert '--instance-type \'{"Value": "m6i.2xlarge"}\'' in rollback.body
+    assert MODIFY.findall(rollback.body) == [f"--volume-id {VOLUME} --throughput 125 --iops 3000 --volume-type gp2"]
+    assert f"restart_instance {INSTANCE} m6i.4xlarge m6i.2xlarge" in rollback.body
     assert any("cannot be made smaller" in note for note in rollback.notes)
+
+
+@pytest.mark.parametrize("rollback", [False, True])
+@pytest.mark.parametrize("region", ["eu-north-1", None])
+def test_the_aws_script_is_valid_bash_and_passes_shellcheck(rollback: bool, region: str | None, tmp_path: Path) -> None:
+    patch = AWS.model_copy(update={"region": region, "pd_url": "http://10.0.3.2:2379"})
+    path = tmp_path / "aws-modify.sh"
+    path.write_text(artefact(patch, "aws", rollback=rollback).body)
+    syntax = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True, check=False)
+    assert syntax.returncode == 0, syntax.stderr
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
+    lint = subprocess.run(["shellcheck", "--severity=warning", str(path)], capture_output=True, text=True, check=False)
+    assert lint.returncode == 0, lint.stdout
 
 
 def test_terraform_snippet() -> None:
@@ -410,13 +430,15 @@ def test_aws_checks_every_volume_before_changing_any_and_writes_integers() -> No
     )
     body = artefact(patch, "aws").body
     lines = body.splitlines()
-    check = lines.index(f"for volume in {VOLUME} {other}; do")
-    first_modify = next(i for i, line in enumerate(lines) if line.startswith("aws ec2 modify-volume"))
-    assert check < first_modify  # all volumes checked, then changed: all or none
-    assert "modifying|optimizing)" in body and "exit 1" in body
+    checks = [i for i, line in enumerate(lines) if line.startswith("check_volume ")]
+    first_modify = next(i for i, line in enumerate(lines) if line.strip().startswith("aws_cli ec2 modify-volume"))
+    assert len(checks) == 2 and max(checks) < first_modify  # all volumes checked, then changed: all or none
+    assert "modifying|optimizing" not in body and "*) die" in body  # any state but none/completed/failed stops
+    assert "2>/dev/null || echo none" not in body  # an error is never read as "never modified"
+    assert "InvalidVolumeModification.NotFound" in body
     # the AWS CLI takes integers: 250.0 -> 250; a fractional need is rounded up (187.5 -> 188 MiB/s)
-    assert f"aws ec2 modify-volume --volume-id {VOLUME} --throughput 250" in lines
-    assert f"aws ec2 modify-volume --volume-id {other} --iops 3000 --throughput 188" in lines
+    assert MODIFY.findall(body) == [f"--volume-id {VOLUME} --throughput 250",
+                                    f"--volume-id {other} --iops 3000 --throughput 188"]
     assert "6 hours" in body  # the older one-modification-then-6-hours rule is stated
 
 

@@ -235,6 +235,7 @@ def test_a_portless_instance_keeps_its_config_to_itself() -> None:
 )
 def test_the_command_names_the_cluster_and_the_file_one_shell_word_each(cluster: str, name: str) -> None:
     # TiUP docs (Modify the configuration): edit-config, then reload -R tikv; `--topology-file` (TiUP v1.8.0+)
+    # and a long --transfer-timeout (docs/reference/rolling-restart.md#config-changes-that-need-a-restart)
     # takes the patched file instead of an editor. A name TiUP could not have (letters, digits, '-', '_', '.')
     # becomes a placeholder, quoted so the shell neither runs nor redirects anything.
     text = (DATA / "minimal.yaml").read_text()
@@ -242,7 +243,7 @@ def test_the_command_names_the_cluster_and_the_file_one_shell_word_each(cluster:
     command = patch_topology(text, [change], (), cluster=cluster, topology_file="my topology.yaml").command
     edit, reload = command.split(" && ")
     assert shlex.split(edit) == ["tiup", "cluster", "edit-config", name, "--topology-file", "my topology.yaml"]
-    assert shlex.split(reload) == ["tiup", "cluster", "reload", name, "-R", "tikv"]
+    assert shlex.split(reload) == ["tiup", "cluster", "reload", name, "-R", "tikv", "--transfer-timeout", "3600"]
     for step in (edit, reload):
         assert shlex.join(shlex.split(step)) == step
     assert patch_topology(text, [change], ()).command == ""  # no cluster name given: no command

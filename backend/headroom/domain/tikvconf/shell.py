@@ -1,0 +1,422 @@
+"""The bash an exported AWS script runs around its changes: settings checked first, a fail-closed preflight, a
+confirmation, a rolling restart of one TiKV at a time, and a report of what changed when it stops half way.
+
+The procedure is docs/reference/rolling-restart.md's, from PingCAP's public docs:
+- PD Control User Guide (https://docs.pingcap.com/tidb/stable/pd-control): `tiup ctl:v<CLUSTER_VERSION> pd -u
+  http://<pd_ip>:<pd_port>`, `scheduler add evict-leader-scheduler <store_id>` ("Move all the Region leaders on
+  store 1 out"), `scheduler remove evict-leader-scheduler-<store_id>`, `store <store_id>` (JSON: `store.state_name`
+  Up / Disconnected / Down / Offline / Tombstone, `status.leader_count`).
+- TiUP `tiup cluster restart/reload` (https://docs.pingcap.com/tidb/stable/tiup-component-cluster-reload): TiKV
+  instances restart one at a time, each store's leaders migrated away first (`--transfer-timeout`, 600 s).
+- AWS, Monitor the progress of Amazon EBS volume modifications: a volume never modified has no modification
+  record (DescribeVolumesModifications answers InvalidVolumeModification.NotFound).
+pd-ctl prints a failed request's message and may still exit 0 (it did before v7), so a store's state is read
+from the JSON it prints and anything else is an error, never a state.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+EVICT_TIMEOUT_S = 600  # TiUP's --transfer-timeout default
+UP_TIMEOUT_S = 900
+LEADERS_BACK_TIMEOUT_S = 600
+POLL_S = 5
+
+
+@dataclass(frozen=True)
+class Restart:
+    """One instance to stop, change and start: its id, instance types and the TiKV stores it runs."""
+
+    instance_id: str
+    from_type: str
+    to_type: str
+    stores: tuple[tuple[int | None, str], ...]  # (store id if known, store address) per TiKV on it
+
+
+@dataclass(frozen=True)
+class VolumeCheck:
+    """One volume the script modifies: its id, the instance it must be attached to, and how to undo it."""
+
+    volume_id: str
+    instance_id: str | None
+    modify_flags: str
+    undo_flags: str
+    what: str
+    target: str  # what describe-volumes shows once done: "VolumeType=gp3 Iops=4000" (the attributes changed)
+
+
+def store_variable(instance_id: str) -> str:
+    """The name of the variable holding the store ids on an instance (`STORES_ON_i_0abc`)."""
+    return "STORES_ON_" + re.sub(r"[^A-Za-z0-9]", "_", instance_id)
+
+
+def _q(value: str) -> str:
+    return shlex.quote(value)
+
+
+def header(
+    *, region: str | None, tikv_version: str | None, pd_url: str | None, restarts: Sequence[Restart],
+    undo_script: str,
+) -> list[str]:
+    """Usage, settings (what Headroom knows filled in) and argument parsing."""
+    lines = [
+        "# Usage: bash THIS_FILE [--yes] [--region REGION] [--profile PROFILE]"
+        + (" [--pd PD_URL]" if restarts else ""),
+        "#   Without --yes the script asks before it changes anything"
+        + (" and again before each TiKV it restarts" if restarts else "")
+        + "; with no answer",
+        "#   on standard input it stops before changing anything.",
+        "#   Every check runs before the first change; a run that stops half way prints what it changed and",
+        "#   the command that undoes each change.",
+        "",
+        "# ---- settings: Headroom filled in what the snapshot knows; check them before running",
+        f"REGION={_q(region or '')}   # the AWS region of the instances and volumes (--region)",
+        "PROFILE=''   # an AWS CLI profile (--profile); empty: the CLI's default credentials",
+    ]
+    if restarts:
+        version = tikv_version or ""
+        if version and not version.startswith("v"):
+            version = "v" + version
+        lines += [
+            f"TIUP_CTL_VERSION={_q(version)}   # pd-ctl runs as tiup ctl:<version> pd: the cluster's version",
+            f"PD_URL={_q(pd_url or '')}   # a PD client URL, e.g. http://10.0.1.5:2379 (--pd)",
+            "# The TiKV store id(s) on each instance (pd-ctl: store; TiDB Dashboard: Cluster Info > Store):",
+        ]
+        for restart in restarts:
+            ids = " ".join(str(store_id) for store_id, _ in restart.stores if store_id is not None)
+            known = all(store_id is not None for store_id, _ in restart.stores) and restart.stores
+            addresses = ", ".join(address for _, address in restart.stores) or "its TiKV"
+            lines.append(
+                f"{store_variable(restart.instance_id)}={_q(ids if known else '')}   # {addresses}"
+            )
+        lines += [
+            f"UNDO_SCRIPT={_q(undo_script)}   # the artefact that undoes this one (Headroom exports both)",
+            f': "${{EVICT_TIMEOUT:={EVICT_TIMEOUT_S}}}"   # seconds for a store\'s leaders to move away',
+            f': "${{UP_TIMEOUT:={UP_TIMEOUT_S}}}"   # seconds for PD to report a restarted store Up',
+            f': "${{LEADERS_BACK_TIMEOUT:={LEADERS_BACK_TIMEOUT_S}}}"   # seconds for leaders to come back',
+            f': "${{POLL_SECONDS:={POLL_S}}}"',
+        ]
+    lines += [
+        "",
+        "YES=0",
+        "while [[ $# -gt 0 ]]; do",
+        '  case "$1" in',
+        "    --yes) YES=1 ;;",
+        '    --region) REGION="${2:?--region needs a value}"; shift ;;',
+        '    --profile) PROFILE="${2:?--profile needs a value}"; shift ;;',
+    ]
+    if restarts:
+        lines.append('    --pd) PD_URL="${2:?--pd needs a value}"; shift ;;')
+    lines += [
+        '    *) echo "unknown argument: $1 (see Usage at the top of the script)" >&2; exit 2 ;;',
+        "  esac",
+        "  shift",
+        "done",
+    ]
+    return lines
+
+
+_LIBRARY = r"""
+# ---- helpers
+CHANGED=()   # what this run changed, in order ("" once undone by the script itself)
+UNDO=()      # the command that undoes each
+say() { printf '%s\n' "$*"; }
+die() { printf 'STOPPED: %s\n' "$*" >&2; exit 1; }
+aws_cli() {
+  if [[ -n "$PROFILE" ]]; then aws --region "$REGION" --profile "$PROFILE" "$@"; else aws --region "$REGION" "$@"; fi
+}
+AWS_LINE() {  # how an undo command calls the CLI, with the same region and profile
+  printf 'aws --region %q' "$REGION"; [[ -z "$PROFILE" ]] || printf ' --profile %q' "$PROFILE"
+}
+changed() { CHANGED+=("$1"); UNDO+=("$2"); LAST_CHANGE=$((${#CHANGED[@]} - 1)); }
+undone() { CHANGED[$1]=""; }
+report() {
+  local status=$? i any=0
+  trap - EXIT
+  [[ $status -ne 0 ]] || exit 0
+  for i in "${!CHANGED[@]}"; do [[ -z "${CHANGED[i]}" ]] || any=1; done
+  if [[ $any -eq 0 ]]; then
+    echo "Nothing was changed." >&2
+  else
+    echo "Changed before stopping:" >&2
+    for i in "${!CHANGED[@]}"; do [[ -z "${CHANGED[i]}" ]] || echo "  - ${CHANGED[i]}" >&2; done
+    echo "To undo, run in this order:" >&2
+    for ((i = ${#UNDO[@]} - 1; i >= 0; i--)); do [[ -z "${CHANGED[i]}" ]] || echo "  ${UNDO[i]}" >&2; done
+  fi
+  exit "$status"
+}
+trap report EXIT
+confirm() {
+  local answer
+  [[ $YES -eq 0 ]] || return 0
+  printf '%s [y/N] ' "$1" >&2
+  if ! read -r answer; then
+    echo >&2
+    die "no answer on standard input: run it in a terminal, or pass --yes"
+  fi
+  [[ "$answer" == [yY] || "$answer" == [yY][eE][sS] ]] || die "not confirmed"
+}
+"""
+
+_VOLUME_LIBRARY = r"""
+volume_facts() {  # prints "<state> <attached instance> <attachment state> <type> <iops> <throughput> <size>"
+  aws_cli ec2 describe-volumes --volume-ids "$1" --query \
+    'Volumes[0].[State, Attachments[0].InstanceId, Attachments[0].State, VolumeType, Iops, Throughput, Size]' \
+    --output text
+}
+volume_modification_state() {  # prints the last modification's state, "none" if the volume was never modified
+  local out
+  if out=$(aws_cli ec2 describe-volumes-modifications --volume-ids "$1" \
+      --query 'VolumesModifications[0].ModificationState' --output text 2>&1); then
+    if [[ "$out" == None || -z "$out" ]]; then echo none; else echo "$out"; fi
+  elif [[ "$out" == *InvalidVolumeModification.NotFound* ]]; then
+    echo none
+  else
+    printf '%s\n' "$out" >&2
+    return 1
+  fi
+}
+check_volume() {  # volume, instance it must be attached to ("" if not known), target "Attr=value ..."
+  local facts state attached_to attach_state type iops throughput size modification want same=1
+  VOLUME_DONE=0
+  facts=$(volume_facts "$1") || die "$1: cannot describe the volume in $REGION (the error above)"
+  read -r state attached_to attach_state type iops throughput size <<<"$facts"
+  [[ "$state" == in-use && "$attach_state" == attached ]] \
+    || die "$1: the volume is $state ($attach_state), not in-use and attached"
+  [[ -z "$2" || "$attached_to" == "$2" ]] || die "$1: attached to $attached_to, not to $2"
+  for want in $3; do
+    case "$want" in
+      VolumeType=*) [[ "$type" == "${want#*=}" ]] || same=0 ;;
+      Iops=*) [[ "$iops" == "${want#*=}" ]] || same=0 ;;
+      Throughput=*) [[ "$throughput" == "${want#*=}" ]] || same=0 ;;
+      Size=*) [[ "$size" == "${want#*=}" ]] || same=0 ;;
+    esac
+  done
+  if [[ $same -eq 1 ]]; then say "$1 already has $3: skipped"; VOLUME_DONE=1; return 0; fi
+  modification=$(volume_modification_state "$1") \
+    || die "$1: cannot read its modifications in $REGION (the error above)"
+  case "$modification" in
+    none|completed|failed) ;;
+    *) die "$1: its last modification is still $modification; run this script again once it is completed" ;;
+  esac
+  say "checked $1: in-use on $attached_to, last modification: $modification"
+}
+"""
+
+_RESTART_LIBRARY = r"""
+pd() { tiup "ctl:$TIUP_CTL_VERSION" pd -u "$PD_URL" "$@"; }
+json_string() { grep -o "\"$2\": *\"[^\"]*\"" <<<"$1" | head -n 1 | sed 's/^[^:]*: *"\(.*\)"$/\1/' || true; }
+json_number() { grep -o "\"$2\": *[0-9][0-9]*" <<<"$1" | head -n 1 | sed 's/^[^:]*: *//' || true; }
+store_info() {  # sets STORE_STATE, STORE_LEADERS, STORE_ADDRESS from `pd-ctl store <id>`, or PD_ERROR
+  local out
+  PD_ERROR=""
+  if ! out=$(pd store "$1" 2>&1); then PD_ERROR="pd-ctl failed: $out"; return 1; fi
+  STORE_STATE=$(json_string "$out" state_name)
+  if [[ -z "$STORE_STATE" ]]; then PD_ERROR="PD did not describe store $1: $out"; return 1; fi
+  STORE_LEADERS=$(json_number "$out" leader_count)
+  STORE_LEADERS=${STORE_LEADERS:-0}   # older PDs omit a zero count
+  STORE_ADDRESS=$(json_string "$out" address)
+}
+cluster_healthy() {  # every store PD knows is Up (Tombstone: removed for good)
+  local out states
+  if ! out=$(pd store 2>&1); then PD_ERROR="pd-ctl failed: $out"; return 1; fi
+  states=$(grep -o '"state_name": *"[^"]*"' <<<"$out" || true)
+  if [[ -z "$states" ]]; then PD_ERROR="PD did not list its stores: $out"; return 1; fi
+  PD_ERROR=$(grep -v '"Up"\|"Tombstone"' <<<"$states" || true)
+  [[ -z "$PD_ERROR" ]]
+}
+wait_for() {  # timeout in seconds, a command; true once the command is
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [[ $SECONDS -lt $deadline ]] || return 1
+    sleep "$POLL_SECONDS"
+  done
+}
+store_up() { store_info "$1" && [[ "$STORE_STATE" == Up ]]; }
+leaders_gone() { store_info "$1" && [[ "$STORE_LEADERS" -eq 0 ]]; }
+leaders_back() { store_info "$1" && [[ "$STORE_LEADERS" -ge "$2" ]]; }
+check_store() {  # store id, the addresses its instance runs TiKV at ("" if not known)
+  [[ "$1" =~ ^[0-9]+$ ]] || die "store id '$1' is not a number"
+  store_info "$1" || die "store $1: $PD_ERROR"
+  [[ "$STORE_STATE" == Up ]] || die "store $1 is $STORE_STATE, not Up"
+  [[ -z "$2" || " $2 " == *" $STORE_ADDRESS "* ]] || die "store $1 is $STORE_ADDRESS in PD, not on this instance ($2)"
+  say "checked store $1 ($STORE_ADDRESS): Up, $STORE_LEADERS leaders"
+}
+pd_do() {  # a pd-ctl command that must answer Success! (pd-ctl may print an error and still exit 0)
+  local out
+  out=$(pd "$@" 2>&1) || true
+  [[ "$out" == *Success* ]] || { PD_ERROR="pd-ctl $*: $out"; return 1; }
+}
+check_instance() {  # instance, the type it must have now, the type it gets; sets INSTANCE_DONE=1 if it has it
+  local described state type
+  INSTANCE_DONE=0
+  described=$(aws_cli ec2 describe-instances --instance-ids "$1" \
+    --query 'Reservations[0].Instances[0].[State.Name, InstanceType]' --output text) \
+    || die "$1: cannot describe the instance in $REGION (the error above)"
+  read -r state type <<<"$described"
+  if [[ "$type" == "$3" ]]; then say "$1 is already $3: skipped"; INSTANCE_DONE=1; return 0; fi
+  [[ "$type" == "$2" ]] || die "$1 is $type, not $2 as when this script was made"
+  [[ "$state" == running ]] || die "$1 is $state, not running"
+  # Instance store volumes lose their data when the instance stops (AWS, Amazon EC2 instance store).
+  local local_disks
+  local_disks=$(aws_cli ec2 describe-instance-types --instance-types "$type" \
+    --query 'InstanceTypes[0].InstanceStorageSupported' --output text) \
+    || die "$1: cannot describe the instance type $type (the error above)"
+  [[ "$local_disks" != True ]] \
+    || die "$1 ($type) has instance store volumes, whose data is lost when it stops: change it by hand if TiKV keeps nothing there"
+  say "checked $1: running, $type"
+}
+evict_undo() { echo "tiup ctl:$TIUP_CTL_VERSION pd -u $PD_URL scheduler remove evict-leader-scheduler-$1"; }
+restart_instance() {  # instance, from type, to type, store ids (space-separated)
+  local instance=$1 from=$2 to=$3 store stopped want i
+  local -a stores evicted=() undo_index=() before=()
+  read -r -a stores <<<"$4"
+  confirm "Stop $instance, change it from $from to $to and start it (TiKV stores: $4)?"
+  wait_for "$UP_TIMEOUT" cluster_healthy \
+    || die "the cluster is not healthy (${PD_ERROR}): $instance not touched"
+  for store in "${stores[@]}"; do
+    store_info "$store" || die "store $store: $PD_ERROR"
+    before+=("$STORE_LEADERS")
+    say "store $store: moving its $STORE_LEADERS leaders away"
+    pd_do scheduler add evict-leader-scheduler "$store" || die "$PD_ERROR"
+    changed "evict-leader-scheduler added for store $store" "$(evict_undo "$store")"
+    evicted+=("$store")
+    undo_index+=("$LAST_CHANGE")
+    if ! wait_for "$EVICT_TIMEOUT" leaders_gone "$store"; then
+      local left=$STORE_LEADERS
+      for i in "${!evicted[@]}"; do
+        pd_do scheduler remove "evict-leader-scheduler-${evicted[i]}" && undone "${undo_index[i]}"
+      done
+      die "store $store still has $left leaders after ${EVICT_TIMEOUT}s${PD_ERROR:+ ($PD_ERROR)}: $instance not touched"
+    fi
+    say "store $store: no leaders left"
+  done
+  aws_cli ec2 stop-instances --instance-ids "$instance" >/dev/null
+  changed "$instance stopped" "$(AWS_LINE) ec2 start-instances --instance-ids $instance"
+  stopped=$LAST_CHANGE
+  aws_cli ec2 wait instance-stopped --instance-ids "$instance"
+  aws_cli ec2 modify-instance-attribute --instance-id "$instance" --instance-type "{\"Value\": \"$to\"}"
+  changed "$instance instance type $from -> $to" \
+    "bash $UNDO_SCRIPT --region $REGION${PROFILE:+ --profile $PROFILE} --pd $PD_URL   # changes $instance back to $from the same way, one store at a time; it skips what has its old values"
+  aws_cli ec2 start-instances --instance-ids "$instance" >/dev/null
+  undone "$stopped"
+  aws_cli ec2 wait instance-running --instance-ids "$instance"
+  say "$instance: running as $to"
+  for store in "${stores[@]}"; do
+    wait_for "$UP_TIMEOUT" store_up "$store" \
+      || die "store $store is not Up ${UP_TIMEOUT}s after $instance started (PD: ${STORE_STATE:-?}${PD_ERROR:+; $PD_ERROR}); the other instances are not touched"
+    say "store $store: Up"
+  done
+  for i in "${!stores[@]}"; do
+    store=${stores[i]}
+    pd_do scheduler remove "evict-leader-scheduler-$store" || die "$PD_ERROR"
+    undone "${undo_index[i]}"
+    # PD's balance-leader scheduler brings leaders back gradually: wait for half of what the store had.
+    want=$(( before[i] / 2 ))
+    [[ $want -gt 0 || ${before[i]} -eq 0 ]] || want=1
+    wait_for "$LEADERS_BACK_TIMEOUT" leaders_back "$store" "$want" \
+      || die "store $store has ${STORE_LEADERS:-?} leaders ${LEADERS_BACK_TIMEOUT}s after its scheduler was removed, fewer than $want; the other instances are not touched"
+    say "store $store: $STORE_LEADERS leaders"
+  done
+}
+"""
+
+
+def library(*, volumes: bool, restarts: bool) -> list[str]:
+    """The helper functions the script's steps call."""
+    text = _LIBRARY + (_VOLUME_LIBRARY if volumes else "") + (_RESTART_LIBRARY if restarts else "")
+    return text.strip("\n").splitlines()
+
+
+def settings_check(restarts: Sequence[Restart]) -> list[str]:
+    """Stop before anything when a setting the script needs is empty or a tool is missing."""
+    lines = [
+        "",
+        "# ---- every setting and every tool before anything else",
+        "missing=()",
+        '[[ -n "$REGION" ]] || missing+=("REGION (or --region)")',
+    ]
+    if restarts:
+        lines += [
+            '[[ -n "$TIUP_CTL_VERSION" ]] || missing+=(TIUP_CTL_VERSION)',
+            '[[ -n "$PD_URL" ]] || missing+=("PD_URL (or --pd)")',
+        ]
+        for restart in restarts:
+            var = store_variable(restart.instance_id)
+            lines.append(f'[[ "${var}" =~ ^[0-9]+( [0-9]+)*$ ]] || missing+=("{var} (store ids, space-separated)")')
+    lines += [
+        'if [[ ${#missing[@]} -gt 0 ]]; then',
+        '  printf \'set at the top of this script: %s\\n\' "${missing[@]}" >&2',
+        "  die \"settings missing\"",
+        "fi",
+        'command -v aws >/dev/null || die "the AWS CLI (aws) is not on PATH"',
+    ]
+    if restarts:
+        lines.append('command -v tiup >/dev/null || die "tiup is not on PATH (pd-ctl runs as tiup ctl:<version> pd)"')
+    return lines
+
+
+def _volume_done(volume_id: str) -> str:
+    return "DONE_" + re.sub(r"[^A-Za-z0-9]", "_", volume_id)
+
+
+def volume_preflight(checks: Sequence[VolumeCheck]) -> list[str]:
+    """Check every volume before any changes: it exists in the region, is in-use on its instance, not mid-change;
+    a volume that already has every new value is skipped."""
+    lines = ["", "# ---- every volume before any changes (all or none)"]
+    for check in checks:
+        lines.append(f"check_volume {check.volume_id} {_q(check.instance_id or '')} {_q(check.target)}")
+        lines.append(f"{_volume_done(check.volume_id)}=$VOLUME_DONE")
+    return lines
+
+
+def restart_preflight(restarts: Sequence[Restart]) -> list[str]:
+    """Check every instance and store before any changes; an instance that already has its new type is skipped."""
+    lines = ["", "# ---- every instance and every TiKV store before any changes"]
+    for restart in restarts:
+        var = store_variable(restart.instance_id)
+        addresses = " ".join(address for _, address in restart.stores)
+        lines += [
+            f"check_instance {restart.instance_id} {_q(restart.from_type)} {_q(restart.to_type)}",
+            f"{_done_variable(restart)}=$INSTANCE_DONE",
+            f"for store in ${var}; do",
+            f'  check_store "$store" {_q(addresses)}',
+            "done",
+        ]
+    return lines
+
+
+def _done_variable(restart: Restart) -> str:
+    return "DONE_" + store_variable(restart.instance_id).removeprefix("STORES_ON_")
+
+
+def restart_steps(restart: Restart) -> list[str]:
+    """Restart one instance with its stores' leaders moved away first (skipped if it already has the type)."""
+    var = store_variable(restart.instance_id)
+    return [
+        f'if [[ "${_done_variable(restart)}" -eq 0 ]]; then',
+        f'  restart_instance {restart.instance_id} {_q(restart.from_type)} {_q(restart.to_type)} "${var}"',
+        "fi",
+    ]
+
+
+def volume_step(check: VolumeCheck) -> list[str]:
+    """Modify one volume (unless it already has the new values) and record how to undo it."""
+    undo = (
+        f'"$(AWS_LINE) ec2 modify-volume --volume-id {check.volume_id} {check.undo_flags}'
+        '   # once this modification has completed"'
+        if check.undo_flags
+        else _q("# nothing to run: an EBS volume cannot be made smaller")
+    )
+    return [
+        f'if [[ "${_volume_done(check.volume_id)}" -eq 0 ]]; then',
+        f"  aws_cli ec2 modify-volume --volume-id {check.volume_id} {check.modify_flags} "
+        "--query 'VolumeModification.[VolumeId,ModificationState]' --output text",
+        f"  changed {_q(check.volume_id + ': ' + check.what)} {undo}",
+        "fi",
+    ]
