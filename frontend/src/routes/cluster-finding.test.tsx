@@ -44,9 +44,10 @@ describe('finding detail', () => {
     );
     const legend = within(iopsChart).getByRole('list', { name: /legend/ });
     expect(legend).toHaveTextContent("gp2 baseline (3 IOPS/GiB), the finding's limit: 1,050 IOPS (source: AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html))");
-    expect(legend).toHaveTextContent('gp2 burst, while credits last: 3,000 IOPS (source: AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html); AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html))');
+    // a line stored without its source says so; the chart borrows none from a measure or the finding
+    expect(legend).toHaveTextContent('gp2 burst, while credits last: 3,000 IOPS (source: source not recorded (the finding was stored before its lines carried one))');
     const balanceChart = await within(evidence).findByRole('figure', { name: 'BurstBalance vol-043ed06aaced3aa8a (%)' });
-    expect(within(balanceChart).getByRole('list', { name: /legend/ })).toHaveTextContent('low: 10% (source: AWS: Amazon CloudWatch metrics for Amazon EBS (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html))');
+    expect(within(balanceChart).getByRole('list', { name: /legend/ })).toHaveTextContent("low: 10% (source: Headroom's threshold: a low balance (docs/thresholds/burst.md))");
     expect(within(evidence).getByRole('list', { name: 'Series without data' })).toHaveTextContent(
       'No stored points for read latency vol-043ed06aaced3aa8a in the window.', // no view name,
     );

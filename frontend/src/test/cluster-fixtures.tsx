@@ -238,7 +238,7 @@ export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
       unit: 'Percent',
       t: [T0, T0 + 60, T0 + 120],
       values: [12, 4, 0],
-      reference_lines: [{ value: 10, label: 'low', unit: '%', kind: null, source: null }],
+      reference_lines: [{ value: 10, label: 'low', unit: '%', kind: null, source: "Headroom's threshold: a low balance (docs/thresholds/burst.md)" }],
       found: true, in_force: null,
     },
     {
@@ -255,9 +255,9 @@ export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
       t: [T0, T0 + 60, T0 + 120],
       values: [3000, null, 1050],
       reference_lines: [
-        // as the gp2-burst-depletion rule labels them (domain/advisor/rules/burst.py), stored before lines carried
-        // their own kind and source: the chart finds the source from the evidence's measures
-        { value: 1050, label: "gp2 baseline (3 IOPS/GiB), the finding's limit", unit: 'IOPS', kind: null, source: null },
+        // as the gp2-burst-depletion rule draws them (domain/advisor/rules/burst.py): each with its kind and source
+        { value: 1050, label: "gp2 baseline (3 IOPS/GiB), the finding's limit", unit: 'IOPS', kind: 'sustained', source: 'AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)' },
+        // a line of a finding stored before lines carried their source
         { value: 3000, label: 'gp2 burst, while credits last', unit: 'IOPS', kind: null, source: null },
       ],
       found: true, in_force: null,

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GP2_EVIDENCE_SERIES } from '@/test/cluster-fixtures';
-import type { Measure } from './evidence';
-import { ceilingSource, chartTitle, toEvidenceCharts } from './evidenceChart';
+import { SOURCE_NOT_RECORDED, ceilingSource, chartTitle, toEvidenceCharts } from './evidenceChart';
 
-const MEASURES: Measure[] = [
-  { label: 'minimum BurstBalance', value: 0, unit: '%', statistic: 'min', limit: 10, limit_label: 'low-balance threshold', ceiling: null, source: 'docs/reference/cloudwatch.md#volume-metrics' },
-  { label: 'demand p95', value: 1433.8, unit: 'IOPS', statistic: 'p95', limit: 1050, limit_label: 'gp2 baseline (3 IOPS/GiB)', ceiling: null, source: 'docs/reference/gp2-burst.md#the-credit-bucket' },
-];
 
 describe('chartTitle', () => {
   it.each([
@@ -27,7 +22,7 @@ describe('chartTitle', () => {
 
 describe('evidence charts', () => {
   it('makes one chart per unit with its ceilings, sources and gaps', () => {
-    const { charts, missing } = toEvidenceCharts(GP2_EVIDENCE_SERIES, MEASURES, ['docs/reference/gp2-burst.md#the-credit-bucket', 'docs/reference/cloudwatch.md#volume-metrics'], 'gp2-burst-depletion');
+    const { charts, missing } = toEvidenceCharts(GP2_EVIDENCE_SERIES);
     expect(charts.map((c) => [c.unit, c.title])).toEqual([
       ['%', 'BurstBalance vol-043ed06aaced3aa8a (%)'],
       // the series' name says its unit already: not "counted IOPS vol-… (IOPS)"
@@ -40,11 +35,11 @@ describe('evidence charts', () => {
       { t: Date.parse('2026-11-22T04:51:00Z'), value: null },
       { t: Date.parse('2026-11-22T04:52:00Z'), value: 1050 },
     ]);
-    expect(balance!.ceilings).toEqual([{ id: '0:low', label: 'low', value: 10, source: 'docs/reference/cloudwatch.md#volume-metrics' }]);
-    // the baseline is a measure's limit: its source; the burst ceiling is none: the finding's sources
+    expect(balance!.ceilings).toEqual([{ id: '0:low', label: 'low', value: 10, source: "Headroom's threshold: a low balance (docs/thresholds/burst.md)" }]);
+    // each line's own source; a line stored without one says so (no source borrowed from a matching measure)
     expect(iops!.ceilings.map((c) => [c.label, c.value, c.source])).toEqual([
-      ["gp2 baseline (3 IOPS/GiB), the finding's limit", 1050, 'docs/reference/gp2-burst.md#the-credit-bucket'],
-      ['gp2 burst, while credits last', 3000, 'docs/reference/gp2-burst.md#the-credit-bucket; docs/reference/cloudwatch.md#volume-metrics'],
+      ["gp2 baseline (3 IOPS/GiB), the finding's limit", 1050, 'AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)'],
+      ['gp2 burst, while credits last', 3000, SOURCE_NOT_RECORDED],
     ]);
     expect(missing.map((s) => s.metric)).toEqual(['derived.read_latency_ms']);
   });
@@ -67,7 +62,6 @@ describe('evidence charts', () => {
           { ...series('derived.read_latency_ms', 'read latency', 'vol-1'), unit: 'ms', entity_kind: 'volume', entity_name: '10.0.1.14:20160 vol-1' },
         ],
       },
-      [], [], 'block-cache-size',
     );
     const [ops, latency] = charts;
     expect(ops!.series.map((s) => s.label)).toEqual([
@@ -84,7 +78,7 @@ describe('evidence charts', () => {
   });
 
   it('shows bytes as MiB and merges repeated ceilings of series that share a unit', () => {
-    const line = { value: 10 * 1024 * 1024, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s', kind: null, source: null };
+    const line = { value: 10 * 1024 * 1024, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s', kind: 'configured' as const, source: 'PingCAP: TiKV Configuration File, rocksdb.rate-bytes-per-sec (https://docs.pingcap.com/tidb/stable/tikv-configuration-file)' };
     const series = (metric: string) => ({
       id: metric, entity_kind: 'node' as const, entity_id: '10.0.1.10:20160', entity_name: '10.0.1.10:20160', metric, label: metric,
       unit: 'bytes/s', statistic: 'avg' as const, step_seconds: 60, span_seconds: null,
@@ -92,13 +86,12 @@ describe('evidence charts', () => {
     });
     const { charts } = toEvidenceCharts(
       { finding_id: 'f', window_start: '', window_end: '', step_seconds: 60, series: [series('tikv.compaction_write_bytes'), series('tikv.flush_write_bytes')] },
-      [], [], 'compaction-rate-limit',
     );
     expect(charts).toHaveLength(1);
     expect(charts[0]!.unit).toBe('MiB/s');
     expect(charts[0]!.series.map((s) => s.points[0]!.value)).toEqual([5, 5]);
     expect(charts[0]!.ceilings).toEqual([
-      { id: '0:rocksdb.rate-bytes-per-sec', label: 'rocksdb.rate-bytes-per-sec', value: 10, source: "the compaction-rate-limit rule's threshold" },
+      { id: '0:rocksdb.rate-bytes-per-sec', label: 'rocksdb.rate-bytes-per-sec', value: 10, source: 'PingCAP: TiKV Configuration File, rocksdb.rate-bytes-per-sec (https://docs.pingcap.com/tidb/stable/tikv-configuration-file)' },
     ]);
     expect(charts[0]!.offScale).toEqual([]);
   });
@@ -118,23 +111,17 @@ describe('evidence charts', () => {
           ],
         }],
       },
-      [], ['PingCAP: Best Practices for TiDB on AWS Cloud (https://www.pingcap.com/blog/best-practices-for-tidb-on-aws-cloud/)'], 'compaction-rate-limit',
     );
     // 10,240 MiB/s is 170x the 60 MiB/s peak: listed; the 125 MiB/s disk ceiling is drawn
     expect(charts[0]!.offScale.map((c) => [c.label, c.value])).toEqual([['rocksdb.rate-bytes-per-sec', 10240]]);
     expect(charts[0]!.ceilings.map((c) => c.label)).toEqual(['disk ceiling']);
   });
 
-  it('takes the source the rule gave a line, without matching numbers', () => {
-    const line = { value: 3000, label: 'gp2 burst, while credits last', source: 'AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)' };
-    // a measure with the same number and another source must not win over the line's own
-    const decoy: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: 3000, limit_label: null, ceiling: null, source: 'decoy' };
-    expect(ceilingSource(line, [decoy], ['x'], 'r')).toBe(line.source);
-  });
-
-  it('finds a source by the limit label when the values differ, or by a measure that is the limit', () => {
-    expect(ceilingSource({ value: 3, label: 'gp2 baseline (3 IOPS/GiB)' }, MEASURES, [], 'r')).toBe('docs/reference/gp2-burst.md#the-credit-bucket');
-    const burst: Measure = { label: 'burst ceiling', value: 3000, unit: 'IOPS', statistic: null, limit: null, limit_label: null, ceiling: null, source: 'docs/reference/gp2-burst.md#the-credit-bucket burst' };
-    expect(ceilingSource({ value: 3000, label: 'gp2 burst' }, [...MEASURES, burst], ['x'], 'r')).toBe('docs/reference/gp2-burst.md#the-credit-bucket burst');
+  it('takes the source the rule gave a line, and never guesses one from a matching number or label', () => {
+    const line = { value: 3000, label: 'gp2 burst, while credits last', source: 'AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)' };
+    expect(ceilingSource(line)).toBe(line.source);
+    // a line of a finding stored before lines carried their source says so instead of borrowing a measure's
+    expect(ceilingSource({ source: null })).toBe(SOURCE_NOT_RECORDED);
+    expect(ceilingSource({})).toBe(SOURCE_NOT_RECORDED);
   });
 });

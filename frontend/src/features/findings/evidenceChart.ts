@@ -1,6 +1,5 @@
 import type { Ceiling, TimeSeries } from '@/components/TimeSeriesChart';
 import type { paths } from '@/api/schema';
-import type { Measure } from './evidence';
 import { humanUnit } from '@/lib/format';
 
 export type EvidenceChartData =
@@ -30,27 +29,15 @@ function displayUnit(unit: string): { unit: string; scale: number } {
   return { unit: human.unit, scale: human.scale };
 }
 
+/** What a line whose finding was stored before lines carried their source says instead of guessing one. */
+export const SOURCE_NOT_RECORDED = 'source not recorded (the finding was stored before its lines carried one)';
+
 /**
- * Where a reference line's number comes from: the source the rule gave it; for lines without one (findings stored
- * before lines carried it), the evidence measure whose limit it is (same value, or same
- * label), or a measure that is that limit, else the finding's sources, else the rule that drew it.
+ * Where a reference line's number comes from: the source the rule gave it (a public page's link, or the page of a
+ * Headroom threshold). Never guessed from a number or a label that happens to match.
  */
-export function ceilingSource(
-  line: { value: number; label: string; source?: string | null },
-  measures: Measure[],
-  findingSources: string[],
-  rule: string,
-): string {
-  // The rule names the source of each ceiling line it draws; the rest is for lines of older findings.
-  if (line.source) return line.source;
-  const byValue = measures.find((m) => m.limit !== null && Math.abs(m.limit - line.value) < 1e-9 && m.source);
-  const byLabel = measures.find((m) => m.limit_label === line.label && m.source);
-  // a measure that is itself a limit (e.g. "burst ceiling 3,000 IOPS", no limit of its own)
-  const asMeasure = measures.find((m) => m.limit === null && m.value === line.value && m.source);
-  const source = byValue?.source ?? byLabel?.source ?? asMeasure?.source;
-  if (source) return source;
-  if (findingSources.length > 0) return findingSources.join('; ');
-  return `the ${rule} rule's threshold`;
+export function ceilingSource(line: { source?: string | null }): string {
+  return line.source || SOURCE_NOT_RECORDED;
 }
 
 function escapeRegExp(text: string): string {
@@ -78,12 +65,7 @@ function entityText(s: EvidenceSeries): string {
  * of several entities (two stores' block-cache hits) names each line's entity; one of a single entity says it in
  * its title.
  */
-export function toEvidenceCharts(
-  data: EvidenceChartData,
-  measures: Measure[],
-  findingSources: string[],
-  rule: string,
-): { charts: EvidenceChart[]; missing: EvidenceSeries[] } {
+export function toEvidenceCharts(data: EvidenceChartData): { charts: EvidenceChart[]; missing: EvidenceSeries[] } {
   const charts = new Map<string, EvidenceChart>();
   const missing: EvidenceSeries[] = [];
   data.series.forEach((s, i) => {
@@ -116,7 +98,7 @@ export function toEvidenceCharts(
         id: `${chart.ceilings.length}:${line.label}`,
         label: line.label,
         value,
-        source: ceilingSource(line, measures, findingSources, rule),
+        source: ceilingSource(line),
       });
     }
   });

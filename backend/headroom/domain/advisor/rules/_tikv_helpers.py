@@ -239,6 +239,12 @@ def _data_path(ctx: Context, node: Node) -> DataPath | None:
     )
 
 
+def ceiling_source(path: DataPath, kind: Literal["iops", "mibps"]) -> str:
+    """Where a data path's binding ceiling comes from: the instance's EBS limits or the volumes' (AWS)."""
+    binding = path.iops_binding if kind == "iops" else path.mibps_binding
+    return refs.EBS_OPTIMIZED.cite() if binding == "instance" else refs.EBS_VOLUME_TYPES.cite()
+
+
 def ceiling_label(path: DataPath, ctx: Context, kind: Literal["iops", "mibps"]) -> str:
     """Describe the binding ceiling, e.g. "instance m5.4xlarge EBS limit" or "data volume gp3 3,000 IOPS"."""
     binding = path.iops_binding if kind == "iops" else path.mibps_binding

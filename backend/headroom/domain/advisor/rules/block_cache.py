@@ -25,6 +25,7 @@ from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, Pressure, pct, per_node, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
+    ceiling_source,
     GIB,
     DataPath,
     ceiling_label,
@@ -122,18 +123,21 @@ def iops_ceiling_lines(ctx: Context, path: DataPath, judged: float) -> list[Refe
     """Return the IOPS reference lines of the data path: the judged ceiling, labelled as the finding's measure
     states it, and, for a burst volume whose other ceiling was in force part of the window, that one too."""
     label = ceiling_label(path, ctx, "iops")
+    src = ceiling_source(path, "iops")
     highest, lowest = float(np.nanmax(path.iops_ceiling)), float(np.nanmin(path.iops_ceiling))
     # The instance's ceiling, expressed in this node's share of its traffic, moves every step: only the judged one.
     if path.iops_binding != "volume" or highest - lowest < 0.5:
-        return [ReferenceLine(value=judged, label=label, unit="IOPS")]
+        return [ReferenceLine(value=judged, label=label, unit="IOPS", source=src)]
     if judged < highest:
         return [
-            ReferenceLine(value=judged, label=f"{label} baseline, {JUDGED}", unit="IOPS"),
-            ReferenceLine(value=highest, label=f"{label} burst, while credits last", unit="IOPS"),
+            ReferenceLine(value=judged, label=f"{label} baseline, {JUDGED}", unit="IOPS", kind="sustained", source=src),
+            ReferenceLine(value=highest, label=f"{label} burst, while credits last", unit="IOPS", kind="burst",
+                          source=src),
         ]
     return [
-        ReferenceLine(value=judged, label=f"{label} burst, {JUDGED}", unit="IOPS"),
-        ReferenceLine(value=lowest, label=f"{label} baseline, once credits run out", unit="IOPS"),
+        ReferenceLine(value=judged, label=f"{label} burst, {JUDGED}", unit="IOPS", kind="burst", source=src),
+        ReferenceLine(value=lowest, label=f"{label} baseline, once credits run out", unit="IOPS", kind="sustained",
+                      source=src),
     ]
 
 

@@ -238,7 +238,8 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                     entity_kind="volume",
                     entity_id=vid,
                     metric=chart_metric,
-                    reference_lines=[ReferenceLine(value=finite(ceiling), label=limit_label, unit=unit)],
+                    reference_lines=[ReferenceLine(value=finite(ceiling), label=limit_label, unit=unit,
+                                                   source=refs.EBS_VOLUME_TYPES.cite())],
                 )
                 for vid in path.volume_ids
             ]

@@ -218,7 +218,8 @@ def evaluate(ctx: Context) -> list[Finding]:
                             entity_kind="volume",
                             entity_id=vol.id,
                             metric=mid.EBS_BURST_BALANCE,
-                            reference_lines=[ReferenceLine(value=LOW_BALANCE_PCT, label="low", unit="%")],
+                            reference_lines=[ReferenceLine(value=LOW_BALANCE_PCT, label="low", unit="%",
+                                                           source=refs.headroom_threshold("burst.md", "a low balance"))],
                         ),
                         SeriesRef(
                             entity_kind="volume",

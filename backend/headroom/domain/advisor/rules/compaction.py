@@ -27,6 +27,7 @@ from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
+    ceiling_source,
     MIB,
     DataPath,
     ceiling_label,
@@ -47,6 +48,7 @@ from headroom.domain.snapshot.schema import Node
 
 RULE_ID = "compaction-rate-limit"
 RATE_KEY = "rocksdb.rate-bytes-per-sec"
+RATE_SOURCE = refs.TIKV_CONFIG.cite(RATE_KEY)
 AUTO_KEY = "rocksdb.rate-limiter-auto-tuned"
 SOFT_KEY = "storage.flow-control.soft-pending-compaction-bytes-limit"
 # Template [storage.flow-control]: soft-pending-compaction-bytes-limit = "192GB" (the flow-control default).
@@ -98,7 +100,8 @@ def _refs(node: Node, path: DataPath, rate_mibps: float, disk_mibps: float) -> l
             entity_id=node.id,
             metric=mid.TIKV_COMPACTION_WRITE_BYTES,
             label="compaction writes",
-            reference_lines=[ReferenceLine(value=rate_mibps * MIB, label=RATE_KEY, unit="bytes/s")],
+            reference_lines=[ReferenceLine(value=rate_mibps * MIB, label=RATE_KEY, unit="bytes/s", kind="configured",
+                                           source=RATE_SOURCE)],
         ),
         SeriesRef(
             entity_kind="node", entity_id=node.id, metric=mid.TIKV_FLUSH_WRITE_BYTES, label="flush writes"
@@ -113,7 +116,8 @@ def _refs(node: Node, path: DataPath, rate_mibps: float, disk_mibps: float) -> l
                 entity_id=vid,
                 metric="derived.mibps",
                 reference_lines=[
-                    ReferenceLine(value=disk_mibps, label="disk throughput ceiling", unit="MiB/s")
+                    ReferenceLine(value=disk_mibps, label="disk throughput ceiling", unit="MiB/s",
+                                  source=ceiling_source(path, "mibps"))
                 ],
             )
         )
@@ -199,7 +203,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                         limit=soft / 1024**3,
                         limit_label=SOFT_KEY,
                         statistic="p95",
-                        source="template [storage.flow-control]",
+                        source=refs.TIKV_CONFIG_TEMPLATE.cite("[storage.flow-control]"),
                     ),
                     utilisation_p95("disk MiB/s", p95(path.mibps_util), limit_label=disk_label),
                     Measure(

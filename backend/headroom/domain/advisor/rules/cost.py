@@ -229,14 +229,16 @@ def _finding(
                     entity_kind="volume",
                     entity_id=vid,
                     metric="derived.counted_iops",
-                    reference_lines=[ReferenceLine(value=lim.baseline_iops, label="current", unit="IOPS")],
+                    reference_lines=[ReferenceLine(value=lim.baseline_iops, label="current", unit="IOPS",
+                                                   kind="sustained", source=refs.EBS_OPTIMIZED.cite())],
                 ),
                 SeriesRef(
                     entity_kind="volume",
                     entity_id=vid,
                     metric="derived.mibps",
                     reference_lines=[
-                        ReferenceLine(value=lim.baseline_throughput_mibps, label="current", unit="MiB/s")
+                        ReferenceLine(value=lim.baseline_throughput_mibps, label="current", unit="MiB/s", kind="sustained",
+                                      source=refs.EBS_OPTIMIZED.cite())
                     ],
                 ),
             ],

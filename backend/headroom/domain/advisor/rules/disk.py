@@ -259,8 +259,9 @@ def _low_space(ctx: Context, node: Node) -> Finding | None:
                               label=f"{node.id} available",
                               reference_lines=[
                                   ReferenceLine(value=(1 - PD_LOW_SPACE_RATIO) * capacity, label="PD low-space line",
-                                                unit="bytes"),
-                                  ReferenceLine(value=reserve, label="TiKV reserve", unit="bytes")])],
+                                                unit="bytes", kind="configured", source=PD_SOURCE),
+                                  ReferenceLine(value=reserve, label="TiKV reserve", unit="bytes", kind="configured",
+                                                source=RESERVE_SOURCE)])],
         ),
         why=WHY_LOW,
         changes=option.changes if option else [],
@@ -311,7 +312,8 @@ def _fs_not_grown(ctx: Context, node: Node) -> Finding | None:
             ],
             series=[SeriesRef(entity_kind="node", entity_id=node.id, metric=mid.NODE_FS_SIZE_BYTES,
                               labels={"mountpoint": disk.mountpoint or ""}, label=f"{node.id} filesystem size",
-                              reference_lines=[ReferenceLine(value=volume_bytes, label="volume size", unit="bytes")])],
+                              reference_lines=[ReferenceLine(value=volume_bytes, label="volume size", unit="bytes",
+                                                             source=refs.EBS_VOLUME_TYPES.cite())])],
         ),
         why=WHY_FS,
         impact=Impact(summary=f"+{gap_gib:,.0f} GiB of capacity already paid for "

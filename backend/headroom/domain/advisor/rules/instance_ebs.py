@@ -405,7 +405,8 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                                 entity_kind="instance",
                                 entity_id=instance.id,
                                 metric=metric,
-                                reference_lines=[ReferenceLine(value=LOW_BALANCE_PCT, label="low", unit="%")],
+                                reference_lines=[ReferenceLine(value=LOW_BALANCE_PCT, label="low", unit="%",
+                                                                 source=refs.headroom_threshold("instance-ebs.md", "a low balance"))],
                             ),
                             SeriesRef(
                                 entity_kind="instance",

@@ -138,7 +138,8 @@ def evaluate(ctx: Context) -> list[Finding]:
             series = SeriesRef(entity_kind="volume", entity_id=vol.id,
                                metric="derived.counted_iops" if p.metric == "iops" else "derived.mibps",
                                label=f"{label} {unit}",
-                               reference_lines=[ReferenceLine(value=ceiling, label="sustained ceiling", unit=unit)])
+                               reference_lines=[ReferenceLine(value=ceiling, label="sustained ceiling", unit=unit,
+                                                               source=ceiling_source)])
         else:
             iid = p.entity.id
             inst_lim = ctx.instance_limits(iid)
@@ -159,7 +160,8 @@ def evaluate(ctx: Context) -> list[Finding]:
             series = SeriesRef(entity_kind="instance", entity_id=iid,
                                metric="derived.counted_iops" if p.metric == "iops" else "derived.mibps",
                                label=f"{label} EBS {unit}",
-                               reference_lines=[ReferenceLine(value=ceiling, label="baseline EBS limit", unit=unit)])
+                               reference_lines=[ReferenceLine(value=ceiling, label="baseline EBS limit", unit=unit,
+                                                               kind="sustained", source=ceiling_source)])
         if impact is None:
             continue
         need = need_iops if p.metric == "iops" else need_mibps

@@ -266,8 +266,10 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
             metric=pool.cpu_metric,
             label=f"{pool.label} CPU (cores)",
             reference_lines=[
-                ReferenceLine(value=float(size), label=f"{pool.key} = {size}", unit="cores"),
-                ReferenceLine(value=pool.upper * size, label=f"{pct(pool.upper)} of the pool", unit="cores"),
+                ReferenceLine(value=float(size), label=f"{pool.key} = {size}", unit="cores", kind="configured",
+                              source=refs.TIKV_CONFIG.cite(pool.key)),
+                ReferenceLine(value=pool.upper * size, label=f"{pct(pool.upper)} of the pool", unit="cores",
+                              source=pool.source),
             ],
         ),
         SeriesRef(

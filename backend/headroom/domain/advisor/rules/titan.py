@@ -26,6 +26,7 @@ from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.advisor.rules._common import AT_CEILING_FRACTION, each_node, pct, pressure
 from headroom.domain.advisor.rules._tikv_helpers import (
+    ceiling_source,
     KIB,
     MIB,
     config_bool,
@@ -266,6 +267,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                             value=finite(float(np.nanmin(path.mibps_ceiling))),
                             label="MiB/s ceiling",
                             unit="MiB/s",
+                            source=ceiling_source(path, "mibps"),
                         )
                     ],
                 )

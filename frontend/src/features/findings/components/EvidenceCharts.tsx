@@ -3,21 +3,14 @@ import { LoadingState } from '@/components/LoadingState';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
 import { formatValue } from '@/lib/format';
 import { useEvidenceSeries } from '../api';
-import type { Measure } from '../evidence';
 import { toEvidenceCharts } from '../evidenceChart';
 
 /** The series the advisor judged, over the evidence window, against the ceilings it compared them with. */
 export function EvidenceCharts({
   findingId,
-  rule,
-  measures,
-  sources,
   width,
 }: {
   findingId: string;
-  rule: string;
-  measures: Measure[];
-  sources: string[];
   /** A fixed width for tests (jsdom has no layout); the charts fill their container otherwise. */
   width?: number;
 }) {
@@ -26,7 +19,7 @@ export function EvidenceCharts({
   if (query.isError) {
     return <QueryError title="Could not load the evidence charts" query={query} />;
   }
-  const { charts, missing } = toEvidenceCharts(query.data, measures, sources, rule);
+  const { charts, missing } = toEvidenceCharts(query.data);
   // every chart of the finding on the evidence window, whatever its own points cover
   const domain: [number, number] | undefined = query.data.window_start
     ? [Date.parse(query.data.window_start), Date.parse(query.data.window_end)]

@@ -195,12 +195,7 @@ export function FindingDetail({
           <p className="muted">This finding carries no measures.</p>
         )}
         {(evidence?.per_node ?? []).length > 0 && <PerNodeTable nodes={evidence?.per_node ?? []} />}
-        <EvidenceCharts
-          findingId={finding.id}
-          rule={finding.rule}
-          measures={measures}
-          sources={finding.sources ?? []}
-        />
+        <EvidenceCharts findingId={finding.id} />
         {(evidence?.corroboration ?? []).length > 0 && (
           <ul aria-label="Corroboration">
             {evidence?.corroboration.map((c) => (
