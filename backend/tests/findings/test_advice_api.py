@@ -21,7 +21,7 @@ from headroom.domain.tikvconf import FORMATS, Change, artefact, template_keys, t
 from headroom.domain.tikvconf.parse import tiup_topology_view
 from headroom.domain.tikvconf import Patch as ConfPatch
 from headroom.findings import service as findings_service
-from headroom.inventory.models import TikvConfig, TikvNode
+from headroom.inventory.models import Instance, TikvConfig, TikvNode
 from headroom.projections.models import Projection
 from helpers import Actor, join_with_role, sign_up
 from sqlalchemy import select
@@ -163,12 +163,19 @@ def _create(w: World, body: dict[str, Any]) -> Any:
 
 
 def _conf_patch(db: Any, w: World, stored: dict[str, Any]) -> ConfPatch:
+    from headroom.domain.tikvconf import config_json_view, pd_url_of
     from headroom.patches.service import _nodes
+    from headroom.timeseries.snapshots import latest_configs
 
-    nodes = tuple(n.node for n in _nodes(db, w.demo.cluster))
-    return ConfPatch(cluster=w.demo.cluster.name, tikv_version="v8.5.1", nodes=nodes,
+    infos = _nodes(db, w.demo.cluster)
+    # the region and PD address the AWS script checks before it changes anything: the demo's instances all run in
+    # one region, and its nodes' pd.endpoints name PD
+    regions = {i.region for i in db.scalars(select(Instance).where(Instance.org_id == w.demo.cluster.org_id))}
+    configs = latest_configs(db, w.demo.cluster.org_id, [n.row.id for n in infos])
+    return ConfPatch(cluster=w.demo.cluster.name, tikv_version="v8.5.1", nodes=tuple(n.node for n in infos),
                      changes=tuple(Change.model_validate(c) for c in stored["changes"]),
-                     sources=tuple(stored["change_sources"]))
+                     sources=tuple(stored["change_sources"]), region=regions.pop() if len(regions) == 1 else None,
+                     pd_url=pd_url_of(config_json_view(c.config) for c in configs.values()))
 
 
 def test_patch_from_all_open_findings_downloads_every_format(world: World, db: Any) -> None:
@@ -457,7 +464,9 @@ def test_the_tiup_topology_is_patched_in_place_after_tiups_precedence(world: Wor
     tiup_name = name if re.fullmatch(r"[A-Za-z0-9_.\-]+", name) else "<tiup-cluster-name>"
     edit, reload = response.headers["x-headroom-apply-command"].split(" && ")
     assert shlex.split(edit) == ["tiup", "cluster", "edit-config", tiup_name, "--topology-file", "topology.yaml"]
-    assert shlex.split(reload) == ["tiup", "cluster", "reload", tiup_name, "-R", "tikv"]
+    # TiUP restarts the TiKVs one at a time and waits up to an hour for each one's leaders to move away first
+    # (docs/reference/rolling-restart.md)
+    assert shlex.split(reload) == ["tiup", "cluster", "reload", tiup_name, "-R", "tikv", "--transfer-timeout", "3600"]
     assert 'filename="topology.yaml"' in response.headers["content-disposition"]
     # the rollback is the topology the patch was made from, byte for byte (edit-config replaces the topology)
     undo = world.viewer.post(url, json={"topology": topology, "rollback": True})
