@@ -261,73 +261,11 @@ class ForecastOut:
     def bucket(self) -> str:
         return self.forecast.kind
 
-    @property
-    def now(self) -> dt.datetime:
-        return self.forecast.now
-
-    @property
-    def balance_percent(self) -> float:
-        return self.forecast.balance_percent
-
-    @property
-    def unit(self) -> str:
-        return self.forecast.unit
-
-    @property
-    def baseline(self) -> float:
-        return self.forecast.baseline
-
-    @property
-    def burst_rate(self) -> float:
-        return self.forecast.burst_rate
-
-    @property
-    def demand(self) -> float:
-        return self.forecast.demand
-
-    @property
-    def seconds_to_empty(self) -> float | None:
-        return self.forecast.seconds_to_empty
-
-    @property
-    def seconds_to_empty_low(self) -> float | None:
-        return self.forecast.seconds_to_empty_low
-
-    @property
-    def seconds_to_empty_high(self) -> float | None:
-        return self.forecast.seconds_to_empty_high
-
-    @property
-    def empties_at(self) -> dt.datetime | None:
-        return self.forecast.empties_at
-
-    @property
-    def empties_at_earliest(self) -> dt.datetime | None:
-        return self.forecast.empties_at_earliest
-
-    @property
-    def empties_at_latest(self) -> dt.datetime | None:
-        return self.forecast.empties_at_latest
-
-    @property
-    def fallback_iops(self) -> float | None:
-        return self.forecast.fallback_iops
-
-    @property
-    def fallback_mibps(self) -> float | None:
-        return self.forecast.fallback_mibps
-
-    @property
-    def refill_seconds(self) -> float | None:
-        return self.forecast.refill_seconds
-
-    @property
-    def method(self) -> str:
-        return self.forecast.method
-
-    @property
-    def notes(self) -> list[str]:
-        return list(self.forecast.notes)
+    def __getattr__(self, name: str) -> Any:
+        """The forecast's own fields (now, balance_percent, seconds_to_empty, ...), as the API reads them."""
+        if name == "forecast":  # not set yet (copy / unpickle): no recursion
+            raise AttributeError(name)
+        return getattr(self.forecast, name)
 
     @property
     def path(self) -> ForecastPath:
