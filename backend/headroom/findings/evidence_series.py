@@ -19,8 +19,8 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from headroom.domain.advisor.context import Context
+from headroom.domain.advisor.rules._common import instance_ceiling
 from headroom.domain.model import Evidence, EvidenceSeries, SeriesRef, Statistic
-from headroom.domain.physics.ceilings import in_force
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.align import method_of
 from headroom.domain.snapshot.registry import REGISTRY, CloudWatchSource
@@ -113,10 +113,11 @@ def _in_force(ctx: Context, kind: str, entity_id: str, metric: str) -> Any:
     lim = ctx.instance_limits(entity_id) if kind == "instance" else None
     if lim is None:
         return None
-    balance = ctx.series("instance", entity_id, mid.EC2_EBS_IO_BALANCE if iops else mid.EC2_EBS_BYTE_BALANCE)
+    # the advisor's own instance ceiling per point (the one in-force rule, headroom.domain.physics.ceilings)
     if iops:
-        return in_force(lim.max_iops, lim.baseline_iops, balance, ctx.points)
-    return in_force(lim.max_throughput_mibps, lim.baseline_throughput_mibps, balance, ctx.points)
+        return instance_ceiling(ctx, entity_id, lim.baseline_iops, lim.max_iops, mid.EC2_EBS_IO_BALANCE, ctx.points)
+    return instance_ceiling(ctx, entity_id, lim.baseline_throughput_mibps, lim.max_throughput_mibps,
+                            mid.EC2_EBS_BYTE_BALANCE, ctx.points)
 
 
 def series_id(ref: SeriesRef) -> str:
