@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from headroom.accounts import auth_router, org_router
 from headroom.accounts import service as accounts_service
@@ -60,6 +61,8 @@ from headroom.alerts import router as alerts_router
 from headroom.timeseries import router as snapshots_router
 
 API_PREFIX = "/api/v1"
+_HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+SPA_PATH = "/{path:path}"  # the built front end: every path not matched before
 # How long a client is asked to wait when the database is unreachable: PostgreSQL restarts (a failover, a minor
 # upgrade) take seconds, and /readyz tells a load balancer the same in the meantime.
 DATABASE_RETRY_AFTER_SECONDS = 5
@@ -91,10 +94,13 @@ def install_error_handlers(app: FastAPI) -> None:
         return _error(422, "validation_error", f"{first['field']}: {first['message']}", details)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
         code = codes.get(exc.status_code, "http_error")
-        return _error(exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None))
+        headers = dict(getattr(exc, "headers", None) or {})
+        if exc.status_code == 405:
+            headers["Allow"] = allowed_methods(request)
+        return _error(exc.status_code, code, str(exc.detail), headers=headers or None)
 
     # A plain function: Starlette runs it in the threadpool, so rendering the traceback never holds up the event
     # loop (and with it every other request). The traceback has no local variables and is bounded and scrubbed
@@ -129,6 +135,27 @@ def install_error_handlers(app: FastAPI) -> None:
 
     app.exception_handler(DBAPIError)(_database_error)
     app.exception_handler(SQLAlchemyTimeoutError)(_database_error)
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route answers at this path, for a 405's Allow header (RFC 9110 section 15.5.6: "MUST
+    generate an Allow header field ... containing a list of the target resource's currently supported methods").
+    Starlette names only the methods of the first route whose path matched, and FastAPI makes one route per
+    method, so `PUT /api/v1/clusters` said `Allow: GET` though POST is answered too."""
+    path = request.scope.get("path", request.url.path)
+    methods: set[str] = set()
+    for method in _HTTP_METHODS:
+        probe = {**request.scope, "method": method}
+        for route in request.app.router.routes:
+            match, child = route.matches(probe)
+            if match is not Match.FULL:
+                continue
+            matched = child.get("route")
+            if getattr(matched, "path", None) == SPA_PATH and path.startswith(API_PREFIX + "/"):
+                continue  # the front end's catch-all answers /api/... with 404, not the page
+            methods.add(method)
+            break
+    return ", ".join(sorted(methods))
 
 
 def _request_id_header(request: Request) -> dict[str, str] | None:
@@ -386,7 +413,7 @@ def _mount_frontend(app: FastAPI, dist: Path) -> None:
     root = dist.resolve()
     index = root / "index.html"
 
-    @app.get("/{path:path}", include_in_schema=False)
+    @app.get(SPA_PATH, include_in_schema=False)
     def spa(path: str, request: Request) -> Any:
         if path.startswith("api/"):
             return _error(404, "not_found", "Not Found")
