@@ -1338,7 +1338,10 @@ export interface components {
         };
         /** ApiTokenCreate */
         ApiTokenCreate: {
-            /** Expires At */
+            /**
+             * Expires At
+             * @description When the token stops working: a time with its UTC offset, in the future. Null: it works until revoked.
+             */
             expires_at?: string | null;
             /** Name */
             name: string;
