@@ -20,6 +20,7 @@ class Received:
     mail_from: str
     rcpt_tos: list[str]
     message: EmailMessage
+    raw: bytes = b""  # the DATA as the server received it, before any parsing
 
 
 @dataclass
@@ -42,7 +43,8 @@ class SmtpRecorder:
                 return self.replies[rcpt]
         msg = message_from_bytes(envelope.original_content or envelope.content, policy=policy.default)
         assert isinstance(msg, EmailMessage)
-        self.received.append(Received(envelope.mail_from, list(envelope.rcpt_tos), msg))
+        raw = envelope.original_content or envelope.content
+        self.received.append(Received(envelope.mail_from, list(envelope.rcpt_tos), msg, raw))
         return "250 Message accepted for delivery"
 
     def authenticate(self, server: Any, session: Any, envelope: Any, mechanism: str, auth_data: Any) -> AuthResult:

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from headroom.platform.schemas import Email, Input, Output
 
@@ -63,7 +64,27 @@ class OrganizationUpdate(Input):
 class ApiTokenCreate(Input):
     name: str = Field(min_length=1, max_length=200)
     role: Role = "viewer"
-    expires_at: dt.datetime | None = None
+    expires_at: AwareDatetime | None = Field(
+        default=None, description="When the token stops working: a time with its UTC offset, in the future. "
+        "Null: it works until revoked."
+    )
+
+    @field_validator("expires_at", mode="before")
+    @classmethod
+    def _a_timestamp_string(cls, value: Any) -> Any:
+        # pydantic would read a bare number as seconds since the epoch (0.0 is 1970): ask for what the API documents
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise PydanticCustomError("datetime_type", "must be a date and time with its UTC offset "
+                                      "(ISO 8601, e.g. 2027-01-31T00:00:00Z), not a number")
+        return value
+
+    @field_validator("expires_at")
+    @classmethod
+    def _in_the_future(cls, value: dt.datetime | None) -> dt.datetime | None:
+        if value is not None and value <= dt.datetime.now(dt.UTC):
+            raise PydanticCustomError("datetime_future", "must be in the future (a token that has already expired "
+                                      "could never be used)")
+        return value
 
 
 class ApiTokenRead(Output):

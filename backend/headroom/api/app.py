@@ -11,7 +11,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from headroom.accounts import auth_router, org_router
 from headroom.accounts import service as accounts_service
@@ -25,7 +28,7 @@ from headroom.inventory import router as inventory_router
 from headroom.metrics import router as metrics_router
 from headroom.patches import router as patches_router
 from headroom.patches import service as patches_service
-from headroom.platform.db import POOL_CONNECTIONS, session_factory
+from headroom.platform.db import POOL_CONNECTIONS, OutageLog, is_database_outage, session_factory
 from headroom.platform import telemetry
 from headroom.platform.errors import AppError, QueueUnavailable, RateLimited
 from headroom.platform.jobs.dispatch import inprocess_pending_by_queue
@@ -58,6 +61,11 @@ from headroom.alerts import router as alerts_router
 from headroom.timeseries import router as snapshots_router
 
 API_PREFIX = "/api/v1"
+_HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+SPA_PATH = "/{path:path}"  # the built front end: every path not matched before
+# How long a client is asked to wait when the database is unreachable: PostgreSQL restarts (a failover, a minor
+# upgrade) take seconds, and /readyz tells a load balancer the same in the meantime.
+DATABASE_RETRY_AFTER_SECONDS = 5
 log = get_logger("headroom.api")
 
 
@@ -86,23 +94,75 @@ def install_error_handlers(app: FastAPI) -> None:
         return _error(422, "validation_error", f"{first['field']}: {first['message']}", details)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
         code = codes.get(exc.status_code, "http_error")
-        return _error(exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None))
+        headers = dict(getattr(exc, "headers", None) or {})
+        if exc.status_code == 405:
+            headers["Allow"] = allowed_methods(request)
+        return _error(exc.status_code, code, str(exc.detail), headers=headers or None)
 
     # A plain function: Starlette runs it in the threadpool, so rendering the traceback never holds up the event
     # loop (and with it every other request). The traceback has no local variables and is bounded and scrubbed
     # of secrets by the log formatter (headroom.platform.logging).
-    @app.exception_handler(Exception)
-    def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    def _internal_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("api.unhandled_error", path=request.url.path, error_type=type(exc).__name__, exc_info=exc)
         mark_logged(exc)
-        # This handler answers outside RequestTelemetry (Starlette's outermost middleware runs it): it returns the
-        # request's id itself, so a user can quote it.
-        request_id = request.scope.get("state", {}).get("request_id")
-        headers = {telemetry.REQUEST_ID_HEADER: request_id} if request_id else None
-        return _error(500, "internal_error", "Something went wrong on our side; it has been logged.", headers=headers)
+        return _error(500, "internal_error", "Something went wrong on our side; it has been logged.",
+                      headers=_request_id_header(request))
+
+    app.exception_handler(Exception)(_internal_error)
+
+    # The database down (or refusing connections, or the pool empty for its whole timeout) is not a bug: every
+    # request answers 503 with Retry-After, as /readyz does, and the log gets one line per outage instead of a
+    # traceback per request (platform/db.py: is_database_outage, OutageLog). Any other database error is a 500.
+    outages = OutageLog()
+
+    def _database_error(request: Request, exc: Exception) -> JSONResponse:
+        if not is_database_outage(exc):
+            return _internal_error(request, exc)
+        mark_logged(exc)
+        starts, turned_away = outages.record()
+        if starts:
+            orig = getattr(exc, "orig", None) or exc
+            log.warning("api.database_unavailable", path=request.url.path, error_type=type(orig).__name__,
+                        sqlstate=getattr(orig, "sqlstate", None), previous_outage_turned_away=turned_away,
+                        message=str(orig).splitlines()[0][:300] if str(orig) else None)
+        headers = {"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS), **(_request_id_header(request) or {})}
+        return _error(503, "database_unavailable",
+                      "The database cannot be reached right now; try again in a few seconds.",
+                      headers=headers)
+
+    app.exception_handler(DBAPIError)(_database_error)
+    app.exception_handler(SQLAlchemyTimeoutError)(_database_error)
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route answers at this path, for a 405's Allow header (RFC 9110 section 15.5.6: "MUST
+    generate an Allow header field ... containing a list of the target resource's currently supported methods").
+    Starlette names only the methods of the first route whose path matched, and FastAPI makes one route per
+    method, so `PUT /api/v1/clusters` said `Allow: GET` though POST is answered too."""
+    path = request.scope.get("path", request.url.path)
+    methods: set[str] = set()
+    for method in _HTTP_METHODS:
+        probe = {**request.scope, "method": method}
+        for route in request.app.router.routes:
+            match, child = route.matches(probe)
+            if match is not Match.FULL:
+                continue
+            matched = child.get("route")
+            if getattr(matched, "path", None) == SPA_PATH and path.startswith(API_PREFIX + "/"):
+                continue  # the front end's catch-all answers /api/... with 404, not the page
+            methods.add(method)
+            break
+    return ", ".join(sorted(methods))
+
+
+def _request_id_header(request: Request) -> dict[str, str] | None:
+    # These handlers answer outside RequestTelemetry (Starlette's outermost middleware runs them): they return the
+    # request's id themselves, so a user can quote it.
+    request_id = request.scope.get("state", {}).get("request_id")
+    return {telemetry.REQUEST_ID_HEADER: request_id} if request_id else None
 
 
 class _BindRequestSecrets:
@@ -217,8 +277,10 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     error = {"model": ErrorResponse}
     api = APIRouter(
         prefix=API_PREFIX,
-        # 400: a body that is not UTF-8 JSON at all; 413: over HEADROOM_MAX_BODY_BYTES.
-        responses={400: error, 401: error, 403: error, 404: error, 409: error, 413: error, 422: error, 429: error},
+        # 400: a body that is not UTF-8 JSON at all; 413: over HEADROOM_MAX_BODY_BYTES; 503: the database (or the
+        # job queue, or the outbound slots) unavailable, with Retry-After.
+        responses={400: error, 401: error, 403: error, 404: error, 409: error, 413: error, 422: error, 429: error,
+                   503: error},
         dependencies=[Depends(refuse_nul_characters)],
     )
     for router in (module.router for module in ROUTER_MODULES):
@@ -351,7 +413,7 @@ def _mount_frontend(app: FastAPI, dist: Path) -> None:
     root = dist.resolve()
     index = root / "index.html"
 
-    @app.get("/{path:path}", include_in_schema=False)
+    @app.get(SPA_PATH, include_in_schema=False)
     def spa(path: str, request: Request) -> Any:
         if path.startswith("api/"):
             return _error(404, "not_found", "Not Found")

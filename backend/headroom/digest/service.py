@@ -389,6 +389,10 @@ def personal_digest(
     return PersonalDigest(build_digest(mine), one_click)
 
 
+# RFC 5322 section 2.1.1: "Each line of characters MUST be no more than 998 characters ... excluding the CRLF."
+MAX_HEADER_LINE = 998
+
+
 def compose_personal(sender: str, to: str, subject: str, text: str, html_body: str, one_click_url: str,
                      images: Sequence[ChartImage] = ()) -> EmailMessage:
     """Compose one recipient's message with the one-click unsubscribe headers of RFC 8058 section 3.1, and the
@@ -402,6 +406,13 @@ def compose_personal(sender: str, to: str, subject: str, text: str, html_body: s
                               filename=f"{image.cid.split('@')[0]}.png", disposition="inline")
     message["List-Unsubscribe"] = f"<{one_click_url}>"
     message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    # The header must reach the mail client as plain `<https://...>` (RFC 2369 section 2, RFC 8058 section 3.1):
+    # folding it at 78 columns makes Python's email package write the unbroken URL as RFC 2047 encoded-words
+    # (`=?utf-8?q?=3Chttps=3A//...?=`), which Gmail and Yahoo do not read as a one-click unsubscribe. Headers are
+    # folded only past RFC 5322's hard limit of 998 characters instead (section 2.1.1); the URL is far shorter.
+    if len(one_click_url) > MAX_HEADER_LINE - len("List-Unsubscribe: <>"):
+        raise ValueError(f"the unsubscribe URL is {len(one_click_url)} characters, too long for one header line")
+    message.policy = message.policy.clone(max_line_length=MAX_HEADER_LINE)
     return message
 
 

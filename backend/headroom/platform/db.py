@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
+import psycopg
 from sqlalchemy import Engine, create_engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 from sqlalchemy.orm import Session, sessionmaker
 
 
@@ -55,3 +60,57 @@ def session_scope(url: str) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+# --- the database being unreachable ---------------------------------------------------------------------------
+#
+# PostgreSQL's SQLSTATE classes (PostgreSQL documentation, Appendix A "PostgreSQL Error Codes",
+# https://www.postgresql.org/docs/current/errcodes-appendix.html): class 08 is "Connection Exception";
+# 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now (starting up or shutting down);
+# 53300 too_many_connections. psycopg raises OperationalError without a SQLSTATE when no connection could be made
+# at all (refused, timed out, name not resolved).
+_OUTAGE_STATES = frozenset({"57P01", "57P02", "57P03", "53300"})
+
+
+def is_database_outage(exc: BaseException) -> bool:
+    """True when an error means the database cannot be reached or is not accepting work right now (a retry later
+    may succeed), not that a statement was wrong: no connection could be made or it was lost, the server is
+    shutting down or starting up, or the pool had no free connection in time."""
+    if isinstance(exc, SQLAlchemyTimeoutError):
+        return True
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        orig = exc.orig
+        if isinstance(orig, psycopg.OperationalError):
+            state = getattr(orig, "sqlstate", None)
+            return state is None or state.startswith("08") or state in _OUTAGE_STATES
+    return False
+
+
+class OutageLog:
+    """Say once per outage that the database is unreachable, not once per failing request.
+
+    `record` returns True for the first failure after `quiet_seconds` without one (an outage begins: log it),
+    False for the failures inside it; `suppressed` counts those, so the next outage's line can say how many
+    requests the last one turned away."""
+
+    def __init__(self, quiet_seconds: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.quiet_seconds = quiet_seconds
+        self._clock = clock
+        self._last: float | None = None
+        self.suppressed = 0
+        self._lock = threading.Lock()
+
+    def record(self) -> tuple[bool, int]:
+        """Count one failure; return (whether it starts an outage, failures not logged in the previous one)."""
+        now = self._clock()
+        with self._lock:
+            starts = self._last is None or now - self._last > self.quiet_seconds
+            previous = self.suppressed
+            if starts:
+                self.suppressed = 0
+            else:
+                self.suppressed += 1
+            self._last = now
+            return starts, previous if starts else 0

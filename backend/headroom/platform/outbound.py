@@ -45,21 +45,38 @@ POLICIES: tuple[str, ...] = get_args(OutboundPolicy)
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
 
-# Instance metadata (IMDS), the Amazon DNS resolver and the Time Sync Service answer on these addresses from inside
-# every EC2 instance. AWS EC2 User Guide, "Access instance metadata": IPv4 169.254.169.254, IPv6 fd00:ec2::254
-# (Nitro only); "Amazon DNS server": 169.254.169.253 and fd00:ec2::253; "Set the time": 169.254.169.123 and
-# fd00:ec2::123; ECS task metadata v2: 169.254.170.2. The IPv4 ones are link-local (refused anyway); the IPv6 ones
-# are unique-local (fc00::/7, RFC 4193), which a private-ok install would otherwise allow, so they are named here.
+# The metadata, credential and platform services the major clouds answer on from inside every VM: a fetch of any of
+# them from a Headroom server running there could hand its credentials to a tenant. Under both policies they are
+# refused by exact address (docs/outbound.md#cloud-metadata-addresses lists them with their public sources). Most
+# IPv4 ones are link-local (refused anyway); the IPv6 ones are unique-local (fc00::/7, RFC 4193), and Alibaba's sits
+# in RFC 6598 shared space, Oracle Classic's in 192.0.0.0/24 and Azure's WireServer in public space, which a
+# private-ok install (or, for Azure's, even public-only) would otherwise allow, so every one is named here.
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a)
     for a in (
+        # AWS: instance metadata, Amazon DNS, Time Sync (IPv4 and Nitro IPv6), ECS task metadata v2, EKS Pod Identity
         "169.254.169.254",
         "169.254.169.253",
         "169.254.169.123",
         "169.254.170.2",
+        "169.254.170.23",
         "fd00:ec2::254",
         "fd00:ec2::253",
         "fd00:ec2::123",
+        "fd00:ec2::23",
+        # Google Cloud: the metadata server's IPv6 address (IPv4 is 169.254.169.254)
+        "fd20:ce::254",
+        # Microsoft Azure: WireServer / host node virtual IP (IMDS itself is 169.254.169.254)
+        "168.63.129.16",
+        # Alibaba Cloud ECS metadata service
+        "100.100.100.200",
+        # Oracle Cloud: OCI's IPv6 instance metadata, and Oracle Cloud Classic's metadata address
+        "fd00:c1::a9fe:a9fe",
+        "192.0.0.192",
+        # Tencent Cloud CVM metadata; Scaleway instance metadata (IPv4 and IPv6)
+        "169.254.0.23",
+        "169.254.42.42",
+        "fd00:42::42",
     )
 )
 # RFC 6052 s2.1: the well-known NAT64 prefix embeds an IPv4 address in its last 32 bits.

@@ -89,6 +89,13 @@ def _accepts_null(annotation: Any) -> bool:
     return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
 
 
+def _is_bool(annotation: Any) -> bool:
+    if annotation is bool:
+        return True
+    return (get_origin(annotation) in (Union, types.UnionType)
+            and {a for a in get_args(annotation) if a is not type(None)} == {bool})
+
+
 def _drop_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
@@ -113,6 +120,11 @@ class Input(BaseModel):
             if not _accepts_null(field.annotation):
                 raise PydanticCustomError("null_not_allowed", "cannot be null; omit the field to keep its current value"
                                           if field.default is None else "cannot be null")
+        # A JSON boolean is true or false: pydantic's lax mode would read 0, 1, "yes", "off" as one, so a client
+        # sending `"include_viewers": 0` would be answered as if it had meant false.
+        if (value is not None and not isinstance(value, bool) and info.field_name is not None
+                and _is_bool(cls.model_fields[info.field_name].annotation)):
+            raise PydanticCustomError("bool_type", "must be true or false (a JSON boolean)")
         return value
 
 

@@ -272,3 +272,42 @@ def test_production_build_makes_no_source_map_and_nginx_refuses_them() -> None:
     assert re.search(r"sourcemap:\s*false", vite), "frontend/vite.config.ts must build without source maps"
     nginx = (REPO / "frontend" / "nginx.conf").read_text()
     assert re.search(r"location ~\*? \\\.map\$ \{\s*return 404;", nginx), "nginx.conf must refuse *.map"
+
+
+# --- HTTP and JSON conformance --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("method", "path", "allow"), [
+    ("PUT", "/api/v1/clusters", "GET, POST"),  # two routes (GET and POST) share the path: both are named
+    ("DELETE", "/api/v1/auth/login", "POST"),
+    ("POST", "/healthz", "GET"),
+])
+def test_a_405_names_every_method_the_resource_answers(client: Any, method: str, path: str, allow: str) -> None:
+    response = client.request(method, path)
+    assert response.status_code == 405, response.text
+    assert response.headers["Allow"] == allow
+    assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize("value", [0, 1, "false", "yes"])
+def test_a_boolean_field_takes_only_true_or_false(owner: Any, value: Any) -> None:
+    response = owner.patch("/api/v1/org/digest", json={"include_viewers": value})
+    error = _error(response, 422, "include_viewers")
+    assert "true or false" in error["message"]
+    assert owner.patch("/api/v1/org/digest", json={"include_viewers": True}).status_code == 200
+
+
+@pytest.mark.parametrize(("expires_at", "words"), [
+    ("2020-01-01T00:00:00Z", "in the future"),
+    (0.0, "not a number"),
+    (1893456000, "not a number"),  # 2030 as epoch seconds: a number still is not what the API documents
+    ("2030-01-01T00:00:00", "timezone"),  # naive: which 00:00?
+])
+def test_a_token_expiry_is_an_aware_time_in_the_future(owner: Any, expires_at: Any, words: str) -> None:
+    response = owner.post("/api/v1/org/tokens", json={"name": "ci", "expires_at": expires_at})
+    error = _error(response, 422, "expires_at")
+    assert words in error["message"], error
+    assert owner.get("/api/v1/org/tokens").json() == [] or all(
+        t["name"] != "ci" for t in owner.get("/api/v1/org/tokens").json())
+    created = owner.post("/api/v1/org/tokens", json={"name": "ci", "expires_at": "2030-01-01T00:00:00+02:00"})
+    assert created.status_code == 201, created.text

@@ -37,6 +37,7 @@ from headroom.sources.demo import service as demo
 from headroom.timeseries import repository as ts
 from dead_redis import silent_server
 from helpers import Actor, sign_up
+from pg_tools import as_postgres, free_port, pg_bin
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import make_url
@@ -56,30 +57,6 @@ STANDBY_MINIMUMS = (
 # --- the streaming replica --------------------------------------------------------------------------------------
 
 
-def _pg_bin() -> Path:
-    configured = os.environ.get("HEADROOM_TEST_PG_BIN")
-    if configured:
-        return Path(configured)
-    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
-        if (candidate / "pg_basebackup").is_file():
-            return candidate
-    found = shutil.which("pg_basebackup")
-    if found is None:
-        pytest.fail("PostgreSQL's binaries are not installed (scripts/services.sh finds them the same way)")
-    return Path(found).parent
-
-
-def _as_postgres(args: list[str]) -> list[str]:
-    """initdb, pg_basebackup and postgres refuse to run as root: run them as the postgres user (as services.sh)."""
-    return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class StreamingReplica:
     """A hot standby of the test PostgreSQL, streaming from it."""
@@ -93,7 +70,7 @@ class StreamingReplica:
 
     def _pg_ctl(self, *args: str) -> None:
         subprocess.run(
-            _as_postgres([str(_pg_bin() / "pg_ctl"), "-D", str(self.data), *args]),
+            as_postgres([str(pg_bin() / "pg_ctl"), "-D", str(self.data), *args]),
             check=True,
             capture_output=True,
             timeout=120,
@@ -159,14 +136,14 @@ def streaming_replica(database_url: str) -> Iterator[StreamingReplica]:
     data = root / "data"
     if os.geteuid() == 0:
         shutil.chown(root, "postgres", "postgres")
-    port = _free_port()
+    port = free_port()
     settings = " ".join(f"-c {name}={value}" for name, value in minimums.items())
     options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c hot_standby=on -c fsync=off {settings}"
     started = time.monotonic()
     subprocess.run(
-        _as_postgres(
+        as_postgres(
             [
-                str(_pg_bin() / "pg_basebackup"),
+                str(pg_bin() / "pg_basebackup"),
                 "-D",
                 str(data),
                 "-R",
@@ -197,7 +174,7 @@ def streaming_replica(database_url: str) -> Iterator[StreamingReplica]:
         yield replica
     finally:
         subprocess.run(
-            _as_postgres([str(_pg_bin() / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+            as_postgres([str(pg_bin() / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
             capture_output=True,
             check=False,
             timeout=120,

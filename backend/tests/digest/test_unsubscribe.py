@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import uuid
+from email import message_from_bytes, policy
 from typing import Any
 
 import pytest
@@ -83,6 +84,29 @@ def test_each_recipient_gets_their_own_message_with_one_click_headers(
             in text
         )
     assert len(tokens) == 2, "a token per recipient"
+
+
+def test_the_one_click_headers_arrive_as_plain_ascii_on_one_line(
+    org: dict[str, Any], smtp_server: Any, smtp_settings: Any, job_context: Any
+) -> None:
+    # What a receiving mail client reads (RFC 2369 section 2, RFC 8058 section 3.1): the raw DATA aiosmtpd got
+    # carries `List-Unsubscribe: <https://...>` unfolded, not an RFC 2047 encoded-word, and a receiver's parser
+    # (the email package with the standard policy, from the raw bytes) reads the same URL from the raw value.
+    service.send_week(job_context(smtp_settings), DIGEST_AT, org_id=org["owner"].org_id)
+    assert len(smtp_server.received) == 2
+    for received in smtp_server.received:
+        head = received.raw.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+        lines = [line for line in head if line.lower().startswith(b"list-unsubscribe:")]
+        assert len(lines) == 1, head
+        value = lines[0].split(b":", 1)[1].strip()
+        assert value.isascii() and b"=?" not in value, value
+        assert ONE_CLICK.match(value.decode()), value
+        following = head[head.index(lines[0]) + 1]
+        assert not following[:1].isspace(), "the header is not folded onto a second line"
+        assert b"List-Unsubscribe-Post: List-Unsubscribe=One-Click" in head
+        parsed = message_from_bytes(received.raw, policy=policy.default)
+        raw_items = dict((k.lower(), v) for k, v in parsed.raw_items())
+        assert raw_items["list-unsubscribe"].strip() == value.decode()
 
 
 def test_the_unsubscribe_link_works_twice_and_stops_next_weeks_email(

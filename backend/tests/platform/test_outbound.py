@@ -69,6 +69,30 @@ ADDRESS_TABLE = [
     ("2606:4700:4700::1111", False, False),
     ("::ffff:8.8.8.8", False, False),
 ]
+# The metadata and platform addresses of the major clouds (docs/outbound.md#cloud-metadata-addresses, with the
+# clouds' own pages): refused under both policies, including the ones outside link-local that a private-ok install
+# (fc00::/7, 100.64.0.0/10, 192.0.0.0/24) or even a public-only one (Azure's WireServer) would otherwise reach.
+CLOUD_METADATA = [
+    "169.254.169.254", "169.254.170.23", "fd00:ec2::254", "fd00:ec2::23", "fd20:ce::254", "168.63.129.16",
+    "100.100.100.200", "fd00:c1::a9fe:a9fe", "192.0.0.192", "169.254.0.23", "fd00:42::42",
+    "::ffff:100.100.100.200", "64:ff9b::a83f:8110",  # Alibaba's IPv4-mapped; Azure's WireServer through NAT64
+]
+
+
+@pytest.mark.parametrize("address", CLOUD_METADATA)
+def test_every_major_clouds_metadata_address_is_refused_under_both_policies(address: str) -> None:
+    ip = ipaddress.ip_address(address)
+    for policy in ("private-ok", "public-only"):
+        reason = refusal(ip, policy)
+        assert reason is not None and "metadata" in reason, (address, policy, reason)
+
+
+def test_the_neighbours_of_the_metadata_addresses_follow_the_policy() -> None:
+    # exact addresses, not ranges: the public neighbour of Azure's WireServer stays fetchable, Alibaba's CGNAT
+    # neighbour follows the private-ok policy
+    assert refusal(ipaddress.ip_address("168.63.129.17"), "public-only") is None
+    assert refusal(ipaddress.ip_address("100.100.100.201"), "private-ok") is None
+    assert refusal(ipaddress.ip_address("fd20:ce::253"), "private-ok") is None
 
 
 @pytest.mark.parametrize(("address", "private_ok_refuses", "public_only_refuses"), ADDRESS_TABLE)
