@@ -36,12 +36,13 @@ EventKind = Literal["opened", "escalated", "resolved", "reminder", "forecast", "
 SEVERITY_ORDER = ("info", "warning", "critical")
 PAGERDUTY_SUMMARY_MAX = 1024  # PagerDuty Events API v2: payload.summary is at most 1024 characters
 # Alertmanager resolves an alert whose endsAt has passed, so a client re-posts a firing alert well inside its
-# endsAt: Prometheus re-sends every evaluation (resend_delay, 1 minute by default) with endsAt 4 x that interval
-# ahead (https://prometheus.io/docs/alerting/latest/clients/). Headroom re-posts every open finding's alert at each
-# delivery pass (every minute) with endsAt ALERTMANAGER_FIRING_FOR ahead, so a finding still open after any time
-# stays active, and one Headroom stops telling about (resolved by hand, its channel disabled, Headroom down) ends
-# within that window; the test alert ends by itself after ALERTMANAGER_TEST_FOR. Why these numbers:
-# docs/thresholds/alertmanager.md.
+# endsAt (https://prometheus.io/docs/alerting/latest/clients/): Prometheus re-sends a firing alert every
+# evaluation (--rules.alert.resend-delay, 1 minute by default) with endsAt 4 x that interval ahead (sendAlerts in
+# https://github.com/prometheus/prometheus/blob/main/rules/alerting.go). Headroom re-posts every open finding's
+# alert at each delivery pass (every minute) with endsAt ALERTMANAGER_FIRING_FOR ahead, so a finding open for any
+# time stays active, and one Headroom stops posting (its channel disabled, its cluster deleted, Headroom down)
+# ends within that window; a resolution is posted with endsAt = its time; the test alert ends by itself after
+# ALERTMANAGER_TEST_FOR. Why these numbers: docs/thresholds/alertmanager.md.
 ALERTMANAGER_REPOST = timedelta(minutes=1)
 ALERTMANAGER_FIRING_FOR = timedelta(minutes=10)
 ALERTMANAGER_TEST_FOR = timedelta(minutes=5)
