@@ -18,6 +18,14 @@ before the request is made, then marked:
 A worker killed after the claim leaves the record "sending"; when its lease expires it is sent again only to the
 services that drop a repeated event themselves (PagerDuty by dedup_key, Alertmanager by labels, a webhook by
 X-Headroom-Event-Id); for Slack, which would show it twice, it is marked failed ("interrupted") instead of resent.
+
+Alertmanager (`keep_alive`, after each pass's deliveries): Alertmanager resolves an alert whose endsAt has passed,
+so every finding an Alertmanager channel was told about, that is still open (no resolution recorded for that
+channel since, and the finding not resolved), is re-posted in one request with endsAt the channel timing's
+`firing_for` ahead, as Prometheus re-sends its firing alerts every evaluation. A re-post records nothing (no
+delivery record: the job can run any number of times) and notifies nobody again: Alertmanager merges an alert with
+the same labels into the one it holds, and notifies by its own group_interval and repeat_interval. Re-notify
+(`renotify_hours`) does not apply to Alertmanager channels: their repeat_interval does that.
 """
 
 from __future__ import annotations
@@ -32,14 +40,18 @@ from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import or_, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.dialects.postgresql import distinct_on, insert
 from sqlalchemy.orm import Session
 
 from headroom.alerts.models import AlertChannel, AlertDelivery
+from headroom.clusters.models import Cluster
 from headroom.domain.notify import (
     AlertEvent,
     email_text,
     headline,
+    ALERTMANAGER_FIRING_FOR,
+    ALERTMANAGER_TEST_FOR,
+    alertmanager_alert,
     alertmanager_payload,
     pagerduty_payload,
     severity_at_least,
@@ -63,6 +75,21 @@ TIMEOUT_SECONDS = 10.0
 # Receivers that drop a repeated event themselves: safe to send again after a worker died mid-send (an email
 # would arrive twice, as a Slack message would be shown twice).
 IDEMPOTENT_KINDS = ("pagerduty", "alertmanager", "webhook")
+# The events that announce a finding to a channel (a resolution ends it).
+ANNOUNCING_KINDS = ("opened", "escalated", "reminder", "forecast")
+
+
+@dataclass(frozen=True)
+class AlertmanagerTiming:
+    """How far ahead an Alertmanager alert's endsAt is: an open finding's (renewed at every pass) and a test's."""
+
+    firing_for: dt.timedelta = ALERTMANAGER_FIRING_FOR
+    test_for: dt.timedelta = ALERTMANAGER_TEST_FOR
+
+    @classmethod
+    def of(cls, settings: Any) -> AlertmanagerTiming:
+        return cls(firing_for=dt.timedelta(seconds=settings.alertmanager_firing_for_seconds),
+                   test_for=dt.timedelta(seconds=settings.alertmanager_test_for_seconds))
 
 
 def url_hint(url: str) -> str:
@@ -118,12 +145,13 @@ def queue_events(db: Session, org_id: uuid.UUID, events: Sequence[AlertEvent], *
     if not events:
         return 0
     channels = list(db.scalars(select(AlertChannel).where(AlertChannel.org_id == org_id, AlertChannel.enabled)))
-    # a resolution goes where the finding was announced (a warning under a channel's minimum never was)
+    # a resolution goes where the finding was announced (a warning under a channel's minimum never was; a forecast
+    # alert announced it too)
     resolved_ids = [e.finding_id for e in events if e.kind == "resolved" and e.finding_id]
     announced = {(channel_id, finding_id) for channel_id, finding_id in db.execute(
         select(AlertDelivery.channel_id, AlertDelivery.event["finding_id"].astext)
         .where(AlertDelivery.org_id == org_id, AlertDelivery.event["finding_id"].astext.in_(resolved_ids),
-               AlertDelivery.event["kind"].astext.in_(("opened", "escalated"))))} if resolved_ids else set()
+               AlertDelivery.event["kind"].astext.in_(ANNOUNCING_KINDS)))} if resolved_ids else set()
     rows = []
     for channel in channels:
         for event in events:
@@ -201,6 +229,7 @@ def queue_reminders(db: Session, *, now: dt.datetime) -> int:
     (no resolution recorded for that channel since) and was last sent there more than the interval ago. The key
     holds the interval's number since the epoch, so a reminder is recorded once per interval whatever runs it."""
     channels = list(db.scalars(select(AlertChannel).where(AlertChannel.renotify_hours.is_not(None),
+                                                          AlertChannel.kind != "alertmanager",
                                                           AlertChannel.enabled)))
     rows = []
     for channel in channels:
@@ -246,8 +275,8 @@ def default_post(url: str, body: bytes, headers: dict[str, str]) -> httpx.Respon
         return client.post(url, content=body, headers=headers)
 
 
-def request_for(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now: dt.datetime
-                ) -> tuple[str, bytes, dict[str, str]]:
+def request_for(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now: dt.datetime,
+                alertmanager: AlertmanagerTiming = AlertmanagerTiming()) -> tuple[str, bytes, dict[str, str]]:
     """The URL, body and headers one channel kind expects for an event."""
     import json
 
@@ -261,7 +290,8 @@ def request_for(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now
     # The receivers compare times with their own clocks: the wall clock, not the run's `now`.
     wall = dt.datetime.now(dt.UTC)
     if channel.kind == "alertmanager":
-        return url.rstrip("/") + "/api/v2/alerts", json.dumps(alertmanager_payload(event, wall)).encode(), headers
+        alerts = alertmanager_payload(event, wall, firing_for=alertmanager.firing_for, test_for=alertmanager.test_for)
+        return url.rstrip("/") + "/api/v2/alerts", json.dumps(alerts).encode(), headers
     body = webhook_body(event)
     stamp = str(int(wall.timestamp()))
     headers |= {"X-Headroom-Event-Id": event.key, "X-Headroom-Timestamp": stamp}
@@ -285,11 +315,16 @@ def _email(channel: AlertChannel, event: AlertEvent, box: SecretBox, smtp: SmtpC
 
 
 def send(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now: dt.datetime,
-         post: Post = default_post, smtp: SmtpConfig | None = None) -> Sent:
+         post: Post = default_post, smtp: SmtpConfig | None = None,
+         alertmanager: AlertmanagerTiming = AlertmanagerTiming()) -> Sent:
     """Make the request for one event; never raises (the outcome is recorded)."""
     if channel.kind == "email":
         return _email(channel, event, box, smtp)
-    url, body, headers = request_for(channel, event, box, now=now)
+    url, body, headers = request_for(channel, event, box, now=now, alertmanager=alertmanager)
+    return _post(url, body, headers, post)
+
+
+def _post(url: str, body: bytes, headers: dict[str, str], post: Post) -> Sent:
     refused = check_url(url, current_policy())
     if refused is not None:
         return Sent(None, f"refused by the outbound policy: {refused}")
@@ -350,8 +385,10 @@ def record(row: AlertDelivery, outcome: Sent, now: dt.datetime) -> None:
 
 
 def deliver_due(units: Callable[[], Any], box: SecretBox, *, now: Callable[[], dt.datetime],
-                post: Post = default_post, smtp: SmtpConfig | None = None, limit: int = 100) -> dict[str, int]:
-    """Claim, send and record every due delivery (see the module); each claim is committed before its request."""
+                post: Post = default_post, smtp: SmtpConfig | None = None, limit: int = 100,
+                alertmanager: AlertmanagerTiming = AlertmanagerTiming()) -> dict[str, int]:
+    """Claim, send and record every due delivery (see the module); each claim is committed before its request.
+    Then re-post every open finding's alert to each Alertmanager channel (`keep_alive`)."""
     counts = {"sent": 0, "retrying": 0, "failed": 0}
     with units() as db:
         queue_reminders(db, now=now())
@@ -366,7 +403,7 @@ def deliver_due(units: Callable[[], Any], box: SecretBox, *, now: Callable[[], d
             event = AlertEvent.from_json(row.event)
             db.expunge(channel)
         started = time.monotonic()
-        outcome = send(channel, event, box, now=now(), post=post, smtp=smtp)
+        outcome = send(channel, event, box, now=now(), post=post, smtp=smtp, alertmanager=alertmanager)
         with units() as db:
             row = db.get(AlertDelivery, delivery_id)
             if row is None:
@@ -375,4 +412,54 @@ def deliver_due(units: Callable[[], Any], box: SecretBox, *, now: Callable[[], d
             counts["sent" if row.status == "sent" else "retrying" if row.status == "pending" else "failed"] += 1
             log.info("alerts.delivery", channel=str(channel.id), kind=channel.kind, event_kind=event.kind,
                      status=row.status, code=outcome.status_code, seconds=round(time.monotonic() - started, 3))
+    counts["reposted"] = keep_alive(units, box, post=post, alertmanager=alertmanager)
     return counts
+
+
+def open_alerts(db: Session, channel: AlertChannel) -> list[AlertEvent]:
+    """The last event sent to the channel of each finding it was told about and not told is resolved since (a
+    resolution recorded for it, sent or not yet, ends it: the advisor's, or a person's in Headroom), of a cluster
+    that still exists."""
+    finding_id = AlertDelivery.event["finding_id"].astext
+    kind = AlertDelivery.event["kind"].astext
+    last = list(db.scalars(
+        select(AlertDelivery).ext(distinct_on(finding_id))
+        .where(AlertDelivery.org_id == channel.org_id, AlertDelivery.channel_id == channel.id,
+               finding_id.is_not(None),
+               or_(kind == "resolved", (kind.in_(ANNOUNCING_KINDS)) & (AlertDelivery.status == "sent")))
+        .order_by(finding_id, AlertDelivery.created_at.desc(), AlertDelivery.id.desc())))
+    events = [AlertEvent.from_json(d.event) for d in last if d.event["kind"] != "resolved"]
+    if not events:
+        return []
+    clusters = {str(c) for c in db.scalars(select(Cluster.id).where(
+        Cluster.org_id == channel.org_id, Cluster.id.in_([uuid.UUID(e.cluster_id) for e in events])))}
+    return [e for e in events if e.cluster_id in clusters]
+
+
+def keep_alive(units: Callable[[], Any], box: SecretBox, *, post: Post = default_post,
+               alertmanager: AlertmanagerTiming = AlertmanagerTiming()) -> int:
+    """Re-post every open finding's alert to each enabled Alertmanager channel, one request per channel, with
+    endsAt `alertmanager.firing_for` ahead (see the module). Records nothing; a failure is logged and the next pass
+    (a minute later, well inside endsAt) tries again. Returns the alerts re-posted."""
+    import json
+
+    with units() as db:
+        work = []
+        for channel in db.scalars(select(AlertChannel).where(AlertChannel.kind == "alertmanager",
+                                                             AlertChannel.enabled)
+                                  .order_by(AlertChannel.created_at, AlertChannel.id)):
+            events = open_alerts(db, channel)
+            if events:
+                work.append((channel.id, box.decrypt(channel.url_enc), events))
+    reposted = 0
+    for channel_id, url, events in work:
+        wall = dt.datetime.now(dt.UTC)  # Alertmanager compares endsAt with its own clock
+        body = [alertmanager_alert(e, wall, firing_for=alertmanager.firing_for, test_for=alertmanager.test_for)
+                for e in events]
+        headers = {"Content-Type": "application/json", "User-Agent": "Headroom-Alerts/1"}
+        outcome = _post(url.rstrip("/") + "/api/v2/alerts", json.dumps(body).encode(), headers, post)
+        if outcome.error is None:
+            reposted += len(events)
+        log.info("alerts.reposted", channel=str(channel_id), alerts=len(events), code=outcome.status_code,
+                 error=outcome.error)
+    return reposted

@@ -53,4 +53,5 @@ def delete_channel(channel_id: uuid.UUID, caller: Caller, db: DB) -> Response:
 def test_channel(channel_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> ChannelRead:
     """Send a test alert now (admin); the channel comes back with the delivery's outcome on top."""
     return service.send_test(db, caller, channel_id, ctx.secret_box, now=ctx.clock(),
-                             smtp=config_from_settings(ctx.settings))
+                             smtp=config_from_settings(ctx.settings),
+                             alertmanager=service.alertmanager_timing(ctx.settings))

@@ -23,12 +23,13 @@ from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
 from headroom.domain.model import Evidence, Forecast, Impact, Severity
 from headroom.domain.notify import AlertEvent, forecast_sentence
+from headroom.domain.words import duration_text
 from headroom.domain.promrules import alert_rules
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.platform.outbound import require_allowed_url
 from headroom.platform.principal import Principal
 from headroom.platform.security import SecretBox
-from headroom.platform.settings import get_settings
+from headroom.platform.settings import Settings, get_settings
 from headroom.platform.smtp import SmtpConfig
 
 WINDOW = dt.timedelta(hours=1)  # enough to see which filesystems node_exporter reports for each store
@@ -134,27 +135,41 @@ def delete_channel(db: Session, principal: Principal, channel_id: uuid.UUID) -> 
     db.flush()
 
 
-def test_event(cluster_name: str, *, now: dt.datetime, key: str) -> AlertEvent:
+def alertmanager_timing(settings: Settings) -> delivery.AlertmanagerTiming:
+    """The Alertmanager channels' endsAt windows (HEADROOM_ALERTMANAGER_*_SECONDS)."""
+    return delivery.AlertmanagerTiming.of(settings)
+
+
+def test_event(cluster_name: str, *, now: dt.datetime, key: str, ends_after: dt.timedelta | None = None) -> AlertEvent:
+    """The "Send test" alert; `ends_after`: Alertmanager's, which ends it by itself after that (said in its text)."""
     base = get_settings().public_url.rstrip("/")
+    title = "Test alert from Headroom: this channel works"
+    if ends_after is not None:
+        seconds = ends_after.total_seconds()
+        title += f"; it ends by itself after {duration_text(seconds) if seconds >= 60 else f'{seconds:.0f} s'}"
     return AlertEvent(key=key, kind="test", at=now, org="", cluster=cluster_name, cluster_id="", finding_id=None,
                       dedup_key=f"headroom-test/{key}", rule="test", severity="warning",
-                      title="Test alert from Headroom: this channel works", entity="-",
+                      title=title, entity="-",
                       fix="Nothing to do: this was sent from the channel's settings.", url=f"{base}/settings/alerts")
 
 
 def send_test(db: Session, principal: Principal, channel_id: uuid.UUID, box: SecretBox, *, now: dt.datetime,
-              smtp: SmtpConfig | None = None, post: delivery.Post | None = None) -> ChannelRead:
+              smtp: SmtpConfig | None = None, post: delivery.Post | None = None,
+              alertmanager: delivery.AlertmanagerTiming = delivery.AlertmanagerTiming()) -> ChannelRead:
     """Send a test alert to the channel now (admin) and record it like any delivery (claimed before it is sent,
-    so the scheduled sender never takes it too); a transient failure is retried by the scheduled sender."""
+    so the scheduled sender never takes it too); a transient failure is retried by the scheduled sender. In
+    Alertmanager the test alert ends by itself after `alertmanager.test_for` (its title says so)."""
     principal.require("admin")
     channel = _get(db, principal, channel_id)
-    event = test_event("your cluster", now=now, key=f"test:{uuid.uuid4()}")
+    event = test_event("your cluster", now=now, key=f"test:{uuid.uuid4()}",
+                       ends_after=alertmanager.test_for if channel.kind == "alertmanager" else None)
     row = AlertDelivery(org_id=channel.org_id, channel_id=channel.id, event_key=event.key, event=event.to_json(),
                         status="sending", attempts=1, next_attempt_at=now, claimed_until=now + delivery.CLAIM_LEASE,
                         created_at=now)
     db.add(row)
     db.commit()  # the claim is recorded before the request
-    outcome = delivery.send(channel, event, box, now=now, post=post or delivery.default_post, smtp=smtp)
+    outcome = delivery.send(channel, event, box, now=now, post=post or delivery.default_post, smtp=smtp,
+                            alertmanager=alertmanager)
     delivery.record(row, outcome, now)
     db.flush()
     return _channel_read(db, channel)

@@ -8,7 +8,8 @@
                                             (https://developer.pagerduty.com/docs/events-api-v2/trigger-events/)
     alertmanager_payload(event, sent_at)    Alertmanager API v2 POST /api/v2/alerts: a list of {labels,
                                             annotations, startsAt, endsAt, generatorURL} (prometheus/alertmanager
-                                            api/v2/openapi.yaml, postableAlerts)
+                                            api/v2/openapi.yaml, postableAlerts); endsAt a bounded window ahead,
+                                            renewed by re-posting an open finding's alert at every delivery pass
     webhook_body(event) / webhook_signature(secret, timestamp, body)
                                             Headroom's own JSON, signed "sha256=<hex HMAC-SHA256 of
                                             '<timestamp>.<body>'>" (docs/alerts.md)
@@ -34,9 +35,17 @@ from headroom.domain.words import duration_text
 EventKind = Literal["opened", "escalated", "resolved", "reminder", "forecast", "test"]
 SEVERITY_ORDER = ("info", "warning", "critical")
 PAGERDUTY_SUMMARY_MAX = 1024  # PagerDuty Events API v2: payload.summary is at most 1024 characters
-# Alertmanager resolves an alert whose endsAt passed; a firing alert is re-posted by each delivery, so give it an
-# end far enough ahead that it does not flap between our posts (Alertmanager's own resolve_timeout is 5 minutes).
-ALERTMANAGER_FIRING_FOR = timedelta(hours=24)
+# Alertmanager resolves an alert whose endsAt has passed, so a client re-posts a firing alert well inside its
+# endsAt (https://prometheus.io/docs/alerting/latest/clients/): Prometheus re-sends a firing alert every
+# evaluation (--rules.alert.resend-delay, 1 minute by default) with endsAt 4 x that interval ahead (sendAlerts in
+# https://github.com/prometheus/prometheus/blob/main/rules/alerting.go). Headroom re-posts every open finding's
+# alert at each delivery pass (every minute) with endsAt ALERTMANAGER_FIRING_FOR ahead, so a finding open for any
+# time stays active, and one Headroom stops posting (its channel disabled, its cluster deleted, Headroom down)
+# ends within that window; a resolution is posted with endsAt = its time; the test alert ends by itself after
+# ALERTMANAGER_TEST_FOR. Why these numbers: docs/thresholds/alertmanager.md.
+ALERTMANAGER_REPOST = timedelta(minutes=1)
+ALERTMANAGER_FIRING_FOR = timedelta(minutes=10)
+ALERTMANAGER_TEST_FOR = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -147,18 +156,31 @@ def pagerduty_payload(event: AlertEvent, routing_key: str) -> dict[str, Any]:
     }
 
 
-def alertmanager_payload(event: AlertEvent, sent_at: datetime) -> list[dict[str, Any]]:
-    """`sent_at`: the wall clock when posted (Alertmanager compares endsAt with its own clock)."""
-    ends = event.at if event.kind == "resolved" else sent_at + ALERTMANAGER_FIRING_FOR
-    return [{
+def alertmanager_alert(event: AlertEvent, sent_at: datetime, *, firing_for: timedelta = ALERTMANAGER_FIRING_FOR,
+                       test_for: timedelta = ALERTMANAGER_TEST_FOR) -> dict[str, Any]:
+    """One postableAlert. `sent_at`: the wall clock when posted (Alertmanager compares endsAt with its own clock).
+    endsAt: the resolution time of a resolved finding (already past: Alertmanager ends the alert), `test_for` ahead
+    for a test alert (it ends by itself), else `firing_for` ahead (renewed by each re-post while the finding is
+    open)."""
+    if event.kind == "resolved":
+        ends = event.at
+    else:
+        ends = sent_at + (test_for if event.kind == "test" else firing_for)
+    return {
         "labels": {"alertname": f"Headroom_{event.rule}", "severity": event.severity, "cluster": event.cluster,
                    "entity": event.entity, "headroom_finding": event.dedup_key, "source": "headroom"},
         "annotations": {"summary": headline(event), "description": event.fix or event.title, "url": event.url,
                         **({"forecast": event.forecast} if event.forecast else {})},
-        "startsAt": event.at.isoformat(),
+        "startsAt": min(event.at, ends).isoformat(),
         "endsAt": ends.isoformat(),
         "generatorURL": event.url,
-    }]
+    }
+
+
+def alertmanager_payload(event: AlertEvent, sent_at: datetime, *, firing_for: timedelta = ALERTMANAGER_FIRING_FOR,
+                         test_for: timedelta = ALERTMANAGER_TEST_FOR) -> list[dict[str, Any]]:
+    """The body of POST /api/v2/alerts for one event (postableAlerts: a list)."""
+    return [alertmanager_alert(event, sent_at, firing_for=firing_for, test_for=test_for)]
 
 
 def webhook_body(event: AlertEvent) -> bytes:

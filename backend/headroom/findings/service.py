@@ -729,13 +729,25 @@ def snooze(db: Session, principal: Principal, finding_id: uuid.UUID, *, until: d
 
 
 def resolve(db: Session, principal: Principal, finding_id: uuid.UUID, *, now: dt.datetime) -> FindingRecord:
-    """Close a finding by hand (it reopens if the advisor sees the condition again)."""
+    """Close a finding by hand (it reopens if the advisor sees the condition again). The channels told about it
+    get its resolution, as when the advisor resolves it (PagerDuty resolves the incident, Alertmanager ends the
+    alert it would otherwise keep re-posting)."""
+    closed = False
 
     def change(row: FindingRecord) -> None:
+        nonlocal closed
         if row.status != "resolved":
             row.status, row.resolved_at, row.snoozed_until = "resolved", now, None
+            closed = True
 
-    return _act(db, principal, finding_id, "resolved", {}, change)
+    row = _act(db, principal, finding_id, "resolved", {}, change)
+    cluster = db.get(Cluster, row.cluster_id) if closed else None
+    if cluster is not None:
+        from headroom.domain.advisor.engine import discover_rules
+
+        alerts_service.queue_finding_events(db, cluster, [("resolved", StoredFinding.of(row))], now=now,
+                                            families={rule.id: rule.family for rule in discover_rules()})
+    return row
 
 
 def reopen(db: Session, principal: Principal, finding_id: uuid.UUID) -> FindingRecord:

@@ -80,6 +80,12 @@ class Settings(BaseSettings):
     smtp_password: SecretStr | None = Field(default=None, alias="HEADROOM_SMTP_PASSWORD")
     smtp_from: str = Field(default="Headroom <headroom@localhost>", alias="HEADROOM_SMTP_FROM")
     smtp_security: Literal["starttls", "ssl", "none"] = Field(default="starttls", alias="HEADROOM_SMTP_SECURITY")
+    # Alertmanager channels (docs/thresholds/alertmanager.md): an open finding's alert is re-posted at every
+    # delivery pass (every minute) with endsAt this far ahead; the "Send test" alert ends after the second one.
+    alertmanager_firing_for_seconds: int = Field(default=600, ge=1, le=86400,
+                                                 alias="HEADROOM_ALERTMANAGER_FIRING_FOR_SECONDS")
+    alertmanager_test_for_seconds: int = Field(default=300, ge=1, le=86400,
+                                               alias="HEADROOM_ALERTMANAGER_TEST_FOR_SECONDS")
     # AWS account Headroom's own role lives in (shown to users creating the trust policy).
     aws_account_id: str | None = Field(default=None, alias="HEADROOM_AWS_ACCOUNT_ID")
     aws_endpoint_url: str | None = Field(default=None, alias="HEADROOM_AWS_ENDPOINT_URL")

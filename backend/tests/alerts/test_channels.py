@@ -46,10 +46,16 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def alertmanager(tmp: Path) -> Iterator[str]:
-    """A real Alertmanager on 127.0.0.1 with a receiver that sends nowhere (its API is what is tested)."""
+def alertmanager(tmp: Path, webhook: str | None = None) -> Iterator[str]:
+    """A real Alertmanager on 127.0.0.1 with a receiver that sends nowhere (its API is what is tested), or with
+    `webhook` its receiver (webhook_config), grouping everything into one group that is flushed every second and
+    repeated after an hour (https://prometheus.io/docs/alerting/latest/configuration/)."""
     config = tmp / "alertmanager.yml"
-    config.write_text("route:\n  receiver: nowhere\nreceivers:\n  - name: nowhere\n")
+    if webhook is None:
+        config.write_text("route:\n  receiver: nowhere\nreceivers:\n  - name: nowhere\n")
+    else:
+        config.write_text("route:\n  receiver: hook\n  group_wait: 1s\n  group_interval: 1s\n  repeat_interval: 1h\n"
+                          f"receivers:\n  - name: hook\n    webhook_configs:\n      - url: {webhook}\n")
     port = _free_port()
     proc = subprocess.Popen(["prometheus-alertmanager", f"--config.file={config}", f"--storage.path={tmp / 'am'}",
                              f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
@@ -152,11 +158,12 @@ def test_findings_reach_every_channel_once_through_retries_reruns_and_a_killed_w
         assert critical and len(critical) < len(summary.events)  # warnings stay below the channels' minimum
         first = delivery.deliver_due(units, box, now=lambda: END)
         # the webhook and Alertmanager took every event at once; Slack's 429 and PagerDuty's 503 each hold one back
-        assert first == {"sent": 4 * len(critical) - 2, "retrying": 2, "failed": 0}
+        # ... and Alertmanager's open alerts were re-posted after the pass's deliveries (endsAt renewed)
+        assert first == {"sent": 4 * len(critical) - 2, "retrying": 2, "failed": 0, "reposted": len(critical)}
         later = delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(minutes=2))
         assert later["failed"] == 0
         assert delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(minutes=5)) == {
-            "sent": 0, "retrying": 0, "failed": 0}
+            "sent": 0, "retrying": 0, "failed": 0, "reposted": len(critical)}
 
         # each critical finding once per channel (the retried request counted once it succeeded)
         assert len(slack.received) == len(critical) + 1 and len(pd.received) == len(critical) + 1
@@ -380,3 +387,106 @@ def test_a_forecast_alerts_when_it_comes_within_a_channels_horizon_once_a_day(
         (mine,) = [c for c in listed if c["name"] == "horizons"]
         assert mine["last_deliveries"][0]["event"] == "forecast"
         assert any("empties in 3 h" in d["forecast"] for d in mine["last_deliveries"][:2])
+
+
+def _poll(check: Any, timeout: float = 15.0) -> Any:
+    """Wait until `check()` is truthy (Alertmanager works on its own clock: group_wait, group_interval)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def _ends(alert: dict[str, Any]) -> dt.datetime:
+    return dt.datetime.fromisoformat(alert["endsAt"].replace("Z", "+00:00"))
+
+
+@pytest.mark.skipif(shutil.which("prometheus-alertmanager") is None, reason="installed by scripts/bootstrap.sh --test")
+def test_alertmanager_keeps_an_open_finding_active_by_reposting_and_notifies_once(
+        world: dict[str, Any], db: Any, sessions: Any, settings: Any, tmp_path: Path) -> None:
+    """endsAt a few seconds ahead (HEADROOM_ALERTMANAGER_*_SECONDS): an open finding's alert outlives its first
+    endsAt because every pass re-posts it; Alertmanager's webhook receiver is notified once, not once per re-post;
+    nothing is recorded per re-post; a resolution (by hand or by the advisor) ends an alert at once, and the test
+    alert ends by itself."""
+    owner, cluster = world["owner"], world["cluster"]
+    box, units = SecretBox(settings.secret_key), units_of_work(sessions)
+    families = {r.id: r.family for r in discover_rules()}
+    short = settings.model_copy(update={"alertmanager_firing_for_seconds": 4, "alertmanager_test_for_seconds": 2})
+    timing = alerts.alertmanager_timing(short)
+    assert timing == delivery.AlertmanagerTiming(dt.timedelta(seconds=4), dt.timedelta(seconds=2))
+    with receiver("webhook") as hook, alertmanager(tmp_path, f"{hook.url}/am") as am:
+        made = owner.post("/api/v1/alert-channels", json={"name": "am", "kind": "alertmanager", "url": am,
+                                                          "min_severity": "critical", "renotify_hours": 1})
+        assert made.status_code == 201, made.text
+        summary = findings.advise_cluster(db, cluster, now=END)
+        db.commit()
+        critical = [row for kind, row in summary.events if kind == "opened" and row.severity == "critical"]
+        keys = {row.dedup_key for row in critical}
+        assert len(critical) >= 2
+        passes = 0
+
+        def run_pass() -> dict[str, int]:
+            nonlocal passes
+            passes += 1
+            return delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(seconds=passes),
+                                        alertmanager=timing)
+
+        assert run_pass() == {"sent": len(critical), "retrying": 0, "failed": 0, "reposted": len(critical)}
+        records = db.scalar(select(func.count()).select_from(AlertDelivery))
+        first = {a["labels"]["headroom_finding"]: _ends(a) for a in _am_alerts(am)}
+        assert set(first) == keys
+        now = dt.datetime.now(dt.UTC)
+        assert all(now < ends <= now + dt.timedelta(seconds=5) for ends in first.values())  # 4 s ahead, not a day
+
+        def notifications(status: str) -> list[set[str]]:
+            return [{a["labels"]["headroom_finding"] for a in r.json["alerts"]} for r in hook.received
+                    if r.json["status"] == status]
+
+        # Alertmanager tells its receiver as the group's alerts arrive (one request per delivery record)...
+        assert _poll(lambda: any(n == keys for n in notifications("firing")))
+        told = notifications("firing")
+        assert len(told) <= len(critical) and all(a < b for a, b in zip(told, told[1:], strict=False))
+        # ... then passes every half second until well after the first endsAt: still active, endsAt renewed
+        while dt.datetime.now(dt.UTC) < max(first.values()) + dt.timedelta(seconds=2):
+            assert run_pass()["reposted"] == len(critical)
+            time.sleep(0.5)
+        active = {a["labels"]["headroom_finding"]: a for a in _am_alerts(am)}
+        assert set(active) == keys
+        assert all(a["status"]["state"] == "active" and _ends(a) > first[k] for k, a in active.items())
+        # and over those five or more group_intervals no re-post made Alertmanager notify again
+        assert notifications("firing") == told
+        # the re-posts recorded nothing (renotify_hours does not apply to Alertmanager: no reminders either)
+        db.expire_all()
+        assert db.scalar(select(func.count()).select_from(AlertDelivery)) == records
+
+        # resolved by hand in Headroom: its resolution goes out (endsAt = then) and it is no longer re-posted
+        by_hand = critical[0]
+        findings.resolve(db, _principal(owner, cluster), by_hand.id, now=END + dt.timedelta(seconds=passes))
+        db.commit()
+        assert run_pass() == {"sent": 1, "retrying": 0, "failed": 0, "reposted": len(critical) - 1}
+        assert {a["labels"]["headroom_finding"] for a in _am_alerts(am)} == keys - {by_hand.dedup_key}
+
+        # resolution by the advisor: endsAt = the resolution time, so Alertmanager ends them at once; one
+        # "resolved" notification follows, and nothing is re-posted any more
+        at = END + dt.timedelta(seconds=passes)
+        gone = findings.record_findings(db, cluster, [], now=at)
+        alerts.queue_finding_events(db, cluster, gone.events, now=at, families=families)
+        db.commit()
+        assert run_pass() == {"sent": len(critical) - 1, "retrying": 0, "failed": 0, "reposted": 0}
+        assert not {a["labels"]["headroom_finding"] for a in _am_alerts(am)} & keys
+        assert _poll(lambda: notifications("resolved"))
+
+        # the test alert ends by itself after HEADROOM_ALERTMANAGER_TEST_FOR_SECONDS, and says so
+        tested = alerts.send_test(db, _principal(owner, cluster), uuid.UUID(made.json()["id"]), box,
+                                  now=dt.datetime.now(dt.UTC), alertmanager=timing)
+        last = tested.last_deliveries[0]
+        assert last.status == "sent" and last.title.endswith("it ends by itself after 2 s")
+        (test_alert,) = [a for a in _am_alerts(am) if a["labels"]["alertname"] == "Headroom_test"]
+        assert _ends(test_alert) <= dt.datetime.now(dt.UTC) + dt.timedelta(seconds=2)
+        assert _poll(lambda: not [a for a in _am_alerts(am) if a["labels"]["alertname"] == "Headroom_test"],
+                     timeout=6)
+        # through the API, with the default settings: five minutes, said in the delivery's title
+        via_api = owner.post(f"/api/v1/alert-channels/{made.json()['id']}/test").json()["last_deliveries"][0]
+        assert via_api["status"] == "sent" and via_api["title"].endswith("it ends by itself after 5 min")

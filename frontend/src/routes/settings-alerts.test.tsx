@@ -117,6 +117,37 @@ describe('alert channels settings', () => {
     expect(await within(form).findByRole('alert')).toHaveTextContent('169.254.169.254 is link-local');
   });
 
+  it('says how Alertmanager alerts last and asks no re-notify interval for them', async () => {
+    let created: Record<string, unknown> | null = null;
+    const am = {
+      ...channel([{ ...delivery('sent', null, 200), title: 'Test alert from Headroom: this channel works; it ends by itself after 5 min' }]),
+      kind: 'alertmanager',
+      url_hint: 'http://alertmanager:9093',
+    };
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/alert-channels'), () => HttpResponse.json({ items: created ? [am] : [] })),
+      http.post(apiUrl('/alert-channels'), async ({ request }) => {
+        created = (await request.json()) as Record<string, unknown>;
+        return HttpResponse.json(am, { status: 201 });
+      }),
+    );
+    const { user } = renderRoutes(routes, '/settings/alerts');
+    const form = await screen.findByRole('form', { name: 'Add an alert channel' });
+    expect(within(form).getByLabelText('Send again while open, every (hours, optional)')).toBeInTheDocument();
+    await user.selectOptions(within(form).getByLabelText('Kind'), 'alertmanager');
+    expect(within(form).queryByLabelText('Send again while open, every (hours, optional)')).not.toBeInTheDocument();
+    expect(form).toHaveTextContent('Open findings are re-posted every minute');
+    expect(form).toHaveTextContent("Send test's alert ends by itself after 5 minutes.");
+    await user.type(within(form).getByLabelText('Name'), 'am');
+    await user.type(within(form).getByLabelText('URL'), 'http://alertmanager:9093');
+    await user.click(within(form).getByRole('button', { name: 'Add channel' }));
+    const card = await screen.findByRole('listitem', { name: 'Channel ops-room' });
+    expect(created).not.toHaveProperty('renotify_hours');
+    expect(card).toHaveTextContent('re-posted every minute while open; a test alert ends by itself');
+    expect(card).toHaveTextContent('it ends by itself after 5 min: sent');
+  });
+
   it('lets a viewer see the channels but not change them', async () => {
     server.use(
       http.get(apiUrl('/auth/me'), () => HttpResponse.json({ ...SESSION, role: 'viewer' })),

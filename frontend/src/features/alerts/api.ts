@@ -52,7 +52,8 @@ export const URL_HINT: Record<Channel['kind'], string> = {
   slack: 'The incoming-webhook URL Slack gave you (https://hooks.slack.com/services/…). Kept secret.',
   webhook: 'Your endpoint; each request is signed with the key below (X-Headroom-Signature).',
   pagerduty: 'https://events.pagerduty.com/v2/enqueue (Events API v2).',
-  alertmanager: "Your Alertmanager's base URL, e.g. http://alertmanager:9093.",
+  alertmanager:
+    "Your Alertmanager's base URL, e.g. http://alertmanager:9093. Open findings are re-posted every minute (endsAt 10 minutes ahead, so they stay active while open); Alertmanager's repeat_interval decides when you hear again. Send test's alert ends by itself after 5 minutes.",
   email: 'Email addresses, comma-separated (sent through the SMTP server Headroom is configured with).',
 };
 

@@ -37,6 +37,8 @@ function AddChannelForm() {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const server = fieldErrorsOf(create.error);
   const needsSecret = kind === 'pagerduty' || kind === 'webhook';
+  // Alertmanager repeats notifications by its own repeat_interval; Headroom re-posts its open alerts every minute.
+  const renotifies = kind !== 'alertmanager';
 
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
@@ -49,7 +51,7 @@ function AddChannelForm() {
     if (kind === 'pagerduty' && !secret.trim()) found.secret = "PagerDuty needs the integration's routing key.";
     if ((quietFrom === '') !== (quietTo === '') || (quietFrom !== '' && quietFrom === quietTo))
       found.quiet = 'Choose both hours of the quiet period, and two different ones.';
-    if (renotify !== '' && !(Number(renotify) >= 1 && Number(renotify) <= 336))
+    if (renotifies && renotify !== '' && !(Number(renotify) >= 1 && Number(renotify) <= 336))
       found.renotify = 'Between 1 and 336 hours (two weeks), or empty to send once.';
     if (burstHours !== '' && !(Number.isInteger(Number(burstHours)) && Number(burstHours) >= 1 && Number(burstHours) <= 168))
       found.burstHours = 'Whole hours from 1 to 168 (a week), or empty for no burst forecast alerts.';
@@ -60,7 +62,7 @@ function AddChannelForm() {
     const body: ChannelCreate = { name: name.trim(), kind, url: url.trim(), min_severity: minSeverity, families: [] };
     if (needsSecret && secret.trim()) body.secret = secret.trim();
     if (quietFrom !== '' && quietTo !== '') body.quiet_hours = [Number(quietFrom), Number(quietTo)];
-    if (renotify !== '') body.renotify_hours = Number(renotify);
+    if (renotifies && renotify !== '') body.renotify_hours = Number(renotify);
     if (burstHours !== '') body.burst_horizon_hours = Number(burstHours);
     if (ceilingDays !== '') body.ceiling_horizon_days = Number(ceilingDays);
     create.mutate(body, {
@@ -143,13 +145,15 @@ function AddChannelForm() {
         </select>
         {errors.quiet && <p className="field__error">{errors.quiet}</p>}
       </fieldset>
-      <TextField
-        label="Send again while open, every (hours, optional)"
-        inputMode="numeric"
-        value={renotify}
-        onChange={(e) => setRenotify(e.target.value)}
-        error={errors.renotify ?? server.renotify_hours}
-      />
+      {renotifies && (
+        <TextField
+          label="Send again while open, every (hours, optional)"
+          inputMode="numeric"
+          value={renotify}
+          onChange={(e) => setRenotify(e.target.value)}
+          error={errors.renotify ?? server.renotify_hours}
+        />
+      )}
       <TextField
         label="Alert when a burst bucket is forecast to empty within (hours, optional)"
         inputMode="numeric"
@@ -184,7 +188,11 @@ function ChannelCard({ channel, canManage }: { channel: Channel; canManage: bool
       <p className="muted small">
         {channel.url_hint} · {channel.min_severity} and above{channel.families.length > 0 ? ` · ${channel.families.join(', ')}` : ''}
         {channel.quiet_hours ? ` · quiet ${String(channel.quiet_hours[0]).padStart(2, '0')}:00–${String(channel.quiet_hours[1]).padStart(2, '0')}:00 UTC` : ''}
-        {channel.renotify_hours ? ` · again every ${channel.renotify_hours} h while open` : ''}
+        {channel.kind === 'alertmanager'
+          ? ' · re-posted every minute while open; a test alert ends by itself'
+          : channel.renotify_hours
+            ? ` · again every ${channel.renotify_hours} h while open`
+            : ''}
         {channel.burst_horizon_hours ? ` · burst bucket empty within ${channel.burst_horizon_hours} h` : ''}
         {channel.ceiling_horizon_days ? ` · ceiling within ${channel.ceiling_horizon_days} days` : ''}
       </p>
