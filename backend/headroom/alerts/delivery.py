@@ -30,13 +30,14 @@ the same labels into the one it holds, and notifies by its own group_interval an
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
 from sqlalchemy import or_, select
@@ -92,10 +93,32 @@ class AlertmanagerTiming:
                    test_for=dt.timedelta(seconds=settings.alertmanager_test_for_seconds))
 
 
-def url_hint(url: str) -> str:
-    """What the UI shows of a channel's URL: scheme and host (a Slack webhook's path is its secret)."""
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """The URL without its `user:password@` (RFC 3986 section 3.2.1 userinfo) and that user and password, if any.
+
+    The userinfo is a credential: it stays only in the encrypted URL and is sent as HTTP Basic authentication
+    (RFC 7617), never shown, logged or put in a request line."""
     parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port is not None else "")
+    return urlunsplit(parts._replace(netloc=netloc)), (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
+def url_hint(url: str) -> str:
+    """What the UI shows of a channel's URL: scheme and host, never a user:password (a Slack webhook's path is its
+    secret, the userinfo of any URL is a credential)."""
+    parts = urlsplit(split_userinfo(url)[0])
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def shown_hint(stored: str) -> str:
+    """A stored hint as the API shows it: hints saved before the userinfo was kept out carry `user:pass@`."""
+    scheme, sep, rest = stored.partition("://")
+    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep and "@" in rest else stored
 
 
 def _rule_family(rule: str, families: dict[str, str]) -> str:
@@ -280,9 +303,13 @@ def request_for(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now
     """The URL, body and headers one channel kind expects for an event."""
     import json
 
-    url = box.decrypt(channel.url_enc)
+    url, userinfo = split_userinfo(box.decrypt(channel.url_enc))
     secret = box.decrypt(channel.secret_enc) if channel.secret_enc else None
     headers = {"Content-Type": "application/json", "User-Agent": "Headroom-Alerts/1"}
+    if userinfo is not None:
+        # RFC 7617: base64 of user ":" password, UTF-8 (its section 2.1 charset); an Alertmanager or a webhook
+        # behind a reverse proxy with basic auth is reached as `https://user:password@host/`.
+        headers["Authorization"] = "Basic " + base64.b64encode(f"{userinfo[0]}:{userinfo[1]}".encode()).decode()
     if channel.kind == "slack":
         return url, json.dumps(slack_payload(event)).encode(), headers
     if channel.kind == "pagerduty":

@@ -72,7 +72,8 @@ def _channel_read(db: Session, channel: AlertChannel) -> ChannelRead:
                                                   AlertDelivery.channel_id == channel.id)
                       .order_by(AlertDelivery.id.desc()).limit(LAST_DELIVERIES))
     return ChannelRead(
-        id=channel.id, name=channel.name, kind=channel.kind, url_hint=channel.url_hint,
+        id=channel.id, name=channel.name, kind=channel.kind,
+        url_hint=channel.url_hint if channel.kind == "email" else delivery.shown_hint(channel.url_hint),
         has_secret=channel.secret_enc is not None, min_severity=channel.min_severity,
         families=list(channel.families), enabled=channel.enabled, created_at=channel.created_at,
         quiet_hours=[channel.quiet_start_hour, channel.quiet_end_hour]
@@ -112,6 +113,10 @@ def create_channel(db: Session, principal: Principal, body: ChannelCreate, box: 
         body = body.model_copy(update={"url": ", ".join(addresses)})
     else:
         require_allowed_url(body.url, field="url")
+        if body.kind in ("slack", "pagerduty") and delivery.split_userinfo(body.url)[1] is not None:
+            raise InvalidInput(f"url: a {'Slack webhook' if body.kind == 'slack' else 'PagerDuty Events API'} URL "
+                               "takes no user:password@ (only webhook and Alertmanager URLs may carry basic auth)",
+                               details=[{"field": "url", "message": "no user:password@ for this kind"}])
     if body.kind == "pagerduty" and not body.secret:
         raise InvalidInput("secret: PagerDuty needs the integration's routing key (Events API v2).",
                            details=[{"field": "secret", "message": "required for PagerDuty"}])

@@ -5,7 +5,9 @@ killed mid-send; resolutions follow."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import importlib.util
 import datetime as dt
 import hashlib
 import hmac
@@ -31,7 +33,14 @@ from headroom.platform.security import SecretBox
 from headroom.sources.demo import service as demo
 from helpers import join_with_role, sign_up, units_of_work
 from receivers import receiver
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
+
+_MIGRATION = next((Path(__file__).resolve().parents[3] / "migrations" / "versions").glob(
+    "*_alert_channel_hint_without_userinfo.py"))
+_SPEC = importlib.util.spec_from_file_location("hint_migration", _MIGRATION)
+assert _SPEC is not None and _SPEC.loader is not None
+HINT_MIGRATION = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(HINT_MIGRATION)
 
 END = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
 SECRET = "webhook-secret-" + "s" * 20
@@ -130,6 +139,47 @@ def test_send_test_records_the_outcome_and_names_a_permanent_error(world: dict[s
         slack.script.append((404, {"Content-Type": "text/plain"}, b"no_service"))
         again = owner.post(f"/api/v1/alert-channels/{made['id']}/test").json()["last_deliveries"][0]
         assert again["status"] == "failed" and again["last_error"] == "HTTP 404: no_service"
+
+
+def test_a_urls_user_and_password_are_a_secret_sent_as_basic_auth(world: dict[str, Any], db: Any) -> None:
+    # https://user:pass@host/ (RFC 3986 userinfo): every member sees scheme and host only, the receiver gets the
+    # credential as HTTP Basic authentication (RFC 7617) and a request line without it
+    owner, viewer = world["owner"], world["viewer"]
+    with receiver("webhook") as hook:
+        host = hook.url.removeprefix("http://")
+        made = owner.post("/api/v1/alert-channels", json={"name": "am-proxy", "kind": "webhook",
+                                                          "url": f"http://ops%40corp:s3cr%3At@{host}/hook"})
+        assert made.status_code == 201, made.text
+        assert made.json()["url_hint"] == f"http://{host}"
+        for reader in (owner, viewer):
+            listed = reader.get("/api/v1/alert-channels")
+            assert "s3cr" not in listed.text and "ops%40corp" not in listed.text and "ops@corp" not in listed.text
+            assert listed.json()["items"][0]["url_hint"] == f"http://{host}"
+        tested = owner.post(f"/api/v1/alert-channels/{made.json()['id']}/test")
+        assert tested.status_code == 200 and "s3cr" not in tested.text
+        (got,) = hook.received
+        assert got.path == "/hook"
+        assert got.headers["Authorization"] == "Basic " + base64.b64encode(b"ops@corp:s3cr:t").decode()
+    slack = owner.post("/api/v1/alert-channels", json={"name": "s", "kind": "slack",
+                                                       "url": "https://u:p@hooks.slack.com/services/T/B/x"})
+    assert slack.status_code == 422 and slack.json()["error"]["message"].startswith("url:")
+    assert "u:p" not in slack.text
+
+
+def test_hints_stored_with_a_user_and_password_are_hidden_and_rewritten(world: dict[str, Any], db: Any) -> None:
+    # channels saved before the userinfo was kept out: hidden on read now, and the migration rewrites the rows
+    owner = world["owner"]
+    made = owner.post("/api/v1/alert-channels", json={"name": "old", "kind": "webhook",
+                                                      "url": "https://hooks.example.com/x"}).json()
+    db.execute(text("UPDATE alert_channels SET url_hint = 'https://admin:hunter22@hooks.example.com:8443' "
+                    "WHERE id = :id"), {"id": made["id"]})
+    db.commit()
+    listed = owner.get("/api/v1/alert-channels")
+    assert "hunter22" not in listed.text and listed.json()["items"][0]["url_hint"] == "https://hooks.example.com:8443"
+    db.execute(text(HINT_MIGRATION.REWRITE_HINTS))
+    db.commit()
+    stored = db.execute(text("SELECT url_hint FROM alert_channels WHERE id = :id"), {"id": made["id"]}).scalar_one()
+    assert stored == "https://hooks.example.com:8443"
 
 
 @pytest.mark.skipif(shutil.which("prometheus-alertmanager") is None, reason="installed by scripts/bootstrap.sh --test")
