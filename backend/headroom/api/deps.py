@@ -177,10 +177,12 @@ def outbound_slot(ctx: AppContext, principal: Principal) -> Iterator[None]:
     try:
         ctx.outbound_slots.acquire(principal.org_id)
     except TooManyOutbound as busy:
-        if busy.scope == "organisation":
+        if busy.scope in ("organisation", "share"):
             error = RateLimited(
                 f"{busy.limit} connection tests or status-port reads are already running for your organisation; "
-                "try again when one has finished.",
+                + ("try again when one has finished." if busy.scope == "organisation" else
+                   "the server is busy and keeps its last free slots for other organisations: try again when one "
+                   "has finished."),
                 retry_after_seconds=5,
             )
             error.code = "outbound_busy"

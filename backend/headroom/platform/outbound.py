@@ -424,9 +424,10 @@ class GuardedTransport(httpx.HTTPTransport):
 
 
 class TooManyOutbound(Exception):
-    """No slot free: `scope` is "organisation" (the org's own limit) or "server" (the process-wide one)."""
+    """No slot free: `scope` is "organisation" (the org's own limit), "share" (the org already runs some and the last
+    free slots are kept for organisations running none) or "server" (the process-wide one)."""
 
-    def __init__(self, scope: Literal["organisation", "server"], limit: int) -> None:
+    def __init__(self, scope: Literal["organisation", "share", "server"], limit: int) -> None:
         super().__init__(f"{limit} outbound checks already running for this {scope}")
         self.scope = scope
         self.limit = limit
@@ -436,14 +437,22 @@ class OrgSlots:
     """Bound the outbound checks (source tests, status-port reads) an API process runs at once: `per_org` for
     one organisation and `total` for all of them, so one tenant's slow servers can hold neither the database
     pool (fetches never hold a connection) nor the request thread pool (40 threads by default in Starlette).
-    A request that finds no free slot is refused at once (the caller answers 429); nothing queues.
+    A request that finds no free slot is refused at once (the caller answers 429 or 503); nothing queues.
+
+    Fair shares: the last `reserve` free slots go only to organisations running no check yet. Organisations that
+    already run one share the other `total - reserve` (12 of 16), so any number of tenants with slow servers can
+    never take the whole process: a tenant with none running always finds a slot while fewer than `reserve` such
+    tenants are mid-check (docs/outbound.md, rule 5).
 
     Per process: with N API processes an organisation may run up to N * per_org checks in all.
     """
 
-    def __init__(self, per_org: int = 4, total: int = 16) -> None:
+    def __init__(self, per_org: int = 4, total: int = 16, reserve: int = 4) -> None:
+        if not 0 <= reserve < total:
+            raise ValueError("reserve must leave slots to share: 0 <= reserve < total")
         self.per_org = per_org
         self.total = total
+        self.reserve = reserve
         self._lock = threading.Lock()
         self._running: dict[uuid.UUID, int] = {}
         self._all = 0
@@ -458,8 +467,11 @@ class OrgSlots:
             mine = self._running.get(org_id, 0)
             if mine >= self.per_org:
                 raise TooManyOutbound("organisation", self.per_org)
-            if self._all >= self.total:
+            free = self.total - self._all
+            if free <= 0:
                 raise TooManyOutbound("server", self.total)
+            if mine > 0 and free <= self.reserve:
+                raise TooManyOutbound("share", mine)
             self._running[org_id] = mine + 1
             self._all += 1
 

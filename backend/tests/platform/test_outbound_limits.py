@@ -349,3 +349,35 @@ def test_an_org_runs_at_most_4_outbound_checks_at_once(database_url: str, settin
         assert [r.status_code for r in finished] == [200] * 4
         again = org_a.post(f"/api/v1/sources/prometheus/{fast_a}/test")  # the slots were given back
         assert again.status_code == 200 and again.json()["reachable"] is True, again.text
+
+
+def test_four_orgs_with_slow_servers_leave_a_slot_for_a_fifth(database_url: str, settings: Any) -> None:
+    # The probe's case: four free sign-ups each run 4 connection tests against a slow server; a fifth organisation's
+    # test still runs (the last 4 of the 16 slots are kept for organisations running none), and the four get 429
+    # for their share, never a 503 for the whole server.
+    with (
+        live_app(database_url, settings, outbound.OrgSlots()) as app,
+        serve(drip(1.0)) as slow,
+        serve(fixed(200, BUILDINFO, "application/json")) as fast,
+    ):
+        heavy = [app.actor() for _ in range(4)]
+        sources = [_prom_source(actor, slow.url) for actor in heavy]
+        fifth = app.actor()
+        fifth_source = _prom_source(fifth, fast.url)
+        with ThreadPoolExecutor(16) as pool:
+            running = [pool.submit(actor.post, f"/api/v1/sources/prometheus/{source}/test")
+                       for actor, source in zip(heavy, sources, strict=True) for _ in range(4)]
+            # 12 shared slots, plus a first slot for each heavy org that found the shared ones taken
+            assert wait_for(lambda: len(slow.hits) + sum(r.done() for r in running) >= 16, 30)
+            in_flight = len(slow.hits)
+            answer = fifth.post(f"/api/v1/sources/prometheus/{fifth_source}/test")
+            slow.stopping.set()
+            finished = [r.result(timeout=60) for r in running]
+        assert 12 <= in_flight <= 13, in_flight
+        assert answer.status_code == 200 and answer.json()["reachable"] is True, answer.text
+        codes = sorted(r.status_code for r in finished)
+        assert codes.count(429) == 16 - in_flight and codes.count(200) == in_flight, codes
+        refusals = [r.json()["error"] for r in finished if r.status_code == 429]
+        assert all(e["code"] == "outbound_busy" and "other organisations" in e["message"] for e in refusals)
+        assert all(sum(r.status_code == 200 for r in running_of) >= 1
+                   for running_of in ([f.result() for f in running[i * 4:(i + 1) * 4]] for i in range(4)))
