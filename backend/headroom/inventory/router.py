@@ -20,6 +20,11 @@ from headroom.inventory.schemas import (
 from headroom.platform import outbound
 from headroom.platform.schemas import INT32_MAX, ErrorResponse
 
+# Uploads are parsed one at a time per API process (platform/isolated.py), each within 2 CPU seconds: 30 a minute
+# is far beyond a person uploading their nodes' files, and keeps one organisation from queueing the parser for all
+# (docs/upload-limits.md).
+UPLOADS_PER_ORG_PER_MINUTE = 30
+
 router = APIRouter(prefix="/clusters/{cluster_id}/nodes", tags=["nodes"])
 REFRESH_BUDGET_SECONDS = 30.0  # all attempts of a status-port read from a request (docs/outbound.md)
 
@@ -69,7 +74,8 @@ def get_config(
     "/{node_id}/config",
     status_code=status.HTTP_201_CREATED,
     response_model=ConfigRead,
-    responses={413: {"model": ErrorResponse, "description": "Over 256 KiB (tikv.toml) or 512 KiB (topology)."}},
+    responses={413: {"model": ErrorResponse, "description": "Over 256 KiB (tikv.toml) or 512 KiB (topology)."},
+               429: {"model": ErrorResponse, "description": "Over 30 uploads by the organisation in a minute."}},
 )
 def upload_config(
     cluster_id: uuid.UUID, node_id: uuid.UUID, body: ConfigUpload, caller: Caller, db: DB, ctx: Context
@@ -78,7 +84,10 @@ def upload_config(
 
     Limits (docs/upload-limits.md): size before parsing (413), YAML aliases and expansion, JSON-only YAML tags,
     no nan/inf or NUL values, and the topology sections read are type-checked (422). Nothing is stored on a
-    refusal."""
+    refusal. At most 30 uploads per organisation per minute (429 with Retry-After)."""
+    ctx.rate_limiter.hit(f"config-upload:org:{caller.org_id}", UPLOADS_PER_ORG_PER_MINUTE, 60,
+                         f"Your organisation uploaded {UPLOADS_PER_ORG_PER_MINUTE} configs in the last minute; "
+                         "try again in a minute.")
     stored = service.upload_config(
         db, caller, cluster_id, node_id, content=body.content, format=body.format, now=ctx.clock()
     )

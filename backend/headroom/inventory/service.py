@@ -29,6 +29,7 @@ from headroom.clusters.models import Cluster
 from headroom.clusters.service import get_cluster
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits, resolve_volume_limits
 from headroom.domain.tikvconf.change import host_of
+from headroom.platform.isolated import run_isolated
 from headroom.domain.tikvconf.errors import ConfigParseError, ConfigTooLarge
 from headroom.domain.tikvconf.limits import drop_unstorable
 from headroom.domain.tikvconf.parse import ConfigView, config_json_view, parse_toml, tiup_topology_view
@@ -362,6 +363,18 @@ def store_version(
     return StoredConfig(row, True)
 
 
+def read_upload(content: str, format: UploadFormat, store_address: str) -> dict[str, Any]:
+    """The node's TiKV config from an uploaded tikv.toml, or from a TiUP topology (the instance at the node's
+    address, server_configs under its own config); raises ConfigParseError / ConfigTooLarge. Pure: it runs in
+    the parser's worker process (platform/isolated.py)."""
+    if format == "toml":
+        return dict(_plain(parse_toml(content, "tikv.toml").unwrap()))
+    topology = tiup_topology_view(content, "topology.yaml")
+    host = host_of(store_address)
+    port = store_address.rsplit(":", 1)[1] if ":" in store_address else None
+    return nest(topology.for_instance(host, int(port) if port and port.isdigit() else None))
+
+
 def upload_config(
     db: Session,
     principal: Principal,
@@ -375,16 +388,10 @@ def upload_config(
     """Store an uploaded tikv.toml (or a TiUP topology's TiKV config for this node), keeping the raw text."""
     principal.require("admin")
     node = get_node(db, principal, cluster_id, node_id)
+    source = "upload" if format == "toml" else "tiup"
     try:
-        if format == "toml":
-            config = _plain(parse_toml(content, "tikv.toml").unwrap())
-            source = "upload"
-        else:
-            topology = tiup_topology_view(content, "topology.yaml")
-            host = host_of(node.store_address)
-            port = node.store_address.rsplit(":", 1)[1] if ":" in node.store_address else None
-            config = nest(topology.for_instance(host, int(port) if port and port.isdigit() else None))
-            source = "tiup"
+        # in a worker process: a large document's parse holds the GIL, and no other request may wait for it
+        config = run_isolated(read_upload, content, format, node.store_address)
     except ConfigTooLarge as error:
         raise PayloadTooLarge(
             str(error),

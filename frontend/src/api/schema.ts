@@ -411,7 +411,7 @@ export interface paths {
          *
          *     Limits (docs/upload-limits.md): size before parsing (413), YAML aliases and expansion, JSON-only YAML tags,
          *     no nan/inf or NUL values, and the topology sections read are type-checked (422). Nothing is stored on a
-         *     refusal.
+         *     refusal. At most 30 uploads per organisation per minute (429 with Retry-After).
          */
         post: operations["upload_config_api_v1_clusters__cluster_id__nodes__node_id__config_post"];
         delete?: never;
@@ -7560,7 +7560,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Over 30 uploads by the organisation in a minute. */
             429: {
                 headers: {
                     [name: string]: unknown;

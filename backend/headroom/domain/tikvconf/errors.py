@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class TikvConfError(ValueError):
     """Base class: bad input to tikvconf (a config, a key, a value, a format)."""
@@ -18,6 +20,10 @@ class ConfigParseError(TikvConfError):
         where = f"{source} line {line}, column {column}: " if line else f"{source}: "
         super().__init__(where + message)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled as built (a parse run in another process raises it in the API's): line and column kept
+        return (ConfigParseError, (self.message, self.line, self.column, self.source))
+
 
 class ConfigTooLarge(ConfigParseError):
     """A config document is over the size limit; refused before parsing (domain/tikvconf/limits.py)."""
@@ -26,9 +32,17 @@ class ConfigTooLarge(ConfigParseError):
         self.size = size
         self.limit = limit
         over = "at least " if at_least else ""
+        self.at_least = at_least
         super().__init__(
             f"the file is {over}{size:,} bytes; the limit is {limit:,} bytes ({limit // 1024:,} KiB)", 0, 0, source
         )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_too_large, (self.size, self.limit, self.source, self.at_least))
+
+
+def _too_large(size: int, limit: int, source: str, at_least: bool) -> ConfigTooLarge:
+    return ConfigTooLarge(size, limit, source, at_least=at_least)
 
 
 class UnknownConfigKey(TikvConfError):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -34,6 +35,13 @@ MAX_TOPOLOGY_BYTES = 512 * 1024
 # 2-core dev machine), so 50,000 nodes bound a refused document to 2-5 s and ~37 MB.
 MAX_YAML_NODES = 50_000
 MAX_YAML_ALIASES = 1_000
+# Anchors (&name) cost a little each to compose and remember; a real topology has none or a handful (shared
+# config blocks). 20,000 anchors of one value each fit in 460 KB and cost ~1.7 s of CPU before this cap.
+MAX_YAML_ANCHORS = 1_000
+# CPU seconds one document may take to compose: real topologies take milliseconds (a 500-instance one ~0.2 s on the
+# shared 2-core dev machine); a document that still takes longer within the other bounds is refused, so one upload
+# can never hold a parser for long (docs/upload-limits.md).
+MAX_PARSE_CPU_SECONDS = 2.0
 MAX_YAML_DEPTH = 100  # tomlkit's own nesting limit for TOML
 MAX_INT_DIGITS = 64  # TiKV settings are 64-bit; a longer YAML integer is a mistake (and slow to convert)
 
@@ -117,6 +125,9 @@ class BoundedSafeLoader(yaml.SafeLoader):
         self._path: list[Segment] = []
         self._open_anchors: list[str] = []
         self._aliases = 0
+        self._anchors = 0
+        self._composed = 0
+        self._cpu_deadline = time.thread_time() + MAX_PARSE_CPU_SECONDS
         self._expanded: dict[int, int] = {}  # id(node) -> nodes it stands for once aliases are expanded
 
     def _refuse(self, message: str, node_or_event: Any) -> ConfigParseError:
@@ -148,7 +159,15 @@ class BoundedSafeLoader(yaml.SafeLoader):
                 return super().compose_node(parent, index)
             if len(self._path) > MAX_YAML_DEPTH:
                 raise self._refuse(f"nested more than {MAX_YAML_DEPTH} levels deep", event)
+            self._composed += 1
+            if self._composed % 512 == 0 and time.thread_time() > self._cpu_deadline:
+                raise self._refuse(f"the document takes more than {MAX_PARSE_CPU_SECONDS:g} s of CPU to read "
+                                   "(real topologies take milliseconds)", event)
             anchor = getattr(event, "anchor", None)
+            if anchor is not None:
+                self._anchors += 1
+                if self._anchors > MAX_YAML_ANCHORS:
+                    raise self._refuse(f"more than {MAX_YAML_ANCHORS:,} anchors (&name) in one document", event)
             self._open_anchors.append(anchor or "")
             try:
                 node = super().compose_node(parent, index)

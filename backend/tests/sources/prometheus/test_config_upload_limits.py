@@ -316,3 +316,51 @@ def test_values_of_the_wrong_kind_are_422_naming_key_line_and_what_is_allowed(cl
     assert stored.status_code == 201, stored.text
     assert len(stored.json()["warnings"]) == 1 and "rocksdb.future-knob" in stored.json()["warnings"][0]
     assert stored.json()["config"]["rocksdb"]["future-knob"] == 3
+
+
+def test_twenty_thousand_anchors_are_refused_early(client: Any, db: Any) -> None:
+    # the probe's document: 460 KB, one anchor per value, under every other bound; it cost ~1.7-3.6 s of CPU
+    lines = ["tikv_servers:", "  - host: 10.0.1.16", "    port: 20160", "    config:"]
+    lines += [f"      k{i}: &a{i} 1" for i in range(20_000)]
+    owner = sign_up(client)
+    node_url = _node(owner)
+    response = owner.post(f"{node_url}/config", json={"format": "tiup_topology", "content": "\n".join(lines)})
+    error = response.json()["error"]
+    assert response.status_code == 422 and error["code"] == "config_parse_error", response.text
+    assert "more than 1,000 anchors (&name)" in error["message"] and error["details"][0]["line"] == 1005
+    assert _stored(db, node_url) == ([], 0)
+
+
+def test_a_document_over_its_cpu_budget_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from headroom.domain.tikvconf import limits
+    from headroom.domain.tikvconf.errors import ConfigParseError
+
+    text = "server_configs:\n  tikv:\n    x: [" + ", ".join("1" for _ in range(40_000)) + "]\n"
+    monkeypatch.setattr(limits, "MAX_PARSE_CPU_SECONDS", 0.001)  # the bound, not the parser: 2 s in production
+    with pytest.raises(ConfigParseError, match="takes more than 0.001 s of CPU to read"):
+        limits.load_bounded(text)
+
+
+def test_uploads_are_read_in_a_worker_process_and_errors_keep_their_line() -> None:
+    import os
+
+    from headroom.domain.tikvconf.errors import ConfigParseError
+    from headroom.inventory.service import read_upload
+    from headroom.platform.isolated import run_isolated
+
+    assert run_isolated(os.getpid) != os.getpid()  # the parse holds another process's GIL, not the API's
+    with pytest.raises(ConfigParseError) as refused:
+        run_isolated(read_upload, "tikv_servers: 5\n", "tiup_topology", "10.0.1.16:20160")
+    assert refused.value.line == 1 and "tikv_servers must be a list of hosts" in str(refused.value)
+    config = run_isolated(read_upload, GOOD_TOML, "toml", "10.0.1.16:20160")
+    assert config == {"storage": {"block-cache": {"capacity": "12GiB"}}}
+
+
+def test_an_organisation_uploads_at_most_30_configs_a_minute(client: Any, make_client: Any) -> None:
+    owner = sign_up(client)
+    node_url = _node(owner)
+    answers = [owner.post(f"{node_url}/config", json={"format": "toml", "content": GOOD_TOML}).status_code
+               for _ in range(31)]
+    assert answers[:30] == [201] * 30 and answers[30] == 429, answers
+    other = sign_up(make_client())
+    assert other.post(f"{_node(other)}/config", json={"format": "toml", "content": GOOD_TOML}).status_code == 201
