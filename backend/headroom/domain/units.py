@@ -249,6 +249,28 @@ def format_quantity(value: float, unit: str) -> str:
     return f"{sign}{rule.prefix}{text}{rule.suffix}"
 
 
+def format_share(fraction: float) -> str:
+    """Write a fraction (0.425) as the percentage a person reads ("42.5%"), by the "%" rule of format_quantity."""
+    return format_quantity(100.0 * fraction, "%")
+
+
+def format_usd_change(delta: float) -> str:
+    """Write a change in US dollars, signed, as the web app's formatUsdChange does: "+$12.00", "−$10.00" (a minus
+    sign, not a hyphen), "$0.00" for no change (after rounding to the cent)."""
+    text = format_quantity(abs(delta), "USD")
+    if text == format_quantity(0.0, "USD"):
+        return text
+    return ("+" if delta > 0 else "\u2212") + text
+
+
+def format_days(days: float, to: float | None = None) -> str:
+    """Write a number of days, or a range of them, as whole days, halves up, as the web app's formatDaysUntil does
+    ("12 days", "1 day", "9-16 days")."""
+    first, last = (max(int(round_half_up(d)), 0) for d in (days, days if to is None else to))
+    text = f"{first:,}" if to is None else f"{first:,}-{last:,}"
+    return f"{text} day{'' if to is None and first == 1 else 's'}"
+
+
 def format_duration_words(seconds: float) -> str:
     """Write a span of time in minutes, hours and minutes, or days and hours ("35 min", "3 h 20 min", "2 d 4 h")."""
     if not math.isfinite(seconds):

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
+from headroom.domain.units import format_duration_words
+
 
 def duration_text(seconds: float) -> str:
-    """Write a duration as people read it: "1 h 48 min", "35 min"."""
-    minutes_total = int(round(seconds / 60.0))
-    hours, mins = divmod(minutes_total, 60)
-    if hours and mins:
-        return f"{hours} h {mins} min"
-    if hours:
-        return f"{hours} h"
-    return f"{mins} min"
+    """Write a duration as people read it: "1 h 48 min", "35 min", "2 d 4 h" (units.format_duration_words, the one
+    rule every surface uses: minutes rounded half up)."""
+    return format_duration_words(seconds)

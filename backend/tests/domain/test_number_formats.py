@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from headroom.domain.units import QUANTITY_RULES, format_duration_words, format_quantity, setting_text
+from headroom.domain.units import (
+    QUANTITY_RULES,
+    format_days,
+    format_duration_words,
+    format_quantity,
+    format_share,
+    format_usd_change,
+    setting_text,
+)
 
 SHARED = json.loads((Path(__file__).resolve().parents[3] / "docs" / "number-formats.json").read_text())
 
@@ -43,3 +51,31 @@ def test_the_ninety_percent_line_of_125_mibps_reads_113_not_112() -> None:
 @pytest.mark.parametrize("case", SHARED["settings"], ids=lambda c: f"{c['key']}={c['value']}")
 def test_settings(case: dict[str, Any]) -> None:
     assert setting_text(case["key"], case["value"]) == case["text"]
+
+
+@pytest.mark.parametrize(
+    ("fraction", "text"),
+    [(0.425, "42.5%"), (0.9, "90%"), (0.0625, "6.25%"), (0.07, "7%"), (0.99995, "100%"), (0.0, "0%")],
+)
+def test_a_share_is_a_percentage_by_the_percent_rule(fraction: float, text: str) -> None:
+    """format_share(x) is format_quantity(100 x, "%"): 0.9 reads "90%" (not "90.00000000000001%")."""
+    assert format_share(fraction) == text == format_quantity(100 * fraction, "%")
+
+
+@pytest.mark.parametrize(
+    ("delta", "text"),
+    [(12, "+$12.00"), (-10, "\u2212$10.00"), (0, "$0.00"), (0.004, "$0.00"), (1234.5, "+$1,234.50"), (-0.125, "\u2212$0.13")],
+)
+def test_a_cost_change_is_signed_as_the_app_writes_it(delta: float, text: str) -> None:
+    """As frontend/src/lib/format.ts formatUsdChange: a plus or a minus sign (U+2212) before the dollar amount."""
+    assert format_usd_change(delta) == text
+
+
+@pytest.mark.parametrize(
+    ("days", "to", "text"),
+    [(12.4, None, "12 days"), (0.5, None, "1 day"), (1.2, None, "1 day"), (0.2, None, "0 days"), (90, None, "90 days"),
+     (8.5, 15.49, "9-15 days")],
+)
+def test_days_are_whole_halves_up(days: float, to: float | None, text: str) -> None:
+    """As formatDaysUntil: whole days, halves up (8.5 -> 9; Python's round() would say 8)."""
+    assert format_days(days, to) == text

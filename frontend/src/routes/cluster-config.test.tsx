@@ -122,7 +122,7 @@ describe('cluster config', () => {
 
   it('lets the user choose among a finding\'s options, with what each costs, and sends the choice', async () => {
     // Regression: a finding with several options silently gave the patch its first. The gp2 finding offers gp3
-    // (its recommendation) and a larger gp2 (+28.80 USD/month).
+    // (its recommendation) and a larger gp2 (+$28.80/month).
     let body: unknown;
     server.use(...clusterHandlers());
     server.use(
@@ -137,7 +137,7 @@ describe('cluster config', () => {
     const radios = within(choice).getAllByRole('radio');
     expect(radios.map((r) => r.closest('label')?.textContent)).toEqual([
       'gp3 350 GiB, 3,000 IOPS, 250 MiB/s · online · sustained IOPS 1,050 -> 3,000',
-      'gp2 grown to 638 GiB · online · sustained IOPS 1,050 -> 1,914; +28.80 USD/month',
+      'gp2 grown to 638 GiB · online · sustained IOPS 1,050 IOPS -> 1,914 IOPS; +$28.80/month',
     ]);
     expect(radios[0]).toBeChecked();
     expect(await screen.findByText('0 tikv.toml changes and 2 AWS changes')).toBeInTheDocument();

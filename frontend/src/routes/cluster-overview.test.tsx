@@ -46,7 +46,7 @@ describe('cluster overview', () => {
       `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`,
       `/clusters/${CLUSTER_ID}/findings/${CACHE_FINDING}`,
     ]);
-    expect(within(top).getByText('Impact: sustained IOPS 1,050 -> 3,000 with no bucket; -2.00 USD/month')).toBeInTheDocument();
+    expect(within(top).getByText('Impact: sustained IOPS 1,050 IOPS -> 3,000 IOPS with no bucket; −$2.00/month')).toBeInTheDocument();
 
     const nodes = await screen.findByRole('table', { name: 'TiKV nodes' });
     const row = within(nodes).getByRole('row', { name: /10\.0\.1\.13:20160/ });
@@ -288,7 +288,7 @@ describe('next ceilings', () => {
     expect(entry).toHaveTextContent('Headroom saw it take effect: volume.type gp2 -> gp3 on vol-gp2');
     const finding = within(entry).getByRole('link', { name: 'vol-gp2 empties its burst bucket every afternoon' });
     expect(finding).toHaveAttribute('href', `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`);
-    expect(entry).toHaveTextContent('Predicted: IOPS ceiling 1,500 -> 3,000 IOPS; -10.00 USD/month');
+    expect(entry).toHaveTextContent('Predicted: IOPS ceiling 1,500 IOPS -> 3,000 IOPS; −$10.00/month');
     const expected = within(entry).getByRole('list', { name: 'Expected effect' });
     expect(expected).toHaveTextContent("vol-gp2 IOPS ceiling 1,500 IOPS → 3,000 IOPS (the day's p99 uses 107% of it (7% over) → 53.3% of it)");
     expect(expected).toHaveTextContent('Findings it was expected to clear: 1; monthly cost −$10.00');

@@ -50,7 +50,7 @@ export const GP2_SUMMARY: S['FindingSummary'] = {
   confidence: 0.85,
   dedup_key: 'gp2-burst-depletion/demo-prod (demo)/volume:vol-043ed06aaced3aa8a',
   severity_rank: 1,
-  impact_summary: 'sustained IOPS 1,050 -> 3,000 with no bucket; -2.00 USD/month',
+  impact_summary: 'sustained IOPS 1,050 IOPS -> 3,000 IOPS with no bucket; −$2.00/month',
   headroom_before_pct: -36.6,
   headroom_after_pct: 52.2,
   headroom_gain_pct: 88.8,
@@ -184,7 +184,7 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
     before: 1050,
     after: 3000,
     metric: 'sustained IOPS ceiling',
-    summary: 'sustained IOPS 1,050 -> 3,000 with no bucket; -2.00 USD/month',
+    summary: 'sustained IOPS 1,050 IOPS -> 3,000 IOPS with no bucket; −$2.00/month',
     headroom_before_pct: -36.6,
     headroom_after_pct: 52.2,
     monthly_cost_before_usd: 35,
@@ -201,7 +201,7 @@ export const GP2_FINDING_DETAIL: S['FindingRead'] = {
     {
       label: 'gp2 grown to 638 GiB',
       notes: [],
-      impact: impact({ summary: 'sustained IOPS 1,050 -> 1,914; +28.80 USD/month' }),
+      impact: impact({ summary: 'sustained IOPS 1,050 IOPS -> 1,914 IOPS; +$28.80/month' }),
       changes: [
         {
           key: 'volume.size', target: 'aws', current: 350, proposed: 638, online: true, reason: 'grow gp2',
@@ -537,7 +537,7 @@ export const CHANGES: S['ChangeLedger'] = {
           resolved_at: '2026-11-02T12:15:00Z',
           resolved_after_change: true,
           predicted: {
-            summary: 'IOPS ceiling 1,500 -> 3,000 IOPS; -10.00 USD/month',
+            summary: 'IOPS ceiling 1,500 IOPS -> 3,000 IOPS; −$10.00/month',
             metric: 'sustained IOPS ceiling',
             unit: 'IOPS',
             before: 1500,

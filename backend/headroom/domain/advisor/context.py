@@ -95,7 +95,7 @@ from headroom.domain.snapshot.schema import (
 from headroom.domain.snapshot.tikv_defaults import flatten
 from headroom.domain.snapshot.views import IO_METRICS, aligned, io_view_of
 from headroom.domain.tikvconf.defaults import EffectiveValue, HostFacts, effective_value
-from headroom.domain.units import GIB, UnitError, parse_size
+from headroom.domain.units import GIB, UnitError, format_duration_words, parse_size
 
 Array = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -623,7 +623,7 @@ class Context:
         w = self.window
         hours = (w.end - w.start).total_seconds() / 3600.0
         fmt = "%Y-%m-%d %H:%M"
-        return f"{w.start.strftime(fmt)} to {w.end.strftime(fmt)} UTC ({hours:g} h, {w.step_seconds} s steps)"
+        return f"{w.start.strftime(fmt)} to {w.end.strftime(fmt)} UTC ({format_duration_words(hours * 3600)}, {w.step_seconds} s steps)"
 
 
 def minutes(points: int, step_seconds: int) -> float:

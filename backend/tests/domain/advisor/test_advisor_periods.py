@@ -104,7 +104,7 @@ def test_an_instance_pinned_25_minutes_at_its_limit_is_a_25_minute_finding() -> 
     assert f.evidence.share_of_window == pytest.approx(25 / 180, abs=1e-4)
     time_at = next(m for m in f.evidence.measures if m.unit == "min")
     assert time_at.value == 25.0 and time_at.source == SUSTAINED_SOURCE
-    assert "25 min (14% of the window)" in f.title
+    assert "25 min (13.9% of the window)" in f.title  # 25 / 180
     assert f.changes[0].proposed == "m5.8xlarge"  # 850 MB/s sustained (docs/reference/ec2-ebs-limits.md#limits-table) clears the clipped demand
     assert SUSTAINED_SOURCE in f.sources
 

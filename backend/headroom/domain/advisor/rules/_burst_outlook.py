@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from headroom.domain.forecast.burst import BurstForecast
 from headroom.domain.model import Measure, Severity, severity_rank
 from headroom.domain.words import duration_text as duration_text
+from headroom.domain.units import format_duration_words, format_quantity
 
 THRESHOLDS_DOC = "docs/thresholds/burst.md"
 FORECAST_HORIZON_SECONDS = 24 * 3600.0  # Headroom choice: the next day's peak (docs/thresholds/burst.md)
@@ -69,11 +70,11 @@ def forecast_text(fc: BurstForecast, soon: float | None) -> str:
     demand = (
         "following yesterday's demand at the same time"
         if fc.from_daily_profile
-        else f"at {fc.demand:,.0f} {fc.unit}"
+        else f"at {format_quantity(fc.demand, fc.unit)}"
     )
     return (
         f"forecast to empty in {duration_text(soon)} (at {fc.empties_at:%Y-%m-%d %H:%M} UTC) {demand}, then its "
-        f"{fc.baseline:,.0f} {fc.unit} baseline"
+        f"{format_quantity(fc.baseline, fc.unit)} baseline"
     )
 
 
@@ -84,8 +85,8 @@ def title_forecast(fc: BurstForecast, soon: float | None) -> str:
         return ""
     hours = math.ceil(soon / 3600.0)
     within = "within the hour" if hours <= 1 else f"within {hours} h"
-    demand = "at yesterday's demand" if fc.from_daily_profile else f"at {fc.demand:,.0f} {fc.unit}"
-    return f"forecast to empty {within} {demand}, then its {fc.baseline:,.0f} {fc.unit} baseline"
+    demand = "at yesterday's demand" if fc.from_daily_profile else f"at {format_quantity(fc.demand, fc.unit)}"
+    return f"forecast to empty {within} {demand}, then its {format_quantity(fc.baseline, fc.unit)} baseline"
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class Outlook:
 
     def condition(self, metric: str) -> str:
         """Return the evidence condition of a finding fired by the forecast alone."""
-        return f"{metric} forecast to reach 0% within {FORECAST_HORIZON_SECONDS / 3600:g} h at the demand it draws now"
+        return f"{metric} forecast to reach 0% within {format_duration_words(FORECAST_HORIZON_SECONDS)} at the demand it draws now"
 
 
 def burst_outlook(
@@ -128,7 +129,7 @@ def burst_outlook(
             )
         )
     why = (
-        f" The balance has not run low yet ({fc.balance_percent:.0f}% now), but it is {text} (band "
+        f" The balance has not run low yet ({format_quantity(fc.balance_percent, '%')} now), but it is {text} (band "
         f"{band_text(fc)}); a bucket forecast to empty within a day is a finding before it is nearly empty "
         f"({THRESHOLDS_DOC})."
         if text and not seen_low

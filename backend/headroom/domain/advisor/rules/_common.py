@@ -44,6 +44,7 @@ from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Ceiling, Evidence, ReferenceLine
 from headroom.domain.physics.ceilings import IoDimension, at_value, in_force
 from headroom.domain.snapshot.schema import Node
+from headroom.domain.units import format_duration_words, format_share
 
 AT_CEILING_FRACTION = (
     0.90  # docs/reference/ebs-volume-types.md#performance-consistency: "at least 90% of their provisioned IOPS performance 99% of the time"
@@ -118,7 +119,7 @@ class Pressure:
 
     def held_text(self) -> str:
         """Return how long the condition held, in time and as a share: "45 min (3% of the window)"."""
-        return f"{self.minutes_at:,.0f} min ({pct(self.share)} of the window)"
+        return f"{format_duration_words(60 * (self.minutes_at))} ({pct(self.share)} of the window)"
 
     @cached_property
     def _finite(self) -> Array:
@@ -216,7 +217,7 @@ def round_up(x: float, step: float) -> float:
 
 def pct(x: float) -> str:
     """Format a fraction as a percentage ("93%")."""
-    return f"{100.0 * x:.0f}%"
+    return format_share(x)
 
 
 def node_scope(ctx: Context, node: Node) -> tuple[tuple[str, str], ...]:
@@ -264,7 +265,7 @@ def short_window_note(ctx: Context) -> str | None:
     if hours >= JUDGING_WINDOW_HOURS:
         return None
     return (
-        f"the window is {hours:g} h, shorter than a day: the daily cycle is not seen, so confidence is lowered "
+        f"the window is {format_duration_words(hours * 3600)}, shorter than a day: the daily cycle is not seen, so confidence is lowered "
         f"({SUSTAINED_SOURCE})"
     )
 

@@ -19,6 +19,7 @@ from headroom.domain.advisor.context import Context
 from headroom.domain.catalog import InstanceLimits, VolumeLimits, list_instance_types, volume_limits
 from headroom.domain.catalog.volume_types import GP2_MAX_IOPS, gp2_baseline_iops, gp2_throughput_mibps
 from headroom.domain.model import Change, EntityRef, Impact, Option
+from headroom.domain.units import format_quantity, format_usd_change
 
 from ._common import PINGCAP_GP3_DATA_IOPS, PINGCAP_GP3_DATA_MIBPS, round_up
 
@@ -116,7 +117,7 @@ def gp3_config(
     if not lim.valid:
         return None
     return VolumeConfig(
-        f"gp3 {size:g} GiB, {iops:,} IOPS, {mibps:g} MiB/s", "gp3", size, iops, mibps, 1, lim, True
+        f"gp3 {format_quantity(size, 'GiB')}, {format_quantity(iops, 'IOPS')}, {format_quantity(mibps, 'MiB/s')}", "gp3", size, iops, mibps, 1, lim, True
     )
 
 
@@ -129,7 +130,7 @@ def io2_config(size_gib: float, need_iops: float, need_mibps: float) -> VolumeCo
     lim = volume_limits("io2", size, iops)
     if not lim.valid:
         return None
-    return VolumeConfig(f"io2 {size:g} GiB, {iops:,} IOPS", "io2", size, iops, None, 1, lim, True)
+    return VolumeConfig(f"io2 {format_quantity(size, 'GiB')}, {format_quantity(iops, 'IOPS')}", "io2", size, iops, None, 1, lim, True)
 
 
 def gp2_grow_config(size_gib: float, need_iops: float, need_mibps: float) -> VolumeConfig | None:
@@ -140,7 +141,7 @@ def gp2_grow_config(size_gib: float, need_iops: float, need_mibps: float) -> Vol
     if gp2_throughput_mibps(size)[0] < need_mibps:
         return None
     lim = volume_limits("gp2", size)
-    return VolumeConfig(f"gp2 grown to {size:g} GiB", "gp2", size, None, None, 1, lim, True)
+    return VolumeConfig(f"gp2 grown to {format_quantity(size, 'GiB')}", "gp2", size, None, None, 1, lim, True)
 
 
 def raid0_gp3_config(
@@ -155,7 +156,7 @@ def raid0_gp3_config(
     if not lim.valid:
         return None
     return VolumeConfig(
-        f"RAID 0 of {stripes} × gp3 {member_size:g} GiB, {iops:,} IOPS, {mibps:g} MiB/s each",
+        f"RAID 0 of {stripes} × gp3 {format_quantity(member_size, 'GiB')}, {format_quantity(iops, 'IOPS')}, {format_quantity(mibps, 'MiB/s')} each",
         "gp3",
         member_size,
         iops,
@@ -303,13 +304,13 @@ def volume_options(
                 effective = cap
             if cap < new_limit and not capped:
                 notes.append(
-                    f"the instance's sustained EBS limit ({cap:,.0f} {'IOPS' if dimension == 'iops' else 'MiB/s'}) "
+                    f"the instance's sustained EBS limit ({format_quantity(cap, 'IOPS' if dimension == 'iops' else 'MiB/s')}) "
                     "binds before this volume's (AWS EBS-optimized instances: the smaller of instance and volumes)"
                 )
         if instance_cap is not None and capped:
             notes.append(
-                f"sized to what the instance can carry: it sustains {instance_cap[0]:,.0f} IOPS / "
-                f"{instance_cap[1]:,.0f} MiB/s of EBS (AWS EBS-optimized instances); provisioning more pays for IOPS or "
+                f"sized to what the instance can carry: it sustains {format_quantity(instance_cap[0], 'IOPS')} / "
+                f"{format_quantity(instance_cap[1], 'MiB/s')} of EBS (AWS EBS-optimized instances); provisioning more pays for IOPS or "
                 "throughput the node cannot use (a larger instance would: see the instance findings)"
             )
         notes.extend(trade_off_notes(current, cfg))
@@ -324,8 +325,8 @@ def volume_options(
                 changes=volume_changes(entity, current, cfg, reason),
                 impact=Impact(
                     summary=(
-                        f"{'IOPS' if dimension == 'iops' else 'throughput'} ceiling {cur_limit:,.0f} -> "
-                        f"{effective:,.0f} {unit}; {cfg.monthly_cost - before_cost:+,.2f} USD/month"
+                        f"{'IOPS' if dimension == 'iops' else 'throughput'} ceiling {format_quantity(cur_limit, unit)} -> "
+                        f"{format_quantity(effective, unit)}; {format_usd_change(cfg.monthly_cost - before_cost)}/month"
                     ),
                     metric="sustained IOPS ceiling"
                     if dimension == "iops"
@@ -437,7 +438,7 @@ def instance_upgrade(
         return (
             [],
             Impact(
-                summary=f"no larger {inst.family} size clears {need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS"
+                summary=f"no larger {inst.family} size clears {format_quantity(need_mibps, 'MiB/s')} / {format_quantity(need_iops, 'IOPS')}"
             ),
             [],
         )
@@ -454,9 +455,9 @@ def instance_upgrade(
     )
     impact = Impact(
         summary=(
-            f"sustained EBS {inst.baseline_throughput_mibps:,.0f} -> {target.baseline_throughput_mibps:,.0f} MiB/s, "
-            f"{inst.baseline_iops:,.0f} -> {target.baseline_iops:,.0f} IOPS"
-            + (f"; {delta:+,.2f} USD/month ({inst.price_label})" if delta is not None else "; price unknown")
+            f"sustained EBS {format_quantity(inst.baseline_throughput_mibps, 'MiB/s')} -> {format_quantity(target.baseline_throughput_mibps, 'MiB/s')}, "
+            f"{format_quantity(inst.baseline_iops, 'IOPS')} -> {format_quantity(target.baseline_iops, 'IOPS')}"
+            + (f"; {format_usd_change(delta)}/month ({inst.price_label})" if delta is not None else "; price unknown")
         ),
         metric="instance sustained EBS throughput",
         unit="MiB/s",
@@ -498,9 +499,9 @@ def instance_upgrade(
                 changes=[change.model_copy(update={"proposed": alt.name})],
                 impact=Impact(
                     summary=(
-                        f"sustained EBS {inst.baseline_throughput_mibps:,.0f} -> "
-                        f"{alt.baseline_throughput_mibps:,.0f} MiB/s"
-                        + (f"; {alt_delta:+,.2f} USD/month ({inst.price_label})" if alt_delta is not None else "")
+                        f"sustained EBS {format_quantity(inst.baseline_throughput_mibps, 'MiB/s')} -> "
+                        f"{format_quantity(alt.baseline_throughput_mibps, 'MiB/s')}"
+                        + (f"; {format_usd_change(alt_delta)}/month ({inst.price_label})" if alt_delta is not None else "")
                     ),
                     metric="instance sustained EBS throughput",
                     unit="MiB/s",

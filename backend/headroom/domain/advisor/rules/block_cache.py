@@ -41,6 +41,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
 from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
+from headroom.domain.units import format_quantity
 
 RULE_ID = "block-cache-size"
 KEY = "storage.block-cache.capacity"
@@ -192,7 +193,7 @@ def _shared_host(ctx: Context) -> list[Finding]:
             looks_unset = abs(cap - memory * DEFAULT_RATE) <= 2 * 1024**2  # within TiKV's MiB rounding
             entity = ctx.entity_for_node(node.id)
             reason = (
-                f"{len(nodes)} TiKV instances share {inst.type} ({inst.memory_gib:g} GiB): give each "
+                f"{len(nodes)} TiKV instances share {inst.type} ({format_quantity(inst.memory_gib, 'GiB')}): give each "
                 f"{pct(DEFAULT_RATE)} / {len(nodes)} of the host's memory, so their memory-usage-limits "
                 "(5/3 of the cache) fit in it"
             )
@@ -202,8 +203,8 @@ def _shared_host(ctx: Context) -> list[Finding]:
                     severity="critical",
                     entity=entity,
                     title=(
-                        f"{node.id}: {len(nodes)} TiKV block caches add up to {total / GIB:.1f} GiB "
-                        f"({pct(total / memory)}) of {inst.memory_gib:g} GiB host memory: OOM risk"
+                        f"{node.id}: {len(nodes)} TiKV block caches add up to {format_quantity(total / GIB, 'GiB')} "
+                        f"({pct(total / memory)}) of {format_quantity(inst.memory_gib, 'GiB')} host memory: OOM risk"
                     ),
                     evidence=evidence(
                         ctx,
@@ -249,8 +250,8 @@ def _shared_host(ctx: Context) -> list[Finding]:
                     changes=[tikv_change(ctx, node, KEY, size_text(target), reason)],
                     impact=Impact(
                         summary=(
-                            f"block caches on the host drop from {total / GIB:.1f} GiB to "
-                            f"{len(nodes) * target / GIB:.0f} GiB ({pct(len(nodes) * target / memory)} of memory)"
+                            f"block caches on the host drop from {format_quantity(total / GIB, 'GiB')} to "
+                            f"{format_quantity(len(nodes) * target / GIB, 'GiB')} ({pct(len(nodes) * target / memory)} of memory)"
                         ),
                         metric="block cache, GiB",
                         unit="GiB",
@@ -332,7 +333,7 @@ def _shrink(
         corroboration.append(f"the block cache is full: {pct(fill)} of its {size_text(cap)} at the ceiling")
     if stored_gib is not None:
         corroboration.append(
-            f"the store holds {stored_gib:,.0f} GiB on disk (compressed) against {memory / GIB:g} GiB of "
+            f"the store holds {format_quantity(stored_gib, 'GiB')} on disk (compressed) against {format_quantity(memory / GIB, 'GiB')} of "
             "memory: the page cache, which holds blocks compressed, covers more of it per GiB than the "
             "block cache"
         )
@@ -348,7 +349,7 @@ def _shrink(
             ctx,
             f"counted IOPS >= {pct(AT_CEILING_FRACTION)} of the {ceiling_label(path, ctx, 'iops')}, reads "
             f">= {pct(READ_HEAVY_SHARE)} of I/Os, block cache full with misses >= {pct(MISSES_FEED_DISK)} of "
-            f"the disk's reads, capacity >= {SHRINK_MIN_FACTOR:g}x PingCAP's 4 GB of 32 GB",
+            f"the disk's reads, capacity >= {format_quantity(SHRINK_MIN_FACTOR, '')}x PingCAP's 4 GB of 32 GB",
             [
                 utilisation_p95("IOPS", util_p95, limit_label="at the ceiling (AWS: 90% of provisioned, 99% of the time)"),
                 # the table's limit is the chart's judged line: same value, same words, same source
@@ -410,13 +411,13 @@ def _shrink(
                 node,
                 KEY,
                 size_text(target),
-                f"PingCAP's 4 GB per 32 GB (PingCAP, Best Practices for TiDB on AWS Cloud) of {memory / GIB:g} GiB: frees "
-                f"{freed / GIB:.1f} GiB for the page cache",
+                f"PingCAP's 4 GB per 32 GB (PingCAP, Best Practices for TiDB on AWS Cloud) of {format_quantity(memory / GIB, 'GiB')}: frees "
+                f"{format_quantity(freed / GIB, 'GiB')} for the page cache",
             )
         ],
         impact=Impact(
             summary=(
-                f"{freed / GIB:.1f} GiB move from the block cache to the page cache, which caches compressed "
+                f"{format_quantity(freed / GIB, 'GiB')} move from the block cache to the page cache, which caches compressed "
                 "blocks: fewer reads reach the volume. Re-check read IOPS after a day."
             ),
             metric="block cache, GiB",
@@ -466,7 +467,7 @@ def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: D
         severity="info",
         entity=entity,
         title=(
-            f"{node.id}: block cache is {cap / GIB:.1f} GiB of {memory / GIB:g} GiB memory "
+            f"{node.id}: block cache is {format_quantity(cap / GIB, 'GiB')} of {format_quantity(memory / GIB, 'GiB')} memory "
             f"({pct(cap / memory)}) with a {pct(hit)} hit ratio: raise it to {size_text(target)}"
         ),
         evidence=evidence(
@@ -515,11 +516,11 @@ def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: D
                 node,
                 KEY,
                 size_text(target),
-                f"TiKV's default 45% of {memory / GIB:g} GiB, inside the template's 30%-50%",
+                f"TiKV's default 45% of {format_quantity(memory / GIB, 'GiB')}, inside the template's 30%-50%",
             )
         ],
         impact=Impact(
-            summary=f"block cache from {cap / GIB:.1f} GiB to {target / GIB:.0f} GiB: more lookups hit uncompressed blocks",
+            summary=f"block cache from {format_quantity(cap / GIB, 'GiB')} to {format_quantity(target / GIB, 'GiB')}: more lookups hit uncompressed blocks",
             metric="block cache, GiB",
             unit="GiB",
             before=cap / GIB,

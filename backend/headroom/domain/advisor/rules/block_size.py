@@ -48,6 +48,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
 from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
+from headroom.domain.units import format_quantity
 
 RULE_ID = "block-size"
 KEYS = ("rocksdb.defaultcf.block-size", "rocksdb.writecf.block-size")
@@ -159,7 +160,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
     reason = (
         f"{'bandwidth' if direction == 'smaller' else 'IOPS'}-bound at the "
         f"{ceiling_label(path, ctx, 'mibps' if direction == 'smaller' else 'iops')}: {size_text(current)} -> "
-        f"{size_text(new_bytes)} moves read IOPS ×{f_iops:.2f} and read MiB/s ×{f_bytes:.2f} (PingCAP's rule of "
+        f"{size_text(new_bytes)} moves read IOPS ×{format_quantity(f_iops, '')} and read MiB/s ×{format_quantity(f_bytes, '')} (PingCAP's rule of "
         "thumb); not online: takes effect for SST files written after a rolling restart, as compaction "
         "rewrites the data"
     )

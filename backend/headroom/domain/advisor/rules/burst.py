@@ -33,8 +33,9 @@ from headroom.domain.catalog import volume_limits
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.units import format_duration_words, format_quantity, format_usd_change, round_half_up
 
-from ._burst_outlook import burst_outlook, duration_text, forecast_seconds_to_empty, forecast_text
+from ._burst_outlook import burst_outlook, forecast_seconds_to_empty, forecast_text
 from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, ceiling_line, ceiling_of, round_up
 from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, headroom_pct, volume_changes
 
@@ -53,7 +54,7 @@ def _gp3_equal_or_better(
     iops = max(iops, int(round_up(mibps / 0.25, IOPS_STEP)))  # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025: <= 0.25 MiB/s per IOPS
     lim = volume_limits("gp3", size_gib, iops, mibps)
     return VolumeConfig(
-        f"gp3 {size_gib:g} GiB, {iops:,} IOPS, {mibps:g} MiB/s", "gp3", size_gib, iops, mibps, 1, lim, True
+        f"gp3 {format_quantity(size_gib, 'GiB')}, {format_quantity(iops, 'IOPS')}, {format_quantity(mibps, 'MiB/s')}", "gp3", size_gib, iops, mibps, 1, lim, True
     )
 
 
@@ -89,9 +90,9 @@ def evaluate(ctx: Context) -> list[Finding]:
         full_bucket: list[str] = []
         if full_lasts is not None:
             full_bucket.append(
-                f"at the drain-period demand (p95 {drain_demand:,.0f} IOPS) a full bucket (5.4 M credits) lasts "
-                f"{full_lasts / 60:,.0f} min = 5.4e6 / ({min(drain_demand, GP2_BURST_IOPS):,.0f} − "
-                f"{bucket.baseline_rate:,.0f}) s (AWS gp2 documentation)"
+                f"at the drain-period demand (p95 {format_quantity(drain_demand, 'IOPS')}) a full bucket (5.4 M credits) lasts "
+                f"{format_duration_words(full_lasts)} = 5.4e6 / ({format_quantity(min(drain_demand, GP2_BURST_IOPS), '')} − "
+                f"{format_quantity(bucket.baseline_rate, '')}) s (AWS gp2 documentation)"
             )
         # What the volume needs without credits: the demand it drew while bursting, with margin.
         need_iops = (
@@ -105,10 +106,10 @@ def evaluate(ctx: Context) -> list[Finding]:
         )
         reason = (
             (
-                f"BurstBalance fell to {low:.0f}% ({minutes_empty:,.0f} min at 0%, i.e. at the "
-                f"{bucket.baseline_rate:,.0f} IOPS baseline)"
+                f"BurstBalance fell to {format_quantity(low, '%')} ({format_duration_words(60 * (minutes_empty))} at 0%, i.e. at the "
+                f"{format_quantity(bucket.baseline_rate, 'IOPS')} baseline)"
                 if seen_low
-                else f"BurstBalance {fc.balance_percent:.0f}% and draining: {forecast_text(fc, soon)}"
+                else f"BurstBalance {format_quantity(fc.balance_percent, '%')} and draining: {forecast_text(fc, soon)}"
             )
             + "; gp3 sustains what gp2 only bursts to"
         )
@@ -126,8 +127,8 @@ def evaluate(ctx: Context) -> list[Finding]:
                     changes=volume_changes(entity, lim, cfg, reason),
                     impact=Impact(
                         summary=(
-                            f"sustained IOPS {bucket.baseline_rate:,.0f} (after the bucket empties) -> "
-                            f"{cfg.iops_ceiling:,.0f} with no bucket; {delta:+,.2f} USD/month"
+                            f"sustained IOPS {format_quantity(bucket.baseline_rate, 'IOPS')} (after the bucket empties) -> "
+                            f"{format_quantity(cfg.iops_ceiling, 'IOPS')} with no bucket; {format_usd_change(delta)}/month"
                         ),
                         metric="sustained IOPS ceiling",
                         unit="IOPS",
@@ -152,15 +153,15 @@ def evaluate(ctx: Context) -> list[Finding]:
         baseline = ceiling_of(ctx, "volume", vol.id, "iops", bucket.baseline_rate)
         burst_ceiling = ceiling_of(ctx, "volume", vol.id, "iops", GP2_BURST_IOPS)
         if seen_low:
-            title = f"{vol.id} (gp2 {vol.size_gib:g} GiB): BurstBalance fell to {low:.0f}%" + (
+            title = f"{vol.id} (gp2 {format_quantity(vol.size_gib, 'GiB')}): BurstBalance fell to {format_quantity(low, '%')}" + (
                 # to the hour past 10 h: a title is read for days, the minutes are in the evidence
-                f"; {f'{minutes_empty / 60:,.0f} h' if minutes_empty >= 600 else duration_text(minutes_empty * 60)}"
-                f" at the {bucket.baseline_rate:,.0f} IOPS baseline"
+                f"; {format_duration_words(60 * minutes_empty if minutes_empty < 600 else 3600 * float(round_half_up(minutes_empty / 60)))}"
+                f" at the {format_quantity(bucket.baseline_rate, 'IOPS')} baseline"
                 if minutes_empty
                 else ""
             )
         else:
-            title = f"{vol.id} (gp2 {vol.size_gib:g} GiB): BurstBalance {fc.balance_percent:.0f}%"
+            title = f"{vol.id} (gp2 {format_quantity(vol.size_gib, 'GiB')}): BurstBalance {format_quantity(fc.balance_percent, '%')}"
         out.append(
             Finding(
                 rule=RULE,
@@ -169,7 +170,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                 title=title + outlook.title_suffix,
                 evidence=window_evidence(
                     ctx,
-                    condition=f"BurstBalance <= {LOW_BALANCE_PCT:g}% in the window"
+                    condition=f"BurstBalance <= {format_quantity(LOW_BALANCE_PCT, '%')} in the window"
                     if seen_low
                     else outlook.condition("BurstBalance"),
                     measures=outlook.measures

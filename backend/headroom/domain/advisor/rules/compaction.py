@@ -45,6 +45,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
 from headroom.domain.model import Change, Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
+from headroom.domain.units import format_quantity
 
 RULE_ID = "compaction-rate-limit"
 RATE_KEY = "rocksdb.rate-bytes-per-sec"
@@ -171,7 +172,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         stall_p95 = p95(s["stall"]) if "stall" in s else float("nan")
         reason = (
             f"the limiter allows {size_text(rate)} and compaction falls behind while the disk has "
-            f"{disk_mibps:.0f} MiB/s: 80% of the disk (template: 50%-80%)"
+            f"{format_quantity(disk_mibps, 'MiB/s')}: 80% of the disk (template: 50%-80%)"
         )
         return Finding(
             rule=RULE_ID,
@@ -179,7 +180,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             entity=entity,
             title=(
                 f"{node.id}: {RATE_KEY} = {size_text(rate)} throttles compaction: pending bytes above the "
-                f"{soft / 1024**3:.0f} GiB soft limit {pct(pending_p.share)} of the time, disk at "
+                f"{format_quantity(soft / 1024**3, 'GiB')} soft limit {pct(pending_p.share)} of the time, disk at "
                 f"{pct(p95(path.mibps_util))}: raise it to {size_text(target)}"
             ),
             evidence=evidence(
@@ -232,7 +233,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             changes=_changes(ctx, node, target, reason),
             impact=Impact(
                 summary=(
-                    f"compaction may write {target / MIB:.0f} MiB/s instead of {rate_mibps:.0f} MiB/s: the backlog "
+                    f"compaction may write {format_quantity(target / MIB, 'MiB/s')} instead of {format_quantity(rate_mibps, 'MiB/s')}: the backlog "
                     "drains and flow control stops throttling writes"
                 ),
                 metric="rate limit, MiB/s",
@@ -265,7 +266,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         return None  # compaction needs more than 80% of the disk on average: a limit would stall writes
     target = mib_floor(target_mibps * MIB)
     reason = (
-        f"{target / MIB:.0f} MiB/s = {pct(target / MIB / disk_mibps)} of the {disk_mibps:.0f} MiB/s disk "
+        f"{format_quantity(target / MIB, 'MiB/s')} = {pct(target / MIB / disk_mibps)} of the {format_quantity(disk_mibps, 'MiB/s')} disk "
         f"(template: 50%-80%), {pct(target / MIB / mean_need - 1) if mean_need > 0 else 'well'} above "
         "compaction's mean need so the backlog still drains"
     )
@@ -320,7 +321,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             longest_run_minutes=mibps_p.longest_run_minutes,
             episodes=mibps_p.episodes,
             threshold_pct=100 * AT_CEILING_FRACTION,
-            corroboration=[f"latency p99 {lat_p99:.1f} ms vs p50 {lat_p50:.1f} ms"],
+            corroboration=[f"latency p99 {format_quantity(lat_p99, 'ms')} vs p50 {format_quantity(lat_p50, 'ms')}"],
         ),
         why=(
             "EBS latency grows with throughput well before the throughput limit, and at the limit every "
@@ -333,7 +334,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         changes=_changes(ctx, node, target, reason),
         impact=Impact(
             summary=(
-                f"flush + compaction writes capped at {target / MIB:.0f} MiB/s of the {disk_mibps:.0f} MiB/s disk: "
+                f"flush + compaction writes capped at {format_quantity(target / MIB, 'MiB/s')} of the {format_quantity(disk_mibps, 'MiB/s')} disk: "
                 "bursts no longer take the whole volume from foreground I/O"
             ),
             metric="rate limit, MiB/s",

@@ -33,6 +33,7 @@ from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import PROVISIONED_IOPS_TYPES, VolumeLimits, volume_limits
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.units import format_quantity, format_usd_change
 
 from ._common import (
     AT_CEILING_FRACTION,
@@ -65,7 +66,7 @@ def _gp3_for_peak(size: float, peak_iops: float, peak_mibps: float) -> VolumeCon
     if not lim.valid:
         return None
     return VolumeConfig(
-        f"gp3 {size:g} GiB, {iops:,} IOPS, {mibps:g} MiB/s", "gp3", size, iops, mibps, 1, lim, True
+        f"gp3 {format_quantity(size, 'GiB')}, {format_quantity(iops, 'IOPS')}, {format_quantity(mibps, 'MiB/s')}", "gp3", size, iops, mibps, 1, lim, True
     )
 
 
@@ -81,7 +82,7 @@ def _io_for_peak(kind: str, size: float, peak_iops: float, peak_mibps: float) ->
     lim = volume_limits(kind, size, iops)
     if not lim.valid:
         return None
-    return VolumeConfig(f"{kind} {size:g} GiB, {iops:,} IOPS", kind, size, iops, None, 1, lim, True)
+    return VolumeConfig(f"{kind} {format_quantity(size, 'GiB')}, {format_quantity(iops, 'IOPS')}", kind, size, iops, None, 1, lim, True)
 
 
 def _instance_pinned(ctx: Context, iid: str | None) -> bool:
@@ -156,7 +157,7 @@ def _finding(
 ) -> Finding:
     entity = ctx.entity_for_volume(vid)
     vol = ctx.volume(vid)
-    reason = f"peak {peak_iops:,.0f} counted IOPS / {peak_mibps:,.0f} MiB/s fits at <= 75% of the cheaper configuration"
+    reason = f"peak {format_quantity(peak_iops, 'counted IOPS')} / {format_quantity(peak_mibps, 'MiB/s')} fits at <= 75% of the cheaper configuration"
     options = []
     for cfg in sorted(configs, key=lambda c: c.monthly_cost):
         delta = round(cfg.monthly_cost - lim.monthly_cost_usd, 2)
@@ -166,8 +167,8 @@ def _finding(
                 changes=volume_changes(entity, lim, cfg, reason),
                 impact=Impact(
                     summary=(
-                        f"{delta:+,.2f} USD/month; IOPS ceiling {lim.baseline_iops:,.0f} -> {cfg.iops_ceiling:,.0f}, "
-                        f"MiB/s {lim.baseline_throughput_mibps:,.0f} -> {cfg.mibps_ceiling:,.0f}"
+                        f"{format_usd_change(delta)}/month; IOPS ceiling {format_quantity(lim.baseline_iops, '')} -> {format_quantity(cfg.iops_ceiling, '')}, "
+                        f"MiB/s {format_quantity(lim.baseline_throughput_mibps, '')} -> {format_quantity(cfg.mibps_ceiling, '')}"
                     ),
                     metric="monthly cost",
                     unit="USD/month",
@@ -193,7 +194,7 @@ def _finding(
         rule=rule,
         severity="info",
         entity=entity,
-        title=f"{vid} ({vol.type} {vol.size_gib:g} GiB, {vol.role}): {title_tail}; save ${saving:,.2f}/month",
+        title=f"{vid} ({vol.type} {format_quantity(vol.size_gib, 'GiB')}, {vol.role}): {title_tail}; save {format_quantity(saving, 'USD')}/month",
         evidence=window_evidence(
             ctx,
             condition="window peak <= 75% of the cheaper configuration's ceilings; never near the current ones",
@@ -333,8 +334,8 @@ def evaluate_over(ctx: Context) -> list[Finding]:
                 configs,
                 peak_iops,
                 peak_mibps,
-                f"provisioned {lim.baseline_iops:,.0f} IOPS / {lim.baseline_throughput_mibps:,.0f} MiB/s, "
-                f"peak {peak_iops:,.0f} IOPS / {peak_mibps:,.0f} MiB/s",
+                f"provisioned {format_quantity(lim.baseline_iops, 'IOPS')} / {format_quantity(lim.baseline_throughput_mibps, 'MiB/s')}, "
+                f"peak {format_quantity(peak_iops, 'IOPS')} / {format_quantity(peak_mibps, 'MiB/s')}",
                 why=(
                     "Provisioned IOPS and throughput are billed whether used or not (io1/io2 $0.065 per IOPS-month, "
                     "gp3 $0.005 per IOPS-month above 3,000 and $0.04 per MiB/s-month above 125, AWS EBS pricing). "

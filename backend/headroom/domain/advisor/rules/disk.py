@@ -50,6 +50,7 @@ from headroom.domain.model import (
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
 from headroom.domain.snapshot.views import disk_view
+from headroom.domain.units import format_days, format_quantity, format_share, format_usd_change
 
 from ._common import PROJECTION_CRITICAL_DAYS as CRITICAL_DAYS
 from ._common import PROJECTION_SIZING_DAYS as SIZING_DAYS
@@ -122,11 +123,11 @@ def _resize_option(ctx: Context, node: Node, need_total_gib: float, mount: str |
         changes.append(Change(target="aws", key="volume.size", current=v.size_gib, proposed=per, online=True,
                               reason=reason, entity=ctx.entity_for_volume(v.id)))
     return Option(
-        label=f"grow the data volume{'s' if len(vols) > 1 else ''} to {per:,.0f} GiB"
-              + (f" each ({per * len(vols):,.0f} GiB)" if len(vols) > 1 else ""),
+        label=f"grow the data volume{'s' if len(vols) > 1 else ''} to {format_quantity(per, 'GiB')}"
+              + (f" each ({format_quantity(per * len(vols), 'GiB')})" if len(vols) > 1 else ""),
         changes=changes,
         impact=Impact(
-            summary=f"data volume {current_total:,.0f} -> {per * len(vols):,.0f} GiB; {after - before:+,.2f} USD/month",
+            summary=f"data volume {format_quantity(current_total, 'GiB')} -> {format_quantity(per * len(vols), 'GiB')}; {format_usd_change(after - before)}/month",
             metric="data volume size", unit="GiB", before=current_total, after=per * len(vols),
             monthly_cost_before_usd=round(before, 2), monthly_cost_after_usd=round(after, 2),
             monthly_cost_delta_usd=round(after - before, 2),
@@ -148,9 +149,9 @@ def _scale_out_note(ctx: Context, node: Node, need_total_gib: float, capacity_gi
     vol_cost = sum(volume_limits(v.type, v.size_gib, v.iops, v.throughput_mibps, region=ctx.cluster.region).monthly_cost_usd
                    for v in vols)
     price = (inst.monthly_price_usd + vol_cost) if inst is not None and inst.monthly_price_usd is not None else None
-    priced = f", about {stores * price:,.0f} USD/month on demand ({inst.price_label if inst else ''})" if price else ""
+    priced = f", about {format_quantity(stores * price, 'USD')}/month on demand ({inst.price_label if inst else ''})" if price else ""
     return (f"or scale out: {stores} more store{'s' if stores > 1 else ''} like this one ({node.instance_type}, "
-            f"{sum(v.size_gib for v in vols):,.0f} GiB){priced}; PD moves regions onto them, which takes hours "
+            f"{format_quantity(sum(v.size_gib for v in vols), 'GiB')}){priced}; PD moves regions onto them, which takes hours "
             "and I/O on every store")
 
 
@@ -177,13 +178,13 @@ def _low_space(ctx: Context, node: Node) -> Finding | None:
     if available <= reserve or used_share >= PD_LOW_SPACE_RATIO:
         severity, state = "critical", (
             "within TiKV's reserve: writes are restricted" if available <= reserve
-            else f"above PD's low-space line ({PD_LOW_SPACE_RATIO:.0%}): no new regions")
+            else f"above PD's low-space line ({format_share(PD_LOW_SPACE_RATIO)}): no new regions")
     elif days is not None and days <= CRITICAL_DAYS:
-        severity, state = "critical", f"projected above PD's low-space line in {days:.0f} days"
+        severity, state = "critical", f"projected above PD's low-space line in {format_days(days)}"
     elif used_share >= PD_HIGH_SPACE_RATIO:
-        severity, state = "warning", f"above PD's high-space line ({PD_HIGH_SPACE_RATIO:.0%}): PD balances by space left"
+        severity, state = "warning", f"above PD's high-space line ({format_share(PD_HIGH_SPACE_RATIO)}): PD balances by space left"
     elif days is not None and days <= WARNING_DAYS:
-        severity, state = "warning", f"projected above PD's low-space line in {days:.0f} days"
+        severity, state = "warning", f"projected above PD's low-space line in {format_days(days)}"
     else:
         return None
     used_gib = capacity_gib - available / GIB
@@ -195,17 +196,17 @@ def _low_space(ctx: Context, node: Node) -> Finding | None:
     ungrown = bool(disk.volume_gib) and capacity_gib * (1.0 + FS_GAP_SHARE) < (disk.volume_gib or 0.0)
     overhead = capacity_gib / disk.volume_gib if disk.volume_gib and not ungrown else 1.0
     need_volume_gib = sized_for / PD_HIGH_SPACE_RATIO / max(min(overhead, 1.0), 0.5)
-    reason = (f"store {node.id}: {used_share:.0%} of {capacity_gib:,.0f} GiB used ({state}); sized so that "
-              f"{'the space projected in 90 days' if horizon_used else 'today'} ({sized_for:,.0f} GiB) is at "
-              f"{PD_HIGH_SPACE_RATIO:.0%}")
+    reason = (f"store {node.id}: {format_share(used_share)} of {format_quantity(capacity_gib, 'GiB')} used ({state}); sized so that "
+              f"{'the space projected in 90 days' if horizon_used else 'today'} ({format_quantity(sized_for, 'GiB')}) is at "
+              f"{format_share(PD_HIGH_SPACE_RATIO)}")
     option = _resize_option(ctx, node, need_volume_gib, disk.mountpoint, reason)
     entity = ctx.entity_for_node(node.id)
     notes = ["PD's space ratios are read as their defaults (0.7 / 0.8): Headroom does not read PD's config; "
              "`pd-ctl config show` shows yours"]
     if ungrown and disk.volume_gib:
-        notes.insert(0, f"the data volume is already {disk.volume_gib:,.0f} GiB in AWS but the filesystem is "
-                        f"{capacity_gib:,.0f} GiB: growing the filesystem first (see filesystem-not-grown) brings "
-                        f"use to about {used_gib / disk.volume_gib:.0%} at no cost; "
+        notes.insert(0, f"the data volume is already {format_quantity(disk.volume_gib, 'GiB')} in AWS but the filesystem is "
+                        f"{format_quantity(capacity_gib, 'GiB')}: growing the filesystem first (see filesystem-not-grown) brings "
+                        f"use to about {format_share(used_gib / disk.volume_gib)} at no cost; "
                         + _grow_steps(ctx.volume(node.data_volume_ids[0]).device, disk.mountpoint, after_modify=False))
     scale = _scale_out_note(ctx, node, sized_for / PD_HIGH_SPACE_RATIO, capacity_gib)
     if scale:
@@ -236,11 +237,11 @@ def _low_space(ctx: Context, node: Node) -> Finding | None:
         rule=LOW_SPACE_RULE,
         severity=severity,
         entity=entity,
-        title=f"{node.id}: {used_share:.0%} of its {capacity_gib:,.0f} GiB disk used ({state})",
+        title=f"{node.id}: {format_share(used_share)} of its {format_quantity(capacity_gib, 'GiB')} disk used ({state})",
         evidence=Evidence(
             window_start=ctx.window.start, window_end=ctx.window.end, step_seconds=ctx.step_seconds,
-            condition=(f"used >= {PD_HIGH_SPACE_RATIO:.0%} of capacity, or >= {PD_LOW_SPACE_RATIO:.0%}, or available "
-                       f"within the reserve, or projected >= {PD_LOW_SPACE_RATIO:.0%} within {WARNING_DAYS:.0f} days"),
+            condition=(f"used >= {format_share(PD_HIGH_SPACE_RATIO)} of capacity, or >= {format_share(PD_LOW_SPACE_RATIO)}, or available "
+                       f"within the reserve, or projected >= {format_share(PD_LOW_SPACE_RATIO)} within {format_days(WARNING_DAYS)}"),
             measures=[
                 Measure(label="used share of capacity", value=round(used_share, 4), unit="fraction",
                         limit=PD_LOW_SPACE_RATIO, limit_label="PD low-space ratio", statistic="last", source=PD_SOURCE),
@@ -267,8 +268,8 @@ def _low_space(ctx: Context, node: Node) -> Finding | None:
         changes=option.changes if option else [],
         options=[option] if option else [],
         impact=option.impact if option else Impact(
-            summary=(f"grow the filesystem: capacity {capacity_gib:,.0f} -> about {disk.volume_gib:,.0f} GiB at no cost"
-                     if ungrown and disk.volume_gib else f"{capacity_gib:,.0f} GiB; add stores (see notes)"),
+            summary=(f"grow the filesystem: capacity {format_quantity(capacity_gib, 'GiB')} -> about {format_quantity(disk.volume_gib, 'GiB')} at no cost"
+                     if ungrown and disk.volume_gib else f"{format_quantity(capacity_gib, 'GiB')}; add stores (see notes)"),
             metric="store capacity", unit="GiB", before=round(capacity_gib, 1),
             after=disk.volume_gib if ungrown else None),
         confidence=0.9 if severity == "critical" and projection is None else 0.8,
@@ -298,11 +299,11 @@ def _fs_not_grown(ctx: Context, node: Node) -> Finding | None:
         rule=FS_RULE,
         severity="warning",
         entity=entity,
-        title=(f"{node.id}: the data volume is {disk.volume_gib:,.0f} GiB in AWS but its filesystem "
-               f"({disk.mountpoint}) is {fs / GIB:,.0f} GiB: grow the filesystem"),
+        title=(f"{node.id}: the data volume is {format_quantity(disk.volume_gib, 'GiB')} in AWS but its filesystem "
+               f"({disk.mountpoint}) is {format_quantity(fs / GIB, 'GiB')}: grow the filesystem"),
         evidence=Evidence(
             window_start=ctx.window.start, window_end=ctx.window.end, step_seconds=ctx.step_seconds,
-            condition=f"volume size > filesystem size × {1 + FS_GAP_SHARE:.2f}",
+            condition=f"volume size > filesystem size × {format_quantity(1 + FS_GAP_SHARE, '')}",
             measures=[
                 Measure(label="filesystem size", value=round(fs / GIB, 1), unit="GiB", limit=disk.volume_gib,
                         limit_label="volume size in AWS", statistic="last",
@@ -316,8 +317,8 @@ def _fs_not_grown(ctx: Context, node: Node) -> Finding | None:
                                                              source=refs.EBS_VOLUME_TYPES.cite())])],
         ),
         why=WHY_FS,
-        impact=Impact(summary=f"+{gap_gib:,.0f} GiB of capacity already paid for "
-                              f"(~{unused_cost:,.2f} USD/month unused)", metric="store capacity", unit="GiB",
+        impact=Impact(summary=f"+{format_quantity(gap_gib, 'GiB')} of capacity already paid for "
+                              f"(~{format_quantity(unused_cost, 'USD')}/month unused)", metric="store capacity", unit="GiB",
                       before=round(fs / GIB, 1), after=round(disk.volume_gib, 1)),
         confidence=0.9,
         dedup_key=make_dedup_key(FS_RULE, ctx.cluster_key, entity),

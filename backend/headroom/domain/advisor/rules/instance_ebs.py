@@ -31,6 +31,7 @@ from headroom.domain.model import Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
 from headroom.domain.physics.ceilings import IoDimension
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.units import format_duration_words, format_quantity
 
 from ._burst_outlook import burst_outlook, forecast_seconds_to_empty
 from ._common import (
@@ -153,17 +154,17 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                 need_mibps = other_mibps / TARGET_UTILISATION
             need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
             reason = (
-                f"instance EBS {unit} at >= 90% of its {pr.ceiling_min:,.0f} {unit} limit for {pr.held_text()} "
-                f"with volume headroom; needs a sustained {need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS"
+                f"instance EBS {unit} at >= 90% of its {format_quantity(pr.ceiling_min, unit)} limit for {pr.held_text()} "
+                f"with volume headroom; needs a sustained {format_quantity(need_mibps, 'MiB/s')} / {format_quantity(need_iops, 'IOPS')}"
             )
             changes, impact, options = instance_upgrade(
                 ctx, instance.id, inst, need_iops, need_mibps, reason, float(np.nanpercentile(mibps, 99))
             )
             entity = ctx.entity_for_instance(instance.id)
             lim_text = (
-                f"{pr.ceiling_min:,.0f}"
+                format_quantity(pr.ceiling_min, unit)
                 if pr.ceiling_min == pr.ceiling_max
-                else f"{pr.ceiling_min:,.0f} (baseline) / {pr.ceiling_max:,.0f} (burst)"
+                else f"{format_quantity(pr.ceiling_min, unit)} (baseline) / {format_quantity(pr.ceiling_max, unit)} (burst)"
             )
             corroboration = [
                 f"busiest volume at >= 90% of its own ceiling in {pct(max(busy_shares, default=0.0))} "
@@ -172,7 +173,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             bal_metric = mid.EC2_EBS_BYTE_BALANCE if dimension == "throughput" else mid.EC2_EBS_IO_BALANCE
             bal = ctx.series("instance", instance.id, bal_metric)
             if bal is not None:
-                corroboration.append(f"{bal_metric} minimum {np.nanmin(bal):.0f}%")
+                corroboration.append(f"{bal_metric} minimum {format_quantity(np.nanmin(bal), '%')}")
             short = short_window_note(ctx)
             if short is not None:
                 corroboration.append(short)
@@ -203,7 +204,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
                     severity="critical" if pr.peak_ratio >= PINNED_RATIO else "warning",
                     entity=entity,
                     title=(
-                        f"{instance.id} ({inst.name}): EBS {unit} pinned at the instance limit {lim_text} {unit} "
+                        f"{instance.id} ({inst.name}): EBS {unit} pinned at the instance limit {lim_text} "
                         f"for {pr.held_text()} while its volumes have headroom"
                     ),
                     evidence=window_evidence(
@@ -318,9 +319,9 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             full_bucket = []
             if full_to_empty is not None:
                 full_bucket.append(
-                    f"at the drain-period demand (p95 {drain_demand:,.0f} {unit}) a full bucket lasts "
-                    f"{full_to_empty / 60:,.0f} min, then the instance falls back to its baseline "
-                    f"{bucket.baseline_rate:,.0f} {unit}"
+                    f"at the drain-period demand (p95 {format_quantity(drain_demand, unit)}) a full bucket lasts "
+                    f"{format_duration_words(full_to_empty)}, then the instance falls back to its baseline "
+                    f"{format_quantity(bucket.baseline_rate, unit)}"
                 )
             need = demand_estimate(
                 float(np.nanpercentile(observed, 99)), float(np.nanmax(observed)), minutes_empty > 0
@@ -333,8 +334,8 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             )
             need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
             reason = (
-                f"{metric} fell to {low:.0f}% ({minutes_empty:,.0f} min at 0%); a size whose baseline clears "
-                f"{need_mibps:,.0f} MiB/s / {need_iops:,.0f} IOPS does not depend on burst credits"
+                f"{metric} fell to {format_quantity(low, '%')} ({format_duration_words(60 * (minutes_empty))} at 0%); a size whose baseline clears "
+                f"{format_quantity(need_mibps, 'MiB/s')} / {format_quantity(need_iops, 'IOPS')} does not depend on burst credits"
             )
             changes, impact, options = instance_upgrade(
                 ctx, instance.id, inst, need_iops, need_mibps, reason, float(np.nanpercentile(mibps, 99))
@@ -349,19 +350,19 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                     severity=outlook.severity,
                     entity=entity,
                     title=(
-                        f"{instance.id} ({inst.name}): {metric} fell to {low:.0f}%"
+                        f"{instance.id} ({inst.name}): {metric} fell to {format_quantity(low, '%')}"
                         + (
-                            f", {minutes_empty:,.0f} min at the {bucket.baseline_rate:,.0f} {unit} baseline"
+                            f", {format_duration_words(60 * (minutes_empty))} at the {format_quantity(bucket.baseline_rate, unit)} baseline"
                             if minutes_empty
                             else ""
                         )
                         if seen_low
-                        else f"{instance.id} ({inst.name}): {metric} {fc.balance_percent:.0f}%"
+                        else f"{instance.id} ({inst.name}): {metric} {format_quantity(fc.balance_percent, '%')}"
                     )
                     + outlook.title_suffix,
                     evidence=window_evidence(
                         ctx,
-                        condition=f"{metric} <= {LOW_BALANCE_PCT:g}% in the window"
+                        condition=f"{metric} <= {format_quantity(LOW_BALANCE_PCT, '%')} in the window"
                         if seen_low
                         else outlook.condition(metric),
                         measures=outlook.measures

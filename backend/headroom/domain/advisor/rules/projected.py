@@ -32,6 +32,7 @@ from headroom.domain.advisor.rule import Rule
 from headroom.domain.forecast.crossing import band_crossing, level_at
 from headroom.domain.model import Evidence, Forecast, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import ProjectedCeiling
+from headroom.domain.units import format_days, format_duration_words, format_quantity, format_share
 
 from ._common import (
     PROJECTION_CRITICAL_DAYS,
@@ -66,7 +67,7 @@ def _ceiling(ctx: Context, p: ProjectedCeiling) -> tuple[float, str] | None:
             return None
         vol = ctx.volume(p.entity.id)
         value = lim.baseline_iops if p.metric == "iops" else lim.baseline_throughput_mibps
-        return value, refs.EBS_VOLUME_TYPES.cite(f"{vol.type} {vol.size_gib:g} GiB: sustained (baseline) limit")
+        return value, refs.EBS_VOLUME_TYPES.cite(f"{vol.type} {format_quantity(vol.size_gib, 'GiB')}: sustained (baseline) limit")
     if p.entity.kind == "instance":
         resolved = ctx.resolved_instance_limits(p.entity.id)
         if resolved.limits is None:
@@ -109,9 +110,9 @@ def evaluate(ctx: Context) -> list[Finding]:
         dimension = "iops" if p.metric == "iops" else "throughput"
         other = projections.get((p.entity.kind, p.entity.id, "mibps" if p.metric == "iops" else "iops"))
         band_text = (
-            f"{crossing.days_low:.0f}-{crossing.days_high:.0f} days" if crossing.days_low is not None
+            f"{format_days(crossing.days_low, crossing.days_high)}" if crossing.days_low is not None
             and crossing.days_high is not None else
-            f"from {crossing.days_low:.0f} days" if crossing.days_low is not None else "beyond the horizon"
+            f"from {format_days(crossing.days_low)}" if crossing.days_low is not None else "beyond the horizon"
         )
         when = now + timedelta(days=days)
         if p.entity.kind == "volume":
@@ -126,15 +127,15 @@ def evaluate(ctx: Context) -> list[Finding]:
             need_mibps = _need(ctx, p if p.metric == "mibps" else other, p99_mibps)
             inst = ctx.instance_limits(vol.instance_id) if vol.instance_id else None
             cap = (inst.baseline_iops, inst.baseline_throughput_mibps) if inst else None
-            reason = (f"projected to reach the {ceiling:,.0f} {unit} ceiling in {days:.0f} days; sized for "
-                      f"{SIZING_DAYS:.0f} days of growth at {TARGET_UTILISATION:.0%} of the new ceiling")
+            reason = (f"projected to reach the {format_quantity(ceiling, unit)} ceiling in {format_days(days)}; sized for "
+                      f"{format_days(SIZING_DAYS)} of growth at {format_share(TARGET_UTILISATION)} of the new ceiling")
             entity = ctx.entity_for_volume(vol.id)
             options = volume_options(entity, lim, need_iops, need_mibps, data=vol.role == "data",
                                      observed_iops_p99=p99_iops, observed_mibps_p99=p99_mibps,
                                      dimension=dimension, reason=reason, instance_cap=cap)
             changes = options[0].changes if options else []
             impact = options[0].impact if options else None
-            label = f"{vol.id} ({vol.type} {vol.size_gib:g} GiB, {vol.role})"
+            label = f"{vol.id} ({vol.type} {format_quantity(vol.size_gib, 'GiB')}, {vol.role})"
             series = SeriesRef(entity_kind="volume", entity_id=vol.id,
                                metric="derived.counted_iops" if p.metric == "iops" else "derived.mibps",
                                label=f"{label} {unit}",
@@ -150,8 +151,8 @@ def evaluate(ctx: Context) -> list[Finding]:
             p99_mibps = _p99(rates[1]) if rates is not None else 0.0
             need_iops = _need(ctx, p if p.metric == "iops" else other, p99_iops)
             need_mibps = _need(ctx, p if p.metric == "mibps" else other, p99_mibps)
-            reason = (f"instance EBS {unit} projected to reach its {ceiling:,.0f} {unit} baseline in {days:.0f} days; "
-                      f"sized for {SIZING_DAYS:.0f} days of growth")
+            reason = (f"instance EBS {unit} projected to reach its {format_quantity(ceiling, unit)} baseline in {format_days(days)}; "
+                      f"sized for {format_days(SIZING_DAYS)} of growth")
             changes, impact_up, options = instance_upgrade(ctx, iid, inst_lim, need_iops, need_mibps, reason,
                                                            observed_mibps_p99=p99_mibps)
             impact = impact_up
@@ -165,7 +166,7 @@ def evaluate(ctx: Context) -> list[Finding]:
         if impact is None:
             continue
         need = need_iops if p.metric == "iops" else need_mibps
-        title = (f"{label}: {unit} projected to reach the {ceiling:,.0f} {unit} ceiling in {days:.0f} days "
+        title = (f"{label}: {unit} projected to reach the {format_quantity(ceiling, unit)} ceiling in {format_days(days)} "
                  f"(90 % interval {band_text})")
         out.append(Finding(
             rule=RULE,
@@ -175,8 +176,8 @@ def evaluate(ctx: Context) -> list[Finding]:
             evidence=Evidence(
                 window_start=p.history_end - timedelta(hours=p.history_hours), window_end=p.history_end,
                 step_seconds=3600,
-                condition=(f"hourly mean {unit} forecast reaches {ceiling:,.0f} {unit} within {WARNING_DAYS:.0f} "
-                           f"days (critical within {CRITICAL_DAYS:.0f})"),
+                condition=(f"hourly mean {unit} forecast reaches {format_quantity(ceiling, unit)} within {format_days(WARNING_DAYS)} "
+                           f"(critical within {format_days(CRITICAL_DAYS)})"),
                 threshold_pct=None,
                 measures=[
                     Measure(label="hourly mean now", value=round(p.level_now, 1), unit=unit, limit=ceiling,
@@ -185,10 +186,10 @@ def evaluate(ctx: Context) -> list[Finding]:
                             statistic="trend"),
                     Measure(label="days until the ceiling", value=round(days, 1), unit="days",
                             limit=WARNING_DAYS, limit_label="warning within", source=THRESHOLD),
-                    Measure(label=f"size for ({SIZING_DAYS:.0f} days of growth, {TARGET_UTILISATION:.0%})",
+                    Measure(label=f"size for ({format_days(SIZING_DAYS)} of growth, {format_share(TARGET_UTILISATION)})",
                             value=round(need, 1), unit=unit, statistic="p95 band", source=THRESHOLD),
                 ],
-                corroboration=[f"fitted {p.fitted_at:%Y-%m-%d %H:%M} UTC on {p.history_hours} h of history "
+                corroboration=[f"fitted {p.fitted_at:%Y-%m-%d %H:%M} UTC on {format_duration_words(p.history_hours * 3600)} of history "
                                f"({p.method}; docs/projections.md)"],
                 forecasts=[Forecast(kind="ceiling", label=f"sustained {unit} ceiling",
                                     within_seconds=days * 86400.0, at=when,

@@ -29,6 +29,7 @@ from headroom.domain.model import Change, Impact, Measure, Option, ReferenceLine
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
+from headroom.domain.units import format_quantity, format_usd_change
 
 RULE_ID = "raft-dedicated-volume"
 RAFT_ENGINE_DIR = "raft-engine.dir"
@@ -97,7 +98,7 @@ def _create(
         proposed=spec,
         online=True,  # creating and attaching an EBS volume does not stop the instance
         reason=(
-            f"a dedicated {size:g} GiB {vtype} for {node.id}'s Raft log, attached to {node.instance_id} "
+            f"a dedicated {format_quantity(size, 'GiB')} {vtype} for {node.id}'s Raft log, attached to {node.instance_id} "
             f"({inst.availability_zone or 'same AZ'}) and mounted at {MOUNT}"
         ),
         entity=ctx.entity_for_instance(node.instance_id),
@@ -146,14 +147,14 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
     raft_mibps = p95(flush) / MIB if flush is not None else float("nan")
     corroboration = []
     if writer_wait is not None:
-        corroboration.append(f"StoreWriter wait p99 at its window p95: {p95(writer_wait) * 1000:.1f} ms")
+        corroboration.append(f"StoreWriter wait p99 at its window p95: {format_quantity(p95(writer_wait) * 1000, 'ms')}")
     if propose_wait is not None:
         corroboration.append(
-            f"propose wait p99 at its window p95: {p95(propose_wait) * 1000:.1f} ms (PingCAP, Best Practices for Tuning Massive Regions: < 50-100 ms)"
+            f"propose wait p99 at its window p95: {format_quantity(p95(propose_wait) * 1000, 'ms')} (PingCAP, Best Practices for Tuning Massive Regions: < 50-100 ms)"
         )
     if math.isfinite(raft_mibps):
         corroboration.append(
-            f"raft log write rate ~ user writes (flush) p95 {raft_mibps:.1f} MiB/s, vs the gp3's free 125 MiB/s"
+            f"raft log write rate ~ user writes (flush) p95 {format_quantity(raft_mibps, 'MiB/s')}, vs the gp3's free 125 MiB/s"
         )
     vols = [ctx.volume(v) for v in node.data_volume_ids]
     write_lat = [ctx.volume_io(v.id) for v in vols]
@@ -197,7 +198,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
     gp3_impact = Impact(
         summary=(
             f"the Raft log stops queueing behind compaction and reads on the data volume; PingCAP measured "
-            f"+17.5% QPS and -45.6% p99 insert latency with a 20 GB gp3 (PingCAP, TiDB Best Practices on Public Cloud); +${gp3_cost:.2f}/month"
+            f"+17.5% QPS and -45.6% p99 insert latency with a 20 GB gp3 (PingCAP, TiDB Best Practices on Public Cloud); {format_usd_change(gp3_cost)}/month"
         ),
         metric="raft-log fsync p99",
         unit="ms",
@@ -207,7 +208,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         monthly_cost_delta_usd=finite(gp3_cost),
     )
     io2_impact = Impact(
-        summary=f"lowest, steadiest fsync latency (PingCAP's AWS and public-cloud best practices: io1/io2 for strict latency); +${io2_cost:.2f}/month",
+        summary=f"lowest, steadiest fsync latency (PingCAP's AWS and public-cloud best practices: io1/io2 for strict latency); {format_usd_change(io2_cost)}/month",
         metric="raft-log fsync p99",
         unit="ms",
         before=finite(fsync_p95 * 1000),
@@ -220,9 +221,9 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         severity="warning",
         entity=entity,
         title=(
-            f"{node.id}: Raft log shares the data volume and its fsync p99 is {fsync_p50 * 1000:.1f} ms "
-            f"(>= 5 ms {pct(slow.share)} of the time): give it a dedicated {GP3_SIZE_GIB:g} GiB gp3 "
-            f"(+${gp3_cost:.2f}/month)"
+            f"{node.id}: Raft log shares the data volume and its fsync p99 is {format_quantity(fsync_p50 * 1000, 'ms')} "
+            f"(>= 5 ms {pct(slow.share)} of the time): give it a dedicated {format_quantity(GP3_SIZE_GIB, 'GiB')} gp3 "
+            f"({format_usd_change(gp3_cost)}/month)"
         ),
         evidence=evidence(
             ctx,
@@ -261,12 +262,12 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         changes=gp3_changes,
         options=[
             Option(
-                label=f"gp3 {GP3_SIZE_GIB:g} GiB (3,000 IOPS, 125 MiB/s free)",
+                label=f"gp3 {format_quantity(GP3_SIZE_GIB, 'GiB')} (3,000 IOPS, 125 MiB/s free)",
                 changes=gp3_changes,
                 impact=gp3_impact,
             ),
             Option(
-                label=f"io2 {IO2_SIZE_GIB:g} GiB at {IO2_IOPS:,} IOPS (strict latency)",
+                label=f"io2 {format_quantity(IO2_SIZE_GIB, 'GiB')} at {format_quantity(IO2_IOPS, 'IOPS')} (strict latency)",
                 changes=io2_changes,
                 impact=io2_impact,
                 notes=[refs.PINGCAP_AWS.cite("'a 40 GB io1 provisioned with 2 K IOPS' for the best stability")],

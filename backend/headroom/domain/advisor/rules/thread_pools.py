@@ -27,6 +27,7 @@ from headroom.domain.advisor.rules._tikv_helpers import config_int, evidence, fi
 from headroom.domain.model import Impact, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node
+from headroom.domain.units import format_quantity
 
 RULE_ID = "thread-pool-saturation"
 
@@ -170,14 +171,14 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
     notes: list[str] = []
     if math.isfinite(wait_p95):
         limit_text = (
-            f" (limit {pool.wait_limit_s * 1000:.0f} ms, {pool.wait_source})" if pool.wait_limit_s else ""
+            f" (limit {format_quantity(pool.wait_limit_s * 1000, 'ms')}, {pool.wait_source})" if pool.wait_limit_s else ""
         )
         corroboration.append(
-            f"{pool.label} wait p99 at its p95 over the window: {wait_p95 * 1000:.1f} ms{limit_text}"
+            f"{pool.label} wait p99 at its p95 over the window: {format_quantity(wait_p95 * 1000, 'ms')}{limit_text}"
         )
     if pinned:
         corroboration.append(
-            f"CPU peaked at {cpu_peak:.2f} of {size} cores: the pool is pinned and its real demand is higher"
+            f"CPU peaked at {format_quantity(cpu_peak, '')} of {size} cores: the pool is pinned and its real demand is higher"
         )
     host_short = math.isfinite(host_p95) and host_p95 >= HOST_CPU_BUSY
     if host_short:
@@ -235,8 +236,8 @@ def _finding(ctx: Context, node: Node, pool: Pool) -> Finding | None:
                 node,
                 pool.key,
                 new_size,
-                f"{pool.label} CPU p99 {cpu_p99:.2f} cores at the {pct(pool.target)} target (the middle of the "
-                f"{band_text} band, {THRESHOLDS_DOC}) needs {cpu_p99 / pool.target:.1f} threads -> {new_size} "
+                f"{pool.label} CPU p99 {format_quantity(cpu_p99, 'cores')} at the {pct(pool.target)} target (the middle of the "
+                f"{band_text} band, {THRESHOLDS_DOC}) needs {format_quantity(cpu_p99 / pool.target, 'threads')} -> {new_size} "
                 f"({pct(cpu_p99 / new_size)} of the pool); at most {max_threads(node.vcpus)} "
                 f"({node.vcpus} vCPUs − 1)",
             )

@@ -22,6 +22,7 @@ from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.model import Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.ceilings import IoDimension
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.units import format_quantity, format_share
 
 from ._common import (
     AT_CEILING_FRACTION,
@@ -104,14 +105,14 @@ def _evaluate(ctx: Context, dimension: IoDimension) -> list[Finding]:
             name = "VolumeIOPSExceededCheck" if dimension == "iops" else "VolumeThroughputExceededCheck"
             corroboration.append(f"{name} = 1 in {pct(exceeded)} of the at-ceiling minutes")
             confirmed |= exceeded >= EXCEEDED_CONFIRMS_SHARE
-        if jump is not None:
+        if jump is not None and lat_at is not None and lat_off is not None:
             corroboration.append(
-                f"median latency {lat_at:.1f} ms at the ceiling vs {lat_off:.1f} ms otherwise (+{jump:.1f} ms)"
+                f"median latency {format_quantity(lat_at, 'ms')} at the ceiling vs {format_quantity(lat_off, 'ms')} otherwise (+{format_quantity(jump, 'ms')})"
             )
             confirmed |= jump >= LATENCY_JUMP_MS  # docs/reference/pingcap-guidance.md#ebs-latency-at-the-limits: "often more than 10 ms"
         if q_at is not None and q_off is not None:
             corroboration.append(
-                f"median VolumeQueueLength {q_at:.1f} at the ceiling vs {q_off:.1f} otherwise"
+                f"median VolumeQueueLength {format_quantity(q_at, '')} at the ceiling vs {format_quantity(q_off, '')} otherwise"
             )
         pinned = confirmed or pr.peak_ratio >= PINNED_RATIO
         entity = ctx.entity_for_volume(vol.id)
@@ -128,8 +129,8 @@ def _evaluate(ctx: Context, dimension: IoDimension) -> list[Finding]:
         inst = ctx.instance_limits(vol.instance_id) if vol.instance_id else None
         cap = (inst.baseline_iops, inst.baseline_throughput_mibps) if inst else None
         reason = (
-            f"{unit} at >= {AT_CEILING_FRACTION:.0%} of the {pr.ceiling_min:,.0f} {unit} ceiling for "
-            f"{pr.held_text()}; size for {need_iops if dimension == 'iops' else need_mibps:,.0f} {unit}"
+            f"{unit} at >= {format_share(AT_CEILING_FRACTION)} of the {format_quantity(pr.ceiling_min, unit)} ceiling for "
+            f"{pr.held_text()}; size for {format_quantity(need_iops if dimension == 'iops' else need_mibps, unit)}"
         )
         options = volume_options(
             entity,
@@ -162,13 +163,13 @@ def _evaluate(ctx: Context, dimension: IoDimension) -> list[Finding]:
             dimension == "throughput" and lim.volume_type == "gp2" and lim.size_gib < GP2_FULL_THROUGHPUT_GIB
         )
         ceiling_text = (
-            f"{pr.ceiling_min:,.0f}"
+            format_quantity(pr.ceiling_min, unit)
             if pr.ceiling_min == pr.ceiling_max
-            else f"{pr.ceiling_min:,.0f}-{pr.ceiling_max:,.0f}"
+            else f"{format_quantity(pr.ceiling_min, '')}-{format_quantity(pr.ceiling_max, unit)}"
         )
         title = (
-            f"{vol.id} ({vol.type} {vol.size_gib:g} GiB, {vol.role}"
-            f"{' of ' + node.id if node else ''}): {unit} at >= 90% of its {ceiling_text} {unit} ceiling "
+            f"{vol.id} ({vol.type} {format_quantity(vol.size_gib, 'GiB')}, {vol.role}"
+            f"{' of ' + node.id if node else ''}): {unit} at >= 90% of its {ceiling_text} ceiling "
             f"for {pr.held_text()}"
         )
         if small_gp2:
