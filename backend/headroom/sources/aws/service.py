@@ -437,15 +437,20 @@ def _backfill(ctx: JobContext, now: dt.datetime, cid: uuid.UUID, days: int | Non
     except aws_ingest.BackfillSuperseded:
         raise
     except Exception as exc:
-        log.warning("aws.backfill_failed", source=str(cid), error_type=type(exc).__name__)
         with ctx.unit() as db:
             conn = db.get(AwsConnection, cid)
             if conn is not None:
+                log.warning("aws.backfill_failed", source=str(cid), error_type=type(exc).__name__)
                 record_failure(conn, now, f"{type(exc).__name__}: {exc}")
                 failed = aws_ingest.get_backfill(db, conn)
                 if failed is not None:  # progress stays: the next run resumes after the last stored request
                     failed.state, failed.last_error = "failed", redact_error(f"{type(exc).__name__}: {exc}")
                     failed.finished_at = now
+        if conn is None:
+            # The connection was deleted while its history was being imported (its rows went with it, so the
+            # next progress update matched none: StaleDataError): nothing is left to import or to record.
+            log.info("aws.backfill_source_deleted", source=str(cid), error_type=type(exc).__name__)
+            return {"skipped": "connection deleted during the import"}
         raise
 
 
