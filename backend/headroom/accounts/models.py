@@ -30,7 +30,7 @@ class Organization(Base):
     __tablename__ = "organizations"
 
     id: Mapped[uuid.UUID] = uuid_pk()
-    name: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(800))  # 200 characters as shown (platform/schemas.py Name200)
     slug: Mapped[str] = mapped_column(String(80), unique=True)
     # STS external ID the org's IAM role trust policy must require (confused-deputy protection).
     aws_external_id: Mapped[str] = mapped_column(String(100), unique=True)
@@ -43,7 +43,7 @@ class User(Base):
 
     id: Mapped[uuid.UUID] = uuid_pk()
     email: Mapped[str] = mapped_column(String(320))
-    full_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    full_name: Mapped[str] = mapped_column(String(800), default="", server_default="")  # Name200
     password_hash: Mapped[str] = mapped_column(String(255))
     is_active: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
     created_at: Mapped[dt.datetime] = created_at_column()
@@ -81,7 +81,7 @@ class ApiToken(Base):
     id: Mapped[uuid.UUID] = uuid_pk()
     org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
     created_by_user_id: Mapped[uuid.UUID | None] = fk_column("users.id", nullable=True, ondelete="SET NULL")
-    name: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(800))  # 200 characters as shown (platform/schemas.py Name200)
     # The token is shown once; only its SHA-256 and a short prefix (to recognise it in lists) are stored.
     token_prefix: Mapped[str] = mapped_column(String(16))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from headroom.platform.schemas import Email, Input, Output
+from headroom.platform.schemas import Email, Input, Name200, Output
 
 Role = Literal["owner", "admin", "viewer"]
 # NIST SP 800-63B §5.1.1.2 asks for at least 8 characters; we ask for 10 and allow long passphrases.
@@ -17,8 +17,8 @@ PASSWORD_MIN, PASSWORD_MAX = 10, 256
 class SignupCreate(Input):
     email: Email
     password: str = Field(min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)
-    organization_name: str = Field(min_length=1, max_length=200)
-    full_name: str = Field(default="", max_length=200)
+    organization_name: Name200 = Field(min_length=1)
+    full_name: Name200 = ""
 
 
 class SignupStarted(Output):
@@ -58,11 +58,11 @@ class OrganizationDetailRead(OrganizationRead):
 
 
 class OrganizationUpdate(Input):
-    name: str = Field(min_length=1, max_length=200)
+    name: Name200 = Field(min_length=1)
 
 
 class ApiTokenCreate(Input):
-    name: str = Field(min_length=1, max_length=200)
+    name: Name200 = Field(min_length=1)
     role: Role = "viewer"
     expires_at: AwareDatetime | None = Field(
         default=None, description="When the token stops working: a time with its UTC offset, in the future. "
@@ -135,7 +135,7 @@ class InvitationCreated(InvitationRead):
 class InvitationAccept(Input):
     token: str = Field(min_length=10, max_length=200)
     password: str = Field(min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)
-    full_name: str = Field(default="", max_length=200)
+    full_name: Name200 = ""
 
 
 class AuditEntryRead(Output):

@@ -24,7 +24,7 @@ class AlertChannel(Base):
 
     id: Mapped[uuid.UUID] = uuid_pk()
     org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
-    name: Mapped[str] = mapped_column(String(100))
+    name: Mapped[str] = mapped_column(String(400))  # 100 characters as shown (platform/schemas.py Name100)
     kind: Mapped[str] = mapped_column(enum_column("alert_channel_kind", CHANNEL_KINDS))
     # Slack's incoming-webhook URL is itself the secret: stored encrypted like the other secrets.
     url_enc: Mapped[str] = mapped_column(Text)

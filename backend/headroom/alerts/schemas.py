@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from headroom.platform.schemas import Input, Output
+from headroom.platform.schemas import Input, Name100, Output
 
 ChannelKind = Literal["slack", "webhook", "pagerduty", "alertmanager", "email"]
 Severity = Literal["critical", "warning", "info"]
@@ -17,7 +17,7 @@ Severity = Literal["critical", "warning", "info"]
 class ChannelCreate(Input):
     """A channel: where alerts go and which ones."""
 
-    name: str = Field(min_length=1, max_length=100)
+    name: Name100 = Field(min_length=1)
     kind: ChannelKind
     url: str = Field(min_length=3, max_length=2000, description="Slack incoming-webhook URL, your webhook's URL, "
                      "PagerDuty's Events API v2 URL (https://events.pagerduty.com/v2/enqueue), your Alertmanager's "

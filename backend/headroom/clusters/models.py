@@ -33,7 +33,7 @@ class Cluster(Base):
 
     id: Mapped[uuid.UUID] = uuid_pk()
     org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
-    name: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(800))  # 200 characters as shown (platform/schemas.py Name200)
     tikv_version: Mapped[str] = mapped_column(String(40))
     deployment_kind: Mapped[str] = mapped_column(enum_column("deployment_kind", DEPLOYMENT_KINDS))
     tags: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict, server_default=text("'{}'::jsonb"))

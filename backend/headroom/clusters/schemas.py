@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from headroom.platform.schemas import Input, Omittable, Output, pattern_described
+from headroom.platform.schemas import Input, Name200, Omittable, Output, pattern_described
 
 DeploymentKind = Literal["tiup", "operator", "manual"]
 # TiKV versions look like v8.5.1 / 7.6.0 / 9.0.0-beta.2 (stored in a varchar(40)).
@@ -22,7 +22,7 @@ Tags = Annotated[dict[TagKey, TagValue], Field(max_length=50, description="At mo
 
 
 class ClusterCreate(Input):
-    name: str = Field(min_length=1, max_length=200)
+    name: Name200 = Field(min_length=1)
     tikv_version: TikvVersion
     deployment_kind: DeploymentKind = "tiup"
     tags: Tags = Field(default_factory=dict)
@@ -31,7 +31,7 @@ class ClusterCreate(Input):
 class ClusterUpdate(Input):
     """Fields to change; an omitted field keeps its value (none of them can be null)."""
 
-    name: str = Omittable(min_length=1, max_length=200)
+    name: Name200 = Omittable(min_length=1)
     tikv_version: TikvVersion = Omittable()
     deployment_kind: DeploymentKind = Omittable()
     tags: Tags = Omittable()

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import types
+import unicodedata
+from collections.abc import Callable
 from typing import Annotated, Any, Union, get_args, get_origin
+
+import regex
 
 from pydantic import (
     AfterValidator,
@@ -81,6 +85,51 @@ def _explain_email(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
 
 # An email address (email-validator's checks, as EmailStr), refused with one sentence that says what is wrong.
 Email = Annotated[EmailStr, WrapValidator(_explain_email)]
+
+
+# --- names as a person sees them ---------------------------------------------------------------------------
+#
+# A name's length is what the page shows: user-perceived characters (Unicode extended grapheme clusters, UAX #29,
+# https://www.unicode.org/reports/tr29/), as the browser's Intl.Segmenter counts them, not code points: "👍🏽" is
+# one character but two code points, "é" written as e + U+0301 one character but two. Names are stored NFC
+# (UAX #15) and refuse control characters (Unicode category Cc: NUL, U+0002, tabs, newlines), which no name needs
+# and which would break the YAML and shell artefacts that quote a cluster's name. The columns hold
+# STORED_PER_SHOWN code points per shown character, which the OpenAPI document gives as maxLength.
+STORED_PER_SHOWN = 4
+_GRAPHEME = regex.compile(r"\X")
+
+
+def shown_length(text: str) -> int:
+    """The number of characters a person sees in `text` (extended grapheme clusters)."""
+    return len(_GRAPHEME.findall(text))
+
+
+def _name_checker(max_chars: int) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        value = unicodedata.normalize("NFC", value)
+        control = next((c for c in value if unicodedata.category(c) == "Cc"), None)
+        if control is not None:
+            raise PydanticCustomError("name_control_character",
+                                      "must not contain control characters (found U+{code})",
+                                      {"code": f"{ord(control):04X}"})
+        shown = shown_length(value)
+        if shown > max_chars:
+            raise PydanticCustomError("name_too_long", "must be at most {max} characters (it has {shown})",
+                                      {"max": max_chars, "shown": shown})
+        return value
+
+    return check
+
+
+def _name_field(max_chars: int) -> Any:
+    return Field(max_length=max_chars * STORED_PER_SHOWN,
+                 description=f"At most {max_chars} characters as shown (extended grapheme clusters; up to "
+                 f"{max_chars * STORED_PER_SHOWN} code points); no control characters.")
+
+
+# A name or label: at most so many characters as shown, NFC, no control characters.
+Name100 = Annotated[str, _name_field(100), AfterValidator(_name_checker(100))]
+Name200 = Annotated[str, _name_field(200), AfterValidator(_name_checker(200))]
 
 
 def _accepts_null(annotation: Any) -> bool:

@@ -54,7 +54,7 @@ class AwsConnection(_SourceHealth, Base):
 
     id: Mapped[uuid.UUID] = uuid_pk()
     org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
-    name: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(800))  # 200 characters as shown (platform/schemas.py Name200)
     auth_kind: Mapped[str] = mapped_column(enum_column("aws_auth_kind", AWS_AUTH_KINDS))
     role_arn: Mapped[str | None] = mapped_column(String(2048))
     external_id: Mapped[str] = mapped_column(String(100))
@@ -75,7 +75,7 @@ class PrometheusSource(_SourceHealth, Base):
     id: Mapped[uuid.UUID] = uuid_pk()
     org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
     cluster_id: Mapped[uuid.UUID | None] = fk_column("clusters.id", nullable=True, ondelete="SET NULL")
-    name: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(800))  # 200 characters as shown (platform/schemas.py Name200)
     base_url: Mapped[str] = mapped_column(String(2048))
     auth_kind: Mapped[str] = mapped_column(enum_column("prom_auth_kind", PROM_AUTH_KINDS), default="none")
     username: Mapped[str | None] = mapped_column(String(200))

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, HttpUrl, UrlConstraints
 
-from headroom.platform.schemas import Input, Omittable, Output, pattern_described
+from headroom.platform.schemas import Input, Name200, Omittable, Output, pattern_described
 
 AwsAuthKind = Literal["assume_role", "static_keys", "default_chain"]
 PromAuthKind = Literal["none", "bearer", "basic"]
@@ -38,7 +38,7 @@ class SourceHealth(Output):
 
 
 class AwsConnectionCreate(Input):
-    name: str = Field(min_length=1, max_length=200)
+    name: Name200 = Field(min_length=1)
     auth_kind: AwsAuthKind = "assume_role"
     role_arn: RoleArn | None = None
     regions: list[Region] = Field(min_length=1, max_length=30)
@@ -49,7 +49,7 @@ class AwsConnectionCreate(Input):
 class AwsConnectionUpdate(Input):
     """Fields to change; an omitted field keeps its value. Only role_arn and access_key_id can be null."""
 
-    name: str = Omittable(min_length=1, max_length=200)
+    name: Name200 = Omittable(min_length=1)
     role_arn: RoleArn | None = None
     regions: list[Region] = Omittable(min_length=1, max_length=30)
     access_key_id: AccessKeyId | None = None
@@ -73,7 +73,7 @@ class AwsConnectionRead(Output):
 
 
 class PrometheusSourceCreate(Input):
-    name: str = Field(min_length=1, max_length=200)
+    name: Name200 = Field(min_length=1)
     base_url: BaseUrl
     label_selector: str = Field(default="", max_length=1000, examples=['tidb_cluster="prod"'])
     auth_kind: PromAuthKind = "none"
@@ -89,7 +89,7 @@ class PrometheusSourceCreate(Input):
 class PrometheusSourceUpdate(Input):
     """Fields to change; an omitted field keeps its value. Only username and cluster_id can be null (cleared)."""
 
-    name: str = Omittable(min_length=1, max_length=200)
+    name: Name200 = Omittable(min_length=1)
     base_url: BaseUrl = Omittable()
     label_selector: str = Omittable(max_length=1000)
     auth_kind: PromAuthKind = Omittable()

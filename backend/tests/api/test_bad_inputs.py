@@ -311,3 +311,22 @@ def test_a_token_expiry_is_an_aware_time_in_the_future(owner: Any, expires_at: A
         t["name"] != "ci" for t in owner.get("/api/v1/org/tokens").json())
     created = owner.post("/api/v1/org/tokens", json={"name": "ci", "expires_at": "2030-01-01T00:00:00+02:00"})
     assert created.status_code == 201, created.text
+
+
+def test_a_name_is_as_long_as_the_characters_a_person_sees(owner: Any) -> None:
+    # 200 thumbs-up with a skin tone: 200 characters on the page, 400 code points; 201 are one too many
+    thumbs = "\U0001F44D\U0001F3FD"
+    made = owner.post("/api/v1/clusters", json={"name": thumbs * 200, "tikv_version": "v8.5.1"})
+    assert made.status_code == 201, made.text
+    assert made.json()["name"] == thumbs * 200
+    error = _error(owner.post("/api/v1/clusters", json={"name": thumbs * 201, "tikv_version": "v8.5.1"}), 422, "name")
+    assert "at most 200 characters (it has 201)" in error["message"]
+    # "é" typed as e + U+0301 is stored composed (NFC): one character, one code point
+    accented = owner.post("/api/v1/clusters", json={"name": "pre\u0301prod", "tikv_version": "v8.5.1"})
+    assert accented.status_code == 201 and accented.json()["name"] == "pr\u00e9prod"
+
+
+@pytest.mark.parametrize("name", ["prod\u0002", "line\nbreak", "tab\there", "next\u0085line"])
+def test_a_name_refuses_control_characters(owner: Any, name: str) -> None:
+    error = _error(owner.post("/api/v1/clusters", json={"name": name, "tikv_version": "v8.5.1"}), 422, "name")
+    assert "control characters" in error["message"]

@@ -1343,7 +1343,10 @@ export interface components {
              * @description When the token stops working: a time with its UTC offset, in the future. Null: it works until revoked.
              */
             expires_at?: string | null;
-            /** Name */
+            /**
+             * Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
+             */
             name: string;
             /**
              * Role
@@ -1490,7 +1493,10 @@ export interface components {
              * @enum {string}
              */
             auth_kind?: "assume_role" | "static_keys" | "default_chain";
-            /** Name */
+            /**
+             * Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
+             */
             name: string;
             /** Regions */
             regions: string[];
@@ -1610,7 +1616,10 @@ export interface components {
         AwsConnectionUpdate: {
             /** Access Key Id */
             access_key_id?: string | null;
-            /** Name */
+            /**
+             * Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
+             */
             name?: string;
             /** Regions */
             regions?: string[];
@@ -1969,7 +1978,10 @@ export interface components {
              * @enum {string}
              */
             min_severity?: "critical" | "warning" | "info";
-            /** Name */
+            /**
+             * Name
+             * @description At most 100 characters as shown (extended grapheme clusters; up to 400 code points); no control characters.
+             */
             name: string;
             /**
              * Quiet Hours
@@ -2057,7 +2069,10 @@ export interface components {
              * @enum {string}
              */
             deployment_kind?: "tiup" | "operator" | "manual";
-            /** Name */
+            /**
+             * Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
+             */
             name: string;
             /**
              * Tags
@@ -2197,7 +2212,10 @@ export interface components {
              * @enum {string}
              */
             deployment_kind?: "tiup" | "operator" | "manual";
-            /** Name */
+            /**
+             * Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
+             */
             name?: string;
             /**
              * Tags
@@ -3285,6 +3303,7 @@ export interface components {
         InvitationAccept: {
             /**
              * Full Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
              * @default
              */
             full_name?: string;
@@ -3848,7 +3867,10 @@ export interface components {
         };
         /** OrganizationUpdate */
         OrganizationUpdate: {
-            /** Name */
+            /**
+             * Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
+             */
             name: string;
         };
         /** PanelRead */
@@ -4210,7 +4232,10 @@ export interface components {
              * @example tidb_cluster="prod"
              */
             label_selector?: string;
-            /** Name */
+            /**
+             * Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
+             */
             name: string;
             /**
              * Secret
@@ -4274,7 +4299,10 @@ export interface components {
             grafana_url?: string | null;
             /** Label Selector */
             label_selector?: string;
-            /** Name */
+            /**
+             * Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
+             */
             name?: string;
             /** Secret */
             secret?: string;
@@ -4491,10 +4519,14 @@ export interface components {
             email: string;
             /**
              * Full Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
              * @default
              */
             full_name?: string;
-            /** Organization Name */
+            /**
+             * Organization Name
+             * @description At most 200 characters as shown (extended grapheme clusters; up to 800 code points); no control characters.
+             */
             organization_name: string;
             /** Password */
             password: string;
