@@ -968,10 +968,66 @@ def _tf_name(entity_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", entity_id)
 
 
+# Which aws_ebs_volume arguments the AWS provider takes with each volume type (terraform-provider-aws,
+# internal/service/ec2/ebs_volume.go: resourceEBSVolumeCustomizeDiff and resourceEBSVolumeUpdate), restated in
+# docs/reference/terraform-aws-provider.md#aws_ebs_volume-arguments-by-volume-type: `iops` only with io1, io2 or
+# gp3 (and required with io1 and io2), `throughput` only with gp3, within 125-1000.
+TF_IOPS_TYPES = frozenset({"io1", "io2", "gp3"})
+TF_IOPS_REQUIRED_TYPES = frozenset({"io1", "io2"})
+TF_THROUGHPUT_TYPES = frozenset({"gp3"})
+TF_THROUGHPUT_RANGE = (125, 1000)
+_TF_PROVIDER_RULES = "terraform-provider-aws, internal/service/ec2/ebs_volume.go"
+
+
+def _tf_volume_rules(volume_type: Any, attributes: list[tuple[str, Any]]) -> tuple[
+    list[tuple[str, Any]], list[str]
+]:
+    """Fit an aws_ebs_volume block to the provider's rules for its new type: drop the arguments that type does not
+    take (and tell the user to remove them from their resource), and say when the type needs one it lacks."""
+    if not isinstance(volume_type, str):
+        return attributes, []
+    allowed = {"iops": volume_type in TF_IOPS_TYPES, "throughput": volume_type in TF_THROUGHPUT_TYPES}
+    kept = [(name, value) for name, value in attributes if allowed.get(name, True)]
+    remove = [name for name, ok in allowed.items() if not ok]
+    comments: list[str] = []
+    if remove:
+        names = " and ".join(f"`{name}`" for name in remove)
+        comments += _comment_lines(
+            f"REMOVE {names} from this resource: the AWS provider takes iops only with type io1, io2 or gp3 "
+            f"and throughput only with gp3 ({_TF_PROVIDER_RULES}); left in, a new volume fails at plan "
+            f"(\"'iops' must not be set when 'type' is '{volume_type}'\") and an existing one fails at apply "
+            "(ModifyVolume) or never stops showing a diff.",
+            "  # ",
+        )
+    if volume_type in TF_IOPS_REQUIRED_TYPES and not any(name == "iops" for name, _ in kept):
+        comments += _comment_lines(
+            f"Keep `iops` set in this resource: the AWS provider requires it with type {volume_type} "
+            f"({_TF_PROVIDER_RULES}).",
+            "  # ",
+        )
+    low, high = TF_THROUGHPUT_RANGE
+    for name, value in kept:
+        if name == "throughput" and isinstance(value, int | float) and not low <= value <= high:
+            comments += _comment_lines(
+                f"throughput {value} is outside {low}-{high}, the range the AWS provider's schema accepts "
+                f"({_TF_PROVIDER_RULES}): use a provider release that accepts it, or the AWS script.",
+                "  # ",
+            )
+    return kept, comments
+
+
 def _tf_block(kind: str, name: str, attributes: list[tuple[str, Any]], comments: list[str]) -> list[str]:
+    inner: list[str] = []
+    if kind == "aws_ebs_volume":
+        volume_type = next((value for attribute, value in attributes if attribute == "type"), None)
+        attributes, inner = _tf_volume_rules(volume_type, attributes)
     width = max(len(attribute) for attribute, _ in attributes)
     lines = [*comments, f'resource "{kind}" "{name}" {{']
-    lines.append("  # Keep every other argument as in your configuration; change only these.")
+    lines.append(
+        "  # Keep every other argument as in your configuration; change only these"
+        + (", and remove what the next lines name." if inner else ".")
+    )
+    lines += inner
     for attribute, value in attributes:
         lines.append(f"  {attribute.ljust(width)} = {json.dumps(value)}")
     lines.append("}")
