@@ -45,7 +45,7 @@ from headroom.domain.tikvconf.online import can_change_online, online_status, ve
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
 from headroom.domain.tikvconf import shell
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback, split_lines
-from headroom.domain.tikvconf.shell import Restart, VolumeCheck
+from headroom.domain.tikvconf.shell import FilesystemGrow, Restart, VolumeCheck
 from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper
 from headroom.domain.units import setting_text
 
@@ -855,15 +855,36 @@ def _volume_check(ctx: _Context, volume_id: str, changes: Sequence[Change], note
         return None, lines
     entity = changes[0].entity
     what = "; ".join(_moved(c) for c in changes if c.proposed is not None)
+    instance_id = entity.instance() if entity is not None and entity.kind == "volume" else None
+    grows = not ctx.rollback and any(c.key == "volume.size" and c.proposed is not None for c in changes)
     check = VolumeCheck(
         volume_id=volume_id,
-        instance_id=entity.instance() if entity is not None and entity.kind == "volume" else None,
+        instance_id=instance_id,
         modify_flags=" ".join(flags),
         undo_flags=" ".join(undo),
         what=what,
         target=" ".join(target),
+        grow=_filesystem_grow(ctx, instance_id) if grows else None,
     )
+    if grows:
+        lines += _comment_lines(
+            "A larger volume gives TiKV nothing until its partition and filesystem grow: once the modification "
+            "is optimizing, the script grows them on the host (growpart when the filesystem is on a partition, "
+            "then xfs_growfs or resize2fs; docs/reference/filesystem-grow.md), through tiup cluster exec when "
+            "TIUP_CLUSTER is set, else it prints the command.",
+            "# ",
+        )
     return check, lines
+
+
+def _filesystem_grow(ctx: _Context, instance_id: str | None) -> FilesystemGrow:
+    """Where the host step runs (the one TiKV node on the volume's instance) and what node_exporter reported of its
+    data mount; unknown (None) when the instance runs no known node or several."""
+    nodes = ctx.patch.nodes_on(instance_id) if instance_id else ()
+    if len(nodes) != 1:
+        return FilesystemGrow(node=None, fstype=None, mount=None)
+    node = nodes[0]
+    return FilesystemGrow(node=node.server_address(), fstype=node.data_fstype, mount=node.data_mount)
 
 
 def _restart(ctx: _Context, instance_id: str, change: Change) -> Restart:
@@ -904,16 +925,20 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
     if not ctx.patch.region:
         notes.append("the region is unknown: set REGION at the top of the script, or pass --region")
     lines.append("")
+    grows = any(c.grow is not None for c in to_modify)
+    cluster_name = tiup_cluster_name(ctx.patch.cluster)
     lines += shell.header(
         region=ctx.patch.region,
         tikv_version=ctx.patch.tikv_version,
         pd_url=ctx.patch.pd_url,
         restarts=to_restart,
         undo_script=_filename(ctx.patch, "aws", not ctx.rollback, ctx.node),
+        grows=grows,
+        tiup_cluster=None if cluster_name.startswith("<") else cluster_name,
     )
     lines.append("")
-    lines += shell.library(volumes=bool(to_modify), restarts=bool(to_restart))
-    lines += shell.settings_check(to_restart)
+    lines += shell.library(volumes=bool(to_modify), restarts=bool(to_restart), grows=grows)
+    lines += shell.settings_check(to_restart, grows)
     if to_modify:
         lines.append("")
         lines += _comment_lines(
@@ -960,6 +985,8 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
             "# ",
         )
         lines += shell.restart_steps(restart)
+    if grows:
+        lines += ["", "grow_report"]
     lines += ["", 'say "done"']
     return "\n".join(lines) + "\n", notes
 
