@@ -201,3 +201,21 @@ def test_a_modification_that_stays_modifying_stops_the_wait_at_its_timeout(
     assert f"{volume} already has Size=800: skipped" in again.stdout
     assert f"{volume}: modification completed, the new size can be used" in again.stdout
     assert f"  {volume} on {NODE}: echo " in again.stdout
+
+
+def test_a_volume_that_already_has_its_size_still_gets_the_filesystem_step(aws_endpoint_url: str, tmp_path: Path
+                                                                          ) -> None:
+    # grown by hand (or by an earlier run) without a record moto keeps: no modification to wait for
+    ec2 = ec2_client(aws_endpoint_url)
+    instance = make_instance(ec2, "m5.2xlarge")
+    az = ec2.describe_instances(InstanceIds=[instance])["Reservations"][0]["Instances"][0]["Placement"][
+        "AvailabilityZone"]
+    volume = ec2.create_volume(AvailabilityZone=az, Size=800, VolumeType="gp3")["VolumeId"]
+    ec2.attach_volume(VolumeId=volume, InstanceId=instance, Device="/dev/sdf")
+    run = run_script(artefact(_patch(volume, instance), "aws").body, aws_endpoint_url, tmp_path, "resize.sh",
+                     "--yes", "--tiup-cluster", "")
+    assert run.returncode == 0, run.stderr
+    assert f"{volume} already has Size=800: skipped" in run.stdout
+    assert f"{volume}: no modification on record" in run.stdout
+    assert "ModifyVolume" not in run.stdout + run.stderr and "modify-volume" not in run.stdout
+    assert f"  {volume} on {NODE}: echo " in run.stdout

@@ -312,6 +312,7 @@ wait_for_size() {  # volume: until its modification is optimizing or completed (
     state=$(volume_modification_state "$1") || die "$1: cannot read its modification in $REGION (the error above)"
     case "$state" in
       optimizing|completed) say "$1: modification $state, the new size can be used"; return 0 ;;
+      none) say "$1: no modification on record, its size is the one it has"; return 0 ;;   # it had the size already
       failed) die "$1: the modification failed (aws ec2 describe-volumes-modifications --volume-ids $1)" ;;
     esac
     [[ $SECONDS -lt $deadline ]] \
