@@ -1111,6 +1111,13 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         if not attributes:
             continue
         comments = [f"# {volume_id}: {c.key} {_moved(c)}" for c in changes]
+        if any(name == "size" for name, _ in attributes):
+            comments += _comment_lines(
+                "Terraform stops at ModifyVolume: once the modification is optimizing, grow the partition and "
+                "filesystem on the host or TiKV gains nothing (growpart when on a partition, then xfs_growfs or "
+                "resize2fs; the AWS artefact runs this step; docs/reference/filesystem-grow.md).",
+                "# ",
+            )
         lines.append("")
         lines += _tf_block("aws_ebs_volume", _tf_name(volume_id), attributes, comments)
     for instance_id, changes in instances.items():

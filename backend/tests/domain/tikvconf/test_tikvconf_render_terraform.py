@@ -118,13 +118,22 @@ def test_arguments_the_new_type_cannot_take_are_left_out_and_named() -> None:
     assert "REMOVE `iops` and `throughput` from this resource" in body
 
 
+def test_a_size_change_says_the_filesystem_must_grow_on_the_host() -> None:
+    grow = _patch(_change("volume.size", 500, 800))
+    body = artefact(grow, "terraform").body
+    assert _volumes(body)["vol_0a1b2c3d4e5f60001"] == {"size": 800}
+    assert "Terraform stops at ModifyVolume: once the modification is optimizing, grow the partition" in body
+    assert "grow the partition" not in artefact(grow, "terraform", rollback=True).body  # EBS cannot shrink
+
+
 def test_a_throughput_beyond_the_providers_range_is_flagged() -> None:
     body = artefact(_patch(_change("volume.throughput", 1000, 2000), _change("volume.type", "gp3", "gp3")),
                     "terraform").body
     assert "outside 125-1000, the range the AWS provider's schema accepts" in body
 
 
-@pytest.mark.parametrize("patch", [GP2_TO_GP3, GP3_TO_IO2, GP3_TO_IO2_NO_IOPS])
+@pytest.mark.parametrize("patch", [GP2_TO_GP3, GP3_TO_IO2, GP3_TO_IO2_NO_IOPS, TO_ST1_WITH_IOPS,
+                                   _patch(_change("volume.size", 500, 800))])
 @pytest.mark.parametrize("rollback", [False, True])
 def test_terraform_fmt_leaves_the_snippet_as_it_is(patch: Patch, rollback: bool) -> None:
     terraform = shutil.which("terraform") or (
