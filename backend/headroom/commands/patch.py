@@ -64,12 +64,14 @@ def _cluster_from_snapshot(path: Path) -> _Cluster:
     """Return cluster name, TiKV version and nodes, from a valid snapshot or, failing that, the raw JSON."""
     from headroom.domain.snapshot.errors import SnapshotError
     from headroom.domain.snapshot.files import load_snapshot
+    from headroom.domain.snapshot.views import disk_view
 
     try:
         snapshot = load_snapshot(path)
     except SnapshotError as exc:
         strict_error = str(exc)
     else:
+        disks = {node.id: disk_view(snapshot, node.id) for node in snapshot.nodes}
         nodes = tuple(
             PatchTarget(
                 status_address=node.status_address,
@@ -77,6 +79,8 @@ def _cluster_from_snapshot(path: Path) -> _Cluster:
                 instance_id=node.instance_id,
                 name=node.id,
                 store_id=node.store_id,
+                data_mount=disks[node.id].mountpoint,
+                data_fstype=disks[node.id].fstype,
             )
             for node in snapshot.nodes
         )

@@ -50,6 +50,7 @@ from headroom.domain.tikvconf import (
     target_node,
 )
 from headroom.domain.tikvconf import Patch as ConfPatch
+from headroom.domain.snapshot.views import data_mount
 from headroom.domain.tikvconf.keys import check_value
 from headroom.domain.tikvconf.operator import OperatorPatch, patch_manifest, rollback_manifest
 from headroom.domain.tikvconf.render import file_slug
@@ -60,7 +61,7 @@ from headroom.inventory.models import Instance, TikvConfig, TikvNode
 from headroom.patches.models import PatchRecord
 from headroom.patches.schemas import BaseConfigRead, PatchNodeRead, PatchRead
 from headroom.platform.errors import AppError, Conflict, InvalidInput, NotFound
-from headroom.timeseries.snapshots import latest_configs
+from headroom.timeseries.snapshots import latest_configs, node_filesystems
 
 GIB = 1024**3
 ACTIVE_FOR_PATCH = ("open", "acknowledged")
@@ -97,6 +98,21 @@ def _nodes(db: Session, cluster: Cluster) -> list[_NodeInfo]:
                       memory_bytes=int(inst.memory_gib * GIB) if inst and inst.memory_gib else None),
         ))
     return out
+
+
+def _with_data_filesystems(db: Session, cluster: Cluster, nodes: Sequence[_NodeInfo]) -> tuple[PatchTarget, ...]:
+    """The nodes with the mount holding each one's storage.data-dir and its filesystem type, as node_exporter reported
+    them: the AWS script's filesystem step checks them on the host (docs/reference/filesystem-grow.md)."""
+    filesystems = node_filesystems(db, cluster.org_id, cluster.id)
+    configs = latest_configs(db, cluster.org_id, [n.row.id for n in nodes])
+    out = []
+    for n in nodes:
+        mounts = filesystems.get(n.row.store_address, {})
+        config = configs.get(n.row.id)
+        data_dir = config_json_view(config.config).get("storage.data-dir") if config is not None else None
+        mount = data_mount(data_dir, list(mounts))
+        out.append(n.node.model_copy(update={"data_mount": mount, "data_fstype": mounts.get(mount) if mount else None}))
+    return tuple(out)
 
 
 def _region(db: Session, cluster: Cluster, nodes: Sequence[_NodeInfo]) -> str | None:
@@ -472,7 +488,7 @@ def render_patch(
     patch = ConfPatch(
         cluster=cluster.name,
         tikv_version=cluster.tikv_version,
-        nodes=tuple(n.node for n in nodes),
+        nodes=_with_data_filesystems(db, cluster, nodes),
         changes=tuple(row.changes),
         sources=tuple(row.change_sources),
         region=_region(db, cluster, nodes),

@@ -44,6 +44,7 @@ from sqlalchemy.orm import Session
 from headroom.clusters.models import Cluster
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
 from headroom.domain.snapshot.align import method_of
+from headroom.domain.snapshot.metric_ids import NODE_FS_SIZE_BYTES
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import (
     SCHEMA_VERSION,
@@ -272,6 +273,19 @@ def _described(resolved: ResolvedInstanceLimits) -> DescribedEbsLimits | None:
 def _status_address(store_address: str) -> str:
     host, _, _port = store_address.rpartition(":")
     return f"{host or store_address}:20180"
+
+
+def node_filesystems(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) -> dict[str, dict[str, str | None]]:
+    """Each TiKV node's filesystems as node_exporter reported them (the series of node.fs_size_bytes): node id (its
+    store address) -> {mount point: fstype, None when stored before the fstype label was collected}."""
+    out: dict[str, dict[str, str | None]] = {}
+    for s in timeseries.cluster_series(db, org_id, cluster_id):
+        if s.metric != NODE_FS_SIZE_BYTES or SNAPSHOT_KIND.get(s.entity_kind) != "node" or "mountpoint" not in s.labels:
+            continue
+        mounts = out.setdefault(s.entity_id, {})
+        if s.labels.get("fstype") or s.labels["mountpoint"] not in mounts:
+            mounts[s.labels["mountpoint"]] = s.labels.get("fstype") or None
+    return out
 
 
 def latest_configs(db: Session, org_id: uuid.UUID, node_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, TikvConfig]:

@@ -165,14 +165,23 @@ def _create(w: World, body: dict[str, Any]) -> Any:
 def _conf_patch(db: Any, w: World, stored: dict[str, Any]) -> ConfPatch:
     from headroom.domain.tikvconf import config_json_view, pd_url_of
     from headroom.patches.service import _nodes
-    from headroom.timeseries.snapshots import latest_configs
+    from headroom.timeseries.snapshots import latest_configs, node_filesystems
 
     infos = _nodes(db, w.demo.cluster)
     # the region and PD address the AWS script checks before it changes anything: the demo's instances all run in
     # one region, and its nodes' pd.endpoints name PD
     regions = {i.region for i in db.scalars(select(Instance).where(Instance.org_id == w.demo.cluster.org_id))}
     configs = latest_configs(db, w.demo.cluster.org_id, [n.row.id for n in infos])
-    return ConfPatch(cluster=w.demo.cluster.name, tikv_version="v8.5.1", nodes=tuple(n.node for n in infos),
+    # the data mount and its filesystem type the AWS script's filesystem step checks: the demo simulates one mount
+    # per TiKV, the parent of its storage.data-dir, labelled ext4 as node_exporter labels it
+    filesystems = node_filesystems(db, w.demo.cluster.org_id, w.demo.cluster.id)
+    nodes = []
+    for n in infos:
+        data_dir = config_json_view(configs[n.row.id].config)["storage.data-dir"]
+        mount = data_dir.rstrip("/").rsplit("/", 1)[0] or "/"
+        assert filesystems[n.row.store_address] == {mount: "ext4"}
+        nodes.append(n.node.model_copy(update={"data_mount": mount, "data_fstype": "ext4"}))
+    return ConfPatch(cluster=w.demo.cluster.name, tikv_version="v8.5.1", nodes=tuple(nodes),
                      changes=tuple(Change.model_validate(c) for c in stored["changes"]),
                      sources=tuple(stored["change_sources"]), region=regions.pop() if len(regions) == 1 else None,
                      pd_url=pd_url_of(config_json_view(c.config) for c in configs.values()))

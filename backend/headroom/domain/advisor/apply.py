@@ -192,7 +192,7 @@ def _grown_disks(snapshot: Snapshot, volumes: dict[str, Volume], series: list[An
             share = 1.0
             cap_series = next((c for c in series if c.entity == s.entity and c.metric == (
                 mid.NODE_FS_SIZE_BYTES if s.metric.startswith("node.") else mid.TIKV_STORE_CAPACITY_BYTES)
-                and c.labels == s.labels), None)
+                and c.labels.get("mountpoint") == s.labels.get("mountpoint")), None)  # the size also has fstype
             last_cap = capacity if capacity is not None else (
                 next((x for x in reversed(cap_series.values) if x is not None), None) if cap_series else None)
             if last_cap is not None and old_gib > 0:

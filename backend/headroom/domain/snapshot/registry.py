@@ -432,14 +432,16 @@ REGISTRY_LIST: tuple[MetricSpec, ...] = (
         "CPUs busy on the host, in cores.",
     ),
     # node_exporter's filesystem collector (collector/filesystem_linux.go, statfs): one series per mount point;
-    # the snapshot picks the mount that holds TiKV's storage.data-dir (views.disk_view).
+    # the snapshot picks the mount that holds TiKV's storage.data-dir (views.disk_view). The size keeps the mount's
+    # `fstype` label too: the AWS script's filesystem step grows xfs or ext4 and checks the host agrees
+    # (docs/reference/filesystem-grow.md#where-the-filesystem-type-comes-from).
     _prom(
         "node.fs_size_bytes",
         "bytes",
         "gauge",
         ("node_filesystem_size_bytes",),
-        'max(node_filesystem_size_bytes{instance="$instance",mountpoint="$mountpoint",fstype!~"tmpfs|overlay|squashfs|nsfs|ramfs"})',
-        "Size of a filesystem of the host (label mountpoint).",
+        'max(node_filesystem_size_bytes{instance="$instance",mountpoint="$mountpoint",fstype="$fstype",fstype!~"tmpfs|overlay|squashfs|nsfs|ramfs"})',
+        "Size of a filesystem of the host (labels mountpoint, fstype).",
     ),
     _prom(
         "node.fs_avail_bytes",

@@ -1120,7 +1120,8 @@ def simulate(
             if len(host.nodes) == 1:  # one mount per TiKV: its data-dir's parent (several TiKVs per host: not modelled)
                 data_dir = str(config_get(cfg, "storage.data-dir", "/data/tikv"))
                 mount = {"mountpoint": data_dir.rstrip("/").rsplit("/", 1)[0] or "/"}
-                add("node", nid, mid.NODE_FS_SIZE_BYTES, np.full(total, fs_size), mount)
+                # node_exporter labels the size with the filesystem type; the simulated hosts use ext4 (FS_OVERHEAD)
+                add("node", nid, mid.NODE_FS_SIZE_BYTES, np.full(total, fs_size), {**mount, "fstype": "ext4"})
                 add("node", nid, mid.NODE_FS_AVAIL_BYTES, fs_free, mount)
             add("node", nid, mid.TIKV_MEMORY_RSS, rss)
             add("node", nid, mid.TIKV_CPU, tikv_cpu)

@@ -9,7 +9,7 @@ accounting in 256 KiB chunks on SSD and 1 MiB on HDD, latency, hit ratios), the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -189,6 +189,7 @@ class DiskView:
     fs_avail: Array | None
     mountpoint: str | None
     volume_gib: float | None
+    fstype: str | None = None  # node_exporter's fstype label of that mount (xfs, ext4), None when not reported
 
     @property
     def has_store_stats(self) -> bool:
@@ -203,6 +204,15 @@ def _mount_of(data_dir: str, mounts: list[str]) -> str | None:
     return max(holding, key=len) if holding else None
 
 
+def data_mount(data_dir: object, mounts: Collection[str]) -> str | None:
+    """The mount holding TiKV's `storage.data-dir` (an absolute path) among a host's mounts; the only mount when the
+    data dir is not known or matches none and the host has one real filesystem; else None."""
+    mount = _mount_of(data_dir, list(mounts)) if isinstance(data_dir, str) and data_dir.startswith("/") else None
+    if mount is None and len(mounts) == 1:
+        mount = next(iter(mounts))  # the host has one real filesystem: TiKV's data is on it
+    return mount
+
+
 def disk_view(snapshot: Snapshot, node_id: str) -> DiskView:
     """Return a node's data disk (see DiskView); series that are absent are all NaN."""
     n = node(snapshot, node_id)
@@ -211,16 +221,13 @@ def disk_view(snapshot: Snapshot, node_id: str) -> DiskView:
     def series(metric: str) -> Array:
         return aligned(find_series(snapshot, "node", node_id, metric), window)
 
-    mounts = {
-        s.labels["mountpoint"]: s
-        for s in snapshot.series
-        if s.entity.kind == "node" and s.entity.id == node_id and s.metric == mid.NODE_FS_SIZE_BYTES
-        and "mountpoint" in s.labels
-    }
-    data_dir = config_get(n.config, "storage.data-dir")
-    mount = _mount_of(str(data_dir), list(mounts)) if isinstance(data_dir, str) and data_dir.startswith("/") else None
-    if mount is None and len(mounts) == 1:
-        mount = next(iter(mounts))  # the host has one real filesystem: TiKV's data is on it
+    mounts: dict[str, Series] = {}
+    for s in snapshot.series:
+        # a series stored before the fstype label was collected gives way to the one with it
+        if (s.entity.kind == "node" and s.entity.id == node_id and s.metric == mid.NODE_FS_SIZE_BYTES
+                and "mountpoint" in s.labels and (s.labels["mountpoint"] not in mounts or "fstype" in s.labels)):
+            mounts[s.labels["mountpoint"]] = s
+    mount = data_mount(config_get(n.config, "storage.data-dir"), list(mounts))
     fs_size = fs_avail = None
     if mount is not None:
         fs_size = aligned(mounts[mount], window)
@@ -234,4 +241,5 @@ def disk_view(snapshot: Snapshot, node_id: str) -> DiskView:
         fs_avail=fs_avail,
         mountpoint=mount,
         volume_gib=float(sum(sizes)) if sizes else None,
+        fstype=mounts[mount].labels.get("fstype") if mount is not None else None,
     )

@@ -36,6 +36,12 @@ class PatchTarget(BaseModel):
     instance_id: str | None = None
     name: str | None = None
     store_id: int | None = None
+    data_mount: str | None = Field(
+        default=None, description="Mount point holding storage.data-dir, as node_exporter reports it (mountpoint)."
+    )
+    data_fstype: str | None = Field(
+        default=None, description="Filesystem type of that mount, as node_exporter reports it (fstype: xfs, ext4)."
+    )
 
     def host(self) -> str:
         """Return the host part of the status address."""

@@ -45,7 +45,7 @@ from headroom.domain.tikvconf.online import can_change_online, online_status, ve
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
 from headroom.domain.tikvconf import shell
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback, split_lines
-from headroom.domain.tikvconf.shell import Restart, VolumeCheck
+from headroom.domain.tikvconf.shell import FilesystemGrow, Restart, VolumeCheck
 from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper
 from headroom.domain.units import setting_text
 
@@ -855,15 +855,36 @@ def _volume_check(ctx: _Context, volume_id: str, changes: Sequence[Change], note
         return None, lines
     entity = changes[0].entity
     what = "; ".join(_moved(c) for c in changes if c.proposed is not None)
+    instance_id = entity.instance() if entity is not None and entity.kind == "volume" else None
+    grows = not ctx.rollback and any(c.key == "volume.size" and c.proposed is not None for c in changes)
     check = VolumeCheck(
         volume_id=volume_id,
-        instance_id=entity.instance() if entity is not None and entity.kind == "volume" else None,
+        instance_id=instance_id,
         modify_flags=" ".join(flags),
         undo_flags=" ".join(undo),
         what=what,
         target=" ".join(target),
+        grow=_filesystem_grow(ctx, instance_id) if grows else None,
     )
+    if grows:
+        lines += _comment_lines(
+            "A larger volume gives TiKV nothing until its partition and filesystem grow: once the modification "
+            "is optimizing, the script grows them on the host (growpart when the filesystem is on a partition, "
+            "then xfs_growfs or resize2fs; docs/reference/filesystem-grow.md), through tiup cluster exec when "
+            "TIUP_CLUSTER is set, else it prints the command.",
+            "# ",
+        )
     return check, lines
+
+
+def _filesystem_grow(ctx: _Context, instance_id: str | None) -> FilesystemGrow:
+    """Where the host step runs (the one TiKV node on the volume's instance) and what node_exporter reported of its
+    data mount; unknown (None) when the instance runs no known node or several."""
+    nodes = ctx.patch.nodes_on(instance_id) if instance_id else ()
+    if len(nodes) != 1:
+        return FilesystemGrow(node=None, fstype=None, mount=None)
+    node = nodes[0]
+    return FilesystemGrow(node=node.server_address(), fstype=node.data_fstype, mount=node.data_mount)
 
 
 def _restart(ctx: _Context, instance_id: str, change: Change) -> Restart:
@@ -904,16 +925,20 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
     if not ctx.patch.region:
         notes.append("the region is unknown: set REGION at the top of the script, or pass --region")
     lines.append("")
+    grows = any(c.grow is not None for c in to_modify)
+    cluster_name = tiup_cluster_name(ctx.patch.cluster)
     lines += shell.header(
         region=ctx.patch.region,
         tikv_version=ctx.patch.tikv_version,
         pd_url=ctx.patch.pd_url,
         restarts=to_restart,
         undo_script=_filename(ctx.patch, "aws", not ctx.rollback, ctx.node),
+        grows=grows,
+        tiup_cluster=None if cluster_name.startswith("<") else cluster_name,
     )
     lines.append("")
-    lines += shell.library(volumes=bool(to_modify), restarts=bool(to_restart))
-    lines += shell.settings_check(to_restart)
+    lines += shell.library(volumes=bool(to_modify), restarts=bool(to_restart), grows=grows)
+    lines += shell.settings_check(to_restart, grows)
     if to_modify:
         lines.append("")
         lines += _comment_lines(
@@ -960,6 +985,8 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
             "# ",
         )
         lines += shell.restart_steps(restart)
+    if grows:
+        lines += ["", "grow_report"]
     lines += ["", 'say "done"']
     return "\n".join(lines) + "\n", notes
 
@@ -968,10 +995,66 @@ def _tf_name(entity_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", entity_id)
 
 
+# Which aws_ebs_volume arguments the AWS provider takes with each volume type (terraform-provider-aws,
+# internal/service/ec2/ebs_volume.go: resourceEBSVolumeCustomizeDiff and resourceEBSVolumeUpdate), restated in
+# docs/reference/terraform-aws-provider.md#aws_ebs_volume-arguments-by-volume-type: `iops` only with io1, io2 or
+# gp3 (and required with io1 and io2), `throughput` only with gp3, within 125-1000.
+TF_IOPS_TYPES = frozenset({"io1", "io2", "gp3"})
+TF_IOPS_REQUIRED_TYPES = frozenset({"io1", "io2"})
+TF_THROUGHPUT_TYPES = frozenset({"gp3"})
+TF_THROUGHPUT_RANGE = (125, 1000)
+_TF_PROVIDER_RULES = "terraform-provider-aws, internal/service/ec2/ebs_volume.go"
+
+
+def _tf_volume_rules(volume_type: Any, attributes: list[tuple[str, Any]]) -> tuple[
+    list[tuple[str, Any]], list[str]
+]:
+    """Fit an aws_ebs_volume block to the provider's rules for its new type: drop the arguments that type does not
+    take (and tell the user to remove them from their resource), and say when the type needs one it lacks."""
+    if not isinstance(volume_type, str):
+        return attributes, []
+    allowed = {"iops": volume_type in TF_IOPS_TYPES, "throughput": volume_type in TF_THROUGHPUT_TYPES}
+    kept = [(name, value) for name, value in attributes if allowed.get(name, True)]
+    remove = [name for name, ok in allowed.items() if not ok]
+    comments: list[str] = []
+    if remove:
+        names = " and ".join(f"`{name}`" for name in remove)
+        comments += _comment_lines(
+            f"REMOVE {names} from this resource: the AWS provider takes iops only with type io1, io2 or gp3 "
+            f"and throughput only with gp3 ({_TF_PROVIDER_RULES}); left in, a new volume fails at plan "
+            f"(\"'iops' must not be set when 'type' is '{volume_type}'\") and an existing one fails at apply "
+            "(ModifyVolume) or never stops showing a diff.",
+            "  # ",
+        )
+    if volume_type in TF_IOPS_REQUIRED_TYPES and not any(name == "iops" for name, _ in kept):
+        comments += _comment_lines(
+            f"Keep `iops` set in this resource: the AWS provider requires it with type {volume_type} "
+            f"({_TF_PROVIDER_RULES}).",
+            "  # ",
+        )
+    low, high = TF_THROUGHPUT_RANGE
+    for name, value in kept:
+        if name == "throughput" and isinstance(value, int | float) and not low <= value <= high:
+            comments += _comment_lines(
+                f"throughput {value} is outside {low}-{high}, the range the AWS provider's schema accepts "
+                f"({_TF_PROVIDER_RULES}): use a provider release that accepts it, or the AWS script.",
+                "  # ",
+            )
+    return kept, comments
+
+
 def _tf_block(kind: str, name: str, attributes: list[tuple[str, Any]], comments: list[str]) -> list[str]:
+    inner: list[str] = []
+    if kind == "aws_ebs_volume":
+        volume_type = next((value for attribute, value in attributes if attribute == "type"), None)
+        attributes, inner = _tf_volume_rules(volume_type, attributes)
     width = max(len(attribute) for attribute, _ in attributes)
     lines = [*comments, f'resource "{kind}" "{name}" {{']
-    lines.append("  # Keep every other argument as in your configuration; change only these.")
+    lines.append(
+        "  # Keep every other argument as in your configuration; change only these"
+        + (", and remove what the next lines name." if inner else ".")
+    )
+    lines += inner
     for attribute, value in attributes:
         lines.append(f"  {attribute.ljust(width)} = {json.dumps(value)}")
     lines.append("}")
@@ -1028,6 +1111,13 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
         if not attributes:
             continue
         comments = [f"# {volume_id}: {c.key} {_moved(c)}" for c in changes]
+        if any(name == "size" for name, _ in attributes):
+            comments += _comment_lines(
+                "Terraform stops at ModifyVolume: once the modification is optimizing, grow the partition and "
+                "filesystem on the host or TiKV gains nothing (growpart when on a partition, then xfs_growfs or "
+                "resize2fs; the AWS artefact runs this step; docs/reference/filesystem-grow.md).",
+                "# ",
+            )
         lines.append("")
         lines += _tf_block("aws_ebs_volume", _tf_name(volume_id), attributes, comments)
     for instance_id, changes in instances.items():

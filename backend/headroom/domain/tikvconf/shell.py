@@ -10,6 +10,10 @@ The procedure is docs/reference/rolling-restart.md's, from PingCAP's public docs
   instances restart one at a time, each store's leaders migrated away first (`--transfer-timeout`, 600 s).
 - AWS, Monitor the progress of Amazon EBS volume modifications: a volume never modified has no modification
   record (DescribeVolumesModifications answers InvalidVolumeModification.NotFound).
+- After a size change, TiKV sees the new capacity only once the partition and the filesystem grow
+  (docs/reference/filesystem-grow.md): the script waits until the modification is `optimizing` or `completed`, then
+  runs the host step through `tiup cluster exec <cluster> -N <node> --sudo --command ...` (PingCAP, tiup cluster
+  exec, https://docs.pingcap.com/tidb/stable/tiup-component-cluster-exec) or prints it to run by hand.
 pd-ctl prints a failed request's message and may still exit 0 (it did before v7), so a store's state is read
 from the JSON it prints and anything else is an error, never a state.
 """
@@ -25,6 +29,9 @@ EVICT_TIMEOUT_S = 600  # TiUP's --transfer-timeout default
 UP_TIMEOUT_S = 900
 LEADERS_BACK_TIMEOUT_S = 600
 POLL_S = 5
+# A size change is usable once the modification is optimizing, usually within minutes (AWS, Monitor the progress of
+# Amazon EBS volume modifications; docs/reference/filesystem-grow.md#when-the-new-size-can-be-used).
+MODIFY_TIMEOUT_S = 1800
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,16 @@ class Restart:
 
 
 @dataclass(frozen=True)
+class FilesystemGrow:
+    """The host step after a volume grows: the TiUP node to run it on (its store address, `tiup cluster exec -N`), and
+    the filesystem type and mount point node_exporter reported for the data mount (None: not known)."""
+
+    node: str | None
+    fstype: str | None
+    mount: str | None
+
+
+@dataclass(frozen=True)
 class VolumeCheck:
     """One volume the script modifies: its id, the instance it must be attached to, and how to undo it."""
 
@@ -47,6 +64,7 @@ class VolumeCheck:
     undo_flags: str
     what: str
     target: str  # what describe-volumes shows once done: "VolumeType=gp3 Iops=4000" (the attributes changed)
+    grow: FilesystemGrow | None = None  # set when the size grows: the filesystem must grow after it
 
 
 def store_variable(instance_id: str) -> str:
@@ -60,12 +78,13 @@ def _q(value: str) -> str:
 
 def header(
     *, region: str | None, tikv_version: str | None, pd_url: str | None, restarts: Sequence[Restart],
-    undo_script: str,
+    undo_script: str, grows: bool = False, tiup_cluster: str | None = None,
 ) -> list[str]:
     """Usage, settings (what Headroom knows filled in) and argument parsing."""
     lines = [
         "# Usage: bash THIS_FILE [--yes] [--region REGION] [--profile PROFILE]"
-        + (" [--pd PD_URL]" if restarts else ""),
+        + (" [--pd PD_URL]" if restarts else "")
+        + (" [--tiup-cluster NAME|'']" if grows else ""),
         "#   Without --yes the script asks before it changes anything"
         + (" and again before each TiKV it restarts" if restarts else "")
         + "; with no answer",
@@ -98,8 +117,15 @@ def header(
             f': "${{EVICT_TIMEOUT:={EVICT_TIMEOUT_S}}}"   # seconds for a store\'s leaders to move away',
             f': "${{UP_TIMEOUT:={UP_TIMEOUT_S}}}"   # seconds for PD to report a restarted store Up',
             f': "${{LEADERS_BACK_TIMEOUT:={LEADERS_BACK_TIMEOUT_S}}}"   # seconds for leaders to come back',
-            f': "${{POLL_SECONDS:={POLL_S}}}"',
         ]
+    if grows:
+        lines += [
+            f"TIUP_CLUSTER={_q(tiup_cluster or '')}   # grow each filesystem with tiup cluster exec on this cluster "
+            "(--tiup-cluster); empty: the script prints the host step to run by hand",
+            f': "${{MODIFY_TIMEOUT:={MODIFY_TIMEOUT_S}}}"   # seconds for a size change to reach optimizing',
+        ]
+    if restarts or grows:
+        lines.append(f': "${{POLL_SECONDS:={POLL_S}}}"')
     lines += [
         "",
         "YES=0",
@@ -111,6 +137,10 @@ def header(
     ]
     if restarts:
         lines.append('    --pd) PD_URL="${2:?--pd needs a value}"; shift ;;')
+    if grows:
+        # `${2?}`, not `${2:?}`: an empty name is how to say "print the host step, do not run it through TiUP".
+        lines.append('    --tiup-cluster) TIUP_CLUSTER="${2?--tiup-cluster needs a name (\'\': print the host step)}"; '
+                     'shift ;;')
     lines += [
         '    *) echo "unknown argument: $1 (see Usage at the top of the script)" >&2; exit 2 ;;',
         "  esac",
@@ -132,6 +162,7 @@ aws_cli() {
 AWS_LINE() {  # how an undo command calls the CLI, with the same region and profile
   printf 'aws --region %q' "$REGION"; [[ -z "$PROFILE" ]] || printf ' --profile %q' "$PROFILE"
 }
+# shellcheck disable=SC2034  # LAST_CHANGE is read by the restart steps, when the script has any
 changed() { CHANGED+=("$1"); UNDO+=("$2"); LAST_CHANGE=$((${#CHANGED[@]} - 1)); }
 undone() { CHANGED[$1]=""; }
 report() {
@@ -206,6 +237,112 @@ check_volume() {  # volume, instance it must be attached to ("" if not known), t
   say "checked $1: in-use on $attached_to, last modification: $modification"
 }
 """
+
+# The host step after an EBS volume grows (docs/reference/filesystem-grow.md, from AWS "Extend the file system after
+# resizing an EBS volume"): run as root on the instance with the volume id, and the filesystem type and mount point
+# node_exporter reported ("" when unknown). It finds the volume's disk by its NVMe serial (Nitro: the volume id
+# without its dash; `lsblk -o NAME,SERIAL`), the mounted filesystem on it with findmnt, grows the partition first
+# when the filesystem is on one (growpart), then the filesystem (xfs_growfs on the mount point, resize2fs on the
+# device); anything else (another filesystem type, a type other than node_exporter's, RAID, LVM, no serial) stops
+# it with nothing changed.
+HOST_GROW_SCRIPT = r"""#!/usr/bin/env bash
+# Grow the filesystem on an EBS volume whose size was just increased (AWS, Extend the file system after resizing an
+# EBS volume: https://docs.aws.amazon.com/ebs/latest/userguide/recognize-expanded-volume-linux.html).
+# Usage, as root on the instance: bash -s -- VOLUME_ID EXPECTED_FSTYPE EXPECTED_MOUNT ("" if not known)
+set -euo pipefail
+fail() { printf 'NOT GROWN: %s\n' "$*" >&2; exit 1; }
+volume=${1:?usage: VOLUME_ID EXPECTED_FSTYPE EXPECTED_MOUNT}
+expected_fstype=${2:-}
+expected_mount=${3:-}
+serial=${volume/-/}   # on Nitro instances the NVMe serial is the volume id without its dash
+disk=$(lsblk -dnpo NAME,SERIAL | awk -v s="$serial" '$2 == s { print $1 }')
+[[ -n "$disk" ]] || fail "no disk has serial $serial (lsblk -o NAME,SERIAL): $volume is not attached here, or this is not a Nitro (NVMe) instance; grow it by hand"
+[[ "$disk" != *$'\n'* ]] || fail "several disks have serial $serial: $disk"
+source='' target='' fstype=''
+while read -r name type; do
+  case "$type" in
+    disk|part) ;;
+    *) fail "$name on $disk is a $type device (RAID, LVM or encryption): grow that layer by hand" ;;
+  esac
+  found=$(findmnt -rno TARGET,FSTYPE --source "$name" 2>/dev/null | head -n 1 || true)
+  [[ -n "$found" ]] || continue
+  [[ -z "$source" ]] || fail "more than one filesystem on $disk is mounted ($source, $name)"
+  source=$name
+  read -r target fstype <<<"$found"
+done < <(lsblk -lnpo NAME,TYPE "$disk")
+[[ -n "$source" ]] || fail "no filesystem on $disk ($volume) is mounted"
+[[ -z "$expected_mount" || "$target" == "$expected_mount" ]] \
+  || fail "$source is mounted at $target, not at $expected_mount as node_exporter reported"
+[[ -z "$expected_fstype" || "$fstype" == "$expected_fstype" ]] \
+  || fail "$source is $fstype here but node_exporter reported $expected_fstype: check the host before growing it"
+case "$fstype" in
+  xfs|ext4) ;;
+  *) fail "$source ($target) is $fstype: only xfs (xfs_growfs) and ext4 (resize2fs) are grown by this step" ;;
+esac
+if [[ "$source" != "$disk" ]]; then
+  part=${source#"$disk"}
+  part=${part#p}   # /dev/nvme1n1p1 -> 1, /dev/xvdf1 -> 1
+  [[ "$part" =~ ^[0-9]+$ ]] || fail "cannot tell the partition number of $source on $disk"
+  command -v growpart >/dev/null || fail "growpart is not installed (cloud-guest-utils or cloud-utils-growpart)"
+  if ! out=$(growpart "$disk" "$part" 2>&1); then
+    [[ "$out" == NOCHANGE* ]] || fail "growpart $disk $part: $out"
+  fi
+  printf 'partition %s: %s\n' "$source" "${out:-grown}"
+fi
+case "$fstype" in
+  xfs) xfs_growfs -d "$target" ;;
+  ext4) resize2fs "$source" ;;
+esac
+printf 'GROWN: %s (%s) at %s\n' "$source" "$fstype" "$target"
+"""
+
+_GROW_LIBRARY = r"""
+GROW_BY_HAND=()   # host steps to run by hand, printed at the end
+host_grow_script() {  # the host step: docs/reference/filesystem-grow.md
+  cat <<'HEADROOM_HOST_STEP'
+@HOST_GROW_SCRIPT@HEADROOM_HOST_STEP
+}
+host_command() {  # volume, fstype, mount[, shell]: one line that runs the host step (as root: sudo bash)
+  printf 'echo %s | base64 -d | %s -s -- %q %q %q' "$(host_grow_script | base64 | tr -d '\n')" "${4:-sudo bash}" \
+    "$1" "$2" "$3"
+}
+wait_for_size() {  # volume: until its modification is optimizing or completed (the new size can be used)
+  local deadline=$((SECONDS + MODIFY_TIMEOUT)) state
+  while true; do
+    state=$(volume_modification_state "$1") || die "$1: cannot read its modification in $REGION (the error above)"
+    case "$state" in
+      optimizing|completed) say "$1: modification $state, the new size can be used"; return 0 ;;
+      none) say "$1: no modification on record, its size is the one it has"; return 0 ;;   # it had the size already
+      failed) die "$1: the modification failed (aws ec2 describe-volumes-modifications --volume-ids $1)" ;;
+    esac
+    [[ $SECONDS -lt $deadline ]] \
+      || die "$1: the modification is still $state after ${MODIFY_TIMEOUT}s, its filesystem not grown yet: run this script again once it is optimizing (it skips what is done and grows the filesystem)"
+    sleep "$POLL_SECONDS"
+  done
+}
+grow_filesystem() {  # volume, TiUP node ("" if not known), fstype and mount node_exporter reported ("" if not known)
+  local command
+  wait_for_size "$1"
+  command=$(host_command "$1" "$3" "$4")
+  if [[ -n "$TIUP_CLUSTER" && -n "$2" ]]; then
+    confirm "Grow the filesystem of $1 on $2 now (tiup cluster exec $TIUP_CLUSTER -N $2 --sudo)?"
+    tiup cluster exec "$TIUP_CLUSTER" -N "$2" --sudo --command "$(host_command "$1" "$3" "$4" bash)" \
+      || die "$1: the filesystem on $2 was not grown (the output above); the volume is larger already, so run on $2: $command"
+    say "$1: filesystem grown on $2"
+  else
+    GROW_BY_HAND+=("$1 on ${2:-its instance}: $command")
+    say "$1: its filesystem must grow on the host (the command is printed at the end)"
+  fi
+}
+grow_report() {
+  local line
+  [[ ${#GROW_BY_HAND[@]} -gt 0 ]] || return 0
+  say "TiKV sees the larger volumes only once their filesystems grow: run each line on its instance (it runs the"
+  say "host_grow_script function of this script as root)"
+  for line in "${GROW_BY_HAND[@]}"; do say "  $line"; done
+}
+"""
+
 
 _RESTART_LIBRARY = r"""
 pd() { tiup "ctl:$TIUP_CTL_VERSION" pd -u "$PD_URL" "$@"; }
@@ -327,13 +464,14 @@ restart_instance() {  # instance, from type, to type, store ids (space-separated
 """
 
 
-def library(*, volumes: bool, restarts: bool) -> list[str]:
+def library(*, volumes: bool, restarts: bool, grows: bool = False) -> list[str]:
     """The helper functions the script's steps call."""
-    text = _LIBRARY + (_VOLUME_LIBRARY if volumes else "") + (_RESTART_LIBRARY if restarts else "")
+    grow = _GROW_LIBRARY.replace("@HOST_GROW_SCRIPT@", HOST_GROW_SCRIPT) if grows else ""
+    text = _LIBRARY + (_VOLUME_LIBRARY if volumes else "") + grow + (_RESTART_LIBRARY if restarts else "")
     return text.strip("\n").splitlines()
 
 
-def settings_check(restarts: Sequence[Restart]) -> list[str]:
+def settings_check(restarts: Sequence[Restart], grows: bool = False) -> list[str]:
     """Stop before anything when a setting the script needs is empty or a tool is missing."""
     lines = [
         "",
@@ -358,6 +496,10 @@ def settings_check(restarts: Sequence[Restart]) -> list[str]:
     ]
     if restarts:
         lines.append('command -v tiup >/dev/null || die "tiup is not on PATH (pd-ctl runs as tiup ctl:<version> pd)"')
+    if grows:
+        lines.append('[[ -z "$TIUP_CLUSTER" ]] || command -v tiup >/dev/null '
+                     '|| die "tiup is not on PATH (the filesystems grow with tiup cluster exec; or set TIUP_CLUSTER=\'\')"')
+        lines.append('command -v base64 >/dev/null || die "base64 is not on PATH (it carries the host step)"')
     return lines
 
 
@@ -413,10 +555,17 @@ def volume_step(check: VolumeCheck) -> list[str]:
         if check.undo_flags
         else _q("# nothing to run: an EBS volume cannot be made smaller")
     )
-    return [
+    lines = [
         f'if [[ "${_volume_done(check.volume_id)}" -eq 0 ]]; then',
         f"  aws_cli ec2 modify-volume --volume-id {check.volume_id} {check.modify_flags} "
         "--query 'VolumeModification.[VolumeId,ModificationState]' --output text",
         f"  changed {_q(check.volume_id + ': ' + check.what)} {undo}",
         "fi",
     ]
+    if check.grow is not None:
+        # Also when the volume had its size already (a rerun): growing a grown filesystem changes nothing.
+        grow = check.grow
+        lines.append(
+            f"grow_filesystem {check.volume_id} {_q(grow.node or '')} {_q(grow.fstype or '')} {_q(grow.mount or '')}"
+        )
+    return lines

@@ -256,7 +256,7 @@ def _emit(writer: _Writer, series: Series, node: NodeLabels, start: float) -> No
         name, extra, kind = SIMPLE[metric]
         base = node.node_exporter if metric.startswith("node.") else node.tikv
         labels = {**base, **extra}
-        for label in ("device", "mountpoint"):
+        for label in ("device", "mountpoint", "fstype"):
             if label in series.labels:
                 labels[label] = series.labels[label]
         if kind == "counter":

@@ -66,7 +66,7 @@ def _assert_matches_simulation(db: Any, source: PrometheusSource, cluster: SimCl
         spec = REGISTRY.get(series.metric)
         if spec is None or not isinstance(spec.source, PromSpec):
             continue
-        labels = {k: series.labels[k] for k in ("device", "mountpoint") if k in series.labels}
+        labels = {k: series.labels[k] for k in ("device", "mountpoint", "fstype") if k in series.labels}
         row = db.scalar(
             select(MetricSeries).where(
                 MetricSeries.org_id == source.org_id,
