@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import boto3
+import pytest
 from aws_script_run import REGION, ec2_client, make_instance, run_script
 from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf import Patch, PatchTarget
@@ -249,13 +250,21 @@ def test_failures_stop_before_any_change_and_say_why(aws_endpoint_url: str, tmp_
                 assert "InvalidInstanceID.NotFound" in run.stderr  # the CLI's own error, shown
 
 
-def test_access_denied_on_create_volume_changes_nothing(iam_moto: str, tmp_path: Path) -> None:  # noqa: F811
+@pytest.fixture(scope="module")
+def admin(iam_moto: str) -> dict[str, str]:  # noqa: F811
+    """The IAM moto server's admin key: its first three requests (unauthenticated) make it."""
     iam = boto3.client("iam", region_name="us-east-1", endpoint_url=iam_moto, aws_access_key_id="testing",
                        aws_secret_access_key="testing")
     everything = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
     iam.create_user(UserName="admin")
     iam.put_user_policy(UserName="admin", PolicyName="all", PolicyDocument=json.dumps(everything))
-    admin = iam.create_access_key(UserName="admin")["AccessKey"]
+    key: dict[str, str] = iam.create_access_key(UserName="admin")["AccessKey"]
+    return key
+
+
+def test_access_denied_on_create_volume_changes_nothing(
+    iam_moto: str, admin: dict[str, str], tmp_path: Path  # noqa: F811
+) -> None:
     iam = boto3.client("iam", region_name="us-east-1", endpoint_url=iam_moto,
                        aws_access_key_id=admin["AccessKeyId"], aws_secret_access_key=admin["SecretAccessKey"])
     # May look (every check passes), may not create volumes.
@@ -276,4 +285,60 @@ def test_access_denied_on_create_volume_changes_nothing(iam_moto: str, tmp_path:
     assert "checked tikv-1-raft" in run.stdout  # the checks passed; CreateVolume was refused
     assert "not authorized" in run.stderr.lower() or "accessdenied" in run.stderr.lower()
     assert "Nothing was changed." in run.stderr
+    assert _world(ec2, [instance]) == before
+
+
+def test_the_rollback_refuses_when_tikv_cannot_be_asked_unless_told_to_skip(
+    aws_endpoint_url: str, tmp_path: Path
+) -> None:
+    ec2 = ec2_client(aws_endpoint_url)
+    instance = make_instance(ec2, "m5.2xlarge")
+    cluster = _cluster()
+    with _tikvs(1) as status:
+        patch = _patch(ec2, [instance], status, cluster=cluster)
+    # The status server is gone now (connection refused).
+    left = ec2.create_volume(AvailabilityZone=_az(ec2, instance), Size=20, VolumeType="gp3", TagSpecifications=[
+        {"ResourceType": "volume", "Tags": [{"Key": "headroom:finding", "Value": f"raft-dedicated-volume/{cluster}/node:tikv-1"},
+                                            {"Key": "headroom:node", "Value": "tikv-1"}]}])["VolumeId"]
+    rollback = artefact(patch, "aws", rollback=True).body
+    refused = _run(rollback, aws_endpoint_url, tmp_path, "rollback.sh")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"tikv-1-raft: cannot read TiKV's config at http://{status[0]}/config" in refused.stderr
+    assert "Nothing was changed." in refused.stderr
+    assert [v["VolumeId"] for v in _tagged(ec2, cluster, "tikv-1")] == [left]
+    skipped = _run(rollback, aws_endpoint_url, tmp_path, "rollback.sh", "--skip-tikv-check")
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    assert f"tikv-1-raft: {left} deleted" in skipped.stdout
+    assert _tagged(ec2, cluster, "tikv-1") == []
+
+
+def test_a_run_refused_half_way_prints_the_volume_it_made_and_the_undo_that_removes_it(
+    iam_moto: str, admin: dict[str, str], tmp_path: Path  # noqa: F811
+) -> None:
+    iam = boto3.client("iam", region_name="us-east-1", endpoint_url=iam_moto,
+                       aws_access_key_id=admin["AccessKeyId"], aws_secret_access_key=admin["SecretAccessKey"])
+    # May create volumes, may not attach them.
+    limited = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": [
+        "ec2:DescribeVolumes", "ec2:DescribeInstances", "ec2:CreateVolume", "ec2:CreateTags"], "Resource": "*"}]}
+    iam.create_user(UserName="raft-creator")
+    iam.put_user_policy(UserName="raft-creator", PolicyName="volumes", PolicyDocument=json.dumps(limited))
+    key = iam.create_access_key(UserName="raft-creator")["AccessKey"]
+    ec2 = ec2_client(iam_moto, key=admin["AccessKeyId"], secret=admin["SecretAccessKey"])
+    instance = make_instance(ec2, "m5.2xlarge")
+    before = _world(ec2, [instance])
+    cluster = _cluster()
+    with _tikvs(1) as status:
+        patch = _patch(ec2, [instance], status, cluster=cluster)
+        run = run_script(artefact(patch, "aws").body, iam_moto, tmp_path, "modify.sh", "--yes",
+                         env={"AWS_ACCESS_KEY_ID": key["AccessKeyId"],
+                              "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"]})
+    assert run.returncode != 0, run.stdout + run.stderr
+    (made,) = _tagged(ec2, cluster, "tikv-1")
+    report = run.stderr[run.stderr.index("Changed before stopping:"):]
+    assert f"tikv-1-raft: {made['VolumeId']} created" in report
+    (undo,) = [line.strip() for line in report.split("To undo, run in this order:")[1].splitlines() if line.strip()]
+    assert undo == f"aws --region {REGION} ec2 delete-volume --volume-id {made['VolumeId']}"
+    back = run_script(undo + "\n", iam_moto, tmp_path, "undo.sh",
+                      env={"AWS_ACCESS_KEY_ID": admin["AccessKeyId"], "AWS_SECRET_ACCESS_KEY": admin["SecretAccessKey"]})
+    assert back.returncode == 0, back.stderr
     assert _world(ec2, [instance]) == before

@@ -101,7 +101,11 @@ def header(
             f': "${{POLL_SECONDS:={POLL_S}}}"',
         ]
     if removes_volumes:
-        lines.append("SKIP_TIKV_CHECK=0   # --skip-tikv-check: remove without reading TiKV's /config first")
+        lines += [
+        "SKIP_TIKV_CHECK=0   # --skip-tikv-check: remove without reading TiKV's /config first",
+        ': "${TIKV_STATUS_SCHEME:=http}"   # https when TiKV\'s status server uses TLS',
+        ': "${TIKV_STATUS_CA:=}"   # the CA file curl checks TiKV\'s certificate with (https)',
+    ]
     lines += [
         "",
         "YES=0",
@@ -570,10 +574,14 @@ check_old_volume() {  # name, instance, filters, key: sets OLD_ID OLD_ON OLD_DEV
   say "checked $1: $FOUND_ID ($FOUND_STATE${FOUND_ON:+, attached to $FOUND_ON as $FOUND_DEVICE})"
 }
 check_raft_moved_back() {  # name, status address, key, mount: refuse while TiKV's live config uses the mount
-  local out dir
-  [[ -n "$2" ]] || return 0
-  if ! out=$(curl -fsS --max-time 10 "http://$2/config" 2>&1); then
-    [[ $SKIP_TIKV_CHECK -eq 1 ]] || die "$1: cannot read TiKV's config at http://$2/config ($out): pass --skip-tikv-check once you have checked that TiKV no longer uses $4"
+  local out dir url
+  if [[ -z "$2" ]]; then
+    say "$1: TiKV's status address is unknown: check by hand that $3 is no longer under $4 before you confirm"
+    return 0
+  fi
+  url="$TIKV_STATUS_SCHEME://$2/config"
+  if ! out=$(curl -fsS --max-time 10 ${TIKV_STATUS_CA:+--cacert "$TIKV_STATUS_CA"} "$url" 2>&1); then
+    [[ $SKIP_TIKV_CHECK -eq 1 ]] || die "$1: cannot read TiKV's config at $url ($out): pass --skip-tikv-check once you have checked that TiKV no longer uses $4"
     say "$1: TiKV's config not read (--skip-tikv-check)"
     return 0
   fi
@@ -709,7 +717,7 @@ def new_volume_step(volume: NewVolume, *, reason_lines: Sequence[str]) -> list[s
         f'${{NEW_ID_{var}/-/}}; otherwise the device name given above, or its /dev/xvd form)"',
         f'say "  2. only if blkid <disk> prints nothing (no file system yet): mkfs.ext4 <disk>. '
         f'Then mkdir -p $MOUNT_{var}; add to /etc/fstab: UUID=<blkid of the disk> '
-        f'$MOUNT_{var} ext4 defaults,noatime,nofail 0 2; mount $MOUNT_{var}"',
+        f'$MOUNT_{var} ext4 defaults,nodelalloc,noatime,nofail 0 2; mount $MOUNT_{var}"',
         f'say "  3. stop {volume.node}; copy $RAFT_DIR_NOW_{var} to $RAFT_DIR_{var} (cp -a, owned by the tikv user); '
         f'set {volume.raft_key} = $RAFT_DIR_{var} (this patch\'s tikv.toml change); start {volume.node}"',
     ]

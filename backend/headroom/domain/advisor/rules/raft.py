@@ -10,6 +10,9 @@ data volume each fsync queues behind compaction and reads.
 Fires for a node whose raft log shares its data volume(s) (no raft volume in the inventory) when the raft-log
 fsync p99 stays slow; proposes an AWS change (create and attach a small gp3, io2 as the second option) plus the
 tikv.toml directory key: `raft-engine.dir`, or `raftstore.raftdb-path` when Raft Engine is off (docs/reference/tikv-config.md#keys-and-defaults).
+The mount point (`<storage.data-dir>-raft`) and the Raft directory now and on the new volume come from the node's
+config; where it does not say, the spec leaves them None and the AWS script asks for them
+(docs/reference/new-volumes.md#the-raft-directory-and-the-mount-point).
 """
 
 from __future__ import annotations
