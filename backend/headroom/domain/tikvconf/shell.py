@@ -140,6 +140,7 @@ aws_cli() {
 AWS_LINE() {  # how an undo command calls the CLI, with the same region and profile
   printf 'aws --region %q' "$REGION"; [[ -z "$PROFILE" ]] || printf ' --profile %q' "$PROFILE"
 }
+# shellcheck disable=SC2034  # LAST_CHANGE: read by the steps that undo their own change, where there are
 changed() { CHANGED+=("$1"); UNDO+=("$2"); LAST_CHANGE=$((${#CHANGED[@]} - 1)); }
 undone() { CHANGED[$1]=""; }
 report() {
@@ -515,6 +516,9 @@ find_tagged() {  # filters JSON: sets FOUND_ID FOUND_STATE FOUND_ON FOUND_DEVICE
   [[ "$FOUND_ON" != None ]] || FOUND_ON=""
   [[ "$FOUND_DEVICE" != None ]] || FOUND_DEVICE=""
 }
+"""
+
+_CREATE_LIBRARY = r"""
 check_new_volume() {  # name, instance, availability zone ("" = the instance's), filters: sets NEW_ID NEW_AZ NEW_DONE
   local described state az device
   NEW_ID=""; NEW_DONE=0
@@ -609,7 +613,7 @@ remove_volume() {  # name, volume, instance ("" if not attached), device, key
 
 def new_volume_library(*, rollback: bool) -> list[str]:
     """The helper functions that create, find, attach and remove tagged volumes."""
-    text = _NEW_VOLUME_LIBRARY + (_REMOVE_LIBRARY if rollback else "")
+    text = _NEW_VOLUME_LIBRARY + (_REMOVE_LIBRARY if rollback else _CREATE_LIBRARY)
     return text.strip("\n").splitlines()
 
 
@@ -679,7 +683,9 @@ def new_volume_plan(volumes: Sequence[NewVolume], *, rollback: bool) -> list[str
         var = volume_variable(volume)
         if rollback:
             lines.append(f'[[ -z "$OLD_ID_{var}" ]] || say "  - {volume.name}: '
-                         f'${{OLD_ON_{var}:+detach $OLD_ID_{var} from $OLD_ON_{var}, }}delete $OLD_ID_{var}"')
+                         f'${{OLD_ON_{var}:+detach $OLD_ID_{var} from $OLD_ON_{var}, }}delete $OLD_ID_{var} '
+                         f'(first unmount $MOUNT_{var} on the host and take it out of /etc/fstab: AWS warns that '
+                         'detaching a mounted volume may lose data)"')
         else:
             lines += [
                 f'if [[ "$NEW_DONE_{var}" -eq 0 && -z "$NEW_ID_{var}" ]]; then',

@@ -73,3 +73,15 @@ def test_rollback_removes_the_volume_only_after_tikv_stops_using_it() -> None:
     assert "--skip-tikv-check) SKIP_TIKV_CHECK=1" in aws
     tf = artefact(_patch(), "terraform", rollback=True).body
     assert "remove aws_ebs_volume.tikv_1_raft" in tf
+
+
+@pytest.mark.parametrize("rollback", [False, True])
+def test_the_new_volume_script_is_valid_bash_and_passes_shellcheck(rollback: bool) -> None:
+    body = artefact(_patch().model_copy(update={"region": "eu-north-1"}), "aws", rollback=rollback).body
+    syntax = subprocess.run(["bash", "-n"], input=body, capture_output=True, text=True, check=False)
+    assert syntax.returncode == 0, syntax.stderr
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
+    lint = subprocess.run(["shellcheck", "--severity=warning", "-s", "bash", "-"], input=body, capture_output=True,
+                          text=True, check=False)
+    assert lint.returncode == 0, lint.stdout
