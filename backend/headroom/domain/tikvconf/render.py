@@ -45,7 +45,7 @@ from headroom.domain.tikvconf.online import can_change_online, online_status, ve
 from headroom.domain.tikvconf.parse import config_number, flatten, same_value
 from headroom.domain.tikvconf import shell
 from headroom.domain.tikvconf.patch import AppliedPatch, apply_changes, apply_rollback, split_lines
-from headroom.domain.tikvconf.shell import FilesystemGrow, Restart, VolumeCheck
+from headroom.domain.tikvconf.shell import FilesystemGrow, NewVolume, Restart, VolumeCheck
 from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper
 from headroom.domain.units import setting_text
 
@@ -726,8 +726,11 @@ _VOLUME_ATTRIBUTES = {"volume.type": "VolumeType", "volume.iops": "Iops", "volum
                       "volume.size": "Size"}
 _AWS_KEYS = (*_VOLUME_FLAGS, "instance.type", "volume.create")
 # A new volume (e.g. a dedicated Raft log disk): `proposed` is its spec {type, size_gib, iops, throughput_mibps,
-# availability_zone, attach_to, mount, role}; the device name is a placeholder the user may change.
+# availability_zone, attach_to, node, mount, role, raft_key, raft_dir, raft_dir_now}. The AWS script picks a free
+# device name from the instance's block device mappings (shell.NewVolume); Terraform's attachment names one, the
+# first AWS recommends for EBS on Linux (docs/reference/new-volumes.md#device-names), which the user may change.
 _NEW_VOLUME_DEVICE = "/dev/sdf"
+_RAFT_KEYS = ("raft-engine.dir", "raftstore.raftdb-path")
 _VOLUME_TF = {
     "volume.type": "type",
     "volume.iops": "iops",
@@ -786,45 +789,76 @@ def _new_volume_name(change: Change) -> str:
     return f"{owner}-{spec.get('role', 'data')}"
 
 
-def _render_creations(ctx: _Context) -> list[str]:
-    lines: list[str] = []
-    for change in _creations(ctx):
-        name = _new_volume_name(change)
-        lines.append("")
-        if ctx.rollback or not isinstance(change.proposed, dict):
-            spec = change.current if isinstance(change.current, dict) else {}
-            lines += _comment_lines(
-                f"Roll back the new volume {name!r} ({spec.get('type')}, {spec.get('size_gib')} GiB) only after "
-                f"TiKV no longer uses it (its config change rolled back and the node restarted), then: "
-                f"aws ec2 detach-volume --volume-id <its volume id> && aws ec2 wait volume-available "
-                f"--volume-ids <its volume id> && aws ec2 delete-volume --volume-id <its volume id>",
-                "# ",
-            )
+def _spec(change: Change) -> dict[str, Any]:
+    spec = change.proposed if isinstance(change.proposed, dict) else change.current
+    return spec if isinstance(spec, dict) else {}
+
+
+def _new_volumes(ctx: _Context) -> list[tuple[NewVolume, Change]]:
+    """The patch's volume.create changes as the volumes the AWS script makes (forward) or removes (rollback): each
+    found again by its finding's key (the patch's label of the change; else the cluster and the volume's name) and
+    its node, both tags on the volume."""
+    found: list[tuple[NewVolume, Change]] = []
+    for index, change in enumerate(ctx.patch.changes):
+        if change.target != "aws" or change.key != "volume.create" or not isinstance(change.proposed, dict):
             continue
         spec = change.proposed
-        lines += _comment_lines(f"new volume {name}: " + change.reason, "# ")
+        entity = change.entity
+        name = _new_volume_name(change)
+        instance_id = str(spec.get("attach_to") or (entity.instance() if entity is not None else "") or "")
+        if not instance_id:
+            raise TikvConfError(f"volume.create {name}: the spec names no instance to attach to (attach_to)")
+        node_name = str(spec.get("node") or (entity.node if entity is not None else None) or instance_id)
+        key = ctx.patch.source(index) or f"{ctx.patch.cluster}/{name}"
+        raft_key = str(spec.get("raft_key") or "")
+        raft_dir = str(spec.get("raft_dir") or "")
+        targets = [n for n in ctx.patch.nodes if node_name in (n.name, n.status_address, n.address)] or list(
+            ctx.patch.nodes_on(instance_id))
+        status_address = targets[0].status_address if len(targets) == 1 else ""
+        for other in ctx.patch.tikv_changes():  # the directory the patch's own tikv.toml change gives
+            node_of = target_node(other)
+            if other.key in _RAFT_KEYS and (not raft_key or other.key == raft_key) and isinstance(
+                    other.proposed, str) and node_of in (node_name, status_address or None):
+                raft_key, raft_dir = other.key, other.proposed
         flags = [f"--volume-type {_aws_value(spec['type'])}", f"--size {_aws_value(int(spec['size_gib']))}"]
         if spec.get("iops"):
             flags.append(f"--iops {_aws_value(int(spec['iops']))}")
         if spec.get("throughput_mibps"):
             flags.append(f"--throughput {_aws_value(int(spec['throughput_mibps']))}")
-        az = spec.get("availability_zone") or "<availability zone of " + str(spec.get("attach_to")) + ">"
-        tags = f"ResourceType=volume,Tags=[{{Key=Name,Value={name}}},{{Key=headroom:role,Value={spec.get('role', 'data')}}}]"
-        var = "VOL_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
-        lines.append(
-            f"{var}=$(aws_cli ec2 create-volume --availability-zone {_aws_value(az)} {' '.join(flags)} "
-            f"--tag-specifications {shlex.quote(tags)} --query VolumeId --output text)"
+        tags = (
+            ("Name", name),
+            (shell.FINDING_TAG, key),
+            (shell.NODE_TAG, node_name),
+            ("headroom:role", str(spec.get("role", "data"))),
+            ("headroom:cluster", ctx.patch.cluster),
         )
-        lines.append(f'aws_cli ec2 wait volume-available --volume-ids "${var}"')
-        if spec.get("attach_to"):
-            lines.append(
-                f'aws_cli ec2 attach-volume --volume-id "${var}" --instance-id {_aws_value(spec["attach_to"])} '
-                f"--device {_NEW_VOLUME_DEVICE}"
+        volume = NewVolume(
+            name=name, key=key[:256], node=node_name, instance_id=instance_id,
+            availability_zone=str(spec.get("availability_zone") or ""), create_flags=" ".join(flags),
+            tags=tuple((k, v[:256]) for k, v in tags), raft_key=raft_key or "raft-engine.dir",
+            mount=str(spec.get("mount") or ""), raft_dir=raft_dir, raft_dir_now=str(spec.get("raft_dir_now") or ""),
+            status_address=status_address,
+        )
+        found.append((volume, change))
+    return found
+
+
+def _render_creations(ctx: _Context, volumes: Sequence[tuple[NewVolume, Change]]) -> list[str]:
+    lines: list[str] = []
+    for volume, change in volumes:
+        spec = _spec(change)
+        lines.append("")
+        if ctx.rollback:
+            lines += _comment_lines(
+                f"Remove the new volume {volume.name!r} ({spec.get('type')}, {spec.get('size_gib')} GiB), found by "
+                f"its tags, only after TiKV no longer uses it: {volume.raft_key} rolled back and {volume.node} "
+                f"restarted, the file system at its mount point unmounted and out of /etc/fstab.",
+                "# ",
             )
-        lines += _comment_lines(
-            f"Then on the host: make a file system on the new disk, mount it at {spec.get('mount', '<mount>')} "
-            "(noatime) and add it to /etc/fstab; apply the TiKV config change with a rolling restart.",
-            "# ",
+            lines += shell.remove_step(volume)
+            continue
+        lines += shell.new_volume_step(
+            volume, reason_lines=_comment_lines(f"new volume {volume.name}: " + change.reason, "# ")
         )
     return lines
 
@@ -908,6 +942,14 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
     if not volumes and not instances and not _creations(ctx):
         lines.append("# no AWS changes in this patch")
         return "\n".join(lines) + "\n", notes
+    new_volumes = _new_volumes(ctx)
+    for volume, _ in new_volumes:
+        if not volume.mount:
+            notes.append(f"{volume.name}: the node's storage.data-dir is unknown: set MOUNT_{shell.volume_variable(volume)} "
+                         "at the top of the AWS script (it stops until set)")
+        if not volume.raft_dir_now and not ctx.rollback:
+            notes.append(f"{volume.name}: where the Raft log is now is unknown: set "
+                         f"RAFT_DIR_NOW_{shell.volume_variable(volume)} at the top of the AWS script")
     checks: list[tuple[VolumeCheck | None, list[str]]] = [
         _volume_check(ctx, volume_id, changes, notes) for volume_id, changes in volumes.items()
     ]
@@ -935,10 +977,20 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         undo_script=_filename(ctx.patch, "aws", not ctx.rollback, ctx.node),
         grows=grows,
         tiup_cluster=None if cluster_name.startswith("<") else cluster_name,
+        removes_volumes=ctx.rollback and bool(new_volumes),
     )
+    if new_volumes:
+        lines += shell.new_volume_settings(
+            [v for v, _ in new_volumes], rollback=ctx.rollback,
+            state_file=_filename(ctx.patch, "aws", False, ctx.node).removesuffix(_FILES["aws"][0]) + "new-volumes.tsv",
+        )
     lines.append("")
     lines += shell.library(volumes=bool(to_modify), restarts=bool(to_restart), grows=grows)
+    if new_volumes:
+        lines += shell.new_volume_library(rollback=ctx.rollback)
     lines += shell.settings_check(to_restart, grows)
+    if new_volumes:
+        lines += shell.new_volume_settings_check([v for v, _ in new_volumes], rollback=ctx.rollback)
     if to_modify:
         lines.append("")
         lines += _comment_lines(
@@ -955,21 +1007,22 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
         lines += shell.volume_preflight(to_modify)
     if to_restart:
         lines += shell.restart_preflight(to_restart)
-    plan = [f"{c.volume_id}: {c.what}" for c in to_modify] + [
-        f"new volume {_new_volume_name(c)}"
-        for c in _creations(ctx)
-        if not ctx.rollback and isinstance(c.proposed, dict)
-    ]
-    if plan:
+    if new_volumes and not ctx.rollback:
+        lines += shell.new_volume_preflight([v for v, _ in new_volumes])
+    elif new_volumes:
+        lines += shell.remove_preflight([v for v, _ in new_volumes])
+    plan = [f"{c.volume_id}: {c.what}" for c in to_modify]
+    if plan or new_volumes:
         lines += ["", 'say "This script changes:"']
         lines += [f"say {shlex.quote('  - ' + item)}" for item in plan]
+        lines += shell.new_volume_plan([v for v, _ in new_volumes], rollback=ctx.rollback)
         lines.append('confirm "Change them now?"')
     for check, comments in checks:
         lines.append("")
         lines += comments
         if check is not None:
             lines += shell.volume_step(check)
-    lines += _render_creations(ctx)
+    lines += _render_creations(ctx, new_volumes)
     for instance_id, restart, change in restarts:
         lines.append("")
         node = (change.entity.node if change.entity is not None else None) or "its TiKV"

@@ -78,13 +78,14 @@ def _q(value: str) -> str:
 
 def header(
     *, region: str | None, tikv_version: str | None, pd_url: str | None, restarts: Sequence[Restart],
-    undo_script: str, grows: bool = False, tiup_cluster: str | None = None,
+    undo_script: str, grows: bool = False, tiup_cluster: str | None = None, removes_volumes: bool = False,
 ) -> list[str]:
     """Usage, settings (what Headroom knows filled in) and argument parsing."""
     lines = [
         "# Usage: bash THIS_FILE [--yes] [--region REGION] [--profile PROFILE]"
         + (" [--pd PD_URL]" if restarts else "")
-        + (" [--tiup-cluster NAME|'']" if grows else ""),
+        + (" [--tiup-cluster NAME|'']" if grows else "")
+        + (" [--skip-tikv-check]" if removes_volumes else ""),
         "#   Without --yes the script asks before it changes anything"
         + (" and again before each TiKV it restarts" if restarts else "")
         + "; with no answer",
@@ -126,6 +127,12 @@ def header(
         ]
     if restarts or grows:
         lines.append(f': "${{POLL_SECONDS:={POLL_S}}}"')
+    if removes_volumes:
+        lines += [
+        "SKIP_TIKV_CHECK=0   # --skip-tikv-check: remove without reading TiKV's /config first",
+        ': "${TIKV_STATUS_SCHEME:=http}"   # https when TiKV\'s status server uses TLS',
+        ': "${TIKV_STATUS_CA:=}"   # the CA file curl checks TiKV\'s certificate with (https)',
+    ]
     lines += [
         "",
         "YES=0",
@@ -141,6 +148,8 @@ def header(
         # `${2?}`, not `${2:?}`: an empty name is how to say "print the host step, do not run it through TiUP".
         lines.append('    --tiup-cluster) TIUP_CLUSTER="${2?--tiup-cluster needs a name (\'\': print the host step)}"; '
                      'shift ;;')
+    if removes_volumes:
+        lines.append("    --skip-tikv-check) SKIP_TIKV_CHECK=1 ;;")
     lines += [
         '    *) echo "unknown argument: $1 (see Usage at the top of the script)" >&2; exit 2 ;;',
         "  esac",
@@ -162,7 +171,7 @@ aws_cli() {
 AWS_LINE() {  # how an undo command calls the CLI, with the same region and profile
   printf 'aws --region %q' "$REGION"; [[ -z "$PROFILE" ]] || printf ' --profile %q' "$PROFILE"
 }
-# shellcheck disable=SC2034  # LAST_CHANGE is read by the restart steps, when the script has any
+# shellcheck disable=SC2034  # LAST_CHANGE: read by the steps that undo their own change, where there are
 changed() { CHANGED+=("$1"); UNDO+=("$2"); LAST_CHANGE=$((${#CHANGED[@]} - 1)); }
 undone() { CHANGED[$1]=""; }
 report() {
@@ -569,3 +578,327 @@ def volume_step(check: VolumeCheck) -> list[str]:
             f"grow_filesystem {check.volume_id} {_q(grow.node or '')} {_q(grow.fstype or '')} {_q(grow.mount or '')}"
         )
     return lines
+
+
+# ---------------------------------------------------------------------------------------------------- new volumes
+# A new EBS volume (the raft-dedicated-volume finding's `volume.create`), made idempotent by its tags
+# (docs/reference/new-volumes.md):
+# - AWS, Tag your Amazon EC2 resources (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html):
+#   create-volume --tag-specifications tags the volume as it is made; describe-volumes --filters
+#   Name=tag:<key>,Values=<value> finds it again.
+# - AWS, Device names for volumes on Amazon EC2 instances
+#   (https://docs.aws.amazon.com/ebs/latest/userguide/device_naming.html): for EBS volumes on Linux, /dev/sd[f-p]
+#   are recommended; a name in use is refused (attach-volume), and the kernel may show another name (NVMe:
+#   /dev/nvme<N>n1, whose serial is the volume id, https://docs.aws.amazon.com/ebs/latest/userguide/nvme-ebs-volumes.html).
+DEVICE_LETTERS = "fghijklmnop"
+FINDING_TAG = "headroom:finding"
+NODE_TAG = "headroom:node"
+
+
+@dataclass(frozen=True)
+class NewVolume:
+    """One volume the script creates and attaches (or finds by its tags and leaves as it is)."""
+
+    name: str  # e.g. tikv-1-raft: the Name tag and the suffix of the script's variables
+    key: str  # the finding's key (or the cluster and name): tag headroom:finding
+    node: str  # the TiKV node it is for: tag headroom:node
+    instance_id: str
+    availability_zone: str  # "" = the instance's own
+    create_flags: str  # --volume-type ... --size ... [--iops] [--throughput]
+    tags: tuple[tuple[str, str], ...]
+    raft_key: str  # raft-engine.dir or raftstore.raftdb-path
+    mount: str  # "" = unknown: the user must set it
+    raft_dir: str  # where the Raft log goes on the new volume ("" = unknown)
+    raft_dir_now: str  # where it is now ("" = unknown)
+    status_address: str  # the TiKV's status address ("" = unknown), for the rollback's check
+
+
+def volume_variable(volume: NewVolume) -> str:
+    """The suffix of a new volume's variables (`TIKV_1_RAFT`)."""
+    return re.sub(r"[^A-Za-z0-9]", "_", volume.name).upper()
+
+
+def _json(value: object) -> str:
+    import json
+
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _filters(volume: NewVolume) -> str:
+    """describe-volumes filters (JSON: a value may hold commas): its two tags, not being deleted."""
+    return _json([
+        {"Name": f"tag:{FINDING_TAG}", "Values": [volume.key]},
+        {"Name": f"tag:{NODE_TAG}", "Values": [volume.node]},
+        {"Name": "status", "Values": ["creating", "available", "in-use"]},
+    ])
+
+
+_NEW_VOLUME_LIBRARY = r"""
+record() {  # a line in the state file: time, what, volume, instance, device, name, key
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$@" >>"$STATE_FILE" \
+    || say "WARNING: could not write $STATE_FILE"
+}
+free_device() {  # instance: the first of /dev/sdf../dev/sdp that no block device mapping or attachment uses
+  local used name letter taken=" "
+  used=$(aws_cli ec2 describe-instances --instance-ids "$1" \
+    --query 'Reservations[0].Instances[0].BlockDeviceMappings[].DeviceName' --output text) || return 1
+  used+=" "$(aws_cli ec2 describe-volumes --filters "Name=attachment.instance-id,Values=$1" \
+    --query 'Volumes[].Attachments[].Device' --output text) || return 1
+  for name in $used; do
+    name=${name#/dev/}; name=${name#xvd}; name=${name#sd}
+    taken+="${name%%[0-9]*} "
+  done
+  for letter in f g h i j k l m n o p; do
+    [[ "$taken" == *" $letter "* ]] || { echo "/dev/sd$letter"; return 0; }
+  done
+  echo "none"
+}
+find_tagged() {  # filters JSON: sets FOUND_ID FOUND_STATE FOUND_ON FOUND_DEVICE ("" when none); 1 if several
+  local out
+  FOUND_ID=""; FOUND_STATE=""; FOUND_ON=""; FOUND_DEVICE=""
+  out=$(aws_cli ec2 describe-volumes --filters "$1" \
+    --query 'Volumes[].[VolumeId, State, Attachments[0].InstanceId, Attachments[0].Device]' --output text) \
+    || return 2
+  [[ -n "$out" ]] || return 0
+  [[ $(wc -l <<<"$out") -eq 1 ]] || { FOUND_ID=$(awk '{print $1}' <<<"$out" | tr '\n' ' '); return 1; }
+  read -r FOUND_ID FOUND_STATE FOUND_ON FOUND_DEVICE <<<"$out"
+  [[ "$FOUND_ON" != None ]] || FOUND_ON=""
+  [[ "$FOUND_DEVICE" != None ]] || FOUND_DEVICE=""
+}
+"""
+
+_CREATE_LIBRARY = r"""
+check_new_volume() {  # name, instance, availability zone ("" = the instance's), filters: sets NEW_ID NEW_AZ NEW_DONE
+  local described state az device
+  NEW_ID=""; NEW_DONE=0
+  described=$(aws_cli ec2 describe-instances --instance-ids "$2" \
+    --query 'Reservations[0].Instances[0].[State.Name, Placement.AvailabilityZone]' --output text) \
+    || die "$1: cannot describe the instance $2 in $REGION (the error above)"
+  read -r state az <<<"$described"
+  case "$state" in running|stopped) ;; *) die "$1: the instance $2 is $state" ;; esac
+  [[ -z "$3" || "$3" == "$az" ]] || die "$1: the instance $2 is in $az, not in $3 as when this script was made"
+  NEW_AZ=$az
+  find_tagged "$4" || case $? in
+    1) die "$1: several volumes carry its tags ($FOUND_ID): keep one, delete the others, and run this again" ;;
+    *) die "$1: cannot look for its volume in $REGION (the error above)" ;;
+  esac
+  if [[ -n "$FOUND_ID" ]]; then
+    NEW_ID=$FOUND_ID
+    if [[ -n "$FOUND_ON" && "$FOUND_ON" != "$2" ]]; then
+      die "$1: its volume $FOUND_ID is attached to $FOUND_ON, not to $2"
+    fi
+    if [[ "$FOUND_ON" == "$2" ]]; then
+      say "$1: $FOUND_ID is already attached to $2 as $FOUND_DEVICE: nothing to do"
+      record found "$FOUND_ID" "$2" "$FOUND_DEVICE" "$1" "$5"
+      NEW_DONE=1
+      return 0
+    fi
+    say "$1: found $FOUND_ID ($FOUND_STATE), made by an earlier run: it is attached, not created again"
+  fi
+  device=$(free_device "$2") || die "$1: cannot read the block device mappings of $2 (the error above)"
+  [[ "$device" != none ]] || die "$1: $2 has no free device name among /dev/sdf-/dev/sdp"
+  say "checked $1: $2 is $state in $az; first free device name $device"
+}
+attach_new_volume() {  # name, volume, instance, key: attach on a free device name, wait until in-use
+  local device
+  aws_cli ec2 wait volume-available --volume-ids "$2"
+  device=$(free_device "$3") || die "$1: cannot read the block device mappings of $3 (the error above)"
+  [[ "$device" != none ]] || die "$1: $3 has no free device name among /dev/sdf-/dev/sdp"
+  aws_cli ec2 attach-volume --volume-id "$2" --instance-id "$3" --device "$device" \
+    --query '[VolumeId, InstanceId, Device, State]' --output text
+  changed "$1: $2 attached to $3 as $device" \
+    "$(AWS_LINE) ec2 detach-volume --volume-id $2 --instance-id $3 --device $device && $(AWS_LINE) ec2 wait volume-available --volume-ids $2"
+  aws_cli ec2 wait volume-in-use --volume-ids "$2"
+  record attached "$2" "$3" "$device" "$1" "$4"
+  NEW_DEVICE=$device
+}
+"""
+
+_REMOVE_LIBRARY = r"""
+check_old_volume() {  # name, instance, filters, key: sets OLD_ID OLD_ON OLD_DEVICE ("" when there is none)
+  OLD_ID=""; OLD_ON=""; OLD_DEVICE=""
+  find_tagged "$3" || case $? in
+    1) die "$1: several volumes carry its tags ($FOUND_ID): remove them by hand" ;;
+    *) die "$1: cannot look for its volume in $REGION (the error above)" ;;
+  esac
+  if [[ -z "$FOUND_ID" ]]; then say "$1: no volume carries its tags: nothing to remove"; return 0; fi
+  [[ -z "$FOUND_ON" || "$FOUND_ON" == "$2" ]] || die "$1: its volume $FOUND_ID is attached to $FOUND_ON, not to $2"
+  OLD_ID=$FOUND_ID; OLD_ON=$FOUND_ON; OLD_DEVICE=$FOUND_DEVICE
+  say "checked $1: $FOUND_ID ($FOUND_STATE${FOUND_ON:+, attached to $FOUND_ON as $FOUND_DEVICE})"
+}
+check_raft_moved_back() {  # name, status address, key, mount: refuse while TiKV's live config uses the mount
+  local out dir url
+  if [[ -z "$2" ]]; then
+    say "$1: TiKV's status address is unknown: check by hand that $3 is no longer under $4 before you confirm"
+    return 0
+  fi
+  url="$TIKV_STATUS_SCHEME://$2/config"
+  if ! out=$(curl -fsS --max-time 10 ${TIKV_STATUS_CA:+--cacert "$TIKV_STATUS_CA"} "$url" 2>&1); then
+    [[ $SKIP_TIKV_CHECK -eq 1 ]] || die "$1: cannot read TiKV's config at $url ($out): pass --skip-tikv-check once you have checked that TiKV no longer uses $4"
+    say "$1: TiKV's config not read (--skip-tikv-check)"
+    return 0
+  fi
+  dir=$(tr -d '\n' <<<"$out" | grep -o "\"${3#*.}\": *\"[^\"]*\"" | head -n 1 | sed 's/^[^:]*: *"\(.*\)"$/\1/' || true)
+  case "$dir/" in
+    "$4"/*) die "$1: TiKV at $2 still has $3 = $dir, on the new volume: roll its config back and restart it first" ;;
+  esac
+  say "$1: TiKV at $2 has $3 = ${dir:-<empty>}, not on $4"
+}
+remove_volume() {  # name, volume, instance ("" if not attached), device, key
+  if [[ -n "$3" ]]; then
+    # --instance-id and --device: detach it only from where the tags found it
+    aws_cli ec2 detach-volume --volume-id "$2" --instance-id "$3" --device "$4" --query '[VolumeId, State]' --output text
+    changed "$1: $2 detached from $3 ($4)" "$(AWS_LINE) ec2 attach-volume --volume-id $2 --instance-id $3 --device $4"
+    aws_cli ec2 wait volume-available --volume-ids "$2"
+    record detached "$2" "$3" "$4" "$1" "$5"
+  fi
+  aws_cli ec2 delete-volume --volume-id "$2"
+  [[ -z "$3" ]] || undone "$LAST_CHANGE"
+  record deleted "$2" "$3" "" "$1" "$5"
+  say "$1: $2 deleted"
+}
+"""
+
+
+def new_volume_library(*, rollback: bool) -> list[str]:
+    """The helper functions that create, find, attach and remove tagged volumes."""
+    text = _NEW_VOLUME_LIBRARY + (_REMOVE_LIBRARY if rollback else _CREATE_LIBRARY)
+    return text.strip("\n").splitlines()
+
+
+def new_volume_settings(volumes: Sequence[NewVolume], *, state_file: str, rollback: bool) -> list[str]:
+    """Where the state file is and, per volume, its mount point and Raft directories (empty: set them)."""
+    lines = [
+        "",
+        "# ---- new volumes: each is tagged with its finding's key and node, and found by them on every run",
+        f': "${{STATE_FILE:=$(dirname "$0")/{state_file}}}"   # every volume made, attached or removed, a line each',
+    ]
+    for volume in volumes:
+        var = volume_variable(volume)
+        lines += [
+            f"# {volume.name}: {volume.node} on {volume.instance_id}",
+            f"MOUNT_{var}={_q(volume.mount)}   # where the host mounts it"
+            + ("" if volume.mount else " (the node's storage.data-dir is unknown: SET IT)"),
+            f"RAFT_DIR_{var}={_q(volume.raft_dir)}   # {volume.raft_key} on the new volume (this patch's tikv.toml)",
+        ]
+        if not rollback:
+            lines.append(
+                f"RAFT_DIR_NOW_{var}={_q(volume.raft_dir_now)}   # where the Raft log is now"
+                + (" (from the node's config)" if volume.raft_dir_now else " (unknown: SET IT)")
+            )
+    return lines
+
+
+def new_volume_settings_check(volumes: Sequence[NewVolume], *, rollback: bool) -> list[str]:
+    """Stop before anything when a mount point or Raft directory is not set or does not fit."""
+    lines: list[str] = ["missing=()"]
+    for volume in volumes:
+        var = volume_variable(volume)
+        lines += [
+            f'[[ "$MOUNT_{var}" == /?* ]] || missing+=("MOUNT_{var} (an absolute mount point)")',
+            f'[[ "$RAFT_DIR_{var}" == "$MOUNT_{var}"/?* ]] '
+            f'|| missing+=("RAFT_DIR_{var} (a directory under MOUNT_{var}, as {volume.raft_key} in the tikv.toml change)")',
+        ]
+        if not rollback:
+            lines.append(f'[[ "$RAFT_DIR_NOW_{var}" == /?* ]] || missing+=("RAFT_DIR_NOW_{var} (where the Raft log is now)")')
+    lines += [
+        'if [[ ${#missing[@]} -gt 0 ]]; then',
+        '  printf \'set at the top of this script: %s\\n\' "${missing[@]}" >&2',
+        "  die \"settings missing\"",
+        "fi",
+    ]
+    if rollback and any(v.status_address for v in volumes):
+        lines.append('command -v curl >/dev/null || die "curl is not on PATH (the script reads TiKV\'s /config)"')
+    return lines
+
+
+def new_volume_preflight(volumes: Sequence[NewVolume]) -> list[str]:
+    """Check every new volume's instance before any changes; find a volume an earlier run made by its tags."""
+    lines = ["", "# ---- every new volume's instance before any changes; a volume with its tags is not made again"]
+    for volume in volumes:
+        var = volume_variable(volume)
+        lines += [
+            f"check_new_volume {_q(volume.name)} {_q(volume.instance_id)} {_q(volume.availability_zone)} "
+            f"{_q(_filters(volume))} {_q(volume.key)}",
+            f'NEW_ID_{var}=$NEW_ID; NEW_AZ_{var}=$NEW_AZ; NEW_DONE_{var}=$NEW_DONE',
+        ]
+    return lines
+
+
+def new_volume_plan(volumes: Sequence[NewVolume], *, rollback: bool) -> list[str]:
+    """The plan's lines for the new volumes, from what the preflight found."""
+    lines: list[str] = []
+    for volume in volumes:
+        var = volume_variable(volume)
+        if rollback:
+            lines.append(f'[[ -z "$OLD_ID_{var}" ]] || say "  - {volume.name}: '
+                         f'${{OLD_ON_{var}:+detach $OLD_ID_{var} from $OLD_ON_{var}, }}delete $OLD_ID_{var} '
+                         f'(first unmount $MOUNT_{var} on the host and take it out of /etc/fstab: AWS warns that '
+                         'detaching a mounted volume may lose data)"')
+        else:
+            lines += [
+                f'if [[ "$NEW_DONE_{var}" -eq 0 && -z "$NEW_ID_{var}" ]]; then',
+                f'  say {_q("  - " + volume.name + ": create " + volume.create_flags + " in ")}"$NEW_AZ_{var}"'
+                f'{_q(", attach it to " + volume.instance_id)}',
+                f'elif [[ "$NEW_DONE_{var}" -eq 0 ]]; then',
+                f'  say "  - {volume.name}: attach $NEW_ID_{var} to {volume.instance_id}"',
+                "fi",
+            ]
+    return lines
+
+
+def new_volume_step(volume: NewVolume, *, reason_lines: Sequence[str]) -> list[str]:
+    """Create the volume (unless its tags find one), attach it on a free device name, print and record its id and
+    the host steps."""
+    var = volume_variable(volume)
+    tags = _json([{"ResourceType": "volume", "Tags": [{"Key": k, "Value": v} for k, v in volume.tags]}])
+    name = _q(volume.name)
+    key = _q(volume.key)
+    return [
+        *reason_lines,
+        f'if [[ "$NEW_DONE_{var}" -eq 0 ]]; then',
+        f'  if [[ -z "$NEW_ID_{var}" ]]; then',
+        f'    NEW_ID_{var}=$(aws_cli ec2 create-volume --availability-zone "$NEW_AZ_{var}" {volume.create_flags} '
+        f"--tag-specifications {_q(tags)} --query VolumeId --output text)",
+        f'    changed "{volume.name}: $NEW_ID_{var} created" "$(AWS_LINE) ec2 delete-volume --volume-id $NEW_ID_{var}"',
+        f'    record created "$NEW_ID_{var}" {_q(volume.instance_id)} "" {name} {key}',
+        f'    say "{volume.name}: created $NEW_ID_{var} in $NEW_AZ_{var}"',
+        "  fi",
+        f'  attach_new_volume {name} "$NEW_ID_{var}" {_q(volume.instance_id)} {key}',
+        f'  say "{volume.name}: $NEW_ID_{var} attached to {volume.instance_id} as $NEW_DEVICE"',
+        "fi",
+        f'say "{volume.name}: next, on the host of {volume.node} ({volume.instance_id}):"',
+        f'say "  1. find the disk: lsblk -o NAME,SERIAL,SIZE (on Nitro instances it is an NVMe device whose serial is '
+        f'${{NEW_ID_{var}/-/}}; otherwise the device name given above, or its /dev/xvd form)"',
+        f'say "  2. only if blkid <disk> prints nothing (no file system yet): mkfs.ext4 <disk>. '
+        f'Then mkdir -p $MOUNT_{var}; add to /etc/fstab: UUID=<blkid of the disk> '
+        f'$MOUNT_{var} ext4 defaults,nodelalloc,noatime,nofail 0 2; mount $MOUNT_{var}"',
+        f'say "  3. stop {volume.node}; copy $RAFT_DIR_NOW_{var} to $RAFT_DIR_{var} (cp -a, owned by the tikv user); '
+        f'set {volume.raft_key} = $RAFT_DIR_{var} (this patch\'s tikv.toml change); start {volume.node}"',
+    ]
+
+
+def remove_preflight(volumes: Sequence[NewVolume]) -> list[str]:
+    """Find every volume by its tags and check that TiKV no longer uses it, before any is removed."""
+    lines = ["", "# ---- every volume by its tags, and TiKV's Raft directory, before any is removed"]
+    for volume in volumes:
+        var = volume_variable(volume)
+        lines += [
+            f"check_old_volume {_q(volume.name)} {_q(volume.instance_id)} {_q(_filters(volume))} {_q(volume.key)}",
+            f"OLD_ID_{var}=$OLD_ID; OLD_ON_{var}=$OLD_ON; OLD_DEVICE_{var}=$OLD_DEVICE",
+            f'if [[ -n "$OLD_ID_{var}" ]]; then',
+            f'  check_raft_moved_back {_q(volume.name)} {_q(volume.status_address)} {_q(volume.raft_key)} '
+            f'"$MOUNT_{var}"',
+            "fi",
+        ]
+    return lines
+
+
+def remove_step(volume: NewVolume) -> list[str]:
+    """Detach (waiting until available) and delete one tagged volume."""
+    var = volume_variable(volume)
+    return [
+        f'if [[ -n "$OLD_ID_{var}" ]]; then',
+        f'  remove_volume {_q(volume.name)} "$OLD_ID_{var}" "$OLD_ON_{var}" "$OLD_DEVICE_{var}" {_q(volume.key)}',
+        "fi",
+    ]

@@ -48,7 +48,12 @@ def test_shared_raft_log_gets_a_dedicated_20_gib_gp3() -> None:
         assert aws.proposed["attach_to"] == node.instance_id
         assert aws.entity is not None and aws.entity.instance_id == node.instance_id
         assert tikv.key == "raft-engine.dir"  # Raft Engine is on by default since v6.1.0 (docs/reference/tikv-config.md#keys-and-defaults)
-        assert (tikv.current, tikv.proposed, tikv.online) == ("", "/raft/tikv/raft-engine", False)
+        # The mount and both directories come from the node's config: storage.data-dir /data/tikv, raft-engine.dir
+        # empty = {data-dir}/raft-engine (docs/reference/tikv-config.md#keys-and-defaults)
+        assert (tikv.current, tikv.proposed, tikv.online) == ("", "/data/tikv-raft/raft-engine", False)
+        assert {k: aws.proposed[k] for k in ("node", "mount", "raft_key", "raft_dir", "raft_dir_now")} == {
+            "node": node.id, "mount": "/data/tikv-raft", "raft_key": "raft-engine.dir",
+            "raft_dir": "/data/tikv-raft/raft-engine", "raft_dir_now": "/data/tikv/raft-engine"}
         # docs/reference/ebs-prices.md#prices-us-east-1: gp3 $0.08/GB-month, 3,000 IOPS and 125 MiB/s included -> 20 × 0.08
         assert f.impact.monthly_cost_delta_usd == pytest.approx(1.60)
         gp3, io2 = f.options
@@ -72,7 +77,21 @@ def test_raftdb_path_when_raft_engine_is_off() -> None:
     for f in _findings(snap):
         tikv = f.changes[1]
         assert tikv.key == "raftstore.raftdb-path"  # docs/reference/tikv-config.md#keys-and-defaults: used only when Raft Engine is off
-        assert (tikv.proposed, tikv.online) == ("/raft/tikv/raftdb", False)
+        assert (tikv.proposed, tikv.online) == ("/data/tikv-raft/raftdb", False)
+        # raftdb-path empty = {data-dir}/raft (docs/reference/tikv-config.md#keys-and-defaults)
+        assert isinstance(f.changes[0].proposed, dict) and f.changes[0].proposed["raft_dir_now"] == "/data/tikv/raft"
+
+
+def test_without_a_data_dir_the_mount_is_left_for_the_user() -> None:
+    def drop(doc: dict[str, Any]) -> None:
+        for node in doc["nodes"]:
+            node.setdefault("config", {})["storage.data-dir"] = None
+    found = _findings(_variant("raft-dedicated-volume", drop))
+    assert found
+    for f in found:
+        spec = f.changes[0].proposed
+        assert isinstance(spec, dict) and spec["mount"] is None and spec["raft_dir_now"] is None
+        assert f.changes[1].proposed == "/raft/tikv/raft-engine"  # the fallback the AWS script asks to confirm
 
 
 def test_the_dedicated_volume_clears_the_finding_and_speeds_up_fsync() -> None:

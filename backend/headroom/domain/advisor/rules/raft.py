@@ -10,6 +10,9 @@ data volume each fsync queues behind compaction and reads.
 Fires for a node whose raft log shares its data volume(s) (no raft volume in the inventory) when the raft-log
 fsync p99 stays slow; proposes an AWS change (create and attach a small gp3, io2 as the second option) plus the
 tikv.toml directory key: `raft-engine.dir`, or `raftstore.raftdb-path` when Raft Engine is off (docs/reference/tikv-config.md#keys-and-defaults).
+The mount point (`<storage.data-dir>-raft`) and the Raft directory now and on the new volume come from the node's
+config; where it does not say, the spec leaves them None and the AWS script asks for them
+(docs/reference/new-volumes.md#the-raft-directory-and-the-mount-point).
 """
 
 from __future__ import annotations
@@ -48,8 +51,12 @@ GP3_MIBPS = 125.0
 # with 2 K IOPS" (the AWS article); the public-cloud page names io2 for lower latency on AWS.
 IO2_SIZE_GIB = 40.0
 IO2_IOPS = 2000
-# Where the new volume is mounted in the proposal (the simulator's convention for raft volumes).
+# Where the new volume is mounted when the node's config does not give storage.data-dir (the AWS script then asks
+# for the mount point instead of assuming it: spec "mount" is None). With a data-dir, the mount is next to it,
+# `<data-dir>-raft`, one per TiKV (two TiKVs on one host get two).
 MOUNT = "/raft/tikv"
+# The directory each key defaults to when empty (docs/reference/tikv-config.md#keys-and-defaults).
+_DEFAULT_SUBDIR = {"raft-engine.dir": "raft-engine", "raftstore.raftdb-path": "raft"}
 
 
 def volume_cost(vtype: str, size_gib: float, iops: float | None, mibps: float | None, region: str) -> float:
@@ -75,17 +82,42 @@ def raft_write_rate(ctx: Context, node: Node) -> Array | None:
     return out
 
 
+def _absolute(value: object) -> str | None:
+    return value.rstrip("/") or "/" if isinstance(value, str) and value.startswith("/") else None
+
+
+def raft_paths(ctx: Context, node: Node, key: str) -> tuple[str | None, str | None, str]:
+    """Return (mount point of the new volume, the Raft directory now, the Raft directory on the new volume), read
+    from the node's config: `storage.data-dir` and the key's own value (empty: `{data-dir}/raft-engine` or
+    `{data-dir}/raft`, docs/reference/tikv-config.md#keys-and-defaults). None where the config does not say; the
+    new directory then falls back to MOUNT and the AWS script makes the user set the mount point."""
+    data = ctx.config(node.id, "storage.data-dir")
+    data_dir = _absolute(data.value) if data.origin == "config" else None
+    configured = ctx.config(node.id, key)
+    now = _absolute(configured.value) if configured.origin == "config" else None
+    if now is None and data_dir is not None and configured.value in ("", None):
+        now = f"{data_dir.rstrip('/')}/{_DEFAULT_SUBDIR[key]}"
+    mount = f"{data_dir.rstrip('/')}-raft" if data_dir not in (None, "/") else None
+    subdir = "raftdb" if key == RAFTDB_PATH else "raft-engine"
+    return mount, now, f"{mount or MOUNT}/{subdir}"
+
+
 def _create(
-    node: Node, ctx: Context, vtype: str, size: float, iops: int, mibps: float | None
+    node: Node, ctx: Context, vtype: str, size: float, iops: int, mibps: float | None, key: str
 ) -> Change:
     inst = ctx.instance(node.instance_id)
+    mount, now, target_dir = raft_paths(ctx, node, key)
     spec: dict[str, object] = {
         "type": vtype,
         "size_gib": size,
         "iops": iops,
         "role": "raft",
         "attach_to": node.instance_id,
-        "mount": MOUNT,
+        "node": node.id,
+        "mount": mount,  # None: not known from the config; the AWS script asks for it
+        "raft_key": key,
+        "raft_dir": target_dir,
+        "raft_dir_now": now,  # None: not known from the config; the AWS script asks for it
     }
     if mibps is not None:
         spec["throughput_mibps"] = mibps
@@ -99,7 +131,7 @@ def _create(
         online=True,  # creating and attaching an EBS volume does not stop the instance
         reason=(
             f"a dedicated {format_quantity(size, 'GiB')} {vtype} for {node.id}'s Raft log, attached to {node.instance_id} "
-            f"({inst.availability_zone or 'same AZ'}) and mounted at {MOUNT}"
+            f"({inst.availability_zone or 'same AZ'}) and mounted at {mount or '<a mount point you choose>'}"
         ),
         entity=ctx.entity_for_instance(node.instance_id),
     )
@@ -122,7 +154,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         return None
     engine_on = config_bool(ctx, node, "raft-engine.enable")
     key = RAFTDB_PATH if engine_on is False else RAFT_ENGINE_DIR
-    target_dir = f"{MOUNT}/raftdb" if key == RAFTDB_PATH else f"{MOUNT}/raft-engine"
+    target_dir = raft_paths(ctx, node, key)[2]
     entity = ctx.entity_for_node(node.id)
     region = ctx.cluster.region
     gp3_cost = volume_cost("gp3", GP3_SIZE_GIB, GP3_IOPS, GP3_MIBPS, region)
@@ -133,11 +165,11 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         f"{target_dir}, then start it (PingCAP, TiKV configuration file: this section cannot change online)"
     )
     gp3_changes = [
-        _create(node, ctx, "gp3", GP3_SIZE_GIB, GP3_IOPS, GP3_MIBPS),
+        _create(node, ctx, "gp3", GP3_SIZE_GIB, GP3_IOPS, GP3_MIBPS, key),
         tikv_change(ctx, node, key, target_dir, dir_reason),
     ]
     io2_changes = [
-        _create(node, ctx, "io2", IO2_SIZE_GIB, IO2_IOPS, None),
+        _create(node, ctx, "io2", IO2_SIZE_GIB, IO2_IOPS, None, key),
         tikv_change(ctx, node, key, target_dir, dir_reason),
     ]
     fsync_p50, fsync_p95 = percentile(fsync, 50), p95(fsync)
