@@ -123,12 +123,22 @@ test('no page of the dashboard reports a Content-Security-Policy violation', asy
   }
   expect([...visited].sort()).toEqual([...ROUTES].sort());
 
-  // /api/docs: Swagger UI from its CDN (not reachable from the test machines: the requests are refused here, which
-  // is no CSP matter), its inline start script allowed by the hash in the page's own policy.
-  await context.route(/^https:\/\/(cdn\.jsdelivr\.net|fastapi\.tiangolo\.com)\//, (route) => route.abort());
+  // /api/docs: Swagger UI, whose page names its CDN. The test machines cannot reach the CDN: its files are served
+  // from the swagger-ui-dist package (the same major version the page asks for), so Swagger UI really runs under
+  // the page's own policy (the CDN allowed, its inline start script by hash). The favicon is refused: no CSP matter.
+  const swaggerDist = new URL('../node_modules/swagger-ui-dist/', import.meta.url);
+  await context.route(/^https:\/\/cdn\.jsdelivr\.net\/npm\/swagger-ui-dist@5\/([\w.-]+)$/, (route) => {
+    const file = new URL(route.request().url()).pathname.split('/').pop() ?? '';
+    const type = file.endsWith('.css') ? 'text/css' : 'text/javascript';
+    return route.fulfill({ body: readFileSync(new URL(file, swaggerDist)), contentType: type });
+  });
+  await context.route(/^https:\/\/fastapi\.tiangolo\.com\//, (route) => route.abort());
   current = '/api/docs';
   const docs = await page.goto('/api/docs');
   expect(docs?.headers()['content-security-policy']).toMatch(/script-src 'self' https:\/\/cdn\.jsdelivr\.net 'sha256-/);
+  // Swagger UI drew the API from /api/v1/openapi.json: its title and an operation
+  await expect(page.getByRole('heading', { name: /Headroom API/ })).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByText('/api/v1/clusters', { exact: true }).first()).toBeVisible();
   await collect(page, found, '/api/docs');
 
   await testInfo.attach('csp-violations.json', { body: JSON.stringify(found, null, 2), contentType: 'application/json' });
@@ -136,7 +146,7 @@ test('no page of the dashboard reports a Content-Security-Policy violation', asy
 });
 
 test('the dashboard refuses to be framed by another site', async ({ page }) => {
-  // A page of another origin (a data: URL) frames the login page: Chromium must refuse to show it.
+  // A page of another origin (about:blank with content of its own) frames the login page: Chromium must refuse it.
   const target = new URL('/login', test.info().project.use.baseURL).toString();
   const blocked: string[] = [];
   page.on('console', (m) => { if (/frame-ancestors|refused to (display|frame)/i.test(m.text())) blocked.push(m.text()); });
