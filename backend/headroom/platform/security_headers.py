@@ -24,7 +24,7 @@ APP_CSP_DIRECTIVES: tuple[tuple[str, str], ...] = (
     # <style> elements and style sheets: ours only.
     ("style-src", "'self'"),
     # style="" attributes: needed by the weekly email's preview (Settings > Weekly email), whose HTML is shown in a
-    # sandboxed srcdoc frame, which inherits this policy (CSP3 section 7.8, "Policy inheritance"): an email's
+    # sandboxed srcdoc frame, which inherits this policy (CSP3, "Policy inheritance" of srcdoc documents): an email's
     # styles can only be inline attributes. React's and Recharts' style props are set through the CSSOM, which CSP
     # does not govern. An attribute can restyle an element but cannot run script or load anything (img-src and
     # friends still apply), and React escapes every attribute we render, so this is the narrowest opening that
@@ -88,7 +88,7 @@ _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 
 
 def inline_script_hashes(html: str) -> list[str]:
-    """CSP source expressions ('sha256-...') for each inline <script> of a page (CSP3 section 8.4)."""
+    """CSP source expressions ('sha256-...') for each inline <script> of a page (CSP3 hash sources)."""
     return [
         "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
         for body in _INLINE_SCRIPT.findall(html)
