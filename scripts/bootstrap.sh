@@ -21,6 +21,8 @@ if [ "$with_test" = 1 ]; then
   command -v prometheus-alertmanager >/dev/null || need+=(prometheus-alertmanager)
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v curl >/dev/null || need+=(curl)
+  # nginx: the front end's nginx.conf is run by a test (backend/tests/api/test_security_headers.py)
+  [ -x /usr/sbin/nginx ] || need+=(nginx)
   # Go 1.19+: the tests read TiUP topologies with gopkg.in/yaml.v2 and v3 (backend/tests/domain/tikvconf/goyaml)
   command -v go >/dev/null || [ -x /usr/local/go/bin/go ] || need+=(golang-go)
   if [ "${#need[@]}" -gt 0 ]; then
@@ -30,7 +32,8 @@ if [ "$with_test" = 1 ]; then
       apt-get update -qq
       apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
       # The Debian prometheus package starts a system service; the tests run their own.
-      (systemctl disable --now prometheus prometheus-node-exporter prometheus-alertmanager 2>/dev/null || { service prometheus stop; service prometheus-alertmanager stop; } 2>/dev/null) >/dev/null 2>&1 || true
+      # So does Debian's nginx (on port 80); the test runs its own on a free port.
+      (systemctl disable --now prometheus prometheus-node-exporter prometheus-alertmanager nginx 2>/dev/null || { service prometheus stop; service prometheus-alertmanager stop; service nginx stop; } 2>/dev/null) >/dev/null 2>&1 || true
     elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
       log "sudo apt-get install ${need[*]}"
       sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq

@@ -8,7 +8,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
@@ -47,6 +48,7 @@ from headroom.platform.ratelimit import MemoryRateLimiter, RedisRateLimiter
 from headroom.platform.replica import MemoryWriteMarks, RedisWriteMarks, ReplicaFallback, ReplicaRouter, WriteMarks
 from headroom.platform.schemas import ErrorResponse
 from headroom.platform.security import SecretBox
+from headroom.platform.security_headers import SecurityHeaders, docs_csp
 from headroom.platform.settings import Settings
 from headroom.sources import ops_health
 from headroom.sources import router as sources_router
@@ -62,6 +64,7 @@ from headroom.timeseries import router as snapshots_router
 
 API_PREFIX = "/api/v1"
 _HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+DOCS_PATH = "/api/docs"
 SPA_PATH = "/{path:path}"  # the built front end: every path not matched before
 # How long a client is asked to wait when the database is unreachable: PostgreSQL restarts (a failover, a minor
 # upgrade) take seconds, and /readyz tells a load balancer the same in the meantime.
@@ -242,8 +245,10 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         version="0.1.0",
         description="Storage advisor for TiKV on AWS EC2 + EBS. Authenticate with the session cookie "
         "(plus X-CSRF-Token on writes) or `Authorization: Bearer <API token>`.",
-        docs_url="/api/docs",
+        # /api/docs is served below, with its own Content-Security-Policy; no OAuth2 flow, so no redirect page.
+        docs_url=None,
         redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
     app.state.ctx = ctx
@@ -270,6 +275,9 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=ctx.settings.trusted_proxy_list)
+    # Security headers on every answer (platform/security_headers.py, docs/security-headers.md); HSTS only when
+    # the public URL is https.
+    app.add_middleware(SecurityHeaders, https=ctx.settings.public_url.startswith("https://"))
     # Outermost: the request id is bound before anything else logs, and the latency covers every layer.
     app.add_middleware(telemetry.RequestTelemetry)
 
@@ -286,6 +294,13 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     for router in (module.router for module in ROUTER_MODULES):
         api.include_router(router)
     app.include_router(api)
+
+    @app.get(DOCS_PATH, include_in_schema=False)
+    def docs() -> HTMLResponse:
+        """FastAPI's Swagger UI page, under a policy that allows exactly what it loads (security_headers.docs_csp)."""
+        page = get_swagger_ui_html(openapi_url=app.openapi_url or "", title=f"{app.title} - Swagger UI")
+        html = bytes(page.body).decode()
+        return HTMLResponse(html, headers={"Content-Security-Policy": docs_csp(html)})
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

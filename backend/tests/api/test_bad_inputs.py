@@ -271,7 +271,8 @@ def test_production_build_makes_no_source_map_and_nginx_refuses_them() -> None:
     vite = (REPO / "frontend" / "vite.config.ts").read_text()
     assert re.search(r"sourcemap:\s*false", vite), "frontend/vite.config.ts must build without source maps"
     nginx = (REPO / "frontend" / "nginx.conf").read_text()
-    assert re.search(r"location ~\*? \\\.map\$ \{\s*return 404;", nginx), "nginx.conf must refuse *.map"
+    # (the block also includes the security headers, docs/security-headers.md)
+    assert re.search(r"location ~\*? \\\.map\$ \{[^}]*\breturn 404;", nginx), "nginx.conf must refuse *.map"
 
 
 # --- HTTP and JSON conformance --------------------------------------------------------------------------------
