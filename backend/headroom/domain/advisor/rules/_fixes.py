@@ -166,6 +166,23 @@ def raid0_gp3_config(
     )
 
 
+def _ceiling_summary(dimension: str, before: float, cfg: VolumeConfig, effective: float) -> str:
+    """The option's effect in words, each number the one it is: the volume's new ceiling is what the fix provisions
+    (the value its artefacts set: --throughput 300), and the node's limit, when the instance's sustained EBS limit
+    binds first, is said apart ("the node gets 298 MiB/s"), never in place of the value set."""
+    unit = "IOPS" if dimension == "iops" else "MiB/s"
+    what = "IOPS" if dimension == "iops" else "throughput"
+    provisioned = cfg.iops_ceiling if dimension == "iops" else cfg.mibps_ceiling
+    per_volume = cfg.iops if dimension == "iops" else cfg.throughput_mibps
+    text = f"{what} ceiling {before:,.0f} -> {provisioned:,.0f} {unit}"
+    if cfg.stripes > 1 and per_volume is not None:
+        text += f" ({cfg.stripes} volumes of {per_volume:,.0f} {unit})"
+    if effective < provisioned:
+        text += (f", of which the node gets {effective:,.0f} {unit} (the instance's sustained EBS limit binds "
+                 "first)")
+    return text
+
+
 def volume_changes(
     entity: EntityRef, current: VolumeLimits, cfg: VolumeConfig, reason: str
 ) -> list[Change]:
@@ -323,10 +340,8 @@ def volume_options(
                 label=cfg.label,
                 changes=volume_changes(entity, current, cfg, reason),
                 impact=Impact(
-                    summary=(
-                        f"{'IOPS' if dimension == 'iops' else 'throughput'} ceiling {cur_limit:,.0f} -> "
-                        f"{effective:,.0f} {unit}; {cfg.monthly_cost - before_cost:+,.2f} USD/month"
-                    ),
+                    summary=_ceiling_summary(dimension, cur_limit, cfg, effective)
+                    + f"; {cfg.monthly_cost - before_cost:+,.2f} USD/month",
                     metric="sustained IOPS ceiling"
                     if dimension == "iops"
                     else "sustained throughput ceiling",

@@ -166,8 +166,8 @@ def _finding(
                 changes=volume_changes(entity, lim, cfg, reason),
                 impact=Impact(
                     summary=(
-                        f"{delta:+,.2f} USD/month; IOPS ceiling {lim.baseline_iops:,.0f} -> {cfg.iops_ceiling:,.0f}, "
-                        f"MiB/s {lim.baseline_throughput_mibps:,.0f} -> {cfg.mibps_ceiling:,.0f}"
+                        f"{delta:+,.2f} USD/month; IOPS ceiling {lim.baseline_iops:,.0f} -> {cfg.iops_ceiling:,.0f} "
+                        f"IOPS, throughput ceiling {lim.baseline_throughput_mibps:,.0f} -> {cfg.mibps_ceiling:,.0f} MiB/s"
                     ),
                     metric="monthly cost",
                     unit="USD/month",
