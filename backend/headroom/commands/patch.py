@@ -22,6 +22,7 @@ from headroom.domain.advisor.finding import complete_change
 from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf import (
     FORMATS,
+    ROLLBACK_HELP,
     HostFacts,
     Patch,
     PatchTarget,
@@ -177,7 +178,8 @@ def patch_command(
     node: Annotated[
         str | None, typer.Option("--node", help="Only this node's tikv changes (id or status address).")
     ] = None,
-    rollback: Annotated[bool, typer.Option("--rollback", help="Render the inverse of the artefact.")] = False,
+    rollback: Annotated[bool, typer.Option(
+        "--rollback", help="Print the artefact's undo, in the same format (a diff, SQL, a script, ...).")] = False,
     manifest: Annotated[
         Path | None,
         typer.Option(
@@ -196,6 +198,8 @@ def patch_command(
     ] = None,
 ) -> None:
     """Print an artefact that applies (or, with --rollback, undoes) the selected findings' changes."""
+    if format == "rollback":
+        fail(ROLLBACK_HELP)
     if format not in FORMATS:
         fail(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
     cluster = _cluster_from_snapshot(snapshot)

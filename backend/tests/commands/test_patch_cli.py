@@ -183,6 +183,8 @@ def test_unknown_key_exits(snapshot: Path, tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--format", "ansible"], "unknown format 'ansible'"),
+        # the one-file bundle is gone: each format has its own rollback
+        (["--format", "rollback"], "--format sql --rollback"),
         (
             ["--format", "sql", "--finding", "no-such-rule"],
             "no finding matching no-such-rule proposes a change",

@@ -304,6 +304,15 @@ def test_patch_of_chosen_findings_against_an_uploaded_config(world: World, db: A
     assert '-capacity = "14GiB"' in diff and '+capacity = "4GiB"' in diff
     undo = world.viewer.get(url, params={"format": "merged", "rollback": "true"}).text
     assert undo == raw
+    # each format's undo is its own file of that format (the diff's undo is a diff, named as the rollback)
+    undo_diff = world.viewer.get(url, params={"format": "diff", "rollback": "true"})
+    assert undo_diff.headers["content-type"].startswith("text/x-diff")
+    assert '-capacity = "4GiB"' in undo_diff.text and '+capacity = "14GiB"' in undo_diff.text
+    assert "-rollback-tikv.toml.diff" in undo_diff.headers["content-disposition"]
+    # the old one-file bundle's links get a 400 naming the parameter that replaced it
+    old = world.viewer.get(url, params={"format": "rollback"})
+    assert old.status_code == 400 and "rollback=true" in old.json()["error"]["message"]
+    assert "rollback" not in world.viewer.get(url).json()["formats"]
 
 
 def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world: World, db: Any) -> None:

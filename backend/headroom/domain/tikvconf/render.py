@@ -49,9 +49,7 @@ from headroom.domain.tikvconf.shell import Restart, VolumeCheck
 from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper
 from headroom.domain.units import setting_text
 
-Format = Literal[
-    "toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"
-]
+Format = Literal["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform"]
 FORMATS: tuple[Format, ...] = (
     "toml",
     "merged",
@@ -62,7 +60,6 @@ FORMATS: tuple[Format, ...] = (
     "tikv-ctl",
     "aws",
     "terraform",
-    "rollback",
 )
 _FILES: dict[str, tuple[str, str]] = {
     "toml": ("tikv-patch.toml", "application/toml"),
@@ -74,8 +71,13 @@ _FILES: dict[str, tuple[str, str]] = {
     "tikv-ctl": ("tikv-ctl.sh", "text/x-shellscript"),
     "aws": ("aws-modify.sh", "text/x-shellscript"),
     "terraform": ("headroom-patch.tf", "text/plain"),
-    "rollback": ("rollback.txt", "text/plain"),
 }
+# Every format has its rollback, in the same form (rollback=True): the undo of a diff is a diff, of SET CONFIG is
+# SQL, of the AWS script a script. The one-file bundle that held them all, split by text lines, ran as none.
+ROLLBACK_HELP = (
+    "format=rollback is gone: ask for the format you applied with rollback=true (API ?format=sql&rollback=true, "
+    "CLI --format sql --rollback): each rollback is a file of that format, ready to run"
+)
 # TiUP restarts TiKV one at a time, each store's leaders evicted first, but restarts a node anyway once
 # --transfer-timeout (600 s) has passed: a long timeout keeps it waiting for the leaders, and -N restarts one node so
 # the operator can check the cluster between nodes (docs/reference/rolling-restart.md#config-changes-that-need-a-restart).
@@ -1068,36 +1070,10 @@ def _filename(patch: Patch, fmt: str, rollback: bool, node: str | None) -> str:
     parts = [file_slug(patch.cluster) if patch.cluster and not patch.cluster.startswith("<") else ""]
     if node:
         parts.append(file_slug(node))
-    if rollback and fmt != "rollback":
+    if rollback:
         parts.append("rollback")
     prefix = "-".join(part for part in parts if part)
     return f"{prefix}-{base}" if prefix else base
-
-
-def _render_rollback_bundle(
-    patch: Patch, config_text: str | None, node: str | None, source: str
-) -> tuple[str, list[str]]:
-    sections: list[tuple[str, Artefact]] = []
-    notes: list[str] = []
-    wanted: list[str] = []
-    if patch.tikv_changes():
-        wanted += ["merged", "toml"] if config_text is not None else ["toml"]
-        wanted += ["sql", "tikv-ctl"]
-    if patch.aws_changes():
-        wanted += ["aws"]
-    for fmt in wanted:
-        rendered = artefact(
-            patch, fmt, config_text=config_text, node=node, rollback=True, config_source=source
-        )
-        sections.append((fmt, rendered))
-        notes += list(rendered.notes)
-    lines = [f"Rollback of the Headroom patch for cluster {patch.cluster}, generated with the patch itself."]
-    lines.append("Each section below is a file; apply the ones matching how you applied the patch.")
-    for _fmt, rendered in sections:
-        lines += ["", f"===== {rendered.filename} ({rendered.media_type}) =====", rendered.body.rstrip("\n")]
-    if not sections:
-        lines.append("(the patch has no changes)")
-    return "\n".join(lines) + "\n", notes
 
 
 def artefact(
@@ -1115,15 +1091,14 @@ def artefact(
     (previous values; for merged/diff, back to the original file byte for byte). `config_source` names the
     file in parse errors.
     """
+    if format == "rollback":
+        raise UnknownFormat(ROLLBACK_HELP)
     if format not in _FILES:
         raise UnknownFormat(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
-    filename, media_type = _FILES[format]
-    if format == "rollback":
-        body, notes = _render_rollback_bundle(patch, config_text, node, config_source)
-    else:
-        ctx = _context(patch, config_text, node, rollback, config_source)
-        body, notes = _RENDERERS[format](ctx)
-        notes = [*notes, *_raft_engine_off_notes(ctx)]
+    _, media_type = _FILES[format]
+    ctx = _context(patch, config_text, node, rollback, config_source)
+    body, notes = _RENDERERS[format](ctx)
+    notes = [*notes, *_raft_engine_off_notes(ctx)]
     return Artefact(format, _filename(patch, format, rollback, node), media_type, body, tuple(notes))
 
 
@@ -1154,8 +1129,5 @@ def artefacts(
         if fmt in ("merged", "diff") and config_text is None:
             continue
         rendered[fmt] = artefact(patch, fmt, config_text=config_text, node=node)
-        if fmt != "rollback":
-            rendered[f"{fmt}.rollback"] = artefact(
-                patch, fmt, config_text=config_text, node=node, rollback=True
-            )
+        rendered[f"{fmt}.rollback"] = artefact(patch, fmt, config_text=config_text, node=node, rollback=True)
     return rendered

@@ -346,17 +346,40 @@ def test_terraform_snippet() -> None:
         assert formatted.stdout == body
 
 
-def test_rollback_bundle_contains_every_inverse() -> None:
+def test_each_rollback_is_a_file_of_its_format_that_runs_in_its_tool(tmp_path: Path) -> None:
+    """No bundle: every format's undo is that format's file. The diff's undo applies with GNU patch to the patched
+    file and gives the original bytes; the SQL's undo is SET CONFIG statements only; the scripts are bash."""
     patch = patch_of(*MIXED.changes, *AWS.changes)
-    bundle = artefact(patch, "rollback", config_text=TIUP_FILE)
-    for name in (
-        "prod-east-rollback-tikv.toml",
-        "prod-east-rollback-set-config.sql",
-        "prod-east-rollback-tikv-ctl.sh",
-        "prod-east-rollback-aws-modify.sh",
-    ):
-        assert f"===== {name} " in bundle.body
-    assert "SET CONFIG tikv `storage.block-cache.capacity` = '8GiB';" in bundle.body
+    for fmt in ("toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform"):
+        undo = artefact(patch, fmt, config_text=TIUP_FILE, rollback=True)
+        forward = artefact(patch, fmt, config_text=TIUP_FILE)
+        # the same kind of file, named as the rollback of the forward one
+        assert undo.media_type == forward.media_type, fmt
+        assert undo.filename == forward.filename.replace("prod-east-", "prod-east-rollback-"), fmt
+        assert "=====" not in undo.body, fmt
+    (tmp_path / "tikv.toml").write_text(TIUP_FILE)
+    for undo, expected in ((False, artefact(patch, "merged", config_text=TIUP_FILE).body), (True, TIUP_FILE)):
+        (tmp_path / "step.diff").write_text(artefact(patch, "diff", config_text=TIUP_FILE, rollback=undo).body)
+        ran = subprocess.run(["patch", "--batch", "--forward", "--fuzz=0", "-p1", "-i", "step.diff"], cwd=tmp_path,
+                             capture_output=True, text=True, check=False)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert (tmp_path / "tikv.toml").read_text() == expected
+    sql = artefact(patch, "sql", rollback=True).body
+    statements = [line for line in sql.splitlines() if line.strip() and not line.startswith("--")]
+    assert "SET CONFIG tikv `storage.block-cache.capacity` = '8GiB';" in statements
+    assert all(re.fullmatch(r"(SET CONFIG \S+ `[a-z0-9.-]+` = .+|SHOW WARNINGS|SHOW CONFIG WHERE .+);", s)
+               for s in statements), statements
+    for fmt in ("tikv-ctl", "aws"):
+        script = tmp_path / f"undo-{fmt}.sh"
+        script.write_text(artefact(patch, fmt, rollback=True).body)
+        syntax = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
+        assert syntax.returncode == 0, syntax.stderr
+
+
+def test_the_old_rollback_format_names_the_rollback_parameter() -> None:
+    with pytest.raises(UnknownFormat, match="rollback=true"):
+        artefact(MIXED, "rollback")
+    assert "rollback" not in FORMATS
 
 
 def test_rollback_of_an_unset_key_says_remove_it() -> None:
@@ -379,7 +402,6 @@ def test_every_format_has_a_name_and_media_type() -> None:
         "tikv-ctl": ("prod-east-tikv-ctl.sh", "text/x-shellscript"),
         "aws": ("prod-east-aws-modify.sh", "text/x-shellscript"),
         "terraform": ("prod-east-headroom-patch.tf", "text/plain"),
-        "rollback": ("prod-east-rollback.txt", "text/plain"),
     }
     assert {fmt: (rendered[fmt].filename, rendered[fmt].media_type) for fmt in FORMATS} == expected
     assert rendered["sql.rollback"].filename == "prod-east-rollback-set-config.sql"
