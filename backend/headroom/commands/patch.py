@@ -188,6 +188,14 @@ def patch_command(
             "the proposed keys (a JSON patch for a config map, the whole updated string for a TOML string).",
         ),
     ] = None,
+    tiup_cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--tiup-cluster",
+            help="The cluster's name in TiUP (tiup cluster list): the tiup command lines use it. Without it they "
+            "hold <tiup-cluster-name>, as the API's do (the snapshot's cluster name is Headroom's, not TiUP's).",
+        ),
+    ] = None,
     topology: Annotated[
         Path | None,
         typer.Option(
@@ -224,8 +232,8 @@ def patch_command(
         try:
             # the rollback is the topology the patch was made from, as it was (tiup.rollback_topology)
             edited = (rollback_topology if rollback else patch_topology)(
-                _read_text(topology, "topology"), resolved, nodes, str(topology), cluster=cluster.name,
-                topology_file="topology.yaml")
+                _read_text(topology, "topology"), resolved, nodes, str(topology), cluster=tiup_cluster,
+                topology_file="topology.yaml", display_name=cluster.name)
         except TikvConfError as exc:
             fail(str(exc))
         for note in edited.notes:
@@ -250,7 +258,8 @@ def patch_command(
         sys.stdout.buffer.flush()
         return
     patch = Patch(cluster=cluster.name, tikv_version=cluster.version, nodes=nodes, changes=resolved,
-                  sources=tuple(sources), region=cluster.region, pd_url=pd_url_of(cluster.configs.values()))
+                  sources=tuple(sources), region=cluster.region, pd_url=pd_url_of(cluster.configs.values()),
+                  tiup_name=tiup_cluster)
     try:
         rendered = artefact(
             patch,

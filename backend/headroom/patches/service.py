@@ -526,7 +526,8 @@ def render_tiup_topology(db: Session, principal: Principal, cluster_id: uuid.UUI
     make = rollback_topology if rollback else patch_topology
     try:
         return make(topology, changes, [n.node for n in _nodes(db, cluster)], "topology",
-                    cluster=cluster.name, topology_file=tiup_topology_file_name(rollback=rollback))
+                    cluster=None, display_name=cluster.name,  # TiUP's name is not known: a placeholder
+                    topology_file=tiup_topology_file_name(rollback=rollback))
     except ConfigParseError as exc:
         raise InvalidInput(f"topology: {exc}", details={"field": "topology", "line": exc.line,
                                                         "column": exc.column}) from exc

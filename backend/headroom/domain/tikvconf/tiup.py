@@ -32,7 +32,7 @@ from headroom.domain.tikvconf.change import PatchTarget, split_address, target_n
 from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
 from headroom.domain.tikvconf.operator import locate_key
 from headroom.domain.tikvconf.parse import TIUP_TIKV_PORT
-from headroom.domain.tikvconf.render import tiup_cluster_name
+from headroom.domain.tikvconf.render import tiup_cluster_name, tiup_name_note
 from headroom.domain.tikvconf.yamlscalar import needs_quotes
 
 
@@ -43,13 +43,14 @@ class TopologyPatch:
     command: str = ""  # the TiUP steps that apply it, one shell line (see tiup_command)
 
 
-def tiup_command(cluster: str, topology_file: str = "topology.yaml") -> str:
+def tiup_command(cluster: str | None, topology_file: str = "topology.yaml") -> str:
     """Apply a patched topology saved as `topology_file`: `tiup cluster edit-config NAME --topology-file FILE`
     replaces the cluster's topology with the file (TiUP v1.8.0+, pingcap/tiup#1637), then `tiup cluster reload NAME
     -R tikv` writes each TiKV's tikv.toml from it and restarts them one at a time (TiUP docs, Modify the
     configuration), leaders evicted first; a long --transfer-timeout keeps TiUP from restarting a node whose leaders
     have not moved yet (docs/reference/rolling-restart.md#config-changes-that-need-a-restart). Every word is quoted
-    for a POSIX shell; a name TiUP could not have is a placeholder."""
+    for a POSIX shell; `cluster` is the TiUP name (render.tiup_cluster_name decides: none given, or one TiUP could
+    not have, is a placeholder)."""
     name = tiup_cluster_name(cluster)
     return (shlex.join(["tiup", "cluster", "edit-config", name, "--topology-file", topology_file]) + " && "
             + shlex.join(["tiup", "cluster", "reload", name, "-R", "tikv", "--transfer-timeout", "3600"]))
@@ -181,9 +182,10 @@ def _instance(servers: Any, host: str, port: int) -> Any:
 
 def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTarget],
                    source: str = "topology.yaml", *, cluster: str | None = None,
-                   topology_file: str = "topology.yaml") -> TopologyPatch:
-    """Apply the tikv changes to a TiUP topology's text (see the module docstring); with the cluster's name, the
-    command that applies the result saved as `topology_file`."""
+                   topology_file: str = "topology.yaml", display_name: str | None = None) -> TopologyPatch:
+    """Apply the tikv changes to a TiUP topology's text (see the module docstring), with the command that applies
+    the result saved as `topology_file`: `cluster` is the TiUP name if known, else the command holds a placeholder
+    and a note says what to put there (`display_name`: Headroom's name for the cluster)."""
     rt = _yaml()
     try:
         document = rt.load(text)
@@ -243,8 +245,9 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
     rt.dump(document, out)
     unchanged = io.StringIO()
     rt.dump(rt.load(text), unchanged)
-    return TopologyPatch(keep_untouched_lines(text, unchanged.getvalue(), out.getvalue()), tuple(notes),
-                         tiup_command(cluster, topology_file) if cluster is not None else "")
+    replace = tiup_name_note(display_name or "this cluster", cluster)
+    return TopologyPatch(keep_untouched_lines(text, unchanged.getvalue(), out.getvalue()),
+                         (*notes, *([replace] if replace else [])), tiup_command(cluster, topology_file))
 
 
 def _key_column(line: str) -> int:
@@ -335,7 +338,7 @@ def keep_untouched_lines(original: str, before: str, after: str) -> str:
 
 def rollback_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTarget],
                       source: str = "topology.yaml", *, cluster: str | None = None,
-                      topology_file: str = "topology.yaml") -> TopologyPatch:
+                      topology_file: str = "topology.yaml", display_name: str | None = None) -> TopologyPatch:
     """The rollback of `patch_topology(text, changes, ...)`: the topology the patch was made from, byte for byte.
 
     `tiup cluster edit-config NAME --topology-file FILE` replaces the whole topology (tiup_command), so the file
@@ -345,7 +348,8 @@ def rollback_topology(text: str, changes: Sequence[Change], nodes: Sequence[Patc
     as the block cache's share of memory, would stop following it). TiUP refuses a new topology whose instances
     differ from the cluster's (edit-config: "immutable field changed", pkg/utils/diff.go ValidateSpecDiff), so a
     topology older than a scale-out is refused rather than applied."""
-    forward = patch_topology(text, changes, nodes, source, cluster=cluster, topology_file=topology_file)
+    forward = patch_topology(text, changes, nodes, source, cluster=cluster, topology_file=topology_file,
+                             display_name=display_name)
     safe = YAML(typ="safe", pure=True)
     if safe.load(forward.text) == safe.load(text):
         raise TikvConfError(f"{source}: the patch changes nothing in this topology (it already holds the patch's "
@@ -354,4 +358,5 @@ def rollback_topology(text: str, changes: Sequence[Change], nodes: Sequence[Patc
              "patched one, so every key the patch added is removed again and every value it changed is back; "
              "nothing is pinned per instance. Edits made to the topology since the patch are undone too: if there "
              "were any, make them again in this file first.",)
-    return TopologyPatch(text, notes, tiup_command(cluster, topology_file) if cluster is not None else "")
+    replace = tiup_name_note(display_name or "this cluster", cluster)
+    return TopologyPatch(text, (*notes, *([replace] if replace else [])), tiup_command(cluster, topology_file))
