@@ -89,6 +89,11 @@ export class ClusterPage {
     return this.page.getByLabel(/^Diff of tikv\.toml on /);
   }
 
+  /** The Rollback toggle: the download buttons then give each format's undo, a file of that format. */
+  rollbackToggle() {
+    return this.page.getByRole('checkbox', { name: /^Rollback/ });
+  }
+
   async download(format: string): Promise<Download> {
     const pending = this.page.waitForEvent('download');
     await this.page.getByRole('button', { name: new RegExp(`^Download ${format} \\(`) }).click();

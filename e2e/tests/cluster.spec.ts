@@ -80,6 +80,19 @@ test('demo org: open the cluster, see findings, open one, patch it and download 
     expect(toml).toMatch(/^\[(storage\.block-cache|rocksdb)\]$/m);
   });
 
+  await test.step('download the undo as its own tikv.toml: the values before the patch, TOML again', async () => {
+    await clusterPage.rollbackToggle().check();
+    const download = await clusterPage.download('toml rollback');
+    expect(download.suggestedFilename()).toMatch(/-rollback-tikv-patch\.toml$/);
+    const path = testInfo.outputPath(download.suggestedFilename());
+    await download.saveAs(path);
+    const toml = readFileSync(path, 'utf8');
+    expect(toml).toContain('# Rollback of the Headroom patch for cluster');
+    expect(toml).toMatch(/^\[(storage\.block-cache|rocksdb)\]$/m);
+    expect(toml).not.toContain('=====');
+    await clusterPage.rollbackToggle().uncheck();
+  });
+
   await test.step('the patch is listed and can be marked applied', async () => {
     await clusterPage.openTab('Patches');
     await page.getByRole('table', { name: 'Patches' }).getByRole('link').first().click();

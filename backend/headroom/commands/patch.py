@@ -22,6 +22,7 @@ from headroom.domain.advisor.finding import complete_change
 from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf import (
     FORMATS,
+    ROLLBACK_HELP,
     HostFacts,
     Patch,
     PatchTarget,
@@ -181,13 +182,22 @@ def patch_command(
     node: Annotated[
         str | None, typer.Option("--node", help="Only this node's tikv changes (id or status address).")
     ] = None,
-    rollback: Annotated[bool, typer.Option("--rollback", help="Render the inverse of the artefact.")] = False,
+    rollback: Annotated[bool, typer.Option(
+        "--rollback", help="Print the artefact's undo, in the same format (a diff, SQL, a script, ...).")] = False,
     manifest: Annotated[
         Path | None,
         typer.Option(
             "--manifest",
             help="With --format operator: your TidbCluster or TiKVGroup YAML; prints a patch that changes only "
             "the proposed keys (a JSON patch for a config map, the whole updated string for a TOML string).",
+        ),
+    ] = None,
+    tiup_cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--tiup-cluster",
+            help="The cluster's name in TiUP (tiup cluster list): the tiup command lines use it. Without it they "
+            "hold <tiup-cluster-name>, as the API's do (the snapshot's cluster name is Headroom's, not TiUP's).",
         ),
     ] = None,
     topology: Annotated[
@@ -200,6 +210,8 @@ def patch_command(
     ] = None,
 ) -> None:
     """Print an artefact that applies (or, with --rollback, undoes) the selected findings' changes."""
+    if format == "rollback":
+        fail(ROLLBACK_HELP)
     if format not in FORMATS:
         fail(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
     cluster = _cluster_from_snapshot(snapshot)
@@ -224,8 +236,8 @@ def patch_command(
         try:
             # the rollback is the topology the patch was made from, as it was (tiup.rollback_topology)
             edited = (rollback_topology if rollback else patch_topology)(
-                _read_text(topology, "topology"), resolved, nodes, str(topology), cluster=cluster.name,
-                topology_file="topology.yaml")
+                _read_text(topology, "topology"), resolved, nodes, str(topology), cluster=tiup_cluster,
+                topology_file="topology.yaml", display_name=cluster.name)
         except TikvConfError as exc:
             fail(str(exc))
         for note in edited.notes:
@@ -250,7 +262,8 @@ def patch_command(
         sys.stdout.buffer.flush()
         return
     patch = Patch(cluster=cluster.name, tikv_version=cluster.version, nodes=nodes, changes=resolved,
-                  sources=tuple(sources), region=cluster.region, pd_url=pd_url_of(cluster.configs.values()))
+                  sources=tuple(sources), region=cluster.region, pd_url=pd_url_of(cluster.configs.values()),
+                  tiup_name=tiup_cluster)
     try:
         rendered = artefact(
             patch,

@@ -16,6 +16,7 @@ from headroom.patches.schemas import (
     PatchFormat,
     PatchList,
     PatchRead,
+    RemovedFormat,
     TiupTopology,
 )
 
@@ -49,10 +50,13 @@ def get_patch(
     patch_id: uuid.UUID,
     caller: Caller,
     db: DB,
-    format: PatchFormat | None = Query(default=None, description="Download this artefact instead of the metadata."),
+    format: PatchFormat | RemovedFormat | None = Query(
+        default=None, description="Download this artefact instead of the metadata. `rollback` (a bundle of every "
+        "format's undo, removed) answers 400: ask for a format with rollback=true instead."),
     node: str | None = Query(default=None, description="One node's file (store or status address): toml, merged, diff; merged and "
                                 "diff need it when the patch changes several nodes."),
-    rollback: bool = Query(default=False, description="The inverse of the artefact."),
+    rollback: bool = Query(default=False, description="The artefact's undo, in the same format as the artefact (a "
+                           "diff, SQL, a script, ...): run it the same way to go back to the values before the patch."),
 ) -> object:
     """Read the patch, or download it as an artefact (merged/diff patch the node's stored config)."""
     if format is None:

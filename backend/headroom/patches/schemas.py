@@ -11,9 +11,10 @@ from pydantic import ConfigDict, Field
 from headroom.domain.model import Change
 from headroom.platform.schemas import Input, Output
 
-PatchFormat = Literal[
-    "toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback", "configs"
-]
+PatchFormat = Literal["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "configs"]
+# The one-file rollback bundle this format named is gone (each format has its own rollback, ?rollback=true): an old
+# link gets a 400 that says so instead of a validation error.
+RemovedFormat = Literal["rollback"]
 
 
 class PatchCreate(Input):

@@ -33,6 +33,7 @@ from headroom.clusters.models import Cluster
 from headroom.domain.model import Change, severity_rank
 from headroom.domain.tikvconf import (
     FORMATS,
+    ROLLBACK_HELP,
     Artefact,
     ConfigParseError,
     HostFacts,
@@ -442,6 +443,8 @@ def render_patch(
     rollback: bool = False,
 ) -> Rendered:
     """Render a stored patch as one artefact (for `node`, a store or status address, when given)."""
+    if fmt == "rollback":  # the old bundle's links: say what replaced it
+        raise AppError(ROLLBACK_HELP, code="format_removed", details={"field": "format", "use": "rollback=true"})
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
     row = get_patch(db, principal, cluster.id, patch_id)
     nodes = _nodes(db, cluster)
@@ -457,14 +460,13 @@ def render_patch(
     if fmt == "configs":
         return _render_configs(db, row, cluster, nodes, changed, rollback=rollback)
     # merged/diff are one node's file, and only a node the patch changes has one: the node asked for, else the
-    # only changed node, else the base config's node when the patch changes it. The rollback bundle includes the
-    # merged file only for a node asked for.
-    if fmt in ("merged", "diff") or (fmt == "rollback" and chosen is not None):
+    # only changed node, else the base config's node when the patch changes it.
+    if fmt in ("merged", "diff"):
         names = ", ".join(_where(n.node) for n in changed)
-        if fmt in ("merged", "diff") and not changed:
+        if not changed:
             raise InvalidInput(f"format: this patch changes no tikv.toml key, so it has no {fmt} file; download "
                                "the aws or terraform format", details={"field": "format"})
-        if chosen is not None and fmt in ("merged", "diff") and chosen not in changed:
+        if chosen is not None and chosen not in changed:
             raise InvalidInput(f"node: this patch changes nothing in the tikv.toml of {chosen.node.address}; it "
                                f"changes {names}", details={"field": "node"})
         if chosen is None:
@@ -476,13 +478,12 @@ def render_patch(
                 raise InvalidInput(f"node: this patch changes the tikv.toml of {len(changed)} nodes ({names}): "
                                    "ask for one with ?node=, or for all of them with format=configs",
                                    details={"field": "node"})
-        if chosen is not None:
-            config_row = _config_at(db, row, chosen.row)
+        config_row = _config_at(db, row, chosen.row)
         if config_row is not None:
             uploaded = _toml_text(config_row)
             config_text = uploaded if uploaded is not None else toml_from_config(config_row.config)
             source = "uploaded" if uploaded is not None else "rebuilt"
-        elif fmt != "rollback":
+        else:
             raise InvalidInput(f"format: {fmt} needs a stored config of the node; none has been collected",
                                details={"field": "format"})
     patch = ConfPatch(
@@ -541,7 +542,8 @@ def render_tiup_topology(db: Session, principal: Principal, cluster_id: uuid.UUI
     make = rollback_topology if rollback else patch_topology
     try:
         return make(topology, changes, [n.node for n in _nodes(db, cluster)], "topology",
-                    cluster=cluster.name, topology_file=tiup_topology_file_name(rollback=rollback))
+                    cluster=None, display_name=cluster.name,  # TiUP's name is not known: a placeholder
+                    topology_file=tiup_topology_file_name(rollback=rollback))
     except ConfigParseError as exc:
         raise InvalidInput(f"topology: {exc}", details={"field": "topology", "line": exc.line,
                                                         "column": exc.column}) from exc

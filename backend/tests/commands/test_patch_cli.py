@@ -183,6 +183,8 @@ def test_unknown_key_exits(snapshot: Path, tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--format", "ansible"], "unknown format 'ansible'"),
+        # the one-file bundle is gone: each format has its own rollback
+        (["--format", "rollback"], "--format sql --rollback"),
         (
             ["--format", "sql", "--finding", "no-such-rule"],
             "no finding matching no-such-rule proposes a change",
@@ -318,8 +320,16 @@ def test_tiup_with_the_users_topology_prints_it_patched_in_place(snapshot: Path,
 
     view = tiup_topology_view(result.stdout)
     assert view.for_instance("10.0.1.5", 20160)["storage.block-cache.capacity"] == "14GiB"
-    assert "tiup cluster edit-config prod-east --topology-file topology.yaml && tiup cluster reload prod-east -R tikv" \
-        in result.stderr
+    # the snapshot's name is Headroom's: the command holds the placeholder, as the API's does, and says what to put
+    assert ("tiup cluster edit-config '<tiup-cluster-name>' --topology-file topology.yaml && tiup cluster reload "
+            "'<tiup-cluster-name>' -R tikv") in result.stderr
+    assert "replace <tiup-cluster-name> with this cluster's name in `tiup cluster list`" in result.stderr
+    named = run(str(snapshot), "--findings", str(FINDINGS), "--format", "tiup", "--topology", str(topology),
+                "--finding", "block-cache-undersized:tikv-1", "--tiup-cluster", "prod-east")
+    assert ("tiup cluster edit-config prod-east --topology-file topology.yaml && tiup cluster reload prod-east -R "
+            "tikv") in named.stderr
+    sql = run(str(snapshot), "--findings", str(FINDINGS), "--format", "sql", "--tiup-cluster", "prod-east")
+    assert "tiup cluster edit-config prod-east" in sql.stdout and "<tiup-cluster-name>" not in sql.stdout
     # the rollback is the topology as given, byte for byte: no value pinned on 10.0.1.6
     undo = run(str(snapshot), "--findings", str(FINDINGS), "--format", "tiup", "--topology", str(topology),
                "--finding", "block-cache-undersized:tikv-1", "--rollback")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import shlex
 import uuid
 from pathlib import Path
@@ -313,6 +312,15 @@ def test_patch_of_chosen_findings_against_an_uploaded_config(world: World, db: A
     assert '-capacity = "14GiB"' in diff and '+capacity = "4GiB"' in diff
     undo = world.viewer.get(url, params={"format": "merged", "rollback": "true"}).text
     assert undo == raw
+    # each format's undo is its own file of that format (the diff's undo is a diff, named as the rollback)
+    undo_diff = world.viewer.get(url, params={"format": "diff", "rollback": "true"})
+    assert undo_diff.headers["content-type"].startswith("text/x-diff")
+    assert '-capacity = "4GiB"' in undo_diff.text and '+capacity = "14GiB"' in undo_diff.text
+    assert "-rollback-tikv.toml.diff" in undo_diff.headers["content-disposition"]
+    # the old one-file bundle's links get a 400 naming the parameter that replaced it
+    old = world.viewer.get(url, params={"format": "rollback"})
+    assert old.status_code == 400 and "rollback=true" in old.json()["error"]["message"]
+    assert "rollback" not in world.viewer.get(url).json()["formats"]
 
 
 def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world: World, db: Any) -> None:
@@ -470,7 +478,9 @@ def test_the_tiup_topology_is_patched_in_place_after_tiups_precedence(world: Wor
     assert response.text.startswith("# ours")
     # the TiUP steps for the downloaded file, one shell word per name (the cluster's name, or a placeholder)
     name = world.viewer.get(f"/api/v1/clusters/{world.cid}").json()["name"]
-    tiup_name = name if re.fullmatch(r"[A-Za-z0-9_.\-]+", name) else "<tiup-cluster-name>"
+    # Headroom's name for the cluster is not TiUP's: the command holds the placeholder and a note names it
+    tiup_name = "<tiup-cluster-name>"
+    assert any("tiup cluster list" in n and name in n for n in json.loads(response.headers["x-headroom-notes"]))
     edit, reload = response.headers["x-headroom-apply-command"].split(" && ")
     assert shlex.split(edit) == ["tiup", "cluster", "edit-config", tiup_name, "--topology-file", "topology.yaml"]
     # TiUP restarts the TiKVs one at a time and waits up to an hour for each one's leaders to move away first

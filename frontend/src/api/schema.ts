@@ -3983,7 +3983,7 @@ export interface components {
              * Formats
              * @description Formats this patch can be downloaded as (?format=).
              */
-            formats: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "rollback" | "configs")[];
+            formats: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "configs")[];
             /**
              * Id
              * Format: uuid
@@ -7929,11 +7929,11 @@ export interface operations {
     get_patch_api_v1_clusters__cluster_id__patches__patch_id__get: {
         parameters: {
             query?: {
-                /** @description Download this artefact instead of the metadata. */
-                format?: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "rollback" | "configs") | null;
+                /** @description Download this artefact instead of the metadata. `rollback` (a bundle of every format's undo, removed) answers 400: ask for a format with rollback=true instead. */
+                format?: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "configs") | "rollback" | null;
                 /** @description One node's file (store or status address): toml, merged, diff; merged and diff need it when the patch changes several nodes. */
                 node?: string | null;
-                /** @description The inverse of the artefact. */
+                /** @description The artefact's undo, in the same format as the artefact (a diff, SQL, a script, ...): run it the same way to go back to the values before the patch. */
                 rollback?: boolean;
             };
             header?: never;
@@ -13393,7 +13393,7 @@ export const pathsApiV1ClustersCluster_idFindingsGetParametersQueryStatusValues:
 export const pathsApiV1ClustersCluster_idFindingsGetParametersQuerySeverityValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["severity"]> = ["critical", "warning", "info"];
 export const pathsApiV1ClustersCluster_idFindingsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/findings"]["get"]["parameters"]["query"]["sort"]> = ["severity", "impact"];
 export const pathsApiV1ClustersCluster_idMetricsGetParametersQueryPanelAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/metrics"]["get"]["parameters"]["query"]["panel"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall", "disk_space"];
-export const pathsApiV1ClustersCluster_idPatchesPatch_idGetParametersQueryFormatAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/patches/{patch_id}"]["get"]["parameters"]["query"]["format"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback", "configs"];
+export const pathsApiV1ClustersCluster_idPatchesPatch_idGetParametersQueryFormatAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/clusters/{cluster_id}/patches/{patch_id}"]["get"]["parameters"]["query"]["format"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "configs"];
 export const apiTokenCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreate"]["role"]> = ["owner", "admin", "viewer"];
 export const apiTokenCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreated"]["role"]> = ["owner", "admin", "viewer"];
 export const apiTokenReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenRead"]["role"]> = ["owner", "admin", "viewer"];
@@ -13446,7 +13446,7 @@ export const nodeEvidenceSeverityValues: ReadonlyArray<FlattenedDeepRequired<com
 export const nodeMetricsReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeMetricsRead"]["resolution_source"]> = ["raw", "rollup"];
 export const nodeVolumeRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeVolume"]["role"]> = ["data", "raft"];
 export const panelReadIdValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PanelRead"]["id"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall", "disk_space"];
-export const patchReadFormatsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchRead"]["formats"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback", "configs"];
+export const patchReadFormatsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchRead"]["formats"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "configs"];
 export const projectionReadEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProjectionRead"]["entity_kind"]> = ["volume", "instance", "node"];
 export const projectionReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProjectionRead"]["metric"]> = ["iops", "mibps", "used_gib"];
 export const prometheusSourceCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceCreate"]["auth_kind"]> = ["none", "bearer", "basic"];

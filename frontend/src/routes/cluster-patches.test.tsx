@@ -107,6 +107,35 @@ describe('patch detail', () => {
     );
   });
 
+  it('downloads each format\'s rollback as a file of that format', async () => {
+    const asked: { format: string | null; rollback: string | null }[] = [];
+    const names: string[] = [];
+    Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:patch'), revokeObjectURL: vi.fn() });
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+      names.push(this.download);
+    });
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
+        const params = new URL(request.url).searchParams;
+        if (!params.get('format')) return;
+        asked.push({ format: params.get('format'), rollback: params.get('rollback') });
+        const name = `demo-prod-demo-rollback-set-config.sql`;
+        return new HttpResponse('SET CONFIG tikv `a` = 1;', {
+          headers: { 'Content-Disposition': `attachment; filename="${name}"`, 'Content-Type': 'application/sql' },
+        });
+      }),
+    );
+    const { user } = renderRoutes(routes, PATH);
+    const downloads = await screen.findByRole('group', { name: 'Downloads' });
+    expect(within(downloads).queryByRole('button', { name: /rollback/ })).toBeNull();
+    await user.click(within(downloads).getByRole('checkbox', { name: /^Rollback/ }));
+    await user.click(within(downloads).getByRole('button', { name: /^Download sql rollback/ }));
+    // the diff shown on the page is the forward one; the button asked for the sql's undo
+    await vi.waitFor(() => expect(asked.filter((a) => a.rollback !== null)).toEqual([{ format: 'sql', rollback: 'true' }]));
+    await vi.waitFor(() => expect(names).toEqual(['demo-prod-demo-rollback-set-config.sql']));
+  });
+
   it('offers merged and diff only for the nodes the patch changes, one chosen at a time, and all in a zip', async () => {
     // Regression: merged/diff were downloaded for the base config's node even when the changes were on another.
     const TWO = {

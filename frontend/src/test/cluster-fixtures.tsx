@@ -450,7 +450,7 @@ export const PATCH: S['PatchRead'] = {
       has_config: true,
     },
   ],
-  formats: ['toml', 'merged', 'diff', 'tiup', 'sql', 'rollback', 'configs'],
+  formats: ['toml', 'merged', 'diff', 'tiup', 'sql', 'configs'],
   notes: ['From 1 finding(s): block-cache-size.'],
   applied_at: null,
   applied_by_user_id: null,

@@ -34,10 +34,11 @@ from headroom.domain.tikvconf.parse import (
     unknown_keys,
 )
 from headroom.domain.tikvconf.patch import AppliedPatch, Rollback, apply_changes, apply_rollback
-from headroom.domain.tikvconf.render import FORMATS, Artefact, artefact, artefacts
+from headroom.domain.tikvconf.render import FORMATS, ROLLBACK_HELP, Artefact, artefact, artefacts
 
 __all__ = [
     "FORMATS",
+    "ROLLBACK_HELP",
     "AppliedPatch",
     "Artefact",
     "Change",

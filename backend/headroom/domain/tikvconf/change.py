@@ -63,6 +63,9 @@ class Patch(BaseModel):
     changes: tuple[Change, ...] = ()
     region: str | None = Field(default=None, description="AWS region of the instances and volumes, if known.")
     pd_url: str | None = Field(default=None, description="A PD client URL (http://<pd>:2379), if known.")
+    tiup_name: str | None = Field(
+        default=None, description="The cluster's name in TiUP (tiup cluster list), if known: `cluster` is Headroom's "
+        "display name, which TiUP's may differ from, so tiup command lines use this one or a placeholder.")
     sources: tuple[str, ...] = Field(
         default=(), description="Where each change comes from (same order as changes; empty: not said)."
     )

@@ -49,9 +49,7 @@ from headroom.domain.tikvconf.shell import FilesystemGrow, NewVolume, Restart, V
 from headroom.domain.tikvconf.yamlscalar import QuotingSafeDumper
 from headroom.domain.units import setting_text
 
-Format = Literal[
-    "toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "rollback"
-]
+Format = Literal["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform"]
 FORMATS: tuple[Format, ...] = (
     "toml",
     "merged",
@@ -62,7 +60,6 @@ FORMATS: tuple[Format, ...] = (
     "tikv-ctl",
     "aws",
     "terraform",
-    "rollback",
 )
 _FILES: dict[str, tuple[str, str]] = {
     "toml": ("tikv-patch.toml", "application/toml"),
@@ -74,8 +71,13 @@ _FILES: dict[str, tuple[str, str]] = {
     "tikv-ctl": ("tikv-ctl.sh", "text/x-shellscript"),
     "aws": ("aws-modify.sh", "text/x-shellscript"),
     "terraform": ("headroom-patch.tf", "text/plain"),
-    "rollback": ("rollback.txt", "text/plain"),
 }
+# Every format has its rollback, in the same form (rollback=True): the undo of a diff is a diff, of SET CONFIG is
+# SQL, of the AWS script a script. The one-file bundle that held them all, split by text lines, ran as none.
+ROLLBACK_HELP = (
+    "format=rollback is gone: ask for the format you applied with rollback=true (API ?format=sql&rollback=true, "
+    "CLI --format sql --rollback): each rollback is a file of that format, ready to run"
+)
 # TiUP restarts TiKV one at a time, each store's leaders evicted first, but restarts a node anyway once
 # --transfer-timeout (600 s) has passed: a long timeout keeps it waiting for the leaders, and -N restarts one node so
 # the operator can check the cluster between nodes (docs/reference/rolling-restart.md#config-changes-that-need-a-restart).
@@ -390,17 +392,26 @@ def _split_by_node(ctx: _Context) -> tuple[dict[str, Setting], dict[str, dict[st
         notes.append("remove these keys (they were not set before the patch): " + ", ".join(unset))
     return global_settings, per_node, notes
 
-# TiUP accepts cluster names of letters, digits, '-', '_' and '.' (tiup pkg/cluster/spec ValidateClusterNameOrError);
-# Headroom's display name may be another ("demo-prod (demo)"), which would also break the shell line.
+# TiUP accepts cluster names of letters, digits, '-', '_' and '.' (tiup pkg/cluster/spec ValidateClusterNameOrError).
 _TIUP_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
-_TIUP_NAME_NOTE = (
-    "{name!r} is not a TiUP cluster name: put the name `tiup cluster list` shows in place of <tiup-cluster-name>"
-)
+TIUP_PLACEHOLDER = "<tiup-cluster-name>"
 
 
-def tiup_cluster_name(name: str) -> str:
-    """The cluster's name in a tiup command line: as it is when TiUP could have it, else a placeholder."""
-    return name if _TIUP_NAME.fullmatch(name) else "<tiup-cluster-name>"
+def tiup_cluster_name(tiup_name: str | None) -> str:
+    """The cluster's name in a tiup command line, decided here for every artefact, the API's and the CLI's alike:
+    the TiUP name when one was given (and TiUP could have it), else a placeholder. Headroom's own name for the
+    cluster is a display name ("demo-prod (demo)", or one that merely looks like a TiUP name): TiUP's may differ,
+    and a tiup command run with the wrong one reloads another cluster or none."""
+    return tiup_name if tiup_name and _TIUP_NAME.fullmatch(tiup_name) else TIUP_PLACEHOLDER
+
+
+def tiup_name_note(display_name: str, tiup_name: str | None) -> str | None:
+    """What to replace when the command lines hold the placeholder (None when they hold the TiUP name)."""
+    if tiup_cluster_name(tiup_name) != TIUP_PLACEHOLDER:
+        return None
+    given = f" ({tiup_name!r} is not a name TiUP could have)" if tiup_name else ""
+    return (f"replace {TIUP_PLACEHOLDER} with this cluster's name in `tiup cluster list` (Headroom calls it "
+            f"{display_name!r}; TiUP's name may differ){given}")
 
 
 def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
@@ -419,9 +430,10 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
             entry["config"] = {key: s.value for key, s in settings.items()}
             servers.append(entry)
         document["tikv_servers"] = servers
-    cluster = tiup_cluster_name(ctx.patch.cluster)
-    if cluster.startswith("<"):
-        notes.append(_TIUP_NAME_NOTE.format(name=ctx.patch.cluster))
+    cluster = tiup_cluster_name(ctx.patch.tiup_name)
+    replace = tiup_name_note(ctx.patch.cluster, ctx.patch.tiup_name)
+    if replace is not None:
+        notes.append(replace)
     if ctx.rollback and document:
         notes.append(
             "These are the values the nodes ran before the patch, written as explicit keys: merged in, they stay "
@@ -445,11 +457,21 @@ def _render_tiup(ctx: _Context) -> tuple[str, list[str]]:
         lines.append(f"# 2. apply online with the sql artefact, or: tiup cluster reload {cluster} -R tikv --transfer-timeout 3600")
     for note in notes:
         lines += _comment_lines(note, "# ")
-    for key, setting in [
-        *global_settings.items(),
-        *((k, s) for v in per_node.values() for k, s in v.items()),
+    # Each reason once, however many instances take its keys: reason -> (key, value before) -> where.
+    said: dict[str, dict[tuple[str, str], list[str]]] = {}
+    on: str | None
+    for on, key, setting in [
+        *((None, k, s) for k, s in global_settings.items()),
+        *((n, k, s) for n, v in per_node.items() for k, s in v.items()),
     ]:
-        lines += _comment_lines(f"{key}: {setting.reason} (was {_shown(setting.previous)})", "# ")
+        where = said.setdefault(setting.reason, {}).setdefault((key, _shown(setting.previous)), [])
+        where.append("" if on is None else _store(ctx, on))
+    for reason, keys in said.items():
+        was = "; ".join(
+            f"{key} was {previous}" + (f" on {', '.join(w for w in where if w)}" if all(where) else "")
+            for (key, previous), where in keys.items()
+        )
+        lines += _comment_lines(f"{reason} ({was})", "# ")
     body = "\n".join(lines) + "\n"
     if document:
         # quoted where YAML 1.1 or 1.2 could read a string as another type: TiUP read topologies with yaml.v2
@@ -605,7 +627,7 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
 def _offline_block(ctx: _Context, settings: Sequence[Setting], prefix: str) -> list[str]:
     if not settings:
         return []
-    cluster = tiup_cluster_name(ctx.patch.cluster)
+    cluster = tiup_cluster_name(ctx.patch.tiup_name)
     lines = [f"{prefix}Needs a rolling restart (these keys cannot change online):"]
     for setting in settings:
         where = f" on {_store(ctx, setting.node)}" if setting.node else ""
@@ -649,7 +671,9 @@ def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
     online = [s for s in settings if s.online and s.value is not None]
     offline = [s for s in settings if not (s.online and s.value is not None)]
     lines = _comment_lines(_title(ctx, "online TiKV changes (run in a TiDB session)"), "-- ")
-    lines += _comment_lines(EDIT_CONFIG_REMINDER.format(cluster=tiup_cluster_name(ctx.patch.cluster)), "-- ")
+    lines += _comment_lines(EDIT_CONFIG_REMINDER.format(cluster=tiup_cluster_name(ctx.patch.tiup_name)), "-- ")
+    replace = tiup_name_note(ctx.patch.cluster, ctx.patch.tiup_name)
+    lines += _comment_lines(replace[0].upper() + replace[1:] + ".", "-- ") if replace else []
     lines += _comment_lines(
         "Changes are not atomic across instances: run SHOW WARNINGS after each statement.", "-- "
     )
@@ -676,7 +700,7 @@ def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
     if offline:
         lines.append("")
         lines += _offline_block(ctx, offline, "-- ")
-    return "\n".join(lines) + "\n", _online_disagreements(ctx)
+    return "\n".join(lines) + "\n", [*_online_disagreements(ctx), *([replace] if replace else [])]
 
 
 def _render_tikv_ctl(ctx: _Context) -> tuple[str, list[str]]:
@@ -688,9 +712,11 @@ def _render_tikv_ctl(ctx: _Context) -> tuple[str, list[str]]:
     lines += _comment_lines(_title(ctx, "online TiKV changes with tikv-ctl"), "# ")
     lines += _comment_lines(
         "tikv-ctl talks to each TiKV's server (gRPC) address. With TiUP: tiup ctl:v<version> tikv --host ... "
-        + EDIT_CONFIG_REMINDER.format(cluster=tiup_cluster_name(ctx.patch.cluster)),
+        + EDIT_CONFIG_REMINDER.format(cluster=tiup_cluster_name(ctx.patch.tiup_name)),
         "# ",
     )
+    replace = tiup_name_note(ctx.patch.cluster, ctx.patch.tiup_name)
+    lines += _comment_lines(replace[0].upper() + replace[1:] + ".", "# ") if replace else []
     lines.append("set -euo pipefail")
     all_hosts = [node.server_address() for node in ctx.patch.nodes]
     for setting in online:
@@ -1211,36 +1237,10 @@ def _filename(patch: Patch, fmt: str, rollback: bool, node: str | None) -> str:
     parts = [file_slug(patch.cluster) if patch.cluster and not patch.cluster.startswith("<") else ""]
     if node:
         parts.append(file_slug(node))
-    if rollback and fmt != "rollback":
+    if rollback:
         parts.append("rollback")
     prefix = "-".join(part for part in parts if part)
     return f"{prefix}-{base}" if prefix else base
-
-
-def _render_rollback_bundle(
-    patch: Patch, config_text: str | None, node: str | None, source: str
-) -> tuple[str, list[str]]:
-    sections: list[tuple[str, Artefact]] = []
-    notes: list[str] = []
-    wanted: list[str] = []
-    if patch.tikv_changes():
-        wanted += ["merged", "toml"] if config_text is not None else ["toml"]
-        wanted += ["sql", "tikv-ctl"]
-    if patch.aws_changes():
-        wanted += ["aws"]
-    for fmt in wanted:
-        rendered = artefact(
-            patch, fmt, config_text=config_text, node=node, rollback=True, config_source=source
-        )
-        sections.append((fmt, rendered))
-        notes += list(rendered.notes)
-    lines = [f"Rollback of the Headroom patch for cluster {patch.cluster}, generated with the patch itself."]
-    lines.append("Each section below is a file; apply the ones matching how you applied the patch.")
-    for _fmt, rendered in sections:
-        lines += ["", f"===== {rendered.filename} ({rendered.media_type}) =====", rendered.body.rstrip("\n")]
-    if not sections:
-        lines.append("(the patch has no changes)")
-    return "\n".join(lines) + "\n", notes
 
 
 def artefact(
@@ -1258,15 +1258,14 @@ def artefact(
     (previous values; for merged/diff, back to the original file byte for byte). `config_source` names the
     file in parse errors.
     """
+    if format == "rollback":
+        raise UnknownFormat(ROLLBACK_HELP)
     if format not in _FILES:
         raise UnknownFormat(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
-    filename, media_type = _FILES[format]
-    if format == "rollback":
-        body, notes = _render_rollback_bundle(patch, config_text, node, config_source)
-    else:
-        ctx = _context(patch, config_text, node, rollback, config_source)
-        body, notes = _RENDERERS[format](ctx)
-        notes = [*notes, *_raft_engine_off_notes(ctx)]
+    _, media_type = _FILES[format]
+    ctx = _context(patch, config_text, node, rollback, config_source)
+    body, notes = _RENDERERS[format](ctx)
+    notes = [*notes, *_raft_engine_off_notes(ctx)]
     return Artefact(format, _filename(patch, format, rollback, node), media_type, body, tuple(notes))
 
 
@@ -1297,8 +1296,5 @@ def artefacts(
         if fmt in ("merged", "diff") and config_text is None:
             continue
         rendered[fmt] = artefact(patch, fmt, config_text=config_text, node=node)
-        if fmt != "rollback":
-            rendered[f"{fmt}.rollback"] = artefact(
-                patch, fmt, config_text=config_text, node=node, rollback=True
-            )
+        rendered[f"{fmt}.rollback"] = artefact(patch, fmt, config_text=config_text, node=node, rollback=True)
     return rendered

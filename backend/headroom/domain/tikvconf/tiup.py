@@ -14,6 +14,7 @@ the one on 20160.
 
 from __future__ import annotations
 
+import difflib
 import io
 import shlex
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from headroom.domain.tikvconf.change import PatchTarget, split_address, target_n
 from headroom.domain.tikvconf.errors import ConfigParseError, TikvConfError
 from headroom.domain.tikvconf.operator import locate_key
 from headroom.domain.tikvconf.parse import TIUP_TIKV_PORT
-from headroom.domain.tikvconf.render import tiup_cluster_name
+from headroom.domain.tikvconf.render import tiup_cluster_name, tiup_name_note
 from headroom.domain.tikvconf.yamlscalar import needs_quotes
 
 
@@ -42,13 +43,14 @@ class TopologyPatch:
     command: str = ""  # the TiUP steps that apply it, one shell line (see tiup_command)
 
 
-def tiup_command(cluster: str, topology_file: str = "topology.yaml") -> str:
+def tiup_command(cluster: str | None, topology_file: str = "topology.yaml") -> str:
     """Apply a patched topology saved as `topology_file`: `tiup cluster edit-config NAME --topology-file FILE`
     replaces the cluster's topology with the file (TiUP v1.8.0+, pingcap/tiup#1637), then `tiup cluster reload NAME
     -R tikv` writes each TiKV's tikv.toml from it and restarts them one at a time (TiUP docs, Modify the
     configuration), leaders evicted first; a long --transfer-timeout keeps TiUP from restarting a node whose leaders
     have not moved yet (docs/reference/rolling-restart.md#config-changes-that-need-a-restart). Every word is quoted
-    for a POSIX shell; a name TiUP could not have is a placeholder."""
+    for a POSIX shell; `cluster` is the TiUP name (render.tiup_cluster_name decides: none given, or one TiUP could
+    not have, is a placeholder)."""
     name = tiup_cluster_name(cluster)
     return (shlex.join(["tiup", "cluster", "edit-config", name, "--topology-file", topology_file]) + " && "
             + shlex.join(["tiup", "cluster", "reload", name, "-R", "tikv", "--transfer-timeout", "3600"]))
@@ -151,7 +153,7 @@ def _move_trailing_comments(moves: _Moves) -> None:
         while cut > 0 and not lines[cut - 1].strip():  # blank lines before the moved comments move with them
             cut -= 1
         stay, rest = "\n".join(lines[:cut]), "\n".join(lines[cut:])
-        if not rest.strip():
+        if not rest:  # nothing after the entry's own line (blank lines move too)
             continue
         token.value = own + "\n" + (stay + "\n" if stay else "")
         holder, key, slot = _deepest(mapping, after)
@@ -180,9 +182,10 @@ def _instance(servers: Any, host: str, port: int) -> Any:
 
 def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTarget],
                    source: str = "topology.yaml", *, cluster: str | None = None,
-                   topology_file: str = "topology.yaml") -> TopologyPatch:
-    """Apply the tikv changes to a TiUP topology's text (see the module docstring); with the cluster's name, the
-    command that applies the result saved as `topology_file`."""
+                   topology_file: str = "topology.yaml", display_name: str | None = None) -> TopologyPatch:
+    """Apply the tikv changes to a TiUP topology's text (see the module docstring), with the command that applies
+    the result saved as `topology_file`: `cluster` is the TiUP name if known, else the command holds a placeholder
+    and a note says what to put there (`display_name`: Headroom's name for the cluster)."""
     rt = _yaml()
     try:
         document = rt.load(text)
@@ -240,13 +243,102 @@ def patch_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTa
     _move_trailing_comments(moves)
     out = io.StringIO()
     rt.dump(document, out)
-    return TopologyPatch(out.getvalue(), tuple(notes),
-                         tiup_command(cluster, topology_file) if cluster is not None else "")
+    unchanged = io.StringIO()
+    rt.dump(rt.load(text), unchanged)
+    replace = tiup_name_note(display_name or "this cluster", cluster)
+    return TopologyPatch(keep_untouched_lines(text, unchanged.getvalue(), out.getvalue()),
+                         (*notes, *([replace] if replace else [])), tiup_command(cluster, topology_file))
+
+
+def _key_column(line: str) -> int:
+    """Where a line's content starts: past its indentation and any "- " of a sequence item."""
+    column = len(line) - len(line.lstrip(" "))
+    while line.startswith("- ", column):
+        column += 2
+    return column
+
+
+def keep_untouched_lines(original: str, before: str, after: str) -> str:
+    """Carry the edit from `before` to `after` (ruamel's dumps of the topology as read and as edited) over to the
+    user's own text, so every line the edit does not touch stays byte for byte.
+
+    ruamel writes the whole document again: it re-indents every line to one style, re-spaces flow maps and lists
+    (`{ zone: a }` -> `{zone: a}`) and drops lines of only spaces. Only the lines that differ between its two dumps
+    are the edit; each lands where the line it replaces or follows sits in the original, indented as its siblings
+    there are. The result must read as the same YAML as `after`, else `after` is returned as it is."""
+    lines = original.splitlines(keepends=True)
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    newline = "\r\n" if "\r\n" in original else "\n"
+    # which original line each line of `before` is (the same text, whitespace aside)
+    where: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, ["".join(x.split()) for x in lines], ["".join(x.split()) for x in old],
+                                      autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            where[block.b + k] = block.a + k
+    out: list[str] = []
+    history: list[tuple[int, int]] = []  # (column in ruamel's dump, column in the output) of each key line so far
+    at = 0  # the next original line not yet written
+
+    def remember(dumped: str, written: str) -> None:
+        if dumped.strip() and not dumped.lstrip().startswith("#"):
+            history.append((_key_column(dumped), _key_column(written)))
+
+    def placed(line: str) -> str:
+        """A line of `after` indented as the original would have it: as its nearest sibling, else under its parent."""
+        if not line.strip():
+            return line
+        column = _key_column(line)
+        target = column
+        for dumped, written in reversed(history):
+            if dumped == column:
+                target = written
+                break
+            if dumped < column:
+                target = written + (column - dumped)
+                break
+        indent = len(line) - len(line.lstrip(" "))
+        body = line[indent:].rstrip("\r\n") + newline
+        return " " * max(0, target - (column - indent)) + body
+
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for i in range(i1, i2):
+                o = where.get(i)
+                if o is None or o < at:
+                    return after  # a line of ruamel's that is not the user's: nothing to keep it against
+                out.extend(lines[at:o + 1])
+                remember(old[i], lines[o])
+                at = o + 1
+            continue
+        mapped = [where[i] for i in range(i1, i2) if i in where and where[i] >= at]
+        if tag in ("replace", "delete") and len(mapped) != i2 - i1:
+            return after
+        if mapped:
+            out.extend(lines[at:mapped[0]])
+            for k, o in enumerate(mapped[: j2 - j1]):  # a changed line takes its own line's indentation
+                remember(old[i1 + k], lines[o])
+            at = mapped[-1] + 1
+        for line in new[j1:j2]:
+            written = placed(line)
+            remember(line, written)
+            if out and not out[-1].endswith("\n"):  # the original's last line had no line break
+                out[-1] += newline
+            out.append(written)
+    out.extend(lines[at:])
+    text = "".join(out)
+    safe = YAML(typ="safe", pure=True)
+    try:
+        if safe.load(text) != safe.load(after):
+            return after
+    except (YAMLError, ValueError):
+        return after
+    return text
 
 
 def rollback_topology(text: str, changes: Sequence[Change], nodes: Sequence[PatchTarget],
                       source: str = "topology.yaml", *, cluster: str | None = None,
-                      topology_file: str = "topology.yaml") -> TopologyPatch:
+                      topology_file: str = "topology.yaml", display_name: str | None = None) -> TopologyPatch:
     """The rollback of `patch_topology(text, changes, ...)`: the topology the patch was made from, byte for byte.
 
     `tiup cluster edit-config NAME --topology-file FILE` replaces the whole topology (tiup_command), so the file
@@ -256,7 +348,8 @@ def rollback_topology(text: str, changes: Sequence[Change], nodes: Sequence[Patc
     as the block cache's share of memory, would stop following it). TiUP refuses a new topology whose instances
     differ from the cluster's (edit-config: "immutable field changed", pkg/utils/diff.go ValidateSpecDiff), so a
     topology older than a scale-out is refused rather than applied."""
-    forward = patch_topology(text, changes, nodes, source, cluster=cluster, topology_file=topology_file)
+    forward = patch_topology(text, changes, nodes, source, cluster=cluster, topology_file=topology_file,
+                             display_name=display_name)
     safe = YAML(typ="safe", pure=True)
     if safe.load(forward.text) == safe.load(text):
         raise TikvConfError(f"{source}: the patch changes nothing in this topology (it already holds the patch's "
@@ -265,4 +358,5 @@ def rollback_topology(text: str, changes: Sequence[Change], nodes: Sequence[Patc
              "patched one, so every key the patch added is removed again and every value it changed is back; "
              "nothing is pinned per instance. Edits made to the topology since the patch are undone too: if there "
              "were any, make them again in this file first.",)
-    return TopologyPatch(text, notes, tiup_command(cluster, topology_file) if cluster is not None else "")
+    replace = tiup_name_note(display_name or "this cluster", cluster)
+    return TopologyPatch(text, (*notes, *([replace] if replace else [])), tiup_command(cluster, topology_file))

@@ -127,9 +127,9 @@ def test_sql_sets_online_keys_and_lists_the_rest_for_a_restart() -> None:
         "rocksdb.defaultcf.compression-per-level",
     ):
         assert f"--   {key} = " in restart
-    assert "tiup cluster reload prod-east -R tikv" in restart
+    assert "tiup cluster reload <tiup-cluster-name> -R tikv" in restart
     assert (
-        "tiup cluster edit-config prod-east" in body
+        "tiup cluster edit-config <tiup-cluster-name>" in body
     )  # docs/reference/tikv-config.md#set-config caveat: or reload overwrites SET CONFIG
     assert "SHOW WARNINGS;" in body  # batch changes are not atomic
 
@@ -219,7 +219,7 @@ def test_tiup_global_and_per_host() -> None:
     assert document["tikv_servers"] == [
         {"host": "10.0.1.5", "port": 20160, "config": {"raftstore.apply-pool-size": 4}}
     ]
-    assert "tiup cluster reload prod-east -R tikv" in body
+    assert "tiup cluster reload <tiup-cluster-name> -R tikv" in body
     every_node = patch_of(*(change("raftstore.apply-pool-size", 4, node=n.status_address) for n in NODES))
     promoted = yaml.safe_load(artefact(every_node, "tiup").body)
     assert promoted == {"server_configs": {"tikv": {"raftstore.apply-pool-size": 4}}}
@@ -346,17 +346,40 @@ def test_terraform_snippet() -> None:
         assert formatted.stdout == body
 
 
-def test_rollback_bundle_contains_every_inverse() -> None:
+def test_each_rollback_is_a_file_of_its_format_that_runs_in_its_tool(tmp_path: Path) -> None:
+    """No bundle: every format's undo is that format's file. The diff's undo applies with GNU patch to the patched
+    file and gives the original bytes; the SQL's undo is SET CONFIG statements only; the scripts are bash."""
     patch = patch_of(*MIXED.changes, *AWS.changes)
-    bundle = artefact(patch, "rollback", config_text=TIUP_FILE)
-    for name in (
-        "prod-east-rollback-tikv.toml",
-        "prod-east-rollback-set-config.sql",
-        "prod-east-rollback-tikv-ctl.sh",
-        "prod-east-rollback-aws-modify.sh",
-    ):
-        assert f"===== {name} " in bundle.body
-    assert "SET CONFIG tikv `storage.block-cache.capacity` = '8GiB';" in bundle.body
+    for fmt in ("toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform"):
+        undo = artefact(patch, fmt, config_text=TIUP_FILE, rollback=True)
+        forward = artefact(patch, fmt, config_text=TIUP_FILE)
+        # the same kind of file, named as the rollback of the forward one
+        assert undo.media_type == forward.media_type, fmt
+        assert undo.filename == forward.filename.replace("prod-east-", "prod-east-rollback-"), fmt
+        assert "=====" not in undo.body, fmt
+    (tmp_path / "tikv.toml").write_text(TIUP_FILE)
+    for undo, expected in ((False, artefact(patch, "merged", config_text=TIUP_FILE).body), (True, TIUP_FILE)):
+        (tmp_path / "step.diff").write_text(artefact(patch, "diff", config_text=TIUP_FILE, rollback=undo).body)
+        ran = subprocess.run(["patch", "--batch", "--forward", "--fuzz=0", "-p1", "-i", "step.diff"], cwd=tmp_path,
+                             capture_output=True, text=True, check=False)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert (tmp_path / "tikv.toml").read_text() == expected
+    sql = artefact(patch, "sql", rollback=True).body
+    statements = [line for line in sql.splitlines() if line.strip() and not line.startswith("--")]
+    assert "SET CONFIG tikv `storage.block-cache.capacity` = '8GiB';" in statements
+    assert all(re.fullmatch(r"(SET CONFIG \S+ `[a-z0-9.-]+` = .+|SHOW WARNINGS|SHOW CONFIG WHERE .+);", s)
+               for s in statements), statements
+    for fmt in ("tikv-ctl", "aws"):
+        script = tmp_path / f"undo-{fmt}.sh"
+        script.write_text(artefact(patch, fmt, rollback=True).body)
+        syntax = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
+        assert syntax.returncode == 0, syntax.stderr
+
+
+def test_the_old_rollback_format_names_the_rollback_parameter() -> None:
+    with pytest.raises(UnknownFormat, match="rollback=true"):
+        artefact(MIXED, "rollback")
+    assert "rollback" not in FORMATS
 
 
 def test_rollback_of_an_unset_key_says_remove_it() -> None:
@@ -379,7 +402,6 @@ def test_every_format_has_a_name_and_media_type() -> None:
         "tikv-ctl": ("prod-east-tikv-ctl.sh", "text/x-shellscript"),
         "aws": ("prod-east-aws-modify.sh", "text/x-shellscript"),
         "terraform": ("prod-east-headroom-patch.tf", "text/plain"),
-        "rollback": ("prod-east-rollback.txt", "text/plain"),
     }
     assert {fmt: (rendered[fmt].filename, rendered[fmt].media_type) for fmt in FORMATS} == expected
     assert rendered["sql.rollback"].filename == "prod-east-rollback-set-config.sql"
@@ -463,8 +485,28 @@ def test_display_names_never_reach_a_shell_line_or_a_kubernetes_name() -> None:
     # without the current config, the operator file is a fragment: it says not to apply it, and gives no patch
     body = artefact(shown, "operator").body
     assert "--type merge" not in body and "Do NOT apply" in body
-    plain = artefact(patch_of(change("storage.block-cache.capacity", "14GiB", "8GiB")), "tiup").body
-    assert "tiup cluster edit-config prod-east" in plain
+    plain = patch_of(change("storage.block-cache.capacity", "14GiB", "8GiB"))
+    named = plain.model_copy(update={"tiup_name": "prod-east"})
+    assert "tiup cluster edit-config prod-east" in artefact(named, "tiup").body
+
+
+@pytest.mark.parametrize("fmt", ["tiup", "sql", "tikv-ctl"])
+def test_one_rule_names_the_tiup_cluster_whatever_headroom_calls_it(fmt: str) -> None:
+    # The CLI's snapshot names the cluster "prod-east", the API's cluster is "demo-prod (demo)": neither is known to
+    # be TiUP's name, so both artefacts hold the same placeholder and say what to put there; a TiUP name given
+    # (headroom patch --tiup-cluster) is used as it is.
+    changes = (change("storage.block-cache.capacity", "14GiB", "8GiB"), change("rocksdb.titan.enabled", True, False))
+    commands = {}
+    for name in ("prod-east", "demo-prod (demo)"):
+        rendered = artefact(Patch(cluster=name, tikv_version="v7.5.1", nodes=NODES, changes=changes), fmt)
+        commands[name] = [line.replace(name, "") for line in rendered.body.splitlines()
+                          if re.search(r"tiup cluster (edit-config|reload) ", line)]
+        assert commands[name] and all("<tiup-cluster-name>" in line for line in commands[name]), rendered.body
+        assert "eplace <tiup-cluster-name> with this cluster's name in `tiup cluster list`" in rendered.body
+    assert commands["prod-east"] == commands["demo-prod (demo)"]
+    given = Patch(cluster="demo-prod (demo)", tiup_name="tidb-prod", nodes=NODES, changes=changes)
+    assert "<tiup-cluster-name>" not in artefact(given, fmt).body
+    assert "tiup cluster reload tidb-prod -R tikv" in artefact(given, fmt).body
 
 
 def test_moving_raft_engine_dir_where_raft_engine_is_off_says_it_will_not_take_effect() -> None:
@@ -521,3 +563,17 @@ def test_an_advisor_change_on_an_old_node_is_not_marked_online() -> None:
     assert can_change_online("storage.scheduler-worker-pool-size", 4, 6, "v5.4.0") is False
     assert can_change_online("storage.scheduler-worker-pool-size", 4, 6, "v6.1.0") is True
     assert can_change_online("storage.scheduler-worker-pool-size", 4, 6, None) is True
+
+
+def test_the_tiup_file_says_each_reason_once_however_many_instances_take_it() -> None:
+    # One finding's change on every node (a value sized per host): the reason is said once, not per instance.
+    reason = "The block cache is small for this host's memory."
+    changes = tuple(
+        Change(target="tikv", key="storage.block-cache.capacity", current="8GiB", proposed=f"{10 + i}GiB",
+               reason=reason, entity=_entity(node.status_address))
+        for i, node in enumerate(NODES)
+    )
+    body = artefact(Patch(cluster="prod-east", nodes=NODES, changes=changes), "tiup").body
+    assert body.count(reason) == 1, body
+    document = yaml.safe_load(body)
+    assert [s["config"]["storage.block-cache.capacity"] for s in document["tikv_servers"]] == ["11GiB", "12GiB"]

@@ -246,4 +246,7 @@ def test_the_command_names_the_cluster_and_the_file_one_shell_word_each(cluster:
     assert shlex.split(reload) == ["tiup", "cluster", "reload", name, "-R", "tikv", "--transfer-timeout", "3600"]
     for step in (edit, reload):
         assert shlex.join(shlex.split(step)) == step
-    assert patch_topology(text, [change], ()).command == ""  # no cluster name given: no command
+    # no TiUP name given: the placeholder, and a note that names it with Headroom's name for the cluster
+    unnamed = patch_topology(text, [change], (), display_name="demo-prod")
+    assert shlex.split(unnamed.command.split(" && ")[0])[3] == "<tiup-cluster-name>"
+    assert any("<tiup-cluster-name>" in n and "'demo-prod'" in n and "tiup cluster list" in n for n in unnamed.notes)

@@ -102,15 +102,20 @@ export function attachmentName(header: string | null, fallback: string): string 
   return match?.[1] ?? fallback;
 }
 
-/** Fetch one artefact of a patch (toml, diff, tiup, ...) as text, with the name the server gives the file. */
+/** Fetch one artefact of a patch (toml, diff, tiup, ...) as text, with the name the server gives the file; with
+ * `rollback`, its undo as a file of the same format (a diff's undo is a diff, the SQL's is SQL). */
 export async function fetchArtefact(
   clusterId: string,
   patchId: string,
   format: PatchFormat,
   node?: string,
+  rollback = false,
 ): Promise<Artefact> {
   const result = await api.GET('/api/v1/clusters/{cluster_id}/patches/{patch_id}', {
-    params: { path: { cluster_id: clusterId, patch_id: patchId }, query: { format, node: node ?? null } },
+    params: {
+      path: { cluster_id: clusterId, patch_id: patchId },
+      query: { format, node: node ?? null, ...(rollback ? { rollback: true } : {}) },
+    },
     parseAs: format === 'configs' ? 'blob' : 'text',
   });
   if (!result.response.ok) throw downloadError(result.response.status, result.error);

@@ -167,6 +167,23 @@ def raid0_gp3_config(
     )
 
 
+def _ceiling_summary(dimension: str, before: float, cfg: VolumeConfig, effective: float) -> str:
+    """The option's effect in words, each number the one it is: the volume's new ceiling is what the fix provisions
+    (the value its artefacts set: --throughput 300), and the node's limit, when the instance's sustained EBS limit
+    binds first, is said apart ("the node gets 298 MiB/s"), never in place of the value set."""
+    unit = "IOPS" if dimension == "iops" else "MiB/s"
+    what = "IOPS" if dimension == "iops" else "throughput"
+    provisioned = cfg.iops_ceiling if dimension == "iops" else cfg.mibps_ceiling
+    per_volume = cfg.iops if dimension == "iops" else cfg.throughput_mibps
+    text = f"{what} ceiling {format_quantity(before, unit)} -> {format_quantity(provisioned, unit)}"
+    if cfg.stripes > 1 and per_volume is not None:
+        text += f" ({cfg.stripes} volumes of {format_quantity(per_volume, unit)})"
+    if effective < provisioned:
+        text += (f", of which the node gets {format_quantity(effective, unit)} (the instance's sustained EBS limit "
+                 "binds first)")
+    return text
+
+
 def volume_changes(
     entity: EntityRef, current: VolumeLimits, cfg: VolumeConfig, reason: str
 ) -> list[Change]:
@@ -324,10 +341,8 @@ def volume_options(
                 label=cfg.label,
                 changes=volume_changes(entity, current, cfg, reason),
                 impact=Impact(
-                    summary=(
-                        f"{'IOPS' if dimension == 'iops' else 'throughput'} ceiling {format_quantity(cur_limit, unit)} -> "
-                        f"{format_quantity(effective, unit)}; {format_usd_change(cfg.monthly_cost - before_cost)}/month"
-                    ),
+                    summary=_ceiling_summary(dimension, cur_limit, cfg, effective)
+                    + f"; {format_usd_change(cfg.monthly_cost - before_cost)}/month",
                     metric="sustained IOPS ceiling"
                     if dimension == "iops"
                     else "sustained throughput ceiling",

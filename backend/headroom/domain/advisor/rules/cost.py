@@ -167,8 +167,9 @@ def _finding(
                 changes=volume_changes(entity, lim, cfg, reason),
                 impact=Impact(
                     summary=(
-                        f"{format_usd_change(delta)}/month; IOPS ceiling {format_quantity(lim.baseline_iops, '')} -> {format_quantity(cfg.iops_ceiling, '')}, "
-                        f"MiB/s {format_quantity(lim.baseline_throughput_mibps, '')} -> {format_quantity(cfg.mibps_ceiling, '')}"
+                        f"{format_usd_change(delta)}/month; IOPS ceiling {format_quantity(lim.baseline_iops, 'IOPS')} -> "
+                        f"{format_quantity(cfg.iops_ceiling, 'IOPS')}, throughput ceiling "
+                        f"{format_quantity(lim.baseline_throughput_mibps, 'MiB/s')} -> {format_quantity(cfg.mibps_ceiling, 'MiB/s')}"
                     ),
                     metric="monthly cost",
                     unit="USD/month",

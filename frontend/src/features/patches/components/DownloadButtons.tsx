@@ -7,21 +7,25 @@ import { FORMAT_LABEL } from './labels';
 const PER_NODE: readonly PatchFormat[] = ['merged', 'diff'];
 
 /** One download button per format the patch offers; merged and diff for a node the patch changes (chosen when it
- * changes several), and every changed node's files in one zip. */
+ * changes several), and every changed node's files in one zip. With "Rollback" ticked, each button downloads that
+ * format's undo, a file of the same format run the same way (the diff's undo applies with patch, the SQL's runs in
+ * a TiDB session). */
 export function DownloadButtons({ patch }: { patch: Patch }) {
   const [busy, setBusy] = useState<PatchFormat | null>(null);
   const [error, setError] = useState<string | null>(null);
   const withConfig = patch.nodes.filter((n) => n.has_config).map((n) => n.status_address);
   const [chosen, setChosen] = useState<string | undefined>(withConfig[0]);
+  const [rollback, setRollback] = useState(false);
   const node = chosen && withConfig.includes(chosen) ? chosen : withConfig[0];
 
   async function download(format: PatchFormat) {
     setBusy(format);
     setError(null);
     try {
-      saveArtefact(await fetchArtefact(patch.cluster_id, patch.id, format, PER_NODE.includes(format) ? node : undefined));
+      const forNode = PER_NODE.includes(format) ? node : undefined;
+      saveArtefact(await fetchArtefact(patch.cluster_id, patch.id, format, forNode, rollback));
     } catch (cause) {
-      setError(`Could not download the ${format} file: ${errorMessage(cause)}`);
+      setError(`Could not download the ${format}${rollback ? ' rollback' : ''} file: ${errorMessage(cause)}`);
     } finally {
       setBusy(null);
     }
@@ -29,9 +33,10 @@ export function DownloadButtons({ patch }: { patch: Patch }) {
 
   const formats = patch.formats.filter((f) => !PER_NODE.includes(f) || node !== undefined);
   // The button's name starts with the text it shows (WCAG 2.5.3 Label in Name), then says more: the node, the format.
-  const shown = (format: PatchFormat) => (format === 'configs' ? 'all configs (zip)' : format);
+  const shown = (format: PatchFormat) =>
+    (format === 'configs' ? 'all configs (zip)' : format) + (rollback ? ' rollback' : '');
   const label = (format: PatchFormat) =>
-    PER_NODE.includes(format) && node ? `${format} for ${patchNodeLabel(patch, node)}` : shown(format);
+    PER_NODE.includes(format) && node ? `${shown(format)} for ${patchNodeLabel(patch, node)}` : shown(format);
   return (
     <div className="downloads" role="group" aria-label="Downloads">
       {withConfig.length > 1 && (
@@ -46,6 +51,17 @@ export function DownloadButtons({ patch }: { patch: Patch }) {
           </select>
         </div>
       )}
+      <div className="field field--inline">
+        <input
+          id={`download-rollback-${patch.id}`}
+          type="checkbox"
+          checked={rollback}
+          onChange={(e) => setRollback(e.target.checked)}
+        />
+        <label htmlFor={`download-rollback-${patch.id}`}>
+          Rollback: each button downloads that format&apos;s undo, a file of the same format
+        </label>
+      </div>
       {formats.map((format) => (
         <button
           key={format}

@@ -10,6 +10,5 @@ export const FORMAT_LABEL: Record<PatchFormat, string> = {
   'tikv-ctl': 'tikv-ctl commands',
   aws: 'AWS CLI',
   terraform: 'Terraform',
-  rollback: 'rollback',
   configs: 'every changed node: merged tikv.toml and diff (zip)',
 };
