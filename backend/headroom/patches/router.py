@@ -73,7 +73,8 @@ def get_patch(
 
 @router.post(
     "/{patch_id}/operator",
-    responses={200: {"description": "The patch file: a JSON patch (config map) or a YAML merge patch (TOML string)."}},
+    responses={200: {"description": "The patch file: a JSON patch (config map) or a YAML merge patch (TOML string).",
+                     "content": {"application/json-patch+json": {}, "application/merge-patch+yaml": {}}}},
 )
 def operator_patch(
     cluster_id: uuid.UUID, patch_id: uuid.UUID, body: OperatorManifest, caller: Caller, db: DB
@@ -94,7 +95,8 @@ def operator_patch(
 
 @router.post(
     "/{patch_id}/tiup",
-    responses={200: {"description": "Your topology with the changes made in place (YAML); notes in X-Headroom-Notes."}},
+    responses={200: {"description": "Your topology with the changes made in place (YAML); notes in X-Headroom-Notes.",
+                     "content": {"application/yaml": {}}}},
 )
 def tiup_topology(cluster_id: uuid.UUID, patch_id: uuid.UUID, body: TiupTopology, caller: Caller, db: DB) -> Response:
     """Patch your own TiUP topology: each value lands where TiUP reads it (an instance's own config wins over

@@ -8171,6 +8171,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                    "application/json-patch+json": unknown;
+                    "application/merge-patch+yaml": unknown;
                 };
             };
             /** @description Bad Request */
@@ -8279,6 +8281,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                    "application/yaml": unknown;
                 };
             };
             /** @description Bad Request */
