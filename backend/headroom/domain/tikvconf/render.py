@@ -1266,7 +1266,20 @@ def artefact(
     ctx = _context(patch, config_text, node, rollback, config_source)
     body, notes = _RENDERERS[format](ctx)
     notes = [*notes, *_raft_engine_off_notes(ctx)]
-    return Artefact(format, _filename(patch, format, rollback, node), media_type, body, tuple(notes))
+    return Artefact(format, _filename(patch, format, rollback, node), media_type, visible_controls(body),
+                    tuple(notes))
+
+
+# C0 and C1 control characters other than tab, LF and CR: YAML 1.2 (section 5.1, "Character Set") and TOML 1.0
+# ("Control characters other than tab ... are not permitted" in comments and strings) allow none of them raw, so
+# one that reached an artefact from stored text (a cluster name saved before names refused them, a note) is written
+# as its escape, which both read in a quoted string and a person reads in a comment.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def visible_controls(text: str) -> str:
+    """Replace each control character a YAML or TOML file may not hold by its \\uXXXX escape."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04X}", text)
 
 
 def _raft_engine_off_notes(ctx: _Context) -> list[str]:
