@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from headroom.domain.units import format_days, format_quantity
 from headroom.domain.words import duration_text
 
 EventKind = Literal["opened", "escalated", "resolved", "reminder", "forecast", "test"]
@@ -90,7 +91,7 @@ def headline(event: AlertEvent) -> str:
 
 def _duration(seconds: float) -> str:
     """A time ahead as people read it: "35 min", "4 h 10 min", "3 days"."""
-    return f"{seconds / 86400:,.0f} days" if seconds >= 2 * 86400 else duration_text(seconds)
+    return format_days(seconds / 86400) if seconds >= 2 * 86400 else duration_text(seconds)
 
 
 def forecast_sentence(kind: str, within_seconds: float, *, at: datetime | None, label: str | None = None,
@@ -100,12 +101,12 @@ def forecast_sentence(kind: str, within_seconds: float, *, at: datetime | None, 
         f" (around {at:%Y-%m-%d})" if at is not None else "")
     if kind == "burst_empty":
         if within_seconds <= 0:
-            return "the burst bucket is empty now" + (f": at most the {value:,.0f} {unit} baseline" if value else "")
-        after = f", then at most the {value:,.0f} {unit} baseline" if value else ""
+            return "the burst bucket is empty now" + (f": at most the {format_quantity(value, unit or '')} baseline" if value else "")
+        after = f", then at most the {format_quantity(value, unit or '')} baseline" if value else ""
         return f"the burst bucket empties in {_duration(within_seconds)}{when}{after}"
     what = label or "the ceiling"
     if value is not None and unit:
-        what += f" ({value:,.0f} {unit})"
+        what += f" ({format_quantity(value, unit)})"
     return f"{what} is reached in {_duration(within_seconds)}{when} at the current growth"
 
 

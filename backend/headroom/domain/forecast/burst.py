@@ -71,6 +71,7 @@ from numpy.typing import ArrayLike, NDArray
 from headroom.domain import references as refs
 from headroom.domain.catalog import InstanceLimits, instance_limits, volume_limits
 from headroom.domain.model import Forecast
+from headroom.domain.units import format_duration_words, format_quantity
 from headroom.domain.physics.burst import CreditBucket, Gp2Bucket, HddThroughputBucket, InstanceEbsBucket
 
 Array = NDArray[np.float64]
@@ -106,8 +107,8 @@ def source_for(kind: str) -> str:
 
 
 REFILL_METHOD = (
-    f"physics: (capacity - balance) / (baseline - demand) at the off-peak demand (p{OFF_PEAK_PERCENTILE:g} of the "
-    f"last {OFF_PEAK_HISTORY_SECONDS / 3600:g} h), from empty, or from the balance now when it does not empty"
+    f"physics: (capacity - balance) / (baseline - demand) at the off-peak demand (p{format_quantity(OFF_PEAK_PERCENTILE, '')} of the "
+    f"last {format_duration_words(OFF_PEAK_HISTORY_SECONDS)}), from empty, or from the balance now when it does not empty"
 )
 
 
@@ -418,10 +419,10 @@ def forecast_bucket(
     # level): a diurnal ramp is still climbing when the balance starts to fall, so the recent mean alone would
     # say "later" than it will be.
     day_steps = int(round(PROFILE_SECONDS / step_seconds))
-    window = f"the last {recent_seconds / 60:g} min"
+    window = f"the last {format_duration_words(recent_seconds)}"
     trend_text = f"the Theil-Sen trend of the demand over {window}"
     if len(draining) and drain_steps is not None:
-        since = f"the balance began to fall ({drain_steps * step_seconds / 60:g} min ago)"
+        since = f"the balance began to fall ({format_duration_words(drain_steps * step_seconds)} ago)"
         if drain_steps * step_seconds >= MIN_DRAIN_TREND_SECONDS:
             trend = _trend_demand(draining, step_seconds, day_steps)
             trend_text = f"the Theil-Sen trend of the demand since {since}"
@@ -465,8 +466,8 @@ def forecast_bucket(
                 f"the same time, shifted to {window} (None: not within a day)"
             )
         method += (
-            f"; band: that, the demand trend, and the constant p{BAND_LOW_PERCENTILE:g} / "
-            f"p{BAND_HIGH_PERCENTILE:g} of the demand over {window}"
+            f"; band: that, the demand trend, and the constant p{format_quantity(BAND_LOW_PERCENTILE, '')} / "
+            f"p{format_quantity(BAND_HIGH_PERCENTILE, '')} of the demand over {window}"
         )
         slope_agrees = None
         if slope_pct_s is not None:

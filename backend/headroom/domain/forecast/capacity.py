@@ -35,6 +35,7 @@ from headroom.domain.forecast.crossing import Crossing as BandDays
 from headroom.domain.forecast.crossing import band_crossing
 from headroom.domain.forecast.growth import HOUR, MIN_HOURS, Growth, GrowthForecast, forecast_growth
 from headroom.domain.model import Ceiling
+from headroom.domain.units import format_quantity, format_share
 from headroom.domain.physics.ceilings import instance_ceilings, sustained, volume_ceilings
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Snapshot
@@ -157,7 +158,7 @@ def volume_growth(
 
 def _disk_ceiling(share: float, value: float, source: str) -> Ceiling:
     """A store's disk ceiling: the whole disk (sustained), or a share of it a setting chose (configured)."""
-    return Ceiling(id="disk_used_gib", label=f"{share:.0%} of the disk", value=value, unit="GiB",
+    return Ceiling(id="disk_used_gib", label=f"{format_share(share)} of the disk", value=value, unit="GiB",
                    kind="sustained" if share >= 1.0 else "configured", source=source)
 
 
@@ -185,7 +186,7 @@ def node_capacity_growth(
                   ceiling=ceiling_share * capacity_gib, seed=seed, growth=growth)
         if fc is None:
             return None
-        source = f"{ceiling_share:.0%} of the capacity TiKV reports, {capacity_gib:,.0f} GiB"
+        source = f"{format_share(ceiling_share)} of the capacity TiKV reports, {format_quantity(capacity_gib, 'GiB')}"
         return CeilingForecast("node", node_id, "used_gib", "GiB",
                                _disk_ceiling(ceiling_share, ceiling_share * capacity_gib, source), fc)
     series = find_series(snapshot, "node", node_id, mid.TIKV_STORE_USED_BYTES)
@@ -197,7 +198,7 @@ def node_capacity_growth(
               ceiling=ceiling, seed=seed, growth=growth)
     if fc is None:
         return None
-    source = f"{ceiling_share:.0%} of the data volume(s), {size_gib:g} GiB"
+    source = f"{format_share(ceiling_share)} of the data volume(s), {format_quantity(size_gib, 'GiB')}"
     return CeilingForecast("node", node_id, "used_gib", "GiB", _disk_ceiling(ceiling_share, ceiling, source), fc)
 
 
@@ -286,13 +287,13 @@ def cluster_ceilings(snapshot: Snapshot, *, disk_share: float = PD_LOW_SPACE_RAT
         disk = disk_view(snapshot, node.id)
         if disk.has_store_stats:  # as node_capacity_growth: a share of the capacity TiKV reports
             capacity_gib = float(disk.capacity[np.isfinite(disk.capacity)][-1]) / GIB
-            source = f"{disk_share:.0%} of the capacity TiKV reports, {capacity_gib:,.0f} GiB"
+            source = f"{format_share(disk_share)} of the capacity TiKV reports, {format_quantity(capacity_gib, 'GiB')}"
             out[("node", node.id, "used_gib")] = _pd_low_space(_disk_ceiling(disk_share, disk_share * capacity_gib,
                                                                               source))
             continue
         size_gib = _node_disk_gib(snapshot, node.id)
         if size_gib is not None:
-            source = f"{disk_share:.0%} of the data volume(s), {size_gib:g} GiB"
+            source = f"{format_share(disk_share)} of the data volume(s), {format_quantity(size_gib, 'GiB')}"
             out[("node", node.id, "used_gib")] = _pd_low_space(_disk_ceiling(disk_share, disk_share * size_gib, source))
     return out
 

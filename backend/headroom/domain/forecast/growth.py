@@ -74,6 +74,7 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
+from headroom.domain.units import format_quantity
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from scipy.signal import lfilter
@@ -393,7 +394,7 @@ def forecast_growth(
     if start.tzinfo is None:
         raise ValueError("start must carry a time zone")
     if not 0 < horizon_days <= MAX_HORIZON_DAYS:
-        raise ValueError(f"horizon_days must be in (0, {MAX_HORIZON_DAYS:g}]")
+        raise ValueError(f"horizon_days must be in (0, {format_quantity(MAX_HORIZON_DAYS, '')}]")
     if not 0 < interval < 1:
         raise ValueError("interval must be in (0, 1)")
     y_all = hourly(values, step_seconds, aggregate)

@@ -19,6 +19,10 @@ from pathlib import Path
 
 ADVISOR = Path(__file__).resolve().parents[3] / "headroom" / "domain" / "advisor"
 REPO = ADVISOR.parents[3]
+DOMAIN = ADVISOR.parent
+# The advisor, and the domain modules whose texts reach a person beside it: forecasts' ceilings and methods (charts,
+# projections, findings) and the alerts' sentences (notify).
+SCANNED = [*sorted(ADVISOR.rglob("*.py")), *sorted((DOMAIN / "forecast").rglob("*.py")), DOMAIN / "notify.py"]
 
 # A numeric format spec: optional sign, grouping and precision, then a float (or general/percent) type, or
 # grouping alone (`{n:,}`, a number written outside the table). Dates use %-directives and never match.
@@ -83,7 +87,7 @@ def numeric_format_sites(path: Path) -> list[tuple[int, str]]:
 def test_advisor_texts_format_numbers_with_the_one_formatter() -> None:
     found: list[str] = []
     allowed_seen: set[tuple[str, int]] = set()
-    for path in sorted(ADVISOR.rglob("*.py")):
+    for path in SCANNED:
         rel = path.relative_to(REPO).as_posix()
         for line, what in numeric_format_sites(path):
             if (rel, line) in ALLOWED:

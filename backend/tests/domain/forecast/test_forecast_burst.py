@@ -143,7 +143,7 @@ def test_slope_cross_check_agrees_with_physics() -> None:
     assert f.slope_agrees is True
     assert f.seconds_to_empty == pytest.approx(bal[-1] / 100 * 5.4e6 / 1000.0)
     # falling since the window's first sample (or before): the whole hour is the drain
-    assert "over the last 60 min" in f.method
+    assert "over the last 1 h" in f.method
 
 
 def test_slope_cross_check_widens_band_when_it_disagrees() -> None:
@@ -435,7 +435,7 @@ def test_a_ramp_that_just_began_to_drain_keeps_the_hours_trend() -> None:
     assert balance[-1] == 97.0 and balance[-13] == 100.0 and balance[-12] == 99.0  # falling for 12 minutes
     hour = forecast_gp2_burst(np.array([balance[-1]]), demand, size_gib=500, step_seconds=STEP, now=NOW)
     f = forecast_gp2_burst(balance, demand, size_gib=500, step_seconds=STEP, now=NOW)
-    assert "over the last 60 min" in hour.method
+    assert "over the last 1 h" in hour.method
     assert hour.seconds_to_empty is not None
     assert f.seconds_to_empty == pytest.approx(hour.seconds_to_empty, rel=0.01)
     assert "at least its mean since the balance began to fall (12 min ago)" in f.method
