@@ -138,11 +138,12 @@ def _accepts_null(annotation: Any) -> bool:
     return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
 
 
-def _is_bool(annotation: Any) -> bool:
-    if annotation is bool:
+def _is_only(annotation: Any, kind: type) -> bool:
+    """Whether a field's type is `kind`, or `kind | None`."""
+    if annotation is kind:
         return True
     return (get_origin(annotation) in (Union, types.UnionType)
-            and {a for a in get_args(annotation) if a is not type(None)} == {bool})
+            and {a for a in get_args(annotation) if a is not type(None)} == {kind})
 
 
 def _drop_default(schema: dict[str, Any]) -> None:
@@ -171,9 +172,13 @@ class Input(BaseModel):
                                           if field.default is None else "cannot be null")
         # A JSON boolean is true or false: pydantic's lax mode would read 0, 1, "yes", "off" as one, so a client
         # sending `"include_viewers": 0` would be answered as if it had meant false.
-        if (value is not None and not isinstance(value, bool) and info.field_name is not None
-                and _is_bool(cls.model_fields[info.field_name].annotation)):
-            raise PydanticCustomError("bool_type", "must be true or false (a JSON boolean)")
+        if value is not None and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            if not isinstance(value, bool) and _is_only(annotation, bool):
+                raise PydanticCustomError("bool_type", "must be true or false (a JSON boolean)")
+            # and a JSON number is not true or false: lax mode would read `"days": true` as 1 day
+            if isinstance(value, bool) and (_is_only(annotation, int) or _is_only(annotation, float)):
+                raise PydanticCustomError("number_type", "must be a number, not true or false")
         return value
 
 

@@ -331,3 +331,12 @@ def test_a_name_is_as_long_as_the_characters_a_person_sees(owner: Any) -> None:
 def test_a_name_refuses_control_characters(owner: Any, name: str) -> None:
     error = _error(owner.post("/api/v1/clusters", json={"name": name, "tikv_version": "v8.5.1"}), 422, "name")
     assert "control characters" in error["message"]
+
+
+def test_a_number_field_refuses_true_and_false(owner: Any, cluster: dict[str, Any]) -> None:
+    # JSON true is not a number: lax parsing read `"days": true` as a 1-day history import (schemathesis found it)
+    source = owner.post("/api/v1/sources/aws", json={
+        "name": "bf", "auth_kind": "static_keys", "regions": ["us-east-1"],
+        "access_key_id": "AKIAAAAAAAAAAAAAAAAA", "secret_access_key": "testing"}).json()
+    error = _error(owner.post(f"/api/v1/sources/aws/{source['id']}/backfill", json={"days": True}), 422, "days")
+    assert "must be a number" in error["message"]

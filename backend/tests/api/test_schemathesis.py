@@ -17,6 +17,7 @@ port on 127.0.0.1.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import os
 import socket
 import uuid
@@ -34,7 +35,12 @@ from hypothesis.errors import Unsatisfiable  # noqa: E402
 from schemathesis import GenerationMode  # noqa: E402
 from schemathesis.core.failures import FailureGroup  # noqa: E402
 from schemathesis.specs.openapi.checks import (  # noqa: E402
+    allow_header_conformance,
     content_type_conformance,
+    ignored_auth,
+    missing_required_header,
+    negative_data_rejection,
+    response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
@@ -44,8 +50,14 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 MAX_EXAMPLES = int(os.environ.get("HEADROOM_SCHEMATHESIS_EXAMPLES", "25"))
 DERANDOMIZE = os.environ.get("HEADROOM_SCHEMATHESIS_RANDOM", "") != "1"
 # No 500 (checked below), a documented status code (so no undocumented 5xx either), the documented content type,
-# and a body matching the documented schema. (A documented 503, e.g. a node's unreachable status port, is fine.)
-CHECKS = [status_code_conformance, content_type_conformance, response_schema_conformance]
+# a body and headers matching the documented schema, a request that breaks the schema refused (4xx), a missing
+# required header refused, a 405's Allow naming the methods, and no operation answering without its credentials.
+# (A documented 503, e.g. a node's unreachable status port, is fine.) Of schemathesis's `--checks all`, these are
+# left out: positive_data_acceptance, because a request valid by the schema may still be refused with 422 by design
+# (an unknown TiKV key, a finding of another cluster: rules no JSON Schema states); use_after_free and
+# ensure_resource_availability, which need its stateful runner (sequences of calls), not one request.
+CHECKS = [status_code_conformance, content_type_conformance, response_schema_conformance, negative_data_rejection,
+          response_headers_conformance, missing_required_header, allow_header_conformance, ignored_auth]
 SECRET_KEY = "schemathesis-secret-key-" + "x" * 32
 
 
@@ -163,6 +175,17 @@ def _params(label: str) -> Any:
     return pytest.param(label, id=label)
 
 
+def _has_surrogate_pair(value: Any) -> bool:
+    """Whether a generated body holds a UTF-16 surrogate pair as two Python code points (hypothesis makes them)."""
+    if isinstance(value, str):
+        return any(0xD800 <= ord(a) <= 0xDBFF and 0xDC00 <= ord(b) <= 0xDFFF for a, b in itertools.pairwise(value))
+    if isinstance(value, dict):
+        return any(_has_surrogate_pair(k) or _has_surrogate_pair(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate_pair(v) for v in value)
+    return False
+
+
 def _explore(operation: Any, mode: Any, seeded: Seeded, path_parameters: dict[str, str],
              failures: dict[str, str]) -> None:
     """Send MAX_EXAMPLES generated requests of one mode; record the first request of each kind of failure."""
@@ -186,6 +209,10 @@ def _explore(operation: Any, mode: Any, seeded: Seeded, path_parameters: dict[st
                 case.validate_response(response, checks=CHECKS, headers=headers)
             except FailureGroup as group:
                 for failure in group.exceptions:
+                    if failure.title.startswith("Schema-violating request accepted") and _has_surrogate_pair(case.body):
+                        # Python holds "\udb6f\uddd9" as two code points, JSON (RFC 8259 section 7) as one
+                        # character: the server counts the string as JSON defines it, under maxLength.
+                        continue
                     failures.setdefault(f"{failure.title}: {getattr(failure, 'message', '')}".strip()[:300], how)
         finally:
             savepoint.rollback()
