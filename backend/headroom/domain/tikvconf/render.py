@@ -1270,11 +1270,13 @@ def artefact(
                     tuple(notes))
 
 
-# C0 and C1 control characters other than tab, LF and CR: YAML 1.2 (section 5.1, "Character Set") and TOML 1.0
-# ("Control characters other than tab ... are not permitted" in comments and strings) allow none of them raw, so
-# one that reached an artefact from stored text (a cluster name saved before names refused them, a note) is written
-# as its escape, which both read in a quoted string and a person reads in a comment.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# C0 control characters other than tab, LF and CR, and DEL: neither YAML 1.2 (section 5.1, "Character Set") nor
+# TOML 1.0 ("Control characters other than tab (U+0000 to U+0008, U+000A to U+001F, U+007F) are not permitted in
+# comments") allows them raw, so one that reached an artefact from stored text (a cluster name saved before names
+# refused them, a note) is written as its escape, which both read in a quoted string and a person reads in a
+# comment. C1 characters (U+0080-U+009F, NEL among them) are left as they are: TOML allows them in comments, and a
+# user's own file comes back byte for byte.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def visible_controls(text: str) -> str:
