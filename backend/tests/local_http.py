@@ -10,11 +10,38 @@ import http.server
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 Handler = Callable[[http.server.BaseHTTPRequestHandler], None]
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler for stand-in servers: answers with one call and keeps the test's output free of its
+    per-request log lines."""
+
+    def answer(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def forward(self, base_url: str, body: bytes) -> None:
+        """Send this POST on to `base_url` (e.g. the moto server) unchanged and answer with its reply."""
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+        request = urllib.request.Request(base_url + self.path, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as reply:  # noqa: S310 - a local test server
+                self.answer(reply.status, reply.read(), reply.headers.get("Content-Type", "text/xml"))
+        except urllib.error.HTTPError as error:
+            self.answer(error.code, error.read(), error.headers.get("Content-Type", "text/xml"))
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        return
 
 
 @dataclass

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 import boto3
 import pytest
+from local_http import QuietHandler
 from aws_script_run import REGION, ROOT, ec2_client, make_instance, run_script
 from headroom.domain.advisor import advise
 from headroom.domain.model import Change
@@ -140,7 +141,7 @@ def test_the_real_aws_cli_applies_the_script_and_its_rollback(
             assert after[key] == state[key], f"{key}: {after[key]!r} after the rollback, {state[key]!r} before"
 
 
-class _BusyVolumeProxy(http.server.BaseHTTPRequestHandler):
+class _BusyVolumeProxy(QuietHandler):
     """EC2's query API in front of moto, answering DescribeVolumesModifications for `busy` volumes as AWS does for
     a modification still in progress (its documented XML: ModificationState optimizing, Progress); every other call
     goes to moto unchanged. Moto completes a modification at once, so it never shows this state itself."""
@@ -174,30 +175,14 @@ class _BusyVolumeProxy(http.server.BaseHTTPRequestHandler):
                 'xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>7f1c2a9e-busy</requestId>'
                 f"<volumeModificationSet>{items}</volumeModificationSet></DescribeVolumesModificationsResponse>"
             ).encode()
-            self._answer(200, answer, "text/xml;charset=UTF-8")
+            self.answer(200, answer, "text/xml;charset=UTF-8")
             return
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
-        request = urllib.request.Request(self.moto + self.path, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=30) as reply:  # noqa: S310 - the local moto server
-                self._answer(reply.status, reply.read(), reply.headers.get("Content-Type", "text/xml"))
-        except urllib.error.HTTPError as error:
-            self._answer(error.code, error.read(), error.headers.get("Content-Type", "text/xml"))
+        self.forward(self.moto, body)
 
     def _error(self, code: str, message: str) -> None:
         answer = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>{code}</Code><Message>'
                   f"{message}</Message></Error></Errors><RequestID>5e1c9f2a-err</RequestID></Response>").encode()
-        self._answer(400, answer, "text/xml;charset=UTF-8")
-
-    def _answer(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        return
+        self.answer(400, answer, "text/xml;charset=UTF-8")
 
 
 def _two_stores(ec2: Any, changes: list[Change], volumes: dict[str, Any]) -> tuple[list[Change], list[str], str]:

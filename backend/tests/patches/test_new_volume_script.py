@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import boto3
 import pytest
+from local_http import QuietHandler
 from aws_script_run import REGION, ec2_client, make_instance, run_script
 from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf import Patch, PatchTarget
@@ -91,7 +92,7 @@ def _tagged(ec2: Any, cluster: str, node: str) -> list[dict[str, Any]]:
     return found
 
 
-class _TikvStatus(http.server.BaseHTTPRequestHandler):
+class _TikvStatus(QuietHandler):
     """A TiKV status server's GET /config: the JSON TiKV serves ({"raft-engine": {"dir": ...}, ...})."""
 
     raft_dir: ClassVar[dict[str, str]] = {}
@@ -106,9 +107,6 @@ class _TikvStatus(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        return
 
 
 @contextlib.contextmanager

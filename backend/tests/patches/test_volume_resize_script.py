@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from local_http import QuietHandler
 from aws_script_run import REGION, ec2_client, make_instance, run_script
 from headroom.domain.model import Change, EntityRef
 from headroom.domain.tikvconf.change import Patch, PatchTarget
@@ -126,7 +127,7 @@ def test_a_tiup_host_step_that_refuses_stops_the_script_and_reports_the_change(
     assert "Changed before stopping:" in run.stderr and f"{volume}: 500 GiB -> 800 GiB" in run.stderr
 
 
-class _ModifyingProxy(http.server.BaseHTTPRequestHandler):
+class _ModifyingProxy(QuietHandler):
     """EC2's query API in front of moto: once a volume was modified through it, DescribeVolumesModifications answers
     `modifying` for it (AWS's XML), as AWS does until the modification reaches optimizing."""
 
@@ -142,30 +143,14 @@ class _ModifyingProxy(http.server.BaseHTTPRequestHandler):
             items = "".join(f"<item><volumeId>{v}</volumeId><modificationState>modifying</modificationState>"
                             "<targetSize>800</targetSize><originalSize>500</originalSize><progress>0</progress>"
                             "<startTime>2026-11-29T01:00:00.000Z</startTime></item>" for v in asked)
-            self._answer(200, ('<?xml version="1.0" encoding="UTF-8"?>\n<DescribeVolumesModificationsResponse '
+            self.answer(200, ('<?xml version="1.0" encoding="UTF-8"?>\n<DescribeVolumesModificationsResponse '
                                'xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>1d2e-modifying</requestId>'
                                f"<volumeModificationSet>{items}</volumeModificationSet>"
                                "</DescribeVolumesModificationsResponse>").encode(), "text/xml;charset=UTF-8")
             return
         if action == "ModifyVolume":
             self.modified.add(form.get("VolumeId", [""])[0])
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
-        request = urllib.request.Request(self.moto + self.path, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=30) as reply:  # noqa: S310 - the local moto server
-                self._answer(reply.status, reply.read(), reply.headers.get("Content-Type", "text/xml"))
-        except urllib.error.HTTPError as error:
-            self._answer(error.code, error.read(), error.headers.get("Content-Type", "text/xml"))
-
-    def _answer(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        return
+        self.forward(self.moto, body)
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from typing import Any
 
 import boto3
@@ -42,3 +43,18 @@ def make_fleet(region: str, endpoint: str, *, nodes: int = 1, instance_type: str
         out["data"].append(data)
         out["raft"].append(raft)
     return out
+
+
+def make_org_and_connection(db: Any, region: str, name: str = "AWS test") -> Any:
+    """An organisation and its AWS connection (default credential chain, one region), flushed in `db`."""
+    from headroom.accounts.models import Organization
+    from headroom.sources.models import AwsConnection
+
+    org = Organization(name=name, slug=f"aws-{uuid.uuid4().hex[:10]}", aws_external_id=f"headroom-{uuid.uuid4().hex}")
+    db.add(org)
+    db.flush()
+    conn = AwsConnection(org_id=org.id, name="moto", auth_kind="default_chain", external_id=org.aws_external_id,
+                         regions=[region])
+    db.add(conn)
+    db.flush()
+    return org, conn

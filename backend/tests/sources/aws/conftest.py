@@ -7,11 +7,10 @@ tests stays out of its inventory.
 from __future__ import annotations
 
 import itertools
-import uuid
 from typing import Any
 
 import pytest
-from aws_fixtures import boto
+from aws_fixtures import boto, make_org_and_connection
 
 _REGIONS = itertools.cycle(["eu-west-3", "ap-south-1", "ca-central-1", "sa-east-1", "eu-north-1", "ap-northeast-2",
                             "ap-southeast-2", "eu-central-1", "us-west-1", "us-east-2", "eu-west-2", "ap-northeast-1"])
@@ -35,17 +34,7 @@ def region(aws_endpoint_url: str) -> str:
 
 @pytest.fixture()
 def org_and_connection(db: Any, region: str) -> Any:
-    from headroom.accounts.models import Organization
-    from headroom.sources.models import AwsConnection
-
-    org = Organization(name="AWS test", slug=f"aws-{uuid.uuid4().hex[:10]}", aws_external_id=f"headroom-{uuid.uuid4().hex}")
-    db.add(org)
-    db.flush()
-    conn = AwsConnection(org_id=org.id, name="moto", auth_kind="default_chain", external_id=org.aws_external_id,
-                         regions=[region])
-    db.add(conn)
-    db.flush()
-    return org, conn
+    return make_org_and_connection(db, region)
 
 
 @pytest.fixture()

@@ -6,11 +6,10 @@ as a user pressing Delete in the API would be), and the backfill job's own units
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from typing import Any
 
 import boto3
-from aws_fixtures import boto, make_fleet, put_series
+from aws_fixtures import boto, make_fleet, make_org_and_connection, put_series
 from headroom.accounts.models import Organization
 from headroom.platform.db import session_scope
 from headroom.platform.jobs.context import job_context
@@ -31,14 +30,7 @@ def test_a_connection_deleted_mid_import_ends_the_import_cleanly(
         put_series(cw, "AWS/EBS", "VolumeId", volume, "VolumeReadOps",
                    [(now - dt.timedelta(minutes=97 * k + n), float(k)) for k in range(1, 40)])
     with session_scope(database_url) as db:
-        org = Organization(name="Deleted mid-import", slug=f"aws-del-{uuid.uuid4().hex[:10]}",
-                           aws_external_id=f"headroom-{uuid.uuid4().hex}")
-        db.add(org)
-        db.flush()
-        conn = AwsConnection(org_id=org.id, name="moto", auth_kind="default_chain", external_id=org.aws_external_id,
-                             regions=[region])
-        db.add(conn)
-        db.flush()
+        org, conn = make_org_and_connection(db, region, "Deleted mid-import")
         org_id, cid = org.id, conn.id
 
     calls: list[int] = []
