@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import types
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import regex
@@ -165,21 +167,39 @@ class Input(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _refuse_null(cls, value: Any, info: ValidationInfo) -> Any:
-        if value is None and info.field_name is not None:
-            field = cls.model_fields[info.field_name]
-            if not _accepts_null(field.annotation):
+        if info.field_name is None:
+            return value
+        kind = _field_kind(cls, info.field_name)
+        if value is None:
+            if not kind.accepts_null:
                 raise PydanticCustomError("null_not_allowed", "cannot be null; omit the field to keep its current value"
-                                          if field.default is None else "cannot be null")
+                                          if kind.omittable else "cannot be null")
+            return value
         # A JSON boolean is true or false: pydantic's lax mode would read 0, 1, "yes", "off" as one, so a client
         # sending `"include_viewers": 0` would be answered as if it had meant false.
-        if value is not None and info.field_name is not None:
-            annotation = cls.model_fields[info.field_name].annotation
-            if not isinstance(value, bool) and _is_only(annotation, bool):
-                raise PydanticCustomError("bool_type", "must be true or false (a JSON boolean)")
-            # and a JSON number is not true or false: lax mode would read `"days": true` as 1 day
-            if isinstance(value, bool) and (_is_only(annotation, int) or _is_only(annotation, float)):
-                raise PydanticCustomError("number_type", "must be a number, not true or false")
+        if kind.boolean and not isinstance(value, bool):
+            raise PydanticCustomError("bool_type", "must be true or false (a JSON boolean)")
+        # and a JSON number is not true or false: lax mode would read `"days": true` as 1 day
+        if kind.number and isinstance(value, bool):
+            raise PydanticCustomError("number_type", "must be a number, not true or false")
         return value
+
+
+@dataclass(frozen=True, slots=True)
+class _FieldKind:
+    accepts_null: bool
+    omittable: bool  # its default is None: omitting it keeps the stored value
+    boolean: bool  # bool or bool | None
+    number: bool  # int or float (or either | None)
+
+
+@functools.cache
+def _field_kind(model: type[BaseModel], name: str) -> _FieldKind:
+    """What `Input._refuse_null` checks of one field, read from its annotation once per model class and field."""
+    field = model.model_fields[name]
+    annotation = field.annotation
+    return _FieldKind(accepts_null=_accepts_null(annotation), omittable=field.default is None,
+                      boolean=_is_only(annotation, bool), number=_is_only(annotation, int) or _is_only(annotation, float))
 
 
 class Output(BaseModel):
