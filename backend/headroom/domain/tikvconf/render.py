@@ -1213,6 +1213,10 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
 
 # ----------------------------------------------------------------------------------------------------
 # dispatch
+#
+# Every renderer's text passes through `visible_controls` in `artefact` below, whatever its format: a shell
+# script, SQL, HCL, YAML and TOML all get a control character a person cannot see written as its \uXXXX escape
+# (the formats' own rules are next to `_CONTROL`). A renderer never escapes them itself.
 
 _RENDERERS: dict[str, Callable[[_Context], tuple[str, list[str]]]] = {
     "toml": _render_toml,

@@ -129,10 +129,10 @@ def header(
         lines.append(f': "${{POLL_SECONDS:={POLL_S}}}"')
     if removes_volumes:
         lines += [
-        "SKIP_TIKV_CHECK=0   # --skip-tikv-check: remove without reading TiKV's /config first",
-        ': "${TIKV_STATUS_SCHEME:=http}"   # https when TiKV\'s status server uses TLS',
-        ': "${TIKV_STATUS_CA:=}"   # the CA file curl checks TiKV\'s certificate with (https)',
-    ]
+            "SKIP_TIKV_CHECK=0   # --skip-tikv-check: remove without reading TiKV's /config first",
+            ': "${TIKV_STATUS_SCHEME:=http}"   # https when TiKV\'s status server uses TLS',
+            ': "${TIKV_STATUS_CA:=}"   # the CA file curl checks TiKV\'s certificate with (https)',
+        ]
     lines += [
         "",
         "YES=0",
