@@ -328,13 +328,18 @@ def _trend_demand(recent: Array, step_seconds: float, steps: int) -> Array:
 
 
 def _daily_profile(
-    demand: Array, balance: Array, step_seconds: float, recent_seconds: float, steps: int, fill: Array
+    demand: Array, balance: Array, step_seconds: float, recent_seconds: float, steps: int, fill: Array,
+    *, shifted: bool = True,
 ) -> Array | None:
-    """Demand for the next `steps`: the same time yesterday, shifted by (recent mean − yesterday's mean then).
+    """Demand for the next `steps`: the same time yesterday, shifted by (recent mean − yesterday's mean then)
+    unless `shifted` is False (yesterday's demand as it ran).
 
     An additive shift keeps "more demand never empties later" true (a scaled or raised demand history gives a
-    scaled or raised profile). Samples when yesterday's bucket was empty (served = baseline, not demand) or
-    missing take `fill` (the recent trend). None without a day plus the recent window of history.
+    scaled or raised profile). While yesterday's bucket was empty the volume served its baseline, not the
+    demand (docs/reference/gp2-burst.md#the-credit-bucket): those samples hold the demand of the last sample
+    before it emptied (the demand that emptied it; the bucket stays at 0 % only while demand is at or above the
+    baseline, so the peak went on). Samples missing with nothing before them take `fill` (the recent trend).
+    None without a day plus the recent window of history.
     """
     day = int(round(86400.0 / step_seconds))
     n_recent = max(1, int(round(recent_seconds / step_seconds)))
@@ -344,12 +349,16 @@ def _daily_profile(
     then = demand[len(demand) - day - n_recent : len(demand) - day]
     if not (np.isfinite(recent).any() and np.isfinite(then).any()):
         return None
-    shift = float(np.nanmean(recent)) - float(np.nanmean(then))
-    ahead = demand[len(demand) - day : len(demand) - day + steps].copy()
+    shift = float(np.nanmean(recent)) - float(np.nanmean(then)) if shifted else 0.0
+    start = len(demand) - day
+    ahead = demand[start : start + steps].copy()
     if len(balance) == len(demand):
-        # while yesterday's bucket was empty the served demand was clipped to the baseline: not the demand
-        was_empty = balance[len(demand) - day : len(demand) - day + steps] <= 0.0
-        ahead[was_empty] = np.nan
+        empty = balance[: start + len(ahead)] <= 0.0
+        served = demand[: start + len(ahead)]
+        known = np.isfinite(served) & ~empty
+        last_known = np.maximum.accumulate(np.where(known, np.arange(len(served)), -1))[start:]
+        held = np.where(last_known >= 0, served[np.maximum(last_known, 0)], np.nan)
+        ahead[empty[start:]] = held[empty[start:]]
     missing = ~np.isfinite(ahead)
     ahead[missing] = fill[: len(ahead)][missing] - shift
     return np.asarray(np.maximum(ahead + shift, 0.0), dtype=np.float64)
@@ -465,6 +474,22 @@ def forecast_bucket(
                 f"physics: {bucket.kind} credit bucket (AWS's earn and spend rates) stepped along yesterday's demand at "
                 f"the same time, shifted to {window} (None: not within a day)"
             )
+            # Yesterday's demand as it ran is one member of the band: a quiet hour a little below the same hour
+            # yesterday moves the shifted profile down, and a peak that emptied the bucket yesterday must not
+            # become "never" for it. Never empties needs both to say so (docs/thresholds/burst.md).
+            as_ran = _daily_profile(dem, bal, step_seconds, recent_seconds, day_steps, trend, shifted=False)
+            if as_ran is not None:
+                _, as_ran_stte = _trajectory(bucket, balance, as_ran, float(step_seconds), stop_when_empty=True)
+                s_low = _min_none(s_low, as_ran_stte)
+                s_high = _max_none(s_high, as_ran_stte)
+                if stte is None and as_ran_stte is not None:
+                    stte = as_ran_stte
+                    point_demands_fine = as_ran
+                    notes.append(
+                        f"the demand over {window} is below the same time yesterday, but yesterday's demand as it ran "
+                        "empties the bucket: a quieter hour is not evidence that the coming peak is lower"
+                    )
+                method += "; yesterday's demand unshifted is in the band"
         method += (
             f"; band: that, the demand trend, and the constant p{format_quantity(BAND_LOW_PERCENTILE, '')} / "
             f"p{format_quantity(BAND_HIGH_PERCENTILE, '')} of the demand over {window}"
