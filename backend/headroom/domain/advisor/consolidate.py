@@ -11,7 +11,8 @@ The choices are Headroom's own; docs/thresholds/cluster-config.md explains each:
   `spec.tikv.config`).
 - **One value**: the largest need (a raise) or the furthest cut (a lowering) among the stores that fired, within
   every store's budget where the key has one (`BUDGETS`: thread pools at most vCPUs − 1, the block cache at most
-  50% of the store's memory). A need beyond the smallest budget is cut to it, and the finding says so.
+  what the block-cache rule gives that store alone: 45% of its memory). A need beyond the smallest budget is cut
+  to it, and the finding names the store that bounds it.
 - **Where it applies**: when the group is every TiKV of the cluster and they all hold the same value today, one
   change for the whole cluster (TiUP `server_configs.tikv`, Operator `spec.tikv.config`, `SET CONFIG tikv`);
   otherwise one change per store of the group with the same value (TiUP `tikv_servers[].config`).
@@ -37,8 +38,8 @@ from dataclasses import dataclass
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
-from headroom.domain.advisor.rules._tikv_helpers import gib_floor, size_text
-from headroom.domain.advisor.rules.block_cache import BAND_HIGH, memory_share_bytes
+from headroom.domain.advisor.rules._tikv_helpers import size_text
+from headroom.domain.advisor.rules.block_cache import grow_target_bytes, memory_share_bytes
 from headroom.domain.advisor.rules.thread_pools import max_threads
 from headroom.domain.model import (
     Change,
@@ -79,8 +80,11 @@ def _thread_budget(ctx: Context, node: Node) -> ChangeValue:
 
 
 def _block_cache_budget(ctx: Context, node: Node) -> ChangeValue:
-    # TiKV's config template: the block cache "should be tuned to 30%-50% of system's total memory".
-    return size_text(gib_floor(BAND_HIGH * memory_share_bytes(ctx, node)))
+    # What the block-cache rule gives this store alone when it raises it: TiKV's default share, 45% of the memory
+    # the store may plan with (docs/reference/tikv-config.md#keys-and-defaults), inside the config template's
+    # "30%-50% of system's total memory". One value for unlike stores is never more than the smallest store
+    # would get on its own (docs/thresholds/cluster-config.md).
+    return size_text(grow_target_bytes(memory_share_bytes(ctx, node)))
 
 
 BUDGETS: dict[str, Callable[[Context, Node], ChangeValue]] = {
@@ -233,7 +237,8 @@ def _one_value(key: str, proposals: list[tuple[str, Change]], group: StoreGroup,
         tight_id, tight = min(budgets, key=lambda b: config_number(b[1]) or 0.0)
         if (config_number(tight) or 0.0) < (config_number(value) or 0.0):
             notes.append(
-                f"{key}: {value} is beyond {tight_id}'s budget of {tight}; every store of the group gets {tight}"
+                f"{key}: {value} is beyond {tight_id}'s budget of {tight} (the most that store would get on its "
+                f"own); {tight_id} bounds the group's one value, and every store of the group gets {tight}"
             )
             value, proposer = tight, None
     return _Value(key, value, proposer, tuple(notes))

@@ -164,3 +164,30 @@ def test_findings_that_change_no_tikv_key_pass_through() -> None:
     ]
     assert aws_only
     assert consolidate_config(aws_only, ctx) == aws_only
+
+
+def _unlike_memory(doc: dict[str, Any]) -> None:
+    """One TiDB Operator cluster of 3 r6i.xlarge (4 vCPUs, 32 GiB) and 3 r6i.2xlarge (8 vCPUs, 64 GiB): AWS's
+    memory-optimized instance table (https://aws.amazon.com/ec2/instance-types/r6i/). The scenario's 8 GiB block
+    cache is 25% and 12.5% of their memory, under the config template's 30%-50%."""
+    (tikv,) = doc["nodes"]
+    doc["nodes"] = [{**tikv, "name": "small", "instance_type": "r6i.xlarge"},
+                    {**tikv, "name": "big", "instance_type": "r6i.2xlarge"}]
+    doc["cluster"]["deployment"] = "operator"
+
+
+def test_one_value_for_unlike_stores_is_what_the_smallest_store_would_get_alone() -> None:
+    # TiKV's default block cache is 45% of memory (docs/reference/tikv-config.md#keys-and-defaults): alone, a
+    # 32 GiB store is raised to floor(14.4) = 14 GiB and a 64 GiB store to floor(28.8) = 28 GiB. One
+    # spec.tikv.config for all six pods must be safe for the 32 GiB ones: 14 GiB, not 50% of their memory (16).
+    doc: dict[str, Any] = yaml.safe_load((SCENARIOS / "block-cache-memory-rich.yaml").read_text())
+    _unlike_memory(doc)
+    snapshot = simulate(scenario_from_dict(doc), hours=24.0, seed=0, start=START)
+    key = "storage.block-cache.capacity"
+    alone = {f.entity.id: f.changes[0].proposed for f in advise(snapshot, rules=["block-cache-size"], cluster_wide=False)}
+    assert alone == {**{f"small-{i}": "14GiB" for i in (1, 2, 3)}, **{f"big-{i}": "28GiB" for i in (1, 2, 3)}}
+    (finding,) = advise(snapshot, rules=["block-cache-size"])
+    assert {(c.key, c.proposed) for c in finding.changes} == {(key, "14GiB")}
+    # the finding names the store that bounds the value
+    assert any("small-1 bounds the group's one value" in note for note in finding.notes), finding.notes
+    assert finding.title.endswith(f"(one value for the group: {key} = 14GiB)")
