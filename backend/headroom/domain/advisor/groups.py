@@ -14,11 +14,11 @@ API (pure):
     related_pairs(snapshot, findings) -> set[tuple[int, int]]    which findings are linked (by index)
 
 Grouping rule (our choice; docs/thresholds/finding-groups.md explains each part):
-1. Same cause, same place: both findings say the disk path is the binding limit (DISK_IO: volume and instance
+1. Same limit: both findings say the disk path is the binding limit (DISK_IO: volume and instance
    ceilings, gp2 and instance burst buckets, and the TiKV settings whose fix changes how much disk I/O a node
-   makes: block cache shrink, block size, compaction rate limit and compression, a raft volume), and they touch
-   the same TiKV node through the entity chain node -> instance -> volumes (a finding's entity and its evidence
-   series both count, so a cluster-level finding with per-node evidence touches each of those nodes).
+   makes: block cache shrink, block size, compaction rate limit and compression, a raft volume), and they are
+   about the same limit (`_Chain.limits`): one EBS volume (a TiKV setting's finding is about its node's data
+   volume), or an instance's EBS bandwidth and a volume or node behind it. Two limits of one node are two causes.
 2. Same evidence: two findings whose evidence charts the same series of the same entity (other than context
    series every I/O finding shows: latency, queue length, free memory) are built on the same observation.
    Findings that move a limit the other way (cost findings that lower a volume, a block cache that should grow)
@@ -67,6 +67,8 @@ DISK_IO_RULES = frozenset(
     }
 )
 DISK_IO_ASPECTS = {"block-cache-size": frozenset({"shrink"})}
+# The rules whose limit is the instance's EBS bandwidth (every volume attached to it sits behind it).
+INSTANCE_RULES = frozenset({"instance-ebs-bandwidth-bound", "instance-ebs-burst-depletion"})
 # Series that many findings chart as context; sharing one of them is not sharing a cause.
 CONTEXT_METRICS = frozenset(
     {
@@ -129,6 +131,62 @@ class _Chain:
         return out
 
 
+    def _volume_limit(self, volume_id: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+        own = {("volume", volume_id)}
+        try:
+            instance_id = self.ctx.volume(volume_id).instance_id
+        except KeyError:
+            instance_id = None
+        return own, ({("instance", instance_id)} if instance_id else set())
+
+    def _node_limit(self, node_id: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+        """A TiKV setting's disk I/O lands on the node's data volume(s), behind its instance's EBS bandwidth."""
+        if node_id not in self.node_ids:
+            return set(), set()
+        volumes = self.ctx.node_volumes(node_id, "data") or self.ctx.node_volumes(node_id)
+        own = {("volume", v.id) for v in volumes}
+        instance_id = self.ctx.node(node_id).instance_id
+        return own, ({("instance", instance_id)} if instance_id else set())
+
+    def limits(self, f: Finding) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+        """Return (the limits a disk-path finding is about, the limits it sits behind).
+
+        A volume finding is about its volume and sits behind its instance's EBS bandwidth; an instance finding is
+        about that bandwidth; a TiKV setting's finding on a node is about the node's data volume. A cluster-level
+        finding is about the limits of the entities its evidence charts.
+        """
+        ent = f.entity
+        if f.rule in INSTANCE_RULES:
+            instance_id = ent.instance_id or (ent.id if ent.kind == "instance" else None)
+            bandwidth = {("instance", instance_id)} if instance_id else set()
+            bandwidth |= {("instance", s.entity_id) for s in f.evidence.series if s.entity_kind == "instance"}
+            return bandwidth, set()
+        if ent.kind == "volume" or ent.volume_id:
+            return self._volume_limit(ent.volume_id or ent.id)
+        if ent.kind == "node" or ent.node:
+            return self._node_limit(ent.node or ent.id)
+        own: set[tuple[str, str]] = set()
+        behind: set[tuple[str, str]] = set()
+        for s in f.evidence.series:
+            if s.entity_kind == "volume":
+                o, b = self._volume_limit(s.entity_id)
+            elif s.entity_kind == "node":
+                o, b = self._node_limit(s.entity_id)
+            elif s.entity_kind == "instance":
+                o, b = {("instance", s.entity_id)}, set()
+            else:
+                continue
+            own |= o
+            behind |= b
+        return own, behind
+
+
+def _share_a_limit(a: tuple[set[tuple[str, str]], set[tuple[str, str]]],
+                   b: tuple[set[tuple[str, str]], set[tuple[str, str]]]) -> bool:
+    """Both about one limit, or one about the limit the other sits behind (an instance's EBS bandwidth)."""
+    return bool(a[0] & b[0] or a[0] & b[1] or a[1] & b[0])
+
+
 def _cause_series(f: Finding) -> set[tuple[str, str, str]]:
     return {
         (s.entity_kind, s.entity_id, s.metric) for s in f.evidence.series if s.metric not in CONTEXT_METRICS
@@ -141,13 +199,13 @@ def related_pairs(snapshot: Snapshot, findings: Sequence[Finding]) -> set[tuple[
 
 
 def _pairs(chain: _Chain, findings: Sequence[Finding]) -> set[tuple[int, int]]:
-    anchors = [chain.anchors(f) for f in findings]
     disk = [is_disk_io(f) for f in findings]
+    limits = [chain.limits(f) if disk[i] else (set(), set()) for i, f in enumerate(findings)]
     series = [_cause_series(f) for f in findings]
     pairs: set[tuple[int, int]] = set()
     for i in range(len(findings)):
         for j in range(i + 1, len(findings)):
-            if (disk[i] and disk[j] and anchors[i] & anchors[j]) or series[i] & series[j]:
+            if (disk[i] and disk[j] and _share_a_limit(limits[i], limits[j])) or series[i] & series[j]:
                 pairs.add((i, j))
     return pairs
 

@@ -18,12 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from advisor_fixtures import scenario_snapshot
+import yaml
+from advisor_fixtures import SCENARIOS, START, scenario_snapshot
 from headroom.domain.advisor import Finding, advise
 from headroom.domain.advisor.engine import run_rules
 from headroom.domain.advisor.groups import group_findings, group_id, related_pairs
 from headroom.domain.advisor.whatif import what_if
+from headroom.domain.snapshot.scenario import scenario_from_dict
 from headroom.domain.snapshot.schema import Snapshot
+from headroom.domain.snapshot.simulate import simulate
 
 
 @cache
@@ -213,3 +216,29 @@ def test_every_group_is_simulated_in_one_what_if_when_the_first_candidates_settl
     gp3, rules = calls[0]
     assert len(gp3) == 3 and rules == ["block-cache-size", "gp2-burst-depletion"]
     assert {f.group.summary.split(" resolves ")[1] for f in out if f.group} == {"2 of 2"}
+
+
+def test_a_raft_volume_out_of_credits_and_a_data_volume_at_its_ceiling_are_two_causes() -> None:
+    # Two m6i.2xlarge stores (volume-throughput-ceiling scenario): a 1,000 GiB gp3 data volume at its 125 MiB/s
+    # baseline throughput (docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025) and, added here, a 20 GiB
+    # gp2 Raft volume: 3 IOPS/GiB gives it the 100 IOPS minimum baseline (docs/reference/gp2-burst.md#the-credit-
+    # bucket), which 400 fsyncs a second drain. The instance's own EBS limit (m6i.2xlarge: 1,250 MB/s baseline,
+    # docs/reference/ec2-ebs-limits.md#limits-table) is far away. Moving the Raft volume to gp3 does nothing for
+    # the data volume's throughput, and no limit is shared: the findings stand apart (before, they were one
+    # "disk I/O of node" group whose own summary said its primary fix "resolves 4 of 6").
+    doc = yaml.safe_load((SCENARIOS / "volume-throughput-ceiling.yaml").read_text())
+    doc["workload"]["fsyncs_per_sec"] = 400.0
+    doc["nodes"] = [n for n in doc["nodes"] if n["name"] == "tikv-gp3"]
+    doc["nodes"][0]["volumes"].append({"role": "raft", "type": "gp2", "size_gib": 20})
+    findings = advise(simulate(scenario_from_dict(doc), hours=24.0, seed=0, start=START))
+    raft = [f for f in findings if f.rule == "gp2-burst-depletion"]
+    data = [f for f in findings if f.rule == "volume-throughput-ceiling"]
+    assert len(raft) == 2 and len(data) == 2
+    assert all(f.group is None for f in raft), [f.group.summary for f in raft if f.group]
+    # the data volumes' own group still holds, and its primary fix resolves every member it names
+    groups = groups_of(findings)
+    assert groups, "the data volumes and the compaction findings on them share the volumes"
+    for members in groups.values():
+        group = members[0].group
+        assert group is not None and not {f.dedup_key for f in raft} & set(group.members)
+        assert len(group.resolves) == len(group.members), group.summary
