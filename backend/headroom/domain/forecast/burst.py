@@ -454,7 +454,7 @@ def forecast_bucket(
         s_high = _max_none(s_high, stte)
         method = (
             f"physics: {bucket.kind} credit bucket (AWS's earn and spend rates) stepped along {trend_text} "
-            "(None: not within a day)"
+            "(no time given when it does not empty within a day)"
         )
         if profile is not None:
             _, stte = _trajectory(bucket, balance, profile, float(step_seconds), stop_when_empty=True)
@@ -463,7 +463,7 @@ def forecast_bucket(
             s_high = _max_none(s_high, stte)
             method = (
                 f"physics: {bucket.kind} credit bucket (AWS's earn and spend rates) stepped along yesterday's demand at "
-                f"the same time, shifted to {window} (None: not within a day)"
+                f"the same time, shifted to {window} (no time given when it does not empty within a day)"
             )
         method += (
             f"; band: that, the demand trend, and the constant p{format_quantity(BAND_LOW_PERCENTILE, '')} / "
