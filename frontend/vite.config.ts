@@ -52,6 +52,8 @@ export default defineConfig({
     host: '127.0.0.1',
     port: 5173,
     proxy: { '/api': { target: apiTarget, changeOrigin: false } },
+    // The "How Headroom decides" pages are bundled from the repository's docs/thresholds (src/lib/decides.ts).
+    fs: { allow: ['.', '../docs/thresholds'] },
   },
   build: {
     outDir: 'dist',

@@ -1,0 +1,2 @@
+export { DecidesIndex } from './components/DecidesIndex';
+export { DecidesMarkdown } from './components/DecidesMarkdown';
