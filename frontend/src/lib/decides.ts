@@ -2,9 +2,17 @@
  * "How Headroom decides": the pages that explain Headroom's own thresholds, bundled at build time from the
  * repository's docs/thresholds/*.md. A page is known by its file name (the slug, its address in the app) and its
  * title (its first heading), which is how the API's sources name it ("How Headroom decides: <title>").
+ *
+ * Only the titles are in this module (vite.config.ts reads them at build time): every page that shows a source
+ * links it without carrying the pages. A page's Markdown is its own chunk, fetched when it is opened.
  */
 
-const RAW = import.meta.glob<string>('../../../docs/thresholds/*.md', { query: '?raw', import: 'default', eager: true });
+const TITLES = import.meta.glob<string>(['../../../docs/thresholds/*.md', '!**/README.md'], {
+  query: '?title',
+  import: 'default',
+  eager: true,
+});
+const MARKDOWN = import.meta.glob<string>(['../../../docs/thresholds/*.md'], { query: '?raw', import: 'default' });
 
 export const DECIDES = 'How Headroom decides';
 export const DECIDES_PATH = '/decides';
@@ -12,49 +20,25 @@ export const DECIDES_PATH = '/decides';
 export interface DecidesPage {
   slug: string;
   title: string;
-  /** What the page explains, in a line (the index's table in docs/thresholds/README.md). */
-  summary: string;
-  markdown: string;
 }
 
 function slugOf(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1).replace(/\.md$/, '');
 }
 
-function titleOf(markdown: string, slug: string): string {
-  const heading = markdown.split('\n').find((line) => line.startsWith('# '));
-  return heading ? heading.slice(2).trim() : slug;
-}
-
-/** The index's one line per page: `| [burst.md](burst.md) | what it explains |`. */
-function summaries(readme: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const line of readme.split('\n')) {
-    const m = /^\|\s*\[[^\]]*\]\(([\w-]+)\.md\)\s*\|\s*(.+?)\s*\|\s*$/.exec(line);
-    if (m) out.set(m[1]!, m[2]!.replace(/`/g, ''));
-  }
-  return out;
-}
-
-const readme = Object.entries(RAW).find(([path]) => slugOf(path) === 'README')?.[1] ?? '';
-const described = summaries(readme);
-
-/** Every page, in the order of the index (the rest after it, by title). */
-export const DECIDES_PAGES: DecidesPage[] = Object.entries(RAW)
-  .filter(([path]) => slugOf(path) !== 'README')
-  .map(([path, markdown]) => {
-    const slug = slugOf(path);
-    return { slug, title: titleOf(markdown, slug), summary: described.get(slug) ?? '', markdown };
-  })
-  .sort((a, b) => {
-    const order = [...described.keys()];
-    const ia = order.indexOf(a.slug);
-    const ib = order.indexOf(b.slug);
-    return (ia < 0 ? order.length : ia) - (ib < 0 ? order.length : ib) || a.title.localeCompare(b.title);
-  });
+/** Every page, by title. */
+export const DECIDES_PAGES: DecidesPage[] = Object.entries(TITLES)
+  .map(([path, title]) => ({ slug: slugOf(path), title: title || slugOf(path) }))
+  .sort((a, b) => a.title.localeCompare(b.title));
 
 export function decidesPage(slug: string): DecidesPage | undefined {
   return DECIDES_PAGES.find((p) => p.slug === slug);
+}
+
+/** A page's Markdown ("README" is the index's); rejects for a page that does not exist. */
+export function loadDecidesMarkdown(slug: string): Promise<string> {
+  const load = Object.entries(MARKDOWN).find(([path]) => slugOf(path) === slug)?.[1];
+  return load ? load() : Promise.reject(new Error(`no page ${slug}`));
 }
 
 /** The page's address in the app, with an anchor inside it when given ("#prices-and-their-region"). */

@@ -1,6 +1,6 @@
 import { Link, useParams } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
-import { DecidesMarkdown } from '@/features/decides';
+import { DecidesArticle } from '@/features/decides';
 import { DECIDES, DECIDES_PATH, decidesPage } from '@/lib/decides';
 import { usePageTitle } from '@/lib/usePageTitle';
 
@@ -17,7 +17,7 @@ export default function DecidesPage() {
       {page ? (
         <article aria-labelledby="decides-title">
           <h1 id="decides-title">{page.title}</h1>
-          <DecidesMarkdown markdown={page.markdown} />
+          <DecidesArticle slug={page.slug} />
         </article>
       ) : (
         <EmptyState title="No such page">

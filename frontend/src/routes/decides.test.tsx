@@ -1,4 +1,4 @@
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { DECIDES_PAGES } from '@/lib/decides';
@@ -18,7 +18,11 @@ describe('How Headroom decides', () => {
     expect(await screen.findByRole('heading', { name: 'How Headroom decides', level: 1 })).toBeInTheDocument();
     const list = screen.getByRole('list', { name: 'Pages' });
     const links = within(list).getAllByRole('link');
-    expect(links.map((l) => l.textContent)).toEqual(DECIDES_PAGES.map((p) => p.title));
+    expect(links.map((l) => l.textContent).sort()).toEqual(DECIDES_PAGES.map((p) => p.title).sort());
+    // in the repository index's order, each with what it explains
+    await waitFor(() => expect(within(list).getAllByRole('listitem')[0]).toHaveTextContent(
+      'When a condition counts as sustained: when a condition counts as sustained: minimum share of the window',
+    ));
     expect(links.length).toBeGreaterThanOrEqual(16);
     expect(within(list).getByRole('link', { name: 'When a condition counts as sustained' })).toHaveAttribute(
       'href',
@@ -36,7 +40,7 @@ describe('How Headroom decides', () => {
     const article = await screen.findByRole('article', {
       name: 'Thread pools: when a pool is saturated, and what size to propose',
     });
-    expect(within(article).getAllByRole('table').length).toBeGreaterThan(0);
+    expect((await within(article).findAllByRole('table')).length).toBeGreaterThan(0);
     const pingcap = within(article)
       .getAllByRole('link')
       .find((a) => a.getAttribute('href')?.startsWith('https://docs.pingcap.com/'));
@@ -50,7 +54,7 @@ describe('How Headroom decides', () => {
     signedIn();
     renderRoutes(routes, '/decides/volume-ceilings');
     const article = await screen.findByRole('article', { name: 'Volume ceilings and the size of a fix' });
-    const sustained = within(article).getAllByRole('link', { name: 'When a condition counts as sustained' });
+    const sustained = await within(article).findAllByRole('link', { name: 'When a condition counts as sustained' });
     expect(sustained[0]).toHaveAttribute('href', '/decides/sustained');
     expect(article).not.toHaveTextContent(REPOSITORY_TEXT);
   });
@@ -60,6 +64,7 @@ describe('How Headroom decides', () => {
       signedIn();
       const { unmount } = renderRoutes(routes, `/decides/${page.slug}`);
       const article = await screen.findByRole('article', { name: page.title });
+      await within(article).findByRole('region', { name: 'Page text' });
       expect(article, page.slug).not.toHaveTextContent(REPOSITORY_TEXT);
       unmount();
     }

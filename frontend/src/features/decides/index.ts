@@ -1,2 +1,2 @@
+export { DecidesArticle } from './components/DecidesArticle';
 export { DecidesIndex } from './components/DecidesIndex';
-export { DecidesMarkdown } from './components/DecidesMarkdown';

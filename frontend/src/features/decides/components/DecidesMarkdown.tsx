@@ -58,13 +58,14 @@ function body(markdown: string): string {
   return markdown.replace(/^# .*\n+/, '');
 }
 
-/** A "How Headroom decides" page's Markdown as HTML elements (raw HTML in the file is not rendered). */
-export function DecidesMarkdown({ markdown }: { markdown: string }) {
+/** A "How Headroom decides" page's Markdown as HTML elements (raw HTML in the file is not rendered). Loaded
+ * lazily (api.ts): the Markdown renderer is no page's first load. */
+export default function DecidesMarkdown({ markdown }: { markdown: string }) {
   return (
-    <div className="prose">
+    <section className="prose" aria-label="Page text">
       <Markdown remarkPlugins={[remarkGfm]} components={COMPONENTS}>
         {body(markdown)}
       </Markdown>
-    </div>
+    </section>
   );
 }
