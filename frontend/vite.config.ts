@@ -39,12 +39,27 @@ function precompress(): Plugin {
   };
 }
 
+/** `import x from 'page.md?title'`: the page's first "# " heading as a string, read at build time, so that a
+ * module that needs only the titles of the "How Headroom decides" pages (src/lib/decides.ts) does not carry them. */
+function markdownTitle(): Plugin {
+  return {
+    name: 'headroom-markdown-title',
+    enforce: 'pre',
+    load(id) {
+      const [file, query] = id.split('?');
+      if (query !== 'title' || !file?.endsWith('.md')) return null;
+      const heading = readFileSync(file, 'utf8').split('\n').find((line) => line.startsWith('# '));
+      return `export default ${JSON.stringify(heading ? heading.slice(2).trim() : '')};`;
+    },
+  };
+}
+
 // The backend serves frontend/dist at / on the same origin as the API; in development
 // the Vite server stands in for it and forwards /api to the backend.
 const apiTarget = process.env.HEADROOM_API_URL ?? 'http://127.0.0.1:8000';
 
 export default defineConfig({
-  plugins: [react(), precompress()],
+  plugins: [markdownTitle(), react(), precompress()],
   resolve: {
     alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) },
   },
@@ -52,6 +67,8 @@ export default defineConfig({
     host: '127.0.0.1',
     port: 5173,
     proxy: { '/api': { target: apiTarget, changeOrigin: false } },
+    // The "How Headroom decides" pages are bundled from the repository's docs/thresholds (src/lib/decides.ts).
+    fs: { allow: ['.', '../docs/thresholds'] },
   },
   build: {
     outDir: 'dist',

@@ -100,6 +100,8 @@ test('no page of the dashboard reports a Content-Security-Policy violation', asy
     patchId: patch.id,
     connectionId: aws[0]?.id ?? NO_SUCH_ID,
     sourceId: prometheus[0]?.id ?? NO_SUCH_ID,
+    // a "How Headroom decides" page with tables and links, rendered from its Markdown
+    page: 'thread-pools',
   };
 
   // The weekly email's page, with its preview frame drawn (inline style attributes and data: images).
@@ -115,6 +117,7 @@ test('no page of the dashboard reports a Content-Security-Policy violation', asy
     '/clusters/:clusterId': () => expect(clusterPage.nodesTable()).toBeVisible(),
     '/clusters/:clusterId/findings/:findingId': () => expect(clusterPage.evidence()).toBeVisible(),
     '/clusters/:clusterId/metrics': metricsReady,
+    '/decides/:page': () => expect(page.getByRole('table').first()).toBeVisible(),
   };
   for (const route of ROUTES) {
     if (visited.has(route)) continue;

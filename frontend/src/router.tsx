@@ -28,6 +28,8 @@ export const routes: RouteObject[] = [
     children: [
       { path: '/', element: <Navigate to="/clusters" replace /> },
       { path: '/clusters', lazy: lazyPage(() => import('@/routes/clusters')) },
+      { path: '/decides', lazy: lazyPage(() => import('@/routes/decides')) },
+      { path: '/decides/:page', lazy: lazyPage(() => import('@/routes/decides-page')) },
       {
         path: '/clusters/:clusterId',
         element: <ClusterLayout />,

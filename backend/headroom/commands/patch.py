@@ -118,6 +118,7 @@ class _FindingChanges(BaseModel):
 
     rule: str
     dedup_key: str = ""
+    title: str = ""
     entity: EntityRef | None = None
     changes: list[Change] = Field(default_factory=list)
 
@@ -152,18 +153,22 @@ def _findings(path: Path) -> list[_FindingChanges]:
     return parsed
 
 
-def _selected_changes(findings: list[_FindingChanges], select: list[str]) -> tuple[list[Change], list[str]]:
-    """Return the changes of the findings whose rule or dedup key is selected (all without a selection)."""
+def _selected_changes(findings: list[_FindingChanges], select: list[str]
+                      ) -> tuple[list[Change], list[str], list[str]]:
+    """Return the changes of the findings whose rule or dedup key is selected (all without a selection), each
+    change's finding key and its finding in words (the title)."""
     wanted = set(select)
     changes: list[Change] = []
     sources: list[str] = []
+    titles: list[str] = []
     for finding in findings:
         if wanted and finding.rule not in wanted and finding.dedup_key not in wanted:
             continue
         for change in finding.complete_changes():
             changes.append(change)
             sources.append(finding.label())
-    return changes, sources
+            titles.append(finding.title)
+    return changes, sources, titles
 
 
 def patch_command(
@@ -217,7 +222,7 @@ def patch_command(
     cluster = _cluster_from_snapshot(snapshot)
     nodes = cluster.nodes
     selected = finding or []
-    changes, sources = _selected_changes(_findings(findings), selected)
+    changes, sources, titles = _selected_changes(_findings(findings), selected)
     if not changes:
         wanted = f" matching {', '.join(selected)}" if selected else ""
         fail(f"no finding{wanted} proposes a change")
@@ -262,7 +267,7 @@ def patch_command(
         sys.stdout.buffer.flush()
         return
     patch = Patch(cluster=cluster.name, tikv_version=cluster.version, nodes=nodes, changes=resolved,
-                  sources=tuple(sources), region=cluster.region, pd_url=pd_url_of(cluster.configs.values()),
+                  sources=tuple(sources), source_titles=tuple(titles), region=cluster.region, pd_url=pd_url_of(cluster.configs.values()),
                   tiup_name=tiup_cluster)
     try:
         rendered = artefact(

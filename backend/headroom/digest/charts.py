@@ -24,7 +24,7 @@ import numpy as np
 from headroom.digest.build import ChartImage
 from headroom.domain.model import EvidenceSeries, Forecast
 from headroom.domain.snapshot import metric_ids as mid
-from headroom.domain.snapshot.registry import CloudWatchSource, metric_spec
+from headroom.domain.snapshot.labels import metric_label
 from headroom.domain.units import format_duration_words, format_quantity, round_half_up
 
 # 560 CSS pixels wide fits every mail client's reading pane (Gmail, Outlook: 600 px templates); drawn at 1.5x for
@@ -38,26 +38,16 @@ LINE, LIMIT, PROJECTION = "#175cd3", "#b42318", "#667085"
 
 # Units as people write them (CloudWatch says "Percent"; derived series say "IOPS", "MiB/s").
 _UNIT_WORDS = {"Percent": "%", "None": "", "Count": ""}
-# The derived views' names (domain/advisor/context.py) in words.
-_DERIVED_WORDS = {"derived.counted_iops": "counted IOPS", "derived.mibps": "MiB/s", "derived.read_latency_ms":
-                  "read latency", "derived.write_latency_ms": "write latency"}
-
 
 def unit_of(chart: EvidenceSeries) -> str:
     return _UNIT_WORDS.get(chart.unit, chart.unit)
 
 
 def name_of(chart: EvidenceSeries) -> str:
-    """What the series is, in words: the evidence's own label, else the metric's source name (BurstBalance)."""
+    """What the series is, in words: the evidence's own label, else the metric's label ("Burst balance")."""
     if chart.label and not chart.label.startswith(chart.metric):
         return chart.label
-    if chart.metric in _DERIVED_WORDS:
-        return _DERIVED_WORDS[chart.metric]
-    try:
-        source = metric_spec(chart.metric).source
-    except KeyError:
-        return chart.metric
-    return source.metric_name if isinstance(source, CloudWatchSource) else chart.metric
+    return metric_label(chart.metric)
 
 
 def _number(value: float, unit: str) -> str:

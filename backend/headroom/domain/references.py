@@ -3,7 +3,8 @@
 What a user reads in a finding (its sources, a limit's source, a forecast's method, notes) names a document they
 can open: AWS documentation, PingCAP/TiKV documentation or source, with its link. Internal notebooks and module
 names never reach them (a test scans every example scenario's findings for such leaks). A threshold that is
-Headroom's own choice cites its page under `docs/thresholds/` in this repository.
+Headroom's own choice cites its "How Headroom decides" page by that page's title (the pages are the repository's
+docs/thresholds/*.md, which the app renders; a user never reads a repository path).
 """
 
 from __future__ import annotations
@@ -11,6 +12,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 THRESHOLDS_DOCS = "docs/thresholds"
+DECIDES = "How Headroom decides"
+
+# Each page of docs/thresholds/ by its first heading (a test keeps the two equal): the app links a source that names
+# "How Headroom decides: <title>" to the page of that title.
+THRESHOLD_PAGES: dict[str, str] = {
+    "alertmanager.md": "Alertmanager: how long a posted alert lasts",
+    "block-cache.md": "Block cache: when to shrink it, when to grow it",
+    "block-size.md": "Block size",
+    "burst.md": "Burst buckets: when a forecast is a finding",
+    "cluster-config.md": "One TiKV config value per group of like stores",
+    "compaction.md": "Compaction",
+    "cost.md": "Cost: gp2 -> gp3 and over-provisioned volumes",
+    "disk.md": "Disk space: PD's lines, TiKV's reserve, and a filesystem that was not grown",
+    "finding-groups.md": "Findings that share a cause (Headroom's own choices)",
+    "instance-ebs.md": "Instance EBS limits",
+    "projected-ceiling.md": "Projected ceilings: warn at 30 days, critical at 7, size the fix for 90",
+    "raft.md": "Raft log on its own volume",
+    "sustained.md": "When a condition counts as sustained",
+    "thread-pools.md": "Thread pools: when a pool is saturated, and what size to propose",
+    "titan.md": "Titan and zstd",
+    "volume-ceilings.md": "Volume ceilings and the size of a fix",
+}
 
 
 @dataclass(frozen=True)
@@ -29,10 +52,15 @@ class Reference:
         return self.cite()
 
 
+def decides_page(page: str) -> str:
+    """Name a "How Headroom decides" page (docs/thresholds/<page>) the way a user reads it and the app links it."""
+    return f"{DECIDES}: {THRESHOLD_PAGES[page]}"
+
+
 def headroom_threshold(page: str, what: str | None = None) -> str:
-    """Cite a page under docs/thresholds/ that explains one of Headroom's own choices."""
+    """Cite the "How Headroom decides" page that explains one of Headroom's own choices."""
     label = f"Headroom's threshold: {what}" if what else "Headroom's threshold"
-    return f"{label} ({THRESHOLDS_DOCS}/{page})"
+    return f"{label} ({decides_page(page)})"
 
 
 # --- AWS documentation

@@ -23,21 +23,12 @@ from headroom.domain.advisor.rules._common import instance_ceiling
 from headroom.domain.model import Evidence, EvidenceSeries, SeriesRef, Statistic
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.align import method_of
-from headroom.domain.snapshot.registry import REGISTRY, CloudWatchSource
+from headroom.domain.snapshot.labels import metric_label
+from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.views import find_series
 from headroom.platform.errors import NotFound
 from headroom.timeseries.snapshots import MAX_WINDOW, RAW_STEP_SECONDS, build_snapshot
-
-# derived view -> its name on a chart (the entity is named apart, see entity_name)
-DERIVED_LABELS = {
-    "derived.counted_iops": "IOPS (256 KiB units)",
-    "derived.mibps": "throughput",
-    "derived.read_latency_ms": "read latency",
-    "derived.write_latency_ms": "write latency",
-    "derived.iops_ceiling": "IOPS ceiling in force",
-    "derived.mibps_ceiling": "throughput ceiling in force",
-}
 
 # derived view -> (unit, how to read it); units as domain/advisor/context.py and domain/snapshot/views.py compute them
 DERIVED_UNITS = {
@@ -48,16 +39,6 @@ DERIVED_UNITS = {
     "derived.iops_ceiling": "IOPS",
     "derived.mibps_ceiling": "MiB/s",
 }
-
-
-def metric_label(metric: str) -> str:
-    """A series' name for a chart when the advisor gave none: "read latency", CloudWatch's "BurstBalance"."""
-    if metric in DERIVED_LABELS:
-        return DERIVED_LABELS[metric]
-    spec = REGISTRY.get(metric)
-    if spec is not None and isinstance(spec.source, CloudWatchSource):
-        return spec.source.metric_name
-    return metric
 
 
 def entity_name(snapshot: Snapshot, kind: str, entity_id: str) -> str:

@@ -50,7 +50,7 @@ SCORE_DEFINITION = (
     "Headroom score = 100 - the highest peak use, over the last 24 hours, of any IOPS or throughput ceiling of the "
     "cluster (data and raft volumes, instance EBS), each 5-minute average against the ceiling in force then; 0 at "
     "or above a ceiling. It says how close the busiest moment came to the tightest wall, not how healthy "
-    "everything else is: read it with the findings and the nearest projected ceiling (docs/fleet.md)."
+    "everything else is: read it with the findings and the nearest projected ceiling."
 )
 
 

@@ -130,6 +130,13 @@ def _source(finding: StoredFinding) -> str:
     return key if key.startswith(finding.rule) else f"{finding.rule} ({key})"
 
 
+def _source_titles(db: Session, row: PatchRecord) -> tuple[str, ...]:
+    """Each change's finding in words (its title), for the artefacts' comments; "" where the finding is gone."""
+    findings = findings_service.findings_by_id(db, row.org_id, list(row.finding_ids)).values()
+    title_of = {_source(f): f.title for f in findings}
+    return tuple(title_of.get(source, "") for source in row.change_sources)
+
+
 def _changes_of(db: Session, org_id: uuid.UUID, findings: Sequence[StoredFinding],
                 chosen: dict[uuid.UUID, list[Change]] | None = None) -> tuple[list[Change], list[str]]:
     """Return the findings' changes in order (finding, then position) and the finding label of each: the stored
@@ -492,6 +499,7 @@ def render_patch(
         nodes=_with_data_filesystems(db, cluster, nodes),
         changes=tuple(row.changes),
         sources=tuple(row.change_sources),
+        source_titles=_source_titles(db, row),
         region=_region(db, cluster, nodes),
         pd_url=pd_url_of(config_json_view(c.config) for c in latest_configs(db, cluster.org_id,
                                                                               [n.row.id for n in nodes]).values()),
@@ -558,7 +566,8 @@ def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequ
         raise InvalidInput("format: this patch changes no tikv.toml key, so it has no config files; download the "
                            "aws or terraform format", details={"field": "format"})
     patch = ConfPatch(cluster=cluster.name, tikv_version=cluster.tikv_version, nodes=tuple(n.node for n in nodes),
-                      changes=tuple(row.changes), sources=tuple(row.change_sources))
+                      changes=tuple(row.changes), sources=tuple(row.change_sources),
+                      source_titles=_source_titles(db, row))
     buffer = io.BytesIO()
     notes: list[str] = []
     written = 0

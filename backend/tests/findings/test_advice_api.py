@@ -161,6 +161,15 @@ def _create(w: World, body: dict[str, Any]) -> Any:
     return w.owner.post(f"/api/v1/clusters/{w.cid}/patches", json=body)
 
 
+def _titles(w: World, stored: dict[str, Any]) -> tuple[str, ...]:
+    """Each change's finding in words: the title of the finding whose key the patch stored with the change."""
+    title_of = {}
+    for finding_id in stored["finding_ids"]:
+        finding = w.viewer.get(f"/api/v1/findings/{finding_id}").json()
+        title_of[finding["dedup_key"]] = finding["title"]
+    return tuple(title_of[source] for source in stored["change_sources"])
+
+
 def _conf_patch(db: Any, w: World, stored: dict[str, Any]) -> ConfPatch:
     from headroom.domain.tikvconf import config_json_view, pd_url_of
     from headroom.patches.service import _nodes
@@ -182,7 +191,8 @@ def _conf_patch(db: Any, w: World, stored: dict[str, Any]) -> ConfPatch:
         nodes.append(n.node.model_copy(update={"data_mount": mount, "data_fstype": "ext4"}))
     return ConfPatch(cluster=w.demo.cluster.name, tikv_version="v8.5.1", nodes=tuple(nodes),
                      changes=tuple(Change.model_validate(c) for c in stored["changes"]),
-                     sources=tuple(stored["change_sources"]), region=regions.pop() if len(regions) == 1 else None,
+                     sources=tuple(stored["change_sources"]), source_titles=_titles(w, stored),
+                     region=regions.pop() if len(regions) == 1 else None,
                      pd_url=pd_url_of(config_json_view(c.config) for c in configs.values()))
 
 
@@ -231,6 +241,11 @@ def test_patch_from_all_open_findings_downloads_every_format(world: World, db: A
         assert got.text.strip(), fmt
     sql = world.viewer.get(url, params={"format": "sql"}).text
     assert "SET CONFIG" in sql and "storage.block-cache.capacity" in sql
+    # the comments name each change's finding in words, never by its key
+    toml = world.viewer.get(url, params={"format": "toml", **({"node": base_node} if differs else {})}).text
+    assert "# finding: " in toml and "; finding: " in sql
+    for source in patch["change_sources"]:
+        assert source not in sql and source not in toml, source
     burst_volume = next(c["entity"]["volume_id"] for c in aws if c["key"] == "volume.type")
     assert f"--volume-id {burst_volume}" in world.viewer.get(url, params={"format": "aws"}).text
     # merged: the base node's rebuilt config with the patch applied, every other key unchanged.

@@ -80,5 +80,5 @@ def test_legend_names_say_which_store_and_volume(snapshot: Snapshot) -> None:
             SeriesRef(entity_kind="volume", entity_id=vol, metric="ebs.burst_balance")]
     latency, balance = chart_series(snapshot, refs)
     # a readable name, not "derived.read_latency_ms vol-0abc"
-    assert (latency.label, latency.entity_name) == ("read latency", f"{address} {vol}")
-    assert balance.label == "BurstBalance"
+    assert (latency.label, latency.entity_name) == ("Read latency", f"{address} {vol}")
+    assert balance.label == "Burst balance"

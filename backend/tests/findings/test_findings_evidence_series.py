@@ -65,7 +65,7 @@ def test_gp2_burst_finding_charts_its_balance_and_iops_against_the_ceilings(
     if "derived.read_latency_ms" in by_metric:
         # a volume serving I/O has a latency above 0 ms; a minute without data is null, never 0
         latency = by_metric["derived.read_latency_ms"]
-        assert latency["label"] == "read latency"
+        assert latency["label"] == "Read latency"
         for lat, io in zip(latency["values"], iops["values"], strict=True):
             assert lat is None or lat > 0
             if io is not None and io > 0:

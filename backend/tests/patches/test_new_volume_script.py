@@ -48,6 +48,7 @@ def _patch(ec2: Any, instances: list[str], status: list[str], *, cluster: str, m
     """One dedicated Raft volume per node, as the raft-dedicated-volume rule proposes, with its finding's key."""
     changes: list[Change] = []
     sources: list[str] = []
+    titles: list[str] = []
     nodes = []
     for n, (instance, address) in enumerate(zip(instances, status, strict=True), 1):
         name = f"tikv-{n}"
@@ -63,9 +64,10 @@ def _patch(ec2: Any, instances: list[str], status: list[str], *, cluster: str, m
                               entity=EntityRef(kind="node", id=name, status_address=address)))
         key = f"raft-dedicated-volume/{cluster}/node:{name}"
         sources += [key, key]
+        titles += [f"{name}: the Raft log shares the data volume"] * 2
         nodes.append(PatchTarget(status_address=address, instance_id=instance, name=name))
     return Patch(cluster=cluster, tikv_version="v8.5.1", nodes=tuple(nodes), changes=tuple(changes),
-                 sources=tuple(sources), region=region)
+                 sources=tuple(sources), source_titles=tuple(titles), region=region)
 
 
 def _world(ec2: Any, instances: list[str]) -> dict[str, Any]:
@@ -147,6 +149,10 @@ def test_first_run_creates_and_attaches_on_a_free_device_a_second_run_creates_no
         for n, address in enumerate(status, 1):
             _set_raft_dir(address, f"/data/tikv-{n}/raft-engine")
         forward = artefact(patch, "aws").body
+        # a reader is told the finding in words; its key is only what the tags find the volume by
+        assert "; finding: tikv-1: the Raft log shares the data volume" in forward
+        key = f"raft-dedicated-volume/{cluster}/node:tikv-1"
+        assert [line for line in forward.splitlines() if key in line and line.lstrip().startswith("#")] == []
         assert "/dev/sdf" not in forward.replace("/dev/sdf-/dev/sdp", "").replace("/dev/sdf..", "")
         first = _run(forward, aws_endpoint_url, tmp_path, "prod-aws-modify.sh")
         assert first.returncode == 0, first.stdout + first.stderr

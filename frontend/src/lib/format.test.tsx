@@ -52,8 +52,4 @@ describe('sources link to their documents', () => {
     expect(link).toHaveAttribute('href', 'https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html');
     expect(screen.getByText(/AWS: Amazon EBS volume types/)).toBeInTheDocument();
   });
-  it('leaves a threshold page as text', () => {
-    render(<p>{<SourceText text="Headroom's threshold (docs/thresholds/cost.md)" />}</p>);
-    expect(screen.queryByRole('link')).toBeNull();
-  });
 });

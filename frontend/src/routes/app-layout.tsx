@@ -42,6 +42,9 @@ export default function AppLayout() {
             <NavLink to="/clusters" className="topbar__link">
               Clusters
             </NavLink>
+            <NavLink to="/decides" className="topbar__link">
+              How Headroom decides
+            </NavLink>
             <NavLink to="/settings" className="topbar__link">
               Settings
             </NavLink>

@@ -47,7 +47,11 @@ describe('finding detail', () => {
     // a line stored without its source says so; the chart borrows none from a measure or the finding
     expect(legend).toHaveTextContent('gp2 burst, while credits last: 3,000 IOPS (source: source not recorded (the finding was stored before its lines carried one))');
     const balanceChart = await within(evidence).findByRole('figure', { name: 'BurstBalance vol-043ed06aaced3aa8a (%)' });
-    expect(within(balanceChart).getByRole('list', { name: /legend/ })).toHaveTextContent("low: 10% (source: Headroom's threshold: a low balance (docs/thresholds/burst.md))");
+    const balanceLegend = within(balanceChart).getByRole('list', { name: /legend/ });
+    expect(balanceLegend).toHaveTextContent(`low: 10% (source: Headroom's threshold: a low balance (How Headroom decides: Burst buckets: when a forecast is a finding))`);
+    // Headroom's own threshold links to its page in the app, named by the page's title
+    expect(within(balanceLegend).getByRole('link', { name: 'How Headroom decides: Burst buckets: when a forecast is a finding' }))
+      .toHaveAttribute('href', '/decides/burst');
     expect(within(evidence).getByRole('list', { name: 'Series without data' })).toHaveTextContent(
       'No stored points for read latency vol-043ed06aaced3aa8a in the window.', // no view name,
     );

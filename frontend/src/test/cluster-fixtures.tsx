@@ -238,7 +238,7 @@ export const GP2_EVIDENCE_SERIES: S['EvidenceChartRead'] = {
       unit: 'Percent',
       t: [T0, T0 + 60, T0 + 120],
       values: [12, 4, 0],
-      reference_lines: [{ value: 10, label: 'low', unit: '%', kind: null, source: "Headroom's threshold: a low balance (docs/thresholds/burst.md)" }],
+      reference_lines: [{ value: 10, label: 'low', unit: '%', kind: null, source: "Headroom's threshold: a low balance (How Headroom decides: Burst buckets: when a forecast is a finding)" }],
       found: true, in_force: null,
     },
     {

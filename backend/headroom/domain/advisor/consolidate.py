@@ -51,11 +51,12 @@ from headroom.domain.model import (
     SeriesRef,
     severity_rank,
 )
+from headroom.domain.references import decides_page
 from headroom.domain.snapshot.schema import Node
 from headroom.domain.tikvconf.online import can_change_online
 from headroom.domain.tikvconf.parse import config_number, same_value
 
-GUIDE = "Headroom: one config value per group of like stores (docs/thresholds/cluster-config.md)"
+GUIDE = decides_page("cluster-config.md")
 TIUP_DOC = (
     "TiUP topology: server_configs.tikv applies to every TiKV, tikv_servers[].config overrides it per instance "
     "(https://docs.pingcap.com/tidb/stable/tiup-cluster-topology-reference)"
@@ -252,7 +253,7 @@ def _group_changes(
     reason_from = next((c for n, c in proposals if n == chosen.proposer), proposals[0][1])
     reason = (
         f"{reason_from.reason}; one value for the {group.label} (the largest need, within every store's budget: "
-        "docs/thresholds/cluster-config.md)"
+        f"{GUIDE})"
     )
     currents = {n.id: ctx.config(n.id, key).value for n in group.nodes}
     direction = _direction(proposals[0][1])

@@ -463,7 +463,7 @@ def forecast_bucket(
         s_high = _max_none(s_high, stte)
         method = (
             f"physics: {bucket.kind} credit bucket (AWS's earn and spend rates) stepped along {trend_text} "
-            "(None: not within a day)"
+            "(no time given when it does not empty within a day)"
         )
         if profile is not None:
             _, stte = _trajectory(bucket, balance, profile, float(step_seconds), stop_when_empty=True)
@@ -472,7 +472,7 @@ def forecast_bucket(
             s_high = _max_none(s_high, stte)
             method = (
                 f"physics: {bucket.kind} credit bucket (AWS's earn and spend rates) stepped along yesterday's demand at "
-                f"the same time, shifted to {window} (None: not within a day)"
+                f"the same time, shifted to {window} (no time given when it does not empty within a day)"
             )
             # Yesterday's demand as it ran is one member of the band: a quiet hour a little below the same hour
             # yesterday moves the shifted profile down, and a peak that emptied the bucket yesterday must not

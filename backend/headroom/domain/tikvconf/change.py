@@ -67,18 +67,29 @@ class Patch(BaseModel):
         default=None, description="The cluster's name in TiUP (tiup cluster list), if known: `cluster` is Headroom's "
         "display name, which TiUP's may differ from, so tiup command lines use this one or a placeholder.")
     sources: tuple[str, ...] = Field(
-        default=(), description="Where each change comes from (same order as changes; empty: not said)."
+        default=(), description="Where each change comes from (same order as changes; empty: not said): the finding's "
+        "key, which a machine reads (the new volume's AWS tag finds it again by it)."
+    )
+    source_titles: tuple[str, ...] = Field(
+        default=(), description="Each change's finding in words, its title (same order as changes; empty: not said): "
+        "what the artefacts' comments print, never the key."
     )
 
     @model_validator(mode="after")
     def _one_source_per_change(self) -> Patch:
         if self.sources and len(self.sources) != len(self.changes):
             raise ValueError(f"{len(self.sources)} sources for {len(self.changes)} changes")
+        if self.source_titles and len(self.source_titles) != len(self.changes):
+            raise ValueError(f"{len(self.source_titles)} finding titles for {len(self.changes)} changes")
         return self
 
     def source(self, index: int) -> str:
         """Return the label of the change at `index` ("" when the patch gives none)."""
         return self.sources[index] if self.sources else ""
+
+    def source_title(self, index: int) -> str:
+        """Return the finding of the change at `index` in words ("" when the patch gives none)."""
+        return self.source_titles[index] if self.source_titles else ""
 
     def tikv_changes(self) -> tuple[Change, ...]:
         """Return the tikv.toml changes, in order."""

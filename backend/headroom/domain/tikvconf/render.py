@@ -214,7 +214,7 @@ class _Context:
     node: str | None
     applied: AppliedPatch | None
     rollback: bool
-    sources: dict[int, str]  # id() of a change in `tikv` -> its label in the patch
+    sources: dict[int, str]  # id() of a change in `tikv` -> its finding in words (the title), "" when not given
 
 
 def _undo(change: Change) -> Change:
@@ -225,7 +225,7 @@ def _context(
     patch: Patch, config_text: str | None, node: str | None, rollback: bool, source: str = "tikv.toml"
 ) -> _Context:
     labelled = [
-        (change, patch.source(i))
+        (change, patch.source_title(i))
         for i, change in enumerate(patch.changes)
         if change.target == "tikv" and (node is None or target_node(change) in (None, node))
     ]
@@ -297,7 +297,7 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
         for setting in groups[path]:
             lines += _comment_lines(setting.reason, "# ") if setting.reason else []
             where = _where(ctx, nodes_of[setting.key])
-            lines.append(f"# was {_shown(setting.previous)}; finding {setting.source or '-'}{where}")
+            lines.append(f"# was {_shown(setting.previous)}{_finding(setting.source)}{where}")
             lines.append(f"{setting.key.split('.')[-1]} = {toml_value(setting.value)}")
         lines.append("")
     for change in unset:
@@ -310,6 +310,11 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
 def _store(ctx: _Context, node: str | None) -> str:
     """A node as TiKV, PD and TiDB Dashboard name it: its store address (a change holds its status address)."""
     return "every node" if node is None else ctx.patch.store_address(node)
+
+
+def _finding(title: str) -> str:
+    """Name a change's finding in words after its previous value ("; finding: <title>"), nothing when unknown."""
+    return f"; finding: {title}" if title else ""
 
 
 def _where(ctx: _Context, nodes: Sequence[str | None]) -> str:
@@ -688,7 +693,7 @@ def _render_sql(ctx: _Context) -> tuple[str, list[str]]:
     for setting in _collapse_nodes(ctx, online):
         lines.append("")
         lines += _comment_lines(
-            f"{setting.reason} (was {_shown(setting.previous)}; {setting.source})", "-- "
+            f"{setting.reason} (was {_shown(setting.previous)}{_finding(setting.source)})", "-- "
         )
         target = "tikv" if setting.node is None else json.dumps(setting.node)
         lines.append(f"SET CONFIG {target} `{setting.key}` = {sql_value(setting.value)};")
@@ -721,7 +726,7 @@ def _render_tikv_ctl(ctx: _Context) -> tuple[str, list[str]]:
     all_hosts = [node.server_address() for node in ctx.patch.nodes]
     for setting in online:
         lines.append("")
-        lines += _comment_lines(f"{setting.reason} (was {_shown(setting.previous)}; {setting.source})", "# ")
+        lines += _comment_lines(f"{setting.reason} (was {_shown(setting.previous)}{_finding(setting.source)})", "# ")
         if setting.node is not None:
             hosts = [ctx.patch.node(setting.node).server_address()]
         elif all_hosts:
@@ -863,7 +868,7 @@ def _new_volumes(ctx: _Context) -> list[tuple[NewVolume, Change]]:
             availability_zone=str(spec.get("availability_zone") or ""), create_flags=" ".join(flags),
             tags=tuple((k, v[:256]) for k, v in tags), raft_key=raft_key or "raft-engine.dir",
             mount=str(spec.get("mount") or ""), raft_dir=raft_dir, raft_dir_now=str(spec.get("raft_dir_now") or ""),
-            status_address=status_address,
+            status_address=status_address, finding=ctx.patch.source_title(index),
         )
         found.append((volume, change))
     return found
@@ -930,7 +935,7 @@ def _volume_check(ctx: _Context, volume_id: str, changes: Sequence[Change], note
         lines += _comment_lines(
             "A larger volume gives TiKV nothing until its partition and filesystem grow: once the modification "
             "is optimizing, the script grows them on the host (growpart when the filesystem is on a partition, "
-            "then xfs_growfs or resize2fs; docs/reference/filesystem-grow.md), through tiup cluster exec when "
+            "then xfs_growfs or resize2fs; AWS: https://docs.aws.amazon.com/ebs/latest/userguide/recognize-expanded-volume-linux.html), through tiup cluster exec when "
             "TIUP_CLUSTER is set, else it prints the command.",
             "# ",
         )
@@ -1060,7 +1065,7 @@ def _render_aws(ctx: _Context) -> tuple[str, list[str]]:
             f"Stopping the instance restarts {node}: one instance at a time, only when every store is Up; "
             "its stores' leaders are moved away first (pd-ctl scheduler add evict-leader-scheduler), the "
             "script waits until PD reports each store Up again and its leaders back, and removes the scheduler "
-            "(docs/reference/rolling-restart.md).",
+            "(PingCAP PD Control: https://docs.pingcap.com/tidb/stable/pd-control).",
             "# ",
         )
         lines += shell.restart_steps(restart)
@@ -1194,7 +1199,8 @@ def _render_terraform(ctx: _Context) -> tuple[str, list[str]]:
             comments += _comment_lines(
                 "Terraform stops at ModifyVolume: once the modification is optimizing, grow the partition and "
                 "filesystem on the host or TiKV gains nothing (growpart when on a partition, then xfs_growfs or "
-                "resize2fs; the AWS artefact runs this step; docs/reference/filesystem-grow.md).",
+                "resize2fs; the AWS artefact runs this step; AWS: "
+                "https://docs.aws.amazon.com/ebs/latest/userguide/recognize-expanded-volume-linux.html).",
                 "# ",
             )
         lines.append("")

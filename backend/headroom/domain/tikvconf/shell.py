@@ -611,6 +611,7 @@ class NewVolume:
     raft_dir: str  # where the Raft log goes on the new volume ("" = unknown)
     raft_dir_now: str  # where it is now ("" = unknown)
     status_address: str  # the TiKV's status address ("" = unknown), for the rollback's check
+    finding: str = ""  # the finding in words (its title) for the script's comment; "" = not given
 
 
 def volume_variable(volume: NewVolume) -> str:
@@ -776,7 +777,8 @@ def new_volume_settings(volumes: Sequence[NewVolume], *, state_file: str, rollba
     for volume in volumes:
         var = volume_variable(volume)
         lines += [
-            f"# {volume.name}: {volume.node} on {volume.instance_id}",
+            f"# {volume.name}: {volume.node} on {volume.instance_id}"
+            + (f"; finding: {volume.finding}" if volume.finding else ""),
             f"MOUNT_{var}={_q(volume.mount)}   # where the host mounts it"
             + ("" if volume.mount else " (the node's storage.data-dir is unknown: SET IT)"),
             f"RAFT_DIR_{var}={_q(volume.raft_dir)}   # {volume.raft_key} on the new volume (this patch's tikv.toml)",

@@ -87,7 +87,7 @@ def test_the_forecast_is_typed_in_the_evidence() -> None:
         empties, *rest = f.evidence.forecasts
         # what headroom.domain.forecast.burst says, field by field; once empty the volume serves its 1,500 IOPS
         # baseline (3 IOPS/GiB × 500 GiB, docs/reference/gp2-burst.md#baseline-and-burst)
-        assert (empties.kind, empties.label, empties.unit) == ("burst_empty", "ebs.burst_balance", "IOPS")
+        assert (empties.kind, empties.label, empties.unit) == ("burst_empty", "Burst balance", "IOPS")
         assert (empties.within_seconds, empties.at, empties.value) == (fc.seconds_to_empty, fc.empties_at, 1500.0)
         assert (empties.demand, empties.balance_pct, empties.method) == (fc.demand, fc.balance_percent, fc.method)
         assert [r.kind for r in rest] == (["refill"] if fc.refill_seconds is not None else [])

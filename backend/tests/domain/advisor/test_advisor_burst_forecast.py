@@ -62,8 +62,8 @@ def test_issue_case_2000_iops_drain_above_10pct_is_critical() -> None:
     assert "1 h 48 min" in f.why
     measures = {m.label: m for m in f.evidence.measures}
     assert measures["forecast time to empty"].value == pytest.approx(108.0, abs=1.0)
-    assert measures["forecast time to empty"].source == "docs/thresholds/burst.md"
-    assert "docs/thresholds/burst.md" in f.sources
+    assert measures["forecast time to empty"].source == "How Headroom decides: Burst buckets: when a forecast is a finding"
+    assert "How Headroom decides: Burst buckets: when a forecast is a finding" in f.sources
     # the fix is still gp3 at equal or better performance: 2,000 / 0.75 = 2,667 -> gp2's 3,000 burst IOPS
     assert {c.key: c.proposed for c in f.changes}["volume.type"] == "gp3"
 
@@ -159,7 +159,7 @@ def test_instance_byte_bucket_forecast_above_10pct() -> None:
     assert empties.within_seconds == pytest.approx(0.55 * capacity / (600.0 - base), rel=0.02)
     assert empties.value == pytest.approx(base, rel=1e-3)  # then the 298 MiB/s baseline
     assert f.severity == "critical"
-    assert "docs/thresholds/burst.md" in f.sources
+    assert "How Headroom decides: Burst buckets: when a forecast is a finding" in f.sources
 
 
 def test_instance_batch_on_5_minute_cloudwatch_data_empties_at_the_batch_demand() -> None:

@@ -56,7 +56,7 @@ def test_burst_depletion_forecast_and_fix() -> None:
     for f in found:
         assert f.severity == "critical"  # more than 30 minutes at the baseline
         measures = {m.label: m for m in f.evidence.measures}
-        assert measures["minimum ec2.ebs_byte_balance"].value == 0.0
+        assert measures["minimum instance EBS throughput burst balance"].value == 0.0
         demand = measures["drain-period demand p95"].value
         # the forecast: capacity / (demand − baseline) with the physics bucket (30 min × (max − base), docs/reference/ec2-ebs-limits.md#the-burst-rule)
         minutes = bucket.capacity / (demand - bucket.baseline_rate) / 60
@@ -138,7 +138,7 @@ def test_burst_depletion_forecast_is_typed() -> None:
     for f in found:
         empties, refill = f.evidence.forecasts
         assert (empties.kind, empties.label, empties.unit, empties.source) == (
-            "burst_empty", "ec2.ebs_byte_balance", "MiB/s",
+            "burst_empty", "Instance EBS throughput burst balance", "MiB/s",
             # A public document, not the module name "headroom.domain.forecast.burst"
             "AWS: Amazon EBS-optimized instances, burst sizes: maximum for 30 minutes at least once every 24 hours "
             "(https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html)")

@@ -54,11 +54,11 @@ def test_every_charted_limit_of_a_finding_is_a_line_on_its_chart(scenario: str) 
 @pytest.mark.parametrize("scenario", sorted(p.stem for p in SCENARIOS.glob("*.yaml")))
 def test_every_line_on_a_findings_chart_names_its_source(scenario: str) -> None:
     """The chart never guesses where a line comes from (frontend evidenceChart.ceilingSource): each line the advisor
-    draws carries its own source, a public document's link or the docs/thresholds page of a Headroom choice."""
+    draws carries its own source, a public document's link or the "How Headroom decides" page of a Headroom choice."""
     for f in scenario_findings(scenario):
         for s in f.evidence.series:
             for line in s.reference_lines:
-                assert line.source and ("https://" in line.source or "docs/thresholds/" in line.source), (
+                assert line.source and ("https://" in line.source or "How Headroom decides: " in line.source), (
                     f"{f.rule} on {f.entity.id}: the line '{line.label}' ({line.value:g} {line.unit}) names no "
                     f"source ({line.source!r})"
                 )

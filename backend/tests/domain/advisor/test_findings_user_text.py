@@ -4,8 +4,10 @@ Every example scenario (one day) and the demo fleet (seven days) is advised, and
 every finding is scanned: title, why, notes, sources, the evidence (condition, measures, corroboration,
 forecasts, chart labels and reference lines), the impact and every option. Sections of a notebook outside
 the repository (a section sign and a number), the numbers the notebook gave its source articles and module or view names ("headroom.forecast.burst",
-"derived.counted_iops") must not appear; identifiers the API uses to fetch data (a series' metric name, the
-rule id, the dedup key, a change's key) are not text and are not scanned. Sources carry a link.
+"derived.counted_iops") must not appear, nor a repository path (docs/...md, backend/, a .py file), a metric id
+(`ebs.burst_balance`) or a forecast method's code in parentheses ("(holt)", "(M4)"); identifiers the API uses to
+fetch data (a series' metric name, the rule id, the dedup key, a change's key) are not text and are not scanned.
+Sources carry a link or name a "How Headroom decides" page by its title.
 """
 
 from __future__ import annotations
@@ -18,11 +20,20 @@ from typing import Any
 import pytest
 from advisor_fixtures import SCENARIOS, scenario_findings
 from headroom.domain.advisor import Finding
+from headroom.domain.references import THRESHOLD_PAGES
 
 LEAK = re.compile(
     r"domain\.md|§\s*\d|\bseed \d|\bseed article|headroom\.|\bderived\.|\bAWSDOC\b|\bEC2TYPES\b|\bPCDOCS\b"
     r"|\[verified\]|\[3rd-party\]|UNCONFIRMED|tikv-alert-rules\.yml"
+    # a repository path: a docs page, a backend module, a Python file
+    r"|\bdocs/[\w./-]*\.(?:md|json)\b|\bbackend/|\b[\w/]+\.py\b"
+    # a metric id of the registry or a derived view ("ebs.burst_balance", "ec2.ebs_io_balance", "tikv.thread_cpu.grpc")
+    r"|\b(?:ebs|ec2|tikv|node|derived)\.[a-z]+_[a-z_.]+\b"
+    # a method's code in parentheses
+    r"|\((?:M4|holt|ets-daily|ets-weekly|theil-sen|constant)(?:[;,)]| \()"
 )
+# In a title or a label any dotted id with an underscore is a metric id, whatever its prefix.
+METRIC_ID = re.compile(r"\b[a-z0-9]+\.[a-z0-9]+_[a-z0-9_.]+\b")
 # Not text: identifiers the API and the UI use to fetch or match data.
 IDENTIFIERS = {"rule", "dedup_key", "entity", "key", "target", "metric", "entity_kind", "entity_id", "labels",
                "kind", "current", "proposed", "window_start", "window_end", "at", "earliest", "latest"}
@@ -48,7 +59,7 @@ def leaks(findings: tuple[Finding, ...]) -> list[str]:
         f"{f.rule} {path}: {text[:160]}"
         for f in findings
         for path, text in user_texts(f.to_dict())
-        if LEAK.search(text)
+        if LEAK.search(text) or (path.endswith((".title", ".label")) and METRIC_ID.search(text))
     ]
 
 
@@ -60,9 +71,14 @@ def test_the_scan_finds_what_it_looks_for() -> None:
         "sources": [section, article],
         "evidence": {"forecasts": [{"source": "headroom.domain.forecast.burst", "metric_hint": "derived.mibps"}]},
         "metric": "derived.counted_iops",  # an identifier: not scanned
+        "notes": ["why: docs/thresholds/burst.md", "see backend/headroom/x", "in rules/burst.py",
+                  "ec2.ebs_byte_balance fell to 0%", "fitted on 9 days (holt)", "peaks kept (M4)",
+                  "m5.2xlarge -> c5.4xlarge", "gp3 500 GiB, 3,000 IOPS (5.0 ms)"],
     }
     found = [t for _, t in user_texts(bad) if LEAK.search(t)]
-    assert found == [section, article, "headroom.domain.forecast.burst", "derived.mibps"]
+    assert found == [section, article, "headroom.domain.forecast.burst", "derived.mibps",
+                     "why: docs/thresholds/burst.md", "see backend/headroom/x", "in rules/burst.py",
+                     "ec2.ebs_byte_balance fell to 0%", "fitted on 9 days (holt)", "peaks kept (M4)"]
 
 
 @pytest.mark.parametrize(("name", "hours"), CASES, ids=[f"{n}@{h:g}h" for n, h in CASES])
@@ -74,23 +90,35 @@ def test_findings_cite_public_documents_only(name: str, hours: float) -> None:
         # every finding names where its facts come from, and each source is a link or one of our own pages
         assert f.sources, f.rule
         for source in f.sources:
-            assert re.search(r"https://|docs/thresholds/[\w-]+\.md", source), (f.rule, source)
+            assert re.search(r"https://|How Headroom decides: ", source), (f.rule, source)
 
 
 def test_scenarios_exist() -> None:
     assert len(CASES) > 20 and Path(SCENARIOS / "demo.yaml").exists()
 
 
+DOCS = SCENARIOS.parents[1] / "docs" / "thresholds"
+
+
+def test_each_threshold_page_is_named_by_its_first_heading() -> None:
+    # A source names a "How Headroom decides" page by its title, and the app finds the page by that title: the
+    # backend's list of titles is the pages' own first headings, one for every page.
+    pages = {p.name: p.read_text().splitlines()[0] for p in sorted(DOCS.glob("*.md")) if p.name != "README.md"}
+    assert {name: f"# {title}" for name, title in THRESHOLD_PAGES.items()} == pages
+
+
 def test_every_threshold_page_cited_exists_and_the_index_lists_it() -> None:
-    # A finding resting on Headroom's own threshold cites a page under docs/thresholds/; that page exists and
+    # A finding resting on Headroom's own threshold cites a "How Headroom decides" page; that page exists and
     # the index (docs/thresholds/README.md) links it.
-    docs = SCENARIOS.parents[1] / "docs" / "thresholds"
+    docs = DOCS
     index = (docs / "README.md").read_text()
     cited: set[str] = set()
     for name, hours in CASES:
         for f in scenario_findings(name, hours):
             for text in f.sources:
-                cited.update(re.findall(r"docs/thresholds/([\w-]+\.md)", text))
+                named = {page for page, title in THRESHOLD_PAGES.items() if f"How Headroom decides: {title}" in text}
+                assert named or "https://" in text, (f.rule, text)
+                cited |= named
     assert {"volume-ceilings.md", "instance-ebs.md", "cost.md", "raft.md", "titan.md"} <= cited
     for page in sorted(cited):
         assert (docs / page).exists(), page

@@ -248,7 +248,7 @@ def test_sixty_percent_hit_ratio_at_the_read_ceiling_with_half_the_memory_shrink
         # misses per disk read: 40% of 35,000 lookups miss (14,000/s) against ~3,000 disk reads/s: ~4.7
         feed = measures["block-cache misses per disk read at the ceiling"]
         assert feed.value > 3.0 and feed.limit == 0.5
-        assert feed.source == "docs/thresholds/block-cache.md"
+        assert feed.source == "How Headroom decides: Block cache: when to shrink it, when to grow it"
         assert "50% of memory in the block cache" in f.title
         assert any("the block cache is full" in c for c in f.evidence.corroboration)
 

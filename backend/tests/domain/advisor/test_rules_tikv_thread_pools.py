@@ -82,7 +82,7 @@ def test_scheduler_saturation_scenario() -> None:
         # the middle of PingCAP's 50-75% band (62.5%), never above 75%, at most 8 vCPUs − 1
         assert change.proposed == min(max(math.floor(p99 / 0.625 + 0.5), math.ceil(p99 / 0.75 - 1e-9)), 7)
         target = measures["scheduler worker target utilisation (p99 CPU / proposed size)"]
-        assert target.limit == 0.625 and target.source == "docs/thresholds/thread-pools.md"
+        assert target.limit == 0.625 and target.source == "How Headroom decides: Thread pools: when a pool is saturated, and what size to propose"
         assert "target 62.5%" in f.title  # 62.5 as the chart writes it, not 62 (half to even) nor 63
         assert 5 <= change.proposed <= 7  # within the host's 8 vCPUs
         assert f.evidence.longest_run_minutes is not None and f.evidence.longest_run_minutes >= 30

@@ -36,7 +36,8 @@ NODES = tuple(
     )
     for i in (1, 2, 3)
 )
-FINDING = "block-cache-undersized:tikv-1"  # the label a patch gives each change (its finding's dedup key)
+FINDING = "block-cache-undersized:tikv-1"  # the key a patch gives each change (its finding's dedup key)
+TITLE = "tikv-1: the block cache of 8 GiB misses"  # the same finding in words, what the comments print
 
 
 def change(
@@ -69,7 +70,7 @@ def _entity(node: str | None, volume_id: str | None = None, instance_id: str | N
 
 def patch_of(*changes: Change) -> Patch:
     return Patch(cluster="prod-east", tikv_version="v7.5.1", nodes=NODES, changes=changes,
-                 sources=(FINDING,) * len(changes))
+                 sources=(FINDING,) * len(changes), source_titles=(TITLE,) * len(changes))
 
 
 def changes_of(findings: list[dict[str, object]], select: tuple[str, ...] = ()) -> list[Change]:
@@ -154,7 +155,8 @@ def test_toml_fragment_is_valid_and_only_the_changes() -> None:
     parsed = flatten(tomllib.loads(body))
     assert parsed == {c.key: c.proposed for c in MIXED.changes}
     assert set(parsed) <= set(template_keys())
-    assert '# was "8GiB"; finding block-cache-undersized:tikv-1' in body
+    assert f'# was "8GiB"; finding: {TITLE}' in body
+    assert FINDING not in body  # the key is the machine's: a reader gets the finding in words
     assert "# because storage.block-cache.capacity" in body
 
 

@@ -35,7 +35,7 @@ describe('evidence charts', () => {
       { t: Date.parse('2026-11-22T04:51:00Z'), value: null },
       { t: Date.parse('2026-11-22T04:52:00Z'), value: 1050 },
     ]);
-    expect(balance!.ceilings).toEqual([{ id: '0:low', label: 'low', value: 10, source: "Headroom's threshold: a low balance (docs/thresholds/burst.md)" }]);
+    expect(balance!.ceilings).toEqual([{ id: '0:low', label: 'low', value: 10, source: "Headroom's threshold: a low balance (How Headroom decides: Burst buckets: when a forecast is a finding)" }]);
     // each line's own source; a line stored without one says so (no source borrowed from a matching measure)
     expect(iops!.ceilings.map((c) => [c.label, c.value, c.source])).toEqual([
       ["gp2 baseline (3 IOPS/GiB), the finding's limit", 1050, 'AWS: General Purpose SSD volumes (gp2 I/O credits and burst) (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)'],

@@ -127,7 +127,7 @@ describe('panelChart', () => {
 
   it('says when the lines were cut to the chart width with their peaks kept', () => {
     const cut = { ...iops, series: [{ ...iops.series[0]!, step_seconds: 720, span_seconds: 720 }] };
-    expect(panelChart(cut, 60).description).toBe('1-minute points; peaks kept in each 12 min (M4)');
+    expect(panelChart(cut, 60).description).toBe('each point is the peak or dip of 12 min of 1-minute data');
   });
 });
 
@@ -212,7 +212,7 @@ describe('a panel with a growth projection', () => {
     expect(chart.forecast?.points[2]).toEqual({ t: (t0 + 12 * 3600) * 1000, lower: 1900, upper: 2500 });
     expect(chart.notes.at(-1)).toBe(
       'Projection: reaches the 4,000 IOPS ceiling in 12 days (around 14 Nov 2026), 90 % interval 9–17 days; ' +
-        'fitted 2 Nov 2026 on 28 days of history (ets-weekly).',
+        'fitted 2 Nov 2026 on 28 days of history (forecast: weekly seasonal trend).',
     );
   });
 

@@ -1,5 +1,6 @@
 import type { Ceiling, ForecastBand, TimeSeries, TimeSeriesPoint } from '@/components/TimeSeriesChart';
 import { formatDate, formatDuration, formatValue } from '@/lib/format';
+import { methodWords } from '@/lib/forecast-method';
 import type { BurstForecast, MetricCeiling, MetricSeries, Panel, PanelProjection, Utilisation } from './api';
 
 /** What one chart needs, reshaped from a panel of the metrics API (the chart itself is generic). */
@@ -49,7 +50,7 @@ export function chartDomain(start: string, end: string, withForecasts: boolean):
 const STATISTIC_WORDS = { avg: 'averages', max: 'maxima', min: 'minima' } as const;
 
 /** What a chart's points are: "1-minute points", "5-minute minima", and when cut to the chart's width, that each
- * span keeps its first, lowest, highest and last point (M4, the server's downsampling). */
+ * point is the peak or dip of a span of them (the server keeps each span's first, lowest, highest and last point). */
 export function describePoints(panel: Panel, stepSeconds: number): string {
   const statistic = panel.series[0]?.statistic ?? 'avg';
   const base =
@@ -57,7 +58,9 @@ export function describePoints(panel: Panel, stepSeconds: number): string {
       ? '1-minute points'
       : `${stepSeconds === 300 ? '5-minute' : 'hourly'} ${STATISTIC_WORDS[statistic]}`;
   const span = Math.max(0, ...panel.series.map((s) => s.span_seconds ?? 0));
-  return span > 0 ? `${base}; peaks kept in each ${formatDuration(span)} (M4)` : base;
+  if (span <= 0) return base;
+  const data = stepSeconds <= 60 ? '1-minute data' : base;
+  return `each point is the peak or dip of ${formatDuration(span)} of ${data}`;
 }
 
 function endOf(segments: MetricCeiling[]): number {
@@ -134,7 +137,7 @@ function dayText(days: number): string {
  */
 export function describeProjection(p: PanelProjection, chartEndMs?: number): string {
   const ceiling = `the ${formatValue(p.ceiling, p.unit)} ceiling`;
-  const fitted = `fitted ${formatDate(p.fitted_at)} on ${Math.round(p.history_hours / 24)} days of history (${p.method})`;
+  const fitted = `fitted ${formatDate(p.fitted_at)} on ${Math.round(p.history_hours / 24)} days of history (forecast: ${methodWords(p.method)})`;
   if (p.days === null || p.days === undefined) return `Projection: not at ${ceiling} within ${Math.round(p.horizon_days)} days; ${fitted}.`;
   if (p.days <= 0) return `Projection: at ${ceiling} already; ${fitted}.`;
   const low = p.days_low === null || p.days_low === undefined ? null : Math.round(p.days_low);

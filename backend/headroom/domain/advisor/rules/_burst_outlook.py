@@ -19,11 +19,12 @@ import math
 from dataclasses import dataclass, field
 
 from headroom.domain.forecast.burst import BurstForecast
+from headroom.domain.references import decides_page
 from headroom.domain.model import Measure, Severity, severity_rank
 from headroom.domain.words import duration_text as duration_text
 from headroom.domain.units import format_duration_words, format_quantity
 
-THRESHOLDS_DOC = "docs/thresholds/burst.md"
+THRESHOLDS_DOC = decides_page("burst.md")
 FORECAST_HORIZON_SECONDS = 24 * 3600.0  # Headroom choice: the next day's peak (docs/thresholds/burst.md)
 # Headroom choice (docs/thresholds/burst.md): 2 h is less than an on-call engineer needs to see a finding,
 # decide and apply a ModifyVolume / instance resize; 8 h is a working day's notice.

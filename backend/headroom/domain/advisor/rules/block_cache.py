@@ -77,7 +77,7 @@ SHRINK_MIN_FACTOR = 1.5
 # misses, they come from elsewhere (compaction, scans that bypass the cache) and a smaller cache does not help.
 CACHE_FULL_SHARE = 0.90
 MISSES_FEED_DISK = 0.50
-THRESHOLDS_DOC = "docs/thresholds/block-cache.md"
+THRESHOLDS_DOC = refs.decides_page("block-cache.md")
 
 
 def hit_ratio(ctx: Context, node_id: str) -> Array | None:

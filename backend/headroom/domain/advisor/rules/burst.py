@@ -33,6 +33,7 @@ from headroom.domain.catalog import volume_limits
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.labels import metric_label
 from headroom.domain.units import format_duration_words, format_quantity, format_usd_change, round_half_up
 
 from ._burst_outlook import burst_outlook, forecast_seconds_to_empty, forecast_text
@@ -213,7 +214,7 @@ def evaluate(ctx: Context) -> list[Finding]:
                     ],
                     share_of_window=round(float(np.count_nonzero(empty)) / max(len(bal), 1), 4),
                     corroboration=full_bucket,
-                    forecasts=fc.as_forecasts(mid.EBS_BURST_BALANCE),
+                    forecasts=fc.as_forecasts(metric_label(mid.EBS_BURST_BALANCE)),
                     series=[
                         SeriesRef(
                             entity_kind="volume",

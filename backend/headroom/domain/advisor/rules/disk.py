@@ -37,6 +37,7 @@ from headroom.domain.advisor.rule import Rule
 from headroom.domain.catalog import volume_limits
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.forecast.crossing import band_crossing, level_at
+from headroom.domain.words import method_words
 from headroom.domain.model import (
     Change,
     Evidence,
@@ -231,7 +232,7 @@ def _low_space(ctx: Context, node: Node) -> Finding | None:
                 at=now + timedelta(days=cross.days) if cross.days is not None else None,
                 earliest=now + timedelta(days=cross.days_low) if cross.days_low is not None else None,
                 latest=now + timedelta(days=cross.days_high) if cross.days_high is not None else None,
-                value=round(level, 1), unit="GiB", method=f"{projection.method} (docs/projections.md)",
+                value=round(level, 1), unit="GiB", method=method_words(projection.method),
                 source=source))
     return Finding(
         rule=LOW_SPACE_RULE,

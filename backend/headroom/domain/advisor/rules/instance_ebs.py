@@ -30,6 +30,7 @@ from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.model import Measure, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import InstanceEbsBucket
 from headroom.domain.physics.ceilings import IoDimension
+from headroom.domain.snapshot.labels import metric_label
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.units import format_duration_words, format_quantity
 
@@ -173,7 +174,7 @@ def evaluate_bound(ctx: Context) -> list[Finding]:
             bal_metric = mid.EC2_EBS_BYTE_BALANCE if dimension == "throughput" else mid.EC2_EBS_IO_BALANCE
             bal = ctx.series("instance", instance.id, bal_metric)
             if bal is not None:
-                corroboration.append(f"{bal_metric} minimum {format_quantity(np.nanmin(bal), '%')}")
+                corroboration.append(f"{metric_label(bal_metric)} minimum {format_quantity(np.nanmin(bal), '%')}")
             short = short_window_note(ctx)
             if short is not None:
                 corroboration.append(short)
@@ -297,6 +298,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
         )
         for dimension, metric, bucket, observed, unit in outlooks:
             bal = ctx.series("instance", instance.id, metric)
+            name = metric_label(metric)
             if bal is None or not bucket.bursts or np.all(np.isnan(bal)):
                 continue
             low = float(np.nanmin(bal))
@@ -334,7 +336,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
             )
             need_iops, need_mibps = _cap_at_volumes(ctx, instance.id, need_iops, need_mibps)
             reason = (
-                f"{metric} fell to {format_quantity(low, '%')} ({format_duration_words(60 * (minutes_empty))} at 0%); a size whose baseline clears "
+                f"{name} fell to {format_quantity(low, '%')} ({format_duration_words(60 * (minutes_empty))} at 0%); a size whose baseline clears "
                 f"{format_quantity(need_mibps, 'MiB/s')} / {format_quantity(need_iops, 'IOPS')} does not depend on burst credits"
             )
             changes, impact, options = instance_upgrade(
@@ -350,25 +352,25 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                     severity=outlook.severity,
                     entity=entity,
                     title=(
-                        f"{instance.id} ({inst.name}): {metric} fell to {format_quantity(low, '%')}"
+                        f"{instance.id} ({inst.name}): {name} fell to {format_quantity(low, '%')}"
                         + (
                             f", {format_duration_words(60 * (minutes_empty))} at the {format_quantity(bucket.baseline_rate, unit)} baseline"
                             if minutes_empty
                             else ""
                         )
                         if seen_low
-                        else f"{instance.id} ({inst.name}): {metric} {format_quantity(fc.balance_percent, '%')}"
+                        else f"{instance.id} ({inst.name}): {name} {format_quantity(fc.balance_percent, '%')}"
                     )
                     + outlook.title_suffix,
                     evidence=window_evidence(
                         ctx,
-                        condition=f"{metric} <= {format_quantity(LOW_BALANCE_PCT, '%')} in the window"
+                        condition=f"{name} <= {format_quantity(LOW_BALANCE_PCT, '%')} in the window"
                         if seen_low
-                        else outlook.condition(metric),
+                        else outlook.condition(name),
                         measures=outlook.measures
                         + [
                             Measure(
-                                label=f"minimum {metric}",
+                                label=f"minimum {name[:1].lower()}{name[1:]}",
                                 value=round(low, 1),
                                 unit="%",
                                 limit=LOW_BALANCE_PCT,
@@ -400,7 +402,7 @@ def evaluate_burst(ctx: Context) -> list[Finding]:
                         share_of_window=round(float(np.count_nonzero(empty_mask)) / max(len(bal), 1), 4),
                         longest_run_minutes=None,
                         corroboration=full_bucket,
-                        forecasts=fc.as_forecasts(metric),
+                        forecasts=fc.as_forecasts(name),
                         series=[
                             SeriesRef(
                                 entity_kind="instance",

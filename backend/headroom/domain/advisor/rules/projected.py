@@ -30,6 +30,7 @@ from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
 from headroom.domain.advisor.rule import Rule
 from headroom.domain.forecast.crossing import band_crossing, level_at
+from headroom.domain.words import method_words
 from headroom.domain.model import Evidence, Forecast, Measure, ReferenceLine, SeriesRef
 from headroom.domain.snapshot.schema import ProjectedCeiling
 from headroom.domain.units import format_days, format_duration_words, format_quantity, format_share
@@ -190,14 +191,14 @@ def evaluate(ctx: Context) -> list[Finding]:
                             value=round(need, 1), unit=unit, statistic="p95 band", source=THRESHOLD),
                 ],
                 corroboration=[f"fitted {p.fitted_at:%Y-%m-%d %H:%M} UTC on {format_duration_words(p.history_hours * 3600)} of history "
-                               f"({p.method}; docs/projections.md)"],
+                               f"({method_words(p.method)})"],
                 forecasts=[Forecast(kind="ceiling", label=f"sustained {unit} ceiling",
                                     within_seconds=days * 86400.0, at=when,
                                     earliest=now + timedelta(days=crossing.days_low)
                                     if crossing.days_low is not None else None,
                                     latest=now + timedelta(days=crossing.days_high)
                                     if crossing.days_high is not None else None,
-                                    value=ceiling, unit=unit, method=f"{p.method} (docs/projections.md)",
+                                    value=ceiling, unit=unit, method=method_words(p.method),
                                     source=ceiling_source)],
                 series=[series],
             ),
@@ -209,7 +210,7 @@ def evaluate(ctx: Context) -> list[Finding]:
             dedup_key=make_dedup_key(RULE, ctx.cluster_key, entity, p.metric),
             sources=[refs.EBS_VOLUME_TYPES.cite(), refs.EBS_MODIFY.cite(), THRESHOLD],
             notes=["confidence follows the history the fit had: 2+ weeks 0.8, 3+ days 0.6, less 0.4 "
-                   "(docs/projections.md: short histories give narrow bands)"],
+                   "(short histories give narrow bands)"],
         ))
     return out
 

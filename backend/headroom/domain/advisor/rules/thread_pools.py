@@ -39,7 +39,7 @@ PINNED = 0.95
 # Headroom choice (docs/thresholds/thread-pools.md): a pool with only a published upper limit gets a band below it
 # in the scheduler's proportions, 50-75% -> lower = 2/3 of the upper.
 UNPUBLISHED_LOWER = 2.0 / 3.0
-THRESHOLDS_DOC = "docs/thresholds/thread-pools.md"
+THRESHOLDS_DOC = refs.decides_page("thread-pools.md")
 
 
 @dataclass(frozen=True)

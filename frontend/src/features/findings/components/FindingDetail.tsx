@@ -3,6 +3,7 @@ import { CEILING_KIND, CeilingText } from '@/components/CeilingText';
 import { ScrollRegion } from '@/components/ScrollRegion';
 import { SourceText } from '@/components/SourceText';
 import { changePlace, settingText } from '@/lib/change';
+import { DECIDES, decidesPage } from '@/lib/decides';
 import { formatDateTime, formatUsd, formatValue, peakUse } from '@/lib/format';
 import { whatIfHref } from '@/lib/whatif-link';
 import type { Finding } from '../api';
@@ -75,7 +76,9 @@ function PerNodeTable({ nodes }: { nodes: NodeEvidence[] }) {
   return (
     <ScrollRegion label="Per store table">
       <table className="table">
-        <caption>Per store (one value for the group: docs/thresholds/cluster-config.md)</caption>
+        <caption>
+          Per store (one value for the group: <SourceText text={`${DECIDES}: ${decidesPage('cluster-config')?.title ?? ''}`} />)
+        </caption>
         <thead>
           <tr>
             <th scope="col">Store</th>

@@ -3,15 +3,8 @@ import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { SourceText } from '@/components/SourceText';
 import { formatTimestamp, formatValue } from '@/lib/format';
+import { methodWords } from '@/lib/forecast-method';
 import { daysText, projectionTitle, useProjections } from '../api';
-
-const METHOD_NAMES: Record<string, string> = {
-  'ets-weekly': 'weekly seasonal trend',
-  'ets-daily': 'daily seasonal trend',
-  holt: 'trend',
-  'theil-sen': 'robust line (short history)',
-  constant: 'flat',
-};
 
 /** The nearest projected ceilings of a cluster: what runs out, when (with the 90 % interval), and from what. */
 export function NextCeilings({ clusterId, limit = 6 }: { clusterId: string; limit?: number }) {
@@ -54,7 +47,7 @@ export function NextCeilings({ clusterId, limit = 6 }: { clusterId: string; limi
                 <td>
                   <strong>{daysText(p)}</strong>
                   <div className="muted small">
-                    {METHOD_NAMES[p.method] ?? p.method}, {Math.round(p.history_hours / 24)} days of history
+                    {methodWords(p.method)}, {Math.round(p.history_hours / 24)} days of history
                   </div>
                 </td>
                 <td>

@@ -1,0 +1,2 @@
+export { DecidesArticle } from './components/DecidesArticle';
+export { DecidesIndex } from './components/DecidesIndex';
