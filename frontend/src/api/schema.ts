@@ -2093,6 +2093,11 @@ export interface components {
          */
         ClusterHealth: {
             /**
+             * Advised At
+             * @description When the advisor last ran over the cluster's data; null: never yet, the first analysis is still running, so the findings, savings and ceiling below are not known yet.
+             */
+            advised_at: string | null;
+            /**
              * Headroom Score
              * @description 100 - the tightest ceiling's peak use over the last day (%), floored at 0; null without I/O data (docs/fleet.md).
              */
@@ -2176,6 +2181,11 @@ export interface components {
         };
         /** ClusterRead */
         ClusterRead: {
+            /**
+             * Advised At
+             * @description When the advisor last ran over the cluster's data; null: never yet (the first analysis is still running).
+             */
+            advised_at: string | null;
             /**
              * Created At
              * Format: date-time

@@ -111,6 +111,22 @@ describe('cluster overview', () => {
     server.events.removeAllListeners();
   });
 
+  it('says the first analysis is running, not zero findings, for a cluster never advised', async () => {
+    server.use(...clusterHandlers({ findings: [] }));
+    server.use(http.get(apiUrl(`/clusters/${CLUSTER_ID}`), () => HttpResponse.json({ ...CLUSTER, advised_at: null })));
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+
+    expect(await screen.findByRole('heading', { name: 'demo-prod (demo)', level: 1 })).toBeInTheDocument();
+    const card = screen.getByRole('region', { name: 'Open findings' });
+    expect(within(card).getByText('First analysis running…').closest('[role="status"]')).toHaveTextContent(
+      /its findings, savings and ceilings appear here when the analysis ends/,
+    );
+    expect(within(card).queryByRole('list', { name: 'Open findings by severity' })).not.toBeInTheDocument();
+    expect(within(screen.getByRole('region', { name: 'Top findings by impact' })).getByText('First analysis running…')).toBeInTheDocument();
+    expect(within(screen.getByRole('region', { name: 'Next ceilings' })).getByText('First analysis running…')).toBeInTheDocument();
+    expect(screen.queryByText(/0Critical/)).not.toBeInTheDocument();
+  });
+
   it('is opened from the clusters list', async () => {
     server.use(...clusterHandlers());
     server.use(http.get(apiUrl('/clusters'), () => HttpResponse.json({ items: [CLUSTER], total: 1 })));

@@ -25,6 +25,7 @@ export const CLUSTER: S['ClusterRead'] = {
   deployment_kind: 'tiup',
   tags: { 'headroom.demo': 'true', environment: 'demo' },
   is_demo: true,
+  advised_at: '2026-11-29T04:45:00Z',
   created_at: '2026-11-22T04:50:43Z',
 };
 
