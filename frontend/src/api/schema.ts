@@ -1902,9 +1902,10 @@ export interface components {
             id: string;
             /**
              * Kind
+             * @description patch_applied: a patch marked applied (with what Headroom saw of its own changes); inventory: a change seen in the EC2 inventory; config: a change seen in a node's live TiKV config; config_upload: a change between a node's config and a tikv.toml uploaded for it. An observed change is credited to a patch only when it is one of the patch's own changes (same key on the same node, the patch's value).
              * @enum {string}
              */
-            kind: "patch_applied" | "inventory" | "config";
+            kind: "patch_applied" | "inventory" | "config" | "config_upload";
             /** Patch Id */
             patch_id: string | null;
             /** @description The what-if of the change on the day before it (the inventory and config set back to what they were): the ceilings it moves, the findings it was expected to clear, the cost; null beyond the newest entries or when it cannot be tried (see predicted_note). */
@@ -1940,10 +1941,20 @@ export interface components {
             /** After */
             after: unknown;
             /**
+             * After Text
+             * @description `after` as a person reads it (as before_text).
+             */
+            after_text: string;
+            /**
              * Before
              * @description null: not set (or unknown) before.
              */
             before: unknown;
+            /**
+             * Before Text
+             * @description `before` as a person reads it: a tikv.toml value as the config writes it ("8GiB", true), an AWS value with its unit, an absent value in words ("not set (TiKV default 8GiB)" when the default is known).
+             */
+            before_text: string;
             /** Key */
             key: string;
         };
@@ -13420,7 +13431,7 @@ export const ceilingKindValues: ReadonlyArray<FlattenedDeepRequired<components>[
 export const ceilingReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CeilingRead"]["kind"]> = ["sustained", "burst", "provisioned", "configured"];
 export const changeTargetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Change"]["target"]> = ["tikv", "aws"];
 export const changeEntryEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["entity_kind"]> = ["volume", "instance", "node", "cluster"];
-export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "inventory", "config"];
+export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "inventory", "config", "config_upload"];
 export const channelCreateKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager", "email"];
 export const channelCreateMin_severityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["min_severity"]> = ["critical", "warning", "info"];
 export const channelReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelRead"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager", "email"];
