@@ -18,6 +18,10 @@ class ChangedValue(Output):
     key: str
     before: Any = Field(description="null: not set (or unknown) before.")
     after: Any
+    before_text: str = Field(description="`before` as a person reads it: a tikv.toml value as the config writes it "
+                                         "(\"8GiB\", true), an AWS value with its unit, an absent value in words "
+                                         "(\"not set (TiKV default 8GiB)\" when the default is known).")
+    after_text: str = Field(description="`after` as a person reads it (as before_text).")
 
 
 class PredictedEffect(Output):
@@ -74,7 +78,11 @@ class ChangeEntry(Output):
     """One change of the cluster: a patch marked applied, or a change Headroom saw."""
 
     id: str
-    kind: Literal["patch_applied", "inventory", "config"]
+    kind: Literal["patch_applied", "inventory", "config", "config_upload"] = Field(
+        description="patch_applied: a patch marked applied (with what Headroom saw of its own changes); inventory: "
+        "a change seen in the EC2 inventory; config: a change seen in a node's live TiKV config; config_upload: a "
+        "change between a node's config and a tikv.toml uploaded for it. An observed change is credited to a patch "
+        "only when it is one of the patch's own changes (same key on the same node, the patch's value).")
     at: dt.datetime
     who: str = Field(description="Who marked it applied, or which source Headroom saw it in.")
     entity_kind: Literal["volume", "instance", "node", "cluster"]

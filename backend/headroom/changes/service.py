@@ -31,8 +31,10 @@ from sqlalchemy.orm import Session
 from headroom.accounts.models import User
 from headroom.clusters import service as clusters_service
 from headroom.domain.model import Change, EntityRef, Impact
-from headroom.domain.tikvconf.parse import flatten
-from headroom.domain.units import format_duration_words, format_quantity, setting_text
+from headroom.domain.tikvconf.defaults import HostFacts
+from headroom.domain.tikvconf.display import config_value_text, known_default
+from headroom.domain.tikvconf.parse import flatten, same_value
+from headroom.domain.units import GIB, format_duration_words, format_quantity, setting_text
 from headroom.findings import service as findings_service
 from headroom.inventory.models import Instance, InventoryChange, TikvConfig, TikvNode, Volume
 from headroom.metrics import service as metrics_service
@@ -72,7 +74,7 @@ SOURCE_WORDS = {"status_port": "the live config (TiKV's status port)", "upload":
 @dataclass
 class _Entry:
     id: str
-    kind: Literal["patch_applied", "inventory", "config"]
+    kind: Literal["patch_applied", "inventory", "config", "config_upload"]
     at: dt.datetime
     who: str
     entity_kind: Literal["volume", "instance", "node", "cluster"]
@@ -83,6 +85,37 @@ class _Entry:
     patch_id: uuid.UUID | None = None
     finding_ids: list[uuid.UUID] = field(default_factory=list)
     seen: list[str] = field(default_factory=list)
+    # A patch's own changes, to credit observed ones with: (change, the stores it touches).
+    own: list[tuple[Change, set[str]]] = field(default_factory=list)
+
+
+class _Texts:
+    """Each value of the ledger in words: tikv.toml values as the config writes them, an absent one with the
+    version's default when every store it touches has the same (defaults that follow memory or CPUs differ)."""
+
+    def __init__(self, version: str | None, hosts: dict[str, HostFacts]) -> None:
+        self.version, self.hosts = version, hosts
+
+    def default(self, key: str, stores: set[str]) -> Any:
+        hosts: list[HostFacts | None] = [self.hosts.get(s) for s in sorted(stores)] or [None]
+        return known_default(key, self.version, hosts)
+
+    def same(self, key: str, before: Any, after: Any, stores: set[str]) -> bool:
+        """Whether two configs' values of a key mean the same to TiKV: two spellings of one size, or a key one
+        of them leaves out whose default is the other's value (a tikv.toml sets few keys; /config shows all)."""
+        if before is None or after is None:
+            default = self.default(key, stores) if before is not after else None
+            return before is after or (default is not None and same_value(key, default, after if before is None
+                                                                          else before))
+        return same_value(key, before, after)
+
+    def value(self, key: str, before: Any, after: Any, target: str | None, stores: set[str]) -> ChangedValue:
+        if target != "tikv":
+            return ChangedValue(key=key, before=before, after=after, before_text=setting_text(key, before),
+                                after_text=setting_text(key, after))
+        default = self.default(key, stores) if before is None or after is None else None
+        return ChangedValue(key=key, before=before, after=after, before_text=config_value_text(key, before, default),
+                            after_text=config_value_text(key, after, default))
 
 
 def _addresses(nodes: list[TikvNode], volumes: dict[uuid.UUID, Volume], instances: dict[uuid.UUID, Instance],
@@ -100,7 +133,7 @@ def _addresses(nodes: list[TikvNode], volumes: dict[uuid.UUID, Volume], instance
 
 def _patch_entries(db: Session, cluster_id: uuid.UUID, org_id: uuid.UUID, since: dt.datetime,
                    nodes: list[TikvNode], volumes: dict[uuid.UUID, Volume],
-                   instances: dict[uuid.UUID, Instance]) -> list[_Entry]:
+                   instances: dict[uuid.UUID, Instance], texts: _Texts) -> list[_Entry]:
     rows = list(db.scalars(select(PatchRecord).where(
         PatchRecord.org_id == org_id, PatchRecord.cluster_id == cluster_id, PatchRecord.applied_at.is_not(None),
         PatchRecord.applied_at >= since)))
@@ -112,27 +145,31 @@ def _patch_entries(db: Session, cluster_id: uuid.UUID, org_id: uuid.UUID, since:
         entities = {(c.entity.kind, c.entity.id) if c.entity is not None else ("cluster", "") for c in r.changes}
         kind, eid = next(iter(entities)) if len(entities) == 1 else ("cluster", "")
         touched: set[str] = set()
+        own: list[tuple[Change, set[str]]] = []
         for c in r.changes:
             if c.entity is None:
-                touched |= {n.store_address for n in nodes}
+                stores = {n.store_address for n in nodes}
             elif c.target == "tikv":
                 node = c.entity.tikv_node()
-                touched |= ({n.store_address for n in nodes} if node is None
-                            else _addresses(nodes, volumes, instances, "node", node))
+                stores = ({n.store_address for n in nodes} if node is None
+                          else _addresses(nodes, volumes, instances, "node", node))
             else:
-                touched |= _addresses(nodes, volumes, instances, c.entity.kind, c.entity.volume() or
-                                      c.entity.instance() or c.entity.id)
+                stores = _addresses(nodes, volumes, instances, c.entity.kind, c.entity.volume() or
+                                    c.entity.instance() or c.entity.id)
+            touched |= stores
+            own.append((c, stores))
         who = users.get(r.applied_by_user_id, "a former member") if r.applied_by_user_id else "an API token"
         out.append(_Entry(
             id=f"patch:{r.id}", kind="patch_applied", at=r.applied_at, who=f"{who} (marked the patch applied)",
             entity_kind=kind if kind in ("volume", "instance", "node") else "cluster",
-            entity_id=eid, changes=[ChangedValue(key=c.key, before=c.current, after=c.proposed) for c in r.changes],
-            node_addresses=touched, patch_id=r.id, finding_ids=list(r.finding_ids)))
+            entity_id=eid, changes=[texts.value(c.key, c.current, c.proposed, c.target, stores) for c, stores in own],
+            node_addresses=touched, patch_id=r.id, finding_ids=list(r.finding_ids), own=own))
     return out
 
 
 def _inventory_entries(db: Session, org_id: uuid.UUID, since: dt.datetime, nodes: list[TikvNode],
-                       volumes: dict[uuid.UUID, Volume], instances: dict[uuid.UUID, Instance]) -> list[_Entry]:
+                       volumes: dict[uuid.UUID, Volume], instances: dict[uuid.UUID, Instance],
+                       texts: _Texts) -> list[_Entry]:
     ids = {("volume", v.volume_id) for v in volumes.values()} | {("instance", i.instance_id) for i in instances.values()}
     if not ids:
         return []
@@ -146,14 +183,15 @@ def _inventory_entries(db: Session, org_id: uuid.UUID, since: dt.datetime, nodes
     return [
         _Entry(id=f"inventory:{group[0].id}", kind="inventory", at=at, who="seen by Headroom in the EC2 inventory",
                entity_kind=kind, entity_id=eid, target="aws",  # type: ignore[arg-type]
-               changes=[ChangedValue(key=INVENTORY_KEYS[(kind, r.field)], before=r.old_value, after=r.new_value)
+               changes=[texts.value(INVENTORY_KEYS[(kind, r.field)], r.old_value, r.new_value, "aws", set())
                         for r in group],
                node_addresses=_addresses(nodes, volumes, instances, kind, eid))
         for (kind, eid, at), group in grouped.items()
     ]
 
 
-def _config_entries(db: Session, org_id: uuid.UUID, since: dt.datetime, nodes: list[TikvNode]) -> list[_Entry]:
+def _config_entries(db: Session, org_id: uuid.UUID, since: dt.datetime, nodes: list[TikvNode],
+                    texts: _Texts) -> list[_Entry]:
     by_id = {n.id: n for n in nodes}
     if not by_id:
         return []
@@ -164,37 +202,61 @@ def _config_entries(db: Session, org_id: uuid.UUID, since: dt.datetime, nodes: l
         if prev.node_id != cur.node_id or cur.captured_at < since:
             continue
         before, after = flatten(prev.config), flatten(cur.config)
-        keys = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        node = by_id[cur.node_id]
+        keys = sorted(k for k in set(before) | set(after)
+                      if not texts.same(k, before.get(k), after.get(k), {node.store_address}))
         if not keys:
             continue
-        node = by_id[cur.node_id]
+        upload = cur.source == "upload"
         out.append(_Entry(
-            id=f"config:{cur.id}", kind="config", at=cur.captured_at,
-            who=f"seen by Headroom in {SOURCE_WORDS.get(cur.source, cur.source)}", entity_kind="node",
+            id=f"config:{cur.id}", kind="config_upload" if upload else "config", at=cur.captured_at,
+            who=("a tikv.toml uploaded for the node" if upload
+                 else f"seen by Headroom in {SOURCE_WORDS.get(cur.source, cur.source)}"), entity_kind="node",
             entity_id=node.store_address, target="tikv",
-            changes=[ChangedValue(key=k, before=before.get(k), after=after.get(k)) for k in keys[:MAX_KEYS]],
+            changes=[texts.value(k, before.get(k), after.get(k), "tikv", {node.store_address})
+                     for k in keys[:MAX_KEYS]],
             node_addresses={node.store_address}))
     return out
 
 
+def _carries_out(own: tuple[Change, set[str]], target: str | None, entity_id: str, stores: set[str],
+                 value: ChangedValue) -> bool:
+    """Whether an observed change is one of a patch's own: the same key on the same volume, instance or store,
+    set to the patch's value."""
+    change, touched = own
+    if change.key != value.key or change.target != target or change.proposed is None:
+        return False
+    if target == "aws":
+        where = change.applies_to() if change.entity is not None else None
+        if where is not None and where != entity_id:
+            return False
+    elif not stores & touched:
+        return False
+    return same_value(value.key, change.proposed, value.after)
+
+
 def _fold_into_patches(entries: list[_Entry]) -> list[_Entry]:
-    """An observed change that carries out a patch's change joins the patch's entry as "seen by Headroom"."""
+    """Credit a patch with the observed changes that carry out its own changes ("seen by Headroom"); every other
+    observed change stays an entry of its own (a tikv.toml uploaded minutes before a patch is not the patch)."""
     patches = [e for e in entries if e.kind == "patch_applied"]
     out = []
     for e in entries:
         if e.kind == "patch_applied":
             out.append(e)
             continue
-        keys = {c.key for c in e.changes}
-        owner = next((p for p in patches if p.at - MATCH_BEFORE_PATCH <= e.at <= p.at + MATCH_AFTER_PATCH
-                      and keys & {c.key for c in p.changes} and e.node_addresses & p.node_addresses), None)
-        if owner is None:
-            out.append(e)
-            continue
+        near = [p for p in patches if p.at - MATCH_BEFORE_PATCH <= e.at <= p.at + MATCH_AFTER_PATCH]
+        left = []
         for c in e.changes:
-            owner.seen.append(f"{c.key} {setting_text(c.key, c.before)} -> {setting_text(c.key, c.after)} on {e.entity_id}, "
-                              f"{e.who.removeprefix('seen by Headroom ')}"
-                              f" at {e.at:%Y-%m-%d %H:%M} UTC")
+            owner = next((p for p in near if any(_carries_out(own, e.target, e.entity_id, e.node_addresses, c)
+                                                 for own in p.own)), None)
+            if owner is None:
+                left.append(c)
+                continue
+            owner.seen.append(f"{c.key} {c.before_text} -> {c.after_text} on {e.entity_id}, "
+                              f"{e.who.removeprefix('seen by Headroom ')} at {e.at:%Y-%m-%d %H:%M} UTC")
+        if left:
+            e.changes = left
+            out.append(e)
     return out
 
 
@@ -213,7 +275,7 @@ def _addressed(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, entries: l
             target = change.applies_to()
             if e.kind == "inventory" and target != e.entity_id:
                 continue
-            if e.kind == "config" and target is not None and target not in e.node_addresses and \
+            if e.kind in ("config", "config_upload") and target is not None and target not in e.node_addresses and \
                     not (change.entity is not None and change.entity.node in e.node_addresses):
                 continue
             opened_before = rec.first_seen_at <= e.at
@@ -317,9 +379,12 @@ def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *,
                                                                       if v.instance_ref_id}
     instances = {i.id: i for i in db.scalars(select(Instance).where(
         Instance.org_id == org_id, (Instance.cluster_id == cluster.id) | Instance.id.in_(list(refs))))}
-    entries = (_patch_entries(db, cluster.id, org_id, since, nodes, volumes, instances)
-               + _inventory_entries(db, org_id, since, nodes, volumes, instances)
-               + _config_entries(db, org_id, since, nodes))
+    texts = _Texts(cluster.tikv_version, {
+        n.store_address: HostFacts(cpus=i.vcpus, memory_bytes=int(i.memory_gib * GIB) if i.memory_gib else None)
+        for n in nodes if n.instance_ref_id is not None and (i := instances.get(n.instance_ref_id)) is not None})
+    entries = (_patch_entries(db, cluster.id, org_id, since, nodes, volumes, instances, texts)
+               + _inventory_entries(db, org_id, since, nodes, volumes, instances, texts)
+               + _config_entries(db, org_id, since, nodes, texts))
     entries.sort(key=lambda e: e.at)
     entries = _fold_into_patches(entries)
     _addressed(db, org_id, cluster.id, entries)
@@ -364,8 +429,7 @@ def week_lines(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *, now: dt
     ledger = cluster_changes(db, job, cluster_id, now=now, days=7, predict=False)
     out = []
     for e in ledger.items[:limit]:
-        what = ", ".join(f"{c.key} {setting_text(c.key, c.before)} -> {setting_text(c.key, c.after)}"
-                         for c in e.changes[:3])
+        what = ", ".join(f"{c.key} {c.before_text} -> {c.after_text}" for c in e.changes[:3])
         more = f" (+{len(e.changes) - 3} more)" if len(e.changes) > 3 else ""
         target = f" on {e.entity_id}" if e.entity_id else ""
         line = f"{e.at:%Y-%m-%d}: {what}{more}{target} ({e.who})"

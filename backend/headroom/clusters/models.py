@@ -39,5 +39,8 @@ class Cluster(Base):
     tags: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict, server_default=text("'{}'::jsonb"))
     # Set only by demo seeding (services.demo); the simulated fleet and its first advice are found by it.
     is_demo: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    # When the advisor last ran over the cluster's data (findings.service.advise_cluster); None: never yet, the
+    # first analysis is pending (the pages say so instead of showing no findings).
+    advised_at: Mapped[dt.datetime | None]
     created_at: Mapped[dt.datetime] = created_at_column()
     updated_at: Mapped[dt.datetime] = mapped_column(server_default=func.now(), onupdate=func.now())

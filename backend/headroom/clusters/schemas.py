@@ -45,6 +45,8 @@ class ClusterRead(Output):
     tags: dict[str, str]
     # The simulated demo cluster (set only by demo seeding; a tag is the user's to edit and means nothing here).
     is_demo: bool
+    advised_at: dt.datetime | None = Field(description="When the advisor last ran over the cluster's data; null: "
+                                                       "never yet (the first analysis is still running).")
     created_at: dt.datetime
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -24,6 +25,14 @@ def get_cluster(db: Session, principal: Principal, cluster_id: uuid.UUID) -> Clu
     if cluster is None:
         raise NotFound("Cluster not found.")
     return cluster
+
+
+def record_advised(db: Session, cluster: Cluster, at: dt.datetime) -> None:
+    """Note that the advisor ran over the cluster's data at `at` (the cluster's edit time is left alone)."""
+    db.execute(update(Cluster).where(Cluster.id == cluster.id, Cluster.org_id == cluster.org_id)
+               .values(advised_at=at, updated_at=Cluster.updated_at))
+    cluster.advised_at = at
+    db.flush()
 
 
 def _name_taken(db: Session, principal: Principal, name: str, exclude: uuid.UUID | None = None) -> bool:

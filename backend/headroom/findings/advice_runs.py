@@ -9,7 +9,7 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import delete, exists, select
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -136,8 +136,7 @@ def _release(ctx: JobContext, cluster_id: uuid.UUID, run_id: str) -> None:
 
 
 def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UUID]:
-    """Return the demo clusters created in the last day that have series but no finding yet."""
-    from headroom.findings.models import FindingRecord
+    """Return the demo clusters created in the last day that have series but were never advised."""
     from headroom.timeseries.repository import has_series
 
     return list(
@@ -145,7 +144,7 @@ def demo_clusters_awaiting_advice(db: Session, now: dt.datetime) -> list[uuid.UU
             select(Cluster.id).where(
                 Cluster.is_demo,
                 Cluster.created_at > now - DEMO_FIRST_RUN_WITHIN,
-                ~exists().where(FindingRecord.cluster_id == Cluster.id),
+                Cluster.advised_at.is_(None),
                 has_series(Cluster.id),
             )
         )

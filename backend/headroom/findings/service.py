@@ -361,6 +361,7 @@ def advise_cluster(
         advise = engine_advise
     findings = advise(snapshot, now=end, rules=rules) if rules is not None else advise(snapshot, now=end)
     summary = record_findings(db, cluster, findings, now=end)
+    clusters_service.record_advised(db, cluster, end)
     if summary.events or summary.forecasts:
         from headroom.domain.advisor.engine import discover_rules
 

@@ -42,6 +42,9 @@ class ClusterHealth(Output):
     name: str
     is_demo: bool
     tikv_version: str
+    advised_at: dt.datetime | None = Field(description="When the advisor last ran over the cluster's data; null: "
+                                                       "never yet, the first analysis is still running, so the "
+                                                       "findings, savings and ceiling below are not known yet.")
     open_by_severity: dict[str, int] = Field(description="Open and acknowledged findings by severity.")
     headroom_score: int | None = Field(description="100 - the tightest ceiling's peak use over the last day (%), "
                                                    "floored at 0; null without I/O data (docs/fleet.md).")

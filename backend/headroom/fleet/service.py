@@ -116,7 +116,7 @@ def fleet(db: Session, principal: Principal, *, now: dt.datetime) -> FleetRead:
         total, unpriced = spend[c.id]
         tally = tallies.get(c.id)
         items.append(ClusterHealth(
-            id=c.id, name=c.name, is_demo=c.is_demo, tikv_version=c.tikv_version,
+            id=c.id, name=c.name, is_demo=c.is_demo, tikv_version=c.tikv_version, advised_at=c.advised_at,
             open_by_severity=tally.by_severity if tally else dict.fromkeys(SEVERITIES, 0),
             headroom_score=score,
             tightest=TightestCeiling.model_validate(tightest) if tightest is not None else None,

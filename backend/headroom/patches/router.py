@@ -53,8 +53,11 @@ def get_patch(
     format: PatchFormat | RemovedFormat | None = Query(
         default=None, description="Download this artefact instead of the metadata. `rollback` (a bundle of every "
         "format's undo, removed) answers 400: ask for a format with rollback=true instead."),
-    node: str | None = Query(default=None, description="One node's file (store or status address): toml, merged, diff; merged and "
-                                "diff need it when the patch changes several nodes."),
+    node: str | None = Query(default=None, description="One node's file (store or status address): toml, operator, "
+                             "merged, diff. merged and diff need it when the patch changes several nodes; the toml "
+                             "and operator rollbacks (one value per key) when the nodes ran different values before "
+                             "the patch (tiup, sql and tikv-ctl restore each node's own value in one file). An "
+                             "unknown node answers 422 naming the node field."),
     rollback: bool = Query(default=False, description="The artefact's undo, in the same format as the artefact (a "
                            "diff, SQL, a script, ...): run it the same way to go back to the values before the patch."),
 ) -> object:

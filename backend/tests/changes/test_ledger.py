@@ -89,7 +89,10 @@ def test_a_patch_seen_applied_and_a_config_change_with_their_findings_and_effect
     config, patch = items
     assert patch["patch_id"] == pid and patch["who"].startswith(owner.session["user"]["email"])
     assert patch["entity_kind"] == "volume" and patch["entity_id"] == volume_id
-    assert {"key": "volume.iops", "before": old_iops, "after": int(rec.change.proposed)} in patch["changes"]
+    iops = next(c for c in patch["changes"] if c["key"] == "volume.iops")
+    assert (iops["before"], iops["after"]) == (old_iops, int(rec.change.proposed))
+    assert (iops["before_text"], iops["after_text"]) == ("not set" if old_iops is None else f"{old_iops:,} IOPS",
+                                                         f"{int(rec.change.proposed):,} IOPS")
     assert len(patch["seen_by_headroom"]) == 1 and "EC2 inventory" in patch["seen_by_headroom"][0]
     # in its unit, as the patch's own table says it ("not set" for a gp2 volume's unprovisioned IOPS)
     old_text = "not set" if old_iops is None else f"{old_iops:,} IOPS"
@@ -174,3 +177,73 @@ def test_the_weekly_email_shows_the_weeks_changes_with_their_effect(world: dict[
     assert re.search(r"; (data|raft) volume (IOPS|throughput) on [0-9.:]+: peak [\d.]+% -> [\d.]+% of its ceiling "
                      r"\(same hours a week earlier\)$", line), line
     assert "Changes this week" in mail.html and volume_id in mail.html
+
+
+def _texts(entry: dict[str, Any]) -> list[str]:
+    return [f"{c['key']} {c['before_text']} -> {c['after_text']}" for c in entry["changes"]]
+
+
+def test_a_patch_is_credited_only_with_its_own_changes_not_a_config_uploaded_minutes_before(
+        world: dict[str, Any], db: Any, clock: Any) -> None:
+    cluster, owner = world["cluster"], world["owner"]
+    cache_key = "storage.block-cache.capacity"
+    # the demo's block-cache finding and a store it is about
+    cache = owner.get(f"/api/v1/clusters/{cluster.id}/findings", params={"rule": "block-cache-size"}).json()["items"]
+    assert cache, "the demo's block-cache finding"
+    store = owner.get(f"/api/v1/findings/{cache[0]['id']}").json()["evidence"]["per_node"][0]["node"]
+    node = db.scalar(select(TikvNode).where(TikvNode.cluster_id == cluster.id, TikvNode.store_address == store))
+    full = inventory_service.latest_config(db, node)  # the node's whole config, as /config serves it
+    assert full is not None
+    full_config = dict(full.config)
+    was = full_config["storage"]["block-cache"]["capacity"]
+    # 1. three minutes before the patch, an operator uploads the node's own tikv.toml: a few keys, as real files
+    # are (every other key takes TiKV's default), with the block cache at 8GiB and gRPC at 8 threads
+    clock.now = CHANGE - dt.timedelta(minutes=3)
+    uploaded = owner.post(f"/api/v1/clusters/{cluster.id}/nodes/{node.id}/config", json={
+        "format": "toml",
+        "content": '[server]\ngrpc-concurrency = 8\n\n[storage.block-cache]\ncapacity = "8GiB"\n'})
+    assert uploaded.status_code == 201, uploaded.text
+    # 2. a patch of the block-cache finding (4GiB), made against the node's latest config, marked applied
+    clock.now = CHANGE - dt.timedelta(minutes=1)
+    created = owner.post(f"/api/v1/clusters/{cluster.id}/patches",
+                         json={"finding_ids": [cache[0]["id"]], "base_config": "latest"})
+    assert created.status_code == 201, created.text
+    patch = created.json()
+    own = [c for c in patch["changes"] if c["key"] == cache_key and c["entity"]["node"] in (None, node.store_address)]
+    assert own and own[0]["proposed"] == "4GiB" and own[0]["current"] == "8GiB", own
+    clock.now = CHANGE
+    assert owner.post(f"/api/v1/clusters/{cluster.id}/patches/{patch['id']}/applied").status_code == 200
+    # 3. an hour later the status port shows both: the upload's gRPC threads and the patch's block cache
+    live = {**full_config, "server": {**full_config.get("server", {}), "grpc-concurrency": 8},
+            "storage": {**full_config["storage"], "block-cache": {"capacity": "4GiB"}}}
+    inventory_service.store_version(db, node, live, source="status_port", raw_text=None,
+                                    now=CHANGE + dt.timedelta(hours=1))
+    db.commit()
+    clock.now = CHANGE + AFTER
+
+    items = _ledger(world["viewer"], cluster.id)["items"]
+    assert [i["kind"] for i in items] == ["config", "patch_applied", "config_upload"], [(i["kind"], _texts(i))
+                                                                                       for i in items]
+    live_entry, applied, upload = items
+    # the patch: its own change in TiKV's units, and what Headroom saw of it (the block cache, on the node), only
+    assert f"{cache_key} 8GiB -> 4GiB" in _texts(applied)
+    assert len(applied["seen_by_headroom"]) == 1, applied["seen_by_headroom"]
+    assert applied["seen_by_headroom"][0].startswith(f"{cache_key} 8GiB -> 4GiB on {node.store_address}, in the live "
+                                                     "config (TiKV's status port) at ")
+    # the upload: its own entry with its own changes; a key the file leaves out whose default is the value the
+    # node ran (region sizes, flow control...) is no change, so it is not listed
+    assert upload["at"].startswith("2026-11-02T17:57") and upload["who"] == "a tikv.toml uploaded for the node"
+    assert upload["patch_id"] is None and upload["entity_id"] == node.store_address
+    texts = _texts(upload)
+    assert f"{cache_key} {was} -> 8GiB" in texts and "server.grpc-concurrency 5 -> 8" in texts
+    assert not any(c["key"].startswith(("coprocessor.", "storage.flow-control.", "rocksdb.rate-")) for c in upload["changes"])
+    # no raw Python values anywhere; an absent value is said in words
+    body = str([(_texts(i), i["seen_by_headroom"]) for i in items])
+    assert not re.search(r"\b(None|True|False)\b", body), body
+    assert all(c["after_text"].startswith("not set") for c in upload["changes"] if c["after"] is None)
+    # the status port's snapshot: the patch's block cache is credited to the patch, so its own entry lists only
+    # what neither the patch nor the upload set (keys the file left out whose default Headroom does not know)
+    assert live_entry["who"] == "seen by Headroom in the live config (TiKV's status port)"
+    assert live_entry["patch_id"] is None and live_entry["changes"]
+    assert not {cache_key, "server.grpc-concurrency"} & {c["key"] for c in live_entry["changes"]}
+    assert "storage.data-dir not set -> /data/tikv" in _texts(live_entry)

@@ -45,3 +45,14 @@ def test_every_scheduled_job_is_due_where_its_beat_crontab_fires() -> None:
         for at in (start + dt.timedelta(minutes=m) for m in range(0, 7 * 24 * 60, 7)):
             expected = at.minute in cron.minute and at.hour in cron.hour and at.isoweekday() % 7 in cron.day_of_week
             assert job.schedule.is_due(at) == expected, (job.name, at)
+
+
+def test_the_start_up_round_runs_the_ingest_jobs_before_the_advice_that_reads_their_data() -> None:
+    from headroom.jobs import all_jobs
+    from headroom.platform.jobs.runtime import catch_up_order
+
+    order = [job.name for job in catch_up_order(all_jobs())]
+    assert sorted(order) == sorted(job.name for job in all_jobs())
+    for reader in ("advice.run", "advice.demo_first", "fleet.score", "projections.run"):
+        for ingest in ("demo.ingest", "aws.ingest", "prometheus.ingest"):
+            assert order.index(ingest) < order.index(reader), (ingest, reader)

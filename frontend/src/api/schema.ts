@@ -1902,9 +1902,10 @@ export interface components {
             id: string;
             /**
              * Kind
+             * @description patch_applied: a patch marked applied (with what Headroom saw of its own changes); inventory: a change seen in the EC2 inventory; config: a change seen in a node's live TiKV config; config_upload: a change between a node's config and a tikv.toml uploaded for it. An observed change is credited to a patch only when it is one of the patch's own changes (same key on the same node, the patch's value).
              * @enum {string}
              */
-            kind: "patch_applied" | "inventory" | "config";
+            kind: "patch_applied" | "inventory" | "config" | "config_upload";
             /** Patch Id */
             patch_id: string | null;
             /** @description The what-if of the change on the day before it (the inventory and config set back to what they were): the ceilings it moves, the findings it was expected to clear, the cost; null beyond the newest entries or when it cannot be tried (see predicted_note). */
@@ -1940,10 +1941,20 @@ export interface components {
             /** After */
             after: unknown;
             /**
+             * After Text
+             * @description `after` as a person reads it (as before_text).
+             */
+            after_text: string;
+            /**
              * Before
              * @description null: not set (or unknown) before.
              */
             before: unknown;
+            /**
+             * Before Text
+             * @description `before` as a person reads it: a tikv.toml value as the config writes it ("8GiB", true), an AWS value with its unit, an absent value in words ("not set (TiKV default 8GiB)" when the default is known).
+             */
+            before_text: string;
             /** Key */
             key: string;
         };
@@ -2093,6 +2104,11 @@ export interface components {
          */
         ClusterHealth: {
             /**
+             * Advised At
+             * @description When the advisor last ran over the cluster's data; null: never yet, the first analysis is still running, so the findings, savings and ceiling below are not known yet.
+             */
+            advised_at: string | null;
+            /**
              * Headroom Score
              * @description 100 - the tightest ceiling's peak use over the last day (%), floored at 0; null without I/O data (docs/fleet.md).
              */
@@ -2176,6 +2192,11 @@ export interface components {
         };
         /** ClusterRead */
         ClusterRead: {
+            /**
+             * Advised At
+             * @description When the advisor last ran over the cluster's data; null: never yet (the first analysis is still running).
+             */
+            advised_at: string | null;
             /**
              * Created At
              * Format: date-time
@@ -7931,7 +7952,7 @@ export interface operations {
             query?: {
                 /** @description Download this artefact instead of the metadata. `rollback` (a bundle of every format's undo, removed) answers 400: ask for a format with rollback=true instead. */
                 format?: ("toml" | "merged" | "diff" | "tiup" | "operator" | "sql" | "tikv-ctl" | "aws" | "terraform" | "configs") | "rollback" | null;
-                /** @description One node's file (store or status address): toml, merged, diff; merged and diff need it when the patch changes several nodes. */
+                /** @description One node's file (store or status address): toml, operator, merged, diff. merged and diff need it when the patch changes several nodes; the toml and operator rollbacks (one value per key) when the nodes ran different values before the patch (tiup, sql and tikv-ctl restore each node's own value in one file). An unknown node answers 422 naming the node field. */
                 node?: string | null;
                 /** @description The artefact's undo, in the same format as the artefact (a diff, SQL, a script, ...): run it the same way to go back to the values before the patch. */
                 rollback?: boolean;
@@ -13410,7 +13431,7 @@ export const ceilingKindValues: ReadonlyArray<FlattenedDeepRequired<components>[
 export const ceilingReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CeilingRead"]["kind"]> = ["sustained", "burst", "provisioned", "configured"];
 export const changeTargetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Change"]["target"]> = ["tikv", "aws"];
 export const changeEntryEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["entity_kind"]> = ["volume", "instance", "node", "cluster"];
-export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "inventory", "config"];
+export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "inventory", "config", "config_upload"];
 export const channelCreateKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager", "email"];
 export const channelCreateMin_severityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["min_severity"]> = ["critical", "warning", "info"];
 export const channelReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelRead"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager", "email"];

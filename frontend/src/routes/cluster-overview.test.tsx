@@ -13,6 +13,7 @@ import {
   GP2_FINDING,
   GP2_SUMMARY,
   NODES,
+  PATCH_ID,
   VIEWER_SESSION,
 } from '@/test/cluster-fixtures';
 import { AWS_CONNECTION, HEALTH_FAILING, PROM_SOURCE } from './settings-fixtures';
@@ -109,6 +110,22 @@ describe('cluster overview', () => {
     ]);
     expect(requests.some((r) => r.includes('/findings/') || r.includes('/snapshot'))).toBe(false);
     server.events.removeAllListeners();
+  });
+
+  it('says the first analysis is running, not zero findings, for a cluster never advised', async () => {
+    server.use(...clusterHandlers({ findings: [] }));
+    server.use(http.get(apiUrl(`/clusters/${CLUSTER_ID}`), () => HttpResponse.json({ ...CLUSTER, advised_at: null })));
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+
+    expect(await screen.findByRole('heading', { name: 'demo-prod (demo)', level: 1 })).toBeInTheDocument();
+    const card = screen.getByRole('region', { name: 'Open findings' });
+    expect(within(card).getByText('First analysis running…').closest('[role="status"]')).toHaveTextContent(
+      /its findings, savings and ceilings appear here when the analysis ends/,
+    );
+    expect(within(card).queryByRole('list', { name: 'Open findings by severity' })).not.toBeInTheDocument();
+    expect(within(screen.getByRole('region', { name: 'Top findings by impact' })).getByText('First analysis running…')).toBeInTheDocument();
+    expect(within(screen.getByRole('region', { name: 'Next ceilings' })).getByText('First analysis running…')).toBeInTheDocument();
+    expect(screen.queryByText(/0Critical/)).not.toBeInTheDocument();
   });
 
   it('is opened from the clusters list', async () => {
@@ -303,6 +320,55 @@ describe('next ceilings', () => {
     expect(legend).toHaveTextContent('A week earlier (shifted one week)');
     expect(legend).toHaveTextContent('after: IOPS ceiling 3,000');
     expect(legend).toHaveTextContent('before: IOPS ceiling 1,500');
+  });
+
+  it("shows a patch's own change and a config upload before it as its own entry, values in TiKV's units", async () => {
+    const value = (key: string, before: unknown, after: unknown, beforeText: string, afterText: string) => ({
+      key, before, after, before_text: beforeText, after_text: afterText,
+    });
+    const base = { predicted: null, predicted_note: null, effect: null, findings: [], entity_kind: 'node' as const };
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/changes`), () =>
+        HttpResponse.json({
+          days: 90,
+          items: [
+            {
+              ...base, id: `patch:${PATCH_ID}`, kind: 'patch_applied', at: '2026-11-02T18:00:00Z',
+              who: 'owner@example.com (marked the patch applied)', entity_id: '10.0.1.14:20160', patch_id: PATCH_ID,
+              changes: [value('storage.block-cache.capacity', '8GiB', '4GiB', '8GiB', '4GiB')],
+              seen_by_headroom: ["storage.block-cache.capacity 8GiB -> 4GiB on 10.0.1.14:20160, in the live config (TiKV's status port) at 2026-11-02 19:00 UTC"],
+            },
+            {
+              ...base, id: 'config:1', kind: 'config_upload', at: '2026-11-02T17:57:00Z',
+              who: 'a tikv.toml uploaded for the node', entity_id: '10.0.1.14:20160', patch_id: null, seen_by_headroom: [],
+              changes: [
+                value('storage.block-cache.capacity', '14745MiB', '8GiB', '14745MiB', '8GiB'),
+                value('raft-engine.enable', true, null, 'true', 'not set (TiKV default true)'),
+                value('readpool.unified.auto-adjust-pool-size', false, null, 'false', 'not set'),
+              ],
+            },
+          ],
+        }),
+      ),
+    );
+    renderRoutes(routes, `/clusters/${CLUSTER_ID}`);
+    const ledger = await screen.findByRole('list', { name: 'Changes' });
+    const [patch, upload] = within(ledger).getAllByRole('listitem').filter((li) => li.classList.contains('ledger__entry'));
+    expect(patch).toHaveTextContent('Patch applied');
+    expect(within(patch!).getByRole('list', { name: 'What changed' })).toHaveTextContent(
+      'storage.block-cache.capacity on 10.0.1.14:20160: 8GiB → 4GiB',
+    );
+    expect(patch).toHaveTextContent('Headroom saw it take effect: storage.block-cache.capacity 8GiB -> 4GiB on 10.0.1.14:20160');
+    expect(patch).not.toHaveTextContent('raft-engine');
+    expect(upload).toHaveTextContent('Config upload');
+    expect(upload).toHaveTextContent('a tikv.toml uploaded for the node');
+    expect(within(upload!).getByRole('list', { name: 'What changed' }).textContent).toBe(
+      'storage.block-cache.capacity on 10.0.1.14:20160: 14745MiB → 8GiB' +
+        'raft-engine.enable on 10.0.1.14:20160: true → not set (TiKV default true)' +
+        'readpool.unified.auto-adjust-pool-size on 10.0.1.14:20160: false → not set',
+    );
+    expect(ledger.textContent).not.toMatch(/\b(None|True|False|null)\b/);
   });
 
   it('says what the ledger will hold when nothing changed yet', async () => {

@@ -1,12 +1,13 @@
 import { Link } from 'react-router';
 import { ChangeLedger } from '@/features/changes';
-import { AdviseNowButton, NodesTable } from '@/features/clusters';
+import { AdviseNowButton, FIRST_ANALYSIS, FirstAnalysisNotice, NodesTable, neverAdvised } from '@/features/clusters';
 import { SeverityCountsPanel, TopFindings } from '@/features/findings';
 import { NextCeilings } from '@/features/projections';
 import { useClusterContext } from './cluster-layout';
 
 export default function ClusterOverviewPage() {
   const { cluster, canManage } = useClusterContext();
+  const pending = neverAdvised(cluster);
   return (
     <div className="overview">
       <section className="card" aria-labelledby="overview-findings">
@@ -14,18 +15,18 @@ export default function ClusterOverviewPage() {
           <h2 id="overview-findings">Open findings</h2>
           <AdviseNowButton clusterId={cluster.id} canManage={canManage} />
         </div>
-        <SeverityCountsPanel clusterId={cluster.id} />
+        {pending ? <FirstAnalysisNotice /> : <SeverityCountsPanel clusterId={cluster.id} />}
       </section>
       <section className="card" aria-labelledby="overview-top">
         <div className="card__header">
           <h2 id="overview-top">Top findings by impact</h2>
           <Link to={`/clusters/${cluster.id}/findings`}>All findings</Link>
         </div>
-        <TopFindings clusterId={cluster.id} />
+        {pending ? <p className="muted">{FIRST_ANALYSIS}</p> : <TopFindings clusterId={cluster.id} />}
       </section>
       <section className="card" aria-labelledby="overview-ceilings">
         <h2 id="overview-ceilings">Next ceilings</h2>
-        <NextCeilings clusterId={cluster.id} />
+        {pending ? <p className="muted">{FIRST_ANALYSIS}</p> : <NextCeilings clusterId={cluster.id} />}
       </section>
       <section className="card" aria-labelledby="overview-changes">
         <h2 id="overview-changes">Changes and their effect</h2>

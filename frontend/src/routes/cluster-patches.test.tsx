@@ -136,6 +136,65 @@ describe('patch detail', () => {
     await vi.waitFor(() => expect(names).toEqual(['demo-prod-demo-rollback-set-config.sql']));
   });
 
+  it("offers a node picker for the rollback when the nodes ran different values, and a plain button when not", async () => {
+    const asked: { format: string | null; node: string | null; rollback: string | null }[] = [];
+    Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:patch'), revokeObjectURL: vi.fn() });
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined);
+    const change = PATCH.changes[0]!;
+    const node15 = { kind: 'node' as const, id: '10.0.1.15:20160', node: '10.0.1.15:20160', status_address: '10.0.1.15:20180' };
+    // 10.0.1.14 ran the 8GiB of its uploaded tikv.toml before the patch, 10.0.1.15 TiKV's default for its memory
+    const differing = {
+      ...PATCH,
+      changes: [{ ...change, current: '8GiB' }, { ...change, entity: node15, current: '14745MiB' }],
+      nodes: [...PATCH.nodes, { status_address: '10.0.1.15:20180', address: '10.0.1.15:20160', keys: [change.key], has_config: true }],
+      formats: ['toml', 'tiup', 'operator', 'sql'] as (typeof PATCH)['formats'],
+    };
+    let patch = differing;
+    server.use(...clusterHandlers());
+    server.use(
+      http.get(apiUrl(`/clusters/${CLUSTER_ID}/patches/${PATCH_ID}`), ({ request }) => {
+        const params = new URL(request.url).searchParams;
+        if (!params.get('format')) return HttpResponse.json(patch);
+        asked.push({ format: params.get('format'), node: params.get('node'), rollback: params.get('rollback') });
+        return new HttpResponse('x = 1', { headers: { 'Content-Disposition': 'attachment; filename="f.toml"' } });
+      }),
+    );
+    const first = renderRoutes(routes, PATH);
+    const downloads = await screen.findByRole('group', { name: 'Downloads' });
+    // no picker for the forward patch: one value on every node
+    expect(within(downloads).queryByRole('combobox', { name: /Rollback/ })).toBeNull();
+    await first.user.click(within(downloads).getByRole('checkbox', { name: /^Rollback/ }));
+    const picker = within(downloads).getByRole('combobox', { name: 'Rollback (toml, operator) for node' });
+    expect(within(picker).getAllByRole('option').map((o) => o.textContent)).toEqual(['10.0.1.14:20160', '10.0.1.15:20160']);
+    expect(picker).toHaveAccessibleDescription(/the tiup, sql and tikv-ctl rollbacks restore every node's own value/);
+    await first.user.selectOptions(picker, '10.0.1.15:20160');
+    await first.user.click(within(downloads).getByRole('button', { name: /^Download toml rollback for 10\.0\.1\.15:20160/ }));
+    await first.user.click(within(downloads).getByRole('button', { name: /^Download operator rollback for 10\.0\.1\.15:20160/ }));
+    // tiup and sql set each node's own value in one file: no node asked
+    await first.user.click(within(downloads).getByRole('button', { name: /^Download sql rollback \(/ }));
+    // (the page's own diff is the forward one: only the buttons ask for rollbacks)
+    await vi.waitFor(() =>
+      expect(asked.filter((a) => a.rollback !== null)).toEqual([
+        { format: 'toml', node: '10.0.1.15:20180', rollback: 'true' },
+        { format: 'operator', node: '10.0.1.15:20180', rollback: 'true' },
+        { format: 'sql', node: null, rollback: 'true' },
+      ]),
+    );
+    first.unmount();
+
+    // the same old value on both nodes: the rollback is one plain button, no node asked
+    patch = { ...differing, changes: [{ ...change, current: '14745MiB' }, { ...change, entity: node15, current: '14745MiB' }] };
+    asked.length = 0;
+    const second = renderRoutes(routes, PATH);
+    const plain = await screen.findByRole('group', { name: 'Downloads' });
+    await second.user.click(within(plain).getByRole('checkbox', { name: /^Rollback/ }));
+    expect(within(plain).queryByRole('combobox', { name: /Rollback/ })).toBeNull();
+    await second.user.click(within(plain).getByRole('button', { name: /^Download toml rollback \(/ }));
+    await vi.waitFor(() =>
+      expect(asked.filter((a) => a.rollback !== null)).toEqual([{ format: 'toml', node: null, rollback: 'true' }]),
+    );
+  });
+
   it('offers merged and diff only for the nodes the patch changes, one chosen at a time, and all in a zip', async () => {
     // Regression: merged/diff were downloaded for the base config's node even when the changes were on another.
     const TWO = {

@@ -96,6 +96,7 @@ describe('signed-in routes', () => {
       tightest: score === null ? null : { node: '10.0.1.10:20160', metric: 'data_iops', peak_percent: 100 - score, ceiling: 'gp3 3,000 IOPS' },
       nearest_ceiling: days === null ? null : { entity_kind: 'volume', entity_id: `vol-${name}`, metric: 'iops', unit: 'IOPS', ceiling: 3000, days, days_low: null, days_high: null, hits_at: null },
       monthly_spend_usd: spend, unpriced: [], savings_usd: savings, scored_at: '2026-11-21T10:00:00Z',
+      advised_at: '2026-11-21T10:00:00Z',
     });
     const A = 'c0ffee00-0000-4000-8000-00000000000a';
     const B = 'c0ffee00-0000-4000-8000-00000000000b';
@@ -132,6 +133,51 @@ describe('signed-in routes', () => {
     expect(names()).toEqual(['alpha', 'beta', 'gamma']); // descending; nothing projected stays last
     await user.click(screen.getByRole('button', { name: /Spend/ }));
     expect(names()).toEqual(['beta', 'alpha', 'gamma']);
+  });
+
+  it('say the first analysis is running for a cluster never advised, instead of zeros', async () => {
+    const A = 'c0ffee00-0000-4000-8000-00000000000a';
+    const B = 'c0ffee00-0000-4000-8000-00000000000b';
+    const cluster = (id: string, name: string) => ({
+      id, name, tikv_version: 'v8.5.1', deployment_kind: 'tiup', tags: {}, is_demo: id === A,
+      advised_at: id === A ? null : '2026-11-02T11:45:00Z', created_at: '2026-11-01T10:00:00Z',
+    });
+    // What the API reports for a cluster whose data is in but whose first advice run has not ended: no findings
+    // yet, no savings, a score of 0 and a ceiling reached; none of it may read as the cluster's state.
+    const health = (id: string, name: string) => ({
+      id, name, is_demo: id === A, tikv_version: 'v8.5.1', advised_at: id === A ? null : '2026-11-02T11:45:00Z',
+      open_by_severity: { critical: 0, warning: id === A ? 0 : 2, info: 0 }, headroom_score: 0,
+      tightest: { node: '10.0.1.10:20160', metric: 'data_iops', peak_percent: 100, ceiling: 'gp3 3,000 IOPS' },
+      nearest_ceiling: { entity_kind: 'volume', entity_id: `vol-${name}`, metric: 'iops', unit: 'IOPS', ceiling: 3000, days: 0, days_low: null, days_high: null, hits_at: null },
+      monthly_spend_usd: 900, unpriced: [], savings_usd: 0, scored_at: '2026-11-02T12:00:00Z',
+    });
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/clusters'), () => HttpResponse.json({ items: [cluster(A, 'demo'), cluster(B, 'beta')], total: 2 })),
+      http.get(apiUrl('/fleet'), () =>
+        HttpResponse.json({
+          items: [health(A, 'demo'), health(B, 'beta')],
+          total_spend_usd: 1800, total_savings_usd: 0,
+          window_start: '2026-11-01T12:00:00Z', window_end: '2026-11-02T12:00:00Z',
+          score_definition: 'Headroom score = 100 - the highest peak use ...',
+        }),
+      ),
+    );
+    renderRoutes(routes, '/clusters');
+    const demo = await screen.findByRole('row', { name: /demo/ });
+    expect(within(demo).getAllByText('First analysis running…')).toHaveLength(2);
+    expect(within(demo).queryByText(/0 critical/)).not.toBeInTheDocument();
+    expect(within(demo).queryByText(/reached/)).not.toBeInTheDocument();
+    expect(within(demo).queryByText('$0')).not.toBeInTheDocument();
+    expect(within(demo).queryByRole('cell', { name: '0' })).not.toBeInTheDocument();
+    expect(within(demo).getByRole('cell', { name: '$900' })).toBeInTheDocument(); // spend is known already
+    // an advised cluster shows its numbers as before
+    const beta = screen.getByRole('row', { name: /beta/ });
+    expect(within(beta).getByText('0 critical, 2 warning, 0 info')).toBeInTheDocument();
+    expect(within(beta).getByText('volume vol-beta IOPS: reached')).toBeInTheDocument();
+    expect(screen.getByText(/Spend Headroom sees/)).toHaveTextContent(
+      'savings the open findings offer: $0 a month so far (the first analysis of some clusters is still running)',
+    );
   });
 
   it("show the API's message when clusters fail to load, and retry", async () => {

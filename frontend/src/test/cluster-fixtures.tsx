@@ -25,6 +25,7 @@ export const CLUSTER: S['ClusterRead'] = {
   deployment_kind: 'tiup',
   tags: { 'headroom.demo': 'true', environment: 'demo' },
   is_demo: true,
+  advised_at: '2026-11-29T04:45:00Z',
   created_at: '2026-11-22T04:50:43Z',
 };
 
@@ -524,7 +525,7 @@ export const CHANGES: S['ChangeLedger'] = {
       who: 'owner@example.com (marked the patch applied)',
       entity_kind: 'volume',
       entity_id: 'vol-gp2',
-      changes: [{ key: 'volume.type', before: 'gp2', after: 'gp3' }],
+      changes: [{ key: 'volume.type', before: 'gp2', after: 'gp3', before_text: 'gp2', after_text: 'gp3' }],
       patch_id: PATCH_ID,
       seen_by_headroom: ['volume.type gp2 -> gp3 on vol-gp2, in the EC2 inventory at 2026-11-02 12:00 UTC'],
       findings: [

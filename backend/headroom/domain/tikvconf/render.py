@@ -276,10 +276,7 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
     for setting in settings:
         earlier = by_key.get(setting.key)
         if earlier is not None and not same_value(setting.key, earlier.value, setting.value):
-            raise PatchConflict(
-                f"{setting.key} differs by node ({_store(ctx, earlier.node)}: {earlier.value!r}, "
-                f"{_store(ctx, setting.node)}: {setting.value!r}): render one node at a time"
-            )
+            raise _differs_by_node(ctx, setting.key)
         by_key.setdefault(setting.key, setting)
         nodes_of.setdefault(setting.key, []).append(setting.node)
     groups: dict[tuple[str, ...], list[Setting]] = {}
@@ -305,6 +302,19 @@ def _toml_fragment(ctx: _Context, header: bool = True) -> str:
             f"# remove {change.key} (it was not set before the patch; TiKV falls back to its default)"
         )
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _differs_by_node(ctx: _Context, key: str, changes: Sequence[Change] | None = None) -> PatchConflict:
+    """A file with one value per key asked for nodes whose values differ (a rollback of nodes that ran different
+    values before the patch, most often): say each node's value and how to ask for one node's file."""
+    values = [(target_node(c), c.proposed) for c in (changes if changes is not None else ctx.tikv)
+              if c.key == key and c.proposed is not None]
+    shown = ", ".join(f"{_store(ctx, node)}: {setting_text(key, value)}" for node, value in values)
+    what = "the rollback" if ctx.rollback else "this file"
+    return PatchConflict(
+        f"{key} differs by node ({shown}), and {what} holds one value per key: download it one node at a time "
+        "(node=<store address>), or use a format that sets each node's own value (tiup, sql, tikv-ctl)"
+    )
 
 
 def _store(ctx: _Context, node: str | None) -> str:
@@ -549,6 +559,12 @@ def _render_operator(ctx: _Context) -> tuple[str, list[str]]:
         toml_text = _render_merged(ctx)[0]
         how = "the whole config string, your current spec.tikv.config with the changes merged in"
     else:
+        if ctx.rollback and ctx.node is None:
+            # every pod shares one config string: nodes that ran different values cannot all get theirs back
+            for key in dict.fromkeys(c.key for c in ctx.tikv):
+                values = [c.proposed for c in ctx.tikv if c.key == key and c.proposed is not None]
+                if any(not same_value(key, values[0], v) for v in values[1:]):
+                    raise _differs_by_node(ctx, key)
         everywhere = [(c, c.model_copy(update={"entity": None})) for c in ctx.tikv]
         cluster_wide = _Context(
             ctx.patch,

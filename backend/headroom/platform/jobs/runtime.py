@@ -28,13 +28,19 @@ def run_due_jobs(jobs: Sequence[Job], database_url: str, settings: Settings, at:
     return ran
 
 
+def catch_up_order(jobs: Sequence[Job]) -> list[Job]:
+    """The start-up round's order: the ingest jobs first, so the advice and the scores that follow read the data
+    they bring (otherwise each waits for its next scheduled run)."""
+    return sorted(jobs, key=lambda job: job.queue != "ingest")
+
+
 def start_inprocess_scheduler(jobs: Sequence[Job], database_url: str, settings: Settings) -> threading.Thread:
     """Run every job once now (catch-up), then each at its schedule, on a daemon thread."""
     stop = threading.Event()
 
     def loop() -> None:
         now = dt.datetime.now(dt.UTC)
-        for job in jobs:
+        for job in catch_up_order(jobs):
             try:
                 run_job(job, database_url, settings, now)
             except Exception:  # noqa: BLE001

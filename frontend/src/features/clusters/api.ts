@@ -22,6 +22,9 @@ export const clustersQueryKey = ['clusters', 'list'] as const;
 export const clusterQueryKey = (clusterId: string) => ['clusters', clusterId] as const;
 
 
+/** How often a cluster whose first analysis is running is asked again. */
+const FIRST_ANALYSIS_POLL_MS = 5_000;
+
 export function useClusters() {
   return useQuery({
     queryKey: clustersQueryKey,
@@ -34,6 +37,8 @@ export function useFleet() {
   return useQuery({
     queryKey: ['clusters', 'fleet'],
     queryFn: () => unwrap(api.GET('/api/v1/fleet')),
+    // A cluster whose first analysis is still running is asked again until its findings are in.
+    refetchInterval: (query) => (query.state.data?.items.some((c) => c.advised_at === null) ? FIRST_ANALYSIS_POLL_MS : false),
   });
 }
 
@@ -41,6 +46,7 @@ export function useCluster(clusterId: string) {
   return useQuery({
     queryKey: clusterQueryKey(clusterId),
     queryFn: () => unwrap(api.GET('/api/v1/clusters/{cluster_id}', { params: { path: { cluster_id: clusterId } } })),
+    refetchInterval: (query) => (query.state.data && query.state.data.advised_at === null ? FIRST_ANALYSIS_POLL_MS : false),
   });
 }
 

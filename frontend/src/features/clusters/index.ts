@@ -9,6 +9,7 @@ export {
   type TikvNode,
 } from './api';
 export { AdviseNowButton } from './components/AdviseNowButton';
+export { FIRST_ANALYSIS, FirstAnalysisNotice, neverAdvised } from './components/FirstAnalysisNotice';
 export { ClusterHeader } from './components/ClusterHeader';
 export { ClustersPanel } from './components/ClustersPanel';
 export { NodesTable } from './components/NodesTable';

@@ -1,3 +1,4 @@
+import { tikvNode } from '@/lib/change';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { toApiError, unwrap } from '@/api/errors';
@@ -162,6 +163,26 @@ export function patchNodes(patch: Patch): string[] {
 }
 
 /** How a node of the patch is shown: its store address (the status address when none is known). */
+/**
+ * The nodes whose values before the patch differ for some key it changes (each node's rollback restores its own),
+ * by status address; empty when every node ran the same values (one rollback file serves them all).
+ */
+export function rollbackNodes(patch: Patch): string[] {
+  const byKey = new Map<string, Map<string, string>>();
+  for (const change of patch.changes) {
+    const node = change.target === 'tikv' ? tikvNode(change.entity) : null;
+    if (!node) continue;
+    const values = byKey.get(change.key) ?? new Map<string, string>();
+    values.set(node, JSON.stringify(change.current ?? null));
+    byKey.set(change.key, values);
+  }
+  const nodes = new Set<string>();
+  for (const values of byKey.values()) {
+    if (new Set(values.values()).size > 1) for (const node of values.keys()) nodes.add(node);
+  }
+  return [...nodes].sort((a, b) => a.localeCompare(b));
+}
+
 export function patchNodeLabel(patch: Patch, statusAddress: string): string {
   return patch.nodes.find((n) => n.status_address === statusAddress)?.address ?? statusAddress;
 }

@@ -2,15 +2,15 @@ import { Link } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { settingText } from '@/lib/change';
 import { formatTimestamp, formatUsdChange, formatValue, peakUse } from '@/lib/format';
 import { metricName, peakText, useChanges, type ChangeEntry, type MeasuredCell } from '../api';
 import { BeforeAfterChart } from './BeforeAfterChart';
 
 const KIND_NAMES: Record<ChangeEntry['kind'], string> = {
   patch_applied: 'Patch applied',
-  inventory: 'Seen in AWS',
-  config: 'Seen in the TiKV config',
+  inventory: 'Detected change in AWS',
+  config: 'Detected change in the TiKV config',
+  config_upload: 'Config upload',
 };
 
 /** The cell the change moved most (the chart shows that one; the table lists all). */
@@ -36,7 +36,7 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
         {entry.changes.map((c) => (
           <li key={c.key}>
             <code>{c.key}</code>
-            {entry.entity_id ? ` on ${entry.entity_id}` : ''}: {settingText(c.before, c.key)} → {settingText(c.after, c.key)}
+            {entry.entity_id ? ` on ${entry.entity_id}` : ''}: {c.before_text} → {c.after_text}
           </li>
         ))}
       </ul>

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { formatDate, formatQuantity } from '@/lib/format';
 import type { Cluster, ClusterHealth, Fleet } from '../api';
+import { FIRST_ANALYSIS } from './FirstAnalysisNotice';
 
 const DEPLOYMENT_LABEL: Record<Cluster['deployment_kind'], string> = {
   tiup: 'TiUP',
@@ -30,6 +31,8 @@ const usd = (v: number) => `$${v.toLocaleString('en-US', { maximumFractionDigits
 
 /** Sort value of a column: missing values (no data, nothing projected) sort last whichever the direction. */
 function sortValue(key: SortKey, c: Cluster, h: ClusterHealth | undefined): number | string | null {
+  // a cluster whose first analysis is running has no findings, score, ceiling or savings yet: it sorts last
+  if (h?.advised_at === null && key !== 'name' && key !== 'spend') return null;
   switch (key) {
     case 'name':
       return c.name.toLowerCase();
@@ -54,6 +57,25 @@ function ceilingText(h: ClusterHealth | undefined): string {
   if (n.days <= 0) return `${what}: reached`;
   const days = Math.max(1, Math.round(n.days));
   return `${what}: in ${days} day${days === 1 ? '' : 's'}`;
+}
+
+function ClusterName({ cluster }: { cluster: Cluster }) {
+  const tags = Object.entries(cluster.tags ?? {});
+  return (
+    <th scope="row">
+      <Link to={`/clusters/${cluster.id}`}>{cluster.name}</Link>
+      <div className="muted small">{DEPLOYMENT_LABEL[cluster.deployment_kind]}</div>
+      {tags.length > 0 && (
+        <ul className="tags" aria-label={`Tags of ${cluster.name}`}>
+          {tags.map(([key, value]) => (
+            <li key={key} className="tag">
+              {key}={value}
+            </li>
+          ))}
+        </ul>
+      )}
+    </th>
+  );
 }
 
 function SortButton({ label, column, sort, onSort }: {
@@ -90,7 +112,8 @@ export function ClusterTable({ clusters, fleet }: { clusters: Cluster[]; fleet?:
       {fleet && (
         <p className="muted">
           Spend Headroom sees (EBS volumes and EC2 instances, on demand): <strong>{usd(fleet.total_spend_usd)}</strong> a
-          month; savings the open findings offer: <strong>{usd(fleet.total_savings_usd)}</strong> a month.
+          month; savings the open findings offer: <strong>{usd(fleet.total_savings_usd)}</strong> a month
+          {fleet.items.some((i) => i.advised_at === null) ? ' so far (the first analysis of some clusters is still running)' : ''}.
         </p>
       )}
       <div className="table-scroll" tabIndex={0} role="region" aria-label="Clusters table">
@@ -123,22 +146,26 @@ export function ClusterTable({ clusters, fleet }: { clusters: Cluster[]; fleet?:
           <tbody>
             {rows.map((cluster) => {
               const h = health.get(cluster.id);
-              const tags = Object.entries(cluster.tags ?? {});
+              if (h && h.advised_at === null) {
+                // Never advised: its findings, savings and ceiling are not known yet (zeros would read "all clear").
+                return (
+                  <tr key={cluster.id}>
+                    <ClusterName cluster={cluster} />
+                    <td colSpan={3}>
+                      <span role="status">{FIRST_ANALYSIS}</span>
+                    </td>
+                    <td>{usd(h.monthly_spend_usd)}</td>
+                    <td>{FIRST_ANALYSIS}</td>
+                    <td>{cluster.tikv_version}</td>
+                    <td>
+                      <time dateTime={cluster.created_at}>{formatDate(cluster.created_at)}</time>
+                    </td>
+                  </tr>
+                );
+              }
               return (
                 <tr key={cluster.id}>
-                  <th scope="row">
-                    <Link to={`/clusters/${cluster.id}`}>{cluster.name}</Link>
-                    <div className="muted small">{DEPLOYMENT_LABEL[cluster.deployment_kind]}</div>
-                    {tags.length > 0 && (
-                      <ul className="tags" aria-label={`Tags of ${cluster.name}`}>
-                        {tags.map(([key, value]) => (
-                          <li key={key} className="tag">
-                            {key}={value}
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </th>
+                  <ClusterName cluster={cluster} /> = Object.entries(cluster.tags ?? {});
                   <td>
                     {h
                       ? `${h.open_by_severity.critical ?? 0} critical, ${h.open_by_severity.warning ?? 0} warning, ${h.open_by_severity.info ?? 0} info`
