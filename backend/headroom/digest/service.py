@@ -34,6 +34,7 @@ from headroom.accounts.models import AuditLog, Membership, Organization, User
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.models import Cluster
 from headroom.digest.build import (
+    CeilingAhead,
     ChartImage,
     ClusterDigest,
     Digest,
@@ -60,6 +61,7 @@ from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance
 from headroom.platform import smtp
 from headroom.projections import service as projections_service
+from headroom.projections.models import Projection
 from headroom.changes import service as changes_service
 from headroom.platform.errors import AppError, NotFound
 from headroom.platform.jobs.context import JobContext
@@ -213,12 +215,34 @@ def last_sends(db: Session, org_id: uuid.UUID, limit: int = LAST_SENDS) -> list[
 # --- gathering -------------------------------------------------------------------------------------------
 
 
+# The AWS attributes a change sets, in words (EC2 ModifyVolume's VolumeType, Iops, Throughput and Size:
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ModifyVolume.html; ModifyInstanceAttribute's
+# InstanceType: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ModifyInstanceAttribute.html).
+_AWS_SETTING_WORDS = {
+    "volume.type": "the volume type",
+    "volume.iops": "the provisioned IOPS",
+    "volume.throughput": "the provisioned throughput",
+    "volume.size": "the volume size",
+    "volume.raid0-stripes": "the RAID 0 stripes",
+    "volume.create": "a new volume",
+    "instance.type": "the instance type",
+}
+
+
 def _fix_line(change: Change) -> str:
+    """A change as one sentence: "Set the provisioned throughput to 300 MiB/s (now 125 MiB/s) on vol-0abc"; a
+    tikv.toml key keeps its name, the setting an SRE types into the file."""
     proposed = setting_text(change.key, change.proposed)
-    what = (f"{change.key} = {proposed}" if change.current is None
-            else f"{change.key}: {setting_text(change.key, change.current)} -> {proposed}")
     where = change.applies_to()
-    return f"{what} on {where}" if where else what
+    if change.target == "aws":
+        what = _AWS_SETTING_WORDS.get(change.key, change.key.replace(".", " ").replace("-", " "))
+        line = f"Create {what}: {proposed}" if change.key == "volume.create" else f"Set {what} to {proposed}"
+    else:
+        line = f"Set {change.key} to {proposed} in tikv.toml"
+        where = where or "every TiKV node"
+    if change.current is not None:
+        line += f" (now {setting_text(change.key, change.current)})"
+    return f"{line} on {where}" if where else line
 
 
 def _item(finding: StoredFinding, fixes: Sequence[str], url: str) -> FindingItem:
@@ -277,6 +301,13 @@ def _limit_notes(db: Session, org_id: uuid.UUID) -> dict[uuid.UUID, list[str]]:
     return notes
 
 
+def _ceiling_ahead(row: Projection | None) -> CeilingAhead | None:
+    if row is None:
+        return None
+    return CeilingAhead(what=projections_service.ceiling_subject(row), ceiling=row.ceiling, unit=row.unit,
+                        days=row.days or 0.0, days_low=row.days_low, days_high=row.days_high, hits_at=row.hits_at)
+
+
 def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> DigestData:
     """Collect one org's digest data for the 7 days before `now`."""
     org = db.get(Organization, org_id)
@@ -307,6 +338,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
     for f in open_rows:
         by_cluster[f.cluster_id].append(f)
     limit_notes = _limit_notes(db, org_id)
+    nearest = projections_service.nearest_by_cluster(db, org_id)
     cluster_digests = []
     for cluster in clusters:
         rows = by_cluster.get(cluster.id, [])
@@ -331,6 +363,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
                 worsened_this_week=worsened.get(cluster.id, 0),
                 savings_usd=round(sum(f.monthly_saving_usd for f in rows), 2),
                 id=str(cluster.id),
+                nearest=_ceiling_ahead(nearest.get(cluster.id)),
             )
         )
 
