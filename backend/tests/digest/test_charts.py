@@ -71,6 +71,16 @@ def test_a_chart_is_a_png_of_the_mail_size_with_its_words_as_alt_text() -> None:
     assert len(chart.png) < 80_000
 
 
+def test_a_chart_drawn_once_is_reused_for_the_same_evidence_and_redrawn_for_new_evidence() -> None:
+    values = [float(900 + i % 50) for i in range(1440)]
+    first = finding_chart([_series(values)], [], step_seconds=60, cid="finding-a@headroom")
+    again = finding_chart([_series(values)], [], step_seconds=60, cid="finding-b@headroom")
+    assert first is not None and again is not None
+    assert again.png is first.png and again.cid == "finding-b@headroom"  # the same PNG, under this message's id
+    moved = finding_chart([_series([*values[1:], 2999.0])], [], step_seconds=60, cid="finding-a@headroom")
+    assert moved is not None and moved.png is not first.png and moved.words != first.words
+
+
 def test_the_weekly_email_carries_each_top_findings_chart_as_a_related_part(
         client: Any, sessions: Any, smtp_server: Any, smtp_settings: Any, job_context: Any) -> None:
     owner = sign_up(client, org="Charts Org", email="owner@charts-org.example.com")
