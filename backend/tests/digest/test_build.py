@@ -264,3 +264,21 @@ def test_worse_this_week_and_the_savings_on_offer_are_said_when_there_are_some()
     quiet = build_digest(dataclasses.replace(data, clusters=[dataclasses.replace(cluster, worsened_this_week=0,
                                                                                 savings_usd=0.0)]))
     assert "Worse this week" not in quiet.text and "Savings the open" not in quiet.text
+
+
+def test_the_emails_one_style_block_is_allowed_by_the_dashboards_policy_by_its_hash() -> None:
+    # The preview frame inherits the dashboard's CSP (a srcdoc document); its one <style> block (dark mode, narrow
+    # screens) is allowed by its SHA-256 and nothing else is: a changed block needs the new hash in the policy.
+    import base64
+    import hashlib
+
+    from headroom.platform.security_headers import APP_CSP_DIRECTIVES, WEEKLY_EMAIL_STYLE_HASH
+
+    cluster = ClusterDigest(name="prod", url="https://h.example/clusters/1", open_by_severity={"warning": 1},
+                            new_this_week=1, resolved_this_week=0, open_findings=[_item("w", "warning")])
+    for digest in (build_digest(_data([cluster])), build_digest(_data([]))):
+        (block,) = re.findall(r'<style data-css-inline="keep">(.*?)</style>', digest.html, flags=re.S)
+        assert "<style" not in digest.html.replace('<style data-css-inline="keep">', "")
+        found = "'sha256-" + base64.b64encode(hashlib.sha256(block.encode()).digest()).decode() + "'"
+        assert found == WEEKLY_EMAIL_STYLE_HASH
+    assert WEEKLY_EMAIL_STYLE_HASH in dict(APP_CSP_DIRECTIVES)["style-src"]
