@@ -52,6 +52,7 @@ def serve(
     app = create_app(ctx, frontend_dist=_frontend_dist(settings.frontend_dist))
     if not settings.redis_url:
         start_inprocess_scheduler(jobs, database_url, settings)
+    _warm_up_charts()
     bind_host, bind_port = host or settings.host, port or settings.port
     url = f"http://{bind_host}:{bind_port}"
     typer.echo(f"Headroom is running at {url}  (API docs: {url}/api/docs)")
@@ -65,6 +66,15 @@ def serve(
     if not settings.database_url:
         typer.echo(f"Embedded PostgreSQL data: {(settings.data_dir / 'postgres').resolve()}")
     uvicorn.Server(uvicorn_config(app, bind_host, bind_port, settings.log_level)).run()
+
+
+def _warm_up_charts() -> None:
+    """Load the weekly email's chart library in the background, so the first preview does not wait for it."""
+    import threading
+
+    from headroom.digest.charts import warm_up
+
+    threading.Thread(target=warm_up, name="charts-warm-up", daemon=True).start()
 
 
 KEEP_ALIVE_SECONDS = 65

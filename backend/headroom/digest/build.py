@@ -6,13 +6,15 @@ organisation and `build_digest` renders it with the Jinja2 templates in `templat
 text (organisation, cluster and source names, finding titles, error messages) is HTML-escaped there; the text
 part carries it as it is.
 
-Layout, per cluster (clusters in name order):
+Layout (docs/digest.md "Layout"): a summary (`summarise`: open findings by severity, savings available, the
+nearest ceiling), then per cluster (clusters in name order):
 - open findings by severity (critical, warning, info), new and resolved in the reporting window;
-- the top findings by impact (`rank_findings`) with their fix and, where the finding carries them, its typed
+- a card per top finding by impact (`rank_findings`) with its impact in one sentence, its fix and, where the finding carries them, its typed
   forecasts (`headroom.domain.model.Forecast`: burst-bucket depletion and refill, days to a ceiling); findings
   that share a cause (`headroom.domain.model.FindingGroup`) are one entry (`collapse_groups`): the group's
   highest-ranked finding with the primary fix's what-if ("resolves 2 of 2") and the related findings under it;
-then the organisation's unhealthy data sources with their last error, and a link to the dashboard.
+then the organisation's unhealthy data sources with their last error, a link to the dashboard and a footer (why
+the recipient gets it, preferences, unsubscribe). The HTML's styles are inlined (`inline_css`).
 An organisation with nothing open and every source healthy gets a short "all clear".
 """
 
@@ -21,14 +23,16 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+import css_inline
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from headroom.domain.model import SEVERITIES, Forecast, severity_rank
-from headroom.domain.units import format_duration_words, format_quantity, round_half_up
+from headroom.domain.units import format_days, format_duration_words, format_quantity, round_half_up
 
 # Findings listed per cluster: five keeps a cluster's section on one screen of a mail client; the rest are one
 # click away on the dashboard (the count of open findings is always shown in full).
@@ -71,6 +75,20 @@ class FindingItem:
 
 
 @dataclass(frozen=True)
+class CeilingAhead:
+    """A cluster's nearest projected ceiling (headroom.projections.service.nearest_by_cluster): what reaches it
+    ("Volume vol-0abc IOPS"), the ceiling and its unit, and in how many days (0: reached already)."""
+
+    what: str
+    ceiling: float
+    unit: str
+    days: float
+    days_low: float | None = None
+    days_high: float | None = None
+    hits_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
 class ClusterDigest:
     """One cluster's week: counts and the open findings (all of them; `build_digest` picks the top ones)."""
 
@@ -91,6 +109,7 @@ class ClusterDigest:
     savings_usd: float = 0.0
     # The cluster's id, which a recipient's preferences choose clusters by (`for_recipient`).
     id: str = ""
+    nearest: CeilingAhead | None = None
 
     @property
     def open_total(self) -> int:
@@ -128,6 +147,27 @@ class DigestData:
 
 
 @dataclass(frozen=True)
+class Summary:
+    """The top of the email: open findings by severity, the monthly savings the fixes offer, the nearest ceiling
+    (with its cluster's name), over the clusters the email covers."""
+
+    totals: Mapping[str, int]
+    savings_usd: float
+    nearest: CeilingAhead | None
+    nearest_cluster: str = ""
+
+
+def summarise(data: DigestData) -> Summary:
+    """Sum the clusters' figures the way the fleet page does: savings per cluster rounded to the cent, then added;
+    the nearest ceiling is the fewest days of any cluster's nearest (ties: cluster name)."""
+    clusters = sorted(data.clusters, key=lambda c: c.name)
+    ahead = [(c.nearest.days, c.name, c.nearest) for c in clusters if c.nearest is not None]
+    nearest = min(ahead, key=lambda x: (x[0], x[1])) if ahead else None
+    return Summary(totals=_totals(data), savings_usd=round(sum(round(c.savings_usd, 2) for c in clusters), 2),
+                   nearest=nearest[2] if nearest else None, nearest_cluster=nearest[1] if nearest else "")
+
+
+@dataclass(frozen=True)
 class Digest:
     subject: str
     text: str
@@ -136,6 +176,7 @@ class Digest:
     totals: dict[str, int] = field(default_factory=dict)
     # The charts the HTML shows (src="cid:<cid>"), to be attached as related parts; the text part says them in words.
     images: tuple[ChartImage, ...] = ()
+    summary: Summary | None = None
 
     def html_inline(self) -> str:
         """The HTML with each chart inline (a data: URI), for a browser preview that has no message around it."""
@@ -215,6 +256,13 @@ def _utc(at: dt.datetime, fmt: str) -> str:
     return at.astimezone(dt.UTC).strftime(fmt)
 
 
+def first_sentence(text: str) -> str:
+    """The first sentence of `text` (a card says a finding's impact in one): up to the first ". ", "! " or "? "."""
+    flat = " ".join(text.split())
+    match = re.search(r"[.!?](?=\s)", flat)
+    return flat[: match.end()] if match else flat
+
+
 def _excerpt(text: str | None) -> str:
     flat = " ".join((text or "no error recorded").split())
     return flat if len(flat) <= ERROR_EXCERPT_CHARS else flat[: ERROR_EXCERPT_CHARS - 1] + "…"
@@ -277,6 +325,8 @@ def _environment(*, html_part: bool) -> Environment:
         when=_when,
         utc=_utc,
         excerpt=_excerpt,
+        sentence=first_sentence,
+        days=format_days,
     )
     return env
 
@@ -299,34 +349,46 @@ def _sections(data: DigestData, top_n: int) -> list[_ClusterSection]:
     return sections
 
 
-def _render(template: Template, data: DigestData, totals: Mapping[str, int], all_clear: bool, top_n: int) -> str:
+def _render(template: Template, data: DigestData, summary: Summary, all_clear: bool, top_n: int) -> str:
     sections = _sections(data, top_n)
     return template.render(
         data=data,
-        totals=totals,
+        summary=summary,
+        totals=summary.totals,
         all_clear=all_clear,
         period=f"{_when(data.period_start)} to {_when(data.period_end)}",
         sections=sections,
         severities=SEVERITIES,
-        colours=_SEVERITY_COLOUR,
     )
 
 
-_SEVERITY_COLOUR = {"critical": "#b42318", "warning": "#b54708", "info": "#175cd3"}
+# Mail clients drop <style> blocks or the rules they do not support (Gmail keeps a <style> in the head but not
+# every selector; Outlook's Word engine reads only inline styles), so every rule is copied into the style
+# attributes. The dark-mode block (data-css-inline="keep") stays in a <style>: a media query cannot be inlined,
+# and the clients that honour prefers-color-scheme read it there. css-inline (a Rust HTML/CSS engine) inlines a
+# demo organisation's email in about 2 ms.
+_INLINER = css_inline.CSSInliner(keep_style_tags=False, load_remote_stylesheets=False)
+
+
+def inline_css(document: str) -> str:
+    """Copy the document's <style> rules into its elements' style attributes (the kept block stays as it is)."""
+    return _INLINER.inline(document)
 
 
 def build_digest(data: DigestData, *, top_n: int = DEFAULT_TOP_N) -> Digest:
     """Render one organisation's weekly digest: subject, plain text and HTML."""
-    totals = _totals(data)
+    summary = summarise(data)
+    totals = dict(summary.totals)
     open_total = sum(totals[s] for s in SEVERITIES)
     all_clear = (open_total == 0 and not data.source_problems
                  and not any(c.limit_notes or c.next_ceilings for c in data.clusters))
     return Digest(
         subject=_one_line(_subject(data, totals, all_clear)),
-        text=_render(_TEXT, data, totals, all_clear, top_n),
-        html=_render(_HTML, data, totals, all_clear, top_n),
+        text=_render(_TEXT, data, summary, all_clear, top_n),
+        html=inline_css(_render(_HTML, data, summary, all_clear, top_n)),
         all_clear=all_clear,
         totals=totals,
+        summary=summary,
         images=() if all_clear else tuple(item.chart for section in _sections(data, top_n) for item in section.top
                                           if item.chart is not None),
     )

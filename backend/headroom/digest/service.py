@@ -19,8 +19,9 @@ import datetime as dt
 import hashlib
 import hmac
 import html
+import threading
 import uuid
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from email.message import EmailMessage
@@ -34,6 +35,7 @@ from headroom.accounts.models import AuditLog, Membership, Organization, User
 from headroom.accounts.service import Principal, audit
 from headroom.clusters.models import Cluster
 from headroom.digest.build import (
+    CeilingAhead,
     ChartImage,
     ClusterDigest,
     Digest,
@@ -60,6 +62,7 @@ from headroom.inventory.limits import resolve_instance_types
 from headroom.inventory.models import Instance
 from headroom.platform import smtp
 from headroom.projections import service as projections_service
+from headroom.projections.models import Projection
 from headroom.changes import service as changes_service
 from headroom.platform.errors import AppError, NotFound
 from headroom.platform.jobs.context import JobContext
@@ -213,12 +216,34 @@ def last_sends(db: Session, org_id: uuid.UUID, limit: int = LAST_SENDS) -> list[
 # --- gathering -------------------------------------------------------------------------------------------
 
 
+# The AWS attributes a change sets, in words (EC2 ModifyVolume's VolumeType, Iops, Throughput and Size:
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ModifyVolume.html; ModifyInstanceAttribute's
+# InstanceType: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ModifyInstanceAttribute.html).
+_AWS_SETTING_WORDS = {
+    "volume.type": "the volume type",
+    "volume.iops": "the provisioned IOPS",
+    "volume.throughput": "the provisioned throughput",
+    "volume.size": "the volume size",
+    "volume.raid0-stripes": "the RAID 0 stripes",
+    "volume.create": "a new volume",
+    "instance.type": "the instance type",
+}
+
+
 def _fix_line(change: Change) -> str:
+    """A change as one sentence: "Set the provisioned throughput to 300 MiB/s (now 125 MiB/s) on vol-0abc"; a
+    tikv.toml key keeps its name, the setting an SRE types into the file."""
     proposed = setting_text(change.key, change.proposed)
-    what = (f"{change.key} = {proposed}" if change.current is None
-            else f"{change.key}: {setting_text(change.key, change.current)} -> {proposed}")
     where = change.applies_to()
-    return f"{what} on {where}" if where else what
+    if change.target == "aws":
+        what = _AWS_SETTING_WORDS.get(change.key, change.key.replace(".", " ").replace("-", " "))
+        line = f"Create {what}: {proposed}" if change.key == "volume.create" else f"Set {what} to {proposed}"
+    else:
+        line = f"Set {change.key} to {proposed} in tikv.toml"
+        where = where or "every TiKV node"
+    if change.current is not None:
+        line += f" (now {setting_text(change.key, change.current)})"
+    return f"{line} on {where}" if where else line
 
 
 def _item(finding: StoredFinding, fixes: Sequence[str], url: str) -> FindingItem:
@@ -243,22 +268,47 @@ def _item(finding: StoredFinding, fixes: Sequence[str], url: str) -> FindingItem
 CHARTS_PER_CLUSTER = 3
 
 
-def _with_charts(db: Session, items: list[FindingItem], rows: dict[str, StoredFinding]) -> list[FindingItem]:
-    """The cluster's items, its first top findings with their evidence chart (headroom.digest.charts)."""
+# A finding's chart by its evidence (the window and series the advisor judged, and its forecasts): the evidence
+# changes when the advisor runs again, and a closed window's stored points do not, so between runs the settings
+# page's preview, a test send and Monday's send chart a finding once. Reading the evidence series (a snapshot of
+# the window) takes 0.2-0.4 s a finding and drawing it 0.5-1 s; a hit takes a hash of the evidence.
+EVIDENCE_CHART_CACHE = 256
+_charted: OrderedDict[tuple[uuid.UUID, str], ChartImage | None] = OrderedDict()
+_charted_lock = threading.Lock()
+
+
+def _chart_of(db: Session, row: StoredFinding, item: FindingItem) -> ChartImage | None:
     from headroom.digest.charts import finding_chart
     from headroom.findings.evidence_series import evidence_series
 
+    evidence = row.evidence
+    key = (row.id, hashlib.sha256(evidence.model_dump_json().encode()).hexdigest() if evidence else "")
+    with _charted_lock:
+        if key in _charted:
+            _charted.move_to_end(key)
+            return _charted[key]
+    try:
+        series = evidence_series(db, row)
+    except NotFound:  # no evidence window to chart
+        chart = None
+    else:
+        chart = finding_chart(series.series, item.forecast, step_seconds=series.step_seconds,
+                              cid=f"finding-{row.id}@headroom")
+    with _charted_lock:
+        _charted[key] = chart
+        while len(_charted) > EVIDENCE_CHART_CACHE:
+            _charted.popitem(last=False)
+    return chart
+
+
+def _with_charts(db: Session, items: list[FindingItem], rows: dict[str, StoredFinding]) -> list[FindingItem]:
+    """The cluster's items, its first top findings with their evidence chart (headroom.digest.charts)."""
     charted = {}
     for item in top_findings(items, CHARTS_PER_CLUSTER):
         row = rows.get(item.url or "")
         if row is None:
             continue
-        try:
-            series = evidence_series(db, row)
-        except NotFound:  # no evidence window to chart
-            continue
-        chart = finding_chart(series.series, item.forecast, step_seconds=series.step_seconds,
-                              cid=f"finding-{row.id}@headroom")
+        chart = _chart_of(db, row, item)
         if chart is not None:
             charted[item.url] = replace(item, chart=chart)
     return [charted.get(item.url, item) for item in items]
@@ -275,6 +325,13 @@ def _limit_notes(db: Session, org_id: uuid.UUID) -> dict[uuid.UUID, list[str]]:
         if not limits.known and inst.cluster_id is not None:
             notes[inst.cluster_id].append(f"instance {inst.instance_id}: {limits.note}")
     return notes
+
+
+def _ceiling_ahead(row: Projection | None) -> CeilingAhead | None:
+    if row is None:
+        return None
+    return CeilingAhead(what=projections_service.ceiling_subject(row), ceiling=row.ceiling, unit=row.unit,
+                        days=row.days or 0.0, days_low=row.days_low, days_high=row.days_high, hits_at=row.hits_at)
 
 
 def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> DigestData:
@@ -307,6 +364,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
     for f in open_rows:
         by_cluster[f.cluster_id].append(f)
     limit_notes = _limit_notes(db, org_id)
+    nearest = projections_service.nearest_by_cluster(db, org_id)
     cluster_digests = []
     for cluster in clusters:
         rows = by_cluster.get(cluster.id, [])
@@ -331,6 +389,7 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
                 worsened_this_week=worsened.get(cluster.id, 0),
                 savings_usd=round(sum(f.monthly_saving_usd for f in rows), 2),
                 id=str(cluster.id),
+                nearest=_ceiling_ahead(nearest.get(cluster.id)),
             )
         )
 

@@ -23,7 +23,7 @@ from collections import defaultdict
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -38,7 +38,7 @@ from headroom.metrics import service as metrics_service
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
 from headroom.platform.principal import Principal
-from headroom.projections.models import Projection
+from headroom.projections import service as projections_service
 
 WINDOW = dt.timedelta(hours=24)
 # A stored score older than this is not shown: the page computes the cluster live instead. Three missed runs of
@@ -93,15 +93,7 @@ def fleet(db: Session, principal: Principal, *, now: dt.datetime) -> FleetRead:
     org_id = principal.org_id
     clusters = list(db.scalars(select(Cluster).where(Cluster.org_id == org_id).order_by(Cluster.name)))
     tallies = findings_service.open_tally_by_cluster(db, org_id)
-    nearest: dict[object, Projection] = {}
-    first = (select(Projection.cluster_id, func.min(Projection.days).label("days"))
-             .where(Projection.org_id == org_id, Projection.days.is_not(None)).group_by(Projection.cluster_id)
-             .subquery())
-    for row in db.scalars(select(Projection).join(first, (first.c.cluster_id == Projection.cluster_id)
-                                                  & (first.c.days == Projection.days))
-                          .where(Projection.org_id == org_id)
-                          .order_by(Projection.entity_kind, Projection.entity_id, Projection.metric)):
-        nearest.setdefault(row.cluster_id, row)
+    nearest = projections_service.nearest_by_cluster(db, org_id)
     spend = _spend(db, org_id, clusters)
     end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
     start = end - WINDOW

@@ -16,19 +16,24 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+# CSP3 hash source of the weekly email's kept <style> block (backend/tests/digest/test_build.py recomputes it).
+WEEKLY_EMAIL_STYLE_HASH = "'sha256-KNox195J7tFo/v6oRdnmiE9LavyC/pHJIKBGtGmUX2Q='"
+
 # The dashboard's policy. The built front end (frontend/dist/index.html) loads one module script and its
 # stylesheets from /assets and has no inline script, so scripts and style sheets come from 'self' only.
 APP_CSP_DIRECTIVES: tuple[tuple[str, str], ...] = (
     ("default-src", "'self'"),
     ("script-src", "'self'"),
-    # <style> elements and style sheets: ours only.
-    ("style-src", "'self'"),
+    # <style> elements and style sheets: ours only, and the one <style> block of the weekly email (its dark-mode
+    # and narrow-screen rules, which cannot be inlined: headroom.digest.build) by its hash, so the preview frame
+    # shows the email as its recipients' clients do. A test renders the email and checks this hash against it.
+    ("style-src", f"'self' {WEEKLY_EMAIL_STYLE_HASH}"),
     # style="" attributes: needed by the weekly email's preview (Settings > Weekly email), whose HTML is shown in a
     # sandboxed srcdoc frame, which inherits this policy (CSP3, "Policy inheritance" of srcdoc documents): an email's
     # styles can only be inline attributes. React's and Recharts' style props are set through the CSSOM, which CSP
     # does not govern. An attribute can restyle an element but cannot run script or load anything (img-src and
     # friends still apply), and React escapes every attribute we render, so this is the narrowest opening that
-    # keeps the preview as the recipients see it. <style> elements stay forbidden (style-src above).
+    # keeps the preview as the recipients see it. Other <style> elements stay forbidden (style-src above).
     ("style-src-attr", "'unsafe-inline'"),
     # data: for the weekly email preview's charts, inlined as data: URIs by the API.
     ("img-src", "'self' data:"),

@@ -29,6 +29,7 @@ from headroom.clusters.models import Cluster
 from headroom.domain.forecast.capacity import CeilingForecast, CeilingKey, cluster_growth, days_on_band
 from headroom.domain.forecast.crossing import Crossing as BandDays
 from headroom.domain.snapshot.schema import Entity, ForecastBand, ProjectedCeiling, Snapshot
+from headroom.domain.units import format_days, format_quantity
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
 from headroom.platform.principal import Principal
@@ -136,31 +137,47 @@ _METRIC_WORDS = {"iops": "IOPS", "mibps": "throughput", "used_gib": "disk space"
 _ENTITY_WORDS = {"volume": "Volume", "instance": "Instance EBS", "node": "Store"}
 
 
+def ceiling_subject(r: Projection) -> str:
+    """What a projection is of, in words: "Volume vol-0abc IOPS", "Store tikv-1 disk space"."""
+    return f"{_ENTITY_WORDS.get(r.entity_kind, r.entity_kind)} {r.entity_id} {_METRIC_WORDS.get(r.metric, r.metric)}"
+
+
+def nearest_by_cluster(db: Session, org_id: uuid.UUID) -> dict[uuid.UUID, Projection]:
+    """Each cluster's nearest projected ceiling (fewest days; a ceiling reached already is 0 days), ties by entity
+    and metric: what the fleet page and the weekly email both call "the nearest ceiling"."""
+    first = (select(Projection.cluster_id, func.min(Projection.days).label("days"))
+             .where(Projection.org_id == org_id, Projection.days.is_not(None)).group_by(Projection.cluster_id)
+             .subquery())
+    nearest: dict[uuid.UUID, Projection] = {}
+    for row in db.scalars(select(Projection).join(first, (first.c.cluster_id == Projection.cluster_id)
+                                                  & (first.c.days == Projection.days))
+                          .where(Projection.org_id == org_id)
+                          .order_by(Projection.entity_kind, Projection.entity_id, Projection.metric)):
+        nearest.setdefault(row.cluster_id, row)
+    return nearest
+
+
 def nearest_ceilings(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *, limit: int = 3) -> list[str]:
     """The cluster's nearest projected crossings ahead in words a person plans with (days, not minutes), nearest
-    first: "Volume vol-0abc IOPS: the 4,000 IOPS ceiling in 12 days (9-16), around 2026-12-09"; then, in one line,
-    the ceilings already reached (their findings say what to do; they are not what lies ahead)."""
+    first: "Volume vol-0abc IOPS: the 4,000 IOPS ceiling in 12 days (9-16 days), around 2026-12-09"; then, in one
+    line, the ceilings already reached (their findings say what to do; they are not what lies ahead)."""
     rows = list(db.scalars(select(Projection).where(
         Projection.org_id == org_id, Projection.cluster_id == cluster_id, Projection.days.is_not(None))
         .order_by(Projection.days, Projection.entity_kind, Projection.entity_id, Projection.metric)))
     ahead = [r for r in rows if (r.days or 0.0) > 0][:limit]
     reached = [r for r in rows if (r.days or 0.0) <= 0]
 
-    def what(r: Projection) -> str:
-        return f"{_ENTITY_WORDS.get(r.entity_kind, r.entity_kind)} {r.entity_id} {_METRIC_WORDS.get(r.metric, r.metric)}"
-
     out = []
     for r in ahead:
-        ceiling = f"the {r.ceiling:,.0f} {r.unit} ceiling"
-        whole = max(1, round(r.days or 0.0))
+        ceiling = f"the {format_quantity(r.ceiling, r.unit)} ceiling"
         band = ""
         if r.days_low is not None:
-            high = f"{round(r.days_high)}" if r.days_high is not None else f">{round(r.horizon_days)}"
-            band = f" ({round(r.days_low)}-{high})"
+            band = (f" ({format_days(r.days_low, r.days_high)})" if r.days_high is not None
+                    else f" ({format_days(r.days_low)} or more)")
         when = f", around {r.hits_at:%Y-%m-%d}" if r.hits_at is not None else ""
-        out.append(f"{what(r)}: {ceiling} in {whole} day{'s' if whole != 1 else ''}{band}{when}")
+        out.append(f"{ceiling_subject(r)}: {ceiling} in {format_days(max(1.0, r.days or 0.0))}{band}{when}")
     if reached:
-        names = ", ".join(f"{what(r)} ({r.ceiling:,.0f} {r.unit})" for r in reached[:limit])
+        names = ", ".join(f"{ceiling_subject(r)} ({format_quantity(r.ceiling, r.unit)})" for r in reached[:limit])
         more = f" and {len(reached) - limit} more" if len(reached) > limit else ""
         out.append(f"Already at the ceiling (hourly average): {names}{more}")
     return out

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import re
 
 from headroom.digest.build import (
+    CeilingAhead,
     ClusterDigest,
     DigestData,
     FindingItem,
@@ -68,23 +70,31 @@ def test_no_findings_and_healthy_sources_is_a_short_all_clear() -> None:
         "Resolved in the last 7 days (2026-10-26 08:00 UTC to 2026-11-02 08:00 UTC): 2.\n"
         "\n"
         "Dashboard: https://h.example/clusters\n"
+        "\n"
+        "You get this email because you are a member of Acme in Headroom with a verified address, in a role the "
+        "organisation sends its weekly advisory to (Mondays 08:00 UTC).\n"
+        "Digest settings: https://h.example/settings/digest\n"
     )
     assert "All clear:" in digest.html and "prod" not in digest.html
-    assert digest.html.count("<li>") == 0
+    assert "<li" not in digest.html and "data-finding-card" not in digest.html
 
 
 def test_counts_top_findings_fix_forecast_and_sources() -> None:
     findings = [_item(f"warning {n}", "warning", headroom=float(n)) for n in range(1, 6)] + [
         FindingItem(title="gp2 burst bucket drains on vol-9", severity="critical", entity="volume vol-9",
-                    impact="6,000 IOPS sustained instead of 3,000", fix=("volume.type: gp2 -> gp3",
-                    "volume.iops: 3000 -> 6000"), forecast=(_empties_in_35_min,),
+                    impact="6,000 IOPS sustained instead of 3,000. The bucket refills overnight.",
+                    fix=("Set the volume type to gp3 (now gp2) on vol-9", "Set the provisioned IOPS to 6,000 IOPS on vol-9"),
+                    forecast=(_empties_in_35_min,),
                     url="https://h.example/clusters/1/findings/f9"),
     ]
     prod = ClusterDigest(name="prod", url="https://h.example/clusters/1",
                          open_by_severity={"critical": 1, "warning": 5, "info": 1}, new_this_week=3,
-                         resolved_this_week=1, open_findings=findings + [_item("an info", "info")])
+                         resolved_this_week=1, open_findings=findings + [_item("an info", "info")], savings_usd=12.345,
+                         nearest=CeilingAhead(what="Volume vol-9 IOPS", ceiling=3000.0, unit="IOPS", days=12.4,
+                                              hits_at=dt.datetime(2026, 11, 14, 9, tzinfo=dt.UTC)))
     staging = ClusterDigest(name="staging", url="https://h.example/clusters/2", open_by_severity={},
-                            new_this_week=0, resolved_this_week=4)
+                            new_this_week=0, resolved_this_week=4, savings_usd=0.0,
+                            nearest=CeilingAhead(what="Store tikv-2 disk space", ceiling=500.0, unit="GiB", days=30.0))
     problem = SourceProblem(kind="Prometheus source", name="prom-a", status="failing",
                             last_error="connection refused", last_error_at=NOW - dt.timedelta(hours=1),
                             consecutive_failures=3, last_success_at=None)
@@ -94,18 +104,25 @@ def test_counts_top_findings_fix_forecast_and_sources() -> None:
     assert digest.totals == {"critical": 1, "warning": 5, "info": 1, "new": 3, "resolved": 5}
     assert digest.subject == "Headroom weekly advisory for Acme: 1 critical, 5 warning, 1 source problem (week of 2026-11-02)"
     text = digest.text
-    assert ("Open findings: 1 critical, 5 warning, 1 info. In the last 7 days (2026-10-26 08:00 UTC to "
-            "2026-11-02 08:00 UTC): 3 new, 5 resolved.") in text
+    # the summary first: counts, savings (each cluster's to the cent, then added, as the fleet page adds them),
+    # the nearest ceiling of any cluster with its cluster and date
+    assert text.startswith(
+        "Headroom weekly advisory for Acme, week of 2026-11-02\n\nTHIS WEEK\n"
+        "Open findings: 1 critical, 5 warning, 1 info. In the last 7 days (2026-10-26 08:00 UTC to "
+        "2026-11-02 08:00 UTC): 3 new, 5 resolved.\n"
+        "Savings available: $12.35 a month from the open findings' fixes.\n"
+        "Nearest ceiling: Volume vol-9 IOPS on prod: the 3,000 IOPS ceiling in 12 days, around 2026-11-14.\n"
+        "Data sources: 1 source failing: the findings may be out of date.\n")
+    assert digest.summary is not None and digest.summary.savings_usd == 12.35
     # clusters in name order; the top five by impact, the critical one first, with its fix and forecast
     assert text.index("== Cluster prod ==") < text.index("== Cluster staging ==")
     assert (
         "1. [CRITICAL] gp2 burst bucket drains on vol-9\n"
-        "   On: volume vol-9\n"
-        "   Impact: 6,000 IOPS sustained instead of 3,000\n"
-        "   Fix: volume.type: gp2 -> gp3\n"
-        "   Fix: volume.iops: 3000 -> 6000\n"
-        "   Forecast: forecast: the 40% balance runs out within a day\n"
-        "   Details: https://h.example/clusters/1/findings/f9\n"
+        "   On: prod · volume vol-9\n"
+        "   Impact: 6,000 IOPS sustained instead of 3,000.\n"
+        "   Fix: Set the volume type to gp3 (now gp2) on vol-9 (and 1 more change on the finding page)\n"
+        "   Forecast: the 40% balance runs out within a day\n"
+        "   Open the finding: https://h.example/clusters/1/findings/f9\n"
         "2. [WARNING] warning 1\n"
     ) in text
     assert "5. [WARNING] warning 4\n" in text and "warning 5" not in text and "an info" not in text
@@ -113,8 +130,20 @@ def test_counts_top_findings_fix_forecast_and_sources() -> None:
     assert "Open: 0 critical, 0 warning, 0 info; 0 new, 4 resolved this week.\nAll clear on this cluster.\n" in text
     assert ('- Prometheus source "prom-a" is failing (3 failures in a row; last success never); last error at '
             "2026-11-02 07:00 UTC: connection refused\n") in text
-    assert text.endswith("Dashboard: https://h.example/clusters\nDigest settings: https://h.example/settings/digest\n")
-    assert digest.html.count("<li>") == 6  # five findings and one source problem
+    assert text.endswith("Dashboard: https://h.example/clusters\n\nYou get this email because you are a member of "
+                         "Acme in Headroom with a verified address, in a role the organisation sends its weekly "
+                         "advisory to (Mondays 08:00 UTC).\nDigest settings: https://h.example/settings/digest\n")
+    html_doc = digest.html
+    assert html_doc.count("data-finding-card") == 5 and html_doc.count("<li") == 1  # five cards, one source problem
+    assert '<div class="stat-number n-critical" data-count="critical"' in html_doc
+    # every rule is inlined: table cells carry their style, only the dark-mode and narrow-screen block stays
+    assert re.search(r'<td class="card-cell" style="[^"]*padding: 14px 16px', html_doc)
+    assert html_doc.count("<style") == 1 and "prefers-color-scheme: dark" in html_doc
+    assert '<meta name="color-scheme" content="light dark">' in html_doc
+    assert '<meta name="supported-color-schemes" content="light dark">' in html_doc
+    assert "max-width: 600px" in html_doc and "sans-serif" in html_doc
+    assert ">$12.35 a month from the open findings' fixes<" in html_doc
+    assert "Volume vol-9 IOPS on prod: the 3,000 IOPS ceiling in 12 days, around 2026-11-14" in html_doc
 
 
 def test_user_text_is_escaped_in_html_and_kept_out_of_headers() -> None:
@@ -127,7 +156,9 @@ def test_user_text_is_escaped_in_html_and_kept_out_of_headers() -> None:
                             last_error_at=None, consecutive_failures=4)
     digest = build_digest(_data([cluster], [problem], org="Evil\r\nBcc: victim@example.com <b>"))
     assert "<script>" not in digest.html
-    assert digest.html.count("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;") == 7  # cluster, title, entity, impact, fix, source, error
+    # cluster (heading and card), title, entity, impact, fix, source, error; the CSS inliner writes the document
+    # back as an HTML serializer does (quotes are text in a text node, &quot; only inside attributes)
+    assert digest.html.count('&lt;script&gt;alert("x")&lt;/script&gt;') == 8
     assert 'href="https://h.example/clusters/1?&quot;onmouseover=1"' in digest.html
     assert "<b>" not in digest.html and "victim@example.com &lt;b&gt;" in digest.html
     assert "\n" not in digest.subject and "\r" not in digest.subject
@@ -162,15 +193,15 @@ def test_the_forecast_line_is_read_from_the_typed_forecast_and_user_text_is_esca
 
     lines = [
         # a weekly email is read days later: no clock time, no minutes (the alert carried those)
-        "forecast (headroom.domain.forecast.burst): at 2,500 IOPS the 40% balance runs out within a day, then at "
-        "most 1,050 IOPS",
+        "at 2,500 IOPS the 40% balance runs out within a day, then at most 1,050 IOPS",
         "refill at the off-peak 300 IOPS: about 2 h",
-        "forecast (headroom.domain.forecast.burst): at the recent 498 IOPS (<= the 1,050 IOPS baseline) the 80% balance "
-        "is not draining",
+        "at the recent 498 IOPS (<= the 1,050 IOPS baseline) the 80% balance is not draining",
         "sustained IOPS <ceiling> (3,000 IOPS) reached in about 9 days at the current growth",
     ]
     assert "".join(f"   Forecast: {line}\n" for line in lines) in digest.text
-    assert "".join(f"<br>Forecast: {html.escape(line)}" for line in lines) in digest.html
+    html_lines = re.findall(r'<p class="note"[^>]*>Forecast: ([^<]*)</p>', digest.html)
+    assert html_lines == [html.escape(line, quote=False) for line in lines]
+    assert "headroom.domain" not in digest.text + digest.html  # no module path reaches a reader
     # the sentence follows the typed fields, not a stored text
     sooner = build_digest(_data([ClusterDigest(
         name="prod", url="https://h.example/clusters/1", open_by_severity={"critical": 1}, new_this_week=1,
@@ -188,7 +219,7 @@ def test_the_forecast_line_is_read_from_the_typed_forecast_and_user_text_is_esca
 
     # the title is escaped in the HTML (and kept as written in the text); so is text the forecast carries
     assert "<script>" not in digest.html and "<ceiling>" not in digest.html
-    assert 'gp2 &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; drains' in digest.html
+    assert 'gp2 &lt;script&gt;alert("x")&lt;/script&gt; drains' in digest.html
     assert "(&lt;= the 1,050 IOPS baseline)" in digest.html
     assert '1. [CRITICAL] gp2 <script>alert("x")</script> drains\n' in digest.text
 
@@ -206,7 +237,7 @@ def test_a_recipients_digest_has_their_clusters_and_their_links() -> None:
     assert "== Cluster west ==" in west.text and "east" not in west.text
     assert west.totals["warning"] == 1
     assert "Unsubscribe from this weekly email: https://h.example/unsubscribe?token=a.b&x=1\n" in west.text
-    assert '<a href="https://h.example/unsubscribe?token=a.b&amp;x=1">Unsubscribe</a>' in west.html
+    assert re.search(r'<a href="https://h\.example/unsubscribe\?token=a\.b&amp;x=1" style="[^"]*">Unsubscribe</a>', west.html)
     every = build_digest(for_recipient(data, cluster_ids=None, **links))
     assert every.totals["warning"] == 2
     nothing = build_digest(for_recipient(data, cluster_ids=[], **links))
@@ -229,6 +260,25 @@ def test_worse_this_week_and_the_savings_on_offer_are_said_when_there_are_some()
     # dollars as everywhere (docs/number-formats.md): two decimals
     assert "Savings the open findings' fixes offer: $1,234.40 a month.\n" in digest.text
     assert "<strong>$1,234.40</strong> a month" in digest.html
+    assert "Savings available: $1,234.40 a month from the open findings' fixes.\n" in digest.text
     quiet = build_digest(dataclasses.replace(data, clusters=[dataclasses.replace(cluster, worsened_this_week=0,
                                                                                 savings_usd=0.0)]))
     assert "Worse this week" not in quiet.text and "Savings the open" not in quiet.text
+
+
+def test_the_emails_one_style_block_is_allowed_by_the_dashboards_policy_by_its_hash() -> None:
+    # The preview frame inherits the dashboard's CSP (a srcdoc document); its one <style> block (dark mode, narrow
+    # screens) is allowed by its SHA-256 and nothing else is: a changed block needs the new hash in the policy.
+    import base64
+    import hashlib
+
+    from headroom.platform.security_headers import APP_CSP_DIRECTIVES, WEEKLY_EMAIL_STYLE_HASH
+
+    cluster = ClusterDigest(name="prod", url="https://h.example/clusters/1", open_by_severity={"warning": 1},
+                            new_this_week=1, resolved_this_week=0, open_findings=[_item("w", "warning")])
+    for digest in (build_digest(_data([cluster])), build_digest(_data([]))):
+        (block,) = re.findall(r'<style data-css-inline="keep">(.*?)</style>', digest.html, flags=re.S)
+        assert "<style" not in digest.html.replace('<style data-css-inline="keep">', "")
+        found = "'sha256-" + base64.b64encode(hashlib.sha256(block.encode()).digest()).decode() + "'"
+        assert found == WEEKLY_EMAIL_STYLE_HASH
+    assert WEEKLY_EMAIL_STYLE_HASH in dict(APP_CSP_DIRECTIVES)["style-src"]

@@ -49,5 +49,5 @@ def test_the_email_shows_the_group_once_with_its_what_if() -> None:
     assert "more open" not in text  # 3 open = 2 in the group + 1 alone: all shown
     html = digest.html
     assert f"<strong>{SUMMARY}</strong>" in html
-    assert "Related: tikv-1: shrink the block cache &lt;b&gt;" in html  # user text stays escaped
+    assert "Related: tikv-1: shrink the block cache &lt;b&gt;</li>" in html  # user text stays escaped
     assert "shrink the block cache <b>" not in html

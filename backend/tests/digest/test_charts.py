@@ -71,6 +71,16 @@ def test_a_chart_is_a_png_of_the_mail_size_with_its_words_as_alt_text() -> None:
     assert len(chart.png) < 80_000
 
 
+def test_a_chart_drawn_once_is_reused_for_the_same_evidence_and_redrawn_for_new_evidence() -> None:
+    values = [float(900 + i % 50) for i in range(1440)]
+    first = finding_chart([_series(values)], [], step_seconds=60, cid="finding-a@headroom")
+    again = finding_chart([_series(values)], [], step_seconds=60, cid="finding-b@headroom")
+    assert first is not None and again is not None
+    assert again.png is first.png and again.cid == "finding-b@headroom"  # the same PNG, under this message's id
+    moved = finding_chart([_series([*values[1:], 2999.0])], [], step_seconds=60, cid="finding-a@headroom")
+    assert moved is not None and moved.png is not first.png and moved.words != first.words
+
+
 def test_the_weekly_email_carries_each_top_findings_chart_as_a_related_part(
         client: Any, sessions: Any, smtp_server: Any, smtp_settings: Any, job_context: Any) -> None:
     owner = sign_up(client, org="Charts Org", email="owner@charts-org.example.com")
@@ -110,7 +120,7 @@ def test_the_weekly_email_carries_each_top_findings_chart_as_a_related_part(
         assert Image.open(io.BytesIO(part.get_content())).size == (840, 285)
     # every image has its words as alt text, and the text part says each chart in the same words
     text = text_part.get_content().replace("\r\n", "\n")
-    alts = re.findall(r'<img src="cid:[^"]+" alt="([^"]+)"', html)
+    alts = re.findall(r'<img [^>]*src="cid:[^"]+" alt="([^"]+)"', html)
     charts = re.findall(r"^   Chart: (.+)$", text, flags=re.M)
     assert len(alts) == len(charts) == len(cids)
     import html as html_lib
@@ -139,11 +149,13 @@ def test_the_weekly_email_says_every_value_in_its_unit_rounded_as_the_app_does(
     text_part, related = got.message.get_payload()
     text = text_part.get_content().replace("\r\n", "\n")
     html = related.get_payload()[0].get_content()
-    assert "Fix: volume.throughput: 125 MiB/s -> 300 MiB/s on vol-" in text
-    assert re.search(r"Fix: volume\.throughput = 250 MiB/s on vol-", text), text
-    assert re.search(r"Fix: volume\.iops = 3,000 IOPS on vol-", text), text
+    # a fix is one line in words, each value in its unit: the first change, and how many more the finding lists
+    assert "Fix: Set the provisioned throughput to 300 MiB/s (now 125 MiB/s) on vol-" in text
+    assert re.search(r"Fix: Set the volume type to gp3 \(now gp2\) on vol-\w+ \(and \d more changes on the finding page\)",
+                     text), text
     assert "at or above 113 MiB/s (90% of ceiling)" in text
     for part in (text, html):
         # no raw Python float ("250.0", "125.0"), no None, and one way to write a percentage
         assert not re.findall(r"(?<![\d.])\d+\.0(?![\d.%])", part.split("Unsubscribe")[0])
         assert "None" not in part and not re.search(r"\d %", part)
+        assert "headroom.domain" not in part and "docs/" not in part and "volume.throughput" not in part

@@ -4,6 +4,8 @@ what it says, at most one send per (org, ISO week), refusals recorded, transient
 from __future__ import annotations
 
 import datetime as dt
+import html as h
+import re
 import uuid
 from typing import Any
 
@@ -91,13 +93,24 @@ def test_weekly_job_sends_once_per_week_to_verified_admins(
     assert "2 new, 0 resolved" in text
     assert "1. [CRITICAL] gp2 burst bucket drains on vol-0aaa\n" in text
     assert "2. [WARNING] vol-0bbb near its IOPS ceiling\n" in text
-    assert "   Fix: volume.type: gp2 -> gp3 on vol-0aaa\n" in text
-    assert "   Forecast: forecast (headroom.domain.forecast.burst): the 40% balance runs out within a day\n" in text
+    assert "   Fix: Set the volume type to gp3 (now gp2) on vol-0aaa\n" in text
+    assert "   Forecast: the 40% balance runs out within a day\n" in text
     assert 'Prometheus source "prom-x" is failing (3 failures in a row' in text
     assert "connection refused (127.0.0.1:9)" in text
     assert f"https://headroom.example.com/clusters/{org['cluster']['id']}" in text
     assert "Dashboard: https://headroom.example.com/clusters" in text
-    assert "Cluster <a href" in html and "prod-&lt;east&gt;" in html and "prod-<east>" not in html
+    assert re.search(r'Cluster <a href="[^"]+" style="[^"]+">prod-&lt;east&gt;</a>', html) and "prod-<east>" not in html
+    # the HTML a mail client renders: inlined styles on the layout's table cells, a 600 px body that reflows
+    cells = re.findall(r"<td ([^>]*)>", html)
+    assert cells and all('style="' in attrs for attrs in cells)
+    assert re.search(r'<table class="container"[^>]*style="[^"]*width: 100%;max-width: 600px', html)
+    # the summary and the text part say the same findings: one card per finding in the HTML, one entry in the text
+    titles = re.findall(r"^\d+\. \[[A-Z]+\] (.+)$", text, flags=re.M)
+    cards = re.findall(r'<table class="card"[^>]*data-finding-card.*?<a class="title-link" href="[^"]+"[^>]*>([^<]+)</a>',
+                       html, flags=re.S)
+    assert titles == ["gp2 burst bucket drains on vol-0aaa", "vol-0bbb near its IOPS ceiling"]
+    assert [h.unescape(c) for c in cards] == titles
+    assert re.search(r'data-count="critical"[^>]*>1<', html) and re.search(r'data-count="warning"[^>]*>1<', html)
 
     sends = _sends(job_sessions, org["owner"].org_id)
     assert [(s.week_start, s.status, s.recipients, s.attempts, s.error) for s in sends] == [

@@ -106,11 +106,12 @@ LIMIT_PHRASES = (
     re.compile(rf"at or above {QUANTITY} \("),  # the chart: "100% of the time at or above 113 MiB/s (90% of ceiling)"
     re.compile(rf"at most (?:the )?{QUANTITY}"),  # the forecast: "serving at most the 1,050 IOPS baseline"
     re.compile(rf"\(<= the {QUANTITY} baseline\)"),
-    re.compile(rf"Fix: volume\.(?:iops|throughput): {QUANTITY} ->"),  # the provisioned ceiling a fix raises
+    # the provisioned ceiling a fix raises: "Fix: Set the provisioned throughput to 300 MiB/s (now 125 MiB/s)"
+    re.compile(rf"Fix: Set the provisioned (?:IOPS|throughput) to -?[\d,]+(?:\.\d+)? (?:IOPS|MiB/s) \(now {QUANTITY}\)"),
     re.compile(rf"{QUANTITY} (?:ceiling|baseline)"),  # the title: "at >= 90% of its 125 MiB/s ceiling"
 )
 PEAK_SHARE = re.compile(rf"peak {QUANTITY} \(([\d.]+%) of {QUANTITY}: ")  # the chart's peak use of a limit
-ITEM_ON = re.compile(r"^   On: (volume|instance) (\S+)$", flags=re.M)
+ITEM_ON = re.compile(r"^   On: .* · (volume|instance) (\S+)$", flags=re.M)
 
 
 def _email_items(text: str) -> list[tuple[str, str, str]]:

@@ -92,6 +92,37 @@ describe('Settings › Weekly email', () => {
     expect(screen.getByRole('link', { name: 'Weekly email' })).toHaveAttribute('href', '/settings/digest');
   });
 
+  it('shows its own content at once and asks for the slow preview only after it, with a loading state', async () => {
+    const order: string[] = [];
+    let release: () => void = () => undefined;
+    const previewHeld = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    server.use(...handlers());
+    server.use(
+      http.get(apiUrl('/org/digest'), async () => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        order.push('settings');
+        return HttpResponse.json(SETTINGS);
+      }),
+      http.get(apiUrl('/org/digest/preview'), async () => {
+        order.push('preview');
+        await previewHeld;
+        return HttpResponse.json(PREVIEW);
+      }),
+    );
+    renderRoutes(routes, '/settings/digest');
+    expect(await screen.findByRole('checkbox', { name: /Send the weekly advisory email/ })).toBeChecked();
+    expect(screen.getByRole('heading', { name: 'Last sends' })).toBeInTheDocument();
+    // the page is usable while the email renders
+    expect(await screen.findByText("Rendering this week's email…")).toBeInTheDocument();
+    await waitFor(() => expect(order).toEqual(['settings', 'preview']));
+    expect(screen.queryByTitle('Email preview')).not.toBeInTheDocument();
+    release();
+    const frame = await screen.findByTitle('Email preview');
+    expect(frame).toHaveAttribute('sandbox', '');
+  });
+
   it('shows the text version on request', async () => {
     server.use(...handlers());
     const { user } = renderRoutes(routes, '/settings/digest');

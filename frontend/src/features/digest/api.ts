@@ -33,8 +33,16 @@ export function useUpdateDigestSettings() {
   });
 }
 
-export function useDigestPreview() {
-  return useQuery({ queryKey: digestKeys.preview, queryFn: () => unwrap(api.GET('/api/v1/org/digest/preview')) });
+/** This week's email, rendered by the server. `enabled` false holds the request back (the page's own content
+ * loads first: the preview is the slowest request on the page and must not compete with it). */
+export function useDigestPreview(enabled = true) {
+  return useQuery({
+    queryKey: digestKeys.preview,
+    queryFn: () => unwrap(api.GET('/api/v1/org/digest/preview')),
+    enabled,
+    // The email changes when the advisor runs (minutes apart), not while the page is open.
+    staleTime: 60_000,
+  });
 }
 
 export function useSendTestDigest() {

@@ -6,6 +6,7 @@ import { LoadingState } from '@/components/LoadingState';
 import { ScrollRegion } from '@/components/ScrollRegion';
 import { formatDate, formatDateTime } from '@/lib/format';
 import {
+  useDigestPreferences,
   useDigestPreview,
   useDigestSettings,
   useSendTestDigest,
@@ -147,8 +148,8 @@ function SendTest({ canManage, verified }: { canManage: boolean; verified: boole
   );
 }
 
-function Preview() {
-  const preview = useDigestPreview();
+function Preview({ ready }: { ready: boolean }) {
+  const preview = useDigestPreview(ready);
   const [format, setFormat] = useState<'html' | 'text'>('html');
   return (
     <section className="settings-section" aria-labelledby="digest-preview-heading">
@@ -174,7 +175,7 @@ function Preview() {
         </div>
       </div>
       {preview.isPending ? (
-        <LoadingState label="Rendering the preview…" />
+        <LoadingState label="Rendering this week's email…" />
       ) : preview.isError ? (
         <QueryError title="Could not load the preview" query={preview} />
       ) : (
@@ -188,6 +189,7 @@ function Preview() {
               className="digest-preview"
               title="Email preview"
               sandbox=""
+              loading="lazy"
               srcDoc={preview.data.html}
             />
           ) : (
@@ -201,19 +203,26 @@ function Preview() {
   );
 }
 
-/** The weekly advisory email: on/off and viewers (admins and owners), recipients, last sends, a test, a preview. */
+/** The weekly advisory email: on/off and viewers (admins and owners), recipients, last sends, a test, a preview.
+ * The settings show as soon as they load; the preview asks the server only then, and has its own loading state. */
 export function DigestSettingsPanel({ canManage }: { canManage: boolean }) {
   const settings = useDigestSettings();
-  if (settings.isPending) return <LoadingState label="Loading the weekly email settings…" />;
-  if (settings.isError) {
-    return <QueryError title="Could not load the weekly email settings" query={settings} />;
-  }
+  const preferences = useDigestPreferences();
+  const ready = !settings.isPending && !preferences.isPending;
   return (
     <>
-      <Toggles settings={settings.data} canManage={canManage} />
-      <SendTest canManage={canManage} verified={settings.data.caller_email_verified} />
-      <SendsTable sends={settings.data.last_sends} />
-      <Preview />
+      {settings.isPending ? (
+        <LoadingState label="Loading the weekly email settings…" />
+      ) : settings.isError ? (
+        <QueryError title="Could not load the weekly email settings" query={settings} />
+      ) : (
+        <>
+          <Toggles settings={settings.data} canManage={canManage} />
+          <SendTest canManage={canManage} verified={settings.data.caller_email_verified} />
+          <SendsTable sends={settings.data.last_sends} />
+        </>
+      )}
+      <Preview ready={ready} />
     </>
   );
 }
