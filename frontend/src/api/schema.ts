@@ -2360,6 +2360,11 @@ export interface components {
              * @description Reachable, authenticated, and TiKV series found under the selector.
              */
             ok: boolean;
+            /**
+             * Prometheus Api
+             * @description Whether the address answered as Prometheus's HTTP API (JSON with status and data); null when not known (no answer, or the credentials were refused). Unless true, `authenticated` and the metric counts say nothing.
+             */
+            prometheus_api: boolean | null;
             /** Prometheus Version */
             prometheus_version: string | null;
             /** Reachable */

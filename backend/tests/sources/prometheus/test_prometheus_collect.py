@@ -210,7 +210,7 @@ def test_connection_report_and_health(prom_env: PromEnv, client: Any, db: Any, c
     response = owner.post(f"/api/v1/sources/prometheus/{source.id}/test")
     assert response.status_code == 200, response.text
     report = response.json()
-    assert report["ok"] is True and report["reachable"] and report["authenticated"]
+    assert report["ok"] is True and report["reachable"] and report["authenticated"] and report["prometheus_api"]
     assert report["flavour"] == "operator"
     assert report["tikv_instances"] == ["basic-tikv-0", "basic-tikv-1", "basic-tikv-2"]
     assert report["node_exporter_hosts"] == 3
