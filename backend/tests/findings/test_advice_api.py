@@ -349,7 +349,7 @@ def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world:
     unsaid = world.viewer.get(url, params={"format": "merged"})
     assert unsaid.status_code == 422, unsaid.text
     message = unsaid.json()["error"]["message"]
-    assert message.startswith("node:") and all(store in message for store in group) and "format=configs" in message
+    assert message.startswith("Node:") and all(store in message for store in group) and "format=configs" in message
     # a node the patch does not change has no merged file or diff
     untouched = world.viewer.get(url, params={"format": "diff", "node": other.store_address})
     assert untouched.status_code == 422 and untouched.json()["error"]["details"]["field"] == "node"
@@ -430,7 +430,7 @@ def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_
     assert undo.json() == [{"op": "test", "path": "/spec/tikv/config/storage/block-cache", "value": added},
                            {"op": "remove", "path": "/spec/tikv/config/storage/block-cache"}]
     refused = world.viewer.post(url, json={"manifest": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
-    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("manifest: ")
+    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("Manifest: ")
     assert "no TidbCluster" in refused.json()["error"]["message"]
 
 
@@ -495,7 +495,7 @@ def test_the_tiup_topology_is_patched_in_place_after_tiups_precedence(world: Wor
     already = world.viewer.post(url, json={"topology": response.text, "rollback": True})
     assert already.status_code == 422 and "made from" in already.json()["error"]["message"]
     refused = world.viewer.post(url, json={"topology": "tikv_servers: [\n"})
-    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("topology: ")
+    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("Topology: ")
 
 
 BAD_PATCH_BODIES = [
@@ -579,7 +579,8 @@ def test_what_if_shows_the_ceilings_findings_and_cost_a_change_moves(world: Worl
     wrong = dict(option["changes"][0], entity={"kind": "volume", "id": "vol-nope", "volume_id": "vol-nope"})
     refused = world.viewer.post(url, json={"changes": [option["changes"][0], wrong]})
     assert refused.status_code == 422, refused.text
-    assert refused.json()["error"]["details"]["field"] == "changes[1]"
+    assert refused.json()["error"]["details"]["field"] == "changes[1]"  # the machine path, for programs
+    assert refused.json()["error"]["message"].startswith("Change 2: ")  # the person's words
     assert "vol-nope" in refused.json()["error"]["message"]
     stranger = sign_up(client, org="Another Org")
     assert stranger.post(url, json={"changes": option["changes"]}).status_code == 404
