@@ -50,10 +50,22 @@ DERIVED_UNITS = {
 }
 
 
+# CloudWatch's exceeded checks read 1 in a minute the application asked for more than the volume provides, else 0
+# (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html): a yes/no, not a count, so it is
+# charted in its own unit ("bool", yes/no), never on the axis of a count such as VolumeQueueLength.
+FLAG_METRICS = {
+    mid.EBS_IOPS_EXCEEDED_CHECK: "IOPS demand exceeded the volume",
+    mid.EBS_THROUGHPUT_EXCEEDED_CHECK: "throughput demand exceeded the volume",
+}
+FLAG_UNIT = "bool"
+
+
 def metric_label(metric: str) -> str:
     """A series' name for a chart when the advisor gave none: "read latency", CloudWatch's "BurstBalance"."""
     if metric in DERIVED_LABELS:
         return DERIVED_LABELS[metric]
+    if metric in FLAG_METRICS:
+        return FLAG_METRICS[metric]
     spec = REGISTRY.get(metric)
     if spec is not None and isinstance(spec.source, CloudWatchSource):
         return spec.source.metric_name
@@ -152,7 +164,7 @@ def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[Evidence
             else:
                 found = find_series(snapshot, kind, entity_id, metric, labels)
                 if found is not None:
-                    unit = found.unit
+                    unit = FLAG_UNIT if metric in FLAG_METRICS else found.unit
                     values = ctx.series(kind, entity_id, metric, labels)
         except KeyError:  # an entity the snapshot of this window does not hold any more
             values = None
