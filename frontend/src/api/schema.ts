@@ -2408,6 +2408,11 @@ export interface components {
              * @description When a pending delivery is tried again.
              */
             next_attempt_at: string | null;
+            /**
+             * Result
+             * @description The outcome in one sentence: "Delivered: this channel works." for a test that arrived, "Not delivered: <why, and what to check>" otherwise.
+             */
+            result: string;
             /** Sent At */
             sent_at: string | null;
             /**

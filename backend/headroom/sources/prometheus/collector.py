@@ -204,14 +204,9 @@ class PrometheusClient:
             ) from None
         except httpx.DecodingError as error:
             raise PrometheusError("bad_response", f"{path}: {error}") from None
-        except httpx.TimeoutException as error:
+        except httpx.TransportError as error:  # time-outs included: said in words, never as a class name
             raise PrometheusError(
-                "unreachable", f"timed out talking to {self._shown_url}: {type(error).__name__}", transient=True
-            ) from None
-        except httpx.TransportError as error:
-            detail = str(error).replace(self.base_url, self._shown_url)
-            raise PrometheusError(
-                "unreachable", f"cannot reach {self._shown_url}: {type(error).__name__}: {detail}", transient=True
+                "unreachable", outbound.failure_in_words(error, self._shown_url), transient=True
             ) from None
         if response.status_code in RETRY_STATUSES:
             log.info("prometheus.retry", path=path, status=response.status_code, attempt=self.requests)
