@@ -20,6 +20,7 @@ FIELD_LABELS: dict[str, str] = {
     "ceiling_horizon_days": "Ceiling forecast horizon (days)",
     "changes": "Changes",
     "cluster_id": "Cluster",
+    "days": "Days",
     "content": "tikv.toml contents",
     "email": "Email",
     "end": "End",
@@ -36,11 +37,14 @@ FIELD_LABELS: dict[str, str] = {
     "password": "Password",
     "proposed": "proposed value",
     "quiet_hours": "Quiet hours",
+    "rule": "Rule",
     "regions": "Regions",
     "renotify_hours": "Reminder interval (hours)",
     "role_arn": "Role ARN",
     "secret": "Secret",
     "secret_access_key": "Secret access key",
+    "severity": "Severity",
+    "sort": "Sort order",
     "start": "Start",
     "status": "Status",
     "status_address": "Status address",
@@ -59,9 +63,15 @@ _TOKEN = re.compile(r"\[(\d+)\]|\.?(\d+)(?=\.|\[|$)|\.?([^.\[\]]+)")
 _PREFIX = re.compile(r"^([a-z_][a-z0-9_]*(?:\[\d+\]|\.\d+|\.[a-z_][a-z0-9_]*)*): ")
 
 
+# pydantic's union members in a loc ("literal['toml','diff']", "function-after[...]", "list[str]", "str"): not fields
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "list", "dict", "none", "uuid"})
+
+
 def _tokens(path: str | Sequence[str | int]) -> list[str | int]:
     if not isinstance(path, str):
-        return [p for p in path if p not in LOCATIONS]
+        return [p for p in path if isinstance(p, int)
+                or (p not in LOCATIONS and p not in _TYPE_TAGS and _FIELD_NAME.fullmatch(p))]
     out: list[str | int] = []
     for index, number, name in _TOKEN.findall(path):
         if index or number:

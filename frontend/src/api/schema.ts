@@ -2575,9 +2575,15 @@ export interface components {
         ErrorBody: {
             /** Code */
             code: string;
-            /** Details */
+            /**
+             * Details
+             * @description For programs: a 422's fields as `field` (the path, e.g. changes[0]) and, for a request that failed validation, `loc` (the location list) and `label` (the field in words).
+             */
             details?: unknown;
-            /** Message */
+            /**
+             * Message
+             * @description For people: one sentence naming the field in words ("Prometheus URL: ...", "Change 1: ..."), never its machine path.
+             */
             message: string;
         };
         /** ErrorResponse */
