@@ -63,7 +63,7 @@ from headroom.domain.notify import (
 from headroom.platform.logging import get_logger
 from headroom.platform.mail import html_page
 from headroom.platform.smtp import SendError, SmtpConfig, compose, send_message
-from headroom.platform.outbound import check_url, current_policy
+from headroom.platform.outbound import check_url, current_policy, failure_in_words
 from headroom.platform.security import SecretBox
 
 log = get_logger("headroom.alerts")
@@ -329,7 +329,9 @@ def request_for(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now
 
 def _email(channel: AlertChannel, event: AlertEvent, box: SecretBox, smtp: SmtpConfig | None) -> Sent:
     if smtp is None:
-        return Sent(None, "no mail server: set HEADROOM_SMTP_HOST (README, Configuration)", permanent=True)
+        return Sent(None, "No mail server is configured for Headroom: set HEADROOM_SMTP_HOST (and HEADROOM_SMTP_PORT, "
+                    "HEADROOM_SMTP_USERNAME and HEADROOM_SMTP_PASSWORD if the server needs them), then restart "
+                    "Headroom.", permanent=True)
     recipients = [a.strip() for a in box.decrypt(channel.url_enc).split(",") if a.strip()]
     text = email_text(event)
     message = compose(smtp.sender, recipients, headline(event), text, html_page(text))
@@ -337,7 +339,8 @@ def _email(channel: AlertChannel, event: AlertEvent, box: SecretBox, smtp: SmtpC
     try:
         send_message(smtp, message, recipients)
     except SendError as exc:
-        return Sent(exc.code, f"SMTP{f' {exc.code}' if exc.code else ''}: {exc}", permanent=not exc.transient)
+        return Sent(exc.code, f"Mail not sent{f' (SMTP {exc.code})' if exc.code else ''}: {exc}",
+                    permanent=not exc.transient)
     return Sent(250, None)
 
 
@@ -354,11 +357,11 @@ def send(channel: AlertChannel, event: AlertEvent, box: SecretBox, *, now: dt.da
 def _post(url: str, body: bytes, headers: dict[str, str], post: Post) -> Sent:
     refused = check_url(url, current_policy())
     if refused is not None:
-        return Sent(None, f"refused by the outbound policy: {refused}")
+        return Sent(None, f"Headroom's outbound policy refuses this address: {refused}.", permanent=True)
     try:
         response = post(url, body, headers)
     except httpx.HTTPError as exc:
-        return Sent(None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        return Sent(None, failure_in_words(exc, url))
     if 200 <= response.status_code < 300:
         return Sent(response.status_code, None)
     retry_after = None
@@ -369,7 +372,9 @@ def _post(url: str, body: bytes, headers: dict[str, str], post: Post) -> Sent:
         except ValueError:
             retry_after = None
     text = response.text[:300].strip()
-    return Sent(response.status_code, f"HTTP {response.status_code}{': ' + text if text else ''}", retry_after)
+    host = httpx.URL(url).host
+    return Sent(response.status_code, f"{host} answered HTTP {response.status_code}{': ' + text if text else ''}",
+                retry_after)
 
 
 def _claim(db: Session, now: dt.datetime, limit: int) -> list[tuple[int, str]]:
@@ -402,7 +407,7 @@ def record(row: AlertDelivery, outcome: Sent, now: dt.datetime) -> None:
     row.last_error = outcome.error
     transient = not outcome.permanent and (outcome.status_code is None or outcome.status_code == 429
                                            or outcome.status_code >= 500)
-    if not transient or row.attempts >= MAX_ATTEMPTS or outcome.error.startswith("refused"):
+    if not transient or row.attempts >= MAX_ATTEMPTS:
         row.status = "failed"
         return
     backoff = min(RETRY_BASE * (2 ** (row.attempts - 1)), RETRY_MAX)

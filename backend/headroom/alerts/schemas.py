@@ -55,6 +55,8 @@ class DeliveryRead(Output):
     title: str
     severity: Severity
     status: Literal["pending", "sending", "sent", "failed"]
+    result: str = Field(description='The outcome in one sentence: "Delivered: this channel works." for a test that '
+                        'arrived, "Not delivered: <why, and what to check>" otherwise.')
     attempts: int
     last_status_code: int | None
     last_error: str | None

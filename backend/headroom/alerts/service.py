@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -67,6 +68,68 @@ EMAIL = re.compile(r"[^@\s,]+@[^@\s,]+\.[^@\s,]+")
 PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
 
 
+# The test alert's own title says the channel works, which is true where it arrives; the channel's list of
+# deliveries says whether it did arrive, so there it is only named.
+TEST_TITLE = "Test alert from Headroom: this channel works"
+TEST_TITLE_SHOWN = "Test alert"
+
+
+def delivery_result(event: str, status: str, error: str | None) -> str:
+    """A delivery's outcome in one sentence: a test says the channel works only once it was delivered."""
+    if status == "sent":
+        return "Delivered: this channel works." if event == "test" else "Delivered."
+    if status == "sending":
+        return "Sending now."
+    reason = f": {error}" if error else "."
+    if status == "pending":
+        return f"Not delivered yet{reason} Headroom tries again by itself."
+    return f"Not delivered{reason}"
+
+
+@dataclass(frozen=True)
+class ServiceUrl:
+    """Where a service's channel kind posts: the hosts and path its own documentation gives."""
+
+    label: str  # the field in words
+    hosts: tuple[str, ...]
+    path_prefix: str
+    example: str
+    where: str  # where the user finds the right URL
+
+
+# Slack incoming webhooks are https://hooks.slack.com/services/T.../B.../... (https://api.slack.com/messaging/webhooks).
+# PagerDuty's Events API v2 takes events at https://events.pagerduty.com/v2/enqueue
+# (https://developer.pagerduty.com/docs/events-api-v2/trigger-events/), and at events.eu.pagerduty.com for an
+# account in the EU service region (https://support.pagerduty.com/main/docs/service-regions). Headroom has no
+# setting for a self-hosted or proxied Slack or PagerDuty, so any other address is refused: a webhook channel
+# is the kind for an address of one's own.
+SERVICE_URLS = {
+    "slack": ServiceUrl("Slack webhook URL", ("hooks.slack.com",), "/services/",
+                        "https://hooks.slack.com/services/…", "the Incoming Webhooks page of your Slack app"),
+    "pagerduty": ServiceUrl("PagerDuty Events API URL", ("events.pagerduty.com", "events.eu.pagerduty.com"),
+                            "/v2/enqueue", PAGERDUTY_EVENTS_URL,
+                            "PagerDuty's Events API v2 documentation (events.eu.pagerduty.com in the EU region)"),
+}
+
+
+def _require_service_url(kind: str, url: str) -> None:
+    """Refuse a Slack or PagerDuty channel whose URL is not that service's (a 422 naming the field in words)."""
+    rule = SERVICE_URLS.get(kind)
+    if rule is None:
+        return
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    if parts.scheme == "https" and host in rule.hosts and parts.path.startswith(rule.path_prefix) and not parts.port:
+        return
+    got = "" if not host else f"; this one points at {host}" if host not in rule.hosts else ""
+    raise InvalidInput(
+        f"{rule.label}: it must be {rule.example}{got}. Copy it from {rule.where}; for another address, add a "
+        "webhook channel.",
+        code="not_a_service_url",
+        details=[{"field": "url", "loc": ["body", "url"], "message": f"not a {rule.label}"}],
+    )
+
+
 def _channel_read(db: Session, channel: AlertChannel) -> ChannelRead:
     rows = db.scalars(select(AlertDelivery).where(AlertDelivery.org_id == channel.org_id,
                                                   AlertDelivery.channel_id == channel.id)
@@ -81,7 +144,9 @@ def _channel_read(db: Session, channel: AlertChannel) -> ChannelRead:
         renotify_hours=channel.renotify_hours, burst_horizon_hours=channel.burst_horizon_hours,
         ceiling_horizon_days=channel.ceiling_horizon_days,
         last_deliveries=[DeliveryRead(
-            id=r.id, event=r.event["kind"], forecast=r.event.get("forecast"), title=r.event["title"], severity=r.event["severity"], status=r.status,
+            id=r.id, event=r.event["kind"], forecast=r.event.get("forecast"),
+            title=r.event["title"].replace(TEST_TITLE, TEST_TITLE_SHOWN) if r.event["kind"] == "test" else r.event["title"],
+            severity=r.event["severity"], status=r.status, result=delivery_result(r.event["kind"], r.status, r.last_error),
             attempts=r.attempts, last_status_code=r.last_status_code, last_error=r.last_error,
             created_at=r.created_at, sent_at=r.sent_at,
             next_attempt_at=r.next_attempt_at if r.status == "pending" else None) for r in rows])
@@ -107,18 +172,19 @@ def create_channel(db: Session, principal: Principal, body: ChannelCreate, box: 
         addresses = [a.strip() for a in body.url.split(",") if a.strip()]
         bad = [a for a in addresses if not EMAIL.fullmatch(a)]
         if not addresses or bad or len(addresses) > MAX_EMAIL_RECIPIENTS:
-            raise InvalidInput(f"url: give 1 to {MAX_EMAIL_RECIPIENTS} email addresses, comma-separated"
+            raise InvalidInput(f"Email addresses: give 1 to {MAX_EMAIL_RECIPIENTS} email addresses, comma-separated"
                                + (f" ({', '.join(bad[:3])} is not one)" if bad else ""),
                                details=[{"field": "url", "message": "not a list of email addresses"}])
         body = body.model_copy(update={"url": ", ".join(addresses)})
     else:
+        _require_service_url(body.kind, body.url)
         require_allowed_url(body.url, field="url")
         if body.kind in ("slack", "pagerduty") and delivery.split_userinfo(body.url)[1] is not None:
-            raise InvalidInput(f"url: a {'Slack webhook' if body.kind == 'slack' else 'PagerDuty Events API'} URL "
-                               "takes no user:password@ (only webhook and Alertmanager URLs may carry basic auth)",
+            raise InvalidInput(f"{SERVICE_URLS[body.kind].label}: it takes no user:password@ (only webhook and "
+                               "Alertmanager URLs may carry basic auth)",
                                details=[{"field": "url", "message": "no user:password@ for this kind"}])
     if body.kind == "pagerduty" and not body.secret:
-        raise InvalidInput("secret: PagerDuty needs the integration's routing key (Events API v2).",
+        raise InvalidInput("Routing key: PagerDuty needs the integration's routing key (Events API v2).",
                            details=[{"field": "secret", "message": "required for PagerDuty"}])
     row = AlertChannel(org_id=principal.org_id, name=body.name.strip(), kind=body.kind,
                        url_enc=box.encrypt(body.url),
@@ -148,7 +214,7 @@ def alertmanager_timing(settings: Settings) -> delivery.AlertmanagerTiming:
 def test_event(cluster_name: str, *, now: dt.datetime, key: str, ends_after: dt.timedelta | None = None) -> AlertEvent:
     """The "Send test" alert; `ends_after`: Alertmanager's, which ends it by itself after that (said in its text)."""
     base = get_settings().public_url.rstrip("/")
-    title = "Test alert from Headroom: this channel works"
+    title = TEST_TITLE
     if ends_after is not None:
         seconds = ends_after.total_seconds()
         title += f"; it ends by itself after {duration_text(seconds) if seconds >= 60 else f'{seconds:.0f} s'}"

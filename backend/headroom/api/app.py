@@ -32,6 +32,7 @@ from headroom.patches import service as patches_service
 from headroom.platform.db import POOL_CONNECTIONS, OutageLog, is_database_outage, session_factory
 from headroom.platform import telemetry
 from headroom.platform.errors import AppError, QueueUnavailable, RateLimited
+from headroom.platform.labels import field_label
 from headroom.platform.jobs.dispatch import inprocess_pending_by_queue
 from headroom.platform.inflight import InFlightLimit
 from headroom.platform.jobs.registry import QUEUES
@@ -83,6 +84,17 @@ def _field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or str(loc[-1] if loc else "request")
 
 
+def _field_titles(request: Request) -> dict[str, str]:
+    """The `Field(title=...)` of the route's request body model, by field name ({} when there is none)."""
+    route = request.scope.get("route")
+    field = getattr(route, "body_field", None)
+    model = getattr(getattr(field, "field_info", None), "annotation", None)
+    fields = getattr(model, "model_fields", None)
+    if not isinstance(fields, dict):
+        return {}
+    return {name: info.title for name, info in fields.items() if getattr(info, "title", None)}
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:
@@ -91,10 +103,12 @@ def install_error_handlers(app: FastAPI) -> None:
         return _error(exc.status_code, exc.code, exc.message, exc.details, headers)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        details = [{"field": _field_name(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
-        first = details[0] if details else {"field": "request", "message": "invalid"}
-        return _error(422, "validation_error", f"{first['field']}: {first['message']}", details)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        titles = _field_titles(request)
+        details = [{"field": _field_name(tuple(e["loc"])), "loc": list(e["loc"]),
+                    "label": field_label(tuple(e["loc"]), titles), "message": e["msg"]} for e in exc.errors()]
+        first = details[0] if details else {"label": "Request", "message": "invalid"}
+        return _error(422, "validation_error", f"{first['label']}: {first['message']}", details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -41,6 +41,14 @@ DERIVED_UNITS = {
 }
 
 
+# CloudWatch's exceeded checks read 1 in a minute the application asked for more than the volume provides, else 0
+# (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html): a yes/no, not a count, so it is
+# charted in its own unit ("bool", yes/no), never on the axis of a count such as VolumeQueueLength. Its words are
+# the one metric label mapping's (domain/snapshot/labels.py).
+FLAG_METRICS = frozenset({mid.EBS_IOPS_EXCEEDED_CHECK, mid.EBS_THROUGHPUT_EXCEEDED_CHECK})
+FLAG_UNIT = "bool"
+
+
 def entity_name(snapshot: Snapshot, kind: str, entity_id: str) -> str:
     """A short name for a chart legend: a store's address; a volume or an instance with the store it serves
     ("10.0.1.14:20160 vol-0abc"), so two stores' series of one chart are told apart."""
@@ -133,7 +141,7 @@ def chart_series(snapshot: Snapshot, refs: Sequence[SeriesRef]) -> list[Evidence
             else:
                 found = find_series(snapshot, kind, entity_id, metric, labels)
                 if found is not None:
-                    unit = found.unit
+                    unit = FLAG_UNIT if metric in FLAG_METRICS else found.unit
                     values = ctx.series(kind, entity_id, metric, labels)
         except KeyError:  # an entity the snapshot of this window does not hold any more
             values = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from headroom.platform.labels import labelled
+
 
 class AppError(Exception):
     """A domain error with a stable machine code and an HTTP status for the API shell."""
@@ -12,6 +14,8 @@ class AppError(Exception):
     code = "bad_request"
 
     def __init__(self, message: str, *, details: Any = None, code: str | None = None) -> None:
+        # A message may start with the machine name of its field ("base_url: ..."): people read its label.
+        message = labelled(message)
         super().__init__(message)
         self.message = message
         self.details = details

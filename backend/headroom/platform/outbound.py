@@ -532,3 +532,48 @@ def require_allowed_url(
             code="outbound_address_refused",
             details=[{"field": field, "message": reason}],
         )
+
+
+# --- a failed request in words ---------------------------------------------------------------------------
+
+# getaddrinfo's texts for "this name has no address" (glibc's gai_strerror: EAI_NONAME, EAI_AGAIN, EAI_NODATA;
+# macOS words EAI_NONAME differently), and the guard's own.
+_NO_SUCH_NAME = ("name or service not known", "nodename nor servname", "temporary failure in name resolution",
+                 "no address associated", "cannot resolve", "name does not resolve", "getaddrinfo failed")
+
+
+def _chain(error: BaseException) -> str:
+    """The error's text with its causes', lower case (httpx keeps the OSError underneath as the cause)."""
+    texts: list[str] = []
+    seen: BaseException | None = error
+    while seen is not None and len(texts) < 5:
+        texts.append(str(seen))
+        seen = seen.__cause__ or seen.__context__
+    return " ".join(texts).lower()
+
+
+def failure_in_words(error: BaseException, url: str) -> str:
+    """Say why a request to `url` failed, with what to check: no exception class names, no errno."""
+    parsed = httpx.URL(url)
+    host = parsed.host or url
+    where = f"{host}:{parsed.port}" if parsed.port else host
+    text = _chain(error)
+    if isinstance(error, OutboundBlocked):
+        return f"Headroom's outbound policy refuses {error.host}: {error.reason}."
+    if isinstance(error, DeadlineExceeded | httpx.TimeoutException):
+        return f"{where} did not answer in time. Check that the service is running and reachable from Headroom."
+    if any(words in text for words in _NO_SUCH_NAME):
+        return f"Could not reach {host}: the host name does not resolve. Check the URL."
+    if "connection refused" in text:
+        return (f"Could not connect to {where}: the connection was refused. Check the URL and that the service "
+                "is running.")
+    if "network is unreachable" in text or "no route to host" in text:
+        return f"Could not reach {where}: there is no network route to it. Check the URL and the network."
+    if isinstance(error, ssl.SSLError) or "certificate" in text or "ssl" in text or "tls" in text:
+        return (f"The secure (TLS) connection to {where} failed: its certificate could not be verified or the "
+                "handshake was refused. Check the URL (https with a certificate for that name).")
+    if isinstance(error, httpx.RemoteProtocolError | httpx.ReadError):
+        return f"{where} closed the connection without a valid answer. Check the URL."
+    if isinstance(error, httpx.ConnectError | OSError):
+        return f"Could not connect to {where}. Check the URL and that the service is running."
+    return f"The request to {where} failed. Check the URL."

@@ -208,8 +208,11 @@ class Output(BaseModel):
 
 class ErrorBody(BaseModel):
     code: str
-    message: str
-    details: Any = None
+    message: str = Field(description="For people: one sentence naming the field in words (\"Prometheus URL: ...\", "
+                         "\"Change 1: ...\"), never its machine path.")
+    details: Any = Field(default=None, description="For programs: a 422's fields as `field` (the path, e.g. "
+                         "changes[0]) and, for a request that failed validation, `loc` (the location list) and "
+                         "`label` (the field in words).")
 
 
 class ErrorResponse(BaseModel):

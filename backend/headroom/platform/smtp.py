@@ -113,11 +113,21 @@ def _classify(exc: BaseException) -> SendError:
         return PermanentSendError(f"the server does not support a required extension: {exc}")
     if isinstance(exc, ssl.SSLError):
         return PermanentSendError(f"TLS failed: {exc}")
-    if isinstance(exc, (smtplib.SMTPServerDisconnected, ConnectionError, TimeoutError, socket.timeout)):
-        return TransientSendError(f"connection problem: {type(exc).__name__}: {exc}")
-    if isinstance(exc, OSError):  # DNS failures, unreachable networks: the next try may succeed
-        return TransientSendError(f"network error: {type(exc).__name__}: {exc}")
-    return PermanentSendError(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, smtplib.SMTPServerDisconnected):
+        return TransientSendError("the mail server closed the connection; it is tried again")
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return TransientSendError("the mail server did not answer in time; check HEADROOM_SMTP_HOST and "
+                                  "HEADROOM_SMTP_PORT, and that it is reachable from Headroom")
+    if isinstance(exc, socket.gaierror):
+        return TransientSendError("the mail server's host name does not resolve; check HEADROOM_SMTP_HOST")
+    if isinstance(exc, ConnectionRefusedError):
+        return TransientSendError("the mail server refused the connection; check HEADROOM_SMTP_HOST and "
+                                  "HEADROOM_SMTP_PORT")
+    if isinstance(exc, OSError):  # unreachable networks, resets: the next try may succeed
+        reason = exc.strerror or "the connection failed"
+        return TransientSendError(f"could not talk to the mail server ({reason.lower()}); check HEADROOM_SMTP_HOST "
+                                  "and HEADROOM_SMTP_PORT")
+    return PermanentSendError(f"the mail server exchange failed: {exc}")
 
 
 def _decode(value: bytes | str) -> str:

@@ -141,7 +141,7 @@ def test_validation_errors_name_the_field(client: Any) -> None:
     assert error["code"] == "validation_error"
     fields = {d["field"] for d in error["details"]}
     assert fields == {"email", "password"}
-    assert error["message"].startswith("email:")
+    assert error["message"].startswith("Email:")
 
 
 def test_unknown_fields_are_rejected(client: Any) -> None:

@@ -92,6 +92,17 @@ def _am_alerts(url: str) -> list[dict[str, Any]]:
         return list(json.loads(r.read()))
 
 
+SLACK_URL = "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX"
+
+
+def _stand_in(db: Any, settings: Any, channel_id: str, local_url: str) -> None:
+    """Point a Slack or PagerDuty channel, made with the service's own URL, at the local receiver standing in for
+    the service (as a DNS entry for hooks.slack.com would): what is sent and how answers are handled is unchanged."""
+    db.execute(text("UPDATE alert_channels SET url_enc = :url WHERE id = :id"),
+               {"url": SecretBox(settings.secret_key).encrypt(local_url), "id": channel_id})
+    db.commit()
+
+
 @pytest.fixture()
 def world(client: Any, make_client: Any, db: Any, clock: Any) -> dict[str, Any]:
     owner = sign_up(client, org="Alerts Org")
@@ -114,10 +125,10 @@ def test_channels_are_admin_only_checked_and_keep_their_secrets(world: dict[str,
     assert [c["name"] for c in viewer.get("/api/v1/alert-channels").json()["items"]] == ["ops"]
     no_key = owner.post("/api/v1/alert-channels", json={"name": "pd", "kind": "pagerduty",
                                                          "url": "https://events.pagerduty.com/v2/enqueue"})
-    assert no_key.status_code == 422 and no_key.json()["error"]["message"].startswith("secret:")
+    assert no_key.status_code == 422 and no_key.json()["error"]["message"].startswith("Routing key:")
     metadata = owner.post("/api/v1/alert-channels", json={"name": "md", "kind": "webhook",
                                                            "url": "http://169.254.169.254/latest/meta-data"})
-    assert metadata.status_code == 422 and metadata.json()["error"]["message"].startswith("url:")
+    assert metadata.status_code == 422 and metadata.json()["error"]["message"].startswith("URL:")
     stranger = sign_up(make_client(), org="Other Alerts")
     assert stranger.post(f"/api/v1/alert-channels/{body['id']}/test").status_code == 404
     assert stranger.delete(f"/api/v1/alert-channels/{body['id']}").status_code == 404
@@ -125,20 +136,78 @@ def test_channels_are_admin_only_checked_and_keep_their_secrets(world: dict[str,
     assert owner.get("/api/v1/alert-channels").json()["items"] == []
 
 
-def test_send_test_records_the_outcome_and_names_a_permanent_error(world: dict[str, Any]) -> None:
+def test_send_test_records_the_outcome_and_names_a_permanent_error(world: dict[str, Any], db: Any,
+                                                                    settings: Any) -> None:
     owner = world["owner"]
     with receiver("slack") as slack:
-        made = owner.post("/api/v1/alert-channels", json={"name": "ops", "kind": "slack",
-                                                          "url": f"{slack.url}/services/T/B/secret"}).json()
+        made = owner.post("/api/v1/alert-channels", json={"name": "ops", "kind": "slack", "url": SLACK_URL}).json()
+        _stand_in(db, settings, made["id"], f"{slack.url}/services/T/B/secret")
         tested = owner.post(f"/api/v1/alert-channels/{made['id']}/test")
         assert tested.status_code == 200, tested.text
         (last,) = tested.json()["last_deliveries"]
         assert last["event"] == "test" and last["status"] == "sent" and last["last_status_code"] == 200
+        assert (last["title"], last["result"]) == ("Test alert", "Delivered: this channel works.")
         assert slack.received[0].path == "/services/T/B/secret" and "Test alert" in slack.received[0].json["text"]
         # Slack answers 404 "no_service" for a revoked webhook: permanent, shown with the reason, not retried
         slack.script.append((404, {"Content-Type": "text/plain"}, b"no_service"))
         again = owner.post(f"/api/v1/alert-channels/{made['id']}/test").json()["last_deliveries"][0]
-        assert again["status"] == "failed" and again["last_error"] == "HTTP 404: no_service"
+        assert again["status"] == "failed" and again["last_error"] == "127.0.0.1 answered HTTP 404: no_service"
+        assert again["title"] == "Test alert" and again["result"] == "Not delivered: 127.0.0.1 answered HTTP 404: no_service"
+        assert "works" not in again["result"]
+
+
+@pytest.mark.parametrize(("kind", "url", "message"), [
+    ("slack", "https://hooks.example.com/services/T/B/X",
+     "Slack webhook URL: it must be https://hooks.slack.com/services/…; this one points at hooks.example.com."),
+    ("slack", "http://hooks.slack.com/services/T/B/X", "Slack webhook URL: it must be https://hooks.slack.com/services/…."),
+    ("slack", "https://hooks.slack.com/workflows/T/A/1", "Slack webhook URL: it must be https://hooks.slack.com/services/…."),
+    ("pagerduty", "https://events.example.com/v2/enqueue",
+     "PagerDuty Events API URL: it must be https://events.pagerduty.com/v2/enqueue; this one points at events.example.com."),
+])
+def test_a_slack_or_pagerduty_channel_takes_only_that_services_url(world: dict[str, Any], kind: str, url: str,
+                                                                   message: str) -> None:
+    owner = world["owner"]
+    made = owner.post("/api/v1/alert-channels", json={"name": "x", "kind": kind, "url": url, "secret": ROUTING_KEY})
+    assert made.status_code == 422, made.text
+    error = made.json()["error"]
+    assert error["message"].startswith(message) and error["details"][0]["field"] == "url"
+    assert "add a webhook channel" in error["message"]
+    assert owner.get("/api/v1/alert-channels").json()["items"] == []
+    # the EU service region's Events API is PagerDuty's too
+    eu = owner.post("/api/v1/alert-channels", json={"name": "eu", "kind": "pagerduty", "secret": ROUTING_KEY,
+                                                    "url": "https://events.eu.pagerduty.com/v2/enqueue"})
+    assert eu.status_code == 201, eu.text
+
+
+def test_a_failed_test_says_why_in_words_and_never_that_the_channel_works(
+        world: dict[str, Any], db: Any, settings: Any) -> None:
+    owner = world["owner"]
+    # a name under .invalid never resolves (RFC 6761, section 6.4)
+    hook = owner.post("/api/v1/alert-channels", json={"name": "hook", "kind": "webhook",
+                                                      "url": "https://hooks.example.invalid/headroom"}).json()
+    (last,) = owner.post(f"/api/v1/alert-channels/{hook['id']}/test").json()["last_deliveries"]
+    assert last["status"] == "pending" and last["title"] == "Test alert"
+    assert last["last_error"] == "Could not reach hooks.example.invalid: the host name does not resolve. Check the URL."
+    assert last["result"] == ("Not delivered yet: Could not reach hooks.example.invalid: the host name does not "
+                              "resolve. Check the URL. Headroom tries again by itself.")
+    # nothing listens on a port just closed: refused
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    refused = owner.post("/api/v1/alert-channels", json={"name": "closed", "kind": "webhook",
+                                                         "url": f"http://127.0.0.1:{closed}/h"}).json()
+    (last,) = owner.post(f"/api/v1/alert-channels/{refused['id']}/test").json()["last_deliveries"]
+    assert last["last_error"] == (f"Could not connect to 127.0.0.1:{closed}: the connection was refused. Check the "
+                                  "URL and that the service is running.")
+    # an email channel on an install without a mail server
+    mail = owner.post("/api/v1/alert-channels", json={"name": "mail", "kind": "email", "url": "ops@example.com"}).json()
+    listed = owner.post(f"/api/v1/alert-channels/{mail['id']}/test")
+    (last,) = listed.json()["last_deliveries"]
+    assert last["status"] == "failed" and last["result"].startswith(
+        "Not delivered: No mail server is configured for Headroom: set HEADROOM_SMTP_HOST")
+    for text_shown in (listed.text, owner.get("/api/v1/alert-channels").text):
+        assert "works" not in text_shown.replace("Delivered: this channel works.", "")
+        assert "Error" not in text_shown and "[Errno" not in text_shown
 
 
 def test_a_urls_user_and_password_are_a_secret_sent_as_basic_auth(world: dict[str, Any], db: Any) -> None:
@@ -162,7 +231,7 @@ def test_a_urls_user_and_password_are_a_secret_sent_as_basic_auth(world: dict[st
         assert got.headers["Authorization"] == "Basic " + base64.b64encode(b"ops@corp:s3cr:t").decode()
     slack = owner.post("/api/v1/alert-channels", json={"name": "s", "kind": "slack",
                                                        "url": "https://u:p@hooks.slack.com/services/T/B/x"})
-    assert slack.status_code == 422 and slack.json()["error"]["message"].startswith("url:")
+    assert slack.status_code == 422 and slack.json()["error"]["message"].startswith("Slack webhook URL: it takes no")
     assert "u:p" not in slack.text
 
 
@@ -191,13 +260,16 @@ def test_findings_reach_every_channel_once_through_retries_reruns_and_a_killed_w
     families = {r.id: r.family for r in discover_rules()}
     with receiver("slack") as slack, receiver("pagerduty") as pd, receiver("webhook") as hook, \
             alertmanager(tmp_path) as am:
-        for name, kind, url, secret in (("slack", "slack", f"{slack.url}/services/T/B/X", None),
-                                        ("pd", "pagerduty", f"{pd.url}/v2/enqueue", ROUTING_KEY),
-                                        ("hook", "webhook", f"{hook.url}/headroom", SECRET),
-                                        ("am", "alertmanager", am, None)):
+        for name, kind, url, secret, local in (
+                ("slack", "slack", SLACK_URL, None, f"{slack.url}/services/T/B/X"),
+                ("pd", "pagerduty", "https://events.pagerduty.com/v2/enqueue", ROUTING_KEY, f"{pd.url}/v2/enqueue"),
+                ("hook", "webhook", f"{hook.url}/headroom", SECRET, None),
+                ("am", "alertmanager", am, None, None)):
             made = owner.post("/api/v1/alert-channels", json={"name": name, "kind": kind, "url": url,
                                                               "secret": secret, "min_severity": "critical"})
             assert made.status_code == 201, made.text
+            if local is not None:
+                _stand_in(db, settings, made.json()["id"], local)
         # Slack is rate limited once (Retry-After: 1), PagerDuty has a 5xx once: both are retried, not lost
         slack.script.append((429, {"Retry-After": "1", "Content-Type": "text/plain"}, b"rate_limited"))
         pd.script.append((503, {"Content-Type": "application/json"}, b'{"status":"unavailable"}'))
@@ -275,7 +347,7 @@ def test_the_email_channel_sends_through_the_smtp_server_and_records_a_refusal(
 
     owner, cluster = world["owner"], world["cluster"]
     bad = owner.post("/api/v1/alert-channels", json={"name": "mail", "kind": "email", "url": "ops@, nobody"})
-    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("url: give 1 to 20 email addresses")
+    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("Email addresses: give 1 to 20 email addresses")
     made = owner.post("/api/v1/alert-channels", json={"name": "mail", "kind": "email", "min_severity": "critical",
                                                       "url": "ops@example.com,  sre@example.com"})
     assert made.status_code == 201, made.text
@@ -297,7 +369,8 @@ def test_the_email_channel_sends_through_the_smtp_server_and_records_a_refusal(
     tested = alerts.send_test(db, _principal(owner, cluster), uuid.UUID(made.json()["id"]),
                               SecretBox(settings.secret_key), now=END, smtp=smtp)
     last = tested.last_deliveries[0]
-    assert last.status == "failed" and last.last_error.startswith("SMTP 550")
+    assert last.status == "failed" and last.last_error.startswith("Mail not sent (SMTP 550): ")
+    assert last.result.startswith("Not delivered: Mail not sent (SMTP 550)")
 
 
 def _principal(owner: Any, cluster: Any) -> Any:
@@ -313,13 +386,14 @@ def test_quiet_hours_hold_all_but_critical_and_open_findings_are_sent_again(
     box, units = SecretBox(settings.secret_key), units_of_work(sessions)
     families = {r.id: r.family for r in discover_rules()}
     with receiver("slack") as slack:
-        bad = owner.post("/api/v1/alert-channels", json={"name": "x", "kind": "slack", "url": f"{slack.url}/s",
+        bad = owner.post("/api/v1/alert-channels", json={"name": "x", "kind": "slack", "url": SLACK_URL,
                                                          "quiet_hours": [7, 7]})
         assert bad.status_code == 422 and "quiet_hours" in bad.text
         made = owner.post("/api/v1/alert-channels", json={
-            "name": "night", "kind": "slack", "url": f"{slack.url}/services/T/B/Q", "min_severity": "warning",
+            "name": "night", "kind": "slack", "url": SLACK_URL, "min_severity": "warning",
             "quiet_hours": [17, 19], "renotify_hours": 2})  # the run at 18:00 UTC is inside the quiet hours
         assert made.status_code == 201 and made.json()["quiet_hours"] == [17, 19], made.text
+        _stand_in(db, settings, made.json()["id"], f"{slack.url}/services/T/B/Q")
         summary = findings.advise_cluster(db, cluster, now=END)
         db.commit()
         opened = [row for kind, row in summary.events if kind == "opened"]
@@ -399,8 +473,9 @@ def test_a_forecast_alerts_when_it_comes_within_a_channels_horizon_once_a_day(
             "burst_horizon_hours": 6, "ceiling_horizon_days": 30})
         assert made.status_code == 201 and made.json()["burst_horizon_hours"] == 6, made.text
         # a channel that takes warnings hears of the finding when it opens, the forecast in its text, and no more
-        owner.post("/api/v1/alert-channels", json={"name": "all", "kind": "slack", "url": f"{slack.url}/s/T/B/Z",
-                                                   "burst_horizon_hours": 12})
+        everything = owner.post("/api/v1/alert-channels", json={"name": "all", "kind": "slack", "url": SLACK_URL,
+                                                                "burst_horizon_hours": 12})
+        _stand_in(db, settings, everything.json()["id"], f"{slack.url}/s/T/B/Z")
 
         def run(at: dt.datetime, hours: float, days: float) -> None:
             made = [_forecasting(burst, "burst_empty", hours * 3600, at),

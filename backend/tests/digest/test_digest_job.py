@@ -203,7 +203,7 @@ def test_unreachable_server_is_transient(org: dict[str, Any], smtp_settings: Any
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
     settings = smtp_settings.model_copy(update={"smtp_port": closed})
-    with pytest.raises(TransientSendError, match="connection problem: ConnectionRefusedError"):
+    with pytest.raises(TransientSendError, match="the mail server refused the connection; check HEADROOM_SMTP_HOST"):
         service.send_week(job_context(settings), DIGEST_AT, org_id=org["owner"].org_id)
     (row,) = _sends(job_sessions, org["owner"].org_id)
     assert row.status == "retrying"

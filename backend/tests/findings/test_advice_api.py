@@ -71,7 +71,7 @@ def test_list_filters_and_counts(world: World) -> None:
     assert _findings(world, status="resolved")["total"] == 0
     assert world.viewer.get(f"/api/v1/clusters/{world.cid}/findings").json()["total"] == everything["total"]
     bad = world.owner.get(f"/api/v1/clusters/{world.cid}/findings", params={"status": "gone"})
-    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("status")
+    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("Status, item 1: ")
 
 
 def test_detail_and_actions(world: World, db: Any, clock: Any) -> None:
@@ -90,7 +90,7 @@ def test_detail_and_actions(world: World, db: Any, clock: Any) -> None:
     acked = world.owner.post(f"{url}/acknowledge")
     assert acked.status_code == 200 and acked.json()["status"] == "acknowledged"
     past = world.owner.post(f"{url}/snooze", json={"until": "2026-11-01T00:00:00Z"})
-    assert past.status_code == 422 and past.json()["error"]["message"].startswith("until")
+    assert past.status_code == 422 and past.json()["error"]["message"].startswith("Until: ")
     assert world.owner.post(f"{url}/snooze", json={"until": "2026-11-09T00:00:00Z", "x": 1}).status_code == 422
     snoozed = world.owner.post(f"{url}/snooze", json={"until": "2026-11-09T00:00:00Z"}).json()
     assert (snoozed["status"], snoozed["snoozed_until"]) == ("snoozed", "2026-11-09T00:00:00Z")
@@ -151,7 +151,7 @@ def test_snapshot_download(world: World) -> None:
     assert all(len(s.values) == 3600 // s.step_seconds for s in snapshot.series)
     bad = world.viewer.get(f"/api/v1/clusters/{world.cid}/snapshot", params={"start": END.isoformat(),
                                                                             "end": start})
-    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("end")
+    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("End: ")
 
 
 # ---------------------------------------------------------------------------------------------------- patches
@@ -254,7 +254,7 @@ def test_patch_from_all_open_findings_downloads_every_format(world: World, db: A
     before, after = toml_view(base_text), toml_view(merged.text)
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
     assert changed == {c["key"] for c in tikv if c["entity"]["status_address"] in (None, base_node)}
-    assert world.viewer.get(url, params={"format": "bogus"}).json()["error"]["message"].startswith("format")
+    assert world.viewer.get(url, params={"format": "bogus"}).json()["error"]["message"].startswith("Format: ")
     assert world.viewer.get(url, params={"format": "toml", "node": "10.9.9.9:1"}).status_code == 422
     per_node = world.viewer.get(url, params={"format": "toml", "node": first.store_address})
     assert per_node.status_code == 200
@@ -364,7 +364,7 @@ def test_merged_and_diff_are_offered_only_for_the_nodes_the_patch_changes(world:
     unsaid = world.viewer.get(url, params={"format": "merged"})
     assert unsaid.status_code == 422, unsaid.text
     message = unsaid.json()["error"]["message"]
-    assert message.startswith("node:") and all(store in message for store in group) and "format=configs" in message
+    assert message.startswith("Node:") and all(store in message for store in group) and "format=configs" in message
     # a node the patch does not change has no merged file or diff
     untouched = world.viewer.get(url, params={"format": "diff", "node": other.store_address})
     assert untouched.status_code == 422 and untouched.json()["error"]["details"]["field"] == "node"
@@ -417,7 +417,7 @@ def test_a_patch_applies_the_option_the_user_chose(world: World) -> None:
     assert any(f"option 1 of {len(detail['options'])}" in n for n in first["notes"])
     for bad in ({burst["id"]: 99}, {str(uuid.uuid4()): 0}):
         refused = _create(world, {"finding_ids": [burst["id"]], "options": bad})
-        assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("options"), refused.text
+        assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("Options: "), refused.text
 
 
 def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_keys(world: World) -> None:
@@ -445,7 +445,7 @@ def test_the_operator_patch_of_the_users_own_manifest_changes_only_the_proposed_
     assert undo.json() == [{"op": "test", "path": "/spec/tikv/config/storage/block-cache", "value": added},
                            {"op": "remove", "path": "/spec/tikv/config/storage/block-cache"}]
     refused = world.viewer.post(url, json={"manifest": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
-    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("manifest: ")
+    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("Manifest: ")
     assert "no TidbCluster" in refused.json()["error"]["message"]
 
 
@@ -510,16 +510,17 @@ def test_the_tiup_topology_is_patched_in_place_after_tiups_precedence(world: Wor
     already = world.viewer.post(url, json={"topology": response.text, "rollback": True})
     assert already.status_code == 422 and "made from" in already.json()["error"]["message"]
     refused = world.viewer.post(url, json={"topology": "tikv_servers: [\n"})
-    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("topology: ")
+    assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("Topology: ")
 
 
+# each refusal names its field in words (the machine path stays in details)
 BAD_PATCH_BODIES = [
-    ({"finding_ids": []}, "finding_ids"),
-    ({"finding_ids": [str(uuid.uuid4())]}, "finding_ids"),
-    ({"finding_ids": "all"}, "finding_ids"),
-    ({"finding_ids": "all_open", "base_config": str(uuid.uuid4())}, "base_config"),
-    ({"finding_ids": "all_open", "base_config": "newest"}, "base_config"),
-    ({"finding_ids": "all_open", "extra": 1}, "extra"),
+    ({"finding_ids": []}, "Findings: "),
+    ({"finding_ids": [str(uuid.uuid4())]}, "Findings: "),
+    ({"finding_ids": "all"}, "Findings: "),
+    ({"finding_ids": "all_open", "base_config": str(uuid.uuid4())}, "Base config: "),
+    ({"finding_ids": "all_open", "base_config": "newest"}, "Base config: "),
+    ({"finding_ids": "all_open", "extra": 1}, "Extra: "),
 ]
 
 
@@ -594,7 +595,8 @@ def test_what_if_shows_the_ceilings_findings_and_cost_a_change_moves(world: Worl
     wrong = dict(option["changes"][0], entity={"kind": "volume", "id": "vol-nope", "volume_id": "vol-nope"})
     refused = world.viewer.post(url, json={"changes": [option["changes"][0], wrong]})
     assert refused.status_code == 422, refused.text
-    assert refused.json()["error"]["details"]["field"] == "changes[1]"
+    assert refused.json()["error"]["details"]["field"] == "changes[1]"  # the machine path, for programs
+    assert refused.json()["error"]["message"].startswith("Change 2: ")  # the person's words
     assert "vol-nope" in refused.json()["error"]["message"]
     stranger = sign_up(client, org="Another Org")
     assert stranger.post(url, json={"changes": option["changes"]}).status_code == 404

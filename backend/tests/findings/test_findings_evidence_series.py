@@ -136,3 +136,33 @@ def test_each_findings_chart_reads_only_its_hosts_series_and_draws_what_the_whol
     assert charted >= 5
     # a finding on one host reads a fraction of the cluster's series (one on several stores reads more)
     assert min(p / w for p, w in read) < 0.2 and sum(p for p, _ in read) < 0.6 * sum(w for _, w in read), read
+
+
+def test_an_exceeded_check_is_a_yes_no_series_not_a_count_beside_the_queue_length(
+    client: Any, db: Any, clock: Any
+) -> None:
+    # VolumeIOPSExceededCheck / VolumeThroughputExceededCheck read 1 in a minute demand exceeded the volume, else 0
+    # (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html): charted as yes/no ("bool"),
+    # never in VolumeQueueLength's unit
+    owner = sign_up(client, org="Flags Org")
+    demo = ingest_demo(db, uuid.UUID(owner.org_id))
+    findings_service.advise_cluster(db, demo.cluster, now=END)
+    db.commit()
+    clock.now = END + dt.timedelta(minutes=5)
+    items = owner.get(f"/api/v1/clusters/{demo.cluster.id}/findings", params={"limit": 200}).json()["items"]
+    checked = 0
+    for finding in items:
+        detail = owner.get(f"/api/v1/findings/{finding['id']}").json()
+        metrics = {s["metric"] for s in (detail.get("evidence") or {}).get("series", [])}
+        if not metrics & {"ebs.iops_exceeded_check", "ebs.throughput_exceeded_check"}:
+            continue
+        chart = owner.get(f"/api/v1/findings/{finding['id']}/evidence/series").json()
+        for series in chart["series"]:
+            if series["metric"].endswith("_exceeded_check"):
+                assert series["unit"] == "bool"
+                assert series["label"] in ("Asked for more IOPS than the volume provides", "Asked for more throughput than the volume provides")
+                assert {v for v in series["values"] if v is not None} <= {0.0, 1.0}
+                checked += 1
+            if series["metric"] == "ebs.queue_length":
+                assert series["unit"] == "Count"
+    assert checked > 0

@@ -81,7 +81,7 @@ def test_sort_by_impact(made: tuple[Actor, str]) -> None:
 def test_bad_sort_names_the_field(made: tuple[Actor, str]) -> None:
     owner, cid = made
     bad = owner.get(f"/api/v1/clusters/{cid}/findings", params={"sort": "loudest"})
-    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("sort")
+    assert bad.status_code == 422 and bad.json()["error"]["message"].startswith("Sort order")
 
 
 def test_the_detail_and_the_list_agree(made: tuple[Actor, str]) -> None:

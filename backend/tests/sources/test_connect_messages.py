@@ -15,7 +15,7 @@ from headroom.sources import schemas as sources_schemas
 from helpers import sign_up
 from pydantic import BaseModel, ValidationError
 
-ROLE_ARN_MESSAGE = ("role_arn: expected an IAM role ARN like arn:aws:iam::123456789012:role/HeadroomReadOnly "
+ROLE_ARN_MESSAGE = ("Role ARN: expected an IAM role ARN like arn:aws:iam::123456789012:role/HeadroomReadOnly "
                     "(arn:aws:iam::, the 12-digit account ID, :role/ and the role's name)")
 
 
@@ -26,7 +26,9 @@ def test_a_malformed_role_arn_names_the_field_and_the_form(client: Any) -> None:
     assert response.status_code == 422
     error = response.json()["error"]
     assert error["message"] == ROLE_ARN_MESSAGE
-    assert error["details"] == [{"field": "role_arn", "message": ROLE_ARN_MESSAGE.removeprefix("role_arn: ")}]
+    # programs keep the machine path (field, loc); people read the label
+    assert error["details"] == [{"field": "role_arn", "loc": ["body", "role_arn"], "label": "Role ARN",
+                                 "message": ROLE_ARN_MESSAGE.removeprefix("Role ARN: ")}]
     assert "pattern" not in response.text and "[0-9]" not in response.text
     # Nothing was saved: no AWS connection with a malformed ARN.
     assert owner.get("/api/v1/sources/aws").json() == []
@@ -41,9 +43,9 @@ def test_the_update_says_the_same(client: Any) -> None:
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ({"regions": ["us-east-1", "useast1"]}, "regions.1: expected an AWS region code like us-east-1 or eu-west-2"),
+    ({"regions": ["us-east-1", "useast1"]}, "Region 2: expected an AWS region code like us-east-1 or eu-west-2"),
     ({"auth_kind": "static_keys", "access_key_id": "akia-lower", "secret_access_key": "x"},
-     "access_key_id: expected an AWS access key ID like AKIAIOSFODNN7EXAMPLE (16 to 128 capital letters and "
+     "Access key ID: expected an AWS access key ID like AKIAIOSFODNN7EXAMPLE (16 to 128 capital letters and "
      "digits)"),
 ])
 def test_other_source_fields_say_their_form(client: Any, body: dict[str, Any], message: str) -> None:
@@ -94,8 +96,8 @@ def test_a_special_use_email_domain_is_one_sentence_naming_the_field(client: Any
     error = response.json()["error"]
     problem = ("not a valid email address: headroom.test is a special-use domain (like .test, .invalid, .local or "
                "localhost: RFC 6761) that can never receive email; use an address at a real domain")
-    assert error["details"] == [{"field": "email", "message": problem}]
-    assert error["message"] == f"email: {problem}"
+    assert error["details"] == [{"field": "email", "loc": ["body", "email"], "label": "Email", "message": problem}]
+    assert error["message"] == f"Email: {problem}"
     # email-validator's own sentence, and pydantic's prefix, are gone (they were shown twice, in raw form)
     assert "value is not a valid email address" not in response.text and "special-use or reserved" not in response.text
 

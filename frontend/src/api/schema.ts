@@ -2381,6 +2381,11 @@ export interface components {
              * @description Reachable, authenticated, and TiKV series found under the selector.
              */
             ok: boolean;
+            /**
+             * Prometheus Api
+             * @description Whether the address answered as Prometheus's HTTP API (JSON with status and data); null when not known (no answer, or the credentials were refused). Unless true, `authenticated` and the metric counts say nothing.
+             */
+            prometheus_api: boolean | null;
             /** Prometheus Version */
             prometheus_version: string | null;
             /** Reachable */
@@ -2424,6 +2429,11 @@ export interface components {
              * @description When a pending delivery is tried again.
              */
             next_attempt_at: string | null;
+            /**
+             * Result
+             * @description The outcome in one sentence: "Delivered: this channel works." for a test that arrived, "Not delivered: <why, and what to check>" otherwise.
+             */
+            result: string;
             /** Sent At */
             sent_at: string | null;
             /**
@@ -2586,9 +2596,15 @@ export interface components {
         ErrorBody: {
             /** Code */
             code: string;
-            /** Details */
+            /**
+             * Details
+             * @description For programs: a 422's fields as `field` (the path, e.g. changes[0]) and, for a request that failed validation, `loc` (the location list) and `label` (the field in words).
+             */
             details?: unknown;
-            /** Message */
+            /**
+             * Message
+             * @description For people: one sentence naming the field in words ("Prometheus URL: ...", "Change 1: ..."), never its machine path.
+             */
             message: string;
         };
         /** ErrorResponse */

@@ -26,6 +26,14 @@ describe('cluster config', () => {
     expect(within(table).getByRole('row', { name: /rocksdb\.titan\.enabled/ })).toHaveTextContent('true');
   });
 
+  it('says when the config was captured with its zone once', async () => {
+    server.use(...clusterHandlers());
+    renderRoutes(routes, PATH);
+    const captured = await screen.findByText(/captured/);
+    expect(captured.textContent).toMatch(/captured \d{1,2} \w{3} \d{4}, \d{2}:\d{2} UTC · /);
+    expect(captured.textContent).not.toMatch(/UTC\s+UTC/);
+  });
+
   it('uploads a tikv.toml: a wrong value is named with its line, an unknown key is a warning', async () => {
     const sent: unknown[] = [];
     server.use(...clusterHandlers());

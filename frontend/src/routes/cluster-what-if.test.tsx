@@ -191,6 +191,41 @@ describe('cluster what-if', () => {
     expect(within(screen.getByRole('group', { name: '1. Volume' })).queryByRole('alert')).toBeNull();
   });
 
+  it('drops an earlier refusal as soon as the changes it answered are edited', async () => {
+    server.use(...clusterHandlers());
+    recordWhatIf((changes) =>
+      changes.some((c) => c.key === 'instance.type' && c.proposed === 'x9z.huge')
+        ? HttpResponse.json(
+            apiError('invalid_input', 'Change 2: unknown instance type x9z.huge', { field: 'changes[1]' }),
+            { status: 422 },
+          )
+        : changes.some((c) => c.key === 'instance.type' && c.proposed === 'x9z.slow')
+          ? HttpResponse.json(apiError('internal', 'The server failed while computing.'), { status: 500 })
+          : HttpResponse.json(ANSWER),
+    );
+    const { user } = renderRoutes(routes, whatIfHref(CLUSTER_ID, GP2_TO_GP3));
+    await screen.findByRole('region', { name: 'Monthly cost' });
+    await user.click(screen.getByRole('button', { name: 'Add an instance change' }));
+    const inst = screen.getByRole('group', { name: '2. Instance' });
+    await user.clear(within(inst).getByLabelText('Instance type'));
+    await user.type(within(inst).getByLabelText('Instance type'), 'x9z.huge');
+    await user.click(screen.getByRole('button', { name: 'Try' }));
+    expect(await within(inst).findByRole('alert')).toHaveTextContent('unknown instance type x9z.huge');
+
+    // one keystroke later the refusal no longer describes the form: it is gone before any new answer
+    await user.type(within(inst).getByLabelText('Instance type'), 'x');
+    expect(within(inst).queryByRole('alert')).toBeNull();
+    expect(screen.queryByRole('alert')).toBeNull();
+
+    // a form-wide error (a 500) also goes when the input changes
+    await user.clear(within(inst).getByLabelText('Instance type'));
+    await user.type(within(inst).getByLabelText('Instance type'), 'x9z.slow');
+    await user.click(screen.getByRole('button', { name: 'Try' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('The server failed while computing.');
+    await user.type(within(inst).getByLabelText('Instance type'), 'e');
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+
   it("links a finding's option to the what-if page with its changes", async () => {
     server.use(...clusterHandlers());
     renderRoutes(routes, `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`);

@@ -22,12 +22,19 @@ const channel = (lastDeliveries: unknown[]) => ({
   created_at: '2026-11-27T06:00:00Z',
   last_deliveries: lastDeliveries,
 });
+// As the API says a test delivery: its title only names it; whether the channel works is in its result.
+const RESULT: Record<string, (error: string | null) => string> = {
+  sent: () => 'Delivered: this channel works.',
+  failed: (error) => `Not delivered: ${error}`,
+  pending: (error) => `Not delivered yet: ${error} Headroom tries again by itself.`,
+};
 const delivery = (status: string, error: string | null, code: number | null) => ({
   id: 1,
   event: 'test',
-  title: 'Test alert from Headroom: this channel works',
+  title: 'Test alert',
   severity: 'warning',
   status,
+  result: RESULT[status]!(error),
   attempts: 1,
   last_status_code: code,
   last_error: error,
@@ -45,7 +52,7 @@ describe('alert channels settings', () => {
       http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
       http.get(apiUrl('/alert-channels'), () =>
         HttpResponse.json({
-          items: created ? [channel(tested ? [delivery('failed', 'HTTP 404: no_service', 404)] : [])] : [],
+          items: created ? [channel(tested ? [delivery('failed', 'hooks.slack.com answered HTTP 404: no_service', 404)] : [])] : [],
         }),
       ),
       http.post(apiUrl('/alert-channels'), async ({ request }) => {
@@ -54,7 +61,7 @@ describe('alert channels settings', () => {
       }),
       http.post(apiUrl(`/alert-channels/${CHANNEL_ID}/test`), () => {
         tested = true;
-        return HttpResponse.json(channel([delivery('failed', 'HTTP 404: no_service', 404)]));
+        return HttpResponse.json(channel([delivery('failed', 'hooks.slack.com answered HTTP 404: no_service', 404)]));
       }),
     );
     const { user } = renderRoutes(routes, '/settings/alerts');
@@ -92,7 +99,8 @@ describe('alert channels settings', () => {
     expect(card).toHaveTextContent('https://hooks.slack.com · critical and above');
     expect(card).toHaveTextContent('burst bucket empty within 6 h');
     await user.click(within(card).getByRole('button', { name: 'Send test' }));
-    expect(await within(card).findByText('failed: HTTP 404: no_service')).toBeInTheDocument();
+    expect(await within(card).findByText('Not delivered: hooks.slack.com answered HTTP 404: no_service')).toBeInTheDocument();
+    expect(card).not.toHaveTextContent(/works/);
   });
 
   it('asks PagerDuty for its routing key and shows an API refusal', async () => {
@@ -100,7 +108,7 @@ describe('alert channels settings', () => {
       http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
       http.get(apiUrl('/alert-channels'), () => HttpResponse.json({ items: [] })),
       http.post(apiUrl('/alert-channels'), () =>
-        HttpResponse.json(apiError('outbound_address_refused', 'url: Headroom will not fetch this address: 169.254.169.254 is link-local.'), {
+        HttpResponse.json(apiError('outbound_address_refused', 'URL: Headroom will not fetch this address: 169.254.169.254 is link-local.'), {
           status: 422,
         }),
       ),
@@ -120,7 +128,7 @@ describe('alert channels settings', () => {
   it('says how Alertmanager alerts last and asks no re-notify interval for them', async () => {
     let created: Record<string, unknown> | null = null;
     const am = {
-      ...channel([{ ...delivery('sent', null, 200), title: 'Test alert from Headroom: this channel works; it ends by itself after 5 min' }]),
+      ...channel([{ ...delivery('sent', null, 200), title: 'Test alert; it ends by itself after 5 min' }]),
       kind: 'alertmanager',
       url_hint: 'http://alertmanager:9093',
     };
@@ -145,7 +153,25 @@ describe('alert channels settings', () => {
     const card = await screen.findByRole('listitem', { name: 'Channel ops-room' });
     expect(created).not.toHaveProperty('renotify_hours');
     expect(card).toHaveTextContent('re-posted every minute while open; a test alert ends by itself');
-    expect(card).toHaveTextContent('it ends by itself after 5 min: sent');
+    expect(card).toHaveTextContent('Test alert; it ends by itself after 5 min · Delivered: this channel works.');
+  });
+
+  it('says a test that is being retried is not delivered yet, why, and when it is tried again', async () => {
+    const reason = 'Could not reach hooks.example.invalid: the host name does not resolve. Check the URL.';
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
+      http.get(apiUrl('/alert-channels'), () =>
+        HttpResponse.json({
+          items: [channel([{ ...delivery('pending', reason, null), next_attempt_at: '2026-11-27T06:02:00Z' }])],
+        }),
+      ),
+    );
+    renderRoutes(routes, '/settings/alerts');
+    const card = await screen.findByRole('listitem', { name: 'Channel ops-room' });
+    expect(
+      within(card).getByText(`Not delivered yet: ${reason} Headroom tries again by itself. Next try: 27 Nov 2026, 06:02 UTC.`),
+    ).toBeInTheDocument();
+    expect(card).not.toHaveTextContent(/works|Error|Errno/);
   });
 
   it('lets a viewer see the channels but not change them', async () => {
@@ -156,7 +182,7 @@ describe('alert channels settings', () => {
           items: [
             channel([
               delivery('sent', null, 200),
-              { ...delivery('sent', null, 202), id: 2, event: 'forecast', title: 'vol-1 burst', forecast: 'the burst bucket empties in 5 h' },
+              { ...delivery('sent', null, 202), id: 2, event: 'forecast', title: 'vol-1 burst', result: 'Delivered.', forecast: 'the burst bucket empties in 5 h' },
             ]),
           ],
         }),
@@ -164,8 +190,8 @@ describe('alert channels settings', () => {
     );
     renderRoutes(routes, '/settings/alerts');
     const card = await screen.findByRole('listitem', { name: 'Channel ops-room' });
-    expect(within(card).getByText('sent (HTTP 200)')).toBeInTheDocument();
-    expect(card).toHaveTextContent('forecast · vol-1 burst (the burst bucket empties in 5 h): sent');
+    expect(within(card).getByText('Delivered: this channel works.')).toBeInTheDocument();
+    expect(card).toHaveTextContent('forecast · vol-1 burst (the burst bucket empties in 5 h) · Delivered.');
     expect(within(card).queryByRole('button', { name: 'Send test' })).not.toBeInTheDocument();
     expect(screen.queryByRole('form', { name: 'Add an alert channel' })).not.toBeInTheDocument();
   });

@@ -31,6 +31,7 @@ describe('Settings › Prometheus source', () => {
         HttpResponse.json({
           ok: false,
           reachable: false,
+          prometheus_api: null,
           authenticated: false,
           prometheus_version: null,
           flavour: null,
@@ -41,7 +42,7 @@ describe('Settings › Prometheus source', () => {
           node_exporter_hosts: 0,
           metrics: [],
           missing_metrics: [],
-          messages: ['Cannot reach http://127.0.0.1:9/: [Errno 111] Connection refused'],
+          messages: ['Could not connect to 127.0.0.1:9: the connection was refused. Check the URL and that the service is running.'],
         }),
       ),
     );
@@ -51,8 +52,50 @@ describe('Settings › Prometheus source', () => {
     const result = await screen.findByRole('region', { name: 'Test result' });
     expect(within(result).getByText('Prometheus is not reachable.')).toBeInTheDocument();
     expect(within(within(result).getByRole('list', { name: 'Messages' })).getByText(
-      'Cannot reach http://127.0.0.1:9/: [Errno 111] Connection refused',
+      'Could not connect to 127.0.0.1:9: the connection was refused. Check the URL and that the service is running.',
     )).toBeInTheDocument();
+  });
+
+  it('says an address that is not Prometheus is not, and nothing about credentials or metrics', async () => {
+    signedIn();
+    const said =
+      "This address answers, but not as Prometheus's HTTP API (got an HTML page at /api/v1/status/buildinfo); " +
+      'check the URL: it should be the Prometheus base URL, e.g. http://prometheus:9090';
+    server.use(
+      http.post(apiUrl(`/sources/prometheus/${PROM_ID}/test`), () =>
+        HttpResponse.json({
+          ok: false, reachable: true, prometheus_api: false, authenticated: false, prometheus_version: null,
+          flavour: null, selector: PROM_SOURCE.label_selector, tikv_instances: [], tikv_targets_up: 0,
+          tikv_targets_down: 0, node_exporter_hosts: 0, metrics: [], missing_metrics: [], messages: [said],
+        }),
+      ),
+    );
+    const { user } = renderRoutes(routes, `/settings/sources/prometheus/${PROM_ID}`);
+    await user.click(await screen.findByRole('button', { name: 'Test connection' }));
+    const result = await screen.findByRole('region', { name: 'Test result' });
+    expect(within(result).getByText(said)).toBeInTheDocument();
+    expect(result).not.toHaveTextContent(/Authenticated|Reachable|TiKV|metrics/i);
+    expect(within(result).queryByRole('list', { name: 'Messages' })).toBeNull();
+  });
+
+  it('never leaves an empty message line', async () => {
+    signedIn();
+    server.use(
+      http.post(apiUrl(`/sources/prometheus/${PROM_ID}/test`), () =>
+        HttpResponse.json({
+          ok: false, reachable: true, prometheus_api: true, authenticated: true, prometheus_version: '3.1.0',
+          flavour: null, selector: PROM_SOURCE.label_selector, tikv_instances: [], tikv_targets_up: 0,
+          tikv_targets_down: 0, node_exporter_hosts: 0, metrics: [], missing_metrics: [],
+          messages: ['', 'Prometheus refused the query (bad_data): parse error'],
+        }),
+      ),
+    );
+    const { user } = renderRoutes(routes, `/settings/sources/prometheus/${PROM_ID}`);
+    await user.click(await screen.findByRole('button', { name: 'Test connection' }));
+    const result = await screen.findByRole('region', { name: 'Test result' });
+    expect(within(result).getByText('Prometheus answered, but the test found a problem:')).toBeInTheDocument();
+    const items = within(within(result).getByRole('list', { name: 'Messages' })).getAllByRole('listitem');
+    expect(items.map((li) => li.textContent)).toEqual(['Prometheus refused the query (bad_data): parse error']);
   });
 
   it('refreshes the list after a failed test: the last check failed, with its reason', async () => {
@@ -71,11 +114,11 @@ describe('Settings › Prometheus source', () => {
       http.get(apiUrl(`/sources/prometheus/${PROM_ID}/backfill`), () => HttpResponse.json(PROM_BACKFILL_NONE)),
       http.post(apiUrl(`/sources/prometheus/${PROM_ID}/test`), () => {
         // One failure: the API records the error but keeps the status until 3 in a row.
-        health = { ...health, last_error_at: '2026-11-21T10:00:00Z', last_error: 'cannot reach http://127.0.0.1:9/: ConnectError', consecutive_failures: 1 };
+        health = { ...health, last_error_at: '2026-11-21T10:00:00Z', last_error: 'Could not connect to 127.0.0.1:9: the connection was refused. Check the URL and that the service is running.', consecutive_failures: 1 };
         return HttpResponse.json({
-          ok: false, reachable: false, authenticated: false, prometheus_version: null, flavour: null,
+          ok: false, reachable: false, prometheus_api: null, authenticated: false, prometheus_version: null, flavour: null,
           selector: '', tikv_instances: [], tikv_targets_up: 0, tikv_targets_down: 0, node_exporter_hosts: 0,
-          metrics: [], missing_metrics: [], messages: ['cannot reach http://127.0.0.1:9/: ConnectError'],
+          metrics: [], missing_metrics: [], messages: ['Could not connect to 127.0.0.1:9: the connection was refused. Check the URL and that the service is running.'],
         });
       }),
     );
@@ -88,7 +131,7 @@ describe('Settings › Prometheus source', () => {
     await user.click(screen.getByRole('link', { name: '← Data sources' }));
     const after = await screen.findByRole('row', { name: /prod-prometheus/ });
     expect(await within(after).findByText('Last check failed')).toBeInTheDocument();
-    expect(within(after).getByText('cannot reach http://127.0.0.1:9/: ConnectError')).toBeInTheDocument();
+    expect(within(after).getByText('Could not connect to 127.0.0.1:9: the connection was refused. Check the URL and that the service is running.')).toBeInTheDocument();
   });
 
   it('lists the TiKV metrics found and the ones missing', async () => {
@@ -98,6 +141,7 @@ describe('Settings › Prometheus source', () => {
         HttpResponse.json({
           ok: true,
           reachable: true,
+          prometheus_api: true,
           authenticated: true,
           prometheus_version: '3.1.0',
           flavour: 'operator',

@@ -27,7 +27,12 @@ from headroom.platform.retry import RETRY_STATUSES, RetryPolicy, call_with_retri
 
 log = get_logger("headroom.sources.prometheus.collector")
 
-ErrorKind = Literal["unreachable", "auth", "http", "bad_response", "query"]
+ErrorKind = Literal["unreachable", "auth", "http", "bad_response", "query", "not_prometheus"]
+# What every answer of Prometheus's HTTP API is: a JSON object whose "status" is "success" (with "data") or
+# "error" (with "errorType" and "error") (https://prometheus.io/docs/prometheus/latest/querying/api/, "Format
+# overview").
+API_STATUSES = ("success", "error")
+BASE_URL_EXAMPLE = "http://prometheus:9090"
 # docs/outbound.md: a range answer is ~40 bytes per point; Prometheus allows 11,000 points per series, so 64 MiB
 # holds a full 11,000-point split of ~150 series, and the ingest's 1,440-point chunks of ~1,150 series.
 MAX_RESPONSE_BYTES = 64 * outbound.MIB
@@ -35,7 +40,8 @@ DEADLINE_SECONDS = 120.0  # per request, connect to last byte
 
 
 class PrometheusError(Exception):
-    """A Prometheus request failed; `kind` says how (unreachable, auth, http, bad_response, query)."""
+    """A Prometheus request failed; `kind` says how (unreachable, auth, http, bad_response, query, not_prometheus:
+    the address answers, but not as Prometheus's HTTP API)."""
 
     def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None, transient: bool = False) -> None:
         super().__init__(message)
@@ -69,6 +75,7 @@ class PrometheusAuth:
 class _Answer:
     status_code: int
     content: bytes
+    content_type: str = ""
 
     def json(self) -> Any:
         return json.loads(self.content)
@@ -163,9 +170,10 @@ class PrometheusClient:
             outbound.limits(seconds=self._deadline_seconds, max_bytes=self._max_bytes),
             self._http.stream(method, path, **kwargs) as response,
         ):
+            kind = response.headers.get("Content-Type", "")
             if response.status_code >= 400 and response.status_code not in (400, 422):
-                return _Answer(response.status_code, b"")  # the status says it all: the body is not read
-            return _Answer(response.status_code, outbound.read_capped(response, self._max_bytes))
+                return _Answer(response.status_code, b"", kind)  # the status says it all: the body is not read
+            return _Answer(response.status_code, outbound.read_capped(response, self._max_bytes), kind)
 
     def _request(self, method: str, path: str, data: Mapping[str, str] | None = None) -> _Answer:
         return call_with_retries(
@@ -196,14 +204,9 @@ class PrometheusClient:
             ) from None
         except httpx.DecodingError as error:
             raise PrometheusError("bad_response", f"{path}: {error}") from None
-        except httpx.TimeoutException as error:
+        except httpx.TransportError as error:  # time-outs included: said in words, never as a class name
             raise PrometheusError(
-                "unreachable", f"timed out talking to {self._shown_url}: {type(error).__name__}", transient=True
-            ) from None
-        except httpx.TransportError as error:
-            detail = str(error).replace(self.base_url, self._shown_url)
-            raise PrometheusError(
-                "unreachable", f"cannot reach {self._shown_url}: {type(error).__name__}: {detail}", transient=True
+                "unreachable", outbound.failure_in_words(error, self._shown_url), transient=True
             ) from None
         if response.status_code in RETRY_STATUSES:
             log.info("prometheus.retry", path=path, status=response.status_code, attempt=self.requests)
@@ -217,6 +220,7 @@ class PrometheusClient:
                 status=response.status_code,
             )
         if response.status_code == 400 or response.status_code == 422:
+            _api_body(response, path)  # an HTML 400 is not Prometheus refusing a query
             raise PrometheusError("query", _api_error(response), status=response.status_code)
         if response.status_code >= 400:
             raise PrometheusError(
@@ -226,13 +230,8 @@ class PrometheusClient:
 
     def _api(self, method: str, path: str, data: Mapping[str, str] | None = None) -> Any:
         response = self._request(method, path, data)
-        try:
-            body = response.json()
-        except ValueError:
-            raise PrometheusError(
-                "bad_response", f"{path} did not answer JSON (is this a Prometheus URL?)"
-            ) from None
-        if not isinstance(body, dict) or body.get("status") != "success":
+        body = _api_body(response, path)
+        if body.get("status") != "success":
             raise PrometheusError("query", _api_error(response))
         return body.get("data")
 
@@ -247,6 +246,33 @@ class PrometheusClient:
         """Return `/api/v1/status/buildinfo` (version, revision, ...)."""
         data = self._api("GET", "/api/v1/status/buildinfo")
         return {str(k): str(v) for k, v in (data or {}).items()}
+
+    def identify(self) -> dict[str, str]:
+        """Check that the address answers as Prometheus's HTTP API; return its build info ({} without one).
+
+        `/api/v1/status/buildinfo` first; a server without it (some Prometheus-compatible ones) must answer the
+        instant query `time()` at `/api/v1/query`. Anything else raises PrometheusError("not_prometheus").
+        """
+        try:
+            answer = self._request("GET", "/api/v1/status/buildinfo")
+        except PrometheusError as error:
+            if error.kind != "http" or error.status != 404:
+                raise
+        else:
+            body = _api_body(answer, "/api/v1/status/buildinfo")
+            if body.get("status") == "success" and isinstance(body.get("data"), dict):
+                return {str(k): str(v) for k, v in body["data"].items()}
+            # "error" from buildinfo (an agent-mode or compatible server): the query endpoint decides
+        try:
+            answer = self._request("GET", "/api/v1/query", {"query": "time()"})
+        except PrometheusError as error:
+            if error.kind == "http" and error.status == 404:
+                raise _not_prometheus("HTTP 404 at /api/v1/query") from None
+            raise
+        body = _api_body(answer, "/api/v1/query")
+        if body.get("status") != "success" or "data" not in body:
+            raise PrometheusError("query", _api_error(answer))
+        return {}
 
     def instant(self, query: str, at: dt.datetime | None = None) -> list[Sample]:
         """Evaluate an instant query."""
@@ -296,6 +322,44 @@ class PrometheusClient:
 def _api_error(response: _Answer) -> str:
     try:
         body = response.json()
-        return f"{body.get('errorType', 'error')}: {body.get('error', '')}".strip()
-    except (ValueError, AttributeError):
-        return f"HTTP {response.status_code}"
+    except ValueError:
+        return f"Prometheus answered HTTP {response.status_code}"
+    if not isinstance(body, dict) or body.get("status") not in API_STATUSES:
+        return _not_prometheus(_described(response)).message
+    reason = str(body.get("error") or "").strip()
+    kind = str(body.get("errorType") or "").strip()
+    if not reason:
+        return f"Prometheus refused the request (HTTP {response.status_code}) without saying why"
+    return f"Prometheus refused the query ({kind}): {reason}" if kind else f"Prometheus refused the query: {reason}"
+
+
+def _described(answer: _Answer) -> str:
+    """What an answer that is not Prometheus's JSON looks like, in words: "an HTML page", "plain text"."""
+    kind = answer.content_type.split(";")[0].strip().lower()
+    head = answer.content.lstrip()[:64].lower()
+    if "html" in kind or head.startswith((b"<!doctype", b"<html", b"<")):
+        return "got an HTML page"
+    if not answer.content.strip():
+        return f"got an empty answer (HTTP {answer.status_code})"
+    if "json" in kind or head.startswith((b"{", b"[")):
+        return 'got JSON without Prometheus\'s "status" and "data"'
+    return f"got {kind or 'plain text'}"
+
+
+def _not_prometheus(what: str) -> PrometheusError:
+    return PrometheusError(
+        "not_prometheus",
+        f"This address answers, but not as Prometheus's HTTP API ({what}); check the URL: it should be the "
+        f"Prometheus base URL, e.g. {BASE_URL_EXAMPLE}",
+    )
+
+
+def _api_body(answer: _Answer, path: str) -> dict[str, Any]:
+    """The JSON object of an API answer; PrometheusError("not_prometheus") when it is not one."""
+    try:
+        body = answer.json()
+    except ValueError:
+        raise _not_prometheus(f"{_described(answer)} at {path}") from None
+    if not isinstance(body, dict) or body.get("status") not in API_STATUSES:
+        raise _not_prometheus(f"{_described(answer)} at {path}")
+    return body

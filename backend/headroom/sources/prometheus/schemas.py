@@ -16,6 +16,11 @@ class MetricPresenceRead(Output):
 class ConnectionTestRead(Output):
     ok: bool = Field(description="Reachable, authenticated, and TiKV series found under the selector.")
     reachable: bool
+    prometheus_api: bool | None = Field(
+        description="Whether the address answered as Prometheus's HTTP API (JSON with status and data); null when "
+        "not known (no answer, or the credentials were refused). Unless true, `authenticated` and the metric "
+        "counts say nothing."
+    )
     authenticated: bool
     prometheus_version: str | None
     flavour: Literal["tiup", "operator"] | None = Field(

@@ -82,6 +82,9 @@ class ConnectionReport:
     metrics: list[MetricPresence] = field(default_factory=list)
     missing_metrics: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    # whether the address answered as Prometheus's HTTP API (JSON with "status" and "data"); None: not known (no
+    # answer, or the credentials were refused). Until it is True nothing is known about credentials or metrics.
+    prometheus_api: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,13 +109,9 @@ def check_connection(client: PrometheusClient, source: Selectable, now: dt.datet
         report.messages.append(str(error))
         return report
     try:
-        try:
-            report.prometheus_version = client.build_info().get("version")
-        except PrometheusError as error:
-            if error.kind in ("auth", "unreachable"):
-                raise
-            client.ready()  # not every Prometheus-compatible server has buildinfo; /-/ready is enough
-        report.reachable = report.authenticated = True
+        # Nothing is said about credentials or metrics before the answer is known to be Prometheus's HTTP API.
+        report.prometheus_version = client.identify().get("version") or None
+        report.reachable = report.authenticated = report.prometheus_api = True
         flavour, targets = ingest.find_tikv_targets(client, selector, now, dt.timedelta(minutes=10))
         report.flavour = flavour
         report.tikv_instances = [t.instance for t in targets]
@@ -154,8 +153,12 @@ def check_connection(client: PrometheusClient, source: Selectable, now: dt.datet
         report.ok = True
     except PrometheusError as error:
         report.reachable = error.kind != "unreachable"
-        report.authenticated = report.reachable and error.kind != "auth"
-        report.messages.append(error.message)
+        if error.kind == "query":  # Prometheus's API refusing a query (JSON status "error"): it is Prometheus
+            report.prometheus_api = report.authenticated = True
+        if error.kind in ("not_prometheus", "auth", "unreachable"):
+            report.authenticated = False
+            report.prometheus_api = False if error.kind == "not_prometheus" else None
+        report.messages.append(error.message or f"Prometheus request failed ({error.kind})")
     return report
 
 

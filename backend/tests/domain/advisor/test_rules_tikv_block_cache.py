@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -95,6 +97,13 @@ def test_read_heavy_at_ceiling_shrinks_to_4gib_on_every_node() -> None:
         assert 0.15 < hit.value < POOR_HIT_RATIO
         assert measures["reads among I/Os at the ceiling"].value > 0.9
         assert f.evidence.longest_run_minutes is not None and f.evidence.longest_run_minutes >= 30
+        # one unit style per text: the change keeps tikv.toml's "14745MiB" (the literal value), the sentences
+        # write it as every other number there (14745 MiB = 14.4 GiB), never "14745MiB" beside "32 GiB"
+        texts = [f.title, *f.evidence.corroboration, f.impact.summary if f.impact else ""]
+        assert not any(re.search(r"\d(KiB|MiB|GiB)\b", t) for t in texts), texts
+        full = [c for c in f.evidence.corroboration if c.startswith("the block cache is full")]
+        assert full and full[0].endswith("of its 14.4 GiB at the ceiling"), full
+        assert f.title.endswith("shrink it to 4 GiB")
 
 
 def test_shrinking_as_proposed_takes_the_volume_off_its_iops_ceiling() -> None:

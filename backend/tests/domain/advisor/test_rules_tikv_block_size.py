@@ -93,7 +93,7 @@ def test_block_size_scenario_proposes_16kib_on_both_column_families() -> None:
     found = _findings(scenario_snapshot("block-size"))
     assert sorted(f.entity.id for f in found) == ["tikv-1", "tikv-2", "tikv-3"]
     for f in found:
-        assert "64KiB -> 16KiB" in f.title
+        assert "64 KiB -> 16 KiB" in f.title  # one unit style per sentence; the change keeps "16KiB"
         assert {c.key for c in f.changes} == {"rocksdb.defaultcf.block-size", "rocksdb.writecf.block-size"}
         for c in f.changes:
             assert (c.current, c.proposed) == ("64KiB", "16KiB")
@@ -106,7 +106,7 @@ def test_block_size_scenario_proposes_16kib_on_both_column_families() -> None:
         assert mib.value >= 0.9 * 566.24 * 0.95
         assert measures["MiB/s utilisation p95"].value >= 0.9
         assert measures["IOPS utilisation p95"].value < 0.5  # io2 at 20,000 IOPS has room
-        projected = measures["projected IOPS utilisation p95 at 16KiB"]
+        projected = measures["projected IOPS utilisation p95 at 16 KiB"]
         assert projected.value <= 0.75
         assert f.impact.after is not None and f.impact.after <= 0.75  # projected MiB/s utilisation
 

@@ -147,7 +147,7 @@ def test_a_raw_nul_byte_is_refused_by_the_request_guard_naming_field_and_line(cl
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert error["code"] == "validation_error"
-    assert error["message"] == "content: must not contain the NUL character (U+0000) (line 2, column 14)."
+    assert error["message"] == "tikv.toml contents: must not contain the NUL character (U+0000) (line 2, column 14)."
     assert error["details"][0] | {} == {"field": "content", "message": error["details"][0]["message"], "in": "body",
                                         "line": 2, "column": 14}
     assert _stored(db, node_url) == ([1], 1)
@@ -302,7 +302,7 @@ def test_values_of_the_wrong_kind_are_422_naming_key_line_and_what_is_allowed(cl
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert error["code"] == "config_value_error"
-    assert error["message"].startswith("content: storage.block-cache.capacity (line 3): 'lots' is not a valid value")
+    assert error["message"].startswith("tikv.toml contents: storage.block-cache.capacity (line 3): 'lots' is not a valid value")
     assert 'a size such as "4GiB"' in error["message"] and "1 more" in error["message"]
     assert [(d["key"], d["line"]) for d in error["details"]] == [
         ("storage.block-cache.capacity", 3),

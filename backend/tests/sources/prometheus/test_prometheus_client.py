@@ -71,7 +71,9 @@ def test_network_errors_are_retried_then_reported() -> None:
     with pytest.raises(PrometheusError) as caught:
         client.build_info()
     assert caught.value.kind == "unreachable" and len(sleeps) == 3
-    assert caught.value.message == "cannot reach http://prom.test:9090: ConnectError: connection refused"
+    assert caught.value.message == (
+        "Could not connect to prom.test:9090: the connection was refused. Check the URL and that the service is running."
+    )
 
 
 def test_auth_failures_are_not_retried_and_never_echo_the_secret() -> None:

@@ -210,7 +210,7 @@ def test_connection_report_and_health(prom_env: PromEnv, client: Any, db: Any, c
     response = owner.post(f"/api/v1/sources/prometheus/{source.id}/test")
     assert response.status_code == 200, response.text
     report = response.json()
-    assert report["ok"] is True and report["reachable"] and report["authenticated"]
+    assert report["ok"] is True and report["reachable"] and report["authenticated"] and report["prometheus_api"]
     assert report["flavour"] == "operator"
     assert report["tikv_instances"] == ["basic-tikv-0", "basic-tikv-1", "basic-tikv-2"]
     assert report["node_exporter_hosts"] == 3
@@ -321,4 +321,4 @@ def test_unreachable_source_turns_failing_without_leaking_the_secret(
         assert ops.run_incremental(db, source, box_client, now=prom_env.end) is None
     assert len(sleeps) == 3 * 2 and all(0 <= s <= 0.02 for s in sleeps)
     assert source.status == "failing" and source.consecutive_failures == 3
-    assert source.last_error and "cannot reach" in source.last_error and "s3cr3t" not in source.last_error
+    assert source.last_error and "Could not" in source.last_error and "s3cr3t" not in source.last_error

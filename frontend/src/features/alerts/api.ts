@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
+import { formatTimestamp } from '@/lib/format';
 import { unwrap } from '@/api/errors';
 import type { components } from '@/api/schema';
 
@@ -57,10 +58,11 @@ export const URL_HINT: Record<Channel['kind'], string> = {
   email: 'Email addresses, comma-separated (sent through the SMTP server Headroom is configured with).',
 };
 
-/** A delivery in words: "sent 12:04", "retrying: HTTP 429: rate_limited", "failed: HTTP 404: no_service". */
+/**
+ * A delivery in words, as the API says it ("Delivered: this channel works.", "Not delivered: …"), with when a
+ * pending one is tried again. A test says the channel works only once it was delivered.
+ */
 export function deliveryText(d: Delivery): string {
-  if (d.status === 'sent') return `sent${d.last_status_code ? ` (HTTP ${d.last_status_code})` : ''}`;
-  if (d.status === 'pending') return `retrying${d.last_error ? `: ${d.last_error}` : ''}`;
-  if (d.status === 'sending') return 'sending';
-  return `failed${d.last_error ? `: ${d.last_error}` : ''}`;
+  if (d.status === 'pending' && d.next_attempt_at) return `${d.result} Next try: ${formatTimestamp(d.next_attempt_at)}.`;
+  return d.result;
 }

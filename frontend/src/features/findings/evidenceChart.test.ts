@@ -44,6 +44,26 @@ describe('evidence charts', () => {
     expect(missing.map((s) => s.metric)).toEqual(['derived.read_latency_ms']);
   });
 
+  it('charts an exceeded check (yes/no) apart from the queue length it used to share an axis with', () => {
+    // the volume-ceilings finding: VolumeQueueLength (a count) and VolumeIOPSExceededCheck (1 = exceeded)
+    const series = (metric: string, label: string, unit: string, values: number[]) => ({
+      id: `volume:vol-1:${metric}`, entity_kind: 'volume' as const, entity_id: 'vol-1', entity_name: 'vol-1', metric,
+      label, unit, statistic: 'avg' as const, step_seconds: 60, span_seconds: null, t: [0, 60, 120], values,
+      reference_lines: [], found: true, in_force: null,
+    });
+    const { charts } = toEvidenceCharts({
+      finding_id: 'f', window_start: '', window_end: '', step_seconds: 60,
+      series: [
+        series('ebs.iops_exceeded_check', 'IOPS demand exceeded the volume', 'bool', [0, 1, 1]),
+        series('ebs.queue_length', 'VolumeQueueLength', 'Count', [3.5, 12, 14]),
+      ],
+    });
+    expect(charts.map((c) => [c.title, c.flag, c.series.map((s) => s.name)])).toEqual([
+      ['IOPS demand exceeded the volume (1 = yes, 0 = no) · vol-1', true, ['IOPS demand exceeded the volume']],
+      ['VolumeQueueLength · vol-1', false, ['VolumeQueueLength']],
+    ]);
+  });
+
   it('names the store of each line when a chart covers two stores, and a lone entity in the title', () => {
     // the block-cache finding: hits and misses of two stores share one ops/s chart
     const series = (metric: string, label: string, store: string) => ({

@@ -16,6 +16,8 @@ export interface EvidenceChart {
   ceilings: Ceiling[];
   /** Limits far above every plotted value: listed under the chart instead of flattening its lines. */
   offScale: Ceiling[];
+  /** A yes/no series (1 = yes), charted apart from any count. */
+  flag: boolean;
 }
 
 // A ceiling more than this many times the highest plotted value is listed, not drawn (UI choice: drawn, it would
@@ -24,10 +26,15 @@ const OFF_SCALE_FACTOR = 10;
 
 // Units as the metric registry spells them (headroom/domain/snapshot/registry.py) -> what the charts show: one
 // unit per quantity (lib/format.ts humanUnit), e.g. bytes/s as the MiB/s the EBS limits use.
-function displayUnit(unit: string): { unit: string; scale: number } {
+function displayUnit(unit: string): { unit: string; scale: number; flag: boolean } {
   const human = humanUnit(unit);
-  return { unit: human.unit, scale: human.scale };
+  return { unit: human.unit, scale: human.scale, flag: human.flag === true };
 }
+
+// A yes/no series (an EBS exceeded check: 1 in a minute demand exceeded the volume) gets a chart of its own: on a
+// count's axis (VolumeQueueLength) its 0 and 1 would read as a queue of 0 or 1.
+const FLAG_KEY = 'yes/no';
+export const FLAG_TITLE_UNIT = '1 = yes, 0 = no';
 
 /** What a line whose finding was stored before lines carried their source says instead of guessing one. */
 export const SOURCE_NOT_RECORDED = 'source not recorded (the finding was stored before its lines carried one)';
@@ -73,11 +80,12 @@ export function toEvidenceCharts(data: EvidenceChartData): { charts: EvidenceCha
       missing.push(s);
       return;
     }
-    const { unit, scale } = displayUnit(s.unit);
-    let chart = charts.get(unit);
+    const { unit, scale, flag } = displayUnit(s.unit);
+    const key = flag ? FLAG_KEY : unit;
+    let chart = charts.get(key);
     if (!chart) {
-      chart = { id: `evidence-${unit}`, title: '', unit, series: [], ceilings: [], offScale: [] };
-      charts.set(unit, chart);
+      chart = { id: `evidence-${key}`, title: '', unit, series: [], ceilings: [], offScale: [], flag };
+      charts.set(key, chart);
     }
     chart.series.push({
       id: `${i}:${s.metric}:${s.entity_id}`,
@@ -115,7 +123,8 @@ export function toEvidenceCharts(data: EvidenceChartData): { charts: EvidenceCha
       for (const s of chart.series) s.label = s.name.includes(s.entity) ? s.name : `${s.name} (${s.entity})`;
     }
     const about = entities.filter((e) => !names.some((n) => n.includes(e)));
-    chart.title = `${chartTitle(names, chart.unit)}${about.length > 0 ? ` · ${about.join(', ')}` : ''}`;
+    const titled = chart.flag ? `${names.join(', ')} (${FLAG_TITLE_UNIT})` : chartTitle(names, chart.unit);
+    chart.title = `${titled}${about.length > 0 ? ` · ${about.join(', ')}` : ''}`;
   }
   return { charts: [...charts.values()], missing };
 }

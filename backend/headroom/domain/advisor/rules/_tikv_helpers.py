@@ -29,7 +29,7 @@ from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Node, Volume
 from headroom.domain.tikvconf.keys import require_valid_key
 from headroom.domain.tikvconf.online import can_change_online
-from headroom.domain.units import format_size
+from headroom.domain.units import format_quantity, format_size
 
 KIB = 1024
 MIB = 1024**2
@@ -70,6 +70,23 @@ def size_text(n_bytes: int) -> str:
     """Write a size as tikv.toml does: the largest exact binary unit ("4GiB", "16KiB", "300MiB")."""
     text = format_size(n_bytes)
     return text if isinstance(text, str) else f"{text}B"
+
+
+def size_words(n_bytes: float) -> str:
+    """Write a size in a sentence as every other number there is written ("14.4 GiB", "400 MiB", "16 KiB"):
+    size_text's tikv.toml spelling ("14745MiB") is for the config value itself, never beside a "14.4 GiB"."""
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n_bytes >= size:
+            return format_quantity(n_bytes / size, unit)
+    return format_quantity(n_bytes, "B")
+
+
+def rate_words(n_bytes_per_second: float) -> str:
+    """Write a byte rate in a sentence: "400 MiB/s" (rocksdb.rate-bytes-per-sec's value, in the sentence's style)."""
+    for unit, size in (("GiB/s", 1024**3), ("MiB/s", 1024**2), ("KiB/s", 1024)):
+        if n_bytes_per_second >= size:
+            return format_quantity(n_bytes_per_second / size, unit)
+    return format_quantity(n_bytes_per_second, "B/s")
 
 
 def gib_floor(n_bytes: float) -> int:

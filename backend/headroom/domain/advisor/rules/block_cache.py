@@ -35,6 +35,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     finite,
     gib_floor,
     size_text,
+    size_words,
     tikv_change,
     utilisation_p95,
 )
@@ -330,7 +331,7 @@ def _shrink(
     stored_gib = float(np.nanmax(stored)) / GIB if stored is not None and known else None
     corroboration = []
     if np.isfinite(fill):
-        corroboration.append(f"the block cache is full: {pct(fill)} of its {size_text(cap)} at the ceiling")
+        corroboration.append(f"the block cache is full: {pct(fill)} of its {size_words(cap)} at the ceiling")
     if stored_gib is not None:
         corroboration.append(
             f"the store holds {format_quantity(stored_gib, 'GiB')} on disk (compressed) against {format_quantity(memory / GIB, 'GiB')} of "
@@ -343,7 +344,7 @@ def _shrink(
         entity=entity,
         title=(
             f"{node.id}: read IOPS at the ceiling ({pct(util_p95)} at p95), {pct(hit)} block-cache hit "
-            f"ratio and {pct(cap / memory)} of memory in the block cache: shrink it to {size_text(target)}"
+            f"ratio and {pct(cap / memory)} of memory in the block cache: shrink it to {size_words(target)}"
         ),
         evidence=evidence(
             ctx,
@@ -468,7 +469,7 @@ def _grow(ctx: Context, node: Node, cap: int, hit: float, memory: float, path: D
         entity=entity,
         title=(
             f"{node.id}: block cache is {format_quantity(cap / GIB, 'GiB')} of {format_quantity(memory / GIB, 'GiB')} memory "
-            f"({pct(cap / memory)}) with a {pct(hit)} hit ratio: raise it to {size_text(target)}"
+            f"({pct(cap / memory)}) with a {pct(hit)} hit ratio: raise it to {size_words(target)}"
         ),
         evidence=evidence(
             ctx,

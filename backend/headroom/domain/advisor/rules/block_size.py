@@ -42,6 +42,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     evidence,
     finite,
     size_text,
+    size_words,
     tikv_change,
     utilisation_p95,
 )
@@ -159,8 +160,8 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
     f_iops, f_bytes = read_factors(current_kib, proj.new_kib)
     reason = (
         f"{'bandwidth' if direction == 'smaller' else 'IOPS'}-bound at the "
-        f"{ceiling_label(path, ctx, 'mibps' if direction == 'smaller' else 'iops')}: {size_text(current)} -> "
-        f"{size_text(new_bytes)} moves read IOPS ×{format_quantity(f_iops, '')} and read MiB/s ×{format_quantity(f_bytes, '')} (PingCAP's rule of "
+        f"{ceiling_label(path, ctx, 'mibps' if direction == 'smaller' else 'iops')}: {size_words(current)} -> "
+        f"{size_words(new_bytes)} moves read IOPS ×{format_quantity(f_iops, '')} and read MiB/s ×{format_quantity(f_bytes, '')} (PingCAP's rule of "
         "thumb); not online: takes effect for SST files written after a rolling restart, as compaction "
         "rewrites the data"
     )
@@ -189,8 +190,8 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
     title = (
         f"{node.id}: {'read bandwidth' if direction == 'smaller' else 'read IOPS'} at the ceiling "
         f"({pct(mibps_now if direction == 'smaller' else iops_now)} at p95) with "
-        f"{'IOPS' if direction == 'smaller' else 'bandwidth'} to spare: block-size {size_text(current)} -> "
-        f"{size_text(new_bytes)}"
+        f"{'IOPS' if direction == 'smaller' else 'bandwidth'} to spare: block-size {size_words(current)} -> "
+        f"{size_words(new_bytes)}"
     )
     return Finding(
         rule=RULE_ID,
@@ -226,7 +227,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
                 ),
                 Measure(
                     label=f"projected {'IOPS' if direction == 'smaller' else 'MiB/s'} utilisation p95 at "
-                    f"{size_text(new_bytes)}",
+                    f"{size_words(new_bytes)}",
                     value=finite(proj.iops_util_p95 if direction == "smaller" else proj.mibps_util_p95),
                     unit="ratio",
                     limit=TARGET_UTILISATION,
@@ -268,7 +269,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         changes=changes,
         impact=Impact(
             summary=(
-                f"projected p95 utilisation at {size_text(new_bytes)}: MiB/s {pct(mibps_now)} -> "
+                f"projected p95 utilisation at {size_words(new_bytes)}: MiB/s {pct(mibps_now)} -> "
                 f"{pct(proj.mibps_util_p95)}, IOPS {pct(iops_now)} -> {pct(proj.iops_util_p95)} (PingCAP, Best Practices for TiDB on AWS Cloud "
                 "rule of thumb, once the data is rewritten)"
             ),

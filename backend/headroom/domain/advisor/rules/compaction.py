@@ -38,6 +38,7 @@ from headroom.domain.advisor.rules._tikv_helpers import (
     evidence,
     finite,
     mib_floor,
+    rate_words,
     size_text,
     tikv_change,
     utilisation_p95,
@@ -135,7 +136,7 @@ def _changes(ctx: Context, node: Node, target_bytes: int, reason: str) -> list[C
                 node,
                 AUTO_KEY,
                 True,
-                f"auto-tune within [10MB/s, {size_text(target_bytes)}] as the write load moves (PingCAP, TiKV configuration file)",
+                f"auto-tune between 10 MB/s and {rate_words(target_bytes)} as the write load moves (PingCAP, TiKV configuration file)",
             )
         )
     return changes
@@ -171,7 +172,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             return None
         stall_p95 = p95(s["stall"]) if "stall" in s else float("nan")
         reason = (
-            f"the limiter allows {size_text(rate)} and compaction falls behind while the disk has "
+            f"the limiter allows {rate_words(rate)} and compaction falls behind while the disk has "
             f"{format_quantity(disk_mibps, 'MiB/s')}: 80% of the disk (template: 50%-80%)"
         )
         return Finding(
@@ -179,9 +180,9 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             severity="critical" if math.isfinite(stall_p95) and stall_p95 > 0 else "warning",
             entity=entity,
             title=(
-                f"{node.id}: {RATE_KEY} = {size_text(rate)} throttles compaction: pending bytes above the "
+                f"{node.id}: {RATE_KEY} at {rate_words(rate)} throttles compaction: pending bytes above the "
                 f"{format_quantity(soft / 1024**3, 'GiB')} soft limit {pct(pending_p.share)} of the time, disk at "
-                f"{pct(p95(path.mibps_util))}: raise it to {size_text(target)}"
+                f"{pct(p95(path.mibps_util))}: raise it to {rate_words(target)}"
             ),
             evidence=evidence(
                 ctx,
@@ -277,7 +278,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
         entity=entity,
         title=(
             f"{node.id}: compaction is {pct(comp_share)} of the data volume's bytes at its MiB/s ceiling and "
-            f"latency moves with it: set {RATE_KEY} = {size_text(target)}"
+            f"latency moves with it: set {RATE_KEY} to {rate_words(target)}"
         ),
         evidence=evidence(
             ctx,
@@ -327,7 +328,7 @@ def _finding(ctx: Context, node: Node) -> Finding | None:
             "EBS latency grows with throughput well before the throughput limit, and at the limit every "
             "foreground read and Raft write queues behind compaction's 256 KiB I/Os (PingCAP, Best Practices for TiDB on AWS Cloud, 'I/O rate "
             "limiting': foreground write ops fall as compaction flow rises). The limiter is effectively off "
-            f"({size_text(rate)}), so compaction bursts take the whole disk. PingCAP recommends a moderately low "
+            f"({rate_words(rate)}), so compaction bursts take the whole disk. PingCAP recommends a moderately low "
             "rocksdb.rate-bytes-per-sec, 50%-80% of the disk throughput (TiKV config template), with the "
             "auto-tuned limiter (default since 5.0) adapting inside it."
         ),

@@ -220,7 +220,7 @@ function ChannelCard({ channel, canManage }: { channel: Channel; canManage: bool
           {channel.last_deliveries.map((d) => (
             <li key={d.id}>
               {formatTimestamp(d.created_at)} · {d.event} · {d.title}
-              {d.forecast ? ` (${d.forecast})` : ''}: <strong>{deliveryText(d)}</strong>
+              {d.forecast ? ` (${d.forecast})` : ''} · <strong>{deliveryText(d)}</strong>
             </li>
           ))}
         </ul>

@@ -61,8 +61,8 @@ export function NodeConfigView({ clusterId, nodeId, onNodeChange, changes }: Pro
     table = (
       <>
         <p className="muted">
-          Version {config.data.version} ({config.data.source}), captured {formatDateTime(config.data.captured_at)}{' '}
-          UTC · {nodeChanges.length} value{nodeChanges.length === 1 ? '' : 's'} would change on this node
+          Version {config.data.version} ({config.data.source}), captured {formatDateTime(config.data.captured_at)} ·{' '}
+          {nodeChanges.length} value{nodeChanges.length === 1 ? '' : 's'} would change on this node
         </p>
         {rows.length === 0 ? (
           <p className="muted" role="note">

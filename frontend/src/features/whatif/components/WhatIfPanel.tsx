@@ -38,10 +38,13 @@ export function WhatIfPanel({
   }, [key, valid, changes, rowOf, sent?.key]);
 
   const query = useWhatIf(clusterId, sent && sent.changes.length > 0 ? sent.changes : null);
-  const refused = query.isError ? apiErrorRow(query.error, sent?.rowOf ?? []) : null;
-  const rowError = refused?.rowId ? { rowId: refused.rowId, message: refused.message } : null;
   const current = sent?.key === key;
   const nothing = changes.length === 0;
+  // A refusal answers the changes that were sent: once the form differs from them, or while they are asked again,
+  // it no longer describes what is on screen, so it goes (the next answer brings its own).
+  const failed = query.isError && current && !query.isFetching;
+  const refused = failed ? apiErrorRow(query.error, sent?.rowOf ?? []) : null;
+  const rowError = refused?.rowId ? { rowId: refused.rowId, message: refused.message } : null;
 
   return (
     <div className="whatif">
@@ -82,7 +85,7 @@ export function WhatIfPanel({
               {refused.message}
             </p>
           )}
-          {query.isError && !refused && (
+          {failed && !refused && (
             <p role="alert" className="form-error">
               {errorMessage(query.error)}
             </p>
