@@ -60,7 +60,12 @@ function narrowTextCells(min: number): string[] {
     const text = (cell.textContent ?? '').trim();
     if (text.length < 3) continue; // a dash, a tick or an icon fits a narrow column
     const box = cell.getBoundingClientRect();
-    if (box.width === 0 && box.height === 0) continue; // not rendered (a hidden caption, a closed disclosure)
+    // Not rendered (a closed disclosure), or a screen reader's only (.visually-hidden: a 1 px clipped box, e.g. the
+    // header row of a table drawn as cards on a phone). A squeezed column is tall: its text runs down the page.
+    const dot = (el: Element) => el.getBoundingClientRect().width <= 1 && el.getBoundingClientRect().height <= 1;
+    let hidden = dot(cell);
+    for (let up = cell.parentElement; up && up !== document.body && !hidden; up = up.parentElement) hidden = dot(up);
+    if (hidden) continue;
     if (box.width < min) found.push(`${cell.tagName.toLowerCase()} "${text.slice(0, 40)}" ${Math.round(box.width)} px wide`);
   }
   return found.slice(0, 10);
