@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the benchmarks on throw-away services and record their results (bench/results/*.json, bench/README.md).
 #   bench/run.sh               all benchmarks
-#   bench/run.sh timeseries    one of: timeseries, forecast, cloudwatch, advisor, whatif, frontend, replica
+#   bench/run.sh timeseries    one of: timeseries, forecast, cloudwatch, advisor, whatif, frontend, pages, replica
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -37,6 +37,11 @@ fi
 if [ "$which" = all ] || [ "$which" = frontend ]; then
   # Builds the front end and starts its own `headroom up` (embedded PostgreSQL), stopped at the end.
   uv run --locked python bench/frontend_budget.py
+fi
+if [ "$which" = all ] || [ "$which" = pages ]; then
+  # Builds the front end, starts its own `headroom up` with the demo fleet, drives headless Chromium
+  # (bench/metrics_first_chart.md); stopped at the end.
+  uv run --locked python bench/page_times.py
 fi
 if [ "$which" = all ] || [ "$which" = replica ]; then
   # A streaming replica of the services' PostgreSQL, made as docs/operations.md "Read replica" says.

@@ -87,3 +87,31 @@ test('sign up, see the empty clusters page, log out, log back in', async ({
     await expect(shell.organisation(newAccount.organisation)).toBeVisible();
   });
 });
+
+test("a visitor's pages log no console error (no 401 from a session check)", async ({ page, loginPage, signupPage }) => {
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`${page.url()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => errors.push(`${page.url()}: ${error.message}`));
+  const failed: string[] = [];
+  page.on('response', (response) => {
+    if (response.status() >= 400) failed.push(`${response.status()} ${new URL(response.url()).pathname}`);
+  });
+
+  await loginPage.goto();
+  await expect(loginPage.heading()).toBeVisible();
+  await signupPage.goto();
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  // A signed-in page sends the visitor to log in, without asking the API first.
+  await page.goto('/clusters/any/metrics');
+  await expect(loginPage.heading()).toBeVisible();
+  await page.goto('/unsubscribe');
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  await page.goto('/accept-invitation');
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  await page.waitForLoadState('networkidle');
+
+  expect(failed, 'API answers that failed').toEqual([]);
+  expect(errors, 'console errors').toEqual([]);
+});

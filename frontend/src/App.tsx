@@ -2,7 +2,7 @@ import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { RouterProvider } from 'react-router';
 import { createQueryClient } from '@/api/query-client';
-import { sessionQueryKey } from '@/features/auth';
+import { fetchSession, sessionQueryKey } from '@/features/auth';
 import { createRouter } from '@/router';
 
 function createAppQueryClient(): QueryClient {
@@ -10,6 +10,10 @@ function createAppQueryClient(): QueryClient {
   const client: QueryClient = createQueryClient({
     onUnauthenticated: () => client.setQueryData(sessionQueryKey, null),
   });
+  // The session is asked for at once, while the first page's code is still loading (the router draws nothing
+  // until it has arrived), rather than when the layout that needs it is first drawn: one step less before a
+  // signed-in page's own requests. useSession finds it under way.
+  void client.prefetchQuery({ queryKey: sessionQueryKey, queryFn: fetchSession });
   return client;
 }
 

@@ -29,6 +29,7 @@ from headroom.inventory import router as inventory_router
 from headroom.metrics import router as metrics_router
 from headroom.patches import router as patches_router
 from headroom.patches import service as patches_service
+from headroom.platform.compression import accepted_encodings, Compression
 from headroom.platform.db import POOL_CONNECTIONS, OutageLog, is_database_outage, session_factory
 from headroom.platform import telemetry
 from headroom.platform.errors import AppError, QueueUnavailable, RateLimited
@@ -291,6 +292,8 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=ctx.settings.trusted_proxy_list)
     # Security headers on every answer (platform/security_headers.py, docs/security-headers.md); HSTS only when
     # the public URL is https.
+    # JSON answers compressed with the best coding the browser accepts (platform/compression.py).
+    app.add_middleware(Compression)
     app.add_middleware(SecurityHeaders, https=ctx.settings.public_url.startswith("https://"))
     # Outermost: the request id is bound before anything else logs, and the latency covers every layer.
     app.add_middleware(telemetry.RequestTelemetry)
@@ -391,35 +394,14 @@ def deployment_collector(ctx: AppContext) -> telemetry.DeploymentCollector:
 
 
 # The build writes a .br and a .gz beside each text file (frontend/vite.config.ts, precompress); the best one the
-# browser accepts is sent, so nothing is compressed per request and API responses (JSON, patch zips) are untouched.
+# browser accepts is sent as it is (the Compression middleware leaves an answer with a Content-Encoding alone); the
+# API's answers are compressed per request (platform/compression.py).
 _PRECOMPRESSED = (("br", ".br"), ("gzip", ".gz"))
 # Vite names the files under assets/ by a hash of their content: a new build makes new names, so a browser may keep
 # them for a year without asking again (RFC 8246 immutable). Everything else (index.html, which names the current
 # hashes, and the unhashed icons) is revalidated on each use.
 _HASHED_CACHE = "public, max-age=31536000, immutable"
 _REVALIDATE_CACHE = "no-cache"
-
-
-def accepted_encodings(header: str) -> set[str]:
-    """The content codings an Accept-Encoding header accepts (q > 0; `*` stands for any not listed)."""
-    weights: dict[str, float] = {}
-    for part in header.split(","):
-        name, *params = (piece.strip() for piece in part.split(";"))
-        if not name:
-            continue
-        weight = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    weight = float(value)
-                except ValueError:
-                    weight = 0.0
-        weights[name.lower()] = weight
-    accepted = {name for name, weight in weights.items() if weight > 0}
-    if "*" in accepted:
-        accepted |= {coding for coding, _ in _PRECOMPRESSED if coding not in weights}
-    return accepted
 
 
 def _static_file(file: Path, accept_encoding: str, cache_control: str) -> FileResponse:

@@ -110,38 +110,78 @@ def limits_at(db: Session, org_id: uuid.UUID, entity_kind: str, entity_id: str, 
         str(attrs["volume_type"]), float(attrs["size_gib"]), attrs.get("iops"), attrs.get("throughput_mibps")))
 
 
-def _segments(db: Session, org_id: uuid.UUID, kind: str, entity_id: str, start: dt.datetime,
-              end: dt.datetime) -> list[tuple[dt.datetime, dt.datetime, LimitsAt]]:
-    """The limits of an instance or volume over [start, end), split where its inventory changed."""
-    changes = sorted(set(db.scalars(
-        select(InventoryChange.observed_at).where(
-            InventoryChange.org_id == org_id, InventoryChange.entity_kind == kind,
-            InventoryChange.entity_id == entity_id, InventoryChange.observed_at > start,
-            InventoryChange.observed_at < end))))
-    bounds = [start, *changes, end]
-    out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        try:
-            lim = limits_at(db, org_id, kind, entity_id, lo)
-        except (KeyError, TypeError, ValueError):  # an inventory change log the undo cannot read
-            lim = None
-        if lim is not None:
-            out.append((lo, hi, lim))
+# An entity whose ceilings are wanted: (kind "volume" | "instance", its AWS id, the role naming its ceilings).
+EntityRole = tuple[str, str, str]
+
+
+def _limits_of(kind: str, attrs: Mapping[str, Any], instance_limits: Mapping[str, ResolvedInstanceLimits]) -> LimitsAt:
+    if kind == "instance":
+        return LimitsAt(instance=instance_limits[str(attrs["instance_type"])])
+    return LimitsAt(volume=resolve_volume_limits(
+        str(attrs["volume_type"]), float(attrs["size_gib"]), attrs.get("iops"), attrs.get("throughput_mibps")))
+
+
+def ceilings_over_time_many(db: Session, org_id: uuid.UUID, entities: Sequence[EntityRole], start: dt.datetime,
+                            end: dt.datetime) -> dict[EntityRole, dict[IoDimension, list[Ceiling]]]:
+    """The IOPS and MiB/s ceilings of each volume (ids prefixed by its role) or instance over [start, end), each
+    piece in force where the inventory said so (an Elastic Volumes change or an instance resize splits them).
+
+    Four queries whatever the number of entities: their current rows (instances, volumes), their changes since
+    `start`, and the instance types' stored DescribeInstanceTypes answers."""
+    wanted = list(dict.fromkeys(entities))
+    ids = {kind: sorted({e for k, e, _ in wanted if k == kind}) for kind in ("instance", "volume")}
+    current: dict[tuple[str, str], dict[str, Any]] = {}
+    if ids["instance"]:
+        for inst in db.scalars(select(Instance).where(Instance.org_id == org_id,
+                                                      Instance.instance_id.in_(ids["instance"]))):
+            current[("instance", inst.instance_id)] = {"instance_type": inst.instance_type}
+    if ids["volume"]:
+        for vol in db.scalars(select(Volume).where(Volume.org_id == org_id, Volume.volume_id.in_(ids["volume"]))):
+            current[("volume", vol.volume_id)] = {"volume_type": vol.volume_type, "size_gib": vol.size_gib,
+                                                  "iops": vol.iops, "throughput_mibps": vol.throughput_mibps}
+    changes: dict[tuple[str, str], list[tuple[dt.datetime, str, Any, Any]]] = {key: [] for key in current}
+    if current:
+        rows = db.execute(select(InventoryChange.entity_kind, InventoryChange.entity_id, InventoryChange.observed_at,
+                                 InventoryChange.field, InventoryChange.old_value, InventoryChange.new_value)
+                          .where(InventoryChange.org_id == org_id, InventoryChange.observed_at > start,
+                                 InventoryChange.entity_kind.in_(list({k for k, _ in current})),
+                                 InventoryChange.entity_id.in_(list({e for _, e in current})))).all()
+        for kind, entity_id, observed_at, name, old, new in rows:
+            if (kind, entity_id) in changes:
+                changes[(kind, entity_id)].append((observed_at, name, old, new))
+    # Every instance type the segments can name: the current ones and those the changes undo back to.
+    types = {str(a["instance_type"]) for (k, _), a in current.items() if k == "instance"}
+    types |= {str(old) for (k, _), cs in changes.items() if k == "instance" for _, name, old, _ in cs
+              if name == "instance_type"}
+    instance_limits = resolve_instance_types(db, types)
+
+    out: dict[EntityRole, dict[IoDimension, list[Ceiling]]] = {}
+    for kind, entity_id, role in wanted:
+        pieces_of: dict[IoDimension, list[Ceiling]] = {"iops": [], "throughput": []}
+        out[(kind, entity_id, role)] = pieces_of
+        attrs_now = current.get((kind, entity_id))
+        if attrs_now is None:
+            continue
+        log = changes[(kind, entity_id)]
+        bounds = [start, *sorted({c[0] for c in log if c[0] < end}), end]
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            try:
+                lim = _limits_of(kind, undo_changes(attrs_now, log, lo), instance_limits)
+            except (KeyError, TypeError, ValueError):  # an inventory change log the undo cannot read
+                continue
+            if kind == "volume" and lim.volume is not None and lim.volume.limits is not None:
+                pieces = volume_ceilings(lim.volume.limits, role, lo, hi)
+            elif kind == "instance" and lim.instance is not None:
+                pieces = instance_ceilings(lim.instance, lo, hi)
+            else:
+                continue
+            for dim, cs in pieces.items():
+                pieces_of[dim] += cs
+        out[(kind, entity_id, role)] = {dim: merge_segments(cs) for dim, cs in pieces_of.items()}
     return out
 
 
 def ceilings_over_time(db: Session, org_id: uuid.UUID, kind: str, entity_id: str, role: str, start: dt.datetime,
                        end: dt.datetime) -> dict[IoDimension, list[Ceiling]]:
-    """The IOPS and MiB/s ceilings of a volume (ids prefixed by its `role`) or an instance over [start, end), each
-    piece in force where the inventory said so (an Elastic Volumes change or an instance resize splits them)."""
-    out: dict[IoDimension, list[Ceiling]] = {"iops": [], "throughput": []}
-    for lo, hi, lim in _segments(db, org_id, kind, entity_id, start, end):
-        if kind == "volume" and lim.volume is not None and lim.volume.limits is not None:
-            pieces = volume_ceilings(lim.volume.limits, role, lo, hi)
-        elif kind == "instance" and lim.instance is not None:
-            pieces = instance_ceilings(lim.instance, lo, hi)
-        else:
-            continue
-        for dim, cs in pieces.items():
-            out[dim] += cs
-    return {dim: merge_segments(cs) for dim, cs in out.items()}
+    """The IOPS and MiB/s ceilings of one volume or instance over [start, end) (ceilings_over_time_many)."""
+    return ceilings_over_time_many(db, org_id, [(kind, entity_id, role)], start, end)[(kind, entity_id, role)]

@@ -39,7 +39,7 @@ from headroom.domain.physics.ceilings import in_force
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.views import IO_METRICS
-from headroom.inventory.limits import ceilings_over_time, resolve_instance_types
+from headroom.inventory.limits import ceilings_over_time_many, resolve_instance_types
 from headroom.inventory.models import Instance, TikvNode, Volume
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.projections import service as projections_service
@@ -662,32 +662,51 @@ def _disk_panel(p: PanelOut, refs: NodeRefs, data: Data) -> None:
 # --- the shell: reading the store --------------------------------------------------------------------------
 
 
-def _node_refs(db: Session, node: TikvNode) -> NodeRefs:
-    inst = db.get(Instance, node.instance_ref_id) if node.instance_ref_id else None
-    vols: dict[str, VolumeRef | None] = {"data": None, "raft": None}
-    for role, ref in (("data", node.data_volume_ref_id), ("raft", node.raft_volume_ref_id)):
-        if ref is None or (role == "raft" and ref == node.data_volume_ref_id):
-            continue
-        v = db.get(Volume, ref)
-        if v is not None and v.org_id == node.org_id:
-            vols[role] = VolumeRef(v.volume_id, v.volume_type, v.size_gib, role)
-    ok = inst is not None and inst.org_id == node.org_id
-    limits = resolve_instance_types(db, [inst.instance_type])[inst.instance_type].limits if ok and inst else None
-    return NodeRefs(node, inst.instance_id if ok and inst else None, inst.instance_type if ok and inst else None,
-                    vols["data"], vols["raft"], limits)
+def _node_refs_many(db: Session, nodes: Sequence[TikvNode]) -> list[NodeRefs]:
+    """Each node's instance, volumes and instance limits: three queries whatever the number of nodes."""
+    inst_ids = {n.instance_ref_id for n in nodes if n.instance_ref_id}
+    vol_ids = {r for n in nodes for r in (n.data_volume_ref_id, n.raft_volume_ref_id) if r}
+    instances = {i.id: i for i in db.scalars(select(Instance).where(Instance.id.in_(inst_ids)))} if inst_ids else {}
+    volumes = {v.id: v for v in db.scalars(select(Volume).where(Volume.id.in_(vol_ids)))} if vol_ids else {}
+    owned = {n.id: i for n in nodes if n.instance_ref_id is not None
+             and (i := instances.get(n.instance_ref_id)) is not None and i.org_id == n.org_id}
+    limits = resolve_instance_types(db, {i.instance_type for i in owned.values()})
+    out = []
+    for node in nodes:
+        vols: dict[str, VolumeRef | None] = {"data": None, "raft": None}
+        for role, ref in (("data", node.data_volume_ref_id), ("raft", node.raft_volume_ref_id)):
+            if ref is None or (role == "raft" and ref == node.data_volume_ref_id):
+                continue
+            v = volumes.get(ref)
+            if v is not None and v.org_id == node.org_id:
+                vols[role] = VolumeRef(v.volume_id, v.volume_type, v.size_gib, role)
+        inst = owned.get(node.id)
+        out.append(NodeRefs(node, inst.instance_id if inst else None, inst.instance_type if inst else None,
+                            vols["data"], vols["raft"], limits[inst.instance_type].limits if inst else None))
+    return out
 
 
-def node_ceilings(db: Session, refs: NodeRefs, start: dt.datetime, end: dt.datetime) -> dict[str, list[Ceiling]]:
-    """Every ceiling of a node's IOPS and throughput panels, split where the inventory changed (the resolver's)."""
-    org = refs.node.org_id
-    out: dict[str, list[Ceiling]] = {}
-    for role, vol in (("data", refs.data), ("raft", refs.raft)):
-        if vol is not None:
-            pieces = ceilings_over_time(db, org, "volume", vol.volume_id, role, start, end)
-            out[f"{role}_iops"], out[f"{role}_throughput"] = pieces["iops"], pieces["throughput"]
-    if refs.instance_id:
-        pieces = ceilings_over_time(db, org, "instance", refs.instance_id, "instance", start, end)
-        out["instance_iops"], out["instance_throughput"] = pieces["iops"], pieces["throughput"]
+def _ceiling_entities(refs: NodeRefs) -> list[tuple[str, str, str]]:
+    entities = [("volume", vol.volume_id, role) for role, vol in (("data", refs.data), ("raft", refs.raft))
+                if vol is not None]
+    return entities + ([("instance", refs.instance_id, "instance")] if refs.instance_id else [])
+
+
+def node_ceilings_many(db: Session, all_refs: Sequence[NodeRefs], start: dt.datetime,
+                       end: dt.datetime) -> list[dict[str, list[Ceiling]]]:
+    """Every ceiling of each node's IOPS and throughput panels, split where the inventory changed (the
+    resolver's, ceilings_over_time_many: a few queries for all the nodes of one org)."""
+    if not all_refs:
+        return []
+    org = all_refs[0].node.org_id
+    pieces = ceilings_over_time_many(db, org, [e for r in all_refs for e in _ceiling_entities(r)], start, end)
+    out = []
+    for refs in all_refs:
+        ceilings: dict[str, list[Ceiling]] = {}
+        for entity in _ceiling_entities(refs):
+            role = entity[2]
+            ceilings[f"{role}_iops"], ceilings[f"{role}_throughput"] = pieces[entity]["iops"], pieces[entity]["throughput"]
+        out.append(ceilings)
     return out
 
 
@@ -790,7 +809,7 @@ def node_metrics(
     else:
         return None
     wanted = list(dict.fromkeys(panels)) if panels else list(PANEL_IDS)
-    refs = _node_refs(db, node)
+    refs = _node_refs_many(db, [node])[0]
     resolution = choose_resolution(lo, hi)
     keys = keys_for(refs)
     info = timeseries.find_series(db, principal.org_id, keys)
@@ -801,7 +820,7 @@ def node_metrics(
         on_host = [("volume", v.volume_id) for v in (refs.data, refs.raft) if v is not None]
         on_host += [("instance", refs.instance_id)] if refs.instance_id else []
         forecasts = node_forecasts(refs, forecast_context(db, principal.org_id, node.cluster_id, hi, on_host))
-    ceilings = node_ceilings(db, refs, lo, hi)
+    ceilings = node_ceilings_many(db, [refs], lo, hi)[0]
     built = build_panels(refs, data, ceilings, forecasts, wanted)
     for p in built:
         p.series = [draw_series(s, p.id, resolution, points, (lo, hi)) for s in p.computed]
@@ -936,7 +955,7 @@ def cluster_overview(
     lo, hi = validate_window(start, end, now)
     nodes = _nodes(db, principal, cluster_id)
     resolution = overview_resolution(lo, hi)
-    all_refs = [_node_refs(db, n) for n in nodes]
+    all_refs = _node_refs_many(db, nodes)
     keys = [k for r in all_refs for k in keys_for(r) if k[0] != "tikv_node"]
     info = timeseries.find_series(db, principal.org_id, keys)
     cols = timeseries.read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
@@ -945,8 +964,7 @@ def cluster_overview(
     io_panels: list[PanelId] = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
                                 "instance_throughput"]
     out = []
-    for refs in all_refs:
-        ceilings = node_ceilings(db, refs, lo, hi)
+    for refs, ceilings in zip(all_refs, node_ceilings_many(db, all_refs, lo, hi), strict=True):
         panels = {p.id: p for p in build_panels(refs, data, ceilings, [], io_panels)}
         cells = [utilisation_cell(metric, panel.in_force) for metric in io_panels
                  if (panel := panels.get(metric)) is not None and (panel.computed or panel.ceilings)

@@ -269,3 +269,45 @@ def test_nginx_sends_the_same_headers_once_and_hsts_only_behind_https(nginx_in_f
         assert docs.status_code == 200
         assert "cdn.jsdelivr.net" in docs.headers["content-security-policy"]
         assert len(docs.headers.get_list("content-security-policy")) == 1
+
+
+def _raw_get(web: httpx.Client, path: str, accept_encoding: str | None) -> tuple[httpx.Response, bytes]:
+    request = web.build_request("GET", path)
+    del request.headers["accept-encoding"]  # httpx's default names every coding it can decode
+    if accept_encoding is not None:
+        request.headers["accept-encoding"] = accept_encoding
+    response = web.send(request, stream=True)
+    try:
+        return response, b"".join(response.iter_raw())
+    finally:
+        response.close()
+
+
+def test_nginx_passes_the_apis_compression_through_and_gzips_other_text(nginx_in_front: tuple[str, Path],
+                                                                        dist: Path) -> None:
+    import gzip
+    import json
+
+    import brotli
+
+    # A text file the build did not precompress, big enough to gain: nginx compresses it on the way out.
+    notice = ("Headroom: storage advisor for TiKV on EC2 and EBS.\n" * 100).encode()
+    (dist / "notice.txt").write_bytes(notice)
+    base, _ = nginx_in_front
+    with httpx.Client(base_url=base, timeout=20) as web:
+        plain, plain_raw = _raw_get(web, "/api/v1/openapi.json", None)
+        assert "content-encoding" not in plain.headers
+        spec = json.loads(plain_raw)
+        assert spec["info"]["title"] == "Headroom API"
+        for coding, decode in (("gzip", gzip.decompress), ("br", brotli.decompress)):
+            response, raw = _raw_get(web, "/api/v1/openapi.json", coding)
+            assert response.headers.get_list("content-encoding") == [coding]
+            assert "accept-encoding" in response.headers["vary"].lower()
+            assert json.loads(decode(raw)) == spec
+            assert len(raw) < len(plain_raw) / 4
+            _assert_security_headers(response, hsts="max-age=31536000")
+        text, raw = _raw_get(web, "/notice.txt", "gzip, br")
+        assert text.headers.get_list("content-encoding") == ["gzip"]
+        assert gzip.decompress(raw) == notice
+        text, raw = _raw_get(web, "/notice.txt", None)
+        assert "content-encoding" not in text.headers and raw == notice

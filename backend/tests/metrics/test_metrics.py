@@ -369,3 +369,37 @@ def test_a_full_node_view_fits_the_page_budget(owner: Any, cluster_id: str, sess
                          params={"start": start.isoformat(), "end": NOW.isoformat()})
     assert len(page.content) + len(overview.content) <= 150_000, (len(page.content), len(overview.content))
     assert len(whole.content) > 150_000  # the budget is the downsampling's doing, not a small fixture's
+
+
+def test_the_overview_reads_the_inventory_in_a_fixed_number_of_queries(owner: Any, cluster_id: str, sessions: Any,
+                                                                        connection: Any) -> None:
+    """The overview's queries do not grow with the nodes (one batch per table, not ~15 per node): the same count for
+    one node and for four, one of them with a volume resized inside the window."""
+    from sqlalchemy import event
+
+    statements: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    start = NOW - dt.timedelta(hours=2)
+    Fleet(sessions, owner.org_id, cluster_id, suffix="a").change("size_gib", 500, 1000, NOW - dt.timedelta(hours=1))
+
+    def overview() -> tuple[int, dict[str, Any]]:
+        statements.clear()
+        event.listen(connection, "before_cursor_execute", count)
+        try:
+            r = owner.get(f"/api/v1/clusters/{cluster_id}/metrics/overview",
+                          params={"start": start.isoformat(), "end": NOW.isoformat()})
+        finally:
+            event.remove(connection, "before_cursor_execute", count)
+        assert r.status_code == 200, r.text
+        return len(statements), r.json()
+
+    one, body_one = overview()
+    for suffix in "bcd":
+        Fleet(sessions, owner.org_id, cluster_id, suffix=suffix, instance_type="m5.2xlarge")
+    four, body_four = overview()
+    assert len(body_one["nodes"]) == 1 and len(body_four["nodes"]) == 4
+    assert four == one, (one, four)
+    assert one <= 20, one

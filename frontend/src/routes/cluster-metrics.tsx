@@ -1,12 +1,8 @@
 import { useSearchParams } from 'react-router';
-import { MetricsView, RANGES, type RangeId } from '@/features/metrics';
+import { MetricsView, rangeOf } from '@/features/metrics';
 import { preloadTimeSeriesChart } from '@/components/TimeSeriesChart';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useClusterContext } from './cluster-layout';
-
-function readRange(value: string | null): RangeId {
-  return RANGES.find((r) => r.id === value)?.id ?? '6h';
-}
 
 /** /clusters/:clusterId/metrics: the node and range live in the address (?node=…&range=24h) to share a view. */
 // Every panel of this page is a chart: fetch the chart's chunk while the page's data is being fetched.
@@ -24,7 +20,7 @@ export default function ClusterMetricsPage() {
       <MetricsView
         clusterId={cluster.id}
         nodeId={params.get('node') ?? undefined}
-        range={readRange(params.get('range'))}
+        range={rangeOf(params.get('range'))}
         onChange={({ nodeId, range }) => {
           const next = new URLSearchParams();
           if (nodeId) next.set('node', nodeId);

@@ -1,6 +1,6 @@
 import '@testing-library/jest-dom/vitest';
 import { cleanup, configure } from '@testing-library/react';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { server } from './server';
 
 // Pages are lazy route chunks (src/lib/lazyPage.ts): a test's first render of a page waits for its module to be
@@ -9,6 +9,12 @@ configure({ asyncUtilTimeout: 5_000 });
 
 // Every request in a unit test goes through MSW at the network boundary; an unhandled one fails the test.
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+// A browser that logged in holds the CSRF cookie beside its HttpOnly session cookie, and the front end asks
+// /auth/me only then (features/auth/api.ts fetchSession): every test starts as that browser, and the API stand-in
+// (each test's /auth/me handler) says whether the session is valid. A visitor's test clears the cookie.
+beforeEach(() => {
+  document.cookie = 'headroom_csrf=test-csrf-token; path=/';
+});
 afterEach(() => {
   server.resetHandlers();
   cleanup();

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api } from '@/api/client';
+import { api, CSRF_COOKIE, readCookie } from '@/api/client';
 import { ApiError, unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
 
@@ -14,8 +14,13 @@ export const sessionQueryKey = ['auth', 'session'] as const;
 // /login?next=… as they do when a session expires.
 const loggedOutQueryKey = ['auth', 'logged-out'] as const;
 
-/** The current session, or null when nobody is logged in (401 from /auth/me). */
+/**
+ * The current session, or null when nobody is logged in (401 from /auth/me). A browser without the CSRF cookie
+ * has no session either (the API sets both cookies together and clears both at logout): it is not asked, so a
+ * visitor's pages (log in, sign up) make no request that answers 401, which the browser would log as an error.
+ */
 export async function fetchSession(): Promise<Session | null> {
+  if (readCookie(CSRF_COOKIE) === undefined) return null;
   try {
     return await unwrap(api.GET('/api/v1/auth/me'));
   } catch (error) {

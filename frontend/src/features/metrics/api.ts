@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery, type QueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
@@ -62,16 +62,15 @@ export function chartPoints(gridWidthPx: number): number {
   return Math.max(MIN_CHART_POINTS, Math.min(MAX_CHART_POINTS, Math.round(plot / PX_PER_POINT)));
 }
 
-/** A node's panels; `points` (chartPoints) is needed first, so the query waits for the page to be measured. */
-export function useNodeMetrics(
-  clusterId: string,
-  nodeId: string | undefined,
-  window: Window,
-  projections: boolean,
-  points: number | undefined,
-) {
-  return useQuery({
-    queryKey: [...metricsKey(clusterId), 'node', nodeId ?? 'first', window, projections, points],
+/** The range named in the address (?range=…), 6 h when it names none. */
+export function rangeOf(value: string | null): RangeId {
+  return RANGES.find((r) => r.id === value)?.id ?? '6h';
+}
+
+function nodeMetricsQuery(clusterId: string, nodeId: string | undefined, window: Window, projections: boolean,
+  points: number | undefined) {
+  return {
+    queryKey: [...metricsKey(clusterId), 'node', nodeId ?? 'first', window, projections, points] as const,
     queryFn: () =>
       unwrap(
         api.GET('/api/v1/clusters/{cluster_id}/metrics', {
@@ -81,20 +80,63 @@ export function useNodeMetrics(
           },
         }),
       ),
-    enabled: points !== undefined,
-    placeholderData: keepPreviousData,
-  });
+  };
 }
 
-export function useMetricsOverview(clusterId: string, window: Window) {
-  return useQuery({
-    queryKey: [...metricsKey(clusterId), 'overview', window],
+function overviewQuery(clusterId: string, window: Window) {
+  return {
+    queryKey: [...metricsKey(clusterId), 'overview', window] as const,
     queryFn: () =>
       unwrap(
         api.GET('/api/v1/clusters/{cluster_id}/metrics/overview', {
           params: { path: { cluster_id: clusterId }, query: { start: window.start, end: window.end } },
         }),
       ),
+  };
+}
+
+/** A node's panels; `points` (chartPoints) is needed first, so the query waits for the page to be measured. */
+export function useNodeMetrics(
+  clusterId: string,
+  nodeId: string | undefined,
+  window: Window,
+  projections: boolean,
+  points: number | undefined,
+) {
+  return useQuery({
+    ...nodeMetricsQuery(clusterId, nodeId, window, projections, points),
+    enabled: points !== undefined,
     placeholderData: keepPreviousData,
   });
+}
+
+export function useMetricsOverview(clusterId: string, window: Window) {
+  return useQuery({ ...overviewQuery(clusterId, window), placeholderData: keepPreviousData });
+}
+
+// The points a view's first request was started with, before the view was there to measure itself
+// (prefetchMetricsView): the view asks with the same number, so its query is the one already under way.
+const earlyPoints = new Map<string, number>();
+const earlyKey = (clusterId: string, nodeId: string | undefined, range: RangeId) => `${clusterId}|${nodeId ?? ''}|${range}`;
+
+/**
+ * Start the Metrics tab's two requests (the node's panels, the overview) while the page around it is still
+ * loading (the cluster's own request, the tab's code), instead of after: `widthPx` is the width the view will have
+ * (the page's content box), from which the charts' points are chosen as the view itself would.
+ */
+export function prefetchMetricsView(queryClient: QueryClient, clusterId: string, nodeId: string | undefined,
+  range: RangeId, widthPx: number, nowMs: number = Date.now()) {
+  const window = windowFor(range, nowMs);
+  const points = chartPoints(widthPx);
+  earlyPoints.set(earlyKey(clusterId, nodeId, range), points);
+  void queryClient.prefetchQuery(nodeMetricsQuery(clusterId, nodeId, window, false, points));
+  void queryClient.prefetchQuery(overviewQuery(clusterId, window));
+}
+
+/** The points a prefetch chose for this view (once: a later visit measures again), if one ran. */
+export function takeEarlyPoints(clusterId: string, nodeId: string | undefined, range: RangeId): number | undefined {
+  const key = earlyKey(clusterId, nodeId, range);
+  const points = earlyPoints.get(key);
+  earlyPoints.delete(key);
+  return points;
 }

@@ -1,2 +1,2 @@
 export { MetricsView } from './components/MetricsView';
-export { RANGES, type RangeId } from './api';
+export { prefetchMetricsView, RANGES, rangeOf, type RangeId } from './api';

@@ -5,7 +5,7 @@ import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
 import { chartDomain, panelChart } from '../adapters';
-import { chartPoints, RANGES, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
+import { chartPoints, RANGES, takeEarlyPoints, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
 import { OverviewTable } from './OverviewTable';
 import '../metrics.css';
 
@@ -59,8 +59,9 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
   const [projections, setProjections] = useState(false);
   // The server cuts each line to the charts' width (M4, peaks kept): measured once, before the first request.
   const root = useRef<HTMLDivElement>(null);
-  const [points, setPoints] = useState<number>();
-  useLayoutEffect(() => setPoints(chartPoints(root.current?.clientWidth ?? 0)), []);
+  // A request already started for this view (prefetchMetricsView, while the page loaded) chose the points.
+  const [points, setPoints] = useState<number | undefined>(() => takeEarlyPoints(clusterId, nodeId, range));
+  useLayoutEffect(() => setPoints((early) => early ?? chartPoints(root.current?.clientWidth ?? 0)), []);
   const metrics = useNodeMetrics(clusterId, nodeId, window, projections, points);
   const panelsDrawn = useProgressivePanels(metrics.data?.panels.length ?? 0, metrics.data);
   const nodes = overview.data?.nodes.map((n) => n.node) ?? (metrics.data?.node ? [metrics.data.node] : []);

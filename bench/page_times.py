@@ -1,0 +1,93 @@
+"""Time the front end in headless Chromium: the Metrics tab's first chart over N cold loads, every page once.
+
+Runs e2e/bench/page-times.spec.ts (Playwright, the e2e tests' browser) against a running Headroom (`--url` with
+`--password-file`, the demo login's password file) or one this script starts with `headroom up` (embedded
+PostgreSQL, the demo fleet simulated in its first minutes; stopped at the end). Writes
+bench/results/page_times.json and adds a line to bench/metrics_first_chart.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from frontend_budget import build, start_server, stop_server
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "bench" / "results" / "page_times.json"
+REPORT = REPO / "bench" / "metrics_first_chart.md"
+BUDGET_MS = 1000
+
+
+def run_spec(url: str, password_file: Path, out: Path, runs: int) -> dict[str, object]:
+    env = os.environ | {
+        "HEADROOM_E2E_BASE_URL": url,
+        "HEADROOM_E2E_DEMO_PASSWORD_FILE": str(password_file),
+        "HEADROOM_E2E_OUTBOX_DIR": str(password_file.parent / "outbox"),
+        "HEADROOM_E2E_CHROMIUM": os.environ.get("HEADROOM_E2E_CHROMIUM", "/usr/bin/chromium"),
+        "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
+        "HEADROOM_BENCH_OUT": str(out),
+        "HEADROOM_BENCH_RUNS": str(runs),
+    }
+    subprocess.run(["npx", "--no-install", "playwright", "test", "-c", "playwright.bench.config.ts"],
+                   cwd=REPO / "e2e", env=env, check=True)
+    result: dict[str, object] = json.loads(out.read_text())
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", help="a running Headroom serving the built front end (default: start one)")
+    parser.add_argument("--password-file", type=Path, help="with --url: its <HEADROOM_DATA_DIR>/demo-password.txt")
+    parser.add_argument("--runs", type=int, default=20, help="cold loads of the Metrics tab")
+    parser.add_argument("--no-build", action="store_true", help="serve frontend/dist as it is")
+    parser.add_argument("--label", default="", help="what was measured (e.g. a commit's change)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    proc = None
+    if args.url is None:
+        if not args.no_build:
+            build()
+        data_dir = Path(tempfile.mkdtemp(prefix="headroom-page-times-"))
+        os.environ["HEADROOM_DEMO_FLEET"] = "true"
+        proc, url = start_server(data_dir)
+        password_file = data_dir / "demo-password.txt"
+    else:
+        if args.password_file is None:
+            raise SystemExit("--url needs --password-file")
+        url, password_file = args.url, args.password_file
+    try:
+        result = run_spec(url, password_file, args.out, args.runs)
+    finally:
+        if proc is not None:
+            stop_server(proc, data_dir)
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip()
+    result["commit"] = commit
+    result["label"] = args.label
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    first = result["metrics_first_chart"]
+    pages = result["page_content"]
+    assert isinstance(first, dict) and isinstance(pages, dict)
+    slowest = max(pages["pages"], key=lambda p: p["content_ms"])
+    over = [p["page"] for p in pages["pages"] if p["content_ms"] > BUDGET_MS]
+    line = (f"| {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} | {commit} {args.label} | {len(first['runs'])} | "
+            f"{first['p50_ms']:,} | {first['p95_ms']:,} | {first['max_ms']:,} | "
+            f"{' '.join(f'{x:.2f}' for x in first['load_average_before'])} | "
+            f"{' '.join(f'{x:.2f}' for x in first['load_average_after'])} | "
+            f"{slowest['page']} {slowest['content_ms']:,} | {', '.join(over) or 'none'} |\n")
+    with REPORT.open("a") as report:
+        report.write(line)
+    print(line, end="")
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

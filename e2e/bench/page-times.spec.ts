@@ -1,0 +1,151 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Browser, BrowserContextOptions } from '@playwright/test';
+import { expect, test } from '../fixtures';
+
+// The front end's timings, measured by bench/page_times.py (bench/README.md, "Page times"):
+//  - the Metrics tab's time to its first chart line, over N cold loads (a new browser context each: no HTTP cache,
+//    no warm React Query cache), p50 and p95;
+//  - every other page's content time, once each (a cold load too).
+// The machine's load average is read before and after (a timing means little without it). Written as JSON to
+// HEADROOM_BENCH_OUT.
+
+const OUT = process.env.HEADROOM_BENCH_OUT ?? '';
+const RUNS = Number(process.env.HEADROOM_BENCH_RUNS ?? '20');
+
+declare global {
+  interface Window {
+    __firstChartAt?: number;
+    __contentAt?: number;
+  }
+}
+
+/** Before the app's scripts run: note when a Metrics chart first draws a line (an SVG path with a `d`). */
+function watchFirstChart() {
+  const observer = new MutationObserver(() => {
+    if (window.__firstChartAt === undefined && document.querySelector('.metrics__grid path.recharts-line-curve[d]')) {
+      window.__firstChartAt = performance.now();
+      observer.disconnect();
+    }
+  });
+  const start = () => observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true });
+  if (document.documentElement) start();
+  else document.addEventListener('DOMContentLoaded', start);
+}
+
+/**
+ * Before the app's scripts run: note when the page's content is in: `selector` is present and no loading state
+ * (a spinner) is left in the page. Checked at every DOM change.
+ */
+function watchContent(selector: string) {
+  const ready = () => document.querySelector(selector) !== null && document.querySelector('.spinner') === null;
+  const observer = new MutationObserver(() => {
+    if (window.__contentAt === undefined && ready()) {
+      window.__contentAt = performance.now();
+      observer.disconnect();
+    }
+  });
+  const start = () => observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true });
+  if (document.documentElement) start();
+  else document.addEventListener('DOMContentLoaded', start);
+}
+
+function loadAverage(): number[] {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
+}
+
+function percentile(sorted: number[], p: number): number {
+  // nearest-rank percentile: the smallest value with at least p % of the values at or below it
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1];
+}
+
+async function coldPage(browser: Browser, storageState: BrowserContextOptions['storageState']) {
+  const context = await browser.newContext({ storageState, viewport: { width: 1280, height: 800 }, locale: 'en-GB',
+    timezoneId: 'UTC' });
+  return { context, page: await context.newPage() };
+}
+
+test('page times: the Metrics tab first chart over cold loads, and every page once', async ({ page, browser, loginPage, demoLogin }) => {
+  test.skip(!OUT, 'a benchmark: run by bench/page_times.py (HEADROOM_BENCH_OUT names its JSON)');
+  test.setTimeout(900_000);
+  await loginPage.goto();
+  await loginPage.logIn(demoLogin.email, demoLogin.password);
+  await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+  const api = async <T,>(path: string): Promise<T> => (await (await page.request.get(path)).json()) as T;
+  const clusters = await api<{ items: { id: string; is_demo: boolean }[] }>('/api/v1/clusters');
+  const clusterId = clusters.items.find((c) => c.is_demo)?.id ?? '';
+  expect(clusterId).toBeTruthy();
+  // A fresh server needs its first minutes to simulate the demo fleet and advise on it.
+  await expect.poll(async () => (await api<{ items: unknown[] }>(`/api/v1/clusters/${clusterId}/findings`)).items.length,
+    { timeout: 300_000, intervals: [2_000] }).toBeGreaterThan(0);
+  const findings = await api<{ items: { id: string; title: string }[] }>(`/api/v1/clusters/${clusterId}/findings`);
+  const finding = findings.items.find((f) => /compaction/i.test(f.title)) ?? findings.items[0];
+  const storageState = await page.context().storageState();
+
+  const loadBefore = loadAverage();
+  const started = new Date().toISOString();
+  const metrics: number[] = [];
+  for (let i = 0; i < RUNS; i += 1) {
+    const { context, page: cold } = await coldPage(browser, storageState);
+    await cold.addInitScript(watchFirstChart);
+    await cold.goto(`/clusters/${clusterId}/metrics?range=6h`);
+    const at = await cold.waitForFunction(() => window.__firstChartAt ?? null, undefined, { timeout: 60_000 });
+    metrics.push(Math.round(Number(await at.jsonValue())));
+    await context.close();
+  }
+  const loadAfterMetrics = loadAverage();
+
+  // Each page's content: a selector only the loaded page has, and no spinner left.
+  const c = `/clusters/${clusterId}`;
+  const pages: { name: string; path: string; content: string }[] = [
+    { name: 'clusters', path: '/clusters', content: 'main table' },
+    { name: 'cluster overview', path: c, content: 'main table' },
+    { name: 'findings', path: `${c}/findings`, content: `main a[href*="/findings/"]` },
+    { name: 'a finding', path: `${c}/findings/${finding.id}`, content: 'main figure path.recharts-line-curve[d]' },
+    { name: 'metrics (6 h)', path: `${c}/metrics?range=6h`, content: '.metrics__grid path.recharts-line-curve[d]' },
+    { name: 'config', path: `${c}/config`, content: 'main input[type="checkbox"]' },
+    { name: 'patches', path: `${c}/patches`, content: 'main h2, main table' },
+    { name: 'what-if', path: `${c}/what-if`, content: 'main form' },
+    { name: 'settings: data sources', path: '/settings/sources', content: 'main h1' },
+    { name: 'settings: members', path: '/settings/members', content: 'main table' },
+    { name: 'settings: invitations', path: '/settings/invitations', content: 'main h1' },
+    { name: 'settings: API tokens', path: '/settings/tokens', content: 'main h1' },
+    { name: 'settings: audit log', path: '/settings/audit-log', content: 'main table' },
+    { name: 'settings: weekly email', path: '/settings/digest', content: 'main iframe' },
+    { name: 'settings: alerts', path: '/settings/alerts', content: 'main form' },
+  ];
+  const pageTimes: { page: string; path: string; content_ms: number }[] = [];
+  for (const p of pages) {
+    const { context, page: cold } = await coldPage(browser, storageState);
+    await cold.addInitScript(watchContent, p.content);
+    await cold.goto(p.path);
+    const at = await cold.waitForFunction(() => window.__contentAt ?? null, undefined, { timeout: 60_000 });
+    pageTimes.push({ page: p.name, path: p.path.replace(clusterId, ':cluster').replace(finding.id, ':finding'),
+      content_ms: Math.round(Number(await at.jsonValue())) });
+    await context.close();
+  }
+  const loadAfter = loadAverage();
+
+  const sorted = [...metrics].sort((a, b) => a - b);
+  const result = {
+    started_at: started,
+    finished_at: new Date().toISOString(),
+    viewport: '1280x800',
+    metrics_first_chart: {
+      what: 'ms from navigation start to the first chart line drawn, Metrics tab of the demo cluster, 6 h, cold loads',
+      runs: metrics,
+      p50_ms: percentile(sorted, 50),
+      p95_ms: percentile(sorted, 95),
+      max_ms: sorted[sorted.length - 1],
+      load_average_before: loadBefore,
+      load_average_after: loadAfterMetrics,
+    },
+    page_content: {
+      what: 'ms from navigation start to the page content in (its selector present, no spinner), one cold load each',
+      pages: pageTimes,
+      load_average_after: loadAfter,
+    },
+  };
+  writeFileSync(OUT, `${JSON.stringify(result, null, 2)}\n`);
+  console.log(JSON.stringify(result, null, 2));
+});
