@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import type { Page, TestInfo } from '@playwright/test';
 import { expect, test } from '../fixtures';
 import { DEMO_CLUSTER } from '../pages/ClusterPage';
+import { overflowingElements } from '../overflow';
 
 // Every page fits a phone's width (390 CSS px, iPhone 12-15) as well as a desktop's without the page
 // itself scrolling sideways (a wide table scrolls inside its own focusable box), and the pages pass axe's checks
@@ -24,30 +25,6 @@ interface PageRecord {
   /** The outermost elements reaching past the viewport's right edge outside any scrolling box (what to fix). */
   overflowing: string[];
   violations: { rule: string; impact: string | null; help: string; targets: string[] }[];
-}
-
-/** Elements past the right edge that widen the page: not inside a box that scrolls or clips. */
-function overflowingElements(): string[] {
-  const limit = document.documentElement.clientWidth + 0.5;
-  const clips = (el: Element) => ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
-  const describe = (el: Element) => {
-    const cls = typeof el.className === 'string' && el.className ? `.${el.className.trim().split(/\s+/).join('.')}` : '';
-    return `${el.tagName.toLowerCase()}${cls} (right edge ${Math.round(el.getBoundingClientRect().right)} px)`;
-  };
-  const found: string[] = [];
-  for (const el of document.body.querySelectorAll('*')) {
-    if (el.getBoundingClientRect().right <= limit) continue;
-    const parent = el.parentElement;
-    if (parent && parent !== document.body && parent.getBoundingClientRect().right > limit) continue; // not outermost
-    let ancestor = el.parentElement;
-    let clipped = false;
-    while (ancestor && ancestor !== document.body) {
-      if (clips(ancestor)) clipped = true;
-      ancestor = ancestor.parentElement;
-    }
-    if (!clipped) found.push(describe(el));
-  }
-  return found.slice(0, 10);
 }
 
 /** A cell holding text narrower than this writes a word a letter or two per line. */

@@ -169,7 +169,8 @@ def _chosen_options(findings: Sequence[StoredFinding], options: dict[uuid.UUID, 
         if len(available) > 1:
             option = available[index]
             restart = any(c.online is False for c in option.changes)
-            notes.append(f"{_source(finding)}: option {index + 1} of {len(available)}, {option.label} "
+            # a person reads the note: the finding by its title, not its key
+            notes.append(f"{finding.title}: option {index + 1} of {len(available)}, {option.label} "
                          f"({'needs a restart' if restart else 'applies online'}): {option.impact.summary}")
     return chosen, notes
 

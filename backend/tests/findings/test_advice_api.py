@@ -414,7 +414,8 @@ def test_a_patch_applies_the_option_the_user_chose(world: World) -> None:
     # the default is the first option, and says so
     first = _create(world, {"finding_ids": [burst["id"]]}).json()
     assert [c["key"] for c in first["changes"]] == [c["key"] for c in detail["options"][0]["changes"]]
-    assert any(f"option 1 of {len(detail['options'])}" in n for n in first["notes"])
+    assert any(n.startswith(f"{detail['title']}: option 1 of {len(detail['options'])}") for n in first["notes"])
+    assert not any(detail["dedup_key"] in n for n in first["notes"])  # the finding in words, not its key
     for bad in ({burst["id"]: 99}, {str(uuid.uuid4()): 0}):
         refused = _create(world, {"finding_ids": [burst["id"]], "options": bad})
         assert refused.status_code == 422 and refused.json()["error"]["message"].startswith("Options: "), refused.text

@@ -1,5 +1,6 @@
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
+import { SourceText } from '@/components/SourceText';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
 import { formatValue } from '@/lib/format';
 import { useEvidenceSeries } from '../api';
@@ -42,10 +43,10 @@ export function EvidenceCharts({
             xDomain={domain}
           />
           {chart.offScale.length > 0 && (
-            <ul className="muted" aria-label={`${chart.title}: limits far above the data`}>
+            <ul className="muted evidence-charts__notes" aria-label={`${chart.title}: limits far above the data`}>
               {chart.offScale.map((c) => (
                 <li key={c.id}>
-                  {c.label}: {formatValue(c.value, chart.unit)}, far above the data, not drawn (source: {c.source})
+                  {c.label}: {formatValue(c.value, chart.unit)}, far above the data, not drawn (source: <SourceText text={c.source} />)
                 </li>
               ))}
             </ul>

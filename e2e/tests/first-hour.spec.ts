@@ -1,0 +1,277 @@
+import { writeFileSync } from 'node:fs';
+import type { BrowserContext, Page, TestInfo } from '@playwright/test';
+import { expect, test } from '../fixtures';
+import { DEMO_CLUSTER } from '../pages/ClusterPage';
+import { overflowingElements } from '../overflow';
+
+// A new SRE's first hour, as a crawl: every page and tab of the dashboard, for the demo organisation and for a
+// fresh one, at a desktop's width (1440 px) and a phone's (390 px). On every page:
+// - the visible text speaks to the user: no repository path (docs/..., backend/...py), no metric id
+//   (ebs.burst_balance, derived.counted_iops), no forecast method code ((holt), ets-daily, (M4)), no raw
+//   Python value ("-> None", "= True"), no finding key, no "UTC UTC";
+// - the page does not scroll sideways;
+// - the browser's console has no error (a failed request, a React warning logged as an error, an exception);
+// - no first paint lies: every text the page showed while it loaded is recorded (a MutationObserver from the
+//   first byte), and an empty state ("No findings yet", "$0", a score of 0...) that was shown and then went away
+//   once the data came was a contradiction the user saw.
+// What each page showed is attached as first-hour-<width>.json.
+
+const VIEWPORTS = [
+  { name: 'desktop', width: 1440, height: 900 },
+  { name: 'phone', width: 390, height: 844 },
+] as const;
+
+/** What a user must never read, each with the words a failure uses. */
+const JARGON: { what: string; pattern: RegExp }[] = [
+  // (a path inside a longer one, e.g. TiKV's components/raftstore/src/store/worker/pd.rs, is another project's)
+  { what: 'a repository path', pattern: /(?<![\w/.-])(?:docs|backend|frontend|worker|migrations|bench|e2e)\/[\w./-]+/ },
+  { what: 'a source file name', pattern: /\b[\w-]+\.(?:py|tsx?|md)\b/ },
+  { what: 'a metric id', pattern: /\b(?:ebs|ec2|derived|node|fleet|instance)\.[a-z][a-z0-9]*(?:_[a-z0-9]+)*\b/ },
+  {
+    what: 'a metric id',
+    pattern: /\btikv\.(?:block_cache|compaction|cpu\b|flush|memory_rss|pending|raft_log|store_|thread_cpu|wait\.|write_stall)/,
+  },
+  { what: 'a forecast method code', pattern: /\((?:M4|holt|ets-daily|ets-weekly|theil-sen|constant)\)|\bets-(?:daily|weekly)\b|\btheil-sen\b/ },
+  { what: 'a raw Python value', pattern: /(?:->|→|=|:)\s*(?:None|True|False)\b/ },
+  { what: 'a finding key', pattern: /\b[a-z]+(?:-[a-z]+)+\/[^\s/]+\/(?:node|volume|instance|store):\S+/ },
+  { what: 'a doubled time zone', pattern: /\bUTC\s+UTC\b/ },
+];
+
+/** Empty states: shown while loading and gone when the data came, the page told the user something false. */
+const EMPTY_STATES = [
+  /No findings yet/,
+  /No clusters yet/,
+  /No data\b/,
+  /\b0 (?:open )?findings\b/,
+  /\bscore(?: of)? 0\b/i,
+  /Savings[^\n]*\$0(?:\.00)?\b/,
+  /\bceiling reached\b/i,
+];
+
+interface PageRecord {
+  org: string;
+  page: string;
+  url: string;
+  width: number;
+  scrollWidth: number;
+  overflowing: string[];
+  jargon: string[];
+  consoleErrors: string[];
+  liedWhileLoading: string[];
+  textsSeen: number;
+}
+
+async function recordTexts(context: BrowserContext) {
+  // Every distinct text of the page as it changes, from the first paint on (capped: a page is drawn in a few
+  // dozen steps; the cap only bounds a page that animates).
+  await context.addInitScript(() => {
+    const w = window as unknown as { __texts: string[] };
+    w.__texts = [];
+    let last = '';
+    const take = () => {
+      const text = document.body?.innerText ?? '';
+      if (text !== last && w.__texts.length < 400) {
+        w.__texts.push(text);
+        last = text;
+      }
+    };
+    new MutationObserver(take).observe(document, { childList: true, subtree: true, characterData: true });
+  });
+}
+
+function jargonIn(text: string): string[] {
+  const found: string[] = [];
+  for (const { what, pattern } of JARGON) {
+    const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);
+    for (const m of text.matchAll(global)) {
+      const at = m.index ?? 0;
+      found.push(`${what}: "${m[0]}" in "…${text.slice(Math.max(0, at - 40), at + m[0].length + 40).replace(/\s+/g, ' ')}…"`);
+    }
+  }
+  return found;
+}
+
+class Crawl {
+  readonly records: PageRecord[] = [];
+  private errors: string[] = [];
+
+  constructor(
+    private readonly page: Page,
+    private readonly testInfo: TestInfo,
+    private readonly org: string,
+  ) {
+    page.on('console', (message) => {
+      if (message.type() !== 'error') return;
+      // The weekly email's preview is a sandboxed frame without scripts: the text recorder this test adds to
+      // every frame (recordTexts) is refused there, and Chromium says so. That script is the test's, not the app's.
+      if (message.location().url === 'about:srcdoc' && message.text().startsWith('Blocked script execution')) return;
+      this.errors.push(`${message.text()} (${message.location().url})`);
+    });
+    page.on('pageerror', (error) => this.errors.push(`uncaught: ${error.message}`));
+  }
+
+  /** Open `url`, wait until `ready` and the network is quiet, then check the page. */
+  async visit(name: string, url: string, ready?: () => Promise<void>) {
+    await test.step(`${this.org}: ${name}`, async () => {
+      this.errors = [];
+      await this.page.goto(url);
+      await this.checkCurrent(name, ready);
+    });
+  }
+
+  /** Check the page the browser is on (after a click that navigated in the app). */
+  async checkCurrent(name: string, ready?: () => Promise<void>) {
+    const page = this.page;
+    if (ready) await ready();
+    await page.waitForLoadState('networkidle');
+    await expect(page.locator('#root')).not.toBeEmpty();
+    const width = page.viewportSize()?.width ?? 0;
+    const label = `${this.org}: ${name} at ${width} px`;
+    const { finalText, texts, scrollWidth } = await page.evaluate(() => ({
+      finalText: document.body.innerText,
+      texts: (window as unknown as { __texts?: string[] }).__texts ?? [],
+      scrollWidth: document.documentElement.scrollWidth,
+    }));
+    // A title or an aria-label is read too (a tooltip, a screen reader).
+    const attributes = await page.evaluate(() =>
+      [...document.querySelectorAll('[title], [aria-label]')]
+        .filter((el) => !el.closest('iframe'))
+        .flatMap((el) => [el.getAttribute('title') ?? '', el.getAttribute('aria-label') ?? ''])
+        .join('\n'),
+    );
+    const overflowing = scrollWidth > width ? await page.evaluate(overflowingElements) : [];
+    const jargon = [...new Set(jargonIn(`${finalText}\n${attributes}`))];
+    const lied = EMPTY_STATES.filter((state) => !state.test(finalText))
+      .flatMap((state) => {
+        const shown = texts.find((t) => state.test(t));
+        return shown ? [`"${shown.match(state)?.[0]}" was shown while the page loaded and is gone now`] : [];
+      });
+    const record: PageRecord = {
+      org: this.org, page: name, url: new URL(page.url()).pathname + new URL(page.url()).search, width,
+      scrollWidth, overflowing, jargon, consoleErrors: [...this.errors], liedWhileLoading: lied, textsSeen: texts.length,
+    };
+    this.records.push(record);
+    writeFileSync(this.testInfo.outputPath(`first-hour-${width}-${this.org}.json`), JSON.stringify(this.records, null, 2));
+    expect.soft(jargon, `${label}: words meant for Headroom's developers`).toEqual([]);
+    expect.soft(scrollWidth, `${label}: the page scrolls sideways (${overflowing.join('; ')})`).toBeLessThanOrEqual(width);
+    expect.soft(this.errors, `${label}: console errors`).toEqual([]);
+    expect.soft(lied, `${label}: an empty state shown while loading`).toEqual([]);
+    // A fresh document for the next page's record of texts.
+    await page.evaluate(() => {
+      (window as unknown as { __texts: string[] }).__texts = [];
+    });
+    this.errors = [];
+  }
+}
+
+/** Settings pages every organisation has (the source pages with ids are visited where the org has sources). */
+const SETTINGS = [
+  ['organisation', '/settings'],
+  ['members', '/settings/members'],
+  ['invitations', '/settings/invitations'],
+  ['API tokens', '/settings/tokens'],
+  ['sources', '/settings/sources'],
+  ['connect AWS', '/settings/sources/aws/new'],
+  ['connect Prometheus', '/settings/sources/prometheus/new'],
+  ['alerts', '/settings/alerts'],
+  ['weekly email', '/settings/digest'],
+  ['audit log', '/settings/audit-log'],
+] as const;
+
+for (const viewport of VIEWPORTS) {
+  test.describe(`the first hour at ${viewport.width} px`, () => {
+    test.use({ viewport: { width: viewport.width, height: viewport.height } });
+
+    test(`visitor pages at ${viewport.width} px`, async ({ page, context }, testInfo) => {
+      await recordTexts(context);
+      const crawl = new Crawl(page, testInfo, 'visitor');
+      const form = () => expect(page.getByRole('button').first()).toBeVisible();
+      await crawl.visit('log in', '/login', form);
+      await crawl.visit('sign up', '/signup', form);
+      // A link opened without its token says so (the pages with a made-up token show the server's refusal,
+      // which the browser logs as a failed request: those are csp.spec.ts's).
+      await crawl.visit('confirm sign-up without a link', '/signup/confirm');
+      await crawl.visit('accept an invitation without a link', '/accept-invitation');
+      await crawl.visit('unsubscribe without a link', '/unsubscribe');
+    });
+
+    test(`every page of the demo organisation at ${viewport.width} px`, async ({
+      page, context, loginPage, clusterPage, demoLogin,
+    }, testInfo) => {
+      test.setTimeout(600_000);
+      await recordTexts(context);
+      const crawl = new Crawl(page, testInfo, 'demo');
+      await loginPage.goto();
+      await loginPage.logIn(demoLogin.email, demoLogin.password);
+      await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+
+      const api = page.request;
+      const clusters = (await (await api.get('/api/v1/clusters')).json()) as { items: { id: string; name: string }[] };
+      const cluster = clusters.items.find((c) => c.name === DEMO_CLUSTER) ?? clusters.items[0];
+      const base = `/clusters/${cluster.id}`;
+      await page.goto(`${base}/findings`);
+      await clusterPage.waitForFindings(240_000);
+
+      await crawl.visit('clusters', '/clusters', () => expect(page.getByRole('row').nth(1)).toBeVisible());
+      await crawl.visit('cluster overview', base, () => expect(clusterPage.nodesTable()).toBeVisible());
+      await crawl.visit('findings', `${base}/findings`, () => expect(clusterPage.findingLinks().first()).toBeVisible());
+      const findings = (await (await api.get(`/api/v1${base}/findings`)).json()) as {
+        items: { id: string; rule_id?: string; title: string }[];
+      };
+      for (const finding of findings.items) {
+        await crawl.visit(`finding: ${finding.title}`, `${base}/findings/${finding.id}`, async () => {
+          await expect(clusterPage.evidence()).toBeVisible();
+        });
+      }
+      for (const range of ['6h', '7d']) {
+        await crawl.visit(`metrics over ${range}`, `${base}/metrics?range=${range}`, () =>
+          expect(page.getByRole('figure').first()).toBeVisible({ timeout: 30_000 }));
+      }
+      await crawl.visit('config', `${base}/config`, () =>
+        expect(page.getByRole('heading', { name: 'Live config' })).toBeVisible());
+      await crawl.visit('what-if', `${base}/what-if`);
+
+      const csrf = (await context.cookies()).find((c) => c.name === 'headroom_csrf')?.value ?? '';
+      const created = await api.post(`/api/v1${base}/patches`, {
+        data: { finding_ids: 'all_open' }, headers: { 'X-CSRF-Token': csrf },
+      });
+      expect(created.ok(), await created.text()).toBeTruthy();
+      const patch = (await created.json()) as { id: string };
+      await crawl.visit('patches', `${base}/patches`, () =>
+        expect(page.getByRole('table', { name: 'Patches' }).getByRole('link').first()).toBeVisible());
+      await crawl.visit('a patch of every open finding', `${base}/patches/${patch.id}`, () =>
+        expect(page.getByRole('table', { name: 'Changes in this patch' })).toBeVisible());
+
+      for (const [name, url] of SETTINGS) await crawl.visit(name, url);
+      // How Headroom decides: the index and every page it lists (rendered from the threshold documents).
+      await crawl.visit('how Headroom decides', '/decides', () =>
+        expect(page.getByRole('heading', { level: 1 })).toBeVisible());
+      const decides = [...new Set(await page.locator('main a[href^="/decides/"]').evaluateAll(
+        (links) => links.map((a) => (a as HTMLAnchorElement).getAttribute('href') ?? '')))];
+      expect(decides.length, 'the pages How Headroom decides lists').toBeGreaterThan(5);
+      for (const href of decides) {
+        await crawl.visit(`how Headroom decides: ${href}`, href, () =>
+          expect(page.getByRole('heading', { level: 1 })).toBeVisible());
+      }
+      const aws = (await (await api.get('/api/v1/sources/aws')).json()) as { id: string }[];
+      for (const source of aws) await crawl.visit('an AWS source', `/settings/sources/aws/${source.id}`);
+      const prometheus = (await (await api.get('/api/v1/sources/prometheus')).json()) as { id: string }[];
+      for (const source of prometheus) await crawl.visit('a Prometheus source', `/settings/sources/prometheus/${source.id}`);
+    });
+
+    test(`every page of a fresh organisation at ${viewport.width} px`, async ({
+      page, context, signupPage, clustersPage, newAccount, outbox,
+    }, testInfo) => {
+      test.setTimeout(180_000);
+      await recordTexts(context);
+      const crawl = new Crawl(page, testInfo, 'fresh');
+      await signupPage.goto();
+      await signupPage.signUp(newAccount);
+      await expect(signupPage.checkYourEmail()).toBeVisible();
+      await signupPage.followEmailedLink(await outbox.signupLink(newAccount.email));
+      await expect(clustersPage.heading()).toBeVisible();
+      await crawl.checkCurrent('clusters, right after sign-up', () => expect(clustersPage.emptyStateHint()).toBeVisible());
+      for (const [name, url] of SETTINGS) await crawl.visit(name, url);
+    });
+  });
+}
