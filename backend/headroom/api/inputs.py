@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from headroom.platform.errors import InvalidInput
+from headroom.platform.labels import field_label
 
 NUL = "\x00"
 
@@ -92,7 +93,7 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
 def _refuse(field: str, where: str, text: str = "") -> InvalidInput:
     shown = field.replace(NUL, "\\u0000")
     message = "must not contain the NUL character (U+0000)"
-    detail: dict[str, Any] = {"field": shown, "message": message, "in": where}
+    detail: dict[str, Any] = {"field": shown, "label": field_label(shown), "message": message, "in": where}
     if "\n" in text:  # a file's content (tikv.toml, a topology): say where, as its own parser would
         before = text[: text.index(NUL)]
         detail["line"], detail["column"] = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1

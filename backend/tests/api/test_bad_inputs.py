@@ -20,10 +20,20 @@ from helpers import sign_up
 REPO = Path(__file__).resolve().parents[3]
 
 
+def _names(error: dict[str, Any], field: str) -> bool:
+    """The error names the field: for a person, its label in the message ("Name: cannot be null"); for a
+    program, the field's path in the details. A message that spells the path itself also names it."""
+    if field in error["message"]:
+        return True
+    details = error.get("details")
+    items = details if isinstance(details, list) else [details] if isinstance(details, dict) else []
+    return any(d.get("field") == field and (d.get("label") or field) in error["message"] for d in items)
+
+
 def _error(response: Any, status: int, field: str) -> dict[str, Any]:
     assert response.status_code == status, response.text
     error = response.json()["error"]
-    assert field in error["message"], error
+    assert _names(error, field), error
     assert "Traceback" not in response.text and "AttributeError" not in response.text
     return dict(error)
 
