@@ -121,7 +121,7 @@ def test_a_burst_instance_at_zero_balance_counts_the_balance_period_in_time() ->
     held = ctx.series("instance", "i-1", "ec2.ebs_byte_balance")
     assert held is not None and len(held) == 180 and held[60:85].tolist() == [0.0] * 25
     found = of_rule(advise(snap), "instance-ebs-burst-depletion")
-    throughput = [f for f in found if "ebs_byte_balance" in f.title]
+    throughput = [f for f in found if "Instance EBS throughput burst balance" in f.title]
     assert len(throughput) == 1
     time_at_zero = next(m for m in throughput[0].evidence.measures if m.label == "time at 0%")
     assert time_at_zero.value == 25.0  # 25 one-minute steps of the window: 5 periods x 5 min, never 5 min
