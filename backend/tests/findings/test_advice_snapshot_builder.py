@@ -74,11 +74,11 @@ def test_another_org_cannot_build_the_snapshot(db: Any, demo_cluster: DemoCluste
 
 @pytest.mark.parametrize(
     ("delta", "step", "field"),
-    [(dt.timedelta(0), 60, "end"), (dt.timedelta(days=8), 60, "end"), (dt.timedelta(hours=1), 90, "step_seconds")],
+    [(dt.timedelta(0), 60, "End"), (dt.timedelta(days=8), 60, "End"), (dt.timedelta(hours=1), 90, "Step")],
 )
 def test_bad_windows_name_the_field(db: Any, demo_cluster: DemoCluster, delta: dt.timedelta, step: int,
                                     field: str) -> None:
     with pytest.raises(InvalidInput) as info:
         build_snapshot(db, demo_cluster.org_id, demo_cluster.cluster.id, start=demo_cluster.start,
                        end=demo_cluster.start + delta, step_seconds=step)
-    assert info.value.message.startswith(field)
+    assert info.value.message.startswith(f"{field}: ")  # the field's label, as a person reads it

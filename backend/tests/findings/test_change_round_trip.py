@@ -109,7 +109,8 @@ def test_a_patch_holds_and_renders_the_stored_changes(db: Any, demo_cluster: Dem
     node = demo_cluster.simulated.nodes[0]
     sql = patches_service.render_patch(db, who, demo_cluster.cluster.id, patch.id, "sql").artefact.body
     assert f'SET CONFIG "{node.status_address}" `storage.block-cache.capacity` = \'4GiB\';' in sql
-    assert f"(was {json.dumps(tikv.current)}; {row.dedup_key})" in sql  # current and the finding it comes from
+    # the current value and the finding it comes from, in words (its title; the key is not shown)
+    assert f"(was {json.dumps(tikv.current)}; finding: {row.title})" in sql
     assert "SET CONFIG tikv `raftstore.apply-pool-size` = 3;" in sql  # the cluster entity: every node
     aws = patches_service.render_patch(db, who, demo_cluster.cluster.id, patch.id, "aws").artefact.body
     assert f"aws_cli ec2 modify-volume --volume-id {volume.applies_to()} --iops 4000" in aws

@@ -116,7 +116,7 @@ def test_a_one_value_file_asks_for_a_node_naming_the_field_and_each_nodes_value(
         assert refused.status_code == 422, (fmt, refused.text)
         error = refused.json()["error"]
         assert error["details"]["field"] == "node"
-        assert error["message"].startswith(f"node: {CACHE} differs by node (")
+        assert error["message"].startswith(f"Node: {CACHE} differs by node (")
         for store, was in old.items():
             assert f"{store}: {was}" in error["message"]
         assert "one node at a time (node=<store address>)" in error["message"]

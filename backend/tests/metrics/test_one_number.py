@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from headroom.domain.snapshot.labels import metric_label
 from headroom.digest import service as digest_service
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.rules._common import instance_ceiling, instance_io_series
@@ -223,8 +224,9 @@ def test_every_surface_shows_the_advisors_ceiling_and_utilisation(seeded: dict[s
     # the burst forecast: the glance's (the Metrics panels' too: metrics.service.node_forecasts) and the finding's
     # on the same bucket are one computation (headroom.domain.advisor.buckets) on the same window: the advisor's
     # here (the glance reads the advisor's 24 h before END, which holds only these 2 h of data)
-    glance_burst = {(b["entity_id"], "ebs.burst_balance" if b["id"].endswith("_burst_balance")
-                     else b["id"].replace("ec2_", "ec2.", 1)): b
+    # a forecast is labelled in words (the one metric label mapping): the glance's bucket ids map to it
+    glance_burst = {(b["entity_id"], metric_label("ebs.burst_balance" if b["id"].endswith("_burst_balance")
+                                                  else b["id"].replace("ec2_", "ec2.", 1))): b
                     for n in overview.json()["nodes"] for b in n["burst"]}
     forecasts_compared = 0
     for detail in details:
@@ -343,8 +345,9 @@ def test_the_glance_forecasts_a_draining_bucket_as_the_finding_does(
     clock.now = end
     overview = owner.get(f"/api/v1/clusters/{cluster.id}/metrics/overview",
                          params={"start": start.isoformat(), "end": end.isoformat()}).json()
-    shown = {(b["entity_id"], "ebs.burst_balance" if b["id"].endswith("_burst_balance")
-              else b["id"].replace("ec2_", "ec2.", 1)): b for n in overview["nodes"] for b in n["burst"]}
+    shown = {(b["entity_id"], metric_label("ebs.burst_balance" if b["id"].endswith("_burst_balance")
+                                           else b["id"].replace("ec2_", "ec2.", 1))): b
+             for n in overview["nodes"] for b in n["burst"]}
     draining = 0
     for f in owner.get(f"/api/v1/clusters/{cluster.id}/findings", params={"limit": 200}).json()["items"]:
         detail = owner.get(f"/api/v1/findings/{f['id']}").json()
