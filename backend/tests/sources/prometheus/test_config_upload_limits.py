@@ -148,7 +148,8 @@ def test_a_raw_nul_byte_is_refused_by_the_request_guard_naming_field_and_line(cl
     error = response.json()["error"]
     assert error["code"] == "validation_error"
     assert error["message"] == "tikv.toml contents: must not contain the NUL character (U+0000) (line 2, column 14)."
-    assert error["details"][0] | {} == {"field": "content", "message": error["details"][0]["message"], "in": "body",
+    assert error["details"][0] | {} == {"field": "content", "label": "tikv.toml contents",
+                                        "message": error["details"][0]["message"], "in": "body",
                                         "line": 2, "column": 14}
     assert _stored(db, node_url) == ([1], 1)
 
