@@ -221,8 +221,8 @@ def test_every_group_is_simulated_in_one_what_if_when_the_first_candidates_settl
 def test_a_raft_volume_out_of_credits_and_a_data_volume_at_its_ceiling_are_two_causes() -> None:
     # Two m6i.2xlarge stores (volume-throughput-ceiling scenario): a 1,000 GiB gp3 data volume at its 125 MiB/s
     # baseline throughput (docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025) and, added here, a 20 GiB
-    # gp2 Raft volume: 3 IOPS/GiB gives it the 100 IOPS minimum baseline (docs/reference/gp2-burst.md#the-credit-
-    # bucket), which 400 fsyncs a second drain. The instance's own EBS limit (m6i.2xlarge: 1,250 MB/s baseline,
+    # gp2 Raft volume: 3 IOPS/GiB gives it the 100 IOPS minimum baseline
+    # (docs/reference/gp2-burst.md#the-credit-bucket), which 400 fsyncs a second drain. The instance's own EBS limit (m6i.2xlarge: 1,250 MB/s baseline,
     # docs/reference/ec2-ebs-limits.md#limits-table) is far away. Moving the Raft volume to gp3 does nothing for
     # the data volume's throughput, and no limit is shared: the findings stand apart (before, they were one
     # "disk I/O of node" group whose own summary said its primary fix "resolves 4 of 6").
