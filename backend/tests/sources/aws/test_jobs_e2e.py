@@ -7,8 +7,7 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from aws_fixtures import boto, make_fleet, put_series
-from headroom.accounts.models import Organization
+from aws_fixtures import boto, make_fleet, make_org_and_connection, put_series
 from headroom.inventory.models import Volume
 from headroom.platform.db import session_scope
 from headroom.sources.aws.jobs import backfill_aws, ingest_aws
@@ -18,16 +17,11 @@ from sqlalchemy import func, select, text
 
 def _connected(database_url: str, region: str, *, backfill_state: str | None) -> uuid.UUID:
     with session_scope(database_url) as db:
-        org = Organization(name="e2e", slug=f"e2e-{uuid.uuid4().hex[:10]}", aws_external_id=f"headroom-{uuid.uuid4().hex}")
-        db.add(org)
-        db.flush()
-        conn = AwsConnection(org_id=org.id, name="moto", auth_kind="default_chain", external_id=org.aws_external_id,
-                             regions=[region])
-        db.add(conn)
-        db.flush()
+        org, conn = make_org_and_connection(db, region, name="e2e")
         if backfill_state:
             db.add(AwsBackfill(org_id=org.id, source_id=conn.id, state=backfill_state, days=1))
-        return conn.id
+        conn_id: uuid.UUID = conn.id
+        return conn_id
 
 
 def test_ingest_job_fills_inventory_and_series(database_url: str, settings: Any, region: str,
