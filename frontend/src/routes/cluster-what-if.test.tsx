@@ -170,16 +170,8 @@ describe('cluster what-if', () => {
     expect(sent).toHaveLength(tried);
   });
 
-  it("shows the API's refusal on the row of the change it names", async () => {
-    server.use(...clusterHandlers());
-    recordWhatIf((changes) =>
-      changes.length > 1
-        ? HttpResponse.json(
-            apiError('invalid_input', 'changes[1]: instance.type: unknown instance type x9z.huge', { field: 'changes[1]' }),
-            { status: 422 },
-          )
-        : HttpResponse.json(ANSWER),
-    );
+  /** Open the GP2_TO_GP3 what-if, add an instance change of type x9z.huge and press Try. */
+  async function tryAnUnknownInstanceType() {
     const { user } = renderRoutes(routes, whatIfHref(CLUSTER_ID, GP2_TO_GP3));
     await screen.findByRole('region', { name: 'Monthly cost' });
     await user.click(screen.getByRole('button', { name: 'Add an instance change' }));
@@ -187,6 +179,20 @@ describe('cluster what-if', () => {
     await user.clear(within(inst).getByLabelText('Instance type'));
     await user.type(within(inst).getByLabelText('Instance type'), 'x9z.huge');
     await user.click(screen.getByRole('button', { name: 'Try' }));
+    return { user, inst };
+  }
+
+  it("shows the API's refusal on the row of the change it names", async () => {
+    server.use(...clusterHandlers());
+    recordWhatIf((changes) =>
+      changes.length > 1
+        ? HttpResponse.json(
+            apiError('invalid_input', 'Change 2: unknown instance type x9z.huge', { field: 'changes[1]' }),
+            { status: 422 },
+          )
+        : HttpResponse.json(ANSWER),
+    );
+    const { inst } = await tryAnUnknownInstanceType();
     expect(await within(inst).findByRole('alert')).toHaveTextContent('unknown instance type x9z.huge');
     expect(within(screen.getByRole('group', { name: '1. Volume' })).queryByRole('alert')).toBeNull();
   });
@@ -203,13 +209,7 @@ describe('cluster what-if', () => {
           ? HttpResponse.json(apiError('internal', 'The server failed while computing.'), { status: 500 })
           : HttpResponse.json(ANSWER),
     );
-    const { user } = renderRoutes(routes, whatIfHref(CLUSTER_ID, GP2_TO_GP3));
-    await screen.findByRole('region', { name: 'Monthly cost' });
-    await user.click(screen.getByRole('button', { name: 'Add an instance change' }));
-    const inst = screen.getByRole('group', { name: '2. Instance' });
-    await user.clear(within(inst).getByLabelText('Instance type'));
-    await user.type(within(inst).getByLabelText('Instance type'), 'x9z.huge');
-    await user.click(screen.getByRole('button', { name: 'Try' }));
+    const { user, inst } = await tryAnUnknownInstanceType();
     expect(await within(inst).findByRole('alert')).toHaveTextContent('unknown instance type x9z.huge');
 
     // one keystroke later the refusal no longer describes the form: it is gone before any new answer
