@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { test as base } from '@playwright/test';
+import { expect, test as base } from '@playwright/test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AppShell } from './pages/AppShell';
-import { ClusterPage } from './pages/ClusterPage';
+import { ClusterPage, DEMO_CLUSTER } from './pages/ClusterPage';
 import { ClustersPage } from './pages/ClustersPage';
 import { LoginPage } from './pages/LoginPage';
 import { SignupPage, type NewAccount } from './pages/SignupPage';
@@ -20,6 +20,18 @@ interface Fixtures {
   newAccount: NewAccount;
   /** The account email a server without SMTP writes to <HEADROOM_DATA_DIR>/outbox (platform/mail.py). */
   outbox: Outbox;
+  /**
+   * Log in as the demo user, find the demo cluster through the API, open its Findings tab and wait until the first
+   * advice has produced findings (a fresh server simulates and advises the demo fleet in its first minutes).
+   */
+  openDemoCluster: (options?: { waitForFindingsMs?: number }) => Promise<DemoCluster>;
+}
+
+export interface DemoCluster {
+  id: string;
+  name: string;
+  /** The cluster's page, /clusters/<id>; its tabs are below it. */
+  path: string;
 }
 
 export interface Outbox {
@@ -75,6 +87,21 @@ export const test = base.extend<Fixtures>({
     const file = process.env.HEADROOM_E2E_DEMO_PASSWORD_FILE;
     if (!file) throw new Error('Set HEADROOM_E2E_DEMO_PASSWORD_FILE to <HEADROOM_DATA_DIR>/demo-password.txt');
     await use({ email: 'demo@example.com', password: readFileSync(file, 'utf8').trim() });
+  },
+  openDemoCluster: async ({ page, loginPage, clusterPage, demoLogin }, use) => {
+    await use(async ({ waitForFindingsMs = 180_000 } = {}) => {
+      await loginPage.goto();
+      await loginPage.logIn(demoLogin.email, demoLogin.password);
+      await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+      const answer = await page.request.get('/api/v1/clusters');
+      const clusters = (await answer.json()) as { items: { id: string; name: string }[] };
+      const cluster = clusters.items.find((c) => c.name === DEMO_CLUSTER);
+      if (!cluster) throw new Error(`no cluster named ${DEMO_CLUSTER} in the demo organisation`);
+      const path = `/clusters/${cluster.id}`;
+      await page.goto(`${path}/findings`);
+      await clusterPage.waitForFindings(waitForFindingsMs);
+      return { id: cluster.id, name: cluster.name, path };
+    });
   },
   newAccount: async ({}, use) => {
     const id = randomUUID().slice(0, 8);

@@ -81,6 +81,19 @@ export class ClusterPage {
     return this.page.getByRole('group', { name: 'Findings to include' }).getByRole('checkbox', { name: title });
   }
 
+  /** Wait until the Metrics tab has drawn all its panels (they come a few per frame): their count holds still. */
+  async metricsPanelsDrawn() {
+    const charts = this.page.locator('.metrics__grid').getByRole('figure');
+    await expect(charts.first()).toBeVisible({ timeout: 30_000 });
+    let last = -1;
+    await expect.poll(async () => {
+      const now = await charts.count();
+      const settled = now === last;
+      last = now;
+      return settled;
+    }, { intervals: [500], timeout: 20_000 }).toBe(true);
+  }
+
   createPatchButton() {
     return this.page.getByRole('button', { name: 'Create patch' });
   }

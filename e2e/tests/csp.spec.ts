@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { BrowserContext, Page } from '@playwright/test';
 import { expect, test } from '../fixtures';
-import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
 // The Content-Security-Policy the server sends (docs/security-headers.md) is one the built front end satisfies:
 // every page of the dashboard (frontend/route-paths.json, all of them) is opened and no CSP violation may be
@@ -45,7 +44,7 @@ async function collect(page: Page, found: Violation[], name: string) {
 }
 
 test('no page of the dashboard reports a Content-Security-Policy violation', async ({
-  page, context, loginPage, clusterPage, demoLogin,
+  page, context, clusterPage, openDemoCluster,
 }, testInfo) => {
   // A fresh server needs its first minutes to simulate the demo fleet and run the advisor on it.
   test.setTimeout(300_000);
@@ -61,7 +60,6 @@ test('no page of the dashboard reports a Content-Security-Policy violation', asy
     await collect(page, found, route);
     visited.add(route);
   };
-  const h1 = (name: string | RegExp) => page.getByRole('heading', { name, level: 1 }).first();
 
   // Pages for visitors, before logging in (links with a made-up token show their error).
   await visit('/login', '/login', () => expect(page.getByLabel('Password')).toBeVisible());
@@ -70,18 +68,9 @@ test('no page of the dashboard reports a Content-Security-Policy violation', asy
   await visit('/accept-invitation', '/accept-invitation?token=not-a-token');
   await visit('/unsubscribe', '/unsubscribe?token=not-a-token');
 
-  await loginPage.goto();
-  await loginPage.logIn(demoLogin.email, demoLogin.password);
-  await expect(h1('Clusters')).toBeVisible();
-
-  // The ids the pages need, from the API as the signed-in demo user.
+  const cluster = await openDemoCluster();
+  const clusterPath = cluster.path;
   const api = page.request;
-  const clusters = (await (await api.get('/api/v1/clusters')).json()) as { items: { id: string; name: string }[] };
-  const cluster = clusters.items.find((c) => c.name === DEMO_CLUSTER) ?? clusters.items[0];
-  expect(cluster, 'the demo cluster').toBeTruthy();
-  const clusterPath = `/clusters/${cluster.id}`;
-  await page.goto(`${clusterPath}/findings`);
-  await clusterPage.waitForFindings(180_000);
   const findings = (await (await api.get(`/api/v1${clusterPath}/findings`)).json()) as { items: { id: string }[] };
   const csrf = (await context.cookies()).find((c) => c.name === 'headroom_csrf')?.value ?? '';
   const created = await api.post(`/api/v1${clusterPath}/patches`, {

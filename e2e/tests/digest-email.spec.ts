@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from '@playwright/test';
 import { expect, test } from '../fixtures';
-import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
 // The weekly email as a mail client's HTML engine lays it out: headless Chromium at a desktop reading pane's
 // 600 px and a phone's 390 px (an iPhone 12-15's CSS width), in light and dark mode.
@@ -79,17 +78,11 @@ async function contrasts(mail: Page) {
 
 test('the weekly email lays out at 600 and 390 px, in light and dark mode, and says the API figures', async ({
   page,
-  loginPage,
-  clusterPage,
-  demoLogin,
+  openDemoCluster,
 }, testInfo) => {
   // A fresh server needs its first minutes to simulate the demo fleet and run the advisor on it.
   test.setTimeout(300_000);
-  await loginPage.goto();
-  await loginPage.logIn(demoLogin.email, demoLogin.password);
-  await clusterPage.openFromList(DEMO_CLUSTER);
-  await clusterPage.openTab('Findings');
-  await clusterPage.waitForFindings(180_000);
+  await openDemoCluster();
 
   const email = (await (await page.request.get('/api/v1/org/digest/preview')).json()) as Preview;
   const fleet = (await (await page.request.get('/api/v1/fleet')).json()) as Fleet;

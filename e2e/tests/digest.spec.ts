@@ -1,21 +1,14 @@
 import { expect, test } from '../fixtures';
-import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
 
 test('the weekly email renders in Chromium and every link in it opens a page of the running app', async ({
   page,
-  loginPage,
-  clusterPage,
-  demoLogin,
   baseURL,
+  openDemoCluster,
 }, testInfo) => {
   // A fresh server needs its first minutes to simulate the demo fleet and run the advisor on it.
   test.setTimeout(240_000);
-  await loginPage.goto();
-  await loginPage.logIn(demoLogin.email, demoLogin.password);
-  await clusterPage.openFromList(DEMO_CLUSTER);
-  await clusterPage.openTab('Findings');
-  await clusterPage.waitForFindings(180_000);
+  await openDemoCluster();
 
   // this week's email as the weekly job would build it (the settings page's preview)
   const preview = await page.request.get('/api/v1/org/digest/preview');

@@ -1,5 +1,4 @@
 import { expect, test } from '../fixtures';
-import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
 // A phone's width (iPhone 12-15: 390 CSS px): the what-if page must fit it without scrolling sideways.
 const PHONE = { width: 390, height: 844 };
@@ -8,17 +7,12 @@ test.use({ viewport: PHONE });
 
 test('what-if on a phone: move the gp2 volume to gp3 and see the cost, ceilings and findings follow', async ({
   page,
-  loginPage,
   clusterPage,
-  demoLogin,
+  openDemoCluster,
 }, testInfo) => {
   // A fresh server needs its first minutes to simulate the demo fleet and run the advisor on it.
   test.setTimeout(240_000);
-  await loginPage.goto();
-  await loginPage.logIn(demoLogin.email, demoLogin.password);
-  await clusterPage.openFromList(DEMO_CLUSTER);
-  await clusterPage.openTab('Findings');
-  await clusterPage.waitForFindings(180_000);
+  await openDemoCluster();
 
   await clusterPage.openTab('What-if');
   await expect(page).toHaveURL(/\/what-if$/);
