@@ -1,7 +1,8 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page, TestInfo } from '@playwright/test';
 import { expect, test } from '../fixtures';
-import { DEMO_CLUSTER } from '../pages/ClusterPage';
 import { overflowingElements } from '../overflow';
 
 // A new SRE's first hour, as a crawl: every page and tab of the dashboard, for the demo organisation and for a
@@ -21,21 +22,12 @@ const VIEWPORTS = [
   { name: 'phone', width: 390, height: 844 },
 ] as const;
 
-/** What a user must never read, each with the words a failure uses. */
-const JARGON: { what: string; pattern: RegExp }[] = [
-  // (a path inside a longer one, e.g. TiKV's components/raftstore/src/store/worker/pd.rs, is another project's)
-  { what: 'a repository path', pattern: /(?<![\w/.-])(?:docs|backend|frontend|worker|migrations|bench|e2e)\/[\w./-]+/ },
-  { what: 'a source file name', pattern: /\b[\w-]+\.(?:py|tsx?|md)\b/ },
-  { what: 'a metric id', pattern: /\b(?:ebs|ec2|derived|node|fleet|instance)\.[a-z][a-z0-9]*(?:_[a-z0-9]+)*\b/ },
-  {
-    what: 'a metric id',
-    pattern: /\btikv\.(?:block_cache|compaction|cpu\b|flush|memory_rss|pending|raft_log|store_|thread_cpu|wait\.|write_stall)/,
-  },
-  { what: 'a forecast method code', pattern: /\((?:M4|holt|ets-daily|ets-weekly|theil-sen|constant)\)|\bets-(?:daily|weekly)\b|\btheil-sen\b/ },
-  { what: 'a raw Python value', pattern: /(?:->|→|=|:)\s*(?:None|True|False)\b/ },
-  { what: 'a finding key', pattern: /\b[a-z]+(?:-[a-z]+)+\/[^\s/]+\/(?:node|volume|instance|store):\S+/ },
-  { what: 'a doubled time zone', pattern: /\bUTC\s+UTC\b/ },
-];
+/** What a user must never read, each with the words a failure uses (docs/jargon.json: the backend's scans read it too). */
+const JARGON: { what: string; pattern: RegExp }[] = (
+  JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../docs/jargon.json'), 'utf8')) as {
+    patterns: { what: string; pattern: string }[];
+  }
+).patterns.map(({ what, pattern }) => ({ what, pattern: new RegExp(pattern) }));
 
 /** Empty states: shown while loading and gone when the data came, the page told the user something false. */
 const EMPTY_STATES = [
@@ -196,21 +188,13 @@ for (const viewport of VIEWPORTS) {
     });
 
     test(`every page of the demo organisation at ${viewport.width} px`, async ({
-      page, context, loginPage, clusterPage, demoLogin,
+      page, context, clusterPage, openDemoCluster,
     }, testInfo) => {
       test.setTimeout(600_000);
       await recordTexts(context);
       const crawl = new Crawl(page, testInfo, 'demo');
-      await loginPage.goto();
-      await loginPage.logIn(demoLogin.email, demoLogin.password);
-      await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
-
+      const base = (await openDemoCluster({ waitForFindingsMs: 240_000 })).path;
       const api = page.request;
-      const clusters = (await (await api.get('/api/v1/clusters')).json()) as { items: { id: string; name: string }[] };
-      const cluster = clusters.items.find((c) => c.name === DEMO_CLUSTER) ?? clusters.items[0];
-      const base = `/clusters/${cluster.id}`;
-      await page.goto(`${base}/findings`);
-      await clusterPage.waitForFindings(240_000);
 
       await crawl.visit('clusters', '/clusters', () => expect(page.getByRole('row').nth(1)).toBeVisible());
       await crawl.visit('cluster overview', base, () => expect(clusterPage.nodesTable()).toBeVisible());
@@ -225,10 +209,16 @@ for (const viewport of VIEWPORTS) {
       }
       for (const range of ['6h', '7d']) {
         await crawl.visit(`metrics over ${range}`, `${base}/metrics?range=${range}`, () =>
-          expect(page.getByRole('figure').first()).toBeVisible({ timeout: 30_000 }));
+          clusterPage.metricsPanelsDrawn());
       }
       await crawl.visit('config', `${base}/config`, () =>
         expect(page.getByRole('heading', { name: 'Live config' })).toBeVisible());
+      // Every finding picked: the widest diff the demo makes (lists per compaction level, AWS changes, long reasons).
+      const picks = page.getByRole('group', { name: 'Findings to include' }).getByRole('checkbox');
+      for (const pick of await picks.all()) await pick.check();
+      await clusterPage.createPatchButton().click();
+      await crawl.checkCurrent('config: the diff of every finding', () =>
+        expect(clusterPage.diff()).toContainText(/^\+\S+ = /m));
       await crawl.visit('what-if', `${base}/what-if`);
 
       const csrf = (await context.cookies()).find((c) => c.name === 'headroom_csrf')?.value ?? '';

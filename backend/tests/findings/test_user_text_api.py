@@ -10,7 +10,6 @@ labels) are what is checked.
 from __future__ import annotations
 
 import datetime as dt
-import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -19,12 +18,8 @@ import pytest
 from advice_support import END, ingest_demo
 from headroom.findings import service as findings_service
 from helpers import Actor, sign_up
+from jargon import jargon_in
 
-# A repository path (a docs page, a module, a Python file), a metric id of the registry or a derived view, a
-# forecast or downsampling method's code in parentheses.
-REPOSITORY_PATH = re.compile(r"\bdocs/[\w./-]*\.(?:md|json)\b|\bbackend/|\bfrontend/|\b[\w/]+\.py\b")
-METRIC_ID = re.compile(r"\b(?:ebs|ec2|tikv|node|derived)\.[a-z]+_[a-z_.]+\b")
-METHOD_CODE = re.compile(r"\((?:M4|holt|ets-daily|ets-weekly|theil-sen|constant)(?:[;,)]| \()")
 # Data, not text: what the UI fetches or matches by.
 IDENTIFIERS = {
     "id", "metric", "metrics", "dedup_key", "rule", "key", "entity_id", "entity_kind", "kind", "target", "labels",
@@ -48,7 +43,7 @@ def texts(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
 
 def leaks(answer: Any, where: str) -> list[str]:
     return [f"{where}{path}: {text[:200]}" for path, text in texts(answer)
-            if REPOSITORY_PATH.search(text) or METRIC_ID.search(text) or METHOD_CODE.search(text)]
+            if jargon_in(text)]
 
 
 def test_the_scan_catches_each_kind() -> None:

@@ -21,21 +21,13 @@ import pytest
 from advisor_fixtures import SCENARIOS, scenario_findings
 from headroom.domain.advisor import Finding
 from headroom.domain.references import THRESHOLD_PAGES
+from jargon import jargon_in
 
-LEAK = re.compile(
-    r"domain\.md|§\s*\d|\bseed \d|\bseed article|headroom\.|\bderived\.|\bAWSDOC\b|\bEC2TYPES\b|\bPCDOCS\b"
-    r"|\[verified\]|\[3rd-party\]|UNCONFIRMED|tikv-alert-rules\.yml"
-    # a repository path: a docs page, a backend module, a Python file
-    r"|\bdocs/[\w./-]*\.(?:md|json)\b|\bbackend/|\b[\w/]+\.py\b"
-    # a metric id of the registry or a derived view ("ebs.burst_balance", "ec2.ebs_io_balance", "tikv.thread_cpu.grpc")
-    r"|\b(?:ebs|ec2|tikv|node|derived)\.[a-z]+_[a-z_.]+\b"
-    # a method's code in parentheses
-    r"|\((?:M4|holt|ets-daily|ets-weekly|theil-sen|constant)(?:[;,)]| \()"
-)
 # In a title or a label any dotted id with an underscore is a metric id, whatever its prefix.
 METRIC_ID = re.compile(r"\b[a-z0-9]+\.[a-z0-9]+_[a-z0-9_.]+\b")
 # Not text: identifiers the API and the UI use to fetch or match data.
 IDENTIFIERS = {"rule", "dedup_key", "entity", "key", "target", "metric", "entity_kind", "entity_id", "labels",
+               "primary", "members", "fix", "resolves", "related",
                "kind", "current", "proposed", "window_start", "window_end", "at", "earliest", "latest"}
 CASES = [(p.stem, 24.0) for p in sorted(SCENARIOS.glob("*.yaml")) if p.stem != "demo"] + [("demo", 168.0)]
 
@@ -59,7 +51,7 @@ def leaks(findings: tuple[Finding, ...]) -> list[str]:
         f"{f.rule} {path}: {text[:160]}"
         for f in findings
         for path, text in user_texts(f.to_dict())
-        if LEAK.search(text) or (path.endswith((".title", ".label")) and METRIC_ID.search(text))
+        if jargon_in(text) or (path.endswith((".title", ".label")) and METRIC_ID.search(text))
     ]
 
 
@@ -75,7 +67,7 @@ def test_the_scan_finds_what_it_looks_for() -> None:
                   "ec2.ebs_byte_balance fell to 0%", "fitted on 9 days (holt)", "peaks kept (M4)",
                   "m5.2xlarge -> c5.4xlarge", "gp3 500 GiB, 3,000 IOPS (5.0 ms)"],
     }
-    found = [t for _, t in user_texts(bad) if LEAK.search(t)]
+    found = [t for _, t in user_texts(bad) if jargon_in(t)]
     assert found == [section, article, "headroom.domain.forecast.burst", "derived.mibps",
                      "why: docs/thresholds/burst.md", "see backend/headroom/x", "in rules/burst.py",
                      "ec2.ebs_byte_balance fell to 0%", "fitted on 9 days (holt)", "peaks kept (M4)"]
