@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from advisor_fixtures import of_rule, synthetic
+from advisor_fixtures import of_rule, scenario_snapshot, synthetic
 from headroom.domain.advisor import advise
 
 # AWS, "Amazon EBS General Purpose SSD volumes"
@@ -228,3 +228,102 @@ def test_an_io1_used_at_its_provisioned_iops_is_not_overprovisioned() -> None:
         volume={"type": "io1", "size_gib": 1000, "iops": 10000}, read_iops=_plateau(6000.0, 9500.0), read_kib=16.0
     )
     assert of_rule(advise(snap, rules=["volume-overprovisioned"]), "volume-overprovisioned") == []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# disk-low-space: PingCAP, "PD Configuration File" (https://docs.pingcap.com/tidb/stable/pd-configuration-file,
+# schedule.low-space-ratio 0.8: "the threshold ratio of storage space ... PD stops migrating data to the store";
+# high-space-ratio 0.7: below it the store has enough space). A store at 85% of its capacity is past the low-space
+# line; the fix grows its volume until today's use sits at the high-space line: used / 0.7. At 60% it is fine.
+PD_LOW_SPACE_RATIO = 0.8
+PD_HIGH_SPACE_RATIO = 0.7
+GIB = 1024.0**3
+
+
+def _store_used(share: float) -> Any:
+    from headroom.domain.snapshot.views import disk_view
+
+    snap = scenario_snapshot("healthy")
+    node = snap.nodes[0]
+    cap = disk_view(snap, node.id).capacity
+    series = [
+        s.model_copy(update={"values": [float(v) for v in cap * (1.0 - share)]})
+        if s.entity.id == node.id and s.metric == "tikv.store_available_bytes"
+        else s
+        for s in snap.series
+    ]
+    return snap.model_copy(update={"series": series}), node, float(cap[-1])
+
+
+def test_a_store_at_85_percent_is_past_pds_low_space_line_and_grows_to_the_high_space_line() -> None:
+    snap, node, capacity = _store_used(0.85)
+    (f,) = of_rule(advise(snap, rules=["disk-low-space"]), "disk-low-space")
+    assert f.entity.id == node.id and f.severity == "critical"
+    assert f.evidence.measures[0].limit == PD_LOW_SPACE_RATIO
+    assert f.evidence.measures[0].value == pytest.approx(0.85, abs=1e-3)
+    (grow,) = [c for c in f.changes if c.key == "volume.size"]
+    # the filesystem is a fixed share of the volume: used / 0.7 of capacity, in the volume's GiB
+    fs_share = capacity / (float(grow.current) * GIB)
+    need_gib = 0.85 * capacity / PD_HIGH_SPACE_RATIO / fs_share / GIB
+    assert need_gib <= float(grow.proposed) < need_gib + 10.0 + 1e-6  # rounded up to 10 GiB steps
+
+
+def test_a_store_at_60_percent_is_under_pds_lines() -> None:
+    snap, _, _ = _store_used(0.60)
+    assert of_rule(advise(snap, rules=["disk-low-space"]), "disk-low-space") == []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# filesystem-not-grown: AWS, "Extend the file system after resizing an EBS volume"
+# (https://docs.aws.amazon.com/ebs/latest/userguide/recognize-expanded-volume-linux.html): after ModifyVolume the
+# volume is larger but the filesystem keeps its size until resize2fs / xfs_growfs runs. A 1,000 GiB data volume
+# grown to 2,000 GiB in AWS, the filesystem left at ~985 GiB: 1,000 GiB paid and unused.
+
+
+def test_a_volume_doubled_in_aws_with_its_filesystem_left_behind() -> None:
+    snap = scenario_snapshot("healthy")
+    vid = snap.nodes[0].data_volume_ids[0]
+    grown = snap.model_copy(
+        update={"volumes": [v.model_copy(update={"size_gib": 2000.0}) if v.id == vid else v for v in snap.volumes]}
+    )
+    (f,) = of_rule(advise(grown, rules=["filesystem-not-grown"]), "filesystem-not-grown")
+    assert f.impact.after == 2000.0 and f.impact.before == pytest.approx(985.0, abs=15.0)
+    assert "recognize-expanded-volume-linux" in " ".join(f.notes)
+    assert of_rule(advise(snap, rules=["filesystem-not-grown"]), "filesystem-not-grown") == []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# projected-ceiling: the gp3 3,000 IOPS baseline (AWS, General Purpose SSD volumes) as the ceiling of a linear
+# growth: 1,800 IOPS today, +60 a day, reaches 3,000 in (3,000 - 1,800) / 60 = 20 days. At +20 a day it is 60 days
+# away, beyond the rule's 30-day horizon (docs/thresholds/projected-ceiling.md): fine.
+
+
+def _gp3_projection(per_day: float) -> Any:
+    from datetime import timedelta
+
+    from headroom.domain.snapshot.schema import Entity, ForecastBand, ProjectedCeiling
+
+    snap = synthetic(volume=GP3_DEFAULT, read_iops=np.full(1440, 1800.0), read_kib=16.0)
+    t = [snap.window.end + timedelta(hours=6 * i) for i in range(90 * 4)]
+    point = [1800.0 + per_day * i / 4 for i in range(len(t))]
+    band = ForecastBand(t=t, point=point, low=[0.95 * p for p in point], high=[1.05 * p for p in point])
+    proj = ProjectedCeiling(
+        entity=Entity(kind="volume", id="vol-1"), metric="iops", unit="IOPS", ceiling=GP3_BASELINE_IOPS,
+        ceiling_source="AWS gp3 baseline", method="ets-weekly", history_hours=28 * 24, level_now=1800.0,
+        growth_percent_per_week=per_day * 7 / 1800.0 * 100, days=None, days_low=None, days_high=None,
+        horizon_days=90.0, interval=0.9, fitted_at=snap.window.end, history_end=snap.window.end, band=band,
+    )
+    return snap.model_copy(update={"projections": [proj]})
+
+
+def test_gp3_growing_60_iops_a_day_from_1800_reaches_its_baseline_in_20_days() -> None:
+    days = (GP3_BASELINE_IOPS - 1800.0) / 60.0
+    assert days == 20.0
+    (f,) = of_rule(advise(_gp3_projection(60.0), rules=["projected-ceiling"]), "projected-ceiling")
+    assert f"in {int(days)} days" in f.title, f.title
+    assert f.evidence.forecasts[0].value == GP3_BASELINE_IOPS
+    assert f.evidence.forecasts[0].within_seconds == pytest.approx(days * 86400, rel=0.02)
+
+
+def test_gp3_growing_20_iops_a_day_is_60_days_away_and_fine() -> None:
+    assert of_rule(advise(_gp3_projection(20.0), rules=["projected-ceiling"]), "projected-ceiling") == []
