@@ -213,12 +213,15 @@ def _pressure(f: Finding) -> dict[str, float]:
 
 def materially_reduced(before: Finding, after: Finding) -> bool:
     """True when `after` (the same finding once a fix is applied) is at least MATERIAL_REDUCTION lighter: a lower
-    severity, or a measure it compares to a limit down by that share of its value / limit."""
+    severity, or a measure that was at or over its limit (value / limit >= 1: the ones that made the finding; a
+    floor such as a minimum burst balance sits under its limit and is not a pressure) down by that share."""
     if severity_rank(after.severity) > severity_rank(before.severity):
         return True
     now = _pressure(after)
     return any(
-        label in now and now[label] <= (1.0 - MATERIAL_REDUCTION) * ratio for label, ratio in _pressure(before).items()
+        label in now and now[label] <= (1.0 - MATERIAL_REDUCTION) * ratio
+        for label, ratio in _pressure(before).items()
+        if ratio >= 1.0
     )
 
 

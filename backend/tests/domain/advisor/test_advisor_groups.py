@@ -369,7 +369,7 @@ def test_materially_reduced_is_a_quarter_of_the_pressure_or_a_lower_severity() -
     # The threshold of docs/thresholds/finding-groups.md, on a real finding: the gp2 volume's drain-period demand
     # against its 1,500 IOPS baseline (500 GiB x 3 IOPS/GiB, AWS gp2).
     f = next(f for f in scenario_findings("gp2-burst-depletion") if f.rule == "gp2-burst-depletion")
-    measure = next(m for m in f.evidence.measures if m.ratio)  # drain-period demand / the baseline, ~1.41
+    measure = next(m for m in f.evidence.measures if m.ratio and m.ratio >= 1)  # drain-period demand / baseline, ~1.41
 
     def scaled(limit_factor: float) -> Finding:
         measures = [
