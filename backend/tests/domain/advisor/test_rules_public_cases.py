@@ -142,7 +142,7 @@ def test_gp3_at_half_its_throughput_is_fine() -> None:
 
 # ---------------------------------------------------------------------------------------------------------
 # instance-ebs-burst-depletion: AWS "Amazon EBS-optimized instances"
-# (https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-nitro-instances.html table; docs/reference/
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html; docs/reference/
 # ec2-ebs-limits.md#limits-table and #the-burst-rule): m5.2xlarge 2,300 Mbps baseline = 287.5 MB/s, 4,750 Mbps
 # maximum = 593.75 MB/s, and "can support their maximum performance for 30 minutes at least once every 24
 # hours". So a full bucket holds 30 min x (593.75 - 287.5) MB/s, and a demand at the maximum empties it in 30 min.
