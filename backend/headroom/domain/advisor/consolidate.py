@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding, make_dedup_key
-from headroom.domain.advisor.rules._tikv_helpers import size_text
+from headroom.domain.advisor.rules._tikv_helpers import size_text, size_words
 from headroom.domain.advisor.rules.block_cache import grow_target_bytes, memory_share_bytes
 from headroom.domain.advisor.rules.thread_pools import max_threads
 from headroom.domain.model import (
@@ -55,6 +55,7 @@ from headroom.domain.references import decides_page
 from headroom.domain.snapshot.schema import Node
 from headroom.domain.tikvconf.online import can_change_online
 from headroom.domain.tikvconf.parse import config_number, same_value
+from headroom.domain.units import format_quantity
 
 GUIDE = decides_page("cluster-config.md")
 TIUP_DOC = (
@@ -187,6 +188,8 @@ class _Value:
     value: ChangeValue | None  # None: the stores' values cannot be merged (non-numeric and different)
     proposer: str | None  # the store whose own need is the value (None: cut to a budget)
     notes: tuple[str, ...]
+    bound_by: str | None = None  # the store that set the value when it is not a store's own need
+    bound_why: str | None = None  # why that store sets it, for the title
 
 
 def _direction(change: Change) -> int:
@@ -210,6 +213,8 @@ def _one_value(key: str, proposals: list[tuple[str, Change]], group: StoreGroup,
     value: ChangeValue | None = change.proposed
     proposer: str | None = node_id
     notes: list[str] = []
+    bound_by: str | None = None
+    bound_why: str | None = None
     needs = sorted({str(c.proposed) for _, c in proposals}, key=lambda v: config_number(v) or 0.0)
     if len(needs) > 1:
         notes.append(
@@ -232,6 +237,7 @@ def _one_value(key: str, proposals: list[tuple[str, Change]], group: StoreGroup,
                 f"{key}: {top_id} already runs with {top}; the group's one value does not go below it"
             )
             value, proposer = top, None
+            bound_by, bound_why = top_id, "it already runs with that much and a raise does not lower it"
     budget_of = BUDGETS.get(key)
     if budget_of is not None and direction > 0:
         budgets = [(n.id, budget_of(ctx, n)) for n in group.nodes]
@@ -242,7 +248,14 @@ def _one_value(key: str, proposals: list[tuple[str, Change]], group: StoreGroup,
                 f"own); {tight_id} bounds the group's one value, and every store of the group gets {tight}"
             )
             value, proposer = tight, None
-    return _Value(key, value, proposer, tuple(notes))
+            node = ctx.node(tight_id)
+            what = (
+                format_quantity(node.memory_gib, "GiB")
+                if key == "storage.block-cache.capacity"
+                else f"{node.vcpus} vCPUs"
+            )
+            bound_by, bound_why = tight_id, f"the most its {node.instance_type} with {what} would get on its own"
+    return _Value(key, value, proposer, tuple(notes), bound_by, bound_why)
 
 
 def _group_changes(
@@ -353,15 +366,40 @@ def _strip_node(title: str, node_id: str) -> str:
     return title[len(prefix) :] if title.startswith(prefix) else title
 
 
+def _value_words(value: ChangeValue | None) -> str:
+    """Write a config value in a sentence: a size as "14 GiB", a count as "7" (tikv.toml's "14GiB" is for the file)."""
+    number = config_number(value)
+    if number is None:
+        return str(value)
+    if isinstance(value, str):
+        return size_words(number)
+    return format_quantity(number, "")
+
+
+def _bounded_title(title: str, cut: list[_Value]) -> str:
+    """Replace the base store's own action ("raise it to 28 GiB") with the one value the group gets and the store
+    that bounds it: the title states the change the finding makes, never a need the group cannot take."""
+    situation = title.rsplit(": ", 1)[0] if title.count(": ") >= 2 else title
+    actions = [
+        f"set {v.key} to {_value_words(v.value)} on every store (one value for the group"
+        + (f", bounded by {v.bound_by}: {v.bound_why})" if v.bound_by else ")")
+        for v in cut
+    ]
+    return f"{situation}: {'; '.join(actions)}"
+
+
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
 def _merge(rule: str, aspect: str, members: list[Finding], group: StoreGroup, ctx: Context) -> Finding:
     changes, values, notes = _merge_changes([(m.entity.id, list(m.changes)) for m in members], group, ctx)
-    # The finding's text comes from the store whose own need is the group's value (else the most severe one).
+    # The finding's text comes from the store whose own need is the group's value, else the store that bounds it,
+    # else the most severe one.
     proposers = [v.proposer for v in values if v.proposer is not None]
-    base = next((m for m in members if proposers and m.entity.id == proposers[0]), members[0])
+    bounders = [v.bound_by for v in values if v.proposer is None and v.bound_by is not None]
+    speaker = proposers[0] if proposers else bounders[0] if bounders else None
+    base = next((m for m in members if m.entity.id == speaker), members[0])
     options: list[Option] = []
     for option in base.options:
         same = [(m.entity.id, o) for m in members for o in m.options if o.label == option.label]
@@ -377,7 +415,7 @@ def _merge(rule: str, aspect: str, members: list[Finding], group: StoreGroup, ct
     title = f"{_store_names(members, group)}: {_strip_node(base.title, base.entity.id)}"
     cut = [v for v in values if v.value is not None and v.proposer is None]
     if cut:
-        title += " (one value for the group: " + ", ".join(f"{v.key} = {v.value}" for v in cut) + ")"
+        title = _bounded_title(title, cut)
     per_node = [
         NodeEvidence(
             node=m.entity.id,

@@ -11,7 +11,9 @@ API (pure):
         the same findings, in the same order, each member of a group of two or more carrying `group`
         (headroom.domain.model.FindingGroup); `rerun(snapshot_after, rule_ids)` returns the findings those rules
         produce on the changed snapshot (the engine passes its own pipeline without this pass)
-    related_pairs(snapshot, findings) -> set[tuple[int, int]]    which findings are linked (by index)
+    related_pairs(snapshot, findings, rerun=None) -> set[tuple[int, int]]    which findings are linked (by
+        index): rule 1 alone without `rerun`, rules 1 and 2 with it
+    materially_reduced(before, after) -> bool    the same finding, lighter by MATERIAL_REDUCTION once a fix applies
 
 Grouping rule (our choice; docs/thresholds/finding-groups.md explains each part):
 1. Same limit: both findings say the disk path is the binding limit (DISK_IO: volume and instance
@@ -19,10 +21,12 @@ Grouping rule (our choice; docs/thresholds/finding-groups.md explains each part)
    makes: block cache shrink, block size, compaction rate limit and compression, a raft volume), and they are
    about the same limit (`_Chain.limits`): one EBS volume (a TiKV setting's finding is about its node's data
    volume), or an instance's EBS bandwidth and a volume or node behind it. Two limits of one node are two causes.
-2. Same evidence: two findings whose evidence charts the same series of the same entity (other than context
-   series every I/O finding shows: latency, queue length, free memory) are built on the same observation.
-   Findings that move a limit the other way (cost findings that lower a volume, a block cache that should grow)
-   are never linked by rule 1; by rule 2 only when they share such a series.
+2. What-if: two findings on one TiKV node (their entity chains or evidence series meet there) that rule 1 does
+   not link are linked when applying one's fix (its changes, `apply.apply_changes`) and running the other's rule
+   again makes the other disappear or **materially reduces** it: its severity drops, or a measure it compares to
+   a limit (value / limit) falls by at least MATERIAL_REDUCTION (a quarter). Sharing a chart is not enough: a
+   Raft volume out of credits and a data volume at its throughput ceiling on one node need two fixes.
+   Probes whose nodes and changed entities are disjoint run in one what-if per round.
 Groups are the connected components of these links with at least two members.
 
 Primary fix: each rule in the group is a candidate fix (its members' changes applied together, so a cluster-wide
@@ -47,7 +51,6 @@ from headroom.domain.advisor.apply import WhatIfError, apply_changes
 from headroom.domain.advisor.context import Context
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Change, FindingGroup, severity_rank
-from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.schema import Snapshot
 
 # Rules whose findings say the disk path (EBS volume, EC2 EBS bandwidth, their burst buckets) is the binding
@@ -69,16 +72,9 @@ DISK_IO_RULES = frozenset(
 DISK_IO_ASPECTS = {"block-cache-size": frozenset({"shrink"})}
 # The rules whose limit is the instance's EBS bandwidth (every volume attached to it sits behind it).
 INSTANCE_RULES = frozenset({"instance-ebs-bandwidth-bound", "instance-ebs-burst-depletion"})
-# Series that many findings chart as context; sharing one of them is not sharing a cause.
-CONTEXT_METRICS = frozenset(
-    {
-        "derived.read_latency_ms",
-        "derived.write_latency_ms",
-        mid.EBS_QUEUE_LENGTH,
-        mid.NODE_MEMORY_AVAILABLE,
-        mid.TIKV_MEMORY_RSS,
-    }
-)
+# A finding a fix leaves in place is still "materially reduced" by it when a measure it compares to a limit
+# (value / limit) falls by at least this share, or its severity drops (docs/thresholds/finding-groups.md).
+MATERIAL_REDUCTION = 0.25
 # At most this many candidate fixes are simulated per group (each is one what-if over the group's rules).
 MAX_CANDIDATES = 4
 
@@ -187,26 +183,100 @@ def _share_a_limit(a: tuple[set[tuple[str, str]], set[tuple[str, str]]],
     return bool(a[0] & b[0] or a[0] & b[1] or a[1] & b[0])
 
 
-def _cause_series(f: Finding) -> set[tuple[str, str, str]]:
-    return {
-        (s.entity_kind, s.entity_id, s.metric) for s in f.evidence.series if s.metric not in CONTEXT_METRICS
-    }
+def related_pairs(
+    snapshot: Snapshot, findings: Sequence[Finding], rerun: Rerun | None = None
+) -> set[tuple[int, int]]:
+    """Return the (i, j), i < j, of findings that share a cause: the same limit (rule 1 of the module docstring)
+    and, given `rerun`, the what-if link (rule 2: one's fix resolves or materially reduces the other)."""
+    chain = _Chain(snapshot)
+    pairs = _limit_pairs(chain, findings)
+    if rerun is not None:
+        pairs |= _whatif_pairs(snapshot, chain, findings, pairs, rerun)
+    return pairs
 
 
-def related_pairs(snapshot: Snapshot, findings: Sequence[Finding]) -> set[tuple[int, int]]:
-    """Return the (i, j), i < j, of findings that share a cause (rules 1 and 2 of the module docstring)."""
-    return _pairs(_Chain(snapshot), findings)
-
-
-def _pairs(chain: _Chain, findings: Sequence[Finding]) -> set[tuple[int, int]]:
+def _limit_pairs(chain: _Chain, findings: Sequence[Finding]) -> set[tuple[int, int]]:
     disk = [is_disk_io(f) for f in findings]
     limits = [chain.limits(f) if disk[i] else (set(), set()) for i, f in enumerate(findings)]
-    series = [_cause_series(f) for f in findings]
     pairs: set[tuple[int, int]] = set()
     for i in range(len(findings)):
         for j in range(i + 1, len(findings)):
-            if (disk[i] and disk[j] and _share_a_limit(limits[i], limits[j])) or series[i] & series[j]:
+            if disk[i] and disk[j] and _share_a_limit(limits[i], limits[j]):
                 pairs.add((i, j))
+    return pairs
+
+
+def _pressure(f: Finding) -> dict[str, float]:
+    """The finding's measures compared to a limit, by label: value / limit (how hard it presses on it)."""
+    return {m.label: r for m in f.evidence.measures if (r := m.ratio) is not None and r > 0}
+
+
+def materially_reduced(before: Finding, after: Finding) -> bool:
+    """True when `after` (the same finding once a fix is applied) is at least MATERIAL_REDUCTION lighter: a lower
+    severity, or a measure that was at or over its limit (value / limit >= 1: the ones that made the finding; a
+    floor such as a minimum burst balance sits under its limit and is not a pressure) down by that share."""
+    if severity_rank(after.severity) > severity_rank(before.severity):
+        return True
+    now = _pressure(after)
+    return any(
+        label in now and now[label] <= (1.0 - MATERIAL_REDUCTION) * ratio
+        for label, ratio in _pressure(before).items()
+        if ratio >= 1.0
+    )
+
+
+def _effect(member: Finding, after: dict[str, Finding]) -> str:
+    """"resolves", "reduces" or "" for one member once a fix is applied (`after`: the re-run's findings by key)."""
+    still = after.get(member.dedup_key)
+    if still is None:
+        return "resolves"
+    return "reduces" if materially_reduced(member, still) else ""
+
+
+def _whatif_pairs(
+    snapshot: Snapshot, chain: _Chain, findings: Sequence[Finding], linked: set[tuple[int, int]], rerun: Rerun
+) -> set[tuple[int, int]]:
+    """The pairs on one TiKV node, not already linked by a limit, where one's fix resolves or materially reduces
+    the other in a what-if. Probes whose nodes and changed entities are disjoint run in one what-if per round."""
+    anchors = [chain.anchors(f) for f in findings]
+    partners: dict[int, set[int]] = {}
+    for i in range(len(findings)):
+        for j in range(len(findings)):
+            if i != j and (min(i, j), max(i, j)) not in linked and anchors[i] & anchors[j] and findings[i].changes:
+                partners.setdefault(i, set()).add(j)
+    probes: list[int] = []
+    for i in sorted(partners):
+        try:
+            apply_changes(snapshot, list(findings[i].changes))
+        except WhatIfError:  # a fix the what-if cannot apply links nothing by itself
+            continue
+        probes.append(i)
+    pairs: set[tuple[int, int]] = set()
+    while probes:
+        batch: list[int] = []
+        nodes: set[str] = set()
+        where: set[tuple[str, str | None]] = set()
+        rest: list[int] = []
+        for i in probes:
+            reach = anchors[i].union(*(anchors[j] for j in partners[i]))
+            targets = {(c.target, c.applies_to()) for c in findings[i].changes}
+            if reach & nodes or targets & where:
+                rest.append(i)
+                continue
+            batch.append(i)
+            nodes |= reach
+            where |= targets
+        probes = rest
+        rules = sorted({findings[j].rule for i in batch for j in partners[i]})
+        try:
+            after_snapshot = apply_changes(snapshot, [c for i in batch for c in findings[i].changes])
+            after = {f.dedup_key: f for f in rerun(after_snapshot, rules)}
+        except Exception:  # a rule that cannot judge the changed snapshot: no link is measured
+            continue
+        for i in batch:
+            for j in partners[i]:
+                if _effect(findings[j], after):
+                    pairs.add((min(i, j), max(i, j)))
     return pairs
 
 
@@ -238,6 +308,7 @@ class _Outcome:
     fix: list[Finding]
     resolves: list[str]
     measured: bool
+    reduces: tuple[str, ...] = ()
 
 
 @dataclass
@@ -290,14 +361,16 @@ def _simulate_round(snapshot: Snapshot, batch: list[tuple[_Pending, list[Finding
     rules = sorted({m.rule for pending, _ in runnable for m in pending.members})
     try:
         after = apply_changes(snapshot, [c for _, fix in runnable for c in _changes(fix)])
-        still = {f.dedup_key for f in rerun(after, rules)}
+        still = {f.dedup_key: f for f in rerun(after, rules)}
     except Exception:  # a rule that cannot judge the changed snapshot: not measured (not "resolving")
         for pending, fix in runnable:
             pending.outcomes.append(_Outcome(fix, [f.dedup_key for f in fix], measured=False))
         return
     for pending, fix in runnable:
-        gone = [m.dedup_key for m in pending.members if m.dedup_key not in still]
-        pending.outcomes.append(_Outcome(fix, gone, measured=True))
+        effects = {m.dedup_key: _effect(m, still) for m in pending.members}
+        gone = [k for k, e in effects.items() if e == "resolves"]
+        lighter = tuple(k for k, e in effects.items() if e == "reduces")
+        pending.outcomes.append(_Outcome(fix, gone, measured=True, reduces=lighter))
 
 
 def _fix_label(fix: list[Finding]) -> str:
@@ -326,7 +399,7 @@ def _cause(members: list[Finding], chain_nodes: set[str]) -> str:
     )
     if all(is_disk_io(m) for m in members):
         return f"disk I/O of {where}"
-    return f"shared evidence on {where}"
+    return f"findings on {where} that one fix resolves or reduces"
 
 
 def group_id(member_keys: Sequence[str]) -> str:
@@ -365,6 +438,9 @@ def _finish(pending: _Pending, chain: _Chain) -> FindingGroup:
     for m in members:
         nodes |= chain.anchors(m)
     summary = f"Primary fix: {label} resolves {len(resolves)} of {len(keys)}"
+    reduced = [k for k in (best.reduces if best is not None else ()) if k in keys]
+    if reduced:
+        summary += f" and materially reduces {len(reduced)} more"
     if not measured:
         summary += " (not simulated: counts only the findings it fixes directly)"
     return FindingGroup(
@@ -389,8 +465,8 @@ def group_findings(
     items = list(findings)
     if len(items) < 2:
         return items
+    comps = _components(len(items), related_pairs(snapshot, items, rerun))
     chain = _Chain(snapshot)
-    comps = _components(len(items), _pairs(chain, items))
     pending = [_pending([items[i] for i in comp], max_candidates) for comp in comps]
     # Round k simulates every unsettled group's k-th candidate, all in one what-if.
     for k in range(max_candidates):

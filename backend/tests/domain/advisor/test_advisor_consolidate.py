@@ -150,7 +150,12 @@ def test_operator_gets_one_value_every_pod_can_take() -> None:
     (cut,) = consolidate_config([*per_node, _own_need(ctx, per_node[0], "big-1", 10)], ctx)
     assert {c.proposed for c in cut.changes} == {7}
     assert any("budget of 7" in note for note in cut.notes)
-    assert cut.title.endswith(f"(one value for the group: {KEY} = 7)")
+    # The title states the one value proposed and the store that bounds it, not big-1's own need of 10.
+    assert cut.title.endswith(
+        f": set {KEY} to 7 on every store (one value for the group, bounded by tikv-1: the most its m6i.2xlarge "
+        "with 8 vCPUs would get on its own)"
+    ), cut.title
+    assert "to 10" not in cut.title
     assert _needs(cut)["big-1"] == 10  # the pod's own need stays in its evidence
 
 
@@ -190,4 +195,11 @@ def test_one_value_for_unlike_stores_is_what_the_smallest_store_would_get_alone(
     assert {(c.key, c.proposed) for c in finding.changes} == {(key, "14GiB")}
     # the finding names the store that bounds the value
     assert any("small-1 bounds the group's one value" in note for note in finding.notes), finding.notes
-    assert finding.title.endswith(f"(one value for the group: {key} = 14GiB)")
+    # The title states the one value proposed (14 GiB, written as the sentence writes sizes) and the store that
+    # bounds it, and reads from that store's own situation (8 GiB of its 32 GiB); never the 64 GiB stores' 28 GiB.
+    assert finding.title.endswith(
+        f": set {key} to 14 GiB on every store (one value for the group, bounded by small-1: the most its "
+        "r6i.xlarge with 32 GiB would get on its own)"
+    ), finding.title
+    assert "block cache is 8 GiB of 32 GiB memory (25%)" in finding.title
+    assert "28" not in finding.title and "14GiB" not in finding.title

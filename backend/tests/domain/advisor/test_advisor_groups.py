@@ -15,14 +15,22 @@ burst rule has no BurstBalance to judge and reads are no longer at the ceiling: 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
+from typing import Any
 
 import yaml
 from advisor_fixtures import SCENARIOS, START, scenario_snapshot
 from headroom.domain.advisor import Finding, advise
 from headroom.domain.advisor.engine import run_rules
-from headroom.domain.advisor.groups import group_findings, group_id, related_pairs
+from headroom.domain.advisor.apply import apply_changes
+from headroom.domain.advisor.groups import (
+    MATERIAL_REDUCTION,
+    group_findings,
+    group_id,
+    materially_reduced,
+    related_pairs,
+)
 from headroom.domain.advisor.whatif import what_if
 from headroom.domain.snapshot.scenario import scenario_from_dict
 from headroom.domain.snapshot.schema import Snapshot
@@ -242,3 +250,139 @@ def test_a_raft_volume_out_of_credits_and_a_data_volume_at_its_ceiling_are_two_c
         group = members[0].group
         assert group is not None and not {f.dedup_key for f in raft} & set(group.members)
         assert len(group.resolves) == len(group.members), group.summary
+
+
+def _one_node(name: str, mutate: Callable[[dict[str, Any]], None]) -> Snapshot:
+    doc: dict[str, Any] = yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text())
+    doc["nodes"] = doc["nodes"][:1]
+    doc["nodes"][0]["count"] = 1
+    mutate(doc)
+    return simulate(scenario_from_dict(doc), hours=24.0, seed=0, start=START)
+
+
+def _rerun_of(snap: Snapshot) -> Callable[[Snapshot, Sequence[str]], Sequence[Finding]]:
+    def rerun(after: Snapshot, rules: Sequence[str]) -> Sequence[Finding]:
+        return run_rules(after, rules=list(rules), group=False, cluster_wide=False).findings
+
+    return rerun
+
+
+def test_growing_a_full_gp2_past_1_tib_for_space_also_ends_its_burst_a_what_if_link() -> None:
+    # PD stops placing regions on a store past schedule.low-space-ratio, 0.8 of its capacity (PingCAP, "PD
+    # Configuration File", https://docs.pingcap.com/tidb/stable/pd-configuration-file#low-space-ratio): 690 GiB of
+    # data on an 800 GiB gp2 is ~88% of its filesystem. AWS gp2 (docs/reference/gp2-burst.md#baseline-and-burst,
+    # https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html): baseline 3 IOPS/GiB, so 800 GiB =
+    # 2,400 IOPS and a ~3,200 reads/s peak drains the 5.4 M credit bucket; "from 1 TiB up the baseline is at least
+    # the burst rate and the volume never bursts". The space fix grows the volume to 1,010 GiB: 3 x 1,010 = 3,030
+    # IOPS >= 3,000, no bucket left to drain. The two findings are about different limits (space, IOPS), so rule 1
+    # does not link them; the what-if does: growing the volume for space resolves the burst finding too.
+    def full_gp2(doc: dict[str, Any]) -> None:
+        doc["workload"]["reads_per_sec"] = 3200.0
+        doc["nodes"][0]["volumes"][0]["size_gib"] = 800
+        doc["nodes"][0]["workload"] = {"data_size_gib": 690}
+
+    snap = _one_node("gp2-burst-depletion", full_gp2)
+    plain = run_rules(snap, group=False, cluster_wide=False).findings
+    space = next(i for i, f in enumerate(plain) if f.rule == "disk-low-space")
+    burst = next(i for i, f in enumerate(plain) if f.rule == "gp2-burst-depletion")
+    grown = {c.key: c.proposed for c in plain[space].changes}["volume.size"]
+    assert isinstance(grown, float) and 3 * grown >= 3000 > 3 * 800
+    pair = (min(space, burst), max(space, burst))
+    assert pair not in related_pairs(snap, plain)  # no shared limit
+    assert pair in related_pairs(snap, plain, _rerun_of(snap))  # the what-if link
+    after = what_if(snap, plain[space].changes).to_dict()
+    assert plain[burst].dedup_key in after["resolved"]
+    grouped = group_findings(snap, plain, _rerun_of(snap))
+    group = grouped[space].group
+    assert group is not None and grouped[burst].group == group
+    assert group.primary == plain[space].dedup_key
+    assert {plain[space].dedup_key, plain[burst].dedup_key} <= set(group.resolves)
+    # the summary counts what the what-if resolved, and lists the rest as remaining
+    assert group.summary.endswith(f"resolves {len(group.resolves)} of {len(group.members)}")
+    assert len(group.resolves) + len(group.remaining) == len(group.members)
+
+
+def test_a_gp2_raft_volume_and_a_gp3_data_volume_at_its_ceiling_are_not_linked_by_the_what_if() -> None:
+    # A 20 GiB gp2 Raft volume: 3 IOPS/GiB x 20 = 60, so the 100 IOPS floor (docs/reference/gp2-burst.md#baseline-
+    # and-burst), drained by 400 fsyncs/s; a 1,000 GiB gp3 data volume at its 125 MiB/s baseline throughput
+    # (docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, https://docs.aws.amazon.com/ebs/latest/
+    # userguide/general-purpose.html); an m6i.2xlarge's own EBS limit (1,250 MB/s, docs/reference/
+    # ec2-ebs-limits.md#limits-table) far away. gp3 on the Raft volume does nothing for the data volume's bytes,
+    # and more data-volume throughput does nothing for the Raft volume's credits: two causes, never one group.
+    def raft_on_gp2(doc: dict[str, Any]) -> None:
+        doc["workload"]["fsyncs_per_sec"] = 400.0
+        doc["nodes"] = [n for n in doc["nodes"] if n["name"] == "tikv-gp3"]
+        doc["nodes"][0]["count"] = 1
+        doc["nodes"][0]["volumes"].append({"role": "raft", "type": "gp2", "size_gib": 20})
+
+    doc: dict[str, Any] = yaml.safe_load((SCENARIOS / "volume-throughput-ceiling.yaml").read_text())
+    raft_on_gp2(doc)
+    snap = simulate(scenario_from_dict(doc), hours=24.0, seed=0, start=START)
+    plain = run_rules(snap, group=False, cluster_wide=False).findings
+    raft = [i for i, f in enumerate(plain) if f.rule == "gp2-burst-depletion"]
+    data = [i for i, f in enumerate(plain) if f.rule == "volume-throughput-ceiling"]
+    assert len(raft) == 1 and len(data) == 1
+    pairs = related_pairs(snap, plain, _rerun_of(snap))
+    assert (min(raft[0], data[0]), max(raft[0], data[0])) not in pairs
+    # the what-if says why: each fix leaves the other finding in place, no lighter
+    after_raft_fix = {f.dedup_key: f for f in _rerun_of(snap)(apply_changes(snap, plain[raft[0]].changes),
+                                                              ["volume-throughput-ceiling"])}
+    still = after_raft_fix[plain[data[0]].dedup_key]
+    assert not materially_reduced(plain[data[0]], still)
+    grouped = group_findings(snap, plain, _rerun_of(snap))
+    # Two causes: the Raft volume's finding stands alone, and the data volume's ceiling is one group with the
+    # compaction findings that spend the same 125 MiB/s (rule 1), all resolved by more throughput on that volume.
+    assert grouped[raft[0]].group is None
+    group = grouped[data[0]].group
+    assert group is not None and plain[raft[0]].dedup_key not in group.members
+    assert sorted(f.rule for f in grouped if f.group == group) == [
+        "compaction-io-titan", "compaction-rate-limit", "volume-throughput-ceiling"
+    ]
+    assert group.summary.endswith("resolves 3 of 3") and group.remaining == []
+
+
+def test_two_volumes_behind_one_instance_at_its_ebs_limit_are_one_group_and_the_instance_fixes_all() -> None:
+    # PingCAP's m5.2xlarge TPC-C setup (docs/reference/pingcap-guidance.md#instance-ebs-bandwidth,
+    # https://www.pingcap.com/blog/best-practices-for-tidb-on-aws-cloud/): "the actual performance is tightly
+    # bounded by EC2 bandwidth". m5.2xlarge: 2,300 Mbps baseline = 287.5 MB/s ~ 274 MiB/s; m5.4xlarge: 4,750 Mbps
+    # ~ 566 MiB/s sustained (AWS "Amazon EBS-optimized instances", docs/reference/ec2-ebs-limits.md#limits-table).
+    # Here the node has two volumes behind that one instance (its io1 data volume and, added, a gp3 Raft volume):
+    # every finding about the data path sits behind the instance's bandwidth, so they are one group, and the
+    # instance upgrade (twice the bandwidth) resolves every member.
+    def raft_volume(doc: dict[str, Any]) -> None:
+        doc["nodes"][0]["volumes"].append({"role": "raft", "type": "gp3", "size_gib": 50})
+
+    snap = _one_node("pingcap-aws-m5-2xlarge-io1", raft_volume)
+    assert len(snap.volumes) == 2 and {v.instance_id for v in snap.volumes} == {snap.instances[0].id}
+    findings = run_rules(snap, cluster_wide=False).findings
+    groups = groups_of(findings)
+    assert len(groups) == 1
+    (members,) = groups.values()
+    assert len(members) == len(findings) >= 2
+    group = members[0].group
+    assert group is not None and group.measured
+    primary = next(m for m in members if m.dedup_key == group.primary)
+    assert primary.rule == "instance-ebs-bandwidth-bound"
+    assert {c.key: c.proposed for c in primary.changes}["instance.type"] == "m5.4xlarge"
+    assert group.remaining == [] and group.summary.endswith(f"resolves {len(members)} of {len(members)}")
+
+
+def test_materially_reduced_is_a_quarter_of_the_pressure_or_a_lower_severity() -> None:
+    # The threshold of docs/thresholds/finding-groups.md, on a real finding: the gp2 volume's drain-period demand
+    # against its 1,500 IOPS baseline (500 GiB x 3 IOPS/GiB, AWS gp2).
+    f = next(f for f in scenario_findings("gp2-burst-depletion") if f.rule == "gp2-burst-depletion")
+    measure = next(m for m in f.evidence.measures if m.ratio and m.ratio >= 1)  # drain-period demand / baseline, ~1.41
+
+    def scaled(limit_factor: float) -> Finding:
+        measures = [
+            m.model_copy(update={"limit": m.limit * limit_factor}) if m is measure and m.limit else m
+            for m in f.evidence.measures
+        ]
+        return f.model_copy(update={"evidence": f.evidence.model_copy(update={"measures": measures})})
+
+    assert MATERIAL_REDUCTION == 0.25
+    assert materially_reduced(f, scaled(1.4))  # limit x 1.4: the ratio falls by 29%, more than a quarter
+    assert not materially_reduced(f, scaled(1.25))  # limit x 1.25: by a fifth, not material
+    assert not materially_reduced(f, f)
+    assert f.severity == "critical"
+    assert materially_reduced(f, f.model_copy(update={"severity": "warning"}))
