@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from headroom.domain.catalog import (
@@ -21,8 +22,10 @@ from headroom.domain.catalog import (
     volume_limits,
 )
 from headroom.domain.model import Change
+from headroom.domain.physics.burst import Gp2Bucket, drain_demand, replay_balance
 from headroom.domain.snapshot import metric_ids as mid
-from headroom.domain.snapshot.schema import Instance, Node, Snapshot, Volume, config_set
+from headroom.domain.snapshot import views
+from headroom.domain.snapshot.schema import Instance, Node, Series, Snapshot, Volume, config_set
 
 GIB = 1024.0**3
 
@@ -139,6 +142,10 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
             raise WhatIfError(f"volume {vid}: {exc}") from None
         if not vlim.valid:
             raise WhatIfError(f"volume {vid}: {'; '.join(vlim.problems)}")
+    replayed = [
+        r for vid in sorted(touched_volumes)
+        if (r := _resized_gp2_balance(snapshot, vid, volumes[vid])) is not None
+    ]
     series = [
         s
         for s in snapshot.series
@@ -151,7 +158,7 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
             and s.metric in _STALE_INSTANCE_SERIES
         )
     ]
-    series = _grown_disks(snapshot, volumes, series)
+    series = _grown_disks(snapshot, volumes, series + replayed)
     return snapshot.model_copy(
         update={
             "volumes": [volumes[v.id] for v in snapshot.volumes],
@@ -164,6 +171,41 @@ def apply_changes(snapshot: Snapshot, changes: Sequence[Change]) -> Snapshot:
             "series": series,
         }
     )
+
+
+def _resized_gp2_balance(snapshot: Snapshot, vid: str, after: Volume) -> Series | None:
+    """The BurstBalance a gp2 volume resized to `after` (still gp2, still bursting) would have shown over the window.
+
+    Its old balance no longer holds (the baseline changed), and dropping it would read as "no burst problem", so
+    the new bucket (AWS gp2: 5.4 M credits earned at 3 IOPS per GiB, docs/reference/gp2-burst.md#the-credit-bucket) is
+    replayed from the window's first balance over the volume's counted IOPS. Where the old bucket was empty the
+    served rate was its baseline cap, not what the workload asked for: there the replay draws the drain-period
+    demand (the rate served while it had credits), the figure the burst rule sizes its fix on. None for a volume
+    that was not gp2, is not gp2 now, kept its size, or no longer bursts (>= 1,000 GiB).
+    """
+    before = next((v for v in snapshot.volumes if v.id == vid), None)
+    if before is None or before.type != "gp2" or after.type != "gp2" or after.size_gib == before.size_gib:
+        return None
+    bucket = Gp2Bucket.for_size(after.size_gib)
+    old = views.find_series(snapshot, "volume", vid, mid.EBS_BURST_BALANCE)
+    if old is None or not bucket.bursts:
+        return None
+    window = snapshot.window
+    balance = views.aligned(old, window)
+    known = np.flatnonzero(np.isfinite(balance))
+    if not known.size:
+        return None
+    served = np.array(views.volume_io(snapshot, vid).counted_iops, dtype=float)
+    cap = drain_demand(served, Gp2Bucket.for_size(before.size_gib).baseline_rate)
+    demand = served.copy()
+    if np.isfinite(cap):
+        empty = np.isfinite(balance) & (balance <= 0.0)
+        demand[empty] = np.fmax(demand[empty], cap)
+    first = int(known[0])
+    values = replay_balance(bucket, float(balance[first]), demand[first:], window.step_seconds)
+    return Series(entity=old.entity, metric=old.metric, unit=old.unit, statistic=old.statistic, labels=old.labels,
+                  start=window.start, step_seconds=window.step_seconds,
+                  values=[None] * first + [round(float(v), 3) for v in values])
 
 
 _DISK_SERIES = (mid.TIKV_STORE_CAPACITY_BYTES, mid.TIKV_STORE_AVAILABLE_BYTES, mid.NODE_FS_SIZE_BYTES, mid.NODE_FS_AVAIL_BYTES)

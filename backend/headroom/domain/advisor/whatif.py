@@ -9,7 +9,8 @@ API (pure):
         nodes (vCPUs and memory from the catalog); tikv keys set the dotted key in the node's config (every node
         when the change names none). Series that describe the *old* configuration are dropped for the changed
         entities: BurstBalance and the Exceeded checks of a modified volume, EBSIOBalance% / EBSByteBalance% of
-        a re-typed instance. Observed I/O stays as it was: demand that was clipped at the old ceiling is still
+        a re-typed instance; a gp2 resized but still bursting gets its new bucket's BurstBalance replayed over the
+        window (apply._resized_gp2_balance), so a grow too small still drains. Observed I/O stays as it was: demand that was clipped at the old ceiling is still
         shown at that level (a lower bound of what the new configuration will see).
     ceilings_report(snapshot) -> list[CeilingRow]     per volume and instance: ceiling, p99, headroom % (an
         instance's own EBS limit and its volumes' sum, each under its own name, and the smaller in force)

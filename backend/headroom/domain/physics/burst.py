@@ -23,6 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+from numpy.typing import NDArray
+
 from headroom.domain.catalog.volume_types import GP2_BURST_IOPS, VOLUME_TYPES, gp2_baseline_iops
 from headroom.domain.units import gib_to_tib
 
@@ -130,6 +133,28 @@ class Gp2Bucket(CreditBucket):
             burst_rate=max(float(GP2_BURST_IOPS), baseline),
             size_gib=float(size_gib),
         )
+
+
+def drain_demand(served: NDArray[np.float64], baseline: float) -> float:
+    """The demand a bucket drained at: the 95th percentile of the rates served above the baseline (NaN if none).
+
+    The burst rule sizes its fix on it, and the what-if replays a resized gp2 with it where the old bucket was
+    empty (there the served rate is the baseline cap, not what the workload asked for)."""
+    over = served > baseline * 1.001
+    return float(np.nanpercentile(served[over], 95)) if over.any() else float("nan")
+
+
+def replay_balance(
+    bucket: CreditBucket, start_percent: float, demand: NDArray[np.float64], step_seconds: float
+) -> NDArray[np.float64]:
+    """The balance (percent) a bucket holds after each step of `demand` (NaN: no sample, the balance holds)."""
+    credits = bucket.credits_from_percent(min(max(start_percent, 0.0), 100.0))
+    out = np.empty(len(demand))
+    for i, rate in enumerate(demand):
+        if np.isfinite(rate):
+            credits, _ = bucket.step(credits, max(float(rate), 0.0), step_seconds)
+        out[i] = bucket.percent(credits)
+    return out
 
 
 @dataclass(frozen=True)

@@ -115,3 +115,33 @@ def test_bad_changes_are_refused(change: dict[str, object]) -> None:
     )
     with pytest.raises(WhatIfError):
         apply_changes(snap, parse_changes([change]))
+
+
+@pytest.mark.parametrize(
+    ("size_gib", "still_drains"),
+    [
+        (600, True),  # baseline 3 x 600 = 1,800 IOPS, under the ~2,116 IOPS the volume drained at
+        (941, False),  # the burst rule's own "gp2 grown to 941 GiB": 2,823 IOPS >= 2,116 / 0.75
+        (1000, False),  # 3,000 IOPS baseline: gp2 no longer bursts, so there is no bucket to empty
+    ],
+)
+def test_a_resized_gp2_is_judged_by_its_new_bucket_not_cleared(size_gib: int, still_drains: bool) -> None:
+    # AWS gp2 (docs/reference/gp2-burst.md#the-credit-bucket): 5.4 M credits earned at 3 IOPS per GiB. The scenario's
+    # 500 GiB gp2 (1,500 IOPS baseline) drains at ~2,116 IOPS and sits at 0% for about 6 hours. Growing it keeps a
+    # bucket below 1,000 GiB: the what-if replays that bucket at the new baseline instead of dropping the balance,
+    # so a grow too small to cover the demand still drains, and the rule's own grow resolves it.
+    snap = scenario_snapshot("gp2-burst-depletion")
+    before = of_rule(scenario_findings("gp2-burst-depletion"), "gp2-burst-depletion")
+    finding = before[0]
+    vid = finding.dedup_key.split("volume:")[1]
+    vol = EntityRef(kind="volume", id=vid, volume_id=vid)
+    result = what_if(snap, [Change(target="aws", key="volume.size", current=500, proposed=size_gib, entity=vol)],
+                     findings_before=scenario_findings("gp2-burst-depletion"))
+    after = {f.dedup_key for f in result.findings_after if f.rule == "gp2-burst-depletion"}
+    assert (finding.dedup_key in after) is still_drains
+    replayed = [s for s in result.snapshot_after.series if s.metric == "ebs.burst_balance" and s.entity.id == vid]
+    if size_gib >= 1000:
+        assert replayed == []
+    else:
+        values = [v for v in replayed[0].values if v is not None]
+        assert (min(values) <= 0.0) is still_drains

@@ -32,6 +32,7 @@ from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import volume_limits
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
+from headroom.domain.physics.burst import drain_demand as drain_demand_of
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.labels import metric_label
 from headroom.domain.units import format_duration_words, format_quantity, format_usd_change, round_half_up
@@ -85,9 +86,8 @@ def evaluate(ctx: Context) -> list[Finding]:
             continue
         empty = bal <= 0.0  # NaN (no sample) is not empty
         minutes_empty = float(np.count_nonzero(empty)) * ctx.step_seconds / 60.0
-        over = iops > bucket.baseline_rate * 1.001
-        drain_demand = float(np.nanpercentile(iops[over], 95)) if over.any() else float("nan")
-        full_lasts = bucket.seconds_to_empty(bucket.capacity, drain_demand) if over.any() else None
+        drain_demand = drain_demand_of(iops, bucket.baseline_rate)
+        full_lasts = None if np.isnan(drain_demand) else bucket.seconds_to_empty(bucket.capacity, drain_demand)
         full_bucket: list[str] = []
         if full_lasts is not None:
             full_bucket.append(
