@@ -5,7 +5,7 @@ import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
 import { chartDomain, panelChart } from '../adapters';
-import { chartPoints, RANGES, takeEarlyPoints, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
+import { chartPoints, RANGES, takeEarlyView, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
 import { OverviewTable } from './OverviewTable';
 import '../metrics.css';
 
@@ -51,16 +51,23 @@ function useProgressivePanels(total: number, key: unknown): number {
 
 /** The Metrics tab: node and range pickers, the per-node heat map, and the node's charts with their ceilings. */
 export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now }: MetricsViewProps) {
-  // eslint-disable-next-line react-hooks/exhaustive-deps -- a new window only when the range changes
-  const window = useMemo(() => windowFor(range, now()), [range]);
+  // A request already started for this view (prefetchMetricsView, while the page loaded) chose the points and the
+  // window: the view asks the same, so its queries are the ones under way.
+  const [early] = useState(() => takeEarlyView(clusterId, nodeId, range));
+  // A new window only when the range changes.
+  const [shown, setShown] = useState(() => ({ range, window: early?.window ?? windowFor(range, now()) }));
+  let window = shown.window;
+  if (shown.range !== range) {
+    window = windowFor(range, now());
+    setShown({ range, window });
+  }
   const overview = useMetricsOverview(clusterId, window);
   // Forecasts (burst buckets) and growth projections run past the window: drawn on request, up to the charts'
   // forecast horizon (each note says when its ceiling is reached, beyond it too); their notes show either way.
   const [projections, setProjections] = useState(false);
   // The server cuts each line to the charts' width (M4, peaks kept): measured once, before the first request.
   const root = useRef<HTMLDivElement>(null);
-  // A request already started for this view (prefetchMetricsView, while the page loaded) chose the points.
-  const [points, setPoints] = useState<number | undefined>(() => takeEarlyPoints(clusterId, nodeId, range));
+  const [points, setPoints] = useState<number | undefined>(early?.points);
   useLayoutEffect(() => setPoints((early) => early ?? chartPoints(root.current?.clientWidth ?? 0)), []);
   const metrics = useNodeMetrics(clusterId, nodeId, window, projections, points);
   const panelsDrawn = useProgressivePanels(metrics.data?.panels.length ?? 0, metrics.data);
