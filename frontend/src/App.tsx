@@ -5,7 +5,8 @@ import { CSRF_COOKIE, readCookie } from '@/api/client';
 import { createQueryClient } from '@/api/query-client';
 import { fetchSession, sessionQueryKey } from '@/features/auth';
 import { prefetchClusterForAddress } from '@/features/clusters';
-import { prefetchMetricsForAddress } from '@/features/metrics';
+import { prefetchFindingForAddress } from '@/features/findings/api';
+import { prefetchMetricsForAddress } from '@/features/metrics/api';
 import { createRouter } from '@/router';
 
 function createAppQueryClient(): QueryClient {
@@ -17,11 +18,13 @@ function createAppQueryClient(): QueryClient {
   // until it has arrived), rather than when the layout that needs it is first drawn: one step less before a
   // signed-in page's own requests. useSession finds it under way.
   void client.prefetchQuery({ queryKey: sessionQueryKey, queryFn: fetchSession });
-  // Likewise the cluster a cluster's page opens on, and a Metrics tab's data (what its first chart waits for), for
-  // a browser with a session (the API sets its CSRF cookie with it): a visitor's would answer 401, logged as errors.
+  // Likewise the cluster a cluster's page opens on, a Metrics tab's data and a finding with its evidence (what
+  // their first charts wait for), for a browser with a session (the API sets its CSRF cookie with it): a
+  // visitor's would answer 401, which the browser logs as errors.
   if (readCookie(CSRF_COOKIE) !== undefined) {
     prefetchClusterForAddress(client, window.location.pathname);
     prefetchMetricsForAddress(client, window.location, document.documentElement.clientWidth);
+    prefetchFindingForAddress(client, window.location.pathname);
   }
   return client;
 }
