@@ -93,9 +93,22 @@ test('profile: a cold load to the first chart line', async ({ page, browser, log
       byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
       byScript.set(url || node.callFrame.functionName, (byScript.get(url || node.callFrame.functionName) ?? 0) + ms);
     }
+    // Who forces layouts: the callers of getBoundingClientRect and of the layout reads, by self time below them.
+    const parent = new Map<number, ProfileNode>();
+    for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node);
+    const forcedBy = new Map<string, number>();
+    for (const node of profile.nodes) {
+      const ms = self.get(node.id) ?? 0;
+      if (ms === 0 || !/^(getBoundingClientRect|offsetWidth|offsetHeight|scrollWidth|clientWidth|getComputedStyle|getBBox|getComputedTextLength)$/.test(node.callFrame.functionName)) continue;
+      const caller = parent.get(node.id)?.callFrame;
+      const grand = parent.get(parent.get(node.id)?.id ?? -1)?.callFrame;
+      const where = (f?: ProfileNode['callFrame']) => (f ? `${f.functionName || '(anonymous)'} ${f.url.replace(/^https?:\/\/[^/]+/, '')}:${f.lineNumber}:${f.columnNumber}` : '?');
+      const key = `${node.callFrame.functionName} <- ${where(caller)} <- ${where(grand)}`;
+      forcedBy.set(key, (forcedBy.get(key) ?? 0) + ms);
+    }
     const top = (m: Map<string, number>, n: number) =>
       [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => ({ what: k, ms: Math.round(v) }));
-    runs.push({ first_chart_ms: Math.round(at), ...timing, by_script: top(byScript, 15), by_function: top(byFunction, 40) });
+    runs.push({ first_chart_ms: Math.round(at), ...timing, by_script: top(byScript, 15), by_function: top(byFunction, 40), forced_layout_by: top(forcedBy, 15) });
     await context.close();
   }
   writeFileSync(OUT, `${JSON.stringify({ page: PAGE, runs }, null, 2)}\n`);
