@@ -1,10 +1,10 @@
 import { formatDateTime } from '@/lib/format';
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
-import { chartDomain, panelChart } from '../adapters';
+import { chartDomain, panelChart, type ChartModel } from '../adapters';
 import { chartPoints, RANGES, takeEarlyView, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
 import { OverviewTable } from './OverviewTable';
 import '../metrics.css';
@@ -49,6 +49,33 @@ function useProgressivePanels(total: number, key: unknown): number {
   return Math.min(total, count);
 }
 
+/** One panel: its chart and notes. Memoised: drawing the next panels, or the overview's answer arriving, leaves
+ * the panels already drawn as they are (their chart models are made once per answer). */
+const MetricsPanel = memo(function MetricsPanel({ chart, domain }: { chart: ChartModel; domain: [number, number] }) {
+  return (
+    <div className="metrics__panel">
+      <TimeSeriesChart
+        title={chart.title}
+        unit={chart.unit}
+        series={chart.series}
+        ceilings={chart.ceilings}
+        forecast={chart.forecast}
+        description={chart.description}
+        animate={false}
+        emptyMessage="No data for this window."
+        xDomain={domain}
+      />
+      {chart.notes.length > 0 && (
+        <ul className="metrics__notes" aria-label={`${chart.title}: notes`}>
+          {chart.notes.map((n) => (
+            <li key={n}>{n}</li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+});
+
 /** The Metrics tab: node and range pickers, the per-node heat map, and the node's charts with their ceilings. */
 export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now }: MetricsViewProps) {
   // A request already started for this view (prefetchMetricsView, while the page loaded) chose the points and the
@@ -79,6 +106,14 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
   const domain = useMemo<[number, number]>(
     () => chartDomain(metrics.data?.start ?? window.start, metrics.data?.end ?? window.end, projections),
     [metrics.data, window, projections],
+  );
+  // The panels' chart models, once per answer (not at each step of drawing them).
+  const charts = useMemo(
+    () =>
+      (metrics.data?.panels ?? []).map((panel) =>
+        panelChart(panel, metrics.data?.resolution_seconds ?? 60, { forecasts: projections, chartEndMs: domain[1] }),
+      ),
+    [metrics.data, projections, domain],
   );
 
   return (
@@ -171,34 +206,9 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
             {RESOLUTION_TEXT[metrics.data.resolution_seconds] ?? `${metrics.data.resolution_seconds}-second steps`}
           </p>
           <div className="metrics__grid">
-            {metrics.data.panels.slice(0, panelsDrawn).map((panel) => {
-              const chart = panelChart(panel, metrics.data.resolution_seconds, {
-                forecasts: projections,
-                chartEndMs: domain[1],
-              });
-              return (
-                <div key={chart.id} className="metrics__panel">
-                  <TimeSeriesChart
-                    title={chart.title}
-                    unit={chart.unit}
-                    series={chart.series}
-                    ceilings={chart.ceilings}
-                    forecast={chart.forecast}
-                    description={chart.description}
-                    animate={false}
-                    emptyMessage="No data for this window."
-                    xDomain={domain}
-                  />
-                  {chart.notes.length > 0 && (
-                    <ul className="metrics__notes" aria-label={`${chart.title}: notes`}>
-                      {chart.notes.map((n) => (
-                        <li key={n}>{n}</li>
-                      ))}
-                    </ul>
-                  )}
-                </div>
-              );
-            })}
+            {charts.slice(0, panelsDrawn).map((chart) => (
+              <MetricsPanel key={chart.id} chart={chart} domain={domain} />
+            ))}
           </div>
         </section>
       )}
