@@ -78,8 +78,11 @@ def main() -> None:
     assert isinstance(first, dict) and isinstance(pages, dict)
     slowest = max(pages["pages"], key=lambda p: p["content_ms"])
     over = [p["page"] for p in pages["pages"] if p["content_ms"] > BUDGET_MS]
+    cpu = result.get("metrics_first_chart_cpu")
+    assert isinstance(cpu, dict)
     line = (f"| {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} | {commit} {args.label} | {len(first['runs'])} | "
             f"{first['p50_ms']:,} | {first['p95_ms']:,} | {first['max_ms']:,} | "
+            f"{cpu['p50_ms']:,} / {cpu['p95_ms']:,} ({len(cpu['runs'])}) | "
             f"{' '.join(f'{x:.2f}' for x in first['load_average_before'])} | "
             f"{' '.join(f'{x:.2f}' for x in first['load_average_after'])} | "
             f"{slowest['page']} {slowest['content_ms']:,} | {', '.join(over) or 'none'} |\n")

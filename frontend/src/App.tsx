@@ -1,9 +1,17 @@
 import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { RouterProvider } from 'react-router';
+import { CSRF_COOKIE, readCookie } from '@/api/client';
 import { createQueryClient } from '@/api/query-client';
+import { preloadTimeSeriesChart } from '@/components/TimeSeriesChart';
 import { fetchSession, sessionQueryKey } from '@/features/auth';
+import { prefetchClusterForAddress } from '@/features/clusters';
+import { prefetchFindingForAddress } from '@/features/findings/api';
+import { prefetchMetricsForAddress } from '@/features/metrics/api';
 import { createRouter } from '@/router';
+
+// The pages whose content is a chart: the Metrics tab and a finding (its evidence).
+const CHART_PAGE = /^\/clusters\/[^/]+\/(?:metrics|findings\/[^/]+)\/?$/;
 
 function createAppQueryClient(): QueryClient {
   // A 401 from any request means the session is gone: forget it so auth routes send people to /login.
@@ -14,6 +22,16 @@ function createAppQueryClient(): QueryClient {
   // until it has arrived), rather than when the layout that needs it is first drawn: one step less before a
   // signed-in page's own requests. useSession finds it under way.
   void client.prefetchQuery({ queryKey: sessionQueryKey, queryFn: fetchSession });
+  // Likewise the cluster a cluster's page opens on, a Metrics tab's data and a finding with its evidence (what
+  // their first charts wait for), for a browser with a session (the API sets its CSRF cookie with it): a
+  // visitor's would answer 401, which the browser logs as errors.
+  if (readCookie(CSRF_COOKIE) !== undefined) {
+    prefetchClusterForAddress(client, window.location.pathname);
+    prefetchMetricsForAddress(client, window.location, document.documentElement.clientWidth);
+    prefetchFindingForAddress(client, window.location.pathname);
+    // and the chart's code, which the page's own module would ask for only once it has arrived and run
+    if (CHART_PAGE.test(window.location.pathname)) preloadTimeSeriesChart();
+  }
   return client;
 }
 

@@ -19,7 +19,11 @@ export function ScrollRegion({
   const ref = useRef<HTMLDivElement>(null);
   const [overflows, setOverflows] = useState(false);
 
-  // After every render (rows arrive, a filter narrows the table) and whenever the box or its content is resized.
+  const observer = useRef<ResizeObserver | null>(null);
+
+  // Measured as the box is first drawn, then whenever the box or its content is resized: the observer reports
+  // after the browser has laid the page out, so a render (rows arriving, a filter narrowing the table) forces no
+  // layout of its own.
   useLayoutEffect(() => {
     const box = ref.current;
     if (!box) return;
@@ -27,10 +31,20 @@ export function ScrollRegion({
       setOverflows(box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1);
     measure();
     if (typeof ResizeObserver === 'undefined') return;
-    const observer = new ResizeObserver(measure);
-    observer.observe(box);
-    for (const child of Array.from(box.children)) observer.observe(child);
-    return () => observer.disconnect();
+    const resized = new ResizeObserver(measure);
+    resized.observe(box);
+    observer.current = resized;
+    return () => {
+      resized.disconnect();
+      observer.current = null;
+    };
+  }, []);
+  // After every render: content that has replaced the box's children is watched too (observing one already
+  // watched does nothing; a newly watched one is reported, so measured, once laid out).
+  useLayoutEffect(() => {
+    const box = ref.current;
+    if (!box || !observer.current) return;
+    for (const child of Array.from(box.children)) observer.current.observe(child);
   });
 
   return (

@@ -73,6 +73,24 @@ export const QUANTITY_RULES: Record<string, QuantityRule> = {
   '': { digits: MAGNITUDE },
 };
 
+// Making an Intl.NumberFormat costs far more than formatting with one (a chart's first render formats hundreds of
+// values: its ticks, legend ranges and image description), so each (digits, fixed) pair is made once.
+const quantityFormats = new Map<string, Intl.NumberFormat>();
+
+function quantityFormat(digits: number, fixed: boolean): Intl.NumberFormat {
+  const key = `${digits}:${fixed}`;
+  let format = quantityFormats.get(key);
+  if (!format) {
+    format = new Intl.NumberFormat('en-US', {
+      maximumFractionDigits: digits,
+      minimumFractionDigits: fixed ? digits : 0,
+      roundingMode: 'halfExpand',
+    });
+    quantityFormats.set(key, format);
+  }
+  return format;
+}
+
 /** Write `value` (already in `unit`) by the unit's rule: "3,000 IOPS", "113 MiB/s", "42.5%", "$1,234.50". */
 export function formatQuantity(value: number, unit: string): string {
   const rule = QUANTITY_RULES[unit] ?? { digits: MAGNITUDE, suffix: unit ? ` ${unit}` : '' };
@@ -80,11 +98,7 @@ export function formatQuantity(value: number, unit: string): string {
   const digits = abs >= 100 ? rule.digits[0] : abs >= 10 ? rule.digits[1] : rule.digits[2];
   // Never "-0": zero, and float noise just below zero that rounds to nothing at these digits, read 0.
   const clean = abs < 0.5 * 10 ** -digits ? 0 : value;
-  const number = new Intl.NumberFormat('en-US', {
-    maximumFractionDigits: digits,
-    minimumFractionDigits: rule.fixed ? digits : 0,
-    roundingMode: 'halfExpand',
-  }).format(Math.abs(clean));
+  const number = quantityFormat(digits, rule.fixed === true).format(Math.abs(clean));
   return `${clean < 0 ? '-' : ''}${rule.prefix ?? ''}${number}${rule.suffix ?? ''}`;
 }
 

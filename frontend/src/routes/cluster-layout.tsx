@@ -1,13 +1,11 @@
-import { useEffect, useLayoutEffect, useRef } from 'react';
-import { useQueryClient } from '@tanstack/react-query';
-import { NavLink, Outlet, useLocation, useMatch, useOutletContext, useParams, useSearchParams } from 'react-router';
+import { useLayoutEffect, useRef } from 'react';
+import { NavLink, Outlet, useLocation, useMatch, useOutletContext, useParams } from 'react-router';
 import { ApiError } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { useSession } from '@/features/auth';
 import { ClusterHeader, useCluster, type ClusterDetail } from '@/features/clusters';
-import { prefetchMetricsView, rangeOf } from '@/features/metrics';
 import { usePageTitle } from '@/lib/usePageTitle';
 
 export interface ClusterContext {
@@ -50,34 +48,8 @@ function useCurrentTabInView(ready: boolean) {
   return strip;
 }
 
-/** The width of the page's content box (where a tab's view goes), in CSS pixels. */
-function contentWidth(): number {
-  const main = document.getElementById('main');
-  if (!main) return 0;
-  const style = getComputedStyle(main);
-  return main.clientWidth - parseFloat(style.paddingLeft || '0') - parseFloat(style.paddingRight || '0');
-}
-
-/**
- * Opened on the Metrics tab: its data is asked for at once, beside the cluster's own request, rather than after
- * the cluster has arrived and the tab's view has been drawn (a round trip less before the first chart).
- */
-function usePrefetchMetricsTab(clusterId: string) {
-  const queryClient = useQueryClient();
-  const onMetrics = useMatch('/clusters/:clusterId/metrics') !== null;
-  const [params] = useSearchParams();
-  useEffect(() => {
-    if (onMetrics) {
-      prefetchMetricsView(queryClient, clusterId, params.get('node') ?? undefined, rangeOf(params.get('range')), contentWidth());
-    }
-    // Once, as the cluster's pages open: an in-app visit of the tab starts its own requests when drawn.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [clusterId]);
-}
-
 export default function ClusterLayout() {
   const { clusterId = '' } = useParams();
-  usePrefetchMetricsTab(clusterId);
   const cluster = useCluster(clusterId);
   const session = useSession();
   // The source badges need both source lists: only the overview shows (and so fetches) them.

@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
@@ -42,10 +42,28 @@ export function useFleet() {
   });
 }
 
-export function useCluster(clusterId: string) {
-  return useQuery({
+function clusterQuery(clusterId: string) {
+  return {
     queryKey: clusterQueryKey(clusterId),
     queryFn: () => unwrap(api.GET('/api/v1/clusters/{cluster_id}', { params: { path: { cluster_id: clusterId } } })),
+  };
+}
+
+const CLUSTER_PATH = /^\/clusters\/([^/]+)(?:\/|$)/;
+
+/**
+ * At the app's start, when the address opens one of a cluster's pages: ask for the cluster at once, beside the
+ * session and the page's code, rather than once the page's code has arrived and the cluster's layout is drawn
+ * (every tab waits for it; useCluster finds it under way).
+ */
+export function prefetchClusterForAddress(queryClient: QueryClient, pathname: string) {
+  const match = CLUSTER_PATH.exec(pathname);
+  if (match?.[1]) void queryClient.prefetchQuery(clusterQuery(decodeURIComponent(match[1])));
+}
+
+export function useCluster(clusterId: string) {
+  return useQuery({
+    ...clusterQuery(clusterId),
     refetchInterval: (query) => (query.state.data && query.state.data.advised_at === null ? FIRST_ANALYSIS_POLL_MS : false),
   });
 }

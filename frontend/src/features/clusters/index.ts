@@ -1,6 +1,7 @@
 export {
   clusterQueryKey,
   clustersQueryKey,
+  prefetchClusterForAddress,
   useCluster,
   useClusters,
   useNodes,

@@ -1,4 +1,4 @@
-import { useMutation, useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueries, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import { findingSummarySeverityValues, findingSummaryStatusValues, type paths } from '@/api/schema';
@@ -78,15 +78,34 @@ export function useFindingDetails(findingIds: string[]) {
   });
 }
 
-/** The points of a finding's evidence series over its window (GET /findings/{id}/evidence/series). */
-export function useEvidenceSeries(findingId: string) {
-  return useQuery({
-    queryKey: [...findingKey(findingId), 'evidence-series'],
+function evidenceSeriesQuery(findingId: string) {
+  return {
+    queryKey: [...findingKey(findingId), 'evidence-series'] as const,
     queryFn: () =>
       unwrap(
         api.GET('/api/v1/findings/{finding_id}/evidence/series', { params: { path: { finding_id: findingId } } }),
       ),
-  });
+  };
+}
+
+/** The points of a finding's evidence series over its window (GET /findings/{id}/evidence/series). */
+export function useEvidenceSeries(findingId: string) {
+  return useQuery(evidenceSeriesQuery(findingId));
+}
+
+const FINDING_PATH = /^\/clusters\/[^/]+\/findings\/([^/]+)\/?$/;
+
+/**
+ * At the app's start, when the address opens a finding's page: ask for the finding and its evidence series at
+ * once, beside the session and the page's code, rather than once the cluster has arrived and the page is drawn
+ * (its evidence chart waits for both; useFinding and useEvidenceSeries find them under way).
+ */
+export function prefetchFindingForAddress(queryClient: QueryClient, pathname: string) {
+  const match = FINDING_PATH.exec(pathname);
+  if (!match?.[1]) return;
+  const findingId = decodeURIComponent(match[1]);
+  void queryClient.prefetchQuery({ queryKey: findingKey(findingId), queryFn: () => fetchFinding(findingId) });
+  void queryClient.prefetchQuery(evidenceSeriesQuery(findingId));
 }
 
 export type FindingAction = 'acknowledge' | 'resolve' | 'reopen' | { snoozeUntil: string };

@@ -114,29 +114,60 @@ export function useMetricsOverview(clusterId: string, window: Window) {
   return useQuery({ ...overviewQuery(clusterId, window), placeholderData: keepPreviousData });
 }
 
-// The points a view's first request was started with, before the view was there to measure itself
-// (prefetchMetricsView): the view asks with the same number, so its query is the one already under way.
-const earlyPoints = new Map<string, number>();
+/** What a view's first requests were started with before the view was there to measure itself
+ * (prefetchMetricsView): the view asks with the same points and window, so its queries are the ones under way. */
+export interface EarlyView {
+  points: number;
+  window: Window;
+}
+
+const earlyViews = new Map<string, EarlyView>();
 const earlyKey = (clusterId: string, nodeId: string | undefined, range: RangeId) => `${clusterId}|${nodeId ?? ''}|${range}`;
 
 /**
  * Start the Metrics tab's two requests (the node's panels, the overview) while the page around it is still
- * loading (the cluster's own request, the tab's code), instead of after: `widthPx` is the width the view will have
- * (the page's content box), from which the charts' points are chosen as the view itself would.
+ * loading (the session, the page's code, the cluster's own request), instead of after: `widthPx` is the width the
+ * view will have (the page's content box), from which the charts' points are chosen as the view itself would.
  */
-export function prefetchMetricsView(queryClient: QueryClient, clusterId: string, nodeId: string | undefined,
+function prefetchMetricsView(queryClient: QueryClient, clusterId: string, nodeId: string | undefined,
   range: RangeId, widthPx: number, nowMs: number = Date.now()) {
   const window = windowFor(range, nowMs);
   const points = chartPoints(widthPx);
-  earlyPoints.set(earlyKey(clusterId, nodeId, range), points);
+  earlyViews.set(earlyKey(clusterId, nodeId, range), { points, window });
   void queryClient.prefetchQuery(nodeMetricsQuery(clusterId, nodeId, window, false, points));
   void queryClient.prefetchQuery(overviewQuery(clusterId, window));
 }
 
-/** The points a prefetch chose for this view (once: a later visit measures again), if one ran. */
-export function takeEarlyPoints(clusterId: string, nodeId: string | undefined, range: RangeId): number | undefined {
+// The page's content box (.page in styles/global.css): at most 72rem wide, 1.5rem of padding a side, 0.75rem on a
+// screen up to 640 px wide.
+const PAGE_MAX_PX = 72 * 16;
+const PHONE_MAX_PX = 640;
+
+/** The width of the page's content box in a viewport `viewportPx` wide, before the page has been drawn. */
+export function contentWidthFor(viewportPx: number): number {
+  const padding = viewportPx <= PHONE_MAX_PX ? 2 * 12 : 2 * 24;
+  return Math.min(viewportPx, PAGE_MAX_PX) - padding;
+}
+
+const METRICS_PATH = /^\/clusters\/([^/]+)\/metrics\/?$/;
+
+/**
+ * At the app's start, when the address opens a cluster's Metrics tab: start its requests at once, beside the
+ * session's and the page's code, rather than once the cluster's page has been drawn.
+ */
+export function prefetchMetricsForAddress(queryClient: QueryClient, address: { pathname: string; search: string },
+  viewportPx: number) {
+  const match = METRICS_PATH.exec(address.pathname);
+  if (!match?.[1]) return;
+  const params = new URLSearchParams(address.search);
+  prefetchMetricsView(queryClient, decodeURIComponent(match[1]), params.get('node') ?? undefined,
+    rangeOf(params.get('range')), contentWidthFor(viewportPx));
+}
+
+/** The points and window a prefetch chose for this view (once: a later visit measures again), if one ran. */
+export function takeEarlyView(clusterId: string, nodeId: string | undefined, range: RangeId): EarlyView | undefined {
   const key = earlyKey(clusterId, nodeId, range);
-  const points = earlyPoints.get(key);
-  earlyPoints.delete(key);
-  return points;
+  const early = earlyViews.get(key);
+  earlyViews.delete(key);
+  return early;
 }

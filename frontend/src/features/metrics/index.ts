@@ -1,2 +1,2 @@
 export { MetricsView } from './components/MetricsView';
-export { prefetchMetricsView, RANGES, rangeOf, type RangeId } from './api';
+export { RANGES, rangeOf, type RangeId } from './api';

@@ -1,11 +1,11 @@
 import { formatDateTime } from '@/lib/format';
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { TimeSeriesChart } from '@/components/TimeSeriesChart';
-import { chartDomain, panelChart } from '../adapters';
-import { chartPoints, RANGES, takeEarlyPoints, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
+import { chartDomain, panelChart, type ChartModel } from '../adapters';
+import { chartPoints, RANGES, takeEarlyView, useMetricsOverview, useNodeMetrics, windowFor, type RangeId } from '../api';
 import { OverviewTable } from './OverviewTable';
 import '../metrics.css';
 
@@ -49,18 +49,52 @@ function useProgressivePanels(total: number, key: unknown): number {
   return Math.min(total, count);
 }
 
+/** One panel: its chart and notes. Memoised: drawing the next panels, or the overview's answer arriving, leaves
+ * the panels already drawn as they are (their chart models are made once per answer). */
+const MetricsPanel = memo(function MetricsPanel({ chart, domain }: { chart: ChartModel; domain: [number, number] }) {
+  return (
+    <div className="metrics__panel">
+      <TimeSeriesChart
+        title={chart.title}
+        unit={chart.unit}
+        series={chart.series}
+        ceilings={chart.ceilings}
+        forecast={chart.forecast}
+        description={chart.description}
+        animate={false}
+        emptyMessage="No data for this window."
+        xDomain={domain}
+      />
+      {chart.notes.length > 0 && (
+        <ul className="metrics__notes" aria-label={`${chart.title}: notes`}>
+          {chart.notes.map((n) => (
+            <li key={n}>{n}</li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+});
+
 /** The Metrics tab: node and range pickers, the per-node heat map, and the node's charts with their ceilings. */
 export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now }: MetricsViewProps) {
-  // eslint-disable-next-line react-hooks/exhaustive-deps -- a new window only when the range changes
-  const window = useMemo(() => windowFor(range, now()), [range]);
+  // A request already started for this view (prefetchMetricsView, while the page loaded) chose the points and the
+  // window: the view asks the same, so its queries are the ones under way.
+  const [early] = useState(() => takeEarlyView(clusterId, nodeId, range));
+  // A new window only when the range changes.
+  const [shown, setShown] = useState(() => ({ range, window: early?.window ?? windowFor(range, now()) }));
+  let window = shown.window;
+  if (shown.range !== range) {
+    window = windowFor(range, now());
+    setShown({ range, window });
+  }
   const overview = useMetricsOverview(clusterId, window);
   // Forecasts (burst buckets) and growth projections run past the window: drawn on request, up to the charts'
   // forecast horizon (each note says when its ceiling is reached, beyond it too); their notes show either way.
   const [projections, setProjections] = useState(false);
   // The server cuts each line to the charts' width (M4, peaks kept): measured once, before the first request.
   const root = useRef<HTMLDivElement>(null);
-  // A request already started for this view (prefetchMetricsView, while the page loaded) chose the points.
-  const [points, setPoints] = useState<number | undefined>(() => takeEarlyPoints(clusterId, nodeId, range));
+  const [points, setPoints] = useState<number | undefined>(early?.points);
   useLayoutEffect(() => setPoints((early) => early ?? chartPoints(root.current?.clientWidth ?? 0)), []);
   const metrics = useNodeMetrics(clusterId, nodeId, window, projections, points);
   const panelsDrawn = useProgressivePanels(metrics.data?.panels.length ?? 0, metrics.data);
@@ -72,6 +106,14 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
   const domain = useMemo<[number, number]>(
     () => chartDomain(metrics.data?.start ?? window.start, metrics.data?.end ?? window.end, projections),
     [metrics.data, window, projections],
+  );
+  // The panels' chart models, once per answer (not at each step of drawing them).
+  const charts = useMemo(
+    () =>
+      (metrics.data?.panels ?? []).map((panel) =>
+        panelChart(panel, metrics.data?.resolution_seconds ?? 60, { forecasts: projections, chartEndMs: domain[1] }),
+      ),
+    [metrics.data, projections, domain],
   );
 
   return (
@@ -164,34 +206,9 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
             {RESOLUTION_TEXT[metrics.data.resolution_seconds] ?? `${metrics.data.resolution_seconds}-second steps`}
           </p>
           <div className="metrics__grid">
-            {metrics.data.panels.slice(0, panelsDrawn).map((panel) => {
-              const chart = panelChart(panel, metrics.data.resolution_seconds, {
-                forecasts: projections,
-                chartEndMs: domain[1],
-              });
-              return (
-                <div key={chart.id} className="metrics__panel">
-                  <TimeSeriesChart
-                    title={chart.title}
-                    unit={chart.unit}
-                    series={chart.series}
-                    ceilings={chart.ceilings}
-                    forecast={chart.forecast}
-                    description={chart.description}
-                    animate={false}
-                    emptyMessage="No data for this window."
-                    xDomain={domain}
-                  />
-                  {chart.notes.length > 0 && (
-                    <ul className="metrics__notes" aria-label={`${chart.title}: notes`}>
-                      {chart.notes.map((n) => (
-                        <li key={n}>{n}</li>
-                      ))}
-                    </ul>
-                  )}
-                </div>
-              );
-            })}
+            {charts.slice(0, panelsDrawn).map((chart) => (
+              <MetricsPanel key={chart.id} chart={chart} domain={domain} />
+            ))}
           </div>
         </section>
       )}
