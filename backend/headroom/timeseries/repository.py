@@ -1130,23 +1130,36 @@ def read_hourly_grid(
     missed minute filled at the hour's rate, which keeps per-second rates right where read_grid's plain sum
     would read a gap as no I/O. Mean, max and min are the rollups' own. `start` must be on an hour.
     """
-    if start.timestamp() % 3600:
-        raise ValueError("start must be on an hour")
-    n = int((end - start).total_seconds()) // 3600
-    cols = read_columns(db, org_id, list(series), start, end, 3600, end)
+    return read_rollup_grid(db, org_id, series, start, end, 3600)
+
+
+def read_rollup_grid(
+    db: Session,
+    org_id: uuid.UUID,
+    series: Mapping[int, tuple[Aggregation, int]],
+    start: dt.datetime,
+    end: dt.datetime,
+    resolution: int,
+) -> dict[int, NDArray[np.float64]]:
+    """Return series on the grid start, start + resolution, ... < end from the 5-minute (300) or hourly (3600)
+    rollups, as read_hourly_grid describes (a Sum bucket is its average point times the points it holds)."""
+    if start.timestamp() % resolution:
+        raise ValueError(f"start must be on a multiple of {resolution} s")
+    n = int((end - start).total_seconds()) // resolution
+    cols = read_columns(db, org_id, list(series), start, end, resolution, end)
     origin = int(start.timestamp())
     out: dict[int, NDArray[np.float64]] = {}
     for sid, c in cols.items():
         if not len(c):
             continue
-        index = (c.t - origin) // 3600
+        index = (c.t - origin) // resolution
         inside = (index >= 0) & (index < n)
         if not inside.any():
             continue
         how, native_step = series[sid]
         values = {"max": c.max, "min": c.min}.get(how, c.avg)
         if how == "sum":
-            values = c.avg * (3600 / native_step)
+            values = c.avg * (resolution / native_step)
         grid = np.full(n, np.nan)
         grid[index[inside]] = values[inside]
         out[sid] = grid

@@ -13,7 +13,7 @@ counted IOPS and MiB/s from them, so a lookback peak and a window peak are the s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -26,6 +26,16 @@ Array = NDArray[np.float64]
 
 LOOKBACK_CHOICES: tuple[LookbackDays, ...] = (14, 32, 93)  # Compute Optimizer's DAYS_14 | DAYS_32 | DAYS_93
 DEFAULT_LOOKBACK_DAYS: LookbackDays = 14
+
+
+def effective_lookback_days(org_days: int, cluster_days: int | None) -> LookbackDays:
+    """Return the lookback in force: the cluster's own, else its organisation's (a resource-level preference wins,
+    as in Compute Optimizer); a value that is not one of the choices reads as the default."""
+    days = cluster_days if cluster_days is not None else org_days
+    for choice in LOOKBACK_CHOICES:
+        if days == choice:
+            return choice
+    return DEFAULT_LOOKBACK_DAYS
 
 
 def history_days(first_point: datetime | None, end: datetime, lookback_days: int) -> float:
@@ -45,7 +55,7 @@ def _peak_at(values: Array, window: Window) -> tuple[float | None, datetime | No
 def peak_over(
     kind: EntityKind,
     entity_id: str,
-    grids: list[tuple[Window, Callable[[str], Array | None]]],
+    grids: Sequence[tuple[Window, Callable[[str], Array | None]]],
     chunk_kib: int,
     history: float,
 ) -> LookbackPeak:
