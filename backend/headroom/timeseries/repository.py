@@ -20,7 +20,7 @@ import json
 import math
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -827,6 +827,47 @@ def read_rollups(
         lo_i, hi_i = bounds[i], bounds[i + 1]
         out[sid] = RollupColumns(t[lo_i:hi_i], a[lo_i:hi_i], x[lo_i:hi_i], n[lo_i:hi_i], c[lo_i:hi_i])
     return out
+
+
+def backfill_hourly_rollups(
+    db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch], native_steps: Mapping[int, int],
+    sums: Collection[int],
+) -> int:
+    """Write hourly rollup rows for history that has no raw points (batches at a 3600 s step): a Sum's hour is
+    stored as the average of its native-step points (hour total × native step / 3600, as read_rollup_grid reads
+    it back), other series as the hour's value. Existing rows are kept (ON CONFLICT DO NOTHING): a day computed
+    from raw points wins. Returns the day rows offered."""
+    rows: dict[tuple[int, dt.datetime], list[float | None]] = {}
+    for batch in batches:
+        if batch.step_seconds != 3600:
+            raise ValueError("backfill_hourly_rollups takes hourly batches")
+        native = native_steps[batch.series_id]
+        scale = native / 3600.0 if batch.series_id in sums else 1.0
+        for i, value in enumerate(batch.values):
+            if value is None or not math.isfinite(float(value)):
+                continue
+            at = batch.start + dt.timedelta(hours=i)
+            slots = rows.setdefault((batch.series_id, day_floor(at)), [None] * 24)
+            slots[at.hour] = float(value) * scale
+    if not rows:
+        return 0
+    ensure_partitions(db, min(d for _, d in rows), max(d for _, d in rows) + dt.timedelta(days=1))
+    # The packed rollup arrays hold no NULL (their readers unpack fixed-size elements): an empty hour is a 0 with
+    # a count of 0, as the rollup job writes it.
+    params = [
+        {"sid": sid, "day": day, "org": org_id, "vals": [0.0 if v is None else v for v in vals],
+         "cnt": [0 if v is None else 3600 // native_steps[sid] for v in vals]}
+        for (sid, day), vals in rows.items()
+    ]
+    db.execute(
+        text(
+            "INSERT INTO metric_rollups (series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt) "
+            "VALUES (:sid, 3600, :day, :org, :vals, :vals, :vals, CAST(:cnt AS smallint[])) "
+            "ON CONFLICT DO NOTHING"
+        ),
+        params,
+    )
+    return len(params)
 
 
 # --- series lookups and window reads: the services (snapshots, metrics) ask here ---------------------------
