@@ -119,3 +119,43 @@ def _world_other(db: Any) -> tuple[uuid.UUID, None]:
     db.add(org)
     db.flush()
     return org.id, None
+
+
+def _over_finding(db: Any, cluster_id: uuid.UUID) -> Any:
+    from headroom.findings import service as findings
+    from headroom.findings.models import FindingRecord
+    from sqlalchemy import select
+
+    cluster = db.get(Cluster, cluster_id)
+    findings.advise_cluster(db, cluster, now=END, rules=["volume-overprovisioned"])
+    return db.scalar(select(FindingRecord).where(FindingRecord.cluster_id == cluster_id,
+                                                 FindingRecord.rule == "volume-overprovisioned"))
+
+
+def _changes(db: Any, row: Any) -> list[Any]:
+    from headroom.findings.models import Recommendation
+    from sqlalchemy import select
+
+    return [r.change for r in db.scalars(select(Recommendation).where(Recommendation.finding_id == row.id))]
+
+
+def test_advice_judges_on_the_org_lookback_and_the_cluster_override_wins(db: Any, stored: Any) -> None:
+    # io1 1,000 GiB at 10,000 IOPS, quiet at 600 IOPS on this Tuesday; 22 days stored. The organisation's 14 days
+    # hold the Sunday batch (2,900 IOPS): the cut keeps 2,900 / 0.75 = 3,867 IOPS (docs/thresholds/cost.md).
+    org, cluster_id = stored
+    row = _over_finding(db, cluster_id)
+    assert row is not None and "judged on the peak of the last 14 days: 2,900 IOPS on Sun 22 Nov 03:00 UTC" in row.why
+    iops = [c.proposed for c in _changes(db, row) if c.key == "volume.iops"]
+    assert iops and iops[0] >= 2900 / 0.75
+    # The cluster asks for 32 days: 22 days of history are not enough, so the cut is held and says why.
+    db.get(Cluster, cluster_id).lookback_days = 32
+    db.flush()
+    row = _over_finding(db, cluster_id)
+    assert "needs 32 days of history, has 22 days" in row.title
+    assert _changes(db, row) == []
+    # Back to inheriting, with the organisation at 93 days: held too.
+    db.get(Cluster, cluster_id).lookback_days = None
+    db.get(Organization, org).lookback_days = 93
+    db.flush()
+    row = _over_finding(db, cluster_id)
+    assert "needs 93 days of history, has 22 days" in row.title
