@@ -495,9 +495,15 @@ def instance_upgrade(
     judged = judge_cut(ctx, "instance", iid, 0.0, None, 0.0, None)
     cut_iops = max(need_iops, judged.iops / TARGET_UTILISATION)
     cut_mibps = max(need_mibps, judged.mibps / TARGET_UTILISATION)
-    held_note = [] if not judged.held else [
-        f"a family with a lower EBS limit than {inst.name}'s is held: {judged.held_text()}"
-    ]
+    alternatives = []
+    held = False
+    for alt in cheaper_alternatives(inst, need_iops, need_mibps, exclude=target.name):
+        cuts = alt.baseline_iops < inst.baseline_iops or alt.baseline_throughput_mibps < inst.baseline_throughput_mibps
+        if cuts and judged.held:
+            held = True
+        elif not cuts or (alt.baseline_iops >= cut_iops and alt.baseline_throughput_mibps >= cut_mibps):
+            alternatives.append(alt)
+    held_note = [f"a family with a lower EBS limit than {inst.name}'s is held: {judged.held_text()}"] if held else []
     options = [
         Option(
             label=f"{inst.name} -> {target.name} (same family)",
@@ -506,12 +512,6 @@ def instance_upgrade(
             notes=[*price_notes(ctx, inst), *held_note],
         )
     ]
-    alternatives = []
-    for alt in cheaper_alternatives(inst, need_iops, need_mibps, exclude=target.name):
-        cuts = alt.baseline_iops < inst.baseline_iops or alt.baseline_throughput_mibps < inst.baseline_throughput_mibps
-        if cuts and (judged.held or alt.baseline_iops < cut_iops or alt.baseline_throughput_mibps < cut_mibps):
-            continue
-        alternatives.append(alt)
     for alt in alternatives:
         alt_delta = (
             round(alt.monthly_price_usd - before, 2)
