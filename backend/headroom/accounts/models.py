@@ -9,9 +9,11 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     ForeignKey,
     Identity,
     Index,
+    SmallInteger,
     String,
     UniqueConstraint,
     func,
@@ -28,12 +30,16 @@ ROLES = ("owner", "admin", "viewer")
 
 class Organization(Base):
     __tablename__ = "organizations"
+    __table_args__ = (CheckConstraint("lookback_days IN (14, 32, 93)", name="lookback_days"),)
 
     id: Mapped[uuid.UUID] = uuid_pk()
     name: Mapped[str] = mapped_column(String(800))  # 200 characters as shown (platform/schemas.py Name200)
     slug: Mapped[str] = mapped_column(String(80), unique=True)
     # STS external ID the org's IAM role trust policy must require (confused-deputy protection).
     aws_external_id: Mapped[str] = mapped_column(String(100), unique=True)
+    # Days of history a cut is judged on (AWS Compute Optimizer's look-back period: 14, 32 or 93;
+    # docs/reference/lookback.md); a cluster may override it.
+    lookback_days: Mapped[int] = mapped_column(SmallInteger, default=14, server_default="14")
     created_at: Mapped[dt.datetime] = created_at_column()
 
 

@@ -19,6 +19,8 @@ from headroom.accounts.schemas import (
     MemberUpdate,
     OrganizationDetailRead,
     OrganizationUpdate,
+    RecommendationPreferencesRead,
+    RecommendationPreferencesUpdate,
 )
 from headroom.api.deps import DB, Caller, Context
 from headroom.platform.schemas import INT64_MAX
@@ -35,6 +37,18 @@ def get_org(caller: Caller, db: DB) -> object:
 @router.patch("", response_model=OrganizationDetailRead)
 def update_org(body: OrganizationUpdate, caller: Caller, db: DB) -> object:
     return accounts.rename_organization(db, caller, body.name)
+
+
+@router.get("/recommendation-preferences", response_model=RecommendationPreferencesRead)
+def get_recommendation_preferences(caller: Caller, db: DB) -> object:
+    """The organisation's lookback: the days of history a cut is judged on (clusters inherit it)."""
+    return accounts.get_organization(db, caller)
+
+
+@router.put("/recommendation-preferences", response_model=RecommendationPreferencesRead)
+def put_recommendation_preferences(body: RecommendationPreferencesUpdate, caller: Caller, db: DB) -> object:
+    """Set the organisation's lookback: 14, 32 or 93 days (admins and owners)."""
+    return accounts.set_lookback_days(db, caller, body.lookback_days)
 
 
 @router.get("/members", response_model=list[MemberRead])

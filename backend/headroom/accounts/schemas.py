@@ -61,6 +61,23 @@ class OrganizationUpdate(Input):
     name: Name200 = Field(min_length=1)
 
 
+LookbackDays = Literal[14, 32, 93]
+LOOKBACK_DESCRIPTION = (
+    "Days of history a change that removes capacity is judged on: 14 (the default), 32 or 93, as AWS Compute "
+    "Optimizer's look-back period. A cut is sized on the peak over them and held until that much history exists."
+)
+
+
+class RecommendationPreferencesRead(Output):
+    """The organisation's recommendation preferences."""
+
+    lookback_days: LookbackDays = Field(description=LOOKBACK_DESCRIPTION)
+
+
+class RecommendationPreferencesUpdate(Input):
+    lookback_days: LookbackDays = Field(title="Lookback (days)", description=LOOKBACK_DESCRIPTION)
+
+
 class ApiTokenCreate(Input):
     name: Name200 = Field(min_length=1)
     role: Role = "viewer"

@@ -271,6 +271,18 @@ def rename_organization(db: Session, principal: Principal, name: str) -> Organiz
     return org
 
 
+def set_lookback_days(db: Session, principal: Principal, days: int) -> Organization:
+    """Set the organisation's lookback (admins and owners); audit-logged with the value it replaced."""
+    principal.require("admin")
+    org = get_organization(db, principal)
+    before = org.lookback_days
+    org.lookback_days = days
+    db.flush()
+    audit(db, principal, "org.preferences_updated", target_kind="organization", target_id=org.id,
+          details={"lookback_days": days, "previous_lookback_days": before})
+    return org
+
+
 def audit_entries(db: Session, principal: Principal, *, limit: int, before_id: int | None) -> list[AuditLog]:
     """The organisation's audit log, newest first, `limit` entries older than `before_id` (admins)."""
     principal.require("admin")

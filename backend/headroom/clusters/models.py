@@ -7,7 +7,9 @@ import uuid
 
 from sqlalchemy import (
     Boolean,
+    CheckConstraint,
     Index,
+    SmallInteger,
     String,
     UniqueConstraint,
     func,
@@ -29,6 +31,7 @@ class Cluster(Base):
         # At most one demo cluster per org: demo seeding finds it by this flag, which no API field can edit
         # (its name and tags are the user's).
         Index("uq_clusters_demo_per_org", "org_id", unique=True, postgresql_where=text("is_demo")),
+        CheckConstraint("lookback_days IS NULL OR lookback_days IN (14, 32, 93)", name="lookback_days"),
     )
 
     id: Mapped[uuid.UUID] = uuid_pk()
@@ -42,5 +45,7 @@ class Cluster(Base):
     # When the advisor last ran over the cluster's data (findings.service.advise_cluster); None: never yet, the
     # first analysis is pending (the pages say so instead of showing no findings).
     advised_at: Mapped[dt.datetime | None]
+    # The cluster's own lookback in days (14, 32 or 93; docs/reference/lookback.md); None: its organisation's.
+    lookback_days: Mapped[int | None] = mapped_column(SmallInteger)
     created_at: Mapped[dt.datetime] = created_at_column()
     updated_at: Mapped[dt.datetime] = mapped_column(server_default=func.now(), onupdate=func.now())

@@ -8,7 +8,14 @@ from fastapi import APIRouter, Response, status
 
 from headroom.api.deps import DB, Caller, ReadDB
 from headroom.clusters import service
-from headroom.clusters.schemas import ClusterCreate, ClusterList, ClusterRead, ClusterUpdate
+from headroom.clusters.schemas import (
+    ClusterCreate,
+    ClusterList,
+    ClusterPreferencesRead,
+    ClusterPreferencesUpdate,
+    ClusterRead,
+    ClusterUpdate,
+)
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
 
@@ -38,3 +45,17 @@ def update_cluster(cluster_id: uuid.UUID, body: ClusterUpdate, caller: Caller, d
 def delete_cluster(cluster_id: uuid.UUID, caller: Caller, db: DB) -> Response:
     service.delete_cluster(db, caller, cluster_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/{cluster_id}/recommendation-preferences", response_model=ClusterPreferencesRead)
+def get_cluster_preferences(cluster_id: uuid.UUID, caller: Caller, db: ReadDB) -> object:
+    """The cluster's lookback: its own (null: its organisation's) and the one the advisor uses."""
+    return service.preferences(db, caller, cluster_id)
+
+
+@router.put("/{cluster_id}/recommendation-preferences", response_model=ClusterPreferencesRead)
+def put_cluster_preferences(
+    cluster_id: uuid.UUID, body: ClusterPreferencesUpdate, caller: Caller, db: DB
+) -> object:
+    """Set the cluster's lookback: 14, 32 or 93 days, or null to inherit its organisation's (admins and owners)."""
+    return service.set_lookback_days(db, caller, cluster_id, body.lookback_days)

@@ -50,6 +50,28 @@ class ClusterRead(Output):
     created_at: dt.datetime
 
 
+LookbackDays = Literal[14, 32, 93]
+
+
+class ClusterPreferencesRead(Output):
+    """A cluster's recommendation preferences: its own lookback (null: its organisation's) and the one in force."""
+
+    lookback_days: LookbackDays | None = Field(
+        description="The cluster's own lookback in days; null: it inherits its organisation's."
+    )
+    organization_lookback_days: LookbackDays
+    effective_lookback_days: LookbackDays = Field(
+        description="The lookback the advisor uses for this cluster: its own, else its organisation's."
+    )
+
+
+class ClusterPreferencesUpdate(Input):
+    lookback_days: LookbackDays | None = Field(
+        title="Lookback (days)",
+        description="14, 32 or 93 days of history a cut is judged on; null: inherit the organisation's.",
+    )
+
+
 class ClusterList(Output):
     items: list[ClusterRead]
     total: int

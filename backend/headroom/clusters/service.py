@@ -10,8 +10,11 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from headroom.accounts.service import Principal, audit
+from headroom.accounts.models import Organization
+from headroom.accounts.service import Principal, audit, get_organization
 from headroom.clusters.models import Cluster
+from headroom.domain.snapshot.lookback import DEFAULT_LOOKBACK_DAYS, effective_lookback_days
+from headroom.domain.snapshot.schema import LookbackDays
 from headroom.platform.errors import Conflict, NotFound
 
 
@@ -66,6 +69,39 @@ def update_cluster(db: Session, principal: Principal, cluster_id: uuid.UUID, **f
     db.flush()
     audit(db, principal, "cluster.updated", target_kind="cluster", target_id=cluster.id, details=fields)
     return cluster
+
+
+def preferences(db: Session, principal: Principal, cluster_id: uuid.UUID) -> dict[str, int | None]:
+    """Return the cluster's own lookback, its organisation's and the one in force (another org's cluster: 404)."""
+    return _preferences(get_cluster(db, principal, cluster_id), get_organization(db, principal).lookback_days)
+
+
+def _preferences(cluster: Cluster, org_days: int) -> dict[str, int | None]:
+    return {
+        "lookback_days": cluster.lookback_days,
+        "organization_lookback_days": org_days,
+        "effective_lookback_days": effective_lookback_days(org_days, cluster.lookback_days),
+    }
+
+
+def set_lookback_days(
+    db: Session, principal: Principal, cluster_id: uuid.UUID, days: int | None
+) -> dict[str, int | None]:
+    """Set (or with None, clear) the cluster's own lookback (admins and owners); audit-logged."""
+    principal.require("admin")
+    cluster = get_cluster(db, principal, cluster_id)
+    before = cluster.lookback_days
+    cluster.lookback_days = days
+    db.flush()
+    audit(db, principal, "cluster.preferences_updated", target_kind="cluster", target_id=cluster.id,
+          details={"lookback_days": days, "previous_lookback_days": before})
+    return _preferences(cluster, get_organization(db, principal).lookback_days)
+
+
+def cluster_lookback_days(db: Session, cluster: Cluster) -> LookbackDays:
+    """Return the lookback in force for a cluster: its own, else its organisation's."""
+    org_days = db.scalar(select(Organization.lookback_days).where(Organization.id == cluster.org_id))
+    return effective_lookback_days(org_days if org_days is not None else DEFAULT_LOOKBACK_DAYS, cluster.lookback_days)
 
 
 def delete_cluster(db: Session, principal: Principal, cluster_id: uuid.UUID) -> None:

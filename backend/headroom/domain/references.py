@@ -105,6 +105,10 @@ EC2_PROCESSOR_INFO = Reference(
     "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ProcessorInfo.html",
 )
 EBS_PRICING = Reference("AWS: Amazon EBS pricing", "https://aws.amazon.com/ebs/pricing/")
+COMPUTE_OPTIMIZER_LOOKBACK = Reference(
+    "AWS Compute Optimizer: Recommendation preferences (look-back period)",
+    "https://docs.aws.amazon.com/compute-optimizer/latest/ug/enhanced-infrastructure-metrics.html",
+)
 EC2_PRICING = Reference("AWS: Amazon EC2 On-Demand pricing", "https://aws.amazon.com/ec2/pricing/on-demand/")
 PRICE_LIST_API = Reference(
     "AWS: Price List Query API (GetProducts)",

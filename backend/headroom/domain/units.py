@@ -24,6 +24,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 
 
@@ -314,3 +315,9 @@ def _json(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return json.dumps(value, ensure_ascii=False)
+
+
+def format_moment(ts: datetime) -> str:
+    """Write a moment as a person places a weekly peak: weekday, date and time in UTC ("Sun 11 Jan 03:00 UTC")."""
+    utc = ts.astimezone(UTC)
+    return f"{utc:%a} {utc.day} {utc:%b %H:%M} UTC"

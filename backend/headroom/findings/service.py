@@ -47,6 +47,7 @@ from headroom.domain.model import (
     Severity,
     severity_rank,
 )
+from headroom.domain.snapshot.schema import Snapshot
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.findings.stored import StoredEvidence
 from headroom.findings.schemas import (
@@ -335,6 +336,14 @@ def record_findings(
 
 
 
+def _with_lookback(db: Session, cluster: Cluster, snapshot: Snapshot) -> Snapshot:
+    """Add the peaks over the cluster's lookback (its own, else its organisation's) that cuts are judged on."""
+    from headroom.timeseries.snapshots import with_lookback
+
+    days = clusters_service.cluster_lookback_days(db, cluster)
+    return with_lookback(db, cluster.org_id, snapshot, days)
+
+
 def advise_cluster(
     db: Session,
     cluster: Cluster,
@@ -355,6 +364,7 @@ def advise_cluster(
     if not snapshot.series or (not snapshot.nodes and not snapshot.volumes):
         return RunSummary(cluster.id, 0, 0, 0, 0, 0, skipped="no data in the window")
     snapshot = projections_service.with_projections(db, cluster, snapshot)
+    snapshot = _with_lookback(db, cluster, snapshot)
     if advise is None:
         from headroom.domain.advisor.engine import advise as engine_advise
 
@@ -784,6 +794,7 @@ def what_if_cluster(
         raise InvalidInput("changes: the cluster has no data in the last day to try them on",
                            details={"field": "changes"})
     snapshot = projections_service.with_projections(db, cluster, snapshot)
+    snapshot = _with_lookback(db, cluster, snapshot)  # the same peaks as the run, so the same cuts
     if as_it_was:
         try:
             snapshot = apply_changes(snapshot, as_it_was)

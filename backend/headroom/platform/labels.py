@@ -29,6 +29,7 @@ FIELD_LABELS: dict[str, str] = {
     "finding_ids": "Findings",
     "format": "Format",
     "label_selector": "Label selector",
+    "lookback_days": "Lookback (days)",
     "manifest": "Manifest",
     "min_severity": "Minimum severity",
     "name": "Name",

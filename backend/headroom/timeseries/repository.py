@@ -20,7 +20,7 @@ import json
 import math
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -829,6 +829,47 @@ def read_rollups(
     return out
 
 
+def backfill_hourly_rollups(
+    db: Session, org_id: uuid.UUID, batches: Iterable[SeriesBatch], native_steps: Mapping[int, int],
+    sums: Collection[int],
+) -> int:
+    """Write hourly rollup rows for history that has no raw points (batches at a 3600 s step): a Sum's hour is
+    stored as the average of its native-step points (hour total × native step / 3600, as read_rollup_grid reads
+    it back), other series as the hour's value. Existing rows are kept (ON CONFLICT DO NOTHING): a day computed
+    from raw points wins. Returns the day rows offered."""
+    rows: dict[tuple[int, dt.datetime], list[float | None]] = {}
+    for batch in batches:
+        if batch.step_seconds != 3600:
+            raise ValueError("backfill_hourly_rollups takes hourly batches")
+        native = native_steps[batch.series_id]
+        scale = native / 3600.0 if batch.series_id in sums else 1.0
+        for i, value in enumerate(batch.values):
+            if value is None or not math.isfinite(float(value)):
+                continue
+            at = batch.start + dt.timedelta(hours=i)
+            slots = rows.setdefault((batch.series_id, day_floor(at)), [None] * 24)
+            slots[at.hour] = float(value) * scale
+    if not rows:
+        return 0
+    ensure_partitions(db, min(d for _, d in rows), max(d for _, d in rows) + dt.timedelta(days=1))
+    # The packed rollup arrays hold no NULL (their readers unpack fixed-size elements): an empty hour is a 0 with
+    # a count of 0, as the rollup job writes it.
+    params = [
+        {"sid": sid, "day": day, "org": org_id, "vals": [0.0 if v is None else v for v in vals],
+         "cnt": [0 if v is None else 3600 // native_steps[sid] for v in vals]}
+        for (sid, day), vals in rows.items()
+    ]
+    db.execute(
+        text(
+            "INSERT INTO metric_rollups (series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt) "
+            "VALUES (:sid, 3600, :day, :org, :vals, :vals, :vals, CAST(:cnt AS smallint[])) "
+            "ON CONFLICT DO NOTHING"
+        ),
+        params,
+    )
+    return len(params)
+
+
 # --- series lookups and window reads: the services (snapshots, metrics) ask here ---------------------------
 
 
@@ -1130,23 +1171,36 @@ def read_hourly_grid(
     missed minute filled at the hour's rate, which keeps per-second rates right where read_grid's plain sum
     would read a gap as no I/O. Mean, max and min are the rollups' own. `start` must be on an hour.
     """
-    if start.timestamp() % 3600:
-        raise ValueError("start must be on an hour")
-    n = int((end - start).total_seconds()) // 3600
-    cols = read_columns(db, org_id, list(series), start, end, 3600, end)
+    return read_rollup_grid(db, org_id, series, start, end, 3600)
+
+
+def read_rollup_grid(
+    db: Session,
+    org_id: uuid.UUID,
+    series: Mapping[int, tuple[Aggregation, int]],
+    start: dt.datetime,
+    end: dt.datetime,
+    resolution: int,
+) -> dict[int, NDArray[np.float64]]:
+    """Return series on the grid start, start + resolution, ... < end from the 5-minute (300) or hourly (3600)
+    rollups, as read_hourly_grid describes (a Sum bucket is its average point times the points it holds)."""
+    if start.timestamp() % resolution:
+        raise ValueError(f"start must be on a multiple of {resolution} s")
+    n = int((end - start).total_seconds()) // resolution
+    cols = read_columns(db, org_id, list(series), start, end, resolution, end)
     origin = int(start.timestamp())
     out: dict[int, NDArray[np.float64]] = {}
     for sid, c in cols.items():
         if not len(c):
             continue
-        index = (c.t - origin) // 3600
+        index = (c.t - origin) // resolution
         inside = (index >= 0) & (index < n)
         if not inside.any():
             continue
         how, native_step = series[sid]
         values = {"max": c.max, "min": c.min}.get(how, c.avg)
         if how == "sum":
-            values = c.avg * (3600 / native_step)
+            values = c.avg * (resolution / native_step)
         grid = np.full(n, np.nan)
         grid[index[inside]] = values[inside]
         out[sid] = grid

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Response
 from headroom.api.deps import Caller, Context, ReadDB
 from headroom.clusters import service as clusters_service
 from headroom.platform.schemas import Instant
-from headroom.timeseries.snapshots import build_snapshot
+from headroom.timeseries.snapshots import build_snapshot, with_lookback
 
 router = APIRouter(prefix="/clusters", tags=["snapshots"])
 DEFAULT_WINDOW = dt.timedelta(hours=24)
@@ -42,6 +42,8 @@ def download_snapshot(
     end = end or ctx.clock()
     start = start or end - DEFAULT_WINDOW
     snapshot = build_snapshot(db, caller.org_id, cluster.id, start=start, end=end, step_seconds=step_seconds)
+    # The lookback's peaks too, so the file reproduces the cuts the advisor judged (or held).
+    snapshot = with_lookback(db, caller.org_id, snapshot, clusters_service.cluster_lookback_days(db, cluster))
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", cluster.name).strip("-") or "cluster"
     filename = f"{name}-snapshot-{snapshot.window.start:%Y%m%dT%H%MZ}.json"
     return Response(

@@ -23,6 +23,9 @@ Choices:
   there (a RAID 0 array is several volumes), else the one volume its row references.
 - Series with no point in the window, of a metric the registry does not know, or about an entity that is not in
   the inventory are left out (the Snapshot model would refuse them).
+- `with_lookback` adds the lookback block (headroom.domain.snapshot.lookback): each volume's and instance's peak
+  counted IOPS and MiB/s over the last 14, 32 or 93 days, from the 5-minute and hourly rollups (kept 400 days by
+  default), counted by the advisor's own derivation; and how many days of history there are.
 Callers commit (nothing is written here).
 """
 
@@ -34,6 +37,7 @@ import re
 import uuid
 from collections import defaultdict
 from collections.abc import Collection, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -44,18 +48,25 @@ from sqlalchemy.orm import Session
 from headroom.clusters.models import Cluster
 from headroom.domain.catalog.resolve import ResolvedInstanceLimits
 from headroom.domain.snapshot.align import method_of
+from headroom.domain.derived import io_chunk_kib
+from headroom.domain.physics.io import SSD_CHUNK_KIB
+from headroom.domain.snapshot.lookback import history_days, peak_over
 from headroom.domain.snapshot.metric_ids import NODE_FS_SIZE_BYTES
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import (
     SCHEMA_VERSION,
     DescribedEbsLimits,
     Entity,
+    EntityKind,
+    Lookback,
+    LookbackDays,
     Node,
     Series,
     Snapshot,
     Source,
     Window,
 )
+from headroom.domain.snapshot.views import IO_METRICS
 from headroom.domain.snapshot.schema import Cluster as SnapshotCluster
 from headroom.domain.snapshot.schema import Instance as SnapshotInstance
 from headroom.domain.snapshot.schema import Volume as SnapshotVolume
@@ -367,3 +378,41 @@ def _series(
             )
         )
     return out
+
+
+FIVE_MINUTES = 300
+
+
+def with_lookback(db: Session, org_id: uuid.UUID, snapshot: Snapshot, days: LookbackDays) -> Snapshot:
+    """Return the snapshot with its lookback block: every volume's and instance's peak over the `days` before the
+    window's end, from the 5-minute and the hourly rollups (the hourly ones also where 5-minute rows are missing,
+    e.g. a backfilled history), and the days of history behind each (from its first hourly point)."""
+    end = snapshot.window.end
+    since = end - dt.timedelta(days=days)
+    hour_start = dt.datetime.fromtimestamp(int(since.timestamp()) // 3600 * 3600, dt.UTC)
+    fine_start = dt.datetime.fromtimestamp(int(since.timestamp()) // FIVE_MINUTES * FIVE_MINUTES, dt.UTC)
+    entities: list[tuple[EntityKind, str, int]] = [
+        ("volume", v.id, io_chunk_kib(v.type)) for v in snapshot.volumes
+    ] + [("instance", i.id, SSD_CHUNK_KIB) for i in snapshot.instances]
+    identities = [(kind, eid, metric) for kind, eid, _ in entities for metric in IO_METRICS[kind]]
+    stored = timeseries.find_series(db, org_id, identities)
+    wanted = {s.id: (method_of(REGISTRY[s.metric].statistic), s.step_seconds) for s in stored.values()}
+    hourly = timeseries.read_rollup_grid(db, org_id, wanted, hour_start, end, 3600) if wanted else {}
+    fine = timeseries.read_rollup_grid(db, org_id, wanted, fine_start, end, FIVE_MINUTES) if wanted else {}
+    hour_grid = Window(start=hour_start, end=end, step_seconds=3600)
+    fine_grid = Window(start=fine_start, end=end, step_seconds=FIVE_MINUTES)
+    peaks = []
+    for kind, eid, chunk in entities:
+        ids = {metric: stored[(kind, eid, metric)].id for metric in IO_METRICS[kind] if (kind, eid, metric) in stored}
+        first_ops = hourly.get(ids.get(IO_METRICS[kind][0], -1))
+        if first_ops is None:
+            continue
+        seen = np.flatnonzero(~np.isnan(first_ops))
+        first = hour_start + dt.timedelta(hours=int(seen[0])) if seen.size else None
+        grids = [(fine_grid, partial(_grid_of, fine, ids)), (hour_grid, partial(_grid_of, hourly, ids))]
+        peaks.append(peak_over(kind, eid, grids, chunk, history_days(first, end, days)))
+    return snapshot.model_copy(update={"lookback": Lookback(days=days, end=end, peaks=peaks)})
+
+
+def _grid_of(grids: dict[int, NDArray[np.float64]], ids: dict[str, int], metric: str) -> NDArray[np.float64] | None:
+    return grids.get(ids.get(metric, -1))

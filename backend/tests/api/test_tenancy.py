@@ -46,6 +46,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/v1/sources/aws"): {"name": "b-aws", "auth_kind": "default_chain", "regions": ["us-east-1"]},
     ("POST", "/api/v1/sources/prometheus"): {"name": "b-prom", "base_url": "http://prometheus.b.internal:9090"},
     ("PATCH", "/api/v1/org"): {"name": "B renamed"},
+    ("PUT", "/api/v1/org/recommendation-preferences"): {"lookback_days": 93},
+    ("PUT", "/api/v1/clusters/{cluster_id}/recommendation-preferences"): {"lookback_days": 93},
 }
 
 

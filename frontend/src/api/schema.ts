@@ -571,6 +571,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/recommendation-preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Cluster Preferences
+         * @description The cluster's lookback: its own (null: its organisation's) and the one the advisor uses.
+         */
+        get: operations["get_cluster_preferences_api_v1_clusters__cluster_id__recommendation_preferences_get"];
+        /**
+         * Put Cluster Preferences
+         * @description Set the cluster's lookback: 14, 32 or 93 days, or null to inherit its organisation's (admins and owners).
+         */
+        put: operations["put_cluster_preferences_api_v1_clusters__cluster_id__recommendation_preferences_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/snapshot": {
         parameters: {
             query?: never;
@@ -998,6 +1022,30 @@ export interface paths {
          * @description Change a member's role (owners only).
          */
         patch: operations["update_member_api_v1_org_members__user_id__patch"];
+        trace?: never;
+    };
+    "/api/v1/org/recommendation-preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Recommendation Preferences
+         * @description The organisation's lookback: the days of history a cut is judged on (clusters inherit it).
+         */
+        get: operations["get_recommendation_preferences_api_v1_org_recommendation_preferences_get"];
+        /**
+         * Put Recommendation Preferences
+         * @description Set the organisation's lookback: 14, 32 or 93 days (admins and owners).
+         */
+        put: operations["put_recommendation_preferences_api_v1_org_recommendation_preferences_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/org/tokens": {
@@ -2189,6 +2237,36 @@ export interface components {
              * Format: date-time
              */
             start: string;
+        };
+        /**
+         * ClusterPreferencesRead
+         * @description A cluster's recommendation preferences: its own lookback (null: its organisation's) and the one in force.
+         */
+        ClusterPreferencesRead: {
+            /**
+             * Effective Lookback Days
+             * @description The lookback the advisor uses for this cluster: its own, else its organisation's.
+             * @enum {integer}
+             */
+            effective_lookback_days: 14 | 32 | 93;
+            /**
+             * Lookback Days
+             * @description The cluster's own lookback in days; null: it inherits its organisation's.
+             */
+            lookback_days: (14 | 32 | 93) | null;
+            /**
+             * Organization Lookback Days
+             * @enum {integer}
+             */
+            organization_lookback_days: 14 | 32 | 93;
+        };
+        /** ClusterPreferencesUpdate */
+        ClusterPreferencesUpdate: {
+            /**
+             * Lookback (days)
+             * @description 14, 32 or 93 days of history a cut is judged on; null: inherit the organisation's.
+             */
+            lookback_days: (14 | 32 | 93) | null;
         };
         /** ClusterRead */
         ClusterRead: {
@@ -4345,6 +4423,27 @@ export interface components {
             secret?: string;
             /** Username */
             username?: string | null;
+        };
+        /**
+         * RecommendationPreferencesRead
+         * @description The organisation's recommendation preferences.
+         */
+        RecommendationPreferencesRead: {
+            /**
+             * Lookback Days
+             * @description Days of history a change that removes capacity is judged on: 14 (the default), 32 or 93, as AWS Compute Optimizer's look-back period. A cut is sized on the peak over them and held until that much history exists.
+             * @enum {integer}
+             */
+            lookback_days: 14 | 32 | 93;
+        };
+        /** RecommendationPreferencesUpdate */
+        RecommendationPreferencesUpdate: {
+            /**
+             * Lookback (days)
+             * @description Days of history a change that removes capacity is judged on: 14 (the default), 32 or 93, as AWS Compute Optimizer's look-back period. A cut is sized on the peak over them and held until that much history exists.
+             * @enum {integer}
+             */
+            lookback_days: 14 | 32 | 93;
         };
         /**
          * ReferenceLine
@@ -8510,6 +8609,216 @@ export interface operations {
             };
         };
     };
+    get_cluster_preferences_api_v1_clusters__cluster_id__recommendation_preferences_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterPreferencesRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_cluster_preferences_api_v1_clusters__cluster_id__recommendation_preferences_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClusterPreferencesUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterPreferencesRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     download_snapshot_api_v1_clusters__cluster_id__snapshot_get: {
         parameters: {
             query?: {
@@ -11196,6 +11505,212 @@ export interface operations {
             };
         };
     };
+    get_recommendation_preferences_api_v1_org_recommendation_preferences_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecommendationPreferencesRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_recommendation_preferences_api_v1_org_recommendation_preferences_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecommendationPreferencesUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecommendationPreferencesRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_tokens_api_v1_org_tokens_get: {
         parameters: {
             query?: never;
@@ -13454,6 +13969,10 @@ export const channelReadKindValues: ReadonlyArray<FlattenedDeepRequired<componen
 export const channelReadMin_severityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelRead"]["min_severity"]> = ["critical", "warning", "info"];
 export const clusterCreateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterCreate"]["deployment_kind"]> = ["tiup", "operator", "manual"];
 export const clusterOverviewReadResolution_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterOverviewRead"]["resolution_source"]> = ["raw", "rollup"];
+export const clusterPreferencesReadEffective_lookback_daysValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterPreferencesRead"]["effective_lookback_days"]> = [14, 32, 93];
+export const clusterPreferencesReadLookback_daysAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterPreferencesRead"]["lookback_days"]> = [14, 32, 93];
+export const clusterPreferencesReadOrganization_lookback_daysValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterPreferencesRead"]["organization_lookback_days"]> = [14, 32, 93];
+export const clusterPreferencesUpdateLookback_daysAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterPreferencesUpdate"]["lookback_days"]> = [14, 32, 93];
 export const clusterReadDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterRead"]["deployment_kind"]> = ["tiup", "operator", "manual"];
 export const clusterUpdateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterUpdate"]["deployment_kind"]> = ["tiup", "operator", "manual"];
 export const configReadSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigRead"]["source"]> = ["status_port", "upload", "tiup", "simulated"];
@@ -13492,6 +14011,8 @@ export const projectionReadMetricValues: ReadonlyArray<FlattenedDeepRequired<com
 export const prometheusSourceCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceCreate"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceReadAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceRead"]["auth_kind"]> = ["none", "bearer", "basic"];
 export const prometheusSourceUpdateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceUpdate"]["auth_kind"]> = ["none", "bearer", "basic"];
+export const recommendationPreferencesReadLookback_daysValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecommendationPreferencesRead"]["lookback_days"]> = [14, 32, 93];
+export const recommendationPreferencesUpdateLookback_daysValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecommendationPreferencesUpdate"]["lookback_days"]> = [14, 32, 93];
 export const referenceLineKindAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ReferenceLine"]["kind"]> = ["sustained", "burst", "provisioned", "configured"];
 export const relatedFindingEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["entity_kind"]> = ["cluster", "tikv_node", "instance", "volume"];
 export const relatedFindingRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelatedFinding"]["role"]> = ["primary", "fix", "related"];

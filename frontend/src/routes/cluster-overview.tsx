@@ -1,6 +1,13 @@
 import { Link } from 'react-router';
 import { ChangeLedger } from '@/features/changes';
-import { AdviseNowButton, FIRST_ANALYSIS, FirstAnalysisNotice, NodesTable, neverAdvised } from '@/features/clusters';
+import {
+  AdviseNowButton,
+  ClusterLookbackPanel,
+  FIRST_ANALYSIS,
+  FirstAnalysisNotice,
+  NodesTable,
+  neverAdvised,
+} from '@/features/clusters';
 import { SeverityCountsPanel, TopFindings } from '@/features/findings';
 import { NextCeilings } from '@/features/projections';
 import { useClusterContext } from './cluster-layout';
@@ -31,6 +38,10 @@ export default function ClusterOverviewPage() {
       <section className="card" aria-labelledby="overview-changes">
         <h2 id="overview-changes">Changes and their effect</h2>
         <ChangeLedger clusterId={cluster.id} />
+      </section>
+      <section className="card" aria-labelledby="overview-lookback">
+        <h2 id="overview-lookback">Lookback for cost recommendations</h2>
+        <ClusterLookbackPanel clusterId={cluster.id} canManage={canManage} />
       </section>
       <section className="card" aria-labelledby="overview-nodes">
         <h2 id="overview-nodes">Nodes</h2>

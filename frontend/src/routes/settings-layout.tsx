@@ -9,6 +9,7 @@ const ORGANISATION = [
   { to: '/settings/tokens', label: 'API tokens' },
   { to: '/settings/digest', label: 'Weekly email' },
   { to: '/settings/alerts', label: 'Alerts' },
+  { to: '/settings/recommendations', label: 'Recommendations' },
   { to: '/settings/audit-log', label: 'Audit log' },
 ];
 

@@ -19,5 +19,6 @@ export const settingsRoute: RouteObject = {
     { path: 'audit-log', lazy: lazyPage(() => import('./settings-audit-log')) },
     { path: 'digest', lazy: lazyPage(() => import('./settings-digest')) },
     { path: 'alerts', lazy: lazyPage(() => import('./settings-alerts')) },
+    { path: 'recommendations', lazy: lazyPage(() => import('./settings-recommendations')) },
   ],
 };

@@ -36,6 +36,9 @@ Context API (stable; rules of every family use it):
     .volume_mibps_ceiling(volume_id) -> Array | None      the same for MiB/s
     .config(node_id, key) -> EffectiveValue      configured value, else the version default (tikvconf)
     .config_bytes(node_id, key) -> int | None    a size key parsed to bytes
+    .lookback_days -> int                        the lookback cuts are judged on (snapshot.lookback, else 14)
+    .lookback_peak(kind, id) -> LookbackPeak | None   the entity's peak over the lookback (None: no history)
+    .history_days(kind, id) -> float             days of history behind the entity (the window's when none)
     .window_text() -> str                        "2026-01-05 00:00 to 2026-01-06 00:00 UTC (24 h, 60 s steps)"
 
 Stats helpers (module functions, NaN-aware, on 1-D arrays):
@@ -82,10 +85,12 @@ from headroom.domain.physics.ceilings import (
 )
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.lookback import DEFAULT_LOOKBACK_DAYS
 from headroom.domain.snapshot.schema import (
     Cluster,
     EntityKind,
     Instance,
+    LookbackPeak,
     Node,
     Series,
     Snapshot,
@@ -590,6 +595,29 @@ class Context:
         if lim is None or view is None:
             return None
         return volume_in_force(lim, "throughput", self._burst_balance(volume_id), len(view.mibps))
+
+    # --- the lookback (cuts are judged on it; headroom.domain.snapshot.lookback) ------------------
+
+    @property
+    def lookback_days(self) -> int:
+        """Return the lookback in days a cut is judged on: the snapshot's, else the default (14)."""
+        return self.snapshot.lookback.days if self.snapshot.lookback is not None else DEFAULT_LOOKBACK_DAYS
+
+    def lookback_peak(self, kind: str, entity_id: str) -> LookbackPeak | None:
+        """Return an entity's peak over the lookback, or None when the snapshot carries none for it."""
+        if self.snapshot.lookback is None:
+            return None
+        key = ("lookback_index",)
+        if key not in self._cache:
+            self._cache[key] = {(p.entity.kind, p.entity.id): p for p in self.snapshot.lookback.peaks}
+        index: dict[tuple[str, str], LookbackPeak] = self._cache[key]
+        return index.get((kind, entity_id))
+
+    def history_days(self, kind: str, entity_id: str) -> float:
+        """Return the days of history behind an entity: the lookback's count, else the window's length."""
+        window_days = (self.window.end - self.window.start).total_seconds() / 86400.0
+        found = self.lookback_peak(kind, entity_id)
+        return window_days if found is None else max(found.history_days, window_days)
 
     # --- TiKV config ----------------------------------------------------------------------------
 

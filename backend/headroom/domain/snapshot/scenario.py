@@ -271,6 +271,18 @@ class ClusterSpec(_S):
         return v
 
 
+class ScenarioLookback(_S):
+    """The history behind the simulated window, for the rules that judge a cut on the lookback
+    (headroom.domain.snapshot.lookback): how many days exist and how their peak compares to the window's."""
+
+    days: Literal[14, 32, 93] = Field(default=14, description="The lookback asked for (14, 32 or 93 days).")
+    history_days: float = Field(ge=0, le=400, description="Days of history the store holds (capped at the lookback).")
+    peak_scale: float = Field(
+        default=1.0, ge=1.0, le=100.0,
+        description="The lookback's peak as a multiple of the window's (1: the window holds the history's peak).",
+    )
+
+
 class Scenario(_S):
     """A fleet to simulate: one cluster, its node groups and their workload."""
 
@@ -283,6 +295,9 @@ class Scenario(_S):
     workload: Workload = Field(default_factory=Workload)
     monitoring: Monitoring = Field(default_factory=Monitoring)
     nodes: list[NodeGroup] = Field(min_length=1)
+    lookback: ScenarioLookback | None = Field(
+        default=None, description="History behind the window; none: the window is all the history there is."
+    )
 
     @model_validator(mode="after")
     def _unique_names(self) -> Scenario:

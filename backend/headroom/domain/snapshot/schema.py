@@ -292,6 +292,30 @@ class ProjectedCeiling(_Model):
     band: ForecastBand
 
 
+LookbackDays = Literal[14, 32, 93]
+
+
+class LookbackPeak(_Model):
+    """One volume's or instance's I/O peak over the lookback, read from the store's 5-minute and hourly rollups
+    (counted IOPS and MiB/s derived as the advisor derives them: headroom.domain.snapshot.lookback)."""
+
+    entity: Entity
+    history_days: float = Field(ge=0, description="Days of history held for it, at most the lookback.")
+    peak_iops: float | None = Field(default=None, ge=0, description="Highest counted IOPS over the lookback.")
+    peak_iops_at: AwareDatetime | None = None
+    peak_mibps: float | None = Field(default=None, ge=0, description="Highest MiB/s over the lookback.")
+    peak_mibps_at: AwareDatetime | None = None
+
+
+class Lookback(_Model):
+    """The history a change that removes capacity is judged on (AWS Compute Optimizer's look-back period:
+    14 days by default, 32 or 93 on request; docs/reference/lookback.md)."""
+
+    days: LookbackDays = Field(default=14, description="The lookback the organisation or cluster asked for.")
+    end: AwareDatetime = Field(description="The end of the lookback (the advisor's window end).")
+    peaks: list[LookbackPeak] = Field(default_factory=list)
+
+
 class Snapshot(_Model):
     """A cluster snapshot: inventory, configs and time series over one window."""
 
@@ -309,6 +333,10 @@ class Snapshot(_Model):
     projections: list[ProjectedCeiling] = Field(
         default_factory=list,
         description="Stored projections of the cluster's ceilings (optional; the advisor warns from them).",
+    )
+    lookback: Lookback | None = Field(
+        default=None,
+        description="Peaks over the lookback; null: no history beyond the window (a cut is held until it exists).",
     )
 
     @model_validator(mode="after")

@@ -44,9 +44,12 @@ from headroom.domain.physics.burst import CreditBucket, InstanceEbsBucket, volum
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.errors import ScenarioError
 from headroom.domain.snapshot.registry import REGISTRY
+from headroom.domain.physics.io import SSD_CHUNK_KIB
+from headroom.domain.snapshot.lookback import peak_over
 from headroom.domain.snapshot.scenario import (
     Monitoring,
     Scenario,
+    ScenarioLookback,
     VolumeSpec,
     Workload,
     load_scenario,
@@ -56,7 +59,9 @@ from headroom.domain.snapshot.schema import (
     SCHEMA_VERSION,
     Cluster,
     Entity,
+    EntityKind,
     Instance,
+    Lookback,
     Node,
     Series,
     Snapshot,
@@ -67,6 +72,7 @@ from headroom.domain.snapshot.schema import (
     config_set,
 )
 from headroom.domain.snapshot.tikv_defaults import default_config, flatten
+from headroom.domain.snapshot.views import IO_METRICS, aligned, find_series
 from headroom.domain.units import parse_size
 
 Array = NDArray[np.float64]
@@ -1160,7 +1166,7 @@ def simulate(
             store_id += 1
 
     end = begin + timedelta(seconds=n * dt)
-    return Snapshot(
+    snapshot = Snapshot(
         schema_version=SCHEMA_VERSION,
         generated_at=end,
         source=Source(kind="simulated", tool="headroom simulate", scenario=scenario.cluster.name, seed=seed),
@@ -1176,6 +1182,33 @@ def simulate(
         volumes=volumes_out,
         series=series,
     )
+    if scenario.lookback is None:
+        return snapshot
+    return snapshot.model_copy(update={"lookback": scenario_lookback(snapshot, scenario.lookback)})
+
+
+def scenario_lookback(snapshot: Snapshot, spec: ScenarioLookback) -> Lookback:
+    """Return the lookback a scenario declares: its history's peak is the window's, times `peak_scale`, counted by
+    the one derivation (lookback.peak_over), at the moment the window peaks."""
+    history = min(spec.history_days, float(spec.days))
+    peaks = []
+    entities: list[tuple[EntityKind, str, int]] = [
+        ("volume", v.id, derived.io_chunk_kib(v.type)) for v in snapshot.volumes
+    ] + [
+        ("instance", i.id, SSD_CHUNK_KIB) for i in snapshot.instances
+    ]
+    for kind, eid, chunk in entities:
+        if find_series(snapshot, kind, eid, IO_METRICS[kind][0]) is None:
+            continue
+
+        def read(metric: str, kind: EntityKind = kind, eid: str = eid) -> Array | None:
+            found = find_series(snapshot, kind, eid, metric)
+            if found is None:
+                return None
+            return aligned(found, snapshot.window) * spec.peak_scale
+
+        peaks.append(peak_over(kind, eid, [(snapshot.window, read)], chunk, history))
+    return Lookback(days=spec.days, end=snapshot.window.end, peaks=peaks)
 
 
 def _with_raft_dir(node: _NodePlan) -> dict[str, object]:

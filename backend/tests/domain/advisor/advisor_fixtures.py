@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 from headroom.domain.advisor import Finding, advise
 from headroom.domain.snapshot.registry import REGISTRY
-from headroom.domain.snapshot.scenario import load_scenario
+from headroom.domain.snapshot.scenario import ScenarioLookback, load_scenario
 from headroom.domain.snapshot.schema import (
     SCHEMA_VERSION,
     Cluster,
@@ -23,7 +23,7 @@ from headroom.domain.snapshot.schema import (
     Volume,
     Window,
 )
-from headroom.domain.snapshot.simulate import simulate
+from headroom.domain.snapshot.simulate import scenario_lookback, simulate
 
 SCENARIOS = Path(__file__).resolve().parents[4] / "examples" / "scenarios"
 START = datetime(2026, 1, 5, tzinfo=UTC)
@@ -156,3 +156,10 @@ def plateau(
     out = np.full(total, base, dtype=np.float64)
     out[at : at + minutes] = level
     return out
+
+
+def with_history(snap: Snapshot, history_days: float = 14.0, days: Literal[14, 32, 93] = 14) -> Snapshot:
+    """Return the snapshot with `history_days` of history behind it whose peak is the window's (a scenario's
+    `lookback:` block), so a cut is judged rather than held."""
+    spec = ScenarioLookback(days=days, history_days=history_days)
+    return snap.model_copy(update={"lookback": scenario_lookback(snap, spec)})

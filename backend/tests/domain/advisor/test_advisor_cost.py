@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from advisor_fixtures import aws_findings, of_rule, scenario_findings, synthetic
+from advisor_fixtures import aws_findings, of_rule, scenario_findings, synthetic, with_history
 from headroom.domain.advisor import advise
 
 
@@ -51,9 +51,11 @@ def test_volume_overprovisioned_scenario() -> None:
 )
 def test_overprovisioned_thresholds(iops: int, throughput: float, fires: bool) -> None:
     # 1,200 GiB gp3 (= $96 storage), peak 1,000 IOPS of 16 KiB: fits the free 3,000 / 125 at <= 75%.
-    snap = synthetic(
-        volume={"type": "gp3", "size_gib": 1200, "iops": iops, "throughput_mibps": throughput},
-        read_iops=np.full(1440, 1000.0),
+    snap = with_history(
+        synthetic(
+            volume={"type": "gp3", "size_gib": 1200, "iops": iops, "throughput_mibps": throughput},
+            read_iops=np.full(1440, 1000.0),
+        )
     )
     found = of_rule(advise(snap, rules=["volume-overprovisioned"]), "volume-overprovisioned")
     cost_now = 96 + (iops - 3000) * 0.005 + (throughput - 125) * 0.04

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from advisor_fixtures import of_rule, scenario_findings, synthetic
+from advisor_fixtures import of_rule, scenario_findings, synthetic, with_history
 from headroom.domain.advisor import advise
 
 N = 1440
@@ -32,7 +32,10 @@ def test_io2_to_gp3_from_a_ceiling_rule_says_it_gives_up_durability() -> None:
 
 def test_io2_over_provisioned_options_say_it_too() -> None:
     # io2 500 GiB at 16,000 IOPS read at 1,000 IOPS: over-provisioned; the gp3 option carries the note itself.
-    snap = synthetic(volume={"type": "io2", "size_gib": 500, "iops": 16000}, read_iops=np.full(N, 1000.0))
+    # 14 days of history like this window: the cut is judged, not held (docs/reference/lookback.md).
+    snap = with_history(
+        synthetic(volume={"type": "io2", "size_gib": 500, "iops": 16000}, read_iops=np.full(N, 1000.0))
+    )
     (f,) = of_rule(advise(snap, rules=["volume-overprovisioned"]), "volume-overprovisioned")
     assert any(c.key == "volume.type" and c.proposed == "gp3" for o in f.options for c in o.changes)
     for option in f.options:

@@ -145,3 +145,36 @@ export function useAdviseNow(clusterId: string) {
     },
   });
 }
+
+export type ClusterPreferences =
+  paths['/api/v1/clusters/{cluster_id}/recommendation-preferences']['get']['responses'][200]['content']['application/json'];
+type ClusterPreferencesUpdate =
+  paths['/api/v1/clusters/{cluster_id}/recommendation-preferences']['put']['requestBody']['content']['application/json'];
+const preferencesKey = (clusterId: string) => ['clusters', clusterId, 'recommendation-preferences'] as const;
+
+/** The cluster's lookback: its own (null: its organisation's) and the one in force. */
+export function useClusterPreferences(clusterId: string) {
+  return useQuery({
+    queryKey: preferencesKey(clusterId),
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/v1/clusters/{cluster_id}/recommendation-preferences', {
+          params: { path: { cluster_id: clusterId } },
+        }),
+      ),
+  });
+}
+
+export function useSetClusterPreferences(clusterId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: ClusterPreferencesUpdate) =>
+      unwrap(
+        api.PUT('/api/v1/clusters/{cluster_id}/recommendation-preferences', {
+          params: { path: { cluster_id: clusterId } },
+          body,
+        }),
+      ),
+    onSuccess: (data) => queryClient.setQueryData(preferencesKey(clusterId), data),
+  });
+}

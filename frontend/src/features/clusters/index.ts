@@ -14,3 +14,4 @@ export { FIRST_ANALYSIS, FirstAnalysisNotice, neverAdvised } from './components/
 export { ClusterHeader } from './components/ClusterHeader';
 export { ClustersPanel } from './components/ClustersPanel';
 export { NodesTable } from './components/NodesTable';
+export { ClusterLookbackPanel } from './components/ClusterLookbackPanel';

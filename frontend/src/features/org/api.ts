@@ -114,3 +114,27 @@ export function useAuditLog(beforeId: number | null, enabled = true) {
     enabled,
   });
 }
+
+export type RecommendationPreferences = S['RecommendationPreferencesRead'];
+const preferencesKey = ['org', 'recommendation-preferences'] as const;
+
+/** The organisation's lookback (clusters inherit it unless they set their own). */
+export function useRecommendationPreferences() {
+  return useQuery({
+    queryKey: preferencesKey,
+    queryFn: () => unwrap(api.GET('/api/v1/org/recommendation-preferences')),
+  });
+}
+
+export function useSetRecommendationPreferences() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: S['RecommendationPreferencesUpdate']) =>
+      unwrap(api.PUT('/api/v1/org/recommendation-preferences', { body })),
+    onSuccess: (data) => {
+      queryClient.setQueryData(preferencesKey, data);
+      // Every cluster's lookback in force may follow the organisation's.
+      return queryClient.invalidateQueries({ queryKey: ['clusters'] });
+    },
+  });
+}

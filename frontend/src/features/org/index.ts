@@ -4,3 +4,4 @@ export { AuditLogPanel } from './components/AuditLogPanel';
 export { InvitationsPanel } from './components/InvitationsPanel';
 export { MembersPanel } from './components/MembersPanel';
 export { TokensPanel } from './components/TokensPanel';
+export { RecommendationPreferencesPanel } from './components/RecommendationPreferencesPanel';

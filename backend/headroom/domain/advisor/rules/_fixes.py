@@ -21,7 +21,8 @@ from headroom.domain.catalog.volume_types import GP2_MAX_IOPS, gp2_baseline_iops
 from headroom.domain.model import Change, EntityRef, Impact, Option
 from headroom.domain.units import format_quantity, format_usd_change
 
-from ._common import PINGCAP_GP3_DATA_IOPS, PINGCAP_GP3_DATA_MIBPS, round_up
+from ._common import PINGCAP_GP3_DATA_IOPS, PINGCAP_GP3_DATA_MIBPS, TARGET_UTILISATION, round_up
+from ._lookback import judge_cut
 
 GP3_MIN_IOPS, GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 3000, 80_000, 500  # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025
 GP3_MIN_MIBPS, GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 125.0, 2000.0, 0.25  # docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025
@@ -489,15 +490,29 @@ def instance_upgrade(
         monthly_cost_delta_usd=delta,
         price_region=inst.price_region if delta is not None else None,
     )
+    # Another family may cut one of the instance's EBS limits while raising the other: such a cut keeps the peak
+    # of the lookback with the same margin, and waits while the history is shorter (rules/_lookback.py).
+    judged = judge_cut(ctx, "instance", iid, 0.0, None, 0.0, None)
+    cut_iops = max(need_iops, judged.iops / TARGET_UTILISATION)
+    cut_mibps = max(need_mibps, judged.mibps / TARGET_UTILISATION)
+    alternatives = []
+    held = False
+    for alt in cheaper_alternatives(inst, need_iops, need_mibps, exclude=target.name):
+        cuts = alt.baseline_iops < inst.baseline_iops or alt.baseline_throughput_mibps < inst.baseline_throughput_mibps
+        if cuts and judged.held:
+            held = True
+        elif not cuts or (alt.baseline_iops >= cut_iops and alt.baseline_throughput_mibps >= cut_mibps):
+            alternatives.append(alt)
+    held_note = [f"a family with a lower EBS limit than {inst.name}'s is held: {judged.held_text()}"] if held else []
     options = [
         Option(
             label=f"{inst.name} -> {target.name} (same family)",
             changes=[change],
             impact=impact,
-            notes=price_notes(ctx, inst),
+            notes=[*price_notes(ctx, inst), *held_note],
         )
     ]
-    for alt in cheaper_alternatives(inst, need_iops, need_mibps, exclude=target.name):
+    for alt in alternatives:
         alt_delta = (
             round(alt.monthly_price_usd - before, 2)
             if (before is not None and alt.monthly_price_usd is not None)

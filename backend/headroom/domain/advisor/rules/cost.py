@@ -14,8 +14,14 @@ limit, the volumes' demand is clipped by it and their peaks understate what they
   docs/reference/pingcap-guidance.md#volume-choice-on-aws, is noted). Fires when the saving is >= 20% of the volume's cost and >= $10/month (Headroom choice:
   below that, the change is not worth a modification slot, docs/reference/ebs-volume-types.md#elastic-volumes-modifications: four per rolling 24 h).
 
-Severity is info (money, not risk); confidence grows with the window length (a 1-day window cannot see a weekly
-peak): 0.5 + 0.4 × min(days / 14, 1).
+Both cut capacity, so both are judged on the lookback (rules/_lookback.py; docs/reference/lookback.md): the
+cheaper configuration is sized on max(the window's peak, the peak of the last 14 days, or 32 or 93 as the
+organisation or cluster asks), and while the history is shorter than the lookback no cut is proposed: the finding
+says it is held and why ("needs 14 days of history, has 3 days"). A gp2 volume still gets the gp3 of equal
+performance (it removes nothing), with the cheaper one held.
+
+Severity is info (money, not risk); confidence grows with the history behind the volume (a day cannot see a
+weekly peak): 0.5 + 0.4 × min(days / lookback, 1).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from headroom.domain.advisor.rules._common import window_evidence
 from headroom.domain.catalog import PROVISIONED_IOPS_TYPES, VolumeLimits, volume_limits
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.snapshot import metric_ids as mid
-from headroom.domain.units import format_quantity, format_usd_change
+from headroom.domain.units import format_days, format_quantity, format_usd_change
 
 from ._common import (
     AT_CEILING_FRACTION,
@@ -44,6 +50,7 @@ from ._common import (
     pressure,
     round_up,
 )
+from ._lookback import Judged, argmax_at, judge_cut
 from ._fixes import GP3_MIBPS_PER_IOPS, IOPS_STEP, MIBPS_STEP, VolumeConfig, trade_off_notes, volume_changes
 
 GP2_RULE = "gp2-to-gp3"
@@ -52,9 +59,8 @@ MIN_SAVING_SHARE = 0.20  # Headroom choice (module docstring)
 MIN_SAVING_USD = 10.0  # Headroom choice (module docstring)
 
 
-def _confidence(ctx: Context) -> float:
-    days = (ctx.window.end - ctx.window.start).total_seconds() / 86400.0
-    return round(0.5 + 0.4 * min(days / 14.0, 1.0), 2)
+def _confidence(judged: Judged) -> float:
+    return round(0.5 + 0.4 * min(judged.history_days / judged.lookback_days, 1.0), 2)
 
 
 def _gp3_for_peak(size: float, peak_iops: float, peak_mibps: float) -> VolumeConfig | None:
@@ -116,9 +122,13 @@ def _judge_instance_pinned(ctx: Context, iid: str) -> bool:
     )
 
 
-def _peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] | None:
-    """Return the volume's peak counted IOPS, MiB/s, highest share of its ceilings and highest IOPS ceiling (None
-    when its instance clips it or a series is missing); once per run and volume (both cost rules ask)."""
+_Peaks = tuple[float, float, float, float, Judged]
+
+
+def _peaks(ctx: Context, vid: str) -> _Peaks | None:
+    """Return the volume's peak counted IOPS, MiB/s, highest share of its ceilings, highest IOPS ceiling and the
+    peaks a cut is judged on (the lookback's; None when its instance clips it or a series is missing); once per
+    run and volume (both cost rules ask)."""
     vol = ctx.volume(vid)
     scope = (("volume", vid), *((("instance", vol.instance_id),) if vol.instance_id else ()))
     if vol.instance_id:
@@ -127,7 +137,7 @@ def _peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] | None:
     return ctx.memo(("cost_peaks", vid), partial(_volume_peaks, ctx, vid), scope)
 
 
-def _volume_peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] | None:
+def _volume_peaks(ctx: Context, vid: str) -> _Peaks | None:
     if _instance_pinned(ctx, ctx.volume(vid).instance_id):
         return None  # demand clipped by the instance (docs/reference/ec2-ebs-limits.md#limits-table): the observed peak is not the need
     view = ctx.volume_io(vid)
@@ -139,7 +149,11 @@ def _volume_peaks(ctx: Context, vid: str) -> tuple[float, float, float, float] |
         return None
     with np.errstate(invalid="ignore", divide="ignore"):
         near = max(float(np.nanmax(view.counted_iops / iceil)), float(np.nanmax(view.mibps / mceil)))
-    return float(np.nanmax(view.counted_iops)), float(np.nanmax(view.mibps)), near, float(np.nanmax(iceil))
+    peak_iops, peak_mibps = float(np.nanmax(view.counted_iops)), float(np.nanmax(view.mibps))
+    judged = judge_cut(
+        ctx, "volume", vid, peak_iops, argmax_at(ctx, view.counted_iops), peak_mibps, argmax_at(ctx, view.mibps)
+    )
+    return peak_iops, peak_mibps, near, float(np.nanmax(iceil)), judged
 
 
 def _finding(
@@ -148,8 +162,7 @@ def _finding(
     vid: str,
     lim: VolumeLimits,
     configs: list[VolumeConfig],
-    peak_iops: float,
-    peak_mibps: float,
+    judged: Judged,
     title_tail: str,
     why: str,
     sources: list[str],
@@ -157,7 +170,18 @@ def _finding(
 ) -> Finding:
     entity = ctx.entity_for_volume(vid)
     vol = ctx.volume(vid)
-    reason = f"peak {format_quantity(peak_iops, 'counted IOPS')} / {format_quantity(peak_mibps, 'MiB/s')} fits at <= 75% of the cheaper configuration"
+    peak_iops, peak_mibps = judged.iops, judged.mibps
+    reason = (
+        f"gp3 at the volume's own baseline removes no capacity; one sized on the peak is held: {judged.held_text()}"
+        if judged.held
+        else f"peak {format_quantity(peak_iops, 'counted IOPS')} / {format_quantity(peak_mibps, 'MiB/s')} over the "
+        f"last {format_days(judged.lookback_days)} fits at <= 75% of the cheaper configuration"
+    )
+    sized = (
+        f"A configuration sized on the peak is held: {judged.held_text()}."
+        if judged.held
+        else f"Sized on the higher of the window's peak and the lookback's: {judged.peak_text()}."
+    )
     options = []
     for cfg in sorted(configs, key=lambda c: c.monthly_cost):
         delta = round(cfg.monthly_cost - lim.monthly_cost_usd, 2)
@@ -198,7 +222,9 @@ def _finding(
         title=f"{vid} ({vol.type} {format_quantity(vol.size_gib, 'GiB')}, {vol.role}): {title_tail}; save {format_quantity(saving, 'USD')}/month",
         evidence=window_evidence(
             ctx,
-            condition="window peak <= 75% of the cheaper configuration's ceilings; never near the current ones",
+            condition=(
+                f"peak <= 75% of the cheaper configuration's ceilings; never near the current ones; {judged.peak_text()}"
+            ),
             measures=[
                 Measure(
                     label="peak counted IOPS",
@@ -225,6 +251,7 @@ def _finding(
                     unit="USD/month",
                     source=refs.EBS_PRICING.cite(),
                 ),
+                *_lookback_measures(judged),
             ],
             series=[
                 SeriesRef(
@@ -245,14 +272,65 @@ def _finding(
                 ),
             ],
         ),
-        why=why,
+        why=f"{why} {sized}",
         changes=best.changes,
         options=options,
         impact=best.impact,
-        confidence=_confidence(ctx),
+        confidence=_confidence(judged),
         dedup_key=make_dedup_key(rule, ctx.cluster_key, entity),
-        sources=sources,
+        sources=[*sources, refs.COMPUTE_OPTIMIZER_LOOKBACK.cite()],
         notes=extra_notes,
+    )
+
+
+def _lookback_measures(judged: Judged) -> list[Measure]:
+    return [
+        Measure(
+            label=f"days of history (lookback {format_days(judged.lookback_days)})",
+            value=round(judged.history_days, 1),
+            unit="days",
+            limit=float(judged.lookback_days),
+            limit_label="lookback",
+            source=refs.COMPUTE_OPTIMIZER_LOOKBACK.cite(),
+        )
+    ]
+
+
+def _held(
+    ctx: Context, rule: str, vid: str, lim: VolumeLimits, judged: Judged, what: str, why: str
+) -> Finding:
+    """A cut that waits for history: no change, and the reason in its title."""
+    entity = ctx.entity_for_volume(vid)
+    vol = ctx.volume(vid)
+    held = judged.held_text()
+    return Finding(
+        rule=rule,
+        severity="info",
+        entity=entity,
+        title=f"{vid} ({vol.type} {format_quantity(vol.size_gib, 'GiB')}, {vol.role}): {what}; held: {held}",
+        evidence=window_evidence(
+            ctx,
+            condition=f"a cut is judged on the peak of the last {format_days(judged.lookback_days)}; {held}",
+            measures=[
+                Measure(label="peak counted IOPS so far", value=round(judged.iops, 1), unit="IOPS",
+                        limit=lim.baseline_iops, limit_label="current sustained IOPS", statistic="max",
+                        ceiling=ceiling_of(ctx, "volume", vid, "iops", lim.baseline_iops)),
+                Measure(label="peak throughput so far", value=round(judged.mibps, 1), unit="MiB/s",
+                        limit=lim.baseline_throughput_mibps, limit_label="current sustained MiB/s", statistic="max",
+                        ceiling=ceiling_of(ctx, "volume", vid, "throughput", lim.baseline_throughput_mibps)),
+                *_lookback_measures(judged),
+            ],
+        ),
+        why=(
+            f"{why} A cut removes capacity, so it is sized on the peak of the last {format_days(judged.lookback_days)} "
+            f"(as AWS Compute Optimizer's look-back period); with less history a weekly batch may not have been seen "
+            f"yet, so the cut is held: {held}."
+        ),
+        impact=Impact(summary=f"held: {held}"),
+        confidence=_confidence(judged),
+        dedup_key=make_dedup_key(rule, ctx.cluster_key, entity),
+        sources=[refs.COMPUTE_OPTIMIZER_LOOKBACK.cite(), refs.EBS_PRICING.cite()],
+        notes=[f"no change is proposed until the history covers the lookback ({held})"],
     )
 
 
@@ -264,10 +342,10 @@ def evaluate_gp2(ctx: Context) -> list[Finding]:
         peaks = _peaks(ctx, vol.id)
         if vol.type != "gp2" or lim is None or peaks is None:
             continue
-        peak_iops, peak_mibps, near, _ = peaks
+        _, _, near, _, judged = peaks
         if near >= AT_CEILING_FRACTION:
             continue  # a performance rule owns this volume
-        cheap = _gp3_for_peak(vol.size_gib, peak_iops, peak_mibps)
+        cheap = _gp3_for_peak(vol.size_gib, judged.iops, judged.mibps)
         equal = _gp3_for_peak(
             vol.size_gib,
             lim.baseline_iops * TARGET_UTILISATION,
@@ -278,6 +356,20 @@ def evaluate_gp2(ctx: Context) -> list[Finding]:
             continue
         if equal is not None and cheap is not None and equal.label == cheap.label:
             configs = [cheap]
+        why_gp2 = (
+            "gp3 costs $0.08 per GB-month against gp2's $0.10 and includes 3,000 IOPS and 125 MiB/s at any "
+            "size, without a burst bucket (AWS EBS volume types; AWS Prescriptive Guidance gp2 -> gp3). "
+            "The change is an in-place Elastic Volumes modification (AWS Elastic Volumes)."
+        )
+        notes: list[str] = []
+        if judged.held:
+            # gp3 at gp2's own performance removes nothing: it need not wait; a lower one does.
+            if equal is None or equal.monthly_cost >= lim.monthly_cost_usd:
+                out.append(_held(ctx, GP2_RULE, vol.id, lim, judged, "gp3 may serve it for less", why_gp2))
+                continue
+            if cheap is not None and cheap.label != equal.label:
+                notes.append(f"a cheaper gp3 sized on the peak is held: {judged.held_text()}")
+            configs = [equal]
         out.append(
             _finding(
                 ctx,
@@ -285,16 +377,11 @@ def evaluate_gp2(ctx: Context) -> list[Finding]:
                 vol.id,
                 lim,
                 configs,
-                peak_iops,
-                peak_mibps,
+                judged,
                 "gp3 serves the observed peak for less",
-                why=(
-                    "gp3 costs $0.08 per GB-month against gp2's $0.10 and includes 3,000 IOPS and 125 MiB/s at any "
-                    "size, without a burst bucket (AWS EBS volume types; AWS Prescriptive Guidance gp2 -> gp3). "
-                    "The change is an in-place Elastic Volumes modification (AWS Elastic Volumes)."
-                ),
+                why=why_gp2,
                 sources=[refs.EBS_VOLUME_TYPES.cite(), refs.EBS_MODIFY.cite(), refs.EBS_PRICING.cite(), refs.PINGCAP_AWS.cite(), refs.headroom_threshold("cost.md")],
-                extra_notes=[],
+                extra_notes=notes,
             )
         )
     return out
@@ -308,7 +395,8 @@ def evaluate_over(ctx: Context) -> list[Finding]:
         peaks = _peaks(ctx, vol.id)
         if vol.type not in PROVISIONED_IOPS_TYPES or lim is None or peaks is None:
             continue
-        peak_iops, peak_mibps, near, _ = peaks
+        _, _, near, _, judged = peaks
+        peak_iops, peak_mibps = judged.iops, judged.mibps
         if near >= AT_CEILING_FRACTION:
             continue
         configs = [c for c in (_gp3_for_peak(vol.size_gib, peak_iops, peak_mibps),) if c is not None]
@@ -323,6 +411,17 @@ def evaluate_over(ctx: Context) -> list[Finding]:
         saving = lim.monthly_cost_usd - best
         if saving < MIN_SAVING_USD or saving < MIN_SAVING_SHARE * lim.monthly_cost_usd:
             continue
+        why_over = (
+            "Provisioned IOPS and throughput are billed whether used or not (io1/io2 $0.065 per IOPS-month, "
+            "gp3 $0.005 per IOPS-month above 3,000 and $0.04 per MiB/s-month above 125, AWS EBS pricing). "
+            "The observed peak fits a cheaper configuration with 25% to spare."
+        )
+        if judged.held:
+            out.append(_held(ctx, OVER_RULE, vol.id, lim, judged,
+                             f"provisioned {format_quantity(lim.baseline_iops, 'IOPS')} / "
+                             f"{format_quantity(lim.baseline_throughput_mibps, 'MiB/s')} may be more than it needs",
+                             why_over))
+            continue
         notes = []
         if vol.type == "io2" and any(c.volume_type == "gp3" for c in configs):
             notes.append("io2 is designed for 99.999% durability, gp3 for 99.8-99.9% (PingCAP blog on EBS)")
@@ -333,15 +432,10 @@ def evaluate_over(ctx: Context) -> list[Finding]:
                 vol.id,
                 lim,
                 configs,
-                peak_iops,
-                peak_mibps,
+                judged,
                 f"provisioned {format_quantity(lim.baseline_iops, 'IOPS')} / {format_quantity(lim.baseline_throughput_mibps, 'MiB/s')}, "
                 f"peak {format_quantity(peak_iops, 'IOPS')} / {format_quantity(peak_mibps, 'MiB/s')}",
-                why=(
-                    "Provisioned IOPS and throughput are billed whether used or not (io1/io2 $0.065 per IOPS-month, "
-                    "gp3 $0.005 per IOPS-month above 3,000 and $0.04 per MiB/s-month above 125, AWS EBS pricing). "
-                    "The observed peak fits a cheaper configuration with 25% to spare."
-                ),
+                why=why_over,
                 sources=[
                     refs.EBS_VOLUME_TYPES.cite(),
                     refs.EBS_PRICING.cite(),
