@@ -12,9 +12,9 @@ their own. Without xdist (no PYTEST_XDIST_WORKER) it changes nothing.
   enough of them); tests name a database relative to theirs with `redis_db(url, n)`.
 * Files: tmp_path is per worker already (pytest names the base directory after the worker).
 * Ports: every test server binds a free port (port 0) or 127.0.0.x of its own, so workers never collide.
-* Shared state that cannot be split is kept on one worker by an `xdist_group` (scripts/test.sh runs
-  `--dist loadgroup`); every other test file is its own group, so a file's module- and session-scoped fixtures
-  are built once, on one worker, as with `--dist loadfile`:
+* Shared state that cannot be split is kept on one worker: with `--dist loadgroup` (scripts/test.sh) each test
+  file is scheduled whole (its module- and session-scoped fixtures are built once, on one worker, as with
+  `--dist loadfile`), and the files of each group below are scheduled together, one after another:
     - "moto": the moto server is one AWS account for everybody; these files create, count and delete EC2
       instances and volumes in fixed regions (tests/patches use eu-north-1, sources/aws empties the region it
       takes), so two of them at once would see or delete each other's resources.
@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
+from typing import Any
 
 import pytest
 
 REDIS_DBS_PER_WORKER = 16
+_CREATED: list[str] = []  # the database this worker made (dropped when the worker ends)
 
 # Paths relative to the repository root; a directory covers the files under it.
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -49,7 +50,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "prometheus": ("backend/tests/sources/prometheus/",),
 }
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def worker_index() -> int | None:
@@ -71,7 +71,10 @@ def _worker_database(url: str, admin_url: str, worker: str) -> str:
     from sqlalchemy.engine import make_url
 
     template = make_url(url)
-    name = f"{template.database}_{worker}"
+    # The run's id in the name: two runs against the same services (a developer's second terminal) never drop
+    # each other's databases.
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")[:8]
+    name = f"{template.database}_{worker}_{run}" if run else f"{template.database}_{worker}"
     engine = create_engine(admin_url, isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
@@ -92,7 +95,6 @@ def _worker_database(url: str, admin_url: str, worker: str) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "xdist_group(name): run these tests on one xdist worker (xdist_workers.py)")
     index = worker_index()
     if index is None:
         return
@@ -101,10 +103,27 @@ def pytest_configure(config: pytest.Config) -> None:
     admin_url = os.environ.get("HEADROOM_TEST_PG_ADMIN_URL")
     if database_url and admin_url:
         os.environ["HEADROOM_TEST_DATABASE_URL"] = _worker_database(database_url, admin_url, worker)
+        _CREATED.append(os.environ["HEADROOM_TEST_DATABASE_URL"])
     redis_url = os.environ.get("HEADROOM_TEST_REDIS_URL")
     if redis_url:
         base = redis_url.rpartition("/")[0]
         os.environ["HEADROOM_TEST_REDIS_URL"] = f"{base}/{index * REDIS_DBS_PER_WORKER}"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    database_url = os.environ.get("HEADROOM_TEST_DATABASE_URL")
+    admin_url = os.environ.get("HEADROOM_TEST_PG_ADMIN_URL")
+    if worker_index() is None or not (database_url and admin_url and _CREATED):
+        return
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    engine = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{make_url(database_url).database}" WITH (FORCE)'))
+    finally:
+        engine.dispose()
 
 
 def _group(rel: str) -> str:
@@ -114,9 +133,19 @@ def _group(rel: str) -> str:
     return rel
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            rel = item.path.resolve().relative_to(REPO_ROOT).as_posix()
-            item.add_marker(pytest.mark.xdist_group(_group(rel)))
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: absent when the plugin is off (-p no:xdist)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With `--dist loadgroup`, schedule whole test files, and the files of each of GROUPS together.
+
+    xdist's own loadgroup reads `xdist_group` markers from node ids that pytest 9 no longer carries, so the
+    grouping is done here, from the paths, on the controller: LoadScopeScheduling sends each scope to one worker
+    (largest scope first)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid.split("::", 1)[0])
+
+    return FileGroupScheduling(config, log)
