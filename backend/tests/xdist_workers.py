@@ -80,7 +80,8 @@ def _worker_database(url: str, admin_url: str, worker: str) -> str:
         with engine.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
             # Workers start together and copy the same template: PostgreSQL refuses a copy while another session
-            # is connected to the template, so a refused copy is retried briefly.
+            # is connected to the template (https://www.postgresql.org/docs/current/manage-ag-templatedbs.html),
+            # so a refused copy is retried briefly.
             for attempt in range(50):
                 try:
                     conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template.database}"'))
