@@ -44,7 +44,9 @@ start() {
     -o "-p $pg_port -k $dir/run -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" start >/dev/null
   as_pg "$bin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -qc "CREATE DATABASE headroom_test" >/dev/null
 
-  redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+  # 256 databases: each pytest-xdist worker takes 16 of its own (backend/tests/xdist_workers.py; the `databases`
+  # directive, https://redis.io/docs/latest/operate/oss_and_stack/management/config-file/).
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --databases 256 --daemonize yes \
     --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir"
   wait_for redis redis-cli -p "$redis_port" ping
 

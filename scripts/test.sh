@@ -36,8 +36,11 @@ uv run --locked lint-imports --no-logo
 step "typecheck (mypy --strict on the package and the worker)"
 uv run --locked mypy backend/headroom worker/headroom_worker
 
-step "backend and worker tests (pytest)"
-uv run --locked pytest -q -p no:cacheprovider
+step "backend and worker tests (pytest, one xdist worker per core)"
+# Each worker gets a copy of the migrated database and Redis databases of its own (backend/tests/xdist_workers.py);
+# loadgroup keeps each test file on one worker (its module fixtures are built once) and the files sharing the
+# moto account or the simulated Prometheus together. HEADROOM_TEST_WORKERS=0 runs in this process.
+uv run --locked pytest -q -p no:cacheprovider -n "${HEADROOM_TEST_WORKERS:-auto}" --dist loadgroup
 
 step "front end: lint (incl. the feature boundaries), typecheck and unit tests"
 (cd frontend && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
@@ -59,8 +62,18 @@ PY
     HEADROOM_PUBLIC_URL="http://127.0.0.1:$port" \
     uv run --locked headroom serve --port "$port" >"$svc/server.log" 2>&1 &
   server_pid=$!
-  for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
-  if ! curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; then cat "$svc/server.log"; exit 1; fi
+  # The server migrates the database before it listens, which takes a while on a loaded machine: wait as long as
+  # it is alive (up to 300 s), and show its log if it dies or never answers.
+  deadline=$((SECONDS + 300))
+  until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; do
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "the e2e server exited before it answered /healthz:" >&2; cat "$svc/server.log" >&2; exit 1
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "the e2e server did not answer /healthz within 300 s:" >&2; cat "$svc/server.log" >&2; exit 1
+    fi
+    sleep 0.5
+  done
   HEADROOM_E2E_BASE_URL="http://127.0.0.1:$port" HEADROOM_E2E_DEMO_PASSWORD_FILE="$svc/data/demo-password.txt" \
     HEADROOM_E2E_OUTBOX_DIR="$svc/data/outbox" scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
 fi

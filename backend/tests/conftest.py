@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+from xdist_workers import redis_db
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -126,7 +127,7 @@ def settings(redis_url: str, aws_endpoint_url: str) -> Any:
     # Jobs the API enqueues go to a Redis database no worker reads (as with a broker in production), so a
     # request never starts work against the database outside the test's transaction. AWS is the moto server:
     # connecting an account tests it at once (sources.aws.router), and no test may reach the real AWS.
-    broker = redis_url.rsplit("/", 1)[0] + "/5"
+    broker = redis_db(redis_url, 5)
     return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32, REDIS_URL=broker,
                     HEADROOM_AWS_ENDPOINT_URL=aws_endpoint_url)
 

@@ -18,6 +18,7 @@ from headroom.platform.ratelimit import MemoryRateLimiter
 from headroom.platform.settings import Settings
 from helpers import sign_up
 from pg_tools import PgCopy, standalone_copy
+from xdist_workers import redis_db
 
 
 @pytest.fixture()
@@ -25,7 +26,7 @@ def stoppable(database_url: str, redis_url: str, tmp_path: Path) -> Iterator[tup
     with standalone_copy(database_url) as copy:
         settings = Settings(
             HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
-            REDIS_URL=redis_url.rsplit("/", 1)[0] + "/5", HEADROOM_DATA_DIR=str(tmp_path),
+            REDIS_URL=redis_db(redis_url, 5), HEADROOM_DATA_DIR=str(tmp_path),
         )
         ctx = build_context(settings, copy.url)
         ctx.rate_limiter = MemoryRateLimiter()

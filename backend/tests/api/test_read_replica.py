@@ -41,6 +41,7 @@ from pg_tools import as_postgres, free_port, pg_bin
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import make_url
+from xdist_workers import redis_db
 
 METRICS_TOKEN = "replica-metrics-" + "t" * 24
 # The settings a standby must have at least the primary's values of (PostgreSQL docs, "Hot Standby": "the
@@ -212,7 +213,7 @@ def deploy(database_url: str, redis_url: str, tmp_path: Path) -> Iterator[Any]:
             "HEADROOM_ENV": "test",
             "HEADROOM_SECRET_KEY": "test-secret-key-" + "x" * 32,
             # a Redis database no worker reads (as the other API tests' broker)
-            "REDIS_URL": redis_url.rsplit("/", 1)[0] + "/5",
+            "REDIS_URL": redis_db(redis_url, 5),
             "HEADROOM_DATA_DIR": str(tmp_path),
             "HEADROOM_METRICS_TOKEN": METRICS_TOKEN,
             **overrides,

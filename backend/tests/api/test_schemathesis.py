@@ -44,6 +44,7 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
     response_schema_conformance,
     status_code_conformance,
 )
+from xdist_workers import redis_db  # noqa: E402
 
 # Per operation and mode. 25 keeps the run near 2 minutes on 2 cores; set HEADROOM_SCHEMATHESIS_EXAMPLES higher (and
 # HEADROOM_SCHEMATHESIS_RANDOM=1 for new examples each run) to explore further by hand.
@@ -115,7 +116,7 @@ def seeded(engine: Any, redis_url: str, tmp_path_factory: Any) -> Iterator[Seede
     outer = connection.begin()
     sessions = sessionmaker(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
     settings = Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY=SECRET_KEY,
-                        REDIS_URL=redis_url.rsplit("/", 1)[0] + "/5",
+                        REDIS_URL=redis_db(redis_url, 5),
                         HEADROOM_AWS_ENDPOINT_URL=os.environ.get("HEADROOM_TEST_AWS_ENDPOINT", "http://127.0.0.1:9"))
     now = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
     ctx = AppContext(settings=settings, sessions=sessions, rate_limiter=MemoryRateLimiter(),

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from helpers import join_with_role, sign_up
 from structlog.testing import capture_logs
+from xdist_workers import redis_db
 
 SMTP_PASSWORD = "s3cret-smtp-pass"
 
@@ -18,7 +19,7 @@ def settings(smtp_server: Any, redis_url: str) -> Any:
     from headroom.platform.settings import Settings
 
     return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
-                    REDIS_URL=redis_url.rsplit("/", 1)[0] + "/5",
+                    REDIS_URL=redis_db(redis_url, 5),
                     HEADROOM_SMTP_HOST="127.0.0.1", HEADROOM_SMTP_PORT=smtp_server.port,
                     HEADROOM_SMTP_SECURITY="none", HEADROOM_SMTP_USERNAME="mailer",
                     HEADROOM_SMTP_PASSWORD=SMTP_PASSWORD, HEADROOM_SMTP_FROM="Headroom <digest@headroom.example.com>",

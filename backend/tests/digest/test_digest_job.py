@@ -17,6 +17,7 @@ from headroom.jobs import all_jobs
 from headroom.platform.smtp import TransientSendError
 from helpers import sign_up
 from sqlalchemy import select
+from xdist_workers import redis_db
 
 
 def _sends(sessions: Any, org_id: str) -> list[DigestSend]:
@@ -265,7 +266,7 @@ def test_with_a_broker_the_weekly_job_queues_one_send_per_org(
 
     import redis
 
-    broker = redis_url.rsplit("/", 1)[0] + "/7"  # a database no worker reads
+    broker = redis_db(redis_url, 7)  # a database no worker reads
     client = redis.Redis.from_url(broker)
     client.delete("email")
     settings = smtp_settings.model_copy(update={"redis_url": broker})

@@ -27,6 +27,7 @@ import pytest
 import sqlalchemy as sa
 from aws_fixtures import boto, make_fleet, put_series
 from celery_workers import ProgressWatch, client_app, start_worker, stop_worker
+from xdist_workers import redis_db
 
 # A region no other AWS test uses (the region fixture's cycle does not include it).
 REGION = "ap-southeast-3"
@@ -62,7 +63,7 @@ def worker_env(database_url: str, redis_url: str, aws_endpoint_url: str, tmp_pat
     (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE)
     pythonpath = os.pathsep.join(p for p in (str(hooks), os.environ.get("PYTHONPATH", "")) if p)
     # A Redis database of its own (worker/tests use /3), so no other test's worker takes this task.
-    return {**os.environ, "REDIS_URL": redis_url.rsplit("/", 1)[0] + "/5", "DATABASE_URL": database_url,
+    return {**os.environ, "REDIS_URL": redis_db(redis_url, 5), "DATABASE_URL": database_url,
             "HEADROOM_ENV": "test", "HEADROOM_AWS_ENDPOINT_URL": aws_endpoint_url, "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION, "PYTHONPATH": pythonpath}
 

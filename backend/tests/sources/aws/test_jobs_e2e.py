@@ -13,6 +13,7 @@ from headroom.platform.db import session_scope
 from headroom.sources.aws.jobs import backfill_aws, ingest_aws
 from headroom.sources.models import AwsBackfill, AwsConnection, CollectionSweep
 from sqlalchemy import func, select, text
+from xdist_workers import redis_db
 
 
 def _connected(database_url: str, region: str, *, backfill_state: str | None) -> uuid.UUID:
@@ -108,7 +109,7 @@ def test_with_a_broker_the_scheduled_sweep_is_one_task_per_connection(database_u
 
     import redis
 
-    broker = os.environ["HEADROOM_TEST_REDIS_URL"].rsplit("/", 1)[0] + "/6"  # a database no other test reads
+    broker = redis_db(os.environ["HEADROOM_TEST_REDIS_URL"], 6)  # a database no other test reads
     client = redis.Redis.from_url(broker)
     client.delete("ingest")
     cids = [_connected(database_url, region, backfill_state="done") for _ in range(2)]

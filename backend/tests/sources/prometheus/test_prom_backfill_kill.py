@@ -25,12 +25,13 @@ import sqlalchemy as sa
 from celery_workers import ProgressWatch, client_app, start_worker, stop_worker
 from conftest import PromEnv
 from test_prometheus_collect import _assert_matches_simulation
+from xdist_workers import redis_db
 
 
 @pytest.fixture(scope="module")
 def worker_env(database_url: str, redis_url: str) -> dict[str, str]:
     # A Redis database of its own (worker/tests use /3, the AWS kill test /5): no other worker takes the task.
-    return {**os.environ, "REDIS_URL": redis_url.rsplit("/", 1)[0] + "/6", "DATABASE_URL": database_url,
+    return {**os.environ, "REDIS_URL": redis_db(redis_url, 6), "DATABASE_URL": database_url,
             "HEADROOM_ENV": "test"}
 
 

@@ -1,0 +1,152 @@
+"""Running the suite on several cores (pytest-xdist): each worker gets services of its own, and tests that share
+state outside the worker are kept on one worker.
+
+Loaded for every run as a plugin (`-p xdist_workers` in pyproject.toml), so it also covers `worker/tests` run on
+their own. Without xdist (no PYTEST_XDIST_WORKER) it changes nothing.
+
+* PostgreSQL: worker gwN works in `<test database>_gwN`, a copy of the migrated test database made with
+  CREATE DATABASE ... TEMPLATE (a file copy, far cheaper than running the migrations again). Each test still runs
+  in a transaction rolled back at its end; the copy keeps tests that commit on purpose (subprocesses, servers of
+  their own) from seeing another worker's rows.
+* Redis: worker gwN uses the databases from N * REDIS_DBS_PER_WORKER on (scripts/services.sh starts Redis with
+  enough of them); tests name a database relative to theirs with `redis_db(url, n)`.
+* Files: tmp_path is per worker already (pytest names the base directory after the worker).
+* Ports: every test server binds a free port (port 0) or 127.0.0.x of its own, so workers never collide.
+* Shared state that cannot be split is kept on one worker: with `--dist loadgroup` (scripts/test.sh) each test
+  file is scheduled whole (its module- and session-scoped fixtures are built once, on one worker, as with
+  `--dist loadfile`), and the files of each group below are scheduled together, one after another:
+    - "moto": the moto server is one AWS account for everybody; these files create, count and delete EC2
+      instances and volumes in fixed regions (tests/patches use eu-north-1, sources/aws empties the region it
+      takes), so two of them at once would see or delete each other's resources.
+    - "prometheus": the tests of sources/prometheus share one session fixture that simulates two clusters, loads
+      their history into a Prometheus of its own and scrapes live exporters (tens of seconds to build); grouped,
+      it is built once instead of once per worker.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+
+REDIS_DBS_PER_WORKER = 16
+_CREATED: list[str] = []  # the database this worker made (dropped when the worker ends)
+
+# Paths relative to the repository root; a directory covers the files under it.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "moto": (
+        "backend/tests/sources/aws/",
+        "backend/tests/patches/test_aws_script_in_aws_cli.py",
+        "backend/tests/patches/test_new_volume_script.py",
+        "backend/tests/patches/test_volume_resize_script.py",
+        "backend/tests/patches/test_rolling_restart_script.py",
+        "backend/tests/domain/catalog/test_catalog_refresh_moto.py",
+        "backend/tests/domain/catalog/test_catalog_price_list.py",
+        "backend/tests/commands/test_catalog_cli.py",
+        "worker/tests/test_ingest_kill.py",
+    ),
+    "prometheus": ("backend/tests/sources/prometheus/",),
+}
+
+
+
+def worker_index() -> int | None:
+    """Return N for xdist worker gwN, None outside xdist."""
+    name = os.environ.get("PYTEST_XDIST_WORKER")
+    return int(name.removeprefix("gw")) if name else None
+
+
+def redis_db(url: str, n: int) -> str:
+    """Return `url` pointing at Redis database n of this worker's range (url's own database is the range's 0)."""
+    base, _, db = url.rpartition("/")
+    if n >= REDIS_DBS_PER_WORKER:
+        raise ValueError(f"a worker has {REDIS_DBS_PER_WORKER} Redis databases; {n} is out of its range")
+    return f"{base}/{int(db or 0) + n}"
+
+
+def _worker_database(url: str, admin_url: str, worker: str) -> str:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    template = make_url(url)
+    # The run's id in the name: two runs against the same services (a developer's second terminal) never drop
+    # each other's databases.
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")[:8]
+    name = f"{template.database}_{worker}_{run}" if run else f"{template.database}_{worker}"
+    engine = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            # Workers start together and copy the same template: PostgreSQL refuses a copy while another session
+            # is connected to the template (https://www.postgresql.org/docs/current/manage-ag-templatedbs.html),
+            # so a refused copy is retried briefly.
+            for attempt in range(50):
+                try:
+                    conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template.database}"'))
+                    break
+                except Exception as exc:
+                    if "is being accessed by other users" not in str(exc) or attempt == 49:
+                        raise
+                    time.sleep(0.2)
+    finally:
+        engine.dispose()
+    return template.set(database=name).render_as_string(hide_password=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    index = worker_index()
+    if index is None:
+        return
+    worker = f"gw{index}"
+    database_url = os.environ.get("HEADROOM_TEST_DATABASE_URL")
+    admin_url = os.environ.get("HEADROOM_TEST_PG_ADMIN_URL")
+    if database_url and admin_url:
+        os.environ["HEADROOM_TEST_DATABASE_URL"] = _worker_database(database_url, admin_url, worker)
+        _CREATED.append(os.environ["HEADROOM_TEST_DATABASE_URL"])
+    redis_url = os.environ.get("HEADROOM_TEST_REDIS_URL")
+    if redis_url:
+        base = redis_url.rpartition("/")[0]
+        os.environ["HEADROOM_TEST_REDIS_URL"] = f"{base}/{index * REDIS_DBS_PER_WORKER}"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    database_url = os.environ.get("HEADROOM_TEST_DATABASE_URL")
+    admin_url = os.environ.get("HEADROOM_TEST_PG_ADMIN_URL")
+    if worker_index() is None or not (database_url and admin_url and _CREATED):
+        return
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    engine = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{make_url(database_url).database}" WITH (FORCE)'))
+    finally:
+        engine.dispose()
+
+
+def _group(rel: str) -> str:
+    for group, paths in GROUPS.items():
+        if any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in paths):
+            return group
+    return rel
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: absent when the plugin is off (-p no:xdist)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With `--dist loadgroup`, schedule whole test files, and the files of each of GROUPS together.
+
+    xdist's own loadgroup reads `xdist_group` markers from node ids that pytest 9 no longer carries, so the
+    grouping is done here, from the paths, on the controller: LoadScopeScheduling sends each scope to one worker
+    (largest scope first)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid.split("::", 1)[0])
+
+    return FileGroupScheduling(config, log)
