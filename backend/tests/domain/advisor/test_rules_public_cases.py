@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from advisor_fixtures import of_rule, scenario_snapshot, synthetic
+from advisor_fixtures import of_rule, scenario_snapshot, synthetic, with_history
 from headroom.domain.advisor import advise
 
 # AWS, "Amazon EBS General Purpose SSD volumes"
@@ -231,7 +231,9 @@ def test_the_same_node_at_half_its_instance_bandwidth_is_fine() -> None:
 
 
 def test_a_quiet_500_gib_gp2_moves_to_gp3_for_40_dollars() -> None:
-    snap = synthetic(volume={"type": "gp2", "size_gib": 500}, read_iops=_plateau(300.0, 900.0), read_kib=16.0)
+    # 14 days of the same load behind the window: a cut is judged on that lookback, not held (docs/reference/lookback.md)
+    snap = with_history(
+        synthetic(volume={"type": "gp2", "size_gib": 500}, read_iops=_plateau(300.0, 900.0), read_kib=16.0))
     (f,) = of_rule(advise(snap, rules=["gp2-to-gp3"]), "gp2-to-gp3")
     assert f.impact.monthly_cost_before_usd == pytest.approx(500 * 0.10)
     assert f.impact.monthly_cost_after_usd == pytest.approx(500 * 0.08)
@@ -247,9 +249,9 @@ def test_a_quiet_500_gib_gp2_moves_to_gp3_for_40_dollars() -> None:
 
 
 def test_an_io1_at_6_percent_of_its_iops_is_overprovisioned() -> None:
-    snap = synthetic(
+    snap = with_history(synthetic(
         volume={"type": "io1", "size_gib": 1000, "iops": 10000}, read_iops=_plateau(300.0, 600.0), read_kib=16.0
-    )
+    ))
     (f,) = of_rule(advise(snap, rules=["volume-overprovisioned"]), "volume-overprovisioned")
     before = 1000 * 0.125 + 10000 * 0.065
     assert f.impact.monthly_cost_before_usd == pytest.approx(before)
