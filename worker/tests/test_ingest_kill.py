@@ -41,7 +41,6 @@ def env(worker_env: dict[str, str]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def celery_app(env: dict[str, str]) -> Any:
-    os.environ["REDIS_URL"] = env["REDIS_URL"]
     from headroom_worker.celery_app import app
 
     app.loader.import_default_modules()

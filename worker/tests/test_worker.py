@@ -17,7 +17,6 @@ import sqlalchemy as sa
 
 @pytest.fixture(scope="module")
 def celery_app(worker_env: dict[str, str]) -> Any:
-    os.environ["REDIS_URL"] = worker_env["REDIS_URL"]
     from headroom_worker.celery_app import app
 
     app.loader.import_default_modules()  # what a worker does at start: import the `imports` modules

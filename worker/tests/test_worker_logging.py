@@ -9,7 +9,7 @@ from typing import Any
 
 
 def test_celery_log_setup_uses_the_scrubbing_handler(worker_env: dict[str, str], capsys: Any) -> None:
-    assert os.environ["REDIS_URL"]  # set by worker_env: importing the Celery app needs it
+    assert os.environ["REDIS_URL"]  # set by worker_redis_url: importing the Celery app needs it
     from headroom.platform.logging import reset_logging
     from headroom_worker.celery_app import app
 

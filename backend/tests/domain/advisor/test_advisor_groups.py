@@ -303,11 +303,11 @@ def test_growing_a_full_gp2_past_1_tib_for_space_also_ends_its_burst_a_what_if_l
 
 
 def test_a_gp2_raft_volume_and_a_gp3_data_volume_at_its_ceiling_are_not_linked_by_the_what_if() -> None:
-    # A 20 GiB gp2 Raft volume: 3 IOPS/GiB x 20 = 60, so the 100 IOPS floor (docs/reference/gp2-burst.md#baseline-
-    # and-burst), drained by 400 fsyncs/s; a 1,000 GiB gp3 data volume at its 125 MiB/s baseline throughput
-    # (docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025, https://docs.aws.amazon.com/ebs/latest/
-    # userguide/general-purpose.html); an m6i.2xlarge's own EBS limit (1,250 MB/s, docs/reference/
-    # ec2-ebs-limits.md#limits-table) far away. gp3 on the Raft volume does nothing for the data volume's bytes,
+    # A 20 GiB gp2 Raft volume: 3 IOPS/GiB x 20 = 60, so the 100 IOPS floor
+    # (docs/reference/gp2-burst.md#baseline-and-burst), drained by 400 fsyncs/s; a 1,000 GiB gp3 data volume at
+    # its 125 MiB/s baseline throughput (docs/reference/ebs-volume-types.md#gp3-limits-raised-in-2025,
+    # https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html); an m6i.2xlarge's own EBS limit
+    # (1,250 MB/s, docs/reference/ec2-ebs-limits.md#limits-table) far away. gp3 on the Raft volume does nothing for the data volume's bytes,
     # and more data-volume throughput does nothing for the Raft volume's credits: two causes, never one group.
     def raft_on_gp2(doc: dict[str, Any]) -> None:
         doc["workload"]["fsyncs_per_sec"] = 400.0

@@ -142,8 +142,8 @@ def test_gp3_at_half_its_throughput_is_fine() -> None:
 
 # ---------------------------------------------------------------------------------------------------------
 # instance-ebs-burst-depletion: AWS "Amazon EBS-optimized instances"
-# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html; docs/reference/
-# ec2-ebs-limits.md#limits-table and #the-burst-rule): m5.2xlarge 2,300 Mbps baseline = 287.5 MB/s, 4,750 Mbps
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html;
+# docs/reference/ec2-ebs-limits.md#limits-table and #the-burst-rule): m5.2xlarge 2,300 Mbps baseline = 287.5 MB/s, 4,750 Mbps
 # maximum = 593.75 MB/s, and "can support their maximum performance for 30 minutes at least once every 24
 # hours". So a full bucket holds 30 min x (593.75 - 287.5) MB/s, and a demand at the maximum empties it in 30 min.
 M5_2XL_BASE_MIBPS = 287.5e6 / 2**20  # ~274.2 MiB/s
@@ -189,8 +189,8 @@ def test_m5_2xlarge_under_its_baseline_is_fine() -> None:
 
 
 # instance-ebs-bandwidth-bound: PingCAP's m5.2xlarge TPC-C setup ("Best Practices for TiDB on AWS Cloud",
-# https://www.pingcap.com/blog/best-practices-for-tidb-on-aws-cloud/; docs/reference/pingcap-guidance.md#instance-
-# ebs-bandwidth): each node's 1 TB io1 at 6,000 IOPS "could give far more throughput than either instance allows";
+# https://www.pingcap.com/blog/best-practices-for-tidb-on-aws-cloud/;
+# docs/reference/pingcap-guidance.md#instance-ebs-bandwidth): each node's 1 TB io1 at 6,000 IOPS "could give far more throughput than either instance allows";
 # "the actual performance is tightly bounded by EC2 bandwidth", and m5.4xlarge doubled it. io1 6,000 IOPS x 256 KiB
 # is capped at 500 MiB/s below 32,000 IOPS (docs/reference/ebs-io-accounting.md#io1-throughput-rule); the
 # m5.2xlarge sustains 287.5 MB/s (~274 MiB/s) with its burst spent. Reads pinned there: the instance binds, and
@@ -242,8 +242,8 @@ def test_a_quiet_500_gib_gp2_moves_to_gp3_for_40_dollars() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# volume-overprovisioned: AWS, Amazon EBS pricing (https://aws.amazon.com/ebs/pricing/; docs/reference/
-# ebs-prices.md): io1 $0.125 per GB-month + $0.065 per provisioned IOPS-month. A 1,000 GiB io1 provisioned at
+# volume-overprovisioned: AWS, Amazon EBS pricing (https://aws.amazon.com/ebs/pricing/;
+# docs/reference/ebs-prices.md): io1 $0.125 per GB-month + $0.065 per provisioned IOPS-month. A 1,000 GiB io1 provisioned at
 # 10,000 IOPS (within io1's 50 IOPS per GiB, AWS "Provisioned IOPS SSD volumes") costs 125 + 650 = $775 a month.
 # Used at 600 IOPS of 16 KiB, it fits a gp3's free 3,000 IOPS / 125 MiB/s: 1,000 x 0.08 = $80.
 
@@ -414,8 +414,8 @@ def test_reads_at_half_the_io1_iops_keep_the_default_block_cache() -> None:
 
 
 # block-cache-size, grow: PingCAP, "TiKV Configuration File"
-# (https://docs.pingcap.com/tidb/stable/tikv-configuration-file#capacity; docs/reference/pingcap-guidance.md#block-
-# cache): storage.block-cache.capacity defaults to 45% of the system's memory. A 64 GiB r6i.2xlarge (AWS instance
+# (https://docs.pingcap.com/tidb/stable/tikv-configuration-file#capacity;
+# docs/reference/pingcap-guidance.md#block-cache): storage.block-cache.capacity defaults to 45% of the system's memory. A 64 GiB r6i.2xlarge (AWS instance
 # page) running an explicit 8 GiB cache (12.5%) with a poor hit ratio and disks far from their ceilings is raised to
 # what TiKV would give it by default: floor(0.45 x 64) = floor(28.8) = 28 GiB.
 
@@ -464,8 +464,8 @@ def test_a_third_of_the_io1_bandwidth_keeps_the_block_size() -> None:
 
 
 # compaction-rate-limit: TiKV's config template on rocksdb.rate-bytes-per-sec ("50% ~ 80% of the disk throughput";
-# https://github.com/tikv/tikv/blob/master/etc/config-template.toml; docs/reference/pingcap-guidance.md#compaction-
-# io) and PingCAP's AWS article, whose example sets rate-bytes-per-sec = "100MB". PingCAP's EKS page gives TiKV a
+# https://github.com/tikv/tikv/blob/master/etc/config-template.toml;
+# docs/reference/pingcap-guidance.md#compaction-io) and PingCAP's AWS article, whose example sets rate-bytes-per-sec = "100MB". PingCAP's EKS page gives TiKV a
 # gp3 at 4,000 IOPS / 400 MiB/s (https://docs.pingcap.com/tidb-in-kubernetes/stable/deploy-on-aws-eks). With
 # heavy writes, 100 MB (TiKV reads MB as MiB) throttles compaction while the disk is half idle: raise it into
 # 50%-80% of 400 MiB/s = 200-320 MiB/s.
@@ -550,8 +550,8 @@ def test_the_raft_log_on_its_own_gp3_is_fine() -> None:
 
 
 # thread-pool-saturation: PingCAP, "Tune TiKV Thread Pool Performance"
-# (https://docs.pingcap.com/tidb/stable/tune-tikv-thread-performance; docs/reference/pingcap-guidance.md#thread-
-# pools): keep the scheduler between 50% and 75% of its threads, "with 8 threads, scheduler worker CPU between
+# (https://docs.pingcap.com/tidb/stable/tune-tikv-thread-performance;
+# docs/reference/pingcap-guidance.md#thread-pools): keep the scheduler between 50% and 75% of its threads, "with 8 threads, scheduler worker CPU between
 # 400% and 600%"; a pool "should be less than total CPU cores" (TiKV's config template). An m6i.4xlarge (16 vCPUs,
 # AWS) with 8 scheduler threads burning all 8 cores: raise it so the p99 lands in the band, at most 16 - 1 = 15.
 THREADS_DOC = """
