@@ -175,6 +175,9 @@ def test_the_exposition_reports_the_deployment(
     metrics_app: Any, app_ctx: Any, sessions: Any, broker: Any, clock: Any
 ) -> None:
     client = TestClient(metrics_app, raise_server_exceptions=False)
+    # Source counts are over the whole database: other test files may have committed sources of their own before
+    # this one (on a shared xdist worker's database), so the counts are judged against a scrape taken first.
+    _, before = _scrape(client)
     owner = sign_up(client, org="Zebra Confidential Holdings")
     with sessions() as db:
         aws, prom = _seed_sources(db, uuid.UUID(owner.org_id), clock())
@@ -206,11 +209,12 @@ def test_the_exposition_reports_the_deployment(
     assert not [s for s in lag if s.labels["source_id"] == str(prom.id)]  # never succeeded: no lag, no zero
     failures = families["headroom_source_consecutive_failures"]
     assert _value(failures, "headroom_source_consecutive_failures", **prom_labels) == 4
-    assert (
-        _value(families["headroom_sources"], "headroom_sources", source_kind="prometheus", status="failing")
-        == 1
-    )
-    assert _value(families["headroom_sources"], "headroom_sources", source_kind="aws", status="ok") == 1
+    def sources(scrape: dict[str, list[Sample]], kind: str, status: str) -> float:
+        return sum(x.value for x in scrape.get("headroom_sources", [])
+                   if x.labels.get("source_kind") == kind and x.labels.get("status") == status)
+
+    assert sources(families, "prometheus", "failing") == sources(before, "prometheus", "failing") + 1
+    assert sources(families, "aws", "ok") == sources(before, "aws", "ok") + 1
     assert (
         _value(
             families["headroom_sweep_last_duration_seconds"],
