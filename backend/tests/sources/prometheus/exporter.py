@@ -205,7 +205,8 @@ def openmetrics_history(snapshot: Snapshot, labels_of: Callable[[str], NodeLabel
         node = labels_of(series.entity.id)
         _emit(writer, series, node, start)
         if series.metric == "node.cpu_count":
-            cpus[series.entity.id] = float(series.values[0] or 1)
+            # the first sampled count: a window that opens on a gap must not export one CPU for a 16-CPU node
+            cpus[series.entity.id] = float(next((v for v in series.values if v is not None), 1.0))
     for series in snapshot.series:
         if series.metric == "node.cpu_busy":
             node = labels_of(series.entity.id)
