@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { expect, test } from '../fixtures';
+import { METRICS_CHART_LINE, watchFirstChart } from '../first-chart';
 
 // Where a cold load of the Metrics tab (or a finding) spends its time before the first chart line: the requests'
 // resource timing, the main thread's long tasks and a CPU profile (Chromium's Profiler over CDP), self time summed
@@ -12,25 +13,16 @@ const PAGE = process.env.HEADROOM_PROFILE_PAGE ?? 'metrics';
 
 declare global {
   interface Window {
-    __firstChartAt?: number;
     __profileLongTasks?: { start: number; duration: number }[];
   }
 }
 
-function watch(selector: string) {
+/** Before the app's scripts run: record the main thread's long tasks. */
+function watchLongTasks() {
   window.__profileLongTasks = [];
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) window.__profileLongTasks!.push({ start: Math.round(e.startTime), duration: Math.round(e.duration) });
   }).observe({ type: 'longtask', buffered: true });
-  const observer = new MutationObserver(() => {
-    if (window.__firstChartAt === undefined && document.querySelector(selector)) {
-      window.__firstChartAt = performance.now();
-      observer.disconnect();
-    }
-  });
-  const start = () => observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true });
-  if (document.documentElement) start();
-  else document.addEventListener('DOMContentLoaded', start);
 }
 
 interface ProfileNode {
@@ -54,12 +46,13 @@ test('profile: a cold load to the first chart line', async ({ page, browser, log
   const [path, selector] =
     PAGE === 'finding'
       ? [`/clusters/${clusterId}/findings/${finding?.id}`, 'main figure path.recharts-line-curve[d]']
-      : [`/clusters/${clusterId}/metrics?range=6h`, '.metrics__grid path.recharts-line-curve[d]'];
+      : [`/clusters/${clusterId}/metrics?range=6h`, METRICS_CHART_LINE];
   const runs = [];
   for (let i = 0; i < RUNS; i += 1) {
     const context = await browser.newContext({ storageState, viewport: { width: 1280, height: 800 }, locale: 'en-GB', timezoneId: 'UTC' });
     const cold = await context.newPage();
-    await cold.addInitScript(watch, selector);
+    await cold.addInitScript(watchLongTasks);
+    await cold.addInitScript(watchFirstChart, selector);
     const cdp = await context.newCDPSession(cold);
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: 200 });

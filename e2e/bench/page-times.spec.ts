@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Browser, BrowserContextOptions } from '@playwright/test';
 import { expect, test } from '../fixtures';
+import { METRICS_CHART_LINE, watchFirstChart } from '../first-chart';
 
 // The front end's timings, measured by bench/page_times.py (bench/README.md, "Page times"):
 //  - the Metrics tab's time to its first chart line, over N cold loads (a new browser context each: no HTTP cache,
@@ -15,36 +16,8 @@ const CPU_RUNS = Number(process.env.HEADROOM_BENCH_CPU_RUNS ?? '5');
 
 declare global {
   interface Window {
-    __firstChartAt?: number;
     __contentAt?: number;
   }
-}
-
-/** Before the app's scripts run: note when a Metrics chart first draws a line (an SVG path with a `d`). */
-function watchFirstChart() {
-  const observer = new MutationObserver(() => {
-    if (window.__firstChartAt === undefined && document.querySelector('.metrics__grid path.recharts-line-curve[d]')) {
-      window.__firstChartAt = performance.now();
-      observer.disconnect();
-    }
-  });
-  const start = () => observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true });
-  if (document.documentElement) start();
-  else document.addEventListener('DOMContentLoaded', start);
-}
-
-/** Before the app's scripts run: as watchFirstChart, and a user-timing mark there for the trace to find. */
-function markFirstChart() {
-  const observer = new MutationObserver(() => {
-    if (window.__firstChartAt === undefined && document.querySelector('.metrics__grid path.recharts-line-curve[d]')) {
-      window.__firstChartAt = performance.now();
-      performance.mark('headroom-first-chart');
-      observer.disconnect();
-    }
-  });
-  const start = () => observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true });
-  if (document.documentElement) start();
-  else document.addEventListener('DOMContentLoaded', start);
 }
 
 interface TraceEvent {
@@ -133,7 +106,7 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
   const metrics: number[] = [];
   for (let i = 0; i < RUNS; i += 1) {
     const { context, page: cold } = await coldPage(browser, storageState);
-    await cold.addInitScript(watchFirstChart);
+    await cold.addInitScript(watchFirstChart, METRICS_CHART_LINE);
     await cold.goto(`/clusters/${clusterId}/metrics?range=6h`);
     const at = await cold.waitForFunction(() => window.__firstChartAt ?? null, undefined, { timeout: 60_000 });
     metrics.push(Math.round(Number(await at.jsonValue())));
@@ -146,7 +119,7 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
   const cpu: number[] = [];
   for (let i = 0; i < CPU_RUNS; i += 1) {
     const { context, page: cold } = await coldPage(browser, storageState);
-    await cold.addInitScript(markFirstChart);
+    await cold.addInitScript(watchFirstChart, METRICS_CHART_LINE);
     await browser.startTracing(cold, { categories: ['toplevel', 'disabled-by-default-devtools.timeline', 'blink.user_timing', '__metadata'] });
     await cold.goto(`/clusters/${clusterId}/metrics?range=6h`);
     await cold.waitForFunction(() => window.__firstChartAt ?? null, undefined, { timeout: 60_000 });
@@ -162,7 +135,7 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
     { name: 'cluster overview', path: c, content: 'main table' },
     { name: 'findings', path: `${c}/findings`, content: `main a[href*="/findings/"]` },
     { name: 'a finding', path: `${c}/findings/${finding.id}`, content: 'main figure path.recharts-line-curve[d]' },
-    { name: 'metrics (6 h)', path: `${c}/metrics?range=6h`, content: '.metrics__grid path.recharts-line-curve[d]' },
+    { name: 'metrics (6 h)', path: `${c}/metrics?range=6h`, content: METRICS_CHART_LINE },
     { name: 'config', path: `${c}/config`, content: 'main input[type="checkbox"]' },
     { name: 'patches', path: `${c}/patches`, content: 'main h2, main table' },
     { name: 'what-if', path: `${c}/what-if`, content: 'main form' },
