@@ -101,10 +101,13 @@ def encode_rollup_rows(
     maximum: NDArray[np.float64],
     minimum: NDArray[np.float64],
     count: NDArray[np.int64],
+    spans: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None,
 ) -> bytes:
     """Binary COPY stream for metric_rollups rows (series_id, resolution_seconds, day_at, org_id, avg, max, min,
-    cnt). Empty buckets carry NaN aggregates and a zero count, so every array is NULL-free and fixed-size."""
+    cnt). Empty buckets carry NaN aggregates and a zero count, so every array is NULL-free and fixed-size.
+    `spans`: two more int4 columns per row, the first and last slot (1-based) that the row's arrays recompute."""
     n, slots = avg.shape
+    extra = [("lo_len", ">i4"), ("lo", ">i4"), ("hi_len", ">i4"), ("hi", ">i4")] if spans is not None else []
     record = np.dtype([
         ("nfields", ">i2"),
         ("sid_len", ">i4"), ("sid", ">i8"),
@@ -115,9 +118,10 @@ def encode_rollup_rows(
         *_array_fields("max", ">f8", slots),
         *_array_fields("min", ">f8", slots),
         *_array_fields("cnt", ">i2", slots),
+        *extra,
     ])
     rec = np.zeros(n, dtype=record)
-    rec["nfields"] = 8
+    rec["nfields"] = 8 if spans is None else 10
     rec["sid_len"], rec["sid"] = 8, series_ids
     rec["res_len"], rec["res"] = 4, resolution_seconds
     rec["day_len"], rec["day"] = 8, day_micros
@@ -127,6 +131,9 @@ def encode_rollup_rows(
     _fill_array(rec, "max", FLOAT8_OID, maximum, 8)
     _fill_array(rec, "min", FLOAT8_OID, minimum, 8)
     _fill_array(rec, "cnt", INT2_OID, count.astype(np.int16), 2)
+    if spans is not None:
+        rec["lo_len"], rec["lo"] = 4, spans[0]
+        rec["hi_len"], rec["hi"] = 4, spans[1]
     return HEADER + rec.tobytes() + TRAILER
 
 

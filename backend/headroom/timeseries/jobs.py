@@ -1,4 +1,4 @@
-"""Time-series housekeeping: rollups of the days writes changed, partitions ahead of time, and retention."""
+"""Time-series housekeeping: rollups of the hours writes changed, partitions ahead of time, and retention."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def maintain_timeseries(database_url: str, settings: Settings, now: dt.datetime)
 
 def drain_rollups(database_url: str, settings: Settings, now: dt.datetime, budget_seconds: float | None = None
                   ) -> dict[str, Any]:
-    """Recompute the rollups of every (series, day) the writes changed, one committed batch at a time."""
+    """Recompute the rollup buckets of every (series, hour) the writes changed, one committed batch at a time."""
     return maintenance.drain_rollups(job_context(database_url, settings), budget_seconds)
 
 
@@ -28,7 +28,7 @@ JOBS: tuple[Job, ...] = (
         queue="maintenance",
         schedule=Schedule(minute="*", expires_seconds=55),
         run=drain_rollups,
-        description="Recompute the 5-minute and hourly rollups of the days that new points changed.",
+        description="Recompute the 5-minute and hourly rollups of the hours that new points changed.",
     ),
     Job(
         name="timeseries.maintain",

@@ -1,5 +1,5 @@
 """Time-series housekeeping (the timeseries jobs' work: ids in, these do the rest): partitions ahead of time,
-retention, and the rollups of the days writes changed, one committed batch at a time."""
+retention, and the rollups of the hours writes changed, one committed batch at a time."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ DRAIN_BUDGET_SECONDS = 45.0
 
 
 def drain_rollups(ctx: JobContext, budget_seconds: float | None = None) -> dict[str, Any]:
-    """Recompute the rollups of every (series, day) the writes changed, one committed batch at a time."""
+    """Recompute the rollup buckets of every (series, hour) the writes changed, one committed batch at a time."""
     budget = DRAIN_BUDGET_SECONDS if budget_seconds is None else budget_seconds
     started = time.monotonic()
     pairs = batches = 0

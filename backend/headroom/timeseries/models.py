@@ -115,16 +115,16 @@ class MetricRollup(Base):
 
 
 class MetricRollupDirty(Base):
-    """A (series, day) whose raw points changed since its rollups were computed: the write path records it in
-    the same transaction as the points, and `timeseries.drain_rollups` recomputes and deletes it (a queue kept
-    in the database, so a crash between the two loses nothing)."""
+    """A (series, hour) whose raw points changed since its rollups were computed: the write path records it in
+    the same transaction as the points, and `timeseries.drain_rollups` recomputes that hour's rollup buckets and
+    deletes it (a queue kept in the database, so a crash between the two loses nothing)."""
 
     __tablename__ = "metric_rollup_dirty"
 
     series_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("metric_series.id", ondelete="CASCADE"), primary_key=True
     )
-    day_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    hour_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
     org_id: Mapped[uuid.UUID] = mapped_column(nullable=False)
     marked_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 

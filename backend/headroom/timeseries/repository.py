@@ -19,7 +19,6 @@ import datetime as dt
 import json
 import math
 import uuid
-from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -217,10 +216,14 @@ def ensure_series(
 
 @dataclass(frozen=True)
 class WriteResult:
+    """points and rows: what the write carried (packed into hour rows); rows_written: the hour rows it inserted
+    or changed (an unchanged re-written row costs a read, not a write)."""
+
     points: int
     rows: int
     dropped_nan: int
     dropped_unaligned: int
+    rows_written: int = 0
 
 
 @dataclass(frozen=True)
@@ -369,21 +372,64 @@ def _batch_hours(batch: SeriesBatch) -> tuple[int, int] | None:
     return first // SLOTS_PER_HOUR, (first + (n - 1) * (batch.step_seconds // SLOT_SECONDS)) // SLOTS_PER_HOUR
 
 
-def _existing_keys(db: Session, series: list[int], lo_hour: int, hi_hour: int) -> NDArray[np.int64]:
-    """Keys of the hour rows of these series in [lo_hour, hi_hour] that exist already (the overlap window)."""
+# Series per query of the overlap read: 500 series x the window's hour rows (a collector's 10-minute overlap: 1-2
+# rows, ~500 bytes each) keeps each result small; a re-run of a whole day is 500 x 24 rows = ~6 MB (Headroom
+# choice, as READ_BACK_SERIES).
+STORED_READ_SERIES = 500
+
+
+def _stored_rows(db: Session, series: list[int], lo_hour: int, hi_hour: int) -> HourRows:
+    """The hour rows of these series in [lo_hour, hi_hour] that exist already (the overlap window), with their
+    slots (NaN = empty): the write compares against them so that rows it would not change are never sent."""
     conn = db.connection().connection.driver_connection
     assert conn is not None
+    parts: list[tuple[bytes, bytes, bytes]] = []
     with conn.cursor(binary=True) as cur:
-        cur.execute(
-            "SELECT series_id, (extract(epoch FROM bucket_at) / 3600)::bigint FROM metric_points "
-            "WHERE series_id = ANY(CAST(%(sids)s AS bigint[])) AND bucket_at >= %(lo)s AND bucket_at <= %(hi)s",
-            {"sids": _id_array(series), "lo": _EPOCH + dt.timedelta(hours=lo_hour),
-             "hi": _EPOCH + dt.timedelta(hours=hi_hour)},
-        )
-        found = cur.fetchall()
-    if not found:
-        return np.empty(0, np.int64)
-    return _row_keys(np.array([r[0] for r in found], np.int64), np.array([r[1] for r in found], np.int64))
+        for i in range(0, len(series), STORED_READ_SERIES):
+            cur.execute(
+                # One result row (as _read_hours): no Python object per stored row or slot.
+                "SELECT array_send(array_agg(series_id)), array_send(array_agg(bucket_at)), "
+                "string_agg(array_send(array_replace(vals, NULL, 'NaN'::float8)), ''::bytea) FROM metric_points "
+                "WHERE series_id = ANY(CAST(%(sids)s AS bigint[])) AND bucket_at >= %(lo)s AND bucket_at <= %(hi)s",
+                {"sids": _id_array(series[i : i + STORED_READ_SERIES]), "lo": _EPOCH + dt.timedelta(hours=lo_hour),
+                 "hi": _EPOCH + dt.timedelta(hours=hi_hour)},
+            )
+            row = cur.fetchone()
+            if row is not None and row[0] is not None:
+                parts.append(row)
+    return _decode_hour_rows(parts)
+
+
+def _decode_hour_rows(parts: Sequence[tuple[bytes, bytes, bytes]]) -> HourRows:
+    """Unpack (array_send of series ids, array_send of bucket times, concatenated array_send of slots) results."""
+    if not parts:
+        return _empty_rows()
+    sids = [decode_int8_array(p[0]) for p in parts]
+    hours = [decode_int8_array(p[1]) // 3_600_000_000 + _PG_EPOCH_SECONDS // 3600 for p in parts]
+    values = [decode_float8_rows(p[2], ids.size, SLOTS_PER_HOUR) for p, ids in zip(parts, sids, strict=True)]
+    return HourRows(np.concatenate(sids), np.concatenate(hours), np.concatenate(values))
+
+
+def _split_stored(rows: HourRows, stored: HourRows) -> tuple[HourRows, HourRows]:
+    """Split rows into (those with no stored row, those with one); keys of `rows` are unique."""
+    if not len(stored) or not len(rows):
+        return rows, _empty_rows()
+    found = np.isin(rows.keys(), stored.keys())
+    return rows.take(~found), rows.take(found)
+
+
+def _changing(overlap: HourRows, stored: HourRows) -> HourRows:
+    """The rows of `overlap` (all stored already, unique keys) whose merge would change the stored row: a new
+    slot, or a value that differs. The others would be written back as they are, so they are not sent at all."""
+    if not len(overlap):
+        return overlap
+    stored_keys = stored.keys()
+    order = np.argsort(stored_keys)
+    at = order[np.searchsorted(stored_keys, overlap.keys(), sorter=order)]
+    old, new = stored.values[at], overlap.values
+    merged = np.where(np.isnan(new), old, new)  # headroom_merge_slots, as the database computes it
+    same = (merged == old) | (np.isnan(merged) & np.isnan(old))
+    return overlap.take(~same.all(axis=1))
 
 
 def write_batches(
@@ -405,7 +451,7 @@ def write_batches(
         return _write_rows(db, org_id, rows, nan, unaligned, slice_rows=slice_rows)
     lo_hour, hi_hour = min(s[0] for s in spans), max(s[1] for s in spans)
     ensure_partitions(db, _EPOCH + dt.timedelta(hours=lo_hour), _EPOCH + dt.timedelta(hours=hi_hour))
-    existing = _existing_keys(db, sorted({b.series_id for b in batches}), lo_hour, hi_hour)
+    stored = _stored_rows(db, sorted({b.series_id for b in batches}), lo_hour, hi_hour)
     groups: list[list[SeriesBatch]] = [[]]
     size = 0
     for batch in batches:
@@ -434,14 +480,13 @@ def write_batches(
                     continue
                 npoints += int(np.count_nonzero(~np.isnan(rows.values)))
                 nrows += len(rows)
-                exists = np.isin(rows.keys(), existing) if existing.size else np.zeros(len(rows), dtype=bool)
-                fresh = rows.take(~exists) if exists.any() else rows
+                fresh, overlap = _split_stored(rows, stored)
                 if len(fresh):
                     copy.write(encode_rows(fresh.series, fresh.bucket_micros(), fresh.values, org_id,
                                            header=False, trailer=False))
                     fresh_parts.append(fresh)
-                if exists.any():
-                    overlap_parts.append(rows.take(exists))
+                if len(overlap):
+                    overlap_parts.append(overlap)
             copy.write(COPY_TRAILER)
     except pg_errors.UniqueViolation:
         rows, nan, unaligned = pack_batches(batches)
@@ -450,9 +495,11 @@ def write_batches(
     if overlap_parts:
         overlap = _combine(*(np.concatenate(cols) for cols in zip(
             *((p.series, p.hours, p.values) for p in overlap_parts), strict=True)))
-        changed.append(_merge_rows(db, org_id, overlap))
+        changing = _changing(overlap, stored)
+        if len(changing):
+            changed.append(_merge_rows(db, org_id, changing))
     _mark_dirty(db, org_id, changed)
-    return WriteResult(npoints, nrows, nan, unaligned)
+    return WriteResult(npoints, nrows, nan, unaligned, sum(len(c) for c in changed))
 
 
 def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unaligned: int, *,
@@ -464,10 +511,11 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
     ensure_partitions(db, _EPOCH + dt.timedelta(hours=lo_hour), _EPOCH + dt.timedelta(hours=hi_hour))
     conn = db.connection().connection.driver_connection
     assert conn is not None
-    # Which of these hour rows exist already (the overlap window)? Only those need conflict handling.
-    existing = _existing_keys(db, np.unique(rows.series).tolist(), lo_hour, hi_hour)
-    exists = np.isin(rows.keys(), existing) if existing.size else np.zeros(len(rows), dtype=bool)
-    fresh, overlap = rows.take(~exists), rows.take(exists)
+    # Which of these hour rows exist already (the overlap window)? Only those need conflict handling, and only
+    # those the merge would change are sent.
+    stored = _stored_rows(db, np.unique(rows.series).tolist(), lo_hour, hi_hour)
+    fresh, overlap = _split_stored(rows, stored)
+    overlap = _changing(overlap, stored)
     changed: list[HourRows] = []
     if len(fresh):
         try:
@@ -493,11 +541,11 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
     # Rollups are recomputed off the write path: record which (series, day) changed, in this transaction.
     _mark_dirty(db, org_id, changed)
     npoints = int(np.count_nonzero(~np.isnan(rows.values)))
-    return WriteResult(npoints, len(rows), nan, unaligned)
+    return WriteResult(npoints, len(rows), nan, unaligned, sum(len(c) for c in changed))
 
 
 def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> None:
-    """Queue the rollups of these rows' (series, day) for drain_rollups.
+    """Queue the rollups of these rows' (series, hour) for drain_rollups.
 
     DO UPDATE (not DO NOTHING) takes the queue row's lock until this transaction commits, so a drain running
     meanwhile skips it (SKIP LOCKED) instead of deleting it and computing rollups without these points; rows are
@@ -506,18 +554,17 @@ def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> 
     if not changed or not sum(len(c) for c in changed):
         return
     series = np.concatenate([c.series for c in changed])
-    days = np.concatenate([c.hours for c in changed]) // 24
-    pairs = np.unique(_row_keys(series, days))  # sorted: (series, day) order
+    hours = np.concatenate([c.hours for c in changed])
+    pairs = np.unique(_row_keys(series, hours))  # sorted: (series, hour) order
     mask = (1 << _HOUR_BITS) - 1
-    day_list = [_EPOCH + dt.timedelta(days=int(d)) for d in (pairs & mask).tolist()]
     db.execute(
         text(
-            "INSERT INTO metric_rollup_dirty (series_id, day_at, org_id) "
-            "SELECT s, d, CAST(:org AS uuid) FROM unnest(CAST(:sids AS bigint[]), CAST(:days AS timestamptz[])) "
-            "AS p(s, d) ORDER BY s, d "
-            "ON CONFLICT (series_id, day_at) DO UPDATE SET marked_at = now()"
+            "INSERT INTO metric_rollup_dirty (series_id, hour_at, org_id) "
+            "SELECT s, to_timestamp(h * 3600), CAST(:org AS uuid) "
+            "FROM unnest(CAST(:sids AS bigint[]), CAST(:hours AS bigint[])) AS p(s, h) ORDER BY s, h "
+            "ON CONFLICT (series_id, hour_at) DO UPDATE SET marked_at = now()"
         ),
-        {"org": org_id, "sids": (pairs >> _HOUR_BITS).tolist(), "days": day_list},
+        {"org": org_id, "sids": _id_array((pairs >> _HOUR_BITS).tolist()), "hours": _id_array((pairs & mask).tolist())},
     )
 
 
@@ -583,38 +630,146 @@ def refresh_rollups(db: Session, start: dt.datetime, end: dt.datetime, series_id
     return _recompute_rollups(db, {d: (list(series_ids) if series_ids is not None else None) for d in days})
 
 
-# Pairs one drain transaction takes: 2,000 (series, day) pairs read 48,000 hour rows (~37 MB as COPY) and write
-# 4,000 rollup rows; small enough to keep a transaction short, large enough to amortise the round trips.
-# (Headroom choice, measured with bench/timeseries_bench.py.)
-DRAIN_BATCH = 2000
+# Marks one drain transaction takes: 10,000 (series, hour) marks read at most 10,000 hour rows (~5 MB) and patch
+# one 5-minute and one hourly row per (series, day) among them (a minute of live ingest marks 1-2 hours per
+# series: ~25 demo clusters per batch); small enough to keep a transaction short, large enough to amortise the
+# round trips. (Headroom choice, measured with bench/ingest_cost_bench.py.)
+DRAIN_BATCH = 10_000
 
 
 def drain_rollups(db: Session, *, limit: int = DRAIN_BATCH, org_id: uuid.UUID | None = None) -> int:
-    """Recompute the rollups of up to `limit` queued (series, day) pairs and take them off the queue.
+    """Recompute the rollup buckets of up to `limit` queued (series, hour) marks and take them off the queue.
 
-    Safe to run in parallel (SKIP LOCKED: each pair goes to one drainer; pairs a writer is still writing are
-    left for the next drain). The caller commits; a rollback leaves the pairs queued. Returns the pairs done.
+    An hour's raw row holds its twelve 5-minute buckets and its hourly bucket whole, so each mark is recomputed
+    from that one row and only those slots of the day's rollup rows change. Safe to run in parallel (SKIP LOCKED:
+    each mark goes to one drainer; marks a writer is still writing are left for the next drain). The caller
+    commits; a rollback leaves the marks queued. Returns the marks done.
     """
     conn = db.connection().connection.driver_connection
     assert conn is not None
     scope = "WHERE org_id = %(org)s " if org_id is not None else ""
-    with conn.cursor() as cur:
+    with conn.cursor(binary=True) as cur:
         cur.execute(
-            "DELETE FROM metric_rollup_dirty WHERE (series_id, day_at) IN ("
-            f"SELECT series_id, day_at FROM metric_rollup_dirty {scope}"
-            "ORDER BY day_at, series_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED) RETURNING series_id, day_at",
+            "WITH claimed AS (DELETE FROM metric_rollup_dirty WHERE (series_id, hour_at) IN ("
+            f"SELECT series_id, hour_at FROM metric_rollup_dirty {scope}"
+            "ORDER BY hour_at, series_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED) RETURNING series_id, hour_at) "
+            "SELECT count(*), array_send(array_agg(series_id)), array_send(array_agg(hour_at)) FROM claimed",
             {"limit": limit, "org": org_id},
         )
-        claimed = cur.fetchall()
-    by_day: dict[dt.datetime, list[int]] = defaultdict(list)
-    for sid, day in claimed:
-        by_day[day].append(int(sid))
-    _recompute_rollups(db, dict(by_day))
-    return len(claimed)
+        got = cur.fetchone()
+    if got is None or not got[0]:
+        return 0
+    sids = decode_int8_array(got[1])
+    hours = decode_int8_array(got[2]) // 3_600_000_000 + _PG_EPOCH_SECONDS // 3600
+    _patch_rollups(db, sids, hours)
+    return int(got[0])
+
+
+def _patch_rollups(db: Session, sids: NDArray[np.int64], hours: NDArray[np.int64]) -> None:
+    """Recompute the rollup slots of these (series, hour) pairs from their raw hour rows.
+
+    Each (series, day)'s marked hours are grouped into runs of consecutive hours; a run is one staged row per
+    resolution holding its slots, and the day's rollup row takes exactly the run's slice (`avg[lo:hi]`). A day with
+    several runs (a late point far from the live edge) takes them one round per run, since one UPDATE changes a
+    row once. An hour with no raw row (its partition dropped by retention) keeps its rollups.
+    """
+    marked = _row_keys(sids, hours)
+    days = hours // 24
+    parts: list[HourRows] = []
+    for day in np.unique(days).tolist():
+        on_day = days == day
+        rows = _stored_rows(db, np.unique(sids[on_day]).tolist(), int(hours[on_day].min()), int(hours[on_day].max()))
+        parts.append(rows.take(np.isin(rows.keys(), marked[on_day])))
+    rows = HourRows(*(np.concatenate(cols) for cols in zip(*((p.series, p.hours, p.values) for p in parts),
+                                                            strict=True)))
+    if not len(rows):
+        return
+    order = np.lexsort((rows.hours, rows.series))
+    rows = rows.take(order)
+    day_of = rows.hours // 24
+    group_start = np.ones(len(rows), dtype=bool)
+    group_start[1:] = (rows.series[1:] != rows.series[:-1]) | (day_of[1:] != day_of[:-1])
+    run_start = group_start.copy()
+    run_start[1:] |= rows.hours[1:] != rows.hours[:-1] + 1
+    run_id = np.cumsum(run_start) - 1
+    group_id = np.cumsum(group_start) - 1
+    first_run_of_group = run_id[group_start]
+    round_of = run_id - first_run_of_group[group_id]  # 0 for each day's first run, 1 for its second, ...
+    five = _aggregate(rows.values.reshape(len(rows), 12, 5))
+    hourly = _aggregate(rows.values.reshape(len(rows), 1, SLOTS_PER_HOUR))
+    org_of = {int(sid): org for sid, org in db.execute(
+        text("SELECT id, org_id FROM metric_series WHERE id = ANY(:ids)"),
+        {"ids": np.unique(rows.series).tolist()})}
+    ensure_partitions(db, _EPOCH + dt.timedelta(days=int(day_of.min())), _EPOCH + dt.timedelta(days=int(day_of.max())))
+    for k in range(int(round_of.max()) + 1):
+        take = round_of == k
+        runs, slot_run = np.unique(run_id[take], return_inverse=True)
+        first = np.flatnonzero(run_start)[runs]  # each run's first row
+        run_series, run_days = rows.series[first], day_of[first]
+        run_lo = rows.hours[first] % 24
+        run_hi = run_lo + np.bincount(slot_run, minlength=runs.size) - 1
+        hour_in_day = rows.hours[take] % 24
+        stage = []
+        for resolution, per_hour, (avg, mx, mn, cnt) in ((300, 12, five), (3600, 1, hourly)):
+            slots = ROLLUP_SLOTS[resolution]
+            # Whole-day arrays, empty outside the run: a day row that does not exist yet is inserted as it is.
+            day_avg, day_max, day_min = (np.full((runs.size, slots), np.nan) for _ in range(3))
+            day_cnt = np.zeros((runs.size, slots), np.int64)
+            at = hour_in_day[:, None] * per_hour + np.arange(per_hour)
+            for target, source in ((day_avg, avg), (day_max, mx), (day_min, mn), (day_cnt, cnt)):
+                target[slot_run[:, None], at] = source[take]
+            stage.append(encode_rollup_rows(
+                run_series, resolution, (run_days * 86_400 - _PG_EPOCH_SECONDS) * 1_000_000,
+                [org_of[s] for s in run_series.tolist()], day_avg, day_max, day_min, day_cnt,
+                spans=(run_lo * per_hour + 1, (run_hi + 1) * per_hour)))
+        _apply_patches(db, stage, _EPOCH + dt.timedelta(days=int(run_days.min())),
+                       _EPOCH + dt.timedelta(days=int(run_days.max())))
+
+
+def _apply_patches(db: Session, streams: Sequence[bytes], first_day: dt.datetime, last_day: dt.datetime) -> None:
+    """Write staged rollup slices: a missing day row is inserted as staged (empty outside its slice), an existing
+    one takes only its slice.
+
+    The insert runs in key order with ON CONFLICT DO UPDATE ... WHERE false, which inserts the missing rows and
+    locks the existing ones without writing them, so two drainers patching the same day (different hours) wait
+    for each other in one order (no deadlock) and the second applies its slice to the first's committed row
+    (no lost update).
+    """
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:
+        cur.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS _rollup_patch (LIKE metric_rollups INCLUDING DEFAULTS, lo int, hi int) "
+            "ON COMMIT DELETE ROWS"
+        )
+        cur.execute("TRUNCATE _rollup_patch")
+        for stream in streams:
+            with cur.copy(
+                "COPY _rollup_patch (series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt, lo, hi) "
+                "FROM STDIN (FORMAT BINARY)"
+            ) as copy:
+                copy.write(stream)
+        cur.execute(
+            "WITH inserted AS (INSERT INTO metric_rollups "
+            "(series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt) "
+            "SELECT series_id, resolution_seconds, day_at, org_id, avg, max, min, cnt FROM _rollup_patch "
+            "ORDER BY series_id, resolution_seconds, day_at "
+            "ON CONFLICT (series_id, resolution_seconds, day_at) DO UPDATE SET cnt = EXCLUDED.cnt WHERE false "
+            "RETURNING series_id, resolution_seconds, day_at) "
+            "DELETE FROM _rollup_patch p USING inserted i WHERE p.series_id = i.series_id "
+            "AND p.resolution_seconds = i.resolution_seconds AND p.day_at = i.day_at"
+        )
+        cur.execute(
+            "UPDATE metric_rollups r SET avg[p.lo:p.hi] = p.avg[p.lo:p.hi], max[p.lo:p.hi] = p.max[p.lo:p.hi], "
+            "min[p.lo:p.hi] = p.min[p.lo:p.hi], cnt[p.lo:p.hi] = p.cnt[p.lo:p.hi] FROM _rollup_patch p "
+            "WHERE r.series_id = p.series_id AND r.resolution_seconds = p.resolution_seconds "
+            "AND r.day_at = p.day_at AND r.day_at >= %(d0)s AND r.day_at <= %(d1)s",
+            {"d0": first_day, "d1": last_day},
+        )
 
 
 def rollups_pending(db: Session, org_id: uuid.UUID | None = None) -> int:
-    """How many (series, day) pairs wait for drain_rollups (0 = every rollup is current)."""
+    """How many (series, hour) marks wait for drain_rollups (0 = every rollup is current)."""
     query = "SELECT count(*) FROM metric_rollup_dirty" + (" WHERE org_id = :org" if org_id else "")
     return int(db.execute(text(query), {"org": org_id}).scalar_one())
 
@@ -669,6 +824,19 @@ def _read_days(
     return np.concatenate(sids_out), np.concatenate(micros_out), np.concatenate(values_out)
 
 
+def _aggregate(buckets: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64],
+                                                     NDArray[np.float64], NDArray[np.int64]]:
+    """avg, max, min and count of the present (non-NaN) minutes of each bucket: (..., minutes) -> (...)."""
+    present = ~np.isnan(buckets)
+    count = present.sum(axis=-1)
+    total = np.where(present, buckets, 0.0).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        avg = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    maximum = np.fmax.reduce(buckets, axis=-1)  # fmax/fmin skip NaN; an empty bucket stays NaN
+    minimum = np.fmin.reduce(buckets, axis=-1)
+    return avg, maximum, minimum, count.astype(np.int64)
+
+
 def _recompute_rollups(db: Session, days: dict[dt.datetime, list[int] | None]) -> int:
     if not days:
         return 0
@@ -692,14 +860,7 @@ def _recompute_rollups(db: Session, days: dict[dt.datetime, list[int] | None]) -
     flat = grid.reshape(pairs.size, 1440)
     written = 0
     for resolution, slots in ROLLUP_SLOTS.items():
-        buckets = flat.reshape(pairs.size, slots, 1440 // slots)
-        present = ~np.isnan(buckets)
-        count = present.sum(axis=2)
-        total = np.where(present, buckets, 0.0).sum(axis=2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            avg = np.where(count > 0, total / np.maximum(count, 1), np.nan)
-        maximum = np.fmax.reduce(buckets, axis=2)  # fmax/fmin skip NaN; an empty bucket stays NaN
-        minimum = np.fmin.reduce(buckets, axis=2)
+        avg, maximum, minimum, count = _aggregate(flat.reshape(pairs.size, slots, 1440 // slots))
         out = encode_rollup_rows(pair_sids, resolution, day_micros, orgs, avg, maximum, minimum, count)
         with conn.cursor() as cur:
             cur.execute(

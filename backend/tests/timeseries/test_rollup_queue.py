@@ -1,4 +1,5 @@
-"""Rollups off the write path: writes queue the (series, day) pairs they change, drain_rollups computes them.
+"""Rollups off the write path: writes queue the (series, hour) marks they change, drain_rollups computes those
+hours' buckets.
 
 The concurrency tests use real, separately committed transactions on the test PostgreSQL (not the rolled-back
 test transaction), and remove what they made at the end."""
@@ -13,6 +14,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from headroom.accounts.models import Organization
 from headroom.platform.security import new_external_id
 from headroom.timeseries import repository as ts
@@ -22,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 T0 = dt.datetime(2026, 11, 2, 0, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
+HOUR = dt.timedelta(hours=1)
 
 
 def _org(db: Any) -> uuid.UUID:
@@ -38,20 +43,20 @@ def _series(db: Any, org: uuid.UUID, n: int = 1) -> list[int]:
 
 
 def _queued(db: Any, org: uuid.UUID) -> set[tuple[int, dt.datetime]]:
-    rows = db.execute(text("SELECT series_id, day_at FROM metric_rollup_dirty WHERE org_id = :o"), {"o": org})
+    rows = db.execute(text("SELECT series_id, hour_at FROM metric_rollup_dirty WHERE org_id = :o"), {"o": org})
     return {(int(s), d) for s, d in rows}
 
 
-def test_write_queues_changed_days_and_drain_computes_them(db: Any) -> None:
+def test_write_queues_changed_hours_and_drain_computes_them(db: Any) -> None:
     org = _org(db)
     (sid,) = _series(db, org)
     values = np.arange(2 * 1440, dtype=float)  # two whole days, minute m has value m
     ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, values)])
-    assert _queued(db, org) == {(sid, T0), (sid, T0 + DAY)}
-    assert ts.rollups_pending(db, org) == 2
+    assert _queued(db, org) == {(sid, T0 + h * HOUR) for h in range(48)}
+    assert ts.rollups_pending(db, org) == 48
     assert ts.read_rollup(db, org, sid, 3600, T0, T0 + DAY) == []  # not computed on the write path
 
-    assert ts.drain_rollups(db, org_id=org) == 2
+    assert ts.drain_rollups(db, org_id=org) == 48
     assert ts.rollups_pending(db, org) == 0
     hourly = ts.read_rollup(db, org, sid, 3600, T0, T0 + 2 * DAY)
     assert len(hourly) == 48
@@ -64,10 +69,10 @@ def test_write_queues_changed_days_and_drain_computes_them(db: Any) -> None:
     # Re-writing the same window changes nothing: nothing is queued, and the rollups stay.
     ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, values)])
     assert _queued(db, org) == set()
-    # A changed value in the overlap queues only its own day.
+    # A changed value in the overlap queues only its own hour.
     late = ts.SeriesBatch(sid, T0 + DAY + dt.timedelta(hours=5), 60, [1e6])
     ts.write_batches(db, org, [late])
-    assert _queued(db, org) == {(sid, T0 + DAY)}
+    assert _queued(db, org) == {(sid, T0 + DAY + 5 * HOUR)}
     ts.drain_rollups(db, org_id=org)
     (hour5,) = ts.read_rollup(db, org, sid, 3600, T0 + DAY + dt.timedelta(hours=5), T0 + DAY + dt.timedelta(hours=6))
     assert hour5.max == 1e6 and hour5.count == 60
@@ -80,9 +85,9 @@ def test_drain_takes_at_most_its_limit_and_finishes_the_queue(db: Any) -> None:
     # Series k has value 10 * k + d on day d: rows must come back in (series, day) order with their own values.
     ts.write_batches(db, org, [ts.SeriesBatch(s, T0, 60, np.repeat([10.0 * k + d for d in range(3)], 1440))
                                for k, s in enumerate(sids)])
-    assert ts.rollups_pending(db, org) == 21
-    done = [ts.drain_rollups(db, limit=5, org_id=org) for _ in range(6)]
-    assert done == [5, 5, 5, 5, 1, 0]
+    assert ts.rollups_pending(db, org) == 7 * 72
+    done = [ts.drain_rollups(db, limit=100, org_id=org) for _ in range(7)]
+    assert done == [100, 100, 100, 100, 100, 4, 0]
     got = ts.read_rollups(db, org, list(reversed(sids)), 3600, T0, T0 + 3 * DAY)
     for k, sid in enumerate(sids):
         cols = got[sid]
@@ -107,6 +112,107 @@ def test_refresh_rebuilds_without_the_queue(db: Any) -> None:
     assert ts.refresh_rollups(db, T0, T0 + dt.timedelta(hours=1)) == 2  # one 5-minute row, one hourly row
     (five,) = ts.read_rollup(db, org, sid, 300, T0, T0 + dt.timedelta(minutes=5))
     assert (five.avg, five.max, five.min, five.count) == (5.0, 6.0, 4.0, 2)
+
+
+def _rollup_arrays(db: Any, sid: int) -> dict[tuple[int, dt.datetime], tuple[list[Any], ...]]:
+    """The stored rollup rows of a series, every slot (empty ones too): (resolution, day) -> (avg, max, min, cnt)."""
+    rows = db.execute(text("SELECT resolution_seconds, day_at, avg, max, min, cnt FROM metric_rollups "
+                           "WHERE series_id = :s"), {"s": sid})
+    return {(int(r), d): (list(a), list(x), list(n), list(c)) for r, d, a, x, n, c in rows}
+
+
+def _same(a: dict[Any, tuple[list[Any], ...]], b: dict[Any, tuple[list[Any], ...]]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        for got, want in zip(a[key], b[key], strict=True):
+            np.testing.assert_array_equal(np.array(got, dtype=float), np.array(want, dtype=float), err_msg=str(key))
+
+
+WRITES = st.lists(
+    st.tuples(
+        st.integers(0, 2 * 1440 - 1),  # first minute, over two days
+        st.integers(1, 150),  # points
+        st.sampled_from([60, 60, 300]),  # step
+        st.integers(0, 3),  # value seed
+        st.booleans(),  # drain after this write
+    ),
+    min_size=1, max_size=8,
+)
+
+
+@hypothesis_settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(writes=WRITES)
+def test_incremental_rollups_equal_a_full_recompute(db: Any, writes: list[tuple[int, int, int, int, bool]]) -> None:
+    """Late and revised writes in any order, drained now and then: the rollups equal refresh_rollups' rebuild."""
+    org = _org(db)
+    sids = _series(db, org, 2)
+    for i, (first, n, step, seed, drain) in enumerate(writes):
+        rng = np.random.default_rng(seed * 100 + i)
+        values = np.round(rng.uniform(-5, 100, n), 1)
+        values[rng.random(n) < 0.1] = np.nan  # gaps
+        ts.write_batches(db, org, [ts.SeriesBatch(sids[i % 2], T0 + dt.timedelta(minutes=first - first % (step // 60)),
+                                                  step, values)])
+        if drain:
+            ts.drain_rollups(db, org_id=org)
+    while ts.drain_rollups(db, org_id=org):
+        pass
+    incremental = {sid: _rollup_arrays(db, sid) for sid in sids}
+    ts.refresh_rollups(db, T0, T0 + 4 * DAY, series_ids=sids)
+    for sid in sids:
+        _same(incremental[sid], _rollup_arrays(db, sid))
+
+
+def test_a_late_point_updates_exactly_its_buckets(db: Any) -> None:
+    org = _org(db)
+    (sid,) = _series(db, org)
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, np.arange(1440, dtype=float))])
+    ts.drain_rollups(db, org_id=org)
+    # A marker in a slot no later write touches: a recompute of the whole day would overwrite it.
+    db.execute(text("UPDATE metric_rollups SET avg[1] = -1 WHERE series_id = :s"), {"s": sid})
+    before = _rollup_arrays(db, sid)
+
+    result = ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(hours=13, minutes=37), 60, [1e6])])
+    assert result.rows_written == 1
+    assert _queued(db, org) == {(sid, T0 + 13 * HOUR)}
+    assert ts.drain_rollups(db, org_id=org) == 1
+    after = _rollup_arrays(db, sid)
+
+    for resolution, changed_slot in ((300, 13 * 12 + 7), (3600, 13)):
+        old, new = before[(resolution, T0)], after[(resolution, T0)]
+        for column in range(4):
+            differs = [i for i, (a, b) in enumerate(zip(old[column], new[column], strict=True)) if a != b]
+            # avg and max take the new point; the minimum and the count stay
+            assert differs == ([changed_slot] if column < 2 else []), (resolution, column)
+        assert new[0][0] == -1  # untouched slot kept as it was
+    five_avg = after[(300, T0)][0][13 * 12 + 7]
+    assert five_avg == pytest.approx((13 * 60 + 35 + 13 * 60 + 36 + 1e6 + 13 * 60 + 38 + 13 * 60 + 39) / 5)
+    assert after[(3600, T0)][1][13] == 1e6
+
+
+def test_an_unchanged_rewrite_writes_nothing_and_queues_nothing(db: Any) -> None:
+    org = _org(db)
+    sids = _series(db, org, 3)
+    window = [ts.SeriesBatch(s, T0 + dt.timedelta(minutes=50), 60, np.arange(20, dtype=float) + k)
+              for k, s in enumerate(sids)]
+    ts.write_batches(db, org, window)
+    ts.drain_rollups(db, org_id=org)
+
+    def written() -> int:  # rows this transaction inserted or updated in the points partitions and the stage
+        return int(db.execute(text(
+            "SELECT coalesce(sum(n_tup_ins + n_tup_upd), 0) FROM pg_stat_xact_all_tables "
+            "WHERE relname LIKE 'metric_points_p%' OR relname = '_points_stage'")).scalar_one())
+
+    before = written()
+    # The collector's overlap: the same 20 minutes again, plus nothing new.
+    result = ts.write_batches(db, org, window)
+    assert (result.points, result.rows, result.rows_written) == (60, 6, 0)
+    assert written() == before
+    assert _queued(db, org) == set()
+    # A revised value in one series' second hour: one row written, one hour queued.
+    revised = ts.SeriesBatch(sids[1], T0 + dt.timedelta(minutes=50), 60, np.r_[np.arange(15.0) + 1, 99.0])
+    assert ts.write_batches(db, org, [*window[:1], revised, *window[2:]]).rows_written == 1
+    assert written() == before + 2  # one staged row, one updated row
+    assert _queued(db, org) == {(sids[1], T0 + HOUR)}
 
 
 # --- concurrency, with real commits -----------------------------------------------------------------------
@@ -198,7 +304,7 @@ def test_the_rollups_job_drains_the_queue_in_committed_batches(committed: Any, d
     entry = job("timeseries.rollups")
     assert entry.queue == "maintenance" and entry.schedule is not None and entry.schedule.minute == "*"
     summary = entry.run(database_url, settings, T0)
-    assert summary["pairs"] >= 3  # other tests' committed leftovers, if any, are drained too
+    assert summary["pairs"] >= 72  # other tests' committed leftovers, if any, are drained too
     assert summary["pending"] == 0
     with sessions() as db:
         got = ts.read_rollups(db, org, [sid], 300, T0, T0 + 3 * DAY)[sid]
