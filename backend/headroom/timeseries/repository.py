@@ -9,7 +9,7 @@ maintenance jobs (`drain_rollups`, `apply_retention`). No other module names the
 range partitions. `metric_rollups`: one row per (series, resolution, day) holding 288 five-minute or 24 hourly
 slots of avg/max/min/count, in monthly partitions. Writes merge slot-wise (headroom_merge_slots), so a
 re-written window is a no-op and late points fill their slots. Rollups are kept off the write path: a write
-queues the (series, day) pairs it changed in `metric_rollup_dirty` and `drain_rollups` (the timeseries.rollups
+queues the (series, hour) pairs it changed in `metric_rollup_dirty` and `drain_rollups` (the timeseries.rollups
 job, every minute) recomputes them. Callers commit.
 """
 
@@ -538,7 +538,7 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
             overlap = rows  # another worker wrote some of these hours first: merge them all
     if len(overlap):
         changed.append(_merge_rows(db, org_id, overlap))
-    # Rollups are recomputed off the write path: record which (series, day) changed, in this transaction.
+    # Rollups are recomputed off the write path: record which (series, hour) changed, in this transaction.
     _mark_dirty(db, org_id, changed)
     npoints = int(np.count_nonzero(~np.isnan(rows.values)))
     return WriteResult(npoints, len(rows), nan, unaligned, sum(len(c) for c in changed))
@@ -617,7 +617,7 @@ def read_points(
 def refresh_rollups(db: Session, start: dt.datetime, end: dt.datetime, series_ids: Sequence[int] | None = None) -> int:
     """Recompute the 5-minute and hourly rollups of the days touching [start, end) from the raw points.
 
-    Writes only queue the (series, day) pairs they change (drain_rollups computes those); use this to rebuild a
+    Writes only queue the (series, hour) pairs they change (drain_rollups computes those); use this to rebuild a
     window directly. Returns the number of rollup rows written.
     """
     first_day = day_floor(start)
@@ -648,11 +648,13 @@ def drain_rollups(db: Session, *, limit: int = DRAIN_BATCH, org_id: uuid.UUID | 
     conn = db.connection().connection.driver_connection
     assert conn is not None
     scope = "WHERE org_id = %(org)s " if org_id is not None else ""
+    # In key order (the primary key's index, no sort): a series' hours come in one batch, so a backfill's day row
+    # is patched once per batch rather than once per slice of hours.
     with conn.cursor(binary=True) as cur:
         cur.execute(
             "WITH claimed AS (DELETE FROM metric_rollup_dirty WHERE (series_id, hour_at) IN ("
             f"SELECT series_id, hour_at FROM metric_rollup_dirty {scope}"
-            "ORDER BY hour_at, series_id LIMIT %(limit)s FOR UPDATE SKIP LOCKED) RETURNING series_id, hour_at) "
+            "ORDER BY series_id, hour_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED) RETURNING series_id, hour_at) "
             "SELECT count(*), array_send(array_agg(series_id)), array_send(array_agg(hour_at)) FROM claimed",
             {"limit": limit, "org": org_id},
         )

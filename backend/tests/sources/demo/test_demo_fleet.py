@@ -64,7 +64,7 @@ def test_demo_window_lands_in_the_store_exactly_once(db: Any) -> None:
     assert again["points"] == expected_points
     assert _stored_points(db, org_id) == expected_points  # no duplicates
     assert db.scalar(select(func.count()).select_from(TikvConfig).where(TikvConfig.org_id == org_id)) == len(nodes)
-    assert timeseries.rollups_pending(db, org_id) == first["series"]  # one day per series, queued by the writes
+    assert timeseries.rollups_pending(db, org_id) == 2 * first["series"]  # two hours per series, queued by the writes
     timeseries.drain_rollups(db, org_id=org_id)
     rollups = db.execute(text("SELECT count(*) FROM metric_rollups WHERE org_id = :o"), {"o": org_id}).scalar_one()
     assert rollups == 2 * first["series"]  # one day, two resolutions per series
