@@ -1,0 +1,206 @@
+"""What one demo cluster costs per minute, split: the simulator, the ingest pipeline, the rollups.
+
+`demo.ingest` simulates a demo cluster's newest minutes (plus the 10-minute overlap a collector rewrites) and
+writes them through the store, as collected data is written; `timeseries.rollups` then recomputes the rollups
+those writes changed. The load test measures the two jobs whole. This bench takes one cluster apart:
+
+1. Seeds one organisation with the demo cluster and its demo AWS source, and runs its first `ingest_demo` (the
+   7-day backfill and the hourly history), then drains the rollups; both timed.
+2. Replays `--minutes` live minutes: minute m runs `ingest_demo(now = start + m min)` in one transaction and
+   commits, then drains the rollup queue in another, as the two jobs do each minute.
+
+Per minute it records:
+- CPU seconds of this process (the worker's share), split into the simulator (every call of `simulate` made by
+  the demo service, timed by wrapping it) and the pipeline (the rest: inventory upsert, series lookup, the
+  store's write, watermarks, the demo source's sweep record);
+- CPU seconds of the PostgreSQL backend serving the bench's one connection (psutil);
+- rows written: inserts and updates this transaction made in the points partitions, the merge's staging table
+  and the rollup queue (pg_stat_xact_all_tables, read before the commit), and the queue marks it left;
+- WAL bytes: pg_current_wal_insert_lsn() before and after the transaction, with the commit;
+- the same CPU and WAL figures for the minute's rollup drain.
+
+Run it against a disposable database migrated to the code under test (nothing else may write to that
+PostgreSQL while it runs, or the WAL figures include that):
+
+    HEADROOM_BENCH_DATABASE_URL=... uv run python bench/ingest_cost_bench.py --label after
+
+Several labels (e.g. the same script run with the previous commit's package first on PYTHONPATH, against a
+database migrated by that commit) accumulate in one results file, bench/results/ingest_cost.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session, sessionmaker
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class Meter:
+    """CPU of this process, CPU of the connection's PostgreSQL backend, WAL position: deltas around a step."""
+
+    def __init__(self, db: Session) -> None:
+        self.db = db
+        self.backend = psutil.Process(int(db.execute(text("SELECT pg_backend_pid()")).scalar_one()))
+
+    def wal(self) -> int:
+        return int(self.db.execute(text("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')")).scalar_one())
+
+    def backend_cpu(self) -> float:
+        t = self.backend.cpu_times()
+        return float(t.user + t.system)
+
+    def start(self) -> tuple[float, float, float, int]:
+        return time.process_time(), time.perf_counter(), self.backend_cpu(), self.wal()
+
+    def stop(self, began: tuple[float, float, float, int]) -> dict[str, float]:
+        cpu, wall, pg, wal = began
+        return {"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
+                "postgres_cpu_s": self.backend_cpu() - pg, "wal_bytes": self.wal() - wal}
+
+
+WRITTEN = text(
+    "SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del) FILTER (WHERE relname LIKE 'metric_points_p%'), 0), "
+    "coalesce(sum(n_tup_ins) FILTER (WHERE relname = '_points_stage'), 0), "
+    "coalesce(sum(n_tup_ins + n_tup_upd) FILTER (WHERE relname = 'metric_rollup_dirty'), 0) "
+    "FROM pg_stat_xact_all_tables"
+)
+
+
+def wrap_simulate(demo: Any) -> Callable[[], float]:
+    """Time every simulate() the demo service calls; return a reader of the CPU seconds spent in it so far."""
+    real = demo.simulate
+    spent = [0.0]
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t = time.process_time()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            spent[0] += time.process_time() - t
+
+    demo.simulate = timed
+    return lambda: spent[0]
+
+
+def drain(db: Session, ts: Any) -> int:
+    marks = 0
+    while True:
+        done = ts.drain_rollups(db)
+        db.commit()
+        if not done:
+            return marks
+        marks += done
+
+
+def summary(rows: list[dict[str, float]]) -> dict[str, float]:
+    keys = rows[0].keys()
+    return {f"{k}_mean": round(statistics.fmean(r[k] for r in rows), 4) for k in keys} | {
+        f"{k}_median": round(statistics.median(r[k] for r in rows), 4) for k in keys}
+
+
+def run(url: str, minutes: int) -> dict[str, Any]:
+    from headroom.accounts.models import Organization
+    from headroom.jobs import all_jobs
+    from headroom.platform.security import new_external_id
+    from headroom.sources.demo import service as demo
+    from headroom.timeseries import repository as ts
+
+    all_jobs()
+    simulator_cpu = wrap_simulate(demo)
+    engine = create_engine(url, pool_size=1, max_overflow=0)
+    sessions = sessionmaker(bind=engine, expire_on_commit=False)
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    out: dict[str, Any] = {}
+    with sessions() as db:
+        meter = Meter(db)
+        org = Organization(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}", aws_external_id=new_external_id())
+        db.add(org)
+        db.flush()
+        cluster = demo.seed_demo_cluster(db, org.id, name="ingest-cost")
+        demo.seed_demo_source(db, org.id)
+        ts.ensure_partitions(db, now - dt.timedelta(days=16), now + dt.timedelta(days=2))
+        db.commit()
+
+        began, sim0 = meter.start(), simulator_cpu()
+        backfill = demo.ingest_demo(db, cluster, now=now)
+        db.commit()
+        out["backfill"] = meter.stop(began) | {"simulator_cpu_s": simulator_cpu() - sim0,
+                                               "points": backfill["points"]}
+        began = meter.start()
+        marks = drain(db, ts)
+        out["backfill_rollups"] = meter.stop(began) | {"marks": marks}
+
+        per_minute: list[dict[str, float]] = []
+        for m in range(1, minutes + 1):
+            began, sim0 = meter.start(), simulator_cpu()
+            result = demo.ingest_demo(db, cluster, now=now + dt.timedelta(minutes=m))
+            points_rows, staged, queue_rows = (int(n) for n in db.execute(WRITTEN).one())
+            db.commit()
+            ingest = meter.stop(began)
+            queued = ts.rollups_pending(db)
+            db.commit()
+            began = meter.start()
+            drain(db, ts)
+            rollups = meter.stop(began)
+            sim = simulator_cpu() - sim0
+            per_minute.append({
+                "points_offered": result["points"],
+                "points_rows_written": points_rows, "staging_rows": staged, "queue_rows_written": queue_rows,
+                "marks_queued": queued,
+                "ingest_cpu_s": ingest["cpu_s"], "simulator_cpu_s": sim, "pipeline_cpu_s": ingest["cpu_s"] - sim,
+                "ingest_wall_s": ingest["wall_s"], "ingest_postgres_cpu_s": ingest["postgres_cpu_s"],
+                "ingest_wal_bytes": ingest["wal_bytes"],
+                "rollups_cpu_s": rollups["cpu_s"], "rollups_wall_s": rollups["wall_s"],
+                "rollups_postgres_cpu_s": rollups["postgres_cpu_s"], "rollups_wal_bytes": rollups["wal_bytes"],
+            })
+    engine.dispose()
+    out["minutes"] = per_minute
+    out["per_minute"] = summary(per_minute)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=int, default=20)
+    parser.add_argument("--label", default="current")
+    parser.add_argument("--code", help="the commit whose package runs (default: this checkout's HEAD)")
+    parser.add_argument("--out", type=Path, default=REPO / "bench/results/ingest_cost.json")
+    args = parser.parse_args()
+    url = os.environ.get("HEADROOM_BENCH_DATABASE_URL") or os.environ.get("HEADROOM_TEST_DATABASE_URL")
+    if not url:
+        sys.exit("set HEADROOM_BENCH_DATABASE_URL (a migrated, disposable database)")
+    commit = args.code or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                                         text=True).stdout.strip()
+    load_before = os.getloadavg()
+    result = run(url, args.minutes)
+    recorded = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    recorded.setdefault("runs", {})[args.label] = {
+        "code": commit, "minutes_replayed": args.minutes,
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {"cores": psutil.cpu_count(), "load_average_1m_before": round(load_before[0], 2),
+                    "load_average_1m_after": round(os.getloadavg()[0], 2)},
+        **result,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(recorded, indent=1) + "\n")
+    print(json.dumps({"label": args.label, "backfill": result["backfill"],
+                      "backfill_rollups": result["backfill_rollups"], "per_minute": result["per_minute"]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
