@@ -24,9 +24,9 @@ def _not_reserved(key: str) -> str:
 
 # AWS tags: a key of 1-128 characters, a value of 0-256, letters, digits, spaces and _ . : / = + - @; keys starting
 # with aws: are AWS's (docs/reference/ebs-modify.md#tags).
-TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[\w .:/=+@-]+$"),
+TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_ .:/=+@-]+$"),
                    AfterValidator(_not_reserved)]
-TagValue = Annotated[str, StringConstraints(max_length=256, pattern=r"^[\w .:/=+@-]*$")]
+TagValue = Annotated[str, StringConstraints(max_length=256, pattern=r"^[A-Za-z0-9_ .:/=+@-]*$")]
 
 WHAT_APPLY_ALLOWS = [
     "Change an EBS volume's type (gp2 to gp3), IOPS or throughput, on volumes carrying your tag only, through a "
