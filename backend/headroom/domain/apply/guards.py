@@ -61,9 +61,7 @@ def plan_guards(finding_metric: str | None, finding_metric_label: str | None, im
 
 
 def tripped(guard: Guard, before: float | None, after: float | None) -> bool:
-    """Whether the guard stops the run (no value after the step: not tripped, the run reports the gap)."""
-    if after is None:
-        return False
-    if before is None:
-        return after > guard.floor and guard.floor > 0
+    """Whether the guard stops the run: a window without data stops it too (docs/thresholds/apply-guards.md#watch)."""
+    if before is None or after is None:
+        return True
     return after > guard.factor * before and after > guard.floor
