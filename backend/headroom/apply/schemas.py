@@ -32,7 +32,7 @@ WHAT_APPLY_ALLOWS = [
     "Change an EBS volume's type (gp2 to gp3), IOPS or throughput, on volumes carrying your tag only, through a "
     "separate write role you create; one volume at a time.",
     "Set TiKV settings that change without a restart, one node at a time, through the node's status port.",
-    "Nothing runs until a plan is approved by an owner, or by an admin who did not propose it.",
+    "Nothing runs until a plan is approved by an owner or admin other than the one who proposed it.",
 ]
 WHAT_APPLY_NEVER_DOES = [
     "Grow or shrink a volume, change an instance type, stop or restart anything: those stay downloadable patches.",
