@@ -40,6 +40,12 @@ class Organization(Base):
     # Days of history a cut is judged on (AWS Compute Optimizer's look-back period: 14, 32 or 93;
     # docs/reference/lookback.md); a cluster may override it.
     lookback_days: Mapped[int] = mapped_column(SmallInteger, default=14, server_default="14")
+    # Apply (docs/apply.md): off until an owner turns it on; a cluster must be turned on as well.
+    apply_enabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    # The write role (ec2:ModifyVolume on volumes carrying this tag only) the customer created from the template.
+    apply_role_arn: Mapped[str | None] = mapped_column(String(2048))
+    apply_volume_tag_key: Mapped[str | None] = mapped_column(String(128))
+    apply_volume_tag_value: Mapped[str | None] = mapped_column(String(256))
     created_at: Mapped[dt.datetime] = created_at_column()
 
 

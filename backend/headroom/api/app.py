@@ -62,6 +62,7 @@ from headroom.projections import router as projections_router
 from headroom.changes import router as changes_router
 from headroom.fleet import router as fleet_router
 from headroom.alerts import router as alerts_router
+from headroom.apply import router as apply_router
 from headroom.timeseries import router as snapshots_router
 
 API_PREFIX = "/api/v1"
@@ -224,6 +225,7 @@ ROUTER_MODULES = (
     changes_router,
     fleet_router,
     alerts_router,
+    apply_router,
 )
 
 

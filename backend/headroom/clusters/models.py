@@ -47,5 +47,7 @@ class Cluster(Base):
     advised_at: Mapped[dt.datetime | None]
     # The cluster's own lookback in days (14, 32 or 93; docs/reference/lookback.md); None: its organisation's.
     lookback_days: Mapped[int | None] = mapped_column(SmallInteger)
+    # Apply (docs/apply.md): off until an owner turns it on; it only counts when the organisation's is on too.
+    apply_enabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     created_at: Mapped[dt.datetime] = created_at_column()
     updated_at: Mapped[dt.datetime] = mapped_column(server_default=func.now(), onupdate=func.now())

@@ -70,6 +70,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/apply-plans/{plan_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Plan */
+        get: operations["get_plan_api_v1_apply_plans__plan_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apply-plans/{plan_id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve Plan
+         * @description Approve a proposed plan: an owner or admin who did not propose it.
+         */
+        post: operations["approve_plan_api_v1_apply_plans__plan_id__approve_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apply-plans/{plan_id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject Plan
+         * @description Reject a plan that has not started (its proposer withdrawing it: cancelled).
+         */
+        post: operations["reject_plan_api_v1_apply_plans__plan_id__reject_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/accept-invitation": {
         parameters: {
             query?: never;
@@ -269,6 +326,54 @@ export interface paths {
          */
         get: operations["prometheus_rules_api_v1_clusters__cluster_id__alert_rules_get"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/apply-plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Plans
+         * @description The cluster's plans, newest first.
+         */
+        get: operations["list_plans_api_v1_clusters__cluster_id__apply_plans_get"];
+        put?: never;
+        /**
+         * Propose Plan
+         * @description Propose a plan from a finding's fix (admins and owners); another owner or admin approves it.
+         */
+        post: operations["propose_plan_api_v1_clusters__cluster_id__apply_plans_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/apply-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Cluster Apply
+         * @description Whether Headroom may apply fixes on this cluster: its switch and its organisation's must both be on.
+         */
+        get: operations["get_cluster_apply_api_v1_clusters__cluster_id__apply_settings_get"];
+        /**
+         * Put Cluster Apply
+         * @description Turn apply on or off for this cluster (owners only).
+         */
+        put: operations["put_cluster_apply_api_v1_clusters__cluster_id__apply_settings_put"];
         post?: never;
         delete?: never;
         options?: never;
@@ -721,6 +826,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/findings/{finding_id}/apply-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview Plan
+         * @description What applying the finding's fix would do: the steps in order, what is refused and why, the guards, the
+         *     predicted effect and cost, and why it cannot be proposed now (if so). Nothing is stored.
+         */
+        get: operations["preview_plan_api_v1_findings__finding_id__apply_plan_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/findings/{finding_id}/evidence/series": {
         parameters: {
             query?: never;
@@ -842,6 +968,30 @@ export interface paths {
         head?: never;
         /** Update Org */
         patch: operations["update_org_api_v1_org_patch"];
+        trace?: never;
+    };
+    "/api/v1/org/apply-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Org Apply
+         * @description Whether Headroom may apply fixes in your organisation (off by default), the write role and volume tag.
+         */
+        get: operations["get_org_apply_api_v1_org_apply_settings_get"];
+        /**
+         * Put Org Apply
+         * @description Turn apply on or off for the organisation, with its write role and volume tag (owners only).
+         */
+        put: operations["put_org_apply_api_v1_org_apply_settings_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/org/audit-log": {
@@ -1104,6 +1254,27 @@ export interface paths {
          *     the connection saved and unhealthy with the reason, and no import until a test passes.
          */
         post: operations["create_aws_api_v1_sources_aws_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sources/aws/apply-setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Aws Apply Setup
+         * @description The apply (write) role templates: ec2:ModifyVolume on volumes carrying the organisation's apply tag only,
+         *     and ec2:DescribeVolumesModifications; trust limited to Headroom's account with the external ID.
+         */
+        get: operations["aws_apply_setup_api_v1_sources_aws_apply_setup_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1463,6 +1634,137 @@ export interface components {
             role: "owner" | "admin" | "viewer";
             /** Token Prefix */
             token_prefix: string;
+        };
+        /** ApplyDecision */
+        ApplyDecision: {
+            /**
+             * Note
+             * @default
+             */
+            note?: string;
+        };
+        /**
+         * ApplyPlanCreate
+         * @description Propose a plan from a finding's fix.
+         */
+        ApplyPlanCreate: {
+            /**
+             * Finding
+             * Format: uuid
+             */
+            finding_id: string;
+            /** Maintenance window */
+            maintenance_window?: components["schemas"]["MaintenanceWindow"] | null;
+        };
+        /**
+         * ApplyPlanPreview
+         * @description What applying a finding's fix would do, before anything is proposed.
+         */
+        ApplyPlanPreview: {
+            /**
+             * Blocked
+             * @description Why the plan cannot be proposed now, in words (empty: it can).
+             */
+            blocked: string[];
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /**
+             * Finding Id
+             * Format: uuid
+             */
+            finding_id: string;
+            /** Finding Title */
+            finding_title: string;
+            /**
+             * Guards
+             * @description What is watched after each step, and when it stops the run.
+             */
+            guards: components["schemas"]["Guard"][];
+            /** @description The finding's predicted effect and cost (its what-if numbers). */
+            predicted: components["schemas"]["Impact"] | null;
+            /**
+             * Refusals
+             * @description The fix's changes Headroom will not apply itself, with why.
+             */
+            refusals: components["schemas"]["Refusal"][];
+            /**
+             * Steps
+             * @description The steps, one at a time, in order.
+             */
+            steps: components["schemas"]["PlanStep"][];
+            /** Tikv Version */
+            tikv_version: string | null;
+        };
+        /**
+         * ApplyPlanRead
+         * @description A proposed plan and its decision.
+         */
+        ApplyPlanRead: {
+            /**
+             * Blocked
+             * @description Why the plan cannot be proposed now, in words (empty: it can).
+             */
+            blocked: string[];
+            /**
+             * Cluster Id
+             * Format: uuid
+             */
+            cluster_id: string;
+            /** Decided At */
+            decided_at: string | null;
+            /** Decided By */
+            decided_by: string | null;
+            /** Decision Note */
+            decision_note: string;
+            /** Finding Id */
+            finding_id: string | null;
+            /** Finding Title */
+            finding_title: string;
+            /**
+             * Guards
+             * @description What is watched after each step, and when it stops the run.
+             */
+            guards: components["schemas"]["Guard"][];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            maintenance_window: components["schemas"]["MaintenanceWindow"] | null;
+            /** @description The finding's predicted effect and cost (its what-if numbers). */
+            predicted: components["schemas"]["Impact"] | null;
+            /**
+             * Proposed At
+             * Format: date-time
+             */
+            proposed_at: string;
+            /**
+             * Proposed By
+             * @description Who proposed it (their email; null: no longer a user).
+             */
+            proposed_by: string | null;
+            /**
+             * Refusals
+             * @description The fix's changes Headroom will not apply itself, with why.
+             */
+            refusals: components["schemas"]["Refusal"][];
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "proposed" | "approved" | "rejected" | "cancelled" | "running" | "succeeded" | "failed" | "rolled_back";
+            /** Step Runs */
+            step_runs: components["schemas"]["StepRunRead"][];
+            /**
+             * Steps
+             * @description The steps, one at a time, in order.
+             */
+            steps: components["schemas"]["PlanStep"][];
+            /** Tikv Version */
+            tikv_version: string | null;
         };
         /** AuditEntryRead */
         AuditEntryRead: {
@@ -2119,6 +2421,31 @@ export interface components {
              * @description Scheme and host of the URL (the rest is secret).
              */
             url_hint: string;
+        };
+        /**
+         * ClusterApplySettingsRead
+         * @description Whether Headroom may apply fixes on this cluster: its own switch and its organisation's; both must be on.
+         */
+        ClusterApplySettingsRead: {
+            /** Allows */
+            allows: string[];
+            /**
+             * Effective Enabled
+             * @description Apply is allowed on this cluster: the organisation's and the cluster's switches are both on.
+             */
+            effective_enabled: boolean;
+            /**
+             * Enabled
+             * @description The cluster's own switch.
+             */
+            enabled: boolean;
+            /** Organization Enabled */
+            organization_enabled: boolean;
+        };
+        /** ClusterApplySettingsUpdate */
+        ClusterApplySettingsUpdate: {
+            /** Apply on this cluster */
+            enabled: boolean;
         };
         /** ClusterCreate */
         ClusterCreate: {
@@ -3321,6 +3648,49 @@ export interface components {
             /** Unit */
             unit: string;
         };
+        /**
+         * Guard
+         * @description A metric watched while a plan runs, and when it stops the run.
+         */
+        Guard: {
+            /**
+             * Factor
+             * @description Trips above this multiple of the value before the step ...
+             */
+            factor: number;
+            /**
+             * Floor
+             * @description ... and above this value, in `unit`.
+             */
+            floor: number;
+            /**
+             * Label
+             * @description The metric in words.
+             */
+            label: string;
+            /**
+             * Metric
+             * @description The series watched (the metrics API's id).
+             */
+            metric: string;
+            /**
+             * Rule
+             * @description The rule in words.
+             */
+            rule: string;
+            /**
+             * Statistic
+             * @description How it is taken over the window, e.g. p99.
+             */
+            statistic: string;
+            /** Unit */
+            unit: string;
+            /**
+             * Watch Minutes
+             * @description Minutes watched after each step (and compared with as many before).
+             */
+            watch_minutes: number;
+        };
         /** HistoryEntry */
         HistoryEntry: {
             /**
@@ -3509,6 +3879,28 @@ export interface components {
             email: string;
             /** Password */
             password: string;
+        };
+        /**
+         * MaintenanceWindow
+         * @description When a plan may run: from `start` to `end` (UTC, HH:MM) on the given weekdays; an end before the start
+         *     runs past midnight into the next day.
+         */
+        MaintenanceWindow: {
+            /**
+             * End
+             * @description End time, UTC, HH:MM (24-hour); earlier than the start: the next day.
+             */
+            end: string;
+            /**
+             * Start
+             * @description Start time, UTC, HH:MM (24-hour).
+             */
+            start: string;
+            /**
+             * Weekdays
+             * @description The days (UTC) the window opens on.
+             */
+            weekdays: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
         };
         /**
          * Measure
@@ -3949,6 +4341,50 @@ export interface components {
             /** Notes */
             notes: string[];
         };
+        /**
+         * OrgApplySettingsRead
+         * @description Whether Headroom may apply fixes in this organisation, with the write role and the volume tag it uses.
+         */
+        OrgApplySettingsRead: {
+            /**
+             * Allows
+             * @description What turning it on allows, in words.
+             */
+            allows: string[];
+            /**
+             * Enabled
+             * @description Apply is on for the organisation (each cluster must be turned on too).
+             */
+            enabled: boolean;
+            /**
+             * Never
+             * @description What apply never does, in words.
+             */
+            never: string[];
+            /**
+             * Role Arn
+             * @description The write role Headroom assumes to modify volumes (null: not set; volume changes cannot be applied).
+             */
+            role_arn: string | null;
+            /**
+             * Volume Tag Key
+             * @description Headroom may modify only volumes carrying this tag.
+             */
+            volume_tag_key: string | null;
+            /** Volume Tag Value */
+            volume_tag_value: string | null;
+        };
+        /** OrgApplySettingsUpdate */
+        OrgApplySettingsUpdate: {
+            /** Apply */
+            enabled: boolean;
+            /** Write role ARN */
+            role_arn?: string | null;
+            /** Volume tag key */
+            volume_tag_key?: string | null;
+            /** Volume tag value */
+            volume_tag_value?: string | null;
+        };
         /** OrganizationDetailRead */
         OrganizationDetailRead: {
             /** Aws External Id */
@@ -4125,6 +4561,41 @@ export interface components {
             message?: string | null;
             /** Ok */
             ok: boolean;
+        };
+        /**
+         * PlanStep
+         * @description One step of a plan: one change on one volume or one TiKV node, and the change that undoes it.
+         */
+        PlanStep: {
+            change: components["schemas"]["Change"];
+            /**
+             * Kind
+             * @description ebs_modify_volume: an EBS volume modification; tikv_online_config: a TiKV key set online on one node's status port.
+             * @enum {string}
+             */
+            kind: "ebs_modify_volume" | "tikv_online_config";
+            /**
+             * Position
+             * @description Order of the step, from 1: steps run one at a time, in this order.
+             */
+            position: number;
+            /**
+             * Target
+             * @description The volume id, or the TiKV node's status address.
+             */
+            target: string;
+            /** @description The change that puts the value back. */
+            undo: components["schemas"]["Change"];
+            /**
+             * Undo After Seconds
+             * @description How long after the step starts it can be undone (0: at once).
+             */
+            undo_after_seconds: number;
+            /**
+             * Undo Note
+             * @description When and how the step can be undone, in words.
+             */
+            undo_note: string;
         };
         /**
          * PredictedEffect
@@ -4469,6 +4940,18 @@ export interface components {
             value: number;
         };
         /**
+         * Refusal
+         * @description A change of the finding's fix that Headroom will not apply itself, and why.
+         */
+        Refusal: {
+            /** Key */
+            key: string;
+            /** Reason */
+            reason: string;
+            /** Target */
+            target: string | null;
+        };
+        /**
          * RelatedFinding
          * @description Another finding of the same group, as the finding's "related findings" block lists it.
          */
@@ -4699,6 +5182,27 @@ export interface components {
              * @enum {string}
              */
             status: "unknown" | "ok" | "failing";
+        };
+        /**
+         * StepRunRead
+         * @description How far a step has run (pending until the plan runs).
+         */
+        StepRunRead: {
+            /** Error */
+            error: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Position */
+            position: number;
+            /** Started At */
+            started_at: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "running" | "verifying" | "done" | "failed" | "undoing" | "undone" | "skipped";
+            /** Undo Not Before */
+            undo_not_before: string | null;
         };
         /**
          * TightestCeiling
@@ -5344,6 +5848,323 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_plan_api_v1_apply_plans__plan_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyPlanRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    approve_plan_api_v1_apply_plans__plan_id__approve_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplyDecision"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyPlanRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    reject_plan_api_v1_apply_plans__plan_id__reject_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplyDecision"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyPlanRead"];
                 };
             };
             /** @description Bad Request */
@@ -6688,6 +7509,426 @@ export interface operations {
                 content: {
                     "application/json": unknown;
                     "application/yaml": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_plans_api_v1_clusters__cluster_id__apply_plans_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyPlanRead"][];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    propose_plan_api_v1_clusters__cluster_id__apply_plans_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplyPlanCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyPlanRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_cluster_apply_api_v1_clusters__cluster_id__apply_settings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterApplySettingsRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_cluster_apply_api_v1_clusters__cluster_id__apply_settings_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClusterApplySettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterApplySettingsRead"];
                 };
             };
             /** @description Bad Request */
@@ -9551,6 +10792,109 @@ export interface operations {
             };
         };
     };
+    preview_plan_api_v1_findings__finding_id__apply_plan_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                finding_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyPlanPreview"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     get_evidence_series_api_v1_findings__finding_id__evidence_series_get: {
         parameters: {
             query?: never;
@@ -10189,6 +11533,212 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrganizationDetailRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_org_apply_api_v1_org_apply_settings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgApplySettingsRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_org_apply_api_v1_org_apply_settings_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrgApplySettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgApplySettingsRead"];
                 };
             };
             /** @description Bad Request */
@@ -12226,6 +13776,107 @@ export interface operations {
             };
         };
     };
+    aws_apply_setup_api_v1_sources_aws_apply_setup_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AwsSetupRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     aws_setup_api_v1_sources_aws_setup_get: {
         parameters: {
             query?: never;
@@ -13952,6 +15603,7 @@ export const pathsApiV1ClustersCluster_idPatchesPatch_idGetParametersQueryFormat
 export const apiTokenCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreate"]["role"]> = ["owner", "admin", "viewer"];
 export const apiTokenCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreated"]["role"]> = ["owner", "admin", "viewer"];
 export const apiTokenReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenRead"]["role"]> = ["owner", "admin", "viewer"];
+export const applyPlanReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApplyPlanRead"]["status"]> = ["proposed", "approved", "rejected", "cancelled", "running", "succeeded", "failed", "rolled_back"];
 export const awsBackfillReadStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsBackfillRead"]["state"]> = ["not_started", "queued", "running", "done", "failed"];
 export const awsConnectionCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionCreate"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
 export const awsConnectionCreatedAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionCreated"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
@@ -13996,6 +15648,7 @@ export const forecastKindValues: ReadonlyArray<FlattenedDeepRequired<components>
 export const invitationCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreate"]["role"]> = ["owner", "admin", "viewer"];
 export const invitationCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreated"]["role"]> = ["owner", "admin", "viewer"];
 export const invitationReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationRead"]["role"]> = ["owner", "admin", "viewer"];
+export const maintenanceWindowWeekdaysValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MaintenanceWindow"]["weekdays"]> = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 export const measuredCellMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MeasuredCell"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const memberReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberRead"]["role"]> = ["owner", "admin", "viewer"];
 export const memberUpdateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberUpdate"]["role"]> = ["owner", "admin", "viewer"];
@@ -14006,6 +15659,7 @@ export const nodeMetricsReadResolution_sourceValues: ReadonlyArray<FlattenedDeep
 export const nodeVolumeRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeVolume"]["role"]> = ["data", "raft"];
 export const panelReadIdValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PanelRead"]["id"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput", "burst_balance", "queue_length", "latency", "block_cache_hit_ratio", "thread_cpu", "compaction_pending", "write_stall", "disk_space"];
 export const patchReadFormatsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PatchRead"]["formats"]> = ["toml", "merged", "diff", "tiup", "operator", "sql", "tikv-ctl", "aws", "terraform", "configs"];
+export const planStepKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanStep"]["kind"]> = ["ebs_modify_volume", "tikv_online_config"];
 export const projectionReadEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProjectionRead"]["entity_kind"]> = ["volume", "instance", "node"];
 export const projectionReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProjectionRead"]["metric"]> = ["iops", "mibps", "used_gib"];
 export const prometheusSourceCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PrometheusSourceCreate"]["auth_kind"]> = ["none", "bearer", "basic"];
@@ -14024,6 +15678,7 @@ export const seriesStatisticValues: ReadonlyArray<FlattenedDeepRequired<componen
 export const seriesRefEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SeriesRef"]["entity_kind"]> = ["volume", "instance", "node"];
 export const sessionReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SessionRead"]["role"]> = ["owner", "admin", "viewer"];
 export const sourceHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SourceHealth"]["status"]> = ["unknown", "ok", "failing"];
+export const stepRunReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StepRunRead"]["status"]> = ["pending", "running", "verifying", "done", "failed", "undoing", "undone", "skipped"];
 export const tightestCeilingMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TightestCeiling"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const utilisationReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UtilisationRead"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const whatIfCeilingBindingAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["binding"]> = ["instance", "volumes", "both"];

@@ -1,5 +1,6 @@
 import { Link, useParams } from 'react-router';
 import { preloadTimeSeriesChart } from '@/components/TimeSeriesChart';
+import { FindingApplyPlanPanel } from '@/features/apply';
 import { FindingDetailPanel } from '@/features/findings';
 import { patchPath } from '@/features/patches';
 import { useClusterContext } from './cluster-layout';
@@ -20,6 +21,7 @@ export default function ClusterFindingPage() {
         canManage={canManage}
         patchPath={(patchId) => patchPath(cluster.id, patchId)}
       />
+      <FindingApplyPlanPanel clusterId={cluster.id} findingId={findingId} canManage={canManage} />
     </>
   );
 }

@@ -12,6 +12,8 @@ export interface ClusterContext {
   cluster: ClusterDetail;
   /** Owners and admins may act (advise, acknowledge, patch); viewers only look. */
   canManage: boolean;
+  /** Owners alone turn apply on or off for the cluster. */
+  isOwner: boolean;
 }
 
 /** The cluster and the caller's rights, for the pages under /clusters/:clusterId. */
@@ -69,7 +71,9 @@ export default function ClusterLayout() {
     return <QueryError title="Could not load the cluster" query={cluster} />;
   }
   const role = session.data?.role;
-  const context: ClusterContext = { cluster: cluster.data, canManage: role === 'owner' || role === 'admin' };
+  const context: ClusterContext = { cluster: cluster.data, canManage: role === 'owner' || role === 'admin',
+    isOwner: role === 'owner',
+  };
   const base = `/clusters/${cluster.data.id}`;
   return (
     <div className="cluster">

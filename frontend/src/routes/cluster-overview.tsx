@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { ClusterApplyPanel } from '@/features/apply';
 import { ChangeLedger } from '@/features/changes';
 import {
   AdviseNowButton,
@@ -13,7 +14,7 @@ import { NextCeilings } from '@/features/projections';
 import { useClusterContext } from './cluster-layout';
 
 export default function ClusterOverviewPage() {
-  const { cluster, canManage } = useClusterContext();
+  const { cluster, canManage, isOwner } = useClusterContext();
   const pending = neverAdvised(cluster);
   return (
     <div className="overview">
@@ -42,6 +43,10 @@ export default function ClusterOverviewPage() {
       <section className="card" aria-labelledby="overview-lookback">
         <h2 id="overview-lookback">Lookback for cost recommendations</h2>
         <ClusterLookbackPanel clusterId={cluster.id} canManage={canManage} />
+      </section>
+      <section className="card" aria-labelledby="overview-apply">
+        <h2 id="overview-apply">Apply</h2>
+        <ClusterApplyPanel clusterId={cluster.id} isOwner={isOwner} />
       </section>
       <section className="card" aria-labelledby="overview-nodes">
         <h2 id="overview-nodes">Nodes</h2>

@@ -10,6 +10,7 @@ const ORGANISATION = [
   { to: '/settings/digest', label: 'Weekly email' },
   { to: '/settings/alerts', label: 'Alerts' },
   { to: '/settings/recommendations', label: 'Recommendations' },
+  { to: '/settings/apply', label: 'Apply' },
   { to: '/settings/audit-log', label: 'Audit log' },
 ];
 

@@ -20,5 +20,6 @@ export const settingsRoute: RouteObject = {
     { path: 'digest', lazy: lazyPage(() => import('./settings-digest')) },
     { path: 'alerts', lazy: lazyPage(() => import('./settings-alerts')) },
     { path: 'recommendations', lazy: lazyPage(() => import('./settings-recommendations')) },
+    { path: 'apply', lazy: lazyPage(() => import('./settings-apply')) },
   ],
 };

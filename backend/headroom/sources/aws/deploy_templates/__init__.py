@@ -1,6 +1,7 @@
-"""Headroom's read-only IAM role as CloudFormation and Terraform, shipped inside the package (deploy/aws/ links
-here), and a pure filler that writes an organisation's external ID and Headroom's account ID into the templates'
-parameters as their defaults."""
+"""Headroom's IAM roles as CloudFormation and Terraform, shipped inside the package (deploy/aws/ links here): the
+read-only role every organisation creates, and the apply (write) role only an organisation that turns on apply
+creates (docs/apply.md). A pure filler writes an organisation's external ID and Headroom's account ID (and, for
+the apply role, the volume tag) into the templates' parameters as their defaults."""
 
 from __future__ import annotations
 
@@ -11,6 +12,13 @@ from typing import Literal
 
 CFN_TEMPLATE = "headroom-readonly-role.cfn.yaml"
 TERRAFORM_TEMPLATE = "headroom-readonly-role.tf"
+APPLY_CFN_TEMPLATE = "headroom-apply-role.cfn.yaml"
+APPLY_TERRAFORM_TEMPLATE = "headroom-apply-role.tf"
+# The volume tag the apply role's condition asks for when the organisation has not chosen one.
+DEFAULT_VOLUME_TAG = ("headroom-apply", "true")
+# A tag as the templates' AllowedPattern / the apply settings accept it: none of these characters needs escaping
+# inside a double-quoted YAML or HCL string.
+_TAG_RE = re.compile(r"[\w .:/=+@-]{0,256}", re.ASCII)
 
 # An AWS account ID is 12 digits (IAM User Guide, "View AWS account identifiers"); the templates' own check
 # (AllowedPattern / validation regex) is the same.
@@ -86,4 +94,23 @@ def filled_templates(*, external_id: str, account_id: str | None) -> list[Filled
         FilledTemplate("terraform", TERRAFORM_TEMPLATE, "text/plain",
                        fill_terraform(template_text(TERRAFORM_TEMPLATE), external_id=external_id,
                                       account_id=account_id)),
+    ]
+
+
+def filled_apply_templates(*, external_id: str, account_id: str | None, volume_tag_key: str | None,
+                           volume_tag_value: str | None) -> list[FilledTemplate]:
+    """Both apply-role templates with the organisation's values (its volume tag, else Headroom's) filled in."""
+    key, value = (volume_tag_key, volume_tag_value or "") if volume_tag_key else DEFAULT_VOLUME_TAG
+    if not key or not _TAG_RE.fullmatch(key) or not _TAG_RE.fullmatch(value) or len(key) > 128:
+        raise ValueError("volume tag is not 1-128 (key) and 0-256 (value) characters of [\\w .:/=+@-]")
+    cfn = fill_cloudformation(template_text(APPLY_CFN_TEMPLATE), external_id=external_id, account_id=account_id)
+    cfn = _insert_after(cfn, "\n  VolumeTagKey:\n", "    Type: String\n", f'    Default: "{key}"\n')
+    cfn = _insert_after(cfn, "\n  VolumeTagValue:\n", "    Type: String\n", f'    Default: "{value}"\n')
+    tf = fill_terraform(template_text(APPLY_TERRAFORM_TEMPLATE), external_id=external_id, account_id=account_id)
+    type_line = "  type        = string\n"
+    tf = _insert_after(tf, 'variable "volume_tag_key" {\n', type_line, f'  default     = "{key}"\n')
+    tf = _insert_after(tf, 'variable "volume_tag_value" {\n', type_line, f'  default     = "{value}"\n')
+    return [
+        FilledTemplate("cloudformation", APPLY_CFN_TEMPLATE, "application/yaml", cfn),
+        FilledTemplate("terraform", APPLY_TERRAFORM_TEMPLATE, "text/plain", tf),
     ]

@@ -1,0 +1,82 @@
+"""Apply (docs/apply.md): the opt-in per organisation and per cluster, and plans made from a finding's fix."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, status
+
+from headroom.api.deps import DB, Caller, Context
+from headroom.apply import service
+from headroom.apply.schemas import (
+    ApplyDecision,
+    ApplyPlanCreate,
+    ApplyPlanPreview,
+    ApplyPlanRead,
+    ClusterApplySettingsRead,
+    ClusterApplySettingsUpdate,
+    OrgApplySettingsRead,
+    OrgApplySettingsUpdate,
+)
+
+router = APIRouter(tags=["apply"])
+
+
+@router.get("/org/apply-settings", response_model=OrgApplySettingsRead)
+def get_org_apply(caller: Caller, db: DB) -> object:
+    """Whether Headroom may apply fixes in your organisation (off by default), the write role and volume tag."""
+    return service.org_settings(db, caller)
+
+
+@router.put("/org/apply-settings", response_model=OrgApplySettingsRead)
+def put_org_apply(body: OrgApplySettingsUpdate, caller: Caller, db: DB) -> object:
+    """Turn apply on or off for the organisation, with its write role and volume tag (owners only)."""
+    return service.set_org_settings(db, caller, body)
+
+
+@router.get("/clusters/{cluster_id}/apply-settings", response_model=ClusterApplySettingsRead)
+def get_cluster_apply(cluster_id: uuid.UUID, caller: Caller, db: DB) -> object:
+    """Whether Headroom may apply fixes on this cluster: its switch and its organisation's must both be on."""
+    return service.cluster_settings(db, caller, cluster_id)
+
+
+@router.put("/clusters/{cluster_id}/apply-settings", response_model=ClusterApplySettingsRead)
+def put_cluster_apply(cluster_id: uuid.UUID, body: ClusterApplySettingsUpdate, caller: Caller, db: DB) -> object:
+    """Turn apply on or off for this cluster (owners only)."""
+    return service.set_cluster_settings(db, caller, cluster_id, body.enabled)
+
+
+@router.get("/findings/{finding_id}/apply-plan", response_model=ApplyPlanPreview)
+def preview_plan(finding_id: uuid.UUID, caller: Caller, db: DB) -> ApplyPlanPreview:
+    """What applying the finding's fix would do: the steps in order, what is refused and why, the guards, the
+    predicted effect and cost, and why it cannot be proposed now (if so). Nothing is stored."""
+    return service.preview(db, caller, finding_id)
+
+
+@router.get("/clusters/{cluster_id}/apply-plans", response_model=list[ApplyPlanRead])
+def list_plans(cluster_id: uuid.UUID, caller: Caller, db: DB) -> list[ApplyPlanRead]:
+    """The cluster's plans, newest first."""
+    return service.list_plans(db, caller, cluster_id)
+
+
+@router.post("/clusters/{cluster_id}/apply-plans", response_model=ApplyPlanRead, status_code=status.HTTP_201_CREATED)
+def propose_plan(cluster_id: uuid.UUID, body: ApplyPlanCreate, caller: Caller, db: DB, ctx: Context) -> ApplyPlanRead:
+    """Propose a plan from a finding's fix (admins and owners); another owner or admin approves it."""
+    return service.propose(db, caller, cluster_id, body, now=ctx.clock())
+
+
+@router.get("/apply-plans/{plan_id}", response_model=ApplyPlanRead)
+def get_plan(plan_id: uuid.UUID, caller: Caller, db: DB) -> ApplyPlanRead:
+    return service.get_plan(db, caller, plan_id)
+
+
+@router.post("/apply-plans/{plan_id}/approve", response_model=ApplyPlanRead)
+def approve_plan(plan_id: uuid.UUID, body: ApplyDecision, caller: Caller, db: DB, ctx: Context) -> ApplyPlanRead:
+    """Approve a proposed plan: an owner or admin who did not propose it."""
+    return service.approve(db, caller, plan_id, body.note, now=ctx.clock())
+
+
+@router.post("/apply-plans/{plan_id}/reject", response_model=ApplyPlanRead)
+def reject_plan(plan_id: uuid.UUID, body: ApplyDecision, caller: Caller, db: DB, ctx: Context) -> ApplyPlanRead:
+    """Reject a plan that has not started (its proposer withdrawing it: cancelled)."""
+    return service.reject(db, caller, plan_id, body.note, now=ctx.clock())

@@ -1,0 +1,123 @@
+"""The apply feature's API shapes (docs/apply.md): the opt-in, and plans made from a finding's fix."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from headroom.domain.apply.guards import Guard
+from headroom.domain.apply.plan import MaintenanceWindow, PlanStep, Refusal
+from headroom.domain.model import Impact
+from headroom.platform.schemas import Input, Output
+from headroom.sources.schemas import RoleArn
+
+
+
+def _not_reserved(key: str) -> str:
+    if key.lower().startswith("aws:"):
+        raise ValueError("must not start with aws: (AWS keeps that prefix for its own tags)")
+    return key
+
+
+# AWS tags: a key of 1-128 characters, a value of 0-256, letters, digits, spaces and _ . : / = + - @; keys starting
+# with aws: are AWS's (docs/reference/ebs-modify.md#tags).
+TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_ .:/=+@-]+$"),
+                   AfterValidator(_not_reserved)]
+TagValue = Annotated[str, StringConstraints(max_length=256, pattern=r"^[A-Za-z0-9_ .:/=+@-]*$")]
+
+WHAT_APPLY_ALLOWS = [
+    "Change an EBS volume's type (gp2 to gp3), IOPS or throughput, on volumes carrying your tag only, through a "
+    "separate write role you create; one volume at a time.",
+    "Set TiKV settings that change without a restart, one node at a time, through the node's status port.",
+    "Nothing runs until a plan is approved by an owner or admin other than the one who proposed it.",
+]
+WHAT_APPLY_NEVER_DOES = [
+    "Grow or shrink a volume, change an instance type, stop or restart anything: those stay downloadable patches.",
+]
+
+
+class OrgApplySettingsRead(Output):
+    """Whether Headroom may apply fixes in this organisation, with the write role and the volume tag it uses."""
+
+    enabled: bool = Field(description="Apply is on for the organisation (each cluster must be turned on too).")
+    role_arn: str | None = Field(description="The write role Headroom assumes to modify volumes (null: not set; "
+                                 "volume changes cannot be applied).")
+    volume_tag_key: str | None = Field(description="Headroom may modify only volumes carrying this tag.")
+    volume_tag_value: str | None
+    allows: list[str] = Field(description="What turning it on allows, in words.")
+    never: list[str] = Field(description="What apply never does, in words.")
+
+
+class OrgApplySettingsUpdate(Input):
+    enabled: bool = Field(title="Apply")
+    role_arn: RoleArn | None = Field(default=None, title="Write role ARN")
+    volume_tag_key: TagKey | None = Field(default=None, title="Volume tag key")
+    volume_tag_value: TagValue | None = Field(default=None, title="Volume tag value")
+
+
+class ClusterApplySettingsRead(Output):
+    """Whether Headroom may apply fixes on this cluster: its own switch and its organisation's; both must be on."""
+
+    enabled: bool = Field(description="The cluster's own switch.")
+    organization_enabled: bool
+    effective_enabled: bool = Field(description="Apply is allowed on this cluster: the organisation's and the "
+                                    "cluster's switches are both on.")
+    allows: list[str]
+
+
+class ClusterApplySettingsUpdate(Input):
+    enabled: bool = Field(title="Apply on this cluster")
+
+
+class ApplyPlanCreate(Input):
+    """Propose a plan from a finding's fix."""
+
+    finding_id: uuid.UUID = Field(title="Finding")
+    maintenance_window: MaintenanceWindow | None = Field(default=None, title="Maintenance window")
+
+
+class ApplyDecision(Input):
+    note: Annotated[str, StringConstraints(max_length=2000)] = Field(default="", title="Note")
+
+
+class StepRunRead(Output):
+    """How far a step has run (pending until the plan runs)."""
+
+    position: int
+    status: Literal["pending", "running", "verifying", "done", "failed", "undoing", "undone", "skipped"]
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    undo_not_before: dt.datetime | None
+    error: str | None
+
+
+class ApplyPlanPreview(Output):
+    """What applying a finding's fix would do, before anything is proposed."""
+
+    finding_id: uuid.UUID
+    finding_title: str
+    cluster_id: uuid.UUID
+    tikv_version: str | None
+    steps: list[PlanStep] = Field(description="The steps, one at a time, in order.")
+    refusals: list[Refusal] = Field(description="The fix's changes Headroom will not apply itself, with why.")
+    guards: list[Guard] = Field(description="What is watched after each step, and when it stops the run.")
+    predicted: Impact | None = Field(description="The finding's predicted effect and cost (its what-if numbers).")
+    blocked: list[str] = Field(description="Why the plan cannot be proposed now, in words (empty: it can).")
+
+
+class ApplyPlanRead(ApplyPlanPreview):
+    """A proposed plan and its decision."""
+
+    id: uuid.UUID
+    finding_id: uuid.UUID | None  # type: ignore[assignment]
+    status: Literal["proposed", "approved", "rejected", "cancelled", "running", "succeeded", "failed", "rolled_back"]
+    maintenance_window: MaintenanceWindow | None
+    proposed_by: str | None = Field(description="Who proposed it (their email; null: no longer a user).")
+    proposed_at: dt.datetime
+    decided_by: str | None
+    decided_at: dt.datetime | None
+    decision_note: str
+    step_runs: list[StepRunRead]

@@ -1,0 +1,73 @@
+"""The pure parts of an apply plan: the maintenance window (UTC, weekdays, past midnight) and the guards'
+thresholds (docs/thresholds/apply-guards.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from headroom.domain.apply.guards import READ_LATENCY, SCHEDULER_WAIT, plan_guards, tripped
+from headroom.domain.apply.plan import MaintenanceWindow
+from headroom.domain.model import Impact
+from pydantic import ValidationError
+
+SAT = dt.datetime(2026, 11, 28, tzinfo=dt.UTC)  # a Saturday
+
+
+@pytest.mark.parametrize(("at", "inside"), [
+    (SAT.replace(hour=22), True),
+    (SAT.replace(hour=21, minute=59), False),
+    (SAT.replace(hour=23, minute=59), True),
+    (SAT + dt.timedelta(days=1, hours=1, minutes=59), True),  # Sunday 01:59, the Saturday window's tail
+    (SAT + dt.timedelta(days=1, hours=2), False),  # the end is exclusive
+    (SAT + dt.timedelta(days=1, hours=22), False),  # Sunday night: not a listed day
+    (SAT - dt.timedelta(hours=1), False),  # Friday 23:00
+    (SAT.replace(hour=22).astimezone(dt.timezone(dt.timedelta(hours=9))), True),  # any zone, judged in UTC
+])
+def test_a_window_past_midnight_belongs_to_the_day_it_opens(at: dt.datetime, inside: bool) -> None:
+    window = MaintenanceWindow(start="22:00", end="02:00", weekdays=["sat"])
+    assert window.contains(at) is inside
+
+
+def test_a_daytime_window() -> None:
+    window = MaintenanceWindow(start="09:30", end="11:00", weekdays=["mon", "tue"])
+    monday = SAT + dt.timedelta(days=2)
+    assert window.contains(monday.replace(hour=9, minute=30))
+    assert not window.contains(monday.replace(hour=11))
+    assert not window.contains(SAT.replace(hour=10))
+
+
+@pytest.mark.parametrize("fields", [
+    {"start": "24:00", "end": "01:00", "weekdays": ["mon"]},
+    {"start": "9:00", "end": "10:00", "weekdays": ["mon"]},
+    {"start": "09:00", "end": "09:00", "weekdays": ["mon"]},
+    {"start": "09:00", "end": "10:00", "weekdays": ["mon", "mon"]},
+    {"start": "09:00", "end": "10:00", "weekdays": []},
+])
+def test_bad_windows_are_refused(fields: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        MaintenanceWindow.model_validate(fields)
+
+
+@pytest.mark.parametrize(("guard", "before", "after", "stops"), [
+    (READ_LATENCY, 4.0, 6.0, False),  # exactly 1.5 x: not above
+    (READ_LATENCY, 4.0, 6.1, False),  # above 1.5 x but under the 10 ms floor
+    (READ_LATENCY, 8.0, 12.1, True),
+    (READ_LATENCY, 12.0, 15.0, False),  # above the floor, under 1.5 x
+    (SCHEDULER_WAIT, 6.0, 11.0, False),
+    (SCHEDULER_WAIT, 6.0, 12.5, True),
+    (READ_LATENCY, None, 3.0, True),  # no data before: blind, stop
+    (READ_LATENCY, 3.0, None, True),  # no data after: blind, stop
+])
+def test_guards_trip_above_the_factor_and_the_floor(guard: object, before: float | None, after: float | None,
+                                                    stops: bool) -> None:
+    assert tripped(guard, before, after) is stops  # type: ignore[arg-type]
+
+
+def test_the_finding_s_own_metric_comes_first() -> None:
+    guards = plan_guards("volume.counted_iops", None, Impact(summary="s", metric="sustained IOPS ceiling", unit="IOPS"))
+    assert [g.metric for g in guards] == ["volume.counted_iops", "derived.read_latency_ms", "derived.write_latency_ms",
+                                          "tikv.wait.scheduler_latch"]
+    assert (guards[0].label, guards[0].unit, guards[0].factor) == ("sustained IOPS ceiling", "IOPS", 1.25)
+    assert tripped(guards[0], 1000.0, 1300.0) and not tripped(guards[0], 1000.0, 1200.0)
+    assert [g.metric for g in plan_guards(None, None, None)][0] == "derived.read_latency_ms"

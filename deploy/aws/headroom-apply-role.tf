@@ -1,0 +1,1 @@
+../../backend/headroom/sources/aws/deploy_templates/headroom-apply-role.tf

@@ -1,0 +1,220 @@
+import { useState, type FormEvent } from 'react';
+import { QueryError } from '@/components/ErrorState';
+import { FormError } from '@/components/FormError';
+import { LoadingState } from '@/components/LoadingState';
+import {
+  undoText,
+  useApplyPlanPreview,
+  useApplyPlans,
+  useDecidePlan,
+  useProposePlan,
+  type ApplyPlan,
+  type MaintenanceWindow,
+  type PlanStep,
+} from '../api';
+
+const WEEKDAYS: MaintenanceWindow['weekdays'] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+const STATUS_WORDS: Record<ApplyPlan['status'], string> = {
+  proposed: 'Waiting for approval',
+  approved: 'Approved',
+  rejected: 'Rejected',
+  cancelled: 'Withdrawn',
+  running: 'Running',
+  succeeded: 'Done',
+  failed: 'Failed',
+  rolled_back: 'Rolled back',
+};
+
+function valueText(value: unknown): string {
+  if (value === null || value === undefined) return 'not set';
+  if (typeof value === 'boolean') return value ? 'on' : 'off';
+  return String(value);
+}
+
+function StepsTable({ steps }: { steps: PlanStep[] }) {
+  return (
+    <table className="table">
+      <caption className="visually-hidden">Steps, one at a time, in order</caption>
+      <thead>
+        <tr>
+          <th scope="col">Step</th>
+          <th scope="col">Change</th>
+          <th scope="col">Where</th>
+          <th scope="col">Undo</th>
+        </tr>
+      </thead>
+      <tbody>
+        {steps.map((step) => (
+          <tr key={step.position}>
+            <td>{step.position}</td>
+            <td>
+              {step.kind === 'ebs_modify_volume' ? 'Volume ' : 'TiKV setting '}
+              <code>{step.change.key}</code>: {valueText(step.change.current)} → {valueText(step.change.proposed)}
+            </td>
+            <td>
+              <code>{step.target}</code>
+            </td>
+            <td title={step.undo_note}>{undoText(step.undo_after_seconds)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function PlanDecision({ plan, canManage }: { plan: ApplyPlan; canManage: boolean }) {
+  const decide = useDecidePlan();
+  return (
+    <li>
+      <strong>{STATUS_WORDS[plan.status]}</strong>: proposed by {plan.proposed_by ?? 'a former member'} on{' '}
+      {new Date(plan.proposed_at).toUTCString()}
+      {plan.decided_by && `; decided by ${plan.decided_by}`}.
+      {canManage && plan.status === 'proposed' && (
+        <span className="button-row">
+          <button
+            type="button"
+            className="button button--primary"
+            disabled={decide.isPending}
+            onClick={() => decide.mutate({ planId: plan.id, decision: 'approve' })}
+          >
+            Approve
+          </button>
+          <button
+            type="button"
+            className="button"
+            disabled={decide.isPending}
+            onClick={() => decide.mutate({ planId: plan.id, decision: 'reject' })}
+          >
+            Reject
+          </button>
+        </span>
+      )}
+      <FormError error={decide.error} />
+    </li>
+  );
+}
+
+function ProposeForm({ clusterId, findingId }: { clusterId: string; findingId: string }) {
+  const propose = useProposePlan(clusterId);
+  const [useWindow, setUseWindow] = useState(false);
+  const [start, setStart] = useState('22:00');
+  const [end, setEnd] = useState('02:00');
+  const [days, setDays] = useState<MaintenanceWindow['weekdays']>(['sat', 'sun']);
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    propose.mutate({
+      finding_id: findingId,
+      maintenance_window: useWindow ? { start, end, weekdays: days } : null,
+    });
+  };
+  return (
+    <form className="form" onSubmit={onSubmit} noValidate aria-label="Propose this plan">
+      <FormError error={propose.error} />
+      <label className="field field--checkbox">
+        <input type="checkbox" checked={useWindow} onChange={(e) => setUseWindow(e.target.checked)} /> Only in a
+        maintenance window (UTC)
+      </label>
+      {useWindow && (
+        <fieldset className="form--inline">
+          <legend>Maintenance window (UTC)</legend>
+          <label>
+            From <input type="time" value={start} onChange={(e) => setStart(e.target.value)} />
+          </label>
+          <label>
+            to <input type="time" value={end} onChange={(e) => setEnd(e.target.value)} />
+          </label>
+          {WEEKDAYS.map((day) => (
+            <label key={day}>
+              <input
+                type="checkbox"
+                checked={days.includes(day)}
+                onChange={(e) =>
+                  setDays(e.target.checked ? [...days, day] : days.filter((d) => d !== day))
+                }
+              />{' '}
+              {day.charAt(0).toUpperCase() + day.slice(1)}
+            </label>
+          ))}
+        </fieldset>
+      )}
+      <button type="submit" className="button button--primary" disabled={propose.isPending}>
+        {propose.isPending ? 'Proposing…' : 'Propose this plan'}
+      </button>
+      {propose.isSuccess && (
+        <p role="status" className="muted">
+          Proposed: another owner or admin approves it.
+        </p>
+      )}
+    </form>
+  );
+}
+
+/** What applying a finding's fix would do (steps, refusals, guards, predicted effect), and its plans. */
+export function FindingApplyPlanPanel({
+  clusterId,
+  findingId,
+  canManage,
+}: {
+  clusterId: string;
+  findingId: string;
+  canManage: boolean;
+}) {
+  const preview = useApplyPlanPreview(findingId);
+  const plans = useApplyPlans(clusterId);
+  if (preview.isPending) return <LoadingState label="Loading the apply plan" />;
+  if (preview.isError) return <QueryError title="Could not load the apply plan" query={preview} />;
+  const plan = preview.data;
+  const mine = (plans.data ?? []).filter((p) => p.finding_id === findingId);
+  const cost = plan.predicted?.monthly_cost_delta_usd;
+  return (
+    <section className="card" aria-labelledby="apply-plan">
+      <h2 id="apply-plan">Apply this fix</h2>
+      {plan.steps.length > 0 ? <StepsTable steps={plan.steps} /> : <p className="muted">No step Headroom can apply.</p>}
+      {plan.refusals.length > 0 && (
+        <>
+          <h3>Stays a downloadable patch</h3>
+          <ul>
+            {plan.refusals.map((r) => (
+              <li key={`${r.key}-${r.target ?? ''}`}>{r.reason}</li>
+            ))}
+          </ul>
+        </>
+      )}
+      {plan.predicted && (
+        <p>
+          Predicted: {plan.predicted.summary}
+          {cost !== null && cost !== undefined && ` (${cost <= 0 ? 'saves' : 'costs'} $${Math.abs(cost).toFixed(2)} a month)`}
+          .
+        </p>
+      )}
+      <h3>Guards after each step</h3>
+      <ul>
+        {plan.guards.map((g) => (
+          <li key={g.metric}>{g.rule}</li>
+        ))}
+      </ul>
+      {plan.blocked.length > 0 ? (
+        <>
+          <h3>Why it cannot be proposed now</h3>
+          <ul>
+            {plan.blocked.map((reason) => (
+              <li key={reason}>{reason}</li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        canManage && <ProposeForm clusterId={clusterId} findingId={findingId} />
+      )}
+      {mine.length > 0 && (
+        <>
+          <h3>Plans for this finding</h3>
+          <ul>
+            {mine.map((p) => (
+              <PlanDecision key={p.id} plan={p} canManage={canManage} />
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}

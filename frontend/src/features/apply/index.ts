@@ -1,0 +1,3 @@
+export { OrgApplyPanel } from './components/OrgApplyPanel';
+export { ClusterApplyPanel } from './components/ClusterApplyPanel';
+export { FindingApplyPlanPanel } from './components/FindingApplyPlanPanel';
