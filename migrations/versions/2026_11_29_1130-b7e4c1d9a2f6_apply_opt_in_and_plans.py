@@ -2,7 +2,7 @@
 volume tag per organisation, the plans made from a finding's fix and their steps' run state.
 
 Revision ID: b7e4c1d9a2f6
-Revises: a6c3e9d2f4b8
+Revises: 5e2c8b1d7f43
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "b7e4c1d9a2f6"
-down_revision: str | None = "a6c3e9d2f4b8"
+down_revision: str | None = "5e2c8b1d7f43"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
