@@ -1,8 +1,22 @@
 // When a page first draws a chart line, noted by a script that runs before the app's (the page-times benchmark and
 // the first-chart profile both read it).
 
-/** The Metrics tab's first chart line: an SVG path with a `d` in the Metrics grid. */
-export const METRICS_CHART_LINE = '.metrics__grid path.recharts-line-curve[d]';
+/**
+ * A chart's data line, either drawing: the plain SVG first paint (components/TimeSeriesChart/PlainChart.tsx, which
+ * draws a path only for a series with points, from those points: never a placeholder) or the Recharts chart that
+ * replaces it. Both are SVG paths with a non-empty `d`.
+ */
+export const CHART_LINE = 'path.ts-chart__plain-line[d]:not([d=""]), path.recharts-line-curve[d]:not([d=""])';
+
+/** A data line inside `scope` (a CSS selector), as a selector. */
+export function chartLineIn(scope: string): string {
+  return CHART_LINE.split(', ')
+    .map((line) => `${scope} ${line}`)
+    .join(', ');
+}
+
+/** The Metrics tab's first chart line: a data line in the Metrics grid. */
+export const METRICS_CHART_LINE = chartLineIn('.metrics__grid');
 
 declare global {
   interface Window {

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { expect, test } from '../fixtures';
-import { METRICS_CHART_LINE, watchFirstChart } from '../first-chart';
+import { chartLineIn, METRICS_CHART_LINE, watchFirstChart } from '../first-chart';
 
 // Where a cold load of the Metrics tab (or a finding) spends its time before the first chart line: the requests'
 // resource timing, the main thread's long tasks and a CPU profile (Chromium's Profiler over CDP), self time summed
@@ -45,7 +45,7 @@ test('profile: a cold load to the first chart line', async ({ page, browser, log
   const storageState = await page.context().storageState();
   const [path, selector] =
     PAGE === 'finding'
-      ? [`/clusters/${clusterId}/findings/${finding?.id}`, 'main figure path.recharts-line-curve[d]']
+      ? [`/clusters/${clusterId}/findings/${finding?.id}`, chartLineIn('main figure')]
       : [`/clusters/${clusterId}/metrics?range=6h`, METRICS_CHART_LINE];
   const runs = [];
   for (let i = 0; i < RUNS; i += 1) {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Browser, BrowserContextOptions } from '@playwright/test';
 import { expect, test } from '../fixtures';
-import { METRICS_CHART_LINE, watchFirstChart } from '../first-chart';
+import { chartLineIn, METRICS_CHART_LINE, watchFirstChart } from '../first-chart';
 
 // The front end's timings, measured by bench/page_times.py (bench/README.md, "Page times"):
 //  - the Metrics tab's time to its first chart line, over N cold loads (a new browser context each: no HTTP cache,
@@ -134,7 +134,7 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
     { name: 'clusters', path: '/clusters', content: 'main table' },
     { name: 'cluster overview', path: c, content: 'main table' },
     { name: 'findings', path: `${c}/findings`, content: `main a[href*="/findings/"]` },
-    { name: 'a finding', path: `${c}/findings/${finding.id}`, content: 'main figure path.recharts-line-curve[d]' },
+    { name: 'a finding', path: `${c}/findings/${finding.id}`, content: chartLineIn('main figure') },
     { name: 'metrics (6 h)', path: `${c}/metrics?range=6h`, content: METRICS_CHART_LINE },
     { name: 'config', path: `${c}/config`, content: 'main input[type="checkbox"]' },
     { name: 'patches', path: `${c}/patches`, content: 'main h2, main table' },

@@ -1,4 +1,4 @@
-import type { Locator, Page } from '@playwright/test';
+import { expect, type Locator, type Page } from '@playwright/test';
 
 /** A series id as the chart's CSS class names it (components/TimeSeriesChart: every other character becomes _). */
 export function cssId(id: string): string {
@@ -19,8 +19,20 @@ export class Charts {
     return this.page.getByRole('figure', { name: title, exact: true });
   }
 
+  /**
+   * Scroll the chart into view and wait until it is its interactive (Recharts) drawing, or its empty message: a
+   * plot far below the fold is drawn only when scrolled near, and a chart's first paint is a plain SVG drawing of
+   * the same lines (components/TimeSeriesChart/PlainChart.tsx), replaced once the chart's code is in. The checks
+   * below read Recharts' elements; a component test holds the plain drawing to the same paths.
+   */
+  async interactive(figure: Locator): Promise<void> {
+    await figure.scrollIntoViewIfNeeded();
+    await expect(figure.locator('.recharts-surface, .ts-chart__empty').first()).toBeAttached({ timeout: 30_000 });
+  }
+
   /** The `d` of each line's SVG path, in the order the chart draws its series (the order of its legend). */
   async linePaths(figure: Locator): Promise<string[]> {
+    await this.interactive(figure);
     return figure.locator('path.recharts-line-curve').evaluateAll((paths) => paths.map((p) => p.getAttribute('d') ?? ''));
   }
 
@@ -29,6 +41,7 @@ export class Charts {
    * class; a chart without those classes (before they existed) by the order of its lines.
    */
   async seriesPaths(figure: Locator, seriesIds: string[]): Promise<string[]> {
+    await this.interactive(figure);
     if ((await figure.locator('.ts-chart__line').count()) === 0) {
       const paths = await this.linePaths(figure);
       return seriesIds.map((_, i) => paths[i] ?? '');
@@ -58,6 +71,7 @@ export class Charts {
 
   /** Where a chart's plot area sits on the page (its x axis line): left and width in CSS pixels. */
   async plotBox(figure: Locator): Promise<{ x: number; width: number } | null> {
+    await this.interactive(figure);
     const box = await figure.locator('.recharts-xAxis line.recharts-cartesian-axis-line').boundingBox();
     return box ? { x: box.x, width: box.width } : null;
   }

@@ -1,4 +1,5 @@
 import { expect, type Download, type Locator, type Page } from '@playwright/test';
+import { CHART_LINE } from '../first-chart';
 
 /** The demo organisation's simulated cluster, as the clusters list names it. */
 export const DEMO_CLUSTER = 'demo-prod (demo)';
@@ -81,7 +82,10 @@ export class ClusterPage {
     return this.page.getByRole('group', { name: 'Findings to include' }).getByRole('checkbox', { name: title });
   }
 
-  /** Wait until the Metrics tab has drawn all its panels (they come a few per frame): their count holds still. */
+  /**
+   * Wait until the Metrics tab has drawn all its panels: their count holds still, and each panel, scrolled into
+   * view (a plot is drawn when scrolled near the viewport), shows its chart line or its empty message.
+   */
   async metricsPanelsDrawn() {
     const charts = this.page.locator('.metrics__grid').getByRole('figure');
     await expect(charts.first()).toBeVisible({ timeout: 30_000 });
@@ -92,6 +96,13 @@ export class ClusterPage {
       last = now;
       return settled;
     }, { intervals: [500], timeout: 20_000 }).toBe(true);
+    for (let i = 0; i < last; i += 1) {
+      const chart = charts.nth(i);
+      await chart.scrollIntoViewIfNeeded();
+      // attached, not visible: a flat line (a series at 0 all along) has a box of no height, which is not "visible"
+      await expect(chart.locator(`${CHART_LINE}, .ts-chart__empty`).first()).toBeAttached({ timeout: 20_000 });
+    }
+    await this.page.evaluate(() => window.scrollTo(0, 0));
   }
 
   createPatchButton() {

@@ -50,12 +50,14 @@ async function openMetrics(page: Page, clusterId: string, range: '6h' | '24h'): 
   return metrics;
 }
 
-/** Wait until every panel's chart is on the page (they are drawn a few per frame) with its lines. */
+/** Wait until every panel's chart is on the page with its lines (each scrolled to: a plot is drawn when near view). */
 async function waitForPanels(page: Page, metrics: NodeMetrics) {
   const charts = new Charts(page);
   await expect(page.locator('.metrics__grid figure.ts-chart')).toHaveCount(metrics.panels.length, { timeout: 20_000 });
   for (const panel of metrics.panels.filter((p) => p.series.length > 0)) {
-    await expect(charts.byTitle(panel.title).locator('path.recharts-line-curve').first()).toHaveAttribute('d', /M/);
+    const figure = charts.byTitle(panel.title);
+    await charts.interactive(figure);
+    await expect(figure.locator('path.recharts-line-curve').first()).toHaveAttribute('d', /M/);
   }
 }
 

@@ -3,15 +3,11 @@ import { useState } from 'react';
 import { RouterProvider } from 'react-router';
 import { CSRF_COOKIE, readCookie } from '@/api/client';
 import { createQueryClient } from '@/api/query-client';
-import { preloadTimeSeriesChart } from '@/components/TimeSeriesChart';
 import { fetchSession, sessionQueryKey } from '@/features/auth';
 import { prefetchClusterForAddress } from '@/features/clusters';
 import { prefetchFindingForAddress } from '@/features/findings/api';
 import { prefetchMetricsForAddress } from '@/features/metrics/api';
 import { createRouter } from '@/router';
-
-// The pages whose content is a chart: the Metrics tab and a finding (its evidence).
-const CHART_PAGE = /^\/clusters\/[^/]+\/(?:metrics|findings\/[^/]+)\/?$/;
 
 function createAppQueryClient(): QueryClient {
   // A 401 from any request means the session is gone: forget it so auth routes send people to /login.
@@ -29,8 +25,8 @@ function createAppQueryClient(): QueryClient {
     prefetchClusterForAddress(client, window.location.pathname);
     prefetchMetricsForAddress(client, window.location, document.documentElement.clientWidth);
     prefetchFindingForAddress(client, window.location.pathname);
-    // and the chart's code, which the page's own module would ask for only once it has arrived and run
-    if (CHART_PAGE.test(window.location.pathname)) preloadTimeSeriesChart();
+    // Not the chart's code: a chart's first paint is plain SVG (components/TimeSeriesChart/PlainChart.tsx), and
+    // Recharts is fetched and run once that is on screen, off the way to the first chart line.
   }
   return client;
 }

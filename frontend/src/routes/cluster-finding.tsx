@@ -1,12 +1,8 @@
 import { Link, useParams } from 'react-router';
-import { preloadTimeSeriesChart } from '@/components/TimeSeriesChart';
 import { FindingApplyPlanPanel } from '@/features/apply';
 import { FindingDetailPanel } from '@/features/findings';
 import { patchPath } from '@/features/patches';
 import { useClusterContext } from './cluster-layout';
-
-// A finding's page draws its evidence charts: fetch the chart's chunk while the finding is being fetched.
-preloadTimeSeriesChart();
 
 export default function ClusterFindingPage() {
   const { cluster, canManage } = useClusterContext();

@@ -1,13 +1,9 @@
 import { useSearchParams } from 'react-router';
 import { MetricsView, rangeOf } from '@/features/metrics';
-import { preloadTimeSeriesChart } from '@/components/TimeSeriesChart';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useClusterContext } from './cluster-layout';
 
 /** /clusters/:clusterId/metrics: the node and range live in the address (?node=…&range=24h) to share a view. */
-// Every panel of this page is a chart: fetch the chart's chunk while the page's data is being fetched.
-preloadTimeSeriesChart();
-
 export default function ClusterMetricsPage() {
   const { cluster } = useClusterContext();
   usePageTitle(`Metrics · ${cluster.name}`);

@@ -1,42 +1,51 @@
-import { lazy, Suspense, type ComponentType } from 'react';
-import type { TimeSeriesChartProps } from './TimeSeriesChart';
+import { useEffect, useSyncExternalStore, type ComponentType } from 'react';
+import { PlainTimeSeriesChart } from './PlainChart';
+import type { TimeSeriesChartProps } from './frame';
 
-// Recharts is the heaviest library of the app: it and the chart come in their own chunk, fetched when the first
-// chart is drawn, so a page's first load carries none of it (the 150 KB initial-JavaScript budget, bench/frontend_budget.py).
+// Recharts is the heaviest library of the app: it and the chart come in their own chunk, so a page's first load
+// carries none of it (the 150 KB initial-JavaScript budget, bench/frontend_budget.py). Until it is in, a chart is
+// drawn as plain SVG (PlainChart.tsx: the same lines, axes and limits, in the same box), so the first chart line
+// waits for the data only, not for Recharts' code to be fetched, parsed and run; the Recharts chart (adding the
+// tooltip) then takes its place.
 let loaded: ComponentType<TimeSeriesChartProps> | undefined;
 let loading: Promise<ComponentType<TimeSeriesChartProps>> | undefined;
+const listeners = new Set<() => void>();
 const load = () =>
   (loading ??= import('./TimeSeriesChart').then((module) => {
     loaded = module.TimeSeriesChart;
+    listeners.forEach((listener) => listener());
     return module.TimeSeriesChart;
   }));
-const Chart = lazy(() => load().then((chart) => ({ default: chart })));
 
-/**
- * Start fetching and evaluating the chart's chunk now, e.g. when a page that draws charts starts loading, so that
- * it is ready when the page's data arrives instead of being fetched after it (the Metrics tab's first chart).
- */
+function subscribe(listener: () => void) {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** Start fetching and evaluating the chart's chunk now (a chart asks for it itself once its plain drawing is shown). */
 export function preloadTimeSeriesChart(): void {
   void load();
 }
 
-/** The time-series chart (TimeSeriesChart.tsx), loaded on first use; its box keeps its height meanwhile. */
+/** The time-series chart: plain SVG at once, the Recharts chart (TimeSeriesChart.tsx) once its chunk is in. */
 export function TimeSeriesChart(props: TimeSeriesChartProps) {
-  // Once the chunk is in (preloadTimeSeriesChart), the chart is drawn at once: a lazy component suspends on its
-  // first render even then, and React holds back what a suspended boundary reveals by up to 300 ms.
-  if (loaded) {
+  const ready = useSyncExternalStore(subscribe, () => loaded !== undefined);
+  useEffect(() => {
+    if (ready) return;
+    // Once the plain drawing is on screen (the frame after this one's paint): Recharts' code, fetched and run,
+    // then takes the main thread after the first charts are seen, not before.
+    let timer = 0;
+    const frame = requestAnimationFrame(() => {
+      timer = window.setTimeout(() => void load(), 0);
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      window.clearTimeout(timer);
+    };
+  }, [ready]);
+  if (ready && loaded) {
     const Loaded = loaded;
     return <Loaded {...props} />;
   }
-  return (
-    <Suspense
-      fallback={
-        <div className="ts-chart ts-chart--loading" aria-busy="true" style={{ minHeight: props.height ?? 280 }}>
-          <p className="muted">Loading the chart “{props.title}”…</p>
-        </div>
-      }
-    >
-      <Chart {...props} />
-    </Suspense>
-  );
+  return <PlainTimeSeriesChart {...props} />;
 }

@@ -1,5 +1,5 @@
 import { formatDateTime } from '@/lib/format';
-import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { memo, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
@@ -24,33 +24,10 @@ const RESOLUTION_TEXT: Record<number, string> = {
   3600: 'hourly rollups',
 };
 
-/** The panels drawn in the first paint; the rest follow PANELS_PER_FRAME at a time, a paint between each step,
- * so the first chart need not wait for all 14 (one render of them all held the main thread for seconds). */
-const FIRST_PANELS = 1;
-const PANELS_PER_FRAME = 2;
-
-/** How many of `total` panels to draw now: FIRST_PANELS, then more after each paint until all are drawn. */
-function useProgressivePanels(total: number, key: unknown): number {
-  const [shown, setShown] = useState<{ key: unknown; count: number }>({ key, count: FIRST_PANELS });
-  if (shown.key !== key) setShown({ key, count: FIRST_PANELS }); // new data: start again from the first panel
-  const count = shown.key === key ? shown.count : FIRST_PANELS;
-  useEffect(() => {
-    if (count >= total) return;
-    // requestAnimationFrame runs before the next paint; the timeout after it, once that paint is on screen.
-    let timer = 0;
-    const frame = requestAnimationFrame(() => {
-      timer = window.setTimeout(() => setShown((s) => (s.key === key ? { key, count: s.count + PANELS_PER_FRAME } : s)), 0);
-    });
-    return () => {
-      cancelAnimationFrame(frame);
-      window.clearTimeout(timer);
-    };
-  }, [key, count, total]);
-  return Math.min(total, count);
-}
-
-/** One panel: its chart and notes. Memoised: drawing the next panels, or the overview's answer arriving, leaves
- * the panels already drawn as they are (their chart models are made once per answer). */
+/** One panel: its chart and notes. Memoised: the overview's answer arriving, or a panel scrolled into view, leaves
+ * the other panels as they are (their chart models are made once per answer). Every panel's box, title and legend
+ * are laid out at once; its plot is drawn when scrolled near the viewport (the ones in view before the first
+ * paint), so the first charts wait for nothing below the fold. */
 const MetricsPanel = memo(function MetricsPanel({ chart, domain }: { chart: ChartModel; domain: [number, number] }) {
   return (
     <div className="metrics__panel">
@@ -64,6 +41,7 @@ const MetricsPanel = memo(function MetricsPanel({ chart, domain }: { chart: Char
         animate={false}
         emptyMessage="No data for this window."
         xDomain={domain}
+        drawWhenNearView
       />
       {chart.notes.length > 0 && (
         <ul className="metrics__notes" aria-label={`${chart.title}: notes`}>
@@ -97,7 +75,6 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
   const [points, setPoints] = useState<number | undefined>(early?.points);
   useLayoutEffect(() => setPoints((early) => early ?? chartPoints(root.current?.clientWidth ?? 0)), []);
   const metrics = useNodeMetrics(clusterId, nodeId, window, projections, points);
-  const panelsDrawn = useProgressivePanels(metrics.data?.panels.length ?? 0, metrics.data);
   const nodes = overview.data?.nodes.map((n) => n.node) ?? (metrics.data?.node ? [metrics.data.node] : []);
   // The chosen node shows at once (the previous node's charts stay while the new ones load).
   const currentNode = nodeId ?? metrics.data?.node?.id;
@@ -206,7 +183,7 @@ export function MetricsView({ clusterId, nodeId, range, onChange, now = Date.now
             {RESOLUTION_TEXT[metrics.data.resolution_seconds] ?? `${metrics.data.resolution_seconds}-second steps`}
           </p>
           <div className="metrics__grid">
-            {charts.slice(0, panelsDrawn).map((chart) => (
+            {charts.map((chart) => (
               <MetricsPanel key={chart.id} chart={chart} domain={domain} />
             ))}
           </div>
