@@ -50,8 +50,9 @@ start() {
     --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir"
   wait_for redis redis-cli -p "$redis_port" ping
 
-  # `;` not `&&`: the `&` must put moto itself in the background, so $! is moto's pid (not a subshell's).
-  (cd "$dir"; nohup "$repo/.venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port" >"$dir/moto.log" 2>&1 & echo $! >"$dir/moto.pid")
+  # moto through scripts/moto_server.py (DescribeInstanceTypes answered in pages, as EC2 does). `;` not `&&`: the
+  # `&` must put moto itself in the background, so $! is moto's pid (not a subshell's).
+  (cd "$dir"; nohup "$repo/.venv/bin/python" "$repo/scripts/moto_server.py" -H 127.0.0.1 -p "$moto_port" >"$dir/moto.log" 2>&1 & echo $! >"$dir/moto.pid")
   wait_for moto curl -sf "http://127.0.0.1:$moto_port/moto-api/"
 
   {

@@ -43,6 +43,17 @@ def job_table() -> None:
     all_jobs()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cheap_password_hashing() -> None:
+    """Hash passwords with argon2id at its smallest cost: the suite signs up and logs in thousands of times, and
+    production's 64 MiB x 3 passes x 4 lanes cost 0.25 s of CPU each (seconds under load). The hash format and
+    verification path are the same; platform/test_password_hashing.py checks the production parameters."""
+    from argon2 import PasswordHasher
+    from headroom.platform.security import use_password_hasher
+
+    use_password_hasher(PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

@@ -13,11 +13,20 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-# argon2-cffi's defaults follow RFC 9106's second recommended option (argon2id, 64 MiB, t=3, p=4).
+# argon2-cffi's defaults follow RFC 9106's second recommended option (argon2id, 64 MiB, t=3, p=4):
+# https://argon2-cffi.readthedocs.io/en/stable/parameters.html and https://www.rfc-editor.org/rfc/rfc9106#section-4
 _hasher = PasswordHasher()
 # A fixed hash verified against when the account does not exist, so an unknown user costs the same time as
 # a wrong password (no user enumeration by timing).
 _DUMMY_HASH = _hasher.hash("headroom-dummy-password-for-timing")
+
+
+def use_password_hasher(hasher: PasswordHasher) -> None:
+    """Hash passwords (and the unknown-user stand-in) with `hasher` from now on; only the test suite calls this,
+    to spend less than production's 64 MiB and three passes on each of its thousands of log-ins."""
+    global _hasher, _DUMMY_HASH
+    _hasher = hasher
+    _DUMMY_HASH = hasher.hash("headroom-dummy-password-for-timing")
 
 API_TOKEN_PREFIX = "hr_"
 

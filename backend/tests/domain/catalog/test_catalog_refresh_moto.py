@@ -38,7 +38,7 @@ def test_fetch_pages_reads_every_type(aws_endpoint_url: str) -> None:
 
 
 def test_fetch_pages_follows_next_token() -> None:
-    # moto answers DescribeInstanceTypes in one page, so pagination is checked with botocore's Stubber.
+    # The token handed back is checked with botocore's Stubber (the moto server pages, but by its own tokens).
     session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
     client = session.client("ec2", region_name="us-east-1")
     stubber = Stubber(client)
