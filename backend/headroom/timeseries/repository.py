@@ -1368,3 +1368,17 @@ def read_rollup_grid(
         grid[index[inside]] = values[inside]
         out[sid] = grid
     return out
+
+
+def cluster_series_of_metrics(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID,
+                              metrics: Collection[str]) -> list[StoredSeries]:
+    """Return the series of one cluster (as cluster_series) whose metric is one of `metrics`, narrowed in SQL."""
+    rows = db.execute(
+        text(
+            "SELECT id, entity_kind::text, entity_id, metric, unit, labels, step_seconds FROM metric_series "
+            "WHERE org_id = :org AND cluster_id = :cluster AND metric = ANY(:metrics)"
+        ),
+        {"org": org_id, "cluster": cluster_id, "metrics": sorted(metrics)},
+    )
+    return [StoredSeries(int(sid), kind, eid, metric, unit, dict(labels or {}), int(step or 60))
+            for sid, kind, eid, metric, unit, labels, step in rows]

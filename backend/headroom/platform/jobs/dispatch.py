@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -127,6 +128,86 @@ def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | 
         _pending[job.queue] = _pending.get(job.queue, 0) + 1
     pool.submit(run).add_done_callback(_done(job.queue))
     return task_id or f"inprocess:{name}"
+
+
+# Messages buffered before one Redis pipeline runs (kombu's Producer.batch; its default, 1,000).
+PUBLISH_BATCH_SIZE = 1000
+# How long a round remembers what it queued when the job has no expiry (a scheduled job always has one).
+ROUND_MARK_SECONDS = 24 * 3600
+_ROUND_NAMESPACE = uuid.UUID("6f1c4e9a-2d0b-5b7e-9a43-1f5e8c2d7b10")
+
+
+@lru_cache(maxsize=4)
+def _redis_client(redis_url: str) -> Any:
+    import redis
+
+    return redis.Redis.from_url(redis_url, socket_connect_timeout=PUBLISH_TIMEOUT_SECONDS,
+                                socket_timeout=PUBLISH_TIMEOUT_SECONDS)
+
+
+def round_task_id(name: str, now_iso: str, item: str) -> str:
+    """The task id of item `item` in the round of job `name` for `now_iso`: the same id whoever queues it."""
+    return str(uuid.uuid5(_ROUND_NAMESPACE, f"{name}|{now_iso}|{item}"))
+
+
+def enqueue_round(name: str, settings: Settings, key: str, items: Sequence[str], now_iso: str,
+                  expires_seconds: float | None) -> tuple[int, int]:
+    """Queue one task of job `name` per item (params: `key`=item, now_iso, expires_seconds) over Redis; return
+    (queued, already queued).
+
+    Publishing is batched: one producer and connection for the whole round, its messages sent in Redis pipelines
+    of PUBLISH_BATCH_SIZE (kombu's Producer.batch), not a connection checkout and round trip per task.
+
+    A round is queued once: each item is marked in a Redis hash of the round (job, now) before it is published,
+    and an item already marked is skipped, so a round task run again (a worker lost mid-round redelivers it:
+    task_acks_late) adds no second task per item. The marks last as long as the round's tasks may wait
+    (`expires_seconds`). When publishing fails, the unpublished items' marks are removed so that running the
+    round again queues them (at least once: a task's writes are idempotent). Raises QueueUnavailable."""
+    assert settings.redis_url
+    job = find_job(name)
+    marks = f"headroom:round:{name}:{now_iso}"
+    try:
+        client = _redis_client(settings.redis_url)
+        pipe = client.pipeline(transaction=False)
+        for item in items:
+            pipe.hsetnx(marks, item, 1)
+        pipe.expire(marks, int(expires_seconds) if expires_seconds else ROUND_MARK_SECONDS)
+        claimed = pipe.execute()[:-1]
+    except _publish_errors() as exc:
+        log.warning("job.round_not_queued", job=name, reason="queue unreachable", error_type=type(exc).__name__)
+        raise QueueUnavailable(QUEUE_UNAVAILABLE_MESSAGE.format(what=f"the {name} round")) from exc
+    new = [item for item, was_new in zip(items, claimed, strict=True) if was_new]
+    app = _celery_client(settings.redis_url)
+    sent = 0
+    try:
+        with app.producer_or_acquire() as producer, producer.batch(PUBLISH_BATCH_SIZE):
+            for item in new:
+                kwargs = {"now_iso": now_iso, "expires_seconds": expires_seconds, key: item}
+                # The queue is declared with the first message only (Celery declares it with each by default),
+                # and the kwargs' log form is their repr (Celery's saferepr of them is the same for these
+                # short primitives, and costs a third of a publish).
+                app.send_task(name, kwargs=kwargs, queue=job.queue, task_id=round_task_id(name, now_iso, item),
+                              expires=expires_seconds, producer=producer, declare=None if sent == 0 else [],
+                              argsrepr="()", kwargsrepr=repr(kwargs))
+                sent += 1
+    except _publish_errors() + (_batch_error(),) as exc:
+        # Not known to be delivered: unmark them all (a batch's delivery is uncertain), so a rerun queues them.
+        try:
+            if new:
+                client.hdel(marks, *new)
+        except _publish_errors():
+            log.warning("job.round_marks_kept", job=name, items=len(new))
+        log.warning("job.round_not_queued", job=name, reason="queue unreachable", error_type=type(exc).__name__,
+                    built=sent, of=len(new))
+        raise QueueUnavailable(QUEUE_UNAVAILABLE_MESSAGE.format(what=f"the {name} round")) from exc
+    log.info("job.round_queued", job=name, queue=job.queue, queued=len(new), already_queued=len(items) - len(new))
+    return len(new), len(items) - len(new)
+
+
+def _batch_error() -> type[BaseException]:
+    from kombu.exceptions import BatchPublishError
+
+    return BatchPublishError
 
 
 def enqueue_after_commit(db: Session, name: str, settings: Settings, database_url: str, *, what: str,

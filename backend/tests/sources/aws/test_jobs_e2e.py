@@ -111,7 +111,7 @@ def test_with_a_broker_the_scheduled_sweep_is_one_task_per_connection(database_u
 
     broker = redis_db(os.environ["HEADROOM_TEST_REDIS_URL"], 6)  # a database no other test reads
     client = redis.Redis.from_url(broker)
-    client.delete("ingest")
+    client.delete("ingest", *client.keys("headroom:round:*"))  # the queue, and the rounds already queued (once each)
     cids = [_connected(database_url, region, backfill_state="done") for _ in range(2)]
     now = dt.datetime(2026, 11, 2, 12, 1, tzinfo=dt.UTC)
     try:
