@@ -731,6 +731,26 @@ export function clusterHandlers({
         ? HttpResponse.json(detail)
         : HttpResponse.json({ error: { code: 'not_found', message: 'Finding not found.', details: null } }, { status: 404 });
     }),
+    // a finding's apply panel: apply is off (the default), so the preview says why and nothing was proposed
+    http.get(apiUrl('/findings/:id/apply-plan'), ({ params }) =>
+      HttpResponse.json({
+        finding_id: String(params.id),
+        finding_title: details[String(params.id)]?.title ?? 'Finding',
+        cluster_id: CLUSTER_ID,
+        tikv_version: 'v8.5.1',
+        steps: [],
+        refusals: [],
+        guards: [],
+        predicted: null,
+        blocked: ['Apply is turned off for your organisation: an owner can turn it on in Settings › Apply.'],
+      }),
+    ),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/apply-plans`), json([])),
+    // the overview's settings cards: the organisation's 14-day lookback, apply off (both defaults)
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/recommendation-preferences`),
+      json({ lookback_days: null, organization_lookback_days: 14, effective_lookback_days: 14 })),
+    http.get(apiUrl(`/clusters/${CLUSTER_ID}/apply-settings`),
+      json({ enabled: false, organization_enabled: false, effective_enabled: false, allows: [] })),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes`), json(NODES)),
     http.get(apiUrl(`/clusters/${CLUSTER_ID}/nodes/:nodeId/config`), ({ params }) =>
       HttpResponse.json(nodeConfig(String(params.nodeId))),

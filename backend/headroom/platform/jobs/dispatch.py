@@ -130,7 +130,8 @@ def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | 
     return task_id or f"inprocess:{name}"
 
 
-# Messages buffered before one Redis pipeline runs (kombu's Producer.batch; its default, 1,000).
+# Messages buffered before one Redis pipeline runs: kombu 5.7's Producer.batch(max_size=1000), its default
+# (https://docs.celeryq.dev/projects/kombu/en/stable/reference/kombu.html#kombu.Producer).
 PUBLISH_BATCH_SIZE = 1000
 # How long a round remembers what it queued when the job has no expiry (a scheduled job always has one).
 ROUND_MARK_SECONDS = 24 * 3600
