@@ -18,6 +18,7 @@ DECIDES = "How Headroom decides"
 # "How Headroom decides: <title>" to the page of that title.
 THRESHOLD_PAGES: dict[str, str] = {
     "alertmanager.md": "Alertmanager: how long a posted alert lasts",
+    "apply-guards.md": "Apply guards: when a change stops a run",
     "block-cache.md": "Block cache: when to shrink it, when to grow it",
     "block-size.md": "Block size",
     "burst.md": "Burst buckets: when a forecast is a finding",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from headroom.domain.model import Impact
+from headroom.domain.snapshot import metric_ids
 
 THRESHOLDS_PAGE = "docs/thresholds/apply-guards.md"
 WATCH_MINUTES = 15  # docs/thresholds/apply-guards.md#watch: the window after each step and before it
@@ -41,7 +42,7 @@ def _guard(metric: str, label: str, unit: str, factor: float, floor: float) -> G
 # docs/thresholds/apply-guards.md#latency and #scheduler: Headroom's choices, explained there.
 READ_LATENCY = _guard("derived.read_latency_ms", "Read latency", "ms", 1.5, 10.0)
 WRITE_LATENCY = _guard("derived.write_latency_ms", "Write latency", "ms", 1.5, 10.0)
-SCHEDULER_WAIT = _guard("tikv.wait.scheduler_latch", "Scheduler latch wait", "ms", 2.0, 10.0)
+SCHEDULER_WAIT = _guard(metric_ids.TIKV_WAIT_SCHEDULER_LATCH, "Scheduler latch wait", "ms", 2.0, 10.0)
 
 
 def plan_guards(finding_metric: str | None, finding_metric_label: str | None, impact: Impact | None) -> list[Guard]:
