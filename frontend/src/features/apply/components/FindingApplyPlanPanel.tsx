@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
+import { ScrollRegion } from '@/components/ScrollRegion';
 import {
   undoText,
   useApplyPlanPreview,
@@ -32,33 +33,36 @@ function valueText(value: unknown): string {
 }
 
 function StepsTable({ steps }: { steps: PlanStep[] }) {
+  // In a box that scrolls by itself: on a phone the four columns are wider than the page.
   return (
-    <table className="table">
-      <caption className="visually-hidden">Steps, one at a time, in order</caption>
-      <thead>
-        <tr>
-          <th scope="col">Step</th>
-          <th scope="col">Change</th>
-          <th scope="col">Where</th>
-          <th scope="col">Undo</th>
-        </tr>
-      </thead>
-      <tbody>
-        {steps.map((step) => (
-          <tr key={step.position}>
-            <td>{step.position}</td>
-            <td>
-              {step.kind === 'ebs_modify_volume' ? 'Volume ' : 'TiKV setting '}
-              <code>{step.change.key}</code>: {valueText(step.change.current)} → {valueText(step.change.proposed)}
-            </td>
-            <td>
-              <code>{step.target}</code>
-            </td>
-            <td title={step.undo_note}>{undoText(step.undo_after_seconds)}</td>
+    <ScrollRegion label="Steps, one at a time, in order">
+      <table className="table">
+        <caption className="visually-hidden">Steps, one at a time, in order</caption>
+        <thead>
+          <tr>
+            <th scope="col">Step</th>
+            <th scope="col">Change</th>
+            <th scope="col">Where</th>
+            <th scope="col">Undo</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {steps.map((step) => (
+            <tr key={step.position}>
+              <td>{step.position}</td>
+              <td>
+                {step.kind === 'ebs_modify_volume' ? 'Volume ' : 'TiKV setting '}
+                <code>{step.change.key}</code>: {valueText(step.change.current)} → {valueText(step.change.proposed)}
+              </td>
+              <td>
+                <code>{step.target}</code>
+              </td>
+              <td title={step.undo_note}>{undoText(step.undo_after_seconds)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </ScrollRegion>
   );
 }
 
