@@ -1,5 +1,16 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 
+/**
+ * Scroll an element into view. A panel can be drawn anew while the page's data arrives (its plain drawing, then
+ * Recharts), so the element found can be replaced between finding and scrolling ("Element is not attached to the
+ * DOM"): the scroll is retried on a fresh lookup of the locator until it lands.
+ */
+export async function scrollTo(target: Locator): Promise<void> {
+  await expect(async () => {
+    await target.scrollIntoViewIfNeeded({ timeout: 5_000 });
+  }).toPass({ timeout: 30_000 });
+}
+
 /** A series id as the chart's CSS class names it (components/TimeSeriesChart: every other character becomes _). */
 export function cssId(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -26,7 +37,7 @@ export class Charts {
    * below read Recharts' elements; a component test holds the plain drawing to the same paths.
    */
   async interactive(figure: Locator): Promise<void> {
-    await figure.scrollIntoViewIfNeeded();
+    await scrollTo(figure);
     await expect(figure.locator('.recharts-surface, .ts-chart__empty').first()).toBeAttached({ timeout: 30_000 });
   }
 

@@ -1,5 +1,6 @@
 import { expect, type Download, type Locator, type Page } from '@playwright/test';
 import { CHART_LINE } from '../first-chart';
+import { scrollTo } from './Charts';
 
 /** The demo organisation's simulated cluster, as the clusters list names it. */
 export const DEMO_CLUSTER = 'demo-prod (demo)';
@@ -98,7 +99,7 @@ export class ClusterPage {
     }, { intervals: [500], timeout: 20_000 }).toBe(true);
     for (let i = 0; i < last; i += 1) {
       const chart = charts.nth(i);
-      await chart.scrollIntoViewIfNeeded();
+      await scrollTo(chart);
       // attached, not visible: a flat line (a series at 0 all along) has a box of no height, which is not "visible"
       await expect(chart.locator(`${CHART_LINE}, .ts-chart__empty`).first()).toBeAttached({ timeout: 20_000 });
     }
