@@ -47,6 +47,7 @@ from headroom.platform.logging import (
 from headroom.platform.mail import mailer_from_settings
 from headroom.platform.principal import PrincipalResolvers
 from headroom.platform.ratelimit import MemoryRateLimiter, RedisRateLimiter
+from headroom.platform.redis_client import redis_client
 from headroom.platform.replica import MemoryWriteMarks, RedisWriteMarks, ReplicaFallback, ReplicaRouter, WriteMarks
 from headroom.platform.schemas import ErrorResponse
 from headroom.platform.security import SecretBox
@@ -72,6 +73,10 @@ SPA_PATH = "/{path:path}"  # the built front end: every path not matched before
 # How long a client is asked to wait when the database is unreachable: PostgreSQL restarts (a failover, a minor
 # upgrade) take seconds, and /readyz tells a load balancer the same in the meantime.
 DATABASE_RETRY_AFTER_SECONDS = 5
+# How long /readyz waits for Redis (the job broker) before calling it not ready: well under a load balancer's
+# usual health-check timeout (5 s on an AWS target group), so a slow Redis is reported, not timed out.
+# https://docs.aws.amazon.com/elasticloadbalancing/latest/application/target-group-health-checks.html
+BROKER_READY_TIMEOUT_SECONDS = 2.0
 log = get_logger("headroom.api")
 
 
@@ -248,9 +253,7 @@ def build_context(settings: Settings, database_url: str) -> AppContext:
         ctx.replica = ReplicaRouter(settings.database_replica_url, marks,
                                     max_lag_seconds=settings.replica_max_lag_seconds)
     if settings.redis_url:
-        import redis
-
-        client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=2)
+        client = redis_client(settings.redis_url, BROKER_READY_TIMEOUT_SECONDS)
         ctx.ready_checks["broker"] = lambda: None if client.ping() else None
     return ctx
 

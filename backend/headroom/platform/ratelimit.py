@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from headroom.platform.errors import RateLimited
 from headroom.platform.logging import get_logger
+from headroom.platform.redis_client import redis_client
 
 log = get_logger("headroom.ratelimit")
 
@@ -94,9 +95,7 @@ class RedisRateLimiter:
     ) -> None:
         import redis
 
-        self._redis = redis.Redis.from_url(
-            redis_url, socket_connect_timeout=timeout_seconds, socket_timeout=timeout_seconds
-        )
+        self._redis = redis_client(redis_url, timeout_seconds)
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         self._prefix = prefix
         self._fallback = MemoryRateLimiter(clock)

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from headroom.platform.db import normalise_database_url
 from headroom.platform.logging import get_logger
+from headroom.platform.redis_client import redis_client
 from headroom.platform.telemetry import DB_READS
 
 log = get_logger("headroom.platform.replica")
@@ -140,11 +141,7 @@ class RedisWriteMarks:
     """Write positions in Redis (`headroom:replica:lsn:<org id>`), shared by every API process."""
 
     def __init__(self, redis_url: str, ttl_seconds: int = MARK_TTL_SECONDS) -> None:
-        import redis
-
-        self._client = redis.Redis.from_url(
-            redis_url, socket_connect_timeout=MARKS_REDIS_TIMEOUT, socket_timeout=MARKS_REDIS_TIMEOUT
-        )
+        self._client = redis_client(redis_url, MARKS_REDIS_TIMEOUT)
         self._note = self._client.register_script(_NOTE_MAX)
         self.ttl_seconds = ttl_seconds
 

@@ -38,6 +38,7 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
 from headroom.platform.logging import get_logger
+from headroom.platform.redis_client import redis_client
 
 log = get_logger("headroom.platform.telemetry")
 
@@ -236,11 +237,7 @@ class RedisJobStats:
     API process reports the runs of every worker process on every host."""
 
     def __init__(self, redis_url: str, key: str = JOB_STATS_KEY) -> None:
-        import redis
-
-        self._client = redis.Redis.from_url(
-            redis_url, socket_connect_timeout=REDIS_STATS_TIMEOUT, socket_timeout=REDIS_STATS_TIMEOUT
-        )
+        self._client = redis_client(redis_url, REDIS_STATS_TIMEOUT)
         self.key = key
 
     def record(self, job: str, outcome: str, seconds: float, at: float) -> None:
@@ -254,7 +251,7 @@ class RedisJobStats:
 
     def read(self) -> JobTotals:
         totals = JobTotals()
-        raw: dict[bytes, bytes] = self._client.hgetall(self.key)  # type: ignore[assignment]
+        raw: dict[bytes, bytes] = self._client.hgetall(self.key)
         for key, value in raw.items():
             kind, _, rest = key.decode().partition("|")
             if kind == "runs":
@@ -473,13 +470,8 @@ def redis_queue_depths(redis_url: str, queues: Sequence[str]) -> tuple[dict[str,
     return depths, replies[-1]
 
 
-@lru_cache(maxsize=4)
 def _redis_client(redis_url: str) -> Any:
-    import redis
-
-    return redis.Redis.from_url(
-        redis_url, socket_connect_timeout=REDIS_STATS_TIMEOUT, socket_timeout=REDIS_STATS_TIMEOUT
-    )
+    return redis_client(redis_url, REDIS_STATS_TIMEOUT)
 
 
 # --- the exposition ----------------------------------------------------------------------------------------------

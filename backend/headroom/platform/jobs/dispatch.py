@@ -20,6 +20,7 @@ from headroom.platform.errors import QueueUnavailable
 from headroom.platform.jobs.registry import job as find_job
 from headroom.platform.jobs.runner import run_job
 from headroom.platform.logging import get_logger
+from headroom.platform.redis_client import redis_client
 from headroom.platform.settings import Settings
 
 if TYPE_CHECKING:
@@ -138,12 +139,8 @@ ROUND_MARK_SECONDS = 24 * 3600
 _ROUND_NAMESPACE = uuid.UUID("6f1c4e9a-2d0b-5b7e-9a43-1f5e8c2d7b10")
 
 
-@lru_cache(maxsize=4)
 def _redis_client(redis_url: str) -> Any:
-    import redis
-
-    return redis.Redis.from_url(redis_url, socket_connect_timeout=PUBLISH_TIMEOUT_SECONDS,
-                                socket_timeout=PUBLISH_TIMEOUT_SECONDS)
+    return redis_client(redis_url, PUBLISH_TIMEOUT_SECONDS)
 
 
 def round_task_id(name: str, now_iso: str, item: str) -> str:
