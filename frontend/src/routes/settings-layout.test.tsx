@@ -12,6 +12,7 @@ describe('Settings nav on a narrow screen', () => {
     server.use(
       http.get(apiUrl('/auth/me'), () => HttpResponse.json(SESSION)),
       http.get(apiUrl('/org/members'), () => HttpResponse.json([])),
+      http.get(apiUrl('/org/tokens'), () => HttpResponse.json([])),
     );
     const { user, router } = renderRoutes(routes, '/settings/members');
     const nav = await screen.findByRole('navigation', { name: 'Settings' });

@@ -17,3 +17,19 @@ export const server = setupServer(http.get('*/api/v1/fleet', () => HttpResponse.
 export function apiUrl(path: string): string {
   return `${window.location.origin}/api/v1${path}`;
 }
+
+/**
+ * Answer every GET of the API with `{}` and record the paths asked, for tests of code that starts requests (a
+ * prefetch) and checks which ones it started, not what a page makes of the answers.
+ */
+export function recordGets(): string[] {
+  const paths: string[] = [];
+  server.use(
+    http.get(apiUrl('/*'), ({ request }) => {
+      const url = new URL(request.url);
+      paths.push(url.pathname.replace(/^\/api\/v1/, ''));
+      return HttpResponse.json({});
+    }),
+  );
+  return paths;
+}

@@ -7,8 +7,18 @@ import { server } from './server';
 // transformed and imported, which on 2 shared cores under a full run can pass findBy*'s 1 s default.
 configure({ asyncUtilTimeout: 5_000 });
 
-// Every request in a unit test goes through MSW at the network boundary; an unhandled one fails the test.
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+// Every request in a unit test goes through MSW at the network boundary; an unhandled one fails the test. MSW's
+// 'error' strategy only makes the page's fetch fail (which a page may show as an error and the test not notice),
+// so each unhandled request is also collected and the test that made it fails after it ran.
+const unhandled: string[] = [];
+beforeAll(() =>
+  server.listen({
+    onUnhandledRequest(request, print) {
+      unhandled.push(`${request.method} ${new URL(request.url).pathname}`);
+      print.error();
+    },
+  }),
+);
 // A browser that logged in holds the CSRF cookie beside its HttpOnly session cookie, and the front end asks
 // /auth/me only then (features/auth/api.ts fetchSession): every test starts as that browser, and the API stand-in
 // (each test's /auth/me handler) says whether the session is valid. A visitor's test clears the cookie.
@@ -16,12 +26,14 @@ beforeEach(() => {
   document.cookie = 'headroom_csrf=test-csrf-token; path=/';
 });
 afterEach(() => {
+  const missed = unhandled.splice(0);
   server.resetHandlers();
   cleanup();
   document.cookie.split(';').forEach((c) => {
     const name = c.split('=')[0]?.trim();
     if (name) document.cookie = `${name}=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/`;
   });
+  if (missed.length > 0) throw new Error(`requests no handler answered: ${[...new Set(missed)].join(', ')}`);
 });
 afterAll(() => server.close());
 

@@ -1,9 +1,11 @@
 import { QueryClient } from '@tanstack/react-query';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { recordGets } from '@/test/server';
 import { prefetchFindingForAddress } from './api';
 
 describe('prefetchFindingForAddress', () => {
-  it("starts a finding's page's two requests, under the keys its page reads", () => {
+  it("starts a finding's page's two requests, under the keys its page reads", async () => {
+    const asked = recordGets();
     const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
     prefetchFindingForAddress(queryClient, '/clusters/c-1/findings/f-9');
     const keys = queryClient.getQueryCache().findAll().map((q) => q.queryKey);
@@ -11,6 +13,7 @@ describe('prefetchFindingForAddress', () => {
       ['finding', 'f-9'],
       ['finding', 'f-9', 'evidence-series'],
     ]);
+    await vi.waitFor(() => expect(asked.sort()).toEqual(['/findings/f-9', '/findings/f-9/evidence/series']));
   });
 
   it('starts nothing for the findings list or another page', () => {

@@ -1,14 +1,16 @@
 import { QueryClient } from '@tanstack/react-query';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { recordGets } from '@/test/server';
 import { chartPoints, contentWidthFor, prefetchMetricsForAddress, takeEarlyView } from './api';
 
 function client() {
-  // queries that never leave the test: their requests are not awaited
+  // the tests check which requests a prefetch starts (recordGets answers them), not what is made of the answers
   return new QueryClient({ defaultOptions: { queries: { retry: false } } });
 }
 
 describe('prefetchMetricsForAddress', () => {
-  it('starts the node panels and the overview for a Metrics address, with the points and window the view takes', () => {
+  it('starts the node panels and the overview for a Metrics address, with the points and window the view takes', async () => {
+    const asked = recordGets();
     const queryClient = client();
     prefetchMetricsForAddress(queryClient, { pathname: '/clusters/c-1/metrics', search: '?node=n-2&range=24h' }, 1280);
     const keys = queryClient.getQueryCache().findAll().map((q) => q.queryKey);
@@ -20,6 +22,7 @@ describe('prefetchMetricsForAddress', () => {
     expect(keys).toContainEqual(['metrics', 'c-1', 'overview', early!.window]);
     // taken once: a later visit of the tab measures itself again
     expect(takeEarlyView('c-1', 'n-2', '24h')).toBeUndefined();
+    await vi.waitFor(() => expect(asked.sort()).toEqual(['/clusters/c-1/metrics', '/clusters/c-1/metrics/overview']));
   });
 
   it('starts nothing for another page of the cluster', () => {
