@@ -17,6 +17,7 @@ MODEL_MODULES = (
     "headroom.alerts.models",
     "headroom.fleet.models",
     "headroom.apply.models",
+    "headroom.changes.models",
 )
 
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from headroom.domain.advisor.outcome import FixOutcome
 from headroom.findings.schemas import WhatIfRead
 from headroom.platform.schemas import Output
 
@@ -48,6 +49,9 @@ class AddressedFinding(Output):
     resolved_at: dt.datetime | None
     resolved_after_change: bool = Field(description="Resolved at or after the change (the change cleared it).")
     predicted: PredictedEffect | None
+    outcome: FixOutcome | None = Field(
+        description="Whether the fix did what the finding predicted: the predicted and the measured use of the "
+        "ceiling it moves, over the ledger's windows (How Headroom decides: Fix outcomes).")
 
 
 class MeasuredCell(Output):
@@ -103,4 +107,35 @@ class ChangeLedger(Output):
     """The cluster's changes, newest first, over the last `days` days."""
 
     items: list[ChangeEntry]
+    days: int
+
+
+class RuleAccuracy(Output):
+    """How often a rule's predictions held for the org's applied fixes over the last `days` days."""
+
+    days: int
+    measured: int = Field(description="Applied fixes whose outcome is held, partly or missed.")
+    held: int
+    partly: int
+    missed: int
+    too_early: int
+    not_measurable: int
+    held_share: float | None = Field(description="held / measured; null when nothing was measured.")
+    statement: str = Field(description='In words: "The prediction held for 7 of 9 applied fixes measured in the '
+                                       'last 90 days (1 partly, 1 missed)."')
+
+
+class RuleRead(Output):
+    """One advisor rule and its record of predictions."""
+
+    id: str
+    family: str
+    description: str
+    accuracy: RuleAccuracy
+
+
+class RuleList(Output):
+    """Every advisor rule, with how often its predictions held for this organisation's clusters."""
+
+    items: list[RuleRead]
     days: int

@@ -14,7 +14,12 @@ were open when it happened. Predicted effect: the finding's stored impact (what 
 fix when it last judged it). Measured effect (docs/changes.md): peak use of each IOPS / throughput ceiling of the
 stores it touches (the metrics overview: each bucket against the ceiling in force then), after = from the change
 for up to AFTER_WINDOW, before = the same hours of the week one week earlier, so a daily or weekly cycle
-compares like with like. Nothing is stored: the ledger is read from the records it lists.
+compares like with like. The ledger is read from the records it lists.
+
+Outcome (docs/thresholds/fix-outcomes.md): each finding an entry is credited with gets the outcome of its fix,
+the finding's predicted use of one ceiling (domain.advisor.outcome) against the measured peak use of the same
+ceiling in the entry's windows. The `outcomes.measure` job stores them (FixOutcomeRecord, the prediction as first
+judged) for the rules page's per-rule accuracy; the ledger reads a stored prediction back, so both say the same.
 """
 
 from __future__ import annotations
@@ -25,11 +30,24 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from headroom.accounts.models import User
+from headroom.changes.models import FixOutcomeRecord
 from headroom.clusters import service as clusters_service
+from headroom.clusters.models import Cluster
+from headroom.domain.advisor.engine import discover_rules
+from headroom.domain.advisor.outcome import (
+    MEASURED_VERDICTS,
+    FULL_WINDOW,
+    FixOutcome,
+    PredictedUse,
+    accuracy_statement,
+    decide_outcome,
+    predicted_use,
+)
 from headroom.domain.model import Change, EntityRef, Impact
 from headroom.domain.tikvconf.defaults import HostFacts
 from headroom.domain.tikvconf.display import config_value_text, known_default
@@ -40,6 +58,8 @@ from headroom.inventory.models import Instance, InventoryChange, TikvConfig, Tik
 from headroom.metrics import service as metrics_service
 from headroom.patches.models import PatchRecord
 from headroom.platform.errors import InvalidInput
+from headroom.platform.jobs.context import JobContext
+from headroom.platform.logging import get_logger
 from headroom.platform.principal import Principal
 
 from headroom.changes.schemas import (
@@ -50,7 +70,12 @@ from headroom.changes.schemas import (
     MeasuredCell,
     MeasuredEffect,
     PredictedEffect,
+    RuleAccuracy,
+    RuleList,
+    RuleRead,
 )
+
+log = get_logger("headroom.changes")
 
 AFTER_WINDOW = dt.timedelta(days=7)
 WEEK = dt.timedelta(days=7)
@@ -392,6 +417,8 @@ def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *,
     finding_ids = {f for e in entries for f in e.finding_ids}
     findings = findings_service.findings_by_id(db, org_id, list(finding_ids))
     overviews = _Overviews(db, principal, cluster.id, now)
+    stored = _stored_predictions(db, org_id, cluster.id, [e.id for e in entries if e.finding_ids])
+    inventory = _Inventory(nodes, volumes, instances)
     patch_changes = {p.id: list(p.changes) for p in db.scalars(select(PatchRecord).where(
         PatchRecord.org_id == org_id, PatchRecord.id.in_([e.patch_id for e in entries if e.patch_id])))}
     items = []
@@ -401,19 +428,152 @@ def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *,
             predicted, predicted_note = _predict(db, principal, cluster.id, e, *_domain_changes(e, nodes, patch_changes))
         elif predict:
             predicted_note = f"the what-if is tried for the newest {PREDICT_LIMIT} changes"
+        effect = _effect(e, overviews, now) if e.node_addresses else None
         addressed = [
             AddressedFinding(
                 id=f.id, rule=f.rule, severity=f.severity, title=f.title, status=f.status, resolved_at=f.resolved_at,
                 resolved_after_change=f.status == "resolved" and f.resolved_at is not None and f.resolved_at >= e.at,
-                predicted=_predicted(f.impact))
+                predicted=_predicted(f.impact),
+                outcome=_outcome(f, e, effect, stored.get((e.id, f.id), _NOT_STORED), inventory, now))
             for fid in e.finding_ids if (f := findings.get(fid)) is not None
         ]
         items.append(ChangeEntry(
             id=e.id, kind=e.kind, at=e.at, who=e.who, entity_kind=e.entity_kind, entity_id=e.entity_id,
             changes=e.changes, patch_id=e.patch_id, seen_by_headroom=e.seen, findings=addressed,
-            predicted=predicted, predicted_note=predicted_note,
-            effect=_effect(e, overviews, now) if e.node_addresses else None))
+            predicted=predicted, predicted_note=predicted_note, effect=effect))
     return ChangeLedger(items=items, days=days)
+
+
+@dataclass(frozen=True)
+class _Inventory:
+    nodes: list[TikvNode]
+    volumes: dict[uuid.UUID, Volume]
+    instances: dict[uuid.UUID, Instance]
+
+    def cells_of(self, f: findings_service.StoredFinding, use: PredictedUse, e: _Entry) -> list[tuple[str, str]]:
+        """The (store, ceiling) cells a finding's prediction is about: its volume's (data or Raft) on that
+        volume's store, its instance's EBS limit on the instance's stores, else the data volume of the stores
+        the change touched."""
+        dim = use.dimension
+        if use.scope == "instance" or f.entity_kind == "instance":
+            stores = {n.store_address for n in self.nodes if n.instance_ref_id is not None
+                      and (i := self.instances.get(n.instance_ref_id)) is not None and i.instance_id == f.entity_id}
+            return [(s, f"instance_{dim}") for s in sorted(stores or e.node_addresses)]
+        if f.entity_kind == "volume":
+            return [(n.store_address, f"{role}_{dim}") for n in self.nodes
+                    for role, ref in (("data", n.data_volume_ref_id), ("raft", n.raft_volume_ref_id))
+                    if ref is not None and (v := self.volumes.get(ref)) is not None and v.volume_id == f.entity_id]
+        stores = {n.store_address for n in self.nodes if f.entity_id in (n.store_address, n.status_address)}
+        return [(s, f"data_{dim}") for s in sorted(stores or e.node_addresses)]
+
+
+_NOT_STORED = object()
+
+
+def _outcome(f: findings_service.StoredFinding, e: _Entry, effect: MeasuredEffect | None,
+             stored: PredictedUse | None | object, inventory: _Inventory, now: dt.datetime) -> FixOutcome:
+    """The outcome of the fix an entry made for a finding: the prediction as first stored (else the finding's
+    impact now) against the peak use of the same ceiling in the entry's measured windows."""
+    use, reason = predicted_use(f.impact)
+    if stored is not _NOT_STORED:
+        use = stored if isinstance(stored, PredictedUse) else None
+        reason = None if use is not None else (reason or "the finding predicted no ceiling use when the fix was made")
+    cells = {(c.node, c.metric): c for c in (effect.cells if effect is not None else [])}
+    candidates = [cells[k] for k in inventory.cells_of(f, use, e) if k in cells] if use is not None else []
+    pick = max(candidates, key=lambda c: c.before_peak_percent if c.before_peak_percent is not None else -1.0,
+               default=None)
+    if effect is not None:
+        after_start, after_end = effect.after_start, effect.after_end
+    else:
+        after_start = e.at.replace(second=0, microsecond=0)
+        after_end = max(after_start, min(after_start + AFTER_WINDOW, now))
+    return decide_outcome(
+        use, reason, measure=f"peak use of the {_METRIC_WORDS[pick.metric]} ceiling on {pick.node}" if pick else None,
+        measured_before=pick.before_peak_percent if pick else None,
+        measured_after=pick.after_peak_percent if pick else None, after_start=after_start, after_end=after_end)
+
+
+def _outcomes(org_id: uuid.UUID) -> Any:
+    """The org's stored outcomes (the one place their tenancy is written)."""
+    return select(FixOutcomeRecord).where(FixOutcomeRecord.org_id == org_id)
+
+
+def _stored_predictions(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID,
+                        change_ids: list[str]) -> dict[tuple[str, uuid.UUID], PredictedUse | None]:
+    if not change_ids:
+        return {}
+    rows = db.scalars(_outcomes(org_id).where(FixOutcomeRecord.cluster_id == cluster_id,
+                                              FixOutcomeRecord.change_id.in_(change_ids)))
+    return {(r.change_id, r.finding_id): r.prediction for r in rows}
+
+
+def record_outcomes(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, *, now: dt.datetime) -> int:
+    """Store the outcome of every fix in the cluster's ledger still being measured (the last week and a day, or
+    the last 90 days the first time): one row per entry and finding, written again as data comes in, never twice;
+    the prediction of a row stays as first stored. Return the rows written."""
+    job = Principal(user_id=None, org_id=org_id, role="viewer", via="job")
+    seen_before = db.scalar(select(func.count()).select_from(
+        _outcomes(org_id).where(FixOutcomeRecord.cluster_id == cluster_id).subquery()))
+    days = (FULL_WINDOW + dt.timedelta(days=1)).days if seen_before else 90
+    ledger = cluster_changes(db, job, cluster_id, now=now, days=days, predict=False)
+    findings = findings_service.findings_by_id(db, org_id, list({f.id for e in ledger.items for f in e.findings}))
+    written = 0
+    for e in ledger.items:
+        for addressed in e.findings:
+            if addressed.outcome is None:
+                continue
+            f = findings.get(addressed.id)
+            prediction = predicted_use(f.impact if f is not None else None)[0]
+            values = {"org_id": org_id, "cluster_id": cluster_id, "change_id": e.id, "finding_id": addressed.id,
+                      "rule": addressed.rule, "changed_at": e.at, "verdict": addressed.outcome.verdict,
+                      "prediction": prediction, "outcome": addressed.outcome, "measured_at": now}
+            stmt = insert(FixOutcomeRecord).values(id=uuid.uuid4(), **values)
+            db.execute(stmt.on_conflict_do_update(
+                index_elements=["cluster_id", "change_id", "finding_id"],
+                set_={k: stmt.excluded[k] for k in ("rule", "changed_at", "verdict", "outcome", "measured_at")}))
+            written += 1
+    return written
+
+
+def measure_outcomes(ctx: JobContext, now: dt.datetime, cluster_id: str | None = None) -> dict[str, Any]:
+    """Store the outcomes of every cluster's applied fixes (or one cluster's), each cluster in its own unit of
+    work: one failing cluster is logged and the others go on."""
+    with ctx.unit() as db:
+        query = select(Cluster.id, Cluster.org_id).order_by(Cluster.created_at)
+        if cluster_id is not None:
+            query = query.where(Cluster.id == uuid.UUID(cluster_id))
+        clusters = [(cid, oid) for cid, oid in db.execute(query)]
+    written, failed = 0, 0
+    for cid, oid in clusters:
+        try:
+            with ctx.unit() as db:
+                written += record_outcomes(db, oid, cid, now=now)
+        except Exception:  # noqa: BLE001 - one cluster's bad data must not stop the others; it is logged
+            failed += 1
+            log.exception("outcomes.failed", cluster_id=str(cid))
+    log.info("outcomes.done", clusters=len(clusters), outcomes=written, failed=failed)
+    return {"clusters": len(clusters), "outcomes": written, "failed": failed}
+
+
+def rule_accuracy(db: Session, principal: Principal, *, now: dt.datetime, days: int = 90) -> RuleList:
+    """Every advisor rule with how often its predictions held for the caller's org's applied fixes (counted by
+    the date of the change, over the last `days` days)."""
+    rows = _outcomes(principal.org_id).where(FixOutcomeRecord.changed_at >= now - dt.timedelta(days=days)).subquery()
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for rule, verdict, n in db.execute(select(rows.c.rule, rows.c.verdict, func.count())
+                                       .group_by(rows.c.rule, rows.c.verdict)):
+        counts[rule][verdict] = n
+    items = []
+    for rule in discover_rules():
+        c = counts.get(rule.id, {})
+        measured = sum(c.get(v, 0) for v in MEASURED_VERDICTS)
+        held, partly, missed = c.get("held", 0), c.get("partly", 0), c.get("missed", 0)
+        too_early, unmeasurable = c.get("too_early", 0), c.get("not_measurable", 0)
+        items.append(RuleRead(id=rule.id, family=rule.family, description=rule.description, accuracy=RuleAccuracy(
+            days=days, measured=measured, held=held, partly=partly, missed=missed, too_early=too_early,
+            not_measurable=unmeasurable, held_share=round(held / measured, 3) if measured else None,
+            statement=accuracy_statement(held, partly, missed, too_early, unmeasurable, days))))
+    return RuleList(items=items, days=days)
 
 
 _METRIC_WORDS = {"data_iops": "data volume IOPS", "data_throughput": "data volume throughput",

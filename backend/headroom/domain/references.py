@@ -26,6 +26,7 @@ THRESHOLD_PAGES: dict[str, str] = {
     "compaction.md": "Compaction",
     "cost.md": "Cost: gp2 -> gp3 and over-provisioned volumes",
     "disk.md": "Disk space: PD's lines, TiKV's reserve, and a filesystem that was not grown",
+    "fix-outcomes.md": "Fix outcomes: when a prediction held",
     "finding-groups.md": "Findings that share a cause (Headroom's own choices)",
     "instance-ebs.md": "Instance EBS limits",
     "projected-ceiling.md": "Projected ceilings: warn at 30 days, critical at 7, size the fix for 90",

@@ -1236,6 +1236,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Rules
+         * @description Every advisor rule, with how often its prediction held for this organisation's applied fixes: held, partly
+         *     or missed against the measured effect of the change (How Headroom decides: Fix outcomes).
+         */
+        get: operations["list_rules_api_v1_rules_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/sources/aws": {
         parameters: {
             query?: never;
@@ -1525,6 +1546,8 @@ export interface components {
              * Format: uuid
              */
             id: string;
+            /** @description Whether the fix did what the finding predicted: the predicted and the measured use of the ceiling it moves, over the ledger's windows (How Headroom decides: Fix outcomes). */
+            outcome: components["schemas"]["FixOutcome"] | null;
             predicted: components["schemas"]["PredictedEffect"] | null;
             /**
              * Resolved After Change
@@ -3484,6 +3507,56 @@ export interface components {
             title: string;
         };
         /**
+         * FixOutcome
+         * @description Whether one applied fix did what its finding predicted, with both numbers as a person reads them.
+         */
+        FixOutcome: {
+            /**
+             * Achieved
+             * @description The measured change over the predicted change (1: as predicted).
+             */
+            achieved: number | null;
+            /**
+             * Final
+             * @description The after window is complete: the outcome no longer changes.
+             */
+            final: boolean;
+            /**
+             * Measurable At
+             * @description Too early: when a whole day after the change is in.
+             */
+            measurable_at: string | null;
+            /**
+             * Measure
+             * @description What was compared, e.g. "peak use of the data volume's IOPS ceiling".
+             */
+            measure: string | null;
+            /** Measured After Percent */
+            measured_after_percent: number | null;
+            /** Measured Before Percent */
+            measured_before_percent: number | null;
+            /**
+             * Predicted After Percent
+             * @description The use the prediction expected after.
+             */
+            predicted_after_percent: number | null;
+            /**
+             * Predicted Before Percent
+             * @description The use before (the measured one: same load).
+             */
+            predicted_before_percent: number | null;
+            /**
+             * Summary
+             * @description The outcome in one sentence, with predicted and measured numbers.
+             */
+            summary: string;
+            /**
+             * Verdict
+             * @enum {string}
+             */
+            verdict: "held" | "partly" | "missed" | "too_early" | "not_measurable";
+        };
+        /**
          * FleetRead
          * @description Every cluster of the organisation; the client sorts.
          */
@@ -4995,6 +5068,62 @@ export interface components {
             status: "open" | "acknowledged" | "snoozed" | "resolved";
             /** Title */
             title: string;
+        };
+        /**
+         * RuleAccuracy
+         * @description How often a rule's predictions held for the org's applied fixes over the last `days` days.
+         */
+        RuleAccuracy: {
+            /** Days */
+            days: number;
+            /** Held */
+            held: number;
+            /**
+             * Held Share
+             * @description held / measured; null when nothing was measured.
+             */
+            held_share: number | null;
+            /**
+             * Measured
+             * @description Applied fixes whose outcome is held, partly or missed.
+             */
+            measured: number;
+            /** Missed */
+            missed: number;
+            /** Not Measurable */
+            not_measurable: number;
+            /** Partly */
+            partly: number;
+            /**
+             * Statement
+             * @description In words: "The prediction held for 7 of 9 applied fixes measured in the last 90 days (1 partly, 1 missed)."
+             */
+            statement: string;
+            /** Too Early */
+            too_early: number;
+        };
+        /**
+         * RuleList
+         * @description Every advisor rule, with how often its predictions held for this organisation's clusters.
+         */
+        RuleList: {
+            /** Days */
+            days: number;
+            /** Items */
+            items: components["schemas"]["RuleRead"][];
+        };
+        /**
+         * RuleRead
+         * @description One advisor rule and its record of predictions.
+         */
+        RuleRead: {
+            accuracy: components["schemas"]["RuleAccuracy"];
+            /** Description */
+            description: string;
+            /** Family */
+            family: string;
+            /** Id */
+            id: string;
         };
         /** SendTestResult */
         SendTestResult: {
@@ -13570,6 +13699,110 @@ export interface operations {
             };
         };
     };
+    list_rules_api_v1_rules_get: {
+        parameters: {
+            query?: {
+                /** @description How far back to count applied fixes (days). */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_aws_api_v1_sources_aws_get: {
         parameters: {
             query?: never;
@@ -15644,6 +15877,7 @@ export const findingSummaryEntity_kindValues: ReadonlyArray<FlattenedDeepRequire
 export const findingSummaryImpact_basisValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingSummary"]["impact_basis"]> = ["headroom", "metric", "none"];
 export const findingSummarySeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingSummary"]["severity"]> = ["critical", "warning", "info"];
 export const findingSummaryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingSummary"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
+export const fixOutcomeVerdictValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FixOutcome"]["verdict"]> = ["held", "partly", "missed", "too_early", "not_measurable"];
 export const forecastKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Forecast"]["kind"]> = ["burst_empty", "refill", "ceiling"];
 export const invitationCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreate"]["role"]> = ["owner", "admin", "viewer"];
 export const invitationCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreated"]["role"]> = ["owner", "admin", "viewer"];

@@ -306,6 +306,12 @@ describe('next ceilings', () => {
     const finding = within(entry).getByRole('link', { name: 'vol-gp2 empties its burst bucket every afternoon' });
     expect(finding).toHaveAttribute('href', `/clusters/${CLUSTER_ID}/findings/${GP2_FINDING}`);
     expect(entry).toHaveTextContent('Predicted: IOPS ceiling 1,500 IOPS -> 3,000 IOPS; −$10.00/month');
+    // the outcome of the fix: a badge, predicted against measured, and what was compared
+    const outcome = within(entry).getByLabelText('Outcome');
+    expect(outcome).toHaveTextContent(
+      'Held Predicted 97% → 48.5%, measured 97% → 51% (peak use of the data volume IOPS ceiling on 10.0.1.11:20160)',
+    );
+    expect(within(outcome).getByText('Held')).toHaveClass('badge--ok');
     const expected = within(entry).getByRole('list', { name: 'Expected effect' });
     expect(expected).toHaveTextContent("vol-gp2 IOPS ceiling 1,500 IOPS → 3,000 IOPS (the day's p99 uses 107% of it (7% over) → 53.3% of it)");
     expect(expected).toHaveTextContent('Findings it was expected to clear: 1; monthly cost −$10.00');

@@ -76,4 +76,46 @@ describe('How Headroom decides', () => {
     expect(await screen.findByRole('region', { name: 'No such page' })).toBeInTheDocument();
     expect(screen.getByRole('link', { name: 'See every page of How Headroom decides' })).toHaveAttribute('href', '/decides');
   });
+
+  it("shows each rule's record: how often its prediction held, and in words when no fix was applied", async () => {
+    signedIn();
+    const statement = (held: number, measured: number) =>
+      `The prediction held for ${held} of ${measured} applied fixes measured in the last 90 days (1 missed).`;
+    server.use(
+      http.get(apiUrl('/rules'), () =>
+        HttpResponse.json({
+          days: 90,
+          items: [
+            {
+              id: 'volume-throughput-ceiling',
+              family: 'aws-volume',
+              description: "A volume's MiB/s sit at >= 90% of its throughput ceiling.",
+              accuracy: {
+                days: 90, measured: 9, held: 7, partly: 1, missed: 1, too_early: 0, not_measurable: 0,
+                held_share: 7 / 9, statement: statement(7, 9),
+              },
+            },
+            {
+              id: 'block-size',
+              family: 'tikv',
+              description: 'Bandwidth-bound reads with IOPS to spare: smaller RocksDB blocks.',
+              accuracy: {
+                days: 90, measured: 0, held: 0, partly: 0, missed: 0, too_early: 0, not_measurable: 0,
+                held_share: null, statement: 'No fix of this rule applied yet in the last 90 days.',
+              },
+            },
+          ],
+        }),
+      ),
+    );
+    renderRoutes(routes, '/decides');
+    const rules = await screen.findByRole('list', { name: 'Rules' });
+    const [volume, block] = within(rules).getAllByRole('listitem');
+    expect(volume).toHaveTextContent('volume-throughput-ceiling · 77.8% held');
+    expect(volume).toHaveTextContent(statement(7, 9));
+    // no fix applied: said in words, never 0 %
+    expect(block).toHaveTextContent('No fix of this rule applied yet in the last 90 days.');
+    expect(block).not.toHaveTextContent('%');
+    expect(screen.getByRole('heading', { name: 'How often the advice held', level: 2 })).toBeInTheDocument();
+  });
 });

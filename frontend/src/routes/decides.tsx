@@ -1,3 +1,4 @@
+import { RuleAccuracyList } from '@/features/changes';
 import { DecidesIndex } from '@/features/decides';
 import { DECIDES } from '@/lib/decides';
 import { usePageTitle } from '@/lib/usePageTitle';
@@ -16,6 +17,16 @@ export default function DecidesIndexPage() {
         page.
       </p>
       <DecidesIndex />
+      <section aria-labelledby="rules-record">
+        <h2 id="rules-record">How often the advice held</h2>
+        <p>
+          For every fix applied on this organisation&apos;s clusters, Headroom compares the effect the finding
+          predicted with the effect measured: the use of the ceiling it moves, the week after the change against the
+          same hours one week earlier. Each rule below says how often its prediction held (see &ldquo;Fix outcomes:
+          when a prediction held&rdquo; above for the tolerance).
+        </p>
+        <RuleAccuracyList />
+      </section>
     </div>
   );
 }

@@ -547,6 +547,18 @@ export const CHANGES: S['ChangeLedger'] = {
             headroom_after_pct: 43.7,
             monthly_cost_delta_usd: -10,
           },
+          outcome: {
+            verdict: 'held',
+            summary: 'Held: predicted 97% -> 48.5% (IOPS ceiling 1,500 IOPS -> 3,000 IOPS), measured 97% -> 51%.',
+            measure: 'peak use of the data volume IOPS ceiling on 10.0.1.11:20160',
+            predicted_before_percent: 97,
+            predicted_after_percent: 48.5,
+            measured_before_percent: 97,
+            measured_after_percent: 51,
+            achieved: 0.95,
+            measurable_at: null,
+            final: false,
+          },
         },
       ],
       predicted: {

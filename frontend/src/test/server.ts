@@ -11,7 +11,11 @@ const EMPTY_FLEET = {
   score_definition: 'Headroom score = 100 - the highest peak use of any ceiling over the last 24 hours.',
 };
 
-export const server = setupServer(http.get('*/api/v1/fleet', () => HttpResponse.json(EMPTY_FLEET)));
+// The decides page asks for each rule's record; tests that do not look at it get none.
+export const server = setupServer(
+  http.get('*/api/v1/fleet', () => HttpResponse.json(EMPTY_FLEET)),
+  http.get('*/api/v1/rules', () => HttpResponse.json({ items: [], days: 90 })),
+);
 
 /** The absolute URL of an API path, as the client requests it under jsdom. */
 export function apiUrl(path: string): string {

@@ -3,7 +3,16 @@ import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { formatTimestamp, formatUsdChange, formatValue, peakUse } from '@/lib/format';
-import { metricName, peakText, useChanges, type ChangeEntry, type MeasuredCell } from '../api';
+import {
+  metricName,
+  outcomeNumbers,
+  peakText,
+  useChanges,
+  VERDICT_NAMES,
+  type ChangeEntry,
+  type FixOutcome,
+  type MeasuredCell,
+} from '../api';
 import { BeforeAfterChart } from './BeforeAfterChart';
 
 const KIND_NAMES: Record<ChangeEntry['kind'], string> = {
@@ -17,6 +26,31 @@ const KIND_NAMES: Record<ChangeEntry['kind'], string> = {
 function largestMove(cells: MeasuredCell[]): MeasuredCell {
   const move = (c: MeasuredCell) => Math.abs((c.before_peak_percent ?? 0) - (c.after_peak_percent ?? 0));
   return [...cells].sort((a, b) => move(b) - move(a))[0]!;
+}
+
+const VERDICT_BADGE: Record<FixOutcome['verdict'], string> = {
+  held: 'badge badge--ok',
+  partly: 'badge badge--simulated',
+  missed: 'badge badge--failing',
+  too_early: 'badge',
+  not_measurable: 'badge',
+};
+
+/** Whether the fix did what the finding predicted: a badge, the numbers, and what was compared. */
+function Outcome({ outcome }: { outcome: FixOutcome }) {
+  const numbers = outcomeNumbers(outcome);
+  return (
+    <div className="ledger__outcome small" aria-label="Outcome">
+      <span className={VERDICT_BADGE[outcome.verdict]}>{VERDICT_NAMES[outcome.verdict]}</span>{' '}
+      {numbers && outcome.measure ? (
+        <span>
+          {numbers} ({outcome.measure})
+        </span>
+      ) : (
+        <span className="muted">{outcome.summary.replace(/^[^:]*:\s*/, '')}</span>
+      )}
+    </div>
+  );
 }
 
 function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) {
@@ -56,6 +90,7 @@ function Entry({ clusterId, entry }: { clusterId: string; entry: ChangeEntry }) 
                     ? 'resolved'
                     : `still ${f.status}`}
                 {f.predicted && <div className="muted small">Predicted: {f.predicted.summary}</div>}
+                {f.outcome && <Outcome outcome={f.outcome} />}
               </li>
             ))}
           </ul>
