@@ -64,13 +64,18 @@ def _probe_exponents(values: NDArray[np.float64], present: NDArray[np.bool_]) ->
     return start
 
 
-def _scaled_if_exact(values: NDArray[np.float64], e: int) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """rint(values * 10**e) and, per row, whether every non-NaN value comes back from it bit for bit."""
+def _scaled_if_exact(values: NDArray[np.float64], e: int, *, full: bool = False
+                     ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """rint(values * 10**e) and, per row, whether every non-NaN value comes back from it bit for bit.
+    full: the rows hold no NaN (skips looking for them)."""
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = np.rint(values * _POW10[e])
         scaled += 0.0
         back = scaled / _POW10[e]
-        same = (back.view(np.int64) == values.view(np.int64)) | np.isnan(values)
+        same = back.view(np.int64) == values.view(np.int64)
+        if full:
+            return scaled, same.all(axis=1) & (np.abs(scaled).max(axis=1) < _EXACT)
+        same |= np.isnan(values)
         ok = same.all(axis=1) & (np.fmax.reduce(np.abs(scaled), axis=1) < _EXACT)
     return scaled, ok | np.isnan(values).all(axis=1)
 
@@ -98,11 +103,13 @@ def _dense_group(ints: NDArray[np.int64], e: int, index: NDArray[np.intp]) -> Gr
     first_width = _signed_width(deltas[:, 0], deltas[:, 0])
     delta_width = _signed_width(deltas[:, 1:].min(axis=1), deltas[:, 1:].max(axis=1))
     key = first_width * 16 + delta_width
-    as_bytes = deltas.astype("<i8").view(np.uint8).reshape(-1, SLOTS, 8)
+    as_bytes = deltas.astype("<i8", copy=False).view(np.uint8).reshape(-1, SLOTS, 8)
     groups: Groups = []
-    for k in np.unique(key).tolist():
-        sel = np.flatnonzero(key == k)
-        fw, dw, n = k >> 4, k & 15, sel.size
+    keys = np.unique(key).tolist()
+    for k in keys:
+        sel: NDArray[np.intp] | slice = np.flatnonzero(key == k) if len(keys) > 1 else slice(None)
+        fw, dw = k >> 4, k & 15
+        n = key.size if isinstance(sel, slice) else sel.size
         part = np.empty((n, HEADER_BYTES + fw + (SLOTS - 1) * dw), np.uint8)
         part[:, 0], part[:, 1], part[:, 2] = DECIMAL, e, k
         part[:, 3:HEADER_BYTES] = _FULL_BITMAP
@@ -179,7 +186,7 @@ def encode_groups(values: NDArray[np.float64]) -> Groups:
     leftover = [np.flatnonzero(~full | (start > MAX_EXPONENT))]
     for e in np.unique(start[full & (start <= MAX_EXPONENT)]).tolist():
         rows = np.flatnonzero(full & (start == e))
-        scaled, ok = _scaled_if_exact(values[rows], e)
+        scaled, ok = _scaled_if_exact(values[rows], e, full=True)
         if ok.any():
             groups += _dense_group(scaled[ok].astype(np.int64), e, rows[ok])
         leftover.append(rows[~ok])
