@@ -1,5 +1,6 @@
 """Encode packed hour rows as PostgreSQL's binary COPY stream with numpy, for the points table's columns
-(series_id int8, bucket_at timestamptz, org_id uuid, vals float8[]).
+(series_id int8, bucket_at timestamptz, org_id uuid, vals bytea: headroom.timeseries.codec's encoding), and the
+float8[] slot arrays the table held before that encoding (the migration between the two).
 
 psycopg's own binary dumper builds each float8[] element in Python; encoding a whole batch of rows at once with
 numpy is several times faster and is what lets ingest run close to the speed of a bare COPY.
@@ -71,6 +72,31 @@ def encode_rows(
     value_bytes = keep[:, first_elem:].reshape(n, slots, 12)[:, :, 4:]
     value_bytes[null] = False
     return head + raw[keep].tobytes() + tail
+
+
+def encode_packed_rows(
+    series_ids: NDArray[np.int64], bucket_micros: NDArray[np.int64], groups: Sequence[tuple[NDArray[np.intp],
+                                                                                          NDArray[np.uint8]]],
+    org_id: uuid.UUID, *, header: bool = True, trailer: bool = True,
+) -> bytes:
+    """Return the binary COPY stream of (series_id, bucket_at, org_id, vals bytea) rows: each group is (row
+    indexes into series_ids/bucket_micros, one encoded row per line), as codec.encode_groups returns them. Rows
+    go out group by group (a fixed-size record each), not in index order."""
+    parts = [HEADER if header else b""]
+    org = np.frombuffer(org_id.bytes, dtype="V16")[0]
+    for index, encoded in groups:
+        n, size = encoded.shape
+        record = np.dtype([
+            ("nfields", ">i2"), ("sid_len", ">i4"), ("sid", ">i8"), ("ts_len", ">i4"), ("ts", ">i8"),
+            ("org_len", ">i4"), ("org", "V16"), ("vals_len", ">i4"), ("vals", "u1", (size,)),
+        ])
+        rec = np.empty(n, dtype=record)
+        rec["nfields"], rec["sid_len"], rec["ts_len"], rec["org_len"], rec["vals_len"] = 4, 8, 8, 16, size
+        rec["sid"], rec["ts"], rec["org"] = series_ids[index], bucket_micros[index], org
+        rec["vals"] = encoded
+        parts.append(rec.tobytes())
+    parts.append(TRAILER if trailer else b"")
+    return b"".join(parts)
 
 
 INT2_OID = 21

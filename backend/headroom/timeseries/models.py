@@ -1,5 +1,5 @@
 """The time-series tables (see docs/timeseries.md): `metric_series` names a series; `metric_points`
-packs one series' hour of 1-minute points into one row (a 60-slot float8 array, NULL where no point),
+packs one series' hour of 1-minute points into one row (60 slots packed by headroom.timeseries.codec),
 range-partitioned by day; `metric_rollups` packs a series' day of 5-minute or 1-hour aggregates (avg, max,
 min, count arrays); ingest watermarks."""
 
@@ -18,6 +18,7 @@ from sqlalchemy import (
     Identity,
     Index,
     Integer,
+    LargeBinary,
     SmallInteger,
     String,
     UniqueConstraint,
@@ -77,20 +78,18 @@ class MetricSeries(Base):
 
 
 class MetricPoints(Base):
-    """One series' hour of points: slot i holds the point at bucket_at + i minutes (NULL = none)."""
+    """One series' hour of points: slot i holds the point at bucket_at + i minutes, `vals` packs the 60 slots
+    (headroom.timeseries.codec: a presence bitmap and decimal deltas)."""
 
     __tablename__ = "metric_points"
-    __table_args__ = (
-        CheckConstraint("cardinality(vals) = 60", name="sixty_slots"),
-        {"postgresql_partition_by": "RANGE (bucket_at)"},
-    )
+    __table_args__ = ({"postgresql_partition_by": "RANGE (bucket_at)"},)
 
     series_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("metric_series.id", ondelete="CASCADE"), primary_key=True
     )
     bucket_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
     org_id: Mapped[uuid.UUID] = mapped_column(nullable=False)
-    vals: Mapped[list[float | None]] = mapped_column(ARRAY(Double))
+    vals: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class MetricRollup(Base):

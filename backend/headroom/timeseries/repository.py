@@ -5,10 +5,10 @@ snapshot builder (`cluster_series`, `read_grid`), the collectors (`ensure_series
 maintenance jobs (`drain_rollups`, `apply_retention`). No other module names the points or rollup tables
 (tests/timeseries/test_timeseries_boundary.py).
 
-`metric_points`: one row per (series, hour) holding 60 one-minute slots (float8[], NULL = no point), in daily
-range partitions. `metric_rollups`: one row per (series, resolution, day) holding 288 five-minute or 24 hourly
-slots of avg/max/min/count, in monthly partitions. Writes merge slot-wise (headroom_merge_slots), so a
-re-written window is a no-op and late points fill their slots. Rollups are kept off the write path: a write
+`metric_points`: one row per (series, hour) holding 60 one-minute slots (bytea packed by
+headroom.timeseries.codec: a presence bitmap and decimal deltas, ~2.2 bytes a point), in daily range partitions. `metric_rollups`: one row per (series, resolution, day) holding 288 five-minute or 24 hourly
+slots of avg/max/min/count, in monthly partitions. Writes merge slot-wise (a new point wins, a slot
+it lacks keeps its stored value), so a re-written window is a no-op and late points fill their slots. Rollups are kept off the write path: a write
 queues the (series, hour) pairs it changed in `metric_rollup_dirty` and `drain_rollups` (the timeseries.rollups
 job, every minute) recomputes them. Callers commit.
 """
@@ -33,12 +33,12 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from headroom.domain.snapshot.align import Method
 from headroom.timeseries.copy_binary import HEADER as COPY_HEADER
 from headroom.timeseries.copy_binary import TRAILER as COPY_TRAILER
+from headroom.timeseries import codec
 from headroom.timeseries.copy_binary import (
-    decode_float8_rows,
     decode_int8_array,
     decode_rollup_arrays,
+    encode_packed_rows,
     encode_rollup_rows,
-    encode_rows,
 )
 from headroom.timeseries.models import MetricSeries
 
@@ -372,6 +372,18 @@ def _batch_hours(batch: SeriesBatch) -> tuple[int, int] | None:
     return first // SLOTS_PER_HOUR, (first + (n - 1) * (batch.step_seconds // SLOT_SECONDS)) // SLOTS_PER_HOUR
 
 
+# One result row per query for a set of hour rows: the series ids and bucket times as array_send of aggregated
+# arrays, the packed rows concatenated server-side with their lengths: a few frombuffer calls and one vectorised
+# decode on the client instead of a Python object per row.
+_HOUR_ROWS_AGGREGATE = (
+    "array_send(array_agg(series_id ORDER BY series_id, bucket_at)), "
+    "array_send(array_agg(bucket_at ORDER BY series_id, bucket_at)), "
+    "array_send(array_agg(octet_length(vals)::int8 ORDER BY series_id, bucket_at)), "
+    "string_agg(vals, ''::bytea ORDER BY series_id, bucket_at)"
+)
+HourParts = tuple[bytes, bytes, bytes, bytes]
+
+
 # Series per query of the overlap read: 500 series x the window's hour rows (a collector's 10-minute overlap: 1-2
 # rows, ~500 bytes each) keeps each result small; a re-run of a whole day is 500 x 24 rows = ~6 MB (Headroom
 # choice, as READ_BACK_SERIES).
@@ -383,14 +395,12 @@ def _stored_rows(db: Session, series: list[int], lo_hour: int, hi_hour: int) -> 
     slots (NaN = empty): the write compares against them so that rows it would not change are never sent."""
     conn = db.connection().connection.driver_connection
     assert conn is not None
-    parts: list[tuple[bytes, bytes, bytes]] = []
+    parts: list[HourParts] = []
     with conn.cursor(binary=True) as cur:
         for i in range(0, len(series), STORED_READ_SERIES):
             cur.execute(
                 # One result row (as _read_hours): no Python object per stored row or slot.
-                "SELECT array_send(array_agg(series_id)), array_send(array_agg(bucket_at)), "
-                "string_agg(array_send(array_replace(vals, NULL, 'NaN'::float8)), ''::bytea) FROM metric_points "
-                "WHERE series_id = ANY(CAST(%(sids)s AS bigint[])) AND bucket_at >= %(lo)s AND bucket_at <= %(hi)s",
+                f"SELECT {_HOUR_ROWS_AGGREGATE} FROM metric_points WHERE series_id = ANY(CAST(%(sids)s AS bigint[])) AND bucket_at >= %(lo)s AND bucket_at <= %(hi)s",
                 {"sids": _id_array(series[i : i + STORED_READ_SERIES]), "lo": _EPOCH + dt.timedelta(hours=lo_hour),
                  "hi": _EPOCH + dt.timedelta(hours=hi_hour)},
             )
@@ -400,14 +410,20 @@ def _stored_rows(db: Session, series: list[int], lo_hour: int, hi_hour: int) -> 
     return _decode_hour_rows(parts)
 
 
-def _decode_hour_rows(parts: Sequence[tuple[bytes, bytes, bytes]]) -> HourRows:
-    """Unpack (array_send of series ids, array_send of bucket times, concatenated array_send of slots) results."""
+def _decode_parts(parts: Sequence[HourParts]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    """Unpack _HOUR_ROWS_AGGREGATE results: series ids, bucket times (microseconds since 2000-01-01) and the
+    (rows x 60) slots (NaN = no point)."""
     if not parts:
-        return _empty_rows()
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, SLOTS_PER_HOUR))
     sids = [decode_int8_array(p[0]) for p in parts]
-    hours = [decode_int8_array(p[1]) // 3_600_000_000 + _PG_EPOCH_SECONDS // 3600 for p in parts]
-    values = [decode_float8_rows(p[2], ids.size, SLOTS_PER_HOUR) for p, ids in zip(parts, sids, strict=True)]
-    return HourRows(np.concatenate(sids), np.concatenate(hours), np.concatenate(values))
+    micros = [decode_int8_array(p[1]) for p in parts]
+    values = [codec.decode(p[3], decode_int8_array(p[2])) for p in parts]
+    return np.concatenate(sids), np.concatenate(micros), np.concatenate(values)
+
+
+def _decode_hour_rows(parts: Sequence[HourParts]) -> HourRows:
+    sids, micros, values = _decode_parts(parts)
+    return HourRows(sids, micros // 3_600_000_000 + _PG_EPOCH_SECONDS // 3600, values)
 
 
 def _split_stored(rows: HourRows, stored: HourRows) -> tuple[HourRows, HourRows]:
@@ -419,17 +435,20 @@ def _split_stored(rows: HourRows, stored: HourRows) -> tuple[HourRows, HourRows]
 
 
 def _changing(overlap: HourRows, stored: HourRows) -> HourRows:
-    """The rows of `overlap` (all stored already, unique keys) whose merge would change the stored row: a new
-    slot, or a value that differs. The others would be written back as they are, so they are not sent at all."""
+    """The rows of `overlap` (all stored already, unique keys) whose merge would change the stored row (a new
+    slot, or a value that differs), with their merged slots: a new point wins, a slot it lacks keeps the stored
+    value. The others would be written back as they are, so they are not sent at all."""
     if not len(overlap):
         return overlap
     stored_keys = stored.keys()
     order = np.argsort(stored_keys)
     at = order[np.searchsorted(stored_keys, overlap.keys(), sorter=order)]
     old, new = stored.values[at], overlap.values
-    merged = np.where(np.isnan(new), old, new)  # headroom_merge_slots, as the database computes it
-    same = (merged == old) | (np.isnan(merged) & np.isnan(old))
-    return overlap.take(~same.all(axis=1))
+    merged = np.where(np.isnan(new), old, new)
+    # Bit for bit, so that a -0.0 replacing a 0.0 is a change and a NaN slot equals a NaN slot.
+    same = (merged.view(np.int64) == old.view(np.int64)) | (np.isnan(merged) & np.isnan(old))
+    keep = ~same.all(axis=1)
+    return HourRows(overlap.series[keep], overlap.hours[keep], merged[keep])
 
 
 def write_batches(
@@ -482,8 +501,9 @@ def write_batches(
                 nrows += len(rows)
                 fresh, overlap = _split_stored(rows, stored)
                 if len(fresh):
-                    copy.write(encode_rows(fresh.series, fresh.bucket_micros(), fresh.values, org_id,
-                                           header=False, trailer=False))
+                    copy.write(encode_packed_rows(fresh.series, fresh.bucket_micros(),
+                                                  codec.encode_groups(fresh.values), org_id,
+                                                  header=False, trailer=False))
                     fresh_parts.append(fresh)
                 if len(overlap):
                     overlap_parts.append(overlap)
@@ -531,8 +551,9 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
                 micros = fresh.bucket_micros()
                 for lo_row in range(0, len(fresh), slice_rows):
                     part = slice(lo_row, lo_row + slice_rows)
-                    copy.write(encode_rows(fresh.series[part], micros[part], fresh.values[part], org_id,
-                                           header=lo_row == 0, trailer=lo_row + slice_rows >= len(fresh)))
+                    copy.write(encode_packed_rows(fresh.series[part], micros[part],
+                                                  codec.encode_groups(fresh.values[part]), org_id,
+                                                  header=lo_row == 0, trailer=lo_row + slice_rows >= len(fresh)))
             changed.append(fresh)
         except pg_errors.UniqueViolation:
             overlap = rows  # another worker wrote some of these hours first: merge them all
@@ -568,47 +589,91 @@ def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> 
     )
 
 
+# Rounds of _merge_rows: a round only repeats for rows another writer inserted between its read and its insert,
+# which the next round finds stored and locked (Headroom choice).
+MERGE_ROUNDS = 3
+
+
 def _merge_rows(db: Session, org_id: uuid.UUID, rows: HourRows) -> HourRows:
-    """Merge rows that already exist slot-wise; return the rows that actually changed."""
+    """Merge rows slot-wise into the stored ones (inserting those not stored); return the rows that changed.
+
+    The stored rows are read locked (FOR UPDATE, in key order), merged here and written back, so a concurrent
+    writer of the same hours waits instead of being overwritten."""
+    changed: list[HourRows] = []
+    pending = rows
+    for _ in range(MERGE_ROUNDS):
+        stored = _locked_rows(db, pending)
+        new, overlap = _split_stored(pending, stored)
+        update = _changing(overlap, stored)
+        if len(update):
+            _stage(db, org_id, update)
+            db.execute(text(
+                "UPDATE metric_points p SET vals = s.vals FROM _points_stage s "
+                "WHERE p.series_id = s.series_id AND p.bucket_at = s.bucket_at"))
+            changed.append(update)
+        if not len(new):
+            break
+        _stage(db, org_id, new)
+        inserted = db.execute(text(
+            "INSERT INTO metric_points (series_id, bucket_at, org_id, vals) "
+            "SELECT series_id, bucket_at, org_id, vals FROM _points_stage "
+            "ON CONFLICT (series_id, bucket_at) DO NOTHING "
+            "RETURNING series_id, (extract(epoch FROM bucket_at) / 3600)::bigint")).all()
+        done = np.isin(new.keys(), _row_keys(np.array([r[0] for r in inserted], np.int64),
+                                             np.array([r[1] for r in inserted], np.int64)))
+        changed.append(new.take(done))
+        pending = new.take(~done)  # another writer inserted these meanwhile: merge them next round
+        if not len(pending):
+            break
+    else:
+        raise RuntimeError(f"{len(pending)} hour rows kept being inserted concurrently")
+    if not changed:
+        return _empty_rows()
+    return HourRows(*(np.concatenate(cols) for cols in zip(*((c.series, c.hours, c.values) for c in changed),
+                                                              strict=True)))
+
+
+def _locked_rows(db: Session, rows: HourRows) -> HourRows:
+    """The stored hour rows with these keys, locked until the transaction ends (in key order: no deadlock)."""
     conn = db.connection().connection.driver_connection
     assert conn is not None
     with conn.cursor(binary=True) as cur:
         cur.execute(
+            "WITH locked AS (SELECT p.series_id, p.bucket_at, p.vals FROM metric_points p "
+            "JOIN unnest(CAST(%(sids)s AS bigint[]), CAST(%(hours)s AS bigint[])) AS k(s, h) "
+            "ON p.series_id = k.s AND p.bucket_at = to_timestamp(k.h * 3600) "
+            "WHERE p.bucket_at >= %(lo)s AND p.bucket_at <= %(hi)s "
+            "ORDER BY p.series_id, p.bucket_at FOR UPDATE OF p) "
+            f"SELECT {_HOUR_ROWS_AGGREGATE} FROM locked",
+            {"sids": _id_array(rows.series.tolist()), "hours": _id_array(rows.hours.tolist()),
+             "lo": _EPOCH + dt.timedelta(hours=int(rows.hours.min())),
+             "hi": _EPOCH + dt.timedelta(hours=int(rows.hours.max()))},
+        )
+        row = cur.fetchone()
+    return _decode_hour_rows([row] if row is not None and row[0] is not None else [])
+
+
+def _stage(db: Session, org_id: uuid.UUID, rows: HourRows) -> None:
+    """Put packed rows into the transaction's staging table (emptied first)."""
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:
+        cur.execute(
             "CREATE TEMP TABLE IF NOT EXISTS _points_stage (series_id bigint, bucket_at timestamptz, "
-            "org_id uuid, vals float8[]) ON COMMIT DELETE ROWS"
+            "org_id uuid, vals bytea) ON COMMIT DELETE ROWS"
         )
         cur.execute("TRUNCATE _points_stage")
-        stream = encode_rows(rows.series, rows.bucket_micros(), rows.values, org_id)
+        stream = encode_packed_rows(rows.series, rows.bucket_micros(), codec.encode_groups(rows.values), org_id)
         with cur.copy("COPY _points_stage (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)") as copy:
             copy.write(stream)
-        cur.execute(
-            "INSERT INTO metric_points (series_id, bucket_at, org_id, vals) "
-            "SELECT series_id, bucket_at, org_id, vals FROM _points_stage "
-            "ON CONFLICT (series_id, bucket_at) DO UPDATE "
-            "SET vals = headroom_merge_slots(metric_points.vals, EXCLUDED.vals) "
-            "WHERE metric_points.vals IS DISTINCT FROM headroom_merge_slots(metric_points.vals, EXCLUDED.vals) "
-            "RETURNING series_id, (extract(epoch FROM bucket_at) / 3600)::bigint"
-        )
-        got = cur.fetchall()
-    series = np.array([r[0] for r in got], dtype=np.int64)
-    hours = np.array([r[1] for r in got], dtype=np.int64)
-    return HourRows(series, hours, np.empty((series.size, 0)))
 
 
 def read_points(
     db: Session, org_id: uuid.UUID, series_id: int, start: dt.datetime, end: dt.datetime
 ) -> list[tuple[dt.datetime, float]]:
     """Return the raw points of one of the org's series in [start, end)."""
-    result = db.execute(
-        text(
-            "SELECT p.bucket_at + (s.i - 1) * interval '1 minute' AS ts, s.v "
-            "FROM metric_points p CROSS JOIN LATERAL unnest(p.vals) WITH ORDINALITY AS s(v, i) "
-            "WHERE p.org_id = :org AND p.series_id = :sid AND p.bucket_at >= :hs AND p.bucket_at < :end "
-            "AND s.v IS NOT NULL ORDER BY ts"
-        ),
-        {"org": org_id, "sid": series_id, "hs": hour_floor(start), "end": end},
-    )
-    return [(ts, float(v)) for ts, v in result if start <= ts < end]
+    t, v = read_points_many(db, org_id, [series_id], start, end)[series_id]
+    return [(_EPOCH + dt.timedelta(seconds=int(ts)), float(x)) for ts, x in zip(t.tolist(), v.tolist(), strict=True)]
 
 
 # --- rollups ---------------------------------------------------------------------------------------------
@@ -793,7 +858,7 @@ def _read_days(
     """
     conn = db.connection().connection.driver_connection
     assert conn is not None
-    parts: list[tuple[bytes, bytes, bytes]] = []
+    parts: list[HourParts] = []
     with conn.cursor(binary=True) as cur:
         for day, sids in sorted(days.items()):
             groups: list[list[int] | None] = [None] if sids is None else [
@@ -806,24 +871,13 @@ def _read_days(
                     where += " AND series_id = ANY(CAST(%(sids)s AS bigint[]))"
                     params["sids"] = _id_array(group)
                 cur.execute(
-                    "SELECT array_send(array_agg(series_id ORDER BY series_id, bucket_at)), "
-                    "array_send(array_agg(bucket_at ORDER BY series_id, bucket_at)), "
-                    "string_agg(array_send(array_replace(vals, NULL, 'NaN'::float8)), ''::bytea "
-                    f"ORDER BY series_id, bucket_at) FROM metric_points WHERE {where}",
+                    f"SELECT {_HOUR_ROWS_AGGREGATE} FROM metric_points WHERE {where}",
                     params,
                 )
                 row = cur.fetchone()
                 if row is not None and row[0] is not None:
                     parts.append(row)
-    if not parts:
-        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, SLOTS_PER_HOUR))
-    sids_out, micros_out, values_out = [], [], []
-    for sid_bytes, ts_bytes, packed in parts:
-        ids = decode_int8_array(sid_bytes)
-        sids_out.append(ids)
-        micros_out.append(decode_int8_array(ts_bytes))
-        values_out.append(decode_float8_rows(packed, ids.size, SLOTS_PER_HOUR))
-    return np.concatenate(sids_out), np.concatenate(micros_out), np.concatenate(values_out)
+    return _decode_parts(parts)
 
 
 def _aggregate(buckets: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64],
@@ -1149,14 +1203,11 @@ def read_points_many(
     conn = db.connection().connection.driver_connection
     assert conn is not None
     ids = sorted(set(series_ids))
-    parts: list[tuple[bytes, bytes, bytes]] = []
+    parts: list[HourParts] = []
     with conn.cursor(binary=True) as cur:
         for i in range(0, len(ids), READ_MANY_SERIES):
             cur.execute(
-                "SELECT array_send(array_agg(series_id ORDER BY series_id, bucket_at)), "
-                "array_send(array_agg(bucket_at ORDER BY series_id, bucket_at)), "
-                "string_agg(array_send(array_replace(vals, NULL, 'NaN'::float8)), ''::bytea "
-                "ORDER BY series_id, bucket_at) FROM metric_points "
+                f"SELECT {_HOUR_ROWS_AGGREGATE} FROM metric_points "
                 "WHERE org_id = %(org)s AND series_id = ANY(CAST(%(sids)s AS bigint[])) "
                 "AND bucket_at >= %(lo)s AND bucket_at < %(hi)s",
                 {"org": org_id, "sids": _id_array(ids[i : i + READ_MANY_SERIES]), "lo": hour_floor(start), "hi": end},
@@ -1167,10 +1218,9 @@ def read_points_many(
     if not parts:
         return out
     lo, hi = int(start.timestamp()), int(end.timestamp())
-    for sid_bytes, ts_bytes, packed in parts:
-        sids = decode_int8_array(sid_bytes)
-        hours = decode_int8_array(ts_bytes) // 1_000_000 + _PG_EPOCH_SECONDS  # timestamptz: micros since 2000
-        vals = decode_float8_rows(packed, sids.size, SLOTS_PER_HOUR)
+    for part in parts:
+        sids, micros, vals = _decode_parts([part])
+        hours = micros // 1_000_000 + _PG_EPOCH_SECONDS  # timestamptz: micros since 2000
         stamps = hours[:, None] + np.arange(SLOTS_PER_HOUR, dtype=np.int64) * SLOT_SECONDS
         keep = np.isfinite(vals) & (stamps >= lo) & (stamps < hi)
         owner = np.broadcast_to(sids[:, None], keep.shape)[keep]  # sorted: rows come by series, then hour
