@@ -3,7 +3,7 @@ and decimal deltas, ~2.2 bytes a point) instead of a float8[60] with NULLs (8 by
 header); existing rows are converted both ways.
 
 Revision ID: c4d8a2e6f1b3
-Revises: b7e4c1d9a2f6
+Revises: c3d8a5e1f7b9
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from headroom.timeseries import codec
 from headroom.timeseries.copy_binary import decode_float8_rows, decode_int8_array, encode_packed_rows, encode_rows
 
 revision: str = "c4d8a2e6f1b3"
-down_revision: str | None = "b7e4c1d9a2f6"
+down_revision: str | None = "c3d8a5e1f7b9"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
