@@ -18,6 +18,7 @@ JOB_MODULES = (
     "headroom.projections.jobs",
     "headroom.alerts.jobs",
     "headroom.fleet.jobs",
+    "headroom.apply.jobs",
 )
 
 

@@ -34,6 +34,7 @@ from headroom.apply.schemas import (
 )
 from headroom.clusters.service import get_cluster
 from headroom.domain.apply.guards import plan_guards
+from headroom.domain.apply.run import GuardReading
 from headroom.domain.apply.plan import build_steps
 from headroom.domain.model import Change
 from headroom.domain.tikvconf.change import PatchTarget, resolve_nodes
@@ -253,8 +254,8 @@ def _decide(db: Session, principal: Principal, row: ApplyPlan, status: str, note
 
 def plan_read(db: Session, row: ApplyPlan) -> ApplyPlanRead:
     """Return a stored plan as the API shows it."""
-    emails = {u.id: u.email for u in db.scalars(select(User).where(
-        User.id.in_([i for i in (row.proposed_by_user_id, row.decided_by_user_id) if i is not None])))}
+    people = (row.proposed_by_user_id, row.decided_by_user_id, row.run_by_user_id)
+    emails = {u.id: u.email for u in db.scalars(select(User).where(User.id.in_([i for i in people if i is not None])))}
     runs = db.scalars(select(ApplyStepRun).where(ApplyStepRun.org_id == row.org_id, ApplyStepRun.plan_id == row.id)
                       .order_by(ApplyStepRun.position))
     return ApplyPlanRead(
@@ -266,5 +267,23 @@ def plan_read(db: Session, row: ApplyPlan) -> ApplyPlanRead:
         proposed_at=row.proposed_at,
         decided_by=emails.get(row.decided_by_user_id) if row.decided_by_user_id else None,
         decided_at=row.decided_at, decision_note=row.decision_note,
-        step_runs=[StepRunRead.model_validate(r) for r in runs],
+        run_by=emails.get(row.run_by_user_id) if row.run_by_user_id else None, run_started_at=row.run_started_at,
+        run_finished_at=row.run_finished_at, stop_requested_at=row.stop_requested_at, outcome=row.outcome,
+        step_runs=[_step_read(r) for r in runs],
     )
+
+
+def _step_read(run: ApplyStepRun) -> StepRunRead:
+    seen = run.observed
+
+    def scalar(key: str) -> Any:
+        value = seen.get(key)
+        return value if isinstance(value, str | int | float | bool) or value is None else str(value)
+
+    return StepRunRead(position=run.position, status=run.status, started_at=run.started_at,
+                       finished_at=run.finished_at, watch_until=run.watch_until, undo_not_before=run.undo_not_before,
+                       undo_confirmed_at=run.undo_confirmed_at, before=scalar("before"), read_back=scalar("read_back"),
+                       restored=scalar("restored"),
+                       modification_state=scalar("undo_modification_state") or scalar("modification_state"),
+                       note=scalar("note"), guard_readings=[GuardReading.model_validate(g) for g in run.guard_readings],
+                       error=run.error)

@@ -1,0 +1,359 @@
+"""Running an approved plan (docs/apply.md "Running a plan"), through the API on real PostgreSQL, with TiKV status
+port stand-ins (tikv_status_server: TiKV's POST/GET /config and its online-key table) and the moto server for
+STS and EC2. The job is run as the worker runs it (apply.run.advance with units of work), with the test's clock.
+
+- a TiKV key is set node by node, read back, watched; a guard fed worse latency trips it and every node the run
+  changed gets its old value again (the stand-in reports it), the rest are skipped;
+- a gp2 -> gp3 change goes through the write role (STS AssumeRole with the org's external ID) to ModifyVolume,
+  is followed until AWS reports it in effect, verified and recorded; a volume without the tag is refused;
+- the kill switch leaves every step in a recorded state, including one a lost worker left half done;
+- nothing runs for an organisation not opted in, a viewer, or outside the maintenance window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import boto3
+import pytest
+from headroom.apply import run as apply_run
+from headroom.domain.model import Change, EntityRef
+from headroom.domain.snapshot import metric_ids as mid
+from headroom.inventory.models import TikvNode, Volume
+from headroom.platform.jobs.context import JobContext
+from headroom.timeseries import repository as ts
+from helpers import join_with_role, sign_up, units_of_work
+from tikv_status_server import TikvStatus, tikv_status_server
+
+from test_apply_plans import ROLE, _finding
+
+KEY = "storage.block-cache.capacity"
+BLOCK_CACHE = Change(target="tikv", key=KEY, current="8GiB", proposed="12GiB", online=True)
+
+
+@pytest.fixture()
+def job(sessions: Any, settings: Any) -> JobContext:
+    def queue(name: str, **params: Any) -> str:
+        return f"test:{name}"
+
+    return JobContext(settings=settings, database_url="unused", units=units_of_work(sessions), queue=queue,
+                      sleep=lambda _s: None)
+
+
+@pytest.fixture()
+def stand_ins() -> Iterator[list[TikvStatus]]:
+    with ExitStack() as stack:
+        # in the order the plan takes them (status addresses in order)
+        yield sorted((stack.enter_context(tikv_status_server("v8.5.1")) for _ in range(3)), key=lambda s: s.url)
+
+
+def _cluster(owner: Any, nodes: list[TikvStatus]) -> str:
+    response = owner.post("/api/v1/clusters", json={"name": f"c-{uuid.uuid4().hex[:6]}", "tikv_version": "v8.5.1"})
+    cid = str(response.json()["id"])
+    for i, node in enumerate(nodes, start=1):
+        made = owner.post(f"/api/v1/clusters/{cid}/nodes", json={
+            "store_address": f"10.0.1.{i}:20160", "status_address": node.url, "version": "v8.5.1"})
+        assert made.status_code == 201, made.text
+    return cid
+
+
+def _opt_in(owner: Any, cid: str, tag: tuple[str, str] = ("headroom-apply", "yes")) -> None:
+    assert owner.put("/api/v1/org/apply-settings", json={"enabled": True, "role_arn": ROLE, "volume_tag_key": tag[0],
+                                                         "volume_tag_value": tag[1]}).status_code == 200
+    assert owner.put(f"/api/v1/clusters/{cid}/apply-settings", json={"enabled": True}).status_code == 200
+
+
+def _approved(owner: Any, admin: Any, cid: str, fid: str, **extra: Any) -> str:
+    plan = admin.post(f"/api/v1/clusters/{cid}/apply-plans", json={"finding_id": fid, **extra})
+    assert plan.status_code == 201, plan.text
+    approved = owner.post(f"/api/v1/apply-plans/{plan.json()['id']}/approve", json={})
+    assert approved.status_code == 200, approved.text
+    return str(plan.json()["id"])
+
+
+def _volume(db: Any, org: str, cid: str, volume_id: str, store: str, tags: dict[str, str]) -> None:
+    row = Volume(org_id=uuid.UUID(org), cluster_id=uuid.UUID(cid), volume_id=volume_id, volume_type="gp2",
+                 size_gib=500, iops=1500, role="data", availability_zone="us-east-1a", tags=tags)
+    db.add(row)
+    db.flush()
+    node = db.query(TikvNode).filter_by(org_id=uuid.UUID(org), store_address=store).one()
+    node.data_volume_ref_id = row.id
+    db.commit()
+
+
+def _feed(db: Any, org: str, cid: str, at: dt.datetime, volume_id: str, store: str, *, after_latency_ms: float,
+          before_latency_ms: float = 2.0) -> None:
+    """A minute per point from 20 minutes before `at` to 20 after: the volume's read and write time and ops
+    (latency = time / ops), and the store's scheduler latch wait p99 (seconds, as stored)."""
+    keys = [ts.SeriesKey("volume", volume_id, m, u) for m, u in (
+        (mid.EBS_TOTAL_READ_TIME, "Seconds"), (mid.EBS_READ_OPS, "Count"), (mid.EBS_TOTAL_WRITE_TIME, "Seconds"),
+        (mid.EBS_WRITE_OPS, "Count"))] + [ts.SeriesKey("tikv_node", store, mid.TIKV_WAIT_SCHEDULER_LATCH, "seconds")]
+    ids = ts.ensure_series(db, uuid.UUID(org), keys, cluster_id=uuid.UUID(cid))
+    points = []
+    for minute in range(-20, 20):
+        t = at + dt.timedelta(minutes=minute)
+        latency = before_latency_ms if minute < 0 else after_latency_ms
+        for key in keys[:4]:
+            ops = key.metric in (mid.EBS_READ_OPS, mid.EBS_WRITE_OPS)
+            points.append((ids[key], t, 600.0 if ops else 600.0 * latency / 1000.0))
+        points.append((ids[keys[4]], t, 0.001))
+    ts.write_points(db, uuid.UUID(org), points)
+    db.commit()
+
+
+def _plan(actor: Any, pid: str) -> dict[str, Any]:
+    return dict(actor.get(f"/api/v1/apply-plans/{pid}").json())
+
+
+def _actions(owner: Any) -> list[str]:
+    return [e["action"] for e in owner.get("/api/v1/org/audit-log?limit=200").json()]
+
+
+def test_a_tikv_key_whose_guard_trips_is_rolled_back_on_every_node_it_changed(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, stand_ins: list[TikvStatus]) -> None:
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    nodes = stand_ins[:2]
+    cid = _cluster(owner, nodes)
+    _opt_in(owner, cid)
+    for i in (1, 2):
+        _volume(db, owner.org_id, cid, f"vol-0data{i}", f"10.0.1.{i}:20160", {})
+    # the first node's volume gets ten times slower after the step; the second would be fine
+    _feed(db, owner.org_id, cid, clock(), "vol-0data1", "10.0.1.1:20160", after_latency_ms=30.0)
+    _feed(db, owner.org_id, cid, clock(), "vol-0data2", "10.0.1.2:20160", after_latency_ms=2.0)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]))
+
+    started = owner.post(f"/api/v1/apply-plans/{pid}/run")
+    assert started.status_code == 202, started.text
+    assert started.json()["status"] == "running"
+    assert apply_run.advance(job, uuid.UUID(pid), clock=clock)["state"] == "wait"  # watching step 1
+    plan = _plan(owner, pid)
+    first = plan["step_runs"][0]
+    assert (first["status"], first["before"], first["read_back"]) == ("verifying", "8GiB", "12GiB")
+    assert nodes[0].value(KEY) == "12GiB" and nodes[1].value(KEY) == "8GiB"  # one node at a time
+    assert first["watch_until"] is not None
+
+    clock.advance(minutes=16)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert plan["status"] == "rolled_back", plan["outcome"]
+    first, second = plan["step_runs"]
+    assert (first["status"], first["restored"], second["status"]) == ("undone", "8GiB", "skipped")
+    assert nodes[0].value(KEY) == "8GiB"  # the old value again, read from the stand-in
+    assert [body for _, body in nodes[0].posts] == ['{"storage.block-cache.capacity": "12GiB"}',
+                                                    '{"storage.block-cache.capacity": "8GiB"}']
+    assert nodes[1].posts == []  # never touched
+    read = next(g for g in first["guard_readings"] if g["metric"] == "derived.read_latency_ms")
+    assert read["tripped"] is True
+    assert (round(read["before"], 1), round(read["after"], 1)) == (2.0, 30.0)
+    assert "Read latency got worse" in plan["outcome"] and "30 ms" in plan["outcome"]
+    assert "None" not in plan["outcome"]
+    actions = _actions(owner)
+    for action in ("apply.run_started", "apply.step_applied", "apply.guard_tripped", "apply.step_rolled_back",
+                   "apply.step_skipped", "apply.run_rolled_back"):
+        assert action in actions, action
+    # re-running the job repeats nothing
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    assert len(nodes[0].posts) == 2
+
+
+def test_a_step_whose_guards_hold_goes_on_and_the_run_succeeds(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, stand_ins: list[TikvStatus]) -> None:
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    nodes = stand_ins[:2]
+    cid = _cluster(owner, nodes)
+    _opt_in(owner, cid)
+    for i in (1, 2):
+        _volume(db, owner.org_id, cid, f"vol-0data{i}", f"10.0.1.{i}:20160", {})
+        _feed(db, owner.org_id, cid, clock(), f"vol-0data{i}", f"10.0.1.{i}:20160", after_latency_ms=1.5)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]))
+    owner.post(f"/api/v1/apply-plans/{pid}/run")
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    clock.advance(minutes=16)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)  # step 1 judged, step 2 applied and watched
+    assert [s["status"] for s in _plan(owner, pid)["step_runs"]] == ["done", "verifying"]
+    clock.advance(minutes=16)
+    # step 2's after window is later: feed it too (still fine)
+    _feed(db, owner.org_id, cid, clock() - dt.timedelta(minutes=16), "vol-0data2", "10.0.1.2:20160",
+          after_latency_ms=1.5)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert plan["status"] == "succeeded", plan["outcome"]
+    assert [n.value(KEY) for n in nodes] == ["12GiB", "12GiB"]
+    verdicts = [g["verdict"] for g in plan["step_runs"][0]["guard_readings"]]
+    assert any(v.startswith("Read latency improved") for v in verdicts), verdicts
+    assert "apply.step_verified" in _actions(owner)
+
+
+def test_the_kill_switch_leaves_every_step_in_a_recorded_state(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, sessions: Any,
+        settings: Any, stand_ins: list[TikvStatus]) -> None:
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    viewer = join_with_role(owner, make_client(), "viewer")
+    cid = _cluster(owner, stand_ins)
+    _opt_in(owner, cid)
+    settings.apply_watch_seconds = 0
+    for i in (1, 2, 3):
+        _volume(db, owner.org_id, cid, f"vol-0data{i}", f"10.0.1.{i}:20160", {})
+        _feed(db, owner.org_id, cid, clock(), f"vol-0data{i}", f"10.0.1.{i}:20160", after_latency_ms=2.0)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]))
+    owner.post(f"/api/v1/apply-plans/{pid}/run")
+
+    real = apply_run.default_effects(job)
+
+    def lost_on_the_second_node(address: str, key: str, value: Any) -> Any:
+        if address == stand_ins[1].url:
+            raise RuntimeError("worker lost")  # the process dies before it sends anything
+        return real.set_key(address, key, value)
+
+    effects = apply_run.Effects(set_key=lost_on_the_second_node, read_key=real.read_key, ec2=real.ec2)
+    with pytest.raises(RuntimeError):
+        apply_run.advance(job, uuid.UUID(pid), clock=clock, effects=effects)
+    assert [s["status"] for s in _plan(owner, pid)["step_runs"]] == ["done", "running", "pending"]
+
+    assert viewer.post(f"/api/v1/apply-plans/{pid}/stop").status_code == 403
+    stopped = admin.post(f"/api/v1/apply-plans/{pid}/stop")
+    assert stopped.status_code == 200, stopped.text
+    plan = stopped.json()
+    assert plan["status"] == "stopped"
+    runs = plan["step_runs"]
+    assert [s["status"] for s in runs] == ["done", "unknown", "stopped"]
+    assert "the value before was read; nothing was sent" in runs[1]["error"]
+    assert [n.value(KEY) for n in stand_ins] == ["12GiB", "8GiB", "8GiB"]
+    assert plan["outcome"].startswith("Stopped by ")
+    # nothing runs after a stop, whatever the job does
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    assert [n.value(KEY) for n in stand_ins] == ["12GiB", "8GiB", "8GiB"]
+    assert admin.post(f"/api/v1/apply-plans/{pid}/stop").status_code == 409
+    assert _actions(owner).count("apply.step_stopped") == 2
+
+
+def test_stop_during_a_watch_keeps_the_applied_step_and_starts_no_other(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, stand_ins: list[TikvStatus]) -> None:
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    cid = _cluster(owner, stand_ins[:2])
+    _opt_in(owner, cid)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]))
+    owner.post(f"/api/v1/apply-plans/{pid}/run")
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    all_stopped = owner.post("/api/v1/org/apply-stop")
+    assert all_stopped.status_code == 200 and all_stopped.json()["stopped"] == [pid]
+    plan = _plan(owner, pid)
+    assert [s["status"] for s in plan["step_runs"]] == ["done", "stopped"]
+    assert "not judged" in plan["step_runs"][0]["note"]
+    clock.advance(minutes=30)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    assert [n.value(KEY) for n in stand_ins[:2]] == ["12GiB", "8GiB"]
+
+
+def test_nothing_runs_not_opted_in_for_a_viewer_or_outside_the_window(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, stand_ins: list[TikvStatus]) -> None:
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    viewer = join_with_role(owner, make_client(), "viewer")
+    cid = _cluster(owner, stand_ins[:1])
+    _opt_in(owner, cid)
+    # the test clock is a Monday, 12:00 UTC: a window on weekends only is closed
+    window = {"start": "22:00", "end": "02:00", "weekdays": ["sat", "sun"]}
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]), maintenance_window=window)
+    assert viewer.post(f"/api/v1/apply-plans/{pid}/run").status_code == 403
+    closed = owner.post(f"/api/v1/apply-plans/{pid}/run")
+    assert closed.status_code == 409 and "maintenance window" in closed.json()["error"]["message"]
+    assert "Mon 12:00 UTC" in closed.json()["error"]["message"]
+
+    other = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]))
+    assert owner.put(f"/api/v1/clusters/{cid}/apply-settings", json={"enabled": False}).status_code == 200
+    off = owner.post(f"/api/v1/apply-plans/{other}/run")
+    assert off.status_code == 403 and "turned off for the cluster" in off.json()["error"]["message"]
+    # turned off while running: the next step does not start
+    assert owner.put(f"/api/v1/clusters/{cid}/apply-settings", json={"enabled": True}).status_code == 200
+    assert owner.post(f"/api/v1/apply-plans/{other}/run").status_code == 202
+    assert owner.put("/api/v1/org/apply-settings", json={"enabled": False}).status_code == 200
+    apply_run.advance(job, uuid.UUID(other), clock=clock)
+    plan = _plan(owner, other)
+    assert plan["status"] == "stopped" and "turned off for the organisation" in plan["outcome"]
+    assert plan["step_runs"][0]["status"] == "stopped"
+    assert stand_ins[0].posts == []
+    # a plan not approved is not run
+    assert owner.post(f"/api/v1/apply-plans/{pid}/run").status_code in (403, 409)
+
+
+def _moto_volume(ec2: Any, tags: dict[str, str]) -> str:
+    spec = [{"ResourceType": "volume", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}] if tags else []
+    return str(ec2.create_volume(AvailabilityZone="us-east-1a", Size=500, VolumeType="gp2",
+                                 TagSpecifications=spec)["VolumeId"])
+
+
+def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_hours(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, aws_endpoint_url: str,
+        stand_ins: list[TikvStatus]) -> None:
+    clock.now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)  # AWS (moto) times the modification
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    cid = _cluster(owner, stand_ins[:1])
+    _opt_in(owner, cid)
+    ec2 = boto3.client("ec2", endpoint_url=aws_endpoint_url, region_name="us-east-1")
+    volume_id = _moto_volume(ec2, {"headroom-apply": "yes"})
+    _volume(db, owner.org_id, cid, volume_id, "10.0.1.1:20160", {"headroom-apply": "yes"})
+    _feed(db, owner.org_id, cid, clock(), volume_id, "10.0.1.1:20160", after_latency_ms=1.0)
+    gp3 = Change(target="aws", key="volume.type", entity=EntityRef(kind="volume", id=volume_id), current="gp2",
+                 proposed="gp3", online=True)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [gp3]))
+    assert owner.post(f"/api/v1/apply-plans/{pid}/run").status_code == 202
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    [step] = _plan(owner, pid)["step_runs"]
+    assert (step["status"], step["before"], step["read_back"]) == ("verifying", "gp2", "gp3"), step
+    assert step["modification_state"] in ("optimizing", "completed")
+    assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp3"
+    clock.advance(minutes=16)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert plan["status"] == "succeeded", plan["outcome"]
+    undo_from = dt.datetime.fromisoformat(plan["step_runs"][0]["undo_not_before"])
+    # six hours after the modification started, by AWS's own clock (docs/reference/ebs-modify.md#six-hours)
+    [modification] = ec2.describe_volumes_modifications(VolumeIds=[volume_id])["VolumesModifications"]
+    assert undo_from - modification["StartTime"] == dt.timedelta(hours=6)
+
+    # the undo: refused before AWS allows it (the time in words), then confirmed and carried out
+    early = owner.post(f"/api/v1/apply-plans/{pid}/undo")
+    assert early.status_code == 409, early.text
+    assert f"{undo_from:%Y-%m-%d %H:%M} UTC" in early.json()["error"]["message"]
+    clock.now = undo_from + dt.timedelta(minutes=1)
+    confirmed = owner.post(f"/api/v1/apply-plans/{pid}/undo")
+    assert confirmed.status_code == 200, confirmed.text
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    assert _plan(owner, pid)["step_runs"][0]["status"] == "undone"
+    assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp2"
+    assert {"apply.step_applied", "apply.step_verified", "apply.undo_confirmed",
+            "apply.step_rolled_back"} <= set(_actions(owner))
+
+
+def test_a_volume_without_the_tag_is_refused_and_not_modified(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, aws_endpoint_url: str,
+        stand_ins: list[TikvStatus]) -> None:
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    cid = _cluster(owner, stand_ins[:1])
+    _opt_in(owner, cid)
+    ec2 = boto3.client("ec2", endpoint_url=aws_endpoint_url, region_name="us-east-1")
+    volume_id = _moto_volume(ec2, {"headroom-apply": "someone-else"})
+    _volume(db, owner.org_id, cid, volume_id, "10.0.1.1:20160", {"headroom-apply": "someone-else"})
+    gp3 = Change(target="aws", key="volume.type", entity=EntityRef(kind="volume", id=volume_id), current="gp2",
+                 proposed="gp3", online=True)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [gp3]))
+    owner.post(f"/api/v1/apply-plans/{pid}/run")
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert plan["status"] == "failed" and plan["step_runs"][0]["status"] == "failed"
+    assert plan["outcome"].endswith("Nothing was changed.")
+    assert "does not carry the tag headroom-apply=yes" in plan["step_runs"][0]["error"]
+    modifications = ec2.describe_volumes_modifications(VolumeIds=[volume_id]).get("VolumesModifications", [])
+    assert modifications == []
+    assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp2"
