@@ -357,3 +357,42 @@ def test_a_volume_without_the_tag_is_refused_and_not_modified(
     modifications = ec2.describe_volumes_modifications(VolumeIds=[volume_id]).get("VolumesModifications", [])
     assert modifications == []
     assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp2"
+
+
+def test_a_volume_step_whose_guard_trips_stops_the_run_alerts_once_and_waits_for_the_undo(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, aws_endpoint_url: str,
+        stand_ins: list[TikvStatus]) -> None:
+    from headroom.alerts.models import AlertDelivery
+
+    clock.now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    cid = _cluster(owner, stand_ins[:1])
+    _opt_in(owner, cid)
+    # a channel for one rule family only: an apply alert still reaches it
+    channel = owner.post("/api/v1/alert-channels", json={"name": "ops", "kind": "webhook",
+                                                         "url": "http://127.0.0.1:9/hook", "families": ["tikv"]})
+    assert channel.status_code == 201, channel.text
+    ec2 = boto3.client("ec2", endpoint_url=aws_endpoint_url, region_name="us-east-1")
+    volume_id = _moto_volume(ec2, {"headroom-apply": "yes"})
+    _volume(db, owner.org_id, cid, volume_id, "10.0.1.1:20160", {"headroom-apply": "yes"})
+    _feed(db, owner.org_id, cid, clock(), volume_id, "10.0.1.1:20160", after_latency_ms=40.0)
+    gp3 = Change(target="aws", key="volume.type", entity=EntityRef(kind="volume", id=volume_id), current="gp2",
+                 proposed="gp3", online=True)
+    key = Change(target="tikv", key=KEY, current="8GiB", proposed="12GiB", online=True)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [gp3, key]))
+    owner.post(f"/api/v1/apply-plans/{pid}/run")
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    clock.advance(minutes=16)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert plan["status"] == "failed", plan["outcome"]
+    assert [s["status"] for s in plan["step_runs"]] == ["done", "skipped"]
+    undo_from = dt.datetime.fromisoformat(plan["step_runs"][0]["undo_not_before"])
+    assert f"cannot be undone before {undo_from:%Y-%m-%d %H:%M} UTC" in plan["outcome"]
+    assert stand_ins[0].posts == []  # the TiKV step never started
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)  # a retried job
+    deliveries = db.query(AlertDelivery).filter(AlertDelivery.org_id == uuid.UUID(owner.org_id)).all()
+    assert [(d.event["kind"], d.event["severity"]) for d in deliveries] == [("apply", "critical")]
+    assert "undo from" in deliveries[0].event["fix"]
+    assert owner.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 409
