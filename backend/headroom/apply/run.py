@@ -553,7 +553,7 @@ def _roll_back(db: Session, plan: ApplyPlan, reason: str, effects: Effects, now:
             failures.append(f"{step.target}: {error}")
             _audit(db, plan, "apply.step_undo_failed", run, step, error=str(error))
             continue
-        run.observed = {**run.observed, "restored": result.read_back}
+        run.observed = {**run.observed, "restored": result.read_back, "restored_at": now.isoformat()}
         if result.verified and same_value(step.change.key, before, result.read_back):
             run.status, run.watch_until = "undone", None
             restored += 1
@@ -687,6 +687,7 @@ def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime)
         if observed.get("modification_state") not in MODIFICATION_IN_EFFECT:
             return "wait"
         run.status = "undone"
+        run.observed = {**run.observed, "restored_at": now.isoformat()}
         _audit(db, plan, "apply.step_rolled_back", run, step, restored=observed.get("read_back"))
         if not any(r.status in ("done", "undoing") and r.undo_confirmed_at for r in _steps(db, plan)):
             plan.outcome += f" Volume changes undone at {_when(now)}."

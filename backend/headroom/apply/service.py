@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -287,3 +288,50 @@ def _step_read(run: ApplyStepRun) -> StepRunRead:
                        modification_state=scalar("undo_modification_state") or scalar("modification_state"),
                        note=scalar("note"), guard_readings=[GuardReading.model_validate(g) for g in run.guard_readings],
                        error=run.error)
+
+
+@dataclass(frozen=True)
+class AppliedChange:
+    """A change a run made (or set back), as the change ledger lists it."""
+
+    id: str
+    at: dt.datetime
+    plan_id: uuid.UUID
+    finding_id: uuid.UUID | None
+    undo: bool
+    change: Change  # current: the value read before; proposed: the value read back after
+    who: str
+
+
+def applied_changes(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, since: dt.datetime) -> list[AppliedChange]:
+    """Every change the cluster's runs made since `since`, and every one they set back, with the values read."""
+    plans = {p.id: p for p in db.scalars(select(ApplyPlan).where(
+        ApplyPlan.org_id == org_id, ApplyPlan.cluster_id == cluster_id, ApplyPlan.run_started_at.is_not(None)))}
+    if not plans:
+        return []
+    runs = db.scalars(select(ApplyStepRun).where(ApplyStepRun.org_id == org_id,
+                                                 ApplyStepRun.plan_id.in_(list(plans)),
+                                                 ApplyStepRun.finished_at >= since))
+    emails = {u.id: u.email for u in db.scalars(select(User).where(
+        User.id.in_([p.run_by_user_id for p in plans.values() if p.run_by_user_id])))}
+    out: list[AppliedChange] = []
+    for run in runs:
+        seen = run.observed
+        if "read_back" not in seen or run.finished_at is None:
+            continue
+        plan = plans[run.plan_id]
+        step = next(s for s in plan.steps if s.position == run.position)
+        runner = emails.get(plan.run_by_user_id) if plan.run_by_user_id else None
+        who = f"Headroom, plan run by {runner or 'a former member'}"
+        out.append(AppliedChange(id=f"apply:{run.id}", at=run.finished_at, plan_id=plan.id,
+                                 finding_id=plan.finding_id, undo=False, who=who,
+                                 change=step.change.model_copy(update={"current": seen.get("before"),
+                                                                       "proposed": seen["read_back"]})))
+        restored = seen.get("restored", seen.get("undo_read_back"))
+        restored_at = seen.get("restored_at")
+        if run.status == "undone" and restored is not None and restored_at:
+            out.append(AppliedChange(id=f"apply_undo:{run.id}", at=dt.datetime.fromisoformat(restored_at),
+                                     plan_id=plan.id, finding_id=plan.finding_id, undo=True, who=who,
+                                     change=step.change.model_copy(update={"current": seen["read_back"],
+                                                                           "proposed": restored})))
+    return out

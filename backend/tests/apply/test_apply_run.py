@@ -152,6 +152,12 @@ def test_a_tikv_key_whose_guard_trips_is_rolled_back_on_every_node_it_changed(
     assert (round(read["before"], 1), round(read["after"], 1)) == (2.0, 30.0)
     assert "Read latency got worse" in plan["outcome"] and "30 ms" in plan["outcome"]
     assert "None" not in plan["outcome"]
+    # the change ledger: the step applied and the rollback, each credited to the plan's finding, in TiKV's units
+    ledger = owner.get(f"/api/v1/clusters/{cid}/changes?days=7").json()["items"]
+    mine = [(e["kind"], e["entity_id"], [(c["key"], c["before_text"], c["after_text"]) for c in e["changes"]],
+             [f["id"] for f in e["findings"]]) for e in ledger if e["kind"].startswith("apply")]
+    assert sorted(mine) == [("apply", "10.0.1.1:20160", [(KEY, "8GiB", "12GiB")], [plan["finding_id"]]),
+                            ("apply_undo", "10.0.1.1:20160", [(KEY, "12GiB", "8GiB")], [plan["finding_id"]])]
     actions = _actions(owner)
     for action in ("apply.run_started", "apply.step_applied", "apply.guard_tripped", "apply.step_rolled_back",
                    "apply.step_skipped", "apply.run_rolled_back"):
@@ -316,6 +322,11 @@ def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_
     apply_run.advance(job, uuid.UUID(pid), clock=clock)
     plan = _plan(owner, pid)
     assert plan["status"] == "succeeded", plan["outcome"]
+    [entry] = [e for e in owner.get(f"/api/v1/clusters/{cid}/changes?days=7").json()["items"] if e["kind"] == "apply"]
+    assert (entry["entity_kind"], entry["entity_id"]) == ("volume", volume_id)
+    assert [(c["key"], c["before_text"], c["after_text"]) for c in entry["changes"]] == [("volume.type", "gp2", "gp3")]
+    assert [f["id"] for f in entry["findings"]] == [plan["finding_id"]]
+    assert entry["who"] == f"Headroom, plan run by {owner.session['user']['email']}"
     undo_from = dt.datetime.fromisoformat(plan["step_runs"][0]["undo_not_before"])
     # six hours after the modification started, by AWS's own clock (docs/reference/ebs-modify.md#six-hours)
     [modification] = ec2.describe_volumes_modifications(VolumeIds=[volume_id])["VolumesModifications"]
