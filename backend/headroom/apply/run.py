@@ -49,6 +49,7 @@ from headroom.domain.derived import latency_ms
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.tikvconf.parse import flatten, same_value
+from headroom.domain.units import setting_text
 from headroom.inventory import tikv_config_set
 from headroom.inventory.models import Instance, TikvNode, Volume
 from headroom.inventory.tikv_status import StatusPortError, fetch_config
@@ -255,7 +256,7 @@ def _settle_stop(db: Session, plan: ApplyPlan, now: dt.datetime, outcome: str) -
 
 def _last_read(observed: dict[str, Any]) -> str:
     if "read_back" in observed:
-        return f"the node reported {observed['read_back']}."
+        return f"it reported {setting_text('', observed['read_back'])}."
     if "modification_state" in observed:
         return f"the volume modification was {observed['modification_state']}."
     if "before" in observed:
@@ -415,8 +416,8 @@ def _carry_out(db: Session, plan: ApplyPlan, run: ApplyStepRun, effects: Effects
             raise StepFailed(str(error)) from None
         run.observed = {**run.observed, "requested": value, "read_back": result.read_back}
         if not result.verified:
-            raise StepFailed(f"The TiKV node at {step.target} reports {key} = {result.read_back} after it was set "
-                             f"to {value}.")
+            raise StepFailed(f"The TiKV node at {step.target} reports {key} = {setting_text(key, result.read_back)} "
+                             f"after it was set to {setting_text(key, value)}.")
     else:
         run.observed = {**run.observed, **_modify_volume(db, plan, run, key, value, effects, undo=False)}
         if run.observed.get("modification_state") not in MODIFICATION_IN_EFFECT:
@@ -549,7 +550,8 @@ def _roll_back(db: Session, plan: ApplyPlan, reason: str, effects: Effects, now:
         try:
             result = effects.set_key(step.target, step.change.key, before)
         except StatusPortError as error:
-            run.status, run.error = "failed", f"Could not set {step.change.key} back to {before}: {error}"
+            run.status = "failed"
+            run.error = f"Could not set {step.change.key} back to {setting_text(step.change.key, before)}: {error}"
             failures.append(f"{step.target}: {error}")
             _audit(db, plan, "apply.step_undo_failed", run, step, error=str(error))
             continue
@@ -560,8 +562,9 @@ def _roll_back(db: Session, plan: ApplyPlan, reason: str, effects: Effects, now:
             _audit(db, plan, "apply.step_rolled_back", run, step, restored=result.read_back)
         else:
             run.status = "failed"
-            run.error = f"Set back to {before}, the node reports {result.read_back}."
-            failures.append(f"{step.target} reports {result.read_back}")
+            key = step.change.key
+            run.error = f"Set back to {setting_text(key, before)}, the node reports {setting_text(key, result.read_back)}."
+            failures.append(f"{step.target} reports {setting_text(key, result.read_back)}")
             _audit(db, plan, "apply.step_undo_failed", run, step, read_back=result.read_back)
     plan.run_finished_at = now
     if volume_waits:
