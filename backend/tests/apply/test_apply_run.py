@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
 
+import json
+
 import boto3
 import pytest
 from headroom.apply import run as apply_run
@@ -27,6 +29,8 @@ from headroom.inventory.models import TikvNode, Volume
 from headroom.platform.jobs.context import JobContext
 from headroom.timeseries import repository as ts
 from helpers import join_with_role, sign_up, units_of_work
+from moto.iam.access_control import IAMPolicy, PermissionResult
+from sources.aws.test_apply_role import _role_documents
 from tikv_status_server import TikvStatus, tikv_status_server
 
 from test_apply_plans import ROLE, _finding
@@ -342,13 +346,30 @@ def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_
     apply_run.advance(job, uuid.UUID(pid), clock=clock)
     assert _plan(owner, pid)["step_runs"][0]["status"] == "undone"
     assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp2"
+
+    # AWS would refuse it too: the write role's own policy (the template the organisation deploys), evaluated by
+    # moto's IAM policy evaluator with the request context AWS builds (moto's EC2 evaluates no tag condition; see
+    # the write role's test), refuses this volume and allows one carrying the tag.
+    templates = {t["kind"]: t["text"] for t in owner.get("/api/v1/sources/aws/apply-setup").json()["templates"]}
+    _, _, policy = _role_documents(templates["cloudformation"])
+    evaluator = IAMPolicy(json.dumps(policy))
+
+    def aws_allows(vid: str, tags: dict[str, str]) -> bool:
+        context = {f"aws:ResourceTag/{k}": v for k, v in tags.items()}
+        arn = f"arn:aws:ec2:us-east-1:123456789012:volume/{vid}"
+        return bool(evaluator.is_action_permitted("ec2:ModifyVolume", arn, None, context)
+                    == PermissionResult.PERMITTED)
+
+    assert aws_allows(volume_id, {"headroom-apply": "someone-else"}) is False
+    assert aws_allows("vol-0tagged", {"headroom-apply": "yes"}) is True
     assert {"apply.step_applied", "apply.step_verified", "apply.undo_confirmed",
             "apply.step_rolled_back"} <= set(_actions(owner))
 
 
 def test_a_volume_without_the_tag_is_refused_and_not_modified(
-        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, aws_endpoint_url: str,
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, aws_endpoint_url: str, settings: Any,
         stand_ins: list[TikvStatus]) -> None:
+    settings.aws_account_id = "210987654321"
     owner = sign_up(client)
     admin = join_with_role(owner, make_client(), "admin")
     cid = _cluster(owner, stand_ins[:1])
@@ -368,6 +389,22 @@ def test_a_volume_without_the_tag_is_refused_and_not_modified(
     modifications = ec2.describe_volumes_modifications(VolumeIds=[volume_id]).get("VolumesModifications", [])
     assert modifications == []
     assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp2"
+
+    # AWS would refuse it too: the write role's own policy (the template the organisation deploys), evaluated by
+    # moto's IAM policy evaluator with the request context AWS builds (moto's EC2 evaluates no tag condition; see
+    # the write role's test), refuses this volume and allows one carrying the tag.
+    templates = {t["kind"]: t["text"] for t in owner.get("/api/v1/sources/aws/apply-setup").json()["templates"]}
+    _, _, policy = _role_documents(templates["cloudformation"])
+    evaluator = IAMPolicy(json.dumps(policy))
+
+    def aws_allows(vid: str, tags: dict[str, str]) -> bool:
+        context = {f"aws:ResourceTag/{k}": v for k, v in tags.items()}
+        arn = f"arn:aws:ec2:us-east-1:123456789012:volume/{vid}"
+        return bool(evaluator.is_action_permitted("ec2:ModifyVolume", arn, None, context)
+                    == PermissionResult.PERMITTED)
+
+    assert aws_allows(volume_id, {"headroom-apply": "someone-else"}) is False
+    assert aws_allows("vol-0tagged", {"headroom-apply": "yes"}) is True
 
 
 def test_a_volume_step_whose_guard_trips_stops_the_run_alerts_once_and_waits_for_the_undo(
