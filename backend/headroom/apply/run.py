@@ -161,8 +161,9 @@ def _request_stop(db: Session, plan: ApplyPlan, principal: Principal, now: dt.da
         plan.stop_requested_at = now
         audit(db, principal, "apply.run_stop_requested", target_kind="apply_plan", target_id=plan.id,
               details={"finding_id": str(plan.finding_id) if plan.finding_id else None})
-    who = principal.user_id
-    _settle_stop(db, plan, now, f"Stopped by {_email(db, who) or 'an API token'} at {_when(now)}.")
+        # kept as the outcome: a step being carried out finishes first, and its advance settles the rest
+        plan.outcome = f"Stopped by {_email(db, principal.user_id) or 'an API token'} at {_when(now)}."
+    _settle_stop(db, plan, now, plan.outcome)
 
 
 def confirm_undo(db: Session, principal: Principal, plan_id: uuid.UUID, *, now: dt.datetime) -> ApplyPlan:
@@ -497,12 +498,12 @@ def read_guards(db: Session, plan: ApplyPlan, run: ApplyStepRun) -> list[GuardRe
         length = dt.timedelta(minutes=guard.watch_minutes)
         before_lo, after_lo = run.started_at - length, run.finished_at
         before = _guard_values(db, plan.org_id, guard, volumes, stores, before_lo, run.started_at)
-        if before is None:
+        if before is None or not before[1]:
+            why = ("Headroom reads it only in the advice run" if before is None
+                   else "Headroom knows no volume or store of this step to read it on")
             readings.append(GuardReading(
                 metric=guard.metric, label=guard.label, unit=guard.unit, entities=[], before=None, after=None,
-                last_week=None, predicted=None, tripped=False,
-                verdict=f"{guard.label}: not read during a run (Headroom reads it only in the advice run); not "
-                        "judged."))
+                last_week=None, predicted=None, tripped=False, verdict=f"{guard.label}: not judged ({why})."))
             continue
         after = _guard_values(db, plan.org_id, guard, volumes, stores, after_lo, after_lo + length)
         week = _guard_values(db, plan.org_id, guard, volumes, stores, after_lo - WEEK, after_lo + length - WEEK)
@@ -510,6 +511,12 @@ def read_guards(db: Session, plan: ApplyPlan, run: ApplyStepRun) -> list[GuardRe
                                              and guard is plan.guards[0] and len(plan.guards) > 3) else None
         readings.append(judge(guard, before[1], before=p99(before[0]), after=p99(after[0]) if after else None,
                               last_week=p99(week[0]) if week else None, predicted=predicted))
+    if all(not r.entities for r in readings):
+        # not one guard could be read: a step is not judged blind (docs/thresholds/apply-guards.md#watch)
+        readings.append(GuardReading(
+            metric="", label="Guards", unit="", entities=[], before=None, after=None, last_week=None, predicted=None,
+            tripped=True, verdict="No guard could be read for this step (no volume or store of it is known, or "
+                                  "none has data); a step is not judged blind, so the run stops."))
     return readings
 
 

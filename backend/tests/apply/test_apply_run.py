@@ -444,3 +444,22 @@ def test_a_volume_step_whose_guard_trips_stops_the_run_alerts_once_and_waits_for
     assert [(d.event["kind"], d.event["severity"]) for d in deliveries] == [("apply", "critical")]
     assert "undo from" in deliveries[0].event["fix"]
     assert owner.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 409
+
+
+def test_a_step_no_guard_can_read_is_not_judged_blind(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, stand_ins: list[TikvStatus]) -> None:
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    cid = _cluster(owner, stand_ins[:1])  # no volume known for the node, no series stored
+    _opt_in(owner, cid)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]))
+    owner.post(f"/api/v1/apply-plans/{pid}/run")
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    clock.advance(minutes=16)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert plan["status"] == "rolled_back", plan["outcome"]
+    assert "No guard could be read for this step" in plan["outcome"]
+    assert stand_ins[0].value(KEY) == "8GiB"
+    verdicts = [g["verdict"] for g in plan["step_runs"][0]["guard_readings"]]
+    assert "Read latency: not judged (Headroom knows no volume or store of this step to read it on)." in verdicts
