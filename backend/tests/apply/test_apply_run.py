@@ -459,7 +459,8 @@ def test_a_step_no_guard_can_read_is_not_judged_blind(
     apply_run.advance(job, uuid.UUID(pid), clock=clock)
     plan = _plan(owner, pid)
     assert plan["status"] == "rolled_back", plan["outcome"]
-    assert "No guard could be read for this step" in plan["outcome"]
+    # the store is known but has no scheduler latch data: not judged blind
+    assert "Scheduler latch wait: no data before the step; a step is not judged blind" in plan["outcome"]
     assert stand_ins[0].value(KEY) == "8GiB"
     verdicts = [g["verdict"] for g in plan["step_runs"][0]["guard_readings"]]
     assert "Read latency: not judged (Headroom knows no volume or store of this step to read it on)." in verdicts
