@@ -3,7 +3,7 @@ import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
 import { ScrollRegion } from '@/components/ScrollRegion';
-import { formatTimestamp } from '@/lib/format';
+import { formatQuantity, formatTimestamp } from '@/lib/format';
 import {
   pendingUndo,
   undoText,
@@ -47,6 +47,14 @@ function valueText(value: unknown): string {
   if (value === null || value === undefined) return 'not set';
   if (typeof value === 'boolean') return value ? 'on' : 'off';
   return String(value);
+}
+
+// The units AWS's ModifyVolume takes these in (IOPS, MiB/s); TiKV values are shown as TiKV writes them.
+const VOLUME_UNITS: Record<string, string> = { 'volume.iops': 'IOPS', 'volume.throughput': 'MiB/s' };
+
+function readText(key: string | undefined, value: unknown): string {
+  const unit = key ? VOLUME_UNITS[key] : undefined;
+  return unit && typeof value === 'number' ? formatQuantity(value, unit) : valueText(value);
 }
 
 function StepsTable({ steps }: { steps: PlanStep[] }) {
@@ -99,6 +107,7 @@ function StepRuns({ plan }: { plan: ApplyPlan }) {
         <tbody>
           {plan.step_runs.map((run) => {
             const step = plan.steps.find((s) => s.position === run.position);
+            const key = step?.change.key;
             return (
               <tr key={run.position}>
                 <td>
@@ -118,11 +127,11 @@ function StepRuns({ plan }: { plan: ApplyPlan }) {
                 </td>
                 <td>
                   {run.read_back !== null
-                    ? `${valueText(run.before)} → ${valueText(run.read_back)}`
+                    ? `${readText(key, run.before)} → ${readText(key, run.read_back)}`
                     : run.before !== null
-                      ? `was ${valueText(run.before)}`
+                      ? `was ${readText(key, run.before)}`
                       : '—'}
-                  {run.restored !== null && `; set back to ${valueText(run.restored)}`}
+                  {run.restored !== null && `; set back to ${readText(key, run.restored)}`}
                   {run.modification_state && ` (AWS: ${run.modification_state})`}
                 </td>
                 <td>
