@@ -355,9 +355,11 @@ def _modification(ec2: Any, volume_id: str) -> dict[str, Any] | None:
     return max(found, key=lambda m: m.get("StartTime") or dt.datetime.min.replace(tzinfo=dt.UTC)) if found else None
 
 
-def _modify_volume(db: Session, plan: ApplyPlan, run: ApplyStepRun, change_key: str, value: Any,
+def _modify_volume(db: Session, plan: ApplyPlan, run: ApplyStepRun, changes: dict[str, Any],
                    effects: Effects, *, undo: bool) -> dict[str, Any]:
-    """Start (or find started) the volume's modification; return what was observed."""
+    """Start (or find started) the volume's modification of every key in `changes` in one ModifyVolume call (AWS
+    allows one modification of a volume every six hours: docs/reference/ebs-modify.md#online); return what was
+    observed: per key the value before (`before_all`) and the target AWS reports (`read_back_all`)."""
     org = db.get(Organization, plan.org_id)
     assert org is not None
     step = _step(plan, run)
@@ -371,28 +373,63 @@ def _modify_volume(db: Session, plan: ApplyPlan, run: ApplyStepRun, change_key: 
     assert region is not None
     from botocore.exceptions import BotoCoreError, ClientError
 
-    started_key = "undo_modification_started_at" if undo else "modification_started_at"
+    prefix = "undo_" if undo else ""
+    started_key = f"{prefix}modification_started_at"
     try:
         ec2 = effects.ec2(org, region)
         observed: dict[str, Any] = {}
         if started_key not in run.observed:
-            param = MODIFY_PARAMS[change_key]
-            answer = ec2.modify_volume(VolumeId=step.target, **{param: value})["VolumeModification"]
+            params = _modify_params(changes)
+            answer = ec2.modify_volume(VolumeId=step.target, **params)["VolumeModification"]
             observed[started_key] = (answer.get("StartTime") or dt.datetime.now(dt.UTC)).isoformat()
             if not undo:
-                observed["before"] = answer.get(ORIGINAL_FIELDS[change_key])
-            observed["requested"] = value
+                observed["before_all"] = {key: answer.get(ORIGINAL_FIELDS[key]) for key in changes}
+            observed[f"{prefix}requested_all"] = dict(changes)
         current = _modification(ec2, step.target)
     except (ClientError, BotoCoreError) as error:
         raise StepFailed(f"AWS refused or failed to modify the volume {step.target}: {error}") from None
     state = current.get("ModificationState") if current else None
-    observed["modification_state"] = state
+    observed[f"{prefix}modification_state"] = state
     if current is not None:
-        observed["read_back"] = current.get(TARGET_FIELDS[change_key])
+        observed[f"{prefix}read_back_all"] = {key: current.get(TARGET_FIELDS[key]) for key in changes}
     if state == "failed":
         raise StepFailed(f"AWS reports the modification of {step.target} failed: "
                          f"{current.get('StatusMessage') if current else ''}".rstrip(": "))
     return observed
+
+
+# ModifyVolume: Iops is valid for gp3, io1 and io2 only, Throughput for gp3 only (AWS ModifyVolume API reference,
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ModifyVolume.html): going back to gp2 sets the type.
+TAKES_IOPS = ("gp3", "io1", "io2")
+TAKES_THROUGHPUT = ("gp3",)
+
+
+def _modify_params(changes: dict[str, Any]) -> dict[str, Any]:
+    """ModifyVolume's parameters for these changes, leaving out what the target type does not take."""
+    params = {MODIFY_PARAMS[key]: value for key, value in changes.items() if value is not None}
+    kind = params.get("VolumeType")
+    if kind is not None and kind not in TAKES_IOPS:
+        params.pop("Iops", None)
+    if kind is not None and kind not in TAKES_THROUGHPUT:
+        params.pop("Throughput", None)
+    return params
+
+
+def _volume_siblings(db: Session, plan: ApplyPlan, run: ApplyStepRun, statuses: tuple[str, ...],
+                     *, confirmed: bool = False) -> list[ApplyStepRun]:
+    """The plan's other steps on the same volume in `statuses` (locked): they go in the same modification."""
+    target = _step(plan, run).target
+    out = []
+    for other in _steps(db, plan):
+        step = _step(plan, other)
+        if other.id == run.id or step.kind != "ebs_modify_volume" or step.target != target:
+            continue
+        if other.status not in statuses or (confirmed and other.undo_confirmed_at is None):
+            continue
+        locked = _lock_step(db, other)
+        if locked is not None:
+            out.append(locked)
+    return out
 
 
 def _carry_out(db: Session, plan: ApplyPlan, run: ApplyStepRun, effects: Effects, now: dt.datetime,
@@ -420,11 +457,28 @@ def _carry_out(db: Session, plan: ApplyPlan, run: ApplyStepRun, effects: Effects
             raise StepFailed(f"The TiKV node at {step.target} reports {key} = {setting_text(key, result.read_back)} "
                              f"after it was set to {setting_text(key, value)}.")
     else:
-        run.observed = {**run.observed, **_modify_volume(db, plan, run, key, value, effects, undo=False)}
-        if run.observed.get("modification_state") not in MODIFICATION_IN_EFFECT:
+        siblings = _volume_siblings(db, plan, run, ("pending",))
+        changes = {key: value} | {_step(plan, r).change.key: _step(plan, r).change.proposed for r in siblings}
+        seen = {**run.observed, **_modify_volume(db, plan, run, changes, effects, undo=False)}
+        seen["before"] = seen.get("before_all", {}).get(key)
+        seen["read_back"] = seen.get("read_back_all", {}).get(key)
+        run.observed = seen
+        if seen.get("modification_state") not in MODIFICATION_IN_EFFECT:
             return "wait"
-        started = dt.datetime.fromisoformat(run.observed["modification_started_at"])
+        started = dt.datetime.fromisoformat(seen["modification_started_at"])
         run.undo_not_before = started + EBS_MODIFY_COOLDOWN
+        for other in siblings:
+            other_key = _step(plan, other).change.key
+            other.status, other.started_at, other.finished_at = "verifying", run.started_at, now
+            other.watch_until, other.undo_not_before = now + watch, run.undo_not_before
+            other.observed = {"modification_started_at": seen["modification_started_at"],
+                              "modification_state": seen["modification_state"],
+                              "before": seen.get("before_all", {}).get(other_key),
+                              "read_back": seen.get("read_back_all", {}).get(other_key),
+                              "note": f"Modified together with step {run.position}: AWS allows one modification of "
+                                      "a volume every six hours."}
+            _audit(db, plan, "apply.step_applied", other, _step(plan, other), before=other.observed["before"],
+                   after=other.observed["read_back"])
     run.status, run.finished_at, run.watch_until = "verifying", now, now + watch
     _audit(db, plan, "apply.step_applied", run, step, before=run.observed.get("before"),
            after=run.observed.get("read_back"))
@@ -685,20 +739,26 @@ def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime)
         step = _step(plan, run)
         if run.undo_not_before is not None and now < run.undo_not_before:
             return "wait"
-        run.status = "undoing"
+        together = [run, *_volume_siblings(db, plan, run, ("done", "undoing"), confirmed=True)]
+        changes = {_step(plan, r).undo.key: _step(plan, r).undo.proposed for r in together}
+        for r in together:
+            r.status = "undoing"
         try:
-            observed = _modify_volume(db, plan, run, step.undo.key, step.undo.proposed, effects, undo=True)
+            observed = _modify_volume(db, plan, run, changes, effects, undo=True)
         except StepFailed as failure:
-            run.status, run.error = "failed", f"Undo: {failure}"
+            for r in together:
+                r.status, r.error = "failed", f"Undo: {failure}"
             _audit(db, plan, "apply.step_undo_failed", run, step, error=str(failure))
             return "again"
-        run.observed = {**run.observed, **{f"undo_{k}" if not k.startswith("undo_") else k: v
-                                           for k, v in observed.items()}}
-        if observed.get("modification_state") not in MODIFICATION_IN_EFFECT:
+        for r in together:
+            r.observed = {**r.observed, **observed}
+        if observed.get("undo_modification_state") not in MODIFICATION_IN_EFFECT:
             return "wait"
-        run.status = "undone"
-        run.observed = {**run.observed, "restored_at": now.isoformat()}
-        _audit(db, plan, "apply.step_rolled_back", run, step, restored=observed.get("read_back"))
+        for r in together:
+            restored = observed.get("undo_read_back_all", {}).get(_step(plan, r).undo.key)
+            r.status = "undone"
+            r.observed = {**r.observed, "restored": restored, "restored_at": now.isoformat()}
+            _audit(db, plan, "apply.step_rolled_back", r, _step(plan, r), restored=restored)
         if not any(r.status in ("done", "undoing") and r.undo_confirmed_at for r in _steps(db, plan)):
             plan.outcome += f" Volume changes undone at {_when(now)}."
         return "again"

@@ -327,7 +327,7 @@ def applied_changes(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, since
                                  finding_id=plan.finding_id, undo=False, who=who,
                                  change=step.change.model_copy(update={"current": seen.get("before"),
                                                                        "proposed": seen["read_back"]})))
-        restored = seen.get("restored", seen.get("undo_read_back"))
+        restored = seen.get("restored")
         restored_at = seen.get("restored_at")
         if run.status == "undone" and restored is not None and restored_at:
             out.append(AppliedChange(id=f"apply_undo:{run.id}", at=dt.datetime.fromisoformat(restored_at),

@@ -313,27 +313,39 @@ def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_
     volume_id = _moto_volume(ec2, {"headroom-apply": "yes"})
     _volume(db, owner.org_id, cid, volume_id, "10.0.1.1:20160", {"headroom-apply": "yes"})
     _feed(db, owner.org_id, cid, clock(), volume_id, "10.0.1.1:20160", after_latency_ms=1.0)
-    gp3 = Change(target="aws", key="volume.type", entity=EntityRef(kind="volume", id=volume_id), current="gp2",
-                 proposed="gp3", online=True)
-    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [gp3]))
+    ref = EntityRef(kind="volume", id=volume_id)
+    gp3 = Change(target="aws", key="volume.type", entity=ref, current="gp2", proposed="gp3", online=True)
+    iops = Change(target="aws", key="volume.iops", entity=ref, current=1500, proposed=6000, online=True)
+    mibps = Change(target="aws", key="volume.throughput", entity=ref, current=None, proposed=250, online=True)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [gp3, iops, mibps]))
     assert owner.post(f"/api/v1/apply-plans/{pid}/run").status_code == 202
     apply_run.advance(job, uuid.UUID(pid), clock=clock)
-    [step] = _plan(owner, pid)["step_runs"]
-    assert (step["status"], step["before"], step["read_back"]) == ("verifying", "gp2", "gp3"), step
-    assert step["modification_state"] in ("optimizing", "completed")
-    assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp3"
+    # three steps on one volume, one ModifyVolume: AWS allows one modification every six hours
+    steps = _plan(owner, pid)["step_runs"]
+    assert [(s["status"], s["read_back"]) for s in steps] == [
+        ("verifying", "gp3"), ("verifying", 6000), ("verifying", 250)], steps
+    assert steps[0]["before"] == "gp2"
+    assert steps[0]["modification_state"] in ("optimizing", "completed")
+    assert "Modified together with step 1" in steps[1]["note"]
+    assert len(ec2.describe_volumes_modifications(VolumeIds=[volume_id])["VolumesModifications"]) == 1
+    described = ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]
+    assert (described["VolumeType"], described["Iops"], described["Throughput"]) == ("gp3", 6000, 250)
     clock.advance(minutes=16)
     apply_run.advance(job, uuid.UUID(pid), clock=clock)
     plan = _plan(owner, pid)
     assert plan["status"] == "succeeded", plan["outcome"]
-    [entry] = [e for e in owner.get(f"/api/v1/clusters/{cid}/changes?days=7").json()["items"] if e["kind"] == "apply"]
+    entries = [e for e in owner.get(f"/api/v1/clusters/{cid}/changes?days=7").json()["items"] if e["kind"] == "apply"]
+    entry = next(e for e in entries if e["changes"][0]["key"] == "volume.type")
     assert (entry["entity_kind"], entry["entity_id"]) == ("volume", volume_id)
     assert [(c["key"], c["before_text"], c["after_text"]) for c in entry["changes"]] == [("volume.type", "gp2", "gp3")]
+    iops_entry = next(e for e in entries if e["changes"][0]["key"] == "volume.iops")
+    assert iops_entry["changes"][0]["after_text"] == "6,000 IOPS"
     assert [f["id"] for f in entry["findings"]] == [plan["finding_id"]]
     assert entry["who"] == f"Headroom, plan run by {owner.session['user']['email']}"
+    assert [s["status"] for s in plan["step_runs"]] == ["done", "done", "done"]
     undo_from = dt.datetime.fromisoformat(plan["step_runs"][0]["undo_not_before"])
     # six hours after the modification started, by AWS's own clock (docs/reference/ebs-modify.md#six-hours)
-    [modification] = ec2.describe_volumes_modifications(VolumeIds=[volume_id])["VolumesModifications"]
+    modification = ec2.describe_volumes_modifications(VolumeIds=[volume_id])["VolumesModifications"][0]
     assert undo_from - modification["StartTime"] == dt.timedelta(hours=6)
 
     # the undo: refused before AWS allows it (the time in words), then confirmed and carried out
@@ -344,7 +356,7 @@ def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_
     confirmed = owner.post(f"/api/v1/apply-plans/{pid}/undo")
     assert confirmed.status_code == 200, confirmed.text
     apply_run.advance(job, uuid.UUID(pid), clock=clock)
-    assert _plan(owner, pid)["step_runs"][0]["status"] == "undone"
+    assert [s["status"] for s in _plan(owner, pid)["step_runs"]] == ["undone", "undone", "undone"]
     assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp2"
 
     # AWS would refuse it too: the write role's own policy (the template the organisation deploys), evaluated by
