@@ -19,6 +19,7 @@ JOB_MODULES = (
     "headroom.alerts.jobs",
     "headroom.fleet.jobs",
     "headroom.changes.jobs",
+    "headroom.apply.jobs",
 )
 
 

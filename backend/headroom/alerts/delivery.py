@@ -146,13 +146,13 @@ def _due(channel: AlertChannel, event: AlertEvent, now: dt.datetime) -> dt.datet
     return quiet_until(channel, now) or now
 
 
-def _pending(channel: AlertChannel, event: AlertEvent, now: dt.datetime) -> dict[str, Any]:
+def pending(channel: AlertChannel, event: AlertEvent, now: dt.datetime) -> dict[str, Any]:
     """A delivery record of an event for a channel, due now or when the channel's quiet hours end."""
     return {"org_id": channel.org_id, "channel_id": channel.id, "event_key": event.key, "event": event.to_json(),
             "status": "pending", "attempts": 0, "next_attempt_at": _due(channel, event, now), "created_at": now}
 
 
-def _insert(db: Session, rows: list[dict[str, Any]]) -> int:
+def insert_pending(db: Session, rows: list[dict[str, Any]]) -> int:
     """Insert delivery records; one already there (same channel and event key) is left alone. Returns the new ones."""
     if not rows:
         return 0
@@ -185,8 +185,8 @@ def queue_events(db: Session, org_id: uuid.UUID, events: Sequence[AlertEvent], *
                 continue
             if channel.families and _rule_family(event.rule, families) not in channel.families:
                 continue
-            rows.append(_pending(channel, event, now))
-    return _insert(db, rows)
+            rows.append(pending(channel, event, now))
+    return insert_pending(db, rows)
 
 
 # A forecast that dips in and out of a channel's horizon alerts once a day at most (docs/alerts.md).
@@ -243,8 +243,8 @@ def queue_crossings(db: Session, org_id: uuid.UUID, crossings: Sequence[Crossing
                 continue
             if (channel.id, f"{c.event.finding_id}:{c.kind}") in recent:
                 continue
-            rows.append(_pending(channel, c.event, now))
-    return _insert(db, rows)
+            rows.append(pending(channel, c.event, now))
+    return insert_pending(db, rows)
 
 
 def queue_reminders(db: Session, *, now: dt.datetime) -> int:
@@ -278,8 +278,8 @@ def queue_reminders(db: Session, *, now: dt.datetime) -> int:
             event = AlertEvent.from_json(d.event)
             reminder = AlertEvent(**{**vars(event), "kind": "reminder", "at": now,
                                      "key": f"{fid}:reminder:{channel.renotify_hours}h:{bucket}"})
-            rows.append(_pending(channel, reminder, now))
-    return _insert(db, rows)
+            rows.append(pending(channel, reminder, now))
+    return insert_pending(db, rows)
 
 
 @dataclass(frozen=True)

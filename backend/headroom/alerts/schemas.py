@@ -50,7 +50,7 @@ class ChannelCreate(Input):
 
 class DeliveryRead(Output):
     id: int
-    event: Literal["opened", "escalated", "resolved", "reminder", "forecast", "test"]
+    event: Literal["opened", "escalated", "resolved", "reminder", "forecast", "test", "apply"]
     forecast: str | None = Field(default=None, description="The finding's soonest forecast, in words.")
     title: str
     severity: Severity

@@ -328,3 +328,18 @@ def queue_forecast_events(db: Session, cluster: Cluster,
             crossings.append(delivery.Crossing(event, kind, before.get(kind), seconds))
     return delivery.queue_crossings(db, cluster.org_id, crossings, now=now, families=families,
                                     announced={str(row.id) for row in announced})
+
+
+def queue_apply_event(db: Session, cluster: Cluster, *, plan_id: uuid.UUID, finding_id: uuid.UUID | None, title: str,
+                      fix: str, key: str, now: dt.datetime) -> int:
+    """An apply run that stopped and needs a person (docs/apply.md): one critical delivery to every enabled channel
+    of the organisation, whatever its minimum severity or rule families (a change Headroom made is everyone's
+    business). `key` names the event: queued again (a retried job), it is not sent twice."""
+    base = get_settings().public_url.rstrip("/")
+    link = f"{base}/clusters/{cluster.id}/findings/{finding_id}" if finding_id else f"{base}/clusters/{cluster.id}"
+    event = AlertEvent(key=key, kind="apply", at=now, org=str(cluster.org_id), cluster=cluster.name,
+                       cluster_id=str(cluster.id), finding_id=str(finding_id) if finding_id else None,
+                       dedup_key=f"headroom-apply/{plan_id}", rule="apply", severity="critical", title=title,
+                       entity=f"apply plan {plan_id}", fix=fix, url=link)
+    channels = db.scalars(select(AlertChannel).where(AlertChannel.org_id == cluster.org_id, AlertChannel.enabled))
+    return delivery.insert_pending(db, [delivery.pending(channel, event, now) for channel in channels])

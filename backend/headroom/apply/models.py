@@ -23,9 +23,12 @@ from headroom.domain.apply.plan import MaintenanceWindow, PlanStep, Refusal
 from headroom.domain.model import Impact
 from headroom.platform.orm import Base, created_at_column, enum_column, fk_column, uuid_pk
 
-PLAN_STATUSES = ("proposed", "approved", "rejected", "cancelled", "running", "succeeded", "failed", "rolled_back")
+PLAN_STATUSES = ("proposed", "approved", "rejected", "cancelled", "running", "succeeded", "failed", "rolled_back",
+                 "stopped")
 OPEN_PLAN_STATUSES = ("proposed", "approved", "running")
-STEP_STATUSES = ("pending", "running", "verifying", "done", "failed", "undoing", "undone", "skipped")
+# stopped: never started because the run was stopped; unknown: stopped mid-step (what was last read is recorded).
+STEP_STATUSES = ("pending", "running", "verifying", "done", "failed", "undoing", "undone", "skipped", "stopped",
+                 "unknown")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -101,6 +104,12 @@ class ApplyPlan(Base):
     decided_by_user_id: Mapped[uuid.UUID | None] = fk_column("users.id", nullable=True, ondelete="SET NULL")
     decided_at: Mapped[dt.datetime | None]
     decision_note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # The run: who started it and when, when it ended, a stop asked for (the kill switch) and the outcome in words.
+    run_by_user_id: Mapped[uuid.UUID | None] = fk_column("users.id", nullable=True, ondelete="SET NULL")
+    run_started_at: Mapped[dt.datetime | None]
+    run_finished_at: Mapped[dt.datetime | None]
+    stop_requested_at: Mapped[dt.datetime | None]
+    outcome: Mapped[str] = mapped_column(Text, default="", server_default="")
     created_at: Mapped[dt.datetime] = created_at_column()
 
 
@@ -124,3 +133,7 @@ class ApplyStepRun(Base):
     guard_readings: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, default=list,
                                                                  server_default=text("'[]'::jsonb"))
     error: Mapped[str | None] = mapped_column(Text)
+    # The end of the step's watch: the next step starts only after it, and only if the guards held.
+    watch_until: Mapped[dt.datetime | None]
+    # A volume's undo, confirmed by a user (it runs once the earliest undo time has passed).
+    undo_confirmed_at: Mapped[dt.datetime | None]

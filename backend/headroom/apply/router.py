@@ -7,9 +7,10 @@ import uuid
 from fastapi import APIRouter, status
 
 from headroom.api.deps import DB, Caller, Context
-from headroom.apply import service
+from headroom.apply import run, service
 from headroom.apply.schemas import (
     ApplyDecision,
+    ApplyStopAll,
     ApplyPlanCreate,
     ApplyPlanPreview,
     ApplyPlanRead,
@@ -80,3 +81,55 @@ def approve_plan(plan_id: uuid.UUID, body: ApplyDecision, caller: Caller, db: DB
 def reject_plan(plan_id: uuid.UUID, body: ApplyDecision, caller: Caller, db: DB, ctx: Context) -> ApplyPlanRead:
     """Reject a plan that has not started (its proposer withdrawing it: cancelled)."""
     return service.reject(db, caller, plan_id, body.note, now=ctx.clock())
+
+
+def _queue(db: DB, ctx: Context, plan_id: uuid.UUID, what: str) -> None:
+    """Commit, then queue the plan's advance (the minute tick advances it too, should the queue be down)."""
+    database_url = ctx.job_database_url()
+    if database_url:
+        from headroom.platform.jobs.dispatch import enqueue_after_commit
+
+        enqueue_after_commit(db, "apply.advance", ctx.settings, database_url, what=what,
+                             recorded="The request is saved; the run is advanced within a minute once the queue is "
+                                      "back.", plan_id=str(plan_id))
+
+
+@router.post("/apply-plans/{plan_id}/run", response_model=ApplyPlanRead, status_code=status.HTTP_202_ACCEPTED)
+def run_plan(plan_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> ApplyPlanRead:
+    """Run an approved plan, one step at a time, each verified and watched (admins and owners). Refused while
+    apply is off for the organisation or the cluster, or outside the plan's maintenance window."""
+    row = run.start_run(db, caller, plan_id, now=ctx.clock())
+    view = service.plan_read(db, row)
+    _queue(db, ctx, plan_id, "the run")
+    return view
+
+
+@router.post("/apply-plans/{plan_id}/stop", response_model=ApplyPlanRead)
+def stop_plan(plan_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> ApplyPlanRead:
+    """Stop a running plan at once (admins and owners): no further step starts; the step being carried out
+    finishes its read-back; every step ends done, not started, rolled back, stopped or unknown (with what was
+    last read)."""
+    row = run.stop_run(db, caller, plan_id, now=ctx.clock())
+    view = service.plan_read(db, row)
+    _queue(db, ctx, plan_id, "the stop")
+    return view
+
+
+@router.post("/org/apply-stop", response_model=ApplyStopAll)
+def stop_all_plans(caller: Caller, db: DB, ctx: Context) -> ApplyStopAll:
+    """Stop every running plan of the organisation (admins and owners)."""
+    stopped = run.stop_all(db, caller, now=ctx.clock())
+    for plan_id in stopped:
+        _queue(db, ctx, plan_id, "the stop")
+    db.commit()
+    return ApplyStopAll(stopped=stopped)
+
+
+@router.post("/apply-plans/{plan_id}/undo", response_model=ApplyPlanRead)
+def undo_plan(plan_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> ApplyPlanRead:
+    """Confirm the undo of the plan's applied volume changes (admins and owners); refused (409, with the time)
+    before AWS allows the volume to be modified again, six hours after its modification started."""
+    row = run.confirm_undo(db, caller, plan_id, now=ctx.clock())
+    view = service.plan_read(db, row)
+    _queue(db, ctx, plan_id, "the undo")
+    return view

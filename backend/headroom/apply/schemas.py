@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from headroom.domain.apply.guards import Guard
+from headroom.domain.apply.run import GuardReading
 from headroom.domain.apply.plan import MaintenanceWindow, PlanStep, Refusal
 from headroom.domain.model import Impact
 from headroom.platform.schemas import Input, Output
@@ -83,14 +84,28 @@ class ApplyDecision(Input):
     note: Annotated[str, StringConstraints(max_length=2000)] = Field(default="", title="Note")
 
 
+Scalar = str | int | float | bool | None
+
+
 class StepRunRead(Output):
-    """How far a step has run (pending until the plan runs)."""
+    """How far a step has run (pending until the plan runs): pending (not started), running, verifying (applied,
+    watched), done, failed, undoing, undone (rolled back), skipped (not started: the run rolled back), stopped
+    (not started: the run was stopped), unknown (stopped mid-step; `error` says what was last read)."""
 
     position: int
-    status: Literal["pending", "running", "verifying", "done", "failed", "undoing", "undone", "skipped"]
+    status: Literal["pending", "running", "verifying", "done", "failed", "undoing", "undone", "skipped", "stopped",
+                    "unknown"]
     started_at: dt.datetime | None
     finished_at: dt.datetime | None
+    watch_until: dt.datetime | None = Field(description="The end of the step's watch (while verifying).")
     undo_not_before: dt.datetime | None
+    undo_confirmed_at: dt.datetime | None = Field(description="When a user confirmed the volume's undo.")
+    before: Scalar = Field(description="The value read before the step (TiKV's units; a volume: what AWS reported).")
+    read_back: Scalar = Field(description="The value read back after the step.")
+    restored: Scalar = Field(description="The value read back after the rollback set the old one again.")
+    modification_state: str | None = Field(description="A volume: the modification's state as AWS last reported.")
+    note: str | None
+    guard_readings: list[GuardReading]
     error: str | None
 
 
@@ -113,11 +128,23 @@ class ApplyPlanRead(ApplyPlanPreview):
 
     id: uuid.UUID
     finding_id: uuid.UUID | None  # type: ignore[assignment]
-    status: Literal["proposed", "approved", "rejected", "cancelled", "running", "succeeded", "failed", "rolled_back"]
+    status: Literal["proposed", "approved", "rejected", "cancelled", "running", "succeeded", "failed", "rolled_back",
+                    "stopped"]
     maintenance_window: MaintenanceWindow | None
     proposed_by: str | None = Field(description="Who proposed it (their email; null: no longer a user).")
     proposed_at: dt.datetime
     decided_by: str | None
     decided_at: dt.datetime | None
     decision_note: str
+    run_by: str | None = Field(description="Who started the run (their email).")
+    run_started_at: dt.datetime | None
+    run_finished_at: dt.datetime | None
+    stop_requested_at: dt.datetime | None
+    outcome: str = Field(description="Where the run is, or how it ended, in words.")
     step_runs: list[StepRunRead]
+
+
+class ApplyStopAll(Output):
+    """The organisation's runs that were stopped."""
+
+    stopped: list[uuid.UUID]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -34,6 +35,7 @@ from headroom.apply.schemas import (
 )
 from headroom.clusters.service import get_cluster
 from headroom.domain.apply.guards import plan_guards
+from headroom.domain.apply.run import GuardReading
 from headroom.domain.apply.plan import build_steps
 from headroom.domain.model import Change
 from headroom.domain.tikvconf.change import PatchTarget, resolve_nodes
@@ -253,8 +255,8 @@ def _decide(db: Session, principal: Principal, row: ApplyPlan, status: str, note
 
 def plan_read(db: Session, row: ApplyPlan) -> ApplyPlanRead:
     """Return a stored plan as the API shows it."""
-    emails = {u.id: u.email for u in db.scalars(select(User).where(
-        User.id.in_([i for i in (row.proposed_by_user_id, row.decided_by_user_id) if i is not None])))}
+    people = (row.proposed_by_user_id, row.decided_by_user_id, row.run_by_user_id)
+    emails = {u.id: u.email for u in db.scalars(select(User).where(User.id.in_([i for i in people if i is not None])))}
     runs = db.scalars(select(ApplyStepRun).where(ApplyStepRun.org_id == row.org_id, ApplyStepRun.plan_id == row.id)
                       .order_by(ApplyStepRun.position))
     return ApplyPlanRead(
@@ -266,5 +268,70 @@ def plan_read(db: Session, row: ApplyPlan) -> ApplyPlanRead:
         proposed_at=row.proposed_at,
         decided_by=emails.get(row.decided_by_user_id) if row.decided_by_user_id else None,
         decided_at=row.decided_at, decision_note=row.decision_note,
-        step_runs=[StepRunRead.model_validate(r) for r in runs],
+        run_by=emails.get(row.run_by_user_id) if row.run_by_user_id else None, run_started_at=row.run_started_at,
+        run_finished_at=row.run_finished_at, stop_requested_at=row.stop_requested_at, outcome=row.outcome,
+        step_runs=[_step_read(r) for r in runs],
     )
+
+
+def _step_read(run: ApplyStepRun) -> StepRunRead:
+    seen = run.observed
+
+    def scalar(key: str) -> Any:
+        value = seen.get(key)
+        return value if isinstance(value, str | int | float | bool) or value is None else str(value)
+
+    return StepRunRead(position=run.position, status=run.status, started_at=run.started_at,
+                       finished_at=run.finished_at, watch_until=run.watch_until, undo_not_before=run.undo_not_before,
+                       undo_confirmed_at=run.undo_confirmed_at, before=scalar("before"), read_back=scalar("read_back"),
+                       restored=scalar("restored"),
+                       modification_state=scalar("undo_modification_state") or scalar("modification_state"),
+                       note=scalar("note"), guard_readings=[GuardReading.model_validate(g) for g in run.guard_readings],
+                       error=run.error)
+
+
+@dataclass(frozen=True)
+class AppliedChange:
+    """A change a run made (or set back), as the change ledger lists it."""
+
+    id: str
+    at: dt.datetime
+    plan_id: uuid.UUID
+    finding_id: uuid.UUID | None
+    undo: bool
+    change: Change  # current: the value read before; proposed: the value read back after
+    who: str
+
+
+def applied_changes(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, since: dt.datetime) -> list[AppliedChange]:
+    """Every change the cluster's runs made since `since`, and every one they set back, with the values read."""
+    plans = {p.id: p for p in db.scalars(select(ApplyPlan).where(
+        ApplyPlan.org_id == org_id, ApplyPlan.cluster_id == cluster_id, ApplyPlan.run_started_at.is_not(None)))}
+    if not plans:
+        return []
+    runs = db.scalars(select(ApplyStepRun).where(ApplyStepRun.org_id == org_id,
+                                                 ApplyStepRun.plan_id.in_(list(plans)),
+                                                 ApplyStepRun.finished_at >= since))
+    emails = {u.id: u.email for u in db.scalars(select(User).where(
+        User.id.in_([p.run_by_user_id for p in plans.values() if p.run_by_user_id])))}
+    out: list[AppliedChange] = []
+    for run in runs:
+        seen = run.observed
+        if "read_back" not in seen or run.finished_at is None:
+            continue
+        plan = plans[run.plan_id]
+        step = next(s for s in plan.steps if s.position == run.position)
+        runner = emails.get(plan.run_by_user_id) if plan.run_by_user_id else None
+        who = f"Headroom, plan run by {runner or 'a former member'}"
+        out.append(AppliedChange(id=f"apply:{run.id}", at=run.finished_at, plan_id=plan.id,
+                                 finding_id=plan.finding_id, undo=False, who=who,
+                                 change=step.change.model_copy(update={"current": seen.get("before"),
+                                                                       "proposed": seen["read_back"]})))
+        restored = seen.get("restored")
+        restored_at = seen.get("restored_at")
+        if run.status == "undone" and restored is not None and restored_at:
+            out.append(AppliedChange(id=f"apply_undo:{run.id}", at=dt.datetime.fromisoformat(restored_at),
+                                     plan_id=plan.id, finding_id=plan.finding_id, undo=True, who=who,
+                                     change=step.change.model_copy(update={"current": seen["read_back"],
+                                                                           "proposed": restored})))
+    return out

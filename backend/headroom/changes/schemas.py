@@ -82,8 +82,10 @@ class ChangeEntry(Output):
     """One change of the cluster: a patch marked applied, or a change Headroom saw."""
 
     id: str
-    kind: Literal["patch_applied", "inventory", "config", "config_upload"] = Field(
-        description="patch_applied: a patch marked applied (with what Headroom saw of its own changes); inventory: "
+    kind: Literal["patch_applied", "apply", "apply_undo", "inventory", "config", "config_upload"] = Field(
+        description="patch_applied: a patch marked applied (with what Headroom saw of its own changes); apply: a "
+        "step of an approved plan Headroom applied itself (read back on the node or volume); apply_undo: Headroom "
+        "set the value back (a rollback or a confirmed undo); inventory: "
         "a change seen in the EC2 inventory; config: a change seen in a node's live TiKV config; config_upload: a "
         "change between a node's config and a tikv.toml uploaded for it. An observed change is credited to a patch "
         "only when it is one of the patch's own changes (same key on the same node, the patch's value).")

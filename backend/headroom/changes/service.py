@@ -35,6 +35,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from headroom.accounts.models import User
+from headroom.apply import service as apply_service
 from headroom.changes.models import FixOutcomeRecord
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
@@ -93,13 +94,15 @@ INVENTORY_KEYS = {
     ("volume", "throughput_mibps"): "volume.throughput",
     ("instance", "instance_type"): "instance.type",
 }
+# Entries that carry out their own changes (an observed change that matches is folded into them).
+OWN_KINDS = ("patch_applied", "apply", "apply_undo")
 SOURCE_WORDS = {"status_port": "the live config (TiKV's status port)", "upload": "an uploaded config"}
 
 
 @dataclass
 class _Entry:
     id: str
-    kind: Literal["patch_applied", "inventory", "config", "config_upload"]
+    kind: Literal["patch_applied", "apply", "apply_undo", "inventory", "config", "config_upload"]
     at: dt.datetime
     who: str
     entity_kind: Literal["volume", "instance", "node", "cluster"]
@@ -192,6 +195,28 @@ def _patch_entries(db: Session, cluster_id: uuid.UUID, org_id: uuid.UUID, since:
     return out
 
 
+def _apply_entries(db: Session, cluster_id: uuid.UUID, org_id: uuid.UUID, since: dt.datetime,
+                   nodes: list[TikvNode], volumes: dict[uuid.UUID, Volume], instances: dict[uuid.UUID, Instance],
+                   texts: _Texts) -> list[_Entry]:
+    """The steps Headroom's runs applied (and set back), credited to the plan's finding, with the values read."""
+    out = []
+    for a in apply_service.applied_changes(db, org_id, cluster_id, since):
+        c = a.change
+        if c.target == "aws":
+            kind, eid = "volume", c.applies_to() or ""
+            stores = _addresses(nodes, volumes, instances, "volume", eid)
+        else:
+            node = next((n for n in nodes if n.status_address == c.applies_to()), None)
+            kind, eid = "node", node.store_address if node is not None else (c.applies_to() or "")
+            stores = {eid} if node is not None else set()
+        out.append(_Entry(
+            id=a.id, kind="apply_undo" if a.undo else "apply", at=a.at, who=a.who, entity_kind=kind,  # type: ignore[arg-type]
+            entity_id=eid, changes=[texts.value(c.key, c.current, c.proposed, c.target, stores)], target=c.target,
+            node_addresses=stores, finding_ids=[a.finding_id] if a.finding_id else [],
+            own=[] if a.undo else [(c, stores)]))
+    return out
+
+
 def _inventory_entries(db: Session, org_id: uuid.UUID, since: dt.datetime, nodes: list[TikvNode],
                        volumes: dict[uuid.UUID, Volume], instances: dict[uuid.UUID, Instance],
                        texts: _Texts) -> list[_Entry]:
@@ -263,10 +288,10 @@ def _carries_out(own: tuple[Change, set[str]], target: str | None, entity_id: st
 def _fold_into_patches(entries: list[_Entry]) -> list[_Entry]:
     """Credit a patch with the observed changes that carry out its own changes ("seen by Headroom"); every other
     observed change stays an entry of its own (a tikv.toml uploaded minutes before a patch is not the patch)."""
-    patches = [e for e in entries if e.kind == "patch_applied"]
+    patches = [e for e in entries if e.kind in OWN_KINDS]
     out = []
     for e in entries:
-        if e.kind == "patch_applied":
+        if e.kind in OWN_KINDS:
             out.append(e)
             continue
         near = [p for p in patches if p.at - MATCH_BEFORE_PATCH <= e.at <= p.at + MATCH_AFTER_PATCH]
@@ -287,7 +312,7 @@ def _fold_into_patches(entries: list[_Entry]) -> list[_Entry]:
 
 def _addressed(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, entries: list[_Entry]) -> None:
     """For observed changes: the findings that recommended the key on that entity and were open at the time."""
-    observed = [e for e in entries if e.kind != "patch_applied"]
+    observed = [e for e in entries if e.kind not in OWN_KINDS]
     if not observed:
         return
     recs = findings_service.recommended_changes_of_cluster(db, org_id, cluster_id)
@@ -408,6 +433,7 @@ def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *,
         n.store_address: HostFacts(cpus=i.vcpus, memory_bytes=int(i.memory_gib * GIB) if i.memory_gib else None)
         for n in nodes if n.instance_ref_id is not None and (i := instances.get(n.instance_ref_id)) is not None})
     entries = (_patch_entries(db, cluster.id, org_id, since, nodes, volumes, instances, texts)
+               + _apply_entries(db, cluster.id, org_id, since, nodes, volumes, instances, texts)
                + _inventory_entries(db, org_id, since, nodes, volumes, instances, texts)
                + _config_entries(db, org_id, since, nodes, texts))
     entries.sort(key=lambda e: e.at)

@@ -15,7 +15,8 @@
                                             '<timestamp>.<body>'>" (docs/alerts.md)
 
 An event is "opened", "escalated" (severity rose), "resolved", "reminder" (still open after the channel's
-re-notify interval), "forecast" (a forecast came within the channel's horizon: a burst bucket empties within N
+re-notify interval), "apply" (a run applying a finding's fix stopped and needs a person: docs/apply.md),
+"forecast" (a forecast came within the channel's horizon: a burst bucket empties within N
 hours, a ceiling is reached within N days; `forecast` says it in words, `forecast_sentence`) or "test". Its `key` is unique per event and
 stable when a run is repeated (the delivery record's unique key); `dedup_key` is the finding's, which PagerDuty
 and Alertmanager use to group a finding's trigger and resolve.
@@ -33,7 +34,7 @@ from typing import Any, Literal
 from headroom.domain.units import format_days, format_quantity
 from headroom.domain.words import duration_text
 
-EventKind = Literal["opened", "escalated", "resolved", "reminder", "forecast", "test"]
+EventKind = Literal["opened", "escalated", "resolved", "reminder", "forecast", "test", "apply"]
 SEVERITY_ORDER = ("info", "warning", "critical")
 PAGERDUTY_SUMMARY_MAX = 1024  # PagerDuty Events API v2: payload.summary is at most 1024 characters
 # Alertmanager resolves an alert whose endsAt has passed, so a client re-posts a firing alert well inside its
@@ -85,7 +86,7 @@ def severity_at_least(severity: str, minimum: str) -> bool:
 
 def headline(event: AlertEvent) -> str:
     word = {"opened": "New", "escalated": "Worse", "resolved": "Resolved", "reminder": "Still open",
-            "forecast": "Forecast", "test": "Test"}[event.kind]
+            "forecast": "Forecast", "test": "Test", "apply": "Apply stopped"}[event.kind]
     return f"[{word} {event.severity}] {event.cluster}: {event.title}"
 
 

@@ -89,6 +89,9 @@ class Settings(BaseSettings):
     # AWS account Headroom's own role lives in (shown to users creating the trust policy).
     aws_account_id: str | None = Field(default=None, alias="HEADROOM_AWS_ACCOUNT_ID")
     aws_endpoint_url: str | None = Field(default=None, alias="HEADROOM_AWS_ENDPOINT_URL")
+    # Apply runs: how long each step is watched before the next (None: the plan's guards' own window, 15 minutes,
+    # docs/thresholds/apply-guards.md#watch).
+    apply_watch_seconds: int | None = Field(default=None, ge=0, le=86400, alias="HEADROOM_APPLY_WATCH_SECONDS")
     # Which addresses tenant-given URLs (Prometheus, TiKV status ports) may reach: "private-ok" for self-hosted
     # installs, "public-only" for the SaaS; metadata and link-local are refused under both (platform/outbound.py).
     outbound_policy: Literal["private-ok", "public-only"] = Field(

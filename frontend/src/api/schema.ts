@@ -127,6 +127,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/apply-plans/{plan_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run Plan
+         * @description Run an approved plan, one step at a time, each verified and watched (admins and owners). Refused while
+         *     apply is off for the organisation or the cluster, or outside the plan's maintenance window.
+         */
+        post: operations["run_plan_api_v1_apply_plans__plan_id__run_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apply-plans/{plan_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop Plan
+         * @description Stop a running plan at once (admins and owners): no further step starts; the step being carried out
+         *     finishes its read-back; every step ends done, not started, rolled back, stopped or unknown (with what was
+         *     last read).
+         */
+        post: operations["stop_plan_api_v1_apply_plans__plan_id__stop_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apply-plans/{plan_id}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo Plan
+         * @description Confirm the undo of the plan's applied volume changes (admins and owners); refused (409, with the time)
+         *     before AWS allows the volume to be modified again, six hours after its modification started.
+         */
+        post: operations["undo_plan_api_v1_apply_plans__plan_id__undo_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/accept-invitation": {
         parameters: {
             query?: never;
@@ -994,6 +1058,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/apply-stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop All Plans
+         * @description Stop every running plan of the organisation (admins and owners).
+         */
+        post: operations["stop_all_plans_api_v1_org_apply_stop_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/org/audit-log": {
         parameters: {
             query?: never;
@@ -1757,6 +1841,11 @@ export interface components {
              */
             id: string;
             maintenance_window: components["schemas"]["MaintenanceWindow"] | null;
+            /**
+             * Outcome
+             * @description Where the run is, or how it ended, in words.
+             */
+            outcome: string;
             /** @description The finding's predicted effect and cost (its what-if numbers). */
             predicted: components["schemas"]["Impact"] | null;
             /**
@@ -1775,10 +1864,19 @@ export interface components {
              */
             refusals: components["schemas"]["Refusal"][];
             /**
+             * Run By
+             * @description Who started the run (their email).
+             */
+            run_by: string | null;
+            /** Run Finished At */
+            run_finished_at: string | null;
+            /** Run Started At */
+            run_started_at: string | null;
+            /**
              * Status
              * @enum {string}
              */
-            status: "proposed" | "approved" | "rejected" | "cancelled" | "running" | "succeeded" | "failed" | "rolled_back";
+            status: "proposed" | "approved" | "rejected" | "cancelled" | "running" | "succeeded" | "failed" | "rolled_back" | "stopped";
             /** Step Runs */
             step_runs: components["schemas"]["StepRunRead"][];
             /**
@@ -1786,8 +1884,18 @@ export interface components {
              * @description The steps, one at a time, in order.
              */
             steps: components["schemas"]["PlanStep"][];
+            /** Stop Requested At */
+            stop_requested_at: string | null;
             /** Tikv Version */
             tikv_version: string | null;
+        };
+        /**
+         * ApplyStopAll
+         * @description The organisation's runs that were stopped.
+         */
+        ApplyStopAll: {
+            /** Stopped */
+            stopped: string[];
         };
         /** AuditEntryRead */
         AuditEntryRead: {
@@ -2275,10 +2383,10 @@ export interface components {
             id: string;
             /**
              * Kind
-             * @description patch_applied: a patch marked applied (with what Headroom saw of its own changes); inventory: a change seen in the EC2 inventory; config: a change seen in a node's live TiKV config; config_upload: a change between a node's config and a tikv.toml uploaded for it. An observed change is credited to a patch only when it is one of the patch's own changes (same key on the same node, the patch's value).
+             * @description patch_applied: a patch marked applied (with what Headroom saw of its own changes); apply: a step of an approved plan Headroom applied itself (read back on the node or volume); apply_undo: Headroom set the value back (a rollback or a confirmed undo); inventory: a change seen in the EC2 inventory; config: a change seen in a node's live TiKV config; config_upload: a change between a node's config and a tikv.toml uploaded for it. An observed change is credited to a patch only when it is one of the patch's own changes (same key on the same node, the patch's value).
              * @enum {string}
              */
-            kind: "patch_applied" | "inventory" | "config" | "config_upload";
+            kind: "patch_applied" | "apply" | "apply_undo" | "inventory" | "config" | "config_upload";
             /** Patch Id */
             patch_id: string | null;
             /** @description The what-if of the change on the day before it (the inventory and config set back to what they were): the ceilings it moves, the findings it was expected to clear, the cost; null beyond the newest entries or when it cannot be tried (see predicted_note). */
@@ -2840,7 +2948,7 @@ export interface components {
              * Event
              * @enum {string}
              */
-            event: "opened" | "escalated" | "resolved" | "reminder" | "forecast" | "test";
+            event: "opened" | "escalated" | "resolved" | "reminder" | "forecast" | "test" | "apply";
             /**
              * Forecast
              * @description The finding's soonest forecast, in words.
@@ -3763,6 +3871,50 @@ export interface components {
              * @description Minutes watched after each step (and compared with as many before).
              */
             watch_minutes: number;
+        };
+        /**
+         * GuardReading
+         * @description One guard's numbers after one step, and the verdict in words.
+         */
+        GuardReading: {
+            /**
+             * After
+             * @description p99 over the window after the step (null: no data).
+             */
+            after: number | null;
+            /**
+             * Before
+             * @description p99 over the window before the step (null: no data).
+             */
+            before: number | null;
+            /**
+             * Entities
+             * @description What was read: the volumes or TiKV stores the step touched.
+             */
+            entities: string[];
+            /** Label */
+            label: string;
+            /**
+             * Last Week
+             * @description p99 over the same hours one week earlier (null: no data).
+             */
+            last_week: number | null;
+            /** Metric */
+            metric: string;
+            /**
+             * Predicted
+             * @description What the finding predicted for this metric (its own metric only).
+             */
+            predicted: number | null;
+            /** Tripped */
+            tripped: boolean;
+            /** Unit */
+            unit: string;
+            /**
+             * Verdict
+             * @description The comparison in words.
+             */
+            verdict: string;
         };
         /** HistoryEntry */
         HistoryEntry: {
@@ -5314,24 +5466,60 @@ export interface components {
         };
         /**
          * StepRunRead
-         * @description How far a step has run (pending until the plan runs).
+         * @description How far a step has run (pending until the plan runs): pending (not started), running, verifying (applied,
+         *     watched), done, failed, undoing, undone (rolled back), skipped (not started: the run rolled back), stopped
+         *     (not started: the run was stopped), unknown (stopped mid-step; `error` says what was last read).
          */
         StepRunRead: {
+            /**
+             * Before
+             * @description The value read before the step (TiKV's units; a volume: what AWS reported).
+             */
+            before: string | number | boolean | null;
             /** Error */
             error: string | null;
             /** Finished At */
             finished_at: string | null;
+            /** Guard Readings */
+            guard_readings: components["schemas"]["GuardReading"][];
+            /**
+             * Modification State
+             * @description A volume: the modification's state as AWS last reported.
+             */
+            modification_state: string | null;
+            /** Note */
+            note: string | null;
             /** Position */
             position: number;
+            /**
+             * Read Back
+             * @description The value read back after the step.
+             */
+            read_back: string | number | boolean | null;
+            /**
+             * Restored
+             * @description The value read back after the rollback set the old one again.
+             */
+            restored: string | number | boolean | null;
             /** Started At */
             started_at: string | null;
             /**
              * Status
              * @enum {string}
              */
-            status: "pending" | "running" | "verifying" | "done" | "failed" | "undoing" | "undone" | "skipped";
+            status: "pending" | "running" | "verifying" | "done" | "failed" | "undoing" | "undone" | "skipped" | "stopped" | "unknown";
+            /**
+             * Undo Confirmed At
+             * @description When a user confirmed the volume's undo.
+             */
+            undo_confirmed_at: string | null;
             /** Undo Not Before */
             undo_not_before: string | null;
+            /**
+             * Watch Until
+             * @description The end of the step's watch (while verifying).
+             */
+            watch_until: string | null;
         };
         /**
          * TightestCeiling
@@ -6286,6 +6474,315 @@ export interface operations {
                 "application/json": components["schemas"]["ApplyDecision"];
             };
         };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyPlanRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    run_plan_api_v1_apply_plans__plan_id__run_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyPlanRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    stop_plan_api_v1_apply_plans__plan_id__stop_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyPlanRead"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    undo_plan_api_v1_apply_plans__plan_id__undo_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
         responses: {
             /** @description Successful Response */
             200: {
@@ -11953,6 +12450,107 @@ export interface operations {
             };
         };
     };
+    stop_all_plans_api_v1_org_apply_stop_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplyStopAll"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     audit_log_api_v1_org_audit_log_get: {
         parameters: {
             query?: {
@@ -15836,7 +16434,7 @@ export const pathsApiV1ClustersCluster_idPatchesPatch_idGetParametersQueryFormat
 export const apiTokenCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreate"]["role"]> = ["owner", "admin", "viewer"];
 export const apiTokenCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenCreated"]["role"]> = ["owner", "admin", "viewer"];
 export const apiTokenReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiTokenRead"]["role"]> = ["owner", "admin", "viewer"];
-export const applyPlanReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApplyPlanRead"]["status"]> = ["proposed", "approved", "rejected", "cancelled", "running", "succeeded", "failed", "rolled_back"];
+export const applyPlanReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApplyPlanRead"]["status"]> = ["proposed", "approved", "rejected", "cancelled", "running", "succeeded", "failed", "rolled_back", "stopped"];
 export const awsBackfillReadStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsBackfillRead"]["state"]> = ["not_started", "queued", "running", "done", "failed"];
 export const awsConnectionCreateAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionCreate"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
 export const awsConnectionCreatedAuth_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AwsConnectionCreated"]["auth_kind"]> = ["assume_role", "static_keys", "default_chain"];
@@ -15847,7 +16445,7 @@ export const ceilingKindValues: ReadonlyArray<FlattenedDeepRequired<components>[
 export const ceilingReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CeilingRead"]["kind"]> = ["sustained", "burst", "provisioned", "configured"];
 export const changeTargetValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Change"]["target"]> = ["tikv", "aws"];
 export const changeEntryEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["entity_kind"]> = ["volume", "instance", "node", "cluster"];
-export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "inventory", "config", "config_upload"];
+export const changeEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChangeEntry"]["kind"]> = ["patch_applied", "apply", "apply_undo", "inventory", "config", "config_upload"];
 export const channelCreateKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager", "email"];
 export const channelCreateMin_severityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelCreate"]["min_severity"]> = ["critical", "warning", "info"];
 export const channelReadKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChannelRead"]["kind"]> = ["slack", "webhook", "pagerduty", "alertmanager", "email"];
@@ -15863,7 +16461,7 @@ export const clusterUpdateDeployment_kindValues: ReadonlyArray<FlattenedDeepRequ
 export const configReadSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigRead"]["source"]> = ["status_port", "upload", "tiup", "simulated"];
 export const configUploadFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConfigUpload"]["format"]> = ["toml", "tiup_topology"];
 export const connectionTestReadFlavourAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConnectionTestRead"]["flavour"]> = ["tiup", "operator"];
-export const deliveryReadEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["event"]> = ["opened", "escalated", "resolved", "reminder", "forecast", "test"];
+export const deliveryReadEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["event"]> = ["opened", "escalated", "resolved", "reminder", "forecast", "test", "apply"];
 export const deliveryReadSeverityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["severity"]> = ["critical", "warning", "info"];
 export const deliveryReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRead"]["status"]> = ["pending", "sending", "sent", "failed"];
 export const entityRefKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EntityRef"]["kind"]> = ["volume", "instance", "node", "cluster"];
@@ -15912,7 +16510,7 @@ export const seriesStatisticValues: ReadonlyArray<FlattenedDeepRequired<componen
 export const seriesRefEntity_kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SeriesRef"]["entity_kind"]> = ["volume", "instance", "node"];
 export const sessionReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SessionRead"]["role"]> = ["owner", "admin", "viewer"];
 export const sourceHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SourceHealth"]["status"]> = ["unknown", "ok", "failing"];
-export const stepRunReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StepRunRead"]["status"]> = ["pending", "running", "verifying", "done", "failed", "undoing", "undone", "skipped"];
+export const stepRunReadStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StepRunRead"]["status"]> = ["pending", "running", "verifying", "done", "failed", "undoing", "undone", "skipped", "stopped", "unknown"];
 export const tightestCeilingMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TightestCeiling"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const utilisationReadMetricValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UtilisationRead"]["metric"]> = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops", "instance_throughput"];
 export const whatIfCeilingBindingAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WhatIfCeiling"]["binding"]> = ["instance", "volumes", "both"];

@@ -69,4 +69,90 @@ describe('FindingApplyPlanPanel', () => {
     expect(await screen.findByText('Apply is turned off for your organisation.')).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: 'Propose this plan' })).not.toBeInTheDocument();
   });
+
+  it('runs an approved plan, shows each step live with its guards, and stops a running one', async () => {
+    const posted: string[] = [];
+    const base = {
+      ...PREVIEW, id: 'p1000000-0000-4000-8000-000000000001', maintenance_window: null, proposed_by: 'a@example.com',
+      proposed_at: '2026-11-02T12:00:00Z', decided_by: 'b@example.com', decided_at: '2026-11-02T12:05:00Z',
+      decision_note: '', run_by: null, run_started_at: null, run_finished_at: null, stop_requested_at: null,
+      outcome: '',
+    };
+    const idle = {
+      position: 1, status: 'pending', started_at: null, finished_at: null, watch_until: null, undo_not_before: null,
+      undo_confirmed_at: null, before: null, read_back: null, restored: null, modification_state: null, note: null,
+      guard_readings: [], error: null,
+    };
+    const approved = { ...base, status: 'approved', step_runs: [idle] };
+    const running = {
+      ...base, id: 'p2000000-0000-4000-8000-000000000002', status: 'running', run_by: 'b@example.com',
+      run_started_at: '2026-11-02T12:10:00Z', outcome: 'Watching step 1 of 1 until 2026-11-02 12:25 UTC.',
+      step_runs: [{
+        ...idle, status: 'verifying', started_at: '2026-11-02T12:10:00Z', watch_until: '2026-11-02T12:25:00Z',
+        before: 'gp2', read_back: 'gp3', modification_state: 'optimizing',
+        guard_readings: [{ metric: 'derived.read_latency_ms', label: 'Read latency', unit: 'ms', entities: ['vol-1'],
+          before: 40, after: 2, last_week: null, predicted: null, tripped: false,
+          verdict: 'Read latency improved: 40 ms before, 2 ms after.' }],
+      }],
+    };
+    server.use(
+      http.get(apiUrl(`/findings/${FINDING}/apply-plan`), () => HttpResponse.json(PREVIEW)),
+      http.get(apiUrl(`/clusters/${CLUSTER}/apply-plans`), () => HttpResponse.json([approved, running])),
+      http.post(apiUrl('/apply-plans/:id/:action'), ({ params }) => {
+        posted.push(`${String(params.action)} ${String(params.id)}`);
+        return HttpResponse.json(running);
+      }),
+    );
+    const { user } = renderWithClient(<FindingApplyPlanPanel clusterId={CLUSTER} findingId={FINDING} canManage />);
+    await user.click(await screen.findByRole('button', { name: 'Run' }));
+    await waitFor(() => expect(posted).toContain(`run ${approved.id}`));
+    expect(screen.getByText('Watching step 1 of 1 until 2026-11-02 12:25 UTC.')).toBeInTheDocument();
+    const step = screen.getByRole('row', { name: /Applied, watching/ });
+    expect(step).toHaveTextContent('gp2 → gp3');
+    expect(step).toHaveTextContent('(AWS: optimizing)');
+    expect(step).toHaveTextContent('Read latency improved: 40 ms before, 2 ms after.');
+    await user.click(screen.getByRole('button', { name: 'Stop' }));
+    await waitFor(() => expect(posted).toContain(`stop ${running.id}`));
+  });
+
+  it('offers the volume undo with its earliest time and shows a refusal in words', async () => {
+    const failed = {
+      ...PREVIEW, id: 'p3000000-0000-4000-8000-000000000003', maintenance_window: null, proposed_by: null,
+      proposed_at: '2026-11-02T12:00:00Z', decided_by: null, decided_at: null, decision_note: '', run_by: null,
+      run_started_at: '2026-11-02T12:10:00Z', run_finished_at: '2026-11-02T12:30:00Z', stop_requested_at: null,
+      status: 'failed', outcome: 'Stopped: read latency got worse.',
+      step_runs: [{
+        position: 1, status: 'done', started_at: '2026-11-02T12:10:00Z', finished_at: '2026-11-02T12:11:00Z',
+        watch_until: null, undo_not_before: '2026-11-02T18:10:00Z', undo_confirmed_at: null, before: 'gp2',
+        read_back: 'gp3', restored: null, modification_state: 'completed', note: null, guard_readings: [], error: null,
+      }],
+    };
+    const refusal = 'AWS allows a volume to be modified again only six hours after its last modification started.';
+    server.use(
+      http.get(apiUrl(`/findings/${FINDING}/apply-plan`), () => HttpResponse.json(PREVIEW)),
+      http.get(apiUrl(`/clusters/${CLUSTER}/apply-plans`), () => HttpResponse.json([failed])),
+      http.post(apiUrl(`/apply-plans/${failed.id}/undo`), () =>
+        HttpResponse.json({ error: { code: 'too_early', message: refusal, details: null } }, { status: 409 }),
+      ),
+    );
+    const { user } = renderWithClient(<FindingApplyPlanPanel clusterId={CLUSTER} findingId={FINDING} canManage />);
+    expect(await screen.findByText(/Volume change can be undone from/)).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Run' })).not.toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Undo volume change' }));
+    expect(await screen.findByText(refusal)).toBeInTheDocument();
+  });
+
+  it('gives a viewer no run, stop or undo button', async () => {
+    server.use(
+      http.get(apiUrl(`/findings/${FINDING}/apply-plan`), () => HttpResponse.json(PREVIEW)),
+      http.get(apiUrl(`/clusters/${CLUSTER}/apply-plans`), () =>
+        HttpResponse.json([{ ...PREVIEW, id: 'p4', status: 'approved', maintenance_window: null, proposed_by: null,
+          proposed_at: '2026-11-02T12:00:00Z', decided_by: null, decided_at: null, decision_note: '', run_by: null,
+          run_started_at: null, run_finished_at: null, stop_requested_at: null, outcome: '', step_runs: [] }]),
+      ),
+    );
+    renderWithClient(<FindingApplyPlanPanel clusterId={CLUSTER} findingId={FINDING} canManage={false} />);
+    expect(await screen.findByText('Approved')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Run' })).not.toBeInTheDocument();
+  });
 });

@@ -10,6 +10,7 @@ export type ClusterApplySettings = S['ClusterApplySettingsRead'];
 export type ApplyPlanPreview = S['ApplyPlanPreview'];
 export type ApplyPlan = S['ApplyPlanRead'];
 export type PlanStep = S['PlanStep'];
+export type StepRun = S['StepRunRead'];
 export type MaintenanceWindow = S['MaintenanceWindow'];
 
 const keys = {
@@ -69,12 +70,43 @@ export function useApplyPlanPreview(findingId: string) {
   });
 }
 
+/** How often the plans are read again while one of them runs (its steps' status is live). */
+export const RUNNING_POLL_MS = 3000;
+
 export function useApplyPlans(clusterId: string) {
   return useQuery({
     queryKey: keys.plans(clusterId),
     queryFn: () =>
       unwrap(api.GET('/api/v1/clusters/{cluster_id}/apply-plans', { params: { path: { cluster_id: clusterId } } })),
+    refetchInterval: (query) =>
+      query.state.data?.some((p) => p.status === 'running' || p.step_runs.some((s) => s.status === 'undoing'))
+        ? RUNNING_POLL_MS
+        : false,
   });
+}
+
+/** Run an approved plan, stop a running one, or confirm its volumes' undo. */
+export function usePlanAction() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ planId, action }: { planId: string; action: 'run' | 'stop' | 'undo' }) => {
+      const params = { params: { path: { plan_id: planId } } };
+      if (action === 'run') return unwrap(api.POST('/api/v1/apply-plans/{plan_id}/run', params));
+      if (action === 'stop') return unwrap(api.POST('/api/v1/apply-plans/{plan_id}/stop', params));
+      return unwrap(api.POST('/api/v1/apply-plans/{plan_id}/undo', params));
+    },
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['apply'] }),
+  });
+}
+
+/** The applied volume steps of a plan still waiting for their undo, and the earliest time it can be confirmed. */
+export function pendingUndo(plan: ApplyPlan): { positions: number[]; earliest: string | null } {
+  const volumes = new Set(plan.steps.filter((s) => s.kind === 'ebs_modify_volume').map((s) => s.position));
+  const waiting = plan.step_runs.filter(
+    (r) => volumes.has(r.position) && r.status === 'done' && r.undo_not_before && !r.undo_confirmed_at,
+  );
+  const earliest = waiting.map((r) => r.undo_not_before as string).sort().at(-1) ?? null;
+  return { positions: waiting.map((r) => r.position), earliest };
 }
 
 export function useProposePlan(clusterId: string) {

@@ -3,15 +3,19 @@ import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
 import { ScrollRegion } from '@/components/ScrollRegion';
+import { formatQuantity, formatTimestamp } from '@/lib/format';
 import {
+  pendingUndo,
   undoText,
   useApplyPlanPreview,
   useApplyPlans,
   useDecidePlan,
+  usePlanAction,
   useProposePlan,
   type ApplyPlan,
   type MaintenanceWindow,
   type PlanStep,
+  type StepRun,
 } from '../api';
 
 const WEEKDAYS: MaintenanceWindow['weekdays'] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
@@ -24,12 +28,33 @@ const STATUS_WORDS: Record<ApplyPlan['status'], string> = {
   succeeded: 'Done',
   failed: 'Failed',
   rolled_back: 'Rolled back',
+  stopped: 'Stopped',
+};
+const STEP_WORDS: Record<StepRun['status'], string> = {
+  pending: 'Not started',
+  running: 'Being applied',
+  verifying: 'Applied, watching',
+  done: 'Done',
+  failed: 'Failed',
+  undoing: 'Being undone',
+  undone: 'Undone',
+  skipped: 'Not started (rolled back)',
+  stopped: 'Not started (stopped)',
+  unknown: 'Unknown (stopped mid-step)',
 };
 
 function valueText(value: unknown): string {
   if (value === null || value === undefined) return 'not set';
   if (typeof value === 'boolean') return value ? 'on' : 'off';
   return String(value);
+}
+
+// The units AWS's ModifyVolume takes these in (IOPS, MiB/s); TiKV values are shown as TiKV writes them.
+const VOLUME_UNITS: Record<string, string> = { 'volume.iops': 'IOPS', 'volume.throughput': 'MiB/s' };
+
+function readText(key: string | undefined, value: unknown): string {
+  const unit = key ? VOLUME_UNITS[key] : undefined;
+  return unit && typeof value === 'number' ? formatQuantity(value, unit) : valueText(value);
 }
 
 function StepsTable({ steps }: { steps: PlanStep[] }) {
@@ -66,6 +91,127 @@ function StepsTable({ steps }: { steps: PlanStep[] }) {
   );
 }
 
+function StepRuns({ plan }: { plan: ApplyPlan }) {
+  return (
+    <ScrollRegion label="How far each step has run">
+      <table className="table">
+        <caption className="visually-hidden">How far each step has run</caption>
+        <thead>
+          <tr>
+            <th scope="col">Step</th>
+            <th scope="col">Status</th>
+            <th scope="col">Read</th>
+            <th scope="col">Guards</th>
+          </tr>
+        </thead>
+        <tbody>
+          {plan.step_runs.map((run) => {
+            const step = plan.steps.find((s) => s.position === run.position);
+            const key = step?.change.key;
+            return (
+              <tr key={run.position}>
+                <td>
+                  {run.position}
+                  {step && (
+                    <>
+                      {' '}
+                      <code>{step.target}</code>
+                    </>
+                  )}
+                </td>
+                <td>
+                  {STEP_WORDS[run.status]}
+                  {run.status === 'verifying' && run.watch_until && ` until ${formatTimestamp(run.watch_until)}`}
+                  {run.error && <div className="form-error">{run.error}</div>}
+                  {run.note && <div className="muted">{run.note}</div>}
+                </td>
+                <td>
+                  {run.read_back !== null
+                    ? `${readText(key, run.before)} → ${readText(key, run.read_back)}`
+                    : run.before !== null
+                      ? `was ${readText(key, run.before)}`
+                      : '—'}
+                  {run.restored !== null && `; set back to ${readText(key, run.restored)}`}
+                  {run.modification_state && ` (AWS: ${run.modification_state})`}
+                </td>
+                <td>
+                  {run.guard_readings.length === 0 ? (
+                    '—'
+                  ) : (
+                    <ul>
+                      {run.guard_readings.map((g) => (
+                        <li key={g.metric} className={g.tripped ? 'guard--tripped' : undefined}>
+                          {g.verdict}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </ScrollRegion>
+  );
+}
+
+function RunControls({ plan, canManage }: { plan: ApplyPlan; canManage: boolean }) {
+  const act = usePlanAction();
+  const undo = pendingUndo(plan);
+  return (
+    <>
+      {plan.outcome && (
+        <p role="status" aria-live="polite">
+          {plan.outcome}
+        </p>
+      )}
+      {undo.earliest && (
+        <p>
+          Volume change{undo.positions.length === 1 ? '' : 's'} can be undone from {formatTimestamp(undo.earliest)}{' '}
+          (AWS allows one modification of a volume every six hours); an earlier undo is refused.
+        </p>
+      )}
+      {canManage && (
+        <span className="button-row">
+          {plan.status === 'approved' && (
+            <button
+              type="button"
+              className="button button--primary"
+              disabled={act.isPending}
+              onClick={() => act.mutate({ planId: plan.id, action: 'run' })}
+            >
+              Run
+            </button>
+          )}
+          {plan.status === 'running' && (
+            <button
+              type="button"
+              className="button button--danger"
+              disabled={act.isPending}
+              onClick={() => act.mutate({ planId: plan.id, action: 'stop' })}
+            >
+              Stop
+            </button>
+          )}
+          {undo.earliest && plan.status !== 'running' && (
+            <button
+              type="button"
+              className="button"
+              disabled={act.isPending}
+              onClick={() => act.mutate({ planId: plan.id, action: 'undo' })}
+            >
+              Undo volume change{undo.positions.length === 1 ? '' : 's'}
+            </button>
+          )}
+        </span>
+      )}
+      <FormError error={act.error} />
+      {plan.run_started_at && <StepRuns plan={plan} />}
+    </>
+  );
+}
+
 function PlanDecision({ plan, canManage }: { plan: ApplyPlan; canManage: boolean }) {
   const decide = useDecidePlan();
   return (
@@ -94,6 +240,7 @@ function PlanDecision({ plan, canManage }: { plan: ApplyPlan; canManage: boolean
         </span>
       )}
       <FormError error={decide.error} />
+      <RunControls plan={plan} canManage={canManage} />
     </li>
   );
 }

@@ -17,6 +17,8 @@ import { BeforeAfterChart } from './BeforeAfterChart';
 
 const KIND_NAMES: Record<ChangeEntry['kind'], string> = {
   patch_applied: 'Patch applied',
+  apply: 'Applied by Headroom',
+  apply_undo: 'Undone by Headroom',
   inventory: 'Detected change in AWS',
   config: 'Detected change in the TiKV config',
   config_upload: 'Config upload',
