@@ -10,6 +10,7 @@ Environment (set by scripts/test.sh):
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,16 @@ def cheap_password_hashing() -> None:
     use_password_hasher(PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def stop_the_upload_parser() -> Iterator[None]:
+    """Stop the upload parser's process (platform/isolated.py) at the end of the run: a pytest-xdist worker ends
+    without the exit handlers that would, and the process, its forkserver and resource tracker stayed behind."""
+    yield
+    from headroom.platform.isolated import shutdown
+
+    shutdown(wait=True)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
@@ -62,7 +73,6 @@ def repo_root() -> Path:
 # --- database and API fixtures ---------------------------------------------------------------------------
 
 import datetime as dt  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
 from sqlalchemy import Connection, Engine, create_engine  # noqa: E402
