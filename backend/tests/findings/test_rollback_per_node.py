@@ -34,8 +34,8 @@ def per_node_patch(advised: Advised, db: Any) -> dict[str, Any]:
     nodes = {n.store_address: n for n in db.scalars(select(TikvNode).where(TikvNode.cluster_id == cid))}
     uploaded = nodes[stores[0]]
     text = '# our own file\n[storage.block-cache]\ncapacity = "8GiB"\n'
-    assert owner.post(f"/api/v1/clusters/{cid}/nodes/{uploaded.id}/config",
-                      json={"format": "toml", "content": text}).status_code == 201
+    upload = owner.post(f"/api/v1/clusters/{cid}/nodes/{uploaded.id}/config", json={"format": "toml", "content": text})
+    assert upload.status_code == 201, upload.text
     created = owner.post(f"/api/v1/clusters/{cid}/patches", json={"finding_ids": [cache["id"]], "base_config": "latest"})
     assert created.status_code == 201, created.text
     patch = created.json()
