@@ -15,7 +15,7 @@ from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import simulate
 from headroom.platform.security import new_external_id
 from headroom.sources.demo import service as demo
-from helpers import Actor
+from helpers import Actor, signed_in_again
 
 # The demo scenario's afternoon: the hot node pins its gp3 volume and the gp2 nodes drain their burst bucket.
 END = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
@@ -77,12 +77,7 @@ class AdvisedDemo:
     def in_test(self, db: Any, make_client: Any) -> Advised:
         """Sign the owner and the viewer in on new clients of the test's app; the cluster row from `db`."""
 
-        def actor(session: dict[str, Any], cookies: dict[str, str]) -> Actor:
-            client = make_client()
-            for name, value in cookies.items():
-                client.cookies.set(name, value)
-            return Actor(client, session)
-
         cluster = db.get(Cluster, self.demo.cluster.id)
-        return Advised(actor(self.owner_session, self.owner_cookies), actor(self.viewer_session, self.viewer_cookies),
+        return Advised(signed_in_again(make_client(), self.owner_session, self.owner_cookies),
+                       signed_in_again(make_client(), self.viewer_session, self.viewer_cookies),
                        dataclasses.replace(self.demo, cluster=cluster))

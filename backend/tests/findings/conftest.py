@@ -1,9 +1,8 @@
 """Fixtures for the advice tests.
 
 Ingesting the demo cluster and running the advisor on it take seconds (tens under load), so each worker does it
-once for this directory, on one connection inside a transaction rolled back when the directory's tests are done.
-Every test here runs in a savepoint of that transaction, rolled back at its end: a test may change the shared
-cluster, its findings and its users, and the next test sees them as they were built.
+once for this directory, on the directory's shared connection (shared_connection.py): every test here runs in a
+savepoint of its transaction, rolled back at its end.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,31 +18,9 @@ from app_support import make_app_context, make_settings
 from headroom.clusters.models import Cluster
 from headroom.findings import service as findings_service
 from helpers import join_with_role, sign_up
-from sqlalchemy import Connection, Engine
-from sqlalchemy.orm import sessionmaker
-
-
-@pytest.fixture(scope="package")
-def shared_connection(engine: Engine) -> Iterator[Connection]:
-    """The directory's connection, in a transaction rolled back after its last test."""
-    conn = engine.connect()
-    trans = conn.begin()
-    try:
-        yield conn
-    finally:
-        trans.rollback()
-        conn.close()
-
-
-@pytest.fixture()
-def connection(shared_connection: Connection) -> Iterator[Connection]:
-    """The shared connection inside a savepoint rolled back after the test (what the test wrote does not persist)."""
-    savepoint = shared_connection.begin_nested()
-    try:
-        yield shared_connection
-    finally:
-        if savepoint.is_active:
-            savepoint.rollback()
+# the directory's tests run on its shared connection (each in a savepoint)
+from shared_connection import savepoint_connection, shared_connection_fixture, shared_sessions  # noqa: F401
+from sqlalchemy import Connection
 
 
 def _advised_demo(shared_connection: Connection, redis_url: str, aws_endpoint_url: str, outbox: Any,
@@ -54,8 +30,7 @@ def _advised_demo(shared_connection: Connection, redis_url: str, aws_endpoint_ur
     from fastapi.testclient import TestClient
     from headroom.api.app import create_app
 
-    sessions = sessionmaker(bind=shared_connection, join_transaction_mode="create_savepoint",
-                            expire_on_commit=False)
+    sessions = shared_sessions(shared_connection)
     clock = lambda: END + dt.timedelta(minutes=5)  # noqa: E731
     app = create_app(make_app_context(sessions, make_settings(redis_url, aws_endpoint_url), clock, outbox))
     with TestClient(app, raise_server_exceptions=False) as owner_client, \
@@ -87,8 +62,7 @@ def advised_demo_6h(shared_connection: Connection, redis_url: str, aws_endpoint_
 @pytest.fixture(scope="package")
 def shared_demo(shared_connection: Connection) -> DemoCluster:
     """The demo cluster of an org of its own, ingested for the 3 hours before END and not advised."""
-    sessions = sessionmaker(bind=shared_connection, join_transaction_mode="create_savepoint",
-                            expire_on_commit=False)
+    sessions = shared_sessions(shared_connection)
     with sessions() as db:
         demo = ingest_demo(db, make_org(db))
         db.commit()
@@ -97,8 +71,7 @@ def shared_demo(shared_connection: Connection) -> DemoCluster:
 
 @pytest.fixture()
 def demo_cluster(shared_demo: DemoCluster, db: Any) -> DemoCluster:
-    """The demo cluster of a new org, ingested for the 3 hours before advice_support.END (the test's own copy of
-    the cluster row, in the test's session)."""
+    """shared_demo seen from the test: the cluster row in the test's session."""
     return dataclasses.replace(shared_demo, cluster=db.get(Cluster, shared_demo.cluster.id))
 
 
@@ -107,4 +80,3 @@ def advised(advised_demo: AdvisedDemo, make_client: Any, db: Any, clock: Any) ->
     """advised_demo seen from the test: its cluster in the test's session, the clock 5 minutes after END."""
     clock.now = END + dt.timedelta(minutes=5)
     return advised_demo.in_test(db, make_client)
-
