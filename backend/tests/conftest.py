@@ -10,10 +10,11 @@ Environment (set by scripts/test.sh):
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from xdist_workers import redis_db
+from app_support import make_app_context, make_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,6 +55,16 @@ def cheap_password_hashing() -> None:
     use_password_hasher(PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def stop_the_upload_parser() -> Iterator[None]:
+    """Stop the upload parser's process (platform/isolated.py) at the end of the run: a pytest-xdist worker ends
+    without the exit handlers that would, and the process, its forkserver and resource tracker stayed behind."""
+    yield
+    from headroom.platform.isolated import shutdown
+
+    shutdown(wait=True)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
@@ -62,7 +73,6 @@ def repo_root() -> Path:
 # --- database and API fixtures ---------------------------------------------------------------------------
 
 import datetime as dt  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
 from sqlalchemy import Connection, Engine, create_engine  # noqa: E402
@@ -133,32 +143,12 @@ def clock() -> Clock:
 
 @pytest.fixture()
 def settings(redis_url: str, aws_endpoint_url: str) -> Any:
-    from headroom.platform.settings import Settings
-
-    # Jobs the API enqueues go to a Redis database no worker reads (as with a broker in production), so a
-    # request never starts work against the database outside the test's transaction. AWS is the moto server:
-    # connecting an account tests it at once (sources.aws.router), and no test may reach the real AWS.
-    broker = redis_db(redis_url, 5)
-    return Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32, REDIS_URL=broker,
-                    HEADROOM_AWS_ENDPOINT_URL=aws_endpoint_url)
+    return make_settings(redis_url, aws_endpoint_url)
 
 
 @pytest.fixture()
 def app_ctx(sessions: sessionmaker[Session], settings: Any, clock: Clock, tmp_path: Path) -> Any:
-    from headroom.api.deps import AppContext
-    from headroom.platform.mail import OutboxMailer
-    from headroom.platform.ratelimit import MemoryRateLimiter
-    from headroom.platform.security import SecretBox
-
-    return AppContext(
-        settings=settings,
-        sessions=sessions,
-        rate_limiter=MemoryRateLimiter(),
-        secret_box=SecretBox(settings.secret_key),
-        clock=clock,
-        # No mail server, as in `make up`: account email lands in this outbox (helpers.emails_to reads it).
-        mailer=OutboxMailer(tmp_path / "outbox"),
-    )
+    return make_app_context(sessions, settings, clock, tmp_path)
 
 
 @pytest.fixture()

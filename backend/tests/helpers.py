@@ -51,6 +51,14 @@ class Actor:
         return self.request("DELETE", url, **kw)
 
 
+def signed_in_again(client: Any, session: dict[str, Any], cookies: dict[str, str]) -> Actor:
+    """The actor whose sign-in answer was `session` and cookies `cookies`, on another client (of another app on
+    the same database): fixtures that sign people in once for many tests hand each test its own client."""
+    for name, value in cookies.items():
+        client.cookies.set(name, value)
+    return Actor(client, session)
+
+
 def emails_to(client: Any, address: str, outbox: Path | None = None) -> list[str]:
     """The texts of the account emails the app wrote to its outbox for `address`, oldest first (`outbox`: where a
     server the client reaches over HTTP writes them; default: the in-process app's own outbox)."""

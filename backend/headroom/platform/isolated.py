@@ -65,9 +65,15 @@ def run_isolated(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         raise ServiceUnavailable("Reading the file stopped unexpectedly; try again.", code="parser_failed") from None
 
 
-def shutdown() -> None:
-    """Stop the worker (tests, process exit)."""
+def shutdown(*, wait: bool = False) -> None:
+    """Stop the worker (tests, process exit); with `wait`, return once it has exited.
+
+    A process that ends without running its exit handlers (os._exit, as a pytest-xdist worker does) leaves the
+    worker waiting for work forever, and with it the forkserver and resource tracker it holds open: such a
+    process stops it itself, with `wait`."""
+    global _pool
     with _lock:
         pool = _pool
+        _pool = None
     if pool is not None:
-        _discard(pool)
+        pool.shutdown(wait=wait, cancel_futures=True)

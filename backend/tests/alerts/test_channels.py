@@ -27,11 +27,9 @@ from headroom.alerts import delivery
 from headroom.alerts import service as alerts
 from headroom.alerts.models import AlertDelivery
 from headroom.domain.advisor.engine import discover_rules
-from headroom.domain.snapshot.scenario import load_scenario
 from headroom.findings import service as findings
 from headroom.platform.security import SecretBox
-from headroom.sources.demo import service as demo
-from helpers import join_with_role, sign_up, units_of_work
+from helpers import sign_up, units_of_work
 from receivers import receiver
 from sqlalchemy import func, select, text
 
@@ -101,17 +99,6 @@ def _stand_in(db: Any, settings: Any, channel_id: str, local_url: str) -> None:
     db.execute(text("UPDATE alert_channels SET url_enc = :url WHERE id = :id"),
                {"url": SecretBox(settings.secret_key).encrypt(local_url), "id": channel_id})
     db.commit()
-
-
-@pytest.fixture()
-def world(client: Any, make_client: Any, db: Any, clock: Any) -> dict[str, Any]:
-    owner = sign_up(client, org="Alerts Org")
-    viewer = join_with_role(owner, make_client(), "viewer")
-    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id))
-    demo.ingest_window(db, cluster, load_scenario(demo.default_scenario_path()), END - dt.timedelta(hours=3), END)
-    db.commit()
-    clock.now = END
-    return {"owner": owner, "viewer": viewer, "cluster": cluster}
 
 
 def test_channels_are_admin_only_checked_and_keep_their_secrets(world: dict[str, Any], make_client: Any) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import simulate
 from headroom.platform.security import new_external_id
 from headroom.sources.demo import service as demo
+from helpers import Actor, signed_in_again
 
 # The demo scenario's afternoon: the hot node pins its gp3 volume and the gp2 nodes drain their burst bucket.
 END = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
@@ -47,3 +49,35 @@ def ingest_demo(db: Any, org_id: uuid.UUID, *, end: dt.datetime = END, hours: in
     return DemoCluster(org_id, cluster, scenario, start, end, simulated)
 
 
+
+
+@dataclass
+class Advised:
+    """The advised demo cluster as a test sees it: its owner and viewer signed in on the test's own app."""
+
+    owner: Actor
+    viewer: Actor
+    demo: DemoCluster
+
+    @property
+    def cid(self) -> str:
+        return str(self.demo.cluster.id)
+
+
+@dataclass
+class AdvisedDemo:
+    """The demo cluster advised once for many tests: the people's sessions (their cookies) and the cluster."""
+
+    demo: DemoCluster
+    owner_session: dict[str, Any]
+    owner_cookies: dict[str, str]
+    viewer_session: dict[str, Any]
+    viewer_cookies: dict[str, str]
+
+    def in_test(self, db: Any, make_client: Any) -> Advised:
+        """Sign the owner and the viewer in on new clients of the test's app; the cluster row from `db`."""
+
+        cluster = db.get(Cluster, self.demo.cluster.id)
+        return Advised(signed_in_again(make_client(), self.owner_session, self.owner_cookies),
+                       signed_in_again(make_client(), self.viewer_session, self.viewer_cookies),
+                       dataclasses.replace(self.demo, cluster=cluster))

@@ -8,44 +8,29 @@ import json
 import shlex
 import uuid
 from pathlib import Path
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from advice_support import END, DemoCluster, ingest_demo
+from advice_support import END, Advised
 from headroom.accounts.models import AuditLog
 from headroom.clusters.models import Cluster
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.tikvconf import FORMATS, Change, artefact, template_keys, toml_view
 from headroom.domain.tikvconf.parse import tiup_topology_view
 from headroom.domain.tikvconf import Patch as ConfPatch
-from headroom.findings import service as findings_service
 from headroom.inventory.models import Instance, TikvConfig, TikvNode
 from headroom.projections.models import Projection
-from helpers import Actor, join_with_role, sign_up
+from helpers import sign_up
 from sqlalchemy import select
 
 
-@dataclass
-class World:
-    owner: Actor
-    viewer: Actor
-    demo: DemoCluster
-
-    @property
-    def cid(self) -> str:
-        return str(self.demo.cluster.id)
+World = Advised
 
 
 @pytest.fixture()
-def world(client: Any, make_client: Any, db: Any, clock: Any) -> World:
-    owner = sign_up(client, org="Advice Org")
-    viewer = join_with_role(owner, make_client(), "viewer")
-    demo = ingest_demo(db, uuid.UUID(owner.org_id))
-    findings_service.advise_cluster(db, demo.cluster, now=END)
-    db.commit()
-    clock.now = END + dt.timedelta(minutes=5)
-    return World(owner, viewer, demo)
+def world(advised: Advised) -> World:
+    """The demo cluster advised at END (built once for the directory), its owner and viewer on the test's app."""
+    return advised
 
 
 def _findings(w: World, **params: Any) -> dict[str, Any]:

@@ -8,26 +8,22 @@ import datetime as dt
 import gzip
 import io
 import json
-import uuid
 import zipfile
 from typing import Any
 
 import brotli
 import pytest
-from advice_support import END, ingest_demo
-from headroom.findings import service as findings_service
+from advice_support import END, AdvisedDemo
 from headroom.platform.compression import MINIMUM_SIZE
-from helpers import Actor, sign_up
+from helpers import Actor
 
 
 @pytest.fixture()
-def owner(client: Any, db: Any, clock: Any) -> tuple[Actor, str]:
-    actor = sign_up(client, org="Compression Org")
-    demo = ingest_demo(db, uuid.UUID(actor.org_id), hours=6)
-    findings_service.advise_cluster(db, demo.cluster, now=END)
-    db.commit()
+def owner(advised_demo_6h: AdvisedDemo, make_client: Any, db: Any, clock: Any) -> tuple[Actor, str]:
+    """The owner of the demo cluster with 6 hours of data, advised at END (built once for the directory)."""
     clock.now = END + dt.timedelta(minutes=5)
-    return actor, str(demo.cluster.id)
+    advised = advised_demo_6h.in_test(db, make_client)
+    return advised.owner, advised.cid
 
 
 def _raw(actor: Actor, url: str, accept_encoding: str | None, **params: Any) -> tuple[Any, bytes]:
@@ -85,7 +81,7 @@ def test_small_answers_are_sent_as_they_are(owner: tuple[Actor, str]) -> None:
     response, raw = _raw(actor, "/api/v1/auth/me", "gzip, br")
     assert response.status_code == 200 and len(raw) < MINIMUM_SIZE
     assert "content-encoding" not in response.headers
-    assert json.loads(raw)["organization"]["name"] == "Compression Org"
+    assert json.loads(raw)["organization"]["name"] == actor.session["organization"]["name"] == "Advice Org"
 
 
 def test_downloads_deliver_their_exact_bytes(owner: tuple[Actor, str]) -> None:

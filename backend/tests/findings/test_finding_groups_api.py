@@ -9,26 +9,19 @@ with no bucket) resolves both: "resolves 2 of 2". The hot node's compaction find
 
 from __future__ import annotations
 
-import datetime as dt
-import uuid
 from typing import Any
 
 import pytest
-from advice_support import END, ingest_demo
+from advice_support import END, Advised
 from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord
-from helpers import Actor, sign_up
+from helpers import Actor
 from sqlalchemy import select
 
 
 @pytest.fixture()
-def owner(client: Any, db: Any, clock: Any) -> tuple[Actor, str, Any]:
-    actor = sign_up(client, org="Groups Org")
-    demo = ingest_demo(db, uuid.UUID(actor.org_id))
-    findings_service.advise_cluster(db, demo.cluster, now=END)
-    db.commit()
-    clock.now = END + dt.timedelta(minutes=5)
-    return actor, str(demo.cluster.id), demo.cluster
+def owner(advised: Advised) -> tuple[Actor, str, Any]:
+    return advised.owner, advised.cid, advised.demo.cluster
 
 
 def _items(actor: Actor, cid: str) -> list[dict[str, Any]]:
@@ -74,5 +67,6 @@ def test_group_ids_are_stable_across_runs(owner: tuple[Actor, str, Any], db: Any
     db.commit()
     after = {f["dedup_key"]: f["group"] and f["group"]["id"] for f in _items(actor, cid)}
     assert before == after and any(before.values())
-    stored = db.scalars(select(FindingRecord).where(FindingRecord.group_id.is_not(None))).all()
+    stored = db.scalars(select(FindingRecord).where(FindingRecord.cluster_id == cluster.id,
+                                                    FindingRecord.group_id.is_not(None))).all()
     assert {r.group_id for r in stored} == {g for g in before.values() if g}

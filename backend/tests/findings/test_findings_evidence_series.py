@@ -7,7 +7,7 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from advice_support import END, ingest_demo
+from advice_support import END, Advised, DemoCluster
 from headroom.findings import service as findings_service
 from headroom.domain.model import Evidence, ReferenceLine, SeriesRef
 from headroom.findings.models import FindingRecord
@@ -20,13 +20,9 @@ def _epoch(text: str) -> int:
 
 
 def test_gp2_burst_finding_charts_its_balance_and_iops_against_the_ceilings(
-    client: Any, make_client: Any, db: Any, clock: Any
+    advised: Advised, make_client: Any, db: Any, clock: Any
 ) -> None:
-    owner = sign_up(client, org="Evidence Org")
-    demo = ingest_demo(db, uuid.UUID(owner.org_id))
-    findings_service.advise_cluster(db, demo.cluster, now=END)
-    db.commit()
-    clock.now = END + dt.timedelta(minutes=5)
+    owner, demo = advised.owner, advised.demo
     listed = owner.get(f"/api/v1/clusters/{demo.cluster.id}/findings", params={"rule": "gp2-burst-depletion"})
     finding = listed.json()["items"][0]
     detail = owner.get(f"/api/v1/findings/{finding['id']}").json()
@@ -104,7 +100,7 @@ def test_a_series_the_store_lacks_is_reported_not_found(client: Any, db: Any) ->
 
 
 def test_each_findings_chart_reads_only_its_hosts_series_and_draws_what_the_whole_snapshot_draws(
-    client: Any, db: Any
+    demo_cluster: DemoCluster, db: Any
 ) -> None:
     """The chart reads the series of the hosts its evidence names (build_snapshot hosts_of), not the cluster's
     hundreds; for every finding the real advisor made of the demo cluster, the points are exactly those read
@@ -113,8 +109,7 @@ def test_each_findings_chart_reads_only_its_hosts_series_and_draws_what_the_whol
     from headroom.timeseries.snapshots import build_snapshot
     from sqlalchemy import select
 
-    owner = sign_up(client, org="Evidence Hosts Org")
-    demo = ingest_demo(db, uuid.UUID(owner.org_id))
+    demo = demo_cluster
     findings_service.advise_cluster(db, demo.cluster, now=END)
     rows = list(db.scalars(select(FindingRecord).where(FindingRecord.cluster_id == demo.cluster.id)))
     charted = 0
@@ -139,16 +134,12 @@ def test_each_findings_chart_reads_only_its_hosts_series_and_draws_what_the_whol
 
 
 def test_an_exceeded_check_is_a_yes_no_series_not_a_count_beside_the_queue_length(
-    client: Any, db: Any, clock: Any
+    advised: Advised
 ) -> None:
     # VolumeIOPSExceededCheck / VolumeThroughputExceededCheck read 1 in a minute demand exceeded the volume, else 0
     # (https://docs.aws.amazon.com/ebs/latest/userguide/using_cloudwatch_ebs.html): charted as yes/no ("bool"),
     # never in VolumeQueueLength's unit
-    owner = sign_up(client, org="Flags Org")
-    demo = ingest_demo(db, uuid.UUID(owner.org_id))
-    findings_service.advise_cluster(db, demo.cluster, now=END)
-    db.commit()
-    clock.now = END + dt.timedelta(minutes=5)
+    owner, demo = advised.owner, advised.demo
     items = owner.get(f"/api/v1/clusters/{demo.cluster.id}/findings", params={"limit": 200}).json()["items"]
     checked = 0
     for finding in items:

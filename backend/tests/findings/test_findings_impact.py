@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
-from advice_support import END, ingest_demo
+from advice_support import Advised
 from headroom.domain.model import Impact
 from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord
@@ -94,12 +94,8 @@ def test_the_detail_and_the_list_agree(made: tuple[Actor, str]) -> None:
     assert detail["impact"]["summary"] == listed["impact_summary"]
 
 
-def test_advisor_findings_rank_by_impact(client: Any, db: Any, clock: Any) -> None:
-    owner = sign_up(client, org="Demo Impact")
-    demo = ingest_demo(db, uuid.UUID(owner.org_id))
-    findings_service.advise_cluster(db, demo.cluster, now=END)
-    db.commit()
-    clock.now = END + dt.timedelta(minutes=5)
+def test_advisor_findings_rank_by_impact(advised: Advised) -> None:
+    owner, demo = advised.owner, advised.demo
     items = owner.get(f"/api/v1/clusters/{demo.cluster.id}/findings", params={"sort": "impact"}).json()["items"]
     assert items, "the demo data gives findings"
     basis_rank = {"headroom": 0, "metric": 1, "none": 2}

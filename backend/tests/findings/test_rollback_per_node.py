@@ -6,34 +6,27 @@ naming the field and the nodes."""
 
 from __future__ import annotations
 
-import datetime as dt
 import subprocess
 import tomllib
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from advice_support import END, ingest_demo
+from advice_support import Advised
 from headroom.domain.tikvconf.parse import flatten
-from headroom.findings import service as findings_service
 from headroom.inventory.models import TikvNode
-from helpers import Actor, sign_up
+from helpers import Actor
 from sqlalchemy import select
 
 CACHE = "storage.block-cache.capacity"
 
 
 @pytest.fixture()
-def per_node_patch(client: Any, db: Any, clock: Any) -> dict[str, Any]:
+def per_node_patch(advised: Advised, db: Any) -> dict[str, Any]:
     """A block-cache patch (every node to 4GiB) made after one node's tikv.toml was uploaded with 8GiB: the
     nodes' old values differ (8GiB there, the default 45% of memory on the others)."""
-    owner = sign_up(client, org="Rollback Org")
-    demo = ingest_demo(db, uuid.UUID(owner.org_id))
-    findings_service.advise_cluster(db, demo.cluster, now=END)
-    db.commit()
-    clock.now = END + dt.timedelta(minutes=5)
+    owner, demo = advised.owner, advised.demo
     cid = demo.cluster.id
     cache = owner.get(f"/api/v1/clusters/{cid}/findings", params={"rule": "block-cache-size"}).json()["items"][0]
     stores = [p["node"] for p in owner.get(f"/api/v1/findings/{cache['id']}").json()["evidence"]["per_node"]]
@@ -41,8 +34,8 @@ def per_node_patch(client: Any, db: Any, clock: Any) -> dict[str, Any]:
     nodes = {n.store_address: n for n in db.scalars(select(TikvNode).where(TikvNode.cluster_id == cid))}
     uploaded = nodes[stores[0]]
     text = '# our own file\n[storage.block-cache]\ncapacity = "8GiB"\n'
-    assert owner.post(f"/api/v1/clusters/{cid}/nodes/{uploaded.id}/config",
-                      json={"format": "toml", "content": text}).status_code == 201
+    upload = owner.post(f"/api/v1/clusters/{cid}/nodes/{uploaded.id}/config", json={"format": "toml", "content": text})
+    assert upload.status_code == 201, upload.text
     created = owner.post(f"/api/v1/clusters/{cid}/patches", json={"finding_ids": [cache["id"]], "base_config": "latest"})
     assert created.status_code == 201, created.text
     patch = created.json()

@@ -10,14 +10,12 @@ labels) are what is checked.
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from advice_support import END, ingest_demo
-from headroom.findings import service as findings_service
-from helpers import Actor, sign_up
+from advice_support import END, Advised
+from helpers import Actor
 from jargon import jargon_in
 
 # Data, not text: what the UI fetches or matches by.
@@ -54,13 +52,8 @@ def test_the_scan_catches_each_kind() -> None:
 
 
 @pytest.fixture()
-def owner(client: Any, db: Any, clock: Any) -> tuple[Actor, str]:
-    owner = sign_up(client, org="Words Org")
-    demo = ingest_demo(db, uuid.UUID(owner.org_id))
-    findings_service.advise_cluster(db, demo.cluster, now=END)
-    db.commit()
-    clock.now = END + dt.timedelta(minutes=5)
-    return owner, str(demo.cluster.id)
+def owner(advised: Advised) -> tuple[Actor, str]:
+    return advised.owner, advised.cid
 
 
 def _get(actor: Actor, url: str, **params: Any) -> Any:

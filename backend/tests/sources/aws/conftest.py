@@ -1,19 +1,34 @@
 """Fixtures for the AWS collector tests: an org with an AWS connection, and boto3 clients on the moto server.
 
 Each test uses its own region so the moto server's shared state (instances, volumes, metric data) of other
-tests stays out of its inventory.
+tests stays out of its inventory. The moto server is one for the whole run: under pytest-xdist each worker takes
+regions no other worker takes (the `region` fixture empties the region it hands out, which would delete the
+instances of a test running on another worker at the same moment).
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any
 
 import pytest
 from aws_fixtures import boto, make_org_and_connection
+from xdist_workers import worker_index
 
-_REGIONS = itertools.cycle(["eu-west-3", "ap-south-1", "ca-central-1", "sa-east-1", "eu-north-1", "ap-northeast-2",
-                            "ap-southeast-2", "eu-central-1", "us-west-1", "us-east-2", "eu-west-2", "ap-northeast-1"])
+ALL_REGIONS = ("eu-west-3", "ap-south-1", "ca-central-1", "sa-east-1", "eu-north-1", "ap-northeast-2",
+               "ap-southeast-2", "eu-central-1", "us-west-1", "us-east-2", "eu-west-2", "ap-northeast-1")
+
+
+def worker_regions(index: int | None, workers: int) -> tuple[str, ...]:
+    """The regions of xdist worker `index` of `workers` (all of them outside xdist): every `workers`-th one, so no
+    two workers share a region while there are at least as many regions as workers."""
+    if index is None or workers <= 1:
+        return ALL_REGIONS
+    return ALL_REGIONS[index::workers] or (ALL_REGIONS[index % len(ALL_REGIONS)],)
+
+
+_REGIONS = itertools.cycle(worker_regions(worker_index(), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))))
 
 
 @pytest.fixture()
