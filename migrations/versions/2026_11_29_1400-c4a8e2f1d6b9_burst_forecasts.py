@@ -26,6 +26,7 @@ def upgrade() -> None:
         sa.Column("org_id", sa.Uuid(), sa.ForeignKey("organizations.id", ondelete="CASCADE"), nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("forecasts", postgresql.JSONB(), nullable=False),
+        sa.Column("paths", postgresql.JSONB(), nullable=False),
     )
     op.create_index("ix_burst_forecasts_org_id", "burst_forecasts", ["org_id"])
 

@@ -24,5 +24,8 @@ class StoredBurstForecasts(Base):
     cluster_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clusters.id", ondelete="CASCADE"), primary_key=True)
     org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
     at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
-    # {node id: [ForecastOut, ...]}, written and read by metrics.service (one TypeAdapter both ways)
+    # {node id: [ForecastOut, ...]} without their charted paths, written and read by metrics.service (one
+    # TypeAdapter both ways): what the glance reads, a few KB
     forecasts: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    # {node id: {forecast id: BalancePath}}: the paths the Metrics tab's burst panel draws (~30 KB a bucket)
+    paths: Mapped[dict[str, Any]] = mapped_column(JSONB)

@@ -19,13 +19,13 @@ import json
 import math
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import ConfigDict, TypeAdapter
-from sqlalchemy import select
+from sqlalchemy import literal, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -36,7 +36,7 @@ from headroom.domain import derived, downsample, references, units
 from headroom.domain.catalog.instance_types import InstanceLimits
 from headroom.domain.advisor.buckets import instance_burst_forecast, volume_burst_forecast
 from headroom.domain.advisor.context import Context
-from headroom.domain.forecast.burst import MIN_HORIZON_SECONDS, BurstForecast
+from headroom.domain.forecast.burst import MIN_HORIZON_SECONDS, BalancePath, BurstForecast
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.model import Ceiling, Series, SeriesEntityKind, Statistic
 from headroom.domain.physics.ceilings import in_force
@@ -759,6 +759,8 @@ def node_forecasts(refs: NodeRefs, ctx: Context | None, horizon_seconds: float |
 BURST_FRESH = dt.timedelta(minutes=45)
 # Infinite or undefined rates (a bucket that never empties) are written as strings: JSONB has no NaN.
 _STORED_BURST = TypeAdapter(dict[str, list[ForecastOut]], config=ConfigDict(ser_json_inf_nan="strings"))
+_STORED_PATHS = TypeAdapter(dict[str, dict[str, BalancePath]], config=ConfigDict(ser_json_inf_nan="strings"))
+_NO_PATH = BalancePath((), (), (), ())
 
 
 def burst_judged_at(cluster: Cluster, end: dt.datetime) -> dt.datetime:
@@ -772,17 +774,24 @@ def burst_judged_at(cluster: Cluster, end: dt.datetime) -> dt.datetime:
 
 
 def cluster_burst_forecasts(db: Session, cluster: Cluster, all_refs: Sequence[NodeRefs], end: dt.datetime, *,
-                            horizon_seconds: float | None = None,
+                            horizon_seconds: float | None = None, with_paths: bool = True,
                             hosts_of: Sequence[tuple[str, str]] | None = None) -> dict[uuid.UUID, list[ForecastOut]]:
     """Each node's burst forecasts for a window ending at `end` (burst_judged_at): the stored ones of that minute
-    (store_burst_forecasts) when there are, else computed on the advisor's window ending then."""
+    (store_burst_forecasts) when there are, else computed on the advisor's window ending then. Without
+    `with_paths` a stored forecast comes without its charted path (the glance draws none)."""
     at = burst_judged_at(cluster, end)
-    # only an advice round's minute is ever stored
-    stored = db.scalar(select(StoredBurstForecasts).where(
-        StoredBurstForecasts.org_id == cluster.org_id, StoredBurstForecasts.cluster_id == cluster.id,
-        StoredBurstForecasts.at == at)) if at == cluster.advised_at else None
+    stored = None
+    if at == cluster.advised_at:  # only an advice round's minute is ever stored
+        columns = (StoredBurstForecasts.forecasts, StoredBurstForecasts.paths if with_paths else literal(None))
+        stored = db.execute(select(*columns).where(
+            StoredBurstForecasts.org_id == cluster.org_id, StoredBurstForecasts.cluster_id == cluster.id,
+            StoredBurstForecasts.at == at)).one_or_none()
     if stored is not None:
-        kept = _STORED_BURST.validate_python(stored.forecasts)
+        kept = _STORED_BURST.validate_python(stored[0])
+        if stored[1] is not None:
+            paths = _STORED_PATHS.validate_python(stored[1])
+            kept = {node: [replace(f, forecast=replace(f.forecast, path=paths.get(node, {}).get(f.id, _NO_PATH)))
+                           for f in fs] for node, fs in kept.items()}
         return {r.node.id: kept.get(str(r.node.id), []) for r in all_refs}
     judged = forecast_context(db, cluster.org_id, cluster.id, at, hosts_of)
     return {r.node.id: node_forecasts(r, judged, horizon_seconds=horizon_seconds) for r in all_refs}
@@ -799,8 +808,11 @@ def store_burst_forecasts(db: Session, cluster: Cluster) -> int | None:
     all_refs = _node_refs_many(db, nodes)
     judged = forecast_context(db, cluster.org_id, cluster.id, at)
     forecasts = {str(r.node.id): node_forecasts(r, judged) for r in all_refs}
-    values = {"org_id": cluster.org_id, "at": at,
-              "forecasts": json.loads(_STORED_BURST.dump_json(forecasts))}
+    light = {node: [replace(f, forecast=replace(f.forecast, path=_NO_PATH)) for f in fs]
+             for node, fs in forecasts.items()}
+    paths = {node: {f.id: f.forecast.path for f in fs} for node, fs in forecasts.items()}
+    values = {"org_id": cluster.org_id, "at": at, "forecasts": json.loads(_STORED_BURST.dump_json(light)),
+              "paths": json.loads(_STORED_PATHS.dump_json(paths))}
     db.execute(insert(StoredBurstForecasts).values(cluster_id=cluster.id, **values)
                .on_conflict_do_update(index_elements=[StoredBurstForecasts.cluster_id], set_=values,
                                       where=StoredBurstForecasts.at <= at))
@@ -1020,7 +1032,7 @@ def cluster_overview(
     cols = timeseries.read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
     # The overview needs only the time to empty: a computed forecast charts the shortest path (forecast.burst
     # MIN_HORIZON_SECONDS), which keeps it cheap.
-    burst = cluster_burst_forecasts(db, cluster, all_refs, hi, horizon_seconds=MIN_HORIZON_SECONDS)
+    burst = cluster_burst_forecasts(db, cluster, all_refs, hi, horizon_seconds=MIN_HORIZON_SECONDS, with_paths=False)
     data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi), resolution=resolution)
     io_panels: list[PanelId] = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
                                 "instance_throughput"]
