@@ -444,6 +444,7 @@ class Preview:
 PREVIEW_CACHE = 64
 _previews: OrderedDict[tuple[uuid.UUID, str, tuple[Any, ...]], Preview] = OrderedDict()
 _previews_lock = threading.Lock()
+_rendering: dict[tuple[uuid.UUID, str, tuple[Any, ...]], threading.Lock] = {}
 
 
 def preview_version(db: Session, org_id: uuid.UUID, *, now: dt.datetime) -> tuple[Any, ...]:
@@ -470,13 +471,21 @@ def preview(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str
         if cached is not None:
             _previews.move_to_end(key)
             return cached
-    digest = render(db, org_id, now=now, public_url=public_url)
-    made = Preview(week_start=iso_week_start(now.astimezone(dt.UTC).date()), subject=digest.subject,
-                   text=digest.text, html=digest.html_inline(), all_clear=digest.all_clear)
-    with _previews_lock:
-        _previews[key] = made
-        while len(_previews) > PREVIEW_CACHE:
-            _previews.popitem(last=False)
+        rendering = _rendering.setdefault(key, threading.Lock())
+    # One render per key: a second ask while the first renders (a reload, a page opened twice) waits for it
+    with rendering:
+        with _previews_lock:
+            cached = _previews.get(key)
+        if cached is not None:
+            return cached
+        digest = render(db, org_id, now=now, public_url=public_url)
+        made = Preview(week_start=iso_week_start(now.astimezone(dt.UTC).date()), subject=digest.subject,
+                       text=digest.text, html=digest.html_inline(), all_clear=digest.all_clear)
+        with _previews_lock:
+            _previews[key] = made
+            _rendering.pop(key, None)
+            while len(_previews) > PREVIEW_CACHE:
+                _previews.popitem(last=False)
     return made
 
 
