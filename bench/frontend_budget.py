@@ -167,13 +167,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(data_dir: Path, *, demo_fleet: bool = False) -> tuple[subprocess.Popen[bytes], str]:
+    """Start `headroom up` on a free port (embedded PostgreSQL in `data_dir`), with the demo fleet if asked."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = os.environ | {
         "HEADROOM_DATA_DIR": str(data_dir),
         "HEADROOM_PUBLIC_URL": url,
-        "HEADROOM_DEMO_FLEET": "false",
+        "HEADROOM_DEMO_FLEET": "true" if demo_fleet else "false",
     }
     log = (data_dir / "server.log").open("wb")
     proc = subprocess.Popen(

@@ -55,8 +55,7 @@ def main() -> None:
         if not args.no_build:
             build()
         data_dir = Path(tempfile.mkdtemp(prefix="headroom-page-times-"))
-        os.environ["HEADROOM_DEMO_FLEET"] = "true"
-        proc, url = start_server(data_dir)
+        proc, url = start_server(data_dir, demo_fleet=True)
         password_file = data_dir / "demo-password.txt"
     else:
         if args.password_file is None:

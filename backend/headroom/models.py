@@ -16,6 +16,7 @@ MODEL_MODULES = (
     "headroom.projections.models",
     "headroom.alerts.models",
     "headroom.fleet.models",
+    "headroom.metrics.models",
     "headroom.apply.models",
     "headroom.changes.models",
 )

@@ -14,7 +14,6 @@ from pydantic import Field
 
 from headroom.api.deps import DB, Caller, Context
 from headroom.digest import service
-from headroom.digest.build import iso_week_start
 from headroom.platform.schemas import Input, Output
 
 router = APIRouter(tags=["digest"])
@@ -94,11 +93,11 @@ def update_digest(body: DigestSettingsUpdate, caller: Caller, db: DB, ctx: Conte
 
 @org_digest.get("/preview", response_model=DigestPreview)
 def preview_digest(caller: Caller, db: DB, ctx: Context) -> DigestPreview:
-    """This week's email as it would be sent now (subject, text and HTML; the charts inline as data: URIs)."""
-    now = ctx.clock()
-    digest = service.render(db, caller.org_id, now=now, public_url=ctx.settings.public_url)
-    return DigestPreview(week_start=iso_week_start(now.date()), subject=digest.subject, text=digest.text,
-                         html=digest.html_inline(), all_clear=digest.all_clear)
+    """This week's email as it would be sent now (subject, text and HTML; the charts inline as data: URIs); rendered
+    once until a finding, a setting or the hour changes."""
+    made = service.preview(db, caller.org_id, now=ctx.clock(), public_url=ctx.settings.public_url)
+    return DigestPreview(week_start=made.week_start, subject=made.subject, text=made.text, html=made.html,
+                         all_clear=made.all_clear)
 
 
 @org_digest.post("/send-test", response_model=SendTestResult)

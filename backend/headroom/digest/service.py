@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 from email.message import EmailMessage
 from typing import Any, Literal
 
-from sqlalchemy import and_, func, or_, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import and_, func, literal, or_, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.orm import Session
 
 from headroom.accounts.models import AuditLog, Membership, Organization, User
@@ -424,6 +424,69 @@ def gather(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str)
 def render(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> Digest:
     """Gather and build one org's digest for the week of `now` (every cluster, no recipient's links)."""
     return build_digest(gather(db, org_id, now=now, public_url=public_url))
+
+
+@dataclass(frozen=True)
+class Preview:
+    """This week's email as the settings page shows it: the charts inline in the HTML (Digest.html_inline)."""
+
+    week_start: dt.date
+    subject: str
+    text: str
+    html: str
+    all_clear: bool
+
+
+# The rendered preview by (org, public URL, data version): ~140 KB of HTML a render that reads every open finding,
+# its fixes, charts, projections and changes (0.2 s idle, seconds under load). The version (preview_version)
+# moves when anything the email says may have changed, so a hit is the email as a render now would write it, but
+# for the reporting window's end, which moves by the hour.
+PREVIEW_CACHE = 64
+_previews: OrderedDict[tuple[uuid.UUID, str, tuple[Any, ...]], Preview] = OrderedDict()
+_previews_lock = threading.Lock()
+_rendering: dict[tuple[uuid.UUID, str, tuple[Any, ...]], threading.Lock] = {}
+
+
+def preview_version(db: Session, org_id: uuid.UUID, *, now: dt.datetime) -> tuple[Any, ...]:
+    """What this week's email of the org is built from, in a few cheap reads: its findings (findings.service
+    version), its clusters and their last advice run, its audit log (every member's action: a finding acknowledged,
+    a setting changed, a change applied), its failing sources, its projections' last fit, and the hour."""
+    clusters = db.execute(select(func.count(), func.max(Cluster.advised_at), func.max(Cluster.updated_at),
+                                 func.string_agg(Cluster.name, aggregate_order_by(literal("|"), Cluster.id)))
+                          .where(Cluster.org_id == org_id)).one()
+    audited = db.scalar(select(func.max(AuditLog.id)).where(AuditLog.org_id == org_id))
+    fitted = db.scalar(select(func.max(Projection.fitted_at)).where(Projection.org_id == org_id))
+    failing = tuple(db.execute(select(func.count(), func.max(source.last_error_at)).where(
+        source.org_id == org_id, source.status == "failing")).one() for source in (AwsConnection, PrometheusSource))
+    org_name = db.scalar(select(Organization.name).where(Organization.id == org_id))
+    hour = now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    return (findings_service.version(db, org_id), tuple(clusters), audited, fitted, failing, org_name, hour)
+
+
+def preview(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> Preview:
+    """This week's email of the org as it would be sent now, rendered once per data version (preview_version)."""
+    key = (org_id, public_url, preview_version(db, org_id, now=now))
+    with _previews_lock:
+        cached = _previews.get(key)
+        if cached is not None:
+            _previews.move_to_end(key)
+            return cached
+        rendering = _rendering.setdefault(key, threading.Lock())
+    # One render per key: a second ask while the first renders (a reload, a page opened twice) waits for it
+    with rendering:
+        with _previews_lock:
+            cached = _previews.get(key)
+        if cached is not None:
+            return cached
+        digest = render(db, org_id, now=now, public_url=public_url)
+        made = Preview(week_start=iso_week_start(now.astimezone(dt.UTC).date()), subject=digest.subject,
+                       text=digest.text, html=digest.html_inline(), all_clear=digest.all_clear)
+        with _previews_lock:
+            _previews[key] = made
+            _rendering.pop(key, None)
+            while len(_previews) > PREVIEW_CACHE:
+                _previews.popitem(last=False)
+    return made
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import and_, case, delete, func, or_, select, text
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import and_, case, delete, func, literal, or_, select, text
+from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.orm import Session
 
 from headroom.accounts.models import AuditLog
@@ -515,6 +515,18 @@ def _active_at(now: dt.datetime) -> Any:
     """Active at `now`: open, acknowledged, or snoozed until a time already past."""
     return or_(FindingRecord.status.in_(("open", "acknowledged")),
                and_(FindingRecord.status == "snoozed", FindingRecord.snoozed_until <= now))
+
+
+def version(db: Session, org_id: uuid.UUID) -> str:
+    """A fingerprint of the org's findings that changes whenever one appears, is seen again by an advice run, or
+    changes status, severity, snooze or resolution (one query; a cache key for what is built from them)."""
+    row = func.concat_ws("|", FindingRecord.id, FindingRecord.status, FindingRecord.severity,
+                         FindingRecord.last_seen_at, FindingRecord.resolved_at, FindingRecord.snoozed_until,
+                         FindingRecord.group_id)
+    count, digest = db.execute(select(func.count(), func.md5(func.coalesce(
+        func.string_agg(row, aggregate_order_by(literal(","), FindingRecord.id)), "")))
+        .where(FindingRecord.org_id == org_id)).one()
+    return f"{count}:{digest}"
 
 
 def findings_active_at(db: Session, org_id: uuid.UUID, *, now: dt.datetime) -> list[StoredFinding]:

@@ -15,24 +15,28 @@ bucket's average size. Every derived series (counted IOPS, MiB/s, latency, hit r
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import select
+from pydantic import ConfigDict, TypeAdapter
+from sqlalchemy import literal, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from headroom.accounts.service import Principal
+from headroom.clusters.models import Cluster
 from headroom.clusters.service import get_cluster
 from headroom.domain import derived, downsample, references, units
 from headroom.domain.catalog.instance_types import InstanceLimits
 from headroom.domain.advisor.buckets import instance_burst_forecast, volume_burst_forecast
 from headroom.domain.advisor.context import Context
-from headroom.domain.forecast.burst import MIN_HORIZON_SECONDS, BurstForecast
+from headroom.domain.forecast.burst import MIN_HORIZON_SECONDS, BalancePath, BurstForecast
 from headroom.domain.forecast.capacity import PD_HIGH_SPACE_RATIO, PD_LOW_SPACE_RATIO
 from headroom.domain.model import Ceiling, Series, SeriesEntityKind, Statistic
 from headroom.domain.physics.ceilings import in_force
@@ -41,6 +45,7 @@ from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.views import IO_METRICS
 from headroom.inventory.limits import ceilings_over_time_many, resolve_instance_types
 from headroom.inventory.models import Instance, TikvNode, Volume
+from headroom.metrics.models import StoredBurstForecasts
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.projections import service as projections_service
 from headroom.timeseries import repository as timeseries
@@ -748,6 +753,72 @@ def node_forecasts(refs: NodeRefs, ctx: Context | None, horizon_seconds: float |
     return out
 
 
+# The burst forecasts of a window ending "now" are the last advice round's (its minute, the cluster's advised_at,
+# the window the findings judged), as long as that round is this recent; an older or a past window gets its own.
+# Three missed 15-minute rounds, as the fleet score (fleet.service SCORE_STALE).
+BURST_FRESH = dt.timedelta(minutes=45)
+# Infinite or undefined rates (a bucket that never empties) are written as strings: JSONB has no NaN.
+_STORED_BURST = TypeAdapter(dict[str, list[ForecastOut]], config=ConfigDict(ser_json_inf_nan="strings"))
+_STORED_PATHS = TypeAdapter(dict[str, dict[str, BalancePath]], config=ConfigDict(ser_json_inf_nan="strings"))
+_NO_PATH = BalancePath((), (), (), ())
+
+
+def burst_judged_at(cluster: Cluster, end: dt.datetime) -> dt.datetime:
+    """The minute a window ending at `end` reads its burst forecasts at: the last advice round's when it is the
+    recent past of `end` (the findings' own forecasts, on the same data), else `end`'s own minute."""
+    end = end.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    advised = cluster.advised_at
+    if advised is not None and advised <= end and end - advised <= BURST_FRESH:
+        return advised.astimezone(dt.UTC)
+    return end
+
+
+def cluster_burst_forecasts(db: Session, cluster: Cluster, all_refs: Sequence[NodeRefs], end: dt.datetime, *,
+                            horizon_seconds: float | None = None, with_paths: bool = True,
+                            hosts_of: Sequence[tuple[str, str]] | None = None) -> dict[uuid.UUID, list[ForecastOut]]:
+    """Each node's burst forecasts for a window ending at `end` (burst_judged_at): the stored ones of that minute
+    (store_burst_forecasts) when there are, else computed on the advisor's window ending then. Without
+    `with_paths` a stored forecast comes without its charted path (the glance draws none)."""
+    at = burst_judged_at(cluster, end)
+    stored = None
+    if at == cluster.advised_at:  # only an advice round's minute is ever stored
+        columns = (StoredBurstForecasts.forecasts, StoredBurstForecasts.paths if with_paths else literal(None))
+        stored = db.execute(select(*columns).where(
+            StoredBurstForecasts.org_id == cluster.org_id, StoredBurstForecasts.cluster_id == cluster.id,
+            StoredBurstForecasts.at == at)).one_or_none()
+    if stored is not None:
+        kept = _STORED_BURST.validate_python(stored[0])
+        if stored[1] is not None:
+            paths = _STORED_PATHS.validate_python(stored[1])
+            kept = {node: [replace(f, forecast=replace(f.forecast, path=paths.get(node, {}).get(f.id, _NO_PATH)))
+                           for f in fs] for node, fs in kept.items()}
+        return {r.node.id: kept.get(str(r.node.id), []) for r in all_refs}
+    judged = forecast_context(db, cluster.org_id, cluster.id, at, hosts_of)
+    return {r.node.id: node_forecasts(r, judged, horizon_seconds=horizon_seconds) for r in all_refs}
+
+
+def store_burst_forecasts(db: Session, cluster: Cluster) -> int | None:
+    """Compute and store the burst forecasts of the cluster's last advice round (the window it judged); return how
+    many buckets have one (None: never advised, nothing stored)."""
+    if cluster.advised_at is None:
+        return None
+    at = cluster.advised_at.astimezone(dt.UTC)
+    nodes = list(db.scalars(select(TikvNode).where(TikvNode.org_id == cluster.org_id,
+                                                   TikvNode.cluster_id == cluster.id)))
+    all_refs = _node_refs_many(db, nodes)
+    judged = forecast_context(db, cluster.org_id, cluster.id, at)
+    forecasts = {str(r.node.id): node_forecasts(r, judged) for r in all_refs}
+    light = {node: [replace(f, forecast=replace(f.forecast, path=_NO_PATH)) for f in fs]
+             for node, fs in forecasts.items()}
+    paths = {node: {f.id: f.forecast.path for f in fs} for node, fs in forecasts.items()}
+    values = {"org_id": cluster.org_id, "at": at, "forecasts": json.loads(_STORED_BURST.dump_json(light)),
+              "paths": json.loads(_STORED_PATHS.dump_json(paths))}
+    db.execute(insert(StoredBurstForecasts).values(cluster_id=cluster.id, **values)
+               .on_conflict_do_update(index_elements=[StoredBurstForecasts.cluster_id], set_=values,
+                                      where=StoredBurstForecasts.at <= at))
+    return sum(len(v) for v in forecasts.values())
+
+
 # --- entry points ------------------------------------------------------------------------------------------
 
 
@@ -775,11 +846,11 @@ class NodeMetrics:
         return self.source
 
 
-def _nodes(db: Session, principal: Principal, cluster_id: uuid.UUID) -> list[TikvNode]:
-    get_cluster(db, principal, cluster_id)
-    return list(db.scalars(select(TikvNode).where(TikvNode.org_id == principal.org_id,
-                                                  TikvNode.cluster_id == cluster_id)
-                           .order_by(TikvNode.store_address)))
+def _nodes(db: Session, principal: Principal, cluster_id: uuid.UUID) -> tuple[Cluster, list[TikvNode]]:
+    cluster = get_cluster(db, principal, cluster_id)
+    return cluster, list(db.scalars(select(TikvNode).where(TikvNode.org_id == principal.org_id,
+                                                           TikvNode.cluster_id == cluster_id)
+                                    .order_by(TikvNode.store_address)))
 
 
 def node_metrics(
@@ -799,7 +870,7 @@ def node_metrics(
     each series drawn with at most `points` points (draw_series);
     `with_projections`: each panel with a stored growth projection carries it (a path months long, so opt-in)."""
     lo, hi = validate_window(start, end, now)
-    nodes = _nodes(db, principal, cluster_id)
+    cluster, nodes = _nodes(db, principal, cluster_id)
     if node_id is not None:
         node = next((n for n in nodes if n.id == node_id), None)
         if node is None:
@@ -819,7 +890,7 @@ def node_metrics(
     if "burst_balance" in wanted:
         on_host = [("volume", v.volume_id) for v in (refs.data, refs.raft) if v is not None]
         on_host += [("instance", refs.instance_id)] if refs.instance_id else []
-        forecasts = node_forecasts(refs, forecast_context(db, principal.org_id, node.cluster_id, hi, on_host))
+        forecasts = cluster_burst_forecasts(db, cluster, [refs], hi, hosts_of=on_host)[node.id]
     ceilings = node_ceilings_many(db, [refs], lo, hi)[0]
     built = build_panels(refs, data, ceilings, forecasts, wanted)
     for p in built:
@@ -953,13 +1024,15 @@ def cluster_overview(
 ) -> ClusterOverview:
     """Per node: peak use of each IOPS / throughput ceiling in force over the window, and burst time left."""
     lo, hi = validate_window(start, end, now)
-    nodes = _nodes(db, principal, cluster_id)
+    cluster, nodes = _nodes(db, principal, cluster_id)
     resolution = overview_resolution(lo, hi)
     all_refs = _node_refs_many(db, nodes)
     keys = [k for r in all_refs for k in keys_for(r) if k[0] != "tikv_node"]
     info = timeseries.find_series(db, principal.org_id, keys)
     cols = timeseries.read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
-    judged = forecast_context(db, principal.org_id, cluster_id, hi)
+    # The overview needs only the time to empty: a computed forecast charts the shortest path (forecast.burst
+    # MIN_HORIZON_SECONDS), which keeps it cheap.
+    burst = cluster_burst_forecasts(db, cluster, all_refs, hi, horizon_seconds=MIN_HORIZON_SECONDS, with_paths=False)
     data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi), resolution=resolution)
     io_panels: list[PanelId] = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
                                 "instance_throughput"]
@@ -969,6 +1042,5 @@ def cluster_overview(
         cells = [utilisation_cell(metric, panel.in_force) for metric in io_panels
                  if (panel := panels.get(metric)) is not None and (panel.computed or panel.ceilings)
                  and panel.in_force is not None]
-        # The overview needs only the time to empty: the shortest charted path (forecast.burst MIN_HORIZON_SECONDS) keeps them cheap.
-        out.append(NodeOverview(refs, cells, node_forecasts(refs, judged, horizon_seconds=MIN_HORIZON_SECONDS)))
+        out.append(NodeOverview(refs, cells, burst[refs.node.id]))
     return ClusterOverview(cluster_id, lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)

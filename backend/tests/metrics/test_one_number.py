@@ -360,3 +360,86 @@ def test_the_glance_forecasts_a_draining_bucket_as_the_finding_does(
             assert glance["balance_percent"] == pytest.approx(fc["balance_pct"])
             draining += 1
     assert draining, "no draining bucket with a forecast in the window"
+
+
+def test_every_surface_reads_the_burst_forecasts_the_fleet_job_stored(client: Any, db: Any, clock: Any) -> None:
+    """The fleet.score job stores the burst forecasts of the last advice round once; five minutes later (the
+    bucket still draining, so a forecast of that minute would say otherwise) the glance, the Metrics tab's burst
+    panel, the findings and the weekly email all show the stored number, and another org sees none of it."""
+    from headroom.clusters.models import Cluster
+    from headroom.fleet import service as fleet_service
+    from headroom.metrics.models import StoredBurstForecasts
+
+    scenario = load_scenario(REPO / "examples" / "scenarios" / "gp2-burst-depletion.yaml")
+    advised = dt.datetime(2026, 11, 2, 13, 0, tzinfo=dt.UTC)
+    owner = sign_up(client, org="Stored burst")
+    org_id = uuid.UUID(owner.org_id)
+    cluster = demo.seed_demo_cluster(db, org_id, scenario=scenario)
+    demo.ingest_window(db, cluster, scenario, advised - dt.timedelta(hours=HOURS), advised + dt.timedelta(minutes=5))
+    findings_service.advise_cluster(db, cluster, now=advised, window=dt.timedelta(hours=HOURS))
+    now = advised + dt.timedelta(minutes=5)
+    fleet_service.score_cluster(db, db.get(Cluster, cluster.id), now)
+    db.commit()
+    clock.now = now
+    stored = db.get(StoredBurstForecasts, cluster.id)
+    assert stored is not None and stored.at == advised and stored.org_id == org_id
+    kept = {(b["entity_id"], b["id"]): b["forecast"] for bs in stored.forecasts.values() for b in bs}
+
+    # the glance (its default window ends now) and the Metrics tab's burst panel of each node
+    overview = owner.get(f"/api/v1/clusters/{cluster.id}/metrics/overview").json()
+    glance = {(b["entity_id"], b["id"]): b for n in overview["nodes"] for b in n["burst"]}
+    assert glance.keys() == kept.keys()
+    draining = [k for k, fc in kept.items() if fc["seconds_to_empty"]]
+    assert draining, "no draining bucket stored"
+    for node in overview["nodes"]:
+        metrics = owner.get(f"/api/v1/clusters/{cluster.id}/metrics",
+                            params={"node_id": node["node"]["id"], "panel": ["burst_balance"]}).json()
+        for panel in metrics["panels"]:
+            for fc in panel["forecasts"]:
+                assert fc["now"] == advised.isoformat().replace("+00:00", "Z")
+                assert fc["seconds_to_empty"] == glance[(fc["entity_id"], fc["id"])]["seconds_to_empty"]
+    for key, fc in kept.items():
+        assert glance[key]["seconds_to_empty"] == fc["seconds_to_empty"], key
+        assert glance[key]["balance_percent"] == fc["balance_percent"], key
+
+    # the findings and the weekly email: the same seconds to empty, bucket by bucket
+    by_label = {(e, metric_label("ebs.burst_balance" if i.endswith("_burst_balance") else i.replace("ec2_", "ec2.", 1))):
+                fc for (e, i), fc in kept.items()}
+    compared = 0
+    for f in owner.get(f"/api/v1/clusters/{cluster.id}/findings", params={"limit": 200}).json()["items"]:
+        detail = owner.get(f"/api/v1/findings/{f['id']}").json()
+        for fc in detail["evidence"]["forecasts"]:
+            if fc["kind"] == "burst_empty" and fc["within_seconds"]:
+                assert fc["within_seconds"] == by_label[(detail["entity_id"], fc["label"])]["seconds_to_empty"]
+                compared += 1
+    assert compared, "no finding forecasts a draining bucket"
+    emailed = [f for c in digest_service.gather(db, org_id, now=now, public_url="https://headroom.example").clusters
+               for item in c.open_findings for f in item.forecast if f.kind == "burst_empty" and f.within_seconds]
+    assert emailed and {f.within_seconds for f in emailed} <= {fc["seconds_to_empty"] for fc in kept.values()}
+
+    # tenancy: another org asks for the cluster and gets nothing of it
+    other = sign_up(client, org="Stored burst, another org")
+    assert other.get(f"/api/v1/clusters/{cluster.id}/metrics/overview").status_code == 404
+
+
+def test_a_window_of_the_past_computes_its_own_burst_forecasts(client: Any, db: Any, clock: Any) -> None:
+    """A window that ends long after the last advice round is not the stored round's: its forecasts are its own."""
+    from headroom.clusters.models import Cluster
+    from headroom.fleet import service as fleet_service
+
+    scenario = load_scenario(REPO / "examples" / "scenarios" / "gp2-burst-depletion.yaml")
+    advised = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
+    owner = sign_up(client, org="Stored burst, later window")
+    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id), scenario=scenario)
+    demo.ingest_window(db, cluster, scenario, advised - dt.timedelta(hours=HOURS), advised + dt.timedelta(hours=1))
+    findings_service.advise_cluster(db, cluster, now=advised, window=dt.timedelta(hours=HOURS))
+    fleet_service.score_cluster(db, db.get(Cluster, cluster.id), advised)
+    db.commit()
+    clock.now = advised + dt.timedelta(hours=1)
+    at_advice = owner.get(f"/api/v1/clusters/{cluster.id}/metrics/overview",
+                          params={"end": (advised + dt.timedelta(minutes=10)).isoformat()}).json()
+    later = owner.get(f"/api/v1/clusters/{cluster.id}/metrics/overview").json()
+    soon = {b["entity_id"]: b["balance_percent"] for n in at_advice["nodes"] for b in n["burst"]}
+    then = {b["entity_id"]: b["balance_percent"] for n in later["nodes"] for b in n["burst"]}
+    assert soon and soon.keys() == then.keys()
+    assert any(then[k] < soon[k] for k in soon), (soon, then)  # an hour later the buckets hold less

@@ -1131,7 +1131,8 @@ export interface paths {
         };
         /**
          * Preview Digest
-         * @description This week's email as it would be sent now (subject, text and HTML; the charts inline as data: URIs).
+         * @description This week's email as it would be sent now (subject, text and HTML; the charts inline as data: URIs); rendered
+         *     once until a finding, a setting or the hour changes.
          */
         get: operations["preview_digest_api_v1_org_digest_preview_get"];
         put?: never;
