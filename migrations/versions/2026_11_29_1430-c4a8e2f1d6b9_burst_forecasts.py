@@ -2,7 +2,7 @@
 round by the fleet.score job, read by every surface that shows a bucket's time to empty.
 
 Revision ID: c4a8e2f1d6b9
-Revises: b7e4c1d9a2f6
+Revises: c3d8e2a7b915
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "c4a8e2f1d6b9"
-down_revision: str | None = "b7e4c1d9a2f6"
+down_revision: str | None = "c3d8e2a7b915"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
