@@ -6,7 +6,7 @@ refuses (a key that cannot change online: `config <field> can not be changed`; a
 cannot parse). Then `GET /config` (tikv_status.fetch_config) reads the value back, and the two are compared in
 TiKV's units (tikvconf.parse.same_value: "4GiB" is "4096MiB").
 
-Same outbound rules as tikv_status: the outbound guard, a deadline per attempt and a size cap on the answer.
+One request path with tikv_status (tikv_status.exchange): the outbound guard, a deadline per attempt and a size cap on the answer.
 Retries: setting a key to a value is idempotent, so a connection error, a timeout or a 429/502/503/504 is retried;
 a 500 is not, since TiKV answers a refusal with 500 and the same request would be refused again.
 """
@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from headroom.domain.tikvconf.parse import flatten, same_value
-from headroom.inventory.tikv_status import DEADLINE_SECONDS, StatusPortError, config_url, fetch_config
+from headroom.inventory.tikv_status import DEADLINE_SECONDS, StatusPortError, config_url, exchange, fetch_config
 from headroom.platform import outbound
 from headroom.platform.retry import RetryPolicy, call_with_retries
 
@@ -77,22 +77,11 @@ def set_config_key(
     with httpx.Client(timeout=timeout_seconds, **guard) as http:
 
         def attempt() -> None:
-            try:
-                with (
-                    outbound.limits(seconds=deadline_seconds, max_bytes=MAX_ANSWER_BYTES),
-                    http.stream("POST", url, content=body, headers={"Content-Type": "application/json"}) as response,
-                ):
-                    status = response.status_code
-                    answer = outbound.read_capped(response, MAX_ANSWER_BYTES).decode("utf-8", "replace").strip()
-            except outbound.OutboundBlocked as blocked:
-                raise StatusPortError(f"refused to send to {url}: {blocked.reason}") from None
-            except outbound.DeadlineExceeded as late:
-                # Idempotent: the same value again is harmless, so a slow answer is worth one more attempt.
-                raise StatusPortError(f"{url} did not answer within {late.seconds:g} s", transient=True) from None
-            except outbound.ResponseTooLarge as big:
-                raise StatusPortError(f"{url} answered more than {outbound.format_mib(big.max_bytes)}") from None
-            except httpx.TransportError as error:
-                raise StatusPortError(f"cannot reach {url}: {type(error).__name__}: {error}", transient=True) from None
+            # Idempotent: the same value again is harmless, so a slow answer is worth one more attempt.
+            status, raw = exchange(http, "POST", url, content=body, headers={"Content-Type": "application/json"},
+                                   deadline_seconds=deadline_seconds, max_bytes=MAX_ANSWER_BYTES,
+                                   slow_is_transient=True)
+            answer = raw.decode("utf-8", "replace").strip()
             if status == 200:
                 return
             if status in RETRY_SET_STATUSES:

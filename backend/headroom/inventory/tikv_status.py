@@ -38,6 +38,41 @@ def config_url(status_address: str) -> str:
     return base.rstrip("/") + "/config"
 
 
+def exchange(
+    http: httpx.Client,
+    method: str,
+    url: str,
+    *,
+    deadline_seconds: float,
+    max_bytes: int,
+    slow_is_transient: bool,
+    content: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, bytes]:
+    """Send one request to a status port within the outbound limits; return (HTTP status, body read within the cap).
+
+    Every failure to get an answer is a StatusPortError: a blocked address or an oversized answer is final, a
+    dropped connection is transient, and a slow answer is transient only when `slow_is_transient` (a request
+    that is safe to repeat and worth one more attempt; a read from the same slow server would be as slow again).
+    """
+    try:
+        with (
+            outbound.limits(seconds=deadline_seconds, max_bytes=max_bytes),
+            http.stream(method, url, content=content, headers=headers) as response,
+        ):
+            return response.status_code, outbound.read_capped(response, max_bytes)
+    except outbound.OutboundBlocked as blocked:  # a policy answer: retrying cannot change it
+        raise StatusPortError(f"refused to send to {url}: {blocked.reason}") from None
+    except outbound.DeadlineExceeded as late:
+        raise StatusPortError(f"{url} did not answer within {late.seconds:g} s", transient=slow_is_transient) from None
+    except outbound.ResponseTooLarge as big:
+        raise StatusPortError(f"{url} answered more than {outbound.format_mib(big.max_bytes)}") from None
+    except httpx.DecodingError as error:
+        raise StatusPortError(f"{url}: {error}") from None
+    except httpx.TransportError as error:
+        raise StatusPortError(f"cannot reach {url}: {type(error).__name__}: {error}", transient=True) from None
+
+
 def fetch_config(
     status_address: str,
     *,
@@ -57,23 +92,8 @@ def fetch_config(
     with httpx.Client(timeout=timeout_seconds, headers=headers, **guard) as http:
 
         def attempt() -> tuple[dict[str, Any], str]:
-            try:
-                with (
-                    outbound.limits(seconds=deadline_seconds, max_bytes=max_bytes),
-                    http.stream("GET", url) as response,
-                ):
-                    status = response.status_code
-                    body = outbound.read_capped(response, max_bytes) if status == 200 else b""
-            except outbound.OutboundBlocked as blocked:  # a policy answer: retrying cannot change it
-                raise StatusPortError(f"refused to fetch {url}: {blocked.reason}") from None
-            except outbound.DeadlineExceeded as late:  # not retried: the same server would be as slow again
-                raise StatusPortError(f"{url} did not answer within {late.seconds:g} s") from None
-            except outbound.ResponseTooLarge as big:
-                raise StatusPortError(f"{url} answered more than {outbound.format_mib(big.max_bytes)}") from None
-            except httpx.DecodingError as error:
-                raise StatusPortError(f"{url}: {error}") from None
-            except httpx.TransportError as error:
-                raise StatusPortError(f"cannot reach {url}: {type(error).__name__}: {error}", transient=True) from None
+            status, body = exchange(http, "GET", url, deadline_seconds=deadline_seconds, max_bytes=max_bytes,
+                                    slow_is_transient=False)
             if status in RETRY_STATUSES:
                 raise StatusPortError(f"{url} answered HTTP {status}", transient=True)
             if status != 200:

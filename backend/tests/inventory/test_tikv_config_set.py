@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.server
 import json
 import socket
+import time
 from typing import Any
 
 import pytest
@@ -88,6 +89,36 @@ def test_a_503_is_retried_then_the_value_is_verified() -> None:
         result = set_config_key(server.url, "storage.block-cache.capacity", "12GiB", retry=NO_WAIT,
                                 sleep=sleeps.append)
     assert result.verified and len(sleeps) == 1 and len(posts) == 2
+
+
+def test_a_slow_answer_is_retried_for_a_set_and_not_for_a_read() -> None:
+    # One request path for both (tikv_status.exchange): a set is idempotent, so an overdue answer is worth one
+    # more attempt; a read from the same slow server would be as slow again.
+    config = json.loads(json.dumps(BASE_CONFIG))
+    slow = {"POST": 1, "GET": 1}  # how many answers of each kind come too late
+
+    def answer(handler: http.server.BaseHTTPRequestHandler, _state: LocalServer) -> None:
+        if slow[handler.command] > 0:
+            slow[handler.command] -= 1
+            time.sleep(1.5)
+        if handler.command == "POST":
+            config["storage"]["block-cache"]["capacity"] = "12GiB"
+        body = b"" if handler.command == "POST" else json.dumps(config).encode()
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            handler.wfile.write(body)
+        except OSError:  # the client gave up on this answer
+            pass
+
+    sleeps: list[float] = []
+    with serve(answer) as server, pytest.raises(StatusPortError, match="did not answer within 0.5 s") as late:
+        set_config_key(server.url, "storage.block-cache.capacity", "12GiB", retry=NO_WAIT, deadline_seconds=0.5,
+                       sleep=sleeps.append)
+    assert not late.value.transient
+    assert len(sleeps) == 1  # the slow set was tried again; the slow read was not
+    assert server.hits == ["/config", "/config", "/config"]
 
 
 def test_a_value_the_node_does_not_report_back_is_not_verified() -> None:
