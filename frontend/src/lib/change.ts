@@ -63,3 +63,32 @@ export function settingText(value: unknown, key: string): string {
   }
   return JSON.stringify(value);
 }
+
+// The AWS attributes a change can set, in words (the names the EC2 console gives them); a TiKV key keeps its own
+// dotted name, the one tikv.toml, SET CONFIG and TiKV's documentation use.
+const SETTING_LABELS: Record<string, string> = {
+  'volume.type': 'Type',
+  'volume.size': 'Size',
+  'volume.iops': 'IOPS',
+  'volume.throughput': 'Throughput',
+  'instance.type': 'Instance type',
+};
+
+/** A change's setting as a person reads it: "IOPS", "Type", or the TiKV key itself. */
+export function settingLabel(key: string): string {
+  return SETTING_LABELS[key] ?? key;
+}
+
+/**
+ * A change of one setting in words, its values written as settingText writes them ("Throughput 125 MiB/s →
+ * 250 MiB/s"); a unit the label already says is not repeated ("IOPS 3,000 → 6,000").
+ */
+export function changeText(key: string, before: unknown, after: unknown): string {
+  const label = settingLabel(key);
+  const said = SETTING_UNITS[key] === label ? ` ${label}` : null;
+  const value = (v: unknown) => {
+    const text = settingText(v, key);
+    return said && text.endsWith(said) ? text.slice(0, -said.length) : text;
+  };
+  return `${label} ${value(before)} → ${value(after)}`;
+}

@@ -43,8 +43,8 @@ describe('FindingApplyPlanPanel', () => {
       }),
     );
     const { user } = renderWithClient(<FindingApplyPlanPanel clusterId={CLUSTER} findingId={FINDING} canManage />);
-    const row = await screen.findByRole('row', { name: /volume\.type/ });
-    expect(row).toHaveTextContent('gp2 → gp3');
+    const row = await screen.findByRole('row', { name: /Type gp2 → gp3/ });
+    expect(row).toHaveTextContent('Volume: Type gp2 → gp3');
     expect(row).toHaveTextContent('after 6 hours');
     expect(screen.getByText('Stop if the p99 of read latency rises.')).toBeInTheDocument();
     expect(screen.getByText(/saves \$2\.00 a month/)).toBeInTheDocument();
@@ -56,6 +56,28 @@ describe('FindingApplyPlanPanel', () => {
         maintenance_window: { start: '22:00', end: '02:00', weekdays: ['sat', 'sun'] },
       }),
     );
+  });
+
+  it('writes each step in words, with the changes table\'s units, not raw keys and numbers', async () => {
+    const iops = { target: 'aws', key: 'volume.iops', entity: { kind: 'volume', id: 'vol-1' }, current: 3000,
+      proposed: 6000 };
+    const cache = { target: 'tikv', key: 'storage.block-cache.capacity',
+      entity: { kind: 'node', id: '10.0.1.1:20160', status_address: '10.0.1.1:20180' }, current: '8GiB',
+      proposed: '4GiB' };
+    const steps = [
+      { ...PREVIEW.steps[0], change: iops, undo: { ...iops, current: 6000, proposed: 3000 } },
+      { position: 2, kind: 'tikv_set_config', target: '10.0.1.1:20180', change: cache,
+        undo: { ...cache, current: '4GiB', proposed: '8GiB' }, undo_after_seconds: 0, undo_note: 'At once.' },
+    ];
+    server.use(
+      http.get(apiUrl(`/findings/${FINDING}/apply-plan`), () => HttpResponse.json({ ...PREVIEW, steps })),
+      http.get(apiUrl(`/clusters/${CLUSTER}/apply-plans`), () => HttpResponse.json([])),
+    );
+    renderWithClient(<FindingApplyPlanPanel clusterId={CLUSTER} findingId={FINDING} canManage />);
+    expect(await screen.findByRole('row', { name: /Volume: IOPS 3,000 → 6,000/ })).toBeInTheDocument();
+    expect(screen.getByRole('row', { name: /TiKV setting: storage\.block-cache\.capacity 8GiB → 4GiB/ }))
+      .toBeInTheDocument();
+    expect(screen.queryByText(/volume\.iops|3000/)).not.toBeInTheDocument();
   });
 
   it('says why it cannot be proposed, and offers no button', async () => {
@@ -108,7 +130,7 @@ describe('FindingApplyPlanPanel', () => {
     await waitFor(() => expect(posted).toContain(`run ${approved.id}`));
     expect(screen.getByText('Watching step 1 of 1 until 2026-11-02 12:25 UTC.')).toBeInTheDocument();
     const step = screen.getByRole('row', { name: /Applied, watching/ });
-    expect(step).toHaveTextContent('gp2 → gp3');
+    expect(step).toHaveTextContent('Type gp2 → gp3');
     expect(step).toHaveTextContent('(AWS: optimizing)');
     expect(step).toHaveTextContent('Read latency improved: 40 ms before, 2 ms after.');
     await user.click(screen.getByRole('button', { name: 'Stop' }));

@@ -3,7 +3,8 @@ import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
 import { ScrollRegion } from '@/components/ScrollRegion';
-import { formatQuantity, formatTimestamp } from '@/lib/format';
+import { changeText, settingLabel, settingText } from '@/lib/change';
+import { formatTimestamp } from '@/lib/format';
 import {
   pendingUndo,
   undoText,
@@ -43,20 +44,6 @@ const STEP_WORDS: Record<StepRun['status'], string> = {
   unknown: 'Unknown (stopped mid-step)',
 };
 
-function valueText(value: unknown): string {
-  if (value === null || value === undefined) return 'not set';
-  if (typeof value === 'boolean') return value ? 'on' : 'off';
-  return String(value);
-}
-
-// The units AWS's ModifyVolume takes these in (IOPS, MiB/s); TiKV values are shown as TiKV writes them.
-const VOLUME_UNITS: Record<string, string> = { 'volume.iops': 'IOPS', 'volume.throughput': 'MiB/s' };
-
-function readText(key: string | undefined, value: unknown): string {
-  const unit = key ? VOLUME_UNITS[key] : undefined;
-  return unit && typeof value === 'number' ? formatQuantity(value, unit) : valueText(value);
-}
-
 function StepsTable({ steps }: { steps: PlanStep[] }) {
   // In a box that scrolls by itself: on a phone the four columns are wider than the page.
   return (
@@ -76,8 +63,8 @@ function StepsTable({ steps }: { steps: PlanStep[] }) {
             <tr key={step.position}>
               <td>{step.position}</td>
               <td>
-                {step.kind === 'ebs_modify_volume' ? 'Volume ' : 'TiKV setting '}
-                <code>{step.change.key}</code>: {valueText(step.change.current)} → {valueText(step.change.proposed)}
+                {step.kind === 'ebs_modify_volume' ? 'Volume: ' : 'TiKV setting: '}
+                {changeText(step.change.key, step.change.current, step.change.proposed)}
               </td>
               <td>
                 <code>{step.target}</code>
@@ -107,7 +94,7 @@ function StepRuns({ plan }: { plan: ApplyPlan }) {
         <tbody>
           {plan.step_runs.map((run) => {
             const step = plan.steps.find((s) => s.position === run.position);
-            const key = step?.change.key;
+            const key = step?.change.key ?? '';
             return (
               <tr key={run.position}>
                 <td>
@@ -127,11 +114,11 @@ function StepRuns({ plan }: { plan: ApplyPlan }) {
                 </td>
                 <td>
                   {run.read_back !== null
-                    ? `${readText(key, run.before)} → ${readText(key, run.read_back)}`
+                    ? changeText(key, run.before, run.read_back)
                     : run.before !== null
-                      ? `was ${readText(key, run.before)}`
+                      ? `${settingLabel(key)} was ${settingText(run.before, key)}`
                       : '—'}
-                  {run.restored !== null && `; set back to ${readText(key, run.restored)}`}
+                  {run.restored !== null && `; set back to ${settingText(run.restored, key)}`}
                   {run.modification_state && ` (AWS: ${run.modification_state})`}
                 </td>
                 <td>
