@@ -12,7 +12,9 @@ window, to the displayed precision:
 - the Prometheus alert rules (GET .../alert-rules): 90 % of the data volumes' sustained ceiling;
 - the weekly email (the digest service's own render of the same org, cluster and findings): every ceiling, limit
   and utilisation it prints for a volume or an instance, as written (headroom.domain.units.format_quantity);
-- the burst forecast: the glance's time to empty of a bucket equals the finding's on the same bucket.
+- the burst forecast: the glance's time to empty of a bucket equals the finding's on the same bucket;
+- the apply plan (GET /findings/{id}/apply-plan): its predicted effect is the finding's impact, and the what-if of
+  the same changes gives the same ceilings before and after and the same monthly cost.
 
 The advisor's number is computed by the advisor's own Context (headroom.domain.advisor.context) on the snapshot the
 store builds for the same window: a new surface that shows a ceiling joins this test.
@@ -443,3 +445,42 @@ def test_a_window_of_the_past_computes_its_own_burst_forecasts(client: Any, db: 
     then = {b["entity_id"]: b["balance_percent"] for n in later["nodes"] for b in n["burst"]}
     assert soon and soon.keys() == then.keys()
     assert any(then[k] < soon[k] for k in soon), (soon, then)  # an hour later the buckets hold less
+
+
+@pytest.mark.parametrize("seeded", ["demo.yaml"], indirect=True)
+def test_the_apply_plans_predicted_effect_is_the_findings_and_the_what_ifs(seeded: dict[str, Any]) -> None:
+    """The apply plan (GET /findings/{id}/apply-plan) predicts what the finding predicts, and the what-if of the
+    same changes says the same: the ceiling before and after (to the displayed precision) and the monthly cost."""
+    owner, cid = seeded["owner"], seeded["cluster_id"]
+    listed = owner.get(f"/api/v1/clusters/{cid}/findings", params={"limit": 200})
+    assert listed.status_code == 200, listed.text
+    ceilings_checked = costs_checked = 0
+    for item in listed.json()["items"]:
+        detail = owner.get(f"/api/v1/findings/{item['id']}").json()
+        preview = owner.get(f"/api/v1/findings/{item['id']}/apply-plan")
+        assert preview.status_code == 200, preview.text
+        impact = detail["impact"]
+        assert preview.json()["predicted"] == impact, detail["rule"]  # the finding's own numbers, not recomputed
+        if not detail["changes"] or impact is None:
+            continue
+        whatif = owner.post(f"/api/v1/clusters/{cid}/what-if", json={"changes": detail["changes"]})
+        assert whatif.status_code == 200, whatif.text
+        answer = whatif.json()
+        if impact["monthly_cost_delta_usd"] is not None:
+            assert answer["cost"]["delta_usd"] == pytest.approx(impact["monthly_cost_delta_usd"], abs=0.005), (
+                detail["rule"], answer["cost"], impact)
+            costs_checked += impact["monthly_cost_delta_usd"] != 0
+        if impact["unit"] in ("IOPS", "MiB/s") and "ceiling" in (impact["metric"] or ""):
+            # the entity's own row, and the ceiling the node gets after: the smaller of its volume's and its
+            # instance's in force (the instance's EBS limit can bind first)
+            dimension = "iops" if impact["unit"] == "IOPS" else "throughput"
+            rows = [r for r in answer["ceilings"] if r["dimension"] == dimension]
+            [own] = [r for r in rows if r["entity_id"] == detail["entity_id"]]
+            gets_after = min(r["ceiling_after"] for r in rows if r["entity_id"] in (
+                detail["entity_id"], seeded["ctx"].volume(detail["entity_id"]).instance_id))
+            shown = (format_quantity(impact["before"], impact["unit"]), format_quantity(impact["after"], impact["unit"]))
+            assert shown == (format_quantity(own["ceiling"], own["unit"]), format_quantity(gets_after, own["unit"])), (
+                detail["rule"], impact, rows)
+            ceilings_checked += 1
+    # the demo has volume fixes that move a ceiling and cost money (gp2 -> gp3, provisioned throughput)
+    assert ceilings_checked >= 2 and costs_checked >= 2, (ceilings_checked, costs_checked)
