@@ -99,18 +99,6 @@ def encode_packed_rows(
     return b"".join(parts)
 
 
-def encode_hour_marks(series_ids: NDArray[np.int64], hour_micros: NDArray[np.int64], org_id: uuid.UUID) -> bytes:
-    """Return the binary COPY stream of (series_id int8, hour_at timestamptz, org_id uuid) rows, in the order
-    given (hour_at as microseconds since 2000-01-01)."""
-    record = np.dtype([("nfields", ">i2"), ("sid_len", ">i4"), ("sid", ">i8"), ("ts_len", ">i4"), ("ts", ">i8"),
-                       ("org_len", ">i4"), ("org", "V16")])
-    rec = np.empty(len(series_ids), dtype=record)
-    rec["nfields"], rec["sid_len"], rec["ts_len"], rec["org_len"] = 3, 8, 8, 16
-    rec["sid"], rec["ts"] = series_ids, hour_micros
-    rec["org"] = np.frombuffer(org_id.bytes, dtype="V16")[0]
-    return HEADER + rec.tobytes() + TRAILER
-
-
 INT2_OID = 21
 
 

@@ -37,7 +37,6 @@ from headroom.timeseries import codec
 from headroom.timeseries.copy_binary import (
     decode_int8_array,
     decode_rollup_arrays,
-    encode_hour_marks,
     encode_packed_rows,
     encode_rollup_rows,
 )
@@ -49,10 +48,6 @@ ROLLUP_SLOTS = {300: 288, 3600: 24}
 # Hour rows per COPY message group: ~3 MB of binary COPY, so encoding and sending overlap in a few steps per write
 # (Headroom choice, from bench/timeseries_bench.py).
 COPY_SLICE_ROWS = 4000
-# Marks from which _mark_dirty tries a plain COPY first: a collector's minute (a few hundred marks, most of them
-# queued already while the drain is behind) keeps the one upsert; a backfill's thousands of new hours skip its
-# per-row conflict check (Headroom choice, bench/timeseries_bench.py).
-MARK_COPY_MIN_PAIRS = 2000
 
 
 def hour_floor(ts: dt.datetime) -> dt.datetime:
@@ -573,14 +568,9 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
 def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> None:
     """Queue the rollups of these rows' (series, hour) for drain_rollups.
 
-    A large write (a backfill: its hours are new to the queue) COPYs the marks straight in, in key order and in a
-    savepoint: a new queue row stays invisible to a drain until this transaction commits, and a writer inserting
-    the same key waits for it in key order, so neither loses a mark nor deadlocks. If a mark is queued already
-    (unique violation), the savepoint rolls back and the upsert below queues them all.
-
-    The upsert's DO UPDATE (not DO NOTHING) takes the queue row's lock until this transaction commits, so a drain
-    running meanwhile skips it (SKIP LOCKED) instead of deleting it and computing rollups without these points;
-    rows are locked in key order, so two writers cannot deadlock on them.
+    DO UPDATE (not DO NOTHING) takes the queue row's lock until this transaction commits, so a drain running
+    meanwhile skips it (SKIP LOCKED) instead of deleting it and computing rollups without these points; rows are
+    locked in key order, so two writers cannot deadlock on them.
     """
     if not changed or not sum(len(c) for c in changed):
         return
@@ -588,21 +578,6 @@ def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> 
     hours = np.concatenate([c.hours for c in changed])
     pairs = np.unique(_row_keys(series, hours))  # sorted: (series, hour) order
     mask = (1 << _HOUR_BITS) - 1
-    pair_series, pair_hours = pairs >> _HOUR_BITS, pairs & mask
-    if len(pairs) >= MARK_COPY_MIN_PAIRS:
-        conn = db.connection().connection.driver_connection
-        assert conn is not None
-        stream = encode_hour_marks(pair_series, (pair_hours * 3600 - _PG_EPOCH_SECONDS) * 1_000_000, org_id)
-        try:
-            with (
-                conn.transaction(),
-                conn.cursor() as cur,
-                cur.copy("COPY metric_rollup_dirty (series_id, hour_at, org_id) FROM STDIN (FORMAT BINARY)") as copy,
-            ):
-                copy.write(stream)
-            return
-        except pg_errors.UniqueViolation:
-            pass  # some of these hours are queued already: upsert them all
     db.execute(
         text(
             "INSERT INTO metric_rollup_dirty (series_id, hour_at, org_id) "
@@ -610,7 +585,7 @@ def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> 
             "FROM unnest(CAST(:sids AS bigint[]), CAST(:hours AS bigint[])) AS p(s, h) ORDER BY s, h "
             "ON CONFLICT (series_id, hour_at) DO UPDATE SET marked_at = now()"
         ),
-        {"org": org_id, "sids": _id_array(pair_series.tolist()), "hours": _id_array(pair_hours.tolist())},
+        {"org": org_id, "sids": _id_array((pairs >> _HOUR_BITS).tolist()), "hours": _id_array((pairs & mask).tolist())},
     )
 
 

@@ -216,21 +216,23 @@ def test_an_unchanged_rewrite_writes_nothing_and_queues_nothing(db: Any) -> None
 
 
 
+# Series of a backfill in these tests: 42 x 48 hours = 2,016 marks, a bench chunk's order of magnitude.
+BACKFILL_SERIES = 42
+
+
 def _backfill(sids: list[int], value: float) -> list[ts.SeriesBatch]:
-    """Two days of every series: enough (series, hour) marks for the COPY path of the queue."""
-    assert len(sids) * 48 >= ts.MARK_COPY_MIN_PAIRS
+    """Two days of every series."""
     return [ts.SeriesBatch(s, T0, 60, np.full(2 * 1440, value)) for s in sids]
 
 
 def test_a_backfill_queues_every_hour_once_even_with_some_queued_already(db: Any) -> None:
     org = _org(db)
-    sids = _series(db, org, -(-ts.MARK_COPY_MIN_PAIRS // 48))
+    sids = _series(db, org, BACKFILL_SERIES)
     every = {(s, T0 + h * HOUR) for s in sids for h in range(48)}
     assert ts.write_batches(db, org, _backfill(sids, 1.0)).rows_written == len(every)
     assert _queued(db, org) == every
     assert ts.rollups_pending(db, org) == len(every)
-    # A revision of every hour while one is still queued: the plain COPY of marks would collide, so the upsert
-    # queues them all, each once.
+    # A revision of every hour while one is still queued: each is queued once.
     assert ts.drain_rollups(db, org_id=org, limit=len(every) - 1) == len(every) - 1
     assert len(_queued(db, org)) == 1
     assert ts.write_batches(db, org, _backfill(sids, 2.0)).rows_written == len(every)
@@ -319,14 +321,14 @@ def test_a_write_during_a_drain_is_queued_again_not_lost(committed: Any) -> None
 def test_a_backfill_during_a_drain_is_queued_again_not_lost(committed: Any) -> None:
     sessions, org, _ = committed
     with sessions() as db:
-        sids = _series(db, org, -(-ts.MARK_COPY_MIN_PAIRS // 48))
+        sids = _series(db, org, BACKFILL_SERIES)
         ts.write_batches(db, org, _backfill(sids, 1.0))
         db.commit()
     drainer = sessions()
     written = threading.Event()
     try:
         assert ts.drain_rollups(drainer, org_id=org) == len(sids) * 48  # claimed, computed from the 1.0s
-        # The backfill's COPY of marks waits on the claimed (deleted) queue rows until the drain commits.
+        # The backfill's marks wait on the claimed (deleted) queue rows until the drain commits.
         def write() -> None:
             with sessions() as db:
                 ts.write_batches(db, org, _backfill(sids, 5.0))
