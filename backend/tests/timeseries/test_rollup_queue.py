@@ -215,6 +215,31 @@ def test_an_unchanged_rewrite_writes_nothing_and_queues_nothing(db: Any) -> None
     assert _queued(db, org) == {(sids[1], T0 + HOUR)}
 
 
+
+# Series of a backfill in these tests: 42 x 48 hours = 2,016 marks, a bench chunk's order of magnitude.
+BACKFILL_SERIES = 42
+
+
+def _backfill(sids: list[int], value: float) -> list[ts.SeriesBatch]:
+    """Two days of every series."""
+    return [ts.SeriesBatch(s, T0, 60, np.full(2 * 1440, value)) for s in sids]
+
+
+def test_a_backfill_queues_every_hour_once_even_with_some_queued_already(db: Any) -> None:
+    org = _org(db)
+    sids = _series(db, org, BACKFILL_SERIES)
+    every = {(s, T0 + h * HOUR) for s in sids for h in range(48)}
+    assert ts.write_batches(db, org, _backfill(sids, 1.0)).rows_written == len(every)
+    assert _queued(db, org) == every
+    assert ts.rollups_pending(db, org) == len(every)
+    # A revision of every hour while one is still queued: each is queued once.
+    assert ts.drain_rollups(db, org_id=org, limit=len(every) - 1) == len(every) - 1
+    assert len(_queued(db, org)) == 1
+    assert ts.write_batches(db, org, _backfill(sids, 2.0)).rows_written == len(every)
+    assert _queued(db, org) == every
+    assert ts.drain_rollups(db, org_id=org) == len(every)
+    assert {p.max for p in ts.read_rollup(db, org, sids[-1], 3600, T0, T0 + 2 * DAY)} == {2.0}
+
 # --- concurrency, with real commits -----------------------------------------------------------------------
 
 
@@ -292,6 +317,37 @@ def test_a_write_during_a_drain_is_queued_again_not_lost(committed: Any) -> None
         db.commit()
     assert _hour_max(sessions, org, sid) == 7.0
 
+
+def test_a_backfill_during_a_drain_is_queued_again_not_lost(committed: Any) -> None:
+    sessions, org, _ = committed
+    with sessions() as db:
+        sids = _series(db, org, BACKFILL_SERIES)
+        ts.write_batches(db, org, _backfill(sids, 1.0))
+        db.commit()
+    drainer = sessions()
+    written = threading.Event()
+    try:
+        assert ts.drain_rollups(drainer, org_id=org) == len(sids) * 48  # claimed, computed from the 1.0s
+        # The backfill's marks wait on the claimed (deleted) queue rows until the drain commits.
+        def write() -> None:
+            with sessions() as db:
+                ts.write_batches(db, org, _backfill(sids, 5.0))
+                db.commit()
+            written.set()
+
+        thread = threading.Thread(target=write)
+        thread.start()
+        assert not written.wait(1.0)
+        drainer.commit()
+        thread.join(60)
+        assert written.is_set()
+    finally:
+        drainer.close()
+    with sessions() as db:
+        assert ts.rollups_pending(db, org) == len(sids) * 48
+        assert ts.drain_rollups(db, org_id=org) == len(sids) * 48
+        db.commit()
+    assert _hour_max(sessions, org, sids[0]) == 5.0
 
 def test_the_rollups_job_drains_the_queue_in_committed_batches(committed: Any, database_url: str,
                                                                  settings: Any) -> None:
