@@ -19,9 +19,12 @@ def _clock() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def run_advance(database_url: str, settings: Settings, now: dt.datetime, *, plan_id: str,
+def run_advance(database_url: str, settings: Settings, now: dt.datetime, *, plan_id: str | None = None,
                 **_: Any) -> dict[str, Any]:
-    """Advance one plan."""
+    """Advance one plan; without a plan (the in-process scheduler's start-up round runs every job once), every
+    running plan, as the minute's tick does."""
+    if plan_id is None:
+        return run.advance_all(job_context(database_url, settings), clock=_clock)
     return run.advance(job_context(database_url, settings), uuid.UUID(plan_id), clock=_clock)
 
 

@@ -56,3 +56,14 @@ def test_the_start_up_round_runs_the_ingest_jobs_before_the_advice_that_reads_th
     for reader in ("advice.run", "advice.demo_first", "fleet.score", "projections.run"):
         for ingest in ("demo.ingest", "aws.ingest", "prometheus.ingest"):
             assert order.index(ingest) < order.index(reader), (ingest, reader)
+
+
+def test_every_job_can_run_in_the_start_up_round_without_arguments() -> None:
+    """The in-process scheduler runs every job once at start-up with only (database_url, settings, now): a job
+    that needs an argument (a plan, a connection) treats its absence as "every one", never a TypeError."""
+    import inspect
+
+    from headroom.jobs import all_jobs
+
+    for job in all_jobs():
+        inspect.signature(job.run).bind("postgresql://", object(), dt.datetime.now(dt.UTC))  # raises if it cannot
