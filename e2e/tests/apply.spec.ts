@@ -122,7 +122,7 @@ test('apply: opt in, propose as an admin, approve as the owner, run, and see it 
 
   await test.step('the audit log shows the proposal, the approval and the run', async () => {
     await page.goto('/settings/audit-log');
-    for (const action of ['apply.plan_proposed', 'apply.plan_approved', 'apply.run_started']) {
+    for (const action of ['Apply: plan proposed', 'Apply: plan approved', 'Apply: run started']) {
       await expect(page.getByText(action, { exact: true }).first()).toBeVisible();
     }
   });

@@ -4,9 +4,10 @@ import datetime as dt
 import uuid
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, Field, field_validator
+from pydantic import AwareDatetime, Field, computed_field, field_validator
 from pydantic_core import PydanticCustomError
 
+from headroom.domain.words import audit_action_text
 from headroom.platform.schemas import Email, Input, Name200, Output
 
 Role = Literal["owner", "admin", "viewer"]
@@ -165,3 +166,9 @@ class AuditEntryRead(Output):
     details: dict[str, object]
     ip: str | None
     created_at: dt.datetime
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def action_text(self) -> str:
+        """The action in words, as the audit log page shows it."""
+        return audit_action_text(self.action)

@@ -24,3 +24,35 @@ METHOD_WORDS: dict[str, str] = {
 def method_words(method: str) -> str:
     """Say how a projection was made ("forecast: weekly seasonal trend"), never the method's code."""
     return f"forecast: {METHOD_WORDS.get(method, 'trend')}"
+
+
+# What an audit log entry's subject is called (the part of its action before the dot).
+AUDIT_SUBJECTS: dict[str, str] = {
+    "api_token": "API token",
+    "apply": "Apply",
+    "auth": "Sign-in",
+    "aws_connection": "AWS connection",
+    "cluster": "Cluster",
+    "digest": "Weekly email",
+    "finding": "Finding",
+    "member": "Member",
+    "org": "Organisation",
+    "patch": "Patch",
+    "prometheus_source": "Prometheus source",
+}
+# Whole actions whose words are not their parts' ("auth.login" is not "Sign-in: login").
+AUDIT_ACTIONS: dict[str, str] = {
+    "auth.login": "Signed in",
+    "auth.signup_confirmed": "Sign-up confirmed",
+    "org.created": "Organisation created",
+}
+
+
+def audit_action_text(action: str) -> str:
+    """An audit log action in words ("apply.step_rolled_back" -> "Apply: step rolled back"); the code itself stays
+    in the entry for filtering and scripts."""
+    if action in AUDIT_ACTIONS:
+        return AUDIT_ACTIONS[action]
+    subject, _, what = action.partition(".")
+    name = AUDIT_SUBJECTS.get(subject, subject.replace("_", " ").capitalize())
+    return f"{name}: {what.replace('_', ' ')}" if what else name

@@ -1902,6 +1902,11 @@ export interface components {
         AuditEntryRead: {
             /** Action */
             action: string;
+            /**
+             * Action Text
+             * @description The action in words, as the audit log page shows it.
+             */
+            readonly action_text: string;
             /** Actor Token Id */
             actor_token_id: string | null;
             /** Actor User Id */

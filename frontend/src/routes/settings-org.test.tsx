@@ -225,6 +225,7 @@ describe('Settings › Audit log', () => {
     return Array.from({ length: count }, (_, i) => ({
       id: fromId - i,
       action: i === 0 ? 'api_token.created' : 'member.invited',
+      action_text: i === 0 ? 'API token: created' : 'Member: invited',
       actor_user_id: SESSION.user.id,
       actor_token_id: null,
       target_kind: 'api_token',
@@ -249,6 +250,9 @@ describe('Settings › Audit log', () => {
     const table = await screen.findByRole('table', { name: 'Audit log' });
     expect(within(table).getAllByRole('row')).toHaveLength(51);
     expect(within(table).getByText('name=entry-60')).toBeInTheDocument();
+    // the action in words, its code kept for whoever hovers it
+    expect(within(table).getByText('API token: created')).toHaveAttribute('title', 'api_token.created');
+    expect(within(table).queryByText('api_token.created')).not.toBeInTheDocument();
     expect(within(table).getAllByText('Ada Lovelace').length).toBe(50);
     expect(screen.getByRole('button', { name: 'Newer' })).toBeDisabled();
 

@@ -63,9 +63,7 @@ export function AuditLogPanel({ role }: { role: Role }) {
               <tr key={e.id}>
                 <td>{formatTimestamp(e.created_at)}</td>
                 <td>{actor(e.actor_user_id, e.actor_token_id)}</td>
-                <td>
-                  <code>{e.action}</code>
-                </td>
+                <td title={e.action}>{e.action_text}</td>
                 <td>{e.target_kind ? `${e.target_kind}${e.target_id ? ` ${e.target_id.slice(0, 8)}` : ''}` : '—'}</td>
                 <td>{detailsText(e.details)}</td>
                 <td>{e.ip ?? '—'}</td>
