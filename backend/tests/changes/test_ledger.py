@@ -6,39 +6,23 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import uuid
 from typing import Any
 
 import pytest
-from headroom.findings import service as findings_service
+from changes_support import CHANGE, LEDGER_AFTER
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory import service as inventory_service
 from headroom.inventory.models import InventoryChange, TikvNode, Volume
-from headroom.domain.snapshot.scenario import load_scenario
-from headroom.sources.demo import service as demo
-from headroom.timeseries import repository as ts
-from helpers import join_with_role, sign_up
+from helpers import sign_up
 from sqlalchemy import select
 
-# The demo's afternoon: its hot node pins its gp3 data volume's IOPS (the advice tests use the same hours).
-CHANGE = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
-AFTER = dt.timedelta(hours=6)
-WEEK = dt.timedelta(days=7)
+AFTER = LEDGER_AFTER
 
 
 @pytest.fixture()
-def world(client: Any, make_client: Any, db: Any, clock: Any) -> dict[str, Any]:
-    owner = sign_up(client, org="Ledger Org")
-    viewer = join_with_role(owner, make_client(), "viewer")
-    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id))
-    scenario = load_scenario(demo.default_scenario_path())
-    # the hours before and after the change, and the same hours of the week one week earlier
-    for start, end in ((CHANGE - WEEK, CHANGE - WEEK + AFTER), (CHANGE - AFTER, CHANGE + AFTER)):
-        demo.ingest_window(db, cluster, scenario, start, end)
-        ts.refresh_rollups(db, start, end)
-    findings_service.advise_cluster(db, cluster, now=CHANGE)
-    db.commit()
-    return {"owner": owner, "viewer": viewer, "cluster": cluster}
+def world(ledger_world: Any, make_client: Any, db: Any) -> dict[str, Any]:
+    """The ledger's demo cluster (built once for the directory, conftest.py) with its owner and viewer."""
+    return ledger_world.in_test(make_client, db)
 
 
 def _ledger(actor: Any, cluster_id: Any) -> dict[str, Any]:

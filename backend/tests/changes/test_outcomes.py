@@ -6,40 +6,26 @@ page counts them for the org that owns them only (docs/thresholds/fix-outcomes.m
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from typing import Any
 
 import pytest
+from changes_support import CHANGE, OUTCOME_AFTER
 from headroom.changes import service as changes_service
 from headroom.changes.models import FixOutcomeRecord
-from headroom.domain.snapshot.scenario import load_scenario
-from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.inventory.models import InventoryChange, Volume
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.settings import Settings
-from headroom.sources.demo import service as demo
-from headroom.timeseries import repository as ts
 from helpers import sign_up, units_of_work
 from sqlalchemy import func, select
 
-# The demo's afternoon: its hot nodes pin their gp3 data volumes' throughput (the ledger tests use the same hours).
-CHANGE = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
-AFTER = dt.timedelta(hours=26)  # more than the day an outcome waits for
-WEEK = dt.timedelta(days=7)
+AFTER = OUTCOME_AFTER
 
 
 @pytest.fixture()
-def world(client: Any, db: Any) -> dict[str, Any]:
-    owner = sign_up(client, org="Outcome Org")
-    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id))
-    scenario = load_scenario(demo.default_scenario_path())
-    for start, end in ((CHANGE - WEEK, CHANGE - WEEK + AFTER), (CHANGE - dt.timedelta(hours=6), CHANGE + AFTER)):
-        demo.ingest_window(db, cluster, scenario, start, end)
-        ts.refresh_rollups(db, start, end)
-    findings_service.advise_cluster(db, cluster, now=CHANGE)
-    db.commit()
-    return {"owner": owner, "cluster": cluster}
+def world(outcomes_world: Any, make_client: Any, db: Any) -> dict[str, Any]:
+    """The outcomes' demo cluster (built once for the directory, conftest.py) with its owner."""
+    return outcomes_world.in_test(make_client, db)
 
 
 def _job_context(sessions: Any) -> JobContext:

@@ -1,5 +1,6 @@
 """The fleet overview through the real API: the demo cluster's data as the collectors store it, advised and
-projected by the real services, next to an empty cluster; every figure checked against its own source."""
+projected by the real services, next to an empty cluster (`world`, built once per worker for the directory:
+conftest.py); every figure checked against its own source."""
 
 from __future__ import annotations
 
@@ -10,39 +11,15 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from fleet_support import END
 from headroom.domain.catalog import instance_limits, volume_limits
-from headroom.domain.snapshot.scenario import load_scenario
-from headroom.findings import service as findings_service
 from headroom.findings.models import FindingRecord
 from headroom.inventory.models import Instance, TikvNode, Volume
 from headroom.metrics import service as metrics_service
 from headroom.platform.principal import Principal
-from headroom.projections import service as projections
 from headroom.projections.models import Projection
-from headroom.sources.demo import service as demo
-from headroom.timeseries import repository as ts
-from helpers import join_with_role, sign_up
+from helpers import sign_up
 from sqlalchemy import select
-
-END = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
-
-
-@pytest.fixture()
-def world(client: Any, make_client: Any, db: Any, clock: Any) -> dict[str, Any]:
-    owner = sign_up(client, org="Fleet Org")
-    viewer = join_with_role(owner, make_client(), "viewer")
-    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id))
-    scenario = load_scenario(demo.default_scenario_path())
-    start = END - dt.timedelta(hours=26)
-    demo.ingest_window(db, cluster, scenario, start, END)
-    ts.refresh_rollups(db, start, END)
-    findings_service.advise_cluster(db, cluster, now=END)
-    projections.project_cluster(db, cluster, now=END)
-    db.commit()
-    empty = owner.post("/api/v1/clusters", json={"name": "empty-one", "tikv_version": "v8.5.1"})
-    assert empty.status_code == 201, empty.text
-    clock.now = END
-    return {"owner": owner, "viewer": viewer, "cluster": cluster, "empty": empty.json()}
 
 
 def test_each_cluster_with_its_health_score_nearest_ceiling_spend_and_savings(world: dict[str, Any], db: Any,

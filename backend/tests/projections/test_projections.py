@@ -1,6 +1,7 @@
 """Projections through the real pipeline: the demo cluster's data written into the store as the collectors write
 it (1-minute EBS, 5-minute EC2, Prometheus store sizes), rolled up hourly, fitted by the projections service and
-served by the API (docs/projections.md)."""
+served by the API (docs/projections.md). The data (`world`) is built once per worker for the directory
+(conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,32 +10,14 @@ import uuid
 from typing import Any
 
 import pytest
-from headroom.domain.snapshot.scenario import load_scenario
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.settings import Settings
 from headroom.projections import service as projections
 from headroom.projections.models import Projection
 from headroom.sources.demo import service as demo
-from headroom.timeseries import repository as ts
-from helpers import join_with_role, sign_up, units_of_work
+from helpers import sign_up, units_of_work
+from projections_support import END, HOURS
 from sqlalchemy import func, select
-
-# The demo scenario's afternoon (as the advice tests use): its hot node pins its gp3 volume's IOPS.
-END = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
-HOURS = 76  # three days and a bit: three daily cycles (ets-daily), inside a four-week history window
-
-
-@pytest.fixture()
-def world(client: Any, make_client: Any, db: Any) -> dict[str, Any]:
-    owner = sign_up(client, org="Projections Org")
-    viewer = join_with_role(owner, make_client(), "viewer")
-    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id))
-    scenario = load_scenario(demo.default_scenario_path())
-    start = END - dt.timedelta(hours=HOURS)
-    demo.ingest_window(db, cluster, scenario, start, END)
-    ts.refresh_rollups(db, start, END)
-    db.commit()
-    return {"owner": owner, "viewer": viewer, "cluster": cluster, "scenario": scenario}
 
 
 def _job_context(sessions: Any) -> JobContext:

@@ -2,7 +2,7 @@
 GetMetricData calls are exactly the requests the first one had not stored, the stored rows are exactly the
 points put into CloudWatch, and points done / total never go back.
 
-Real parts: the moto server (EC2/CloudWatch), the test PostgreSQL and Redis, `celery worker` processes (solo
+Real parts: a moto server of this module's own (EC2/CloudWatch), the test PostgreSQL and Redis, `celery worker` processes (solo
 pool, so SIGKILL stops the task mid-request). GetMetricData calls are counted inside the worker processes by a
 botocore event hook (`before-parameter-build`, once per call and NextToken page) that a `sitecustomize` module
 installs on every botocore client; nothing of Headroom's is replaced. (worker/tests/test_ingest_kill.py kills a
@@ -27,6 +27,7 @@ import pytest
 import sqlalchemy as sa
 from aws_fixtures import boto, make_fleet, put_series
 from celery_workers import ProgressWatch, client_app, start_worker, stop_worker
+from moto.server import ThreadedMotoServer
 from xdist_workers import redis_db
 
 # A region no other AWS test uses (the region fixture's cycle does not include it).
@@ -58,13 +59,30 @@ botocore.session.Session.create_client = create_client
 
 
 @pytest.fixture(scope="module")
-def worker_env(database_url: str, redis_url: str, aws_endpoint_url: str, tmp_path_factory: Any) -> dict[str, str]:
+def own_moto() -> Iterator[str]:
+    """A moto server in this process, for this module alone: moto's GetMetricData scans every datum of the region
+    for each period of a query, so the test wants a region holding its own data only, and resetting the shared
+    server for that would wipe what tests running beside it in other processes put there."""
+    server = ThreadedMotoServer(port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    url = f"http://{host}:{port}"
+    # the backends are this process's: clear what an earlier in-process server of this worker left
+    httpx.post(f"{url}/moto-api/reset", timeout=30).raise_for_status()
+    try:
+        yield url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def worker_env(database_url: str, redis_url: str, own_moto: str, tmp_path_factory: Any) -> dict[str, str]:
     hooks = tmp_path_factory.mktemp("gmd-hook")
     (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE)
     pythonpath = os.pathsep.join(p for p in (str(hooks), os.environ.get("PYTHONPATH", "")) if p)
     # A Redis database of its own (worker/tests use /3), so no other test's worker takes this task.
     return {**os.environ, "REDIS_URL": redis_db(redis_url, 5), "DATABASE_URL": database_url,
-            "HEADROOM_ENV": "test", "HEADROOM_AWS_ENDPOINT_URL": aws_endpoint_url, "AWS_ACCESS_KEY_ID": "testing",
+            "HEADROOM_ENV": "test", "HEADROOM_AWS_ENDPOINT_URL": own_moto, "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION, "PYTHONPATH": pythonpath}
 
 
@@ -95,30 +113,18 @@ def _watch(engine: sa.Engine, source_id: uuid.UUID) -> ProgressWatch:
 
 
 @pytest.fixture()
-def fleet(aws_endpoint_url: str) -> Iterator[dict[str, Any]]:
-    # moto scans every stored datum for each period of a GetMetricData query, so a 14-day call over the data
-    # earlier tests left takes minutes: reset the server first (tests run serially against it), as
-    # worker/tests/test_ingest_kill.py does.
-    httpx.post(f"{aws_endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
-    ec2 = boto("ec2", REGION, aws_endpoint_url)
-    old = [i["InstanceId"] for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]
-           if i["State"]["Name"] != "terminated"]
-    if old:
-        ec2.terminate_instances(InstanceIds=old)
-    for v in ec2.describe_volumes()["Volumes"]:
-        for a in v.get("Attachments", []):
-            ec2.detach_volume(VolumeId=v["VolumeId"], InstanceId=a["InstanceId"], Force=True)
-        ec2.delete_volume(VolumeId=v["VolumeId"])
+def fleet(own_moto: str) -> Iterator[dict[str, Any]]:
     # 3 TiKV nodes: 48 one-minute EBS series of 20,160 points (14 days) = 5 per 100,800-point page, so the
-    # plan has about ten requests and the kill lands between two of them.
-    made = make_fleet(REGION, aws_endpoint_url, nodes=3)
+    # plan has about ten requests and the kill lands between two of them. Each GetMetricData query costs moto
+    # (periods x the region's datums), so each volume gets 4 points spread over the 14 days, not more.
+    made = make_fleet(REGION, own_moto, nodes=3)
     now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
-    cw = boto("cloudwatch", REGION, aws_endpoint_url)
-    salt = uuid.uuid4().int % 1000  # values unique to this run (the region's metric data outlives the test)
+    cw = boto("cloudwatch", REGION, own_moto)
+    salt = uuid.uuid4().int % 1000  # values unique to this run
     expected: dict[str, list[tuple[dt.datetime, float]]] = {}
     for n, volume in enumerate(made["data"] + made["raft"]):
-        points = sorted((now - dt.timedelta(minutes=997 * k + n), float(salt * 1000 + 100 * n + k))
-                        for k in range(1, 21))
+        points = sorted((now - dt.timedelta(minutes=4985 * k + n), float(salt * 1000 + 100 * n + k))
+                        for k in range(1, 5))
         put_series(cw, "AWS/EBS", "VolumeId", volume, "VolumeReadOps", points)
         expected[volume] = points
     yield {"now": now, "expected": expected}
