@@ -1,5 +1,5 @@
 """Alert fixtures: the real SMTP server (aiosmtpd, tests/smtp_server.py) for the email channel, and the demo
-cluster with an owner and a viewer, built once per worker for this directory on its shared connection
+cluster with an owner and a viewer, built once per test file on its shared connection
 (shared_connection.py: every test here runs in a savepoint of its transaction, rolled back at its end)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class AlertsWorld:
     viewer: tuple[dict[str, Any], dict[str, str]]
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def alerts_world(shared_connection: Connection, redis_url: str, aws_endpoint_url: str,
                  tmp_path_factory: pytest.TempPathFactory) -> AlertsWorld:
     from fastapi.testclient import TestClient

@@ -1,5 +1,5 @@
-"""Change fixtures: the demo cluster's data around CHANGE, ingested, rolled up and advised once per worker for
-this directory on its shared connection (shared_connection.py: every test here runs in a savepoint of its
+"""Change fixtures: the demo cluster's data around CHANGE, ingested, rolled up and advised once per test file
+on its shared connection (shared_connection.py: every test here runs in a savepoint of its
 transaction, rolled back at its end). The ledger's and the outcomes' tests each have an org of their own."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _build(shared_connection: Connection, redis_url: str, aws_endpoint_url: str,
                                              for name, (actor, client) in actors.items()})
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def ledger_world(shared_connection: Connection, redis_url: str, aws_endpoint_url: str,
                  tmp_path_factory: pytest.TempPathFactory) -> ChangesWorld:
     """The hours before and after CHANGE, and the same hours of the week before; an owner and a viewer."""
@@ -73,7 +73,7 @@ def ledger_world(shared_connection: Connection, redis_url: str, aws_endpoint_url
                                  (CHANGE - LEDGER_AFTER, CHANGE + LEDGER_AFTER)), viewer=True)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def outcomes_world(shared_connection: Connection, redis_url: str, aws_endpoint_url: str,
                    tmp_path_factory: pytest.TempPathFactory) -> ChangesWorld:
     """The 6 hours before CHANGE to a day and more after, and the same hours of the week before; an owner."""

@@ -1,7 +1,7 @@
 """Fixtures for the advice tests.
 
 Ingesting the demo cluster and running the advisor on it take seconds (tens under load), so each worker does it
-once for this directory, on the directory's shared connection (shared_connection.py): every test here runs in a
+once for each test file, on its shared connection (shared_connection.py): every test here runs in a
 savepoint of its transaction, rolled back at its end.
 """
 
@@ -45,21 +45,21 @@ def _advised_demo(shared_connection: Connection, redis_url: str, aws_endpoint_ur
                            dict(viewer_client.cookies))
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def advised_demo(shared_connection: Connection, redis_url: str, aws_endpoint_url: str,
                  tmp_path_factory: pytest.TempPathFactory) -> AdvisedDemo:
     """The demo cluster's last 3 hours before END, advised at END, in an org with an owner and a viewer."""
     return _advised_demo(shared_connection, redis_url, aws_endpoint_url, tmp_path_factory.mktemp("advised"), 3)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def advised_demo_6h(shared_connection: Connection, redis_url: str, aws_endpoint_url: str,
                     tmp_path_factory: pytest.TempPathFactory) -> AdvisedDemo:
     """As advised_demo, with 6 hours of data."""
     return _advised_demo(shared_connection, redis_url, aws_endpoint_url, tmp_path_factory.mktemp("advised6"), 6)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def shared_demo(shared_connection: Connection) -> DemoCluster:
     """The demo cluster of an org of its own, ingested for the 3 hours before END and not advised."""
     sessions = shared_sessions(shared_connection)

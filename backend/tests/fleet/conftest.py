@@ -1,5 +1,5 @@
 """Fleet fixtures: the demo cluster's 26 hours before END, advised and projected, next to an empty cluster, built
-once per worker for this directory on its shared connection (shared_connection.py: every test here runs in a
+once per test file on its shared connection (shared_connection.py: every test here runs in a
 savepoint of its transaction, rolled back at its end), in an org with an owner and a viewer."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class FleetWorld:
     viewer: tuple[dict[str, Any], dict[str, str]]
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def fleet_world(shared_connection: Connection, redis_url: str, aws_endpoint_url: str,
                 tmp_path_factory: pytest.TempPathFactory) -> FleetWorld:
     from fastapi.testclient import TestClient

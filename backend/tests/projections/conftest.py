@@ -1,5 +1,5 @@
-"""Projection fixtures: the demo cluster's 76 hours before END, ingested and rolled up once per worker for this
-directory on its shared connection (shared_connection.py: every test here runs in a savepoint of its transaction,
+"""Projection fixtures: the demo cluster's 76 hours before END, ingested and rolled up once per test file
+on its shared connection (shared_connection.py: every test here runs in a savepoint of its transaction,
 rolled back at its end), in an org with an owner and a viewer."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class ProjectionsWorld:
     viewer: tuple[dict[str, Any], dict[str, str]]
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def projections_world(shared_connection: Connection, redis_url: str, aws_endpoint_url: str,
                       tmp_path_factory: pytest.TempPathFactory) -> ProjectionsWorld:
     from fastapi.testclient import TestClient
