@@ -14,6 +14,12 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/v1/clusters/{cluster_id}/apply-plans"): {"finding_id": str(uuid.UUID(int=1))},
     ("POST", "/api/v1/apply-plans/{plan_id}/approve"): {},
     ("POST", "/api/v1/apply-plans/{plan_id}/reject"): {},
+    # the run's controls take no body: another org's plan is a 404 before anything runs, stops or is undone
+    ("POST", "/api/v1/apply-plans/{plan_id}/run"): {},
+    ("POST", "/api/v1/apply-plans/{plan_id}/stop"): {},
+    ("POST", "/api/v1/apply-plans/{plan_id}/undo"): {},
+    # the org-wide kill switch acts on the caller's own org only: org B stops nothing of org A's
+    ("POST", "/api/v1/org/apply-stop"): None,
 }
 
 
