@@ -46,6 +46,18 @@ signals.task_prerun.connect(_bind_task_id, weak=False)
 signals.task_postrun.connect(_unbind_task_id, weak=False)
 
 
+def _warm_up(**_: Any) -> None:
+    """Load the weekly email's chart library in the worker's main process, before its pool forks: every child
+    then starts with it (the first preview or send a child renders otherwise pays 2 s of CPU, more on a busy
+    machine, for the import and the first figure)."""
+    from headroom.digest.service import warm_up
+
+    warm_up()
+
+
+signals.worker_init.connect(_warm_up, weak=False)
+
+
 app = Celery("headroom")
 app.conf.update(
     broker_url=_broker_url(),

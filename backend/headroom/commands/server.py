@@ -72,7 +72,7 @@ def _warm_up_charts() -> None:
     """Load the weekly email's chart library in the background, so the first preview does not wait for it."""
     import threading
 
-    from headroom.digest.charts import warm_up
+    from headroom.digest.service import warm_up
 
     threading.Thread(target=warm_up, name="charts-warm-up", daemon=True).start()
 

@@ -12,6 +12,10 @@ talking to the SMTP server (headroom.digest.service.send_week, claim_week), then
 - a permanent failure (5xx, authentication, TLS) -> `failed` with the reason, never retried;
 - no member with a verified email -> `skipped`.
 Without HEADROOM_SMTP_HOST both jobs log `digest.skipped` and return: an embedded install never crashes on mail.
+
+`digest.preview` renders the Weekly email page's preview of one org and stores it where every API process finds
+it (headroom.digest.service.prepare_preview); an advice run queues it for the org of each cluster it advised, so
+the page reads a stored preview instead of rendering one.
 """
 
 from __future__ import annotations
@@ -46,6 +50,12 @@ def run_send_org(
     return service.send_week(job_context(database_url, settings), now, org_id=org_id, week_start=week_start)
 
 
+def run_preview(database_url: str, settings: Settings, now: dt.datetime, org_id: str | None = None,
+                **_: Any) -> dict[str, Any]:
+    """Render and store one org's preview of this week's email unless the stored one is current."""
+    return service.prepare_preview(job_context(database_url, settings), now, org_id=org_id)
+
+
 JOBS = (
     Job(
         name="digest.weekly",
@@ -62,5 +72,13 @@ JOBS = (
         schedule=None,
         run=run_send_org,
         description="Send one organisation's weekly advisory email for one ISO week, at most once.",
+    ),
+    Job(
+        name="digest.preview",
+        # the email queue: a render (charts drawn) waits behind no advice run, and holds none back
+        queue="email",
+        schedule=None,
+        run=run_preview,
+        description="Render one organisation's preview of this week's email for the Weekly email page.",
     ),
 )

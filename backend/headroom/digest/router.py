@@ -15,6 +15,7 @@ from pydantic import Field
 from headroom.api.deps import DB, Caller, Context
 from headroom.digest import service
 from headroom.platform.schemas import Input, Output
+from headroom.platform.shared_cache import shared_cache
 
 router = APIRouter(tags=["digest"])
 org_digest = APIRouter(prefix="/org/digest")
@@ -94,8 +95,9 @@ def update_digest(body: DigestSettingsUpdate, caller: Caller, db: DB, ctx: Conte
 @org_digest.get("/preview", response_model=DigestPreview)
 def preview_digest(caller: Caller, db: DB, ctx: Context) -> DigestPreview:
     """This week's email as it would be sent now (subject, text and HTML; the charts inline as data: URIs); rendered
-    once until a finding, a setting or the hour changes."""
-    made = service.preview(db, caller.org_id, now=ctx.clock(), public_url=ctx.settings.public_url)
+    after each advice round and whenever a finding, a setting or the hour changes, then served as stored."""
+    made = service.preview(db, caller.org_id, now=ctx.clock(), public_url=ctx.settings.public_url,
+                           cache=shared_cache(ctx.settings.redis_url))
     return DigestPreview(week_start=made.week_start, subject=made.subject, text=made.text, html=made.html,
                          all_clear=made.all_clear)
 

@@ -19,8 +19,11 @@ import datetime as dt
 import hashlib
 import hmac
 import html
+import json
 import threading
+import time
 import uuid
+import zlib
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -68,6 +71,7 @@ from headroom.platform.errors import AppError, NotFound
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
 from headroom.platform.settings import Settings
+from headroom.platform.shared_cache import SharedCache, shared_cache
 from headroom.sources.models import AwsConnection, PrometheusSource
 
 # The reporting window: the 7 days before the send (one week, as the email's name says).
@@ -437,14 +441,15 @@ class Preview:
     all_clear: bool
 
 
-# The rendered preview by (org, public URL, data version): ~140 KB of HTML a render that reads every open finding,
-# its fixes, charts, projections and changes (0.2 s idle, seconds under load). The version (preview_version)
-# moves when anything the email says may have changed, so a hit is the email as a render now would write it, but
-# for the reporting window's end, which moves by the hour.
-PREVIEW_CACHE = 64
-_previews: OrderedDict[tuple[uuid.UUID, str, tuple[Any, ...]], Preview] = OrderedDict()
-_previews_lock = threading.Lock()
-_rendering: dict[tuple[uuid.UUID, str, tuple[Any, ...]], threading.Lock] = {}
+# The rendered preview of an org, stored where every API process and worker finds it (platform.shared_cache: Redis,
+# else this process's memory): ~140 KB of HTML a render that reads every open finding, its fixes, charts,
+# projections and changes (0.2 s warm, seconds cold or under load). It is rendered when its inputs change (the
+# digest.preview job, queued when an advice run ends) and on a miss; one slot per org holds the latest version
+# (preview_version), so Redis keeps at most one preview per org, each for at most PREVIEW_TTL.
+#
+# The version includes the hour (the reporting window ends now), so a stored preview is never served after its
+# hour; the TTL frees the slot of an org nobody looks at an hour later.
+PREVIEW_TTL = dt.timedelta(hours=1)
 
 
 def preview_version(db: Session, org_id: uuid.UUID, *, now: dt.datetime) -> tuple[Any, ...]:
@@ -463,30 +468,97 @@ def preview_version(db: Session, org_id: uuid.UUID, *, now: dt.datetime) -> tupl
     return (findings_service.version(db, org_id), tuple(clusters), audited, fitted, failing, org_name, hour)
 
 
-def preview(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> Preview:
-    """This week's email of the org as it would be sent now, rendered once per data version (preview_version)."""
-    key = (org_id, public_url, preview_version(db, org_id, now=now))
-    with _previews_lock:
-        cached = _previews.get(key)
-        if cached is not None:
-            _previews.move_to_end(key)
-            return cached
-        rendering = _rendering.setdefault(key, threading.Lock())
-    # One render per key: a second ask while the first renders (a reload, a page opened twice) waits for it
-    with rendering:
-        with _previews_lock:
-            cached = _previews.get(key)
-        if cached is not None:
-            return cached
-        digest = render(db, org_id, now=now, public_url=public_url)
-        made = Preview(week_start=iso_week_start(now.astimezone(dt.UTC).date()), subject=digest.subject,
-                       text=digest.text, html=digest.html_inline(), all_clear=digest.all_clear)
-        with _previews_lock:
-            _previews[key] = made
-            _rendering.pop(key, None)
-            while len(_previews) > PREVIEW_CACHE:
-                _previews.popitem(last=False)
+def _stable(value: Any) -> Any:
+    """`value` in words every process writes alike (an instant in UTC whatever the session's time zone)."""
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).isoformat()
+    if isinstance(value, tuple | list):
+        return [_stable(v) for v in value]
+    return value if value is None or isinstance(value, int | float | str | bool) else str(value)
+
+
+def version_digest(org_id: uuid.UUID, version: tuple[Any, ...], public_url: str) -> str:
+    """The stored preview's version: its org, its inputs' version and the address its links point to."""
+    words = json.dumps([str(org_id), public_url, _stable(version)], separators=(",", ":"))
+    return hashlib.sha256(words.encode()).hexdigest()
+
+
+def _slot(org_id: uuid.UUID) -> str:
+    return f"digest-preview:{org_id}"
+
+
+def _pack(org_id: uuid.UUID, digest: str, made: Preview) -> bytes:
+    body = {"org_id": str(org_id), "version": digest, "week_start": made.week_start.isoformat(),
+            "subject": made.subject, "text": made.text, "html": made.html, "all_clear": made.all_clear}
+    return digest.encode() + b"\n" + zlib.compress(json.dumps(body).encode(), 6)
+
+
+def _unpack(org_id: uuid.UUID, digest: str, stored: bytes) -> Preview | None:
+    """The stored preview when it is this org's at this version, else None."""
+    head, _, packed = stored.partition(b"\n")
+    if head != digest.encode():
+        return None
+    body = json.loads(zlib.decompress(packed))
+    if body["org_id"] != str(org_id) or body["version"] != digest:  # the slot's key says so; checked all the same
+        return None
+    return Preview(week_start=dt.date.fromisoformat(body["week_start"]), subject=body["subject"], text=body["text"],
+                   html=body["html"], all_clear=body["all_clear"])
+
+
+def warm_up() -> None:
+    """Import what a render loads on first use and draw one chart, so a process's first preview or send is as fast
+    as its next (a fresh process otherwise spends 2 s of CPU on them, 5-10 s of wall time on a busy 2-core
+    machine: bench/README.md)."""
+    from headroom.digest.charts import warm_up as warm_up_charts
+    from headroom.findings import evidence_series  # noqa: F401 - imported for its import cost
+
+    warm_up_charts()
+
+
+def _render_preview(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str) -> Preview:
+    started = time.perf_counter()
+    digest = render(db, org_id, now=now, public_url=public_url)
+    made = Preview(week_start=iso_week_start(now.astimezone(dt.UTC).date()), subject=digest.subject,
+                   text=digest.text, html=digest.html_inline(), all_clear=digest.all_clear)
+    log.info("digest.preview_rendered", org_id=str(org_id), ms=round((time.perf_counter() - started) * 1000))
     return made
+
+
+def preview(db: Session, org_id: uuid.UUID, *, now: dt.datetime, public_url: str,
+            cache: SharedCache | None = None) -> Preview:
+    """This week's email of the org as it would be sent now: the stored one when it is of the current data version
+    (preview_version), else rendered once (whoever asks at the same time waits for that render) and stored."""
+    cache = cache or shared_cache(None)
+    digest = version_digest(org_id, preview_version(db, org_id, now=now), public_url)
+    made: list[Preview] = []
+
+    def make() -> bytes:
+        made.append(_render_preview(db, org_id, now=now, public_url=public_url))
+        return _pack(org_id, digest, made[0])
+
+    stored = cache.get_or_make(_slot(org_id), make, ttl_seconds=PREVIEW_TTL.total_seconds(),
+                               fresh=lambda value: value.startswith(digest.encode() + b"\n"),
+                               lock_key=f"{_slot(org_id)}:{digest}")
+    if made:
+        return made[0]
+    found = _unpack(org_id, digest, stored)
+    if found is None:  # cannot happen while `fresh` holds; rendering is the safe answer
+        return _render_preview(db, org_id, now=now, public_url=public_url)
+    return found
+
+
+def prepare_preview(ctx: JobContext, now: dt.datetime, *, org_id: str | None) -> dict[str, Any]:
+    """Render and store the org's preview of this week's email unless the stored one is current (digest.preview)."""
+    if org_id is None:  # the in-process scheduler's start-up pass runs every job once without parameters
+        return {"status": "skipped", "reason": "no organisation given"}
+    org_uuid = uuid.UUID(org_id)
+    cache = shared_cache(ctx.settings.redis_url)
+    with ctx.unit() as db:
+        if db.get(Organization, org_uuid) is None:
+            return {"org_id": org_id, "status": "skipped", "reason": "organisation deleted"}
+        before = time.perf_counter()
+        preview(db, org_uuid, now=now, public_url=ctx.settings.public_url, cache=cache)
+    return {"org_id": org_id, "status": "ready", "ms": round((time.perf_counter() - before) * 1000)}
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,8 @@ def _cluster_ids(ctx: JobContext, cluster_id: str | None) -> list[uuid.UUID]:
         return list(db.scalars(query))
 
 
-def _advise_one(ctx: JobContext, cluster_id: uuid.UUID, now: dt.datetime, window_hours: float) -> dict[str, Any]:
+def _advise_one(ctx: JobContext, cluster_id: uuid.UUID, now: dt.datetime, window_hours: float,
+                advised_orgs: set[uuid.UUID] | None = None) -> dict[str, Any]:
     from headroom.findings import service as findings
 
     with ctx.unit() as db:
@@ -92,7 +93,20 @@ def _advise_one(ctx: JobContext, cluster_id: uuid.UUID, now: dt.datetime, window
         if cluster is None:  # deleted since it was listed
             return {"cluster_id": str(cluster_id), "skipped": "cluster deleted"}
         summary = findings.advise_cluster(db, cluster, now=now, window=dt.timedelta(hours=window_hours))
+        if advised_orgs is not None:
+            advised_orgs.add(cluster.org_id)
         return summary.as_dict()
+
+
+def _prepare_previews(ctx: JobContext, org_ids: set[uuid.UUID]) -> None:
+    """Queue the weekly email's preview of each org whose findings the run just committed (digest.preview), so the
+    Weekly email page reads it rendered. The job renders the version current when it runs: previews queued by
+    several clusters of one org that finish close together render once."""
+    for org_id in sorted(org_ids, key=str):
+        try:
+            ctx.enqueue("digest.preview", org_id=str(org_id))
+        except Exception:  # noqa: BLE001 - the page renders it on its first visit instead; logged
+            log.warning("advice.preview_not_queued", org_id=str(org_id))
 
 
 def advise_clusters(
@@ -113,16 +127,18 @@ def advise_clusters(
             return {"clusters": [], "failed": 0, **fanned}
     results: list[dict[str, Any]] = []
     failed = 0
+    advised_orgs: set[uuid.UUID] = set()
     try:
         for cid in ids if cluster_id is None else _cluster_ids(ctx, cluster_id):
             try:
-                results.append(_advise_one(ctx, cid, now, window_hours))
+                results.append(_advise_one(ctx, cid, now, window_hours, advised_orgs))
             except Exception:  # noqa: BLE001 - one cluster's bad data must not stop the others; it is logged
                 failed += 1
                 log.exception("advice.failed", cluster_id=str(cid))
     finally:
         if run_id is not None and cluster_id is not None:
             _release(ctx, uuid.UUID(cluster_id), run_id)
+    _prepare_previews(ctx, advised_orgs)
     log.info("advice.ran", clusters=len(results), failed=failed)
     return {"clusters": results, "failed": failed}
 
@@ -158,9 +174,11 @@ def advise_new_demo_clusters(ctx: JobContext, now: dt.datetime) -> dict[str, Any
     with ctx.unit() as db:
         pending = demo_clusters_awaiting_advice(db, now)
     results = []
+    advised_orgs: set[uuid.UUID] = set()
     for cid in pending:
         try:
-            results.append(_advise_one(ctx, cid, now, DEFAULT_WINDOW_HOURS))
+            results.append(_advise_one(ctx, cid, now, DEFAULT_WINDOW_HOURS, advised_orgs))
         except Exception:  # noqa: BLE001 - logged; the next minute tries again
             log.exception("advice.failed", cluster_id=str(cid))
+    _prepare_previews(ctx, advised_orgs)
     return {"clusters": results}

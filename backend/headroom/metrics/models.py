@@ -9,7 +9,7 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import DateTime, ForeignKey
+from sqlalchemy import DateTime, ForeignKey, Integer
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -29,3 +29,19 @@ class StoredBurstForecasts(Base):
     forecasts: Mapped[dict[str, Any]] = mapped_column(JSONB)
     # {node id: {forecast id: BalancePath}}: the paths the Metrics tab's burst panel draws (~30 KB a bucket)
     paths: Mapped[dict[str, Any]] = mapped_column(JSONB)
+
+
+class StoredOverviewPeaks(Base):
+    """A cluster's overview peaks over the 7 days ending at `window_end` (metrics.service.UtilisationCell's JSON per
+    TiKV node): the fleet.score job stores them every 15 minutes, so the overview's 7-day range reads one row
+    instead of a week of every node's series. One row per cluster, replaced by each run."""
+
+    __tablename__ = "overview_peaks"
+
+    cluster_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clusters.id", ondelete="CASCADE"), primary_key=True)
+    org_id: Mapped[uuid.UUID] = fk_column("organizations.id")
+    window_start: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    window_end: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    resolution_seconds: Mapped[int] = mapped_column(Integer)
+    # {node id: [UtilisationCell, ...]}, written and read by metrics.service (one TypeAdapter both ways), a few KB
+    cells: Mapped[dict[str, Any]] = mapped_column(JSONB)

@@ -165,6 +165,8 @@ class ClusterOverviewRead(Output):
     resolution_seconds: int
     resolution_source: Literal["raw", "rollup"]
     nodes: list[NodeOverviewRead]
+    peaks_stored: bool = Field(description="True: the peaks of the 7 days ending at `end`, as stored every 15 minutes "
+                                           "by the fleet's scoring; false: computed for this request.")
 
 
 @router.get("", response_model=NodeMetricsRead)

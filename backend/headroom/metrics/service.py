@@ -45,7 +45,7 @@ from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.views import IO_METRICS
 from headroom.inventory.limits import ceilings_over_time_many, resolve_instance_types
 from headroom.inventory.models import Instance, TikvNode, Volume
-from headroom.metrics.models import StoredBurstForecasts
+from headroom.metrics.models import StoredBurstForecasts, StoredOverviewPeaks
 from headroom.platform.errors import InvalidInput, NotFound
 from headroom.projections import service as projections_service
 from headroom.timeseries import repository as timeseries
@@ -956,6 +956,8 @@ class ClusterOverview:
     resolution: int
     source: Literal["raw", "rollup"]
     nodes: list[NodeOverview]
+    # True: the peaks are the stored ones of the 7 days ending at `end` (store_week_peaks)
+    peaks_stored: bool = False
 
     @property
     def resolution_seconds(self) -> int:
@@ -1018,6 +1020,69 @@ def utilisation_cell(metric: str, in_force: InForce) -> UtilisationCell:
     return UtilisationCell(metric, peak, at_peak, now)  # type: ignore[arg-type]
 
 
+def _overview_cells(db: Session, org_id: uuid.UUID, all_refs: Sequence[NodeRefs], lo: dt.datetime, hi: dt.datetime,
+                    now: dt.datetime, resolution: int) -> list[list[UtilisationCell]]:
+    """Each node's peak use of its IOPS / throughput ceilings in force over [lo, hi), at `resolution`."""
+    keys = [k for r in all_refs for k in keys_for(r) if k[0] != "tikv_node"]
+    info = timeseries.find_series(db, org_id, keys)
+    cols = timeseries.read_columns(db, org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
+    data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi), resolution=resolution)
+    io_panels: list[PanelId] = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
+                                "instance_throughput"]
+    out = []
+    for refs, ceilings in zip(all_refs, node_ceilings_many(db, all_refs, lo, hi), strict=True):
+        panels = {p.id: p for p in build_panels(refs, data, ceilings, [], io_panels)}
+        out.append([utilisation_cell(metric, panel.in_force) for metric in io_panels
+                    if (panel := panels.get(metric)) is not None and (panel.computed or panel.ceilings)
+                    and panel.in_force is not None])
+    return out
+
+
+# The overview's 7-day range (the page's "7 days") reads a week of every node's series at 5-minute buckets, the
+# dashboard's costliest read: the fleet.score job stores its peaks every 15 minutes (store_week_peaks), and a
+# request for the 7 days ending up to WEEK_PEAKS_STALE after the stored window reads them, answering with the
+# stored window (its `end`, `peaks_stored`). Three missed runs of the job and the request computes them again.
+WEEK_PEAKS = dt.timedelta(days=7)
+WEEK_PEAKS_STALE = dt.timedelta(minutes=45)
+_STORED_CELLS = TypeAdapter(dict[str, list[UtilisationCell]], config=ConfigDict(ser_json_inf_nan="strings"))
+
+
+def store_week_peaks(db: Session, cluster: Cluster, end: dt.datetime, now: dt.datetime) -> int:
+    """Compute and store the cluster's overview peaks over the 7 days ending at `end` (the minute); return how many
+    ceilings have one."""
+    end = end.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    lo = end - WEEK_PEAKS
+    nodes = list(db.scalars(select(TikvNode).where(TikvNode.org_id == cluster.org_id,
+                                                   TikvNode.cluster_id == cluster.id)))
+    all_refs = _node_refs_many(db, nodes)
+    resolution = overview_resolution(lo, end)
+    cells = _overview_cells(db, cluster.org_id, all_refs, lo, end, now, resolution)
+    by_node = {str(r.node.id): c for r, c in zip(all_refs, cells, strict=True)}
+    values = {"org_id": cluster.org_id, "window_start": lo, "window_end": end, "resolution_seconds": resolution,
+              "cells": json.loads(_STORED_CELLS.dump_json(by_node))}
+    db.execute(insert(StoredOverviewPeaks).values(cluster_id=cluster.id, **values)
+               .on_conflict_do_update(index_elements=[StoredOverviewPeaks.cluster_id], set_=values,
+                                      where=StoredOverviewPeaks.window_end <= end))
+    return sum(1 for c in cells for cell in c if cell.peak is not None)
+
+
+def _stored_week_peaks(db: Session, cluster: Cluster, all_refs: Sequence[NodeRefs], lo: dt.datetime,
+                       hi: dt.datetime) -> tuple[StoredOverviewPeaks, list[list[UtilisationCell]]] | None:
+    """The stored peaks that answer a request for [lo, hi): a 7-day window ending at most WEEK_PEAKS_STALE after
+    the stored one, with every node of the cluster stored; else None."""
+    if hi - lo != WEEK_PEAKS:
+        return None
+    row = db.scalar(select(StoredOverviewPeaks).where(
+        StoredOverviewPeaks.org_id == cluster.org_id, StoredOverviewPeaks.cluster_id == cluster.id,
+        StoredOverviewPeaks.window_end <= hi, StoredOverviewPeaks.window_end > hi - WEEK_PEAKS_STALE))
+    if row is None:
+        return None
+    kept = _STORED_CELLS.validate_python(row.cells)
+    if any(str(r.node.id) not in kept for r in all_refs):  # a node added since: computed with it
+        return None
+    return row, [kept[str(r.node.id)] for r in all_refs]
+
+
 def cluster_overview(
     db: Session, principal: Principal, cluster_id: uuid.UUID, *, start: dt.datetime | None,
     end: dt.datetime | None, now: dt.datetime,
@@ -1025,22 +1090,18 @@ def cluster_overview(
     """Per node: peak use of each IOPS / throughput ceiling in force over the window, and burst time left."""
     lo, hi = validate_window(start, end, now)
     cluster, nodes = _nodes(db, principal, cluster_id)
-    resolution = overview_resolution(lo, hi)
     all_refs = _node_refs_many(db, nodes)
-    keys = [k for r in all_refs for k in keys_for(r) if k[0] != "tikv_node"]
-    info = timeseries.find_series(db, principal.org_id, keys)
-    cols = timeseries.read_columns(db, principal.org_id, sorted({s.id for s in info.values()}), lo, hi, resolution, now)
+    stored = _stored_week_peaks(db, cluster, all_refs, lo, hi)
+    if stored is not None:
+        row, cells = stored
+        lo, hi = row.window_start.astimezone(dt.UTC), row.window_end.astimezone(dt.UTC)
+        resolution = row.resolution_seconds
+    else:
+        resolution = overview_resolution(lo, hi)
+        cells = _overview_cells(db, principal.org_id, all_refs, lo, hi, now, resolution)
     # The overview needs only the time to empty: a computed forecast charts the shortest path (forecast.burst
     # MIN_HORIZON_SECONDS), which keeps it cheap.
     burst = cluster_burst_forecasts(db, cluster, all_refs, hi, horizon_seconds=MIN_HORIZON_SECONDS, with_paths=False)
-    data = Data(info, cols, exact_extremes=resolution == 60, window=(lo, hi), resolution=resolution)
-    io_panels: list[PanelId] = ["data_iops", "data_throughput", "raft_iops", "raft_throughput", "instance_iops",
-                                "instance_throughput"]
-    out = []
-    for refs, ceilings in zip(all_refs, node_ceilings_many(db, all_refs, lo, hi), strict=True):
-        panels = {p.id: p for p in build_panels(refs, data, ceilings, [], io_panels)}
-        cells = [utilisation_cell(metric, panel.in_force) for metric in io_panels
-                 if (panel := panels.get(metric)) is not None and (panel.computed or panel.ceilings)
-                 and panel.in_force is not None]
-        out.append(NodeOverview(refs, cells, burst[refs.node.id]))
-    return ClusterOverview(cluster_id, lo, hi, resolution, "raw" if resolution == 60 else "rollup", out)
+    out = [NodeOverview(refs, node_cells, burst[refs.node.id]) for refs, node_cells in zip(all_refs, cells, strict=True)]
+    return ClusterOverview(cluster_id, lo, hi, resolution, "raw" if resolution == 60 else "rollup", out,
+                           peaks_stored=stored is not None)

@@ -9,6 +9,7 @@ window, to the displayed precision:
   Ceiling of that entity and one the Metrics panel draws;
 - what-if (POST .../what-if): the "before" ceiling of a volume, as a Ceiling equal to the advisor's sustained one;
 - the fleet's headroom score (GET /fleet): 100 - the glance's highest peak;
+- the glance's 7-day range: the peaks the fleet.score job stored are the ones it computes for the same window;
 - the Prometheus alert rules (GET .../alert-rules): 90 % of the data volumes' sustained ceiling;
 - the weekly email (the digest service's own render of the same org, cluster and findings): every ceiling, limit
   and utilisation it prints for a volume or an instance, as written (headroom.domain.units.format_quantity);
@@ -422,6 +423,58 @@ def test_every_surface_reads_the_burst_forecasts_the_fleet_job_stored(client: An
     # tenancy: another org asks for the cluster and gets nothing of it
     other = sign_up(client, org="Stored burst, another org")
     assert other.get(f"/api/v1/clusters/{cluster.id}/metrics/overview").status_code == 404
+
+
+def test_the_overviews_7_day_peaks_are_the_ones_the_fleet_job_stored(client: Any, db: Any, clock: Any) -> None:
+    """The fleet.score job stores the overview's peaks over the 7 days ending at its run; the overview's 7-day range
+    asked for up to 45 minutes later shows those stored numbers and says so (its window is the stored one), and
+    they are the numbers the overview computes for that window itself; a window of another length, or one too long
+    after the run, is computed for the request."""
+    from headroom.clusters.models import Cluster
+    from headroom.fleet import service as fleet_service
+    from headroom.metrics.models import StoredOverviewPeaks
+
+    scenario = load_scenario(REPO / "examples" / "scenarios" / "demo.yaml")
+    owner = sign_up(client, org="Stored week peaks")
+    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id), scenario=scenario)
+    demo.ingest_window(db, cluster, scenario, END - dt.timedelta(hours=HOURS), END)
+    findings_service.advise_cluster(db, cluster, now=END, window=dt.timedelta(hours=HOURS))
+    scored = END + dt.timedelta(minutes=5)
+    fleet_service.score_cluster(db, db.get(Cluster, cluster.id), scored)
+    db.commit()
+
+    def week(end: dt.datetime) -> dict[str, Any]:
+        clock.now = end
+        answer = owner.get(f"/api/v1/clusters/{cluster.id}/metrics/overview",
+                           params={"start": (end - dt.timedelta(days=7)).isoformat(), "end": end.isoformat()})
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    def peaks(overview: dict[str, Any]) -> dict[tuple[str, str], tuple[Any, ...]]:
+        return {(n["node"]["id"], c["metric"]): (c["peak_percent"], c["peak_value"], c["peak_at"], c["ceiling"],
+                                                 c["ceiling_now"]) for n in overview["nodes"] for c in n["utilisation"]}
+
+    shown = week(scored + dt.timedelta(minutes=10))
+    assert shown["peaks_stored"] is True
+    assert shown["end"] == scored.isoformat().replace("+00:00", "Z")
+    stored = peaks(shown)
+    assert any(p[0] is not None for p in stored.values()), stored
+
+    # the same window computed for the request (nothing stored) gives the same numbers, cell by cell
+    row = db.get(StoredOverviewPeaks, cluster.id)
+    db.delete(row)
+    db.commit()
+    computed = week(scored)
+    assert computed["peaks_stored"] is False and peaks(computed) == stored
+    fleet_service.score_cluster(db, db.get(Cluster, cluster.id), scored)
+    db.commit()
+    assert week(scored)["peaks_stored"] is True
+
+    # another window length, or a window ending too long after the job's, is computed for the request
+    clock.now = scored
+    six = owner.get(f"/api/v1/clusters/{cluster.id}/metrics/overview").json()
+    assert six["peaks_stored"] is False
+    assert week(scored + dt.timedelta(hours=1))["peaks_stored"] is False
 
 
 def test_a_window_of_the_past_computes_its_own_burst_forecasts(client: Any, db: Any, clock: Any) -> None:

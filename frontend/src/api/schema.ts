@@ -1132,7 +1132,7 @@ export interface paths {
         /**
          * Preview Digest
          * @description This week's email as it would be sent now (subject, text and HTML; the charts inline as data: URIs); rendered
-         *     once until a finding, a setting or the hour changes.
+         *     after each advice round and whenever a finding, a setting or the hour changes, then served as stored.
          */
         get: operations["preview_digest_api_v1_org_digest_preview_get"];
         put?: never;
@@ -2689,6 +2689,11 @@ export interface components {
             end: string;
             /** Nodes */
             nodes: components["schemas"]["NodeOverviewRead"][];
+            /**
+             * Peaks Stored
+             * @description True: the peaks of the 7 days ending at `end`, as stored every 15 minutes by the fleet's scoring; false: computed for this request.
+             */
+            peaks_stored: boolean;
             /** Resolution Seconds */
             resolution_seconds: number;
             /**

@@ -86,6 +86,7 @@ export function overview(): ClusterOverview {
     end: END,
     resolution_seconds: 60,
     resolution_source: 'raw',
+    peaks_stored: false,
     nodes: [
       {
         node: nodeMetrics().node!,
