@@ -346,14 +346,27 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
             unaligned += int(finite.sum())
             continue
         first_minute = int((start - _EPOCH).total_seconds()) // SLOT_SECONDS
-        minutes = first_minute + np.arange(values.size, dtype=np.int64) * (batch.step_seconds // SLOT_SECONDS)
-        minutes, values = minutes[finite], values[finite]
-        if minutes.size == 0:
+        step = batch.step_seconds // SLOT_SECONDS
+        if step > 0:
+            packed = _scatter_regular(values, finite, first_minute, step)
+            if packed is None:
+                continue
+            first_hour, grid, every_hour = packed
+        else:  # a step of zero or less: never a collector's, kept exact (a repeated minute: the later point wins)
+            minutes = first_minute + np.arange(values.size, dtype=np.int64) * step
+            minutes, values = minutes[finite], values[finite]
+            if minutes.size == 0:
+                continue
+            hours = minutes // SLOTS_PER_HOUR
+            first_hour = int(hours[0])
+            grid = np.full((int(hours[-1]) - first_hour + 1, SLOTS_PER_HOUR), np.nan)
+            grid[hours - first_hour, minutes % SLOTS_PER_HOUR] = values
+            every_hour = False
+        if every_hour:
+            parts_sid.append(np.full(grid.shape[0], batch.series_id, dtype=np.int64))
+            parts_hour.append(first_hour + np.arange(grid.shape[0], dtype=np.int64))
+            parts_vals.append(grid)
             continue
-        hours = minutes // SLOTS_PER_HOUR
-        first_hour = int(hours[0])
-        grid = np.full((int(hours[-1]) - first_hour + 1, SLOTS_PER_HOUR), np.nan)
-        grid[hours - first_hour, minutes % SLOTS_PER_HOUR] = values
         occupied = np.flatnonzero(~np.isnan(grid).all(axis=1))
         parts_sid.append(np.full(occupied.size, batch.series_id, dtype=np.int64))
         parts_hour.append(first_hour + occupied.astype(np.int64))
@@ -361,6 +374,30 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
     if not parts_sid:
         return _empty_rows(), nan, unaligned
     return _combine(np.concatenate(parts_sid), np.concatenate(parts_hour), np.concatenate(parts_vals)), nan, unaligned
+
+
+def _scatter_regular(values: NDArray[np.float64], finite: NDArray[np.bool_], first_minute: int, step: int
+                     ) -> tuple[int, NDArray[np.float64], bool] | None:
+    """A regular batch (a point every `step` minutes from `first_minute`) as hour rows from its first to its last
+    finite point: one strided copy into a flat minute array, no scatter by index. Returns (first hour, the rows,
+    whether every row holds a point), or None if no value is finite."""
+    if finite.all():
+        lo, hi, gaps = 0, values.size - 1, False
+    else:
+        present = np.flatnonzero(finite)
+        if not present.size:
+            return None
+        lo, hi, gaps = int(present[0]), int(present[-1]), True
+    first_at = first_minute + lo * step
+    first_hour = first_at // SLOTS_PER_HOUR
+    last_hour = (first_minute + hi * step) // SLOTS_PER_HOUR
+    flat = np.full((last_hour - first_hour + 1) * SLOTS_PER_HOUR, np.nan)
+    offset = first_at - first_hour * SLOTS_PER_HOUR
+    span = values[lo : hi + 1]
+    flat[offset : offset + (span.size - 1) * step + 1 : step] = np.where(finite[lo : hi + 1], span, np.nan) \
+        if gaps else span
+    # Without gaps, a step of at most an hour puts a point in every hour from the first to the last.
+    return first_hour, flat.reshape(-1, SLOTS_PER_HOUR), not gaps and step <= SLOTS_PER_HOUR
 
 
 def _batch_hours(batch: SeriesBatch) -> tuple[int, int] | None:
