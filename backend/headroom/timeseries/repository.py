@@ -678,17 +678,30 @@ def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> 
     conn = db.connection().connection.driver_connection
     assert conn is not None
     with conn.cursor() as cur:
+        # One round trip for the usual write (no queued row near its runs: a backfill, or live ingest with the
+        # queue drained): the runs of series with no such row are inserted by the same statement that locks and
+        # returns the rows near the others, which are then merged below.
         cur.execute(
-            "SELECT d.series_id, (extract(epoch FROM d.first_hour_at) / 3600)::bigint, d.hours "
-            "FROM metric_rollup_dirty d JOIN unnest(CAST(%(sids)s AS bigint[]), CAST(%(los)s AS bigint[]), "
-            "CAST(%(his)s AS bigint[])) AS r(s, lo, hi) ON d.series_id = r.s "
-            "AND d.first_hour_at <= to_timestamp((r.hi + 1) * 3600) "
+            "WITH r AS (SELECT * FROM unnest(CAST(%(sids)s AS bigint[]), CAST(%(los)s AS bigint[]), "
+            "CAST(%(ns)s AS int[])) AS r(s, lo, n)), "
+            "locked AS (SELECT d.series_id, d.first_hour_at, d.hours FROM metric_rollup_dirty d JOIN r "
+            "ON d.series_id = r.s AND d.first_hour_at <= to_timestamp((r.lo + r.n) * 3600) "
             "AND d.first_hour_at + d.hours * interval '1 hour' >= to_timestamp(r.lo * 3600) "
-            "ORDER BY d.series_id, d.first_hour_at FOR UPDATE OF d",
-            {"sids": _id_array(sids.tolist()), "los": _id_array(firsts.tolist()),
-             "his": _id_array((firsts + counts - 1).tolist())},
+            "ORDER BY d.series_id, d.first_hour_at FOR UPDATE OF d), "
+            "fresh AS (INSERT INTO metric_rollup_dirty (series_id, first_hour_at, hours, org_id) "
+            "SELECT r.s, to_timestamp(r.lo * 3600), r.n, %(org)s FROM r "
+            "WHERE NOT EXISTS (SELECT 1 FROM locked l WHERE l.series_id = r.s) ORDER BY r.s, r.lo "
+            "ON CONFLICT (series_id, first_hour_at) DO UPDATE "
+            "SET hours = greatest(metric_rollup_dirty.hours, EXCLUDED.hours), marked_at = now()) "
+            "SELECT series_id, (extract(epoch FROM first_hour_at) / 3600)::bigint, hours FROM locked",
+            {"sids": _id_array(sids.tolist()), "los": _id_array(firsts.tolist()), "ns": _id_array(counts.tolist()),
+             "org": org_id},
         )
         queued = [(int(s), int(f), int(n)) for s, f, n in cur.fetchall()]
+        if not queued:
+            return
+        near = np.isin(sids, np.array([q[0] for q in queued], dtype=np.int64))
+        runs = (sids[near], firsts[near], counts[near])
         inserts, extended = _queue_writes(runs, queued)
         if extended:
             cur.execute(
