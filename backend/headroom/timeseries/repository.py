@@ -49,6 +49,10 @@ ROLLUP_SLOTS = {300: 288, 3600: 24}
 # Hour rows per COPY message group: ~3 MB of binary COPY, so encoding and sending overlap in a few steps per write
 # (Headroom choice, from bench/timeseries_bench.py).
 COPY_SLICE_ROWS = 4000
+# Growth of the first COPY groups of a write: encoding a group takes about a tenth of the time the server takes to
+# insert it (bench/README.md, "Rollup queue as runs"), so a group four times the previous one is encoded before
+# the server is done with that one (Headroom choice).
+COPY_RAMP = 4
 
 
 def hour_floor(ts: dt.datetime) -> dt.datetime:
@@ -511,10 +515,14 @@ def write_batches(
     stored = _stored_rows(db, sorted({b.series_id for b in batches}), lo_hour, hi_hour)
     groups: list[list[SeriesBatch]] = [[]]
     size = 0
+    # The server inserts nothing until the first group is packed and encoded, and then inserts each group while
+    # the next one is encoded: the first groups are small (1/16 and 1/4 of slice_rows) so that it starts early.
+    limit = max(1, slice_rows // COPY_RAMP**2)
     for batch in batches:
-        if size >= slice_rows * SLOTS_PER_HOUR:
+        if size >= limit * SLOTS_PER_HOUR:
             groups.append([])
             size = 0
+            limit = min(slice_rows, limit * COPY_RAMP)
         groups[-1].append(batch)
         size += len(batch.values) * max(1, batch.step_seconds // SLOT_SECONDS)
     conn = db.connection().connection.driver_connection
