@@ -175,6 +175,32 @@ def test_incremental_rollups_equal_a_full_recompute(db: Any, writes: list[tuple[
         _same(incremental[sid], _rollup_arrays(db, sid))
 
 
+@hypothesis_settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(writes=WRITES, limits=st.lists(st.integers(1, 40), min_size=1, max_size=4))
+def test_claims_cutting_runs_anywhere_equal_a_full_recompute(db: Any, writes: list[tuple[int, int, int, int, bool]],
+                                                            limits: list[int]) -> None:
+    """The same writes drained in small claims (runs cut at any hour, the rest written meanwhile): every hour
+    is drained exactly once per queueing and the rollups equal refresh_rollups' rebuild."""
+    org = _org(db)
+    sids = _series(db, org, 2)
+    for i, (first, n, step, seed, drain) in enumerate(writes):
+        rng = np.random.default_rng(seed * 100 + i)
+        values = np.round(rng.uniform(-5, 100, n), 1)
+        ts.write_batches(db, org, [ts.SeriesBatch(sids[i % 2], T0 + dt.timedelta(minutes=first - first % (step // 60)),
+                                                  step, values)])
+        if drain:
+            pending = ts.rollups_pending(db, org)
+            limit = limits[i % len(limits)]
+            assert ts.drain_rollups(db, org_id=org, limit=limit) == min(limit, pending)
+            assert ts.rollups_pending(db, org) == pending - min(limit, pending)
+    while ts.drain_rollups(db, org_id=org, limit=limits[0]):
+        pass
+    incremental = {sid: _rollup_arrays(db, sid) for sid in sids}
+    ts.refresh_rollups(db, T0, T0 + 4 * DAY, series_ids=sids)
+    for sid in sids:
+        _same(incremental[sid], _rollup_arrays(db, sid))
+
+
 def test_a_late_point_updates_exactly_its_buckets(db: Any) -> None:
     org = _org(db)
     (sid,) = _series(db, org)
