@@ -913,11 +913,23 @@ def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None
                 {"sids": _id_array(c[0] for c in claimed), "firsts": _id_array(c[1] for c in claimed)},
             )
         if cut is not None:
+            # Runs a writer queues never overlap, so no other row starts inside this one; should one (written by
+            # hand), the run is taken whole instead of failing on the key.
             cur.execute(
-                "UPDATE metric_rollup_dirty SET first_hour_at = first_hour_at + %(n)s * interval '1 hour', "
-                "hours = hours - %(n)s WHERE series_id = %(s)s AND first_hour_at = to_timestamp(%(f)s * 3600)",
+                "UPDATE metric_rollup_dirty d SET first_hour_at = d.first_hour_at + %(n)s * interval '1 hour', "
+                "hours = d.hours - %(n)s WHERE d.series_id = %(s)s AND d.first_hour_at = to_timestamp(%(f)s * 3600) "
+                "AND NOT EXISTS (SELECT 1 FROM metric_rollup_dirty o WHERE o.series_id = %(s)s "
+                "AND o.first_hour_at = to_timestamp((%(f)s + %(n)s) * 3600)) RETURNING d.hours",
                 {"s": cut[0], "f": cut[1], "n": cut[2]},
             )
+            if cur.fetchone() is None:
+                cur.execute(
+                    "DELETE FROM metric_rollup_dirty WHERE series_id = %(s)s "
+                    "AND first_hour_at = to_timestamp(%(f)s * 3600) RETURNING hours",
+                    {"s": cut[0], "f": cut[1]},
+                )
+                whole = cur.fetchone()
+                cut = (cut[0], cut[1], int(whole[0]) if whole is not None else cut[2])
             claimed.append(cut)
     if not claimed:
         empty = np.empty(0, np.int64)

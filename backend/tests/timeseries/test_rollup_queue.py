@@ -352,6 +352,20 @@ def test_overlapping_queue_rows_recompute_each_hour_once(db: Any) -> None:
     assert _hourly(db, org, sid, T0, 12) == {h: float(h) for h in range(12) if h != 9}
 
 
+def test_a_claim_that_would_cut_a_run_onto_another_row_takes_it_whole(db: Any) -> None:
+    org = _org(db)
+    (sid,) = _series(db, org)
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, np.repeat(np.arange(12, dtype=float), 60))])
+    db.execute(text("DELETE FROM metric_rollup_dirty WHERE series_id = :s"), {"s": sid})
+    db.execute(text("INSERT INTO metric_rollup_dirty (series_id, first_hour_at, hours, org_id) VALUES "
+                    "(:s, :a, 6, :o), (:s, :b, 6, :o)"), {"s": sid, "o": org, "a": T0, "b": T0 + 3 * HOUR})
+    # Cutting the first run after 3 hours would give it the second row's key: it is taken whole (6 hours).
+    assert ts.drain_rollups(db, org_id=org, limit=3) == 6
+    assert _runs(db, org) == {(sid, T0 + 3 * HOUR, 6)}
+    assert ts.drain_rollups(db, org_id=org) == 6
+    assert _hourly(db, org, sid, T0, 12) == {h: float(h) for h in range(9)}
+
+
 # --- concurrency, with real commits -----------------------------------------------------------------------
 
 
