@@ -100,7 +100,7 @@ def bench_postgres(url: str, data: np.ndarray, days: int, results: dict[str, Any
 
     t_prod = timed(production)
 
-    # 1b. The rollups of what was written: the timeseries.rollups job drains the (series, day) queue.
+    # 1b. The rollups of what was written: the timeseries.rollups job drains the queue (runs of hours per series).
     def drain() -> None:
         while True:
             with sessions() as db:

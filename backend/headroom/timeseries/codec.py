@@ -49,18 +49,29 @@ def _signed_width(low: NDArray[np.int64], high: NDArray[np.int64]) -> NDArray[np
 def _probe_exponents(values: NDArray[np.float64], present: NDArray[np.bool_]) -> NDArray[np.int64]:
     """A candidate exponent per row from every 7th slot (MAX_EXPONENT + 1 where none fits)."""
     rows = values.shape[0]
-    probe = np.where(present[:, ::7], values[:, ::7], 0.0)
+    probe_present = present[:, ::7]
+    probe = np.ascontiguousarray(values[:, ::7]) if probe_present.all() else np.where(probe_present, values[:, ::7], 0.0)
     start = np.full(rows, MAX_EXPONENT + 1, np.int64)
-    open_rows = np.arange(rows)
+    open_rows: NDArray[np.intp] | None = None  # None: every row is still open (no copy of the probe needed)
     with np.errstate(invalid="ignore", over="ignore"):
         for e in range(MAX_EXPONENT + 1):
-            if not open_rows.size:
+            p = probe if open_rows is None else probe[open_rows]
+            if not p.shape[0]:
                 break
-            p = probe[open_rows]
-            scaled = np.rint(p * _POW10[e]) + 0.0  # + 0.0 turns -0.0 into 0.0, as the integer will
-            ok = (((scaled / _POW10[e]).view(np.int64) == p.view(np.int64)) & (np.abs(scaled) < _EXACT)).all(axis=1)
-            start[open_rows[ok]] = e
-            open_rows = open_rows[~ok]
+            scaled = np.multiply(p, _POW10[e])
+            np.rint(scaled, out=scaled)
+            scaled += 0.0  # turns -0.0 into 0.0, as the integer will
+            same = np.divide(scaled, _POW10[e]).view(np.int64) == p.view(np.int64)
+            same &= np.abs(scaled) < _EXACT
+            ok = same.all(axis=1)
+            if open_rows is None:
+                start[ok] = e
+                if ok.all():
+                    break
+                open_rows = np.flatnonzero(~ok)
+            else:
+                start[open_rows[ok]] = e
+                open_rows = open_rows[~ok]
     return start
 
 
@@ -69,11 +80,15 @@ def _scaled_if_exact(values: NDArray[np.float64], e: int, *, full: bool = False
     """rint(values * 10**e) and, per row, whether every non-NaN value comes back from it bit for bit.
     full: the rows hold no NaN (skips looking for them)."""
     with np.errstate(invalid="ignore", over="ignore"):
-        scaled = np.rint(values * _POW10[e])
+        scaled = np.multiply(values, _POW10[e])
+        np.rint(scaled, out=scaled)
         scaled += 0.0
-        back = scaled / _POW10[e]
+        back = np.divide(scaled, _POW10[e])
         same = back.view(np.int64) == values.view(np.int64)
         if full:
+            # The common case, whole matrices at once: every value survives and fits (no row-wise reduction).
+            if same.all() and scaled.max(initial=0.0) < _EXACT and scaled.min(initial=0.0) > -_EXACT:
+                return scaled, np.ones(values.shape[0], dtype=bool)
             return scaled, same.all(axis=1) & (np.abs(scaled).max(axis=1) < _EXACT)
         same |= np.isnan(values)
         ok = same.all(axis=1) & (np.fmax.reduce(np.abs(scaled), axis=1) < _EXACT)
@@ -95,15 +110,27 @@ def _exponents(values: NDArray[np.float64], present: NDArray[np.bool_]) -> NDArr
     return exponent
 
 
-def _dense_group(ints: NDArray[np.int64], e: int, index: NDArray[np.intp]) -> Groups:
-    """Full rows of one exponent as integers: one fixed-size group per (first width, delta width)."""
+def _put_ints(target: NDArray[np.uint8], ints: NDArray[np.int64], width: int) -> None:
+    """Write each integer's low `width` bytes, little-endian, into the rows of `target` (rows x n*width bytes):
+    a width of 1, 2, 4 or 8 bytes is one casting copy into a view of the bytes, the others a byte gather."""
+    if width in (1, 2, 4, 8):
+        np.copyto(target.view(f"<i{width}"), ints, casting="unsafe")  # C casts keep the low bytes
+    elif width:
+        low = ints.astype("<i8", copy=False).view(np.uint8).reshape(*ints.shape, 8)[..., :width]
+        target.reshape(*ints.shape, width)[...] = low
+
+
+def _dense_group(scaled: NDArray[np.float64], e: int, index: NDArray[np.intp]) -> Groups:
+    """Full rows of one exponent (their scaled values, integers) as integers: one fixed-size group per (first
+    width, delta width)."""
+    ints = scaled.astype(np.int64)
     deltas = np.empty_like(ints)
     deltas[:, 0] = ints[:, 0]
     np.subtract(ints[:, 1:], ints[:, :-1], out=deltas[:, 1:])
+    body = deltas[:, 1:]
     first_width = _signed_width(deltas[:, 0], deltas[:, 0])
-    delta_width = _signed_width(deltas[:, 1:].min(axis=1), deltas[:, 1:].max(axis=1))
+    delta_width = _signed_width(body.min(axis=1), body.max(axis=1))
     key = first_width * 16 + delta_width
-    as_bytes = deltas.astype("<i8", copy=False).view(np.uint8).reshape(-1, SLOTS, 8)
     groups: Groups = []
     keys = np.unique(key).tolist()
     for k in keys:
@@ -113,8 +140,8 @@ def _dense_group(ints: NDArray[np.int64], e: int, index: NDArray[np.intp]) -> Gr
         part = np.empty((n, HEADER_BYTES + fw + (SLOTS - 1) * dw), np.uint8)
         part[:, 0], part[:, 1], part[:, 2] = DECIMAL, e, k
         part[:, 3:HEADER_BYTES] = _FULL_BITMAP
-        part[:, HEADER_BYTES : HEADER_BYTES + fw] = as_bytes[sel, 0, :fw]
-        part[:, HEADER_BYTES + fw :] = as_bytes[sel, 1:, :dw].reshape(n, (SLOTS - 1) * dw)
+        _put_ints(part[:, HEADER_BYTES : HEADER_BYTES + fw], deltas[sel, :1], fw)
+        _put_ints(part[:, HEADER_BYTES + fw :], body[sel], dw)
         groups.append((index[sel], part))
     return groups
 
@@ -183,12 +210,16 @@ def encode_groups(values: NDArray[np.float64]) -> Groups:
     full = present.all(axis=1)
     start = _probe_exponents(values, present)
     groups: Groups = []
-    leftover = [np.flatnonzero(~full | (start > MAX_EXPONENT))]
-    for e in np.unique(start[full & (start <= MAX_EXPONENT)]).tolist():
-        rows = np.flatnonzero(full & (start == e))
-        scaled, ok = _scaled_if_exact(values[rows], e, full=True)
-        if ok.any():
-            groups += _dense_group(scaled[ok].astype(np.int64), e, rows[ok])
+    dense = full & (start <= MAX_EXPONENT)
+    leftover = [np.flatnonzero(~dense)]
+    for e in np.unique(start[dense]).tolist():
+        rows = np.flatnonzero(dense & (start == e))
+        # All rows in one exponent (the usual batch): the matrix itself, no gathered copy.
+        scaled, ok = _scaled_if_exact(values if rows.size == values.shape[0] else values[rows], e, full=True)
+        if ok.all():
+            groups += _dense_group(scaled, e, rows)
+        elif ok.any():
+            groups += _dense_group(scaled[ok], e, rows[ok])
         leftover.append(rows[~ok])
     other = np.concatenate(leftover)
     if other.size:

@@ -114,16 +114,19 @@ class MetricRollup(Base):
 
 
 class MetricRollupDirty(Base):
-    """A (series, hour) whose raw points changed since its rollups were computed: the write path records it in
-    the same transaction as the points, and `timeseries.drain_rollups` recomputes that hour's rollup buckets and
-    deletes it (a queue kept in the database, so a crash between the two loses nothing)."""
+    """A run of consecutive hours of one series whose raw points changed since their rollups were computed: the
+    write path records it in the same transaction as the points (one row per series and run, merged with the
+    runs already queued), and `timeseries.drain_rollups` expands it into its hours, recomputes their rollup
+    buckets and deletes it (a queue kept in the database, so a crash between the two loses nothing)."""
 
     __tablename__ = "metric_rollup_dirty"
+    __table_args__ = (CheckConstraint("hours >= 1", name="hours_positive"),)
 
     series_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("metric_series.id", ondelete="CASCADE"), primary_key=True
     )
-    hour_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    first_hour_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    hours: Mapped[int] = mapped_column(Integer)  # the run: first_hour_at and the hours after it, `hours` in all
     org_id: Mapped[uuid.UUID] = mapped_column(nullable=False)
     marked_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 

@@ -9,8 +9,9 @@ maintenance jobs (`drain_rollups`, `apply_retention`). No other module names the
 headroom.timeseries.codec: a presence bitmap and decimal deltas, ~2.2 bytes a point), in daily range partitions. `metric_rollups`: one row per (series, resolution, day) holding 288 five-minute or 24 hourly
 slots of avg/max/min/count, in monthly partitions. Writes merge slot-wise (a new point wins, a slot
 it lacks keeps its stored value), so a re-written window is a no-op and late points fill their slots. Rollups are kept off the write path: a write
-queues the (series, hour) pairs it changed in `metric_rollup_dirty` and `drain_rollups` (the timeseries.rollups
-job, every minute) recomputes them. Callers commit.
+queues the hours it changed in `metric_rollup_dirty`, one row per series and run of consecutive hours, and
+`drain_rollups` (the timeseries.rollups job, every minute) expands the runs it claims and recomputes those hours.
+Callers commit.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ ROLLUP_SLOTS = {300: 288, 3600: 24}
 # Hour rows per COPY message group: ~3 MB of binary COPY, so encoding and sending overlap in a few steps per write
 # (Headroom choice, from bench/timeseries_bench.py).
 COPY_SLICE_ROWS = 4000
+# Growth of the first COPY groups of a write: encoding a group takes about a tenth of the time the server takes to
+# insert it (bench/README.md, "Rollup queue as runs"), so a group four times the previous one is encoded before
+# the server is done with that one (Headroom choice).
+COPY_RAMP = 4
 
 
 def hour_floor(ts: dt.datetime) -> dt.datetime:
@@ -345,14 +350,27 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
             unaligned += int(finite.sum())
             continue
         first_minute = int((start - _EPOCH).total_seconds()) // SLOT_SECONDS
-        minutes = first_minute + np.arange(values.size, dtype=np.int64) * (batch.step_seconds // SLOT_SECONDS)
-        minutes, values = minutes[finite], values[finite]
-        if minutes.size == 0:
+        step = batch.step_seconds // SLOT_SECONDS
+        if step > 0:
+            packed = _scatter_regular(values, finite, first_minute, step)
+            if packed is None:
+                continue
+            first_hour, grid, every_hour = packed
+        else:  # a step of zero or less: never a collector's, kept exact (a repeated minute: the later point wins)
+            minutes = first_minute + np.arange(values.size, dtype=np.int64) * step
+            minutes, values = minutes[finite], values[finite]
+            if minutes.size == 0:
+                continue
+            hours = minutes // SLOTS_PER_HOUR
+            first_hour = int(hours[0])
+            grid = np.full((int(hours[-1]) - first_hour + 1, SLOTS_PER_HOUR), np.nan)
+            grid[hours - first_hour, minutes % SLOTS_PER_HOUR] = values
+            every_hour = False
+        if every_hour:
+            parts_sid.append(np.full(grid.shape[0], batch.series_id, dtype=np.int64))
+            parts_hour.append(first_hour + np.arange(grid.shape[0], dtype=np.int64))
+            parts_vals.append(grid)
             continue
-        hours = minutes // SLOTS_PER_HOUR
-        first_hour = int(hours[0])
-        grid = np.full((int(hours[-1]) - first_hour + 1, SLOTS_PER_HOUR), np.nan)
-        grid[hours - first_hour, minutes % SLOTS_PER_HOUR] = values
         occupied = np.flatnonzero(~np.isnan(grid).all(axis=1))
         parts_sid.append(np.full(occupied.size, batch.series_id, dtype=np.int64))
         parts_hour.append(first_hour + occupied.astype(np.int64))
@@ -360,6 +378,30 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
     if not parts_sid:
         return _empty_rows(), nan, unaligned
     return _combine(np.concatenate(parts_sid), np.concatenate(parts_hour), np.concatenate(parts_vals)), nan, unaligned
+
+
+def _scatter_regular(values: NDArray[np.float64], finite: NDArray[np.bool_], first_minute: int, step: int
+                     ) -> tuple[int, NDArray[np.float64], bool] | None:
+    """A regular batch (a point every `step` minutes from `first_minute`) as hour rows from its first to its last
+    finite point: one strided copy into a flat minute array, no scatter by index. Returns (first hour, the rows,
+    whether every row holds a point), or None if no value is finite."""
+    if finite.all():
+        lo, hi, gaps = 0, values.size - 1, False
+    else:
+        present = np.flatnonzero(finite)
+        if not present.size:
+            return None
+        lo, hi, gaps = int(present[0]), int(present[-1]), True
+    first_at = first_minute + lo * step
+    first_hour = first_at // SLOTS_PER_HOUR
+    last_hour = (first_minute + hi * step) // SLOTS_PER_HOUR
+    flat = np.full((last_hour - first_hour + 1) * SLOTS_PER_HOUR, np.nan)
+    offset = first_at - first_hour * SLOTS_PER_HOUR
+    span = values[lo : hi + 1]
+    flat[offset : offset + (span.size - 1) * step + 1 : step] = np.where(finite[lo : hi + 1], span, np.nan) \
+        if gaps else span
+    # Without gaps, a step of at most an hour puts a point in every hour from the first to the last.
+    return first_hour, flat.reshape(-1, SLOTS_PER_HOUR), not gaps and step <= SLOTS_PER_HOUR
 
 
 def _batch_hours(batch: SeriesBatch) -> tuple[int, int] | None:
@@ -473,10 +515,14 @@ def write_batches(
     stored = _stored_rows(db, sorted({b.series_id for b in batches}), lo_hour, hi_hour)
     groups: list[list[SeriesBatch]] = [[]]
     size = 0
+    # The server inserts nothing until the first group is packed and encoded, and then inserts each group while
+    # the next one is encoded: the first groups are small (1/16 and 1/4 of slice_rows) so that it starts early.
+    limit = max(1, slice_rows // COPY_RAMP**2)
     for batch in batches:
-        if size >= slice_rows * SLOTS_PER_HOUR:
+        if size >= limit * SLOTS_PER_HOUR:
             groups.append([])
             size = 0
+            limit = min(slice_rows, limit * COPY_RAMP)
         groups[-1].append(batch)
         size += len(batch.values) * max(1, batch.step_seconds // SLOT_SECONDS)
     conn = db.connection().connection.driver_connection
@@ -565,28 +611,126 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
     return WriteResult(npoints, len(rows), nan, unaligned, sum(len(c) for c in changed))
 
 
-def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> None:
-    """Queue the rollups of these rows' (series, hour) for drain_rollups.
+def _hour_runs(series: NDArray[np.int64], hours: NDArray[np.int64]
+               ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """The (series, hour) pairs as runs of consecutive hours: each run's series, first hour and length, in
+    (series, hour) order (repeated pairs count once)."""
+    keys = np.unique(_row_keys(series, hours))
+    sids, hrs = keys >> _HOUR_BITS, keys & ((1 << _HOUR_BITS) - 1)
+    starts = np.ones(keys.size, dtype=bool)
+    starts[1:] = (sids[1:] != sids[:-1]) | (hrs[1:] != hrs[:-1] + 1)
+    first = np.flatnonzero(starts)
+    return sids[first], hrs[first], np.diff(np.append(first, keys.size))
 
-    DO UPDATE (not DO NOTHING) takes the queue row's lock until this transaction commits, so a drain running
-    meanwhile skips it (SKIP LOCKED) instead of deleting it and computing rollups without these points; rows are
-    locked in key order, so two writers cannot deadlock on them.
+
+def _run_hours(sids: NDArray[np.int64], firsts: NDArray[np.int64], counts: NDArray[np.int64]
+               ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Expand runs (series, first hour, length) into their (series, hour) pairs."""
+    total = int(counts.sum())
+    offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(sids, counts), np.repeat(firsts, counts) + offset
+
+
+def _queue_writes(runs: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+                  queued: Sequence[tuple[int, int, int]]
+                  ) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """What a write's runs add to the queue rows it holds locked (`queued`: (series, first hour, hours) of the
+    rows that overlap or adjoin the runs). Returns (rows to insert, rows to extend to a new length), both as
+    (series, first hour, hours): the hours a queued row covers already add nothing; a gap right after a queued
+    row extends it; any other gap is a new row. Existing rows are never deleted or moved (docs/timeseries.md:
+    a writer waiting on a row must find its hours in the row's next version)."""
+    by_series: dict[int, list[list[int]]] = {}
+    for sid, first, n in sorted(set(queued)):
+        by_series.setdefault(sid, []).append([first, first + n - 1])  # [first hour, last hour]
+    inserts: list[tuple[int, int, int]] = []
+    extended: dict[tuple[int, int], int] = {}
+
+    def fill(sid: int, lo: int, hi: int, before: list[int] | None) -> None:
+        if before is not None and before[1] == lo - 1:
+            before[1] = hi  # the row's range in `by_series` grows too: a later run sees it
+            extended[(sid, before[0])] = hi - before[0] + 1
+        else:
+            inserts.append((sid, lo, hi - lo + 1))
+
+    for sid, lo, n in zip(*(a.tolist() for a in runs), strict=True):
+        hi = lo + n - 1
+        at, before = lo, None  # the first hour not covered yet, and the row that ends right before it
+        for row in by_series.get(sid, ()):  # sorted by first hour
+            if row[1] < at - 1:
+                continue
+            if row[0] > hi:
+                break
+            if row[0] > at:
+                fill(sid, at, row[0] - 1, before)
+            if row[1] >= at - 1:
+                at, before = row[1] + 1, row
+        if at <= hi:
+            fill(sid, at, hi, before)
+    return inserts, [(sid, first, n) for (sid, first), n in extended.items()]
+
+
+def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> None:
+    """Queue the rollups of these rows' hours for drain_rollups: one queue row per series and run of
+    consecutive hours, merged with the runs queued already.
+
+    First the queued rows that overlap or adjoin the runs are locked (FOR UPDATE, in key order, so two writers
+    cannot deadlock): until this transaction commits a drain skips them (SKIP LOCKED) instead of computing their
+    hours without these points, and a row a drain has claimed makes this write wait for the drain's commit, after
+    which the hours are queued again. Hours those rows cover add nothing; the others extend the row they follow
+    or become a new row.
     """
     if not changed or not sum(len(c) for c in changed):
         return
-    series = np.concatenate([c.series for c in changed])
-    hours = np.concatenate([c.hours for c in changed])
-    pairs = np.unique(_row_keys(series, hours))  # sorted: (series, hour) order
-    mask = (1 << _HOUR_BITS) - 1
-    db.execute(
-        text(
-            "INSERT INTO metric_rollup_dirty (series_id, hour_at, org_id) "
-            "SELECT s, to_timestamp(h * 3600), CAST(:org AS uuid) "
-            "FROM unnest(CAST(:sids AS bigint[]), CAST(:hours AS bigint[])) AS p(s, h) ORDER BY s, h "
-            "ON CONFLICT (series_id, hour_at) DO UPDATE SET marked_at = now()"
-        ),
-        {"org": org_id, "sids": _id_array((pairs >> _HOUR_BITS).tolist()), "hours": _id_array((pairs & mask).tolist())},
-    )
+    runs = _hour_runs(np.concatenate([c.series for c in changed]), np.concatenate([c.hours for c in changed]))
+    sids, firsts, counts = runs
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:
+        # One round trip for the usual write (no queued row near its runs: a backfill, or live ingest with the
+        # queue drained): the runs of series with no such row are inserted by the same statement that locks and
+        # returns the rows near the others, which are then merged below.
+        cur.execute(
+            "WITH r AS (SELECT * FROM unnest(CAST(%(sids)s AS bigint[]), CAST(%(los)s AS bigint[]), "
+            "CAST(%(ns)s AS int[])) AS r(s, lo, n)), "
+            "locked AS (SELECT d.series_id, d.first_hour_at, d.hours FROM metric_rollup_dirty d JOIN r "
+            "ON d.series_id = r.s AND d.first_hour_at <= to_timestamp((r.lo + r.n) * 3600) "
+            "AND d.first_hour_at + d.hours * interval '1 hour' >= to_timestamp(r.lo * 3600) "
+            "ORDER BY d.series_id, d.first_hour_at FOR UPDATE OF d), "
+            "fresh AS (INSERT INTO metric_rollup_dirty (series_id, first_hour_at, hours, org_id) "
+            "SELECT r.s, to_timestamp(r.lo * 3600), r.n, %(org)s FROM r "
+            "WHERE NOT EXISTS (SELECT 1 FROM locked l WHERE l.series_id = r.s) ORDER BY r.s, r.lo "
+            "ON CONFLICT (series_id, first_hour_at) DO UPDATE "
+            "SET hours = greatest(metric_rollup_dirty.hours, EXCLUDED.hours), marked_at = now()) "
+            "SELECT series_id, (extract(epoch FROM first_hour_at) / 3600)::bigint, hours FROM locked",
+            {"sids": _id_array(sids.tolist()), "los": _id_array(firsts.tolist()), "ns": _id_array(counts.tolist()),
+             "org": org_id},
+        )
+        queued = [(int(s), int(f), int(n)) for s, f, n in cur.fetchall()]
+        if not queued:
+            return
+        near = np.isin(sids, np.array([q[0] for q in queued], dtype=np.int64))
+        runs = (sids[near], firsts[near], counts[near])
+        inserts, extended = _queue_writes(runs, queued)
+        if extended:
+            cur.execute(
+                "UPDATE metric_rollup_dirty d SET hours = u.n, marked_at = now() "
+                "FROM unnest(CAST(%(sids)s AS bigint[]), CAST(%(firsts)s AS bigint[]), CAST(%(ns)s AS int[])) "
+                "AS u(s, f, n) WHERE d.series_id = u.s AND d.first_hour_at = to_timestamp(u.f * 3600)",
+                {"sids": _id_array(e[0] for e in extended), "firsts": _id_array(e[1] for e in extended),
+                 "ns": _id_array(e[2] for e in extended)},
+            )
+        if inserts:
+            # A row starting at the same hour cannot be queued unseen (its writer changed that hour too, so the
+            # two writes are serialised on the points row); the conflict clause keeps the insert total anyway.
+            cur.execute(
+                "INSERT INTO metric_rollup_dirty (series_id, first_hour_at, hours, org_id) "
+                "SELECT s, to_timestamp(f * 3600), n, %(org)s FROM unnest(CAST(%(sids)s AS bigint[]), "
+                "CAST(%(firsts)s AS bigint[]), CAST(%(ns)s AS int[])) AS p(s, f, n) ORDER BY s, f "
+                "ON CONFLICT (series_id, first_hour_at) DO UPDATE "
+                "SET hours = greatest(metric_rollup_dirty.hours, EXCLUDED.hours), marked_at = now()",
+                {"org": org_id, "sids": _id_array(i[0] for i in inserts), "firsts": _id_array(i[1] for i in inserts),
+                 "ns": _id_array(i[2] for i in inserts)},
+            )
 
 
 # Rounds of _merge_rows: a round only repeats for rows another writer inserted between its read and its insert,
@@ -695,41 +839,103 @@ def refresh_rollups(db: Session, start: dt.datetime, end: dt.datetime, series_id
     return _recompute_rollups(db, {d: (list(series_ids) if series_ids is not None else None) for d in days})
 
 
-# Marks one drain transaction takes: 10,000 (series, hour) marks read at most 10,000 hour rows (~5 MB) and patch
+# Hours one drain transaction takes: 10,000 (series, hour) marks read at most 10,000 hour rows (~5 MB) and patch
 # one 5-minute and one hourly row per (series, day) among them (a minute of live ingest marks 1-2 hours per
 # series: ~25 demo clusters per batch); small enough to keep a transaction short, large enough to amortise the
 # round trips. (Headroom choice, measured with bench/ingest_cost_bench.py.)
 DRAIN_BATCH = 10_000
+# Queue rows the claim's cursor fetches first; later fetches ask for about as many rows as the hours still wanted
+# need at the mean run length seen so far, so a claim locks at most a row or two it does not take (Headroom
+# choice: a backfill's runs are days long, a live minute's one or two hours).
+_CLAIM_FIRST_FETCH = 16
 
 
 def drain_rollups(db: Session, *, limit: int = DRAIN_BATCH, org_id: uuid.UUID | None = None) -> int:
-    """Recompute the rollup buckets of up to `limit` queued (series, hour) marks and take them off the queue.
+    """Recompute the rollup buckets of up to `limit` queued hours and take them off the queue; return how many.
 
-    An hour's raw row holds its twelve 5-minute buckets and its hourly bucket whole, so each mark is recomputed
-    from that one row and only those slots of the day's rollup rows change. Safe to run in parallel (SKIP LOCKED:
-    each mark goes to one drainer; marks a writer is still writing are left for the next drain). The caller
-    commits; a rollback leaves the marks queued. Returns the marks done.
+    The queue holds runs of consecutive hours; the claim takes whole runs in key order (series, first hour) and
+    the first hours of the run that crosses the limit, whose row keeps the rest. An hour's raw row holds its
+    twelve 5-minute buckets and its hourly bucket whole, so each hour is recomputed from that one row and only
+    those slots of the day's rollup rows change. Safe to run in parallel (SKIP LOCKED: each run goes to one
+    drainer; runs a writer is still writing are left for the next drain). The caller commits; a rollback leaves
+    the runs queued.
+    """
+    sids, firsts, counts = _claim_runs(db, limit, org_id)
+    if not sids.size:
+        return 0
+    # Runs never overlap when written by _mark_dirty; np.unique keeps an hour once even if they did.
+    keys = np.unique(_row_keys(*_run_hours(sids, firsts, counts)))
+    _patch_rollups(db, keys >> _HOUR_BITS, keys & ((1 << _HOUR_BITS) - 1))
+    return int(keys.size)
+
+
+def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None
+                ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Take up to `limit` hours off the queue: (series, first hour, hours) of the claimed runs.
+
+    A cursor locks queue rows as it fetches them (FOR UPDATE SKIP LOCKED, in key order: the primary key's index,
+    no sort), so rows beyond the limit stay free for other drainers and writers. Whole runs are deleted; the run
+    that crosses the limit is cut, keeping its row (same series, later first hour) for the rest: a writer waiting
+    on that row finds the remaining hours in its next version.
     """
     conn = db.connection().connection.driver_connection
     assert conn is not None
     scope = "WHERE org_id = %(org)s " if org_id is not None else ""
-    # In key order (the primary key's index, no sort): a series' hours come in one batch, so a backfill's day row
-    # is patched once per batch rather than once per slice of hours.
-    with conn.cursor(binary=True) as cur:
+    claimed: list[tuple[int, int, int]] = []
+    cut: tuple[int, int, int] | None = None  # (series, first hour, hours taken) of a run cut at the limit
+    wanted, fetched_rows, fetched_hours, fetch = limit, 0, 0, _CLAIM_FIRST_FETCH
+    with conn.cursor(name="rollup_claim") as cur:
         cur.execute(
-            "WITH claimed AS (DELETE FROM metric_rollup_dirty WHERE (series_id, hour_at) IN ("
-            f"SELECT series_id, hour_at FROM metric_rollup_dirty {scope}"
-            "ORDER BY series_id, hour_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED) RETURNING series_id, hour_at) "
-            "SELECT count(*), array_send(array_agg(series_id)), array_send(array_agg(hour_at)) FROM claimed",
-            {"limit": limit, "org": org_id},
+            "SELECT series_id, (extract(epoch FROM first_hour_at) / 3600)::bigint, hours FROM metric_rollup_dirty "
+            f"{scope}ORDER BY series_id, first_hour_at FOR UPDATE SKIP LOCKED",
+            {"org": org_id},
         )
-        got = cur.fetchone()
-    if got is None or not got[0]:
-        return 0
-    sids = decode_int8_array(got[1])
-    hours = decode_int8_array(got[2]) // 3_600_000_000 + _PG_EPOCH_SECONDS // 3600
-    _patch_rollups(db, sids, hours)
-    return int(got[0])
+        while wanted > 0:
+            rows = cur.fetchmany(fetch)
+            for sid, first, n in rows:
+                if wanted <= 0:
+                    break  # locked by this fetch but not taken: free again when the drain commits
+                if n > wanted:
+                    cut = (int(sid), int(first), wanted)
+                else:
+                    claimed.append((int(sid), int(first), int(n)))
+                wanted -= int(n)
+            if len(rows) < fetch:
+                break
+            fetched_rows, fetched_hours = fetched_rows + len(rows), fetched_hours + sum(int(r[2]) for r in rows)
+            fetch = max(1, math.ceil(wanted * fetched_rows / fetched_hours))
+    with conn.cursor() as cur:
+        if claimed:
+            cur.execute(
+                "DELETE FROM metric_rollup_dirty d USING unnest(CAST(%(sids)s AS bigint[]), "
+                "CAST(%(firsts)s AS bigint[])) AS k(s, f) "
+                "WHERE d.series_id = k.s AND d.first_hour_at = to_timestamp(k.f * 3600)",
+                {"sids": _id_array(c[0] for c in claimed), "firsts": _id_array(c[1] for c in claimed)},
+            )
+        if cut is not None:
+            # Runs a writer queues never overlap, so no other row starts inside this one; should one (written by
+            # hand), the run is taken whole instead of failing on the key.
+            cur.execute(
+                "UPDATE metric_rollup_dirty d SET first_hour_at = d.first_hour_at + %(n)s * interval '1 hour', "
+                "hours = d.hours - %(n)s WHERE d.series_id = %(s)s AND d.first_hour_at = to_timestamp(%(f)s * 3600) "
+                "AND NOT EXISTS (SELECT 1 FROM metric_rollup_dirty o WHERE o.series_id = %(s)s "
+                "AND o.first_hour_at = to_timestamp((%(f)s + %(n)s) * 3600)) RETURNING d.hours",
+                {"s": cut[0], "f": cut[1], "n": cut[2]},
+            )
+            if cur.fetchone() is None:
+                cur.execute(
+                    "DELETE FROM metric_rollup_dirty WHERE series_id = %(s)s "
+                    "AND first_hour_at = to_timestamp(%(f)s * 3600) RETURNING hours",
+                    {"s": cut[0], "f": cut[1]},
+                )
+                whole = cur.fetchone()
+                cut = (cut[0], cut[1], int(whole[0]) if whole is not None else cut[2])
+            claimed.append(cut)
+    if not claimed:
+        empty = np.empty(0, np.int64)
+        return empty, empty, empty
+    out = np.array(claimed, dtype=np.int64)
+    return out[:, 0], out[:, 1], out[:, 2]
 
 
 def _patch_rollups(db: Session, sids: NDArray[np.int64], hours: NDArray[np.int64]) -> None:
@@ -836,8 +1042,9 @@ def _apply_patches(db: Session, streams: Sequence[bytes], first_day: dt.datetime
 
 
 def rollups_pending(db: Session, org_id: uuid.UUID | None = None) -> int:
-    """How many (series, hour) marks wait for drain_rollups (0 = every rollup is current)."""
-    query = "SELECT count(*) FROM metric_rollup_dirty" + (" WHERE org_id = :org" if org_id else "")
+    """How many (series, hour) marks wait for drain_rollups (0 = every rollup is current): the queued runs'
+    hours."""
+    query = "SELECT coalesce(sum(hours), 0) FROM metric_rollup_dirty" + (" WHERE org_id = :org" if org_id else "")
     return int(db.execute(text(query), {"org": org_id}).scalar_one())
 
 

@@ -1,5 +1,5 @@
-"""Rollups off the write path: writes queue the (series, hour) marks they change, drain_rollups computes those
-hours' buckets.
+"""Rollups off the write path: writes queue the hours they change (one queue row per series and run of consecutive
+hours), drain_rollups expands the runs it claims and computes those hours' buckets.
 
 The concurrency tests use real, separately committed transactions on the test PostgreSQL (not the rolled-back
 test transaction), and remove what they made at the end."""
@@ -43,8 +43,20 @@ def _series(db: Any, org: uuid.UUID, n: int = 1) -> list[int]:
 
 
 def _queued(db: Any, org: uuid.UUID) -> set[tuple[int, dt.datetime]]:
-    rows = db.execute(text("SELECT series_id, hour_at FROM metric_rollup_dirty WHERE org_id = :o"), {"o": org})
-    return {(int(s), d) for s, d in rows}
+    """The queued (series, hour) pairs: every hour of every queued run."""
+    rows = db.execute(text(
+        "SELECT series_id, first_hour_at + h * interval '1 hour' FROM metric_rollup_dirty "
+        "CROSS JOIN LATERAL generate_series(0, hours - 1) AS h WHERE org_id = :o"), {"o": org}).all()
+    pairs = {(int(s), d) for s, d in rows}
+    assert len(pairs) == len(rows), "an hour is queued twice"
+    return pairs
+
+
+def _runs(db: Any, org: uuid.UUID) -> set[tuple[int, dt.datetime, int]]:
+    """The queue rows themselves: (series, first hour, hours)."""
+    rows = db.execute(text("SELECT series_id, first_hour_at, hours FROM metric_rollup_dirty WHERE org_id = :o"),
+                      {"o": org})
+    return {(int(s), f, int(n)) for s, f, n in rows}
 
 
 def test_write_queues_changed_hours_and_drain_computes_them(db: Any) -> None:
@@ -53,6 +65,7 @@ def test_write_queues_changed_hours_and_drain_computes_them(db: Any) -> None:
     values = np.arange(2 * 1440, dtype=float)  # two whole days, minute m has value m
     ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, values)])
     assert _queued(db, org) == {(sid, T0 + h * HOUR) for h in range(48)}
+    assert _runs(db, org) == {(sid, T0, 48)}  # one queue row for the two days
     assert ts.rollups_pending(db, org) == 48
     assert ts.read_rollup(db, org, sid, 3600, T0, T0 + DAY) == []  # not computed on the write path
 
@@ -162,6 +175,32 @@ def test_incremental_rollups_equal_a_full_recompute(db: Any, writes: list[tuple[
         _same(incremental[sid], _rollup_arrays(db, sid))
 
 
+@hypothesis_settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(writes=WRITES, limits=st.lists(st.integers(1, 40), min_size=1, max_size=4))
+def test_claims_cutting_runs_anywhere_equal_a_full_recompute(db: Any, writes: list[tuple[int, int, int, int, bool]],
+                                                            limits: list[int]) -> None:
+    """The same writes drained in small claims (runs cut at any hour, the rest written meanwhile): every hour
+    is drained exactly once per queueing and the rollups equal refresh_rollups' rebuild."""
+    org = _org(db)
+    sids = _series(db, org, 2)
+    for i, (first, n, step, seed, drain) in enumerate(writes):
+        rng = np.random.default_rng(seed * 100 + i)
+        values = np.round(rng.uniform(-5, 100, n), 1)
+        ts.write_batches(db, org, [ts.SeriesBatch(sids[i % 2], T0 + dt.timedelta(minutes=first - first % (step // 60)),
+                                                  step, values)])
+        if drain:
+            pending = ts.rollups_pending(db, org)
+            limit = limits[i % len(limits)]
+            assert ts.drain_rollups(db, org_id=org, limit=limit) == min(limit, pending)
+            assert ts.rollups_pending(db, org) == pending - min(limit, pending)
+    while ts.drain_rollups(db, org_id=org, limit=limits[0]):
+        pass
+    incremental = {sid: _rollup_arrays(db, sid) for sid in sids}
+    ts.refresh_rollups(db, T0, T0 + 4 * DAY, series_ids=sids)
+    for sid in sids:
+        _same(incremental[sid], _rollup_arrays(db, sid))
+
+
 def test_a_late_point_updates_exactly_its_buckets(db: Any) -> None:
     org = _org(db)
     (sid,) = _series(db, org)
@@ -231,6 +270,7 @@ def test_a_backfill_queues_every_hour_once_even_with_some_queued_already(db: Any
     every = {(s, T0 + h * HOUR) for s in sids for h in range(48)}
     assert ts.write_batches(db, org, _backfill(sids, 1.0)).rows_written == len(every)
     assert _queued(db, org) == every
+    assert _runs(db, org) == {(s, T0, 48) for s in sids}  # one queue row per series, not one per hour
     assert ts.rollups_pending(db, org) == len(every)
     # A revision of every hour while one is still queued: each is queued once.
     assert ts.drain_rollups(db, org_id=org, limit=len(every) - 1) == len(every) - 1
@@ -239,6 +279,92 @@ def test_a_backfill_queues_every_hour_once_even_with_some_queued_already(db: Any
     assert _queued(db, org) == every
     assert ts.drain_rollups(db, org_id=org) == len(every)
     assert {p.max for p in ts.read_rollup(db, org, sids[-1], 3600, T0, T0 + 2 * DAY)} == {2.0}
+
+def _hourly(db: Any, org: uuid.UUID, sid: int, start: dt.datetime, hours: int) -> dict[int, float]:
+    """Hour index (from start) -> the hourly rollup's max, for the hours that have one."""
+    return {int((p.ts - start) / HOUR): p.max for p in ts.read_rollup(db, org, sid, 3600, start,
+                                                                       start + hours * HOUR)}
+
+
+def test_a_run_split_across_claims_is_drained_in_order_without_loss(db: Any) -> None:
+    org = _org(db)
+    (sid,) = _series(db, org)
+    values = np.repeat(np.arange(48, dtype=float), 60)  # hour h holds the value h
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, values)])
+    assert _runs(db, org) == {(sid, T0, 48)}
+
+    assert ts.drain_rollups(db, org_id=org, limit=30) == 30
+    assert _runs(db, org) == {(sid, T0 + 30 * HOUR, 18)}  # the run's row keeps its last 18 hours
+    assert _hourly(db, org, sid, T0, 48) == {h: float(h) for h in range(30)}
+    assert ts.drain_rollups(db, org_id=org, limit=10) == 10
+    assert _runs(db, org) == {(sid, T0 + 40 * HOUR, 8)}
+    assert ts.drain_rollups(db, org_id=org, limit=10) == 8
+    assert ts.rollups_pending(db, org) == 0
+    assert _hourly(db, org, sid, T0, 48) == {h: float(h) for h in range(48)}
+    incremental = _rollup_arrays(db, sid)
+    ts.refresh_rollups(db, T0, T0 + 2 * DAY, series_ids=[sid])
+    _same(incremental, _rollup_arrays(db, sid))
+
+
+def test_a_claim_takes_whole_runs_of_several_series_and_cuts_only_the_last(db: Any) -> None:
+    org = _org(db)
+    sids = _series(db, org, 3)
+    ts.write_batches(db, org, [ts.SeriesBatch(s, T0, 60, np.full(10 * 60, 1.0)) for s in sids])
+    assert ts.drain_rollups(db, org_id=org, limit=25) == 25
+    assert _runs(db, org) == {(sids[2], T0 + 5 * HOUR, 5)}
+    assert [len(_hourly(db, org, s, T0, 10)) for s in sids] == [10, 10, 5]
+
+
+def test_overlapping_and_adjoining_runs_merge_into_the_queued_rows(db: Any) -> None:
+    org = _org(db)
+    (sid,) = _series(db, org)
+
+    def write(first_hour: int, hours: int, value: float) -> None:
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + first_hour * HOUR, 60, np.full(hours * 60, value))])
+
+    write(0, 6, 1.0)
+    write(3, 6, 2.0)  # overlaps hours 3-5: the queued row grows over 6-8
+    assert _runs(db, org) == {(sid, T0, 9)}
+    write(0, 3, 3.0)  # inside the queued row: nothing new
+    assert _runs(db, org) == {(sid, T0, 9)}
+    write(20, 1, 4.0)  # apart: a row of its own
+    write(10, 10, 5.0)  # between two rows, adjoining neither's end: a row of its own
+    assert _runs(db, org) == {(sid, T0, 9), (sid, T0 + 10 * HOUR, 10), (sid, T0 + 20 * HOUR, 1)}
+    write(9, 1, 6.0)  # the gap right after the first row: that row grows
+    write(5, 17, 7.0)  # over all three and one hour past the last: only the last grows
+    assert _runs(db, org) == {(sid, T0, 10), (sid, T0 + 10 * HOUR, 10), (sid, T0 + 20 * HOUR, 2)}
+    assert _queued(db, org) == {(sid, T0 + h * HOUR) for h in range(22)}  # each hour once
+    assert ts.rollups_pending(db, org) == 22
+    assert ts.drain_rollups(db, org_id=org) == 22
+    assert _hourly(db, org, sid, T0, 22) == {h: (3.0 if h < 3 else 2.0 if h < 5 else 7.0) for h in range(22)}
+
+
+def test_overlapping_queue_rows_recompute_each_hour_once(db: Any) -> None:
+    org = _org(db)
+    (sid,) = _series(db, org)
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, np.repeat(np.arange(12, dtype=float), 60))])
+    # Rows a writer never leaves (the writes merge); the drain still counts and computes each hour once.
+    db.execute(text("DELETE FROM metric_rollup_dirty WHERE series_id = :s"), {"s": sid})
+    db.execute(text("INSERT INTO metric_rollup_dirty (series_id, first_hour_at, hours, org_id) VALUES "
+                    "(:s, :a, 6, :o), (:s, :b, 6, :o), (:s, :c, 2, :o)"),
+               {"s": sid, "o": org, "a": T0, "b": T0 + 3 * HOUR, "c": T0 + 10 * HOUR})
+    assert ts.drain_rollups(db, org_id=org) == 11
+    assert _hourly(db, org, sid, T0, 12) == {h: float(h) for h in range(12) if h != 9}
+
+
+def test_a_claim_that_would_cut_a_run_onto_another_row_takes_it_whole(db: Any) -> None:
+    org = _org(db)
+    (sid,) = _series(db, org)
+    ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, np.repeat(np.arange(12, dtype=float), 60))])
+    db.execute(text("DELETE FROM metric_rollup_dirty WHERE series_id = :s"), {"s": sid})
+    db.execute(text("INSERT INTO metric_rollup_dirty (series_id, first_hour_at, hours, org_id) VALUES "
+                    "(:s, :a, 6, :o), (:s, :b, 6, :o)"), {"s": sid, "o": org, "a": T0, "b": T0 + 3 * HOUR})
+    # Cutting the first run after 3 hours would give it the second row's key: it is taken whole (6 hours).
+    assert ts.drain_rollups(db, org_id=org, limit=3) == 6
+    assert _runs(db, org) == {(sid, T0 + 3 * HOUR, 6)}
+    assert ts.drain_rollups(db, org_id=org) == 6
+    assert _hourly(db, org, sid, T0, 12) == {h: float(h) for h in range(9)}
+
 
 # --- concurrency, with real commits -----------------------------------------------------------------------
 
@@ -365,3 +491,68 @@ def test_the_rollups_job_drains_the_queue_in_committed_batches(committed: Any, d
     with sessions() as db:
         got = ts.read_rollups(db, org, [sid], 300, T0, T0 + 3 * DAY)[sid]
     assert len(got) == 3 * 288 and (got.avg == 5.0).all()
+
+
+def test_a_run_that_arrives_while_its_hours_are_drained_is_queued_again(committed: Any) -> None:
+    sessions, org, sid = committed
+    with sessions() as db:
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, np.full(48 * 60, 1.0))])
+        db.commit()
+    drainer = sessions()
+    written = threading.Event()
+    try:
+        # Claims hours 0-29 (computed from the 1.0s) and cuts the run's row to hours 30-47, both uncommitted.
+        assert ts.drain_rollups(drainer, org_id=org, limit=30) == 30
+
+        def write() -> None:  # a revision of hour 10 (claimed) and of hour 40 (still queued)
+            with sessions() as db:
+                ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + 10 * HOUR, 60, [8.0]),
+                                           ts.SeriesBatch(sid, T0 + 40 * HOUR, 60, [9.0])])
+                db.commit()
+            written.set()
+
+        thread = threading.Thread(target=write)
+        thread.start()
+        assert not written.wait(1.0)  # waiting on the drain's lock of the run's row
+        drainer.commit()
+        thread.join(30)
+        assert written.is_set()
+    finally:
+        drainer.close()
+    with sessions() as db:
+        # Hour 10 is queued again; hour 40 is in the row's remaining hours already.
+        assert _runs(db, org) == {(sid, T0 + 10 * HOUR, 1), (sid, T0 + 30 * HOUR, 18)}
+        assert ts.drain_rollups(db, org_id=org) == 19
+        db.commit()
+        hourly = _hourly(db, org, sid, T0, 48)
+    assert hourly == {h: {10: 8.0, 40: 9.0}.get(h, 1.0) for h in range(48)}
+
+
+def test_two_drainers_split_the_queue_without_losing_or_doubling_an_hour(committed: Any) -> None:
+    sessions, org, _ = committed
+    with sessions() as db:
+        sids = _series(db, org, BACKFILL_SERIES)
+        ts.write_batches(db, org, [ts.SeriesBatch(s, T0, 60, np.full(48 * 60, float(k)))
+                                   for k, s in enumerate(sids)])
+        db.commit()
+    total = len(sids) * 48
+    first, second = sessions(), sessions()
+    try:
+        # Both claim while the other holds its claim: the second skips the first's rows (and its cut run).
+        assert ts.drain_rollups(first, org_id=org, limit=500) == 500
+        assert ts.drain_rollups(second, org_id=org, limit=500) == 500
+        second.commit()
+        first.commit()
+    finally:
+        first.close()
+        second.close()
+    done = 1000
+    with sessions() as db:
+        assert ts.rollups_pending(db, org) == total - done
+        while got := ts.drain_rollups(db, org_id=org, limit=700):
+            done += got
+            db.commit()
+        assert done == total
+        got_cols = ts.read_rollups(db, org, sids, 3600, T0, T0 + 2 * DAY)
+    for k, s in enumerate(sids):
+        assert len(got_cols[s]) == 48 and (got_cols[s].count == 60).all() and (got_cols[s].max == k).all()
