@@ -38,7 +38,7 @@ def _run(connection: Any, step: Any) -> None:
 
 def test_hour_rows_become_runs_and_come_back_as_hours(connection: Any) -> None:
     migration = _migration()
-    assert migration.down_revision == "c4a8e2f1d6b9"
+    assert migration.down_revision == "d7e3b9a1c5f2"
     org = uuid.uuid4()
     connection.execute(text("INSERT INTO organizations (id, name, slug, aws_external_id) VALUES (:id, 'M', :s, :e)"),
                        {"id": org, "s": f"m-{org.hex[:8]}", "e": f"headroom-{org.hex}"})

@@ -3,7 +3,7 @@ of one per (series, hour): a backfill of 8 days queues one row per series instea
 about as much as the points rows themselves. The rollups job expands a run into its hours when it claims it.
 
 Revision ID: d5e1a7c3b9f2
-Revises: c4a8e2f1d6b9
+Revises: d7e3b9a1c5f2
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "d5e1a7c3b9f2"
-down_revision: str | None = "c4a8e2f1d6b9"
+down_revision: str | None = "d7e3b9a1c5f2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
