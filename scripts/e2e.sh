@@ -3,6 +3,7 @@
 # (API and built front end on one origin). scripts/test.sh starts one on a test database and calls this.
 #   HEADROOM_E2E_BASE_URL   where Headroom serves            (default http://127.0.0.1:8000)
 #   HEADROOM_E2E_CHROMIUM   the Chromium binary to drive     (default /usr/bin/chromium, Debian's package)
+#   HEADROOM_E2E_TIKV_STATUS_FILE  the TiKV status stand-ins' addresses (JSON), for tests/apply.spec.ts
 # Extra arguments go to `playwright test` (e.g. a spec file or --grep).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)

@@ -15,8 +15,10 @@ scripts/bootstrap.sh --test
 
 svc=$(mktemp -d /tmp/headroom-test.XXXXXX)
 server_pid=""
+stand_in_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  [ -n "$stand_in_pid" ] && kill "$stand_in_pid" 2>/dev/null || true
   scripts/services.sh stop "$svc" || true
   rm -rf "$svc" 2>/dev/null || true
 }
@@ -45,10 +47,19 @@ with engine.connect() as c:
     c.execute(sa.text("CREATE DATABASE headroom_e2e"))
 PY
   e2e_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  # TiKV status port stand-ins (backend/tests/tikv_status_server.py: GET/POST /config as TiKV answers them) for
+  # tests/apply.spec.ts, which points demo nodes at them and runs a plan end to end; their addresses are in
+  # $svc/tikv-status.json once they answer.
+  uv run --locked python backend/tests/tikv_status_server.py --nodes 3 --addresses-file "$svc/tikv-status.json" \
+    >"$svc/tikv-status.log" 2>&1 &
+  stand_in_pid=$!
   # No REDIS_URL: the server runs its jobs in-process, so the demo fleet is simulated and advised in its first
   # minutes and tests/cluster.spec.ts finds the demo cluster's findings (with Redis, no worker would run them).
+  # Each apply step is watched 120 s instead of the guards' 15 minutes, so a run ends within the spec's time: by
+  # then the demo has written the minute after the step, so the guards have data after it to judge (the windows
+  # they compare stay their own 15 minutes).
   DATABASE_URL="$e2e_db" HEADROOM_DATA_DIR="$svc/data" \
-    HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" \
+    HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" HEADROOM_APPLY_WATCH_SECONDS=120 \
     uv run --locked headroom serve --port "$e2e_port" >"$svc/server.log" 2>&1 &
   server_pid=$!
 fi
@@ -88,8 +99,15 @@ if [ -n "$e2e_port" ]; then
     fi
     sleep 0.5
   done
+  until [ -s "$svc/tikv-status.json" ]; do
+    if ! kill -0 "$stand_in_pid" 2>/dev/null; then
+      echo "the TiKV status stand-ins exited:" >&2; cat "$svc/tikv-status.log" >&2; exit 1
+    fi
+    sleep 0.5
+  done
   HEADROOM_E2E_BASE_URL="http://127.0.0.1:$port" HEADROOM_E2E_DEMO_PASSWORD_FILE="$svc/data/demo-password.txt" \
-    HEADROOM_E2E_OUTBOX_DIR="$svc/data/outbox" scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
+    HEADROOM_E2E_OUTBOX_DIR="$svc/data/outbox" HEADROOM_E2E_TIKV_STATUS_FILE="$svc/tikv-status.json" \
+    scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
 fi
 
 step "all suites passed"

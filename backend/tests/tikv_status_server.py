@@ -13,16 +13,25 @@ read in TiKV's `src/server/status_server/mod.rs` and `src/config/mod.rs`):
   200 with an empty body.
 Which keys are online on the node's version is Headroom's own table (domain/tikvconf/online.py), so these tests
 hold the client to that table.
+
+Run as a program it serves stand-ins until killed, for the browser tests (scripts/test.sh starts it beside the e2e
+server): `python backend/tests/tikv_status_server.py --nodes 3 --addresses-file PATH` writes the nodes' addresses
+as a JSON list of "127.0.0.1:<port>" to PATH once every one answers, then serves them, each on its own thread.
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
 import http.server
 import json
+import os
+import signal
+import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -166,3 +175,31 @@ def tikv_status_server(version: str = "v8.5.1", config: dict[str, Any] | None = 
     finally:
         server.shutdown()
         server.server_close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve `--nodes` stand-ins on 127.0.0.1 until SIGTERM or SIGINT; write their addresses to the file given."""
+    parser = argparse.ArgumentParser(description="TiKV status port stand-ins (GET/POST /config) for browser tests.")
+    parser.add_argument("--nodes", type=int, default=3, help="how many stand-ins (one per TiKV node)")
+    parser.add_argument("--addresses-file", type=Path, required=True,
+                        help='where to write the JSON list of their addresses ("127.0.0.1:<port>")')
+    parser.add_argument("--version", default="v8.5.1", help="the TiKV version whose online keys they accept")
+    args = parser.parse_args(argv)
+    if args.nodes < 1:
+        parser.error("--nodes: at least 1")
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    with ExitStack() as stack:
+        nodes = [stack.enter_context(tikv_status_server(args.version)) for _ in range(args.nodes)]
+        # written whole under another name, then renamed: a reader never sees half a list
+        partial = args.addresses_file.with_name(args.addresses_file.name + ".tmp")
+        partial.write_text(json.dumps([n.url for n in nodes]))
+        os.replace(partial, args.addresses_file)
+        print(f"tikv status stand-ins: {' '.join(n.url for n in nodes)}", flush=True)
+        stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

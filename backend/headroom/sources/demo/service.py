@@ -181,13 +181,20 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
         if nrow is None:
             nrow = TikvNode(org_id=org_id, cluster_id=cluster.id, store_address=node.address)
             db.add(nrow)
-        nrow.store_id, nrow.status_address, nrow.version = node.store_id, node.status_address, node.tikv_version
+        # A status address given by hand (the node's PATCH) is kept, and the node's config is then the one read from
+        # that status port, not the simulated one: a demo node can be pointed at a live TiKV (or a stand-in) and
+        # back. Only a node at its simulated address (or none) gets the simulated address and config.
+        simulated = nrow.status_address in (None, node.status_address)
+        nrow.store_id, nrow.version = node.store_id, node.tikv_version
+        if simulated:
+            nrow.status_address = node.status_address
         nrow.instance_ref_id = instances[node.instance_id].id
         nrow.data_volume_ref_id = volumes[node.data_volume_ids[0]].id if node.data_volume_ids else None
         nrow.raft_volume_ref_id = volumes[node.raft_volume_ids[0]].id if node.raft_volume_ids else None
         nrow.last_seen_at = now
         db.flush()
-        _record_config(db, nrow, node.config)
+        if simulated:
+            _record_config(db, nrow, node.config)
         entity_ids[node.id] = node.address
     return entity_ids
 

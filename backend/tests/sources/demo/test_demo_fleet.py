@@ -11,6 +11,7 @@ import pytest
 from headroom.accounts.models import Organization
 from headroom.domain.snapshot.scenario import Monitoring, load_scenario
 from headroom.domain.snapshot.simulate import simulate
+from headroom.inventory import service as inventory
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.models import import_all_models
 from headroom.platform.security import new_external_id
@@ -90,6 +91,39 @@ def test_incremental_ingest_resumes_from_the_watermark(db: Any) -> None:
     expected = simulate(scenario, hours=(later - resumed_from).total_seconds() / 3600,
                         seed=demo._seed_for(cluster), start=resumed_from)
     assert result["points"] == sum(v is not None for s in expected.series for v in s.values)
+
+
+def test_a_demo_node_pointed_at_a_live_status_port_keeps_its_address_and_the_config_read_there(db: Any) -> None:
+    org_id = _org(db)
+    cluster = demo.seed_demo_cluster(db, org_id)
+    scenario = load_scenario(demo.default_scenario_path())
+    demo.ingest_window(db, cluster, scenario, NOW - dt.timedelta(hours=1), NOW)
+    nodes = db.scalars(select(TikvNode).where(TikvNode.cluster_id == cluster.id).order_by(TikvNode.store_address)).all()
+    node, other = nodes[0], nodes[1]
+    simulated_address = node.status_address
+    simulated = db.scalars(select(TikvConfig).where(TikvConfig.node_id == node.id)).one()
+    # an operator points the node at a live status port, and Headroom reads its config there
+    node.status_address = "127.0.0.1:20180"
+    live = {"storage": {"block-cache": {"capacity": "8GiB"}}}
+    inventory.store_version(db, node, live, source="status_port", raw_text=None, now=NOW)
+    db.flush()
+
+    def latest(n: TikvNode) -> TikvConfig:
+        return db.scalars(select(TikvConfig).where(TikvConfig.node_id == n.id)
+                          .order_by(TikvConfig.version.desc())).first()
+
+    demo.ingest_demo(db, cluster, now=NOW + dt.timedelta(minutes=5), scenario=scenario)
+    db.refresh(node)
+    assert node.status_address == "127.0.0.1:20180"  # the minute's ingest keeps it
+    assert (latest(node).source, latest(node).config) == ("status_port", live)
+    assert latest(other).version == 1 and other.status_address.endswith(":20180")  # the rest stay simulated
+
+    # pointed back at its simulated address, the node gets the simulated config again as its newest version
+    node.status_address = simulated_address
+    db.flush()
+    demo.ingest_demo(db, cluster, now=NOW + dt.timedelta(minutes=10), scenario=scenario)
+    assert (latest(node).version, latest(node).source) == (3, "simulated")
+    assert latest(node).config == simulated.config
 
 
 @pytest.mark.parametrize("monitoring", ["minute", "basic"])
