@@ -9,8 +9,10 @@ bench/results/page_times.json and adds a line to bench/metrics_first_chart.md.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,6 +43,37 @@ def run_spec(url: str, password_file: Path, out: Path, runs: int) -> dict[str, o
     return result
 
 
+JOB_ENDED = re.compile(r"^(?P<at>\S+Z) \[info\s*\] job\.ended .*?job=(?P<job>\S+) .*?seconds=(?P<seconds>[0-9.]+)")
+
+
+def scheduled_jobs(server_log: Path, started: str, finished: str) -> dict[str, object]:
+    """The server's own scheduled jobs (the demo fleet's simulation, ingest, rollups...) that ran while the pages
+    were measured, read from its log: how long they ran in all, and whether any ran into a load's window (the spec
+    starts its loads between :20 and :55 of a minute)."""
+    start, end = (dt.datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (started, finished))
+    runs = []
+    for line in server_log.read_text(errors="replace").splitlines():
+        match = JOB_ENDED.match(line)
+        if match is None:
+            continue
+        ended = dt.datetime.fromisoformat(match["at"].replace("Z", "+00:00"))
+        seconds = float(match["seconds"])
+        began = ended - dt.timedelta(seconds=seconds)
+        if start <= ended and began <= end:
+            runs.append((match["job"], began, ended, seconds))
+    minutes = max(1.0, (end - start).total_seconds() / 60)
+    in_window = sorted({job for job, began, ended, _ in runs if ended.second >= 20 or began.second >= 20
+                        or (ended - began).total_seconds() >= 20})
+    return {
+        "what": "the server's scheduled jobs (in its own process) while the pages were measured",
+        "runs": len(runs),
+        "seconds_total": round(sum(r[3] for r in runs), 1),
+        "seconds_per_minute": round(sum(r[3] for r in runs) / minutes, 2),
+        "latest_end_second_of_minute": max((r[2].second for r in runs), default=None),
+        "jobs_reaching_the_load_window": in_window,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running Headroom serving the built front end (default: start one)")
@@ -63,6 +96,9 @@ def main() -> None:
         url, password_file = args.url, args.password_file
     try:
         result = run_spec(url, password_file, args.out, args.runs)
+        if proc is not None:
+            result["scheduled_jobs"] = scheduled_jobs(data_dir / "server.log", str(result["started_at"]),
+                                                      str(result["finished_at"]))
     finally:
         if proc is not None:
             stop_server(proc, data_dir)
@@ -88,6 +124,8 @@ def main() -> None:
     with REPORT.open("a") as report:
         report.write(line)
     print(line, end="")
+    if "scheduled_jobs" in result:
+        print("scheduled jobs while measuring:", json.dumps(result["scheduled_jobs"]))
     sys.exit(0)
 
 

@@ -80,6 +80,21 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length, rank) - 1];
 }
 
+// The server under test (`headroom up` without Redis) runs its scheduled jobs in its own process at the start of
+// every minute (the scheduler looks every 5 s): the demo fleet's simulation, its ingest, the rollups and the alerts,
+// 1-6 s on this machine (11 s for the hourly rollups, 6 s for a quarter-hour's advice round at load 10). A load
+// started then measures the page racing that burst for the same process and cores. So each cold load starts between
+// :20 and :55 of a minute; bench/page_times.py reports the jobs' own time beside the results (a production
+// deployment runs them in Celery workers, not in the API's process).
+const QUIET_FROM_S = 20;
+const QUIET_UNTIL_S = 55;
+
+async function quietMoment(page: { waitForTimeout(ms: number): Promise<void> }) {
+  const second = (Date.now() % 60_000) / 1000;
+  if (second >= QUIET_FROM_S && second < QUIET_UNTIL_S) return;
+  await page.waitForTimeout(((QUIET_FROM_S - second + 60) % 60) * 1000);
+}
+
 async function coldPage(browser: Browser, storageState: BrowserContextOptions['storageState']) {
   const context = await browser.newContext({ storageState, viewport: { width: 1280, height: 800 }, locale: 'en-GB',
     timezoneId: 'UTC' });
@@ -109,6 +124,7 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
   for (let i = 0; i < RUNS; i += 1) {
     const { context, page: cold } = await coldPage(browser, storageState);
     await cold.addInitScript(watchFirstChart, METRICS_CHART_LINE);
+    await quietMoment(cold);
     await cold.goto(`/clusters/${clusterId}/metrics?range=6h`);
     const at = await cold.waitForFunction(() => window.__firstChartAt ?? null, undefined, { timeout: 60_000 });
     metrics.push(Math.round(Number(await at.jsonValue())));
@@ -122,6 +138,7 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
   for (let i = 0; i < CPU_RUNS; i += 1) {
     const { context, page: cold } = await coldPage(browser, storageState);
     await cold.addInitScript(watchFirstChart, METRICS_CHART_LINE);
+    await quietMoment(cold);
     await browser.startTracing(cold, { categories: ['toplevel', 'disabled-by-default-devtools.timeline', 'blink.user_timing', '__metadata'] });
     await cold.goto(`/clusters/${clusterId}/metrics?range=6h`);
     await cold.waitForFunction(() => window.__firstChartAt ?? null, undefined, { timeout: 60_000 });
@@ -155,6 +172,7 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
   for (const p of pages) {
     const { context, page: cold } = await coldPage(browser, storageState);
     await cold.addInitScript(watchContent, { selector: p.content, partial: p.partial ?? false });
+    await quietMoment(cold);
     await cold.goto(p.path);
     const at = await cold.waitForFunction(() => window.__contentAt ?? null, undefined, { timeout: 60_000 });
     pageTimes.push({ page: p.name, path: p.path.replace(clusterId, ':cluster').replace(finding.id, ':finding'),
@@ -168,6 +186,7 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
     started_at: started,
     finished_at: new Date().toISOString(),
     viewport: '1280x800',
+    quiet_window: `each cold load started between :${QUIET_FROM_S} and :${QUIET_UNTIL_S} of a minute (the server's scheduled jobs run at its start)`,
     metrics_first_chart: {
       what: 'ms from navigation start to the first chart line drawn, Metrics tab of the demo cluster, 6 h, cold loads',
       runs: metrics,

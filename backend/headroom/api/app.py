@@ -19,7 +19,7 @@ from starlette.routing import Match
 
 from headroom.accounts import auth_router, org_router
 from headroom.accounts import service as accounts_service
-from headroom.api.deps import AppContext
+from headroom.api.deps import SESSION_COOKIE, AppContext
 from headroom.api.inputs import BodySizeLimit, refuse_nul_characters
 from headroom.clusters import router as clusters_router
 from headroom.digest import router as digest_router
@@ -425,6 +425,20 @@ def _static_file(file: Path, accept_encoding: str, cache_control: str) -> FileRe
     return FileResponse(file, headers=headers)
 
 
+# A signed-in browser's first page asks for its session before anything else (the app draws nothing until it has
+# it), but only once the entry script has arrived and run. The page served to a browser with a session cookie says
+# so in its head, so the browser starts that request beside the scripts; the app's own fetch of it (same URL, CORS
+# mode, same-origin credentials: crossorigin="anonymous") takes the preloaded answer. Without the cookie the page
+# is the built file as it is (a visitor's request would answer 401).
+SESSION_PRELOAD = b'<link rel="preload" href="/api/v1/auth/me" as="fetch" crossorigin="anonymous">'
+
+
+def _page_for_session(index: Path) -> HTMLResponse:
+    page = index.read_bytes().replace(b"</head>", SESSION_PRELOAD + b"\n  </head>", 1)
+    # The page now depends on the cookie: no cache may give one browser's page to another (Vary).
+    return HTMLResponse(page, headers={"Cache-Control": _REVALIDATE_CACHE, "Vary": "Cookie"})
+
+
 def _mount_frontend(app: FastAPI, dist: Path) -> None:
     root = dist.resolve()
     index = root / "index.html"
@@ -443,4 +457,6 @@ def _mount_frontend(app: FastAPI, dist: Path) -> None:
         if path and not hidden and candidate.is_file() and candidate.is_relative_to(root):
             hashed = candidate.parent == root / "assets"
             return _static_file(candidate, accept_encoding, _HASHED_CACHE if hashed else _REVALIDATE_CACHE)
+        if SESSION_COOKIE in request.cookies:
+            return _page_for_session(index)
         return _static_file(index, accept_encoding, _REVALIDATE_CACHE)

@@ -99,6 +99,27 @@ def test_index_html_is_revalidated_and_compressed_at_every_page_path(app_ctx: An
         assert icon.headers["cache-control"] == "no-cache"
 
 
+def test_a_page_for_a_browser_with_a_session_preloads_the_session_and_a_visitors_does_not(
+    app_ctx: Any, dist: Path
+) -> None:
+    from fastapi.testclient import TestClient
+    from headroom.api.app import create_app
+
+    preload = b'<link rel="preload" href="/api/v1/auth/me" as="fetch" crossorigin="anonymous">'
+    with TestClient(create_app(app_ctx, frontend_dist=dist)) as web:
+        _, visitor = _get_raw(web, "/settings/tokens", "identity")
+        web.cookies.set("headroom_session", "any-token")
+        response, signed_in = _get_raw(web, "/settings/tokens", "identity")
+        _, script = _get_raw(web, "/assets/index-3f2a9c1b.js", "identity")
+    assert visitor == INDEX
+    assert response.status_code == 200
+    # the preload in the head, after the entry script's tag; nothing else changed
+    assert signed_in == INDEX.replace(b"</head>", preload + b"\n  </head>")
+    assert response.headers["cache-control"] == "no-cache"
+    assert "Cookie" in response.headers["vary"]
+    assert script == SCRIPT  # assets are never rewritten
+
+
 def test_build_manifest_is_not_served_and_api_responses_are_compressed_per_request(app_ctx: Any, dist: Path) -> None:
     from fastapi.testclient import TestClient
     from headroom.api.app import create_app

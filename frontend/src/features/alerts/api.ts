@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { formatTimestamp } from '@/lib/format';
 import { unwrap } from '@/api/errors';
@@ -11,8 +11,12 @@ export type Delivery = S['DeliveryRead'];
 
 const channelsKey = ['alerts', 'channels'] as const;
 
+export function channelsQuery() {
+  return queryOptions({ queryKey: channelsKey, queryFn: () => unwrap(api.GET('/api/v1/alert-channels')) });
+}
+
 export function useChannels() {
-  return useQuery({ queryKey: channelsKey, queryFn: () => unwrap(api.GET('/api/v1/alert-channels')) });
+  return useQuery(channelsQuery());
 }
 
 export function useCreateChannel() {

@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { components } from '@/api/schema';
@@ -40,12 +40,16 @@ export function useApplyRoleTemplates() {
   return useQuery({ queryKey: keys.templates, queryFn: () => unwrap(api.GET('/api/v1/sources/aws/apply-setup')) });
 }
 
-export function useClusterApplySettings(clusterId: string) {
-  return useQuery({
+export function clusterApplySettingsQuery(clusterId: string) {
+  return queryOptions({
     queryKey: keys.cluster(clusterId),
     queryFn: () =>
       unwrap(api.GET('/api/v1/clusters/{cluster_id}/apply-settings', { params: { path: { cluster_id: clusterId } } })),
   });
+}
+
+export function useClusterApplySettings(clusterId: string) {
+  return useQuery(clusterApplySettingsQuery(clusterId));
 }
 
 export function useSetClusterApplySettings(clusterId: string) {

@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { queryOptions, useQuery } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
@@ -12,12 +12,16 @@ export type FixOutcome = NonNullable<ChangeEntry['findings'][number]['outcome']>
 export type RuleList = paths['/api/v1/rules']['get']['responses'][200]['content']['application/json'];
 export type RuleRecord = RuleList['items'][number];
 
-export function useChanges(clusterId: string) {
-  return useQuery({
+export function changesQuery(clusterId: string) {
+  return queryOptions({
     queryKey: ['clusters', clusterId, 'changes'],
     queryFn: () =>
       unwrap(api.GET('/api/v1/clusters/{cluster_id}/changes', { params: { path: { cluster_id: clusterId } } })),
   });
+}
+
+export function useChanges(clusterId: string) {
+  return useQuery(changesQuery(clusterId));
 }
 
 /** Every advisor rule with how often its prediction held for the org's applied fixes. */

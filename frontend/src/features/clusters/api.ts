@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
@@ -25,28 +25,32 @@ export const clusterQueryKey = (clusterId: string) => ['clusters', clusterId] as
 /** How often a cluster whose first analysis is running is asked again. */
 const FIRST_ANALYSIS_POLL_MS = 5_000;
 
+export function clustersQuery() {
+  return queryOptions({ queryKey: clustersQueryKey, queryFn: () => unwrap(api.GET('/api/v1/clusters')) });
+}
+
 export function useClusters() {
-  return useQuery({
-    queryKey: clustersQueryKey,
-    queryFn: () => unwrap(api.GET('/api/v1/clusters')),
-  });
+  return useQuery(clustersQuery());
+}
+
+export function fleetQuery() {
+  return queryOptions({ queryKey: ['clusters', 'fleet'], queryFn: () => unwrap(api.GET('/api/v1/fleet')) });
 }
 
 /** The fleet overview: each cluster's health, headroom score, nearest ceiling, spend and savings. */
 export function useFleet() {
   return useQuery({
-    queryKey: ['clusters', 'fleet'],
-    queryFn: () => unwrap(api.GET('/api/v1/fleet')),
+    ...fleetQuery(),
     // A cluster whose first analysis is still running is asked again until its findings are in.
     refetchInterval: (query) => (query.state.data?.items.some((c) => c.advised_at === null) ? FIRST_ANALYSIS_POLL_MS : false),
   });
 }
 
-function clusterQuery(clusterId: string) {
-  return {
+export function clusterQuery(clusterId: string) {
+  return queryOptions({
     queryKey: clusterQueryKey(clusterId),
     queryFn: () => unwrap(api.GET('/api/v1/clusters/{cluster_id}', { params: { path: { cluster_id: clusterId } } })),
-  };
+  });
 }
 
 const CLUSTER_PATH = /^\/clusters\/([^/]+)(?:\/|$)/;
@@ -68,12 +72,16 @@ export function useCluster(clusterId: string) {
   });
 }
 
-export function useNodes(clusterId: string) {
-  return useQuery({
+export function nodesQuery(clusterId: string) {
+  return queryOptions({
     queryKey: ['clusters', clusterId, 'nodes'],
     queryFn: () =>
       unwrap(api.GET('/api/v1/clusters/{cluster_id}/nodes', { params: { path: { cluster_id: clusterId } } })),
   });
+}
+
+export function useNodes(clusterId: string) {
+  return useQuery(nodesQuery(clusterId));
 }
 
 /** One data source's health, as a badge shows it. */
@@ -121,8 +129,8 @@ export function sourceBadges(
   return badges;
 }
 
-export function useSourceBadges(clusterId: string, isDemo: boolean) {
-  return useQuery({
+export function sourceBadgesQuery(clusterId: string, isDemo: boolean) {
+  return queryOptions({
     queryKey: ['clusters', clusterId, 'sources', isDemo],
     queryFn: async () => {
       const [aws, prometheus] = await Promise.all([
@@ -132,6 +140,10 @@ export function useSourceBadges(clusterId: string, isDemo: boolean) {
       return sourceBadges(clusterId, aws, prometheus, isDemo);
     },
   });
+}
+
+export function useSourceBadges(clusterId: string, isDemo: boolean) {
+  return useQuery(sourceBadgesQuery(clusterId, isDemo));
 }
 
 export function useAdviseNow(clusterId: string) {
@@ -153,8 +165,8 @@ type ClusterPreferencesUpdate =
 const preferencesKey = (clusterId: string) => ['clusters', clusterId, 'recommendation-preferences'] as const;
 
 /** The cluster's lookback: its own (null: its organisation's) and the one in force. */
-export function useClusterPreferences(clusterId: string) {
-  return useQuery({
+export function clusterPreferencesQuery(clusterId: string) {
+  return queryOptions({
     queryKey: preferencesKey(clusterId),
     queryFn: () =>
       unwrap(
@@ -163,6 +175,10 @@ export function useClusterPreferences(clusterId: string) {
         }),
       ),
   });
+}
+
+export function useClusterPreferences(clusterId: string) {
+  return useQuery(clusterPreferencesQuery(clusterId));
 }
 
 export function useSetClusterPreferences(clusterId: string) {

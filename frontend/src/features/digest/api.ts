@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { components } from '@/api/schema';
@@ -21,8 +21,12 @@ export const digestKeys = {
   clusters: ['digest', 'clusters'] as const,
 };
 
+export function digestSettingsQuery() {
+  return queryOptions({ queryKey: digestKeys.settings, queryFn: () => unwrap(api.GET('/api/v1/org/digest')) });
+}
+
 export function useDigestSettings() {
-  return useQuery({ queryKey: digestKeys.settings, queryFn: () => unwrap(api.GET('/api/v1/org/digest')) });
+  return useQuery(digestSettingsQuery());
 }
 
 export function useUpdateDigestSettings() {

@@ -1,4 +1,4 @@
-import { useMutation, useQueries, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQueries, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import { findingSummarySeverityValues, findingSummaryStatusValues, type paths } from '@/api/schema';
@@ -32,8 +32,8 @@ export const findingsKey = (clusterId: string) => ['findings', clusterId] as con
 /** The list's order: most severe first, or by the server's impact_score (headroom gained) first. */
 export type FindingSort = NonNullable<NonNullable<ListOp['parameters']['query']>['sort']>;
 
-export function useFindings(clusterId: string, filters: FindingFilters = NO_FILTERS, sort: FindingSort = 'severity') {
-  return useQuery({
+export function findingsQuery(clusterId: string, filters: FindingFilters = NO_FILTERS, sort: FindingSort = 'severity') {
+  return queryOptions({
     queryKey: [...findingsKey(clusterId), 'list', filters, sort],
     queryFn: () =>
       unwrap(
@@ -53,12 +53,20 @@ export function useFindings(clusterId: string, filters: FindingFilters = NO_FILT
   });
 }
 
+export function useFindings(clusterId: string, filters: FindingFilters = NO_FILTERS, sort: FindingSort = 'severity') {
+  return useQuery(findingsQuery(clusterId, filters, sort));
+}
+
 /** Open or acknowledged findings, most impactful first: one query (one request) shared by the overview's severity
  * counts and its top findings (the counts do not depend on the order). */
 export const ACTIVE_FINDINGS: FindingFilters = { status: ['open', 'acknowledged'], severity: [], rule: [] };
 
+export function activeFindingsQuery(clusterId: string) {
+  return findingsQuery(clusterId, ACTIVE_FINDINGS, 'impact');
+}
+
 export function useActiveFindings(clusterId: string) {
-  return useFindings(clusterId, ACTIVE_FINDINGS, 'impact');
+  return useQuery(activeFindingsQuery(clusterId));
 }
 
 const findingKey = (findingId: string) => ['finding', findingId] as const;

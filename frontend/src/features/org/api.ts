@@ -1,4 +1,4 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { components } from '@/api/schema';
@@ -30,8 +30,12 @@ export const orgKeys = {
   audit: (beforeId: number | null) => ['org', 'audit', beforeId] as const,
 };
 
+export function membersQuery() {
+  return queryOptions({ queryKey: orgKeys.members, queryFn: () => unwrap(api.GET('/api/v1/org/members')) });
+}
+
 export function useMembers() {
-  return useQuery({ queryKey: orgKeys.members, queryFn: () => unwrap(api.GET('/api/v1/org/members')) });
+  return useQuery(membersQuery());
 }
 
 export function useChangeMemberRole() {
@@ -52,12 +56,12 @@ export function useRemoveMember() {
   });
 }
 
+export function invitationsQuery() {
+  return queryOptions({ queryKey: orgKeys.invitations, queryFn: () => unwrap(api.GET('/api/v1/org/invitations')) });
+}
+
 export function useInvitations(enabled = true) {
-  return useQuery({
-    queryKey: orgKeys.invitations,
-    queryFn: () => unwrap(api.GET('/api/v1/org/invitations')),
-    enabled,
-  });
+  return useQuery({ ...invitationsQuery(), enabled });
 }
 
 export function useInvite() {
@@ -77,8 +81,12 @@ export function useRevokeInvitation() {
   });
 }
 
+export function tokensQuery() {
+  return queryOptions({ queryKey: orgKeys.tokens, queryFn: () => unwrap(api.GET('/api/v1/org/tokens')) });
+}
+
 export function useTokens(enabled = true) {
-  return useQuery({ queryKey: orgKeys.tokens, queryFn: () => unwrap(api.GET('/api/v1/org/tokens')), enabled });
+  return useQuery({ ...tokensQuery(), enabled });
 }
 
 export function useCreateToken() {
@@ -101,8 +109,8 @@ export function useRevokeToken() {
 export const AUDIT_PAGE_SIZE = 50;
 
 /** One page of the audit log, newest first; `beforeId` is the cursor (entries with a smaller id). */
-export function useAuditLog(beforeId: number | null, enabled = true) {
-  return useQuery({
+export function auditLogQuery(beforeId: number | null) {
+  return queryOptions({
     queryKey: orgKeys.audit(beforeId),
     queryFn: () =>
       unwrap(
@@ -110,9 +118,11 @@ export function useAuditLog(beforeId: number | null, enabled = true) {
           params: { query: { limit: AUDIT_PAGE_SIZE, ...(beforeId === null ? {} : { before_id: beforeId }) } },
         }),
       ),
-    placeholderData: keepPreviousData,
-    enabled,
   });
+}
+
+export function useAuditLog(beforeId: number | null, enabled = true) {
+  return useQuery({ ...auditLogQuery(beforeId), placeholderData: keepPreviousData, enabled });
 }
 
 export type RecommendationPreferences = S['RecommendationPreferencesRead'];

@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { queryOptions, useQuery } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
@@ -10,8 +10,8 @@ export type Projection = ProjectionList['items'][number];
 
 /** The cluster's projections as a list of days: without the forecast paths (bands=false), which the list does
  * not draw and which are most of the bytes (~700 KB for the demo cluster; the Metrics tab charts them). */
-export function useProjections(clusterId: string) {
-  return useQuery({
+export function projectionsQuery(clusterId: string) {
+  return queryOptions({
     queryKey: ['clusters', clusterId, 'projections', 'days'],
     queryFn: () =>
       unwrap(
@@ -20,6 +20,10 @@ export function useProjections(clusterId: string) {
         }),
       ),
   });
+}
+
+export function useProjections(clusterId: string) {
+  return useQuery(projectionsQuery(clusterId));
 }
 
 const METRIC_NAMES: Record<Projection['metric'], string> = {

@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { components } from '@/api/schema';
@@ -33,12 +33,20 @@ export const sourcesKeys = {
 // How often a running backfill's progress is re-read; the ingest job commits progress per request batch.
 const BACKFILL_POLL_MS = 3_000;
 
+export function awsConnectionsQuery() {
+  return queryOptions({ queryKey: sourcesKeys.awsList, queryFn: () => unwrap(api.GET('/api/v1/sources/aws')) });
+}
+
 export function useAwsConnections() {
-  return useQuery({ queryKey: sourcesKeys.awsList, queryFn: () => unwrap(api.GET('/api/v1/sources/aws')) });
+  return useQuery(awsConnectionsQuery());
+}
+
+export function prometheusSourcesQuery() {
+  return queryOptions({ queryKey: sourcesKeys.promList, queryFn: () => unwrap(api.GET('/api/v1/sources/prometheus')) });
 }
 
 export function usePrometheusSources() {
-  return useQuery({ queryKey: sourcesKeys.promList, queryFn: () => unwrap(api.GET('/api/v1/sources/prometheus')) });
+  return useQuery(prometheusSourcesQuery());
 }
 
 /** The organisation, for its AWS external ID (the trust policy's sts:ExternalId condition). */
