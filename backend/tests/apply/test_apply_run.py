@@ -456,6 +456,18 @@ def test_a_volume_step_whose_guard_trips_stops_the_run_alerts_once_and_waits_for
     assert [(d.event["kind"], d.event["severity"]) for d in deliveries] == [("apply", "critical")]
     assert "undo from" in deliveries[0].event["fix"]
     assert owner.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 409
+    # once the volume is set back the plan needs nobody: its alert is resolved, once, whatever runs again
+    clock.now = undo_from + dt.timedelta(minutes=1)
+    assert owner.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 200
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    assert [s["status"] for s in _plan(owner, pid)["step_runs"]] == ["undone", "skipped"]
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    db.expire_all()
+    deliveries = (db.query(AlertDelivery).filter(AlertDelivery.org_id == uuid.UUID(owner.org_id))
+                  .order_by(AlertDelivery.id).all())
+    assert [(d.event["kind"], d.event["dedup_key"]) for d in deliveries] == [
+        ("apply", f"headroom-apply/{pid}"), ("resolved", f"headroom-apply/{pid}")]
+    assert deliveries[1].event["at"] == clock().isoformat()
 
 
 def test_a_step_no_guard_can_read_is_not_judged_blind(
