@@ -21,7 +21,8 @@ X-Headroom-Event-Id); for Slack, which would show it twice, it is marked failed 
 
 Alertmanager (`keep_alive`, after each pass's deliveries): Alertmanager resolves an alert whose endsAt has passed,
 so every finding an Alertmanager channel was told about, that is still open (no resolution recorded for that
-channel since, and the finding not resolved), is re-posted in one request with endsAt the channel timing's
+channel since, and the finding not resolved), and every apply run's stop not yet resolved (its plan's undo done),
+is re-posted in one request with endsAt the channel timing's
 `firing_for` ahead, as Prometheus re-sends its firing alerts every evaluation. A re-post records nothing (no
 delivery record: the job can run any number of times) and notifies nobody again: Alertmanager merges an alert with
 the same labels into the one it holds, and notifies by its own group_interval and repeat_interval. Re-notify
@@ -78,6 +79,7 @@ TIMEOUT_SECONDS = 10.0
 IDEMPOTENT_KINDS = ("pagerduty", "alertmanager", "webhook")
 # The events that announce a finding to a channel (a resolution ends it).
 ANNOUNCING_KINDS = ("opened", "escalated", "reminder", "forecast")
+APPLY_RULE = "apply"  # the rule of an apply run's events (alerts.service.queue_apply_event)
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,7 @@ def queue_reminders(db: Session, *, now: dt.datetime) -> int:
         for d in db.scalars(select(AlertDelivery).where(AlertDelivery.channel_id == channel.id)
                             .order_by(AlertDelivery.created_at, AlertDelivery.id)):
             fid = d.event.get("finding_id")
-            if not fid:
+            if not fid or d.event.get("rule") == APPLY_RULE:  # an apply run's events are no finding's
                 continue
             if d.event.get("kind") == "resolved":
                 resolved.add(fid)
@@ -454,12 +456,19 @@ def open_alerts(db: Session, channel: AlertChannel) -> list[AlertEvent]:
     that still exists."""
     finding_id = AlertDelivery.event["finding_id"].astext
     kind = AlertDelivery.event["kind"].astext
+    dedup_key = AlertDelivery.event["dedup_key"].astext
+    is_apply = AlertDelivery.event["rule"].astext == APPLY_RULE
+    mine = (AlertDelivery.org_id == channel.org_id, AlertDelivery.channel_id == channel.id)
     last = list(db.scalars(
         select(AlertDelivery).ext(distinct_on(finding_id))
-        .where(AlertDelivery.org_id == channel.org_id, AlertDelivery.channel_id == channel.id,
-               finding_id.is_not(None),
+        .where(*mine, finding_id.is_not(None), ~is_apply,
                or_(kind == "resolved", (kind.in_(ANNOUNCING_KINDS)) & (AlertDelivery.status == "sent")))
         .order_by(finding_id, AlertDelivery.created_at.desc(), AlertDelivery.id.desc())))
+    # an apply run's stop is open until its plan's resolution (one alert per plan, by its dedup key)
+    last += list(db.scalars(
+        select(AlertDelivery).ext(distinct_on(dedup_key))
+        .where(*mine, is_apply, or_(kind == "resolved", (kind == "apply") & (AlertDelivery.status == "sent")))
+        .order_by(dedup_key, AlertDelivery.created_at.desc(), AlertDelivery.id.desc())))
     events = [AlertEvent.from_json(d.event) for d in last if d.event["kind"] != "resolved"]
     if not events:
         return []

@@ -10,7 +10,7 @@ import datetime as dt
 import re
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -339,7 +339,23 @@ def queue_apply_event(db: Session, cluster: Cluster, *, plan_id: uuid.UUID, find
     link = f"{base}/clusters/{cluster.id}/findings/{finding_id}" if finding_id else f"{base}/clusters/{cluster.id}"
     event = AlertEvent(key=key, kind="apply", at=now, org=str(cluster.org_id), cluster=cluster.name,
                        cluster_id=str(cluster.id), finding_id=str(finding_id) if finding_id else None,
-                       dedup_key=f"headroom-apply/{plan_id}", rule="apply", severity="critical", title=title,
+                       dedup_key=f"headroom-apply/{plan_id}", rule=delivery.APPLY_RULE, severity="critical", title=title,
                        entity=f"apply plan {plan_id}", fix=fix, url=link)
     channels = db.scalars(select(AlertChannel).where(AlertChannel.org_id == cluster.org_id, AlertChannel.enabled))
     return delivery.insert_pending(db, [delivery.pending(channel, event, now) for channel in channels])
+
+
+def resolve_apply_event(db: Session, cluster: Cluster, *, key: str, now: dt.datetime) -> int:
+    """End the apply alert `key` (the plan no longer needs a person: its undo is done): a resolution to every
+    channel that was sent it, or is still to send it; Alertmanager gets endsAt = now and ends the alert at once,
+    PagerDuty resolves it by its dedup key. Queued again, it is not sent twice. Returns the deliveries queued."""
+    told = db.execute(select(AlertDelivery.event, AlertChannel).join(AlertChannel, AlertChannel.id ==
+                                                                     AlertDelivery.channel_id)
+                      .where(AlertDelivery.org_id == cluster.org_id, AlertDelivery.event_key == key,
+                             AlertDelivery.status != "failed")).all()
+    rows = []
+    for stored, channel in told:
+        stopped = AlertEvent.from_json(stored)
+        resolved = replace(stopped, key=f"{key}:resolved", kind="resolved", at=now, fix=None, forecast=None)
+        rows.append(delivery.pending(channel, resolved, now))
+    return delivery.insert_pending(db, rows)

@@ -577,12 +577,23 @@ def read_guards(db: Session, plan: ApplyPlan, run: ApplyStepRun) -> list[GuardRe
 # ---------------------------------------------------------------------------------------------- rollback
 
 
+def _alert_key(plan: ApplyPlan) -> str:
+    return f"apply:{plan.id}:stopped"
+
+
 def _alert(db: Session, plan: ApplyPlan, title: str, fix: str, now: dt.datetime) -> None:
     cluster = db.get(Cluster, plan.cluster_id)
     if cluster is None:
         return
     alerts_service.queue_apply_event(db, cluster, plan_id=plan.id, finding_id=plan.finding_id, title=title,
-                                     fix=fix, key=f"apply:{plan.id}:stopped", now=now)
+                                     fix=fix, key=_alert_key(plan), now=now)
+
+
+def _resolve_alert(db: Session, plan: ApplyPlan, now: dt.datetime) -> None:
+    """The plan needs nobody any more: end its stop alert where one went (nothing when none did)."""
+    cluster = db.get(Cluster, plan.cluster_id)
+    if cluster is not None:
+        alerts_service.resolve_apply_event(db, cluster, key=_alert_key(plan), now=now)
 
 
 def _roll_back(db: Session, plan: ApplyPlan, reason: str, effects: Effects, now: dt.datetime) -> None:
@@ -761,6 +772,9 @@ def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime)
             _audit(db, plan, "apply.step_rolled_back", r, _step(plan, r), restored=restored)
         if not any(r.status in ("done", "undoing") and r.undo_confirmed_at for r in _steps(db, plan)):
             plan.outcome += f" Volume changes undone at {_when(now)}."
+            if not any(r.status in ("done", "undoing") and _step(plan, r).kind == "ebs_modify_volume"
+                       for r in _steps(db, plan)):
+                _resolve_alert(db, plan, now)  # every volume change set back: the stop needs nobody any more
         return "again"
     return "done"
 

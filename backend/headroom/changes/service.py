@@ -13,8 +13,9 @@ Findings addressed by an observed change: the cluster's findings that recommende
 were open when it happened. Predicted effect: the finding's stored impact (what the advisor expected of its
 fix when it last judged it). Measured effect (docs/changes.md): peak use of each IOPS / throughput ceiling of the
 stores it touches (the metrics overview: each bucket against the ceiling in force then), after = from the change
-for up to AFTER_WINDOW, before = the same hours of the week one week earlier, so a daily or weekly cycle
-compares like with like. The ledger is read from the records it lists.
+for up to AFTER_WINDOW (from when the change was first recorded in effect: marked applied, or seen by Headroom
+when that was earlier; applied by a run; observed), before = the same hours of the week one week earlier,
+so a daily or weekly cycle compares like with like. The ledger is read from the records it lists.
 
 Outcome (docs/thresholds/fix-outcomes.md): each finding an entry is credited with gets the outcome of its fix,
 the finding's predicted use of one ceiling (domain.advisor.outcome) against the measured peak use of the same
@@ -115,6 +116,14 @@ class _Entry:
     seen: list[str] = field(default_factory=list)
     # A patch's own changes, to credit observed ones with: (change, the stores it touches).
     own: list[tuple[Change, set[str]]] = field(default_factory=list)
+    # When Headroom first saw a patch's changes in effect: a person may mark it applied hours after the change.
+    seen_at: dt.datetime | None = None
+
+    @property
+    def in_effect_at(self) -> dt.datetime:
+        """When the change was first recorded in effect: marked applied, or seen by Headroom if that was earlier
+        (a sweep sees a change up to its interval late, so a marking before it is the nearer time)."""
+        return min(self.at, self.seen_at) if self.seen_at is not None else self.at
 
 
 class _Texts:
@@ -302,6 +311,7 @@ def _fold_into_patches(entries: list[_Entry]) -> list[_Entry]:
             if owner is None:
                 left.append(c)
                 continue
+            owner.seen_at = min(owner.seen_at or e.at, e.at)
             owner.seen.append(f"{c.key} {c.before_text} -> {c.after_text} on {e.entity_id}, "
                               f"{e.who.removeprefix('seen by Headroom ')} at {e.at:%Y-%m-%d %H:%M} UTC")
         if left:
@@ -357,7 +367,7 @@ class _Overviews:
 
 
 def _effect(e: _Entry, overviews: _Overviews, now: dt.datetime) -> MeasuredEffect:
-    after_start = e.at.replace(second=0, microsecond=0)
+    after_start = e.in_effect_at.replace(second=0, microsecond=0)
     after_end = min(after_start + AFTER_WINDOW, now.replace(second=0, microsecond=0))
     span = after_end - after_start
     before_start, before_end = after_start - WEEK, after_start - WEEK + max(span, dt.timedelta(0))
@@ -511,7 +521,7 @@ def _outcome(f: findings_service.StoredFinding, e: _Entry, effect: MeasuredEffec
     if effect is not None:
         after_start, after_end = effect.after_start, effect.after_end
     else:
-        after_start = e.at.replace(second=0, microsecond=0)
+        after_start = e.in_effect_at.replace(second=0, microsecond=0)
         after_end = max(after_start, min(after_start + AFTER_WINDOW, now))
     return decide_outcome(
         use, reason, measure=f"peak use of the {_METRIC_WORDS[pick.metric]} ceiling on {pick.node}" if pick else None,

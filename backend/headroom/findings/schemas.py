@@ -163,10 +163,12 @@ class WhatIfCeiling(Output):
     in_force: Ceiling = Field(description="The ceiling in force before the change, with its kind and public source.")
     in_force_after: Ceiling = Field(description="The ceiling in force after the change, with its kind and source.")
     p99: float
-    headroom_pct: float | None = Field(description="100 x (1 - p99 / ceiling) before the change.")
+    headroom_pct: float | None = Field(description="100 x (1 - p99 / the limit the I/O meets first) before the "
+                                       "change: the ceiling, or a volume's instance's own EBS limit when smaller (the "
+                                       "figure the findings predict).")
     headroom_after_pct: float | None
-    instance_limit: float | None = Field(description="An instance's own EBS limit (its type's), before the change; "
-                                         "null for a volume.")
+    instance_limit: float | None = Field(description="An instance's own EBS limit (its type's), before the change; for "
+                                         "a volume, its instance's; null for a volume without a known instance.")
     instance_limit_after: float | None
     volumes_limit: float | None = Field(description="The sum of an instance's attached volumes' ceilings, before the "
                                         "change; null for a volume.")

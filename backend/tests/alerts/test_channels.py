@@ -602,3 +602,61 @@ def test_alertmanager_keeps_an_open_finding_active_by_reposting_and_notifies_onc
         # through the API, with the default settings: five minutes, said in the delivery's title
         via_api = owner.post(f"/api/v1/alert-channels/{made.json()['id']}/test").json()["last_deliveries"][0]
         assert via_api["status"] == "sent" and via_api["title"].endswith("it ends by itself after 5 min")
+
+
+@pytest.mark.skipif(shutil.which("prometheus-alertmanager") is None, reason="installed by scripts/bootstrap.sh --test")
+def test_an_apply_stop_is_one_alertmanager_alert_until_its_plan_is_resolved(
+        world: dict[str, Any], db: Any, sessions: Any, settings: Any, tmp_path: Path) -> None:
+    """An apply run that stopped (alerts.queue_apply_event, as apply.run queues it) is one Alertmanager alert: the
+    job queued again records nothing more, every pass keeps it active past its first endsAt and Alertmanager
+    notifies once; the plan's resolution ends it at once (endsAt = then) and it is no longer re-posted."""
+    owner, cluster = world["owner"], world["cluster"]
+    box, units = SecretBox(settings.secret_key), units_of_work(sessions)
+    timing = delivery.AlertmanagerTiming(dt.timedelta(seconds=4), dt.timedelta(seconds=2))
+    plan_id, key = uuid.uuid4(), "apply:plan:stopped"
+    with receiver("webhook") as hook, alertmanager(tmp_path, f"{hook.url}/am") as am:
+        made = owner.post("/api/v1/alert-channels", json={"name": "am", "kind": "alertmanager", "url": am,
+                                                          "min_severity": "critical", "renotify_hours": 1})
+        assert made.status_code == 201, made.text
+        passes = 0
+
+        def run_pass() -> dict[str, int]:
+            nonlocal passes
+            passes += 1
+            return delivery.deliver_due(units, box, now=lambda: END + dt.timedelta(seconds=passes),
+                                        alertmanager=timing)
+
+        def stop() -> int:
+            queued = alerts.queue_apply_event(db, cluster, plan_id=plan_id, finding_id=None, title="Apply stopped: x",
+                                              fix="Confirm the undo in Headroom.", key=key, now=END)
+            db.commit()
+            return queued
+
+        def notifications(status: str) -> list[list[str]]:
+            return [[a["labels"]["headroom_finding"] for a in r.json["alerts"]] for r in hook.received
+                    if r.json["status"] == status]
+
+        assert stop() == 1
+        assert run_pass() == {"sent": 1, "retrying": 0, "failed": 0, "reposted": 1}
+        assert stop() == 0  # a retried job, a second advance: the same event
+        [alert] = _am_alerts(am)
+        assert alert["labels"]["headroom_finding"] == f"headroom-apply/{plan_id}"
+        first = _ends(alert)
+        assert _poll(lambda: notifications("firing"))
+        while dt.datetime.now(dt.UTC) < first + dt.timedelta(seconds=2):
+            assert run_pass() == {"sent": 0, "retrying": 0, "failed": 0, "reposted": 1}
+            time.sleep(0.5)
+        [alert] = _am_alerts(am)
+        assert alert["status"]["state"] == "active" and _ends(alert) > first
+        assert notifications("firing") == [[f"headroom-apply/{plan_id}"]]  # one notification, not one per pass
+        db.expire_all()
+        assert db.scalar(select(func.count()).select_from(AlertDelivery)) == 1
+
+        # the plan's undo is done: the resolution goes out once and the alert ends
+        assert alerts.resolve_apply_event(db, cluster, key=key, now=END + dt.timedelta(seconds=passes)) == 1
+        db.commit()
+        assert alerts.resolve_apply_event(db, cluster, key=key, now=END + dt.timedelta(seconds=passes)) == 0
+        assert run_pass() == {"sent": 1, "retrying": 0, "failed": 0, "reposted": 0}
+        assert not _am_alerts(am)
+        assert _poll(lambda: notifications("resolved")) == [[f"headroom-apply/{plan_id}"]]
+        assert run_pass() == {"sent": 0, "retrying": 0, "failed": 0, "reposted": 0}

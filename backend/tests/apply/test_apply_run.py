@@ -301,6 +301,24 @@ def _moto_volume(ec2: Any, tags: dict[str, str]) -> str:
                                  TagSpecifications=spec)["VolumeId"])
 
 
+def _assert_the_write_role_refuses_untagged(owner: Any, volume_id: str) -> None:
+    """AWS would refuse it too: the write role's own policy (the template the organisation deploys), evaluated by
+    moto's IAM policy evaluator with the request context AWS builds (moto's EC2 evaluates no tag condition; see the
+    write role's test), refuses the volume under another tag value and allows one carrying the tag."""
+    templates = {t["kind"]: t["text"] for t in owner.get("/api/v1/sources/aws/apply-setup").json()["templates"]}
+    _, _, policy = _role_documents(templates["cloudformation"])
+    evaluator = IAMPolicy(json.dumps(policy))
+
+    def aws_allows(vid: str, tags: dict[str, str]) -> bool:
+        context = {f"aws:ResourceTag/{k}": v for k, v in tags.items()}
+        arn = f"arn:aws:ec2:us-east-1:123456789012:volume/{vid}"
+        return bool(evaluator.is_action_permitted("ec2:ModifyVolume", arn, None, context)
+                    == PermissionResult.PERMITTED)
+
+    assert aws_allows(volume_id, {"headroom-apply": "someone-else"}) is False
+    assert aws_allows("vol-0tagged", {"headroom-apply": "yes"}) is True
+
+
 def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_hours(
         client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, aws_endpoint_url: str,
         stand_ins: list[TikvStatus]) -> None:
@@ -359,21 +377,7 @@ def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_
     assert [s["status"] for s in _plan(owner, pid)["step_runs"]] == ["undone", "undone", "undone"]
     assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp2"
 
-    # AWS would refuse it too: the write role's own policy (the template the organisation deploys), evaluated by
-    # moto's IAM policy evaluator with the request context AWS builds (moto's EC2 evaluates no tag condition; see
-    # the write role's test), refuses this volume and allows one carrying the tag.
-    templates = {t["kind"]: t["text"] for t in owner.get("/api/v1/sources/aws/apply-setup").json()["templates"]}
-    _, _, policy = _role_documents(templates["cloudformation"])
-    evaluator = IAMPolicy(json.dumps(policy))
-
-    def aws_allows(vid: str, tags: dict[str, str]) -> bool:
-        context = {f"aws:ResourceTag/{k}": v for k, v in tags.items()}
-        arn = f"arn:aws:ec2:us-east-1:123456789012:volume/{vid}"
-        return bool(evaluator.is_action_permitted("ec2:ModifyVolume", arn, None, context)
-                    == PermissionResult.PERMITTED)
-
-    assert aws_allows(volume_id, {"headroom-apply": "someone-else"}) is False
-    assert aws_allows("vol-0tagged", {"headroom-apply": "yes"}) is True
+    _assert_the_write_role_refuses_untagged(owner, volume_id)
     assert {"apply.step_applied", "apply.step_verified", "apply.undo_confirmed",
             "apply.step_rolled_back"} <= set(_actions(owner))
 
@@ -402,21 +406,7 @@ def test_a_volume_without_the_tag_is_refused_and_not_modified(
     assert modifications == []
     assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp2"
 
-    # AWS would refuse it too: the write role's own policy (the template the organisation deploys), evaluated by
-    # moto's IAM policy evaluator with the request context AWS builds (moto's EC2 evaluates no tag condition; see
-    # the write role's test), refuses this volume and allows one carrying the tag.
-    templates = {t["kind"]: t["text"] for t in owner.get("/api/v1/sources/aws/apply-setup").json()["templates"]}
-    _, _, policy = _role_documents(templates["cloudformation"])
-    evaluator = IAMPolicy(json.dumps(policy))
-
-    def aws_allows(vid: str, tags: dict[str, str]) -> bool:
-        context = {f"aws:ResourceTag/{k}": v for k, v in tags.items()}
-        arn = f"arn:aws:ec2:us-east-1:123456789012:volume/{vid}"
-        return bool(evaluator.is_action_permitted("ec2:ModifyVolume", arn, None, context)
-                    == PermissionResult.PERMITTED)
-
-    assert aws_allows(volume_id, {"headroom-apply": "someone-else"}) is False
-    assert aws_allows("vol-0tagged", {"headroom-apply": "yes"}) is True
+    _assert_the_write_role_refuses_untagged(owner, volume_id)
 
 
 def test_a_volume_step_whose_guard_trips_stops_the_run_alerts_once_and_waits_for_the_undo(
@@ -456,6 +446,18 @@ def test_a_volume_step_whose_guard_trips_stops_the_run_alerts_once_and_waits_for
     assert [(d.event["kind"], d.event["severity"]) for d in deliveries] == [("apply", "critical")]
     assert "undo from" in deliveries[0].event["fix"]
     assert owner.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 409
+    # once the volume is set back the plan needs nobody: its alert is resolved, once, whatever runs again
+    clock.now = undo_from + dt.timedelta(minutes=1)
+    assert owner.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 200
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    assert [s["status"] for s in _plan(owner, pid)["step_runs"]] == ["undone", "skipped"]
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    db.expire_all()
+    deliveries = (db.query(AlertDelivery).filter(AlertDelivery.org_id == uuid.UUID(owner.org_id))
+                  .order_by(AlertDelivery.id).all())
+    assert [(d.event["kind"], d.event["dedup_key"]) for d in deliveries] == [
+        ("apply", f"headroom-apply/{pid}"), ("resolved", f"headroom-apply/{pid}")]
+    assert deliveries[1].event["at"] == clock().isoformat()
 
 
 def test_a_step_no_guard_can_read_is_not_judged_blind(

@@ -35,7 +35,8 @@ def _job_context(sessions: Any) -> JobContext:
     return JobContext(settings=Settings(), database_url="unused", units=units_of_work(sessions), queue=queue)
 
 
-def _apply_throughput_fix(world: dict[str, Any], db: Any, clock: Any, factor: float | None) -> tuple[Any, Volume]:
+def _apply_throughput_fix(world: dict[str, Any], db: Any, clock: Any, factor: float | None,
+                          marked_later: dt.timedelta = dt.timedelta(0)) -> tuple[Any, Volume]:
     """Mark the throughput finding's patch applied (a gp3 data volume at 125 MiB/s); the sweep then sees the volume
     at the patch's MiB/s (factor None) or at `factor` times its old MiB/s (a change that went the other way)."""
     cluster, owner = world["cluster"], world["owner"]
@@ -45,7 +46,8 @@ def _apply_throughput_fix(world: dict[str, Any], db: Any, clock: Any, factor: fl
         .order_by(FindingRecord.rule, FindingRecord.entity_id, Recommendation.position))
         if r.change.key == "volume.throughput" and r.change.current)
     volume_id = rec.change.entity.volume_id or rec.change.entity.id
-    clock.now = CHANGE  # marked applied as the sweep sees the new MiB/s (the after window starts here)
+    # marked applied as the sweep sees the new MiB/s, or `marked_later` (the after window starts at CHANGE)
+    clock.now = CHANGE + marked_later
     created = owner.post(f"/api/v1/clusters/{cluster.id}/patches", json={"finding_ids": [str(finding.id)]})
     assert created.status_code == 201, created.text
     assert owner.post(f"/api/v1/clusters/{cluster.id}/patches/{created.json()['id']}/applied").status_code == 200
@@ -125,3 +127,20 @@ def test_too_early_the_day_of_the_change(world: dict[str, Any], db: Any, clock: 
     outcome = next(i for i in items if i["kind"] == "patch_applied")["findings"][0]["outcome"]
     assert outcome["verdict"] == "too_early" and outcome["measurable_at"].startswith("2026-11-03T18:00")
     assert "measurable in 18 h" in outcome["summary"]
+
+
+def test_the_after_window_starts_when_the_change_was_seen_not_when_it_was_marked(
+        world: dict[str, Any], db: Any, clock: Any, sessions: Any) -> None:
+    """A patch marked applied 20 hours after Headroom saw its change in the EC2 inventory: the after window starts
+    at the change (a whole day of it by now, so it is measured), not at the marking (6 hours: too early)."""
+    finding, _ = _apply_throughput_fix(world, db, clock, None, marked_later=dt.timedelta(hours=20))
+    owner, cluster = world["owner"], world["cluster"]
+    patch = next(i for i in owner.get(f"/api/v1/clusters/{cluster.id}/changes").json()["items"]
+                 if i["kind"] == "patch_applied")
+    assert dt.datetime.fromisoformat(patch["at"]) == CHANGE + dt.timedelta(hours=20)  # listed when marked
+    assert dt.datetime.fromisoformat(patch["effect"]["after_start"]) == CHANGE
+    assert patch["findings"][0]["outcome"]["verdict"] == "held", patch["findings"][0]["outcome"]
+    assert changes_service.measure_outcomes(_job_context(sessions), clock.now)["failed"] == 0
+    stored = db.scalar(select(FixOutcomeRecord).where(FixOutcomeRecord.cluster_id == cluster.id,
+                                                      FixOutcomeRecord.finding_id == finding.id))
+    assert stored is not None and stored.verdict == "held", stored and stored.outcome

@@ -15,7 +15,8 @@ window, to the displayed precision:
   and utilisation it prints for a volume or an instance, as written (headroom.domain.units.format_quantity);
 - the burst forecast: the glance's time to empty of a bucket equals the finding's on the same bucket;
 - the apply plan (GET /findings/{id}/apply-plan): its predicted effect is the finding's impact, and the what-if of
-  the same changes gives the same ceilings before and after and the same monthly cost.
+  the same changes gives the same ceilings before and after, the same monthly cost and the same peak use of the
+  limit before and after (physics.ceilings.headroom_pct, one figure to 0.01 points on every surface).
 
 The advisor's number is computed by the advisor's own Context (headroom.domain.advisor.context) on the snapshot the
 store builds for the same window: a new surface that shows a ceiling joins this test.
@@ -507,7 +508,7 @@ def test_the_apply_plans_predicted_effect_is_the_findings_and_the_what_ifs(seede
     owner, cid = seeded["owner"], seeded["cluster_id"]
     listed = owner.get(f"/api/v1/clusters/{cid}/findings", params={"limit": 200})
     assert listed.status_code == 200, listed.text
-    ceilings_checked = costs_checked = 0
+    ceilings_checked = costs_checked = headroom_checked = 0
     for item in listed.json()["items"]:
         detail = owner.get(f"/api/v1/findings/{item['id']}").json()
         preview = owner.get(f"/api/v1/findings/{item['id']}/apply-plan")
@@ -535,5 +536,16 @@ def test_the_apply_plans_predicted_effect_is_the_findings_and_the_what_ifs(seede
             assert shown == (format_quantity(own["ceiling"], own["unit"]), format_quantity(gets_after, own["unit"])), (
                 detail["rule"], impact, rows)
             ceilings_checked += 1
+        if impact["unit"] in ("IOPS", "MiB/s") and impact["headroom_after_pct"] is not None:
+            # the peak use the finding (and so its apply plan) predicts is the what-if row's of the same entity, the
+            # same figure before and after, written with the same digits (the one formatter)
+            dimension = "iops" if impact["unit"] == "IOPS" else "throughput"
+            [own] = [r for r in answer["ceilings"] if r["dimension"] == dimension and r["entity_id"] == detail["entity_id"]]
+            predicted = (impact["headroom_before_pct"], impact["headroom_after_pct"])
+            assert predicted == (own["headroom_pct"], own["headroom_after_pct"]), (detail["rule"], impact, own)
+            assert [format_quantity(100 - h, "%") for h in predicted] == [
+                format_quantity(100 - own["headroom_pct"], "%"), format_quantity(100 - own["headroom_after_pct"], "%")]
+            headroom_checked += 1
     # the demo has volume fixes that move a ceiling and cost money (gp2 -> gp3, provisioned throughput)
     assert ceilings_checked >= 2 and costs_checked >= 2, (ceilings_checked, costs_checked)
+    assert headroom_checked >= 1, headroom_checked  # the data volume whose instance binds after the raise

@@ -5668,7 +5668,7 @@ export interface components {
             headroom_after_pct: number | null;
             /**
              * Headroom Pct
-             * @description 100 x (1 - p99 / ceiling) before the change.
+             * @description 100 x (1 - p99 / the limit the I/O meets first) before the change: the ceiling, or a volume's instance's own EBS limit when smaller (the figure the findings predict).
              */
             headroom_pct: number | null;
             /** @description The ceiling in force before the change, with its kind and public source. */
@@ -5677,7 +5677,7 @@ export interface components {
             in_force_after: components["schemas"]["Ceiling"];
             /**
              * Instance Limit
-             * @description An instance's own EBS limit (its type's), before the change; null for a volume.
+             * @description An instance's own EBS limit (its type's), before the change; for a volume, its instance's; null for a volume without a known instance.
              */
             instance_limit: number | null;
             /** Instance Limit After */

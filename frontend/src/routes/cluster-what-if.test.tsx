@@ -30,6 +30,21 @@ const ANSWER: S['WhatIfRead'] = {
         valid_from: null, valid_to: null, source: 'gp3 350 GiB: AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
       },
     },
+    // Its data volume raised to 300 MiB/s: the instance's own 298 MiB/s binds first, so the p99 of 125 MiB/s
+    // uses 41.9% of what the volume gets (the figure its finding predicts, 100 x (1 - 125 / 298.02) = 58.06 headroom).
+    {
+      entity_kind: 'volume', entity_id: 'vol-data', dimension: 'throughput', unit: 'MiB/s', ceiling: 125,
+      ceiling_after: 300, p99: 125, headroom_pct: 0, headroom_after_pct: 58.06, instance_limit: 298.02,
+      instance_limit_after: 298.02, volumes_limit: null, volumes_limit_after: null, binding: null, binding_after: null,
+      in_force: {
+        id: 'data_max_throughput', label: 'gp3 provisioned throughput', value: 125, unit: 'MiB/s', kind: 'provisioned',
+        valid_from: null, valid_to: null, source: 'gp3 500 GiB: AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
+      },
+      in_force_after: {
+        id: 'data_max_throughput', label: 'gp3 provisioned throughput', value: 300, unit: 'MiB/s', kind: 'provisioned',
+        valid_from: null, valid_to: null, source: 'gp3 500 GiB: AWS: General Purpose SSD volumes (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html)',
+      },
+    },
     // The m6i.2xlarge beside it: its own EBS limit is 312.5 MB/s = 298 MiB/s (AWS: 2,500 Mbps / 8); its two gp3
     // volumes give 125 + 125 = 250 MiB/s, the smaller, in force; a data volume at 300 MiB/s makes them 425 MiB/s.
     {
@@ -103,6 +118,9 @@ describe('cluster what-if', () => {
     expect(ceilings).toHaveTextContent('Volume vol-gp2 IOPS');
     expect(ceilings).toHaveTextContent('1,050 IOPS → 3,000 IOPS');
     expect(ceilings).toHaveTextContent("the last day's p99 uses 137% of the ceiling (37% over) → 47.8% of the ceiling: p99 of 1,434 IOPS");
+    // a volume under an instance whose own limit binds first: its use is of the smaller, named
+    expect(ceilings).toHaveTextContent("its instance's own EBS limit: 298 MiB/s → 298 MiB/s (its I/O meets the smaller first)");
+    expect(ceilings).toHaveTextContent("the last day's p99 uses 100% of the ceiling → 41.9% of the ceiling: p99 of 125 MiB/s");
     // an instance's two ceilings each under its own name: 250 MiB/s is its volumes' sum, never its EBS limit
     const parts = within(ceilings).getByRole('list', { name: 'The two ceilings of i-m6i' });
     expect(parts).toHaveTextContent("the instance's own EBS limit: 298 MiB/s → 298 MiB/s");

@@ -34,7 +34,7 @@ from headroom.domain.advisor.engine import advise
 from headroom.domain.catalog import CatalogError, ebs_monthly_cost
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Ceiling, Change
-from headroom.domain.physics.ceilings import IoDimension, sustained
+from headroom.domain.physics.ceilings import IoDimension, headroom_pct, sustained
 from headroom.domain.snapshot.schema import Snapshot
 
 # apply_changes and its error live in advisor/apply.py (the grouping of findings uses them without the engine);
@@ -88,7 +88,9 @@ class CeilingRow:
     is bounded by the instance type's limits or the aggregate of its attached volumes, whichever is smaller,
     https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html). `in_force` is the one in force, as the
     charts and the glance table show it (physics.ceilings: value, kind, source); for an instance `instance` and
-    `volumes` keep each under its own name and `binding` says which is smaller.
+    `volumes` keep each under its own name and `binding` says which is smaller. A volume's row keeps its own
+    ceiling in force and names its instance's own EBS limit as `instance`: its headroom is against the smaller, the
+    limit its I/O meets first (physics.ceilings.headroom_pct, the figure its findings predict).
     """
 
     entity_kind: str
@@ -109,7 +111,7 @@ class CeilingRow:
 
     @property
     def instance_limit(self) -> float | None:
-        """The instance's own EBS limit (None for a volume)."""
+        """The instance's own EBS limit (a volume's: its instance's; None without one)."""
         return self.instance.value if self.instance is not None else None
 
     @property
@@ -126,7 +128,7 @@ class CeilingRow:
             "ceiling": round(self.ceiling, 2),
             "in_force": self.in_force.model_dump(mode="json"),
             "p99": round(self.p99, 2),
-            "headroom_pct": _rounded(self.headroom_pct, 1),
+            "headroom_pct": self.headroom_pct,
             "instance_limit": _rounded(self.instance_limit),
             "volumes_limit": _rounded(self.volumes_limit),
             "binding": self.binding,
@@ -139,9 +141,10 @@ def _row(
 ) -> CeilingRow:
     finite = values[~np.isnan(values)]
     p99 = float(np.percentile(finite, 99)) if finite.size else 0.0
-    ceiling = in_force.value
+    # a volume's I/O also passes its instance's own EBS limit: the smaller is what its p99 meets first
+    also = instance.value if kind == "volume" and instance is not None else None
     return CeilingRow(
-        kind, eid, dim, in_force.unit, in_force, p99, 100.0 * (1 - p99 / ceiling) if ceiling > 0 else None,
+        kind, eid, dim, in_force.unit, in_force, p99, headroom_pct(p99, in_force.value, also),
         instance=instance, volumes=volumes, binding=binding,
     )
 
@@ -150,12 +153,17 @@ def ceilings_report(snapshot: Snapshot) -> list[CeilingRow]:
     """Return every volume's and instance's sustained ceilings next to the observed p99."""
     ctx = Context(snapshot)
     rows: list[CeilingRow] = []
+    known = {inst.id for inst in ctx.instances}
     for vol in ctx.volumes:
         ceilings, view = ctx.volume_ceilings(vol.id), ctx.volume_io(vol.id)
         if ceilings is None or view is None:
             continue
-        rows.append(_row("volume", vol.id, "iops", sustained(ceilings["iops"]), view.counted_iops))
-        rows.append(_row("volume", vol.id, "throughput", sustained(ceilings["throughput"]), view.mibps))
+        host = ctx.instance_ceilings(vol.instance_id) if vol.instance_id in known else None
+        io: tuple[tuple[IoDimension, np.ndarray[Any, Any]], ...] = (
+            ("iops", view.counted_iops), ("throughput", view.mibps))
+        for side, series in io:
+            instance = sustained(host[side]) if host and host[side] else None
+            rows.append(_row("volume", vol.id, side, sustained(ceilings[side]), series, instance=instance))
     for inst in ctx.instances:
         own = ctx.instance_ceilings(inst.id)
         view = ctx.instance_io(inst.id)
@@ -242,7 +250,7 @@ class WhatIf:
                     **r.to_dict(),
                     "ceiling_after": round(a.ceiling, 2),
                     "in_force_after": a.in_force.model_dump(mode="json"),
-                    "headroom_after_pct": _rounded(a.headroom_pct, 1),
+                    "headroom_after_pct": a.headroom_pct,
                     "instance_limit_after": _rounded(a.instance_limit),
                     "volumes_limit_after": _rounded(a.volumes_limit),
                     "binding_after": a.binding,

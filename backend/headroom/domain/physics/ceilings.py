@@ -179,6 +179,21 @@ def sustained(ceilings: Sequence[Ceiling]) -> Ceiling:
     return next(c for c in ceilings if c.kind != "burst")
 
 
+HEADROOM_DIGITS = 2  # kept to 0.01 points: every surface then formats the same figure (units.format_quantity)
+
+
+def headroom_pct(p99: float, limit: float, *also_binding: float | None) -> float | None:
+    """Return the headroom of a p99 under the limit its I/O meets first, 100 × (1 − p99 / limit), rounded once.
+
+    `also_binding`: other limits the same I/O passes through (a volume's instance's own EBS limit: the node gets
+    the smaller, docs/reference/ec2-ebs-limits.md#limits-table); the smallest positive one counts. None without a
+    positive limit. Findings, the what-if and the apply plan all take this one figure."""
+    limits = [v for v in (limit, *also_binding) if v is not None and v > 0]
+    if not limits:
+        return None
+    return round(100.0 * (1.0 - p99 / min(limits)), HEADROOM_DIGITS) + 0.0  # + 0.0: never -0.0
+
+
 def attached_volumes_ceiling(
     volumes: Sequence[VolumeLimits], dimension: IoDimension, *, raid0: bool = False
 ) -> Ceiling | None:

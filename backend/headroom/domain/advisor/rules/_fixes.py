@@ -19,6 +19,7 @@ from headroom.domain.advisor.context import Context
 from headroom.domain.catalog import InstanceLimits, VolumeLimits, list_instance_types, volume_limits
 from headroom.domain.catalog.volume_types import GP2_MAX_IOPS, gp2_baseline_iops, gp2_throughput_mibps
 from headroom.domain.model import Change, EntityRef, Impact, Option
+from headroom.domain.physics.ceilings import headroom_pct
 from headroom.domain.units import format_quantity, format_usd_change
 
 from ._common import PINGCAP_GP3_DATA_IOPS, PINGCAP_GP3_DATA_MIBPS, TARGET_UTILISATION, round_up
@@ -253,11 +254,6 @@ def volume_changes(
     return out
 
 
-def headroom_pct(p99_value: float, limit: float) -> float | None:
-    """Return 100 × (1 − p99 / limit), or None without a limit."""
-    return 100.0 * (1.0 - p99_value / limit) if limit > 0 else None
-
-
 def volume_options(
     entity: EntityRef,
     current: VolumeLimits,
@@ -337,6 +333,7 @@ def volume_options(
                 "RAID 0 needs a new array and a data move; striping N volumes divides durability (PingCAP, Best Practices for TiDB on AWS Cloud)"
             )
         unit = "IOPS" if dimension == "iops" else "MiB/s"
+        instance_limit = None if instance_cap is None else instance_cap[0 if dimension == "iops" else 1]
         options.append(
             Option(
                 label=cfg.label,
@@ -350,8 +347,9 @@ def volume_options(
                     unit=unit,
                     before=cur_limit,
                     after=effective,
-                    headroom_before_pct=headroom_pct(observed, cur_limit),
-                    headroom_after_pct=headroom_pct(observed, effective),
+                    # the limit this volume's I/O meets first, before and after: its own or its instance's
+                    headroom_before_pct=headroom_pct(observed, cur_limit, instance_limit),
+                    headroom_after_pct=headroom_pct(observed, new_limit, instance_limit),
                     monthly_cost_before_usd=round(before_cost, 2),
                     monthly_cost_after_usd=round(cfg.monthly_cost, 2),
                     monthly_cost_delta_usd=round(cfg.monthly_cost - before_cost, 2),
@@ -469,6 +467,8 @@ def instance_upgrade(
         reason=reason,
         entity=entity,
     )
+    volumes = ctx.attached_volumes_ceiling(iid, "throughput")
+    volumes_mibps = volumes.value if volumes is not None else None
     impact = Impact(
         summary=(
             f"sustained EBS {format_quantity(inst.baseline_throughput_mibps, 'MiB/s')} -> {format_quantity(target.baseline_throughput_mibps, 'MiB/s')}, "
@@ -479,10 +479,11 @@ def instance_upgrade(
         unit="MiB/s",
         before=inst.baseline_throughput_mibps,
         after=target.baseline_throughput_mibps,
-        headroom_before_pct=headroom_pct(observed_mibps_p99, inst.baseline_throughput_mibps)
+        # against the smaller of the instance's own limit and its volumes' together, as the what-if's instance row
+        headroom_before_pct=headroom_pct(observed_mibps_p99, inst.baseline_throughput_mibps, volumes_mibps)
         if observed_mibps_p99 is not None
         else None,
-        headroom_after_pct=headroom_pct(observed_mibps_p99, target.baseline_throughput_mibps)
+        headroom_after_pct=headroom_pct(observed_mibps_p99, target.baseline_throughput_mibps, volumes_mibps)
         if observed_mibps_p99 is not None
         else None,
         monthly_cost_before_usd=round(before, 2) if before is not None else None,

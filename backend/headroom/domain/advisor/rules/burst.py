@@ -33,13 +33,14 @@ from headroom.domain.catalog import volume_limits
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 from headroom.domain.physics.burst import drain_demand as drain_demand_of
+from headroom.domain.physics.ceilings import headroom_pct
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.labels import metric_label
 from headroom.domain.units import format_duration_words, format_quantity, format_usd_change, round_half_up
 
 from ._burst_outlook import burst_outlook, forecast_seconds_to_empty, forecast_text
 from ._common import SUSTAINED_MIN_RUN_MINUTES, TARGET_UTILISATION, ceiling_line, ceiling_of, round_up
-from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, headroom_pct, volume_changes
+from ._fixes import IOPS_STEP, MIBPS_STEP, VolumeConfig, gp2_grow_config, volume_changes
 
 RULE = "gp2-burst-depletion"
 LOW_BALANCE_PCT = 10.0  # Headroom choice (see the module docstring)

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
@@ -143,6 +143,25 @@ function StepRuns({ plan }: { plan: ApplyPlan }) {
   );
 }
 
+/** One of a plan's action buttons (run, stop, undo, approve, reject): disabled while an action is on its way. */
+function PlanButton({
+  kind,
+  busy,
+  onClick,
+  children,
+}: {
+  kind?: 'primary' | 'danger';
+  busy: boolean;
+  onClick: () => void;
+  children: ReactNode;
+}) {
+  return (
+    <button type="button" className={kind ? `button button--${kind}` : 'button'} disabled={busy} onClick={onClick}>
+      {children}
+    </button>
+  );
+}
+
 function RunControls({ plan, canManage }: { plan: ApplyPlan; canManage: boolean }) {
   const act = usePlanAction();
   const undo = pendingUndo(plan);
@@ -162,34 +181,19 @@ function RunControls({ plan, canManage }: { plan: ApplyPlan; canManage: boolean 
       {canManage && (
         <span className="button-row">
           {plan.status === 'approved' && (
-            <button
-              type="button"
-              className="button button--primary"
-              disabled={act.isPending}
-              onClick={() => act.mutate({ planId: plan.id, action: 'run' })}
-            >
+            <PlanButton kind="primary" busy={act.isPending} onClick={() => act.mutate({ planId: plan.id, action: 'run' })}>
               Run
-            </button>
+            </PlanButton>
           )}
           {plan.status === 'running' && (
-            <button
-              type="button"
-              className="button button--danger"
-              disabled={act.isPending}
-              onClick={() => act.mutate({ planId: plan.id, action: 'stop' })}
-            >
+            <PlanButton kind="danger" busy={act.isPending} onClick={() => act.mutate({ planId: plan.id, action: 'stop' })}>
               Stop
-            </button>
+            </PlanButton>
           )}
           {undo.earliest && plan.status !== 'running' && (
-            <button
-              type="button"
-              className="button"
-              disabled={act.isPending}
-              onClick={() => act.mutate({ planId: plan.id, action: 'undo' })}
-            >
+            <PlanButton busy={act.isPending} onClick={() => act.mutate({ planId: plan.id, action: 'undo' })}>
               Undo volume change{undo.positions.length === 1 ? '' : 's'}
-            </button>
+            </PlanButton>
           )}
         </span>
       )}
@@ -208,22 +212,12 @@ function PlanDecision({ plan, canManage }: { plan: ApplyPlan; canManage: boolean
       {plan.decided_by && `; decided by ${plan.decided_by}`}.
       {canManage && plan.status === 'proposed' && (
         <span className="button-row">
-          <button
-            type="button"
-            className="button button--primary"
-            disabled={decide.isPending}
-            onClick={() => decide.mutate({ planId: plan.id, decision: 'approve' })}
-          >
+          <PlanButton kind="primary" busy={decide.isPending} onClick={() => decide.mutate({ planId: plan.id, decision: 'approve' })}>
             Approve
-          </button>
-          <button
-            type="button"
-            className="button"
-            disabled={decide.isPending}
-            onClick={() => decide.mutate({ planId: plan.id, decision: 'reject' })}
-          >
+          </PlanButton>
+          <PlanButton busy={decide.isPending} onClick={() => decide.mutate({ planId: plan.id, decision: 'reject' })}>
             Reject
-          </button>
+          </PlanButton>
         </span>
       )}
       <FormError error={decide.error} />

@@ -52,6 +52,12 @@ function CeilingItem({ c }: { c: WhatIfCeiling }) {
         <Moved before={c.ceiling} after={c.ceiling_after} unit={c.unit} />
       </div>
       {instance && <InstanceParts c={c} />}
+      {c.entity_kind === 'volume' && c.instance_limit !== null && (
+        <div className="muted small">
+          its instance&apos;s own EBS limit: <Moved before={c.instance_limit} after={c.instance_limit_after} unit={c.unit} /> (its
+          I/O meets the smaller first)
+        </div>
+      )}
       <ul className="muted small" aria-label={`Where the ceilings of ${c.entity_id} come from`}>
         <li>
           before: <CeilingText ceiling={c.in_force} />
