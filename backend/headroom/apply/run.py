@@ -42,7 +42,7 @@ from headroom.alerts import service as alerts_service
 from headroom.apply.models import ApplyPlan, ApplyStepRun
 from headroom.clusters.models import Cluster
 from headroom.clusters.service import get_cluster
-from headroom.domain.apply.guards import Guard
+from headroom.domain.apply.guards import Guard, shown_scale
 from headroom.domain.apply.plan import EBS_MODIFY_COOLDOWN, PlanStep
 from headroom.domain.apply.run import GuardReading, judge, p99
 from headroom.domain.derived import latency_ms
@@ -536,7 +536,7 @@ def _guard_values(db: Session, org_id: uuid.UUID, guard: Guard, volumes: list[st
     if spec is None:
         return None
     kind, entities = ("volume", volumes) if spec.entity == "volume" else ("tikv_node", stores)
-    scale = 1000.0 if spec.unit == "seconds" and guard.unit == "ms" else 1.0
+    scale = shown_scale(spec.unit, guard.unit)
     found = _values(db, org_id, kind, guard.metric, entities, lo, hi)
     return [v * scale for values in found.values() for v in values.values()], entities
 

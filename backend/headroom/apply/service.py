@@ -138,7 +138,7 @@ def preview(db: Session, principal: Principal, finding_id: uuid.UUID) -> ApplyPl
     changes = resolve_nodes(_fix(db, finding), targets)
     steps, refusals = build_steps(changes, tikv_nodes=[t.status_address for t in targets], version=version)
     metric = finding.evidence.series[0].metric if finding.evidence and finding.evidence.series else None
-    guards = plan_guards(metric, finding.impact.metric if finding.impact else None, finding.impact)
+    guards = plan_guards(metric)
     blocked: list[str] = []
     if not org.apply_enabled:
         blocked.append(ORG_OFF)

@@ -3882,6 +3882,13 @@ export interface components {
              * @description Minutes watched after each step (and compared with as many before).
              */
             watch_minutes: number;
+            /**
+             * Worse When
+             * @description Which way is worse: a latency rising, or a hit rate or a balance falling.
+             * @default higher
+             * @enum {string}
+             */
+            worse_when?: "higher" | "lower";
         };
         /**
          * GuardReading
@@ -16488,6 +16495,7 @@ export const findingSummarySeverityValues: ReadonlyArray<FlattenedDeepRequired<c
 export const findingSummaryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingSummary"]["status"]> = ["open", "acknowledged", "snoozed", "resolved"];
 export const fixOutcomeVerdictValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FixOutcome"]["verdict"]> = ["held", "partly", "missed", "too_early", "not_measurable"];
 export const forecastKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Forecast"]["kind"]> = ["burst_empty", "refill", "ceiling"];
+export const guardWorse_whenValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Guard"]["worse_when"]> = ["higher", "lower"];
 export const invitationCreateRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreate"]["role"]> = ["owner", "admin", "viewer"];
 export const invitationCreatedRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationCreated"]["role"]> = ["owner", "admin", "viewer"];
 export const invitationReadRoleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvitationRead"]["role"]> = ["owner", "admin", "viewer"];

@@ -8,10 +8,12 @@ step and offers to undo the steps done (each as soon as its undo is allowed).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from headroom.domain.model import Impact
-from headroom.domain.snapshot import metric_ids
+from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.labels import metric_label, metric_unit
 
 THRESHOLDS_PAGE = "docs/thresholds/apply-guards.md"
 WATCH_MINUTES = 15  # docs/thresholds/apply-guards.md#watch: the window after each step and before it
@@ -30,6 +32,8 @@ class Guard(BaseModel):
     floor: float = Field(description="... and above this value, in `unit`.")
     watch_minutes: int = Field(description="Minutes watched after each step (and compared with as many before).")
     rule: str = Field(description="The rule in words.")
+    worse_when: Literal["higher", "lower"] = Field(
+        default="higher", description="Which way is worse: a latency rising, or a hit rate or a balance falling.")
 
 
 def _guard(metric: str, label: str, unit: str, factor: float, floor: float) -> Guard:
@@ -42,21 +46,43 @@ def _guard(metric: str, label: str, unit: str, factor: float, floor: float) -> G
 # docs/thresholds/apply-guards.md#latency and #scheduler: Headroom's choices, explained there.
 READ_LATENCY = _guard("derived.read_latency_ms", "Read latency", "ms", 1.5, 10.0)
 WRITE_LATENCY = _guard("derived.write_latency_ms", "Write latency", "ms", 1.5, 10.0)
-SCHEDULER_WAIT = _guard(metric_ids.TIKV_WAIT_SCHEDULER_LATCH, "Scheduler latch wait", "ms", 2.0, 10.0)
+SCHEDULER_WAIT = _guard(mid.TIKV_WAIT_SCHEDULER_LATCH, "Scheduler latch wait", "ms", 2.0, 10.0)
 
 
-def plan_guards(finding_metric: str | None, finding_metric_label: str | None, impact: Impact | None) -> list[Guard]:
+# Series of which less is worse (docs/thresholds/apply-guards.md#finding-metric): fewer block cache hits means
+# more reads go to the disk; a falling burst balance or free space is what the findings warn of.
+LOWER_IS_WORSE = frozenset({
+    mid.TIKV_BLOCK_CACHE_HIT, mid.EBS_BURST_BALANCE, mid.EC2_EBS_IO_BALANCE, mid.EC2_EBS_BYTE_BALANCE,
+    mid.EBS_IDLE_TIME, mid.TIKV_STORE_AVAILABLE_BYTES, mid.NODE_MEMORY_AVAILABLE, mid.NODE_FS_AVAIL_BYTES,
+})
+FINDING_FACTOR = 1.25  # docs/thresholds/apply-guards.md#finding-metric: its own metric must not get 25 % worse
+
+# From the unit a series is stored in (the metric registry's) to the unit people read it in (labels.py).
+_STORED_TO_SHOWN = {("seconds", "ms"): 1000.0, ("microseconds", "ms"): 0.001, ("bytes", "GiB"): 1 / 2**30,
+                    ("bytes/s", "MiB/s"): 1 / 2**20, ("ratio", "%"): 100.0}
+
+
+def shown_scale(stored_unit: str, shown_unit: str) -> float:
+    """The factor from a stored value to the guard's unit (1 when they are the same unit by other names)."""
+    return _STORED_TO_SHOWN.get((stored_unit, shown_unit), 1.0)
+
+
+def finding_guard(metric: str) -> Guard:
+    """The guard on the finding's own series: named and measured as the series is drawn (its label and unit, not
+    the finding's impact's), and worse in the series' own direction."""
+    label, unit = metric_label(metric), metric_unit(metric) or ""
+    lower = metric in LOWER_IS_WORSE
+    limit = (f"below {1 / FINDING_FACTOR:g} times" if lower else f"above {FINDING_FACTOR:g} times")
+    return Guard(metric=metric, label=label, unit=unit, statistic="p99", factor=FINDING_FACTOR, floor=0.0,
+                 watch_minutes=WATCH_MINUTES, worse_when="lower" if lower else "higher",
+                 rule=f"Stop if the p99 of {label.lower()} over the {WATCH_MINUTES} minutes after a step is {limit} "
+                      f"its p99 over the {WATCH_MINUTES} minutes before it.")
+
+
+def plan_guards(finding_metric: str | None) -> list[Guard]:
     """Return the guards of a plan: the finding's own metric (it must not get worse), then read and write latency
     p99 and the scheduler latch wait p99."""
-    guards: list[Guard] = []
-    if finding_metric:
-        label = finding_metric_label or (impact.metric if impact and impact.metric else "The finding's metric")
-        unit = impact.unit if impact and impact.unit else ""
-        # docs/thresholds/apply-guards.md#finding-metric: the fix must not make its own metric worse by 25 %.
-        guards.append(Guard(metric=finding_metric, label=label, unit=unit, statistic="p99", factor=1.25, floor=0.0,
-                            watch_minutes=WATCH_MINUTES,
-                            rule=f"Stop if the p99 of {label.lower()} over the {WATCH_MINUTES} minutes after a step is "
-                                 f"above 1.25 times its p99 over the {WATCH_MINUTES} minutes before it."))
+    guards = [finding_guard(finding_metric)] if finding_metric else []
     guards.extend((READ_LATENCY, WRITE_LATENCY, SCHEDULER_WAIT))
     return guards
 
@@ -65,4 +91,6 @@ def tripped(guard: Guard, before: float | None, after: float | None) -> bool:
     """Whether the guard stops the run: a window without data stops it too (docs/thresholds/apply-guards.md#watch)."""
     if before is None or after is None:
         return True
+    if guard.worse_when == "lower":
+        return after * guard.factor < before
     return after > guard.factor * before and after > guard.floor

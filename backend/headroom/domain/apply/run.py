@@ -60,17 +60,22 @@ def judge(guard: Guard, entities: Sequence[str], *, before: float | None, after:
                             verdict=f"{label}: no data {missing} the step; a step is not judged blind, so the run "
                                     "stops.")
     worse = tripped(guard, before, after)
-    usual = worse and last_week is not None and after <= guard.factor * last_week
+    lower = guard.worse_when == "lower"
+    usual = worse and last_week is not None and (after * guard.factor >= last_week if lower
+                                                 else after <= guard.factor * last_week)
     stops = worse and not usual
     then = f"{_q(before, unit)} before, {_q(after, unit)} after"
-    if stops:
+    if stops and lower:
+        verdict = (f"{label} got worse: {then}, below {1 / guard.factor:g} times its value before"
+                   + (f"; the same hours last week: {_q(last_week, unit)}" if last_week is not None else "") + ".")
+    elif stops:
         verdict = (f"{label} got worse: {then}, above {guard.factor:g} times its value before and above "
                    f"{_q(guard.floor, unit)}" + (f"; the same hours last week: {_q(last_week, unit)}"
                                                   if last_week is not None else "") + ".")
     elif usual:
-        verdict = (f"{label} rose ({then}) but no more than in the same hours last week "
+        verdict = (f"{label} {'fell' if lower else 'rose'} ({then}) but no more than in the same hours last week "
                    f"({_q(last_week, unit)}): held.")
-    elif after < before:
+    elif (after > before) if lower else (after < before):
         verdict = f"{label} improved: {then}."
     else:
         verdict = f"{label} held: {then}."

@@ -6,9 +6,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from headroom.domain.apply.guards import READ_LATENCY, SCHEDULER_WAIT, plan_guards, tripped
+from headroom.domain.apply.guards import READ_LATENCY, SCHEDULER_WAIT, plan_guards, shown_scale, tripped
+from headroom.domain.apply.run import judge
 from headroom.domain.apply.plan import MaintenanceWindow
-from headroom.domain.model import Impact
+from headroom.domain.snapshot import metric_ids as mid
 from pydantic import ValidationError
 
 SAT = dt.datetime(2026, 11, 28, tzinfo=dt.UTC)  # a Saturday
@@ -65,9 +66,30 @@ def test_guards_trip_above_the_factor_and_the_floor(guard: object, before: float
 
 
 def test_the_finding_s_own_metric_comes_first() -> None:
-    guards = plan_guards("volume.counted_iops", None, Impact(summary="s", metric="sustained IOPS ceiling", unit="IOPS"))
-    assert [g.metric for g in guards] == ["volume.counted_iops", "derived.read_latency_ms", "derived.write_latency_ms",
+    guards = plan_guards("derived.counted_iops")
+    assert [g.metric for g in guards] == ["derived.counted_iops", "derived.read_latency_ms", "derived.write_latency_ms",
                                           "tikv.wait.scheduler_latch"]
-    assert (guards[0].label, guards[0].unit, guards[0].factor) == ("sustained IOPS ceiling", "IOPS", 1.25)
+    # named and measured as the series is drawn, not as the finding's impact says its figure
+    assert (guards[0].label, guards[0].unit, guards[0].factor) == ("IOPS counted in 256 KiB units", "IOPS", 1.25)
     assert tripped(guards[0], 1000.0, 1300.0) and not tripped(guards[0], 1000.0, 1200.0)
-    assert [g.metric for g in plan_guards(None, None, None)][0] == "derived.read_latency_ms"
+    assert [g.metric for g in plan_guards(None)][0] == "derived.read_latency_ms"
+
+
+def test_a_series_of_which_less_is_worse_trips_when_it_falls() -> None:
+    hits = plan_guards(mid.TIKV_BLOCK_CACHE_HIT)[0]
+    assert (hits.label, hits.unit, hits.worse_when) == ("Block cache hits", "ops/s", "lower")
+    assert "below 0.8 times" in hits.rule
+    assert tripped(hits, 1000.0, 700.0) and not tripped(hits, 1000.0, 850.0) and not tripped(hits, 1000.0, 5000.0)
+    fell = judge(hits, ["s1"], before=1150.0, after=700.0, last_week=None)
+    assert fell.tripped and fell.verdict.startswith("Block cache hits got worse: 1,150 ops/s before, 700 ops/s after")
+    more = judge(hits, ["s1"], before=1000.0, after=1300.0, last_week=None)
+    assert not more.tripped and more.verdict.startswith("Block cache hits improved")
+    usual = judge(hits, ["s1"], before=1000.0, after=700.0, last_week=800.0)
+    assert not usual.tripped and "fell" in usual.verdict and "held" in usual.verdict
+
+
+@pytest.mark.parametrize(("stored", "shown", "factor"), [
+    ("seconds", "ms", 1000.0), ("bytes", "GiB", 1 / 2**30), ("bytes/s", "MiB/s", 1 / 2**20), ("ops/s", "ops/s", 1.0),
+])
+def test_a_guard_reads_a_series_in_the_unit_it_is_drawn_in(stored: str, shown: str, factor: float) -> None:
+    assert shown_scale(stored, shown) == factor
