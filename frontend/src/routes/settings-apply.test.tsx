@@ -68,4 +68,35 @@ describe('Settings › Apply', () => {
     expect(await screen.findByText(/Only owners can change these/)).toBeInTheDocument();
     expect(screen.queryByRole('checkbox', { name: /Allow Headroom to apply/ })).not.toBeInTheDocument();
   });
+
+  it('lets an admin stop every running plan at once, and says how many stopped', async () => {
+    let stops = 0;
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json(ADMIN)),
+      http.get(apiUrl('/org/apply-settings'), () => HttpResponse.json(OFF)),
+      http.get(apiUrl('/sources/aws/apply-setup'), () => HttpResponse.json(SETUP)),
+      http.post(apiUrl('/org/apply-stop'), () => {
+        stops += 1;
+        return HttpResponse.json({ stopped: stops === 1 ? ['p1', 'p2'] : [] });
+      }),
+    );
+    const { user } = renderRoutes(routes, '/settings/apply');
+    const stop = await screen.findByRole('button', { name: 'Stop every run' });
+    await user.click(stop);
+    expect(await screen.findByText('Stopped 2 running plans.')).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Stop every run' }));
+    expect(await screen.findByText('No plan was running.')).toBeInTheDocument();
+    expect(stops).toBe(2);
+  });
+
+  it('shows a viewer no stop control', async () => {
+    server.use(
+      http.get(apiUrl('/auth/me'), () => HttpResponse.json({ ...SESSION, role: 'viewer' as const })),
+      http.get(apiUrl('/org/apply-settings'), () => HttpResponse.json(OFF)),
+      http.get(apiUrl('/sources/aws/apply-setup'), () => HttpResponse.json(SETUP)),
+    );
+    renderRoutes(routes, '/settings/apply');
+    expect(await screen.findByRole('heading', { name: 'Apply is off' })).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Stop every run' })).not.toBeInTheDocument();
+  });
 });

@@ -13,7 +13,7 @@ export default function SettingsApplyPage() {
           Let Headroom carry out approved fixes itself, one step at a time. Off until an owner turns it on.
         </p>
       </div>
-      <OrgApplyPanel isOwner={role === 'owner'} />
+      <OrgApplyPanel isOwner={role === 'owner'} canStop={role === 'owner' || role === 'admin'} />
     </>
   );
 }

@@ -36,6 +36,15 @@ export function useSetOrgApplySettings() {
   });
 }
 
+/** The kill switch: stop every running plan of the organisation (admins and owners). */
+export function useStopAllPlans() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => unwrap(api.POST('/api/v1/org/apply-stop')),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['apply'] }),
+  });
+}
+
 export function useApplyRoleTemplates() {
   return useQuery({ queryKey: keys.templates, queryFn: () => unwrap(api.GET('/api/v1/sources/aws/apply-setup')) });
 }

@@ -4,7 +4,13 @@ import { QueryError } from '@/components/ErrorState';
 import { FormError } from '@/components/FormError';
 import { LoadingState } from '@/components/LoadingState';
 import { TextField } from '@/components/TextField';
-import { useApplyRoleTemplates, useOrgApplySettings, useSetOrgApplySettings, type OrgApplySettings } from '../api';
+import {
+  useApplyRoleTemplates,
+  useOrgApplySettings,
+  useSetOrgApplySettings,
+  useStopAllPlans,
+  type OrgApplySettings,
+} from '../api';
 
 function download(filename: string, mediaType: string, text: string) {
   const url = URL.createObjectURL(new Blob([text], { type: mediaType }));
@@ -93,8 +99,33 @@ function RoleTemplates() {
   );
 }
 
-/** The organisation's apply switch, write role and volume tag (owners change them), and what apply allows. */
-export function OrgApplyPanel({ isOwner }: { isOwner: boolean }) {
+/** The kill switch: every running plan of the organisation stops at once (admins and owners). */
+function StopEverything() {
+  const stop = useStopAllPlans();
+  const stopped = stop.data?.stopped.length;
+  return (
+    <section className="card" aria-labelledby="apply-stop">
+      <h2 id="apply-stop">Stop every run</h2>
+      <p className="muted">
+        Stops every plan running in this organisation at once. A step being carried out finishes and is kept (each
+        plan shows it, with its undo); no further step starts.
+      </p>
+      <FormError error={stop.error} />
+      <button type="button" className="button button--danger" disabled={stop.isPending} onClick={() => stop.mutate()}>
+        {stop.isPending ? 'Stopping…' : 'Stop every run'}
+      </button>
+      {stopped !== undefined && (
+        <p role="status" className="muted">
+          {stopped === 0 ? 'No plan was running.' : `Stopped ${stopped} running plan${stopped === 1 ? '' : 's'}.`}
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** The organisation's apply switch, write role and volume tag (owners change them), what apply allows, and the
+ * kill switch (admins and owners). */
+export function OrgApplyPanel({ isOwner, canStop }: { isOwner: boolean; canStop: boolean }) {
   const settings = useOrgApplySettings();
   if (settings.isPending) return <LoadingState label="Loading the apply settings" />;
   if (settings.isError) return <QueryError title="Could not load the apply settings" query={settings} />;
@@ -133,6 +164,7 @@ export function OrgApplyPanel({ isOwner }: { isOwner: boolean }) {
         </p>
         <RoleTemplates />
       </section>
+      {canStop && <StopEverything />}
     </>
   );
 }
