@@ -127,8 +127,9 @@ def stop_all_plans(caller: Caller, db: DB, ctx: Context) -> ApplyStopAll:
 
 @router.post("/apply-plans/{plan_id}/undo", response_model=ApplyPlanRead)
 def undo_plan(plan_id: uuid.UUID, caller: Caller, db: DB, ctx: Context) -> ApplyPlanRead:
-    """Confirm the undo of the plan's applied volume changes (admins and owners); refused (409, with the time)
-    before AWS allows the volume to be modified again, six hours after its modification started."""
+    """Confirm the undo of the plan's applied changes (admins and owners): TiKV settings are set back at once, each
+    read back; a volume change only once AWS allows the volume to be modified again, six hours after its
+    modification started (refused with 409 and the time when nothing else is left to undo)."""
     row = run.confirm_undo(db, caller, plan_id, now=ctx.clock())
     view = service.plan_read(db, row)
     _queue(db, ctx, plan_id, "the undo")

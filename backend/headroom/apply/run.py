@@ -167,26 +167,32 @@ def _request_stop(db: Session, plan: ApplyPlan, principal: Principal, now: dt.da
 
 
 def confirm_undo(db: Session, principal: Principal, plan_id: uuid.UUID, *, now: dt.datetime) -> ApplyPlan:
-    """Confirm the undo of the plan's applied volume steps (admins and owners); refused before AWS allows it."""
+    """Confirm the undo of the plan's applied steps (admins and owners): TiKV settings are set back at once (a
+    setting that changes online changes back the same way); a volume only once AWS allows it again, six hours
+    after its modification started (refused before, with the time, when no setting is left to set back)."""
     principal.require("admin")
     plan = _plan(db, principal, plan_id)
     if plan.status == "running":
         raise Conflict("The plan is still running: stop it first.")
-    steps = [s for s in _steps(db, plan, lock=True) if _step(plan, s).kind == "ebs_modify_volume"
-             and s.status == "done" and s.undo_confirmed_at is None]
-    if not steps:
-        raise Conflict("This plan has no applied volume change waiting to be undone.")
-    earliest = max(s.undo_not_before or now for s in steps)
-    if now < earliest:
+    waiting = [s for s in _steps(db, plan, lock=True) if s.status == "done" and s.undo_confirmed_at is None]
+    keys = [s for s in waiting if _step(plan, s).kind != "ebs_modify_volume"]
+    volumes = [s for s in waiting if _step(plan, s).kind == "ebs_modify_volume"]
+    if not waiting:
+        raise Conflict("This plan has no applied change waiting to be undone.")
+    earliest = max((s.undo_not_before or now for s in volumes), default=now)
+    if now < earliest and not keys:
         raise Conflict(f"AWS allows a volume to be modified again only six hours after its last modification "
                        f"started: the undo can be confirmed from {_when(earliest)}.", code="too_early",
                        details={"undo_not_before": earliest.isoformat()})
     off, _ = _gates(db, plan, now)
     if off is not None:
         raise PermissionDenied(f"{off}: an owner can turn it on in Settings › Apply.", code="apply_off")
+    steps = keys + (volumes if now >= earliest else [])
     for s in steps:
         s.undo_confirmed_at = now
-    plan.outcome = (plan.outcome + " " if plan.outcome else "") + f"Undo confirmed at {_when(now)}."
+    later = (f" The volume change{'s' if len(volumes) != 1 else ''} can be undone from {_when(earliest)}."
+             if volumes and now < earliest else "")
+    plan.outcome = (plan.outcome + " " if plan.outcome else "") + f"Undo confirmed at {_when(now)}.{later}"
     db.flush()
     audit(db, principal, "apply.undo_confirmed", target_kind="apply_plan", target_id=plan.id,
           details={"steps": [s.position for s in steps]})
@@ -596,6 +602,31 @@ def _resolve_alert(db: Session, plan: ApplyPlan, now: dt.datetime) -> None:
         alerts_service.resolve_apply_event(db, cluster, key=_alert_key(plan), now=now)
 
 
+def _set_key_back(db: Session, plan: ApplyPlan, run: ApplyStepRun, step: PlanStep, effects: Effects,
+                  now: dt.datetime) -> str | None:
+    """Set a TiKV step's setting back to the value it had before the step and read it back; return what failed
+    (None: the node reports its previous value again)."""
+    before = run.observed.get("before")
+    key = step.change.key
+    run.status = "undoing"
+    try:
+        result = effects.set_key(step.target, key, before)
+    except StatusPortError as error:
+        run.status = "failed"
+        run.error = f"Could not set {key} back to {setting_text(key, before)}: {error}"
+        _audit(db, plan, "apply.step_undo_failed", run, step, error=str(error))
+        return f"{step.target}: {error}"
+    run.observed = {**run.observed, "restored": result.read_back, "restored_at": now.isoformat()}
+    if result.verified and same_value(key, before, result.read_back):
+        run.status, run.watch_until = "undone", None
+        _audit(db, plan, "apply.step_rolled_back", run, step, restored=result.read_back)
+        return None
+    run.status = "failed"
+    run.error = f"Set back to {setting_text(key, before)}, the node reports {setting_text(key, result.read_back)}."
+    _audit(db, plan, "apply.step_undo_failed", run, step, read_back=result.read_back)
+    return f"{step.target} reports {setting_text(key, result.read_back)}"
+
+
 def _roll_back(db: Session, plan: ApplyPlan, reason: str, effects: Effects, now: dt.datetime) -> None:
     """Undo what the run changed, newest first: TiKV keys at once (each read back); volumes are left for a
     confirmed undo after six hours (an alert says so). Steps not started are skipped."""
@@ -617,27 +648,11 @@ def _roll_back(db: Session, plan: ApplyPlan, reason: str, effects: Effects, now:
                 run.status, run.watch_until = "done", None
             volume_waits.append((step, run))
             continue
-        before = run.observed.get("before")
-        run.status = "undoing"
-        try:
-            result = effects.set_key(step.target, step.change.key, before)
-        except StatusPortError as error:
-            run.status = "failed"
-            run.error = f"Could not set {step.change.key} back to {setting_text(step.change.key, before)}: {error}"
-            failures.append(f"{step.target}: {error}")
-            _audit(db, plan, "apply.step_undo_failed", run, step, error=str(error))
-            continue
-        run.observed = {**run.observed, "restored": result.read_back, "restored_at": now.isoformat()}
-        if result.verified and same_value(step.change.key, before, result.read_back):
-            run.status, run.watch_until = "undone", None
+        failure = _set_key_back(db, plan, run, step, effects, now)
+        if failure is None:
             restored += 1
-            _audit(db, plan, "apply.step_rolled_back", run, step, restored=result.read_back)
         else:
-            run.status = "failed"
-            key = step.change.key
-            run.error = f"Set back to {setting_text(key, before)}, the node reports {setting_text(key, result.read_back)}."
-            failures.append(f"{step.target} reports {setting_text(key, result.read_back)}")
-            _audit(db, plan, "apply.step_undo_failed", run, step, read_back=result.read_back)
+            failures.append(failure)
     plan.run_finished_at = now
     if volume_waits:
         earliest = max(r.undo_not_before or now for _, r in volume_waits)
@@ -740,7 +755,8 @@ def _advance_once(ctx: JobContext, db: Session, plan_id: uuid.UUID, effects: Eff
 
 
 def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime) -> str:
-    """Carry out a confirmed volume undo (one step per call)."""
+    """Carry out a confirmed undo, one step per call: a TiKV setting set back and read back, or a volume's
+    modification back to its old type, IOPS and throughput once AWS allows it."""
     for candidate in _steps(db, plan):
         if candidate.undo_confirmed_at is None or candidate.status not in ("done", "undoing"):
             continue
@@ -748,6 +764,14 @@ def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime)
         if run is None:
             return "busy"
         step = _step(plan, run)
+        if step.kind != "ebs_modify_volume":
+            failure = _set_key_back(db, plan, run, step, effects, now)
+            if failure is not None:
+                plan.outcome += f" Undo failed on {failure}."
+            elif not any(r.status in ("done", "undoing") and r.undo_confirmed_at
+                         and _step(plan, r).kind != "ebs_modify_volume" for r in _steps(db, plan)):
+                plan.outcome += f" Settings set back at {_when(now)}: each node reports its previous value again."
+            return "again"
         if run.undo_not_before is not None and now < run.undo_not_before:
             return "wait"
         together = [run, *_volume_siblings(db, plan, run, ("done", "undoing"), confirmed=True)]
@@ -756,10 +780,10 @@ def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime)
             r.status = "undoing"
         try:
             observed = _modify_volume(db, plan, run, changes, effects, undo=True)
-        except StepFailed as failure:
+        except StepFailed as failure_:
             for r in together:
-                r.status, r.error = "failed", f"Undo: {failure}"
-            _audit(db, plan, "apply.step_undo_failed", run, step, error=str(failure))
+                r.status, r.error = "failed", f"Undo: {failure_}"
+            _audit(db, plan, "apply.step_undo_failed", run, step, error=str(failure_))
             return "again"
         for r in together:
             r.observed = {**r.observed, **observed}

@@ -199,6 +199,18 @@ def test_a_step_whose_guards_hold_goes_on_and_the_run_succeeds(
     assert any(v.startswith("Read latency improved") for v in verdicts), verdicts
     assert "apply.step_verified" in _actions(owner)
 
+    # the plan said a TiKV setting can be undone at once: the undo sets each node back and reads it back
+    assert admin.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 200
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert [n.value(KEY) for n in nodes] == ["8GiB", "8GiB"]
+    assert [(s["status"], s["restored"]) for s in plan["step_runs"]] == [("undone", "8GiB"), ("undone", "8GiB")]
+    assert "each node reports its previous value again" in plan["outcome"], plan["outcome"]
+    assert [body for _, body in nodes[1].posts][-1] == '{"storage.block-cache.capacity": "8GiB"}'
+    assert {"apply.undo_confirmed", "apply.step_rolled_back"} <= set(_actions(owner))
+    again = owner.post(f"/api/v1/apply-plans/{pid}/undo")
+    assert again.status_code == 409 and "no applied change waiting" in again.json()["error"]["message"], again.text
+
 
 def test_the_kill_switch_leaves_every_step_in_a_recorded_state(
         client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, sessions: Any,

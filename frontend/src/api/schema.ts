@@ -181,8 +181,9 @@ export interface paths {
         put?: never;
         /**
          * Undo Plan
-         * @description Confirm the undo of the plan's applied volume changes (admins and owners); refused (409, with the time)
-         *     before AWS allows the volume to be modified again, six hours after its modification started.
+         * @description Confirm the undo of the plan's applied changes (admins and owners): TiKV settings are set back at once, each
+         *     read back; a volume change only once AWS allows the volume to be modified again, six hours after its
+         *     modification started (refused with 409 and the time when nothing else is left to undo).
          */
         post: operations["undo_plan_api_v1_apply_plans__plan_id__undo_post"];
         delete?: never;

@@ -164,6 +164,39 @@ describe('FindingApplyPlanPanel', () => {
     expect(await screen.findByText(refusal)).toBeInTheDocument();
   });
 
+  it('offers the undo of applied TiKV settings at once, and posts it', async () => {
+    const cache = { target: 'tikv', key: 'storage.block-cache.capacity',
+      entity: { kind: 'node', id: '10.0.1.1:20160', status_address: '10.0.1.1:20180' }, current: '8GiB',
+      proposed: '4GiB' };
+    const step = { position: 1, kind: 'tikv_set_config', target: '10.0.1.1:20180', change: cache,
+      undo: { ...cache, current: '4GiB', proposed: '8GiB' }, undo_after_seconds: 0, undo_note: 'At once.' };
+    const done = {
+      ...PREVIEW, steps: [step, { ...step, position: 2 }], id: 'p5000000-0000-4000-8000-000000000005',
+      maintenance_window: null, proposed_by: null, proposed_at: '2026-11-02T12:00:00Z', decided_by: null,
+      decided_at: null, decision_note: '', run_by: null, run_started_at: '2026-11-02T12:10:00Z',
+      run_finished_at: '2026-11-02T12:40:00Z', stop_requested_at: null, status: 'succeeded',
+      outcome: 'Done: 2 steps applied and verified.',
+      step_runs: [1, 2].map((position) => ({
+        position, status: 'done', started_at: '2026-11-02T12:10:00Z', finished_at: '2026-11-02T12:11:00Z',
+        watch_until: null, undo_not_before: null, undo_confirmed_at: null, before: '8GiB', read_back: '4GiB',
+        restored: null, modification_state: null, note: null, guard_readings: [], error: null,
+      })),
+    };
+    const posted: string[] = [];
+    server.use(
+      http.get(apiUrl(`/findings/${FINDING}/apply-plan`), () => HttpResponse.json(PREVIEW)),
+      http.get(apiUrl(`/clusters/${CLUSTER}/apply-plans`), () => HttpResponse.json([done])),
+      http.post(apiUrl(`/apply-plans/${done.id}/undo`), () => {
+        posted.push('undo');
+        return HttpResponse.json(done);
+      }),
+    );
+    const { user } = renderWithClient(<FindingApplyPlanPanel clusterId={CLUSTER} findingId={FINDING} canManage />);
+    await user.click(await screen.findByRole('button', { name: 'Undo setting changes' }));
+    await waitFor(() => expect(posted).toEqual(['undo']));
+    expect(screen.queryByText(/can be undone from/)).not.toBeInTheDocument();
+  });
+
   it('gives a viewer no run, stop or undo button', async () => {
     server.use(
       http.get(apiUrl(`/findings/${FINDING}/apply-plan`), () => HttpResponse.json(PREVIEW)),

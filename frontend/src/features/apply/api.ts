@@ -113,13 +113,23 @@ export function usePlanAction() {
 }
 
 /** The applied volume steps of a plan still waiting for their undo, and the earliest time it can be confirmed. */
-export function pendingUndo(plan: ApplyPlan): { positions: number[]; earliest: string | null } {
+/** What a user can still undo: applied TiKV settings (at once) and volume changes (from `earliest`, as AWS
+ * allows one modification of a volume every six hours). */
+export function pendingUndo(plan: ApplyPlan): { positions: number[]; settings: number[]; earliest: string | null } {
   const volumes = new Set(plan.steps.filter((s) => s.kind === 'ebs_modify_volume').map((s) => s.position));
-  const waiting = plan.step_runs.filter(
-    (r) => volumes.has(r.position) && r.status === 'done' && r.undo_not_before && !r.undo_confirmed_at,
-  );
+  const done = plan.step_runs.filter((r) => r.status === 'done' && !r.undo_confirmed_at);
+  const waiting = done.filter((r) => volumes.has(r.position) && r.undo_not_before);
+  const settings = done.filter((r) => !volumes.has(r.position)).map((r) => r.position);
   const earliest = waiting.map((r) => r.undo_not_before as string).sort().at(-1) ?? null;
-  return { positions: waiting.map((r) => r.position), earliest };
+  return { positions: waiting.map((r) => r.position), settings, earliest };
+}
+
+/** The undo button's words: what it sets back. */
+export function undoLabel(undo: { positions: number[]; settings: number[] }): string {
+  const plural = (n: number) => (n === 1 ? '' : 's');
+  if (undo.settings.length && undo.positions.length) return 'Undo the changes';
+  if (undo.settings.length) return `Undo setting change${plural(undo.settings.length)}`;
+  return `Undo volume change${plural(undo.positions.length)}`;
 }
 
 export function useProposePlan(clusterId: string) {

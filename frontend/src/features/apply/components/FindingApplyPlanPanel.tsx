@@ -7,6 +7,7 @@ import { changeText, settingLabel, settingText } from '@/lib/change';
 import { formatTimestamp } from '@/lib/format';
 import {
   pendingUndo,
+  undoLabel,
   undoText,
   useApplyPlanPreview,
   useApplyPlans,
@@ -190,9 +191,9 @@ function RunControls({ plan, canManage }: { plan: ApplyPlan; canManage: boolean 
               Stop
             </PlanButton>
           )}
-          {undo.earliest && plan.status !== 'running' && (
+          {(undo.earliest || undo.settings.length > 0) && plan.status !== 'running' && (
             <PlanButton busy={act.isPending} onClick={() => act.mutate({ planId: plan.id, action: 'undo' })}>
-              Undo volume change{undo.positions.length === 1 ? '' : 's'}
+              {undoLabel(undo)}
             </PlanButton>
           )}
         </span>
