@@ -41,8 +41,18 @@ MEMORY_ENTRIES = 64
 PREFIX = "headroom:cache:"
 
 
+# Stripes of the memory cache's make-once locks: two keys share a lock only when their hashes meet modulo this.
+LOCK_STRIPES = 64
+
+
 def _any(_value: bytes) -> bool:
     return True
+
+
+def _stored(cache: SharedCache, key: str, fresh: Callable[[bytes], bool]) -> bytes | None:
+    """The value stored under `key` when `fresh` accepts it, else None."""
+    found = cache.get(key)
+    return found if found is not None and fresh(found) else None
 
 
 class SharedCache(Protocol):
@@ -66,7 +76,9 @@ class MemoryCache:
         self._clock = clock
         self._values: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
         self._lock = threading.Lock()
-        self._making: dict[str, threading.Lock] = {}
+        # One lock per stripe of key names, never removed: a lock popped from a dict by the caller who finished
+        # while another still waited on it let a third caller make the same value beside the second.
+        self._making = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
 
     def get(self, key: str) -> bytes | None:
         with self._lock:
@@ -91,19 +103,14 @@ class MemoryCache:
 
     def get_or_make(self, key: str, make: Callable[[], bytes], *, ttl_seconds: float,
                     fresh: Callable[[bytes], bool] = _any, lock_key: str | None = None) -> bytes:
-        found = self.get(key)
-        if found is not None and fresh(found):
+        found = _stored(self, key, fresh)
+        if found is not None:
             return found
-        name = lock_key or key
-        with self._lock:
-            making = self._making.setdefault(name, threading.Lock())
-        with making:
-            found = self.get(key)
-            if found is None or not fresh(found):
+        with self._making[hash(lock_key or key) % LOCK_STRIPES]:
+            found = _stored(self, key, fresh)  # the holder before us may have stored it while we waited
+            if found is None:
                 found = make()
                 self.put(key, found, ttl_seconds=ttl_seconds)
-            with self._lock:
-                self._making.pop(name, None)
         return found
 
 
@@ -140,8 +147,8 @@ class RedisCache:
 
     def get_or_make(self, key: str, make: Callable[[], bytes], *, ttl_seconds: float,
                     fresh: Callable[[bytes], bool] = _any, lock_key: str | None = None) -> bytes:
-        found = self.get(key)
-        if found is not None and fresh(found):
+        found = _stored(self, key, fresh)
+        if found is not None:
             return found
         lock = self._client.lock(PREFIX + "lock:" + (lock_key or key), timeout=LOCK_SECONDS, sleep=POLL_SECONDS,
                                  blocking_timeout=LOCK_SECONDS)
@@ -151,9 +158,8 @@ class RedisCache:
             log.warning("cache.unreachable", op="lock", error_type=type(exc).__name__)
             return make()
         try:
-            # The holder before us may have stored it while we waited
-            found = self.get(key) if held else None
-            if found is None or not fresh(found):
+            found = _stored(self, key, fresh) if held else None  # the holder before us may have stored it
+            if found is None:
                 found = make()
                 self.put(key, found, ttl_seconds=ttl_seconds)
             return found
