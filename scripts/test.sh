@@ -58,8 +58,11 @@ PY
   # Each apply step is watched 120 s instead of the guards' 15 minutes, so a run ends within the spec's time: by
   # then the demo has written the minute after the step, so the guards have data after it to judge (the windows
   # they compare stay their own 15 minutes).
+  # AWS is the moto server (tests/apply-ebs.spec.ts modifies volumes there through the write role, with the
+  # testing credentials exported above as Headroom's own); the demo fleet's simulation asks nothing of AWS.
   DATABASE_URL="$e2e_db" HEADROOM_DATA_DIR="$svc/data" \
     HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" HEADROOM_APPLY_WATCH_SECONDS=120 \
+    HEADROOM_AWS_ENDPOINT_URL="$HEADROOM_TEST_AWS_ENDPOINT" \
     uv run --locked headroom serve --port "$e2e_port" >"$svc/server.log" 2>&1 &
   server_pid=$!
 fi
@@ -107,6 +110,7 @@ if [ -n "$e2e_port" ]; then
   done
   HEADROOM_E2E_BASE_URL="http://127.0.0.1:$port" HEADROOM_E2E_DEMO_PASSWORD_FILE="$svc/data/demo-password.txt" \
     HEADROOM_E2E_OUTBOX_DIR="$svc/data/outbox" HEADROOM_E2E_TIKV_STATUS_FILE="$svc/tikv-status.json" \
+    HEADROOM_E2E_AWS_ENDPOINT="$HEADROOM_TEST_AWS_ENDPOINT" \
     scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
 fi
 

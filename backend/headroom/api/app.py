@@ -57,6 +57,7 @@ from headroom.sources import ops_health
 from headroom.sources import router as sources_router
 from headroom.sources import service as sources_service
 from headroom.sources.aws import router as aws_router
+from headroom.sources.demo import router as demo_router
 from headroom.sources.aws import setup_router as aws_setup_router
 from headroom.sources.prometheus import router as prometheus_router
 from headroom.projections import router as projections_router
@@ -225,6 +226,7 @@ ROUTER_MODULES = (
     sources_router,
     aws_router,
     aws_setup_router,
+    demo_router,
     prometheus_router,
     projections_router,
     changes_router,

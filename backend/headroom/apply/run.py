@@ -410,9 +410,20 @@ TAKES_IOPS = ("gp3", "io1", "io2")
 TAKES_THROUGHPUT = ("gp3",)
 
 
+# ModifyVolume's Iops and Throughput are integers (same reference); a plan may carry a whole number as a float
+# (250.0 MiB/s from a rule's arithmetic), which botocore refuses before anything is sent.
+INTEGER_PARAMS = ("Iops", "Throughput")
+
+
 def _modify_params(changes: dict[str, Any]) -> dict[str, Any]:
     """ModifyVolume's parameters for these changes, leaving out what the target type does not take."""
     params = {MODIFY_PARAMS[key]: value for key, value in changes.items() if value is not None}
+    for name in INTEGER_PARAMS:
+        value = params.get(name)
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise StepFailed(f"AWS takes whole numbers for {name}; the plan asks for {value}: nothing was sent.")
+            params[name] = int(value)
     kind = params.get("VolumeType")
     if kind is not None and kind not in TAKES_IOPS:
         params.pop("Iops", None)

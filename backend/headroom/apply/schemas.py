@@ -6,28 +6,16 @@ import datetime as dt
 import uuid
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
 from headroom.domain.apply.guards import Guard
 from headroom.domain.apply.run import GuardReading
 from headroom.domain.apply.plan import MaintenanceWindow, PlanStep, Refusal
 from headroom.domain.model import Impact
 from headroom.platform.schemas import Input, Output
-from headroom.sources.schemas import RoleArn
+from headroom.sources.schemas import RoleArn, TagKey, TagValue
 
 
-
-def _not_reserved(key: str) -> str:
-    if key.lower().startswith("aws:"):
-        raise ValueError("must not start with aws: (AWS keeps that prefix for its own tags)")
-    return key
-
-
-# AWS tags: a key of 1-128 characters, a value of 0-256, letters, digits, spaces and _ . : / = + - @; keys starting
-# with aws: are AWS's (docs/reference/ebs-modify.md#tags).
-TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_ .:/=+@-]+$"),
-                   AfterValidator(_not_reserved)]
-TagValue = Annotated[str, StringConstraints(max_length=256, pattern=r"^[A-Za-z0-9_ .:/=+@-]*$")]
 
 WHAT_APPLY_ALLOWS = [
     "Change an EBS volume's type (gp2 to gp3), IOPS or throughput, on volumes carrying your tag only, through a "

@@ -4,9 +4,23 @@ import datetime as dt
 import uuid
 from typing import Annotated, Literal
 
-from pydantic import Field, HttpUrl, UrlConstraints
+from pydantic import AfterValidator, Field, HttpUrl, StringConstraints, UrlConstraints
 
 from headroom.platform.schemas import Input, Name200, Omittable, Output, pattern_described
+
+
+def _not_reserved(key: str) -> str:
+    if key.lower().startswith("aws:"):
+        raise ValueError("must not start with aws: (AWS keeps that prefix for its own tags)")
+    return key
+
+
+# AWS tags: a key of 1-128 characters, a value of 0-256, letters, digits, spaces and _ . : / = + - @; keys starting
+# with aws: are AWS's (docs/reference/ebs-modify.md#tags).
+TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_ .:/=+@-]+$"),
+                   AfterValidator(_not_reserved)]
+TagValue = Annotated[str, StringConstraints(max_length=256, pattern=r"^[A-Za-z0-9_ .:/=+@-]*$")]
+
 
 AwsAuthKind = Literal["assume_role", "static_keys", "default_chain"]
 PromAuthKind = Literal["none", "bearer", "basic"]

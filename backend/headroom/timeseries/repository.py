@@ -1370,6 +1370,17 @@ def entity_series(
     return [(k, e, m, int(i), c, int(step)) for k, e, m, i, c, step in rows]
 
 
+def rename_entity(db: Session, org_id: uuid.UUID, entity_kind: str, old_id: str, new_id: str) -> int:
+    """Give an org's instance or volume series another entity ID (their points and rollups stay theirs); return how
+    many series were renamed."""
+    if entity_kind in CLUSTER_SCOPED_KINDS:
+        raise ValueError("only instance and volume series are renamed")
+    moved = db.execute(text("UPDATE metric_series SET entity_id = :new WHERE org_id = :org AND entity_kind = "
+                            ":kind AND entity_id = :old"),
+                       {"new": new_id, "org": org_id, "kind": entity_kind, "old": old_id})
+    return int(moved.rowcount or 0)  # type: ignore[attr-defined]
+
+
 def move_series(db: Session, series: Sequence[int], cluster_id: uuid.UUID) -> None:
     """Attach these (instance or volume) series to the cluster their entity now serves."""
     db.execute(text("UPDATE metric_series SET cluster_id = :c WHERE id = ANY(:ids)"), {"c": cluster_id, "ids": list(series)})

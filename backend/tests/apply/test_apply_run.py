@@ -346,7 +346,8 @@ def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_
     ref = EntityRef(kind="volume", id=volume_id)
     gp3 = Change(target="aws", key="volume.type", entity=ref, current="gp2", proposed="gp3", online=True)
     iops = Change(target="aws", key="volume.iops", entity=ref, current=1500, proposed=6000, online=True)
-    mibps = Change(target="aws", key="volume.throughput", entity=ref, current=None, proposed=250, online=True)
+    # 250.0, a float, as the advisor's gp2 fixes carry it: ModifyVolume takes an integer
+    mibps = Change(target="aws", key="volume.throughput", entity=ref, current=None, proposed=250.0, online=True)
     pid = _approved(owner, admin, cid, _finding(db, owner, cid, [gp3, iops, mibps]))
     assert owner.post(f"/api/v1/apply-plans/{pid}/run").status_code == 202
     apply_run.advance(job, uuid.UUID(pid), clock=clock)

@@ -467,6 +467,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/demo-volumes/{volume_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Give Volume Id
+         * @description Give a demo cluster's data or raft volume the ID of a real EBS volume and the tags it carries in AWS, so an
+         *     approved plan of the demo's findings modifies that volume; its metrics follow the ID. The demo's refresh keeps
+         *     it; a null ID gives the simulated one back. 409 on a cluster that is not a demo.
+         */
+        patch: operations["give_volume_id_api_v1_clusters__cluster_id__demo_volumes__volume_id__patch"];
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/findings": {
         parameters: {
             query?: never;
@@ -2996,6 +3018,38 @@ export interface components {
             status: "pending" | "sending" | "sent" | "failed";
             /** Title */
             title: string;
+        };
+        /** DemoVolumeRead */
+        DemoVolumeRead: {
+            /**
+             * Simulated Volume Id
+             * @description Its simulated ID (what a null volume ID gives back).
+             */
+            simulated_volume_id: string;
+            /** Tags */
+            tags: {
+                [key: string]: string;
+            };
+            /**
+             * Volume Id
+             * @description The ID the demo volume has now.
+             */
+            volume_id: string;
+        };
+        /** DemoVolumeUpdate */
+        DemoVolumeUpdate: {
+            /**
+             * Volume tags
+             * @description The tags the real volume carries in AWS, as the EC2 inventory would show them: apply modifies only a volume carrying the organisation's volume tag (AWS refuses the others). Ignored with a null volume ID.
+             */
+            tags?: {
+                [key: string]: string;
+            };
+            /**
+             * Real volume ID
+             * @description The ID of a real EBS volume for this demo volume (the simulation goes on; Headroom's apply then modifies that volume); null gives it its simulated ID back.
+             */
+            volume_id: string | null;
         };
         /** DigestPreferencesRead */
         DigestPreferencesRead: {
@@ -8680,6 +8734,114 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChangeLedger"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    give_volume_id_api_v1_clusters__cluster_id__demo_volumes__volume_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: string;
+                volume_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DemoVolumeUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DemoVolumeRead"];
                 };
             };
             /** @description Bad Request */

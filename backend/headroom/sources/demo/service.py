@@ -10,7 +10,11 @@ plan), without asking anything of AWS.
 Every window is a piece of one history: the workload's time starts at the cluster's `demo_origin` (growth, the
 nightly spike and the noise keep their place), and a window after the first starts from the state the store
 holds at its start (burst balances, pending compaction bytes) instead of warming up afresh, so the live stream
-continues the backfill without a seam. Callers commit.
+continues the backfill without a seam.
+A demo data or raft volume can be given the ID of a real EBS volume, and the tags it carries in AWS
+(`give_volume_id`), so an apply plan of the demo's findings reaches that volume: the simulation goes on as before
+and writes the volume's series under the real ID (its history moves with it), the way a demo node given a status
+address keeps it. Callers commit.
 """
 
 from __future__ import annotations
@@ -25,18 +29,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
+from headroom.accounts.service import audit
 from headroom.clusters.models import Cluster
+from headroom.clusters.service import get_cluster
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.scenario import Scenario, load_scenario
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import EC2_PERIOD_SECONDS, SimState, simulate
 from headroom.domain.snapshot.views import IO_METRICS
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
+from headroom.platform.errors import Conflict, NotFound
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
+from headroom.platform.principal import Principal
 from headroom.sources.aws import service as aws_sources
 from headroom.sources.models import AwsConnection
 from headroom.timeseries import repository as timeseries
@@ -162,6 +170,8 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
             row.aws_connection_id = source.id
     db.flush()
     volumes: dict[str, Volume] = {v.volume_id: v for v in db.scalars(select(Volume).where(Volume.org_id == org_id))}
+    # A volume given a real ID (give_volume_id) keeps it: its row is the one its node refers to.
+    volumes |= given_volumes(db, cluster, snap)
     for vol in snap.volumes:
         vrow = volumes.get(vol.id)
         if vrow is None:
@@ -197,6 +207,73 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
             _record_config(db, nrow, node.config)
         entity_ids[node.id] = node.address
     return entity_ids
+
+
+def given_volumes(db: Session, cluster: Cluster, snap: Snapshot) -> dict[str, Volume]:
+    """The demo's volumes given a real ID: simulated ID -> the row (found through its node's reference)."""
+    return {sim: row for sim, row in _volume_rows(db, cluster, snap).items() if row.volume_id != sim}
+
+
+def _volume_rows(db: Session, cluster: Cluster, snap: Snapshot) -> dict[str, Volume]:
+    """Each simulated data or raft volume's row, through its node's reference: simulated ID -> row."""
+    nodes = {n.store_address: n for n in db.scalars(select(TikvNode).where(TikvNode.org_id == cluster.org_id,
+                                                                           TikvNode.cluster_id == cluster.id))}
+    refs: dict[str, uuid.UUID] = {}
+    for node in snap.nodes:
+        row = nodes.get(node.address)
+        if row is None:
+            continue
+        for ids, ref in ((node.data_volume_ids, row.data_volume_ref_id), (node.raft_volume_ids, row.raft_volume_ref_id)):
+            if ids and ref is not None:
+                refs[ids[0]] = ref
+    if not refs:
+        return {}
+    rows = {v.id: v for v in db.scalars(select(Volume).where(Volume.org_id == cluster.org_id,
+                                                             Volume.id.in_(list(refs.values()))))}
+    return {sim: rows[ref] for sim, ref in refs.items() if ref in rows}
+
+
+def _fleet(cluster: Cluster, scenario: Scenario, at: dt.datetime) -> Snapshot:
+    """The fleet's ids (instances, volumes, node addresses): a one-minute run without warm-up names them."""
+    return simulate(scenario, hours=1 / 60, seed=_seed_for(cluster), start=at, state=SimState())
+
+
+def _lock_demo(db: Session, cluster: Cluster) -> None:
+    """Serialise a demo cluster's ingest and the change of a volume's ID (held to the end of the transaction)."""
+    db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"demo-cluster:{cluster.id}"})
+
+
+def give_volume_id(db: Session, principal: Principal, cluster_id: uuid.UUID, volume_id: str, *,
+                   real_volume_id: str | None, tags: dict[str, str], now: dt.datetime,
+                   scenario: Scenario | None = None) -> tuple[Volume, str]:
+    """Give a demo cluster's data or raft volume the ID of a real EBS volume and the tags it carries in AWS (None:
+    its simulated ID again, without tags); its series follow the ID. Return the row and its simulated ID."""
+    principal.require("admin")
+    cluster = get_cluster(db, principal, cluster_id)
+    if not cluster.is_demo:
+        raise Conflict("Only a demo cluster's volumes can be given another ID: a cluster's own volumes are the ones "
+                       "your EC2 inventory reports.", code="not_a_demo_cluster")
+    _lock_demo(db, cluster)
+    scenario = scenario or load_scenario(default_scenario_path())
+    rows = _volume_rows(db, cluster, _fleet(cluster, scenario, now))
+    found = next(((sim, row) for sim, row in rows.items() if row.volume_id == volume_id), None)
+    if found is None:
+        raise NotFound(f"The demo cluster has no data or raft volume {volume_id}.")
+    simulated, row = found
+    target = real_volume_id or simulated
+    if target != row.volume_id:
+        if db.scalar(select(Volume.id).where(Volume.org_id == cluster.org_id, Volume.volume_id == target)):
+            raise Conflict(f"Real volume ID: your organisation already has a volume {target}.", code="volume_id_taken")
+        if target != simulated and timeseries.entity_series(db, cluster.org_id, [target]):
+            raise Conflict(f"Real volume ID: Headroom already stores metrics of a volume {target}.",
+                           code="volume_id_taken")
+        timeseries.rename_entity(db, cluster.org_id, "volume", row.volume_id, target)
+    before = {"volume_id": row.volume_id, "tags": dict(row.tags)}
+    row.volume_id, row.tags = target, (dict(tags) if target != simulated else {})
+    db.flush()
+    audit(db, principal, "volume.id_given", target_kind="volume", target_id=row.id,
+          details={"before": before, "volume_id": row.volume_id, "tags": row.tags, "simulated_volume_id": simulated})
+    return row, simulated
 
 
 def _record_config(db: Session, node: TikvNode, config: dict[str, Any]) -> None:
@@ -235,10 +312,11 @@ def stored_state(
 ) -> SimState | None:
     """The physics' state at `at` as the store holds it: each bucket's newest balance and each node's pending
     compaction bytes from a datapoint whose period ended by `at`; None when the store has none (a first run)."""
-    # The fleet's ids (instances, volumes, node addresses): a one-minute run without warm-up names them.
-    fleet = simulate(scenario, hours=1 / 60, seed=seed, start=at, state=SimState())
+    fleet = simulate(scenario, hours=1 / 60, seed=seed, start=at, state=SimState())  # the fleet's ids (_fleet)
     addresses = {n.id: n.address for n in fleet.nodes}
-    identities = [("volume", v.id, m) for v in fleet.volumes for m in _STATE_METRICS["volume"]]
+    stored_id = {sim: row.volume_id for sim, row in given_volumes(db, cluster, fleet).items()}
+    simulated_id = {given: sim for sim, given in stored_id.items()}
+    identities = [("volume", stored_id.get(v.id, v.id), m) for v in fleet.volumes for m in _STATE_METRICS["volume"]]
     identities += [("instance", i.id, m) for i in fleet.instances for m in _STATE_METRICS["instance"]]
     identities += [("tikv_node", a, m) for a in addresses.values() for m in _STATE_METRICS["tikv_node"]]
     found = timeseries.find_series(db, cluster.org_id, identities)
@@ -255,7 +333,7 @@ def stored_state(
         return None
     node_of = {a: nid for nid, a in addresses.items()}
     return SimState(
-        volume_balance_pct={e: x for (k, e, _m), x in newest.items() if k == "volume"},
+        volume_balance_pct={simulated_id.get(e, e): x for (k, e, _m), x in newest.items() if k == "volume"},
         instance_io_balance_pct={e: x for (k, e, m), x in newest.items() if m == mid.EC2_EBS_IO_BALANCE},
         instance_byte_balance_pct={e: x for (k, e, m), x in newest.items() if m == mid.EC2_EBS_BYTE_BALANCE},
         pending_compaction_bytes={node_of[e]: x for (k, e, _m), x in newest.items() if k == "tikv_node"},
@@ -283,10 +361,12 @@ def ingest_window(
     hours = (end - start).total_seconds() / 3600
     snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=start, origin=origin, state=state)
     entity_ids = _upsert_inventory(db, cluster, snap, end)
+    volume_ids = {sim: row.volume_id for sim, row in given_volumes(db, cluster, snap).items()}
     keys = [
         timeseries.SeriesKey(
             entity_kind=ENTITY_KIND[s.entity.kind],
-            entity_id=entity_ids.get(s.entity.id, s.entity.id) if s.entity.kind == "node" else s.entity.id,
+            entity_id=(entity_ids.get(s.entity.id, s.entity.id) if s.entity.kind == "node"
+                       else volume_ids.get(s.entity.id, s.entity.id) if s.entity.kind == "volume" else s.entity.id),
             metric=s.metric,
             unit=s.unit,
             labels=tuple(sorted(s.labels.items())),
@@ -312,6 +392,7 @@ def ingest_window(
 def ingest_demo(db: Session, cluster: Cluster, *, now: dt.datetime, scenario: Scenario | None = None) -> dict[str, int]:
     """Bring one demo cluster up to `now`: 7 days on the first run, then from its watermark."""
     scenario = scenario or load_scenario(default_scenario_path())
+    _lock_demo(db, cluster)
     end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
     newest = db.scalar(
         select(func.max(IngestWatermark.watermark_at)).where(

@@ -1,0 +1,139 @@
+"""A demo volume given the ID of a real EBS volume (PATCH /clusters/{id}/demo-volumes/{volume_id}): the row and its
+series take the ID, the demo's refresh keeps it and keeps writing the simulated metrics under it (the physics'
+state continues), the tags are what an apply run checks, and a null ID gives the simulated one back."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.scenario import load_scenario
+from headroom.inventory.models import TikvNode, Volume
+from headroom.sources.demo import service as demo
+from headroom.timeseries import repository as timeseries
+from helpers import join_with_role, sign_up
+from sqlalchemy import select
+
+NOW = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
+REAL = "vol-0123456789abcdef0"
+TAGS = {"headroom-apply": "true", "Name": "tikv-legacy-2 data"}
+
+
+def _series(db: Any, org_id: uuid.UUID, volume_id: str) -> dict[str, int]:
+    return {metric: sid for _k, _e, metric, sid, _c, _s in timeseries.entity_series(db, org_id, [volume_id])}
+
+
+def _demo(db: Any, owner: Any) -> tuple[Any, Volume]:
+    """The owner's org gets the demo cluster with an hour of history; return it and a gp2 data volume."""
+    org_id = uuid.UUID(owner.org_id)
+    cluster = demo.seed_demo_cluster(db, org_id)
+    demo.ingest_window(db, cluster, load_scenario(demo.default_scenario_path()), NOW - dt.timedelta(hours=1), NOW)
+    db.commit()
+    gp2 = db.scalars(select(Volume).where(Volume.org_id == org_id, Volume.volume_type == "gp2", Volume.role == "data")
+                     .order_by(Volume.volume_id)).first()
+    assert gp2 is not None
+    return cluster, gp2
+
+
+def test_a_demo_volume_takes_a_real_id_with_its_history_and_keeps_it_through_the_refresh(
+        client: Any, make_client: Any, db: Any) -> None:
+    owner = sign_up(client)
+    org_id = uuid.UUID(owner.org_id)
+    cluster, gp2 = _demo(db, owner)
+    simulated = gp2.volume_id
+    history = _series(db, org_id, simulated)
+    assert mid.EBS_BURST_BALANCE in history
+    url = f"/api/v1/clusters/{cluster.id}/demo-volumes/{simulated}"
+
+    answer = owner.patch(url, json={"volume_id": REAL, "tags": TAGS})
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"volume_id": REAL, "simulated_volume_id": simulated, "tags": TAGS}
+    db.expire_all()
+    row = db.get(Volume, gp2.id)
+    assert (row.volume_id, row.tags) == (REAL, TAGS)
+    assert _series(db, org_id, REAL) == history  # the same series (points, rollups), under the real ID
+    assert _series(db, org_id, simulated) == {}
+
+    # The demo's next windows keep the ID: no second row for the simulated ID, the node still refers to the row, and
+    # the simulated metrics land in the same series, continuing the burst bucket's state.
+    scenario = load_scenario(demo.default_scenario_path())
+    state = demo.stored_state(db, cluster, scenario, NOW, seed=demo._seed_for(cluster))
+    assert state is not None and simulated in state.volume_balance_pct
+    demo.ingest_window(db, cluster, scenario, NOW, NOW + dt.timedelta(minutes=10), state=state)
+    db.commit()
+    db.expire_all()
+    assert db.scalar(select(Volume.id).where(Volume.org_id == org_id, Volume.volume_id == simulated)) is None
+    assert db.get(Volume, gp2.id).volume_id == REAL
+    assert db.get(Volume, gp2.id).tags == TAGS
+    assert db.scalar(select(TikvNode.id).where(TikvNode.data_volume_ref_id == gp2.id)) is not None
+    assert _series(db, org_id, REAL) == history
+    assert _series(db, org_id, simulated) == {}
+    balance = history[mid.EBS_BURST_BALANCE]
+    t, _v = timeseries.read_points_many(db, org_id, [balance], NOW, NOW + dt.timedelta(minutes=10))[balance]
+    assert len(t) > 0  # written after the rename, under the real ID
+
+    # null: the simulated ID again, without the tags, and the history with it
+    back = owner.patch(f"/api/v1/clusters/{cluster.id}/demo-volumes/{REAL}", json={"volume_id": None})
+    assert back.status_code == 200, back.text
+    assert back.json() == {"volume_id": simulated, "simulated_volume_id": simulated, "tags": {}}
+    db.expire_all()
+    assert _series(db, org_id, simulated) == history
+    assert _series(db, org_id, REAL) == {}
+    actions = [e["action"] for e in owner.get("/api/v1/org/audit-log?limit=20").json()]
+    assert actions.count("volume.id_given") == 2
+
+
+def test_bad_input_is_refused_in_words_and_changes_nothing(client: Any, make_client: Any, db: Any) -> None:
+    owner = sign_up(client)
+    cluster, gp2 = _demo(db, owner)
+    url = f"/api/v1/clusters/{cluster.id}/demo-volumes/{gp2.volume_id}"
+
+    bad = owner.patch(url, json={"volume_id": "vol-XYZ"})
+    assert bad.status_code == 422, bad.text
+    assert bad.json()["error"]["message"].startswith("Real volume ID: expected an EBS volume ID like")
+    reserved = owner.patch(url, json={"volume_id": REAL, "tags": {"aws:cloudformation:stack": "x"}})
+    assert reserved.status_code == 422, reserved.text
+    assert "aws:" in reserved.json()["error"]["message"]
+    missing = owner.patch(f"/api/v1/clusters/{cluster.id}/demo-volumes/vol-0000000000000000a",
+                          json={"volume_id": REAL})
+    assert missing.status_code == 404, missing.text
+    other = db.scalars(select(Volume).where(Volume.org_id == uuid.UUID(owner.org_id), Volume.id != gp2.id,
+                                            Volume.role == "data")).first()
+    taken = owner.patch(url, json={"volume_id": other.volume_id})
+    assert taken.status_code == 409, taken.text
+    assert taken.json()["error"]["message"] == f"Real volume ID: your organisation already has a volume {other.volume_id}."
+
+    viewer = join_with_role(owner, make_client(), "viewer")
+    assert viewer.patch(url, json={"volume_id": REAL}).status_code == 403
+    own = owner.post("/api/v1/clusters", json={"name": "not-a-demo", "tikv_version": "v8.5.1"}).json()
+    not_demo = owner.patch(f"/api/v1/clusters/{own['id']}/demo-volumes/{gp2.volume_id}", json={"volume_id": REAL})
+    assert not_demo.status_code == 409, not_demo.text
+    assert "Only a demo cluster's volumes" in not_demo.json()["error"]["message"]
+    db.expire_all()
+    assert db.get(Volume, gp2.id).volume_id == gp2.volume_id
+
+
+def test_the_demo_ingest_asks_nothing_of_aws_whatever_endpoint_is_set(db: Any, settings: Any) -> None:
+    """The e2e server sets HEADROOM_AWS_ENDPOINT_URL (the moto server) for apply runs; the demo fleet's simulation
+    and its demo source's sweeps must not depend on it: an endpoint nothing answers on changes nothing."""
+    from headroom.accounts.models import Organization
+    from headroom.platform.jobs.context import JobContext
+    from headroom.platform.security import new_external_id
+    from helpers import units_of_work
+
+    org = Organization(name="d", slug=f"d-{uuid.uuid4().hex[:8]}", aws_external_id=new_external_id())
+    db.add(org)
+    db.flush()
+    cluster = demo.seed_demo_cluster(db, org.id)
+    demo.seed_demo_source(db, org.id)
+    demo.ingest_window(db, cluster, load_scenario(demo.default_scenario_path()), NOW - dt.timedelta(hours=1), NOW)
+    db.commit()
+    settings.aws_endpoint_url = "http://127.0.0.1:9"  # the discard port: any AWS call would fail
+    settings.demo_fleet = True
+    ctx = JobContext(settings=settings, database_url="unused", units=units_of_work(lambda: db),
+                     queue=lambda name, **params: f"test:{name}",
+                     sleep=lambda _s: None)
+    result = demo.ingest_demo_fleet(ctx, NOW + dt.timedelta(minutes=5), str(cluster.id))
+    assert result["clusters"] == 1 and result["points"] > 0
