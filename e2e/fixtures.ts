@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { expect, test as base } from '@playwright/test';
+import { expect, test as base, type Cookie } from '@playwright/test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AppShell } from './pages/AppShell';
@@ -7,6 +7,14 @@ import { ClusterPage, DEMO_CLUSTER } from './pages/ClusterPage';
 import { ClustersPage } from './pages/ClustersPage';
 import { LoginPage } from './pages/LoginPage';
 import { SignupPage, type NewAccount } from './pages/SignupPage';
+
+interface WorkerFixtures {
+  /**
+   * The cookies of one demo login per worker, made through the login form (auth.spec.ts and cluster.spec.ts test
+   * that form itself): a test that needs the demo organisation starts signed in instead of logging in again.
+   */
+  demoSession: Cookie[];
+}
 
 interface Fixtures {
   signupPage: SignupPage;
@@ -16,6 +24,8 @@ interface Fixtures {
   clusterPage: ClusterPage;
   /** The demo organisation's login that `headroom serve` seeds (sources/demo/service.py ensure_demo_account). */
   demoLogin: { email: string; password: string };
+  /** Sign the page's browser context in as the demo user (the worker's demo session) and open the clusters list. */
+  signInAsDemo: () => Promise<void>;
   /** A fresh, never-used account per test, so runs never collide on a shared database. */
   newAccount: NewAccount;
   /** The account email a server without SMTP writes to <HEADROOM_DATA_DIR>/outbox (platform/mail.py). */
@@ -62,7 +72,30 @@ function readSignupLink(dir: string, email: string): string | undefined {
   return undefined;
 }
 
-export const test = base.extend<Fixtures>({
+function demoPassword(): string {
+  // The server writes the demo password to its data dir; scripts/test.sh passes the file's path.
+  const file = process.env.HEADROOM_E2E_DEMO_PASSWORD_FILE;
+  if (!file) throw new Error('Set HEADROOM_E2E_DEMO_PASSWORD_FILE to <HEADROOM_DATA_DIR>/demo-password.txt');
+  return readFileSync(file, 'utf8').trim();
+}
+
+const DEMO_EMAIL = 'demo@example.com';
+
+export const test = base.extend<Fixtures, WorkerFixtures>({
+  demoSession: [
+    async ({ browser }, use, workerInfo) => {
+      const context = await browser.newContext({ baseURL: workerInfo.project.use.baseURL });
+      const page = await context.newPage();
+      const login = new LoginPage(page);
+      await login.goto();
+      await login.logIn(DEMO_EMAIL, demoPassword());
+      await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible({ timeout: 30_000 });
+      const cookies = await context.cookies();
+      await context.close();
+      await use(cookies);
+    },
+    { scope: 'worker' },
+  ],
   outbox: async ({}, use) => {
     const dir = outboxDir();
     await use({
@@ -83,16 +116,18 @@ export const test = base.extend<Fixtures>({
   clustersPage: async ({ page }, use) => use(new ClustersPage(page)),
   clusterPage: async ({ page }, use) => use(new ClusterPage(page)),
   demoLogin: async ({}, use) => {
-    // The server writes the demo password to its data dir; scripts/test.sh passes the file's path.
-    const file = process.env.HEADROOM_E2E_DEMO_PASSWORD_FILE;
-    if (!file) throw new Error('Set HEADROOM_E2E_DEMO_PASSWORD_FILE to <HEADROOM_DATA_DIR>/demo-password.txt');
-    await use({ email: 'demo@example.com', password: readFileSync(file, 'utf8').trim() });
+    await use({ email: DEMO_EMAIL, password: demoPassword() });
   },
-  openDemoCluster: async ({ page, loginPage, clusterPage, demoLogin }, use) => {
-    await use(async ({ waitForFindingsMs = 180_000 } = {}) => {
-      await loginPage.goto();
-      await loginPage.logIn(demoLogin.email, demoLogin.password);
+  signInAsDemo: async ({ page, demoSession }, use) => {
+    await use(async () => {
+      await page.context().addCookies(demoSession);
+      await page.goto('/clusters');
       await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+    });
+  },
+  openDemoCluster: async ({ page, clusterPage, signInAsDemo }, use) => {
+    await use(async ({ waitForFindingsMs = 180_000 } = {}) => {
+      await signInAsDemo();
       const answer = await page.request.get('/api/v1/clusters');
       const clusters = (await answer.json()) as { items: { id: string; name: string }[] };
       const cluster = clusters.items.find((c) => c.name === DEMO_CLUSTER);

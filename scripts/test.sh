@@ -55,13 +55,13 @@ PY
   stand_in_pid=$!
   # No REDIS_URL: the server runs its jobs in-process, so the demo fleet is simulated and advised in its first
   # minutes and tests/cluster.spec.ts finds the demo cluster's findings (with Redis, no worker would run them).
-  # Each apply step is watched 120 s instead of the guards' 15 minutes, so a run ends within the spec's time: by
-  # then the demo has written the minute after the step, so the guards have data after it to judge (the windows
-  # they compare stay their own 15 minutes).
+  # Each apply step is watched 20 s instead of the guards' 15 minutes, so a run ends within the spec's time; the
+  # watch then goes on until the demo has written the minute after the step (the guards' first point after it:
+  # docs/thresholds/apply-guards.md#late-data), about a minute, and the windows compared stay their own 15 minutes.
   # AWS is the moto server (tests/apply-ebs.spec.ts modifies volumes there through the write role, with the
   # testing credentials exported above as Headroom's own); the demo fleet's simulation asks nothing of AWS.
   DATABASE_URL="$e2e_db" HEADROOM_DATA_DIR="$svc/data" \
-    HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" HEADROOM_APPLY_WATCH_SECONDS=120 \
+    HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" HEADROOM_APPLY_WATCH_SECONDS=20 \
     HEADROOM_AWS_ENDPOINT_URL="$HEADROOM_TEST_AWS_ENDPOINT" \
     uv run --locked headroom serve --port "$e2e_port" >"$svc/server.log" 2>&1 &
   server_pid=$!

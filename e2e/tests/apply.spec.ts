@@ -11,8 +11,10 @@ import type { APIRequestContext, BrowserContext, Locator, Page } from '@playwrig
  * two nodes at TiKV status port stand-ins (backend/tests/tikv_status_server.py, started by scripts/test.sh; their
  * addresses in HEADROOM_E2E_TIKV_STATUS_FILE) through Headroom's own API, has Headroom read their config there and
  * advise again: the plan's "before" value is then the stand-in's. The e2e server watches each step for
- * HEADROOM_APPLY_WATCH_SECONDS (120 s in scripts/test.sh: by then the demo has written the minute after the step,
- * so the guards have data "after" to judge; the windows compared stay the guards' own 15 minutes).
+ * HEADROOM_APPLY_WATCH_SECONDS (20 s in scripts/test.sh) and then until every guard has its first point after the
+ * step (docs/thresholds/apply-guards.md#late-data): the demo writes a minute's points once the minute is over, so
+ * a step is watched one to two minutes, judged on the minute's tick that follows the demo's ingest; the windows
+ * compared stay the guards' own 15 minutes.
  *
  * Three plans of the same finding, one after the other (one open plan per finding):
  * 1. run to the end: every step done, the stand-ins report the new value, the plan says "Done";
@@ -188,7 +190,7 @@ test('apply: a run to the end, a guard that trips and rolls back, a stop, all th
   browser,
   openDemoCluster,
 }) => {
-  // Three runs with a 120 s watch per step, on a loaded 2-core CI machine.
+  // Three runs with a watch of one to two minutes per step, on a loaded 2-core CI machine.
   test.setTimeout(1_200_000);
   const standIns = standInAddresses();
   const cluster = await openDemoCluster();
@@ -313,7 +315,7 @@ test('apply: a run to the end, a guard that trips and rolls back, a stop, all th
       await expect(planStatus(plan)).toHaveText('Approved', { timeout: 20_000 });
       await plan.getByRole('button', { name: 'Run' }).click();
       await expect(plan.getByRole('table', { name: 'How far each step has run' })).toBeVisible({ timeout: 20_000 });
-      // Two steps, each watched 120 s and judged on the next minute's tick.
+      // Two steps, each watched until the guards' first minute after it is stored, judged on that minute's tick.
       await untilPlanReads(page, panel, 'Done', 600_000);
       const done = newestPlan(panel);
       await expect(done.getByRole('status')).toHaveText('Done: 2 steps applied and verified.');

@@ -63,12 +63,10 @@ async function loadCold(browser: Browser, storageState: Awaited<ReturnType<Brows
   };
 }
 
-test('each page of the demo cluster fetches every API URL once, and the source lists only where it shows them', async ({ page, browser, baseURL, loginPage, demoLogin },
+test('each page of the demo cluster fetches every API URL once, and the source lists only where it shows them', async ({ page, browser, baseURL, signInAsDemo },
   testInfo) => {
   test.setTimeout(180_000);
-  await loginPage.goto();
-  await loginPage.logIn(demoLogin.email, demoLogin.password);
-  await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+  await signInAsDemo();
   await page.getByRole('row', { name: new RegExp(DEMO_CLUSTER.replace(/[()]/g, '\\$&')) }).getByRole('link').click();
   await expect(page).toHaveURL(/\/clusters\/[0-9a-f-]{36}$/);
   const cluster = new URL(page.url()).pathname;

@@ -63,10 +63,8 @@ async function waitForPanels(page: Page, metrics: NodeMetrics) {
 
 /** Which entity a series is about, from its role prefix (the API names them data_, raft_, instance_, ec2_). */
 test.describe('charts that tell the truth', () => {
-  test.beforeEach(async ({ page, loginPage, demoLogin }) => {
-    await loginPage.goto();
-    await loginPage.logIn(demoLogin.email, demoLogin.password);
-    await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+  test.beforeEach(async ({ signInAsDemo }) => {
+    await signInAsDemo();
   });
 
   for (const range of ['6h', '24h'] as const) {

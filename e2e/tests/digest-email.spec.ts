@@ -159,12 +159,9 @@ test('the weekly email lays out at 600 and 390 px, in light and dark mode, and s
 
 test('the weekly email page shows its settings at once and the preview when it is ready, without scripts', async ({
   page,
-  loginPage,
-  demoLogin,
+  signInAsDemo,
 }) => {
-  await loginPage.goto();
-  await loginPage.logIn(demoLogin.email, demoLogin.password);
-  await expect(page).not.toHaveURL(/\/login/);
+  await signInAsDemo();
   // hold the preview back: the page's own content must not wait for it
   let release: () => void = () => undefined;
   const held = new Promise<void>((resolve) => {

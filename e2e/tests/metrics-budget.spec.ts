@@ -86,13 +86,11 @@ async function allPanelsDrawn(page: Page) {
   await page.waitForLoadState('networkidle');
 }
 
-test('metrics tab: API data per node view and the time to the first chart', async ({ page, loginPage, demoLogin }, testInfo) => {
+test('metrics tab: API data per node view and the time to the first chart', async ({ page, signInAsDemo }, testInfo) => {
   test.setTimeout(240_000);
   await page.addInitScript(watchFirstChart, METRICS_CHART_LINE);
   await page.addInitScript(watchClicksAndLongTasks);
-  await loginPage.goto();
-  await loginPage.logIn(demoLogin.email, demoLogin.password);
-  await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+  await signInAsDemo();
   const clusters = (await (await page.request.get('/api/v1/clusters')).json()) as { items: { id: string; is_demo: boolean }[] };
   const clusterId = clusters.items.find((c) => c.is_demo)?.id;
   expect(clusterId).toBeTruthy();

@@ -148,8 +148,7 @@ test('settings: an unreachable Prometheus is reported with its reason; an API to
 
 test('settings: the demo organisation has an AWS source that shows what a healthy one looks like, marked demo', async ({
   page,
-  loginPage,
-  demoLogin,
+  signInAsDemo,
 }, testInfo) => {
   // A fresh server records the demo source's first (import) sweep with the demo fleet's first ingest.
   test.setTimeout(240_000);
@@ -161,9 +160,7 @@ test('settings: the demo organisation has an AWS source that shows what a health
   };
 
   await test.step('log in to the demo organisation and open Data sources', async () => {
-    await loginPage.goto();
-    await loginPage.logIn(demoLogin.email, demoLogin.password);
-    await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
+    await signInAsDemo();
     // The clusters list shows each cluster's health: its open findings by severity (the fleet view's numbers).
     const demoCluster = page.getByRole('row', { name: /demo-prod \(demo\)/ });
     await expect(demoCluster).toContainText(/\d+ critical, \d+ warning, \d+ info/);

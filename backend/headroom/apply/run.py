@@ -44,7 +44,7 @@ from headroom.clusters.models import Cluster
 from headroom.clusters.service import get_cluster
 from headroom.domain.apply.guards import Guard, shown_scale
 from headroom.domain.apply.plan import EBS_MODIFY_COOLDOWN, PlanStep
-from headroom.domain.apply.run import GuardReading, judge, p99
+from headroom.domain.apply.run import WATCH_GRACE, GuardReading, awaiting_data, judge, p99, watch_state
 from headroom.domain.derived import latency_ms
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.registry import REGISTRY
@@ -558,30 +558,55 @@ def _guard_values(db: Session, org_id: uuid.UUID, guard: Guard, volumes: list[st
     return [v * scale for values in found.values() for v in values.values()], entities
 
 
-def read_guards(db: Session, plan: ApplyPlan, run: ApplyStepRun) -> list[GuardReading]:
-    """Judge every guard of the plan on what the step touched: the window before the step started, the watch
-    after it was applied, and the same hours one week earlier."""
+@dataclass(frozen=True)
+class GuardWindows:
+    """One guard's values on what a step touched: before the step (None: Headroom cannot read it in a run), after
+    it so far, and the same hours one week earlier."""
+
+    guard: Guard
+    entities: list[str]
+    before: list[float] | None
+    after: list[float]
+    last_week: list[float]
+
+
+def guard_windows(db: Session, plan: ApplyPlan, run: ApplyStepRun) -> list[GuardWindows]:
+    """Read every guard of the plan on what the step touched: the window before the step started, the watch after
+    it was applied (as far as its points have arrived), and the same hours one week earlier."""
     step = _step(plan, run)
     assert run.started_at is not None and run.finished_at is not None
     volumes, stores = _touched(db, plan, step)
-    readings = []
+    out = []
     for guard in plan.guards:
         length = dt.timedelta(minutes=guard.watch_minutes)
         before_lo, after_lo = run.started_at - length, run.finished_at
         before = _guard_values(db, plan.org_id, guard, volumes, stores, before_lo, run.started_at)
         if before is None or not before[1]:
-            why = ("Headroom reads it only in the advice run" if before is None
+            out.append(GuardWindows(guard, [], None if before is None else before[0], [], []))
+            continue
+        after = _guard_values(db, plan.org_id, guard, volumes, stores, after_lo, after_lo + length)
+        week = _guard_values(db, plan.org_id, guard, volumes, stores, after_lo - WEEK, after_lo + length - WEEK)
+        out.append(GuardWindows(guard, before[1], before[0], after[0] if after else [], week[0] if week else []))
+    return out
+
+
+def read_guards(db: Session, plan: ApplyPlan, run: ApplyStepRun,
+                windows: list[GuardWindows] | None = None) -> list[GuardReading]:
+    """Judge every guard of the plan on what the step touched (guard_windows, read now unless given)."""
+    readings = []
+    for w in guard_windows(db, plan, run) if windows is None else windows:
+        guard = w.guard
+        if w.before is None or not w.entities:
+            why = ("Headroom reads it only in the advice run" if w.before is None
                    else "Headroom knows no volume or store of this step to read it on")
             readings.append(GuardReading(
                 metric=guard.metric, label=guard.label, unit=guard.unit, entities=[], before=None, after=None,
                 last_week=None, predicted=None, tripped=False, verdict=f"{guard.label}: not judged ({why})."))
             continue
-        after = _guard_values(db, plan.org_id, guard, volumes, stores, after_lo, after_lo + length)
-        week = _guard_values(db, plan.org_id, guard, volumes, stores, after_lo - WEEK, after_lo + length - WEEK)
         predicted = plan.predicted.after if (plan.predicted is not None and plan.predicted.unit == guard.unit
                                              and guard is plan.guards[0] and len(plan.guards) > 3) else None
-        readings.append(judge(guard, before[1], before=p99(before[0]), after=p99(after[0]) if after else None,
-                              last_week=p99(week[0]) if week else None, predicted=predicted))
+        readings.append(judge(guard, w.entities, before=p99(w.before), after=p99(w.after),
+                              last_week=p99(w.last_week), predicted=predicted))
     if all(not r.entities for r in readings):
         # not one guard could be read: a step is not judged blind (docs/thresholds/apply-guards.md#watch)
         readings.append(GuardReading(
@@ -748,11 +773,19 @@ def _advance_once(ctx: JobContext, db: Session, plan_id: uuid.UUID, effects: Eff
             run.observed = {**run.observed, "note": "The run was stopped as this step finished: it is applied and "
                                                     "read back, not judged."}
         return moved
-    # verifying: the watch
+    # verifying: the watch, over at the later of its set period and every guard's first point after the step
+    # (bounded by the grace: docs/thresholds/apply-guards.md#late-data)
     if run.watch_until is not None and now < run.watch_until:
         plan.outcome = f"Watching step {run.position} of {len(runs)} until {_when(run.watch_until)}."
         return "wait"
-    readings = read_guards(db, plan, run)
+    windows = guard_windows(db, plan, run)
+    awaiting = awaiting_data([(w.guard.label, w.before if w.entities else None, w.after) for w in windows])
+    if run.watch_until is not None and watch_state(now, run.watch_until, awaiting) == "awaiting_data":
+        plan.outcome = (f"Watching step {run.position} of {len(runs)}: waiting for the first data after the step "
+                        f"of {', '.join(a.lower() for a in awaiting)} (until {_when(run.watch_until + WATCH_GRACE)} "
+                        "at the latest).")
+        return "wait"
+    readings = read_guards(db, plan, run, windows)
     run.guard_readings = [r.model_dump(mode="json") for r in readings]
     tripped = [r for r in readings if r.tripped]
     if tripped:

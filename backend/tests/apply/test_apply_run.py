@@ -90,15 +90,15 @@ def _volume(db: Any, org: str, cid: str, volume_id: str, store: str, tags: dict[
 
 
 def _feed(db: Any, org: str, cid: str, at: dt.datetime, volume_id: str, store: str, *, after_latency_ms: float,
-          before_latency_ms: float = 2.0) -> None:
-    """A minute per point from 20 minutes before `at` to 20 after: the volume's read and write time and ops
-    (latency = time / ops), and the store's scheduler latch wait p99 (seconds, as stored)."""
+          before_latency_ms: float = 2.0, minutes: range = range(-20, 20)) -> None:
+    """A minute per point from 20 minutes before `at` to 20 after (or over `minutes`): the volume's read and write
+    time and ops (latency = time / ops), and the store's scheduler latch wait p99 (seconds, as stored)."""
     keys = [ts.SeriesKey("volume", volume_id, m, u) for m, u in (
         (mid.EBS_TOTAL_READ_TIME, "Seconds"), (mid.EBS_READ_OPS, "Count"), (mid.EBS_TOTAL_WRITE_TIME, "Seconds"),
         (mid.EBS_WRITE_OPS, "Count"))] + [ts.SeriesKey("tikv_node", store, mid.TIKV_WAIT_SCHEDULER_LATCH, "seconds")]
     ids = ts.ensure_series(db, uuid.UUID(org), keys, cluster_id=uuid.UUID(cid))
     points = []
-    for minute in range(-20, 20):
+    for minute in minutes:
         t = at + dt.timedelta(minutes=minute)
         latency = before_latency_ms if minute < 0 else after_latency_ms
         for key in keys[:4]:
@@ -273,6 +273,60 @@ def test_stop_during_a_watch_keeps_the_applied_step_and_starts_no_other(
     clock.advance(minutes=30)
     apply_run.advance(job, uuid.UUID(pid), clock=clock)
     assert [n.value(KEY) for n in stand_ins[:2]] == ["12GiB", "8GiB"]
+
+
+def test_a_watch_waits_past_its_period_for_the_guards_first_points_after_the_step(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, stand_ins: list[TikvStatus]) -> None:
+    # docs/thresholds/apply-guards.md#late-data: the source's points after the step arrive late
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    cid = _cluster(owner, stand_ins[:1])
+    _opt_in(owner, cid)
+    _volume(db, owner.org_id, cid, "vol-0data1", "10.0.1.1:20160", {})
+    step_at = clock()
+    _feed(db, owner.org_id, cid, step_at, "vol-0data1", "10.0.1.1:20160", after_latency_ms=1.5,
+          minutes=range(-20, 0))  # nothing after the step yet
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]))
+    owner.post(f"/api/v1/apply-plans/{pid}/run")
+    assert apply_run.advance(job, uuid.UUID(pid), clock=clock)["state"] == "wait"
+    clock.advance(minutes=16)  # the period is over, the data is not there
+    assert apply_run.advance(job, uuid.UUID(pid), clock=clock)["state"] == "wait"
+    plan = _plan(owner, pid)
+    assert (plan["status"], plan["step_runs"][0]["status"]) == ("running", "verifying")
+    assert plan["step_runs"][0]["guard_readings"] == []
+    assert "waiting for the first data after the step of read latency, write latency, scheduler latch wait" in \
+        plan["outcome"], plan["outcome"]
+    assert "12:30 UTC at the latest" in plan["outcome"]  # the set period (15 min) + the grace (15 min)
+    # the first minute after the step arrives: judged at the next advance, and it held
+    _feed(db, owner.org_id, cid, step_at, "vol-0data1", "10.0.1.1:20160", after_latency_ms=1.5, minutes=range(0, 2))
+    clock.advance(minutes=1)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert plan["status"] == "succeeded", plan["outcome"]
+    verdicts = [g["verdict"] for g in plan["step_runs"][0]["guard_readings"]]
+    assert any(v.startswith("Read latency improved: 2 ms before, 1.5 ms after") for v in verdicts), verdicts
+
+
+def test_a_watch_whose_guard_gets_no_data_after_the_step_within_the_grace_stops_the_run(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, stand_ins: list[TikvStatus]) -> None:
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    cid = _cluster(owner, stand_ins[:1])
+    _opt_in(owner, cid)
+    _volume(db, owner.org_id, cid, "vol-0data1", "10.0.1.1:20160", {})
+    _feed(db, owner.org_id, cid, clock(), "vol-0data1", "10.0.1.1:20160", after_latency_ms=1.5,
+          minutes=range(-20, 0))
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]))
+    owner.post(f"/api/v1/apply-plans/{pid}/run")
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    clock.advance(minutes=29)  # 15 min period + 14 of the grace: still waiting
+    assert apply_run.advance(job, uuid.UUID(pid), clock=clock)["state"] == "wait"
+    clock.advance(minutes=1)  # the grace is over: judged as it is, never blind
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert plan["status"] == "rolled_back", plan["outcome"]
+    assert "Read latency: no data after the step; a step is not judged blind" in plan["outcome"]
+    assert stand_ins[0].value(KEY) == "8GiB"
 
 
 def test_nothing_runs_not_opted_in_for_a_viewer_or_outside_the_window(

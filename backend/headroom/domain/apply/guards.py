@@ -17,6 +17,8 @@ from headroom.domain.snapshot.labels import metric_label, metric_unit
 
 THRESHOLDS_PAGE = "docs/thresholds/apply-guards.md"
 WATCH_MINUTES = 15  # docs/thresholds/apply-guards.md#watch: the window after each step and before it
+# docs/thresholds/apply-guards.md#late-data: how much longer a watch waits for a guard's first point after the step
+WATCH_GRACE_MINUTES = 15
 
 
 class Guard(BaseModel):

@@ -5,17 +5,23 @@ length: just before the step, just after it, and the same hours one week earlier
 not mistaken for the step). A guard trips when the p99 after the step is above its factor times the p99 before
 it and above its floor (guards.tripped), unless the same hours of last week were as high (the rise is the usual
 cycle, not the step). A window without data trips it: a run is never judged blind.
+
+The watch ends at the later of its set period and the first point after the step of every guard that has points
+before it (a source's points arrive after the minute they describe: CloudWatch's minutes later), but no later
+than WATCH_GRACE_MINUTES past the set period; then a guard still without data trips (watch_state).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from headroom.domain.apply.guards import Guard, tripped
+from headroom.domain.apply.guards import WATCH_GRACE_MINUTES, Guard, tripped
 from headroom.domain.units import format_quantity
 
 
@@ -83,3 +89,25 @@ def judge(guard: Guard, entities: Sequence[str], *, before: float | None, after:
         verdict += f" Predicted: {_q(predicted, unit)}."
     return GuardReading(metric=guard.metric, label=label, unit=unit, entities=list(entities), before=before,
                         after=after, last_week=last_week, predicted=predicted, tripped=stops, verdict=verdict)
+
+
+WATCH_GRACE = dt.timedelta(minutes=WATCH_GRACE_MINUTES)
+WatchState = Literal["watching", "awaiting_data", "over"]
+
+
+def awaiting_data(windows: Sequence[tuple[str, Sequence[float] | None, Sequence[float]]]) -> list[str]:
+    """Return the guards (label, values before the step, values after it so far) that have points before the step
+    and none after it yet: only their late points can still change the verdict (a guard without points before the
+    step, or not readable in a run (None), is judged as it is)."""
+    return [label for label, before, after in windows if before and not after]
+
+
+def watch_state(now: dt.datetime, watch_until: dt.datetime, awaiting: Sequence[str]) -> WatchState:
+    """Return whether a step's watch goes on ("watching": its set period is not over), waits for late guard data
+    ("awaiting_data": the period is over but `awaiting` guards have no point after the step yet, within the grace)
+    or is over (judge now; a guard still without data then trips: a step is never judged blind)."""
+    if now < watch_until:
+        return "watching"
+    if awaiting and now < watch_until + WATCH_GRACE:
+        return "awaiting_data"
+    return "over"
