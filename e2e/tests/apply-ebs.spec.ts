@@ -337,7 +337,8 @@ test('apply: a gp2 volume becomes gp3 through the write role, an untagged one is
       await page.goto(cluster.path);
       const ledger = page.getByRole('list', { name: 'Changes' });
       const entry = ledger.getByRole('listitem').filter({ hasText: `volume.type on ${tagged.volume_id}: gp2 → gp3` });
-      await expect(entry.first()).toBeVisible({ timeout: 30_000 });
+      // The ledger measures each change's effect as it loads: slow on a loaded machine.
+      await expect(entry.first()).toBeVisible({ timeout: 120_000 });
       await expect(entry.first()).toContainText('Headroom, plan run by demo@example.com');
       await page.goto('/settings/audit-log');
       const log = page.getByRole('table', { name: 'Audit log' });
