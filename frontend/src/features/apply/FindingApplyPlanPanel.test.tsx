@@ -63,11 +63,11 @@ describe('FindingApplyPlanPanel', () => {
       proposed: 6000 };
     const cache = { target: 'tikv', key: 'storage.block-cache.capacity',
       entity: { kind: 'node', id: '10.0.1.1:20160', status_address: '10.0.1.1:20180' }, current: '8GiB',
-      proposed: '4GiB' };
+      proposed: '14745MiB' };
     const steps = [
       { ...PREVIEW.steps[0], change: iops, undo: { ...iops, current: 6000, proposed: 3000 } },
       { position: 2, kind: 'tikv_set_config', target: '10.0.1.1:20180', change: cache,
-        undo: { ...cache, current: '4GiB', proposed: '8GiB' }, undo_after_seconds: 0, undo_note: 'At once.' },
+        undo: { ...cache, current: '14745MiB', proposed: '8GiB' }, undo_after_seconds: 0, undo_note: 'At once.' },
     ];
     server.use(
       http.get(apiUrl(`/findings/${FINDING}/apply-plan`), () => HttpResponse.json({ ...PREVIEW, steps })),
@@ -75,7 +75,8 @@ describe('FindingApplyPlanPanel', () => {
     );
     renderWithClient(<FindingApplyPlanPanel clusterId={CLUSTER} findingId={FINDING} canManage />);
     expect(await screen.findByRole('row', { name: /Volume: IOPS 3,000 → 6,000/ })).toBeInTheDocument();
-    expect(screen.getByRole('row', { name: /TiKV setting: storage\.block-cache\.capacity 8GiB → 4GiB/ }))
+    // TiKV's literal, the one tikv.toml takes, with its GiB reading beside the GiB figures of the evidence
+    expect(screen.getByRole('row', { name: /TiKV setting: storage\.block-cache\.capacity 8GiB → 14745MiB \(14\.4 GiB\)/ }))
       .toBeInTheDocument();
     expect(screen.queryByText(/volume\.iops|3000/)).not.toBeInTheDocument();
   });
