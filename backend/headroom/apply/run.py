@@ -42,11 +42,12 @@ from headroom.alerts import service as alerts_service
 from headroom.apply.models import ApplyPlan, ApplyStepRun
 from headroom.clusters.models import Cluster
 from headroom.clusters.service import get_cluster
-from headroom.domain.apply.guards import Guard, shown_scale
+from headroom.domain.apply.guards import Guard
 from headroom.domain.apply.plan import EBS_MODIFY_COOLDOWN, PlanStep
 from headroom.domain.apply.run import GuardReading, judge, p99
 from headroom.domain.derived import latency_ms
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.labels import shown_scale
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.tikvconf.parse import flatten, same_value
 from headroom.domain.units import setting_text
