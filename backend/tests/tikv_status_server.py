@@ -60,6 +60,9 @@ class TikvStatus:
     config: dict[str, Any]
     url: str = ""
     posts: list[tuple[str, str]] = field(default_factory=list)  # (query, body) of each POST /config
+    # While set, every POST /config is answered 500 with this text and changes nothing: a node refusing a change
+    # it would otherwise take (TiKV answers a config change its components fail to take with a 500 and the reason).
+    refuse: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def value(self, key: str) -> Any:
@@ -157,7 +160,7 @@ def tikv_status_server(version: str = "v8.5.1", config: dict[str, Any] | None = 
                 self._answer(500, f"failed to decode, error: Json({error})".encode())
                 return
             with status.lock:
-                error_text = _update(status, change)
+                error_text = status.refuse or _update(status, change)
             if error_text is None:
                 self._answer(200, b"")
             else:

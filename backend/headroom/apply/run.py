@@ -42,11 +42,12 @@ from headroom.alerts import service as alerts_service
 from headroom.apply.models import ApplyPlan, ApplyStepRun
 from headroom.clusters.models import Cluster
 from headroom.clusters.service import get_cluster
-from headroom.domain.apply.guards import Guard, shown_scale
+from headroom.domain.apply.guards import Guard
 from headroom.domain.apply.plan import EBS_MODIFY_COOLDOWN, PlanStep
 from headroom.domain.apply.run import WATCH_GRACE, GuardReading, awaiting_data, judge, p99, watch_state
 from headroom.domain.derived import latency_ms
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.labels import shown_scale
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.tikvconf.parse import flatten, same_value
 from headroom.domain.units import setting_text
@@ -174,7 +175,8 @@ def confirm_undo(db: Session, principal: Principal, plan_id: uuid.UUID, *, now: 
     plan = _plan(db, principal, plan_id)
     if plan.status == "running":
         raise Conflict("The plan is still running: stop it first.")
-    waiting = [s for s in _steps(db, plan, lock=True) if s.status == "done" and s.undo_confirmed_at is None]
+    waiting = [s for s in _steps(db, plan, lock=True)
+               if (s.status == "done" or _left_changed(plan, s)) and s.undo_confirmed_at is None]
     keys = [s for s in waiting if _step(plan, s).kind != "ebs_modify_volume"]
     volumes = [s for s in waiting if _step(plan, s).kind == "ebs_modify_volume"]
     if not waiting:
@@ -200,6 +202,19 @@ def confirm_undo(db: Session, principal: Principal, plan_id: uuid.UUID, *, now: 
 
 
 # ------------------------------------------------------------------------------------------------ the steps
+
+
+def _left_changed(plan: ApplyPlan, run: ApplyStepRun) -> bool:
+    """Whether a TiKV step's setting may still hold the run's value: it was sent and read back, and setting it back
+    failed (the rollback or an undo was refused, or the node did not answer). A person sets it back with the undo."""
+    return run.status == "failed" and "read_back" in run.observed and _step(plan, run).kind != "ebs_modify_volume"
+
+
+def _needs_person(db: Session, plan: ApplyPlan) -> bool:
+    """Whether a stopped run still leaves something for a person: a volume change waiting for its confirmed undo,
+    or a TiKV setting that could not be set back."""
+    return any((r.status in ("done", "undoing") and _step(plan, r).kind == "ebs_modify_volume")
+               or _left_changed(plan, r) for r in _steps(db, plan))
 
 
 def _steps(db: Session, plan: ApplyPlan, *, lock: bool = False) -> list[ApplyStepRun]:
@@ -690,17 +705,22 @@ def _roll_back(db: Session, plan: ApplyPlan, reason: str, effects: Effects, now:
         else:
             failures.append(failure)
     plan.run_finished_at = now
+    # What a person does next when a setting could not be set back: the plan's undo sets it back, one node at a
+    # time, read back; it can be confirmed again until it succeeds (docs/apply.md "When a guard trips").
+    settings_left = (f" Rolling back failed on {'; '.join(failures)}; set {'them' if len(failures) > 1 else 'it'} "
+                     "back with Undo setting changes on the plan once the node answers." if failures else "")
     if volume_waits:
         earliest = max(r.undo_not_before or now for _, r in volume_waits)
         volumes = ", ".join(s.target for s, _ in volume_waits)
         plan.status = "failed"
         plan.outcome = (f"Stopped: {reason} The volume change on {volumes} cannot be undone before {_when(earliest)} "
-                        "(AWS allows one modification every six hours); confirm the undo then.")
+                        f"(AWS allows one modification every six hours); confirm the undo then.{settings_left}")
         _alert(db, plan, f"Apply stopped: {plan.finding_title}",
-               f"{reason} Volume {volumes}: undo from {_when(earliest)}, after you confirm it in Headroom.", now)
+               f"{reason} Volume {volumes}: undo from {_when(earliest)}, after you confirm it in Headroom."
+               f"{settings_left}", now)
     elif failures:
         plan.status = "failed"
-        plan.outcome = f"Stopped: {reason} Rolling back failed on {'; '.join(failures)}."
+        plan.outcome = f"Stopped: {reason}{settings_left}"
         _alert(db, plan, f"Apply rollback failed: {plan.finding_title}", plan.outcome, now)
     elif restored:
         plan.status = "rolled_back"
@@ -802,7 +822,8 @@ def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime)
     """Carry out a confirmed undo, one step per call: a TiKV setting set back and read back, or a volume's
     modification back to its old type, IOPS and throughput once AWS allows it."""
     for candidate in _steps(db, plan):
-        if candidate.undo_confirmed_at is None or candidate.status not in ("done", "undoing"):
+        if candidate.undo_confirmed_at is None or not (candidate.status in ("done", "undoing")
+                                                       or _left_changed(plan, candidate)):
             continue
         run = _lock_step(db, candidate)
         if run is None:
@@ -811,10 +832,14 @@ def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime)
         if step.kind != "ebs_modify_volume":
             failure = _set_key_back(db, plan, run, step, effects, now)
             if failure is not None:
+                # not tried again on its own: the person confirms the undo again (the stop alert stays active)
+                run.undo_confirmed_at = None
                 plan.outcome += f" Undo failed on {failure}."
-            elif not any(r.status in ("done", "undoing") and r.undo_confirmed_at
+            elif not any(r.undo_confirmed_at and (r.status in ("done", "undoing") or _left_changed(plan, r))
                          and _step(plan, r).kind != "ebs_modify_volume" for r in _steps(db, plan)):
                 plan.outcome += f" Settings set back at {_when(now)}: each node reports its previous value again."
+                if not _needs_person(db, plan):
+                    _resolve_alert(db, plan, now)  # nothing left changed: the stop needs nobody any more
             return "again"
         if run.undo_not_before is not None and now < run.undo_not_before:
             return "wait"
@@ -840,9 +865,8 @@ def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime)
             _audit(db, plan, "apply.step_rolled_back", r, _step(plan, r), restored=restored)
         if not any(r.status in ("done", "undoing") and r.undo_confirmed_at for r in _steps(db, plan)):
             plan.outcome += f" Volume changes undone at {_when(now)}."
-            if not any(r.status in ("done", "undoing") and _step(plan, r).kind == "ebs_modify_volume"
-                       for r in _steps(db, plan)):
-                _resolve_alert(db, plan, now)  # every volume change set back: the stop needs nobody any more
+            if not _needs_person(db, plan):
+                _resolve_alert(db, plan, now)  # every change set back: the stop needs nobody any more
         return "again"
     return "done"
 
@@ -866,11 +890,12 @@ def advance(ctx: JobContext, plan_id: uuid.UUID, *, clock: Callable[[], dt.datet
 
 def advance_all(ctx: JobContext, *, clock: Callable[[], dt.datetime],
                 effects: Effects | None = None) -> dict[str, Any]:
-    """Advance every running plan and every confirmed volume undo (the schedule's minute tick)."""
+    """Advance every running plan and every confirmed undo (the schedule's minute tick)."""
     with ctx.unit() as db:
         ids = list(db.scalars(select(ApplyPlan.id).where(ApplyPlan.status == "running")))
         ids += list(db.scalars(select(ApplyStepRun.plan_id).where(
-            ApplyStepRun.undo_confirmed_at.is_not(None), ApplyStepRun.status.in_(("done", "undoing"))).distinct()))
+            ApplyStepRun.undo_confirmed_at.is_not(None),
+            ApplyStepRun.status.in_(("done", "undoing", "failed"))).distinct()))
     for plan_id in dict.fromkeys(ids):
         advance(ctx, plan_id, clock=clock, effects=effects)
     return {"plans": len(set(ids))}

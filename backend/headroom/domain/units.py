@@ -291,9 +291,37 @@ def format_duration_words(seconds: float) -> str:
 SETTING_UNITS: dict[str, str] = {"volume.size": "GiB", "volume.iops": "IOPS", "volume.throughput": "MiB/s"}
 
 
+@dataclass(frozen=True)
+class SizeReading:
+    """The unit a TiKV size is also read in, beside the literal tikv.toml takes, and from what size on."""
+
+    unit: str
+    from_bytes: int
+
+
+# A TiKV size keeps the literal a person types into tikv.toml ("14745MiB"), and from 1 GiB on it is also read in
+# GiB, the unit the evidence and the AWS figures beside it use: "14745MiB (14.4 GiB)". A literal already in GiB
+# is not said twice ("8GiB"); TiKV's "G" and "GB" are GiB too (ReadableSize: binary units), so "8GB (8 GiB)" says
+# so. docs/number-formats.json holds this rule and its cases for both formatters (docs/number-formats.md).
+SIZE_READING = SizeReading(unit="GiB", from_bytes=GIB)
+
+
+def size_reading(text: str) -> str | None:
+    """The GiB reading of a TiKV size literal ("14.4 GiB" for "14745MiB"), or None when it adds nothing: not a
+    size with a unit, under 1 GiB, or written in GiB already."""
+    match = _SIZE_RE.match(text)
+    if match is None or match.group(2) in ("", "B", SIZE_READING.unit) or match.group(2) not in _SIZE_UNITS:
+        return None
+    size = parse_size(text)
+    if size < SIZE_READING.from_bytes:
+        return None
+    return format_quantity(size / GIB, SIZE_READING.unit)
+
+
 def setting_text(key: str, value: object) -> str:
     """Write a change's value as a person reads it: an AWS size or rate with its unit ("300 MiB/s"), a tikv.toml
-    value as the config writes it ("4GiB", 4, true, ["no", "lz4"]), an absent value as "not set"."""
+    value as the config writes it ("4GiB", 4, true, ["no", "lz4"]) with a size's GiB reading from 1 GiB on
+    ("14745MiB (14.4 GiB)"), an absent value as "not set"."""
     if value is None:
         return "not set"
     if isinstance(value, bool):
@@ -303,7 +331,8 @@ def setting_text(key: str, value: object) -> str:
             return format_quantity(float(value), SETTING_UNITS[key])
         return str(int(value)) if float(value).is_integer() else repr(float(value))
     if isinstance(value, str):
-        return value
+        reading = size_reading(value)
+        return value if reading is None else f"{value} ({reading})"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_json(v) for v in value) + "]"
     if isinstance(value, dict):

@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 from headroom.accounts.service import Principal
 from headroom.clusters.models import Cluster
 from headroom.clusters.service import get_cluster
-from headroom.domain import derived, downsample, references, units
+from headroom.domain import derived, downsample, references
 from headroom.domain.catalog.instance_types import InstanceLimits
 from headroom.domain.advisor.buckets import instance_burst_forecast, volume_burst_forecast
 from headroom.domain.advisor.context import Context
@@ -42,6 +42,7 @@ from headroom.domain.model import Ceiling, Series, SeriesEntityKind, Statistic
 from headroom.domain.physics.ceilings import in_force
 from headroom.domain.physics.io import SSD_CHUNK_KIB
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.labels import metric_scale, shown_scale
 from headroom.domain.snapshot.views import IO_METRICS
 from headroom.inventory.limits import ceilings_over_time_many, resolve_instance_types
 from headroom.inventory.models import Instance, TikvNode, Volume
@@ -58,8 +59,8 @@ from headroom.timeseries.repository import (
 from headroom.timeseries.snapshots import build_snapshot
 
 Array = NDArray[np.float64]
-MIB = float(units.MIB)
-GIB = float(units.GIB)
+# A CloudWatch byte count per period, over the period's seconds, drawn in MiB/s (labels.STORED_TO_SHOWN).
+BYTES_PER_S_TO_MIBPS = shown_scale("bytes/s", "MiB/s")
 
 # --- window -------------------------------------------------------------------------------------------------
 
@@ -477,9 +478,9 @@ def _io_series(data: Data, entity: Entity, chunk_kib: int, prefix: str) -> tuple
         )
         iops.append(SeriesOut(f"{prefix}_counted_iops", f"Total IOPS ({chunk_kib} KiB units)", "IOPS", total, entity))
     if data.has(k["read_bytes"]) or data.has(k["write_bytes"]):
-        tput.append(SeriesOut(f"{prefix}_read_mibps", "Read", "MiB/s", drop_empty(data.rate(k["read_bytes"], 1 / MIB)), entity))
+        tput.append(SeriesOut(f"{prefix}_read_mibps", "Read", "MiB/s", drop_empty(data.rate(k["read_bytes"], BYTES_PER_S_TO_MIBPS)), entity))
         tput.append(SeriesOut(f"{prefix}_write_mibps", "Write", "MiB/s",
-                              drop_empty(data.rate(k["write_bytes"], 1 / MIB)), entity))
+                              drop_empty(data.rate(k["write_bytes"], BYTES_PER_S_TO_MIBPS)), entity))
         tput.append(SeriesOut(f"{prefix}_total_mibps", "Total", "MiB/s",
                               data.combine([k["read_bytes"], k["write_bytes"]],
                                            lambda r, w: derived.mib_per_second(r + w, step)), entity))
@@ -574,7 +575,8 @@ def build_panels(
         key = ("tikv_node", addr, mid.TIKV_PENDING_COMPACTION_BYTES)
         if data.has(key):
             p.computed.append(SeriesOut("pending_compaction", "Pending compaction", "GiB",
-                                      drop_empty(scaled(data.get(key), 1 / GIB)), refs.store_entity()))
+                                      drop_empty(scaled(data.get(key), metric_scale(mid.TIKV_PENDING_COMPACTION_BYTES))),
+                                      refs.store_entity()))
         lo, hi = data.window
         p.ceilings = [
             Ceiling(id="pending_soft", label="flow control slows writes (soft limit)", value=PENDING_SOFT_GIB,
@@ -585,7 +587,7 @@ def build_panels(
     if (p := panels.get("write_stall")) is not None:
         key = ("tikv_node", addr, mid.TIKV_WRITE_STALL)
         if data.has(key):
-            p.computed.append(SeriesOut("write_stall", "Longest stall", "ms", drop_empty(scaled(data.get(key), 1e-3)),
+            p.computed.append(SeriesOut("write_stall", "Longest stall", "ms", drop_empty(scaled(data.get(key), metric_scale(mid.TIKV_WRITE_STALL))),
                                       refs.store_entity()))
     if (p := panels.get("disk_space")) is not None:
         _disk_panel(p, refs, data)
@@ -641,21 +643,22 @@ def _disk_panel(p: PanelOut, refs: NodeRefs, data: Data) -> None:
     """Used space as TiKV and PD see it, the capacity TiKV reports, PD's lines on it and the volume's size."""
     addr = refs.node.store_address
     cap, avail, used = (("tikv_node", addr, f"tikv.store_{m}_bytes") for m in ("capacity", "available", "used"))
+    to_gib = metric_scale(mid.TIKV_STORE_CAPACITY_BYTES)  # stored bytes, drawn in GiB (labels.STORED_TO_SHOWN)
     if data.has(cap) and data.has(avail):
         # What PD judges: capacity - available (TiKV's store heartbeat; includes what is not TiKV's on the disk)
         p.computed.append(SeriesOut("pd_used", "Used (capacity - available, as PD sees it)", "GiB",
-                                  data.combine([cap, avail], lambda c, a: (c - a) / GIB), refs.store_entity()))
-        p.computed.append(SeriesOut("capacity", "Capacity TiKV reports", "GiB", drop_empty(scaled(data.get(cap), 1 / GIB)),
+                                  data.combine([cap, avail], lambda c, a: (c - a) * to_gib), refs.store_entity()))
+        p.computed.append(SeriesOut("capacity", "Capacity TiKV reports", "GiB", drop_empty(scaled(data.get(cap), to_gib)),
                                   refs.store_entity()))
         last = data.get(cap).avg[np.isfinite(data.get(cap).avg)]
         if last.size:
             lo, hi = data.window
             p.ceilings = [Ceiling(id=cid, label=f"{label} {share:.0%} of capacity",
-                                  value=round(share * float(last[-1]) / GIB, 1), unit="GiB", kind="configured",
+                                  value=round(share * float(last[-1]) * to_gib, 1), unit="GiB", kind="configured",
                                   valid_from=lo, valid_to=hi, source=PD_SPACE_SOURCE)
                           for cid, label, share in PD_SPACE_LINES]
     if data.has(used):
-        p.computed.append(SeriesOut("tikv_used", "Used by TiKV", "GiB", drop_empty(scaled(data.get(used), 1 / GIB)), refs.store_entity()))
+        p.computed.append(SeriesOut("tikv_used", "Used by TiKV", "GiB", drop_empty(scaled(data.get(used), metric_scale(mid.TIKV_STORE_USED_BYTES))), refs.store_entity()))
     if refs.data is not None:
         p.notes.append(f"Data volume {refs.data.volume_id}: {refs.data.size_gib:,} GiB in AWS; the capacity TiKV "
                        "reports is the filesystem's size (smaller by the filesystem's metadata, or much smaller "

@@ -171,6 +171,76 @@ def test_a_tikv_key_whose_guard_trips_is_rolled_back_on_every_node_it_changed(
     assert len(nodes[0].posts) == 2
 
 
+def test_a_refused_rollback_alerts_once_and_the_persons_undo_resolves_it_once(
+        client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, stand_ins: list[TikvStatus]) -> None:
+    """A guard trips and the node refuses to take its old value back: the run stops, the org's channels get one
+    stop alert, and the setting is offered for a person's undo. A retry the node refuses again changes nothing and
+    tells nobody again; the retry it accepts sets the value back, read back, and resolves the alert, once."""
+    from headroom.alerts.models import AlertDelivery
+
+    clock.now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    owner = sign_up(client)
+    admin = join_with_role(owner, make_client(), "admin")
+    node = stand_ins[0]
+    cid = _cluster(owner, [node])
+    _opt_in(owner, cid)
+    assert owner.post("/api/v1/alert-channels", json={"name": "ops", "kind": "webhook",
+                                                      "url": "http://127.0.0.1:9/hook"}).status_code == 201
+    _volume(db, owner.org_id, cid, "vol-0data1", "10.0.1.1:20160", {})
+    _feed(db, owner.org_id, cid, clock(), "vol-0data1", "10.0.1.1:20160", after_latency_ms=30.0)
+    pid = _approved(owner, admin, cid, _finding(db, owner, cid, [BLOCK_CACHE]))
+
+    def deliveries() -> list[tuple[str, str]]:
+        db.expire_all()
+        rows = (db.query(AlertDelivery).filter(AlertDelivery.org_id == uuid.UUID(owner.org_id))
+                .order_by(AlertDelivery.id).all())
+        return [(d.event["kind"], d.event["dedup_key"]) for d in rows]
+
+    assert owner.post(f"/api/v1/apply-plans/{pid}/run").status_code == 202
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)  # step 1 set and read back: watching
+    assert node.value(KEY) == "12GiB"
+    node.refuse = 'failed to update, error: "the block cache is busy"'
+    clock.advance(minutes=16)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)  # the guard trips; the rollback's POST is refused
+    plan = _plan(owner, pid)
+    assert plan["status"] == "failed", plan["outcome"]
+    assert plan["step_runs"][0]["status"] == "failed"
+    assert "Undo setting changes" in plan["outcome"]
+    assert node.value(KEY) == "12GiB"  # still the run's value
+    assert deliveries() == [("apply", f"headroom-apply/{pid}")]
+
+    # the person's undo while the node still refuses: nothing changes, nobody is told again, it can be retried
+    assert owner.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 200
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert (plan["step_runs"][0]["status"], plan["step_runs"][0]["undo_confirmed_at"]) == ("failed", None)
+    assert "Undo failed on" in plan["outcome"]
+    assert node.value(KEY) == "12GiB"
+    assert deliveries() == [("apply", f"headroom-apply/{pid}")]
+
+    # the node takes it now: the person's retry sets the value back and ends the alert
+    node.refuse = None
+    clock.advance(minutes=5)
+    assert owner.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 200
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    plan = _plan(owner, pid)
+    assert (plan["step_runs"][0]["status"], plan["step_runs"][0]["restored"]) == ("undone", "8GiB")
+    assert node.value(KEY) == "8GiB"
+    assert [body for _, body in node.posts] == ['{"storage.block-cache.capacity": "12GiB"}'] + \
+        ['{"storage.block-cache.capacity": "8GiB"}'] * 3  # the rollback, the refused retry, the accepted one
+    resolved_at = clock().isoformat()
+    # whatever runs again (the job, the minute tick, another undo), the alert is resolved once, and never re-sent
+    clock.advance(minutes=5)
+    apply_run.advance(job, uuid.UUID(pid), clock=clock)
+    apply_run.advance_all(job, clock=clock)
+    assert owner.post(f"/api/v1/apply-plans/{pid}/undo").status_code == 409
+    assert deliveries() == [("apply", f"headroom-apply/{pid}"), ("resolved", f"headroom-apply/{pid}")]
+    db.expire_all()
+    resolution = db.query(AlertDelivery).filter(AlertDelivery.org_id == uuid.UUID(owner.org_id),
+                                                AlertDelivery.event["kind"].astext == "resolved").one()
+    assert resolution.event["at"] == resolved_at
+
+
 def test_a_step_whose_guards_hold_goes_on_and_the_run_succeeds(
         client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, stand_ins: list[TikvStatus]) -> None:
     owner = sign_up(client)

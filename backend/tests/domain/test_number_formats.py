@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from headroom.domain.units import (
     QUANTITY_RULES,
+    SIZE_READING,
     format_days,
     format_duration_words,
     format_quantity,
@@ -46,6 +47,10 @@ def test_the_ninety_percent_line_of_125_mibps_reads_113_not_112() -> None:
     # 0.9 x 125 = 112.5: Python's f"{x:.0f}" rounds half to even (112), the browser half up (113).
     assert f"{0.9 * 125:.0f}" == "112"
     assert format_quantity(0.9 * 125, "MiB/s") == "113 MiB/s"
+
+
+def test_the_backend_holds_the_shared_size_reading() -> None:
+    assert asdict(SIZE_READING) == SHARED["size_reading"]
 
 
 @pytest.mark.parametrize("case", SHARED["settings"], ids=lambda c: f"{c['key']}={c['value']}")

@@ -403,3 +403,37 @@ def test_the_overview_reads_the_inventory_in_a_fixed_number_of_queries(owner: An
     assert len(body_one["nodes"]) == 1 and len(body_four["nodes"]) == 4
     assert four == one, (one, four)
     assert one <= 20, one
+
+
+@pytest.mark.parametrize(("metric", "stored_unit", "stored", "panel", "series", "shown", "text"), [
+    # TiKV's longest write stall in microseconds (registry): 250,000 µs is 250 ms on the chart and in the guard
+    ("tikv.write_stall", "microseconds", 250_000.0, "write_stall", "write_stall", 250.0, "250 ms"),
+    # pending compaction bytes: 200 GiB, above the 192 GiB soft limit the panel draws
+    ("tikv.pending_compaction_bytes", "bytes", 200.0 * 2**30, "compaction_pending", "pending_compaction", 200.0,
+     "200 GiB"),
+])
+def test_a_guard_and_the_chart_of_one_series_say_the_same_number_in_the_same_unit(
+        owner: Any, cluster_id: str, sessions: Any, metric: str, stored_unit: str, stored: float, panel: str,
+        series: str, shown: float, text: str) -> None:
+    """The apply guard on a finding's own series reads it as its Metrics chart draws it: both scale the stored
+    unit with the one table (domain.snapshot.labels.STORED_TO_SHOWN)."""
+    from headroom.apply import run as apply_run
+    from headroom.domain.apply.guards import finding_guard
+    from headroom.domain.apply.run import judge, p99
+
+    fleet = Fleet(sessions, owner.org_id, cluster_id)
+    start = NOW - dt.timedelta(hours=1)
+    fleet.write("tikv_node", metric, stored_unit, [(t, stored) for t in _minutes(start, 60)])
+    body = _get(owner, cluster_id, start=start.isoformat(), end=NOW.isoformat(), panel=panel, points=2000)
+    chart = _panel(body, panel)
+    drawn = _series(chart, series)
+    guard = finding_guard(metric)
+    with sessions() as db:
+        read = apply_run._guard_values(db, uuid.UUID(owner.org_id), guard, [], [fleet.address], start, NOW)
+    assert read is not None
+    values, entities = read
+    assert entities == [fleet.address] and len(values) == 60
+    assert guard.unit == chart["unit"]
+    assert drawn["values"] == [pytest.approx(shown)] * 60 and values == [pytest.approx(shown)] * 60
+    reading = judge(guard, entities, before=p99(values), after=p99(values), last_week=None)
+    assert text in reading.verdict and not reading.tripped

@@ -42,10 +42,36 @@ export const SETTING_UNITS: Record<string, string> = {
   'volume.throughput': 'MiB/s',
 };
 
+// TiKV's size units (ReadableSize, binary: "KB" and "K" are 1024 bytes, as "KiB"); case-sensitive, as TiKV is.
+const TIKV_SIZE_UNITS: Record<string, number> = Object.fromEntries(
+  ['K', 'M', 'G', 'T', 'P'].flatMap((letter, i) =>
+    [letter, `${letter}B`, `${letter}iB`].map((unit) => [unit, 1024 ** (i + 1)] as const),
+  ),
+);
+const TIKV_SIZE = /^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]+)\s*$/;
+
+/**
+ * From what size a TiKV size literal is also read in GiB, beside the literal tikv.toml takes ("14745MiB
+ * (14.4 GiB)"): the `size_reading` of docs/number-formats.json, as headroom.domain.units.SIZE_READING.
+ */
+const GIB = 1024 ** 3;
+export const SIZE_READING = { unit: 'GiB', from_bytes: GIB } as const;
+
+/** The GiB reading of a TiKV size literal ("14.4 GiB" for "14745MiB"), or null when it adds nothing. */
+export function sizeReading(text: string): string | null {
+  const [, number, unit] = TIKV_SIZE.exec(text) ?? [];
+  const factor = unit === undefined || unit === SIZE_READING.unit ? undefined : TIKV_SIZE_UNITS[unit];
+  if (number === undefined || factor === undefined) return null;
+  const size = Math.trunc(Number(number) * factor);
+  if (size < SIZE_READING.from_bytes) return null;
+  return formatQuantity(size / GIB, SIZE_READING.unit);
+}
+
 /**
  * A change's value as a person reads it, as the backend writes it (headroom.domain.units.setting_text; both are
  * checked against docs/number-formats.json): an AWS size or rate with its unit ("300 MiB/s"), a tikv.toml value as
- * the config writes it ("4GiB", 4, true, ["no", "lz4"]), an absent value as "not set".
+ * the config writes it ("4GiB", 4, true, ["no", "lz4"]) with a size's GiB reading from 1 GiB on ("14745MiB
+ * (14.4 GiB)"), an absent value as "not set".
  */
 export function settingText(value: unknown, key: string): string {
   if (value === null || value === undefined) return 'not set';
@@ -54,7 +80,10 @@ export function settingText(value: unknown, key: string): string {
     const unit = SETTING_UNITS[key];
     return unit ? formatQuantity(value, unit) : String(value);
   }
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') {
+    const reading = sizeReading(value);
+    return reading === null ? value : `${value} (${reading})`;
+  }
   if (Array.isArray(value)) return `[${value.map((v) => JSON.stringify(v)).join(', ')}]`;
   if (typeof value === 'object') {
     return `{${Object.entries(value)

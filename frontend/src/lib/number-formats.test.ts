@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { settingText } from './change';
+import { SIZE_READING, settingText } from './change';
 import { QUANTITY_RULES, formatDuration, formatQuantity } from './format';
 
 // docs/number-formats.json is the one table of how a number is written, with cases; the backend's test
@@ -43,6 +43,12 @@ describe('a change value, as the backend writes it', () => {
     const fs = (await import(/* @vite-ignore */ `node:${'fs'}`)) as Fs;
     const cwd = (globalThis as unknown as { process: { cwd(): string } }).process.cwd();
     settings = (JSON.parse(fs.readFileSync(`${cwd}/../docs/number-formats.json`, 'utf8')) as { settings: typeof settings }).settings;
+  });
+  it('reads a TiKV size in GiB from the size the backend does', async () => {
+    const fs = (await import(/* @vite-ignore */ `node:${'fs'}`)) as Fs;
+    const cwd = (globalThis as unknown as { process: { cwd(): string } }).process.cwd();
+    const file = JSON.parse(fs.readFileSync(`${cwd}/../docs/number-formats.json`, 'utf8')) as { size_reading: unknown };
+    expect(SIZE_READING).toEqual(file.size_reading);
   });
   it('reads every setting case of docs/number-formats.json the same way', () => {
     expect(settings.length).toBeGreaterThan(10);

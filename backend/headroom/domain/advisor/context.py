@@ -31,6 +31,9 @@ Context API (stable; rules of every family use it):
     .volume_ceilings(volume_id) -> {dimension: [Ceiling]} | None   the volume's ceilings as the charts show them
     .instance_ceilings(instance_id) -> {dimension: [Ceiling]}      the instance's EBS ceilings (none: unknown type)
     .attached_volumes_ceiling(instance_id, dimension) -> Ceiling | None   its volumes' sustained ceilings together
+    .volume_host_limit(volume_id, dimension) -> Ceiling | None   the sustained EBS limit of the volume's instance
+    .volume_headroom_pct(volume_id, dimension, limit) -> float | None   the volume's p99 against `limit` and its
+                                                          instance's limit (physics.ceilings.headroom_pct)
     .volume_iops_ceiling(volume_id) -> Array | None       per step: burst while BurstBalance > 0, else
                                                           baseline (gp2); the provisioned value otherwise
     .volume_mibps_ceiling(volume_id) -> Array | None      the same for MiB/s
@@ -78,8 +81,11 @@ from headroom.domain.physics.ceilings import (
     IoDimension,
     NodeCeilings,
     attached_volumes_ceiling,
+    headroom_pct,
     instance_ceilings,
     node_ceilings,
+    observed_p99,
+    sustained,
     volume_ceilings,
     volume_in_force,
 )
@@ -573,6 +579,27 @@ class Context:
             self._cache[key] = instance_ceilings(self.resolved_instance_limits(instance_id))
         result: dict[IoDimension, list[Ceiling]] = self._cache[key]
         return result
+
+    def volume_host_limit(self, volume_id: str, dimension: IoDimension) -> Ceiling | None:
+        """Return the sustained EBS limit of the instance a volume is attached to in one dimension: the other limit
+        its I/O meets (None: not attached, or the instance or its limits unknown)."""
+        vol = self.volume(volume_id)
+        if vol.instance_id is None or vol.instance_id not in self._instances:
+            return None
+        own = self.instance_ceilings(vol.instance_id)[dimension]
+        return sustained(own) if own else None
+
+    def volume_headroom_pct(self, volume_id: str, dimension: IoDimension, limit: float) -> float | None:
+        """Return a volume's headroom under `limit` (its sustained ceiling, or one a fix gives it): the window's p99
+        of its counted IOPS or MiB/s against the smaller of `limit` and its instance's sustained EBS limit
+        (physics.ceilings.observed_p99 and headroom_pct). The one figure the what-if's row and the findings show
+        (docs/thresholds/burst.md#headroom); None without I/O or a positive limit."""
+        view = self.volume_io(volume_id)
+        if view is None:
+            return None
+        host = self.volume_host_limit(volume_id, dimension)
+        values = view.counted_iops if dimension == "iops" else view.mibps
+        return headroom_pct(observed_p99(values), limit, host.value if host is not None else None)
 
     def _burst_balance(self, volume_id: str) -> Array | None:
         """Return a volume's BurstBalance on the window's grid, or None without the series."""

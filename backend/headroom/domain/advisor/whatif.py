@@ -34,7 +34,7 @@ from headroom.domain.advisor.engine import advise
 from headroom.domain.catalog import CatalogError, ebs_monthly_cost
 from headroom.domain.advisor.finding import Finding
 from headroom.domain.model import Ceiling, Change
-from headroom.domain.physics.ceilings import IoDimension, headroom_pct, sustained
+from headroom.domain.physics.ceilings import IoDimension, headroom_pct, observed_p99, sustained
 from headroom.domain.snapshot.schema import Snapshot
 
 # apply_changes and its error live in advisor/apply.py (the grouping of findings uses them without the engine);
@@ -139,12 +139,9 @@ def _row(
     kind: str, eid: str, dim: IoDimension, in_force: Ceiling, values: np.ndarray[Any, Any],
     instance: Ceiling | None = None, volumes: Ceiling | None = None, binding: str | None = None,
 ) -> CeilingRow:
-    finite = values[~np.isnan(values)]
-    p99 = float(np.percentile(finite, 99)) if finite.size else 0.0
-    # a volume's I/O also passes its instance's own EBS limit: the smaller is what its p99 meets first
-    also = instance.value if kind == "volume" and instance is not None else None
+    p99 = observed_p99(values)
     return CeilingRow(
-        kind, eid, dim, in_force.unit, in_force, p99, headroom_pct(p99, in_force.value, also),
+        kind, eid, dim, in_force.unit, in_force, p99, headroom_pct(p99, in_force.value),
         instance=instance, volumes=volumes, binding=binding,
     )
 
@@ -153,17 +150,19 @@ def ceilings_report(snapshot: Snapshot) -> list[CeilingRow]:
     """Return every volume's and instance's sustained ceilings next to the observed p99."""
     ctx = Context(snapshot)
     rows: list[CeilingRow] = []
-    known = {inst.id for inst in ctx.instances}
     for vol in ctx.volumes:
         ceilings, view = ctx.volume_ceilings(vol.id), ctx.volume_io(vol.id)
         if ceilings is None or view is None:
             continue
-        host = ctx.instance_ceilings(vol.instance_id) if vol.instance_id in known else None
         io: tuple[tuple[IoDimension, np.ndarray[Any, Any]], ...] = (
             ("iops", view.counted_iops), ("throughput", view.mibps))
         for side, series in io:
-            instance = sustained(host[side]) if host and host[side] else None
-            rows.append(_row("volume", vol.id, side, sustained(ceilings[side]), series, instance=instance))
+            # the volume's headroom is the advisor's own figure (Context.volume_headroom_pct), the one its findings
+            # predict: its p99 against the smaller of its sustained ceiling and its instance's EBS limit
+            in_force = sustained(ceilings[side])
+            rows.append(CeilingRow("volume", vol.id, side, in_force.unit, in_force, observed_p99(series),
+                                   ctx.volume_headroom_pct(vol.id, side, in_force.value),
+                                   instance=ctx.volume_host_limit(vol.id, side)))
     for inst in ctx.instances:
         own = ctx.instance_ceilings(inst.id)
         view = ctx.instance_io(inst.id)

@@ -59,16 +59,6 @@ LOWER_IS_WORSE = frozenset({
 })
 FINDING_FACTOR = 1.25  # docs/thresholds/apply-guards.md#finding-metric: its own metric must not get 25 % worse
 
-# From the unit a series is stored in (the metric registry's) to the unit people read it in (labels.py).
-_STORED_TO_SHOWN = {("seconds", "ms"): 1000.0, ("microseconds", "ms"): 0.001, ("bytes", "GiB"): 1 / 2**30,
-                    ("bytes/s", "MiB/s"): 1 / 2**20, ("ratio", "%"): 100.0}
-
-
-def shown_scale(stored_unit: str, shown_unit: str) -> float:
-    """The factor from a stored value to the guard's unit (1 when they are the same unit by other names)."""
-    return _STORED_TO_SHOWN.get((stored_unit, shown_unit), 1.0)
-
-
 def finding_guard(metric: str) -> Guard:
     """The guard on the finding's own series: named and measured as the series is drawn (its label and unit, not
     the finding's impact's), and worse in the series' own direction."""

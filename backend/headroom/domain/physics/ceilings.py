@@ -182,6 +182,13 @@ def sustained(ceilings: Sequence[Ceiling]) -> Ceiling:
 HEADROOM_DIGITS = 2  # kept to 0.01 points: every surface then formats the same figure (units.format_quantity)
 
 
+def observed_p99(values: Array) -> float:
+    """Return the p99 a headroom is taken of: the 99th percentile of the window's samples (a NaN, no sample, is left
+    out), 0 without any. Every headroom figure takes this one statistic (docs/thresholds/burst.md#headroom)."""
+    finite = values[~np.isnan(values)]
+    return float(np.percentile(finite, 99)) if finite.size else 0.0
+
+
 def headroom_pct(p99: float, limit: float, *also_binding: float | None) -> float | None:
     """Return the headroom of a p99 under the limit its I/O meets first, 100 × (1 − p99 / limit), rounded once.
 

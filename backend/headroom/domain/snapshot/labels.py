@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from headroom.domain.snapshot import metric_ids as mid
+from headroom.domain.snapshot.registry import REGISTRY
+from headroom.domain.units import GIB, MIB, SECOND
 
 
 @dataclass(frozen=True)
@@ -102,3 +104,27 @@ def metric_unit(metric: str) -> str | None:
     """The unit a series is drawn in, or None for an id without a label."""
     known = METRIC_LABELS.get(metric)
     return known.unit if known is not None else None
+
+
+# From the unit a series is stored in (the metric registry's) to the unit it is drawn in (METRIC_LABELS): the one
+# table every surface scales with (the Metrics charts, the apply guards), so a guard's verdict and the chart of the
+# same series say the same number in the same unit. TiKV exports durations in seconds or microseconds and sizes in
+# bytes (Prometheus's base units); people read ms, GiB and MiB/s (docs/number-formats.md).
+STORED_TO_SHOWN: dict[tuple[str, str], float] = {
+    ("seconds", "ms"): float(SECOND),  # units.SECOND: milliseconds in a second
+    ("microseconds", "ms"): 1 / 1000,
+    ("bytes", "GiB"): 1 / GIB,
+    ("bytes/s", "MiB/s"): 1 / MIB,
+    ("ratio", "%"): 100.0,
+}
+
+
+def shown_scale(stored_unit: str, shown_unit: str) -> float:
+    """The factor from a value in `stored_unit` to `shown_unit` (1 when they are the same unit by other names)."""
+    return STORED_TO_SHOWN.get((stored_unit, shown_unit), 1.0)
+
+
+def metric_scale(metric: str) -> float:
+    """The factor from a metric's stored values (the registry's unit) to the unit it is drawn in (metric_unit)."""
+    spec, shown = REGISTRY.get(metric), metric_unit(metric)
+    return shown_scale(spec.unit, shown) if spec is not None and shown is not None else 1.0

@@ -8,21 +8,19 @@ from typing import Any
 from headroom.domain.tikvconf.defaults import HostFacts, default_value
 from headroom.domain.tikvconf.errors import TikvConfError
 from headroom.domain.tikvconf.keys import known_keys
-from headroom.domain.units import UnitError, format_size, setting_text
+from headroom.domain.units import format_size, setting_text
 
 
 def config_value_text(key: str, value: Any, default: Any = None) -> str:
     """Write a tikv.toml value as the config writes it: a size in its binary unit ("8GiB", also when it is held as
-    bytes), true/false, 4, ["no", "lz4"]; an absent value as "not set", with `default` when it is known
+    bytes; "14745MiB (14.4 GiB)" from 1 GiB on, as setting_text reads a size), true/false, 4, ["no", "lz4"]; an absent value as "not set", with `default` when it is known
     ("not set (TiKV default 8GiB)")."""
     if value is None:
         return "not set" if default is None else f"not set (TiKV default {config_value_text(key, default)})"
     spec = known_keys().get(key)
-    if spec is not None and spec.kind == "size" and isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return str(format_size(value))
-        except UnitError:
-            pass
+    if (spec is not None and spec.kind == "size" and isinstance(value, int) and not isinstance(value, bool)
+            and value >= 0):
+        value = format_size(value)  # "14745MiB", which setting_text reads as "14745MiB (14.4 GiB)"
     return setting_text(key, value)
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from headroom.domain.apply.guards import READ_LATENCY, SCHEDULER_WAIT, plan_guards, shown_scale, tripped
+from headroom.domain.apply.guards import READ_LATENCY, SCHEDULER_WAIT, plan_guards, tripped
+from headroom.domain.snapshot.labels import shown_scale
 from headroom.domain.apply.run import judge
 from headroom.domain.apply.plan import MaintenanceWindow
 from headroom.domain.snapshot import metric_ids as mid

@@ -16,13 +16,16 @@ GIB = 1024**3
     # a size held as bytes (a live /config JSON number) in its binary unit, as TiKV's ReadableSize writes it
     ("storage.block-cache.capacity", 8 * GIB, None, "8GiB"),
     ("coprocessor.region-max-size", 384 * 1024**2, None, "384MiB"),
+    # from 1 GiB on, also read in GiB (docs/number-formats.json `size_reading`): 14,745 MiB / 1,024 = 14.4 GiB
+    ("storage.block-cache.capacity", 14745 * 1024**2, None, "14745MiB (14.4 GiB)"),
+    ("storage.block-cache.capacity", "14745MiB", None, "14745MiB (14.4 GiB)"),
     ("raft-engine.enable", True, None, "true"),
     ("readpool.unified.auto-adjust-pool-size", False, None, "false"),
     ("server.grpc-concurrency", 8, None, "8"),
     ("rocksdb.defaultcf.compression-per-level", ["no", "lz4"], None, '["no", "lz4"]'),
     ("storage.block-cache.capacity", None, None, "not set"),
     ("raft-engine.enable", None, True, "not set (TiKV default true)"),
-    ("rocksdb.rate-bytes-per-sec", None, "10GB", "not set (TiKV default 10GB)"),
+    ("rocksdb.rate-bytes-per-sec", None, "10GB", "not set (TiKV default 10GB (10 GiB))"),
 ])
 def test_config_value_text(key: str, value: Any, default: Any, text: str) -> None:
     assert config_value_text(key, value, default) == text

@@ -63,11 +63,11 @@ describe('FindingApplyPlanPanel', () => {
       proposed: 6000 };
     const cache = { target: 'tikv', key: 'storage.block-cache.capacity',
       entity: { kind: 'node', id: '10.0.1.1:20160', status_address: '10.0.1.1:20180' }, current: '8GiB',
-      proposed: '4GiB' };
+      proposed: '14745MiB' };
     const steps = [
       { ...PREVIEW.steps[0], change: iops, undo: { ...iops, current: 6000, proposed: 3000 } },
       { position: 2, kind: 'tikv_set_config', target: '10.0.1.1:20180', change: cache,
-        undo: { ...cache, current: '4GiB', proposed: '8GiB' }, undo_after_seconds: 0, undo_note: 'At once.' },
+        undo: { ...cache, current: '14745MiB', proposed: '8GiB' }, undo_after_seconds: 0, undo_note: 'At once.' },
     ];
     server.use(
       http.get(apiUrl(`/findings/${FINDING}/apply-plan`), () => HttpResponse.json({ ...PREVIEW, steps })),
@@ -75,7 +75,8 @@ describe('FindingApplyPlanPanel', () => {
     );
     renderWithClient(<FindingApplyPlanPanel clusterId={CLUSTER} findingId={FINDING} canManage />);
     expect(await screen.findByRole('row', { name: /Volume: IOPS 3,000 → 6,000/ })).toBeInTheDocument();
-    expect(screen.getByRole('row', { name: /TiKV setting: storage\.block-cache\.capacity 8GiB → 4GiB/ }))
+    // TiKV's literal, the one tikv.toml takes, with its GiB reading beside the GiB figures of the evidence
+    expect(screen.getByRole('row', { name: /TiKV setting: storage\.block-cache\.capacity 8GiB → 14745MiB \(14\.4 GiB\)/ }))
       .toBeInTheDocument();
     expect(screen.queryByText(/volume\.iops|3000/)).not.toBeInTheDocument();
   });
@@ -195,6 +196,35 @@ describe('FindingApplyPlanPanel', () => {
     await user.click(await screen.findByRole('button', { name: 'Undo setting changes' }));
     await waitFor(() => expect(posted).toEqual(['undo']));
     expect(screen.queryByText(/can be undone from/)).not.toBeInTheDocument();
+  });
+
+  it('offers the undo of a TiKV setting whose rollback the node refused', async () => {
+    const cache = { target: 'tikv', key: 'storage.block-cache.capacity',
+      entity: { kind: 'node', id: '10.0.1.1:20160', status_address: '10.0.1.1:20180' }, current: '8GiB',
+      proposed: '12GiB' };
+    const step = { position: 1, kind: 'tikv_set_config', target: '10.0.1.1:20180', change: cache,
+      undo: { ...cache, current: '12GiB', proposed: '8GiB' }, undo_after_seconds: 0, undo_note: 'At once.' };
+    const run = {
+      position: 1, status: 'failed', started_at: '2026-11-02T12:10:00Z', finished_at: null, watch_until: null,
+      undo_not_before: null, undo_confirmed_at: null, before: '8GiB', read_back: '12GiB', restored: null,
+      modification_state: null, note: null, guard_readings: [],
+      error: 'Could not set storage.block-cache.capacity back to 8GiB: TiKV refused',
+    };
+    const failed = {
+      ...PREVIEW, steps: [step], id: 'p6000000-0000-4000-8000-000000000006', maintenance_window: null,
+      proposed_by: null, proposed_at: '2026-11-02T12:00:00Z', decided_by: null, decided_at: null, decision_note: '',
+      run_by: null, run_started_at: '2026-11-02T12:10:00Z', run_finished_at: '2026-11-02T12:30:00Z',
+      stop_requested_at: null, status: 'failed', outcome: 'Stopped: read latency got worse.', step_runs: [run],
+    };
+    // a step that failed before anything was sent (no read-back) has nothing to set back
+    const untouched = { ...failed, id: 'p7000000-0000-4000-8000-000000000007',
+      step_runs: [{ ...run, read_back: null, before: null, error: 'Could not read the key' }] };
+    server.use(
+      http.get(apiUrl(`/findings/${FINDING}/apply-plan`), () => HttpResponse.json(PREVIEW)),
+      http.get(apiUrl(`/clusters/${CLUSTER}/apply-plans`), () => HttpResponse.json([failed, untouched])),
+    );
+    renderWithClient(<FindingApplyPlanPanel clusterId={CLUSTER} findingId={FINDING} canManage />);
+    expect(await screen.findAllByRole('button', { name: 'Undo setting change' })).toHaveLength(1);
   });
 
   it('gives a viewer no run, stop or undo button', async () => {

@@ -112,14 +112,18 @@ export function usePlanAction() {
   });
 }
 
-/** The applied volume steps of a plan still waiting for their undo, and the earliest time it can be confirmed. */
-/** What a user can still undo: applied TiKV settings (at once) and volume changes (from `earliest`, as AWS
- * allows one modification of a volume every six hours). */
+/** What a user can still undo: applied TiKV settings (at once), a TiKV setting whose rollback or undo failed (it
+ * was sent and read back, and may still hold the run's value: the backend offers its undo again, as
+ * headroom.apply.run confirm_undo does), and volume changes (from `earliest`, as AWS allows one modification of a
+ * volume every six hours). */
 export function pendingUndo(plan: ApplyPlan): { positions: number[]; settings: number[]; earliest: string | null } {
   const volumes = new Set(plan.steps.filter((s) => s.kind === 'ebs_modify_volume').map((s) => s.position));
-  const done = plan.step_runs.filter((r) => r.status === 'done' && !r.undo_confirmed_at);
+  const open = plan.step_runs.filter((r) => !r.undo_confirmed_at);
+  const done = open.filter((r) => r.status === 'done');
   const waiting = done.filter((r) => volumes.has(r.position) && r.undo_not_before);
-  const settings = done.filter((r) => !volumes.has(r.position)).map((r) => r.position);
+  const settings = open
+    .filter((r) => !volumes.has(r.position) && (r.status === 'done' || (r.status === 'failed' && r.read_back !== null)))
+    .map((r) => r.position);
   const earliest = waiting.map((r) => r.undo_not_before as string).sort().at(-1) ?? null;
   return { positions: waiting.map((r) => r.position), settings, earliest };
 }

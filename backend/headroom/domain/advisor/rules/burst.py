@@ -17,6 +17,9 @@ Fix (PingCAP, docs/reference/pingcap-guidance.md#volume-choice-on-aws: a gp2 > 1
 before gp3 existed; AWS
 Prescriptive Guidance gp2 -> gp3, docs/reference/ebs-prices.md#prices-us-east-1): gp3 at equal or better performance, i.e. at least the
 3,000 IOPS the volume bursts to and at least gp2's throughput at this size, sustained, with the cost delta.
+Its predicted headroom, before and after, is the volume's one headroom figure (Context.volume_headroom_pct: the
+window's p99 against the smallest limit), the what-if's; the drain-period p95 only sizes the fix
+(docs/thresholds/burst.md#headroom).
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ from headroom.domain.catalog import volume_limits
 from headroom.domain.model import Impact, Measure, Option, ReferenceLine, SeriesRef
 from headroom.domain.physics.burst import Gp2Bucket
 from headroom.domain.physics.burst import drain_demand as drain_demand_of
-from headroom.domain.physics.ceilings import headroom_pct
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.labels import metric_label
 from headroom.domain.units import format_duration_words, format_quantity, format_usd_change, round_half_up
@@ -136,12 +138,11 @@ def evaluate(ctx: Context) -> list[Finding]:
                         unit="IOPS",
                         before=bucket.baseline_rate,
                         after=cfg.iops_ceiling,
-                        headroom_before_pct=headroom_pct(drain_demand, bucket.baseline_rate)
-                        if not np.isnan(drain_demand)
-                        else None,
-                        headroom_after_pct=headroom_pct(drain_demand, cfg.iops_ceiling)
-                        if not np.isnan(drain_demand)
-                        else None,
+                        # the one headroom figure (docs/thresholds/burst.md#headroom): the window's p99 against
+                        # the sustained limit, as the what-if's row of this volume says it; the drain-period p95
+                        # only sizes the fix and times a full bucket
+                        headroom_before_pct=ctx.volume_headroom_pct(vol.id, "iops", bucket.baseline_rate),
+                        headroom_after_pct=ctx.volume_headroom_pct(vol.id, "iops", cfg.iops_ceiling),
                         monthly_cost_before_usd=round(lim.monthly_cost_usd, 2),
                         monthly_cost_after_usd=round(cfg.monthly_cost, 2),
                         monthly_cost_delta_usd=delta,

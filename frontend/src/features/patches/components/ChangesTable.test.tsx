@@ -52,6 +52,24 @@ describe('the Changes table of a patch', () => {
     expect(within(volume!).getAllByRole('cell').map((c) => c.textContent).slice(1, 3)).toEqual(['125 MiB/s', '300 MiB/s']);
   });
 
+  it('writes a TiKV size as tikv.toml takes it, with its GiB reading from 1 GiB on', () => {
+    const cache: Change = {
+      target: 'tikv',
+      key: 'storage.block-cache.capacity',
+      entity: null,
+      current: '512MiB',
+      proposed: '14745MiB',
+      online: true,
+      reason: 'a bigger block cache',
+    };
+    render(<ChangesTable changes={[cache]} />);
+    const table = screen.getByRole('table', { name: 'Changes in this patch' });
+    const [row] = within(table).getAllByRole('row').slice(1);
+    const cells = within(row!).getAllByRole('cell').map((c) => c.textContent);
+    expect(cells).toContain('512MiB');
+    expect(cells).toContain('14745MiB (14.4 GiB)');
+  });
+
   it('merges the changes that differ only in their node into one row naming the nodes', () => {
     render(<ChangesTable changes={CHANGES} />);
     const table = screen.getByRole('table', { name: 'Changes in this patch' });
