@@ -219,7 +219,9 @@ def test_a_patch_is_credited_only_with_its_own_changes_not_a_config_uploaded_min
     assert upload["at"].startswith("2026-11-02T17:57") and upload["who"] == "a tikv.toml uploaded for the node"
     assert upload["patch_id"] is None and upload["entity_id"] == node.store_address
     texts = _texts(upload)
-    assert f"{cache_key} {was} -> 8GiB" in texts and "server.grpc-concurrency 5 -> 8" in texts
+    # a size of 1 GiB or more is also read in GiB (docs/number-formats.json size_reading): 14,745 MiB / 1,024
+    assert was == "14745MiB"
+    assert f"{cache_key} 14745MiB (14.4 GiB) -> 8GiB" in texts and "server.grpc-concurrency 5 -> 8" in texts
     assert not any(c["key"].startswith(("coprocessor.", "storage.flow-control.", "rocksdb.rate-")) for c in upload["changes"])
     # no raw Python values anywhere; an absent value is said in words
     body = str([(_texts(i), i["seen_by_headroom"]) for i in items])
