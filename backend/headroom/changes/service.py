@@ -26,8 +26,11 @@ judged) for the rules page's per-rule accuracy; the ledger reads a stored predic
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,6 +59,7 @@ from headroom.domain.tikvconf.display import config_value_text, known_default
 from headroom.domain.tikvconf.parse import flatten, same_value
 from headroom.domain.units import GIB, format_duration_words, format_quantity, setting_text
 from headroom.findings import service as findings_service
+from headroom.findings.schemas import WhatIfRead
 from headroom.inventory.models import Instance, InventoryChange, TikvConfig, TikvNode, Volume
 from headroom.metrics import service as metrics_service
 from headroom.patches.models import PatchRecord
@@ -63,6 +67,7 @@ from headroom.platform.errors import InvalidInput
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
 from headroom.platform.principal import Principal
+from headroom.platform.shared_cache import SharedCache, shared_cache
 
 from headroom.changes.schemas import (
     AddressedFinding,
@@ -87,6 +92,14 @@ MATCH_AFTER_PATCH = dt.timedelta(days=7)
 MAX_ENTRIES = 100
 MAX_KEYS = 50
 PREDICT_LIMIT = 10  # the newest entries get a what-if (about 0.2 s each: bench/README.md, What-if answer time)
+# Of those, at most this many are tried while a request waits; the others are tried by the changes.predict job and
+# shown on the next load. A what-if is 0.2 s on a quiet machine but 2-3 s at a load of 18, and an apply run adds an
+# entry per step: ten tried in the request kept the ledger loading for 27 s.
+PREDICT_IN_REQUEST = 3
+# A past change's what-if reads the day before it, which does not change: kept a day where every process finds it.
+PREDICTION_TTL = dt.timedelta(hours=24)
+PREDICT_PENDING_NOTE = ("Headroom is still trying this change on the day before it; its predicted effect shows when "
+                        "the page is loaded again")
 # EC2 inventory fields -> the change keys findings recommend (domain.model.Change)
 INVENTORY_KEYS = {
     ("volume", "volume_type"): "volume.type",
@@ -418,7 +431,7 @@ def _domain_changes(e: _Entry, nodes: list[TikvNode], patch_changes: dict[uuid.U
 
 
 def _predict(db: Session, principal: Principal, cluster_id: uuid.UUID, e: _Entry, forward: list[Change],
-             back: list[Change]) -> tuple[Any, str | None]:
+             back: list[Change]) -> tuple[WhatIfRead | None, str | None]:
     if not forward:
         return None, "nothing to try: the change has no new value"
     try:
@@ -427,9 +440,53 @@ def _predict(db: Session, principal: Principal, cluster_id: uuid.UUID, e: _Entry
         return None, f"could not be tried on the day before: {exc.message}"
 
 
+class _Predictions:
+    """The what-if of each entry, kept in the installation's shared cache (platform.shared_cache) under its inputs
+    (the entry, when it happened, the changes tried and set back), so each is tried once, not on every load.
+
+    `in_request`: how many not yet kept may be tried now; past it an entry reads PREDICT_PENDING_NOTE and
+    `deferred` says so (the caller queues changes.predict, which tries them with no such limit)."""
+
+    def __init__(self, db: Session, principal: Principal, cluster_id: uuid.UUID, cache: SharedCache,
+                 in_request: int | None) -> None:
+        self.db, self.principal, self.cluster_id, self.cache = db, principal, cluster_id, cache
+        self.left = in_request
+        self.deferred = False
+
+    def _key(self, e: _Entry, forward: list[Change], back: list[Change]) -> str:
+        words = json.dumps([e.id, e.at.astimezone(dt.UTC).isoformat(), [c.model_dump(mode="json") for c in forward],
+                            [c.model_dump(mode="json") for c in back]], separators=(",", ":"), sort_keys=True)
+        return f"change-prediction:{self.principal.org_id}:{self.cluster_id}:{hashlib.sha256(words.encode()).hexdigest()}"
+
+    def of(self, e: _Entry, forward: list[Change], back: list[Change]) -> tuple[WhatIfRead | None, str | None]:
+        key = self._key(e, forward, back)
+        kept = self.cache.get(key)
+        if kept is None and self.left is not None and self.left <= 0:
+            self.deferred = True
+            return None, PREDICT_PENDING_NOTE
+        if kept is None and self.left is not None:
+            self.left -= 1
+
+        def make() -> bytes:
+            predicted, note = _predict(self.db, self.principal, self.cluster_id, e, forward, back)
+            return json.dumps({"predicted": predicted.model_dump(mode="json") if predicted is not None else None,
+                               "note": note}).encode()
+
+        body = json.loads(kept if kept is not None else self.cache.get_or_make(
+            key, make, ttl_seconds=PREDICTION_TTL.total_seconds()))
+        predicted = WhatIfRead.model_validate(body["predicted"]) if body["predicted"] is not None else None
+        return predicted, body["note"]
+
+
 def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *, now: dt.datetime,
-                    days: int = 90, predict: bool = True) -> ChangeLedger:
-    """The cluster's change ledger (see the module); another org's cluster is NotFound."""
+                    days: int = 90, predict: bool = True, cache: SharedCache | None = None,
+                    predict_in_request: int | None = None, on_deferred: Callable[[], None] | None = None
+                    ) -> ChangeLedger:
+    """The cluster's change ledger (see the module); another org's cluster is NotFound.
+
+    The newest PREDICT_LIMIT entries get their what-if, kept in `cache` (default: this process's memory); with
+    `predict_in_request`, at most that many not yet kept are tried now and `on_deferred` is called once when some
+    were left for later."""
     cluster = clusters_service.get_cluster(db, principal, cluster_id)
     since = now - dt.timedelta(days=days)
     org_id = principal.org_id
@@ -457,11 +514,12 @@ def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *,
     inventory = _Inventory(nodes, volumes, instances)
     patch_changes = {p.id: list(p.changes) for p in db.scalars(select(PatchRecord).where(
         PatchRecord.org_id == org_id, PatchRecord.id.in_([e.patch_id for e in entries if e.patch_id])))}
+    predictions = _Predictions(db, principal, cluster.id, cache or shared_cache(None), predict_in_request)
     items = []
     for index, e in enumerate(entries):
         predicted, predicted_note = None, None
         if predict and index < PREDICT_LIMIT:
-            predicted, predicted_note = _predict(db, principal, cluster.id, e, *_domain_changes(e, nodes, patch_changes))
+            predicted, predicted_note = predictions.of(e, *_domain_changes(e, nodes, patch_changes))
         elif predict:
             predicted_note = f"the what-if is tried for the newest {PREDICT_LIMIT} changes"
         effect = _effect(e, overviews, now) if e.node_addresses else None
@@ -477,7 +535,25 @@ def cluster_changes(db: Session, principal: Principal, cluster_id: uuid.UUID, *,
             id=e.id, kind=e.kind, at=e.at, who=e.who, entity_kind=e.entity_kind, entity_id=e.entity_id,
             changes=e.changes, patch_id=e.patch_id, seen_by_headroom=e.seen, findings=addressed,
             predicted=predicted, predicted_note=predicted_note, effect=effect))
+    if predictions.deferred and on_deferred is not None:
+        on_deferred()
     return ChangeLedger(items=items, days=days)
+
+
+def predict_changes(ctx: JobContext, now: dt.datetime, *, cluster_id: str | None, org_id: str | None
+                    ) -> dict[str, Any]:
+    """Try the what-if of each of the cluster's newest changes not yet kept, and keep it (changes.predict: queued
+    by a ledger load that left some for later)."""
+    if cluster_id is None or org_id is None:  # the in-process scheduler's start-up pass runs every job once
+        return {"status": "skipped", "reason": "no cluster given"}
+    job = Principal(user_id=None, org_id=uuid.UUID(org_id), role="viewer", via="job")
+    cache = shared_cache(ctx.settings.redis_url)
+    with ctx.unit() as db:
+        if db.get(Cluster, uuid.UUID(cluster_id)) is None:
+            return {"cluster_id": cluster_id, "status": "skipped", "reason": "cluster deleted"}
+        ledger = cluster_changes(db, job, uuid.UUID(cluster_id), now=now, cache=cache)
+    return {"cluster_id": cluster_id, "status": "ready",
+            "predicted": sum(1 for e in ledger.items if e.predicted is not None)}
 
 
 @dataclass(frozen=True)

@@ -233,3 +233,43 @@ def test_a_patch_is_credited_only_with_its_own_changes_not_a_config_uploaded_min
     assert live_entry["patch_id"] is None and live_entry["changes"]
     assert not {cache_key, "server.grpc-concurrency"} & {c["key"] for c in live_entry["changes"]}
     assert "storage.data-dir not set -> /data/tikv" in _texts(live_entry)
+
+
+def test_a_what_if_left_for_later_is_tried_by_the_job_and_kept_for_the_next_load(
+        world: dict[str, Any], db: Any, clock: Any, sessions: Any, settings: Any) -> None:
+    """A ledger load tries at most a few what-ifs while the user waits; the others read as pending, the
+    changes.predict job tries them and keeps them, and the next load shows what a full load computes."""
+    from headroom.changes import service
+    from headroom.platform.jobs.context import JobContext
+    from headroom.platform.principal import Principal
+    from headroom.platform.shared_cache import MemoryCache, shared_cache
+    from helpers import units_of_work
+
+    cluster = world["cluster"]
+    volume = db.scalars(select(Volume).where(Volume.cluster_id == cluster.id, Volume.volume_type == "gp3")).first()
+    db.add(InventoryChange(org_id=cluster.org_id, entity_kind="volume", entity_id=volume.volume_id,
+                           field="throughput_mibps", old_value=volume.throughput_mibps, new_value=500,
+                           observed_at=CHANGE + dt.timedelta(minutes=20)))
+    volume.throughput_mibps = 500
+    db.commit()
+    clock.now = CHANGE + dt.timedelta(minutes=50)
+    viewer = Principal(user_id=None, org_id=cluster.org_id, role="viewer", via="job")
+    cache, deferred = shared_cache(settings.redis_url), []  # the test Redis, as the API and the job share it
+
+    (pending,) = service.cluster_changes(db, viewer, cluster.id, now=clock.now, cache=cache, predict_in_request=0,
+                                         on_deferred=lambda: deferred.append(1)).items
+    assert pending.predicted is None and pending.predicted_note == service.PREDICT_PENDING_NOTE
+    assert deferred == [1]  # queued once for the whole load
+
+    ctx = JobContext(settings=settings, database_url="unused", units=units_of_work(sessions),
+                     queue=lambda name, **params: name)
+    assert service.predict_changes(ctx, clock.now, cluster_id=str(cluster.id), org_id=str(cluster.org_id)) \
+        == {"cluster_id": str(cluster.id), "status": "ready", "predicted": 1}
+
+    (kept,) = service.cluster_changes(db, viewer, cluster.id, now=clock.now, cache=cache, predict_in_request=0,
+                                      on_deferred=lambda: deferred.append(2)).items
+    (fresh,) = service.cluster_changes(db, viewer, cluster.id, now=clock.now, cache=MemoryCache()).items
+    assert kept.predicted is not None and kept.predicted == fresh.predicted and kept.predicted_note is None
+    assert deferred == [1]  # nothing left for later the second time
+    moved = [c for c in kept.predicted.ceilings if c.entity_id == volume.volume_id and c.dimension == "throughput"]
+    assert moved, kept.predicted.ceilings
