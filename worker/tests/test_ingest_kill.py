@@ -20,6 +20,7 @@ import boto3
 import httpx
 import pytest
 import sqlalchemy as sa
+from celery_workers import START_SECONDS
 
 REGIONS = ("eu-south-1", "af-south-1")
 AMI = "ami-12c6146b"
@@ -54,13 +55,13 @@ def _start_worker(env: dict[str, str], celery_app: Any, name: str) -> subprocess
          "--pool=solo", "-Q", "ingest", "-n", f"{name}@%h", "--without-gossip", "--without-mingle"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if any(name in host for reply in celery_app.control.ping(timeout=1.0) for host in reply):
             return proc
         if proc.poll() is not None:
             raise AssertionError("worker exited at start")
-    raise AssertionError("worker did not answer a ping within 60 s")
+    raise AssertionError(f"worker did not answer a ping within {START_SECONDS} s")
 
 
 @pytest.fixture()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from celery_workers import START_SECONDS
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def worker(worker_env: dict[str, str], celery_app: Any) -> Iterator[subprocess.P
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             replies = celery_app.control.ping(timeout=1.0)
             if replies:
@@ -42,7 +43,7 @@ def worker(worker_env: dict[str, str], celery_app: Any) -> Iterator[subprocess.P
             if proc.poll() is not None:
                 raise AssertionError(proc.stdout.read().decode() if proc.stdout else "worker exited")
         else:
-            raise AssertionError("worker did not answer a ping within 60 s")
+            raise AssertionError(f"worker did not answer a ping within {START_SECONDS} s")
         yield proc
     finally:
         proc.send_signal(signal.SIGTERM)
