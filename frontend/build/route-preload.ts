@@ -1,7 +1,7 @@
 // Which chunks each page needs beyond the entry, written by the build for the server that serves index.html: the
 // server knows the address it answers and names that page's chunks in <link rel="modulepreload"> (and its style
 // sheets in <link rel="preload" as="style">), so they load beside the entry script instead of once the entry has
-// run and the router has matched the address (headroom.api.app, docs/frontend-performance.md).
+// run and the router has matched the address (headroom.api.app; docs/operations.md, the page the API serves).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Plugin } from 'vite';
