@@ -1,8 +1,8 @@
 """The front end's first-load budget: initial JavaScript per route (gzipped) and the bytes a first load moves.
 
 For every path in frontend/route-paths.json the initial JavaScript is the build's entry chunk, the route's lazy
-page modules (from the router's `import(...)` calls) and every chunk those import statically, read off Vite's
-build manifest (frontend/dist/.vite/manifest.json); each file is gzipped at level 9 and summed. The budget is
+page modules (the router's `import(...)` calls, as the build's frontend/dist/.vite/route-preload.json lists them) and
+every chunk those import statically, read off Vite's build manifest (frontend/dist/.vite/manifest.json); each file is gzipped at level 9 and summed. The budget is
 150 KB (the budget in bench/README.md). Then, against a running Headroom (`--url`, or one this script starts with `headroom up`), it
 fetches each route's first load (the page, its initial JavaScript and CSS) with and without
 `Accept-Encoding: gzip, br` and sums the body bytes received.
@@ -34,10 +34,6 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 FRONTEND = REPO / "frontend"
 BUDGET_KB = 150.0  # the goal: "Initial JavaScript of any route <= 150 KB gzipped"
-ROUTER_FILES = (FRONTEND / "src" / "router.tsx", FRONTEND / "src" / "routes" / "settings-routes.tsx")
-TOKEN = re.compile(
-    r"(?P<open>\{)|(?P<close>\})|path:\s*'(?P<path>[^']*)'|(?P<index>index:\s*true)|import\(\s*'(?P<module>[^']+)'\s*\)"
-)
 
 
 def build() -> None:
@@ -45,48 +41,11 @@ def build() -> None:
     subprocess.run(["npm", "run", "--silent", "build", "--", "--manifest"], cwd=FRONTEND, check=True)
 
 
-def resolve_module(spec: str, importer: Path) -> str:
-    """The manifest key (path relative to frontend/) of a module the router imports lazily."""
-    base = FRONTEND / "src" / spec[2:] if spec.startswith("@/") else (importer.parent / spec)
-    for suffix in ("", ".tsx", ".ts", "/index.tsx", "/index.ts"):
-        candidate = Path(str(base) + suffix).resolve()
-        if candidate.is_file():
-            return candidate.relative_to(FRONTEND).as_posix()
-    raise SystemExit(f"cannot resolve {spec} imported by {importer}")
-
-
-def route_modules() -> dict[str, list[str]]:
-    """Each route path of the router files with the lazy modules it and its ancestors import."""
-    routes: dict[str, list[str]] = {}
-    for source_file in ROUTER_FILES:
-        source = source_file.read_text()
-        # A frame per object literal: its own path, whether it is an index route and its lazy imports.
-        stack: list[dict[str, Any]] = [{"path": None, "index": False, "modules": [], "children": []}]
-        for match in TOKEN.finditer(source):
-            if match["open"]:
-                frame = {"path": None, "index": False, "modules": [], "children": []}
-                stack[-1]["children"].append(frame)
-                stack.append(frame)
-            elif match["close"]:
-                stack.pop()
-            elif match["path"] is not None:
-                stack[-1]["path"] = match["path"]
-            elif match["index"]:
-                stack[-1]["index"] = True
-            elif match["module"]:
-                stack[-1]["modules"].append(resolve_module(match["module"], source_file))
-
-        def walk(frame: dict[str, Any], parent: str, inherited: list[str]) -> None:
-            path = frame["path"]
-            here = parent if path is None else path if path.startswith("/") else f"{parent}/{path}"
-            modules = inherited + frame["modules"]
-            if (path is not None or frame["index"]) and path != "*":
-                routes.setdefault(here or "/", modules)
-            for child in frame["children"]:
-                walk(child, here, modules)
-
-        walk(stack[0], "", [])
-    return routes
+def route_modules(dist: Path) -> dict[str, list[str]]:
+    """Each route path with the lazy page modules it and its ancestors import, from the build's own table
+    (frontend/build/route-preload.ts reads the router files for it; the server names the same chunks in the page)."""
+    table = json.loads((dist / ".vite" / "route-preload.json").read_text())
+    return {path: route["modules"] for path, route in table["routes"].items()}
 
 
 def static_closure(manifest: dict[str, Any], keys: list[str]) -> list[str]:
@@ -128,7 +87,7 @@ def initial_js(dist: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     manifest = json.loads((dist / ".vite" / "manifest.json").read_text())
     entries = [key for key, item in manifest.items() if item.get("isEntry")]
     paths = json.loads((FRONTEND / "route-paths.json").read_text())["paths"]
-    modules = route_modules()
+    modules = route_modules(dist)
     missing = sorted(set(paths) - set(modules))
     if missing:
         raise SystemExit(f"route-paths.json lists paths the router files do not: {missing}")

@@ -1,4 +1,4 @@
-"""Time the front end in headless Chromium: the Metrics tab's first chart over N cold loads, every page once.
+"""Time the front end in headless Chromium: the Metrics tab's first chart over N cold loads, every page over M.
 
 Runs e2e/bench/page-times.spec.ts (Playwright, the e2e tests' browser) against a running Headroom (`--url` with
 `--password-file`, the demo login's password file) or one this script starts with `headroom up` (embedded
@@ -27,7 +27,7 @@ REPORT = REPO / "bench" / "metrics_first_chart.md"
 BUDGET_MS = 1000
 
 
-def run_spec(url: str, password_file: Path, out: Path, runs: int) -> dict[str, object]:
+def run_spec(url: str, password_file: Path, out: Path, runs: int, page_runs: int) -> dict[str, object]:
     env = os.environ | {
         "HEADROOM_E2E_BASE_URL": url,
         "HEADROOM_E2E_DEMO_PASSWORD_FILE": str(password_file),
@@ -36,6 +36,7 @@ def run_spec(url: str, password_file: Path, out: Path, runs: int) -> dict[str, o
         "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
         "HEADROOM_BENCH_OUT": str(out),
         "HEADROOM_BENCH_RUNS": str(runs),
+        "HEADROOM_BENCH_PAGE_RUNS": str(page_runs),
     }
     subprocess.run(["npx", "--no-install", "playwright", "test", "-c", "playwright.bench.config.ts"],
                    cwd=REPO / "e2e", env=env, check=True)
@@ -79,6 +80,7 @@ def main() -> None:
     parser.add_argument("--url", help="a running Headroom serving the built front end (default: start one)")
     parser.add_argument("--password-file", type=Path, help="with --url: its <HEADROOM_DATA_DIR>/demo-password.txt")
     parser.add_argument("--runs", type=int, default=20, help="cold loads of the Metrics tab")
+    parser.add_argument("--page-runs", type=int, default=5, help="cold loads of every page (p50/p95 per page)")
     parser.add_argument("--no-build", action="store_true", help="serve frontend/dist as it is")
     parser.add_argument("--label", default="", help="what was measured (e.g. a commit's change)")
     parser.add_argument("--out", type=Path, default=OUT)
@@ -95,7 +97,7 @@ def main() -> None:
             raise SystemExit("--url needs --password-file")
         url, password_file = args.url, args.password_file
     try:
-        result = run_spec(url, password_file, args.out, args.runs)
+        result = run_spec(url, password_file, args.out, args.runs, args.page_runs)
         if proc is not None:
             result["scheduled_jobs"] = scheduled_jobs(data_dir / "server.log", str(result["started_at"]),
                                                       str(result["finished_at"]))
@@ -111,8 +113,9 @@ def main() -> None:
     first = result["metrics_first_chart"]
     pages = result["page_content"]
     assert isinstance(first, dict) and isinstance(pages, dict)
-    slowest = max(pages["pages"], key=lambda p: p["content_ms"])
-    over = [p["page"] for p in pages["pages"] if p["content_ms"] > BUDGET_MS]
+    # A page is over the budget when its p95 is (with 5 loads: its slowest load).
+    slowest = max(pages["pages"], key=lambda p: p["p95_ms"])
+    over = [f"{p['page']} {p['p95_ms']:,}" for p in pages["pages"] if p["p95_ms"] > BUDGET_MS]
     cpu = result.get("metrics_first_chart_cpu")
     assert isinstance(cpu, dict)
     line = (f"| {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} | {commit} {args.label} | {len(first['runs'])} | "
@@ -120,7 +123,9 @@ def main() -> None:
             f"{cpu['p50_ms']:,} / {cpu['p95_ms']:,} ({len(cpu['runs'])}) | "
             f"{' '.join(f'{x:.2f}' for x in first['load_average_before'])} | "
             f"{' '.join(f'{x:.2f}' for x in first['load_average_after'])} | "
-            f"{slowest['page']} {slowest['content_ms']:,} | {', '.join(over) or 'none'} |\n")
+            f"{' '.join(f'{x:.2f}' for x in pages['load_average_before'])} | "
+            f"{slowest['page']} {slowest['p50_ms']:,} / {slowest['p95_ms']:,} ({len(slowest['runs'])}) | "
+            f"{', '.join(over) or 'none'} |\n")
     with REPORT.open("a") as report:
         report.write(line)
     print(line, end="")

@@ -5,6 +5,7 @@ import { fileURLToPath, URL } from 'node:url';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
+import { routePreload } from './build/route-preload.ts';
 
 // Text files worth compressing; fonts and images come compressed already.
 const COMPRESSIBLE = /\.(js|css|html|svg|json|txt)$/;
@@ -58,8 +59,11 @@ function markdownTitle(): Plugin {
 // the Vite server stands in for it and forwards /api to the backend.
 const apiTarget = process.env.HEADROOM_API_URL ?? 'http://127.0.0.1:8000';
 
+// The files that declare the router's pages (lazyPage imports), read by the build for its route preload table.
+const ROUTER_FILES = ['src/router.tsx', 'src/routes/settings-routes.tsx'];
+
 export default defineConfig({
-  plugins: [markdownTitle(), react(), precompress()],
+  plugins: [markdownTitle(), react(), routePreload(ROUTER_FILES.map((file) => fileURLToPath(new URL(file, import.meta.url)))), precompress()],
   resolve: {
     alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) },
   },
@@ -92,6 +96,8 @@ export default defineConfig({
       },
       // The lint rules' own tests run ESLint in Node, without the browser stand-ins.
       { extends: true, test: { name: 'eslint-rules', environment: 'node', include: ['eslint-rules/**/*.test.ts'] } },
+      // The build's own plugins, in Node too.
+      { extends: true, test: { name: 'build', environment: 'node', include: ['build/**/*.test.ts'] } },
     ],
   },
 });

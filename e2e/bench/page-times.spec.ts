@@ -6,13 +6,15 @@ import { chartLineIn, METRICS_CHART_LINE, watchFirstChart } from '../first-chart
 // The front end's timings, measured by bench/page_times.py (bench/README.md, "Page times"):
 //  - the Metrics tab's time to its first chart line, over N cold loads (a new browser context each: no HTTP cache,
 //    no warm React Query cache), p50 and p95;
-//  - every other page's content time, once each (a cold load too).
+//  - every page's content time over M cold loads each (HEADROOM_BENCH_PAGE_RUNS, 5 by default: one cold load of a
+//    page is too noisy on a shared machine to say whether it is under 1 s), p50 and p95 per page.
 // The machine's load average is read before and after (a timing means little without it). Written as JSON to
 // HEADROOM_BENCH_OUT.
 
 const OUT = process.env.HEADROOM_BENCH_OUT ?? '';
 const RUNS = Number(process.env.HEADROOM_BENCH_RUNS ?? '20');
 const CPU_RUNS = Number(process.env.HEADROOM_BENCH_CPU_RUNS ?? '5');
+const PAGE_RUNS = Number(process.env.HEADROOM_BENCH_PAGE_RUNS ?? '5');
 
 declare global {
   interface Window {
@@ -101,9 +103,11 @@ async function coldPage(browser: Browser, storageState: BrowserContextOptions['s
   return { context, page: await context.newPage() };
 }
 
-test('page times: the Metrics tab first chart over cold loads, and every page once', async ({ page, browser, loginPage, demoLogin }) => {
+test('page times: the Metrics tab first chart over cold loads, and every page over cold loads', async ({ page, browser, loginPage, demoLogin }) => {
   test.skip(!OUT, 'a benchmark: run by bench/page_times.py (HEADROOM_BENCH_OUT names its JSON)');
-  test.setTimeout(900_000);
+  // the demo fleet's first advice (up to 5 min), then every cold load with up to 40 s waiting for a quiet moment and
+  // up to 60 s for its content (a load machine 20 took 15 min for 125 loads)
+  test.setTimeout(300_000 + (RUNS + CPU_RUNS + PAGE_RUNS * 16) * 30_000);
   await loginPage.goto();
   await loginPage.logIn(demoLogin.email, demoLogin.password);
   await expect(page.getByRole('heading', { name: 'Clusters', level: 1 })).toBeVisible();
@@ -168,16 +172,27 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
     { name: 'settings: weekly email, its preview', path: '/settings/digest', content: 'main iframe' },
     { name: 'settings: alerts', path: '/settings/alerts', content: 'main form' },
   ];
-  const pageTimes: { page: string; path: string; content_ms: number }[] = [];
-  for (const p of pages) {
-    const { context, page: cold } = await coldPage(browser, storageState);
-    await cold.addInitScript(watchContent, { selector: p.content, partial: p.partial ?? false });
-    await quietMoment(cold);
-    await cold.goto(p.path);
-    const at = await cold.waitForFunction(() => window.__contentAt ?? null, undefined, { timeout: 60_000 });
+  const pageTimes: { page: string; path: string; runs: number[]; p50_ms: number; p95_ms: number; max_ms: number }[] = [];
+  const loadBeforePages = loadAverage();
+  // The pages in turn, M rounds (not one page M times over): a burst of load on the machine then spreads over
+  // every page rather than landing on one.
+  const runs: number[][] = pages.map(() => []);
+  for (let round = 0; round < PAGE_RUNS; round += 1) {
+    for (const [i, p] of pages.entries()) {
+      const { context, page: cold } = await coldPage(browser, storageState);
+      await cold.addInitScript(watchContent, { selector: p.content, partial: p.partial ?? false });
+      await quietMoment(cold);
+      await cold.goto(p.path);
+      const at = await cold.waitForFunction(() => window.__contentAt ?? null, undefined, { timeout: 60_000 });
+      runs[i].push(Math.round(Number(await at.jsonValue())));
+      await context.close();
+    }
+  }
+  for (const [i, p] of pages.entries()) {
+    const sortedPage = [...runs[i]].sort((a, b) => a - b);
     pageTimes.push({ page: p.name, path: p.path.replace(clusterId, ':cluster').replace(finding.id, ':finding'),
-      content_ms: Math.round(Number(await at.jsonValue())) });
-    await context.close();
+      runs: runs[i], p50_ms: percentile(sortedPage, 50), p95_ms: percentile(sortedPage, 95),
+      max_ms: sortedPage[sortedPage.length - 1] });
   }
   const loadAfter = loadAverage();
 
@@ -203,8 +218,9 @@ test('page times: the Metrics tab first chart over cold loads, and every page on
       p95_ms: percentile([...cpu].sort((a, b) => a - b), 95),
     },
     page_content: {
-      what: 'ms from navigation start to the page content in (its selector present, no spinner; the weekly email page: its controls, its preview on a line of its own), one cold load each',
+      what: `ms from navigation start to the page content in (its selector present, no spinner; the weekly email page: its controls, its preview on a line of its own), ${PAGE_RUNS} cold loads each (the pages in turn, ${PAGE_RUNS} rounds), p50 and p95 (nearest rank: with 5 loads the p95 is the slowest)`,
       pages: pageTimes,
+      load_average_before: loadBeforePages,
       load_average_after: loadAfter,
     },
   };

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { RouterProvider } from 'react-router';
 import { CSRF_COOKIE, readCookie } from '@/api/client';
 import { createQueryClient } from '@/api/query-client';
-import { fetchSession, sessionQueryKey } from '@/features/auth';
+import { fetchSession, sessionQueryKey } from '@/features/auth/api';
 import { prefetchRoute } from '@/lib/routePrefetch';
 import { createRouter, routes } from '@/router';
 

@@ -1,5 +1,5 @@
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { AcceptInvitationForm } from '@/features/auth';
+import { AcceptInvitationForm } from '@/features/auth/components/AcceptInvitationForm';
 import { usePageTitle } from '@/lib/usePageTitle';
 
 /** The page an invitation link opens (the link an admin copies from Settings → Invitations). */

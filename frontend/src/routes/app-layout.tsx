@@ -2,7 +2,10 @@ import { Navigate, NavLink, Outlet, useLocation } from 'react-router';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
 import { Logo } from '@/components/Logo';
-import { UserMenu, useLoggedOut, useSession } from '@/features/auth';
+// The layouts are in the entry chunk: they import the modules they use, not a feature's index (which would bring
+// every page's components of that feature into the entry with it).
+import { useLoggedOut, useSession } from '@/features/auth/api';
+import { UserMenu } from '@/features/auth/components/UserMenu';
 
 /** Every signed-in page: redirects to /login without a session, else the top bar and the page. */
 export default function AppLayout() {

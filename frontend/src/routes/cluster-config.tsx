@@ -1,12 +1,16 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { errorMessage } from '@/api/errors';
-import { NodeConfigView, type ConfigNode, type PendingChange } from '@/features/config';
+import type { ConfigNode, PendingChange } from '@/features/config/api';
+import { NodeConfigView } from '@/features/config/components/NodeConfigView';
 // the findings feature's modules this page uses, not its index: that brings the finding page's panels and charts
 // into this page's first load (150 KB gz per route, bench/frontend_budget.py)
 import { useFindingDetails } from '@/features/findings/api';
 import { FindingSelector } from '@/features/findings/components/FindingSelector';
-import { DownloadButtons, PatchDiff, patchPath, useCreatePatch } from '@/features/patches';
+import { useCreatePatch } from '@/features/patches/api';
+import { DownloadButtons } from '@/features/patches/components/DownloadButtons';
+import { PatchDiff } from '@/features/patches/components/PatchDiff';
+import { patchPath } from '@/features/patches/components/PatchesPanel';
 import { appliesTo } from '@/lib/change';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useClusterContext } from './cluster-layout';

@@ -1,7 +1,7 @@
 import { Link, useParams } from 'react-router';
-import { FindingApplyPlanPanel } from '@/features/apply';
-import { FindingDetailPanel } from '@/features/findings';
-import { patchPath } from '@/features/patches';
+import { FindingApplyPlanPanel } from '@/features/apply/components/FindingApplyPlanPanel';
+import { FindingDetailPanel } from '@/features/findings/components/FindingDetailPanel';
+import { patchPath } from '@/features/patches/components/PatchesPanel';
 import { useClusterContext } from './cluster-layout';
 
 export default function ClusterFindingPage() {

@@ -1,5 +1,6 @@
 import { useSearchParams } from 'react-router';
-import { DEFAULT_FILTERS, FindingsPanel, SEVERITIES, STATUSES, type FindingFilters } from '@/features/findings';
+import { DEFAULT_FILTERS, SEVERITIES, STATUSES, type FindingFilters } from '@/features/findings/api';
+import { FindingsPanel } from '@/features/findings/components/FindingsPanel';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useClusterContext } from './cluster-layout';
 

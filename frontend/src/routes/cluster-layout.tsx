@@ -4,8 +4,10 @@ import { ApiError } from '@/api/errors';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { useSession } from '@/features/auth';
-import { ClusterHeader, useCluster, type ClusterDetail } from '@/features/clusters';
+// In the entry chunk: the modules it uses, not the features' indexes (which would bring their pages' components).
+import { useSession } from '@/features/auth/api';
+import { useCluster, type ClusterDetail } from '@/features/clusters/api';
+import { ClusterHeader } from '@/features/clusters/components/ClusterHeader';
 import { usePageTitle } from '@/lib/usePageTitle';
 
 export interface ClusterContext {

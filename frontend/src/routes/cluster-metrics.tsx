@@ -1,5 +1,6 @@
 import { useSearchParams } from 'react-router';
-import { MetricsView, rangeOf } from '@/features/metrics';
+import { rangeOf } from '@/features/metrics/api';
+import { MetricsView } from '@/features/metrics/components/MetricsView';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useClusterContext } from './cluster-layout';
 

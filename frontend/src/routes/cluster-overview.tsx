@@ -1,16 +1,13 @@
 import { Link } from 'react-router';
-import { ClusterApplyPanel } from '@/features/apply';
-import { ChangeLedger } from '@/features/changes';
-import {
-  AdviseNowButton,
-  ClusterLookbackPanel,
-  FIRST_ANALYSIS,
-  FirstAnalysisNotice,
-  NodesTable,
-  neverAdvised,
-} from '@/features/clusters';
-import { SeverityCountsPanel, TopFindings } from '@/features/findings';
-import { NextCeilings } from '@/features/projections';
+import { ClusterApplyPanel } from '@/features/apply/components/ClusterApplyPanel';
+import { ChangeLedger } from '@/features/changes/components/ChangeLedger';
+import { AdviseNowButton } from '@/features/clusters/components/AdviseNowButton';
+import { ClusterLookbackPanel } from '@/features/clusters/components/ClusterLookbackPanel';
+import { FIRST_ANALYSIS, FirstAnalysisNotice, neverAdvised } from '@/features/clusters/components/FirstAnalysisNotice';
+import { NodesTable } from '@/features/clusters/components/NodesTable';
+import { SeverityCountsPanel } from '@/features/findings/components/SeverityCountsPanel';
+import { TopFindings } from '@/features/findings/components/TopFindings';
+import { NextCeilings } from '@/features/projections/components/NextCeilings';
 import { useClusterContext } from './cluster-layout';
 
 export default function ClusterOverviewPage() {

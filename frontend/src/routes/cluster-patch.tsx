@@ -1,5 +1,5 @@
 import { Link, useParams } from 'react-router';
-import { PatchDetailPanel } from '@/features/patches';
+import { PatchDetailPanel } from '@/features/patches/components/PatchDetail';
 import { useClusterContext } from './cluster-layout';
 
 export default function ClusterPatchPage() {

@@ -1,4 +1,4 @@
-import { PatchesPanel } from '@/features/patches';
+import { PatchesPanel } from '@/features/patches/components/PatchesPanel';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useClusterContext } from './cluster-layout';
 

@@ -3,7 +3,7 @@ import { useSearchParams } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
 import { QueryError } from '@/components/ErrorState';
 import { LoadingState } from '@/components/LoadingState';
-import { useNodes } from '@/features/clusters';
+import { useNodes } from '@/features/clusters/api';
 import { WhatIfPanel, type Choices } from '@/features/whatif';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { changesFromSearch } from '@/lib/whatif-link';

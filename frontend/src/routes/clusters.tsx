@@ -1,4 +1,4 @@
-import { ClustersPanel } from '@/features/clusters';
+import { ClustersPanel } from '@/features/clusters/components/ClustersPanel';
 import { atLeast } from '@/features/org';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useSettingsCaller } from './settings-session';

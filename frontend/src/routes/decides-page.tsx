@@ -1,6 +1,6 @@
 import { Link, useParams } from 'react-router';
 import { EmptyState } from '@/components/EmptyState';
-import { DecidesArticle } from '@/features/decides';
+import { DecidesArticle } from '@/features/decides/components/DecidesArticle';
 import { DECIDES, DECIDES_PATH, decidesPage } from '@/lib/decides';
 import { usePageTitle } from '@/lib/usePageTitle';
 

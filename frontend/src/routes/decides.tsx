@@ -1,5 +1,5 @@
-import { RuleAccuracyList } from '@/features/changes';
-import { DecidesIndex } from '@/features/decides';
+import { RuleAccuracyList } from '@/features/changes/components/RuleAccuracyList';
+import { DecidesIndex } from '@/features/decides/components/DecidesIndex';
 import { DECIDES } from '@/lib/decides';
 import { usePageTitle } from '@/lib/usePageTitle';
 

@@ -1,6 +1,7 @@
 import { Link, Navigate, useNavigate, useSearchParams } from 'react-router';
 import { LoadingState } from '@/components/LoadingState';
-import { LoginForm, safeNextPath, useSession } from '@/features/auth';
+import { safeNextPath, useSession } from '@/features/auth/api';
+import { LoginForm } from '@/features/auth/components/LoginForm';
 import { usePageTitle } from '@/lib/usePageTitle';
 
 export default function LoginPage() {

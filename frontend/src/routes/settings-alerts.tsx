@@ -1,4 +1,4 @@
-import { AlertChannelsPanel } from '@/features/alerts';
+import { AlertChannelsPanel } from '@/features/alerts/components/AlertChannelsPanel';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useSettingsCaller } from './settings-session';
 

@@ -1,4 +1,4 @@
-import { OrgApplyPanel } from '@/features/apply';
+import { OrgApplyPanel } from '@/features/apply/components/OrgApplyPanel';
 import { usePageTitle } from '@/lib/usePageTitle';
 import { useSettingsCaller } from './settings-session';
 

@@ -1,4 +1,4 @@
-import { useSession } from '@/features/auth';
+import { useSession } from '@/features/auth/api';
 
 /**
  * The signed-in person's role and id for settings pages. AppLayout only renders pages once the session

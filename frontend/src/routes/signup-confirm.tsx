@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { errorMessage } from '@/api/errors';
 import { LoadingState } from '@/components/LoadingState';
-import { useConfirmSignup } from '@/features/auth';
+import { useConfirmSignup } from '@/features/auth/api';
 import { usePageTitle } from '@/lib/usePageTitle';
 
 /** The page the emailed sign-up link opens: it creates the account, logs in and goes to the clusters. */

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { Link, Navigate } from 'react-router';
 import { LoadingState } from '@/components/LoadingState';
-import { SignupForm, useSession, type SignupStarted } from '@/features/auth';
+import { useSession, type SignupStarted } from '@/features/auth/api';
+import { SignupForm } from '@/features/auth/components/SignupForm';
 import { usePageTitle } from '@/lib/usePageTitle';
 
 export default function SignupPage() {
