@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-import html
-import json
 import mimetypes
-import re
 from pathlib import Path
 from typing import Any
 
@@ -439,58 +435,11 @@ def _static_file(file: Path, accept_encoding: str, cache_control: str) -> FileRe
 SESSION_PRELOAD = b'<link rel="preload" href="/api/v1/auth/me" as="fetch" crossorigin="anonymous">'
 
 
-# A page's own code (its lazy chunk and what only it imports) is asked for once the entry script has run and the
-# router has matched the address: a second round trip, and on a busy machine the entry's parse and run in between.
-# The build writes which chunks each page path needs beyond the entry (frontend/build/route-preload.ts, beside
-# Vite's manifest); the page served at an address names them in its head, so the browser fetches and compiles them
-# beside the entry (HTML Standard, "modulepreload": https://html.spec.whatwg.org/multipage/links.html#link-type-modulepreload).
-# The same origin's /assets/ files: nothing the Content-Security-Policy (script-src 'self') does not already allow.
-ROUTE_PRELOAD = Path(".vite") / "route-preload.json"
-
-
-@functools.lru_cache(maxsize=4)
-def _route_preloads(table: Path, mtime_ns: int) -> tuple[tuple[re.Pattern[str], bytes], ...]:
-    """The build's table as (address pattern, links) pairs, the most specific pattern first (a path's fixed words
-    win over a parameter, as the router ranks them: /settings/sources/aws/new before .../aws/:connectionId)."""
-    del mtime_ns  # part of the cache key only: a new build's table is read again
-    routes: dict[str, dict[str, list[str]]] = json.loads(table.read_text())["routes"]
-    ranked: list[tuple[int, re.Pattern[str], bytes]] = []
-    for path, preload in routes.items():
-        segments = [segment for segment in path.split("/") if segment]
-        pattern = re.compile("/".join("[^/]+" if s.startswith(":") else re.escape(s) for s in segments))
-        links = "".join(
-            [f'<link rel="modulepreload" crossorigin href="/{html.escape(file)}">' for file in preload["js"]]
-            + [f'<link rel="preload" as="style" crossorigin href="/{html.escape(file)}">' for file in preload["css"]]
-        )
-        fixed = sum(not segment.startswith(":") for segment in segments)
-        ranked.append((fixed, pattern, links.encode()))
-    ranked.sort(key=lambda item: -item[0])
-    return tuple((pattern, links) for _, pattern, links in ranked)
-
-
-def _route_preload_links(dist: Path, path: str) -> bytes:
-    """The <link> tags of the chunks the page at `path` needs beyond the entry (none without the build's table)."""
-    table = dist / ROUTE_PRELOAD
-    try:
-        mtime_ns = table.stat().st_mtime_ns
-    except FileNotFoundError:
-        return b""
-    address = path.strip("/")
-    for pattern, links in _route_preloads(table, mtime_ns):
-        if pattern.fullmatch(address):
-            return links
-    return b""
-
-
-def _page(index: Path, *, session: bool, route_links: bytes) -> HTMLResponse:
-    """The app's page with its preloads in the head, after the entry script's tags."""
-    head = (SESSION_PRELOAD if session else b"") + route_links
-    page = index.read_bytes().replace(b"</head>", head + b"\n  </head>", 1)
-    headers = {"Cache-Control": _REVALIDATE_CACHE}
-    if session:
-        # The page now depends on the cookie: no cache may give one browser's page to another (Vary).
-        headers["Vary"] = "Cookie"
-    return HTMLResponse(page, headers=headers)
+def _page(index: Path) -> HTMLResponse:
+    """The app's page with the session's preload in the head, after the entry script's tags."""
+    page = index.read_bytes().replace(b"</head>", SESSION_PRELOAD + b"\n  </head>", 1)
+    # The page now depends on the cookie: no cache may give one browser's page to another (Vary).
+    return HTMLResponse(page, headers={"Cache-Control": _REVALIDATE_CACHE, "Vary": "Cookie"})
 
 
 def _mount_frontend(app: FastAPI, dist: Path) -> None:
@@ -511,8 +460,9 @@ def _mount_frontend(app: FastAPI, dist: Path) -> None:
         if path and not hidden and candidate.is_file() and candidate.is_relative_to(root):
             hashed = candidate.parent == root / "assets"
             return _static_file(candidate, accept_encoding, _HASHED_CACHE if hashed else _REVALIDATE_CACHE)
-        session = SESSION_COOKIE in request.cookies
-        route_links = _route_preload_links(root, path)
-        if session or route_links:
-            return _page(index, session=session, route_links=route_links)
+        # The route's own chunks are not named here with modulepreload: on 2 cores that made the first chart slower
+        # (bench/metrics_first_chart.md, route modulepreload measured back to back: p50 1,221 ms with it, 869 ms
+        # without).
+        if SESSION_COOKIE in request.cookies:
+            return _page(index)
         return _static_file(index, accept_encoding, _REVALIDATE_CACHE)

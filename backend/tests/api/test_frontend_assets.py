@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -120,69 +118,6 @@ def test_a_page_for_a_browser_with_a_session_preloads_the_session_and_a_visitors
     assert response.headers["cache-control"] == "no-cache"
     assert "Cookie" in response.headers["vary"]
     assert script == SCRIPT  # assets are never rewritten
-
-
-ROUTE_PRELOAD = {
-    "routes": {
-        "/": {"modules": [], "js": [], "css": []},
-        "/clusters/:clusterId": {"modules": ["src/routes/cluster-overview.tsx"], "js": ["assets/overview-1.js"], "css": []},
-        "/clusters/:clusterId/metrics": {
-            "modules": ["src/routes/cluster-metrics.tsx"],
-            "js": ["assets/cluster-metrics-a1.js", "assets/TimeSeriesChart-b2.js"],
-            "css": ["assets/cluster-metrics-c3.css"],
-        },
-        "/settings/sources/aws/:connectionId": {"modules": ["src/routes/settings-aws.tsx"], "js": ["assets/aws-4.js"], "css": []},
-        "/settings/sources/aws/new": {"modules": ["src/routes/settings-aws-new.tsx"], "js": ["assets/aws-new-5.js"], "css": []},
-    }
-}
-METRICS_LINKS = (
-    b'<link rel="modulepreload" crossorigin href="/assets/cluster-metrics-a1.js">'
-    b'<link rel="modulepreload" crossorigin href="/assets/TimeSeriesChart-b2.js">'
-    b'<link rel="preload" as="style" crossorigin href="/assets/cluster-metrics-c3.css">'
-)
-
-
-def _links(page: bytes) -> list[str]:
-    head = page.split(b"</head>")[0].decode()
-    return re.findall(r'<link rel="(?:modulepreload|preload)"[^>]*href="([^"]+)"', head)
-
-
-def test_a_page_names_its_own_chunks_from_the_builds_table_for_visitors_and_sessions(app_ctx: Any, dist: Path) -> None:
-    from fastapi.testclient import TestClient
-    from headroom.api.app import create_app
-
-    (dist / ".vite" / "route-preload.json").write_text(json.dumps(ROUTE_PRELOAD))
-    session_preload = b'<link rel="preload" href="/api/v1/auth/me" as="fetch" crossorigin="anonymous">'
-    with TestClient(create_app(app_ctx, frontend_dist=dist)) as web:
-        metrics, raw = _get_raw(web, "/clusters/7f3c/metrics", "identity")
-        assert metrics.status_code == 200
-        assert metrics.headers["cache-control"] == "no-cache"
-        assert "Cookie" not in metrics.headers.get("vary", "")  # a visitor's page depends on its address only
-        # the page's chunks in the head after the entry script's tag; nothing else changed
-        assert raw == INDEX.replace(b"</head>", METRICS_LINKS + b"\n  </head>")
-        # served with the app's own policy: its scripts from the same origin only
-        assert "script-src 'self';" in metrics.headers["content-security-policy"]
-        assert _links(web.get("/clusters/7f3c/").content) == ["/assets/overview-1.js"]  # the index route's page
-        # a path's fixed words win over a parameter
-        assert _links(web.get("/settings/sources/aws/new").content) == ["/assets/aws-new-5.js"]
-        assert _links(web.get("/settings/sources/aws/12").content) == ["/assets/aws-4.js"]
-        # an address of no page, a page with nothing beyond the entry: the built file as it is
-        for path in ("/clusters/7f3c/metrics/extra", "/nowhere", "/"):
-            response, raw = _get_raw(web, path, "gzip")
-            assert response.headers["vary"] == "Accept-Encoding", path
-            assert gzip.decompress(raw) == INDEX, path
-        web.cookies.set("headroom_session", "any-token")
-        signed_in = web.get("/clusters/7f3c/metrics", headers={"Accept-Encoding": "identity"})
-        assert signed_in.content == INDEX.replace(b"</head>", session_preload + METRICS_LINKS + b"\n  </head>")
-        assert "Cookie" in signed_in.headers["vary"]
-        assert web.get("/nowhere").content == INDEX.replace(b"</head>", session_preload + b"\n  </head>")
-        # a new build's table is read again (a server left running across a deploy of the front end)
-        ROUTE_PRELOAD["routes"]["/nowhere"] = {"modules": [], "js": ["assets/new-6.js"], "css": []}
-        table = dist / ".vite" / "route-preload.json"
-        table.write_text(json.dumps(ROUTE_PRELOAD))
-        os.utime(table, ns=(table.stat().st_atime_ns, table.stat().st_mtime_ns + 1_000_000))
-        assert _links(web.get("/nowhere").content) == ["/api/v1/auth/me", "/assets/new-6.js"]
-        del ROUTE_PRELOAD["routes"]["/nowhere"]
 
 
 def test_build_manifest_is_not_served_and_api_responses_are_compressed_per_request(app_ctx: Any, dist: Path) -> None:
