@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from headroom.domain.advisor.outcome import FixOutcome
-from headroom.findings.schemas import WhatIfRead
+from headroom.findings.schemas import WhatIfRead as WhatIfRead  # the ledger's predicted effect (changes.service)
 from headroom.platform.schemas import Output
 
 

@@ -59,7 +59,6 @@ from headroom.domain.tikvconf.display import config_value_text, known_default
 from headroom.domain.tikvconf.parse import flatten, same_value
 from headroom.domain.units import GIB, format_duration_words, format_quantity, setting_text
 from headroom.findings import service as findings_service
-from headroom.findings.schemas import WhatIfRead
 from headroom.inventory.models import Instance, InventoryChange, TikvConfig, TikvNode, Volume
 from headroom.metrics import service as metrics_service
 from headroom.patches.models import PatchRecord
@@ -80,6 +79,7 @@ from headroom.changes.schemas import (
     RuleAccuracy,
     RuleList,
     RuleRead,
+    WhatIfRead,
 )
 
 log = get_logger("headroom.changes")
