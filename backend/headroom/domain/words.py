@@ -39,12 +39,14 @@ AUDIT_SUBJECTS: dict[str, str] = {
     "org": "Organisation",
     "patch": "Patch",
     "prometheus_source": "Prometheus source",
+    "volume": "Volume",
 }
 # Whole actions whose words are not their parts' ("auth.login" is not "Sign-in: login").
 AUDIT_ACTIONS: dict[str, str] = {
     "auth.login": "Signed in",
     "auth.signup_confirmed": "Sign-up confirmed",
     "org.created": "Organisation created",
+    "volume.id_given": "Demo volume: given a real volume's ID",
 }
 
 
