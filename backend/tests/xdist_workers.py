@@ -15,16 +15,12 @@ their own. Without xdist (no PYTEST_XDIST_WORKER) it changes nothing.
 * Shared state that cannot be split is kept on one worker: with `--dist loadgroup` (scripts/test.sh) each test
   file is scheduled whole (its module- and session-scoped fixtures are built once, on one worker, as with
   `--dist loadfile`), and the files of each group below are scheduled together, one after another:
-    - "moto": the files of sources/aws share the moto server's regions: the `region` fixture hands out and
-      empties this worker's share of them (sources/aws/conftest.py), and some of these tests create volumes or
-      count what is in a fixed region (us-east-1, ap-southeast-3).
-    - "moto-eu-north-1": the AWS CLI scripts of tests/patches create, count and change instances and volumes in
-      eu-north-1 (patches/aws_script_run.py), a region no other test uses.
+    - "moto": the moto server is one AWS account for everybody; these files create, count and delete EC2
+      instances and volumes in fixed regions (tests/patches use eu-north-1, sources/aws empties the region it
+      takes), so two of them at once would see or delete each other's resources.
     - "prometheus": the tests of sources/prometheus share one session fixture that simulates two clusters, loads
       their history into a Prometheus of its own and scrapes live exporters (tens of seconds to build); grouped,
       it is built once instead of once per worker.
-  The other files that use the moto server run on any worker, beside these groups: the catalog's (instance types
-  and prices, read only) and worker/tests/test_ingest_kill.py (eu-south-1 and af-south-1, which no other test uses).
 """
 
 from __future__ import annotations
@@ -40,31 +36,19 @@ _CREATED: list[str] = []  # the database this worker made (dropped when the work
 
 # Paths relative to the repository root; a directory covers the files under it.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "moto": ("backend/tests/sources/aws/",),
-    "moto-eu-north-1": (
+    "moto": (
+        "backend/tests/sources/aws/",
         "backend/tests/patches/test_aws_script_in_aws_cli.py",
         "backend/tests/patches/test_new_volume_script.py",
         "backend/tests/patches/test_volume_resize_script.py",
         "backend/tests/patches/test_rolling_restart_script.py",
+        "backend/tests/domain/catalog/test_catalog_refresh_moto.py",
+        "backend/tests/domain/catalog/test_catalog_price_list.py",
+        "backend/tests/commands/test_catalog_cli.py",
+        "worker/tests/test_ingest_kill.py",
     ),
     "prometheus": ("backend/tests/sources/prometheus/",),
 }
-
-# Files whose few tests start processes of their own (Celery workers, `headroom` servers and commands, a PostgreSQL
-# standby, fresh interpreters: each imports the app or starts a server, seconds of CPU apiece), scheduled right after
-# the groups. A file missing here still runs; it may only be scheduled later than its length deserves.
-STARTED_FIRST: frozenset[str] = frozenset({
-    "worker/tests/test_worker.py",  # a Celery worker (prefork)
-    "worker/tests/test_ingest_kill.py",  # two Celery workers, one killed mid-backfill
-    "backend/tests/api/test_read_replica.py",  # a streaming standby PostgreSQL and the app served
-    "backend/tests/api/test_database_down.py",  # a PostgreSQL of its own, stopped under the app
-    "backend/tests/api/test_ops_metrics.py",  # the app served and scraped by a real Prometheus
-    "backend/tests/alerts/test_channels.py",  # Alertmanager
-    "backend/tests/commands/test_up_first_run.py",  # `headroom up` in a fresh interpreter
-    "backend/tests/platform/test_password_hashing.py",  # the app's imports in a fresh interpreter
-    "backend/tests/platform/test_telemetry_multiprocess.py",  # forked processes and a fresh interpreter
-    "backend/tests/api/test_keep_alive.py",  # the app served by uvicorn, a client idle past its keep-alive
-})
 
 
 
@@ -152,38 +136,17 @@ def _group(rel: str) -> str:
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: absent when the plugin is off (-p no:xdist)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """With `--dist loadgroup`, schedule whole test files, and the files of each of GROUPS together; the groups and
-    STARTED_FIRST go out first.
+    """With `--dist loadgroup`, schedule whole test files, and the files of each of GROUPS together.
 
     xdist's own loadgroup reads `xdist_group` markers from node ids that pytest 9 no longer carries, so the
-    grouping is done here, from the paths, on the controller: LoadScopeScheduling sends each scope to one worker,
-    the scope with the most tests first, and hands a worker its next scope when it has two tests left. Counted in
-    tests, a file that starts servers or workers of its own (a few tests, a minute or more) came last, and one
-    worker ran it while the other had nothing left to do; such long scopes go first instead, so the short ones
-    fill in at the end."""
+    grouping is done here, from the paths, on the controller: LoadScopeScheduling sends each scope to one worker
+    (largest scope first)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class FileGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        _ordered = False
-
         def _split_scope(self, nodeid: str) -> str:
             return _group(nodeid.split("::", 1)[0])
 
-        def _assign_work_unit(self, node: Any) -> None:
-            if not self._ordered:  # the queue is complete when the first unit is handed out
-                units = sorted(self.workqueue.items(), key=lambda unit: _rank(unit[0]))  # stable: count order
-                self.workqueue.clear()
-                self.workqueue.update(units)
-                self._ordered = True
-            super()._assign_work_unit(node)
-
     return FileGroupScheduling(config, log)
-
-
-def _rank(scope: str) -> int:
-    """0 for a group, 1 for a file of STARTED_FIRST, 2 for any other file."""
-    if scope in GROUPS:
-        return 0
-    return 1 if scope in STARTED_FIRST else 2

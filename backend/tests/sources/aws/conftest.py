@@ -16,7 +16,7 @@ import pytest
 from aws_fixtures import boto, make_org_and_connection
 from xdist_workers import worker_index
 
-ALL_REGIONS = ("eu-west-3", "ap-south-1", "ca-central-1", "sa-east-1", "ap-southeast-1", "ap-northeast-2",
+ALL_REGIONS = ("eu-west-3", "ap-south-1", "ca-central-1", "sa-east-1", "eu-north-1", "ap-northeast-2",
                "ap-southeast-2", "eu-central-1", "us-west-1", "us-east-2", "eu-west-2", "ap-northeast-1")
 
 
