@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from '../fixtures';
-import type { APIRequestContext, BrowserContext, Locator, Page } from '@playwright/test';
+import { adviseNow, csrfHeaders, newestPlan, nodesOf, planStatus, plansOf, runRow, untilPlanReads } from '../apply-plan';
+import type { APIRequestContext, Page } from '@playwright/test';
 
 /**
  * Apply a volume fix end to end through the UI (docs/apply.md): the demo cluster's gp2 -> gp3 fix is applied to a
@@ -94,27 +95,14 @@ function aws<T>(...args: string[]): T {
   return JSON.parse(out.trim().split('\n').at(-1)!) as T;
 }
 
-async function csrfHeaders(context: BrowserContext): Promise<Record<string, string>> {
-  const csrf = (await context.cookies()).find((c) => c.name === 'headroom_csrf')?.value ?? '';
-  return { 'X-CSRF-Token': csrf };
-}
-
 async function findings(request: APIRequestContext, clusterId: string): Promise<FindingItem[]> {
   const answer = await request.get(`/api/v1/clusters/${clusterId}/findings`, { params: { limit: 200 } });
   expect(answer.ok()).toBeTruthy();
   return ((await answer.json()) as { items: FindingItem[] }).items;
 }
 
-async function nodesOf(request: APIRequestContext, clusterId: string): Promise<NodeItem[]> {
-  const answer = await request.get(`/api/v1/clusters/${clusterId}/nodes`);
-  expect(answer.ok()).toBeTruthy();
-  return ((await answer.json()) as { items: NodeItem[] }).items;
-}
-
 async function planOf(request: APIRequestContext, clusterId: string, findingId: string): Promise<Plan> {
-  const answer = await request.get(`/api/v1/clusters/${clusterId}/apply-plans`);
-  expect(answer.ok()).toBeTruthy();
-  const plans = ((await answer.json()) as Plan[]).filter((p) => p.finding_id === findingId);
+  const plans = await plansOf<Plan>(request, clusterId, findingId);
   expect(plans.length).toBeGreaterThan(0);
   return plans[0]!;
 }
@@ -127,14 +115,6 @@ async function giveVolumeId(page: Page, clusterId: string, volumeId: string, rea
   });
   expect(answer.status(), await answer.text()).toBe(200);
   return ((await answer.json()) as { volume_id: string }).volume_id;
-}
-
-/** Ask for an advice run (the cluster's "advise now"); one already queued is fine. */
-async function adviseNow(page: Page, clusterId: string) {
-  const answer = await page.request.post(`/api/v1/clusters/${clusterId}/advise`, {
-    headers: await csrfHeaders(page.context()),
-  });
-  expect([202, 429], await answer.text()).toContain(answer.status());
 }
 
 /** Advise until the cluster has an open finding of RULE on each of these volumes; their findings in that order. */
@@ -154,29 +134,6 @@ async function openFindingsOn(page: Page, clusterId: string, volumeIds: string[]
   return found;
 }
 
-/** The plans list item of the newest plan in the panel (plans are listed newest first). */
-function newestPlan(panel: Locator): Locator {
-  return panel.getByRole('heading', { name: 'Plans for this finding' }).locator('xpath=following-sibling::ul[1]/li[1]');
-}
-
-function planStatus(plan: Locator): Locator {
-  return plan.locator(':scope > strong');
-}
-
-function runRow(plan: Locator, position: number): Locator {
-  return plan
-    .getByRole('table', { name: 'How far each step has run' })
-    .getByRole('row')
-    .filter({ has: plan.page().getByRole('cell', { name: new RegExp(`^${position} `) }) });
-}
-
-async function untilPlanReads(page: Page, panel: Locator, words: string, timeout: number) {
-  await expect(async () => {
-    await page.reload();
-    await expect(planStatus(newestPlan(panel))).toHaveText(words, { timeout: 5_000 });
-  }).toPass({ timeout, intervals: [3_000, 5_000, 10_000] });
-}
-
 test('apply: a gp2 volume becomes gp3 through the write role, an untagged one is refused, all through the UI', async ({
   page,
   browser,
@@ -185,7 +142,7 @@ test('apply: a gp2 volume becomes gp3 through the write role, an untagged one is
   // One run of three steps on one volume, watched 120 s, on a loaded 2-core CI machine.
   test.setTimeout(900_000);
   const cluster = await openDemoCluster();
-  const gp2 = (await nodesOf(page.request, cluster.id))
+  const gp2 = (await nodesOf<NodeItem>(page.request, cluster.id))
     .flatMap((n) => n.volumes.filter((v) => v.role === 'data' && v.volume_type === 'gp2').map((v) => ({ node: n, ...v })))
     .sort((a, b) => a.node.store_address.localeCompare(b.node.store_address));
   expect(gp2.length).toBe(2);
@@ -367,7 +324,7 @@ test('apply: a gp2 volume becomes gp3 through the write role, an untagged one is
   }
 
   await test.step('the demo has its simulated volumes and their findings as before', async () => {
-    const volumes = (await nodesOf(page.request, cluster.id)).flatMap((n) => n.volumes.map((v) => v.volume_id));
+    const volumes = (await nodesOf<NodeItem>(page.request, cluster.id)).flatMap((n) => n.volumes.map((v) => v.volume_id));
     for (const v of gp2) expect(volumes).toContain(v.volume_id);
     await openFindingsOn(page, cluster.id, gp2.map((v) => v.volume_id));
   });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '../fixtures';
-import type { APIRequestContext, BrowserContext, Locator, Page } from '@playwright/test';
+import { adviseNow, csrfHeaders, newestPlan, nodesOf, planStatus, plansOf, runRow, untilPlanReads } from '../apply-plan';
+import type { APIRequestContext, Page } from '@playwright/test';
 
 /**
  * Apply, verify, roll back, through the UI (docs/apply.md), end to end: the demo owner turns apply on for the
@@ -99,11 +100,6 @@ async function setStandIn(request: APIRequestContext, address: string, value: st
   expect(answer.status(), await answer.text()).toBe(200);
 }
 
-async function csrfHeaders(context: BrowserContext): Promise<Record<string, string>> {
-  const csrf = (await context.cookies()).find((c) => c.name === 'headroom_csrf')?.value ?? '';
-  return { 'X-CSRF-Token': csrf };
-}
-
 async function findingOf(request: APIRequestContext, clusterId: string, rule: string): Promise<FindingItem> {
   const answer = await request.get(`/api/v1/clusters/${clusterId}/findings`, { params: { limit: 200 } });
   expect(answer.ok()).toBeTruthy();
@@ -113,22 +109,10 @@ async function findingOf(request: APIRequestContext, clusterId: string, rule: st
   return found;
 }
 
-async function nodesOf(request: APIRequestContext, clusterId: string): Promise<NodeItem[]> {
-  const answer = await request.get(`/api/v1/clusters/${clusterId}/nodes`);
-  expect(answer.ok()).toBeTruthy();
-  return ((await answer.json()) as { items: NodeItem[] }).items;
-}
-
 async function previewOf(request: APIRequestContext, findingId: string): Promise<PlanPreview> {
   const answer = await request.get(`/api/v1/findings/${findingId}/apply-plan`);
   expect(answer.ok()).toBeTruthy();
   return (await answer.json()) as PlanPreview;
-}
-
-async function plansOf(request: APIRequestContext, clusterId: string, findingId: string): Promise<Plan[]> {
-  const answer = await request.get(`/api/v1/clusters/${clusterId}/apply-plans`);
-  expect(answer.ok()).toBeTruthy();
-  return ((await answer.json()) as Plan[]).filter((p) => p.finding_id === findingId);
 }
 
 async function setStatusAddress(page: Page, clusterId: string, nodeId: string, address: string) {
@@ -139,17 +123,9 @@ async function setStatusAddress(page: Page, clusterId: string, nodeId: string, a
   expect(answer.status(), await answer.text()).toBe(200);
 }
 
-/** Ask for an advice run (the cluster's "advise now"); one already queued is fine. */
-async function adviseNow(page: Page, clusterId: string) {
-  const answer = await page.request.post(`/api/v1/clusters/${clusterId}/advise`, {
-    headers: await csrfHeaders(page.context()),
-  });
-  expect([202, 429], await answer.text()).toContain(answer.status());
-}
-
 /** Withdraw or stop what an earlier run of this spec left open, so the finding can be proposed again. */
 async function clearOpenPlans(page: Page, clusterId: string, findingId: string) {
-  for (const plan of await plansOf(page.request, clusterId, findingId)) {
+  for (const plan of await plansOf<Plan>(page.request, clusterId, findingId)) {
     const headers = await csrfHeaders(page.context());
     if (plan.status === 'proposed' || plan.status === 'approved') {
       await page.request.post(`/api/v1/apply-plans/${plan.id}/reject`, { data: { note: 'e2e: again' }, headers });
@@ -157,32 +133,6 @@ async function clearOpenPlans(page: Page, clusterId: string, findingId: string) 
       await page.request.post(`/api/v1/apply-plans/${plan.id}/stop`, { headers });
     }
   }
-}
-
-/** The plans list item of the newest plan in the panel (plans are listed newest first). */
-function newestPlan(panel: Locator): Locator {
-  return panel.getByRole('heading', { name: 'Plans for this finding' }).locator('xpath=following-sibling::ul[1]/li[1]');
-}
-
-/** A plan's status in words ("Waiting for approval", "Done", ...): the item's first line, not a step's. */
-function planStatus(plan: Locator): Locator {
-  return plan.locator(':scope > strong');
-}
-
-/** A step's row in the run table, by its position. */
-function runRow(plan: Locator, position: number): Locator {
-  return plan
-    .getByRole('table', { name: 'How far each step has run' })
-    .getByRole('row')
-    .filter({ has: plan.page().getByRole('cell', { name: new RegExp(`^${position} `) }) });
-}
-
-/** Reload until the newest plan's status reads `words` (the panel polls while a plan runs; a reload is sure). */
-async function untilPlanReads(page: Page, panel: Locator, words: string, timeout: number) {
-  await expect(async () => {
-    await page.reload();
-    await expect(planStatus(newestPlan(panel))).toHaveText(words, { timeout: 5_000 });
-  }).toPass({ timeout, intervals: [3_000, 5_000, 10_000] });
 }
 
 test('apply: a run to the end, a guard that trips and rolls back, a stop, all through the UI', async ({
@@ -203,7 +153,7 @@ test('apply: a run to the end, a guard that trips and rolls back, a stop, all th
     ...new Set((await previewOf(page.request, finding.id)).steps.map((s) => s.change.entity?.node ?? '')),
   ].filter((s) => s);
   expect(stores.length).toBe(2);
-  const nodes = (await nodesOf(page.request, cluster.id)).filter((n) => stores.includes(n.store_address));
+  const nodes = (await nodesOf<NodeItem>(page.request, cluster.id)).filter((n) => stores.includes(n.store_address));
   const originalAddress = new Map(nodes.map((n) => [n.id, n.status_address ?? '']));
   // A run of this spec that stopped half-way left the nodes on stand-ins: their made-up addresses are the demo's.
   const simulatedAddress = (n: NodeItem) => `${n.store_address.split(':')[0]}:20180`;
@@ -284,7 +234,7 @@ test('apply: a run to the end, a guard that trips and rolls back, a stop, all th
       await expect(planStatus(plan)).toHaveText('Approved', { timeout: 20_000 });
       await plan.getByRole('button', { name: 'Run' }).click();
       await expect(plan.getByRole('table', { name: 'How far each step has run' })).toBeVisible({ timeout: 20_000 });
-      const [newest] = await plansOf(page.request, cluster.id, finding.id);
+      const [newest] = await plansOf<Plan>(page.request, cluster.id, finding.id);
       expect(newest!.status).not.toBe('approved');
       return newest!;
     };
