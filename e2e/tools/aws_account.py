@@ -22,13 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from typing import Any
 
 import boto3
-import yaml
 from moto.iam.access_control import IAMPolicy, PermissionResult
+
+# The tests' CloudFormation reader (backend/tests/cfn_template.py), shared with the role's API tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "backend", "tests"))
+import cfn_template  # noqa: E402
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's default account: the volumes' owner
@@ -40,37 +42,6 @@ def _client(service: str) -> Any:
         sys.exit("Set HEADROOM_E2E_AWS_ENDPOINT to the moto server's URL (scripts/test.sh passes it)")
     return boto3.client(service, endpoint_url=endpoint, region_name=REGION, aws_access_key_id="testing",
                         aws_secret_access_key="testing")
-
-
-class _CfnLoader(yaml.SafeLoader):
-    """YAML with CloudFormation's short tags (!Ref, !Sub) kept as {"!Ref": ...} to resolve afterwards."""
-
-
-def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.ScalarNode):
-        return {"!" + suffix: loader.construct_scalar(node)}
-    if isinstance(node, yaml.SequenceNode):
-        return {"!" + suffix: loader.construct_sequence(node)}
-    return {"!" + suffix: loader.construct_mapping(node)}  # type: ignore[arg-type]
-
-
-_CfnLoader.add_multi_constructor("!", _tag)
-
-
-def _render(value: Any, params: dict[str, str]) -> Any:
-    """Resolve !Ref and !Sub as CloudFormation does with the template's parameter defaults."""
-    if isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith("!"):
-        ((fn, arg),) = value.items()
-        if fn == "!Ref":
-            return params[arg]
-        if fn == "!Sub":
-            return re.sub(r"\$\{([\w:]+)\}", lambda m: params[m.group(1)], arg)
-        return value
-    if isinstance(value, dict):
-        return {k: _render(v, params) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_render(v, params) for v in value]
-    return value
 
 
 def create_volume(az: str, size: int, tags: list[str]) -> dict[str, Any]:
@@ -93,11 +64,11 @@ def describe_volume(volume_id: str) -> dict[str, Any]:
 
 def create_role(template_file: str) -> dict[str, Any]:
     with open(template_file, encoding="utf-8") as f:
-        doc = yaml.load(f, Loader=_CfnLoader)  # noqa: S506 (a SafeLoader subclass)
+        doc = cfn_template.load(f.read())
     params = {name: str(p.get("Default", "")) for name, p in doc["Parameters"].items()}
     params |= {"AWS::Partition": "aws", "AWS::AccountId": ACCOUNT}
     [(_, resource)] = [(n, r) for n, r in doc["Resources"].items() if r["Type"] == "AWS::IAM::Role"]
-    role = _render(resource["Properties"], params)
+    role = cfn_template.render(resource["Properties"], params)
     iam = _client("iam")
     name = role.get("RoleName") or "HeadroomApply"
     try:

@@ -20,7 +20,6 @@ is refused on every volume, tagged or not, and IAM's SimulateCustomPolicy is not
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import cfn_template
 import hcl2
 import pytest
-import yaml
 from helpers import sign_up
 from moto import settings as moto_settings
 from moto.core.authorization import ActionAuthenticatorMixin
@@ -41,36 +40,6 @@ TEMPLATES = Path(__file__).resolve().parents[3] / "headroom" / "sources" / "aws"
 ACCOUNT = "123456789012"  # moto's default account: the volumes' owner here
 HEADROOM = "210987654321"
 ACTIONS = ["ec2:DescribeVolumesModifications", "ec2:ModifyVolume"]
-
-
-class _CfnLoader(yaml.SafeLoader):
-    pass
-
-
-def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    value = (loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode)  # type: ignore[arg-type]
-             else loader.construct_sequence(node) if isinstance(node, yaml.SequenceNode)  # type: ignore[arg-type]
-             else loader.construct_mapping(node))  # type: ignore[arg-type]
-    return {"!" + suffix: value}
-
-
-_CfnLoader.add_multi_constructor("!", _tag)
-
-
-def _render(value: Any, params: dict[str, str]) -> Any:
-    """Resolve !Ref and !Sub as CloudFormation would with these parameters (and pseudo parameters)."""
-    if isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith("!"):
-        (fn, arg), = value.items()
-        if fn == "!Ref":
-            return params[arg]
-        if fn == "!Sub":
-            return re.sub(r"\$\{([\w:]+)\}", lambda m: params[m.group(1)], arg)
-        return value
-    if isinstance(value, dict):
-        return {k: _render(v, params) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_render(v, params) for v in value]
-    return value
 
 
 def _unquote(value: Any) -> Any:
@@ -94,10 +63,10 @@ def _setup(client: Any, settings: Any, tag: tuple[str, str] = ("tikv-data", "hea
 
 
 def _role_documents(cfn_text: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    doc = yaml.load(cfn_text, Loader=_CfnLoader)  # noqa: S506 (a SafeLoader subclass)
+    doc = cfn_template.load(cfn_text)
     params = {name: p.get("Default") for name, p in doc["Parameters"].items()}
     params |= {"AWS::Partition": "aws", "AWS::AccountId": ACCOUNT}
-    role = _render(doc["Resources"]["HeadroomApplyRole"]["Properties"], params)
+    role = cfn_template.render(doc["Resources"]["HeadroomApplyRole"]["Properties"], params)
     [policy] = role["Policies"]
     return doc, role["AssumeRolePolicyDocument"], json.loads(policy["PolicyDocument"])
 
