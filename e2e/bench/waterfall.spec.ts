@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { expect, test } from '../fixtures';
+import { METRICS_CHART_LINE } from '../first-chart';
 
 // The waterfall of a cold load (a new browser context: no HTTP cache, no React Query cache) of a few pages: when
 // each request started, when its first byte and its last byte came (resource timing), the document's own timing,
@@ -11,6 +12,8 @@ const OUT = process.env.HEADROOM_WATERFALL_OUT ?? '';
 const RUNS = Number(process.env.HEADROOM_WATERFALL_RUNS ?? '3');
 
 const PROFILE = process.env.HEADROOM_WATERFALL_PROFILE === '1';
+// HEADROOM_WATERFALL_PAGES: the pages to load, by name, comma-separated (all by default).
+const ONLY = process.env.HEADROOM_WATERFALL_PAGES ?? '';
 
 interface Profile {
   nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number } }[];
@@ -70,7 +73,8 @@ test('waterfall: cold loads of a few pages', async ({ page, browser, loginPage, 
     { name: 'settings: API tokens', path: '/settings/tokens', content: 'main h1' },
     { name: 'clusters', path: '/clusters', content: 'main table' },
     { name: 'cluster overview', path: `/clusters/${clusterId}`, content: 'main table' },
-  ];
+    { name: 'metrics (6 h)', path: `/clusters/${clusterId}/metrics?range=6h`, content: METRICS_CHART_LINE },
+  ].filter((p) => !ONLY || ONLY.split(',').includes(p.name));
   const out = [];
   for (const p of pages) {
     for (let i = 0; i < RUNS; i += 1) {

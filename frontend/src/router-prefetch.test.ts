@@ -1,6 +1,7 @@
-import { QueryClient } from '@tanstack/react-query';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
+import { createQueryClient } from '@/api/query-client';
+import { sourceBadgesQuery } from '@/features/clusters/api';
 import { activeFindingsQuery } from '@/features/findings/api';
 import { tokensQuery } from '@/features/org/api';
 import { routes } from '@/router';
@@ -8,19 +9,30 @@ import { apiUrl, recordGets, server } from '@/test/server';
 import { prefetchRoute } from '@/lib/routePrefetch';
 
 function start(pathname: string, role: string | null = 'owner') {
-  const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  // the app's client (answers fresh for 30 s), without retries
+  const queryClient = createQueryClient();
+  queryClient.setDefaultOptions({ queries: { ...queryClient.getDefaultOptions().queries, retry: false } });
   prefetchRoute(routes, { queryClient, location: { pathname, search: '' }, role: () => Promise.resolve(role) });
   return queryClient;
 }
 
 describe("the routes' prefetch (prefetchRoute over router.tsx)", () => {
-  it("starts a cluster overview's requests, and its findings and ceilings once the cluster says it was advised on", async () => {
+  it("starts every request of a cluster overview at once, not its findings, ceilings and sources after the cluster", async () => {
     const asked = recordGets();
+    let answerCluster: () => void = () => undefined;
+    const clusterAnswered = new Promise<void>((resolve) => (answerCluster = resolve));
     server.use(
-      http.get(apiUrl('/clusters/c-1'), () => {
+      http.get(apiUrl('/clusters/c-1'), async () => {
         asked.push('/clusters/c-1');
+        await clusterAnswered; // held until every other request has been asked
         return HttpResponse.json({ id: 'c-1', is_demo: false, advised_at: '2026-11-29T12:00:00Z' });
       }),
+      ...['/sources/aws', '/sources/prometheus'].map((path) =>
+        http.get(apiUrl(path), () => {
+          asked.push(path);
+          return HttpResponse.json([]);
+        }),
+      ),
     );
     const queryClient = start('/clusters/c-1');
     await vi.waitFor(() => expect(asked).toHaveLength(9));
@@ -35,16 +47,12 @@ describe("the routes' prefetch (prefetchRoute over router.tsx)", () => {
       '/sources/aws',
       '/sources/prometheus',
     ].sort());
+    answerCluster();
     // under the key the overview's findings cards read
     await vi.waitFor(() => expect(queryClient.getQueryState(activeFindingsQuery('c-1').queryKey)?.status).toBe('success'));
-  });
-
-  it("asks a never-advised cluster's overview for no findings or ceilings (the page shows a notice instead)", async () => {
-    const asked = recordGets();
-    server.use(http.get(apiUrl('/clusters/c-2'), () => HttpResponse.json({ id: 'c-2', is_demo: true, advised_at: null })));
-    start('/clusters/c-2');
-    await vi.waitFor(() => expect(asked).toContain('/sources/prometheus'));
-    expect(asked.filter((p) => p.includes('findings') || p.includes('projections'))).toEqual([]);
+    // the badges are made of the lists already asked for: no second request for either
+    await vi.waitFor(() => expect(queryClient.getQueryState(sourceBadgesQuery('c-1', false).queryKey)?.status).toBe('success'));
+    expect(asked.filter((p) => p.startsWith('/sources/'))).toHaveLength(2);
   });
 
   it('asks for the API tokens for an admin or owner only, once the session has said the role', async () => {

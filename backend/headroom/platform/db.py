@@ -5,14 +5,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 from contextlib import contextmanager
 from functools import lru_cache
 
 import psycopg
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 from sqlalchemy.orm import Session, sessionmaker
+
+from headroom.platform.telemetry import request_timing
 
 
 def normalise_database_url(url: str) -> str:
@@ -42,6 +45,34 @@ def engine_for(url: str) -> Engine:
         normalise_database_url(url), pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=MAX_OVERFLOW,
         hide_parameters=True
     )
+
+
+def _statement_started(conn: Any, cursor: Any, statement: Any, parameters: Any, context: Any, executemany: bool) -> None:
+    if request_timing() is not None:
+        conn.info.setdefault("headroom_started", []).append(time.perf_counter())
+
+
+def _statement_ended(conn: Any, cursor: Any, statement: Any, parameters: Any, context: Any, executemany: bool) -> None:
+    """Adds a statement's time to the request's Server-Timing `db` figure (platform/telemetry.py)."""
+    timing = request_timing()
+    started = conn.info.get("headroom_started")
+    if timing is None or not started:
+        return
+    timing.db_seconds += time.perf_counter() - started.pop()
+    timing.db_statements += 1
+
+
+def _statement_failed(context: Any) -> None:
+    """A statement that raised has no after_cursor_execute: its start is dropped (its time is not counted)."""
+    started = context.connection.info.get("headroom_started") if context.connection is not None else None
+    if started:
+        started.pop()
+
+
+# Every engine (the primary's, the read replica's) times its statements for the request that runs them.
+event.listen(Engine, "before_cursor_execute", _statement_started)
+event.listen(Engine, "after_cursor_execute", _statement_ended)
+event.listen(Engine, "handle_error", _statement_failed)
 
 
 def session_factory(url: str) -> sessionmaker[Session]:

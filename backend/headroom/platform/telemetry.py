@@ -18,6 +18,7 @@ No label carries an organisation's, cluster's or source's name: sources are labe
 from __future__ import annotations
 
 import bisect
+import contextvars
 import datetime as dt
 import hmac
 import os
@@ -115,6 +116,37 @@ def status_class(status: int) -> str:
     return f"{status // 100}xx" if 100 <= status < 600 else "other"
 
 
+@dataclass
+class RequestTiming:
+    """Where one request's time went, for its Server-Timing header: the database's share (every statement the
+    request's sessions ran, timed around the driver's execute; platform/db.py) and how many statements.
+
+    Mutated in place: a sync route runs in a worker thread with a copy of the request's context, and the copy
+    holds this same object."""
+
+    db_seconds: float = 0.0
+    db_statements: int = 0
+
+
+_REQUEST_TIMING: contextvars.ContextVar[RequestTiming | None] = contextvars.ContextVar("request_timing", default=None)
+
+
+def request_timing() -> RequestTiming | None:
+    """The timing of the request being handled in this context, or None outside a request (jobs, the CLI)."""
+    return _REQUEST_TIMING.get()
+
+
+def server_timing_header(total_seconds: float, timing: RequestTiming) -> bytes:
+    """`Server-Timing` (W3C Server Timing, https://www.w3.org/TR/server-timing/): `app` is the time from the
+    request's arrival to its answer's first byte, `db` the part of it spent in database statements. Browsers show
+    it in their network panel; the page bench reads it to split a slow page's time between the server and the
+    network or the browser."""
+    return (
+        f'app;dur={total_seconds * 1000:.1f}, '
+        f'db;dur={timing.db_seconds * 1000:.1f};desc="{timing.db_statements} statements"'
+    ).encode("latin-1")
+
+
 class RequestTelemetry:
     """Pure ASGI middleware: gives each HTTP request an id (the incoming X-Request-ID when sane, else a new one),
     binds it to every log line written while the request is handled, returns it in the X-Request-ID response
@@ -142,13 +174,17 @@ class RequestTelemetry:
         header = (b"x-request-id", request_id.encode("latin-1"))
         status = 500
         started = time.perf_counter()
+        timing = RequestTiming()
+        _REQUEST_TIMING.set(timing)
 
         async def send_with_id(message: Any) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
-                headers = [(k, v) for k, v in message.get("headers", ()) if k.lower() != b"x-request-id"]
-                message = {**message, "headers": [*headers, header]}
+                headers = [(k, v) for k, v in message.get("headers", ())
+                           if k.lower() not in (b"x-request-id", b"server-timing")]
+                took = (b"server-timing", server_timing_header(time.perf_counter() - started, timing))
+                message = {**message, "headers": [*headers, header, took]}
             await send(message)
 
         try:

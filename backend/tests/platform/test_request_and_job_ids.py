@@ -24,6 +24,7 @@ from fastapi.testclient import TestClient
 from headroom.platform.jobs.registry import Job
 from headroom.platform.jobs.runner import run_job
 from headroom.platform.logging import configure_logging, get_logger, reset_logging
+from helpers import sign_up
 
 HEX_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -179,3 +180,25 @@ def test_every_line_of_a_job_carries_its_id(settings: Any, clock: Any, capsys: A
     assert second[-1]["outcome"] == "failed" and second[-1]["error_type"] == "RuntimeError"
     after = next(line for line in lines if line["event"] == "test.after_jobs")
     assert "job_id" not in after  # unbound when the run ends
+
+
+SERVER_TIMING = re.compile(r'app;dur=(?P<app>[0-9.]+), db;dur=(?P<db>[0-9.]+);desc="(?P<n>[0-9]+) statements"')
+
+
+def test_every_answer_says_its_server_and_database_time(client: TestClient) -> None:
+    """Server-Timing: the whole request and its database statements, so a slow page can be split between the
+    server, the network and the browser (bench/page_times.py's waterfall reads it)."""
+    healthz = SERVER_TIMING.fullmatch(client.get("/healthz").headers["Server-Timing"])
+    assert healthz and float(healthz["app"]) > 0
+
+    owner = sign_up(client)
+    listed = owner.get("/api/v1/clusters")
+    assert listed.status_code == 200
+    timing = SERVER_TIMING.fullmatch(listed.headers["Server-Timing"])
+    assert timing, listed.headers["Server-Timing"]
+    # the session lookup and the list are statements of this request; each request counts its own only
+    assert int(timing["n"]) >= 2 and 0 < float(timing["db"]) <= float(timing["app"])
+    again = SERVER_TIMING.fullmatch(owner.get("/api/v1/clusters").headers["Server-Timing"])
+    assert again and int(again["n"]) == int(timing["n"])
+    refused = client.get("/api/v1/clusters", cookies={"headroom_session": "not-a-session"})
+    assert refused.status_code == 401 and SERVER_TIMING.fullmatch(refused.headers["Server-Timing"])

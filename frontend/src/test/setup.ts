@@ -25,6 +25,17 @@ beforeAll(() =>
 beforeEach(() => {
   document.cookie = 'headroom_csrf=test-csrf-token; path=/';
 });
+// What React says on console.error is a defect a user sees (markup a browser rearranges, such as text inside a <tr>,
+// which the clusters table once showed as a line of code in every row): a test during which it is said fails.
+const consoleErrors: string[] = [];
+const originalError = console.error.bind(console);
+console.error = (...args: unknown[]) => {
+  // React's messages are printf-like ('In HTML, %s cannot be a child of <%s>.'): said with their arguments
+  const [first, ...rest] = args.map(String);
+  const said = (first ?? '').replace(/%s/g, () => rest.shift() ?? '%s');
+  consoleErrors.push([said, ...rest].join(' ').slice(0, 300));
+  originalError(...args);
+};
 afterEach(() => {
   const missed = unhandled.splice(0);
   server.resetHandlers();
@@ -33,7 +44,9 @@ afterEach(() => {
     const name = c.split('=')[0]?.trim();
     if (name) document.cookie = `${name}=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/`;
   });
+  const said = consoleErrors.splice(0);
   if (missed.length > 0) throw new Error(`requests no handler answered: ${[...new Set(missed)].join(', ')}`);
+  if (said.length > 0) throw new Error(`console.error during the test: ${said[0]}`);
 });
 afterAll(() => server.close());
 

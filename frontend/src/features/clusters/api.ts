@@ -2,6 +2,7 @@ import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient }
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
+import { awsConnectionsQuery, prometheusSourcesQuery } from '@/api/source-lists';
 
 export type ClusterList = paths['/api/v1/clusters']['get']['responses'][200]['content']['application/json'];
 export type Cluster = ClusterList['items'][number];
@@ -132,10 +133,11 @@ export function sourceBadges(
 export function sourceBadgesQuery(clusterId: string, isDemo: boolean) {
   return queryOptions({
     queryKey: ['clusters', clusterId, 'sources', isDemo],
-    queryFn: async () => {
+    // the lists as the sources settings read them (api/source-lists.ts): one request each, whoever asks first
+    queryFn: async ({ client }) => {
       const [aws, prometheus] = await Promise.all([
-        unwrap(api.GET('/api/v1/sources/aws')),
-        unwrap(api.GET('/api/v1/sources/prometheus')),
+        client.fetchQuery(awsConnectionsQuery()),
+        client.fetchQuery(prometheusSourcesQuery()),
       ]);
       return sourceBadges(clusterId, aws, prometheus, isDemo);
     },

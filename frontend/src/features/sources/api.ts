@@ -1,7 +1,8 @@
-import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { components } from '@/api/schema';
+import { awsConnectionsKey, awsConnectionsQuery, prometheusSourcesKey, prometheusSourcesQuery } from '@/api/source-lists';
 
 type S = components['schemas'];
 export type AwsConnection = S['AwsConnectionRead'];
@@ -19,11 +20,11 @@ export type SourceHealth = S['SourceHealth'];
 
 export const sourcesKeys = {
   all: ['sources'] as const,
-  awsList: ['sources', 'aws'] as const,
+  awsList: awsConnectionsKey,
   aws: (id: string) => ['sources', 'aws', id] as const,
   awsBackfill: (id: string) => ['sources', 'aws', id, 'backfill'] as const,
   awsSweeps: (id: string) => ['sources', 'aws', id, 'sweeps'] as const,
-  promList: ['sources', 'prometheus'] as const,
+  promList: prometheusSourcesKey,
   prom: (id: string) => ['sources', 'prometheus', id] as const,
   promBackfill: (id: string) => ['sources', 'prometheus', id, 'backfill'] as const,
   org: ['sources', 'org'] as const,
@@ -33,16 +34,10 @@ export const sourcesKeys = {
 // How often a running backfill's progress is re-read; the ingest job commits progress per request batch.
 const BACKFILL_POLL_MS = 3_000;
 
-export function awsConnectionsQuery() {
-  return queryOptions({ queryKey: sourcesKeys.awsList, queryFn: () => unwrap(api.GET('/api/v1/sources/aws')) });
-}
+export { awsConnectionsQuery, prometheusSourcesQuery };
 
 export function useAwsConnections() {
   return useQuery(awsConnectionsQuery());
-}
-
-export function prometheusSourcesQuery() {
-  return queryOptions({ queryKey: sourcesKeys.promList, queryFn: () => unwrap(api.GET('/api/v1/sources/prometheus')) });
 }
 
 export function usePrometheusSources() {

@@ -165,7 +165,7 @@ export function ClusterTable({ clusters, fleet }: { clusters: Cluster[]; fleet?:
               }
               return (
                 <tr key={cluster.id}>
-                  <ClusterName cluster={cluster} /> = Object.entries(cluster.tags ?? {});
+                  <ClusterName cluster={cluster} />
                   <td>
                     {h
                       ? `${h.open_by_severity.critical ?? 0} critical, ${h.open_by_severity.warning ?? 0} warning, ${h.open_by_severity.info ?? 0} info`
