@@ -84,3 +84,10 @@ def test_a_cost_change_is_signed_as_the_app_writes_it(delta: float, text: str) -
 def test_days_are_whole_halves_up(days: float, to: float | None, text: str) -> None:
     """As formatDaysUntil: whole days, halves up (8.5 -> 9; Python's round() would say 8)."""
     assert format_days(days, to) == text
+
+
+def test_the_backend_scales_stored_units_as_the_shared_table_says() -> None:
+    """One table of stored unit -> shown unit and factor, for the charts, the guards and the front end's raw series."""
+    from headroom.domain.snapshot.labels import STORED_TO_SHOWN
+
+    assert STORED_TO_SHOWN == {(row["stored"], row["shown"]): row["factor"] for row in SHARED["stored_to_shown"]}

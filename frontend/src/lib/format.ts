@@ -4,11 +4,14 @@
 export type Unit = 'IOPS' | 'MiB/s' | '%' | 'GiB' | 'MiB' | (string & {});
 
 const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
 
 /**
  * The unit a person reads for a unit the API or CloudWatch spells, and the factor from one to the other. One
- * unit per quantity everywhere: shares and ratios as %, bytes as MiB (1 MiB = 1,048,576 bytes, the unit of the
- * EBS throughput limits), durations in ms; CloudWatch's "None" and "Count" carry no unit word; a flag is yes/no.
+ * unit per quantity everywhere: shares and ratios as %, sizes in GiB and rates in MiB/s (1 MiB = 1,048,576 bytes,
+ * the unit of the EBS throughput limits), durations in ms; CloudWatch's "None" and "Count" carry no unit word; a
+ * flag is yes/no. The backend scales the same way (docs/number-formats.json `stored_to_shown`, checked by both
+ * sides' tests).
  */
 export function humanUnit(unit: string | null | undefined): { unit: Unit; scale: number; flag?: boolean } {
   switch (unit ?? '') {
@@ -20,7 +23,7 @@ export function humanUnit(unit: string | null | undefined): { unit: Unit; scale:
       return { unit: '%', scale: 1 };
     case 'bytes':
     case 'Bytes':
-      return { unit: 'MiB', scale: 1 / MIB };
+      return { unit: 'GiB', scale: 1 / GIB };
     case 'bytes/s':
     case 'Bytes/Second':
       return { unit: 'MiB/s', scale: 1 / MIB };

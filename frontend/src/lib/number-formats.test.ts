@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SIZE_READING, settingText } from './change';
-import { QUANTITY_RULES, formatDuration, formatQuantity } from './format';
+import { QUANTITY_RULES, formatDuration, formatQuantity, humanUnit } from './format';
 
 // docs/number-formats.json is the one table of how a number is written, with cases; the backend's test
 // (backend/tests/domain/test_number_formats.py) reads the same file, so the app and the weekly email agree.
@@ -49,6 +49,17 @@ describe('a change value, as the backend writes it', () => {
     const cwd = (globalThis as unknown as { process: { cwd(): string } }).process.cwd();
     const file = JSON.parse(fs.readFileSync(`${cwd}/../docs/number-formats.json`, 'utf8')) as { size_reading: unknown };
     expect(SIZE_READING).toEqual(file.size_reading);
+  });
+  it('scales a stored unit to the unit and by the factor the backend does', async () => {
+    const fs = (await import(/* @vite-ignore */ `node:${'fs'}`)) as Fs;
+    const cwd = (globalThis as unknown as { process: { cwd(): string } }).process.cwd();
+    const file = JSON.parse(fs.readFileSync(`${cwd}/../docs/number-formats.json`, 'utf8')) as {
+      stored_to_shown: { stored: string; shown: string; factor: number }[];
+    };
+    expect(file.stored_to_shown.length).toBeGreaterThanOrEqual(5);
+    for (const row of file.stored_to_shown) {
+      expect({ stored: row.stored, ...humanUnit(row.stored) }).toEqual({ stored: row.stored, unit: row.shown, scale: row.factor });
+    }
   });
   it('reads every setting case of docs/number-formats.json the same way', () => {
     expect(settings.length).toBeGreaterThan(10);

@@ -97,7 +97,7 @@ describe('evidence charts', () => {
     expect(ops!.series[0]!.stepMs).toBe(60_000);
   });
 
-  it('shows bytes as MiB and merges repeated ceilings of series that share a unit', () => {
+  it('shows bytes/s as MiB/s and merges repeated ceilings of series that share a unit', () => {
     const line = { value: 10 * 1024 * 1024, label: 'rocksdb.rate-bytes-per-sec', unit: 'bytes/s', kind: 'configured' as const, source: 'PingCAP: TiKV Configuration File, rocksdb.rate-bytes-per-sec (https://docs.pingcap.com/tidb/stable/tikv-configuration-file)' };
     const series = (metric: string) => ({
       id: metric, entity_kind: 'node' as const, entity_id: '10.0.1.10:20160', entity_name: '10.0.1.10:20160', metric, label: metric,
