@@ -162,7 +162,7 @@ def test_nginx_files_are_generated_from_the_one_source() -> None:
     # every location that adds a header of its own includes the security headers (add_header is not inherited
     # into a location that has one); the proxied API locations add none (the API sends its own)
     blocks = re.findall(r"location ([^{]+)\{([^{}]*)\}", conf)  # no location here nests a block
-    assert len(blocks) == len(re.findall(r"^\s*location ", conf, re.MULTILINE)) == 5
+    assert len(blocks) == len(re.findall(r"^\s*location ", conf, re.MULTILINE)) == 6
     for name, body in blocks:
         proxied = "proxy_pass" in body
         includes = "include /etc/nginx/headroom-security-headers.conf;" in body
@@ -269,6 +269,28 @@ def test_nginx_sends_the_same_headers_once_and_hsts_only_behind_https(nginx_in_f
         assert docs.status_code == 200
         assert "cdn.jsdelivr.net" in docs.headers["content-security-policy"]
         assert len(docs.headers.get_list("content-security-policy")) == 1
+
+
+def test_nginx_names_the_session_request_for_a_browser_with_a_session_only(nginx_in_front: tuple[str, Path]) -> None:
+    """The production page preloads the session as the API process's page does (SESSION_PRELOAD), as a Link header."""
+    from headroom.api.app import SESSION_PRELOAD
+
+    href = re.search(rb'href="([^"]+)"', SESSION_PRELOAD)
+    assert href is not None
+    expected = f"<{href[1].decode()}>; rel=preload; as=fetch; crossorigin=anonymous"
+    base, _ = nginx_in_front
+    with httpx.Client(base_url=base, timeout=20) as web:
+        for path in ("/", "/clusters/1/metrics", "/index.html"):
+            visitor = web.get(path)
+            assert visitor.status_code == 200 and "link" not in visitor.headers, path
+            signed_in = web.get(path, cookies={"headroom_session": "any-token"})
+            assert signed_in.status_code == 200, path
+            assert signed_in.headers.get_list("link") == [expected], path
+            assert "Cookie" in signed_in.headers.get("vary", ""), path
+            _assert_security_headers(signed_in, hsts=None)
+            assert signed_in.headers.get_list("cache-control") == ["no-cache"], path
+        asset = web.get("/assets/index-3f2a9c1b.js", cookies={"headroom_session": "any-token"})
+        assert asset.status_code == 200 and "link" not in asset.headers
 
 
 def _raw_get(web: httpx.Client, path: str, accept_encoding: str | None) -> tuple[httpx.Response, bytes]:
