@@ -131,6 +131,9 @@ describe('FindingApplyPlanPanel', () => {
     await waitFor(() => expect(posted).toContain(`run ${approved.id}`));
     expect(screen.getByText('Watching step 1 of 1 until 2026-11-02 12:25 UTC.')).toBeInTheDocument();
     const step = screen.getByRole('row', { name: /Applied, watching/ });
+    // this watch's set period is over (2 November): the step waits for its guards' data, it does not watch "until" then
+    expect(step).toHaveTextContent('Applied, watching: the set period ended 2 Nov 2026, 12:25 UTC; waiting for the first data after the step');
+    expect(step).not.toHaveTextContent('until 2 Nov');
     expect(step).toHaveTextContent('Type gp2 → gp3');
     expect(step).toHaveTextContent('(AWS: optimizing)');
     expect(step).toHaveTextContent('Read latency improved: 40 ms before, 2 ms after.');

@@ -32,6 +32,13 @@ const STATUS_WORDS: Record<ApplyPlan['status'], string> = {
   rolled_back: 'Rolled back',
   stopped: 'Stopped',
 };
+/** A step being watched: until when, or, past its set period, that it waits for the guards' first data after the step
+ * (the plan's status line names them; docs/thresholds/apply-guards.md, late data). */
+function watchText(watchUntil: string, nowMs: number): string {
+  if (Date.parse(watchUntil) > nowMs) return ` until ${formatTimestamp(watchUntil)}`;
+  return `: the set period ended ${formatTimestamp(watchUntil)}; waiting for the first data after the step`;
+}
+
 const STEP_WORDS: Record<StepRun['status'], string> = {
   pending: 'Not started',
   running: 'Being applied',
@@ -79,7 +86,8 @@ function StepsTable({ steps }: { steps: PlanStep[] }) {
   );
 }
 
-function StepRuns({ plan }: { plan: ApplyPlan }) {
+/** `answeredAt`: when the server answered with this plan (ms), the moment its statuses were true. */
+function StepRuns({ plan, answeredAt }: { plan: ApplyPlan; answeredAt: number }) {
   return (
     <ScrollRegion label="How far each step has run">
       <table className="table">
@@ -109,7 +117,7 @@ function StepRuns({ plan }: { plan: ApplyPlan }) {
                 </td>
                 <td>
                   {STEP_WORDS[run.status]}
-                  {run.status === 'verifying' && run.watch_until && ` until ${formatTimestamp(run.watch_until)}`}
+                  {run.status === 'verifying' && run.watch_until && watchText(run.watch_until, answeredAt)}
                   {run.error && <div className="form-error">{run.error}</div>}
                   {run.note && <div className="muted">{run.note}</div>}
                 </td>
@@ -163,7 +171,7 @@ function PlanButton({
   );
 }
 
-function RunControls({ plan, canManage }: { plan: ApplyPlan; canManage: boolean }) {
+function RunControls({ plan, canManage, answeredAt }: { plan: ApplyPlan; canManage: boolean; answeredAt: number }) {
   const act = usePlanAction();
   const undo = pendingUndo(plan);
   return (
@@ -199,12 +207,12 @@ function RunControls({ plan, canManage }: { plan: ApplyPlan; canManage: boolean 
         </span>
       )}
       <FormError error={act.error} />
-      {plan.run_started_at && <StepRuns plan={plan} />}
+      {plan.run_started_at && <StepRuns plan={plan} answeredAt={answeredAt} />}
     </>
   );
 }
 
-function PlanDecision({ plan, canManage }: { plan: ApplyPlan; canManage: boolean }) {
+function PlanDecision({ plan, canManage, answeredAt }: { plan: ApplyPlan; canManage: boolean; answeredAt: number }) {
   const decide = useDecidePlan();
   return (
     <li>
@@ -222,7 +230,7 @@ function PlanDecision({ plan, canManage }: { plan: ApplyPlan; canManage: boolean
         </span>
       )}
       <FormError error={decide.error} />
-      <RunControls plan={plan} canManage={canManage} />
+      <RunControls plan={plan} canManage={canManage} answeredAt={answeredAt} />
     </li>
   );
 }
@@ -343,7 +351,7 @@ export function FindingApplyPlanPanel({
           <h3>Plans for this finding</h3>
           <ul>
             {mine.map((p) => (
-              <PlanDecision key={p.id} plan={p} canManage={canManage} />
+              <PlanDecision key={p.id} plan={p} canManage={canManage} answeredAt={plans.dataUpdatedAt} />
             ))}
           </ul>
         </>
