@@ -18,7 +18,8 @@ Per minute it records:
   store's write, watermarks, the demo source's sweep record);
 - CPU seconds of the PostgreSQL backend serving the bench's one connection (psutil);
 - rows written: inserts and updates this transaction made in the points partitions, the merge's staging table
-  and the rollup queue (pg_stat_xact_all_tables, read before the commit), and the queue marks it left;
+  and the rollup queue (pg_stat_xact_all_tables, read at the transaction's start and before its commit), and
+  the settled queue marks it left;
 - WAL bytes: pg_current_wal_insert_lsn() before and after the transaction, with the commit;
 - the same CPU and WAL figures for the minute's rollup drain.
 
@@ -159,8 +160,13 @@ def run(url: str, minutes: int) -> dict[str, Any]:
         for m in range(1, minutes + 1):
             began, sim0 = meter.start(), simulator_cpu()
             minute = now + dt.timedelta(minutes=m)
+            # The counts are read at the transaction's start too: PostgreSQL flushes a backend's table counts at
+            # most once a second, so those of the previous transactions (a drain a few ms ago) may still be in
+            # pg_stat_xact_all_tables.
+            written_before = db.execute(WRITTEN).one()
             result = demo.ingest_demo(db, cluster, now=minute)
-            points_rows, staged, queue_rows = (int(n) for n in db.execute(WRITTEN).one())
+            points_rows, staged, queue_rows = (int(n) - int(b) for n, b in zip(db.execute(WRITTEN).one(),
+                                                                              written_before, strict=True))
             db.commit()
             ingest = meter.stop(began)
             queued = ts.rollups_pending(db, **with_clock(ts.rollups_pending, minute))
