@@ -124,7 +124,7 @@ def summary(rows: list[dict[str, float]]) -> dict[str, float]:
         f"{k}_median": round(statistics.median(r[k] for r in rows), 4) for k in keys}
 
 
-def run(url: str, minutes: int) -> dict[str, Any]:
+def run(url: str, minutes: int, start: dt.datetime | None = None) -> dict[str, Any]:
     from headroom.accounts.models import Organization
     from headroom.jobs import all_jobs
     from headroom.platform.security import new_external_id
@@ -135,8 +135,8 @@ def run(url: str, minutes: int) -> dict[str, Any]:
     simulator_cpu = wrap_simulate(demo)
     engine = create_engine(url, pool_size=1, max_overflow=0)
     sessions = sessionmaker(bind=engine, expire_on_commit=False)
-    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
-    out: dict[str, Any] = {}
+    now = (start or dt.datetime.now(dt.UTC)).replace(second=0, microsecond=0)
+    out: dict[str, Any] = {"simulated_start": now.isoformat()}
     with sessions() as db:
         meter = Meter(db)
         org = Organization(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}", aws_external_id=new_external_id())
@@ -198,6 +198,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=int, default=60)
     parser.add_argument("--label", default="current")
+    parser.add_argument("--start", type=dt.datetime.fromisoformat,
+                        help="the simulated clock's first minute, ISO 8601 with a zone (default: now); the time of "
+                             "day sets how much of the day's rollup rows exists when the replay's hours roll")
     parser.add_argument("--code", help="the commit whose package runs (default: this checkout's HEAD)")
     parser.add_argument("--out", type=Path, default=REPO / "bench/results/ingest_cost.json")
     args = parser.parse_args()
@@ -207,7 +210,7 @@ def main() -> None:
     commit = args.code or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                                          text=True).stdout.strip()
     load_before = os.getloadavg()
-    result = run(url, args.minutes)
+    result = run(url, args.minutes, args.start)
     recorded = json.loads(args.out.read_text()) if args.out.is_file() else {}
     recorded.setdefault("runs", {})[args.label] = {
         "code": commit, "minutes_replayed": args.minutes,
