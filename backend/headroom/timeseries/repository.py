@@ -10,7 +10,8 @@ headroom.timeseries.codec: a presence bitmap and decimal deltas, ~2.2 bytes a po
 slots of avg/max/min/count, in monthly partitions. Writes merge slot-wise (a new point wins, a slot
 it lacks keeps its stored value), so a re-written window is a no-op and late points fill their slots. Rollups are kept off the write path: a write
 queues the hours it changed in `metric_rollup_dirty`, one row per series and run of consecutive hours, and
-`drain_rollups` (the timeseries.rollups job, every minute) expands the runs it claims and recomputes those hours.
+`drain_rollups` (the timeseries.rollups job, every minute) expands the runs it claims and recomputes those hours
+once they have settled (SETTLE after their end; readers take the newest RAW_TAIL from raw points).
 Callers commit.
 """
 
