@@ -537,6 +537,41 @@ def test_a_run_that_arrives_while_its_hours_are_drained_is_queued_again(committe
     assert hourly == {h: {10: 8.0, 40: 9.0}.get(h, 1.0) for h in range(48)}
 
 
+def test_a_live_write_while_the_drain_cuts_off_the_settled_hour_stays_queued(committed: Any) -> None:
+    sessions, org, sid = committed
+    with sessions() as db:  # hour 10 whole and the first minutes of hour 11: one run of two hours
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + 10 * HOUR, 60, np.full(65, 1.0))])
+        db.commit()
+    drainer = sessions()
+    written = threading.Event()
+    try:
+        # A quarter past 11: hour 10 has settled and is claimed, the run's row is cut to hour 11 (uncommitted).
+        assert ts.drain_rollups(drainer, now=T0 + 11 * HOUR + ts.SETTLE, org_id=org) == 1
+
+        def write() -> None:  # the next live minute of hour 11
+            with sessions() as db:
+                ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + 11 * HOUR + 15 * dt.timedelta(minutes=1), 60,
+                                                          [6.0])])
+                db.commit()
+            written.set()
+
+        thread = threading.Thread(target=write)
+        thread.start()
+        assert not written.wait(1.0)  # waiting on the drain's lock of the run's row
+        drainer.commit()
+        thread.join(30)
+        assert written.is_set()
+    finally:
+        drainer.close()
+    with sessions() as db:
+        assert _runs(db, org) == {(sid, T0 + 11 * HOUR, 1)}  # found in the cut row: nothing added, nothing lost
+        assert ts.drain_rollups(db, now=T0 + 12 * HOUR, org_id=org) == 0  # hour 11 has not settled yet
+        assert ts.drain_rollups(db, now=T0 + 12 * HOUR + ts.SETTLE, org_id=org) == 1
+        db.commit()
+        hourly = _hourly(db, org, sid, T0, 12)
+    assert hourly == {10: 1.0, 11: 6.0}
+
+
 def test_two_drainers_split_the_queue_without_losing_or_doubling_an_hour(committed: Any) -> None:
     sessions, org, _ = committed
     with sessions() as db:
