@@ -847,7 +847,7 @@ def refresh_rollups(db: Session, start: dt.datetime, end: dt.datetime, series_id
 DRAIN_BATCH = 10_000
 # Queue rows the claim's cursor fetches first; later fetches ask for about as many rows as the hours still wanted
 # need at the mean run length seen so far, so a claim locks at most a row or two it does not take (Headroom
-# choice: a backfill's runs are days long, a live hour's one or two hours).
+# choice: a backfill's runs are days long, a live series' one or two hours).
 _CLAIM_FIRST_FETCH = 16
 # How long after its end an hour is left to the collectors before its rollups are computed. Every collector
 # re-reads the last 10 minutes each minute (their OVERLAP: late scrapes and CloudWatch's late points fill in), so
@@ -891,8 +891,8 @@ def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None, open_from: in
     """Take up to `limit` hours before hour `open_from` off the queue: (series, first hour, hours) of the claimed
     runs.
 
-    A cursor locks queue rows as it fetches them (FOR UPDATE SKIP LOCKED, in key order: the primary key's index,
-    no sort), so rows beyond the limit stay free for other drainers and writers; rows starting at or after
+    A cursor locks queue rows as it fetches them (FOR UPDATE SKIP LOCKED, in key order), so rows beyond the
+    limit stay free for other drainers and writers; rows starting at or after
     `open_from` are not fetched (nor locked) at all. Whole runs are deleted; a run that reaches into the open
     hours or crosses the limit is cut, keeping its row (same series, later first hour) for the rest: a writer
     waiting on that row finds the remaining hours in its next version.
