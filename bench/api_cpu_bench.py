@@ -62,7 +62,7 @@ def seed(database_url: str) -> dict[str, str]:
     with session_scope(database_url) as db:
         demo.ingest_demo(db, db.get(demo.Cluster, cluster_id), now=now)
     with session_scope(database_url) as db:
-        while ts.drain_rollups(db, org_id=org_id):
+        while ts.drain_rollups(db, now=now, org_id=org_id):
             db.commit()
     with session_scope(database_url) as db:
         cluster = db.get(demo.Cluster, cluster_id)

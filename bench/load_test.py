@@ -158,7 +158,7 @@ def _seed_one(database_url: str, index: int, now_iso: str) -> dict[str, Any]:
     times["backfill"] = time.perf_counter() - t
     t = time.perf_counter()
     with session_scope(database_url) as db:
-        while ts.drain_rollups(db, org_id=org_id):
+        while ts.drain_rollups(db, now=now, org_id=org_id):
             db.commit()
     times["rollups"] = time.perf_counter() - t
     t = time.perf_counter()

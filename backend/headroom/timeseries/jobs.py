@@ -18,8 +18,9 @@ def maintain_timeseries(database_url: str, settings: Settings, now: dt.datetime)
 
 def drain_rollups(database_url: str, settings: Settings, now: dt.datetime, budget_seconds: float | None = None
                   ) -> dict[str, Any]:
-    """Recompute the rollup buckets of every (series, hour) the writes changed, one committed batch at a time."""
-    return maintenance.drain_rollups(job_context(database_url, settings), budget_seconds)
+    """Recompute the rollup buckets of every settled (series, hour) the writes changed, one committed batch at a
+    time."""
+    return maintenance.drain_rollups(job_context(database_url, settings), now, budget_seconds)
 
 
 JOBS: tuple[Job, ...] = (
@@ -28,7 +29,7 @@ JOBS: tuple[Job, ...] = (
         queue="maintenance",
         schedule=Schedule(minute="*", expires_seconds=55),
         run=drain_rollups,
-        description="Recompute the 5-minute and hourly rollups of the hours that new points changed.",
+        description="Recompute the 5-minute and hourly rollups of the settled hours that new points changed.",
     ),
     Job(
         name="timeseries.maintain",

@@ -30,14 +30,15 @@ def maintain(ctx: JobContext, now: dt.datetime) -> dict[str, Any]:
 DRAIN_BUDGET_SECONDS = 45.0
 
 
-def drain_rollups(ctx: JobContext, budget_seconds: float | None = None) -> dict[str, Any]:
-    """Recompute the rollup buckets of every (series, hour) the writes changed, one committed batch at a time."""
+def drain_rollups(ctx: JobContext, now: dt.datetime, budget_seconds: float | None = None) -> dict[str, Any]:
+    """Recompute the rollup buckets of every settled (series, hour) the writes changed, one committed batch at a
+    time; `pending` counts the settled hours left (the open ones wait for their hour to settle)."""
     budget = DRAIN_BUDGET_SECONDS if budget_seconds is None else budget_seconds
     started = time.monotonic()
     pairs = batches = 0
     while True:
         with ctx.unit() as db:
-            done = timeseries.drain_rollups(db)
+            done = timeseries.drain_rollups(db, now=now)
         if not done:
             break
         pairs += done
@@ -45,7 +46,7 @@ def drain_rollups(ctx: JobContext, budget_seconds: float | None = None) -> dict[
         if time.monotonic() - started > budget:
             break
     with ctx.unit() as db:
-        left = timeseries.rollups_pending(db)
+        left = timeseries.rollups_pending(db, now=now)
     if pairs:
         log.info("timeseries.rollups", pairs=pairs, batches=batches, pending=left,
                  seconds=round(time.monotonic() - started, 2))

@@ -116,8 +116,9 @@ class MetricRollup(Base):
 class MetricRollupDirty(Base):
     """A run of consecutive hours of one series whose raw points changed since their rollups were computed: the
     write path records it in the same transaction as the points (one row per series and run, merged with the
-    runs already queued), and `timeseries.drain_rollups` expands it into its hours, recomputes their rollup
-    buckets and deletes it (a queue kept in the database, so a crash between the two loses nothing)."""
+    runs already queued), and `timeseries.drain_rollups` expands its hours that have settled, recomputes their
+    rollup buckets and deletes it, or cuts it to the hours still open (a queue kept in the database, so a crash
+    between the two loses nothing)."""
 
     __tablename__ = "metric_rollup_dirty"
     __table_args__ = (CheckConstraint("hours >= 1", name="hours_positive"),)

@@ -10,7 +10,8 @@ headroom.timeseries.codec: a presence bitmap and decimal deltas, ~2.2 bytes a po
 slots of avg/max/min/count, in monthly partitions. Writes merge slot-wise (a new point wins, a slot
 it lacks keeps its stored value), so a re-written window is a no-op and late points fill their slots. Rollups are kept off the write path: a write
 queues the hours it changed in `metric_rollup_dirty`, one row per series and run of consecutive hours, and
-`drain_rollups` (the timeseries.rollups job, every minute) expands the runs it claims and recomputes those hours.
+`drain_rollups` (the timeseries.rollups job, every minute) expands the runs it claims and recomputes those hours
+once they have settled (SETTLE after their end; readers take the newest RAW_TAIL from raw points).
 Callers commit.
 """
 
@@ -840,27 +841,43 @@ def refresh_rollups(db: Session, start: dt.datetime, end: dt.datetime, series_id
 
 
 # Hours one drain transaction takes: 10,000 (series, hour) marks read at most 10,000 hour rows (~5 MB) and patch
-# one 5-minute and one hourly row per (series, day) among them (a minute of live ingest marks 1-2 hours per
+# one 5-minute and one hourly row per (series, day) among them (an hour of live ingest settles one hour per
 # series: ~25 demo clusters per batch); small enough to keep a transaction short, large enough to amortise the
 # round trips. (Headroom choice, measured with bench/ingest_cost_bench.py.)
 DRAIN_BATCH = 10_000
 # Queue rows the claim's cursor fetches first; later fetches ask for about as many rows as the hours still wanted
 # need at the mean run length seen so far, so a claim locks at most a row or two it does not take (Headroom
-# choice: a backfill's runs are days long, a live minute's one or two hours).
+# choice: a backfill's runs are days long, a live series' one or two hours).
 _CLAIM_FIRST_FETCH = 16
+# How long after its end an hour is left to the collectors before its rollups are computed. Every collector
+# re-reads the last 10 minutes each minute (their OVERLAP: late scrapes and CloudWatch's late points fill in), so
+# an hour keeps changing until 10 minutes after its end; 5 minutes more covers a sweep that runs late. Until then
+# every reader takes the hour from raw points (RAW_TAIL), so computing it earlier would be work nobody reads.
+# Headroom choice; backend/tests/timeseries/test_rollup_settle.py checks it against the collectors' overlap and
+# RAW_TAIL.
+SETTLE = dt.timedelta(minutes=15)
 
 
-def drain_rollups(db: Session, *, limit: int = DRAIN_BATCH, org_id: uuid.UUID | None = None) -> int:
-    """Recompute the rollup buckets of up to `limit` queued hours and take them off the queue; return how many.
+def open_from_hour(now: dt.datetime) -> int:
+    """The first hour (hours since 1970) that has not settled at `now`: the drain takes only earlier hours."""
+    return int((now - SETTLE).timestamp()) // 3600
 
-    The queue holds runs of consecutive hours; the claim takes whole runs in key order (series, first hour) and
-    the first hours of the run that crosses the limit, whose row keeps the rest. An hour's raw row holds its
-    twelve 5-minute buckets and its hourly bucket whole, so each hour is recomputed from that one row and only
-    those slots of the day's rollup rows change. Safe to run in parallel (SKIP LOCKED: each run goes to one
-    drainer; runs a writer is still writing are left for the next drain). The caller commits; a rollback leaves
-    the runs queued.
+
+def drain_rollups(db: Session, *, now: dt.datetime, limit: int = DRAIN_BATCH,
+                  org_id: uuid.UUID | None = None) -> int:
+    """Recompute the rollup buckets of up to `limit` queued hours that have settled at `now` and take them off
+    the queue; return how many.
+
+    An hour settles SETTLE after its end: until then the collectors may still rewrite it and every reader takes
+    it from raw points, so the open hour is computed once when it settles rather than once a minute. The queue
+    holds runs of consecutive hours; the claim takes whole settled runs in key order (series, first hour) and the
+    settled first hours of a run that reaches into the open hours or crosses the limit, whose row keeps the rest.
+    An hour's raw row holds its twelve 5-minute buckets and its hourly bucket whole, so each hour is recomputed
+    from that one row and only those slots of the day's rollup rows change. Safe to run in parallel (SKIP
+    LOCKED: each run goes to one drainer; runs a writer is still writing are left for the next drain). The caller
+    commits; a rollback leaves the runs queued.
     """
-    sids, firsts, counts = _claim_runs(db, limit, org_id)
+    sids, firsts, counts = _claim_runs(db, limit, org_id, open_from_hour(now))
     if not sids.size:
         return 0
     # Runs never overlap when written by _mark_dirty; np.unique keeps an hour once even if they did.
@@ -869,40 +886,46 @@ def drain_rollups(db: Session, *, limit: int = DRAIN_BATCH, org_id: uuid.UUID | 
     return int(keys.size)
 
 
-def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None
+def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None, open_from: int
                 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """Take up to `limit` hours off the queue: (series, first hour, hours) of the claimed runs.
+    """Take up to `limit` hours before hour `open_from` off the queue: (series, first hour, hours) of the claimed
+    runs.
 
-    A cursor locks queue rows as it fetches them (FOR UPDATE SKIP LOCKED, in key order: the primary key's index,
-    no sort), so rows beyond the limit stay free for other drainers and writers. Whole runs are deleted; the run
-    that crosses the limit is cut, keeping its row (same series, later first hour) for the rest: a writer waiting
-    on that row finds the remaining hours in its next version.
+    A cursor locks queue rows as it fetches them (FOR UPDATE SKIP LOCKED, in key order), so rows beyond the
+    limit stay free for other drainers and writers; rows starting at or after
+    `open_from` are not fetched (nor locked) at all. Whole runs are deleted; a run that reaches into the open
+    hours or crosses the limit is cut, keeping its row (same series, later first hour) for the rest: a writer
+    waiting on that row finds the remaining hours in its next version.
     """
     conn = db.connection().connection.driver_connection
     assert conn is not None
-    scope = "WHERE org_id = %(org)s " if org_id is not None else ""
+    scope = "AND org_id = %(org)s " if org_id is not None else ""
     claimed: list[tuple[int, int, int]] = []
-    cut: tuple[int, int, int] | None = None  # (series, first hour, hours taken) of a run cut at the limit
+    cuts: list[tuple[int, int, int]] = []  # (series, first hour, hours taken) of runs whose row keeps the rest
     wanted, fetched_rows, fetched_hours, fetch = limit, 0, 0, _CLAIM_FIRST_FETCH
     with conn.cursor(name="rollup_claim") as cur:
         cur.execute(
             "SELECT series_id, (extract(epoch FROM first_hour_at) / 3600)::bigint, hours FROM metric_rollup_dirty "
-            f"{scope}ORDER BY series_id, first_hour_at FOR UPDATE SKIP LOCKED",
-            {"org": org_id},
+            f"WHERE first_hour_at < to_timestamp(%(open)s * 3600) {scope}"
+            "ORDER BY series_id, first_hour_at FOR UPDATE SKIP LOCKED",
+            {"org": org_id, "open": open_from},
         )
         while wanted > 0:
             rows = cur.fetchmany(fetch)
             for sid, first, n in rows:
                 if wanted <= 0:
                     break  # locked by this fetch but not taken: free again when the drain commits
-                if n > wanted:
-                    cut = (int(sid), int(first), wanted)
+                settled = min(int(n), open_from - int(first))
+                take = min(settled, wanted)
+                if take < n:
+                    cuts.append((int(sid), int(first), take))
                 else:
                     claimed.append((int(sid), int(first), int(n)))
-                wanted -= int(n)
+                wanted -= take
             if len(rows) < fetch:
                 break
-            fetched_rows, fetched_hours = fetched_rows + len(rows), fetched_hours + sum(int(r[2]) for r in rows)
+            fetched_rows = fetched_rows + len(rows)
+            fetched_hours = fetched_hours + sum(min(int(r[2]), open_from - int(r[1])) for r in rows)
             fetch = max(1, math.ceil(wanted * fetched_rows / fetched_hours))
     with conn.cursor() as cur:
         if claimed:
@@ -912,25 +935,31 @@ def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None
                 "WHERE d.series_id = k.s AND d.first_hour_at = to_timestamp(k.f * 3600)",
                 {"sids": _id_array(c[0] for c in claimed), "firsts": _id_array(c[1] for c in claimed)},
             )
-        if cut is not None:
-            # Runs a writer queues never overlap, so no other row starts inside this one; should one (written by
-            # hand), the run is taken whole instead of failing on the key.
+        if cuts:
+            # Runs a writer queues never overlap, so no other row starts inside a cut one; should one (written by
+            # hand), that run is taken whole instead of failing on the key.
             cur.execute(
-                "UPDATE metric_rollup_dirty d SET first_hour_at = d.first_hour_at + %(n)s * interval '1 hour', "
-                "hours = d.hours - %(n)s WHERE d.series_id = %(s)s AND d.first_hour_at = to_timestamp(%(f)s * 3600) "
-                "AND NOT EXISTS (SELECT 1 FROM metric_rollup_dirty o WHERE o.series_id = %(s)s "
-                "AND o.first_hour_at = to_timestamp((%(f)s + %(n)s) * 3600)) RETURNING d.hours",
-                {"s": cut[0], "f": cut[1], "n": cut[2]},
+                "UPDATE metric_rollup_dirty d SET first_hour_at = d.first_hour_at + c.n * interval '1 hour', "
+                "hours = d.hours - c.n FROM unnest(CAST(%(sids)s AS bigint[]), CAST(%(firsts)s AS bigint[]), "
+                "CAST(%(ns)s AS int[])) AS c(s, f, n) "
+                "WHERE d.series_id = c.s AND d.first_hour_at = to_timestamp(c.f * 3600) "
+                "AND NOT EXISTS (SELECT 1 FROM metric_rollup_dirty o WHERE o.series_id = c.s "
+                "AND o.first_hour_at = to_timestamp((c.f + c.n) * 3600)) RETURNING c.s, c.f",
+                {"sids": _id_array(c[0] for c in cuts), "firsts": _id_array(c[1] for c in cuts),
+                 "ns": _id_array(c[2] for c in cuts)},
             )
-            if cur.fetchone() is None:
+            kept = {(int(s), int(f)) for s, f in cur.fetchall()}
+            for sid, first, take in cuts:
+                if (sid, first) in kept:
+                    claimed.append((sid, first, take))
+                    continue
                 cur.execute(
                     "DELETE FROM metric_rollup_dirty WHERE series_id = %(s)s "
                     "AND first_hour_at = to_timestamp(%(f)s * 3600) RETURNING hours",
-                    {"s": cut[0], "f": cut[1]},
+                    {"s": sid, "f": first},
                 )
                 whole = cur.fetchone()
-                cut = (cut[0], cut[1], int(whole[0]) if whole is not None else cut[2])
-            claimed.append(cut)
+                claimed.append((sid, first, int(whole[0]) if whole is not None else take))
     if not claimed:
         empty = np.empty(0, np.int64)
         return empty, empty, empty
@@ -1041,11 +1070,14 @@ def _apply_patches(db: Session, streams: Sequence[bytes], first_day: dt.datetime
         )
 
 
-def rollups_pending(db: Session, org_id: uuid.UUID | None = None) -> int:
-    """How many (series, hour) marks wait for drain_rollups (0 = every rollup is current): the queued runs'
-    hours."""
-    query = "SELECT coalesce(sum(hours), 0) FROM metric_rollup_dirty" + (" WHERE org_id = :org" if org_id else "")
-    return int(db.execute(text(query), {"org": org_id}).scalar_one())
+def rollups_pending(db: Session, org_id: uuid.UUID | None = None, *, now: dt.datetime) -> int:
+    """How many (series, hour) marks of settled hours wait for drain_rollups at `now` (0 = every rollup a reader
+    uses is current): the queued runs' hours before open_from_hour(now). The open hours, which every reader takes
+    from raw points until they settle, are not a backlog."""
+    query = ("SELECT coalesce(sum(least(hours, :open - extract(epoch FROM first_hour_at)::bigint / 3600)), 0) "
+             "FROM metric_rollup_dirty WHERE first_hour_at < to_timestamp(:open * 3600)"
+             + (" AND org_id = :org" if org_id else ""))
+    return int(db.execute(text(query), {"org": org_id, "open": open_from_hour(now)}).scalar_one())
 
 
 # Series per read-back query: 500 series x 24 hour rows x 740 bytes = ~9 MB aggregated server-side per query
@@ -1503,8 +1535,9 @@ def read_grid(
 # up to 8 days (2,304 points), hourly beyond (30 days = 720 points): a chart never carries more than ~2,300 points.
 RAW_MAX_WINDOW = dt.timedelta(hours=6)
 FIVE_MINUTE_MAX_WINDOW = dt.timedelta(days=8)
-# Rollups are maintained off the write path and may lag by up to a minute (drain_rollups); the newest 2 hours of
-# a rollup window are rebuilt from raw points instead.
+# The newest 2 hours of a rollup window are rebuilt from raw points: drain_rollups computes an hour only once it
+# has settled (SETTLE after its end, 1 h 15 min after its start), so the stored rollups a read takes (buckets
+# more than RAW_TAIL old) were computed at least 45 minutes earlier, which leaves the drain that long to catch up.
 RAW_TAIL = dt.timedelta(hours=2)
 
 Resolution = Literal[60, 300, 3600]

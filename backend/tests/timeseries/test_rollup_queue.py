@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 T0 = dt.datetime(2026, 11, 2, 0, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
 HOUR = dt.timedelta(hours=1)
+LATER = T0 + 30 * DAY  # the drain's clock, long after every hour these tests write: all of them have settled
 
 
 def _org(db: Any) -> uuid.UUID:
@@ -66,11 +67,11 @@ def test_write_queues_changed_hours_and_drain_computes_them(db: Any) -> None:
     ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, values)])
     assert _queued(db, org) == {(sid, T0 + h * HOUR) for h in range(48)}
     assert _runs(db, org) == {(sid, T0, 48)}  # one queue row for the two days
-    assert ts.rollups_pending(db, org) == 48
+    assert ts.rollups_pending(db, org, now=LATER) == 48
     assert ts.read_rollup(db, org, sid, 3600, T0, T0 + DAY) == []  # not computed on the write path
 
-    assert ts.drain_rollups(db, org_id=org) == 48
-    assert ts.rollups_pending(db, org) == 0
+    assert ts.drain_rollups(db, now=LATER, org_id=org) == 48
+    assert ts.rollups_pending(db, org, now=LATER) == 0
     hourly = ts.read_rollup(db, org, sid, 3600, T0, T0 + 2 * DAY)
     assert len(hourly) == 48
     assert hourly[0].avg == pytest.approx(29.5) and hourly[0].max == 59 and hourly[0].min == 0
@@ -86,7 +87,7 @@ def test_write_queues_changed_hours_and_drain_computes_them(db: Any) -> None:
     late = ts.SeriesBatch(sid, T0 + DAY + dt.timedelta(hours=5), 60, [1e6])
     ts.write_batches(db, org, [late])
     assert _queued(db, org) == {(sid, T0 + DAY + 5 * HOUR)}
-    ts.drain_rollups(db, org_id=org)
+    ts.drain_rollups(db, now=LATER, org_id=org)
     (hour5,) = ts.read_rollup(db, org, sid, 3600, T0 + DAY + dt.timedelta(hours=5), T0 + DAY + dt.timedelta(hours=6))
     assert hour5.max == 1e6 and hour5.count == 60
     assert hour5.avg == pytest.approx((sum(range(1440 + 300, 1440 + 360)) - (1440 + 300) + 1e6) / 60)
@@ -98,8 +99,8 @@ def test_drain_takes_at_most_its_limit_and_finishes_the_queue(db: Any) -> None:
     # Series k has value 10 * k + d on day d: rows must come back in (series, day) order with their own values.
     ts.write_batches(db, org, [ts.SeriesBatch(s, T0, 60, np.repeat([10.0 * k + d for d in range(3)], 1440))
                                for k, s in enumerate(sids)])
-    assert ts.rollups_pending(db, org) == 7 * 72
-    done = [ts.drain_rollups(db, limit=100, org_id=org) for _ in range(7)]
+    assert ts.rollups_pending(db, org, now=LATER) == 7 * 72
+    done = [ts.drain_rollups(db, now=LATER, limit=100, org_id=org) for _ in range(7)]
     assert done == [100, 100, 100, 100, 100, 4, 0]
     got = ts.read_rollups(db, org, list(reversed(sids)), 3600, T0, T0 + 3 * DAY)
     for k, sid in enumerate(sids):
@@ -114,8 +115,8 @@ def test_drain_is_scoped_to_an_org_when_asked(db: Any) -> None:
     (sa,), (sb,) = _series(db, a), _series(db, b)
     ts.write_batches(db, a, [ts.SeriesBatch(sa, T0, 60, [1.0])])
     ts.write_batches(db, b, [ts.SeriesBatch(sb, T0, 60, [2.0])])
-    assert ts.drain_rollups(db, org_id=a) == 1
-    assert ts.rollups_pending(db, b) == 1 and ts.rollups_pending(db, a) == 0
+    assert ts.drain_rollups(db, now=LATER, org_id=a) == 1
+    assert ts.rollups_pending(db, b, now=LATER) == 1 and ts.rollups_pending(db, a, now=LATER) == 0
 
 
 def test_refresh_rebuilds_without_the_queue(db: Any) -> None:
@@ -166,8 +167,8 @@ def test_incremental_rollups_equal_a_full_recompute(db: Any, writes: list[tuple[
         ts.write_batches(db, org, [ts.SeriesBatch(sids[i % 2], T0 + dt.timedelta(minutes=first - first % (step // 60)),
                                                   step, values)])
         if drain:
-            ts.drain_rollups(db, org_id=org)
-    while ts.drain_rollups(db, org_id=org):
+            ts.drain_rollups(db, now=LATER, org_id=org)
+    while ts.drain_rollups(db, now=LATER, org_id=org):
         pass
     incremental = {sid: _rollup_arrays(db, sid) for sid in sids}
     ts.refresh_rollups(db, T0, T0 + 4 * DAY, series_ids=sids)
@@ -189,11 +190,11 @@ def test_claims_cutting_runs_anywhere_equal_a_full_recompute(db: Any, writes: li
         ts.write_batches(db, org, [ts.SeriesBatch(sids[i % 2], T0 + dt.timedelta(minutes=first - first % (step // 60)),
                                                   step, values)])
         if drain:
-            pending = ts.rollups_pending(db, org)
+            pending = ts.rollups_pending(db, org, now=LATER)
             limit = limits[i % len(limits)]
-            assert ts.drain_rollups(db, org_id=org, limit=limit) == min(limit, pending)
-            assert ts.rollups_pending(db, org) == pending - min(limit, pending)
-    while ts.drain_rollups(db, org_id=org, limit=limits[0]):
+            assert ts.drain_rollups(db, now=LATER, org_id=org, limit=limit) == min(limit, pending)
+            assert ts.rollups_pending(db, org, now=LATER) == pending - min(limit, pending)
+    while ts.drain_rollups(db, now=LATER, org_id=org, limit=limits[0]):
         pass
     incremental = {sid: _rollup_arrays(db, sid) for sid in sids}
     ts.refresh_rollups(db, T0, T0 + 4 * DAY, series_ids=sids)
@@ -205,7 +206,7 @@ def test_a_late_point_updates_exactly_its_buckets(db: Any) -> None:
     org = _org(db)
     (sid,) = _series(db, org)
     ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, np.arange(1440, dtype=float))])
-    ts.drain_rollups(db, org_id=org)
+    ts.drain_rollups(db, now=LATER, org_id=org)
     # A marker in a slot no later write touches: a recompute of the whole day would overwrite it.
     db.execute(text("UPDATE metric_rollups SET avg[1] = -1 WHERE series_id = :s"), {"s": sid})
     before = _rollup_arrays(db, sid)
@@ -213,7 +214,7 @@ def test_a_late_point_updates_exactly_its_buckets(db: Any) -> None:
     result = ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(hours=13, minutes=37), 60, [1e6])])
     assert result.rows_written == 1
     assert _queued(db, org) == {(sid, T0 + 13 * HOUR)}
-    assert ts.drain_rollups(db, org_id=org) == 1
+    assert ts.drain_rollups(db, now=LATER, org_id=org) == 1
     after = _rollup_arrays(db, sid)
 
     for resolution, changed_slot in ((300, 13 * 12 + 7), (3600, 13)):
@@ -234,7 +235,7 @@ def test_an_unchanged_rewrite_writes_nothing_and_queues_nothing(db: Any) -> None
     window = [ts.SeriesBatch(s, T0 + dt.timedelta(minutes=50), 60, np.arange(20, dtype=float) + k)
               for k, s in enumerate(sids)]
     ts.write_batches(db, org, window)
-    ts.drain_rollups(db, org_id=org)
+    ts.drain_rollups(db, now=LATER, org_id=org)
 
     def written() -> int:  # rows this transaction inserted or updated in the points partitions and the stage
         return int(db.execute(text(
@@ -271,13 +272,13 @@ def test_a_backfill_queues_every_hour_once_even_with_some_queued_already(db: Any
     assert ts.write_batches(db, org, _backfill(sids, 1.0)).rows_written == len(every)
     assert _queued(db, org) == every
     assert _runs(db, org) == {(s, T0, 48) for s in sids}  # one queue row per series, not one per hour
-    assert ts.rollups_pending(db, org) == len(every)
+    assert ts.rollups_pending(db, org, now=LATER) == len(every)
     # A revision of every hour while one is still queued: each is queued once.
-    assert ts.drain_rollups(db, org_id=org, limit=len(every) - 1) == len(every) - 1
+    assert ts.drain_rollups(db, now=LATER, org_id=org, limit=len(every) - 1) == len(every) - 1
     assert len(_queued(db, org)) == 1
     assert ts.write_batches(db, org, _backfill(sids, 2.0)).rows_written == len(every)
     assert _queued(db, org) == every
-    assert ts.drain_rollups(db, org_id=org) == len(every)
+    assert ts.drain_rollups(db, now=LATER, org_id=org) == len(every)
     assert {p.max for p in ts.read_rollup(db, org, sids[-1], 3600, T0, T0 + 2 * DAY)} == {2.0}
 
 def _hourly(db: Any, org: uuid.UUID, sid: int, start: dt.datetime, hours: int) -> dict[int, float]:
@@ -293,13 +294,13 @@ def test_a_run_split_across_claims_is_drained_in_order_without_loss(db: Any) -> 
     ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, values)])
     assert _runs(db, org) == {(sid, T0, 48)}
 
-    assert ts.drain_rollups(db, org_id=org, limit=30) == 30
+    assert ts.drain_rollups(db, now=LATER, org_id=org, limit=30) == 30
     assert _runs(db, org) == {(sid, T0 + 30 * HOUR, 18)}  # the run's row keeps its last 18 hours
     assert _hourly(db, org, sid, T0, 48) == {h: float(h) for h in range(30)}
-    assert ts.drain_rollups(db, org_id=org, limit=10) == 10
+    assert ts.drain_rollups(db, now=LATER, org_id=org, limit=10) == 10
     assert _runs(db, org) == {(sid, T0 + 40 * HOUR, 8)}
-    assert ts.drain_rollups(db, org_id=org, limit=10) == 8
-    assert ts.rollups_pending(db, org) == 0
+    assert ts.drain_rollups(db, now=LATER, org_id=org, limit=10) == 8
+    assert ts.rollups_pending(db, org, now=LATER) == 0
     assert _hourly(db, org, sid, T0, 48) == {h: float(h) for h in range(48)}
     incremental = _rollup_arrays(db, sid)
     ts.refresh_rollups(db, T0, T0 + 2 * DAY, series_ids=[sid])
@@ -310,7 +311,7 @@ def test_a_claim_takes_whole_runs_of_several_series_and_cuts_only_the_last(db: A
     org = _org(db)
     sids = _series(db, org, 3)
     ts.write_batches(db, org, [ts.SeriesBatch(s, T0, 60, np.full(10 * 60, 1.0)) for s in sids])
-    assert ts.drain_rollups(db, org_id=org, limit=25) == 25
+    assert ts.drain_rollups(db, now=LATER, org_id=org, limit=25) == 25
     assert _runs(db, org) == {(sids[2], T0 + 5 * HOUR, 5)}
     assert [len(_hourly(db, org, s, T0, 10)) for s in sids] == [10, 10, 5]
 
@@ -334,8 +335,8 @@ def test_overlapping_and_adjoining_runs_merge_into_the_queued_rows(db: Any) -> N
     write(5, 17, 7.0)  # over all three and one hour past the last: only the last grows
     assert _runs(db, org) == {(sid, T0, 10), (sid, T0 + 10 * HOUR, 10), (sid, T0 + 20 * HOUR, 2)}
     assert _queued(db, org) == {(sid, T0 + h * HOUR) for h in range(22)}  # each hour once
-    assert ts.rollups_pending(db, org) == 22
-    assert ts.drain_rollups(db, org_id=org) == 22
+    assert ts.rollups_pending(db, org, now=LATER) == 22
+    assert ts.drain_rollups(db, now=LATER, org_id=org) == 22
     assert _hourly(db, org, sid, T0, 22) == {h: (3.0 if h < 3 else 2.0 if h < 5 else 7.0) for h in range(22)}
 
 
@@ -348,7 +349,7 @@ def test_overlapping_queue_rows_recompute_each_hour_once(db: Any) -> None:
     db.execute(text("INSERT INTO metric_rollup_dirty (series_id, first_hour_at, hours, org_id) VALUES "
                     "(:s, :a, 6, :o), (:s, :b, 6, :o), (:s, :c, 2, :o)"),
                {"s": sid, "o": org, "a": T0, "b": T0 + 3 * HOUR, "c": T0 + 10 * HOUR})
-    assert ts.drain_rollups(db, org_id=org) == 11
+    assert ts.drain_rollups(db, now=LATER, org_id=org) == 11
     assert _hourly(db, org, sid, T0, 12) == {h: float(h) for h in range(12) if h != 9}
 
 
@@ -360,9 +361,9 @@ def test_a_claim_that_would_cut_a_run_onto_another_row_takes_it_whole(db: Any) -
     db.execute(text("INSERT INTO metric_rollup_dirty (series_id, first_hour_at, hours, org_id) VALUES "
                     "(:s, :a, 6, :o), (:s, :b, 6, :o)"), {"s": sid, "o": org, "a": T0, "b": T0 + 3 * HOUR})
     # Cutting the first run after 3 hours would give it the second row's key: it is taken whole (6 hours).
-    assert ts.drain_rollups(db, org_id=org, limit=3) == 6
+    assert ts.drain_rollups(db, now=LATER, org_id=org, limit=3) == 6
     assert _runs(db, org) == {(sid, T0 + 3 * HOUR, 6)}
-    assert ts.drain_rollups(db, org_id=org) == 6
+    assert ts.drain_rollups(db, now=LATER, org_id=org) == 6
     assert _hourly(db, org, sid, T0, 12) == {h: float(h) for h in range(9)}
 
 
@@ -402,13 +403,13 @@ def test_a_drain_skips_a_day_a_writer_has_not_committed(committed: Any) -> None:
         ts.write_batches(writer, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=1), 60, [9.0])])
         # The writer holds the queue row: a drain now must not take it (it would miss the uncommitted point).
         with sessions() as db:
-            assert ts.drain_rollups(db, org_id=org) == 0
+            assert ts.drain_rollups(db, now=LATER, org_id=org) == 0
             db.commit()
         writer.commit()
     finally:
         writer.close()
     with sessions() as db:
-        assert ts.drain_rollups(db, org_id=org) == 1
+        assert ts.drain_rollups(db, now=LATER, org_id=org) == 1
         db.commit()
     assert _hour_max(sessions, org, sid) == 9.0
 
@@ -421,7 +422,7 @@ def test_a_write_during_a_drain_is_queued_again_not_lost(committed: Any) -> None
     drainer = sessions()
     written = threading.Event()
     try:
-        assert ts.drain_rollups(drainer, org_id=org) == 1  # claimed, computed without the point below
+        assert ts.drain_rollups(drainer, now=LATER, org_id=org) == 1  # claimed, computed without the point below
         # A writer now blocks on the claimed queue row until the drain commits, then queues the day again.
         def write() -> None:
             with sessions() as db:
@@ -439,7 +440,7 @@ def test_a_write_during_a_drain_is_queued_again_not_lost(committed: Any) -> None
         drainer.close()
     assert _hour_max(sessions, org, sid) == 1.0
     with sessions() as db:
-        assert ts.drain_rollups(db, org_id=org) == 1
+        assert ts.drain_rollups(db, now=LATER, org_id=org) == 1
         db.commit()
     assert _hour_max(sessions, org, sid) == 7.0
 
@@ -453,7 +454,7 @@ def test_a_backfill_during_a_drain_is_queued_again_not_lost(committed: Any) -> N
     drainer = sessions()
     written = threading.Event()
     try:
-        assert ts.drain_rollups(drainer, org_id=org) == len(sids) * 48  # claimed, computed from the 1.0s
+        assert ts.drain_rollups(drainer, now=LATER, org_id=org) == len(sids) * 48  # claimed, computed from the 1.0s
         # The backfill's marks wait on the claimed (deleted) queue rows until the drain commits.
         def write() -> None:
             with sessions() as db:
@@ -470,8 +471,8 @@ def test_a_backfill_during_a_drain_is_queued_again_not_lost(committed: Any) -> N
     finally:
         drainer.close()
     with sessions() as db:
-        assert ts.rollups_pending(db, org) == len(sids) * 48
-        assert ts.drain_rollups(db, org_id=org) == len(sids) * 48
+        assert ts.rollups_pending(db, org, now=LATER) == len(sids) * 48
+        assert ts.drain_rollups(db, now=LATER, org_id=org) == len(sids) * 48
         db.commit()
     assert _hour_max(sessions, org, sids[0]) == 5.0
 
@@ -485,10 +486,18 @@ def test_the_rollups_job_drains_the_queue_in_committed_batches(committed: Any, d
         db.commit()
     entry = job("timeseries.rollups")
     assert entry.queue == "maintenance" and entry.schedule is not None and entry.schedule.minute == "*"
-    summary = entry.run(database_url, settings, T0)
-    assert summary["pairs"] >= 72  # other tests' committed leftovers, if any, are drained too
+    # At the end of the third day its last hour has not settled: it stays queued and is not a backlog.
+    summary = entry.run(database_url, settings, T0 + 3 * DAY)
+    assert summary["pairs"] >= 71  # other tests' committed leftovers, if any, are drained too
     assert summary["pending"] == 0
     with sessions() as db:
+        assert _runs(db, org) == {(sid, T0 + 71 * HOUR, 1)}
+        got = ts.read_rollups(db, org, [sid], 300, T0, T0 + 3 * DAY)[sid]
+    assert len(got) == 71 * 12 and (got.avg == 5.0).all()
+    summary = entry.run(database_url, settings, T0 + 3 * DAY + ts.SETTLE)
+    assert summary["pairs"] >= 1 and summary["pending"] == 0
+    with sessions() as db:
+        assert _runs(db, org) == set()
         got = ts.read_rollups(db, org, [sid], 300, T0, T0 + 3 * DAY)[sid]
     assert len(got) == 3 * 288 and (got.avg == 5.0).all()
 
@@ -502,7 +511,7 @@ def test_a_run_that_arrives_while_its_hours_are_drained_is_queued_again(committe
     written = threading.Event()
     try:
         # Claims hours 0-29 (computed from the 1.0s) and cuts the run's row to hours 30-47, both uncommitted.
-        assert ts.drain_rollups(drainer, org_id=org, limit=30) == 30
+        assert ts.drain_rollups(drainer, now=LATER, org_id=org, limit=30) == 30
 
         def write() -> None:  # a revision of hour 10 (claimed) and of hour 40 (still queued)
             with sessions() as db:
@@ -522,10 +531,45 @@ def test_a_run_that_arrives_while_its_hours_are_drained_is_queued_again(committe
     with sessions() as db:
         # Hour 10 is queued again; hour 40 is in the row's remaining hours already.
         assert _runs(db, org) == {(sid, T0 + 10 * HOUR, 1), (sid, T0 + 30 * HOUR, 18)}
-        assert ts.drain_rollups(db, org_id=org) == 19
+        assert ts.drain_rollups(db, now=LATER, org_id=org) == 19
         db.commit()
         hourly = _hourly(db, org, sid, T0, 48)
     assert hourly == {h: {10: 8.0, 40: 9.0}.get(h, 1.0) for h in range(48)}
+
+
+def test_a_live_write_while_the_drain_cuts_off_the_settled_hour_stays_queued(committed: Any) -> None:
+    sessions, org, sid = committed
+    with sessions() as db:  # hour 10 whole and the first minutes of hour 11: one run of two hours
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + 10 * HOUR, 60, np.full(65, 1.0))])
+        db.commit()
+    drainer = sessions()
+    written = threading.Event()
+    try:
+        # A quarter past 11: hour 10 has settled and is claimed, the run's row is cut to hour 11 (uncommitted).
+        assert ts.drain_rollups(drainer, now=T0 + 11 * HOUR + ts.SETTLE, org_id=org) == 1
+
+        def write() -> None:  # the next live minute of hour 11
+            with sessions() as db:
+                ts.write_batches(db, org, [ts.SeriesBatch(sid, T0 + 11 * HOUR + 15 * dt.timedelta(minutes=1), 60,
+                                                          [6.0])])
+                db.commit()
+            written.set()
+
+        thread = threading.Thread(target=write)
+        thread.start()
+        assert not written.wait(1.0)  # waiting on the drain's lock of the run's row
+        drainer.commit()
+        thread.join(30)
+        assert written.is_set()
+    finally:
+        drainer.close()
+    with sessions() as db:
+        assert _runs(db, org) == {(sid, T0 + 11 * HOUR, 1)}  # found in the cut row: nothing added, nothing lost
+        assert ts.drain_rollups(db, now=T0 + 12 * HOUR, org_id=org) == 0  # hour 11 has not settled yet
+        assert ts.drain_rollups(db, now=T0 + 12 * HOUR + ts.SETTLE, org_id=org) == 1
+        db.commit()
+        hourly = _hourly(db, org, sid, T0, 12)
+    assert hourly == {10: 1.0, 11: 6.0}
 
 
 def test_two_drainers_split_the_queue_without_losing_or_doubling_an_hour(committed: Any) -> None:
@@ -539,8 +583,8 @@ def test_two_drainers_split_the_queue_without_losing_or_doubling_an_hour(committ
     first, second = sessions(), sessions()
     try:
         # Both claim while the other holds its claim: the second skips the first's rows (and its cut run).
-        assert ts.drain_rollups(first, org_id=org, limit=500) == 500
-        assert ts.drain_rollups(second, org_id=org, limit=500) == 500
+        assert ts.drain_rollups(first, now=LATER, org_id=org, limit=500) == 500
+        assert ts.drain_rollups(second, now=LATER, org_id=org, limit=500) == 500
         second.commit()
         first.commit()
     finally:
@@ -548,8 +592,8 @@ def test_two_drainers_split_the_queue_without_losing_or_doubling_an_hour(committ
         second.close()
     done = 1000
     with sessions() as db:
-        assert ts.rollups_pending(db, org) == total - done
-        while got := ts.drain_rollups(db, org_id=org, limit=700):
+        assert ts.rollups_pending(db, org, now=LATER) == total - done
+        while got := ts.drain_rollups(db, now=LATER, org_id=org, limit=700):
             done += got
             db.commit()
         assert done == total
