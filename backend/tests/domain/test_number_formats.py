@@ -90,4 +90,4 @@ def test_the_backend_scales_stored_units_as_the_shared_table_says() -> None:
     """One table of stored unit -> shown unit and factor, for the charts, the guards and the front end's raw series."""
     from headroom.domain.snapshot.labels import STORED_TO_SHOWN
 
-    assert STORED_TO_SHOWN == {(row["stored"], row["shown"]): row["factor"] for row in SHARED["stored_to_shown"]}
+    assert {(row["stored"], row["shown"]): row["factor"] for row in SHARED["stored_to_shown"]} == STORED_TO_SHOWN
