@@ -116,6 +116,12 @@ def status_class(status: int) -> str:
     return f"{status // 100}xx" if 100 <= status < 600 else "other"
 
 
+# Answers that say nothing of their time: the sign-in, sign-up, invitation and unsubscribe answers, whose database
+# statements could differ by whether an account or a token exists (the log-in hashes a stand-in password for an
+# unknown address so that its time does not say so; a statement count would).
+UNTIMED_PREFIXES = ("/api/v1/auth/", "/api/v1/digest/unsubscribe")
+
+
 @dataclass
 class RequestTiming:
     """Where one request's time went, for its Server-Timing header: the database's share (every statement the
@@ -176,6 +182,7 @@ class RequestTelemetry:
         started = time.perf_counter()
         timing = RequestTiming()
         _REQUEST_TIMING.set(timing)
+        timed = not str(scope.get("path", "")).startswith(UNTIMED_PREFIXES)
 
         async def send_with_id(message: Any) -> None:
             nonlocal status
@@ -183,8 +190,8 @@ class RequestTelemetry:
                 status = int(message["status"])
                 headers = [(k, v) for k, v in message.get("headers", ())
                            if k.lower() not in (b"x-request-id", b"server-timing")]
-                took = (b"server-timing", server_timing_header(time.perf_counter() - started, timing))
-                message = {**message, "headers": [*headers, header, took]}
+                took = [(b"server-timing", server_timing_header(time.perf_counter() - started, timing))] if timed else []
+                message = {**message, "headers": [*headers, header, *took]}
             await send(message)
 
         try:

@@ -202,3 +202,14 @@ def test_every_answer_says_its_server_and_database_time(client: TestClient) -> N
     assert again and int(again["n"]) == int(timing["n"])
     refused = client.get("/api/v1/clusters", cookies={"headroom_session": "not-a-session"})
     assert refused.status_code == 401 and SERVER_TIMING.fullmatch(refused.headers["Server-Timing"])
+
+
+def test_sign_in_answers_say_nothing_of_their_time(client: TestClient) -> None:
+    """A log-in's statements could differ by whether the address has an account: its answer carries no timing."""
+    owner = sign_up(client)
+    known = client.post("/api/v1/auth/login", json={"email": owner.session["user"]["email"], "password": "wrong password 1"})
+    unknown = client.post("/api/v1/auth/login", json={"email": "nobody@example.com", "password": "wrong password 1"})
+    me = owner.get("/api/v1/auth/me")
+    for answer in (known, unknown, me):
+        assert "server-timing" not in answer.headers and answer.headers["X-Request-ID"]
+    assert known.status_code == unknown.status_code
