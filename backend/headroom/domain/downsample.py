@@ -47,10 +47,17 @@ def m4_indices(t: NDArray[np.int64], values: NDArray[np.float64], budget: int, *
     spans = spans_for(budget)
     span = np.clip((tf - start) * spans // (end - start), 0, spans - 1)
     # t is sorted, so each span's points are one run: its first and last positions bound it.
-    first = np.flatnonzero(np.r_[True, span[1:] != span[:-1]])
+    starts = np.r_[True, span[1:] != span[:-1]]
+    first = np.flatnonzero(starts)
     last = np.r_[first[1:] - 1, span.size - 1]
-    # Sorted by span then value (stable): a run's first entry is its minimum, its last its maximum.
-    by_value = np.lexsort((vf, span))
-    picked: NDArray[np.intp] = np.unique(np.concatenate([first, last, by_value[first], by_value[last]]))
-    out: NDArray[np.intp] = finite[picked]
+    run = np.cumsum(starts) - 1  # each point's run
+    # Each run's extremes by one pass per run (reduceat), then the earliest point at its minimum and the latest at
+    # its maximum: linear, where sorting the values by run cost n log n.
+    lowest = np.flatnonzero(vf == np.minimum.reduceat(vf, first)[run])
+    lowest = lowest[np.r_[True, run[lowest[1:]] != run[lowest[:-1]]]]
+    highest = np.flatnonzero(vf == np.maximum.reduceat(vf, first)[run])
+    highest = highest[np.r_[run[highest[1:]] != run[highest[:-1]], True]]
+    keep = np.zeros(span.size, dtype=bool)
+    keep[first] = keep[last] = keep[lowest] = keep[highest] = True
+    out: NDArray[np.intp] = finite[np.flatnonzero(keep)]
     return out

@@ -26,7 +26,7 @@ from headroom.domain.snapshot.align import method_of
 from headroom.domain.snapshot.labels import metric_label
 from headroom.domain.snapshot.registry import REGISTRY
 from headroom.domain.snapshot.schema import Snapshot
-from headroom.domain.snapshot.views import find_series
+from headroom.domain.snapshot.views import IO_METRICS, find_series
 from headroom.platform.errors import NotFound
 from headroom.timeseries.snapshots import MAX_WINDOW, RAW_STEP_SECONDS, build_snapshot
 
@@ -74,6 +74,20 @@ class EvidenceChart:
     window_end: dt.datetime
     step_seconds: int
     series: list[EvidenceSeries]
+
+
+# What the derived views read (Context.volume_io / instance_io: views.io_view_of, a volume's latency sums and queue
+# length) and the balances that decide their ceiling in force (Context.volume_iops_ceiling, rules._common
+# instance_ceiling).
+DERIVED_READS = frozenset({*IO_METRICS["volume"], *IO_METRICS["instance"], mid.EBS_TOTAL_READ_TIME,
+                           mid.EBS_TOTAL_WRITE_TIME, mid.EBS_QUEUE_LENGTH, mid.EBS_BURST_BALANCE,
+                           mid.EC2_EBS_IO_BALANCE, mid.EC2_EBS_BYTE_BALANCE})
+
+
+def metrics_read(refs: Sequence[SeriesRef]) -> frozenset[str]:
+    """The stored metrics a chart of these references reads: each stored one, and a derived view's inputs."""
+    named = {ref.metric for ref in refs}
+    return frozenset(named - DERIVED_UNITS.keys()) | (DERIVED_READS if named & DERIVED_UNITS.keys() else frozenset())
 
 
 def _derived(ctx: Context, kind: str, entity_id: str, metric: str) -> Any:
@@ -183,9 +197,10 @@ def evidence_series(db: Session, finding: Charted) -> EvidenceChart:
     start = max(start, end - MAX_WINDOW)  # the snapshot reader's own cap (timeseries/snapshots.py MAX_WINDOW)
     # the snapshot's step is whole minutes (check_window); the advisor's runs use 60 s or a multiple
     step = max(RAW_STEP_SECONDS, step - step % RAW_STEP_SECONDS)
-    # only the series of the hosts the evidence names (a few dozen, not the cluster's hundreds)
+    # only the series of the hosts the evidence names (a few dozen, not the cluster's hundreds), and of those
+    # only the metrics the chart reads
     named = [(ref.entity_kind, ref.entity_id) for ref in evidence.series]
     snapshot = build_snapshot(db, finding.org_id, finding.cluster_id, start=start, end=end, step_seconds=step,
-                              hosts_of=named)
+                              hosts_of=named, metrics=metrics_read(evidence.series))
     return EvidenceChart(finding.id, snapshot.window.start, snapshot.window.end, snapshot.window.step_seconds,
                           chart_series(snapshot, evidence.series))

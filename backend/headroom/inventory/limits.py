@@ -132,13 +132,16 @@ def ceilings_over_time_many(db: Session, org_id: uuid.UUID, entities: Sequence[E
     ids = {kind: sorted({e for k, e, _ in wanted if k == kind}) for kind in ("instance", "volume")}
     current: dict[tuple[str, str], dict[str, Any]] = {}
     if ids["instance"]:
-        for inst in db.scalars(select(Instance).where(Instance.org_id == org_id,
-                                                      Instance.instance_id.in_(ids["instance"]))):
-            current[("instance", inst.instance_id)] = {"instance_type": inst.instance_type}
+        # the columns the limits need, not the whole rows (what a chart's request pays for each node)
+        for instance_id, instance_type in db.execute(select(Instance.instance_id, Instance.instance_type).where(
+                Instance.org_id == org_id, Instance.instance_id.in_(ids["instance"]))):
+            current[("instance", instance_id)] = {"instance_type": instance_type}
     if ids["volume"]:
-        for vol in db.scalars(select(Volume).where(Volume.org_id == org_id, Volume.volume_id.in_(ids["volume"]))):
-            current[("volume", vol.volume_id)] = {"volume_type": vol.volume_type, "size_gib": vol.size_gib,
-                                                  "iops": vol.iops, "throughput_mibps": vol.throughput_mibps}
+        for volume_id, volume_type, size_gib, iops, throughput_mibps in db.execute(
+                select(Volume.volume_id, Volume.volume_type, Volume.size_gib, Volume.iops, Volume.throughput_mibps)
+                .where(Volume.org_id == org_id, Volume.volume_id.in_(ids["volume"]))):
+            current[("volume", volume_id)] = {"volume_type": volume_type, "size_gib": size_gib, "iops": iops,
+                                              "throughput_mibps": throughput_mibps}
     changes: dict[tuple[str, str], list[tuple[dt.datetime, str, Any, Any]]] = {key: [] for key in current}
     if current:
         rows = db.execute(select(InventoryChange.entity_kind, InventoryChange.entity_id, InventoryChange.observed_at,

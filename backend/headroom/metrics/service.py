@@ -763,6 +763,8 @@ BURST_FRESH = dt.timedelta(minutes=45)
 # Infinite or undefined rates (a bucket that never empties) are written as strings: JSONB has no NaN.
 _STORED_BURST = TypeAdapter(dict[str, list[ForecastOut]], config=ConfigDict(ser_json_inf_nan="strings"))
 _STORED_PATHS = TypeAdapter(dict[str, dict[str, BalancePath]], config=ConfigDict(ser_json_inf_nan="strings"))
+_STORED_NODE_BURST = TypeAdapter(list[ForecastOut], config=ConfigDict(ser_json_inf_nan="strings"))
+_STORED_NODE_PATHS = TypeAdapter(dict[str, BalancePath], config=ConfigDict(ser_json_inf_nan="strings"))
 _NO_PATH = BalancePath((), (), (), ())
 
 
@@ -782,20 +784,27 @@ def cluster_burst_forecasts(db: Session, cluster: Cluster, all_refs: Sequence[No
     """Each node's burst forecasts for a window ending at `end` (burst_judged_at): the stored ones of that minute
     (store_burst_forecasts) when there are, else computed on the advisor's window ending then. Without
     `with_paths` a stored forecast comes without its charted path (the glance draws none)."""
+    if not all_refs:
+        return {}
     at = burst_judged_at(cluster, end)
     stored = None
     if at == cluster.advised_at:  # only an advice round's minute is ever stored
-        columns = (StoredBurstForecasts.forecasts, StoredBurstForecasts.paths if with_paths else literal(None))
+        # Only the asked nodes' entries are read and decoded (a node's chart asks for one of the cluster's).
+        ids = [str(r.node.id) for r in all_refs]
+        columns = [StoredBurstForecasts.forecasts[i] for i in ids]
+        columns += [StoredBurstForecasts.paths[i] if with_paths else literal(None) for i in ids]
         stored = db.execute(select(*columns).where(
             StoredBurstForecasts.org_id == cluster.org_id, StoredBurstForecasts.cluster_id == cluster.id,
             StoredBurstForecasts.at == at)).one_or_none()
     if stored is not None:
-        kept = _STORED_BURST.validate_python(stored[0])
-        if stored[1] is not None:
-            paths = _STORED_PATHS.validate_python(stored[1])
-            kept = {node: [replace(f, forecast=replace(f.forecast, path=paths.get(node, {}).get(f.id, _NO_PATH)))
-                           for f in fs] for node, fs in kept.items()}
-        return {r.node.id: kept.get(str(r.node.id), []) for r in all_refs}
+        out: dict[uuid.UUID, list[ForecastOut]] = {}
+        for n, refs in enumerate(all_refs):
+            kept = _STORED_NODE_BURST.validate_python(stored[n]) if stored[n] is not None else []
+            if with_paths:
+                paths = _STORED_NODE_PATHS.validate_python(stored[len(all_refs) + n] or {})
+                kept = [replace(f, forecast=replace(f.forecast, path=paths.get(f.id, _NO_PATH))) for f in kept]
+            out[refs.node.id] = kept
+        return out
     judged = forecast_context(db, cluster.org_id, cluster.id, at, hosts_of)
     return {r.node.id: node_forecasts(r, judged, horizon_seconds=horizon_seconds) for r in all_refs}
 

@@ -36,6 +36,17 @@ def align(series: Sequence[Columns]) -> tuple[NDArray[np.int64], list[Columns]]:
     return grid, out
 
 
+def _averages_on_one_grid(series: Sequence[Columns]) -> tuple[NDArray[np.int64], list[Array]]:
+    """The averages of align(series), without its max/min: series already on one increasing grid (the usual
+    case: the same metric family read at one resolution) are copied as they are, skipping the union."""
+    first = series[0].t if series else None
+    if first is not None and all(s.t is first or np.array_equal(s.t, first) for s in series[1:]) \
+            and (first.size < 2 or bool((np.diff(first) > 0).all())):
+        return first, [s.avg.copy() for s in series]
+    grid, aligned = align(series)
+    return grid, [a.avg for a in aligned]
+
+
 def scaled(c: Columns, factor: float) -> Columns:
     """Multiply every aggregate by a constant (a Sum per step -> a rate, bytes -> MiB): exact for max/min too."""
     return Columns(c.t, c.avg * factor, c.max * factor, c.min * factor)
@@ -44,12 +55,11 @@ def scaled(c: Columns, factor: float) -> Columns:
 def combine(parts: Sequence[Columns], fn: Callable[..., Array], *, exact_extremes: bool) -> Columns:
     """Apply `fn` to the aligned averages of several series. Max/min of a combination can't be had from the
     parts' max/min, so they are kept only for raw points (where avg = max = min); otherwise NaN."""
-    grid, aligned = align(parts)
+    grid, averages = _averages_on_one_grid(parts)
     # A series with no point at all in the window (e.g. a volume that only reads) counts as zero, not a gap.
-    aligned = [a if len(p) else Columns(grid, np.zeros(grid.size), a.max, a.min) for a, p in zip(aligned, parts,
-                                                                                                strict=True)]
+    averages = [a if len(p) else np.zeros(grid.size) for a, p in zip(averages, parts, strict=True)]
     with np.errstate(invalid="ignore", divide="ignore"):
-        avg = fn(*(a.avg for a in aligned))
+        avg = fn(*averages)
     avg = np.where(np.isfinite(avg), avg, np.nan)
     if exact_extremes:
         return Columns(grid, avg, avg.copy(), avg.copy())

@@ -102,10 +102,13 @@ def test_a_series_the_store_lacks_is_reported_not_found(client: Any, db: Any) ->
 def test_each_findings_chart_reads_only_its_hosts_series_and_draws_what_the_whole_snapshot_draws(
     demo_cluster: DemoCluster, db: Any
 ) -> None:
-    """The chart reads the series of the hosts its evidence names (build_snapshot hosts_of), not the cluster's
-    hundreds; for every finding the real advisor made of the demo cluster, the points are exactly those read
-    from the whole cluster's snapshot."""
-    from headroom.findings.evidence_series import chart_series, evidence_series
+    """The chart reads the series of the hosts its evidence names (build_snapshot hosts_of), and of those only the
+    metrics it draws or derives from, not the cluster's hundreds; for every finding the real advisor made of the
+    demo cluster, and for each of its series charted alone (a derived view without the balance beside it), the
+    points are exactly those read from the whole cluster's snapshot."""
+    from types import SimpleNamespace
+
+    from headroom.findings.evidence_series import chart_series, evidence_series, metrics_read
     from headroom.timeseries.snapshots import build_snapshot
     from sqlalchemy import select
 
@@ -123,8 +126,12 @@ def test_each_findings_chart_reads_only_its_hosts_series_and_draws_what_the_whol
                                step_seconds=chart.step_seconds)
         named = [(ref.entity_kind, ref.entity_id) for ref in evidence.series]
         part = build_snapshot(db, row.org_id, row.cluster_id, start=chart.window_start, end=chart.window_end,
-                              step_seconds=chart.step_seconds, hosts_of=named)
+                              step_seconds=chart.step_seconds, hosts_of=named, metrics=metrics_read(evidence.series))
         assert chart.series == chart_series(whole, evidence.series), row.dedup_key
+        for ref in evidence.series:
+            alone = SimpleNamespace(id=row.id, org_id=row.org_id, cluster_id=row.cluster_id,
+                                    evidence=evidence.model_copy(update={"series": [ref]}))
+            assert evidence_series(db, alone).series == chart_series(whole, [ref]), (row.dedup_key, ref.metric)
         assert 0 < len(part.series) <= len(whole.series), row.dedup_key
         read.append((len(part.series), len(whole.series)))
         charted += 1

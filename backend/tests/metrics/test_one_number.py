@@ -404,6 +404,9 @@ def test_every_surface_reads_the_burst_forecasts_the_fleet_job_stored(client: An
             for fc in panel["forecasts"]:
                 assert fc["now"] == advised.isoformat().replace("+00:00", "Z")
                 assert fc["seconds_to_empty"] == glance[(fc["entity_id"], fc["id"])]["seconds_to_empty"]
+                # the path drawn is this node's stored one (each node's paths are read on their own)
+                path = stored.paths[node["node"]["id"]][fc["id"]]
+                assert fc["path"]["percent"] == path["percent"] and len(fc["path"]["t"]) == len(path["timestamps"]) > 1
     for key, fc in kept.items():
         assert glance[key]["seconds_to_empty"] == fc["seconds_to_empty"], key
         assert glance[key]["balance_percent"] == fc["balance_percent"], key
