@@ -79,8 +79,8 @@ def default_scenario_path() -> Path:
 
 @functools.cache
 def packaged_scenario() -> Scenario:
-    """The demo fleet's scenario, parsed once per process: the packaged file does not change while it runs, and
-    a Scenario is frozen (parsing and validating it costs more than the rest of a live minute's write)."""
+    """The demo fleet's scenario, parsed once per process instead of every minute: the packaged file does not
+    change while the process runs, and a Scenario is frozen."""
     return load_scenario(default_scenario_path())
 
 
