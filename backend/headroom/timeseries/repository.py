@@ -23,7 +23,7 @@ import math
 import uuid
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -168,8 +168,10 @@ def ensure_series(
 ) -> dict[SeriesKey, int]:
     """Return the ids of these series, creating the missing ones (idempotent under concurrency).
 
-    One statement per scope (see the metric_series indexes): node and cluster series are keyed by
+    One lookup per scope (see the metric_series indexes): node and cluster series are keyed by
     (org, cluster, ...), instance and volume series by (org, ...) with cluster_id following the latest mapping.
+    Only the series that are missing or whose unit, period or cluster changed are then upserted: a collector
+    ensures the same series every minute, and rewriting rows that would not change costs both sides CPU and WAL.
     """
     def identity(k: SeriesKey) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
         return (k.entity_kind, k.entity_id, k.metric, tuple(sorted(k.labels)))
@@ -181,40 +183,69 @@ def ensure_series(
         group = [k for k in unique if (k.entity_kind in CLUSTER_SCOPED_KINDS) == scoped]
         if not group:
             continue
-        if scoped:
-            conflict = (
-                "ON CONFLICT (org_id, cluster_id, entity_kind, entity_id, metric, labels) "
-                "WHERE entity_kind IN ('cluster', 'tikv_node') DO UPDATE SET unit = EXCLUDED.unit, "
-                "step_seconds = EXCLUDED.step_seconds"
-            )
-        else:
-            conflict = (
-                "ON CONFLICT (org_id, entity_kind, entity_id, metric, labels) "
-                "WHERE entity_kind IN ('instance', 'volume') DO UPDATE SET unit = EXCLUDED.unit, "
-                "step_seconds = EXCLUDED.step_seconds, cluster_id = COALESCE(EXCLUDED.cluster_id, metric_series.cluster_id)"
-            )
-        rows = db.execute(
-            text(
-                "INSERT INTO metric_series (org_id, cluster_id, entity_kind, entity_id, metric, unit, labels, "
-                "step_seconds) "
-                "SELECT CAST(:org AS uuid), CAST(:cluster AS uuid), k.kind, k.eid, k.metric, k.unit, "
-                "CAST(k.labels AS jsonb), k.step "
-                "FROM unnest(CAST(:kinds AS text[]), CAST(:eids AS text[]), CAST(:metrics AS text[]), "
-                "CAST(:units AS text[]), CAST(:labels AS text[]), CAST(:steps AS integer[])) "
-                "AS k(kind, eid, metric, unit, labels, step) "
-                f"{conflict} RETURNING id, entity_kind, entity_id, metric, labels"
-            ),
-            {"org": org_id, "cluster": cluster_id, "kinds": [k.entity_kind for k in group],
-             "eids": [k.entity_id for k in group], "metrics": [k.metric for k in group],
-             "units": [k.unit for k in group],
-             "labels": [json.dumps(dict(k.labels), sort_keys=True) for k in group],
-             "steps": [k.step_seconds for k in group]},
-        )
+        columns: dict[str, list[Any]] = {
+            "kinds": [k.entity_kind for k in group], "eids": [k.entity_id for k in group],
+            "metrics": [k.metric for k in group], "units": [k.unit for k in group],
+            "labels": [json.dumps(dict(k.labels), sort_keys=True) for k in group],
+            "steps": [k.step_seconds for k in group]}
+        scope = {"org": org_id, "cluster": cluster_id}
+        current: set[int] = set()
+        for position, sid, unchanged in db.execute(text(_LOOKUP_SERIES[scoped]), scope | columns):
+            if unchanged:  # positions count from 1 (WITH ORDINALITY)
+                found[identity(group[position - 1])] = int(sid)
+                current.add(position - 1)
+        stale = [i for i in range(len(group)) if i not in current]
+        if not stale:
+            continue
+        params = scope | {name: [values[i] for i in stale] for name, values in columns.items()}
+        rows = db.execute(text(_UPSERT_SERIES[scoped]), params)
         by_identity = {
             (kind, eid, metric, tuple(sorted(labels.items()))): int(sid) for sid, kind, eid, metric, labels in rows
         }
         found.update(by_identity)
     return {key: found[identity(key)] for key in keys}
+
+
+_SERIES_INPUT = (
+    "unnest(CAST(:kinds AS text[]), CAST(:eids AS text[]), CAST(:metrics AS text[]), "
+    "CAST(:units AS text[]), CAST(:labels AS text[]), CAST(:steps AS integer[])) "
+)
+# (position in the input, id, whether the stored row already holds what the upsert would write) per stored series.
+_LOOKUP_SERIES = {
+    True: (
+        f"SELECT k.ord, s.id, s.unit = k.unit AND s.step_seconds = k.step FROM {_SERIES_INPUT}"
+        "WITH ORDINALITY AS k(kind, eid, metric, unit, labels, step, ord) JOIN metric_series s "
+        "ON s.org_id = :org AND s.cluster_id = CAST(:cluster AS uuid) AND s.entity_kind = k.kind "
+        "AND s.entity_id = k.eid AND s.metric = k.metric AND s.labels = CAST(k.labels AS jsonb) "
+        "AND s.entity_kind IN ('cluster', 'tikv_node')"
+    ),
+    False: (
+        f"SELECT k.ord, s.id, s.unit = k.unit AND s.step_seconds = k.step "
+        "AND s.cluster_id IS NOT DISTINCT FROM COALESCE(CAST(:cluster AS uuid), s.cluster_id) FROM "
+        f"{_SERIES_INPUT}WITH ORDINALITY AS k(kind, eid, metric, unit, labels, step, ord) JOIN metric_series s "
+        "ON s.org_id = :org AND s.entity_kind = k.kind AND s.entity_id = k.eid AND s.metric = k.metric "
+        "AND s.labels = CAST(k.labels AS jsonb) AND s.entity_kind IN ('instance', 'volume')"
+    ),
+}
+_UPSERT_SERIES = {
+    scoped: (
+        "INSERT INTO metric_series (org_id, cluster_id, entity_kind, entity_id, metric, unit, labels, "
+        "step_seconds) "
+        "SELECT CAST(:org AS uuid), CAST(:cluster AS uuid), k.kind, k.eid, k.metric, k.unit, "
+        "CAST(k.labels AS jsonb), k.step "
+        f"FROM {_SERIES_INPUT}AS k(kind, eid, metric, unit, labels, step) "
+        f"{conflict} RETURNING id, entity_kind, entity_id, metric, labels"
+    )
+    for scoped, conflict in (
+        (True, "ON CONFLICT (org_id, cluster_id, entity_kind, entity_id, metric, labels) "
+               "WHERE entity_kind IN ('cluster', 'tikv_node') DO UPDATE SET unit = EXCLUDED.unit, "
+               "step_seconds = EXCLUDED.step_seconds"),
+        (False, "ON CONFLICT (org_id, entity_kind, entity_id, metric, labels) "
+                "WHERE entity_kind IN ('instance', 'volume') DO UPDATE SET unit = EXCLUDED.unit, "
+                "step_seconds = EXCLUDED.step_seconds, "
+                "cluster_id = COALESCE(EXCLUDED.cluster_id, metric_series.cluster_id)"),
+    )
+}
 
 
 # --- points ----------------------------------------------------------------------------------------------
@@ -340,6 +371,28 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
     parts_hour: list[NDArray[np.int64]] = []
     parts_vals: list[NDArray[np.float64]] = []
     nan = unaligned = 0
+    batches = list(batches)
+    if len({b.series_id for b in batches}) == len(batches):
+        # A collector's usual write: one batch per series, most of them on the same grid (start, period, length).
+        # Each such group is placed with one strided copy for all its series at once; the rest go one by one.
+        # With one batch per series no two rows share a key, so the order the groups come in does not matter.
+        grids: dict[tuple[dt.datetime, int, int], list[SeriesBatch]] = {}
+        for batch in batches:
+            grids.setdefault((batch.start, batch.step_seconds, len(batch.values)), []).append(batch)
+        batches = []
+        for (start, step_seconds, size), group in grids.items():
+            if len(group) == 1 or not _regular_grid(start, step_seconds, size):
+                batches += group
+                continue
+            values = np.array([np.asarray(b.values, dtype=np.float64) for b in group])
+            finite = np.isfinite(values)
+            nan += int(values.size - finite.sum())
+            first_minute = int((start.astimezone(dt.UTC) - _EPOCH).total_seconds()) // SLOT_SECONDS
+            sids, hours, rows = _scatter_grid(np.array([b.series_id for b in group], dtype=np.int64), values,
+                                              finite, first_minute, step_seconds // SLOT_SECONDS)
+            parts_sid.append(sids)
+            parts_hour.append(hours)
+            parts_vals.append(rows)
     for batch in batches:
         values = np.asarray(batch.values, dtype=np.float64)
         if values.size == 0:
@@ -379,6 +432,28 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
     if not parts_sid:
         return _empty_rows(), nan, unaligned
     return _combine(np.concatenate(parts_sid), np.concatenate(parts_hour), np.concatenate(parts_vals)), nan, unaligned
+
+
+def _regular_grid(start: dt.datetime, step_seconds: int, size: int) -> bool:
+    """Whether batches of this start, period and length land on minute slots (what _scatter_grid places)."""
+    at = start.astimezone(dt.UTC)
+    return size > 0 and not (at.second or at.microsecond) and step_seconds > 0 and not step_seconds % SLOT_SECONDS
+
+
+def _scatter_grid(sids: NDArray[np.int64], values: NDArray[np.float64], finite: NDArray[np.bool_],
+                  first_minute: int, step: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    """Batches sharing one grid (values: one row per series, a point every `step` minutes from `first_minute`) as
+    the hour rows that hold a point: the series, hours and slots of those rows, each series' in hour order."""
+    count, size = values.shape
+    first_hour = first_minute // SLOTS_PER_HOUR
+    last_hour = (first_minute + (size - 1) * step) // SLOTS_PER_HOUR
+    hours = last_hour - first_hour + 1
+    flat = np.full((count, hours * SLOTS_PER_HOUR), np.nan)
+    offset = first_minute - first_hour * SLOTS_PER_HOUR
+    flat[:, offset : offset + (size - 1) * step + 1 : step] = np.where(finite, values, np.nan)
+    grid = flat.reshape(count, hours, SLOTS_PER_HOUR)
+    row, hour = np.nonzero(~np.isnan(grid).all(axis=2))
+    return sids[row], first_hour + hour.astype(np.int64), grid[row, hour]
 
 
 def _scatter_regular(values: NDArray[np.float64], finite: NDArray[np.bool_], first_minute: int, step: int

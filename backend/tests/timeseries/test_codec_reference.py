@@ -117,3 +117,27 @@ def test_pack_batches_equals_packing_their_points_one_by_one(
     assert rows.series[got_order].tolist() == want.series[want_order].tolist()
     assert rows.hours[got_order].tolist() == want.hours[want_order].tolist()
     assert rows.values[got_order].tobytes() == want.values[want_order].tobytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 3 * 1440), st.sampled_from([60, 300, 120, 3600, 7200]),
+       hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(1, 150)),
+                  elements=st.floats(allow_nan=True, allow_infinity=True, width=32)),
+       st.integers(0, 2))
+def test_batches_on_one_grid_pack_as_their_points_one_by_one(
+        first: int, step: int, grid: np.ndarray, off_grid: int) -> None:
+    # One batch per series, all on the same grid (the grouped path) but for `off_grid` of them, which start a
+    # minute later (packed one by one); the first series' values as a list, with None for its gaps.
+    columns: list[list[float | None] | np.ndarray] = [[None if np.isnan(v) else float(v) for v in grid[0]],
+                                                      *grid[1:]]
+    series_batches = [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=first + (sid < off_grid)), step, vals)
+                      for sid, vals in enumerate(columns)]
+    rows, nan, unaligned = ts.pack_batches(series_batches)
+    points = [(b.series_id, b.start + dt.timedelta(seconds=i * b.step_seconds), np.nan if v is None else float(v))
+              for b in series_batches for i, v in enumerate(b.values)]
+    want, want_nan, want_unaligned = ts.pack_points(points)
+    assert (nan, unaligned) == (want_nan, want_unaligned)
+    got_order, want_order = np.lexsort((rows.hours, rows.series)), np.lexsort((want.hours, want.series))
+    assert rows.series[got_order].tolist() == want.series[want_order].tolist()
+    assert rows.hours[got_order].tolist() == want.hours[want_order].tolist()
+    assert rows.values[got_order].tobytes() == want.values[want_order].tobytes()

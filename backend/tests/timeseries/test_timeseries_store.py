@@ -257,6 +257,32 @@ def test_node_series_are_per_cluster_and_volume_series_per_org(db: Any) -> None:
     assert got[a] == got[b] and got[vol] == first
 
 
+def test_a_series_whose_unit_or_period_changed_is_updated_among_unchanged_and_new_ones(db: Any) -> None:
+    """ensure_series upserts only the series that are missing or changed; those still get what they are given."""
+    from sqlalchemy import text
+
+    from headroom.clusters.models import Cluster
+
+    org = _org(db, "restep")
+    cluster = Cluster(org_id=org, name="prod", tikv_version="8.5.0", deployment_kind="tiup")
+    db.add(cluster)
+    db.flush()
+    kept = ts.SeriesKey("instance", "i-1", "ec2.ebs_read_ops", "count", step_seconds=300)
+    restepped = ts.SeriesKey("instance", "i-1", "ec2.ebs_write_ops", "count", step_seconds=300)
+    node = ts.SeriesKey("tikv_node", "n1", "tikv.io", "bytes")
+    first = ts.ensure_series(db, org, [kept, restepped, node], cluster_id=cluster.id)
+    detailed = ts.SeriesKey("instance", "i-1", "ec2.ebs_write_ops", "count", step_seconds=60)  # detailed monitoring
+    renamed_unit = ts.SeriesKey("tikv_node", "n1", "tikv.io", "bytes/s")
+    new = ts.SeriesKey("instance", "i-1", "ec2.cpu", "percent", step_seconds=300)
+    got = ts.ensure_series(db, org, [kept, detailed, renamed_unit, new], cluster_id=cluster.id)
+    assert (got[kept], got[detailed], got[renamed_unit]) == (first[kept], first[restepped], first[node])
+    assert got[new] not in first.values()
+    stored = dict(db.execute(text("SELECT id, unit || '/' || step_seconds FROM metric_series WHERE id = ANY(:ids)"),
+                             {"ids": list(got.values())}).all())
+    assert stored == {got[kept]: "count/300", got[detailed]: "count/60", got[renamed_unit]: "bytes/s/60",
+                      got[new]: "percent/300"}
+
+
 def test_batches_of_one_series_in_different_copy_groups_merge_exactly(db: Any) -> None:
     """write_batches packs a group of batches at a time inside its COPY; with one batch per group, two batches
     touching the same hour collide mid-COPY (new rows) or in the overlap (existing rows): both must come out as

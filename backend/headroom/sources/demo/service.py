@@ -20,6 +20,7 @@ address keeps it. Callers commit.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import math
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
 from headroom.accounts.service import audit
@@ -75,6 +77,13 @@ def default_scenario_path() -> Path:
     return DEMO_SCENARIO
 
 
+@functools.cache
+def packaged_scenario() -> Scenario:
+    """The demo fleet's scenario, parsed once per process instead of every minute: the packaged file does not
+    change while the process runs, and a Scenario is frozen."""
+    return load_scenario(default_scenario_path())
+
+
 def _seed_for(cluster: Cluster) -> int:
     """The demo's random seed: from the cluster's name, so the same demo cluster always shows the same data."""
     return zlib.crc32(cluster.name.encode())
@@ -101,7 +110,7 @@ def seed_demo_cluster(
 
     The demo cluster is found by `is_demo`, which only this function sets: its users may rename it or edit its
     tags (DEMO_TAG is a label for people; the API's is_demo drives the badge) without the next start creating a second one."""
-    scenario = scenario or load_scenario(default_scenario_path())
+    scenario = scenario or packaged_scenario()
     existing = db.scalar(select(Cluster).where(Cluster.org_id == org_id, Cluster.is_demo))
     if existing is not None:
         return existing
@@ -135,7 +144,7 @@ def seed_demo_source(db: Session, org_id: uuid.UUID, *, scenario: Scenario | Non
     existing = demo_source(db, org_id)
     if existing is not None:
         return existing
-    scenario = scenario or load_scenario(default_scenario_path())
+    scenario = scenario or packaged_scenario()
     org = db.get(Organization, org_id)
     assert org is not None
     taken = set(db.scalars(select(AwsConnection.name).where(AwsConnection.org_id == org_id)))
@@ -150,8 +159,10 @@ def seed_demo_source(db: Session, org_id: uuid.UUID, *, scenario: Scenario | Non
     return source
 
 
-def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.datetime) -> dict[str, str]:
-    """Write instances, volumes, nodes and changed configs; return node id -> series entity id."""
+def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.datetime
+                      ) -> tuple[dict[str, str], dict[str, Volume]]:
+    """Write instances, volumes, nodes and changed configs; return node id -> series entity id, and the volumes
+    given a real ID (given_volumes: the upsert keeps every volume's ID and its node's references to it)."""
     org_id = cluster.org_id
     source = demo_source(db, org_id)
     instances: dict[str, Instance] = {
@@ -171,7 +182,8 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
     db.flush()
     volumes: dict[str, Volume] = {v.volume_id: v for v in db.scalars(select(Volume).where(Volume.org_id == org_id))}
     # A volume given a real ID (give_volume_id) keeps it: its row is the one its node refers to.
-    volumes |= given_volumes(db, cluster, snap)
+    given = given_volumes(db, cluster, snap)
+    volumes |= given
     for vol in snap.volumes:
         vrow = volumes.get(vol.id)
         if vrow is None:
@@ -186,6 +198,7 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
     db.flush()
     nodes = {n.store_address: n for n in db.scalars(select(TikvNode).where(TikvNode.cluster_id == cluster.id))}
     entity_ids: dict[str, str] = {}
+    configs: list[tuple[TikvNode, dict[str, Any]]] = []
     for node in snap.nodes:
         nrow = nodes.get(node.address)
         if nrow is None:
@@ -202,11 +215,12 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
         nrow.data_volume_ref_id = volumes[node.data_volume_ids[0]].id if node.data_volume_ids else None
         nrow.raft_volume_ref_id = volumes[node.raft_volume_ids[0]].id if node.raft_volume_ids else None
         nrow.last_seen_at = now
-        db.flush()
         if simulated:
-            _record_config(db, nrow, node.config)
+            configs.append((nrow, node.config))
         entity_ids[node.id] = node.address
-    return entity_ids
+    db.flush()
+    _record_configs(db, org_id, configs)
+    return entity_ids, given
 
 
 def given_volumes(db: Session, cluster: Cluster, snap: Snapshot) -> dict[str, Volume]:
@@ -254,7 +268,7 @@ def give_volume_id(db: Session, principal: Principal, cluster_id: uuid.UUID, vol
         raise Conflict("Only a demo cluster's volumes can be given another ID: a cluster's own volumes are the ones "
                        "your EC2 inventory reports.", code="not_a_demo_cluster")
     _lock_demo(db, cluster)
-    scenario = scenario or load_scenario(default_scenario_path())
+    scenario = scenario or packaged_scenario()
     rows = _volume_rows(db, cluster, _fleet(cluster, scenario, now))
     found = next(((sim, row) for sim, row in rows.items() if row.volume_id == volume_id), None)
     if found is None:
@@ -276,16 +290,25 @@ def give_volume_id(db: Session, principal: Principal, cluster_id: uuid.UUID, vol
     return row, simulated
 
 
-def _record_config(db: Session, node: TikvNode, config: dict[str, Any]) -> None:
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
-    latest = db.scalar(
-        select(TikvConfig).where(TikvConfig.node_id == node.id).order_by(TikvConfig.version.desc()).limit(1)
-    )
-    if latest is not None and latest.content_sha256 == digest:
+def _record_configs(db: Session, org_id: uuid.UUID, configs: list[tuple[TikvNode, dict[str, Any]]]) -> None:
+    """Add a config version for each node whose config differs from its newest stored one.
+
+    One query reads every node's newest version and digest, not the stored configs themselves: the config of a
+    node is the same minute after minute, and loading it to learn that costs more than the comparison."""
+    if not configs:
         return
-    version = (latest.version + 1) if latest is not None else 1
-    db.add(TikvConfig(org_id=node.org_id, node_id=node.id, version=version, source="simulated",
-                      config=config, content_sha256=digest))
+    newest = {node_id: (version, digest) for node_id, version, digest in db.execute(
+        select(TikvConfig.node_id, TikvConfig.version, TikvConfig.content_sha256)
+        .where(TikvConfig.org_id == org_id, TikvConfig.node_id.in_([node.id for node, _ in configs]))
+        .order_by(TikvConfig.node_id, TikvConfig.version.desc())
+        .ext(distinct_on(TikvConfig.node_id)))}
+    for node, config in configs:
+        digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+        version, stored = newest.get(node.id, (0, None))
+        if stored == digest:
+            continue
+        db.add(TikvConfig(org_id=node.org_id, node_id=node.id, version=version + 1, source="simulated",
+                          config=config, content_sha256=digest))
 
 
 def demo_origin(cluster: Cluster, start: dt.datetime) -> dt.datetime:
@@ -360,8 +383,8 @@ def ingest_window(
     `origin` and `state` as `simulate` takes them: the window continues the history they describe."""
     hours = (end - start).total_seconds() / 3600
     snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=start, origin=origin, state=state)
-    entity_ids = _upsert_inventory(db, cluster, snap, end)
-    volume_ids = {sim: row.volume_id for sim, row in given_volumes(db, cluster, snap).items()}
+    entity_ids, given = _upsert_inventory(db, cluster, snap, end)
+    volume_ids = {sim: row.volume_id for sim, row in given.items()}
     keys = [
         timeseries.SeriesKey(
             entity_kind=ENTITY_KIND[s.entity.kind],
@@ -391,7 +414,7 @@ def ingest_window(
 
 def ingest_demo(db: Session, cluster: Cluster, *, now: dt.datetime, scenario: Scenario | None = None) -> dict[str, int]:
     """Bring one demo cluster up to `now`: 7 days on the first run, then from its watermark."""
-    scenario = scenario or load_scenario(default_scenario_path())
+    scenario = scenario or packaged_scenario()
     _lock_demo(db, cluster)
     end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
     newest = db.scalar(
