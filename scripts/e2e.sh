@@ -36,4 +36,9 @@ if ! curl -sf -o /dev/null "$HEADROOM_E2E_BASE_URL/healthz"; then
 fi
 
 echo "e2e: $("$HEADROOM_E2E_CHROMIUM" --version 2>/dev/null || echo chromium) against $HEADROOM_E2E_BASE_URL"
-exec npx --no-install playwright test "$@" </dev/null
+# Without arguments both projects run, the specs that change the demo first and alone (project "demo-changes"), then
+# the others on two workers ("shared", which depends on it). With arguments (a spec file, --grep, --project=...),
+# only what they select runs, without the dependency's specs.
+deps=()
+if [ $# -gt 0 ]; then deps=(--no-deps); fi
+exec npx --no-install playwright test ${deps[@]+"${deps[@]}"} "$@" </dev/null

@@ -16,9 +16,13 @@ scripts/bootstrap.sh --test
 svc=$(mktemp -d /tmp/headroom-test.XXXXXX)
 server_pid=""
 stand_in_pid=""
+e2e_moto_pid=""
+demo_changes_pid=""
 cleanup() {
+  [ -n "$demo_changes_pid" ] && kill "$demo_changes_pid" 2>/dev/null || true
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
   [ -n "$stand_in_pid" ] && kill "$stand_in_pid" 2>/dev/null || true
+  [ -n "$e2e_moto_pid" ] && kill "$e2e_moto_pid" 2>/dev/null || true
   scripts/services.sh stop "$svc" || true
   rm -rf "$svc" 2>/dev/null || true
 }
@@ -28,7 +32,7 @@ scripts/services.sh start "$svc"
 source "$svc/env"
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_DEFAULT_REGION=us-east-1
 
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+step() { printf '\n\033[1m==> %s\033[0m (%s)\n' "$*" "$(date -u +%T)"; }
 
 step "migrations: upgrade on an empty database, no drift, one head, downgrade to base and back"
 scripts/check-migrations.sh "$HEADROOM_TEST_DATABASE_URL"
@@ -53,19 +57,60 @@ PY
   uv run --locked python backend/tests/tikv_status_server.py --nodes 3 --addresses-file "$svc/tikv-status.json" \
     >"$svc/tikv-status.log" 2>&1 &
   stand_in_pid=$!
+  # A moto server of the e2e server's own: tests/apply-ebs.spec.ts runs beside pytest (below), whose AWS tests
+  # create and empty EC2 resources region by region on the suite's moto server.
+  e2e_moto_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  .venv/bin/python scripts/moto_server.py -H 127.0.0.1 -p "$e2e_moto_port" >"$svc/e2e-moto.log" 2>&1 &
+  e2e_moto_pid=$!
+  e2e_aws_endpoint="http://127.0.0.1:$e2e_moto_port"
   # No REDIS_URL: the server runs its jobs in-process, so the demo fleet is simulated and advised in its first
   # minutes and tests/cluster.spec.ts finds the demo cluster's findings (with Redis, no worker would run them).
   # Each apply step is watched 20 s instead of the guards' 15 minutes, so a run ends within the spec's time; the
   # watch then goes on until the demo has written the minute after the step (the guards' first point after it:
   # docs/thresholds/apply-guards.md#late-data), about a minute, and the windows compared stay their own 15 minutes.
-  # AWS is the moto server (tests/apply-ebs.spec.ts modifies volumes there through the write role, with the
+  # AWS is the e2e moto server (tests/apply-ebs.spec.ts modifies volumes there through the write role, with the
   # testing credentials exported above as Headroom's own); the demo fleet's simulation asks nothing of AWS.
   DATABASE_URL="$e2e_db" HEADROOM_DATA_DIR="$svc/data" \
     HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" HEADROOM_APPLY_WATCH_SECONDS=20 \
-    HEADROOM_AWS_ENDPOINT_URL="$HEADROOM_TEST_AWS_ENDPOINT" \
+    HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" \
     uv run --locked headroom serve --port "$e2e_port" >"$svc/server.log" 2>&1 &
   server_pid=$!
 fi
+
+# Wait for the e2e server, the TiKV status stand-ins and the e2e moto server. The server migrates its database before
+# it listens, which takes a while on a loaded machine: wait as long as it is alive (up to 300 s), and show its log if
+# it dies or never answers.
+wait_for_e2e_services() {
+  local deadline=$((SECONDS + 300))
+  until curl -sf "http://127.0.0.1:$e2e_port/healthz" >/dev/null; do
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "the e2e server exited before it answered /healthz:" >&2; cat "$svc/server.log" >&2; return 1
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "the e2e server did not answer /healthz within 300 s:" >&2; cat "$svc/server.log" >&2; return 1
+    fi
+    sleep 0.5
+  done
+  until [ -s "$svc/tikv-status.json" ]; do
+    if ! kill -0 "$stand_in_pid" 2>/dev/null; then
+      echo "the TiKV status stand-ins exited:" >&2; cat "$svc/tikv-status.log" >&2; return 1
+    fi
+    sleep 0.5
+  done
+  until curl -sf "$e2e_aws_endpoint/moto-api/" >/dev/null; do
+    if ! kill -0 "$e2e_moto_pid" 2>/dev/null; then
+      echo "the e2e moto server exited:" >&2; cat "$svc/e2e-moto.log" >&2; return 1
+    fi
+    sleep 0.5
+  done
+}
+
+run_e2e() { # playwright test arguments...
+  HEADROOM_E2E_BASE_URL="http://127.0.0.1:$e2e_port" HEADROOM_E2E_DEMO_PASSWORD_FILE="$svc/data/demo-password.txt" \
+    HEADROOM_E2E_OUTBOX_DIR="$svc/data/outbox" HEADROOM_E2E_TIKV_STATUS_FILE="$svc/tikv-status.json" \
+    HEADROOM_E2E_AWS_ENDPOINT="$e2e_aws_endpoint" \
+    scripts/e2e.sh "$@"
+}
 
 step "lint (ruff)"
 uv run --locked ruff check backend worker migrations $( [ -d bench ] && echo bench )
@@ -75,6 +120,14 @@ uv run --locked lint-imports --no-logo
 
 step "typecheck (mypy --strict on the package and the worker)"
 uv run --locked mypy backend/headroom worker/headroom_worker
+
+if [ -n "$e2e_port" ]; then
+  step "end-to-end, the specs that change the demo (Playwright project demo-changes), beside the steps below"
+  # They spend most of their 8 minutes waiting for the demo's next minute of data after each apply step, so they run
+  # beside pytest instead of after it (bench/ci_time.md); their output is shown at the end-to-end step.
+  ( wait_for_e2e_services && run_e2e --project=demo-changes ) >"$svc/e2e-demo-changes.log" 2>&1 </dev/null &
+  demo_changes_pid=$!
+fi
 
 step "backend and worker tests (pytest, one xdist worker per core)"
 # Each worker gets a copy of the migrated database and Redis databases of its own (backend/tests/xdist_workers.py);
@@ -88,30 +141,15 @@ step "front end: lint (incl. the feature boundaries), typecheck and unit tests"
 (cd frontend && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
 
 if [ -n "$e2e_port" ]; then
-  step "end-to-end (Playwright, headless Chromium)"
-  port=$e2e_port
-  # The server (started before the Python checks) migrates the database before it listens, which takes a while on a
-  # loaded machine: wait as long as it is alive (up to 300 s more), and show its log if it dies or never answers.
-  deadline=$((SECONDS + 300))
-  until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; do
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "the e2e server exited before it answered /healthz:" >&2; cat "$svc/server.log" >&2; exit 1
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "the e2e server did not answer /healthz within 300 s:" >&2; cat "$svc/server.log" >&2; exit 1
-    fi
-    sleep 0.5
-  done
-  until [ -s "$svc/tikv-status.json" ]; do
-    if ! kill -0 "$stand_in_pid" 2>/dev/null; then
-      echo "the TiKV status stand-ins exited:" >&2; cat "$svc/tikv-status.log" >&2; exit 1
-    fi
-    sleep 0.5
-  done
-  HEADROOM_E2E_BASE_URL="http://127.0.0.1:$port" HEADROOM_E2E_DEMO_PASSWORD_FILE="$svc/data/demo-password.txt" \
-    HEADROOM_E2E_OUTBOX_DIR="$svc/data/outbox" HEADROOM_E2E_TIKV_STATUS_FILE="$svc/tikv-status.json" \
-    HEADROOM_E2E_AWS_ENDPOINT="$HEADROOM_TEST_AWS_ENDPOINT" \
-    scripts/e2e.sh || { tail -50 "$svc/server.log"; exit 1; }
+  step "end-to-end (Playwright, headless Chromium): the specs that change the demo, run beside the steps above"
+  demo_changes_rc=0
+  wait "$demo_changes_pid" || demo_changes_rc=$?
+  demo_changes_pid=""
+  cat "$svc/e2e-demo-changes.log"
+  if [ "$demo_changes_rc" -ne 0 ]; then tail -50 "$svc/server.log"; exit 1; fi
+  step "end-to-end (Playwright, headless Chromium): the other specs, two at a time (project shared)"
+  wait_for_e2e_services
+  run_e2e --project=shared --no-deps || { tail -50 "$svc/server.log"; exit 1; }
 fi
 
 step "all suites passed"
