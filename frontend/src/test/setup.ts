@@ -36,10 +36,15 @@ console.error = (...args: unknown[]) => {
   consoleErrors.push([said, ...rest].join(' ').slice(0, 300));
   originalError(...args);
 };
-afterEach(() => {
+// A page's queries start in effects that React runs after the paint a findBy* resolved on, so a test can end before
+// its last request leaves. Unmount first and let those requests reach the test's own handlers; then reset them, so a
+// late request is neither unanswered in its own test nor blamed on the next one.
+afterEach(async () => {
+  cleanup();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  await new Promise((resolve) => setTimeout(resolve, 0));
   const missed = unhandled.splice(0);
   server.resetHandlers();
-  cleanup();
   document.cookie.split(';').forEach((c) => {
     const name = c.split('=')[0]?.trim();
     if (name) document.cookie = `${name}=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/`;
