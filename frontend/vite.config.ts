@@ -55,6 +55,36 @@ function markdownTitle(): Plugin {
   };
 }
 
+/** src/boot.ts (the page's first requests, src/first-requests.ts) as an entry of its own, which index.html loads with
+ * `async` before the app's entry, and its imports preloaded: it runs as soon as it has arrived, not once the app's
+ * code has arrived and run. (Every <script type="module"> of index.html would be bundled into the one app entry.) */
+function firstRequestsScript(): Plugin {
+  return {
+    name: 'headroom-first-requests',
+    apply: 'build',
+    config() {
+      const file = (name: string) => fileURLToPath(new URL(name, import.meta.url));
+      return { build: { rolldownOptions: { input: { index: file('./index.html'), boot: file('./src/boot.ts') } } } };
+    },
+    transformIndexHtml: {
+      order: 'post',
+      handler(html, ctx) {
+        const boot = Object.values(ctx.bundle ?? {}).find((out) => out.type === 'chunk' && out.isEntry && out.name === 'boot');
+        if (boot?.type !== 'chunk') throw new Error('the build has no boot entry (src/boot.ts)');
+        // First in the head after the charset, so the browser asks for it first; its imports too, unless the app's
+        // entry preloads them already.
+        const tags = [
+          `<script type="module" async crossorigin src="/${boot.fileName}"></script>`,
+          ...boot.imports.filter((file) => !html.includes(`/${file}"`)).map((file) => `<link rel="modulepreload" crossorigin href="/${file}">`),
+        ];
+        const charset = /<meta charset="[^"]*"\s*\/?>/i;
+        if (!charset.test(html)) throw new Error('index.html has no <meta charset> to put the first-requests script after');
+        return html.replace(charset, (meta) => [meta, ...tags].join('\n    '));
+      },
+    },
+  };
+}
+
 // The backend serves frontend/dist at / on the same origin as the API; in development
 // the Vite server stands in for it and forwards /api to the backend.
 const apiTarget = process.env.HEADROOM_API_URL ?? 'http://127.0.0.1:8000';
@@ -63,7 +93,7 @@ const apiTarget = process.env.HEADROOM_API_URL ?? 'http://127.0.0.1:8000';
 const ROUTER_FILES = ['src/router.tsx', 'src/routes/settings-routes.tsx'];
 
 export default defineConfig({
-  plugins: [markdownTitle(), react(), routePreload(ROUTER_FILES.map((file) => fileURLToPath(new URL(file, import.meta.url)))), precompress()],
+  plugins: [markdownTitle(), react(), firstRequestsScript(), routePreload(ROUTER_FILES.map((file) => fileURLToPath(new URL(file, import.meta.url)))), precompress()],
   resolve: {
     alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) },
   },

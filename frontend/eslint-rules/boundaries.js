@@ -15,7 +15,7 @@ export function featureFolders(featuresDir) {
 }
 
 const SHARED_LAYERS = ['api', 'components', 'lib'];
-const APP_MODULES = ['routes', 'router', 'App', 'main'];
+const APP_MODULES = ['routes', 'router', 'App', 'main', 'boot', 'first-requests'];
 
 /** The path of `specifier` below src/ as segments, or null for a package import. */
 function targetSegments(specifier, filename, srcDir) {

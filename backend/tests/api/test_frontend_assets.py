@@ -169,3 +169,30 @@ def test_the_real_build_ships_gzip_and_brotli_beside_each_script(app_ctx: Any) -
                 brotli, raw = _get_raw(web, f"/{script}", "gzip, br")
                 assert brotli.headers["content-encoding"] == "br", script
                 assert raw == br.read_bytes(), script
+
+
+def test_the_real_page_runs_the_first_requests_script_first_and_on_its_own(app_ctx: Any) -> None:
+    """The built page (frontend/vite.config.ts, firstRequestsScript) asks for src/boot.ts's chunk first, as an async
+    module of its own: it runs when it has arrived, not after the app's entry; what it imports is built and small."""
+    built = REPO / "frontend" / "dist"
+    manifest_file = built / ".vite" / "manifest.json"
+    if not manifest_file.is_file():
+        pytest.skip("frontend/dist is not built (npm run build)")
+    manifest = json.loads(manifest_file.read_text())
+    boot, app = manifest["src/boot.ts"], manifest["index.html"]
+    assert boot["isEntry"] and app["isEntry"]
+    page = (built / "index.html").read_text()
+    boot_tag = f'<script type="module" async crossorigin src="/{boot["file"]}"></script>'
+    app_tag = f'<script type="module" crossorigin src="/{app["file"]}"></script>'
+    assert boot_tag in page and app_tag in page
+    assert page.index('<meta charset="UTF-8" />') < page.index(boot_tag) < page.index(app_tag)
+    # It does not wait for the app: nothing it imports is the app's entry or imports it.
+    closure, todo = set(), [*boot.get("imports", [])]
+    while todo:
+        key = todo.pop()
+        if key not in closure:
+            closure.add(key)
+            todo.extend(manifest[key].get("imports", []))
+    assert "index.html" not in closure
+    size = sum((built / manifest[key]["file"]).stat().st_size for key in closure) + (built / boot["file"]).stat().st_size
+    assert size < 20_000, f"the first-requests script and its imports are {size} bytes"

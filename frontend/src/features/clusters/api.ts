@@ -3,6 +3,7 @@ import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
 import { awsConnectionsQuery, prometheusSourcesQuery } from '@/api/source-lists';
+import { clusterAddress, getCluster } from './requests';
 
 export type ClusterList = paths['/api/v1/clusters']['get']['responses'][200]['content']['application/json'];
 export type Cluster = ClusterList['items'][number];
@@ -50,11 +51,9 @@ export function useFleet() {
 export function clusterQuery(clusterId: string) {
   return queryOptions({
     queryKey: clusterQueryKey(clusterId),
-    queryFn: () => unwrap(api.GET('/api/v1/clusters/{cluster_id}', { params: { path: { cluster_id: clusterId } } })),
+    queryFn: () => unwrap(getCluster(api, clusterId)),
   });
 }
-
-const CLUSTER_PATH = /^\/clusters\/([^/]+)(?:\/|$)/;
 
 /**
  * At the app's start, when the address opens one of a cluster's pages: ask for the cluster at once, beside the
@@ -62,8 +61,8 @@ const CLUSTER_PATH = /^\/clusters\/([^/]+)(?:\/|$)/;
  * (every tab waits for it; useCluster finds it under way).
  */
 export function prefetchClusterForAddress(queryClient: QueryClient, pathname: string) {
-  const match = CLUSTER_PATH.exec(pathname);
-  if (match?.[1]) void queryClient.prefetchQuery(clusterQuery(decodeURIComponent(match[1])));
+  const clusterId = clusterAddress(pathname);
+  if (clusterId !== null) void queryClient.prefetchQuery(clusterQuery(clusterId));
 }
 
 export function useCluster(clusterId: string) {

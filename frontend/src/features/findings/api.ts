@@ -2,6 +2,7 @@ import { queryOptions, useMutation, useQueries, useQuery, useQueryClient, type Q
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import { findingSummarySeverityValues, findingSummaryStatusValues, type paths } from '@/api/schema';
+import { findingAddress, getEvidenceSeries, getFinding } from './requests';
 
 type ListOp = paths['/api/v1/clusters/{cluster_id}/findings']['get'];
 export type FindingList = ListOp['responses'][200]['content']['application/json'];
@@ -72,7 +73,7 @@ export function useActiveFindings(clusterId: string) {
 const findingKey = (findingId: string) => ['finding', findingId] as const;
 
 function fetchFinding(findingId: string) {
-  return unwrap(api.GET('/api/v1/findings/{finding_id}', { params: { path: { finding_id: findingId } } }));
+  return unwrap(getFinding(api, findingId));
 }
 
 export function useFinding(findingId: string) {
@@ -89,10 +90,7 @@ export function useFindingDetails(findingIds: string[]) {
 function evidenceSeriesQuery(findingId: string) {
   return {
     queryKey: [...findingKey(findingId), 'evidence-series'] as const,
-    queryFn: () =>
-      unwrap(
-        api.GET('/api/v1/findings/{finding_id}/evidence/series', { params: { path: { finding_id: findingId } } }),
-      ),
+    queryFn: () => unwrap(getEvidenceSeries(api, findingId)),
   };
 }
 
@@ -101,17 +99,14 @@ export function useEvidenceSeries(findingId: string) {
   return useQuery(evidenceSeriesQuery(findingId));
 }
 
-const FINDING_PATH = /^\/clusters\/[^/]+\/findings\/([^/]+)\/?$/;
-
 /**
  * At the app's start, when the address opens a finding's page: ask for the finding and its evidence series at
  * once, beside the session and the page's code, rather than once the cluster has arrived and the page is drawn
  * (its evidence chart waits for both; useFinding and useEvidenceSeries find them under way).
  */
 export function prefetchFindingForAddress(queryClient: QueryClient, pathname: string) {
-  const match = FINDING_PATH.exec(pathname);
-  if (!match?.[1]) return;
-  const findingId = decodeURIComponent(match[1]);
+  const findingId = findingAddress(pathname);
+  if (findingId === null) return;
   void queryClient.prefetchQuery({ queryKey: findingKey(findingId), queryFn: () => fetchFinding(findingId) });
   void queryClient.prefetchQuery(evidenceSeriesQuery(findingId));
 }

@@ -1,0 +1,22 @@
+// A finding page's first two requests, with no React or query library in them: the app's queries (api.ts) and the
+// page's first-requests script (src/boot.ts), which starts them before the app's code has arrived, build them here,
+// so both ask for the same URLs.
+import type { ApiClient } from '@/api/client';
+
+/** A finding (GET /findings/{id}). */
+export function getFinding(client: ApiClient, findingId: string) {
+  return client.GET('/api/v1/findings/{finding_id}', { params: { path: { finding_id: findingId } } });
+}
+
+/** The points of a finding's evidence series over its window (GET /findings/{id}/evidence/series). */
+export function getEvidenceSeries(client: ApiClient, findingId: string) {
+  return client.GET('/api/v1/findings/{finding_id}/evidence/series', { params: { path: { finding_id: findingId } } });
+}
+
+const FINDING_PATH = /^\/clusters\/[^/]+\/findings\/([^/]+)\/?$/;
+
+/** The finding a finding's page address opens, or null for any other page. */
+export function findingAddress(pathname: string): string | null {
+  const match = FINDING_PATH.exec(pathname);
+  return match?.[1] ? decodeURIComponent(match[1]) : null;
+}
