@@ -2,6 +2,7 @@ import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/r
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { components } from '@/api/schema';
+import { getApplySettings } from './requests';
 
 type S = components['schemas'];
 export type OrgApplySettings = S['OrgApplySettingsRead'];
@@ -53,7 +54,7 @@ export function clusterApplySettingsQuery(clusterId: string) {
   return queryOptions({
     queryKey: keys.cluster(clusterId),
     queryFn: () =>
-      unwrap(api.GET('/api/v1/clusters/{cluster_id}/apply-settings', { params: { path: { cluster_id: clusterId } } })),
+      unwrap(getApplySettings(api, clusterId)),
   });
 }
 

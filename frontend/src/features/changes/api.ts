@@ -3,6 +3,7 @@ import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
 import { formatQuantity } from '@/lib/format';
+import { getChanges } from './requests';
 
 export type ChangeLedger =
   paths['/api/v1/clusters/{cluster_id}/changes']['get']['responses'][200]['content']['application/json'];
@@ -16,7 +17,7 @@ export function changesQuery(clusterId: string) {
   return queryOptions({
     queryKey: ['clusters', clusterId, 'changes'],
     queryFn: () =>
-      unwrap(api.GET('/api/v1/clusters/{cluster_id}/changes', { params: { path: { cluster_id: clusterId } } })),
+      unwrap(getChanges(api, clusterId)),
   });
 }
 

@@ -3,7 +3,7 @@ import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
 import { awsConnectionsQuery, prometheusSourcesQuery } from '@/api/source-lists';
-import { clusterAddress, getCluster } from './requests';
+import { clusterAddress, getCluster, getClusterPreferences, getNodes } from './requests';
 
 export type ClusterList = paths['/api/v1/clusters']['get']['responses'][200]['content']['application/json'];
 export type Cluster = ClusterList['items'][number];
@@ -76,7 +76,7 @@ export function nodesQuery(clusterId: string) {
   return queryOptions({
     queryKey: ['clusters', clusterId, 'nodes'],
     queryFn: () =>
-      unwrap(api.GET('/api/v1/clusters/{cluster_id}/nodes', { params: { path: { cluster_id: clusterId } } })),
+      unwrap(getNodes(api, clusterId)),
   });
 }
 
@@ -170,11 +170,7 @@ export function clusterPreferencesQuery(clusterId: string) {
   return queryOptions({
     queryKey: preferencesKey(clusterId),
     queryFn: () =>
-      unwrap(
-        api.GET('/api/v1/clusters/{cluster_id}/recommendation-preferences', {
-          params: { path: { cluster_id: clusterId } },
-        }),
-      ),
+      unwrap(getClusterPreferences(api, clusterId)),
   });
 }
 

@@ -2,7 +2,7 @@ import { queryOptions, useMutation, useQueries, useQuery, useQueryClient, type Q
 import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import { findingSummarySeverityValues, findingSummaryStatusValues, type paths } from '@/api/schema';
-import { findingAddress, getEvidenceSeries, getFinding } from './requests';
+import { ACTIVE_FINDINGS, ACTIVE_FINDINGS_SORT, findingAddress, getEvidenceSeries, getFinding, getFindings } from './requests';
 
 type ListOp = paths['/api/v1/clusters/{cluster_id}/findings']['get'];
 export type FindingList = ListOp['responses'][200]['content']['application/json'];
@@ -36,21 +36,7 @@ export type FindingSort = NonNullable<NonNullable<ListOp['parameters']['query']>
 export function findingsQuery(clusterId: string, filters: FindingFilters = NO_FILTERS, sort: FindingSort = 'severity') {
   return queryOptions({
     queryKey: [...findingsKey(clusterId), 'list', filters, sort],
-    queryFn: () =>
-      unwrap(
-        api.GET('/api/v1/clusters/{cluster_id}/findings', {
-          params: {
-            path: { cluster_id: clusterId },
-            query: {
-              status: filters.status,
-              severity: filters.severity,
-              rule: filters.rule,
-              // severity is the API's default order: leave it out of the address
-              sort: sort === 'severity' ? undefined : sort,
-            },
-          },
-        }),
-      ),
+    queryFn: () => unwrap(getFindings(api, clusterId, filters, sort)),
   });
 }
 
@@ -60,10 +46,10 @@ export function useFindings(clusterId: string, filters: FindingFilters = NO_FILT
 
 /** Open or acknowledged findings, most impactful first: one query (one request) shared by the overview's severity
  * counts and its top findings (the counts do not depend on the order). */
-export const ACTIVE_FINDINGS: FindingFilters = { status: ['open', 'acknowledged'], severity: [], rule: [] };
+export { ACTIVE_FINDINGS } from './requests';
 
 export function activeFindingsQuery(clusterId: string) {
-  return findingsQuery(clusterId, ACTIVE_FINDINGS, 'impact');
+  return findingsQuery(clusterId, ACTIVE_FINDINGS, ACTIVE_FINDINGS_SORT);
 }
 
 export function useActiveFindings(clusterId: string) {

@@ -3,6 +3,7 @@ import { api } from '@/api/client';
 import { unwrap } from '@/api/errors';
 import type { paths } from '@/api/schema';
 import { formatDaysUntil } from '@/lib/format';
+import { getProjectionDays } from './requests';
 
 export type ProjectionList =
   paths['/api/v1/clusters/{cluster_id}/projections']['get']['responses'][200]['content']['application/json'];
@@ -14,11 +15,7 @@ export function projectionsQuery(clusterId: string) {
   return queryOptions({
     queryKey: ['clusters', clusterId, 'projections', 'days'],
     queryFn: () =>
-      unwrap(
-        api.GET('/api/v1/clusters/{cluster_id}/projections', {
-          params: { path: { cluster_id: clusterId }, query: { bands: false } },
-        }),
-      ),
+      unwrap(getProjectionDays(api, clusterId)),
   });
 }
 
