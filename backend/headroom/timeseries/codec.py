@@ -46,11 +46,13 @@ def _signed_width(low: NDArray[np.int64], high: NDArray[np.int64]) -> NDArray[np
     return width
 
 
-def _probe_exponents(values: NDArray[np.float64], present: NDArray[np.bool_]) -> NDArray[np.int64]:
-    """A candidate exponent per row from every 7th slot (MAX_EXPONENT + 1 where none fits)."""
+def _probe_exponents(values: NDArray[np.float64], present: NDArray[np.bool_] | None) -> NDArray[np.int64]:
+    """A candidate exponent per row from every 7th slot (MAX_EXPONENT + 1 where none fits); `present` None: every
+    slot holds a value."""
     rows = values.shape[0]
-    probe_present = present[:, ::7]
-    probe = np.ascontiguousarray(values[:, ::7]) if probe_present.all() else np.where(probe_present, values[:, ::7], 0.0)
+    probe_present = None if present is None else present[:, ::7]
+    probe = np.ascontiguousarray(values[:, ::7]) if probe_present is None or probe_present.all() \
+        else np.where(probe_present, values[:, ::7], 0.0)
     start = np.full(rows, MAX_EXPONENT + 1, np.int64)
     open_rows: NDArray[np.intp] | None = None  # None: every row is still open (no copy of the probe needed)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -206,11 +208,14 @@ def encode_groups(values: NDArray[np.float64]) -> Groups:
     values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, SLOTS)
     if values.shape[0] == 0:
         return []
-    present = ~np.isnan(values)
-    full = present.all(axis=1)
+    # A finite sum means no slot is NaN (or infinite): every row is full, known in one pass without a mask (an
+    # overflowing sum of finite values only costs the mask).
+    with np.errstate(invalid="ignore", over="ignore"):
+        all_finite = bool(np.isfinite(values.sum()))
+    present = None if all_finite else ~np.isnan(values)
     start = _probe_exponents(values, present)
     groups: Groups = []
-    dense = full & (start <= MAX_EXPONENT)
+    dense = start <= MAX_EXPONENT if present is None else present.all(axis=1) & (start <= MAX_EXPONENT)
     leftover = [np.flatnonzero(~dense)]
     for e in np.unique(start[dense]).tolist():
         rows = np.flatnonzero(dense & (start == e))
@@ -223,7 +228,8 @@ def encode_groups(values: NDArray[np.float64]) -> Groups:
         leftover.append(rows[~ok])
     other = np.concatenate(leftover)
     if other.size:
-        buf, lengths = _encode_cells(values[other], present[other], _exponents(values[other], present[other]))
+        other_present = ~np.isnan(values[other]) if present is None else present[other]
+        buf, lengths = _encode_cells(values[other], other_present, _exponents(values[other], other_present))
         offset = np.cumsum(lengths) - lengths
         for length in np.unique(lengths).tolist():
             sel = np.flatnonzero(lengths == length)

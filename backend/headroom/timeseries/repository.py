@@ -390,7 +390,8 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
             values = np.array([np.asarray(b.values, dtype=np.float64) for b in group])
             # A finite sum means every value is finite (a NaN or an infinity makes it non-finite): one pass
             # without a mask, the usual case. Only an overflowing sum of finite values takes the mask for nothing.
-            finite = None if math.isfinite(values.sum()) else np.isfinite(values)
+            with np.errstate(invalid="ignore", over="ignore"):
+                finite = None if math.isfinite(values.sum()) else np.isfinite(values)
             if finite is not None:
                 nan += int(values.size - finite.sum())
             first_minute = int((start.astimezone(dt.UTC) - _EPOCH).total_seconds()) // SLOT_SECONDS
@@ -438,10 +439,10 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
     if not parts_sid:
         return _empty_rows(), nan, unaligned
     if len(parts_sid) == 1:
-        rows = HourRows(parts_sid[0], parts_hour[0], parts_vals[0])
+        hour_rows = HourRows(parts_sid[0], parts_hour[0], parts_vals[0])
     else:
-        rows = HourRows(np.concatenate(parts_sid), np.concatenate(parts_hour), np.concatenate(parts_vals))
-    return (rows if distinct else _combine(rows.series, rows.hours, rows.values)), nan, unaligned
+        hour_rows = HourRows(np.concatenate(parts_sid), np.concatenate(parts_hour), np.concatenate(parts_vals))
+    return (hour_rows if distinct else _combine(hour_rows.series, hour_rows.hours, hour_rows.values)), nan, unaligned
 
 
 def _regular_grid(start: dt.datetime, step_seconds: int, size: int) -> bool:
@@ -649,8 +650,11 @@ def write_batches(
                     fresh_parts.append(fresh)
                 if len(overlap):
                     overlap_parts.append(overlap)
-                # Counted once the group is on its way: the server inserts it meanwhile.
-                npoints += int(np.count_nonzero(~np.isnan(rows.values)))
+                # Counted once the group is on its way: the server inserts it meanwhile. Packed slots are finite or
+                # NaN, so a finite sum means every slot holds a point (one pass, no mask).
+                with np.errstate(over="ignore"):
+                    full = bool(np.isfinite(rows.values.sum()))
+                npoints += rows.values.size if full else int(rows.values.size - np.count_nonzero(np.isnan(rows.values)))
                 nrows += len(rows)
             copy.write(COPY_TRAILER)
             # The queue runs of the new rows, while the server is still inserting them and checking their keys.
