@@ -77,16 +77,19 @@ def _probe_exponents(values: NDArray[np.float64], present: NDArray[np.bool_] | N
     return start
 
 
-def _scaled_if_exact(values: NDArray[np.float64], e: int, *, full: bool = False
-                     ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+def _scaled_if_exact(values: NDArray[np.float64], e: int, *, full: bool = False, scratch: list[NDArray[np.float64]]
+                     | None = None) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """rint(values * 10**e) and, per row, whether every non-NaN value comes back from it bit for bit.
-    full: the rows hold no NaN (skips looking for them)."""
+    full: the rows hold no NaN (skips looking for them). scratch: receives the array of the values brought back,
+    free to reuse (a fresh array of this size costs its page faults again)."""
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = np.multiply(values, _POW10[e])
         np.rint(scaled, out=scaled)
         scaled += 0.0
         back = np.divide(scaled, _POW10[e])
         same = back.view(np.int64) == values.view(np.int64)
+        if scratch is not None:
+            scratch.append(back)
         if full:
             # The common case, whole matrices at once: every value survives and fits (no row-wise reduction).
             if same.all() and scaled.max(initial=0.0) < _EXACT and scaled.min(initial=0.0) > -_EXACT:
@@ -122,11 +125,17 @@ def _put_ints(target: NDArray[np.uint8], ints: NDArray[np.int64], width: int) ->
         target.reshape(*ints.shape, width)[...] = low
 
 
-def _dense_group(scaled: NDArray[np.float64], e: int, index: NDArray[np.intp]) -> Groups:
+def _dense_group(scaled: NDArray[np.float64], e: int, index: NDArray[np.intp],
+                 scratch: NDArray[np.float64] | None = None) -> Groups:
     """Full rows of one exponent (their scaled values, integers) as integers: one fixed-size group per (first
-    width, delta width)."""
-    ints = scaled.astype(np.int64)
-    deltas = np.empty_like(ints)
+    width, delta width). scratch: an array of scaled's shape to overwrite; then scaled is overwritten too."""
+    if scratch is None:
+        ints = scaled.astype(np.int64)
+        deltas = np.empty_like(ints)
+    else:  # the integers in scratch, the deltas over the scaled values: no new array of this size
+        ints = scratch.view(np.int64)
+        np.copyto(ints, scaled, casting="unsafe")  # the same C cast as astype
+        deltas = scaled.view(np.int64)
     deltas[:, 0] = ints[:, 0]
     np.subtract(ints[:, 1:], ints[:, :-1], out=deltas[:, 1:])
     body = deltas[:, 1:]
@@ -220,9 +229,11 @@ def encode_groups(values: NDArray[np.float64]) -> Groups:
     for e in np.unique(start[dense]).tolist():
         rows = np.flatnonzero(dense & (start == e))
         # All rows in one exponent (the usual batch): the matrix itself, no gathered copy.
-        scaled, ok = _scaled_if_exact(values if rows.size == values.shape[0] else values[rows], e, full=True)
+        scratch: list[NDArray[np.float64]] = []
+        scaled, ok = _scaled_if_exact(values if rows.size == values.shape[0] else values[rows], e, full=True,
+                                      scratch=scratch)
         if ok.all():
-            groups += _dense_group(scaled, e, rows)
+            groups += _dense_group(scaled, e, rows, scratch[0])
         elif ok.any():
             groups += _dense_group(scaled[ok], e, rows[ok])
         leftover.append(rows[~ok])
