@@ -46,11 +46,13 @@ def _signed_width(low: NDArray[np.int64], high: NDArray[np.int64]) -> NDArray[np
     return width
 
 
-def _probe_exponents(values: NDArray[np.float64], present: NDArray[np.bool_]) -> NDArray[np.int64]:
-    """A candidate exponent per row from every 7th slot (MAX_EXPONENT + 1 where none fits)."""
+def _probe_exponents(values: NDArray[np.float64], present: NDArray[np.bool_] | None) -> NDArray[np.int64]:
+    """A candidate exponent per row from every 7th slot (MAX_EXPONENT + 1 where none fits); `present` None: every
+    slot holds a value."""
     rows = values.shape[0]
-    probe_present = present[:, ::7]
-    probe = np.ascontiguousarray(values[:, ::7]) if probe_present.all() else np.where(probe_present, values[:, ::7], 0.0)
+    probe_present = None if present is None else present[:, ::7]
+    probe = np.ascontiguousarray(values[:, ::7]) if probe_present is None or probe_present.all() \
+        else np.where(probe_present, values[:, ::7], 0.0)
     start = np.full(rows, MAX_EXPONENT + 1, np.int64)
     open_rows: NDArray[np.intp] | None = None  # None: every row is still open (no copy of the probe needed)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -75,16 +77,19 @@ def _probe_exponents(values: NDArray[np.float64], present: NDArray[np.bool_]) ->
     return start
 
 
-def _scaled_if_exact(values: NDArray[np.float64], e: int, *, full: bool = False
-                     ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+def _scaled_if_exact(values: NDArray[np.float64], e: int, *, full: bool = False, scratch: list[NDArray[np.float64]]
+                     | None = None) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """rint(values * 10**e) and, per row, whether every non-NaN value comes back from it bit for bit.
-    full: the rows hold no NaN (skips looking for them)."""
+    full: the rows hold no NaN (skips looking for them). scratch: receives the array of the values brought back,
+    free to reuse (a fresh array of this size costs its page faults again)."""
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = np.multiply(values, _POW10[e])
         np.rint(scaled, out=scaled)
         scaled += 0.0
         back = np.divide(scaled, _POW10[e])
         same = back.view(np.int64) == values.view(np.int64)
+        if scratch is not None:
+            scratch.append(back)
         if full:
             # The common case, whole matrices at once: every value survives and fits (no row-wise reduction).
             if same.all() and scaled.max(initial=0.0) < _EXACT and scaled.min(initial=0.0) > -_EXACT:
@@ -120,11 +125,17 @@ def _put_ints(target: NDArray[np.uint8], ints: NDArray[np.int64], width: int) ->
         target.reshape(*ints.shape, width)[...] = low
 
 
-def _dense_group(scaled: NDArray[np.float64], e: int, index: NDArray[np.intp]) -> Groups:
+def _dense_group(scaled: NDArray[np.float64], e: int, index: NDArray[np.intp],
+                 scratch: NDArray[np.float64] | None = None) -> Groups:
     """Full rows of one exponent (their scaled values, integers) as integers: one fixed-size group per (first
-    width, delta width)."""
-    ints = scaled.astype(np.int64)
-    deltas = np.empty_like(ints)
+    width, delta width). scratch: an array of scaled's shape to overwrite; then scaled is overwritten too."""
+    if scratch is None:
+        ints = scaled.astype(np.int64)
+        deltas = np.empty_like(ints)
+    else:  # the integers in scratch, the deltas over the scaled values: no new array of this size
+        ints = scratch.view(np.int64)
+        np.copyto(ints, scaled, casting="unsafe")  # the same C cast as astype
+        deltas = scaled.view(np.int64)
     deltas[:, 0] = ints[:, 0]
     np.subtract(ints[:, 1:], ints[:, :-1], out=deltas[:, 1:])
     body = deltas[:, 1:]
@@ -206,24 +217,30 @@ def encode_groups(values: NDArray[np.float64]) -> Groups:
     values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, SLOTS)
     if values.shape[0] == 0:
         return []
-    present = ~np.isnan(values)
-    full = present.all(axis=1)
+    # A finite sum means no slot is NaN (or infinite): every row is full, known in one pass without a mask (an
+    # overflowing sum of finite values only costs the mask).
+    with np.errstate(invalid="ignore", over="ignore"):
+        all_finite = bool(np.isfinite(values.sum()))
+    present = None if all_finite else ~np.isnan(values)
     start = _probe_exponents(values, present)
     groups: Groups = []
-    dense = full & (start <= MAX_EXPONENT)
+    dense = start <= MAX_EXPONENT if present is None else present.all(axis=1) & (start <= MAX_EXPONENT)
     leftover = [np.flatnonzero(~dense)]
     for e in np.unique(start[dense]).tolist():
         rows = np.flatnonzero(dense & (start == e))
         # All rows in one exponent (the usual batch): the matrix itself, no gathered copy.
-        scaled, ok = _scaled_if_exact(values if rows.size == values.shape[0] else values[rows], e, full=True)
+        scratch: list[NDArray[np.float64]] = []
+        scaled, ok = _scaled_if_exact(values if rows.size == values.shape[0] else values[rows], e, full=True,
+                                      scratch=scratch)
         if ok.all():
-            groups += _dense_group(scaled, e, rows)
+            groups += _dense_group(scaled, e, rows, scratch[0])
         elif ok.any():
             groups += _dense_group(scaled[ok], e, rows[ok])
         leftover.append(rows[~ok])
     other = np.concatenate(leftover)
     if other.size:
-        buf, lengths = _encode_cells(values[other], present[other], _exponents(values[other], present[other]))
+        other_present = ~np.isnan(values[other]) if present is None else present[other]
+        buf, lengths = _encode_cells(values[other], other_present, _exponents(values[other], other_present))
         offset = np.cumsum(lengths) - lengths
         for length in np.unique(lengths).tolist():
             sel = np.flatnonzero(lengths == length)

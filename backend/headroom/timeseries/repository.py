@@ -372,7 +372,10 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
     parts_vals: list[NDArray[np.float64]] = []
     nan = unaligned = 0
     batches = list(batches)
-    if len({b.series_id for b in batches}) == len(batches):
+    # With one batch per series no two rows share a key (a batch's rows are distinct hours), so the rows need no
+    # merging at the end.
+    distinct = len({b.series_id for b in batches}) == len(batches)
+    if distinct:
         # A collector's usual write: one batch per series, most of them on the same grid (start, period, length).
         # Each such group is placed with one strided copy for all its series at once; the rest go one by one.
         # With one batch per series no two rows share a key, so the order the groups come in does not matter.
@@ -385,8 +388,12 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
                 batches += group
                 continue
             values = np.array([np.asarray(b.values, dtype=np.float64) for b in group])
-            finite = np.isfinite(values)
-            nan += int(values.size - finite.sum())
+            # A finite sum means every value is finite (a NaN or an infinity makes it non-finite): one pass
+            # without a mask, the usual case. Only an overflowing sum of finite values takes the mask for nothing.
+            with np.errstate(invalid="ignore", over="ignore"):
+                finite = None if math.isfinite(values.sum()) else np.isfinite(values)
+            if finite is not None:
+                nan += int(values.size - finite.sum())
             first_minute = int((start.astimezone(dt.UTC) - _EPOCH).total_seconds()) // SLOT_SECONDS
             sids, hours, rows = _scatter_grid(np.array([b.series_id for b in group], dtype=np.int64), values,
                                               finite, first_minute, step_seconds // SLOT_SECONDS)
@@ -431,7 +438,11 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
         parts_vals.append(grid[occupied])
     if not parts_sid:
         return _empty_rows(), nan, unaligned
-    return _combine(np.concatenate(parts_sid), np.concatenate(parts_hour), np.concatenate(parts_vals)), nan, unaligned
+    if len(parts_sid) == 1:
+        hour_rows = HourRows(parts_sid[0], parts_hour[0], parts_vals[0])
+    else:
+        hour_rows = HourRows(np.concatenate(parts_sid), np.concatenate(parts_hour), np.concatenate(parts_vals))
+    return (hour_rows if distinct else _combine(hour_rows.series, hour_rows.hours, hour_rows.values)), nan, unaligned
 
 
 def _regular_grid(start: dt.datetime, step_seconds: int, size: int) -> bool:
@@ -440,20 +451,32 @@ def _regular_grid(start: dt.datetime, step_seconds: int, size: int) -> bool:
     return size > 0 and not (at.second or at.microsecond) and step_seconds > 0 and not step_seconds % SLOT_SECONDS
 
 
-def _scatter_grid(sids: NDArray[np.int64], values: NDArray[np.float64], finite: NDArray[np.bool_],
+def _scatter_grid(sids: NDArray[np.int64], values: NDArray[np.float64], finite: NDArray[np.bool_] | None,
                   first_minute: int, step: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
-    """Batches sharing one grid (values: one row per series, a point every `step` minutes from `first_minute`) as
-    the hour rows that hold a point: the series, hours and slots of those rows, each series' in hour order."""
+    """Batches sharing one grid (values: one row per series, a point every `step` minutes from `first_minute`; a
+    matrix of its own, `finite` None when every value is) as the hour rows that hold a point: the series, hours
+    and slots of those rows, each series' in hour order."""
     count, size = values.shape
     first_hour = first_minute // SLOTS_PER_HOUR
     last_hour = (first_minute + (size - 1) * step) // SLOTS_PER_HOUR
     hours = last_hour - first_hour + 1
-    flat = np.full((count, hours * SLOTS_PER_HOUR), np.nan)
     offset = first_minute - first_hour * SLOTS_PER_HOUR
-    flat[:, offset : offset + (size - 1) * step + 1 : step] = np.where(finite, values, np.nan)
-    grid = flat.reshape(count, hours, SLOTS_PER_HOUR)
-    row, hour = np.nonzero(~np.isnan(grid).all(axis=2))
-    return sids[row], first_hour + hour.astype(np.int64), grid[row, hour]
+    if finite is None and step <= SLOTS_PER_HOUR:
+        # No gaps and at most an hour between points: every hour from the first to the last holds a point of
+        # every series, so the rows are the minute grid itself, and whole hours of minutes are `values` reshaped.
+        if step == 1 and offset == 0 and size == hours * SLOTS_PER_HOUR:
+            grid = values.reshape(count * hours, SLOTS_PER_HOUR)
+        else:
+            flat = np.full((count, hours * SLOTS_PER_HOUR), np.nan)
+            flat[:, offset : offset + (size - 1) * step + 1 : step] = values
+            grid = flat.reshape(count * hours, SLOTS_PER_HOUR)
+        return np.repeat(sids, hours), np.tile(first_hour + np.arange(hours, dtype=np.int64), count), grid
+    flat = np.full((count, hours * SLOTS_PER_HOUR), np.nan)
+    flat[:, offset : offset + (size - 1) * step + 1 : step] = values if finite is None else \
+        np.where(finite, values, np.nan)
+    grid3 = flat.reshape(count, hours, SLOTS_PER_HOUR)
+    row, hour = np.nonzero(~np.isnan(grid3).all(axis=2))
+    return sids[row], first_hour + hour.astype(np.int64), grid3[row, hour]
 
 
 def _scatter_regular(values: NDArray[np.float64], finite: NDArray[np.bool_], first_minute: int, step: int
@@ -619,8 +642,6 @@ def write_batches(
                 nan, unaligned = nan + group_nan, unaligned + group_unaligned
                 if not len(rows):
                     continue
-                npoints += int(np.count_nonzero(~np.isnan(rows.values)))
-                nrows += len(rows)
                 fresh, overlap = _split_stored(rows, stored)
                 if len(fresh):
                     copy.write(encode_packed_rows(fresh.series, fresh.bucket_micros(),
@@ -629,7 +650,16 @@ def write_batches(
                     fresh_parts.append(fresh)
                 if len(overlap):
                     overlap_parts.append(overlap)
+                # Counted once the group is on its way: the server inserts it meanwhile. Packed slots are finite or
+                # NaN, so a finite sum means every slot holds a point (one pass, no mask).
+                with np.errstate(over="ignore"):
+                    full = bool(np.isfinite(rows.values.sum()))
+                npoints += rows.values.size if full else int(rows.values.size - np.count_nonzero(np.isnan(rows.values)))
+                nrows += len(rows)
             copy.write(COPY_TRAILER)
+            # The queue runs of the new rows, while the server is still inserting them and checking their keys.
+            fresh_runs = _hour_runs(*(np.concatenate(cols) for cols in zip(
+                *((p.series, p.hours) for p in fresh_parts), strict=True))) if fresh_parts else None
     except pg_errors.UniqueViolation:
         rows, nan, unaligned = pack_batches(batches)
         return _write_rows(db, org_id, rows, nan, unaligned, slice_rows=slice_rows)
@@ -640,7 +670,8 @@ def write_batches(
         changing = _changing(overlap, stored)
         if len(changing):
             changed.append(_merge_rows(db, org_id, changing))
-    _mark_dirty(db, org_id, changed)
+            fresh_runs = None  # the merged rows' hours join the runs
+    _mark_dirty(db, org_id, changed, runs=fresh_runs)
     return WriteResult(npoints, nrows, nan, unaligned, sum(len(c) for c in changed))
 
 
@@ -745,7 +776,8 @@ def _queue_writes(runs: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.i
     return inserts, [(sid, first, n) for (sid, first), n in extended.items()]
 
 
-def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> None:
+def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows], *,
+                runs: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]] | None = None) -> None:
     """Queue the rollups of these rows' hours for drain_rollups: one queue row per series and run of
     consecutive hours, merged with the runs queued already.
 
@@ -753,11 +785,12 @@ def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows]) -> 
     cannot deadlock): until this transaction commits a drain skips them (SKIP LOCKED) instead of computing their
     hours without these points, and a row a drain has claimed makes this write wait for the drain's commit, after
     which the hours are queued again. Hours those rows cover add nothing; the others extend the row they follow
-    or become a new row.
+    or become a new row. `runs`: _hour_runs of the changed rows, when the caller has them already.
     """
     if not changed or not sum(len(c) for c in changed):
         return
-    runs = _hour_runs(np.concatenate([c.series for c in changed]), np.concatenate([c.hours for c in changed]))
+    if runs is None:
+        runs = _hour_runs(np.concatenate([c.series for c in changed]), np.concatenate([c.hours for c in changed]))
     sids, firsts, counts = runs
     conn = db.connection().connection.driver_connection
     assert conn is not None

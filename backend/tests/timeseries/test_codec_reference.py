@@ -141,3 +141,29 @@ def test_batches_on_one_grid_pack_as_their_points_one_by_one(
     assert rows.series[got_order].tolist() == want.series[want_order].tolist()
     assert rows.hours[got_order].tolist() == want.hours[want_order].tolist()
     assert rows.values[got_order].tobytes() == want.values[want_order].tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 3), st.integers(1, 3), st.integers(0, 2), st.sampled_from([60, 120, 300, 3600, 7200]),
+       st.sampled_from([0.0, 1e308]))
+def test_full_grids_pack_as_their_points_one_by_one(
+        first_hour: int, hours: int, extra: int, step: int, scale: float) -> None:
+    # Series with every value present on one grid: from a whole hour and whole hours long (the rows are the
+    # values reshaped), or a minute late and some minutes longer, or sparser than an hour. Values near the float64
+    # maximum make their sum overflow, so that the mask is computed although every value is finite.
+    rng = np.random.default_rng(first_hour * 100 + hours * 10 + extra)
+    late = extra > 0
+    size = (hours * 3600 // step) + extra
+    grid = np.round(rng.uniform(1, 1000, (4, size)), 3) + scale
+    series_batches = [ts.SeriesBatch(sid, T0 + dt.timedelta(hours=first_hour, minutes=late), step, grid[sid])
+                      for sid in range(4)]
+    rows, nan, unaligned = ts.pack_batches(series_batches)
+    points = [(b.series_id, b.start + dt.timedelta(seconds=i * b.step_seconds), float(v))
+              for b in series_batches for i, v in enumerate(b.values)]
+    want, want_nan, want_unaligned = ts.pack_points(points)
+    assert (nan, unaligned) == (want_nan, want_unaligned) == (0, 0)
+    assert len(rows) == len(want)
+    got_order, want_order = np.lexsort((rows.hours, rows.series)), np.lexsort((want.hours, want.series))
+    assert rows.series[got_order].tolist() == want.series[want_order].tolist()
+    assert rows.hours[got_order].tolist() == want.hours[want_order].tolist()
+    assert rows.values[got_order].tobytes() == want.values[want_order].tobytes()
