@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 from pathlib import Path
 from typing import Any
@@ -260,6 +261,25 @@ def build_context(settings: Settings, database_url: str) -> AppContext:
     return ctx
 
 
+@functools.cache
+def api_router() -> APIRouter:
+    """The /api/v1 routes, one router per process: it holds no state of an app, and FastAPI resolves every route
+    it includes (parameters, response models) when a router is included, which an app built per test paid again."""
+    # Every API error has one shape; documenting it here also replaces FastAPI's default 422 schema.
+    error = {"model": ErrorResponse}
+    api = APIRouter(
+        prefix=API_PREFIX,
+        # 400: a body that is not UTF-8 JSON at all; 413: over HEADROOM_MAX_BODY_BYTES; 503: the database (or the
+        # job queue, or the outbound slots) unavailable, with Retry-After.
+        responses={400: error, 401: error, 403: error, 404: error, 409: error, 413: error, 422: error, 429: error,
+                   503: error},
+        dependencies=[Depends(refuse_nul_characters)],
+    )
+    for router in (module.router for module in ROUTER_MODULES):
+        api.include_router(router)
+    return api
+
+
 def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI:
     """Build the ASGI app around an AppContext."""
     app = FastAPI(
@@ -305,19 +325,7 @@ def create_app(ctx: AppContext, *, frontend_dist: Path | None = None) -> FastAPI
     # Outermost: the request id is bound before anything else logs, and the latency covers every layer.
     app.add_middleware(telemetry.RequestTelemetry)
 
-    # Every API error has one shape; documenting it here also replaces FastAPI's default 422 schema.
-    error = {"model": ErrorResponse}
-    api = APIRouter(
-        prefix=API_PREFIX,
-        # 400: a body that is not UTF-8 JSON at all; 413: over HEADROOM_MAX_BODY_BYTES; 503: the database (or the
-        # job queue, or the outbound slots) unavailable, with Retry-After.
-        responses={400: error, 401: error, 403: error, 404: error, 409: error, 413: error, 422: error, 429: error,
-                   503: error},
-        dependencies=[Depends(refuse_nul_characters)],
-    )
-    for router in (module.router for module in ROUTER_MODULES):
-        api.include_router(router)
-    app.include_router(api)
+    app.include_router(api_router())
 
     @app.get(DOCS_PATH, include_in_schema=False)
     def docs() -> HTMLResponse:
