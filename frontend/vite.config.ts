@@ -119,6 +119,10 @@ export default defineConfig({
     // can take several seconds, far past the 5 s default.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Test files share their worker's module graph and jsdom instead of building both afresh per file: a third of
+    // the CPU (bench/ci_time.md, "Sixth pass"). What a test changes is put back after it (src/test/setup.ts:
+    // unmount, the request handlers; restoreMocks), and a test that needs modules loaded afresh resets them itself.
+    isolate: false,
     projects: [
       {
         extends: true,

@@ -1,13 +1,17 @@
 import { render, screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { preloadTimeSeriesChart, TimeSeriesChart } from '.';
 
 const T0 = Date.UTC(2026, 10, 1, 0, 0);
 
 describe('TimeSeriesChart (the lazily loaded export)', () => {
   it('draws the data as a plain SVG line at once, then the Recharts chart in the same box once its code is in', async () => {
+    // A module graph of its own: test files share one (vite.config.ts, `isolate: false`), and another file may
+    // already have loaded the chart's code.
+    vi.resetModules();
+    const { TimeSeriesChart: ColdChart } = await import('.');
     const { container } = render(
-      <TimeSeriesChart
+      <ColdChart
         title="Volume IOPS"
         unit="IOPS"
         width={600}
