@@ -525,6 +525,18 @@ _HOUR_ROWS_AGGREGATE = (
 HourParts = tuple[bytes, bytes, bytes, bytes]
 
 
+# The hour rows of some series (`sids`, a bigint[] literal) in [lo, hi], as one result row (as _read_hours: no
+# Python object per stored row or slot). One index lookup per series and partition whatever the statistics say:
+# OFFSET 0 keeps the lateral subquery a scan of one series. Written as `series_id = ANY(...)`, the planner read
+# every partition whole when it had no statistics yet (a backfill filling it), once per write into it, so a
+# backfill's cost grew with the square of its rows (bench/README.md, "The existence query in a backfill").
+STORED_ROWS_QUERY = (
+    f"SELECT {_HOUR_ROWS_AGGREGATE} FROM unnest(CAST(%(sids)s AS bigint[])) AS k(id) CROSS JOIN LATERAL "
+    "(SELECT series_id, bucket_at, vals FROM metric_points WHERE series_id = k.id "
+    "AND bucket_at >= %(lo)s AND bucket_at <= %(hi)s OFFSET 0) AS p"
+)
+
+
 # Series per query of the overlap read: 500 series x the window's hour rows (a collector's 10-minute overlap: 1-2
 # rows, ~500 bytes each) keeps each result small; a re-run of a whole day is 500 x 24 rows = ~6 MB (Headroom
 # choice, as READ_BACK_SERIES).
@@ -538,10 +550,14 @@ def _stored_rows(db: Session, series: list[int], lo_hour: int, hi_hour: int) -> 
     assert conn is not None
     parts: list[HourParts] = []
     with conn.cursor(binary=True) as cur:
+        # No JIT compilation for the rest of this (write) transaction: the planner's estimates for a partition
+        # without statistics yet (a backfill filling it) put this lookup of a few rows over jit_above_cost, and
+        # compiling it took 100-165 ms where the lookup takes 2 (bench/README.md, "The existence query in a
+        # backfill"). Nothing a write runs has a use for it.
+        cur.execute("SELECT set_config('jit', 'off', true)")
         for i in range(0, len(series), STORED_READ_SERIES):
             cur.execute(
-                # One result row (as _read_hours): no Python object per stored row or slot.
-                f"SELECT {_HOUR_ROWS_AGGREGATE} FROM metric_points WHERE series_id = ANY(CAST(%(sids)s AS bigint[])) AND bucket_at >= %(lo)s AND bucket_at <= %(hi)s",
+                STORED_ROWS_QUERY,
                 {"sids": _id_array(series[i : i + STORED_READ_SERIES]), "lo": _EPOCH + dt.timedelta(hours=lo_hour),
                  "hi": _EPOCH + dt.timedelta(hours=hi_hour)},
             )
@@ -722,7 +738,11 @@ def _hour_runs(series: NDArray[np.int64], hours: NDArray[np.int64]
                ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """The (series, hour) pairs as runs of consecutive hours: each run's series, first hour and length, in
     (series, hour) order (repeated pairs count once)."""
-    keys = np.unique(_row_keys(series, hours))
+    keys = _row_keys(series, hours)
+    # A write's rows usually come in key order already (each series' hours in order, series in the batches'
+    # order): one comparison pass instead of a sort.
+    if keys.size > 1 and not bool((keys[1:] > keys[:-1]).all()):
+        keys = np.unique(keys)
     sids, hrs = keys >> _HOUR_BITS, keys & ((1 << _HOUR_BITS) - 1)
     starts = np.ones(keys.size, dtype=bool)
     starts[1:] = (sids[1:] != sids[:-1]) | (hrs[1:] != hrs[:-1] + 1)

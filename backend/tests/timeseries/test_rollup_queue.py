@@ -600,3 +600,18 @@ def test_two_drainers_split_the_queue_without_losing_or_doubling_an_hour(committ
         got_cols = ts.read_rollups(db, org, sids, 3600, T0, T0 + 2 * DAY)
     for k, s in enumerate(sids):
         assert len(got_cols[s]) == 48 and (got_cols[s].count == 60).all() and (got_cols[s].max == k).all()
+
+
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 30)), max_size=40), st.booleans())
+def test_hour_runs_are_the_sorted_distinct_pairs_in_runs(pairs: list[tuple[int, int]], in_order: bool) -> None:
+    # Rows in key order take the path without a sort; any other order, or a repeated pair, the sort.
+    if in_order:
+        pairs = sorted(set(pairs))
+    series = np.array([p[0] for p in pairs], dtype=np.int64)
+    hours = np.array([p[1] for p in pairs], dtype=np.int64)
+    sids, firsts, counts = ts._hour_runs(series, hours)
+    expanded = [(int(s), int(f) + k) for s, f, n in zip(sids, firsts, counts, strict=True) for k in range(int(n))]
+    assert expanded == sorted(set(pairs))
+    # Runs are maximal: two runs of one series never touch.
+    for i in range(1, sids.size):
+        assert sids[i] != sids[i - 1] or firsts[i] > firsts[i - 1] + counts[i - 1]

@@ -7,6 +7,7 @@ import math
 import uuid
 from typing import Any
 
+import numpy as np
 import pytest
 from headroom.accounts.models import Organization
 from headroom.platform.security import new_external_id
@@ -304,3 +305,39 @@ def test_batches_of_one_series_in_different_copy_groups_merge_exactly(db: Any) -
     assert got[T0 + dt.timedelta(minutes=14)] == 3.0 and got[T0 + dt.timedelta(minutes=15)] == 4.0
     assert got[T0 + dt.timedelta(hours=1)] == 5.0 and len(got) == 17
     assert _count_rows(db, sid) == 2
+
+
+def _plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [plan, *(node for child in plan.get("Plans", []) for node in _plan_nodes(child))]
+
+
+def test_a_write_looks_up_its_stored_rows_by_index_while_a_backfill_fills_its_partitions(db: Any) -> None:
+    # A backfill: 250 series written over 2 days, their partitions analysed then (as autovacuum does while a
+    # backfill fills them), then the next 50 series' lookup (as bench/timeseries_bench.py writes). Read as
+    # `series_id = ANY(...)`, the planner took those series for a fifth of the rows and scanned every partition.
+    org = _org(db)
+    keys = [ts.SeriesKey("volume", f"vol-{i:04d}", "aws.ebs.VolumeReadOps", "count") for i in range(300)]
+    ids = ts.ensure_series(db, org, keys)
+    sids = [ids[k] for k in keys]
+    start = dt.datetime(2031, 3, 1, tzinfo=dt.UTC)
+    values = np.arange(2 * 1440, dtype=np.float64)
+    ts.write_batches(db, org, [ts.SeriesBatch(s, start, 60, values) for s in sids[:250]])
+    for day in (start, start + dt.timedelta(days=1)):
+        db.execute(text(f"ANALYZE {ts.points_partition_name(day)}"))
+    # JIT compilation is off for the rest of the write's transaction (the lookup's estimates used to cross
+    # jit_above_cost on a partition without statistics).
+    assert db.execute(text("SHOW jit")).scalar_one() == "off"
+    conn = db.connection().connection.driver_connection
+    with conn.cursor() as cur:
+        cur.execute("EXPLAIN (FORMAT JSON) " + ts.STORED_ROWS_QUERY,
+                    {"sids": "{" + ",".join(map(str, sids[250:])) + "}", "lo": start,
+                     "hi": start + dt.timedelta(days=2)})
+        nodes = _plan_nodes(cur.fetchone()[0][0]["Plan"])
+    scanned = [n for n in nodes if n.get("Relation Name", "").startswith("metric_points")]
+    assert len(scanned) >= 2  # the two days' partitions
+    assert {n["Node Type"] for n in scanned} <= {"Index Scan", "Index Only Scan", "Bitmap Heap Scan"}
+    # The lookup itself finds the written series' rows and none of the others'.
+    first_hour = int(start.timestamp()) // 3600
+    stored = ts._stored_rows(db, sids[240:], first_hour, first_hour + 47)
+    assert sorted(set(stored.series.tolist())) == sorted(sids[240:250])
+    assert len(stored) == 10 * 48
