@@ -416,9 +416,30 @@ def test_an_item_retried_alone_runs_as_its_jobs_own_task(worker: Any, celery_app
     from headroom.platform.jobs.registry import job as find_job
     from headroom_worker.tasks import retry_alone
 
+    import base64
+    import json
+
+    import redis
+
     now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
-    retry_alone(find_job("fleet.score"), "cluster_id", now.isoformat(), now + dt.timedelta(minutes=10))(
-        two_clusters[0])
+    expires_at = now + dt.timedelta(minutes=10)
+    # the message as queued, read on the alerts queue, which this test's worker does not consume
+    client = redis.Redis.from_url(worker_env["REDIS_URL"])
+    client.delete("alerts")
+    queued_at = dt.datetime.now(dt.UTC)
+    retry_alone(find_job("alerts.deliver"), "cluster_id", now.isoformat(), expires_at)("item-1")
+    (raw,) = client.lrange("alerts", 0, -1)
+    client.delete("alerts")
+    message = json.loads(raw)
+    headers, kwargs = message["headers"], json.loads(base64.b64decode(message["body"]))[1]
+    assert headers["task"] == "alerts.deliver" and kwargs == {"cluster_id": "item-1", "now_iso": now.isoformat()}
+    assert headers["id"] == round_task_id("alerts.deliver", now.isoformat(), "item-1")
+    assert headers["retries"] == 1  # the first attempt was the chunk's: the task's own retries go on from 1
+    assert dt.datetime.fromisoformat(headers["expires"]) == expires_at
+    # the first retry's backoff: full jitter up to retry_backoff (2 s)
+    assert queued_at <= dt.datetime.fromisoformat(headers["eta"]) <= dt.datetime.now(dt.UTC) + dt.timedelta(seconds=2)
+
+    retry_alone(find_job("fleet.score"), "cluster_id", now.isoformat(), expires_at)(two_clusters[0])
     result = celery_app.AsyncResult(round_task_id("fleet.score", now.isoformat(), two_clusters[0]))
     assert result.get(timeout=300) == {"clusters": 1, "failed": 0}
     assert _scores(worker_env, two_clusters) == {two_clusters[0]: now}
