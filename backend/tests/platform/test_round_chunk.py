@@ -124,3 +124,39 @@ def test_an_item_started_exactly_at_the_expiry_is_dropped(settings: Settings) ->
     summary = run_chunk(_job(ran), "cluster_id", ["a"], NOW, expires_at, "unused://", settings,
                         retryable=(Transient,), retry_alone=_never_retried, clock=_clock([expires_at]))
     assert summary["expired"] == 1 and ran == []
+
+
+# Every job whose scheduled run fans out (JobContext.fan_out), with its item's parameter.
+FANNED_OUT = [("advice.run", "cluster_id"), ("fleet.score", "cluster_id"), ("projections.run", "cluster_id"),
+              ("demo.ingest", "cluster_id"), ("aws.ingest", "connection_id"), ("prometheus.ingest", "source_id")]
+
+
+@pytest.mark.parametrize(("name", "key"), FANNED_OUT)
+def test_every_fanned_out_job_runs_an_item_with_the_params_its_round_gives(name: str, key: str, database_url: str,
+                                                                          settings: Settings) -> None:
+    """The real job, on the test database, for an item that no longer exists (deleted since the round was
+    queued): the job takes exactly the round's params (the item and the minute) and finds nothing to do."""
+    import uuid
+
+    from headroom.jobs import all_jobs
+    from headroom.platform.jobs.registry import job as find_job
+
+    all_jobs()
+    summary = run_chunk(find_job(name), key, [str(uuid.uuid4())], NOW, None, database_url, settings,
+                        retryable=(), retry_alone=_never_retried)
+    assert summary == {"job": name, "items": 1, "succeeded": 1, "failed": 0, "retried": 0, "expired": 0}
+    totals = RedisJobStats(settings.redis_url or "").read()
+    assert totals.runs == {(name, "succeeded"): 1}
+
+
+def test_the_fanned_out_jobs_are_the_ones_listed() -> None:
+    """FANNED_OUT above names every job a service fans out (read from the services' source)."""
+    import re
+    from pathlib import Path
+
+    import headroom
+
+    root = Path(headroom.__file__).parent
+    calls = {(m[0], m[1]) for path in root.rglob("*.py")
+             for m in re.findall(r'fan_out\("([\w.]+)", "(\w+)"', path.read_text())}
+    assert calls == set(FANNED_OUT)
