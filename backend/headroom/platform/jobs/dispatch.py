@@ -186,7 +186,7 @@ def enqueue_round(name: str, settings: Settings, key: str, items: Sequence[str],
 
     Each message is one CHUNK_TASK on the job's queue carrying up to the schedule's `chunk_items` items
     (round_chunks); a worker runs its items one after another, each as the job run with `key`=item for the
-    round's `now_iso`, each on its own (headroom.platform.jobs.runner.run_chunk). Every message expires at the
+    round's `now_iso`, each on its own (headroom.platform.jobs.rounds.run_chunk). Every message expires at the
     same time, `expires_seconds` after the round is published, and an item not started by then is dropped.
     Publishing is batched: one producer and connection for the whole round, its messages sent in Redis
     pipelines of PUBLISH_BATCH_SIZE (kombu's Producer.batch).
