@@ -1,4 +1,5 @@
-"""Celery tasks: one per job in headroom's table; each loads settings, calls the job, returns its summary."""
+"""Celery tasks: one per job in headroom's table (each loads settings, calls the job, returns its summary), and
+jobs.run_chunk, which runs the items of one message of a scheduled round, each as its job's own task would."""
 
 from __future__ import annotations
 
