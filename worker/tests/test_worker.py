@@ -241,7 +241,7 @@ def test_a_task_is_counted_and_its_lines_carry_its_job_id(worker: Any, celery_ap
 
 def test_a_scheduled_round_is_one_task_per_cluster(worker: Any, celery_app: Any, worker_env: dict[str, str]) -> None:
     """The scale-out path (docs/scaling.md): the scheduled demo ingest and advice runs, sent as beat sends them
-    (no cluster), queue one task per cluster on their queue, which the worker processes share; each cluster is
+    (no cluster), queue one message per cluster on their queue (a small round), which the worker processes share; each cluster is
     ingested and advised by its own task, for the scheduled minute."""
     import uuid
 
@@ -267,7 +267,8 @@ def test_a_scheduled_round_is_one_task_per_cluster(worker: Any, celery_app: Any,
     try:
         now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
         round_ = celery_app.send_task("demo.ingest", kwargs={"now_iso": now.isoformat()}, queue="ingest")
-        assert round_.get(timeout=60) == {"clusters": 2, "points": 0, "fanned_out": True, "queued": 2}
+        # a round this small is one message per cluster (a big one carries several: the next tests)
+        assert round_.get(timeout=60) == {"clusters": 2, "points": 0, "fanned_out": True, "queued": 2, "messages": 2}
 
         def done(query: Any) -> bool:
             deadline = time.monotonic() + 180
@@ -298,3 +299,147 @@ def test_a_scheduled_round_is_one_task_per_cluster(worker: Any, celery_app: Any,
             for table in ("metric_points", "metric_rollups"):
                 db.execute(sa.text(f"DELETE FROM {table} WHERE org_id = ANY(:o)"), {"o": org_ids})
             db.execute(sa.delete(Organization).where(Organization.id.in_(org_ids)))
+
+
+@pytest.fixture()
+def two_clusters(worker_env: dict[str, str]) -> Iterator[list[str]]:
+    """Two demo clusters (no data: each scores None) of two organisations, committed, deleted after the test."""
+    import uuid
+
+    from headroom.accounts.models import Organization
+    from headroom.platform.db import session_scope
+    from headroom.platform.security import new_external_id
+    from headroom.sources.demo import service as demo
+
+    url = worker_env["DATABASE_URL"]
+    org_ids, cluster_ids = [], []
+    with session_scope(url) as db:
+        for _ in range(2):
+            org = Organization(name="w", slug=f"w-{uuid.uuid4().hex[:8]}", aws_external_id=new_external_id())
+            db.add(org)
+            db.flush()
+            org_ids.append(org.id)
+            cluster_ids.append(str(demo.seed_demo_cluster(db, org.id).id))
+    yield cluster_ids
+    with session_scope(url) as db:
+        db.execute(sa.delete(Organization).where(Organization.id.in_(org_ids)))
+
+
+def _runs_since(worker_env: dict[str, str], before: Any, job: str, want: dict[str, int]) -> dict[str, int]:
+    """The runs of `job` counted since `before`, by outcome, once they reach `want` (or after 120 s: the one
+    worker process may still be busy with the rounds an earlier test queued)."""
+    from headroom.platform.telemetry import RedisJobStats
+
+    stats = RedisJobStats(worker_env["REDIS_URL"])
+    deadline = time.monotonic() + 120
+    while True:
+        after = stats.read()
+        got = {outcome: after.runs.get((job, outcome), 0) - before.runs.get((job, outcome), 0)
+               for outcome in ("succeeded", "failed", "expired")}
+        if got == want or time.monotonic() > deadline:
+            return {k: v for k, v in got.items() if v}
+        time.sleep(0.2)
+
+
+def _scores(worker_env: dict[str, str], cluster_ids: list[str]) -> dict[str, dt.datetime]:
+    from headroom.fleet.models import FleetScore
+    from headroom.platform.db import session_scope
+
+    with session_scope(worker_env["DATABASE_URL"]) as db:
+        rows = db.execute(sa.select(FleetScore.cluster_id, FleetScore.window_end)
+                          .where(FleetScore.cluster_id.in_(cluster_ids)))
+        return {str(cid): end for cid, end in rows}
+
+
+def test_a_round_message_runs_each_item_on_its_own_and_again_when_redelivered(
+        worker: Any, celery_app: Any, worker_env: dict[str, str], two_clusters: list[str]) -> None:
+    """A message carrying three items of the fleet score's round: each item is its own run (counted as one),
+    the bad one fails alone; the same message delivered twice (a lost worker's, task_acks_late) runs its items
+    again with the same result, since the score is an upsert keyed by cluster."""
+    from headroom.platform.jobs.dispatch import CHUNK_TASK, chunk_task_id
+    from headroom.platform.telemetry import RedisJobStats
+
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    items = [two_clusters[0], "not-a-cluster-id", two_clusters[1]]
+    kwargs = {"job": "fleet.score", "key": "cluster_id", "items": items, "now_iso": now.isoformat(),
+              "expires_at": (now + dt.timedelta(minutes=10)).isoformat()}
+    task_id = chunk_task_id("fleet.score", now.isoformat(), items)
+    before = RedisJobStats(worker_env["REDIS_URL"]).read()
+    summary = celery_app.send_task(CHUNK_TASK, kwargs=kwargs, queue="advice", task_id=task_id).get(timeout=120)
+    assert summary == {"job": "fleet.score", "items": 3, "succeeded": 2, "failed": 1, "retried": 0, "expired": 0}
+    assert _runs_since(worker_env, before, "fleet.score", {"succeeded": 2, "failed": 1, "expired": 0}) == {
+        "succeeded": 2, "failed": 1}
+    assert _scores(worker_env, two_clusters) == {cid: now for cid in two_clusters}
+
+    celery_app.send_task(CHUNK_TASK, kwargs=kwargs, queue="advice", task_id=task_id)
+    assert _runs_since(worker_env, before, "fleet.score", {"succeeded": 4, "failed": 2, "expired": 0}) == {
+        "succeeded": 4, "failed": 2}
+    assert _scores(worker_env, two_clusters) == {cid: now for cid in two_clusters}
+
+
+def test_a_round_message_past_its_expiry_runs_nothing_and_counts_each_item_expired(
+        worker: Any, celery_app: Any, worker_env: dict[str, str], two_clusters: list[str]) -> None:
+    """Dropped whole, unread, when the message itself expired (Celery's `expires`, published by the real round);
+    item by item when the round's expiry passes before an item starts."""
+    from headroom.jobs import all_jobs
+    from headroom.platform.jobs.dispatch import CHUNK_TASK, enqueue_round
+    from headroom.platform.settings import Settings
+    from headroom.platform.telemetry import RedisJobStats
+
+    all_jobs()
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    stats = RedisJobStats(worker_env["REDIS_URL"])
+    settings = Settings(HEADROOM_ENV="test", HEADROOM_SECRET_KEY="test-secret-key-" + "x" * 32,
+                        REDIS_URL=worker_env["REDIS_URL"])
+    before = stats.read()
+    # a round of 202 items, so its messages carry 2 each, which expire a millisecond after they are published
+    items = [two_clusters[0], two_clusters[1], *(str(i) for i in range(200))]
+    assert enqueue_round("fleet.score", settings, "cluster_id", items, now.isoformat(), 0.001) == (202, 0, 101)
+    assert _runs_since(worker_env, before, "fleet.score", {"succeeded": 0, "failed": 0, "expired": 202}) == {
+        "expired": 202}
+
+    before = stats.read()
+    kwargs = {"job": "fleet.score", "key": "cluster_id", "items": two_clusters, "now_iso": now.isoformat(),
+              "expires_at": (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)).isoformat()}
+    summary = celery_app.send_task(CHUNK_TASK, kwargs=kwargs, queue="advice").get(timeout=120)
+    assert summary == {"job": "fleet.score", "items": 2, "succeeded": 0, "failed": 0, "retried": 0, "expired": 2}
+    assert _runs_since(worker_env, before, "fleet.score", {"succeeded": 0, "failed": 0, "expired": 2}) == {
+        "expired": 2}
+    assert _scores(worker_env, two_clusters) == {}
+
+
+def test_an_item_retried_alone_runs_as_its_jobs_own_task(worker: Any, celery_app: Any, worker_env: dict[str, str],
+                                                           two_clusters: list[str]) -> None:
+    """What a chunk does with an item that failed with a transient error: the item's own task (the job's, as
+    before chunks), under the item's id in the round, with the job's backoff; the worker runs it."""
+    from headroom.platform.jobs.dispatch import round_task_id
+    from headroom.platform.jobs.registry import job as find_job
+    from headroom_worker.tasks import retry_alone
+
+    import base64
+    import json
+
+    import redis
+
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    expires_at = now + dt.timedelta(minutes=10)
+    # the message as queued, read on the alerts queue, which this test's worker does not consume
+    client = redis.Redis.from_url(worker_env["REDIS_URL"])
+    client.delete("alerts")
+    queued_at = dt.datetime.now(dt.UTC)
+    retry_alone(find_job("alerts.deliver"), "cluster_id", now.isoformat(), expires_at)("item-1")
+    (raw,) = client.lrange("alerts", 0, -1)
+    client.delete("alerts")
+    message = json.loads(raw)
+    headers, kwargs = message["headers"], json.loads(base64.b64decode(message["body"]))[1]
+    assert headers["task"] == "alerts.deliver" and kwargs == {"cluster_id": "item-1", "now_iso": now.isoformat()}
+    assert headers["id"] == round_task_id("alerts.deliver", now.isoformat(), "item-1")
+    assert headers["retries"] == 1  # the first attempt was the chunk's: the task's own retries go on from 1
+    assert dt.datetime.fromisoformat(headers["expires"]) == expires_at
+    # the first retry's backoff: full jitter up to retry_backoff (2 s)
+    assert queued_at <= dt.datetime.fromisoformat(headers["eta"]) <= dt.datetime.now(dt.UTC) + dt.timedelta(seconds=2)
+
+    retry_alone(find_job("fleet.score"), "cluster_id", now.isoformat(), expires_at)(two_clusters[0])
+    result = celery_app.AsyncResult(round_task_id("fleet.score", now.isoformat(), two_clusters[0]))
+    assert result.get(timeout=300) == {"clusters": 1, "failed": 0}
+    assert _scores(worker_env, two_clusters) == {two_clusters[0]: now}

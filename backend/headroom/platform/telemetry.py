@@ -234,6 +234,9 @@ class JobStats(Protocol):
     def record(self, job: str, outcome: str, seconds: float, at: float) -> None:
         """Count one run of `job` that ended with `outcome` after `seconds`, at unix time `at`."""
 
+    def record_expired(self, job: str, count: int) -> None:
+        """Count `count` runs of `job` dropped unstarted because their round expired (outcome "expired")."""
+
     def read(self) -> JobTotals:
         """Every job's totals."""
 
@@ -257,6 +260,10 @@ class LocalJobStats:
             t.seconds[job] = t.seconds.get(job, 0.0) + seconds
             if outcome == "succeeded":
                 t.last_success[job] = at
+
+    def record_expired(self, job: str, count: int) -> None:
+        with self._lock:
+            self._totals.runs[(job, "expired")] = self._totals.runs.get((job, "expired"), 0) + count
 
     def read(self) -> JobTotals:
         with self._lock:
@@ -291,6 +298,9 @@ class RedisJobStats:
         if outcome == "succeeded":
             pipe.hset(self.key, f"last|{job}", repr(at))
         pipe.execute()
+
+    def record_expired(self, job: str, count: int) -> None:
+        self._client.hincrby(self.key, f"runs|{job}|expired", count)
 
     def read(self) -> JobTotals:
         totals = JobTotals()
@@ -333,12 +343,21 @@ def record_job_run(stats: JobStats, job: str, outcome: str, seconds: float) -> N
         log.warning("telemetry.job_not_counted", error_type=type(exc).__name__)
 
 
+def record_jobs_expired(stats: JobStats, job: str, count: int) -> None:
+    """Count runs of `job` dropped unstarted (their round expired); a failure to count is logged, never raised."""
+    try:
+        stats.record_expired(job, count)
+    except Exception as exc:  # noqa: BLE001 - Redis down: not counted, the worker goes on
+        log.warning("telemetry.job_not_counted", error_type=type(exc).__name__)
+
+
 def job_families(totals: JobTotals) -> Iterator[Metric]:
     """The job figures as metric families."""
     runs = CounterMetricFamily(
         "headroom_job_runs",
-        "Job runs that ended, by job (`task`: Prometheus keeps `job` for the scrape job) and outcome (succeeded or "
-        "failed: raised an error; a Celery retry counts as a failed run).",
+        "Job runs that ended, by job (`task`: Prometheus keeps `job` for the scrape job) and outcome (succeeded; "
+        "failed: raised an error, a retry counts as a failed run; expired: dropped unstarted because its round's "
+        "expiry passed).",
         labels=["task", "outcome"],
     )
     for (job, outcome), count in sorted(totals.runs.items()):

@@ -35,9 +35,10 @@ class JobContext:
     queue: Callable[..., str]
     # Waits between retries of an outbound call (headroom.platform.retry); tests pass one that returns at once.
     sleep: Callable[[float], None] = time.sleep
-    # Queue a whole round in batches, once per (job, now) (headroom.platform.jobs.dispatch.enqueue_round):
-    # (name, key, items, now_iso, expires_seconds) -> (queued, already queued). None: one `queue` call per item.
-    queue_round: Callable[[str, str, list[str], str, float | None], tuple[int, int]] | None = None
+    # Queue a whole round, several items per message, once per (job, now)
+    # (headroom.platform.jobs.dispatch.enqueue_round): (name, key, items, now_iso, expires_seconds) ->
+    # (items queued, items already queued, messages). None: one `queue` call per item.
+    queue_round: Callable[[str, str, list[str], str, float | None], tuple[int, int, int]] | None = None
 
     def unit(self) -> AbstractContextManager[Session]:
         """Open one unit of work."""
@@ -56,26 +57,31 @@ class JobContext:
         """Queue one run of job `name` per id (`key`=id), when jobs go to Celery; None when they run in-process.
 
         This is how the work scales out (docs/scaling.md): a scheduled run over every cluster or source becomes
-        one task per item on the job's queue, which any number of worker processes share, so the items run in
-        parallel and a slow one delays no other tenant. Each task runs for the scheduled `now` (one window for
-        the whole round) and expires as the scheduled run does, so a backlog is dropped, not run late.
+        messages on the job's queue, which any number of worker processes share, so the items run in parallel.
+        Each item runs for the scheduled `now` (one window for the whole round) and expires as the scheduled run
+        does, so a backlog is dropped, not run late.
 
-        With `queue_round` (the real queue) the round is published in batches and queued once: running it again
-        for the same `now` queues nothing twice; the summary then says how many were `already_queued`."""
+        With `queue_round` (the real queue) a big round is published several items per message (up to the
+        schedule's `chunk_items`), each item still run, counted, retried and expired on its own, and the round
+        is queued once: running it again for the same `now` queues nothing twice; the summary then says how
+        many were `already_queued`."""
         if not self.distributed:
             return None
         schedule = find_job(name).schedule
         expires = schedule.expires_seconds if schedule is not None else None
         already = 0
         if self.queue_round is not None:
-            queued, already = self.queue_round(name, key, [str(item) for item in ids], now.isoformat(), expires)
+            queued, already, messages = self.queue_round(name, key, [str(item) for item in ids], now.isoformat(),
+                                                         expires)
         else:
-            queued = 0
+            queued = messages = 0
             for item in ids:
                 self.enqueue(name, now_iso=now.isoformat(), expires_seconds=expires, **{key: str(item)})
                 queued += 1
-        log.info("job.fanned_out", job=name, queued=queued, already_queued=already)
-        return {"fanned_out": True, "queued": queued} | ({"already_queued": already} if already else {})
+                messages += 1
+        log.info("job.fanned_out", job=name, queued=queued, already_queued=already, messages=messages)
+        return {"fanned_out": True, "queued": queued, "messages": messages} | (
+            {"already_queued": already} if already else {})
 
 
 def job_context(database_url: str, settings: Settings) -> JobContext:
@@ -85,7 +91,7 @@ def job_context(database_url: str, settings: Settings) -> JobContext:
         return dispatch.enqueue(name, settings, database_url, **params)
 
     def queue_round(name: str, key: str, items: list[str], now_iso: str,
-                    expires_seconds: float | None) -> tuple[int, int]:
+                    expires_seconds: float | None) -> tuple[int, int, int]:
         return dispatch.enqueue_round(name, settings, key, items, now_iso, expires_seconds)
 
     return JobContext(settings=settings, database_url=database_url, units=lambda: session_scope(database_url),

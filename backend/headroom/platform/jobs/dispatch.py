@@ -134,6 +134,12 @@ def enqueue(name: str, settings: Settings, database_url: str, *, task_id: str | 
 # Messages buffered before one Redis pipeline runs: kombu 5.7's Producer.batch(max_size=1000), its default
 # (https://docs.celeryq.dev/projects/kombu/en/stable/reference/kombu.html#kombu.Producer).
 PUBLISH_BATCH_SIZE = 1000
+# A round is split into about this many messages when it has more items (docs/scaling.md, "How Headroom scales
+# out"): building one message costs Celery about 0.2 ms of CPU (bench/README.md, "Publishing a round"), so 200
+# cost about 40 ms, and 200 messages are still several per worker process at 10,000 clusters (40 processes).
+ROUND_MESSAGES = 200
+# The task that runs one message of a round: its items one after another (headroom_worker.tasks.run_chunk).
+CHUNK_TASK = "jobs.run_chunk"
 # How long a round remembers what it queued when the job has no expiry (a scheduled job always has one).
 ROUND_MARK_SECONDS = 24 * 3600
 _ROUND_NAMESPACE = uuid.UUID("6f1c4e9a-2d0b-5b7e-9a43-1f5e8c2d7b10")
@@ -143,50 +149,81 @@ def _redis_client(redis_url: str) -> Any:
     return redis_client(redis_url, PUBLISH_TIMEOUT_SECONDS)
 
 
+# Mark each item (ARGV[2:]) in the round's hash (KEYS[1]) unless it is there, keep the hash ARGV[1] seconds, and
+# answer one character per item, "1" where it was new: one command and one short reply for the whole round (a
+# pipeline of one HSETNX per item spent most of a 10,000-item publish packing commands and parsing replies).
+_MARK_ROUND = """
+local new = {}
+for i = 2, #ARGV do new[i - 1] = redis.call('HSETNX', KEYS[1], ARGV[i], 1) end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return table.concat(new)
+"""
+
+
 def round_task_id(name: str, now_iso: str, item: str) -> str:
-    """The task id of item `item` in the round of job `name` for `now_iso`: the same id whoever queues it."""
+    """The id of item `item` in the round of job `name` for `now_iso` (its log lines' job id, and its task's id
+    when it is retried on its own): the same id whoever queues it."""
     return str(uuid.uuid5(_ROUND_NAMESPACE, f"{name}|{now_iso}|{item}"))
 
 
-def enqueue_round(name: str, settings: Settings, key: str, items: Sequence[str], now_iso: str,
-                  expires_seconds: float | None) -> tuple[int, int]:
-    """Queue one task of job `name` per item (params: `key`=item, now_iso, expires_seconds) over Redis; return
-    (queued, already queued).
+def chunk_task_id(name: str, now_iso: str, items: Sequence[str]) -> str:
+    """The task id of the message carrying `items` of the round of job `name` for `now_iso`: the same id for the
+    same items, so a message queued twice shows as one id twice."""
+    return str(uuid.uuid5(_ROUND_NAMESPACE, f"{name}|{now_iso}|" + ",".join(items)))
 
-    Publishing is batched: one producer and connection for the whole round, its messages sent in Redis pipelines
-    of PUBLISH_BATCH_SIZE (kombu's Producer.batch), not a connection checkout and round trip per task.
+
+def round_chunks(items: Sequence[str], chunk_items: int) -> list[list[str]]:
+    """Split a round's items into messages of equal size, in order: at most `chunk_items` each, and one item
+    each while the round has no more than ROUND_MESSAGES items (a small round keeps one task per item)."""
+    size = max(1, min(chunk_items, -(-len(items) // ROUND_MESSAGES)))
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+
+
+def enqueue_round(name: str, settings: Settings, key: str, items: Sequence[str], now_iso: str,
+                  expires_seconds: float | None) -> tuple[int, int, int]:
+    """Queue the items of a round of job `name` over Redis, several per message; return (items queued, items
+    already queued, messages).
+
+    Each message is one CHUNK_TASK on the job's queue carrying up to the schedule's `chunk_items` items
+    (round_chunks); a worker runs its items one after another, each as the job run with `key`=item for the
+    round's `now_iso`, each on its own (headroom.platform.jobs.rounds.run_chunk). Every message expires at the
+    same time, `expires_seconds` after the round is published, and an item not started by then is dropped.
+    Publishing is batched: one producer and connection for the whole round, its messages sent in Redis
+    pipelines of PUBLISH_BATCH_SIZE (kombu's Producer.batch).
 
     A round is queued once: each item is marked in a Redis hash of the round (job, now) before it is published,
     and an item already marked is skipped, so a round task run again (a worker lost mid-round redelivers it:
-    task_acks_late) adds no second task per item. The marks last as long as the round's tasks may wait
+    task_acks_late) adds no second run of any item. The marks last as long as the round's messages may wait
     (`expires_seconds`). When publishing fails, the unpublished items' marks are removed so that running the
-    round again queues them (at least once: a task's writes are idempotent). Raises QueueUnavailable."""
+    round again queues them (at least once: a job's writes are idempotent). Raises QueueUnavailable."""
     assert settings.redis_url
     job = find_job(name)
     marks = f"headroom:round:{name}:{now_iso}"
     try:
         client = _redis_client(settings.redis_url)
-        pipe = client.pipeline(transaction=False)
-        for item in items:
-            pipe.hsetnx(marks, item, 1)
-        pipe.expire(marks, int(expires_seconds) if expires_seconds else ROUND_MARK_SECONDS)
-        claimed = pipe.execute()[:-1]
+        claimed = client.register_script(_MARK_ROUND)(
+            keys=[marks], args=[int(expires_seconds) if expires_seconds else ROUND_MARK_SECONDS, *items])
     except _publish_errors() as exc:
         log.warning("job.round_not_queued", job=name, reason="queue unreachable", error_type=type(exc).__name__)
         raise QueueUnavailable(QUEUE_UNAVAILABLE_MESSAGE.format(what=f"the {name} round")) from exc
-    new = [item for item, was_new in zip(items, claimed, strict=True) if was_new]
+    new = [item for item, was_new in zip(items, claimed.decode() if claimed else "", strict=True) if was_new == "1"]
+    chunks = round_chunks(new, job.schedule.chunk_items if job.schedule is not None else 1)
+    expires_at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=expires_seconds)) if expires_seconds else None
+    expires_iso = expires_at.isoformat() if expires_at is not None else None
     app = _celery_client(settings.redis_url)
     sent = 0
     try:
         with app.producer_or_acquire() as producer, producer.batch(PUBLISH_BATCH_SIZE):
-            for item in new:
-                kwargs = {"now_iso": now_iso, "expires_seconds": expires_seconds, key: item}
+            for chunk in chunks:
+                kwargs = {"job": name, "key": key, "items": chunk, "now_iso": now_iso, "expires_at": expires_iso}
                 # The queue is declared with the first message only (Celery declares it with each by default),
-                # and the kwargs' log form is their repr (Celery's saferepr of them is the same for these
-                # short primitives, and costs a third of a publish).
-                app.send_task(name, kwargs=kwargs, queue=job.queue, task_id=round_task_id(name, now_iso, item),
-                              expires=expires_seconds, producer=producer, declare=None if sent == 0 else [],
-                              argsrepr="()", kwargsrepr=repr(kwargs))
+                # and the log form of the kwargs is short: the job and how many items (Celery's saferepr of a
+                # list of 50 ids costs more than the rest of the message). The headers name the job and count
+                # the items for a worker that drops the message unread once it expired.
+                app.send_task(CHUNK_TASK, kwargs=kwargs, queue=job.queue, task_id=chunk_task_id(name, now_iso, chunk),
+                              expires=expires_at, producer=producer, declare=None if sent == 0 else [],
+                              argsrepr="()", kwargsrepr=f"{{'job': {name!r}, 'items': {len(chunk)}}}",
+                              headers={"round_job": name, "round_items": len(chunk)})
                 sent += 1
     except _publish_errors() + (_batch_error(),) as exc:
         # Not known to be delivered: unmark them all (a batch's delivery is uncertain), so a rerun queues them.
@@ -196,10 +233,11 @@ def enqueue_round(name: str, settings: Settings, key: str, items: Sequence[str],
         except _publish_errors():
             log.warning("job.round_marks_kept", job=name, items=len(new))
         log.warning("job.round_not_queued", job=name, reason="queue unreachable", error_type=type(exc).__name__,
-                    built=sent, of=len(new))
+                    built=sent, of=len(chunks))
         raise QueueUnavailable(QUEUE_UNAVAILABLE_MESSAGE.format(what=f"the {name} round")) from exc
-    log.info("job.round_queued", job=name, queue=job.queue, queued=len(new), already_queued=len(items) - len(new))
-    return len(new), len(items) - len(new)
+    log.info("job.round_queued", job=name, queue=job.queue, queued=len(new), already_queued=len(items) - len(new),
+             messages=len(chunks))
+    return len(new), len(items) - len(new), len(chunks)
 
 
 def _batch_error() -> type[BaseException]:

@@ -29,6 +29,10 @@ class Schedule:
     day_of_week: str = "*"
     # Seconds after which a queued run is dropped rather than run late (Celery `expires`).
     expires_seconds: int = 300
+    # The most items one message of the job's fanned-out round carries (headroom.platform.jobs.dispatch,
+    # docs/scaling.md "How Headroom scales out"): the items of a message run one after another, so a slow item
+    # delays the rest of its message.
+    chunk_items: int = 50
 
     def crontab(self, now: Callable[[], dt.datetime] | None = None) -> crontab:
         """Return the Celery crontab of these fields (`now`: the clock it measures remaining time against)."""

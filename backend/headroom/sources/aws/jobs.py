@@ -28,7 +28,8 @@ JOBS: tuple[Job, ...] = (
     Job(
         name="aws.ingest",
         queue="ingest",
-        schedule=Schedule(minute="*", expires_seconds=55),
+        # a pull waits on the tenant's AWS account: few per message, so one slow account delays few others
+        schedule=Schedule(minute="*", expires_seconds=55, chunk_items=10),
         run=ingest_aws,
         description="Pull CloudWatch EBS/EC2 series of every AWS connection since its watermarks; inventory.",
     ),

@@ -21,7 +21,8 @@ JOBS = (
     Job(
         name="demo.ingest",
         queue="ingest",
-        schedule=Schedule(minute="*", expires_seconds=55),
+        # every minute: few per message, so a message's clusters are done well within the minute
+        schedule=Schedule(minute="*", expires_seconds=55, chunk_items=10),
         run=ingest_demo_clusters,
         description="Simulate the demo fleet up to now and store it like collected data.",
     ),

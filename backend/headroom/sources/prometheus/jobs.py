@@ -30,7 +30,9 @@ JOBS: tuple[Job, ...] = (
     Job(
         name="prometheus.ingest",
         queue="ingest",
-        schedule=Schedule(minute="*", expires_seconds=55),
+        # a pull waits on the tenant's Prometheus (20 s per request at most): few per message, so one slow
+        # server delays few others
+        schedule=Schedule(minute="*", expires_seconds=55, chunk_items=10),
         run=ingest_prometheus,
         description="Pull the last minutes of TiKV and node_exporter series from every Prometheus source.",
     ),

@@ -100,34 +100,51 @@ def test_backfill_job_reports_progress(database_url: str, settings: Any, region:
 
 def test_with_a_broker_the_scheduled_sweep_is_one_task_per_connection(database_url: str, settings: Any,
                                                                       region: str) -> None:
-    """With REDIS_URL (Celery workers), the scheduled aws.ingest publishes one aws.ingest task per connection
-    to the real Redis, for the scheduled minute and expiring as the per-minute schedule does; it sweeps nothing
-    itself. Read back from the broker's list as Celery's workers would (kombu's message: base64 JSON body)."""
+    """With REDIS_URL (Celery workers), the scheduled aws.ingest publishes its round to the real Redis (a small
+    round: one message per connection), for the scheduled minute and expiring as the per-minute schedule does;
+    it sweeps nothing itself. Read back from the broker's list as Celery's workers would (kombu's message: base64
+    JSON body), then each message run as a worker runs it: every connection is swept by its own run of the job."""
     import base64
     import json
     import os
 
     import redis
+    from headroom.platform.jobs.dispatch import CHUNK_TASK
+    from headroom.platform.jobs.registry import job as find_job
+    from headroom.platform.jobs.rounds import run_chunk
 
     broker = redis_db(os.environ["HEADROOM_TEST_REDIS_URL"], 6)  # a database no other test reads
     client = redis.Redis.from_url(broker)
     client.delete("ingest", *client.keys("headroom:round:*"))  # the queue, and the rounds already queued (once each)
     cids = [_connected(database_url, region, backfill_state="done") for _ in range(2)]
     now = dt.datetime(2026, 11, 2, 12, 1, tzinfo=dt.UTC)
+    with_broker = settings.model_copy(update={"redis_url": broker})
     try:
-        summary = ingest_aws(database_url, settings.model_copy(update={"redis_url": broker}), now)
+        summary = ingest_aws(database_url, with_broker, now)
         assert summary["fanned_out"] is True and summary["queued"] == summary["connections"] >= 2
         messages = [json.loads(raw) for raw in client.lrange("ingest", 0, -1)]
         tasks = [(m["headers"]["task"], json.loads(base64.b64decode(m["body"]))[1], m["headers"]["expires"])
                  for m in messages]
-        mine = [t for t in tasks if t[1].get("connection_id") in {str(c) for c in cids}]
-        assert len(mine) == 2 and len(tasks) == summary["queued"]
+        mine = [t for t in tasks if set(t[1]["items"]) & {str(c) for c in cids}]
+        assert len(mine) == 2 and sum(len(t[1]["items"]) for t in tasks) == summary["queued"]
         for task, kwargs, expires in mine:
-            assert task == "aws.ingest" and kwargs["now_iso"] == now.isoformat()
-            assert expires is not None  # 55 s after publishing (Celery stores the deadline)
+            assert task == CHUNK_TASK and kwargs["job"] == "aws.ingest" and kwargs["key"] == "connection_id"
+            assert kwargs["now_iso"] == now.isoformat() and len(kwargs["items"]) == 1
+            assert expires is not None and expires == kwargs["expires_at"]  # 55 s after publishing
         with session_scope(database_url) as db:
             assert db.scalar(select(func.count()).select_from(CollectionSweep)
                              .where(CollectionSweep.source_id.in_(cids))) == 0
+
+        def no_retry(item: str) -> None:
+            raise AssertionError(f"{item} retried")
+
+        for _task, kwargs, _expires in mine:
+            ran = run_chunk(find_job("aws.ingest"), kwargs["key"], kwargs["items"], now, None, database_url,
+                            with_broker, retryable=(), retry_alone=no_retry)
+            assert ran["succeeded"] == 1, ran
+        with session_scope(database_url) as db:
+            assert db.scalar(select(func.count()).select_from(CollectionSweep)
+                             .where(CollectionSweep.source_id.in_(cids))) == 2
     finally:
         client.delete("ingest")
         with session_scope(database_url) as db:
