@@ -1,11 +1,13 @@
 """A pytest plugin that records each test's CPU: `PYTHONPATH=bench uv run pytest -p pytest_cpu ...` with
 HEADROOM_TEST_CPU_DIR set to a directory. Each process (the controller and every xdist worker) appends one JSON line
-per test phase to <dir>/<worker>.jsonl: wall seconds, the test process's own CPU (user + system, all its threads)
+per test to <dir>/<worker>.jsonl: when it ended (Unix time), wall seconds, the test process's own CPU (user + system, all its threads)
 and the CPU of the child processes it waited for (an `aws` CLI call, a Celery worker, `headroom up`), which is
 what the kernel adds to RUSAGE_CHILDREN when a child is reaped. What the shared services (PostgreSQL, Redis, moto,
 Prometheus) spend is not in it: bench/ci_time.md reads their totals from /proc around the run.
 
-`uv run python bench/pytest_cpu.py <dir>` sums the lines per file and lists the costliest tests.
+`uv run python bench/pytest_cpu.py <dir>` sums the lines per file and lists the costliest tests;
+`uv run python bench/pytest_cpu.py <dir> --file-seconds backend/tests/file_seconds.json` writes each file's wall
+seconds, which the xdist scheduler (backend/tests/xdist_workers.py) reads to hand out the longest files first.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return
     wall1, (own1, kids1) = time.monotonic(), _cpu()
     line = {"test": item.nodeid, "wall": round(wall1 - wall0, 3), "cpu": round(own1 - own0, 3),
-            "children": round(kids1 - kids0, 3)}
+            "children": round(kids1 - kids0, 3), "ended": round(time.time(), 3)}
     with out.open("a") as f:
         f.write(json.dumps(line) + "\n")
 
@@ -82,5 +84,26 @@ def summarise(where: Path, top: int = 40) -> None:
         print(f"{cpu:7.1f} {wall:7.1f}  {name[-110:]}")
 
 
+def file_seconds(where: Path, out: Path) -> None:
+    """Write each test file's wall seconds and test count (backend/tests/file_seconds.json: the xdist scheduler's
+    order, longest first)."""
+    files: dict[str, dict[str, float]] = {}
+    for path in sorted(where.glob("*.jsonl")):
+        for raw in path.read_text().splitlines():
+            line = json.loads(raw)
+            if line["test"] == "<start>":
+                continue
+            row = files.setdefault(line["test"].split("::")[0], {"seconds": 0.0, "tests": 0})
+            row["seconds"] += line["wall"]
+            row["tests"] += 1
+    rounded = {name: {"seconds": round(row["seconds"], 1), "tests": int(row["tests"])} for name, row in sorted(files.items())}
+    lines = [f"  {json.dumps(name)}: {json.dumps(row)}" for name, row in rounded.items()]
+    out.write_text('{"about": "wall seconds per test file in one whole run (bench/pytest_cpu.py)",\n "files": {\n'
+                   + ",\n".join(lines) + "\n}}\n")
+
+
 if __name__ == "__main__":
-    summarise(Path(sys.argv[1]))
+    if len(sys.argv) == 4 and sys.argv[2] == "--file-seconds":
+        file_seconds(Path(sys.argv[1]), Path(sys.argv[3]))
+    else:
+        summarise(Path(sys.argv[1]))

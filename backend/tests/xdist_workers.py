@@ -25,8 +25,10 @@ their own. Without xdist (no PYTEST_XDIST_WORKER) it changes nothing.
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,6 +52,9 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "prometheus": ("backend/tests/sources/prometheus/",),
 }
 
+# Each test file's wall time in a whole run (`bench/pytest_cpu.py DIR --file-seconds` writes it): the scheduler
+# hands out the longest scopes first, so no worker starts a long group while the other has nothing left to do.
+FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
 
 
 def worker_index() -> int | None:
@@ -145,8 +150,47 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    recorded = _recorded_seconds()
+    per_test = sum(s for s, _ in recorded.values()) / max(1, sum(n for _, n in recorded.values())) or 0.1
+
     class FileGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             return _group(nodeid.split("::", 1)[0])
 
+        def _assign_work_unit(self, node: Any) -> None:
+            # Longest first (LPT: https://en.wikipedia.org/wiki/Longest-processing-time-first_scheduling) by the
+            # recorded times, where xdist orders scopes by their number of tests.
+            if not self.ordered:
+                units = sorted(self.workqueue.items(), key=lambda unit: -_scope_seconds(unit[1], recorded, per_test))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
     return FileGroupScheduling(config, log)
+
+
+def _recorded_seconds() -> dict[str, tuple[float, int]]:
+    """file -> (wall seconds, tests) from FILE_SECONDS; empty when it is missing or unreadable (the order is then
+    by number of tests, a guess, never a failure)."""
+    try:
+        files = json.loads(FILE_SECONDS.read_text())["files"]
+        return {path: (float(row["seconds"]), int(row["tests"])) for path, row in files.items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _scope_seconds(nodeids: dict[str, bool], recorded: dict[str, tuple[float, int]], per_test: float) -> float:
+    """A scope's expected wall time: its files' recorded seconds, scaled by how many of their tests run now; a
+    file not recorded counts `per_test` seconds a test (the recorded files' mean)."""
+    counts: dict[str, int] = {}
+    for nodeid in nodeids:
+        path = nodeid.split("::", 1)[0]
+        counts[path] = counts.get(path, 0) + 1
+    total = 0.0
+    for path, n in counts.items():
+        seconds, tests = recorded.get(path, (0.0, 0))
+        total += seconds * n / tests if tests else per_test * n
+    return total
