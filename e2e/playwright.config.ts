@@ -56,7 +56,8 @@ export default defineConfig({
     {
       name: 'shared',
       testIgnore: DEMO_CHANGES,
-      // After the demo's changes are put back (scripts/test.sh runs the two projects apart, with --no-deps).
+      // After the demo's changes are put back, on one server; scripts/test.sh runs the two projects apart (--no-deps),
+      // each against a server with a demo of its own.
       dependencies: ['demo-changes'],
       // Each test signs in or signs up on its own, so the tests of one file may run on different workers too.
       fullyParallel: true,

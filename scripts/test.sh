@@ -15,12 +15,16 @@ scripts/bootstrap.sh --test
 
 svc=$(mktemp -d /tmp/headroom-test.XXXXXX)
 server_pid=""
+changes_server_pid=""
 stand_in_pid=""
 e2e_moto_pid=""
 demo_changes_pid=""
+frontend_pid=""
 cleanup() {
+  [ -n "$frontend_pid" ] && kill "$frontend_pid" 2>/dev/null || true
   [ -n "$demo_changes_pid" ] && kill "$demo_changes_pid" 2>/dev/null || true
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  [ -n "$changes_server_pid" ] && kill "$changes_server_pid" 2>/dev/null || true
   [ -n "$stand_in_pid" ] && kill "$stand_in_pid" 2>/dev/null || true
   [ -n "$e2e_moto_pid" ] && kill "$e2e_moto_pid" 2>/dev/null || true
   scripts/services.sh stop "$svc" || true
@@ -37,60 +41,77 @@ step() { printf '\n\033[1m==> %s\033[0m (%s)\n' "$*" "$(date -u +%T)"; }
 step "migrations: upgrade on an empty database, no drift, one head, downgrade to base and back"
 scripts/check-migrations.sh "$HEADROOM_TEST_DATABASE_URL"
 
-# Started now, waited for at the e2e step: the e2e server migrates its database and simulates the demo fleet in its
-# first minutes (53 s to its first /healthz at a load of 10), which happens while the steps below run instead of
-# before Playwright.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Two e2e servers, each on a database and data directory of its own, started now and waited for at their step: a
+# server migrates its database and simulates the demo fleet in its first minutes (53 s to its first /healthz at a
+# load of 10), which happens while the steps below run instead of before Playwright.
+# - "changes" serves the specs that change the demo (Playwright project demo-changes: the apply specs turn apply
+#   on, point demo nodes at TiKV stand-ins and give its volumes IDs in moto). They spend most of their 8 minutes
+#   waiting for the demo's next minute of data, so they run beside pytest.
+# - "shared" serves the other specs, which read the demo as it is. With a demo of their own they need not wait for
+#   the apply specs to put it back, and run as soon as pytest is done (bench/ci_time.md, "Sixth pass").
+# No REDIS_URL: a server runs its jobs in-process, so its demo fleet is simulated and advised in its first minutes
+# and the specs find the demo cluster's findings (with Redis, no worker would run them).
 e2e_port=""
 if [ -x scripts/e2e.sh ]; then
-  e2e_db="${HEADROOM_TEST_PG_ADMIN_URL%/postgres}/headroom_e2e"
   uv run --locked python - "$HEADROOM_TEST_PG_ADMIN_URL" <<'PY'
 import sys
 import sqlalchemy as sa
 engine = sa.create_engine(sys.argv[1], isolation_level="AUTOCOMMIT")
 with engine.connect() as c:
     c.execute(sa.text("CREATE DATABASE headroom_e2e"))
+    c.execute(sa.text("CREATE DATABASE headroom_e2e_changes"))
 PY
-  e2e_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   # TiKV status port stand-ins (backend/tests/tikv_status_server.py: GET/POST /config as TiKV answers them) for
   # tests/apply.spec.ts, which points demo nodes at them and runs a plan end to end; their addresses are in
   # $svc/tikv-status.json once they answer.
   uv run --locked python backend/tests/tikv_status_server.py --nodes 3 --addresses-file "$svc/tikv-status.json" \
     >"$svc/tikv-status.log" 2>&1 &
   stand_in_pid=$!
-  # A moto server of the e2e server's own: tests/apply-ebs.spec.ts runs beside pytest (below), whose AWS tests
+  # A moto server of the e2e servers' own: tests/apply-ebs.spec.ts runs beside pytest (below), whose AWS tests
   # create and empty EC2 resources region by region on the suite's moto server.
-  e2e_moto_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  e2e_moto_port=$(free_port)
   .venv/bin/python scripts/moto_server.py -H 127.0.0.1 -p "$e2e_moto_port" >"$svc/e2e-moto.log" 2>&1 &
   e2e_moto_pid=$!
   e2e_aws_endpoint="http://127.0.0.1:$e2e_moto_port"
-  # No REDIS_URL: the server runs its jobs in-process, so the demo fleet is simulated and advised in its first
-  # minutes and tests/cluster.spec.ts finds the demo cluster's findings (with Redis, no worker would run them).
   # Each apply step is watched 20 s instead of the guards' 15 minutes, so a run ends within the spec's time; the
   # watch then goes on until the demo has written the minute after the step (the guards' first point after it:
   # docs/thresholds/apply-guards.md#late-data), about a minute, and the windows compared stay their own 15 minutes.
   # AWS is the e2e moto server (tests/apply-ebs.spec.ts modifies volumes there through the write role, with the
   # testing credentials exported above as Headroom's own); the demo fleet's simulation asks nothing of AWS.
-  DATABASE_URL="$e2e_db" HEADROOM_DATA_DIR="$svc/data" \
-    HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" HEADROOM_APPLY_WATCH_SECONDS=20 \
+  e2e_admin="${HEADROOM_TEST_PG_ADMIN_URL%/postgres}"
+  changes_port=$(free_port)
+  DATABASE_URL="$e2e_admin/headroom_e2e_changes" HEADROOM_DATA_DIR="$svc/data-changes" \
+    HEADROOM_PUBLIC_URL="http://127.0.0.1:$changes_port" HEADROOM_APPLY_WATCH_SECONDS=20 \
+    HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" \
+    uv run --locked headroom serve --port "$changes_port" >"$svc/server-changes.log" 2>&1 &
+  changes_server_pid=$!
+  e2e_port=$(free_port)
+  DATABASE_URL="$e2e_admin/headroom_e2e" HEADROOM_DATA_DIR="$svc/data" HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" \
     HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" \
     uv run --locked headroom serve --port "$e2e_port" >"$svc/server.log" 2>&1 &
   server_pid=$!
 fi
 
-# Wait for the e2e server, the TiKV status stand-ins and the e2e moto server. The server migrates its database before
-# it listens, which takes a while on a loaded machine: wait as long as it is alive (up to 300 s), and show its log if
-# it dies or never answers.
-wait_for_e2e_services() {
-  local deadline=$((SECONDS + 300))
-  until curl -sf "http://127.0.0.1:$e2e_port/healthz" >/dev/null; do
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "the e2e server exited before it answered /healthz:" >&2; cat "$svc/server.log" >&2; return 1
+# Wait for an e2e server (port, pid, log). A server migrates its database before it listens, which takes a while on
+# a loaded machine: wait as long as it is alive (up to 300 s), and show its log if it dies or never answers.
+wait_for_server() {
+  local port=$1 pid=$2 log=$3 deadline=$((SECONDS + 300))
+  until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "the e2e server exited before it answered /healthz:" >&2; cat "$log" >&2; return 1
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "the e2e server did not answer /healthz within 300 s:" >&2; cat "$svc/server.log" >&2; return 1
+      echo "the e2e server did not answer /healthz within 300 s:" >&2; cat "$log" >&2; return 1
     fi
     sleep 0.5
   done
+}
+
+# The demo-changes server, the TiKV status stand-ins and the e2e moto server.
+wait_for_changes_services() {
+  wait_for_server "$changes_port" "$changes_server_pid" "$svc/server-changes.log" || return 1
   until [ -s "$svc/tikv-status.json" ]; do
     if ! kill -0 "$stand_in_pid" 2>/dev/null; then
       echo "the TiKV status stand-ins exited:" >&2; cat "$svc/tikv-status.log" >&2; return 1
@@ -105,9 +126,11 @@ wait_for_e2e_services() {
   done
 }
 
-run_e2e() { # playwright test arguments...
-  HEADROOM_E2E_BASE_URL="http://127.0.0.1:$e2e_port" HEADROOM_E2E_DEMO_PASSWORD_FILE="$svc/data/demo-password.txt" \
-    HEADROOM_E2E_OUTBOX_DIR="$svc/data/outbox" HEADROOM_E2E_TIKV_STATUS_FILE="$svc/tikv-status.json" \
+run_e2e() { # server port, data directory, then playwright test arguments...
+  local port=$1 data=$2
+  shift 2
+  HEADROOM_E2E_BASE_URL="http://127.0.0.1:$port" HEADROOM_E2E_DEMO_PASSWORD_FILE="$data/demo-password.txt" \
+    HEADROOM_E2E_OUTBOX_DIR="$data/outbox" HEADROOM_E2E_TIKV_STATUS_FILE="$svc/tikv-status.json" \
     HEADROOM_E2E_AWS_ENDPOINT="$e2e_aws_endpoint" \
     scripts/e2e.sh "$@"
 }
@@ -122,10 +145,10 @@ step "typecheck (mypy --strict on the package and the worker)"
 uv run --locked mypy backend/headroom worker/headroom_worker
 
 if [ -n "$e2e_port" ]; then
-  step "end-to-end, the specs that change the demo (Playwright project demo-changes), beside the steps below"
-  # They spend most of their 8 minutes waiting for the demo's next minute of data after each apply step, so they run
-  # beside pytest instead of after it (bench/ci_time.md); their output is shown at the end-to-end step.
-  ( wait_for_e2e_services && run_e2e --project=demo-changes ) >"$svc/e2e-demo-changes.log" 2>&1 </dev/null &
+  step "end-to-end, the specs that change the demo (Playwright project demo-changes, on a server of their own), beside the steps below"
+  # Their output is shown at the end-to-end step.
+  ( wait_for_changes_services && run_e2e "$changes_port" "$svc/data-changes" --project=demo-changes \
+      --output=test-results/demo-changes ) >"$svc/e2e-demo-changes.log" 2>&1 </dev/null &
   demo_changes_pid=$!
 fi
 
@@ -135,21 +158,37 @@ step "backend and worker tests (pytest, one xdist worker per core)"
 # moto account or the simulated Prometheus together. HEADROOM_TEST_WORKERS=0 runs in this process.
 uv run --locked pytest -q -p no:cacheprovider -n "${HEADROOM_TEST_WORKERS:-auto}" --dist loadgroup
 
-step "front end: lint (incl. the feature boundaries), typecheck and unit tests"
-# In line, not beside other steps: beside mypy and the e2e server's first minutes two vitest tests ran past their
-# 5 s timeout at a load of 12-15 (both pass alone).
-(cd frontend && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
+front_end() { (cd frontend && npm run --silent lint && npm run --silent typecheck && npm run --silent test); }
 
-if [ -n "$e2e_port" ]; then
+if [ -z "$e2e_port" ]; then
+  step "front end: lint (incl. the feature boundaries), typecheck and unit tests"
+  front_end
+else
+  # The front end's checks beside the end-to-end specs: each alone leaves a core idle part of the time (ESLint and
+  # tsc use one core, the specs wait on the browser and the server), together they keep both busy
+  # (bench/ci_time.md, "Sixth pass"). The vitest tests' timeout (vite.config.ts) allows for the load.
+  step "front end: lint (incl. the feature boundaries), typecheck and unit tests, beside the end-to-end specs"
+  front_end >"$svc/frontend.log" 2>&1 </dev/null &
+  frontend_pid=$!
+
+  step "end-to-end (Playwright, headless Chromium): the specs that read the demo, two at a time (project shared)"
+  wait_for_server "$e2e_port" "$server_pid" "$svc/server.log"
+  run_e2e "$e2e_port" "$svc/data" --project=shared --no-deps --output=test-results/shared \
+    || { tail -50 "$svc/server.log"; exit 1; }
+
   step "end-to-end (Playwright, headless Chromium): the specs that change the demo, run beside the steps above"
   demo_changes_rc=0
   wait "$demo_changes_pid" || demo_changes_rc=$?
   demo_changes_pid=""
   cat "$svc/e2e-demo-changes.log"
-  if [ "$demo_changes_rc" -ne 0 ]; then tail -50 "$svc/server.log"; exit 1; fi
-  step "end-to-end (Playwright, headless Chromium): the other specs, two at a time (project shared)"
-  wait_for_e2e_services
-  run_e2e --project=shared --no-deps || { tail -50 "$svc/server.log"; exit 1; }
+  if [ "$demo_changes_rc" -ne 0 ]; then tail -50 "$svc/server-changes.log"; exit 1; fi
+
+  step "front end: the result of its checks (run beside the end-to-end specs)"
+  frontend_rc=0
+  wait "$frontend_pid" || frontend_rc=$?
+  frontend_pid=""
+  cat "$svc/frontend.log"
+  if [ "$frontend_rc" -ne 0 ]; then exit 1; fi
 fi
 
 step "all suites passed"
