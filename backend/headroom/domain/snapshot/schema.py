@@ -180,14 +180,19 @@ class Entity(_Model):
     id: str = Field(description="Volume id, instance id or node id.")
 
 
+# The validation context key under which Series.from_array hands its values' array to model_post_init.
+_VALUES_ARRAY = "headroom.series_values_array"
+
+
 class _ReadOnlyValues:
     """A series' values as one read-only float array; equal when the values are (NaN equal to NaN)."""
 
     __slots__ = ("array", "source")
 
-    def __init__(self, values: list[float | None]) -> None:
+    def __init__(self, values: list[float | None], array: NDArray[np.float64] | None = None) -> None:
         self.source = values  # the list it was read from (a model_copy with new values must not reuse it)
-        self.array: NDArray[np.float64] = np.array(values, dtype=np.float64)  # numpy reads None as NaN
+        # numpy reads None as NaN; `array` is that array already built (Series.from_array)
+        self.array: NDArray[np.float64] = np.array(values, dtype=np.float64) if array is None else array
         self.array.flags.writeable = False
 
     def __eq__(self, other: object) -> bool:
@@ -226,7 +231,23 @@ class Series(_Model):
     def model_post_init(self, context: Any, /) -> None:
         """Keep the values as a read-only float array (NaN for gaps) too: the analysis reads whole arrays, and
         converting the list once here (when the snapshot is loaded, built or simulated) spares every reader."""
-        self._array = _ReadOnlyValues(self.values)
+        given = context.get(_VALUES_ARRAY) if isinstance(context, dict) else None
+        self._array = _ReadOnlyValues(self.values, given)
+
+    @classmethod
+    def from_array(cls, values: NDArray[np.float64], **fields: Any) -> Series:
+        """Return the series of these values (NaN for gaps), validated as any series: what a reader of whole
+        arrays builds (the store's grids), without converting the values back from the list."""
+        gaps = np.isnan(values)
+        if gaps.any():
+            cells = values.astype(object)  # Python floats, as tolist() gives
+            cells[gaps] = None
+            listed: list[float | None] = cells.tolist()
+        else:
+            listed = values.tolist()
+        array = np.array(values, dtype=np.float64)  # a copy the caller cannot change
+        array[gaps] = np.nan  # the NaN numpy reads None as
+        return cls.model_validate({**fields, "values": listed}, context={_VALUES_ARRAY: array})
 
     @property
     def array(self) -> NDArray[np.float64]:
