@@ -35,6 +35,7 @@ from headroom.accounts.service import Principal, audit
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
 from headroom.alerts import service as alerts_service
+from headroom.metrics import service as metrics_service
 from headroom.projections import service as projections_service
 from headroom.domain.model import (
     SEVERITIES,
@@ -47,6 +48,7 @@ from headroom.domain.model import (
     Severity,
     severity_rank,
 )
+from headroom.domain.advisor.context import Context
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.findings.stored import StoredEvidence
@@ -365,13 +367,20 @@ def advise_cluster(
         return RunSummary(cluster.id, 0, 0, 0, 0, 0, skipped="no data in the window")
     snapshot = projections_service.with_projections(db, cluster, snapshot)
     snapshot = _with_lookback(db, cluster, snapshot)
+    judged: Context | None = None
     if advise is None:
-        from headroom.domain.advisor.engine import advise as engine_advise
+        from headroom.domain.advisor.engine import run_rules
 
-        advise = engine_advise
-    findings = advise(snapshot, now=end, rules=rules) if rules is not None else advise(snapshot, now=end)
+        advice = run_rules(snapshot, now=end, rules=rules)
+        findings: Sequence[Any] = advice.findings
+        judged = advice.context
+    else:
+        findings = advise(snapshot, now=end, rules=rules) if rules is not None else advise(snapshot, now=end)
     summary = record_findings(db, cluster, findings, now=end)
     clusters_service.record_advised(db, cluster, end)
+    # The round's burst forecasts, which every page then reads: the advisor's own, on its Context, when it judged
+    # the window the pages judge (the scheduled rounds' 24 hours); else computed on that window.
+    metrics_service.store_burst_forecasts(db, cluster, judged if window == metrics_service.JUDGED_WINDOW else None)
     if summary.events or summary.forecasts:
         from headroom.domain.advisor.engine import discover_rules
 
