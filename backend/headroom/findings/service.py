@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import and_, case, delete, func, literal, or_, select, text
-from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
+from sqlalchemy import and_, case, delete, func, literal, or_, select, text, type_coerce
+from sqlalchemy.dialects.postgresql import JSONB, aggregate_order_by, insert
 from sqlalchemy.orm import Session
 
 from headroom.accounts.models import AuditLog
@@ -228,8 +229,26 @@ def _group_values(group: FindingGroup | None) -> dict[str, Any]:
     return {"group_id": group.id, "finding_group": stored}
 
 
-def _replace_recommendations(db: Session, row: FindingRecord, changes: Sequence[Change]) -> None:
-    """Store the finding's changes as the advisor made them, one row per position (rows are updated in place)."""
+def _stored_changes(db: Session, org_id: uuid.UUID, finding_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[str]]:
+    """Each finding's stored recommendations in position order, as their JSON (keys sorted): one query."""
+    out: dict[uuid.UUID, list[str]] = {fid: [] for fid in finding_ids}
+    if finding_ids:
+        for fid, change in db.execute(
+            select(Recommendation.finding_id, type_coerce(Recommendation.change, JSONB))
+            .where(Recommendation.org_id == org_id, Recommendation.finding_id.in_(list(finding_ids)))
+            .order_by(Recommendation.finding_id, Recommendation.position)
+        ):
+            out[fid].append(json.dumps(change, sort_keys=True))
+    return out
+
+
+def _replace_recommendations(db: Session, row: FindingRecord, changes: Sequence[Change],
+                             stored: list[str] | None = None) -> None:
+    """Store the finding's changes as the advisor made them, one row per position (rows are updated in place).
+    `stored`: the finding's stored ones (_stored_changes); when they are these changes already, nothing is written
+    (a finding seen again usually recommends what it did 15 minutes ago)."""
+    if stored is not None and stored == [json.dumps(c.model_dump(mode="json"), sort_keys=True) for c in changes]:
+        return
     if changes:
         stmt = insert(Recommendation).values(
             [{"org_id": row.org_id, "finding_id": row.id, "position": position, "change": change}
@@ -267,6 +286,7 @@ def record_findings(
             .with_for_update()
         )
     }
+    stored_changes = _stored_changes(db, cluster.org_id, [row.id for key, row in existing.items() if key in produced])
     opened = reopened = updated = resolved = 0
     events: list[tuple[str, FindingRecord]] = []
     forecasts: list[tuple[FindingRecord, dict[str, float], dict[str, float]]] = []
@@ -319,7 +339,7 @@ def record_findings(
                 events.append(("escalated", row))
                 _event(db, cluster.org_id, "finding.escalated", row.id,
                        {"from": old_severity, "to": row.severity, "at": now.isoformat()})
-        _replace_recommendations(db, row, f.changes)
+        _replace_recommendations(db, row, f.changes, stored_changes.get(row.id))
         if row.status == "open" and (after := soonest_forecasts(f.evidence)):
             forecasts.append((row, before, after))
     for key, row in existing.items():
