@@ -180,10 +180,6 @@ class Entity(_Model):
     id: str = Field(description="Volume id, instance id or node id.")
 
 
-# The validation context key under which Series.from_array hands its values' array to model_post_init.
-_VALUES_ARRAY = "headroom.series_values_array"
-
-
 class _ReadOnlyValues:
     """A series' values as one read-only float array; equal when the values are (NaN equal to NaN)."""
 
@@ -231,23 +227,29 @@ class Series(_Model):
     def model_post_init(self, context: Any, /) -> None:
         """Keep the values as a read-only float array (NaN for gaps) too: the analysis reads whole arrays, and
         converting the list once here (when the snapshot is loaded, built or simulated) spares every reader."""
-        given = context.get(_VALUES_ARRAY) if isinstance(context, dict) else None
-        self._array = _ReadOnlyValues(self.values, given)
+        self._array = _ReadOnlyValues(self.values)
 
     @classmethod
     def from_array(cls, values: NDArray[np.float64], **fields: Any) -> Series:
         """Return the series of these values (NaN for gaps), validated as any series: what a reader of whole
         arrays builds (the store's grids), without converting the values back from the list."""
         gaps = np.isnan(values)
-        if gaps.any():
+        at = np.flatnonzero(gaps)
+        if at.size * 4 > values.size:  # mostly gaps: one pass over objects
             cells = values.astype(object)  # Python floats, as tolist() gives
             cells[gaps] = None
             listed: list[float | None] = cells.tolist()
         else:
             listed = values.tolist()
+            for i in at.tolist():
+                listed[i] = None
         array = np.array(values, dtype=np.float64)  # a copy the caller cannot change
         array[gaps] = np.nan  # the NaN numpy reads None as
-        return cls.model_validate({**fields, "values": listed}, context={_VALUES_ARRAY: array})
+        # Every check but the values' (floats and None by construction) on a series without them, then the values
+        shell = cls.model_validate({**fields, "values": []})
+        series = shell.model_copy(update={"values": listed})
+        series._array = _ReadOnlyValues(listed, array)
+        return series
 
     @property
     def array(self) -> NDArray[np.float64]:

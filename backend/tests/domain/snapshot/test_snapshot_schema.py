@@ -110,6 +110,7 @@ def test_series_values_keep_gaps_and_timestamps() -> None:
     [60000.0, float("nan"), 120000.0, -0.0, 0.1 + 0.2, float("nan")],
     [1.5, 2.5],
     [float("nan")] * 3,
+    [0.5, -0.0, float("nan"), *range(9)],  # a few gaps among many values
 ])
 def test_a_series_from_an_array_is_the_series_of_its_list(values: list[float]) -> None:
     """Series.from_array (the store's grids) gives what the constructor gives for the same values as a list."""
