@@ -250,6 +250,7 @@ def main() -> None:
     parser.add_argument("--start", help="the first round's minute, UTC (default: the last quarter hour)")
     parser.add_argument("--label", default="current")
     parser.add_argument("--profile", choices=["advice", "fleet"], help="cProfile that job (rounds after the first)")
+    parser.add_argument("--commit", default="", help="the commit of a package outside a git work tree")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "round_cost.json"))
     args = parser.parse_args()
     url = os.environ.get("HEADROOM_BENCH_DATABASE_URL")
@@ -266,7 +267,7 @@ def main() -> None:
     import headroom
 
     commit = subprocess.run(["git", "-C", str(Path(headroom.__file__).parent), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
+                            capture_output=True, text=True).stdout.strip() or args.commit
     entry = {"label": args.label, "recorded_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
              "package": str(Path(headroom.__file__).parent), "commit": commit,
              "load_average_before": [round(x, 2) for x in load_before],
