@@ -145,6 +145,30 @@ def test_the_grid_of_many_series_is_each_series_grid(db: Any, monkeypatch: Any) 
             assert got[sid].tobytes() == grid.tobytes(), (start_minute, step, series[sid])
 
 
+def test_the_buckets_of_many_series_are_each_series_buckets(db: Any, monkeypatch: Any) -> None:
+    """aggregate_raw_many (the raw tail of a rollup read, every series at once) gives, bit for bit, aggregate_raw of
+    each series' own points, over several queries' worth of series and windows off the bucket."""
+    monkeypatch.setattr(ts, "READ_MANY_SERIES", 3)
+    org = _org(db)
+    rng = np.random.default_rng(11)
+    ids = []
+    for i in range(7):
+        minutes = sorted(rng.choice(200, size=int(rng.integers(1, 180)), replace=False).tolist())
+        values = {m: float(np.round(rng.normal(50, 30), int(rng.integers(0, 4)))) + 0.1 for m in minutes}
+        ids.append(_write(db, org, ts.SeriesKey("volume", f"vol-{i}", "ebs.read_ops", "Count"), values))
+    ids.append(_write(db, org, ts.SeriesKey("volume", "vol-late", "ebs.read_ops", "Count"), {400: 1.0}))
+    for start_minute, end_minute, resolution in ((0, 200, 300), (7, 193, 300), (13, 200, 3600), (0, 120, 60)):
+        start, end = T0 + dt.timedelta(minutes=start_minute), T0 + dt.timedelta(minutes=end_minute)
+        got = ts.aggregate_raw_many(db, org, ids, start, end, resolution)
+        want = {sid: ts.aggregate_raw(t, v, resolution)
+                for sid, (t, v) in ts.read_points_many(db, org, ids, start, end).items() if t.size}
+        assert got.keys() == want.keys() and len(want) == 7, (start_minute, resolution)
+        for sid, cols in want.items():
+            for name in ("t", "avg", "max", "min"):
+                mine, theirs = getattr(got[sid], name), getattr(cols, name)
+                assert mine.dtype == theirs.dtype and mine.tobytes() == theirs.tobytes(), (start_minute, name)
+
+
 def test_columns_take_rollups_and_rebuild_the_newest_two_hours_from_raw(db: Any) -> None:
     org = _org(db)
     sid = _write(db, org, ts.SeriesKey("volume", "vol-r", "ebs.read_ops", "Count"), {m: 10.0 for m in range(0, 300)})
