@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import and_, case, delete, func, literal, or_, select, text
-from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
+from sqlalchemy import and_, case, delete, func, literal, or_, select, text, type_coerce
+from sqlalchemy.dialects.postgresql import JSONB, aggregate_order_by, insert
 from sqlalchemy.orm import Session
 
 from headroom.accounts.models import AuditLog
@@ -35,6 +36,7 @@ from headroom.accounts.service import Principal, audit
 from headroom.clusters import service as clusters_service
 from headroom.clusters.models import Cluster
 from headroom.alerts import service as alerts_service
+from headroom.metrics import service as metrics_service
 from headroom.projections import service as projections_service
 from headroom.domain.model import (
     SEVERITIES,
@@ -47,6 +49,7 @@ from headroom.domain.model import (
     Severity,
     severity_rank,
 )
+from headroom.domain.advisor.context import Context
 from headroom.domain.snapshot.schema import Snapshot
 from headroom.findings.models import FindingRecord, Recommendation
 from headroom.findings.stored import StoredEvidence
@@ -226,8 +229,26 @@ def _group_values(group: FindingGroup | None) -> dict[str, Any]:
     return {"group_id": group.id, "finding_group": stored}
 
 
-def _replace_recommendations(db: Session, row: FindingRecord, changes: Sequence[Change]) -> None:
-    """Store the finding's changes as the advisor made them, one row per position (rows are updated in place)."""
+def _stored_changes(db: Session, org_id: uuid.UUID, finding_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[str]]:
+    """Each finding's stored recommendations in position order, as their JSON (keys sorted): one query."""
+    out: dict[uuid.UUID, list[str]] = {fid: [] for fid in finding_ids}
+    if finding_ids:
+        for fid, change in db.execute(
+            select(Recommendation.finding_id, type_coerce(Recommendation.change, JSONB))
+            .where(Recommendation.org_id == org_id, Recommendation.finding_id.in_(list(finding_ids)))
+            .order_by(Recommendation.finding_id, Recommendation.position)
+        ):
+            out[fid].append(json.dumps(change, sort_keys=True))
+    return out
+
+
+def _replace_recommendations(db: Session, row: FindingRecord, changes: Sequence[Change],
+                             stored: list[str] | None = None) -> None:
+    """Store the finding's changes as the advisor made them, one row per position (rows are updated in place).
+    `stored`: the finding's stored ones (_stored_changes); when they are these changes already, nothing is written
+    (a finding seen again usually recommends what it did 15 minutes ago)."""
+    if stored is not None and stored == [json.dumps(c.model_dump(mode="json"), sort_keys=True) for c in changes]:
+        return
     if changes:
         stmt = insert(Recommendation).values(
             [{"org_id": row.org_id, "finding_id": row.id, "position": position, "change": change}
@@ -265,6 +286,7 @@ def record_findings(
             .with_for_update()
         )
     }
+    stored_changes = _stored_changes(db, cluster.org_id, [row.id for key, row in existing.items() if key in produced])
     opened = reopened = updated = resolved = 0
     events: list[tuple[str, FindingRecord]] = []
     forecasts: list[tuple[FindingRecord, dict[str, float], dict[str, float]]] = []
@@ -317,7 +339,7 @@ def record_findings(
                 events.append(("escalated", row))
                 _event(db, cluster.org_id, "finding.escalated", row.id,
                        {"from": old_severity, "to": row.severity, "at": now.isoformat()})
-        _replace_recommendations(db, row, f.changes)
+        _replace_recommendations(db, row, f.changes, stored_changes.get(row.id))
         if row.status == "open" and (after := soonest_forecasts(f.evidence)):
             forecasts.append((row, before, after))
     for key, row in existing.items():
@@ -365,13 +387,20 @@ def advise_cluster(
         return RunSummary(cluster.id, 0, 0, 0, 0, 0, skipped="no data in the window")
     snapshot = projections_service.with_projections(db, cluster, snapshot)
     snapshot = _with_lookback(db, cluster, snapshot)
+    judged: Context | None = None
     if advise is None:
-        from headroom.domain.advisor.engine import advise as engine_advise
+        from headroom.domain.advisor.engine import run_rules
 
-        advise = engine_advise
-    findings = advise(snapshot, now=end, rules=rules) if rules is not None else advise(snapshot, now=end)
+        advice = run_rules(snapshot, now=end, rules=rules)
+        findings: Sequence[Any] = advice.findings
+        judged = advice.context
+    else:
+        findings = advise(snapshot, now=end, rules=rules) if rules is not None else advise(snapshot, now=end)
     summary = record_findings(db, cluster, findings, now=end)
     clusters_service.record_advised(db, cluster, end)
+    # The round's burst forecasts, which every page then reads: the advisor's own, on its Context, when it judged
+    # the window the pages judge (the scheduled rounds' 24 hours); else computed on that window.
+    metrics_service.store_burst_forecasts(db, cluster, judged if window == metrics_service.JUDGED_WINDOW else None)
     if summary.events or summary.forecasts:
         from headroom.domain.advisor.engine import discover_rules
 

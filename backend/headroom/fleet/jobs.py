@@ -1,5 +1,6 @@
 """The fleet's job: `fleet.score` every 15 minutes on the "advice" queue stores each cluster's headroom score and
-the burst forecasts of its last advice round (headroom.fleet.service: ids in, the service does the rest)."""
+the overview's 7-day peaks, and the burst forecasts of its last advice round when that round did not store them
+(headroom.fleet.service: ids in, the service does the rest)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ JOBS = (
         # 5 minutes after each advice round, so the two rounds do not queue at the same minute
         schedule=Schedule(minute="5,20,35,50", expires_seconds=600),
         run=score_fleet,
-        description="Store each cluster's headroom score (its last day's tightest ceiling) for the fleet page, and "
-                    "the burst forecasts of its last advice round for every page that shows them.",
+        description="Store each cluster's headroom score (its last day's tightest ceiling) for the fleet page, the "
+                    "overview's 7-day peaks, and the burst forecasts of its last advice round if that round did not.",
     ),
 )

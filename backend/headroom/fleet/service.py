@@ -141,12 +141,12 @@ def _score(db: Session, principal: Principal, cluster_id: uuid.UUID, end: dt.dat
 
 def score_cluster(db: Session, cluster: Cluster, now: dt.datetime) -> int | None:
     """Compute and store the cluster's score over the day ending at `now` (the minute), the burst forecasts of its
-    last advice round (metrics.service.store_burst_forecasts) and the overview's peaks over the 7 days ending then
-    (metrics.service.store_week_peaks); return the score."""
+    last advice round unless that round stored them (metrics.service.ensure_burst_forecasts) and the overview's
+    peaks over the 7 days ending then (metrics.service.store_week_peaks); return the score."""
     end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
     # First the burst forecasts of the last advice round, which every surface then reads (and this score's
-    # overview too, instead of computing them)
-    metrics_service.store_burst_forecasts(db, cluster)
+    # overview too, instead of computing them): the advice run stores them; a round that did not gets them here
+    metrics_service.ensure_burst_forecasts(db, cluster)
     job = Principal(user_id=None, org_id=cluster.org_id, role="viewer", via="job")
     score, tightest = _score(db, job, cluster.id, end, now)
     # and the overview's 7-day peaks, which its 7-day range then reads

@@ -1,5 +1,6 @@
-"""Each cluster's stored burst forecasts: the `fleet.score` job computes them once per advice round, on the window
-the advisor judged (its minute, the cluster's `advised_at`), so the glance table, the Metrics tab's burst panel,
+"""Each cluster's stored burst forecasts: the advice run stores them once per round (the advisor's own, on the
+window it judged: its minute, the cluster's `advised_at`; the `fleet.score` job computes them for a round that did
+not), so the glance table, the Metrics tab's burst panel,
 the findings and the weekly email show one number and a page read steps no credit bucket. One row per cluster,
 replaced by each run; the forecasts are read only through headroom.metrics.service."""
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import ConfigDict, TypeAdapter
-from sqlalchemy import literal, select
+from sqlalchemy import func, literal, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -809,16 +809,23 @@ def cluster_burst_forecasts(db: Session, cluster: Cluster, all_refs: Sequence[No
     return {r.node.id: node_forecasts(r, judged, horizon_seconds=horizon_seconds) for r in all_refs}
 
 
-def store_burst_forecasts(db: Session, cluster: Cluster) -> int | None:
+def store_burst_forecasts(db: Session, cluster: Cluster, judged: Context | None = None) -> int | None:
     """Compute and store the burst forecasts of the cluster's last advice round (the window it judged); return how
-    many buckets have one (None: never advised, nothing stored)."""
+    many buckets have one (None: never advised, nothing stored).
+
+    `judged`: that round's own Context of the window (JUDGED_WINDOW ending at the round's minute), whose forecasts
+    the advisor's burst rules already computed: the advice run hands it over. Without it the Context is built
+    from the store (forecast_context), which gives the same forecasts."""
     if cluster.advised_at is None:
         return None
     at = cluster.advised_at.astimezone(dt.UTC)
+    if judged is not None and (judged.now != at or judged.window.end - judged.window.start != JUDGED_WINDOW):
+        raise ValueError("the burst forecasts are stored from the Context of the advice round's own window")
     nodes = list(db.scalars(select(TikvNode).where(TikvNode.org_id == cluster.org_id,
                                                    TikvNode.cluster_id == cluster.id)))
     all_refs = _node_refs_many(db, nodes)
-    judged = forecast_context(db, cluster.org_id, cluster.id, at)
+    if judged is None:
+        judged = forecast_context(db, cluster.org_id, cluster.id, at)
     forecasts = {str(r.node.id): node_forecasts(r, judged) for r in all_refs}
     light = {node: [replace(f, forecast=replace(f.forecast, path=_NO_PATH)) for f in fs]
              for node, fs in forecasts.items()}
@@ -829,6 +836,18 @@ def store_burst_forecasts(db: Session, cluster: Cluster) -> int | None:
                .on_conflict_do_update(index_elements=[StoredBurstForecasts.cluster_id], set_=values,
                                       where=StoredBurstForecasts.at <= at))
     return sum(len(v) for v in forecasts.values())
+
+
+def ensure_burst_forecasts(db: Session, cluster: Cluster) -> int | None:
+    """Store the burst forecasts of the cluster's last advice round unless that round stored them (the advice run
+    does; a round run by an older worker may not have): return how many buckets were computed (0: already stored;
+    None: never advised)."""
+    if cluster.advised_at is None:
+        return None
+    stored = db.scalar(select(func.count()).select_from(StoredBurstForecasts).where(
+        StoredBurstForecasts.org_id == cluster.org_id, StoredBurstForecasts.cluster_id == cluster.id,
+        StoredBurstForecasts.at == cluster.advised_at))
+    return 0 if stored else store_burst_forecasts(db, cluster)
 
 
 # --- entry points ------------------------------------------------------------------------------------------

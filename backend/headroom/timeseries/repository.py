@@ -21,7 +21,7 @@ import datetime as dt
 import json
 import math
 import uuid
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -1576,8 +1576,25 @@ def read_points_many(
     frombuffer calls instead of a Python object per row or per point.
     """
     out: dict[int, RawColumns] = {sid: (np.empty(0, np.int64), np.empty(0)) for sid in series_ids}
+    for sids, stamps, vals, keep in _points_in_window(db, org_id, series_ids, start, end):
+        owner = np.broadcast_to(sids[:, None], keep.shape)[keep]  # sorted: rows come by series, then hour
+        t, v = stamps[keep], vals[keep]
+        cuts = np.flatnonzero(np.diff(owner)) + 1
+        for part_t, part_v, part_owner in zip(np.split(t, cuts), np.split(v, cuts), np.split(owner, cuts),
+                                              strict=True):
+            if part_owner.size:
+                out[int(part_owner[0])] = (part_t, part_v)
+    return out
+
+
+def _points_in_window(
+    db: Session, org_id: uuid.UUID, series_ids: Sequence[int], start: dt.datetime, end: dt.datetime
+) -> Iterator[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]]:
+    """The hour rows of the series over [start, end), a query's worth at a time (READ_MANY_SERIES series): each
+    row's series id, its slots' epoch seconds and values (rows x 60, by series then hour) and which slots hold a
+    point inside the window."""
     if not series_ids:
-        return out
+        return
     conn = db.connection().connection.driver_connection
     assert conn is not None
     ids = sorted(set(series_ids))
@@ -1593,22 +1610,12 @@ def read_points_many(
             row = cur.fetchone()
             if row is not None and row[0] is not None:
                 parts.append(row)
-    if not parts:
-        return out
     lo, hi = int(start.timestamp()), int(end.timestamp())
     for part in parts:
         sids, micros, vals = _decode_parts([part])
         hours = micros // 1_000_000 + _PG_EPOCH_SECONDS  # timestamptz: micros since 2000
         stamps = hours[:, None] + np.arange(SLOTS_PER_HOUR, dtype=np.int64) * SLOT_SECONDS
-        keep = np.isfinite(vals) & (stamps >= lo) & (stamps < hi)
-        owner = np.broadcast_to(sids[:, None], keep.shape)[keep]  # sorted: rows come by series, then hour
-        t, v = stamps[keep], vals[keep]
-        cuts = np.flatnonzero(np.diff(owner)) + 1
-        for part_t, part_v, part_owner in zip(np.split(t, cuts), np.split(v, cuts), np.split(owner, cuts),
-                                              strict=True):
-            if part_owner.size:
-                out[int(part_owner[0])] = (part_t, part_v)
-    return out
+        yield sids, stamps, vals, np.isfinite(vals) & (stamps >= lo) & (stamps < hi)
 
 
 Aggregation = Method  # how a coarser step combines raw points: align.method_of(statistic)
@@ -1629,33 +1636,42 @@ def read_grid(
     Series without a point in the window are left out. `start` must be on a minute, `step_seconds` a multiple
     of 60.
     """
-    raw = read_points_many(db, org_id, list(series), start, end)
     n = int((end - start).total_seconds()) // step_seconds
     origin = int(start.timestamp())
     out: dict[int, NDArray[np.float64]] = {}
-    for sid, (t, v) in raw.items():
-        if not t.size:
-            continue
-        index = (t - origin) // step_seconds
+    # Every series of a query at once: its points placed on one (series x steps) matrix by flat index, which
+    # keeps each step's points in time order (a sum adds them in the order the per-series loop did).
+    for sids, stamps, vals, keep in _points_in_window(db, org_id, list(series), start, end):
+        owners, row_of = np.unique(sids, return_inverse=True)
+        point_row = np.broadcast_to(row_of.reshape(-1, 1), keep.shape)[keep]
+        index, v = (stamps[keep] - origin) // step_seconds, vals[keep]
         inside = index < n
-        index, v = index[inside], v[inside]
-        if not index.size:
-            continue
-        grid = np.full(n, np.nan)
+        point_row, index, v = point_row[inside], index[inside], v[inside]
+        flat = point_row * n + index
+        size = owners.size * n
+        grid = np.full(size, np.nan)
         if step_seconds == 60:
-            grid[index] = v
+            grid[flat] = v
         else:
-            how = series[sid]
-            count = np.bincount(index, minlength=n)
+            count = np.bincount(flat, minlength=size)
+            how = np.array([series[int(sid)] for sid in owners.tolist()])
+            by_step = np.repeat(how, n)  # each matrix cell's aggregation
             present = count > 0
-            if how in ("sum", "mean"):
-                total = np.bincount(index, weights=v, minlength=n)
-                grid[present] = total[present] / count[present] if how == "mean" else total[present]
-            else:
-                acc = np.full(n, np.inf if how == "min" else -np.inf)
-                (np.minimum if how == "min" else np.maximum).at(acc, index, v)
-                grid[present] = acc[present]
-        out[sid] = grid
+            total = np.bincount(flat, weights=v, minlength=size)
+            mean = present & (by_step == "mean")
+            grid[mean] = total[mean] / count[mean]
+            summed = present & (by_step == "sum")
+            grid[summed] = total[summed]
+            for extreme, ufunc, initial in (("min", np.minimum, np.inf), ("max", np.maximum, -np.inf)):
+                chosen = present & (by_step == extreme)
+                if chosen.any():
+                    acc = np.full(size, initial)
+                    ufunc.at(acc, flat, v)
+                    grid[chosen] = acc[chosen]
+        rows = grid.reshape(owners.size, n)
+        seen = np.bincount(point_row, minlength=owners.size) > 0  # a series without a point in the window is left out
+        for r in np.flatnonzero(seen).tolist():
+            out[int(owners[r])] = rows[r]
     return out
 
 
@@ -1740,11 +1756,39 @@ def read_columns(db: Session, org_id: uuid.UUID, series_ids: Sequence[int], star
     tail_from = max(start, now - RAW_TAIL)
     tail_from = tail_from - dt.timedelta(seconds=int(tail_from.timestamp()) % resolution)  # whole buckets
     if tail_from < end:
-        raw = read_points_many(db, org_id, series_ids, max(tail_from, start), end)
-        for sid, (t, v) in raw.items():
-            tail = aggregate_raw(t, v, resolution)
-            if len(tail):
-                out[sid] = merge_tail(out.get(sid, empty_columns()), tail, int(tail_from.timestamp()))
+        for sid, tail in aggregate_raw_many(db, org_id, series_ids, max(tail_from, start), end, resolution).items():
+            out[sid] = merge_tail(out.get(sid, empty_columns()), tail, int(tail_from.timestamp()))
+    return out
+
+
+def aggregate_raw_many(db: Session, org_id: uuid.UUID, series_ids: Sequence[int], start: dt.datetime,
+                       end: dt.datetime, resolution: int) -> dict[int, Columns]:
+    """The raw points of each series in [start, end) in buckets of `resolution` seconds (aggregate_raw), every
+    series of a query at once; a series without a point is left out. Each bucket's points are added in time order,
+    as aggregate_raw adds them, so the averages are the same to the bit."""
+    out: dict[int, Columns] = {}
+    for sids, stamps, vals, keep in _points_in_window(db, org_id, series_ids, start, end):
+        owners, row_of = np.unique(sids, return_inverse=True)
+        point_row = np.broadcast_to(row_of.reshape(-1, 1), keep.shape)[keep]
+        t, v = stamps[keep], vals[keep]
+        if not t.size:
+            continue
+        buckets = t - t % resolution
+        first = int(buckets.min())
+        per_row = (int(buckets.max()) - first) // resolution + 1
+        keys, index = np.unique(point_row * per_row + (buckets - first) // resolution, return_inverse=True)
+        count = np.bincount(index, minlength=keys.size)
+        total = np.bincount(index, weights=v, minlength=keys.size)
+        mx = np.full(keys.size, -np.inf)
+        mn = np.full(keys.size, np.inf)
+        np.maximum.at(mx, index, v)
+        np.minimum.at(mn, index, v)
+        avg = total / count
+        key_row = keys // per_row
+        stamp = (first + (keys % per_row) * resolution).astype(np.int64)
+        cuts = np.flatnonzero(np.diff(key_row)) + 1
+        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), int(keys.size)], strict=True):
+            out[int(owners[key_row[lo]])] = Columns(stamp[lo:hi], avg[lo:hi], mx[lo:hi], mn[lo:hi])
     return out
 
 

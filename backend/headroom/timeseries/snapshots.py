@@ -369,7 +369,8 @@ def _series(
         if grid is None:
             continue
         out.append(
-            Series(
+            Series.from_array(
+                grid,
                 entity=Entity(kind=SNAPSHOT_KIND[s.entity_kind], id=s.entity_id),
                 metric=s.metric,
                 unit=s.unit,
@@ -377,7 +378,6 @@ def _series(
                 labels=dict(s.labels),
                 start=starts[s.id],
                 step_seconds=step_of[s.id],
-                values=[None if math.isnan(v) else v for v in grid.tolist()],
             )
         )
     return out

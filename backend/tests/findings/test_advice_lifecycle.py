@@ -21,7 +21,7 @@ from headroom.domain.model import Change, EntityRef, Evidence, Impact
 from headroom.findings import service
 from headroom.findings.models import FindingRecord as FindingRow
 from headroom.findings.models import Recommendation
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 T0 = dt.datetime(2026, 11, 2, 18, 0, tzinfo=dt.UTC)
 FIRE: dict[str, Any] = {"on": True, "severity": "warning", "proposed": "8GiB"}
@@ -161,6 +161,34 @@ def test_recommendations_follow_the_current_changes(db: Any, demo_cluster: DemoC
     recs = service.recommendations(db, row)
     assert [r.change.proposed for r in recs] == ["6GiB", 4000]
     assert [r.id for r in recs] == ids  # replaced in place, not re-created
+
+
+def _recommendation_writes(db: Any) -> int:
+    """Rows of the recommendations table this transaction inserted, updated or deleted so far."""
+    db.flush()
+    return int(db.scalar(text("SELECT n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_xact_user_tables "
+                              "WHERE relname = 'recommendations'")))
+
+
+def test_a_finding_seen_again_with_the_same_changes_rewrites_none(db: Any, demo_cluster: DemoCluster) -> None:
+    """A finding seen again is updated (last seen), its recommendations are written only when they changed."""
+    _run(db, demo_cluster, 0)
+    row = _one(db, demo_cluster.cluster)
+    before = _recommendation_writes(db)
+    _run(db, demo_cluster, 15)
+    assert _recommendation_writes(db) == before
+    assert _one(db, demo_cluster.cluster).last_seen_at == T0 + dt.timedelta(minutes=15)
+    FIRE["proposed"] = "6GiB"
+    _run(db, demo_cluster, 30)
+    assert _recommendation_writes(db) > before
+    assert [r.change.proposed for r in service.recommendations(db, row)] == ["6GiB", 4000]
+    FIRE["proposed"] = 4
+    _run(db, demo_cluster, 45)
+    written = _recommendation_writes(db)
+    FIRE["proposed"] = 4.0  # equal in Python, another value in the JSON stored: written
+    _run(db, demo_cluster, 60)
+    assert _recommendation_writes(db) > written
+    assert [r.change.proposed for r in service.recommendations(db, row)] == [4.0, 4000]
 
 
 def test_the_same_run_twice_gives_the_same_rows(db: Any, demo_cluster: DemoCluster) -> None:

@@ -431,6 +431,41 @@ def test_every_surface_reads_the_burst_forecasts_the_fleet_job_stored(client: An
     assert other.get(f"/api/v1/clusters/{cluster.id}/metrics/overview").status_code == 404
 
 
+@pytest.mark.parametrize(("scenario", "advised"), [
+    ("gp2-burst-depletion.yaml", dt.datetime(2026, 11, 2, 13, 0, tzinfo=dt.UTC)),
+    ("demo.yaml", END),
+])
+def test_the_advice_run_stores_the_burst_forecasts_of_its_window(scenario: str, advised: dt.datetime, client: Any,
+                                                                   db: Any) -> None:
+    """A scheduled advice round (24 hours) stores its burst forecasts from the advisor's own Context: bucket for
+    bucket and point for point of each path what a Context built from the store for the same window gives (what
+    the fleet.score job used to compute), and the fleet.score job then computes none."""
+    from headroom.clusters.models import Cluster
+    from headroom.metrics import service as metrics_service
+    from headroom.metrics.models import StoredBurstForecasts
+
+    owner = sign_up(client, org=f"Burst stored by the advice, {scenario}")
+    loaded = load_scenario(REPO / "examples" / "scenarios" / scenario)
+    cluster = demo.seed_demo_cluster(db, uuid.UUID(owner.org_id), scenario=loaded)
+    demo.ingest_window(db, cluster, loaded, advised - dt.timedelta(hours=25), advised)
+    findings_service.advise_cluster(db, cluster, now=advised)
+    db.flush()
+    row = db.get(StoredBurstForecasts, cluster.id)
+    assert row is not None and row.at == advised
+    by_advice = (row.forecasts, row.paths)
+    drains = any(f["forecast"]["seconds_to_empty"] for fs in row.forecasts.values() for f in fs)
+    assert drains == (scenario == "gp2-burst-depletion.yaml")  # the demo's buckets are full at 18:00
+    db.delete(row)
+    db.flush()
+    cluster = db.get(Cluster, cluster.id)
+    assert metrics_service.store_burst_forecasts(db, cluster) == sum(len(fs) for fs in by_advice[0].values()) > 0
+    db.flush()
+    db.expire_all()
+    row = db.get(StoredBurstForecasts, cluster.id)
+    assert (row.forecasts, row.paths) == by_advice
+    assert metrics_service.ensure_burst_forecasts(db, db.get(Cluster, cluster.id)) == 0  # stored: not again
+
+
 def test_the_overviews_7_day_peaks_are_the_ones_the_fleet_job_stored(client: Any, db: Any, clock: Any) -> None:
     """The fleet.score job stores the overview's peaks over the 7 days ending at its run; the overview's 7-day range
     asked for up to 45 minutes later shows those stored numbers and says so (its window is the stored one), and

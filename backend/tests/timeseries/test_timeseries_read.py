@@ -98,6 +98,77 @@ def test_grid_places_points_and_aggregates_steps_by_statistic(db: Any) -> None:
     assert ts.read_grid(db, org, {ids["sum"]: "sum"}, end, end + dt.timedelta(hours=1), 60) == {}
 
 
+def _grid_of_each(raw: dict[int, ts.RawColumns], series: dict[int, str], start: dt.datetime, end: dt.datetime,
+                  step: int) -> dict[int, np.ndarray]:
+    """The grid of each series from its points, one series at a time (what read_grid computes for all at once)."""
+    n, origin, out = int((end - start).total_seconds()) // step, int(start.timestamp()), {}
+    for sid, (t, v) in raw.items():
+        index = (t - origin) // step
+        index, v = index[index < n], v[index < n]
+        if not index.size:
+            continue
+        grid = np.full(n, np.nan)
+        count = np.bincount(index, minlength=n)
+        present = count > 0
+        how = series[sid]
+        if how in ("sum", "mean"):
+            total = np.bincount(index, weights=v, minlength=n)
+            grid[present] = total[present] / count[present] if how == "mean" else total[present]
+        else:
+            acc = np.full(n, np.inf if how == "min" else -np.inf)
+            (np.minimum if how == "min" else np.maximum).at(acc, index, v)
+            grid[present] = acc[present]
+        out[sid] = grid
+    return out
+
+
+def test_the_grid_of_many_series_is_each_series_grid(db: Any, monkeypatch: Any) -> None:
+    """Series of every aggregation, with gaps, over several hours and several queries (READ_MANY_SERIES): each
+    grid is, bit for bit, the one its own points give, at every step and for windows off the hour."""
+    monkeypatch.setattr(ts, "READ_MANY_SERIES", 3)  # several queries' worth of series
+    org = _org(db)
+    rng = np.random.default_rng(7)
+    series: dict[int, str] = {}
+    for i in range(8):
+        minutes = sorted(rng.choice(300, size=int(rng.integers(1, 250)), replace=False).tolist())
+        values = {m: float(np.round(rng.normal(100, 40), int(rng.integers(0, 4)))) + 0.1 for m in minutes}
+        sid = _write(db, org, ts.SeriesKey("volume", f"vol-{i}", "ebs.read_ops", "Count"), values)
+        series[sid] = ("sum", "mean", "min", "max")[i % 4]
+    series[_write(db, org, ts.SeriesKey("volume", "vol-late", "ebs.read_ops", "Count"), {400: 1.0})] = "sum"
+    for start_minute, end_minute, step in ((0, 300, 60), (7, 293, 60), (3, 298, 300), (0, 300, 300), (13, 250, 3600),
+                                           (0, 360, 3600)):
+        start, end = T0 + dt.timedelta(minutes=start_minute), T0 + dt.timedelta(minutes=end_minute)
+        got = ts.read_grid(db, org, series, start, end, step)  # type: ignore[arg-type]
+        want = _grid_of_each(ts.read_points_many(db, org, list(series), start, end), series, start, end, step)
+        assert got.keys() == want.keys() and len(want) == 8, (start_minute, step)
+        for sid, grid in want.items():
+            assert got[sid].tobytes() == grid.tobytes(), (start_minute, step, series[sid])
+
+
+def test_the_buckets_of_many_series_are_each_series_buckets(db: Any, monkeypatch: Any) -> None:
+    """aggregate_raw_many (the raw tail of a rollup read, every series at once) gives, bit for bit, aggregate_raw of
+    each series' own points, over several queries' worth of series and windows off the bucket."""
+    monkeypatch.setattr(ts, "READ_MANY_SERIES", 3)
+    org = _org(db)
+    rng = np.random.default_rng(11)
+    ids = []
+    for i in range(7):
+        minutes = sorted(rng.choice(200, size=int(rng.integers(1, 180)), replace=False).tolist())
+        values = {m: float(np.round(rng.normal(50, 30), int(rng.integers(0, 4)))) + 0.1 for m in minutes}
+        ids.append(_write(db, org, ts.SeriesKey("volume", f"vol-{i}", "ebs.read_ops", "Count"), values))
+    ids.append(_write(db, org, ts.SeriesKey("volume", "vol-late", "ebs.read_ops", "Count"), {400: 1.0}))
+    for start_minute, end_minute, resolution in ((0, 200, 300), (7, 193, 300), (13, 200, 3600), (0, 120, 60)):
+        start, end = T0 + dt.timedelta(minutes=start_minute), T0 + dt.timedelta(minutes=end_minute)
+        got = ts.aggregate_raw_many(db, org, ids, start, end, resolution)
+        want = {sid: ts.aggregate_raw(t, v, resolution)
+                for sid, (t, v) in ts.read_points_many(db, org, ids, start, end).items() if t.size}
+        assert got.keys() == want.keys() and len(want) == 7, (start_minute, resolution)
+        for sid, cols in want.items():
+            for name in ("t", "avg", "max", "min"):
+                mine, theirs = getattr(got[sid], name), getattr(cols, name)
+                assert mine.dtype == theirs.dtype and mine.tobytes() == theirs.tobytes(), (start_minute, name)
+
+
 def test_columns_take_rollups_and_rebuild_the_newest_two_hours_from_raw(db: Any) -> None:
     org = _org(db)
     sid = _write(db, org, ts.SeriesKey("volume", "vol-r", "ebs.read_ops", "Count"), {m: 10.0 for m in range(0, 300)})

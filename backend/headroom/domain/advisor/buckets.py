@@ -61,7 +61,13 @@ def volume_burst_forecast(
     ctx: Context, volume_id: str, *, horizon_seconds: float | None = None
 ) -> BurstForecast | None:
     """Forecast a gp2 (I/O credits) or st1/sc1 (throughput credits) volume's bucket; None for other types, without
-    a balance or demand, or when the catalog lacks the type."""
+    a balance or demand, or when the catalog lacks the type. Computed once per context (the burst rule and the
+    forecasts the advice run stores for the pages ask for the same)."""
+    return ctx.memo(("volume_burst_forecast", volume_id, repr(horizon_seconds)),
+                    lambda: _volume_burst_forecast(ctx, volume_id, horizon_seconds))
+
+
+def _volume_burst_forecast(ctx: Context, volume_id: str, horizon_seconds: float | None) -> BurstForecast | None:
     try:
         vol = ctx.volume(volume_id)
     except KeyError:
@@ -87,7 +93,15 @@ def instance_burst_forecast(
     ctx: Context, instance_id: str, kind: Literal["io", "byte"], *, horizon_seconds: float | None = None
 ) -> BurstForecast | None:
     """Forecast an instance's EBS burst: EBSIOBalance% with its counted IOPS (kind "io") or EBSByteBalance% with its
-    MiB/s (kind "byte"); None for a type that does not burst, without a balance or demand."""
+    MiB/s (kind "byte"); None for a type that does not burst, without a balance or demand. Computed once per
+    context, as volume_burst_forecast."""
+    return ctx.memo(("instance_burst_forecast", instance_id, kind, repr(horizon_seconds)),
+                    lambda: _instance_burst_forecast(ctx, instance_id, kind, horizon_seconds))
+
+
+def _instance_burst_forecast(
+    ctx: Context, instance_id: str, kind: Literal["io", "byte"], horizon_seconds: float | None
+) -> BurstForecast | None:
     inst = ctx.instance_limits(instance_id)
     rates = instance_io_series(ctx, instance_id)
     if inst is None or rates is None or not inst.bursts:

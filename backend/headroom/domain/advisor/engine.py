@@ -10,7 +10,8 @@ API (stable):
         now: the evaluation time (default: the end of the snapshot window); rules: ids or Rule objects to run
         (default: all discovered); cluster_wide=False: per-node config findings as the rules made them
     run_rules(snapshot, *, now=None, rules=None, on_error="raise"|"skip", cluster_wide=True) -> Advice
-        the same, and with on_error="skip" a rule that raises becomes a RuleFailure instead of an exception
+        the same, and with on_error="skip" a rule that raises becomes a RuleFailure instead of an exception;
+        the Advice holds the run's Context too
     resolve_conflicts(findings) -> list[Finding]  dedup, supersede, and one value per (target, key, entity)
     sort_findings(findings) -> list[Finding]      critical first, then rule id, entity, dedup key
 
@@ -96,10 +97,12 @@ class RuleFailure:
 
 @dataclass(frozen=True)
 class Advice:
-    """The findings of one run and the rules that failed (empty unless on_error="skip")."""
+    """The findings of one run, the rules that failed (empty unless on_error="skip") and the run's Context (what
+    else reads the same window takes its numbers from it: the burst forecasts the pages show)."""
 
     findings: list[Finding]
     failures: list[RuleFailure]
+    context: Context
 
 
 def run_rules(
@@ -141,7 +144,7 @@ def run_rules(
     resolved = sort_findings(resolve_conflicts(merged, supersedes))
     if group:
         resolved = group_findings(snapshot, resolved, _rerun(selected, now, cluster_wide, ctx))
-    return Advice(resolved, failures)
+    return Advice(resolved, failures, ctx)
 
 
 def _rerun(

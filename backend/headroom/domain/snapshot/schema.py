@@ -185,9 +185,10 @@ class _ReadOnlyValues:
 
     __slots__ = ("array", "source")
 
-    def __init__(self, values: list[float | None]) -> None:
+    def __init__(self, values: list[float | None], array: NDArray[np.float64] | None = None) -> None:
         self.source = values  # the list it was read from (a model_copy with new values must not reuse it)
-        self.array: NDArray[np.float64] = np.array(values, dtype=np.float64)  # numpy reads None as NaN
+        # numpy reads None as NaN; `array` is that array already built (Series.from_array)
+        self.array: NDArray[np.float64] = np.array(values, dtype=np.float64) if array is None else array
         self.array.flags.writeable = False
 
     def __eq__(self, other: object) -> bool:
@@ -227,6 +228,28 @@ class Series(_Model):
         """Keep the values as a read-only float array (NaN for gaps) too: the analysis reads whole arrays, and
         converting the list once here (when the snapshot is loaded, built or simulated) spares every reader."""
         self._array = _ReadOnlyValues(self.values)
+
+    @classmethod
+    def from_array(cls, values: NDArray[np.float64], **fields: Any) -> Series:
+        """Return the series of these values (NaN for gaps), validated as any series: what a reader of whole
+        arrays builds (the store's grids), without converting the values back from the list."""
+        gaps = np.isnan(values)
+        at = np.flatnonzero(gaps)
+        if at.size * 4 > values.size:  # mostly gaps: one pass over objects
+            cells = values.astype(object)  # Python floats, as tolist() gives
+            cells[gaps] = None
+            listed: list[float | None] = cells.tolist()
+        else:
+            listed = values.tolist()
+            for i in at.tolist():
+                listed[i] = None
+        array = np.array(values, dtype=np.float64)  # a copy the caller cannot change
+        array[gaps] = np.nan  # the NaN numpy reads None as
+        # Every check but the values' (floats and None by construction) on a series without them, then the values
+        shell = cls.model_validate({**fields, "values": []})
+        series = shell.model_copy(update={"values": listed})
+        series._array = _ReadOnlyValues(listed, array)
+        return series
 
     @property
     def array(self) -> NDArray[np.float64]:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from headroom.domain.snapshot.errors import SnapshotError
 from headroom.domain.snapshot.files import load_snapshot, save_snapshot, snapshot_from_dict, snapshot_to_json
 from headroom.domain.snapshot.schema import (
     REDACTED,
+    Series,
     Snapshot,
     config_get,
     config_set,
@@ -101,6 +104,29 @@ def test_series_values_keep_gaps_and_timestamps() -> None:
     assert series.values == [60000, None, 120000]
     assert series.timestamps()[2] == datetime(2026, 1, 5, 0, 2, tzinfo=UTC)
     assert json.loads(snapshot_to_json(snap))["series"][0]["values"][1] is None
+
+
+@pytest.mark.parametrize("values", [
+    [60000.0, float("nan"), 120000.0, -0.0, 0.1 + 0.2, float("nan")],
+    [1.5, 2.5],
+    [float("nan")] * 3,
+    [0.5, -0.0, float("nan"), *range(9)],  # a few gaps among many values
+])
+def test_a_series_from_an_array_is_the_series_of_its_list(values: list[float]) -> None:
+    """Series.from_array (the store's grids) gives what the constructor gives for the same values as a list."""
+    fields = minimal()["series"][0] | {"start": datetime(2026, 1, 5, tzinfo=UTC)}
+    del fields["values"]
+    grid = np.array(values)
+    built = Series.from_array(grid, **fields)
+    listed = Series(**fields, values=[None if math.isnan(v) else v for v in values])
+    assert built == listed
+    assert built.values == listed.values
+    assert [type(v) for v in built.values] == [type(v) for v in listed.values]
+    assert built.array.tobytes() == listed.array.tobytes()  # the same bits: -0.0 and NaN as numpy reads None
+    assert not built.array.flags.writeable
+    grid[0] = 7.0  # the caller's array stays the caller's
+    assert built.array.tobytes() == listed.array.tobytes()
+    assert Series.model_validate_json(built.model_dump_json()) == built
 
 
 def test_secret_like_config_values_are_redacted() -> None:
