@@ -34,7 +34,7 @@ from headroom.apply.schemas import (
     StepRunRead,
 )
 from headroom.clusters.service import get_cluster
-from headroom.domain.apply.guards import plan_guards
+from headroom.domain.apply.guards import BURST_BUCKET_TYPES, plan_guards
 from headroom.domain.apply.run import GuardReading
 from headroom.domain.apply.plan import build_steps
 from headroom.domain.model import Change
@@ -138,7 +138,8 @@ def preview(db: Session, principal: Principal, finding_id: uuid.UUID) -> ApplyPl
     changes = resolve_nodes(_fix(db, finding), targets)
     steps, refusals = build_steps(changes, tikv_nodes=[t.status_address for t in targets], version=version)
     metric = finding.evidence.series[0].metric if finding.evidence and finding.evidence.series else None
-    guards = plan_guards(metric)
+    guards = plan_guards(metric, burst_bucket_removed=any(
+        s.change.key == "volume.type" and str(s.change.proposed) not in BURST_BUCKET_TYPES for s in steps))
     blocked: list[str] = []
     if not org.apply_enabled:
         blocked.append(ORG_OFF)

@@ -71,10 +71,19 @@ def finding_guard(metric: str) -> Guard:
                       f"its p99 over the {WATCH_MINUTES} minutes before it.")
 
 
-def plan_guards(finding_metric: str | None) -> list[Guard]:
+# Volume types with a burst bucket: AWS publishes BurstBalance only for these (docs/reference/cloudwatch.md).
+BURST_BUCKET_TYPES = frozenset({"gp2", "st1", "sc1"})
+
+
+def plan_guards(finding_metric: str | None, *, burst_bucket_removed: bool = False) -> list[Guard]:
     """Return the guards of a plan: the finding's own metric (it must not get worse), then read and write latency
-    p99 and the scheduler latch wait p99."""
-    guards = [finding_guard(finding_metric)] if finding_metric else []
+    p99 and the scheduler latch wait p99.
+
+    A plan that moves a volume to a type without a burst bucket (gp2 -> gp3: `burst_bucket_removed`) ends the
+    volume's burst balance: AWS stops publishing it, so it cannot guard the step (a window without data would stop
+    every such run) and the latency guards judge it (docs/thresholds/apply-guards.md#finding-metric)."""
+    own = finding_metric and not (burst_bucket_removed and finding_metric == mid.EBS_BURST_BALANCE)
+    guards = [finding_guard(finding_metric)] if finding_metric and own else []
     guards.extend((READ_LATENCY, WRITE_LATENCY, SCHEDULER_WAIT))
     return guards
 

@@ -76,6 +76,15 @@ def test_the_finding_s_own_metric_comes_first() -> None:
     assert [g.metric for g in plan_guards(None)][0] == "derived.read_latency_ms"
 
 
+def test_a_move_off_gp2_is_not_guarded_by_the_burst_balance_aws_stops_publishing() -> None:
+    # gp2 -> gp3: the volume has no burst bucket after the step, so no BurstBalance to compare; the latencies judge it
+    assert [g.metric for g in plan_guards(mid.EBS_BURST_BALANCE, burst_bucket_removed=True)] == [
+        "derived.read_latency_ms", "derived.write_latency_ms", "tikv.wait.scheduler_latch"]
+    assert plan_guards(mid.EBS_BURST_BALANCE)[0].metric == mid.EBS_BURST_BALANCE
+    # only the burst balance goes: another finding metric still guards a volume type change
+    assert plan_guards("derived.counted_iops", burst_bucket_removed=True)[0].metric == "derived.counted_iops"
+
+
 def test_a_series_of_which_less_is_worse_trips_when_it_falls() -> None:
     hits = plan_guards(mid.TIKV_BLOCK_CACHE_HIT)[0]
     assert (hits.label, hits.unit, hits.worse_when) == ("Block cache hits", "ops/s", "lower")
