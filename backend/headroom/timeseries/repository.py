@@ -537,6 +537,15 @@ STORED_ROWS_QUERY = (
 )
 
 
+# STORED_ROWS_QUERY with each row's xmin (the transaction that wrote that version of it), in the same order.
+STORED_VERSIONS_QUERY = (
+    f"SELECT {_HOUR_ROWS_AGGREGATE}, array_send(array_agg(CAST(CAST(xmin AS text) AS int8) "
+    "ORDER BY series_id, bucket_at)) FROM unnest(CAST(%(sids)s AS bigint[])) AS k(id) CROSS JOIN LATERAL "
+    "(SELECT series_id, bucket_at, vals, xmin FROM metric_points WHERE series_id = k.id "
+    "AND bucket_at >= %(lo)s AND bucket_at <= %(hi)s OFFSET 0) AS p"
+)
+
+
 # Series per query of the overlap read: 500 series x the window's hour rows (a collector's 10-minute overlap: 1-2
 # rows, ~500 bytes each) keeps each result small; a re-run of a whole day is 500 x 24 rows = ~6 MB (Headroom
 # choice, as READ_BACK_SERIES).
@@ -546,9 +555,18 @@ STORED_READ_SERIES = 500
 def _stored_rows(db: Session, series: list[int], lo_hour: int, hi_hour: int) -> HourRows:
     """The hour rows of these series in [lo_hour, hi_hour] that exist already (the overlap window), with their
     slots (NaN = empty): the write compares against them so that rows it would not change are never sent."""
+    return _stored_versions(db, series, lo_hour, hi_hour, versions=False)[0]
+
+
+def _stored_versions(db: Session, series: list[int], lo_hour: int, hi_hour: int, *, versions: bool = True
+                     ) -> tuple[HourRows, NDArray[np.int64]]:
+    """_stored_rows, and each row's version (its xmin: the transaction that wrote it) when `versions`: a write
+    that merged a row with what it read updates it only if it is still that version (_update_read_rows)."""
     conn = db.connection().connection.driver_connection
     assert conn is not None
     parts: list[HourParts] = []
+    xmins: list[NDArray[np.int64]] = []
+    query = STORED_VERSIONS_QUERY if versions else STORED_ROWS_QUERY
     with conn.cursor(binary=True) as cur:
         # No JIT compilation for the rest of this (write) transaction: the planner's estimates for a partition
         # without statistics yet (a backfill filling it) put this lookup of a few rows over jit_above_cost, and
@@ -557,14 +575,16 @@ def _stored_rows(db: Session, series: list[int], lo_hour: int, hi_hour: int) -> 
         cur.execute("SELECT set_config('jit', 'off', true)")
         for i in range(0, len(series), STORED_READ_SERIES):
             cur.execute(
-                STORED_ROWS_QUERY,
+                query,
                 {"sids": _id_array(series[i : i + STORED_READ_SERIES]), "lo": _EPOCH + dt.timedelta(hours=lo_hour),
                  "hi": _EPOCH + dt.timedelta(hours=hi_hour)},
             )
             row = cur.fetchone()
             if row is not None and row[0] is not None:
-                parts.append(row)
-    return _decode_hour_rows(parts)
+                parts.append(row[:4])
+                if versions:
+                    xmins.append(decode_int8_array(row[4]))
+    return _decode_hour_rows(parts), (np.concatenate(xmins) if xmins else np.empty(0, np.int64))
 
 
 def _decode_parts(parts: Sequence[HourParts]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
@@ -595,8 +615,13 @@ def _changing(overlap: HourRows, stored: HourRows) -> HourRows:
     """The rows of `overlap` (all stored already, unique keys) whose merge would change the stored row (a new
     slot, or a value that differs), with their merged slots: a new point wins, a slot it lacks keeps the stored
     value. The others would be written back as they are, so they are not sent at all."""
+    return _changing_at(overlap, stored)[0]
+
+
+def _changing_at(overlap: HourRows, stored: HourRows) -> tuple[HourRows, NDArray[np.intp]]:
+    """_changing, and the index in `stored` of each row it returns."""
     if not len(overlap):
-        return overlap
+        return overlap, np.empty(0, np.intp)
     stored_keys = stored.keys()
     order = np.argsort(stored_keys)
     at = order[np.searchsorted(stored_keys, overlap.keys(), sorter=order)]
@@ -605,7 +630,65 @@ def _changing(overlap: HourRows, stored: HourRows) -> HourRows:
     # Bit for bit, so that a -0.0 replacing a 0.0 is a change and a NaN slot equals a NaN slot.
     same = (merged.view(np.int64) == old.view(np.int64)) | (np.isnan(merged) & np.isnan(old))
     keep = ~same.all(axis=1)
-    return HourRows(overlap.series[keep], overlap.hours[keep], merged[keep])
+    return HourRows(overlap.series[keep], overlap.hours[keep], merged[keep]), at[keep]
+
+
+def _write_back(db: Session, org_id: uuid.UUID, overlap: HourRows, stored: HourRows,
+                versions: NDArray[np.int64]) -> HourRows:
+    """Merge `overlap` (rows all stored already, unique keys) into the stored rows read with their `versions`;
+    return the rows that changed, with their merged slots.
+
+    The usual case takes one statement: each row merged with what was read is written if it is still the version
+    read. Only the rows another writer changed since (or that vanished) take _merge_rows, which reads them again
+    locked and merges the new points into what it finds."""
+    changing, at = _changing_at(overlap, stored)
+    if not len(changing):
+        return changing
+    updated = _update_read_rows(db, changing, versions[at])
+    if len(updated) == len(changing):
+        return changing
+    done = np.isin(changing.keys(), updated)
+    left = np.isin(overlap.keys(), changing.keys()[~done])
+    merged = _merge_rows(db, org_id, overlap.take(left))
+    kept = changing.take(done)
+    return HourRows(np.concatenate([kept.series, merged.series]), np.concatenate([kept.hours, merged.hours]),
+                    np.concatenate([kept.values, merged.values]))
+
+
+def _update_read_rows(db: Session, rows: HourRows, versions: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Write these merged rows over the stored ones whose version (xmin) is still `versions`, in one statement;
+    return the keys (_row_keys) of the rows written.
+
+    The rows are locked in key order first, as _locked_rows does (two writers cannot deadlock). A row another
+    transaction updated or deleted since it was read no longer has that xmin (a new version is written by a new
+    transaction), so it is left alone: when that transaction is still open, the lock waits for its end and then
+    checks the row's newest version."""
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    blob, lengths = codec.encode(rows.values)
+    with conn.cursor(binary=True) as cur:
+        cur.execute(
+            "WITH k AS (SELECT * FROM unnest(CAST(%(sids)s AS bigint[]), CAST(%(hours)s AS bigint[]), "
+            "CAST(%(xmins)s AS bigint[]), CAST(%(offsets)s AS int[]), CAST(%(lengths)s AS int[])) "
+            "AS k(s, h, x, o, n)), "
+            "locked AS (SELECT p.series_id, p.bucket_at, k.o, k.n FROM metric_points p JOIN k "
+            "ON p.series_id = k.s AND p.bucket_at = to_timestamp(k.h * 3600) "
+            "WHERE p.bucket_at >= %(lo)s AND p.bucket_at <= %(hi)s AND p.xmin = CAST(CAST(k.x AS text) AS xid) "
+            "ORDER BY p.series_id, p.bucket_at FOR UPDATE OF p) "
+            "UPDATE metric_points p SET vals = substring(%(blob)s FROM l.o + 1 FOR l.n) FROM locked l "
+            "WHERE p.series_id = l.series_id AND p.bucket_at = l.bucket_at "
+            "AND p.bucket_at >= %(lo)s AND p.bucket_at <= %(hi)s "
+            "RETURNING p.series_id, CAST(extract(epoch FROM p.bucket_at) / 3600 AS int8)",
+            {"sids": _id_array(rows.series.tolist()), "hours": _id_array(rows.hours.tolist()),
+             "xmins": _id_array(versions.tolist()), "offsets": _id_array((np.cumsum(lengths) - lengths).tolist()),
+             "lengths": _id_array(lengths.tolist()), "blob": blob,
+             "lo": _EPOCH + dt.timedelta(hours=int(rows.hours.min())),
+             "hi": _EPOCH + dt.timedelta(hours=int(rows.hours.max()))},
+        )
+        written = cur.fetchall()
+    if not written:
+        return np.empty(0, np.int64)
+    return _row_keys(np.array([r[0] for r in written], np.int64), np.array([r[1] for r in written], np.int64))
 
 
 def write_batches(
@@ -627,7 +710,7 @@ def write_batches(
         return _write_rows(db, org_id, rows, nan, unaligned, slice_rows=slice_rows)
     lo_hour, hi_hour = min(s[0] for s in spans), max(s[1] for s in spans)
     ensure_partitions(db, _EPOCH + dt.timedelta(hours=lo_hour), _EPOCH + dt.timedelta(hours=hi_hour))
-    stored = _stored_rows(db, sorted({b.series_id for b in batches}), lo_hour, hi_hour)
+    stored, versions = _stored_versions(db, sorted({b.series_id for b in batches}), lo_hour, hi_hour)
     groups: list[list[SeriesBatch]] = [[]]
     size = 0
     # The server inserts nothing until the first group is packed and encoded, and then inserts each group while
@@ -645,37 +728,49 @@ def write_batches(
     nan = unaligned = npoints = nrows = 0
     fresh_parts: list[HourRows] = []
     overlap_parts: list[HourRows] = []
+
+    def split(group: list[SeriesBatch]) -> HourRows:
+        """Pack a group and count its points; keep the rows stored already for the merge, return the others."""
+        nonlocal nan, unaligned, npoints, nrows
+        rows, group_nan, group_unaligned = pack_batches(group)
+        nan, unaligned = nan + group_nan, unaligned + group_unaligned
+        if not len(rows):
+            return rows
+        fresh, overlap = _split_stored(rows, stored)
+        if len(overlap):
+            overlap_parts.append(overlap)
+        # Packed slots are finite or NaN, so a finite sum means every slot holds a point (one pass, no mask).
+        with np.errstate(over="ignore"):
+            full = bool(np.isfinite(rows.values.sum()))
+        npoints += rows.values.size if full else int(rows.values.size - np.count_nonzero(np.isnan(rows.values)))
+        nrows += len(rows)
+        return fresh
+
+    # The first group is packed before the COPY opens: a write of one group that only rewrites stored hours (a
+    # collector's minute, its new points landing in the open hour's rows) needs no COPY and no savepoint.
+    first = split(groups[0])
+    fresh_runs = None
     try:
-        with (
-            conn.transaction(),  # a savepoint: only this COPY is undone on a conflict
-            conn.cursor() as cur,
-            cur.copy("COPY metric_points (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)",
-                     writer=QueuedLibpqWriter(cur)) as copy,
-        ):
-            copy.write(COPY_HEADER)
-            for group in groups:
-                rows, group_nan, group_unaligned = pack_batches(group)
-                nan, unaligned = nan + group_nan, unaligned + group_unaligned
-                if not len(rows):
-                    continue
-                fresh, overlap = _split_stored(rows, stored)
-                if len(fresh):
-                    copy.write(encode_packed_rows(fresh.series, fresh.bucket_micros(),
-                                                  codec.encode_groups(fresh.values), org_id,
-                                                  header=False, trailer=False))
-                    fresh_parts.append(fresh)
-                if len(overlap):
-                    overlap_parts.append(overlap)
-                # Counted once the group is on its way: the server inserts it meanwhile. Packed slots are finite or
-                # NaN, so a finite sum means every slot holds a point (one pass, no mask).
-                with np.errstate(over="ignore"):
-                    full = bool(np.isfinite(rows.values.sum()))
-                npoints += rows.values.size if full else int(rows.values.size - np.count_nonzero(np.isnan(rows.values)))
-                nrows += len(rows)
-            copy.write(COPY_TRAILER)
-            # The queue runs of the new rows, while the server is still inserting them and checking their keys.
-            fresh_runs = _hour_runs(*(np.concatenate(cols) for cols in zip(
-                *((p.series, p.hours) for p in fresh_parts), strict=True))) if fresh_parts else None
+        if len(groups) > 1 or len(first):
+            with (
+                conn.transaction(),  # a savepoint: only this COPY is undone on a conflict
+                conn.cursor() as cur,
+                cur.copy("COPY metric_points (series_id, bucket_at, org_id, vals) FROM STDIN (FORMAT BINARY)",
+                         writer=QueuedLibpqWriter(cur)) as copy,
+            ):
+                copy.write(COPY_HEADER)
+                for index, group in enumerate(groups):
+                    # Each group is packed while the server inserts the previous one.
+                    fresh = first if index == 0 else split(group)
+                    if len(fresh):
+                        copy.write(encode_packed_rows(fresh.series, fresh.bucket_micros(),
+                                                      codec.encode_groups(fresh.values), org_id,
+                                                      header=False, trailer=False))
+                        fresh_parts.append(fresh)
+                copy.write(COPY_TRAILER)
+                # The queue runs of the new rows, while the server is still inserting them and checking their keys.
+                fresh_runs = _hour_runs(*(np.concatenate(cols) for cols in zip(
+                    *((p.series, p.hours) for p in fresh_parts), strict=True))) if fresh_parts else None
     except pg_errors.UniqueViolation:
         rows, nan, unaligned = pack_batches(batches)
         return _write_rows(db, org_id, rows, nan, unaligned, slice_rows=slice_rows)
@@ -683,9 +778,9 @@ def write_batches(
     if overlap_parts:
         overlap = _combine(*(np.concatenate(cols) for cols in zip(
             *((p.series, p.hours, p.values) for p in overlap_parts), strict=True)))
-        changing = _changing(overlap, stored)
-        if len(changing):
-            changed.append(_merge_rows(db, org_id, changing))
+        merged = _write_back(db, org_id, overlap, stored, versions)
+        if len(merged):
+            changed.append(merged)
             fresh_runs = None  # the merged rows' hours join the runs
     _mark_dirty(db, org_id, changed, runs=fresh_runs)
     return WriteResult(npoints, nrows, nan, unaligned, sum(len(c) for c in changed))
@@ -702,10 +797,10 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
     assert conn is not None
     # Which of these hour rows exist already (the overlap window)? Only those need conflict handling, and only
     # those the merge would change are sent.
-    stored = _stored_rows(db, np.unique(rows.series).tolist(), lo_hour, hi_hour)
+    stored, versions = _stored_versions(db, np.unique(rows.series).tolist(), lo_hour, hi_hour)
     fresh, overlap = _split_stored(rows, stored)
-    overlap = _changing(overlap, stored)
     changed: list[HourRows] = []
+    raced = False
     if len(fresh):
         try:
             # A savepoint: a racing writer's row aborts only this COPY, which then merges instead.
@@ -725,9 +820,11 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
                                                   header=lo_row == 0, trailer=lo_row + slice_rows >= len(fresh)))
             changed.append(fresh)
         except pg_errors.UniqueViolation:
-            overlap = rows  # another worker wrote some of these hours first: merge them all
-    if len(overlap):
-        changed.append(_merge_rows(db, org_id, overlap))
+            raced = True
+    if raced:  # another worker wrote some of these hours first: merge them all
+        changed.append(_merge_rows(db, org_id, rows))
+    elif len(overlap):
+        changed.append(_write_back(db, org_id, overlap, stored, versions))
     # Rollups are recomputed off the write path: record which (series, hour) changed, in this transaction.
     _mark_dirty(db, org_id, changed)
     npoints = int(np.count_nonzero(~np.isnan(rows.values)))

@@ -251,7 +251,7 @@ def test_an_unchanged_rewrite_writes_nothing_and_queues_nothing(db: Any) -> None
     # A revised value in one series' second hour: one row written, one hour queued.
     revised = ts.SeriesBatch(sids[1], T0 + dt.timedelta(minutes=50), 60, np.r_[np.arange(15.0) + 1, 99.0])
     assert ts.write_batches(db, org, [*window[:1], revised, *window[2:]]).rows_written == 1
-    assert written() == before + 2  # one staged row, one updated row
+    assert written() == before + 1  # the updated row (written over the version read, not staged)
     assert _queued(db, org) == {(sids[1], T0 + HOUR)}
 
 
@@ -615,3 +615,84 @@ def test_hour_runs_are_the_sorted_distinct_pairs_in_runs(pairs: list[tuple[int, 
     # Runs are maximal: two runs of one series never touch.
     for i in range(1, sids.size):
         assert sids[i] != sids[i - 1] or firsts[i] > firsts[i - 1] + counts[i - 1]
+
+
+# A write reads the stored rows of its hours, merges its points into them and writes each merged row back only if
+# it is still the version read; these tests change the row between the read and the write back.
+def _read_then(sessions: sessionmaker[Session], org: uuid.UUID, sid: int, minute: int, value: float
+               ) -> tuple[Session, ts.HourRows, ts.HourRows, Any]:
+    """Open a writer that has read the hour T0's stored row, with its new point at `minute` packed."""
+    writer = sessions()
+    rows, _, _ = ts.pack_batches([ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=minute), 60, [value])])
+    hour = int(rows.hours[0])
+    stored, versions = ts._stored_versions(writer, [sid], hour, hour)
+    assert len(stored) == 1
+    return writer, rows, stored, versions
+
+
+def _slots(sessions: sessionmaker[Session], org: uuid.UUID, sid: int) -> dict[int, float]:
+    with sessions() as db:
+        return {int((t - T0).total_seconds()) // 60: v for t, v in ts.read_points(db, org, sid, T0, T0 + HOUR)}
+
+
+def test_a_row_another_writer_changed_since_the_read_is_merged_again_not_overwritten(committed: Any) -> None:
+    sessions, org, sid = committed
+    with sessions() as db:
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, [1.0, 2.0])])
+        db.commit()
+    writer, rows, stored, versions = _read_then(sessions, org, sid, 10, 7.0)
+    try:
+        with sessions() as other:  # commits a point in the same hour row after the writer's read
+            ts.write_batches(other, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=30), 60, [5.0])])
+            other.commit()
+        changed = ts._write_back(writer, org, rows, stored, versions)
+        assert len(changed) == 1
+        writer.commit()
+    finally:
+        writer.close()
+    assert _slots(sessions, org, sid) == {0: 1.0, 1: 2.0, 10: 7.0, 30: 5.0}
+
+
+def test_a_write_back_waits_for_a_writer_of_the_same_row_then_merges_into_its_version(committed: Any) -> None:
+    sessions, org, sid = committed
+    with sessions() as db:
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, [1.0])])
+        db.commit()
+    writer, rows, stored, versions = _read_then(sessions, org, sid, 10, 7.0)
+    other = sessions()
+    done = threading.Event()
+    try:
+        ts.write_batches(other, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=30), 60, [5.0])])  # not committed
+
+        def write_back() -> None:
+            ts._write_back(writer, org, rows, stored, versions)
+            writer.commit()
+            done.set()
+
+        thread = threading.Thread(target=write_back)
+        thread.start()
+        assert not done.wait(1.0)  # the row is locked by the other writer
+        other.commit()
+        thread.join(30)
+        assert done.is_set()
+    finally:
+        other.close()
+        writer.close()
+    assert _slots(sessions, org, sid) == {0: 1.0, 10: 7.0, 30: 5.0}
+
+
+def test_a_row_deleted_since_the_read_is_inserted_again_with_the_new_points(committed: Any) -> None:
+    sessions, org, sid = committed
+    with sessions() as db:
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, [1.0])])
+        db.commit()
+    writer, rows, stored, versions = _read_then(sessions, org, sid, 10, 7.0)
+    try:
+        with sessions() as other:
+            other.execute(text("DELETE FROM metric_points WHERE series_id = :s"), {"s": sid})
+            other.commit()
+        assert len(ts._write_back(writer, org, rows, stored, versions)) == 1
+        writer.commit()
+    finally:
+        writer.close()
+    assert _slots(sessions, org, sid) == {10: 7.0}

@@ -247,9 +247,24 @@ def _volume_rows(db: Session, cluster: Cluster, snap: Snapshot) -> dict[str, Vol
     return {sim: rows[ref] for sim, ref in refs.items() if ref in rows}
 
 
-def _fleet(cluster: Cluster, scenario: Scenario, at: dt.datetime) -> Snapshot:
-    """The fleet's ids (instances, volumes, node addresses): a one-minute run without warm-up names them."""
-    return simulate(scenario, hours=1 / 60, seed=_seed_for(cluster), start=at, state=SimState())
+# The fleets of the scenarios seen by this process (by identity: the packaged one, parsed once, is the usual one).
+_FLEETS: dict[int, tuple[Scenario, Snapshot]] = {}
+_FLEETS_KEPT = 8
+
+
+def _fleet(scenario: Scenario, seed: int, at: dt.datetime) -> Snapshot:
+    """The fleet (instances, volumes, nodes with their addresses and configs; no series): a one-minute run without
+    warm-up names them. The fleet comes from the scenario alone, not the time or the seed, so it is simulated once
+    per scenario and process: the run cost about as much as the minute's whole simulation."""
+    kept = _FLEETS.get(id(scenario))
+    if kept is not None and kept[0] is scenario:
+        return kept[1]
+    fleet = simulate(scenario, hours=1 / 60, seed=seed, start=at, state=SimState())
+    fleet = fleet.model_copy(update={"series": []})
+    if len(_FLEETS) >= _FLEETS_KEPT:
+        _FLEETS.clear()
+    _FLEETS[id(scenario)] = (scenario, fleet)
+    return fleet
 
 
 def _lock_demo(db: Session, cluster: Cluster) -> None:
@@ -269,7 +284,7 @@ def give_volume_id(db: Session, principal: Principal, cluster_id: uuid.UUID, vol
                        "your EC2 inventory reports.", code="not_a_demo_cluster")
     _lock_demo(db, cluster)
     scenario = scenario or packaged_scenario()
-    rows = _volume_rows(db, cluster, _fleet(cluster, scenario, now))
+    rows = _volume_rows(db, cluster, _fleet(scenario, _seed_for(cluster), now))
     found = next(((sim, row) for sim, row in rows.items() if row.volume_id == volume_id), None)
     if found is None:
         raise NotFound(f"The demo cluster has no data or raft volume {volume_id}.")
@@ -335,7 +350,7 @@ def stored_state(
 ) -> SimState | None:
     """The physics' state at `at` as the store holds it: each bucket's newest balance and each node's pending
     compaction bytes from a datapoint whose period ended by `at`; None when the store has none (a first run)."""
-    fleet = simulate(scenario, hours=1 / 60, seed=seed, start=at, state=SimState())  # the fleet's ids (_fleet)
+    fleet = _fleet(scenario, seed, at)
     addresses = {n.id: n.address for n in fleet.nodes}
     stored_id = {sim: row.volume_id for sim, row in given_volumes(db, cluster, fleet).items()}
     simulated_id = {given: sim for sim, given in stored_id.items()}

@@ -227,3 +227,14 @@ def test_the_demo_gets_14_days_of_hourly_history_for_its_lookback(db: Any) -> No
         ]
         busiest = float(np.nanmax(sum(per_hour))) / 3600
         assert p.peak_iops is not None and p.peak_iops >= busiest * 0.999
+
+
+def test_the_fleet_kept_per_process_is_the_one_any_minute_and_seed_simulates() -> None:
+    scenario = demo.packaged_scenario()
+    kept = demo._fleet(scenario, 1, NOW)
+    for seed, at in ((1, NOW), (987_654, NOW + dt.timedelta(days=3, minutes=17))):
+        fresh = simulate(scenario, hours=1 / 60, seed=seed, start=at, state=demo.SimState())
+        assert (kept.nodes, kept.instances, kept.volumes) == (fresh.nodes, fresh.instances, fresh.volumes)
+    assert demo._fleet(scenario, 2, NOW) is kept
+    other = load_scenario(demo.default_scenario_path())  # another scenario object: its own fleet
+    assert demo._fleet(other, 1, NOW) is not kept
