@@ -32,12 +32,19 @@ def advance_watermarks(
     """Move watermarks forward (never backward: a late re-run of an old window keeps the newer mark)."""
     if not marks:
         return
-    db.execute(
-        text(
+    # The arrays go as two literals, each distinct time formatted once: a sweep's marks are mostly one time, and
+    # adapting hundreds of ids and datetimes one by one cost more than the statement.
+    stamps: dict[dt.datetime, str] = {}
+    ats = ",".join([stamps.get(at) or stamps.setdefault(at, f'"{at.isoformat()}"') for at in marks.values()])
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:
+        cur.execute(
             "INSERT INTO ingest_watermarks (org_id, source_kind, source_id, series_id, watermark_at) "
-            "SELECT :org, :kind, :src, unnest(CAST(:ids AS bigint[])), unnest(CAST(:ats AS timestamptz[])) "
+            "SELECT %(org)s, %(kind)s, %(src)s, unnest(CAST(%(ids)s AS bigint[])), "
+            "unnest(CAST(%(ats)s AS timestamptz[])) "
             "ON CONFLICT (source_kind, source_id, series_id) DO UPDATE "
-            "SET watermark_at = GREATEST(ingest_watermarks.watermark_at, EXCLUDED.watermark_at), updated_at = now()"
-        ),
-        {"org": org_id, "kind": source_kind, "src": source_id, "ids": list(marks), "ats": list(marks.values())},
-    )
+            "SET watermark_at = GREATEST(ingest_watermarks.watermark_at, EXCLUDED.watermark_at), updated_at = now()",
+            {"org": org_id, "kind": source_kind, "src": source_id,
+             "ids": "{" + ",".join(map(str, map(int, marks))) + "}", "ats": "{" + ats + "}"},
+        )

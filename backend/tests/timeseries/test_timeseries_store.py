@@ -163,6 +163,20 @@ def test_watermarks_only_move_forward(db: Any) -> None:
     assert wm.get_watermarks(db, org, "prometheus", source, [sid]) == {}
 
 
+def test_watermarks_of_many_series_each_keep_their_own_time(db: Any) -> None:
+    from headroom.timeseries import watermarks as wm
+
+    org = _org(db)
+    keys = [ts.SeriesKey("volume", f"vol-{i}", "aws.ebs.VolumeReadOps", "count") for i in range(3)]
+    ids = ts.ensure_series(db, org, keys)
+    a, b, c = (ids[k] for k in keys)
+    source = uuid.uuid4()
+    east = dt.timezone(dt.timedelta(hours=2))
+    marks = {a: T0, b: T0, c: (T0 + dt.timedelta(minutes=7, microseconds=250)).astimezone(east)}
+    wm.advance_watermarks(db, org, "cloudwatch", source, marks)
+    assert wm.get_watermarks(db, org, "cloudwatch", source, [a, b, c]) == marks
+
+
 def test_batches_take_the_copy_fast_path_then_merge_the_overlap(db: Any) -> None:
     org = _org(db)
     sid = _series(db, org)

@@ -19,6 +19,7 @@ address keeps it. Callers commit.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import hashlib
@@ -159,10 +160,99 @@ def seed_demo_source(db: Session, org_id: uuid.UUID, *, scenario: Scenario | Non
     return source
 
 
-def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.datetime
-                      ) -> tuple[dict[str, str], dict[str, Volume]]:
-    """Write instances, volumes, nodes and changed configs; return node id -> series entity id, and the volumes
-    given a real ID (given_volumes: the upsert keeps every volume's ID and its node's references to it)."""
+@dataclasses.dataclass(frozen=True)
+class _KeptInventory:
+    """What the last full inventory upsert of a demo cluster in this process wrote, to be checked rather than
+    redone: while none of its rows changed since (their xmin: the transaction that wrote each row's current
+    version), no simulated node got another config version, the demo source is the same and the fleet simulated
+    is the same, the upsert would write the same values again, and only `last_seen_at` moves."""
+
+    org_id: uuid.UUID
+    fleet: tuple[object, ...]  # the snapshot's nodes, instances, volumes and region
+    source_id: uuid.UUID | None
+    versions: dict[uuid.UUID, int]  # instance, volume and node row -> its xmin after this process wrote it
+    configs: dict[uuid.UUID, int]  # simulated node row -> its newest config version
+    entity_ids: dict[str, str]  # as _upsert_inventory returns them
+    volume_ids: dict[str, str]  # simulated volume ID -> the ID it was given (give_volume_id)
+    # The transaction that wrote `versions` (pg_current_xact_id): a row that transaction changes again keeps its
+    # xmin, so within it the versions prove nothing, and its own later minutes take the full upsert.
+    written_in: int
+
+
+# The demo clusters' kept inventories, by cluster id. A process serves a share of the fleet; past this many
+# clusters it starts afresh (a cluster not kept takes the full upsert, which keeps it again).
+_KEPT: dict[uuid.UUID, _KeptInventory] = {}
+_KEPT_CLUSTERS = 4096
+
+
+def _fleet_of(snap: Snapshot) -> tuple[object, ...]:
+    return (snap.nodes, snap.instances, snap.volumes, snap.cluster.region)
+
+
+def _touch_inventory(db: Session, cluster: Cluster, now: dt.datetime) -> _KeptInventory | None:
+    """Move `last_seen_at` of the cluster's kept inventory rows to `now` in one statement, each row only if it
+    is still the version this process wrote; return the kept inventory if all of it still holds (rows, configs,
+    demo source), else None (the caller then takes the full upsert, which rewrites every row)."""
+    kept = _KEPT.get(cluster.id)
+    if kept is None or kept.org_id != cluster.org_id:
+        return None
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    touched = "UPDATE {table} t SET last_seen_at = %(now)s FROM k WHERE t.org_id = %(org)s AND t.id = k.id " \
+              "AND t.xmin = CAST(CAST(k.x AS text) AS xid) RETURNING t.id, CAST(CAST(t.xmin AS text) AS int8)"
+    with conn.cursor() as cur:
+        cur.execute(
+            "WITH k AS (SELECT * FROM unnest(CAST(%(ids)s AS uuid[]), CAST(%(xmins)s AS int8[])) AS k(id, x)), "
+            f"i AS ({touched.format(table='instances')}), v AS ({touched.format(table='volumes')}), "
+            f"n AS ({touched.format(table='tikv_nodes')}) "
+            "SELECT 'row', * FROM i UNION ALL SELECT 'row', * FROM v UNION ALL SELECT 'row', * FROM n "
+            "UNION ALL SELECT 'config', node_id, max(version) FROM tikv_configs WHERE org_id = %(org)s "
+            "AND node_id = ANY(CAST(%(nodes)s AS uuid[])) GROUP BY node_id "
+            "UNION ALL SELECT 'source', id, NULL FROM aws_connections WHERE org_id = %(org)s AND is_demo "
+            "UNION ALL SELECT 'xact', NULL, CAST(CAST(pg_current_xact_id() AS text) AS int8)",
+            {"now": now, "org": cluster.org_id, "ids": list(kept.versions), "xmins": list(kept.versions.values()),
+             "nodes": list(kept.configs)},
+        )
+        found = cur.fetchall()
+    versions = {ident: int(x) for kind, ident, x in found if kind == "row"}
+    configs = {ident: int(x) for kind, ident, x in found if kind == "config"}
+    sources = [ident for kind, ident, _ in found if kind == "source"]
+    (xact,) = [int(x) for kind, _, x in found if kind == "xact"]
+    if versions.keys() != kept.versions.keys() or configs != kept.configs or xact == kept.written_in or \
+            (sources[0] if len(sources) == 1 else None) != kept.source_id:
+        _KEPT.pop(cluster.id, None)
+        return None
+    kept = dataclasses.replace(kept, versions=versions, written_in=xact)
+    _KEPT[cluster.id] = kept
+    return kept
+
+
+def _keep_inventory(db: Session, cluster: Cluster, snap: Snapshot, source_id: uuid.UUID | None,
+                    rows: list[uuid.UUID], configs: dict[uuid.UUID, int], entity_ids: dict[str, str],
+                    volume_ids: dict[str, str]) -> None:
+    """Keep what a full upsert wrote (read back: each row's xmin), for the next minutes' _touch_inventory."""
+    found = db.execute(
+        text("SELECT id, CAST(CAST(xmin AS text) AS int8) FROM instances WHERE org_id = :org AND id = ANY(:ids) "
+             "UNION ALL SELECT id, CAST(CAST(xmin AS text) AS int8) FROM volumes WHERE org_id = :org "
+             "AND id = ANY(:ids) UNION ALL SELECT id, CAST(CAST(xmin AS text) AS int8) FROM tikv_nodes "
+             "WHERE org_id = :org AND id = ANY(:ids) "
+             "UNION ALL SELECT NULL, CAST(CAST(pg_current_xact_id() AS text) AS int8)"),
+        {"org": cluster.org_id, "ids": rows}).all()
+    if len(_KEPT) >= _KEPT_CLUSTERS:
+        _KEPT.clear()
+    _KEPT[cluster.id] = _KeptInventory(
+        cluster.org_id, _fleet_of(snap), source_id, {ident: int(x) for ident, x in found if ident is not None},
+        configs, entity_ids, volume_ids, written_in=next(int(x) for ident, x in found if ident is None))
+
+
+def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.datetime,
+                      kept: _KeptInventory | None = None) -> tuple[dict[str, str], dict[str, str], uuid.UUID | None]:
+    """Write instances, volumes, nodes and changed configs; return node id -> series entity id, simulated volume
+    ID -> the ID it was given (given_volumes: the upsert keeps every volume's ID and its node's references to
+    it), and the demo source's id. `kept`: the inventory _touch_inventory found unchanged this minute; when the
+    snapshot's fleet is the one it was written from, there is nothing else to write."""
+    if kept is not None and kept.fleet == _fleet_of(snap):
+        return kept.entity_ids, kept.volume_ids, kept.source_id
     org_id = cluster.org_id
     source = demo_source(db, org_id)
     instances: dict[str, Instance] = {
@@ -199,11 +289,13 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
     nodes = {n.store_address: n for n in db.scalars(select(TikvNode).where(TikvNode.cluster_id == cluster.id))}
     entity_ids: dict[str, str] = {}
     configs: list[tuple[TikvNode, dict[str, Any]]] = []
+    node_rows: list[TikvNode] = []
     for node in snap.nodes:
         nrow = nodes.get(node.address)
         if nrow is None:
             nrow = TikvNode(org_id=org_id, cluster_id=cluster.id, store_address=node.address)
             db.add(nrow)
+        node_rows.append(nrow)
         # A status address given by hand (the node's PATCH) is kept, and the node's config is then the one read from
         # that status port, not the simulated one: a demo node can be pointed at a live TiKV (or a stand-in) and
         # back. Only a node at its simulated address (or none) gets the simulated address and config.
@@ -219,8 +311,13 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
             configs.append((nrow, node.config))
         entity_ids[node.id] = node.address
     db.flush()
-    _record_configs(db, org_id, configs)
-    return entity_ids, given
+    newest = _record_configs(db, org_id, configs)
+    volume_ids = {sim: row.volume_id for sim, row in given.items()}
+    rows = [instances[i.id].id for i in snap.instances] + [volumes[v.id].id for v in snap.volumes] + \
+        [n.id for n in node_rows]
+    _keep_inventory(db, cluster, snap, source.id if source is not None else None, list(dict.fromkeys(rows)), newest,
+                    entity_ids, volume_ids)
+    return entity_ids, volume_ids, source.id if source is not None else None
 
 
 def given_volumes(db: Session, cluster: Cluster, snap: Snapshot) -> dict[str, Volume]:
@@ -305,25 +402,31 @@ def give_volume_id(db: Session, principal: Principal, cluster_id: uuid.UUID, vol
     return row, simulated
 
 
-def _record_configs(db: Session, org_id: uuid.UUID, configs: list[tuple[TikvNode, dict[str, Any]]]) -> None:
-    """Add a config version for each node whose config differs from its newest stored one.
+def _record_configs(db: Session, org_id: uuid.UUID, configs: list[tuple[TikvNode, dict[str, Any]]]
+                    ) -> dict[uuid.UUID, int]:
+    """Add a config version for each node whose config differs from its newest stored one; return each node's
+    newest version.
 
     One query reads every node's newest version and digest, not the stored configs themselves: the config of a
     node is the same minute after minute, and loading it to learn that costs more than the comparison."""
     if not configs:
-        return
+        return {}
     newest = {node_id: (version, digest) for node_id, version, digest in db.execute(
         select(TikvConfig.node_id, TikvConfig.version, TikvConfig.content_sha256)
         .where(TikvConfig.org_id == org_id, TikvConfig.node_id.in_([node.id for node, _ in configs]))
         .order_by(TikvConfig.node_id, TikvConfig.version.desc())
         .ext(distinct_on(TikvConfig.node_id)))}
+    versions: dict[uuid.UUID, int] = {}
     for node, config in configs:
         digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
         version, stored = newest.get(node.id, (0, None))
+        versions[node.id] = version
         if stored == digest:
             continue
+        versions[node.id] = version + 1
         db.add(TikvConfig(org_id=node.org_id, node_id=node.id, version=version + 1, source="simulated",
                           config=config, content_sha256=digest))
+    return versions
 
 
 def demo_origin(cluster: Cluster, start: dt.datetime) -> dt.datetime:
@@ -346,13 +449,18 @@ _STATE_METRICS = {
 
 
 def stored_state(
-    db: Session, cluster: Cluster, scenario: Scenario, at: dt.datetime, *, seed: int
+    db: Session, cluster: Cluster, scenario: Scenario, at: dt.datetime, *, seed: int,
+    kept: _KeptInventory | None = None,
 ) -> SimState | None:
     """The physics' state at `at` as the store holds it: each bucket's newest balance and each node's pending
-    compaction bytes from a datapoint whose period ended by `at`; None when the store has none (a first run)."""
+    compaction bytes from a datapoint whose period ended by `at`; None when the store has none (a first run).
+    `kept`: the inventory _touch_inventory found unchanged (its volumes' given IDs are the stored ones)."""
     fleet = _fleet(scenario, seed, at)
     addresses = {n.id: n.address for n in fleet.nodes}
-    stored_id = {sim: row.volume_id for sim, row in given_volumes(db, cluster, fleet).items()}
+    if kept is not None and kept.fleet == _fleet_of(fleet):
+        stored_id = kept.volume_ids
+    else:
+        stored_id = {sim: row.volume_id for sim, row in given_volumes(db, cluster, fleet).items()}
     simulated_id = {given: sim for sim, given in stored_id.items()}
     identities = [("volume", stored_id.get(v.id, v.id), m) for v in fleet.volumes for m in _STATE_METRICS["volume"]]
     identities += [("instance", i.id, m) for i in fleet.instances for m in _STATE_METRICS["instance"]]
@@ -392,14 +500,15 @@ def ingest_window(
     *,
     origin: dt.datetime | None = None,
     state: SimState | None = None,
+    kept: _KeptInventory | None = None,
 ) -> dict[str, int]:
     """Simulate [start, end) for a demo cluster and write inventory, configs and points (idempotent).
 
-    `origin` and `state` as `simulate` takes them: the window continues the history they describe."""
+    `origin` and `state` as `simulate` takes them: the window continues the history they describe. `kept`: the
+    inventory _touch_inventory found unchanged at `end`."""
     hours = (end - start).total_seconds() / 3600
     snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=start, origin=origin, state=state)
-    entity_ids, given = _upsert_inventory(db, cluster, snap, end)
-    volume_ids = {sim: row.volume_id for sim, row in given.items()}
+    entity_ids, volume_ids, source_id = _upsert_inventory(db, cluster, snap, end, kept)
     keys = [
         timeseries.SeriesKey(
             entity_kind=ENTITY_KIND[s.entity.kind],
@@ -418,7 +527,7 @@ def ingest_window(
     last = snap.window.end - dt.timedelta(seconds=snap.window.step_seconds)
     watermarks.advance_watermarks(db, cluster.org_id, DEMO_SOURCE_KIND, cluster.id,
                                   dict.fromkeys(set(series_ids.values()), last))
-    source = demo_source(db, cluster.org_id)
+    source = db.get(AwsConnection, source_id) if source_id is not None else None
     if source is not None:
         # What a collector would have written from CloudWatch: the EBS and EC2 series' points.
         cloudwatch_points = sum(v is not None and math.isfinite(v) for s in snap.series
@@ -447,8 +556,10 @@ def ingest_demo(db: Session, cluster: Cluster, *, now: dt.datetime, scenario: Sc
     if end - start < dt.timedelta(minutes=1):
         return {"series": 0, "points": 0}
     seed = _seed_for(cluster)
-    state = stored_state(db, cluster, scenario, start, seed=seed) if newest is not None else None
-    written = ingest_window(db, cluster, scenario, start, end, origin=demo_origin(cluster, start), state=state)
+    kept = _touch_inventory(db, cluster, end) if newest is not None else None
+    state = stored_state(db, cluster, scenario, start, seed=seed, kept=kept) if newest is not None else None
+    written = ingest_window(db, cluster, scenario, start, end, origin=demo_origin(cluster, start), state=state,
+                            kept=kept)
     if newest is None:
         written["hourly_rollups"] = backfill_hourly_history(db, cluster, scenario, end - HOURLY_HISTORY, start)
     return written

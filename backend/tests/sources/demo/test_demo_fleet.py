@@ -17,7 +17,7 @@ from headroom.models import import_all_models
 from headroom.platform.security import new_external_id
 from headroom.sources.demo import service as demo
 from headroom.timeseries import repository as timeseries
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text
 
 NOW = dt.datetime(2026, 11, 2, 12, 0, tzinfo=dt.UTC)
 import_all_models()  # the inventory rows reference aws_connections: every mapped class must be known when run alone
@@ -238,3 +238,98 @@ def test_the_fleet_kept_per_process_is_the_one_any_minute_and_seed_simulates() -
     assert demo._fleet(scenario, 2, NOW) is kept
     other = load_scenario(demo.default_scenario_path())  # another scenario object: its own fleet
     assert demo._fleet(other, 1, NOW) is not kept
+
+
+@pytest.fixture()
+def committed_org(engine: Any) -> Any:
+    """An org whose transactions really commit (a minute's ingest checks what earlier transactions wrote), removed
+    at the end."""
+    from sqlalchemy.orm import sessionmaker
+
+    sessions = sessionmaker(bind=engine, expire_on_commit=False)
+    with sessions() as db:
+        org_id = _org(db)
+        db.commit()
+    try:
+        yield sessions, org_id
+    finally:
+        with sessions() as db:
+            for table in ("metric_points", "metric_rollups", "metric_rollup_dirty"):
+                db.execute(text(f"DELETE FROM {table} WHERE org_id = :o"), {"o": org_id})
+            db.execute(text("DELETE FROM organizations WHERE id = :o"), {"o": org_id})
+            db.commit()
+
+
+def _inventory(db: Any, org_id: uuid.UUID) -> tuple[list[tuple[Any, ...]], set[dt.datetime]]:
+    """Every column of the org's instances, volumes and nodes but last_seen_at, and the last_seen_at values."""
+    rows: list[tuple[Any, ...]] = []
+    seen: set[dt.datetime] = set()
+    for model in (Instance, Volume, TikvNode):
+        for row in db.scalars(select(model).where(model.org_id == org_id).order_by(model.id)):
+            columns = {c.key: getattr(row, c.key) for c in model.__table__.columns}
+            seen.add(columns.pop("last_seen_at"))
+            rows.append((model.__tablename__, *sorted(columns.items(), key=lambda kv: kv[0])))
+    return rows, seen
+
+
+def test_a_minute_whose_inventory_no_one_changed_moves_only_last_seen_and_a_change_is_rewritten(
+        committed_org: Any) -> None:
+    sessions, org_id = committed_org
+    scenario = demo.packaged_scenario()
+    with sessions() as db:
+        cluster = demo.seed_demo_cluster(db, org_id)
+        demo.seed_demo_source(db, org_id)
+        demo.ingest_window(db, cluster, scenario, NOW - dt.timedelta(hours=1), NOW)
+        db.commit()
+        written, _ = _inventory(db, org_id)
+        configs = db.scalar(select(func.count()).select_from(TikvConfig).where(TikvConfig.org_id == org_id))
+
+    def minute(at: int) -> bool:
+        """Ingest the minute in its own transaction; return whether it took the full upsert (which looks the demo
+        source up by org: the minute whose inventory holds reads it by its kept id)."""
+        full: list[str] = []
+
+        def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+            if "AND aws_connections.is_demo" in statement:
+                full.append(statement)
+
+        with sessions() as db:
+            cluster_row = db.get(demo.Cluster, cluster.id)
+            event.listen(db.get_bind(), "before_cursor_execute", seen)
+            try:
+                demo.ingest_demo(db, cluster_row, now=NOW + dt.timedelta(minutes=at))
+            finally:
+                event.remove(db.get_bind(), "before_cursor_execute", seen)
+            db.commit()
+        return bool(full)
+
+    # The next minutes, each its own transaction: the rows are checked by version and only last_seen_at moves.
+    for at in (1, 2):
+        assert not minute(at)
+        with sessions() as db:
+            assert _inventory(db, org_id) == (written, {NOW + dt.timedelta(minutes=at)})
+            assert db.scalar(select(func.count()).select_from(TikvConfig)
+                             .where(TikvConfig.org_id == org_id)) == configs
+
+    # Another transaction points a node at a live status port, then back: each next minute sees the change.
+    with sessions() as db:
+        node = db.scalars(select(TikvNode).where(TikvNode.cluster_id == cluster.id)
+                          .order_by(TikvNode.store_address)).first()
+        simulated_address = node.status_address
+        node.status_address = "127.0.0.1:20180"
+        db.commit()
+    assert minute(3)
+    with sessions() as db:
+        assert db.get(TikvNode, node.id).status_address == "127.0.0.1:20180"
+    with sessions() as db:
+        db.get(TikvNode, node.id).status_address = simulated_address
+        inventory.store_version(db, db.get(TikvNode, node.id), {"storage": {}}, source="status_port", raw_text=None,
+                                now=NOW)
+        db.commit()
+    assert minute(4)
+    with sessions() as db:
+        newest = db.scalars(select(TikvConfig).where(TikvConfig.node_id == node.id)
+                            .order_by(TikvConfig.version.desc())).first()
+        assert (newest.version, newest.source) == (3, "simulated")  # the simulated config is its newest again
+        assert _inventory(db, org_id) == (written, {NOW + dt.timedelta(minutes=4)})
+    assert not minute(5)  # unchanged since: checked again
