@@ -18,6 +18,7 @@ Callers commit.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import uuid
@@ -172,11 +173,22 @@ def ensure_series(
     (org, cluster, ...), instance and volume series by (org, ...) with cluster_id following the latest mapping.
     Only the series that are missing or whose unit, period or cluster changed are then upserted: a collector
     ensures the same series every minute, and rewriting rows that would not change costs both sides CPU and WAL.
+    A collector asks for the same keys minute after minute: the answer is kept per process with each row's
+    version (xmin) and given again, after one statement checks that none of those rows changed since
+    (_ensured_again).
     """
+    digest = _keys_digest(keys)
+    kept = _ENSURED.get((org_id, cluster_id, digest))
+    if kept is not None and _ensured_again(db, org_id, kept):
+        return dict(zip(keys, kept.ids, strict=True))
+    _ENSURED.pop((org_id, cluster_id, digest), None)
+
     def identity(k: SeriesKey) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
         return (k.entity_kind, k.entity_id, k.metric, tuple(sorted(k.labels)))
 
     found: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], int] = {}
+    versions: dict[int, int] = {}
+    written_in: int | None = None
     # ON CONFLICT DO UPDATE cannot touch one row twice in a statement: one entry per identity.
     unique = list({identity(k): k for k in keys}.values())
     for scoped in (True, False):
@@ -190,30 +202,88 @@ def ensure_series(
             "steps": [k.step_seconds for k in group]}
         scope = {"org": org_id, "cluster": cluster_id}
         current: set[int] = set()
-        for position, sid, unchanged in db.execute(text(_LOOKUP_SERIES[scoped]), scope | columns):
+        for position, sid, unchanged, xmin, xact in db.execute(text(_LOOKUP_SERIES[scoped]), scope | columns):
+            written_in = written_in if xact is None else int(xact)
             if unchanged:  # positions count from 1 (WITH ORDINALITY)
                 found[identity(group[position - 1])] = int(sid)
+                versions[int(sid)] = int(xmin)
                 current.add(position - 1)
         stale = [i for i in range(len(group)) if i not in current]
         if not stale:
             continue
         params = scope | {name: [values[i] for i in stale] for name, values in columns.items()}
         rows = db.execute(text(_UPSERT_SERIES[scoped]), params)
-        by_identity = {
-            (kind, eid, metric, tuple(sorted(labels.items()))): int(sid) for sid, kind, eid, metric, labels in rows
-        }
-        found.update(by_identity)
-    return {key: found[identity(key)] for key in keys}
+        for sid, kind, eid, metric, labels, xmin, xact in rows:
+            found[(kind, eid, metric, tuple(sorted(labels.items())))] = int(sid)
+            versions[int(sid)] = int(xmin)
+            written_in = int(xact)
+    ids = {key: found[identity(key)] for key in keys}
+    if keys:
+        if len(_ENSURED) >= _ENSURED_KEPT:
+            _ENSURED.clear()
+        _ENSURED[(org_id, cluster_id, digest)] = _Ensured(
+            [ids[k] for k in keys], _id_array(versions), _id_array(versions.values()), len(versions), written_in)
+    return ids
+
+
+@dataclass(frozen=True)
+class _Ensured:
+    """What ensure_series answered for a list of keys: the ids in the keys' order, and the distinct rows with
+    their xmin then (as bigint[] literals). `written_in`: this process's transaction that wrote some of those rows
+    (pg_current_xact_id), or None: a row that transaction changes again keeps its xmin, so within it the
+    versions prove nothing."""
+
+    ids: list[int]
+    rows: str
+    xmins: str
+    count: int
+    written_in: int | None
+
+
+# The answers kept, by (org, cluster, digest of the keys). Past this many (a process ensures a few lists per
+# cluster: the demo's, each Prometheus query's) it starts afresh (Headroom choice: about 10 KB each).
+_ENSURED: dict[tuple[uuid.UUID, uuid.UUID | None, bytes], _Ensured] = {}
+_ENSURED_KEPT = 4096
+
+
+def _keys_digest(keys: Sequence[SeriesKey]) -> bytes:
+    """A digest of the keys in their order (every field, separated by a character no field holds)."""
+    fields: list[str] = []
+    for k in keys:
+        fields += (k.entity_kind, k.entity_id, k.metric, k.unit, str(k.step_seconds), repr(k.labels))
+    return hashlib.blake2b("\x1f".join(fields).encode(), digest_size=20).digest()
+
+
+def _ensured_again(db: Session, org_id: uuid.UUID, kept: _Ensured) -> bool:
+    """Whether every row of a kept answer is still the version it was (so the lookup would answer the same: the
+    rows are unique per identity, and theirs, their unit, period and cluster are as they were)."""
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT (SELECT count(*) FROM unnest(CAST(%(rows)s AS bigint[]), CAST(%(xmins)s AS bigint[])) AS k(id, x) "
+            "JOIN metric_series s ON s.id = k.id AND s.org_id = %(org)s AND s.xmin = CAST(CAST(k.x AS text) AS xid)), "
+            "CAST(CAST(pg_current_xact_id_if_assigned() AS text) AS int8)",
+            {"rows": kept.rows, "xmins": kept.xmins, "org": org_id},
+        )
+        row = cur.fetchone()
+    assert row is not None
+    return int(row[0]) == kept.count and (kept.written_in is None or row[1] != kept.written_in)
 
 
 _SERIES_INPUT = (
     "unnest(CAST(:kinds AS text[]), CAST(:eids AS text[]), CAST(:metrics AS text[]), "
     "CAST(:units AS text[]), CAST(:labels AS text[]), CAST(:steps AS integer[])) "
 )
-# (position in the input, id, whether the stored row already holds what the upsert would write) per stored series.
+# The row's version and this transaction's id if it has one (see _Ensured).
+_VERSION_COLUMNS = (
+    "CAST(CAST(s.xmin AS text) AS int8), CAST(CAST(pg_current_xact_id_if_assigned() AS text) AS int8)"
+)
+# (position in the input, id, whether the stored row already holds what the upsert would write, the row's version,
+# this transaction's id) per stored series.
 _LOOKUP_SERIES = {
     True: (
-        f"SELECT k.ord, s.id, s.unit = k.unit AND s.step_seconds = k.step FROM {_SERIES_INPUT}"
+        f"SELECT k.ord, s.id, s.unit = k.unit AND s.step_seconds = k.step, {_VERSION_COLUMNS} FROM {_SERIES_INPUT}"
         "WITH ORDINALITY AS k(kind, eid, metric, unit, labels, step, ord) JOIN metric_series s "
         "ON s.org_id = :org AND s.cluster_id = CAST(:cluster AS uuid) AND s.entity_kind = k.kind "
         "AND s.entity_id = k.eid AND s.metric = k.metric AND s.labels = CAST(k.labels AS jsonb) "
@@ -221,7 +291,7 @@ _LOOKUP_SERIES = {
     ),
     False: (
         f"SELECT k.ord, s.id, s.unit = k.unit AND s.step_seconds = k.step "
-        "AND s.cluster_id IS NOT DISTINCT FROM COALESCE(CAST(:cluster AS uuid), s.cluster_id) FROM "
+        f"AND s.cluster_id IS NOT DISTINCT FROM COALESCE(CAST(:cluster AS uuid), s.cluster_id), {_VERSION_COLUMNS} FROM "
         f"{_SERIES_INPUT}WITH ORDINALITY AS k(kind, eid, metric, unit, labels, step, ord) JOIN metric_series s "
         "ON s.org_id = :org AND s.entity_kind = k.kind AND s.entity_id = k.eid AND s.metric = k.metric "
         "AND s.labels = CAST(k.labels AS jsonb) AND s.entity_kind IN ('instance', 'volume')"
@@ -234,7 +304,8 @@ _UPSERT_SERIES = {
         "SELECT CAST(:org AS uuid), CAST(:cluster AS uuid), k.kind, k.eid, k.metric, k.unit, "
         "CAST(k.labels AS jsonb), k.step "
         f"FROM {_SERIES_INPUT}AS k(kind, eid, metric, unit, labels, step) "
-        f"{conflict} RETURNING id, entity_kind, entity_id, metric, labels"
+        f"{conflict} RETURNING id, entity_kind, entity_id, metric, labels, CAST(CAST(xmin AS text) AS int8), "
+        "CAST(CAST(pg_current_xact_id() AS text) AS int8)"
     )
     for scoped, conflict in (
         (True, "ON CONFLICT (org_id, cluster_id, entity_kind, entity_id, metric, labels) "

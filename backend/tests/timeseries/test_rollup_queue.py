@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from headroom.accounts.models import Organization
 from headroom.platform.security import new_external_id
 from headroom.timeseries import repository as ts
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -696,3 +696,49 @@ def test_a_row_deleted_since_the_read_is_inserted_again_with_the_new_points(comm
     finally:
         writer.close()
     assert _slots(sessions, org, sid) == {10: 7.0}
+
+
+def test_a_kept_series_answer_is_given_again_only_while_its_rows_are_unchanged(committed: Any) -> None:
+    sessions, org, _ = committed
+    keys = [ts.SeriesKey("volume", f"vol-k{i}", "aws.ebs.VolumeReadOps", "count") for i in range(3)]
+
+    def ensure(step: int = 60) -> tuple[dict[ts.SeriesKey, int], bool]:
+        """ensure_series in its own transaction; whether it looked the series up (a statement through the
+        session: the check of a kept answer is not one)."""
+        asked = [ts.SeriesKey(k.entity_kind, k.entity_id, k.metric, k.unit, step_seconds=step) for k in keys]
+        looked: list[str] = []
+
+        def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+            looked.append(statement)
+
+        with sessions() as db:
+            event.listen(db.get_bind(), "before_cursor_execute", seen)
+            try:
+                ids = ts.ensure_series(db, org, asked)
+            finally:
+                event.remove(db.get_bind(), "before_cursor_execute", seen)
+            db.commit()
+        return {k: ids[a] for k, a in zip(keys, asked, strict=True)}, bool(looked)
+
+    first, looked = ensure()
+    assert looked
+    assert ensure() == (first, False)  # kept, checked by version
+    with sessions() as db:  # another transaction renames one entity: its key now names a new series
+        ts.rename_entity(db, org, "volume", "vol-k1", "vol-renamed")
+        db.commit()
+    again, looked = ensure()
+    assert looked and again[keys[0]] == first[keys[0]] and again[keys[1]] != first[keys[1]]
+    assert ensure() == (again, False)
+    with sessions() as db:  # another changes a period: the lookup upserts it back to the one asked
+        ts.set_step_seconds(db, [again[keys[2]]], 300)
+        db.commit()
+    assert ensure() == (again, True)
+    with sessions() as db:
+        assert db.scalar(text("SELECT step_seconds FROM metric_series WHERE id = :i"), {"i": again[keys[2]]}) == 60
+    assert ensure(step=300)[1]  # other keys (another period asked): looked up
+    with sessions() as db:  # and the answer kept within a transaction that wrote those rows is not trusted in it
+        asked = [ts.SeriesKey(k.entity_kind, k.entity_id, k.metric, k.unit) for k in keys]
+        ids = ts.ensure_series(db, org, asked)
+        ts.rename_entity(db, org, "volume", "vol-k0", "vol-renamed-0")
+        assert ts.ensure_series(db, org, asked)[asked[0]] != ids[asked[0]]
+        db.rollback()
