@@ -964,6 +964,22 @@ def _queue_writes(runs: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.i
     return inserts, [(sid, first, n) for (sid, first), n in extended.items()]
 
 
+def _covered(sids: NDArray[np.int64], firsts: NDArray[np.int64], counts: NDArray[np.int64],
+             queued: Sequence[tuple[Any, Any, Any]]) -> bool:
+    """Whether each run lies within a queued row of its series, with one queued row per series (a live write's
+    usual case: its series' open hour is queued already until it settles); then the write queues nothing new."""
+    q = np.array(queued, dtype=np.int64).reshape(-1, 3)
+    order = np.argsort(q[:, 0], kind="stable")
+    q_sids = q[order, 0]
+    if q_sids.size > 1 and not bool((q_sids[1:] != q_sids[:-1]).all()):
+        return False
+    at = np.searchsorted(q_sids, sids)
+    if bool((at >= q_sids.size).any()):
+        return False
+    row = order[at]
+    return bool(((q[row, 0] == sids) & (q[row, 1] <= firsts) & (q[row, 1] + q[row, 2] >= firsts + counts)).all())
+
+
 def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows], *,
                 runs: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]] | None = None) -> None:
     """Queue the rollups of these rows' hours for drain_rollups: one queue row per series and run of
@@ -1002,9 +1018,10 @@ def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows], *,
             {"sids": _id_array(sids.tolist()), "los": _id_array(firsts.tolist()), "ns": _id_array(counts.tolist()),
              "org": org_id},
         )
-        queued = [(int(s), int(f), int(n)) for s, f, n in cur.fetchall()]
-        if not queued:
+        queued = cur.fetchall()
+        if not queued or _covered(sids, firsts, counts, queued):
             return
+        queued = [(int(s), int(f), int(n)) for s, f, n in queued]
         near = np.isin(sids, np.array([q[0] for q in queued], dtype=np.int64))
         runs = (sids[near], firsts[near], counts[near])
         inserts, extended = _queue_writes(runs, queued)

@@ -742,3 +742,21 @@ def test_a_kept_series_answer_is_given_again_only_while_its_rows_are_unchanged(c
         ts.rename_entity(db, org, "volume", "vol-k0", "vol-renamed-0")
         assert ts.ensure_series(db, org, asked)[asked[0]] != ids[asked[0]]
         db.rollback()
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 12)), min_size=1, max_size=20),
+       st.lists(st.tuples(st.integers(1, 4), st.integers(0, 12), st.integers(1, 6)), max_size=6))
+def test_runs_covered_by_the_queued_rows_queue_nothing_as_the_merge_finds(pairs: list[tuple[int, int]],
+                                                                        queued: list[tuple[int, int, int]]) -> None:
+    series = np.array([p[0] for p in pairs], dtype=np.int64)
+    runs = ts._hour_runs(series, np.array([p[1] for p in pairs], dtype=np.int64))
+    mine = [q for q in queued if q[0] in set(series.tolist())]  # the locked rows are those of the runs' series
+    if not mine:
+        return
+    one_per_series = len({q[0] for q in mine}) == len(mine)
+    covered = ts._covered(*runs, mine)
+    nothing = ts._queue_writes(runs, mine) == ([], [])
+    assert not covered or nothing
+    if one_per_series and set(series.tolist()) <= {q[0] for q in mine}:
+        assert covered == nothing

@@ -457,6 +457,39 @@ def _backfill(ctx: JobContext, now: dt.datetime, cid: uuid.UUID, days: int | Non
 # --- the demo source (sources.demo): what a healthy connection looks like, without AWS ---------------------
 
 
+# What the demo source's queries depend on: its instances in the region, their volumes and the stored limits of
+# their types, each row by id and version (xmin); and this transaction's id if it has one (a row it changes again
+# keeps its xmin, so within it the digest proves nothing).
+_DEMO_PLAN_INPUTS = text(
+    "WITH i AS (SELECT id, instance_type, xmin FROM instances WHERE org_id = :org AND aws_connection_id = :src "
+    "AND region = :region) "
+    "SELECT md5(concat_ws('|', (SELECT string_agg(id || ':' || xmin, ',' ORDER BY id) FROM i), "
+    "(SELECT string_agg(v.id || ':' || v.xmin, ',' ORDER BY v.id) FROM volumes v JOIN i ON v.instance_ref_id = i.id "
+    "WHERE v.org_id = :org), (SELECT string_agg(l.instance_type || ':' || l.xmin, ',' ORDER BY l.instance_type) "
+    "FROM instance_type_limits l WHERE l.instance_type IN (SELECT instance_type FROM i)))), "
+    "CAST(CAST(pg_current_xact_id_if_assigned() AS text) AS int8)"
+)
+# Demo source -> (the digest of its plan's inputs, the transaction that read them, its queries' periods), kept per
+# process: the demo source's fleet is the same minute after minute (Headroom choice: at most this many sources).
+_DEMO_PLANS: dict[uuid.UUID, tuple[str, int | None, list[int]]] = {}
+_DEMO_PLANS_KEPT = 4096
+
+
+def _demo_query_periods(db: Any, connection: AwsConnection, region: str) -> list[int]:
+    """The periods of the queries the collector would make of the demo source (queries_for), planned again only
+    when a row they come from changed."""
+    digest, xact = db.execute(_DEMO_PLAN_INPUTS, {"org": connection.org_id, "src": connection.id,
+                                                  "region": region}).one()
+    kept = _DEMO_PLANS.get(connection.id)
+    if kept is not None and kept[0] == digest and (kept[1] is None or kept[1] != xact):
+        return kept[2]
+    periods = [q.period for q in aws_ingest.queries_for(db, connection, region)[0]]
+    if len(_DEMO_PLANS) >= _DEMO_PLANS_KEPT:
+        _DEMO_PLANS.clear()
+    _DEMO_PLANS[connection.id] = (digest, xact, periods)
+    return periods
+
+
 def record_demo_sweep(db: Any, connection: AwsConnection, *, start: dt.datetime, end: dt.datetime,
                       points_written: int, now: dt.datetime) -> CollectionSweep:
     """Record the sweep the collector would have made of the demo source's inventory over [start, end): the
@@ -465,14 +498,13 @@ def record_demo_sweep(db: Any, connection: AwsConnection, *, start: dt.datetime,
     if not connection.is_demo:
         raise ValueError("only a demo source's sweeps are simulated")
     region = connection.regions[0]
-    queries, _ = aws_ingest.queries_for(db, connection, region)
+    periods = _demo_query_periods(db, connection, region)
     backfill = get_backfill(db, connection)
     kind = "incremental" if backfill is not None else "backfill"
-    plan, window_start = aws_ingest.period_aligned_plan([q.period for q in queries], end,
-                                                        int((end - start).total_seconds()))
+    plan, window_start = aws_ingest.period_aligned_plan(periods, end, int((end - start).total_seconds()))
     sweep = CollectionSweep(
         org_id=connection.org_id, source_kind="aws", source_id=connection.id, kind=kind, region=region,
-        started_at=now, finished_at=now, window_start_at=window_start, window_end_at=end, series=len(queries),
+        started_at=now, finished_at=now, window_start_at=window_start, window_end_at=end, series=len(periods),
         api_calls=plan.calls, planned_calls=plan.calls, lower_bound_calls=plan.lower_bound,
         metrics_requested=plan.metrics_requested, datapoints=plan.datapoints, points_written=points_written)
     db.add(sweep)

@@ -333,3 +333,26 @@ def test_a_minute_whose_inventory_no_one_changed_moves_only_last_seen_and_a_chan
         assert (newest.version, newest.source) == (3, "simulated")  # the simulated config is its newest again
         assert _inventory(db, org_id) == (written, {NOW + dt.timedelta(minutes=4)})
     assert not minute(5)  # unchanged since: checked again
+
+    def periods_as_planned_afresh() -> list[int]:
+        """The periods of the queries the demo's sweeps are recorded with (kept per process), asserted to be those
+        an uncached plan gives now; and the newest sweep counts them."""
+        from headroom.sources.aws import ingest as aws_ingest
+        from headroom.sources.aws import service as aws_sources
+        from headroom.sources.models import AwsConnection, CollectionSweep
+
+        with sessions() as db:
+            source = db.scalars(select(AwsConnection).where(AwsConnection.org_id == org_id)).one()
+            fresh = [q.period for q in aws_ingest.queries_for(db, source, source.regions[0])[0]]
+            assert aws_sources._DEMO_PLANS[source.id][2] == fresh
+            assert db.scalars(select(CollectionSweep.series).where(CollectionSweep.org_id == org_id)
+                              .order_by(CollectionSweep.id.desc())).first() == len(fresh)
+            return fresh
+
+    before = periods_as_planned_afresh()
+    with sessions() as db:  # another transaction turns on detailed monitoring of an instance: 1-minute EC2 periods
+        row = db.scalars(select(Instance).where(Instance.org_id == org_id).order_by(Instance.instance_id)).first()
+        row.tags = {**row.tags, "headroom:monitoring": "detailed"}
+        db.commit()
+    minute(6)
+    assert sorted(periods_as_planned_afresh()) != sorted(before)
