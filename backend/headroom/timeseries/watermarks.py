@@ -26,6 +26,17 @@ def get_watermarks(
     return {int(sid): at for sid, at in rows}
 
 
+def newest_watermark(db: Session, org_id: uuid.UUID, source_kind: str, source_id: uuid.UUID) -> dt.datetime | None:
+    """Return the newest watermark of any of a source's series (None: nothing ingested yet)."""
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:  # the driver's cursor: a collector asks every minute, the ORM's statement cost more
+        cur.execute("SELECT max(watermark_at) FROM ingest_watermarks WHERE org_id = %s AND source_kind = %s "
+                    "AND source_id = %s", (org_id, source_kind, source_id))
+        found = cur.fetchone()
+    return found[0] if found is not None else None
+
+
 def advance_watermarks(
     db: Session, org_id: uuid.UUID, source_kind: str, source_id: uuid.UUID, marks: Mapping[int, dt.datetime]
 ) -> None:

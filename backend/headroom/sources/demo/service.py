@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
@@ -52,7 +52,6 @@ from headroom.sources.aws import service as aws_sources
 from headroom.sources.models import AwsConnection
 from headroom.timeseries import repository as timeseries
 from headroom.timeseries import watermarks
-from headroom.timeseries.models import IngestWatermark
 
 DEMO_TAG = "headroom.demo"
 DEMO_SOURCE_KIND = "demo"
@@ -366,7 +365,10 @@ def _fleet(scenario: Scenario, seed: int, at: dt.datetime) -> Snapshot:
 
 def _lock_demo(db: Session, cluster: Cluster) -> None:
     """Serialise a demo cluster's ingest and the change of a volume's ID (held to the end of the transaction)."""
-    db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"demo-cluster:{cluster.id}"})
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:  # the driver's cursor: this runs every minute, the ORM's statement cost more
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"demo-cluster:{cluster.id}",))
 
 
 def give_volume_id(db: Session, principal: Principal, cluster_id: uuid.UUID, volume_id: str, *,
@@ -541,12 +543,7 @@ def ingest_demo(db: Session, cluster: Cluster, *, now: dt.datetime, scenario: Sc
     scenario = scenario or packaged_scenario()
     _lock_demo(db, cluster)
     end = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
-    newest = db.scalar(
-        select(func.max(IngestWatermark.watermark_at)).where(
-            IngestWatermark.source_kind == DEMO_SOURCE_KIND,
-            IngestWatermark.source_id == cluster.id,
-        )
-    )
+    newest = watermarks.newest_watermark(db, cluster.org_id, DEMO_SOURCE_KIND, cluster.id)
     if newest is None:
         start = end - BACKFILL
     else:  # from a 5-minute boundary, where the EC2 periods the store holds end
