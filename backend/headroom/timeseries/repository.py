@@ -97,11 +97,14 @@ def ensure_partitions(db: Session, start: dt.datetime, end: dt.datetime) -> int:
         nxt = _next_month(month)
         wanted.append(("metric_rollups", rollups_partition_name(month), month, nxt))
         month = nxt
-    # One round trip to learn which exist (every write calls this).
-    present = set(db.execute(
-        text("SELECT relname FROM pg_class WHERE relname = ANY(:names) AND relkind IN ('r', 'p')"),
-        {"names": [w[1] for w in wanted]},
-    ).scalars())
+    # One round trip to learn which exist (every write calls this: through the driver's cursor, with the names as
+    # one array literal, they are plain identifiers).
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:
+        cur.execute("SELECT relname FROM pg_class WHERE relname = ANY(CAST(%s AS name[])) AND relkind IN ('r', 'p')",
+                    ("{" + ",".join(w[1] for w in wanted) + "}",))
+        present = {row[0] for row in cur.fetchall()}
     return sum(_create_partition(db, parent, name, lo, hi) for parent, name, lo, hi in wanted if name not in present)
 
 
@@ -775,7 +778,9 @@ def write_batches(
     `slice_rows`: hour rows per group (and per COPY slice of that path).
     """
     batches = list(batches)
-    spans = [span for span in map(_batch_hours, batches) if span is not None]
+    # The hours a batch touches follow from its start, period and length: one computation per distinct grid.
+    spans = [span for span in map(_batch_hours, {(b.start, b.step_seconds, len(b.values)): b for b in batches}.values())
+             if span is not None]
     if not spans:
         rows, nan, unaligned = pack_batches(batches)
         return _write_rows(db, org_id, rows, nan, unaligned, slice_rows=slice_rows)

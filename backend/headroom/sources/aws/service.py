@@ -457,36 +457,34 @@ def _backfill(ctx: JobContext, now: dt.datetime, cid: uuid.UUID, days: int | Non
 # --- the demo source (sources.demo): what a healthy connection looks like, without AWS ---------------------
 
 
-# What the demo source's queries depend on: its instances in the region, their volumes and the stored limits of
-# their types, each row by id and version (xmin); and this transaction's id if it has one (a row it changes again
-# keeps its xmin, so within it the digest proves nothing).
+# What the demo source's queries depend on (queries_for): its instances in the region, their volumes and the
+# stored limits of their types, every column but last_seen_at (which the demo moves every minute), as a digest.
 _DEMO_PLAN_INPUTS = text(
-    "WITH i AS (SELECT id, instance_type, xmin FROM instances WHERE org_id = :org AND aws_connection_id = :src "
-    "AND region = :region) "
-    "SELECT md5(concat_ws('|', (SELECT string_agg(id || ':' || xmin, ',' ORDER BY id) FROM i), "
-    "(SELECT string_agg(v.id || ':' || v.xmin, ',' ORDER BY v.id) FROM volumes v JOIN i ON v.instance_ref_id = i.id "
-    "WHERE v.org_id = :org), (SELECT string_agg(l.instance_type || ':' || l.xmin, ',' ORDER BY l.instance_type) "
-    "FROM instance_type_limits l WHERE l.instance_type IN (SELECT instance_type FROM i)))), "
-    "CAST(CAST(pg_current_xact_id_if_assigned() AS text) AS int8)"
+    "WITH i AS (SELECT * FROM instances WHERE org_id = :org AND aws_connection_id = :src AND region = :region) "
+    "SELECT md5(concat_ws('|', (SELECT string_agg((to_jsonb(i) - 'last_seen_at')::text, ',' ORDER BY i.id) FROM i), "
+    "(SELECT string_agg((to_jsonb(v) - 'last_seen_at')::text, ',' ORDER BY v.id) FROM volumes v "
+    "JOIN i ON v.instance_ref_id = i.id WHERE v.org_id = :org), "
+    "(SELECT string_agg(to_jsonb(l)::text, ',' ORDER BY l.instance_type) FROM instance_type_limits l "
+    "WHERE l.instance_type IN (SELECT instance_type FROM i))))"
 )
-# Demo source -> (the digest of its plan's inputs, the transaction that read them, its queries' periods), kept per
-# process: the demo source's fleet is the same minute after minute (Headroom choice: at most this many sources).
-_DEMO_PLANS: dict[uuid.UUID, tuple[str, int | None, list[int]]] = {}
+# Demo source -> (the digest of its plan's inputs, its queries' periods), kept per process: the demo source's
+# fleet is the same minute after minute (Headroom choice: at most this many sources).
+_DEMO_PLANS: dict[uuid.UUID, tuple[str, list[int]]] = {}
 _DEMO_PLANS_KEPT = 4096
 
 
 def _demo_query_periods(db: Any, connection: AwsConnection, region: str) -> list[int]:
     """The periods of the queries the collector would make of the demo source (queries_for), planned again only
-    when a row they come from changed."""
-    digest, xact = db.execute(_DEMO_PLAN_INPUTS, {"org": connection.org_id, "src": connection.id,
-                                                  "region": region}).one()
+    when what they come from changed."""
+    digest = db.execute(_DEMO_PLAN_INPUTS, {"org": connection.org_id, "src": connection.id,
+                                            "region": region}).scalar_one()
     kept = _DEMO_PLANS.get(connection.id)
-    if kept is not None and kept[0] == digest and (kept[1] is None or kept[1] != xact):
-        return kept[2]
+    if kept is not None and kept[0] == digest:
+        return kept[1]
     periods = [q.period for q in aws_ingest.queries_for(db, connection, region)[0]]
     if len(_DEMO_PLANS) >= _DEMO_PLANS_KEPT:
         _DEMO_PLANS.clear()
-    _DEMO_PLANS[connection.id] = (digest, xact, periods)
+    _DEMO_PLANS[connection.id] = (digest, periods)
     return periods
 
 

@@ -344,7 +344,7 @@ def test_a_minute_whose_inventory_no_one_changed_moves_only_last_seen_and_a_chan
         with sessions() as db:
             source = db.scalars(select(AwsConnection).where(AwsConnection.org_id == org_id)).one()
             fresh = [q.period for q in aws_ingest.queries_for(db, source, source.regions[0])[0]]
-            assert aws_sources._DEMO_PLANS[source.id][2] == fresh
+            assert aws_sources._DEMO_PLANS[source.id][1] == fresh
             assert db.scalars(select(CollectionSweep.series).where(CollectionSweep.org_id == org_id)
                               .order_by(CollectionSweep.id.desc())).first() == len(fresh)
             return fresh
