@@ -214,16 +214,29 @@ def _encode_cells(values: NDArray[np.float64], present: NDArray[np.bool_],
 def encode_groups(values: NDArray[np.float64]) -> Groups:
     """Pack (rows x 60) slots (NaN = no point) into groups of equally long encodings: (row indexes, a matrix of
     one encoded row per line). Fixed-size groups are what a binary COPY stream is built from fastest."""
+    groups, other, buf, lengths = _encode_parts(values)
+    if other.size:
+        offset = np.cumsum(lengths) - lengths
+        for length in np.unique(lengths).tolist():
+            sel = np.flatnonzero(lengths == length)
+            groups.append((other[sel], buf[offset[sel][:, None] + np.arange(length)]))
+    return groups
+
+
+def _encode_parts(values: NDArray[np.float64]
+                  ) -> tuple[Groups, NDArray[np.intp], NDArray[np.uint8], NDArray[np.int64]]:
+    """The full rows of one exponent as groups (_dense_group), and the other rows (their indexes) encoded back to
+    back with their lengths (_encode_cells)."""
     values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, SLOTS)
+    groups: Groups = []
     if values.shape[0] == 0:
-        return []
+        return groups, np.empty(0, np.intp), np.empty(0, np.uint8), np.empty(0, np.int64)
     # A finite sum means no slot is NaN (or infinite): every row is full, known in one pass without a mask (an
     # overflowing sum of finite values only costs the mask).
     with np.errstate(invalid="ignore", over="ignore"):
         all_finite = bool(np.isfinite(values.sum()))
     present = None if all_finite else ~np.isnan(values)
     start = _probe_exponents(values, present)
-    groups: Groups = []
     dense = start <= MAX_EXPONENT if present is None else present.all(axis=1) & (start <= MAX_EXPONENT)
     leftover = [np.flatnonzero(~dense)]
     for e in np.unique(start[dense]).tolist():
@@ -238,27 +251,31 @@ def encode_groups(values: NDArray[np.float64]) -> Groups:
             groups += _dense_group(scaled[ok], e, rows[ok])
         leftover.append(rows[~ok])
     other = np.concatenate(leftover)
-    if other.size:
-        other_present = ~np.isnan(values[other]) if present is None else present[other]
-        buf, lengths = _encode_cells(values[other], other_present, _exponents(values[other], other_present))
-        offset = np.cumsum(lengths) - lengths
-        for length in np.unique(lengths).tolist():
-            sel = np.flatnonzero(lengths == length)
-            groups.append((other[sel], buf[offset[sel][:, None] + np.arange(length)]))
-    return groups
+    if not other.size:
+        return groups, other, np.empty(0, np.uint8), np.empty(0, np.int64)
+    other_present = ~np.isnan(values[other]) if present is None else present[other]
+    buf, lengths = _encode_cells(values[other], other_present, _exponents(values[other], other_present))
+    return groups, other, buf, lengths
 
 
 def encode(values: NDArray[np.float64]) -> tuple[bytes, NDArray[np.int64]]:
     """Pack (rows x 60) slots (NaN = no point) into one buffer of the rows' encodings back to back, in row
     order; return it and each row's length in bytes."""
-    groups = encode_groups(values)
-    lengths = np.zeros(sum(g[0].size for g in groups), np.int64)
+    groups, other, buf, other_lengths = _encode_parts(values)
+    lengths = np.zeros(sum(g[0].size for g in groups) + other.size, np.int64)
     for index, part in groups:
         lengths[index] = part.shape[1]
+    lengths[other] = other_lengths
+    if not groups and bool((other == np.arange(other.size)).all()):
+        return buf.tobytes(), lengths  # no full row: the other rows' encodings are the buffer, in row order
     offset = np.cumsum(lengths) - lengths
     out = np.empty(int(lengths.sum()), np.uint8)
     for index, part in groups:
         out[(offset[index][:, None] + np.arange(part.shape[1])).reshape(-1)] = part.reshape(-1)
+    if other.size:
+        # Each other row's bytes to its place: its offset in the output less its offset in buf, plus the position.
+        shift = offset[other] - (np.cumsum(other_lengths) - other_lengths)
+        out[np.repeat(shift, other_lengths) + np.arange(buf.size)] = buf
     return out.tobytes(), lengths
 
 
