@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
@@ -162,20 +162,19 @@ def seed_demo_source(db: Session, org_id: uuid.UUID, *, scenario: Scenario | Non
 @dataclasses.dataclass(frozen=True)
 class _KeptInventory:
     """What the last full inventory upsert of a demo cluster in this process wrote, to be checked rather than
-    redone: while none of its rows changed since (their xmin: the transaction that wrote each row's current
-    version), no simulated node got another config version, the demo source is the same and the fleet simulated
-    is the same, the upsert would write the same values again, and only `last_seen_at` moves."""
+    redone: while its rows hold the same values but last_seen_at (a digest of each row's columns), no simulated
+    node got another config version, the demo source is the same and the fleet simulated is the same, the upsert
+    would write the same values again, and only `last_seen_at` moves. The check is on content, not on row
+    versions, so the minutes of a cluster that another worker process ingested in between still pass it."""
 
     org_id: uuid.UUID
     fleet: tuple[object, ...]  # the snapshot's nodes, instances, volumes and region
     source_id: uuid.UUID | None
-    versions: dict[uuid.UUID, int]  # instance, volume and node row -> its xmin after this process wrote it
-    configs: dict[uuid.UUID, int]  # simulated node row -> its newest config version
+    rows: list[uuid.UUID]  # the instance, volume and node rows the upsert wrote
+    nodes: list[uuid.UUID]  # the simulated nodes' rows (their newest config version is the simulated config)
+    state: tuple[str | None, str | None, str | None]  # _INVENTORY_STATE of those rows after the upsert
     entity_ids: dict[str, str]  # as _upsert_inventory returns them
     volume_ids: dict[str, str]  # simulated volume ID -> the ID it was given (give_volume_id)
-    # The transaction that wrote `versions` (pg_current_xact_id): a row that transaction changes again keeps its
-    # xmin, so within it the versions prove nothing, and its own later minutes take the full upsert.
-    written_in: int
 
 
 # The demo clusters' kept inventories, by cluster id. A process serves a share of the fleet; past this many
@@ -183,65 +182,69 @@ class _KeptInventory:
 _KEPT: dict[uuid.UUID, _KeptInventory] = {}
 _KEPT_CLUSTERS = 4096
 
+# The state of a cluster's inventory rows, in one row: a digest of every column but last_seen_at of its
+# instances, volumes and nodes (`rows`: each table's rows read, or touched by moving last_seen_at), the newest
+# config version of each simulated node, and the org's demo source.
+_ROWS = {
+    False: "SELECT t.id, CAST(to_jsonb(t) - 'last_seen_at' AS text) AS c FROM {table} t "
+           "WHERE t.org_id = %(org)s AND t.id = ANY(CAST(%(ids)s AS uuid[]))",
+    True: "UPDATE {table} t SET last_seen_at = %(now)s WHERE t.org_id = %(org)s "
+          "AND t.id = ANY(CAST(%(ids)s AS uuid[])) RETURNING t.id, CAST(to_jsonb(t) - 'last_seen_at' AS text) AS c",
+}
+_INVENTORY_STATE = {
+    touch: f"WITH i AS ({rows.format(table='instances')}), v AS ({rows.format(table='volumes')}), "
+           f"n AS ({rows.format(table='tikv_nodes')}) "
+           "SELECT (SELECT md5(string_agg(c, ',' ORDER BY id)) FROM "
+           "(SELECT * FROM i UNION ALL SELECT * FROM v UNION ALL SELECT * FROM n) AS r), "
+           "(SELECT string_agg(node_id || ':' || version, ',' ORDER BY node_id) FROM (SELECT node_id, max(version) "
+           "AS version FROM tikv_configs WHERE org_id = %(org)s AND node_id = ANY(CAST(%(nodes)s AS uuid[])) "
+           "GROUP BY node_id) AS c), "
+           "(SELECT string_agg(CAST(id AS text), ',' ORDER BY id) FROM aws_connections WHERE org_id = %(org)s "
+           "AND is_demo)"
+    for touch, rows in _ROWS.items()
+}
+
+
+def _inventory_state(db: Session, org_id: uuid.UUID, rows: list[uuid.UUID], nodes: list[uuid.UUID], *,
+                     touch_at: dt.datetime | None = None) -> tuple[str | None, str | None, str | None]:
+    """_INVENTORY_STATE of these rows; `touch_at`: moving their last_seen_at to it in the same statement."""
+    conn = db.connection().connection.driver_connection
+    assert conn is not None
+    with conn.cursor() as cur:
+        cur.execute(_INVENTORY_STATE[touch_at is not None],
+                    {"now": touch_at, "org": org_id, "ids": rows, "nodes": nodes})
+        found = cur.fetchone()
+    assert found is not None
+    return found[0], found[1], found[2]
+
 
 def _fleet_of(snap: Snapshot) -> tuple[object, ...]:
     return (snap.nodes, snap.instances, snap.volumes, snap.cluster.region)
 
 
 def _touch_inventory(db: Session, cluster: Cluster, now: dt.datetime) -> _KeptInventory | None:
-    """Move `last_seen_at` of the cluster's kept inventory rows to `now` in one statement, each row only if it
-    is still the version this process wrote; return the kept inventory if all of it still holds (rows, configs,
-    demo source), else None (the caller then takes the full upsert, which rewrites every row)."""
+    """Move `last_seen_at` of the cluster's kept inventory rows to `now` in one statement; return the kept
+    inventory if all of it still holds (rows, configs, demo source), else None (the caller then takes the full
+    upsert, which rewrites every row)."""
     kept = _KEPT.get(cluster.id)
     if kept is None or kept.org_id != cluster.org_id:
         return None
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    touched = "UPDATE {table} t SET last_seen_at = %(now)s FROM k WHERE t.org_id = %(org)s AND t.id = k.id " \
-              "AND t.xmin = CAST(CAST(k.x AS text) AS xid) RETURNING t.id, CAST(CAST(t.xmin AS text) AS int8)"
-    with conn.cursor() as cur:
-        cur.execute(
-            "WITH k AS (SELECT * FROM unnest(CAST(%(ids)s AS uuid[]), CAST(%(xmins)s AS int8[])) AS k(id, x)), "
-            f"i AS ({touched.format(table='instances')}), v AS ({touched.format(table='volumes')}), "
-            f"n AS ({touched.format(table='tikv_nodes')}) "
-            "SELECT 'row', * FROM i UNION ALL SELECT 'row', * FROM v UNION ALL SELECT 'row', * FROM n "
-            "UNION ALL SELECT 'config', node_id, max(version) FROM tikv_configs WHERE org_id = %(org)s "
-            "AND node_id = ANY(CAST(%(nodes)s AS uuid[])) GROUP BY node_id "
-            "UNION ALL SELECT 'source', id, NULL FROM aws_connections WHERE org_id = %(org)s AND is_demo "
-            "UNION ALL SELECT 'xact', NULL, CAST(CAST(pg_current_xact_id() AS text) AS int8)",
-            {"now": now, "org": cluster.org_id, "ids": list(kept.versions), "xmins": list(kept.versions.values()),
-             "nodes": list(kept.configs)},
-        )
-        found = cur.fetchall()
-    versions = {ident: int(x) for kind, ident, x in found if kind == "row"}
-    configs = {ident: int(x) for kind, ident, x in found if kind == "config"}
-    sources = [ident for kind, ident, _ in found if kind == "source"]
-    (xact,) = [int(x) for kind, _, x in found if kind == "xact"]
-    if versions.keys() != kept.versions.keys() or configs != kept.configs or xact == kept.written_in or \
-            (sources[0] if len(sources) == 1 else None) != kept.source_id:
+    if _inventory_state(db, cluster.org_id, kept.rows, kept.nodes, touch_at=now) != kept.state:
         _KEPT.pop(cluster.id, None)
         return None
-    kept = dataclasses.replace(kept, versions=versions, written_in=xact)
-    _KEPT[cluster.id] = kept
     return kept
 
 
 def _keep_inventory(db: Session, cluster: Cluster, snap: Snapshot, source_id: uuid.UUID | None,
-                    rows: list[uuid.UUID], configs: dict[uuid.UUID, int], entity_ids: dict[str, str],
+                    rows: list[uuid.UUID], nodes: list[uuid.UUID], entity_ids: dict[str, str],
                     volume_ids: dict[str, str]) -> None:
-    """Keep what a full upsert wrote (read back: each row's xmin), for the next minutes' _touch_inventory."""
-    found = db.execute(
-        text("SELECT id, CAST(CAST(xmin AS text) AS int8) FROM instances WHERE org_id = :org AND id = ANY(:ids) "
-             "UNION ALL SELECT id, CAST(CAST(xmin AS text) AS int8) FROM volumes WHERE org_id = :org "
-             "AND id = ANY(:ids) UNION ALL SELECT id, CAST(CAST(xmin AS text) AS int8) FROM tikv_nodes "
-             "WHERE org_id = :org AND id = ANY(:ids) "
-             "UNION ALL SELECT NULL, CAST(CAST(pg_current_xact_id() AS text) AS int8)"),
-        {"org": cluster.org_id, "ids": rows}).all()
+    """Keep what a full upsert wrote (its state read back), for the next minutes' _touch_inventory."""
+    db.flush()
+    state = _inventory_state(db, cluster.org_id, rows, nodes)
     if len(_KEPT) >= _KEPT_CLUSTERS:
         _KEPT.clear()
-    _KEPT[cluster.id] = _KeptInventory(
-        cluster.org_id, _fleet_of(snap), source_id, {ident: int(x) for ident, x in found if ident is not None},
-        configs, entity_ids, volume_ids, written_in=next(int(x) for ident, x in found if ident is None))
+    _KEPT[cluster.id] = _KeptInventory(cluster.org_id, _fleet_of(snap), source_id, rows, nodes, state, entity_ids,
+                                       volume_ids)
 
 
 def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.datetime,
@@ -310,12 +313,12 @@ def _upsert_inventory(db: Session, cluster: Cluster, snap: Snapshot, now: dt.dat
             configs.append((nrow, node.config))
         entity_ids[node.id] = node.address
     db.flush()
-    newest = _record_configs(db, org_id, configs)
+    _record_configs(db, org_id, configs)
     volume_ids = {sim: row.volume_id for sim, row in given.items()}
     rows = [instances[i.id].id for i in snap.instances] + [volumes[v.id].id for v in snap.volumes] + \
         [n.id for n in node_rows]
-    _keep_inventory(db, cluster, snap, source.id if source is not None else None, list(dict.fromkeys(rows)), newest,
-                    entity_ids, volume_ids)
+    _keep_inventory(db, cluster, snap, source.id if source is not None else None, list(dict.fromkeys(rows)),
+                    [node.id for node, _ in configs], entity_ids, volume_ids)
     return entity_ids, volume_ids, source.id if source is not None else None
 
 
@@ -404,31 +407,25 @@ def give_volume_id(db: Session, principal: Principal, cluster_id: uuid.UUID, vol
     return row, simulated
 
 
-def _record_configs(db: Session, org_id: uuid.UUID, configs: list[tuple[TikvNode, dict[str, Any]]]
-                    ) -> dict[uuid.UUID, int]:
-    """Add a config version for each node whose config differs from its newest stored one; return each node's
-    newest version.
+def _record_configs(db: Session, org_id: uuid.UUID, configs: list[tuple[TikvNode, dict[str, Any]]]) -> None:
+    """Add a config version for each node whose config differs from its newest stored one.
 
     One query reads every node's newest version and digest, not the stored configs themselves: the config of a
     node is the same minute after minute, and loading it to learn that costs more than the comparison."""
     if not configs:
-        return {}
+        return
     newest = {node_id: (version, digest) for node_id, version, digest in db.execute(
         select(TikvConfig.node_id, TikvConfig.version, TikvConfig.content_sha256)
         .where(TikvConfig.org_id == org_id, TikvConfig.node_id.in_([node.id for node, _ in configs]))
         .order_by(TikvConfig.node_id, TikvConfig.version.desc())
         .ext(distinct_on(TikvConfig.node_id)))}
-    versions: dict[uuid.UUID, int] = {}
     for node, config in configs:
         digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
         version, stored = newest.get(node.id, (0, None))
-        versions[node.id] = version
         if stored == digest:
             continue
-        versions[node.id] = version + 1
         db.add(TikvConfig(org_id=node.org_id, node_id=node.id, version=version + 1, source="simulated",
                           config=config, content_sha256=digest))
-    return versions
 
 
 def demo_origin(cluster: Cluster, start: dt.datetime) -> dt.datetime:
