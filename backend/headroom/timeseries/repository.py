@@ -1722,15 +1722,22 @@ def aggregate_raw(t: NDArray[np.int64], v: NDArray[np.float64], resolution: int)
     """Aggregate raw points into buckets of `resolution` seconds (as the rollups do: avg/max/min of present)."""
     if resolution == 60 or t.size == 0:
         return Columns(t, v, v.copy(), v.copy())
-    buckets = t - t % resolution
-    keys, index = np.unique(buckets, return_inverse=True)
-    count = np.bincount(index, minlength=keys.size)
-    total = np.bincount(index, weights=v, minlength=keys.size)
-    mx = np.full(keys.size, -np.inf)
-    mn = np.full(keys.size, np.inf)
+    keys, avg, mx, mn = _bucket_stats(t - t % resolution, v)
+    return Columns(keys.astype(np.int64), avg, mx, mn)
+
+
+def _bucket_stats(keys: NDArray[np.int64], v: NDArray[np.float64]) -> tuple[
+        NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The distinct bucket keys in order, and each bucket's avg, max and min of its values (as the rollups
+    aggregate: avg/max/min of the points present). A bucket's values are added in the order given."""
+    uniq, index = np.unique(keys, return_inverse=True)
+    count = np.bincount(index, minlength=uniq.size)
+    total = np.bincount(index, weights=v, minlength=uniq.size)
+    mx = np.full(uniq.size, -np.inf)
+    mn = np.full(uniq.size, np.inf)
     np.maximum.at(mx, index, v)
     np.minimum.at(mn, index, v)
-    return Columns(keys.astype(np.int64), total / count, mx, mn)
+    return uniq, total / count, mx, mn
 
 
 def merge_tail(head: Columns, tail: Columns, tail_from: int) -> Columns:
@@ -1776,14 +1783,7 @@ def aggregate_raw_many(db: Session, org_id: uuid.UUID, series_ids: Sequence[int]
         buckets = t - t % resolution
         first = int(buckets.min())
         per_row = (int(buckets.max()) - first) // resolution + 1
-        keys, index = np.unique(point_row * per_row + (buckets - first) // resolution, return_inverse=True)
-        count = np.bincount(index, minlength=keys.size)
-        total = np.bincount(index, weights=v, minlength=keys.size)
-        mx = np.full(keys.size, -np.inf)
-        mn = np.full(keys.size, np.inf)
-        np.maximum.at(mx, index, v)
-        np.minimum.at(mn, index, v)
-        avg = total / count
+        keys, avg, mx, mn = _bucket_stats(point_row * per_row + (buckets - first) // resolution, v)
         key_row = keys // per_row
         stamp = (first + (keys % per_row) * resolution).astype(np.int64)
         cuts = np.flatnonzero(np.diff(key_row)) + 1
