@@ -388,10 +388,7 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
                 batches += group
                 continue
             values = np.array([np.asarray(b.values, dtype=np.float64) for b in group])
-            # A finite sum means every value is finite (a NaN or an infinity makes it non-finite): one pass
-            # without a mask, the usual case. Only an overflowing sum of finite values takes the mask for nothing.
-            with np.errstate(invalid="ignore", over="ignore"):
-                finite = None if math.isfinite(values.sum()) else np.isfinite(values)
+            finite = None if codec.all_finite(values) else np.isfinite(values)  # None: no mask, the usual case
             if finite is not None:
                 nan += int(values.size - finite.sum())
             first_minute = int((start.astimezone(dt.UTC) - _EPOCH).total_seconds()) // SLOT_SECONDS
@@ -667,9 +664,8 @@ def write_batches(
                 if len(overlap):
                     overlap_parts.append(overlap)
                 # Counted once the group is on its way: the server inserts it meanwhile. Packed slots are finite or
-                # NaN, so a finite sum means every slot holds a point (one pass, no mask).
-                with np.errstate(over="ignore"):
-                    full = bool(np.isfinite(rows.values.sum()))
+                # NaN, so all finite means every slot holds a point.
+                full = codec.all_finite(rows.values)
                 npoints += rows.values.size if full else int(rows.values.size - np.count_nonzero(np.isnan(rows.values)))
                 nrows += len(rows)
             copy.write(COPY_TRAILER)
