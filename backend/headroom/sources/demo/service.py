@@ -282,6 +282,8 @@ def give_volume_id(db: Session, principal: Principal, cluster_id: uuid.UUID, vol
             raise Conflict(f"Real volume ID: Headroom already stores metrics of a volume {target}.",
                            code="volume_id_taken")
         timeseries.rename_entity(db, cluster.org_id, "volume", row.volume_id, target)
+        # another volume: whatever a run did to the previous one, the demo simulates this one as the scenario has it
+        row.modified_at = None
     before = {"volume_id": row.volume_id, "tags": dict(row.tags)}
     row.volume_id, row.tags = target, (dict(tags) if target != simulated else {})
     db.flush()

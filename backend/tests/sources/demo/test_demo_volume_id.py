@@ -196,3 +196,13 @@ def test_a_volume_an_apply_run_modified_is_simulated_as_modified_from_then_on(
     db.expire_all()
     assert db.get(Volume, gp2.id).volume_type == "gp2"
     assert burst_minutes(NOW + dt.timedelta(minutes=15), NOW + dt.timedelta(minutes=20))
+
+    # another ID (here the simulated one again): another volume, which no run modified
+    _modified(db, gp2.id, volume_type="gp3", modified_at=NOW + dt.timedelta(minutes=22))
+    assert owner.patch(f"/api/v1/clusters/{cluster.id}/demo-volumes/{REAL}", json={"volume_id": None}).status_code == 200
+    db.expire_all()
+    assert db.get(Volume, gp2.id).modified_at is None
+    demo.ingest_demo(db, cluster, now=NOW + dt.timedelta(minutes=30))
+    db.commit()
+    db.expire_all()
+    assert db.get(Volume, gp2.id).volume_type == "gp2"
