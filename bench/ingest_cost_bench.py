@@ -43,7 +43,6 @@ import statistics
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,30 +51,9 @@ import psutil
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from demo_tenant import Meter, seed_demo_tenant
+
 REPO = Path(__file__).resolve().parent.parent
-
-
-class Meter:
-    """CPU of this process, CPU of the connection's PostgreSQL backend, WAL position: deltas around a step."""
-
-    def __init__(self, db: Session) -> None:
-        self.db = db
-        self.backend = psutil.Process(int(db.execute(text("SELECT pg_backend_pid()")).scalar_one()))
-
-    def wal(self) -> int:
-        return int(self.db.execute(text("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')")).scalar_one())
-
-    def backend_cpu(self) -> float:
-        t = self.backend.cpu_times()
-        return float(t.user + t.system)
-
-    def start(self) -> tuple[float, float, float, int]:
-        return time.process_time(), time.perf_counter(), self.backend_cpu(), self.wal()
-
-    def stop(self, began: tuple[float, float, float, int]) -> dict[str, float]:
-        cpu, wall, pg, wal = began
-        return {"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
-                "postgres_cpu_s": self.backend_cpu() - pg, "wal_bytes": self.wal() - wal}
 
 
 WRITTEN = text(
@@ -125,9 +103,7 @@ def summary(rows: list[dict[str, float]]) -> dict[str, float]:
 
 
 def run(url: str, minutes: int, start: dt.datetime | None = None) -> dict[str, Any]:
-    from headroom.accounts.models import Organization
     from headroom.jobs import all_jobs
-    from headroom.platform.security import new_external_id
     from headroom.sources.demo import service as demo
     from headroom.timeseries import repository as ts
 
@@ -139,13 +115,7 @@ def run(url: str, minutes: int, start: dt.datetime | None = None) -> dict[str, A
     out: dict[str, Any] = {"simulated_start": now.isoformat()}
     with sessions() as db:
         meter = Meter(db)
-        org = Organization(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}", aws_external_id=new_external_id())
-        db.add(org)
-        db.flush()
-        cluster = demo.seed_demo_cluster(db, org.id, name="ingest-cost")
-        demo.seed_demo_source(db, org.id)
-        ts.ensure_partitions(db, now - dt.timedelta(days=16), now + dt.timedelta(days=2))
-        db.commit()
+        cluster = seed_demo_tenant(db, "ingest-cost", now)
 
         began, sim0 = meter.start(), simulator_cpu()
         backfill = demo.ingest_demo(db, cluster, now=now)

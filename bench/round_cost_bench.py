@@ -38,16 +38,16 @@ import statistics
 import subprocess
 import sys
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psutil
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine
 from sqlalchemy.orm import Session, sessionmaker
+
+from demo_tenant import Meter, seed_demo_tenant
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -80,29 +80,6 @@ PHASES: list[tuple[str, str, str]] = [
     ("burst_read", "headroom.metrics.service", "cluster_burst_forecasts"),
     ("week_peaks", "headroom.metrics.service", "store_week_peaks"),
 ]
-
-
-class Meter:
-    """CPU of this process, CPU of the connection's PostgreSQL backend, WAL position: deltas around a step."""
-
-    def __init__(self, db: Session) -> None:
-        self.db = db
-        self.backend = psutil.Process(int(db.execute(text("SELECT pg_backend_pid()")).scalar_one()))
-
-    def wal(self) -> int:
-        return int(self.db.execute(text("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')")).scalar_one())
-
-    def backend_cpu(self) -> float:
-        t = self.backend.cpu_times()
-        return float(t.user + t.system)
-
-    def start(self) -> tuple[float, float, float, int]:
-        return time.process_time(), time.perf_counter(), self.backend_cpu(), self.wal()
-
-    def stop(self, began: tuple[float, float, float, int]) -> dict[str, float]:
-        cpu, wall, pg, wal = began
-        return {"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
-                "postgres_cpu_s": self.backend_cpu() - pg, "wal_bytes": self.wal() - wal}
 
 
 class Phases:
@@ -170,10 +147,8 @@ def run(url: str, rounds: int, start: dt.datetime, profile: str | None = None) -
     import headroom.findings.service
     import headroom.fleet.service
     import headroom.metrics.service  # noqa: F401 - loaded so that Phases.install patches its imports too
-    from headroom.accounts.models import Organization
     from headroom.clusters.models import Cluster
     from headroom.jobs import all_jobs
-    from headroom.platform.security import new_external_id
     from headroom.sources.demo import service as demo
     from headroom.timeseries import repository as ts
 
@@ -190,13 +165,7 @@ def run(url: str, rounds: int, start: dt.datetime, profile: str | None = None) -
         profiler = cProfile.Profile(time.process_time)
     with sessions() as db:
         meter = Meter(db)
-        org = Organization(name="bench", slug=f"bench-{uuid.uuid4().hex[:6]}", aws_external_id=new_external_id())
-        db.add(org)
-        db.flush()
-        cluster = demo.seed_demo_cluster(db, org.id, name="round-cost")
-        demo.seed_demo_source(db, org.id)
-        ts.ensure_partitions(db, start - dt.timedelta(days=16), start + dt.timedelta(days=2))
-        db.commit()
+        cluster = seed_demo_tenant(db, "round-cost", start)
         cluster_id = cluster.id
         began = time.perf_counter()
         demo.ingest_demo(db, cluster, now=start)

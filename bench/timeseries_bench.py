@@ -68,7 +68,8 @@ def reset_points(db: Session) -> None:
     db.commit()
 
 
-def bench_postgres(url: str, data: np.ndarray, days: int, results: dict[str, Any]) -> tuple[uuid.UUID, list[int]]:
+def bench_postgres(url: str, data: np.ndarray, days: int, results: dict[str, Any], pairs: int = 3
+                   ) -> tuple[uuid.UUID, list[int]]:
     engine = create_engine(url)
     sessions = sessionmaker(bind=engine)
     start = END - dt.timedelta(days=days)
@@ -99,25 +100,10 @@ def bench_postgres(url: str, data: np.ndarray, days: int, results: dict[str, Any
                 ts.write_batches(db, org_id, batches[i : i + chunk])
                 db.commit()
 
-    t_prod = timed(production)
-
-    # 1b. The rollups of what was written: the timeseries.rollups job drains the queue (runs of hours per series).
-    def drain() -> None:
-        while True:
-            with sessions() as db:
-                done = ts.drain_rollups(db, now=SETTLED)
-                db.commit()
-            if not done:
-                break
-
-    t_drain = timed(drain)
-
     # 2. Ceiling: the same hour rows, packed beforehand, with a bare binary COPY into the same table.
     packed, _, _ = ts.pack_batches(batches)
     stream = encode_packed_rows(packed.series, packed.bucket_micros(), codec.encode_groups(packed.values),
                                 org_id)  # encoded before the clock
-    with sessions() as db:
-        reset_points(db)
 
     def bare_copy() -> None:
         raw = engine.raw_connection()
@@ -130,7 +116,33 @@ def bench_postgres(url: str, data: np.ndarray, days: int, results: dict[str, Any
         finally:
             raw.close()
 
-    t_copy = timed(bare_copy)
+    # The two are timed in `pairs` pairs, each into emptied tables, in the order A B, B A, A B, ... so that a
+    # machine getting faster or slower during the run weighs on both alike; the ratio is the median of the
+    # pairs' ratios. The production path runs last, so its rows stay for the steps below.
+    t_prods: list[float] = []
+    t_copies: list[float] = []
+    for pair in range(pairs):
+        for step in ((bare_copy, production) if pair % 2 == 0 else (production, bare_copy)):
+            with sessions() as db:
+                reset_points(db)
+            (t_prods if step is production else t_copies).append(timed(step))
+    if pairs % 2 == 0:  # the last pair ended with the bare COPY: its rows, not the production path's
+        with sessions() as db:
+            reset_points(db)
+        production()
+    ratios = [c / p for c, p in zip(t_copies, t_prods, strict=True)]
+    t_prod, t_copy = statistics.median(t_prods), statistics.median(t_copies)
+
+    # 1b. The rollups of what was written: the timeseries.rollups job drains the queue (runs of hours per series).
+    def drain() -> None:
+        while True:
+            with sessions() as db:
+                done = ts.drain_rollups(db, now=SETTLED)
+                db.commit()
+            if not done:
+                break
+
+    t_drain = timed(drain)
 
     # 3. Re-running the last day of every series (the overlap path): must write nothing new.
     last_day = [ts.SeriesBatch(b.series_id, END - dt.timedelta(days=1), 60, data[i, -1440:])
@@ -167,7 +179,8 @@ def bench_postgres(url: str, data: np.ndarray, days: int, results: dict[str, Any
         "points": points,
         "production_points_per_s": round(points / t_prod),
         "bare_copy_points_per_s": round(points / t_copy),
-        "ratio_vs_bare_copy": round(t_copy / t_prod, 3),
+        "ratio_vs_bare_copy": round(statistics.median(ratios), 3),
+        "ratio_pairs": [round(r, 3) for r in ratios],
         "rollup_drain_seconds": round(t_drain, 1),
         "end_to_end_points_per_s": round(points / (t_prod + t_drain)),
         "rerun_last_day_seconds": round(t_rerun, 2),
@@ -289,6 +302,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--pairs", type=int, default=3,
+                        help="production path and bare COPY timed this many times each, interleaved")
     parser.add_argument("--prometheus", action="store_true")
     parser.add_argument("--out", type=Path, default=Path("bench/results/timeseries.json"))
     args = parser.parse_args()
@@ -298,7 +313,7 @@ def main() -> None:
     data = generate(args.days)
     results: dict[str, Any] = {"days": args.days, "series": int(data.shape[0]), "points": int(data.size),
                                "machine": f"{os.cpu_count()} cores", "date": dt.date.today().isoformat()}
-    org_id, series_ids = bench_postgres(url, data, args.days, results)
+    org_id, series_ids = bench_postgres(url, data, args.days, results, args.pairs)
     bench_reads(url, org_id, series_ids, results, args.runs, args.days)
     if args.prometheus:
         bench_prometheus(data, args.days, results, args.runs)

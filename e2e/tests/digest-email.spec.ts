@@ -171,11 +171,11 @@ test('the weekly email page shows its settings at once and the preview when it i
     await held;
     await route.continue();
   });
-  const started = Date.now();
   await page.goto('/settings/digest');
+  // "at once": the settings are on the page while the preview is still held, which it is until release() below;
+  // a page that waited for the preview would never show them (no timing here: how fast is the page bench's to say)
   await expect(page.getByRole('checkbox', { name: /Send the weekly advisory email/ })).toBeVisible();
   await expect(page.getByRole('heading', { name: 'Last sends' })).toBeVisible();
-  expect(Date.now() - started).toBeLessThan(5_000);
   await expect(page.getByText("Rendering this week's email…")).toBeVisible();
   release();
   const frame = page.getByTitle('Email preview');

@@ -73,11 +73,15 @@ describe("the page's first requests, started before the app's code (first-reques
       .toEqual(early.filter((asked) => !asked.startsWith('/sources/')).sort());
   });
 
-  it('starts nothing once the app has asked (its script ran first), without a session, or for a page whose requests need more than the address', async () => {
+  it('starts nothing once the app has asked (its script ran first), without a session, for an address it cannot decode, or for a page whose requests need more than the address', async () => {
     const { startFirstRequests, api } = await pageLoad();
     const seen = network();
     startFirstRequests({ pathname: '/clusters', search: '' }, 1280, Date.now());
     startFirstRequests({ pathname: '/settings/tokens', search: '' }, 1280, Date.now());
+    // an address whose cluster or finding is not valid percent-encoding (typed or pasted wrong): no request, no throw
+    for (const pathname of ['/clusters/%E0%A4%A', '/clusters/%zz/metrics', '/clusters/%zz/findings/%E0%A4%A']) {
+      expect(() => startFirstRequests({ pathname, search: '' }, 1280, Date.now())).not.toThrow();
+    }
     document.cookie = 'headroom_csrf=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/';
     startFirstRequests({ pathname: '/clusters/c-1', search: '' }, 1280, Date.now());
     document.cookie = 'headroom_csrf=test-csrf-token; path=/';

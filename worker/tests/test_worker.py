@@ -239,23 +239,63 @@ def test_a_task_is_counted_and_its_lines_carry_its_job_id(worker: Any, celery_ap
     assert all(f"job_id={result.id}" in line for line in task_lines if "received" not in line.lower()), out
 
 
-def test_a_scheduled_round_is_one_task_per_cluster(worker: Any, celery_app: Any, worker_env: dict[str, str]) -> None:
+def test_a_scheduled_round_is_one_task_per_cluster(worker: Any, celery_app: Any, worker_env: dict[str, str],
+                                                    two_orgs: tuple[list[Any], list[Any]]) -> None:
     """The scale-out path (docs/scaling.md): the scheduled demo ingest and advice runs, sent as beat sends them
     (no cluster), queue one message per cluster on their queue (a small round), which the worker processes share; each cluster is
     ingested and advised by its own task, for the scheduled minute."""
-    import uuid
-
-    from headroom.accounts.models import Organization
     from headroom.findings.models import FindingRecord
     from headroom.platform.db import session_scope
-    from headroom.platform.security import new_external_id
     from headroom.platform.telemetry import RedisJobStats
-    from headroom.sources.demo import service as demo
     from headroom.timeseries.models import IngestWatermark
 
     url = worker_env["DATABASE_URL"]
     stats = RedisJobStats(worker_env["REDIS_URL"])
     before = stats.read()
+    cluster_ids = two_orgs[1]
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    round_ = celery_app.send_task("demo.ingest", kwargs={"now_iso": now.isoformat()}, queue="ingest")
+    # a round this small is one message per cluster (a big one carries several: the next tests)
+    assert round_.get(timeout=60) == {"clusters": 2, "points": 0, "fanned_out": True, "queued": 2, "messages": 2}
+
+    def done(query: Any) -> bool:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            with session_scope(url) as db:
+                if set(db.scalars(query)) == set(cluster_ids):
+                    return True
+            time.sleep(0.5)
+        return False
+
+    # each cluster's own task brought it up to the scheduled minute
+    assert done(sa.select(IngestWatermark.source_id).where(
+        IngestWatermark.source_id.in_(cluster_ids), IngestWatermark.watermark_at == now - dt.timedelta(minutes=1)))
+    advice = celery_app.send_task("advice.run", kwargs={"now_iso": now.isoformat()}, queue="advice").get(timeout=60)
+    assert advice["fanned_out"] is True and advice["queued"] >= 2
+    assert done(sa.select(FindingRecord.cluster_id).where(FindingRecord.cluster_id.in_(cluster_ids)))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the worker counts a run after its task returned
+        after = stats.read()
+        ran = {job: after.runs.get((job, "succeeded"), 0) - before.runs.get((job, "succeeded"), 0)
+               for job in ("demo.ingest", "advice.run")}
+        if ran["advice.run"] >= 1 + advice["queued"]:
+            break
+        time.sleep(0.2)
+    assert ran == {"demo.ingest": 3, "advice.run": 1 + advice["queued"]}  # the round, then one per cluster
+
+
+@pytest.fixture()
+def two_orgs(worker_env: dict[str, str]) -> Iterator[tuple[list[Any], list[Any]]]:
+    """Two organisations with a demo cluster each (no data yet), committed: (organisation ids, cluster ids). After
+    the test, the organisations and whatever points and rollups were stored for them are deleted."""
+    import uuid
+
+    from headroom.accounts.models import Organization
+    from headroom.platform.db import session_scope
+    from headroom.platform.security import new_external_id
+    from headroom.sources.demo import service as demo
+
+    url = worker_env["DATABASE_URL"]
     org_ids, cluster_ids = [], []
     with session_scope(url) as db:
         for _ in range(2):
@@ -264,65 +304,17 @@ def test_a_scheduled_round_is_one_task_per_cluster(worker: Any, celery_app: Any,
             db.flush()
             org_ids.append(org.id)
             cluster_ids.append(demo.seed_demo_cluster(db, org.id).id)
-    try:
-        now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
-        round_ = celery_app.send_task("demo.ingest", kwargs={"now_iso": now.isoformat()}, queue="ingest")
-        # a round this small is one message per cluster (a big one carries several: the next tests)
-        assert round_.get(timeout=60) == {"clusters": 2, "points": 0, "fanned_out": True, "queued": 2, "messages": 2}
-
-        def done(query: Any) -> bool:
-            deadline = time.monotonic() + 180
-            while time.monotonic() < deadline:
-                with session_scope(url) as db:
-                    if set(db.scalars(query)) == set(cluster_ids):
-                        return True
-                time.sleep(0.5)
-            return False
-
-        # each cluster's own task brought it up to the scheduled minute
-        assert done(sa.select(IngestWatermark.source_id).where(
-            IngestWatermark.source_id.in_(cluster_ids), IngestWatermark.watermark_at == now - dt.timedelta(minutes=1)))
-        advice = celery_app.send_task("advice.run", kwargs={"now_iso": now.isoformat()}, queue="advice").get(timeout=60)
-        assert advice["fanned_out"] is True and advice["queued"] >= 2
-        assert done(sa.select(FindingRecord.cluster_id).where(FindingRecord.cluster_id.in_(cluster_ids)))
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # the worker counts a run after its task returned
-            after = stats.read()
-            ran = {job: after.runs.get((job, "succeeded"), 0) - before.runs.get((job, "succeeded"), 0)
-                   for job in ("demo.ingest", "advice.run")}
-            if ran["advice.run"] >= 1 + advice["queued"]:
-                break
-            time.sleep(0.2)
-        assert ran == {"demo.ingest": 3, "advice.run": 1 + advice["queued"]}  # the round, then one per cluster
-    finally:
-        with session_scope(url) as db:
-            for table in ("metric_points", "metric_rollups"):
-                db.execute(sa.text(f"DELETE FROM {table} WHERE org_id = ANY(:o)"), {"o": org_ids})
-            db.execute(sa.delete(Organization).where(Organization.id.in_(org_ids)))
+    yield org_ids, cluster_ids
+    with session_scope(url) as db:
+        for table in ("metric_points", "metric_rollups"):
+            db.execute(sa.text(f"DELETE FROM {table} WHERE org_id = ANY(:o)"), {"o": org_ids})
+        db.execute(sa.delete(Organization).where(Organization.id.in_(org_ids)))
 
 
 @pytest.fixture()
-def two_clusters(worker_env: dict[str, str]) -> Iterator[list[str]]:
-    """Two demo clusters (no data: each scores None) of two organisations, committed, deleted after the test."""
-    import uuid
-
-    from headroom.accounts.models import Organization
-    from headroom.platform.db import session_scope
-    from headroom.platform.security import new_external_id
-    from headroom.sources.demo import service as demo
-
-    url = worker_env["DATABASE_URL"]
-    org_ids, cluster_ids = [], []
-    with session_scope(url) as db:
-        for _ in range(2):
-            org = Organization(name="w", slug=f"w-{uuid.uuid4().hex[:8]}", aws_external_id=new_external_id())
-            db.add(org)
-            db.flush()
-            org_ids.append(org.id)
-            cluster_ids.append(str(demo.seed_demo_cluster(db, org.id).id))
-    yield cluster_ids
-    with session_scope(url) as db:
-        db.execute(sa.delete(Organization).where(Organization.id.in_(org_ids)))
+def two_clusters(two_orgs: tuple[list[Any], list[Any]]) -> list[str]:
+    """Two demo clusters (no data: each scores None) of two organisations, as the task arguments name them."""
+    return [str(cluster_id) for cluster_id in two_orgs[1]]
 
 
 def _runs_since(worker_env: dict[str, str], before: Any, job: str, want: dict[str, int]) -> dict[str, int]:

@@ -349,6 +349,26 @@ def _volume_row(db: Session, org_id: uuid.UUID, volume_id: str) -> Volume | None
 _REGION_OF_ZONE = re.compile(r"^([a-z]{2}(?:-gov)?-[a-z]+-\d+)")
 
 
+# The inventory columns of ModifyVolume's change keys.
+VOLUME_COLUMNS = {"volume.type": "volume_type", "volume.iops": "iops", "volume.throughput": "throughput_mibps"}
+
+
+def _record_volume(db: Session, org_id: uuid.UUID, volume_id: str, read_back: dict[str, Any], now: dt.datetime
+                   ) -> None:
+    """Write what AWS read back once a modification is in effect onto the volume's inventory row, and when, so the
+    pages show the volume as it now is without waiting for the next inventory sweep (which reads the same). A new
+    type whose IOPS or throughput AWS did not report leaves them unknown until that sweep."""
+    volume = _volume_row(db, org_id, volume_id)
+    if volume is None:
+        return
+    values = {VOLUME_COLUMNS[k]: v for k, v in read_back.items() if k in VOLUME_COLUMNS and v is not None}
+    if "volume_type" in values and values["volume_type"] != volume.volume_type:
+        volume.iops = volume.throughput_mibps = None
+    for column, value in values.items():
+        setattr(volume, column, str(value) if column == "volume_type" else int(value))
+    volume.modified_at = now
+
+
 def _region(db: Session, volume: Volume) -> str | None:
     """The volume's region: its instance's, else the one its availability zone names."""
     instance = db.get(Instance, volume.instance_ref_id) if volume.instance_ref_id else None
@@ -372,8 +392,14 @@ def _tag_refusal(org: Organization, volume: Volume | None, volume_id: str, regio
 
 
 def _modification(ec2: Any, volume_id: str) -> dict[str, Any] | None:
+    """The volume's newest modification. Two with the same start time (AWS allows one every six hours, but an
+    endpoint that keeps whole minutes, as moto does, can report a modification and its undo at one time): the one
+    listed last, the later one."""
     found = ec2.describe_volumes_modifications(VolumeIds=[volume_id]).get("VolumesModifications", [])
-    return max(found, key=lambda m: m.get("StartTime") or dt.datetime.min.replace(tzinfo=dt.UTC)) if found else None
+    if not found:
+        return None
+    never = dt.datetime.min.replace(tzinfo=dt.UTC)
+    return dict(max(enumerate(found), key=lambda im: (im[1].get("StartTime") or never, im[0]))[1])
 
 
 def _modify_volume(db: Session, plan: ApplyPlan, run: ApplyStepRun, changes: dict[str, Any],
@@ -499,6 +525,7 @@ def _carry_out(db: Session, plan: ApplyPlan, run: ApplyStepRun, effects: Effects
             return "wait"
         started = dt.datetime.fromisoformat(seen["modification_started_at"])
         run.undo_not_before = started + EBS_MODIFY_COOLDOWN
+        _record_volume(db, plan.org_id, step.target, seen.get("read_back_all", {}), now)
         for other in siblings:
             other_key = _step(plan, other).change.key
             other.status, other.started_at, other.finished_at = "verifying", run.started_at, now
@@ -858,6 +885,7 @@ def _undo_once(db: Session, plan: ApplyPlan, effects: Effects, now: dt.datetime)
             r.observed = {**r.observed, **observed}
         if observed.get("undo_modification_state") not in MODIFICATION_IN_EFFECT:
             return "wait"
+        _record_volume(db, plan.org_id, step.target, observed.get("undo_read_back_all", {}), now)
         for r in together:
             restored = observed.get("undo_read_back_all", {}).get(_step(plan, r).undo.key)
             r.status = "undone"

@@ -73,6 +73,9 @@ class Volume(Base):
     tags: Mapped[dict[str, str]] = mapped_column(JSONB, default=dict, server_default=text("'{}'::jsonb"))
     first_seen_at: Mapped[dt.datetime] = created_at_column()
     last_seen_at: Mapped[dt.datetime] = mapped_column(server_default=func.now())
+    # When a Headroom apply run last changed the type, IOPS or throughput (the values AWS read back are written
+    # on the row at once; the next inventory sweep reads the same from AWS). None: never by Headroom.
+    modified_at: Mapped[dt.datetime | None]
 
 
 class TikvNode(Base):

@@ -211,6 +211,13 @@ def _encode_cells(values: NDArray[np.float64], present: NDArray[np.bool_],
     return out, lengths
 
 
+def all_finite(values: NDArray[np.float64]) -> bool:
+    """Whether every value is finite, in one pass without a mask: a NaN or an infinity makes the sum non-finite.
+    The one false "no" is a sum of finite values that overflows, which only costs the caller its masked path."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(np.isfinite(values.sum()))
+
+
 def encode_groups(values: NDArray[np.float64]) -> Groups:
     """Pack (rows x 60) slots (NaN = no point) into groups of equally long encodings: (row indexes, a matrix of
     one encoded row per line). Fixed-size groups are what a binary COPY stream is built from fastest."""
@@ -231,11 +238,7 @@ def _encode_parts(values: NDArray[np.float64]
     groups: Groups = []
     if values.shape[0] == 0:
         return groups, np.empty(0, np.intp), np.empty(0, np.uint8), np.empty(0, np.int64)
-    # A finite sum means no slot is NaN (or infinite): every row is full, known in one pass without a mask (an
-    # overflowing sum of finite values only costs the mask).
-    with np.errstate(invalid="ignore", over="ignore"):
-        all_finite = bool(np.isfinite(values.sum()))
-    present = None if all_finite else ~np.isnan(values)
+    present = None if all_finite(values) else ~np.isnan(values)  # all finite: every row is full
     start = _probe_exponents(values, present)
     dense = start <= MAX_EXPONENT if present is None else present.all(axis=1) & (start <= MAX_EXPONENT)
     leftover = [np.flatnonzero(~dense)]

@@ -464,10 +464,7 @@ def pack_batches(batches: Iterable[SeriesBatch]) -> tuple[HourRows, int, int]:
                 batches += group
                 continue
             values = np.array([np.asarray(b.values, dtype=np.float64) for b in group])
-            # A finite sum means every value is finite (a NaN or an infinity makes it non-finite): one pass
-            # without a mask, the usual case. Only an overflowing sum of finite values takes the mask for nothing.
-            with np.errstate(invalid="ignore", over="ignore"):
-                finite = None if math.isfinite(values.sum()) else np.isfinite(values)
+            finite = None if codec.all_finite(values) else np.isfinite(values)  # None: no mask, the usual case
             if finite is not None:
                 nan += int(values.size - finite.sum())
             first_minute = int((start.astimezone(dt.UTC) - _EPOCH).total_seconds()) // SLOT_SECONDS
@@ -817,9 +814,8 @@ def write_batches(
         fresh, overlap = _split_stored(rows, stored)
         if len(overlap):
             overlap_parts.append(overlap)
-        # Packed slots are finite or NaN, so a finite sum means every slot holds a point (one pass, no mask).
-        with np.errstate(over="ignore"):
-            full = bool(np.isfinite(rows.values.sum()))
+        # Packed slots are finite or NaN, so all finite means every slot holds a point.
+        full = codec.all_finite(rows.values)
         npoints += rows.values.size if full else int(rows.values.size - np.count_nonzero(np.isnan(rows.values)))
         nrows += len(rows)
         return fresh
@@ -1914,15 +1910,22 @@ def aggregate_raw(t: NDArray[np.int64], v: NDArray[np.float64], resolution: int)
     """Aggregate raw points into buckets of `resolution` seconds (as the rollups do: avg/max/min of present)."""
     if resolution == 60 or t.size == 0:
         return Columns(t, v, v.copy(), v.copy())
-    buckets = t - t % resolution
-    keys, index = np.unique(buckets, return_inverse=True)
-    count = np.bincount(index, minlength=keys.size)
-    total = np.bincount(index, weights=v, minlength=keys.size)
-    mx = np.full(keys.size, -np.inf)
-    mn = np.full(keys.size, np.inf)
+    keys, avg, mx, mn = _bucket_stats(t - t % resolution, v)
+    return Columns(keys.astype(np.int64), avg, mx, mn)
+
+
+def _bucket_stats(keys: NDArray[np.int64], v: NDArray[np.float64]) -> tuple[
+        NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The distinct bucket keys in order, and each bucket's avg, max and min of its values (as the rollups
+    aggregate: avg/max/min of the points present). A bucket's values are added in the order given."""
+    uniq, index = np.unique(keys, return_inverse=True)
+    count = np.bincount(index, minlength=uniq.size)
+    total = np.bincount(index, weights=v, minlength=uniq.size)
+    mx = np.full(uniq.size, -np.inf)
+    mn = np.full(uniq.size, np.inf)
     np.maximum.at(mx, index, v)
     np.minimum.at(mn, index, v)
-    return Columns(keys.astype(np.int64), total / count, mx, mn)
+    return uniq, total / count, mx, mn
 
 
 def merge_tail(head: Columns, tail: Columns, tail_from: int) -> Columns:
@@ -1968,14 +1971,7 @@ def aggregate_raw_many(db: Session, org_id: uuid.UUID, series_ids: Sequence[int]
         buckets = t - t % resolution
         first = int(buckets.min())
         per_row = (int(buckets.max()) - first) // resolution + 1
-        keys, index = np.unique(point_row * per_row + (buckets - first) // resolution, return_inverse=True)
-        count = np.bincount(index, minlength=keys.size)
-        total = np.bincount(index, weights=v, minlength=keys.size)
-        mx = np.full(keys.size, -np.inf)
-        mn = np.full(keys.size, np.inf)
-        np.maximum.at(mx, index, v)
-        np.minimum.at(mn, index, v)
-        avg = total / count
+        keys, avg, mx, mn = _bucket_stats(point_row * per_row + (buckets - first) // resolution, v)
         key_row = keys // per_row
         stamp = (first + (keys % per_row) * resolution).astype(np.int64)
         cuts = np.flatnonzero(np.diff(key_row)) + 1

@@ -26,6 +26,7 @@ from headroom.apply import run as apply_run
 from headroom.domain.model import Change, EntityRef
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.inventory.models import TikvNode, Volume
+from sqlalchemy import select
 from headroom.platform.jobs.context import JobContext
 from headroom.timeseries import repository as ts
 from helpers import join_with_role, sign_up, units_of_work
@@ -455,6 +456,13 @@ def _assert_the_write_role_refuses_untagged(owner: Any, volume_id: str) -> None:
     assert aws_allows("vol-0tagged", {"headroom-apply": "yes"}) is True
 
 
+def _inventory(db: Any, org_id: str, volume_id: str) -> tuple[Any, ...]:
+    """The volume's inventory row: type, IOPS, throughput and when Headroom last modified it."""
+    db.expire_all()
+    row = db.scalars(select(Volume).where(Volume.org_id == uuid.UUID(org_id), Volume.volume_id == volume_id)).one()
+    return row.volume_type, row.iops, row.throughput_mibps, row.modified_at
+
+
 def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_hours(
         client: Any, make_client: Any, db: Any, clock: Any, job: JobContext, aws_endpoint_url: str,
         stand_ins: list[TikvStatus]) -> None:
@@ -485,6 +493,8 @@ def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_
     assert len(ec2.describe_volumes_modifications(VolumeIds=[volume_id])["VolumesModifications"]) == 1
     described = ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]
     assert (described["VolumeType"], described["Iops"], described["Throughput"]) == ("gp3", 6000, 250)
+    # the inventory shows the volume as AWS read it back at once, not at the next sweep (and the demo simulates it)
+    assert _inventory(db, owner.org_id, volume_id) == ("gp3", 6000, 250, clock())
     clock.advance(minutes=16)
     apply_run.advance(job, uuid.UUID(pid), clock=clock)
     plan = _plan(owner, pid)
@@ -513,6 +523,8 @@ def test_a_gp2_volume_becomes_gp3_through_the_write_role_and_its_undo_waits_six_
     apply_run.advance(job, uuid.UUID(pid), clock=clock)
     assert [s["status"] for s in _plan(owner, pid)["step_runs"]] == ["undone", "undone", "undone"]
     assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["VolumeType"] == "gp2"
+    # gp2 again: the IOPS and throughput gp3 had are not gp2's (the next sweep reads gp2's baseline from AWS)
+    assert _inventory(db, owner.org_id, volume_id) == ("gp2", None, None, clock())
 
     _assert_the_write_role_refuses_untagged(owner, volume_id)
     assert {"apply.step_applied", "apply.step_verified", "apply.undo_confirmed",

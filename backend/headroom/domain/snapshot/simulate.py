@@ -163,7 +163,14 @@ def _fake_id(prefix: str, *parts: str) -> str:
     return f"{prefix}-0{digest[:16]}"
 
 
-def _plan(scenario: Scenario) -> list[_HostPlan]:
+def volume_specs(scenario: Scenario) -> dict[str, VolumeSpec]:
+    """Each simulated volume's spec (its node group's), by volume id: what a `modified` spec of `simulate` replaces."""
+    return {v.id: v.spec for host in _plan(scenario) for v in host.volumes}
+
+
+def _plan(scenario: Scenario, modified: Mapping[str, VolumeSpec] | None = None) -> list[_HostPlan]:
+    """The fleet's hosts, nodes and volumes; a volume `modified` names (by id) has that spec instead of its group's."""
+    modified = modified or {}
     cluster = scenario.cluster.name
     hosts: list[_HostPlan] = []
     node_index = 0
@@ -215,16 +222,22 @@ def _plan(scenario: Scenario) -> list[_HostPlan]:
                         region=scenario.cluster.region,
                     )
                     for s in range(stripes):
+                        vid = _fake_id("vol", cluster, name, str(vi), str(s))
+                        spec, slimits = vspec, vlimits
+                        if vid in modified:
+                            spec = modified[vid]
+                            slimits = volume_limits(spec.type, spec.size_gib, spec.iops, spec.throughput_mibps,
+                                                    region=scenario.cluster.region)
                         vol = _VolumePlan(
-                            id=_fake_id("vol", cluster, name, str(vi), str(s)),
-                            spec=vspec,
-                            limits=vlimits,
+                            id=vid,
+                            spec=spec,
+                            limits=slimits,
                             node_id=name,
                             instance_id=instance_id,
                             device=f"/dev/nvme{device_no}n1",
                             raid_group=raid,
                             stripes=stripes,
-                            bucket=volume_bucket(vlimits),
+                            bucket=volume_bucket(slimits),
                         )
                         device_no += 1
                         if vspec.role == "data":
@@ -835,13 +848,16 @@ def simulate(
     monitoring: Monitoring | None = None,
     origin: datetime | None = None,
     state: SimState | None = None,
+    modified: Mapping[str, VolumeSpec] | None = None,
 ) -> Snapshot:
     """Simulate a scenario over `hours` from `start` (or the scenario's start) and return its snapshot.
 
     `monitoring` replaces the scenario's (periods and gaps). `origin` is where the workload's time starts
     (growth, spikes and noise; default `start`): windows simulated with one origin are pieces of one history.
     `state` is where the physics stands at `start` (see `SimState`); without it the run warms up for the
-    scenario's `warmup_hours` from the scenario's starting balances.
+    scenario's `warmup_hours` from the scenario's starting balances. `modified` gives volumes (by id) a spec of
+    their own in place of their node group's, as a ModifyVolume changes one volume (the demo's applied changes); a
+    volume that gains a burst bucket starts it at its spec's `burst_balance_percent` unless `state` has its balance.
     """
     if hours <= 0:
         raise ScenarioError(f"hours: must be positive, got {hours}")
@@ -869,7 +885,7 @@ def simulate(
         np.mod(start_hour + (np.arange(total) - warm) * dt / 3600.0, 24.0), dtype=np.float64
     )
 
-    hosts = _plan(scenario)
+    hosts = _plan(scenario, modified)
     window = slice(warm, total)
     series: list[Series] = []
     first_step = int(begin.timestamp()) // step_seconds

@@ -39,9 +39,9 @@ from headroom.accounts.service import audit
 from headroom.clusters.models import Cluster
 from headroom.clusters.service import get_cluster
 from headroom.domain.snapshot import metric_ids as mid
-from headroom.domain.snapshot.scenario import Scenario, load_scenario
+from headroom.domain.snapshot.scenario import Scenario, VolumeSpec, load_scenario
 from headroom.domain.snapshot.schema import Snapshot
-from headroom.domain.snapshot.simulate import EC2_PERIOD_SECONDS, SimState, simulate
+from headroom.domain.snapshot.simulate import EC2_PERIOD_SECONDS, SimState, simulate, volume_specs
 from headroom.domain.snapshot.views import IO_METRICS
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
 from headroom.platform.errors import Conflict, NotFound
@@ -399,6 +399,8 @@ def give_volume_id(db: Session, principal: Principal, cluster_id: uuid.UUID, vol
             raise Conflict(f"Real volume ID: Headroom already stores metrics of a volume {target}.",
                            code="volume_id_taken")
         timeseries.rename_entity(db, cluster.org_id, "volume", row.volume_id, target)
+        # another volume: whatever a run did to the previous one, the demo simulates this one as the scenario has it
+        row.modified_at = None
     before = {"volume_id": row.volume_id, "tags": dict(row.tags)}
     row.volume_id, row.tags = target, (dict(tags) if target != simulated else {})
     db.flush()
@@ -491,6 +493,38 @@ def _batches(snap: Snapshot, series_ids: dict[int, int]) -> Iterator[timeseries.
         yield timeseries.SeriesBatch(series_ids[index], series.start, series.step_seconds, series.array)
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def modified_volume_specs(db: Session, cluster: Cluster, scenario: Scenario, at: dt.datetime
+                          ) -> tuple[dict[str, VolumeSpec], dt.datetime | None]:
+    """The demo's volumes a Headroom apply run modified (only a volume given a real ID can be), as their inventory
+    rows hold them (what AWS read back: apply/run.py writes it): simulated volume ID -> its spec now, and when the
+    newest of those changes took effect. A real cluster's sweep reads a new type from AWS; the demo has no account
+    to read, so it simulates what the runs read back."""
+    if db.scalar(select(Volume.id).where(Volume.org_id == cluster.org_id, Volume.cluster_id == cluster.id,
+                                         Volume.modified_at.is_not(None)).limit(1)) is None:
+        return {}, None
+    base = volume_specs(scenario)
+    specs: dict[str, VolumeSpec] = {}
+    newest: dt.datetime | None = None
+    for sim, row in given_volumes(db, cluster, _fleet(scenario, _seed_for(cluster), at)).items():
+        if row.modified_at is None or sim not in base:
+            continue
+        newest = row.modified_at if newest is None else max(newest, row.modified_at)
+        fields = base[sim].model_dump() | {
+            "type": row.volume_type,
+            "iops": row.iops if row.volume_type in ("gp3", "io1", "io2") else None,
+            "throughput_mibps": row.throughput_mibps if row.volume_type == "gp3" else None,
+        }
+        try:
+            specs[sim] = VolumeSpec.model_validate(fields)
+        except ValueError as error:  # a combination the simulator does not model: the volume keeps its spec
+            log.warning("demo.volume_change_not_simulated", cluster_id=str(cluster.id), volume=row.volume_id,
+                        error=str(error))
+    return specs, newest
+
+
 def ingest_window(
     db: Session,
     cluster: Cluster,
@@ -500,14 +534,16 @@ def ingest_window(
     *,
     origin: dt.datetime | None = None,
     state: SimState | None = None,
+    modified: dict[str, VolumeSpec] | None = None,
     kept: _KeptInventory | None = None,
 ) -> dict[str, int]:
     """Simulate [start, end) for a demo cluster and write inventory, configs and points (idempotent).
 
-    `origin` and `state` as `simulate` takes them: the window continues the history they describe. `kept`: the
-    inventory _touch_inventory found unchanged at `end`."""
+    `origin`, `state` and `modified` as `simulate` takes them: the window continues the history they describe.
+    `kept`: the inventory _touch_inventory found unchanged at `end`."""
     hours = (end - start).total_seconds() / 3600
-    snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=start, origin=origin, state=state)
+    snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=start, origin=origin, state=state,
+                    modified=modified)
     entity_ids, volume_ids, source_id = _upsert_inventory(db, cluster, snap, end, kept)
     keys = [
         timeseries.SeriesKey(
@@ -544,17 +580,22 @@ def ingest_demo(db: Session, cluster: Cluster, *, now: dt.datetime, scenario: Sc
     newest = watermarks.newest_watermark(db, cluster.org_id, DEMO_SOURCE_KIND, cluster.id)
     if newest is None:
         start = end - BACKFILL
-    else:  # from a 5-minute boundary, where the EC2 periods the store holds end
+    period = dt.timedelta(seconds=EC2_PERIOD_SECONDS)
+    modified, changed_at = modified_volume_specs(db, cluster, scenario, end)
+    if newest is not None:  # from a 5-minute boundary, where the EC2 periods the store holds end
         resume = max(end - BACKFILL, newest - OVERLAP)
-        period = dt.timedelta(seconds=EC2_PERIOD_SECONDS)
-        start = resume - (resume - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) % period
+        if changed_at is not None:
+            # The overlap is not simulated again from before a volume's change, with physics it did not have
+            # then (its stored minutes stay); what comes after the watermark always is.
+            resume = max(resume, min(changed_at, newest + dt.timedelta(minutes=1)))
+        start = resume - (resume - _EPOCH) % period
     if end - start < dt.timedelta(minutes=1):
         return {"series": 0, "points": 0}
     seed = _seed_for(cluster)
     kept = _touch_inventory(db, cluster, end) if newest is not None else None
     state = stored_state(db, cluster, scenario, start, seed=seed, kept=kept) if newest is not None else None
     written = ingest_window(db, cluster, scenario, start, end, origin=demo_origin(cluster, start), state=state,
-                            kept=kept)
+                            modified=modified, kept=kept)
     if newest is None:
         written["hourly_rollups"] = backfill_hourly_history(db, cluster, scenario, end - HOURLY_HISTORY, start)
     return written

@@ -11,6 +11,7 @@ from typing import Any
 from headroom.domain.snapshot import metric_ids as mid
 from headroom.domain.snapshot.scenario import load_scenario
 from headroom.inventory.models import TikvNode, Volume
+from headroom.sources.models import CollectionSweep
 from headroom.sources.demo import service as demo
 from headroom.timeseries import repository as timeseries
 from helpers import join_with_role, sign_up
@@ -137,3 +138,71 @@ def test_the_demo_ingest_asks_nothing_of_aws_whatever_endpoint_is_set(db: Any, s
                      sleep=lambda _s: None)
     result = demo.ingest_demo_fleet(ctx, NOW + dt.timedelta(minutes=5), str(cluster.id))
     assert result["clusters"] == 1 and result["points"] > 0
+
+
+def _modified(db: Any, row_id: uuid.UUID, **values: Any) -> None:
+    """What apply/run.py writes on the row once AWS reports a modification in effect (committed)."""
+    db.expire_all()  # the row as the API's requests left it
+    row = db.get(Volume, row_id)
+    for column, value in values.items():
+        setattr(row, column, value)
+    db.commit()
+
+
+def test_a_volume_an_apply_run_modified_is_simulated_as_modified_from_then_on(
+        client: Any, make_client: Any, db: Any) -> None:
+    """The demo has no AWS account whose sweep would report a volume's new type: once an apply run wrote what AWS
+    read back on the row (modified_at), the demo simulates the volume that way, keeps the row as AWS reported it,
+    and does not simulate the minutes before the change again with physics they did not have."""
+    owner = sign_up(client)
+    org_id = uuid.UUID(owner.org_id)
+    cluster, gp2 = _demo(db, owner)  # history up to NOW - 1 minute; a gp2 volume with a burst bucket
+    assert owner.patch(f"/api/v1/clusters/{cluster.id}/demo-volumes/{gp2.volume_id}",
+                       json={"volume_id": REAL, "tags": TAGS}).status_code == 200
+    balance = _series(db, org_id, REAL)[mid.EBS_BURST_BALANCE]
+
+    def burst_minutes(lo: dt.datetime, hi: dt.datetime) -> list[int]:
+        t, _v = timeseries.read_points_many(db, org_id, [balance], lo, hi)[balance]
+        return t.tolist()
+
+    before = burst_minutes(NOW - dt.timedelta(hours=1), NOW)
+    assert before  # gp2: AWS publishes BurstBalance
+    # What apply/run.py writes once AWS reports the gp2 -> gp3 modification in effect (no IOPS or throughput read
+    # back: the type alone, so gp3's baseline), at NOW - 3 minutes: inside the overlap the next ingest rewrites.
+    changed_at = NOW - dt.timedelta(minutes=3)
+    source = demo.seed_demo_source(db, org_id)
+    _modified(db, gp2.id, volume_type="gp3", iops=None, throughput_mibps=None, modified_at=changed_at)
+
+    written = demo.ingest_demo(db, cluster, now=NOW + dt.timedelta(minutes=10))
+    db.commit()
+    assert written["points"] > 0
+    db.expire_all()
+    row = db.get(Volume, gp2.id)
+    # gp3 with AWS's baseline (3,000 IOPS, 125 MiB/s), not set back to the scenario's gp2 by the demo's refresh
+    assert (row.volume_id, row.volume_type, row.iops, row.throughput_mibps) == (REAL, "gp3", 3000, 125)
+    # no BurstBalance from the change on (AWS publishes none for gp3); the stored minutes before it are kept
+    assert burst_minutes(NOW, NOW + dt.timedelta(minutes=10)) == []
+    assert burst_minutes(NOW - dt.timedelta(hours=1), NOW) == before
+    # the window began at the change's 5-minute boundary (NOW - 5), not at the overlap's (the watermark NOW - 1
+    # less 10 minutes, on a 5-minute boundary: NOW - 15), as the demo source's sweep record says
+    sweep = db.scalars(select(CollectionSweep).where(CollectionSweep.source_id == source.id)
+                       .order_by(CollectionSweep.window_end_at.desc())).first()
+    assert (sweep.window_start_at, sweep.window_end_at) == (NOW - dt.timedelta(minutes=5), NOW + dt.timedelta(minutes=10))
+
+    # set back to gp2 (the undo), later: BurstBalance again from then on
+    _modified(db, gp2.id, volume_type="gp2", modified_at=NOW + dt.timedelta(minutes=12))
+    demo.ingest_demo(db, cluster, now=NOW + dt.timedelta(minutes=20))
+    db.commit()
+    db.expire_all()
+    assert db.get(Volume, gp2.id).volume_type == "gp2"
+    assert burst_minutes(NOW + dt.timedelta(minutes=15), NOW + dt.timedelta(minutes=20))
+
+    # another ID (here the simulated one again): another volume, which no run modified
+    _modified(db, gp2.id, volume_type="gp3", modified_at=NOW + dt.timedelta(minutes=22))
+    assert owner.patch(f"/api/v1/clusters/{cluster.id}/demo-volumes/{REAL}", json={"volume_id": None}).status_code == 200
+    db.expire_all()
+    assert db.get(Volume, gp2.id).modified_at is None
+    demo.ingest_demo(db, cluster, now=NOW + dt.timedelta(minutes=30))
+    db.commit()
+    db.expire_all()
+    assert db.get(Volume, gp2.id).volume_type == "gp2"

@@ -2,6 +2,7 @@
 // library in them: the app's queries (api.ts) and the page's first-requests script (src/boot.ts), which starts them
 // before the app's code has arrived, build them here, so both ask for the same URLs.
 import type { ApiClient } from '@/api/client';
+import { addressParam } from '@/lib/addressParam';
 
 /** A cluster (GET /clusters/{id}). */
 export function getCluster(client: ApiClient, clusterId: string) {
@@ -24,14 +25,12 @@ const CLUSTER_PATH = /^\/clusters\/([^/]+)(?:\/|$)/;
 
 /** The cluster a cluster page's address opens, or null for any other page. */
 export function clusterAddress(pathname: string): string | null {
-  const match = CLUSTER_PATH.exec(pathname);
-  return match?.[1] ? decodeURIComponent(match[1]) : null;
+  return addressParam(CLUSTER_PATH, pathname);
 }
 
 const OVERVIEW_PATH = /^\/clusters\/([^/]+)\/?$/;
 
 /** The cluster whose overview an address opens, or null for any other page. */
 export function overviewAddress(pathname: string): string | null {
-  const match = OVERVIEW_PATH.exec(pathname);
-  return match?.[1] ? decodeURIComponent(match[1]) : null;
+  return addressParam(OVERVIEW_PATH, pathname);
 }

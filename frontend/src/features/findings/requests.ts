@@ -2,6 +2,7 @@
 // app's queries (api.ts) and the page's first-requests script (src/boot.ts), which starts them before the app's code
 // has arrived, build them here, so both ask for the same URLs.
 import type { ApiClient } from '@/api/client';
+import { addressParam } from '@/lib/addressParam';
 import type { FindingFilters, FindingSort } from './api';
 
 /** A cluster's findings (GET /clusters/{id}/findings), filtered and in `sort` order. */
@@ -38,6 +39,5 @@ const FINDING_PATH = /^\/clusters\/[^/]+\/findings\/([^/]+)\/?$/;
 
 /** The finding a finding's page address opens, or null for any other page. */
 export function findingAddress(pathname: string): string | null {
-  const match = FINDING_PATH.exec(pathname);
-  return match?.[1] ? decodeURIComponent(match[1]) : null;
+  return addressParam(FINDING_PATH, pathname);
 }

@@ -2,6 +2,7 @@
 // React or query library in them: the app's queries (api.ts) and the page's first-requests script (src/boot.ts),
 // which starts them before the app's code has arrived, build them here, so both ask for the same URLs.
 import type { ApiClient } from '@/api/client';
+import { addressParam } from '@/lib/addressParam';
 
 /** The ranges the page offers; the API picks the resolution from the window (raw ≤ 6 h, 5 min ≤ 8 d, else 1 h). */
 export const RANGES = [
@@ -95,10 +96,10 @@ export interface MetricsAddress {
 /** The Metrics tab an address opens, or null for any other page. */
 export function metricsAddress(address: { pathname: string; search: string }, viewportPx: number,
   nowMs: number): MetricsAddress | null {
-  const match = METRICS_PATH.exec(address.pathname);
-  if (!match?.[1]) return null;
+  const clusterId = addressParam(METRICS_PATH, address.pathname);
+  if (clusterId === null) return null;
   const params = new URLSearchParams(address.search);
   const range = rangeOf(params.get('range'));
-  return { clusterId: decodeURIComponent(match[1]), nodeId: params.get('node') ?? undefined, range,
+  return { clusterId, nodeId: params.get('node') ?? undefined, range,
     window: windowFor(range, nowMs), points: chartPoints(contentWidthFor(viewportPx)) };
 }
