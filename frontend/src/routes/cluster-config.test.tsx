@@ -156,6 +156,33 @@ describe('cluster config', () => {
     expect(body).toEqual({ finding_ids: [GP2_FINDING], options: { [GP2_FINDING]: 1 } });
   });
 
+  it('shows the choices and enables "Create patch" once every selected finding is read, not one by one', async () => {
+    // Regression: each finding's options appeared as its answer arrived, pushing "Create patch" down under a
+    // pointer on its way to it (a click meant for it landed elsewhere; the crawl's click sent nothing).
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    server.use(...clusterHandlers());
+    const { user } = renderRoutes(routes, PATH);
+    await user.click(await screen.findByRole('checkbox', { name: /BurstBalance fell to 0%/ }));
+    await screen.findByRole('group', { name: /^Fix for vol-043ed06aaced3aa8a/ });
+    // a second finding whose answer is held: the first one's choices wait with it, and so does the button
+    server.use(
+      http.get(apiUrl(`/findings/${CACHE_FINDING}`), async () => {
+        await held;
+        return undefined;
+      }),
+    );
+    await user.click(screen.getByRole('checkbox', { name: /block cache/i }));
+    expect(await screen.findByText('Reading the selected findings…')).toBeInTheDocument();
+    expect(screen.queryByRole('group', { name: /^Fix for/ })).not.toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Create patch' })).toBeDisabled();
+    release();
+    expect(await screen.findByRole('group', { name: /^Fix for vol-043ed06aaced3aa8a/ })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Create patch' })).toBeEnabled();
+  });
+
   it('shows the API error when the patch cannot be made', async () => {
     server.use(...clusterHandlers());
     server.use(

@@ -37,10 +37,14 @@ export default function ClusterConfigPage() {
       .map((c) => ({ key: c.key, proposed: c.proposed, entity: appliesTo(c), finding: d.data?.title ?? '' })),
   );
   const awsChanges = details.reduce((n, d) => n + chosenChanges(d).filter((c) => c.target === 'aws').length, 0);
-  const withChoice = details.flatMap((d) =>
-    d.data && (d.data.options ?? []).length > 1 ? [{ ...d.data, options: d.data.options ?? [] }] : [],
-  );
   const loadingChanges = details.some((d) => d.isPending);
+  // The choices appear together once every selected finding has been read: each finding's arriving on its own
+  // would push the button below down while someone aims at it (a click meant for it lands on an option).
+  const withChoice = loadingChanges
+    ? []
+    : details.flatMap((d) =>
+        d.data && (d.data.options ?? []).length > 1 ? [{ ...d.data, options: d.data.options ?? [] }] : [],
+      );
   const patch = createPatch.data;
 
   return (
@@ -86,7 +90,7 @@ export default function ClusterConfigPage() {
           <button
             type="button"
             className="button button--primary"
-            disabled={!canManage || selected.length === 0 || createPatch.isPending}
+            disabled={!canManage || selected.length === 0 || loadingChanges || createPatch.isPending}
             title={canManage ? undefined : 'Only admins can create patches.'}
             onClick={() => {
               const options = Object.fromEntries(Object.entries(choices).filter(([id]) => selected.includes(id)));
