@@ -9,10 +9,11 @@ MaxResults is answered whole, as before.
 
 moto 5 answers a GetMetricData query by scanning, for every period of the window, every data point stored in the
 region (every volume's and instance's series the tests have put there), so a call costs periods x points and grows
-through a run: it was a third of the moto server's CPU in the AWS tests. Here each query is answered by moto's own
-code over the points it would keep anyway (its metric name, and its dimensions, or its namespace when it names
-none: moto's own filter), so the answer is the same and the scan is one series long. Calls with a metric math or
-Metrics Insights expression, which read the other queries' results or every point, are moto's own as before.
+through a run: it was a third of the moto server's CPU in the AWS tests (bench/ci_time.md, "Seventh pass"). Here
+each query is answered by moto's own code over the points it would keep anyway (its metric name, and its dimensions,
+or its namespace when it names none: moto's own filter), so the answer is the same and the scan is one series long.
+Calls with a metric math or Metrics Insights expression, which read the other queries' results or every point, are
+moto's own as before.
 
 Usage: python scripts/moto_server.py [moto_server's arguments]
 """

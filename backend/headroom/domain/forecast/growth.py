@@ -80,7 +80,8 @@ from threadpoolctl import ThreadpoolController
 
 # SciPy's optimiser, filters and statistics and statsmodels are imported where a forecast is fitted, not here: they
 # take about 1.2 s of CPU to import, and every process that loads the advisor (the API, each Celery worker, every
-# `headroom` command, `headroom patch` and `headroom --help` included) loaded them whether it forecast or not.
+# `headroom` command, `headroom patch` and `headroom --help` included) loaded them whether it forecast or not
+# (bench/ci_time.md, "Seventh pass").
 
 Array = NDArray[np.float64]
 Aggregate = Literal["mean", "max", "last"]
