@@ -76,11 +76,12 @@ from typing import Literal
 import numpy as np
 from headroom.domain.units import format_quantity
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize
-from scipy.signal import lfilter
-from scipy.stats import theilslopes
-from statsmodels.tsa.holtwinters import ExponentialSmoothing
 from threadpoolctl import ThreadpoolController
+
+# SciPy's optimiser, filters and statistics and statsmodels are imported where a forecast is fitted, not here: they
+# take about 1.2 s of CPU to import, and every process that loads the advisor (the API, each Celery worker, every
+# `headroom` command, `headroom patch` and `headroom --help` included) loaded them whether it forecast or not
+# (bench/ci_time.md, "Seventh pass").
 
 Array = NDArray[np.float64]
 Aggregate = Literal["mean", "max", "last"]
@@ -196,6 +197,8 @@ def _one_step_errors(z: Array, alpha: float, gamma: float, period: int | None) -
         season[1:, 3:] = np.eye(period - 1)
     errors = np.empty((n, k + 1))
     smooth = [1.0, -(1.0 - alpha)]
+    from scipy.signal import lfilter
+
     for t0 in range(0, n, block):
         size = min(block, n - t0)
         target = -season[:size] if period else np.zeros((size, k + 1))  # z − season, per column
@@ -259,6 +262,8 @@ def _estimate_additive(z: Array, period: int | None) -> _AdditiveFit:
     bounds = [(0.0, 1.0), (0.0, 1.0) if period else (0.0, 0.0)]
     # One BLAS thread: a 170 × 170 solve gains nothing from two, and on a busy machine waiting for the second
     # thread made each solve ~40 times slower (bench/README.md, "Projections' cost").
+    from scipy.optimize import minimize
+
     with _blas().limit(limits=1, user_api="blas"):
         best = minimize(sse, min(grid, key=sse), method="L-BFGS-B", bounds=bounds).x
         alpha, gamma = float(best[0]), float(best[1]) * (1.0 - float(best[0]))
@@ -320,6 +325,8 @@ def _fit_ets(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence chatter from the optimiser; the fit is still used
         # a multiplicative season is not linear in its states: statsmodels' own search
+        from statsmodels.tsa.holtwinters import ExponentialSmoothing
+
         model = ExponentialSmoothing(
             y, trend="add", seasonal=seasonal, seasonal_periods=period, initialization_method="estimated"
         )
@@ -361,6 +368,8 @@ def _daily_slope_se(y: Array, interval: float) -> float:
     """Standard error of the trend per hour from a Theil-Sen fit of the daily means (normal approximation)."""
     days = len(y) // DAY_HOURS
     means = y[len(y) - days * DAY_HOURS :].reshape(days, DAY_HOURS).mean(axis=1)
+    from scipy.stats import theilslopes
+
     res = theilslopes(means, np.arange(days, dtype=np.float64), alpha=interval)
     z = float(NormalDist().inv_cdf(0.5 + interval / 2))
     return float(res.high_slope - res.low_slope) / 2.0 / z / DAY_HOURS
@@ -456,6 +465,8 @@ def forecast_growth(
             )
         else:
             notes.append(f"{n} h of history (< {2 * DAY_HOURS} h): robust straight line, no seasonality")
+        from scipy.stats import theilslopes
+
         res = theilslopes(z - profile, t, alpha=interval)
         slope, intercept = float(res.slope), float(res.intercept)
         resid = z - profile - (intercept + slope * t)
