@@ -102,6 +102,22 @@ def session_scope(url: str) -> Iterator[Session]:
 # at all (refused, timed out, name not resolved).
 _OUTAGE_STATES = frozenset({"57P01", "57P02", "57P03", "53300"})
 
+def driver_connection(db: Session) -> psycopg.Connection[Any]:
+    """The psycopg connection under the session's transaction (begun if it was not), for the store's hot paths
+    where the ORM's statement handling costs more than the work: COPY, binary results, savepoints. Statements
+    on it are part of the session's transaction and commit or roll back with it."""
+    conn = db.connection().connection.driver_connection
+    if conn is None:  # only a connection the pool has already closed has none
+        raise RuntimeError("the session's database connection is closed")
+    return conn  # type: ignore[no-any-return]
+
+
+def driver_cursor(db: Session, *, binary: bool = False) -> psycopg.Cursor[Any]:
+    """A cursor of `driver_connection(db)`, to use in a `with` block (binary: results in PostgreSQL's binary
+    format, which the packed point arrays are read in)."""
+    return driver_connection(db).cursor(binary=binary)
+
+
 
 def is_database_outage(exc: BaseException) -> bool:
     """True when an error means the database cannot be reached or is not accepting work right now (a retry later

@@ -34,6 +34,7 @@ from sqlalchemy import Exists, exists, select, text
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from headroom.domain.snapshot.align import Method
+from headroom.platform.db import driver_connection, driver_cursor
 from headroom.timeseries.copy_binary import HEADER as COPY_HEADER
 from headroom.timeseries.copy_binary import TRAILER as COPY_TRAILER
 from headroom.timeseries import codec
@@ -99,9 +100,7 @@ def ensure_partitions(db: Session, start: dt.datetime, end: dt.datetime) -> int:
         month = nxt
     # One round trip to learn which exist (every write calls this: through the driver's cursor, with the names as
     # one array literal, they are plain identifiers).
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor() as cur:
+    with driver_cursor(db) as cur:
         cur.execute("SELECT relname FROM pg_class WHERE relname = ANY(CAST(%s AS name[])) AND relkind IN ('r', 'p')",
                     ("{" + ",".join(w[1] for w in wanted) + "}",))
         present = {row[0] for row in cur.fetchall()}
@@ -262,9 +261,7 @@ def _keys_digest(keys: Sequence[SeriesKey]) -> bytes:
 def _ensured_again(db: Session, org_id: uuid.UUID, kept: _Ensured) -> bool:
     """Whether every row of a kept answer is still the version it was (so the lookup would answer the same: the
     rows are unique per identity, and theirs, their unit, period and cluster are as they were)."""
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor() as cur:
+    with driver_cursor(db) as cur:
         cur.execute(
             "SELECT (SELECT count(*) FROM unnest(CAST(%(rows)s AS bigint[]), CAST(%(xmins)s AS bigint[])) AS k(id, x) "
             "JOIN metric_series s ON s.id = k.id AND s.org_id = %(org)s AND s.xmin = CAST(CAST(k.x AS text) AS xid)), "
@@ -635,12 +632,10 @@ def _stored_versions(db: Session, series: list[int], lo_hour: int, hi_hour: int,
                      ) -> tuple[HourRows, NDArray[np.int64]]:
     """_stored_rows, and each row's version (its xmin: the transaction that wrote it) when `versions`: a write
     that merged a row with what it read updates it only if it is still that version (_update_read_rows)."""
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
     parts: list[HourParts] = []
     xmins: list[NDArray[np.int64]] = []
     query = STORED_VERSIONS_QUERY if versions else STORED_ROWS_QUERY
-    with conn.cursor(binary=True) as cur:
+    with driver_cursor(db, binary=True) as cur:
         # No JIT compilation for the rest of this (write) transaction: the planner's estimates for a partition
         # without statistics yet (a backfill filling it) put this lookup of a few rows over jit_above_cost, and
         # compiling it took 100-165 ms where the lookup takes 2 (bench/README.md, "The existence query in a
@@ -736,10 +731,8 @@ def _update_read_rows(db: Session, rows: HourRows, versions: NDArray[np.int64]) 
     transaction updated or deleted since it was read no longer has that xmin (a new version is written by a new
     transaction), so it is left alone: when that transaction is still open, the lock waits for its end and then
     checks the row's newest version."""
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
     blob, lengths = codec.encode(rows.values)
-    with conn.cursor(binary=True) as cur:
+    with driver_cursor(db, binary=True) as cur:
         cur.execute(
             "WITH k AS (SELECT * FROM unnest(CAST(%(sids)s AS bigint[]), CAST(%(hours)s AS bigint[]), "
             "CAST(%(xmins)s AS bigint[]), CAST(%(offsets)s AS int[]), CAST(%(lengths)s AS int[])) "
@@ -798,8 +791,7 @@ def write_batches(
             limit = min(slice_rows, limit * COPY_RAMP)
         groups[-1].append(batch)
         size += len(batch.values) * max(1, batch.step_seconds // SLOT_SECONDS)
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
+    conn = driver_connection(db)
     nan = unaligned = npoints = nrows = 0
     fresh_parts: list[HourRows] = []
     overlap_parts: list[HourRows] = []
@@ -867,8 +859,7 @@ def _write_rows(db: Session, org_id: uuid.UUID, rows: HourRows, nan: int, unalig
         return WriteResult(0, 0, nan, unaligned)
     lo_hour, hi_hour = int(rows.hours.min()), int(rows.hours.max())
     ensure_partitions(db, _EPOCH + dt.timedelta(hours=lo_hour), _EPOCH + dt.timedelta(hours=hi_hour))
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
+    conn = driver_connection(db)
     # Which of these hour rows exist already (the overlap window)? Only those need conflict handling, and only
     # those the merge would change are sent.
     stored, versions = _stored_versions(db, np.unique(rows.series).tolist(), lo_hour, hi_hour)
@@ -999,9 +990,7 @@ def _mark_dirty(db: Session, org_id: uuid.UUID, changed: Sequence[HourRows], *,
     if runs is None:
         runs = _hour_runs(np.concatenate([c.series for c in changed]), np.concatenate([c.hours for c in changed]))
     sids, firsts, counts = runs
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor() as cur:
+    with driver_cursor(db) as cur:
         # One round trip for the usual write (no queued row near its runs: a backfill, or live ingest with the
         # queue drained): the runs of series with no such row are inserted by the same statement that locks and
         # returns the rows near the others, which are then merged below.
@@ -1096,9 +1085,7 @@ def _merge_rows(db: Session, org_id: uuid.UUID, rows: HourRows) -> HourRows:
 
 def _locked_rows(db: Session, rows: HourRows) -> HourRows:
     """The stored hour rows with these keys, locked until the transaction ends (in key order: no deadlock)."""
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor(binary=True) as cur:
+    with driver_cursor(db, binary=True) as cur:
         cur.execute(
             "WITH locked AS (SELECT p.series_id, p.bucket_at, p.vals FROM metric_points p "
             "JOIN unnest(CAST(%(sids)s AS bigint[]), CAST(%(hours)s AS bigint[])) AS k(s, h) "
@@ -1116,9 +1103,7 @@ def _locked_rows(db: Session, rows: HourRows) -> HourRows:
 
 def _stage(db: Session, org_id: uuid.UUID, rows: HourRows) -> None:
     """Put packed rows into the transaction's staging table (emptied first)."""
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor() as cur:
+    with driver_cursor(db) as cur:
         cur.execute(
             "CREATE TEMP TABLE IF NOT EXISTS _points_stage (series_id bigint, bucket_at timestamptz, "
             "org_id uuid, vals bytea) ON COMMIT DELETE ROWS"
@@ -1213,8 +1198,7 @@ def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None, open_from: in
     hours or crosses the limit is cut, keeping its row (same series, later first hour) for the rest: a writer
     waiting on that row finds the remaining hours in its next version.
     """
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
+    conn = driver_connection(db)
     scope = "AND org_id = %(org)s " if org_id is not None else ""
     claimed: list[tuple[int, int, int]] = []
     cuts: list[tuple[int, int, int]] = []  # (series, first hour, hours taken) of runs whose row keeps the rest
@@ -1353,9 +1337,7 @@ def _apply_patches(db: Session, streams: Sequence[bytes], first_day: dt.datetime
     for each other in one order (no deadlock) and the second applies its slice to the first's committed row
     (no lost update).
     """
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor() as cur:
+    with driver_cursor(db) as cur:
         cur.execute(
             "CREATE TEMP TABLE IF NOT EXISTS _rollup_patch (LIKE metric_rollups INCLUDING DEFAULTS, lo int, hi int) "
             "ON COMMIT DELETE ROWS"
@@ -1411,10 +1393,8 @@ def _read_days(
     concatenated server-side (array_send; NULL slots as NaN so every row has one size). The client then does a
     few frombuffer calls instead of handling a message or a Python object per row.
     """
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
     parts: list[HourParts] = []
-    with conn.cursor(binary=True) as cur:
+    with driver_cursor(db, binary=True) as cur:
         for day, sids in sorted(days.items()):
             groups: list[list[int] | None] = [None] if sids is None else [
                 sorted(sids)[i : i + READ_BACK_SERIES] for i in range(0, len(sids), READ_BACK_SERIES)]
@@ -1454,8 +1434,6 @@ def _recompute_rollups(db: Session, days: dict[dt.datetime, list[int] | None]) -
     sids, micros, values = _read_days(db, days)
     if sids.size == 0:
         return 0
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
     ensure_partitions(db, min(days), max(days))
     pg_days = micros // 86_400_000_000  # days since 2000-01-01
     # One (series, day) grid of 1,440 minutes; each hour row drops into its hour of it.
@@ -1473,7 +1451,7 @@ def _recompute_rollups(db: Session, days: dict[dt.datetime, list[int] | None]) -
     for resolution, slots in ROLLUP_SLOTS.items():
         avg, maximum, minimum, count = _aggregate(flat.reshape(pairs.size, slots, 1440 // slots))
         out = encode_rollup_rows(pair_sids, resolution, day_micros, orgs, avg, maximum, minimum, count)
-        with conn.cursor() as cur:
+        with driver_cursor(db) as cur:
             cur.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS _rollup_stage (LIKE metric_rollups INCLUDING DEFAULTS) "
                 "ON COMMIT DELETE ROWS"
@@ -1559,13 +1537,11 @@ def read_rollups(
     if resolution not in ROLLUP_SLOTS:
         raise ValueError(f"resolution must be one of {sorted(ROLLUP_SLOTS)}")
     lo, hi = int(start.timestamp()), int(end.timestamp())
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
     slots = ROLLUP_SLOTS[resolution]
     # One result row: the day rows' arrays in their binary send format, concatenated server-side into one bytea
     # (array_send is what binary results use), so the client unpacks them with one numpy frombuffer instead of
     # building a Python object per element (or receiving one COPY message per row).
-    with conn.cursor(binary=True) as cur:
+    with driver_cursor(db, binary=True) as cur:
         cur.execute(
             # No ORDER BY in the aggregates (a sort of the wide rows costs the server more than numpy's
             # argsort below): every aggregate of one Agg node sees the rows in the same order.
@@ -1783,11 +1759,9 @@ def _points_in_window(
     point inside the window."""
     if not series_ids:
         return
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
     ids = sorted(set(series_ids))
     parts: list[HourParts] = []
-    with conn.cursor(binary=True) as cur:
+    with driver_cursor(db, binary=True) as cur:
         for i in range(0, len(ids), READ_MANY_SERIES):
             cur.execute(
                 f"SELECT {_HOUR_ROWS_AGGREGATE} FROM metric_points "

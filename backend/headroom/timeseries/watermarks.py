@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from headroom.platform.db import driver_cursor
+
 
 def get_watermarks(
     db: Session, org_id: uuid.UUID, source_kind: str, source_id: uuid.UUID, series_ids: Sequence[int]
@@ -28,9 +30,7 @@ def get_watermarks(
 
 def newest_watermark(db: Session, org_id: uuid.UUID, source_kind: str, source_id: uuid.UUID) -> dt.datetime | None:
     """Return the newest watermark of any of a source's series (None: nothing ingested yet)."""
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor() as cur:  # the driver's cursor: a collector asks every minute, the ORM's statement cost more
+    with driver_cursor(db) as cur:  # the driver's cursor: a collector asks every minute, the ORM's statement cost more
         cur.execute("SELECT max(watermark_at) FROM ingest_watermarks WHERE org_id = %s AND source_kind = %s "
                     "AND source_id = %s", (org_id, source_kind, source_id))
         found = cur.fetchone()
@@ -47,9 +47,7 @@ def advance_watermarks(
     # adapting hundreds of ids and datetimes one by one cost more than the statement.
     stamps: dict[dt.datetime, str] = {}
     ats = ",".join([stamps.get(at) or stamps.setdefault(at, f'"{at.isoformat()}"') for at in marks.values()])
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor() as cur:
+    with driver_cursor(db) as cur:
         cur.execute(
             "INSERT INTO ingest_watermarks (org_id, source_kind, source_id, series_id, watermark_at) "
             "SELECT %(org)s, %(kind)s, %(src)s, unnest(CAST(%(ids)s AS bigint[])), "

@@ -44,6 +44,7 @@ from headroom.domain.snapshot.schema import Snapshot
 from headroom.domain.snapshot.simulate import EC2_PERIOD_SECONDS, SimState, simulate, volume_specs
 from headroom.domain.snapshot.views import IO_METRICS
 from headroom.inventory.models import Instance, TikvConfig, TikvNode, Volume
+from headroom.platform.db import driver_cursor
 from headroom.platform.errors import Conflict, NotFound
 from headroom.platform.jobs.context import JobContext
 from headroom.platform.logging import get_logger
@@ -208,9 +209,7 @@ _INVENTORY_STATE = {
 def _inventory_state(db: Session, org_id: uuid.UUID, rows: list[uuid.UUID], nodes: list[uuid.UUID], *,
                      touch_at: dt.datetime | None = None) -> tuple[str | None, str | None, str | None]:
     """_INVENTORY_STATE of these rows; `touch_at`: moving their last_seen_at to it in the same statement."""
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor() as cur:
+    with driver_cursor(db) as cur:
         cur.execute(_INVENTORY_STATE[touch_at is not None],
                     {"now": touch_at, "org": org_id, "ids": rows, "nodes": nodes})
         found = cur.fetchone()
@@ -368,9 +367,7 @@ def _fleet(scenario: Scenario, seed: int, at: dt.datetime) -> Snapshot:
 
 def _lock_demo(db: Session, cluster: Cluster) -> None:
     """Serialise a demo cluster's ingest and the change of a volume's ID (held to the end of the transaction)."""
-    conn = db.connection().connection.driver_connection
-    assert conn is not None
-    with conn.cursor() as cur:  # the driver's cursor: this runs every minute, the ORM's statement cost more
+    with driver_cursor(db) as cur:  # the driver's cursor: this runs every minute, the ORM's statement cost more
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"demo-cluster:{cluster.id}",))
 
 
