@@ -619,9 +619,14 @@ def test_hour_runs_are_the_sorted_distinct_pairs_in_runs(pairs: list[tuple[int, 
 
 # A write reads the stored rows of its hours, merges its points into them and writes each merged row back only if
 # it is still the version read; these tests change the row between the read and the write back.
-def _read_then(sessions: sessionmaker[Session], org: uuid.UUID, sid: int, minute: int, value: float
+def _read_then(sessions: sessionmaker[Session], org: uuid.UUID, sid: int, stored_values: list[float]
                ) -> tuple[Session, ts.HourRows, ts.HourRows, Any]:
-    """Open a writer that has read the hour T0's stored row, with its new point at `minute` packed."""
+    """Commit `stored_values` from T0 on, then open a writer that has read the hour T0's stored row, with its new
+    point (7.0 at minute 10) packed."""
+    with sessions() as db:
+        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, stored_values)])
+        db.commit()
+    minute, value = 10, 7.0
     writer = sessions()
     rows, _, _ = ts.pack_batches([ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=minute), 60, [value])])
     hour = int(rows.hours[0])
@@ -637,10 +642,7 @@ def _slots(sessions: sessionmaker[Session], org: uuid.UUID, sid: int) -> dict[in
 
 def test_a_row_another_writer_changed_since_the_read_is_merged_again_not_overwritten(committed: Any) -> None:
     sessions, org, sid = committed
-    with sessions() as db:
-        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, [1.0, 2.0])])
-        db.commit()
-    writer, rows, stored, versions = _read_then(sessions, org, sid, 10, 7.0)
+    writer, rows, stored, versions = _read_then(sessions, org, sid, [1.0, 2.0])
     try:
         with sessions() as other:  # commits a point in the same hour row after the writer's read
             ts.write_batches(other, org, [ts.SeriesBatch(sid, T0 + dt.timedelta(minutes=30), 60, [5.0])])
@@ -655,10 +657,7 @@ def test_a_row_another_writer_changed_since_the_read_is_merged_again_not_overwri
 
 def test_a_write_back_waits_for_a_writer_of_the_same_row_then_merges_into_its_version(committed: Any) -> None:
     sessions, org, sid = committed
-    with sessions() as db:
-        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, [1.0])])
-        db.commit()
-    writer, rows, stored, versions = _read_then(sessions, org, sid, 10, 7.0)
+    writer, rows, stored, versions = _read_then(sessions, org, sid, [1.0])
     other = sessions()
     done = threading.Event()
     try:
@@ -683,10 +682,7 @@ def test_a_write_back_waits_for_a_writer_of_the_same_row_then_merges_into_its_ve
 
 def test_a_row_deleted_since_the_read_is_inserted_again_with_the_new_points(committed: Any) -> None:
     sessions, org, sid = committed
-    with sessions() as db:
-        ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, [1.0])])
-        db.commit()
-    writer, rows, stored, versions = _read_then(sessions, org, sid, 10, 7.0)
+    writer, rows, stored, versions = _read_then(sessions, org, sid, [1.0])
     try:
         with sessions() as other:
             other.execute(text("DELETE FROM metric_points WHERE series_id = :s"), {"s": sid})
