@@ -890,10 +890,17 @@ def simulate(
     series: list[Series] = []
     first_step = int(begin.timestamp()) // step_seconds
 
+    # An entity's uniforms are a function of (entity, steps): every series of it misses the same datapoints, so
+    # they are drawn once per entity and steps, not once per series.
+    drawn: dict[tuple[str, int, int], Array] = {}
+
     def missing(key: str, share: float, count: int, first: int = first_step) -> NDArray[np.bool_]:
         if not gaps:
             return np.zeros(count, dtype=bool)
-        return _uniforms(seed, key, first, count) < share
+        uniforms = drawn.get((key, first, count))
+        if uniforms is None:
+            uniforms = drawn[key, first, count] = _uniforms(seed, key, first, count)
+        return uniforms < share
 
     def add(
         kind: str,
