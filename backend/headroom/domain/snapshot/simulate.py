@@ -849,6 +849,7 @@ def simulate(
     origin: datetime | None = None,
     state: SimState | None = None,
     modified: Mapping[str, VolumeSpec] | None = None,
+    lookback: bool = True,
 ) -> Snapshot:
     """Simulate a scenario over `hours` from `start` (or the scenario's start) and return its snapshot.
 
@@ -858,6 +859,7 @@ def simulate(
     scenario's `warmup_hours` from the scenario's starting balances. `modified` gives volumes (by id) a spec of
     their own in place of their node group's, as a ModifyVolume changes one volume (the demo's applied changes); a
     volume that gains a burst bucket starts it at its spec's `burst_balance_percent` unless `state` has its balance.
+    `lookback=False` leaves out the lookback the scenario declares (the demo's ingest writes the series only).
     """
     if hours <= 0:
         raise ScenarioError(f"hours: must be positive, got {hours}")
@@ -1205,7 +1207,7 @@ def simulate(
         volumes=volumes_out,
         series=series,
     )
-    if scenario.lookback is None:
+    if scenario.lookback is None or not lookback:
         return snapshot
     return snapshot.model_copy(update={"lookback": scenario_lookback(snapshot, scenario.lookback)})
 

@@ -357,7 +357,7 @@ def _fleet(scenario: Scenario, seed: int, at: dt.datetime) -> Snapshot:
     kept = _FLEETS.get(id(scenario))
     if kept is not None and kept[0] is scenario:
         return kept[1]
-    fleet = simulate(scenario, hours=1 / 60, seed=seed, start=at, state=SimState())
+    fleet = simulate(scenario, hours=1 / 60, seed=seed, start=at, state=SimState(), lookback=False)
     fleet = fleet.model_copy(update={"series": []})
     if len(_FLEETS) >= _FLEETS_KEPT:
         _FLEETS.clear()
@@ -540,7 +540,7 @@ def ingest_window(
     `kept`: the inventory _touch_inventory found unchanged at `end`."""
     hours = (end - start).total_seconds() / 3600
     snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=start, origin=origin, state=state,
-                    modified=modified)
+                    modified=modified, lookback=False)  # the series are written; the lookback is the store's
     entity_ids, volume_ids, source_id = _upsert_inventory(db, cluster, snap, end, kept)
     keys = [
         timeseries.SeriesKey(
@@ -610,7 +610,7 @@ def backfill_hourly_history(
         return 0
     hours = (last - first).total_seconds() / 3600
     snap = simulate(scenario, hours=hours, seed=_seed_for(cluster), start=first, step_seconds=3600,
-                    origin=demo_origin(cluster, first))
+                    origin=demo_origin(cluster, first), lookback=False)
     io = {
         (ENTITY_KIND[s.entity.kind], s.entity.id, s.metric): s
         for s in snap.series
