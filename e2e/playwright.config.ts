@@ -48,6 +48,10 @@ export default defineConfig({
     headless: true,
     viewport: { width: 1280, height: 800 },
     locale: 'en-GB',
+    // Pages as a user who asked for reduced motion sees them: the loading spinner stands still. A turning spinner
+    // kept headless Chromium redrawing at 7-11 s of CPU a minute, against 3-4 s for a still page (bench/ci_time.md),
+    // on a 2-core machine where every spec waits for pages that load.
+    reducedMotion: 'reduce',
     timezoneId: 'UTC',
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page, TestInfo } from '@playwright/test';
+import { collectViolations, expectPolicy, ROUTES, ROUTES_WITH_MADE_UP_IDS, routeOf, type Violation, watchViolations } from '../csp';
 import { expect, test } from '../fixtures';
 import { overflowingElements } from '../overflow';
 
@@ -14,7 +15,10 @@ import { overflowingElements } from '../overflow';
 // - the browser's console has no error (a failed request, a React warning logged as an error, an exception);
 // - no first paint lies: every text the page showed while it loaded is recorded (a MutationObserver from the
 //   first byte), and an empty state ("No findings yet", "$0", a score of 0...) that was shown and then went away
-//   once the data came was a contradiction the user saw.
+//   once the data came was a contradiction the user saw;
+// - the page was sent with the Content-Security-Policy and reports no violation of it (../csp.ts): together the
+//   crawls open every page of the dashboard (frontend/route-paths.json), which the demo's crawl checks; csp.spec.ts
+//   opens the few it leaves out (links with a made-up token, a source id that does not exist).
 // What each page showed is attached as first-hour-<width>.json.
 
 const VIEWPORTS = [
@@ -50,6 +54,7 @@ interface PageRecord {
   jargon: string[];
   consoleErrors: string[];
   liedWhileLoading: string[];
+  cspViolations: Violation[];
   textsSeen: number;
 }
 
@@ -85,7 +90,11 @@ function jargonIn(text: string): string[] {
 
 class Crawl {
   readonly records: PageRecord[] = [];
+  /** The routes of frontend/route-paths.json this crawl opened. */
+  readonly routes = new Set<string>();
   private errors: string[] = [];
+  private violations: Violation[] = [];
+  private current = '';
 
   constructor(
     private readonly page: Page,
@@ -95,18 +104,28 @@ class Crawl {
     page.on('console', (message) => {
       if (message.type() !== 'error') return;
       // The weekly email's preview is a sandboxed frame without scripts: the text recorder this test adds to
-      // every frame (recordTexts) is refused there, and Chromium says so. That script is the test's, not the app's.
-      if (message.location().url === 'about:srcdoc' && message.text().startsWith('Blocked script execution')) return;
+      // every frame (recordTexts, and the policy's watcher) is refused there, and Chromium says so (the message names
+      // the frame; once the frame is drawn, its location is empty). Those scripts are the test's, not the app's.
+      if (message.text().startsWith("Blocked script execution in 'about:srcdoc' because the document's frame is sandboxed")) return;
       this.errors.push(`${message.text()} (${message.location().url})`);
     });
     page.on('pageerror', (error) => this.errors.push(`uncaught: ${error.message}`));
+  }
+
+  /** Record Content-Security-Policy violations from the next page on (once per test: it adds an init script). */
+  async watchPolicy(context: BrowserContext) {
+    await watchViolations(context, this.page, this.violations, () => this.current);
   }
 
   /** Open `url`, wait until `ready` and the network is quiet, then check the page. */
   async visit(name: string, url: string, ready?: () => Promise<void>) {
     await test.step(`${this.org}: ${name}`, async () => {
       this.errors = [];
-      await this.page.goto(url);
+      this.current = name;
+      const response = await this.page.goto(url);
+      expectPolicy(response, `${this.org}: ${name} (${url})`);
+      const route = routeOf(url);
+      if (route) this.routes.add(route);
       await this.checkCurrent(name, ready);
     });
   }
@@ -114,8 +133,11 @@ class Crawl {
   /** Check the page the browser is on (after a click that navigated in the app). */
   async checkCurrent(name: string, ready?: () => Promise<void>) {
     const page = this.page;
+    this.current = name;
     if (ready) await ready();
     await page.waitForLoadState('networkidle');
+    await collectViolations(page, this.violations, name);
+    const violations = this.violations.splice(0);
     await expect(page.locator('#root')).not.toBeEmpty();
     const width = page.viewportSize()?.width ?? 0;
     const label = `${this.org}: ${name} at ${width} px`;
@@ -140,7 +162,8 @@ class Crawl {
       });
     const record: PageRecord = {
       org: this.org, page: name, url: new URL(page.url()).pathname + new URL(page.url()).search, width,
-      scrollWidth, overflowing, jargon, consoleErrors: [...this.errors], liedWhileLoading: lied, textsSeen: texts.length,
+      scrollWidth, overflowing, jargon, consoleErrors: [...this.errors], liedWhileLoading: lied, cspViolations: violations,
+      textsSeen: texts.length,
     };
     this.records.push(record);
     writeFileSync(this.testInfo.outputPath(`first-hour-${width}-${this.org}.json`), JSON.stringify(this.records, null, 2));
@@ -148,6 +171,7 @@ class Crawl {
     expect.soft(scrollWidth, `${label}: the page scrolls sideways (${overflowing.join('; ')})`).toBeLessThanOrEqual(width);
     expect.soft(this.errors, `${label}: console errors`).toEqual([]);
     expect.soft(lied, `${label}: an empty state shown while loading`).toEqual([]);
+    expect.soft(violations, `${label}: Content-Security-Policy violations`).toEqual([]);
     // A fresh document for the next page's record of texts.
     await page.evaluate(() => {
       (window as unknown as { __texts: string[] }).__texts = [];
@@ -155,6 +179,16 @@ class Crawl {
     this.errors = [];
   }
 }
+
+/** The pages of a visitor (not logged in). A link opened without its token says so (the pages with a made-up token
+ * show the server's refusal, which the browser logs as a failed request: those are csp.spec.ts's). */
+const VISITOR_PAGES = [
+  ['log in', '/login'],
+  ['sign up', '/signup'],
+  ['confirm sign-up without a link', '/signup/confirm'],
+  ['accept an invitation without a link', '/accept-invitation'],
+  ['unsubscribe without a link', '/unsubscribe'],
+] as const;
 
 /** Settings pages every organisation has (the source pages with ids are visited where the org has sources). */
 const SETTINGS = [
@@ -166,6 +200,8 @@ const SETTINGS = [
   ['connect AWS', '/settings/sources/aws/new'],
   ['connect Prometheus', '/settings/sources/prometheus/new'],
   ['alerts', '/settings/alerts'],
+  ['apply', '/settings/apply'],
+  ['recommendations', '/settings/recommendations'],
   ['weekly email', '/settings/digest'],
   ['audit log', '/settings/audit-log'],
 ] as const;
@@ -177,14 +213,9 @@ for (const viewport of VIEWPORTS) {
     test(`visitor pages at ${viewport.width} px`, async ({ page, context }, testInfo) => {
       await recordTexts(context);
       const crawl = new Crawl(page, testInfo, 'visitor');
+      await crawl.watchPolicy(context);
       const form = () => expect(page.getByRole('button').first()).toBeVisible();
-      await crawl.visit('log in', '/login', form);
-      await crawl.visit('sign up', '/signup', form);
-      // A link opened without its token says so (the pages with a made-up token show the server's refusal,
-      // which the browser logs as a failed request: those are csp.spec.ts's).
-      await crawl.visit('confirm sign-up without a link', '/signup/confirm');
-      await crawl.visit('accept an invitation without a link', '/accept-invitation');
-      await crawl.visit('unsubscribe without a link', '/unsubscribe');
+      for (const [name, url] of VISITOR_PAGES) await crawl.visit(name, url, url === '/login' || url === '/signup' ? form : undefined);
     });
 
     test(`every page of the demo organisation at ${viewport.width} px`, async ({
@@ -193,10 +224,13 @@ for (const viewport of VIEWPORTS) {
       test.setTimeout(600_000);
       await recordTexts(context);
       const crawl = new Crawl(page, testInfo, 'demo');
+      await crawl.watchPolicy(context);
       const base = (await openDemoCluster({ waitForFindingsMs: 240_000 })).path;
       const api = page.request;
 
-      await crawl.visit('clusters', '/clusters', () => expect(page.getByRole('row').nth(1)).toBeVisible());
+      const fleet = () => expect(page.getByRole('row').nth(1)).toBeVisible();
+      await crawl.visit('clusters', '/clusters', fleet);
+      await crawl.visit('the start page (the clusters)', '/', fleet);
       await crawl.visit('cluster overview', base, () => expect(clusterPage.nodesTable()).toBeVisible());
       await crawl.visit('findings', `${base}/findings`, () => expect(clusterPage.findingLinks().first()).toBeVisible());
       const findings = (await (await api.get(`/api/v1${base}/findings`)).json()) as {
@@ -232,7 +266,11 @@ for (const viewport of VIEWPORTS) {
       await crawl.visit('a patch of every open finding', `${base}/patches/${patch.id}`, () =>
         expect(page.getByRole('table', { name: 'Changes in this patch' })).toBeVisible());
 
-      for (const [name, url] of SETTINGS) await crawl.visit(name, url);
+      // The weekly email's page with its preview drawn: a sandboxed frame under the page's policy, with the email's
+      // inline styles and data: charts.
+      const preview = () =>
+        expect(page.frameLocator('iframe[title="Email preview"]').locator('body')).toContainText(/\S/, { timeout: 30_000 });
+      for (const [name, url] of SETTINGS) await crawl.visit(name, url, url === '/settings/digest' ? preview : undefined);
       // How Headroom decides: the index and every page it lists (rendered from the threshold documents).
       await crawl.visit('how Headroom decides', '/decides', () =>
         expect(page.getByRole('heading', { level: 1 })).toBeVisible());
@@ -247,6 +285,11 @@ for (const viewport of VIEWPORTS) {
       for (const source of aws) await crawl.visit('an AWS source', `/settings/sources/aws/${source.id}`);
       const prometheus = (await (await api.get('/api/v1/sources/prometheus')).json()) as { id: string }[];
       for (const source of prometheus) await crawl.visit('a Prometheus source', `/settings/sources/prometheus/${source.id}`);
+
+      // Every page of the dashboard had its policy checked: here, in the visitor crawl, or by csp.spec.ts.
+      const elsewhere = [...VISITOR_PAGES.map(([, url]) => routeOf(url)), ...ROUTES_WITH_MADE_UP_IDS];
+      expect(ROUTES.filter((route) => !crawl.routes.has(route) && !elsewhere.includes(route)), 'pages no crawl opened')
+        .toEqual([]);
     });
 
     test(`every page of a fresh organisation at ${viewport.width} px`, async ({
@@ -255,6 +298,7 @@ for (const viewport of VIEWPORTS) {
       test.setTimeout(180_000);
       await recordTexts(context);
       const crawl = new Crawl(page, testInfo, 'fresh');
+      await crawl.watchPolicy(context);
       await signupPage.goto();
       await signupPage.signUp(newAccount);
       await expect(signupPage.checkYourEmail()).toBeVisible();
