@@ -1,8 +1,14 @@
-"""The suite's xdist scheduler hands out the longest scopes first, by the recorded seconds of their files."""
+"""The suite's xdist scheduler hands out the longest scopes first, by the recorded seconds of their files; its
+controller writes the assert-rewritten test modules once for the workers."""
 
 from __future__ import annotations
 
-from xdist_workers import FILE_SECONDS, _recorded_seconds, _scope_seconds
+import sys
+from pathlib import Path
+
+import pytest
+from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, _rewrite_test, get_cache_dir
+from xdist_workers import FILE_SECONDS, _recorded_seconds, _rewrite_test_modules_once, _scope_seconds
 
 
 def test_a_scope_costs_its_files_recorded_seconds_for_the_tests_that_run_and_the_mean_for_a_new_file() -> None:
@@ -20,3 +26,26 @@ def test_the_recorded_seconds_are_read_from_the_file_the_profiler_writes() -> No
     assert FILE_SECONDS.exists() and len(recorded) > 100
     seconds, tests = recorded["backend/tests/api/test_schemathesis.py"]
     assert seconds > 0 and tests > 0
+
+
+def test_the_controller_writes_the_rewritten_test_modules_a_worker_would_load(
+        pytestconfig: pytest.Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "test_sample.py").write_text("def test_sample():\n    got = 2\n    assert got == 1\n")
+    (tmp_path / "conftest.py").write_text("")
+    (tmp_path / "sample_helper.py").write_text("")
+    monkeypatch.setattr(pytestconfig, "args", [str(tmp_path)])
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    _rewrite_test_modules_once(pytestconfig)
+
+    def cached(name: str) -> Path:
+        return get_cache_dir(tmp_path / name) / (name[:-3] + PYC_TAIL)
+
+    assert cached("conftest.py").exists() and not cached("sample_helper.py").exists()
+    fn = tmp_path / "test_sample.py"
+    code = _read_pyc(fn, cached("test_sample.py"))  # pytest's own check of a cached module: None when stale
+    assert code is not None and code == _rewrite_test(fn, pytestconfig)[1]
+    namespace: dict[str, object] = {}
+    exec(code, namespace)
+    with pytest.raises(AssertionError) as failure:
+        namespace["test_sample"]()  # type: ignore[operator]
+    assert "assert 2 == 1" in str(failure.value)  # the rewritten assert explains itself

@@ -25,8 +25,10 @@ their own. Without xdist (no PYTEST_XDIST_WORKER) it changes nothing.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -100,9 +102,61 @@ def _worker_database(url: str, admin_url: str, worker: str) -> str:
     return template.set(database=name).render_as_string(hide_password=False)
 
 
+def _rewrite_test_modules_once(config: pytest.Config) -> None:
+    """Write the assert-rewritten bytecode of the run's test modules and conftests before the workers start.
+
+    pytest rewrites the asserts of every test module it imports and keeps the result beside it (a `-pytest-`
+    .pyc in __pycache__). On a fresh clone no such file exists yet, and the workers, starting together, each
+    rewrote all of them: about 4 s of CPU per worker for the whole suite. Written once here with pytest's own
+    functions (the same code object a worker would make, checked by test_xdist_scheduling.py), the workers
+    read them. Any failure leaves the rewriting to the workers, as before."""
+    if config.getoption("assertmode", "rewrite") != "rewrite" or sys.dont_write_bytecode:
+        return
+    try:
+        from _pytest.assertion.rewrite import (
+            PYC_TAIL,
+            _read_pyc,
+            _rewrite_test,
+            _write_pyc,
+            assertstate_key,
+            get_cache_dir,
+            try_makedirs,
+        )
+    except ImportError:  # another pytest: its workers rewrite as they always did
+        return
+    state = config.stash.get(assertstate_key, None)
+    if state is None:
+        return
+    patterns = ["conftest.py", *config.getini("python_files")]
+    for fn in _test_files(config, patterns):
+        cache_dir = get_cache_dir(fn)
+        pyc = cache_dir / (fn.name[:-3] + PYC_TAIL)
+        if not try_makedirs(cache_dir) or _read_pyc(fn, pyc, state.trace) is not None:
+            continue
+        try:
+            source_hash, co = _rewrite_test(fn, config)
+        except SyntaxError:  # the worker's import reports it
+            continue
+        _write_pyc(state, co, source_hash, pyc)
+
+
+def _test_files(config: pytest.Config, patterns: list[str]) -> list[Path]:
+    """The .py files under the run's arguments (or testpaths) whose names match `patterns`."""
+    found: set[Path] = set()
+    base = config.invocation_params.dir
+    for arg in config.args:
+        path = (base / arg.split("::")[0]).resolve()
+        candidates = path.rglob("*.py") if path.is_dir() else [path]
+        found.update(p for p in candidates if any(fnmatch.fnmatch(p.name, pat) for pat in patterns))
+    return sorted(found)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     index = worker_index()
     if index is None:
+        # the xdist controller, before it starts the workers (xdist's own test of a distributed run)
+        if not config.getoption("collectonly") and config.getoption("dist", "no") != "no" and config.getoption("tx", None):
+            _rewrite_test_modules_once(config)
         return
     worker = f"gw{index}"
     database_url = os.environ.get("HEADROOM_TEST_DATABASE_URL")
