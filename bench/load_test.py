@@ -25,7 +25,25 @@ Per step (N clusters, M users), recorded in bench/results/load_test.json:
     uv run --group bench python bench/load_test.py --clusters 25 50 100 --users 10 25 50 --step-seconds 120
 
 Seeding (per organisation: sign-up, the demo cluster, a 7-day backfill, rollups, first advice and projections)
-runs before the workers start, in 2 processes; its time is recorded too.
+runs before the workers start, in 2 processes; its time is recorded too. It costs about 5 s of CPU per tenant
+(2.7 s of wall time on 2 quiet cores, 11-18 s at a load of 5-6), so 1,000 tenants would take 45 minutes to
+hours. `--seed copies` seeds one tenant so and copies it in PostgreSQL (bench/tenant_clone.py: every row it owns,
+new ids, its 7 days of points and rollups included) at about 1 s per copy on the shared machine; each copy then
+ingests, is advised and is browsed on its own from where the original stopped, and the copies are checked for any
+row naming the original's ids or another organisation's series. What a copy does not reproduce: its simulated
+workload is the original's (the same 7 days; the live minutes differ, the seed being the cluster's name).
+
+For many clusters (docker compose's layout, seeded once and kept):
+
+    uv run --group bench python bench/load_test.py --services /tmp/load-svc --seed copies --seed-only --clusters 1000
+    uv run --group bench python bench/load_test.py --services /tmp/load-svc --seed copies --clusters 1000 \
+        --users 25 --workers compose --warmup-seconds 60 --settle-lag 150 --step-seconds 600 --sample-seconds 10
+
+`--workers compose` runs docker-compose.yml's two worker services (`worker`: ingest and alerts; `worker-advice`:
+advice, maintenance and email; 2 processes each) through bench/load/worker.py, which also counts each job's CPU
+seconds (and the demo simulator's share), so a step records worker CPU per cluster per minute by job.
+`--settle-lag` waits after the warm-up until the p95 ingest lag over clusters is that low (copies made earlier
+catch up first).
 """
 
 from __future__ import annotations
@@ -71,24 +89,31 @@ def _free_port() -> int:
 
 
 @contextmanager
-def services() -> Iterator[dict[str, str]]:
-    """PostgreSQL and Redis from scripts/services.sh in a throw-away directory, migrated."""
-    svc = Path(tempfile.mkdtemp(prefix="headroom-load."))
-    subprocess.run([str(REPO / "scripts/services.sh"), "start", str(svc)], check=True, stdout=subprocess.DEVNULL)
+def services(keep: Path | None = None) -> Iterator[dict[str, str]]:
+    """PostgreSQL and Redis from scripts/services.sh, migrated: in a throw-away directory, or in `keep`, started
+    there if it has none yet and left running (a later run given the same directory reuses its data)."""
+    reuse = keep is not None and (keep / "env").is_file()
+    svc = keep if keep is not None else Path(tempfile.mkdtemp(prefix="headroom-load."))
+    if not reuse:
+        subprocess.run([str(REPO / "scripts/services.sh"), "start", str(svc)], check=True, stdout=subprocess.DEVNULL)
     env: dict[str, str] = {}
     for line in (svc / "env").read_text().splitlines():
         if line.startswith("export "):
             key, _, value = line[7:].partition("=")
             env[key] = value
     try:
-        subprocess.run([str(BIN / "alembic"), "upgrade", "head"], cwd=REPO, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, env={**os.environ, "DATABASE_URL": env["HEADROOM_TEST_DATABASE_URL"]})
+        if not reuse:
+            subprocess.run([str(BIN / "alembic"), "upgrade", "head"], cwd=REPO, check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL,
+                           env={**os.environ, "DATABASE_URL": env["HEADROOM_TEST_DATABASE_URL"]})
         env["svc"] = str(svc)
         yield env
     finally:
-        subprocess.run([str(REPO / "scripts/services.sh"), "stop", str(svc)], check=False, stdout=subprocess.DEVNULL)
-        if not os.environ.get("HEADROOM_LOAD_KEEP_SERVICES"):  # set it to read the services' logs afterwards
-            shutil.rmtree(svc, ignore_errors=True)
+        if keep is None:
+            subprocess.run([str(REPO / "scripts/services.sh"), "stop", str(svc)], check=False,
+                           stdout=subprocess.DEVNULL)
+            if not os.environ.get("HEADROOM_LOAD_KEEP_SERVICES"):  # set it to read the services' logs afterwards
+                shutil.rmtree(svc, ignore_errors=True)
 
 
 def headroom_env(database_url: str, redis_url: str) -> dict[str, str]:
@@ -195,6 +220,61 @@ def seed(database_url: str, first: int, count: int) -> tuple[list[dict[str, Any]
     return made, summary
 
 
+def _copy_batch(database_url: str, org_id: str, first: int, count: int) -> dict[str, Any]:
+    from tenant_clone import Cloner
+
+    made = Cloner(database_url, uuid.UUID(org_id)).copy(first, count)
+    for account in made["accounts"]:
+        account["password"] = PASSWORD  # the copy's user has the original's password hash
+    return made
+
+
+def seed_copies(database_url: str, original: dict[str, Any], first: int, count: int,
+                batch: int = 25) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """`count` copies of the tenant `original` (a seeded account), numbered from `first`, made in PostgreSQL
+    (bench/tenant_clone.py) by 2 processes, `batch` copies per transaction; then checked (no copied row names the
+    original's ids or another organisation's series)."""
+    from sqlalchemy import create_engine, text
+
+    from headroom.platform.db import normalise_database_url
+    from tenant_clone import Cloner
+
+    from headroom.platform.db import engine_for, session_scope
+    from headroom.sources.demo import service as demo
+
+    # the original brought up to now first (its ingest since it was seeded or last ran): each copy starts from the
+    # minute it is made, as a tenant seeded now would
+    with session_scope(database_url) as db:
+        demo.ingest_demo(db, db.get(demo.Cluster, uuid.UUID(original["cluster_id"])), now=dt.datetime.now(dt.UTC))
+    engine_for(database_url).dispose()  # no pooled connection may be inherited by the forked processes
+    engine = create_engine(normalise_database_url(database_url))
+    with engine.connect() as conn:
+        org_id = str(conn.execute(text("SELECT org_id FROM clusters WHERE id = :c"),
+                                  {"c": original["cluster_id"]}).scalar_one())
+    engine.dispose()
+    cloner = Cloner(database_url, uuid.UUID(org_id))  # creates the id maps' tables before the processes share them
+    starts = list(range(first, first + count, batch))
+    sizes = [min(batch, first + count - a) for a in starts]
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        made = list(pool.map(_copy_batch, [database_url] * len(starts), [org_id] * len(starts), starts, sizes))
+    wall = time.perf_counter() - started
+    t = time.perf_counter()
+    # every copy up to 200; past that an even sample of 50 (the check reads every point of the copies it checks)
+    sample = None if count <= 200 else list(range(first, first + count, count // 50))
+    leaks = cloner.check_copies(sample)
+    checked = time.perf_counter() - t
+    if any(leaks.values()):
+        raise RuntimeError(f"copied rows name the original's ids or another org's series: {leaks}")
+    cloner.engine.dispose()
+    accounts = [a for m in made for a in m["accounts"]]
+    return accounts, {"copies": len(accounts), "of_cluster": original["cluster_id"], "wall_seconds": round(wall, 1),
+                      "seconds_per_copy": round(wall / max(1, len(accounts)), 3),
+                      "check_seconds": round(checked, 1), "copies_checked": len(sample) if sample else len(accounts),
+                      "rows_naming_the_original": sum(leaks.values()),
+                      "slowest_tables_first_batch": made[0]["slowest_tables"] if made else {}}
+
+
 def database_bytes(database_url: str) -> int:
     from sqlalchemy import create_engine, text
 
@@ -279,10 +359,11 @@ def _cpu_seconds(procs: list[psutil.Process]) -> float:
 
 
 class Sampler(threading.Thread):
-    """Every 5 s: the ingest lag of every cluster, the queue depths and the CPU seconds of each component."""
+    """Every `every` s: the ingest lag of every cluster, the queue depths and the CPU seconds of each component."""
 
-    def __init__(self, database_url: str, redis_url: str, components: dict[str, Any]) -> None:
+    def __init__(self, database_url: str, redis_url: str, components: dict[str, Any], every: float = 5) -> None:
         super().__init__(daemon=True)
+        self.every = every
         import redis
         from sqlalchemy import create_engine
 
@@ -308,10 +389,11 @@ class Sampler(threading.Thread):
                 "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()")).scalar()
         depths = {q: int(self.redis.llen(q)) for q in QUEUES}
         return {"t": time.time(), "lag_max": max(lags, default=0.0),
-                "lag_p50": statistics.median(lags) if lags else 0.0, "queues": depths, "pg_active": active}
+                "lag_p50": statistics.median(lags) if lags else 0.0, "lags": lags, "queues": depths,
+                "pg_active": active}
 
     def run(self) -> None:
-        while not self.halt.wait(5):
+        while not self.halt.wait(self.every):
             self.samples.append(self.sample())
 
 
@@ -324,8 +406,36 @@ def job_totals(redis_url: str) -> Any:
 def job_delta(before: Any, after: Any, name: str) -> dict[str, Any]:
     runs = after.runs.get((name, "succeeded"), 0) - before.runs.get((name, "succeeded"), 0)
     failed = after.runs.get((name, "failed"), 0) - before.runs.get((name, "failed"), 0)
+    expired = after.runs.get((name, "expired"), 0) - before.runs.get((name, "expired"), 0)
     seconds = after.seconds.get(name, 0.0) - before.seconds.get(name, 0.0)
-    return {"succeeded": runs, "failed": failed, "mean_seconds": round(seconds / runs, 3) if runs else None}
+    return {"succeeded": runs, "failed": failed, "expired": expired,
+            "mean_seconds": round(seconds / runs, 3) if runs else None}
+
+
+def lag_figures(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ingest lag over every (cluster, sample) pair of `samples`: p50, p95, max, in seconds."""
+    lags = sorted(x for s in samples for x in s["lags"])
+    if not lags:
+        return {"p50": None, "p95": None, "max": None, "samples": len(samples)}
+
+    def pct(q: float) -> float:
+        return round(lags[min(len(lags) - 1, int(q * len(lags)))], 1)
+
+    return {"p50": pct(0.5), "p95": pct(0.95), "max": round(lags[-1], 1), "samples": len(samples),
+            "p50_of_clusters_mean": round(statistics.fmean(s["lag_p50"] for s in samples), 1)}
+
+
+def job_cpu(before: dict[str, float], after: dict[str, float], clusters: int, seconds: float,
+            runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Worker CPU seconds by job over a step (bench/load/worker.py counts them): per cluster per minute of the
+    step (what ran; a run that expired unrun costs nothing), and per run."""
+    per = clusters * seconds / 60
+    spent = {k: after[k] - before.get(k, 0.0) for k in sorted(after) if after[k] - before.get(k, 0.0) > 0}
+    out: dict[str, Any] = {k: round(v / per, 4) for k, v in spent.items()}
+    out["all jobs"] = round(sum(v for k, v in out.items() if not k.endswith("|simulator")), 4)
+    out["per_run"] = {k: round(v / runs[k.split("|")[0]]["succeeded"], 4) for k, v in spent.items()
+                      if runs.get(k.split("|")[0], {}).get("succeeded")}
+    return out
 
 
 # --- locust ----------------------------------------------------------------------------------------------------
@@ -385,8 +495,11 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
 
     database_url, redis_url = env["HEADROOM_TEST_DATABASE_URL"], env["HEADROOM_TEST_REDIS_URL"]
     settings = Settings(HEADROOM_ENV="development", HEADROOM_SECRET_KEY=SECRET, REDIS_URL=redis_url)
-    totals = job_totals(redis_url)
+    from load.worker import read_cpu
+
+    totals, jobs_cpu0 = job_totals(redis_url), read_cpu(redis_url)
     cpu0, wall0, machine0 = sampler.cpu(), time.monotonic(), psutil.cpu_times()
+    load0 = os.getloadavg()
     first_sample = len(sampler.samples)
     # the advice round, as beat queues it every 15 minutes: one advice.run that fans out one task per cluster
     now = dt.datetime.now(dt.UTC)
@@ -401,12 +514,12 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
         locust_cpu = max(locust_cpu, _cpu_seconds(_tree(psutil.Process(locust.pid))))
         time.sleep(1)
         if round_seconds is None:
-            done = job_delta(totals, job_totals(redis_url), "advice.run")["succeeded"]
-            if done >= clusters + 1:
+            advice = job_delta(totals, job_totals(redis_url), "advice.run")
+            if advice["succeeded"] + advice["failed"] + advice["expired"] >= clusters + 1:
                 round_seconds = round(time.monotonic() - round_started, 1)
     wall = time.monotonic() - wall0
     cpu1, machine1 = sampler.cpu(), psutil.cpu_times()
-    after = job_totals(redis_url)
+    after, jobs_cpu1 = job_totals(redis_url), read_cpu(redis_url)
     samples = sampler.samples[first_sample:]
     busy = (sum(machine1) - machine1.idle - machine1.iowait) - (sum(machine0) - machine0.idle - machine0.iowait)
     return {
@@ -416,17 +529,17 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
         "seconds": round(wall, 1),
         "api": locust_stats(prefix) | {"without_login": after_logins(prefix)},
         "advice_round_seconds": round_seconds,
-        "jobs": {name: job_delta(totals, after, name) for name in ("demo.ingest", "advice.run", "fleet.score",
-                                                                  "timeseries.rollups", "alerts.deliver",
-                                                                  "projections.run")},
-        "ingest_lag_seconds": {"max": round(max((s["lag_max"] for s in samples), default=0), 1),
-                               "p50_of_clusters_mean": round(statistics.fmean(s["lag_p50"] for s in samples), 1)
-                               if samples else None},
+        "started_at": dt.datetime.fromtimestamp(time.time() - wall, dt.UTC).isoformat(timespec="seconds"),
+        "jobs": (jobs := {name: job_delta(totals, after, name) for name in sorted({n for n, _ in after.runs})}),
+        "worker_cpu_per_cluster_minute": job_cpu(jobs_cpu0, jobs_cpu1, clusters, wall, jobs),
+        "ingest_lag_seconds": lag_figures(samples),
         "queue_depth_max": {q: max((s["queues"][q] for s in samples), default=0) for q in QUEUES},
         "pg_active_max": max((s["pg_active"] for s in samples), default=0),
         "cores": {name: round((cpu1[name] - cpu0[name]) / wall, 2) for name in cpu0}
         | {"locust": round(locust_cpu / wall, 2), "machine": round(busy / wall, 2), "machine_of": psutil.cpu_count(),
-           "load_average_1m": round(os.getloadavg()[0], 2)},
+           "load_average_1m": round(os.getloadavg()[0], 2),
+           "load_average_at_start": [round(x, 2) for x in load0],
+           "load_average_at_end": [round(x, 2) for x in os.getloadavg()]},
     }
 
 
@@ -456,8 +569,21 @@ def main() -> None:
     parser.add_argument("--step-seconds", type=int, default=120)
     parser.add_argument("--warmup-seconds", type=int, default=60)
     parser.add_argument("--worker-processes", type=int, default=2)
-    parser.add_argument("--workers", choices=("shared", "split"), default="shared",
-                        help="shared: one worker on every queue; split: ingest/alerts/maintenance apart from advice")
+    parser.add_argument("--workers", choices=("shared", "split", "compose"), default="shared",
+                        help="shared: one worker on every queue; split: ingest/alerts/maintenance apart from advice; "
+                             "compose: docker-compose.yml's worker (ingest, alerts) and worker-advice (advice, "
+                             "maintenance, email), 2 processes each")
+    parser.add_argument("--seed", choices=("full", "copies"), default="full",
+                        help="full: every tenant seeded as the product does; copies: one seeded, the rest copied "
+                             "in PostgreSQL (bench/tenant_clone.py)")
+    parser.add_argument("--services", type=Path,
+                        help="a services directory to keep (and reuse when it exists): its data and tenants stay")
+    parser.add_argument("--seed-only", action="store_true", help="seed the tenants and stop (with --services)")
+    parser.add_argument("--settle-lag", type=float,
+                        help="after the warm-up, wait until the p95 ingest lag over clusters is at most this (s)")
+    parser.add_argument("--settle-max", type=float, default=900, help="the longest wait for --settle-lag (s)")
+    parser.add_argument("--sample-seconds", type=float, default=5, help="how often the lag and CPU are sampled")
+    parser.add_argument("--append", action="store_true", help="add this run's steps to --out's recorded ones")
     parser.add_argument("--api-processes", type=int, nargs="+", default=[1],
                         help="API processes; with several values, the largest cluster count is run with each")
     parser.add_argument("--out", type=Path, default=REPO / "bench/results/load_test.json")
@@ -477,14 +603,21 @@ def main() -> None:
         cfg.out.write_text(json.dumps(recorded, indent=1) + "\n")
         return
 
+    run_config = {"worker_processes": cfg.worker_processes, "workers": cfg.workers,
+                  "api_processes": cfg.api_processes, "seed": cfg.seed,
+                  "step_seconds": cfg.step_seconds, "warmup_seconds": cfg.warmup_seconds,
+                  "settle_lag_seconds": cfg.settle_lag, "sample_seconds": cfg.sample_seconds}
     results: dict[str, Any] = {
         "machine": {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
-        "config": {"worker_processes": cfg.worker_processes, "workers": cfg.workers,
-                   "api_processes": cfg.api_processes,
-                   "step_seconds": cfg.step_seconds, "warmup_seconds": cfg.warmup_seconds},
+        "config": run_config,
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "seeding": [], "steps": [],
     }
+    if cfg.append and cfg.out.is_file():  # earlier runs' steps stay; this run's carry their own config
+        results = json.loads(cfg.out.read_text())
+        results.setdefault("runs", []).append({"config": run_config, "seeding": [],
+                                               "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
+    this_run = results["runs"][-1] if cfg.append and "runs" in results else results
     from headroom.jobs import all_jobs
     from headroom.platform.logging import configure_logging
 
@@ -492,10 +625,15 @@ def main() -> None:
     all_jobs()  # the job table dispatch.enqueue reads
     work = Path(tempfile.mkdtemp(prefix="headroom-load-run."))
     print(f"working files: {work}", flush=True)
-    with services() as env:
+    with services(cfg.services) as env:
         database_url, redis_url = env["HEADROOM_TEST_DATABASE_URL"], env["HEADROOM_TEST_REDIS_URL"]
         henv = headroom_env(database_url, redis_url)
-        accounts: list[dict[str, Any]] = []
+        svc = Path(env["svc"])
+        # a kept services directory remembers its tenants (and how they were seeded) for the next run
+        accounts: list[dict[str, Any]] = (json.loads((svc / "accounts.json").read_text())
+                                          if (svc / "accounts.json").is_file() else [])
+        seeded: list[dict[str, Any]] = (json.loads((svc / "seeding.json").read_text())
+                                        if (svc / "seeding.json").is_file() else [])
         accounts_file = work / "accounts.json"
         postmaster = next(p for p in psutil.process_iter(["name", "cmdline"])
                           if p.info["name"] == "postgres" and env["svc"] in " ".join(p.info["cmdline"] or []))
@@ -509,24 +647,49 @@ def main() -> None:
             ports = [_free_port() for _ in range(api_processes)]
             hosts = [f"http://127.0.0.1:{p}" for p in ports]
             if n > len(accounts):
-                print(f"seeding {n - len(accounts)} tenants ...", flush=True)
-                made, summary = seed(database_url, len(accounts), n - len(accounts))
-                accounts.extend(made)
-                summary["database_bytes_after"] = database_bytes(database_url)
-                summary["clusters_after"] = len(accounts)
-                results["seeding"].append(summary)
-                print(f"  {summary}", flush=True)
-            accounts_file.write_text(json.dumps(accounts[:n]))
+                print(f"seeding {n - len(accounts)} tenants ({cfg.seed}) ...", flush=True)
+                if cfg.seed == "full" or not accounts:
+                    made, summary = seed(database_url, len(accounts), n - len(accounts) if cfg.seed == "full" else 1)
+                    accounts.extend(made)
+                    summary["method"] = "full"
+                    summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+                    summary["load_average"] = [round(x, 2) for x in os.getloadavg()]
+                    summary["database_bytes_after"] = database_bytes(database_url)
+                    summary["clusters_after"] = len(accounts)
+                    seeded.append(summary)
+                    print(f"  {summary}", flush=True)
+                if n > len(accounts):
+                    made, summary = seed_copies(database_url, accounts[0], len(accounts), n - len(accounts))
+                    accounts.extend(made)
+                    summary["method"] = "copies"
+                    summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+                    summary["load_average"] = [round(x, 2) for x in os.getloadavg()]
+                    summary["database_bytes_after"] = database_bytes(database_url)
+                    summary["clusters_after"] = len(accounts)
+                    seeded.append(summary)
+                    print(f"  {summary}", flush=True)
+                if cfg.services is not None:
+                    (svc / "accounts.json").write_text(json.dumps(accounts))
+                    (svc / "seeding.json").write_text(json.dumps(seeded, indent=1))
+            this_run["seeding"] = seeded
+            if cfg.seed_only:
+                continue
+            # the users browse tenants spread over the whole fleet (originals and copies alike)
+            stride = max(1, n // max(cfg.users))
+            spread = accounts[:n][::stride] + [a for i, a in enumerate(accounts[:n]) if i % stride]
+            accounts_file.write_text(json.dumps(spread))
             # the API's demo fleet off: `serve` would otherwise add the demo account's own cluster
             apis = [start([str(BIN / "headroom"), "serve", "--no-migrate", "--port", str(p)],
                           henv | {"HEADROOM_DEMO_FLEET": "false"}, work / "api.log") for p in ports]
-            # shared: one worker on every queue; split: docker-compose.yml's two services (per-minute queues and
-            # advice), the same processes in all, halved between them
+            # shared: one worker on every queue; split: the same processes halved between the per-minute queues and
+            # advice; compose: docker-compose.yml's two services, `worker` (ingest, alerts) and `worker-advice`
+            # (advice, maintenance, email), 2 processes each
             layout = ([(QUEUES, cfg.worker_processes)] if cfg.workers == "shared" else
                       [(("ingest", "alerts", "maintenance"), max(1, cfg.worker_processes // 2)),
-                       (("advice", "email"), max(1, cfg.worker_processes // 2))])
-            workers = [start([sys.executable, "-m", "celery", "-A", "headroom_worker.celery_app", "worker",
-                              "--loglevel=WARNING", "-Q", ",".join(queues), f"--concurrency={processes}",
+                       (("advice", "email"), max(1, cfg.worker_processes // 2))] if cfg.workers == "split" else
+                      [(("ingest", "alerts"), 2), (("advice", "maintenance", "email"), 2)])
+            workers = [start([sys.executable, str(REPO / "bench/load/worker.py"), "-A", "headroom_worker.celery_app",
+                              "worker", "--loglevel=WARNING", "-Q", ",".join(queues), f"--concurrency={processes}",
                               "--without-gossip", "--without-mingle", "-n", f"load{n}-{api_processes}-{i}@%h"],
                              henv, work / "worker.log") for i, (queues, processes) in enumerate(layout)]
             clock = Clock(database_url, redis_url)
@@ -535,31 +698,57 @@ def main() -> None:
             components = {
                 "api": partial(_trees, [a.pid for a in apis]),
                 "workers": partial(_trees, [w.pid for w in workers]),
+                **{f"workers {'+'.join(q)}": partial(_trees, [w.pid])
+                   for w, (q, _) in zip(workers, layout, strict=True) if len(layout) > 1},
                 "postgres": lambda: _tree(postmaster),
                 "redis": lambda: _tree(redis_proc),
             }
-            sampler = Sampler(database_url, redis_url, components)
+            sampler = Sampler(database_url, redis_url, components, every=cfg.sample_seconds)
             clock.start()
             sampler.start()
             try:
                 time.sleep(cfg.warmup_seconds)
+                settled = settle(sampler, cfg.settle_lag, cfg.settle_max)
                 for m in cfg.users:
                     print(f"step: {n} clusters, {m} users, {api_processes} API process(es)", flush=True)
                     result = step(cfg, env, hosts, n, m, accounts_file, sampler, work)
+                    result["config"] = run_config
+                    result["before_step"] = settled
                     results["steps"].append(result)
                     a = result["api"]["all"]
                     print(f"  p50 {a['p50_ms']} ms, p95 {a['p95_ms']} ms, {a['rps']} req/s, {a['failures']} failed; "
-                          f"advice round {result['advice_round_seconds']} s; lag max "
-                          f"{result['ingest_lag_seconds']['max']} s; cores {result['cores']}", flush=True)
+                          f"after logins {result['api']['without_login']}; "
+                          f"advice round {result['advice_round_seconds']} s; lag {result['ingest_lag_seconds']}; "
+                          f"cores {result['cores']}; jobs {result['jobs']}; "
+                          f"cpu {result['worker_cpu_per_cluster_minute']}", flush=True)
                     cfg.out.write_text(json.dumps(results, indent=1) + "\n")
+                    settled = None
             finally:
                 clock.halt.set()
                 sampler.halt.set()
                 for proc in [*apis, *workers]:
                     stop(proc)
-    results["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    this_run["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     cfg.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"recorded {cfg.out}")
+
+
+def settle(sampler: Sampler, lag: float | None, most: float) -> dict[str, Any] | None:
+    """Wait (at most `most` s) until the newest sample's p95 ingest lag over clusters is at most `lag` s: the
+    copies' first ingest brings each from the minute it was copied at. Return the wait and the lag of the last
+    2 minutes before the step (None: not asked)."""
+    if lag is None:
+        return None
+    began = time.monotonic()
+    while time.monotonic() - began < most:
+        if sampler.samples:
+            lags = sorted(sampler.samples[-1]["lags"])
+            if lags and lags[min(len(lags) - 1, int(0.95 * len(lags)))] <= lag:
+                break
+        time.sleep(sampler.every)
+    recent = [s for s in sampler.samples if s["t"] >= time.time() - 120]
+    return {"waited_seconds": round(time.monotonic() - began, 1), "settled": time.monotonic() - began < most,
+            "ingest_lag_seconds_last_2_minutes": lag_figures(recent)}
 
 
 if __name__ == "__main__":
