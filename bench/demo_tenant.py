@@ -1,12 +1,13 @@
 """What the per-cluster benches share: one demo tenant seeded as the product seeds it, and a meter of a step's CPU
-(this process and the connection's PostgreSQL backend) and WAL. Used by ingest_cost_bench.py and
-round_cost_bench.py, which run as scripts from this folder."""
+(this process and the connection's PostgreSQL backend) and WAL. Used by ingest_cost_bench.py,
+round_cost_bench.py and load/worker.py, which run as scripts from this folder."""
 
 from __future__ import annotations
 
 import datetime as dt
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import psutil
@@ -54,3 +55,19 @@ def seed_demo_tenant(db: Session, cluster_name: str, around: dt.datetime) -> Any
     ts.ensure_partitions(db, around - dt.timedelta(days=16), around + dt.timedelta(days=2))
     db.commit()
     return cluster
+
+
+def wrap_simulate(demo: Any) -> Callable[[], float]:
+    """Time every simulate() the demo service calls; return a reader of the CPU seconds spent in it so far."""
+    real = demo.simulate
+    spent = [0.0]
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t = time.process_time()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            spent[0] += time.process_time() - t
+
+    demo.simulate = timed
+    return lambda: spent[0]

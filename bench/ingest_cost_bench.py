@@ -42,7 +42,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,7 +50,7 @@ import psutil
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from demo_tenant import Meter, seed_demo_tenant
+from demo_tenant import Meter, seed_demo_tenant, wrap_simulate
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -62,22 +61,6 @@ WRITTEN = text(
     "coalesce(sum(n_tup_ins + n_tup_upd) FILTER (WHERE relname = 'metric_rollup_dirty'), 0) "
     "FROM pg_stat_xact_all_tables"
 )
-
-
-def wrap_simulate(demo: Any) -> Callable[[], float]:
-    """Time every simulate() the demo service calls; return a reader of the CPU seconds spent in it so far."""
-    real = demo.simulate
-    spent = [0.0]
-
-    def timed(*args: Any, **kwargs: Any) -> Any:
-        t = time.process_time()
-        try:
-            return real(*args, **kwargs)
-        finally:
-            spent[0] += time.process_time() - t
-
-    demo.simulate = timed
-    return lambda: spent[0]
 
 
 def with_clock(fn: Callable[..., Any], now: dt.datetime) -> dict[str, Any]:

@@ -643,6 +643,13 @@ def main() -> None:
                           in " ".join(p.info["cmdline"] or []))
         runs = [(n, cfg.api_processes[0]) for n in sorted(cfg.clusters)]
         runs += [(max(cfg.clusters), a) for a in cfg.api_processes[1:]]
+        def record_seeding(summary: dict[str, Any], method: str) -> None:
+            summary.update(method=method, at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                           load_average=[round(x, 2) for x in os.getloadavg()],
+                           database_bytes_after=database_bytes(database_url), clusters_after=len(accounts))
+            seeded.append(summary)
+            print(f"  {summary}", flush=True)
+
         for n, api_processes in runs:
             ports = [_free_port() for _ in range(api_processes)]
             hosts = [f"http://127.0.0.1:{p}" for p in ports]
@@ -651,23 +658,11 @@ def main() -> None:
                 if cfg.seed == "full" or not accounts:
                     made, summary = seed(database_url, len(accounts), n - len(accounts) if cfg.seed == "full" else 1)
                     accounts.extend(made)
-                    summary["method"] = "full"
-                    summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-                    summary["load_average"] = [round(x, 2) for x in os.getloadavg()]
-                    summary["database_bytes_after"] = database_bytes(database_url)
-                    summary["clusters_after"] = len(accounts)
-                    seeded.append(summary)
-                    print(f"  {summary}", flush=True)
+                    record_seeding(summary, "full")
                 if n > len(accounts):
                     made, summary = seed_copies(database_url, accounts[0], len(accounts), n - len(accounts))
                     accounts.extend(made)
-                    summary["method"] = "copies"
-                    summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-                    summary["load_average"] = [round(x, 2) for x in os.getloadavg()]
-                    summary["database_bytes_after"] = database_bytes(database_url)
-                    summary["clusters_after"] = len(accounts)
-                    seeded.append(summary)
-                    print(f"  {summary}", flush=True)
+                    record_seeding(summary, "copies")
                 if cfg.services is not None:
                     (svc / "accounts.json").write_text(json.dumps(accounts))
                     (svc / "seeding.json").write_text(json.dumps(seeded, indent=1))
