@@ -1,8 +1,9 @@
 """The Weekly email page's preview (GET /api/v1/org/digest/preview) is rendered once per data version: a second
 ask reads a few version rows instead of every finding, chart and projection; a finding that changes, a new advice
 round or the next hour renders it again; one org never gets another's preview. The advice round renders it (the
-digest.preview job) and stores it in Redis, where every API process reads it; without Redis, in the process's
-memory, which the in-process jobs share."""
+digest.preview job) for an org whose page was opened today and stores it in Redis, where every API process reads
+it; without Redis, in the process's memory, which the in-process jobs share. An org nobody looks at costs the
+rounds no render."""
 
 from __future__ import annotations
 
@@ -137,12 +138,14 @@ def test_the_advice_round_leaves_the_preview_ready_for_every_api_process(
 
     clock.now = ADVISED_AT
     owner, cluster_id = _advised_org(client, db, "Ready preview")
+    before_advice, _ = _preview(owner, connection)  # someone opens the page: the rounds keep it rendered ahead
     queued = _advice_round(sessions, settings, cluster_id)
     assert queued == [("digest.preview", {"org_id": owner.org_id})]
 
     # the page's first ask reads the stored preview: as few statements as a second ask, no render
     first, served = _preview(owner, connection)
     assert "demo" in first["text"].lower() and first["html"].count("data:image/png;base64,") >= 1
+    assert first != before_advice  # the advice round's findings, rendered by the job
     again, hit = _preview(owner, connection)
     assert again == first and served == hit
 
@@ -170,10 +173,29 @@ def test_without_redis_the_job_and_the_page_share_the_process_memory(
     with TestClient(create_app(make_app_context(sessions, local, clock, tmp_path)),
                     raise_server_exceptions=False) as client:
         owner, cluster_id = _advised_org(client, db, "No Redis preview")
-        _advice_round(sessions, local, cluster_id)
+        _preview(owner, connection)
+        assert _advice_round(sessions, local, cluster_id)
         first, served = _preview(owner, connection)
         again, hit = _preview(owner, connection)
         assert again == first and served == hit
         clock.advance(hours=1)  # the next hour: a new reporting window, rendered again
         later, rendered = _preview(owner, connection)
         assert later["text"] != first["text"] and rendered > 3 * hit
+
+
+def test_an_org_nobody_looks_at_costs_the_rounds_no_render(
+        client: Any, db: Any, sessions: Any, settings: Any, connection: Any, clock: Any) -> None:
+    from headroom.digest import service
+
+    clock.now = ADVISED_AT
+    owner, cluster_id = _advised_org(client, db, "Unwatched preview")
+    assert _advice_round(sessions, settings, cluster_id) == []  # nobody opened the page: nothing queued
+    # a job queued anyway (an earlier round, another process) does not render it either
+    skipped = service.prepare_preview(_job_context(sessions, settings, []), ADVISED_AT, org_id=owner.org_id)
+    assert skipped["status"] == "skipped" and "Weekly email page" in skipped["reason"]
+    # the first visit renders it (and the rounds of the day keep it ready from then on)
+    first, rendered = _preview(owner, connection)
+    assert "demo" in first["text"].lower()
+    assert _advice_round(sessions, settings, cluster_id) == [("digest.preview", {"org_id": owner.org_id})]
+    again, hit = _preview(owner, connection)
+    assert rendered > 3 * hit, (rendered, hit)
