@@ -413,7 +413,10 @@ def job_delta(before: Any, after: Any, name: str) -> dict[str, Any]:
 
 
 def lag_figures(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ingest lag over every (cluster, sample) pair of `samples`: p50, p95, max, in seconds."""
+    """The ingest lag over every (cluster, sample) pair of `samples`: p50, p95, max, in seconds. A cluster's lag is
+    the age of its newest stored minute's start (its watermark), so it is never under 60 s: a cluster ingested
+    the instant each minute ends has lags spread evenly over 60-120 s (p95 117 s). `since_minute_end` is the same
+    figures less that minute: how long after the newest stored minute ended its data was still the newest."""
     lags = sorted(x for s in samples for x in s["lags"])
     if not lags:
         return {"p50": None, "p95": None, "max": None, "samples": len(samples)}
@@ -422,7 +425,9 @@ def lag_figures(samples: list[dict[str, Any]]) -> dict[str, Any]:
         return round(lags[min(len(lags) - 1, int(q * len(lags)))], 1)
 
     return {"p50": pct(0.5), "p95": pct(0.95), "max": round(lags[-1], 1), "samples": len(samples),
-            "p50_of_clusters_mean": round(statistics.fmean(s["lag_p50"] for s in samples), 1)}
+            "p50_of_clusters_mean": round(statistics.fmean(s["lag_p50"] for s in samples), 1),
+            "since_minute_end": {"p50": round(pct(0.5) - 60, 1), "p95": round(pct(0.95) - 60, 1),
+                                 "max": round(lags[-1] - 60, 1)}}
 
 
 def job_cpu(before: dict[str, float], after: dict[str, float], clusters: int, seconds: float,
@@ -495,9 +500,9 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
 
     database_url, redis_url = env["HEADROOM_TEST_DATABASE_URL"], env["HEADROOM_TEST_REDIS_URL"]
     settings = Settings(HEADROOM_ENV="development", HEADROOM_SECRET_KEY=SECRET, REDIS_URL=redis_url)
-    from load.worker import read_cpu
+    from load.worker import read_cpu, read_replays
 
-    totals, jobs_cpu0 = job_totals(redis_url), read_cpu(redis_url)
+    totals, jobs_cpu0, replays0 = job_totals(redis_url), read_cpu(redis_url), read_replays(redis_url)
     cpu0, wall0, machine0 = sampler.cpu(), time.monotonic(), psutil.cpu_times()
     load0 = os.getloadavg()
     first_sample = len(sampler.samples)
@@ -519,7 +524,7 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
                 round_seconds = round(time.monotonic() - round_started, 1)
     wall = time.monotonic() - wall0
     cpu1, machine1 = sampler.cpu(), psutil.cpu_times()
-    after, jobs_cpu1 = job_totals(redis_url), read_cpu(redis_url)
+    after, jobs_cpu1, replays1 = job_totals(redis_url), read_cpu(redis_url), read_replays(redis_url)
     samples = sampler.samples[first_sample:]
     busy = (sum(machine1) - machine1.idle - machine1.iowait) - (sum(machine0) - machine0.idle - machine0.iowait)
     return {
@@ -533,6 +538,7 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
         "jobs": (jobs := {name: job_delta(totals, after, name) for name in sorted({n for n, _ in after.runs})}),
         "worker_cpu_per_cluster_minute": job_cpu(jobs_cpu0, jobs_cpu1, clusters, wall, jobs),
         "ingest_lag_seconds": lag_figures(samples),
+        "demo_windows": {k: v - replays0.get(k, 0) for k, v in replays1.items()},
         "queue_depth_max": {q: max((s["queues"][q] for s in samples), default=0) for q in QUEUES},
         "pg_active_max": max((s["pg_active"] for s in samples), default=0),
         "cores": {name: round((cpu1[name] - cpu0[name]) / wall, 2) for name in cpu0}
@@ -583,6 +589,8 @@ def main() -> None:
                         help="after the warm-up, wait until the p95 ingest lag over clusters is at most this (s)")
     parser.add_argument("--settle-max", type=float, default=900, help="the longest wait for --settle-lag (s)")
     parser.add_argument("--sample-seconds", type=float, default=5, help="how often the lag and CPU are sampled")
+    parser.add_argument("--replay", action="store_true",
+                        help="the workers replay each demo window they simulated once (bench/load/worker.py)")
     parser.add_argument("--append", action="store_true", help="add this run's steps to --out's recorded ones")
     parser.add_argument("--api-processes", type=int, nargs="+", default=[1],
                         help="API processes; with several values, the largest cluster count is run with each")
@@ -606,7 +614,8 @@ def main() -> None:
     run_config = {"worker_processes": cfg.worker_processes, "workers": cfg.workers,
                   "api_processes": cfg.api_processes, "seed": cfg.seed,
                   "step_seconds": cfg.step_seconds, "warmup_seconds": cfg.warmup_seconds,
-                  "settle_lag_seconds": cfg.settle_lag, "sample_seconds": cfg.sample_seconds}
+                  "settle_lag_seconds": cfg.settle_lag, "sample_seconds": cfg.sample_seconds,
+                  "replay": cfg.replay}
     results: dict[str, Any] = {
         "machine": {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
         "config": run_config,
@@ -686,7 +695,8 @@ def main() -> None:
             workers = [start([sys.executable, str(REPO / "bench/load/worker.py"), "-A", "headroom_worker.celery_app",
                               "worker", "--loglevel=WARNING", "-Q", ",".join(queues), f"--concurrency={processes}",
                               "--without-gossip", "--without-mingle", "-n", f"load{n}-{api_processes}-{i}@%h"],
-                             henv, work / "worker.log") for i, (queues, processes) in enumerate(layout)]
+                             henv | ({"HEADROOM_LOAD_REPLAY": "1"} if cfg.replay else {}), work / "worker.log")
+                       for i, (queues, processes) in enumerate(layout)]
             clock = Clock(database_url, redis_url)
             for h in hosts:
                 wait_http(f"{h}/readyz")

@@ -7,6 +7,14 @@ each run of a job (Headroom's one runner, headroom.platform.jobs.runner.run_job)
 the run to `cpu|<job>` in the Redis hash LOAD_CPU_KEY, and the CPU time spent inside the demo's simulator
 (`simulate`, the demo's own cost, which a real collector does not have) to `cpu|<job>|simulator`. The hash lives
 in the broker's Redis (REDIS_URL), read by the load test before and after each step.
+
+With HEADROOM_LOAD_REPLAY=1 (load_test.py --replay) the demo's minutes are replayed instead of simulated for every
+cluster: each process simulates a window (start, length, period, workload origin) once, for the first cluster that
+asks, and every other cluster's ingest of the same window writes that recording through the real pipeline
+(inventory, series, the store's write, watermarks, the sweep record). What is left out is only the simulator's
+per-cluster work: each cluster's own seed and stored physics state (their values, not their shape: the same
+series, entities and points). A window with an applied volume change is simulated as usual. The replays and the
+simulations are counted in LOAD_REPLAY_KEY.
 """
 
 from __future__ import annotations
@@ -14,10 +22,38 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 LOAD_CPU_KEY = "headroom:load:cpu"
+LOAD_REPLAY_KEY = "headroom:load:replay"
+REPLAY_WINDOWS_KEPT = 16  # windows a process keeps: the round's few distinct (start, end) pairs and a catch-up's
+
+
+def replaying(simulate: Callable[..., Any], client: Any) -> Callable[..., Any]:
+    """`simulate`, recording each window once per process and replaying it for every later call with the same
+    window (whatever its seed and state: see the module's docstring)."""
+    kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+
+    def replay(scenario: Any, **kwargs: Any) -> Any:
+        if kwargs.get("modified") or kwargs.get("lookback", True):  # an applied change, or not the ingest's call
+            return simulate(scenario, **kwargs)
+        key = (id(scenario), kwargs.get("hours"), kwargs.get("start"), kwargs.get("step_seconds", 60),
+               kwargs.get("origin"), kwargs.get("state") is None)
+        snap = kept.get(key)
+        if snap is not None:
+            kept.move_to_end(key)
+            client.hincrby(LOAD_REPLAY_KEY, "replayed", 1)
+            return snap
+        snap = kept[key] = simulate(scenario, **kwargs)
+        if len(kept) > REPLAY_WINDOWS_KEPT:
+            kept.popitem(last=False)
+        client.hincrby(LOAD_REPLAY_KEY, "simulated", 1)
+        return snap
+
+    return replay
 
 
 def _install() -> None:
@@ -28,6 +64,8 @@ def _install() -> None:
     from headroom.sources.demo import service as demo
 
     client = redis.Redis.from_url(os.environ["REDIS_URL"])
+    if os.environ.get("HEADROOM_LOAD_REPLAY") == "1":  # inside the simulator's CPU counter: a replay is its cost
+        demo.simulate = replaying(demo.simulate, client)
     simulator_cpu = wrap_simulate(demo)  # ingest_window and _fleet look the name up in the module at each call
     run_job = runner.run_job
 
@@ -55,6 +93,14 @@ def read_cpu(redis_url: str) -> dict[str, float]:
 
     raw = redis.Redis.from_url(redis_url).hgetall(LOAD_CPU_KEY)
     return {k.decode().split("|", 1)[1]: float(v) for k, v in raw.items()}
+
+
+def read_replays(redis_url: str) -> dict[str, int]:
+    """Windows replayed and simulated so far (HEADROOM_LOAD_REPLAY=1)."""
+    import redis
+
+    raw = redis.Redis.from_url(redis_url).hgetall(LOAD_REPLAY_KEY)
+    return {k.decode(): int(v) for k, v in raw.items()}
 
 
 if __name__ == "__main__":
