@@ -99,12 +99,11 @@ def _advise_one(ctx: JobContext, cluster_id: uuid.UUID, now: dt.datetime, window
 
 
 def _prepare_previews(ctx: JobContext, org_ids: set[uuid.UUID]) -> None:
-    """Queue the weekly email's preview of each org whose findings the run just committed (digest.preview) and
-    whose Weekly email page someone opened today, so the page reads it rendered. The job renders the version
-    current when it runs: previews queued by several clusters of one org that finish close together render once."""
-    from headroom.digest.service import watched_orgs  # the digest's service reads the findings' service
-
-    for org_id in sorted(watched_orgs(ctx.settings.redis_url, org_ids), key=str):
+    """Queue the weekly email's preview of each org whose findings the run just committed (digest.preview), so the
+    Weekly email page reads it rendered (the job renders it only for an org whose page was opened today, and
+    skips the others cheaply: digest.service.WATCHED_FOR). The job renders the version current when it runs: previews queued by
+    several clusters of one org that finish close together render once."""
+    for org_id in sorted(org_ids, key=str):
         try:
             ctx.enqueue("digest.preview", org_id=str(org_id))
         except Exception:  # noqa: BLE001 - the page renders it on its first visit instead; logged

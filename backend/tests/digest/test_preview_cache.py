@@ -118,7 +118,8 @@ def _job_context(sessions: Any, settings: Any, queued: list[tuple[str, dict[str,
 
 
 def _advice_round(sessions: Any, settings: Any, cluster_id: uuid.UUID) -> list[tuple[str, dict[str, Any]]]:
-    """Run the advice job over the cluster as a worker does, then the jobs it queued for the preview."""
+    """Run the advice job over the cluster as a worker does, then the jobs it queued for the preview; return what
+    was queued with each preview job's status."""
     from headroom.digest import service
     from headroom.findings import advice_runs
 
@@ -127,7 +128,7 @@ def _advice_round(sessions: Any, settings: Any, cluster_id: uuid.UUID) -> list[t
     advice_runs.advise_clusters(ctx, ADVISED_AT, str(cluster_id), window_hours=2)
     for name, params in list(queued):
         assert name == "digest.preview"
-        assert service.prepare_preview(ctx, ADVISED_AT, org_id=params["org_id"])["status"] == "ready"
+        params["status"] = service.prepare_preview(ctx, ADVISED_AT, org_id=params["org_id"])["status"]
     return queued
 
 
@@ -140,7 +141,7 @@ def test_the_advice_round_leaves_the_preview_ready_for_every_api_process(
     owner, cluster_id = _advised_org(client, db, "Ready preview")
     before_advice, _ = _preview(owner, connection)  # someone opens the page: the rounds keep it rendered ahead
     queued = _advice_round(sessions, settings, cluster_id)
-    assert queued == [("digest.preview", {"org_id": owner.org_id})]
+    assert queued == [("digest.preview", {"org_id": owner.org_id, "status": "ready"})]
 
     # the page's first ask reads the stored preview: as few statements as a second ask, no render
     first, served = _preview(owner, connection)
@@ -174,7 +175,7 @@ def test_without_redis_the_job_and_the_page_share_the_process_memory(
                     raise_server_exceptions=False) as client:
         owner, cluster_id = _advised_org(client, db, "No Redis preview")
         _preview(owner, connection)
-        assert _advice_round(sessions, local, cluster_id)
+        assert [p["status"] for _, p in _advice_round(sessions, local, cluster_id)] == ["ready"]
         first, served = _preview(owner, connection)
         again, hit = _preview(owner, connection)
         assert again == first and served == hit
@@ -189,13 +190,15 @@ def test_an_org_nobody_looks_at_costs_the_rounds_no_render(
 
     clock.now = ADVISED_AT
     owner, cluster_id = _advised_org(client, db, "Unwatched preview")
-    assert _advice_round(sessions, settings, cluster_id) == []  # nobody opened the page: nothing queued
-    # a job queued anyway (an earlier round, another process) does not render it either
+    # nobody opened the page: the round's preview job renders nothing
+    assert _advice_round(sessions, settings, cluster_id) == [
+        ("digest.preview", {"org_id": owner.org_id, "status": "skipped"})]
     skipped = service.prepare_preview(_job_context(sessions, settings, []), ADVISED_AT, org_id=owner.org_id)
-    assert skipped["status"] == "skipped" and "Weekly email page" in skipped["reason"]
+    assert "Weekly email page" in skipped["reason"]
     # the first visit renders it (and the rounds of the day keep it ready from then on)
     first, rendered = _preview(owner, connection)
     assert "demo" in first["text"].lower()
-    assert _advice_round(sessions, settings, cluster_id) == [("digest.preview", {"org_id": owner.org_id})]
+    assert _advice_round(sessions, settings, cluster_id) == [
+        ("digest.preview", {"org_id": owner.org_id, "status": "ready"})]
     again, hit = _preview(owner, connection)
     assert rendered > 3 * hit, (rendered, hit)
