@@ -12,7 +12,8 @@ The clock is this script's, not Celery beat's, so every step sees the same work:
 job the job table has due that minute (headroom.jobs, Schedule.is_due: demo.ingest, the rollups, alerts, the AWS
 and Prometheus pulls, projections) as beat would, with the schedule's expiry. The 15-minute advice round is
 queued at the start of every step instead, so each step measures the busiest minutes: the users, the minute's
-ingest and a whole advice round of N clusters at once.
+ingest and a whole advice round of N clusters at once; the fleet-score round follows 5 minutes later, as its
+schedule has it (in a step of 5 minutes or less, at the start with the advice round).
 
 Per step (N clusters, M users), recorded in bench/results/load_test.json:
 - API latency from locust: p50/p95/p99 of all requests and per endpoint, requests/s, failures;
@@ -77,6 +78,7 @@ BIN = Path(sys.executable).parent
 PASSWORD = "load-test-password-1"  # every load-test user's; these accounts exist only in the bench's database
 SECRET = "load-test-secret-key-" + "x" * 32
 QUEUES = ("ingest", "advice", "email", "alerts", "maintenance")
+FLEET_SCORE_AFTER_SECONDS = 300  # the fleet-score round's minutes are the advice round's plus 5 (headroom.fleet.jobs)
 
 
 def _free_port() -> int:
@@ -506,10 +508,18 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
     cpu0, wall0, machine0 = sampler.cpu(), time.monotonic(), psutil.cpu_times()
     load0 = os.getloadavg()
     first_sample = len(sampler.samples)
-    # the advice round, as beat queues it every 15 minutes: one advice.run that fans out one task per cluster
-    now = dt.datetime.now(dt.UTC)
-    dispatch.enqueue("advice.run", settings, database_url, now_iso=now.isoformat(), expires_seconds=600)
-    dispatch.enqueue("fleet.score", settings, database_url, now_iso=now.isoformat(), expires_seconds=600)
+    # the advice round, as beat queues it every 15 minutes: one advice.run that fans out one task per cluster; the
+    # fleet-score round 5 minutes after it, as its schedule has it (headroom.fleet.jobs), or at the start when the
+    # step is shorter than that
+    def queue_round(name: str) -> None:
+        now = dt.datetime.now(dt.UTC)
+        dispatch.enqueue(name, settings, database_url, now_iso=now.isoformat(), expires_seconds=600)
+
+    queue_round("advice.run")
+    score_after = FLEET_SCORE_AFTER_SECONDS if cfg.step_seconds > FLEET_SCORE_AFTER_SECONDS else 0
+    if not score_after:
+        queue_round("fleet.score")
+    score_queued = not score_after
     round_started = time.monotonic()
     prefix = work / f"locust-{clusters}-{users}-{len(hosts)}"
     locust = run_locust(hosts, users, cfg.step_seconds, accounts_file, prefix)
@@ -518,6 +528,9 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
     while locust.poll() is None:
         locust_cpu = max(locust_cpu, _cpu_seconds(_tree(psutil.Process(locust.pid))))
         time.sleep(1)
+        if not score_queued and time.monotonic() - round_started >= score_after:
+            queue_round("fleet.score")
+            score_queued = True
         if round_seconds is None:
             advice = job_delta(totals, job_totals(redis_url), "advice.run")
             if advice["succeeded"] + advice["failed"] + advice["expired"] >= clusters + 1:
