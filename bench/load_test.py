@@ -746,6 +746,9 @@ def main() -> None:
                 sampler.halt.set()
                 for proc in [*apis, *workers]:
                     stop(proc)
+    if cfg.seed_only:  # the services directory keeps the seeding's record; the step run that uses it records it
+        print(f"seeded; recorded in {cfg.services}/seeding.json")
+        return
     this_run["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     cfg.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"recorded {cfg.out}")
