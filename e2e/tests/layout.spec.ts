@@ -64,6 +64,8 @@ test.describe(`at ${DESKTOP.width} px`, () => {
     await visit('a Prometheus source that does not exist', `/settings/sources/prometheus/${NO_SUCH_ID}`);
     // The first-hour crawl counts on these being checked here.
     expect([...visited].sort()).toEqual([...ROUTES_WITH_MADE_UP_IDS].sort());
+    const record = testInfo.outputPath(`layout-${DESKTOP.width}.json`);
+    await testInfo.attach(`layout-${DESKTOP.width}.json`, { path: record, contentType: 'application/json' });
   });
 });
 
