@@ -54,10 +54,15 @@ export function runRow(plan: Locator, position: number): Locator {
     .filter({ has: plan.page().getByRole('cell', { name: new RegExp(`^${position} `) }) });
 }
 
-/** Reload until the newest plan's status reads `words` (the panel polls while a plan runs; a reload is sure). */
-export async function untilPlanReads(page: Page, panel: Locator, words: string, timeout: number) {
-  await expect(async () => {
-    await page.reload();
-    await expect(planStatus(newestPlan(panel))).toHaveText(words, { timeout: 5_000 });
-  }).toPass({ timeout, intervals: [3_000, 5_000, 10_000] });
+/** Wait until the newest plan's status reads `words`, on the open page: the panel reads the plans again every few
+ * seconds while one runs (the front end's RUNNING_POLL_MS), as a user watching a run sees it; a reload costs the
+ * browser a whole page each time. */
+export async function untilPlanReads(panel: Locator, words: string, timeout: number) {
+  await expect(planStatus(newestPlan(panel))).toHaveText(words, { timeout });
+}
+
+/** Wait, on the open page (the panel polls while a plan runs), until step `position` of the newest plan reads
+ * `words`. */
+export async function untilStepReads(panel: Locator, position: number, words: string | RegExp, timeout: number) {
+  await expect(runRow(newestPlan(panel), position)).toContainText(words, { timeout });
 }

@@ -12,7 +12,8 @@ export const ROUTES: string[] = JSON.parse(
   readFileSync(new URL('../frontend/route-paths.json', import.meta.url), 'utf8'),
 ).paths;
 
-/** The pages csp.spec.ts opens itself, with a made-up token or id: every other route is the first-hour crawl's. */
+/** The pages csp.spec.ts (and layout.spec.ts, for the layout checks) open themselves, with a made-up token or id:
+ * every other route is the first-hour crawl's. */
 export const ROUTES_WITH_MADE_UP_IDS = [
   '/signup/confirm',
   '/accept-invitation',

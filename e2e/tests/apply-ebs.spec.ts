@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from '../fixtures';
-import { adviseNow, csrfHeaders, newestPlan, nodesOf, planStatus, plansOf, runRow, untilPlanReads } from '../apply-plan';
+import { adviseNow, csrfHeaders, newestPlan, nodesOf, planStatus, plansOf, runRow, untilPlanReads, untilStepReads } from '../apply-plan';
 import type { APIRequestContext, Page } from '@playwright/test';
 
 /**
@@ -233,10 +233,7 @@ test('apply: a gp2 volume becomes gp3 through the write role, an untagged one is
 
     await test.step('the tagged volume: proposed, approved and run; every step applied in one modification', async () => {
       await proposeApproveRun(taggedFinding!, tagged.volume_id);
-      await expect(async () => {
-        await page.reload();
-        await expect(runRow(newestPlan(panel), 1)).toContainText(/Applied, watching|Done/, { timeout: 5_000 });
-      }).toPass({ timeout: 120_000 });
+      await untilStepReads(panel, 1, /Applied, watching|Done/, 120_000);
       const seen = aws<MotoVolume>('describe-volume', tagged.volume_id);
       expect(seen.modifications.length).toBe(1); // one ModifyVolume for the type, the IOPS and the throughput
       const [modification] = seen.modifications;
@@ -247,7 +244,7 @@ test('apply: a gp2 volume becomes gp3 through the write role, an untagged one is
 
     await test.step('the untagged volume: refused in words before anything is sent, and left gp2', async () => {
       await proposeApproveRun(untaggedFinding!, untagged.volume_id);
-      await untilPlanReads(page, panel, 'Failed', 120_000);
+      await untilPlanReads(panel, 'Failed', 120_000);
       const plan = newestPlan(panel);
       await expect(plan.getByRole('status')).toContainText('Nothing was changed.');
       await expect(runRow(plan, 1)).toContainText(
@@ -260,7 +257,7 @@ test('apply: a gp2 volume becomes gp3 through the write role, an untagged one is
 
     await test.step('the tagged volume: verified, watched and Done; AWS reports it gp3', async () => {
       await page.goto(`${cluster.path}/findings/${taggedFinding!.id}`);
-      await untilPlanReads(page, panel, 'Done', 480_000);
+      await untilPlanReads(panel, 'Done', 480_000);
       const plan = newestPlan(panel);
       await expect(plan.getByRole('status')).toHaveText('Done: 3 steps applied and verified.');
       const stored = await planOf(page.request, cluster.id, taggedFinding!.id);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '../fixtures';
-import { adviseNow, csrfHeaders, newestPlan, nodesOf, planStatus, plansOf, runRow, untilPlanReads } from '../apply-plan';
+import { adviseNow, csrfHeaders, newestPlan, nodesOf, planStatus, plansOf, runRow, untilPlanReads, untilStepReads } from '../apply-plan';
 import type { APIRequestContext, Page } from '@playwright/test';
 
 /**
@@ -266,7 +266,7 @@ test('apply: a run to the end, a guard that trips and rolls back, a stop, all th
       await plan.getByRole('button', { name: 'Run' }).click();
       await expect(plan.getByRole('table', { name: 'How far each step has run' })).toBeVisible({ timeout: 20_000 });
       // Two steps, each watched until the guards' first minute after it is stored, judged on that minute's tick.
-      await untilPlanReads(page, panel, 'Done', 600_000);
+      await untilPlanReads(panel, 'Done', 600_000);
       const done = newestPlan(panel);
       await expect(done.getByRole('status')).toHaveText('Done: 2 steps applied and verified.');
       for (const position of [1, 2]) {
@@ -285,15 +285,12 @@ test('apply: a run to the end, a guard that trips and rolls back, a stop, all th
       const first = started.steps.find((s) => s.position === 1)!;
       const moved = nodes.find((n) => standInOf.get(n.id) === first.target)!;
       const plan = newestPlan(panel);
-      await expect(async () => {
-        await page.reload();
-        await expect(runRow(newestPlan(panel), 1)).toContainText('Applied, watching', { timeout: 5_000 });
-      }).toPass({ timeout: 120_000 });
+      await untilStepReads(panel, 1, 'Applied, watching', 120_000);
       expect(await standInValue(page.request, first.target)).toBe(FIX_VALUE);
       // The node moves to the third stand-in while step 1 is watched (a rescheduled TiKV pod): what the step
       // touched can no longer be told, so no guard can be read and the step is not judged blind.
       await setStatusAddress(page, cluster.id, moved.id, standIns[2]!);
-      await untilPlanReads(page, panel, 'Rolled back', 300_000);
+      await untilPlanReads(panel, 'Rolled back', 300_000);
       await expect(plan.getByRole('status')).toContainText(/^Rolled back: After step 1 \(/);
       await expect(plan.getByRole('status')).toContainText('Every changed node has its previous value again.');
       const row = runRow(plan, 1);
@@ -309,13 +306,10 @@ test('apply: a run to the end, a guard that trips and rolls back, a stop, all th
     await test.step('Stop during a watch: step 1 stays applied (done), step 2 is recorded as not started', async () => {
       const started = await proposeApproveRun();
       const [first, second] = [1, 2].map((p) => started.steps.find((s) => s.position === p)!);
-      await expect(async () => {
-        await page.reload();
-        await expect(runRow(newestPlan(panel), 1)).toContainText('Applied, watching', { timeout: 5_000 });
-      }).toPass({ timeout: 120_000 });
+      await untilStepReads(panel, 1, 'Applied, watching', 120_000);
       const plan = newestPlan(panel);
       await plan.getByRole('button', { name: 'Stop' }).click();
-      await untilPlanReads(page, panel, 'Stopped', 120_000);
+      await untilPlanReads(panel, 'Stopped', 120_000);
       await expect(plan.getByRole('status')).toContainText(/^Stopped by demo@example\.com at /);
       await expect(runRow(plan, 1)).toContainText('Done');
       await expect(runRow(plan, 1)).toContainText('The run was stopped during this step');

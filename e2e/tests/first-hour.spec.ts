@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page, TestInfo } from '@playwright/test';
 import { collectViolations, expectPolicy, ROUTES, ROUTES_WITH_MADE_UP_IDS, routeOf, type Violation, watchViolations } from '../csp';
 import { expect, test } from '../fixtures';
+import { type AxeViolation, checkLayout, expectChangesTableFits } from '../layout-checks';
 import { overflowingElements } from '../overflow';
 
 // A new SRE's first hour, as a crawl: every page and tab of the dashboard, for the demo organisation and for a
@@ -18,7 +19,11 @@ import { overflowingElements } from '../overflow';
 //   once the data came was a contradiction the user saw;
 // - the page was sent with the Content-Security-Policy and reports no violation of it (../csp.ts): together the
 //   crawls open every page of the dashboard (frontend/route-paths.json), which the demo's crawl checks; csp.spec.ts
-//   opens the few it leaves out (links with a made-up token, a source id that does not exist).
+//   opens the few it leaves out (links with a made-up token, a source id that does not exist);
+// - at the desktop's width, the layout checks (../layout-checks.ts: axe's rules for scrollable regions and for
+//   buttons', links' and labels' names, no table cell squeezed to a sliver, the avatar off the nav links, the current
+//   cluster tab in sight); layout.spec.ts runs them at the phone's width and on the pages the crawl leaves out, and
+//   the demo's crawl fails on a page of frontend/route-paths.json that neither checks.
 // What each page showed is attached as first-hour-<width>.json.
 
 const VIEWPORTS = [
@@ -55,6 +60,8 @@ interface PageRecord {
   consoleErrors: string[];
   liedWhileLoading: string[];
   cspViolations: Violation[];
+  /** The violations of the layout budget's axe rules (at the desktop's width), each a failure. */
+  axeViolations?: AxeViolation[];
   textsSeen: number;
 }
 
@@ -92,6 +99,8 @@ class Crawl {
   readonly records: PageRecord[] = [];
   /** The routes of frontend/route-paths.json this crawl opened. */
   readonly routes = new Set<string>();
+  /** The routes whose pages had the layout checks (an empty set when the crawl does not run them). */
+  readonly laidOut = new Set<string>();
   private errors: string[] = [];
   private violations: Violation[] = [];
   private current = '';
@@ -100,6 +109,8 @@ class Crawl {
     private readonly page: Page,
     private readonly testInfo: TestInfo,
     private readonly org: string,
+    /** Run the layout checks (../layout-checks.ts) on every page. */
+    readonly checksLayout: boolean,
   ) {
     page.on('console', (message) => {
       if (message.type() !== 'error') return;
@@ -127,6 +138,7 @@ class Crawl {
       const route = routeOf(url);
       if (route) this.routes.add(route);
       await this.checkCurrent(name, ready);
+      if (route && this.checksLayout) this.laidOut.add(route);
     });
   }
 
@@ -154,6 +166,7 @@ class Crawl {
         .join('\n'),
     );
     const overflowing = scrollWidth > width ? await page.evaluate(overflowingElements) : [];
+    const axeViolations = this.checksLayout ? await checkLayout(page, label, 'budget') : undefined;
     const jargon = [...new Set(jargonIn(`${finalText}\n${attributes}`))];
     const lied = EMPTY_STATES.filter((state) => !state.test(finalText))
       .flatMap((state) => {
@@ -163,7 +176,7 @@ class Crawl {
     const record: PageRecord = {
       org: this.org, page: name, url: new URL(page.url()).pathname + new URL(page.url()).search, width,
       scrollWidth, overflowing, jargon, consoleErrors: [...this.errors], liedWhileLoading: lied, cspViolations: violations,
-      textsSeen: texts.length,
+      axeViolations, textsSeen: texts.length,
     };
     this.records.push(record);
     writeFileSync(this.testInfo.outputPath(`first-hour-${width}-${this.org}.json`), JSON.stringify(this.records, null, 2));
@@ -212,7 +225,7 @@ for (const viewport of VIEWPORTS) {
 
     test(`visitor pages at ${viewport.width} px`, async ({ page, context }, testInfo) => {
       await recordTexts(context);
-      const crawl = new Crawl(page, testInfo, 'visitor');
+      const crawl = new Crawl(page, testInfo, 'visitor', viewport.name === 'desktop');
       await crawl.watchPolicy(context);
       const form = () => expect(page.getByRole('button').first()).toBeVisible();
       for (const [name, url] of VISITOR_PAGES) await crawl.visit(name, url, url === '/login' || url === '/signup' ? form : undefined);
@@ -223,7 +236,7 @@ for (const viewport of VIEWPORTS) {
     }, testInfo) => {
       test.setTimeout(600_000);
       await recordTexts(context);
-      const crawl = new Crawl(page, testInfo, 'demo');
+      const crawl = new Crawl(page, testInfo, 'demo', viewport.name === 'desktop');
       await crawl.watchPolicy(context);
       const base = (await openDemoCluster({ waitForFindingsMs: 240_000 })).path;
       const api = page.request;
@@ -239,6 +252,11 @@ for (const viewport of VIEWPORTS) {
       for (const finding of findings.items) {
         await crawl.visit(`finding: ${finding.title}`, `${base}/findings/${finding.id}`, async () => {
           await expect(clusterPage.evidence()).toBeVisible();
+          // A compaction finding's charts: the longest impact labels and change tables of the demo's findings (its
+          // "Impact of the fix" once gave its label column 442 px and its values 0 px at 390 px).
+          if (/compaction/i.test(finding.title)) {
+            await expect(clusterPage.evidence().getByRole('figure').first()).toBeVisible({ timeout: 20_000 });
+          }
         });
       }
       for (const range of ['6h', '7d']) {
@@ -250,6 +268,10 @@ for (const viewport of VIEWPORTS) {
       // Every finding picked: the widest diff the demo makes (lists per compaction level, AWS changes, long reasons).
       const picks = page.getByRole('group', { name: 'Findings to include' }).getByRole('checkbox');
       for (const pick of await picks.all()) await pick.check();
+      if (crawl.checksLayout) {
+        await crawl.checkCurrent('config: every finding picked', () =>
+          expect(page.getByRole('status').filter({ hasText: /tikv\.toml change/ })).toContainText(/[1-9]/));
+      }
       await clusterPage.createPatchButton().click();
       await crawl.checkCurrent('config: the diff of every finding', () =>
         expect(clusterPage.diff()).toContainText(/^\+\S+ = /m));
@@ -264,13 +286,18 @@ for (const viewport of VIEWPORTS) {
       await crawl.visit('patches', `${base}/patches`, () =>
         expect(page.getByRole('table', { name: 'Patches' }).getByRole('link').first()).toBeVisible());
       await crawl.visit('a patch of every open finding', `${base}/patches/${patch.id}`, () =>
-        expect(page.getByRole('table', { name: 'Changes in this patch' })).toBeVisible());
+        expectChangesTableFits(page, `a patch of every open finding at ${viewport.width} px`));
 
       // The weekly email's page with its preview drawn: a sandboxed frame under the page's policy, with the email's
       // inline styles and data: charts.
-      const preview = () =>
-        expect(page.frameLocator('iframe[title="Email preview"]').locator('body')).toContainText(/\S/, { timeout: 30_000 });
-      for (const [name, url] of SETTINGS) await crawl.visit(name, url, url === '/settings/digest' ? preview : undefined);
+      const ready: Record<string, () => Promise<void>> = {
+        '/settings/digest': () =>
+          expect(page.frameLocator('iframe[title="Email preview"]').locator('body')).toContainText(/\S/, { timeout: 30_000 }),
+        '/settings/sources': () => expect(page.getByRole('link', { name: 'Connect AWS account' })).toBeVisible(),
+        '/settings/sources/aws/new': () => expect(page.getByLabel('Trust policy', { exact: true })).toBeVisible(),
+        '/settings/alerts': () => expect(page.getByRole('form', { name: 'Add an alert channel' })).toBeVisible(),
+      };
+      for (const [name, url] of SETTINGS) await crawl.visit(name, url, ready[url]);
       // How Headroom decides: the index and every page it lists (rendered from the threshold documents).
       await crawl.visit('how Headroom decides', '/decides', () =>
         expect(page.getByRole('heading', { level: 1 })).toBeVisible());
@@ -290,6 +317,11 @@ for (const viewport of VIEWPORTS) {
       const elsewhere = [...VISITOR_PAGES.map(([, url]) => routeOf(url)), ...ROUTES_WITH_MADE_UP_IDS];
       expect(ROUTES.filter((route) => !crawl.routes.has(route) && !elsewhere.includes(route)), 'pages no crawl opened')
         .toEqual([]);
+      // ... and had the layout checks at the desktop's width: here, in the visitor crawl, or in layout.spec.ts.
+      if (crawl.checksLayout) {
+        expect(ROUTES.filter((route) => !crawl.laidOut.has(route) && !elsewhere.includes(route)),
+          'pages without the layout checks at the desktop width').toEqual([]);
+      }
     });
 
     test(`every page of a fresh organisation at ${viewport.width} px`, async ({
@@ -297,7 +329,7 @@ for (const viewport of VIEWPORTS) {
     }, testInfo) => {
       test.setTimeout(180_000);
       await recordTexts(context);
-      const crawl = new Crawl(page, testInfo, 'fresh');
+      const crawl = new Crawl(page, testInfo, 'fresh', viewport.name === 'desktop');
       await crawl.watchPolicy(context);
       await signupPage.goto();
       await signupPage.signUp(newAccount);

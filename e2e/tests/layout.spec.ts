@@ -1,62 +1,26 @@
-import AxeBuilder from '@axe-core/playwright';
 import { writeFileSync } from 'node:fs';
 import type { Page, TestInfo } from '@playwright/test';
+import { ROUTES_WITH_MADE_UP_IDS, routeOf } from '../csp';
 import { expect, test } from '../fixtures';
+import { type AxeViolation, checkLayout, expectChangesTableFits } from '../layout-checks';
 import { DEMO_CLUSTER } from '../pages/ClusterPage';
 
-// Every page at a phone's width (390 CSS px, iPhone 12-15) and a desktop's passes axe's checks of scrollable regions
-// and of buttons' and links' names, squeezes no table cell or fact to a sliver, keeps the user menu off the nav
-// links and the current cluster tab in sight. A full-page screenshot of each page at each width is attached to the
-// report, and every axe violation seen as JSON. That no page scrolls sideways is the first-hour crawl's check
-// (first-hour.spec.ts), over every page and tab, the states below included.
+// Every page at a phone's width (390 CSS px, iPhone 12-15) passes axe's checks of scrollable regions and of buttons'
+// and links' names, squeezes no table cell or fact to a sliver, keeps the user menu off the nav links and the current
+// cluster tab in sight (../layout-checks.ts). A full-page screenshot of each page is attached to the report, and
+// every axe violation seen as JSON. At a desktop's width the first-hour crawl (first-hour.spec.ts) runs the same
+// checks on every page it opens; the pages it does not open (links with a made-up token, a source that does not
+// exist) are checked here. That no page scrolls sideways is the crawl's check, at both widths.
 
-const VIEWPORTS = [
-  { name: 'desktop', width: 1440, height: 900 },
-  { name: 'phone', width: 390, height: 844 },
-] as const;
-/** The axe rules the layout budget names; a violation of these fails the test, any other is recorded. */
-const REQUIRED_RULES = ['scrollable-region-focusable', 'label-content-name-mismatch', 'button-name', 'link-name'];
+const VIEWPORTS = [{ name: 'phone', width: 390, height: 844 }] as const;
+const DESKTOP = { width: 1440, height: 900 };
+const NO_SUCH_ID = '00000000-0000-4000-8000-000000000000';
 
 interface PageRecord {
   page: string;
   url: string;
   viewportWidth: number;
-  violations: { rule: string; impact: string | null; help: string; targets: string[] }[];
-}
-
-/** A cell holding text narrower than this writes a word a letter or two per line. */
-const MIN_CELL_WIDTH = 40;
-
-/** Table cells and facts (dt/dd grids) that hold text but are narrower than `min` px. */
-function narrowTextCells(min: number): string[] {
-  const found: string[] = [];
-  for (const cell of document.querySelectorAll('main td, main th, main dt, main dd')) {
-    const text = (cell.textContent ?? '').trim();
-    if (text.length < 3) continue; // a dash, a tick or an icon fits a narrow column
-    const box = cell.getBoundingClientRect();
-    // Not rendered (a closed disclosure), or a screen reader's only (.visually-hidden: a 1 px clipped box, e.g. the
-    // header row of a table drawn as cards on a phone). A squeezed column is tall: its text runs down the page.
-    const dot = (el: Element) => el.getBoundingClientRect().width <= 1 && el.getBoundingClientRect().height <= 1;
-    let hidden = dot(cell);
-    for (let up = cell.parentElement; up && up !== document.body && !hidden; up = up.parentElement) hidden = dot(up);
-    if (hidden) continue;
-    if (box.width < min) found.push(`${cell.tagName.toLowerCase()} "${text.slice(0, 40)}" ${Math.round(box.width)} px wide`);
-  }
-  return found.slice(0, 10);
-}
-
-/** The user menu's box against each main-nav link's box: the links it overlaps. */
-function avatarOverNav(): string[] {
-  const menu = document.querySelector('.user-menu__button')?.getBoundingClientRect();
-  if (!menu) return [];
-  const found: string[] = [];
-  for (const link of document.querySelectorAll('nav[aria-label="Main"] a')) {
-    const box = link.getBoundingClientRect();
-    const apart = box.right <= menu.left || menu.right <= box.left || box.bottom <= menu.top || menu.bottom <= box.top;
-    if (!apart) found.push(`${(link.textContent ?? '').trim()} (${Math.round(box.left)}-${Math.round(box.right)} px) ` +
-      `under the user menu (${Math.round(menu.left)}-${Math.round(menu.right)} px)`);
-  }
-  return found;
+  violations: AxeViolation[];
 }
 
 async function checkPage(page: Page, testInfo: TestInfo, records: PageRecord[], name: string) {
@@ -67,46 +31,43 @@ async function checkPage(page: Page, testInfo: TestInfo, records: PageRecord[], 
   await page.screenshot({ path: shot, fullPage: true });
   await testInfo.attach(label, { path: shot, contentType: 'image/png' });
 
-  // label-content-name-mismatch is one of axe's experimental rules: enabled by name. The weekly email's preview is
-  // a script-less sandboxed frame (the email itself) that axe cannot enter: left out.
-  const axe = await new AxeBuilder({ page })
-    .options({ rules: { 'label-content-name-mismatch': { enabled: true } } })
-    .exclude('iframe')
-    .analyze();
-  const violations = axe.violations.map((v) => ({
-    rule: v.id,
-    impact: v.impact ?? null,
-    help: v.help,
-    targets: v.nodes.map((n) => n.target.join(' ')),
-  }));
+  const violations = await checkLayout(page, label, 'every');
   records.push({ page: name, url: new URL(page.url()).pathname + new URL(page.url()).search, viewportWidth,
     violations });
   // Rewritten after each page, so a run stopped half-way still leaves what it measured.
   writeFileSync(testInfo.outputPath(`layout-${viewportWidth}.json`), JSON.stringify(records, null, 2));
-
-  const required = violations.filter((v) => REQUIRED_RULES.includes(v.rule));
-  expect.soft(required, `${label}: axe violations`).toEqual([]);
-
-  // A cell or a label/value pair squeezed to a sliver writes its text one letter per line.
-  const slivers = await page.evaluate(narrowTextCells, MIN_CELL_WIDTH);
-  expect.soft(slivers, `${label}: table cells or facts narrower than ${MIN_CELL_WIDTH} px holding text`).toEqual([]);
-  // The header's user menu (the avatar) never sits on top of the main nav's links.
-  const overlaps = await page.evaluate(avatarOverNav);
-  expect.soft(overlaps, `${label}: the avatar overlaps the nav links`).toEqual([]);
-
-  // On a phone the cluster tab strip scrolls: the current tab must be in sight, not beyond its edge.
-  const strip = page.getByRole('navigation', { name: 'Cluster sections' });
-  if ((await strip.count()) > 0) {
-    const inSight = await strip.evaluate((nav) => {
-      const tab = nav.querySelector('[aria-current="page"]');
-      if (!tab) return true;
-      const box = nav.getBoundingClientRect();
-      const at = tab.getBoundingClientRect();
-      return at.left >= box.left - 1 && at.right <= box.right + 1;
-    });
-    expect.soft(inSight, `${label}: the current cluster tab is out of sight in the tab strip`).toBe(true);
-  }
 }
+
+test.describe(`at ${DESKTOP.width} px`, () => {
+  test.use({ viewport: DESKTOP });
+
+  test('the pages the first-hour crawl does not open pass axe and keep their cells readable', async ({
+    page, signInAsDemo,
+  }, testInfo) => {
+    const records: PageRecord[] = [];
+    const visited = new Set<string>();
+    // A page is drawn when the app has put something in #root (a page with an unknown id or token shows its error
+    // there).
+    const visit = async (name: string, url: string) => {
+      await test.step(name, async () => {
+        await page.goto(url);
+        await expect(page.locator('#root')).not.toBeEmpty();
+        await page.waitForLoadState('networkidle');
+        await checkPage(page, testInfo, records, name);
+        visited.add(routeOf(url) ?? url);
+      });
+    };
+    await visit('confirm sign-up with a made-up token', '/signup/confirm?token=not-a-token');
+    await visit('accept an invitation with a made-up token', '/accept-invitation?token=not-a-token');
+    await visit('unsubscribe with a made-up token', '/unsubscribe?token=not-a-token');
+    await signInAsDemo();
+    await visit('a Prometheus source that does not exist', `/settings/sources/prometheus/${NO_SUCH_ID}`);
+    // The first-hour crawl counts on these being checked here.
+    expect([...visited].sort()).toEqual([...ROUTES_WITH_MADE_UP_IDS].sort());
+    const record = testInfo.outputPath(`layout-${DESKTOP.width}.json`);
+    await testInfo.attach(`layout-${DESKTOP.width}.json`, { path: record, contentType: 'application/json' });
+  });
+});
 
 for (const viewport of VIEWPORTS) {
   test.describe(`at ${viewport.width} px`, () => {
@@ -183,11 +144,7 @@ for (const viewport of VIEWPORTS) {
 
       await test.step('a patch', async () => {
         await page.goto(patchPath);
-        const changes = page.getByRole('table', { name: 'Changes in this patch' });
-        await expect(changes).toBeVisible();
-        // Regression: the Changes table was 1,276 px wide in a 986 px card, its reason column off-screen.
-        const fit = await changes.evaluate((table) => ({ table: table.scrollWidth, box: table.parentElement!.clientWidth }));
-        expect.soft(fit.table, `the Changes table is ${fit.table} px wide in a ${fit.box} px box`).toBeLessThanOrEqual(fit.box);
+        await expectChangesTableFits(page, `the patch at ${viewport.width} px`);
         await check('patch');
       });
 
