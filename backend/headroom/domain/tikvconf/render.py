@@ -1359,8 +1359,11 @@ def artefacts(
     """Render several artefacts from one patching of tikv.toml: each of `formats` (every format when None; then
     merged and diff only when tikv.toml is given) as it is (key "sql") and as its rollback ("sql.rollback"),
     as `rollbacks` asks. Each is the same, byte for byte, as `artefact` renders it alone."""
-    wanted = [fmt for fmt in FORMATS if config_text is not None or fmt not in ("merged", "diff")] \
-        if formats is None else list(formats)
+    wanted: list[str]
+    if formats is None:
+        wanted = [fmt for fmt in FORMATS if config_text is not None or fmt not in ("merged", "diff")]
+    else:
+        wanted = list(formats)
     for fmt in wanted:
         _check_format(fmt)
     applied = _applied(patch, config_text, node, config_source)
