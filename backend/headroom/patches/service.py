@@ -43,6 +43,7 @@ from headroom.domain.tikvconf import (
     UnknownConfigKey,
     UnknownFormat,
     artefact,
+    artefacts,
     config_json_view,
     effective_value,
     fill_current,
@@ -581,12 +582,12 @@ def _render_configs(db: Session, row: PatchRecord, cluster: Cluster, nodes: Sequ
             uploaded = _toml_text(config_row)
             text = uploaded if uploaded is not None else toml_from_config(config_row.config)
             folder = _node_file_name(info.node)
-            for fmt, name in (("merged", "tikv.toml"), ("diff", "tikv.toml.diff")):
-                try:
-                    art = artefact(patch, fmt, config_text=text, node=info.node.status_address, rollback=rollback,
-                                   config_source=f"tikv.toml of {info.node.address}")
-                except TikvConfError as exc:
-                    raise _invalid(exc, "format") from exc
+            try:  # both files from one patching of the node's tikv.toml
+                both = artefacts(patch, config_text=text, node=info.node.status_address, formats=("merged", "diff"),
+                                 rollbacks=(rollback,), config_source=f"tikv.toml of {info.node.address}")
+            except TikvConfError as exc:
+                raise _invalid(exc, "format") from exc
+            for art, name in zip(both.values(), ("tikv.toml", "tikv.toml.diff"), strict=True):
                 archive.writestr(f"{folder}/{name}", art.body)
                 notes.extend(f"{info.node.address}: {note}" for note in art.notes
                              if f"{info.node.address}: {note}" not in notes)

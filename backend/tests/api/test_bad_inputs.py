@@ -208,6 +208,42 @@ def test_a_streamed_body_over_the_limit_is_413(owner: Any, settings: Any) -> Non
     assert owner.get("/api/v1/clusters").json()["total"] == 0
 
 
+# The operator manifest's limit counts characters (code points) as pydantic and JSON Schema do: one astral
+# character (U+1F600) is one, whether the client sends its four UTF-8 bytes or the JSON escape of its UTF-16
+# surrogate pair, "\ud83d\ude00" (RFC 8259, section 7). A generator that counts the pair as two characters
+# takes a manifest just under the limit for one over it; the server must answer by code points.
+MANIFEST_LIMIT = 512 * 1024  # OperatorManifest.manifest's max_length, as the OpenAPI document publishes it
+ASTRAL = "\U0001F600"
+
+
+def _operator_post(owner: Any, manifest: str, *, escaped: bool) -> Any:
+    # a cluster that does not exist: past the body's validation, the route answers 404
+    url = "/api/v1/clusters/00000000-0000-4000-8000-000000000000/patches/00000000-0000-4000-8000-000000000001/operator"
+    body = json.dumps({"manifest": manifest}, ensure_ascii=escaped).encode("utf-8")
+    assert (b"\\ud83d\\ude00" in body) is escaped
+    return owner.post(url, content=body, headers={"content-type": "application/json"})
+
+
+def test_the_operator_manifest_limit_counts_an_astral_character_once(owner: Any, settings: Any) -> None:
+    assert owner.get("/api/v1/openapi.json").json()["components"]["schemas"]["OperatorManifest"]["properties"][
+        "manifest"]["maxLength"] == MANIFEST_LIMIT
+    pairs = 100_000  # 1.2 MB as escapes: within the body limit, so the field's own limit answers
+    over = "a" * (MANIFEST_LIMIT + 1 - pairs) + ASTRAL * pairs
+    under = "a" * (MANIFEST_LIMIT - pairs) + ASTRAL * pairs
+    assert len(over) == MANIFEST_LIMIT + 1 and len(under) == MANIFEST_LIMIT
+    assert len(under.encode("utf-16-le")) // 2 > MANIFEST_LIMIT  # over the limit in UTF-16 units
+    for escaped in (False, True):
+        error = _error(_operator_post(owner, over, escaped=escaped), 422, "manifest")
+        assert error["code"] == "validation_error" and "524288" in error["message"].replace(",", ""), error
+        answered = _operator_post(owner, under, escaped=escaped)
+        assert answered.status_code == 404, answered.text[:500]
+    # all astral: as raw UTF-8 (2 MB) the field's limit answers; as escapes (6.3 MB) the body's limit does first
+    _error(_operator_post(owner, ASTRAL * (MANIFEST_LIMIT + 1), escaped=False), 422, "manifest")
+    assert settings.max_body_bytes < 12 * (MANIFEST_LIMIT + 1)
+    _error(_operator_post(owner, ASTRAL * (MANIFEST_LIMIT + 1), escaped=True), 413, "larger than")
+    assert _operator_post(owner, ASTRAL * MANIFEST_LIMIT, escaped=False).status_code == 404
+
+
 def test_too_many_tags_are_422_naming_tags(owner: Any) -> None:
     tags = {f"k{i}": "v" for i in range(200_000)}
     response = owner.post("/api/v1/clusters", json={"name": "c", "tikv_version": "v8.5.1", "tags": tags})

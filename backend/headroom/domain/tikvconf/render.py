@@ -221,20 +221,32 @@ def _undo(change: Change) -> Change:
     return change.model_copy(update={"reason": f"Undo: {change.reason}" if change.reason else "Undo."})
 
 
-def _context(
-    patch: Patch, config_text: str | None, node: str | None, rollback: bool, source: str = "tikv.toml"
-) -> _Context:
-    labelled = [
+def _node_changes(patch: Patch, node: str | None) -> list[tuple[Change, str]]:
+    """The patch's tikv changes for `node`'s file (every node's when None), each with its finding's title."""
+    return [
         (change, patch.source_title(i))
         for i, change in enumerate(patch.changes)
         if change.target == "tikv" and (node is None or target_node(change) in (None, node))
     ]
+
+
+def _applied(patch: Patch, config_text: str | None, node: str | None, source: str) -> AppliedPatch | None:
+    """Patch the tikv.toml text once; every artefact of the patch, and the rollback of each, is read from it
+    (rendering never changes an AppliedPatch: a rollback copies the items it puts back)."""
+    if config_text is None:
+        return None
+    return apply_changes(config_text, [change for change, _ in _node_changes(patch, node)], source)
+
+
+def _context(
+    patch: Patch, config_text: str | None, node: str | None, rollback: bool, applied: AppliedPatch | None
+) -> _Context:
+    labelled = _node_changes(patch, node)
     tikv = [change for change, _ in labelled]
     sources = {id(change): label for change, label in labelled}
     aws = list(patch.aws_changes())
-    applied = apply_changes(config_text, tikv, source) if config_text is not None else None
     if rollback:
-        # Each inverse keeps the label of the change it undoes (applied.applied holds the same objects).
+        # Each inverse keeps the label of the change it undoes (applied.applied holds the patch's own objects).
         pairs = (
             list(zip(applied.applied, applied.rollback_changes(), strict=True))[::-1]
             if applied is not None
@@ -1269,6 +1281,20 @@ def _filename(patch: Patch, fmt: str, rollback: bool, node: str | None) -> str:
     return f"{prefix}-{base}" if prefix else base
 
 
+def _check_format(format: str) -> None:
+    if format == "rollback":
+        raise UnknownFormat(ROLLBACK_HELP)
+    if format not in _FILES:
+        raise UnknownFormat(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
+
+
+def _render(patch: Patch, format: str, ctx: _Context) -> Artefact:
+    body, notes = _RENDERERS[format](ctx)
+    notes = [*notes, *_raft_engine_off_notes(ctx)]
+    return Artefact(format, _filename(patch, format, ctx.rollback, ctx.node), _FILES[format][1],
+                    visible_controls(body), tuple(notes))
+
+
 def artefact(
     patch: Patch,
     format: str,
@@ -1284,16 +1310,9 @@ def artefact(
     (previous values; for merged/diff, back to the original file byte for byte). `config_source` names the
     file in parse errors.
     """
-    if format == "rollback":
-        raise UnknownFormat(ROLLBACK_HELP)
-    if format not in _FILES:
-        raise UnknownFormat(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
-    _, media_type = _FILES[format]
-    ctx = _context(patch, config_text, node, rollback, config_source)
-    body, notes = _RENDERERS[format](ctx)
-    notes = [*notes, *_raft_engine_off_notes(ctx)]
-    return Artefact(format, _filename(patch, format, rollback, node), media_type, visible_controls(body),
-                    tuple(notes))
+    _check_format(format)
+    applied = _applied(patch, config_text, node, config_source)
+    return _render(patch, format, _context(patch, config_text, node, rollback, applied))
 
 
 # C0 control characters other than tab, LF and CR, and DEL: neither YAML 1.2 (section 5.1, "Character Set") nor
@@ -1329,13 +1348,28 @@ def _raft_engine_off_notes(ctx: _Context) -> list[str]:
 
 
 def artefacts(
-    patch: Patch, *, config_text: str | None = None, node: str | None = None
+    patch: Patch,
+    *,
+    config_text: str | None = None,
+    node: str | None = None,
+    formats: Sequence[str] | None = None,
+    rollbacks: Sequence[bool] = (False, True),
+    config_source: str = "tikv.toml",
 ) -> dict[str, Artefact]:
-    """Render every format and the rollback of each; merged and diff only when tikv.toml is given."""
+    """Render several artefacts from one patching of tikv.toml: each of `formats` (every format when None; then
+    merged and diff only when tikv.toml is given) as it is (key "sql") and as its rollback ("sql.rollback"),
+    as `rollbacks` asks. Each is the same, byte for byte, as `artefact` renders it alone."""
+    wanted: list[str]
+    if formats is None:
+        wanted = [fmt for fmt in FORMATS if config_text is not None or fmt not in ("merged", "diff")]
+    else:
+        wanted = list(formats)
+    for fmt in wanted:
+        _check_format(fmt)
+    applied = _applied(patch, config_text, node, config_source)
     rendered: dict[str, Artefact] = {}
-    for fmt in FORMATS:
-        if fmt in ("merged", "diff") and config_text is None:
-            continue
-        rendered[fmt] = artefact(patch, fmt, config_text=config_text, node=node)
-        rendered[f"{fmt}.rollback"] = artefact(patch, fmt, config_text=config_text, node=node, rollback=True)
+    for fmt in wanted:
+        for rollback in rollbacks:
+            ctx = _context(patch, config_text, node, rollback, applied)
+            rendered[f"{fmt}.rollback" if rollback else fmt] = _render(patch, fmt, ctx)
     return rendered

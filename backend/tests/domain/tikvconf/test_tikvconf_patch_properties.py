@@ -98,7 +98,7 @@ def test_patch_then_rollback_is_the_original(text: str, wanted: list[Change]) ->
 def test_merged_and_diff_artefacts_hold_for_any_change_set(text: str, wanted: list[Change]) -> None:
     # tomllib reads the merged file with exactly the proposed keys changed; comments, order and each table's
     # comment block kept; GNU patch turns the original into the merged file; the rollback is the original;
-    # CRLF stays CRLF. (The rollback artefacts re-patch the file: the deterministic tests render them.)
+    # CRLF stays CRLF. (GNU patch on the rollback diff: the deterministic tests.)
     check_artefacts(text, wanted, rollback_artefacts=False)
 
 

@@ -2,8 +2,9 @@
 
 Shared by test_tikvconf_patch_real_configs.py (the advisor's change sets on every file) and
 test_tikvconf_patch_properties.py (hypothesis-drawn change sets). The artefacts come from the product's own
-functions (render.artefact, patch.apply_changes / apply_rollback); every check reads them independently:
-tomllib for the values, plain line scans for comments and order, GNU patch for the diff.
+functions (render.artefacts: the file patched once, every artefact and rollback read from it); every check
+reads them independently: tomllib for the values, plain line scans for comments and order, GNU patch for the
+diff.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from typing import Any
 from headroom.domain.model import Change
 from headroom.domain.tikvconf.change import Patch
 from headroom.domain.tikvconf.parse import flatten, same_value
-from headroom.domain.tikvconf.patch import apply_changes, apply_rollback
-from headroom.domain.tikvconf.render import artefact
+from headroom.domain.tikvconf.render import artefacts
 
 ROOT = Path(__file__).resolve().parents[4]
 DATA = Path(__file__).resolve().parent / "data" / "tikv-toml"  # README.md there names each file's source
@@ -139,11 +139,12 @@ def gnu_patch(target: str, diff: str) -> bytes:
 def check_artefacts(text: str, changes: Sequence[Change], *, rollback_artefacts: bool = True) -> str:
     """Render merged and diff for `changes` on `text` and check everything the user relies on; return merged.
 
-    `rollback_artefacts=False` leaves out the two rollback artefacts (each re-patches the file): the rollback
-    is then checked on apply_changes' own rollback, the one the rollback artefacts are built from."""
+    The artefacts come from one patching of the file, as the API's configs download renders them.
+    `rollback_artefacts=False` leaves out GNU patch on the rollback diff (a process per call); the merged
+    rollback is checked either way."""
     patch = Patch(cluster="prod-east", changes=tuple(changes))
-    merged = artefact(patch, "merged", config_text=text).body
-    diff = artefact(patch, "diff", config_text=text).body
+    rendered = artefacts(patch, config_text=text, formats=("merged", "diff"))
+    merged, diff = rendered["merged"].body, rendered["diff"].body
 
     # Values: tomllib reads the merged file; exactly the proposed keys differ from the original.
     before, after = flatten(tomllib.loads(text)), flatten(tomllib.loads(merged))
@@ -171,10 +172,9 @@ def check_artefacts(text: str, changes: Sequence[Change], *, rollback_artefacts:
         assert gnu_patch(text, diff) == merged.encode("utf-8")
 
     # The rollback gives back the original bytes.
-    assert apply_rollback(merged, apply_changes(text, changes).rollback) == text
+    assert rendered["merged.rollback"].body == text
     if rollback_artefacts:
-        assert artefact(patch, "merged", config_text=text, rollback=True).body == text
-        undo = artefact(patch, "diff", config_text=text, rollback=True).body
+        undo = rendered["diff.rollback"].body
         assert (gnu_patch(merged, undo) if undo else merged.encode("utf-8")) == text.encode("utf-8")
 
     # Line endings: a CRLF file stays CRLF everywhere (no bare LF), an LF file gets no CR.
