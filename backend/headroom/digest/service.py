@@ -497,11 +497,9 @@ def _watched_slot(org_id: uuid.UUID) -> str:
     return f"digest-preview-watched:{org_id}"
 
 
-def watched_orgs(redis_url: str | None, org_ids: set[uuid.UUID]) -> set[uuid.UUID]:
-    """Those of `org_ids` whose Weekly email page was opened within WATCHED_FOR (their previews are worth
-    rendering ahead)."""
-    cache = shared_cache(redis_url)
-    return {org_id for org_id in org_ids if cache.get(_watched_slot(org_id)) is not None}
+def _watched(cache: SharedCache, org_id: uuid.UUID) -> bool:
+    """Whether the org's Weekly email page was opened within WATCHED_FOR (its preview is worth rendering ahead)."""
+    return cache.get(_watched_slot(org_id)) is not None
 
 
 def _pack(org_id: uuid.UUID, digest: str, made: Preview) -> bytes:
@@ -573,9 +571,9 @@ def prepare_preview(ctx: JobContext, now: dt.datetime, *, org_id: str | None) ->
     if org_id is None:  # the in-process scheduler's start-up pass runs every job once without parameters
         return {"status": "skipped", "reason": "no organisation given"}
     org_uuid = uuid.UUID(org_id)
-    if not watched_orgs(ctx.settings.redis_url, {org_uuid}):
-        return {"org_id": org_id, "status": "skipped", "reason": "nobody opened the Weekly email page today"}
     cache = shared_cache(ctx.settings.redis_url)
+    if not _watched(cache, org_uuid):
+        return {"org_id": org_id, "status": "skipped", "reason": "nobody opened the Weekly email page today"}
     with ctx.unit() as db:
         if db.get(Organization, org_uuid) is None:
             return {"org_id": org_id, "status": "skipped", "reason": "organisation deleted"}

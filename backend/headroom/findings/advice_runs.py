@@ -100,9 +100,9 @@ def _advise_one(ctx: JobContext, cluster_id: uuid.UUID, now: dt.datetime, window
 
 def _prepare_previews(ctx: JobContext, org_ids: set[uuid.UUID]) -> None:
     """Queue the weekly email's preview of each org whose findings the run just committed (digest.preview), so the
-    Weekly email page reads it rendered (the job renders it only for an org whose page was opened today, and
-    skips the others cheaply: digest.service.WATCHED_FOR). The job renders the version current when it runs: previews queued by
-    several clusters of one org that finish close together render once."""
+    Weekly email page reads it rendered. The job renders it only for an org whose page was opened today
+    (digest.service.WATCHED_FOR; the others cost it a cache read), and renders the version current when it runs:
+    previews queued by several clusters of one org that finish close together render once."""
     for org_id in sorted(org_ids, key=str):
         try:
             ctx.enqueue("digest.preview", org_id=str(org_id))
