@@ -517,20 +517,18 @@ def step(cfg: argparse.Namespace, env: dict[str, str], hosts: list[str], cluster
 
     queue_round("advice.run")
     score_after = FLEET_SCORE_AFTER_SECONDS if cfg.step_seconds > FLEET_SCORE_AFTER_SECONDS else 0
-    if not score_after:
-        queue_round("fleet.score")
-    score_queued = not score_after
+    score_queued = False
     round_started = time.monotonic()
     prefix = work / f"locust-{clusters}-{users}-{len(hosts)}"
     locust = run_locust(hosts, users, cfg.step_seconds, accounts_file, prefix)
     round_seconds = None
     locust_cpu = 0.0  # its CPU seconds, read while it runs (an exited child's are gone)
     while locust.poll() is None:
-        locust_cpu = max(locust_cpu, _cpu_seconds(_tree(psutil.Process(locust.pid))))
-        time.sleep(1)
         if not score_queued and time.monotonic() - round_started >= score_after:
             queue_round("fleet.score")
             score_queued = True
+        locust_cpu = max(locust_cpu, _cpu_seconds(_tree(psutil.Process(locust.pid))))
+        time.sleep(1)
         if round_seconds is None:
             advice = job_delta(totals, job_totals(redis_url), "advice.run")
             if advice["succeeded"] + advice["failed"] + advice["expired"] >= clusters + 1:

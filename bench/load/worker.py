@@ -14,7 +14,7 @@ asks, and every other cluster's ingest of the same window writes that recording 
 (inventory, series, the store's write, watermarks, the sweep record). What is left out is only the simulator's
 per-cluster work: each cluster's own seed and stored physics state (their values, not their shape: the same
 series, entities and points). A window with an applied volume change is simulated as usual. The replays and the
-simulations are counted in LOAD_REPLAY_KEY.
+simulations are counted in the process and added to LOAD_REPLAY_KEY with the job's CPU, in the same round trip.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,9 +32,9 @@ LOAD_REPLAY_KEY = "headroom:load:replay"
 REPLAY_WINDOWS_KEPT = 16  # windows a process keeps: the round's few distinct (start, end) pairs and a catch-up's
 
 
-def replaying(simulate: Callable[..., Any], client: Any) -> Callable[..., Any]:
+def replaying(simulate: Callable[..., Any], counts: Counter[str]) -> Callable[..., Any]:
     """`simulate`, recording each window once per process and replaying it for every later call with the same
-    window (whatever its seed and state: see the module's docstring)."""
+    window (whatever its seed and state: see the module's docstring); `counts` gains "replayed" or "simulated"."""
     kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
     def replay(scenario: Any, **kwargs: Any) -> Any:
@@ -45,12 +45,12 @@ def replaying(simulate: Callable[..., Any], client: Any) -> Callable[..., Any]:
         snap = kept.get(key)
         if snap is not None:
             kept.move_to_end(key)
-            client.hincrby(LOAD_REPLAY_KEY, "replayed", 1)
+            counts["replayed"] += 1
             return snap
         snap = kept[key] = simulate(scenario, **kwargs)
         if len(kept) > REPLAY_WINDOWS_KEPT:
             kept.popitem(last=False)
-        client.hincrby(LOAD_REPLAY_KEY, "simulated", 1)
+        counts["simulated"] += 1
         return snap
 
     return replay
@@ -64,8 +64,9 @@ def _install() -> None:
     from headroom.sources.demo import service as demo
 
     client = redis.Redis.from_url(os.environ["REDIS_URL"])
+    windows: Counter[str] = Counter()
     if os.environ.get("HEADROOM_LOAD_REPLAY") == "1":  # inside the simulator's CPU counter: a replay is its cost
-        demo.simulate = replaying(demo.simulate, client)
+        demo.simulate = replaying(demo.simulate, windows)
     simulator_cpu = wrap_simulate(demo)  # ingest_window and _fleet look the name up in the module at each call
     run_job = runner.run_job
 
@@ -78,6 +79,9 @@ def _install() -> None:
             pipe.hincrbyfloat(LOAD_CPU_KEY, f"cpu|{job.name}", time.process_time() - began)
             if simulator_cpu() > simulated:
                 pipe.hincrbyfloat(LOAD_CPU_KEY, f"cpu|{job.name}|simulator", simulator_cpu() - simulated)
+            for kind, n in windows.items():
+                pipe.hincrby(LOAD_REPLAY_KEY, kind, n)
+            windows.clear()
             pipe.execute()
 
     # before the worker imports its tasks (headroom_worker.tasks and rounds take run_job by name)
@@ -87,20 +91,20 @@ def _install() -> None:
             module.run_job = counted_run_job
 
 
-def read_cpu(redis_url: str) -> dict[str, float]:
-    """Every job's CPU seconds so far (`job`, and `job|simulator` for the simulator's share)."""
+def _read(redis_url: str, key: str) -> dict[str, bytes]:
     import redis
 
-    raw = redis.Redis.from_url(redis_url).hgetall(LOAD_CPU_KEY)
-    return {k.decode().split("|", 1)[1]: float(v) for k, v in raw.items()}
+    return {k.decode(): v for k, v in redis.Redis.from_url(redis_url).hgetall(key).items()}
+
+
+def read_cpu(redis_url: str) -> dict[str, float]:
+    """Every job's CPU seconds so far (`job`, and `job|simulator` for the simulator's share)."""
+    return {k.split("|", 1)[1]: float(v) for k, v in _read(redis_url, LOAD_CPU_KEY).items()}
 
 
 def read_replays(redis_url: str) -> dict[str, int]:
     """Windows replayed and simulated so far (HEADROOM_LOAD_REPLAY=1)."""
-    import redis
-
-    raw = redis.Redis.from_url(redis_url).hgetall(LOAD_REPLAY_KEY)
-    return {k.decode(): int(v) for k, v in raw.items()}
+    return {k: int(v) for k, v in _read(redis_url, LOAD_REPLAY_KEY).items()}
 
 
 if __name__ == "__main__":
