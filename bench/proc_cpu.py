@@ -107,7 +107,7 @@ def report(path: Path, roots: list[str]) -> None:
         cmd = p.get("cmd", p["comm"])
         kind = next((k for k, pattern in KINDS if re.search(pattern, cmd)), "other: " + p["comm"])
         # a process already running when the recording started counts from its first sample
-        cpu[kind] += p["cpu"] - (p["first_cpu"] if p["first_seen"] > 2 * data["interval"] else 0.0)
+        cpu[kind] += p["cpu"] - (p["first_cpu"] if p["first_seen"] <= 2 * data["interval"] else 0.0)
         kids[kind] += p["kids"]
         count[kind] += 1
     print(f"recorded {data['wall']:.0f} s; the machine's busy CPU over it: {data['busy_cpu']:.0f} s")
