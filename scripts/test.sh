@@ -16,15 +16,19 @@ scripts/bootstrap.sh --test
 svc=$(mktemp -d /tmp/headroom-test.XXXXXX)
 server_pid=""
 changes_server_pid=""
+ebs_server_pid=""
 stand_in_pid=""
 e2e_moto_pid=""
 demo_changes_pid=""
+demo_ebs_pid=""
 frontend_pid=""
 cleanup() {
   [ -n "$frontend_pid" ] && kill "$frontend_pid" 2>/dev/null || true
   [ -n "$demo_changes_pid" ] && kill "$demo_changes_pid" 2>/dev/null || true
+  [ -n "$demo_ebs_pid" ] && kill "$demo_ebs_pid" 2>/dev/null || true
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
   [ -n "$changes_server_pid" ] && kill "$changes_server_pid" 2>/dev/null || true
+  [ -n "$ebs_server_pid" ] && kill "$ebs_server_pid" 2>/dev/null || true
   [ -n "$stand_in_pid" ] && kill "$stand_in_pid" 2>/dev/null || true
   [ -n "$e2e_moto_pid" ] && kill "$e2e_moto_pid" 2>/dev/null || true
   scripts/services.sh stop "$svc" || true
@@ -43,12 +47,15 @@ scripts/check-migrations.sh "$HEADROOM_TEST_DATABASE_URL"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# Two e2e servers, each on a database and data directory of its own, started now and waited for at their step: a
+# Three e2e servers, each on a database and data directory of its own, started now and waited for at their step: a
 # server migrates its database and simulates the demo fleet in its first minutes (53 s to its first /healthz at a
 # load of 10), which happens while the steps below run instead of before Playwright.
-# - "changes" serves the specs that change the demo (Playwright project demo-changes: the apply specs turn apply
-#   on, point demo nodes at TiKV stand-ins and give its volumes IDs in moto). They spend most of their 8 minutes
-#   waiting for the demo's next minute of data, so they run beside pytest.
+# - "changes" and "ebs" serve the specs that change the demo (Playwright project demo-changes): on "changes" the
+#   TiKV apply spec (it points demo nodes at TiKV stand-ins) and cluster.spec.ts, on "ebs" the volume apply spec
+#   (it gives the demo's volumes IDs in moto). Each apply spec turns apply on and off for its organisation, so the
+#   two cannot share a demo; each has its own and they run at the same time, beside pytest: they spend most of
+#   their 6 and 3 minutes waiting for the demo's next minute of data (one after the other they took 9.5 minutes,
+#   longer than the rest of the run).
 # - "shared" serves the other specs, which read the demo as it is. With a demo of their own they need not wait for
 #   the apply specs to put it back, and run as soon as pytest is done (bench/ci_time.md, "Sixth pass").
 # No REDIS_URL: a server runs its jobs in-process, so its demo fleet is simulated and advised in its first minutes
@@ -62,6 +69,7 @@ engine = sa.create_engine(sys.argv[1], isolation_level="AUTOCOMMIT")
 with engine.connect() as c:
     c.execute(sa.text("CREATE DATABASE headroom_e2e"))
     c.execute(sa.text("CREATE DATABASE headroom_e2e_changes"))
+    c.execute(sa.text("CREATE DATABASE headroom_e2e_ebs"))
 PY
   # TiKV status port stand-ins (backend/tests/tikv_status_server.py: GET/POST /config as TiKV answers them) for
   # tests/apply.spec.ts, which points demo nodes at them and runs a plan end to end; their addresses are in
@@ -87,6 +95,12 @@ PY
     HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" \
     uv run --locked headroom serve --port "$changes_port" >"$svc/server-changes.log" 2>&1 &
   changes_server_pid=$!
+  ebs_port=$(free_port)
+  DATABASE_URL="$e2e_admin/headroom_e2e_ebs" HEADROOM_DATA_DIR="$svc/data-ebs" \
+    HEADROOM_PUBLIC_URL="http://127.0.0.1:$ebs_port" HEADROOM_APPLY_WATCH_SECONDS=20 \
+    HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" \
+    uv run --locked headroom serve --port "$ebs_port" >"$svc/server-ebs.log" 2>&1 &
+  ebs_server_pid=$!
   e2e_port=$(free_port)
   DATABASE_URL="$e2e_admin/headroom_e2e" HEADROOM_DATA_DIR="$svc/data" HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" \
     HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" \
@@ -145,18 +159,26 @@ step "typecheck (mypy --strict on the package and the worker)"
 uv run --locked mypy backend/headroom worker/headroom_worker
 
 if [ -n "$e2e_port" ]; then
-  step "end-to-end, the specs that change the demo (Playwright project demo-changes, on a server of their own), beside the steps below"
-  # Their output is shown at the end-to-end step.
+  step "end-to-end, the specs that change the demo (Playwright project demo-changes, on two servers of their own), beside the steps below"
+  # Their output is shown at the end-to-end step. The second run skips the e2e specs' type check the first makes.
   ( wait_for_changes_services && run_e2e "$changes_port" "$svc/data-changes" --project=demo-changes \
-      --output=test-results/demo-changes ) >"$svc/e2e-demo-changes.log" 2>&1 </dev/null &
+      --output=test-results/demo-changes tests/apply.spec.ts tests/cluster.spec.ts ) \
+    >"$svc/e2e-demo-changes.log" 2>&1 </dev/null &
   demo_changes_pid=$!
+  ( wait_for_changes_services && wait_for_server "$ebs_port" "$ebs_server_pid" "$svc/server-ebs.log" \
+      && HEADROOM_E2E_SKIP_TYPECHECK=1 run_e2e "$ebs_port" "$svc/data-ebs" --project=demo-changes \
+      --output=test-results/demo-changes-ebs tests/apply-ebs.spec.ts ) >"$svc/e2e-demo-ebs.log" 2>&1 </dev/null &
+  demo_ebs_pid=$!
 fi
 
-step "backend and worker tests (pytest, one xdist worker per core)"
+step "backend and worker tests (pytest, one xdist worker per core and one more)"
 # Each worker gets a copy of the migrated database and Redis databases of its own (backend/tests/xdist_workers.py);
 # loadgroup keeps each test file on one worker (its module fixtures are built once) and the files sharing the
-# moto account or the simulated Prometheus together. HEADROOM_TEST_WORKERS=0 runs in this process.
-uv run --locked pytest -q -p no:cacheprovider -n "${HEADROOM_TEST_WORKERS:-auto}" --dist loadgroup
+# moto account or the simulated Prometheus together. A worker spends about a fifth of its time waiting (on the `aws`
+# CLI, Celery workers and servers it started, on sockets), so one worker more than the cores keeps them busy: on
+# this 2-core machine, alone and quiet, 2 workers took 418 s and 3 took 346 s for the same 573 s of CPU
+# (bench/ci_time.md, "Tenth pass"). HEADROOM_TEST_WORKERS=0 runs in this process.
+uv run --locked pytest -q -p no:cacheprovider -n "${HEADROOM_TEST_WORKERS:-$(($(nproc) + 1))}" --dist loadgroup
 
 front_end() { (cd frontend && npm run --silent lint && npm run --silent typecheck && npm run --silent test); }
 
@@ -180,8 +202,13 @@ else
   demo_changes_rc=0
   wait "$demo_changes_pid" || demo_changes_rc=$?
   demo_changes_pid=""
-  cat "$svc/e2e-demo-changes.log"
-  if [ "$demo_changes_rc" -ne 0 ]; then tail -50 "$svc/server-changes.log"; exit 1; fi
+  demo_ebs_rc=0
+  wait "$demo_ebs_pid" || demo_ebs_rc=$?
+  demo_ebs_pid=""
+  cat "$svc/e2e-demo-changes.log" "$svc/e2e-demo-ebs.log"
+  if [ "$demo_changes_rc" -ne 0 ]; then tail -50 "$svc/server-changes.log"; fi
+  if [ "$demo_ebs_rc" -ne 0 ]; then tail -50 "$svc/server-ebs.log"; fi
+  if [ "$demo_changes_rc" -ne 0 ] || [ "$demo_ebs_rc" -ne 0 ]; then exit 1; fi
 
   step "front end: the result of its checks (run beside the end-to-end specs)"
   frontend_rc=0
