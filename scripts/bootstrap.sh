@@ -3,16 +3,22 @@
 #   scripts/bootstrap.sh            Python env (.venv via uv) and the built front end   (for `make up`)
 #   scripts/bootstrap.sh --test     also the system packages the tests use (PostgreSQL, Redis, Prometheus,
 #                                   Chromium) and the e2e dependencies                   (for `make test`)
+#   scripts/bootstrap.sh --test python | front-end
+#                                   one half: the system packages, .venv and the AWS CLI; or the front end's and the
+#                                   e2e specs' packages and the bundle (scripts/test.sh type-checks the Python
+#                                   between the two, beside the second)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 with_test=0
 [ "${1:-}" = "--test" ] && with_test=1
+part=${2:-all}
+case "$part" in all | python | front-end) ;; *) echo "bootstrap.sh: unknown part '$part' (python, front-end)" >&2; exit 2 ;; esac
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
 # --- system packages (tests only) ---
-if [ "$with_test" = 1 ]; then
+if [ "$with_test" = 1 ] && [ "$part" != front-end ]; then
   need=()
   compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
   command -v redis-server >/dev/null || need+=(redis-server)
@@ -45,6 +51,7 @@ if [ "$with_test" = 1 ]; then
   fi
 fi
 
+if [ "$part" != front-end ]; then
 # --- Python: uv and the workspace environment in .venv ---
 if ! command -v uv >/dev/null; then
   log "installing uv"
@@ -63,6 +70,8 @@ if [ "$with_test" = 1 ] && ! .tools/awscli/bin/aws --version 2>&1 | grep -q "aws
   uv venv --quiet --python 3.11 .tools/awscli
   uv pip install --quiet --python .tools/awscli/bin/python "awscli==$AWSCLI_VERSION"
 fi
+fi
+[ "$part" = python ] && exit 0
 
 # --- front end ---
 if [ ! -d frontend/node_modules ] || [ frontend/package-lock.json -nt frontend/node_modules/.package-lock.json ]; then
