@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, _rewrite_test, get_cache_dir
-from xdist_workers import FILE_SECONDS, _recorded_seconds, _rewrite_test_modules_once, _scope_seconds
+from xdist_workers import (
+    FILE_SECONDS,
+    MAX_WORKERS,
+    _recorded_seconds,
+    _rewrite_test_modules_once,
+    _scope_seconds,
+    worker_redis_base,
+)
 
 
 def test_a_scope_costs_its_files_recorded_seconds_for_the_tests_that_run_and_the_mean_for_a_new_file() -> None:
@@ -49,3 +56,12 @@ def test_the_controller_writes_the_rewritten_test_modules_a_worker_would_load(
     with pytest.raises(AssertionError) as failure:
         namespace["test_sample"]()  # type: ignore[operator]
     assert "assert 2 == 1" in str(failure.value)  # the rewritten assert explains itself
+
+
+def test_each_worker_has_redis_databases_of_its_own_and_a_worker_beyond_them_is_refused_in_words() -> None:
+    # scripts/test.sh starts one worker per core and one more, at most MAX_WORKERS (16 on a 16-core machine).
+    assert MAX_WORKERS == 16
+    bases = [worker_redis_base(i) for i in range(MAX_WORKERS)]
+    assert bases == list(range(0, 256, 16))
+    with pytest.raises(pytest.UsageError, match=r"gw16: Redis has 256 databases, 16 a worker, so a run takes at most 16"):
+        worker_redis_base(MAX_WORKERS)

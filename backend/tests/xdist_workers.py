@@ -36,6 +36,8 @@ from typing import Any
 import pytest
 
 REDIS_DBS_PER_WORKER = 16
+REDIS_DATABASES = 256  # scripts/services.sh starts Redis with this many (`--databases`)
+MAX_WORKERS = REDIS_DATABASES // REDIS_DBS_PER_WORKER
 _CREATED: list[str] = []  # the database this worker made (dropped when the worker ends)
 
 # Paths relative to the repository root; a directory covers the files under it.
@@ -63,6 +65,15 @@ def worker_index() -> int | None:
     """Return N for xdist worker gwN, None outside xdist."""
     name = os.environ.get("PYTEST_XDIST_WORKER")
     return int(name.removeprefix("gw")) if name else None
+
+
+def worker_redis_base(index: int) -> int:
+    """The first Redis database of worker gw<index>'s range; a worker beyond the databases Redis has is refused."""
+    if index >= MAX_WORKERS:
+        raise pytest.UsageError(
+            f"xdist worker gw{index}: Redis has {REDIS_DATABASES} databases, {REDIS_DBS_PER_WORKER} a worker, so a run "
+            f"takes at most {MAX_WORKERS} workers (-n {MAX_WORKERS} or HEADROOM_TEST_WORKERS={MAX_WORKERS})")
+    return index * REDIS_DBS_PER_WORKER
 
 
 def redis_db(url: str, n: int) -> str:
@@ -167,7 +178,7 @@ def pytest_configure(config: pytest.Config) -> None:
     redis_url = os.environ.get("HEADROOM_TEST_REDIS_URL")
     if redis_url:
         base = redis_url.rpartition("/")[0]
-        os.environ["HEADROOM_TEST_REDIS_URL"] = f"{base}/{index * REDIS_DBS_PER_WORKER}"
+        os.environ["HEADROOM_TEST_REDIS_URL"] = f"{base}/{worker_redis_base(index)}"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
