@@ -230,18 +230,23 @@ def _node_changes(patch: Patch, node: str | None) -> list[tuple[Change, str]]:
     ]
 
 
-def _applied(patch: Patch, config_text: str | None, node: str | None, source: str) -> AppliedPatch | None:
+def _applied(config_text: str | None, labelled: list[tuple[Change, str]], source: str) -> AppliedPatch | None:
     """Patch the tikv.toml text once; every artefact of the patch, and the rollback of each, is read from it
     (rendering never changes an AppliedPatch: a rollback copies the items it puts back)."""
     if config_text is None:
         return None
-    return apply_changes(config_text, [change for change, _ in _node_changes(patch, node)], source)
+    return apply_changes(config_text, [change for change, _ in labelled], source)
 
 
 def _context(
-    patch: Patch, config_text: str | None, node: str | None, rollback: bool, applied: AppliedPatch | None
+    patch: Patch,
+    labelled: list[tuple[Change, str]],
+    config_text: str | None,
+    node: str | None,
+    rollback: bool,
+    applied: AppliedPatch | None,
 ) -> _Context:
-    labelled = _node_changes(patch, node)
+    """What every renderer reads (frozen: the formats of one patching share it); `labelled` is `_node_changes`."""
     tikv = [change for change, _ in labelled]
     sources = {id(change): label for change, label in labelled}
     aws = list(patch.aws_changes())
@@ -1311,8 +1316,9 @@ def artefact(
     file in parse errors.
     """
     _check_format(format)
-    applied = _applied(patch, config_text, node, config_source)
-    return _render(patch, format, _context(patch, config_text, node, rollback, applied))
+    labelled = _node_changes(patch, node)
+    applied = _applied(config_text, labelled, config_source)
+    return _render(patch, format, _context(patch, labelled, config_text, node, rollback, applied))
 
 
 # C0 control characters other than tab, LF and CR, and DEL: neither YAML 1.2 (section 5.1, "Character Set") nor
@@ -1366,10 +1372,11 @@ def artefacts(
         wanted = list(formats)
     for fmt in wanted:
         _check_format(fmt)
-    applied = _applied(patch, config_text, node, config_source)
+    labelled = _node_changes(patch, node)
+    applied = _applied(config_text, labelled, config_source)
+    contexts = {rollback: _context(patch, labelled, config_text, node, rollback, applied) for rollback in rollbacks}
     rendered: dict[str, Artefact] = {}
     for fmt in wanted:
         for rollback in rollbacks:
-            ctx = _context(patch, config_text, node, rollback, applied)
-            rendered[f"{fmt}.rollback" if rollback else fmt] = _render(patch, fmt, ctx)
+            rendered[f"{fmt}.rollback" if rollback else fmt] = _render(patch, fmt, contexts[rollback])
     return rendered
