@@ -99,23 +99,23 @@ PY
   # AWS is the e2e moto server (tests/apply-ebs.spec.ts modifies volumes there through the write role, with the
   # testing credentials exported above as Headroom's own); the demo fleet's simulation asks nothing of AWS.
   e2e_admin="${HEADROOM_TEST_PG_ADMIN_URL%/postgres}"
-  changes_port=$(free_port)
-  DATABASE_URL="$e2e_admin/headroom_e2e_changes" HEADROOM_DATA_DIR="$svc/data-changes" \
-    HEADROOM_PUBLIC_URL="http://127.0.0.1:$changes_port" HEADROOM_APPLY_WATCH_SECONDS=20 \
-    HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" \
-    uv run --locked headroom serve --port "$changes_port" >"$svc/server-changes.log" 2>&1 &
-  changes_server_pid=$!
-  ebs_port=$(free_port)
-  DATABASE_URL="$e2e_admin/headroom_e2e_ebs" HEADROOM_DATA_DIR="$svc/data-ebs" \
-    HEADROOM_PUBLIC_URL="http://127.0.0.1:$ebs_port" HEADROOM_APPLY_WATCH_SECONDS=20 \
-    HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" \
-    uv run --locked headroom serve --port "$ebs_port" >"$svc/server-ebs.log" 2>&1 &
-  ebs_server_pid=$!
-  e2e_port=$(free_port)
-  DATABASE_URL="$e2e_admin/headroom_e2e" HEADROOM_DATA_DIR="$svc/data" HEADROOM_PUBLIC_URL="http://127.0.0.1:$e2e_port" \
-    HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" \
-    uv run --locked headroom serve --port "$e2e_port" >"$svc/server.log" 2>&1 &
-  server_pid=$!
+  # An e2e server: database, data directory, log, then extra VAR=value settings; its port and pid in
+  # $started_port and $started_pid.
+  start_e2e_server() {
+    local database=$1 data=$2 log=$3
+    shift 3
+    started_port=$(free_port)
+    env DATABASE_URL="$e2e_admin/$database" HEADROOM_DATA_DIR="$data" \
+      HEADROOM_PUBLIC_URL="http://127.0.0.1:$started_port" HEADROOM_AWS_ENDPOINT_URL="$e2e_aws_endpoint" "$@" \
+      uv run --locked headroom serve --port "$started_port" >"$log" 2>&1 &
+    started_pid=$!
+  }
+  start_e2e_server headroom_e2e_changes "$svc/data-changes" "$svc/server-changes.log" HEADROOM_APPLY_WATCH_SECONDS=20
+  changes_port=$started_port changes_server_pid=$started_pid
+  start_e2e_server headroom_e2e_ebs "$svc/data-ebs" "$svc/server-ebs.log" HEADROOM_APPLY_WATCH_SECONDS=20
+  ebs_port=$started_port ebs_server_pid=$started_pid
+  start_e2e_server headroom_e2e "$svc/data" "$svc/server.log"
+  e2e_port=$started_port server_pid=$started_pid
 fi
 
 # Wait for an e2e server (port, pid, log). A server migrates its database before it listens, which takes a while on
@@ -133,15 +133,18 @@ wait_for_server() {
   done
 }
 
-# The demo-changes server, the TiKV status stand-ins and the e2e moto server.
-wait_for_changes_services() {
-  wait_for_server "$changes_port" "$changes_server_pid" "$svc/server-changes.log" || return 1
+# The TiKV status stand-ins (for the TiKV apply spec).
+wait_for_stand_ins() {
   until [ -s "$svc/tikv-status.json" ]; do
     if ! kill -0 "$stand_in_pid" 2>/dev/null; then
       echo "the TiKV status stand-ins exited:" >&2; cat "$svc/tikv-status.log" >&2; return 1
     fi
     sleep 0.5
   done
+}
+
+# The e2e moto server (for the volume apply spec).
+wait_for_e2e_moto() {
   until curl -sf "$e2e_aws_endpoint/moto-api/" >/dev/null; do
     if ! kill -0 "$e2e_moto_pid" 2>/dev/null; then
       echo "the e2e moto server exited:" >&2; cat "$svc/e2e-moto.log" >&2; return 1
@@ -175,11 +178,12 @@ if [ "$mypy_rc" -ne 0 ]; then exit 1; fi
 if [ -n "$e2e_port" ]; then
   step "end-to-end, the specs that change the demo (Playwright project demo-changes, on two servers of their own), beside the steps below"
   # Their output is shown at the end-to-end step. The second run skips the e2e specs' type check the first makes.
-  ( wait_for_changes_services && run_e2e "$changes_port" "$svc/data-changes" --project=demo-changes \
+  ( wait_for_server "$changes_port" "$changes_server_pid" "$svc/server-changes.log" && wait_for_stand_ins \
+      && run_e2e "$changes_port" "$svc/data-changes" --project=demo-changes \
       --output=test-results/demo-changes tests/apply.spec.ts tests/cluster.spec.ts ) \
     >"$svc/e2e-demo-changes.log" 2>&1 </dev/null &
   demo_changes_pid=$!
-  ( wait_for_changes_services && wait_for_server "$ebs_port" "$ebs_server_pid" "$svc/server-ebs.log" \
+  ( wait_for_server "$ebs_port" "$ebs_server_pid" "$svc/server-ebs.log" && wait_for_e2e_moto \
       && HEADROOM_E2E_SKIP_TYPECHECK=1 run_e2e "$ebs_port" "$svc/data-ebs" --project=demo-changes \
       --output=test-results/demo-changes-ebs tests/apply-ebs.spec.ts ) >"$svc/e2e-demo-ebs.log" 2>&1 </dev/null &
   demo_ebs_pid=$!
@@ -188,14 +192,9 @@ fi
 step "backend and worker tests (pytest, one xdist worker per core and one more)"
 # Each worker gets a copy of the migrated database and Redis databases of its own (backend/tests/xdist_workers.py);
 # loadgroup keeps each test file on one worker (its module fixtures are built once) and the files sharing the
-# moto account or the simulated Prometheus together. A worker spends about a fifth of its time waiting (on the `aws`
-# CLI, Celery workers and servers it started, on sockets), so one worker more than the cores keeps them busy: on
-# this 2-core machine, alone and quiet, 2 workers took 418 s and 3 took 346 s for the same 573 s of CPU
-# (bench/ci_time.md, "Tenth pass"). At most 16: Redis's 256 databases, 16 a worker (scripts/services.sh,
-# backend/tests/xdist_workers.py). HEADROOM_TEST_WORKERS=0 runs in this process.
-workers=$(($(nproc) + 1))
-if [ "$workers" -gt 16 ]; then workers=16; fi
-uv run --locked pytest -q -p no:cacheprovider -n "${HEADROOM_TEST_WORKERS:-$workers}" --dist loadgroup
+# moto account or the simulated Prometheus together. `-n auto` is one worker per core and one more, at most 16
+# (xdist_workers.auto_workers: why, and the measurement). HEADROOM_TEST_WORKERS=0 runs in this process.
+uv run --locked pytest -q -p no:cacheprovider -n "${HEADROOM_TEST_WORKERS:-auto}" --dist loadgroup
 
 front_end() { (cd frontend && npm run --silent lint && npm run --silent typecheck && npm run --silent test); }
 

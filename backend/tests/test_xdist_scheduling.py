@@ -3,6 +3,7 @@ controller writes the assert-rewritten test modules once for the workers."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, _rewrite_test, get_ca
 from xdist_workers import (
     FILE_SECONDS,
     MAX_WORKERS,
+    REDIS_DATABASES,
+    auto_workers,
     _recorded_seconds,
     _rewrite_test_modules_once,
     _scope_seconds,
@@ -59,9 +62,15 @@ def test_the_controller_writes_the_rewritten_test_modules_a_worker_would_load(
 
 
 def test_each_worker_has_redis_databases_of_its_own_and_a_worker_beyond_them_is_refused_in_words() -> None:
-    # scripts/test.sh starts one worker per core and one more, at most MAX_WORKERS (16 on a 16-core machine).
+    # scripts/services.sh starts Redis with the databases the workers' ranges are cut from.
+    services = (Path(__file__).resolve().parents[2] / "scripts" / "services.sh").read_text()
+    assert re.search(r"--databases (\d+)", services).group(1) == str(REDIS_DATABASES)  # type: ignore[union-attr]
     assert MAX_WORKERS == 16
     bases = [worker_redis_base(i) for i in range(MAX_WORKERS)]
     assert bases == list(range(0, 256, 16))
     with pytest.raises(pytest.UsageError, match=r"gw16: Redis has 256 databases, 16 a worker, so a run takes at most 16"):
         worker_redis_base(MAX_WORKERS)
+
+
+def test_auto_starts_one_worker_per_core_and_one_more_within_the_redis_databases() -> None:
+    assert [auto_workers(cores) for cores in (1, 2, 8, 15, 16, 64)] == [2, 3, 9, 16, 16, 16]

@@ -76,6 +76,24 @@ def worker_redis_base(index: int) -> int:
     return index * REDIS_DBS_PER_WORKER
 
 
+def auto_workers(cores: int) -> int:
+    """How many workers `-n auto` starts: one per core and one more, at most MAX_WORKERS.
+
+    A worker spends about a fifth of its time waiting (on the `aws` CLI, Celery workers and servers it started, on
+    sockets), so one worker more than the cores keeps them busy: on the 2-core CI machine, alone and quiet, 2 workers
+    took 418 s and 3 took 346 s for the same 573 s of CPU (bench/ci_time.md, "Tenth pass")."""
+    return max(1, min(cores + 1, MAX_WORKERS))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (scripts/test.sh): auto_workers of the cores this process may run on. PYTEST_XDIST_AUTO_NUM_WORKERS,
+    when set, is left to xdist, which reads it."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return auto_workers(len(os.sched_getaffinity(0)))
+
+
 def redis_db(url: str, n: int) -> str:
     """Return `url` pointing at Redis database n of this worker's range (url's own database is the range's 0)."""
     base, _, db = url.rpartition("/")
