@@ -72,6 +72,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from load.compose import DEFAULT_SHARES, CpuGroups, WorkerService, cpu_shares, worker_services
+from load.compose import services as compose_file
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -588,8 +590,11 @@ def main() -> None:
     parser.add_argument("--worker-processes", type=int, default=2)
     parser.add_argument("--workers", choices=("shared", "split", "compose"), default="shared",
                         help="shared: one worker on every queue; split: ingest/alerts/maintenance apart from advice; "
-                             "compose: docker-compose.yml's worker (ingest, alerts) and worker-advice (advice, "
-                             "maintenance, email), 2 processes each")
+                             "compose: docker-compose.yml's worker services (worker: ingest, alerts; worker-advice: "
+                             "advice, maintenance, email), each in a cgroup with its cpu_shares where it can")
+    parser.add_argument("--no-cpu-weights", dest="cpu_weights", action="store_false",
+                        help="with --workers compose: leave docker-compose.yml's cpu_shares out (every process "
+                             "weighs the same), to compare")
     parser.add_argument("--seed", choices=("full", "copies"), default="full",
                         help="full: every tenant seeded as the product does; copies: one seeded, the rest copied "
                              "in PostgreSQL (bench/tenant_clone.py)")
@@ -644,6 +649,14 @@ def main() -> None:
     configure_logging("WARNING", False)  # this script's own enqueue lines would drown its progress
     all_jobs()  # the job table dispatch.enqueue reads
     work = Path(tempfile.mkdtemp(prefix="headroom-load-run."))
+    groups: CpuGroups | None = None
+    if cfg.workers == "compose" and cfg.cpu_weights and not cfg.seed_only:
+        groups = CpuGroups(work.name.rsplit(".", 1)[-1])
+        if not groups.available():
+            print("cpu weights: not applied (needs root and a writable cgroup tree); every process weighs the same",
+                  flush=True)
+            groups = None
+    run_config["cpu_weights"] = groups is not None
     print(f"working files: {work}", flush=True)
     with services(cfg.services) as env:
         database_url, redis_url = env["HEADROOM_TEST_DATABASE_URL"], env["HEADROOM_TEST_REDIS_URL"]
@@ -699,23 +712,37 @@ def main() -> None:
             # shared: one worker on every queue; split: the same processes halved between the per-minute queues and
             # advice; compose: docker-compose.yml's two services, `worker` (ingest, alerts) and `worker-advice`
             # (advice, maintenance, email), 2 processes each
-            layout = ([(QUEUES, cfg.worker_processes)] if cfg.workers == "shared" else
-                      [(("ingest", "alerts", "maintenance"), max(1, cfg.worker_processes // 2)),
-                       (("advice", "email"), max(1, cfg.worker_processes // 2))] if cfg.workers == "split" else
-                      [(("ingest", "alerts"), 2), (("advice", "maintenance", "email"), 2)])
+            # compose's services, queues, processes and weights are read from docker-compose.yml itself
+            layout = ([WorkerService("worker", QUEUES, cfg.worker_processes, DEFAULT_SHARES)]
+                      if cfg.workers == "shared" else
+                      [WorkerService("worker", ("ingest", "alerts", "maintenance"),
+                                     max(1, cfg.worker_processes // 2), DEFAULT_SHARES),
+                       WorkerService("worker-advice", ("advice", "email"), max(1, cfg.worker_processes // 2),
+                                     DEFAULT_SHARES)]
+                      if cfg.workers == "split" else worker_services())
             workers = [start([sys.executable, str(REPO / "bench/load/worker.py"), "-A", "headroom_worker.celery_app",
-                              "worker", "--loglevel=WARNING", "-Q", ",".join(queues), f"--concurrency={processes}",
+                              "worker", "--loglevel=WARNING", "-Q", ",".join(w.queues), f"--concurrency={w.processes}",
                               "--without-gossip", "--without-mingle", "-n", f"load{n}-{api_processes}-{i}@%h"],
                              henv | ({"HEADROOM_LOAD_REPLAY": "1"} if cfg.replay else {}), work / "worker.log")
-                       for i, (queues, processes) in enumerate(layout)]
+                       for i, w in enumerate(layout)]
             clock = Clock(database_url, redis_url)
             for h in hosts:
                 wait_http(f"{h}/readyz")
+            if groups is not None:  # each service in a cgroup of its own with compose's weight, as Docker runs it
+                compose_services = compose_file()
+                time.sleep(5)  # the workers' pools have forked (a process forked later inherits its group)
+                groups.place("api", cpu_shares(compose_services["api"]), [a.pid for a in apis])
+                for proc, service in zip(workers, layout, strict=True):
+                    groups.place(service.name, service.cpu_shares, [proc.pid])
+                groups.place("postgres", cpu_shares(compose_services["postgres"]), [postmaster.pid])
+                groups.place("redis", cpu_shares(compose_services["redis"]), [redis_proc.pid])
+                this_run.setdefault("cpu_groups", []).append(groups.shares())
+                print(f"cpu weights: {groups.shares()}", flush=True)
             components = {
                 "api": partial(_trees, [a.pid for a in apis]),
                 "workers": partial(_trees, [w.pid for w in workers]),
-                **{f"workers {'+'.join(q)}": partial(_trees, [w.pid])
-                   for w, (q, _) in zip(workers, layout, strict=True) if len(layout) > 1},
+                **{f"workers {'+'.join(service.queues)}": partial(_trees, [proc.pid])
+                   for proc, service in zip(workers, layout, strict=True) if len(layout) > 1},
                 "postgres": lambda: _tree(postmaster),
                 "redis": lambda: _tree(redis_proc),
             }
@@ -744,6 +771,8 @@ def main() -> None:
                 sampler.halt.set()
                 for proc in [*apis, *workers]:
                     stop(proc)
+                if groups is not None:
+                    groups.close()
     if cfg.seed_only:  # the services directory keeps the seeding's record; the step run that uses it records it
         print(f"seeded; recorded in {cfg.services}/seeding.json")
         return

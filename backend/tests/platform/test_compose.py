@@ -121,3 +121,11 @@ def test_nginx_forwards_the_client_address() -> None:
     api = api[: api.index("}")]
     assert re.search(r"proxy_set_header\s+X-Forwarded-For\s+\$proxy_add_x_forwarded_for;", api)
     assert re.search(r"proxy_set_header\s+X-Real-IP\s+\$remote_addr;", api)
+
+
+def test_the_rounds_yield_the_cores_to_the_api_and_the_ingest(compose: dict[str, Any]) -> None:
+    # docs/scaling.md, "CPU weights": with the cores full, the 15-minute rounds wait, not the dashboard or the
+    # minute's ingest. Docker's default weight is 1024.
+    shares = {name: int(service.get("cpu_shares", 1024)) for name, service in compose["services"].items()}
+    assert shares["worker-advice"] < min(shares[name] for name in ("api", "worker", "postgres", "redis"))
+    assert shares["api"] == shares["worker"] == shares["postgres"] == 1024
