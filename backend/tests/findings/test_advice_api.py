@@ -117,7 +117,16 @@ def test_advice_jobs_are_registered_and_scheduled() -> None:
 
     run = job("advice.run")
     assert (run.queue, run.schedule.minute if run.schedule else None) == ("advice", "*/15")
-    assert job("advice.demo_first").queue == "advice"
+    assert job("advice.demo_first").queue == "ingest"
+
+
+def test_no_per_minute_job_waits_behind_an_advice_round() -> None:
+    # A round of 1,000 advice runs keeps the "advice" queue busy for minutes (docs/scaling.md, "1,000 clusters"):
+    # a job queued there must be able to wait that long.
+    from headroom.jobs import all_jobs
+
+    every_minute = [j.name for j in all_jobs() if j.queue == "advice" and j.schedule and j.schedule.minute == "*"]
+    assert every_minute == []
 
 
 def test_snapshot_download(world: World) -> None:

@@ -53,6 +53,8 @@ def test_the_start_up_round_runs_the_ingest_jobs_before_the_advice_that_reads_th
 
     order = [job.name for job in catch_up_order(all_jobs())]
     assert sorted(order) == sorted(job.name for job in all_jobs())
+    assert {job.name for job in all_jobs() if job.collects} == {
+        "demo.ingest", "aws.ingest", "aws.backfill", "prometheus.ingest", "prometheus.backfill"}
     for reader in ("advice.run", "advice.demo_first", "fleet.score", "projections.run"):
         for ingest in ("demo.ingest", "aws.ingest", "prometheus.ingest"):
             assert order.index(ingest) < order.index(reader), (ingest, reader)

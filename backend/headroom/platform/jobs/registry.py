@@ -55,6 +55,9 @@ class Job:
     # run(database_url, settings, now, **params) -> a JSON-able summary. Params are ids and primitives only.
     run: Callable[..., dict[str, Any]]
     description: str
+    # It brings data in (a collector, a backfill): the in-process start-up round runs these before the jobs that
+    # read their data (headroom.platform.jobs.runtime.catch_up_order).
+    collects: bool = False
 
 
 _TABLE: dict[str, Job] = {}

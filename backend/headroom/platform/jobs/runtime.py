@@ -29,9 +29,9 @@ def run_due_jobs(jobs: Sequence[Job], database_url: str, settings: Settings, at:
 
 
 def catch_up_order(jobs: Sequence[Job]) -> list[Job]:
-    """The start-up round's order: the ingest jobs first, so the advice and the scores that follow read the data
+    """The start-up round's order: the collectors first, so the advice and the scores that follow read the data
     they bring (otherwise each waits for its next scheduled run)."""
-    return sorted(jobs, key=lambda job: job.queue != "ingest")
+    return sorted(jobs, key=lambda job: not job.collects)
 
 
 def start_inprocess_scheduler(jobs: Sequence[Job], database_url: str, settings: Settings) -> threading.Thread:

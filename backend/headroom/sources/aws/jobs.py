@@ -31,6 +31,7 @@ JOBS: tuple[Job, ...] = (
         # a pull waits on the tenant's AWS account: few per message, so one slow account delays few others
         schedule=Schedule(minute="*", expires_seconds=55, chunk_items=10),
         run=ingest_aws,
+        collects=True,
         description="Pull CloudWatch EBS/EC2 series of every AWS connection since its watermarks; inventory.",
     ),
     Job(
@@ -38,6 +39,7 @@ JOBS: tuple[Job, ...] = (
         queue="ingest",
         schedule=None,
         run=backfill_aws,
+        collects=True,
         description="Import an AWS connection's CloudWatch history (14 days by default) with progress.",
     ),
 )

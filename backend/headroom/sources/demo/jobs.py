@@ -24,6 +24,7 @@ JOBS = (
         # every minute: few per message, so a message's clusters are done well within the minute
         schedule=Schedule(minute="*", expires_seconds=55, chunk_items=10),
         run=ingest_demo_clusters,
+        collects=True,
         description="Simulate the demo fleet up to now and store it like collected data.",
     ),
 )

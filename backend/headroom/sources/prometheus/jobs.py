@@ -34,6 +34,7 @@ JOBS: tuple[Job, ...] = (
         # server delays few others
         schedule=Schedule(minute="*", expires_seconds=55, chunk_items=10),
         run=ingest_prometheus,
+        collects=True,
         description="Pull the last minutes of TiKV and node_exporter series from every Prometheus source.",
     ),
     Job(
@@ -41,6 +42,7 @@ JOBS: tuple[Job, ...] = (
         queue="ingest",
         schedule=None,
         run=backfill_prometheus,
+        collects=True,
         description="Import a Prometheus source's history (14 days by default) with progress.",
     ),
 )
