@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 NODES, METRICS = 100, ("read_iops", "write_iops", "read_mibps", "write_mibps", "queue_length", "burst_balance")
 END = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
-SETTLED = END + ts.SETTLE  # the drain's clock: every hour written has settled
+SETTLED = END + ts.SETTLED_ALL  # the drain's clock: every hour written has settled
 
 
 def generate(days: int, seed: int = 7) -> np.ndarray:

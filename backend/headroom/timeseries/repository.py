@@ -11,7 +11,8 @@ slots of avg/max/min/count, in monthly partitions. Writes merge slot-wise (a new
 it lacks keeps its stored value), so a re-written window is a no-op and late points fill their slots. Rollups are kept off the write path: a write
 queues the hours it changed in `metric_rollup_dirty`, one row per series and run of consecutive hours, and
 `drain_rollups` (the timeseries.rollups job, every minute) expands the runs it claims and recomputes those hours
-once they have settled (SETTLE after their end; readers take the newest RAW_TAIL from raw points).
+once they have settled (15-39 minutes after their end, by series; readers take the newest RAW_TAIL from raw
+points).
 Callers commit.
 """
 
@@ -1157,11 +1158,32 @@ _CLAIM_FIRST_FETCH = 16
 # Headroom choice; backend/tests/timeseries/test_rollup_settle.py checks it against the collectors' overlap and
 # RAW_TAIL.
 SETTLE = dt.timedelta(minutes=15)
+# Each series waits SETTLE plus its own minute of SETTLE_SPREAD_MINUTES (series id mod 25): a fleet's hour then
+# settles a 25th at a time over 25 minutes instead of all at a quarter past, when the 15-minute advice round also
+# starts. At 1,000 clusters the whole hour's roll at once (380,000 hours, 2-3 minutes of the 2 cores' database)
+# held the minute's ingest past its expiry (docs/scaling.md, "1,000 clusters"). Headroom choice: the last series
+# settles 39 minutes after the hour's end, which leaves the drain 21 minutes before a reader takes the hour from
+# stored rollups (RAW_TAIL; test_rollup_settle.py checks it).
+SETTLE_SPREAD_MINUTES = 25
+SETTLED_ALL = SETTLE + dt.timedelta(minutes=SETTLE_SPREAD_MINUTES - 1)  # every series' hour has settled by then
+
+
+def settle_delay(series_id: int) -> dt.timedelta:
+    """How long after its end an hour of this series settles."""
+    return SETTLE + dt.timedelta(minutes=series_id % SETTLE_SPREAD_MINUTES)
 
 
 def open_from_hour(now: dt.datetime) -> int:
-    """The first hour (hours since 1970) that has not settled at `now`: the drain takes only earlier hours."""
+    """The first hour (hours since 1970) that has not settled at `now` for the series that settle first: the
+    drain takes only earlier hours (and of each series, those before its own `_OPEN_HOUR_SQL`)."""
     return int((now - SETTLE).timestamp()) // 3600
+
+
+def _open_hour_sql(now_seconds: str) -> str:
+    """SQL for a queue row's first open hour (hours since 1970) at `now_seconds` (a bound parameter, seconds since
+    1970): settle_delay, per row."""
+    return (f"((CAST({now_seconds} AS bigint) - 60 * ({int(SETTLE.total_seconds()) // 60} "
+            f"+ mod(series_id, {SETTLE_SPREAD_MINUTES}))) / 3600)")
 
 
 def drain_rollups(db: Session, *, now: dt.datetime, limit: int = DRAIN_BATCH,
@@ -1169,7 +1191,7 @@ def drain_rollups(db: Session, *, now: dt.datetime, limit: int = DRAIN_BATCH,
     """Recompute the rollup buckets of up to `limit` queued hours that have settled at `now` and take them off
     the queue; return how many.
 
-    An hour settles SETTLE after its end: until then the collectors may still rewrite it and every reader takes
+    An hour settles settle_delay(series) after its end (15-39 minutes, spread over the series): until then the collectors may still rewrite it and every reader takes
     it from raw points, so the open hour is computed once when it settles rather than once a minute. The queue
     holds runs of consecutive hours; the claim takes whole settled runs in key order (series, first hour) and the
     settled first hours of a run that reaches into the open hours or crosses the limit, whose row keeps the rest.
@@ -1178,7 +1200,7 @@ def drain_rollups(db: Session, *, now: dt.datetime, limit: int = DRAIN_BATCH,
     LOCKED: each run goes to one drainer; runs a writer is still writing are left for the next drain). The caller
     commits; a rollback leaves the runs queued.
     """
-    sids, firsts, counts = _claim_runs(db, limit, org_id, open_from_hour(now))
+    sids, firsts, counts = _claim_runs(db, limit, org_id, open_from_hour(now), int(now.timestamp()))
     if not sids.size:
         return 0
     # Runs never overlap when written by _mark_dirty; np.unique keeps an hour once even if they did.
@@ -1187,9 +1209,10 @@ def drain_rollups(db: Session, *, now: dt.datetime, limit: int = DRAIN_BATCH,
     return int(keys.size)
 
 
-def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None, open_from: int
+def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None, open_from: int, now_seconds: int
                 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """Take up to `limit` hours before hour `open_from` off the queue: (series, first hour, hours) of the claimed
+    """Take up to `limit` settled hours off the queue (each series' hours before its open hour at `now_seconds`,
+    all of them before `open_from`, the earliest series' open hour): (series, first hour, hours) of the claimed
     runs.
 
     A cursor locks queue rows as it fetches them (FOR UPDATE SKIP LOCKED, in key order), so rows beyond the
@@ -1203,19 +1226,22 @@ def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None, open_from: in
     claimed: list[tuple[int, int, int]] = []
     cuts: list[tuple[int, int, int]] = []  # (series, first hour, hours taken) of runs whose row keeps the rest
     wanted, fetched_rows, fetched_hours, fetch = limit, 0, 0, _CLAIM_FIRST_FETCH
+    opens = _open_hour_sql("%(now)s")
     with conn.cursor(name="rollup_claim") as cur:
         cur.execute(
-            "SELECT series_id, (extract(epoch FROM first_hour_at) / 3600)::bigint, hours FROM metric_rollup_dirty "
+            f"SELECT series_id, (extract(epoch FROM first_hour_at) / 3600)::bigint, hours, {opens} "
+            "FROM metric_rollup_dirty "
             f"WHERE first_hour_at < to_timestamp(%(open)s * 3600) {scope}"
+            f"AND first_hour_at < to_timestamp({opens} * 3600) "
             "ORDER BY series_id, first_hour_at FOR UPDATE SKIP LOCKED",
-            {"org": org_id, "open": open_from},
+            {"org": org_id, "open": open_from, "now": now_seconds},
         )
         while wanted > 0:
             rows = cur.fetchmany(fetch)
-            for sid, first, n in rows:
+            for sid, first, n, opened in rows:
                 if wanted <= 0:
                     break  # locked by this fetch but not taken: free again when the drain commits
-                settled = min(int(n), open_from - int(first))
+                settled = min(int(n), int(opened) - int(first))
                 take = min(settled, wanted)
                 if take < n:
                     cuts.append((int(sid), int(first), take))
@@ -1225,7 +1251,7 @@ def _claim_runs(db: Session, limit: int, org_id: uuid.UUID | None, open_from: in
             if len(rows) < fetch:
                 break
             fetched_rows = fetched_rows + len(rows)
-            fetched_hours = fetched_hours + sum(min(int(r[2]), open_from - int(r[1])) for r in rows)
+            fetched_hours = fetched_hours + sum(min(int(r[2]), int(r[3]) - int(r[1])) for r in rows)
             fetch = max(1, math.ceil(wanted * fetched_rows / fetched_hours))
     with conn.cursor() as cur:
         if claimed:
@@ -1372,10 +1398,13 @@ def rollups_pending(db: Session, org_id: uuid.UUID | None = None, *, now: dt.dat
     """How many (series, hour) marks of settled hours wait for drain_rollups at `now` (0 = every rollup a reader
     uses is current): the queued runs' hours before open_from_hour(now). The open hours, which every reader takes
     from raw points until they settle, are not a backlog."""
-    query = ("SELECT coalesce(sum(least(hours, :open - extract(epoch FROM first_hour_at)::bigint / 3600)), 0) "
-             "FROM metric_rollup_dirty WHERE first_hour_at < to_timestamp(:open * 3600)"
+    opens = _open_hour_sql(":now")
+    query = (f"SELECT coalesce(sum(least(hours, {opens} - extract(epoch FROM first_hour_at)::bigint / 3600)), 0) "
+             "FROM metric_rollup_dirty WHERE first_hour_at < to_timestamp(:open * 3600) "
+             f"AND first_hour_at < to_timestamp({opens} * 3600)"
              + (" AND org_id = :org" if org_id else ""))
-    return int(db.execute(text(query), {"org": org_id, "open": open_from_hour(now)}).scalar_one())
+    return int(db.execute(text(query), {"org": org_id, "open": open_from_hour(now),
+                                        "now": int(now.timestamp())}).scalar_one())
 
 
 # Series per read-back query: 500 series x 24 hour rows x 740 bytes = ~9 MB aggregated server-side per query
@@ -1842,8 +1871,9 @@ def read_grid(
 RAW_MAX_WINDOW = dt.timedelta(hours=6)
 FIVE_MINUTE_MAX_WINDOW = dt.timedelta(days=8)
 # The newest 2 hours of a rollup window are rebuilt from raw points: drain_rollups computes an hour only once it
-# has settled (SETTLE after its end, 1 h 15 min after its start), so the stored rollups a read takes (buckets
-# more than RAW_TAIL old) were computed at least 45 minutes earlier, which leaves the drain that long to catch up.
+# has settled (15-39 minutes after its end by series, SETTLE and SETTLE_SPREAD_MINUTES; at most 1 h 39 min after
+# its start), so the stored rollups a read takes (buckets more than RAW_TAIL old) were computable at least 21
+# minutes earlier, which leaves the drain that long to catch up.
 RAW_TAIL = dt.timedelta(hours=2)
 
 Resolution = Literal[60, 300, 3600]

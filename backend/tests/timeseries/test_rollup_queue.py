@@ -494,7 +494,7 @@ def test_the_rollups_job_drains_the_queue_in_committed_batches(committed: Any, d
         assert _runs(db, org) == {(sid, T0 + 71 * HOUR, 1)}
         got = ts.read_rollups(db, org, [sid], 300, T0, T0 + 3 * DAY)[sid]
     assert len(got) == 71 * 12 and (got.avg == 5.0).all()
-    summary = entry.run(database_url, settings, T0 + 3 * DAY + ts.SETTLE)
+    summary = entry.run(database_url, settings, T0 + 3 * DAY + ts.SETTLED_ALL)
     assert summary["pairs"] >= 1 and summary["pending"] == 0
     with sessions() as db:
         assert _runs(db, org) == set()
@@ -546,7 +546,7 @@ def test_a_live_write_while_the_drain_cuts_off_the_settled_hour_stays_queued(com
     written = threading.Event()
     try:
         # A quarter past 11: hour 10 has settled and is claimed, the run's row is cut to hour 11 (uncommitted).
-        assert ts.drain_rollups(drainer, now=T0 + 11 * HOUR + ts.SETTLE, org_id=org) == 1
+        assert ts.drain_rollups(drainer, now=T0 + 11 * HOUR + ts.SETTLED_ALL, org_id=org) == 1
 
         def write() -> None:  # the next live minute of hour 11
             with sessions() as db:
@@ -566,7 +566,7 @@ def test_a_live_write_while_the_drain_cuts_off_the_settled_hour_stays_queued(com
     with sessions() as db:
         assert _runs(db, org) == {(sid, T0 + 11 * HOUR, 1)}  # found in the cut row: nothing added, nothing lost
         assert ts.drain_rollups(db, now=T0 + 12 * HOUR, org_id=org) == 0  # hour 11 has not settled yet
-        assert ts.drain_rollups(db, now=T0 + 12 * HOUR + ts.SETTLE, org_id=org) == 1
+        assert ts.drain_rollups(db, now=T0 + 12 * HOUR + ts.SETTLED_ALL, org_id=org) == 1
         db.commit()
         hourly = _hourly(db, org, sid, T0, 12)
     assert hourly == {10: 1.0, 11: 6.0}

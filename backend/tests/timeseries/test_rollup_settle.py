@@ -1,5 +1,5 @@
-"""The drain computes an hour's rollups once the hour has settled (SETTLE after its end), not every minute while
-it is written: readers take the newest RAW_TAIL from raw points, so they never need the open hours' rollups."""
+"""The drain computes an hour's rollups once the hour has settled (15-39 minutes after its end, by series), not
+every minute while it is written: readers take the newest RAW_TAIL from raw points, so they never need the open hours' rollups."""
 
 from __future__ import annotations
 
@@ -59,10 +59,13 @@ def test_the_settle_period_outlasts_the_collectors_rewrites_and_ends_inside_the_
     # Every collector re-reads its last OVERLAP each minute: the hour it rewrites must not be settled yet.
     for overlap in (aws_ingest.OVERLAP, prometheus_ingest.OVERLAP, demo_service.OVERLAP):
         assert overlap < ts.SETTLE
-    # The newest hour a read takes from stored rollups ended RAW_TAIL - 1 h ago at the latest and settled SETTLE
-    # after its end: the drain has the rest of RAW_TAIL to compute it (45 min; at least half an hour asked).
-    drain_time = ts.RAW_TAIL - (HOUR + ts.SETTLE)
-    assert drain_time >= dt.timedelta(minutes=30)
+    # The newest hour a read takes from stored rollups ended RAW_TAIL - 1 h ago at the latest and settled at most
+    # SETTLED_ALL after its end: the drain has the rest of RAW_TAIL to compute it (21 min; 20 asked: at 1,000
+    # clusters a whole hour's roll took the drain 2-5 minutes).
+    drain_time = ts.RAW_TAIL - (HOUR + ts.SETTLED_ALL)
+    assert drain_time >= dt.timedelta(minutes=20)
+    assert max(ts.settle_delay(s) for s in range(100)) == ts.SETTLED_ALL
+    assert min(ts.settle_delay(s) for s in range(100)) == ts.SETTLE
 
 
 @pytest.mark.parametrize(("now", "open_hour"), [
@@ -87,7 +90,9 @@ def test_an_open_hour_is_not_rolled_until_it_settles(db: Any) -> None:
     assert ts.read_rollup(db, org, sid, 3600, hour, hour + HOUR) == []
 
     ts.write_batches(db, org, [ts.SeriesBatch(sid, hour + 30 * MINUTE, 60, values[30:])])
-    settled = hour + HOUR + ts.SETTLE
+    settled = hour + HOUR + ts.settle_delay(sid)
+    assert ts.drain_rollups(db, now=settled - dt.timedelta(seconds=1), org_id=org) == 0
+    assert ts.rollups_pending(db, org, now=settled - dt.timedelta(seconds=1)) == 0
     assert ts.rollups_pending(db, org, now=settled) == 1
     assert ts.drain_rollups(db, now=settled, org_id=org) == 1
     assert ts.rollups_pending(db, org, now=settled) == 0 and _runs(db, org) == set()
@@ -99,11 +104,11 @@ def test_an_open_hour_is_not_rolled_until_it_settles(db: Any) -> None:
 def test_a_run_reaching_into_the_open_hours_is_cut_and_its_settled_hours_rolled(db: Any) -> None:
     org = _org(db)
     sids = _series(db, org, 3)
-    # Five hours of every series from 08:00 to 13:00; at 12:20 hours 8-10 have settled, 11 and 12 have not.
+    # Five hours of every series from 08:00 to 13:00; at 12:39 hours 8-11 have settled, 12 has not.
     ts.write_batches(db, org, [ts.SeriesBatch(s, T0 + 8 * HOUR, 60, np.full(5 * 60, float(k)))
                                for k, s in enumerate(sids)])
-    now = T0 + 12 * HOUR + 20 * MINUTE
-    assert ts.rollups_pending(db, org, now=now) == 3 * 4  # hours 8-11: 11 settled at 12:15
+    now = T0 + 12 * HOUR + ts.SETTLED_ALL
+    assert ts.rollups_pending(db, org, now=now) == 3 * 4  # hours 8-11: 11 settled by 12:39
     assert ts.drain_rollups(db, now=now, org_id=org, limit=5) == 5  # limit first: a cut inside the settled part
     assert ts.drain_rollups(db, now=now, org_id=org) == 3 * 4 - 5
     assert _runs(db, org) == {(s, T0 + 12 * HOUR, 1) for s in sids}
@@ -111,6 +116,24 @@ def test_a_run_reaching_into_the_open_hours_is_cut_and_its_settled_hours_rolled(
     for k, s in enumerate(sids):
         assert hourly[s].epoch_seconds.tolist() == [int((T0 + h * HOUR).timestamp()) for h in range(8, 12)]
         assert (hourly[s].avg == k).all()
+
+
+def test_a_fleets_hour_settles_a_25th_at_a_time_over_25_minutes(db: Any) -> None:
+    org = _org(db)
+    sids = _series(db, org, 100)
+    hour = T0 + 10 * HOUR
+    ts.write_batches(db, org, [ts.SeriesBatch(s, hour, 60, np.ones(60)) for s in sids])
+    end = hour + HOUR
+    drained = []
+    for minute in range(14, 41):  # the drain at each minute from 11:14 to 11:40
+        now = end + minute * MINUTE
+        pending = ts.rollups_pending(db, org, now=now)
+        took = ts.drain_rollups(db, now=now, org_id=org)
+        assert took == pending == sum(1 for s in sids if minute * MINUTE == ts.settle_delay(s)), minute
+        drained.append(took)
+    # 100 series: 4 a minute from 11:15 to 11:39, none before or after, all of them in the end
+    assert drained == [0] + [4] * 25 + [0]
+    assert _runs(db, org) == set()
 
 
 def test_live_minutes_rewrite_no_queue_row_once_their_hour_is_queued(db: Any) -> None:
@@ -135,8 +158,8 @@ def test_a_late_point_for_a_settled_hour_requeues_exactly_its_hour(db: Any) -> N
     org = _org(db)
     (sid,) = _series(db, org)
     ts.write_batches(db, org, [ts.SeriesBatch(sid, T0, 60, np.ones(12 * 60))])
-    now = T0 + 12 * HOUR + 20 * MINUTE
-    assert ts.drain_rollups(db, now=now, org_id=org) == 12  # hour 11 settled at 12:15
+    now = T0 + 12 * HOUR + ts.SETTLED_ALL
+    assert ts.drain_rollups(db, now=now, org_id=org) == 12  # hour 11 settled by 12:39
     ts.write_points(db, org, [(sid, T0 + 5 * HOUR + 7 * MINUTE, 9.0)])
     assert _runs(db, org) == {(sid, T0 + 5 * HOUR, 1)}
     assert ts.rollups_pending(db, org, now=now) == 1

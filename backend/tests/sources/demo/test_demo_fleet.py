@@ -68,7 +68,7 @@ def test_demo_window_lands_in_the_store_exactly_once(db: Any) -> None:
     assert db.scalar(select(func.count()).select_from(TikvConfig).where(TikvConfig.org_id == org_id)) == len(nodes)
     # Two hours per series queued by the writes; at NOW the newer one has not settled, so it is no backlog yet.
     assert timeseries.rollups_pending(db, org_id, now=NOW) == first["series"]
-    settled = NOW + timeseries.SETTLE
+    settled = NOW + timeseries.SETTLED_ALL
     assert timeseries.rollups_pending(db, org_id, now=settled) == 2 * first["series"]
     timeseries.drain_rollups(db, now=settled, org_id=org_id)
     rollups = db.execute(text("SELECT count(*) FROM metric_rollups WHERE org_id = :o"), {"o": org_id}).scalar_one()
@@ -197,7 +197,7 @@ def test_the_demo_gets_14_days_of_hourly_history_for_its_lookback(db: Any) -> No
     scenario = load_scenario(demo.default_scenario_path())
     raw_start = NOW - dt.timedelta(hours=2)
     demo.ingest_window(db, cluster, scenario, raw_start, NOW)
-    timeseries.drain_rollups(db, now=NOW + timeseries.SETTLE, org_id=org_id)
+    timeseries.drain_rollups(db, now=NOW + timeseries.SETTLED_ALL, org_id=org_id)
     rows = demo.backfill_hourly_history(db, cluster, scenario, NOW - demo.HOURLY_HISTORY, raw_start)
     assert rows > 0
 
