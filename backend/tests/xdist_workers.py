@@ -85,7 +85,7 @@ def auto_workers(cores: int) -> int:
     return max(1, min(cores + 1, MAX_WORKERS))
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # pytest-xdist's hook: absent with -p no:xdist
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` (scripts/test.sh): auto_workers of the cores this process may run on. PYTEST_XDIST_AUTO_NUM_WORKERS,
     when set, is left to xdist, which reads it."""
