@@ -1175,7 +1175,7 @@ def settle_delay(series_id: int) -> dt.timedelta:
 
 def open_from_hour(now: dt.datetime) -> int:
     """The first hour (hours since 1970) that has not settled at `now` for the series that settle first: the
-    drain takes only earlier hours (and of each series, those before its own `_OPEN_HOUR_SQL`)."""
+    drain takes only earlier hours (and of each series, those before its own open hour, `_open_hour_sql`)."""
     return int((now - SETTLE).timestamp()) // 3600
 
 
@@ -1191,7 +1191,8 @@ def drain_rollups(db: Session, *, now: dt.datetime, limit: int = DRAIN_BATCH,
     """Recompute the rollup buckets of up to `limit` queued hours that have settled at `now` and take them off
     the queue; return how many.
 
-    An hour settles settle_delay(series) after its end (15-39 minutes, spread over the series): until then the collectors may still rewrite it and every reader takes
+    An hour settles settle_delay(series) after its end (15-39 minutes, spread over the series): until then the
+    collectors may still rewrite it and every reader takes
     it from raw points, so the open hour is computed once when it settles rather than once a minute. The queue
     holds runs of consecutive hours; the claim takes whole settled runs in key order (series, first hour) and the
     settled first hours of a run that reaches into the open hours or crosses the limit, whose row keeps the rest.
